@@ -1,0 +1,61 @@
+/* perfmap.h: pure parser and index for JIT perf map files (/tmp/perf-PID.map).
+ *
+ * Format, one symbol per line: "START SIZE name" with START and SIZE in hex, an optional
+ * 0x/0X prefix, either hex case; the name is the rest of the line (spaces allowed), a trailing
+ * '\r' is stripped. The glue hands the file's bytes in as they appear (perfmap_feed); a final
+ * line without '\n' is kept inside and completed by the next feed (a torn line from a writer
+ * still writing). Bad lines are skipped and counted, never fatal. When ranges overlap the later
+ * line wins. A full re-read (file shrunk or replaced) is perfmap_reset() then feeding again.
+ * Every resource is capped (line length, entries, total bytes). No I/O, no globals.
+ */
+#ifndef KPROF_PERFMAP_H
+#define KPROF_PERFMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct perfmap;
+
+struct perfmap_limits {
+	size_t max_line;    /* longest accepted line in bytes, without '\n' (default 4096) */
+	size_t max_entries; /* default 4M */
+	uint64_t max_bytes; /* total bytes fed before reset (default 512 MiB) */
+};
+
+struct perfmap_stats {
+	uint64_t bytes;       /* bytes fed since the last reset */
+	uint64_t lines;       /* complete lines seen */
+	uint64_t entries;     /* lines accepted */
+	uint64_t bad_lines;   /* malformed: no/invalid hex, missing name, zero size, overflow */
+	uint64_t long_lines;  /* longer than max_line (also counted in bad_lines) */
+	uint64_t dropped;     /* accepted lines dropped by the entries cap */
+	int truncated;        /* 1 once max_bytes was reached: further input ignored */
+};
+
+struct perfmap_sym {
+	uint64_t start;
+	uint64_t size;
+	const char *name; /* NUL-terminated, owned by the perfmap, valid until reset/free */
+};
+
+/* lim may be NULL for defaults; zero fields take defaults too. */
+int perfmap_new(const struct perfmap_limits *lim, struct perfmap **ret);
+void perfmap_free(struct perfmap *pm);
+
+/* Parse len more bytes of the file. Returns the number of new entries accepted (>= 0), or
+ * -ENOMEM. Malformed input is never an error, only counted. */
+int perfmap_feed(struct perfmap *pm, const char *buf, size_t len);
+
+/* Forget everything (entries, pending partial line, stats). */
+void perfmap_reset(struct perfmap *pm);
+
+/* The symbol containing addr: among all entries that contain it, the one fed last.
+ * NULL if none. The index is rebuilt lazily after feeds, so the first lookup after a feed
+ * costs O(n log n); later ones O(log n). */
+const struct perfmap_sym *perfmap_lookup(struct perfmap *pm, uint64_t addr);
+
+void perfmap_get_stats(const struct perfmap *pm, struct perfmap_stats *st);
+/* Bytes of the pending, not yet complete line. */
+size_t perfmap_pending(const struct perfmap *pm);
+
+#endif
