@@ -1,0 +1,130 @@
+# kprof: build, test, demo, install. `make help` lists the targets.
+#
+# Generated files (vmlinux.h, BPF objects and skeletons, protobuf-c code) go to build/.
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+BUILD ?= build
+WERROR ?= 1
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+LLVM_STRIP ?= llvm-strip
+PROTOC_C ?= protoc-c
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.1.0)
+
+# Packages the build, the tests and the demo need (Debian 12).
+DEPS := clang llvm make pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libsystemd-dev \
+	protobuf-c-compiler libprotobuf-c-dev libcmocka-dev libcapstone-dev libncurses-dev \
+	binutils-dev nodejs procps util-linux tmux python3
+
+WFLAGS := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 $(WFLAGS) -fno-omit-frame-pointer -D_GNU_SOURCE \
+	-DKPROF_VERSION='"$(VERSION)"' -Iinclude -I$(BUILD)
+SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+
+DAEMON_LIBS := -lbpf -lelf -lz -lsystemd -lprotobuf-c -lm
+CLI_LIBS := -lprotobuf-c -lm
+
+PROTO_C := $(BUILD)/proto/kprof.pb-c.c
+PROTO_H := $(BUILD)/proto/kprof.pb-c.h
+SKELS := $(BUILD)/sampler.skel.h
+
+# Pure modules (no I/O) and the glue around them.
+PURE := daemon/perfmap.c daemon/symtab.c daemon/profile.c daemon/procmaps.c
+GLUE := daemon/main.c daemon/manager.c daemon/loader.c daemon/sampler.c daemon/symbolize.c \
+	daemon/control.c daemon/target.c daemon/log.c
+DAEMON_SRC := $(GLUE) $(PURE) proto/frame.c $(PROTO_C)
+CLI_SRC := cli/kprofctl.c cli/client.c cli/render.c proto/frame.c $(PROTO_C)
+
+UNIT_TESTS := test_symtab test_perfmap test_profile test_frame test_procmaps test_render
+UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
+
+.PHONY: all deps test unit integration demo bench install uninstall clean help format
+
+all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit
+
+help:
+	@echo "make deps      install build/test packages (apt-get, idempotent)"
+	@echo "make           build kprofd, kprofctl and the minijit fixture into $(BUILD)/"
+	@echo "make test      build and run unit and integration tests (root for integration)"
+	@echo "make demo      start kprofd, profile minijit, print its hottest JIT functions"
+	@echo "make bench     run benchmarks (results: docs/BENCHMARKS.md)"
+	@echo "make install   install into \$$(DESTDIR)\$$(PREFIX) (PREFIX=$(PREFIX))"
+	@echo "make clean     remove $(BUILD)/"
+
+deps:
+	@missing=$$(for p in $(DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+		grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "deps: installing$$(echo $$missing | sed 's/^/ /')"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	else echo "deps: all installed"; fi
+
+$(BUILD) $(BUILD)/tests:
+	mkdir -p $@
+
+$(BUILD)/vmlinux.h: | $(BUILD)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c include/kprof/abi.h $(BUILD)/vmlinux.h
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 $(WFLAGS) -Wno-unused-parameter \
+		-I$(BUILD) -Iinclude -c $< -o $@
+	$(LLVM_STRIP) -g $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
+
+$(PROTO_C) $(PROTO_H): proto/kprof.proto | $(BUILD)
+	$(PROTOC_C) --c_out=$(BUILD) $<
+
+HDRS := $(wildcard include/kprof/*.h daemon/*.h cli/*.h)
+
+$(BUILD)/kprofd: $(DAEMON_SRC) $(HDRS) $(SKELS) $(PROTO_H)
+	$(CC) $(CFLAGS) -o $@ $(DAEMON_SRC) $(DAEMON_LIBS)
+
+$(BUILD)/kprofctl: $(CLI_SRC) $(HDRS) $(PROTO_H)
+	$(CC) $(CFLAGS) -o $@ $(CLI_SRC) $(CLI_LIBS)
+
+# The fixture is built with clang: gcc may drop leaf frames even with -fno-omit-frame-pointer.
+$(BUILD)/minijit: tests/fixtures/minijit/minijit.c | $(BUILD)
+	$(CLANG) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -o $@ $<
+
+# Unit tests: one program per pure module, linked with that module alone, under ASan/UBSan.
+$(BUILD)/tests/test_symtab: daemon/symtab.c
+$(BUILD)/tests/test_perfmap: daemon/perfmap.c daemon/symtab.c
+$(BUILD)/tests/test_profile: daemon/profile.c
+$(BUILD)/tests/test_procmaps: daemon/procmaps.c
+$(BUILD)/tests/test_frame: proto/frame.c $(PROTO_C)
+$(BUILD)/tests/test_render: cli/render.c $(PROTO_C)
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(HDRS) $(PROTO_H) | $(BUILD)/tests
+	$(CC) $(CFLAGS) $(SAN) -o $@ $< $(filter %.c,$^) -lcmocka -lprotobuf-c -lm
+
+unit: $(UNIT_BINS)
+integration: all
+
+test: all $(UNIT_BINS)
+	BUILD=$(BUILD) bash tests/run.sh
+
+demo: all
+	BUILD=$(BUILD) bash tests/demo.sh
+
+bench: all
+	BUILD=$(BUILD) bash bench/run.sh
+
+install: all
+	install -D -m 0755 $(BUILD)/kprofd $(DESTDIR)$(PREFIX)/sbin/kprofd
+	install -D -m 0755 $(BUILD)/kprofctl $(DESTDIR)$(PREFIX)/bin/kprofctl
+	install -D -m 0644 systemd/kprofd.service $(DESTDIR)$(PREFIX)/lib/systemd/system/kprofd.service
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/sbin/kprofd $(DESTDIR)$(PREFIX)/bin/kprofctl \
+		$(DESTDIR)$(PREFIX)/lib/systemd/system/kprofd.service
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+/* sampler.bpf.c: the CPU sampler and the lifecycle watcher.
+ *
+ * kp_sample runs on every cpu-clock perf event (one per CPU, pid = -1, one set per sampling
+ * frequency, the frequency passed as the attach cookie). It returns at once unless the sampled
+ * tgid is in kp_targets with that frequency; otherwise it collects the kernel and user stacks
+ * (frame-pointer walks by bpf_get_stack) into a per-CPU scratch record and copies the filled
+ * part into the ring buffer. Wakeups are batched: user space is woken only when the buffer holds
+ * more than kp_wakeup_bytes, and drains it on its own timer otherwise. A full buffer is counted
+ * per CPU, never silent.
+ *
+ * kp_exit and kp_exec (tp_btf) tell user space when a target's process exits or execs.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "kprof/abi.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by the loader before load. */
+const volatile __u64 kp_wakeup_bytes = 256 * 1024;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22); /* resized by the loader */
+} kp_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KP_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct kp_target);
+} kp_targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kp_sample);
+} kp_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, KP_CTR_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} kp_counters SEC(".maps");
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&kp_counters, &idx);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline __u64 wakeup_flag(void)
+{
+	return bpf_ringbuf_query(&kp_events, BPF_RB_AVAIL_DATA) >= kp_wakeup_bytes
+		       ? BPF_RB_FORCE_WAKEUP
+		       : BPF_RB_NO_WAKEUP;
+}
+
+SEC("perf_event")
+int kp_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, zero = 0;
+	struct kp_target *t;
+	struct kp_sample *s;
+	long kb, ub;
+	__u64 nk, nu, len;
+
+	t = bpf_map_lookup_elem(&kp_targets, &tgid);
+	if (!t || t->freq != (__u32)bpf_get_attach_cookie(ctx))
+		return 0;
+	s = bpf_map_lookup_elem(&kp_scratch, &zero);
+	if (!s)
+		return 0;
+
+	s->hdr.kind = KP_REC_SAMPLE;
+	s->hdr.tgid = tgid;
+	s->tid = (__u32)id;
+	s->cpu = bpf_get_smp_processor_id();
+	s->time_ns = bpf_ktime_get_ns();
+	s->flags = 0;
+
+	kb = bpf_get_stack(ctx, s->ips, KP_MAX_STACK * 8, 0);
+	if (kb < 0) {
+		s->flags |= KP_SF_KERNEL_ERR;
+		kb = 0;
+	}
+	nk = (__u64)kb / 8;
+	if (nk > KP_MAX_STACK)
+		nk = KP_MAX_STACK;
+	if (nk == KP_MAX_STACK)
+		s->flags |= KP_SF_KERNEL_TRUNC;
+
+	ub = bpf_get_stack(ctx, &s->ips[nk], KP_MAX_STACK * 8, BPF_F_USER_STACK);
+	if (ub < 0) {
+		s->flags |= KP_SF_USER_ERR;
+		ub = 0;
+	}
+	nu = (__u64)ub / 8;
+	if (nu > KP_MAX_STACK)
+		nu = KP_MAX_STACK;
+	if (nu == KP_MAX_STACK)
+		s->flags |= KP_SF_USER_TRUNC;
+
+	s->n_kernel = nk;
+	s->n_user = nu;
+	len = __builtin_offsetof(struct kp_sample, ips) + 8 * (nk + nu);
+	if (len > sizeof(*s))
+		len = sizeof(*s);
+	if (bpf_ringbuf_output(&kp_events, s, len, wakeup_flag()) < 0) {
+		count(KP_CTR_DROPS);
+		return 0;
+	}
+	count(KP_CTR_SAMPLES);
+	return 0;
+}
+
+static __always_inline void lifecycle(__u32 kind, __u32 tgid, __u32 pid, __u32 code)
+{
+	struct kp_lifecycle *r;
+
+	if (!bpf_map_lookup_elem(&kp_targets, &tgid))
+		return;
+	r = bpf_ringbuf_reserve(&kp_events, sizeof(*r), 0);
+	if (!r) {
+		count(KP_CTR_LC_DROPS);
+		return;
+	}
+	r->hdr.kind = kind;
+	r->hdr.tgid = tgid;
+	r->pid = pid;
+	r->exit_code = code;
+	r->time_ns = bpf_ktime_get_ns();
+	/* Lifecycle records are rare and must not wait for the drain timer. */
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(kp_exit, struct task_struct *p)
+{
+	__u32 pid = BPF_CORE_READ(p, pid), tgid = BPF_CORE_READ(p, tgid);
+
+	/* Only the whole process matters: the last thread of the group is on its way out. */
+	if (BPF_CORE_READ(p, signal, live.counter) != 0)
+		return 0;
+	lifecycle(KP_REC_EXIT, tgid, pid, BPF_CORE_READ(p, exit_code));
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(kp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	lifecycle(KP_REC_EXEC, BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, pid), 0);
+	return 0;
+}

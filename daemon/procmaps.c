@@ -1,0 +1,169 @@
+/* procmaps.c: parse /proc/PID/maps (see include/kprof/procmaps.h).
+ *
+ * Line format: "START-END PERMS OFFSET MAJ:MIN INODE   PATH", hex except INODE; the path is the
+ * rest of the line after the inode and its padding and may contain spaces. The kernel writes
+ * mappings in address order; the parser sorts anyway so a lookup can binary search.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kprof/procmaps.h"
+
+struct procmaps {
+	struct procmaps_entry *v;
+	size_t n;
+	size_t bad;
+	char *paths; /* one arena, paths NUL-separated */
+};
+
+void procmaps_free(struct procmaps *pm)
+{
+	if (!pm)
+		return;
+	free(pm->v);
+	free(pm->paths);
+	free(pm);
+}
+
+static int parse_hex(const char **p, const char *end, uint64_t *out)
+{
+	uint64_t v = 0;
+	int digits = 0;
+
+	for (; *p < end; (*p)++, digits++) {
+		char c = **p;
+		int d = c >= '0' && c <= '9' ? c - '0' :
+			c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+			c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+
+		if (d < 0)
+			break;
+		if (digits >= 16)
+			return -EINVAL;
+		v = v << 4 | d;
+	}
+	if (!digits)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int expect(const char **p, const char *end, char c)
+{
+	if (*p >= end || **p != c)
+		return -EINVAL;
+	(*p)++;
+	return 0;
+}
+
+/* Parse one line [p, end) into e; the path is returned as [*path, end). */
+static int parse_line(const char *p, const char *end, struct procmaps_entry *e, const char **path)
+{
+	uint64_t maj, min, inode = 0;
+	int digits = 0;
+
+	if (parse_hex(&p, end, &e->start) || expect(&p, end, '-') || parse_hex(&p, end, &e->end) ||
+	    expect(&p, end, ' ') || end - p < 5)
+		return -EINVAL;
+	memcpy(e->perms, p, 4);
+	e->perms[4] = '\0';
+	p += 4;
+	if (expect(&p, end, ' ') || parse_hex(&p, end, &e->offset) || expect(&p, end, ' ') ||
+	    parse_hex(&p, end, &maj) || expect(&p, end, ':') || parse_hex(&p, end, &min) ||
+	    expect(&p, end, ' '))
+		return -EINVAL;
+	for (; p < end && *p >= '0' && *p <= '9' && digits < 20; p++, digits++)
+		inode = inode * 10 + (*p - '0');
+	if (!digits || e->start >= e->end || maj > UINT32_MAX || min > UINT32_MAX)
+		return -EINVAL;
+	while (p < end && *p == ' ')
+		p++;
+	e->dev_major = maj;
+	e->dev_minor = min;
+	e->inode = inode;
+	*path = p;
+	return 0;
+}
+
+static int cmp_start(const void *a, const void *b)
+{
+	const struct procmaps_entry *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int procmaps_parse(const char *buf, size_t len, size_t max_entries, struct procmaps **ret)
+{
+	struct procmaps *pm = calloc(1, sizeof(*pm));
+	const char *p = buf, *end = buf + len;
+	size_t cap = 0, lines = 0, off = 0;
+
+	if (!pm)
+		return -ENOMEM;
+	for (const char *q = buf; q < end; q++)
+		lines += *q == '\n';
+	lines++;
+	if (lines > max_entries)
+		lines = max_entries;
+	cap = lines;
+	pm->v = calloc(cap ? cap : 1, sizeof(*pm->v));
+	pm->paths = malloc(len + 1);
+	if (!pm->v || !pm->paths) {
+		procmaps_free(pm);
+		return -ENOMEM;
+	}
+	while (p < end && pm->n < cap) {
+		const char *nl = memchr(p, '\n', end - p), *path;
+		const char *le = nl ? nl : end;
+		struct procmaps_entry e = { 0 };
+
+		if (le > p && memchr(p, '\0', le - p) == NULL && parse_line(p, le, &e, &path) == 0) {
+			memcpy(pm->paths + off, path, le - path);
+			pm->paths[off + (le - path)] = '\0';
+			e.path = (const char *)(uintptr_t)off; /* fixed up below, arena is final */
+			off += le - path + 1;
+			pm->v[pm->n++] = e;
+		} else if (le > p) {
+			pm->bad++;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	for (size_t i = 0; i < pm->n; i++)
+		pm->v[i].path = pm->paths + (uintptr_t)pm->v[i].path;
+	qsort(pm->v, pm->n, sizeof(*pm->v), cmp_start);
+	*ret = pm;
+	return 0;
+}
+
+const struct procmaps_entry *procmaps_find(const struct procmaps *pm, uint64_t addr)
+{
+	size_t lo = 0, hi = pm->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pm->v[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < pm->n && pm->v[lo].start <= addr && addr < pm->v[lo].end)
+		return &pm->v[lo];
+	return NULL;
+}
+
+size_t procmaps_count(const struct procmaps *pm)
+{
+	return pm->n;
+}
+
+const struct procmaps_entry *procmaps_at(const struct procmaps *pm, size_t i)
+{
+	return i < pm->n ? &pm->v[i] : NULL;
+}
+
+size_t procmaps_bad_lines(const struct procmaps *pm)
+{
+	return pm->bad;
+}

@@ -1,0 +1,476 @@
+/* profile.c: one target's stacks, functions and flat profile (see include/kprof/profile.h).
+ *
+ * Three open-addressing hash tables with linear probing and power-of-two sizes, grown at half
+ * load: functions (key: kind, start, name, module), stacks (key: the id sequence, stored once
+ * in a shared uint32 arena) and the address cache. Flat counts are updated on each add, so a
+ * report is a sort of the function array and never a walk over the stacks. A generation mark
+ * per function makes `total` count a function once per stack under recursion.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kprof/cleanup.h"
+#include "kprof/profile.h"
+
+struct pfunc {
+	struct profile_func f;
+	uint64_t hash;
+	uint64_t mark;
+};
+
+struct pstack {
+	uint64_t hash;
+	uint64_t count;
+	uint32_t off;
+	uint32_t len;
+};
+
+struct profile {
+	struct profile_limits lim;
+
+	struct pfunc *funcs;
+	size_t nfuncs, funcs_cap;
+	uint32_t *func_slots; /* id + 1, 0 = empty */
+	size_t func_nslots;
+
+	struct pstack *stacks;
+	size_t nstacks, stacks_cap;
+	uint32_t *stack_slots;
+	size_t stack_nslots;
+	uint32_t *ids;
+	size_t nids, ids_cap;
+
+	uint64_t *cache_keys; /* 0 = empty; address 0 is never cached */
+	uint32_t *cache_vals;
+	size_t cache_nslots, cache_n;
+
+	uint64_t gen;
+	uint64_t samples, lost;
+	size_t str_bytes;
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+static uint64_t hash_ids(const uint32_t *ids, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ n;
+
+	for (size_t i = 0; i < n; i++)
+		h = mix64(h ^ ids[i]) + i;
+	return h;
+}
+
+int profile_new(const struct profile_limits *lim, struct profile **ret)
+{
+	struct profile *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	if (lim)
+		p->lim = *lim;
+	if (!p->lim.max_funcs)
+		p->lim.max_funcs = 1u << 20;
+	if (!p->lim.max_stacks)
+		p->lim.max_stacks = 1u << 18;
+	if (!p->lim.max_stack_ids)
+		p->lim.max_stack_ids = 8u << 20;
+	if (!p->lim.max_cache)
+		p->lim.max_cache = 1u << 18;
+	*ret = p;
+	return 0;
+}
+
+void profile_free(struct profile *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nfuncs; i++) {
+		free((char *)p->funcs[i].f.name);
+		free((char *)p->funcs[i].f.module);
+	}
+	free(p->funcs);
+	free(p->func_slots);
+	free(p->stacks);
+	free(p->stack_slots);
+	free(p->ids);
+	free(p->cache_keys);
+	free(p->cache_vals);
+	free(p);
+}
+
+/* Grow an array of elements to hold at least `need`, doubling. */
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 64;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	q = realloc(*arr, n * elem);
+	if (!q)
+		return -ENOMEM;
+	*arr = q;
+	*cap = n;
+	return 0;
+}
+
+/* Rebuild a slot index of n entries whose hashes hash_of(i) gives, into nslots slots. */
+static int reindex(uint32_t **slots, size_t *nslots, size_t want, size_t n,
+		   uint64_t (*hash_of)(const struct profile *, size_t), const struct profile *p)
+{
+	uint32_t *s = calloc(want, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		size_t j = hash_of(p, i) & (want - 1);
+
+		while (s[j])
+			j = (j + 1) & (want - 1);
+		s[j] = i + 1;
+	}
+	free(*slots);
+	*slots = s;
+	*nslots = want;
+	return 0;
+}
+
+static uint64_t func_hash_of(const struct profile *p, size_t i)
+{
+	return p->funcs[i].hash;
+}
+
+static uint64_t stack_hash_of(const struct profile *p, size_t i)
+{
+	return p->stacks[i].hash;
+}
+
+int profile_intern(struct profile *p, const char *name, const char *module, uint64_t start,
+		   enum profile_kind kind)
+{
+	uint64_t h = mix64(hash_str(hash_str(0xcbf29ce484222325ULL ^ kind, name), module) ^ start);
+	_cleanup_free_ char *n = NULL, *m = NULL;
+	struct pfunc *f;
+	size_t j;
+	int err;
+
+	if (!name || !module)
+		return -EINVAL;
+	if (p->func_nslots) {
+		for (j = h & (p->func_nslots - 1); p->func_slots[j];
+		     j = (j + 1) & (p->func_nslots - 1)) {
+			f = &p->funcs[p->func_slots[j] - 1];
+			if (f->hash == h && f->f.start == start && f->f.kind == kind &&
+			    !strcmp(f->f.name, name) && !strcmp(f->f.module, module))
+				return p->func_slots[j] - 1;
+		}
+	}
+	if (p->nfuncs >= p->lim.max_funcs)
+		return -E2BIG;
+	err = grow((void **)&p->funcs, &p->funcs_cap, p->nfuncs + 1, sizeof(*p->funcs));
+	if (err < 0)
+		return err;
+	if ((p->nfuncs + 1) * 2 > p->func_nslots) {
+		err = reindex(&p->func_slots, &p->func_nslots, p->func_nslots ? p->func_nslots * 2 : 256,
+			      p->nfuncs, func_hash_of, p);
+		if (err < 0)
+			return err;
+	}
+	n = strdup(name);
+	m = strdup(module);
+	if (!n || !m)
+		return -ENOMEM;
+	p->str_bytes += strlen(n) + strlen(m) + 2;
+	f = &p->funcs[p->nfuncs];
+	*f = (struct pfunc){ .f = { .name = TAKE_PTR(n), .module = TAKE_PTR(m), .start = start,
+				    .kind = kind },
+			     .hash = h };
+	for (j = h & (p->func_nslots - 1); p->func_slots[j]; j = (j + 1) & (p->func_nslots - 1))
+		;
+	p->func_slots[j] = p->nfuncs + 1;
+	return p->nfuncs++;
+}
+
+const struct profile_func *profile_func_get(const struct profile *p, uint32_t id)
+{
+	return id < p->nfuncs ? &p->funcs[id].f : NULL;
+}
+
+size_t profile_nfuncs(const struct profile *p)
+{
+	return p->nfuncs;
+}
+
+static void count_flat(struct profile *p, const uint32_t *ids, size_t n, uint64_t count)
+{
+	p->gen++;
+	for (size_t i = 0; i < n; i++) {
+		struct pfunc *f = &p->funcs[ids[i]];
+
+		if (f->mark != p->gen) {
+			f->mark = p->gen;
+			f->f.total += count;
+		}
+	}
+	if (n)
+		p->funcs[ids[n - 1]].f.self += count;
+	p->samples += count;
+}
+
+/* The stack equal to ids[0..n), or NULL and the free slot where it belongs. */
+static struct pstack *stack_find(struct profile *p, const uint32_t *ids, size_t n, uint64_t h,
+				 size_t *slot)
+{
+	size_t j;
+
+	for (j = h & (p->stack_nslots - 1); p->stack_slots[j]; j = (j + 1) & (p->stack_nslots - 1)) {
+		struct pstack *s = &p->stacks[p->stack_slots[j] - 1];
+
+		if (s->hash == h && s->len == n && !memcmp(p->ids + s->off, ids, n * sizeof(*ids)))
+			return s;
+	}
+	*slot = j;
+	return NULL;
+}
+
+static int stack_insert(struct profile *p, const uint32_t *ids, size_t n, uint64_t h)
+{
+	size_t slot;
+	int err;
+
+	if (p->nstacks >= p->lim.max_stacks || p->nids + n > p->lim.max_stack_ids)
+		return -ENOSPC;
+	if ((err = grow((void **)&p->stacks, &p->stacks_cap, p->nstacks + 1, sizeof(*p->stacks))) ||
+	    (err = grow((void **)&p->ids, &p->ids_cap, p->nids + n, sizeof(*p->ids))))
+		return err;
+	if ((p->nstacks + 1) * 2 > p->stack_nslots) {
+		err = reindex(&p->stack_slots, &p->stack_nslots,
+			      p->stack_nslots ? p->stack_nslots * 2 : 1024, p->nstacks, stack_hash_of,
+			      p);
+		if (err < 0)
+			return err;
+	}
+	stack_find(p, ids, n, h, &slot);
+	memcpy(p->ids + p->nids, ids, n * sizeof(*ids));
+	p->stacks[p->nstacks] = (struct pstack){ .hash = h, .off = p->nids, .len = n };
+	p->nids += n;
+	p->stack_slots[slot] = ++p->nstacks;
+	return 0;
+}
+
+int profile_add(struct profile *p, const uint32_t *ids, size_t n, uint64_t count)
+{
+	uint64_t h = hash_ids(ids, n);
+	struct pstack *s = NULL;
+	size_t slot;
+	int err;
+
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] >= p->nfuncs)
+			return -EINVAL;
+	if (p->stack_nslots)
+		s = stack_find(p, ids, n, h, &slot);
+	if (!s) {
+		err = stack_insert(p, ids, n, h);
+		if (err < 0) {
+			p->lost += count;
+			return err;
+		}
+		s = &p->stacks[p->nstacks - 1];
+	}
+	s->count += count;
+	count_flat(p, ids, n, count);
+	return 0;
+}
+
+int profile_foreach_stack(const struct profile *p, profile_stack_fn fn, void *userdata)
+{
+	for (size_t i = 0; i < p->nstacks; i++) {
+		int r = fn(p->ids + p->stacks[i].off, p->stacks[i].len, p->stacks[i].count, userdata);
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int cmp_flat(const void *a, const void *b, void *ctx)
+{
+	const struct profile *p = ctx;
+	const struct profile_func *x = &p->funcs[*(const uint32_t *)a].f;
+	const struct profile_func *y = &p->funcs[*(const uint32_t *)b].f;
+
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+int profile_sorted(const struct profile *p, uint32_t **ret, size_t *ret_n)
+{
+	uint32_t *v = malloc((p->nfuncs ? p->nfuncs : 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nfuncs; i++)
+		v[i] = i;
+	qsort_r(v, p->nfuncs, sizeof(*v), cmp_flat, (void *)p);
+	*ret = v;
+	*ret_n = p->nfuncs;
+	return 0;
+}
+
+struct strbuf {
+	char *s;
+	size_t len, cap;
+};
+
+static int sb_reserve(struct strbuf *b, size_t n)
+{
+	return grow((void **)&b->s, &b->cap, b->len + n + 1, 1);
+}
+
+/* Append a name with ';' (the frame separator) and control characters replaced. */
+static void sb_put_name(struct strbuf *b, const char *name)
+{
+	for (; *name; name++) {
+		unsigned char c = *name;
+
+		b->s[b->len++] = c == ';' ? ':' : (c < 0x20 || c == 0x7f) ? '?' : c;
+	}
+}
+
+static int folded_one(const uint32_t *ids, size_t n, uint64_t count, void *userdata)
+{
+	struct { struct strbuf b; const struct profile *p; } *ctx = userdata;
+	size_t need = 24;
+	int err;
+
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		need += strlen(ctx->p->funcs[ids[i]].f.name) + 1;
+	err = sb_reserve(&ctx->b, need);
+	if (err < 0)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			ctx->b.s[ctx->b.len++] = ';';
+		sb_put_name(&ctx->b, ctx->p->funcs[ids[i]].f.name);
+	}
+	ctx->b.len += snprintf(ctx->b.s + ctx->b.len, 24, " %llu\n", (unsigned long long)count);
+	return 0;
+}
+
+int profile_folded(const struct profile *p, char **ret, size_t *ret_len)
+{
+	struct { struct strbuf b; const struct profile *p; } ctx = { .p = p };
+	int err;
+
+	err = sb_reserve(&ctx.b, 0);
+	if (!err)
+		err = profile_foreach_stack(p, folded_one, &ctx);
+	if (err < 0) {
+		free(ctx.b.s);
+		return err;
+	}
+	ctx.b.s[ctx.b.len] = '\0';
+	*ret = ctx.b.s;
+	*ret_len = ctx.b.len;
+	return 0;
+}
+
+int profile_cache_get(const struct profile *p, uint64_t addr, uint32_t *id)
+{
+	if (!addr || !p->cache_nslots)
+		return 0;
+	for (size_t j = mix64(addr) & (p->cache_nslots - 1); p->cache_keys[j];
+	     j = (j + 1) & (p->cache_nslots - 1)) {
+		if (p->cache_keys[j] == addr) {
+			*id = p->cache_vals[j];
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void profile_cache_clear(struct profile *p)
+{
+	if (p->cache_nslots)
+		memset(p->cache_keys, 0, p->cache_nslots * sizeof(*p->cache_keys));
+	p->cache_n = 0;
+}
+
+void profile_cache_put(struct profile *p, uint64_t addr, uint32_t id)
+{
+	size_t j;
+
+	if (!addr)
+		return;
+	if (!p->cache_nslots) {
+		size_t n = 1024;
+
+		while (n < 2 * p->lim.max_cache)
+			n *= 2;
+		p->cache_keys = calloc(n, sizeof(*p->cache_keys));
+		p->cache_vals = calloc(n, sizeof(*p->cache_vals));
+		if (!p->cache_keys || !p->cache_vals) {
+			free(p->cache_keys);
+			free(p->cache_vals);
+			p->cache_keys = NULL;
+			p->cache_vals = NULL;
+			return; /* a cache is optional: no memory, no caching */
+		}
+		p->cache_nslots = n;
+	}
+	if (p->cache_n >= p->lim.max_cache)
+		profile_cache_clear(p);
+	for (j = mix64(addr) & (p->cache_nslots - 1); p->cache_keys[j];
+	     j = (j + 1) & (p->cache_nslots - 1)) {
+		if (p->cache_keys[j] == addr) {
+			p->cache_vals[j] = id;
+			return;
+		}
+	}
+	p->cache_keys[j] = addr;
+	p->cache_vals[j] = id;
+	p->cache_n++;
+}
+
+void profile_get_stats(const struct profile *p, struct profile_stats *st)
+{
+	*st = (struct profile_stats){
+		.samples = p->samples,
+		.lost = p->lost,
+		.funcs = p->nfuncs,
+		.stacks = p->nstacks,
+		.stack_ids = p->nids,
+		.memory = sizeof(*p) + p->funcs_cap * sizeof(*p->funcs) +
+			  p->func_nslots * sizeof(*p->func_slots) +
+			  p->stacks_cap * sizeof(*p->stacks) +
+			  p->stack_nslots * sizeof(*p->stack_slots) + p->ids_cap * sizeof(*p->ids) +
+			  p->cache_nslots * (sizeof(*p->cache_keys) + sizeof(*p->cache_vals)) +
+			  p->str_bytes,
+	};
+}

@@ -1,0 +1,40 @@
+/* procmaps.h: pure parser for /proc/PID/maps text and lookup of the mapping of an address.
+ *
+ * The glue reads the file; this module turns its bytes into a sorted array of mappings
+ * (start, end, perms, offset, device, inode, path). Malformed lines are skipped and counted.
+ * Only the first max_entries mappings are kept. No I/O.
+ */
+#ifndef KPROF_PROCMAPS_H
+#define KPROF_PROCMAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct procmaps_entry {
+	uint64_t start, end; /* [start, end) */
+	uint64_t offset;     /* file offset of start */
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	char perms[5]; /* "r-xp" */
+	const char *path; /* "" for anonymous memory; "[vdso]", "/memfd:x (deleted)", ... */
+};
+
+struct procmaps;
+
+/* Parse the whole text. -ENOMEM only; bad lines are counted. */
+int procmaps_parse(const char *buf, size_t len, size_t max_entries, struct procmaps **ret);
+void procmaps_free(struct procmaps *pm);
+
+/* The mapping containing addr, or NULL. */
+const struct procmaps_entry *procmaps_find(const struct procmaps *pm, uint64_t addr);
+size_t procmaps_count(const struct procmaps *pm);
+const struct procmaps_entry *procmaps_at(const struct procmaps *pm, size_t i);
+size_t procmaps_bad_lines(const struct procmaps *pm);
+
+/* 1 if the entry is executable. */
+static inline int procmaps_is_exec(const struct procmaps_entry *e)
+{
+	return e->perms[2] == 'x';
+}
+
+#endif

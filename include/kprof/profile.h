@@ -1,0 +1,82 @@
+/* profile.h: a pure, bounded store of one target's sampled stacks and its flat profile.
+ *
+ * Functions are interned (name, module, start address, kind) -> dense id. Stacks are sequences
+ * of function ids, root first, interned in a hash table with a count each. Self and total counts
+ * per function are kept up to date on every add (total counts a function once per stack even
+ * under recursion). An address -> function-id cache lets the symbolizer skip lookups for return
+ * addresses it has seen; the caller clears it when symbols change. Every table is capped: a
+ * stack that does not fit is counted in `lost`, never silently dropped. No I/O, no globals.
+ */
+#ifndef KPROF_PROFILE_H
+#define KPROF_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum profile_kind {
+	PROFILE_KIND_NATIVE = 1,
+	PROFILE_KIND_JIT = 2,
+	PROFILE_KIND_KERNEL = 3,
+	PROFILE_KIND_UNKNOWN = 4,
+};
+
+struct profile;
+
+struct profile_limits {
+	size_t max_funcs;     /* default 1M */
+	size_t max_stacks;    /* distinct stacks, default 256K */
+	size_t max_stack_ids; /* frames over all distinct stacks, default 8M */
+	size_t max_cache;     /* address cache entries, default 256K (cleared when full) */
+};
+
+struct profile_func {
+	const char *name;
+	const char *module;
+	uint64_t start;
+	enum profile_kind kind;
+	uint64_t self;
+	uint64_t total;
+};
+
+struct profile_stats {
+	uint64_t samples; /* stacks added (with their counts) */
+	uint64_t lost;    /* samples whose stack did not fit in the tables */
+	size_t funcs;
+	size_t stacks;
+	size_t stack_ids;
+	size_t memory; /* bytes held */
+};
+
+int profile_new(const struct profile_limits *lim, struct profile **ret);
+void profile_free(struct profile *p);
+
+/* Id of the function (>= 0), interning it on first sight. -E2BIG at the cap, -ENOMEM. */
+int profile_intern(struct profile *p, const char *name, const char *module, uint64_t start,
+		   enum profile_kind kind);
+const struct profile_func *profile_func_get(const struct profile *p, uint32_t id);
+size_t profile_nfuncs(const struct profile *p);
+
+/* Add count samples of the stack ids[0..n) (root first). n may be 0 (nothing recorded).
+ * 0 on success; -ENOSPC when the stack tables are full (the samples are counted in `lost`);
+ * -EINVAL for an unknown id. */
+int profile_add(struct profile *p, const uint32_t *ids, size_t n, uint64_t count);
+
+typedef int (*profile_stack_fn)(const uint32_t *ids, size_t n, uint64_t count, void *userdata);
+/* Calls fn for each distinct stack; stops at and returns fn's first negative return. */
+int profile_foreach_stack(const struct profile *p, profile_stack_fn fn, void *userdata);
+
+/* Function ids sorted by self, then total, descending, then by name. *ret is malloc'd. */
+int profile_sorted(const struct profile *p, uint32_t **ret, size_t *ret_n);
+
+/* Folded stacks "root;...;leaf count\n", one line per stack; ';' and control characters in
+ * names are replaced so lines stay parseable. *ret is malloc'd and NUL-terminated. */
+int profile_folded(const struct profile *p, char **ret, size_t *ret_len);
+
+/* Address cache: 1 and *id if addr is cached, 0 if not. */
+int profile_cache_get(const struct profile *p, uint64_t addr, uint32_t *id);
+void profile_cache_put(struct profile *p, uint64_t addr, uint32_t id);
+void profile_cache_clear(struct profile *p);
+
+void profile_get_stats(const struct profile *p, struct profile_stats *st);
+
+#endif
