@@ -54,8 +54,14 @@ void perfmap_reset(struct perfmap *pm);
  * costs O(n log n); later ones O(log n). */
 const struct perfmap_sym *perfmap_lookup(struct perfmap *pm, uint64_t addr);
 
+/* Bring the lookup index up to date now (perfmap_lookup() does it lazily, and returns NULL if
+ * that fails). Incremental: O(n + k log k) for k entries fed since the last build. 0 or -ENOMEM. */
+int perfmap_build_index(struct perfmap *pm);
+
 void perfmap_get_stats(const struct perfmap *pm, struct perfmap_stats *st);
 /* Bytes of the pending, not yet complete line. */
 size_t perfmap_pending(const struct perfmap *pm);
+/* Bytes of memory held (entries, names, index, line buffer), for accounting. */
+size_t perfmap_memory(const struct perfmap *pm);
 
 #endif

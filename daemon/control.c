@@ -1,0 +1,587 @@
+/* control.c: the Unix control socket: clients, frames, authorization, request dispatch.
+ *
+ * Stream socket (default /run/kprofd/kprofd.sock, mode 0666: who may do what is decided per
+ * request from SO_PEERCRED, not by file permissions). Each client has a frame reader capped at
+ * FRAME_MAX_REQUEST and an output buffer; a client whose reply is not yet written is not read
+ * from (backpressure), so one client cannot queue unbounded replies. A bad frame (oversized,
+ * unparsable) gets an error reply, then the connection is closed; the daemon is unaffected.
+ * Authorization: uid 0 may do anything; any other uid may attach to, read and detach only
+ * processes whose real uid is its own, and lists only those.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "kprof/cleanup.h"
+#include "kprof/frame.h"
+#include "kprofd.h"
+#include "log.h"
+
+struct client {
+	struct client *next;
+	struct control *c;
+	int fd;
+	uid_t uid;
+	pid_t pid;
+	sd_event_source *src;
+	struct frame_reader rd;
+	uint8_t *out;
+	size_t out_len, out_off;
+	bool closing; /* close once the output is flushed */
+};
+
+struct control {
+	struct manager *m;
+	int fd;
+	char *path;
+	sd_event_source *src;
+	struct client *clients;
+	unsigned nclients, max_clients;
+	bool bound; /* the socket file is ours to remove */
+};
+
+static void client_free(struct client *cl)
+{
+	struct control *c = cl->c;
+
+	for (struct client **pp = &c->clients; *pp; pp = &(*pp)->next) {
+		if (*pp == cl) {
+			*pp = cl->next;
+			c->nclients--;
+			break;
+		}
+	}
+	sd_event_source_disable_unref(cl->src);
+	if (cl->fd >= 0)
+		close(cl->fd);
+	frame_reader_release(&cl->rd);
+	free(cl->out);
+	free(cl);
+}
+
+/* Write what is queued. 1 when everything is out, 0 if the socket is full, <0 on error. */
+static int client_flush(struct client *cl)
+{
+	while (cl->out_off < cl->out_len) {
+		ssize_t n = send(cl->fd, cl->out + cl->out_off, cl->out_len - cl->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN ? 0 : -errno;
+		}
+		cl->out_off += n;
+	}
+	free(cl->out);
+	cl->out = NULL;
+	cl->out_len = cl->out_off = 0;
+	return 1;
+}
+
+static void client_queue(struct client *cl, Kprof__Reply *rep)
+{
+	uint8_t *buf;
+	size_t len;
+	int err = frame_pack(&rep->base, FRAME_MAX_REPLY, &buf, &len);
+
+	if (err < 0) {
+		Kprof__Reply e = KPROF__REPLY__INIT;
+
+		e.error = err;
+		e.message = err == -EMSGSIZE ? "reply too large for one frame" : "out of memory";
+		if (frame_pack(&e.base, FRAME_MAX_REPLY, &buf, &len) < 0) {
+			cl->closing = true;
+			return;
+		}
+	}
+	/* Only one reply is ever pending: reading stops until it is flushed. */
+	free(cl->out);
+	cl->out = buf;
+	cl->out_len = len;
+	cl->out_off = 0;
+}
+
+static void reply_error(struct client *cl, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void reply_error(struct client *cl, int err, const char *fmt, ...)
+{
+	Kprof__Reply rep = KPROF__REPLY__INIT;
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rep.error = err;
+	rep.message = msg;
+	client_queue(cl, &rep);
+}
+
+static bool allowed(const struct client *cl, uid_t owner)
+{
+	return cl->uid == 0 || cl->uid == owner;
+}
+
+/* The target of a read or detach request, or NULL after queueing the error reply. */
+static struct target *request_target(struct client *cl, uint32_t pid)
+{
+	struct target *t = manager_find(cl->c->m, pid);
+
+	if (!t) {
+		reply_error(cl, -ENOENT, "pid %u is not attached and no profile of it is kept", pid);
+		return NULL;
+	}
+	if (!allowed(cl, t->uid)) {
+		reply_error(cl, -EPERM, "permission denied: pid %u belongs to uid %u; uid %u may only "
+			    "profile its own processes", pid, t->uid, cl->uid);
+		return NULL;
+	}
+	return t;
+}
+
+static void do_attach(struct client *cl, const Kprof__AttachRequest *req)
+{
+	Kprof__Reply rep = KPROF__REPLY__INIT;
+	Kprof__AttachReply ar = KPROF__ATTACH_REPLY__INIT;
+	Kprof__Target tpb = KPROF__TARGET__INIT;
+	struct target *t;
+	char err_msg[256] = "";
+	uid_t owner;
+	int err;
+
+	if (req->pid == 0 || req->pid > INT32_MAX) {
+		reply_error(cl, -EINVAL, "invalid pid %u", req->pid);
+		return;
+	}
+	err = target_proc_uid(req->pid, &owner);
+	if (err < 0) {
+		reply_error(cl, err, err == -ESRCH ? "no such process: %u" : "cannot read process %u",
+			    req->pid);
+		return;
+	}
+	if (!allowed(cl, owner)) {
+		reply_error(cl, -EPERM, "permission denied: pid %u belongs to uid %u; uid %u may only "
+			    "profile its own processes", req->pid, owner, cl->uid);
+		return;
+	}
+	err = manager_attach(cl->c->m, req->pid, req->freq_hz, req->duration_sec, &t, err_msg,
+			     sizeof(err_msg));
+	if (err < 0) {
+		reply_error(cl, err, "%s", err_msg);
+		return;
+	}
+	target_fill_pb(t, &tpb);
+	ar.target = &tpb;
+	rep.body_case = KPROF__REPLY__BODY_ATTACH;
+	rep.attach = &ar;
+	client_queue(cl, &rep);
+}
+
+static void do_detach(struct client *cl, const Kprof__DetachRequest *req)
+{
+	Kprof__Reply rep = KPROF__REPLY__INIT;
+	struct target *t = request_target(cl, req->pid);
+
+	if (!t)
+		return;
+	if (manager_detach(cl->c->m, t) < 0) {
+		reply_error(cl, -ENOENT, "pid %u is not attached (its profile is kept: %s)", req->pid,
+			    t->state == TARGET_EXITED ? "the process exited" : "already detached");
+		return;
+	}
+	client_queue(cl, &rep);
+}
+
+static void do_list(struct client *cl)
+{
+	Kprof__Reply rep = KPROF__REPLY__INIT;
+	Kprof__ListReply lr = KPROF__LIST_REPLY__INIT;
+	struct manager *m = cl->c->m;
+	Kprof__Target *tv, **tp;
+	size_t n = 0;
+
+	for (struct target *t = m->targets; t; t = t->next)
+		n++;
+	tv = calloc(n ? n : 1, sizeof(*tv));
+	tp = calloc(n ? n : 1, sizeof(*tp));
+	if (!tv || !tp) {
+		free(tv);
+		free(tp);
+		reply_error(cl, -ENOMEM, "out of memory");
+		return;
+	}
+	n = 0;
+	for (struct target *t = m->targets; t; t = t->next) {
+		if (!allowed(cl, t->uid))
+			continue;
+		kprof__target__init(&tv[n]);
+		target_fill_pb(t, &tv[n]);
+		tp[n] = &tv[n];
+		n++;
+	}
+	lr.n_targets = n;
+	lr.targets = tp;
+	rep.body_case = KPROF__REPLY__BODY_LIST;
+	rep.list = &lr;
+	client_queue(cl, &rep);
+	free(tv);
+	free(tp);
+}
+
+static void do_status(struct client *cl)
+{
+	Kprof__Reply rep = KPROF__REPLY__INIT;
+	Kprof__StatusReply sr = KPROF__STATUS_REPLY__INIT;
+	struct manager *m = cl->c->m;
+	int ncpus = loader_ncpus(m->loader);
+	uint64_t ctr[KP_CTR_NR] = { 0 };
+	_cleanup_free_ uint64_t *drops = calloc(ncpus, sizeof(*drops));
+	unsigned freqs[KPROF_MAX_FREQ_SETS];
+
+	if (!drops || loader_counters(m->loader, ctr, drops) < 0) {
+		reply_error(cl, -EIO, "cannot read the BPF counters");
+		return;
+	}
+	sr.version = KPROF_VERSION;
+	sr.pid = getpid();
+	sr.uptime_ns = now_ns(CLOCK_MONOTONIC) - m->start_ns;
+	sr.targets_attached = m->n_attached;
+	sr.targets_kept = m->n_kept;
+	sr.samples = m->samples;
+	sr.samples_per_sec = m->rate;
+	sr.drops = ctr[KP_CTR_DROPS];
+	sr.n_drops_per_cpu = ncpus;
+	sr.drops_per_cpu = drops;
+	sr.bad_records = m->bad_records;
+	sr.ringbuf_bytes = loader_ringbuf_bytes(m->loader);
+	sr.n_frequencies = loader_freqs(m->loader, freqs, KPROF_MAX_FREQ_SETS);
+	sr.frequencies = freqs;
+	sr.cpu_ns = manager_cpu_ns();
+	sr.clients = cl->c->nclients;
+	rep.body_case = KPROF__REPLY__BODY_STATUS;
+	rep.status = &sr;
+	client_queue(cl, &rep);
+}
+
+static Kprof__FrameKind pb_kind(enum profile_kind k)
+{
+	switch (k) {
+	case PROFILE_KIND_NATIVE:
+		return KPROF__FRAME_KIND__FRAME_KIND_NATIVE;
+	case PROFILE_KIND_JIT:
+		return KPROF__FRAME_KIND__FRAME_KIND_JIT;
+	case PROFILE_KIND_KERNEL:
+		return KPROF__FRAME_KIND__FRAME_KIND_KERNEL;
+	default:
+		return KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN;
+	}
+}
+
+static void do_report(struct client *cl, const Kprof__ReportRequest *req)
+{
+	Kprof__Reply rep = KPROF__REPLY__INIT;
+	Kprof__ReportReply rr = KPROF__REPORT_REPLY__INIT;
+	Kprof__Target tpb = KPROF__TARGET__INIT;
+	struct target *t = request_target(cl, req->pid);
+	_cleanup_free_ uint32_t *ids = NULL;
+	_cleanup_free_ Kprof__FlatEntry *ev = NULL;
+	_cleanup_free_ Kprof__FlatEntry **ep = NULL;
+	struct profile_stats ps;
+	size_t n, shown;
+
+	if (!t)
+		return;
+	if (profile_sorted(t->profile, &ids, &n) < 0) {
+		reply_error(cl, -ENOMEM, "out of memory");
+		return;
+	}
+	shown = req->top && req->top < n ? req->top : n;
+	ev = calloc(shown ? shown : 1, sizeof(*ev));
+	ep = calloc(shown ? shown : 1, sizeof(*ep));
+	if (!ev || !ep) {
+		reply_error(cl, -ENOMEM, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < shown; i++) {
+		const struct profile_func *f = profile_func_get(t->profile, ids[i]);
+
+		kprof__flat_entry__init(&ev[i]);
+		ev[i].function = (char *)f->name;
+		ev[i].module = (char *)f->module;
+		ev[i].kind = pb_kind(f->kind);
+		ev[i].self = f->self;
+		ev[i].total = f->total;
+		ev[i].address = f->start;
+		ep[i] = &ev[i];
+	}
+	profile_get_stats(t->profile, &ps);
+	target_fill_pb(t, &tpb);
+	rr.target = &tpb;
+	rr.total_samples = ps.samples;
+	rr.n_entries = shown;
+	rr.entries = ep;
+	rr.functions = n;
+	rep.body_case = KPROF__REPLY__BODY_REPORT;
+	rep.report = &rr;
+	client_queue(cl, &rep);
+}
+
+static void do_folded(struct client *cl, const Kprof__FoldedRequest *req)
+{
+	Kprof__Reply rep = KPROF__REPLY__INIT;
+	Kprof__FoldedReply fr = KPROF__FOLDED_REPLY__INIT;
+	Kprof__Target tpb = KPROF__TARGET__INIT;
+	struct target *t = request_target(cl, req->pid);
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+
+	if (!t)
+		return;
+	if (profile_folded(t->profile, &text, &len) < 0) {
+		reply_error(cl, -ENOMEM, "out of memory");
+		return;
+	}
+	target_fill_pb(t, &tpb);
+	fr.target = &tpb;
+	fr.folded = text;
+	rep.body_case = KPROF__REPLY__BODY_FOLDED;
+	rep.folded = &fr;
+	client_queue(cl, &rep);
+}
+
+static void dispatch(struct client *cl, const uint8_t *data, size_t len)
+{
+	Kprof__Request *req = kprof__request__unpack(NULL, len, data);
+
+	if (!req) {
+		reply_error(cl, -EBADMSG, "malformed request: not a kprof.Request message");
+		cl->closing = true;
+		return;
+	}
+	switch (req->body_case) {
+	case KPROF__REQUEST__BODY_ATTACH:
+		do_attach(cl, req->attach);
+		break;
+	case KPROF__REQUEST__BODY_DETACH:
+		do_detach(cl, req->detach);
+		break;
+	case KPROF__REQUEST__BODY_LIST:
+		do_list(cl);
+		break;
+	case KPROF__REQUEST__BODY_STATUS:
+		do_status(cl);
+		break;
+	case KPROF__REQUEST__BODY_REPORT:
+		do_report(cl, req->report);
+		break;
+	case KPROF__REQUEST__BODY_FOLDED:
+		do_folded(cl, req->folded);
+		break;
+	default:
+		reply_error(cl, -EOPNOTSUPP, "unknown request (a newer kprofctl than kprofd?)");
+		break;
+	}
+	kprof__request__free_unpacked(req, NULL);
+}
+
+/* Flush, read, handle complete frames, one at a time. 0 to wait for the socket (in the
+ * direction the caller then asks for), negative to drop the client. The step count bounds the
+ * work done for one client before others get a turn (epoll is level-triggered: it comes back). */
+static int client_step(struct client *cl)
+{
+	uint8_t buf[65536];
+	const uint8_t *payload;
+	size_t len;
+	ssize_t n;
+	int r;
+
+	for (int steps = 0; steps < 64; steps++) {
+		if (cl->out) {
+			r = client_flush(cl);
+			if (r <= 0)
+				return r;
+		}
+		if (cl->closing)
+			return -ECONNRESET;
+		r = frame_reader_next(&cl->rd, &payload, &len);
+		if (r < 0) {
+			reply_error(cl, -EMSGSIZE, "frame too large: the limit is %u bytes",
+				    FRAME_MAX_REQUEST);
+			cl->closing = true;
+			continue;
+		}
+		if (r > 0) {
+			dispatch(cl, payload, len);
+			continue;
+		}
+		n = recv(cl->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+		if (n == 0)
+			return -ECONNRESET;
+		r = frame_reader_feed(&cl->rd, buf, n);
+		if (r == -ENOMEM)
+			return r;
+		/* -EMSGSIZE shows up in frame_reader_next on the next turn. */
+	}
+	return 0;
+}
+
+static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct client *cl = userdata;
+
+	(void)s;
+	(void)fd;
+	(void)revents;
+	if (client_step(cl) < 0) {
+		client_free(cl);
+		return 0;
+	}
+	/* Wait for room to write while a reply is pending, for requests otherwise. */
+	sd_event_source_set_io_events(cl->src, cl->out ? EPOLLOUT : EPOLLIN);
+	return 0;
+}
+
+static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct control *c = userdata;
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	struct client *cl;
+	int cfd, err;
+
+	(void)s;
+	(void)revents;
+	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (cfd < 0)
+		return 0;
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {
+		close(cfd);
+		return 0;
+	}
+	cl = calloc(1, sizeof(*cl));
+	if (!cl) {
+		close(cfd);
+		return 0;
+	}
+	cl->c = c;
+	cl->fd = cfd;
+	cl->uid = cred.uid;
+	cl->pid = cred.pid;
+	frame_reader_init(&cl->rd, FRAME_MAX_REQUEST);
+	cl->next = c->clients;
+	c->clients = cl;
+	c->nclients++;
+	if (c->nclients > c->max_clients) {
+		/* Say why, then hang up: the reply is small enough for an empty socket buffer. */
+		log_warn("refusing client pid %d uid %u: %u clients connected (limit %u)", cred.pid,
+			 cred.uid, c->nclients - 1, c->max_clients);
+		reply_error(cl, -EUSERS, "too many clients (limit %u), try again later",
+			    c->max_clients);
+		client_flush(cl);
+		client_free(cl);
+		return 0;
+	}
+	err = sd_event_add_io(c->m->event, &cl->src, cfd, EPOLLIN, on_client, cl);
+	if (err < 0)
+		client_free(cl);
+	return 0;
+}
+
+int control_new(struct manager *m, const char *path, unsigned max_clients, struct control **ret)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct control *c;
+	_cleanup_free_ char *dir = NULL;
+	char *slash;
+	int err;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		log_err("socket path too long: %s", path);
+		return -ENAMETOOLONG;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->m = m;
+	c->fd = -1;
+	c->max_clients = max_clients;
+	c->path = strdup(path);
+	dir = strdup(path);
+	if (!c->path || !dir) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+			err = -errno;
+			log_err("cannot create %s: %s", dir, strerror(-err));
+			goto fail;
+		}
+	}
+	strcpy(sa.sun_path, path);
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	/* A socket file left by a kprofd that was killed: replace it, unless one still answers. */
+	if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		log_err("%s: another kprofd is already listening there", path);
+		err = -EADDRINUSE;
+		goto fail;
+	}
+	close(c->fd);
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	unlink(path);
+	if (bind(c->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+		c->bound = true;
+	if (!c->bound || chmod(path, 0666) < 0 || listen(c->fd, 64) < 0) {
+		err = -errno;
+		log_err("cannot listen on %s: %s", path, strerror(-err));
+		goto fail;
+	}
+	err = sd_event_add_io(m->event, &c->src, c->fd, EPOLLIN, on_accept, c);
+	if (err < 0)
+		goto fail;
+	*ret = c;
+	return 0;
+fail:
+	control_free(c);
+	return err;
+}
+
+void control_free(struct control *c)
+{
+	if (!c)
+		return;
+	while (c->clients)
+		client_free(c->clients);
+	sd_event_source_disable_unref(c->src);
+	if (c->fd >= 0)
+		close(c->fd);
+	if (c->bound)
+		unlink(c->path);
+	free(c->path);
+	free(c);
+}
+
+unsigned control_clients(const struct control *c)
+{
+	return c->nclients;
+}

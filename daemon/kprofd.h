@@ -1,0 +1,172 @@
+/* kprofd.h: the daemon's glue objects and how they talk to each other.
+ *
+ *   main.c      options -> struct config -> manager_new / manager_run
+ *   manager.c   the sd-event loop, the targets and their lifetimes, counters
+ *   loader.c    BPF skeleton, per-CPU cpu-clock events per frequency, the targets map
+ *   sampler.c   ring buffer -> validated records -> manager (samples, exits, execs)
+ *   target.c    one profiled process: profile (pure) + symbols (symbolize.c)
+ *   symbolize.c /proc/PID/maps, perf maps, ELF symbols (shared cache), /proc/kallsyms
+ *   control.c   the Unix socket, framing, authorization, request dispatch
+ */
+#ifndef KPROF_KPROFD_H
+#define KPROF_KPROFD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <linux/types.h>
+#include <systemd/sd-event.h>
+
+#include "kprof/abi.h"
+#include "kprof/profile.h"
+#include "proto/kprof.pb-c.h"
+
+#define KPROF_DEFAULT_SOCKET "/run/kprofd/kprofd.sock"
+#define KPROF_DEFAULT_FREQ 99
+#define KPROF_MAX_FREQ 4999
+#define KPROF_MAX_FREQ_SETS 8 /* distinct sampling frequencies in use at once */
+
+struct config {
+	const char *socket_path;
+	unsigned default_freq;
+	unsigned max_targets;   /* attached at once */
+	unsigned max_kept;      /* ended (exited or detached) profiles kept */
+	unsigned max_clients;
+	unsigned ringbuf_bytes; /* 0: sized from CPUs and the maximal rate */
+	unsigned drain_ms;      /* ring buffer drain period */
+	unsigned perfmap_refresh_ms;
+	int verbose;
+};
+
+/* ---- loader.c ---- */
+struct loader;
+int loader_new(unsigned ringbuf_bytes, struct loader **ret);
+void loader_free(struct loader *l);
+int loader_ringbuf_fd(const struct loader *l);
+unsigned loader_ringbuf_bytes(const struct loader *l);
+int loader_ncpus(const struct loader *l);
+/* Make sure a set of per-CPU events at freq exists (reference counted). */
+int loader_freq_get(struct loader *l, unsigned freq);
+void loader_freq_put(struct loader *l, unsigned freq);
+int loader_freqs(const struct loader *l, unsigned *out, int max);
+int loader_target_add(struct loader *l, pid_t tgid, unsigned freq);
+int loader_target_del(struct loader *l, pid_t tgid);
+/* Sums over CPUs of kp_counters; per_cpu_drops (may be NULL) gets ncpus values. */
+int loader_counters(const struct loader *l, uint64_t ctr[KP_CTR_NR], uint64_t *per_cpu_drops);
+
+/* ---- symbolize.c ---- */
+struct symbolizer;
+struct tsym;
+
+struct sym_result {
+	const char *name;
+	const char *module;
+	uint64_t start;
+	enum profile_kind kind;
+};
+
+struct tsym_stats {
+	char perfmap_path[256];
+	uint64_t jit_symbols;
+	uint64_t perfmap_bad_lines;
+	uint64_t perfmap_reloads;
+};
+
+int symbolizer_new(struct symbolizer **ret);
+void symbolizer_free(struct symbolizer *sz);
+int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, struct tsym **ret);
+void tsym_free(struct tsym *ts);
+/* Resolve one address; the strings stay valid until the tsym's generation changes. */
+void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result *r);
+/* Bumped whenever earlier resolutions may have changed (new JIT symbols, new mappings). */
+uint64_t tsym_generation(const struct tsym *ts);
+/* Re-read the perf map if it grew or was replaced. */
+void tsym_refresh(struct tsym *ts);
+/* The process exec'd: forget all of its symbols. */
+void tsym_exec(struct tsym *ts);
+/* The process is gone: stop reading its /proc files, keep what is loaded. */
+void tsym_gone(struct tsym *ts);
+void tsym_get_stats(const struct tsym *ts, struct tsym_stats *st);
+const char *tsym_perfmap_path(const struct tsym *ts);
+
+/* ---- target.c ---- */
+enum target_state {
+	TARGET_ATTACHED = 1,
+	TARGET_EXITED = 2,
+	TARGET_DETACHED = 3,
+};
+
+struct target {
+	struct target *next;
+	struct manager *m;
+	pid_t pid;
+	uid_t uid;
+	char comm[17];
+	enum target_state state;
+	unsigned freq;
+	unsigned duration_sec;
+	int exit_code;
+	uint64_t attached_ns, ended_ns; /* CLOCK_REALTIME */
+	uint64_t samples, truncated, bad_frames;
+	uint64_t cache_gen;
+	struct profile *profile;
+	struct tsym *sym;
+	sd_event_source *duration_timer;
+	uint32_t *ids; /* scratch for one stack */
+};
+
+int target_new(struct manager *m, pid_t pid, unsigned freq, unsigned duration_sec,
+	       struct target **ret);
+void target_free(struct target *t);
+void target_add_sample(struct target *t, const struct kp_sample *s);
+void target_fill_pb(const struct target *t, Kprof__Target *pb);
+
+/* ---- sampler.c ---- */
+struct sampler;
+int sampler_new(struct manager *m, int ringbuf_fd, struct sampler **ret);
+void sampler_free(struct sampler *s);
+int sampler_epoll_fd(const struct sampler *s);
+int sampler_drain(struct sampler *s);
+
+/* ---- control.c ---- */
+struct control;
+int control_new(struct manager *m, const char *path, unsigned max_clients, struct control **ret);
+void control_free(struct control *c);
+unsigned control_clients(const struct control *c);
+
+/* ---- manager.c ---- */
+struct manager {
+	struct config cfg;
+	sd_event *event;
+	struct loader *loader;
+	struct sampler *sampler;
+	struct symbolizer *sym;
+	struct control *control;
+	struct target *targets;
+	unsigned n_attached, n_kept;
+	uint64_t start_ns;
+	uint64_t samples, bad_records, unknown_tgid;
+	/* samples/s over the last rate window */
+	uint64_t rate_prev_samples, rate_prev_ns;
+	double rate;
+	sd_event_source *drain_timer, *refresh_timer, *rb_source;
+};
+
+int manager_new(const struct config *cfg, struct manager **ret);
+void manager_free(struct manager *m);
+int manager_run(struct manager *m);
+struct target *manager_find(struct manager *m, pid_t pid);
+/* Attach pid (peer_uid: the requesting client's uid, for messages only). */
+int manager_attach(struct manager *m, pid_t pid, unsigned freq, unsigned duration_sec,
+		   struct target **ret, char *errbuf, size_t errlen);
+int manager_detach(struct manager *m, struct target *t);
+void manager_on_sample(struct manager *m, const struct kp_sample *s);
+void manager_on_exit(struct manager *m, pid_t tgid, int code);
+void manager_on_exec(struct manager *m, pid_t tgid);
+uint64_t manager_cpu_ns(void);
+uint64_t now_ns(int clock);
+/* The real uid of process pid: -ESRCH if there is none. */
+int target_proc_uid(pid_t pid, uid_t *uid);
+
+#endif

@@ -1,0 +1,263 @@
+/* loader.c: the BPF side of kprofd: skeleton open/load/attach, sampling event sets, targets.
+ *
+ * One BPF object serves every target. A "frequency set" is one cpu-clock perf event per online
+ * CPU (pid = -1, frequency mode) with kp_sample attached and the frequency as its attach cookie;
+ * a target sampled at F Hz is in kp_targets with freq = F, so only set F samples it. Sets are
+ * reference counted by the targets using them and closed with the last one. The lifecycle
+ * programs (exit, exec) are attached once at load. Nothing is pinned: if kprofd dies, the
+ * kernel drops every event and link with its file descriptors.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "kprofd.h"
+#include "log.h"
+#include "sampler.skel.h"
+
+struct freq_set {
+	unsigned freq;
+	unsigned refs;
+	int *fds;
+	struct bpf_link **links;
+};
+
+struct loader {
+	struct sampler_bpf *skel;
+	int ncpus;      /* possible CPUs: size of per-CPU map values */
+	int nonline;    /* CPUs with an event */
+	unsigned rb_bytes;
+	struct freq_set sets[KPROF_MAX_FREQ_SETS];
+};
+
+static unsigned pow2_at_least(unsigned long v)
+{
+	unsigned n = 1u << 20;
+
+	while (n < v && n < (1u << 30))
+		n <<= 1;
+	return n;
+}
+
+int loader_new(unsigned ringbuf_bytes, struct loader **ret)
+{
+	struct loader *l = calloc(1, sizeof(*l));
+	int err;
+
+	if (!l)
+		return -ENOMEM;
+	l->ncpus = libbpf_num_possible_cpus();
+	if (l->ncpus <= 0) {
+		err = l->ncpus ? l->ncpus : -ENODEV;
+		goto fail;
+	}
+	/* About one second of the worst rate at an average record of 512 bytes, at least 1 MiB. */
+	l->rb_bytes = pow2_at_least(ringbuf_bytes ? ringbuf_bytes
+						  : (unsigned long)KPROF_MAX_FREQ * l->ncpus * 512);
+	l->skel = sampler_bpf__open();
+	if (!l->skel) {
+		err = -errno;
+		log_err("BPF: cannot open the sampler object: %s", strerror(-err));
+		goto fail;
+	}
+	l->skel->rodata->kp_wakeup_bytes = l->rb_bytes / 8;
+	err = bpf_map__set_max_entries(l->skel->maps.kp_events, l->rb_bytes);
+	if (err < 0)
+		goto fail;
+	err = sampler_bpf__load(l->skel);
+	if (err < 0) {
+		log_err("BPF: cannot load the sampler programs: %s (root, CAP_BPF and CAP_PERFMON "
+			"are needed)", strerror(-err));
+		goto fail;
+	}
+	err = sampler_bpf__attach(l->skel);
+	if (err < 0) {
+		log_err("BPF: cannot attach the exit/exec programs: %s", strerror(-err));
+		goto fail;
+	}
+	*ret = l;
+	return 0;
+fail:
+	loader_free(l);
+	return err;
+}
+
+static void set_close(struct freq_set *s, int ncpus)
+{
+	for (int i = 0; s->links && i < ncpus; i++)
+		bpf_link__destroy(s->links[i]);
+	for (int i = 0; s->fds && i < ncpus; i++)
+		if (s->fds[i] >= 0)
+			close(s->fds[i]);
+	free(s->links);
+	free(s->fds);
+	memset(s, 0, sizeof(*s));
+}
+
+void loader_free(struct loader *l)
+{
+	if (!l)
+		return;
+	for (int i = 0; i < KPROF_MAX_FREQ_SETS; i++)
+		set_close(&l->sets[i], l->ncpus);
+	sampler_bpf__destroy(l->skel);
+	free(l);
+}
+
+int loader_ringbuf_fd(const struct loader *l)
+{
+	return bpf_map__fd(l->skel->maps.kp_events);
+}
+
+unsigned loader_ringbuf_bytes(const struct loader *l)
+{
+	return l->rb_bytes;
+}
+
+int loader_ncpus(const struct loader *l)
+{
+	return l->ncpus;
+}
+
+static int set_open(struct loader *l, struct freq_set *s, unsigned freq)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = freq,
+	};
+	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = freq);
+	int opened = 0, err = 0;
+
+	s->freq = freq;
+	s->fds = malloc(l->ncpus * sizeof(*s->fds));
+	s->links = calloc(l->ncpus, sizeof(*s->links));
+	if (!s->fds || !s->links)
+		return -ENOMEM;
+	for (int cpu = 0; cpu < l->ncpus; cpu++) {
+		s->fds[cpu] = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (s->fds[cpu] < 0) {
+			err = -errno;
+			if (err == -ENODEV) /* offline CPU */
+				continue;
+			log_err("perf_event_open(cpu-clock, %u Hz, cpu %d): %s%s", freq, cpu,
+				strerror(-err),
+				err == -EINVAL ? " (above kernel.perf_event_max_sample_rate?)" : "");
+			return err;
+		}
+		s->links[cpu] = bpf_program__attach_perf_event_opts(l->skel->progs.kp_sample,
+								    s->fds[cpu], &opts);
+		if (!s->links[cpu]) {
+			err = -errno;
+			log_err("attaching the sampler to cpu %d: %s", cpu, strerror(-err));
+			return err;
+		}
+		opened++;
+	}
+	if (!opened)
+		return err ? err : -ENODEV;
+	l->nonline = opened;
+	return 0;
+}
+
+int loader_freq_get(struct loader *l, unsigned freq)
+{
+	struct freq_set *free_slot = NULL;
+	int err;
+
+	for (int i = 0; i < KPROF_MAX_FREQ_SETS; i++) {
+		if (l->sets[i].refs && l->sets[i].freq == freq) {
+			l->sets[i].refs++;
+			return 0;
+		}
+		if (!l->sets[i].refs && !free_slot)
+			free_slot = &l->sets[i];
+	}
+	if (!free_slot)
+		return -EBUSY;
+	err = set_open(l, free_slot, freq);
+	if (err < 0) {
+		set_close(free_slot, l->ncpus);
+		return err;
+	}
+	free_slot->refs = 1;
+	log_info("sampling at %u Hz on %d CPUs", freq, l->nonline);
+	return 0;
+}
+
+void loader_freq_put(struct loader *l, unsigned freq)
+{
+	for (int i = 0; i < KPROF_MAX_FREQ_SETS; i++) {
+		if (l->sets[i].refs && l->sets[i].freq == freq) {
+			if (--l->sets[i].refs == 0) {
+				set_close(&l->sets[i], l->ncpus);
+				log_info("stopped sampling at %u Hz", freq);
+			}
+			return;
+		}
+	}
+}
+
+int loader_freqs(const struct loader *l, unsigned *out, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < KPROF_MAX_FREQ_SETS && n < max; i++)
+		if (l->sets[i].refs)
+			out[n++] = l->sets[i].freq;
+	return n;
+}
+
+int loader_target_add(struct loader *l, pid_t tgid, unsigned freq)
+{
+	struct kp_target v = { .freq = freq };
+	__u32 key = tgid;
+
+	if (bpf_map__update_elem(l->skel->maps.kp_targets, &key, sizeof(key), &v, sizeof(v),
+				 BPF_ANY) < 0)
+		return -errno;
+	return 0;
+}
+
+int loader_target_del(struct loader *l, pid_t tgid)
+{
+	__u32 key = tgid;
+
+	if (bpf_map__delete_elem(l->skel->maps.kp_targets, &key, sizeof(key), 0) < 0 &&
+	    errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int loader_counters(const struct loader *l, uint64_t ctr[KP_CTR_NR], uint64_t *per_cpu_drops)
+{
+	__u64 *vals = calloc(l->ncpus, sizeof(*vals));
+
+	if (!vals)
+		return -ENOMEM;
+	for (__u32 k = 0; k < KP_CTR_NR; k++) {
+		ctr[k] = 0;
+		if (bpf_map__lookup_elem(l->skel->maps.kp_counters, &k, sizeof(k), vals,
+					 l->ncpus * sizeof(*vals), 0) < 0) {
+			int err = -errno;
+
+			free(vals);
+			return err;
+		}
+		for (int c = 0; c < l->ncpus; c++) {
+			ctr[k] += vals[c];
+			if (k == KP_CTR_DROPS && per_cpu_drops)
+				per_cpu_drops[c] = vals[c];
+		}
+	}
+	free(vals);
+	return 0;
+}

@@ -1,0 +1,368 @@
+/* manager.c: kprofd's event loop and the lifetimes of its targets.
+ *
+ * One sd-event loop runs everything: SIGTERM/SIGINT, the ring buffer (its epoll fd plus a drain
+ * timer, see sampler.c), a periodic housekeeping timer (perf map refresh, processes that vanished
+ * without an exit record, the samples/s rate), per-target duration timers and the control socket.
+ * A target is ATTACHED while sampled; it becomes EXITED when its process exits and DETACHED when
+ * a client detaches it or its duration ends. Ended targets keep their profiles (up to max_kept,
+ * oldest dropped first) so a profile outlives its process.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kprofd.h"
+#include "log.h"
+
+#define HOUSEKEEPING_USEC 1000000ULL
+
+struct target *manager_find(struct manager *m, pid_t pid)
+{
+	for (struct target *t = m->targets; t; t = t->next)
+		if (t->pid == pid)
+			return t;
+	return NULL;
+}
+
+static void unlink_target(struct manager *m, struct target *t)
+{
+	for (struct target **pp = &m->targets; *pp; pp = &(*pp)->next) {
+		if (*pp == t) {
+			*pp = t->next;
+			return;
+		}
+	}
+}
+
+static void drop_target(struct manager *m, struct target *t)
+{
+	unlink_target(m, t);
+	if (t->state == TARGET_ATTACHED)
+		m->n_attached--;
+	else
+		m->n_kept--;
+	target_free(t);
+}
+
+/* Keep at most max_kept ended profiles: drop the ones that ended first. */
+static void trim_kept(struct manager *m)
+{
+	while (m->n_kept > m->cfg.max_kept) {
+		struct target *oldest = NULL;
+
+		for (struct target *t = m->targets; t; t = t->next)
+			if (t->state != TARGET_ATTACHED && (!oldest || t->ended_ns < oldest->ended_ns))
+				oldest = t;
+		if (!oldest)
+			return;
+		log_info("dropping the kept profile of pid %d (%s): more than %u kept", oldest->pid,
+			 oldest->comm, m->cfg.max_kept);
+		drop_target(m, oldest);
+	}
+}
+
+/* Stop sampling t; its profile stays. */
+static void end_target(struct manager *m, struct target *t, enum target_state state)
+{
+	if (t->state != TARGET_ATTACHED)
+		return;
+	loader_target_del(m->loader, t->pid);
+	loader_freq_put(m->loader, t->freq);
+	/* Samples already in the ring buffer still belong to this profile. */
+	sampler_drain(m->sampler);
+	t->duration_timer = sd_event_source_disable_unref(t->duration_timer);
+	t->state = state;
+	t->ended_ns = now_ns(CLOCK_REALTIME);
+	m->n_attached--;
+	m->n_kept++;
+	if (state == TARGET_EXITED)
+		tsym_gone(t->sym);
+	trim_kept(m);
+}
+
+static int on_duration(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct target *t = userdata;
+
+	(void)s;
+	(void)usec;
+	log_info("pid %d (%s): duration of %us over, %llu samples kept", t->pid, t->comm,
+		 t->duration_sec, (unsigned long long)t->samples);
+	end_target(t->m, t, TARGET_DETACHED);
+	return 0;
+}
+
+int manager_attach(struct manager *m, pid_t pid, unsigned freq, unsigned duration_sec,
+		   struct target **ret, char *errbuf, size_t errlen)
+{
+	struct target *old = manager_find(m, pid), *t = NULL;
+	int err;
+
+	if (pid <= 0) {
+		snprintf(errbuf, errlen, "invalid pid %d", pid);
+		return -EINVAL;
+	}
+	if (pid == getpid()) {
+		snprintf(errbuf, errlen, "kprofd does not profile itself");
+		return -EINVAL;
+	}
+	if (freq == 0)
+		freq = m->cfg.default_freq;
+	if (freq > KPROF_MAX_FREQ) {
+		snprintf(errbuf, errlen, "frequency %u Hz out of range 1-%u", freq, KPROF_MAX_FREQ);
+		return -ERANGE;
+	}
+	if (old && old->state == TARGET_ATTACHED) {
+		snprintf(errbuf, errlen, "pid %d is already attached", pid);
+		return -EALREADY;
+	}
+	if (m->n_attached >= m->cfg.max_targets) {
+		snprintf(errbuf, errlen, "too many targets: %u attached (limit %u)", m->n_attached,
+			 m->cfg.max_targets);
+		return -EMFILE;
+	}
+	err = target_new(m, pid, freq, duration_sec, &t);
+	if (err < 0) {
+		snprintf(errbuf, errlen, err == -ESRCH ? "no such process: %d" :
+					  err == -EINVAL ? "%d is a thread, not a process" :
+							   "cannot read process %d: %s",
+			 pid, strerror(-err));
+		return err;
+	}
+	err = loader_freq_get(m->loader, freq);
+	if (err < 0) {
+		snprintf(errbuf, errlen, err == -EBUSY ? "too many distinct frequencies in use (%d)" :
+							 "cannot start sampling at %u Hz: %s",
+			 err == -EBUSY ? KPROF_MAX_FREQ_SETS : freq, strerror(-err));
+		target_free(t);
+		return err;
+	}
+	err = loader_target_add(m->loader, pid, freq);
+	if (err < 0) {
+		snprintf(errbuf, errlen, "cannot add pid %d to the BPF targets map: %s", pid,
+			 strerror(-err));
+		loader_freq_put(m->loader, freq);
+		target_free(t);
+		return err;
+	}
+	if (duration_sec) {
+		err = sd_event_add_time_relative(m->event, &t->duration_timer, CLOCK_MONOTONIC,
+						 duration_sec * 1000000ULL, 0, on_duration, t);
+		if (err < 0)
+			log_warn("pid %d: no duration timer: %s", pid, strerror(-err));
+	}
+	if (old) /* a kept profile of the same pid: the new attach replaces it */
+		drop_target(m, old);
+	t->next = m->targets;
+	m->targets = t;
+	m->n_attached++;
+	{
+		struct tsym_stats ss;
+
+		tsym_get_stats(t->sym, &ss);
+		log_info("attached pid %d (%s, uid %u) at %u Hz, duration %us (0: unlimited); "
+			 "perf map %s: %llu JIT symbols", pid, t->comm, t->uid, freq, duration_sec,
+			 ss.perfmap_path, (unsigned long long)ss.jit_symbols);
+	}
+	*ret = t;
+	return 0;
+}
+
+int manager_detach(struct manager *m, struct target *t)
+{
+	if (t->state != TARGET_ATTACHED)
+		return -ENOENT;
+	log_info("detached pid %d (%s), %llu samples kept", t->pid, t->comm,
+		 (unsigned long long)t->samples);
+	end_target(m, t, TARGET_DETACHED);
+	return 0;
+}
+
+void manager_on_sample(struct manager *m, const struct kp_sample *s)
+{
+	struct target *t = manager_find(m, s->hdr.tgid);
+
+	m->samples++;
+	if (!t) {
+		m->unknown_tgid++;
+		return;
+	}
+	target_add_sample(t, s);
+}
+
+void manager_on_exit(struct manager *m, pid_t tgid, int code)
+{
+	struct target *t = manager_find(m, tgid);
+
+	if (!t || t->state != TARGET_ATTACHED)
+		return;
+	/* exit_code is a wait status: low 7 bits the signal, the next 8 the exit status. */
+	t->exit_code = (code & 0x7f) ? -(code & 0x7f) : (code >> 8) & 0xff;
+	log_info("pid %d (%s) exited (%s %d), %llu samples kept", t->pid, t->comm,
+		 t->exit_code < 0 ? "signal" : "status", t->exit_code < 0 ? -t->exit_code : t->exit_code,
+		 (unsigned long long)t->samples);
+	end_target(m, t, TARGET_EXITED);
+}
+
+void manager_on_exec(struct manager *m, pid_t tgid)
+{
+	struct target *t = manager_find(m, tgid);
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	if (!t || t->state != TARGET_ATTACHED)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/comm", tgid);
+	if ((f = fopen(path, "re"))) {
+		if (fgets(comm, sizeof(comm), f)) {
+			comm[strcspn(comm, "\n")] = '\0';
+			snprintf(t->comm, sizeof(t->comm), "%s", comm);
+		}
+		fclose(f);
+	}
+	log_info("pid %d exec'd %s: reloading its symbols", tgid, t->comm);
+	tsym_exec(t->sym);
+}
+
+static int on_ringbuf(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct manager *m = userdata;
+
+	(void)s;
+	(void)fd;
+	(void)revents;
+	sampler_drain(m->sampler);
+	return 0;
+}
+
+static int on_drain(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct manager *m = userdata;
+
+	sampler_drain(m->sampler);
+	return sd_event_source_set_time(s, usec + m->cfg.drain_ms * 1000ULL);
+}
+
+static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct manager *m = userdata;
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	struct target *t, *next;
+
+	for (t = m->targets; t; t = next) {
+		next = t->next;
+		if (t->state != TARGET_ATTACHED)
+			continue;
+		/* An exit the BPF side could not report (ring buffer full) must still be seen. */
+		if (kill(t->pid, 0) < 0 && errno == ESRCH) {
+			sampler_drain(m->sampler);
+			if (t->state == TARGET_ATTACHED) {
+				log_info("pid %d (%s) is gone, %llu samples kept", t->pid, t->comm,
+					 (unsigned long long)t->samples);
+				end_target(m, t, TARGET_EXITED);
+			}
+			continue;
+		}
+		tsym_refresh(t->sym);
+	}
+	if (m->rate_prev_ns && now > m->rate_prev_ns)
+		m->rate = (double)(m->samples - m->rate_prev_samples) * 1e9 / (now - m->rate_prev_ns);
+	m->rate_prev_ns = now;
+	m->rate_prev_samples = m->samples;
+	return sd_event_source_set_time(s, usec + m->cfg.perfmap_refresh_ms * 1000ULL);
+}
+
+int manager_new(const struct config *cfg, struct manager **ret)
+{
+	struct manager *m = calloc(1, sizeof(*m));
+	sigset_t mask;
+	int err;
+
+	if (!m)
+		return -ENOMEM;
+	m->cfg = *cfg;
+	m->start_ns = now_ns(CLOCK_MONOTONIC);
+	err = sd_event_default(&m->event);
+	if (err < 0)
+		goto fail;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if ((err = sd_event_add_signal(m->event, NULL, SIGTERM, NULL, NULL)) < 0 ||
+	    (err = sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL)) < 0)
+		goto fail;
+	err = symbolizer_new(&m->sym);
+	if (err < 0)
+		goto fail;
+	err = loader_new(cfg->ringbuf_bytes, &m->loader);
+	if (err < 0)
+		goto fail;
+	err = sampler_new(m, loader_ringbuf_fd(m->loader), &m->sampler);
+	if (err < 0) {
+		log_err("ring buffer: %s", strerror(-err));
+		goto fail;
+	}
+	if ((err = sd_event_add_io(m->event, &m->rb_source, sampler_epoll_fd(m->sampler), EPOLLIN,
+				   on_ringbuf, m)) < 0 ||
+	    (err = sd_event_add_time_relative(m->event, &m->drain_timer, CLOCK_MONOTONIC,
+					      cfg->drain_ms * 1000ULL, 1000, on_drain, m)) < 0 ||
+	    (err = sd_event_source_set_enabled(m->drain_timer, SD_EVENT_ON)) < 0 ||
+	    (err = sd_event_add_time_relative(m->event, &m->refresh_timer, CLOCK_MONOTONIC,
+					      HOUSEKEEPING_USEC, 10000, on_housekeeping, m)) < 0 ||
+	    (err = sd_event_source_set_enabled(m->refresh_timer, SD_EVENT_ON)) < 0)
+		goto fail;
+	err = control_new(m, cfg->socket_path, cfg->max_clients, &m->control);
+	if (err < 0)
+		goto fail;
+	*ret = m;
+	return 0;
+fail:
+	manager_free(m);
+	return err;
+}
+
+void manager_free(struct manager *m)
+{
+	if (!m)
+		return;
+	control_free(m->control);
+	while (m->targets) {
+		struct target *t = m->targets;
+
+		m->targets = t->next;
+		target_free(t);
+	}
+	sd_event_source_disable_unref(m->rb_source);
+	sd_event_source_disable_unref(m->drain_timer);
+	sd_event_source_disable_unref(m->refresh_timer);
+	sampler_free(m->sampler);
+	loader_free(m->loader);
+	symbolizer_free(m->sym);
+	sd_event_unref(m->event);
+	free(m);
+}
+
+int manager_run(struct manager *m)
+{
+	log_info("kprofd %s ready: socket %s, ring buffer %u KiB, %d CPUs", KPROF_VERSION,
+		 m->cfg.socket_path, loader_ringbuf_bytes(m->loader) / 1024,
+		 loader_ncpus(m->loader));
+	return sd_event_loop(m->event);
+}
+
+uint64_t manager_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
+}

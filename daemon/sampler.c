@@ -1,0 +1,99 @@
+/* sampler.c: drain the BPF ring buffer and hand validated records to the manager.
+ *
+ * The ring buffer is read from the event loop: its epoll fd wakes us when the BPF side forces
+ * a wakeup (buffer past its fill threshold, or a lifecycle record), and a timer drains it every
+ * few milliseconds otherwise (the BPF side submits samples without waking anyone, so one wakeup
+ * pays for a batch). Every record is checked against its kind's size before use: the kernel is
+ * trusted, but a mismatch between an old object and a new daemon must not read past a record.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/libbpf.h>
+
+#include "kprofd.h"
+#include "log.h"
+
+struct sampler {
+	struct manager *m;
+	struct ring_buffer *rb;
+};
+
+static int on_record(void *ctx, void *data, size_t len)
+{
+	struct sampler *s = ctx;
+	const struct kp_rec_hdr *h = data;
+
+	if (len < sizeof(*h))
+		goto bad;
+	switch (h->kind) {
+	case KP_REC_SAMPLE: {
+		const struct kp_sample *smp = data;
+		size_t need;
+
+		if (len < offsetof(struct kp_sample, ips))
+			goto bad;
+		need = offsetof(struct kp_sample, ips) +
+		       8 * ((size_t)smp->n_kernel + smp->n_user);
+		if (smp->n_kernel > KP_MAX_STACK || smp->n_user > KP_MAX_STACK || len < need)
+			goto bad;
+		manager_on_sample(s->m, smp);
+		return 0;
+	}
+	case KP_REC_EXIT:
+	case KP_REC_EXEC: {
+		const struct kp_lifecycle *lc = data;
+
+		if (len < sizeof(*lc))
+			goto bad;
+		if (h->kind == KP_REC_EXIT)
+			manager_on_exit(s->m, h->tgid, lc->exit_code);
+		else
+			manager_on_exec(s->m, h->tgid);
+		return 0;
+	}
+	}
+bad:
+	s->m->bad_records++;
+	return 0;
+}
+
+int sampler_new(struct manager *m, int ringbuf_fd, struct sampler **ret)
+{
+	struct sampler *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	s->m = m;
+	s->rb = ring_buffer__new(ringbuf_fd, on_record, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		free(s);
+		return err;
+	}
+	*ret = s;
+	return 0;
+}
+
+void sampler_free(struct sampler *s)
+{
+	if (!s)
+		return;
+	ring_buffer__free(s->rb);
+	free(s);
+}
+
+int sampler_epoll_fd(const struct sampler *s)
+{
+	return ring_buffer__epoll_fd(s->rb);
+}
+
+int sampler_drain(struct sampler *s)
+{
+	int n = ring_buffer__consume(s->rb);
+
+	return n < 0 ? n : 0;
+}

@@ -1,0 +1,702 @@
+/* symbolize.c: turn sampled addresses into (function, module) names.
+ *
+ * Per target (struct tsym): the executable mappings of /proc/PID/maps, re-read when an address
+ * falls outside all of them (at most every 100 ms); the JIT perf map, found and opened as
+ * ARCHITECTURE.md §2.2 says (namespaced PID inside the target's root with openat2
+ * RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, O_NOFOLLOW, regular file, owned by root or the
+ * target's uid, not older than the process; else the host's /tmp/perf-PID.map), read
+ * incrementally while it grows and from scratch when it shrinks or is replaced.
+ * Shared by all targets (struct symbolizer): ELF symbol tables keyed by (device, inode, mtime),
+ * reference counted by the mappings that use them, and the kernel's /proc/kallsyms.
+ * Resolution order for a user address: perf map (JIT code), then the ELF file of its mapping,
+ * else "[unknown]" in that mapping. Parsing is done by the pure perfmap, procmaps and symtab
+ * modules; this file only does the I/O around them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kprof/cleanup.h"
+#include "kprof/perfmap.h"
+#include "kprof/procmaps.h"
+#include "kprof/symtab.h"
+#include "kprofd.h"
+#include "log.h"
+
+#define ELF_CACHE_MAX 1024
+#define ELF_MAX_SYMS (4u << 20)
+#define ELF_MAX_LOADS 16
+#define MAPS_MAX_BYTES (16u << 20)
+#define MAPS_MAX_ENTRIES 65536
+#define MAPS_RELOAD_NS (100 * 1000000ULL)
+#define PERFMAP_REFRESH_MIN_NS (50 * 1000000ULL)
+#define PERFMAP_READ_PER_REFRESH (64u << 20)
+
+struct elf_load {
+	uint64_t offset, vaddr, filesz;
+};
+
+struct elf_entry {
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;
+	unsigned refs;
+	int failed; /* not an ELF file or no symbols: remembered so it is not parsed again */
+	char *module;
+	struct symtab *syms;
+	int nloads;
+	struct elf_load loads[ELF_MAX_LOADS];
+};
+
+struct symbolizer {
+	struct elf_entry *elf[ELF_CACHE_MAX];
+	int nelf;
+	struct symtab *kallsyms;
+	int kallsyms_tried;
+};
+
+struct tsym {
+	struct symbolizer *sz;
+	pid_t pid, nspid;
+	uid_t uid;
+	bool gone;
+	uint64_t start_realtime_ns; /* process start, for the perf map's PID-reuse check */
+	uint64_t gen;
+
+	struct procmaps *maps;
+	struct elf_entry **map_elf; /* per mapping: NULL = not looked up yet */
+	uint64_t maps_loaded_ns;
+
+	struct perfmap *pm;
+	dev_t pm_dev;
+	ino_t pm_ino;
+	uint64_t pm_off;
+	uint64_t pm_refreshed_ns;
+	uint64_t pm_reloads;
+	char pm_path[256];
+	char pm_module[64];
+	bool pm_warned;
+};
+
+static struct elf_entry elf_none; /* marks "looked up, nothing usable" in map_elf */
+
+uint64_t now_ns(int clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static ssize_t read_all(int fd, char **ret, size_t max)
+{
+	size_t cap = 65536, len = 0;
+	char *buf = malloc(cap + 1);
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			char *q;
+
+			if (cap >= max)
+				break;
+			cap = cap * 2 > max ? max : cap * 2;
+			q = realloc(buf, cap + 1);
+			if (!q) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = q;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			free(buf);
+			return n;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	buf[len] = '\0';
+	*ret = buf;
+	return len;
+}
+
+static ssize_t read_file(const char *path, char **ret, size_t max)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	return read_all(fd, ret, max);
+}
+
+/* ---- kernel symbols ---- */
+
+static void kallsyms_load(struct symbolizer *sz)
+{
+	_cleanup_free_ char *buf = NULL;
+	ssize_t n;
+	char *p, *end;
+	size_t added = 0;
+
+	sz->kallsyms_tried = 1;
+	n = read_file("/proc/kallsyms", &buf, 256u << 20);
+	if (n < 0 || symtab_new(1u << 22, &sz->kallsyms) < 0) {
+		log_warn("kernel symbols: cannot read /proc/kallsyms: %s", strerror(n < 0 ? -n : ENOMEM));
+		return;
+	}
+	for (p = buf, end = buf + n; p < end;) {
+		char *nl = memchr(p, '\n', end - p), *sp, *name;
+		unsigned long long addr;
+		char type;
+
+		if (!nl)
+			nl = end;
+		*nl = '\0';
+		addr = strtoull(p, &sp, 16);
+		if (sp != p && sp[0] == ' ' && sp[1] && sp[2] == ' ') {
+			type = sp[1];
+			name = sp + 3;
+			name[strcspn(name, "\t ")] = '\0';
+			if (addr && (type == 't' || type == 'T' || type == 'w' || type == 'W') &&
+			    symtab_add(sz->kallsyms, addr, 0, name, strlen(name)) == 0)
+				added++;
+		}
+		p = nl + 1;
+	}
+	symtab_finish(sz->kallsyms, 1u << 20);
+	if (!added)
+		log_warn("kernel symbols: /proc/kallsyms shows no addresses (kptr_restrict?)");
+	else
+		log_info("kernel symbols: %zu loaded", added);
+}
+
+/* ---- ELF cache ---- */
+
+static int elf_parse(int fd, struct elf_entry *e)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf_Scn *scn = NULL;
+	size_t nph = 0;
+	int err = 0;
+
+	if (!elf)
+		return -EINVAL;
+	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nph) < 0) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	for (size_t i = 0; i < nph && e->nloads < ELF_MAX_LOADS; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD)
+			e->loads[e->nloads++] = (struct elf_load){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+	}
+	err = symtab_new(ELF_MAX_SYMS, &e->syms);
+	if (err < 0)
+		goto out;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *name;
+			int type;
+
+			if (!gelf_getsym(data, i, &s))
+				break;
+			type = GELF_ST_TYPE(s.st_info);
+			if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
+			    !s.st_value)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (name && *name)
+				symtab_add(e->syms, s.st_value, s.st_size, name, strlen(name));
+		}
+	}
+	err = symtab_finish(e->syms, 4096);
+out:
+	elf_end(elf);
+	return err;
+}
+
+static void elf_put(struct symbolizer *sz, struct elf_entry *e)
+{
+	if (!e || e == &elf_none)
+		return;
+	e->refs--;
+	(void)sz; /* entries stay cached while the cache has room; see elf_get */
+}
+
+static void elf_entry_free(struct elf_entry *e)
+{
+	if (!e)
+		return;
+	symtab_free(e->syms);
+	free(e->module);
+	free(e);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* The cached symbols of the file open at fd (a mapping of path), loading them on first use. */
+static struct elf_entry *elf_get(struct symbolizer *sz, int fd, const char *path)
+{
+	struct elf_entry *e;
+	struct stat st;
+	int slot = -1, err;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return &elf_none;
+	for (int i = 0; i < sz->nelf; i++) {
+		e = sz->elf[i];
+		if (e->dev == st.st_dev && e->ino == st.st_ino &&
+		    e->mtime.tv_sec == st.st_mtim.tv_sec && e->mtime.tv_nsec == st.st_mtim.tv_nsec) {
+			e->refs++;
+			return e;
+		}
+		if (!e->refs && slot < 0)
+			slot = i;
+	}
+	if (sz->nelf < ELF_CACHE_MAX)
+		slot = sz->nelf++;
+	else if (slot < 0)
+		return &elf_none; /* every cached file is in use: leave this one unsymbolized */
+	else
+		elf_entry_free(sz->elf[slot]);
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		sz->elf[slot] = sz->elf[--sz->nelf];
+		return &elf_none;
+	}
+	e->dev = st.st_dev;
+	e->ino = st.st_ino;
+	e->mtime = st.st_mtim;
+	e->module = strdup(base_name(path));
+	err = elf_parse(fd, e);
+	if (err < 0 || !e->module) {
+		e->failed = 1;
+		log_debug("ELF %s: no symbols (%s)", path, strerror(err < 0 ? -err : ENOMEM));
+	}
+	e->refs = 1;
+	sz->elf[slot] = e;
+	return e;
+}
+
+int symbolizer_new(struct symbolizer **ret)
+{
+	struct symbolizer *sz;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOTSUP;
+	sz = calloc(1, sizeof(*sz));
+	if (!sz)
+		return -ENOMEM;
+	*ret = sz;
+	return 0;
+}
+
+void symbolizer_free(struct symbolizer *sz)
+{
+	if (!sz)
+		return;
+	for (int i = 0; i < sz->nelf; i++)
+		elf_entry_free(sz->elf[i]);
+	symtab_free(sz->kallsyms);
+	free(sz);
+}
+
+/* ---- per-target maps ---- */
+
+static void maps_drop(struct tsym *ts)
+{
+	if (!ts->maps)
+		return;
+	for (size_t i = 0; i < procmaps_count(ts->maps); i++)
+		elf_put(ts->sz, ts->map_elf[i]);
+	free(ts->map_elf);
+	procmaps_free(ts->maps);
+	ts->map_elf = NULL;
+	ts->maps = NULL;
+}
+
+static int maps_load(struct tsym *ts)
+{
+	_cleanup_free_ char *buf = NULL;
+	struct procmaps *pm = NULL;
+	char path[64];
+	ssize_t n;
+	int err;
+
+	ts->maps_loaded_ns = now_ns(CLOCK_MONOTONIC);
+	snprintf(path, sizeof(path), "/proc/%d/maps", ts->pid);
+	n = read_file(path, &buf, MAPS_MAX_BYTES);
+	if (n < 0)
+		return n;
+	err = procmaps_parse(buf, n, MAPS_MAX_ENTRIES, &pm);
+	if (err < 0)
+		return err;
+	maps_drop(ts);
+	ts->map_elf = calloc(procmaps_count(pm) ? procmaps_count(pm) : 1, sizeof(*ts->map_elf));
+	if (!ts->map_elf) {
+		procmaps_free(pm);
+		return -ENOMEM;
+	}
+	ts->maps = pm;
+	ts->gen++;
+	return 0;
+}
+
+static struct elf_entry *mapping_elf(struct tsym *ts, size_t idx, const struct procmaps_entry *m)
+{
+	_cleanup_close_ int fd = -1;
+	char path[96];
+
+	if (ts->map_elf[idx])
+		return ts->map_elf[idx];
+	ts->map_elf[idx] = &elf_none;
+	if (m->path[0] != '/' || !m->inode)
+		return &elf_none;
+	/* map_files reaches the very file mapped, even deleted or in another mount namespace. */
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", ts->pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	if (!ts->gone)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return &elf_none;
+	ts->map_elf[idx] = elf_get(ts->sz, fd, m->path);
+	return ts->map_elf[idx];
+}
+
+/* ---- per-target perf map ---- */
+
+static int read_nspid(pid_t pid, pid_t *nspid, uint64_t *start_realtime_ns)
+{
+	_cleanup_free_ char *buf = NULL, *stat = NULL;
+	char path[64], *line, *p;
+	unsigned long long start_ticks = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	n = read_file(path, &buf, 1 << 16);
+	if (n < 0)
+		return n;
+	*nspid = pid;
+	line = strstr(buf, "\nNStgid:");
+	if (line) {
+		line += 8;
+		line[strcspn(line, "\n")] = '\0';
+		p = strrchr(line, '\t');
+		if (p && atoi(p + 1) > 0)
+			*nspid = atoi(p + 1);
+	}
+	/* Field 22 of /proc/PID/stat: start time in clock ticks after boot. */
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (read_file(path, &stat, 4096) > 0 && (p = strrchr(stat, ')'))) {
+		int field = 2;
+
+		for (; *p && field < 22; p++)
+			if (*p == ' ')
+				field++;
+		start_ticks = strtoull(p, NULL, 10);
+	}
+	if (start_ticks) {
+		uint64_t boot = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_BOOTTIME);
+
+		*start_realtime_ns = boot + start_ticks * (1000000000ULL / sysconf(_SC_CLK_TCK));
+	}
+	return 0;
+}
+
+/* Open the target's perf map by the rules in the header comment. -ENOENT if there is none. */
+static int perfmap_open(struct tsym *ts, struct stat *st)
+{
+	_cleanup_close_ int fd = -1;
+	char rel[64], path[64];
+
+	snprintf(rel, sizeof(rel), "tmp/perf-%d.map", ts->nspid);
+	if (!ts->gone) {
+		_cleanup_close_ int root = -1;
+		struct open_how how = {
+			.flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+			.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+		};
+
+		snprintf(path, sizeof(path), "/proc/%d/root", ts->pid);
+		root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (root >= 0)
+			fd = syscall(SYS_openat2, root, rel, &how, sizeof(how));
+		if (fd >= 0)
+			snprintf(ts->pm_path, sizeof(ts->pm_path), "/proc/%d/root/%s", ts->pid, rel);
+	}
+	if (fd < 0) {
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", ts->pid);
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			return -errno;
+		snprintf(ts->pm_path, sizeof(ts->pm_path), "%s", path);
+	}
+	if (fstat(fd, st) < 0)
+		return -errno;
+	if (!S_ISREG(st->st_mode)) {
+		if (!ts->pm_warned)
+			log_warn("pid %d: perf map %s is not a regular file, ignored", ts->pid,
+				 ts->pm_path);
+		ts->pm_warned = true;
+		return -EPERM;
+	}
+	if (st->st_uid != 0 && st->st_uid != ts->uid) {
+		if (!ts->pm_warned)
+			log_warn("pid %d: perf map %s is owned by uid %u, not by the target (uid %u) "
+				 "or root, ignored", ts->pid, ts->pm_path, st->st_uid, ts->uid);
+		ts->pm_warned = true;
+		return -EPERM;
+	}
+	if (ts->start_realtime_ns &&
+	    (uint64_t)st->st_mtim.tv_sec * 1000000000ULL + st->st_mtim.tv_nsec + 2000000000ULL <
+		    ts->start_realtime_ns) {
+		if (!ts->pm_warned)
+			log_warn("pid %d: perf map %s is older than the process (PID reuse?), ignored",
+				 ts->pid, ts->pm_path);
+		ts->pm_warned = true;
+		return -ESTALE;
+	}
+	return TAKE_FD(fd);
+}
+
+void tsym_refresh(struct tsym *ts)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	uint64_t budget = PERFMAP_READ_PER_REFRESH;
+	char buf[65536];
+	int added = 0;
+	bool reset = false;
+
+	ts->pm_refreshed_ns = now_ns(CLOCK_MONOTONIC);
+	fd = perfmap_open(ts, &st);
+	if (fd < 0)
+		return;
+	if (st.st_dev != ts->pm_dev || st.st_ino != ts->pm_ino || (uint64_t)st.st_size < ts->pm_off) {
+		if (ts->pm_ino)
+			ts->pm_reloads++;
+		perfmap_reset(ts->pm);
+		ts->pm_dev = st.st_dev;
+		ts->pm_ino = st.st_ino;
+		ts->pm_off = 0;
+		reset = true;
+	}
+	while (budget > 0) {
+		ssize_t n = pread(fd, buf, sizeof(buf), ts->pm_off);
+		int r;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		r = perfmap_feed(ts->pm, buf, n);
+		if (r < 0)
+			break;
+		added += r;
+		ts->pm_off += n;
+		budget -= (uint64_t)n > budget ? budget : (uint64_t)n;
+	}
+	if (added || reset)
+		ts->gen++;
+}
+
+int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, struct tsym **ret)
+{
+	struct tsym *ts = calloc(1, sizeof(*ts));
+	int err;
+
+	if (!ts)
+		return -ENOMEM;
+	ts->sz = sz;
+	ts->pid = pid;
+	ts->uid = uid;
+	err = read_nspid(pid, &ts->nspid, &ts->start_realtime_ns);
+	if (err < 0)
+		goto fail;
+	err = perfmap_new(NULL, &ts->pm);
+	if (err < 0)
+		goto fail;
+	err = maps_load(ts);
+	if (err < 0)
+		goto fail;
+	snprintf(ts->pm_module, sizeof(ts->pm_module), "perf-%d.map", ts->nspid);
+	snprintf(ts->pm_path, sizeof(ts->pm_path), "/tmp/perf-%d.map", ts->nspid);
+	tsym_refresh(ts);
+	*ret = ts;
+	return 0;
+fail:
+	tsym_free(ts);
+	return err;
+}
+
+void tsym_free(struct tsym *ts)
+{
+	if (!ts)
+		return;
+	maps_drop(ts);
+	perfmap_free(ts->pm);
+	free(ts);
+}
+
+uint64_t tsym_generation(const struct tsym *ts)
+{
+	return ts->gen;
+}
+
+void tsym_exec(struct tsym *ts)
+{
+	uint64_t dummy;
+
+	maps_drop(ts);
+	perfmap_reset(ts->pm);
+	ts->pm_dev = 0;
+	ts->pm_ino = 0;
+	ts->pm_off = 0;
+	ts->pm_warned = false;
+	read_nspid(ts->pid, &ts->nspid, &dummy);
+	maps_load(ts);
+	tsym_refresh(ts);
+	ts->gen++;
+}
+
+void tsym_gone(struct tsym *ts)
+{
+	if (!ts->gone)
+		tsym_refresh(ts); /* last chance for symbols written just before the exit */
+	ts->gone = true;
+}
+
+const char *tsym_perfmap_path(const struct tsym *ts)
+{
+	return ts->pm_path;
+}
+
+void tsym_get_stats(const struct tsym *ts, struct tsym_stats *st)
+{
+	struct perfmap_stats ps;
+
+	perfmap_get_stats(ts->pm, &ps);
+	memset(st, 0, sizeof(*st));
+	snprintf(st->perfmap_path, sizeof(st->perfmap_path), "%s", ts->pm_path);
+	st->jit_symbols = ps.entries;
+	st->perfmap_bad_lines = ps.bad_lines;
+	st->perfmap_reloads = ts->pm_reloads;
+}
+
+/* ---- resolution ---- */
+
+static const struct procmaps_entry *find_mapping(struct tsym *ts, uint64_t addr, size_t *idx)
+{
+	const struct procmaps_entry *m = ts->maps ? procmaps_find(ts->maps, addr) : NULL;
+
+	if (!m && !ts->gone && now_ns(CLOCK_MONOTONIC) - ts->maps_loaded_ns > MAPS_RELOAD_NS &&
+	    maps_load(ts) == 0)
+		m = procmaps_find(ts->maps, addr);
+	if (m)
+		*idx = m - procmaps_at(ts->maps, 0);
+	return m;
+}
+
+static bool jit_lookup(struct tsym *ts, uint64_t addr, struct sym_result *r)
+{
+	const struct perfmap_sym *s = perfmap_lookup(ts->pm, addr);
+
+	if (!s)
+		return false;
+	r->name = s->name;
+	r->module = ts->pm_module;
+	r->start = s->start;
+	r->kind = PROFILE_KIND_JIT;
+	return true;
+}
+
+static bool elf_lookup(struct tsym *ts, const struct procmaps_entry *m, size_t idx, uint64_t addr,
+		       struct sym_result *r)
+{
+	struct elf_entry *e = mapping_elf(ts, idx, m);
+	uint64_t off = addr - m->start + m->offset, vaddr = off;
+	const struct symtab_sym *s;
+
+	if (e == &elf_none || e->failed)
+		return false;
+	for (int i = 0; i < e->nloads; i++) {
+		if (off >= e->loads[i].offset && off - e->loads[i].offset < e->loads[i].filesz) {
+			vaddr = off - e->loads[i].offset + e->loads[i].vaddr;
+			break;
+		}
+	}
+	s = symtab_lookup(e->syms, vaddr);
+	r->module = e->module;
+	if (!s)
+		return false;
+	r->name = s->name;
+	r->start = s->start;
+	r->kind = PROFILE_KIND_NATIVE;
+	return true;
+}
+
+void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result *r)
+{
+	const struct procmaps_entry *m;
+	size_t idx = 0;
+
+	*r = (struct sym_result){ .name = "[unknown]", .module = "[unknown]",
+				  .kind = PROFILE_KIND_UNKNOWN };
+	if (kernel) {
+		const struct symtab_sym *s;
+
+		if (!ts->sz->kallsyms_tried)
+			kallsyms_load(ts->sz);
+		r->module = "[kernel.kallsyms]";
+		s = ts->sz->kallsyms ? symtab_lookup(ts->sz->kallsyms, addr) : NULL;
+		if (s) {
+			r->name = s->name;
+			r->start = s->start;
+			r->kind = PROFILE_KIND_KERNEL;
+		}
+		return;
+	}
+	if (jit_lookup(ts, addr, r))
+		return;
+	m = find_mapping(ts, addr, &idx);
+	if (m && m->path[0] == '/' && elf_lookup(ts, m, idx, addr, r))
+		return;
+	/* Not found: maybe the JIT wrote the symbol since the last read. */
+	if (!ts->gone && now_ns(CLOCK_MONOTONIC) - ts->pm_refreshed_ns > PERFMAP_REFRESH_MIN_NS) {
+		tsym_refresh(ts);
+		if (jit_lookup(ts, addr, r))
+			return;
+	}
+	if (m && !strcmp(r->module, "[unknown]"))
+		r->module = m->path[0] ? base_name(m->path) : "[anon]";
+}

@@ -1,0 +1,192 @@
+/* target.c: one profiled process: its identity, state, symbols and profile.
+ *
+ * A sample's frames arrive leaf first (kernel frames, then user frames); they are symbolized
+ * (with the profile's address cache in front of the symbolizer) and stored root first: user
+ * root ... user leaf, kernel root ... kernel leaf. A user stack cut at KP_MAX_STACK frames gets
+ * a "[truncated]" root so partial stacks are never mistaken for complete ones. The address
+ * cache is cleared whenever the symbolizer says earlier answers may have changed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kprof/cleanup.h"
+#include "kprofd.h"
+#include "log.h"
+
+static int read_identity(struct target *t)
+{
+	char path[64], buf[4096];
+	_cleanup_fclose_ FILE *f = NULL;
+	bool have_uid = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", t->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno == -ENOENT ? -ESRCH : -errno;
+	while (fgets(buf, sizeof(buf), f)) {
+		unsigned ruid, euid;
+
+		if (!strncmp(buf, "Name:\t", 6)) {
+			buf[strcspn(buf, "\n")] = '\0';
+			snprintf(t->comm, sizeof(t->comm), "%.16s", buf + 6);
+		} else if (sscanf(buf, "Uid:\t%u\t%u", &ruid, &euid) == 2) {
+			t->uid = ruid;
+			have_uid = true;
+		} else if (!strncmp(buf, "Tgid:\t", 6) && atoi(buf + 6) != t->pid) {
+			return -EINVAL; /* a thread id, not a process */
+		}
+	}
+	return have_uid ? 0 : -EIO;
+}
+
+int target_proc_uid(pid_t pid, uid_t *uid)
+{
+	struct target t = { .pid = pid };
+	int err = read_identity(&t);
+
+	if (err < 0)
+		return err;
+	*uid = t.uid;
+	return 0;
+}
+
+int target_new(struct manager *m, pid_t pid, unsigned freq, unsigned duration_sec,
+	       struct target **ret)
+{
+	struct target *t = calloc(1, sizeof(*t));
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	t->m = m;
+	t->pid = pid;
+	t->freq = freq;
+	t->duration_sec = duration_sec;
+	t->state = TARGET_ATTACHED;
+	t->attached_ns = now_ns(CLOCK_REALTIME);
+	t->ids = malloc((2 * KP_MAX_STACK + 1) * sizeof(*t->ids));
+	err = t->ids ? read_identity(t) : -ENOMEM;
+	if (err < 0)
+		goto fail;
+	err = profile_new(NULL, &t->profile);
+	if (err < 0)
+		goto fail;
+	err = tsym_new(m->sym, pid, t->uid, &t->sym);
+	if (err < 0)
+		goto fail;
+	t->cache_gen = tsym_generation(t->sym);
+	*ret = t;
+	return 0;
+fail:
+	target_free(t);
+	return err;
+}
+
+void target_free(struct target *t)
+{
+	if (!t)
+		return;
+	sd_event_source_disable_unref(t->duration_timer);
+	tsym_free(t->sym);
+	profile_free(t->profile);
+	free(t->ids);
+	free(t);
+}
+
+static int frame_id(struct target *t, uint64_t addr, bool kernel)
+{
+	struct sym_result r;
+	uint32_t id;
+	int ret;
+
+	if (profile_cache_get(t->profile, addr, &id))
+		return id;
+	tsym_resolve(t->sym, addr, kernel, &r);
+	if (tsym_generation(t->sym) != t->cache_gen) {
+		/* Symbols changed while resolving: cached answers may be stale. */
+		profile_cache_clear(t->profile);
+		t->cache_gen = tsym_generation(t->sym);
+	}
+	ret = profile_intern(t->profile, r.name, r.module, r.start, r.kind);
+	if (ret >= 0)
+		profile_cache_put(t->profile, addr, ret);
+	return ret;
+}
+
+static int special_id(struct target *t, const char *name)
+{
+	return profile_intern(t->profile, name, "[kprof]", 0, PROFILE_KIND_UNKNOWN);
+}
+
+void target_add_sample(struct target *t, const struct kp_sample *s)
+{
+	size_t n = 0;
+	int id;
+
+	if (tsym_generation(t->sym) != t->cache_gen) {
+		profile_cache_clear(t->profile);
+		t->cache_gen = tsym_generation(t->sym);
+	}
+	if (s->flags & KP_SF_USER_TRUNC) {
+		t->truncated++;
+		if ((id = special_id(t, "[truncated]")) >= 0)
+			t->ids[n++] = id;
+	}
+	/* User frames, root first. Return addresses point after the call: look up addr - 1 for
+	 * every frame but the leaf, so a call at the very end of a function is not blamed on the
+	 * next one. */
+	for (int i = s->n_user - 1; i >= 0; i--) {
+		uint64_t ip = s->ips[s->n_kernel + i];
+
+		id = frame_id(t, i > 0 && ip ? ip - 1 : ip, false);
+		if (id < 0) {
+			t->bad_frames++;
+			continue;
+		}
+		t->ids[n++] = id;
+	}
+	for (int i = s->n_kernel - 1; i >= 0; i--) {
+		uint64_t ip = s->ips[i];
+
+		id = frame_id(t, i > 0 && ip ? ip - 1 : ip, true);
+		if (id < 0) {
+			t->bad_frames++;
+			continue;
+		}
+		t->ids[n++] = id;
+	}
+	if (n == 0 && (id = special_id(t, "[no stack]")) >= 0)
+		t->ids[n++] = id;
+	t->samples++;
+	profile_add(t->profile, t->ids, n, 1);
+}
+
+void target_fill_pb(const struct target *t, Kprof__Target *pb)
+{
+	struct profile_stats ps;
+	struct tsym_stats ss;
+
+	profile_get_stats(t->profile, &ps);
+	tsym_get_stats(t->sym, &ss);
+	pb->pid = t->pid;
+	pb->uid = t->uid;
+	pb->comm = (char *)t->comm;
+	pb->state = t->state == TARGET_ATTACHED ? KPROF__TARGET_STATE__TARGET_STATE_ATTACHED :
+		    t->state == TARGET_EXITED	? KPROF__TARGET_STATE__TARGET_STATE_EXITED :
+						  KPROF__TARGET_STATE__TARGET_STATE_DETACHED;
+	pb->freq_hz = t->freq;
+	pb->samples = t->samples;
+	pb->attached_at_ns = t->attached_ns;
+	pb->ended_at_ns = t->ended_ns;
+	pb->duration_sec = t->duration_sec;
+	pb->exit_code = t->exit_code;
+	pb->jit_symbols = ss.jit_symbols;
+	pb->perfmap_bad_lines = ss.perfmap_bad_lines;
+	pb->perfmap_path = (char *)tsym_perfmap_path(t->sym);
+	pb->stacks = ps.stacks;
+	pb->lost_stacks = ps.lost;
+	pb->truncated_stacks = t->truncated;
+}
