@@ -336,8 +336,10 @@ int symtab_finish(struct symtab *st, uint64_t max_implicit_size)
 		if (is_implicit(&st->ents[i]))
 			st->ents[i].sym.size = 0;
 	}
-	qsort(st->ents, st->n, sizeof(*st->ents), cmp_sym);
-	st->n = drop_duplicates(st->ents, st->n);
+	if (st->n) {
+		qsort(st->ents, st->n, sizeof(*st->ents), cmp_sym);
+		st->n = drop_duplicates(st->ents, st->n);
+	}
 
 	for (g = 0; g < st->n; g = i) {
 		for (i = g + 1; i < st->n && st->ents[i].sym.start == st->ents[g].sym.start; i++)

@@ -1,0 +1,102 @@
+/* client.c: kprofctl's side of the control socket: connect, one request, one reply.
+ * Blocking I/O with a receive timeout, so a wedged daemon cannot hang a script forever. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "kprof/cleanup.h"
+#include "kprof/frame.h"
+#include "kprofctl.h"
+
+#define CLIENT_TIMEOUT_SEC 30
+
+int client_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = CLIENT_TIMEOUT_SEC };
+	_cleanup_close_ int fd = -1;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	return TAKE_FD(fd);
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= w;
+	}
+	return 0;
+}
+
+static int read_all(int fd, uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t r = recv(fd, p, n, 0);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		}
+		if (r == 0)
+			return -ECONNRESET;
+		p += r;
+		n -= r;
+	}
+	return 0;
+}
+
+int client_call(int fd, const Kprof__Request *req, Kprof__Reply **ret)
+{
+	_cleanup_free_ uint8_t *out = NULL, *in = NULL;
+	uint8_t hdr[FRAME_HDR_SIZE];
+	Kprof__Reply *rep;
+	size_t len;
+	uint32_t n;
+	int err;
+
+	err = frame_pack(&req->base, FRAME_MAX_REQUEST, &out, &len);
+	if (err < 0)
+		return err;
+	err = write_all(fd, out, len);
+	if (err < 0)
+		return err;
+	err = read_all(fd, hdr, sizeof(hdr));
+	if (err < 0)
+		return err;
+	n = frame_get_header(hdr);
+	if (n > FRAME_MAX_REPLY)
+		return -EMSGSIZE;
+	in = malloc(n ? n : 1);
+	if (!in)
+		return -ENOMEM;
+	err = read_all(fd, in, n);
+	if (err < 0)
+		return err;
+	rep = kprof__reply__unpack(NULL, n, in);
+	if (!rep)
+		return -EBADMSG;
+	*ret = rep;
+	return 0;
+}

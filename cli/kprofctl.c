@@ -1,0 +1,331 @@
+/* kprofctl.c: the command line of kprof: one verb, one request to kprofd, one rendered reply.
+ *
+ * A table maps each verb to its handler and usage line; every handler parses its own options
+ * with getopt_long. Exit codes: 0 ok, 1 kprofd refused or failed the request (its message is
+ * printed), 2 bad command line, 3 kprofd not reachable.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kprof/cleanup.h"
+#include "kprofctl.h"
+
+#define DEFAULT_SOCKET "/run/kprofd/kprofd.sock"
+
+static const char *socket_path = DEFAULT_SOCKET;
+
+struct verb {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *args;
+	const char *help;
+};
+
+static int parse_uint(const char *what, const char *s, unsigned long min, unsigned long max,
+		      unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
+		fprintf(stderr, "kprofctl: %s: '%s' is not a number in %lu-%lu\n", what, s, min, max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Send req and print the daemon's error if there is one. Returns the exit code; *ret is the
+ * reply on success. */
+static int call(const Kprof__Request *req, Kprof__Reply **ret)
+{
+	_cleanup_close_ int fd = client_connect(socket_path);
+	Kprof__Reply *rep = NULL;
+	int err;
+
+	if (fd < 0) {
+		fprintf(stderr, "kprofctl: cannot connect to kprofd at %s: %s%s\n", socket_path,
+			strerror(-fd),
+			fd == -ENOENT || fd == -ECONNREFUSED ? " (is kprofd running?)" :
+			fd == -EACCES ? " (no permission to use the socket)" : "");
+		return KPROFCTL_EXIT_NO_DAEMON;
+	}
+	err = client_call(fd, req, &rep);
+	if (err < 0) {
+		fprintf(stderr, "kprofctl: talking to kprofd at %s: %s\n", socket_path,
+			err == -EBADMSG ? "malformed reply" : strerror(-err));
+		return KPROFCTL_EXIT_NO_DAEMON;
+	}
+	if (rep->error) {
+		fprintf(stderr, "kprofctl: %s\n", rep->message && *rep->message ?
+					      rep->message : strerror(-rep->error));
+		kprof__reply__free_unpacked(rep, NULL);
+		return KPROFCTL_EXIT_ERROR;
+	}
+	*ret = rep;
+	return 0;
+}
+
+static int usage_error(const char *verb, const char *msg)
+{
+	fprintf(stderr, "kprofctl %s: %s (see kprofctl --help)\n", verb, msg);
+	return KPROFCTL_EXIT_USAGE;
+}
+
+/* Parse "PID" as the one positional argument after options. */
+static int one_pid(const char *verb, int argc, char **argv, unsigned *pid)
+{
+	if (optind != argc - 1)
+		return usage_error(verb, optind >= argc ? "a PID is required" : "too many arguments");
+	if (parse_uint("PID", argv[optind], 1, 0x7fffffff, pid) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	return 0;
+}
+
+static int verb_attach(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "freq", required_argument, NULL, 'F' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'j' },
+		{},
+	};
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__AttachRequest ar = KPROF__ATTACH_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	bool json = false;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "F:d:", opts, NULL)) != -1) {
+		if (c == 'F' && parse_uint("--freq", optarg, 1, 4999, &ar.freq_hz) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'd' && parse_uint("--duration", optarg, 1, 86400 * 365, &ar.duration_sec) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'j')
+			json = true;
+		if (c == '?')
+			return KPROFCTL_EXIT_USAGE;
+	}
+	if ((r = one_pid("attach", argc, argv, &ar.pid)))
+		return r;
+	req.body_case = KPROF__REQUEST__BODY_ATTACH;
+	req.attach = &ar;
+	if ((r = call(&req, &rep)))
+		return r;
+	if (json) {
+		render_target_json(stdout, rep->attach->target);
+		fputc('\n', stdout);
+	} else {
+		printf("attached: ");
+		render_target_line(stdout, rep->attach->target);
+	}
+	kprof__reply__free_unpacked(rep, NULL);
+	return 0;
+}
+
+static int verb_detach(int argc, char **argv)
+{
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__DetachRequest dr = KPROF__DETACH_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	int r;
+
+	if (getopt_long(argc, argv, "", (struct option[]){ {} }, NULL) != -1)
+		return KPROFCTL_EXIT_USAGE;
+	if ((r = one_pid("detach", argc, argv, &dr.pid)))
+		return r;
+	req.body_case = KPROF__REQUEST__BODY_DETACH;
+	req.detach = &dr;
+	if ((r = call(&req, &rep)))
+		return r;
+	printf("detached %u (profile kept: kprofctl report %u)\n", dr.pid, dr.pid);
+	kprof__reply__free_unpacked(rep, NULL);
+	return 0;
+}
+
+/* Verbs without arguments besides --json. */
+static int simple_verb(const char *name, int argc, char **argv, Kprof__Request *req, bool *json)
+{
+	static const struct option opts[] = { { "json", no_argument, NULL, 'j' }, {} };
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 'j')
+			*json = true;
+		else
+			return KPROFCTL_EXIT_USAGE;
+	}
+	if (optind != argc)
+		return usage_error(name, "too many arguments");
+	(void)req;
+	return 0;
+}
+
+static int verb_list(int argc, char **argv)
+{
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__ListRequest lr = KPROF__LIST_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	bool json = false;
+	int r;
+
+	if ((r = simple_verb("list", argc, argv, &req, &json)))
+		return r;
+	req.body_case = KPROF__REQUEST__BODY_LIST;
+	req.list = &lr;
+	if ((r = call(&req, &rep)))
+		return r;
+	render_list(stdout, rep->list, json);
+	kprof__reply__free_unpacked(rep, NULL);
+	return 0;
+}
+
+static int verb_status(int argc, char **argv)
+{
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__StatusRequest sr = KPROF__STATUS_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	bool json = false;
+	int r;
+
+	if ((r = simple_verb("status", argc, argv, &req, &json)))
+		return r;
+	req.body_case = KPROF__REQUEST__BODY_STATUS;
+	req.status = &sr;
+	if ((r = call(&req, &rep)))
+		return r;
+	render_status(stdout, rep->status, json);
+	kprof__reply__free_unpacked(rep, NULL);
+	return 0;
+}
+
+static int verb_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "top", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{},
+	};
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__ReportRequest rr = KPROF__REPORT_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	bool json = false;
+	int c, r;
+
+	rr.top = 20;
+	while ((c = getopt_long(argc, argv, "n:", opts, NULL)) != -1) {
+		if (c == 'n' && parse_uint("--top", optarg, 0, 100000000, &rr.top) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'j')
+			json = true;
+		if (c == '?')
+			return KPROFCTL_EXIT_USAGE;
+	}
+	if ((r = one_pid("report", argc, argv, &rr.pid)))
+		return r;
+	req.body_case = KPROF__REQUEST__BODY_REPORT;
+	req.report = &rr;
+	if ((r = call(&req, &rep)))
+		return r;
+	render_report(stdout, rep->report, json);
+	kprof__reply__free_unpacked(rep, NULL);
+	return 0;
+}
+
+static int verb_folded(int argc, char **argv)
+{
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__FoldedRequest fr = KPROF__FOLDED_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	int r;
+
+	if (getopt_long(argc, argv, "", (struct option[]){ {} }, NULL) != -1)
+		return KPROFCTL_EXIT_USAGE;
+	if ((r = one_pid("folded", argc, argv, &fr.pid)))
+		return r;
+	req.body_case = KPROF__REQUEST__BODY_FOLDED;
+	req.folded = &fr;
+	if ((r = call(&req, &rep)))
+		return r;
+	fputs(rep->folded->folded, stdout);
+	kprof__reply__free_unpacked(rep, NULL);
+	return 0;
+}
+
+static const struct verb verbs[] = {
+	{ "attach", verb_attach, "PID [--freq HZ] [--duration SEC] [--json]",
+	  "start sampling PID (default 99 Hz, 1-4999; until detached, exit or SEC seconds)" },
+	{ "detach", verb_detach, "PID", "stop sampling PID; its profile is kept" },
+	{ "list", verb_list, "[--json]", "attached processes and kept profiles" },
+	{ "status", verb_status, "[--json]",
+	  "daemon version, targets, samples/s, ring-buffer drops, own CPU" },
+	{ "report", verb_report, "PID [--top N] [--json]",
+	  "flat profile: self and total samples per function (default top 20, 0 = all)" },
+	{ "folded", verb_folded, "PID", "folded stacks (root;...;leaf count) for flame graphs" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: kprofctl [--socket PATH] VERB [ARGS]\n"
+		   "Control kprofd, the kprof profiling daemon.\n\nVerbs:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
+		fprintf(f, "  %-7s %s\n          %s\n", verbs[i].name, verbs[i].args, verbs[i].help);
+	fprintf(f, "\nOptions:\n"
+		   "  -s, --socket PATH  kprofd's socket (default $KPROF_SOCKET or %s)\n"
+		   "  -h, --help         this help\n"
+		   "  -V, --version      print the version\n\n"
+		   "Exit status: 0 ok, 1 kprofd refused or failed the request, 2 bad usage,\n"
+		   "3 kprofd not reachable.\n",
+		DEFAULT_SOCKET);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{},
+	};
+	int c;
+
+	if (getenv("KPROF_SOCKET") && *getenv("KPROF_SOCKET"))
+		socket_path = getenv("KPROF_SOCKET");
+	/* '+': stop at the verb, whose options are its own. */
+	while ((c = getopt_long(argc, argv, "+s:hV", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			socket_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("kprofctl %s\n", KPROF_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return KPROFCTL_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return KPROFCTL_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++) {
+		if (!strcmp(argv[optind], verbs[i].name)) {
+			argc -= optind;
+			argv += optind;
+			optind = 0; /* 0: glibc re-initializes getopt (permuting again) */
+			return verbs[i].run(argc, argv);
+		}
+	}
+	fprintf(stderr, "kprofctl: unknown verb '%s' (see kprofctl --help)\n", argv[optind]);
+	return KPROFCTL_EXIT_USAGE;
+}

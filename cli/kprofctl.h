@@ -1,0 +1,30 @@
+/* kprofctl.h: the CLI's pieces: client.c talks to kprofd, render.c turns replies into text or
+ * JSON (no I/O besides the FILE it is given, so it is unit-tested on canned replies). */
+#ifndef KPROF_KPROFCTL_H
+#define KPROF_KPROFCTL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "proto/kprof.pb-c.h"
+
+#define KPROFCTL_EXIT_ERROR 1	   /* kprofd refused or failed the request */
+#define KPROFCTL_EXIT_USAGE 2	   /* bad command line */
+#define KPROFCTL_EXIT_NO_DAEMON 3 /* kprofd is not running or not reachable */
+
+/* Connect to path. -errno. */
+int client_connect(const char *path);
+/* Send req, wait for one reply (*ret, free with kprof__reply__free_unpacked). -errno; -EBADMSG
+ * for a reply that is not a kprof.Reply; -EMSGSIZE above FRAME_MAX_REPLY. */
+int client_call(int fd, const Kprof__Request *req, Kprof__Reply **ret);
+
+void render_json_string(FILE *f, const char *s);
+const char *render_state(Kprof__TargetState s);
+const char *render_kind(Kprof__FrameKind k);
+void render_target_line(FILE *f, const Kprof__Target *t);
+void render_list(FILE *f, const Kprof__ListReply *r, bool json);
+void render_status(FILE *f, const Kprof__StatusReply *r, bool json);
+void render_report(FILE *f, const Kprof__ReportReply *r, bool json);
+void render_target_json(FILE *f, const Kprof__Target *t);
+
+#endif

@@ -1,0 +1,216 @@
+/* render.c: kprofctl's output: aligned text for people, JSON for scripts.
+ *
+ * Every function takes a decoded reply and a FILE; nothing here talks to the daemon, so
+ * tests/unit/test_render.c checks the output on canned replies. JSON strings are escaped per
+ * RFC 8259 (control characters as \u00XX); percentages are of the profile's total samples.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "kprofctl.h"
+
+void render_json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+const char *render_state(Kprof__TargetState s)
+{
+	switch (s) {
+	case KPROF__TARGET_STATE__TARGET_STATE_ATTACHED:
+		return "attached";
+	case KPROF__TARGET_STATE__TARGET_STATE_EXITED:
+		return "exited";
+	case KPROF__TARGET_STATE__TARGET_STATE_DETACHED:
+		return "detached";
+	default:
+		return "unknown";
+	}
+}
+
+const char *render_kind(Kprof__FrameKind k)
+{
+	switch (k) {
+	case KPROF__FRAME_KIND__FRAME_KIND_NATIVE:
+		return "native";
+	case KPROF__FRAME_KIND__FRAME_KIND_JIT:
+		return "jit";
+	case KPROF__FRAME_KIND__FRAME_KIND_KERNEL:
+		return "kernel";
+	default:
+		return "unknown";
+	}
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+void render_target_line(FILE *f, const Kprof__Target *t)
+{
+	fprintf(f, "pid %u (%s) uid %u: %s, %u Hz, %" PRIu64 " samples, %" PRIu64
+		   " JIT symbols", t->pid, t->comm, t->uid, render_state(t->state), t->freq_hz,
+		t->samples, t->jit_symbols);
+	if (t->state == KPROF__TARGET_STATE__TARGET_STATE_EXITED)
+		fprintf(f, t->exit_code < 0 ? ", killed by signal %d" : ", exit status %d",
+			t->exit_code < 0 ? -t->exit_code : t->exit_code);
+	if (t->perfmap_bad_lines)
+		fprintf(f, ", %" PRIu64 " bad perf-map lines", t->perfmap_bad_lines);
+	if (t->lost_stacks)
+		fprintf(f, ", %" PRIu64 " samples lost (stack table full)", t->lost_stacks);
+	fputc('\n', f);
+}
+
+void render_target_json(FILE *f, const Kprof__Target *t)
+{
+	fprintf(f, "{\"pid\":%u,\"uid\":%u,\"comm\":", t->pid, t->uid);
+	render_json_string(f, t->comm);
+	fprintf(f, ",\"state\":\"%s\",\"freq_hz\":%u,\"samples\":%" PRIu64
+		   ",\"attached_at_ns\":%" PRIu64 ",\"ended_at_ns\":%" PRIu64
+		   ",\"duration_sec\":%u,\"exit_code\":%d,\"jit_symbols\":%" PRIu64
+		   ",\"perfmap_bad_lines\":%" PRIu64 ",\"perfmap_path\":",
+		render_state(t->state), t->freq_hz, t->samples, t->attached_at_ns, t->ended_at_ns,
+		t->duration_sec, t->exit_code, t->jit_symbols, t->perfmap_bad_lines);
+	render_json_string(f, t->perfmap_path);
+	fprintf(f, ",\"stacks\":%" PRIu64 ",\"lost_stacks\":%" PRIu64 ",\"truncated_stacks\":%" PRIu64
+		   "}",
+		t->stacks, t->lost_stacks, t->truncated_stacks);
+}
+
+void render_list(FILE *f, const Kprof__ListReply *r, bool json)
+{
+	if (json) {
+		fputs("{\"targets\":[", f);
+		for (size_t i = 0; i < r->n_targets; i++) {
+			if (i)
+				fputc(',', f);
+			render_target_json(f, r->targets[i]);
+		}
+		fputs("]}\n", f);
+		return;
+	}
+	if (!r->n_targets) {
+		fputs("no targets\n", f);
+		return;
+	}
+	fprintf(f, "%-8s %-16s %-6s %-9s %6s %10s %8s\n", "PID", "COMM", "UID", "STATE", "HZ",
+		"SAMPLES", "JITSYMS");
+	for (size_t i = 0; i < r->n_targets; i++) {
+		const Kprof__Target *t = r->targets[i];
+
+		fprintf(f, "%-8u %-16s %-6u %-9s %6u %10" PRIu64 " %8" PRIu64 "\n", t->pid, t->comm,
+			t->uid, render_state(t->state), t->freq_hz, t->samples, t->jit_symbols);
+	}
+}
+
+void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
+{
+	double cpu_per_sample = r->samples ? (double)r->cpu_ns / (double)r->samples : 0;
+
+	if (json) {
+		fputs("{\"version\":", f);
+		render_json_string(f, r->version);
+		fprintf(f, ",\"pid\":%u,\"uptime_ns\":%" PRIu64 ",\"targets_attached\":%u"
+			   ",\"targets_kept\":%u,\"samples\":%" PRIu64 ",\"samples_per_sec\":%.1f"
+			   ",\"drops\":%" PRIu64 ",\"drops_per_cpu\":[",
+			r->pid, r->uptime_ns, r->targets_attached, r->targets_kept, r->samples,
+			r->samples_per_sec, r->drops);
+		for (size_t i = 0; i < r->n_drops_per_cpu; i++)
+			fprintf(f, "%s%" PRIu64, i ? "," : "", r->drops_per_cpu[i]);
+		fprintf(f, "],\"bad_records\":%" PRIu64 ",\"ringbuf_bytes\":%u,\"frequencies\":[",
+			r->bad_records, r->ringbuf_bytes);
+		for (size_t i = 0; i < r->n_frequencies; i++)
+			fprintf(f, "%s%u", i ? "," : "", r->frequencies[i]);
+		fprintf(f, "],\"cpu_ns\":%" PRIu64 ",\"cpu_ns_per_sample\":%.0f,\"clients\":%u}\n",
+			r->cpu_ns, cpu_per_sample, r->clients);
+		return;
+	}
+	fprintf(f, "kprofd %s (pid %u), up %.0f s\n", r->version, r->pid, r->uptime_ns / 1e9);
+	fprintf(f, "targets:     %u attached, %u kept\n", r->targets_attached, r->targets_kept);
+	fprintf(f, "samples:     %" PRIu64 " total, %.1f/s now\n", r->samples, r->samples_per_sec);
+	fprintf(f, "drops:       %" PRIu64 " (ring buffer full)", r->drops);
+	for (size_t i = 0; i < r->n_drops_per_cpu && r->drops; i++)
+		fprintf(f, "%s cpu%zu=%" PRIu64, i ? "," : ":", i, r->drops_per_cpu[i]);
+	fputc('\n', f);
+	if (r->bad_records)
+		fprintf(f, "bad records: %" PRIu64 "\n", r->bad_records);
+	fprintf(f, "sampling:    ");
+	if (!r->n_frequencies)
+		fprintf(f, "idle");
+	for (size_t i = 0; i < r->n_frequencies; i++)
+		fprintf(f, "%s%u Hz", i ? ", " : "", r->frequencies[i]);
+	fprintf(f, "\nring buffer: %u KiB\n", r->ringbuf_bytes / 1024);
+	fprintf(f, "daemon CPU:  %.3f s (%.1f us per sample)\n", r->cpu_ns / 1e9,
+		cpu_per_sample / 1e3);
+	fprintf(f, "clients:     %u\n", r->clients);
+}
+
+void render_report(FILE *f, const Kprof__ReportReply *r, bool json)
+{
+	uint64_t n = r->total_samples;
+
+	if (json) {
+		fputs("{\"target\":", f);
+		if (r->target)
+			render_target_json(f, r->target);
+		else
+			fputs("null", f);
+		fprintf(f, ",\"total_samples\":%" PRIu64 ",\"functions\":%u,\"entries\":[", n,
+			r->functions);
+		for (size_t i = 0; i < r->n_entries; i++) {
+			const Kprof__FlatEntry *e = r->entries[i];
+
+			fprintf(f, "%s{\"function\":", i ? "," : "");
+			render_json_string(f, e->function);
+			fputs(",\"module\":", f);
+			render_json_string(f, e->module);
+			fprintf(f, ",\"kind\":\"%s\",\"self\":%" PRIu64 ",\"self_pct\":%.2f,"
+				   "\"total\":%" PRIu64 ",\"total_pct\":%.2f,\"address\":%" PRIu64 "}",
+				render_kind(e->kind), e->self, pct(e->self, n), e->total,
+				pct(e->total, n), e->address);
+		}
+		fputs("]}\n", f);
+		return;
+	}
+	if (r->target)
+		render_target_line(f, r->target);
+	fprintf(f, "%" PRIu64 " samples, %u functions%s\n\n", n, r->functions,
+		r->n_entries < r->functions ? " (top shown)" : "");
+	fprintf(f, "%10s %7s %10s %7s  %-7s %-40s %s\n", "SELF", "SELF%", "TOTAL", "TOTAL%", "KIND",
+		"FUNCTION", "MODULE");
+	for (size_t i = 0; i < r->n_entries; i++) {
+		const Kprof__FlatEntry *e = r->entries[i];
+
+		fprintf(f, "%10" PRIu64 " %6.2f%% %10" PRIu64 " %6.2f%%  %-7s %-40s %s\n", e->self,
+			pct(e->self, n), e->total, pct(e->total, n), render_kind(e->kind), e->function,
+			e->module);
+	}
+}
