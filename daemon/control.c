@@ -163,8 +163,12 @@ static void do_attach(struct client *cl, const Kprof__AttachRequest *req)
 	}
 	err = target_proc_uid(req->pid, &owner);
 	if (err < 0) {
-		reply_error(cl, err, err == -ESRCH ? "no such process: %u" : "cannot read process %u",
-			    req->pid);
+		if (err == -ESRCH)
+			reply_error(cl, err, "no such process: %u", req->pid);
+		else if (err == -EINVAL)
+			reply_error(cl, err, "%u is a thread id, not a process id", req->pid);
+		else
+			reply_error(cl, err, "cannot read process %u: %s", req->pid, strerror(-err));
 		return;
 	}
 	if (!allowed(cl, owner)) {

@@ -36,9 +36,9 @@ struct loader {
 	struct freq_set sets[KPROF_MAX_FREQ_SETS];
 };
 
-static unsigned pow2_at_least(unsigned long v)
+static unsigned pow2_at_least(unsigned long v, unsigned min)
 {
-	unsigned n = 1u << 20;
+	unsigned n = min;
 
 	while (n < v && n < (1u << 30))
 		n <<= 1;
@@ -57,9 +57,12 @@ int loader_new(unsigned ringbuf_bytes, struct loader **ret)
 		err = l->ncpus ? l->ncpus : -ENODEV;
 		goto fail;
 	}
-	/* About one second of the worst rate at an average record of 512 bytes, at least 1 MiB. */
-	l->rb_bytes = pow2_at_least(ringbuf_bytes ? ringbuf_bytes
-						  : (unsigned long)KPROF_MAX_FREQ * l->ncpus * 512);
+	/* By default about one second of the worst rate at an average record of 512 bytes, at
+	 * least 1 MiB; an explicit size is only rounded up to a power of two (and a page). */
+	if (ringbuf_bytes)
+		l->rb_bytes = pow2_at_least(ringbuf_bytes, getpagesize());
+	else
+		l->rb_bytes = pow2_at_least((unsigned long)KPROF_MAX_FREQ * l->ncpus * 512, 1u << 20);
 	l->skel = sampler_bpf__open();
 	if (!l->skel) {
 		err = -errno;

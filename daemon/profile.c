@@ -361,6 +361,12 @@ static void sb_put_name(struct strbuf *b, const char *name)
 	}
 }
 
+/* An unresolved frame is shown as its module, "[libc.so.6]", as flame graph tools expect. */
+static const char *folded_name(const struct profile_func *f)
+{
+	return f->kind == PROFILE_KIND_UNKNOWN && !strcmp(f->name, "[unknown]") ? f->module : f->name;
+}
+
 static int folded_one(const uint32_t *ids, size_t n, uint64_t count, void *userdata)
 {
 	struct { struct strbuf b; const struct profile *p; } *ctx = userdata;
@@ -370,14 +376,22 @@ static int folded_one(const uint32_t *ids, size_t n, uint64_t count, void *userd
 	if (n == 0)
 		return 0;
 	for (size_t i = 0; i < n; i++)
-		need += strlen(ctx->p->funcs[ids[i]].f.name) + 1;
+		need += strlen(folded_name(&ctx->p->funcs[ids[i]].f)) + 3;
 	err = sb_reserve(&ctx->b, need);
 	if (err < 0)
 		return err;
 	for (size_t i = 0; i < n; i++) {
+		const struct profile_func *f = &ctx->p->funcs[ids[i]].f;
+		const char *name = folded_name(f);
+		bool bracket = name == f->module && name[0] != '[';
+
 		if (i)
 			ctx->b.s[ctx->b.len++] = ';';
-		sb_put_name(&ctx->b, ctx->p->funcs[ids[i]].f.name);
+		if (bracket)
+			ctx->b.s[ctx->b.len++] = '[';
+		sb_put_name(&ctx->b, name);
+		if (bracket)
+			ctx->b.s[ctx->b.len++] = ']';
 	}
 	ctx->b.len += snprintf(ctx->b.s + ctx->b.len, 24, " %llu\n", (unsigned long long)count);
 	return 0;

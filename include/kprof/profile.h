@@ -69,7 +69,8 @@ int profile_foreach_stack(const struct profile *p, profile_stack_fn fn, void *us
 int profile_sorted(const struct profile *p, uint32_t **ret, size_t *ret_n);
 
 /* Folded stacks "root;...;leaf count\n", one line per stack; ';' and control characters in
- * names are replaced so lines stay parseable. *ret is malloc'd and NUL-terminated. */
+ * names are replaced so lines stay parseable, and an unresolved frame is named after its module
+ * ("[libc.so.6]"). *ret is malloc'd and NUL-terminated. */
 int profile_folded(const struct profile *p, char **ret, size_t *ret_len);
 
 /* Address cache: 1 and *id if addr is cached, 0 if not. */

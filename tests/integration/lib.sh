@@ -1,0 +1,98 @@
+# tests/integration/lib.sh: helpers shared by the integration tests (sourced, not run).
+#
+# Each test runs a real kprofd on a private socket in a fresh directory, real target processes
+# and real kprofctl calls. Conditions are polled (wait_for), never slept on blindly. Results are
+# "PASS: name" / "FAIL: name: why" lines, counted by tests/run.sh. Everything started is
+# killed on exit.
+set -u
+BUILD=${BUILD:-build}
+KPROFD=$BUILD/kprofd
+KPROFCTL=$BUILD/kprofctl
+MINIJIT=$BUILD/minijit
+TDIR=$(mktemp -d /tmp/kprof-it.XXXXXX)
+chmod 755 "$TDIR"
+SOCK=$TDIR/kprofd.sock
+PIDS=()
+FAILS=0
+
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	[ -n "${DAEMON_PID:-}" ] && kill -TERM "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null
+	rm -rf "$TDIR"
+}
+trap cleanup EXIT
+
+pass() { echo "PASS: $1"; }
+fail() { echo "FAIL: $1: $2"; FAILS=$((FAILS + 1)); }
+skip() { echo "SKIP: $1: $2"; }
+# check NAME CMD...: PASS if CMD succeeds, FAIL with its output otherwise.
+check() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$(echo "$out" | tail -5 | tr '\n' ' ')"; fi
+}
+
+# wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds; 1 on timeout.
+wait_for() {
+	local deadline=$((SECONDS + $1))
+	shift
+	while ! "$@" >/dev/null 2>&1; do
+		[ "$SECONDS" -ge "$deadline" ] && return 1
+		sleep 0.1
+	done
+}
+
+ctl() { "$KPROFCTL" --socket "$SOCK" "$@"; }
+
+start_daemon() {
+	"$KPROFD" --socket "$SOCK" "$@" >"$TDIR/kprofd.log" 2>&1 &
+	DAEMON_PID=$!
+	if ! wait_for 20 ctl status; then
+		echo "kprofd did not come up:"; cat "$TDIR/kprofd.log"
+		return 1
+	fi
+}
+
+stop_daemon() {
+	kill -TERM "$DAEMON_PID" 2>/dev/null
+	wait "$DAEMON_PID" 2>/dev/null
+	local rc=$?
+	DAEMON_PID=
+	return $rc
+}
+
+# start_minijit ARGS...: run minijit in the background, wait until it reports ready; sets MJ_PID.
+start_minijit() {
+	local out=$TDIR/minijit.$RANDOM
+	"$MINIJIT" "$@" >"$out.out" 2>"$out.err" &
+	MJ_PID=$!
+	MJ_OUT=$out.out
+	PIDS+=("$MJ_PID")
+	wait_for 10 grep -q ready "$out.err"
+}
+
+# samples PID: the target's sample count from `kprofctl list --json`.
+samples() {
+	ctl list --json | python3 -c "import json,sys
+for t in json.load(sys.stdin)['targets']:
+    if t['pid'] == $1: print(t['samples'])"
+}
+
+# at_least_samples PID N
+at_least_samples() {
+	local n
+	n=$(samples "$1")
+	[ -n "$n" ] && [ "$n" -ge "$2" ]
+}
+
+# target_state PID: attached / exited / detached
+target_state() {
+	ctl list --json | python3 -c "import json,sys
+for t in json.load(sys.stdin)['targets']:
+    if t['pid'] == $1: print(t['state'])"
+}
+
+finish() {
+	[ "$FAILS" -eq 0 ]
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Clear errors and exit codes: no daemon, no such process, not attached, bad usage.
+. "$(dirname "$0")/lib.sh"
+
+# No daemon on the socket: exit 3 and a hint.
+out=$(ctl status 2>&1); rc=$?
+if [ $rc -eq 3 ] && grep -q "is kprofd running" <<<"$out"; then pass "no daemon: exit 3 with a hint"
+else fail "no daemon" "rc=$rc out=$out"; fi
+
+start_daemon || { fail "daemon starts" "see log"; exit 1; }
+pass "daemon starts"
+
+# A second daemon on the same socket refuses to start and leaves the first one alone.
+"$KPROFD" --socket "$SOCK" >"$TDIR/second.log" 2>&1; rc=$?
+if [ $rc -ne 0 ] && grep -q "already listening" "$TDIR/second.log" && ctl status >/dev/null; then
+	pass "second daemon on the same socket refused"
+else fail "second daemon" "rc=$rc $(cat "$TDIR/second.log")"; fi
+
+# A PID that does not exist (pid_max is at most 4194304).
+out=$(ctl attach 4194304 2>&1); rc=$?
+if [ $rc -eq 1 ] && grep -q "no such process" <<<"$out"; then pass "attach dead pid: no such process"
+else fail "attach dead pid" "rc=$rc out=$out"; fi
+
+out=$(ctl report 4194300 2>&1); rc=$?
+if [ $rc -eq 1 ] && grep -q "not attached" <<<"$out"; then pass "report of a pid never attached"
+else fail "report not attached" "rc=$rc out=$out"; fi
+
+out=$(ctl detach 4194300 2>&1); rc=$?
+if [ $rc -eq 1 ] && grep -q "not attached" <<<"$out"; then pass "detach of a pid never attached"
+else fail "detach not attached" "rc=$rc out=$out"; fi
+
+# Bad usage: exit 2 without talking to the daemon.
+for args in "attach" "attach abc" "attach 1 --freq 0" "attach 1 --freq 5000" "report 1 2" \
+	"frobnicate" "report 1 --top -3"; do
+	# shellcheck disable=SC2086
+	ctl $args >/dev/null 2>&1; rc=$?
+	if [ $rc -eq 2 ]; then pass "usage error: kprofctl $args"
+	else fail "usage error: kprofctl $args" "rc=$rc"; fi
+done
+
+# Attaching twice, detaching, then the kept profile is still there.
+sleep 300 & SP=$!; PIDS+=("$SP")
+check "attach a sleeping process" ctl attach "$SP"
+out=$(ctl attach "$SP" 2>&1); rc=$?
+if [ $rc -eq 1 ] && grep -q "already attached" <<<"$out"; then pass "second attach refused"
+else fail "second attach" "rc=$rc out=$out"; fi
+check "detach" ctl detach "$SP"
+if [ "$(target_state "$SP")" = detached ]; then pass "detached profile kept"
+else fail "detached profile kept" "$(ctl list)"; fi
+out=$(ctl detach "$SP" 2>&1); rc=$?
+if [ $rc -eq 1 ] && grep -q "not attached" <<<"$out"; then pass "detach twice refused"
+else fail "detach twice" "rc=$rc out=$out"; fi
+# A thread id is not a process.
+python3 -c 'import threading,time
+t=threading.Thread(target=time.sleep,args=(60,)); t.start(); print(threading.get_native_id(), flush=True)
+import os; time.sleep(60)' >"$TDIR/py.out" & PY=$!; PIDS+=("$PY")
+wait_for 5 test -s "$TDIR/py.out"
+TID=$(ls /proc/$PY/task | grep -v "^$PY$" | head -1)
+out=$(ctl attach "$TID" 2>&1); rc=$?
+if [ $rc -eq 1 ] && grep -q "thread" <<<"$out"; then pass "attach to a thread id refused"
+else fail "attach thread id" "rc=$rc out=$out"; fi
+
+if stop_daemon; then pass "daemon stops cleanly on SIGTERM"
+else fail "daemon stops cleanly on SIGTERM" "exit status $?: $(tail -3 "$TDIR/kprofd.log")"; fi
+if [ ! -e "$SOCK" ]; then pass "socket removed at exit"; else fail "socket removed" "$SOCK still there"; fi
+finish

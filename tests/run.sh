@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# tests/run.sh: run every unit test program and every integration test, then print one closing
+# line "N passed, N failed" for the whole suite. Unit tests are cmocka programs (their own
+# summary lines are shown as they are); integration tests are tests/integration/test_*.sh,
+# each printing "PASS: name" / "FAIL: name: why" / "SKIP: name: why" lines.
+set -u
+BUILD=${BUILD:-build}
+cd "$(dirname "$0")/.."
+passed=0 failed=0 skipped=0
+log=$(mktemp -d /tmp/kprof-tests.XXXXXX)
+
+echo "== unit tests"
+for t in "$BUILD"/tests/test_*; do
+	[ -x "$t" ] || continue
+	name=$(basename "$t")
+	"$t" >"$log/$name.out" 2>&1
+	rc=$?
+	grep -E '^\[ *(PASSED|FAILED|==========) *\]|^\[  ERROR   \]|^\[  FAILED  \]' "$log/$name.out" | sed "s/^/$name: /"
+	p=$(sed -nE 's/^\[  PASSED  \] ([0-9]+) test.*/\1/p' "$log/$name.out" | tail -1)
+	f=$(sed -nE 's/^\[  FAILED  \] ([0-9]+) test.*/\1/p' "$log/$name.out" | tail -1)
+	passed=$((passed + ${p:-0}))
+	failed=$((failed + ${f:-0}))
+	if [ "$rc" -ne 0 ] && [ -z "$f" ]; then
+		echo "$name: exited with status $rc"; tail -20 "$log/$name.out"
+		failed=$((failed + 1))
+	elif [ -n "$f" ]; then
+		grep -E 'FAILED|ERROR|error|Failure' "$log/$name.out" | head -20
+	fi
+done
+
+echo "== integration tests"
+if [ "$(id -u)" -ne 0 ]; then
+	echo "SKIP: integration: needs root (BPF, perf events, other processes' /proc)"
+	skipped=$((skipped + 1))
+else
+	for t in tests/integration/test_*.sh; do
+		name=$(basename "$t" .sh)
+		echo "-- $name"
+		BUILD=$BUILD timeout 300 bash "$t" >"$log/$name.out" 2>&1
+		rc=$?
+		grep -E '^(PASS|FAIL|SKIP):' "$log/$name.out"
+		p=$(grep -c '^PASS:' "$log/$name.out")
+		f=$(grep -c '^FAIL:' "$log/$name.out")
+		s=$(grep -c '^SKIP:' "$log/$name.out")
+		passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
+		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+			echo "FAIL: $name: script exited with status $rc"
+			failed=$((failed + 1))
+		fi
+		if [ "$rc" -ne 0 ] || [ "$f" -ne 0 ]; then
+			echo "   (log: $log/$name.out)"; tail -30 "$log/$name.out" | sed 's/^/   | /'
+		fi
+	done
+fi
+
+echo
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
