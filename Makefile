@@ -14,7 +14,7 @@ PROTOC_C ?= protoc-c
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.1.0)
 
 # Packages the build, the tests and the demo need (Debian 12).
-DEPS := clang llvm make pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libsystemd-dev \
+DEPS := clang llvm make g++ pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libsystemd-dev \
 	protobuf-c-compiler libprotobuf-c-dev libcmocka-dev libcapstone-dev libncurses-dev \
 	binutils-dev nodejs procps util-linux tmux python3
 
@@ -24,7 +24,7 @@ CFLAGS += -std=gnu11 $(WFLAGS) -fno-omit-frame-pointer -D_GNU_SOURCE \
 	-DKPROF_VERSION='"$(VERSION)"' -Iinclude -I$(BUILD)
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 
-DAEMON_LIBS := -lbpf -lelf -lz -lsystemd -lprotobuf-c -lm
+DAEMON_LIBS := -lbpf -lelf -lz -lsystemd -lprotobuf-c -lstdc++ -lm
 CLI_LIBS := -lprotobuf-c -lm
 
 PROTO_C := $(BUILD)/proto/kprof.pb-c.c
@@ -100,7 +100,7 @@ $(BUILD)/tests/test_procmaps: daemon/procmaps.c
 $(BUILD)/tests/test_frame: proto/frame.c $(PROTO_C)
 $(BUILD)/tests/test_render: cli/render.c $(PROTO_C)
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(HDRS) $(PROTO_H) | $(BUILD)/tests
-	$(CC) $(CFLAGS) $(SAN) -o $@ $< $(filter %.c,$^) -lcmocka -lprotobuf-c -lm
+	$(CC) $(CFLAGS) $(SAN) -o $@ $(filter %.c,$^) -lcmocka -lprotobuf-c -lm
 
 unit: $(UNIT_BINS)
 integration: all

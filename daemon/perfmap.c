@@ -17,8 +17,9 @@
  * valid until reset or free, across later feeds. Names go to a chunked arena, NUL-terminated.
  *
  * Index. "The later line wins" is resolved once, into sorted disjoint segments [start, end), each
- * owned by the newest entry covering it; a lookup is one binary search over the segment starts
- * and returns the owning entry itself (its original start and size, not the piece's). The index
+ * owned by the newest entry covering it; a lookup is a binary search over the segment starts (two
+ * levels, see struct segs) and returns the owning entry itself (its original start and size, not
+ * the piece's). The index
  * is brought up to date lazily, and incrementally: the k entries fed since the last build are
  * sorted by start and swept with a max-heap on sequence number (lazy deletion of ended entries)
  * into their own disjoint segments, O(k log k); these are newer than anything already indexed, so
@@ -44,6 +45,7 @@
 #define DEFAULT_MAX_BYTES (UINT64_C(512) << 20)
 #define MAX_ENTRIES (UINT32_MAX - 1) /* sequence numbers are 32-bit */
 
+#define TOP_STRIDE 16
 #define ENT_BASE 64 /* block k holds ENT_BASE << k entries */
 #define ENT_BLOCKS 40
 #define CHUNK_MIN 4096
@@ -55,12 +57,20 @@ struct name_chunk {
 	char data[];
 };
 
-/* Disjoint segments sorted by start, structure of arrays for a cache-friendly search. */
+/* Disjoint segments sorted by start. The starts are searched in two steps, first top[] (every
+ * TOP_STRIDE-th start: small enough to stay in cache) then one block of TOP_STRIDE starts (two
+ * cache lines); end and owner are read together once the segment is found. */
+struct seg_tail {
+	uint64_t end;
+	uint32_t idx; /* sequence number of the owning entry */
+};
+
 struct segs {
 	uint64_t *start;
-	uint64_t *end;
-	uint32_t *idx; /* sequence number of the owning entry */
+	struct seg_tail *tail;
 	size_t n, cap;
+	uint64_t *top;
+	size_t ntop;
 };
 
 struct perfmap {
@@ -74,30 +84,29 @@ struct perfmap {
 
 	char *line; /* pending partial line */
 	size_t line_len, line_cap;
-	bool skipping;     /* the current line is too long: count bytes until '\n' */
+	bool skipping;	   /* the current line is too long: count bytes until '\n' */
 	uint64_t skip_len; /* bytes of that line so far */
 
 	struct segs index;
 	size_t indexed; /* entries [0, indexed) are in the index */
 };
 
-static const signed char hexval[256] = {
-	['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,
-	['6'] = 7,  ['7'] = 8,  ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12,
-	['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12,
-	['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
-}; /* digit value + 1, 0 for a non-digit */
-
 static size_t block_size(unsigned k)
 {
 	return (size_t)ENT_BASE << k;
 }
 
+/* Entry i is in block k = floor(log2(i / ENT_BASE + 1)), starting at ENT_BASE * (2^k - 1). */
+static unsigned block_of(size_t i)
+{
+	unsigned long long q = i / ENT_BASE + 1;
+
+	return (unsigned)(sizeof(q) * CHAR_BIT - 1) - (unsigned)__builtin_clzll(q);
+}
+
 static struct perfmap_sym *ent_at(const struct perfmap *pm, size_t i)
 {
-	size_t q = i / ENT_BASE + 1;
-	unsigned k = (unsigned)(sizeof(unsigned long long) * CHAR_BIT - 1) -
-		     (unsigned)__builtin_clzll(q);
+	unsigned k = block_of(i);
 
 	return &pm->blocks[k][i - ENT_BASE * (((size_t)1 << k) - 1)];
 }
@@ -105,8 +114,8 @@ static struct perfmap_sym *ent_at(const struct perfmap *pm, size_t i)
 static void segs_free(struct segs *s)
 {
 	free(s->start);
-	free(s->end);
-	free(s->idx);
+	free(s->tail);
+	free(s->top);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -116,9 +125,8 @@ static int segs_alloc(struct segs *s, size_t cap)
 	if (cap == 0)
 		return 0;
 	s->start = malloc(cap * sizeof(*s->start));
-	s->end = malloc(cap * sizeof(*s->end));
-	s->idx = malloc(cap * sizeof(*s->idx));
-	if (!s->start || !s->end || !s->idx) {
+	s->tail = malloc(cap * sizeof(*s->tail));
+	if (!s->start || !s->tail) {
 		segs_free(s);
 		return -ENOMEM;
 	}
@@ -126,32 +134,56 @@ static int segs_alloc(struct segs *s, size_t cap)
 	return 0;
 }
 
-/* Give back the slack of an upper-bound allocation (failure to shrink is harmless). */
-static void segs_shrink(struct segs *s)
+/* Give back the slack of an upper-bound allocation and build top[]. */
+static int segs_finish(struct segs *s)
 {
+	size_t i;
 	void *p;
 
-	if (s->n == s->cap || s->n == 0)
-		return;
-	if ((p = realloc(s->start, s->n * sizeof(*s->start))))
-		s->start = p;
-	if ((p = realloc(s->end, s->n * sizeof(*s->end))))
-		s->end = p;
-	if ((p = realloc(s->idx, s->n * sizeof(*s->idx))))
-		s->idx = p;
-	s->cap = s->n;
+	if (s->n < s->cap && s->n) {
+		if ((p = realloc(s->start, s->n * sizeof(*s->start))))
+			s->start = p;
+		if ((p = realloc(s->tail, s->n * sizeof(*s->tail))))
+			s->tail = p;
+		s->cap = s->n; /* failing to shrink is harmless: cap is only an upper bound */
+	}
+	s->ntop = (s->n + TOP_STRIDE - 1) / TOP_STRIDE;
+	if (s->ntop) {
+		s->top = malloc(s->ntop * sizeof(*s->top));
+		if (!s->top)
+			return -ENOMEM;
+	}
+	for (i = 0; i < s->ntop; i++)
+		s->top[i] = s->start[i * TOP_STRIDE];
+	return 0;
 }
 
 static void segs_emit(struct segs *s, uint64_t start, uint64_t end, uint32_t idx)
 {
-	if (s->n && s->end[s->n - 1] == start && s->idx[s->n - 1] == idx) {
-		s->end[s->n - 1] = end;
+	struct seg_tail *last = s->n ? &s->tail[s->n - 1] : NULL;
+
+	if (last && last->end == start && last->idx == idx) {
+		last->end = end;
 		return;
 	}
 	s->start[s->n] = start;
-	s->end[s->n] = end;
-	s->idx[s->n] = idx;
+	s->tail[s->n].end = end;
+	s->tail[s->n].idx = idx;
 	s->n++;
+}
+
+/* Index of the last of the n values in v that is <= x; v[0] <= x. Branch-free. */
+static size_t last_le(const uint64_t *v, size_t n, uint64_t x)
+{
+	const uint64_t *base = v;
+	size_t half;
+
+	while (n > 1) {
+		half = n / 2;
+		base = base[half] <= x ? base + half : base;
+		n -= half;
+	}
+	return (size_t)(base - v);
 }
 
 int perfmap_new(const struct perfmap_limits *lim, struct perfmap **ret)
@@ -241,7 +273,6 @@ static int add_entry(struct perfmap *pm, uint64_t start, uint64_t size, const ch
 		     size_t len)
 {
 	struct perfmap_sym *e;
-	size_t q;
 	unsigned k;
 	char *copy;
 
@@ -249,8 +280,7 @@ static int add_entry(struct perfmap *pm, uint64_t start, uint64_t size, const ch
 		pm->st.dropped++;
 		return 0;
 	}
-	q = pm->n / ENT_BASE + 1;
-	k = (unsigned)(sizeof(unsigned long long) * CHAR_BIT - 1) - (unsigned)__builtin_clzll(q);
+	k = block_of(pm->n);
 	if (!pm->blocks[k]) {
 		pm->blocks[k] = malloc(block_size(k) * sizeof(struct perfmap_sym));
 		if (!pm->blocks[k])
@@ -282,6 +312,16 @@ static const char *skip_blanks(const char *p, const char *end)
 	return p;
 }
 
+static int hex_digit(unsigned char c)
+{
+	if ((unsigned)(c - '0') < 10)
+		return c - '0';
+	c |= 0x20; /* 'A'-'F' to 'a'-'f'; no other byte lands there */
+	if ((unsigned)(c - 'a') < 6)
+		return c - 'a' + 10;
+	return -1;
+}
+
 /* [0x|0X] 1-16 hex digits followed by a blank; returns the position after the digits. */
 static const char *parse_hex(const char *p, const char *end, uint64_t *out)
 {
@@ -290,10 +330,10 @@ static const char *parse_hex(const char *p, const char *end, uint64_t *out)
 
 	if (end - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		p += 2;
-	for (; p < end && (d = hexval[(unsigned char)*p]); p++) {
+	for (; p < end && (d = hex_digit((unsigned char)*p)) >= 0; p++) {
 		if (++digits > 16)
 			return NULL;
-		v = v << 4 | (uint64_t)(d - 1);
+		v = v << 4 | (uint64_t)d;
 	}
 	if (!digits || p == end || !is_blank(*p))
 		return NULL;
@@ -493,7 +533,7 @@ static void resolve(const struct span *sp, size_t k, uint32_t *heap, struct segs
 /* Lay the newer segments b over the older ones o, cutting what they cover. */
 static void merge(const struct segs *o, const struct segs *b, struct segs *out)
 {
-	uint64_t cut = 0, s;
+	uint64_t cut = 0, s, e;
 	size_t i, j = 0;
 
 	for (i = 0; i < b->n; i++) {
@@ -501,19 +541,20 @@ static void merge(const struct segs *o, const struct segs *b, struct segs *out)
 			s = o->start[j] > cut ? o->start[j] : cut;
 			if (s >= b->start[i])
 				break;
-			segs_emit(out, s, o->end[j] < b->start[i] ? o->end[j] : b->start[i],
-				  o->idx[j]);
-			if (o->end[j] > b->start[i])
+			e = o->tail[j].end;
+			segs_emit(out, s, e < b->start[i] ? e : b->start[i], o->tail[j].idx);
+			if (e > b->start[i])
 				break;
 			j++;
 		}
-		segs_emit(out, b->start[i], b->end[i], b->idx[i]);
-		cut = b->end[i];
-		while (j < o->n && o->end[j] <= cut)
+		segs_emit(out, b->start[i], b->tail[i].end, b->tail[i].idx);
+		cut = b->tail[i].end;
+		while (j < o->n && o->tail[j].end <= cut)
 			j++;
 	}
 	for (; j < o->n; j++)
-		segs_emit(out, o->start[j] > cut ? o->start[j] : cut, o->end[j], o->idx[j]);
+		segs_emit(out, o->start[j] > cut ? o->start[j] : cut, o->tail[j].end,
+			  o->tail[j].idx);
 }
 
 int perfmap_build_index(struct perfmap *pm)
@@ -556,7 +597,10 @@ int perfmap_build_index(struct perfmap *pm)
 		merge(&pm->index, &b, &out);
 		segs_free(&b);
 	}
-	segs_shrink(&out);
+	if (segs_finish(&out) < 0) {
+		segs_free(&out);
+		return -ENOMEM;
+	}
 	segs_free(&pm->index);
 	pm->index = out;
 	pm->indexed = pm->n;
@@ -565,24 +609,20 @@ int perfmap_build_index(struct perfmap *pm)
 
 const struct perfmap_sym *perfmap_lookup(struct perfmap *pm, uint64_t addr)
 {
-	const uint64_t *base;
-	size_t n, half, i;
+	const struct segs *x;
+	size_t b, n;
 
 	if (!pm || (pm->indexed != pm->n && perfmap_build_index(pm) < 0))
 		return NULL;
-	n = pm->index.n;
-	base = pm->index.start;
-	if (n == 0 || addr < base[0])
+	x = &pm->index;
+	if (x->n == 0 || addr < x->start[0])
 		return NULL;
-	while (n > 1) {
-		half = n / 2;
-		base = base[half] <= addr ? base + half : base;
-		n -= half;
-	}
-	i = (size_t)(base - pm->index.start);
-	if (addr >= pm->index.end[i])
+	b = last_le(x->top, x->ntop, addr) * TOP_STRIDE;
+	n = x->n - b < TOP_STRIDE ? x->n - b : TOP_STRIDE;
+	b += last_le(x->start + b, n, addr);
+	if (addr >= x->tail[b].end)
 		return NULL;
-	return ent_at(pm, pm->index.idx[i]);
+	return ent_at(pm, x->tail[b].idx);
 }
 
 void perfmap_get_stats(const struct perfmap *pm, struct perfmap_stats *st)
@@ -611,7 +651,8 @@ size_t perfmap_memory(const struct perfmap *pm)
 	if (!pm)
 		return 0;
 	sz = sizeof(*pm) + pm->line_cap + pm->chunk_bytes +
-	     pm->index.cap * (2 * sizeof(uint64_t) + sizeof(uint32_t));
+	     pm->index.cap * (sizeof(uint64_t) + sizeof(struct seg_tail)) +
+	     pm->index.ntop * sizeof(uint64_t);
 	for (k = 0; k < ENT_BLOCKS; k++) {
 		if (pm->blocks[k])
 			sz += block_size(k) * sizeof(struct perfmap_sym);

@@ -73,8 +73,11 @@ static int parse_line(const char *p, const char *end, struct procmaps_entry *e, 
 	    parse_hex(&p, end, &maj) || expect(&p, end, ':') || parse_hex(&p, end, &min) ||
 	    expect(&p, end, ' '))
 		return -EINVAL;
-	for (; p < end && *p >= '0' && *p <= '9' && digits < 20; p++, digits++)
+	for (; p < end && *p >= '0' && *p <= '9'; p++, digits++) {
+		if (inode > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+			return -EINVAL; /* does not fit: not a kernel-written line */
 		inode = inode * 10 + (*p - '0');
+	}
 	if (!digits || e->start >= e->end || maj > UINT32_MAX || min > UINT32_MAX)
 		return -EINVAL;
 	while (p < end && *p == ' ')

@@ -122,7 +122,7 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 	size_t n = *cap ? *cap : 64;
 	void *q;
 
-	if (need <= *cap)
+	if (need <= *cap && *arr) /* allocate even for 0: callers do pointer arithmetic on it */
 		return 0;
 	while (n < need)
 		n *= 2;
@@ -168,14 +168,15 @@ static uint64_t stack_hash_of(const struct profile *p, size_t i)
 int profile_intern(struct profile *p, const char *name, const char *module, uint64_t start,
 		   enum profile_kind kind)
 {
-	uint64_t h = mix64(hash_str(hash_str(0xcbf29ce484222325ULL ^ kind, name), module) ^ start);
 	_cleanup_free_ char *n = NULL, *m = NULL;
 	struct pfunc *f;
+	uint64_t h;
 	size_t j;
 	int err;
 
 	if (!name || !module)
 		return -EINVAL;
+	h = mix64(hash_str(hash_str(0xcbf29ce484222325ULL ^ kind, name), module) ^ start);
 	if (p->func_nslots) {
 		for (j = h & (p->func_nslots - 1); p->func_slots[j];
 		     j = (j + 1) & (p->func_nslots - 1)) {
@@ -246,7 +247,8 @@ static struct pstack *stack_find(struct profile *p, const uint32_t *ids, size_t 
 	for (j = h & (p->stack_nslots - 1); p->stack_slots[j]; j = (j + 1) & (p->stack_nslots - 1)) {
 		struct pstack *s = &p->stacks[p->stack_slots[j] - 1];
 
-		if (s->hash == h && s->len == n && !memcmp(p->ids + s->off, ids, n * sizeof(*ids)))
+		if (s->hash == h && s->len == n &&
+		    (n == 0 || !memcmp(p->ids + s->off, ids, n * sizeof(*ids))))
 			return s;
 	}
 	*slot = j;
@@ -271,7 +273,8 @@ static int stack_insert(struct profile *p, const uint32_t *ids, size_t n, uint64
 			return err;
 	}
 	stack_find(p, ids, n, h, &slot);
-	memcpy(p->ids + p->nids, ids, n * sizeof(*ids));
+	if (n) /* memcpy with a NULL pointer is undefined even for 0 bytes */
+		memcpy(p->ids + p->nids, ids, n * sizeof(*ids));
 	p->stacks[p->nstacks] = (struct pstack){ .hash = h, .off = p->nids, .len = n };
 	p->nids += n;
 	p->stack_slots[slot] = ++p->nstacks;

@@ -85,7 +85,11 @@ struct tsym {
 	char pm_path[256];
 	char pm_module[64];
 	bool pm_warned;
+	char *demangled; /* last demangled name, valid until the next resolve */
 };
+
+/* The C++ ABI's demangler (libstdc++): C++ symbols (node, the JVM, ...) are shown readable. */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 static struct elf_entry elf_none; /* marks "looked up, nothing usable" in map_elf */
 
@@ -565,6 +569,7 @@ void tsym_free(struct tsym *ts)
 		return;
 	maps_drop(ts);
 	perfmap_free(ts->pm);
+	free(ts->demangled);
 	free(ts);
 }
 
@@ -662,6 +667,18 @@ static bool elf_lookup(struct tsym *ts, const struct procmaps_entry *m, size_t i
 	r->name = s->name;
 	r->start = s->start;
 	r->kind = PROFILE_KIND_NATIVE;
+	if (s->name[0] == '_' && s->name[1] == 'Z') {
+		int status = 0;
+		char *d = __cxa_demangle(s->name, NULL, NULL, &status);
+
+		if (d && status == 0) {
+			free(ts->demangled);
+			ts->demangled = d;
+			r->name = d;
+		} else {
+			free(d);
+		}
+	}
 	return true;
 }
 

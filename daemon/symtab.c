@@ -48,8 +48,8 @@
 
 struct sym_ent {
 	struct symtab_sym sym; /* first member: symtab_lookup() returns &ent->sym */
-	uint32_t up;           /* previous entry with a greater end, or the root; + IMPLICIT_FLAG */
-	uint32_t jump;         /* skew-binary jump pointer along the up chain */
+	uint32_t up;	       /* previous entry with a greater end, or the root; + IMPLICIT_FLAG */
+	uint32_t jump;	       /* skew-binary jump pointer along the up chain */
 };
 
 struct name_chunk {

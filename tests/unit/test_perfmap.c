@@ -106,22 +106,22 @@ static void test_hex_forms(void **state)
 	expect_sym(pm, 0x3000, "e", 0x3000, 1);
 
 	/* malformed numbers */
-	assert_int_equal(feed_str(pm, "10g0 10 x\n"      /* not hex */
-				      "1000 1g x\n"      /* not hex */
-				      "0x 10 x\n"        /* prefix without digits */
-				      "1000 0x x\n"      /* prefix without digits */
+	assert_int_equal(feed_str(pm, "10g0 10 x\n"		 /* not hex */
+				      "1000 1g x\n"		 /* not hex */
+				      "0x 10 x\n"		 /* prefix without digits */
+				      "1000 0x x\n"		 /* prefix without digits */
 				      "00000000000001000 10 x\n" /* 17 digits */
 				      "1000 00000000000000010 x\n"
-				      "1000 0 x\n"       /* size 0 */
-				      "1000 000 x\n"     /* size 0 */
-				      "-1000 10 x\n"     /* sign */
+				      "1000 0 x\n"   /* size 0 */
+				      "1000 000 x\n" /* size 0 */
+				      "-1000 10 x\n" /* sign */
 				      "+1000 10 x\n"
 				      "1000,10 x\n"
 				      "1000\n"
-				      "1000 10\n"        /* no name */
-				      "1000 10 \n"       /* no name */
-				      "1000 10 \t \r\n"  /* no name */
-				      "\n"               /* empty */
+				      "1000 10\n"	/* no name */
+				      "1000 10 \n"	/* no name */
+				      "1000 10 \t \r\n" /* no name */
+				      "\n"		/* empty */
 				      "x 1000 10\n"
 				      "0x0x10 10 x\n"),
 			 0);
@@ -717,20 +717,20 @@ static void test_random(void **state)
 	random_round(1, 3000, 1 << 20, 1);
 	random_round(2, 3000, 1 << 16, 10); /* dense */
 	random_round(3, 2000, 4096, 25);    /* very dense */
-	random_round(4, 200, 256, 200);     /* one line per batch */
+	random_round(4, 200, 256, 200);	    /* one line per batch */
 	random_round(5, 5000, UINT64_C(1) << 36, 7);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plain),     cmocka_unit_test(test_hex_forms),
-		cmocka_unit_test(test_names),     cmocka_unit_test(test_overflow),
-		cmocka_unit_test(test_torn),      cmocka_unit_test(test_long_line),
-		cmocka_unit_test(test_garbage),   cmocka_unit_test(test_empty),
-		cmocka_unit_test(test_later_wins), cmocka_unit_test(test_reset),
-		cmocka_unit_test(test_caps),      cmocka_unit_test(test_misses),
-		cmocka_unit_test(test_random),
+	    cmocka_unit_test(test_plain),      cmocka_unit_test(test_hex_forms),
+	    cmocka_unit_test(test_names),      cmocka_unit_test(test_overflow),
+	    cmocka_unit_test(test_torn),       cmocka_unit_test(test_long_line),
+	    cmocka_unit_test(test_garbage),    cmocka_unit_test(test_empty),
+	    cmocka_unit_test(test_later_wins), cmocka_unit_test(test_reset),
+	    cmocka_unit_test(test_caps),       cmocka_unit_test(test_misses),
+	    cmocka_unit_test(test_random),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

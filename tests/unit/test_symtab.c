@@ -525,8 +525,8 @@ static void test_random(void **state)
 {
 	(void)state;
 	random_round(1, 2000, 1 << 20, 0);
-	random_round(2, 2000, 1 << 16, 0x100);     /* dense: lots of overlap */
-	random_round(3, 500, 4096, 0x10);          /* very dense */
+	random_round(2, 2000, 1 << 16, 0x100); /* dense: lots of overlap */
+	random_round(3, 500, 4096, 0x10);      /* very dense */
 	random_round(4, 3000, UINT64_C(1) << 40, 1 << 20);
 	random_round(5, 50, 1 << 10, 0);
 }
@@ -534,12 +534,12 @@ static void test_random(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_basics),        cmocka_unit_test(test_boundaries),
-		cmocka_unit_test(test_implicit_sizes), cmocka_unit_test(test_duplicates),
-		cmocka_unit_test(test_nested),        cmocka_unit_test(test_deep_nesting),
-		cmocka_unit_test(test_invalid),       cmocka_unit_test(test_cap),
-		cmocka_unit_test(test_empty),         cmocka_unit_test(test_unfinished),
-		cmocka_unit_test(test_random),
+	    cmocka_unit_test(test_basics),	   cmocka_unit_test(test_boundaries),
+	    cmocka_unit_test(test_implicit_sizes), cmocka_unit_test(test_duplicates),
+	    cmocka_unit_test(test_nested),	   cmocka_unit_test(test_deep_nesting),
+	    cmocka_unit_test(test_invalid),	   cmocka_unit_test(test_cap),
+	    cmocka_unit_test(test_empty),	   cmocka_unit_test(test_unfinished),
+	    cmocka_unit_test(test_random),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

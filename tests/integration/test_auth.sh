@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# SO_PEERCRED authorization: root may do anything; another uid may attach to, read and detach
+# only its own processes, and sees only those in `list`.
+. "$(dirname "$0")/lib.sh"
+start_daemon || { fail "daemon starts" "see log"; exit 1; }
+if ! command -v setpriv >/dev/null; then skip "auth" "setpriv (util-linux) missing"; exit 0; fi
+NOBODY=65534
+as_nobody() { setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups "$KPROFCTL" --socket "$SOCK" "$@"; }
+
+sleep 300 & ROOTP=$!; PIDS+=("$ROOTP")
+setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups sleep 300 & NOBP=$!; PIDS+=("$NOBP")
+wait_for 5 test "$(stat -c %u /proc/$NOBP)" = $NOBODY
+
+out=$(as_nobody attach "$ROOTP" 2>&1); rc=$?
+if [ $rc -eq 1 ] && grep -q "permission denied" <<<"$out"; then pass "other uid refused attaching to a root process"
+else fail "other uid attach root process" "rc=$rc out=$out"; fi
+if [ "$(target_state "$ROOTP")" = "" ]; then pass "refused attach left no target"
+else fail "refused attach left no target" "$(ctl list)"; fi
+
+check "other uid attaches its own process" as_nobody attach "$NOBP"
+check "root attaches a root process" ctl attach "$ROOTP"
+
+out=$(as_nobody report "$ROOTP" 2>&1); rc=$?
+if [ $rc -eq 1 ] && grep -q "permission denied" <<<"$out"; then pass "other uid cannot read root's profile"
+else fail "other uid report" "rc=$rc out=$out"; fi
+out=$(as_nobody detach "$ROOTP" 2>&1); rc=$?
+if [ $rc -eq 1 ] && grep -q "permission denied" <<<"$out"; then pass "other uid cannot detach root's target"
+else fail "other uid detach" "rc=$rc out=$out"; fi
+out=$(as_nobody list --json)
+if grep -q "\"pid\":$NOBP" <<<"$out" && ! grep -q "\"pid\":$ROOTP" <<<"$out"; then
+	pass "other uid lists only its own targets"
+else fail "other uid list" "$out"; fi
+check "other uid reads its own profile" as_nobody report "$NOBP"
+check "root reads any profile" ctl report "$NOBP"
+check "other uid detaches its own process" as_nobody detach "$NOBP"
+finish

@@ -1,0 +1,861 @@
+/* test_profile.c: unit tests for the profile module (links daemon/profile.c alone).
+ *
+ * Flat counts are checked against hand-computed values and, in the randomized test, against a
+ * naive recomputation over every stack added; folded output is compared byte for byte.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kprof/profile.h"
+
+static struct profile *new_profile(const struct profile_limits *lim)
+{
+	struct profile *p = NULL;
+
+	assert_int_equal(profile_new(lim, &p), 0);
+	assert_non_null(p);
+	return p;
+}
+
+static uint32_t intern(struct profile *p, const char *name, const char *module, uint64_t start,
+		       enum profile_kind kind)
+{
+	int id = profile_intern(p, name, module, start, kind);
+
+	if (id < 0)
+		fail_msg("intern %s in %s: %d", name, module, id);
+	return (uint32_t)id;
+}
+
+static uint32_t fn(struct profile *p, const char *name)
+{
+	return intern(p, name, "/usr/bin/app", 0x1000 + strlen(name), PROFILE_KIND_NATIVE);
+}
+
+static void expect_flat(const struct profile *p, uint32_t id, uint64_t self, uint64_t total)
+{
+	const struct profile_func *f = profile_func_get(p, id);
+
+	assert_non_null(f);
+	if (f->self != self || f->total != total)
+		fail_msg("%s: self %llu total %llu, expected self %llu total %llu", f->name,
+			 (unsigned long long)f->self, (unsigned long long)f->total,
+			 (unsigned long long)self, (unsigned long long)total);
+}
+
+static void expect_folded(const struct profile *p, const char *want)
+{
+	char *text = NULL;
+	size_t len = 12345;
+
+	assert_int_equal(profile_folded(p, &text, &len), 0);
+	assert_non_null(text);
+	assert_string_equal(text, want);
+	assert_int_equal(len, strlen(want));
+	assert_int_equal(strlen(text), len);
+	free(text);
+}
+
+static struct profile_stats stats(const struct profile *p)
+{
+	struct profile_stats st;
+
+	memset(&st, 0xa5, sizeof(st));
+	profile_get_stats(p, &st);
+	return st;
+}
+
+static void test_intern(void **state)
+{
+	struct profile *p = new_profile(NULL);
+	const struct profile_func *f;
+	uint32_t a, ids[8];
+
+	(void)state;
+	assert_int_equal(profile_nfuncs(p), 0);
+	assert_null(profile_func_get(p, 0));
+
+	a = intern(p, "main", "/usr/bin/app", 0x1100, PROFILE_KIND_NATIVE);
+	assert_int_equal(a, 0);
+	/* the same key gives the same id, however often */
+	assert_int_equal(intern(p, "main", "/usr/bin/app", 0x1100, PROFILE_KIND_NATIVE), a);
+	assert_int_equal(intern(p, "main", "/usr/bin/app", 0x1100, PROFILE_KIND_NATIVE), a);
+	assert_int_equal(profile_nfuncs(p), 1);
+
+	/* any part of the key differing gives a new id */
+	ids[0] = intern(p, "main", "/usr/lib/libapp.so", 0x1100, PROFILE_KIND_NATIVE);
+	ids[1] = intern(p, "main", "/usr/bin/app", 0x1200, PROFILE_KIND_NATIVE);
+	ids[2] = intern(p, "main", "/usr/bin/app", 0x1100, PROFILE_KIND_JIT);
+	ids[3] = intern(p, "main", "/usr/bin/app", 0x1100, PROFILE_KIND_KERNEL);
+	ids[4] = intern(p, "main", "/usr/bin/app", 0x1100, PROFILE_KIND_UNKNOWN);
+	ids[5] = intern(p, "main2", "/usr/bin/app", 0x1100, PROFILE_KIND_NATIVE);
+	ids[6] = intern(p, "", "", 0, PROFILE_KIND_UNKNOWN);
+	/* name and module are not confused by concatenation: "ab"+"c" vs "a"+"bc" */
+	ids[7] = intern(p, "ab", "c", 0, PROFILE_KIND_NATIVE);
+	assert_int_equal(intern(p, "a", "bc", 0, PROFILE_KIND_NATIVE), 9);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(ids[i], i + 1);
+	assert_int_equal(profile_nfuncs(p), 10);
+
+	/* ... and each is found again */
+	assert_int_equal(intern(p, "main", "/usr/bin/app", 0x1100, PROFILE_KIND_JIT), ids[2]);
+	assert_int_equal(intern(p, "main", "/usr/lib/libapp.so", 0x1100, PROFILE_KIND_NATIVE),
+			 ids[0]);
+	assert_int_equal(intern(p, "", "", 0, PROFILE_KIND_UNKNOWN), ids[6]);
+	assert_int_equal(profile_nfuncs(p), 10);
+
+	f = profile_func_get(p, ids[1]);
+	assert_non_null(f);
+	assert_string_equal(f->name, "main");
+	assert_string_equal(f->module, "/usr/bin/app");
+	assert_int_equal(f->start, 0x1200);
+	assert_int_equal(f->kind, PROFILE_KIND_NATIVE);
+	assert_int_equal(f->self, 0);
+	assert_int_equal(f->total, 0);
+	assert_int_equal(profile_func_get(p, ids[3])->kind, PROFILE_KIND_KERNEL);
+	assert_null(profile_func_get(p, 10));
+	assert_null(profile_func_get(p, UINT32_MAX));
+
+	/* the strings are copied */
+	{
+		char name[] = "volatile";
+		uint32_t v = intern(p, name, "/m", 1, PROFILE_KIND_JIT);
+
+		name[0] = 'X';
+		assert_string_equal(profile_func_get(p, v)->name, "volatile");
+		assert_int_equal(intern(p, "volatile", "/m", 1, PROFILE_KIND_JIT), v);
+	}
+
+	assert_int_equal(profile_nfuncs(p), 11);
+	profile_free(p);
+	profile_free(NULL);
+}
+
+/* Many functions: the function table is re-indexed several times and every id stays valid. */
+static void test_intern_many(void **state)
+{
+	struct profile *p = new_profile(NULL);
+	char name[32];
+
+	(void)state;
+	for (int i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		assert_int_equal(intern(p, name, "/m", (uint64_t)i * 16, PROFILE_KIND_JIT), i);
+	}
+	for (int i = 4999; i >= 0; i--) {
+		snprintf(name, sizeof(name), "f%d", i);
+		assert_int_equal(intern(p, name, "/m", (uint64_t)i * 16, PROFILE_KIND_JIT), i);
+		assert_string_equal(profile_func_get(p, i)->name, name);
+	}
+	assert_int_equal(profile_nfuncs(p), 5000);
+	assert_int_equal(stats(p).funcs, 5000);
+	profile_free(p);
+}
+
+struct collected {
+	int calls;
+	int stop_at; /* return -ECANCELED on this call (1-based), 0: never */
+	char text[1024];
+};
+
+static int collect_stack(const uint32_t *ids, size_t n, uint64_t count, void *userdata)
+{
+	struct collected *c = userdata;
+	size_t len = strlen(c->text);
+
+	c->calls++;
+	if (c->stop_at && c->calls == c->stop_at)
+		return -ECANCELED;
+	for (size_t i = 0; i < n; i++)
+		len += snprintf(c->text + len, sizeof(c->text) - len, "%s%u", i ? "," : "", ids[i]);
+	snprintf(c->text + len, sizeof(c->text) - len, "=%llu|", (unsigned long long)count);
+	return 0;
+}
+
+static void test_add_flat(void **state)
+{
+	struct profile *p = new_profile(NULL);
+	uint32_t m, a, b, c;
+	struct profile_stats st;
+	struct collected col = {0};
+
+	(void)state;
+	m = fn(p, "main");
+	a = fn(p, "a");
+	b = fn(p, "b");
+	c = fn(p, "c");
+	{
+		uint32_t s1[] = {m, a, b}, s2[] = {m, a}, s3[] = {m, c}, s4[] = {b};
+
+		assert_int_equal(profile_add(p, s1, 3, 3), 0);
+		assert_int_equal(profile_add(p, s2, 2, 2), 0);
+		assert_int_equal(profile_add(p, s3, 2, 1), 0);
+		assert_int_equal(profile_add(p, s1, 3, 4), 0); /* existing stack */
+		assert_int_equal(profile_add(p, s4, 1, 10), 0);
+	}
+	/* self: the leaf; total: every function on the stack */
+	expect_flat(p, m, 0, 10);
+	expect_flat(p, a, 2, 9);
+	expect_flat(p, b, 17, 17);
+	expect_flat(p, c, 1, 1);
+
+	st = stats(p);
+	assert_int_equal(st.samples, 20);
+	assert_int_equal(st.lost, 0);
+	assert_int_equal(st.funcs, 4);
+	assert_int_equal(st.stacks, 4);
+	assert_int_equal(st.stack_ids, 3 + 2 + 2 + 1);
+	assert_true(st.memory > sizeof(struct profile_func) * 4);
+
+	/* distinct stacks, in first-seen order, root first, with their summed counts */
+	assert_int_equal(profile_foreach_stack(p, collect_stack, &col), 0);
+	assert_int_equal(col.calls, 4);
+	assert_string_equal(col.text, "0,1,2=7|0,1=2|0,3=1|2=10|");
+
+	/* a negative return stops the walk and is passed on */
+	col = (struct collected){.stop_at = 2};
+	assert_int_equal(profile_foreach_stack(p, collect_stack, &col), -ECANCELED);
+	assert_int_equal(col.calls, 2);
+	assert_string_equal(col.text, "0,1,2=7|");
+
+	/* a stack and its reversal are different stacks */
+	{
+		uint32_t r[] = {b, a, m};
+
+		assert_int_equal(profile_add(p, r, 3, 1), 0);
+		assert_int_equal(stats(p).stacks, 5);
+		expect_flat(p, m, 1, 11);
+		expect_flat(p, b, 17, 18);
+	}
+	profile_free(p);
+}
+
+static void test_recursion(void **state)
+{
+	struct profile *p = new_profile(NULL);
+	uint32_t a, b, c;
+
+	(void)state;
+	a = fn(p, "a");
+	b = fn(p, "b");
+	c = fn(p, "c");
+	{
+		uint32_t abab[] = {a, b, a, b}, aaa[] = {a, a, a}, abac[] = {a, b, a, c};
+
+		assert_int_equal(profile_add(p, abab, 4, 5), 0);
+		expect_flat(p, a, 0, 5);
+		expect_flat(p, b, 5, 5);
+
+		assert_int_equal(profile_add(p, aaa, 3, 2), 0);
+		expect_flat(p, a, 2, 7);
+		expect_flat(p, b, 5, 5);
+
+		assert_int_equal(profile_add(p, abac, 4, 1), 0);
+		expect_flat(p, a, 2, 8);
+		expect_flat(p, b, 5, 6);
+		expect_flat(p, c, 1, 1);
+
+		/* again, so the per-stack marking is also right for a known stack */
+		assert_int_equal(profile_add(p, abab, 4, 1), 0);
+		expect_flat(p, a, 2, 9);
+		expect_flat(p, b, 6, 7);
+	}
+	assert_int_equal(stats(p).samples, 9);
+	profile_free(p);
+}
+
+static void expect_order(const struct profile *p, const char *const *want, size_t n)
+{
+	uint32_t *v = NULL;
+	size_t vn = 999;
+
+	assert_int_equal(profile_sorted(p, &v, &vn), 0);
+	assert_non_null(v);
+	assert_int_equal(vn, n);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(profile_func_get(p, v[i])->name, want[i]))
+			fail_msg("sorted[%zu] is %s, expected %s", i,
+				 profile_func_get(p, v[i])->name, want[i]);
+	free(v);
+}
+
+static void test_sorted(void **state)
+{
+	struct profile *p = new_profile(NULL);
+	uint32_t r, x, y, z, a, b;
+
+	(void)state;
+	expect_order(p, NULL, 0); /* empty profile: n 0, still a buffer to free */
+
+	/* interned in an order that differs from the expected one */
+	fn(p, "unused_b");
+	b = fn(p, "b");
+	z = fn(p, "z");
+	r = fn(p, "root");
+	a = fn(p, "a");
+	fn(p, "unused_a");
+	y = fn(p, "y");
+	x = fn(p, "x");
+	{
+		uint32_t rz[] = {r, z}, ryy[] = {r, y, x, y}, ra[] = {r, a}, rb[] = {r, b};
+		uint32_t rx[] = {r, x};
+
+		assert_int_equal(profile_add(p, rz, 2, 5), 0);	/* z: self 5, total 5 */
+		assert_int_equal(profile_add(p, ryy, 4, 5), 0); /* y: self 5, total 5 (+2 below) */
+		assert_int_equal(profile_add(p, rx, 2, 1), 0);
+		assert_int_equal(profile_add(p, ra, 2, 1), 0); /* a, b: self 1, total 1 */
+		assert_int_equal(profile_add(p, rb, 2, 1), 0);
+		{
+			uint32_t ry[] = {r, y, r};
+
+			assert_int_equal(profile_add(p, ry, 3, 2), 0); /* root self 2 */
+		}
+	}
+	expect_flat(p, y, 5, 7);
+	expect_flat(p, z, 5, 5);
+	expect_flat(p, x, 1, 6);
+	expect_flat(p, a, 1, 1);
+	expect_flat(p, r, 2, 15);
+	{
+		/* self desc; then total desc (y before z, x before a/b); then name (a before b);
+		 * functions never sampled last, by name */
+		const char *want[] = {"y", "z", "root", "x", "a", "b", "unused_a", "unused_b"};
+
+		expect_order(p, want, 8);
+	}
+	profile_free(p);
+}
+
+static void test_folded(void **state)
+{
+	struct profile *p = new_profile(NULL);
+	uint32_t m, semi, nl, libc, anon, jitdel, named_unknown, native_unknown, semimod;
+
+	(void)state;
+	expect_folded(p, "");
+
+	m = fn(p, "main");
+	semi = fn(p, "ns;fn");
+	nl = fn(p, "two\nlines\tand\x7f");
+	libc = intern(p, "[unknown]", "libc.so.6", 0, PROFILE_KIND_UNKNOWN);
+	anon = intern(p, "[unknown]", "[anon]", 0, PROFILE_KIND_UNKNOWN);
+	jitdel = intern(p, "jit_fn", "/memfd:minijit (deleted)", 0x7f00, PROFILE_KIND_JIT);
+	/* only an unresolved frame (kind UNKNOWN and named "[unknown]") is named after its module
+	 */
+	named_unknown = intern(p, "[truncated]", "[kprof]", 0, PROFILE_KIND_UNKNOWN);
+	native_unknown = intern(p, "[unknown]", "/usr/bin/app", 0, PROFILE_KIND_NATIVE);
+	semimod = intern(p, "[unknown]", "/opt/a;b.so", 0, PROFILE_KIND_UNKNOWN);
+	{
+		uint32_t s1[] = {m, semi, nl}, s2[] = {m, libc}, s3[] = {anon, jitdel};
+		uint32_t s4[] = {named_unknown, m}, s5[] = {m, native_unknown, semimod};
+		uint32_t s6[] = {m};
+
+		assert_int_equal(profile_add(p, s1, 3, 3), 0);
+		assert_int_equal(profile_add(p, s2, 2, 12), 0);
+		assert_int_equal(profile_add(p, s3, 2, 1), 0);
+		assert_int_equal(profile_add(p, s6, 0, 4), 0); /* no line for an empty stack */
+		assert_int_equal(profile_add(p, s4, 2, 18446744073709551615ULL), 0);
+		assert_int_equal(profile_add(p, s5, 3, 7), 0);
+		assert_int_equal(profile_add(p, s1, 3, 1), 0);
+		assert_int_equal(profile_add(p, s6, 1, 1000000), 0);
+	}
+	expect_folded(p, "main;ns:fn;two?lines?and? 4\n"
+			 "main;[libc.so.6] 12\n"
+			 "[anon];jit_fn 1\n"
+			 "[truncated];main 18446744073709551615\n"
+			 "main;[unknown];[/opt/a:b.so] 7\n"
+			 "main 1000000\n");
+	/* the names themselves are untouched */
+	assert_string_equal(profile_func_get(p, semi)->name, "ns;fn");
+	assert_string_equal(profile_func_get(p, libc)->name, "[unknown]");
+	profile_free(p);
+}
+
+/* Folded text is built in one buffer grown per stack: many long lines must all come out. */
+static void test_folded_large(void **state)
+{
+	struct profile *p = new_profile(NULL);
+	char name[200], *text = NULL, *line;
+	uint32_t ids[64];
+	size_t len, lines = 0;
+
+	(void)state;
+	for (int i = 0; i < 64; i++) {
+		memset(name, 'a' + i % 26, 150);
+		snprintf(name + 150, sizeof(name) - 150, "%d", i);
+		ids[i] = fn(p, name);
+	}
+	for (int s = 0; s < 300; s++) {
+		ids[0] = (uint32_t)(s % 64);
+		assert_int_equal(profile_add(p, ids, 1 + s % 64, s + 1), 0);
+	}
+	assert_int_equal(profile_folded(p, &text, &len), 0);
+	assert_int_equal(strlen(text), len);
+	for (line = text; *line; lines++) {
+		char *nl = strchr(line, '\n'), *sp;
+
+		assert_non_null(nl);
+		sp = memrchr(line, ' ', nl - line);
+		assert_non_null(sp);
+		assert_true(strtoull(sp + 1, NULL, 10) >= 1);
+		line = nl + 1;
+	}
+	assert_int_equal(lines, stats(p).stacks);
+	free(text);
+	profile_free(p);
+}
+
+static void test_unknown_ids(void **state)
+{
+	struct profile *p = new_profile(NULL);
+	uint32_t a = fn(p, "a"), b = fn(p, "b");
+	uint32_t bad1[] = {a, 2}, bad2[] = {UINT32_MAX}, bad3[] = {2, a, b}, ok[] = {a, b};
+	struct profile_stats st;
+
+	(void)state;
+	assert_int_equal(profile_add(p, bad1, 2, 5), -EINVAL);
+	assert_int_equal(profile_add(p, bad2, 1, 5), -EINVAL);
+	assert_int_equal(profile_add(p, bad3, 3, 5), -EINVAL);
+	st = stats(p);
+	assert_int_equal(st.samples, 0);
+	assert_int_equal(st.stacks, 0);
+	assert_int_equal(st.stack_ids, 0);
+	expect_flat(p, a, 0, 0);
+	expect_flat(p, b, 0, 0);
+
+	assert_int_equal(profile_add(p, ok, 2, 1), 0);
+	assert_int_equal(profile_add(p, bad1, 2, 5), -EINVAL);
+	expect_flat(p, a, 0, 1);
+	expect_flat(p, b, 1, 1);
+	assert_int_equal(stats(p).samples, 1);
+	profile_free(p);
+}
+
+static void test_empty_stack(void **state)
+{
+	struct profile *p = new_profile(NULL);
+	uint32_t a = fn(p, "a"), b = fn(p, "b"), one[] = {a}, two[] = {b, b};
+	struct profile_stats st;
+	struct collected col = {0};
+
+	(void)state;
+	assert_int_equal(profile_add(p, one, 1, 1), 0);
+	assert_int_equal(profile_add(p, two, 0, 7), 0);
+	assert_int_equal(profile_add(p, one, 0, 2), 0);
+	expect_flat(p, a, 1, 1);
+	expect_flat(p, b, 0, 0);
+	st = stats(p);
+	assert_int_equal(st.samples, 10);
+	assert_int_equal(st.lost, 0);
+	assert_int_equal(st.stacks, 2); /* both n = 0 adds are the one empty stack */
+	assert_int_equal(st.stack_ids, 1);
+	assert_int_equal(profile_foreach_stack(p, collect_stack, &col), 0);
+	assert_string_equal(col.text, "0=1|=9|");
+	expect_folded(p, "a 1\n"); /* and it has no folded line */
+	profile_free(p);
+}
+
+static void test_cap_stacks(void **state)
+{
+	struct profile_limits lim = {.max_stacks = 2};
+	struct profile *p = new_profile(&lim);
+	uint32_t a = fn(p, "a"), b = fn(p, "b"), c = fn(p, "c");
+	uint32_t s1[] = {a}, s2[] = {a, b}, s3[] = {a, c};
+	struct profile_stats st;
+
+	(void)state;
+	assert_int_equal(profile_add(p, s1, 1, 1), 0);
+	assert_int_equal(profile_add(p, s2, 2, 1), 0);
+	assert_int_equal(profile_add(p, s3, 2, 3), -ENOSPC);
+	assert_int_equal(profile_add(p, s1, 0, 4), -ENOSPC); /* the empty stack is a stack too */
+	st = stats(p);
+	assert_int_equal(st.lost, 7);
+	assert_int_equal(st.samples, 2);
+	assert_int_equal(st.stacks, 2);
+	assert_int_equal(st.stack_ids, 3);
+	/* the lost samples did not reach the flat profile */
+	expect_flat(p, a, 1, 2);
+	expect_flat(p, c, 0, 0);
+
+	/* known stacks are still counted at the cap */
+	assert_int_equal(profile_add(p, s2, 2, 10), 0);
+	assert_int_equal(profile_add(p, s3, 2, 1), -ENOSPC);
+	st = stats(p);
+	assert_int_equal(st.lost, 8);
+	assert_int_equal(st.samples, 12);
+	expect_flat(p, b, 11, 11);
+	expect_folded(p, "a 1\na;b 11\n");
+	profile_free(p);
+}
+
+static void test_cap_stack_ids(void **state)
+{
+	struct profile_limits lim = {.max_stack_ids = 5};
+	struct profile *p = new_profile(&lim);
+	uint32_t a = fn(p, "a"), b = fn(p, "b"), c = fn(p, "c");
+	uint32_t s3[] = {a, b, c}, t3[] = {c, b, a}, s2[] = {b, c}, s1[] = {c};
+
+	(void)state;
+	assert_int_equal(profile_add(p, s3, 3, 1), 0);
+	assert_int_equal(profile_add(p, t3, 3, 2), -ENOSPC); /* 3 + 3 > 5 */
+	assert_int_equal(stats(p).lost, 2);
+	assert_int_equal(profile_add(p, s2, 2, 1), 0); /* exactly 5 */
+	assert_int_equal(stats(p).stack_ids, 5);
+	assert_int_equal(profile_add(p, s1, 1, 4), -ENOSPC);
+	assert_int_equal(profile_add(p, s1, 0, 1), 0); /* takes no ids */
+	assert_int_equal(profile_add(p, s3, 3, 1), 0);
+	{
+		struct profile_stats st = stats(p);
+
+		assert_int_equal(st.lost, 6);
+		assert_int_equal(st.samples, 4);
+		assert_int_equal(st.stacks, 3);
+		assert_int_equal(st.stack_ids, 5);
+	}
+	expect_flat(p, c, 3, 3);
+	expect_flat(p, a, 0, 2);
+	profile_free(p);
+}
+
+static void test_cap_funcs(void **state)
+{
+	struct profile_limits lim = {.max_funcs = 2};
+	struct profile *p = new_profile(&lim);
+
+	(void)state;
+	assert_int_equal(profile_intern(p, "a", "/m", 0, PROFILE_KIND_NATIVE), 0);
+	assert_int_equal(profile_intern(p, "b", "/m", 0, PROFILE_KIND_NATIVE), 1);
+	assert_int_equal(profile_intern(p, "c", "/m", 0, PROFILE_KIND_NATIVE), -E2BIG);
+	assert_int_equal(profile_intern(p, "a", "/m", 0, PROFILE_KIND_JIT), -E2BIG);
+	/* known functions are still found */
+	assert_int_equal(profile_intern(p, "b", "/m", 0, PROFILE_KIND_NATIVE), 1);
+	assert_int_equal(profile_intern(p, "a", "/m", 0, PROFILE_KIND_NATIVE), 0);
+	assert_int_equal(profile_nfuncs(p), 2);
+	assert_int_equal(stats(p).funcs, 2);
+	profile_free(p);
+}
+
+static void test_cache(void **state)
+{
+	struct profile *p = new_profile(NULL);
+	uint32_t id = 77;
+
+	(void)state;
+	assert_int_equal(profile_cache_get(p, 0x401000, &id), 0);
+	assert_int_equal(id, 77); /* untouched on a miss */
+	profile_cache_clear(p);	  /* clearing an unallocated cache is fine */
+
+	profile_cache_put(p, 0x401000, 3);
+	profile_cache_put(p, 0x401001, 4);
+	profile_cache_put(p, 0xffffffffffffffffULL, 5);
+	assert_int_equal(profile_cache_get(p, 0x401000, &id), 1);
+	assert_int_equal(id, 3);
+	assert_int_equal(profile_cache_get(p, 0x401001, &id), 1);
+	assert_int_equal(id, 4);
+	assert_int_equal(profile_cache_get(p, 0xffffffffffffffffULL, &id), 1);
+	assert_int_equal(id, 5);
+	id = 77;
+	assert_int_equal(profile_cache_get(p, 0x401002, &id), 0);
+	assert_int_equal(id, 77);
+
+	/* overwrite */
+	profile_cache_put(p, 0x401000, 9);
+	assert_int_equal(profile_cache_get(p, 0x401000, &id), 1);
+	assert_int_equal(id, 9);
+
+	/* address 0 is never cached */
+	profile_cache_put(p, 0, 1);
+	assert_int_equal(profile_cache_get(p, 0, &id), 0);
+
+	profile_cache_clear(p);
+	assert_int_equal(profile_cache_get(p, 0x401000, &id), 0);
+	assert_int_equal(profile_cache_get(p, 0x401001, &id), 0);
+	profile_cache_put(p, 0x401001, 6);
+	assert_int_equal(profile_cache_get(p, 0x401001, &id), 1);
+	assert_int_equal(id, 6);
+	assert_int_equal(profile_cache_get(p, 0x401000, &id), 0);
+
+	/* many colliding-ish neighbours */
+	for (uint64_t a = 1; a <= 20000; a++)
+		profile_cache_put(p, a << 12, (uint32_t)a);
+	for (uint64_t a = 1; a <= 20000; a++) {
+		assert_int_equal(profile_cache_get(p, a << 12, &id), 1);
+		assert_int_equal(id, (uint32_t)a);
+	}
+	profile_free(p);
+}
+
+static void test_cache_cap(void **state)
+{
+	struct profile_limits lim = {.max_cache = 4};
+	struct profile *p = new_profile(&lim);
+	uint32_t id;
+
+	(void)state;
+	for (uint32_t i = 1; i <= 4; i++)
+		profile_cache_put(p, 0x1000 * i, i);
+	for (uint32_t i = 1; i <= 4; i++) {
+		assert_int_equal(profile_cache_get(p, 0x1000 * i, &id), 1);
+		assert_int_equal(id, i);
+	}
+	/* full: the next new address clears the cache first, then is cached */
+	profile_cache_put(p, 0x5000, 5);
+	for (uint32_t i = 1; i <= 4; i++)
+		assert_int_equal(profile_cache_get(p, 0x1000 * i, &id), 0);
+	assert_int_equal(profile_cache_get(p, 0x5000, &id), 1);
+	assert_int_equal(id, 5);
+	/* and there is room for max_cache entries again */
+	for (uint32_t i = 6; i <= 8; i++)
+		profile_cache_put(p, 0x1000 * i, i);
+	for (uint32_t i = 5; i <= 8; i++) {
+		assert_int_equal(profile_cache_get(p, 0x1000 * i, &id), 1);
+		assert_int_equal(id, i);
+	}
+	profile_free(p);
+}
+
+static void test_stats(void **state)
+{
+	struct profile *p = new_profile(NULL);
+	struct profile_stats st0, st1, st2;
+	char name[32];
+	uint32_t ids[16];
+
+	(void)state;
+	st0 = stats(p);
+	assert_int_equal(st0.samples, 0);
+	assert_int_equal(st0.lost, 0);
+	assert_int_equal(st0.funcs, 0);
+	assert_int_equal(st0.stacks, 0);
+	assert_int_equal(st0.stack_ids, 0);
+	assert_true(st0.memory > 0);
+
+	for (int i = 0; i < 16; i++) {
+		snprintf(name, sizeof(name), "function_%d", i);
+		ids[i] = fn(p, name);
+	}
+	st1 = stats(p);
+	assert_int_equal(st1.funcs, 16);
+	/* at least the strings are accounted for */
+	assert_true(st1.memory >=
+		    st0.memory + 16 * (strlen("function_0") + strlen("/usr/bin/app")));
+
+	for (int i = 1; i <= 16; i++)
+		assert_int_equal(profile_add(p, ids, i, 2), 0);
+	profile_cache_put(p, 0x1234, 1);
+	st2 = stats(p);
+	assert_int_equal(st2.samples, 32);
+	assert_int_equal(st2.stacks, 16);
+	assert_int_equal(st2.stack_ids, 16 * 17 / 2);
+	assert_true(st2.memory >= st1.memory + st2.stack_ids * sizeof(uint32_t) +
+				      1024 * (sizeof(uint64_t) + sizeof(uint32_t)));
+	profile_free(p);
+}
+
+/* xorshift64*: reproducible without touching libc's rand state. */
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545f4914f6cdd1dULL;
+}
+
+struct naive_stack {
+	uint32_t ids[16];
+	size_t n;
+	uint64_t count;
+};
+
+struct naive_walk {
+	const struct naive_stack *v;
+	size_t n, i;
+};
+
+static int check_stack(const uint32_t *ids, size_t n, uint64_t count, void *userdata)
+{
+	struct naive_walk *w = userdata;
+	const struct naive_stack *s;
+
+	if (w->i >= w->n)
+		fail_msg("more distinct stacks than expected (%zu)", w->n);
+	s = &w->v[w->i++];
+	assert_int_equal(n, s->n);
+	assert_int_equal(count, s->count);
+	if (n)
+		assert_memory_equal(ids, s->ids, n * sizeof(*ids));
+	return 0;
+}
+
+static void random_round(uint64_t seed, uint32_t nfuncs, size_t maxlen, int adds)
+{
+	struct profile *p = new_profile(NULL);
+	uint64_t rs = seed * 0x9e3779b97f4a7c15ULL + 1, *self, *total, samples = 0;
+	struct naive_stack *all = calloc(adds, sizeof(*all)),
+			   *distinct = calloc(adds, sizeof(*all));
+	size_t ndistinct = 0, sn;
+	uint32_t *sorted;
+	char name[32];
+
+	assert_non_null(all);
+	assert_non_null(distinct);
+	self = calloc(nfuncs, sizeof(*self));
+	total = calloc(nfuncs, sizeof(*total));
+	assert_non_null(self);
+	assert_non_null(total);
+	for (uint32_t i = 0; i < nfuncs; i++) {
+		snprintf(name, sizeof(name), "fn%u", i);
+		assert_int_equal(intern(p, name, i % 2 ? "/a" : "/b", i, PROFILE_KIND_NATIVE), i);
+	}
+
+	for (int k = 0; k < adds; k++) {
+		struct naive_stack *s = &all[k];
+		size_t d;
+
+		s->n = rng_next(&rs) % (maxlen + 1);
+		s->count = 1 + rng_next(&rs) % 5;
+		for (size_t i = 0; i < s->n; i++)
+			s->ids[i] = rng_next(&rs) % nfuncs;
+		assert_int_equal(profile_add(p, s->ids, s->n, s->count), 0);
+		for (d = 0; d < ndistinct; d++)
+			if (distinct[d].n == s->n &&
+			    !memcmp(distinct[d].ids, s->ids, s->n * sizeof(s->ids[0])))
+				break;
+		if (d == ndistinct)
+			distinct[ndistinct++] = (struct naive_stack){.n = s->n};
+		memcpy(distinct[d].ids, s->ids, sizeof(s->ids));
+		distinct[d].count += s->count;
+	}
+
+	/* naive flat profile over every stack added */
+	for (int k = 0; k < adds; k++) {
+		const struct naive_stack *s = &all[k];
+
+		samples += s->count;
+		if (s->n)
+			self[s->ids[s->n - 1]] += s->count;
+		for (uint32_t f = 0; f < nfuncs; f++) {
+			for (size_t i = 0; i < s->n; i++) {
+				if (s->ids[i] == f) {
+					total[f] += s->count;
+					break;
+				}
+			}
+		}
+	}
+	for (uint32_t f = 0; f < nfuncs; f++)
+		expect_flat(p, f, self[f], total[f]);
+	{
+		struct profile_stats st = stats(p);
+		size_t ids = 0;
+
+		for (size_t d = 0; d < ndistinct; d++)
+			ids += distinct[d].n;
+		assert_int_equal(st.samples, samples);
+		assert_int_equal(st.lost, 0);
+		assert_int_equal(st.stacks, ndistinct);
+		assert_int_equal(st.stack_ids, ids);
+	}
+	{
+		struct naive_walk w = {.v = distinct, .n = ndistinct};
+
+		assert_int_equal(profile_foreach_stack(p, check_stack, &w), 0);
+		assert_int_equal(w.i, ndistinct);
+	}
+
+	/* sorted: a permutation, ordered by self desc, total desc, name */
+	assert_int_equal(profile_sorted(p, &sorted, &sn), 0);
+	assert_int_equal(sn, nfuncs);
+	{
+		char *seen = calloc(nfuncs, 1);
+
+		assert_non_null(seen);
+		for (size_t i = 0; i < sn; i++) {
+			assert_true(sorted[i] < nfuncs);
+			assert_false(seen[sorted[i]]);
+			seen[sorted[i]] = 1;
+		}
+		free(seen);
+	}
+	for (size_t i = 1; i < sn; i++) {
+		const struct profile_func *x = profile_func_get(p, sorted[i - 1]);
+		const struct profile_func *y = profile_func_get(p, sorted[i]);
+
+		assert_true(x->self >= y->self);
+		if (x->self == y->self) {
+			assert_true(x->total >= y->total);
+			if (x->total == y->total)
+				assert_true(strcmp(x->name, y->name) <= 0);
+		}
+	}
+	free(sorted);
+	free(self);
+	free(total);
+	free(all);
+	free(distinct);
+	profile_free(p);
+}
+
+static void test_random(void **state)
+{
+	(void)state;
+	random_round(1, 4, 6, 3000);	/* few functions: heavy recursion, few distinct stacks */
+	random_round(2, 3, 16, 2000);	/* long recursive stacks */
+	random_round(3, 600, 12, 4000); /* many distinct stacks: the stack index grows */
+	random_round(4, 2, 1, 500);	/* tiny */
+}
+
+static void test_intern_null(void **state)
+{
+	struct profile *p = new_profile(NULL);
+
+	(void)state;
+	assert_int_equal(profile_intern(p, NULL, "/m", 0, PROFILE_KIND_NATIVE), -EINVAL);
+	assert_int_equal(profile_intern(p, "x", NULL, 0, PROFILE_KIND_NATIVE), -EINVAL);
+	assert_int_equal(profile_nfuncs(p), 0);
+	profile_free(p);
+}
+
+/* The first distinct stack is empty: nothing in the id arena yet. */
+static void test_empty_stack_first(void **state)
+{
+	struct profile *p = new_profile(NULL);
+	uint32_t a = fn(p, "a"), one[] = { a };
+	struct collected col = { 0 };
+
+	(void)state;
+	assert_int_equal(profile_add(p, one, 0, 3), 0);
+	assert_int_equal(profile_add(p, NULL, 0, 2), 0);
+	assert_int_equal(stats(p).samples, 5);
+	assert_int_equal(stats(p).stacks, 1);
+	assert_int_equal(stats(p).stack_ids, 0);
+	assert_int_equal(profile_foreach_stack(p, collect_stack, &col), 0);
+	assert_string_equal(col.text, "=5|");
+	expect_folded(p, "");
+	profile_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_intern),	  cmocka_unit_test(test_intern_many),
+	    cmocka_unit_test(test_add_flat),	  cmocka_unit_test(test_recursion),
+	    cmocka_unit_test(test_sorted),	  cmocka_unit_test(test_folded),
+	    cmocka_unit_test(test_folded_large),  cmocka_unit_test(test_unknown_ids),
+	    cmocka_unit_test(test_empty_stack),	  cmocka_unit_test(test_cap_stacks),
+	    cmocka_unit_test(test_cap_stack_ids), cmocka_unit_test(test_cap_funcs),
+	    cmocka_unit_test(test_cache),	  cmocka_unit_test(test_cache_cap),
+	    cmocka_unit_test(test_stats),	  cmocka_unit_test(test_random), cmocka_unit_test(test_intern_null), cmocka_unit_test(test_empty_stack_first),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,595 @@
+/* test_render.c: unit tests for kprofctl's rendering (links cli/render.c and the protobuf-c code).
+ *
+ * Each renderer writes to an open_memstream FILE; text output is compared byte for byte, JSON
+ * output too, and is also checked for balanced brackets outside strings and for raw control
+ * characters inside strings.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../cli/kprofctl.h"
+
+struct capture {
+	FILE *f;
+	char *buf;
+	size_t len;
+};
+
+static FILE *cap_open(struct capture *c)
+{
+	c->buf = NULL;
+	c->len = 0;
+	c->f = open_memstream(&c->buf, &c->len);
+	assert_non_null(c->f);
+	return c->f;
+}
+
+/* Close the stream; the text is c->buf (NUL-terminated), to be freed by the caller. */
+static char *cap_close(struct capture *c)
+{
+	assert_int_equal(fclose(c->f), 0);
+	assert_non_null(c->buf);
+	assert_int_equal(strlen(c->buf), c->len);
+	return c->buf;
+}
+
+/* Brackets balance outside strings, strings are closed and hold no raw control characters. */
+static bool json_balanced(const char *s)
+{
+	char stack[64];
+	int depth = 0;
+	bool in_str = false;
+
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (in_str) {
+			if (c < 0x20)
+				return false;
+			if (c == '\\') {
+				if (!s[1])
+					return false;
+				s++;
+			} else if (c == '"') {
+				in_str = false;
+			}
+			continue;
+		}
+		switch (c) {
+		case '"':
+			in_str = true;
+			break;
+		case '{':
+		case '[':
+			if (depth == (int)sizeof(stack))
+				return false;
+			stack[depth++] = c;
+			break;
+		case '}':
+		case ']':
+			if (!depth || stack[--depth] != (c == '}' ? '{' : '['))
+				return false;
+			break;
+		}
+	}
+	return !in_str && depth == 0;
+}
+
+static void expect_json(const char *got, const char *want)
+{
+	assert_string_equal(got, want);
+	assert_true(json_balanced(got));
+}
+
+static void test_json_balanced_checker(void **state)
+{
+	(void)state;
+	/* the checker itself must be able to say no */
+	assert_true(json_balanced("{\"a\":[1,{\"b\":\"}]\\\"\"}]}"));
+	assert_false(json_balanced("{\"a\":[1,2}"));
+	assert_false(json_balanced("{\"a\":1"));
+	assert_false(json_balanced("{\"a\":\"x}"));
+	assert_false(json_balanced("{\"a\":\"x\ny\"}"));
+	assert_false(json_balanced("]"));
+}
+
+static char *json_string(const char *s)
+{
+	struct capture c;
+
+	render_json_string(cap_open(&c), s);
+	return cap_close(&c);
+}
+
+static void test_json_string(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+	    {"plain", "\"plain\""},
+	    {"", "\"\""},
+	    {"say \"hi\"", "\"say \\\"hi\\\"\""},
+	    {"C:\\dir\\", "\"C:\\\\dir\\\\\""},
+	    {"two\nlines", "\"two\\nlines\""},
+	    {"\x01", "\"\\u0001\""},
+	    {"a\tb\rc", "\"a\\tb\\rc\""},
+	    {"\x1f\x7f\x08\x0c", "\"\\u001f\\u007f\\u0008\\u000c\""},
+	    {"/usr/lib/x.so", "\"/usr/lib/x.so\""},
+	    {"h\xc3\xa9llo \xe2\x82\xac", "\"h\xc3\xa9llo \xe2\x82\xac\""}, /* UTF-8 as is */
+	    {"\"\\\n\x01", "\"\\\"\\\\\\n\\u0001\""},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = json_string(cases[i].in);
+
+		assert_string_equal(got, cases[i].out);
+		assert_true(json_balanced(got));
+		free(got);
+	}
+	{
+		char *got = json_string(NULL);
+
+		assert_string_equal(got, "\"\"");
+		free(got);
+	}
+}
+
+static void test_names(void **state)
+{
+	(void)state;
+	assert_string_equal(render_state(KPROF__TARGET_STATE__TARGET_STATE_ATTACHED), "attached");
+	assert_string_equal(render_state(KPROF__TARGET_STATE__TARGET_STATE_EXITED), "exited");
+	assert_string_equal(render_state(KPROF__TARGET_STATE__TARGET_STATE_DETACHED), "detached");
+	assert_string_equal(render_state(KPROF__TARGET_STATE__TARGET_STATE_UNSPECIFIED), "unknown");
+	assert_string_equal(render_state((Kprof__TargetState)99), "unknown");
+
+	assert_string_equal(render_kind(KPROF__FRAME_KIND__FRAME_KIND_NATIVE), "native");
+	assert_string_equal(render_kind(KPROF__FRAME_KIND__FRAME_KIND_JIT), "jit");
+	assert_string_equal(render_kind(KPROF__FRAME_KIND__FRAME_KIND_KERNEL), "kernel");
+	assert_string_equal(render_kind(KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN), "unknown");
+	assert_string_equal(render_kind(KPROF__FRAME_KIND__FRAME_KIND_UNSPECIFIED), "unknown");
+	assert_string_equal(render_kind((Kprof__FrameKind)42), "unknown");
+}
+
+static void fill_target(Kprof__Target *t)
+{
+	kprof__target__init(t);
+	t->pid = 4242;
+	t->uid = 1000;
+	t->comm = "minijit";
+	t->state = KPROF__TARGET_STATE__TARGET_STATE_ATTACHED;
+	t->freq_hz = 99;
+	t->samples = 200;
+	t->attached_at_ns = 1700000000123456789ULL;
+	t->duration_sec = 30;
+	t->jit_symbols = 3;
+	t->perfmap_path = "/tmp/perf-4242.map";
+	t->stacks = 17;
+	t->truncated_stacks = 1;
+}
+
+static char *target_line(const Kprof__Target *t)
+{
+	struct capture c;
+
+	render_target_line(cap_open(&c), t);
+	return cap_close(&c);
+}
+
+static void test_target_line(void **state)
+{
+	Kprof__Target t;
+	char *s;
+
+	(void)state;
+	fill_target(&t);
+	s = target_line(&t);
+	assert_string_equal(s, "pid 4242 (minijit) uid 1000: attached, 99 Hz, 200 samples, "
+			       "3 JIT symbols\n");
+	free(s);
+
+	t.state = KPROF__TARGET_STATE__TARGET_STATE_EXITED;
+	t.exit_code = 3;
+	s = target_line(&t);
+	assert_string_equal(s, "pid 4242 (minijit) uid 1000: exited, 99 Hz, 200 samples, "
+			       "3 JIT symbols, exit status 3\n");
+	free(s);
+
+	t.exit_code = -9;
+	t.perfmap_bad_lines = 2;
+	t.lost_stacks = 7;
+	s = target_line(&t);
+	assert_string_equal(s, "pid 4242 (minijit) uid 1000: exited, 99 Hz, 200 samples, "
+			       "3 JIT symbols, killed by signal 9, 2 bad perf-map lines, "
+			       "7 samples lost (stack table full)\n");
+	free(s);
+
+	/* the exit code only matters once the target exited */
+	t.state = KPROF__TARGET_STATE__TARGET_STATE_DETACHED;
+	t.perfmap_bad_lines = 0;
+	t.lost_stacks = 0;
+	s = target_line(&t);
+	assert_string_equal(s, "pid 4242 (minijit) uid 1000: detached, 99 Hz, 200 samples, "
+			       "3 JIT symbols\n");
+	free(s);
+}
+
+#define REPORT_HEADER                                                                              \
+	"      SELF   SELF%      TOTAL  TOTAL%  KIND    FUNCTION                                 " \
+	"MODULE\n"
+
+struct report_fixture {
+	Kprof__Target target;
+	Kprof__FlatEntry e[4];
+	Kprof__FlatEntry *ep[4];
+	Kprof__ReportReply r;
+};
+
+static void fill_report(struct report_fixture *x)
+{
+	static const struct {
+		const char *function, *module;
+		Kprof__FrameKind kind;
+		uint64_t self, total, address;
+	} rows[] = {
+	    {"jit_hot_loop", "/memfd:minijit (deleted)", KPROF__FRAME_KIND__FRAME_KIND_JIT, 50, 150,
+	     0x7f1c2b000040},
+	    {"main", "/usr/bin/minijit", KPROF__FRAME_KIND__FRAME_KIND_NATIVE, 0, 200, 0x1139},
+	    {"[unknown]", "[anon]", KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN, 1, 3, 0},
+	    {"a_function_name_longer_than_forty_characters_x", "[kernel.kallsyms]",
+	     KPROF__FRAME_KIND__FRAME_KIND_KERNEL, 9, 9, 0xffffffff81000000},
+	};
+
+	fill_target(&x->target);
+	kprof__report_reply__init(&x->r);
+	for (size_t i = 0; i < 4; i++) {
+		kprof__flat_entry__init(&x->e[i]);
+		x->e[i].function = (char *)rows[i].function;
+		x->e[i].module = (char *)rows[i].module;
+		x->e[i].kind = rows[i].kind;
+		x->e[i].self = rows[i].self;
+		x->e[i].total = rows[i].total;
+		x->e[i].address = rows[i].address;
+		x->ep[i] = &x->e[i];
+	}
+	x->r.target = &x->target;
+	x->r.total_samples = 200;
+	x->r.entries = x->ep;
+	x->r.n_entries = 3;
+	x->r.functions = 5;
+}
+
+static char *report(const Kprof__ReportReply *r, bool json)
+{
+	struct capture c;
+
+	render_report(cap_open(&c), r, json);
+	return cap_close(&c);
+}
+
+static void test_report_text(void **state)
+{
+	struct report_fixture x;
+	char *s;
+
+	(void)state;
+	fill_report(&x);
+	s = report(&x.r, false);
+	assert_string_equal(s,
+			    "pid 4242 (minijit) uid 1000: attached, 99 Hz, 200 samples, "
+			    "3 JIT symbols\n"
+			    "200 samples, 5 functions (top shown)\n"
+			    "\n" REPORT_HEADER
+			    "        50  25.00%        150  75.00%  jit     jit_hot_loop          "
+			    "                   /memfd:minijit (deleted)\n"
+			    "         0   0.00%        200 100.00%  native  main                  "
+			    "                   /usr/bin/minijit\n"
+			    "         1   0.50%          3   1.50%  unknown [unknown]             "
+			    "                   [anon]\n");
+	free(s);
+
+	/* all functions shown: no marker; no target: no target line */
+	x.r.functions = 3;
+	x.r.target = NULL;
+	s = report(&x.r, false);
+	assert_non_null(strstr(s, "200 samples, 3 functions\n\n" REPORT_HEADER));
+	assert_null(strstr(s, "top shown"));
+	assert_null(strstr(s, "pid 4242"));
+	assert_true(strncmp(s, "200 samples", 11) == 0);
+	free(s);
+
+	/* a long name pushes the module out rather than being cut */
+	x.r.entries = &x.ep[3];
+	x.r.n_entries = 1;
+	x.r.functions = 1;
+	x.r.total_samples = 0; /* no division by zero: 0% */
+	s = report(&x.r, false);
+	assert_string_equal(s,
+			    "0 samples, 1 functions\n\n" REPORT_HEADER
+			    "         9   0.00%          9   0.00%  kernel  "
+			    "a_function_name_longer_than_forty_characters_x [kernel.kallsyms]\n");
+	free(s);
+
+	/* empty profile */
+	x.r.n_entries = 0;
+	x.r.functions = 0;
+	s = report(&x.r, false);
+	assert_string_equal(s, "0 samples, 0 functions\n\n" REPORT_HEADER);
+	free(s);
+
+	/* percentages are of total_samples, not of the entries shown */
+	fill_report(&x);
+	x.r.target = NULL;
+	x.r.total_samples = 3;
+	x.r.n_entries = 1;
+	x.e[0].self = 1;
+	x.e[0].total = 2;
+	s = report(&x.r, false);
+	assert_non_null(
+	    strstr(s, "\n         1  33.33%          2  66.67%  jit     jit_hot_loop "));
+	free(s);
+}
+
+static void test_report_json(void **state)
+{
+	struct report_fixture x;
+	char *s;
+
+	(void)state;
+	fill_report(&x);
+	x.target.comm = "mini\"jit\n";
+	x.e[1].function = "ma\\in";
+	x.r.n_entries = 2;
+	s = report(&x.r, true);
+	expect_json(s, "{\"target\":{\"pid\":4242,\"uid\":1000,\"comm\":\"mini\\\"jit\\n\","
+		       "\"state\":\"attached\",\"freq_hz\":99,\"samples\":200,"
+		       "\"attached_at_ns\":1700000000123456789,\"ended_at_ns\":0,"
+		       "\"duration_sec\":30,\"exit_code\":0,\"jit_symbols\":3,"
+		       "\"perfmap_bad_lines\":0,\"perfmap_path\":\"/tmp/perf-4242.map\","
+		       "\"stacks\":17,\"lost_stacks\":0,\"truncated_stacks\":1},"
+		       "\"total_samples\":200,\"functions\":5,\"entries\":["
+		       "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
+		       "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
+		       "\"total_pct\":75.00,\"address\":139758957232192},"
+		       "{\"function\":\"ma\\\\in\",\"module\":\"/usr/bin/minijit\","
+		       "\"kind\":\"native\",\"self\":0,\"self_pct\":0.00,\"total\":200,"
+		       "\"total_pct\":100.00,\"address\":4409}]}\n");
+	free(s);
+
+	/* no target, no entries */
+	x.r.target = NULL;
+	x.r.n_entries = 0;
+	x.r.functions = 0;
+	x.r.total_samples = 0;
+	s = report(&x.r, true);
+	expect_json(s, "{\"target\":null,\"total_samples\":0,\"functions\":0,\"entries\":[]}\n");
+	free(s);
+
+	/* total 0 gives 0 percent, not nan; exited target with a negative exit code */
+	fill_report(&x);
+	x.target.state = KPROF__TARGET_STATE__TARGET_STATE_EXITED;
+	x.target.exit_code = -9;
+	x.target.ended_at_ns = 1700000001000000000ULL;
+	x.r.total_samples = 0;
+	x.r.n_entries = 4;
+	s = report(&x.r, true);
+	assert_true(json_balanced(s));
+	assert_non_null(strstr(s, "\"state\":\"exited\""));
+	assert_non_null(strstr(s, "\"exit_code\":-9,"));
+	assert_non_null(strstr(s, "\"ended_at_ns\":1700000001000000000,"));
+	assert_non_null(strstr(s, "\"function\":\"[unknown]\",\"module\":\"[anon]\","
+				  "\"kind\":\"unknown\",\"self\":1,\"self_pct\":0.00,\"total\":3,"
+				  "\"total_pct\":0.00,\"address\":0}"));
+	assert_non_null(strstr(s, "\"kind\":\"kernel\",\"self\":9,\"self_pct\":0.00,\"total\":9,"
+				  "\"total_pct\":0.00,\"address\":18446744071578845184}]}\n"));
+	assert_null(strstr(s, "nan"));
+	free(s);
+}
+
+static char *list(const Kprof__ListReply *r, bool json)
+{
+	struct capture c;
+
+	render_list(cap_open(&c), r, json);
+	return cap_close(&c);
+}
+
+static void test_list(void **state)
+{
+	Kprof__ListReply r = KPROF__LIST_REPLY__INIT;
+	Kprof__Target t[2], *tp[2] = {&t[0], &t[1]};
+	char *s;
+
+	(void)state;
+	s = list(&r, false);
+	assert_string_equal(s, "no targets\n");
+	free(s);
+	s = list(&r, true);
+	expect_json(s, "{\"targets\":[]}\n");
+	free(s);
+
+	fill_target(&t[0]);
+	t[0].pid = 1;
+	fill_target(&t[1]);
+	t[1].pid = 31337;
+	t[1].uid = 0;
+	t[1].comm = "a-much-longer-comm-name";
+	t[1].state = KPROF__TARGET_STATE__TARGET_STATE_EXITED;
+	t[1].freq_hz = 997;
+	t[1].samples = 0;
+	t[1].jit_symbols = 0;
+	t[1].exit_code = 1;
+	r.targets = tp;
+	r.n_targets = 2;
+	s = list(&r, false);
+	assert_string_equal(
+	    s, "PID      COMM             UID    STATE         HZ    SAMPLES  JITSYMS\n"
+	       "1        minijit          1000   attached      99        200        3\n"
+	       "31337    a-much-longer-comm-name 0      exited       997          0 "
+	       "       0\n");
+	free(s);
+
+	s = list(&r, true);
+	assert_true(json_balanced(s));
+	{
+		static const char head[] =
+		    "{\"targets\":[{\"pid\":1,\"uid\":1000,\"comm\":\"minijit\",";
+
+		assert_memory_equal(s, head, strlen(head));
+	}
+	assert_non_null(strstr(s, "\"truncated_stacks\":1},{\"pid\":31337,\"uid\":0,"
+				  "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
+				  "\"freq_hz\":997,\"samples\":0,"));
+	assert_non_null(strstr(s, "\"exit_code\":1,"));
+	assert_true(strlen(s) > 4 && strcmp(s + strlen(s) - 4, "}]}\n") == 0);
+	free(s);
+
+	/* one target: no separator */
+	r.n_targets = 1;
+	s = list(&r, true);
+	assert_true(json_balanced(s));
+	assert_null(strstr(s, "},{"));
+	free(s);
+}
+
+static char *status(const Kprof__StatusReply *r, bool json)
+{
+	struct capture c;
+
+	render_status(cap_open(&c), r, json);
+	return cap_close(&c);
+}
+
+static void fill_status(Kprof__StatusReply *r, uint64_t *drops, uint32_t *freqs)
+{
+	kprof__status_reply__init(r);
+	r->version = "0.1.0";
+	r->pid = 77;
+	r->uptime_ns = 3600000000000ULL;
+	r->targets_attached = 2;
+	r->targets_kept = 1;
+	r->samples = 3000;
+	r->samples_per_sec = 12.5;
+	r->drops = 7;
+	drops[0] = 0;
+	drops[1] = 5;
+	drops[2] = 2;
+	r->drops_per_cpu = drops;
+	r->n_drops_per_cpu = 3;
+	r->bad_records = 4;
+	r->ringbuf_bytes = 262144;
+	freqs[0] = 99;
+	freqs[1] = 997;
+	r->frequencies = freqs;
+	r->n_frequencies = 2;
+	r->cpu_ns = 1500000000ULL;
+	r->clients = 1;
+}
+
+static void test_status_text(void **state)
+{
+	Kprof__StatusReply r;
+	uint64_t drops[3];
+	uint32_t freqs[2];
+	char *s;
+
+	(void)state;
+	fill_status(&r, drops, freqs);
+	s = status(&r, false);
+	assert_string_equal(s, "kprofd 0.1.0 (pid 77), up 3600 s\n"
+			       "targets:     2 attached, 1 kept\n"
+			       "samples:     3000 total, 12.5/s now\n"
+			       "drops:       7 (ring buffer full): cpu0=0, cpu1=5, cpu2=2\n"
+			       "bad records: 4\n"
+			       "sampling:    99 Hz, 997 Hz\n"
+			       "ring buffer: 256 KiB\n"
+			       "daemon CPU:  1.500 s (500.0 us per sample)\n"
+			       "clients:     1\n");
+	free(s);
+
+	/* quiet daemon: no drops (per-CPU zeros not listed), no bad records, idle, no samples */
+	drops[1] = drops[2] = 0;
+	r.drops = 0;
+	r.bad_records = 0;
+	r.n_frequencies = 0;
+	r.samples = 0;
+	r.samples_per_sec = 0;
+	r.cpu_ns = 2000000;
+	r.clients = 0;
+	s = status(&r, false);
+	assert_string_equal(s, "kprofd 0.1.0 (pid 77), up 3600 s\n"
+			       "targets:     2 attached, 1 kept\n"
+			       "samples:     0 total, 0.0/s now\n"
+			       "drops:       0 (ring buffer full)\n"
+			       "sampling:    idle\n"
+			       "ring buffer: 256 KiB\n"
+			       "daemon CPU:  0.002 s (0.0 us per sample)\n"
+			       "clients:     0\n");
+	free(s);
+}
+
+static void test_status_json(void **state)
+{
+	Kprof__StatusReply r;
+	uint64_t drops[3];
+	uint32_t freqs[2];
+	char *s;
+
+	(void)state;
+	fill_status(&r, drops, freqs);
+	r.version = "0.1.0 \"dev\"";
+	s = status(&r, true);
+	expect_json(s, "{\"version\":\"0.1.0 \\\"dev\\\"\",\"pid\":77,\"uptime_ns\":3600000000000,"
+		       "\"targets_attached\":2,\"targets_kept\":1,\"samples\":3000,"
+		       "\"samples_per_sec\":12.5,\"drops\":7,\"drops_per_cpu\":[0,5,2],"
+		       "\"bad_records\":4,\"ringbuf_bytes\":262144,\"frequencies\":[99,997],"
+		       "\"cpu_ns\":1500000000,\"cpu_ns_per_sample\":500000,\"clients\":1}\n");
+	free(s);
+
+	/* empty arrays, no samples */
+	r.n_drops_per_cpu = 0;
+	r.n_frequencies = 0;
+	r.drops = 0;
+	r.samples = 0;
+	s = status(&r, true);
+	assert_true(json_balanced(s));
+	assert_non_null(strstr(s, ",\"drops\":0,\"drops_per_cpu\":[],\"bad_records\":4,"));
+	assert_non_null(strstr(s, ",\"frequencies\":[],\"cpu_ns\":1500000000,"
+				  "\"cpu_ns_per_sample\":0,\"clients\":1}\n"));
+	free(s);
+
+	/* one CPU */
+	r.n_drops_per_cpu = 1;
+	drops[0] = 18446744073709551615ULL;
+	s = status(&r, true);
+	assert_true(json_balanced(s));
+	assert_non_null(strstr(s, "\"drops_per_cpu\":[18446744073709551615],"));
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_json_balanced_checker),
+	    cmocka_unit_test(test_json_string),
+	    cmocka_unit_test(test_names),
+	    cmocka_unit_test(test_target_line),
+	    cmocka_unit_test(test_report_text),
+	    cmocka_unit_test(test_report_json),
+	    cmocka_unit_test(test_list),
+	    cmocka_unit_test(test_status_text),
+	    cmocka_unit_test(test_status_json),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
