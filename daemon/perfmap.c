@@ -19,13 +19,13 @@
  * Index. "The later line wins" is resolved once, into sorted disjoint segments [start, end), each
  * owned by the newest entry covering it; a lookup is a binary search over the segment starts (two
  * levels, see struct segs) and returns the owning entry itself (its original start and size, not
- * the piece's). The index
- * is brought up to date lazily, and incrementally: the k entries fed since the last build are
- * sorted by start and swept with a max-heap on sequence number (lazy deletion of ended entries)
- * into their own disjoint segments, O(k log k); these are newer than anything already indexed, so
- * they are merged over the old segments, cutting those they overlap, in O(n + k). A full load is
- * the case n = 0. There are at most 2k - 1 new segments and each cuts at most one old segment in
- * two, so the index stays O(number of entries).
+ * the piece's). The index is brought up to date lazily, and incrementally: the k entries fed since
+ * the last build are sorted by start (skipped if already sorted, as JIT maps often are) and swept
+ * with a max-heap on sequence number (lazy deletion of ended entries) into their own disjoint
+ * segments, O(k log k); these are newer than anything already indexed, so they are merged over
+ * the old segments, cutting those they overlap, in O(n + k). A full load is the case n = 0. There
+ * are at most 2k - 1 new segments and each cuts at most one old segment in two, so the index stays
+ * O(number of entries).
  *
  * Out of memory. perfmap_feed() returns -ENOMEM and the input of that call is partly lost (the
  * stats say how far it got); the caller should perfmap_reset() and re-read. A lookup that cannot

@@ -7,6 +7,7 @@
  * trusted, but a mismatch between an old object and a new daemon must not read past a record.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 struct sampler {
 	struct manager *m;
 	struct ring_buffer *rb;
+	bool draining; /* libbpf's consume is not reentrant: a record handler may ask to drain */
 };
 
 static int on_record(void *ctx, void *data, size_t len)
@@ -93,7 +95,12 @@ int sampler_epoll_fd(const struct sampler *s)
 
 int sampler_drain(struct sampler *s)
 {
-	int n = ring_buffer__consume(s->rb);
+	int n;
 
+	if (s->draining)
+		return 0;
+	s->draining = true;
+	n = ring_buffer__consume(s->rb);
+	s->draining = false;
 	return n < 0 ? n : 0;
 }

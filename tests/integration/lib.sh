@@ -17,7 +17,7 @@ FAILS=0
 
 cleanup() {
 	local p
-	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; rm -f "/tmp/perf-$p.map"; done
 	[ -n "${DAEMON_PID:-}" ] && kill -TERM "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null
 	rm -rf "$TDIR"
 }
@@ -96,3 +96,6 @@ for t in json.load(sys.stdin)['targets']:
 finish() {
 	[ "$FAILS" -eq 0 ]
 }
+
+# state_is PID STATE: for wait_for, which needs a command evaluated on every poll.
+state_is() { [ "$(target_state "$1")" = "$2" ]; }

@@ -9,7 +9,8 @@ as_nobody() { setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups "$KPROFCTL"
 
 sleep 300 & ROOTP=$!; PIDS+=("$ROOTP")
 setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups sleep 300 & NOBP=$!; PIDS+=("$NOBP")
-wait_for 5 test "$(stat -c %u /proc/$NOBP)" = $NOBODY
+owner_is() { [ "$(stat -c %u "/proc/$1")" = "$2" ]; }
+wait_for 5 owner_is "$NOBP" $NOBODY
 
 out=$(as_nobody attach "$ROOTP" 2>&1); rc=$?
 if [ $rc -eq 1 ] && grep -q "permission denied" <<<"$out"; then pass "other uid refused attaching to a root process"
