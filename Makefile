@@ -117,7 +117,9 @@ bench: all
 install: all
 	install -D -m 0755 $(BUILD)/kprofd $(DESTDIR)$(PREFIX)/sbin/kprofd
 	install -D -m 0755 $(BUILD)/kprofctl $(DESTDIR)$(PREFIX)/bin/kprofctl
-	install -D -m 0644 systemd/kprofd.service $(DESTDIR)$(PREFIX)/lib/systemd/system/kprofd.service
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
+	sed 's|/usr/local/sbin/kprofd|$(PREFIX)/sbin/kprofd|' systemd/kprofd.service \
+		> $(DESTDIR)$(PREFIX)/lib/systemd/system/kprofd.service
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/sbin/kprofd $(DESTDIR)$(PREFIX)/bin/kprofctl \
