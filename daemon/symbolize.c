@@ -461,8 +461,13 @@ static int perfmap_open(struct tsym *ts, struct stat *st)
 	if (fd < 0) {
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", ts->pid);
 		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-		if (fd < 0)
+		if (fd < 0) {
+			if (errno == ELOOP && !ts->pm_warned)
+				log_warn("pid %d: perf map %s is a symbolic link, ignored", ts->pid,
+					 path);
+			ts->pm_warned |= errno == ELOOP;
 			return -errno;
+		}
 		snprintf(ts->pm_path, sizeof(ts->pm_path), "%s", path);
 	}
 	if (fstat(fd, st) < 0)

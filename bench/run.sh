@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# bench/run.sh: entry point of `make bench` (run as `BUILD=build bash bench/run.sh`).
+#
+# Runs every benchmark of bench/ in turn from the repository root, so a relative BUILD is taken
+# from there, as make does. Each benchmark prints its Markdown table on stdout and writes it under
+# $BUILD/bench/; the figures quoted in docs/BENCHMARKS.md come from these tables. Benchmarks need
+# root (kprofd loads BPF programs) and an otherwise idle machine: nothing here asserts on time.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+export BUILD=${BUILD:-build}
+
+bash bench/slowdown.sh

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Perf maps found and read by the rules: inside the target's mount and PID namespaces, owner
+# checked, symlinks refused, re-read when the file grows after attach or is replaced.
+. "$(dirname "$0")/lib.sh"
+start_daemon || { fail "daemon starts" "see log"; exit 1; }
+
+# jit_top PID: the hottest JIT function's name ("" if none).
+jit_top() {
+	ctl report "$1" --json --top 0 | python3 -c "import json,sys
+j=[e['function'] for e in json.load(sys.stdin)['entries'] if e['kind']=='jit']
+print(j[0] if j else '')"
+}
+top_is() { [ "$(jit_top "$1")" = "$2" ]; }
+
+# 1. A target in its own PID and mount namespaces with a private /tmp: its perf map is
+#    /tmp/perf-1.map inside its root, invisible from the host's /tmp.
+if unshare --mount --pid --fork --mount-proc true 2>/dev/null; then
+	unshare --mount --pid --fork --mount-proc sh -c \
+		"mount -t tmpfs none /tmp && exec $PWD/$MINIJIT --seconds 60" 2>"$TDIR/ns.err" &
+	U=$!; PIDS+=("$U")
+	wait_for 10 grep -q ready "$TDIR/ns.err"
+	NP=$(pgrep -P "$U" minijit)
+	if [ -n "$NP" ] && [ ! -e "/tmp/perf-$NP.map" ] && grep -q "NStgid:.*1$" "/proc/$NP/status"; then
+		check "attach a namespaced target (host pid $NP, pid 1 inside)" ctl attach "$NP" --freq 499
+		if wait_for 20 top_is "$NP" mj_hot; then pass "perf map found in the target's root and PID namespace"
+		else fail "namespaced perf map" "$(ctl report "$NP" --top 5; grep "$NP" "$TDIR/kprofd.log")"; fi
+		ctl list --json | grep -q "/proc/$NP/root/tmp/perf-1.map" && pass "perf map path reported" ||
+			fail "perf map path reported" "$(ctl list --json)"
+	else
+		fail "namespaced minijit" "pid '$NP' $(cat "$TDIR/ns.err")"
+	fi
+	kill -9 "$U" "$NP" 2>/dev/null
+else
+	skip "namespaced perf map" "unshare --pid --mount not permitted here"
+fi
+
+# 2. A perf map owned by another user is ignored (with a log line) until it is fixed.
+start_minijit --seconds 60 --cleanup || { fail "minijit starts" ""; exit 1; }
+P=$MJ_PID
+chown 12345 "/tmp/perf-$P.map"
+check "attach with a foreign-owned perf map" ctl attach "$P" --freq 499
+wait_for 20 at_least_samples "$P" 500
+if [ -z "$(jit_top "$P")" ] && grep -q "owned by uid 12345" "$TDIR/kprofd.log"; then
+	pass "foreign-owned perf map ignored, and said so"
+else fail "foreign-owned perf map" "top=$(jit_top "$P") $(grep "$P" "$TDIR/kprofd.log")"; fi
+chown 0 "/tmp/perf-$P.map"
+if wait_for 20 top_is "$P" mj_hot; then pass "perf map read once its owner is right"
+else fail "perf map after chown" "$(ctl report "$P" --top 5)"; fi
+kill -9 "$P"
+
+# 3. A symlink in place of the perf map is refused.
+start_minijit --seconds 60 --cleanup || { fail "minijit starts" ""; exit 1; }
+P=$MJ_PID
+mv "/tmp/perf-$P.map" "$TDIR/real.map"
+ln -s "$TDIR/real.map" "/tmp/perf-$P.map"
+check "attach with a symlinked perf map" ctl attach "$P" --freq 499
+wait_for 20 at_least_samples "$P" 500
+if [ -z "$(jit_top "$P")" ] && grep -q "is a symbolic link" "$TDIR/kprofd.log"; then
+	pass "symlinked perf map refused, and said so"
+else fail "symlinked perf map" "top=$(jit_top "$P")"; fi
+kill -9 "$P"; rm -f "/tmp/perf-$P.map"
+
+# 4. The perf map is empty at attach time and written afterwards (a JIT that compiles later):
+#    the new lines are read incrementally and the functions get their names.
+start_minijit --seconds 60 --cleanup || { fail "minijit starts" ""; exit 1; }
+P=$MJ_PID
+cp "/tmp/perf-$P.map" "$TDIR/saved.map"
+: >"/tmp/perf-$P.map"
+check "attach with an empty perf map" ctl attach "$P" --freq 499
+wait_for 20 at_least_samples "$P" 300
+[ -z "$(jit_top "$P")" ] && pass "no JIT names while the map is empty" || fail "empty map" "$(jit_top "$P")"
+head -c 20 "$TDIR/saved.map" >>"/tmp/perf-$P.map"     # a torn first line ...
+sleep 1.5
+tail -c +21 "$TDIR/saved.map" >>"/tmp/perf-$P.map"    # ... completed later
+if wait_for 20 top_is "$P" mj_hot; then pass "lines appended after attach are read (torn line completed)"
+else fail "appended perf map" "$(ctl report "$P" --top 5)"; fi
+if ctl list --json | python3 -c "import json,sys
+t=[t for t in json.load(sys.stdin)['targets'] if t['pid']==$P][0]
+sys.exit(not (t['jit_symbols']==5 and t['perfmap_bad_lines']==0))"; then
+	pass "5 JIT symbols, 0 bad lines after the torn line"
+else fail "perf map counts" "$(ctl list --json)"; fi
+finish
