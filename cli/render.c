@@ -5,6 +5,7 @@
  * RFC 8259 (control characters as \u00XX); percentages are of the profile's total samples.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -69,6 +70,18 @@ const char *render_kind(Kprof__FrameKind k)
 	}
 }
 
+/* Print s left-justified in width columns, control characters shown as '?': names come from
+ * targets (comm, perf maps) and must not be able to send escape sequences to a terminal. */
+static void put_text(FILE *f, const char *s, int width)
+{
+	int n = 0;
+
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++, n++)
+		fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, f);
+	for (; n < width; n++)
+		fputc(' ', f);
+}
+
 static double pct(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
@@ -76,9 +89,10 @@ static double pct(uint64_t part, uint64_t whole)
 
 void render_target_line(FILE *f, const Kprof__Target *t)
 {
-	fprintf(f, "pid %u (%s) uid %u: %s, %u Hz, %" PRIu64 " samples, %" PRIu64
-		   " JIT symbols", t->pid, t->comm, t->uid, render_state(t->state), t->freq_hz,
-		t->samples, t->jit_symbols);
+	fprintf(f, "pid %u (", t->pid);
+	put_text(f, t->comm, 0);
+	fprintf(f, ") uid %u: %s, %u Hz, %" PRIu64 " samples, %" PRIu64 " JIT symbols", t->uid,
+		render_state(t->state), t->freq_hz, t->samples, t->jit_symbols);
 	if (t->state == KPROF__TARGET_STATE__TARGET_STATE_EXITED)
 		fprintf(f, t->exit_code < 0 ? ", killed by signal %d" : ", exit status %d",
 			t->exit_code < 0 ? -t->exit_code : t->exit_code);
@@ -126,14 +140,17 @@ void render_list(FILE *f, const Kprof__ListReply *r, bool json)
 	for (size_t i = 0; i < r->n_targets; i++) {
 		const Kprof__Target *t = r->targets[i];
 
-		fprintf(f, "%-8u %-16s %-6u %-9s %6u %10" PRIu64 " %8" PRIu64 "\n", t->pid, t->comm,
-			t->uid, render_state(t->state), t->freq_hz, t->samples, t->jit_symbols);
+		fprintf(f, "%-8u ", t->pid);
+		put_text(f, t->comm, 16);
+		fprintf(f, " %-6u %-9s %6u %10" PRIu64 " %8" PRIu64 "\n", t->uid,
+			render_state(t->state), t->freq_hz, t->samples, t->jit_symbols);
 	}
 }
 
 void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 {
 	double cpu_per_sample = r->samples ? (double)r->cpu_ns / (double)r->samples : 0;
+	double rate = isfinite(r->samples_per_sec) ? r->samples_per_sec : 0; /* JSON has no NaN */
 
 	if (json) {
 		fputs("{\"version\":", f);
@@ -141,8 +158,8 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 		fprintf(f, ",\"pid\":%u,\"uptime_ns\":%" PRIu64 ",\"targets_attached\":%u"
 			   ",\"targets_kept\":%u,\"samples\":%" PRIu64 ",\"samples_per_sec\":%.1f"
 			   ",\"drops\":%" PRIu64 ",\"drops_per_cpu\":[",
-			r->pid, r->uptime_ns, r->targets_attached, r->targets_kept, r->samples,
-			r->samples_per_sec, r->drops);
+			r->pid, r->uptime_ns, r->targets_attached, r->targets_kept, r->samples, rate,
+			r->drops);
 		for (size_t i = 0; i < r->n_drops_per_cpu; i++)
 			fprintf(f, "%s%" PRIu64, i ? "," : "", r->drops_per_cpu[i]);
 		fprintf(f, "],\"bad_records\":%" PRIu64 ",\"ringbuf_bytes\":%u,\"frequencies\":[",
@@ -209,8 +226,11 @@ void render_report(FILE *f, const Kprof__ReportReply *r, bool json)
 	for (size_t i = 0; i < r->n_entries; i++) {
 		const Kprof__FlatEntry *e = r->entries[i];
 
-		fprintf(f, "%10" PRIu64 " %6.2f%% %10" PRIu64 " %6.2f%%  %-7s %-40s %s\n", e->self,
-			pct(e->self, n), e->total, pct(e->total, n), render_kind(e->kind), e->function,
-			e->module);
+		fprintf(f, "%10" PRIu64 " %6.2f%% %10" PRIu64 " %6.2f%%  %-7s ", e->self,
+			pct(e->self, n), e->total, pct(e->total, n), render_kind(e->kind));
+		put_text(f, e->function, 40);
+		fputc(' ', f);
+		put_text(f, e->module, 0);
+		fputc('\n', f);
 	}
 }

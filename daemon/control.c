@@ -5,6 +5,8 @@
  * FRAME_MAX_REQUEST and an output buffer; a client whose reply is not yet written is not read
  * from (backpressure), so one client cannot queue unbounded replies. A bad frame (oversized,
  * unparsable) gets an error reply, then the connection is closed; the daemon is unaffected.
+ * A client silent for CONTROL_IDLE_SEC (mid-frame or between requests) is closed, so idle
+ * connections cannot hold the client slots forever.
  * Authorization: uid 0 may do anything; any other uid may attach to, read and detach only
  * processes whose real uid is its own, and lists only those.
  */
@@ -34,6 +36,7 @@ struct client {
 	uint8_t *out;
 	size_t out_len, out_off;
 	bool closing; /* close once the output is flushed */
+	uint64_t active_ns; /* last byte in or out (CLOCK_MONOTONIC) */
 };
 
 struct control {
@@ -78,6 +81,7 @@ static int client_flush(struct client *cl)
 			return errno == EAGAIN ? 0 : -errno;
 		}
 		cl->out_off += n;
+		cl->active_ns = now_ns(CLOCK_MONOTONIC);
 	}
 	free(cl->out);
 	cl->out = NULL;
@@ -431,6 +435,7 @@ static int client_step(struct client *cl)
 			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
 		if (n == 0)
 			return -ECONNRESET;
+		cl->active_ns = now_ns(CLOCK_MONOTONIC);
 		r = frame_reader_feed(&cl->rd, buf, n);
 		if (r == -ENOMEM)
 			return r;
@@ -481,6 +486,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	cl->fd = cfd;
 	cl->uid = cred.uid;
 	cl->pid = cred.pid;
+	cl->active_ns = now_ns(CLOCK_MONOTONIC);
 	frame_reader_init(&cl->rd, FRAME_MAX_REQUEST);
 	cl->next = c->clients;
 	c->clients = cl;
@@ -583,6 +589,20 @@ void control_free(struct control *c)
 		unlink(c->path);
 	free(c->path);
 	free(c);
+}
+
+void control_reap_idle(struct control *c, uint64_t now, uint64_t idle_ns)
+{
+	struct client *cl = c->clients, *next;
+
+	for (; cl; cl = next) {
+		next = cl->next;
+		if (now - cl->active_ns > idle_ns) {
+			log_info("closing idle client pid %d uid %u (%.0f s without a byte)", cl->pid,
+				 cl->uid, (now - cl->active_ns) / 1e9);
+			client_free(cl);
+		}
+	}
 }
 
 unsigned control_clients(const struct control *c)

@@ -134,6 +134,8 @@ struct control;
 int control_new(struct manager *m, const char *path, unsigned max_clients, struct control **ret);
 void control_free(struct control *c);
 unsigned control_clients(const struct control *c);
+#define CONTROL_IDLE_SEC 60
+void control_reap_idle(struct control *c, uint64_t now, uint64_t idle_ns);
 
 /* ---- manager.c ---- */
 struct manager {

@@ -340,6 +340,28 @@ static void test_report_text(void **state)
 	free(s);
 }
 
+/* Names come from the target: escape sequences must not reach the terminal. */
+static void test_text_control_chars(void **state)
+{
+	struct report_fixture x;
+	char *s;
+
+	(void)state;
+	fill_report(&x);
+	x.target.comm = "evil\x1b[2J";
+	x.e[0].function = "f\x1b]0;title\x07";
+	x.e[0].module = "m\r\n";
+	x.r.n_entries = 1;
+	s = report(&x.r, false);
+	assert_null(strchr(s, 0x1b));
+	assert_null(strchr(s, 0x07));
+	assert_null(strchr(s, '\r'));
+	assert_non_null(strstr(s, "pid 4242 (evil?[2J) uid 1000"));
+	assert_non_null(strstr(s, "  jit     f?]0;title? "));
+	assert_non_null(strstr(s, " m??\n"));
+	free(s);
+}
+
 static void test_report_json(void **state)
 {
 	struct report_fixture x;
@@ -586,6 +608,7 @@ int main(void)
 	    cmocka_unit_test(test_target_line),
 	    cmocka_unit_test(test_report_text),
 	    cmocka_unit_test(test_report_json),
+	    cmocka_unit_test(test_text_control_chars),
 	    cmocka_unit_test(test_list),
 	    cmocka_unit_test(test_status_text),
 	    cmocka_unit_test(test_status_json),

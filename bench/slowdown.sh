@@ -1,0 +1,314 @@
+#!/usr/bin/env bash
+# bench/slowdown.sh: target slowdown under kprofd and the daemon's own CPU time per sample.
+#
+# One kprofd runs on a private socket for the whole benchmark. For each frequency, BENCH_PAIRS
+# pairs of runs of the same deterministic CPU-bound workload (`minijit --rounds BENCH_ROUNDS`) are
+# timed from process start to exit: one unprofiled, one attached with `kprofctl attach PID --freq F`
+# as soon as minijit reports ready. The order inside a pair alternates (even pair: unprofiled
+# first; odd pair: profiled first) so slow drift of the machine cancels out, and the figure is the
+# median of the per-pair ratios profiled/unprofiled, with min and max as the noise floor.
+# `kprofctl status --json` before and after each profiled run gives the daemon's CPU time
+# (getrusage of kprofd) and samples for that run: their ratio is the daemon's CPU per sample.
+# A short warm-up (not counted) first loads what kprofd loads once (kernel symbols) and warms the
+# page cache. Timing and process control are done by a small inline python3 program
+# (time.perf_counter around subprocess). The table goes to stdout and $BUILD/bench/slowdown.md,
+# the raw runs to $BUILD/bench/slowdown.csv.
+#
+# Environment: BUILD (default build), BENCH_PAIRS (default 7), BENCH_ROUNDS (default 1300, about
+# 3.3 s per run on the reference VM), BENCH_FREQS (default "99 999").
+set -euo pipefail
+
+BUILD=${BUILD:-build}
+BENCH_PAIRS=${BENCH_PAIRS:-7}
+BENCH_ROUNDS=${BENCH_ROUNDS:-1300}
+BENCH_FREQS=${BENCH_FREQS:-99 999}
+KPROFD=$BUILD/kprofd
+KPROFCTL=$BUILD/kprofctl
+MINIJIT=$BUILD/minijit
+OUT_DIR=$BUILD/bench
+
+die() {
+	echo "bench/slowdown.sh: $*" >&2
+	exit 1
+}
+
+for b in "$KPROFD" "$KPROFCTL" "$MINIJIT"; do
+	[ -x "$b" ] || die "$b not found or not executable: run 'make' first (or set BUILD)"
+done
+[ "$(id -u)" -eq 0 ] || die "must run as root: kprofd loads BPF programs (try: sudo make bench)"
+command -v python3 >/dev/null 2>&1 || die "python3 is needed to time the runs"
+[[ $BENCH_PAIRS =~ ^[1-9][0-9]*$ ]] || die "BENCH_PAIRS must be a positive integer, not '$BENCH_PAIRS'"
+[[ $BENCH_ROUNDS =~ ^[1-9][0-9]*$ ]] || die "BENCH_ROUNDS must be a positive integer, not '$BENCH_ROUNDS'"
+for f in $BENCH_FREQS; do
+	[[ $f =~ ^[1-9][0-9]*$ ]] && [ "$f" -le 4999 ] || die "BENCH_FREQS: '$f' is not a frequency in 1-4999 Hz"
+done
+[ -n "${BENCH_FREQS// /}" ] || die "BENCH_FREQS is empty"
+[ "$BENCH_PAIRS" -ge 5 ] || echo "bench/slowdown.sh: warning: BENCH_PAIRS=$BENCH_PAIRS; the documented figures use at least 5 pairs" >&2
+
+TDIR=$(mktemp -d /tmp/kprof-bench.XXXXXX)
+chmod 755 "$TDIR"
+SOCK=$TDIR/kprofd.sock
+DAEMON_PID=
+
+cleanup() {
+	local rc=$? i
+	trap - EXIT INT TERM
+	if [ -n "$DAEMON_PID" ]; then
+		kill -TERM "$DAEMON_PID" 2>/dev/null || true
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$DAEMON_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$DAEMON_PID" 2>/dev/null || true
+		wait "$DAEMON_PID" 2>/dev/null || true
+	fi
+	if [ "$rc" -ne 0 ] && [ -s "$TDIR/kprofd.log" ]; then
+		echo "bench/slowdown.sh: failed (status $rc); last lines of the kprofd log:" >&2
+		tail -n 20 "$TDIR/kprofd.log" >&2
+	fi
+	rm -rf "$TDIR"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+"$KPROFD" --socket "$SOCK" >"$TDIR/kprofd.log" 2>&1 &
+DAEMON_PID=$!
+up=0
+for ((i = 0; i < 200; i++)); do
+	if "$KPROFCTL" --socket "$SOCK" status >/dev/null 2>&1; then
+		up=1
+		break
+	fi
+	kill -0 "$DAEMON_PID" 2>/dev/null || break
+	sleep 0.1
+done
+[ "$up" -eq 1 ] || die "kprofd did not come up on $SOCK"
+
+mkdir -p "$OUT_DIR"
+
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- 2>/dev/null; then
+	commit="$commit (with uncommitted changes)"
+fi
+cpu_model=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -n 1)
+
+export BENCH_PAIRS BENCH_ROUNDS BENCH_FREQS KPROFCTL MINIJIT SOCK OUT_DIR
+export BENCH_COMMIT=$commit
+export BENCH_KERNEL
+BENCH_KERNEL=$(uname -r)
+export BENCH_NPROC
+BENCH_NPROC=$(nproc)
+export BENCH_CPU=${cpu_model:-unknown}
+export BENCH_LOADAVG
+BENCH_LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
+export BENCH_DATE
+BENCH_DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
+export BENCH_CMD="BUILD=$BUILD BENCH_PAIRS=$BENCH_PAIRS BENCH_ROUNDS=$BENCH_ROUNDS BENCH_FREQS='$BENCH_FREQS' bash bench/run.sh"
+
+# shellcheck disable=SC2016 # python source, not shell
+PY='
+import json, os, select, statistics, subprocess, sys, time
+
+KPROFCTL, MINIJIT, SOCK = os.environ["KPROFCTL"], os.environ["MINIJIT"], os.environ["SOCK"]
+PAIRS, ROUNDS = int(os.environ["BENCH_PAIRS"]), int(os.environ["BENCH_ROUNDS"])
+FREQS = [int(f) for f in os.environ["BENCH_FREQS"].split()]
+OUT_DIR = os.environ["OUT_DIR"]
+WARMUP_ROUNDS = 200
+
+
+def log(msg):
+    print("bench: " + msg, file=sys.stderr, flush=True)
+
+
+def ctl(*args):
+    r = subprocess.run([KPROFCTL, "--socket", SOCK, *args], stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit("bench: kprofctl %s failed (status %d): %s"
+                 % (" ".join(args), r.returncode, (r.stderr or r.stdout).strip()))
+    return r.stdout
+
+
+def status():
+    return json.loads(ctl("status", "--json"))
+
+
+def target(pid):
+    for t in json.loads(ctl("list", "--json"))["targets"]:
+        if t["pid"] == pid:
+            return t
+    return None
+
+
+def wait_exited(pid, timeout=20.0):
+    """Poll until kprofd has seen the target exit and kept its profile."""
+    deadline = time.monotonic() + timeout
+    while True:
+        t = target(pid)
+        if t is not None and t["state"] == "exited":
+            return t
+        if time.monotonic() > deadline:
+            sys.exit("bench: kprofd did not report pid %d as exited (last: %r)" % (pid, t))
+        time.sleep(0.02)
+
+
+def run_minijit(rounds, freq=None):
+    """One run, timed from just before the spawn to just after the exit is reaped.
+
+    Both kinds of runs do the same steps (spawn, read stderr until the ready line, read it to
+    EOF, reap); a profiled run also attaches as soon as the ready line is seen.
+    Returns (wall seconds, pid, seconds from ready to the end of the attach call or None)."""
+    attach_s = None
+    t0 = time.perf_counter()
+    p = subprocess.Popen([MINIJIT, "--rounds", str(rounds), "--cleanup"],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE)
+    try:
+        fd, buf = p.stderr.fileno(), b""
+        deadline = time.monotonic() + 10
+        while b"ready" not in buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                sys.exit("bench: minijit (pid %d) not ready after 10 s" % p.pid)
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                sys.exit("bench: minijit (pid %d) exited before ready: %s"
+                         % (p.pid, buf.decode(errors="replace").strip()))
+            buf += chunk
+        if freq is not None:
+            ta = time.perf_counter()
+            ctl("attach", str(p.pid), "--freq", str(freq))
+            attach_s = time.perf_counter() - ta
+        while True:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            buf += chunk
+        rc = p.wait()
+        t1 = time.perf_counter()
+        if rc != 0:
+            sys.exit("bench: minijit (pid %d) exited with status %d: %s"
+                     % (p.pid, rc, buf.decode(errors="replace").strip()))
+        return t1 - t0, p.pid, attach_s
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        p.stderr.close()
+        try:
+            os.unlink("/tmp/perf-%d.map" % p.pid)  # --cleanup does it on a normal exit
+        except FileNotFoundError:
+            pass
+
+
+def profiled(rounds, freq):
+    s0 = status()
+    wall, pid, attach_s = run_minijit(rounds, freq)
+    t = wait_exited(pid)
+    s1 = status()
+    samples = s1["samples"] - s0["samples"]
+    cpu_ns = s1["cpu_ns"] - s0["cpu_ns"]
+    drops = s1["drops"] - s0["drops"]
+    if samples != t["samples"]:
+        log("note: pid %d: %d samples in status, %d in its profile" % (pid, samples, t["samples"]))
+    return dict(wall=wall, pid=pid, attach_s=attach_s, samples=samples, cpu_ns=cpu_ns,
+                drops=drops)
+
+
+# Warm-up, not counted: kprofd loads kernel symbols on the first kernel stack it sees, and the
+# first runs of a fresh binary pay for the page cache.
+log("warm-up (not counted): %d rounds unprofiled, then profiled at %s Hz"
+    % (WARMUP_ROUNDS, ", ".join(map(str, FREQS))))
+run_minijit(WARMUP_ROUNDS)
+for f in FREQS:
+    profiled(WARMUP_ROUNDS, f)
+
+rows, raw = [], []
+t_start = time.monotonic()
+for f in FREQS:
+    pairs = []
+    for i in range(1, PAIRS + 1):
+        if i % 2 == 0:
+            u = run_minijit(ROUNDS)[0]
+            pr = profiled(ROUNDS, f)
+        else:
+            pr = profiled(ROUNDS, f)
+            u = run_minijit(ROUNDS)[0]
+        ratio = pr["wall"] / u
+        pairs.append((u, pr, ratio))
+        raw.append((f, i, "unprofiled first" if i % 2 == 0 else "profiled first", u, pr))
+        log("%4d Hz pair %d/%d: unprofiled %.3f s, profiled %.3f s, ratio %.4f, %d samples, "
+            "%.1f us/sample, %d drops"
+            % (f, i, PAIRS, u, pr["wall"], ratio, pr["samples"],
+               pr["cpu_ns"] / 1000 / max(pr["samples"], 1), pr["drops"]))
+    ratios = [r for _, _, r in pairs]
+    prof = [p for _, p, _ in pairs]
+    rows.append(dict(
+        freq=f,
+        u_med=statistics.median(u for u, _, _ in pairs),
+        p_med=statistics.median(p["wall"] for p in prof),
+        r_med=statistics.median(ratios), r_min=min(ratios), r_max=max(ratios),
+        samples_med=statistics.median(p["samples"] for p in prof),
+        expected=statistics.median(p["wall"] * f for p in prof),
+        us_per_sample=statistics.median(p["cpu_ns"] / 1000 / p["samples"]
+                                        for p in prof if p["samples"] > 0)
+        if any(p["samples"] > 0 for p in prof) else float("nan"),
+        cpu_ms_med=statistics.median(p["cpu_ns"] / 1e6 for p in prof),
+        attach_ms_med=statistics.median(p["attach_s"] * 1000 for p in prof),
+        drops=sum(p["drops"] for p in prof)))
+elapsed = time.monotonic() - t_start
+
+
+def pct(r):
+    return "%.3f (%+.1f%%)" % (r, (r - 1) * 100)
+
+
+env = os.environ
+out = []
+out.append("Command: `%s` (what `make bench` runs with the defaults)" % env["BENCH_CMD"])
+out.append("")
+out.append("* Date: %s; commit %s" % (env["BENCH_DATE"], env["BENCH_COMMIT"]))
+out.append("* Machine: Linux %s, %s CPUs (%s), load average before the run %s"
+           % (env["BENCH_KERNEL"], env["BENCH_NPROC"], env["BENCH_CPU"], env["BENCH_LOADAVG"]))
+out.append("* Workload: `minijit --rounds %d --cleanup`, %d pairs per frequency, order alternated "
+           "(odd pairs profiled first, even pairs unprofiled first); measured part took %.0f s"
+           % (ROUNDS, PAIRS, elapsed))
+out.append("")
+out.append("| Frequency | Unprofiled run (median) | Profiled run (median) "
+           "| Slowdown: median ratio | Min ratio | Max ratio "
+           "| Samples per profiled run (median; F x run time) "
+           "| Daemon CPU per sample (median) | Daemon CPU per run (median) | Drops |")
+out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+for r in rows:
+    out.append("| %d Hz | %.3f s | %.3f s | %s | %.3f | %.3f | %d (%d) | %.1f us | %.1f ms | %d |"
+               % (r["freq"], r["u_med"], r["p_med"], pct(r["r_med"]), r["r_min"], r["r_max"],
+                  r["samples_med"], r["expected"], r["us_per_sample"], r["cpu_ms_med"],
+                  r["drops"]))
+out.append("")
+out.append("Median time from the ready line to the end of `kprofctl attach`: %s."
+           % ", ".join("%.1f ms at %d Hz" % (r["attach_ms_med"], r["freq"]) for r in rows))
+if any(r["drops"] for r in rows):
+    out.append("")
+    out.append("**Warning: ring-buffer drops during profiled runs; the samples and CPU per "
+               "sample figures undercount.**")
+text = "\n".join(out) + "\n"
+
+with open(os.path.join(OUT_DIR, "slowdown.md"), "w") as fh:
+    fh.write(text)
+with open(os.path.join(OUT_DIR, "slowdown.csv"), "w") as fh:
+    fh.write("freq_hz,pair,order,unprofiled_s,profiled_s,ratio,samples,daemon_cpu_ns,drops,"
+             "attach_s\n")
+    for f, i, order, u, p in raw:
+        fh.write("%d,%d,%s,%.6f,%.6f,%.6f,%d,%d,%d,%.6f\n"
+                 % (f, i, order, u, p["wall"], p["wall"] / u, p["samples"], p["cpu_ns"],
+                    p["drops"], p["attach_s"]))
+sys.stdout.write(text)
+if any(r["drops"] for r in rows):
+    log("warning: ring-buffer drops during profiled runs (see the table)")
+log("wrote %s and %s" % (os.path.join(OUT_DIR, "slowdown.md"),
+                         os.path.join(OUT_DIR, "slowdown.csv")))
+'
+
+python3 -c "$PY"
