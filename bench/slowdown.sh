@@ -40,7 +40,9 @@ command -v python3 >/dev/null 2>&1 || die "python3 is needed to time the runs"
 [[ $BENCH_PAIRS =~ ^[1-9][0-9]*$ ]] || die "BENCH_PAIRS must be a positive integer, not '$BENCH_PAIRS'"
 [[ $BENCH_ROUNDS =~ ^[1-9][0-9]*$ ]] || die "BENCH_ROUNDS must be a positive integer, not '$BENCH_ROUNDS'"
 for f in $BENCH_FREQS; do
-	[[ $f =~ ^[1-9][0-9]*$ ]] && [ "$f" -le 4999 ] || die "BENCH_FREQS: '$f' is not a frequency in 1-4999 Hz"
+	if ! [[ $f =~ ^[1-9][0-9]*$ ]] || [ "$f" -gt 4999 ]; then
+		die "BENCH_FREQS: '$f' is not a frequency in 1-4999 Hz"
+	fi
 done
 [ -n "${BENCH_FREQS// /}" ] || die "BENCH_FREQS is empty"
 [ "$BENCH_PAIRS" -ge 5 ] || echo "bench/slowdown.sh: warning: BENCH_PAIRS=$BENCH_PAIRS; the documented figures use at least 5 pairs" >&2
@@ -267,7 +269,7 @@ def pct(r):
 
 env = os.environ
 out = []
-out.append("Command: `%s` (what `make bench` runs with the defaults)" % env["BENCH_CMD"])
+out.append("Command: `%s`" % env["BENCH_CMD"])
 out.append("")
 out.append("* Date: %s; commit %s" % (env["BENCH_DATE"], env["BENCH_COMMIT"]))
 out.append("* Machine: Linux %s, %s CPUs (%s), load average before the run %s"
@@ -287,6 +289,14 @@ for r in rows:
                   r["samples_med"], r["expected"], r["us_per_sample"], r["cpu_ms_med"],
                   r["drops"]))
 out.append("")
+all_prof = [p for _, _, _, _, p in raw]
+if len(set(FREQS)) > 1 and len(set(p["samples"] for p in all_prof)) > 1:
+    fit = statistics.linear_regression([p["samples"] for p in all_prof],
+                                       [p["cpu_ns"] / 1000 for p in all_prof])
+    out.append("Daemon CPU per profiled run fitted over all %d profiled runs as fixed + marginal "
+               "x samples: fixed %.2f ms per run (attach, perf map, exit, control requests), "
+               "marginal %.2f us per sample." % (len(all_prof), fit.intercept / 1000, fit.slope))
+    out.append("")
 out.append("Median time from the ready line to the end of `kprofctl attach`: %s."
            % ", ".join("%.1f ms at %d Hz" % (r["attach_ms_med"], r["freq"]) for r in rows))
 if any(r["drops"] for r in rows):

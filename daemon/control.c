@@ -5,7 +5,7 @@
  * FRAME_MAX_REQUEST and an output buffer; a client whose reply is not yet written is not read
  * from (backpressure), so one client cannot queue unbounded replies. A bad frame (oversized,
  * unparsable) gets an error reply, then the connection is closed; the daemon is unaffected.
- * A client silent for CONTROL_IDLE_SEC (mid-frame or between requests) is closed, so idle
+ * A client silent for --client-timeout seconds (mid-frame or between requests) is closed, so idle
  * connections cannot hold the client slots forever.
  * Authorization: uid 0 may do anything; any other uid may attach to, read and detach only
  * processes whose real uid is its own, and lists only those.

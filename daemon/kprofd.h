@@ -36,6 +36,7 @@ struct config {
 	unsigned ringbuf_bytes; /* 0: sized from CPUs and the maximal rate */
 	unsigned drain_ms;      /* ring buffer drain period */
 	unsigned perfmap_refresh_ms;
+	unsigned client_timeout_sec; /* a client silent this long is closed */
 	int verbose;
 };
 
@@ -134,7 +135,6 @@ struct control;
 int control_new(struct manager *m, const char *path, unsigned max_clients, struct control **ret);
 void control_free(struct control *c);
 unsigned control_clients(const struct control *c);
-#define CONTROL_IDLE_SEC 60
 void control_reap_idle(struct control *c, uint64_t now, uint64_t idle_ns);
 
 /* ---- manager.c ---- */

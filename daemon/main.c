@@ -23,6 +23,7 @@ static void usage(FILE *f)
 		"      --ringbuf-size B    ring buffer bytes, rounded up to a power of two\n"
 		"                          (default: one second of %d Hz on every CPU, >= 1 MiB)\n"
 		"      --drain-ms MS       ring buffer drain period (default 50)\n"
+		"      --client-timeout S  close clients silent for S seconds (default 60)\n"
 		"  -v, --verbose           debug logging\n"
 		"  -h, --help              this help\n"
 		"  -V, --version           print the version\n",
@@ -54,6 +55,7 @@ int main(int argc, char **argv)
 		{ "max-clients", required_argument, NULL, 3 },
 		{ "ringbuf-size", required_argument, NULL, 4 },
 		{ "drain-ms", required_argument, NULL, 5 },
+		{ "client-timeout", required_argument, NULL, 6 },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -67,6 +69,7 @@ int main(int argc, char **argv)
 		.max_clients = 64,
 		.drain_ms = 50,
 		.perfmap_refresh_ms = 1000,
+		.client_timeout_sec = 60,
 	};
 	struct manager *m = NULL;
 	int c, err = 0;
@@ -93,6 +96,9 @@ int main(int argc, char **argv)
 			break;
 		case 5:
 			err = parse_uint("--drain-ms", optarg, 1, 10000, &cfg.drain_ms);
+			break;
+		case 6:
+			err = parse_uint("--client-timeout", optarg, 1, 86400, &cfg.client_timeout_sec);
 			break;
 		case 'v':
 			cfg.verbose = 1;

@@ -270,7 +270,7 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 		}
 		tsym_refresh(t->sym);
 	}
-	control_reap_idle(m->control, now, CONTROL_IDLE_SEC * 1000000000ULL);
+	control_reap_idle(m->control, now, m->cfg.client_timeout_sec * 1000000000ULL);
 	if (m->rate_prev_ns && now > m->rate_prev_ns)
 		m->rate = (double)(m->samples - m->rate_prev_samples) * 1e9 / (now - m->rate_prev_ns);
 	m->rate_prev_ns = now;

@@ -3,7 +3,7 @@
 # vanish mid-request, too many clients. Each gets an error reply or is dropped; the daemon keeps
 # serving everyone else.
 . "$(dirname "$0")/lib.sh"
-start_daemon --max-clients 8 || { fail "daemon starts" "see log"; exit 1; }
+start_daemon --max-clients 8 --client-timeout 3 || { fail "daemon starts" "see log"; exit 1; }
 
 # raw PYTHON-SNIPPET: run with a connected socket `s` and helpers; prints what it finds.
 raw() {
@@ -88,5 +88,13 @@ wait $MANY
 if grep -q "refused True" "$TDIR/many.out"; then pass "client over the limit refused with a reason"
 else fail "client limit" "$(cat "$TDIR/many.out")"; fi
 check "daemon serves after the client flood" ctl status
+
+# A client that sends half a frame and goes silent is closed after --client-timeout.
+out=$(raw '
+s.sendall(struct.pack(">I", 100) + b"\x1a\x02")
+t = time.time(); c = closed(); print("closed", c, "after %.0f s" % (time.time() - t))')
+if grep -q "closed True" <<<"$out" && grep -q "closing idle client" "$TDIR/kprofd.log"; then
+	pass "silent client closed after the timeout ($out)"
+else fail "idle client" "$out"; fi
 if kill -0 "$DAEMON_PID"; then pass "daemon alive"; else fail "daemon alive" "it died"; fi
 finish
