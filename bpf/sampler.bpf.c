@@ -59,8 +59,8 @@ static __always_inline void count(__u32 idx)
 static __always_inline __u64 wakeup_flag(void)
 {
 	return bpf_ringbuf_query(&kp_events, BPF_RB_AVAIL_DATA) >= kp_wakeup_bytes
-		       ? BPF_RB_FORCE_WAKEUP
-		       : BPF_RB_NO_WAKEUP;
+		   ? BPF_RB_FORCE_WAKEUP
+		   : BPF_RB_NO_WAKEUP;
 }
 
 SEC("perf_event")

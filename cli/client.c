@@ -16,8 +16,8 @@
 
 int client_connect(const char *path)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { .tv_sec = CLIENT_TIMEOUT_SEC };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct timeval tv = {.tv_sec = CLIENT_TIMEOUT_SEC};
 	_cleanup_close_ int fd = -1;
 
 	if (strlen(path) >= sizeof(sa.sun_path))

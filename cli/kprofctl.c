@@ -34,7 +34,8 @@ static int parse_uint(const char *what, const char *s, unsigned long min, unsign
 	errno = 0;
 	v = strtoul(s, &end, 10);
 	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
-		fprintf(stderr, "kprofctl: %s: '%s' is not a number in %lu-%lu\n", what, s, min, max);
+		fprintf(stderr, "kprofctl: %s: '%s' is not a number in %lu-%lu\n", what, s, min,
+			max);
 		return -EINVAL;
 	}
 	*out = v;
@@ -52,8 +53,9 @@ static int call(const Kprof__Request *req, Kprof__Reply **ret)
 	if (fd < 0) {
 		fprintf(stderr, "kprofctl: cannot connect to kprofd at %s: %s%s\n", socket_path,
 			strerror(-fd),
-			fd == -ENOENT || fd == -ECONNREFUSED ? " (is kprofd running?)" :
-			fd == -EACCES ? " (no permission to use the socket)" : "");
+			fd == -ENOENT || fd == -ECONNREFUSED ? " (is kprofd running?)"
+			: fd == -EACCES			     ? " (no permission to use the socket)"
+							     : "");
 		return KPROFCTL_EXIT_NO_DAEMON;
 	}
 	err = client_call(fd, req, &rep);
@@ -63,8 +65,8 @@ static int call(const Kprof__Request *req, Kprof__Reply **ret)
 		return KPROFCTL_EXIT_NO_DAEMON;
 	}
 	if (rep->error) {
-		fprintf(stderr, "kprofctl: %s\n", rep->message && *rep->message ?
-					      rep->message : strerror(-rep->error));
+		fprintf(stderr, "kprofctl: %s\n",
+			rep->message && *rep->message ? rep->message : strerror(-rep->error));
 		kprof__reply__free_unpacked(rep, NULL);
 		return KPROFCTL_EXIT_ERROR;
 	}
@@ -82,7 +84,8 @@ static int usage_error(const char *verb, const char *msg)
 static int one_pid(const char *verb, int argc, char **argv, unsigned *pid)
 {
 	if (optind != argc - 1)
-		return usage_error(verb, optind >= argc ? "a PID is required" : "too many arguments");
+		return usage_error(verb,
+				   optind >= argc ? "a PID is required" : "too many arguments");
 	if (parse_uint("PID", argv[optind], 1, 0x7fffffff, pid) < 0)
 		return KPROFCTL_EXIT_USAGE;
 	return 0;
@@ -91,10 +94,10 @@ static int one_pid(const char *verb, int argc, char **argv, unsigned *pid)
 static int verb_attach(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "freq", required_argument, NULL, 'F' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "json", no_argument, NULL, 'j' },
-		{},
+	    {"freq", required_argument, NULL, 'F'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"json", no_argument, NULL, 'j'},
+	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__AttachRequest ar = KPROF__ATTACH_REQUEST__INIT;
@@ -105,7 +108,8 @@ static int verb_attach(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "F:d:", opts, NULL)) != -1) {
 		if (c == 'F' && parse_uint("--freq", optarg, 1, 4999, &ar.freq_hz) < 0)
 			return KPROFCTL_EXIT_USAGE;
-		if (c == 'd' && parse_uint("--duration", optarg, 1, 86400 * 365, &ar.duration_sec) < 0)
+		if (c == 'd' &&
+		    parse_uint("--duration", optarg, 1, 86400 * 365, &ar.duration_sec) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			json = true;
@@ -136,7 +140,7 @@ static int verb_detach(int argc, char **argv)
 	Kprof__Reply *rep = NULL;
 	int r;
 
-	if (getopt_long(argc, argv, "", (struct option[]){ {} }, NULL) != -1)
+	if (getopt_long(argc, argv, "", (struct option[]){{}}, NULL) != -1)
 		return KPROFCTL_EXIT_USAGE;
 	if ((r = one_pid("detach", argc, argv, &dr.pid)))
 		return r;
@@ -152,7 +156,7 @@ static int verb_detach(int argc, char **argv)
 /* Verbs without arguments besides --json. */
 static int simple_verb(const char *name, int argc, char **argv, Kprof__Request *req, bool *json)
 {
-	static const struct option opts[] = { { "json", no_argument, NULL, 'j' }, {} };
+	static const struct option opts[] = {{"json", no_argument, NULL, 'j'}, {}};
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -208,9 +212,9 @@ static int verb_status(int argc, char **argv)
 static int verb_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "top", required_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, 'j' },
-		{},
+	    {"top", required_argument, NULL, 'n'},
+	    {"json", no_argument, NULL, 'j'},
+	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ReportRequest rr = KPROF__REPORT_REQUEST__INIT;
@@ -245,7 +249,7 @@ static int verb_folded(int argc, char **argv)
 	Kprof__Reply *rep = NULL;
 	int r;
 
-	if (getopt_long(argc, argv, "", (struct option[]){ {} }, NULL) != -1)
+	if (getopt_long(argc, argv, "", (struct option[]){{}}, NULL) != -1)
 		return KPROFCTL_EXIT_USAGE;
 	if ((r = one_pid("folded", argc, argv, &fr.pid)))
 		return r;
@@ -259,15 +263,15 @@ static int verb_folded(int argc, char **argv)
 }
 
 static const struct verb verbs[] = {
-	{ "attach", verb_attach, "PID [--freq HZ] [--duration SEC] [--json]",
-	  "start sampling PID (default 99 Hz, 1-4999; until detached, exit or SEC seconds)" },
-	{ "detach", verb_detach, "PID", "stop sampling PID; its profile is kept" },
-	{ "list", verb_list, "[--json]", "attached processes and kept profiles" },
-	{ "status", verb_status, "[--json]",
-	  "daemon version, targets, samples/s, ring-buffer drops, own CPU" },
-	{ "report", verb_report, "PID [--top N] [--json]",
-	  "flat profile: self and total samples per function (default top 20, 0 = all)" },
-	{ "folded", verb_folded, "PID", "folded stacks (root;...;leaf count) for flame graphs" },
+    {"attach", verb_attach, "PID [--freq HZ] [--duration SEC] [--json]",
+     "start sampling PID (default 99 Hz, 1-4999; until detached, exit or SEC seconds)"},
+    {"detach", verb_detach, "PID", "stop sampling PID; its profile is kept"},
+    {"list", verb_list, "[--json]", "attached processes and kept profiles"},
+    {"status", verb_status, "[--json]",
+     "daemon version, targets, samples/s, ring-buffer drops, own CPU"},
+    {"report", verb_report, "PID [--top N] [--json]",
+     "flat profile: self and total samples per function (default top 20, 0 = all)"},
+    {"folded", verb_folded, "PID", "folded stacks (root;...;leaf count) for flame graphs"},
 };
 
 static void usage(FILE *f)
@@ -275,23 +279,25 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: kprofctl [--socket PATH] VERB [ARGS]\n"
 		   "Control kprofd, the kprof profiling daemon.\n\nVerbs:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
-		fprintf(f, "  %-7s %s\n          %s\n", verbs[i].name, verbs[i].args, verbs[i].help);
-	fprintf(f, "\nOptions:\n"
-		   "  -s, --socket PATH  kprofd's socket (default $KPROF_SOCKET or %s)\n"
-		   "  -h, --help         this help\n"
-		   "  -V, --version      print the version\n\n"
-		   "Exit status: 0 ok, 1 kprofd refused or failed the request, 2 bad usage,\n"
-		   "3 kprofd not reachable.\n",
+		fprintf(f, "  %-7s %s\n          %s\n", verbs[i].name, verbs[i].args,
+			verbs[i].help);
+	fprintf(f,
+		"\nOptions:\n"
+		"  -s, --socket PATH  kprofd's socket (default $KPROF_SOCKET or %s)\n"
+		"  -h, --help         this help\n"
+		"  -V, --version      print the version\n\n"
+		"Exit status: 0 ok, 1 kprofd refused or failed the request, 2 bad usage,\n"
+		"3 kprofd not reachable.\n",
 		DEFAULT_SOCKET);
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{},
+	    {"socket", required_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {},
 	};
 	int c;
 

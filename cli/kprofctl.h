@@ -8,8 +8,8 @@
 
 #include "proto/kprof.pb-c.h"
 
-#define KPROFCTL_EXIT_ERROR 1	   /* kprofd refused or failed the request */
-#define KPROFCTL_EXIT_USAGE 2	   /* bad command line */
+#define KPROFCTL_EXIT_ERROR 1	  /* kprofd refused or failed the request */
+#define KPROFCTL_EXIT_USAGE 2	  /* bad command line */
 #define KPROFCTL_EXIT_NO_DAEMON 3 /* kprofd is not running or not reachable */
 
 /* Connect to path. -errno. */

@@ -107,15 +107,17 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 {
 	fprintf(f, "{\"pid\":%u,\"uid\":%u,\"comm\":", t->pid, t->uid);
 	render_json_string(f, t->comm);
-	fprintf(f, ",\"state\":\"%s\",\"freq_hz\":%u,\"samples\":%" PRIu64
-		   ",\"attached_at_ns\":%" PRIu64 ",\"ended_at_ns\":%" PRIu64
-		   ",\"duration_sec\":%u,\"exit_code\":%d,\"jit_symbols\":%" PRIu64
-		   ",\"perfmap_bad_lines\":%" PRIu64 ",\"perfmap_path\":",
+	fprintf(f,
+		",\"state\":\"%s\",\"freq_hz\":%u,\"samples\":%" PRIu64
+		",\"attached_at_ns\":%" PRIu64 ",\"ended_at_ns\":%" PRIu64
+		",\"duration_sec\":%u,\"exit_code\":%d,\"jit_symbols\":%" PRIu64
+		",\"perfmap_bad_lines\":%" PRIu64 ",\"perfmap_path\":",
 		render_state(t->state), t->freq_hz, t->samples, t->attached_at_ns, t->ended_at_ns,
 		t->duration_sec, t->exit_code, t->jit_symbols, t->perfmap_bad_lines);
 	render_json_string(f, t->perfmap_path);
-	fprintf(f, ",\"stacks\":%" PRIu64 ",\"lost_stacks\":%" PRIu64 ",\"truncated_stacks\":%" PRIu64
-		   "}",
+	fprintf(f,
+		",\"stacks\":%" PRIu64 ",\"lost_stacks\":%" PRIu64 ",\"truncated_stacks\":%" PRIu64
+		"}",
 		t->stacks, t->lost_stacks, t->truncated_stacks);
 }
 
@@ -155,11 +157,12 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 	if (json) {
 		fputs("{\"version\":", f);
 		render_json_string(f, r->version);
-		fprintf(f, ",\"pid\":%u,\"uptime_ns\":%" PRIu64 ",\"targets_attached\":%u"
-			   ",\"targets_kept\":%u,\"samples\":%" PRIu64 ",\"samples_per_sec\":%.1f"
-			   ",\"drops\":%" PRIu64 ",\"drops_per_cpu\":[",
-			r->pid, r->uptime_ns, r->targets_attached, r->targets_kept, r->samples, rate,
-			r->drops);
+		fprintf(f,
+			",\"pid\":%u,\"uptime_ns\":%" PRIu64 ",\"targets_attached\":%u"
+			",\"targets_kept\":%u,\"samples\":%" PRIu64 ",\"samples_per_sec\":%.1f"
+			",\"drops\":%" PRIu64 ",\"drops_per_cpu\":[",
+			r->pid, r->uptime_ns, r->targets_attached, r->targets_kept, r->samples,
+			rate, r->drops);
 		for (size_t i = 0; i < r->n_drops_per_cpu; i++)
 			fprintf(f, "%s%" PRIu64, i ? "," : "", r->drops_per_cpu[i]);
 		fprintf(f, "],\"bad_records\":%" PRIu64 ",\"ringbuf_bytes\":%u,\"frequencies\":[",
@@ -209,8 +212,9 @@ void render_report(FILE *f, const Kprof__ReportReply *r, bool json)
 			render_json_string(f, e->function);
 			fputs(",\"module\":", f);
 			render_json_string(f, e->module);
-			fprintf(f, ",\"kind\":\"%s\",\"self\":%" PRIu64 ",\"self_pct\":%.2f,"
-				   "\"total\":%" PRIu64 ",\"total_pct\":%.2f,\"address\":%" PRIu64 "}",
+			fprintf(f,
+				",\"kind\":\"%s\",\"self\":%" PRIu64 ",\"self_pct\":%.2f,"
+				"\"total\":%" PRIu64 ",\"total_pct\":%.2f,\"address\":%" PRIu64 "}",
 				render_kind(e->kind), e->self, pct(e->self, n), e->total,
 				pct(e->total, n), e->address);
 		}

@@ -35,7 +35,7 @@ struct client {
 	struct frame_reader rd;
 	uint8_t *out;
 	size_t out_len, out_off;
-	bool closing; /* close once the output is flushed */
+	bool closing;	    /* close once the output is flushed */
 	uint64_t active_ns; /* last byte in or out (CLOCK_MONOTONIC) */
 };
 
@@ -113,7 +113,7 @@ static void client_queue(struct client *cl, Kprof__Reply *rep)
 }
 
 static void reply_error(struct client *cl, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static void reply_error(struct client *cl, int err, const char *fmt, ...)
 {
@@ -140,12 +140,15 @@ static struct target *request_target(struct client *cl, uint32_t pid)
 	struct target *t = manager_find(cl->c->m, pid);
 
 	if (!t) {
-		reply_error(cl, -ENOENT, "pid %u is not attached and no profile of it is kept", pid);
+		reply_error(cl, -ENOENT, "pid %u is not attached and no profile of it is kept",
+			    pid);
 		return NULL;
 	}
 	if (!allowed(cl, t->uid)) {
-		reply_error(cl, -EPERM, "permission denied: pid %u belongs to uid %u; uid %u may only "
-			    "profile its own processes", pid, t->uid, cl->uid);
+		reply_error(cl, -EPERM,
+			    "permission denied: pid %u belongs to uid %u; uid %u may only "
+			    "profile its own processes",
+			    pid, t->uid, cl->uid);
 		return NULL;
 	}
 	return t;
@@ -172,12 +175,15 @@ static void do_attach(struct client *cl, const Kprof__AttachRequest *req)
 		else if (err == -EINVAL)
 			reply_error(cl, err, "%u is a thread id, not a process id", req->pid);
 		else
-			reply_error(cl, err, "cannot read process %u: %s", req->pid, strerror(-err));
+			reply_error(cl, err, "cannot read process %u: %s", req->pid,
+				    strerror(-err));
 		return;
 	}
 	if (!allowed(cl, owner)) {
-		reply_error(cl, -EPERM, "permission denied: pid %u belongs to uid %u; uid %u may only "
-			    "profile its own processes", req->pid, owner, cl->uid);
+		reply_error(cl, -EPERM,
+			    "permission denied: pid %u belongs to uid %u; uid %u may only "
+			    "profile its own processes",
+			    req->pid, owner, cl->uid);
 		return;
 	}
 	err = manager_attach(cl->c->m, req->pid, req->freq_hz, req->duration_sec, &t, err_msg,
@@ -201,7 +207,8 @@ static void do_detach(struct client *cl, const Kprof__DetachRequest *req)
 	if (!t)
 		return;
 	if (manager_detach(cl->c->m, t) < 0) {
-		reply_error(cl, -ENOENT, "pid %u is not attached (its profile is kept: %s)", req->pid,
+		reply_error(cl, -ENOENT, "pid %u is not attached (its profile is kept: %s)",
+			    req->pid,
 			    t->state == TARGET_EXITED ? "the process exited" : "already detached");
 		return;
 	}
@@ -250,7 +257,7 @@ static void do_status(struct client *cl)
 	Kprof__StatusReply sr = KPROF__STATUS_REPLY__INIT;
 	struct manager *m = cl->c->m;
 	int ncpus = loader_ncpus(m->loader);
-	uint64_t ctr[KP_CTR_NR] = { 0 };
+	uint64_t ctr[KP_CTR_NR] = {0};
 	_cleanup_free_ uint64_t *drops = calloc(ncpus, sizeof(*drops));
 	unsigned freqs[KPROF_MAX_FREQ_SETS];
 
@@ -509,7 +516,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 
 int control_new(struct manager *m, const char *path, unsigned max_clients, struct control **ret)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct control *c;
 	_cleanup_free_ char *dir = NULL;
 	char *slash;
@@ -598,8 +605,8 @@ void control_reap_idle(struct control *c, uint64_t now, uint64_t idle_ns)
 	for (; cl; cl = next) {
 		next = cl->next;
 		if (now - cl->active_ns > idle_ns) {
-			log_info("closing idle client pid %d uid %u (%.0f s without a byte)", cl->pid,
-				 cl->uid, (now - cl->active_ns) / 1e9);
+			log_info("closing idle client pid %d uid %u (%.0f s without a byte)",
+				 cl->pid, cl->uid, (now - cl->active_ns) / 1e9);
 			client_free(cl);
 		}
 	}

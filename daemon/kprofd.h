@@ -30,11 +30,11 @@
 struct config {
 	const char *socket_path;
 	unsigned default_freq;
-	unsigned max_targets;   /* attached at once */
-	unsigned max_kept;      /* ended (exited or detached) profiles kept */
+	unsigned max_targets; /* attached at once */
+	unsigned max_kept;    /* ended (exited or detached) profiles kept */
 	unsigned max_clients;
 	unsigned ringbuf_bytes; /* 0: sized from CPUs and the maximal rate */
-	unsigned drain_ms;      /* ring buffer drain period */
+	unsigned drain_ms;	/* ring buffer drain period */
 	unsigned perfmap_refresh_ms;
 	unsigned client_timeout_sec; /* a client silent this long is closed */
 	int verbose;

@@ -30,8 +30,8 @@ struct freq_set {
 
 struct loader {
 	struct sampler_bpf *skel;
-	int ncpus;      /* possible CPUs: size of per-CPU map values */
-	int nonline;    /* CPUs with an event */
+	int ncpus;   /* possible CPUs: size of per-CPU map values */
+	int nonline; /* CPUs with an event */
 	unsigned rb_bytes;
 	struct freq_set sets[KPROF_MAX_FREQ_SETS];
 };
@@ -62,7 +62,8 @@ int loader_new(unsigned ringbuf_bytes, struct loader **ret)
 	if (ringbuf_bytes)
 		l->rb_bytes = pow2_at_least(ringbuf_bytes, getpagesize());
 	else
-		l->rb_bytes = pow2_at_least((unsigned long)KPROF_MAX_FREQ * l->ncpus * 512, 1u << 20);
+		l->rb_bytes =
+		    pow2_at_least((unsigned long)KPROF_MAX_FREQ * l->ncpus * 512, 1u << 20);
 	l->skel = sampler_bpf__open();
 	if (!l->skel) {
 		err = -errno;
@@ -76,7 +77,8 @@ int loader_new(unsigned ringbuf_bytes, struct loader **ret)
 	err = sampler_bpf__load(l->skel);
 	if (err < 0) {
 		log_err("BPF: cannot load the sampler programs: %s (root, CAP_BPF and CAP_PERFMON "
-			"are needed)", strerror(-err));
+			"are needed)",
+			strerror(-err));
 		goto fail;
 	}
 	err = sampler_bpf__attach(l->skel);
@@ -131,11 +133,11 @@ int loader_ncpus(const struct loader *l)
 static int set_open(struct loader *l, struct freq_set *s, unsigned freq)
 {
 	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.size = sizeof(attr),
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.freq = 1,
-		.sample_freq = freq,
+	    .type = PERF_TYPE_SOFTWARE,
+	    .size = sizeof(attr),
+	    .config = PERF_COUNT_SW_CPU_CLOCK,
+	    .freq = 1,
+	    .sample_freq = freq,
 	};
 	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = freq);
 	int opened = 0, err = 0;
@@ -146,14 +148,16 @@ static int set_open(struct loader *l, struct freq_set *s, unsigned freq)
 	if (!s->fds || !s->links)
 		return -ENOMEM;
 	for (int cpu = 0; cpu < l->ncpus; cpu++) {
-		s->fds[cpu] = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		s->fds[cpu] =
+		    syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 		if (s->fds[cpu] < 0) {
 			err = -errno;
 			if (err == -ENODEV) /* offline CPU */
 				continue;
 			log_err("perf_event_open(cpu-clock, %u Hz, cpu %d): %s%s", freq, cpu,
 				strerror(-err),
-				err == -EINVAL ? " (above kernel.perf_event_max_sample_rate?)" : "");
+				err == -EINVAL ? " (above kernel.perf_event_max_sample_rate?)"
+					       : "");
 			return err;
 		}
 		s->links[cpu] = bpf_program__attach_perf_event_opts(l->skel->progs.kp_sample,
@@ -221,7 +225,7 @@ int loader_freqs(const struct loader *l, unsigned *out, int max)
 
 int loader_target_add(struct loader *l, pid_t tgid, unsigned freq)
 {
-	struct kp_target v = { .freq = freq };
+	struct kp_target v = {.freq = freq};
 	__u32 key = tgid;
 
 	if (bpf_map__update_elem(l->skel->maps.kp_targets, &key, sizeof(key), &v, sizeof(v),

@@ -18,8 +18,8 @@ void log_init(void)
 
 void log_msg(int level, const char *fmt, ...)
 {
-	static const char *const names[] = { "emerg", "alert", "crit", "error",
-					     "warning", "notice", "info", "debug" };
+	static const char *const names[] = {"emerg",   "alert",	 "crit", "error",
+					    "warning", "notice", "info", "debug"};
 	char buf[2048];
 	va_list ap;
 	int n;
@@ -35,7 +35,8 @@ void log_msg(int level, const char *fmt, ...)
 		clock_gettime(CLOCK_REALTIME, &ts);
 		localtime_r(&ts.tv_sec, &tm);
 		n = snprintf(buf, sizeof(buf), "%02d:%02d:%02d.%03ld kprofd[%d] %s: ", tm.tm_hour,
-			     tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, getpid(), names[level & 7]);
+			     tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, getpid(),
+			     names[level & 7]);
 	}
 	va_start(ap, fmt);
 	n += vsnprintf(buf + n, sizeof(buf) - n - 1, fmt, ap);

@@ -56,7 +56,8 @@ static void trim_kept(struct manager *m)
 		struct target *oldest = NULL;
 
 		for (struct target *t = m->targets; t; t = t->next)
-			if (t->state != TARGET_ATTACHED && (!oldest || t->ended_ns < oldest->ended_ns))
+			if (t->state != TARGET_ATTACHED &&
+			    (!oldest || t->ended_ns < oldest->ended_ns))
 				oldest = t;
 		if (!oldest)
 			return;
@@ -128,16 +129,18 @@ int manager_attach(struct manager *m, pid_t pid, unsigned freq, unsigned duratio
 	}
 	err = target_new(m, pid, freq, duration_sec, &t);
 	if (err < 0) {
-		snprintf(errbuf, errlen, err == -ESRCH ? "no such process: %d" :
-					  err == -EINVAL ? "%d is a thread, not a process" :
-							   "cannot read process %d: %s",
+		snprintf(errbuf, errlen,
+			 err == -ESRCH	  ? "no such process: %d"
+			 : err == -EINVAL ? "%d is a thread, not a process"
+					  : "cannot read process %d: %s",
 			 pid, strerror(-err));
 		return err;
 	}
 	err = loader_freq_get(m->loader, freq);
 	if (err < 0) {
-		snprintf(errbuf, errlen, err == -EBUSY ? "too many distinct frequencies in use (%d)" :
-							 "cannot start sampling at %u Hz: %s",
+		snprintf(errbuf, errlen,
+			 err == -EBUSY ? "too many distinct frequencies in use (%d)"
+				       : "cannot start sampling at %u Hz: %s",
 			 err == -EBUSY ? KPROF_MAX_FREQ_SETS : freq, strerror(-err));
 		target_free(t);
 		return err;
@@ -166,8 +169,9 @@ int manager_attach(struct manager *m, pid_t pid, unsigned freq, unsigned duratio
 
 		tsym_get_stats(t->sym, &ss);
 		log_info("attached pid %d (%s, uid %u) at %u Hz, duration %us (0: unlimited); "
-			 "perf map %s: %llu JIT symbols", pid, t->comm, t->uid, freq, duration_sec,
-			 ss.perfmap_path, (unsigned long long)ss.jit_symbols);
+			 "perf map %s: %llu JIT symbols",
+			 pid, t->comm, t->uid, freq, duration_sec, ss.perfmap_path,
+			 (unsigned long long)ss.jit_symbols);
 	}
 	*ret = t;
 	return 0;
@@ -204,8 +208,8 @@ void manager_on_exit(struct manager *m, pid_t tgid, int code)
 	/* exit_code is a wait status: low 7 bits the signal, the next 8 the exit status. */
 	t->exit_code = (code & 0x7f) ? -(code & 0x7f) : (code >> 8) & 0xff;
 	log_info("pid %d (%s) exited (%s %d), %llu samples kept", t->pid, t->comm,
-		 t->exit_code < 0 ? "signal" : "status", t->exit_code < 0 ? -t->exit_code : t->exit_code,
-		 (unsigned long long)t->samples);
+		 t->exit_code < 0 ? "signal" : "status",
+		 t->exit_code < 0 ? -t->exit_code : t->exit_code, (unsigned long long)t->samples);
 	end_target(m, t, TARGET_EXITED);
 }
 
@@ -272,7 +276,8 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 	}
 	control_reap_idle(m->control, now, m->cfg.client_timeout_sec * 1000000000ULL);
 	if (m->rate_prev_ns && now > m->rate_prev_ns)
-		m->rate = (double)(m->samples - m->rate_prev_samples) * 1e9 / (now - m->rate_prev_ns);
+		m->rate =
+		    (double)(m->samples - m->rate_prev_samples) * 1e9 / (now - m->rate_prev_ns);
 	m->rate_prev_ns = now;
 	m->rate_prev_samples = m->samples;
 	return sd_event_source_set_time(s, usec + m->cfg.perfmap_refresh_ms * 1000ULL);

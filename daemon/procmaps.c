@@ -33,9 +33,10 @@ static int parse_hex(const char **p, const char *end, uint64_t *out)
 
 	for (; *p < end; (*p)++, digits++) {
 		char c = **p;
-		int d = c >= '0' && c <= '9' ? c - '0' :
-			c >= 'a' && c <= 'f' ? c - 'a' + 10 :
-			c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+		int d = c >= '0' && c <= '9'   ? c - '0'
+			: c >= 'a' && c <= 'f' ? c - 'a' + 10
+			: c >= 'A' && c <= 'F' ? c - 'A' + 10
+					       : -1;
 
 		if (d < 0)
 			break;
@@ -119,9 +120,10 @@ int procmaps_parse(const char *buf, size_t len, size_t max_entries, struct procm
 	while (p < end && pm->n < cap) {
 		const char *nl = memchr(p, '\n', end - p), *path;
 		const char *le = nl ? nl : end;
-		struct procmaps_entry e = { 0 };
+		struct procmaps_entry e = {0};
 
-		if (le > p && memchr(p, '\0', le - p) == NULL && parse_line(p, le, &e, &path) == 0) {
+		if (le > p && memchr(p, '\0', le - p) == NULL &&
+		    parse_line(p, le, &e, &path) == 0) {
 			memcpy(pm->paths + off, path, le - path);
 			pm->paths[off + (le - path)] = '\0';
 			e.path = (const char *)(uintptr_t)off; /* fixed up below, arena is final */

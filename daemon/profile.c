@@ -192,8 +192,9 @@ int profile_intern(struct profile *p, const char *name, const char *module, uint
 	if (err < 0)
 		return err;
 	if ((p->nfuncs + 1) * 2 > p->func_nslots) {
-		err = reindex(&p->func_slots, &p->func_nslots, p->func_nslots ? p->func_nslots * 2 : 256,
-			      p->nfuncs, func_hash_of, p);
+		err =
+		    reindex(&p->func_slots, &p->func_nslots,
+			    p->func_nslots ? p->func_nslots * 2 : 256, p->nfuncs, func_hash_of, p);
 		if (err < 0)
 			return err;
 	}
@@ -203,9 +204,9 @@ int profile_intern(struct profile *p, const char *name, const char *module, uint
 		return -ENOMEM;
 	p->str_bytes += strlen(n) + strlen(m) + 2;
 	f = &p->funcs[p->nfuncs];
-	*f = (struct pfunc){ .f = { .name = TAKE_PTR(n), .module = TAKE_PTR(m), .start = start,
-				    .kind = kind },
-			     .hash = h };
+	*f = (struct pfunc){
+	    .f = {.name = TAKE_PTR(n), .module = TAKE_PTR(m), .start = start, .kind = kind},
+	    .hash = h};
 	for (j = h & (p->func_nslots - 1); p->func_slots[j]; j = (j + 1) & (p->func_nslots - 1))
 		;
 	p->func_slots[j] = p->nfuncs + 1;
@@ -244,7 +245,8 @@ static struct pstack *stack_find(struct profile *p, const uint32_t *ids, size_t 
 {
 	size_t j;
 
-	for (j = h & (p->stack_nslots - 1); p->stack_slots[j]; j = (j + 1) & (p->stack_nslots - 1)) {
+	for (j = h & (p->stack_nslots - 1); p->stack_slots[j];
+	     j = (j + 1) & (p->stack_nslots - 1)) {
 		struct pstack *s = &p->stacks[p->stack_slots[j] - 1];
 
 		if (s->hash == h && s->len == n &&
@@ -267,15 +269,15 @@ static int stack_insert(struct profile *p, const uint32_t *ids, size_t n, uint64
 		return err;
 	if ((p->nstacks + 1) * 2 > p->stack_nslots) {
 		err = reindex(&p->stack_slots, &p->stack_nslots,
-			      p->stack_nslots ? p->stack_nslots * 2 : 1024, p->nstacks, stack_hash_of,
-			      p);
+			      p->stack_nslots ? p->stack_nslots * 2 : 1024, p->nstacks,
+			      stack_hash_of, p);
 		if (err < 0)
 			return err;
 	}
 	stack_find(p, ids, n, h, &slot);
 	if (n) /* memcpy with a NULL pointer is undefined even for 0 bytes */
 		memcpy(p->ids + p->nids, ids, n * sizeof(*ids));
-	p->stacks[p->nstacks] = (struct pstack){ .hash = h, .off = p->nids, .len = n };
+	p->stacks[p->nstacks] = (struct pstack){.hash = h, .off = p->nids, .len = n};
 	p->nids += n;
 	p->stack_slots[slot] = ++p->nstacks;
 	return 0;
@@ -309,7 +311,8 @@ int profile_add(struct profile *p, const uint32_t *ids, size_t n, uint64_t count
 int profile_foreach_stack(const struct profile *p, profile_stack_fn fn, void *userdata)
 {
 	for (size_t i = 0; i < p->nstacks; i++) {
-		int r = fn(p->ids + p->stacks[i].off, p->stacks[i].len, p->stacks[i].count, userdata);
+		int r =
+		    fn(p->ids + p->stacks[i].off, p->stacks[i].len, p->stacks[i].count, userdata);
 
 		if (r < 0)
 			return r;
@@ -367,12 +370,16 @@ static void sb_put_name(struct strbuf *b, const char *name)
 /* An unresolved frame is shown as its module, "[libc.so.6]", as flame graph tools expect. */
 static const char *folded_name(const struct profile_func *f)
 {
-	return f->kind == PROFILE_KIND_UNKNOWN && !strcmp(f->name, "[unknown]") ? f->module : f->name;
+	return f->kind == PROFILE_KIND_UNKNOWN && !strcmp(f->name, "[unknown]") ? f->module
+										: f->name;
 }
 
 static int folded_one(const uint32_t *ids, size_t n, uint64_t count, void *userdata)
 {
-	struct { struct strbuf b; const struct profile *p; } *ctx = userdata;
+	struct {
+		struct strbuf b;
+		const struct profile *p;
+	} *ctx = userdata;
 	size_t need = 24;
 	int err;
 
@@ -402,7 +409,10 @@ static int folded_one(const uint32_t *ids, size_t n, uint64_t count, void *userd
 
 int profile_folded(const struct profile *p, char **ret, size_t *ret_len)
 {
-	struct { struct strbuf b; const struct profile *p; } ctx = { .p = p };
+	struct {
+		struct strbuf b;
+		const struct profile *p;
+	} ctx = {.p = p};
 	int err;
 
 	err = sb_reserve(&ctx.b, 0);
@@ -478,16 +488,15 @@ void profile_cache_put(struct profile *p, uint64_t addr, uint32_t id)
 void profile_get_stats(const struct profile *p, struct profile_stats *st)
 {
 	*st = (struct profile_stats){
-		.samples = p->samples,
-		.lost = p->lost,
-		.funcs = p->nfuncs,
-		.stacks = p->nstacks,
-		.stack_ids = p->nids,
-		.memory = sizeof(*p) + p->funcs_cap * sizeof(*p->funcs) +
-			  p->func_nslots * sizeof(*p->func_slots) +
-			  p->stacks_cap * sizeof(*p->stacks) +
-			  p->stack_nslots * sizeof(*p->stack_slots) + p->ids_cap * sizeof(*p->ids) +
-			  p->cache_nslots * (sizeof(*p->cache_keys) + sizeof(*p->cache_vals)) +
-			  p->str_bytes,
+	    .samples = p->samples,
+	    .lost = p->lost,
+	    .funcs = p->nfuncs,
+	    .stacks = p->nstacks,
+	    .stack_ids = p->nids,
+	    .memory = sizeof(*p) + p->funcs_cap * sizeof(*p->funcs) +
+		      p->func_nslots * sizeof(*p->func_slots) + p->stacks_cap * sizeof(*p->stacks) +
+		      p->stack_nslots * sizeof(*p->stack_slots) + p->ids_cap * sizeof(*p->ids) +
+		      p->cache_nslots * (sizeof(*p->cache_keys) + sizeof(*p->cache_vals)) +
+		      p->str_bytes,
 	};
 }

@@ -37,8 +37,7 @@ static int on_record(void *ctx, void *data, size_t len)
 
 		if (len < offsetof(struct kp_sample, ips))
 			goto bad;
-		need = offsetof(struct kp_sample, ips) +
-		       8 * ((size_t)smp->n_kernel + smp->n_user);
+		need = offsetof(struct kp_sample, ips) + 8 * ((size_t)smp->n_kernel + smp->n_user);
 		if (smp->n_kernel > KP_MAX_STACK || smp->n_user > KP_MAX_STACK || len < need)
 			goto bad;
 		manager_on_sample(s->m, smp);

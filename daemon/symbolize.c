@@ -162,7 +162,8 @@ static void kallsyms_load(struct symbolizer *sz)
 	sz->kallsyms_tried = 1;
 	n = read_file("/proc/kallsyms", &buf, 256u << 20);
 	if (n < 0 || symtab_new(1u << 22, &sz->kallsyms) < 0) {
-		log_warn("kernel symbols: cannot read /proc/kallsyms: %s", strerror(n < 0 ? -n : ENOMEM));
+		log_warn("kernel symbols: cannot read /proc/kallsyms: %s",
+			 strerror(n < 0 ? -n : ENOMEM));
 		return;
 	}
 	for (p = buf, end = buf + n; p < end;) {
@@ -210,7 +211,8 @@ static int elf_parse(int fd, struct elf_entry *e)
 		GElf_Phdr ph;
 
 		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD)
-			e->loads[e->nloads++] = (struct elf_load){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+			e->loads[e->nloads++] =
+			    (struct elf_load){ph.p_offset, ph.p_vaddr, ph.p_filesz};
 	}
 	err = symtab_new(ELF_MAX_SYMS, &e->syms);
 	if (err < 0)
@@ -219,8 +221,9 @@ static int elf_parse(int fd, struct elf_entry *e)
 		GElf_Shdr sh;
 		Elf_Data *data;
 
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)))
 			continue;
 		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Sym s;
@@ -230,8 +233,8 @@ static int elf_parse(int fd, struct elf_entry *e)
 			if (!gelf_getsym(data, i, &s))
 				break;
 			type = GELF_ST_TYPE(s.st_info);
-			if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
-			    !s.st_value)
+			if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+			    s.st_shndx == SHN_UNDEF || !s.st_value)
 				continue;
 			name = elf_strptr(elf, sh.sh_link, s.st_name);
 			if (name && *name)
@@ -280,7 +283,8 @@ static struct elf_entry *elf_get(struct symbolizer *sz, int fd, const char *path
 	for (int i = 0; i < sz->nelf; i++) {
 		e = sz->elf[i];
 		if (e->dev == st.st_dev && e->ino == st.st_ino &&
-		    e->mtime.tv_sec == st.st_mtim.tv_sec && e->mtime.tv_nsec == st.st_mtim.tv_nsec) {
+		    e->mtime.tv_sec == st.st_mtim.tv_sec &&
+		    e->mtime.tv_nsec == st.st_mtim.tv_nsec) {
 			e->refs++;
 			return e;
 		}
@@ -447,8 +451,8 @@ static int perfmap_open(struct tsym *ts, struct stat *st)
 	if (!ts->gone) {
 		_cleanup_close_ int root = -1;
 		struct open_how how = {
-			.flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
-			.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+		    .flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+		    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 		};
 
 		snprintf(path, sizeof(path), "/proc/%d/root", ts->pid);
@@ -456,7 +460,8 @@ static int perfmap_open(struct tsym *ts, struct stat *st)
 		if (root >= 0)
 			fd = syscall(SYS_openat2, root, rel, &how, sizeof(how));
 		if (fd >= 0)
-			snprintf(ts->pm_path, sizeof(ts->pm_path), "/proc/%d/root/%s", ts->pid, rel);
+			snprintf(ts->pm_path, sizeof(ts->pm_path), "/proc/%d/root/%s", ts->pid,
+				 rel);
 	}
 	if (fd < 0) {
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", ts->pid);
@@ -481,17 +486,20 @@ static int perfmap_open(struct tsym *ts, struct stat *st)
 	}
 	if (st->st_uid != 0 && st->st_uid != ts->uid) {
 		if (!ts->pm_warned)
-			log_warn("pid %d: perf map %s is owned by uid %u, not by the target (uid %u) "
-				 "or root, ignored", ts->pid, ts->pm_path, st->st_uid, ts->uid);
+			log_warn(
+			    "pid %d: perf map %s is owned by uid %u, not by the target (uid %u) "
+			    "or root, ignored",
+			    ts->pid, ts->pm_path, st->st_uid, ts->uid);
 		ts->pm_warned = true;
 		return -EPERM;
 	}
 	if (ts->start_realtime_ns &&
 	    (uint64_t)st->st_mtim.tv_sec * 1000000000ULL + st->st_mtim.tv_nsec + 2000000000ULL <
-		    ts->start_realtime_ns) {
+		ts->start_realtime_ns) {
 		if (!ts->pm_warned)
-			log_warn("pid %d: perf map %s is older than the process (PID reuse?), ignored",
-				 ts->pid, ts->pm_path);
+			log_warn(
+			    "pid %d: perf map %s is older than the process (PID reuse?), ignored",
+			    ts->pid, ts->pm_path);
 		ts->pm_warned = true;
 		return -ESTALE;
 	}
@@ -511,7 +519,8 @@ void tsym_refresh(struct tsym *ts)
 	fd = perfmap_open(ts, &st);
 	if (fd < 0)
 		return;
-	if (st.st_dev != ts->pm_dev || st.st_ino != ts->pm_ino || (uint64_t)st.st_size < ts->pm_off) {
+	if (st.st_dev != ts->pm_dev || st.st_ino != ts->pm_ino ||
+	    (uint64_t)st.st_size < ts->pm_off) {
 		if (ts->pm_ino)
 			ts->pm_reloads++;
 		perfmap_reset(ts->pm);
@@ -692,8 +701,8 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 	const struct procmaps_entry *m;
 	size_t idx = 0;
 
-	*r = (struct sym_result){ .name = "[unknown]", .module = "[unknown]",
-				  .kind = PROFILE_KIND_UNKNOWN };
+	*r = (struct sym_result){
+	    .name = "[unknown]", .module = "[unknown]", .kind = PROFILE_KIND_UNKNOWN};
 	if (kernel) {
 		const struct symtab_sym *s;
 

@@ -44,7 +44,7 @@ static int read_identity(struct target *t)
 
 int target_proc_uid(pid_t pid, uid_t *uid)
 {
-	struct target t = { .pid = pid };
+	struct target t = {.pid = pid};
 	int err = read_identity(&t);
 
 	if (err < 0)
@@ -174,9 +174,9 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->pid = t->pid;
 	pb->uid = t->uid;
 	pb->comm = (char *)t->comm;
-	pb->state = t->state == TARGET_ATTACHED ? KPROF__TARGET_STATE__TARGET_STATE_ATTACHED :
-		    t->state == TARGET_EXITED	? KPROF__TARGET_STATE__TARGET_STATE_EXITED :
-						  KPROF__TARGET_STATE__TARGET_STATE_DETACHED;
+	pb->state = t->state == TARGET_ATTACHED ? KPROF__TARGET_STATE__TARGET_STATE_ATTACHED
+		    : t->state == TARGET_EXITED ? KPROF__TARGET_STATE__TARGET_STATE_EXITED
+						: KPROF__TARGET_STATE__TARGET_STATE_DETACHED;
 	pb->freq_hz = t->freq;
 	pb->samples = t->samples;
 	pb->attached_at_ns = t->attached_ns;

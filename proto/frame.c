@@ -38,8 +38,7 @@ uint32_t frame_get_header(const uint8_t hdr[FRAME_HDR_SIZE])
 
 static int check_header(const struct frame_reader *r)
 {
-	if (r->len - r->off >= FRAME_HDR_SIZE &&
-	    frame_get_header(r->buf + r->off) > r->max_frame)
+	if (r->len - r->off >= FRAME_HDR_SIZE && frame_get_header(r->buf + r->off) > r->max_frame)
 		return -EMSGSIZE;
 	return 0;
 }

@@ -1,14 +1,14 @@
 /* abi.h: the records and maps shared between the BPF programs and kprofd.
  *
- * Included by the BPF programs (after vmlinux.h) and by the daemon (after <linux/types.h>). Fixed-width
- * fields, explicit padding and static size checks keep both sides in agreement. Every name
- * starts with kp_/KP_ so it cannot clash with the kernel's names in vmlinux.h.
+ * Included by the BPF programs (after vmlinux.h) and by the daemon (after <linux/types.h>).
+ * Fixed-width fields, explicit padding and static size checks keep both sides in agreement. Every
+ * name starts with kp_/KP_ so it cannot clash with the kernel's names in vmlinux.h.
  */
 #ifndef KPROF_ABI_H
 #define KPROF_ABI_H
 
-#define KP_MAX_STACK 127	 /* frames per stack (user or kernel), the kernel's own cap */
-#define KP_MAX_TARGETS 1024	 /* entries in kp_targets */
+#define KP_MAX_STACK 127    /* frames per stack (user or kernel), the kernel's own cap */
+#define KP_MAX_TARGETS 1024 /* entries in kp_targets */
 
 /* Record kinds, first field of every ring-buffer record. */
 enum kp_rec_kind {

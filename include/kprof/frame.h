@@ -14,14 +14,14 @@
 #include <protobuf-c/protobuf-c.h>
 
 #define FRAME_HDR_SIZE 4
-#define FRAME_MAX_REQUEST (1u << 20)	/* daemon's inbound cap: requests are small */
-#define FRAME_MAX_REPLY (256u << 20)	/* client's inbound cap: profiles can be large */
+#define FRAME_MAX_REQUEST (1u << 20) /* daemon's inbound cap: requests are small */
+#define FRAME_MAX_REPLY (256u << 20) /* client's inbound cap: profiles can be large */
 
 struct frame_reader {
 	uint8_t *buf;
-	size_t len;  /* bytes held */
-	size_t off;  /* start of the unconsumed bytes */
-	size_t cap;  /* allocated */
+	size_t len; /* bytes held */
+	size_t off; /* start of the unconsumed bytes */
+	size_t cap; /* allocated */
 	size_t max_frame;
 };
 

@@ -23,13 +23,13 @@ struct perfmap_limits {
 };
 
 struct perfmap_stats {
-	uint64_t bytes;       /* bytes fed since the last reset */
-	uint64_t lines;       /* complete lines seen */
-	uint64_t entries;     /* lines accepted */
-	uint64_t bad_lines;   /* malformed: no/invalid hex, missing name, zero size, overflow */
-	uint64_t long_lines;  /* longer than max_line (also counted in bad_lines) */
-	uint64_t dropped;     /* accepted lines dropped by the entries cap */
-	int truncated;        /* 1 once max_bytes was reached: further input ignored */
+	uint64_t bytes;	     /* bytes fed since the last reset */
+	uint64_t lines;	     /* complete lines seen */
+	uint64_t entries;    /* lines accepted */
+	uint64_t bad_lines;  /* malformed: no/invalid hex, missing name, zero size, overflow */
+	uint64_t long_lines; /* longer than max_line (also counted in bad_lines) */
+	uint64_t dropped;    /* accepted lines dropped by the entries cap */
+	int truncated;	     /* 1 once max_bytes was reached: further input ignored */
 };
 
 struct perfmap_sym {

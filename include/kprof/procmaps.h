@@ -15,7 +15,7 @@ struct procmaps_entry {
 	uint64_t offset;     /* file offset of start */
 	uint64_t inode;
 	uint32_t dev_major, dev_minor;
-	char perms[5]; /* "r-xp" */
+	char perms[5];	  /* "r-xp" */
 	const char *path; /* "" for anonymous memory; "[vdso]", "/memfd:x (deleted)", ... */
 };
 

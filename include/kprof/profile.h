@@ -40,7 +40,7 @@ struct profile_func {
 
 struct profile_stats {
 	uint64_t samples; /* stacks added (with their counts) */
-	uint64_t lost;    /* samples whose stack did not fit in the tables */
+	uint64_t lost;	  /* samples whose stack did not fit in the tables */
 	size_t funcs;
 	size_t stacks;
 	size_t stack_ids;

@@ -829,8 +829,8 @@ static void test_intern_null(void **state)
 static void test_empty_stack_first(void **state)
 {
 	struct profile *p = new_profile(NULL);
-	uint32_t a = fn(p, "a"), one[] = { a };
-	struct collected col = { 0 };
+	uint32_t a = fn(p, "a"), one[] = {a};
+	struct collected col = {0};
 
 	(void)state;
 	assert_int_equal(profile_add(p, one, 0, 3), 0);
@@ -854,7 +854,8 @@ int main(void)
 	    cmocka_unit_test(test_empty_stack),	  cmocka_unit_test(test_cap_stacks),
 	    cmocka_unit_test(test_cap_stack_ids), cmocka_unit_test(test_cap_funcs),
 	    cmocka_unit_test(test_cache),	  cmocka_unit_test(test_cache_cap),
-	    cmocka_unit_test(test_stats),	  cmocka_unit_test(test_random), cmocka_unit_test(test_intern_null), cmocka_unit_test(test_empty_stack_first),
+	    cmocka_unit_test(test_stats),	  cmocka_unit_test(test_random),
+	    cmocka_unit_test(test_intern_null),	  cmocka_unit_test(test_empty_stack_first),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
