@@ -41,6 +41,9 @@ CLI_SRC := cli/kprofctl.c cli/client.c cli/render.c proto/frame.c $(PROTO_C)
 UNIT_TESTS := test_symtab test_perfmap test_profile test_frame test_procmaps test_render
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
+# Keep the BPF objects between the object and the skeleton steps.
+.SECONDARY:
+
 .PHONY: all deps test unit integration demo bench install uninstall clean help format
 
 all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit

@@ -47,6 +47,15 @@ done
 [ -n "${BENCH_FREQS// /}" ] || die "BENCH_FREQS is empty"
 [ "$BENCH_PAIRS" -ge 5 ] || echo "bench/slowdown.sh: warning: BENCH_PAIRS=$BENCH_PAIRS; the documented figures use at least 5 pairs" >&2
 
+# Other profilers or fixtures compete for the 2 CPUs (and another kprofd's BPF programs tax every
+# process): say so, in the table as well, rather than refuse to run.
+others=$(pgrep -x 'kprofd|minijit' | tr '\n' ' ' || true)
+others=${others% }
+if [ -n "$others" ]; then
+	echo "bench/slowdown.sh: warning: other kprofd/minijit processes are running (pids $others): the figures will be noisier" >&2
+fi
+export BENCH_OTHERS=${others:-none}
+
 TDIR=$(mktemp -d /tmp/kprof-bench.XXXXXX)
 chmod 755 "$TDIR"
 SOCK=$TDIR/kprofd.sock
@@ -205,66 +214,73 @@ def run_minijit(rounds, freq=None):
             pass
 
 
-def profiled(rounds, freq):
+def measured(rounds, freq=None):
+    """A run between two `kprofctl status` calls: the CPU time of the daemon and samples over it.
+
+    The status calls are outside the timed part. For a profiled run the second one waits until
+    kprofd has seen the exit, so every sample of the run is counted."""
     s0 = status()
     wall, pid, attach_s = run_minijit(rounds, freq)
-    t = wait_exited(pid)
+    t = wait_exited(pid) if freq is not None else None
     s1 = status()
-    samples = s1["samples"] - s0["samples"]
-    cpu_ns = s1["cpu_ns"] - s0["cpu_ns"]
-    drops = s1["drops"] - s0["drops"]
-    if samples != t["samples"]:
-        log("note: pid %d: %d samples in status, %d in its profile" % (pid, samples, t["samples"]))
-    return dict(wall=wall, pid=pid, attach_s=attach_s, samples=samples, cpu_ns=cpu_ns,
-                drops=drops)
+    r = dict(wall=wall, pid=pid, attach_s=attach_s, samples=s1["samples"] - s0["samples"],
+             cpu_ns=s1["cpu_ns"] - s0["cpu_ns"], drops=s1["drops"] - s0["drops"])
+    if t is not None and r["samples"] != t["samples"]:
+        log("note: pid %d: %d samples in status, %d in its profile"
+            % (pid, r["samples"], t["samples"]))
+    return r
 
 
 # Warm-up, not counted: kprofd loads kernel symbols on the first kernel stack it sees, and the
 # first runs of a fresh binary pay for the page cache.
 log("warm-up (not counted): %d rounds unprofiled, then profiled at %s Hz"
     % (WARMUP_ROUNDS, ", ".join(map(str, FREQS))))
-run_minijit(WARMUP_ROUNDS)
+measured(WARMUP_ROUNDS)
 for f in FREQS:
-    profiled(WARMUP_ROUNDS, f)
+    measured(WARMUP_ROUNDS, f)
 
 rows, raw = [], []
+
+
+def med(pairs, fn):
+    return statistics.median(fn(x) for x in pairs)
+
+
 t_start = time.monotonic()
 for f in FREQS:
     pairs = []
     for i in range(1, PAIRS + 1):
         if i % 2 == 0:
-            u = run_minijit(ROUNDS)[0]
-            pr = profiled(ROUNDS, f)
+            u = measured(ROUNDS)
+            p = measured(ROUNDS, f)
         else:
-            pr = profiled(ROUNDS, f)
-            u = run_minijit(ROUNDS)[0]
-        ratio = pr["wall"] / u
-        pairs.append((u, pr, ratio))
-        raw.append((f, i, "unprofiled first" if i % 2 == 0 else "profiled first", u, pr))
+            p = measured(ROUNDS, f)
+            u = measured(ROUNDS)
+        ratio = p["wall"] / u["wall"]
+        per_sample = p["cpu_ns"] / 1000 / p["samples"] if p["samples"] else float("nan")
+        above_idle = ((p["cpu_ns"] - u["cpu_ns"]) / 1000 / p["samples"] if p["samples"]
+                      else float("nan"))
+        pairs.append(dict(u=u, p=p, ratio=ratio, per_sample=per_sample, above_idle=above_idle))
+        raw.append((f, i, "unprofiled first" if i % 2 == 0 else "profiled first", u, p))
         log("%4d Hz pair %d/%d: unprofiled %.3f s, profiled %.3f s, ratio %.4f, %d samples, "
-            "%.1f us/sample, %d drops"
-            % (f, i, PAIRS, u, pr["wall"], ratio, pr["samples"],
-               pr["cpu_ns"] / 1000 / max(pr["samples"], 1), pr["drops"]))
-    ratios = [r for _, _, r in pairs]
-    prof = [p for _, p, _ in pairs]
+            "daemon %.1f ms (idle run %.1f ms), %.2f us/sample, %d drops"
+            % (f, i, PAIRS, u["wall"], p["wall"], ratio, p["samples"], p["cpu_ns"] / 1e6,
+               u["cpu_ns"] / 1e6, per_sample, p["drops"]))
     rows.append(dict(
         freq=f,
-        u_med=statistics.median(u for u, _, _ in pairs),
-        p_med=statistics.median(p["wall"] for p in prof),
-        r_med=statistics.median(ratios), r_min=min(ratios), r_max=max(ratios),
-        samples_med=statistics.median(p["samples"] for p in prof),
-        expected=statistics.median(p["wall"] * f for p in prof),
-        us_per_sample=statistics.median(p["cpu_ns"] / 1000 / p["samples"]
-                                        for p in prof if p["samples"] > 0)
-        if any(p["samples"] > 0 for p in prof) else float("nan"),
-        cpu_ms_med=statistics.median(p["cpu_ns"] / 1e6 for p in prof),
-        attach_ms_med=statistics.median(p["attach_s"] * 1000 for p in prof),
-        drops=sum(p["drops"] for p in prof)))
+        u_med=med(pairs, lambda x: x["u"]["wall"]),
+        p_med=med(pairs, lambda x: x["p"]["wall"]),
+        r_med=med(pairs, lambda x: x["ratio"]),
+        r_min=min(x["ratio"] for x in pairs), r_max=max(x["ratio"] for x in pairs),
+        samples_med=med(pairs, lambda x: x["p"]["samples"]),
+        expected=med(pairs, lambda x: x["p"]["wall"] * f),
+        cpu_ms_med=med(pairs, lambda x: x["p"]["cpu_ns"] / 1e6),
+        idle_ms_med=med(pairs, lambda x: x["u"]["cpu_ns"] / 1e6),
+        us_per_sample=med(pairs, lambda x: x["per_sample"]),
+        us_above_idle=med(pairs, lambda x: x["above_idle"]),
+        attach_ms_med=med(pairs, lambda x: x["p"]["attach_s"] * 1000),
+        drops=sum(x["p"]["drops"] for x in pairs)))
 elapsed = time.monotonic() - t_start
-
-
-def pct(r):
-    return "%.3f (%+.1f%%)" % (r, (r - 1) * 100)
 
 
 env = os.environ
@@ -274,29 +290,34 @@ out.append("")
 out.append("* Date: %s; commit %s" % (env["BENCH_DATE"], env["BENCH_COMMIT"]))
 out.append("* Machine: Linux %s, %s CPUs (%s), load average before the run %s"
            % (env["BENCH_KERNEL"], env["BENCH_NPROC"], env["BENCH_CPU"], env["BENCH_LOADAVG"]))
+out.append("* Other kprofd or minijit processes when the run started: %s"
+           % (env["BENCH_OTHERS"] if env["BENCH_OTHERS"] == "none" else "pids " + env["BENCH_OTHERS"]))
 out.append("* Workload: `minijit --rounds %d --cleanup`, %d pairs per frequency, order alternated "
-           "(odd pairs profiled first, even pairs unprofiled first); measured part took %.0f s"
+           "(odd pairs profiled first, even pairs unprofiled first); the measured pairs took %.0f s"
            % (ROUNDS, PAIRS, elapsed))
 out.append("")
-out.append("| Frequency | Unprofiled run (median) | Profiled run (median) "
-           "| Slowdown: median ratio | Min ratio | Max ratio "
-           "| Samples per profiled run (median; F x run time) "
-           "| Daemon CPU per sample (median) | Daemon CPU per run (median) | Drops |")
-out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-for r in rows:
-    out.append("| %d Hz | %.3f s | %.3f s | %s | %.3f | %.3f | %d (%d) | %.1f us | %.1f ms | %d |"
-               % (r["freq"], r["u_med"], r["p_med"], pct(r["r_med"]), r["r_min"], r["r_max"],
-                  r["samples_med"], r["expected"], r["us_per_sample"], r["cpu_ms_med"],
-                  r["drops"]))
+out.append("Target slowdown (wall time from spawn to exit; ratio = profiled / unprofiled, per pair):")
 out.append("")
-all_prof = [p for _, _, _, _, p in raw]
-if len(set(FREQS)) > 1 and len(set(p["samples"] for p in all_prof)) > 1:
-    fit = statistics.linear_regression([p["samples"] for p in all_prof],
-                                       [p["cpu_ns"] / 1000 for p in all_prof])
-    out.append("Daemon CPU per profiled run fitted over all %d profiled runs as fixed + marginal "
-               "x samples: fixed %.2f ms per run (attach, perf map, exit, control requests), "
-               "marginal %.2f us per sample." % (len(all_prof), fit.intercept / 1000, fit.slope))
-    out.append("")
+out.append("| Frequency | Unprofiled run (median) | Profiled run (median) "
+           "| Ratio (median) | Ratio (min) | Ratio (max) |")
+out.append("|---:|---:|---:|---:|---:|---:|")
+for r in rows:
+    out.append("| %d Hz | %.3f s | %.3f s | %.3f (%+.1f%%) | %.3f | %.3f |"
+               % (r["freq"], r["u_med"], r["p_med"], r["r_med"], (r["r_med"] - 1) * 100,
+                  r["r_min"], r["r_max"]))
+out.append("")
+out.append("Daemon CPU time (getrusage of kprofd between two `status` calls around each run; "
+           "medians over the profiled runs):")
+out.append("")
+out.append("| Frequency | Samples per run (F x run time) | Drops (total) "
+           "| Daemon CPU per profiled run | Daemon CPU per sample "
+           "| Daemon CPU over an unprofiled run | Per sample, above that idle cost |")
+out.append("|---:|---:|---:|---:|---:|---:|---:|")
+for r in rows:
+    out.append("| %d Hz | %d (%d) | %d | %.1f ms | %.2f us | %.1f ms | %.2f us |"
+               % (r["freq"], r["samples_med"], r["expected"], r["drops"], r["cpu_ms_med"],
+                  r["us_per_sample"], r["idle_ms_med"], r["us_above_idle"]))
+out.append("")
 out.append("Median time from the ready line to the end of `kprofctl attach`: %s."
            % ", ".join("%.1f ms at %d Hz" % (r["attach_ms_med"], r["freq"]) for r in rows))
 if any(r["drops"] for r in rows):
@@ -308,12 +329,12 @@ text = "\n".join(out) + "\n"
 with open(os.path.join(OUT_DIR, "slowdown.md"), "w") as fh:
     fh.write(text)
 with open(os.path.join(OUT_DIR, "slowdown.csv"), "w") as fh:
-    fh.write("freq_hz,pair,order,unprofiled_s,profiled_s,ratio,samples,daemon_cpu_ns,drops,"
-             "attach_s\n")
+    fh.write("freq_hz,pair,order,unprofiled_s,profiled_s,ratio,samples,daemon_cpu_ns,"
+             "daemon_cpu_ns_unprofiled,drops,attach_s\n")
     for f, i, order, u, p in raw:
-        fh.write("%d,%d,%s,%.6f,%.6f,%.6f,%d,%d,%d,%.6f\n"
-                 % (f, i, order, u, p["wall"], p["wall"] / u, p["samples"], p["cpu_ns"],
-                    p["drops"], p["attach_s"]))
+        fh.write("%d,%d,%s,%.6f,%.6f,%.6f,%d,%d,%d,%d,%.6f\n"
+                 % (f, i, order, u["wall"], p["wall"], p["wall"] / u["wall"], p["samples"],
+                    p["cpu_ns"], u["cpu_ns"], p["drops"], p["attach_s"]))
 sys.stdout.write(text)
 if any(r["drops"] for r in rows):
     log("warning: ring-buffer drops during profiled runs (see the table)")

@@ -15,11 +15,14 @@ top_is() { [ "$(jit_top "$1")" = "$2" ]; }
 # 1. A target in its own PID and mount namespaces with a private /tmp: its perf map is
 #    /tmp/perf-1.map inside its root, invisible from the host's /tmp.
 if unshare --mount --pid --fork --mount-proc true 2>/dev/null; then
+	# The binary may live under /tmp, which the new tmpfs hides: keep it open on fd 3 and
+	# exec it from there.
 	unshare --mount --pid --fork --mount-proc sh -c \
-		"mount -t tmpfs none /tmp && exec $PWD/$MINIJIT --seconds 60" 2>"$TDIR/ns.err" &
+		"mount -t tmpfs none /tmp && exec /proc/self/fd/3 --seconds 60" \
+		3<"$MINIJIT" 2>"$TDIR/ns.err" &
 	U=$!; PIDS+=("$U")
 	wait_for 10 grep -q ready "$TDIR/ns.err"
-	NP=$(pgrep -P "$U" minijit)
+	NP=$(pgrep -P "$U")
 	if [ -n "$NP" ] && [ ! -e "/tmp/perf-$NP.map" ] && grep -q "NStgid:.*1$" "/proc/$NP/status"; then
 		check "attach a namespaced target (host pid $NP, pid 1 inside)" ctl attach "$NP" --freq 499
 		if wait_for 20 top_is "$NP" mj_hot; then pass "perf map found in the target's root and PID namespace"
