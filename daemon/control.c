@@ -11,6 +11,7 @@
  * processes whose real uid is its own, and lists only those.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,8 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include <systemd/sd-daemon.h>
 
 #include "kprof/cleanup.h"
 #include "kprof/frame.h"
@@ -514,14 +517,51 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	return 0;
 }
 
+/* The listening socket systemd passed (kprofd.socket): use it as it is, never unlink it. */
+static int control_new_activated(struct manager *m, unsigned max_clients, struct control **ret)
+{
+	int fd = SD_LISTEN_FDS_START, err;
+	struct control *c;
+
+	if (sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0) {
+		log_err("socket activation: fd %d is not a listening Unix stream socket", fd);
+		return -EINVAL;
+	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0 ||
+	    fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+		return -errno;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->m = m;
+	c->fd = fd;
+	c->max_clients = max_clients;
+	c->path = strdup("(socket activation)");
+	err = c->path ? sd_event_add_io(m->event, &c->src, c->fd, EPOLLIN, on_accept, c) : -ENOMEM;
+	if (err < 0) {
+		control_free(c);
+		return err;
+	}
+	log_info("listening on the socket passed by systemd");
+	*ret = c;
+	return 0;
+}
+
 int control_new(struct manager *m, const char *path, unsigned max_clients, struct control **ret)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct control *c;
 	_cleanup_free_ char *dir = NULL;
 	char *slash;
-	int err;
+	int err, n;
 
+	n = sd_listen_fds(1);
+	if (n < 0 || n > 1) {
+		log_err("socket activation: %s", n < 0 ? strerror(-n) : "more than one socket passed");
+		return n < 0 ? n : -EINVAL;
+	}
+	if (n == 1)
+		return control_new_activated(m, max_clients, ret);
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		log_err("socket path too long: %s", path);
 		return -ENAMETOOLONG;

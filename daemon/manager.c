@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <systemd/sd-daemon.h>
+
 #include "kprofd.h"
 #include "log.h"
 
@@ -274,6 +276,8 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 		}
 		tsym_refresh(t->sym);
 	}
+	sd_notifyf(0, "STATUS=%u targets attached, %u kept, %.0f samples/s", m->n_attached,
+		   m->n_kept, m->rate);
 	control_reap_idle(m->control, now, m->cfg.client_timeout_sec * 1000000000ULL);
 	if (m->rate_prev_ns && now > m->rate_prev_ns)
 		m->rate =
@@ -324,6 +328,11 @@ int manager_new(const struct config *cfg, struct manager **ret)
 					      HOUSEKEEPING_USEC, 10000, on_housekeeping, m)) < 0 ||
 	    (err = sd_event_source_set_enabled(m->refresh_timer, SD_EVENT_ON)) < 0)
 		goto fail;
+	/* Under systemd with WatchdogSec=, sd-event sends WATCHDOG=1 from the loop itself, so a
+	 * wedged loop stops the pings and gets the service restarted. */
+	err = sd_event_set_watchdog(m->event, true);
+	if (err < 0)
+		goto fail;
 	err = control_new(m, cfg->socket_path, cfg->max_clients, &m->control);
 	if (err < 0)
 		goto fail;
@@ -357,10 +366,15 @@ void manager_free(struct manager *m)
 
 int manager_run(struct manager *m)
 {
+	int err;
+
 	log_info("kprofd %s ready: socket %s, ring buffer %u KiB, %d CPUs", KPROF_VERSION,
 		 m->cfg.socket_path, loader_ringbuf_bytes(m->loader) / 1024,
 		 loader_ncpus(m->loader));
-	return sd_event_loop(m->event);
+	sd_notifyf(0, "READY=1\nSTATUS=ready, no targets\nMAINPID=%d", getpid());
+	err = sd_event_loop(m->event);
+	sd_notify(0, "STOPPING=1\nSTATUS=stopping");
+	return err;
 }
 
 uint64_t manager_cpu_ns(void)
