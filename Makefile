@@ -16,7 +16,7 @@ VERSION := $(shell cat VERSION 2>/dev/null || echo 0.1.0)
 # Packages the build, the tests and the demo need (Debian 12).
 DEPS := clang llvm make g++ pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libsystemd-dev \
 	protobuf-c-compiler libprotobuf-c-dev libcmocka-dev libcapstone-dev libncurses-dev \
-	binutils-dev nodejs procps util-linux tmux python3
+	binutils-dev libinih-dev nodejs procps util-linux tmux python3
 
 WFLAGS := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
 CFLAGS ?= -O2 -g
@@ -24,7 +24,7 @@ CFLAGS += -std=gnu11 $(WFLAGS) -fno-omit-frame-pointer -D_GNU_SOURCE \
 	-DKPROF_VERSION='"$(VERSION)"' -Iinclude -I$(BUILD)
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 
-DAEMON_LIBS := -lbpf -lelf -lz -lsystemd -lprotobuf-c -lstdc++ -lm
+DAEMON_LIBS := -lbpf -lelf -lz -lsystemd -lprotobuf-c -linih -lstdc++ -lm
 CLI_LIBS := -lprotobuf-c -lm
 
 PROTO_C := $(BUILD)/proto/kprof.pb-c.c
@@ -32,13 +32,13 @@ PROTO_H := $(BUILD)/proto/kprof.pb-c.h
 SKELS := $(BUILD)/sampler.skel.h
 
 # Pure modules (no I/O) and the glue around them.
-PURE := daemon/perfmap.c daemon/symtab.c daemon/profile.c daemon/procmaps.c
+PURE := daemon/perfmap.c daemon/symtab.c daemon/profile.c daemon/procmaps.c daemon/config.c
 GLUE := daemon/main.c daemon/manager.c daemon/loader.c daemon/sampler.c daemon/symbolize.c \
 	daemon/control.c daemon/target.c daemon/log.c
 DAEMON_SRC := $(GLUE) $(PURE) proto/frame.c $(PROTO_C)
 CLI_SRC := cli/kprofctl.c cli/client.c cli/render.c proto/frame.c $(PROTO_C)
 
-UNIT_TESTS := test_symtab test_perfmap test_profile test_frame test_procmaps test_render
+UNIT_TESTS := test_symtab test_perfmap test_profile test_frame test_procmaps test_render test_config
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
 # Keep the BPF objects between the object and the skeleton steps.
@@ -102,8 +102,9 @@ $(BUILD)/tests/test_profile: daemon/profile.c
 $(BUILD)/tests/test_procmaps: daemon/procmaps.c
 $(BUILD)/tests/test_frame: proto/frame.c $(PROTO_C)
 $(BUILD)/tests/test_render: cli/render.c $(PROTO_C)
+$(BUILD)/tests/test_config: daemon/config.c
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(HDRS) $(PROTO_H) | $(BUILD)/tests
-	$(CC) $(CFLAGS) $(SAN) -o $@ $(filter %.c,$^) -lcmocka -lprotobuf-c -lm
+	$(CC) $(CFLAGS) $(SAN) -o $@ $(filter %.c,$^) -lcmocka -lprotobuf-c -linih -lm
 
 unit: $(UNIT_BINS)
 integration: all

@@ -34,6 +34,7 @@ struct client {
 	int fd;
 	uid_t uid;
 	pid_t pid;
+	bool reader; /* in the configured read group: may list and read every profile */
 	sd_event_source *src;
 	struct frame_reader rd;
 	uint8_t *out;
@@ -132,13 +133,38 @@ static void reply_error(struct client *cl, int err, const char *fmt, ...)
 	client_queue(cl, &rep);
 }
 
+/* May cl attach to or detach a process of uid owner? */
 static bool allowed(const struct client *cl, uid_t owner)
 {
 	return cl->uid == 0 || cl->uid == owner;
 }
 
-/* The target of a read or detach request, or NULL after queueing the error reply. */
-static struct target *request_target(struct client *cl, uint32_t pid)
+/* May cl read the profile of a process of uid owner? */
+static bool may_read(const struct client *cl, uid_t owner)
+{
+	return allowed(cl, owner) || cl->reader;
+}
+
+/* Is the peer of fd (primary gid gid) a member of group `want`? SO_PEERGROUPS gives the
+ * supplementary groups the peer had when it connected. */
+static bool peer_in_group(int fd, gid_t gid, gid_t want)
+{
+	gid_t groups[256];
+	socklen_t len = sizeof(groups);
+
+	if (gid == want)
+		return true;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
+		return false;
+	for (size_t i = 0; i < len / sizeof(gid_t); i++)
+		if (groups[i] == want)
+			return true;
+	return false;
+}
+
+/* The target of a read (write = false) or detach request, or NULL after queueing the error
+ * reply. */
+static struct target *request_target(struct client *cl, uint32_t pid, bool write)
 {
 	struct target *t = manager_find(cl->c->m, pid);
 
@@ -147,7 +173,7 @@ static struct target *request_target(struct client *cl, uint32_t pid)
 			    pid);
 		return NULL;
 	}
-	if (!allowed(cl, t->uid)) {
+	if (write ? !allowed(cl, t->uid) : !may_read(cl, t->uid)) {
 		reply_error(cl, -EPERM,
 			    "permission denied: pid %u belongs to uid %u; uid %u may only "
 			    "profile its own processes",
@@ -205,7 +231,7 @@ static void do_attach(struct client *cl, const Kprof__AttachRequest *req)
 static void do_detach(struct client *cl, const Kprof__DetachRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
-	struct target *t = request_target(cl, req->pid);
+	struct target *t = request_target(cl, req->pid, true);
 
 	if (!t)
 		return;
@@ -238,7 +264,7 @@ static void do_list(struct client *cl)
 	}
 	n = 0;
 	for (struct target *t = m->targets; t; t = t->next) {
-		if (!allowed(cl, t->uid))
+		if (!may_read(cl, t->uid))
 			continue;
 		kprof__target__init(&tv[n]);
 		target_fill_pb(t, &tv[n]);
@@ -308,7 +334,7 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__ReportReply rr = KPROF__REPORT_REPLY__INIT;
 	Kprof__Target tpb = KPROF__TARGET__INIT;
-	struct target *t = request_target(cl, req->pid);
+	struct target *t = request_target(cl, req->pid, false);
 	_cleanup_free_ uint32_t *ids = NULL;
 	_cleanup_free_ Kprof__FlatEntry *ev = NULL;
 	_cleanup_free_ Kprof__FlatEntry **ep = NULL;
@@ -357,7 +383,7 @@ static void do_folded(struct client *cl, const Kprof__FoldedRequest *req)
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__FoldedReply fr = KPROF__FOLDED_REPLY__INIT;
 	Kprof__Target tpb = KPROF__TARGET__INIT;
-	struct target *t = request_target(cl, req->pid);
+	struct target *t = request_target(cl, req->pid, false);
 	_cleanup_free_ char *text = NULL;
 	size_t len;
 
@@ -497,6 +523,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	cl->uid = cred.uid;
 	cl->pid = cred.pid;
 	cl->active_ns = now_ns(CLOCK_MONOTONIC);
+	cl->reader = c->m->read_gid != (gid_t)-1 && peer_in_group(cfd, cred.gid, c->m->read_gid);
 	frame_reader_init(&cl->rd, FRAME_MAX_REQUEST);
 	cl->next = c->clients;
 	c->clients = cl;
@@ -557,7 +584,8 @@ int control_new(struct manager *m, const char *path, unsigned max_clients, struc
 
 	n = sd_listen_fds(1);
 	if (n < 0 || n > 1) {
-		log_err("socket activation: %s", n < 0 ? strerror(-n) : "more than one socket passed");
+		log_err("socket activation: %s",
+			n < 0 ? strerror(-n) : "more than one socket passed");
 		return n < 0 ? n : -EINVAL;
 	}
 	if (n == 1)
@@ -650,6 +678,11 @@ void control_reap_idle(struct control *c, uint64_t now, uint64_t idle_ns)
 			client_free(cl);
 		}
 	}
+}
+
+void control_set_limits(struct control *c, unsigned max_clients)
+{
+	c->max_clients = max_clients;
 }
 
 unsigned control_clients(const struct control *c)

@@ -19,26 +19,15 @@
 #include <systemd/sd-event.h>
 
 #include "kprof/abi.h"
+#include "kprof/config.h"
 #include "kprof/profile.h"
 #include "proto/kprof.pb-c.h"
 
-#define KPROF_DEFAULT_SOCKET "/run/kprofd/kprofd.sock"
-#define KPROF_DEFAULT_FREQ 99
-#define KPROF_MAX_FREQ 4999
 #define KPROF_MAX_FREQ_SETS 8 /* distinct sampling frequencies in use at once */
 
-struct config {
-	const char *socket_path;
-	unsigned default_freq;
-	unsigned max_targets; /* attached at once */
-	unsigned max_kept;    /* ended (exited or detached) profiles kept */
-	unsigned max_clients;
-	unsigned ringbuf_bytes; /* 0: sized from CPUs and the maximal rate */
-	unsigned drain_ms;	/* ring buffer drain period */
-	unsigned perfmap_refresh_ms;
-	unsigned client_timeout_sec; /* a client silent this long is closed */
-	int verbose;
-};
+/* Builds the settings from scratch (defaults, file, flags); manager_new gets one, and SIGHUP
+ * calls it again. 0, or a negative errno with a message in err. */
+typedef int (*config_load_fn)(struct config *cfg, char *err, size_t errlen, void *userdata);
 
 /* ---- loader.c ---- */
 struct loader;
@@ -135,11 +124,15 @@ struct control;
 int control_new(struct manager *m, const char *path, unsigned max_clients, struct control **ret);
 void control_free(struct control *c);
 unsigned control_clients(const struct control *c);
+void control_set_limits(struct control *c, unsigned max_clients);
 void control_reap_idle(struct control *c, uint64_t now, uint64_t idle_ns);
 
 /* ---- manager.c ---- */
 struct manager {
 	struct config cfg;
+	config_load_fn load_config;
+	void *load_userdata;
+	gid_t read_gid; /* cfg.read_group resolved, (gid_t)-1 if none */
 	sd_event *event;
 	struct loader *loader;
 	struct sampler *sampler;
@@ -155,7 +148,7 @@ struct manager {
 	sd_event_source *drain_timer, *refresh_timer, *rb_source;
 };
 
-int manager_new(const struct config *cfg, struct manager **ret);
+int manager_new(config_load_fn load, void *userdata, struct manager **ret);
 void manager_free(struct manager *m);
 int manager_run(struct manager *m);
 struct target *manager_find(struct manager *m, pid_t pid);

@@ -1,13 +1,31 @@
-/* main.c: kprofd's entry point: options into a struct config, then the manager runs the loop. */
+/* main.c: kprofd's entry point: command line and config file into a struct config, then the
+ * manager runs the loop. The flags are kept as (section, key, value) overrides, applied after
+ * the file every time the settings are built, so a SIGHUP reload keeps them. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "kprof/cleanup.h"
 #include "kprofd.h"
 #include "log.h"
+
+#define CONFIG_MAX_BYTES (1u << 20)
+
+struct override {
+	const char *section, *key, *value;
+};
+
+struct settings {
+	const char *config_path;
+	int config_required; /* given with --config: it must exist */
+	struct override ov[32];
+	int nov;
+	int verbose;
+};
 
 static void usage(FILE *f)
 {
@@ -15,40 +33,98 @@ static void usage(FILE *f)
 	    f,
 	    "Usage: kprofd [OPTIONS]\n"
 	    "The kprof profiling daemon: samples attached processes with eBPF and serves their\n"
-	    "profiles to kprofctl over a Unix socket. Runs as root.\n\n"
-	    "  -s, --socket PATH       control socket (default %s)\n"
+	    "profiles to kprofctl over a Unix socket. Runs as root. Flags override the config\n"
+	    "file; SIGHUP re-reads it.\n\n"
+	    "  -c, --config PATH       config file (default %s, if it exists)\n"
+	    "  -s, --socket PATH       control socket (default %s) [daemon] socket\n"
 	    "  -F, --freq HZ           default sampling frequency, 1-%d (default %d)\n"
-	    "      --max-targets N     processes attached at once (default 256)\n"
-	    "      --max-kept N        ended profiles kept in memory (default 64)\n"
-	    "      --max-clients N     clients connected at once (default 64)\n"
-	    "      --ringbuf-size B    ring buffer bytes, rounded up to a power of two\n"
-	    "                          (default: one second of %d Hz on every CPU, >= 1 MiB)\n"
-	    "      --drain-ms MS       ring buffer drain period (default 50)\n"
-	    "      --client-timeout S  close clients silent for S seconds (default 60)\n"
+	    "                          [daemon] frequency\n"
+	    "      --max-targets N     processes attached at once (default 256) [limits]\n"
+	    "      --max-kept N        ended profiles kept in memory (default 64) [limits]\n"
+	    "      --max-clients N     clients connected at once (default 64) [limits]\n"
+	    "      --client-timeout S  close clients silent for S seconds (default 60) [limits]\n"
+	    "      --ringbuf-size B    ring buffer bytes, rounded up to a power of two (default:\n"
+	    "                          one second of %d Hz on every CPU, >= 1 MiB) [daemon]\n"
+	    "      --drain-ms MS       ring buffer drain period (default 50) [daemon]\n"
+	    "      --read-group NAME   members may list and read every profile [access]\n"
 	    "  -v, --verbose           debug logging\n"
 	    "  -h, --help              this help\n"
 	    "  -V, --version           print the version\n",
-	    KPROF_DEFAULT_SOCKET, KPROF_MAX_FREQ, KPROF_DEFAULT_FREQ, KPROF_MAX_FREQ);
+	    KPROF_DEFAULT_CONFIG, KPROF_DEFAULT_SOCKET, KPROF_MAX_FREQ, KPROF_DEFAULT_FREQ,
+	    KPROF_MAX_FREQ);
 }
 
-static int parse_uint(const char *opt, const char *s, unsigned min, unsigned max, unsigned *out)
+static int read_text(const char *path, char **ret)
 {
-	char *end;
-	unsigned long v;
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	_cleanup_free_ char *buf = malloc(CONFIG_MAX_BYTES + 1);
+	size_t len = 0;
+	ssize_t n;
 
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
-		fprintf(stderr, "kprofd: %s: '%s' is not a number in %u-%u\n", opt, s, min, max);
-		return -EINVAL;
+	if (fd < 0)
+		return -errno;
+	if (!buf)
+		return -ENOMEM;
+	while ((n = read(fd, buf + len, CONFIG_MAX_BYTES - len)) > 0)
+		len += n;
+	if (n < 0)
+		return -errno;
+	if (len == CONFIG_MAX_BYTES)
+		return -EFBIG;
+	buf[len] = '\0';
+	*ret = TAKE_PTR(buf);
+	return 0;
+}
+
+/* config_load_fn: defaults, then the file, then the flags. */
+static int load_settings(struct config *cfg, char *err, size_t errlen, void *userdata)
+{
+	struct settings *st = userdata;
+	_cleanup_free_ char *text = NULL;
+	struct config c;
+	int r;
+
+	config_defaults(&c);
+	r = read_text(st->config_path, &text);
+	if (r == -ENOENT && !st->config_required) {
+		/* no config file: defaults */
+	} else if (r < 0) {
+		snprintf(err, errlen, "%s: %s", st->config_path,
+			 r == -EFBIG ? "larger than 1 MiB" : strerror(-r));
+		return r;
+	} else if ((r = config_parse(text, st->config_path, &c, err, errlen)) < 0) {
+		return r;
 	}
-	*out = v;
+	for (int i = 0; i < st->nov; i++) {
+		char msg[200];
+
+		r = config_set(&c, st->ov[i].section, st->ov[i].key, st->ov[i].value, msg,
+			       sizeof(msg));
+		if (r < 0) {
+			snprintf(err, errlen, "command line: %s", msg);
+			return r;
+		}
+	}
+	c.verbose = st->verbose;
+	*cfg = c;
+	return 0;
+}
+
+static int add_override(struct settings *st, const char *section, const char *key,
+			const char *value)
+{
+	if (st->nov >= (int)ARRAY_SIZE(st->ov)) {
+		fprintf(stderr, "kprofd: too many options\n");
+		return -E2BIG;
+	}
+	st->ov[st->nov++] = (struct override){section, key, value};
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
+	    {"config", required_argument, NULL, 'c'},
 	    {"socket", required_argument, NULL, 's'},
 	    {"freq", required_argument, NULL, 'F'},
 	    {"max-targets", required_argument, NULL, 1},
@@ -57,55 +133,47 @@ int main(int argc, char **argv)
 	    {"ringbuf-size", required_argument, NULL, 4},
 	    {"drain-ms", required_argument, NULL, 5},
 	    {"client-timeout", required_argument, NULL, 6},
+	    {"read-group", required_argument, NULL, 7},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {},
 	};
-	struct config cfg = {
-	    .socket_path = KPROF_DEFAULT_SOCKET,
-	    .default_freq = KPROF_DEFAULT_FREQ,
-	    .max_targets = 256,
-	    .max_kept = 64,
-	    .max_clients = 64,
-	    .drain_ms = 50,
-	    .perfmap_refresh_ms = 1000,
-	    .client_timeout_sec = 60,
+	static const struct {
+		int opt;
+		const char *section, *key;
+	} map[] = {
+	    {'s', "daemon", "socket"},	  {'F', "daemon", "frequency"},
+	    {1, "limits", "max_targets"}, {2, "limits", "max_kept"},
+	    {3, "limits", "max_clients"}, {4, "daemon", "ringbuf_size"},
+	    {5, "daemon", "drain_ms"},	  {6, "limits", "client_timeout"},
+	    {7, "access", "read_group"},
 	};
+	struct settings st = {.config_path = KPROF_DEFAULT_CONFIG};
 	struct manager *m = NULL;
-	int c, err = 0;
+	struct config probe;
+	char err[512];
+	int c, r;
 
-	while ((c = getopt_long(argc, argv, "s:F:vhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:s:F:vhV", opts, NULL)) != -1) {
+		bool mapped = false;
+
+		for (size_t i = 0; i < ARRAY_SIZE(map); i++) {
+			if (map[i].opt == c) {
+				if (add_override(&st, map[i].section, map[i].key, optarg) < 0)
+					return 2;
+				mapped = true;
+			}
+		}
+		if (mapped)
+			continue;
 		switch (c) {
-		case 's':
-			cfg.socket_path = optarg;
-			break;
-		case 'F':
-			err = parse_uint("--freq", optarg, 1, KPROF_MAX_FREQ, &cfg.default_freq);
-			break;
-		case 1:
-			err = parse_uint("--max-targets", optarg, 1, KP_MAX_TARGETS,
-					 &cfg.max_targets);
-			break;
-		case 2:
-			err = parse_uint("--max-kept", optarg, 0, 100000, &cfg.max_kept);
-			break;
-		case 3:
-			err = parse_uint("--max-clients", optarg, 1, 10000, &cfg.max_clients);
-			break;
-		case 4:
-			err = parse_uint("--ringbuf-size", optarg, 4096, 1u << 30,
-					 &cfg.ringbuf_bytes);
-			break;
-		case 5:
-			err = parse_uint("--drain-ms", optarg, 1, 10000, &cfg.drain_ms);
-			break;
-		case 6:
-			err = parse_uint("--client-timeout", optarg, 1, 86400,
-					 &cfg.client_timeout_sec);
+		case 'c':
+			st.config_path = optarg;
+			st.config_required = 1;
 			break;
 		case 'v':
-			cfg.verbose = 1;
+			st.verbose = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -117,27 +185,30 @@ int main(int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
-		if (err < 0)
-			return 2;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "kprofd: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	/* Bad flags and config errors are reported before anything is loaded. */
+	if (load_settings(&probe, err, sizeof(err), &st) < 0) {
+		fprintf(stderr, "kprofd: %s\n", err);
+		return 2;
+	}
 	log_init();
-	if (cfg.verbose)
+	if (st.verbose)
 		log_max_level = LOG_DEBUG;
 	if (geteuid() != 0)
 		log_warn("not running as root: loading BPF programs will most likely fail");
-	err = manager_new(&cfg, &m);
-	if (err < 0) {
-		log_err("cannot start: %s", strerror(-err));
+	r = manager_new(load_settings, &st, &m);
+	if (r < 0) {
+		log_err("cannot start: %s", strerror(-r));
 		return 1;
 	}
-	err = manager_run(m);
+	r = manager_run(m);
 	manager_free(m);
-	if (err < 0) {
-		log_err("event loop failed: %s", strerror(-err));
+	if (r < 0) {
+		log_err("event loop failed: %s", strerror(-r));
 		return 1;
 	}
 	log_info("stopped");

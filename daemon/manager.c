@@ -8,6 +8,7 @@
  * oldest dropped first) so a profile outlives its process.
  */
 #include <errno.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,15 +288,68 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 	return sd_event_source_set_time(s, usec + m->cfg.perfmap_refresh_ms * 1000ULL);
 }
 
-int manager_new(const struct config *cfg, struct manager **ret)
+static void resolve_read_group(struct manager *m)
+{
+	struct group gr, *res = NULL;
+	char buf[4096];
+
+	m->read_gid = (gid_t)-1;
+	if (!m->cfg.read_group[0])
+		return;
+	if (getgrnam_r(m->cfg.read_group, &gr, buf, sizeof(buf), &res) != 0 || !res) {
+		log_warn("read group '%s' does not exist: nobody gets read access through it",
+			 m->cfg.read_group);
+		return;
+	}
+	m->read_gid = gr.gr_gid;
+}
+
+/* SIGHUP: build the settings again; apply what can change live, keep the rest. */
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct manager *m = userdata;
+	struct config c;
+	char err[512];
+
+	(void)s;
+	(void)si;
+	if (m->load_config(&c, err, sizeof(err), m->load_userdata) < 0) {
+		log_err("reload: %s; keeping the current settings", err);
+		return 0;
+	}
+	if (strcmp(c.socket_path, m->cfg.socket_path) || c.ringbuf_bytes != m->cfg.ringbuf_bytes)
+		log_warn("reload: the socket path and the ring buffer size change only at restart");
+	strcpy(c.socket_path, m->cfg.socket_path);
+	c.ringbuf_bytes = m->cfg.ringbuf_bytes;
+	m->cfg = c;
+	resolve_read_group(m);
+	control_set_limits(m->control, c.max_clients);
+	trim_kept(m);
+	log_info("reloaded the settings: %u Hz default, %u targets, %u kept, %u clients",
+		 c.default_freq, c.max_targets, c.max_kept, c.max_clients);
+	return 0;
+}
+
+int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 {
 	struct manager *m = calloc(1, sizeof(*m));
+	const struct config *cfg;
+	char errbuf[512];
 	sigset_t mask;
 	int err;
 
 	if (!m)
 		return -ENOMEM;
-	m->cfg = *cfg;
+	m->load_config = load;
+	m->load_userdata = userdata;
+	err = load(&m->cfg, errbuf, sizeof(errbuf), userdata);
+	if (err < 0) {
+		log_err("%s", errbuf);
+		free(m);
+		return err;
+	}
+	cfg = &m->cfg;
+	resolve_read_group(m);
 	m->start_ns = now_ns(CLOCK_MONOTONIC);
 	err = sd_event_default(&m->event);
 	if (err < 0)
@@ -303,10 +357,12 @@ int manager_new(const struct config *cfg, struct manager **ret)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if ((err = sd_event_add_signal(m->event, NULL, SIGTERM, NULL, NULL)) < 0 ||
-	    (err = sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL)) < 0)
+	    (err = sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL)) < 0 ||
+	    (err = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m)) < 0)
 		goto fail;
 	err = symbolizer_new(&m->sym);
 	if (err < 0)

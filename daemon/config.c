@@ -1,0 +1,146 @@
+/* config.c: defaults and the INI parser of kprofd's settings (see include/kprof/config.h).
+ *
+ * A table lists every key: section, name, type, range and where it goes in struct config.
+ * Parsing works on a copy, so *cfg changes only when the whole text is valid.
+ */
+#include <errno.h>
+#include <ini.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kprof/cleanup.h"
+#include "kprof/config.h"
+
+enum key_type { KEY_UINT, KEY_STRING };
+
+struct key {
+	const char *section, *name;
+	enum key_type type;
+	size_t offset, size;
+	unsigned long min, max;
+};
+
+#define UINT_KEY(sec, key, field, lo, hi)                                                          \
+	{                                                                                          \
+		sec, key, KEY_UINT, offsetof(struct config, field), 0, lo, hi                      \
+	}
+#define STR_KEY(sec, key, field)                                                                   \
+	{                                                                                          \
+		sec, key, KEY_STRING, offsetof(struct config, field),                              \
+		    sizeof(((struct config *)0)->field), 0, 0                                      \
+	}
+
+static const struct key keys[] = {
+    STR_KEY("daemon", "socket", socket_path),
+    UINT_KEY("daemon", "frequency", default_freq, 1, KPROF_MAX_FREQ),
+    UINT_KEY("daemon", "ringbuf_size", ringbuf_bytes, 0, 1u << 30),
+    UINT_KEY("daemon", "drain_ms", drain_ms, 1, 10000),
+    UINT_KEY("limits", "max_targets", max_targets, 1, 1024),
+    UINT_KEY("limits", "max_kept", max_kept, 0, 100000),
+    UINT_KEY("limits", "max_clients", max_clients, 1, 10000),
+    UINT_KEY("limits", "client_timeout", client_timeout_sec, 1, 86400),
+    STR_KEY("access", "read_group", read_group),
+};
+
+void config_defaults(struct config *cfg)
+{
+	*cfg = (struct config){
+	    .default_freq = KPROF_DEFAULT_FREQ,
+	    .max_targets = 256,
+	    .max_kept = 64,
+	    .max_clients = 64,
+	    .client_timeout_sec = 60,
+	    .drain_ms = 50,
+	    .perfmap_refresh_ms = 1000,
+	};
+	strcpy(cfg->socket_path, KPROF_DEFAULT_SOCKET);
+}
+
+int config_set(struct config *cfg, const char *section, const char *key, const char *value,
+	       char *err, size_t errlen)
+{
+	const struct key *k = NULL;
+	int known_section = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		known_section |= !strcmp(keys[i].section, section);
+		if (!strcmp(keys[i].section, section) && !strcmp(keys[i].name, key))
+			k = &keys[i];
+	}
+	if (!known_section) {
+		snprintf(err, errlen, "unknown section [%s]", section);
+		return -EINVAL;
+	}
+	if (!k) {
+		snprintf(err, errlen, "unknown key '%s' in section [%s]", key, section);
+		return -EINVAL;
+	}
+	if (k->type == KEY_STRING) {
+		if (strlen(value) >= k->size) {
+			snprintf(err, errlen, "%s.%s: value longer than %zu bytes", section, key,
+				 k->size - 1);
+			return -EINVAL;
+		}
+		strcpy((char *)cfg + k->offset, value);
+		return 0;
+	}
+	{
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(value, &end, 10);
+		if (errno || end == value || *end || value[0] == '-' || v < k->min || v > k->max) {
+			snprintf(err, errlen, "%s.%s: '%s' is not a number in %lu-%lu", section,
+				 key, value, k->min, k->max);
+			return -EINVAL;
+		}
+		*(unsigned *)((char *)cfg + k->offset) = v;
+	}
+	return 0;
+}
+
+struct parse_ctx {
+	struct config cfg;
+	char msg[256];
+	int failed;
+};
+
+/* Debian's inih passes no line number to handlers; ini_parse_string returns the line of the
+ * first handler failure instead. */
+static int on_key(void *user, const char *section, const char *name, const char *value)
+{
+	struct parse_ctx *ctx = user;
+
+	if (ctx->failed)
+		return 0;
+	if (config_set(&ctx->cfg, section, name, value, ctx->msg, sizeof(ctx->msg)) < 0) {
+		ctx->failed = 1;
+		return 0;
+	}
+	return 1;
+}
+
+int config_parse(const char *text, const char *filename, struct config *cfg, char *err,
+		 size_t errlen)
+{
+	struct parse_ctx ctx = {.cfg = *cfg};
+	int r = ini_parse_string(text, on_key, &ctx);
+
+	if (r == -2) {
+		snprintf(err, errlen, "%s: out of memory", filename);
+		return -ENOMEM;
+	}
+	if (ctx.failed) {
+		snprintf(err, errlen, "%s:%d: %s", filename, r, ctx.msg);
+		return -EINVAL;
+	}
+	if (r != 0) {
+		snprintf(err, errlen, "%s:%d: syntax error (expected [section] or key = value)",
+			 filename, r);
+		return -EINVAL;
+	}
+	*cfg = ctx.cfg;
+	return 0;
+}

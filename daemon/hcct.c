@@ -1,0 +1,785 @@
+/* hcct.c: (phi, eps)-HCCT with Space-Saving over MCCT nodes (see include/kprof/hcct.h).
+ *
+ * Nodes live in one pool indexed by uint32 (index 0 is the root), so a node is 32 bytes: key,
+ * first-child / next-sibling / parent links, its slot in M and a pin count. Freed nodes go to a
+ * free list threaded through `sibling`; the pool grows by doubling up to max_nodes and never
+ * shrinks. M is three parallel arrays (node, count, err) so the counter scans of the lazy
+ * minimum read one dense uint64 array; a node is monitored iff its `slot` is set, which needs no
+ * dictionary (T:380). A takeover evicts the lowest slot holding the minimum (§1.3), and the
+ * victim, if now an unmonitored leaf that no cursor stands on, is freed with every ancestor
+ * left the same way (Algorithm 1). New children go to the head of the sibling list ([R]).
+ */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kprof/hcct.h"
+
+#define ROOT 0u
+#define HN_FREE (UINT32_MAX - 1) /* parent of a node on the free list */
+
+struct hnode {
+	uint64_t site;
+	uint32_t id;
+	uint32_t parent;
+	uint32_t child;
+	uint32_t sibling;
+	uint32_t slot; /* HCCT_NONE: not monitored */
+	uint32_t pins; /* cursors standing on this node */
+};
+
+_Static_assert(sizeof(struct hnode) == 32, "MCCT node size");
+
+struct hcct {
+	struct hnode *nodes;
+	uint32_t nodes_cap;  /* allocated */
+	uint32_t nodes_used; /* high-water index */
+	uint32_t free_head;
+	uint32_t live;
+	uint32_t peak;
+	uint32_t max_nodes, max_depth, flags;
+
+	uint32_t m, used;
+	uint32_t *slot_node;
+	uint64_t *cnt;
+	uint64_t *err;
+	uint64_t min;
+	uint32_t min_idx;
+
+	uint64_t n, lost, evictions, pruned, rescans;
+	uint64_t pins_total;
+	struct hcct_cursor cur;
+};
+
+uint32_t hcct_slots_for_eps(double eps)
+{
+	double x, r;
+
+	if (!(eps > 0 && eps <= 1))
+		return 0;
+	x = 1 / eps;
+	if (x > (double)HCCT_MAX_SLOTS + 1)
+		return 0;
+	r = nearbyint(x);
+	x = fabs(x - r) <= 1e-9 * x ? r : ceil(x);
+	return x > HCCT_MAX_SLOTS ? 0 : (uint32_t)x;
+}
+
+int hcct_ratio_from_double(double x, uint64_t *num, uint64_t *den)
+{
+	uint64_t d = 1;
+
+	if (!num || !den || !(x >= 0 && x <= 1))
+		return -EINVAL;
+	for (int k = 0; k <= 18; k++, d *= 10) {
+		double y = x * (double)d, r = nearbyint(y);
+
+		if (fabs(y - r) <= y * 4 * DBL_EPSILON) {
+			*num = (uint64_t)r;
+			*den = d;
+			return 0;
+		}
+	}
+	*num = (uint64_t)llround(x * 1e18);
+	*den = 1000000000000000000ULL;
+	return 0;
+}
+
+int hcct_new(const struct hcct_params *p, struct hcct **ret)
+{
+	struct hcct *h;
+	uint64_t max_nodes;
+
+	if (!p || !ret || p->slots < 1 || p->slots > HCCT_MAX_SLOTS ||
+	    p->max_nodes > HCCT_MAX_NODES || (p->flags & ~(uint32_t)HCCT_EAGER_MIN))
+		return -EINVAL;
+	max_nodes = p->max_nodes ? p->max_nodes : 32 * (uint64_t)p->slots + 1024;
+	if (max_nodes > HCCT_MAX_NODES)
+		max_nodes = HCCT_MAX_NODES;
+
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->m = p->slots;
+	h->max_nodes = (uint32_t)max_nodes;
+	h->max_depth = p->max_depth ? p->max_depth : HCCT_DEFAULT_MAX_DEPTH;
+	h->flags = p->flags;
+	h->free_head = HCCT_NONE;
+	h->slot_node = malloc(h->m * sizeof(*h->slot_node));
+	h->cnt = malloc(h->m * sizeof(*h->cnt));
+	h->err = malloc(h->m * sizeof(*h->err));
+	h->nodes_cap = h->max_nodes < 1024 ? h->max_nodes : 1024;
+	h->nodes = malloc(h->nodes_cap * sizeof(*h->nodes));
+	if (!h->slot_node || !h->cnt || !h->err || !h->nodes) {
+		hcct_free(h);
+		return -ENOMEM;
+	}
+	h->nodes[ROOT] = (struct hnode){.parent = HCCT_NONE,
+					.child = HCCT_NONE,
+					.sibling = HCCT_NONE,
+					.slot = HCCT_NONE};
+	h->nodes_used = h->live = h->peak = 1;
+	*ret = h;
+	return 0;
+}
+
+void hcct_free(struct hcct *h)
+{
+	if (!h)
+		return;
+	free(h->nodes);
+	free(h->slot_node);
+	free(h->cnt);
+	free(h->err);
+	free(h);
+}
+
+/* ---- node pool and tree links ---- */
+
+static int node_alloc(struct hcct *h, uint32_t *ret)
+{
+	uint32_t x;
+
+	if (h->live >= h->max_nodes)
+		return -ENOSPC;
+	if (h->free_head != HCCT_NONE) {
+		x = h->free_head;
+		h->free_head = h->nodes[x].sibling;
+	} else {
+		if (h->nodes_used == h->nodes_cap) {
+			uint64_t cap = 2 * (uint64_t)h->nodes_cap;
+			struct hnode *q;
+
+			if (cap > h->max_nodes)
+				cap = h->max_nodes;
+			q = realloc(h->nodes, cap * sizeof(*q));
+			if (!q)
+				return -ENOMEM;
+			h->nodes = q;
+			h->nodes_cap = (uint32_t)cap;
+		}
+		x = h->nodes_used++;
+	}
+	if (++h->live > h->peak)
+		h->peak = h->live;
+	*ret = x;
+	return 0;
+}
+
+/* The child of p with key (id, site), created unmonitored if missing. */
+static int child_get(struct hcct *h, uint32_t p, uint32_t id, uint64_t site, uint32_t *ret)
+{
+	uint32_t x;
+	int r;
+
+	for (x = h->nodes[p].child; x != HCCT_NONE; x = h->nodes[x].sibling)
+		if (h->nodes[x].id == id && h->nodes[x].site == site) {
+			*ret = x;
+			return 0;
+		}
+	r = node_alloc(h, &x);
+	if (r < 0)
+		return r;
+	h->nodes[x] = (struct hnode){.site = site,
+				     .id = id,
+				     .parent = p,
+				     .child = HCCT_NONE,
+				     .sibling = h->nodes[p].child,
+				     .slot = HCCT_NONE};
+	h->nodes[p].child = x;
+	*ret = x;
+	return 0;
+}
+
+static void unlink_child(struct hcct *h, uint32_t p, uint32_t v)
+{
+	uint32_t *link = &h->nodes[p].child;
+
+	while (*link != v)
+		link = &h->nodes[*link].sibling;
+	*link = h->nodes[v].sibling;
+}
+
+/* Free v and its ancestors while each is an unmonitored leaf no cursor stands on. */
+static void prune_up(struct hcct *h, uint32_t v)
+{
+	while (v != ROOT) {
+		struct hnode *x = &h->nodes[v];
+		uint32_t p = x->parent;
+
+		if (x->child != HCCT_NONE || x->slot != HCCT_NONE || x->pins)
+			return;
+		unlink_child(h, p, v);
+		x->parent = HN_FREE;
+		x->sibling = h->free_head;
+		h->free_head = v;
+		h->live--;
+		h->pruned++;
+		v = p;
+	}
+}
+
+static void pin(struct hcct *h, uint32_t x)
+{
+	if (x != ROOT) {
+		h->nodes[x].pins++;
+		h->pins_total++;
+	}
+}
+
+static void unpin(struct hcct *h, uint32_t x)
+{
+	if (x != ROOT) {
+		h->nodes[x].pins--;
+		h->pins_total--;
+	}
+}
+
+/* ---- Space-Saving with the lazy minimum ---- */
+
+static void find_min(struct hcct *h)
+{
+	uint32_t j = h->min_idx;
+	uint64_t mn;
+
+	if (!(h->flags & HCCT_EAGER_MIN)) {
+		while (j < h->m && h->cnt[j] != h->min)
+			j++;
+		if (j < h->m) {
+			h->min_idx = j;
+			return;
+		}
+	}
+	mn = h->cnt[0];
+	j = 0;
+	for (uint32_t i = 1; i < h->m; i++)
+		if (h->cnt[i] < mn) {
+			mn = h->cnt[i];
+			j = i;
+		}
+	h->min = mn;
+	h->min_idx = j;
+	h->rescans++;
+}
+
+/* Count w more occurrences of context x; returns the evicted node or HCCT_NONE. */
+static uint32_t ss_update(struct hcct *h, uint32_t x, uint64_t w)
+{
+	struct hnode *nx = &h->nodes[x];
+	uint32_t j, v;
+
+	if (nx->slot != HCCT_NONE) {
+		h->cnt[nx->slot] += w;
+		return HCCT_NONE;
+	}
+	if (h->used < h->m) {
+		j = h->used++;
+		h->cnt[j] = w;
+		h->err[j] = 0;
+		h->slot_node[j] = x;
+		nx->slot = j;
+		return HCCT_NONE;
+	}
+	find_min(h);
+	j = h->min_idx;
+	v = h->slot_node[j];
+	h->nodes[v].slot = HCCT_NONE;
+	h->err[j] = h->min;
+	h->cnt[j] = h->min + w;
+	h->slot_node[j] = x;
+	nx->slot = j;
+	h->evictions++;
+	return v;
+}
+
+/* ---- sampled stacks ---- */
+
+static void add_lost(struct hcct *h, uint64_t w)
+{
+	h->lost = w > UINT64_MAX - h->lost ? UINT64_MAX : h->lost + w;
+}
+
+/* Walk or create root -> ids[0..n); on failure prunes what it created. */
+static int walk_path(struct hcct *h, const uint32_t *ids, const uint64_t *sites, size_t n,
+		     uint32_t *ret)
+{
+	uint32_t cur = ROOT;
+
+	for (size_t i = 0; i < n; i++) {
+		int r = child_get(h, cur, ids[i], sites ? sites[i] : 0, &cur);
+
+		if (r < 0) {
+			prune_up(h, cur);
+			return r;
+		}
+	}
+	*ret = cur;
+	return 0;
+}
+
+int hcct_add_stack_sites(struct hcct *h, const uint32_t *ids, const uint64_t *sites, size_t n,
+			 uint64_t count)
+{
+	uint32_t leaf, v;
+	int r;
+
+	if (!h || !ids || n == 0 || count == 0)
+		return -EINVAL;
+	if (count > UINT64_MAX - h->n)
+		return -EOVERFLOW;
+	if (n > h->max_depth) {
+		add_lost(h, count);
+		return -E2BIG;
+	}
+	r = walk_path(h, ids, sites, n, &leaf);
+	if (r < 0) {
+		add_lost(h, count);
+		return r;
+	}
+	h->n += count;
+	v = ss_update(h, leaf, count);
+	if (v != HCCT_NONE)
+		prune_up(h, v);
+	return 0;
+}
+
+int hcct_add_stack(struct hcct *h, const uint32_t *ids, size_t n, uint64_t count)
+{
+	return hcct_add_stack_sites(h, ids, NULL, n, count);
+}
+
+/* ---- enter/exit through cursors ---- */
+
+static bool cursor_valid(const struct hcct *h, const struct hcct_cursor *c)
+{
+	if (c->node == ROOT)
+		return c->depth == 0;
+	return c->node < h->nodes_used && h->nodes[c->node].parent != HN_FREE &&
+	       h->nodes[c->node].pins > 0 && c->depth > 0 && c->depth <= h->max_depth;
+}
+
+int hcct_cursor_enter(struct hcct *h, struct hcct_cursor *c, uint32_t id, uint64_t call_site)
+{
+	uint32_t x, v;
+	int r;
+
+	if (!h || !c)
+		return -EINVAL;
+	if (c->lost) {
+		if (c->lost == UINT32_MAX)
+			return -EOVERFLOW;
+		c->lost++;
+		add_lost(h, 1);
+		return -ENOSPC;
+	}
+	if (!cursor_valid(h, c))
+		return -EINVAL;
+	if (h->n == UINT64_MAX)
+		return -EOVERFLOW;
+	r = c->depth >= h->max_depth ? -E2BIG : child_get(h, c->node, id, call_site, &x);
+	if (r < 0) {
+		c->lost = 1;
+		add_lost(h, 1);
+		return r;
+	}
+	h->n++;
+	unpin(h, c->node); /* still x's parent: never a leaf */
+	pin(h, x);
+	c->node = x;
+	c->depth++;
+	v = ss_update(h, x, 1);
+	if (v != HCCT_NONE)
+		prune_up(h, v);
+	return 0;
+}
+
+int hcct_cursor_exit(struct hcct *h, struct hcct_cursor *c)
+{
+	uint32_t x;
+
+	if (!h || !c)
+		return -EINVAL;
+	if (c->lost) {
+		c->lost--;
+		return 0;
+	}
+	if (c->node == ROOT || !cursor_valid(h, c))
+		return -EINVAL;
+	x = c->node;
+	c->node = h->nodes[x].parent;
+	c->depth--;
+	pin(h, c->node);
+	unpin(h, x);
+	prune_up(h, x);
+	return 0;
+}
+
+void hcct_cursor_release(struct hcct *h, struct hcct_cursor *c)
+{
+	if (!h || !c)
+		return;
+	if (c->node != ROOT && cursor_valid(h, c)) {
+		uint32_t x = c->node;
+
+		unpin(h, x);
+		prune_up(h, x);
+	}
+	*c = (struct hcct_cursor){0};
+}
+
+int hcct_cursor_align(struct hcct *h, struct hcct_cursor *c, const uint32_t *ids,
+		      const uint64_t *sites, size_t n)
+{
+	uint32_t x;
+	int r;
+
+	if (!h || !c || (n && !ids))
+		return -EINVAL;
+	hcct_cursor_release(h, c);
+	if (n > h->max_depth)
+		return -E2BIG;
+	r = walk_path(h, ids, sites, n, &x);
+	if (r < 0)
+		return r;
+	pin(h, x);
+	c->node = x;
+	c->depth = (uint32_t)n;
+	return 0;
+}
+
+int hcct_enter(struct hcct *h, uint32_t id, uint64_t call_site)
+{
+	return h ? hcct_cursor_enter(h, &h->cur, id, call_site) : -EINVAL;
+}
+
+int hcct_exit(struct hcct *h)
+{
+	return h ? hcct_cursor_exit(h, &h->cur) : -EINVAL;
+}
+
+/* ---- queries ---- */
+
+uint64_t hcct_threshold(const struct hcct *h, uint64_t phi_num, uint64_t phi_den)
+{
+	if (!h || !phi_den)
+		return 0;
+	return (uint64_t)((unsigned __int128)phi_num * h->n / phi_den);
+}
+
+struct pending {
+	uint64_t site;
+	uint32_t id;
+	uint32_t node;
+	uint32_t parent_out;
+};
+
+/* Descending, so that the smallest key is on top of the stack. */
+static int pending_cmp(const void *a, const void *b)
+{
+	const struct pending *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? 1 : -1;
+	if (x->site != y->site)
+		return x->site < y->site ? 1 : -1;
+	return 0;
+}
+
+static void entry_fill(const struct hcct *h, struct hcct_tree *t, const struct pending *pd,
+		       bool hot_flags)
+{
+	struct hcct_entry *e = &t->entries[t->len];
+	const struct hnode *x = &h->nodes[pd->node];
+
+	*e = (struct hcct_entry){.call_site = x->site,
+				 .id = x->id,
+				 .parent = pd->parent_out,
+				 .depth = 1,
+				 .slot = x->slot};
+	if (pd->parent_out != HCCT_NONE)
+		e->depth = t->entries[pd->parent_out].depth + 1;
+	if (x->slot != HCCT_NONE) {
+		e->count = h->cnt[x->slot];
+		e->err = h->err[x->slot];
+		e->flags = HCCT_ENTRY_MONITORED;
+		if (hot_flags && e->count >= t->threshold)
+			e->flags |= HCCT_ENTRY_HOT;
+	}
+}
+
+/* Depth-first listing of the nodes marked in keep (kept of them), siblings by key. */
+static int tree_emit(const struct hcct *h, const uint8_t *keep, size_t kept, bool hot_flags,
+		     struct hcct_tree *t)
+{
+	struct pending *stack;
+	size_t top = 0;
+
+	t->entries = malloc((kept ? kept : 1) * sizeof(*t->entries));
+	stack = malloc((kept + 1) * sizeof(*stack));
+	if (!t->entries || !stack) {
+		free(stack);
+		return -ENOMEM;
+	}
+	stack[top++] = (struct pending){.node = ROOT, .parent_out = HCCT_NONE};
+	while (top) {
+		struct pending pd = stack[--top];
+		uint32_t out = HCCT_NONE;
+		size_t first = top;
+
+		if (pd.node != ROOT) {
+			entry_fill(h, t, &pd, hot_flags);
+			out = (uint32_t)t->len++;
+		}
+		for (uint32_t c = h->nodes[pd.node].child; c != HCCT_NONE; c = h->nodes[c].sibling)
+			if (keep[c])
+				stack[top++] = (struct pending){.site = h->nodes[c].site,
+								.id = h->nodes[c].id,
+								.node = c,
+								.parent_out = out};
+		qsort(stack + first, top - first, sizeof(*stack), pending_cmp);
+	}
+	free(stack);
+	return 0;
+}
+
+static int tree_build(const struct hcct *h, uint64_t num, uint64_t den, bool all,
+		      struct hcct_tree **ret)
+{
+	struct hcct_tree *t;
+	uint8_t *keep;
+	size_t kept = 0;
+	int r;
+
+	t = calloc(1, sizeof(*t));
+	keep = calloc(h->nodes_used, 1);
+	if (!t || !keep) {
+		free(t);
+		free(keep);
+		return -ENOMEM;
+	}
+	t->n = h->n;
+	t->phi_num = num;
+	t->phi_den = den;
+	t->threshold = hcct_threshold(h, num, den);
+	if (all) {
+		for (uint32_t x = 1; x < h->nodes_used; x++)
+			if (h->nodes[x].parent != HN_FREE) {
+				keep[x] = 1;
+				kept++;
+			}
+	} else {
+		for (uint32_t j = 0; j < h->used; j++) {
+			if (h->cnt[j] < t->threshold)
+				continue;
+			for (uint32_t x = h->slot_node[j]; x != ROOT && !keep[x];
+			     x = h->nodes[x].parent) {
+				keep[x] = 1;
+				kept++;
+			}
+		}
+	}
+	r = tree_emit(h, keep, kept, !all, t);
+	free(keep);
+	if (r < 0) {
+		hcct_tree_free(t);
+		return r;
+	}
+	*ret = t;
+	return 0;
+}
+
+int hcct_query(const struct hcct *h, uint64_t phi_num, uint64_t phi_den, struct hcct_tree **ret)
+{
+	if (!h || !ret || !phi_den || phi_num > phi_den)
+		return -EINVAL;
+	return tree_build(h, phi_num, phi_den, false, ret);
+}
+
+int hcct_snapshot(const struct hcct *h, struct hcct_tree **ret)
+{
+	if (!h || !ret)
+		return -EINVAL;
+	return tree_build(h, 0, 1, true, ret);
+}
+
+void hcct_tree_free(struct hcct_tree *t)
+{
+	if (!t)
+		return;
+	free(t->entries);
+	free(t);
+}
+
+void hcct_get_stats(const struct hcct *h, struct hcct_stats *st)
+{
+	*st = (struct hcct_stats){
+	    .n = h->n,
+	    .lost = h->lost,
+	    .evictions = h->evictions,
+	    .pruned = h->pruned,
+	    .rescans = h->rescans,
+	    .min = h->min,
+	    .min_idx = h->min_idx,
+	    .slots = h->m,
+	    .monitored = h->used,
+	    .nodes = h->live,
+	    .peak_nodes = h->peak,
+	    .bytes = sizeof(*h) + (size_t)h->nodes_cap * sizeof(struct hnode) +
+		     (size_t)h->m * (sizeof(*h->slot_node) + sizeof(*h->cnt) + sizeof(*h->err)),
+	};
+}
+
+/* ---- invariant checker ---- */
+
+static int check_slots(const struct hcct *h)
+{
+	unsigned __int128 sum = 0;
+	uint64_t mn = UINT64_MAX;
+
+	if (h->used > h->m || h->min_idx > h->m)
+		return -EUCLEAN;
+	for (uint32_t j = 0; j < h->used; j++) {
+		uint32_t x = h->slot_node[j];
+
+		if (x == ROOT || x >= h->nodes_used || h->nodes[x].parent == HN_FREE ||
+		    h->nodes[x].slot != j || h->err[j] > h->cnt[j] || h->cnt[j] == 0)
+			return -EUCLEAN;
+		sum += h->cnt[j];
+		if (h->cnt[j] < mn)
+			mn = h->cnt[j];
+	}
+	if (sum != h->n)
+		return -EUCLEAN;
+	for (uint32_t j = 0; j < h->used; j++) /* H3: err <= min; exact during the fill */
+		if (h->err[j] > (h->used == h->m ? mn : 0))
+			return -EUCLEAN;
+	if (h->used == h->m) {
+		if (mn > h->n / h->m || h->min > mn) /* H2, and the lazy min is a lower bound */
+			return -EUCLEAN;
+		for (uint32_t j = 0; j < h->min_idx && j < h->m; j++)
+			if (h->cnt[j] <= h->min) /* slots before min_idx hold more than min */
+				return -EUCLEAN;
+	} else if (h->min != 0 || h->min_idx != 0) {
+		return -EUCLEAN;
+	}
+	return 0;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	const struct pending *x = a, *y = b;
+
+	return -pending_cmp(x, y);
+}
+
+/* Sibling keys of v are distinct; tmp has room for every node. */
+static int check_keys(const struct hcct *h, uint32_t v, struct pending *tmp)
+{
+	size_t k = 0;
+
+	for (uint32_t c = h->nodes[v].child; c != HCCT_NONE; c = h->nodes[c].sibling)
+		tmp[k++] = (struct pending){.site = h->nodes[c].site, .id = h->nodes[c].id};
+	qsort(tmp, k, sizeof(*tmp), key_cmp);
+	for (size_t i = 1; i < k; i++)
+		if (!key_cmp(&tmp[i - 1], &tmp[i]))
+			return -EUCLEAN;
+	return 0;
+}
+
+static int check_node(const struct hcct *h, uint32_t v, uint32_t depth, uint8_t *seen)
+{
+	const struct hnode *x = &h->nodes[v];
+
+	if (v >= h->nodes_used || seen[v] || x->parent == HN_FREE || depth > h->max_depth)
+		return -EUCLEAN;
+	seen[v] = 1;
+	if (v != ROOT && x->child == HCCT_NONE && x->slot == HCCT_NONE && !x->pins)
+		return -EUCLEAN; /* H4: a leaf nothing holds */
+	if (x->slot != HCCT_NONE && (x->slot >= h->used || h->slot_node[x->slot] != v))
+		return -EUCLEAN;
+	return 0;
+}
+
+/* H4 over the whole tree: returns the number of live, monitored nodes and pins found. */
+static int check_tree(const struct hcct *h, uint8_t *seen, uint32_t *stack, uint32_t *depth,
+		      struct pending *tmp)
+{
+	uint64_t live = 0, mon = 0, pins = 0;
+	size_t top = 0;
+	int r;
+
+	if (h->nodes[ROOT].parent != HCCT_NONE || h->nodes[ROOT].slot != HCCT_NONE ||
+	    h->nodes[ROOT].pins)
+		return -EUCLEAN;
+	stack[top] = ROOT;
+	depth[top++] = 0;
+	while (top) {
+		uint32_t v = stack[--top], d = depth[top];
+
+		r = check_node(h, v, d, seen);
+		if (r < 0)
+			return r;
+		live++;
+		mon += h->nodes[v].slot != HCCT_NONE;
+		pins += h->nodes[v].pins;
+		for (uint32_t c = h->nodes[v].child; c != HCCT_NONE; c = h->nodes[c].sibling) {
+			if (c >= h->nodes_used || h->nodes[c].parent != v || top >= h->live)
+				return -EUCLEAN;
+			stack[top] = c;
+			depth[top++] = d + 1;
+		}
+		r = check_keys(h, v, tmp);
+		if (r < 0)
+			return r;
+	}
+	if (live != h->live || mon != h->used || pins != h->pins_total)
+		return -EUCLEAN;
+	return 0;
+}
+
+static int check_free(const struct hcct *h, const uint8_t *seen)
+{
+	uint64_t n = 0;
+
+	for (uint32_t x = h->free_head; x != HCCT_NONE; x = h->nodes[x].sibling) {
+		if (x >= h->nodes_used || seen[x] || h->nodes[x].parent != HN_FREE ||
+		    ++n > h->nodes_used)
+			return -EUCLEAN;
+	}
+	return n + h->live == h->nodes_used ? 0 : -EUCLEAN;
+}
+
+int hcct_check(const struct hcct *h)
+{
+	uint8_t *seen = NULL;
+	uint32_t *stack = NULL, *depth = NULL;
+	struct pending *tmp = NULL;
+	int r;
+
+	if (!h)
+		return -EINVAL;
+	if (h->nodes_used > h->nodes_cap || h->nodes_cap > h->max_nodes || h->live > h->max_nodes ||
+	    h->live < 1 || h->live > h->nodes_used || h->peak < h->live)
+		return -EUCLEAN;
+	r = check_slots(h);
+	if (r < 0)
+		return r;
+	seen = calloc(h->nodes_used, 1);
+	stack = malloc(h->live * sizeof(*stack));
+	depth = malloc(h->live * sizeof(*depth));
+	tmp = malloc(h->live * sizeof(*tmp));
+	r = -ENOMEM;
+	if (seen && stack && depth && tmp) {
+		r = check_tree(h, seen, stack, depth, tmp);
+		if (r == 0)
+			r = check_free(h, seen);
+	}
+	free(seen);
+	free(stack);
+	free(depth);
+	free(tmp);
+	return r;
+}

@@ -1,0 +1,44 @@
+/* config.h: kprofd's settings and the pure parser of its INI config file.
+ *
+ * Settings come from three places, later ones winning: built-in defaults (config_defaults),
+ * the config file (/etc/kprofd/kprofd.conf, INI, parsed here from its text with inih), and
+ * command-line flags. config_parse rejects unknown sections and keys and out-of-range values
+ * with a message naming the file, the line and the key, and leaves *cfg untouched on error,
+ * so a failed reload keeps the old settings. No I/O: the glue reads the file.
+ */
+#ifndef KPROF_CONFIG_H
+#define KPROF_CONFIG_H
+
+#include <stddef.h>
+
+#define KPROF_DEFAULT_SOCKET "/run/kprofd/kprofd.sock"
+#define KPROF_DEFAULT_CONFIG "/etc/kprofd/kprofd.conf"
+#define KPROF_DEFAULT_FREQ 99
+#define KPROF_MAX_FREQ 4999
+
+struct config {
+	char socket_path[108];
+	char read_group[64]; /* members may list and read every profile; "" = nobody */
+	unsigned default_freq;
+	unsigned max_targets; /* attached at once */
+	unsigned max_kept;    /* ended (exited or detached) profiles kept */
+	unsigned max_clients;
+	unsigned client_timeout_sec; /* a client silent this long is closed */
+	unsigned ringbuf_bytes;	     /* 0: sized from CPUs and the maximal rate */
+	unsigned drain_ms;	     /* ring buffer drain period */
+	unsigned perfmap_refresh_ms;
+	int verbose;
+};
+
+void config_defaults(struct config *cfg);
+
+/* Parse INI text over *cfg (keys not in the text keep their values). 0, or -EINVAL with a
+ * message in err ("FILE:LINE: unknown key 'x' in section [daemon]"), or -ENOMEM. */
+int config_parse(const char *text, const char *filename, struct config *cfg, char *err,
+		 size_t errlen);
+
+/* One setting by its INI name ("daemon.frequency"), as on the command line; same checks. */
+int config_set(struct config *cfg, const char *section, const char *key, const char *value,
+	       char *err, size_t errlen);
+
+#endif

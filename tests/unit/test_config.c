@@ -1,0 +1,138 @@
+/* test_config.c: unit tests of the INI config parser (daemon/config.c). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kprof/config.h"
+
+static void test_defaults(void **state)
+{
+	struct config c;
+
+	(void)state;
+	config_defaults(&c);
+	assert_string_equal(c.socket_path, "/run/kprofd/kprofd.sock");
+	assert_int_equal(c.default_freq, 99);
+	assert_int_equal(c.max_targets, 256);
+	assert_int_equal(c.max_kept, 64);
+	assert_int_equal(c.max_clients, 64);
+	assert_int_equal(c.client_timeout_sec, 60);
+	assert_int_equal(c.ringbuf_bytes, 0);
+	assert_string_equal(c.read_group, "");
+}
+
+static void test_full_file(void **state)
+{
+	const char *text = "; kprofd.conf\n"
+			   "[daemon]\n"
+			   "socket = /run/k/k.sock\n"
+			   "frequency = 999\n"
+			   "ringbuf_size = 4194304\n"
+			   "drain_ms = 20\n"
+			   "\n"
+			   "[limits]\n"
+			   "max_targets = 10\n"
+			   "max_kept = 0\n"
+			   "max_clients = 5\n"
+			   "client_timeout = 7\n"
+			   "[access]\n"
+			   "read_group = kprof\n";
+	struct config c;
+	char err[256] = "";
+
+	(void)state;
+	config_defaults(&c);
+	assert_int_equal(config_parse(text, "k.conf", &c, err, sizeof(err)), 0);
+	assert_string_equal(c.socket_path, "/run/k/k.sock");
+	assert_int_equal(c.default_freq, 999);
+	assert_int_equal(c.ringbuf_bytes, 4194304);
+	assert_int_equal(c.drain_ms, 20);
+	assert_int_equal(c.max_targets, 10);
+	assert_int_equal(c.max_kept, 0);
+	assert_int_equal(c.max_clients, 5);
+	assert_int_equal(c.client_timeout_sec, 7);
+	assert_string_equal(c.read_group, "kprof");
+}
+
+/* Each bad text: the error names file, line and key, and the config is untouched. */
+static void test_errors(void **state)
+{
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+	    {"[daemon]\nfrequency = 99\nfrequncy = 5\n",
+	     "k.conf:3: unknown key 'frequncy' in section [daemon]"},
+	    {"[daemon]\nfrequency = 5000\n",
+	     "k.conf:2: daemon.frequency: '5000' is not a number in 1-4999"},
+	    {"[daemon]\nfrequency = 0\n",
+	     "k.conf:2: daemon.frequency: '0' is not a number in 1-4999"},
+	    {"[daemon]\nfrequency = 12abc\n",
+	     "k.conf:2: daemon.frequency: '12abc' is not a number"},
+	    {"[daemon]\nfrequency = -1\n", "k.conf:2: daemon.frequency: '-1' is not a number"},
+	    {"[limits]\nmax_targets =\n", "k.conf:2: limits.max_targets: '' is not a number"},
+	    {"[nope]\nx = 1\n", "k.conf:2: unknown section [nope]"},
+	    {"frequency = 9\n", "k.conf:1: unknown section []"},
+	    {"[daemon]\nthis is not ini\n", "k.conf:2: syntax error"},
+	    {"[access]\nread_group = "
+	     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+	     "k.conf:2: access.read_group: value longer than 63 bytes"},
+	    {"[daemon]\nfrequency = 99999999999999999999999\n", "k.conf:2: daemon.frequency:"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct config c, before;
+		char err[256] = "";
+
+		config_defaults(&c);
+		c.default_freq = 123;
+		before = c;
+		assert_int_equal(config_parse(cases[i].text, "k.conf", &c, err, sizeof(err)),
+				 -EINVAL);
+		if (strncmp(err, cases[i].want, strlen(cases[i].want)))
+			fail_msg("case %zu: got '%s', want '%s...'", i, err, cases[i].want);
+		assert_memory_equal(&c, &before, sizeof(c));
+	}
+}
+
+static void test_set(void **state)
+{
+	struct config c;
+	char err[256];
+
+	(void)state;
+	config_defaults(&c);
+	assert_int_equal(config_set(&c, "daemon", "frequency", "4999", err, sizeof(err)), 0);
+	assert_int_equal(c.default_freq, 4999);
+	assert_int_equal(config_set(&c, "daemon", "frequency", "5000", err, sizeof(err)), -EINVAL);
+	assert_int_equal(c.default_freq, 4999);
+	assert_int_equal(config_set(&c, "limits", "bogus", "1", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "unknown key 'bogus' in section [limits]");
+}
+
+static void test_empty(void **state)
+{
+	struct config c, before;
+	char err[256];
+
+	(void)state;
+	config_defaults(&c);
+	before = c;
+	assert_int_equal(config_parse("", "k.conf", &c, err, sizeof(err)), 0);
+	assert_int_equal(config_parse("; only a comment\n\n", "k.conf", &c, err, sizeof(err)), 0);
+	assert_memory_equal(&c, &before, sizeof(c));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_defaults), cmocka_unit_test(test_full_file),
+	    cmocka_unit_test(test_errors),   cmocka_unit_test(test_set),
+	    cmocka_unit_test(test_empty),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
