@@ -34,7 +34,7 @@ SKELS := $(BUILD)/sampler.skel.h
 # Pure modules (no I/O) and the glue around them.
 PURE := daemon/perfmap.c daemon/symtab.c daemon/profile.c daemon/procmaps.c daemon/config.c
 GLUE := daemon/main.c daemon/manager.c daemon/loader.c daemon/sampler.c daemon/symbolize.c \
-	daemon/control.c daemon/target.c daemon/log.c
+	daemon/control.c daemon/target.c daemon/store.c daemon/log.c
 DAEMON_SRC := $(GLUE) $(PURE) proto/frame.c $(PROTO_C)
 CLI_SRC := cli/kprofctl.c cli/client.c cli/render.c proto/frame.c $(PROTO_C)
 

@@ -173,14 +173,27 @@ static int simple_verb(const char *name, int argc, char **argv, Kprof__Request *
 
 static int verb_list(int argc, char **argv)
 {
+	static const struct option opts[] = {
+	    {"all", no_argument, NULL, 'a'},
+	    {"json", no_argument, NULL, 'j'},
+	    {},
+	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ListRequest lr = KPROF__LIST_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
 	bool json = false;
-	int r;
+	int c, r;
 
-	if ((r = simple_verb("list", argc, argv, &req, &json)))
-		return r;
+	while ((c = getopt_long(argc, argv, "a", opts, NULL)) != -1) {
+		if (c == 'a')
+			lr.all = true;
+		else if (c == 'j')
+			json = true;
+		else
+			return KPROFCTL_EXIT_USAGE;
+	}
+	if (optind != argc)
+		return usage_error("list", "too many arguments");
 	req.body_case = KPROF__REQUEST__BODY_LIST;
 	req.list = &lr;
 	if ((r = call(&req, &rep)))

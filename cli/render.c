@@ -134,7 +134,7 @@ void render_list(FILE *f, const Kprof__ListReply *r, bool json)
 		return;
 	}
 	if (!r->n_targets) {
-		fputs("no targets\n", f);
+		fputs("no targets (kept profiles of ended ones: kprofctl list --all)\n", f);
 		return;
 	}
 	fprintf(f, "%-8s %-16s %-6s %-9s %6s %10s %8s\n", "PID", "COMM", "UID", "STATE", "HZ",

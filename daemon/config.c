@@ -33,11 +33,13 @@ struct key {
 
 static const struct key keys[] = {
     STR_KEY("daemon", "socket", socket_path),
+    STR_KEY("daemon", "state_dir", state_dir),
     UINT_KEY("daemon", "frequency", default_freq, 1, KPROF_MAX_FREQ),
     UINT_KEY("daemon", "ringbuf_size", ringbuf_bytes, 0, 1u << 30),
     UINT_KEY("daemon", "drain_ms", drain_ms, 1, 10000),
     UINT_KEY("limits", "max_targets", max_targets, 1, 1024),
     UINT_KEY("limits", "max_kept", max_kept, 0, 100000),
+    UINT_KEY("limits", "kept_max_age", kept_max_age_sec, 0, 10u * 365 * 86400),
     UINT_KEY("limits", "max_clients", max_clients, 1, 10000),
     UINT_KEY("limits", "client_timeout", client_timeout_sec, 1, 86400),
     STR_KEY("access", "read_group", read_group),
@@ -49,12 +51,14 @@ void config_defaults(struct config *cfg)
 	    .default_freq = KPROF_DEFAULT_FREQ,
 	    .max_targets = 256,
 	    .max_kept = 64,
+	    .kept_max_age_sec = 7 * 86400,
 	    .max_clients = 64,
 	    .client_timeout_sec = 60,
 	    .drain_ms = 50,
 	    .perfmap_refresh_ms = 1000,
 	};
 	strcpy(cfg->socket_path, KPROF_DEFAULT_SOCKET);
+	strcpy(cfg->state_dir, KPROF_DEFAULT_STATE_DIR);
 }
 
 int config_set(struct config *cfg, const char *section, const char *key, const char *value,

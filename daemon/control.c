@@ -244,7 +244,7 @@ static void do_detach(struct client *cl, const Kprof__DetachRequest *req)
 	client_queue(cl, &rep);
 }
 
-static void do_list(struct client *cl)
+static void do_list(struct client *cl, const Kprof__ListRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__ListReply lr = KPROF__LIST_REPLY__INIT;
@@ -264,7 +264,7 @@ static void do_list(struct client *cl)
 	}
 	n = 0;
 	for (struct target *t = m->targets; t; t = t->next) {
-		if (!may_read(cl, t->uid))
+		if (!may_read(cl, t->uid) || (!req->all && t->state != TARGET_ATTACHED))
 			continue;
 		kprof__target__init(&tv[n]);
 		target_fill_pb(t, &tv[n]);
@@ -418,7 +418,7 @@ static void dispatch(struct client *cl, const uint8_t *data, size_t len)
 		do_detach(cl, req->detach);
 		break;
 	case KPROF__REQUEST__BODY_LIST:
-		do_list(cl);
+		do_list(cl, req->list);
 		break;
 	case KPROF__REQUEST__BODY_STATUS:
 		do_status(cl);

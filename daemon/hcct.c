@@ -32,6 +32,9 @@ struct hnode {
 };
 
 _Static_assert(sizeof(struct hnode) == 32, "MCCT node size");
+/* No implicit padding in what callers may copy, compare or serialize. */
+_Static_assert(sizeof(struct hcct_entry) == 48, "hcct_entry padding");
+_Static_assert(sizeof(struct hcct_stats) == 88, "hcct_stats padding");
 
 struct hcct {
 	struct hnode *nodes;
@@ -117,10 +120,8 @@ int hcct_new(const struct hcct_params *p, struct hcct **ret)
 		hcct_free(h);
 		return -ENOMEM;
 	}
-	h->nodes[ROOT] = (struct hnode){.parent = HCCT_NONE,
-					.child = HCCT_NONE,
-					.sibling = HCCT_NONE,
-					.slot = HCCT_NONE};
+	h->nodes[ROOT] = (struct hnode){
+	    .parent = HCCT_NONE, .child = HCCT_NONE, .sibling = HCCT_NONE, .slot = HCCT_NONE};
 	h->nodes_used = h->live = h->peak = 1;
 	*ret = h;
 	return 0;
@@ -499,8 +500,10 @@ static void entry_fill(const struct hcct *h, struct hcct_tree *t, const struct p
 				 .parent = pd->parent_out,
 				 .depth = 1,
 				 .slot = x->slot};
-	if (pd->parent_out != HCCT_NONE)
+	if (pd->parent_out != HCCT_NONE) {
 		e->depth = t->entries[pd->parent_out].depth + 1;
+		t->entries[pd->parent_out].children++;
+	}
 	if (x->slot != HCCT_NONE) {
 		e->count = h->cnt[x->slot];
 		e->err = h->err[x->slot];
@@ -615,6 +618,10 @@ void hcct_tree_free(struct hcct_tree *t)
 
 void hcct_get_stats(const struct hcct *h, struct hcct_stats *st)
 {
+	if (!h) {
+		*st = (struct hcct_stats){0};
+		return;
+	}
 	*st = (struct hcct_stats){
 	    .n = h->n,
 	    .lost = h->lost,
@@ -625,6 +632,7 @@ void hcct_get_stats(const struct hcct *h, struct hcct_stats *st)
 	    .min_idx = h->min_idx,
 	    .slots = h->m,
 	    .monitored = h->used,
+	    .max_nodes = h->max_nodes,
 	    .nodes = h->live,
 	    .peak_nodes = h->peak,
 	    .bytes = sizeof(*h) + (size_t)h->nodes_cap * sizeof(struct hnode) +
@@ -691,9 +699,12 @@ static int check_keys(const struct hcct *h, uint32_t v, struct pending *tmp)
 
 static int check_node(const struct hcct *h, uint32_t v, uint32_t depth, uint8_t *seen)
 {
-	const struct hnode *x = &h->nodes[v];
+	const struct hnode *x;
 
-	if (v >= h->nodes_used || seen[v] || x->parent == HN_FREE || depth > h->max_depth)
+	if (v >= h->nodes_used || seen[v] || depth > h->max_depth)
+		return -EUCLEAN;
+	x = &h->nodes[v];
+	if (x->parent == HN_FREE)
 		return -EUCLEAN;
 	seen[v] = 1;
 	if (v != ROOT && x->child == HCCT_NONE && x->slot == HCCT_NONE && !x->pins)

@@ -103,7 +103,12 @@ struct target {
 	struct profile *profile;
 	struct tsym *sym;
 	sd_event_source *duration_timer;
-	uint32_t *ids; /* scratch for one stack */
+	uint32_t *ids;	  /* scratch for one stack */
+	char *saved_name; /* file in the state directory holding this profile, if written */
+	bool dirty;	  /* ended, but changed since saved (a late sample): save again */
+	/* Symbol statistics of a profile restored from disk (sym is NULL then). */
+	uint64_t saved_jit_symbols, saved_bad_lines;
+	char *saved_perfmap_path;
 };
 
 int target_new(struct manager *m, pid_t pid, unsigned freq, unsigned duration_sec,
@@ -111,6 +116,20 @@ int target_new(struct manager *m, pid_t pid, unsigned freq, unsigned duration_se
 void target_free(struct target *t);
 void target_add_sample(struct target *t, const struct kp_sample *s);
 void target_fill_pb(const struct target *t, Kprof__Target *pb);
+/* A kept target rebuilt from a saved profile (validated: -EBADMSG if inconsistent). */
+int target_restore(struct manager *m, const Kprof__SavedProfile *sp, struct target **ret);
+
+/* ---- store.c ---- */
+struct store;
+/* Open (creating) the state directory; profiles go to DIR/profiles. */
+int store_open(const char *dir, struct store **ret);
+void store_free(struct store *st);
+/* Write t's profile (atomically: temporary file, then rename); sets t->saved_name. */
+int store_save(struct store *st, struct target *t);
+/* Delete t's file, if it has one. */
+void store_remove(struct store *st, struct target *t);
+/* Rebuild every saved profile as a kept target; returns how many. */
+int store_load(struct store *st, struct manager *m);
 
 /* ---- sampler.c ---- */
 struct sampler;
@@ -132,7 +151,8 @@ struct manager {
 	struct config cfg;
 	config_load_fn load_config;
 	void *load_userdata;
-	gid_t read_gid; /* cfg.read_group resolved, (gid_t)-1 if none */
+	gid_t read_gid;	     /* cfg.read_group resolved, (gid_t)-1 if none */
+	struct store *store; /* NULL: profiles are kept in memory only */
 	sd_event *event;
 	struct loader *loader;
 	struct sampler *sampler;
@@ -156,6 +176,8 @@ struct target *manager_find(struct manager *m, pid_t pid);
 int manager_attach(struct manager *m, pid_t pid, unsigned freq, unsigned duration_sec,
 		   struct target **ret, char *errbuf, size_t errlen);
 int manager_detach(struct manager *m, struct target *t);
+/* Add a restored (kept) target. */
+void manager_add_kept(struct manager *m, struct target *t);
 void manager_on_sample(struct manager *m, const struct kp_sample *s);
 void manager_on_exit(struct manager *m, pid_t tgid, int code);
 void manager_on_exec(struct manager *m, pid_t tgid);

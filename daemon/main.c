@@ -47,11 +47,15 @@ static void usage(FILE *f)
 	    "                          one second of %d Hz on every CPU, >= 1 MiB) [daemon]\n"
 	    "      --drain-ms MS       ring buffer drain period (default 50) [daemon]\n"
 	    "      --read-group NAME   members may list and read every profile [access]\n"
+	    "      --state-dir DIR     kept profiles are saved here (default %s;\n"
+	    "                          \"\" keeps them in memory only) [daemon] state_dir\n"
+	    "      --kept-max-age S    drop kept profiles older than S seconds (default 7 days,\n"
+	    "                          0 never) [limits] kept_max_age\n"
 	    "  -v, --verbose           debug logging\n"
 	    "  -h, --help              this help\n"
 	    "  -V, --version           print the version\n",
 	    KPROF_DEFAULT_CONFIG, KPROF_DEFAULT_SOCKET, KPROF_MAX_FREQ, KPROF_DEFAULT_FREQ,
-	    KPROF_MAX_FREQ);
+	    KPROF_MAX_FREQ, KPROF_DEFAULT_STATE_DIR);
 }
 
 static int read_text(const char *path, char **ret)
@@ -134,6 +138,8 @@ int main(int argc, char **argv)
 	    {"drain-ms", required_argument, NULL, 5},
 	    {"client-timeout", required_argument, NULL, 6},
 	    {"read-group", required_argument, NULL, 7},
+	    {"state-dir", required_argument, NULL, 8},
+	    {"kept-max-age", required_argument, NULL, 9},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
@@ -143,11 +149,12 @@ int main(int argc, char **argv)
 		int opt;
 		const char *section, *key;
 	} map[] = {
-	    {'s', "daemon", "socket"},	  {'F', "daemon", "frequency"},
-	    {1, "limits", "max_targets"}, {2, "limits", "max_kept"},
-	    {3, "limits", "max_clients"}, {4, "daemon", "ringbuf_size"},
-	    {5, "daemon", "drain_ms"},	  {6, "limits", "client_timeout"},
-	    {7, "access", "read_group"},
+	    {'s', "daemon", "socket"},	   {'F', "daemon", "frequency"},
+	    {1, "limits", "max_targets"},  {2, "limits", "max_kept"},
+	    {3, "limits", "max_clients"},  {4, "daemon", "ringbuf_size"},
+	    {5, "daemon", "drain_ms"},	   {6, "limits", "client_timeout"},
+	    {7, "access", "read_group"},   {8, "daemon", "state_dir"},
+	    {9, "limits", "kept_max_age"},
 	};
 	struct settings st = {.config_path = KPROF_DEFAULT_CONFIG};
 	struct manager *m = NULL;

@@ -45,10 +45,20 @@ static void unlink_target(struct manager *m, struct target *t)
 static void drop_target(struct manager *m, struct target *t)
 {
 	unlink_target(m, t);
+	if (m->store)
+		store_remove(m->store, t);
 	if (t->state == TARGET_ATTACHED)
 		m->n_attached--;
 	else
 		m->n_kept--;
+	target_free(t);
+}
+
+/* A restored target that is not in the list: delete its file, free it. */
+static void drop_target_unsaved(struct manager *m, struct target *t)
+{
+	if (m->store)
+		store_remove(m->store, t);
 	target_free(t);
 }
 
@@ -86,7 +96,44 @@ static void end_target(struct manager *m, struct target *t, enum target_state st
 	m->n_kept++;
 	if (state == TARGET_EXITED)
 		tsym_gone(t->sym);
+	if (m->store)
+		store_save(m->store, t);
 	trim_kept(m);
+}
+
+void manager_add_kept(struct manager *m, struct target *t)
+{
+	struct target *old = manager_find(m, t->pid);
+
+	/* One profile per pid: the newer one wins (an attached target is the newest). */
+	if (old && (old->state == TARGET_ATTACHED || old->ended_ns >= t->ended_ns)) {
+		drop_target_unsaved(m, t);
+		return;
+	}
+	if (old)
+		drop_target(m, old);
+	t->next = m->targets;
+	m->targets = t;
+	m->n_kept++;
+	trim_kept(m);
+}
+
+/* Drop kept profiles older than the configured age. */
+static void expire_kept(struct manager *m)
+{
+	uint64_t now = now_ns(CLOCK_REALTIME), max = m->cfg.kept_max_age_sec * 1000000000ULL;
+	struct target *t, *next;
+
+	if (!m->cfg.kept_max_age_sec)
+		return;
+	for (t = m->targets; t; t = next) {
+		next = t->next;
+		if (t->state != TARGET_ATTACHED && now - t->ended_ns > max) {
+			log_info("dropping the kept profile of pid %d (%s): older than %u s",
+				 t->pid, t->comm, m->cfg.kept_max_age_sec);
+			drop_target(m, t);
+		}
+	}
 }
 
 static int on_duration(sd_event_source *s, uint64_t usec, void *userdata)
@@ -200,6 +247,19 @@ void manager_on_sample(struct manager *m, const struct kp_sample *s)
 		return;
 	}
 	target_add_sample(t, s);
+	/* Samples taken just before an exit can arrive after it from another CPU's records. */
+	if (t->state != TARGET_ATTACHED)
+		t->dirty = true;
+}
+
+/* Save ended profiles that changed after they were saved. */
+static void save_dirty(struct manager *m)
+{
+	for (struct target *t = m->targets; t; t = t->next) {
+		if (t->dirty && m->store)
+			store_save(m->store, t);
+		t->dirty = false;
+	}
 }
 
 void manager_on_exit(struct manager *m, pid_t tgid, int code)
@@ -279,6 +339,8 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 	}
 	sd_notifyf(0, "STATUS=%u targets attached, %u kept, %.0f samples/s", m->n_attached,
 		   m->n_kept, m->rate);
+	expire_kept(m);
+	save_dirty(m);
 	control_reap_idle(m->control, now, m->cfg.client_timeout_sec * 1000000000ULL);
 	if (m->rate_prev_ns && now > m->rate_prev_ns)
 		m->rate =
@@ -389,6 +451,15 @@ int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 	err = sd_event_set_watchdog(m->event, true);
 	if (err < 0)
 		goto fail;
+	if (cfg->state_dir[0]) {
+		err = store_open(cfg->state_dir, &m->store);
+		if (err < 0)
+			log_warn("state directory %s: %s; profiles are kept in memory only",
+				 cfg->state_dir, strerror(-err));
+		else
+			log_info("kept profiles: %d restored from %s", store_load(m->store, m),
+				 cfg->state_dir);
+	}
 	err = control_new(m, cfg->socket_path, cfg->max_clients, &m->control);
 	if (err < 0)
 		goto fail;
@@ -404,6 +475,7 @@ void manager_free(struct manager *m)
 	if (!m)
 		return;
 	control_free(m->control);
+	store_free(m->store);
 	while (m->targets) {
 		struct target *t = m->targets;
 
@@ -420,6 +492,26 @@ void manager_free(struct manager *m)
 	free(m);
 }
 
+/* Stopping: every attached target ends as detached, so its profile is drained and saved. */
+static void manager_stop_targets(struct manager *m)
+{
+	struct target *t, *next;
+	unsigned n = 0;
+
+	for (t = m->targets; t; t = next) {
+		next = t->next;
+		if (t->state == TARGET_ATTACHED) {
+			end_target(m, t, TARGET_DETACHED);
+			n++;
+		}
+	}
+	sampler_drain(m->sampler);
+	save_dirty(m);
+	if (n)
+		log_info("stopping: %u attached profiles ended%s", n,
+			 m->store ? " and saved" : " (no state directory: not saved)");
+}
+
 int manager_run(struct manager *m)
 {
 	int err;
@@ -429,7 +521,8 @@ int manager_run(struct manager *m)
 		 loader_ncpus(m->loader));
 	sd_notifyf(0, "READY=1\nSTATUS=ready, no targets\nMAINPID=%d", getpid());
 	err = sd_event_loop(m->event);
-	sd_notify(0, "STOPPING=1\nSTATUS=stopping");
+	sd_notify(0, "STOPPING=1\nSTATUS=stopping: saving profiles");
+	manager_stop_targets(m);
 	return err;
 }
 

@@ -85,10 +85,81 @@ fail:
 	return err;
 }
 
+int target_restore(struct manager *m, const Kprof__SavedProfile *sp, struct target **ret)
+{
+	const Kprof__Target *pb = sp->target;
+	_cleanup_free_ uint32_t *map = NULL;
+	struct target *t;
+	int err;
+
+	if (!pb || pb->pid == 0 || pb->pid > INT32_MAX)
+		return -EBADMSG;
+	t = calloc(1, sizeof(*t));
+	map = calloc(sp->n_functions ? sp->n_functions : 1, sizeof(*map));
+	if (!t || !map) {
+		free(t);
+		return -ENOMEM;
+	}
+	t->m = m;
+	t->pid = pb->pid;
+	t->uid = pb->uid;
+	snprintf(t->comm, sizeof(t->comm), "%s", pb->comm ? pb->comm : "");
+	t->state =
+	    pb->state == KPROF__TARGET_STATE__TARGET_STATE_EXITED ? TARGET_EXITED : TARGET_DETACHED;
+	t->freq = pb->freq_hz;
+	t->duration_sec = pb->duration_sec;
+	t->exit_code = pb->exit_code;
+	t->attached_ns = pb->attached_at_ns;
+	t->ended_ns = pb->ended_at_ns;
+	t->samples = pb->samples;
+	t->truncated = pb->truncated_stacks;
+	t->saved_jit_symbols = pb->jit_symbols;
+	t->saved_bad_lines = pb->perfmap_bad_lines;
+	t->saved_perfmap_path = strdup(pb->perfmap_path ? pb->perfmap_path : "");
+	err = t->saved_perfmap_path ? profile_new(NULL, &t->profile) : -ENOMEM;
+	for (size_t i = 0; err >= 0 && i < sp->n_functions; i++) {
+		const Kprof__SavedFunction *f = sp->functions[i];
+
+		if ((int)f->kind < PROFILE_KIND_NATIVE || (int)f->kind > PROFILE_KIND_UNKNOWN) {
+			err = -EBADMSG;
+			break;
+		}
+		err = profile_intern(t->profile, f->name, f->module, f->start,
+				     (enum profile_kind)f->kind);
+		if (err >= 0)
+			map[i] = err;
+	}
+	for (size_t i = 0; err >= 0 && i < sp->n_stacks; i++) {
+		const Kprof__SavedStack *s = sp->stacks[i];
+		uint32_t ids[2 * KP_MAX_STACK + 1];
+
+		if (s->n_ids > ARRAY_SIZE(ids)) {
+			err = -EBADMSG;
+			break;
+		}
+		for (size_t j = 0; j < s->n_ids && err >= 0; j++) {
+			if (s->ids[j] >= sp->n_functions)
+				err = -EBADMSG;
+			else
+				ids[j] = map[s->ids[j]];
+		}
+		if (err >= 0)
+			err = profile_add(t->profile, ids, s->n_ids, s->count);
+	}
+	if (err < 0) {
+		target_free(t);
+		return err;
+	}
+	*ret = t;
+	return 0;
+}
+
 void target_free(struct target *t)
 {
 	if (!t)
 		return;
+	free(t->saved_name);
+	free(t->saved_perfmap_path);
 	sd_event_source_disable_unref(t->duration_timer);
 	tsym_free(t->sym);
 	profile_free(t->profile);
@@ -170,7 +241,13 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	struct tsym_stats ss;
 
 	profile_get_stats(t->profile, &ps);
-	tsym_get_stats(t->sym, &ss);
+	if (t->sym) {
+		tsym_get_stats(t->sym, &ss);
+	} else {
+		memset(&ss, 0, sizeof(ss));
+		ss.jit_symbols = t->saved_jit_symbols;
+		ss.perfmap_bad_lines = t->saved_bad_lines;
+	}
 	pb->pid = t->pid;
 	pb->uid = t->uid;
 	pb->comm = (char *)t->comm;
@@ -185,7 +262,7 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->exit_code = t->exit_code;
 	pb->jit_symbols = ss.jit_symbols;
 	pb->perfmap_bad_lines = ss.perfmap_bad_lines;
-	pb->perfmap_path = (char *)tsym_perfmap_path(t->sym);
+	pb->perfmap_path = t->sym ? (char *)tsym_perfmap_path(t->sym) : t->saved_perfmap_path;
 	pb->stacks = ps.stacks;
 	pb->lost_stacks = ps.lost;
 	pb->truncated_stacks = t->truncated;

@@ -23,7 +23,7 @@ trap cleanup EXIT
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 say "starting kprofd (socket $SOCK)"
-"$BUILD/kprofd" --socket "$SOCK" 2>"$DIR/kprofd.log" &
+"$BUILD/kprofd" --socket "$SOCK" --state-dir "$DIR/state" 2>"$DIR/kprofd.log" &
 KD=$!
 for _ in $(seq 100); do ctl status >/dev/null 2>&1 && break; sleep 0.1; done
 ctl status
@@ -49,8 +49,8 @@ ctl folded "$MJ" | sort -t' ' -k2 -nr | head -5 | sed 's/^[^;]*;//'
 say "the workload is killed; its profile is kept"
 kill -9 "$MJ"; wait "$MJ" 2>/dev/null || true
 rm -f "/tmp/perf-$MJ.map"
-for _ in $(seq 50); do ctl list | grep -q exited && break; sleep 0.1; done
-ctl list
+for _ in $(seq 50); do ctl list --all | grep -q exited && break; sleep 0.1; done
+ctl list --all
 ctl report "$MJ" --top 3
 MJ=
 say "kprofd's log"

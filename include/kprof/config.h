@@ -13,15 +13,18 @@
 
 #define KPROF_DEFAULT_SOCKET "/run/kprofd/kprofd.sock"
 #define KPROF_DEFAULT_CONFIG "/etc/kprofd/kprofd.conf"
+#define KPROF_DEFAULT_STATE_DIR "/var/lib/kprofd"
 #define KPROF_DEFAULT_FREQ 99
 #define KPROF_MAX_FREQ 4999
 
 struct config {
 	char socket_path[108];
 	char read_group[64]; /* members may list and read every profile; "" = nobody */
+	char state_dir[256]; /* kept profiles are written here; "" = memory only */
 	unsigned default_freq;
-	unsigned max_targets; /* attached at once */
-	unsigned max_kept;    /* ended (exited or detached) profiles kept */
+	unsigned max_targets;	   /* attached at once */
+	unsigned max_kept;	   /* ended (exited or detached) profiles kept */
+	unsigned kept_max_age_sec; /* kept profiles older than this are dropped; 0 = never */
 	unsigned max_clients;
 	unsigned client_timeout_sec; /* a client silent this long is closed */
 	unsigned ringbuf_bytes;	     /* 0: sized from CPUs and the maximal rate */

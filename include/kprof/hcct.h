@@ -38,8 +38,8 @@
 #include <stdint.h>
 
 #define HCCT_NONE UINT32_MAX
-#define HCCT_MAX_SLOTS (1u << 26)	/* eps >= 1.5e-8 */
-#define HCCT_MAX_NODES (1u << 30)	/* 32 GiB of nodes */
+#define HCCT_MAX_SLOTS (1u << 26) /* eps >= 1.5e-8 */
+#define HCCT_MAX_NODES (1u << 30) /* 32 GiB of nodes */
 #define HCCT_DEFAULT_MAX_DEPTH 1024u
 
 struct hcct;
@@ -82,13 +82,14 @@ struct hcct_entry {
 	uint32_t depth;	 /* 1 for children of the root */
 	uint32_t slot;	 /* index in M, HCCT_NONE when not monitored (for tests and dumps) */
 	uint32_t flags;	 /* HCCT_ENTRY_* */
+	uint32_t children; /* entries whose parent this is (0: a leaf of the result) */
 };
 
 /* A query result: entries in depth-first order (every parent before its children), siblings
  * sorted by (id, call_site); the root itself is not listed. */
 struct hcct_tree {
-	uint64_t n;	    /* N when the tree was taken */
-	uint64_t phi_num;   /* phi = phi_num / phi_den (0/1 for a snapshot) */
+	uint64_t n;	  /* N when the tree was taken */
+	uint64_t phi_num; /* phi = phi_num / phi_den (0/1 for a snapshot) */
 	uint64_t phi_den;
 	uint64_t threshold; /* floor(phi N) */
 	size_t len;
@@ -105,6 +106,7 @@ struct hcct_stats {
 	uint32_t min_idx;   /* lazy minimum's slot */
 	uint32_t slots;	    /* m */
 	uint32_t monitored; /* |M| */
+	uint32_t max_nodes; /* node cap */
 	size_t nodes;	    /* live MCCT nodes, root included */
 	size_t peak_nodes;
 	size_t bytes; /* memory held */

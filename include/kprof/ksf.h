@@ -30,10 +30,11 @@ struct ksf;
 struct ksf_act;
 
 struct ksf_limits {
-	size_t max_nodes;   /* k-SF node budget (32 bytes each); default 1M, at least max(64, 16k) */
+	size_t max_nodes; /* k-SF node budget (32 bytes each); default 1M, at least max(64, 16k) */
 	uint32_t max_depth; /* tracked activations per ctx; default 16384 */
-	uint32_t index_min; /* a child scan longer than this indexes the parent's children in a
-			     * hash table; default 8; UINT32_MAX keeps plain lists (move-to-front) */
+	uint32_t
+	    index_min; /* a child scan longer than this indexes the parent's children in a
+			* hash table; default 8; UINT32_MAX keeps plain lists (move-to-front) */
 };
 
 /* Per-thread activation stack, owned by the caller. Zero-initialize it (or KSF_CTX_INIT) and
@@ -46,12 +47,15 @@ struct ksf_ctx {
 	uint32_t dead; /* activations above the stack that are not tracked (depth limit, ENOMEM) */
 	const struct ksf *owner;
 };
-#define KSF_CTX_INIT {0}
+#define KSF_CTX_INIT                                                                               \
+	{                                                                                          \
+		0                                                                                  \
+	}
 
 struct ksf_stats {
 	unsigned k;
-	uint64_t items;	       /* path ids pushed into tracked activations */
-	uint64_t dropped;      /* path ids not counted: untracked activation, no memory */
+	uint64_t items;	       /* path ids pushed into an activation, tracked or not */
+	uint64_t dropped;      /* of those, not counted: untracked activation, no memory */
 	uint64_t bad_events;   /* push or exit without an activation, ctx of another ksf */
 	uint64_t activations;  /* tracked routine entries */
 	uint64_t root_lookups; /* chunk starts: Σ over activations of ceil(L/(k-1)) (K3) */
@@ -132,8 +136,7 @@ int ksf_ipf_build(const struct ksf *k, const struct ksf_ipf_opts *opts, struct k
 void ksf_ipf_free(struct ksf_ipf *ipf);
 
 /* Count of the sequence path[0..n) of routine; 0 when absent, n == 0 or n > max_len. */
-uint64_t ksf_ipf_count(const struct ksf_ipf *ipf, uint32_t routine, const uint64_t *path,
-		       size_t n);
+uint64_t ksf_ipf_count(const struct ksf_ipf *ipf, uint32_t routine, const uint64_t *path, size_t n);
 
 enum ksf_order {
 	KSF_ORDER_TREE,	 /* preorder, trees and siblings in implementation-defined order */

@@ -46,7 +46,7 @@ wait_for() {
 ctl() { "$KPROFCTL" --socket "$SOCK" "$@"; }
 
 start_daemon() {
-	"$KPROFD" --socket "$SOCK" "$@" >"$TDIR/kprofd.log" 2>&1 &
+	"$KPROFD" --socket "$SOCK" --state-dir "$TDIR/state" "$@" >>"$TDIR/kprofd.log" 2>&1 &
 	DAEMON_PID=$!
 	if ! wait_for 20 ctl status; then
 		echo "kprofd did not come up:"; cat "$TDIR/kprofd.log"
@@ -74,7 +74,7 @@ start_minijit() {
 
 # samples PID: the target's sample count from `kprofctl list --json`.
 samples() {
-	ctl list --json | python3 -c "import json,sys
+	ctl list --all --json | python3 -c "import json,sys
 for t in json.load(sys.stdin)['targets']:
     if t['pid'] == $1: print(t['samples'])"
 }
@@ -88,7 +88,7 @@ at_least_samples() {
 
 # target_state PID: attached / exited / detached
 target_state() {
-	ctl list --json | python3 -c "import json,sys
+	ctl list --all --json | python3 -c "import json,sys
 for t in json.load(sys.stdin)['targets']:
     if t['pid'] == $1: print(t['state'])"
 }

@@ -31,7 +31,7 @@ else fail "other uid report" "rc=$rc out=$out"; fi
 out=$(as_nobody detach "$ROOTP" 2>&1); rc=$?
 if [ $rc -eq 1 ] && grep -q "permission denied" <<<"$out"; then pass "other uid cannot detach root's target"
 else fail "other uid detach" "rc=$rc out=$out"; fi
-out=$(as_nobody list --json)
+out=$(as_nobody list --all --json)
 if grep -q "\"pid\":$NOBP" <<<"$out" && ! grep -q "\"pid\":$ROOTP" <<<"$out"; then
 	pass "other uid lists only its own targets"
 else fail "other uid list" "$out"; fi
@@ -41,7 +41,7 @@ check "other uid detaches its own process" as_nobody detach "$NOBP"
 
 as_reader() { setpriv --reuid=$NOBODY --regid=$NOBODY --groups="$RGID" "$KPROFCTL" --socket "$SOCK" "$@"; }
 check "read group member reads root's profile" as_reader report "$ROOTP"
-if as_reader list --json | grep -q "\"pid\":$ROOTP"; then pass "read group member lists every target"
+if as_reader list --all --json | grep -q "\"pid\":$ROOTP"; then pass "read group member lists every target"
 else fail "read group list" "$(as_reader list)"; fi
 out=$(as_reader detach "$ROOTP" 2>&1); rc=$?
 if [ $rc -eq 1 ] && grep -q "permission denied" <<<"$out"; then pass "read group member cannot detach"

@@ -11,7 +11,7 @@ start_daemon || { fail "daemon starts" "see log"; exit 1; }
 pass "daemon starts"
 
 # A second daemon on the same socket refuses to start and leaves the first one alone.
-"$KPROFD" --socket "$SOCK" >"$TDIR/second.log" 2>&1; rc=$?
+"$KPROFD" --socket "$SOCK" --state-dir "$TDIR/state2" >"$TDIR/second.log" 2>&1; rc=$?
 if [ $rc -ne 0 ] && grep -q "already listening" "$TDIR/second.log" && ctl status >/dev/null; then
 	pass "second daemon on the same socket refused"
 else fail "second daemon" "rc=$rc $(cat "$TDIR/second.log")"; fi

@@ -78,13 +78,13 @@ print([e['function'] for e in json.load(sys.stdin)['entries'] if e['kind']=='jit
 if [ "$top" = mj_hot ]; then pass "anonymous JIT code with a 0x-style perf map: mj_hot on top"
 else fail "anon top" "$top"; fi
 wait "$A"
-if wait_for 10 state_is "$A" exited && ctl list | grep -q "exited"; then
+if wait_for 10 state_is "$A" exited && ctl list --all | grep -q "exited"; then
 	pass "normal exit noticed"
 else fail "normal exit" "$(ctl list)"; fi
-if ctl list --json | python3 -c "import json,sys
+if ctl list --all --json | python3 -c "import json,sys
 t=[t for t in json.load(sys.stdin)['targets'] if t['pid']==$A][0]; sys.exit(t['exit_code'] != 0)"; then
 	pass "exit status 0 recorded"
-else fail "exit status" "$(ctl list --json)"; fi
+else fail "exit status" "$(ctl list --all --json)"; fi
 
 # --duration: sampling stops by itself, the profile stays.
 start_minijit --seconds 30 --cleanup || { fail "minijit starts" ""; exit 1; }

@@ -28,7 +28,7 @@ if unshare --mount --pid --fork --mount-proc true 2>/dev/null; then
 		if wait_for 20 top_is "$NP" mj_hot; then pass "perf map found in the target's root and PID namespace"
 		else fail "namespaced perf map" "$(ctl report "$NP" --top 5; grep "$NP" "$TDIR/kprofd.log")"; fi
 		ctl list --json | grep -q "/proc/$NP/root/tmp/perf-1.map" && pass "perf map path reported" ||
-			fail "perf map path reported" "$(ctl list --json)"
+			fail "perf map path reported" "$(ctl list --all --json)"
 	else
 		fail "namespaced minijit" "pid '$NP' $(cat "$TDIR/ns.err")"
 	fi
@@ -77,9 +77,9 @@ sleep 1.5
 tail -c +21 "$TDIR/saved.map" >>"/tmp/perf-$P.map"    # ... completed later
 if wait_for 20 top_is "$P" mj_hot; then pass "lines appended after attach are read (torn line completed)"
 else fail "appended perf map" "$(ctl report "$P" --top 5)"; fi
-if ctl list --json | python3 -c "import json,sys
+if ctl list --all --json | python3 -c "import json,sys
 t=[t for t in json.load(sys.stdin)['targets'] if t['pid']==$P][0]
 sys.exit(not (t['jit_symbols']==5 and t['perfmap_bad_lines']==0))"; then
 	pass "5 JIT symbols, 0 bad lines after the torn line"
-else fail "perf map counts" "$(ctl list --json)"; fi
+else fail "perf map counts" "$(ctl list --all --json)"; fi
 finish

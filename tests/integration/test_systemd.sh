@@ -11,7 +11,7 @@ kprofd, tdir = sys.argv[1], sys.argv[2]
 ns = os.path.join(tdir, "notify.sock")
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(ns); s.settimeout(0.2)
 env = dict(os.environ, NOTIFY_SOCKET=ns, WATCHDOG_USEC="1000000")
-p = subprocess.Popen([kprofd, "--socket", os.path.join(tdir, "n.sock")], env=env,
+p = subprocess.Popen([kprofd, "--socket", os.path.join(tdir, "n.sock"), "--state-dir", os.path.join(tdir, "st")], env=env,
                      stderr=open(os.path.join(tdir, "notify-kprofd.log"), "w"))
 env["WATCHDOG_PID"] = str(p.pid)
 msgs = []
@@ -41,7 +41,7 @@ PY
 
 if command -v systemd-socket-activate >/dev/null; then
 	AS=$TDIR/activated.sock
-	systemd-socket-activate -l "$AS" "$KPROFD" >"$TDIR/act.log" 2>&1 &
+	systemd-socket-activate -l "$AS" "$KPROFD" --state-dir "$TDIR/st2" >"$TDIR/act.log" 2>&1 &
 	ACT=$!; PIDS+=("$ACT")
 	wait_for 10 test -S "$AS"
 	if "$KPROFCTL" --socket "$AS" status >/dev/null 2>&1 || wait_for 15 "$KPROFCTL" --socket "$AS" status; then

@@ -434,7 +434,7 @@ static void test_list(void **state)
 
 	(void)state;
 	s = list(&r, false);
-	assert_string_equal(s, "no targets\n");
+	assert_string_equal(s, "no targets (kept profiles of ended ones: kprofctl list --all)\n");
 	free(s);
 	s = list(&r, true);
 	expect_json(s, "{\"targets\":[]}\n");

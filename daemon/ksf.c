@@ -1,0 +1,1064 @@
+/* ksf.c: k-slab forest and k-iteration path forest (see include/kprof/ksf.h, ALGORITHMS.md §3).
+ *
+ * Nodes live in one array and are named by uint32 index, so growing the array never invalidates
+ * a position an activation holds. Children are a first-child/next-sibling list kept in
+ * move-to-front order, so the hot child of a node is found at once. A lookup that scans more
+ * than `index_min` siblings indexes the parent: its children also go into an open-addressing
+ * table keyed by (parent, label), and later lookups in that parent are expected O(1) whatever
+ * its degree. Roots are in a table keyed by (routine, label), looked up once per chunk of k-1
+ * items (Algorithm 4, §3.3). Free capacity for 3k nodes and table entries is reserved before an
+ * item touches the forest, so an item is either processed whole or dropped whole.
+ *
+ * Budget and pruning [DESIGN; T:686 and P:405 leave it open]. When an item would take the forest
+ * past max_nodes, one pass frees the coldest quarter of the budget: with S(v) = sum of the
+ * counters in v's subtree, S never grows going down a tree, so removing the nodes of smallest S
+ * removes whole subtrees. The pass finds the value t of the (needed)-th smallest S, prunes every
+ * subtree with S < t, and subtrees with S == t in forest order until enough is free. The sum of
+ * the counters removed is added to pruned_items. Zero-count leftovers of Algorithm 4 (S = 0) go
+ * first and cost nothing. Counts are LFU-like: a sequence that turns hot after the forest filled
+ * up competes with old counters and survives a pass once its subtree sum beats the threshold.
+ *
+ * Activations hold (tau, beta) node indices, which a pass may free. Each activation records the
+ * pass epoch and its last 2(k-1) path ids (current chunk and the one before) in the ctx; on a
+ * stale epoch it walks the two paths again from the roots, recreating missing nodes with count
+ * 0. So every item is counted at the node Algorithm 4 would count it at, and each counter is the
+ * exact number of positions counted there since the node was (re)created. A k-IPF count sums,
+ * for each position where its sequence ends, that position's counted node (§3.4), so after
+ * pruning it is a lower bound missing at most one occurrence per position lost:
+ * reported <= true <= reported + pruned_items + dropped.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kprof/ksf.h"
+
+#define KNONE UINT32_MAX
+#define KN_LIVE 1u
+#define KN_INDEXED 2u
+#define GOLDEN 0x9e3779b97f4a7c15ULL
+#define MAX_NODES_CAP (1u << 30)
+
+struct knode {
+	uint64_t label;
+	uint64_t count;
+	uint32_t child; /* first child */
+	uint32_t next;	/* next sibling; next free node on the free list */
+	uint32_t flags;
+	uint32_t depth; /* 0 for roots */
+};
+
+struct ksf_act {
+	uint32_t routine;
+	uint32_t tau, beta; /* upper / lower slab node or KNONE */
+	uint32_t epoch;	    /* ksf epoch when tau and beta were valid; 0 = stale */
+	uint32_t cpos;	    /* n mod (k-1) */
+	uint32_t rpos;	    /* next slot of the label ring */
+	uint64_t n;	    /* path ids of this activation so far */
+};
+
+struct slot {
+	uint32_t key;  /* routine (root table) or parent (child table) */
+	uint32_t node; /* KNONE = empty */
+};
+
+struct ksf {
+	unsigned k;
+	struct ksf_limits lim;
+	struct knode *nodes;
+	size_t hi, cap, used; /* never-used boundary, allocated, live */
+	uint32_t free_head;
+	struct slot *roots, *edges; /* root table, indexed children */
+	size_t root_nslots, edge_nslots, nedges;
+	uint32_t epoch;
+	uint64_t pos_hist[KSF_K_MAX]; /* items by min(position in activation, k-1) */
+	uint64_t pruned_upper, pruned_lower;
+	struct ksf_stats st;
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static size_t key_hash(uint32_t key, uint64_t label)
+{
+	return mix64(label ^ ((uint64_t)key + 1) * GOLDEN);
+}
+
+static struct slot *slots_new(size_t n)
+{
+	struct slot *s = malloc(n * sizeof(*s));
+
+	if (s)
+		for (size_t i = 0; i < n; i++)
+			s[i] = (struct slot){0, KNONE};
+	return s;
+}
+
+/* The slot holding (key, label), or the empty slot where it belongs. */
+static struct slot *slot_find(const struct ksf *k, struct slot *tab, size_t nslots, uint32_t key,
+			      uint64_t label, uint64_t *probes)
+{
+	size_t mask = nslots - 1, j = key_hash(key, label) & mask;
+
+	for (;; j = (j + 1) & mask) {
+		(*probes)++;
+		if (tab[j].node == KNONE ||
+		    (tab[j].key == key && k->nodes[tab[j].node].label == label))
+			return &tab[j];
+	}
+}
+
+static int table_grow(struct ksf *k, struct slot **tab, size_t *nslots, size_t want)
+{
+	size_t n = *nslots;
+	struct slot *s;
+	uint64_t probes = 0;
+
+	while (n < want * 2)
+		n *= 2;
+	if (n == *nslots)
+		return 0;
+	s = slots_new(n);
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < *nslots; i++)
+		if ((*tab)[i].node != KNONE)
+			*slot_find(k, s, n, (*tab)[i].key, k->nodes[(*tab)[i].node].label,
+				   &probes) = (*tab)[i];
+	free(*tab);
+	*tab = s;
+	*nslots = n;
+	return 0;
+}
+
+int ksf_new(unsigned kk, const struct ksf_limits *lim, struct ksf **ret)
+{
+	struct ksf *k;
+	size_t n = 64, min_nodes = 16 * (size_t)kk > 64 ? 16 * (size_t)kk : 64;
+
+	if (kk < 1 || kk > KSF_K_MAX)
+		return -EINVAL;
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	if (lim)
+		k->lim = *lim;
+	if (!k->lim.max_nodes)
+		k->lim.max_nodes = 1u << 20;
+	if (k->lim.max_nodes < min_nodes)
+		k->lim.max_nodes = min_nodes;
+	if (k->lim.max_nodes > MAX_NODES_CAP)
+		k->lim.max_nodes = MAX_NODES_CAP;
+	if (!k->lim.max_depth)
+		k->lim.max_depth = 16384;
+	if (!k->lim.index_min)
+		k->lim.index_min = 8;
+	k->k = kk;
+	k->free_head = KNONE;
+	k->epoch = 1;
+	while (n < 8 * (size_t)kk)
+		n *= 2;
+	k->roots = slots_new(n);
+	k->edges = slots_new(n);
+	if (!k->roots || !k->edges) {
+		ksf_free(k);
+		return -ENOMEM;
+	}
+	k->root_nslots = k->edge_nslots = n;
+	k->st.k = kk;
+	*ret = k;
+	return 0;
+}
+
+void ksf_free(struct ksf *k)
+{
+	if (!k)
+		return;
+	free(k->nodes);
+	free(k->roots);
+	free(k->edges);
+	free(k);
+}
+
+/* A new node; capacity was reserved. */
+static uint32_t node_new(struct ksf *k, uint64_t label, uint32_t depth)
+{
+	uint32_t i;
+
+	if (k->free_head != KNONE) {
+		i = k->free_head;
+		k->free_head = k->nodes[i].next;
+	} else {
+		i = k->hi++;
+	}
+	k->nodes[i] = (struct knode){label, 0, KNONE, KNONE, KN_LIVE, depth};
+	k->used++;
+	k->st.created++;
+	return i;
+}
+
+static uint32_t root_get(struct ksf *k, uint32_t routine, uint64_t label)
+{
+	struct slot *s = slot_find(k, k->roots, k->root_nslots, routine, label, &k->st.probes);
+
+	if (s->node == KNONE) {
+		*s = (struct slot){routine, node_new(k, label, 0)};
+		k->st.roots++;
+	}
+	return s->node;
+}
+
+static void child_link(struct ksf *k, uint32_t parent, uint32_t c)
+{
+	if (k->nodes[parent].child == KNONE)
+		k->st.internal++;
+	k->nodes[c].next = k->nodes[parent].child;
+	k->nodes[parent].child = c;
+}
+
+/* Hash the children of parent; skipped (lists still work) if the table cannot grow. */
+static void index_children(struct ksf *k, uint32_t parent)
+{
+	size_t d = 0;
+	uint64_t probes = 0;
+
+	for (uint32_t c = k->nodes[parent].child; c != KNONE; c = k->nodes[c].next)
+		d++;
+	if (table_grow(k, &k->edges, &k->edge_nslots, k->nedges + d + 3 * k->k) < 0)
+		return;
+	for (uint32_t c = k->nodes[parent].child; c != KNONE; c = k->nodes[c].next)
+		*slot_find(k, k->edges, k->edge_nslots, parent, k->nodes[c].label, &probes) =
+		    (struct slot){parent, c};
+	k->nedges += d;
+	k->nodes[parent].flags |= KN_INDEXED;
+	k->st.indexed++;
+}
+
+/* The child of parent labelled label, created with count 0 if missing. */
+static uint32_t child_get(struct ksf *k, uint32_t parent, uint64_t label)
+{
+	struct knode *p = &k->nodes[parent];
+	uint32_t c, prev = KNONE, scans = 0;
+	struct slot *s;
+
+	if (p->flags & KN_INDEXED) {
+		s = slot_find(k, k->edges, k->edge_nslots, parent, label, &k->st.probes);
+		if (s->node == KNONE) {
+			*s = (struct slot){parent, node_new(k, label, p->depth + 1)};
+			k->nedges++;
+			child_link(k, parent, s->node);
+		}
+		return s->node;
+	}
+	for (c = p->child; c != KNONE; prev = c, c = k->nodes[c].next) {
+		scans++;
+		if (k->nodes[c].label == label)
+			break;
+	}
+	k->st.scans += scans;
+	if (c == KNONE) {
+		c = node_new(k, label, p->depth + 1);
+		child_link(k, parent, c);
+	} else if (prev != KNONE) {
+		k->nodes[prev].next = k->nodes[c].next;
+		k->nodes[c].next = p->child;
+		p->child = c;
+	}
+	if (scans > k->lim.index_min)
+		index_children(k, parent);
+	return c;
+}
+
+/* --- pruning --- */
+
+struct prune {
+	uint64_t *sum; /* subtree sums by node */
+	uint64_t t;    /* threshold value */
+	size_t want, freed;
+	struct slot *roots, *edges; /* the rebuilt tables */
+	size_t nedges;
+};
+
+static uint64_t subtree_sum(struct ksf *k, uint32_t v, uint64_t *sum, uint64_t *vals, size_t *nv)
+{
+	uint64_t s = k->nodes[v].count;
+
+	for (uint32_t c = k->nodes[v].child; c != KNONE; c = k->nodes[c].next)
+		s += subtree_sum(k, c, sum, vals, nv);
+	sum[v] = s;
+	vals[(*nv)++] = s;
+	return s;
+}
+
+/* The value of rank r (0-based) among v[0..n), reordering v (Wirth's selection). */
+static uint64_t select_rank(uint64_t *v, size_t n, size_t r)
+{
+	ptrdiff_t l = 0, m = (ptrdiff_t)n - 1, kth = (ptrdiff_t)r;
+
+	while (l < m) {
+		uint64_t x = v[kth], tmp;
+		ptrdiff_t i = l, j = m;
+
+		do {
+			while (v[i] < x)
+				i++;
+			while (x < v[j])
+				j--;
+			if (i <= j) {
+				tmp = v[i];
+				v[i++] = v[j];
+				v[j--] = tmp;
+			}
+		} while (i <= j);
+		if (j < kth)
+			l = i;
+		if (kth < i)
+			m = j;
+	}
+	return v[kth];
+}
+
+static bool is_upper(const struct ksf *k, uint32_t depth)
+{
+	return depth + 1 < k->k || depth == 0;
+}
+
+static void free_subtree(struct ksf *k, struct prune *pr, uint32_t v)
+{
+	struct knode *n = &k->nodes[v];
+
+	for (uint32_t c = n->child, next; c != KNONE; c = next) {
+		next = k->nodes[c].next;
+		free_subtree(k, pr, c);
+	}
+	if (is_upper(k, n->depth))
+		k->pruned_upper += n->count;
+	else
+		k->pruned_lower += n->count;
+	k->st.pruned_items += n->count;
+	k->st.pruned_nodes++;
+	if (n->child != KNONE)
+		k->st.internal--;
+	if (n->flags & KN_INDEXED)
+		k->st.indexed--;
+	n->flags = 0;
+	n->next = k->free_head;
+	k->free_head = v;
+	k->used--;
+	pr->freed++;
+}
+
+static bool prune_this(const struct prune *pr, uint32_t v)
+{
+	return pr->sum[v] < pr->t || (pr->sum[v] == pr->t && pr->freed < pr->want);
+}
+
+/* Prune below v (kept), then re-index its surviving children if it is indexed. */
+static void prune_children(struct ksf *k, struct prune *pr, uint32_t v)
+{
+	uint32_t c, prev = KNONE, next;
+	bool had = k->nodes[v].child != KNONE;
+	uint64_t probes = 0;
+
+	for (c = k->nodes[v].child; c != KNONE; c = next) {
+		next = k->nodes[c].next;
+		if (prune_this(pr, c)) {
+			if (prev == KNONE)
+				k->nodes[v].child = next;
+			else
+				k->nodes[prev].next = next;
+			free_subtree(k, pr, c);
+		} else {
+			prune_children(k, pr, c);
+			prev = c;
+		}
+	}
+	if (had && k->nodes[v].child == KNONE)
+		k->st.internal--;
+	if (!(k->nodes[v].flags & KN_INDEXED))
+		return;
+	for (c = k->nodes[v].child; c != KNONE; c = k->nodes[c].next) {
+		*slot_find(k, pr->edges, k->edge_nslots, v, k->nodes[c].label, &probes) =
+		    (struct slot){v, c};
+		pr->nedges++;
+	}
+}
+
+static int prune(struct ksf *k, size_t need)
+{
+	size_t goal = k->lim.max_nodes - k->lim.max_nodes / 4, nv = 0;
+	struct prune pr = {.want = k->used + need > goal ? k->used + need - goal : 1};
+	uint64_t *vals = malloc((k->used ? k->used : 1) * sizeof(*vals)), probes = 0;
+
+	pr.sum = malloc((k->hi ? k->hi : 1) * sizeof(*pr.sum));
+	pr.roots = slots_new(k->root_nslots);
+	pr.edges = slots_new(k->edge_nslots);
+	if (!vals || !pr.sum || !pr.roots || !pr.edges) {
+		free(vals);
+		free(pr.sum);
+		free(pr.roots);
+		free(pr.edges);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < k->root_nslots; i++)
+		if (k->roots[i].node != KNONE)
+			subtree_sum(k, k->roots[i].node, pr.sum, vals, &nv);
+	if (pr.want > nv)
+		pr.want = nv;
+	pr.t = nv ? select_rank(vals, nv, pr.want - 1) : 0;
+	free(vals);
+	for (size_t i = 0; i < k->root_nslots; i++) {
+		uint32_t r = k->roots[i].node;
+
+		if (r == KNONE)
+			continue;
+		if (prune_this(&pr, r)) {
+			free_subtree(k, &pr, r);
+			k->st.roots--;
+			continue;
+		}
+		prune_children(k, &pr, r);
+		*slot_find(k, pr.roots, k->root_nslots, k->roots[i].key, k->nodes[r].label,
+			   &probes) = k->roots[i];
+	}
+	free(pr.sum);
+	free(k->roots);
+	free(k->edges);
+	k->roots = pr.roots;
+	k->edges = pr.edges;
+	k->nedges = pr.nedges;
+	k->st.prune_passes++;
+	k->st.prune_threshold = pr.t;
+	if (++k->epoch == 0)
+		k->epoch = 1;
+	return 0;
+}
+
+/* Room for an item: 3k nodes (a rebuild of tau, k-1 nodes, and of beta, 2k-2, in another tree,
+ * plus 2 for the item) and as many entries in each table. Prunes at the budget. */
+static int reserve(struct ksf *k)
+{
+	size_t need = 3 * (size_t)k->k, n;
+	struct knode *nodes;
+	int err;
+
+	if (k->used + need <= k->cap && (k->st.roots + need) * 2 <= k->root_nslots &&
+	    (k->nedges + need) * 2 <= k->edge_nslots)
+		return 0;
+	if (k->used + need > k->lim.max_nodes && (err = prune(k, need)) < 0)
+		return err;
+	if (k->used + need > k->cap) {
+		n = k->cap ? k->cap * 2 : 1024;
+		if (n > k->lim.max_nodes)
+			n = k->lim.max_nodes;
+		nodes = realloc(k->nodes, n * sizeof(*nodes));
+		if (!nodes)
+			return -ENOMEM;
+		k->nodes = nodes;
+		k->cap = n;
+	}
+	if ((err = table_grow(k, &k->roots, &k->root_nslots, k->st.roots + need)) < 0)
+		return err;
+	return table_grow(k, &k->edges, &k->edge_nslots, k->nedges + need);
+}
+
+/* --- activations --- */
+
+static uint32_t ring_len(const struct ksf *k)
+{
+	return 2 * (k->k - 1);
+}
+
+static int ctx_bad(struct ksf *k, const struct ksf_ctx *ctx)
+{
+	if ((ctx->depth || ctx->dead) && ctx->owner == k)
+		return 0;
+	k->st.bad_events++;
+	return -EINVAL;
+}
+
+static int ctx_grow(struct ksf *k, struct ksf_ctx *ctx)
+{
+	uint32_t n = ctx->cap ? ctx->cap * 2 : 8;
+	struct ksf_act *acts;
+	uint64_t *labels;
+
+	if (n > k->lim.max_depth)
+		n = k->lim.max_depth;
+	acts = realloc(ctx->acts, n * sizeof(*acts));
+	if (!acts)
+		return -ENOMEM;
+	ctx->acts = acts;
+	if (ring_len(k)) {
+		labels = realloc(ctx->labels, (size_t)n * ring_len(k) * sizeof(*labels));
+		if (!labels)
+			return -ENOMEM;
+		ctx->labels = labels;
+	}
+	ctx->cap = n;
+	return 0;
+}
+
+int ksf_enter(struct ksf *k, struct ksf_ctx *ctx, uint32_t routine)
+{
+	if (ctx->depth || ctx->dead) {
+		if (ctx_bad(k, ctx) < 0)
+			return -EINVAL;
+	} else if (ctx->owner != k) {
+		ksf_ctx_release(ctx); /* the label stride depends on k */
+		ctx->owner = k;
+	}
+	if (ctx->dead || ctx->depth >= k->lim.max_depth) {
+		ctx->dead++;
+		return -E2BIG;
+	}
+	if (ctx->depth == ctx->cap && ctx_grow(k, ctx) < 0) {
+		ctx->dead++;
+		return -ENOMEM;
+	}
+	ctx->acts[ctx->depth++] = (struct ksf_act){
+	    .routine = routine, .tau = KNONE, .beta = KNONE, .epoch = k->epoch};
+	k->st.activations++;
+	return 0;
+}
+
+int ksf_exit(struct ksf *k, struct ksf_ctx *ctx)
+{
+	if (ctx_bad(k, ctx) < 0)
+		return -EINVAL;
+	if (ctx->dead)
+		ctx->dead--;
+	else
+		ctx->depth--;
+	return 0;
+}
+
+/* The node at the end of the path of the last cnt path ids, from the root. */
+static uint32_t walk(struct ksf *k, uint32_t routine, const uint64_t *ring, uint32_t rpos,
+		     uint32_t cnt)
+{
+	uint32_t len = ring_len(k), v = root_get(k, routine, ring[(rpos + len - cnt) % len]);
+
+	for (uint32_t b = cnt - 1; b >= 1; b--)
+		v = child_get(k, v, ring[(rpos + len - b) % len]);
+	return v;
+}
+
+/* Rebuild tau and beta after a pruning pass (the nodes Algorithm 4 would stand on). */
+static void recover(struct ksf *k, struct ksf_act *a, const uint64_t *ring)
+{
+	uint32_t c = k->k - 1, m = a->cpos ? a->cpos : c;
+
+	a->tau = a->beta = KNONE;
+	if (a->n) {
+		a->tau = walk(k, a->routine, ring, a->rpos, m);
+		if (a->n > m)
+			a->beta = walk(k, a->routine, ring, a->rpos, m + c);
+		k->st.recoveries++;
+	}
+	a->epoch = k->epoch;
+}
+
+/* Algorithm 4 for one path id. */
+static void step(struct ksf *k, struct ksf_act *a, uint64_t label)
+{
+	if (a->cpos == 0) {
+		a->beta = a->tau;
+		a->tau = root_get(k, a->routine, label);
+		k->st.root_lookups++;
+	} else {
+		a->tau = child_get(k, a->tau, label);
+	}
+	if (a->beta != KNONE) {
+		a->beta = child_get(k, a->beta, label);
+		k->nodes[a->beta].count++;
+		k->st.lower++;
+	} else {
+		k->nodes[a->tau].count++;
+		k->st.upper++;
+	}
+}
+
+int ksf_push(struct ksf *k, struct ksf_ctx *ctx, uint64_t label)
+{
+	struct ksf_act *a;
+	uint64_t *ring = NULL;
+	int err;
+
+	if (ctx_bad(k, ctx) < 0)
+		return -EINVAL;
+	k->st.items++;
+	if (ctx->dead) {
+		k->st.dropped++;
+		return -E2BIG;
+	}
+	a = &ctx->acts[ctx->depth - 1];
+	if (k->k > 1)
+		ring = ctx->labels + (size_t)(ctx->depth - 1) * ring_len(k);
+	k->pos_hist[a->n < k->k - 1 ? a->n : k->k - 1]++;
+	err = reserve(k);
+	if (err < 0) {
+		k->st.dropped++;
+		a->epoch = 0;
+	} else if (k->k == 1) {
+		k->nodes[root_get(k, a->routine, label)].count++;
+		k->st.root_lookups++;
+		k->st.upper++;
+	} else {
+		if (a->epoch != k->epoch)
+			recover(k, a, ring);
+		step(k, a, label);
+	}
+	if (ring) {
+		ring[a->rpos] = label;
+		a->rpos = a->rpos + 1 == ring_len(k) ? 0 : a->rpos + 1;
+		a->cpos = a->cpos + 1 == k->k - 1 ? 0 : a->cpos + 1;
+	}
+	a->n++;
+	return err;
+}
+
+size_t ksf_ctx_depth(const struct ksf_ctx *ctx, uint32_t *routine)
+{
+	if (routine && ctx->depth && !ctx->dead)
+		*routine = ctx->acts[ctx->depth - 1].routine;
+	return (size_t)ctx->depth + ctx->dead;
+}
+
+void ksf_ctx_release(struct ksf_ctx *ctx)
+{
+	free(ctx->acts);
+	free(ctx->labels);
+	*ctx = (struct ksf_ctx){0};
+}
+
+/* --- walks, stats, checks --- */
+
+static int foreach_node(const struct ksf *k, uint32_t routine, uint32_t v, uint64_t *path,
+			size_t d, ksf_path_fn fn, void *userdata)
+{
+	int r;
+
+	path[d] = k->nodes[v].label;
+	r = fn(routine, path, d + 1, k->nodes[v].count, userdata);
+	for (uint32_t c = k->nodes[v].child; r >= 0 && c != KNONE; c = k->nodes[c].next)
+		r = foreach_node(k, routine, c, path, d + 1, fn, userdata);
+	return r < 0 ? r : 0;
+}
+
+int ksf_foreach_node(const struct ksf *k, ksf_path_fn fn, void *userdata)
+{
+	uint64_t path[2 * KSF_K_MAX];
+
+	for (size_t i = 0; i < k->root_nslots; i++) {
+		int r;
+
+		if (k->roots[i].node == KNONE)
+			continue;
+		r = foreach_node(k, k->roots[i].key, k->roots[i].node, path, 0, fn, userdata);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+void ksf_get_stats(const struct ksf *k, struct ksf_stats *st)
+{
+	*st = k->st;
+	st->nodes = k->used;
+	st->max_nodes = k->lim.max_nodes;
+	st->memory = sizeof(*k) + k->cap * sizeof(*k->nodes) +
+		     (k->root_nslots + k->edge_nslots) * sizeof(struct slot);
+}
+
+struct check {
+	uint8_t *seen;
+	size_t nodes, internal, indexed, edges;
+	uint64_t upper, lower;
+};
+
+static int check_node(const struct ksf *k, struct check *ck, uint32_t v, uint32_t depth)
+{
+	const struct knode *n;
+	uint64_t probes = 0;
+
+	if (v >= k->hi || ck->seen[v] || !(k->nodes[v].flags & KN_LIVE))
+		return -EUCLEAN;
+	n = &k->nodes[v];
+	ck->seen[v] = 1;
+	ck->nodes++;
+	if (n->depth != depth || (k->k == 1 ? depth > 0 : depth > 2 * k->k - 3))
+		return -EUCLEAN;
+	if (is_upper(k, depth))
+		ck->upper += n->count;
+	else
+		ck->lower += n->count;
+	ck->internal += n->child != KNONE;
+	ck->indexed += !!(n->flags & KN_INDEXED);
+	for (uint32_t c = n->child; c != KNONE; c = k->nodes[c].next) {
+		if (c >= k->hi)
+			return -EUCLEAN;
+		for (uint32_t o = k->nodes[c].next; o != KNONE && o < k->hi; o = k->nodes[o].next)
+			if (k->nodes[o].label == k->nodes[c].label)
+				return -EUCLEAN;
+		if (n->flags & KN_INDEXED) {
+			ck->edges++;
+			if (slot_find(k, k->edges, k->edge_nslots, v, k->nodes[c].label, &probes)
+				->node != c)
+				return -EUCLEAN;
+		}
+		if (check_node(k, ck, c, depth + 1) < 0)
+			return -EUCLEAN;
+	}
+	return 0;
+}
+
+int ksf_check(const struct ksf *k)
+{
+	struct check ck = {.seen = calloc(k->hi ? k->hi : 1, 1)};
+	size_t roots = 0, edges = 0, nfree = 0;
+	uint64_t probes = 0;
+	int err = 0;
+
+	if (!ck.seen)
+		return -ENOMEM;
+	for (size_t i = 0; i < k->root_nslots && !err; i++) {
+		const struct slot *s = &k->roots[i];
+
+		if (s->node == KNONE)
+			continue;
+		roots++;
+		if (s->node >= k->hi ||
+		    slot_find(k, k->roots, k->root_nslots, s->key, k->nodes[s->node].label, &probes) !=
+			s)
+			err = -EUCLEAN;
+		else
+			err = check_node(k, &ck, s->node, 0);
+	}
+	for (size_t i = 0; i < k->edge_nslots && !err; i++)
+		edges += k->edges[i].node != KNONE;
+	for (uint32_t f = k->free_head; f != KNONE && !err && nfree <= k->hi; f = k->nodes[f].next) {
+		if (f >= k->hi || ck.seen[f] || k->nodes[f].flags)
+			err = -EUCLEAN;
+		nfree++;
+	}
+	free(ck.seen);
+	if (err)
+		return err;
+	if (roots != k->st.roots || ck.nodes != k->used || nfree + k->used != k->hi ||
+	    ck.internal != k->st.internal || ck.indexed != k->st.indexed || edges != k->nedges ||
+	    ck.edges != edges || k->hi > k->cap || k->used > k->lim.max_nodes)
+		return -EUCLEAN;
+	/* K1 and K4, with what pruning removed. */
+	if (ck.upper + k->pruned_upper != k->st.upper || ck.lower + k->pruned_lower != k->st.lower ||
+	    k->st.upper + k->st.lower + k->st.dropped != k->st.items)
+		return -EUCLEAN;
+	return 0;
+}
+
+/* --- k-IPF (Algorithms 5 and 6) --- */
+
+struct inode {
+	uint64_t label, count;
+	uint32_t parent, child, next, routine;
+	uint32_t depth; /* 0 for the dummy root (node 0), 1 for the k-IPF roots */
+};
+
+struct ksf_ipf {
+	struct inode *nodes;
+	size_t n, cap;
+	uint32_t *slots; /* node + 1 (0 = empty), keyed by (parent, routine, label) */
+	size_t nslots;
+	unsigned max_len;
+	size_t max_nodes;
+	uint64_t max_error;
+	bool sums_known;	     /* exact counts over all routines: level sums are known */
+	uint64_t expect[KSF_K_MAX]; /* expected level sums (K5) */
+};
+
+static size_t ipf_hash(uint32_t parent, uint32_t routine, uint64_t label)
+{
+	return mix64(label ^ (((uint64_t)parent << 32 | routine) + 1) * GOLDEN);
+}
+
+static uint32_t *ipf_slot(const struct ksf_ipf *ipf, uint32_t parent, uint32_t routine,
+			  uint64_t label)
+{
+	size_t mask = ipf->nslots - 1, j = ipf_hash(parent, routine, label) & mask;
+
+	for (;; j = (j + 1) & mask) {
+		const struct inode *x;
+
+		if (!ipf->slots[j])
+			return &ipf->slots[j];
+		x = &ipf->nodes[ipf->slots[j] - 1];
+		if (x->parent == parent && x->routine == routine && x->label == label)
+			return &ipf->slots[j];
+	}
+}
+
+/* Room for one more node and its index entry. */
+static int ipf_grow(struct ksf_ipf *ipf)
+{
+	size_t old_n = ipf->nslots;
+	uint32_t *old = ipf->slots;
+	struct inode *nodes;
+
+	if (ipf->n == ipf->cap) {
+		nodes = realloc(ipf->nodes, (ipf->cap ? ipf->cap * 2 : 1024) * sizeof(*nodes));
+		if (!nodes)
+			return -ENOMEM;
+		ipf->nodes = nodes;
+		ipf->cap = ipf->cap ? ipf->cap * 2 : 1024;
+	}
+	if ((ipf->n + 1) * 2 <= ipf->nslots)
+		return 0;
+	ipf->slots = calloc(old_n ? old_n * 2 : 2048, sizeof(*ipf->slots));
+	if (!ipf->slots) {
+		ipf->slots = old;
+		return -ENOMEM;
+	}
+	ipf->nslots = old_n ? old_n * 2 : 2048;
+	for (size_t i = 0; i < old_n; i++) {
+		const struct inode *x = old[i] ? &ipf->nodes[old[i] - 1] : NULL;
+
+		if (x)
+			*ipf_slot(ipf, x->parent, x->routine, x->label) = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+/* The k-IPF child of parent labelled label, created with count 0. */
+static int ipf_child(struct ksf_ipf *ipf, uint32_t parent, uint32_t routine, uint64_t label)
+{
+	uint32_t *s;
+	int err;
+
+	if (ipf->nslots) {
+		s = ipf_slot(ipf, parent, routine, label);
+		if (*s)
+			return *s - 1;
+	}
+	if (ipf->n >= ipf->max_nodes)
+		return -E2BIG;
+	if ((ipf->n == ipf->cap || (ipf->n + 1) * 2 > ipf->nslots) && (err = ipf_grow(ipf)) < 0)
+		return err;
+	ipf->nodes[ipf->n] = (struct inode){label, 0, parent, KNONE, KNONE, routine, 0};
+	if (ipf->n) {
+		ipf->nodes[ipf->n].depth = ipf->nodes[parent].depth + 1;
+		ipf->nodes[ipf->n].next = ipf->nodes[parent].child;
+		ipf->nodes[parent].child = ipf->n;
+	}
+	*ipf_slot(ipf, parent, routine, label) = ipf->n + 1;
+	return ipf->n++;
+}
+
+/* join_subtree(rho, gamma, d) with T's `d > 1` test: d levels of rho's subtree under gamma. */
+static int join(const struct ksf *k, struct ksf_ipf *ipf, uint32_t rho, uint32_t gamma,
+		uint32_t routine, unsigned d)
+{
+	int delta = ipf_child(ipf, gamma, routine, k->nodes[rho].label), err;
+
+	if (delta < 0)
+		return delta;
+	ipf->nodes[delta].count += k->nodes[rho].count;
+	if (d > 1)
+		for (uint32_t c = k->nodes[rho].child; c != KNONE; c = k->nodes[c].next)
+			if ((err = join(k, ipf, c, delta, routine, d - 1)) < 0)
+				return err;
+	return 0;
+}
+
+/* Join every node of rho's tree under the dummy root (the order does not matter, K8). */
+static int join_tree(const struct ksf *k, struct ksf_ipf *ipf, uint32_t rho, uint32_t routine)
+{
+	int err = join(k, ipf, rho, 0, routine, ipf->max_len);
+
+	for (uint32_t c = k->nodes[rho].child; !err && c != KNONE; c = k->nodes[c].next)
+		err = join_tree(k, ipf, c, routine);
+	return err;
+}
+
+int ksf_ipf_build(const struct ksf *k, const struct ksf_ipf_opts *opts, struct ksf_ipf **ret)
+{
+	struct ksf_ipf_opts o = opts ? *opts : (struct ksf_ipf_opts){0};
+	struct ksf_ipf *ipf = calloc(1, sizeof(*ipf));
+	int err;
+
+	if (!ipf)
+		return -ENOMEM;
+	ipf->max_len = o.max_len && o.max_len < k->k ? o.max_len : k->k;
+	ipf->max_nodes = o.max_nodes ? o.max_nodes : 1u << 24;
+	if (ipf->max_nodes > MAX_NODES_CAP)
+		ipf->max_nodes = MAX_NODES_CAP;
+	ipf->max_nodes++; /* the dummy root */
+	ipf->max_error = k->st.pruned_items + k->st.dropped;
+	err = ipf_child(ipf, KNONE, 0, 0);
+	for (size_t i = 0; i < k->root_nslots && err >= 0; i++) {
+		const struct slot *s = &k->roots[i];
+
+		if (s->node != KNONE && (!o.one_routine || s->key == o.routine))
+			err = join_tree(k, ipf, s->node, s->key);
+	}
+	if (err < 0) {
+		ksf_ipf_free(ipf);
+		return err;
+	}
+	ipf->sums_known = !ipf->max_error && !o.one_routine;
+	for (unsigned j = 0; j < ipf->max_len; j++)
+		for (unsigned i = j; i < k->k; i++)
+			ipf->expect[j] += k->pos_hist[i];
+	*ret = ipf;
+	return 0;
+}
+
+void ksf_ipf_free(struct ksf_ipf *ipf)
+{
+	if (!ipf)
+		return;
+	free(ipf->nodes);
+	free(ipf->slots);
+	free(ipf);
+}
+
+uint64_t ksf_ipf_count(const struct ksf_ipf *ipf, uint32_t routine, const uint64_t *path,
+		       size_t n)
+{
+	uint32_t v = 0, *s;
+
+	if (!n || n > ipf->max_len)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		s = ipf_slot(ipf, v, routine, path[i]);
+		if (!*s)
+			return 0;
+		v = *s - 1;
+	}
+	return ipf->nodes[v].count;
+}
+
+/* The path of node v, root first, into path[]; its length. */
+static size_t ipf_path(const struct ksf_ipf *ipf, uint32_t v, uint64_t *path)
+{
+	size_t d = ipf->nodes[v].depth;
+
+	for (size_t i = d; i > 0; i--, v = ipf->nodes[v].parent)
+		path[i - 1] = ipf->nodes[v].label;
+	return d;
+}
+
+static int ipf_cmp(const void *a, const void *b, void *userdata)
+{
+	const struct ksf_ipf *ipf = userdata;
+	const struct inode *x = &ipf->nodes[*(const uint32_t *)a];
+	const struct inode *y = &ipf->nodes[*(const uint32_t *)b];
+	uint64_t px[KSF_K_MAX], py[KSF_K_MAX];
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	if (x->routine != y->routine)
+		return x->routine < y->routine ? -1 : 1;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	ipf_path(ipf, *(const uint32_t *)a, px);
+	ipf_path(ipf, *(const uint32_t *)b, py);
+	for (size_t i = 0; i < x->depth; i++)
+		if (px[i] != py[i])
+			return px[i] < py[i] ? -1 : 1;
+	return 0;
+}
+
+static int ipf_foreach_tree(const struct ksf_ipf *ipf, uint32_t v, uint64_t *path, ksf_path_fn fn,
+			    void *userdata)
+{
+	const struct inode *x = &ipf->nodes[v];
+	int r = 0;
+
+	if (v) {
+		path[x->depth - 1] = x->label;
+		r = fn(x->routine, path, x->depth, x->count, userdata);
+	}
+	for (uint32_t c = x->child; r >= 0 && c != KNONE; c = ipf->nodes[c].next)
+		r = ipf_foreach_tree(ipf, c, path, fn, userdata);
+	return r < 0 ? r : 0;
+}
+
+int ksf_ipf_foreach(const struct ksf_ipf *ipf, enum ksf_order order, ksf_path_fn fn,
+		    void *userdata)
+{
+	uint64_t path[KSF_K_MAX];
+	uint32_t *v;
+	int r = 0;
+
+	if (order == KSF_ORDER_TREE)
+		return ipf_foreach_tree(ipf, 0, path, fn, userdata);
+	v = malloc(ipf->n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 1; i < ipf->n; i++)
+		v[i - 1] = i;
+	qsort_r(v, ipf->n - 1, sizeof(*v), ipf_cmp, (void *)ipf);
+	for (size_t i = 0; i + 1 < ipf->n && r >= 0; i++) {
+		size_t d = ipf_path(ipf, v[i], path);
+
+		r = fn(ipf->nodes[v[i]].routine, path, d, ipf->nodes[v[i]].count, userdata);
+	}
+	free(v);
+	return r < 0 ? r : 0;
+}
+
+void ksf_ipf_get_stats(const struct ksf_ipf *ipf, struct ksf_ipf_stats *st)
+{
+	*st = (struct ksf_ipf_stats){
+	    .nodes = ipf->n - 1,
+	    .max_len = ipf->max_len,
+	    .max_error = ipf->max_error,
+	    .memory = sizeof(*ipf) + ipf->cap * sizeof(*ipf->nodes) +
+		      ipf->nslots * sizeof(*ipf->slots),
+	};
+	for (size_t i = 1; i < ipf->n; i++) {
+		st->roots += ipf->nodes[i].depth == 1;
+		st->level_sum[ipf->nodes[i].depth - 1] += ipf->nodes[i].count;
+	}
+}
+
+int ksf_ipf_check(const struct ksf_ipf *ipf)
+{
+	struct ksf_ipf_stats st;
+	size_t linked = 0;
+
+	if (!ipf->n || ipf->nodes[0].depth || ipf->nodes[0].parent != KNONE)
+		return -EUCLEAN;
+	for (size_t i = 0; i < ipf->n; i++) {
+		const struct inode *x = &ipf->nodes[i];
+		uint64_t below = 0;
+
+		if (i && (x->parent >= ipf->n || x->depth != ipf->nodes[x->parent].depth + 1 ||
+			  x->depth > ipf->max_len ||
+			  (x->parent && x->routine != ipf->nodes[x->parent].routine) ||
+			  *ipf_slot(ipf, x->parent, x->routine, x->label) != i + 1))
+			return -EUCLEAN; /* the index lookup also proves sibling labels unique */
+		for (uint32_t c = x->child; c != KNONE; c = ipf->nodes[c].next) {
+			if (c >= ipf->n || ipf->nodes[c].parent != i || ++linked >= ipf->n)
+				return -EUCLEAN;
+			below += ipf->nodes[c].count;
+		}
+		if (i && !ipf->max_error && (x->count < 1 || x->count < below))
+			return -EUCLEAN; /* K6 */
+	}
+	if (linked != ipf->n - 1)
+		return -EUCLEAN;
+	ksf_ipf_get_stats(ipf, &st);
+	for (unsigned j = 0; ipf->sums_known && j < ipf->max_len; j++)
+		if (st.level_sum[j] != ipf->expect[j])
+			return -EUCLEAN; /* K5 */
+	return 0;
+}

@@ -1,0 +1,269 @@
+/* store.c: kept profiles on disk, so they outlive kprofd itself.
+ *
+ * When a target ends (exit, detach, duration, kprofd stopping) its profile is written to
+ * STATE_DIR/profiles/PID-ATTACHTIME.kprof as one kprof.SavedProfile protobuf message: the target's
+ * facts, the function table and the distinct stacks with counts. Writes are atomic (a temporary
+ * file in the same directory, fsync, rename), so a crash leaves the old file or the new one,
+ * never half of one. At start every file is read back, checked (ids in range, sizes capped) and
+ * rebuilt into a kept target; a file that fails the checks is renamed *.bad and reported.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kprof/cleanup.h"
+#include "kprofd.h"
+#include "log.h"
+
+#define STORE_MAX_FILE (512u << 20)
+
+struct store {
+	int dirfd;
+	char *path;
+};
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	_cleanup_free_ char *p = strdup(path);
+
+	if (!p)
+		return -ENOMEM;
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	if (mkdir(p, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int store_open(const char *dir, struct store **ret)
+{
+	_cleanup_free_ char *path = NULL;
+	struct store *st;
+	int err;
+
+	if (asprintf(&path, "%s/profiles", dir) < 0)
+		return -ENOMEM;
+	err = mkdir_p(path, 0700);
+	if (err < 0)
+		return err;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (st->dirfd < 0) {
+		err = -errno;
+		free(st);
+		return err;
+	}
+	st->path = TAKE_PTR(path);
+	*ret = st;
+	return 0;
+}
+
+void store_free(struct store *st)
+{
+	if (!st)
+		return;
+	close(st->dirfd);
+	free(st->path);
+	free(st);
+}
+
+struct pack_ctx {
+	Kprof__SavedStack *sv;
+	Kprof__SavedStack **sp;
+	size_t n;
+};
+
+static int pack_stack(const uint32_t *ids, size_t n, uint64_t count, void *userdata)
+{
+	struct pack_ctx *c = userdata;
+
+	kprof__saved_stack__init(&c->sv[c->n]);
+	c->sv[c->n].ids = (uint32_t *)ids;
+	c->sv[c->n].n_ids = n;
+	c->sv[c->n].count = count;
+	c->sp[c->n] = &c->sv[c->n];
+	c->n++;
+	return 0;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= w;
+	}
+	return 0;
+}
+
+int store_save(struct store *st, struct target *t)
+{
+	Kprof__SavedProfile sp = KPROF__SAVED_PROFILE__INIT;
+	Kprof__Target tpb = KPROF__TARGET__INIT;
+	struct profile_stats ps;
+	size_t nf = profile_nfuncs(t->profile);
+	_cleanup_free_ Kprof__SavedFunction *fv = calloc(nf ? nf : 1, sizeof(*fv));
+	_cleanup_free_ Kprof__SavedFunction **fp = calloc(nf ? nf : 1, sizeof(*fp));
+	_cleanup_free_ uint8_t *buf = NULL;
+	_cleanup_free_ char *name = NULL, *tmp = NULL;
+	_cleanup_close_ int fd = -1;
+	struct pack_ctx pc = {0};
+	size_t len;
+	int err;
+
+	profile_get_stats(t->profile, &ps);
+	pc.sv = calloc(ps.stacks ? ps.stacks : 1, sizeof(*pc.sv));
+	pc.sp = calloc(ps.stacks ? ps.stacks : 1, sizeof(*pc.sp));
+	if (!fv || !fp || !pc.sv || !pc.sp) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < nf; i++) {
+		const struct profile_func *f = profile_func_get(t->profile, i);
+
+		kprof__saved_function__init(&fv[i]);
+		fv[i].name = (char *)f->name;
+		fv[i].module = (char *)f->module;
+		fv[i].start = f->start;
+		fv[i].kind = (Kprof__FrameKind)f->kind;
+		fp[i] = &fv[i];
+	}
+	profile_foreach_stack(t->profile, pack_stack, &pc);
+	target_fill_pb(t, &tpb);
+	sp.format = 1;
+	sp.target = &tpb;
+	sp.n_functions = nf;
+	sp.functions = fp;
+	sp.n_stacks = pc.n;
+	sp.stacks = pc.sp;
+	len = kprof__saved_profile__get_packed_size(&sp);
+	buf = malloc(len ? len : 1);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	kprof__saved_profile__pack(&sp, buf);
+	if (asprintf(&name, "%d-%llu.kprof", t->pid, (unsigned long long)t->attached_ns) < 0 ||
+	    asprintf(&tmp, ".%s.tmp", name) < 0) {
+		err = -ENOMEM;
+		goto out;
+	}
+	fd = openat(st->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	err = write_all(fd, buf, len);
+	if (!err && fsync(fd) < 0)
+		err = -errno;
+	if (!err && renameat(st->dirfd, tmp, st->dirfd, name) < 0)
+		err = -errno;
+	if (err < 0) {
+		unlinkat(st->dirfd, tmp, 0);
+		goto out;
+	}
+	free(t->saved_name);
+	t->saved_name = TAKE_PTR(name);
+	log_debug("pid %d: profile saved to %s/%s (%zu bytes)", t->pid, st->path, t->saved_name,
+		  len);
+out:
+	free(pc.sv);
+	free(pc.sp);
+	if (err < 0)
+		log_err("pid %d: cannot save the profile in %s: %s", t->pid, st->path,
+			strerror(-err));
+	return err;
+}
+
+void store_remove(struct store *st, struct target *t)
+{
+	if (t->saved_name && unlinkat(st->dirfd, t->saved_name, 0) < 0 && errno != ENOENT)
+		log_warn("cannot remove %s/%s: %m", st->path, t->saved_name);
+}
+
+static int load_one(struct store *st, struct manager *m, const char *name)
+{
+	_cleanup_close_ int fd = openat(st->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_free_ uint8_t *buf = NULL;
+	Kprof__SavedProfile *sp;
+	struct target *t = NULL;
+	struct stat sb;
+	size_t off = 0;
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &sb) < 0)
+		return -errno;
+	if (!S_ISREG(sb.st_mode) || sb.st_size > STORE_MAX_FILE)
+		return -EFBIG;
+	buf = malloc(sb.st_size ? sb.st_size : 1);
+	if (!buf)
+		return -ENOMEM;
+	while (off < (size_t)sb.st_size) {
+		ssize_t n = read(fd, buf + off, sb.st_size - off);
+
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		off += n;
+	}
+	sp = kprof__saved_profile__unpack(NULL, off, buf);
+	if (!sp)
+		return -EBADMSG;
+	err = sp->format == 1 ? target_restore(m, sp, &t) : -EPROTONOSUPPORT;
+	kprof__saved_profile__free_unpacked(sp, NULL);
+	if (err < 0)
+		return err;
+	t->saved_name = strdup(name);
+	manager_add_kept(m, t);
+	return 0;
+}
+
+int store_load(struct store *st, struct manager *m)
+{
+	DIR *d = fdopendir(dup(st->dirfd));
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		int err;
+
+		if (de->d_name[0] == '.' || len < 7 || strcmp(de->d_name + len - 6, ".kprof"))
+			continue;
+		err = load_one(st, m, de->d_name);
+		if (err < 0) {
+			char bad[300];
+
+			snprintf(bad, sizeof(bad), "%s.bad", de->d_name);
+			log_warn("kept profile %s/%s is unreadable (%s): renamed to %s", st->path,
+				 de->d_name, strerror(-err), bad);
+			renameat(st->dirfd, de->d_name, st->dirfd, bad);
+			continue;
+		}
+		n++;
+	}
+	closedir(d);
+	return n;
+}
