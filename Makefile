@@ -3,6 +3,8 @@
 # Generated files (vmlinux.h, BPF objects and skeletons, protobuf-c code) go to build/.
 
 PREFIX ?= /usr/local
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 DESTDIR ?=
 BUILD ?= build
 WERROR ?= 1
@@ -16,7 +18,7 @@ VERSION := $(shell cat VERSION 2>/dev/null || echo 0.1.0)
 # Packages the build, the tests and the demo need (Debian 12).
 DEPS := clang llvm make g++ pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libsystemd-dev \
 	protobuf-c-compiler libprotobuf-c-dev libcmocka-dev libcapstone-dev libncurses-dev \
-	binutils-dev libinih-dev nodejs procps util-linux tmux python3
+	binutils-dev libinih-dev nodejs procps util-linux tmux python3 systemd
 
 WFLAGS := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
 CFLAGS ?= -O2 -g
@@ -121,13 +123,21 @@ bench: all
 install: all
 	install -D -m 0755 $(BUILD)/kprofd $(DESTDIR)$(PREFIX)/sbin/kprofd
 	install -D -m 0755 $(BUILD)/kprofctl $(DESTDIR)$(PREFIX)/bin/kprofctl
-	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(PREFIX)/lib/sysusers.d \
+		$(DESTDIR)$(PREFIX)/lib/tmpfiles.d $(DESTDIR)$(SYSCONFDIR)/kprofd
 	sed 's|/usr/local/sbin/kprofd|$(PREFIX)/sbin/kprofd|' systemd/kprofd.service \
-		> $(DESTDIR)$(PREFIX)/lib/systemd/system/kprofd.service
+		> $(DESTDIR)$(UNITDIR)/kprofd.service
+	install -m 0644 systemd/kprofd.socket $(DESTDIR)$(UNITDIR)/kprofd.socket
+	install -m 0644 systemd/kprof.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/kprof.conf
+	install -m 0644 systemd/kprof.tmpfiles $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/kprof.conf
+	# An existing config is the administrator's: never overwritten.
+	[ -e $(DESTDIR)$(SYSCONFDIR)/kprofd/kprofd.conf ] || \
+		install -m 0644 systemd/kprofd.conf $(DESTDIR)$(SYSCONFDIR)/kprofd/kprofd.conf
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/sbin/kprofd $(DESTDIR)$(PREFIX)/bin/kprofctl \
-		$(DESTDIR)$(PREFIX)/lib/systemd/system/kprofd.service
+		$(DESTDIR)$(UNITDIR)/kprofd.service $(DESTDIR)$(UNITDIR)/kprofd.socket \
+		$(DESTDIR)$(PREFIX)/lib/sysusers.d/kprof.conf $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/kprof.conf
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -191,6 +191,11 @@ static int insn_decode(struct builder *b, size_t off, struct insn *in)
 		return insn_undecodable(b, off);
 	in->len = (uint8_t)b->ci->size;
 	in->kind = insn_classify(b, b->ci, &in->target);
+	return 0;
+}
+
+static int insn_mark(struct builder *b, size_t off, const struct insn *in)
+{
 	for (size_t i = 1; i < in->len; i++)
 		if (b->st[off + i] & (ST_START | ST_INSIDE))
 			return -EINVAL; /* overlaps an instruction decoded before */
@@ -246,7 +251,9 @@ static int explore_run(struct builder *b, size_t off)
 			b->st[off] |= ST_START;
 			return insn_append(b, &in);
 		}
-		r = insn_append(b, &in);
+		r = insn_mark(b, off, &in);
+		if (r >= 0)
+			r = insn_append(b, &in);
 		if (r < 0)
 			return r;
 		next = off + in.len;
@@ -476,8 +483,9 @@ struct havlak {
 	uint32_t *body;	 /* the loop body being collected, also the worklist */
 	uint32_t *nb;	 /* block -> head of its non-back predecessor list in pool */
 	uint32_t *bp;	 /* block -> head of its back predecessor list in pool */
+	uint32_t *outer; /* block -> header it was last recorded as an outside entry of */
 	struct plist *pool;
-	size_t npool, pool_cap;
+	size_t npool, pool_cap, pool_max;
 };
 
 static uint32_t uf_find(uint32_t *uf, uint32_t x)
@@ -491,6 +499,8 @@ static uint32_t uf_find(uint32_t *uf, uint32_t x)
 
 static int plist_push(struct havlak *h, uint32_t *head, uint32_t node)
 {
+	if (h->npool == h->pool_max)
+		return -E2BIG;
 	if (grow((void **)&h->pool, &h->pool_cap, h->npool + 1, sizeof(*h->pool)) < 0)
 		return -ENOMEM;
 	h->pool[h->npool] = (struct plist){.node = node, .next = *head};
@@ -502,6 +512,7 @@ static int plist_push(struct havlak *h, uint32_t *head, uint32_t node)
 static int havlak_loop(struct cfg *g, const struct dfs *d, struct havlak *h, uint32_t w)
 {
 	uint32_t nbody = 0;
+	int r;
 
 	for (uint32_t p = h->bp[w]; p != CFG_NONE; p = h->pool[p].next) {
 		uint32_t x = uf_find(h->uf, h->pool[p].node);
@@ -519,8 +530,12 @@ static int havlak_loop(struct cfg *g, const struct dfs *d, struct havlak *h, uin
 			if (!dfs_ancestor(d, w, y)) {
 				/* Another entry into the loop: w's own predecessor from now on. */
 				g->blocks[w].flags |= CFG_BLOCK_IRREDUCIBLE;
-				if (plist_push(h, &h->nb[w], y) < 0)
-					return -ENOMEM;
+				if (h->outer[y] == w)
+					continue;
+				h->outer[y] = w;
+				r = plist_push(h, &h->nb[w], y);
+				if (r < 0)
+					return r;
 			} else if (y != w && h->mark[y] != w) {
 				h->mark[y] = w;
 				h->body[nbody++] = y;
@@ -537,7 +552,8 @@ static int havlak_loop(struct cfg *g, const struct dfs *d, struct havlak *h, uin
 static int loops_find(struct cfg *g, const struct dfs *d)
 {
 	uint32_t n = g->nblocks;
-	struct havlak h = {0};
+	/* Outside entries are passed up to every enclosing loop: quadratic in the worst case. */
+	struct havlak h = {.pool_max = 16 * ((size_t)g->nedges + n) + 65536};
 	int r = -ENOMEM;
 
 	for (uint32_t e = 0; e < g->nedges; e++) {
@@ -551,29 +567,29 @@ static int loops_find(struct cfg *g, const struct dfs *d)
 	h.body = malloc(n * sizeof(*h.body));
 	h.nb = malloc(n * sizeof(*h.nb));
 	h.bp = malloc(n * sizeof(*h.bp));
-	if (!h.uf || !h.mark || !h.body || !h.nb || !h.bp)
+	h.outer = malloc(n * sizeof(*h.outer));
+	if (!h.uf || !h.mark || !h.body || !h.nb || !h.bp || !h.outer)
 		goto out;
 	for (uint32_t i = 0; i < n; i++) {
 		h.uf[i] = i;
-		h.mark[i] = h.nb[i] = h.bp[i] = CFG_NONE;
+		h.mark[i] = h.nb[i] = h.bp[i] = h.outer[i] = CFG_NONE;
 	}
-	for (uint32_t e = 0; e < g->nedges; e++) {
+	r = 0;
+	for (uint32_t e = 0; e < g->nedges && r >= 0; e++) {
 		const struct cfg_edge *ed = &g->edges[e];
 
-		if (ed->dst != CFG_EXIT &&
-		    plist_push(&h, ed->back ? &h.bp[ed->dst] : &h.nb[ed->dst], ed->src) < 0)
-			goto out;
+		if (ed->dst != CFG_EXIT)
+			r = plist_push(&h, ed->back ? &h.bp[ed->dst] : &h.nb[ed->dst], ed->src);
 	}
-	for (uint32_t i = n; i-- > 0;)
-		if (havlak_loop(g, d, &h, d->node[i]) < 0)
-			goto out;
-	r = 0;
+	for (uint32_t i = n; i-- > 0 && r >= 0;)
+		r = havlak_loop(g, d, &h, d->node[i]);
 out:
 	free(h.uf);
 	free(h.mark);
 	free(h.body);
 	free(h.nb);
 	free(h.bp);
+	free(h.outer);
 	free(h.pool);
 	return r;
 }
@@ -598,7 +614,8 @@ static void blocks_finish(struct cfg *g, const struct dfs *d)
 			all_exit &= g->edges[bl->first_edge + k].dst == CFG_EXIT;
 		if (all_exit)
 			bl->flags |= CFG_BLOCK_EXIT_ONLY;
-		bl->loop_depth = bl->loop_parent == CFG_NONE ? 0 : g->blocks[bl->loop_parent].loop_depth;
+		bl->loop_depth =
+		    bl->loop_parent == CFG_NONE ? 0 : g->blocks[bl->loop_parent].loop_depth;
 		if (bl->flags & CFG_BLOCK_HEADER) {
 			bl->loop_depth++;
 			g->nloops++;
@@ -851,9 +868,10 @@ void cfg_get_stats(const struct cfg *g, struct cfg_stats *st)
 	    .irreducible_loops = g->nirreducible,
 	    .bl_ok = g->bl_ok,
 	    .num_paths = g->num_paths,
-	    .memory = sizeof(*g) + g->nblocks * sizeof(*g->blocks) +
-		      2 * (size_t)g->nblocks * sizeof(*g->edges) +
-		      (g->dag ? g->ndag * sizeof(*g->dag) + (g->nblocks + 1) * sizeof(uint32_t) : 0),
+	    .memory =
+		sizeof(*g) + g->nblocks * sizeof(*g->blocks) +
+		2 * (size_t)g->nblocks * sizeof(*g->edges) +
+		(g->dag ? g->ndag * sizeof(*g->dag) + (g->nblocks + 1) * sizeof(uint32_t) : 0),
 	};
 }
 
@@ -911,7 +929,8 @@ int cfg_transition(const struct cfg *g, uint32_t from, uint32_t to, struct cfg_t
 					     .add = g->blocks[from].back_exit_val,
 					     .reset = g->blocks[to].entry_val};
 	else
-		*t = (struct cfg_transition){.act = CFG_ACT_ADD, .edge = (uint32_t)e, .add = ed->val};
+		*t = (struct cfg_transition){
+		    .act = CFG_ACT_ADD, .edge = (uint32_t)e, .add = ed->val};
 	return 0;
 }
 
@@ -1005,9 +1024,8 @@ static bool check_blocks(const struct cfg *g)
 		    (bl->ninsns && (bl->last < bl->start || bl->last >= bl->end)) ||
 		    !!(bl->flags & CFG_BLOCK_ENTRY) != (i == g->entry))
 			return false;
-		if (!bl->nedges || bl->nedges > 2 || e0 != (i ? g->blocks[i - 1].first_edge +
-								     g->blocks[i - 1].nedges
-							       : 0))
+		if (!bl->nedges || bl->nedges > 2 ||
+		    e0 != (i ? g->blocks[i - 1].first_edge + g->blocks[i - 1].nedges : 0))
 			return false;
 		if (bl->loop_parent != CFG_NONE &&
 		    (bl->loop_parent >= g->nblocks ||
@@ -1067,7 +1085,8 @@ static bool check_edges(const struct cfg *g)
 		flags |= nexit ? CFG_BLOCK_EXIT : 0;
 		flags |= nexit == bl->nedges ? CFG_BLOCK_EXIT_ONLY : 0;
 		flags |= back_in[v] ? CFG_BLOCK_HEADER : 0;
-		if ((bl->flags & ~(unsigned int)(CFG_BLOCK_ENTRY | CFG_BLOCK_IRREDUCIBLE)) != flags ||
+		if ((bl->flags & ~(unsigned int)(CFG_BLOCK_ENTRY | CFG_BLOCK_IRREDUCIBLE)) !=
+			flags ||
 		    ((bl->flags & CFG_BLOCK_IRREDUCIBLE) && !back_in[v]))
 			return false;
 	}

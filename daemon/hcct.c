@@ -27,11 +27,13 @@ struct hnode {
 	uint32_t parent;
 	uint32_t child;
 	uint32_t sibling;
+	uint32_t prev; /* previous sibling, HCCT_NONE for the first child: O(1) unlink */
 	uint32_t slot; /* HCCT_NONE: not monitored */
 	uint32_t pins; /* cursors standing on this node */
+	uint32_t unused;
 };
 
-_Static_assert(sizeof(struct hnode) == 32, "MCCT node size");
+_Static_assert(sizeof(struct hnode) == 40, "MCCT node size");
 /* No implicit padding in what callers may copy, compare or serialize. */
 _Static_assert(sizeof(struct hcct_entry) == 48, "hcct_entry padding");
 _Static_assert(sizeof(struct hcct_stats) == 88, "hcct_stats padding");
@@ -120,8 +122,11 @@ int hcct_new(const struct hcct_params *p, struct hcct **ret)
 		hcct_free(h);
 		return -ENOMEM;
 	}
-	h->nodes[ROOT] = (struct hnode){
-	    .parent = HCCT_NONE, .child = HCCT_NONE, .sibling = HCCT_NONE, .slot = HCCT_NONE};
+	h->nodes[ROOT] = (struct hnode){.parent = HCCT_NONE,
+					.child = HCCT_NONE,
+					.sibling = HCCT_NONE,
+					.prev = HCCT_NONE,
+					.slot = HCCT_NONE};
 	h->nodes_used = h->live = h->peak = 1;
 	*ret = h;
 	return 0;
@@ -189,7 +194,10 @@ static int child_get(struct hcct *h, uint32_t p, uint32_t id, uint64_t site, uin
 				     .parent = p,
 				     .child = HCCT_NONE,
 				     .sibling = h->nodes[p].child,
+				     .prev = HCCT_NONE,
 				     .slot = HCCT_NONE};
+	if (h->nodes[p].child != HCCT_NONE)
+		h->nodes[h->nodes[p].child].prev = x;
 	h->nodes[p].child = x;
 	*ret = x;
 	return 0;
@@ -197,11 +205,14 @@ static int child_get(struct hcct *h, uint32_t p, uint32_t id, uint64_t site, uin
 
 static void unlink_child(struct hcct *h, uint32_t p, uint32_t v)
 {
-	uint32_t *link = &h->nodes[p].child;
+	uint32_t prev = h->nodes[v].prev, next = h->nodes[v].sibling;
 
-	while (*link != v)
-		link = &h->nodes[*link].sibling;
-	*link = h->nodes[v].sibling;
+	if (prev == HCCT_NONE)
+		h->nodes[p].child = next;
+	else
+		h->nodes[prev].sibling = next;
+	if (next != HCCT_NONE)
+		h->nodes[next].prev = prev;
 }
 
 /* Free v and its ancestors while each is an unmonitored leaf no cursor stands on. */
@@ -736,8 +747,10 @@ static int check_tree(const struct hcct *h, uint8_t *seen, uint32_t *stack, uint
 		live++;
 		mon += h->nodes[v].slot != HCCT_NONE;
 		pins += h->nodes[v].pins;
-		for (uint32_t c = h->nodes[v].child; c != HCCT_NONE; c = h->nodes[c].sibling) {
-			if (c >= h->nodes_used || h->nodes[c].parent != v || top >= h->live)
+		for (uint32_t c = h->nodes[v].child, prev = HCCT_NONE; c != HCCT_NONE;
+		     prev = c, c = h->nodes[c].sibling) {
+			if (c >= h->nodes_used || h->nodes[c].parent != v ||
+			    h->nodes[c].prev != prev || top >= h->live)
 				return -EUCLEAN;
 			stack[top] = c;
 			depth[top++] = d + 1;

@@ -10,22 +10,29 @@
  * item touches the forest, so an item is either processed whole or dropped whole.
  *
  * Budget and pruning [DESIGN; T:686 and P:405 leave it open]. When an item would take the forest
- * past max_nodes, one pass frees the coldest quarter of the budget: with S(v) = sum of the
- * counters in v's subtree, S never grows going down a tree, so removing the nodes of smallest S
- * removes whole subtrees. The pass finds the value t of the (needed)-th smallest S, prunes every
- * subtree with S < t, and subtrees with S == t in forest order until enough is free. The sum of
- * the counters removed is added to pruned_items. Zero-count leftovers of Algorithm 4 (S = 0) go
- * first and cost nothing. Counts are LFU-like: a sequence that turns hot after the forest filled
- * up competes with old counters and survives a pass once its subtree sum beats the threshold.
+ * past max_nodes, one pass frees the coldest quarter of the budget. With S(v) = sum of the
+ * counters in v's subtree, S never grows going down a tree, so taking the nodes of smallest S
+ * takes whole subtrees: the pass finds the value t of the (needed)-th smallest S and dooms every
+ * subtree with S < t, and subtrees with S == t in forest order until enough is doomed. Zero-count
+ * leftovers of Algorithm 4 (S = 0) go first and cost nothing. Before the doomed nodes are freed,
+ * each one's counter is folded into a surviving node that counts the same positions with a
+ * shorter context: a lower-slab node (anchor at the previous chunk) into the upper-slab path of
+ * the positions' own chunk, the path from depth k-1 down, which Algorithm 4 built as tau; failing
+ * that, or for an upper-slab node, into the root of its label. What finds no such node (its root
+ * is doomed too) is lost: pruned_items.
+ * Counts are LFU-like: a sequence that turns hot after the forest filled up competes with old
+ * counters and survives a pass once its subtree sum beats the threshold.
  *
  * Activations hold (tau, beta) node indices, which a pass may free. Each activation records the
  * pass epoch and its last 2(k-1) path ids (current chunk and the one before) in the ctx; on a
  * stale epoch it walks the two paths again from the roots, recreating missing nodes with count
- * 0. So every item is counted at the node Algorithm 4 would count it at, and each counter is the
- * exact number of positions counted there since the node was (re)created. A k-IPF count sums,
- * for each position where its sequence ends, that position's counted node (§3.4), so after
- * pruning it is a lower bound missing at most one occurrence per position lost:
- * reported <= true <= reported + pruned_items + dropped.
+ * 0. So every item is counted at the node Algorithm 4 would count it at, and a counter only ever
+ * counts positions whose context is the node's path. The k-IPF counts an occurrence of an
+ * n-gram ending at position p through the node counting p, from its ancestor n-1 levels up
+ * (§3.4); each position is counted by at most one node, so every k-IPF count is a lower bound.
+ * A lost position misses from every n-gram ending there, a folded one from those longer than its
+ * new context (at least the 1-gram survives): reported <= true <= reported + pruned_items +
+ * folded_items + dropped, and for 1-grams (the BL profile) without folded_items.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -36,6 +43,7 @@
 #define KNONE UINT32_MAX
 #define KN_LIVE 1u
 #define KN_INDEXED 2u
+#define KN_DOOMED 4u /* during a pruning pass */
 #define GOLDEN 0x9e3779b97f4a7c15ULL
 #define MAX_NODES_CAP (1u << 30)
 
@@ -73,6 +81,7 @@ struct ksf {
 	uint32_t epoch;
 	uint64_t pos_hist[KSF_K_MAX]; /* items by min(position in activation, k-1) */
 	uint64_t pruned_upper, pruned_lower;
+	uint64_t moved_up; /* folded from the lower to the upper slab */
 	struct ksf_stats st;
 };
 
@@ -281,7 +290,7 @@ static uint32_t child_get(struct ksf *k, uint32_t parent, uint64_t label)
 struct prune {
 	uint64_t *sum; /* subtree sums by node */
 	uint64_t t;    /* threshold value */
-	size_t want, freed;
+	size_t want, doomed;
 	struct slot *roots, *edges; /* the rebuilt tables */
 	size_t nedges;
 };
@@ -330,13 +339,76 @@ static bool is_upper(const struct ksf *k, uint32_t depth)
 	return depth + 1 < k->k || depth == 0;
 }
 
-static void free_subtree(struct ksf *k, struct prune *pr, uint32_t v)
+/* Phase 1: doom the subtrees under the threshold (S never grows going down a tree). */
+static void mark(struct ksf *k, struct prune *pr, uint32_t v, bool doom)
+{
+	doom = doom || pr->sum[v] < pr->t || (pr->sum[v] == pr->t && pr->doomed < pr->want);
+	if (doom) {
+		k->nodes[v].flags |= KN_DOOMED;
+		pr->doomed++;
+	}
+	for (uint32_t c = k->nodes[v].child; c != KNONE; c = k->nodes[c].next)
+		mark(k, pr, c, doom);
+}
+
+static uint32_t child_find(const struct ksf *k, uint32_t parent, uint64_t label)
+{
+	uint64_t probes = 0;
+	uint32_t c;
+
+	if (k->nodes[parent].flags & KN_INDEXED)
+		return slot_find(k, k->edges, k->edge_nslots, parent, label, &probes)->node;
+	for (c = k->nodes[parent].child; c != KNONE && k->nodes[c].label != label;
+	     c = k->nodes[c].next)
+		;
+	return c;
+}
+
+/* The surviving node of the path labels[0..n) from a root, or KNONE. */
+static uint32_t find_kept(const struct ksf *k, uint32_t routine, const uint64_t *labels, size_t n)
+{
+	uint64_t probes = 0;
+	uint32_t v = slot_find(k, k->roots, k->root_nslots, routine, labels[0], &probes)->node;
+
+	for (size_t i = 1; v != KNONE && i < n; i++)
+		v = child_find(k, v, labels[i]);
+	return v == KNONE || (k->nodes[v].flags & KN_DOOMED) ? KNONE : v;
+}
+
+/* Phase 2: move the counter of a doomed node to a surviving node that counts the same positions
+ * with a shorter context: a lower-slab node's positions to the upper-slab path of their own
+ * chunk (path from depth k-1 down), else (and an upper one's) to the root of its label. */
+static void fold(struct ksf *k, uint32_t routine, uint32_t v, uint64_t *path, uint32_t d)
+{
+	struct knode *n = &k->nodes[v];
+	uint32_t t = KNONE;
+
+	path[d] = n->label;
+	if ((n->flags & KN_DOOMED) && n->count && d) {
+		if (!is_upper(k, d))
+			t = find_kept(k, routine, path + k->k - 1, d + 2 - k->k);
+		if (t == KNONE)
+			t = find_kept(k, routine, path + d, 1);
+	}
+	if (t != KNONE) {
+		k->nodes[t].count += n->count;
+		k->st.folded_items += n->count;
+		if (!is_upper(k, d))
+			k->moved_up += n->count;
+		n->count = 0;
+	}
+	for (uint32_t c = n->child; c != KNONE; c = k->nodes[c].next)
+		fold(k, routine, c, path, d + 1);
+}
+
+/* Phase 3: free a doomed subtree; what is left in its counters is lost. */
+static void free_subtree(struct ksf *k, uint32_t v)
 {
 	struct knode *n = &k->nodes[v];
 
 	for (uint32_t c = n->child, next; c != KNONE; c = next) {
 		next = k->nodes[c].next;
-		free_subtree(k, pr, c);
+		free_subtree(k, c);
 	}
 	if (is_upper(k, n->depth))
 		k->pruned_upper += n->count;
@@ -352,15 +424,9 @@ static void free_subtree(struct ksf *k, struct prune *pr, uint32_t v)
 	n->next = k->free_head;
 	k->free_head = v;
 	k->used--;
-	pr->freed++;
 }
 
-static bool prune_this(const struct prune *pr, uint32_t v)
-{
-	return pr->sum[v] < pr->t || (pr->sum[v] == pr->t && pr->freed < pr->want);
-}
-
-/* Prune below v (kept), then re-index its surviving children if it is indexed. */
+/* Free the doomed children of v (kept) and below, and re-index v's children if needed. */
 static void prune_children(struct ksf *k, struct prune *pr, uint32_t v)
 {
 	uint32_t c, prev = KNONE, next;
@@ -369,12 +435,12 @@ static void prune_children(struct ksf *k, struct prune *pr, uint32_t v)
 
 	for (c = k->nodes[v].child; c != KNONE; c = next) {
 		next = k->nodes[c].next;
-		if (prune_this(pr, c)) {
+		if (k->nodes[c].flags & KN_DOOMED) {
 			if (prev == KNONE)
 				k->nodes[v].child = next;
 			else
 				k->nodes[prev].next = next;
-			free_subtree(k, pr, c);
+			free_subtree(k, c);
 		} else {
 			prune_children(k, pr, c);
 			prev = c;
@@ -396,6 +462,7 @@ static int prune(struct ksf *k, size_t need)
 	size_t goal = k->lim.max_nodes - k->lim.max_nodes / 4, nv = 0;
 	struct prune pr = {.want = k->used + need > goal ? k->used + need - goal : 1};
 	uint64_t *vals = malloc((k->used ? k->used : 1) * sizeof(*vals)), probes = 0;
+	uint64_t path[2 * KSF_K_MAX];
 
 	pr.sum = malloc((k->hi ? k->hi : 1) * sizeof(*pr.sum));
 	pr.roots = slots_new(k->root_nslots);
@@ -414,13 +481,19 @@ static int prune(struct ksf *k, size_t need)
 		pr.want = nv;
 	pr.t = nv ? select_rank(vals, nv, pr.want - 1) : 0;
 	free(vals);
+	for (size_t i = 0; i < k->root_nslots; i++)
+		if (k->roots[i].node != KNONE)
+			mark(k, &pr, k->roots[i].node, false);
+	for (size_t i = 0; i < k->root_nslots; i++)
+		if (k->roots[i].node != KNONE)
+			fold(k, k->roots[i].key, k->roots[i].node, path, 0);
 	for (size_t i = 0; i < k->root_nslots; i++) {
 		uint32_t r = k->roots[i].node;
 
 		if (r == KNONE)
 			continue;
-		if (prune_this(&pr, r)) {
-			free_subtree(k, &pr, r);
+		if (k->nodes[r].flags & KN_DOOMED) {
+			free_subtree(k, r);
 			k->st.roots--;
 			continue;
 		}
@@ -757,7 +830,8 @@ int ksf_check(const struct ksf *k)
 	    ck.edges != edges || k->hi > k->cap || k->used > k->lim.max_nodes)
 		return -EUCLEAN;
 	/* K1 and K4, with what pruning removed. */
-	if (ck.upper + k->pruned_upper != k->st.upper || ck.lower + k->pruned_lower != k->st.lower ||
+	if (ck.upper + k->pruned_upper != k->st.upper + k->moved_up ||
+	    ck.lower + k->pruned_lower + k->moved_up != k->st.lower ||
 	    k->st.upper + k->st.lower + k->st.dropped != k->st.items)
 		return -EUCLEAN;
 	return 0;
@@ -778,7 +852,7 @@ struct ksf_ipf {
 	size_t nslots;
 	unsigned max_len;
 	size_t max_nodes;
-	uint64_t max_error;
+	uint64_t max_error, max_error_1;
 	bool sums_known;	     /* exact counts over all routines: level sums are known */
 	uint64_t expect[KSF_K_MAX]; /* expected level sums (K5) */
 };
@@ -900,7 +974,8 @@ int ksf_ipf_build(const struct ksf *k, const struct ksf_ipf_opts *opts, struct k
 	if (ipf->max_nodes > MAX_NODES_CAP)
 		ipf->max_nodes = MAX_NODES_CAP;
 	ipf->max_nodes++; /* the dummy root */
-	ipf->max_error = k->st.pruned_items + k->st.dropped;
+	ipf->max_error_1 = k->st.pruned_items + k->st.dropped;
+	ipf->max_error = ipf->max_error_1 + k->st.folded_items;
 	err = ipf_child(ipf, KNONE, 0, 0);
 	for (size_t i = 0; i < k->root_nslots && err >= 0; i++) {
 		const struct slot *s = &k->roots[i];
@@ -1021,6 +1096,7 @@ void ksf_ipf_get_stats(const struct ksf_ipf *ipf, struct ksf_ipf_stats *st)
 	    .nodes = ipf->n - 1,
 	    .max_len = ipf->max_len,
 	    .max_error = ipf->max_error,
+	    .max_error_1 = ipf->max_error_1,
 	    .memory = sizeof(*ipf) + ipf->cap * sizeof(*ipf->nodes) +
 		      ipf->nslots * sizeof(*ipf->slots),
 	};

@@ -395,6 +395,20 @@ static struct elf_entry *mapping_elf(struct tsym *ts, size_t idx, const struct p
 		 (unsigned long long)m->start, (unsigned long long)m->end);
 	if (!ts->gone)
 		fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* map_files needs CAP_SYS_ADMIN; without it, the same path inside the target's root,
+	 * unless the file was deleted (then only map_files reaches it). */
+	if (fd < 0 && !ts->gone && !strstr(m->path, " (deleted)")) {
+		_cleanup_close_ int root = -1;
+		struct open_how how = {
+			.flags = O_RDONLY | O_CLOEXEC,
+			.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+		};
+
+		snprintf(path, sizeof(path), "/proc/%d/root", ts->pid);
+		root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (root >= 0)
+			fd = syscall(SYS_openat2, root, m->path, &how, sizeof(how));
+	}
 	if (fd < 0)
 		return &elf_none;
 	ts->map_elf[idx] = elf_get(ts->sz, fd, m->path);
@@ -467,11 +481,16 @@ static int perfmap_open(struct tsym *ts, struct stat *st)
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", ts->pid);
 		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0) {
-			if (errno == ELOOP && !ts->pm_warned)
+			int err = -errno;
+
+			if (err == -ELOOP && !ts->pm_warned)
 				log_warn("pid %d: perf map %s is a symbolic link, ignored", ts->pid,
 					 path);
-			ts->pm_warned |= errno == ELOOP;
-			return -errno;
+			else if (err != -ENOENT && !ts->pm_warned)
+				log_warn("pid %d: cannot open perf map %s: %s", ts->pid, path,
+					 strerror(-err));
+			ts->pm_warned |= err != -ENOENT;
+			return err;
 		}
 		snprintf(ts->pm_path, sizeof(ts->pm_path), "%s", path);
 	}

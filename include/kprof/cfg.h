@@ -35,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CFG_NONE UINT32_MAX	    /* no block / no edge */
+#define CFG_NONE UINT32_MAX	   /* no block / no edge */
 #define CFG_EXIT (UINT32_MAX - 1u) /* an edge's destination when it leaves the function */
 
 #define CFG_DEFAULT_MAX_BYTES (1u << 20)

@@ -13,9 +13,10 @@
  * never extend the caller's sequences, and the caller's sequence spans the call (§3.2).
  *
  * Memory is bounded: when the k-SF reaches `max_nodes`, the coldest subtrees (smallest sum of
- * counters) are pruned until a quarter of the budget is free. What was pruned is counted in
- * ksf_stats; k-IPF counts then become lower bounds, `true - reported <= max_error` (ksf.c has the
- * policy and the argument). Not thread-safe: one consumer feeds a ksf.
+ * counters) are pruned until a quarter of the budget is free; their counters move to a node that
+ * counts the same path ids with a shorter context when one survives. What was pruned or moved is
+ * counted in ksf_stats; k-IPF counts then become lower bounds within max_error of the truth
+ * (ksf.c has the policy and the argument). Not thread-safe: one consumer feeds a ksf.
  */
 #ifndef KPROF_KSF_H
 #define KPROF_KSF_H
@@ -70,7 +71,8 @@ struct ksf_stats {
 	/* Pruning (zero while the budget was never reached). */
 	uint64_t prune_passes;
 	uint64_t pruned_nodes;
-	uint64_t pruned_items;	  /* sum of the counters pruned: items no longer in the forest */
+	uint64_t pruned_items;	  /* counters removed: items no longer in the forest */
+	uint64_t folded_items;	  /* counters moved to a node with a shorter context */
 	uint64_t prune_threshold; /* subtree sum at or below which the last pass pruned */
 	uint64_t recoveries;	  /* activations whose position was rebuilt after a pass */
 	size_t memory;		  /* bytes held by the ksf (not by the ctxs) */
@@ -124,9 +126,12 @@ struct ksf_ipf_stats {
 	size_t nodes, roots;
 	unsigned max_len;
 	uint64_t level_sum[KSF_K_MAX]; /* Σ of counters at level j+1 */
-	/* 0 when every count is exact; otherwise every count is a lower bound:
-	 * reported <= true <= reported + max_error (pruned_items + dropped of the ksf). */
+	/* 0 when every count is exact. Otherwise counts are lower bounds: for a sequence of
+	 * length >= 2, reported <= true <= reported + max_error (pruned, folded and dropped items
+	 * of the ksf); for length 1 (the BL profile), true <= reported + max_error_1 (pruned and
+	 * dropped: folding keeps the BL profile). */
 	uint64_t max_error;
+	uint64_t max_error_1;
 	size_t memory;
 };
 

@@ -716,7 +716,7 @@ static void expect_lower_bound(const struct ksf_ipf *ipf, const struct grams *wa
 	for (size_t i = 0; i < want->n; i++) {
 		uint64_t c = ksf_ipf_count(ipf, want->v[i].routine, want->v[i].p, want->v[i].n);
 
-		if (c + ist.max_error < want->v[i].count)
+		if (c + (want->v[i].n == 1 ? ist.max_error_1 : ist.max_error) < want->v[i].count)
 			fail_gram("count below truth - max_error", &want->v[i]);
 	}
 	grams_free(&got);
@@ -763,8 +763,9 @@ static void test_budget_random(void **state)
 			assert_int_equal(st.pruned_nodes, 0);
 		ipf = build(ks, 0);
 		ksf_ipf_get_stats(ipf, &ist);
-		assert_int_equal(ist.max_error, st.pruned_items);
-		if (!st.pruned_items)
+		assert_int_equal(ist.max_error, st.pruned_items + st.folded_items);
+		assert_int_equal(ist.max_error_1, st.pruned_items);
+		if (!ist.max_error)
 			expect_grams(ipf, &o.g, k); /* nothing lost: exact */
 		else
 			expect_lower_bound(ipf, &o.g);
@@ -790,8 +791,21 @@ static int top_one(uint32_t routine, const uint64_t *path, size_t n, uint64_t co
 	return -ECANCELED; /* the first 4-sequence in count order is enough */
 }
 
-/* A hot loop among cold noise: the hot sequences survive pruning nearly intact. This is the
- * behaviour of the policy on this stream (documented), the guarantee is the lower bound. */
+static uint64_t oracle_count(const struct oracle *o, uint32_t routine, const uint64_t *p,
+			     size_t n)
+{
+	struct gram key = {.routine = routine, .n = n};
+	const struct gram *g;
+
+	memcpy(key.p, p, n * sizeof(*p));
+	g = bsearch(&key, o->g.v, o->g.n, sizeof(key), gram_cmp);
+	return g ? g->count : 0;
+}
+
+/* A hot loop among cold noise, in a budget far too small for the noise: hot sequences lose
+ * only the occurrences whose k-SF context (up to 2k-2 path ids) held noise, and the BL profile
+ * keeps nearly all of them thanks to folding. This is the behaviour of the policy on this
+ * stream (documented figures); the guarantee is the lower bound checked above. */
 static void test_budget_hot_survives(void **state)
 {
 	struct ksf_limits lim = {.max_nodes = 512};
@@ -802,7 +816,7 @@ static void test_budget_hot_survives(void **state)
 	struct ksf_ipf *ipf;
 	struct ksf_stats st;
 	struct gram top = {0};
-	uint64_t truth = 0, got;
+	uint64_t t1, t3, t4, g1, g3, g4;
 
 	(void)state;
 	rng_state = 99;
@@ -821,19 +835,28 @@ static void test_budget_hot_survives(void **state)
 	oracle_finish(&o);
 	assert_int_equal(ksf_check(ks), 0);
 	st = stats(ks);
-	assert_true(st.prune_passes > 10);
-	assert_true(st.pruned_items > 0);
+	assert_true(st.prune_passes > 100);
+	assert_true(st.pruned_items > 0 && st.folded_items > 0);
 	ipf = build(ks, 0);
 	expect_lower_bound(ipf, &o.g);
-	for (size_t i = 0; i < o.g.n; i++)
-		if (o.g.v[i].n == 4 && !memcmp(o.g.v[i].p, hot, sizeof(hot)))
-			truth = o.g.v[i].count;
-	got = ksf_ipf_count(ipf, 0, hot, 4);
-	fprintf(stderr, "hot got %llu truth %llu passes %llu pruned %llu/%llu items %llu thr %llu\n", (unsigned long long)got, (unsigned long long)truth, (unsigned long long)st.prune_passes, (unsigned long long)st.pruned_items, (unsigned long long)st.pruned_nodes, (unsigned long long)st.items, (unsigned long long)st.prune_threshold);
-	assert_true(got * 100 >= truth * 95);
+	t1 = oracle_count(&o, 0, hot, 1);
+	t3 = oracle_count(&o, 0, hot, 3);
+	t4 = oracle_count(&o, 0, hot, 4);
+	g1 = ksf_ipf_count(ipf, 0, hot, 1);
+	g3 = ksf_ipf_count(ipf, 0, hot, 3);
+	g4 = ksf_ipf_count(ipf, 0, hot, 4);
+	print_message("hot <1>: %llu of %llu, <1,2,3>: %llu of %llu, <1,2,3,4>: %llu of %llu; "
+		      "pruned %llu folded %llu of %llu items\n",
+		      (unsigned long long)g1, (unsigned long long)t1, (unsigned long long)g3,
+		      (unsigned long long)t3, (unsigned long long)g4, (unsigned long long)t4,
+		      (unsigned long long)st.pruned_items, (unsigned long long)st.folded_items,
+		      (unsigned long long)st.items);
+	assert_true(g1 * 1000 >= t1 * 995);
+	assert_true(g3 * 100 >= t3 * 80);
+	assert_true(g4 * 100 >= t4 * 75);
 	assert_int_equal(ksf_ipf_foreach(ipf, KSF_ORDER_COUNT, top_one, &top), -ECANCELED);
-	assert_int_equal(top.n, 4);
-	assert_int_equal(top.count, got);
+	assert_int_equal(top.n, 4); /* still the hottest 4-sequence */
+	assert_int_equal(top.count, g4);
 	ksf_ipf_free(ipf);
 	ksf_ctx_release(&ctx);
 	grams_free(&o.g);

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The units: systemd-analyze verify clean; the service's exposure score; kprofd works with
+# exactly the capability bounding set of kprofd.service (JIT, native and kernel symbols), and
+# each capability in it is needed: without it something named fails.
+. "$(dirname "$0")/lib.sh"
+UNITS=$TDIR/units; mkdir -p "$UNITS"
+sed "s|/usr/local/sbin/kprofd|$PWD/$KPROFD|" systemd/kprofd.service >"$UNITS/kprofd.service"
+cp systemd/kprofd.socket "$UNITS/"
+if command -v systemd-analyze >/dev/null; then
+	out=$(systemd-analyze verify "$UNITS/kprofd.service" "$UNITS/kprofd.socket" 2>&1); rc=$?
+	[ $rc -eq 0 ] && [ -z "$out" ] && pass "systemd-analyze verify: no warnings" || fail "verify" "$out"
+	score=$(systemd-analyze security --offline=yes "$UNITS/kprofd.service" 2>/dev/null | sed -n 's/.*exposure level for kprofd.service: \([0-9.]*\).*/\1/p')
+	if [ -n "$score" ] && python3 -c "import sys; sys.exit(not float('$score') <= 4.0)"; then
+		pass "exposure score $score (at most 4.0)"
+	else fail "exposure score" "'$score'"; fi
+else
+	skip "systemd-analyze" "not installed"
+fi
+
+CAPS=$(sed -n 's/^CapabilityBoundingSet=//p' systemd/kprofd.service)
+to_setpriv() { echo "-all$(for c in "$@"; do printf ',+%s' "$(echo "${c#CAP_}" | tr A-Z a-z)"; done)"; }
+# run_with CAPS...: kprofd with that bounding set, minijit as another user; prints kinds seen.
+run_with() {
+	local bset sock=$TDIR/cap.sock kd mj out
+	bset=$(to_setpriv "$@")
+	rm -f "$sock"
+	setpriv --bounding-set="$bset" --inh-caps=-all "$KPROFD" --socket "$sock" --state-dir "" \
+		>"$TDIR/cap.log" 2>&1 &
+	kd=$!
+	if ! wait_for 10 "$KPROFCTL" --socket "$sock" status; then
+		echo "start failed: $(grep error "$TDIR/cap.log" | head -1)"; kill $kd 2>/dev/null; wait $kd 2>/dev/null; return
+	fi
+	# umask 077: the perf map is mode 0600, as some JITs write it.
+	(umask 077; exec setpriv --reuid=65534 --regid=65534 --clear-groups "$MINIJIT" --seconds 20) 2>"$TDIR/cap.mj" &
+	mj=$!
+	wait_for 10 grep -q ready "$TDIR/cap.mj"
+	"$KPROFCTL" --socket "$sock" attach "$mj" --freq 999 >/dev/null
+	has() { "$KPROFCTL" --socket "$sock" list --json | grep -q '"samples":[1-9][0-9][0-9][0-9]'; }
+	wait_for 15 has
+	out=$("$KPROFCTL" --socket "$sock" report "$mj" --top 0 --json | python3 -c "import json,sys
+e=json.load(sys.stdin)['entries']
+print(' '.join(sorted({x['kind'] for x in e if x['function'] not in ('[unknown]',)})))")
+	kill -9 "$mj"; wait "$mj" 2>/dev/null; rm -f "/tmp/perf-$mj.map"
+	kill "$kd"; wait "$kd" 2>/dev/null
+	echo "$out"
+}
+# shellcheck disable=SC2086
+got=$(run_with $CAPS)
+[ "$got" = "jit kernel native" ] && pass "works with exactly the unit's capabilities ($CAPS): $got" ||
+	fail "unit capabilities" "got '$got'"
+for c in $CAPS; do
+	# shellcheck disable=SC2086
+	rest=$(for x in $CAPS; do [ "$x" = "$c" ] || echo "$x"; done)
+	# shellcheck disable=SC2086
+	got=$(run_with $rest)
+	case $c in
+	CAP_BPF | CAP_PERFMON) want="start failed" ;;
+	CAP_SYS_PTRACE) want="jit kernel" ;;        # no native symbols: /proc of another user
+	CAP_SYSLOG) want="jit native" ;;             # no kernel symbols
+	CAP_DAC_READ_SEARCH) want="kernel native" ;; # the 0600 perf map of another user
+	esac
+	if [[ "$got" == "$want"* ]]; then pass "without $c: $got"
+	else fail "without $c" "got '$got', want '$want'"; fi
+done
+finish
