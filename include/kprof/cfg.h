@@ -26,7 +26,11 @@
  * own leader; other exits (a conditional tail call) are seen by a return probe. cfg_transition()
  * returns the right action for a (previous block, this block) pair.
  *
- * No I/O, no logging, no globals.
+ * Limits, by design: jump tables are not followed (an indirect jmp ends the path; control that
+ * comes back into the function through one is not on any path); calls are assumed to return;
+ * Capstone 4.0.2 does not know a few recent instructions (rdpkru, wrpkru, ...), which count as
+ * undecodable; the bytes must be read before uprobes are attached (or from the backing file),
+ * since a uprobe's int3 would decode as a trap. No I/O, no logging, no globals.
  */
 #ifndef KPROF_CFG_H
 #define KPROF_CFG_H
@@ -149,7 +153,8 @@ struct cfg;
  * lim may be NULL (defaults); zero fields take their defaults.
  * Errors: -EINVAL (NULL or empty code, start + len overflows, entry outside the code, undecodable
  * bytes reached, a branch into the middle of an instruction or overlapping instructions),
- * -ENODATA (an instruction reached runs past the end of the buffer), -E2BIG (a limit), -ENOMEM.
+ * -ENODATA (an instruction reached runs past the end of the buffer), -E2BIG (a limit, or
+ * irreducible loops nested so deep that the loop analysis would need quadratic memory), -ENOMEM.
  * With CFG_BAD_IS_EXIT the two decoding errors become CFG_TERM_BAD path ends instead. */
 int cfg_build(const uint8_t *code, size_t len, uint64_t start, uint64_t entry,
 	      const struct cfg_limits *lim, struct cfg **ret);

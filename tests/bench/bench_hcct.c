@@ -35,10 +35,7 @@
 #define ROUTINES 20000u
 #define FMAX 64u
 #define MAX_DEPTH 48u
-#define Q_RETURN 0.32
-#define LEAF_FRACTION 0.2
-#define FANOUT_S 1.2
-#define SITE_S 1.3
+static double Q_RETURN = 0.32, LEAF_FRACTION = 0.2, FANOUT_S = 1.2, SITE_S = 1.3;
 #define CHUNK (1u << 20)
 #define SAMPLE_EVERY 50u
 #define EXIT_EVENT UINT32_MAX
@@ -388,14 +385,74 @@ static void bench_mode(const struct program *prog, uint64_t seed, uint64_t enter
 	cct_free(cct.cct);
 }
 
+static int cmp_u64_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The shape of the stream: CCT size, depth, skew. */
+static void analyze_stream(const struct program *prog, uint64_t seed, uint64_t enters)
+{
+	struct run cct = {.kind = KIND_CCT};
+	struct walk w;
+	uint64_t depth_sum = 0, *w_sorted, acc = 0;
+	size_t nn, hot[3] = {0};
+
+	walk_init(&w, prog, seed);
+	for (uint64_t e = 0; e < enters;)
+		if (walk_step(&w) != EXIT_EVENT) {
+			e++;
+			depth_sum += w.depth;
+		}
+	run_stream(&cct, prog, seed, enters);
+	nn = cct_nodes(cct.cct);
+	w_sorted = malloc(nn * sizeof(*w_sorted));
+	for (uint32_t i = 1; i < nn; i++) {
+		struct cct_node_info ni;
+
+		cct_node(cct.cct, i, &ni);
+		w_sorted[i - 1] = ni.count;
+		hot[0] += ni.count * 1000 >= enters;
+		hot[1] += ni.count * 10000 >= enters;
+		hot[2] += ni.count * 100000 >= enters;
+	}
+	qsort(w_sorted, nn - 1, sizeof(*w_sorted), cmp_u64_desc);
+	for (size_t i = 0; i < (nn - 1) / 10; i++)
+		acc += w_sorted[i];
+	printf("CCT %zu nodes for %llu enters (1 per %.1f), mean depth %.1f, w_max %.3f%%, hot at "
+	       "1e-3/1e-4/1e-5: %zu/%zu/%zu, top 10%% of contexts: %.1f%% of calls\n",
+	       nn, (unsigned long long)enters, (double)enters / nn, (double)depth_sum / enters,
+	       100.0 * w_sorted[0] / enters, hot[0], hot[1], hot[2], 100.0 * acc / enters);
+	free(w_sorted);
+	cct_free(cct.cct);
+}
+
 int main(int argc, char **argv)
 {
 	static struct program prog;
 	uint64_t enters = 100000000, seed = 1;
+	bool analyze = false;
 	int c;
 
-	while ((c = getopt(argc, argv, "n:s:q")) != -1) {
+	while ((c = getopt(argc, argv, "n:s:qQ:L:F:S:A")) != -1) {
 		switch (c) {
+		case 'Q':
+			Q_RETURN = atof(optarg);
+			break;
+		case 'L':
+			LEAF_FRACTION = atof(optarg);
+			break;
+		case 'F':
+			FANOUT_S = atof(optarg);
+			break;
+		case 'S':
+			SITE_S = atof(optarg);
+			break;
+		case 'A':
+			analyze = true;
+			break;
 		case 'n':
 			enters = strtoull(optarg, NULL, 0);
 			break;
@@ -411,6 +468,10 @@ int main(int argc, char **argv)
 		}
 	}
 	program_init(&prog, seed);
+	if (analyze) {
+		analyze_stream(&prog, seed, enters);
+		return 0;
+	}
 	printf("## HCCT vs CCT (bench_hcct -n %llu -s %llu)\n\n",
 	       (unsigned long long)enters, (unsigned long long)seed);
 	printf("Synthetic program: %u routines, Zipf-like fan-out (1..%u sites, s = %.1f, %.0f%% "

@@ -61,6 +61,7 @@ struct stream {
 };
 
 static uint64_t rng = 0x1234567;
+static double noise = 1; /* scales the probability of leaving a loop's usual path */
 
 static uint64_t rnd(void)
 {
@@ -182,11 +183,11 @@ static unsigned next_body(const struct routine *r, unsigned iter, unsigned prev)
 {
 	switch (r->kind) {
 	case LOOP:
-		return urand() < 0.9 ? 0 : 1 + below(r->nbody - 1);
+		return urand() >= 0.1 * noise ? 0 : 1 + below(r->nbody - 1);
 	case PATTERN:
-		return urand() < 0.95 ? r->pattern[iter % r->plen] : below(r->nbody);
+		return urand() >= 0.05 * noise ? r->pattern[iter % r->plen] : below(r->nbody);
 	case SCANNER:
-		return urand() < 0.6 ? r->succ[prev] : zipf(r->nbody);
+		return urand() >= 0.4 * noise ? r->succ[prev] : zipf(r->nbody);
 	default:
 		return below(r->nbody);
 	}

@@ -55,4 +55,12 @@ if command -v systemd-socket-activate >/dev/null; then
 else
 	skip "socket activation" "systemd-socket-activate not installed"
 fi
+# Under systemd (JOURNAL_STREAM set) every log line carries its syslog priority for the journal.
+JOURNAL_STREAM=1:1 "$KPROFD" --socket "$TDIR/j.sock" --state-dir "" --freq 0 >"$TDIR/j.log" 2>&1
+JOURNAL_STREAM=1:1 timeout -s TERM 2 "$KPROFD" --socket "$TDIR/j.sock" --state-dir "" >"$TDIR/j2.log" 2>&1
+if grep -q "^<6>kprofd .* ready" "$TDIR/j2.log" && ! grep -qv "^<[0-7]>" "$TDIR/j2.log"; then
+	pass "journal lines carry priorities (<6> for info)"
+else fail "journal priorities" "$(head -3 "$TDIR/j2.log")"; fi
+grep -q "frequency: '0' is not a number" "$TDIR/j.log" && pass "bad flag refused before start" ||
+	fail "bad flag" "$(cat "$TDIR/j.log")"
 finish

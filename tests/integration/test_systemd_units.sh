@@ -10,8 +10,8 @@ if command -v systemd-analyze >/dev/null; then
 	out=$(systemd-analyze verify "$UNITS/kprofd.service" "$UNITS/kprofd.socket" 2>&1); rc=$?
 	[ $rc -eq 0 ] && [ -z "$out" ] && pass "systemd-analyze verify: no warnings" || fail "verify" "$out"
 	score=$(systemd-analyze security --offline=yes "$UNITS/kprofd.service" 2>/dev/null | sed -n 's/.*exposure level for kprofd.service: \([0-9.]*\).*/\1/p')
-	if [ -n "$score" ] && python3 -c "import sys; sys.exit(not float('$score') <= 4.0)"; then
-		pass "exposure score $score (at most 4.0)"
+	if [ -n "$score" ] && python3 -c "import sys; sys.exit(not float('$score') <= 2.5)"; then
+		pass "exposure score $score (at most 2.5)"
 	else fail "exposure score" "'$score'"; fi
 else
 	skip "systemd-analyze" "not installed"
