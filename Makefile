@@ -34,13 +34,15 @@ PROTO_H := $(BUILD)/proto/kprof.pb-c.h
 SKELS := $(BUILD)/sampler.skel.h
 
 # Pure modules (no I/O) and the glue around them.
-PURE := daemon/perfmap.c daemon/symtab.c daemon/profile.c daemon/procmaps.c daemon/config.c
+PURE := daemon/perfmap.c daemon/symtab.c daemon/profile.c daemon/procmaps.c daemon/config.c \
+	daemon/elfsym.c
 GLUE := daemon/main.c daemon/manager.c daemon/loader.c daemon/sampler.c daemon/symbolize.c \
 	daemon/control.c daemon/target.c daemon/store.c daemon/log.c
 DAEMON_SRC := $(GLUE) $(PURE) proto/frame.c $(PROTO_C)
 CLI_SRC := cli/kprofctl.c cli/client.c cli/render.c proto/frame.c $(PROTO_C)
 
-UNIT_TESTS := test_symtab test_perfmap test_profile test_frame test_procmaps test_render test_config
+UNIT_TESTS := test_symtab test_perfmap test_profile test_frame test_procmaps test_render test_config \
+	test_cfg test_elfsym
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
 # Keep the BPF objects between the object and the skeleton steps.
@@ -105,8 +107,10 @@ $(BUILD)/tests/test_procmaps: daemon/procmaps.c
 $(BUILD)/tests/test_frame: proto/frame.c $(PROTO_C)
 $(BUILD)/tests/test_render: cli/render.c $(PROTO_C)
 $(BUILD)/tests/test_config: daemon/config.c
+$(BUILD)/tests/test_cfg: daemon/cfg.c
+$(BUILD)/tests/test_elfsym: daemon/elfsym.c daemon/symtab.c
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(HDRS) $(PROTO_H) | $(BUILD)/tests
-	$(CC) $(CFLAGS) $(SAN) -o $@ $(filter %.c,$^) -lcmocka -lprotobuf-c -linih -lm
+	$(CC) $(CFLAGS) $(SAN) -o $@ $(filter %.c,$^) -lcmocka -lprotobuf-c -linih -lcapstone -lelf -lm
 
 unit: $(UNIT_BINS)
 integration: all

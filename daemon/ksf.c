@@ -66,8 +66,9 @@ struct ksf_act {
 };
 
 struct slot {
-	uint32_t key;  /* routine (root table) or parent (child table) */
-	uint32_t node; /* KNONE = empty */
+	uint64_t label; /* copy of the node's, so probing reads no node */
+	uint32_t key;	/* routine (root table) or parent (child table) */
+	uint32_t node;	/* KNONE = empty */
 };
 
 struct ksf {
@@ -79,7 +80,9 @@ struct ksf {
 	struct slot *roots, *edges; /* root table, indexed children */
 	size_t root_nslots, edge_nslots, nedges;
 	uint32_t epoch;
-	uint64_t pos_hist[KSF_K_MAX]; /* items by min(position in activation, k-1) */
+	size_t fast_limit;	      /* reserve() has nothing to do while used < this */
+	uint64_t pos_hist[KSF_K_MAX]; /* items by position in their activation, below k-1 */
+	uint64_t untracked;	      /* items of untracked activations */
 	uint64_t pruned_upper, pruned_lower;
 	uint64_t moved_up; /* folded from the lower to the upper slab */
 	struct ksf_stats st;
@@ -106,12 +109,12 @@ static struct slot *slots_new(size_t n)
 
 	if (s)
 		for (size_t i = 0; i < n; i++)
-			s[i] = (struct slot){0, KNONE};
+			s[i] = (struct slot){0, 0, KNONE};
 	return s;
 }
 
 /* The slot holding (key, label), or the empty slot where it belongs. */
-static struct slot *slot_find(const struct ksf *k, struct slot *tab, size_t nslots, uint32_t key,
+static struct slot *slot_find(struct slot *tab, size_t nslots, uint32_t key,
 			      uint64_t label, uint64_t *probes)
 {
 	size_t mask = nslots - 1, j = key_hash(key, label) & mask;
@@ -119,12 +122,12 @@ static struct slot *slot_find(const struct ksf *k, struct slot *tab, size_t nslo
 	for (;; j = (j + 1) & mask) {
 		(*probes)++;
 		if (tab[j].node == KNONE ||
-		    (tab[j].key == key && k->nodes[tab[j].node].label == label))
+		    (tab[j].key == key && tab[j].label == label))
 			return &tab[j];
 	}
 }
 
-static int table_grow(struct ksf *k, struct slot **tab, size_t *nslots, size_t want)
+static int table_grow(struct slot **tab, size_t *nslots, size_t want)
 {
 	size_t n = *nslots;
 	struct slot *s;
@@ -139,8 +142,7 @@ static int table_grow(struct ksf *k, struct slot **tab, size_t *nslots, size_t w
 		return -ENOMEM;
 	for (size_t i = 0; i < *nslots; i++)
 		if ((*tab)[i].node != KNONE)
-			*slot_find(k, s, n, (*tab)[i].key, k->nodes[(*tab)[i].node].label,
-				   &probes) = (*tab)[i];
+			*slot_find(s, n, (*tab)[i].key, (*tab)[i].label, &probes) = (*tab)[i];
 	free(*tab);
 	*tab = s;
 	*nslots = n;
@@ -215,10 +217,10 @@ static uint32_t node_new(struct ksf *k, uint64_t label, uint32_t depth)
 
 static uint32_t root_get(struct ksf *k, uint32_t routine, uint64_t label)
 {
-	struct slot *s = slot_find(k, k->roots, k->root_nslots, routine, label, &k->st.probes);
+	struct slot *s = slot_find(k->roots, k->root_nslots, routine, label, &k->st.probes);
 
 	if (s->node == KNONE) {
-		*s = (struct slot){routine, node_new(k, label, 0)};
+		*s = (struct slot){label, routine, node_new(k, label, 0)};
 		k->st.roots++;
 	}
 	return s->node;
@@ -240,12 +242,13 @@ static void index_children(struct ksf *k, uint32_t parent)
 
 	for (uint32_t c = k->nodes[parent].child; c != KNONE; c = k->nodes[c].next)
 		d++;
-	if (table_grow(k, &k->edges, &k->edge_nslots, k->nedges + d + 3 * k->k) < 0)
+	if (table_grow(&k->edges, &k->edge_nslots, k->nedges + d + 3 * k->k) < 0)
 		return;
 	for (uint32_t c = k->nodes[parent].child; c != KNONE; c = k->nodes[c].next)
-		*slot_find(k, k->edges, k->edge_nslots, parent, k->nodes[c].label, &probes) =
-		    (struct slot){parent, c};
+		*slot_find(k->edges, k->edge_nslots, parent, k->nodes[c].label, &probes) =
+		    (struct slot){k->nodes[c].label, parent, c};
 	k->nedges += d;
+	k->fast_limit = 0; /* entries without nodes: recompute the room */
 	k->nodes[parent].flags |= KN_INDEXED;
 	k->st.indexed++;
 }
@@ -258,9 +261,9 @@ static uint32_t child_get(struct ksf *k, uint32_t parent, uint64_t label)
 	struct slot *s;
 
 	if (p->flags & KN_INDEXED) {
-		s = slot_find(k, k->edges, k->edge_nslots, parent, label, &k->st.probes);
+		s = slot_find(k->edges, k->edge_nslots, parent, label, &k->st.probes);
 		if (s->node == KNONE) {
-			*s = (struct slot){parent, node_new(k, label, p->depth + 1)};
+			*s = (struct slot){label, parent, node_new(k, label, p->depth + 1)};
 			k->nedges++;
 			child_link(k, parent, s->node);
 		}
@@ -357,7 +360,7 @@ static uint32_t child_find(const struct ksf *k, uint32_t parent, uint64_t label)
 	uint32_t c;
 
 	if (k->nodes[parent].flags & KN_INDEXED)
-		return slot_find(k, k->edges, k->edge_nslots, parent, label, &probes)->node;
+		return slot_find(k->edges, k->edge_nslots, parent, label, &probes)->node;
 	for (c = k->nodes[parent].child; c != KNONE && k->nodes[c].label != label;
 	     c = k->nodes[c].next)
 		;
@@ -368,7 +371,7 @@ static uint32_t child_find(const struct ksf *k, uint32_t parent, uint64_t label)
 static uint32_t find_kept(const struct ksf *k, uint32_t routine, const uint64_t *labels, size_t n)
 {
 	uint64_t probes = 0;
-	uint32_t v = slot_find(k, k->roots, k->root_nslots, routine, labels[0], &probes)->node;
+	uint32_t v = slot_find(k->roots, k->root_nslots, routine, labels[0], &probes)->node;
 
 	for (size_t i = 1; v != KNONE && i < n; i++)
 		v = child_find(k, v, labels[i]);
@@ -451,8 +454,8 @@ static void prune_children(struct ksf *k, struct prune *pr, uint32_t v)
 	if (!(k->nodes[v].flags & KN_INDEXED))
 		return;
 	for (c = k->nodes[v].child; c != KNONE; c = k->nodes[c].next) {
-		*slot_find(k, pr->edges, k->edge_nslots, v, k->nodes[c].label, &probes) =
-		    (struct slot){v, c};
+		*slot_find(pr->edges, k->edge_nslots, v, k->nodes[c].label, &probes) =
+		    (struct slot){k->nodes[c].label, v, c};
 		pr->nedges++;
 	}
 }
@@ -498,7 +501,7 @@ static int prune(struct ksf *k, size_t need)
 			continue;
 		}
 		prune_children(k, &pr, r);
-		*slot_find(k, pr.roots, k->root_nslots, k->roots[i].key, k->nodes[r].label,
+		*slot_find(pr.roots, k->root_nslots, k->roots[i].key, k->nodes[r].label,
 			   &probes) = k->roots[i];
 	}
 	free(pr.sum);
@@ -516,15 +519,12 @@ static int prune(struct ksf *k, size_t need)
 
 /* Room for an item: 3k nodes (a rebuild of tau, k-1 nodes, and of beta, 2k-2, in another tree,
  * plus 2 for the item) and as many entries in each table. Prunes at the budget. */
-static int reserve(struct ksf *k)
+static int reserve_slow(struct ksf *k, size_t need)
 {
-	size_t need = 3 * (size_t)k->k, n;
+	size_t n, r, e;
 	struct knode *nodes;
 	int err;
 
-	if (k->used + need <= k->cap && (k->st.roots + need) * 2 <= k->root_nslots &&
-	    (k->nedges + need) * 2 <= k->edge_nslots)
-		return 0;
 	if (k->used + need > k->lim.max_nodes && (err = prune(k, need)) < 0)
 		return err;
 	if (k->used + need > k->cap) {
@@ -537,9 +537,21 @@ static int reserve(struct ksf *k)
 		k->nodes = nodes;
 		k->cap = n;
 	}
-	if ((err = table_grow(k, &k->roots, &k->root_nslots, k->st.roots + need)) < 0)
+	if ((err = table_grow(&k->roots, &k->root_nslots, k->st.roots + need)) < 0 ||
+	    (err = table_grow(&k->edges, &k->edge_nslots, k->nedges + need)) < 0)
 		return err;
-	return table_grow(k, &k->edges, &k->edge_nslots, k->nedges + need);
+	/* Each node created adds at most one entry to one table: while `used` stays below this,
+	 * the room for an item is there. */
+	r = k->used + k->root_nslots / 2 - k->st.roots - need;
+	e = k->used + k->edge_nslots / 2 - k->nedges - need;
+	n = k->cap - need;
+	k->fast_limit = (n < r ? (n < e ? n : e) : (r < e ? r : e)) + 1;
+	return 0;
+}
+
+static inline int reserve(struct ksf *k)
+{
+	return k->used < k->fast_limit ? 0 : reserve_slow(k, 3 * (size_t)k->k);
 }
 
 /* --- activations --- */
@@ -639,6 +651,18 @@ static void recover(struct ksf *k, struct ksf_act *a, const uint64_t *ring)
 	a->epoch = k->epoch;
 }
 
+/* child_get, with the move-to-front head checked inline. */
+static inline uint32_t child_next(struct ksf *k, uint32_t parent, uint64_t label)
+{
+	uint32_t c = k->nodes[parent].child;
+
+	if (c != KNONE && k->nodes[c].label == label) {
+		k->st.scans++;
+		return c;
+	}
+	return child_get(k, parent, label);
+}
+
 /* Algorithm 4 for one path id. */
 static void step(struct ksf *k, struct ksf_act *a, uint64_t label)
 {
@@ -647,10 +671,10 @@ static void step(struct ksf *k, struct ksf_act *a, uint64_t label)
 		a->tau = root_get(k, a->routine, label);
 		k->st.root_lookups++;
 	} else {
-		a->tau = child_get(k, a->tau, label);
+		a->tau = child_next(k, a->tau, label);
 	}
 	if (a->beta != KNONE) {
-		a->beta = child_get(k, a->beta, label);
+		a->beta = child_next(k, a->beta, label);
 		k->nodes[a->beta].count++;
 		k->st.lower++;
 	} else {
@@ -670,12 +694,14 @@ int ksf_push(struct ksf *k, struct ksf_ctx *ctx, uint64_t label)
 	k->st.items++;
 	if (ctx->dead) {
 		k->st.dropped++;
+		k->untracked++;
 		return -E2BIG;
 	}
 	a = &ctx->acts[ctx->depth - 1];
 	if (k->k > 1)
 		ring = ctx->labels + (size_t)(ctx->depth - 1) * ring_len(k);
-	k->pos_hist[a->n < k->k - 1 ? a->n : k->k - 1]++;
+	if (a->n < k->k - 1)
+		k->pos_hist[a->n]++;
 	err = reserve(k);
 	if (err < 0) {
 		k->st.dropped++;
@@ -783,7 +809,7 @@ static int check_node(const struct ksf *k, struct check *ck, uint32_t v, uint32_
 				return -EUCLEAN;
 		if (n->flags & KN_INDEXED) {
 			ck->edges++;
-			if (slot_find(k, k->edges, k->edge_nslots, v, k->nodes[c].label, &probes)
+			if (slot_find(k->edges, k->edge_nslots, v, k->nodes[c].label, &probes)
 				->node != c)
 				return -EUCLEAN;
 		}
@@ -809,7 +835,7 @@ int ksf_check(const struct ksf *k)
 			continue;
 		roots++;
 		if (s->node >= k->hi ||
-		    slot_find(k, k->roots, k->root_nslots, s->key, k->nodes[s->node].label, &probes) !=
+		    slot_find(k->roots, k->root_nslots, s->key, k->nodes[s->node].label, &probes) !=
 			s)
 			err = -EUCLEAN;
 		else
@@ -965,6 +991,7 @@ int ksf_ipf_build(const struct ksf *k, const struct ksf_ipf_opts *opts, struct k
 {
 	struct ksf_ipf_opts o = opts ? *opts : (struct ksf_ipf_opts){0};
 	struct ksf_ipf *ipf = calloc(1, sizeof(*ipf));
+	uint64_t expect;
 	int err;
 
 	if (!ipf)
@@ -988,9 +1015,12 @@ int ksf_ipf_build(const struct ksf *k, const struct ksf_ipf_opts *opts, struct k
 		return err;
 	}
 	ipf->sums_known = !ipf->max_error && !o.one_routine;
-	for (unsigned j = 0; j < ipf->max_len; j++)
-		for (unsigned i = j; i < k->k; i++)
-			ipf->expect[j] += k->pos_hist[i];
+	/* Level j+1 sums the items at position >= j of their activation. */
+	expect = k->st.items - k->untracked;
+	for (unsigned j = 0; j < ipf->max_len; j++) {
+		ipf->expect[j] = expect;
+		expect -= j < k->k - 1 ? k->pos_hist[j] : 0;
+	}
 	*ret = ipf;
 	return 0;
 }

@@ -14,8 +14,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +24,7 @@
 #include <unistd.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/elfsym.h"
 #include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
 #include "kprof/symtab.h"
@@ -33,17 +32,11 @@
 #include "log.h"
 
 #define ELF_CACHE_MAX 1024
-#define ELF_MAX_SYMS (4u << 20)
-#define ELF_MAX_LOADS 16
 #define MAPS_MAX_BYTES (16u << 20)
 #define MAPS_MAX_ENTRIES 65536
 #define MAPS_RELOAD_NS (100 * 1000000ULL)
 #define PERFMAP_REFRESH_MIN_NS (50 * 1000000ULL)
 #define PERFMAP_READ_PER_REFRESH (64u << 20)
-
-struct elf_load {
-	uint64_t offset, vaddr, filesz;
-};
 
 struct elf_entry {
 	dev_t dev;
@@ -52,9 +45,7 @@ struct elf_entry {
 	unsigned refs;
 	int failed; /* not an ELF file or no symbols: remembered so it is not parsed again */
 	char *module;
-	struct symtab *syms;
-	int nloads;
-	struct elf_load loads[ELF_MAX_LOADS];
+	struct elfsym es;
 };
 
 struct symbolizer {
@@ -194,59 +185,6 @@ static void kallsyms_load(struct symbolizer *sz)
 
 /* ---- ELF cache ---- */
 
-static int elf_parse(int fd, struct elf_entry *e)
-{
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	Elf_Scn *scn = NULL;
-	size_t nph = 0;
-	int err = 0;
-
-	if (!elf)
-		return -EINVAL;
-	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nph) < 0) {
-		err = -ENOEXEC;
-		goto out;
-	}
-	for (size_t i = 0; i < nph && e->nloads < ELF_MAX_LOADS; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD)
-			e->loads[e->nloads++] =
-			    (struct elf_load){ph.p_offset, ph.p_vaddr, ph.p_filesz};
-	}
-	err = symtab_new(ELF_MAX_SYMS, &e->syms);
-	if (err < 0)
-		goto out;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize ||
-		    !(data = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym s;
-			const char *name;
-			int type;
-
-			if (!gelf_getsym(data, i, &s))
-				break;
-			type = GELF_ST_TYPE(s.st_info);
-			if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
-			    s.st_shndx == SHN_UNDEF || !s.st_value)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, s.st_name);
-			if (name && *name)
-				symtab_add(e->syms, s.st_value, s.st_size, name, strlen(name));
-		}
-	}
-	err = symtab_finish(e->syms, 4096);
-out:
-	elf_end(elf);
-	return err;
-}
-
 static void elf_put(struct symbolizer *sz, struct elf_entry *e)
 {
 	if (!e || e == &elf_none)
@@ -259,7 +197,7 @@ static void elf_entry_free(struct elf_entry *e)
 {
 	if (!e)
 		return;
-	symtab_free(e->syms);
+	elfsym_release(&e->es);
 	free(e->module);
 	free(e);
 }
@@ -306,7 +244,7 @@ static struct elf_entry *elf_get(struct symbolizer *sz, int fd, const char *path
 	e->ino = st.st_ino;
 	e->mtime = st.st_mtim;
 	e->module = strdup(base_name(path));
-	err = elf_parse(fd, e);
+	err = elfsym_load_fd(fd, &e->es);
 	if (err < 0 || !e->module) {
 		e->failed = 1;
 		log_debug("ELF %s: no symbols (%s)", path, strerror(err < 0 ? -err : ENOMEM));
@@ -320,8 +258,6 @@ int symbolizer_new(struct symbolizer **ret)
 {
 	struct symbolizer *sz;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOTSUP;
 	sz = calloc(1, sizeof(*sz));
 	if (!sz)
 		return -ENOMEM;
@@ -400,8 +336,8 @@ static struct elf_entry *mapping_elf(struct tsym *ts, size_t idx, const struct p
 	if (fd < 0 && !ts->gone && !strstr(m->path, " (deleted)")) {
 		_cleanup_close_ int root = -1;
 		struct open_how how = {
-			.flags = O_RDONLY | O_CLOEXEC,
-			.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+		    .flags = O_RDONLY | O_CLOEXEC,
+		    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 		};
 
 		snprintf(path, sizeof(path), "/proc/%d/root", ts->pid);
@@ -682,18 +618,11 @@ static bool elf_lookup(struct tsym *ts, const struct procmaps_entry *m, size_t i
 		       struct sym_result *r)
 {
 	struct elf_entry *e = mapping_elf(ts, idx, m);
-	uint64_t off = addr - m->start + m->offset, vaddr = off;
 	const struct symtab_sym *s;
 
 	if (e == &elf_none || e->failed)
 		return false;
-	for (int i = 0; i < e->nloads; i++) {
-		if (off >= e->loads[i].offset && off - e->loads[i].offset < e->loads[i].filesz) {
-			vaddr = off - e->loads[i].offset + e->loads[i].vaddr;
-			break;
-		}
-	}
-	s = symtab_lookup(e->syms, vaddr);
+	s = symtab_lookup(e->es.syms, elfsym_vaddr(&e->es, addr - m->start + m->offset));
 	r->module = e->module;
 	if (!s)
 		return false;
