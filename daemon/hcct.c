@@ -1,13 +1,14 @@
 /* hcct.c: (phi, eps)-HCCT with Space-Saving over MCCT nodes (see include/kprof/hcct.h).
  *
- * Nodes live in one pool indexed by uint32 (index 0 is the root), so a node is 32 bytes: key,
- * first-child / next-sibling / parent links, its slot in M and a pin count. Freed nodes go to a
- * free list threaded through `sibling`; the pool grows by doubling up to max_nodes and never
- * shrinks. M is three parallel arrays (node, count, err) so the counter scans of the lazy
- * minimum read one dense uint64 array; a node is monitored iff its `slot` is set, which needs no
- * dictionary (T:380). A takeover evicts the lowest slot holding the minimum (§1.3), and the
- * victim, if now an unmonitored leaf that no cursor stands on, is freed with every ancestor
- * left the same way (Algorithm 1). New children go to the head of the sibling list ([R]).
+ * Nodes live in one pool indexed by uint32 (index 0 is the root), so a node is 40 bytes: key,
+ * parent / first-child / next- and previous-sibling links (the previous one makes pruning O(1)
+ * however many siblings), its slot in M and a pin count. Freed nodes go to a free list threaded
+ * through `sibling`; the pool grows by doubling up to max_nodes and never shrinks. M is three
+ * parallel arrays (node, count, err) so the counter scans of the lazy minimum read one dense
+ * uint64 array; a node is monitored iff its `slot` is set, which needs no dictionary (T:380).
+ * A takeover evicts the lowest slot holding the minimum (§1.3), and the victim, if now an
+ * unmonitored leaf that no cursor stands on, is freed with every ancestor left the same way
+ * (Algorithm 1). New children go to the head of the sibling list ([R]).
  */
 #include <errno.h>
 #include <float.h>
@@ -30,7 +31,7 @@ struct hnode {
 	uint32_t prev; /* previous sibling, HCCT_NONE for the first child: O(1) unlink */
 	uint32_t slot; /* HCCT_NONE: not monitored */
 	uint32_t pins; /* cursors standing on this node */
-	uint32_t unused;
+	uint32_t pad;  /* explicit: the node is 40 bytes either way */
 };
 
 _Static_assert(sizeof(struct hnode) == 40, "MCCT node size");

@@ -14,8 +14,7 @@
 #include "kprof/hcct_metrics.h"
 
 /* Map entries to CCT indices and mark them in covered; -EINVAL if one is missing. */
-static int map_tree(const struct cct *c, const struct hcct_tree *t, uint32_t *map,
-		    uint8_t *covered)
+static int map_tree(const struct cct *c, const struct hcct_tree *t, uint32_t *map, uint8_t *covered)
 {
 	for (size_t i = 0; i < t->len; i++) {
 		const struct hcct_entry *e = &t->entries[i];

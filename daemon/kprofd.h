@@ -120,6 +120,17 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb);
 int target_restore(struct manager *m, const Kprof__SavedProfile *sp, struct target **ret);
 
 /* ---- store.c ---- */
+/* A target's profile as a kprof.SavedProfile message (for the state directory and for export);
+ * it points into the target's profile, so use it before the target changes. */
+struct saved_msg {
+	Kprof__SavedProfile msg;
+	Kprof__Target target;
+	Kprof__SavedFunction *fv, **fp;
+	Kprof__SavedStack *sv, **sp;
+};
+int saved_msg_build(const struct target *t, struct saved_msg *m);
+void saved_msg_release(struct saved_msg *m);
+
 struct store;
 /* Open (creating) the state directory; profiles go to DIR/profiles. */
 int store_open(const char *dir, struct store **ret);

@@ -26,6 +26,7 @@ struct pstack {
 	uint64_t count;
 	uint32_t off;
 	uint32_t len;
+	uint32_t tid;
 };
 
 struct profile {
@@ -49,6 +50,7 @@ struct profile {
 
 	uint64_t gen;
 	uint64_t samples, lost;
+	bool has_tids; /* some stack has tid != 0: folded output must merge threads */
 	size_t str_bytes;
 };
 
@@ -239,9 +241,9 @@ static void count_flat(struct profile *p, const uint32_t *ids, size_t n, uint64_
 	p->samples += count;
 }
 
-/* The stack equal to ids[0..n), or NULL and the free slot where it belongs. */
-static struct pstack *stack_find(struct profile *p, const uint32_t *ids, size_t n, uint64_t h,
-				 size_t *slot)
+/* The stack (tid, ids[0..n)), or NULL and the free slot where it belongs. */
+static struct pstack *stack_find(struct profile *p, uint32_t tid, const uint32_t *ids, size_t n,
+				 uint64_t h, size_t *slot)
 {
 	size_t j;
 
@@ -249,7 +251,7 @@ static struct pstack *stack_find(struct profile *p, const uint32_t *ids, size_t 
 	     j = (j + 1) & (p->stack_nslots - 1)) {
 		struct pstack *s = &p->stacks[p->stack_slots[j] - 1];
 
-		if (s->hash == h && s->len == n &&
+		if (s->hash == h && s->len == n && s->tid == tid &&
 		    (n == 0 || !memcmp(p->ids + s->off, ids, n * sizeof(*ids))))
 			return s;
 	}
@@ -257,7 +259,8 @@ static struct pstack *stack_find(struct profile *p, const uint32_t *ids, size_t 
 	return NULL;
 }
 
-static int stack_insert(struct profile *p, const uint32_t *ids, size_t n, uint64_t h)
+static int stack_insert(struct profile *p, uint32_t tid, const uint32_t *ids, size_t n,
+			uint64_t h)
 {
 	size_t slot;
 	int err;
@@ -274,10 +277,10 @@ static int stack_insert(struct profile *p, const uint32_t *ids, size_t n, uint64
 		if (err < 0)
 			return err;
 	}
-	stack_find(p, ids, n, h, &slot);
+	stack_find(p, tid, ids, n, h, &slot);
 	if (n) /* memcpy with a NULL pointer is undefined even for 0 bytes */
 		memcpy(p->ids + p->nids, ids, n * sizeof(*ids));
-	p->stacks[p->nstacks] = (struct pstack){.hash = h, .off = p->nids, .len = n};
+	p->stacks[p->nstacks] = (struct pstack){.hash = h, .off = p->nids, .len = n, .tid = tid};
 	p->nids += n;
 	p->stack_slots[slot] = ++p->nstacks;
 	return 0;
@@ -285,7 +288,13 @@ static int stack_insert(struct profile *p, const uint32_t *ids, size_t n, uint64
 
 int profile_add(struct profile *p, const uint32_t *ids, size_t n, uint64_t count)
 {
-	uint64_t h = hash_ids(ids, n);
+	return profile_add_tid(p, 0, ids, n, count);
+}
+
+int profile_add_tid(struct profile *p, uint32_t tid, const uint32_t *ids, size_t n,
+		    uint64_t count)
+{
+	uint64_t h = hash_ids(ids, n) ^ mix64(tid);
 	struct pstack *s = NULL;
 	size_t slot;
 	int err;
@@ -294,14 +303,15 @@ int profile_add(struct profile *p, const uint32_t *ids, size_t n, uint64_t count
 		if (ids[i] >= p->nfuncs)
 			return -EINVAL;
 	if (p->stack_nslots)
-		s = stack_find(p, ids, n, h, &slot);
+		s = stack_find(p, tid, ids, n, h, &slot);
 	if (!s) {
-		err = stack_insert(p, ids, n, h);
+		err = stack_insert(p, tid, ids, n, h);
 		if (err < 0) {
 			p->lost += count;
 			return err;
 		}
 		s = &p->stacks[p->nstacks - 1];
+		p->has_tids |= tid != 0;
 	}
 	s->count += count;
 	count_flat(p, ids, n, count);
@@ -311,8 +321,8 @@ int profile_add(struct profile *p, const uint32_t *ids, size_t n, uint64_t count
 int profile_foreach_stack(const struct profile *p, profile_stack_fn fn, void *userdata)
 {
 	for (size_t i = 0; i < p->nstacks; i++) {
-		int r =
-		    fn(p->ids + p->stacks[i].off, p->stacks[i].len, p->stacks[i].count, userdata);
+		const struct pstack *st = &p->stacks[i];
+		int r = fn(st->tid, p->ids + st->off, st->len, st->count, userdata);
 
 		if (r < 0)
 			return r;
@@ -374,7 +384,8 @@ static const char *folded_name(const struct profile_func *f)
 										: f->name;
 }
 
-static int folded_one(const uint32_t *ids, size_t n, uint64_t count, void *userdata)
+static int folded_one(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count,
+		      void *userdata)
 {
 	struct {
 		struct strbuf b;
@@ -383,6 +394,7 @@ static int folded_one(const uint32_t *ids, size_t n, uint64_t count, void *userd
 	size_t need = 24;
 	int err;
 
+	(void)tid;
 	if (n == 0)
 		return 0;
 	for (size_t i = 0; i < n; i++)
@@ -407,7 +419,54 @@ static int folded_one(const uint32_t *ids, size_t n, uint64_t count, void *userd
 	return 0;
 }
 
+static int folded_text(const struct profile *p, char **ret, size_t *ret_len);
+
+static int merge_one(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count, void *userdata)
+{
+	(void)tid;
+	return profile_add(userdata, ids, n, count);
+}
+
+/* A copy of p with the stacks of all threads merged (function ids stay the same). */
+static int merged_copy(const struct profile *p, struct profile **ret)
+{
+	struct profile_limits lim = p->lim;
+	struct profile *q;
+	int err;
+
+	lim.max_cache = 1;
+	err = profile_new(&lim, &q);
+	for (size_t i = 0; err >= 0 && i < p->nfuncs; i++) {
+		const struct profile_func *f = &p->funcs[i].f;
+
+		err = profile_intern(q, f->name, f->module, f->start, f->kind);
+	}
+	if (err >= 0)
+		err = profile_foreach_stack(p, merge_one, q);
+	if (err < 0) {
+		profile_free(q);
+		return err;
+	}
+	*ret = q;
+	return 0;
+}
+
 int profile_folded(const struct profile *p, char **ret, size_t *ret_len)
+{
+	struct profile *merged = NULL;
+	int err;
+
+	if (!p->has_tids)
+		return folded_text(p, ret, ret_len);
+	err = merged_copy(p, &merged);
+	if (err < 0)
+		return err;
+	err = folded_text(merged, ret, ret_len);
+	profile_free(merged);
+	return err;
+}
+
+static int folded_text(const struct profile *p, char **ret, size_t *ret_len)
 {
 	struct {
 		struct strbuf b;

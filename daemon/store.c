@@ -80,25 +80,6 @@ void store_free(struct store *st)
 	free(st);
 }
 
-struct pack_ctx {
-	Kprof__SavedStack *sv;
-	Kprof__SavedStack **sp;
-	size_t n;
-};
-
-static int pack_stack(const uint32_t *ids, size_t n, uint64_t count, void *userdata)
-{
-	struct pack_ctx *c = userdata;
-
-	kprof__saved_stack__init(&c->sv[c->n]);
-	c->sv[c->n].ids = (uint32_t *)ids;
-	c->sv[c->n].n_ids = n;
-	c->sv[c->n].count = count;
-	c->sp[c->n] = &c->sv[c->n];
-	c->n++;
-	return 0;
-}
-
 static int write_all(int fd, const uint8_t *p, size_t n)
 {
 	while (n > 0) {
@@ -115,53 +96,86 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
-int store_save(struct store *st, struct target *t)
+static int pack_stack(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count,
+		      void *userdata)
 {
-	Kprof__SavedProfile sp = KPROF__SAVED_PROFILE__INIT;
-	Kprof__Target tpb = KPROF__TARGET__INIT;
+	struct saved_msg *m = userdata;
+	Kprof__SavedStack *s = &m->sv[m->msg.n_stacks];
+
+	kprof__saved_stack__init(s);
+	s->ids = (uint32_t *)ids;
+	s->n_ids = n;
+	s->count = count;
+	s->tid = tid;
+	m->sp[m->msg.n_stacks++] = s;
+	return 0;
+}
+
+int saved_msg_build(const struct target *t, struct saved_msg *m)
+{
 	struct profile_stats ps;
 	size_t nf = profile_nfuncs(t->profile);
-	_cleanup_free_ Kprof__SavedFunction *fv = calloc(nf ? nf : 1, sizeof(*fv));
-	_cleanup_free_ Kprof__SavedFunction **fp = calloc(nf ? nf : 1, sizeof(*fp));
-	_cleanup_free_ uint8_t *buf = NULL;
-	_cleanup_free_ char *name = NULL, *tmp = NULL;
-	_cleanup_close_ int fd = -1;
-	struct pack_ctx pc = {0};
-	size_t len;
-	int err;
 
+	memset(m, 0, sizeof(*m));
+	kprof__saved_profile__init(&m->msg);
+	kprof__target__init(&m->target);
 	profile_get_stats(t->profile, &ps);
-	pc.sv = calloc(ps.stacks ? ps.stacks : 1, sizeof(*pc.sv));
-	pc.sp = calloc(ps.stacks ? ps.stacks : 1, sizeof(*pc.sp));
-	if (!fv || !fp || !pc.sv || !pc.sp) {
-		err = -ENOMEM;
-		goto out;
+	m->fv = calloc(nf ? nf : 1, sizeof(*m->fv));
+	m->fp = calloc(nf ? nf : 1, sizeof(*m->fp));
+	m->sv = calloc(ps.stacks ? ps.stacks : 1, sizeof(*m->sv));
+	m->sp = calloc(ps.stacks ? ps.stacks : 1, sizeof(*m->sp));
+	if (!m->fv || !m->fp || !m->sv || !m->sp) {
+		saved_msg_release(m);
+		return -ENOMEM;
 	}
 	for (size_t i = 0; i < nf; i++) {
 		const struct profile_func *f = profile_func_get(t->profile, i);
 
-		kprof__saved_function__init(&fv[i]);
-		fv[i].name = (char *)f->name;
-		fv[i].module = (char *)f->module;
-		fv[i].start = f->start;
-		fv[i].kind = (Kprof__FrameKind)f->kind;
-		fp[i] = &fv[i];
+		kprof__saved_function__init(&m->fv[i]);
+		m->fv[i].name = (char *)f->name;
+		m->fv[i].module = (char *)f->module;
+		m->fv[i].start = f->start;
+		m->fv[i].kind = (Kprof__FrameKind)f->kind;
+		m->fp[i] = &m->fv[i];
 	}
-	profile_foreach_stack(t->profile, pack_stack, &pc);
-	target_fill_pb(t, &tpb);
-	sp.format = 1;
-	sp.target = &tpb;
-	sp.n_functions = nf;
-	sp.functions = fp;
-	sp.n_stacks = pc.n;
-	sp.stacks = pc.sp;
-	len = kprof__saved_profile__get_packed_size(&sp);
+	profile_foreach_stack(t->profile, pack_stack, m);
+	target_fill_pb(t, &m->target);
+	m->msg.format = 1;
+	m->msg.target = &m->target;
+	m->msg.n_functions = nf;
+	m->msg.functions = m->fp;
+	m->msg.stacks = m->sp;
+	return 0;
+}
+
+void saved_msg_release(struct saved_msg *m)
+{
+	free(m->fv);
+	free(m->fp);
+	free(m->sv);
+	free(m->sp);
+	memset(m, 0, sizeof(*m));
+}
+
+int store_save(struct store *st, struct target *t)
+{
+	struct saved_msg m;
+	_cleanup_free_ uint8_t *buf = NULL;
+	_cleanup_free_ char *name = NULL, *tmp = NULL;
+	_cleanup_close_ int fd = -1;
+	size_t len;
+	int err;
+
+	err = saved_msg_build(t, &m);
+	if (err < 0)
+		goto out;
+	len = kprof__saved_profile__get_packed_size(&m.msg);
 	buf = malloc(len ? len : 1);
 	if (!buf) {
 		err = -ENOMEM;
 		goto out;
 	}
-	kprof__saved_profile__pack(&sp, buf);
+	kprof__saved_profile__pack(&m.msg, buf);
 	if (asprintf(&name, "%d-%llu.kprof", t->pid, (unsigned long long)t->attached_ns) < 0 ||
 	    asprintf(&tmp, ".%s.tmp", name) < 0) {
 		err = -ENOMEM;
@@ -186,8 +200,7 @@ int store_save(struct store *st, struct target *t)
 	log_debug("pid %d: profile saved to %s/%s (%zu bytes)", t->pid, st->path, t->saved_name,
 		  len);
 out:
-	free(pc.sv);
-	free(pc.sp);
+	saved_msg_release(&m);
 	if (err < 0)
 		log_err("pid %d: cannot save the profile in %s: %s", t->pid, st->path,
 			strerror(-err));

@@ -144,7 +144,7 @@ int target_restore(struct manager *m, const Kprof__SavedProfile *sp, struct targ
 				ids[j] = map[s->ids[j]];
 		}
 		if (err >= 0)
-			err = profile_add(t->profile, ids, s->n_ids, s->count);
+			err = profile_add_tid(t->profile, s->tid, ids, s->n_ids, s->count);
 	}
 	if (err < 0) {
 		target_free(t);
@@ -232,7 +232,7 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	if (n == 0 && (id = special_id(t, "[no stack]")) >= 0)
 		t->ids[n++] = id;
 	t->samples++;
-	profile_add(t->profile, t->ids, n, 1);
+	profile_add_tid(t->profile, s->tid, t->ids, n, 1);
 }
 
 void target_fill_pb(const struct target *t, Kprof__Target *pb)

@@ -24,7 +24,7 @@
  * The lazy minimum costs O(1) amortized with unit weights; a large weight can cost O(m).
  *
  * Memory is bounded by eps, never by the stream length: sizeof(struct hcct) + 20 m bytes for M,
- * plus 32 bytes per slot of the node pool, which grows by doubling up to max_nodes. Live
+ * plus 40 bytes per slot of the node pool, which grows by doubling up to max_nodes. Live
  * nodes <= 1 + (m + C) D, where C is the number of cursors away from the root and D <= max_depth
  * the longest context: only monitored contexts, their ancestors and cursor paths are kept.
  * Events that would exceed max_nodes or max_depth are refused and counted in `lost`.
@@ -39,7 +39,7 @@
 
 #define HCCT_NONE UINT32_MAX
 #define HCCT_MAX_SLOTS (1u << 26) /* eps >= 1.5e-8 */
-#define HCCT_MAX_NODES (1u << 30) /* 32 GiB of nodes */
+#define HCCT_MAX_NODES (1u << 30) /* 40 GiB of nodes */
 #define HCCT_DEFAULT_MAX_DEPTH 1024u
 
 struct hcct;
@@ -75,13 +75,13 @@ enum {
 /* One context of a query result. A context's true frequency lies in [count - err, count]. */
 struct hcct_entry {
 	uint64_t call_site;
-	uint64_t count;	 /* Space-Saving counter; 0 when not monitored (cold ancestor) */
-	uint64_t err;	 /* overestimation bound; 0 when not monitored */
-	uint32_t id;	 /* routine id */
-	uint32_t parent; /* index of the parent entry; HCCT_NONE for children of the root */
-	uint32_t depth;	 /* 1 for children of the root */
-	uint32_t slot;	 /* index in M, HCCT_NONE when not monitored (for tests and dumps) */
-	uint32_t flags;	 /* HCCT_ENTRY_* */
+	uint64_t count;	   /* Space-Saving counter; 0 when not monitored (cold ancestor) */
+	uint64_t err;	   /* overestimation bound; 0 when not monitored */
+	uint32_t id;	   /* routine id */
+	uint32_t parent;   /* index of the parent entry; HCCT_NONE for children of the root */
+	uint32_t depth;	   /* 1 for children of the root */
+	uint32_t slot;	   /* index in M, HCCT_NONE when not monitored (for tests and dumps) */
+	uint32_t flags;	   /* HCCT_ENTRY_* */
 	uint32_t children; /* entries whose parent this is (0: a leaf of the result) */
 };
 

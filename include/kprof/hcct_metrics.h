@@ -29,25 +29,25 @@ struct hcct_metrics {
 	uint64_t threshold; /* floor(phi N) */
 	uint64_t w_max;
 	double tau;
-	size_t contexts;	 /* CCT nodes, root excluded */
-	size_t exact_hcct;	 /* nodes of the exact HCCT: H and its ancestors */
-	size_t tree_nodes;	 /* entries of HCCT' */
-	size_t hot_contexts;	 /* |H| */
-	size_t hot;		 /* |A & H| */
-	size_t false_positives;	 /* |A - H| */
-	size_t false_negatives;	 /* |H - A| */
-	size_t cold;		 /* entries of HCCT' not in A */
-	size_t cover_num;	 /* hot-by-tau contexts in HCCT' */
-	size_t cover_den;	 /* hot-by-tau contexts in the CCT */
-	double overlap;		 /* fraction, 0..1 */
-	double cover;		 /* fraction, 0..1 (1 when cover_den is 0) */
-	double max_uncov;	 /* percent of w_max */
-	double avg_uncov;	 /* percent of w_max */
-	double max_err;		 /* percent, over A & H */
-	double avg_err;		 /* percent, over A & H */
-	double max_err_a;	 /* percent, over A */
-	double avg_err_a;	 /* percent, over A */
-	double tau_full;	 /* floor(phi N) / w_max: the smallest tau with full cover (T:1824) */
+	size_t contexts;	/* CCT nodes, root excluded */
+	size_t exact_hcct;	/* nodes of the exact HCCT: H and its ancestors */
+	size_t tree_nodes;	/* entries of HCCT' */
+	size_t hot_contexts;	/* |H| */
+	size_t hot;		/* |A & H| */
+	size_t false_positives; /* |A - H| */
+	size_t false_negatives; /* |H - A| */
+	size_t cold;		/* entries of HCCT' not in A */
+	size_t cover_num;	/* hot-by-tau contexts in HCCT' */
+	size_t cover_den;	/* hot-by-tau contexts in the CCT */
+	double overlap;		/* fraction, 0..1 */
+	double cover;		/* fraction, 0..1 (1 when cover_den is 0) */
+	double max_uncov;	/* percent of w_max */
+	double avg_uncov;	/* percent of w_max */
+	double max_err;		/* percent, over A & H */
+	double avg_err;		/* percent, over A & H */
+	double max_err_a;	/* percent, over A */
+	double avg_err_a;	/* percent, over A */
+	double tau_full; /* floor(phi N) / w_max: the smallest tau with full cover (T:1824) */
 };
 
 /* Compare tree (from hcct_query() on some stream) with c (the exact CCT of that stream) at

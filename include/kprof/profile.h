@@ -60,8 +60,13 @@ size_t profile_nfuncs(const struct profile *p);
  * 0 on success; -ENOSPC when the stack tables are full (the samples are counted in `lost`);
  * -EINVAL for an unknown id. */
 int profile_add(struct profile *p, const uint32_t *ids, size_t n, uint64_t count);
+/* The same for a thread: stacks are kept per (tid, ids); flat counts and folded output merge
+ * the threads. profile_add is profile_add_tid with tid 0. */
+int profile_add_tid(struct profile *p, uint32_t tid, const uint32_t *ids, size_t n,
+		    uint64_t count);
 
-typedef int (*profile_stack_fn)(const uint32_t *ids, size_t n, uint64_t count, void *userdata);
+typedef int (*profile_stack_fn)(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count,
+				void *userdata);
 /* Calls fn for each distinct stack; stops at and returns fn's first negative return. */
 int profile_foreach_stack(const struct profile *p, profile_stack_fn fn, void *userdata);
 

@@ -146,7 +146,8 @@ static void test_cursors(void **state)
 	assert_int_equal(cct_cursor_enter(c, &a, INIT, 0), 0);
 	assert_int_equal(cct_cursor_exit(c, &b), 0);
 	assert_int_equal(cct_cursor_exit(c, &b), -EINVAL);
-	assert_int_equal(cct_cursor_enter(c, &b, INIT, 0), 0); /* not under main: b is at the root */
+	assert_int_equal(cct_cursor_enter(c, &b, INIT, 0),
+			 0); /* not under main: b is at the root */
 	assert_int_equal(count_of(c, p, 1), 2);
 	assert_int_equal(count_of(c, p, 2), 1);
 	assert_int_equal(count_of(c, &p[1], 1), 1);
@@ -223,8 +224,8 @@ static void test_bad_input(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_tv_h1), cmocka_unit_test(test_stacks),
-	    cmocka_unit_test(test_cursors), cmocka_unit_test(test_caps),
+	    cmocka_unit_test(test_tv_h1),     cmocka_unit_test(test_stacks),
+	    cmocka_unit_test(test_cursors),   cmocka_unit_test(test_caps),
 	    cmocka_unit_test(test_bad_input),
 	};
 

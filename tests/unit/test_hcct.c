@@ -27,13 +27,14 @@
 #define BUF 4096
 
 static const char *const names[] = {"main", "init", "leaf", "log", "work", "report",
-				    "a",    "b",    "c",    "d",   "e",    "f"};
+				    "a",    "b",    "c",    "d",   "e",	   "f"};
 #define NNAMES (sizeof(names) / sizeof(names[0]))
 
 /* The literal event stream of TV-H1 (name = enter, X = exit). */
-static const char *const trace_h = "main init leaf X log X X work leaf X leaf X X work leaf X leaf X "
-				   "X work leaf X leaf X X init log X X work leaf X leaf X X report "
-				   "log X X X";
+static const char *const trace_h =
+    "main init leaf X log X X work leaf X leaf X X work leaf X leaf X "
+    "X work leaf X leaf X X init log X X work leaf X leaf X X report "
+    "log X X X";
 
 static uint32_t id_of(const char *name, size_t len)
 {
@@ -60,8 +61,7 @@ static size_t parse_trace(const char *s, int *ev, size_t max)
 	return n;
 }
 
-static struct hcct *new_hcct(uint32_t slots, uint32_t max_nodes, uint32_t max_depth,
-			     uint32_t flags)
+static struct hcct *new_hcct(uint32_t slots, uint32_t max_nodes, uint32_t max_depth, uint32_t flags)
 {
 	struct hcct_params p = {
 	    .slots = slots, .max_nodes = max_nodes, .max_depth = max_depth, .flags = flags};
@@ -646,8 +646,8 @@ static uint32_t *map_to_cct(const struct hcct_tree *t, const struct cct *c)
 	assert_non_null(map);
 	for (size_t i = 0; i < t->len; i++) {
 		const struct hcct_entry *e = &t->entries[i];
-		int x = cct_child(c, e->parent == HCCT_NONE ? 0 : map[e->parent], e->id,
-				  e->call_site);
+		int x =
+		    cct_child(c, e->parent == HCCT_NONE ? 0 : map[e->parent], e->id, e->call_site);
 
 		if (x < 0)
 			fail_msg("entry %zu (id %u) is not in the CCT", i, e->id);
@@ -1051,7 +1051,8 @@ static void test_query_format(void **state)
 	s2 = stats(h);
 	/* non-destructive */
 	assert_int_equal(before->len, after->len);
-	assert_memory_equal(before->entries, after->entries, before->len * sizeof(*before->entries));
+	assert_memory_equal(before->entries, after->entries,
+			    before->len * sizeof(*before->entries));
 	assert_memory_equal(&s1, &s2, sizeof(s1)); /* no padding: see hcct.c */
 	assert_int_equal(t->n, 5000);
 	assert_int_equal(t->threshold, 100);
@@ -1067,7 +1068,8 @@ static void test_query_format(void **state)
 			assert_true(e->parent < i);
 			assert_int_equal(e->depth, t->entries[e->parent].depth + 1);
 		}
-		/* siblings by (id, call_site): the previous entry with the same parent is smaller */
+		/* siblings by (id, call_site): the previous entry with the same parent is smaller
+		 */
 		for (size_t j = i; j-- > 0;)
 			if (t->entries[j].parent == e->parent) {
 				assert_true(t->entries[j].id < e->id ||
@@ -1218,8 +1220,8 @@ static void test_node_cap(void **state)
 	assert_int_equal(hcct_enter(h, 5, 0), -ENOSPC);
 	assert_int_equal(hcct_enter(h, 5, 0), -ENOSPC);
 	assert_int_equal(hcct_exit(h), 0);
-	assert_int_equal(hcct_exit(h), 0); /* the refused enters are exited */
-	assert_int_equal(hcct_exit(h), 0); /* leaves work */
+	assert_int_equal(hcct_exit(h), 0);	  /* the refused enters are exited */
+	assert_int_equal(hcct_exit(h), 0);	  /* leaves work */
 	assert_int_equal(hcct_enter(h, 4, 0), 0); /* an existing node: fine at the cap */
 	check(h);
 	assert_int_equal(hcct_exit(h), 0);

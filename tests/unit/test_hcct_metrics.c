@@ -33,10 +33,10 @@ enum { MAIN, INIT, LEAF, LOG, WORK, REPORT };
 /* TV-H1's trace fed to both structures. */
 static void feed(struct hcct *h, struct cct *c)
 {
-	static const int ev[] = {MAIN, INIT,   LEAF, -1, LOG,  -1, -1,   WORK, LEAF, -1, LEAF, -1,
-				 -1,   WORK,   LEAF, -1, LEAF, -1, -1,   WORK, LEAF, -1, LEAF, -1,
-				 -1,   INIT,   LOG,  -1, -1,   WORK, LEAF, -1,   LEAF, -1, -1,   REPORT,
-				 LOG,  -1,     -1,   -1};
+	static const int ev[] = {MAIN, INIT, LEAF, -1,	 LOG,  -1,     -1,   WORK, LEAF, -1,
+				 LEAF, -1,   -1,   WORK, LEAF, -1,     LEAF, -1,   -1,	 WORK,
+				 LEAF, -1,   LEAF, -1,	 -1,   INIT,   LOG,  -1,   -1,	 WORK,
+				 LEAF, -1,   LEAF, -1,	 -1,   REPORT, LOG,  -1,   -1,	 -1};
 
 	for (size_t i = 0; i < sizeof(ev) / sizeof(ev[0]); i++) {
 		if (ev[i] < 0) {
@@ -288,8 +288,8 @@ static void test_bad_input(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_tv_h1), cmocka_unit_test(test_tv_h2),
-	    cmocka_unit_test(test_stacks), cmocka_unit_test(test_empty),
+	    cmocka_unit_test(test_tv_h1),     cmocka_unit_test(test_tv_h2),
+	    cmocka_unit_test(test_stacks),    cmocka_unit_test(test_empty),
 	    cmocka_unit_test(test_bad_input),
 	};
 

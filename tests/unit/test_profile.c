@@ -167,8 +167,10 @@ struct collected {
 	char text[1024];
 };
 
-static int collect_stack(const uint32_t *ids, size_t n, uint64_t count, void *userdata)
+static int collect_stack(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count,
+			 void *userdata)
 {
+	(void)tid;
 	struct collected *c = userdata;
 	size_t len = strlen(c->text);
 
@@ -681,8 +683,10 @@ struct naive_walk {
 	size_t n, i;
 };
 
-static int check_stack(const uint32_t *ids, size_t n, uint64_t count, void *userdata)
+static int check_stack(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count,
+		       void *userdata)
 {
+	(void)tid;
 	struct naive_walk *w = userdata;
 	const struct naive_stack *s;
 
@@ -844,6 +848,26 @@ static void test_empty_stack_first(void **state)
 	profile_free(p);
 }
 
+/* Stacks are kept per thread; flat counts and folded output merge the threads. */
+static void test_threads(void **state)
+{
+	struct profile *p = new_profile(NULL);
+	uint32_t a = fn(p, "a"), b = fn(p, "b"), ab[] = {a, b};
+	struct collected col = {0};
+
+	(void)state;
+	assert_int_equal(profile_add_tid(p, 101, ab, 2, 3), 0);
+	assert_int_equal(profile_add_tid(p, 102, ab, 2, 4), 0);
+	assert_int_equal(profile_add_tid(p, 101, ab, 2, 1), 0);
+	assert_int_equal(stats(p).stacks, 2);
+	assert_int_equal(stats(p).samples, 8);
+	assert_int_equal(profile_func_get(p, b)->self, 8);
+	assert_int_equal(profile_func_get(p, a)->total, 8);
+	expect_folded(p, "a;b 8\n");
+	assert_int_equal(profile_foreach_stack(p, collect_stack, &col), 0);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -855,7 +879,8 @@ int main(void)
 	    cmocka_unit_test(test_cap_stack_ids), cmocka_unit_test(test_cap_funcs),
 	    cmocka_unit_test(test_cache),	  cmocka_unit_test(test_cache_cap),
 	    cmocka_unit_test(test_stats),	  cmocka_unit_test(test_random),
-	    cmocka_unit_test(test_intern_null),	  cmocka_unit_test(test_empty_stack_first),
+	    cmocka_unit_test(test_intern_null),
+	    cmocka_unit_test(test_threads),	  cmocka_unit_test(test_empty_stack_first),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
