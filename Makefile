@@ -16,7 +16,7 @@ PROTOC_C ?= protoc-c
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.1.0)
 
 # Packages the build, the tests and the demo need (Debian 12).
-DEPS := clang llvm make g++ pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libsystemd-dev \
+DEPS := clang llvm make g++ pkg-config golang-go libbpf-dev bpftool libelf-dev zlib1g-dev libsystemd-dev \
 	protobuf-c-compiler libprotobuf-c-dev libcmocka-dev libcapstone-dev libncurses-dev \
 	binutils-dev libinih-dev nodejs procps util-linux tmux python3 systemd
 
@@ -27,10 +27,12 @@ CFLAGS += -std=gnu11 $(WFLAGS) -fno-omit-frame-pointer -D_GNU_SOURCE \
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 
 DAEMON_LIBS := -lbpf -lelf -lz -lsystemd -lprotobuf-c -linih -lstdc++ -lm
-CLI_LIBS := -lprotobuf-c -lm
+CLI_LIBS := -lprotobuf-c -lz -lm
 
 PROTO_C := $(BUILD)/proto/kprof.pb-c.c
 PROTO_H := $(BUILD)/proto/kprof.pb-c.h
+PPROF_C := $(BUILD)/proto/profile.pb-c.c
+PPROF_H := $(BUILD)/proto/profile.pb-c.h
 SKELS := $(BUILD)/sampler.skel.h
 
 # Pure modules (no I/O) and the glue around them.
@@ -39,10 +41,11 @@ PURE := daemon/perfmap.c daemon/symtab.c daemon/profile.c daemon/procmaps.c daem
 GLUE := daemon/main.c daemon/manager.c daemon/loader.c daemon/sampler.c daemon/symbolize.c \
 	daemon/control.c daemon/target.c daemon/store.c daemon/log.c
 DAEMON_SRC := $(GLUE) $(PURE) proto/frame.c $(PROTO_C)
-CLI_SRC := cli/kprofctl.c cli/client.c cli/render.c proto/frame.c $(PROTO_C)
+CLI_SRC := cli/kprofctl.c cli/client.c cli/render.c cli/export.c cli/pprof.c daemon/profile.c \
+	proto/frame.c $(PROTO_C) $(PPROF_C)
 
 UNIT_TESTS := test_symtab test_perfmap test_profile test_frame test_procmaps test_render test_config \
-	test_cfg test_elfsym
+	test_cfg test_elfsym test_pprof
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
 # Keep the BPF objects between the object and the skeleton steps.
@@ -87,12 +90,15 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 $(PROTO_C) $(PROTO_H): proto/kprof.proto | $(BUILD)
 	$(PROTOC_C) --c_out=$(BUILD) $<
 
+$(PPROF_C) $(PPROF_H): proto/profile.proto | $(BUILD)
+	$(PROTOC_C) --c_out=$(BUILD) $<
+
 HDRS := $(wildcard include/kprof/*.h daemon/*.h cli/*.h)
 
 $(BUILD)/kprofd: $(DAEMON_SRC) $(HDRS) $(SKELS) $(PROTO_H)
 	$(CC) $(CFLAGS) -o $@ $(DAEMON_SRC) $(DAEMON_LIBS)
 
-$(BUILD)/kprofctl: $(CLI_SRC) $(HDRS) $(PROTO_H)
+$(BUILD)/kprofctl: $(CLI_SRC) $(HDRS) $(PROTO_H) $(PPROF_H)
 	$(CC) $(CFLAGS) -o $@ $(CLI_SRC) $(CLI_LIBS)
 
 # The fixture is built with clang: gcc may drop leaf frames even with -fno-omit-frame-pointer.
@@ -109,8 +115,9 @@ $(BUILD)/tests/test_render: cli/render.c $(PROTO_C)
 $(BUILD)/tests/test_config: daemon/config.c
 $(BUILD)/tests/test_cfg: daemon/cfg.c
 $(BUILD)/tests/test_elfsym: daemon/elfsym.c daemon/symtab.c
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(HDRS) $(PROTO_H) | $(BUILD)/tests
-	$(CC) $(CFLAGS) $(SAN) -o $@ $(filter %.c,$^) -lcmocka -lprotobuf-c -linih -lcapstone -lelf -lm
+$(BUILD)/tests/test_pprof: cli/pprof.c $(PROTO_C) $(PPROF_C)
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(HDRS) $(PROTO_H) $(PPROF_H) | $(BUILD)/tests
+	$(CC) $(CFLAGS) $(SAN) -o $@ $(filter %.c,$^) -lcmocka -lprotobuf-c -linih -lcapstone -lelf -lz -lm
 
 unit: $(UNIT_BINS)
 integration: all

@@ -84,7 +84,8 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-"$KPROFD" --socket "$SOCK" >"$TDIR/kprofd.log" 2>&1 &
+# Kept profiles go to a private state directory, as they would to /var/lib/kprofd in production.
+"$KPROFD" --socket "$SOCK" --state-dir "$TDIR/state" >"$TDIR/kprofd.log" 2>&1 &
 DAEMON_PID=$!
 up=0
 for ((i = 0; i < 200; i++)); do
@@ -146,22 +147,16 @@ def status():
     return json.loads(ctl("status", "--json"))
 
 
-def target(pid):
-    for t in json.loads(ctl("list", "--json"))["targets"]:
-        if t["pid"] == pid:
-            return t
-    return None
-
-
-def wait_exited(pid, timeout=20.0):
-    """Poll until kprofd has seen the target exit and kept its profile."""
+def wait_detached(pid, timeout=20.0):
+    """Poll until kprofd has seen the target (its only one) exit: every sample is then counted."""
     deadline = time.monotonic() + timeout
     while True:
-        t = target(pid)
-        if t is not None and t["state"] == "exited":
-            return t
+        st = status()
+        if st["targets_attached"] == 0:
+            return st
         if time.monotonic() > deadline:
-            sys.exit("bench: kprofd did not report pid %d as exited (last: %r)" % (pid, t))
+            sys.exit("bench: kprofd still reports %d attached targets 20 s after pid %d exited"
+                     % (st["targets_attached"], pid))
         time.sleep(0.02)
 
 
@@ -170,7 +165,8 @@ def run_minijit(rounds, freq=None):
 
     Both kinds of runs do the same steps (spawn, read stderr until the ready line, read it to
     EOF, reap); a profiled run also attaches as soon as the ready line is seen.
-    Returns (wall seconds, pid, seconds from ready to the end of the attach call or None)."""
+    Returns (wall seconds, CPU seconds of minijit, pid, seconds from ready to the end of the
+    attach call or None)."""
     attach_s = None
     t0 = time.perf_counter()
     p = subprocess.Popen([MINIJIT, "--rounds", str(rounds), "--cleanup"],
@@ -197,12 +193,13 @@ def run_minijit(rounds, freq=None):
             if not chunk:
                 break
             buf += chunk
-        rc = p.wait()
+        _, st, ru = os.wait4(p.pid, 0)
         t1 = time.perf_counter()
+        rc = p.returncode = os.waitstatus_to_exitcode(st)
         if rc != 0:
             sys.exit("bench: minijit (pid %d) exited with status %d: %s"
                      % (p.pid, rc, buf.decode(errors="replace").strip()))
-        return t1 - t0, p.pid, attach_s
+        return t1 - t0, ru.ru_utime + ru.ru_stime, p.pid, attach_s
     finally:
         if p.poll() is None:
             p.kill()
@@ -218,16 +215,12 @@ def measured(rounds, freq=None):
     """A run between two `kprofctl status` calls: the CPU time of the daemon and samples over it.
 
     The status calls are outside the timed part. For a profiled run the second one waits until
-    kprofd has seen the exit, so every sample of the run is counted."""
+    kprofd has seen the exit (no target attached), so every sample of the run is counted."""
     s0 = status()
-    wall, pid, attach_s = run_minijit(rounds, freq)
-    t = wait_exited(pid) if freq is not None else None
-    s1 = status()
-    r = dict(wall=wall, pid=pid, attach_s=attach_s, samples=s1["samples"] - s0["samples"],
+    wall, cpu, pid, attach_s = run_minijit(rounds, freq)
+    s1 = wait_detached(pid) if freq is not None else status()
+    r = dict(wall=wall, cpu=cpu, pid=pid, attach_s=attach_s, samples=s1["samples"] - s0["samples"],
              cpu_ns=s1["cpu_ns"] - s0["cpu_ns"], drops=s1["drops"] - s0["drops"])
-    if t is not None and r["samples"] != t["samples"]:
-        log("note: pid %d: %d samples in status, %d in its profile"
-            % (pid, r["samples"], t["samples"]))
     return r
 
 
@@ -239,6 +232,14 @@ measured(WARMUP_ROUNDS)
 for f in FREQS:
     measured(WARMUP_ROUNDS, f)
 
+def cpu_stat():
+    """(busy, steal, total) jiffies of all CPUs from /proc/stat."""
+    with open("/proc/stat") as fh:
+        v = [int(x) for x in fh.readline().split()[1:]]
+    total = sum(v[:8])  # guest time is already inside user and nice
+    return total - v[3] - v[4], v[7], total
+
+
 rows, raw = [], []
 
 
@@ -247,6 +248,7 @@ def med(pairs, fn):
 
 
 t_start = time.monotonic()
+stat0 = cpu_stat()
 for f in FREQS:
     pairs = []
     for i in range(1, PAIRS + 1):
@@ -257,21 +259,27 @@ for f in FREQS:
             p = measured(ROUNDS, f)
             u = measured(ROUNDS)
         ratio = p["wall"] / u["wall"]
+        cpu_ratio = p["cpu"] / u["cpu"] if u["cpu"] > 0 else float("nan")
         per_sample = p["cpu_ns"] / 1000 / p["samples"] if p["samples"] else float("nan")
         above_idle = ((p["cpu_ns"] - u["cpu_ns"]) / 1000 / p["samples"] if p["samples"]
                       else float("nan"))
-        pairs.append(dict(u=u, p=p, ratio=ratio, per_sample=per_sample, above_idle=above_idle))
+        pairs.append(dict(u=u, p=p, ratio=ratio, cpu_ratio=cpu_ratio, per_sample=per_sample, above_idle=above_idle))
         raw.append((f, i, "unprofiled first" if i % 2 == 0 else "profiled first", u, p))
-        log("%4d Hz pair %d/%d: unprofiled %.3f s, profiled %.3f s, ratio %.4f, %d samples, "
-            "daemon %.1f ms (idle run %.1f ms), %.2f us/sample, %d drops"
-            % (f, i, PAIRS, u["wall"], p["wall"], ratio, p["samples"], p["cpu_ns"] / 1e6,
-               u["cpu_ns"] / 1e6, per_sample, p["drops"]))
+        log("%4d Hz pair %d/%d: unprofiled %.3f s (cpu %.3f), profiled %.3f s (cpu %.3f), "
+            "ratio %.4f (cpu %.4f), %d samples, daemon %.1f ms (unprofiled run %.1f ms), "
+            "%.2f us/sample, %d drops"
+            % (f, i, PAIRS, u["wall"], u["cpu"], p["wall"], p["cpu"], ratio, cpu_ratio,
+               p["samples"], p["cpu_ns"] / 1e6, u["cpu_ns"] / 1e6, per_sample, p["drops"]))
     rows.append(dict(
         freq=f,
         u_med=med(pairs, lambda x: x["u"]["wall"]),
         p_med=med(pairs, lambda x: x["p"]["wall"]),
         r_med=med(pairs, lambda x: x["ratio"]),
         r_min=min(x["ratio"] for x in pairs), r_max=max(x["ratio"] for x in pairs),
+        c_med=med(pairs, lambda x: x["cpu_ratio"]),
+        c_min=min(x["cpu_ratio"] for x in pairs), c_max=max(x["cpu_ratio"] for x in pairs),
+        u_share=med(pairs, lambda x: x["u"]["cpu"] / x["u"]["wall"]),
+        p_share=med(pairs, lambda x: x["p"]["cpu"] / x["p"]["wall"]),
         samples_med=med(pairs, lambda x: x["p"]["samples"]),
         expected=med(pairs, lambda x: x["p"]["wall"] * f),
         cpu_ms_med=med(pairs, lambda x: x["p"]["cpu_ns"] / 1e6),
@@ -281,6 +289,9 @@ for f in FREQS:
         attach_ms_med=med(pairs, lambda x: x["p"]["attach_s"] * 1000),
         drops=sum(x["p"]["drops"] for x in pairs)))
 elapsed = time.monotonic() - t_start
+stat1 = cpu_stat()
+busy_pct = 100.0 * (stat1[0] - stat0[0]) / max(stat1[2] - stat0[2], 1)
+steal_pct = 100.0 * (stat1[1] - stat0[1]) / max(stat1[2] - stat0[2], 1)
 
 
 env = os.environ
@@ -295,16 +306,21 @@ out.append("* Other kprofd or minijit processes when the run started: %s"
 out.append("* Workload: `minijit --rounds %d --cleanup`, %d pairs per frequency, order alternated "
            "(odd pairs profiled first, even pairs unprofiled first); the measured pairs took %.0f s"
            % (ROUNDS, PAIRS, elapsed))
+out.append("* CPUs during the measured pairs (/proc/stat): %.0f%% busy over the %s CPUs "
+           "(one busy CPU = %.0f%%), %.1f%% stolen by the hypervisor"
+           % (busy_pct, env["BENCH_NPROC"], 100.0 / int(env["BENCH_NPROC"]), steal_pct))
 out.append("")
-out.append("Target slowdown (wall time from spawn to exit; ratio = profiled / unprofiled, per pair):")
+out.append("Target slowdown: wall time from spawn to exit, ratio = profiled / unprofiled per pair, "
+           "median (min, max) over the pairs; the CPU time ratio is the same with the user + "
+           "system time of minijit (wait4), and CPU / wall is the share of a CPU minijit got:")
 out.append("")
 out.append("| Frequency | Unprofiled run (median) | Profiled run (median) "
-           "| Ratio (median) | Ratio (min) | Ratio (max) |")
+           "| Wall time ratio | CPU time ratio | CPU / wall, unprofiled and profiled |")
 out.append("|---:|---:|---:|---:|---:|---:|")
 for r in rows:
-    out.append("| %d Hz | %.3f s | %.3f s | %.3f (%+.1f%%) | %.3f | %.3f |"
-               % (r["freq"], r["u_med"], r["p_med"], r["r_med"], (r["r_med"] - 1) * 100,
-                  r["r_min"], r["r_max"]))
+    out.append("| %d Hz | %.3f s | %.3f s | **%.3f** (%.3f, %.3f) | %.3f (%.3f, %.3f) | %.3f, %.3f |"
+               % (r["freq"], r["u_med"], r["p_med"], r["r_med"], r["r_min"], r["r_max"],
+                  r["c_med"], r["c_min"], r["c_max"], r["u_share"], r["p_share"]))
 out.append("")
 out.append("Daemon CPU time (getrusage of kprofd between two `status` calls around each run; "
            "medians over the profiled runs):")
@@ -329,12 +345,13 @@ text = "\n".join(out) + "\n"
 with open(os.path.join(OUT_DIR, "slowdown.md"), "w") as fh:
     fh.write(text)
 with open(os.path.join(OUT_DIR, "slowdown.csv"), "w") as fh:
-    fh.write("freq_hz,pair,order,unprofiled_s,profiled_s,ratio,samples,daemon_cpu_ns,"
-             "daemon_cpu_ns_unprofiled,drops,attach_s\n")
+    fh.write("freq_hz,pair,order,unprofiled_s,profiled_s,ratio,unprofiled_cpu_s,profiled_cpu_s,"
+             "samples,daemon_cpu_ns,daemon_cpu_ns_unprofiled,drops,attach_s\n")
     for f, i, order, u, p in raw:
-        fh.write("%d,%d,%s,%.6f,%.6f,%.6f,%d,%d,%d,%d,%.6f\n"
-                 % (f, i, order, u["wall"], p["wall"], p["wall"] / u["wall"], p["samples"],
-                    p["cpu_ns"], u["cpu_ns"], p["drops"], p["attach_s"]))
+        fh.write("%d,%d,%s,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%d,%d,%d,%.6f\n"
+                 % (f, i, order, u["wall"], p["wall"], p["wall"] / u["wall"], u["cpu"],
+                    p["cpu"], p["samples"], p["cpu_ns"], u["cpu_ns"], p["drops"],
+                    p["attach_s"]))
 sys.stdout.write(text)
 if any(r["drops"] for r in rows):
     log("warning: ring-buffer drops during profiled runs (see the table)")

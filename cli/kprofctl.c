@@ -275,6 +275,42 @@ static int verb_folded(int argc, char **argv)
 	return 0;
 }
 
+static int verb_export(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"output", required_argument, NULL, 'o'},
+	    {"format", required_argument, NULL, 'f'},
+	    {},
+	};
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__ExportRequest er = KPROF__EXPORT_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	const char *out = NULL, *format = "pprof";
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "o:f:", opts, NULL)) != -1) {
+		if (c == 'o')
+			out = optarg;
+		else if (c == 'f')
+			format = optarg;
+		else
+			return KPROFCTL_EXIT_USAGE;
+	}
+	if (strcmp(format, "pprof") && strcmp(format, "folded") && strcmp(format, "json"))
+		return usage_error("export", "--format must be pprof, folded or json");
+	if (!out)
+		return usage_error("export", "-o FILE is required (- for stdout)");
+	if ((r = one_pid("export", argc, argv, &er.pid)))
+		return r;
+	req.body_case = KPROF__REQUEST__BODY_EXPORT;
+	req.export = &er;
+	if ((r = call(&req, &rep)))
+		return r;
+	r = export_profile(rep->export->profile, format, out) < 0 ? KPROFCTL_EXIT_ERROR : 0;
+	kprof__reply__free_unpacked(rep, NULL);
+	return r;
+}
+
 static const struct verb verbs[] = {
     {"attach", verb_attach, "PID [--freq HZ] [--duration SEC] [--json]",
      "start sampling PID (default 99 Hz, 1-4999; until detached, exit or SEC seconds)"},
@@ -285,6 +321,9 @@ static const struct verb verbs[] = {
     {"report", verb_report, "PID [--top N] [--json]",
      "flat profile: self and total samples per function (default top 20, 0 = all)"},
     {"folded", verb_folded, "PID", "folded stacks (root;...;leaf count) for flame graphs"},
+    {"export", verb_export, "PID -o FILE [--format pprof|folded|json]",
+     "write the profile to FILE (- for stdout): pprof (gzip, for go tool pprof;\n"
+     "          the default), folded stacks, or JSON (functions and per-thread stacks)"},
 };
 
 static void usage(FILE *f)

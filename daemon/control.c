@@ -401,6 +401,26 @@ static void do_folded(struct client *cl, const Kprof__FoldedRequest *req)
 	client_queue(cl, &rep);
 }
 
+static void do_export(struct client *cl, const Kprof__ExportRequest *req)
+{
+	Kprof__Reply rep = KPROF__REPLY__INIT;
+	Kprof__ExportReply er = KPROF__EXPORT_REPLY__INIT;
+	struct target *t = request_target(cl, req->pid, false);
+	struct saved_msg m;
+
+	if (!t)
+		return;
+	if (saved_msg_build(t, &m) < 0) {
+		reply_error(cl, -ENOMEM, "out of memory");
+		return;
+	}
+	er.profile = &m.msg;
+	rep.body_case = KPROF__REPLY__BODY_EXPORT;
+	rep.export = &er;
+	client_queue(cl, &rep);
+	saved_msg_release(&m);
+}
+
 static void dispatch(struct client *cl, const uint8_t *data, size_t len)
 {
 	Kprof__Request *req = kprof__request__unpack(NULL, len, data);
@@ -428,6 +448,9 @@ static void dispatch(struct client *cl, const uint8_t *data, size_t len)
 		break;
 	case KPROF__REQUEST__BODY_FOLDED:
 		do_folded(cl, req->folded);
+		break;
+	case KPROF__REQUEST__BODY_EXPORT:
+		do_export(cl, req->export);
 		break;
 	default:
 		reply_error(cl, -EOPNOTSUPP, "unknown request (a newer kprofctl than kprofd?)");

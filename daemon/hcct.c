@@ -15,7 +15,6 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "kprof/hcct.h"
 
@@ -37,7 +36,7 @@ struct hnode {
 _Static_assert(sizeof(struct hnode) == 40, "MCCT node size");
 /* No implicit padding in what callers may copy, compare or serialize. */
 _Static_assert(sizeof(struct hcct_entry) == 48, "hcct_entry padding");
-_Static_assert(sizeof(struct hcct_stats) == 88, "hcct_stats padding");
+_Static_assert(sizeof(struct hcct_stats) == 64 + 3 * sizeof(size_t), "hcct_stats padding");
 
 struct hcct {
 	struct hnode *nodes;

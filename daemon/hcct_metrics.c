@@ -9,7 +9,6 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "kprof/hcct_metrics.h"
 

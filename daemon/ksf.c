@@ -342,10 +342,12 @@ static bool is_upper(const struct ksf *k, uint32_t depth)
 	return depth + 1 < k->k || depth == 0;
 }
 
-/* Phase 1: doom the subtrees under the threshold (S never grows going down a tree). */
+/* Phase 1: doom the subtrees under the threshold (S never grows going down a tree). Ties at
+ * the threshold are doomed up to an eighth over what is needed, the slack phase 2 may use. */
 static void mark(struct ksf *k, struct prune *pr, uint32_t v, bool doom)
 {
-	doom = doom || pr->sum[v] < pr->t || (pr->sum[v] == pr->t && pr->doomed < pr->want);
+	doom = doom || pr->sum[v] < pr->t ||
+	       (pr->sum[v] == pr->t && pr->doomed < pr->want + pr->want / 8);
 	if (doom) {
 		k->nodes[v].flags |= KN_DOOMED;
 		pr->doomed++;
@@ -367,12 +369,18 @@ static uint32_t child_find(const struct ksf *k, uint32_t parent, uint64_t label)
 	return c;
 }
 
-/* The surviving node of the path labels[0..n) from a root, or KNONE. */
-static uint32_t find_kept(const struct ksf *k, uint32_t routine, const uint64_t *labels, size_t n)
+/* The surviving node of the path labels[0..n) from a root, or KNONE. A doomed root asked for
+ * alone is kept (without its subtree) while the pass has slack: roots hold the BL profile. */
+static uint32_t find_kept(struct ksf *k, struct prune *pr, uint32_t routine,
+			  const uint64_t *labels, size_t n)
 {
 	uint64_t probes = 0;
 	uint32_t v = slot_find(k->roots, k->root_nslots, routine, labels[0], &probes)->node;
 
+	if (n == 1 && v != KNONE && (k->nodes[v].flags & KN_DOOMED) && pr->doomed > pr->want) {
+		k->nodes[v].flags &= ~KN_DOOMED;
+		pr->doomed--;
+	}
 	for (size_t i = 1; v != KNONE && i < n; i++)
 		v = child_find(k, v, labels[i]);
 	return v == KNONE || (k->nodes[v].flags & KN_DOOMED) ? KNONE : v;
@@ -381,19 +389,20 @@ static uint32_t find_kept(const struct ksf *k, uint32_t routine, const uint64_t 
 /* Phase 2: move the counter of a doomed node to a surviving node that counts the same positions
  * with a shorter context: a lower-slab node's positions to the upper-slab path of their own
  * chunk (path from depth k-1 down), else (and an upper one's) to the root of its label. */
-static void fold(struct ksf *k, uint32_t routine, uint32_t v, uint64_t *path, uint32_t d)
+static void fold(struct ksf *k, struct prune *pr, uint32_t routine, uint32_t v, uint64_t *path,
+		 uint32_t d)
 {
 	struct knode *n = &k->nodes[v];
 	uint32_t t = KNONE;
 
 	path[d] = n->label;
-	if ((n->flags & KN_DOOMED) && n->count && d) {
+	if ((n->flags & KN_DOOMED) && n->count) {
 		if (!is_upper(k, d))
-			t = find_kept(k, routine, path + k->k - 1, d + 2 - k->k);
+			t = find_kept(k, pr, routine, path + k->k - 1, d + 2 - k->k);
 		if (t == KNONE)
-			t = find_kept(k, routine, path + d, 1);
+			t = find_kept(k, pr, routine, path + d, 1);
 	}
-	if (t != KNONE) {
+	if (t != KNONE && t != v) {
 		k->nodes[t].count += n->count;
 		k->st.folded_items += n->count;
 		if (!is_upper(k, d))
@@ -401,7 +410,7 @@ static void fold(struct ksf *k, uint32_t routine, uint32_t v, uint64_t *path, ui
 		n->count = 0;
 	}
 	for (uint32_t c = n->child; c != KNONE; c = k->nodes[c].next)
-		fold(k, routine, c, path, d + 1);
+		fold(k, pr, routine, c, path, d + 1);
 }
 
 /* Phase 3: free a doomed subtree; what is left in its counters is lost. */
@@ -489,7 +498,7 @@ static int prune(struct ksf *k, size_t need)
 			mark(k, &pr, k->roots[i].node, false);
 	for (size_t i = 0; i < k->root_nslots; i++)
 		if (k->roots[i].node != KNONE)
-			fold(k, k->roots[i].key, k->roots[i].node, path, 0);
+			fold(k, &pr, k->roots[i].key, k->roots[i].node, path, 0);
 	for (size_t i = 0; i < k->root_nslots; i++) {
 		uint32_t r = k->roots[i].node;
 

@@ -96,8 +96,7 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
-static int pack_stack(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count,
-		      void *userdata)
+static int pack_stack(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count, void *userdata)
 {
 	struct saved_msg *m = userdata;
 	Kprof__SavedStack *s = &m->sv[m->msg.n_stacks];

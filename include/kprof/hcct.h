@@ -60,7 +60,8 @@ enum {
 /* A thread's position in the tree for enter/exit events. Owned by the caller; the fields are
  * private. All zeroes is a cursor at the root, so `struct hcct_cursor c = {0};` is ready to use.
  * A cursor pins the node it stands on: release it with hcct_cursor_release() when its thread
- * is gone, or that path stays in the MCCT. */
+ * is gone, or that path stays in the MCCT. A cursor belongs to one HCCT; a cursor that stands
+ * on no live node of it is refused (-EINVAL), but one from another HCCT may go unnoticed. */
 struct hcct_cursor {
 	uint32_t node;	/* current MCCT node, 0 = root */
 	uint32_t depth; /* nodes on root..node, root excluded */
@@ -135,7 +136,8 @@ int hcct_add_stack_sites(struct hcct *h, const uint32_t *ids, const uint64_t *si
 
 /* Enter (routine id, call site) below the cursor: a unit update of the new context. At the
  * node cap (-ENOSPC) or max_depth (-E2BIG) the enter is counted in lost and remembered by the
- * cursor, whose matching exit then succeeds. -EOVERFLOW if N would wrap. */
+ * cursor: enters below it are refused too (-ENOSPC) and its matching exit succeeds. -EINVAL for
+ * a bad cursor; -EOVERFLOW if N would wrap. */
 int hcct_cursor_enter(struct hcct *h, struct hcct_cursor *c, uint32_t id, uint64_t call_site);
 /* Return to the parent context. -EINVAL at the root (exit without enter) or for a cursor that
  * does not stand on a live node. */

@@ -1,0 +1,167 @@
+/* export.c: `kprofctl export`: one profile, three formats.
+ *
+ * The daemon sends the whole profile (kprof.SavedProfile: functions and per-thread stacks);
+ * this file turns it into pprof (pprof.c), folded stacks (through the same profile module the
+ * daemon uses, so `export --format folded` equals `kprofctl folded`) or JSON, and writes it to
+ * the output file atomically (a temporary file renamed into place) or to stdout for "-".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kprof/cleanup.h"
+#include "kprof/profile.h"
+#include "kprofctl.h"
+#include "pprof.h"
+
+/* The profile rebuilt in a struct profile; -EINVAL for inconsistent input. */
+static int to_profile(const Kprof__SavedProfile *sp, struct profile **ret)
+{
+	struct profile *p;
+	int err = profile_new(NULL, &p);
+
+	for (size_t i = 0; err >= 0 && i < sp->n_functions; i++) {
+		const Kprof__SavedFunction *f = sp->functions[i];
+
+		err = profile_intern(p, f->name, f->module, f->start, (enum profile_kind)f->kind);
+		if (err >= 0 && (size_t)err != i)
+			err = -EINVAL; /* duplicate function: ids would shift */
+	}
+	for (size_t i = 0; err >= 0 && i < sp->n_stacks; i++)
+		err = profile_add_tid(p, sp->stacks[i]->tid, sp->stacks[i]->ids,
+				      sp->stacks[i]->n_ids, sp->stacks[i]->count);
+	if (err < 0) {
+		profile_free(p);
+		return err;
+	}
+	*ret = p;
+	return 0;
+}
+
+static int export_folded(const Kprof__SavedProfile *sp, uint8_t **ret, size_t *ret_len)
+{
+	struct profile *p;
+	char *text;
+	int err = to_profile(sp, &p);
+
+	if (err < 0)
+		return err;
+	err = profile_folded(p, &text, ret_len);
+	profile_free(p);
+	if (err < 0)
+		return err;
+	*ret = (uint8_t *)text;
+	return 0;
+}
+
+static int export_json(const Kprof__SavedProfile *sp, uint8_t **ret, size_t *ret_len)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	uint64_t total = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return -errno;
+	for (size_t i = 0; i < sp->n_stacks; i++)
+		total += sp->stacks[i]->count;
+	fputs("{\"target\":", f);
+	if (sp->target)
+		render_target_json(f, sp->target);
+	else
+		fputs("null", f);
+	fprintf(f, ",\"total_samples\":%" PRIu64 ",\"functions\":[", total);
+	for (size_t i = 0; i < sp->n_functions; i++) {
+		const Kprof__SavedFunction *fn = sp->functions[i];
+
+		fprintf(f, "%s{\"id\":%zu,\"name\":", i ? "," : "", i);
+		render_json_string(f, fn->name);
+		fputs(",\"module\":", f);
+		render_json_string(f, fn->module);
+		fprintf(f, ",\"kind\":\"%s\",\"address\":%" PRIu64 "}", render_kind(fn->kind),
+			fn->start);
+	}
+	fputs("],\"stacks\":[", f);
+	for (size_t i = 0; i < sp->n_stacks; i++) {
+		const Kprof__SavedStack *s = sp->stacks[i];
+
+		fprintf(f, "%s{\"tid\":%u,\"count\":%" PRIu64 ",\"frames\":[", i ? "," : "", s->tid,
+			s->count);
+		for (size_t j = 0; j < s->n_ids; j++)
+			fprintf(f, "%s%u", j ? "," : "", s->ids[j]);
+		fputs("]}", f);
+	}
+	fputs("]}\n", f);
+	if (fclose(f) != 0) {
+		free(buf);
+		return -ENOMEM;
+	}
+	*ret = (uint8_t *)buf;
+	*ret_len = len;
+	return 0;
+}
+
+static int write_out(const char *path, const uint8_t *data, size_t len)
+{
+	_cleanup_free_ char *tmp = NULL;
+	_cleanup_close_ int fd = -1;
+	int err = 0;
+
+	if (!strcmp(path, "-")) {
+		if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0)
+			return -EIO;
+		return 0;
+	}
+	if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
+		return -ENOMEM;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (size_t off = 0; off < len && !err;) {
+		ssize_t w = write(fd, data + off, len - off);
+
+		if (w < 0 && errno != EINTR)
+			err = -errno;
+		else if (w > 0)
+			off += w;
+	}
+	if (!err && (fchmod(fd, 0644) < 0 || rename(tmp, path) < 0))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}
+
+int export_profile(const Kprof__SavedProfile *sp, const char *format, const char *path)
+{
+	_cleanup_free_ uint8_t *data = NULL;
+	struct timespec now;
+	size_t len = 0;
+	int err;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (!strcmp(format, "pprof"))
+		err = pprof_build(sp, (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec,
+				  KPROF_VERSION, &data, &len);
+	else if (!strcmp(format, "folded"))
+		err = export_folded(sp, &data, &len);
+	else if (!strcmp(format, "json"))
+		err = export_json(sp, &data, &len);
+	else
+		return -EINVAL;
+	if (err < 0) {
+		fprintf(stderr, "kprofctl export: cannot build the %s profile: %s\n", format,
+			strerror(-err));
+		return err;
+	}
+	err = write_out(path, data, len);
+	if (err < 0)
+		fprintf(stderr, "kprofctl export: cannot write %s: %s\n", path, strerror(-err));
+	return err;
+}

@@ -1,0 +1,20 @@
+/* pprof.h: a kprof.SavedProfile turned into the pprof format (perftools.profiles.Profile),
+ * gzip-compressed, as `go tool pprof` reads it. Pure: memory in, memory out. */
+#ifndef KPROF_PPROF_H
+#define KPROF_PPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/kprof.pb-c.h"
+
+/* now_ns: CLOCK_REALTIME, the profile's end for a target still attached. *ret is malloc'd.
+ * 0, -EINVAL (a stack names a function that does not exist), -ENOMEM, -EIO (zlib). */
+int pprof_build(const Kprof__SavedProfile *sp, uint64_t now_ns, const char *version, uint8_t **ret,
+		size_t *ret_len);
+
+/* The name kprof shows for a function: an unresolved one ("[unknown]") is named after its
+ * module ("[libc.so.6]"), as in folded output. buf must hold 256 bytes. */
+const char *pprof_display_name(const Kprof__SavedFunction *f, char buf[256]);
+
+#endif

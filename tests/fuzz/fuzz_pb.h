@@ -1,0 +1,197 @@
+/* fuzz_pb.h: checks on protobuf-c messages decoded from fuzzed bytes, for fuzz_frame and
+ * fuzz_saved.
+ *
+ * pb_check() walks a decoded message through its descriptor and checks what kprofd's code takes
+ * for granted without looking: a oneof case that is set has its message; proto3 strings are never
+ * NULL; repeated fields with n > 0 have their array and no NULL element. pb_roundtrip() packs the
+ * message, decodes the result and packs again: both encodings must be equal. Generic over the
+ * descriptors, so new messages and fields are covered without touching the fuzzers.
+ *
+ * saved_replay() is what target_restore() (daemon/target.c) does with a kprof.SavedProfile read
+ * from the state directory, minus the daemon: the same checks, then the functions and stacks go
+ * into a profile (daemon/profile.c), which is then folded and sorted as a report would.
+ */
+#ifndef KPROF_FUZZ_PB_H
+#define KPROF_FUZZ_PB_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "fuzz.h"
+#include "kprof/profile.h"
+#include "proto/kprof.pb-c.h"
+
+#define PB_MAX_STACK 127 /* KP_MAX_STACK in include/kprof/abi.h */
+
+static void pb_check(const ProtobufCMessage *m);
+
+static void pb_check_value(const ProtobufCFieldDescriptor *f, const void *slot)
+{
+	if (f->type == PROTOBUF_C_TYPE_STRING) {
+		const char *s = *(const char *const *)slot;
+
+		FUZZ_CHECK(s, "%s: NULL string", f->name);
+		(void)strlen(s); /* ASan: the string is readable up to its NUL */
+	} else if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
+		const ProtobufCMessage *sub = *(const ProtobufCMessage *const *)slot;
+
+		if (sub) {
+			FUZZ_CHECK(sub->descriptor == f->descriptor, "%s: wrong descriptor", f->name);
+			pb_check(sub);
+		}
+	}
+}
+
+static void pb_check(const ProtobufCMessage *m)
+{
+	const ProtobufCMessageDescriptor *d = m->descriptor;
+
+	FUZZ_CHECK(d && d->magic == PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC, "bad descriptor");
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		const char *base = (const char *)m;
+		const void *slot = base + f->offset;
+
+		if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+			uint32_t c = *(const uint32_t *)(base + f->quantifier_offset);
+
+			if (c != f->id)
+				continue;
+			if (f->type == PROTOBUF_C_TYPE_MESSAGE)
+				FUZZ_CHECK(*(void *const *)slot, "%s.%s: oneof case set, no message",
+					   d->name, f->name);
+			pb_check_value(f, slot);
+		} else if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+			size_t n = *(const size_t *)(base + f->quantifier_offset);
+			const char *arr = *(const char *const *)slot;
+			size_t esz = f->type == PROTOBUF_C_TYPE_MESSAGE ||
+					     f->type == PROTOBUF_C_TYPE_STRING
+					 ? sizeof(void *)
+					 : 0;
+
+			FUZZ_CHECK(!n || arr, "%s.%s: %zu elements, no array", d->name, f->name, n);
+			for (size_t k = 0; esz && k < n; k++) {
+				if (f->type == PROTOBUF_C_TYPE_MESSAGE)
+					FUZZ_CHECK(*(void *const *)(arr + k * esz), "%s.%s[%zu]: NULL",
+						   d->name, f->name, k);
+				pb_check_value(f, arr + k * esz);
+			}
+		} else if (f->type == PROTOBUF_C_TYPE_STRING && f->label != PROTOBUF_C_LABEL_NONE) {
+			if (*(const char *const *)slot) /* proto2 optional: NULL is allowed */
+				pb_check_value(f, slot);
+		} else {
+			pb_check_value(f, slot);
+		}
+	}
+}
+
+/* Pack, unpack, pack again: the same bytes. */
+static void pb_roundtrip(const ProtobufCMessage *m)
+{
+	const ProtobufCMessageDescriptor *d = m->descriptor;
+	size_t n1 = protobuf_c_message_get_packed_size(m), n2;
+	uint8_t *b1 = malloc(n1 ? n1 : 1), *b2;
+	ProtobufCMessage *m2;
+
+	FUZZ_CHECK(b1, "out of memory");
+	FUZZ_CHECK(protobuf_c_message_pack(m, b1) == n1, "%s: packed size", d->name);
+	m2 = protobuf_c_message_unpack(d, NULL, n1, b1);
+	FUZZ_CHECK(m2, "%s: its own encoding does not decode", d->name);
+	pb_check(m2);
+	n2 = protobuf_c_message_get_packed_size(m2);
+	FUZZ_CHECK(n2 == n1, "%s: re-encoded size %zu != %zu", d->name, n2, n1);
+	b2 = malloc(n2 ? n2 : 1);
+	FUZZ_CHECK(b2, "out of memory");
+	FUZZ_CHECK(protobuf_c_message_pack(m2, b2) == n2, "%s: packed size", d->name);
+	FUZZ_CHECK(!memcmp(b1, b2, n1), "%s: re-encoding differs", d->name);
+	protobuf_c_message_free_unpacked(m2, NULL);
+	free(b1);
+	free(b2);
+}
+
+static int saved_fold_cb(const uint32_t *ids, size_t n, uint64_t count, void *userdata)
+{
+	const struct profile *p = userdata;
+
+	(void)count;
+	for (size_t i = 0; i < n; i++)
+		FUZZ_CHECK(ids[i] < profile_nfuncs(p), "stack id %u out of range", ids[i]);
+	return 0;
+}
+
+/* target_restore()'s checks and profile building; 0 if the daemon would keep the profile. */
+static int saved_replay(const Kprof__SavedProfile *sp)
+{
+	const Kprof__Target *pb = sp->target;
+	struct profile *p = NULL;
+	uint32_t *map;
+	int err;
+
+	if (sp->format != 1)
+		return -EPROTONOSUPPORT;
+	if (!pb || pb->pid == 0 || pb->pid > INT32_MAX)
+		return -EBADMSG;
+	map = calloc(sp->n_functions ? sp->n_functions : 1, sizeof(*map));
+	FUZZ_CHECK(map, "out of memory");
+	err = profile_new(NULL, &p);
+	FUZZ_CHECK(err == 0, "profile_new: %d", err);
+	for (size_t i = 0; err >= 0 && i < sp->n_functions; i++) {
+		const Kprof__SavedFunction *f = sp->functions[i];
+
+		if ((int)f->kind < PROFILE_KIND_NATIVE || (int)f->kind > PROFILE_KIND_UNKNOWN) {
+			err = -EBADMSG;
+			break;
+		}
+		err = profile_intern(p, f->name, f->module, f->start, (enum profile_kind)f->kind);
+		if (err >= 0)
+			map[i] = (uint32_t)err;
+	}
+	for (size_t i = 0; err >= 0 && i < sp->n_stacks; i++) {
+		const Kprof__SavedStack *s = sp->stacks[i];
+		uint32_t ids[2 * PB_MAX_STACK + 1];
+
+		if (s->n_ids > sizeof(ids) / sizeof(ids[0])) {
+			err = -EBADMSG;
+			break;
+		}
+		for (size_t j = 0; j < s->n_ids && err >= 0; j++) {
+			if (s->ids[j] >= sp->n_functions)
+				err = -EBADMSG;
+			else
+				ids[j] = map[s->ids[j]];
+		}
+		if (err >= 0)
+			err = profile_add(p, ids, s->n_ids, s->count);
+	}
+	if (err >= 0) {
+		struct profile_stats st;
+		uint32_t *sorted = NULL;
+		size_t nsorted = 0, len = 0;
+		char *folded = NULL;
+
+		err = profile_folded(p, &folded, &len);
+		FUZZ_CHECK(err == 0, "profile_folded: %d", err);
+		FUZZ_CHECK(strlen(folded) == len, "folded text: length %zu, strlen %zu", len,
+			   strlen(folded));
+		free(folded);
+		err = profile_sorted(p, &sorted, &nsorted);
+		FUZZ_CHECK(err == 0, "profile_sorted: %d", err);
+		FUZZ_CHECK(nsorted == profile_nfuncs(p), "sorted %zu of %zu functions", nsorted,
+			   profile_nfuncs(p));
+		for (size_t i = 0; i < nsorted; i++)
+			FUZZ_CHECK(sorted[i] < nsorted && profile_func_get(p, sorted[i]),
+				   "sorted id %u", sorted[i]);
+		free(sorted);
+		FUZZ_CHECK(profile_foreach_stack(p, saved_fold_cb, p) == 0, "foreach_stack");
+		profile_get_stats(p, &st);
+		FUZZ_CHECK(st.funcs == profile_nfuncs(p), "stats.funcs");
+	}
+	profile_free(p);
+	free(map);
+	return err < 0 ? err : 0;
+}
+
+#endif

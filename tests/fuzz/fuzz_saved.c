@@ -1,0 +1,26 @@
+/* fuzz_saved.c: libFuzzer target for a kept profile file as kprofd reads it back from its state
+ * directory at start (daemon/store.c load_one, then target_restore in daemon/target.c).
+ *
+ * The input is the whole file: decoded as a kprof.SavedProfile, walked and re-encoded
+ * (fuzz_pb.h), then replayed into a profile (daemon/profile.c) with target_restore()'s checks,
+ * and the profile is folded and sorted as the report and folded requests would. Unframed, so
+ * unlike fuzz_frame every mutation reaches the decoder.
+ */
+#include <stdint.h>
+
+#include "fuzz.h"
+#include "fuzz_pb.h"
+#include "proto/kprof.pb-c.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	Kprof__SavedProfile *sp = kprof__saved_profile__unpack(NULL, size, data);
+
+	if (!sp)
+		return 0;
+	pb_check(&sp->base);
+	pb_roundtrip(&sp->base);
+	saved_replay(sp);
+	kprof__saved_profile__free_unpacked(sp, NULL);
+	return 0;
+}

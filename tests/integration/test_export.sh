@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Exports read by independent tools: `go tool pprof` reads the pprof file and finds the same
+# total and the same top functions as `kprofctl report`; folded and JSON exports add up to the
+# same total; the export works for a live target and for one that has exited.
+. "$(dirname "$0")/lib.sh"
+if ! command -v go >/dev/null; then skip "export" "go (golang-go) not installed"; exit 0; fi
+export GOCACHE=$TDIR/gocache HOME=$TDIR
+start_daemon || { fail "daemon starts" "see log"; exit 1; }
+start_minijit --seconds 120 || { fail "minijit starts" ""; exit 1; }
+P=$MJ_PID
+ctl attach "$P" --freq 999 >/dev/null
+wait_for 30 at_least_samples "$P" 2000 || fail "samples" "$(ctl list)"
+check "export from a live target" ctl export "$P" -o "$TDIR/live.pb.gz"
+ctl detach "$P" >/dev/null # freeze the profile so every reader sees the same one
+ctl report "$P" --top 0 --json >"$TDIR/report.json"
+check "export pprof" ctl export "$P" -o "$TDIR/p.pb.gz"
+check "export folded" ctl export "$P" --format folded -o "$TDIR/p.folded"
+check "export json" ctl export "$P" --format json -o "$TDIR/p.json"
+ctl folded "$P" >"$TDIR/folded"
+gzip -t "$TDIR/p.pb.gz" && pass "pprof export is gzip" || fail "gzip" "not gzip"
+go tool pprof -raw "$TDIR/p.pb.gz" >"$TDIR/raw" 2>"$TDIR/raw.err" || fail "go tool pprof -raw" "$(cat "$TDIR/raw.err")"
+go tool pprof -top -sample_index=samples -nodecount=100 "$TDIR/p.pb.gz" >"$TDIR/top" 2>"$TDIR/top.err" ||
+	fail "go tool pprof -top" "$(cat "$TDIR/top.err")"
+python3 - "$TDIR" <<'PY'
+import json, re, sys
+d = sys.argv[1]
+rep = json.load(open(d + "/report.json"))
+total = rep["total_samples"]
+def res(ok, msg):
+    print(("PASS: " if ok else "FAIL: ") + msg)
+# -raw: the sample section lists "count nanos: locations" then labels.
+raw = open(d + "/raw").read()
+sec = raw.split("Samples:")[1].split("Locations")[0]
+counts = [int(m.group(1)) for m in re.finditer(r"^\s+(\d+)\s+\d+:", sec, re.M)]
+res(sum(counts) == total, f"pprof -raw total {sum(counts)} == report total {total}")
+res("kind:[jit]" in sec and "thread:[" in sec, "samples carry thread and kind labels")
+res("PeriodType: cpu nanoseconds" in raw and "samples/count cpu/nanoseconds" in raw,
+    "sample types samples/count and cpu/nanoseconds, period type cpu/nanoseconds")
+# -top: flat column in samples, then the function name.
+rows = []
+for line in open(d + "/top"):
+    m = re.match(r"\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+(\d+)\s+[\d.]+%\s+(.*\S)", line)
+    if m:
+        rows.append((m.group(3), int(m.group(1)), int(m.group(2))))
+m = re.search(r"of (\d+) total", open(d + "/top").read())
+res(m and int(m.group(1)) == total, f"pprof -top total {m.group(1) if m else None} == {total}")
+top_rep = [(e["function"], e["self"], e["total"]) for e in rep["entries"] if e["self"] > 0][:4]
+res(rows[:4] == top_rep, f"pprof -top's top 4 (name, flat, cum) == report's: {rows[:4]}")
+# folded and JSON exports.
+fold = sum(int(l.rsplit(" ", 1)[1]) for l in open(d + "/p.folded") if l.strip())
+res(fold == total, f"folded export total {fold} == {total}")
+res(sorted(open(d + "/p.folded")) == sorted(open(d + "/folded")), "export --format folded == kprofctl folded")
+j = json.load(open(d + "/p.json"))
+res(j["total_samples"] == total and sum(s["count"] for s in j["stacks"]) == total,
+    "JSON export total == report total")
+names = {f["name"] for f in j["functions"]}
+res({"mj_hot", "mj_warm", "main", "run_round"} <= names, "JSON export names JIT and native functions")
+PY
+# An exited target exports too.
+start_minijit --seconds 120 || { fail "minijit starts" ""; exit 1; }
+Q=$MJ_PID
+ctl attach "$Q" --freq 499 >/dev/null
+wait_for 30 at_least_samples "$Q" 300
+kill -9 "$Q"; wait "$Q" 2>/dev/null
+wait_for 10 state_is "$Q" exited
+if ctl export "$Q" -o "$TDIR/q.pb.gz" && go tool pprof -top "$TDIR/q.pb.gz" 2>/dev/null | grep -q mj_hot; then
+	pass "export of an exited target, read by go tool pprof"
+else fail "export exited" "$(go tool pprof -top "$TDIR/q.pb.gz" 2>&1 | head -5)"; fi
+out=$(ctl export "$Q" --format xml -o "$TDIR/x" 2>&1); rc=$?
+[ $rc -eq 2 ] && pass "unknown export format refused" || fail "bad format" "rc=$rc $out"
+finish

@@ -1,0 +1,201 @@
+/* test_pprof.c: SavedProfile -> pprof (cli/pprof.c), decoded back with zlib and protobuf-c. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "../../cli/pprof.h"
+#include "proto/profile.pb-c.h"
+
+struct fixture {
+	Kprof__Target t;
+	Kprof__SavedFunction f[4];
+	Kprof__SavedFunction *fp[4];
+	Kprof__SavedStack s[3];
+	Kprof__SavedStack *sp[3];
+	Kprof__SavedProfile p;
+};
+
+static uint32_t st_ab[] = {0, 1}, st_ac[] = {0, 2}, st_u[] = {0, 3};
+
+static void fill(struct fixture *x)
+{
+	static const struct {
+		const char *name, *module;
+		Kprof__FrameKind kind;
+		uint64_t start;
+	} fn[] = {
+	    {"main", "minijit", KPROF__FRAME_KIND__FRAME_KIND_NATIVE, 0x1100},
+	    {"mj_hot", "perf-42.map", KPROF__FRAME_KIND__FRAME_KIND_JIT, 0x7f0000001000},
+	    {"schedule", "[kernel.kallsyms]", KPROF__FRAME_KIND__FRAME_KIND_KERNEL,
+	     0xffffffff81000000},
+	    {"[unknown]", "libc.so.6", KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN, 0},
+	};
+	static const struct {
+		uint32_t *ids;
+		size_t n;
+		uint64_t count;
+		uint32_t tid;
+	} stk[] = {{st_ab, 2, 7, 42}, {st_ac, 2, 2, 43}, {st_u, 2, 1, 42}};
+
+	memset(x, 0, sizeof(*x));
+	kprof__target__init(&x->t);
+	x->t.pid = 42;
+	x->t.comm = "minijit";
+	x->t.freq_hz = 100;
+	x->t.attached_at_ns = 1000000000;
+	x->t.ended_at_ns = 4000000000;
+	for (int i = 0; i < 4; i++) {
+		kprof__saved_function__init(&x->f[i]);
+		x->f[i].name = (char *)fn[i].name;
+		x->f[i].module = (char *)fn[i].module;
+		x->f[i].kind = fn[i].kind;
+		x->f[i].start = fn[i].start;
+		x->fp[i] = &x->f[i];
+	}
+	for (int i = 0; i < 3; i++) {
+		kprof__saved_stack__init(&x->s[i]);
+		x->s[i].ids = stk[i].ids;
+		x->s[i].n_ids = stk[i].n;
+		x->s[i].count = stk[i].count;
+		x->s[i].tid = stk[i].tid;
+		x->sp[i] = &x->s[i];
+	}
+	kprof__saved_profile__init(&x->p);
+	x->p.format = 1;
+	x->p.target = &x->t;
+	x->p.n_functions = 4;
+	x->p.functions = x->fp;
+	x->p.n_stacks = 3;
+	x->p.stacks = x->sp;
+}
+
+static Perftools__Profiles__Profile *decode(const uint8_t *gz, size_t len)
+{
+	size_t cap = 1 << 20;
+	uint8_t *raw = malloc(cap);
+	z_stream zs = {0};
+	Perftools__Profiles__Profile *p;
+
+	assert_non_null(raw);
+	assert_int_equal(inflateInit2(&zs, 15 + 16), Z_OK); /* gzip only */
+	zs.next_in = (uint8_t *)gz;
+	zs.avail_in = len;
+	zs.next_out = raw;
+	zs.avail_out = cap;
+	assert_int_equal(inflate(&zs, Z_FINISH), Z_STREAM_END);
+	p = perftools__profiles__profile__unpack(NULL, zs.total_out, raw);
+	inflateEnd(&zs);
+	free(raw);
+	assert_non_null(p);
+	return p;
+}
+
+static const char *str(const Perftools__Profiles__Profile *p, int64_t i)
+{
+	assert_true(i >= 0 && (size_t)i < p->n_string_table);
+	return p->string_table[i];
+}
+
+static void test_roundtrip(void **state)
+{
+	struct fixture x;
+	uint8_t *gz;
+	size_t len;
+	Perftools__Profiles__Profile *p;
+
+	(void)state;
+	fill(&x);
+	assert_int_equal(pprof_build(&x.p, 0, "test", &gz, &len), 0);
+	p = decode(gz, len);
+	assert_string_equal(p->string_table[0], "");
+	assert_int_equal(p->n_sample_type, 2);
+	assert_string_equal(str(p, p->sample_type[0]->type), "samples");
+	assert_string_equal(str(p, p->sample_type[0]->unit), "count");
+	assert_string_equal(str(p, p->sample_type[1]->type), "cpu");
+	assert_string_equal(str(p, p->sample_type[1]->unit), "nanoseconds");
+	assert_int_equal(p->period, 10000000); /* 100 Hz */
+	assert_int_equal(p->time_nanos, 1000000000);
+	assert_int_equal(p->duration_nanos, 3000000000);
+	assert_int_equal(p->n_function, 4);
+	assert_int_equal(p->n_location, 4);
+	assert_int_equal(p->n_mapping, 4);
+	/* Function names; the unresolved one is named after its module. */
+	assert_string_equal(str(p, p->function[1]->name), "mj_hot");
+	assert_string_equal(str(p, p->function[1]->filename), "perf-42.map");
+	assert_string_equal(str(p, p->function[3]->name), "[libc.so.6]");
+	assert_string_equal(str(p, p->function[3]->system_name), "[unknown]");
+	/* Location i+1 is function i at its start address, in its module's mapping. */
+	assert_int_equal(p->location[1]->id, 2);
+	assert_int_equal(p->location[1]->address, 0x7f0000001000);
+	assert_int_equal(p->location[1]->line[0]->function_id, 2);
+	assert_string_equal(str(p, p->mapping[p->location[1]->mapping_id - 1]->filename),
+			    "perf-42.map");
+	/* Samples: leaf first, values [count, count * period], thread and kind labels. */
+	assert_int_equal(p->n_sample, 3);
+	assert_int_equal(p->sample[0]->n_location_id, 2);
+	assert_int_equal(p->sample[0]->location_id[0], 2);
+	assert_int_equal(p->sample[0]->location_id[1], 1);
+	assert_int_equal(p->sample[0]->value[0], 7);
+	assert_int_equal(p->sample[0]->value[1], 70000000);
+	assert_string_equal(str(p, p->sample[0]->label[0]->key), "thread");
+	assert_int_equal(p->sample[0]->label[0]->num, 42);
+	assert_string_equal(str(p, p->sample[0]->label[1]->key), "kind");
+	assert_string_equal(str(p, p->sample[0]->label[1]->str), "jit");
+	assert_int_equal(p->sample[1]->label[0]->num, 43);
+	assert_string_equal(str(p, p->sample[1]->label[1]->str), "kernel");
+	assert_string_equal(str(p, p->sample[2]->label[1]->str), "unknown");
+	assert_true(strstr(str(p, p->comment[0]), "pid 42 (minijit), 100 Hz") != NULL);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(gz);
+}
+
+static void test_bad_ids(void **state)
+{
+	struct fixture x;
+	uint32_t bad[] = {0, 9};
+	uint8_t *gz = NULL;
+	size_t len;
+
+	(void)state;
+	fill(&x);
+	x.s[1].ids = bad;
+	assert_int_equal(pprof_build(&x.p, 0, "test", &gz, &len), -EINVAL);
+	assert_null(gz);
+}
+
+static void test_empty_and_live(void **state)
+{
+	struct fixture x;
+	uint8_t *gz;
+	size_t len;
+	Perftools__Profiles__Profile *p;
+
+	(void)state;
+	fill(&x);
+	x.p.n_stacks = 0;
+	x.p.n_functions = 0;
+	x.t.ended_at_ns = 0; /* still attached: the profile ends now */
+	assert_int_equal(pprof_build(&x.p, 6000000000, "test", &gz, &len), 0);
+	p = decode(gz, len);
+	assert_int_equal(p->n_sample, 0);
+	assert_int_equal(p->duration_nanos, 5000000000);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(gz);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_roundtrip),
+	    cmocka_unit_test(test_bad_ids),
+	    cmocka_unit_test(test_empty_and_live),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
