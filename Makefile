@@ -37,7 +37,7 @@ SKELS := $(BUILD)/sampler.skel.h
 
 # Pure modules (no I/O) and the glue around them.
 PURE := daemon/perfmap.c daemon/symtab.c daemon/profile.c daemon/procmaps.c daemon/config.c \
-	daemon/elfsym.c
+	daemon/elfsym.c daemon/hcct.c
 GLUE := daemon/main.c daemon/manager.c daemon/loader.c daemon/sampler.c daemon/symbolize.c \
 	daemon/control.c daemon/target.c daemon/store.c daemon/log.c
 DAEMON_SRC := $(GLUE) $(PURE) proto/frame.c $(PROTO_C)
@@ -45,7 +45,8 @@ CLI_SRC := cli/kprofctl.c cli/client.c cli/render.c cli/export.c cli/pprof.c dae
 	proto/frame.c $(PROTO_C) $(PPROF_C)
 
 UNIT_TESTS := test_symtab test_perfmap test_profile test_frame test_procmaps test_render test_config \
-	test_cfg test_elfsym test_pprof
+	test_cfg test_elfsym test_pprof \
+	test_hcct test_cct test_hcct_metrics
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
 # Keep the BPF objects between the object and the skeleton steps.
@@ -114,10 +115,18 @@ $(BUILD)/tests/test_frame: proto/frame.c $(PROTO_C)
 $(BUILD)/tests/test_render: cli/render.c $(PROTO_C)
 $(BUILD)/tests/test_config: daemon/config.c
 $(BUILD)/tests/test_cfg: daemon/cfg.c
+$(BUILD)/tests/test_hcct: daemon/hcct.c daemon/cct.c
+$(BUILD)/tests/test_cct: daemon/cct.c
+$(BUILD)/tests/test_hcct_metrics: daemon/hcct_metrics.c daemon/cct.c daemon/hcct.c
 $(BUILD)/tests/test_elfsym: daemon/elfsym.c daemon/symtab.c
 $(BUILD)/tests/test_pprof: cli/pprof.c $(PROTO_C) $(PPROF_C)
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(HDRS) $(PROTO_H) $(PPROF_H) | $(BUILD)/tests
 	$(CC) $(CFLAGS) $(SAN) -o $@ $(filter %.c,$^) -lcmocka -lprotobuf-c -linih -lcapstone -lelf -lz -lm
+
+BENCH_BINS := $(BUILD)/bench_hcct
+
+$(BUILD)/bench_hcct: tests/bench/bench_hcct.c daemon/hcct.c daemon/cct.c daemon/hcct_metrics.c $(HDRS) | $(BUILD)
+	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^) -lm
 
 unit: $(UNIT_BINS)
 integration: all
@@ -128,7 +137,7 @@ test: all $(UNIT_BINS)
 demo: all
 	BUILD=$(BUILD) bash tests/demo.sh
 
-bench: all
+bench: all $(BENCH_BINS)
 	BUILD=$(BUILD) bash bench/run.sh
 
 install: all

@@ -42,6 +42,21 @@ static int parse_uint(const char *what, const char *s, unsigned long min, unsign
 	return 0;
 }
 
+static int parse_fraction(const char *what, const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0 && v <= 1)) {
+		fprintf(stderr, "kprofctl: %s: '%s' is not a number in (0, 1]\n", what, s);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
 /* Send req and print the daemon's error if there is one. Returns the exit code; *ret is the
  * reply on success. */
 static int call(const Kprof__Request *req, Kprof__Reply **ret)
@@ -94,10 +109,9 @@ static int one_pid(const char *verb, int argc, char **argv, unsigned *pid)
 static int verb_attach(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"freq", required_argument, NULL, 'F'},
-	    {"duration", required_argument, NULL, 'd'},
-	    {"json", no_argument, NULL, 'j'},
-	    {},
+	    {"freq", required_argument, NULL, 'F'}, {"duration", required_argument, NULL, 'd'},
+	    {"eps", required_argument, NULL, 'e'},  {"hcct-kernel", no_argument, NULL, 'k'},
+	    {"json", no_argument, NULL, 'j'},	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__AttachRequest ar = KPROF__ATTACH_REQUEST__INIT;
@@ -111,6 +125,14 @@ static int verb_attach(int argc, char **argv)
 		if (c == 'd' &&
 		    parse_uint("--duration", optarg, 1, 86400 * 365, &ar.duration_sec) < 0)
 			return KPROFCTL_EXIT_USAGE;
+		if (c == 'e') {
+			if (parse_fraction("--eps", optarg, &ar.eps) < 0 || ar.eps < 1e-7) {
+				fprintf(stderr, "kprofctl: --eps must be in [1e-7, 1]\n");
+				return KPROFCTL_EXIT_USAGE;
+			}
+		}
+		if (c == 'k')
+			ar.hcct_kernel = true;
 		if (c == 'j')
 			json = true;
 		if (c == '?')
@@ -255,6 +277,38 @@ static int verb_report(int argc, char **argv)
 	return 0;
 }
 
+static int verb_hcct(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"phi", required_argument, NULL, 'p'},
+	    {"json", no_argument, NULL, 'j'},
+	    {},
+	};
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__HcctRequest hr = KPROF__HCCT_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	bool json = false;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 'p' && parse_fraction("--phi", optarg, &hr.phi) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'j')
+			json = true;
+		if (c == '?')
+			return KPROFCTL_EXIT_USAGE;
+	}
+	if ((r = one_pid("hcct", argc, argv, &hr.pid)))
+		return r;
+	req.body_case = KPROF__REQUEST__BODY_HCCT;
+	req.hcct = &hr;
+	if ((r = call(&req, &rep)))
+		return r;
+	render_hcct(stdout, rep->hcct, json);
+	kprof__reply__free_unpacked(rep, NULL);
+	return 0;
+}
+
 static int verb_folded(int argc, char **argv)
 {
 	Kprof__Request req = KPROF__REQUEST__INIT;
@@ -312,7 +366,7 @@ static int verb_export(int argc, char **argv)
 }
 
 static const struct verb verbs[] = {
-    {"attach", verb_attach, "PID [--freq HZ] [--duration SEC] [--json]",
+    {"attach", verb_attach, "PID [--freq HZ] [--duration SEC] [--eps E] [--hcct-kernel] [--json]",
      "start sampling PID (default 99 Hz, 1-4999; until detached, exit or SEC seconds)"},
     {"detach", verb_detach, "PID", "stop sampling PID; its profile is kept"},
     {"list", verb_list, "[--json]", "attached processes and kept profiles"},
@@ -321,6 +375,9 @@ static const struct verb verbs[] = {
     {"report", verb_report, "PID [--top N] [--json]",
      "flat profile: self and total samples per function (default top 20, 0 = all)"},
     {"folded", verb_folded, "PID", "folded stacks (root;...;leaf count) for flame graphs"},
+    {"hcct", verb_hcct, "PID [--phi X] [--json]",
+     "hot calling contexts: every context with at least phi of the samples (default\n"
+     "          0.001, at least the target's eps, set at attach: default 0.0002), as a tree"},
     {"export", verb_export, "PID -o FILE [--format pprof|folded|json]",
      "write the profile to FILE (- for stdout): pprof (gzip, for go tool pprof;\n"
      "          the default), folded stacks, or JSON (functions and per-thread stacks)"},

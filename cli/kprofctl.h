@@ -25,6 +25,7 @@ void render_target_line(FILE *f, const Kprof__Target *t);
 void render_list(FILE *f, const Kprof__ListReply *r, bool json);
 void render_status(FILE *f, const Kprof__StatusReply *r, bool json);
 void render_report(FILE *f, const Kprof__ReportReply *r, bool json);
+void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json);
 void render_target_json(FILE *f, const Kprof__Target *t);
 
 /* export.c: write sp as format ("pprof", "folded", "json") to path ("-": stdout). */

@@ -193,6 +193,68 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 	fprintf(f, "clients:     %u\n", r->clients);
 }
 
+void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json)
+{
+	size_t hot = 0;
+
+	for (size_t i = 0; i < r->n_nodes; i++)
+		hot += r->nodes[i]->hot;
+	if (json) {
+		fputs("{\"target\":", f);
+		if (r->target)
+			render_target_json(f, r->target);
+		else
+			fputs("null", f);
+		fprintf(f,
+			",\"n\":%" PRIu64 ",\"phi\":%g,\"eps\":%g,\"threshold\":%" PRIu64
+			",\"mcct_nodes\":%" PRIu64 ",\"mcct_bytes\":%" PRIu64 ",\"lost\":%" PRIu64
+			",\"nodes\":[",
+			r->n, r->phi, r->eps, r->threshold, r->mcct_nodes, r->mcct_bytes, r->lost);
+		for (size_t i = 0; i < r->n_nodes; i++) {
+			const Kprof__HcctNode *n = r->nodes[i];
+
+			fprintf(f, "%s{\"function\":", i ? "," : "");
+			render_json_string(f, n->function);
+			fputs(",\"module\":", f);
+			render_json_string(f, n->module);
+			fprintf(
+			    f,
+			    ",\"kind\":\"%s\",\"count\":%" PRIu64 ",\"err\":%" PRIu64
+			    ",\"pct\":%.2f,\"parent\":%d,\"depth\":%u,\"hot\":%s,\"monitored\":%s}",
+			    render_kind(n->kind), n->count, n->err, pct(n->count, r->n), n->parent,
+			    n->depth, n->hot ? "true" : "false", n->monitored ? "true" : "false");
+		}
+		fputs("]}\n", f);
+		return;
+	}
+	if (r->target)
+		render_target_line(f, r->target);
+	fprintf(f,
+		"HCCT: %" PRIu64 " sampled contexts, phi %g (hot: count >= %" PRIu64 "), eps %g; "
+		"%zu hot contexts, %zu shown; MCCT %" PRIu64 " nodes, %" PRIu64 " KiB\n",
+		r->n, r->phi, r->threshold, r->eps, hot, r->n_nodes, r->mcct_nodes,
+		r->mcct_bytes / 1024);
+	if (r->lost)
+		fprintf(f, "%" PRIu64 " samples not taken (node cap or depth)\n", r->lost);
+	fputs("\n   COUNT       %   +-ERR  CONTEXT  (* hot, . cold ancestor)\n", f);
+	for (size_t i = 0; i < r->n_nodes; i++) {
+		const Kprof__HcctNode *n = r->nodes[i];
+
+		if (n->monitored)
+			fprintf(f, "%8" PRIu64 " %6.2f%% %7" PRIu64 "  ", n->count,
+				pct(n->count, r->n), n->err);
+		else
+			fprintf(f, "%8s %7s %7s  ", "", "", "");
+		for (uint32_t d = 1; d < n->depth; d++)
+			fputs("  ", f);
+		fputs(n->hot ? "* " : n->monitored ? "  " : ". ", f);
+		put_text(f, n->function, 0);
+		fputs("  (", f);
+		put_text(f, n->module, 0);
+		fputs(")\n", f);
+	}
+}
+
 void render_report(FILE *f, const Kprof__ReportReply *r, bool json)
 {
 	uint64_t n = r->total_samples;

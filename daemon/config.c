@@ -12,7 +12,7 @@
 #include "kprof/cleanup.h"
 #include "kprof/config.h"
 
-enum key_type { KEY_UINT, KEY_STRING };
+enum key_type { KEY_UINT, KEY_STRING, KEY_FRACTION };
 
 struct key {
 	const char *section, *name;
@@ -43,6 +43,8 @@ static const struct key keys[] = {
     UINT_KEY("limits", "max_clients", max_clients, 1, 10000),
     UINT_KEY("limits", "client_timeout", client_timeout_sec, 1, 86400),
     STR_KEY("access", "read_group", read_group),
+    {"hcct", "phi", KEY_FRACTION, offsetof(struct config, hcct_phi), 0, 0, 0},
+    {"hcct", "eps", KEY_FRACTION, offsetof(struct config, hcct_eps), 0, 0, 0},
 };
 
 void config_defaults(struct config *cfg)
@@ -52,6 +54,8 @@ void config_defaults(struct config *cfg)
 	    .max_targets = 256,
 	    .max_kept = 64,
 	    .kept_max_age_sec = 7 * 86400,
+	    .hcct_phi = 1e-3,
+	    .hcct_eps = 2e-4,
 	    .max_clients = 64,
 	    .client_timeout_sec = 60,
 	    .drain_ms = 50,
@@ -79,6 +83,21 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
 	if (!k) {
 		snprintf(err, errlen, "unknown key '%s' in section [%s]", key, section);
 		return -EINVAL;
+	}
+	if (k->type == KEY_FRACTION) {
+		char *end;
+		double v;
+
+		errno = 0;
+		v = strtod(value, &end);
+		/* eps >= 1e-7: at most 10M counters (400 MB) per target. */
+		if (errno || end == value || *end || !(v >= 1e-7 && v <= 1)) {
+			snprintf(err, errlen, "%s.%s: '%s' is not a number in [1e-7, 1]", section,
+				 key, value);
+			return -EINVAL;
+		}
+		*(double *)((char *)cfg + k->offset) = v;
+		return 0;
 	}
 	if (k->type == KEY_STRING) {
 		if (strlen(value) >= k->size) {

@@ -215,8 +215,12 @@ static void do_attach(struct client *cl, const Kprof__AttachRequest *req)
 			    req->pid, owner, cl->uid);
 		return;
 	}
-	err = manager_attach(cl->c->m, req->pid, req->freq_hz, req->duration_sec, &t, err_msg,
-			     sizeof(err_msg));
+	err = manager_attach(cl->c->m, req->pid,
+			     &(struct attach_opts){.freq = req->freq_hz,
+						   .duration_sec = req->duration_sec,
+						   .eps = req->eps,
+						   .hcct_kernel = req->hcct_kernel},
+			     &t, err_msg, sizeof(err_msg));
 	if (err < 0) {
 		reply_error(cl, err, "%s", err_msg);
 		return;
@@ -421,6 +425,83 @@ static void do_export(struct client *cl, const Kprof__ExportRequest *req)
 	saved_msg_release(&m);
 }
 
+static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
+{
+	Kprof__Reply rep = KPROF__REPLY__INIT;
+	Kprof__HcctReply hr = KPROF__HCCT_REPLY__INIT;
+	Kprof__Target tpb = KPROF__TARGET__INIT;
+	struct target *t = request_target(cl, req->pid, false);
+	double phi = req->phi ? req->phi : cl->c->m->cfg.hcct_phi;
+	struct hcct_tree *tree = NULL;
+	_cleanup_free_ Kprof__HcctNode *nv = NULL;
+	_cleanup_free_ Kprof__HcctNode **np = NULL;
+	struct hcct_stats hs;
+	uint64_t num, den;
+
+	if (!t)
+		return;
+	if (!t->hcct) {
+		reply_error(cl, -ENODATA, "pid %u: no HCCT in this profile (restored from disk)",
+			    req->pid);
+		return;
+	}
+	if (!(phi > 0 && phi <= 1) || hcct_ratio_from_double(phi, &num, &den) < 0) {
+		reply_error(cl, -EINVAL, "phi %g is not in (0, 1]", phi);
+		return;
+	}
+	if (phi < t->eps) {
+		reply_error(
+		    cl, -EINVAL,
+		    "phi %g is below the target's eps %g: the HCCT guarantees nothing there "
+		    "(attach with a smaller --eps)",
+		    phi, t->eps);
+		return;
+	}
+	if (hcct_query(t->hcct, num, den, &tree) < 0) {
+		reply_error(cl, -ENOMEM, "out of memory");
+		return;
+	}
+	nv = calloc(tree->len ? tree->len : 1, sizeof(*nv));
+	np = calloc(tree->len ? tree->len : 1, sizeof(*np));
+	if (!nv || !np) {
+		hcct_tree_free(tree);
+		reply_error(cl, -ENOMEM, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < tree->len; i++) {
+		const struct hcct_entry *e = &tree->entries[i];
+		const struct profile_func *f = profile_func_get(t->profile, e->id);
+
+		kprof__hcct_node__init(&nv[i]);
+		nv[i].function = f ? (char *)f->name : "[?]";
+		nv[i].module = f ? (char *)f->module : "[?]";
+		nv[i].kind = f ? pb_kind(f->kind) : KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN;
+		nv[i].count = e->count;
+		nv[i].err = e->err;
+		nv[i].parent = e->parent == HCCT_NONE ? -1 : (int32_t)e->parent;
+		nv[i].depth = e->depth;
+		nv[i].hot = e->flags & HCCT_ENTRY_HOT;
+		nv[i].monitored = e->flags & HCCT_ENTRY_MONITORED;
+		np[i] = &nv[i];
+	}
+	hcct_get_stats(t->hcct, &hs);
+	target_fill_pb(t, &tpb);
+	hr.target = &tpb;
+	hr.n = tree->n;
+	hr.phi = phi;
+	hr.eps = t->eps;
+	hr.threshold = tree->threshold;
+	hr.n_nodes = tree->len;
+	hr.nodes = np;
+	hr.mcct_nodes = hs.nodes;
+	hr.mcct_bytes = hs.bytes;
+	hr.lost = hs.lost;
+	rep.body_case = KPROF__REPLY__BODY_HCCT;
+	rep.hcct = &hr;
+	client_queue(cl, &rep);
+	hcct_tree_free(tree);
+}
+
 static void dispatch(struct client *cl, const uint8_t *data, size_t len)
 {
 	Kprof__Request *req = kprof__request__unpack(NULL, len, data);
@@ -448,6 +529,9 @@ static void dispatch(struct client *cl, const uint8_t *data, size_t len)
 		break;
 	case KPROF__REQUEST__BODY_FOLDED:
 		do_folded(cl, req->folded);
+		break;
+	case KPROF__REQUEST__BODY_HCCT:
+		do_hcct(cl, req->hcct);
 		break;
 	case KPROF__REQUEST__BODY_EXPORT:
 		do_export(cl, req->export);

@@ -20,6 +20,7 @@
 
 #include "kprof/abi.h"
 #include "kprof/config.h"
+#include "kprof/hcct.h"
 #include "kprof/profile.h"
 #include "proto/kprof.pb-c.h"
 
@@ -103,7 +104,10 @@ struct target {
 	struct profile *profile;
 	struct tsym *sym;
 	sd_event_source *duration_timer;
-	uint32_t *ids;	  /* scratch for one stack */
+	uint32_t *ids;	   /* scratch for one stack */
+	struct hcct *hcct; /* hot calling contexts of the samples; NULL for a restored profile */
+	double eps;
+	bool hcct_kernel;
 	char *saved_name; /* file in the state directory holding this profile, if written */
 	bool dirty;	  /* ended, but changed since saved (a late sample): save again */
 	/* Symbol statistics of a profile restored from disk (sym is NULL then). */
@@ -111,8 +115,15 @@ struct target {
 	char *saved_perfmap_path;
 };
 
-int target_new(struct manager *m, pid_t pid, unsigned freq, unsigned duration_sec,
-	       struct target **ret);
+/* What an attach asks for; zero fields take the daemon's defaults. */
+struct attach_opts {
+	unsigned freq;
+	unsigned duration_sec;
+	double eps;	  /* HCCT: m = ceil(1/eps) counters */
+	bool hcct_kernel; /* HCCT contexts include kernel frames */
+};
+
+int target_new(struct manager *m, pid_t pid, const struct attach_opts *o, struct target **ret);
 void target_free(struct target *t);
 void target_add_sample(struct target *t, const struct kp_sample *s);
 void target_fill_pb(const struct target *t, Kprof__Target *pb);
@@ -183,9 +194,9 @@ int manager_new(config_load_fn load, void *userdata, struct manager **ret);
 void manager_free(struct manager *m);
 int manager_run(struct manager *m);
 struct target *manager_find(struct manager *m, pid_t pid);
-/* Attach pid (peer_uid: the requesting client's uid, for messages only). */
-int manager_attach(struct manager *m, pid_t pid, unsigned freq, unsigned duration_sec,
-		   struct target **ret, char *errbuf, size_t errlen);
+/* Attach pid; on error errbuf says why. */
+int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *o, struct target **ret,
+		   char *errbuf, size_t errlen);
 int manager_detach(struct manager *m, struct target *t);
 /* Add a restored (kept) target. */
 void manager_add_kept(struct manager *m, struct target *t);

@@ -1,29 +1,32 @@
 /* ksf.c: k-slab forest and k-iteration path forest (see include/kprof/ksf.h, ALGORITHMS.md §3).
  *
- * Nodes live in one array and are named by uint32 index, so growing the array never invalidates
- * a position an activation holds. Children are a first-child/next-sibling list kept in
- * move-to-front order, so the hot child of a node is found at once. A lookup that scans more
- * than `index_min` siblings indexes the parent: its children also go into an open-addressing
- * table keyed by (parent, label), and later lookups in that parent are expected O(1) whatever
- * its degree. Roots are in a table keyed by (routine, label), looked up once per chunk of k-1
- * items (Algorithm 4, §3.3). Free capacity for 3k nodes and table entries is reserved before an
- * item touches the forest, so an item is either processed whole or dropped whole.
+ * Nodes live in one array, named by uint32 index, so growing it never invalidates a position an
+ * activation holds; they are only appended, so a parent's index is below its children's. A node
+ * keeps its children as a first-child/next-sibling list in move-to-front order, so the hot child
+ * is found at once. A lookup that scans more than `index_min` siblings indexes the parent: its
+ * children also go into an open-addressing table keyed by (parent, label), and later lookups in
+ * that parent are expected O(1) whatever its degree. Roots are in a table keyed by (routine,
+ * label), looked up once per chunk of k-1 items (Algorithm 4, §3.3). Room for 3k nodes and table
+ * entries is reserved before an item touches the forest, so an item is processed whole or
+ * dropped whole.
  *
  * Budget and pruning [DESIGN; T:686 and P:405 leave it open]. When an item would take the forest
  * past max_nodes, one pass frees the coldest quarter of the budget. With S(v) = sum of the
  * counters in v's subtree, S never grows going down a tree, so taking the nodes of smallest S
  * takes whole subtrees: the pass finds the value t of the (needed)-th smallest S and dooms every
- * subtree with S < t, and subtrees with S == t in forest order until enough is doomed. Zero-count
- * leftovers of Algorithm 4 (S = 0) go first and cost nothing. Before the doomed nodes are freed,
- * each one's counter is folded into a surviving node that counts the same positions with a
- * shorter context: a lower-slab node (anchor at the previous chunk) into the upper-slab path of
- * the positions' own chunk, the path from depth k-1 down, which Algorithm 4 built as tau; failing
- * that, or for an upper-slab node, into the root of its label. What finds no such node (its root
- * is doomed too) is lost: pruned_items.
- * Counts are LFU-like: a sequence that turns hot after the forest filled up competes with old
- * counters and survives a pass once its subtree sum beats the threshold.
+ * node with S < t, and nodes with S == t in index order until an eighth more than needed is
+ * doomed. Zero-count leftovers of Algorithm 4 (S = 0) go first and cost nothing. Before the
+ * doomed nodes go, each one's counter is folded into a surviving node that counts the same
+ * positions with a shorter context: a lower-slab node (anchor at the previous chunk) into the
+ * upper-slab path of the positions' own chunk, the path from depth k-1 down, which Algorithm 4
+ * built as tau; failing that, or for an upper-slab node, into the root of its label, which is
+ * kept (alone) if it was doomed, using the slack. What finds no such node is lost: pruned_items.
+ * The survivors are then compacted in index order, which keeps parents below children, so each
+ * step of a pass is a sweep of the array. Counts are LFU-like: a sequence that turns hot after
+ * the forest filled up competes with old counters and survives a pass once its subtree sum beats
+ * the threshold.
  *
- * Activations hold (tau, beta) node indices, which a pass may free. Each activation records the
+ * Activations hold (tau, beta) node indices, which a pass invalidates. Each activation records the
  * pass epoch and its last 2(k-1) path ids (current chunk and the one before) in the ctx; on a
  * stale epoch it walks the two paths again from the roots, recreating missing nodes with count
  * 0. So every item is counted at the node Algorithm 4 would count it at, and a counter only ever
@@ -51,9 +54,10 @@ struct knode {
 	uint64_t label;
 	uint64_t count;
 	uint32_t child; /* first child */
-	uint32_t next;	/* next sibling; next free node on the free list */
-	uint32_t flags;
-	uint32_t depth; /* 0 for roots */
+	uint32_t next;	/* next sibling */
+	uint32_t up;	/* parent, always at a lower index; the routine for a root */
+	uint16_t depth; /* 0 for roots */
+	uint16_t flags;
 };
 
 struct ksf_act {
@@ -75,14 +79,16 @@ struct ksf {
 	unsigned k;
 	struct ksf_limits lim;
 	struct knode *nodes;
-	size_t hi, cap, used; /* never-used boundary, allocated, live */
-	uint32_t free_head;
+	size_t cap, used;	    /* nodes allocated, live (nodes[0..used)) */
 	struct slot *roots, *edges; /* root table, indexed children */
 	size_t root_nslots, edge_nslots, nedges;
 	uint32_t epoch;
 	size_t fast_limit;	      /* reserve() has nothing to do while used < this */
 	uint64_t pos_hist[KSF_K_MAX]; /* items by position in their activation, below k-1 */
 	uint64_t untracked;	      /* items of untracked activations */
+	/* Hot-path counters are derived (ksf_get_stats): items = upper + lower + dropped, and a
+	 * child lookup that finds the head child counts one scan without touching a counter. */
+	uint64_t slow_lookups, walk_lookups;
 	uint64_t pruned_upper, pruned_lower;
 	uint64_t moved_up; /* folded from the lower to the upper slab */
 	struct ksf_stats st;
@@ -114,15 +120,14 @@ static struct slot *slots_new(size_t n)
 }
 
 /* The slot holding (key, label), or the empty slot where it belongs. */
-static struct slot *slot_find(struct slot *tab, size_t nslots, uint32_t key,
-			      uint64_t label, uint64_t *probes)
+static struct slot *slot_find(struct slot *tab, size_t nslots, uint32_t key, uint64_t label,
+			      uint64_t *probes)
 {
 	size_t mask = nslots - 1, j = key_hash(key, label) & mask;
 
 	for (;; j = (j + 1) & mask) {
 		(*probes)++;
-		if (tab[j].node == KNONE ||
-		    (tab[j].key == key && tab[j].label == label))
+		if (tab[j].node == KNONE || (tab[j].key == key && tab[j].label == label))
 			return &tab[j];
 	}
 }
@@ -172,7 +177,6 @@ int ksf_new(unsigned kk, const struct ksf_limits *lim, struct ksf **ret)
 	if (!k->lim.index_min)
 		k->lim.index_min = 8;
 	k->k = kk;
-	k->free_head = KNONE;
 	k->epoch = 1;
 	while (n < 8 * (size_t)kk)
 		n *= 2;
@@ -198,19 +202,13 @@ void ksf_free(struct ksf *k)
 	free(k);
 }
 
-/* A new node; capacity was reserved. */
-static uint32_t node_new(struct ksf *k, uint64_t label, uint32_t depth)
+/* A new node; capacity was reserved. Nodes are only appended, so a child's index is above its
+ * parent's; pruning compacts the array and keeps that order. */
+static uint32_t node_new(struct ksf *k, uint64_t label, uint32_t up, uint32_t depth)
 {
-	uint32_t i;
+	uint32_t i = k->used++;
 
-	if (k->free_head != KNONE) {
-		i = k->free_head;
-		k->free_head = k->nodes[i].next;
-	} else {
-		i = k->hi++;
-	}
-	k->nodes[i] = (struct knode){label, 0, KNONE, KNONE, KN_LIVE, depth};
-	k->used++;
+	k->nodes[i] = (struct knode){label, 0, KNONE, KNONE, up, depth, KN_LIVE};
 	k->st.created++;
 	return i;
 }
@@ -220,7 +218,7 @@ static uint32_t root_get(struct ksf *k, uint32_t routine, uint64_t label)
 	struct slot *s = slot_find(k->roots, k->root_nslots, routine, label, &k->st.probes);
 
 	if (s->node == KNONE) {
-		*s = (struct slot){label, routine, node_new(k, label, 0)};
+		*s = (struct slot){label, routine, node_new(k, label, routine, 0)};
 		k->st.roots++;
 	}
 	return s->node;
@@ -260,10 +258,11 @@ static uint32_t child_get(struct ksf *k, uint32_t parent, uint64_t label)
 	uint32_t c, prev = KNONE, scans = 0;
 	struct slot *s;
 
+	k->slow_lookups++;
 	if (p->flags & KN_INDEXED) {
 		s = slot_find(k->edges, k->edge_nslots, parent, label, &k->st.probes);
 		if (s->node == KNONE) {
-			*s = (struct slot){label, parent, node_new(k, label, p->depth + 1)};
+			*s = (struct slot){label, parent, node_new(k, label, parent, p->depth + 1)};
 			k->nedges++;
 			child_link(k, parent, s->node);
 		}
@@ -276,7 +275,7 @@ static uint32_t child_get(struct ksf *k, uint32_t parent, uint64_t label)
 	}
 	k->st.scans += scans;
 	if (c == KNONE) {
-		c = node_new(k, label, p->depth + 1);
+		c = node_new(k, label, parent, p->depth + 1);
 		child_link(k, parent, c);
 	} else if (prev != KNONE) {
 		k->nodes[prev].next = k->nodes[c].next;
@@ -289,25 +288,6 @@ static uint32_t child_get(struct ksf *k, uint32_t parent, uint64_t label)
 }
 
 /* --- pruning --- */
-
-struct prune {
-	uint64_t *sum; /* subtree sums by node */
-	uint64_t t;    /* threshold value */
-	size_t want, doomed;
-	struct slot *roots, *edges; /* the rebuilt tables */
-	size_t nedges;
-};
-
-static uint64_t subtree_sum(struct ksf *k, uint32_t v, uint64_t *sum, uint64_t *vals, size_t *nv)
-{
-	uint64_t s = k->nodes[v].count;
-
-	for (uint32_t c = k->nodes[v].child; c != KNONE; c = k->nodes[c].next)
-		s += subtree_sum(k, c, sum, vals, nv);
-	sum[v] = s;
-	vals[(*nv)++] = s;
-	return s;
-}
 
 /* The value of rank r (0-based) among v[0..n), reordering v (Wirth's selection). */
 static uint64_t select_rank(uint64_t *v, size_t n, size_t r)
@@ -342,20 +322,6 @@ static bool is_upper(const struct ksf *k, uint32_t depth)
 	return depth + 1 < k->k || depth == 0;
 }
 
-/* Phase 1: doom the subtrees under the threshold (S never grows going down a tree). Ties at
- * the threshold are doomed up to an eighth over what is needed, the slack phase 2 may use. */
-static void mark(struct ksf *k, struct prune *pr, uint32_t v, bool doom)
-{
-	doom = doom || pr->sum[v] < pr->t ||
-	       (pr->sum[v] == pr->t && pr->doomed < pr->want + pr->want / 8);
-	if (doom) {
-		k->nodes[v].flags |= KN_DOOMED;
-		pr->doomed++;
-	}
-	for (uint32_t c = k->nodes[v].child; c != KNONE; c = k->nodes[c].next)
-		mark(k, pr, c, doom);
-}
-
 static uint32_t child_find(const struct ksf *k, uint32_t parent, uint64_t label)
 {
 	uint64_t probes = 0;
@@ -369,10 +335,14 @@ static uint32_t child_find(const struct ksf *k, uint32_t parent, uint64_t label)
 	return c;
 }
 
+struct prune {
+	size_t want, doomed;
+};
+
 /* The surviving node of the path labels[0..n) from a root, or KNONE. A doomed root asked for
  * alone is kept (without its subtree) while the pass has slack: roots hold the BL profile. */
-static uint32_t find_kept(struct ksf *k, struct prune *pr, uint32_t routine,
-			  const uint64_t *labels, size_t n)
+static uint32_t find_kept(struct ksf *k, struct prune *pr, uint32_t routine, const uint64_t *labels,
+			  size_t n)
 {
 	uint64_t probes = 0;
 	uint32_t v = slot_find(k->roots, k->root_nslots, routine, labels[0], &probes)->node;
@@ -386,148 +356,135 @@ static uint32_t find_kept(struct ksf *k, struct prune *pr, uint32_t routine,
 	return v == KNONE || (k->nodes[v].flags & KN_DOOMED) ? KNONE : v;
 }
 
-/* Phase 2: move the counter of a doomed node to a surviving node that counts the same positions
- * with a shorter context: a lower-slab node's positions to the upper-slab path of their own
- * chunk (path from depth k-1 down), else (and an upper one's) to the root of its label. */
-static void fold(struct ksf *k, struct prune *pr, uint32_t routine, uint32_t v, uint64_t *path,
-		 uint32_t d)
+/* Move the counter of doomed node v to a surviving node that counts the same positions with a
+ * shorter context: a lower-slab node's positions to the upper-slab path of their own chunk
+ * (the path from depth k-1 down), else (and an upper one's) to the root of its label. */
+static void fold(struct ksf *k, struct prune *pr, uint32_t v)
 {
 	struct knode *n = &k->nodes[v];
-	uint32_t t = KNONE;
+	uint64_t path[2 * KSF_K_MAX];
+	uint32_t d = n->depth, u = v, t = KNONE;
 
-	path[d] = n->label;
-	if ((n->flags & KN_DOOMED) && n->count) {
-		if (!is_upper(k, d))
-			t = find_kept(k, pr, routine, path + k->k - 1, d + 2 - k->k);
-		if (t == KNONE)
-			t = find_kept(k, pr, routine, path + d, 1);
-	}
-	if (t != KNONE && t != v) {
-		k->nodes[t].count += n->count;
-		k->st.folded_items += n->count;
-		if (!is_upper(k, d))
-			k->moved_up += n->count;
-		n->count = 0;
-	}
-	for (uint32_t c = n->child; c != KNONE; c = k->nodes[c].next)
-		fold(k, pr, routine, c, path, d + 1);
+	for (uint32_t i = d + 1; i-- > 0; u = i ? k->nodes[u].up : u)
+		path[i] = k->nodes[u].label;
+	if (!is_upper(k, d))
+		t = find_kept(k, pr, k->nodes[u].up, path + k->k - 1, d + 2 - k->k);
+	if (t == KNONE)
+		t = find_kept(k, pr, k->nodes[u].up, path + d, 1);
+	if (t == KNONE || t == v)
+		return;
+	k->nodes[t].count += n->count;
+	k->st.folded_items += n->count;
+	if (!is_upper(k, d))
+		k->moved_up += n->count;
+	n->count = 0;
 }
 
-/* Phase 3: free a doomed subtree; what is left in its counters is lost. */
-static void free_subtree(struct ksf *k, uint32_t v)
+/* Doom the nodes to free: S(v), the sum of the counters in v's subtree, never grows going down
+ * a tree, so every node with S < t goes with its subtree, and nodes with S == t go in index
+ * order until an eighth over what is needed (slack for fold() to keep roots). Both passes run
+ * over the array, children after parents. */
+static void mark(struct ksf *k, struct prune *pr, uint64_t *sum, uint64_t *vals)
 {
-	struct knode *n = &k->nodes[v];
+	size_t n = k->used;
+	uint64_t t;
 
-	for (uint32_t c = n->child, next; c != KNONE; c = next) {
-		next = k->nodes[c].next;
-		free_subtree(k, c);
-	}
-	if (is_upper(k, n->depth))
-		k->pruned_upper += n->count;
-	else
-		k->pruned_lower += n->count;
-	k->st.pruned_items += n->count;
-	k->st.pruned_nodes++;
-	if (n->child != KNONE)
-		k->st.internal--;
-	if (n->flags & KN_INDEXED)
-		k->st.indexed--;
-	n->flags = 0;
-	n->next = k->free_head;
-	k->free_head = v;
-	k->used--;
-}
+	for (size_t i = 0; i < n; i++)
+		sum[i] = k->nodes[i].count;
+	for (size_t i = n; i-- > 0;)
+		if (k->nodes[i].depth)
+			sum[k->nodes[i].up] += sum[i];
+	for (size_t i = 0; i < n; i++)
+		vals[i] = sum[i];
+	t = select_rank(vals, n, pr->want - 1);
+	k->st.prune_threshold = t;
+	for (size_t i = 0; i < n; i++) {
+		struct knode *x = &k->nodes[i];
 
-/* Free the doomed children of v (kept) and below, and re-index v's children if needed. */
-static void prune_children(struct ksf *k, struct prune *pr, uint32_t v)
-{
-	uint32_t c, prev = KNONE, next;
-	bool had = k->nodes[v].child != KNONE;
-	uint64_t probes = 0;
-
-	for (c = k->nodes[v].child; c != KNONE; c = next) {
-		next = k->nodes[c].next;
-		if (k->nodes[c].flags & KN_DOOMED) {
-			if (prev == KNONE)
-				k->nodes[v].child = next;
-			else
-				k->nodes[prev].next = next;
-			free_subtree(k, c);
-		} else {
-			prune_children(k, pr, c);
-			prev = c;
+		if ((x->depth && (k->nodes[x->up].flags & KN_DOOMED)) || sum[i] < t ||
+		    (sum[i] == t && pr->doomed < pr->want + pr->want / 8)) {
+			x->flags |= KN_DOOMED;
+			pr->doomed++;
 		}
 	}
-	if (had && k->nodes[v].child == KNONE)
-		k->st.internal--;
-	if (!(k->nodes[v].flags & KN_INDEXED))
-		return;
-	for (c = k->nodes[v].child; c != KNONE; c = k->nodes[c].next) {
-		*slot_find(pr->edges, k->edge_nslots, v, k->nodes[c].label, &probes) =
-		    (struct slot){k->nodes[c].label, v, c};
-		pr->nedges++;
+}
+
+/* Keep the survivors, in index order, at the front of the array, relink them, and rebuild
+ * both tables; what is left in a doomed counter is lost. */
+static void compact(struct ksf *k, uint32_t *newi, struct slot *roots, struct slot *edges)
+{
+	size_t n = k->used, m = 0;
+	uint64_t probes = 0;
+
+	k->st.roots = k->st.internal = k->st.indexed = k->nedges = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct knode x = k->nodes[i];
+
+		if (x.flags & KN_DOOMED) {
+			*(is_upper(k, x.depth) ? &k->pruned_upper : &k->pruned_lower) += x.count;
+			k->st.pruned_items += x.count;
+			newi[i] = KNONE;
+			continue;
+		}
+		newi[i] = m;
+		x.child = KNONE;
+		x.next = KNONE;
+		if (x.depth) {
+			struct knode *p = &k->nodes[x.up = newi[x.up]];
+
+			k->st.internal += p->child == KNONE;
+			x.next = p->child;
+			p->child = m;
+			if (p->flags & KN_INDEXED) {
+				*slot_find(edges, k->edge_nslots, x.up, x.label, &probes) =
+				    (struct slot){x.label, x.up, m};
+				k->nedges++;
+			}
+		} else {
+			*slot_find(roots, k->root_nslots, x.up, x.label, &probes) =
+			    (struct slot){x.label, x.up, m};
+			k->st.roots++;
+		}
+		k->st.indexed += !!(x.flags & KN_INDEXED);
+		k->nodes[m++] = x;
 	}
+	k->st.pruned_nodes += n - m;
+	k->used = m;
 }
 
 static int prune(struct ksf *k, size_t need)
 {
-	size_t goal = k->lim.max_nodes - k->lim.max_nodes / 4, nv = 0;
-	struct prune pr = {.want = k->used + need > goal ? k->used + need - goal : 1};
-	uint64_t *vals = malloc((k->used ? k->used : 1) * sizeof(*vals)), probes = 0;
-	uint64_t path[2 * KSF_K_MAX];
+	size_t goal = k->lim.max_nodes - k->lim.max_nodes / 4, n = k->used;
+	struct prune pr = {.want = n + need > goal ? n + need - goal : 1};
+	uint64_t *sum = malloc(n * sizeof(*sum)), *vals = malloc(n * sizeof(*vals));
+	struct slot *roots = slots_new(k->root_nslots), *edges = slots_new(k->edge_nslots);
 
-	pr.sum = malloc((k->hi ? k->hi : 1) * sizeof(*pr.sum));
-	pr.roots = slots_new(k->root_nslots);
-	pr.edges = slots_new(k->edge_nslots);
-	if (!vals || !pr.sum || !pr.roots || !pr.edges) {
+	if (!sum || !vals || !roots || !edges) {
+		free(sum);
 		free(vals);
-		free(pr.sum);
-		free(pr.roots);
-		free(pr.edges);
+		free(roots);
+		free(edges);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < k->root_nslots; i++)
-		if (k->roots[i].node != KNONE)
-			subtree_sum(k, k->roots[i].node, pr.sum, vals, &nv);
-	if (pr.want > nv)
-		pr.want = nv;
-	pr.t = nv ? select_rank(vals, nv, pr.want - 1) : 0;
+	if (pr.want > n)
+		pr.want = n;
+	mark(k, &pr, sum, vals);
+	for (size_t i = 0; i < n; i++)
+		if ((k->nodes[i].flags & KN_DOOMED) && k->nodes[i].count)
+			fold(k, &pr, i);
+	compact(k, (uint32_t *)vals, roots, edges);
+	free(sum);
 	free(vals);
-	for (size_t i = 0; i < k->root_nslots; i++)
-		if (k->roots[i].node != KNONE)
-			mark(k, &pr, k->roots[i].node, false);
-	for (size_t i = 0; i < k->root_nslots; i++)
-		if (k->roots[i].node != KNONE)
-			fold(k, &pr, k->roots[i].key, k->roots[i].node, path, 0);
-	for (size_t i = 0; i < k->root_nslots; i++) {
-		uint32_t r = k->roots[i].node;
-
-		if (r == KNONE)
-			continue;
-		if (k->nodes[r].flags & KN_DOOMED) {
-			free_subtree(k, r);
-			k->st.roots--;
-			continue;
-		}
-		prune_children(k, &pr, r);
-		*slot_find(pr.roots, k->root_nslots, k->roots[i].key, k->nodes[r].label,
-			   &probes) = k->roots[i];
-	}
-	free(pr.sum);
 	free(k->roots);
 	free(k->edges);
-	k->roots = pr.roots;
-	k->edges = pr.edges;
-	k->nedges = pr.nedges;
+	k->roots = roots;
+	k->edges = edges;
 	k->st.prune_passes++;
-	k->st.prune_threshold = pr.t;
 	if (++k->epoch == 0)
 		k->epoch = 1;
 	return 0;
 }
 
-/* Room for an item: 3k nodes (a rebuild of tau, k-1 nodes, and of beta, 2k-2, in another tree,
- * plus 2 for the item) and as many entries in each table. Prunes at the budget. */
 static int reserve_slow(struct ksf *k, size_t need)
 {
 	size_t n, r, e;
@@ -617,8 +574,8 @@ int ksf_enter(struct ksf *k, struct ksf_ctx *ctx, uint32_t routine)
 		ctx->dead++;
 		return -ENOMEM;
 	}
-	ctx->acts[ctx->depth++] = (struct ksf_act){
-	    .routine = routine, .tau = KNONE, .beta = KNONE, .epoch = k->epoch};
+	ctx->acts[ctx->depth++] =
+	    (struct ksf_act){.routine = routine, .tau = KNONE, .beta = KNONE, .epoch = k->epoch};
 	k->st.activations++;
 	return 0;
 }
@@ -642,6 +599,7 @@ static uint32_t walk(struct ksf *k, uint32_t routine, const uint64_t *ring, uint
 
 	for (uint32_t b = cnt - 1; b >= 1; b--)
 		v = child_get(k, v, ring[(rpos + len - b) % len]);
+	k->walk_lookups += cnt - 1;
 	return v;
 }
 
@@ -665,10 +623,8 @@ static inline uint32_t child_next(struct ksf *k, uint32_t parent, uint64_t label
 {
 	uint32_t c = k->nodes[parent].child;
 
-	if (c != KNONE && k->nodes[c].label == label) {
-		k->st.scans++;
+	if (c != KNONE && k->nodes[c].label == label)
 		return c;
-	}
 	return child_get(k, parent, label);
 }
 
@@ -700,7 +656,6 @@ int ksf_push(struct ksf *k, struct ksf_ctx *ctx, uint64_t label)
 
 	if (ctx_bad(k, ctx) < 0)
 		return -EINVAL;
-	k->st.items++;
 	if (ctx->dead) {
 		k->st.dropped++;
 		k->untracked++;
@@ -749,8 +704,8 @@ void ksf_ctx_release(struct ksf_ctx *ctx)
 
 /* --- walks, stats, checks --- */
 
-static int foreach_node(const struct ksf *k, uint32_t routine, uint32_t v, uint64_t *path,
-			size_t d, ksf_path_fn fn, void *userdata)
+static int foreach_node(const struct ksf *k, uint32_t routine, uint32_t v, uint64_t *path, size_t d,
+			ksf_path_fn fn, void *userdata)
 {
 	int r;
 
@@ -779,7 +734,12 @@ int ksf_foreach_node(const struct ksf *k, ksf_path_fn fn, void *userdata)
 
 void ksf_get_stats(const struct ksf *k, struct ksf_stats *st)
 {
+	uint64_t lookups = k->st.upper + 2 * k->st.lower - k->st.root_lookups;
+
 	*st = k->st;
+	st->items = k->st.upper + k->st.lower + k->st.dropped;
+	if (k->k > 1) /* head hits: one scan each */
+		st->scans += lookups - (k->slow_lookups - k->walk_lookups);
 	st->nodes = k->used;
 	st->max_nodes = k->lim.max_nodes;
 	st->memory = sizeof(*k) + k->cap * sizeof(*k->nodes) +
@@ -797,7 +757,8 @@ static int check_node(const struct ksf *k, struct check *ck, uint32_t v, uint32_
 	const struct knode *n;
 	uint64_t probes = 0;
 
-	if (v >= k->hi || ck->seen[v] || !(k->nodes[v].flags & KN_LIVE))
+	if (v >= k->used || ck->seen[v] || k->nodes[v].flags & ~(KN_LIVE | KN_INDEXED) ||
+	    !(k->nodes[v].flags & KN_LIVE))
 		return -EUCLEAN;
 	n = &k->nodes[v];
 	ck->seen[v] = 1;
@@ -811,9 +772,9 @@ static int check_node(const struct ksf *k, struct check *ck, uint32_t v, uint32_
 	ck->internal += n->child != KNONE;
 	ck->indexed += !!(n->flags & KN_INDEXED);
 	for (uint32_t c = n->child; c != KNONE; c = k->nodes[c].next) {
-		if (c >= k->hi)
+		if (c >= k->used || c <= v || k->nodes[c].up != v)
 			return -EUCLEAN;
-		for (uint32_t o = k->nodes[c].next; o != KNONE && o < k->hi; o = k->nodes[o].next)
+		for (uint32_t o = k->nodes[c].next; o != KNONE && o < k->used; o = k->nodes[o].next)
 			if (k->nodes[o].label == k->nodes[c].label)
 				return -EUCLEAN;
 		if (n->flags & KN_INDEXED) {
@@ -830,8 +791,8 @@ static int check_node(const struct ksf *k, struct check *ck, uint32_t v, uint32_
 
 int ksf_check(const struct ksf *k)
 {
-	struct check ck = {.seen = calloc(k->hi ? k->hi : 1, 1)};
-	size_t roots = 0, edges = 0, nfree = 0;
+	struct check ck = {.seen = calloc(k->used ? k->used : 1, 1)};
+	size_t roots = 0, edges = 0;
 	uint64_t probes = 0;
 	int err = 0;
 
@@ -843,7 +804,7 @@ int ksf_check(const struct ksf *k)
 		if (s->node == KNONE)
 			continue;
 		roots++;
-		if (s->node >= k->hi ||
+		if (s->node >= k->used || k->nodes[s->node].up != s->key ||
 		    slot_find(k->roots, k->root_nslots, s->key, k->nodes[s->node].label, &probes) !=
 			s)
 			err = -EUCLEAN;
@@ -852,22 +813,17 @@ int ksf_check(const struct ksf *k)
 	}
 	for (size_t i = 0; i < k->edge_nslots && !err; i++)
 		edges += k->edges[i].node != KNONE;
-	for (uint32_t f = k->free_head; f != KNONE && !err && nfree <= k->hi; f = k->nodes[f].next) {
-		if (f >= k->hi || ck.seen[f] || k->nodes[f].flags)
-			err = -EUCLEAN;
-		nfree++;
-	}
 	free(ck.seen);
 	if (err)
 		return err;
-	if (roots != k->st.roots || ck.nodes != k->used || nfree + k->used != k->hi ||
-	    ck.internal != k->st.internal || ck.indexed != k->st.indexed || edges != k->nedges ||
-	    ck.edges != edges || k->hi > k->cap || k->used > k->lim.max_nodes)
+	if (roots != k->st.roots || ck.nodes != k->used || ck.internal != k->st.internal ||
+	    ck.indexed != k->st.indexed || edges != k->nedges || ck.edges != edges ||
+	    k->used > k->cap || k->used > k->lim.max_nodes)
 		return -EUCLEAN;
 	/* K1 and K4, with what pruning removed. */
 	if (ck.upper + k->pruned_upper != k->st.upper + k->moved_up ||
 	    ck.lower + k->pruned_lower + k->moved_up != k->st.lower ||
-	    k->st.upper + k->st.lower + k->st.dropped != k->st.items)
+	    ck.upper + ck.lower + k->st.pruned_items != k->st.upper + k->st.lower)
 		return -EUCLEAN;
 	return 0;
 }
@@ -888,7 +844,7 @@ struct ksf_ipf {
 	unsigned max_len;
 	size_t max_nodes;
 	uint64_t max_error, max_error_1;
-	bool sums_known;	     /* exact counts over all routines: level sums are known */
+	bool sums_known;	    /* exact counts over all routines: level sums are known */
 	uint64_t expect[KSF_K_MAX]; /* expected level sums (K5) */
 };
 
@@ -1025,7 +981,7 @@ int ksf_ipf_build(const struct ksf *k, const struct ksf_ipf_opts *opts, struct k
 	}
 	ipf->sums_known = !ipf->max_error && !o.one_routine;
 	/* Level j+1 sums the items at position >= j of their activation. */
-	expect = k->st.items - k->untracked;
+	expect = k->st.upper + k->st.lower + k->st.dropped - k->untracked;
 	for (unsigned j = 0; j < ipf->max_len; j++) {
 		ipf->expect[j] = expect;
 		expect -= j < k->k - 1 ? k->pos_hist[j] : 0;
@@ -1043,8 +999,7 @@ void ksf_ipf_free(struct ksf_ipf *ipf)
 	free(ipf);
 }
 
-uint64_t ksf_ipf_count(const struct ksf_ipf *ipf, uint32_t routine, const uint64_t *path,
-		       size_t n)
+uint64_t ksf_ipf_count(const struct ksf_ipf *ipf, uint32_t routine, const uint64_t *path, size_t n)
 {
 	uint32_t v = 0, *s;
 
@@ -1105,8 +1060,7 @@ static int ipf_foreach_tree(const struct ksf_ipf *ipf, uint32_t v, uint64_t *pat
 	return r < 0 ? r : 0;
 }
 
-int ksf_ipf_foreach(const struct ksf_ipf *ipf, enum ksf_order order, ksf_path_fn fn,
-		    void *userdata)
+int ksf_ipf_foreach(const struct ksf_ipf *ipf, enum ksf_order order, ksf_path_fn fn, void *userdata)
 {
 	uint64_t path[KSF_K_MAX];
 	uint32_t *v;
@@ -1136,8 +1090,8 @@ void ksf_ipf_get_stats(const struct ksf_ipf *ipf, struct ksf_ipf_stats *st)
 	    .max_len = ipf->max_len,
 	    .max_error = ipf->max_error,
 	    .max_error_1 = ipf->max_error_1,
-	    .memory = sizeof(*ipf) + ipf->cap * sizeof(*ipf->nodes) +
-		      ipf->nslots * sizeof(*ipf->slots),
+	    .memory =
+		sizeof(*ipf) + ipf->cap * sizeof(*ipf->nodes) + ipf->nslots * sizeof(*ipf->slots),
 	};
 	for (size_t i = 1; i < ipf->n; i++) {
 		st->roots += ipf->nodes[i].depth == 1;

@@ -148,10 +148,12 @@ static int on_duration(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-int manager_attach(struct manager *m, pid_t pid, unsigned freq, unsigned duration_sec,
+int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		   struct target **ret, char *errbuf, size_t errlen)
 {
 	struct target *old = manager_find(m, pid), *t = NULL;
+	struct attach_opts o = *opts;
+	unsigned freq = o.freq, duration_sec = o.duration_sec;
 	int err;
 
 	if (pid <= 0) {
@@ -163,7 +165,13 @@ int manager_attach(struct manager *m, pid_t pid, unsigned freq, unsigned duratio
 		return -EINVAL;
 	}
 	if (freq == 0)
-		freq = m->cfg.default_freq;
+		freq = o.freq = m->cfg.default_freq;
+	if (o.eps == 0)
+		o.eps = m->cfg.hcct_eps;
+	if (!(o.eps >= 1e-7 && o.eps <= 1)) {
+		snprintf(errbuf, errlen, "eps %g out of range [1e-7, 1]", o.eps);
+		return -ERANGE;
+	}
 	if (freq > KPROF_MAX_FREQ) {
 		snprintf(errbuf, errlen, "frequency %u Hz out of range 1-%u", freq, KPROF_MAX_FREQ);
 		return -ERANGE;
@@ -177,7 +185,7 @@ int manager_attach(struct manager *m, pid_t pid, unsigned freq, unsigned duratio
 			 m->cfg.max_targets);
 		return -EMFILE;
 	}
-	err = target_new(m, pid, freq, duration_sec, &t);
+	err = target_new(m, pid, &o, &t);
 	if (err < 0) {
 		snprintf(errbuf, errlen,
 			 err == -ESRCH	  ? "no such process: %d"

@@ -259,8 +259,7 @@ static struct pstack *stack_find(struct profile *p, uint32_t tid, const uint32_t
 	return NULL;
 }
 
-static int stack_insert(struct profile *p, uint32_t tid, const uint32_t *ids, size_t n,
-			uint64_t h)
+static int stack_insert(struct profile *p, uint32_t tid, const uint32_t *ids, size_t n, uint64_t h)
 {
 	size_t slot;
 	int err;
@@ -291,8 +290,7 @@ int profile_add(struct profile *p, const uint32_t *ids, size_t n, uint64_t count
 	return profile_add_tid(p, 0, ids, n, count);
 }
 
-int profile_add_tid(struct profile *p, uint32_t tid, const uint32_t *ids, size_t n,
-		    uint64_t count)
+int profile_add_tid(struct profile *p, uint32_t tid, const uint32_t *ids, size_t n, uint64_t count)
 {
 	uint64_t h = hash_ids(ids, n) ^ mix64(tid);
 	struct pstack *s = NULL;
@@ -384,8 +382,7 @@ static const char *folded_name(const struct profile_func *f)
 										: f->name;
 }
 
-static int folded_one(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count,
-		      void *userdata)
+static int folded_one(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count, void *userdata)
 {
 	struct {
 		struct strbuf b;

@@ -53,8 +53,7 @@ int target_proc_uid(pid_t pid, uid_t *uid)
 	return 0;
 }
 
-int target_new(struct manager *m, pid_t pid, unsigned freq, unsigned duration_sec,
-	       struct target **ret)
+int target_new(struct manager *m, pid_t pid, const struct attach_opts *o, struct target **ret)
 {
 	struct target *t = calloc(1, sizeof(*t));
 	int err;
@@ -63,8 +62,10 @@ int target_new(struct manager *m, pid_t pid, unsigned freq, unsigned duration_se
 		return -ENOMEM;
 	t->m = m;
 	t->pid = pid;
-	t->freq = freq;
-	t->duration_sec = duration_sec;
+	t->freq = o->freq;
+	t->duration_sec = o->duration_sec;
+	t->eps = o->eps;
+	t->hcct_kernel = o->hcct_kernel;
 	t->state = TARGET_ATTACHED;
 	t->attached_ns = now_ns(CLOCK_REALTIME);
 	t->ids = malloc((2 * KP_MAX_STACK + 1) * sizeof(*t->ids));
@@ -72,6 +73,12 @@ int target_new(struct manager *m, pid_t pid, unsigned freq, unsigned duration_se
 	if (err < 0)
 		goto fail;
 	err = profile_new(NULL, &t->profile);
+	if (err < 0)
+		goto fail;
+	/* Memory bounded by eps: m counters, at most 32 m + 1024 MCCT nodes. */
+	err = hcct_new(&(struct hcct_params){.slots = hcct_slots_for_eps(t->eps),
+					     .max_depth = 2 * KP_MAX_STACK + 1},
+		       &t->hcct);
 	if (err < 0)
 		goto fail;
 	err = tsym_new(m->sym, pid, t->uid, &t->sym);
@@ -113,6 +120,8 @@ int target_restore(struct manager *m, const Kprof__SavedProfile *sp, struct targ
 	t->ended_ns = pb->ended_at_ns;
 	t->samples = pb->samples;
 	t->truncated = pb->truncated_stacks;
+	t->eps = pb->eps;
+	t->hcct_kernel = pb->hcct_kernel;
 	t->saved_jit_symbols = pb->jit_symbols;
 	t->saved_bad_lines = pb->perfmap_bad_lines;
 	t->saved_perfmap_path = strdup(pb->perfmap_path ? pb->perfmap_path : "");
@@ -160,6 +169,7 @@ void target_free(struct target *t)
 		return;
 	free(t->saved_name);
 	free(t->saved_perfmap_path);
+	hcct_free(t->hcct);
 	sd_event_source_disable_unref(t->duration_timer);
 	tsym_free(t->sym);
 	profile_free(t->profile);
@@ -194,7 +204,7 @@ static int special_id(struct target *t, const char *name)
 
 void target_add_sample(struct target *t, const struct kp_sample *s)
 {
-	size_t n = 0;
+	size_t n = 0, n_user;
 	int id;
 
 	if (tsym_generation(t->sym) != t->cache_gen) {
@@ -219,6 +229,7 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 		}
 		t->ids[n++] = id;
 	}
+	n_user = n;
 	for (int i = s->n_kernel - 1; i >= 0; i--) {
 		uint64_t ip = s->ips[i];
 
@@ -233,6 +244,10 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 		t->ids[n++] = id;
 	t->samples++;
 	profile_add_tid(t->profile, s->tid, t->ids, n, 1);
+	/* The HCCT sees user contexts only unless asked: kernel leaves would split every hot
+	 * user context into many cold ones. */
+	if (t->hcct && (t->hcct_kernel ? n : n_user) > 0)
+		hcct_add_stack(t->hcct, t->ids, t->hcct_kernel ? n : n_user, 1);
 }
 
 void target_fill_pb(const struct target *t, Kprof__Target *pb)
@@ -266,4 +281,6 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->stacks = ps.stacks;
 	pb->lost_stacks = ps.lost;
 	pb->truncated_stacks = t->truncated;
+	pb->eps = t->eps;
+	pb->hcct_kernel = t->hcct_kernel;
 }

@@ -30,6 +30,8 @@ struct config {
 	unsigned ringbuf_bytes;	     /* 0: sized from CPUs and the maximal rate */
 	unsigned drain_ms;	     /* ring buffer drain period */
 	unsigned perfmap_refresh_ms;
+	double hcct_phi; /* default phi of hcct queries */
+	double hcct_eps; /* default eps of new targets: m = ceil(1/eps) counters */
 	int verbose;
 };
 

@@ -147,8 +147,11 @@ static void setup(struct routine *rt)
 
 		unsigned m = i % 15;
 
-		r->kind = i >= 60 ? RECURSIVE : m < 6 ? LOOP : m < 10 ? PATTERN : m < 14 ? SHORT
-										 : SCANNER;
+		r->kind = i >= 60  ? RECURSIVE
+			  : m < 6  ? LOOP
+			  : m < 10 ? PATTERN
+			  : m < 14 ? SHORT
+				   : SCANNER;
 		switch (r->kind) {
 		case LOOP:
 			r->nbody = 2 + below(3);
@@ -208,8 +211,9 @@ static unsigned next_body(const struct routine *r, unsigned iter, unsigned prev)
 static void call(struct stream *s, const struct routine *rt, unsigned i, unsigned depth)
 {
 	const struct routine *r = &rt[i];
-	unsigned trips = r->kind == SHORT ? below(4) : r->kind == RECURSIVE ? 1 + below(4)
-									     : geometric(r->mean_trips);
+	unsigned trips = r->kind == SHORT	? below(4)
+			 : r->kind == RECURSIVE ? 1 + below(4)
+						: geometric(r->mean_trips);
 	unsigned prev = 0, exit_id = 2 + r->nbody + below(2);
 
 	if (depth > s->max_depth)
@@ -464,12 +468,13 @@ static void table_throughput(const struct stream *s, const struct routine *rt)
 		ksf_get_stats(ks, &st);
 		ipf = ipf_of(ks, &tb);
 		ksf_ipf_get_stats(ipf, &ist);
-		printf("| %u | %.1f | %.2fx | %.2fx | %.3f | %.2f | %.3f | %zu | %zu | %zu | %.2f | "
-		       "%.1f |\n",
-		       ks_[i], mps(s->items, t), bl_hash / t, bl_array / t,
-		       (double)st.root_lookups / st.items, (double)st.scans / st.items,
-		       (double)st.probes / st.items, st.nodes, st.indexed, ist.nodes, tb,
-		       st.memory / 1048576.0);
+		printf(
+		    "| %u | %.1f | %.2fx | %.2fx | %.3f | %.2f | %.3f | %zu | %zu | %zu | %.2f | "
+		    "%.1f |\n",
+		    ks_[i], mps(s->items, t), bl_hash / t, bl_array / t,
+		    (double)st.root_lookups / st.items, (double)st.scans / st.items,
+		    (double)st.probes / st.items, st.nodes, st.indexed, ist.nodes, tb,
+		    st.memory / 1048576.0);
 		ksf_ipf_free(ipf);
 		ksf_free(ks);
 	}
@@ -566,12 +571,14 @@ static void table_budget(const struct stream *s, unsigned k)
 	top_of(ipf, 1, 1, &exact_bl);
 	ksf_ipf_free(ipf);
 	ksf_free(ks);
-	printf("k = %u, unbounded k-SF: %zu nodes. Top %d = the %d most frequent sequences of 2..%u "
-	       "path ids in the exact k-IPF.\n\n",
-	       k, full, TOP, TOP, k);
-	printf("| budget | max_nodes | M items/s | passes | pruned nodes | folded items | lost items "
-	       "| top-%d recall | top-%d mean count error | BL top-%d max error |\n",
-	       TOP, TOP, TOP);
+	printf(
+	    "k = %u, unbounded k-SF: %zu nodes. Top %d = the %d most frequent sequences of 2..%u "
+	    "path ids in the exact k-IPF.\n\n",
+	    k, full, TOP, TOP, k);
+	printf(
+	    "| budget | max_nodes | M items/s | passes | pruned nodes | folded items | lost items "
+	    "| top-%d recall | top-%d mean count error | BL top-%d max error |\n",
+	    TOP, TOP, TOP);
 	printf("|---|---|---|---|---|---|---|---|---|---|\n");
 	for (size_t i = 0; i < sizeof(frac) / sizeof(frac[0]); i++) {
 		double t, err = 0, blerr = 0;

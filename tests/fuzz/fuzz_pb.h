@@ -14,6 +14,7 @@
 #ifndef KPROF_FUZZ_PB_H
 #define KPROF_FUZZ_PB_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,10 +113,12 @@ static void pb_roundtrip(const ProtobufCMessage *m)
 	free(b2);
 }
 
-static int saved_fold_cb(const uint32_t *ids, size_t n, uint64_t count, void *userdata)
+static int saved_stack_cb(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count,
+			  void *userdata)
 {
 	const struct profile *p = userdata;
 
+	(void)tid;
 	(void)count;
 	for (size_t i = 0; i < n; i++)
 		FUZZ_CHECK(ids[i] < profile_nfuncs(p), "stack id %u out of range", ids[i]);
@@ -164,7 +167,7 @@ static int saved_replay(const Kprof__SavedProfile *sp)
 				ids[j] = map[s->ids[j]];
 		}
 		if (err >= 0)
-			err = profile_add(p, ids, s->n_ids, s->count);
+			err = profile_add_tid(p, s->tid, ids, s->n_ids, s->count);
 	}
 	if (err >= 0) {
 		struct profile_stats st;
@@ -185,7 +188,7 @@ static int saved_replay(const Kprof__SavedProfile *sp)
 			FUZZ_CHECK(sorted[i] < nsorted && profile_func_get(p, sorted[i]),
 				   "sorted id %u", sorted[i]);
 		free(sorted);
-		FUZZ_CHECK(profile_foreach_stack(p, saved_fold_cb, p) == 0, "foreach_stack");
+		FUZZ_CHECK(profile_foreach_stack(p, saved_stack_cb, p) == 0, "foreach_stack");
 		profile_get_stats(p, &st);
 		FUZZ_CHECK(st.funcs == profile_nfuncs(p), "stats.funcs");
 	}

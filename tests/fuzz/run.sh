@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# run.sh: build the libFuzzer targets in tests/fuzz/ and run each for a bounded time.
+#
+#   BUILD=build FUZZ_SECONDS=60 bash tests/fuzz/run.sh [fuzz_perfmap fuzz_cfg ...]
+#
+# Each target is built with clang, libFuzzer, ASan and UBSan (every UB report fatal), linked with
+# the module it fuzzes alone, and run for FUZZ_SECONDS (default 60; 0 runs the seed corpus once
+# and stops) on a copy of its seed corpus (tests/fuzz/corpus/<target>/ is never written). One
+# line per target: "PASS: fuzz_x: N runs, no crash" or "FAIL: fuzz_x: <summary>"; the exit code
+# is non-zero if any target crashed, leaked, broke an invariant or did not build. Crashing inputs
+# go to $BUILD/fuzz/crashes/, full logs to $BUILD/fuzz/logs/. To replay one:
+#   $BUILD/fuzz/fuzz_x $BUILD/fuzz/crashes/fuzz_x-crash-<sha1>
+# Targets run one after another (libFuzzer uses one core each); FUZZ_JOBS=2 runs two at a time.
+set -uo pipefail
+
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+FUZZ_JOBS=${FUZZ_JOBS:-1}
+CLANG=${CLANG:-clang}
+PROTO_C=$BUILD/proto/kprof.pb-c.c
+OUT=$BUILD/fuzz
+CRASHES=$OUT/crashes
+LOGS=$OUT/logs
+
+CFLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE
+	-std=gnu11 -Wall -Wextra -Werror -Iinclude -I"$BUILD" -Itests/fuzz)
+
+# target: its sources (besides tests/fuzz/<target>.c) and libraries.
+declare -A SRCS=(
+	[fuzz_perfmap]="daemon/perfmap.c"
+	[fuzz_frame]="proto/frame.c daemon/profile.c $PROTO_C"
+	[fuzz_saved]="daemon/profile.c $PROTO_C"
+	[fuzz_elfsym]="daemon/elfsym.c daemon/symtab.c"
+	[fuzz_procmaps]="daemon/procmaps.c"
+	[fuzz_config]="daemon/config.c"
+	[fuzz_cfg]="daemon/cfg.c"
+)
+declare -A LIBS=(
+	[fuzz_perfmap]=""
+	[fuzz_frame]="-lprotobuf-c"
+	[fuzz_saved]="-lprotobuf-c"
+	[fuzz_elfsym]="-lelf"
+	[fuzz_procmaps]=""
+	[fuzz_config]="-linih"
+	[fuzz_cfg]="-lcapstone"
+)
+ALL=(fuzz_perfmap fuzz_frame fuzz_saved fuzz_elfsym fuzz_procmaps fuzz_config fuzz_cfg)
+
+if [ $# -gt 0 ]; then
+	TARGETS=("$@")
+else
+	TARGETS=("${ALL[@]}")
+fi
+for t in "${TARGETS[@]}"; do
+	if [ -z "${SRCS[$t]+x}" ]; then
+		echo "run.sh: unknown target '$t' (targets: ${ALL[*]})" >&2
+		exit 2
+	fi
+done
+if ! command -v "$CLANG" >/dev/null; then
+	echo "run.sh: $CLANG not found: libFuzzer needs clang" >&2
+	exit 2
+fi
+if [ ! -f "$PROTO_C" ]; then
+	echo "run.sh: $PROTO_C is missing: run 'make $PROTO_C' first" >&2
+	exit 2
+fi
+mkdir -p "$OUT" "$CRASHES" "$LOGS"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/kprof-fuzz.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+build() {
+	local t=$1
+	# shellcheck disable=SC2086 # word splitting of the source and library lists is wanted
+	"$CLANG" "${CFLAGS[@]}" -o "$OUT/$t" "tests/fuzz/$t.c" ${SRCS[$t]} ${LIBS[$t]} \
+		>"$LOGS/$t.build.log" 2>&1
+}
+
+# Run one target; writes its result line to $TMP/$t.result.
+fuzz_one() {
+	local t=$1 log=$LOGS/$t.log corpus=$TMP/$t/corpus runs summary
+	local -a limit
+
+	if ! build "$t"; then
+		echo "FAIL: $t: does not build (see $LOGS/$t.build.log)" >"$TMP/$t.result"
+		sed 's/^/    /' "$LOGS/$t.build.log" | head -20 >>"$TMP/$t.result"
+		return
+	fi
+	mkdir -p "$corpus"
+	cp -R "tests/fuzz/corpus/$t/." "$corpus/"
+	if [ "$FUZZ_SECONDS" -gt 0 ]; then
+		limit=(-max_total_time="$FUZZ_SECONDS")
+	else
+		limit=(-runs=0)
+	fi
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+		"$OUT/$t" "${limit[@]}" -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 \
+		-artifact_prefix="$CRASHES/$t-" "$corpus" >"$log" 2>&1
+	local rc=$?
+	runs=$(sed -n 's/^stat::number_of_executed_units: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+	if [ $rc -eq 0 ]; then
+		echo "PASS: $t: ${runs:-?} runs, no crash" >"$TMP/$t.result"
+		return
+	fi
+	# The first line that says what went wrong, then where the input went.
+	summary=$(grep -m1 -E 'invariant broken|^SUMMARY: |ERROR: libFuzzer|^==[0-9]+==ERROR' "$log")
+	summary=${summary:-"exit code $rc"}
+	{
+		echo "FAIL: $t: $summary"
+		grep -E 'Test unit written to' "$log" | sed 's/^/    /'
+		echo "    log: $log"
+	} >"$TMP/$t.result"
+}
+
+running=0
+for t in "${TARGETS[@]}"; do
+	fuzz_one "$t" &
+	running=$((running + 1))
+	if [ "$running" -ge "$FUZZ_JOBS" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
+done
+wait
+
+status=0
+for t in "${TARGETS[@]}"; do
+	cat "$TMP/$t.result"
+	grep -q '^PASS' "$TMP/$t.result" || status=1
+done
+exit $status
