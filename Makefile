@@ -27,7 +27,7 @@ CFLAGS += -std=gnu11 $(WFLAGS) -fno-omit-frame-pointer -D_GNU_SOURCE \
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 
 DAEMON_LIBS := -lbpf -lelf -lz -lsystemd -lprotobuf-c -linih -lstdc++ -lm
-CLI_LIBS := -lprotobuf-c -lz -lm
+CLI_LIBS := -lprotobuf-c -lncursesw -lz -lm
 
 PROTO_C := $(BUILD)/proto/kprof.pb-c.c
 PROTO_H := $(BUILD)/proto/kprof.pb-c.h
@@ -39,9 +39,9 @@ SKELS := $(BUILD)/sampler.skel.h
 PURE := daemon/perfmap.c daemon/symtab.c daemon/profile.c daemon/procmaps.c daemon/config.c \
 	daemon/elfsym.c daemon/hcct.c
 GLUE := daemon/main.c daemon/manager.c daemon/loader.c daemon/sampler.c daemon/symbolize.c \
-	daemon/control.c daemon/target.c daemon/store.c daemon/log.c
+	daemon/control.c daemon/target.c daemon/store.c daemon/live.c daemon/log.c
 DAEMON_SRC := $(GLUE) $(PURE) proto/frame.c $(PROTO_C)
-CLI_SRC := cli/kprofctl.c cli/client.c cli/render.c cli/export.c cli/pprof.c daemon/profile.c \
+CLI_SRC := cli/kprofctl.c cli/client.c cli/render.c cli/export.c cli/pprof.c cli/top.c daemon/profile.c \
 	proto/frame.c $(PROTO_C) $(PPROF_C)
 
 UNIT_TESTS := test_symtab test_perfmap test_profile test_frame test_procmaps test_render test_config \

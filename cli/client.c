@@ -67,21 +67,23 @@ static int read_all(int fd, uint8_t *p, size_t n)
 	return 0;
 }
 
-int client_call(int fd, const Kprof__Request *req, Kprof__Reply **ret)
+int client_send(int fd, const Kprof__Request *req)
 {
-	_cleanup_free_ uint8_t *out = NULL, *in = NULL;
+	_cleanup_free_ uint8_t *out = NULL;
+	size_t len;
+	int err = frame_pack(&req->base, FRAME_MAX_REQUEST, &out, &len);
+
+	return err < 0 ? err : write_all(fd, out, len);
+}
+
+int client_recv(int fd, Kprof__Reply **ret)
+{
+	_cleanup_free_ uint8_t *in = NULL;
 	uint8_t hdr[FRAME_HDR_SIZE];
 	Kprof__Reply *rep;
-	size_t len;
 	uint32_t n;
 	int err;
 
-	err = frame_pack(&req->base, FRAME_MAX_REQUEST, &out, &len);
-	if (err < 0)
-		return err;
-	err = write_all(fd, out, len);
-	if (err < 0)
-		return err;
 	err = read_all(fd, hdr, sizeof(hdr));
 	if (err < 0)
 		return err;
@@ -99,4 +101,11 @@ int client_call(int fd, const Kprof__Request *req, Kprof__Reply **ret)
 		return -EBADMSG;
 	*ret = rep;
 	return 0;
+}
+
+int client_call(int fd, const Kprof__Request *req, Kprof__Reply **ret)
+{
+	int err = client_send(fd, req);
+
+	return err < 0 ? err : client_recv(fd, ret);
 }

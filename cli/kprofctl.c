@@ -365,6 +365,39 @@ static int verb_export(int argc, char **argv)
 	return r;
 }
 
+static int verb_top(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"interval", required_argument, NULL, 'i'},
+	    {"iterations", required_argument, NULL, 'n'},
+	    {"json", no_argument, NULL, 'j'},
+	    {},
+	};
+	struct top_opts o = {.socket_path = socket_path, .interval_ms = 1000};
+	uint32_t pids[64];
+	int c;
+
+	while ((c = getopt_long(argc, argv, "i:n:", opts, NULL)) != -1) {
+		if (c == 'i' && parse_uint("--interval", optarg, 100, 60000, &o.interval_ms) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'n' && parse_uint("--iterations", optarg, 1, 1000000, &o.iterations) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'j')
+			o.json = true;
+		if (c == '?')
+			return KPROFCTL_EXIT_USAGE;
+	}
+	for (; optind < argc; optind++) {
+		if (o.npids == ARRAY_SIZE(pids))
+			return usage_error("top", "at most 64 PIDs");
+		if (parse_uint("PID", argv[optind], 1, 0x7fffffff, &pids[o.npids]) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		o.npids++;
+	}
+	o.pids = pids;
+	return top_run(&o);
+}
+
 static const struct verb verbs[] = {
     {"attach", verb_attach, "PID [--freq HZ] [--duration SEC] [--eps E] [--hcct-kernel] [--json]",
      "start sampling PID (default 99 Hz, 1-4999; until detached, exit or SEC seconds)"},
@@ -375,6 +408,10 @@ static const struct verb verbs[] = {
     {"report", verb_report, "PID [--top N] [--json]",
      "flat profile: self and total samples per function (default top 20, 0 = all)"},
     {"folded", verb_folded, "PID", "folded stacks (root;...;leaf count) for flame graphs"},
+    {"top", verb_top, "[PID...] [--interval MS] [--iterations N] [--json]",
+     "live view: functions by self time in the last interval (default 1000 ms), keys\n"
+     "          q quit, s sort, p pause, t HCCT tree, / filter, arrows scroll; --json prints\n"
+     "          one JSON line per interval instead"},
     {"hcct", verb_hcct, "PID [--phi X] [--json]",
      "hot calling contexts: every context with at least phi of the samples (default\n"
      "          0.001, at least the target's eps, set at attach: default 0.0002), as a tree"},

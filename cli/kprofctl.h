@@ -17,6 +17,20 @@ int client_connect(const char *path);
 /* Send req, wait for one reply (*ret, free with kprof__reply__free_unpacked). -errno; -EBADMSG
  * for a reply that is not a kprof.Reply; -EMSGSIZE above FRAME_MAX_REPLY. */
 int client_call(int fd, const Kprof__Request *req, Kprof__Reply **ret);
+/* The two halves of client_call, for streams (kprofctl top). */
+int client_send(int fd, const Kprof__Request *req);
+int client_recv(int fd, Kprof__Reply **ret);
+
+/* top.c: the live view. pids may be empty (every attached target). */
+struct top_opts {
+	const char *socket_path;
+	uint32_t *pids;
+	size_t npids;
+	unsigned interval_ms;
+	unsigned iterations; /* 0: until q */
+	bool json;	     /* NDJSON updates on stdout instead of the screen */
+};
+int top_run(const struct top_opts *o);
 
 void render_json_string(FILE *f, const char *s);
 const char *render_state(Kprof__TargetState s);

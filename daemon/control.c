@@ -39,7 +39,9 @@ struct client {
 	struct frame_reader rd;
 	uint8_t *out;
 	size_t out_len, out_off;
-	bool closing;	    /* close once the output is flushed */
+	bool closing;	   /* close once the output is flushed */
+	struct live *live; /* a live subscription (kprofctl top), or NULL */
+	sd_event_source *live_timer;
 	uint64_t active_ns; /* last byte in or out (CLOCK_MONOTONIC) */
 };
 
@@ -65,6 +67,8 @@ static void client_free(struct client *cl)
 		}
 	}
 	sd_event_source_disable_unref(cl->src);
+	sd_event_source_disable_unref(cl->live_timer);
+	live_free(cl->live);
 	if (cl->fd >= 0)
 		close(cl->fd);
 	frame_reader_release(&cl->rd);
@@ -284,39 +288,129 @@ static void do_list(struct client *cl, const Kprof__ListRequest *req)
 	free(tp);
 }
 
+/* The daemon's status; *drops (malloc'd) and freqs back its arrays. */
+static int fill_status(struct control *c, Kprof__StatusReply *sr, uint64_t **drops,
+		       unsigned freqs[KPROF_MAX_FREQ_SETS])
+{
+	struct manager *m = c->m;
+	int ncpus = loader_ncpus(m->loader);
+	uint64_t ctr[KP_CTR_NR] = {0};
+
+	*drops = calloc(ncpus, sizeof(**drops));
+	if (!*drops || loader_counters(m->loader, ctr, *drops) < 0)
+		return -EIO;
+	kprof__status_reply__init(sr);
+	sr->version = KPROF_VERSION;
+	sr->pid = getpid();
+	sr->uptime_ns = now_ns(CLOCK_MONOTONIC) - m->start_ns;
+	sr->targets_attached = m->n_attached;
+	sr->targets_kept = m->n_kept;
+	sr->samples = m->samples;
+	sr->samples_per_sec = m->rate;
+	sr->drops = ctr[KP_CTR_DROPS];
+	sr->n_drops_per_cpu = ncpus;
+	sr->drops_per_cpu = *drops;
+	sr->bad_records = m->bad_records;
+	sr->ringbuf_bytes = loader_ringbuf_bytes(m->loader);
+	sr->n_frequencies = loader_freqs(m->loader, freqs, KPROF_MAX_FREQ_SETS);
+	sr->frequencies = freqs;
+	sr->cpu_ns = manager_cpu_ns();
+	sr->clients = c->nclients;
+	return 0;
+}
+
 static void do_status(struct client *cl)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
-	Kprof__StatusReply sr = KPROF__STATUS_REPLY__INIT;
-	struct manager *m = cl->c->m;
-	int ncpus = loader_ncpus(m->loader);
-	uint64_t ctr[KP_CTR_NR] = {0};
-	_cleanup_free_ uint64_t *drops = calloc(ncpus, sizeof(*drops));
+	Kprof__StatusReply sr;
+	_cleanup_free_ uint64_t *drops = NULL;
 	unsigned freqs[KPROF_MAX_FREQ_SETS];
 
-	if (!drops || loader_counters(m->loader, ctr, drops) < 0) {
+	if (fill_status(cl->c, &sr, &drops, freqs) < 0) {
 		reply_error(cl, -EIO, "cannot read the BPF counters");
 		return;
 	}
-	sr.version = KPROF_VERSION;
-	sr.pid = getpid();
-	sr.uptime_ns = now_ns(CLOCK_MONOTONIC) - m->start_ns;
-	sr.targets_attached = m->n_attached;
-	sr.targets_kept = m->n_kept;
-	sr.samples = m->samples;
-	sr.samples_per_sec = m->rate;
-	sr.drops = ctr[KP_CTR_DROPS];
-	sr.n_drops_per_cpu = ncpus;
-	sr.drops_per_cpu = drops;
-	sr.bad_records = m->bad_records;
-	sr.ringbuf_bytes = loader_ringbuf_bytes(m->loader);
-	sr.n_frequencies = loader_freqs(m->loader, freqs, KPROF_MAX_FREQ_SETS);
-	sr.frequencies = freqs;
-	sr.cpu_ns = manager_cpu_ns();
-	sr.clients = cl->c->nclients;
 	rep.body_case = KPROF__REPLY__BODY_STATUS;
 	rep.status = &sr;
 	client_queue(cl, &rep);
+}
+
+/* One live update for a subscribed client; skipped while its last one is still unsent (a
+ * slow client gets fewer updates, never a growing queue). */
+static int on_live_tick(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct client *cl = userdata;
+	Kprof__Reply rep = KPROF__REPLY__INIT;
+	Kprof__StatusReply sr;
+	_cleanup_free_ uint64_t *drops = NULL;
+	unsigned freqs[KPROF_MAX_FREQ_SETS];
+	struct live_msg msg = {0};
+
+	sd_event_source_set_time(src, usec + live_interval_ms(cl->live) * 1000ULL);
+	if (cl->out || cl->closing)
+		return 0;
+	if (fill_status(cl->c, &sr, &drops, freqs) < 0 || live_update(cl->live, &msg) < 0) {
+		live_msg_release(&msg);
+		reply_error(cl, -ENOMEM, "cannot build the live update");
+	} else {
+		msg.up.status = &sr;
+		rep.body_case = KPROF__REPLY__BODY_UPDATE;
+		rep.update = &msg.up;
+		client_queue(cl, &rep);
+		live_msg_release(&msg);
+	}
+	if (client_flush(cl) < 0) {
+		client_free(cl);
+		return 0;
+	}
+	sd_event_source_set_io_events(cl->src, cl->out ? EPOLLOUT : EPOLLIN);
+	return 0;
+}
+
+static void live_stop(struct client *cl)
+{
+	cl->live_timer = sd_event_source_disable_unref(cl->live_timer);
+	live_free(cl->live);
+	cl->live = NULL;
+}
+
+static void do_subscribe(struct client *cl, const Kprof__SubscribeRequest *req)
+{
+	int err;
+
+	live_stop(cl);
+	for (size_t i = 0; i < req->n_pids; i++) {
+		struct target *t = manager_find(cl->c->m, req->pids[i]);
+
+		if (!t) {
+			reply_error(cl, -ENOENT,
+				    "pid %u is not attached and no profile of it is kept",
+				    req->pids[i]);
+			return;
+		}
+		if (!may_read(cl, t->uid)) {
+			reply_error(cl, -EPERM, "permission denied: pid %u belongs to uid %u",
+				    req->pids[i], t->uid);
+			return;
+		}
+	}
+	err = live_new(cl->c->m, req, cl->uid, cl->reader, &cl->live);
+	if (err < 0) {
+		reply_error(cl, err,
+			    err == -E2BIG    ? "too many pids (at most 64)"
+			    : err == -ERANGE ? "interval must be 100-60000 ms"
+					     : "out of memory");
+		return;
+	}
+	/* The first update comes at once: it carries the counts so far. */
+	err = sd_event_add_time_relative(cl->c->m->event, &cl->live_timer, CLOCK_MONOTONIC, 0, 1000,
+					 on_live_tick, cl);
+	if (err >= 0) /* a repeating timer, not a one-shot: each tick moves it on */
+		err = sd_event_source_set_enabled(cl->live_timer, SD_EVENT_ON);
+	if (err < 0) {
+		live_stop(cl);
+		reply_error(cl, err, "cannot start the live timer: %s", strerror(-err));
+	}
 }
 
 static Kprof__FrameKind pb_kind(enum profile_kind k)
@@ -529,6 +623,9 @@ static void dispatch(struct client *cl, const uint8_t *data, size_t len)
 		break;
 	case KPROF__REQUEST__BODY_FOLDED:
 		do_folded(cl, req->folded);
+		break;
+	case KPROF__REQUEST__BODY_SUBSCRIBE:
+		do_subscribe(cl, req->subscribe);
 		break;
 	case KPROF__REQUEST__BODY_HCCT:
 		do_hcct(cl, req->hcct);

@@ -168,6 +168,24 @@ unsigned control_clients(const struct control *c);
 void control_set_limits(struct control *c, unsigned max_clients);
 void control_reap_idle(struct control *c, uint64_t now, uint64_t idle_ns);
 
+/* ---- live.c ---- */
+struct live;
+struct live_msg {
+	Kprof__UpdateReply up;
+	Kprof__TopTarget *tv, **tp;
+	Kprof__Target *tpb;
+	Kprof__TopEntry **ev;
+	size_t n;
+};
+/* -E2BIG (too many pids), -ERANGE (interval), -ENOMEM. */
+int live_new(struct manager *m, const Kprof__SubscribeRequest *req, uid_t uid, bool reader,
+	     struct live **ret);
+void live_free(struct live *lv);
+unsigned live_interval_ms(const struct live *lv);
+/* The next update (targets and deltas; the caller adds the status). */
+int live_update(struct live *lv, struct live_msg *msg);
+void live_msg_release(struct live_msg *msg);
+
 /* ---- manager.c ---- */
 struct manager {
 	struct config cfg;

@@ -456,7 +456,7 @@ static int prune(struct ksf *k, size_t need)
 {
 	size_t goal = k->lim.max_nodes - k->lim.max_nodes / 4, n = k->used;
 	struct prune pr = {.want = n + need > goal ? n + need - goal : 1};
-	uint64_t *sum = malloc(n * sizeof(*sum)), *vals = malloc(n * sizeof(*vals));
+	uint64_t *sum = malloc(n * sizeof(*sum)), *vals = calloc(n, sizeof(*vals));
 	struct slot *roots = slots_new(k->root_nslots), *edges = slots_new(k->edge_nslots);
 
 	if (!sum || !vals || !roots || !edges) {
@@ -670,7 +670,7 @@ int ksf_push(struct ksf *k, struct ksf_ctx *ctx, uint64_t label)
 	if (err < 0) {
 		k->st.dropped++;
 		a->epoch = 0;
-	} else if (k->k == 1) {
+	} else if (!ring) { /* k = 1: Ball-Larus counting */
 		k->nodes[root_get(k, a->routine, label)].count++;
 		k->st.root_lookups++;
 		k->st.upper++;
@@ -699,7 +699,10 @@ void ksf_ctx_release(struct ksf_ctx *ctx)
 {
 	free(ctx->acts);
 	free(ctx->labels);
-	*ctx = (struct ksf_ctx){0};
+	ctx->acts = NULL;
+	ctx->labels = NULL;
+	ctx->depth = ctx->cap = ctx->dead = 0;
+	ctx->owner = NULL;
 }
 
 /* --- walks, stats, checks --- */

@@ -31,16 +31,18 @@ struct ksf;
 struct ksf_act;
 
 struct ksf_limits {
-	size_t max_nodes; /* k-SF node budget (32 bytes each); default 1M, at least max(64, 16k) */
-	uint32_t max_depth; /* tracked activations per ctx; default 16384 */
-	uint32_t
-	    index_min; /* a child scan longer than this indexes the parent's children in a
-			* hash table; default 8; UINT32_MAX keeps plain lists (move-to-front) */
+	/* k-SF node budget (32 bytes a node); default 1M, raised to max(64, 16k). */
+	size_t max_nodes;
+	/* Tracked activations per ctx; default 16384. */
+	uint32_t max_depth;
+	/* A child scan longer than this indexes the parent's children in a hash table; default
+	 * 8; UINT32_MAX keeps plain lists (move-to-front). */
+	uint32_t index_min;
 };
 
-/* Per-thread activation stack, owned by the caller. Zero-initialize it (or KSF_CTX_INIT) and
- * release it with ksf_ctx_release; it needs no release while it is empty and was never used.
- * The fields are private. A ctx is bound to one ksf while it has activations. */
+/* Per-thread activation stack, owned by the caller: `struct ksf_ctx c = {0};` is ready to use.
+ * Release it with ksf_ctx_release (not needed if it never took an entry). The fields are
+ * private. A ctx is bound to one ksf while it has activations. */
 struct ksf_ctx {
 	struct ksf_act *acts;
 	uint64_t *labels; /* the last 2(k-1) path ids of each activation */
@@ -48,10 +50,6 @@ struct ksf_ctx {
 	uint32_t dead; /* activations above the stack that are not tracked (depth limit, ENOMEM) */
 	const struct ksf *owner;
 };
-#define KSF_CTX_INIT                                                                               \
-	{                                                                                          \
-		0                                                                                  \
-	}
 
 struct ksf_stats {
 	unsigned k;

@@ -334,8 +334,8 @@ static double run_bl_hash(const struct stream *s, size_t *entries)
 		if (e & EV_ENTER)
 			stack[depth++] = (uint32_t)e;
 		else if (e & EV_EXIT)
-			depth--;
-		else
+			depth -= depth > 0;
+		else if (depth)
 			bl_count(&b, stack[depth - 1], e);
 	}
 	t = now() - t0;
@@ -362,8 +362,8 @@ static double run_bl_array(const struct stream *s, const struct routine *rt)
 		if (e & EV_ENTER)
 			stack[depth++] = base[(uint32_t)e];
 		else if (e & EV_EXIT)
-			depth--;
-		else
+			depth -= depth > 0;
+		else if (depth)
 			counts[stack[depth - 1] + e]++;
 	}
 	t = now() - t0;
@@ -376,7 +376,7 @@ static double run_bl_array(const struct stream *s, const struct routine *rt)
 static double run_ksf(const struct stream *s, unsigned k, const struct ksf_limits *lim,
 		      struct ksf **ret)
 {
-	struct ksf_ctx ctx = KSF_CTX_INIT;
+	struct ksf_ctx ctx = {0};
 	struct ksf *ks;
 	double t0, t;
 

@@ -55,20 +55,17 @@ static void decode_payload(const uint8_t *p, size_t n)
 	Kprof__Reply *rep = kprof__reply__unpack(NULL, n, p);
 
 	if (req) {
-		pb_check(&req->base);
-		pb_roundtrip(&req->base);
+		pb_check_roundtrip(&req->base);
 		check_reframe(&req->base);
 		kprof__request__free_unpacked(req, NULL);
 	}
 	if (sp) {
-		pb_check(&sp->base);
-		pb_roundtrip(&sp->base);
+		pb_check_roundtrip(&sp->base);
 		saved_replay(sp);
 		kprof__saved_profile__free_unpacked(sp, NULL);
 	}
 	if (rep) {
-		pb_check(&rep->base);
-		pb_roundtrip(&rep->base);
+		pb_check_roundtrip(&rep->base);
 		kprof__reply__free_unpacked(rep, NULL);
 	}
 }

@@ -3,9 +3,14 @@
  *
  * pb_check() walks a decoded message through its descriptor and checks what kprofd's code takes
  * for granted without looking: a oneof case that is set has its message; proto3 strings are never
- * NULL; repeated fields with n > 0 have their array and no NULL element. pb_roundtrip() packs the
- * message, decodes the result and packs again: both encodings must be equal. Generic over the
+ * NULL; repeated fields with n > 0 have their array and no NULL element. pb_check_roundtrip()
+ * also packs the message, decodes the result and packs again: both encodings must be equal. Generic over the
  * descriptors, so new messages and fields are covered without touching the fuzzers.
+ *
+ * One quirk of protobuf-c 1.4 is left out of the round trip: it accepts field number 0 when the
+ * tag is written in a non-minimal varint (0x80 0x00 ...), keeps it as an unknown field, and
+ * re-encodes it minimally, which it then rejects. kprofd never re-encodes what it decodes (it
+ * ignores unknown fields), so messages holding such a field skip the round trip.
  *
  * saved_replay() is what target_restore() (daemon/target.c) does with a kprof.SavedProfile read
  * from the state directory, minus the daemon: the same checks, then the functions and stacks go
@@ -15,6 +20,7 @@
 #define KPROF_FUZZ_PB_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +33,10 @@
 
 #define PB_MAX_STACK 127 /* KP_MAX_STACK in include/kprof/abi.h */
 
-static void pb_check(const ProtobufCMessage *m);
+static bool pb_check(const ProtobufCMessage *m);
 
-static void pb_check_value(const ProtobufCFieldDescriptor *f, const void *slot)
+/* true if the value is a message holding an unknown field number 0. */
+static bool pb_check_value(const ProtobufCFieldDescriptor *f, const void *slot)
 {
 	if (f->type == PROTOBUF_C_TYPE_STRING) {
 		const char *s = *(const char *const *)slot;
@@ -41,16 +48,22 @@ static void pb_check_value(const ProtobufCFieldDescriptor *f, const void *slot)
 
 		if (sub) {
 			FUZZ_CHECK(sub->descriptor == f->descriptor, "%s: wrong descriptor", f->name);
-			pb_check(sub);
+			return pb_check(sub);
 		}
 	}
+	return false;
 }
 
-static void pb_check(const ProtobufCMessage *m)
+/* Walk m; true if it or a message inside holds an unknown field number 0. */
+static bool pb_check(const ProtobufCMessage *m)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
+	bool tag0 = false;
 
 	FUZZ_CHECK(d && d->magic == PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC, "bad descriptor");
+	FUZZ_CHECK(!m->n_unknown_fields || m->unknown_fields, "unknown fields without an array");
+	for (unsigned i = 0; i < m->n_unknown_fields; i++)
+		tag0 |= m->unknown_fields[i].tag == 0;
 	for (unsigned i = 0; i < d->n_fields; i++) {
 		const ProtobufCFieldDescriptor *f = &d->fields[i];
 		const char *base = (const char *)m;
@@ -64,7 +77,7 @@ static void pb_check(const ProtobufCMessage *m)
 			if (f->type == PROTOBUF_C_TYPE_MESSAGE)
 				FUZZ_CHECK(*(void *const *)slot, "%s.%s: oneof case set, no message",
 					   d->name, f->name);
-			pb_check_value(f, slot);
+			tag0 |= pb_check_value(f, slot);
 		} else if (f->label == PROTOBUF_C_LABEL_REPEATED) {
 			size_t n = *(const size_t *)(base + f->quantifier_offset);
 			const char *arr = *(const char *const *)slot;
@@ -78,30 +91,35 @@ static void pb_check(const ProtobufCMessage *m)
 				if (f->type == PROTOBUF_C_TYPE_MESSAGE)
 					FUZZ_CHECK(*(void *const *)(arr + k * esz), "%s.%s[%zu]: NULL",
 						   d->name, f->name, k);
-				pb_check_value(f, arr + k * esz);
+				tag0 |= pb_check_value(f, arr + k * esz);
 			}
 		} else if (f->type == PROTOBUF_C_TYPE_STRING && f->label != PROTOBUF_C_LABEL_NONE) {
 			if (*(const char *const *)slot) /* proto2 optional: NULL is allowed */
-				pb_check_value(f, slot);
+				tag0 |= pb_check_value(f, slot);
 		} else {
-			pb_check_value(f, slot);
+			tag0 |= pb_check_value(f, slot);
 		}
 	}
+	return tag0;
 }
 
-/* Pack, unpack, pack again: the same bytes. */
-static void pb_roundtrip(const ProtobufCMessage *m)
+/* Walk m (pb_check), then pack, unpack, pack again: the same bytes. */
+static void pb_check_roundtrip(const ProtobufCMessage *m)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
-	size_t n1 = protobuf_c_message_get_packed_size(m), n2;
-	uint8_t *b1 = malloc(n1 ? n1 : 1), *b2;
 	ProtobufCMessage *m2;
+	uint8_t *b1, *b2;
+	size_t n1, n2;
 
+	if (pb_check(m))
+		return;
+	n1 = protobuf_c_message_get_packed_size(m);
+	b1 = malloc(n1 ? n1 : 1);
 	FUZZ_CHECK(b1, "out of memory");
 	FUZZ_CHECK(protobuf_c_message_pack(m, b1) == n1, "%s: packed size", d->name);
 	m2 = protobuf_c_message_unpack(d, NULL, n1, b1);
 	FUZZ_CHECK(m2, "%s: its own encoding does not decode", d->name);
-	pb_check(m2);
+	FUZZ_CHECK(!pb_check(m2), "%s: field 0 after a round trip", d->name);
 	n2 = protobuf_c_message_get_packed_size(m2);
 	FUZZ_CHECK(n2 == n1, "%s: re-encoded size %zu != %zu", d->name, n2, n1);
 	b2 = malloc(n2 ? n2 : 1);

@@ -18,8 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!sp)
 		return 0;
-	pb_check(&sp->base);
-	pb_roundtrip(&sp->base);
+	pb_check_roundtrip(&sp->base);
 	saved_replay(sp);
 	kprof__saved_profile__free_unpacked(sp, NULL);
 	return 0;

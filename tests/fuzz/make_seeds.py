@@ -113,6 +113,8 @@ def proto_seeds():
     put("fuzz_frame", "session", b"".join(frame(p) for p in reqs.values()))
     put("fuzz_frame", "oversized_header", struct.pack(">I", (1 << 20) + 1) + b"\x22\x00")
     put("fuzz_frame", "torn_payload", frame(reqs["attach"])[:-2])
+    # Field number 0 in a non-minimal tag: protobuf-c keeps it as an unknown field (fuzz_pb.h).
+    put("fuzz_frame", "field0_nonminimal", frame(request(1, b"\x82\x00\x00" + f_varint(2, 999))))
     sp = saved_profile()
     put("fuzz_frame", "saved_profile", frame(sp))
     reply_report = (f_varint(1, 0) + f_bytes(13, f_bytes(1, target_msg(state=1)) + f_varint(2, 100) +
@@ -130,6 +132,7 @@ def proto_seeds():
     put("fuzz_saved", "bad_id", saved_profile(stacks=((0, 9),)))
     put("fuzz_saved", "bad_kind", saved_profile(kind=7))
     put("fuzz_saved", "format2", saved_profile(fmt=2))
+    put("fuzz_saved", "field0_nonminimal", saved_profile() + b"\x80\x00\x05")
     put("fuzz_saved", "recursive", saved_profile(stacks=((0, 1, 1, 1, 2), (0,), ())))
 
 
@@ -198,7 +201,8 @@ def minijit_seeds(tmp):
     run("clang", "-O2", "-fno-omit-frame-pointer", "-o", exe,
         os.path.join(ROOT, "tests", "fixtures", "minijit", "minijit.c"))
     for style in ("plain", "0x"):
-        p = subprocess.run([exe, "--print-code", "--rounds", "1", "--cleanup",
+        # setarch -R: no ASLR, so the addresses in the seeds are the same from run to run.
+        p = subprocess.run(["setarch", "-R", exe, "--print-code", "--rounds", "1", "--cleanup",
                             "--perf-map-style=" + style], check=True, capture_output=True,
                            text=True)
         if style == "plain":
@@ -288,9 +292,8 @@ def main():
         asm_seeds(tmp)
     for name, text in PERFMAP_HANDMADE.items():
         put("fuzz_perfmap", name, text)
-    with open("/proc/self/maps") as f:
-        maps = f.read()
-    put("fuzz_procmaps", "self", "".join(maps.splitlines(True)[:40]))
+    maps = run("setarch", "-R", "cat", "/proc/self/maps", text=True).stdout
+    put("fuzz_procmaps", "self", maps)
     with open(os.path.join(ROOT, "tests", "unit", "test_procmaps.c")) as f:
         src = f.read()
     # The unit test's hand-written maps (paths with spaces, memfd, vsyscall): the C string.

@@ -3,8 +3,10 @@
  * TV-K1 and TV-K2 (ALGORITHMS.md §4) are compared as sets of "path:count" lines. Random streams
  * of entries, path ids and exits are replayed into the module and into a naive oracle that keeps
  * each activation's path ids and counts every window of up to k of them when the activation
- * ends (§3.1); the k-IPF must equal the oracle exactly, and the counters of §5 (K1, K3, K4, K5)
- * must match. Under a node budget the k-IPF must be a lower bound within max_error of it.
+ * ends (§3.1); the k-IPF must equal the oracle exactly, cut at any level (K7), whatever the
+ * child lookup (K8), and the invariants and counters of §5 must hold (K1-K6, ksf_check,
+ * ksf_ipf_check). Under a node budget the k-IPF must be a lower bound within max_error of the
+ * oracle, and contain no sequence that never occurred.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -20,7 +22,7 @@
 
 #include "kprof/ksf.h"
 
-#define OK 16 /* longest sequence the oracle keeps */
+#define ORACLE_K 16 /* longest sequence the oracle keeps */
 
 static struct ksf *new_ksf(unsigned k, const struct ksf_limits *lim)
 {
@@ -180,7 +182,7 @@ static void expect_levels(const struct ksf_ipf *ipf, const uint64_t *sums, unsig
 
 static void test_tv_k1(void **state)
 {
-	struct ksf_ctx ctx = KSF_CTX_INIT;
+	struct ksf_ctx ctx = {0};
 	struct ksf *ks = new_ksf(4, NULL);
 	struct ksf_ipf *ipf;
 	struct ksf_ipf_stats ist;
@@ -224,6 +226,12 @@ static void test_tv_k1(void **state)
 	assert_int_equal(ksf_ipf_count(ipf, 0, p9, 0), 0);
 	ksf_ipf_free(ipf);
 
+	/* max_len above k means k. */
+	ipf = build(ks, 10);
+	ksf_ipf_get_stats(ipf, &ist);
+	assert_int_equal(ist.max_len, 4);
+	assert_int_equal(ist.nodes, 22);
+	ksf_ipf_free(ipf);
 	/* Cutting at level 1 gives the Ball-Larus profile (K7). */
 	ipf = build(ks, 1);
 	expect_ipf(ipf, false, "6:1 2:6 0:6 3:1");
@@ -240,7 +248,7 @@ static void test_tv_k1(void **state)
 
 static void test_tv_k1_other_k(void **state)
 {
-	struct ksf_ctx ctx = KSF_CTX_INIT;
+	struct ksf_ctx ctx = {0};
 	struct ksf *ks = new_ksf(2, NULL);
 	struct ksf_ipf *ipf;
 	struct ksf_ipf_stats ist;
@@ -287,7 +295,7 @@ static void test_tv_k1_other_k(void **state)
 
 static void test_tv_k2(void **state)
 {
-	struct ksf_ctx ctx = KSF_CTX_INIT;
+	struct ksf_ctx ctx = {0};
 	struct ksf *ks = new_ksf(3, NULL);
 	struct ksf_ipf *ipf;
 	struct ksf_ipf_stats ist;
@@ -322,7 +330,7 @@ static void test_tv_k2(void **state)
 /* A callee's path ids never extend the caller's sequences; the caller's spans the call. */
 static void test_nested(void **state)
 {
-	struct ksf_ctx ctx = KSF_CTX_INIT;
+	struct ksf_ctx ctx = {0};
 	struct ksf *ks;
 	struct ksf_ipf *ipf;
 	uint32_t r = 99;
@@ -356,7 +364,7 @@ static void test_nested(void **state)
 /* Recursion: each activation of the same routine has its own sequence; trees are shared. */
 static void test_recursive(void **state)
 {
-	struct ksf_ctx ctx = KSF_CTX_INIT;
+	struct ksf_ctx ctx = {0};
 	struct ksf *ks = new_ksf(3, NULL);
 	struct ksf_ipf *ipf;
 
@@ -377,7 +385,7 @@ static void test_recursive(void **state)
 struct gram {
 	uint32_t routine, n;
 	uint64_t count;
-	uint64_t p[OK];
+	uint64_t p[ORACLE_K];
 };
 
 struct grams {
@@ -390,7 +398,7 @@ static void grams_add(struct grams *g, uint32_t routine, const uint64_t *p, size
 {
 	struct gram *x;
 
-	assert_true(n >= 1 && n <= OK);
+	assert_true(n >= 1 && n <= ORACLE_K);
 	if (g->n == g->cap) {
 		g->cap = g->cap ? 2 * g->cap : 256;
 		g->v = realloc(g->v, g->cap * sizeof(*g->v));
@@ -570,7 +578,7 @@ struct gen {
 /* Replays one random stream into ks and the oracle. */
 static void run_stream(struct ksf *ks, struct oracle *o, const struct gen *g)
 {
-	struct ksf_ctx ctx = KSF_CTX_INIT;
+	struct ksf_ctx ctx = {0};
 	uint64_t bad = 0;
 
 	for (unsigned e = 0; e < g->events; e++) {
@@ -655,7 +663,7 @@ static void test_high_degree(void **state)
 {
 	struct ksf_limits lists = {.index_min = UINT32_MAX}, hashed = {0};
 	struct ksf *a = new_ksf(4, &lists), *b = new_ksf(4, &hashed);
-	struct ksf_ctx ca = KSF_CTX_INIT, cb = KSF_CTX_INIT;
+	struct ksf_ctx ca = {0}, cb = {0};
 	struct grams ga, gb;
 	struct ksf_ipf *ia, *ib;
 	struct ksf_stats sa, sb;
@@ -711,7 +719,7 @@ static void expect_lower_bound(const struct ksf_ipf *ipf, const struct grams *wa
 
 		if (!t)
 			fail_gram("sequence that never occurred", &got.v[i]);
-		if (got.v[i].count > t->count)
+		else if (got.v[i].count > t->count)
 			fail_gram("count above the truth", &got.v[i]);
 	}
 	for (size_t i = 0; i < want->n; i++) {
@@ -809,7 +817,7 @@ static void test_budget_hot_survives(void **state)
 {
 	struct ksf_limits lim = {.max_nodes = 512};
 	struct ksf *ks = new_ksf(4, &lim);
-	struct ksf_ctx ctx = KSF_CTX_INIT;
+	struct ksf_ctx ctx = {0};
 	struct oracle o = {.k = 4};
 	const uint64_t hot[] = {1, 2, 3, 4};
 	struct ksf_ipf *ipf;
@@ -867,7 +875,7 @@ static void test_budget_hot_survives(void **state)
 static void test_bad_input(void **state)
 {
 	struct ksf *ks = NULL, *other = new_ksf(2, NULL);
-	struct ksf_ctx ctx = KSF_CTX_INIT;
+	struct ksf_ctx ctx = {0};
 	struct ksf_limits lim = {.max_depth = 2};
 	struct ksf_ipf *ipf;
 
