@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # bench/slowdown.sh: target slowdown under kprofd and the daemon's own CPU time per sample.
 #
-# One kprofd runs on a private socket for the whole benchmark. For each frequency, BENCH_PAIRS
-# pairs of runs of the same deterministic CPU-bound workload (`minijit --rounds BENCH_ROUNDS`) are
-# timed from process start to exit: one unprofiled, one attached with `kprofctl attach PID --freq F`
-# as soon as minijit reports ready. The order inside a pair alternates (even pair: unprofiled
-# first; odd pair: profiled first) so slow drift of the machine cancels out, and the figure is the
-# median of the per-pair ratios profiled/unprofiled, with min and max as the noise floor.
-# `kprofctl status --json` before and after each profiled run gives the daemon's CPU time
-# (getrusage of kprofd) and samples for that run: their ratio is the daemon's CPU per sample.
-# A short warm-up (not counted) first loads what kprofd loads once (kernel symbols) and warms the
-# page cache. Timing and process control are done by a small inline python3 program
-# (time.perf_counter around subprocess). The table goes to stdout and $BUILD/bench/slowdown.md,
-# the raw runs to $BUILD/bench/slowdown.csv.
+# One kprofd runs on a private socket (kept profiles in a private state directory) for the whole
+# benchmark. For each frequency, BENCH_PAIRS pairs of runs of the same deterministic CPU-bound
+# workload (`minijit --rounds BENCH_ROUNDS`) are timed from spawn to exit: one unprofiled, one
+# attached with `kprofctl attach PID --freq F` as soon as minijit reports ready. The order inside a
+# pair alternates (even pair: unprofiled first; odd pair: profiled first) so slow drift of the
+# machine cancels out, and the figure is the median of the per-pair ratios profiled/unprofiled,
+# with min and max as the noise floor. The same ratio is also taken on minijit's own CPU time
+# (wait4), which competing processes disturb less than wall time; CPU/wall and /proc/stat show
+# how contended the CPUs were. `kprofctl status --json` before and after each run gives the
+# daemon's CPU time (getrusage of kprofd) and samples over it: their ratio for a profiled run is
+# the daemon's CPU per sample, and an unprofiled run gives its idle cost over the same time.
+# A short warm-up (not counted) first pays what kprofd loads once (kernel symbols) and warms the
+# page cache. Timing and process control are a small inline python3 program (perf_counter around
+# subprocess). The tables go to stdout and $BUILD/bench/slowdown.md, the raw runs to
+# $BUILD/bench/slowdown.csv; progress goes to stderr.
 #
 # Environment: BUILD (default build), BENCH_PAIRS (default 7), BENCH_ROUNDS (default 1300, about
 # 3.3 s per run on the reference VM), BENCH_FREQS (default "99 999").

@@ -155,22 +155,41 @@ static int verb_attach(int argc, char **argv)
 	return 0;
 }
 
+/* Verbs whose only option is --json, before their PID. */
+static int json_only(const char *name, int argc, char **argv, bool *json)
+{
+	static const struct option opts[] = {{"json", no_argument, NULL, 'j'}, {}};
+	int c;
+
+	(void)name;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c != 'j')
+			return KPROFCTL_EXIT_USAGE;
+		*json = true;
+	}
+	return 0;
+}
+
 static int verb_detach(int argc, char **argv)
 {
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__DetachRequest dr = KPROF__DETACH_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
+	bool json = false;
 	int r;
 
-	if (getopt_long(argc, argv, "", (struct option[]){{}}, NULL) != -1)
-		return KPROFCTL_EXIT_USAGE;
+	if ((r = json_only("detach", argc, argv, &json)))
+		return r;
 	if ((r = one_pid("detach", argc, argv, &dr.pid)))
 		return r;
 	req.body_case = KPROF__REQUEST__BODY_DETACH;
 	req.detach = &dr;
 	if ((r = call(&req, &rep)))
 		return r;
-	printf("detached %u (profile kept: kprofctl report %u)\n", dr.pid, dr.pid);
+	if (json)
+		printf("{\"pid\":%u,\"detached\":true}\n", dr.pid);
+	else
+		printf("detached %u (profile kept: kprofctl report %u)\n", dr.pid, dr.pid);
 	kprof__reply__free_unpacked(rep, NULL);
 	return 0;
 }
@@ -314,17 +333,51 @@ static int verb_folded(int argc, char **argv)
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__FoldedRequest fr = KPROF__FOLDED_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
+	bool json = false;
 	int r;
 
-	if (getopt_long(argc, argv, "", (struct option[]){{}}, NULL) != -1)
-		return KPROFCTL_EXIT_USAGE;
+	if ((r = json_only("folded", argc, argv, &json)))
+		return r;
 	if ((r = one_pid("folded", argc, argv, &fr.pid)))
 		return r;
 	req.body_case = KPROF__REQUEST__BODY_FOLDED;
 	req.folded = &fr;
 	if ((r = call(&req, &rep)))
 		return r;
-	fputs(rep->folded->folded, stdout);
+	if (json) {
+		/* {"stacks":[{"frames":[root,...,leaf],"count":N},...]} from the folded lines. */
+		const char *p = rep->folded->folded;
+		bool first = true;
+
+		fputs("{\"stacks\":[", stdout);
+		while (*p) {
+			const char *nl = strchr(p, '\n'), *end = nl ? nl : p + strlen(p);
+			const char *sp = end;
+
+			while (sp > p && sp[-1] != ' ')
+				sp--;
+			if (sp > p) {
+				printf("%s{\"frames\":[", first ? "" : ",");
+				for (const char *q = p, *semi; q < sp - 1; q = semi + 1) {
+					char name[4096];
+
+					semi = memchr(q, ';', sp - 1 - q);
+					if (!semi)
+						semi = sp - 1;
+					snprintf(name, sizeof(name), "%.*s", (int)(semi - q), q);
+					if (q != p)
+						putchar(',');
+					render_json_string(stdout, name);
+				}
+				printf("],\"count\":%.*s}", (int)(end - sp), sp);
+				first = false;
+			}
+			p = nl ? nl + 1 : end;
+		}
+		fputs("]}\n", stdout);
+	} else {
+		fputs(rep->folded->folded, stdout);
+	}
 	kprof__reply__free_unpacked(rep, NULL);
 	return 0;
 }
@@ -401,13 +454,13 @@ static int verb_top(int argc, char **argv)
 static const struct verb verbs[] = {
     {"attach", verb_attach, "PID [--freq HZ] [--duration SEC] [--eps E] [--hcct-kernel] [--json]",
      "start sampling PID (default 99 Hz, 1-4999; until detached, exit or SEC seconds)"},
-    {"detach", verb_detach, "PID", "stop sampling PID; its profile is kept"},
+    {"detach", verb_detach, "PID [--json]", "stop sampling PID; its profile is kept"},
     {"list", verb_list, "[--json]", "attached processes and kept profiles"},
     {"status", verb_status, "[--json]",
      "daemon version, targets, samples/s, ring-buffer drops, own CPU"},
     {"report", verb_report, "PID [--top N] [--json]",
      "flat profile: self and total samples per function (default top 20, 0 = all)"},
-    {"folded", verb_folded, "PID", "folded stacks (root;...;leaf count) for flame graphs"},
+    {"folded", verb_folded, "PID [--json]", "folded stacks (root;...;leaf count) for flame graphs"},
     {"top", verb_top, "[PID...] [--interval MS] [--iterations N] [--json]",
      "live view: functions by self time in the last interval (default 1000 ms), keys\n"
      "          q quit, s sort, p pause, t HCCT tree, / filter, arrows scroll; --json prints\n"
