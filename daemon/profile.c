@@ -505,30 +505,49 @@ void profile_cache_clear(struct profile *p)
 	p->cache_n = 0;
 }
 
+/* (Re)build the cache with n slots, keeping what it holds. false: no memory (no change). */
+static bool cache_resize(struct profile *p, size_t n)
+{
+	uint64_t *keys = calloc(n, sizeof(*keys));
+	uint32_t *vals = calloc(n, sizeof(*vals));
+
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return false;
+	}
+	for (size_t i = 0; i < p->cache_nslots; i++) {
+		size_t j;
+
+		if (!p->cache_keys[i])
+			continue;
+		for (j = mix64(p->cache_keys[i]) & (n - 1); keys[j]; j = (j + 1) & (n - 1))
+			;
+		keys[j] = p->cache_keys[i];
+		vals[j] = p->cache_vals[i];
+	}
+	free(p->cache_keys);
+	free(p->cache_vals);
+	p->cache_keys = keys;
+	p->cache_vals = vals;
+	p->cache_nslots = n;
+	return true;
+}
+
 void profile_cache_put(struct profile *p, uint64_t addr, uint32_t id)
 {
 	size_t j;
 
 	if (!addr)
 		return;
-	if (!p->cache_nslots) {
-		size_t n = 1024;
-
-		while (n < 2 * p->lim.max_cache)
-			n *= 2;
-		p->cache_keys = calloc(n, sizeof(*p->cache_keys));
-		p->cache_vals = calloc(n, sizeof(*p->cache_vals));
-		if (!p->cache_keys || !p->cache_vals) {
-			free(p->cache_keys);
-			free(p->cache_vals);
-			p->cache_keys = NULL;
-			p->cache_vals = NULL;
-			return; /* a cache is optional: no memory, no caching */
-		}
-		p->cache_nslots = n;
-	}
 	if (p->cache_n >= p->lim.max_cache)
 		profile_cache_clear(p);
+	/* Grown at half load, from 1024 slots up to twice the cap: a small target costs little. */
+	if ((p->cache_n + 1) * 2 > p->cache_nslots &&
+	    !cache_resize(p, p->cache_nslots ? p->cache_nslots * 2 : 1024) && !p->cache_nslots)
+		return; /* a cache is optional: no memory, no caching */
+	if ((p->cache_n + 1) * 2 > p->cache_nslots && p->cache_n + 1 >= p->cache_nslots)
+		return; /* full and could not grow */
 	for (j = mix64(addr) & (p->cache_nslots - 1); p->cache_keys[j];
 	     j = (j + 1) & (p->cache_nslots - 1)) {
 		if (p->cache_keys[j] == addr) {
