@@ -26,7 +26,7 @@ CFLAGS += -std=gnu11 $(WFLAGS) -fno-omit-frame-pointer -D_GNU_SOURCE \
 	-DKPROF_VERSION='"$(VERSION)"' -Iinclude -I$(BUILD)
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 
-DAEMON_LIBS := -lbpf -lelf -lz -lsystemd -lprotobuf-c -linih -lstdc++ -lm
+DAEMON_LIBS := -lpthread -lbpf -lelf -lz -lsystemd -lprotobuf-c -linih -lstdc++ -lm
 CLI_LIBS := -lprotobuf-c -lncursesw -lz -lm
 
 PROTO_C := $(BUILD)/proto/kprof.pb-c.c
@@ -39,7 +39,7 @@ SKELS := $(BUILD)/sampler.skel.h
 PURE := daemon/perfmap.c daemon/symtab.c daemon/profile.c daemon/procmaps.c daemon/config.c \
 	daemon/elfsym.c daemon/hcct.c
 GLUE := daemon/main.c daemon/manager.c daemon/loader.c daemon/sampler.c daemon/symbolize.c \
-	daemon/control.c daemon/target.c daemon/store.c daemon/live.c daemon/log.c
+	daemon/control.c daemon/target.c daemon/store.c daemon/live.c daemon/uprobes.c daemon/log.c
 DAEMON_SRC := $(GLUE) $(PURE) proto/frame.c $(PROTO_C)
 CLI_SRC := cli/kprofctl.c cli/client.c cli/render.c cli/export.c cli/pprof.c cli/top.c daemon/profile.c \
 	proto/frame.c $(PROTO_C) $(PPROF_C)
@@ -52,7 +52,10 @@ UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 # Keep the BPF objects between the object and the skeleton steps.
 .SECONDARY:
 
-.PHONY: all deps test unit integration demo bench install uninstall clean help format
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS ?= 1
+
+.PHONY: all deps test unit integration demo bench install uninstall clean help format fuzz
 
 all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit
 
@@ -62,6 +65,7 @@ help:
 	@echo "make test      build and run unit and integration tests (root for integration)"
 	@echo "make demo      start kprofd, profile minijit, print its hottest JIT functions"
 	@echo "make bench     run benchmarks (results: docs/BENCHMARKS.md)"
+	@echo "make fuzz      run each libFuzzer target for FUZZ_SECONDS (default 60); crashes in $(BUILD)/fuzz/crashes/"
 	@echo "make install   install into \$$(DESTDIR)\$$(PREFIX) (PREFIX=$(PREFIX))"
 	@echo "make clean     remove $(BUILD)/"
 
@@ -140,6 +144,9 @@ demo: all
 bench: all $(BENCH_BINS)
 	BUILD=$(BUILD) bash bench/run.sh
 
+fuzz: $(PROTO_C) $(PROTO_H)
+	BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) bash tests/fuzz/run.sh
+
 install: all
 	install -D -m 0755 $(BUILD)/kprofd $(DESTDIR)$(PREFIX)/sbin/kprofd
 	install -D -m 0755 $(BUILD)/kprofctl $(DESTDIR)$(PREFIX)/bin/kprofctl
@@ -150,6 +157,10 @@ install: all
 	install -m 0644 systemd/kprofd.socket $(DESTDIR)$(UNITDIR)/kprofd.socket
 	install -m 0644 systemd/kprof.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/kprof.conf
 	install -m 0644 systemd/kprof.tmpfiles $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/kprof.conf
+	install -D -m 0644 docs/man/kprofctl.1 $(DESTDIR)$(PREFIX)/share/man/man1/kprofctl.1
+	install -D -m 0644 docs/man/kprofd.8 $(DESTDIR)$(PREFIX)/share/man/man8/kprofd.8
+	install -D -m 0644 cli/kprofctl.bash-completion \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kprofctl
 	# An existing config is the administrator's: never overwritten.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/kprofd/kprofd.conf ] || \
 		install -m 0644 systemd/kprofd.conf $(DESTDIR)$(SYSCONFDIR)/kprofd/kprofd.conf
@@ -157,7 +168,9 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/sbin/kprofd $(DESTDIR)$(PREFIX)/bin/kprofctl \
 		$(DESTDIR)$(UNITDIR)/kprofd.service $(DESTDIR)$(UNITDIR)/kprofd.socket \
-		$(DESTDIR)$(PREFIX)/lib/sysusers.d/kprof.conf $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/kprof.conf
+		$(DESTDIR)$(PREFIX)/lib/sysusers.d/kprof.conf $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/kprof.conf \
+		$(DESTDIR)$(PREFIX)/share/man/man1/kprofctl.1 $(DESTDIR)$(PREFIX)/share/man/man8/kprofd.8 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kprofctl
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -10,6 +10,10 @@
  * per CPU, never silent.
  *
  * kp_exit and kp_exec (tp_btf) tell user space when a target's process exits or execs.
+ *
+ * kp_call_enter / kp_call_return are attached by the daemon as uprobes / uretprobes at the
+ * entries of JIT functions (exact mode, `attach --calls`), each with the function's id as its
+ * cookie and the target's pid as the probe's filter; they report every entry and return.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -159,4 +163,37 @@ int BPF_PROG(kp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 {
 	lifecycle(KP_REC_EXEC, BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, pid), 0);
 	return 0;
+}
+
+static __always_inline int call_event(void *ctx, __u32 is_exit)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct kp_call *r = bpf_ringbuf_reserve(&kp_events, sizeof(*r), 0);
+
+	if (!r) {
+		count(KP_CTR_CALL_DROPS);
+		return 0;
+	}
+	r->hdr.kind = KP_REC_CALL;
+	r->hdr.tgid = id >> 32;
+	r->tid = (__u32)id;
+	r->func = (__u32)bpf_get_attach_cookie(ctx);
+	r->exit = is_exit;
+	r->pad = 0;
+	r->time_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(r, wakeup_flag());
+	count(KP_CTR_CALLS);
+	return 0;
+}
+
+SEC("uprobe")
+int kp_call_enter(struct pt_regs *ctx)
+{
+	return call_event(ctx, 0);
+}
+
+SEC("uretprobe")
+int kp_call_return(struct pt_regs *ctx)
+{
+	return call_event(ctx, 1);
 }

@@ -109,9 +109,11 @@ static int one_pid(const char *verb, int argc, char **argv, unsigned *pid)
 static int verb_attach(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"freq", required_argument, NULL, 'F'}, {"duration", required_argument, NULL, 'd'},
-	    {"eps", required_argument, NULL, 'e'},  {"hcct-kernel", no_argument, NULL, 'k'},
-	    {"json", no_argument, NULL, 'j'},	    {},
+	    {"freq", required_argument, NULL, 'F'},  {"duration", required_argument, NULL, 'd'},
+	    {"eps", required_argument, NULL, 'e'},   {"hcct-kernel", no_argument, NULL, 'k'},
+	    {"calls", no_argument, NULL, 'c'},	     {"force", no_argument, NULL, 'f'},
+	    {"burst", required_argument, NULL, 'b'}, {"period", required_argument, NULL, 'P'},
+	    {"json", no_argument, NULL, 'j'},	     {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__AttachRequest ar = KPROF__ATTACH_REQUEST__INIT;
@@ -133,11 +135,23 @@ static int verb_attach(int argc, char **argv)
 		}
 		if (c == 'k')
 			ar.hcct_kernel = true;
+		if (c == 'c')
+			ar.calls = true;
+		if (c == 'f')
+			ar.force = true;
+		if (c == 'b' && parse_uint("--burst", optarg, 1, 3600000, &ar.burst_ms) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'P' && parse_uint("--period", optarg, 2, 3600000, &ar.period_ms) < 0)
+			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			json = true;
 		if (c == '?')
 			return KPROFCTL_EXIT_USAGE;
 	}
+	if ((ar.burst_ms || ar.period_ms || ar.force) && !ar.calls)
+		return usage_error("attach", "--burst, --period and --force go with --calls");
+	if (!ar.burst_ms != !ar.period_ms || (ar.burst_ms && ar.burst_ms >= ar.period_ms))
+		return usage_error("attach", "--burst MS needs --period MS, longer than the burst");
 	if ((r = one_pid("attach", argc, argv, &ar.pid)))
 		return r;
 	req.body_case = KPROF__REQUEST__BODY_ATTACH;
@@ -300,6 +314,7 @@ static int verb_hcct(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"phi", required_argument, NULL, 'p'},
+	    {"exact", no_argument, NULL, 'x'},
 	    {"json", no_argument, NULL, 'j'},
 	    {},
 	};
@@ -312,6 +327,8 @@ static int verb_hcct(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (c == 'p' && parse_fraction("--phi", optarg, &hr.phi) < 0)
 			return KPROFCTL_EXIT_USAGE;
+		if (c == 'x')
+			hr.exact = true;
 		if (c == 'j')
 			json = true;
 		if (c == '?')
@@ -452,8 +469,12 @@ static int verb_top(int argc, char **argv)
 }
 
 static const struct verb verbs[] = {
-    {"attach", verb_attach, "PID [--freq HZ] [--duration SEC] [--eps E] [--hcct-kernel] [--json]",
-     "start sampling PID (default 99 Hz, 1-4999; until detached, exit or SEC seconds)"},
+    {"attach", verb_attach,
+     "PID [--freq HZ] [--duration SEC] [--eps E] [--hcct-kernel] [--json]\n"
+     "          [--calls [--burst MS --period MS] [--force]]",
+     "start sampling PID (default 99 Hz, 1-4999; until detached, exit or SEC seconds);\n"
+     "          --calls adds exact mode: uprobes count every entry of the JIT functions\n"
+     "          in the perf map (file-backed JIT code only), in bursts with --burst/--period"},
     {"detach", verb_detach, "PID [--json]", "stop sampling PID; its profile is kept"},
     {"list", verb_list, "[--all] [--json]",
      "attached processes; --all adds the kept profiles of ended ones"},
@@ -466,9 +487,10 @@ static const struct verb verbs[] = {
      "live view: functions by self time in the last interval (default 1000 ms), keys\n"
      "          q quit, s sort, p pause, t HCCT tree, / filter, arrows scroll; --json prints\n"
      "          one JSON line per interval instead"},
-    {"hcct", verb_hcct, "PID [--phi X] [--json]",
+    {"hcct", verb_hcct, "PID [--phi X] [--exact] [--json]",
      "hot calling contexts: every context with at least phi of the samples (default\n"
-     "          0.001, at least the target's eps, set at attach: default 0.0002), as a tree"},
+     "          0.001, at least the target's eps, set at attach: default 0.0002), as a tree;\n"
+     "          --exact: the contexts of the probed calls (attach --calls)"},
     {"export", verb_export, "PID -o FILE [--format pprof|folded|json]",
      "write the profile to FILE (- for stdout): pprof (gzip, for go tool pprof;\n"
      "          the default), folded stacks, or JSON (functions and per-thread stacks)"},

@@ -100,6 +100,11 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 		fprintf(f, ", %" PRIu64 " bad perf-map lines", t->perfmap_bad_lines);
 	if (t->lost_stacks)
 		fprintf(f, ", %" PRIu64 " samples lost (stack table full)", t->lost_stacks);
+	if (t->calls)
+		fprintf(f,
+			"; exact mode: %u functions probed, %" PRIu64 " call events, %" PRIu64
+			" bursts, probes attached %.0f%% of the time",
+			t->probes, t->call_events, t->bursts, 100.0 * t->calls_duty);
 	fputc('\n', f);
 }
 
@@ -117,8 +122,10 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 	render_json_string(f, t->perfmap_path);
 	fprintf(f,
 		",\"stacks\":%" PRIu64 ",\"lost_stacks\":%" PRIu64 ",\"truncated_stacks\":%" PRIu64
-		"}",
-		t->stacks, t->lost_stacks, t->truncated_stacks);
+		",\"eps\":%g,\"calls\":%s,\"call_events\":%" PRIu64 ",\"bursts\":%" PRIu64
+		",\"calls_duty\":%.3f,\"probes\":%u}",
+		t->stacks, t->lost_stacks, t->truncated_stacks, t->eps, t->calls ? "true" : "false",
+		t->call_events, t->bursts, t->calls_duty, t->probes);
 }
 
 void render_list(FILE *f, const Kprof__ListReply *r, bool json)
@@ -276,9 +283,10 @@ void render_report(FILE *f, const Kprof__ReportReply *r, bool json)
 			render_json_string(f, e->module);
 			fprintf(f,
 				",\"kind\":\"%s\",\"self\":%" PRIu64 ",\"self_pct\":%.2f,"
-				"\"total\":%" PRIu64 ",\"total_pct\":%.2f,\"address\":%" PRIu64 "}",
+				"\"total\":%" PRIu64 ",\"total_pct\":%.2f,\"address\":%" PRIu64
+				",\"calls\":%" PRIu64 "}",
 				render_kind(e->kind), e->self, pct(e->self, n), e->total,
-				pct(e->total, n), e->address);
+				pct(e->total, n), e->address, e->calls);
 		}
 		fputs("]}\n", f);
 		return;
@@ -287,13 +295,21 @@ void render_report(FILE *f, const Kprof__ReportReply *r, bool json)
 		render_target_line(f, r->target);
 	fprintf(f, "%" PRIu64 " samples, %u functions%s\n\n", n, r->functions,
 		r->n_entries < r->functions ? " (top shown)" : "");
-	fprintf(f, "%10s %7s %10s %7s  %-7s %-40s %s\n", "SELF", "SELF%", "TOTAL", "TOTAL%", "KIND",
-		"FUNCTION", "MODULE");
+	/* The CALLS column only when exact mode counted something. */
+	bool calls = r->target && r->target->calls;
+
+	fprintf(f, "%10s %7s %10s %7s  ", "SELF", "SELF%", "TOTAL", "TOTAL%");
+	if (calls)
+		fprintf(f, "%10s  ", "CALLS");
+	fprintf(f, "%-7s %-40s %s\n", "KIND", "FUNCTION", "MODULE");
 	for (size_t i = 0; i < r->n_entries; i++) {
 		const Kprof__FlatEntry *e = r->entries[i];
 
-		fprintf(f, "%10" PRIu64 " %6.2f%% %10" PRIu64 " %6.2f%%  %-7s ", e->self,
-			pct(e->self, n), e->total, pct(e->total, n), render_kind(e->kind));
+		fprintf(f, "%10" PRIu64 " %6.2f%% %10" PRIu64 " %6.2f%%  ", e->self,
+			pct(e->self, n), e->total, pct(e->total, n));
+		if (calls)
+			fprintf(f, "%10" PRIu64 "  ", e->calls);
+		fprintf(f, "%-7s ", render_kind(e->kind));
 		put_text(f, e->function, 40);
 		fputc(' ', f);
 		put_text(f, e->module, 0);

@@ -223,7 +223,11 @@ static void do_attach(struct client *cl, const Kprof__AttachRequest *req)
 			     &(struct attach_opts){.freq = req->freq_hz,
 						   .duration_sec = req->duration_sec,
 						   .eps = req->eps,
-						   .hcct_kernel = req->hcct_kernel},
+						   .hcct_kernel = req->hcct_kernel,
+						   .calls = req->calls,
+						   .force = req->force,
+						   .burst_ms = req->burst_ms,
+						   .period_ms = req->period_ms},
 			     &t, err_msg, sizeof(err_msg));
 	if (err < 0) {
 		reply_error(cl, err, "%s", err_msg);
@@ -462,6 +466,7 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 		ev[i].self = f->self;
 		ev[i].total = f->total;
 		ev[i].address = f->start;
+		ev[i].calls = ids[i] < t->calls.ncounts ? t->calls.counts[ids[i]] : 0;
 		ep[i] = &ev[i];
 	}
 	profile_get_stats(t->profile, &ps);
@@ -530,11 +535,18 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 	_cleanup_free_ Kprof__HcctNode *nv = NULL;
 	_cleanup_free_ Kprof__HcctNode **np = NULL;
 	struct hcct_stats hs;
+	const struct hcct *tree_src;
 	uint64_t num, den;
 
 	if (!t)
 		return;
-	if (!t->hcct) {
+	tree_src = req->exact ? t->calls.exact : t->hcct;
+	if (req->exact && !tree_src) {
+		reply_error(cl, -ENODATA, "pid %u: exact mode is off (attach with --calls)",
+			    req->pid);
+		return;
+	}
+	if (!tree_src) {
 		reply_error(cl, -ENODATA, "pid %u: no HCCT in this profile (restored from disk)",
 			    req->pid);
 		return;
@@ -551,7 +563,7 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 		    phi, t->eps);
 		return;
 	}
-	if (hcct_query(t->hcct, num, den, &tree) < 0) {
+	if (hcct_query(tree_src, num, den, &tree) < 0) {
 		reply_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
@@ -578,7 +590,7 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 		nv[i].monitored = e->flags & HCCT_ENTRY_MONITORED;
 		np[i] = &nv[i];
 	}
-	hcct_get_stats(t->hcct, &hs);
+	hcct_get_stats(tree_src, &hs);
 	target_fill_pb(t, &tpb);
 	hr.target = &tpb;
 	hr.n = tree->n;

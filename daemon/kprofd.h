@@ -11,6 +11,8 @@
 #ifndef KPROF_KPROFD_H
 #define KPROF_KPROFD_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -21,6 +23,7 @@
 #include "kprof/abi.h"
 #include "kprof/config.h"
 #include "kprof/hcct.h"
+#include "kprof/perfmap.h"
 #include "kprof/profile.h"
 #include "proto/kprof.pb-c.h"
 
@@ -35,6 +38,8 @@ struct loader;
 int loader_new(unsigned ringbuf_bytes, struct loader **ret);
 void loader_free(struct loader *l);
 int loader_ringbuf_fd(const struct loader *l);
+/* The exact-mode programs: entry (ret false) or return (ret true) probe. */
+struct bpf_program *loader_call_prog(const struct loader *l, bool ret);
 unsigned loader_ringbuf_bytes(const struct loader *l);
 int loader_ncpus(const struct loader *l);
 /* Make sure a set of per-CPU events at freq exists (reference counted). */
@@ -80,6 +85,49 @@ void tsym_exec(struct tsym *ts);
 void tsym_gone(struct tsym *ts);
 void tsym_get_stats(const struct tsym *ts, struct tsym_stats *st);
 const char *tsym_perfmap_path(const struct tsym *ts);
+/* Module name of JIT symbols ("perf-PID.map") and every perf-map entry, in feed order. */
+const char *tsym_perfmap_module(const struct tsym *ts);
+int tsym_foreach_jit(const struct tsym *ts, int (*fn)(const struct perfmap_sym *, void *),
+		     void *userdata);
+
+/* ---- uprobes.c ---- */
+struct probe;
+struct target;
+#define CALLS_MAX_THREADS 2048
+
+/* Exact mode of a target: uprobes at every JIT function entry and return. */
+struct calls {
+	bool enabled;
+	bool force;
+	unsigned burst_ms, period_ms; /* 0: probes stay attached */
+	struct probe *probes;
+	size_t nprobes;
+	struct bpf_link **links;
+	size_t nlinks;
+	sd_event_source *timer;
+	uint64_t on_since_ns, active_ns, enabled_ns, ended_ns; /* CLOCK_MONOTONIC */
+	/* Removing uprobes waits for an RCU grace period in the kernel (about 1 s here): a worker
+	 * thread does it off the event loop; removing_ns adds up those waits. */
+	pthread_t remover;
+	bool remover_running;
+	_Atomic uint64_t removing_ns;
+	uint64_t bursts, events, unmatched_exits;
+	uint64_t *counts; /* entries per function id */
+	size_t ncounts;
+	struct hcct *exact; /* contexts of the calls, exactly as entered */
+	struct {
+		uint32_t tid; /* 0: free */
+		struct hcct_cursor cur;
+	} * threads;
+	size_t nthreads;
+	uint64_t lost_threads;
+};
+
+/* Pick the functions to probe and check the safety rules; err says why not. */
+int calls_plan(struct target *t, bool force, char *err, size_t errlen);
+int calls_on(struct loader *l, struct target *t, char *err, size_t errlen);
+void calls_off(struct target *t);
+void calls_wait_removal(struct target *t);
 
 /* ---- target.c ---- */
 enum target_state {
@@ -106,6 +154,7 @@ struct target {
 	sd_event_source *duration_timer;
 	uint32_t *ids;	   /* scratch for one stack */
 	struct hcct *hcct; /* hot calling contexts of the samples; NULL for a restored profile */
+	struct calls calls;
 	double eps;
 	bool hcct_kernel;
 	char *saved_name; /* file in the state directory holding this profile, if written */
@@ -121,11 +170,19 @@ struct attach_opts {
 	unsigned duration_sec;
 	double eps;	  /* HCCT: m = ceil(1/eps) counters */
 	bool hcct_kernel; /* HCCT contexts include kernel frames */
+	bool calls;	  /* exact mode: uprobes on JIT functions */
+	bool force;	  /* probe even where the code file is also mapped writable */
+	unsigned burst_ms, period_ms;
 };
 
 int target_new(struct manager *m, pid_t pid, const struct attach_opts *o, struct target **ret);
 void target_free(struct target *t);
 void target_add_sample(struct target *t, const struct kp_sample *s);
+/* Exact mode: a probe hit. */
+void target_on_call(struct target *t, const struct kp_call *c);
+/* Exact mode: forget where every thread stands (probes went away). */
+void target_calls_reset_cursors(struct target *t);
+void target_calls_free(struct target *t);
 void target_fill_pb(const struct target *t, Kprof__Target *pb);
 /* A kept target rebuilt from a saved profile (validated: -EBADMSG if inconsistent). */
 int target_restore(struct manager *m, const Kprof__SavedProfile *sp, struct target **ret);
@@ -221,6 +278,7 @@ void manager_add_kept(struct manager *m, struct target *t);
 void manager_on_sample(struct manager *m, const struct kp_sample *s);
 void manager_on_exit(struct manager *m, pid_t tgid, int code);
 void manager_on_exec(struct manager *m, pid_t tgid);
+void manager_on_call(struct manager *m, const struct kp_call *c);
 uint64_t manager_cpu_ns(void);
 uint64_t now_ns(int clock);
 /* The real uid of process pid: -ESRCH if there is none. */

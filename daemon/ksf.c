@@ -13,18 +13,19 @@
  * Budget and pruning [DESIGN; T:686 and P:405 leave it open]. When an item would take the forest
  * past max_nodes, one pass frees the coldest quarter of the budget. With S(v) = sum of the
  * counters in v's subtree, S never grows going down a tree, so taking the nodes of smallest S
- * takes whole subtrees: the pass finds the value t of the (needed)-th smallest S and dooms every
+ * takes whole subtrees: the pass finds the value t of the (needed)-th smallest S, dooms every
  * node with S < t, and nodes with S == t in index order until an eighth more than needed is
- * doomed. Zero-count leftovers of Algorithm 4 (S = 0) go first and cost nothing. Before the
- * doomed nodes go, each one's counter is folded into a surviving node that counts the same
+ * doomed. Roots are not candidates while they fill at most a quarter of the budget: they hold
+ * the BL profile. Zero-count leftovers of Algorithm 4 (S = 0) go first and cost nothing. Before
+ * the doomed nodes go, each one's counter is folded into a surviving node that counts the same
  * positions with a shorter context: a lower-slab node (anchor at the previous chunk) into the
  * upper-slab path of the positions' own chunk, the path from depth k-1 down, which Algorithm 4
- * built as tau; failing that, or for an upper-slab node, into the root of its label, which is
- * kept (alone) if it was doomed, using the slack. What finds no such node is lost: pruned_items.
- * The survivors are then compacted in index order, which keeps parents below children, so each
- * step of a pass is a sweep of the array. Counts are LFU-like: a sequence that turns hot after
- * the forest filled up competes with old counters and survives a pass once its subtree sum beats
- * the threshold.
+ * built as tau; failing that, or for an upper-slab node, into the root of its label, kept alone
+ * if it was doomed (using the slack) or made after the pass if it does not exist (room
+ * permitting). What finds no place is lost: pruned_items. The survivors are then compacted in
+ * index order, which keeps parents below children, so each step of a pass is a sweep of the
+ * array. Counts are LFU-like: a sequence that turns hot after the forest filled up competes with
+ * old counters and survives a pass once its subtree sum beats the threshold.
  *
  * Activations hold (tau, beta) node indices, which a pass invalidates. Each activation records the
  * pass epoch and its last 2(k-1) path ids (current chunk and the one before) in the ctx; on a
@@ -90,7 +91,9 @@ struct ksf {
 	 * child lookup that finds the head child counts one scan without touching a counter. */
 	uint64_t slow_lookups, walk_lookups;
 	uint64_t pruned_upper, pruned_lower;
-	uint64_t moved_up; /* folded from the lower to the upper slab */
+	/* Folded counts: from the lower to the upper slab, which a position does once, and within
+	 * the upper slab (repeats possible; at most st.upper positions are concerned). */
+	uint64_t moved_up, upper_folds;
 	struct ksf_stats st;
 };
 
@@ -335,8 +338,18 @@ static uint32_t child_find(const struct ksf *k, uint32_t parent, uint64_t label)
 	return c;
 }
 
+/* A counter that found no surviving node to fold into: its label's root is made after the
+ * compaction, room permitting. */
+struct orphan {
+	uint64_t label, count;
+	uint32_t routine;
+	bool lower; /* from the lower slab */
+};
+
 struct prune {
 	size_t want, doomed;
+	struct orphan *orphans;
+	size_t norphans, orphans_cap;
 };
 
 /* The surviving node of the path labels[0..n) from a root, or KNONE. A doomed root asked for
@@ -364,6 +377,7 @@ static void fold(struct ksf *k, struct prune *pr, uint32_t v)
 	struct knode *n = &k->nodes[v];
 	uint64_t path[2 * KSF_K_MAX];
 	uint32_t d = n->depth, u = v, t = KNONE;
+	struct orphan *o;
 
 	for (uint32_t i = d + 1; i-- > 0; u = i ? k->nodes[u].up : u)
 		path[i] = k->nodes[u].label;
@@ -371,22 +385,65 @@ static void fold(struct ksf *k, struct prune *pr, uint32_t v)
 		t = find_kept(k, pr, k->nodes[u].up, path + k->k - 1, d + 2 - k->k);
 	if (t == KNONE)
 		t = find_kept(k, pr, k->nodes[u].up, path + d, 1);
-	if (t == KNONE || t == v)
+	if (t == v || (t == KNONE && !d)) /* a root is not re-made from itself: lost */
 		return;
+	if (t == KNONE) {
+		if (pr->norphans == pr->orphans_cap) {
+			size_t c = pr->orphans_cap ? 2 * pr->orphans_cap : 256;
+
+			o = realloc(pr->orphans, c * sizeof(*o));
+			if (!o)
+				return; /* lost */
+			pr->orphans = o;
+			pr->orphans_cap = c;
+		}
+		pr->orphans[pr->norphans++] =
+		    (struct orphan){n->label, n->count, k->nodes[u].up, !is_upper(k, d)};
+		n->count = 0;
+		return;
+	}
 	k->nodes[t].count += n->count;
-	k->st.folded_items += n->count;
-	if (!is_upper(k, d))
-		k->moved_up += n->count;
+	*(is_upper(k, d) ? &k->upper_folds : &k->moved_up) += n->count;
 	n->count = 0;
+}
+
+/* After the compaction: each orphan goes to the root of its label, made if needed while there
+ * is room for it and for an item; what does not fit is lost. */
+static void adopt(struct ksf *k, struct prune *pr, size_t need)
+{
+	uint64_t probes = 0;
+
+	for (size_t i = 0; i < pr->norphans; i++) {
+		struct orphan *o = &pr->orphans[i];
+		struct slot *s = slot_find(k->roots, k->root_nslots, o->routine, o->label, &probes);
+
+		if (s->node == KNONE && k->used + need < k->cap &&
+		    (k->st.roots + need + 1) * 2 <= k->root_nslots) {
+			*s = (struct slot){o->label, o->routine,
+					   node_new(k, o->label, o->routine, 0)};
+			k->st.roots++;
+		}
+		if (s->node == KNONE) {
+			*(o->lower ? &k->pruned_lower : &k->pruned_upper) += o->count;
+			k->st.pruned_items += o->count;
+			continue;
+		}
+		k->nodes[s->node].count += o->count;
+		*(o->lower ? &k->moved_up : &k->upper_folds) += o->count;
+	}
+	free(pr->orphans);
 }
 
 /* Doom the nodes to free: S(v), the sum of the counters in v's subtree, never grows going down
  * a tree, so every node with S < t goes with its subtree, and nodes with S == t go in index
- * order until an eighth over what is needed (slack for fold() to keep roots). Both passes run
+ * order until an eighth over what is needed (slack for fold() to keep roots). Roots are not
+ * candidates while they fill at most a quarter of the budget: they are the fold targets that
+ * keep the BL profile, and the rest of the forest then holds enough to free. Both sweeps run
  * over the array, children after parents. */
 static void mark(struct ksf *k, struct prune *pr, uint64_t *sum, uint64_t *vals)
 {
-	size_t n = k->used;
+	bool keep_roots = k->st.roots <= k->lim.max_nodes / 4;
+	size_t n = k->used, nv = 0;
 	uint64_t t;
 
 	for (size_t i = 0; i < n; i++)
@@ -395,12 +452,17 @@ static void mark(struct ksf *k, struct prune *pr, uint64_t *sum, uint64_t *vals)
 		if (k->nodes[i].depth)
 			sum[k->nodes[i].up] += sum[i];
 	for (size_t i = 0; i < n; i++)
-		vals[i] = sum[i];
-	t = select_rank(vals, n, pr->want - 1);
+		if (!keep_roots || k->nodes[i].depth)
+			vals[nv++] = sum[i];
+	if (pr->want > nv)
+		pr->want = nv;
+	t = nv ? select_rank(vals, nv, pr->want - 1) : 0;
 	k->st.prune_threshold = t;
 	for (size_t i = 0; i < n; i++) {
 		struct knode *x = &k->nodes[i];
 
+		if (keep_roots && !x->depth)
+			continue;
 		if ((x->depth && (k->nodes[x->up].flags & KN_DOOMED)) || sum[i] < t ||
 		    (sum[i] == t && pr->doomed < pr->want + pr->want / 8)) {
 			x->flags |= KN_DOOMED;
@@ -466,8 +528,6 @@ static int prune(struct ksf *k, size_t need)
 		free(edges);
 		return -ENOMEM;
 	}
-	if (pr.want > n)
-		pr.want = n;
 	mark(k, &pr, sum, vals);
 	for (size_t i = 0; i < n; i++)
 		if ((k->nodes[i].flags & KN_DOOMED) && k->nodes[i].count)
@@ -479,6 +539,7 @@ static int prune(struct ksf *k, size_t need)
 	free(k->edges);
 	k->roots = roots;
 	k->edges = edges;
+	adopt(k, &pr, need);
 	k->st.prune_passes++;
 	if (++k->epoch == 0)
 		k->epoch = 1;
@@ -735,12 +796,19 @@ int ksf_foreach_node(const struct ksf *k, ksf_path_fn fn, void *userdata)
 	return 0;
 }
 
+/* Positions held with a shorter context than Algorithm 4's, each counted once. */
+static uint64_t folded_items(const struct ksf *k)
+{
+	return k->moved_up + (k->upper_folds < k->st.upper ? k->upper_folds : k->st.upper);
+}
+
 void ksf_get_stats(const struct ksf *k, struct ksf_stats *st)
 {
 	uint64_t lookups = k->st.upper + 2 * k->st.lower - k->st.root_lookups;
 
 	*st = k->st;
 	st->items = k->st.upper + k->st.lower + k->st.dropped;
+	st->folded_items = folded_items(k);
 	if (k->k > 1) /* head hits: one scan each */
 		st->scans += lookups - (k->slow_lookups - k->walk_lookups);
 	st->nodes = k->used;
@@ -970,7 +1038,7 @@ int ksf_ipf_build(const struct ksf *k, const struct ksf_ipf_opts *opts, struct k
 		ipf->max_nodes = MAX_NODES_CAP;
 	ipf->max_nodes++; /* the dummy root */
 	ipf->max_error_1 = k->st.pruned_items + k->st.dropped;
-	ipf->max_error = ipf->max_error_1 + k->st.folded_items;
+	ipf->max_error = ipf->max_error_1 + folded_items(k);
 	err = ipf_child(ipf, KNONE, 0, 0);
 	for (size_t i = 0; i < k->root_nslots && err >= 0; i++) {
 		const struct slot *s = &k->roots[i];

@@ -115,6 +115,11 @@ void loader_free(struct loader *l)
 	free(l);
 }
 
+struct bpf_program *loader_call_prog(const struct loader *l, bool ret)
+{
+	return ret ? l->skel->progs.kp_call_return : l->skel->progs.kp_call_enter;
+}
+
 int loader_ringbuf_fd(const struct loader *l)
 {
 	return bpf_map__fd(l->skel->maps.kp_events);

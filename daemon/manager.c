@@ -90,6 +90,9 @@ static void end_target(struct manager *m, struct target *t, enum target_state st
 	/* Samples already in the ring buffer still belong to this profile. */
 	sampler_drain(m->sampler);
 	t->duration_timer = sd_event_source_disable_unref(t->duration_timer);
+	calls_off(t);
+	t->calls.timer = sd_event_source_disable_unref(t->calls.timer);
+	t->calls.ended_ns = now_ns(CLOCK_MONOTONIC);
 	t->state = state;
 	t->ended_ns = now_ns(CLOCK_REALTIME);
 	m->n_attached--;
@@ -148,6 +151,61 @@ static int on_duration(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
+/* Bursting: probes on for burst_ms, off for the rest of each period_ms. */
+static int on_burst(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct target *t = userdata;
+	struct calls *c = &t->calls;
+	char err[256];
+
+	if (t->state != TARGET_ATTACHED)
+		return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+	log_debug("pid %d: burst timer at %llu: probes %s", t->pid, (unsigned long long)usec,
+		  c->nlinks ? "off" : "on");
+	if (c->nlinks) {
+		calls_off(t);
+		return sd_event_source_set_time(s, usec + (c->period_ms - c->burst_ms) * 1000ULL);
+	}
+	if (calls_on(t->m->loader, t, err, sizeof(err)) < 0) {
+		log_warn("pid %d: exact mode stopped: %s", t->pid, err);
+		return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+	}
+	/* The window starts once the probes are in (attaching may have waited for the last
+	 * removal to finish). */
+	return sd_event_source_set_time(s, now_ns(CLOCK_MONOTONIC) / 1000 + c->burst_ms * 1000ULL);
+}
+
+/* Exact mode for a new target: plan, attach, and arm the burst timer. */
+static int start_calls(struct manager *m, struct target *t, const struct attach_opts *o,
+		       char *errbuf, size_t errlen)
+{
+	struct calls *c = &t->calls;
+	int err;
+
+	err = hcct_new(&(struct hcct_params){.slots = hcct_slots_for_eps(t->eps)}, &c->exact);
+	if (err < 0) {
+		snprintf(errbuf, errlen, "out of memory");
+		return err;
+	}
+	c->enabled = true;
+	c->force = o->force;
+	c->burst_ms = o->burst_ms;
+	c->period_ms = o->period_ms;
+	c->enabled_ns = now_ns(CLOCK_MONOTONIC);
+	err = calls_plan(t, o->force, errbuf, errlen);
+	if (err >= 0)
+		err = calls_on(m->loader, t, errbuf, errlen);
+	if (err >= 0 && c->burst_ms) {
+		err = sd_event_add_time_relative(m->event, &c->timer, CLOCK_MONOTONIC,
+						 c->burst_ms * 1000ULL, 1000, on_burst, t);
+		if (err >= 0)
+			err = sd_event_source_set_enabled(c->timer, SD_EVENT_ON);
+		if (err < 0)
+			snprintf(errbuf, errlen, "cannot arm the burst timer: %s", strerror(-err));
+	}
+	return err;
+}
+
 int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		   struct target **ret, char *errbuf, size_t errlen)
 {
@@ -168,6 +226,10 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		freq = o.freq = m->cfg.default_freq;
 	if (o.eps == 0)
 		o.eps = m->cfg.hcct_eps;
+	if (o.burst_ms && (!o.calls || o.period_ms <= o.burst_ms || o.period_ms > 3600000)) {
+		snprintf(errbuf, errlen, "bursts need --calls and a period longer than the burst");
+		return -EINVAL;
+	}
 	if (!(o.eps >= 1e-7 && o.eps <= 1)) {
 		snprintf(errbuf, errlen, "eps %g out of range [1e-7, 1]", o.eps);
 		return -ERANGE;
@@ -210,6 +272,15 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		loader_freq_put(m->loader, freq);
 		target_free(t);
 		return err;
+	}
+	if (o.calls) {
+		err = start_calls(m, t, &o, errbuf, errlen);
+		if (err < 0) {
+			loader_target_del(m->loader, pid);
+			loader_freq_put(m->loader, freq);
+			target_free(t);
+			return err;
+		}
 	}
 	if (duration_sec) {
 		err = sd_event_add_time_relative(m->event, &t->duration_timer, CLOCK_MONOTONIC,
@@ -268,6 +339,14 @@ static void save_dirty(struct manager *m)
 			store_save(m->store, t);
 		t->dirty = false;
 	}
+}
+
+void manager_on_call(struct manager *m, const struct kp_call *c)
+{
+	struct target *t = manager_find(m, c->hdr.tgid);
+
+	if (t)
+		target_on_call(t, c);
 }
 
 void manager_on_exit(struct manager *m, pid_t tgid, int code)

@@ -659,3 +659,14 @@ size_t perfmap_memory(const struct perfmap *pm)
 	}
 	return sz;
 }
+
+int perfmap_foreach(const struct perfmap *pm, perfmap_sym_fn fn, void *userdata)
+{
+	for (size_t i = 0; i < pm->n; i++) {
+		int r = fn(ent_at(pm, i), userdata);
+
+		if (r)
+			return r;
+	}
+	return 0;
+}

@@ -2,7 +2,11 @@
  *
  * Line format: "START-END PERMS OFFSET MAJ:MIN INODE   PATH", hex except INODE; the path is the
  * rest of the line after the inode and its padding and may contain spaces. The kernel writes
- * mappings in address order; the parser sorts anyway so a lookup can binary search.
+ * mappings in address order; the parser sorts anyway so a lookup can binary search. Lines may
+ * still overlap: the glue reads the file in several read()s while the target changes its
+ * mappings, and a mapping that grew between two reads is printed again. reach[i], the greatest
+ * end among entries 0..i, lets a lookup walk back from the last entry starting at or below the
+ * address and stop as soon as no earlier entry can contain it (at once when none overlap).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,7 +18,8 @@ struct procmaps {
 	struct procmaps_entry *v;
 	size_t n;
 	size_t bad;
-	char *paths; /* one arena, paths NUL-separated */
+	char *paths;	 /* one arena, paths NUL-separated */
+	uint64_t *reach; /* reach[i]: the greatest end among v[0..i] */
 };
 
 void procmaps_free(struct procmaps *pm)
@@ -23,6 +28,7 @@ void procmaps_free(struct procmaps *pm)
 		return;
 	free(pm->v);
 	free(pm->paths);
+	free(pm->reach);
 	free(pm);
 }
 
@@ -113,7 +119,8 @@ int procmaps_parse(const char *buf, size_t len, size_t max_entries, struct procm
 	cap = lines;
 	pm->v = calloc(cap ? cap : 1, sizeof(*pm->v));
 	pm->paths = malloc(len + 1);
-	if (!pm->v || !pm->paths) {
+	pm->reach = malloc((cap ? cap : 1) * sizeof(*pm->reach));
+	if (!pm->v || !pm->paths || !pm->reach) {
 		procmaps_free(pm);
 		return -ENOMEM;
 	}
@@ -137,6 +144,9 @@ int procmaps_parse(const char *buf, size_t len, size_t max_entries, struct procm
 	for (size_t i = 0; i < pm->n; i++)
 		pm->v[i].path = pm->paths + (uintptr_t)pm->v[i].path;
 	qsort(pm->v, pm->n, sizeof(*pm->v), cmp_start);
+	for (size_t i = 0; i < pm->n; i++)
+		pm->reach[i] =
+		    i && pm->reach[i - 1] > pm->v[i].end ? pm->reach[i - 1] : pm->v[i].end;
 	*ret = pm;
 	return 0;
 }
@@ -145,16 +155,18 @@ const struct procmaps_entry *procmaps_find(const struct procmaps *pm, uint64_t a
 {
 	size_t lo = 0, hi = pm->n;
 
-	while (lo < hi) {
+	while (lo < hi) { /* lo: the first entry starting above addr */
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (pm->v[mid].end <= addr)
+		if (pm->v[mid].start <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < pm->n && pm->v[lo].start <= addr && addr < pm->v[lo].end)
-		return &pm->v[lo];
+	/* Of the entries starting at or below addr, the last one that contains it. */
+	while (lo-- > 0 && pm->reach[lo] > addr)
+		if (pm->v[lo].end > addr)
+			return &pm->v[lo];
 	return NULL;
 }
 

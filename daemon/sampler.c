@@ -43,6 +43,11 @@ static int on_record(void *ctx, void *data, size_t len)
 		manager_on_sample(s->m, smp);
 		return 0;
 	}
+	case KP_REC_CALL:
+		if (len < sizeof(struct kp_call))
+			goto bad;
+		manager_on_call(s->m, data);
+		return 0;
 	case KP_REC_EXIT:
 	case KP_REC_EXEC: {
 		const struct kp_lifecycle *lc = data;

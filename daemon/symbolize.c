@@ -570,6 +570,17 @@ void tsym_gone(struct tsym *ts)
 	ts->gone = true;
 }
 
+const char *tsym_perfmap_module(const struct tsym *ts)
+{
+	return ts->pm_module;
+}
+
+int tsym_foreach_jit(const struct tsym *ts, int (*fn)(const struct perfmap_sym *, void *),
+		     void *userdata)
+{
+	return perfmap_foreach(ts->pm, fn, userdata);
+}
+
 const char *tsym_perfmap_path(const struct tsym *ts)
 {
 	return ts->pm_path;

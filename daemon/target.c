@@ -167,6 +167,7 @@ void target_free(struct target *t)
 {
 	if (!t)
 		return;
+	target_calls_free(t);
 	free(t->saved_name);
 	free(t->saved_perfmap_path);
 	hcct_free(t->hcct);
@@ -283,4 +284,101 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->truncated_stacks = t->truncated;
 	pb->eps = t->eps;
 	pb->hcct_kernel = t->hcct_kernel;
+	pb->calls = t->calls.enabled;
+	if (t->calls.enabled) {
+		const struct calls *c = &t->calls;
+		uint64_t now = c->ended_ns ? c->ended_ns : now_ns(CLOCK_MONOTONIC);
+		/* The window the probes were asked to be in place; their removal's wait for the
+		 * kernel's grace period comes after the breakpoints are gone. */
+		uint64_t active = c->active_ns + (c->on_since_ns ? now - c->on_since_ns : 0);
+
+		pb->call_events = c->events;
+		pb->bursts = c->bursts;
+		pb->probes = c->nprobes;
+		pb->unmatched_exits = c->unmatched_exits;
+		pb->calls_duty = now > c->enabled_ns ? (double)active / (now - c->enabled_ns) : 0;
+	}
+}
+
+/* The cursor of thread tid (open addressing on a fixed table), NULL when the table is full. */
+static struct hcct_cursor *thread_cursor(struct calls *c, uint32_t tid)
+{
+	size_t j;
+
+	if (!c->threads) {
+		c->threads = calloc(CALLS_MAX_THREADS, sizeof(*c->threads));
+		if (!c->threads)
+			return NULL;
+	}
+	for (j = (tid * 2654435761u) & (CALLS_MAX_THREADS - 1); c->threads[j].tid;
+	     j = (j + 1) & (CALLS_MAX_THREADS - 1)) {
+		if (c->threads[j].tid == tid)
+			return &c->threads[j].cur;
+	}
+	if (c->nthreads * 2 >= CALLS_MAX_THREADS)
+		return NULL;
+	c->nthreads++;
+	c->threads[j].tid = tid;
+	return &c->threads[j].cur;
+}
+
+void target_on_call(struct target *t, const struct kp_call *ev)
+{
+	struct calls *c = &t->calls;
+	struct hcct_cursor *cur;
+
+	if (!c->exact || ev->func >= profile_nfuncs(t->profile))
+		return;
+	c->events++;
+	if (!ev->exit) {
+		if (ev->func >= c->ncounts) {
+			size_t n = profile_nfuncs(t->profile);
+			uint64_t *v = realloc(c->counts, n * sizeof(*v));
+
+			if (!v)
+				return;
+			memset(v + c->ncounts, 0, (n - c->ncounts) * sizeof(*v));
+			c->counts = v;
+			c->ncounts = n;
+		}
+		c->counts[ev->func]++;
+	}
+	cur = thread_cursor(c, ev->tid);
+	if (!cur) {
+		c->lost_threads++;
+		return;
+	}
+	if (!ev->exit)
+		hcct_cursor_enter(c->exact, cur, ev->func, 0);
+	else if (hcct_cursor_exit(c->exact, cur) < 0)
+		c->unmatched_exits++; /* entered before the probes were attached */
+}
+
+void target_calls_reset_cursors(struct target *t)
+{
+	struct calls *c = &t->calls;
+
+	for (size_t j = 0; c->threads && j < CALLS_MAX_THREADS; j++) {
+		if (c->threads[j].tid)
+			hcct_cursor_release(c->exact, &c->threads[j].cur);
+		c->threads[j].tid = 0;
+	}
+	c->nthreads = 0;
+}
+
+void target_calls_free(struct target *t)
+{
+	struct calls *c = &t->calls;
+
+	calls_off(t);
+	calls_wait_removal(t);
+	c->timer = sd_event_source_disable_unref(c->timer);
+	free(c->threads);
+	c->threads = NULL;
+	free(c->probes);
+	c->probes = NULL;
+	free(c->counts);
+	c->counts = NULL;
+	hcct_free(c->exact);
+	c->exact = NULL;
 }

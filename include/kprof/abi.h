@@ -15,6 +15,7 @@ enum kp_rec_kind {
 	KP_REC_SAMPLE = 1,
 	KP_REC_EXIT = 2, /* a target's thread-group leader exited */
 	KP_REC_EXEC = 3, /* a target called execve: symbols must be reloaded */
+	KP_REC_CALL = 4, /* a probed JIT function was entered or returned (exact mode) */
 };
 
 /* kp_sample.flags */
@@ -49,6 +50,16 @@ struct kp_lifecycle {
 	__u64 time_ns;
 };
 
+/* An entry or return probe hit: func is the probe's cookie (the daemon's function id). */
+struct kp_call {
+	struct kp_rec_hdr hdr;
+	__u32 tid;
+	__u32 func;
+	__u32 exit; /* 0 entry, 1 return */
+	__u32 pad;
+	__u64 time_ns;
+};
+
 /* Value of kp_targets (key: tgid). */
 struct kp_target {
 	__u32 freq; /* only events of this frequency (attach cookie) sample the target */
@@ -60,12 +71,15 @@ enum kp_counter {
 	KP_CTR_SAMPLES = 0,  /* samples submitted */
 	KP_CTR_DROPS = 1,    /* ring buffer full: samples lost */
 	KP_CTR_LC_DROPS = 2, /* ring buffer full: lifecycle records lost */
-	KP_CTR_NR = 3,
+	KP_CTR_CALLS = 3,    /* call probe events submitted */
+	KP_CTR_CALL_DROPS = 4, /* ring buffer full: call events lost */
+	KP_CTR_NR = 5,
 };
 
 _Static_assert(sizeof(struct kp_rec_hdr) == 8, "kp_rec_hdr layout");
 _Static_assert(sizeof(struct kp_sample) == 32 + 8 * 2 * KP_MAX_STACK, "kp_sample layout");
 _Static_assert(sizeof(struct kp_lifecycle) == 24, "kp_lifecycle layout");
 _Static_assert(sizeof(struct kp_target) == 8, "kp_target layout");
+_Static_assert(sizeof(struct kp_call) == 32, "kp_call layout");
 
 #endif

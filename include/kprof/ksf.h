@@ -70,7 +70,7 @@ struct ksf_stats {
 	uint64_t prune_passes;
 	uint64_t pruned_nodes;
 	uint64_t pruned_items;	  /* counters removed: items no longer in the forest */
-	uint64_t folded_items;	  /* counters moved to a node with a shorter context */
+	uint64_t folded_items;	  /* bound on the items moved to a node with a shorter context */
 	uint64_t prune_threshold; /* subtree sum at or below which the last pass pruned */
 	uint64_t recoveries;	  /* activations whose position was rebuilt after a pass */
 	size_t memory;		  /* bytes held by the ksf (not by the ctxs) */

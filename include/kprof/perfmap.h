@@ -59,6 +59,11 @@ const struct perfmap_sym *perfmap_lookup(struct perfmap *pm, uint64_t addr);
 int perfmap_build_index(struct perfmap *pm);
 
 void perfmap_get_stats(const struct perfmap *pm, struct perfmap_stats *st);
+
+/* Every accepted entry in feed order (a start re-declared later appears again: the later one
+ * is the live one). Stops at and returns fn's first non-zero return. */
+typedef int (*perfmap_sym_fn)(const struct perfmap_sym *sym, void *userdata);
+int perfmap_foreach(const struct perfmap *pm, perfmap_sym_fn fn, void *userdata);
 /* Bytes of the pending, not yet complete line. */
 size_t perfmap_pending(const struct perfmap *pm);
 /* Bytes of memory held (entries, names, index, line buffer), for accounting. */

@@ -604,11 +604,14 @@ static void table_budget(const struct stream *s, unsigned k)
 
 			blerr = e > blerr ? e : blerr;
 		}
-		printf("| %.0f%% | %zu | %.1f | %llu | %llu | %.1f%% | %.2f%% | %zu%% | %.2f%% | "
-		       "%.2f%% |\n",
-		       frac[i] ? frac[i] * 100 : 100, st.max_nodes, mps(s->items, t),
-		       (unsigned long long)st.prune_passes, (unsigned long long)st.pruned_nodes,
-		       100.0 * st.folded_items / st.items, 100.0 * st.pruned_items / st.items,
+		if (frac[i])
+			printf("| %.0f%% | %zu ", frac[i] * 100, st.max_nodes);
+		else
+			printf("| unbounded | - ");
+		printf("| %.1f | %llu | %llu | %.1f%% | %.2f%% | %zu%% | %.2f%% | %.2f%% |\n",
+		       mps(s->items, t), (unsigned long long)st.prune_passes,
+		       (unsigned long long)st.pruned_nodes, 100.0 * st.folded_items / st.items,
+		       100.0 * st.pruned_items / st.items,
 		       hits * 100 / (exact_long.n ? exact_long.n : 1),
 		       100 * err / (exact_long.n ? exact_long.n : 1), 100 * blerr);
 		ksf_ipf_free(ipf);

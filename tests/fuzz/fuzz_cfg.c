@@ -51,7 +51,7 @@ static uint64_t replay(const struct cfg *g, const struct cfg_step *steps, int n)
 		const struct cfg_edge *e = cfg_edge_get(g, steps[n - 1].edge);
 
 		FUZZ_CHECK(e && e->dst == CFG_EXIT && (last->flags & CFG_BLOCK_EXIT) &&
-				   e->val == last->exit_val,
+			       e->val == last->exit_val,
 			   "a path's last edge");
 		r += last->exit_val;
 	}
@@ -63,8 +63,8 @@ static void check_path(const struct cfg *g, uint64_t id, struct cfg_step *steps,
 	uint64_t back = ~id;
 	int n = cfg_path_decode(g, id, steps, cap), err;
 
-	FUZZ_CHECK(n >= 1 && (size_t)n <= cap, "cfg_path_decode(%llu): %d",
-		   (unsigned long long)id, n);
+	FUZZ_CHECK(n >= 1 && (size_t)n <= cap, "cfg_path_decode(%llu): %d", (unsigned long long)id,
+		   n);
 	err = cfg_path_encode(g, steps, (size_t)n, &back);
 	FUZZ_CHECK(err == 0 && back == id, "path %llu encodes back to %llu (%d)",
 		   (unsigned long long)id, (unsigned long long)back, err);
@@ -84,10 +84,10 @@ static void check_graph(const struct cfg *g, uint64_t seed)
 	FUZZ_CHECK(err == 0, "cfg_check: %d", err);
 	cfg_get_stats(g, &st);
 	FUZZ_CHECK(st.blocks == nb && st.edges == ne && st.bl_ok == cfg_bl_ok(g) &&
-			   st.num_paths == cfg_num_paths(g),
+		       st.num_paths == cfg_num_paths(g),
 		   "stats disagree with the graph");
 	FUZZ_CHECK(nb >= 1 && cfg_entry_block(g) < nb &&
-			   cfg_block_get(g, cfg_entry_block(g))->start == CODE_START,
+		       cfg_block_get(g, cfg_entry_block(g))->start == CODE_START,
 		   "entry block");
 	for (uint32_t i = 0; i < nb; i++)
 		FUZZ_CHECK(cfg_block_find(g, cfg_block_get(g, i)->start) == (int)i,
@@ -123,16 +123,17 @@ static void check_graph(const struct cfg *g, uint64_t seed)
 static void check_same(const struct cfg *a, const struct cfg *b)
 {
 	FUZZ_CHECK(cfg_nblocks(a) == cfg_nblocks(b) && cfg_nedges(a) == cfg_nedges(b) &&
-			   cfg_num_paths(a) == cfg_num_paths(b) && cfg_bl_ok(a) == cfg_bl_ok(b),
+		       cfg_num_paths(a) == cfg_num_paths(b) && cfg_bl_ok(a) == cfg_bl_ok(b),
 		   "strict and CFG_BAD_IS_EXIT graphs differ");
 	for (uint32_t i = 0; i < cfg_nblocks(a); i++)
-		FUZZ_CHECK(!memcmp(cfg_block_get(a, i), cfg_block_get(b, i), sizeof(struct cfg_block)),
-			   "block %u differs", i);
+		FUZZ_CHECK(
+		    !memcmp(cfg_block_get(a, i), cfg_block_get(b, i), sizeof(struct cfg_block)),
+		    "block %u differs", i);
 	for (uint32_t i = 0; i < cfg_nedges(a); i++) {
 		const struct cfg_edge *x = cfg_edge_get(a, i), *y = cfg_edge_get(b, i);
 
 		FUZZ_CHECK(x->src == y->src && x->dst == y->dst && x->kind == y->kind &&
-				   x->back == y->back && x->val == y->val,
+			       x->back == y->back && x->val == y->val,
 			   "edge %u differs", i);
 	}
 }

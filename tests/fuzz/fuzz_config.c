@@ -20,14 +20,13 @@
 static void check_config(const struct config *c)
 {
 	FUZZ_CHECK(TERMINATED(c->socket_path) && TERMINATED(c->read_group) &&
-			   TERMINATED(c->state_dir),
+		       TERMINATED(c->state_dir),
 		   "a string setting is not terminated");
 	FUZZ_CHECK(c->default_freq >= 1 && c->default_freq <= KPROF_MAX_FREQ, "frequency %u",
 		   c->default_freq);
 	FUZZ_CHECK(c->drain_ms >= 1 && c->drain_ms <= 10000, "drain_ms %u", c->drain_ms);
 	FUZZ_CHECK(c->ringbuf_bytes <= 1u << 30, "ringbuf_size %u", c->ringbuf_bytes);
-	FUZZ_CHECK(c->max_targets >= 1 && c->max_targets <= 1024, "max_targets %u",
-		   c->max_targets);
+	FUZZ_CHECK(c->max_targets >= 1 && c->max_targets <= 1024, "max_targets %u", c->max_targets);
 	FUZZ_CHECK(c->max_kept <= 100000, "max_kept %u", c->max_kept);
 	FUZZ_CHECK(c->kept_max_age_sec <= 10u * 365 * 86400, "kept_max_age %u",
 		   c->kept_max_age_sec);
@@ -49,8 +48,10 @@ static void check_parse(const char *text)
 	r = config_parse(text, "fuzz.conf", &cfg, err, sizeof(err));
 	FUZZ_CHECK(r == 0 || r == -EINVAL || r == -ENOMEM, "config_parse: %d", r);
 	if (r < 0) {
-		FUZZ_CHECK(!memcmp(&cfg, &before, sizeof(cfg)), "a failed parse changed the settings");
-		FUZZ_CHECK(err[0] && memchr(err, '\0', sizeof(err)), "a failed parse gave no message");
+		FUZZ_CHECK(!memcmp(&cfg, &before, sizeof(cfg)),
+			   "a failed parse changed the settings");
+		FUZZ_CHECK(err[0] && memchr(err, '\0', sizeof(err)),
+			   "a failed parse gave no message");
 		return;
 	}
 	check_config(&cfg);

@@ -74,8 +74,7 @@ static void check_table(const struct elfsym *es)
 		const struct symtab_sym *s = symtab_at(es->syms, i), *l;
 
 		FUZZ_CHECK(s, "symtab_at(%zu) of %zu", i, n);
-		FUZZ_CHECK(s->size > 0 && s->size <= UINT64_MAX - s->start, "symbol %zu size",
-			   i);
+		FUZZ_CHECK(s->size > 0 && s->size <= UINT64_MAX - s->start, "symbol %zu size", i);
 		FUZZ_CHECK(s->name && s->name[0], "symbol %zu has no name", i);
 		FUZZ_CHECK(s->start >= prev, "symbols not sorted at %zu", i);
 		prev = s->start;
@@ -84,7 +83,7 @@ static void check_table(const struct elfsym *es)
 			   "lookup of symbol %zu's start", i);
 		l = symtab_lookup(es->syms, s->start + s->size - 1);
 		FUZZ_CHECK(l && l->start <= s->start + s->size - 1 &&
-				   s->start + s->size - 1 - l->start < l->size,
+			       s->start + s->size - 1 - l->start < l->size,
 			   "lookup of symbol %zu's last byte", i);
 		check_lookup(es->syms, s->start);
 		check_lookup(es->syms, s->start - 1);

@@ -41,7 +41,7 @@ static void check_reframe(const ProtobufCMessage *m)
 	frame_reader_init(&r, FRAME_MAX_REQUEST);
 	FUZZ_CHECK(frame_reader_feed(&r, buf, len) == 0, "feed of a packed frame");
 	FUZZ_CHECK(frame_reader_next(&r, &payload, &plen) == 1 && plen == n &&
-			   !memcmp(payload, buf + FRAME_HDR_SIZE, n),
+		       !memcmp(payload, buf + FRAME_HDR_SIZE, n),
 		   "packed frame does not read back");
 	FUZZ_CHECK(frame_reader_pending(&r) == 0, "bytes left after a packed frame");
 	frame_reader_release(&r);
@@ -85,7 +85,7 @@ static void run(const uint8_t *data, size_t size, size_t max_frame, uint64_t see
 		fed += n;
 		if (err == -EMSGSIZE) {
 			FUZZ_CHECK(fed - off >= FRAME_HDR_SIZE &&
-					   frame_get_header(data + off) > max_frame,
+				       frame_get_header(data + off) > max_frame,
 				   "feed refused a frame the walk accepts (offset %zu)", off);
 			break;
 		}
@@ -102,8 +102,9 @@ static void run(const uint8_t *data, size_t size, size_t max_frame, uint64_t see
 			}
 			want = frame_get_header(data + off);
 			if (want > max_frame) {
-				FUZZ_CHECK(err == -EMSGSIZE, "next: %d for a %u-byte frame, cap %zu", err,
-					   want, max_frame);
+				FUZZ_CHECK(err == -EMSGSIZE,
+					   "next: %d for a %u-byte frame, cap %zu", err, want,
+					   max_frame);
 				refused = true;
 				break;
 			}
@@ -112,9 +113,9 @@ static void run(const uint8_t *data, size_t size, size_t max_frame, uint64_t see
 				break;
 			}
 			FUZZ_CHECK(err == 1 && plen == want &&
-					   !memcmp(payload, data + off + FRAME_HDR_SIZE, want),
-				   "next: %d, %zu bytes, expected frame at %zu of %u bytes", err, plen,
-				   off, want);
+				       !memcmp(payload, data + off + FRAME_HDR_SIZE, want),
+				   "next: %d, %zu bytes, expected frame at %zu of %u bytes", err,
+				   plen, off, want);
 			off += FRAME_HDR_SIZE + want;
 			if (decode)
 				decode_payload(payload, plen);

@@ -4,8 +4,8 @@
  * pb_check() walks a decoded message through its descriptor and checks what kprofd's code takes
  * for granted without looking: a oneof case that is set has its message; proto3 strings are never
  * NULL; repeated fields with n > 0 have their array and no NULL element. pb_check_roundtrip()
- * also packs the message, decodes the result and packs again: both encodings must be equal. Generic over the
- * descriptors, so new messages and fields are covered without touching the fuzzers.
+ * also packs the message, decodes the result and packs again: both encodings must be equal. Generic
+ * over the descriptors, so new messages and fields are covered without touching the fuzzers.
  *
  * One quirk of protobuf-c 1.4 is left out of the round trip: it accepts field number 0 when the
  * tag is written in a non-minimal varint (0x80 0x00 ...), keeps it as an unknown field, and
@@ -47,7 +47,8 @@ static bool pb_check_value(const ProtobufCFieldDescriptor *f, const void *slot)
 		const ProtobufCMessage *sub = *(const ProtobufCMessage *const *)slot;
 
 		if (sub) {
-			FUZZ_CHECK(sub->descriptor == f->descriptor, "%s: wrong descriptor", f->name);
+			FUZZ_CHECK(sub->descriptor == f->descriptor, "%s: wrong descriptor",
+				   f->name);
 			return pb_check(sub);
 		}
 	}
@@ -75,22 +76,22 @@ static bool pb_check(const ProtobufCMessage *m)
 			if (c != f->id)
 				continue;
 			if (f->type == PROTOBUF_C_TYPE_MESSAGE)
-				FUZZ_CHECK(*(void *const *)slot, "%s.%s: oneof case set, no message",
-					   d->name, f->name);
+				FUZZ_CHECK(*(void *const *)slot,
+					   "%s.%s: oneof case set, no message", d->name, f->name);
 			tag0 |= pb_check_value(f, slot);
 		} else if (f->label == PROTOBUF_C_LABEL_REPEATED) {
 			size_t n = *(const size_t *)(base + f->quantifier_offset);
 			const char *arr = *(const char *const *)slot;
-			size_t esz = f->type == PROTOBUF_C_TYPE_MESSAGE ||
-					     f->type == PROTOBUF_C_TYPE_STRING
-					 ? sizeof(void *)
-					 : 0;
+			size_t esz =
+			    f->type == PROTOBUF_C_TYPE_MESSAGE || f->type == PROTOBUF_C_TYPE_STRING
+				? sizeof(void *)
+				: 0;
 
 			FUZZ_CHECK(!n || arr, "%s.%s: %zu elements, no array", d->name, f->name, n);
 			for (size_t k = 0; esz && k < n; k++) {
 				if (f->type == PROTOBUF_C_TYPE_MESSAGE)
-					FUZZ_CHECK(*(void *const *)(arr + k * esz), "%s.%s[%zu]: NULL",
-						   d->name, f->name, k);
+					FUZZ_CHECK(*(void *const *)(arr + k * esz),
+						   "%s.%s[%zu]: NULL", d->name, f->name, k);
 				tag0 |= pb_check_value(f, arr + k * esz);
 			}
 		} else if (f->type == PROTOBUF_C_TYPE_STRING && f->label != PROTOBUF_C_LABEL_NONE) {

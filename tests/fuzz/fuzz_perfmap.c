@@ -176,10 +176,11 @@ static void check_lookup(struct perfmap *pm, const struct oracle *o, uint64_t ad
 	if (!s)
 		return;
 	FUZZ_CHECK(s->start == e->start && s->size == e->size && strlen(s->name) == e->nlen &&
-			   !memcmp(s->name, e->name, e->nlen),
-		   "lookup %#llx: got %#llx+%#llx '%s', oracle %#llx+%#llx", (unsigned long long)addr,
-		   (unsigned long long)s->start, (unsigned long long)s->size, s->name,
-		   (unsigned long long)e->start, (unsigned long long)e->size);
+		       !memcmp(s->name, e->name, e->nlen),
+		   "lookup %#llx: got %#llx+%#llx '%s', oracle %#llx+%#llx",
+		   (unsigned long long)addr, (unsigned long long)s->start,
+		   (unsigned long long)s->size, s->name, (unsigned long long)e->start,
+		   (unsigned long long)e->size);
 }
 
 static void check_lookups(struct perfmap *pm, const struct oracle *o, const uint8_t *data,
@@ -210,8 +211,8 @@ struct kept {
 	size_t nlen;
 };
 
-static void run(const uint8_t *data, size_t size, const struct perfmap_limits *lim,
-		uint64_t seed, bool reset_again)
+static void run(const uint8_t *data, size_t size, const struct perfmap_limits *lim, uint64_t seed,
+		bool reset_again)
 {
 	const char *text = (const char *)data;
 	struct perfmap *pm = NULL;
@@ -234,7 +235,8 @@ static void run(const uint8_t *data, size_t size, const struct perfmap_limits *l
 		} else if ((c & 7) == 1 && o.n) {
 			/* An address inside some symbol: maybe one fed already. */
 			const struct oent *e = &o.v[(c >> 8) % o.n];
-			const struct perfmap_sym *s = perfmap_lookup(pm, e->start + (c >> 32) % e->size);
+			const struct perfmap_sym *s =
+			    perfmap_lookup(pm, e->start + (c >> 32) % e->size);
 
 			if (s && nkept < MAX_KEPT) {
 				struct kept *k = &kept[nkept++];
@@ -243,7 +245,8 @@ static void run(const uint8_t *data, size_t size, const struct perfmap_limits *l
 				k->start = s->start;
 				k->size = s->size;
 				k->nlen = strlen(s->name);
-				memcpy(k->name, s->name, k->nlen < sizeof(k->name) ? k->nlen : sizeof(k->name));
+				memcpy(k->name, s->name,
+				       k->nlen < sizeof(k->name) ? k->nlen : sizeof(k->name));
 			}
 		}
 	}
@@ -254,9 +257,9 @@ static void run(const uint8_t *data, size_t size, const struct perfmap_limits *l
 		const struct kept *k = &kept[i];
 
 		FUZZ_CHECK(k->s->start == k->start && k->s->size == k->size &&
-				   strlen(k->s->name) == k->nlen &&
-				   !memcmp(k->s->name, k->name,
-					   k->nlen < sizeof(k->name) ? k->nlen : sizeof(k->name)),
+			       strlen(k->s->name) == k->nlen &&
+			       !memcmp(k->s->name, k->name,
+				       k->nlen < sizeof(k->name) ? k->nlen : sizeof(k->name)),
 			   "a symbol returned by an earlier lookup changed");
 	}
 
@@ -267,11 +270,12 @@ static void run(const uint8_t *data, size_t size, const struct perfmap_limits *l
 		perfmap_get_stats(pm, &st);
 		FUZZ_CHECK(!memcmp(&st, &zero, sizeof(st)), "stats not zero after reset");
 		FUZZ_CHECK(perfmap_pending(pm) == 0, "pending after reset");
-		FUZZ_CHECK(perfmap_lookup(pm, o.n ? o.v[0].start : 0) == NULL, "symbol after reset");
+		FUZZ_CHECK(perfmap_lookup(pm, o.n ? o.v[0].start : 0) == NULL,
+			   "symbol after reset");
 		r = perfmap_feed(pm, text, size);
 		FUZZ_CHECK(r >= 0, "perfmap_feed after reset: %d", r);
-		FUZZ_CHECK((uint64_t)r == o.st.entries || r == INT_MAX, "feed returned %d, oracle %llu",
-			   r, (unsigned long long)o.st.entries);
+		FUZZ_CHECK((uint64_t)r == o.st.entries || r == INT_MAX,
+			   "feed returned %d, oracle %llu", r, (unsigned long long)o.st.entries);
 		check_stats(pm, &o, "after reset");
 		if (o.n)
 			check_lookup(pm, &o, o.v[o.n - 1].start);

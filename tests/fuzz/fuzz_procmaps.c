@@ -86,7 +86,8 @@ static void run(const uint8_t *data, size_t size, size_t max)
 		check_find(pm, e->end, disjoint);
 		check_find(pm, e->start - 1, disjoint);
 		if (disjoint)
-			FUZZ_CHECK(procmaps_find(pm, e->start) == e && procmaps_find(pm, e->end - 1) == e,
+			FUZZ_CHECK(procmaps_find(pm, e->start) == e &&
+				       procmaps_find(pm, e->end - 1) == e,
 				   "entry %zu not found at its own addresses", i);
 	}
 	for (size_t i = 0; i < size && i < 16 * 8; i += 8)

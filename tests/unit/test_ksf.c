@@ -772,6 +772,7 @@ static void test_budget_random(void **state)
 			assert_int_equal(st.pruned_nodes, 0);
 		ipf = build(ks, 0);
 		ksf_ipf_get_stats(ipf, &ist);
+		assert_true(st.folded_items <= st.items);
 		assert_int_equal(ist.max_error, st.pruned_items + st.folded_items);
 		assert_int_equal(ist.max_error_1, st.pruned_items);
 		if (!ist.max_error)

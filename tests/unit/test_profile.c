@@ -683,8 +683,7 @@ struct naive_walk {
 	size_t n, i;
 };
 
-static int check_stack(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count,
-		       void *userdata)
+static int check_stack(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count, void *userdata)
 {
 	(void)tid;
 	struct naive_walk *w = userdata;
@@ -871,16 +870,25 @@ static void test_threads(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_intern),	  cmocka_unit_test(test_intern_many),
-	    cmocka_unit_test(test_add_flat),	  cmocka_unit_test(test_recursion),
-	    cmocka_unit_test(test_sorted),	  cmocka_unit_test(test_folded),
-	    cmocka_unit_test(test_folded_large),  cmocka_unit_test(test_unknown_ids),
-	    cmocka_unit_test(test_empty_stack),	  cmocka_unit_test(test_cap_stacks),
-	    cmocka_unit_test(test_cap_stack_ids), cmocka_unit_test(test_cap_funcs),
-	    cmocka_unit_test(test_cache),	  cmocka_unit_test(test_cache_cap),
-	    cmocka_unit_test(test_stats),	  cmocka_unit_test(test_random),
+	    cmocka_unit_test(test_intern),
+	    cmocka_unit_test(test_intern_many),
+	    cmocka_unit_test(test_add_flat),
+	    cmocka_unit_test(test_recursion),
+	    cmocka_unit_test(test_sorted),
+	    cmocka_unit_test(test_folded),
+	    cmocka_unit_test(test_folded_large),
+	    cmocka_unit_test(test_unknown_ids),
+	    cmocka_unit_test(test_empty_stack),
+	    cmocka_unit_test(test_cap_stacks),
+	    cmocka_unit_test(test_cap_stack_ids),
+	    cmocka_unit_test(test_cap_funcs),
+	    cmocka_unit_test(test_cache),
+	    cmocka_unit_test(test_cache_cap),
+	    cmocka_unit_test(test_stats),
+	    cmocka_unit_test(test_random),
 	    cmocka_unit_test(test_intern_null),
-	    cmocka_unit_test(test_threads),	  cmocka_unit_test(test_empty_stack_first),
+	    cmocka_unit_test(test_threads),
+	    cmocka_unit_test(test_empty_stack_first),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -378,14 +378,16 @@ static void test_report_json(void **state)
 		       "\"attached_at_ns\":1700000000123456789,\"ended_at_ns\":0,"
 		       "\"duration_sec\":30,\"exit_code\":0,\"jit_symbols\":3,"
 		       "\"perfmap_bad_lines\":0,\"perfmap_path\":\"/tmp/perf-4242.map\","
-		       "\"stacks\":17,\"lost_stacks\":0,\"truncated_stacks\":1},"
+		       "\"stacks\":17,\"lost_stacks\":0,\"truncated_stacks\":1,"
+		       "\"eps\":0,\"calls\":false,\"call_events\":0,\"bursts\":0,"
+		       "\"calls_duty\":0.000,\"probes\":0},"
 		       "\"total_samples\":200,\"functions\":5,\"entries\":["
 		       "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
 		       "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
-		       "\"total_pct\":75.00,\"address\":139758957232192},"
+		       "\"total_pct\":75.00,\"address\":139758957232192,\"calls\":0},"
 		       "{\"function\":\"ma\\\\in\",\"module\":\"/usr/bin/minijit\","
 		       "\"kind\":\"native\",\"self\":0,\"self_pct\":0.00,\"total\":200,"
-		       "\"total_pct\":100.00,\"address\":4409}]}\n");
+		       "\"total_pct\":100.00,\"address\":4409,\"calls\":0}]}\n");
 	free(s);
 
 	/* no target, no entries */
@@ -411,9 +413,10 @@ static void test_report_json(void **state)
 	assert_non_null(strstr(s, "\"ended_at_ns\":1700000001000000000,"));
 	assert_non_null(strstr(s, "\"function\":\"[unknown]\",\"module\":\"[anon]\","
 				  "\"kind\":\"unknown\",\"self\":1,\"self_pct\":0.00,\"total\":3,"
-				  "\"total_pct\":0.00,\"address\":0}"));
-	assert_non_null(strstr(s, "\"kind\":\"kernel\",\"self\":9,\"self_pct\":0.00,\"total\":9,"
-				  "\"total_pct\":0.00,\"address\":18446744071578845184}]}\n"));
+				  "\"total_pct\":0.00,\"address\":0,\"calls\":0}"));
+	assert_non_null(
+	    strstr(s, "\"kind\":\"kernel\",\"self\":9,\"self_pct\":0.00,\"total\":9,"
+		      "\"total_pct\":0.00,\"address\":18446744071578845184,\"calls\":0}]}\n"));
 	assert_null(strstr(s, "nan"));
 	free(s);
 }
@@ -469,7 +472,7 @@ static void test_list(void **state)
 
 		assert_memory_equal(s, head, strlen(head));
 	}
-	assert_non_null(strstr(s, "\"truncated_stacks\":1},{\"pid\":31337,\"uid\":0,"
+	assert_non_null(strstr(s, "\"probes\":0},{\"pid\":31337,\"uid\":0,"
 				  "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
 				  "\"freq_hz\":997,\"samples\":0,"));
 	assert_non_null(strstr(s, "\"exit_code\":1,"));

@@ -1,0 +1,322 @@
+/* uprobes.c: exact mode: entry and return uprobes on the JIT functions of a target.
+ *
+ * A uprobe lives on (file, offset), so only JIT code in a file-backed private read+exec
+ * mapping (a memfd or a file) can be probed, through /proc/PID/map_files/START-END (the very
+ * file mapped, even deleted or in another mount namespace). Anonymous code (V8's and HotSpot's
+ * default code caches) cannot: the attach fails naming the function and the reason. A JIT that
+ * writes into a probed page gets SIGTRAP, so a code file that is also mapped writable in the
+ * target is refused unless forced. The functions are the perf map's symbols; each probe carries
+ * the function's profile id as its BPF cookie and the target's pid as its filter.
+ * Bursting: probes are attached for burst_ms every period_ms and detached in between (a uprobe
+ * costs its trap whether or not anyone listens, so detaching is the only way to stop paying).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <bpf/libbpf.h>
+
+#include "kprof/cleanup.h"
+#include "kprof/perfmap.h"
+#include "kprof/procmaps.h"
+#include "kprofd.h"
+#include "log.h"
+
+#define CALLS_MAX_PROBES 4096
+
+struct probe {
+	uint64_t start;	 /* function address in the target */
+	uint64_t offset; /* in the mapped file */
+	uint64_t map_start, map_end;
+	uint32_t func;
+	uint32_t seq; /* perf-map order: the latest line for a start wins */
+	const char *name;
+};
+
+struct plan {
+	struct probe *v;
+	size_t n, cap;
+	bool overflow;
+};
+
+static int collect(const struct perfmap_sym *sym, void *userdata)
+{
+	struct plan *p = userdata;
+
+	if (p->n == CALLS_MAX_PROBES) {
+		p->overflow = true;
+		return 1;
+	}
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 64;
+		struct probe *v = realloc(p->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		p->v = v;
+		p->cap = cap;
+	}
+	p->v[p->n] = (struct probe){.start = sym->start, .seq = p->n, .name = sym->name};
+	p->n++;
+	return 0;
+}
+
+static int cmp_probe(const void *a, const void *b)
+{
+	const struct probe *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Is the file of mapping m also mapped writable anywhere in the target? */
+static const struct procmaps_entry *writable_alias(const struct procmaps *pm,
+						   const struct procmaps_entry *m)
+{
+	for (size_t i = 0; i < procmaps_count(pm); i++) {
+		const struct procmaps_entry *e = procmaps_at(pm, i);
+
+		if (e->perms[1] == 'w' && e->inode == m->inode && e->dev_major == m->dev_major &&
+		    e->dev_minor == m->dev_minor)
+			return e;
+	}
+	return NULL;
+}
+
+/* Check every function against the safety rules and fill offsets. -EPERM/-EINVAL with why. */
+static int check_plan(struct target *t, struct plan *p, const struct procmaps *pm, bool force,
+		      char *err, size_t errlen)
+{
+	size_t w = 0;
+
+	qsort(p->v, p->n, sizeof(*p->v), cmp_probe);
+	for (size_t i = 0; i < p->n; i++) {
+		struct probe *pr = &p->v[i];
+		const struct procmaps_entry *m, *alias;
+		int id;
+
+		if (i + 1 < p->n && p->v[i + 1].start == pr->start)
+			continue; /* re-declared later: the later line is the live one */
+		m = procmaps_find(pm, pr->start);
+		if (!m)
+			continue; /* code already unmapped: nothing to probe */
+		if (!m->inode || m->path[0] != '/') {
+			snprintf(err, errlen,
+				 "%s at 0x%llx is in anonymous memory: uprobes need JIT code in a "
+				 "file-backed mapping (a memfd or a file); use sampling",
+				 pr->name, (unsigned long long)pr->start);
+			return -EOPNOTSUPP;
+		}
+		if (strcmp(m->perms, "r-xp")) {
+			snprintf(
+			    err, errlen,
+			    "%s at 0x%llx is in a %s mapping of %s, not a private read+exec one",
+			    pr->name, (unsigned long long)pr->start, m->perms, m->path);
+			return -EPERM;
+		}
+		alias = writable_alias(pm, m);
+		if (alias && !force) {
+			snprintf(
+			    err, errlen,
+			    "the code of %s (%s) is also mapped writable at 0x%llx-0x%llx: a JIT "
+			    "that rewrites a probed page dies of SIGTRAP (--force to probe anyway)",
+			    pr->name, m->path, (unsigned long long)alias->start,
+			    (unsigned long long)alias->end);
+			return -EPERM;
+		}
+		id = profile_intern(t->profile, pr->name, tsym_perfmap_module(t->sym), pr->start,
+				    PROFILE_KIND_JIT);
+		if (id < 0) {
+			snprintf(err, errlen, "profile full: %s", strerror(-id));
+			return id;
+		}
+		pr->func = id;
+		pr->offset = pr->start - m->start + m->offset;
+		pr->map_start = m->start;
+		pr->map_end = m->end;
+		p->v[w++] = *pr;
+	}
+	p->n = w;
+	if (!w) {
+		snprintf(err, errlen, "no JIT function of pid %d to probe (empty perf map %s?)",
+			 t->pid, tsym_perfmap_path(t->sym));
+		return -ENOENT;
+	}
+	return 0;
+}
+
+int calls_plan(struct target *t, bool force, char *err, size_t errlen)
+{
+	_cleanup_free_ char *text = NULL;
+	struct procmaps *pm = NULL;
+	struct plan p = {0};
+	char path[64];
+	FILE *f;
+	size_t len = 0;
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", t->pid);
+	f = fopen(path, "re");
+	if (!f) {
+		snprintf(err, errlen, "cannot read %s: %m", path);
+		return -errno;
+	}
+	text = malloc(16u << 20);
+	if (text)
+		len = fread(text, 1, (16u << 20) - 1, f);
+	fclose(f);
+	if (!text || procmaps_parse(text, len, 65536, &pm) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	tsym_refresh(t->sym);
+	r = tsym_foreach_jit(t->sym, collect, &p);
+	if (r < 0 || p.overflow) {
+		snprintf(err, errlen, r < 0 ? "out of memory" : "more than %d JIT functions",
+			 CALLS_MAX_PROBES);
+		r = r < 0 ? r : -E2BIG;
+	} else {
+		r = check_plan(t, &p, pm, force, err, errlen);
+	}
+	procmaps_free(pm);
+	if (r < 0) {
+		free(p.v);
+		return r;
+	}
+	free(t->calls.probes);
+	t->calls.probes = p.v;
+	t->calls.nprobes = p.n;
+	return 0;
+}
+
+struct removal {
+	struct bpf_link **links;
+	size_t n;
+	uint64_t t0;
+	_Atomic uint64_t *acc;
+};
+
+struct slice {
+	struct bpf_link **links;
+	size_t n, first, step;
+};
+
+static void *remove_slice(void *arg)
+{
+	struct slice *s = arg;
+
+	for (size_t i = s->first; i < s->n; i += s->step)
+		bpf_link__destroy(s->links[i]);
+	return NULL;
+}
+
+/* Each removal waits for an RCU grace period in the kernel; done in parallel, the waits
+ * overlap instead of adding up. */
+static void *remove_links(void *arg)
+{
+	enum { MAX_PAR = 32 };
+	struct removal *r = arg;
+	struct slice sl[MAX_PAR];
+	pthread_t th[MAX_PAR];
+	size_t k = r->n < MAX_PAR ? r->n : MAX_PAR, started = 0;
+
+	for (size_t i = 0; i < k; i++) {
+		sl[i] = (struct slice){r->links, r->n, i, k};
+		if (pthread_create(&th[i], NULL, remove_slice, &sl[i]) != 0)
+			break;
+		started++;
+	}
+	for (size_t i = started; i < k; i++) /* no thread: this one does it */
+		remove_slice(&sl[i]);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	atomic_fetch_add(r->acc, now_ns(CLOCK_MONOTONIC) - r->t0);
+	log_debug("removed %zu uprobes in %.3f s", r->n, (now_ns(CLOCK_MONOTONIC) - r->t0) / 1e9);
+	free(r->links);
+	free(r);
+	return NULL;
+}
+
+/* Wait for the last removal (their probes are gone when this returns). */
+void calls_wait_removal(struct target *t)
+{
+	if (t->calls.remover_running) {
+		pthread_join(t->calls.remover, NULL);
+		t->calls.remover_running = false;
+	}
+}
+
+void calls_off(struct target *t)
+{
+	struct calls *c = &t->calls;
+	struct removal *r;
+
+	if (c->nlinks) {
+		calls_wait_removal(t);
+		r = malloc(sizeof(*r));
+		if (r) {
+			*r = (struct removal){c->links, c->nlinks, now_ns(CLOCK_MONOTONIC),
+					      &c->removing_ns};
+			if (pthread_create(&c->remover, NULL, remove_links, r) == 0) {
+				c->remover_running = true;
+				c->links = NULL;
+			} else {
+				free(r);
+			}
+		}
+		/* No thread: remove them here, blocking the loop meanwhile. */
+		for (size_t i = 0; c->links && i < c->nlinks; i++)
+			bpf_link__destroy(c->links[i]);
+		free(c->links);
+		c->links = NULL;
+		c->nlinks = 0;
+	}
+	if (c->on_since_ns) {
+		c->active_ns += now_ns(CLOCK_MONOTONIC) - c->on_since_ns;
+		c->on_since_ns = 0;
+	}
+	target_calls_reset_cursors(t);
+}
+
+int calls_on(struct loader *l, struct target *t, char *err, size_t errlen)
+{
+	struct calls *c = &t->calls;
+
+	calls_off(t);
+	calls_wait_removal(t); /* one probe set at a time in the target */
+	c->links = calloc(2 * c->nprobes, sizeof(*c->links));
+	if (!c->links)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nprobes; i++) {
+		const struct probe *pr = &c->probes[i];
+		char path[96];
+
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", t->pid,
+			 (unsigned long long)pr->map_start, (unsigned long long)pr->map_end);
+		for (int ret = 0; ret < 2; ret++) {
+			LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = ret, .bpf_cookie = pr->func);
+			struct bpf_link *lk = bpf_program__attach_uprobe_opts(
+			    loader_call_prog(l, ret), t->pid, path, pr->offset, &o);
+
+			if (!lk) {
+				int e = -errno;
+
+				snprintf(err, errlen, "cannot attach a %s to %s (%s+0x%llx): %s%s",
+					 ret ? "uretprobe" : "uprobe", pr->name, path,
+					 (unsigned long long)pr->offset, strerror(-e),
+					 e == -EACCES || e == -EPERM
+					     ? " (exact mode needs CAP_SYS_ADMIN)"
+					     : "");
+				calls_off(t);
+				return e;
+			}
+			c->links[c->nlinks++] = lk;
+		}
+	}
+	c->on_since_ns = now_ns(CLOCK_MONOTONIC);
+	c->bursts++;
+	return 0;
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Exact mode (attach --calls): uprobes at the entries and returns of JIT functions in a memfd.
+# Call counts equal minijit's own counters exactly; the exact HCCT has the true call contexts;
+# anonymous JIT code and code mapped writable elsewhere are refused with the reason (the latter
+# unless --force); bursts attach the probes for a fraction of the time and say so.
+. "$(dirname "$0")/lib.sh"
+start_daemon || { fail "daemon starts" "see log"; exit 1; }
+
+# 1. Every call of a 200-round run, probes attached before the first round.
+start_minijit --wait-usr1 --rounds 200 --truth --cleanup || { fail "minijit starts" ""; exit 1; }
+P=$MJ_PID
+check "attach --calls" ctl attach "$P" --calls
+kill -USR1 "$P"; wait "$P"
+wait_for 10 state_is "$P" exited
+ctl report "$P" --top 0 --json >"$TDIR/r.json"
+ctl hcct "$P" --exact --phi 0.001 --json >"$TDIR/h.json"
+python3 - "$MJ_OUT" "$TDIR/r.json" "$TDIR/h.json" <<'PY'
+import json, sys
+truth = {l.split()[1]: int(l.split()[5]) for l in open(sys.argv[1]) if l.startswith("func ")}
+r = json.load(open(sys.argv[2])); h = json.load(open(sys.argv[3]))
+calls = {e["function"]: e["calls"] for e in r["entries"] if e["kind"] == "jit"}
+ok = all(calls.get(f, 0) == n for f, n in truth.items())
+print(("PASS" if ok else "FAIL") + f": exact call counts equal minijit's ground truth: {calls} vs {truth}")
+print(("PASS" if r["target"]["call_events"] == 2 * sum(truth.values()) else "FAIL") +
+      f": one entry and one return event per call ({r['target']['call_events']})")
+paths = []
+for n in h["nodes"]:
+    paths.append((() if n["parent"] < 0 else paths[n["parent"]]) + (n["function"],))
+count = {p: n["count"] for p, n in zip(paths, h["nodes"])}
+want = {("mj_main",): truth["mj_main"], ("mj_main", "mj_hot"): truth["mj_hot"],
+        ("mj_main", "mj_warm", "mj_leaf"): truth["mj_leaf"]}
+ok = all(count.get(p) == c for p, c in want.items()) and h["n"] == sum(truth.values())
+print(("PASS" if ok else "FAIL") + f": exact HCCT: contexts and counts of the calls ({ {'>'.join(p): count.get(p) for p in want} })")
+PY
+
+# 2. Anonymous JIT code cannot carry uprobes.
+start_minijit --anon --seconds 60 --cleanup || { fail "minijit starts" ""; exit 1; }
+A=$MJ_PID
+out=$(ctl attach "$A" --calls 2>&1); rc=$?
+if [ $rc -eq 1 ] && grep -q "anonymous memory" <<<"$out" && [ -z "$(target_state "$A")" ]; then
+	pass "anonymous JIT code refused with the reason, nothing attached"
+else fail "anon refused" "rc=$rc $out"; fi
+kill -9 "$A"
+
+# 3. Code whose memfd is also mapped writable: refused unless --force.
+start_minijit --writable-alias --wait-usr1 --rounds 50 --truth --cleanup || { fail "minijit starts" ""; exit 1; }
+W=$MJ_PID
+out=$(ctl attach "$W" --calls 2>&1); rc=$?
+if [ $rc -eq 1 ] && grep -q "also mapped writable" <<<"$out" && grep -q -- "--force" <<<"$out"; then
+	pass "writable alias refused, naming the mapping and --force"
+else fail "writable alias" "rc=$rc $out"; fi
+check "--force probes it anyway" ctl attach "$W" --calls --force
+kill -USR1 "$W"; wait "$W"
+wait_for 10 state_is "$W" exited
+n=$(ctl report "$W" --json --top 0 | python3 -c "import json,sys
+print([e['calls'] for e in json.load(sys.stdin)['entries'] if e['function']=='mj_hot'][0])")
+[ "$n" = 500 ] && pass "forced probes count exactly (mj_hot 500 calls)" || fail "forced counts" "$n"
+
+# 4. Bursts: probes on 200 ms of every 2000 ms (the kernel takes about a second to finish
+#    removing uprobes, so the period must leave time for that).
+start_minijit --seconds 60 --cleanup || { fail "minijit starts" ""; exit 1; }
+B=$MJ_PID
+check "attach --calls --burst 200 --period 2000" ctl attach "$B" --calls --burst 200 --period 2000
+bursts() { ctl list --json | python3 -c "import json,sys
+print([t['bursts'] for t in json.load(sys.stdin)['targets'] if t['pid']==$B][0])"; }
+enough_bursts() { [ "$(bursts)" -ge 3 ]; }
+wait_for 20 enough_bursts || fail "bursts" "$(ctl list --json)"
+ctl detach "$B" >/dev/null
+ctl list --all --json | python3 -c "
+import json, sys
+t = [t for t in json.load(sys.stdin)['targets'] if t['pid'] == $B][0]
+ok = t['bursts'] >= 3 and 0.05 <= t['calls_duty'] <= 0.2 and t['call_events'] > 0
+print(('PASS' if ok else 'FAIL') + ': bursts %d, probes attached %.0f%% of the time (expected about 10%%), %d events'
+      % (t['bursts'], 100 * t['calls_duty'], t['call_events']))"
+ctl hcct "$B" --exact --phi 0.01 | grep -q "\* mj_hot" && pass "exact HCCT from bursts has mj_hot hot" ||
+	fail "burst HCCT" "$(ctl hcct "$B" --exact --phi 0.01 2>&1 | tail -5)"
+out=$(ctl attach "$B" --burst 200 --period 2000 2>&1); rc=$?
+[ $rc -eq 2 ] && pass "--burst without --calls is a usage error" || fail "burst usage" "rc=$rc $out"
+finish

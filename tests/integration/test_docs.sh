@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# The documentation matches the programs: every verb of `kprofctl --help` has a section in
+# kprofctl.1 and is offered by the bash completion; every long option of `kprofctl --help` and
+# `kprofd --help` (and every key of systemd/kprofd.conf) is in the man pages; groff renders both
+# pages without a warning; the completion completes verbs, options, formats and PIDs; and every
+# verb gives JSON (--json, or export --format json) that parses, against a real daemon.
+. "$(dirname "$0")/lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+MAN1=$ROOT/docs/man/kprofctl.1
+MAN8=$ROOT/docs/man/kprofd.8
+COMP=$ROOT/cli/kprofctl.bash-completion
+CONF=$ROOT/systemd/kprofd.conf
+
+for f in "$MAN1" "$MAN8" "$COMP"; do
+	[ -f "$f" ] || { fail "docs exist" "$f is missing"; exit 1; }
+done
+CTL_HELP=$("$KPROFCTL" --help) || { fail "kprofctl --help" "exit status $?"; exit 1; }
+D_HELP=$("$KPROFD" --help) || { fail "kprofd --help" "exit status $?"; exit 1; }
+# Verbs: the lines "  VERB  ARGS" of the Verbs section (help text lines are indented further).
+VERBS=$(sed -n '/^Verbs:/,/^$/p' <<<"$CTL_HELP" | sed -nE 's/^  ([a-z]+) .*/\1/p')
+[ -n "$VERBS" ] || { fail "verbs in kprofctl --help" "none found"; exit 1; }
+verb_args() { sed -nE "s/^  $1 +//p" <<<"$CTL_HELP"; }
+
+# complete WORD...: the completion's candidates for the last word, one per line, from a fresh
+# bash that sources the completion file (the function is the one `complete -p` names).
+complete_words() {
+	bash -c '
+. "$1" || exit 1
+shift
+fn=$(complete -p kprofctl 2>/dev/null | sed -nE "s/.*-F ([^ ]+).*/\1/p")
+[ -n "$fn" ] || { echo "no complete -F for kprofctl" >&2; exit 1; }
+COMP_WORDS=("$@")
+COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+COMP_LINE="$*"
+COMP_POINT=${#COMP_LINE}
+COMPREPLY=()
+"$fn" "$1" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+printf "%s\n" "${COMPREPLY[@]}"' _ "$COMP" "$@"
+}
+# has LIST WORD: WORD is one of the lines of LIST.
+has() { grep -qxF -- "$2" <<<"$1"; }
+# roff WORD: WORD as written in the man page source (hyphens escaped).
+roff() { printf "%s\n" "${1//-/\\-}"; }
+# oneline TEXT: TEXT with its lines joined by spaces, for messages.
+oneline() { tr '\n' ' ' <<<"$1"; }
+
+# (a) Verbs and options are documented and completed.
+VERB_COMP=$(complete_words kprofctl "")
+missing=
+for v in $VERBS; do
+	grep -qE "^\.SS $v( |$)" "$MAN1" || missing+=" $v(man)"
+	has "$VERB_COMP" "$v" || missing+=" $v(completion)"
+done
+[ -z "$missing" ] && pass "every verb of kprofctl --help has a section in kprofctl.1 and is completed" ||
+	fail "verbs documented" "missing:$missing"
+extra=
+for v in $VERB_COMP; do has "$VERBS" "$v" || extra+=" $v"; done
+[ -z "$extra" ] && pass "the completion offers no verb kprofctl --help lacks" || fail "completion verbs" "extra:$extra"
+
+missing=
+for o in $(grep -oE -- '--[a-z][a-z-]*' <<<"$CTL_HELP" | sort -u); do
+	grep -qF -- "$(roff "$o")" "$MAN1" || missing+=" $o"
+done
+[ -z "$missing" ] && pass "every long option of kprofctl --help is in kprofctl.1" ||
+	fail "kprofctl options in kprofctl.1" "missing:$missing"
+missing=
+for o in $(grep -oE -- '--[a-z][a-z-]*' <<<"$D_HELP" | sort -u); do
+	grep -qF -- "$(roff "$o")" "$MAN8" || missing+=" $o"
+done
+[ -z "$missing" ] && pass "every long option of kprofd --help is in kprofd.8" ||
+	fail "kprofd options in kprofd.8" "missing:$missing"
+missing=
+for k in $(sed -nE 's/^\[([a-z_]+)\].*/\1/p; s/^([a-z_]+) *=.*/\1/p' "$CONF"); do
+	grep -qE "^\.(SS \[$k\]|B $k)\$" "$MAN8" || missing+=" $k"
+done
+[ -z "$missing" ] && pass "every section and key of systemd/kprofd.conf is in kprofd.8" ||
+	fail "config keys in kprofd.8" "missing:$missing"
+
+# Each verb's options (from its usage line) are completed after "kprofctl VERB -".
+missing=
+for v in $VERBS; do
+	opts=$(complete_words kprofctl "$v" -)
+	for o in $(verb_args "$v" | grep -oE -- '(^| |\[)-(-[a-z][a-z-]*|[a-z])' | tr -d ' ['); do
+		has "$opts" "$o" || missing+=" $v:$o"
+	done
+done
+[ -z "$missing" ] && pass "every verb's options of kprofctl --help are completed" ||
+	fail "verb options completed" "missing:$missing"
+
+# (b) groff renders both pages without a warning.
+if command -v groff >/dev/null; then
+	for page in "$MAN1" "$MAN8"; do
+		if warn=$(groff -man -Tutf8 -wall "$page" 2>&1 >/dev/null) && [ -z "$warn" ]; then
+			pass "groff renders $(basename "$page") without warnings"
+		else fail "groff $(basename "$page")" "$(head -5 <<<"$warn" | tr '\n' ' ')"; fi
+	done
+else
+	skip "groff renders the man pages" "groff not installed"
+fi
+
+# (c) The completion at work.
+out=$(complete_words kprofctl at)
+[ "$out" = attach ] && pass "kprofctl at<TAB> gives attach" || fail "at<TAB>" "got: $(oneline "$out")"
+out=$(complete_words kprofctl export 1 --format "")
+[ "$(sort <<<"$out" | tr '\n' ' ')" = "folded json pprof " ] &&
+	pass "kprofctl export 1 --format <TAB> gives pprof folded json" || fail "--format <TAB>" "got: $(oneline "$out")"
+out=$(complete_words kprofctl attach --)
+has "$out" --freq && has "$out" --duration && pass "kprofctl attach --<TAB> lists --freq and --duration" ||
+	fail "attach --<TAB>" "got: $(oneline "$out")"
+out=$(complete_words kprofctl --socket /nonexistent/kprofd.sock report "")
+has "$out" "$$" && pass "PIDs from /proc when kprofd does not answer" || fail "PIDs from /proc" "no $$ in the candidates"
+
+# (d) Every verb gives JSON that parses, against a real daemon and a sleep target.
+start_daemon || { fail "daemon starts" "see log"; exit 1; }
+sleep 600 &
+S=$!
+PIDS+=("$S")
+
+out=$(complete_words "$KPROFCTL" --socket "$SOCK" report "")
+[ -z "$out" ] && pass "no PIDs from kprofd when nothing is attached or kept" ||
+	fail "PIDs from an empty kprofd" "got: $(oneline "$out" | head -c 200)"
+
+# json_cmd VERB: the command that makes VERB print JSON.
+json_cmd() {
+	case $1 in
+	attach) echo "ctl attach $S --json" ;;
+	detach) echo "ctl detach $S --json" ;;
+	list) echo "ctl list --all --json" ;;
+	status) echo "ctl status --json" ;;
+	report) echo "ctl report $S --json" ;;
+	folded) echo "ctl folded $S --json" ;;
+	top) echo "timeout 20 $KPROFCTL --socket $SOCK top --json --iterations 2 --interval 100" ;;
+	hcct) echo "ctl hcct $S --json" ;;
+	export) echo "ctl export $S --format json -o -" ;;
+	esac
+}
+# parses_json FILE MULTI: every non-empty line of FILE is a JSON object; one line unless MULTI.
+parses_json() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+lines = [l for l in open(sys.argv[1]) if l.strip()]
+assert lines, "no output"
+assert sys.argv[2] == "1" or len(lines) == 1, f"{len(lines)} lines"
+for l in lines:
+    assert isinstance(json.loads(l), dict), l[:80]
+PY
+}
+# attach first, detach last, the others in between.
+ORDER=$( (has "$VERBS" attach && echo attach; grep -vxE 'attach|detach' <<<"$VERBS"; has "$VERBS" detach && echo detach) )
+for v in $ORDER; do
+	args=$(verb_args "$v")
+	if grep -qF -- '[--json]' <<<"$args"; then
+		how="--json"
+	elif grep -qE -- '--format [^ ]*json' <<<"$args" && grep -qF -- "$(roff "--format json")" "$MAN1"; then
+		how="--format json (documented)"
+	else
+		fail "$v gives JSON" "neither --json nor a documented --format json in: $args"
+		continue
+	fi
+	cmd=$(json_cmd "$v")
+	if [ -z "$cmd" ]; then
+		fail "$v gives JSON" "this test does not know how to run $v: add it to json_cmd"
+		continue
+	fi
+	$cmd >"$TDIR/$v.json" 2>"$TDIR/$v.err"
+	rc=$?
+	multi=0
+	[ "$v" = top ] && multi=1
+	if [ $rc -ne 0 ]; then
+		fail "$v $how" "exit status $rc: $(head -3 "$TDIR/$v.err" | tr '\n' ' ')"
+	elif err=$(parses_json "$TDIR/$v.json" "$multi" 2>&1); then
+		pass "$v $how: JSON that python3 parses"
+	else
+		fail "$v $how" "$(tail -1 <<<"$err"): $(head -c 200 "$TDIR/$v.json")"
+	fi
+	# The daemon now knows the target: PID completion asks it.
+	if [ "$v" = attach ]; then
+		out=$(complete_words "$KPROFCTL" --socket "$SOCK" report "")
+		[ "$out" = "$S" ] && pass "PIDs from kprofctl list --all --json when kprofd answers" ||
+			fail "PIDs from kprofd" "got: $(oneline "$out" | head -c 200)"
+	fi
+done
+finish
