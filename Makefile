@@ -46,7 +46,7 @@ CLI_SRC := cli/kprofctl.c cli/client.c cli/render.c cli/export.c cli/pprof.c cli
 
 UNIT_TESTS := test_symtab test_perfmap test_profile test_frame test_procmaps test_render test_config \
 	test_cfg test_elfsym test_pprof \
-	test_hcct test_cct test_hcct_metrics
+	test_hcct test_cct test_hcct_metrics test_ksf
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
 # Keep the BPF objects between the object and the skeleton steps.
@@ -121,13 +121,17 @@ $(BUILD)/tests/test_config: daemon/config.c
 $(BUILD)/tests/test_cfg: daemon/cfg.c
 $(BUILD)/tests/test_hcct: daemon/hcct.c daemon/cct.c
 $(BUILD)/tests/test_cct: daemon/cct.c
+$(BUILD)/tests/test_ksf: daemon/ksf.c
 $(BUILD)/tests/test_hcct_metrics: daemon/hcct_metrics.c daemon/cct.c daemon/hcct.c
 $(BUILD)/tests/test_elfsym: daemon/elfsym.c daemon/symtab.c
 $(BUILD)/tests/test_pprof: cli/pprof.c $(PROTO_C) $(PPROF_C)
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(HDRS) $(PROTO_H) $(PPROF_H) | $(BUILD)/tests
 	$(CC) $(CFLAGS) $(SAN) -o $@ $(filter %.c,$^) -lcmocka -lprotobuf-c -linih -lcapstone -lelf -lz -lm
 
-BENCH_BINS := $(BUILD)/bench_hcct
+BENCH_BINS := $(BUILD)/bench_hcct $(BUILD)/bench_ksf
+
+$(BUILD)/bench_ksf: tests/bench/bench_ksf.c daemon/ksf.c $(HDRS) | $(BUILD)
+	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^) -lm
 
 $(BUILD)/bench_hcct: tests/bench/bench_hcct.c daemon/hcct.c daemon/cct.c daemon/hcct_metrics.c $(HDRS) | $(BUILD)
 	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^) -lm
