@@ -21,8 +21,9 @@ DEPS := clang llvm make g++ pkg-config golang-go libbpf-dev bpftool libelf-dev z
 	binutils-dev libinih-dev nodejs procps util-linux tmux python3 systemd
 
 WFLAGS := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
-CFLAGS ?= -O2 -g
-CFLAGS += -std=gnu11 $(WFLAGS) -fno-omit-frame-pointer -D_GNU_SOURCE \
+OPTFLAGS ?= -O2 -g
+CFLAGS ?=
+ALL_CFLAGS = $(OPTFLAGS) $(CFLAGS) -std=gnu11 $(WFLAGS) -fno-omit-frame-pointer -D_GNU_SOURCE \
 	-DKPROF_VERSION='"$(VERSION)"' -Iinclude -I$(BUILD)
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 
@@ -55,7 +56,7 @@ UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS ?= 1
 
-.PHONY: all deps test unit integration demo bench install uninstall clean help format fuzz
+.PHONY: all deps test test-asan unit integration demo bench install uninstall clean help format fuzz
 
 all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit
 
@@ -63,6 +64,7 @@ help:
 	@echo "make deps      install build/test packages (apt-get, idempotent)"
 	@echo "make           build kprofd, kprofctl and the minijit fixture into $(BUILD)/"
 	@echo "make test      build and run unit and integration tests (root for integration)"
+	@echo "make test-asan the integration tests on an ASan+UBSan build (build-asan/)"
 	@echo "make demo      start kprofd, profile minijit, print its hottest JIT functions"
 	@echo "make bench     run benchmarks (results: docs/BENCHMARKS.md)"
 	@echo "make fuzz      run each libFuzzer target for FUZZ_SECONDS (default 60); crashes in $(BUILD)/fuzz/crashes/"
@@ -101,10 +103,10 @@ $(PPROF_C) $(PPROF_H): proto/profile.proto | $(BUILD)
 HDRS := $(wildcard include/kprof/*.h daemon/*.h cli/*.h)
 
 $(BUILD)/kprofd: $(DAEMON_SRC) $(HDRS) $(SKELS) $(PROTO_H)
-	$(CC) $(CFLAGS) -o $@ $(DAEMON_SRC) $(DAEMON_LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $(DAEMON_SRC) $(DAEMON_LIBS)
 
 $(BUILD)/kprofctl: $(CLI_SRC) $(HDRS) $(PROTO_H) $(PPROF_H)
-	$(CC) $(CFLAGS) -o $@ $(CLI_SRC) $(CLI_LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_SRC) $(CLI_LIBS)
 
 # The fixture is built with clang: gcc may drop leaf frames even with -fno-omit-frame-pointer.
 $(BUILD)/minijit: tests/fixtures/minijit/minijit.c | $(BUILD)
@@ -126,21 +128,29 @@ $(BUILD)/tests/test_hcct_metrics: daemon/hcct_metrics.c daemon/cct.c daemon/hcct
 $(BUILD)/tests/test_elfsym: daemon/elfsym.c daemon/symtab.c
 $(BUILD)/tests/test_pprof: cli/pprof.c $(PROTO_C) $(PPROF_C)
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(HDRS) $(PROTO_H) $(PPROF_H) | $(BUILD)/tests
-	$(CC) $(CFLAGS) $(SAN) -o $@ $(filter %.c,$^) -lcmocka -lprotobuf-c -linih -lcapstone -lelf -lz -lm
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $(filter %.c,$^) -lcmocka -lprotobuf-c -linih -lcapstone -lelf -lz -lm
 
 BENCH_BINS := $(BUILD)/bench_hcct $(BUILD)/bench_ksf
 
 $(BUILD)/bench_ksf: tests/bench/bench_ksf.c daemon/ksf.c $(HDRS) | $(BUILD)
-	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^) -lm
+	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) -lm
 
 $(BUILD)/bench_hcct: tests/bench/bench_hcct.c daemon/hcct.c daemon/cct.c daemon/hcct_metrics.c $(HDRS) | $(BUILD)
-	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^) -lm
+	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) -lm
 
 unit: $(UNIT_BINS)
 integration: all
 
 test: all $(UNIT_BINS)
 	BUILD=$(BUILD) bash tests/run.sh
+
+# The integration suite again on an AddressSanitizer + UndefinedBehaviorSanitizer build of kprofd
+# and kprofctl (the fixture stays as it is); any sanitizer report fails the run.
+ASAN_BUILD ?= build-asan
+test-asan:
+	$(MAKE) BUILD=$(ASAN_BUILD) OPTFLAGS="-O1 -g" CFLAGS="$(SAN)" $(ASAN_BUILD)/kprofd $(ASAN_BUILD)/kprofctl \
+		$(ASAN_BUILD)/minijit
+	BUILD=$(ASAN_BUILD) SANITIZED=1 bash tests/run.sh --integration-only
 
 demo: all
 	BUILD=$(BUILD) bash tests/demo.sh

@@ -375,7 +375,7 @@ void manager_on_exec(struct manager *m, pid_t tgid)
 	if ((f = fopen(path, "re"))) {
 		if (fgets(comm, sizeof(comm), f)) {
 			comm[strcspn(comm, "\n")] = '\0';
-			snprintf(t->comm, sizeof(t->comm), "%s", comm);
+			snprintf(t->comm, sizeof(t->comm), "%.16s", comm);
 		}
 		fclose(f);
 	}

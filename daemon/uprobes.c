@@ -274,6 +274,8 @@ void calls_off(struct target *t)
 		c->links = NULL;
 		c->nlinks = 0;
 	}
+	free(c->links); /* allocated, nothing attached yet (a failed calls_on) */
+	c->links = NULL;
 	if (c->on_since_ns) {
 		c->active_ns += now_ns(CLOCK_MONOTONIC) - c->on_since_ns;
 		c->on_since_ns = 0;

@@ -8,9 +8,18 @@ BUILD=${BUILD:-build}
 cd "$(dirname "$0")/.."
 passed=0 failed=0 skipped=0
 log=$(mktemp -d /tmp/kprof-tests.XXXXXX)
+unit=1
+[ "${1:-}" = --integration-only ] && unit=0
+# Sanitized binaries write their reports here instead of into logs that tests delete.
+if [ -n "${SANITIZED:-}" ]; then
+	mkdir -p "$log/san"
+	export ASAN_OPTIONS="log_path=$log/san/asan:detect_leaks=1:abort_on_error=0"
+	export UBSAN_OPTIONS="log_path=$log/san/ubsan:print_stacktrace=1:halt_on_error=0"
+fi
 
-echo "== unit tests"
+[ "$unit" = 1 ] && echo "== unit tests"
 for t in "$BUILD"/tests/test_*; do
+	[ "$unit" = 1 ] || break
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
 	"$t" >"$log/$name.out" 2>&1
@@ -51,6 +60,18 @@ else
 			echo "   (log: $log/$name.out)"; tail -30 "$log/$name.out" | sed 's/^/   | /'
 		fi
 	done
+fi
+
+if [ -n "${SANITIZED:-}" ]; then
+	reports=$(ls "$log/san" 2>/dev/null | wc -l)
+	if [ "$reports" -eq 0 ]; then
+		echo "PASS: sanitizers: no AddressSanitizer or UndefinedBehaviorSanitizer report"
+		passed=$((passed + 1))
+	else
+		echo "FAIL: sanitizers: $reports report(s):"
+		head -40 "$log"/san/* | sed 's/^/   | /'
+		failed=$((failed + 1))
+	fi
 fi
 
 echo
