@@ -56,13 +56,14 @@ UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS ?= 1
 
-.PHONY: all deps test test-asan unit integration demo bench install uninstall clean help format fuzz
+.PHONY: all deps check test test-asan unit integration demo bench install uninstall clean help format fuzz
 
 all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit
 
 help:
 	@echo "make deps      install build/test packages (apt-get, idempotent)"
 	@echo "make           build kprofd, kprofctl and the minijit fixture into $(BUILD)/"
+	@echo "make check     test, test-asan and a 30 s fuzz run of every target (what CI runs)"
 	@echo "make test      build and run unit and integration tests (root for integration)"
 	@echo "make test-asan the integration tests on an ASan+UBSan build (build-asan/)"
 	@echo "make demo      start kprofd, profile minijit, print its hottest JIT functions"
@@ -143,6 +144,13 @@ integration: all
 
 test: all $(UNIT_BINS)
 	BUILD=$(BUILD) bash tests/run.sh
+
+# Everything CI runs (the README's test command): the tests, the tests on a sanitized build, and
+# a bounded run of every fuzz target.
+check:
+	$(MAKE) test
+	$(MAKE) test-asan
+	$(MAKE) fuzz FUZZ_SECONDS=30 FUZZ_JOBS=2
 
 # The integration suite again on an AddressSanitizer + UndefinedBehaviorSanitizer build of kprofd
 # and kprofctl (the fixture stays as it is); any sanitizer report fails the run.
