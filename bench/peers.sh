@@ -130,9 +130,8 @@ run_peers() {
 	BPFTRACE_UNAVAILABLE=
 	if ! command -v "$BPFTRACE" >/dev/null 2>&1; then
 		BPFTRACE_UNAVAILABLE="$BPFTRACE not found (apt-get install bpftrace)"
-	elif ! out=$("$BPFTRACE" -e 'BEGIN { exit(); }' 2>&1 >/dev/null) &&
-		! echo "$out" | grep -q .; then
-		BPFTRACE_UNAVAILABLE="$BPFTRACE cannot load a program: $out"
+	elif ! out=$("$BPFTRACE" -e 'BEGIN { exit(); }' 2>&1 >/dev/null); then
+		BPFTRACE_UNAVAILABLE="$BPFTRACE cannot load a program: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
 	fi
 	if [[ " $PEERS_WORKLOADS " == *" node "* ]] && ! command -v "$NODE" >/dev/null 2>&1; then
 		die "$NODE not found: install nodejs or set PEERS_WORKLOADS=minijit"
@@ -513,6 +512,8 @@ class Perf:
         return ("(perf report: %s)" % (r.stderr.strip().splitlines() or ["no output"])[-1], 0.0)
 
     def cleanup(self):
+        if not hasattr(self, "data"):
+            return
         for f in (self.data, self.err, self.data + ".old"):
             unlink(f)
         for f in (".ctl", ".ack"):
@@ -560,7 +561,8 @@ class Bpftrace:
         return (leaf, 100.0 * c / max(sum(self.leaves.values()), 1))
 
     def cleanup(self):
-        unlink(self.out)
+        if hasattr(self, "out"):
+            unlink(self.out)
 
 
 PROFILERS = {"kprof": Kprof, "perf": Perf, "bpftrace": Bpftrace}

@@ -546,9 +546,8 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 			    req->pid);
 		return;
 	}
-	if (!tree_src) {
-		reply_error(cl, -ENODATA, "pid %u: no HCCT in this profile (restored from disk)",
-			    req->pid);
+	if (!tree_src && !t->saved_hcct) {
+		reply_error(cl, -ENODATA, "pid %u: no HCCT in this profile", req->pid);
 		return;
 	}
 	if (!(phi > 0 && phi <= 1) || hcct_ratio_from_double(phi, &num, &den) < 0) {
@@ -563,7 +562,8 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 		    phi, t->eps);
 		return;
 	}
-	if (hcct_query(tree_src, num, den, &tree) < 0) {
+	if ((tree_src ? hcct_query(tree_src, num, den, &tree)
+		      : target_saved_hcct_query(t, num, den, &tree)) < 0) {
 		reply_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
@@ -590,7 +590,11 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 		nv[i].monitored = e->flags & HCCT_ENTRY_MONITORED;
 		np[i] = &nv[i];
 	}
-	hcct_get_stats(tree_src, &hs);
+	memset(&hs, 0, sizeof(hs));
+	if (tree_src)
+		hcct_get_stats(tree_src, &hs);
+	else
+		hs.nodes = t->n_saved_hcct;
 	target_fill_pb(t, &tpb);
 	hr.target = &tpb;
 	hr.n = tree->n;

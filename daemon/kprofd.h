@@ -155,6 +155,10 @@ struct target {
 	uint32_t *ids;	   /* scratch for one stack */
 	struct hcct *hcct; /* hot calling contexts of the samples; NULL for a restored profile */
 	struct calls calls;
+	/* A restored profile's HCCT: the saved MCCT, queried by filtering (hcct is NULL then). */
+	Kprof__SavedHcctNode *saved_hcct;
+	size_t n_saved_hcct;
+	uint64_t saved_hcct_n;
 	double eps;
 	bool hcct_kernel;
 	char *saved_name; /* file in the state directory holding this profile, if written */
@@ -183,6 +187,9 @@ void target_on_call(struct target *t, const struct kp_call *c);
 /* Exact mode: forget where every thread stands (probes went away). */
 void target_calls_reset_cursors(struct target *t);
 void target_calls_free(struct target *t);
+/* The (phi, eps)-HCCT of a restored profile, from its saved MCCT. */
+int target_saved_hcct_query(const struct target *t, uint64_t num, uint64_t den,
+			    struct hcct_tree **ret);
 void target_fill_pb(const struct target *t, Kprof__Target *pb);
 /* A kept target rebuilt from a saved profile (validated: -EBADMSG if inconsistent). */
 int target_restore(struct manager *m, const Kprof__SavedProfile *sp, struct target **ret);
@@ -195,6 +202,7 @@ struct saved_msg {
 	Kprof__Target target;
 	Kprof__SavedFunction *fv, **fp;
 	Kprof__SavedStack *sv, **sp;
+	Kprof__SavedHcctNode *hv, **hp;
 };
 int saved_msg_build(const struct target *t, struct saved_msg *m);
 void saved_msg_release(struct saved_msg *m);

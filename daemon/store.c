@@ -138,6 +138,39 @@ int saved_msg_build(const struct target *t, struct saved_msg *m)
 		m->fp[i] = &m->fv[i];
 	}
 	profile_foreach_stack(t->profile, pack_stack, m);
+	if (t->hcct || t->saved_hcct) {
+		struct hcct_tree *tree = NULL;
+		size_t n = t->hcct ? 0 : t->n_saved_hcct;
+
+		if (t->hcct && hcct_snapshot(t->hcct, &tree) == 0)
+			n = tree->len;
+		m->hv = calloc(n ? n : 1, sizeof(*m->hv));
+		m->hp = calloc(n ? n : 1, sizeof(*m->hp));
+		if (!m->hv || !m->hp) {
+			hcct_tree_free(tree);
+			saved_msg_release(m);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < n; i++) {
+			kprof__saved_hcct_node__init(&m->hv[i]);
+			if (tree) {
+				const struct hcct_entry *e = &tree->entries[i];
+
+				m->hv[i].func = e->id;
+				m->hv[i].parent = e->parent == HCCT_NONE ? -1 : (int32_t)e->parent;
+				m->hv[i].count = e->count;
+				m->hv[i].err = e->err;
+				m->hv[i].monitored = e->flags & HCCT_ENTRY_MONITORED;
+			} else {
+				m->hv[i] = t->saved_hcct[i];
+			}
+			m->hp[i] = &m->hv[i];
+		}
+		m->msg.hcct_n = tree ? tree->n : t->saved_hcct_n;
+		m->msg.n_hcct = n;
+		m->msg.hcct = m->hp;
+		hcct_tree_free(tree);
+	}
 	target_fill_pb(t, &m->target);
 	m->msg.format = 1;
 	m->msg.target = &m->target;
@@ -153,6 +186,8 @@ void saved_msg_release(struct saved_msg *m)
 	free(m->fp);
 	free(m->sv);
 	free(m->sp);
+	free(m->hv);
+	free(m->hp);
 	memset(m, 0, sizeof(*m));
 }
 

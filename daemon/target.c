@@ -138,6 +138,25 @@ int target_restore(struct manager *m, const Kprof__SavedProfile *sp, struct targ
 		if (err >= 0)
 			map[i] = err;
 	}
+	/* The saved HCCT, checked: functions and parents in range, parents first. */
+	if (err >= 0 && sp->n_hcct) {
+		t->saved_hcct = calloc(sp->n_hcct, sizeof(*t->saved_hcct));
+		if (!t->saved_hcct)
+			err = -ENOMEM;
+		for (size_t i = 0; err >= 0 && i < sp->n_hcct; i++) {
+			const Kprof__SavedHcctNode *h = sp->hcct[i];
+
+			if (h->func >= sp->n_functions || h->parent < -1 ||
+			    h->parent >= (int32_t)i) {
+				err = -EBADMSG;
+				break;
+			}
+			t->saved_hcct[i] = *h;
+			t->saved_hcct[i].func = map[h->func];
+		}
+		t->n_saved_hcct = sp->n_hcct;
+		t->saved_hcct_n = sp->hcct_n;
+	}
 	for (size_t i = 0; err >= 0 && i < sp->n_stacks; i++) {
 		const Kprof__SavedStack *s = sp->stacks[i];
 		uint32_t ids[2 * KP_MAX_STACK + 1];
@@ -168,6 +187,7 @@ void target_free(struct target *t)
 	if (!t)
 		return;
 	target_calls_free(t);
+	free(t->saved_hcct);
 	free(t->saved_name);
 	free(t->saved_perfmap_path);
 	hcct_free(t->hcct);
@@ -381,4 +401,56 @@ void target_calls_free(struct target *t)
 	c->counts = NULL;
 	hcct_free(c->exact);
 	c->exact = NULL;
+}
+
+int target_saved_hcct_query(const struct target *t, uint64_t num, uint64_t den,
+			    struct hcct_tree **ret)
+{
+	size_t n = t->n_saved_hcct, k = 0;
+	uint64_t thr = den ? (uint64_t)((unsigned __int128)num * t->saved_hcct_n / den) : 0;
+	_cleanup_free_ uint32_t *newidx = calloc(n ? n : 1, sizeof(*newidx));
+	_cleanup_free_ bool *keep = calloc(n ? n : 1, sizeof(*keep));
+	struct hcct_tree *tree = calloc(1, sizeof(*tree));
+
+	if (!newidx || !keep || !tree ||
+	    !(tree->entries = calloc(n ? n : 1, sizeof(*tree->entries)))) {
+		hcct_tree_free(tree);
+		return -ENOMEM;
+	}
+	/* Hot: monitored with count >= floor(phi N); kept: hot or an ancestor of a hot node.
+	 * Parents come first, so one backward pass marks the ancestors. */
+	for (size_t i = n; i-- > 0;) {
+		const Kprof__SavedHcctNode *h = &t->saved_hcct[i];
+
+		if (h->monitored && h->count >= thr && h->count > 0)
+			keep[i] = true;
+		if (keep[i] && h->parent >= 0)
+			keep[h->parent] = true;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const Kprof__SavedHcctNode *h = &t->saved_hcct[i];
+		struct hcct_entry *e;
+
+		if (!keep[i])
+			continue;
+		newidx[i] = k;
+		e = &tree->entries[k++];
+		e->id = h->func;
+		e->count = h->monitored ? h->count : 0;
+		e->err = h->monitored ? h->err : 0;
+		e->parent = h->parent < 0 ? HCCT_NONE : newidx[h->parent];
+		e->depth = h->parent < 0 ? 1 : tree->entries[newidx[h->parent]].depth + 1;
+		e->slot = HCCT_NONE;
+		e->flags = (h->monitored ? HCCT_ENTRY_MONITORED : 0) |
+			   (h->monitored && h->count >= thr && h->count > 0 ? HCCT_ENTRY_HOT : 0);
+		if (h->parent >= 0)
+			tree->entries[newidx[h->parent]].children++;
+	}
+	tree->len = k;
+	tree->n = t->saved_hcct_n;
+	tree->phi_num = num;
+	tree->phi_den = den;
+	tree->threshold = thr;
+	*ret = tree;
+	return 0;
 }

@@ -18,6 +18,8 @@ if ls "$ST"/"$A"-*.kprof >/dev/null 2>&1; then pass "exited target's profile wri
 else fail "profile file written" "$(ls -la "$ST")"; fi
 ctl report "$A" --top 0 --json >"$TDIR/a.before"
 ctl folded "$A" | sort >"$TDIR/a.folded.before"
+ctl hcct "$A" --phi 0.01 --json >"$TDIR/a.hcct.before"
+ctl hcct "$A" --phi 0.2 --json >"$TDIR/a.hcct2.before"
 
 # kprofd stops while B is attached: B is drained and saved.
 stop_daemon || fail "daemon stops" "exit status $?"
@@ -43,6 +45,19 @@ sys.exit(strip(a) != strip(b) or a["target"]["state"] != "exited" or b["target"]
 PY
 then pass "restored report equals the report before the restart"
 else fail "restored report" "$(head -c 300 "$TDIR/a.before") vs $(head -c 300 "$TDIR/a.after")"; fi
+ctl hcct "$A" --phi 0.01 --json >"$TDIR/a.hcct.after"
+ctl hcct "$A" --phi 0.2 --json >"$TDIR/a.hcct2.after"
+if python3 - "$TDIR" <<'PY'
+import json, sys
+d = sys.argv[1]
+def key(f):
+    h = json.load(open(f))
+    return h["n"], h["threshold"], [(n["function"], n["parent"], n["count"], n["err"], n["hot"], n["monitored"]) for n in h["nodes"]]
+ok = all(key(f"{d}/a.{n}.before") == key(f"{d}/a.{n}.after") for n in ("hcct", "hcct2"))
+sys.exit(not ok or not any(n["hot"] for n in json.load(open(d + "/a.hcct.after"))["nodes"]))
+PY
+then pass "restored HCCT answers queries (phi 0.01 and 0.2) exactly as before the restart"
+else fail "restored HCCT" "$(head -c 400 "$TDIR/a.hcct.after")"; fi
 cmp -s "$TDIR/a.folded.before" "$TDIR/a.folded.after" && pass "restored folded stacks identical" ||
 	fail "restored folded" "$(diff "$TDIR/a.folded.before" "$TDIR/a.folded.after" | head -5)"
 [ "$(target_state "$B")" = detached ] && pass "profile saved at stop restored as detached" ||
