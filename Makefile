@@ -127,7 +127,7 @@ $(BUILD)/tests/test_cct: daemon/cct.c
 $(BUILD)/tests/test_ksf: daemon/ksf.c
 $(BUILD)/tests/test_hcct_metrics: daemon/hcct_metrics.c daemon/cct.c daemon/hcct.c
 $(BUILD)/tests/test_elfsym: daemon/elfsym.c daemon/symtab.c
-$(BUILD)/tests/test_pprof: cli/pprof.c $(PROTO_C) $(PPROF_C)
+$(BUILD)/tests/test_pprof: cli/pprof.c cli/render.c $(PROTO_C) $(PPROF_C)
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(HDRS) $(PROTO_H) $(PPROF_H) | $(BUILD)/tests
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $(filter %.c,$^) -lcmocka -lprotobuf-c -linih -lcapstone -lelf -lz -lm
 

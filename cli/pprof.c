@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "kprof/cleanup.h"
+#include "kprofctl.h"
 #include "pprof.h"
 #include "proto/profile.pb-c.h"
 
@@ -96,20 +97,6 @@ const char *pprof_display_name(const Kprof__SavedFunction *f, char buf[256])
 		return buf;
 	}
 	return f->name;
-}
-
-static const char *kind_name(Kprof__FrameKind k)
-{
-	switch (k) {
-	case KPROF__FRAME_KIND__FRAME_KIND_NATIVE:
-		return "native";
-	case KPROF__FRAME_KIND__FRAME_KIND_JIT:
-		return "jit";
-	case KPROF__FRAME_KIND__FRAME_KIND_KERNEL:
-		return "kernel";
-	default:
-		return "unknown";
-	}
 }
 
 static int gzip(const uint8_t *in, size_t len, uint8_t **ret, size_t *ret_len)
@@ -253,7 +240,7 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 		smp->value[0] = s->count;
 		smp->value[1] = s->count * period;
 		kind = strtab_id(&pp->st, s->n_ids
-					      ? kind_name(sp->functions[s->ids[s->n_ids - 1]]->kind)
+					      ? render_kind(sp->functions[s->ids[s->n_ids - 1]]->kind)
 					      : "unknown");
 		if (kind < 0)
 			return -ENOMEM;
