@@ -46,6 +46,9 @@ ctl report "$MJ" --top 10
 say "hottest stacks (kprofctl folded $MJ | sort -k2 -nr | head -5)"
 ctl folded "$MJ" | sort -t' ' -k2 -nr | head -5 | sed 's/^[^;]*;//'
 
+say "hot calling contexts (kprofctl hcct $MJ --phi 0.02)"
+ctl hcct "$MJ" --phi 0.02
+
 say "the workload is killed; its profile is kept"
 kill -9 "$MJ"; wait "$MJ" 2>/dev/null || true
 rm -f "/tmp/perf-$MJ.map"
