@@ -119,16 +119,22 @@ sys.exit(not any(e['function'] == '$2' and e['kind'] == '$3' for e in json.load(
 BASE_FDS=$(daemon_fds)
 
 # --- 1. A target killed in the middle of a profile, while clients keep reading it.
+echo "-- 1. (at ${SECONDS} s)"
 start_minijit --seconds 120 || { fail "minijit starts" "no ready line"; exit 1; }
 K=$MJ_PID
 check "attach a target to kill" ctl attach "$K" --freq 999
 wait_for 30 at_least_samples "$K" 1000 || fail "samples before the kill" "$(ctl list)"
-(for _ in $(seq 100); do ctl report "$K" --top 3 >/dev/null 2>&1; ctl folded "$K" >/dev/null 2>&1; done) &
+(for _ in $(seq 30); do
+	ctl report "$K" --top 3 >/dev/null 2>>"$TDIR/readers.err" || echo report >>"$TDIR/readers.fail"
+	ctl folded "$K" >/dev/null 2>>"$TDIR/readers.err" || echo folded >>"$TDIR/readers.fail"
+done) &
 READERS=$!
 before=$(samples "$K")
 kill -9 "$K"
 wait "$K" 2>/dev/null
 wait "$READERS"
+[ ! -s "$TDIR/readers.fail" ] && pass "60 reports and folded reads around the kill all answered" ||
+	fail "reads around the kill" "$(wc -l <"$TDIR/readers.fail") failed: $(head -3 "$TDIR/readers.err")"
 if wait_for 10 state_is "$K" exited; then pass "target killed mid-profile is marked exited"
 else fail "killed target exited" "$(ctl list --all)"; fi
 after=$(samples "$K")
@@ -143,6 +149,7 @@ if wait_for 10 saved "$K"; then pass "killed target's profile saved to the state
 else fail "killed target saved" "$(ls -la "$ST")"; fi
 
 # --- 2. A target that execs another program: renamed, and the new program's symbols loaded.
+echo "-- 2. (at ${SECONDS} s)"
 sh "$FIX/exec_into.sh" "$TDIR/go" "$MINIJIT" --seconds 60 >/dev/null 2>"$TDIR/exec.err" &
 X=$!
 PIDS+=("$X")
@@ -170,6 +177,7 @@ else fail "pre-exec samples" "$(ctl report "$X" --top 10 2>&1)"; fi
 kill -9 "$X"
 
 # --- 3. kprofd killed with SIGKILL, started again on the same socket and state directory.
+echo "-- 3. (at ${SECONDS} s)"
 start_minijit --seconds 120 || { fail "minijit starts" ""; exit 1; }
 E=$MJ_PID
 start_minijit --seconds 120 || { fail "minijit starts" ""; exit 1; }
@@ -180,6 +188,10 @@ wait_for 30 at_least_samples "$E" 300 && wait_for 30 at_least_samples "$L" 300 |
 kill -9 "$E"
 wait "$E" 2>/dev/null
 wait_for 10 state_is "$E" exited && wait_for 10 saved "$E" || fail "ended target saved" "$(ls -la "$ST")"
+# Samples that arrive just after the exit are saved again at the next 1 s tick: wait until the
+# file has not changed for 2 s, so what is compared below is what was saved.
+settled() { [ $(($(date +%s) - $(stat -c %Y "$ST/$E"-*.kprof))) -ge 3 ]; } # whole seconds: 3 means 2 or more
+wait_for 10 settled || fail "saved profile settles" "$(ls -la --time-style=+%s "$ST")"
 ctl report "$E" --top 0 --json >"$TDIR/e.before"
 # What the daemon holds in the kernel, from its fds: programs, links, maps.
 ids() { grep -hs "^$1:" /proc/"$2"/fdinfo/* | awk '{ print $2 }' | sort -un | tr '\n' ' '; }
@@ -201,7 +213,7 @@ all_gone() {
 }
 if wait_for 10 all_gone; then pass "after SIGKILL the kernel holds none of kprofd's programs, links or maps"
 else fail "stale BPF objects" "$(bpftool prog list | grep -A2 ' kp_'; bpftool link list)"; fi
-# No kp_ program anywhere that no live process holds (another kprofd may be running: its are held).
+# No kp_ program anywhere that no live process holds (another kprofd may be running: its programs are held).
 orphans() {
 	local held
 	held=$(grep -hs '^prog_id:' /proc/[0-9]*/fdinfo/* | awk '{ print $2 }' | sort -u | tr '\n' ' ')
@@ -220,12 +232,14 @@ ctl report "$E" --top 0 --json >"$TDIR/e.after"
 if python3 - "$TDIR/e.before" "$TDIR/e.after" <<'PY'
 import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:3])
-strip = lambda r: (r["total_samples"], [(e["function"], e["self"], e["total"]) for e in r["entries"]])
-sys.exit(strip(a) != strip(b) or b["target"]["state"] != "exited")
+strip = lambda r: (r["total_samples"], sorted((e["function"], e["module"], e["self"], e["total"]) for e in r["entries"]))
+if strip(a) != strip(b) or b["target"]["state"] != "exited":
+    print("before:", a["target"]["samples"], strip(a)); print("after: ", b["target"]["samples"], strip(b))
+    sys.exit(1)
 PY
 then pass "profile saved before the SIGKILL readable after the restart, identical"
-else fail "profile after restart" "$(head -c 300 "$TDIR/e.after")"; fi
-[ -z "$(target_state "$L")" ] && pass "the target attached at the SIGKILL is not shown as attached" ||
+else fail "profile after restart" "differs from the one before the SIGKILL (above)"; fi
+[ "$(target_state "$L")" != attached ] && pass "the target attached at the SIGKILL is not shown as attached" ||
 	fail "stale target after restart" "$(ctl list --all)"
 n1=$(ctl status --json | python3 -c "import json,sys; print(json.load(sys.stdin)['targets_attached'])")
 [ "$n1" = 0 ] && pass "restarted daemon starts with no attached targets" || fail "clean start" "$(ctl status)"
@@ -237,6 +251,7 @@ kill -9 "$L"
 BASE_FDS=$(daemon_fds)
 
 # --- 4. Clients that leave or stall in the middle of a big reply.
+echo "-- 4. (at ${SECONDS} s)"
 if command -v node >/dev/null; then
 	(cd "$TDIR" && exec node --perf-basic-prof --interpreted-frames-native-stack "$OLDPWD/$FIX/manystacks.js" 60) \
 		>/dev/null 2>"$TDIR/node.err" &
@@ -303,6 +318,7 @@ else
 fi
 
 # --- 5. The perf map deleted, replaced, filled with garbage and shrunk while attached.
+echo "-- 5. (at ${SECONDS} s)"
 start_minijit --seconds 120 || { fail "minijit starts" ""; exit 1; }
 M=$MJ_PID
 MAP=/tmp/perf-$M.map
@@ -340,15 +356,17 @@ else fail "perf map shrunk" "$(ctl list --json)"; fi
 ctl detach "$M" >/dev/null
 kill -9 "$M"
 
-# --- 6. 50 targets at once.
+# --- 6. 50 targets at once. Busy loops, niced so that they do not starve kprofctl and kprofd
+# of CPU for the whole test (they are sampled all the same: cpu-clock samples whatever runs).
+echo "-- 6. (at ${SECONDS} s)"
 T50=()
 for _ in $(seq 50); do
-	sh -c 'while :; do :; done' &
+	nice -n 10 sh -c 'while :; do :; done' &
 	T50+=("$!")
 	PIDS+=("$!")
 done
-ok=0
-for p in "${T50[@]}"; do ctl attach "$p" --freq 999 >/dev/null && ok=$((ok + 1)); done
+ok=0 # a daemon that stops answering fails fast: stop at the first refused attach
+for p in "${T50[@]}"; do ctl attach "$p" --freq 999 >/dev/null || break; ok=$((ok + 1)); done
 [ "$ok" = 50 ] && pass "50 targets attached" || fail "50 attaches" "$ok succeeded"
 # count50 MIN_SAMPLES STATE: how many of the 50 are in STATE with at least MIN_SAMPLES samples.
 count50() {
@@ -363,7 +381,7 @@ else fail "50 targets sampled" "$(count50 5 attached) of 50 have 5 samples"; fi
 n=$(ctl list | grep -cwE "^($(IFS='|'; echo "${T50[*]}"))")
 [ "$n" = 50 ] && pass "list shows the 50 targets" || fail "list of 50" "$n rows"
 ok=0
-for p in "${T50[@]}"; do ctl detach "$p" >/dev/null && ok=$((ok + 1)); done
+for p in "${T50[@]}"; do ctl detach "$p" >/dev/null || break; ok=$((ok + 1)); done
 if [ "$ok" = 50 ] && count50_is 50 1 detached && [ "$(status_field targets_attached)" = 0 ]; then
 	pass "50 targets detached, profiles kept"
 else fail "detach 50" "$ok detached; $(ctl status)"; fi
@@ -371,11 +389,14 @@ kill -9 "${T50[@]}"
 wait "${T50[@]}" 2>/dev/null
 
 # --- 7. 64 concurrent clients for 10 s.
+echo "-- 7. (at ${SECONDS} s)"
 start_minijit --seconds 120 || { fail "minijit starts" ""; exit 1; }
 C=$MJ_PID
 ctl attach "$C" --freq 99 >/dev/null
 wait_for 20 at_least_samples "$C" 20
-c0=$(samples "$C")
+BASE_FDS=$(daemon_fds) # now with the 99 Hz event set open
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+c0=$(samples "$C") t0=$(cpu_ticks "$C")
 kp "$C" >"$TDIR/load.out" 2>&1 <<'PY'
 import sys, threading, time
 import kp
@@ -418,9 +439,12 @@ cat "$TDIR/load.out"
 if grep -qE "64 clients, 10 s: [0-9]+ replies, 0 errors, fewest replies for one client ([1-9][0-9]+)" "$TDIR/load.out"; then
 	pass "64 concurrent clients for 10 s: every request answered, none failed, every client served"
 else fail "64 clients" "$(cat "$TDIR/load.out")"; fi
-c1=$(samples "$C")
-[ $((c1 - c0)) -ge 300 ] && pass "sampling went on under the client load ($((c1 - c0)) samples at 99 Hz)" ||
-	fail "sampling under load" "$c0 -> $c1"
+c1=$(samples "$C") t1=$(cpu_ticks "$C")
+# cpu-clock sampling: the target's samples follow its CPU time (ticks of 10 ms) times 99 Hz.
+exp=$(((t1 - t0) * 99 / 100)) got=$((c1 - c0))
+if [ "$got" -ge $((exp * 3 / 4 - 10)) ] && [ "$got" -le $((exp * 5 / 4 + 10)) ]; then
+	pass "sampling kept up under the client load ($got samples for $(((t1 - t0) * 10)) ms of target CPU at 99 Hz, $exp expected)"
+else fail "sampling under load" "$got samples, $exp expected from the target's CPU time"; fi
 if wait_for 10 fds_back; then pass "all 64 clients' fds closed ($(daemon_fds) fds)"
 else fail "fds after the load" "$(daemon_fds) fds, $BASE_FDS before; clients $(status_field clients)"; fi
 ! grep -q "too many clients" "$TDIR/kprofd.log" && pass "no client refused under --max-clients 80" ||
