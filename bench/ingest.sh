@@ -15,20 +15,34 @@
 #  1. free: INGEST_SECONDS with kprofd unconstrained: samples/s received (status samples), drops
 #     (status drops), kprofd CPU (status cpu_ns), CPU per sample, and `perf stat` on kprofd
 #     (software counters: task-clock, context switches = wake-ups, page faults);
-#  2. profile: `perf record -F 4999 -g -p KPROFD -- sleep INGEST_SECONDS`, then the top symbols by
-#     self time, the top kprofd functions by inclusive time (frame pointers: kprofd is built
+#  2. profile: `perf record -F 4999 -g -p KPROFD -- sleep INGEST_SECONDS`, then the top symbols
+#     by self time, the top kprofd functions by inclusive time (frame pointers: kprofd is built
 #     with them, libc and libbpf are not, so their callers may be cut short) and the split by
 #     DSO (kernel, kprofd, libc, libbpf...);
-#  3. saturation: kprofd is put in a cgroup with a CPU quota (cgroup v1 cpu.cfs_quota_us, or
-#     cgroup v2 cpu.max) of each of INGEST_QUOTAS percent of one CPU in turn (default 5 2 1), so
-#     that it cannot keep up: what it absorbs then, per CPU-second it gets, is the rate one fully
-#     busy core would absorb (the figure the 2-CPU reference machine cannot produce directly).
-#     Drops show that it was saturated. Skipped when no cpu cgroup controller is writable.
+#  3. saturation: kprofd is put in a cgroup of its own with a CPU quota (cgroup v1
+#     cpu.cfs_quota_us or v2 cpu.max; 100 ms period, 1 s below 1 ms per 100 ms) of each of
+#     INGEST_QUOTA_FACTORS times the CPU share it used in phase 1 in turn (default 0.75 0.5 0.35
+#     0.25; the load, hence that share, depends on what else runs), set right after a `status`
+#     and lifted after INGEST_SECONDS and the closing `status`; the first factor that does not
+#     keep up ends the phase. The rate absorbed per CPU-second kprofd got is what one fully busy
+#     core would absorb (a rate the 2-CPU reference machine cannot produce directly); drops show
+#     saturation. kprofd answers a client only once it has emptied the ring buffer, so when it
+#     cannot keep up the closing `status` is not answered: after 5 s the phase is reported as
+#     "did not keep up", with the rate the targets offered (their CPU time x F), and the limit
+#     is lifted. Between the last quota that kept up and the first that did not lies the
+#     capacity of one core. Skipped when no cpu cgroup controller is writable;
+#  4. peers: kprofd detaches, then `perf record -F INGEST_FREQ -g -p PIDS -- sleep
+#     INGEST_SECONDS` and `bpftrace -e 'profile:hz:INGEST_FREQ /pid == ... / { @[ustack] =
+#     count(); } interval:s:INGEST_SECONDS { exit(); }'` (BPFTRACE_CACHE_USER_SYMBOLS=1 and
+#     BPFTRACE_MAP_KEYS_MAX=65536, as the default 4096 keys fill up with these stacks) run in
+#     turn on the same processes: their CPU time (wait4, start-up and exit included) per sample
+#     kept, against kprofd's in phase 1: the steady-state form of the CPU-per-sample goal.
 # Output: Markdown on stdout and $BUILD/bench/ingest.md; progress on stderr.
 #
 # Environment: BUILD (build), INGEST_SECONDS (8), INGEST_WARMUP (3), INGEST_FREQ (4999),
-# INGEST_PROCS (2 x CPUs), INGEST_LOAD (mixed | minijit | node), INGEST_QUOTAS ("5 2 1"; empty
-# to skip phase 3), PERF (perf binary; phase 2 and perf stat are skipped if none runs), NODE.
+# INGEST_PROCS (2 x CPUs), INGEST_LOAD (mixed | minijit | node), INGEST_QUOTA_FACTORS ("0.75
+# 0.5 0.35 0.25"; empty to skip phase 3), PERF (perf binary; phases 2 and 4 and perf stat are skipped if none
+# runs), NODE.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -39,7 +53,7 @@ INGEST_WARMUP=${INGEST_WARMUP:-3}
 INGEST_FREQ=${INGEST_FREQ:-4999}
 INGEST_PROCS=${INGEST_PROCS:-$((2 * $(nproc)))}
 INGEST_LOAD=${INGEST_LOAD:-mixed}
-INGEST_QUOTAS=${INGEST_QUOTAS-5 2 1}
+INGEST_QUOTA_FACTORS=${INGEST_QUOTA_FACTORS-0.75 0.5 0.35 0.25}
 NODE=${NODE:-node}
 KPROFD=$BUILD/kprofd
 KPROFCTL=$BUILD/kprofctl
@@ -60,8 +74,8 @@ for v in INGEST_SECONDS INGEST_WARMUP INGEST_PROCS; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer, not '${!v}'"
 done
 [[ $INGEST_FREQ =~ ^[1-9][0-9]*$ ]] && [ "$INGEST_FREQ" -le 4999 ] || die "INGEST_FREQ must be 1-4999"
-for q in $INGEST_QUOTAS; do
-	[[ $q =~ ^[1-9][0-9]?$ ]] || die "INGEST_QUOTAS: '$q' is not a percentage in 1-99"
+for q in $INGEST_QUOTA_FACTORS; do
+	[[ $q =~ ^(0\.[0-9]*[1-9][0-9]*|1)$ ]] || die "INGEST_QUOTA_FACTORS: '$q' is not a factor in (0, 1]"
 done
 case $INGEST_LOAD in
 mixed | node) command -v "$NODE" >/dev/null 2>&1 || die "$NODE not found: set INGEST_LOAD=minijit" ;;
@@ -136,7 +150,7 @@ done
 [ "$up" -eq 1 ] || die "kprofd did not come up on $SOCK"
 mkdir -p "$OUT_DIR"
 
-export INGEST_SECONDS INGEST_WARMUP INGEST_FREQ INGEST_PROCS INGEST_LOAD INGEST_QUOTAS NODE
+export INGEST_SECONDS INGEST_WARMUP INGEST_FREQ INGEST_PROCS INGEST_LOAD INGEST_QUOTA_FACTORS NODE
 export KPROFCTL MINIJIT SOCK OUT_DIR TDIR DAEMON_PID PERF
 export CGROUP_NAME=kprof-ingest.$$
 export BENCH_OTHERS=${others_desc:-none}
@@ -144,7 +158,7 @@ export BENCH_LOADAVG
 BENCH_LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
 export BENCH_DATE
 BENCH_DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
-export BENCH_CMD="BUILD=$BUILD INGEST_SECONDS=$INGEST_SECONDS INGEST_FREQ=$INGEST_FREQ INGEST_PROCS=$INGEST_PROCS INGEST_LOAD=$INGEST_LOAD INGEST_QUOTAS='$INGEST_QUOTAS' bash bench/ingest.sh"
+export BENCH_CMD="BUILD=$BUILD INGEST_SECONDS=$INGEST_SECONDS INGEST_FREQ=$INGEST_FREQ INGEST_PROCS=$INGEST_PROCS INGEST_LOAD=$INGEST_LOAD INGEST_QUOTA_FACTORS='$INGEST_QUOTA_FACTORS' bash bench/ingest.sh"
 
 PY=$(
 	cat <<'PYEOF'
@@ -155,10 +169,11 @@ KPROFCTL, MINIJIT, SOCK, NODE, PERF = E["KPROFCTL"], E["MINIJIT"], E["SOCK"], E[
 TDIR, OUT_DIR, KPID = E["TDIR"], E["OUT_DIR"], int(E["DAEMON_PID"])
 SECONDS, WARMUP, FREQ = int(E["INGEST_SECONDS"]), int(E["INGEST_WARMUP"]), int(E["INGEST_FREQ"])
 NPROCS, LOAD = int(E["INGEST_PROCS"]), E["INGEST_LOAD"]
-QUOTAS = [int(q) for q in E["INGEST_QUOTAS"].split()]
+FACTORS = [float(q) for q in E["INGEST_QUOTA_FACTORS"].split()]
 NCPU = os.cpu_count()
 HZ = os.sysconf("SC_CLK_TCK")
 MANYSTACKS = os.path.abspath("tests/fixtures/manystacks.js")
+STARVE_S = 5
 HAVE_BPFTRACE = subprocess.run(["sh", "-c", "command -v bpftrace"], capture_output=True).returncode == 0
 MAX_RATE0 = open("/proc/sys/kernel/perf_event_max_sample_rate").read().strip()
 LIVE = []
@@ -290,17 +305,19 @@ def measure(procs, seconds, with_perf_stat=False):
 def measure_quota(procs, cg, pct, seconds):
     """The quota is set right after an (unthrottled) status; the closing status is answered only
     once kprofd has emptied the ring buffer, so the phase ends when it answers. If it does not
-    answer within seconds + 20 s, the quota is lifted and the phase is reported as starved."""
+    answer within STARVE_S, the quota is lifted and the phase is reported as starved."""
     a = snapshot(procs, status())
     cg.quota(pct)
     time.sleep(seconds)
-    st = status(timeout=seconds + 20)
+    st = status(timeout=STARVE_S)
     b = snapshot(procs, st) if st else None
     cg.quota(None)
     if b is None:
-        waited = time.monotonic() - a["t"] - seconds
+        # What the targets offered over the phase: their CPU time x F (from /proc, no kprofd).
+        b = snapshot(procs, {"samples": 0, "drops": 0, "cpu_ns": 0})
+        offered = (b["tcpu"] - a["tcpu"]) * FREQ / (b["t"] - a["t"])
         status()  # kprofd catches up once the quota is lifted
-        return dict(quota=pct, starved=waited)
+        return dict(quota=pct, starved=b["t"] - a["t"] - seconds, offered=offered)
     m = figures(a, b)
     m["quota"], m["starved"] = pct, None
     m["answer_s"] = b["t"] - a["t"] - seconds
@@ -320,14 +337,16 @@ def peer_cost(procs, tool, seconds):
         pred = " || ".join("pid == %d" % p for p in pids)
         argv = ["bpftrace", "-e", "profile:hz:%d /%s/ { @[ustack] = count(); } "
                 "interval:s:%d { exit(); }" % (FREQ, pred, seconds)]
-        env = dict(os.environ, BPFTRACE_CACHE_USER_SYMBOLS="1")
+        env = dict(os.environ, BPFTRACE_CACHE_USER_SYMBOLS="1", BPFTRACE_MAP_KEYS_MAX="65536")
     out = os.path.join(TDIR, "peer.out")
+    a = snapshot(procs, None)
     with open(out, "wb") as fh:
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT, env=env)
         LIVE.append(p)
         _, st, ru = os.wait4(p.pid, 0)
         p.returncode = os.waitstatus_to_exitcode(st)
         LIVE.remove(p)
+    b = snapshot(procs, None)
     with open(out, errors="replace") as fh:
         text = fh.read()
     os.unlink(out)
@@ -343,7 +362,7 @@ def peer_cost(procs, tool, seconds):
         return dict(tool=tool, error="status %d: %s" % (p.returncode, text.strip()[-300:]))
     cpu = ru.ru_utime + ru.ru_stime
     return dict(tool=tool, samples=samples, cpu=cpu, us=cpu * 1e6 / samples, rss=ru.ru_maxrss,
-                rate=samples / seconds)
+                rate=samples / seconds, expected=(b["tcpu"] - a["tcpu"]) * FREQ / (b["t"] - a["t"]))
 
 
 def perf_profile(seconds):
@@ -407,12 +426,19 @@ class Cgroup:
             fh.write(v)
 
     def quota(self, pct):
-        """pct of one CPU per 100 ms period; None lifts the limit."""
+        """pct of one CPU; None lifts the limit. The kernel wants at least 1 ms per period: a
+        100 ms period down to 1%, 1 s below."""
+        period = 100000 if pct is None or pct >= 1 else 1000000
+        q = -1 if pct is None else max(int(pct * period / 100), 1000)
         if self.kind == "v1":
-            self._write("cpu.cfs_period_us", "100000")
-            self._write("cpu.cfs_quota_us", "-1" if pct is None else str(pct * 1000))
+            if q == -1:
+                self._write("cpu.cfs_quota_us", "-1")
+            else:  # the quota first: the period may not go below it
+                self._write("cpu.cfs_quota_us", "-1")
+                self._write("cpu.cfs_period_us", str(period))
+                self._write("cpu.cfs_quota_us", str(q))
         else:
-            self._write("cpu.max", "max 100000" if pct is None else "%d 100000" % (pct * 1000))
+            self._write("cpu.max", "%s %d" % ("max" if q == -1 else str(q), period))
 
     def remove(self):
         if not self.path:
@@ -439,13 +465,19 @@ def main():
         log("phase 2: %d s under perf record -g on kprofd" % SECONDS)
         prof, prof_err = perf_profile(SECONDS)
     sat, cg_why = [], None
-    if QUOTAS:
+    if FACTORS:
         cg = Cgroup()
         if cg.path:
             try:
-                for q in QUOTAS:
-                    log("phase 3: kprofd limited to %d%% of a CPU, %d s" % (q, SECONDS))
-                    sat.append(measure_quota(procs, cg, q, SECONDS))
+                for f in FACTORS:
+                    q = max(round(free["kshare"] * f, 2), 0.1)
+                    log("phase 3: kprofd limited to %g%% of a CPU (%g x phase 1), %d s"
+                        % (q, f, SECONDS))
+                    m = measure_quota(procs, cg, q, SECONDS)
+                    m["factor"] = f
+                    sat.append(m)
+                    if m["starved"]:
+                        break
                     time.sleep(1)
             finally:
                 cg.remove()
@@ -484,7 +516,8 @@ def main():
     out.append("| Phase | Samples/s absorbed | Expected (targets' CPU x F) | Drops/s | kprofd CPU "
                "| kprofd CPU per sample | Samples per kprofd CPU-second | CPUs busy |")
     out.append("|---|---:|---:|---:|---:|---:|---:|---:|")
-    rows = [("unconstrained", free)] + [("quota %d%% of a CPU" % m["quota"], m) for m in sat
+    rows = [("unconstrained", free)] + [("quota %g%% of a CPU (%g x)" % (m["quota"], m["factor"]), m)
+                                         for m in sat
                                          if not m["starved"]]
     for name, m in rows:
         out.append("| %s | **%.0f** | %.0f | %.0f | %.1f%% of a CPU | %.2f us | %.0f | %.0f%% |"
@@ -492,26 +525,38 @@ def main():
                       m["us_per_sample"], m["per_core"], m["busy"]))
     for m in sat:
         if m["starved"]:
-            out.append("| quota %d%% of a CPU | control socket starved: `status` unanswered %.0f s "
-                       "after the phase | | | | | | |" % (m["quota"], m["starved"]))
+            out.append("| quota %g%% of a CPU (%g x) | did not keep up: `status` unanswered %.0f s "
+                       "after the phase | %.0f offered | | | | | |"
+                       % (m["quota"], m["factor"], m["starved"], m["offered"]))
     out.append("")
     slow = [m for m in sat if not m["starved"] and m["answer_s"] > 1]
     if slow or any(m["starved"] for m in sat):
         out.append("Under a quota the closing `status` is answered only when kprofd has emptied "
                    "the ring buffer (the drain runs to empty before the event loop serves clients): "
-                   + ", ".join("%.1f s late at %d%%" % (m["answer_s"], m["quota"]) for m in slow)
+                   + ", ".join("%.1f s late at %g%%" % (m["answer_s"], m["quota"]) for m in slow)
                    + ("; " if slow else "")
-                   + ", ".join("unanswered after %.0f s at %d%%" % (m["starved"], m["quota"])
+                   + ", ".join("unanswered after %.0f s at %g%%" % (m["starved"], m["quota"])
                                for m in sat if m["starved"]) + ".")
         out.append("")
+    starved = [m for m in sat if m["starved"]]
     sat = [m for m in sat if not m["starved"]]
     saturated = [m for m in sat if m["drops"] > 0]
+    kept_up = [m for m in sat if m["drops"] == 0]
+    if starved and kept_up:
+        lo = max(kept_up, key=lambda m: m["per_core"])
+        hi = min(starved, key=lambda m: m["offered"] / (m["quota"] / 100.0))
+        out.append("Kept up at %g%% of a CPU (%.0f samples/s, no drops, %.2f us per sample), not at "
+                   "%g%% (%.0f samples/s offered): one fully busy core absorbs between about "
+                   "**%.0f and %.0f samples/s**." % (lo["quota"], lo["rate"], lo["us_per_sample"],
+                                                    hi["quota"], hi["offered"], lo["per_core"],
+                                                    hi["offered"] / (hi["quota"] / 100.0)))
+        saturated = []
     if saturated:
         best = max(m["per_core"] for m in saturated)
         out.append("Saturated (drops) under a quota: one fully busy core absorbs about **%.0f "
                    "samples/s** (samples absorbed per CPU-second kprofd got, best saturated phase)."
                    % best)
-    elif sat:
+    elif sat and not starved:
         out.append("No quota phase saturated kprofd (no drops): a full core absorbs more than %.0f "
                    "samples/s (the best rate per CPU-second measured)." % max(m["per_core"] for m in sat))
     elif cg_why:
@@ -524,16 +569,18 @@ def main():
                    "kprofd in the unconstrained phase; CPU from wait4() (with the start-up and the "
                    "end: perf's build-id pass, bpftrace's printing and symbolizing):" % (FREQ, SECONDS))
         out.append("")
-        out.append("| Tool | Samples/s | CPU | CPU per sample | Peak RSS |")
-        out.append("|---|---:|---:|---:|---:|")
-        out.append("| kprofd | %.0f | %.2f s | **%.2f us** | VmHWM %.1f MiB |"
-                   % (free["rate"], free["kcpu"], free["us_per_sample"], vm_kib(KPID, "VmHWM") / 1024))
+        out.append("| Tool | Samples/s kept | Expected (targets' CPU x F) | CPU | CPU per sample "
+                   "| Peak RSS |")
+        out.append("|---|---:|---:|---:|---:|---:|")
+        out.append("| kprofd | %.0f | %.0f | %.2f s | **%.2f us** | VmHWM %.1f MiB |"
+                   % (free["rate"], free["expected"], free["kcpu"], free["us_per_sample"],
+                      vm_kib(KPID, "VmHWM") / 1024))
         for r in peers:
             if "error" in r:
-                out.append("| %s | failed: %s | | | |" % (r["tool"], r["error"]))
+                out.append("| %s | failed: %s | | | | |" % (r["tool"], r["error"]))
             else:
-                out.append("| %s | %.0f | %.2f s | **%.2f us** | %.1f MiB |"
-                           % (r["tool"], r["rate"], r["cpu"], r["us"], r["rss"] / 1024))
+                out.append("| %s | %.0f | %.0f | %.2f s | **%.2f us** | %.1f MiB |"
+                           % (r["tool"], r["rate"], r["expected"], r["cpu"], r["us"], r["rss"] / 1024))
         for r in peers:
             if r["tool"] == "perf" and "us" in r:
                 out.append("")

@@ -8,7 +8,7 @@
 # Needs root, bpftool (to see what the kernel still holds) and python3; node for the big
 # replies (skipped without it).
 . "$(dirname "$0")/lib.sh"
-FIX=$(dirname "$0")/../fixtures
+FIX=$(cd "$(dirname "$0")/../fixtures" && pwd)
 ST=$TDIR/state/profiles
 for tool in bpftool python3; do
 	command -v "$tool" >/dev/null || { skip "faults" "$tool is not installed"; exit 0; }
@@ -175,6 +175,7 @@ else fail "pre-exec samples" "$(ctl report "$X" --top 10 2>&1)"; fi
 [ "$(target_state "$X")" = attached ] && pass "target still attached after exec" ||
 	fail "attached after exec" "$(ctl list --all)"
 kill -9 "$X"
+wait "$X" 2>/dev/null
 
 # --- 3. kprofd killed with SIGKILL, started again on the same socket and state directory.
 echo "-- 3. (at ${SECONDS} s)"
@@ -248,12 +249,13 @@ if wait_for 20 at_least_samples "$L" 100; then pass "re-attached target gets sam
 else fail "re-attach samples" "$(ctl list)"; fi
 ctl detach "$L" >/dev/null
 kill -9 "$L"
+wait "$L" 2>/dev/null
 BASE_FDS=$(daemon_fds)
 
 # --- 4. Clients that leave or stall in the middle of a big reply.
 echo "-- 4. (at ${SECONDS} s)"
 if command -v node >/dev/null; then
-	(cd "$TDIR" && exec node --perf-basic-prof --interpreted-frames-native-stack "$OLDPWD/$FIX/manystacks.js" 60) \
+	(cd "$TDIR" && exec node --perf-basic-prof --interpreted-frames-native-stack "$FIX/manystacks.js" 60) \
 		>/dev/null 2>"$TDIR/node.err" &
 	NP=$!
 	PIDS+=("$NP")
@@ -263,6 +265,7 @@ if command -v node >/dev/null; then
 	wait_for 40 big || fail "big profile" "$(ctl list)"
 	ctl detach "$NP" >/dev/null
 	kill -9 "$NP"
+	wait "$NP" 2>/dev/null
 	kp "$NP" >"$TDIR/leave.out" 2>&1 <<'PY'
 import random, socket, struct, sys, time
 import kp
@@ -355,6 +358,7 @@ if wait_for 15 field_is "$M" jit_symbols 2 && [ "$(stat -c %i "$MAP")" = "$ino" 
 else fail "perf map shrunk" "$(ctl list --json)"; fi
 ctl detach "$M" >/dev/null
 kill -9 "$M"
+wait "$M" 2>/dev/null
 
 # --- 6. 50 targets at once. Busy loops, niced so that they do not starve kprofctl and kprofd
 # of CPU for the whole test (they are sampled all the same: cpu-clock samples whatever runs).
