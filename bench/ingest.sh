@@ -469,8 +469,12 @@ def main():
         cg = Cgroup()
         if cg.path:
             try:
+                done = set()
                 for f in FACTORS:
-                    q = max(round(free["kshare"] * f, 2), 0.1)
+                    q = max(round(free["kshare"] * f, 2), 0.1)  # the kernel's floor: 1 ms per s
+                    if q in done:
+                        continue
+                    done.add(q)
                     log("phase 3: kprofd limited to %g%% of a CPU (%g x phase 1), %d s"
                         % (q, f, SECONDS))
                     m = measure_quota(procs, cg, q, SECONDS)
@@ -531,12 +535,12 @@ def main():
     out.append("")
     slow = [m for m in sat if not m["starved"] and m["answer_s"] > 1]
     if slow or any(m["starved"] for m in sat):
+        parts = ["%.1f s late at %g%%" % (m["answer_s"], m["quota"]) for m in slow]
+        parts += ["unanswered after %.0f s at %g%%" % (m["starved"], m["quota"])
+                  for m in sat if m["starved"]]
         out.append("Under a quota the closing `status` is answered only when kprofd has emptied "
                    "the ring buffer (the drain runs to empty before the event loop serves clients): "
-                   + ", ".join("%.1f s late at %g%%" % (m["answer_s"], m["quota"]) for m in slow)
-                   + ("; " if slow else "")
-                   + ", ".join("unanswered after %.0f s at %g%%" % (m["starved"], m["quota"])
-                               for m in sat if m["starved"]) + ".")
+                   + ", ".join(parts) + ".")
         out.append("")
     starved = [m for m in sat if m["starved"]]
     sat = [m for m in sat if not m["starved"]]
@@ -558,7 +562,8 @@ def main():
                    % best)
     elif sat and not starved:
         out.append("No quota phase saturated kprofd (no drops): a full core absorbs more than %.0f "
-                   "samples/s (the best rate per CPU-second measured)." % max(m["per_core"] for m in sat))
+                   "samples/s (the best rate per CPU-second measured, with the large batches a "
+                   "quota makes)." % max(m["per_core"] for m in sat))
     elif cg_why:
         out.append("Saturation phase skipped: %s. At %.2f us per sample, one busy core would "
                    "absorb about %.0f samples/s (extrapolated)." % (cg_why, free["us_per_sample"],

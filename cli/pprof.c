@@ -239,9 +239,9 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 		smp->n_value = 2;
 		smp->value[0] = s->count;
 		smp->value[1] = s->count * period;
-		kind = strtab_id(&pp->st, s->n_ids
-					      ? render_kind(sp->functions[s->ids[s->n_ids - 1]]->kind)
-					      : "unknown");
+		kind = strtab_id(&pp->st,
+				 s->n_ids ? render_kind(sp->functions[s->ids[s->n_ids - 1]]->kind)
+					  : "unknown");
 		if (kind < 0)
 			return -ENOMEM;
 		perftools__profiles__label__init(&lab[0]);

@@ -68,10 +68,10 @@ struct kp_target {
 
 /* Per-CPU counters, kp_counters[KP_CTR_*]. */
 enum kp_counter {
-	KP_CTR_SAMPLES = 0,  /* samples submitted */
-	KP_CTR_DROPS = 1,    /* ring buffer full: samples lost */
-	KP_CTR_LC_DROPS = 2, /* ring buffer full: lifecycle records lost */
-	KP_CTR_CALLS = 3,    /* call probe events submitted */
+	KP_CTR_SAMPLES = 0,    /* samples submitted */
+	KP_CTR_DROPS = 1,      /* ring buffer full: samples lost */
+	KP_CTR_LC_DROPS = 2,   /* ring buffer full: lifecycle records lost */
+	KP_CTR_CALLS = 3,      /* call probe events submitted */
 	KP_CTR_CALL_DROPS = 4, /* ring buffer full: call events lost */
 	KP_CTR_NR = 5,
 };

@@ -62,8 +62,7 @@ size_t profile_nfuncs(const struct profile *p);
 int profile_add(struct profile *p, const uint32_t *ids, size_t n, uint64_t count);
 /* The same for a thread: stacks are kept per (tid, ids); flat counts and folded output merge
  * the threads. profile_add is profile_add_tid with tid 0. */
-int profile_add_tid(struct profile *p, uint32_t tid, const uint32_t *ids, size_t n,
-		    uint64_t count);
+int profile_add_tid(struct profile *p, uint32_t tid, const uint32_t *ids, size_t n, uint64_t count);
 
 typedef int (*profile_stack_fn)(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count,
 				void *userdata);
