@@ -71,7 +71,8 @@ struct tsym_stats {
 
 int symbolizer_new(struct symbolizer **ret);
 void symbolizer_free(struct symbolizer *sz);
-int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, struct tsym **ret);
+int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, uint64_t perfmap_max_bytes,
+	     struct tsym **ret);
 void tsym_free(struct tsym *ts);
 /* Resolve one address; the strings stay valid until the tsym's generation changes. */
 void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result *r);

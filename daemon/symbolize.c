@@ -503,7 +503,8 @@ void tsym_refresh(struct tsym *ts)
 		ts->gen++;
 }
 
-int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, struct tsym **ret)
+int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, uint64_t perfmap_max_bytes,
+	     struct tsym **ret)
 {
 	struct tsym *ts = calloc(1, sizeof(*ts));
 	int err;
@@ -516,7 +517,7 @@ int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, struct tsym **ret)
 	err = read_nspid(pid, &ts->nspid, &ts->start_realtime_ns);
 	if (err < 0)
 		goto fail;
-	err = perfmap_new(NULL, &ts->pm);
+	err = perfmap_new(&(struct perfmap_limits){.max_bytes = perfmap_max_bytes}, &ts->pm);
 	if (err < 0)
 		goto fail;
 	err = maps_load(ts);

@@ -72,16 +72,19 @@ int target_new(struct manager *m, pid_t pid, const struct attach_opts *o, struct
 	err = t->ids ? read_identity(t) : -ENOMEM;
 	if (err < 0)
 		goto fail;
-	err = profile_new(NULL, &t->profile);
+	err = profile_new(&(struct profile_limits){.max_stacks = m->cfg.max_stacks,
+						    .max_stack_ids = 32 * (size_t)m->cfg.max_stacks},
+			  &t->profile);
 	if (err < 0)
 		goto fail;
 	/* Memory bounded by eps: m counters, at most 32 m + 1024 MCCT nodes. */
 	err = hcct_new(&(struct hcct_params){.slots = hcct_slots_for_eps(t->eps),
+					     .max_nodes = m->cfg.hcct_max_nodes,
 					     .max_depth = 2 * KP_MAX_STACK + 1},
 		       &t->hcct);
 	if (err < 0)
 		goto fail;
-	err = tsym_new(m->sym, pid, t->uid, &t->sym);
+	err = tsym_new(m->sym, pid, t->uid, (uint64_t)m->cfg.perfmap_max_mb << 20, &t->sym);
 	if (err < 0)
 		goto fail;
 	t->cache_gen = tsym_generation(t->sym);
