@@ -73,7 +73,7 @@ int target_new(struct manager *m, pid_t pid, const struct attach_opts *o, struct
 	if (err < 0)
 		goto fail;
 	err = profile_new(&(struct profile_limits){.max_stacks = m->cfg.max_stacks,
-						    .max_stack_ids = 32 * (size_t)m->cfg.max_stacks},
+						   .max_stack_ids = 32 * (size_t)m->cfg.max_stacks},
 			  &t->profile);
 	if (err < 0)
 		goto fail;

@@ -30,11 +30,11 @@ struct config {
 	unsigned ringbuf_bytes;	     /* 0: sized from CPUs and the maximal rate */
 	unsigned drain_ms;	     /* ring buffer drain period */
 	unsigned perfmap_refresh_ms;
-	unsigned perfmap_max_mb;   /* bytes of one perf map read, in MiB */
-	unsigned max_stacks;	   /* distinct stacks per profile */
-	unsigned hcct_max_nodes;   /* MCCT nodes per HCCT; 0: 32 m + 1024 for m = ceil(1/eps) */
-	double hcct_phi; /* default phi of hcct queries */
-	double hcct_eps; /* default eps of new targets: m = ceil(1/eps) counters */
+	unsigned perfmap_max_mb; /* bytes of one perf map read, in MiB */
+	unsigned max_stacks;	 /* distinct stacks per profile */
+	unsigned hcct_max_nodes; /* MCCT nodes per HCCT; 0: 32 m + 1024 for m = ceil(1/eps) */
+	double hcct_phi;	 /* default phi of hcct queries */
+	double hcct_eps;	 /* default eps of new targets: m = ceil(1/eps) counters */
 	int verbose;
 };
 

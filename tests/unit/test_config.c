@@ -23,6 +23,32 @@ static void test_defaults(void **state)
 	assert_int_equal(c.client_timeout_sec, 60);
 	assert_int_equal(c.ringbuf_bytes, 0);
 	assert_string_equal(c.read_group, "");
+	assert_int_equal(c.perfmap_max_mb, 512);
+	assert_int_equal(c.max_stacks, 262144);
+	assert_int_equal(c.hcct_max_nodes, 0);
+	assert_true(c.hcct_phi == 1e-3 && c.hcct_eps == 2e-4);
+}
+
+static void test_limits_and_hcct(void **state)
+{
+	const char *text = "[limits]\nperfmap_max_mb = 8\nmax_stacks = 4096\nhcct_max_nodes = 999\n"
+			   "[hcct]\nphi = 0.05\neps = 0.01\n";
+	struct config c;
+	char err[256] = "";
+
+	(void)state;
+	config_defaults(&c);
+	assert_int_equal(config_parse(text, "k.conf", &c, err, sizeof(err)), 0);
+	assert_int_equal(c.perfmap_max_mb, 8);
+	assert_int_equal(c.max_stacks, 4096);
+	assert_int_equal(c.hcct_max_nodes, 999);
+	assert_true(c.hcct_phi == 0.05 && c.hcct_eps == 0.01);
+	assert_int_equal(config_parse("[hcct]\neps = 0\n", "k.conf", &c, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "k.conf:2: hcct.eps: '0' is not a number in [1e-7, 1]");
+	assert_int_equal(
+	    config_parse("[limits]\nmax_stacks = 10\n", "k.conf", &c, err, sizeof(err)), -EINVAL);
+	assert_int_equal(c.max_stacks, 4096);
 }
 
 static void test_full_file(void **state)
@@ -132,7 +158,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_defaults), cmocka_unit_test(test_full_file),
 	    cmocka_unit_test(test_errors),   cmocka_unit_test(test_set),
-	    cmocka_unit_test(test_empty),
+	    cmocka_unit_test(test_empty),    cmocka_unit_test(test_limits_and_hcct),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
