@@ -3,7 +3,7 @@
 # time goes (issue 8, item 3). Run as root: `BUILD=build bash bench/ingest.sh` (also run by
 # bench/peers.sh, i.e. `make bench-peers`).
 #
-# Load. One private kprofd (own socket, --state-dir ""); INGEST_PROCS busy processes (default
+# Load. One private kprofd (a copy of $BUILD/kprofd, own socket, --state-dir ""); INGEST_PROCS busy processes (default
 # twice the CPUs), attached at INGEST_FREQ Hz (default 4999, kprofctl's maximum): with the
 # default INGEST_LOAD=mixed, half are `minijit --seconds 0` (JIT code named from its perf map)
 # and half `node --perf-basic-prof --interpreted-frames-native-stack manystacks.js` (256 JS
@@ -76,7 +76,9 @@ command -v python3 >/dev/null 2>&1 || die "python3 is needed"
 for v in INGEST_SECONDS INGEST_WARMUP INGEST_PROCS; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer, not '${!v}'"
 done
-[[ $INGEST_FREQ =~ ^[1-9][0-9]*$ ]] && [ "$INGEST_FREQ" -le 4999 ] || die "INGEST_FREQ must be 1-4999"
+if ! [[ $INGEST_FREQ =~ ^[1-9][0-9]*$ ]] || [ "$INGEST_FREQ" -gt 4999 ]; then
+	die "INGEST_FREQ must be 1-4999"
+fi
 for q in $INGEST_QUOTA_FACTORS; do
 	[[ $q =~ ^(0\.[0-9]*[1-9][0-9]*|1)$ ]] || die "INGEST_QUOTA_FACTORS: '$q' is not a factor in (0, 1]"
 done
@@ -110,7 +112,6 @@ TDIR=$(mktemp -d /tmp/kprof-ingest.XXXXXX)
 chmod 755 "$TDIR"
 SOCK=$TDIR/kprofd.sock
 DAEMON_PID=
-CGROUP_DIR=
 
 cleanup() {
 	local rc=$? i
@@ -126,7 +127,7 @@ cleanup() {
 	fi
 	# The quota cgroup (if the python part could not remove it): empty once kprofd is gone.
 	for d in /sys/fs/cgroup/cpu/kprof-ingest.$$ /sys/fs/cgroup/kprof-ingest.$$; do
-		[ -d "$d" ] && rmdir "$d" 2>/dev/null || true
+		if [ -d "$d" ]; then rmdir "$d" 2>/dev/null || true; fi
 	done
 	if [ "$rc" -ne 0 ] && [ -s "$TDIR/kprofd.log" ]; then
 		echo "bench/ingest.sh: failed (status $rc); last lines of the kprofd log:" >&2
@@ -139,7 +140,10 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-"$KPROFD" --socket "$SOCK" --state-dir "" >"$TDIR/kprofd.log" 2>&1 &
+# A private copy of the daemon: perf report names kprofd's functions from the file the process
+# mapped, and a rebuild of $BUILD/kprofd during the run would give it the wrong symbols.
+cp "$KPROFD" "$TDIR/kprofd"
+"$TDIR/kprofd" --socket "$SOCK" --state-dir "" >"$TDIR/kprofd.log" 2>&1 &
 DAEMON_PID=$!
 up=0
 for ((i = 0; i < 200; i++)); do
@@ -354,14 +358,16 @@ def peer_cost(procs, tool, seconds):
                 "interval:s:%d { exit(); }" % (FREQ, pred, seconds)]
         env = dict(os.environ, BPFTRACE_CACHE_USER_SYMBOLS="1", BPFTRACE_MAP_KEYS_MAX="65536")
     out = os.path.join(TDIR, "peer.out")
-    a = snapshot(procs, None)
     with open(out, "wb") as fh:
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT, env=env)
         LIVE.append(p)
+        # The targets' CPU over the sampling window only (not the tool's start-up and exit).
+        a = snapshot(procs, None)
+        time.sleep(seconds)
+        b = snapshot(procs, None)
         _, st, ru = os.wait4(p.pid, 0)
         p.returncode = os.waitstatus_to_exitcode(st)
         LIVE.remove(p)
-    b = snapshot(procs, None)
     with open(out, errors="replace") as fh:
         text = fh.read()
     os.unlink(out)
@@ -490,8 +496,9 @@ def main():
         cg = Cgroup()
         if cg.path:
             try:
-                done = set()
-                for f in FACTORS:
+                done, todo = set(), list(FACTORS)
+                while todo:
+                    f = todo.pop(0)
                     q = max(round(free["kshare"] * f, 2), 0.1)  # the kernel's floor: 1 ms per s
                     if q in done:
                         continue
@@ -501,9 +508,14 @@ def main():
                     m = measure_quota(procs, cg, q, SECONDS)
                     m["factor"] = f
                     sat.append(m)
-                    if m["starved"]:
-                        break
                     time.sleep(1)
+                    if m["starved"]:
+                        # The load may have grown since phase 1 (the machine is shared): go up
+                        # until a quota keeps up, at most to 4 x, then stop.
+                        if not any(not x["starved"] for x in sat) and f < 4:
+                            todo = [f * 2]
+                            continue
+                        break
             finally:
                 cg.remove()
         else:
@@ -570,17 +582,25 @@ def main():
     if starved and kept_up:
         lo = max(kept_up, key=lambda m: m["per_core"])
         hi = min(starved, key=lambda m: m["offered"] / (m["quota"] / 100.0))
+        upper = hi["offered"] / (hi["quota"] / 100.0)
         out.append("Kept up at %g%% of a CPU (%.0f samples/s, no drops, %.2f us per sample), not at "
-                   "%g%% (%.0f samples/s offered): one fully busy core absorbs between about "
-                   "**%.0f and %.0f samples/s**." % (lo["quota"], lo["rate"], lo["us_per_sample"],
-                                                    hi["quota"], hi["offered"], lo["per_core"],
-                                                    hi["offered"] / (hi["quota"] / 100.0)))
+                   "%g%% (%.0f samples/s offered): one fully busy core absorbs %s."
+                   % (lo["quota"], lo["rate"], lo["us_per_sample"], hi["quota"], hi["offered"],
+                      "between about **%.0f and %.0f samples/s**" % (lo["per_core"], upper)
+                      if upper >= lo["per_core"] else
+                      "at least about **%.0f samples/s** (the load changed between the phases: "
+                      "no upper bound)" % lo["per_core"]))
         saturated = []
     if saturated:
         best = max(m["per_core"] for m in saturated)
         out.append("Saturated (drops) under a quota: one fully busy core absorbs about **%.0f "
                    "samples/s** (samples absorbed per CPU-second kprofd got, best saturated phase)."
                    % best)
+    elif starved and not sat:
+        hi = min(starved, key=lambda m: m["offered"] / (m["quota"] / 100.0))
+        out.append("Did not keep up at %g%% of a CPU with %.0f samples/s offered: one fully busy "
+                   "core absorbs less than about %.0f samples/s of this load."
+                   % (hi["quota"], hi["offered"], hi["offered"] / (hi["quota"] / 100.0)))
     elif sat and not starved:
         out.append("No quota phase saturated kprofd (no drops): a full core absorbs more than %.0f "
                    "samples/s (the best rate per CPU-second measured, with the large batches a "

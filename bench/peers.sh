@@ -90,7 +90,9 @@ is_int "$PEERS_ROUNDS" || die "PEERS_ROUNDS must be a positive integer, not '$PE
 is_int "$PEERS_NODE_ITERS" || die "PEERS_NODE_ITERS must be a positive integer, not '$PEERS_NODE_ITERS'"
 [[ $PEERS_NAMING_SECONDS =~ ^[0-9]+$ ]] || die "PEERS_NAMING_SECONDS must be an integer"
 for f in $PEERS_FREQS; do
-	is_int "$f" && [ "$f" -le 4999 ] || die "PEERS_FREQS: '$f' is not a frequency in 1-4999 Hz"
+	if ! is_int "$f" || [ "$f" -gt 4999 ]; then
+		die "PEERS_FREQS: '$f' is not a frequency in 1-4999 Hz"
+	fi
 done
 [ -n "${PEERS_FREQS// /}" ] || die "PEERS_FREQS is empty"
 for t in $PEERS_TOOLS; do
@@ -116,7 +118,7 @@ find_perf() {
 	PERF_UNAVAILABLE=
 	for c in ${PERF:-} perf /usr/bin/perf_* /usr/lib/linux-tools*/perf; do
 		[ -x "$c" ] || c=$(command -v "$c" 2>/dev/null) || continue
-		[ -n "$c" ] && [ -x "$c" ] || continue
+		if [ -z "$c" ] || [ ! -x "$c" ]; then continue; fi
 		if out=$("$c" stat -e task-clock -x, -- true 2>&1 >/dev/null); then
 			PERF=$c
 			return 0
@@ -165,6 +167,10 @@ run_peers() {
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 
+	# Private copies: the tree may be rebuilt while the benchmark runs (and perf report names
+	# minijit's native frames from the file it mapped).
+	cp "$KPROFD" "$KPROFCTL" "$MINIJIT" "$TDIR/"
+	KPROFD=$TDIR/kprofd KPROFCTL=$TDIR/kprofctl MINIJIT=$TDIR/minijit
 	"$KPROFD" --socket "$SOCK" --state-dir "" >"$TDIR/kprofd.log" 2>&1 &
 	DAEMON_PID=$!
 	local up=0 i
@@ -827,6 +833,7 @@ if has_part symbolize; then
 	echo "peers: symbolization benchmark ($BUILD/symbolize_bench)" >&2
 	"$BUILD/symbolize_bench" >"$OUT_DIR/symbolize.md.tmp"
 	mv "$OUT_DIR/symbolize.md.tmp" "$OUT_DIR/symbolize.md"
+	# shellcheck disable=SC2016 # backquotes for Markdown
 	printf '\nCommand: `%s/symbolize_bench` (part of `make bench-peers`)\n\n' "$BUILD"
 	cat "$OUT_DIR/symbolize.md"
 fi

@@ -224,6 +224,8 @@ struct sampler;
 int sampler_new(struct manager *m, int ringbuf_fd, struct sampler **ret);
 void sampler_free(struct sampler *s);
 int sampler_epoll_fd(const struct sampler *s);
+/* Handle what the ring buffer holds, at most a budget of records: 1 if the budget ran out
+ * (call again), 0 when empty, negative errno. */
 int sampler_drain(struct sampler *s);
 
 /* ---- control.c ---- */

@@ -592,7 +592,8 @@ static void manager_stop_targets(struct manager *m)
 			n++;
 		}
 	}
-	sampler_drain(m->sampler);
+	while (sampler_drain(m->sampler) > 0)
+		;
 	save_dirty(m);
 	if (n)
 		log_info("stopping: %u attached profiles ended%s", n,

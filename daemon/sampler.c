@@ -21,11 +21,26 @@ struct sampler {
 	struct manager *m;
 	struct ring_buffer *rb;
 	bool draining; /* libbpf's consume is not reentrant: a record handler may ask to drain */
+	unsigned budget; /* records left in this drain */
 };
+
+/* Records handled per drain: past it the drain stops (libbpf has already consumed the record
+ * handed in) and the loop serves clients and timers before the next one, so a flood of samples
+ * cannot starve the control socket. */
+#define SAMPLER_DRAIN_BUDGET 8192
+
+static int handle_record(struct sampler *s, void *data, size_t len);
 
 static int on_record(void *ctx, void *data, size_t len)
 {
 	struct sampler *s = ctx;
+
+	handle_record(s, data, len);
+	return --s->budget ? 0 : -EAGAIN;
+}
+
+static int handle_record(struct sampler *s, void *data, size_t len)
+{
 	const struct kp_rec_hdr *h = data;
 
 	if (len < sizeof(*h))
@@ -104,7 +119,10 @@ int sampler_drain(struct sampler *s)
 	if (s->draining)
 		return 0;
 	s->draining = true;
+	s->budget = SAMPLER_DRAIN_BUDGET;
 	n = ring_buffer__consume(s->rb);
 	s->draining = false;
+	if (n == -EAGAIN)
+		return 1; /* budget spent: more records may wait */
 	return n < 0 ? n : 0;
 }
