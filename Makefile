@@ -143,14 +143,19 @@ unit: $(UNIT_BINS)
 integration: all
 
 test: all $(UNIT_BINS)
-	BUILD=$(BUILD) bash tests/run.sh
+	BUILD=$(BUILD) RESULTS_FILE=$(RESULTS_FILE) bash tests/run.sh
 
 # Everything CI runs (the README's test command): the tests, the tests on a sanitized build, and
 # a bounded run of every fuzz target.
 check:
-	$(MAKE) test
-	$(MAKE) test-asan
-	$(MAKE) fuzz FUZZ_SECONDS=30 FUZZ_JOBS=2
+	@rm -f $(BUILD)/check-results; mkdir -p $(BUILD)
+	@st=0; \
+	$(MAKE) test RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
+	$(MAKE) test-asan RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
+	$(MAKE) fuzz FUZZ_SECONDS=30 FUZZ_JOBS=2 RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
+	awk '{ p += $$1; f += $$2; s += $$3 } END { printf "total: %d passed, %d failed, %d skipped\n", p, f, s }' \
+		$(BUILD)/check-results; \
+	exit $$st
 
 # The integration suite again on an AddressSanitizer + UndefinedBehaviorSanitizer build of kprofd
 # and kprofctl (the fixture stays as it is); any sanitizer report fails the run.
@@ -158,7 +163,7 @@ ASAN_BUILD ?= build-asan
 test-asan:
 	$(MAKE) BUILD=$(ASAN_BUILD) OPTFLAGS="-O1 -g" CFLAGS="$(SAN)" $(ASAN_BUILD)/kprofd $(ASAN_BUILD)/kprofctl \
 		$(ASAN_BUILD)/minijit
-	BUILD=$(ASAN_BUILD) SANITIZED=1 bash tests/run.sh --integration-only
+	BUILD=$(ASAN_BUILD) SANITIZED=1 RESULTS_FILE=$(RESULTS_FILE) bash tests/run.sh --integration-only
 
 demo: all
 	BUILD=$(BUILD) bash tests/demo.sh
@@ -167,7 +172,8 @@ bench: all $(BENCH_BINS)
 	BUILD=$(BUILD) bash bench/run.sh
 
 fuzz: $(PROTO_C) $(PROTO_H)
-	BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) bash tests/fuzz/run.sh
+	BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) RESULTS_FILE=$(RESULTS_FILE) \
+		bash tests/fuzz/run.sh
 
 install: all
 	install -D -m 0755 $(BUILD)/kprofd $(DESTDIR)$(PREFIX)/sbin/kprofd

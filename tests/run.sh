@@ -75,5 +75,6 @@ if [ -n "${SANITIZED:-}" ]; then
 fi
 
 echo
+[ -n "${RESULTS_FILE:-}" ] && echo "$passed $failed $skipped" >>"$RESULTS_FILE"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

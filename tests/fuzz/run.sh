@@ -125,9 +125,11 @@ for t in "${TARGETS[@]}"; do
 done
 wait
 
-status=0
+status=0 npass=0 nfail=0
 for t in "${TARGETS[@]}"; do
 	cat "$TMP/$t.result"
-	grep -q '^PASS' "$TMP/$t.result" || status=1
+	if grep -q '^PASS' "$TMP/$t.result"; then npass=$((npass + 1)); else nfail=$((nfail + 1)); status=1; fi
 done
+[ -n "${RESULTS_FILE:-}" ] && echo "$npass $nfail 0" >>"$RESULTS_FILE"
+echo "$npass passed, $nfail failed"
 exit $status
