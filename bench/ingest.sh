@@ -3,9 +3,10 @@
 # time goes (issue 8, item 3). Run as root: `BUILD=build bash bench/ingest.sh` (also run by
 # bench/peers.sh, i.e. `make bench-peers`).
 #
-# Load. One private kprofd (a copy of $BUILD/kprofd, own socket, --state-dir ""); INGEST_PROCS busy processes (default
-# twice the CPUs), attached at INGEST_FREQ Hz (default 4999, kprofctl's maximum): with the
-# default INGEST_LOAD=mixed, half are `minijit --seconds 0` (JIT code named from its perf map)
+# Load. One private kprofd (a copy of $BUILD/kprofd, so that a rebuild during the run cannot
+# give perf report the wrong symbols; own socket, --state-dir ""); INGEST_PROCS busy processes
+# (default twice the CPUs), attached at INGEST_FREQ Hz (default 4999, kprofctl's maximum): with
+# the default INGEST_LOAD=mixed, half are `minijit --seconds 0` (JIT code named from its perf map)
 # and half `node --perf-basic-prof --interpreted-frames-native-stack manystacks.js` (256 JS
 # functions calling each other along random paths 4-11 deep: almost every sample is a new stack,
 # the costly case for the profile tables). cpu-clock sampling fires per CPU, so the machine can
@@ -24,13 +25,14 @@
 #     INGEST_QUOTA_FACTORS times the CPU share it used in phase 1 in turn (default 0.75 0.5 0.35
 #     0.25; the load, hence that share, depends on what else runs), set right after a `status`
 #     and lifted after INGEST_SECONDS and the closing `status`; the first factor that does not
-#     keep up ends the phase. The rate absorbed per CPU-second kprofd got is what one fully busy
-#     core would absorb (a rate the 2-CPU reference machine cannot produce directly); drops show
-#     saturation. kprofd answers a client only once it has emptied the ring buffer, so when it
-#     cannot keep up the closing `status` is not answered: after 5 s the phase is reported as
-#     "did not keep up", with the rate the targets offered (their CPU time x F), and the limit
-#     is lifted. Between the last quota that kept up and the first that did not lies the
-#     capacity of one core. Skipped when no cpu cgroup controller is writable;
+#     keep up ends the phase (if none has kept up yet, the factor doubles, up to 4, as the load
+#     may have grown since phase 1). The rate absorbed per CPU-second kprofd got is what one
+#     fully busy core would absorb (a rate the 2-CPU reference machine cannot produce
+#     directly); drops show saturation. kprofd serves clients between ring-buffer drains, so
+#     when it cannot keep up the closing `status` comes late or not at all: after 5 s the phase
+#     is reported as "did not keep up", with the rate the targets offered (their CPU time x F),
+#     and the limit is lifted. Between the last quota that kept up and the first that did not
+#     lies the capacity of one core. Skipped when no cpu cgroup controller is writable;
 #  4. peers: kprofd detaches, then `perf record -F INGEST_FREQ -g -p PIDS -- sleep
 #     INGEST_SECONDS` and `bpftrace -e 'profile:hz:INGEST_FREQ /pid == ... / { @[ustack] =
 #     count(); } interval:s:INGEST_SECONDS { exit(); }'` (BPFTRACE_CACHE_USER_SYMBOLS=1 and
@@ -44,8 +46,8 @@
 #
 # Environment: BUILD (build), INGEST_SECONDS (8), INGEST_WARMUP (3), INGEST_FREQ (4999),
 # INGEST_PROCS (2 x CPUs), INGEST_LOAD (mixed | minijit | node), INGEST_QUOTA_FACTORS ("0.75
-# 0.5 0.35 0.25"; empty to skip phase 3), PERF (perf binary; phases 2 and 4 and perf stat are skipped if none
-# runs), NODE.
+# 0.5 0.35 0.25"; empty to skip phase 3), PERF (perf binary; phases 2 and 4 and perf stat are
+# skipped if none runs), NODE.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -310,9 +312,9 @@ def measure(procs, seconds, with_perf_stat=False):
 
 
 def measure_quota(procs, cg, pct, seconds):
-    """The quota is set right after an (unthrottled) status; the closing status is answered only
-    once kprofd has emptied the ring buffer, so the phase ends when it answers. If it does not
-    answer within STARVE_S, the quota is lifted and the phase is reported as starved."""
+    """The quota is set right after an (unthrottled) status; the closing status waits behind the
+    ring-buffer drains, so the phase ends when it is answered. If it is not answered within
+    STARVE_S, the quota is lifted and the phase is reported as starved."""
     a = snapshot(procs, status())
     cg.quota(pct)
     time.sleep(seconds)
@@ -571,8 +573,8 @@ def main():
         parts = ["%.1f s late at %g%%" % (m["answer_s"], m["quota"]) for m in slow]
         parts += ["unanswered after %.0f s at %g%%" % (m["starved"], m["quota"])
                   for m in sat if m["starved"]]
-        out.append("Under a quota the closing `status` is answered only when kprofd has emptied "
-                   "the ring buffer (the drain runs to empty before the event loop serves clients): "
+        out.append("Under a quota the closing `status` waits while kprofd works through the ring "
+                   "buffer (the event loop serves clients between drains): "
                    + ", ".join(parts) + ".")
         out.append("")
     starved = [m for m in sat if m["starved"]]

@@ -48,9 +48,10 @@
 # Environment: BUILD (build), PEERS_PAIRS (5), PEERS_ROUNDS (500 minijit rounds, about 1.3 s of
 # CPU), PEERS_NODE_ITERS (700, about 1.3 s), PEERS_FREQS ("99 999"), PEERS_TOOLS ("kprof perf
 # bpftrace"), PEERS_WORKLOADS ("minijit node"), PEERS_NAMING_SECONDS (2; 0 skips the check),
-# PEERS_PARTS ("peers symbolize ingest"), PEERS_BPFTRACE_CACHE (1), PERF (default: the first of perf, /usr/bin/perf_*,
-# /usr/lib/linux-tools*/perf that runs), BPFTRACE (bpftrace), NODE (node); bench/ingest.sh
-# takes INGEST_* variables.
+# PEERS_PARTS ("peers symbolize ingest"), PEERS_BPFTRACE_CACHE (1), PERF (default: the first of
+# perf, /usr/bin/perf_*, /usr/lib/linux-tools*/perf that runs), BPFTRACE (bpftrace), NODE
+# (node); bench/ingest.sh takes INGEST_* variables. The binaries are copied to a private
+# directory first, so a rebuild of the tree during the run changes nothing.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
