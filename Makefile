@@ -18,7 +18,8 @@ VERSION := $(shell cat VERSION 2>/dev/null || echo 0.1.0)
 # Packages the build, the tests and the demo need (Debian 12).
 DEPS := clang llvm make g++ pkg-config golang-go libbpf-dev bpftool libelf-dev zlib1g-dev libsystemd-dev \
 	protobuf-c-compiler libprotobuf-c-dev libcmocka-dev libcapstone-dev libncurses-dev \
-	binutils-dev libinih-dev nodejs procps util-linux tmux python3 systemd
+	binutils-dev libinih-dev nodejs procps util-linux tmux python3 systemd \
+	linux-perf bpftrace
 
 WFLAGS := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
 OPTFLAGS ?= -O2 -g
@@ -56,7 +57,7 @@ UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS ?= 1
 
-.PHONY: all deps check test test-asan unit integration demo bench install uninstall clean help format fuzz
+.PHONY: bench-peers all deps check test test-asan unit integration demo bench install uninstall clean help format fuzz
 
 all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit
 
@@ -69,6 +70,7 @@ help:
 	@echo "make demo      start kprofd, profile minijit, print its hottest JIT functions"
 	@echo "make bench     run benchmarks (results: docs/BENCHMARKS.md)"
 	@echo "make fuzz      run each libFuzzer target for FUZZ_SECONDS (default 60); crashes in $(BUILD)/fuzz/crashes/"
+	@echo "make bench-peers kprof vs perf record/bpftrace, perf-map and ingestion benchmarks (root)"
 	@echo "make install   install into \$$(DESTDIR)\$$(PREFIX) (PREFIX=$(PREFIX))"
 	@echo "make clean     remove $(BUILD)/"
 
@@ -170,6 +172,13 @@ demo: all
 
 bench: all $(BENCH_BINS)
 	BUILD=$(BUILD) bash bench/run.sh
+
+$(BUILD)/symbolize_bench: bench/symbolize_bench.c daemon/perfmap.c daemon/symtab.c $(HDRS) | $(BUILD)
+	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^)
+
+# kprof vs perf record and bpftrace, perf-map symbolization and ingestion (docs/BENCHMARKS.md).
+bench-peers: all $(BUILD)/symbolize_bench
+	BUILD=$(BUILD) bash bench/peers.sh
 
 fuzz: $(PROTO_C) $(PROTO_H)
 	BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) RESULTS_FILE=$(RESULTS_FILE) \

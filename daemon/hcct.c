@@ -175,7 +175,20 @@ static int node_alloc(struct hcct *h, uint32_t *ret)
 	return 0;
 }
 
-/* The child of p with key (id, site), created unmonitored if missing. */
+static void unlink_child(struct hcct *h, uint32_t p, uint32_t v)
+{
+	uint32_t prev = h->nodes[v].prev, next = h->nodes[v].sibling;
+
+	if (prev == HCCT_NONE)
+		h->nodes[p].child = next;
+	else
+		h->nodes[prev].sibling = next;
+	if (next != HCCT_NONE)
+		h->nodes[next].prev = prev;
+}
+
+/* The child of p with key (id, site), created unmonitored if missing; a child found is moved to
+ * the front of its siblings. */
 static int child_get(struct hcct *h, uint32_t p, uint32_t id, uint64_t site, uint32_t *ret)
 {
 	uint32_t x;
@@ -183,6 +196,15 @@ static int child_get(struct hcct *h, uint32_t p, uint32_t id, uint64_t site, uin
 
 	for (x = h->nodes[p].child; x != HCCT_NONE; x = h->nodes[x].sibling)
 		if (h->nodes[x].id == id && h->nodes[x].site == site) {
+			/* Move to front: hot children are found after one or two steps even under
+			 * a node with many cold siblings (the root of a big program). */
+			if (x != h->nodes[p].child) {
+				unlink_child(h, p, x);
+				h->nodes[x].prev = HCCT_NONE;
+				h->nodes[x].sibling = h->nodes[p].child;
+				h->nodes[h->nodes[p].child].prev = x;
+				h->nodes[p].child = x;
+			}
 			*ret = x;
 			return 0;
 		}
@@ -201,18 +223,6 @@ static int child_get(struct hcct *h, uint32_t p, uint32_t id, uint64_t site, uin
 	h->nodes[p].child = x;
 	*ret = x;
 	return 0;
-}
-
-static void unlink_child(struct hcct *h, uint32_t p, uint32_t v)
-{
-	uint32_t prev = h->nodes[v].prev, next = h->nodes[v].sibling;
-
-	if (prev == HCCT_NONE)
-		h->nodes[p].child = next;
-	else
-		h->nodes[prev].sibling = next;
-	if (next != HCCT_NONE)
-		h->nodes[next].prev = prev;
 }
 
 /* Free v and its ancestors while each is an unmonitored leaf no cursor stands on. */
