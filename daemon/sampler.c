@@ -20,7 +20,7 @@
 struct sampler {
 	struct manager *m;
 	struct ring_buffer *rb;
-	bool draining; /* libbpf's consume is not reentrant: a record handler may ask to drain */
+	bool draining;	 /* libbpf's consume is not reentrant: a record handler may ask to drain */
 	unsigned budget; /* records left in this drain */
 };
 
