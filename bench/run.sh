@@ -12,3 +12,7 @@ cd "$root"
 export BUILD=${BUILD:-build}
 
 bash bench/slowdown.sh
+bash bench/calls.sh
+mkdir -p "$BUILD/bench"
+"$BUILD/bench_hcct" | tee "$BUILD/bench/hcct.md"
+"$BUILD/bench_ksf" | tee "$BUILD/bench/ksf.md"

@@ -366,6 +366,12 @@ for r in rows:
 out.append("")
 out.append("Median time from the ready line to the end of `kprofctl attach`: %s."
            % ", ".join("%.1f ms at %d Hz" % (r["attach_ms_med"], r["freq"]) for r in rows))
+alone_pct = 100.0 / int(env["BENCH_NPROC"])
+if busy_pct > alone_pct + 10:
+    out.append("")
+    out.append("**Warning: the CPUs were %.0f%% busy where the benchmark alone keeps them about "
+               "%.0f%% busy: other processes ran during the measured pairs and the times are "
+               "disturbed (see CPU / wall).**" % (busy_pct, alone_pct + 2))
 if any(r["drops"] for r in rows):
     out.append("")
     out.append("**Warning: ring-buffer drops during profiled runs; the samples and CPU per "
@@ -383,6 +389,8 @@ with open(os.path.join(OUT_DIR, "slowdown.csv"), "w") as fh:
                     p["cpu"], p["samples"], p["cpu_ns"], u["cpu_ns"], p["drops"],
                     p["attach_s"]))
 sys.stdout.write(text)
+if busy_pct > alone_pct + 10:
+    log("warning: other processes used the CPUs during the measured pairs (see the table)")
 if any(r["drops"] for r in rows):
     log("warning: ring-buffer drops during profiled runs (see the table)")
 log("wrote %s and %s" % (os.path.join(OUT_DIR, "slowdown.md"),
