@@ -76,6 +76,10 @@ struct tsym {
 	char pm_path[256];
 	char pm_module[64];
 	bool pm_warned;
+	/* The file's first bytes as last read: a file replaced by one that got the same inode
+	 * number (freed and reused) is told apart by its content, not by stat. */
+	char pm_head[64];
+	size_t pm_head_len;
 	char *demangled; /* last demangled name, valid until the next resolve */
 };
 
@@ -468,13 +472,20 @@ void tsym_refresh(struct tsym *ts)
 	uint64_t budget = PERFMAP_READ_PER_REFRESH;
 	char buf[65536];
 	int added = 0;
-	bool reset = false;
+	bool reset = false, replaced = false;
 
 	ts->pm_refreshed_ns = now_ns(CLOCK_MONOTONIC);
 	fd = perfmap_open(ts, &st);
 	if (fd < 0)
 		return;
-	if (st.st_dev != ts->pm_dev || st.st_ino != ts->pm_ino ||
+	if (st.st_dev == ts->pm_dev && st.st_ino == ts->pm_ino && ts->pm_head_len) {
+		char head[sizeof(ts->pm_head)];
+
+		if (pread(fd, head, ts->pm_head_len, 0) != (ssize_t)ts->pm_head_len ||
+		    memcmp(head, ts->pm_head, ts->pm_head_len))
+			replaced = true; /* same inode number, other content */
+	}
+	if (replaced || st.st_dev != ts->pm_dev || st.st_ino != ts->pm_ino ||
 	    (uint64_t)st.st_size < ts->pm_off) {
 		if (ts->pm_ino)
 			ts->pm_reloads++;
@@ -482,6 +493,7 @@ void tsym_refresh(struct tsym *ts)
 		ts->pm_dev = st.st_dev;
 		ts->pm_ino = st.st_ino;
 		ts->pm_off = 0;
+		ts->pm_head_len = 0;
 		reset = true;
 	}
 	while (budget > 0) {
@@ -492,6 +504,14 @@ void tsym_refresh(struct tsym *ts)
 			continue;
 		if (n <= 0)
 			break;
+		if (ts->pm_off < sizeof(ts->pm_head)) {
+			size_t k = sizeof(ts->pm_head) - ts->pm_off;
+
+			if (k > (size_t)n)
+				k = n;
+			memcpy(ts->pm_head + ts->pm_off, buf, k);
+			ts->pm_head_len = ts->pm_off + k;
+		}
 		r = perfmap_feed(ts->pm, buf, n);
 		if (r < 0)
 			break;
