@@ -9,6 +9,21 @@
  * A takeover evicts the lowest slot holding the minimum (§1.3), and the victim, if now an
  * unmonitored leaf that no cursor stands on, is freed with every ancestor left the same way
  * (Algorithm 1). New children go to the head of the sibling list ([R]).
+ *
+ * Child index. A lookup scans the sibling list with move-to-front, which finds a hot child at
+ * once but costs the whole degree when children are equally likely (random paths through a big
+ * program put hundreds of children under one node). So a lookup that scans more than INDEX_MIN
+ * siblings indexes the parent, as the k-SF does (ksf.c): its children also go into one table for
+ * the whole tree, open addressing with linear probing keyed by (parent, id, site), and later
+ * lookups under that parent are expected O(1) whatever its degree. A slot is 8 bytes, the key's
+ * 32-bit hash and the node; the key itself is read from the node, which a hit reads anyway.
+ * Pruning a child of an indexed node deletes its entry by backward shift, so there are no
+ * tombstones and probe lengths depend on the live entries only. The lists stay complete (queries,
+ * pruning and the checker walk them); an indexed node stays indexed until it is freed. Entries
+ * are children of live nodes, so fewer than max_nodes, and the table is kept at most half full:
+ * it grows by doubling up to 2^ceil(log2(2 max_nodes)) slots and never shrinks. If it cannot
+ * grow when a node would be indexed, the node is left to its list; under an indexed node, a new
+ * child that finds no room fails with -ENOMEM like a node the pool cannot hold.
  */
 #include <errno.h>
 #include <float.h>
@@ -27,16 +42,29 @@ struct hnode {
 	uint32_t parent;
 	uint32_t child;
 	uint32_t sibling;
-	uint32_t prev; /* previous sibling, HCCT_NONE for the first child: O(1) unlink */
-	uint32_t slot; /* HCCT_NONE: not monitored */
-	uint32_t pins; /* cursors standing on this node */
-	uint32_t pad;  /* explicit: the node is 40 bytes either way */
+	uint32_t prev;	/* previous sibling, HCCT_NONE for the first child: O(1) unlink */
+	uint32_t slot;	/* HCCT_NONE: not monitored */
+	uint32_t pins;	/* cursors standing on this node */
+	uint32_t flags; /* HN_INDEXED */
+};
+
+enum {
+	HN_INDEXED = 1u << 0, /* the children are in the child index too */
+};
+
+#define INDEX_MIN 8u	    /* index a node once a lookup scans more siblings than this */
+#define INDEX_MIN_SLOTS 64u /* the table's first size */
+
+/* A child-index slot: node HCCT_NONE is empty. */
+struct islot {
+	uint32_t hash; /* key_hash(parent, id, site) of the node */
+	uint32_t node;
 };
 
 _Static_assert(sizeof(struct hnode) == 40, "MCCT node size");
 /* No implicit padding in what callers may copy, compare or serialize. */
 _Static_assert(sizeof(struct hcct_entry) == 48, "hcct_entry padding");
-_Static_assert(sizeof(struct hcct_stats) == 64 + 3 * sizeof(size_t), "hcct_stats padding");
+_Static_assert(sizeof(struct hcct_stats) == 72 + 3 * sizeof(size_t), "hcct_stats padding");
 
 struct hcct {
 	struct hnode *nodes;
@@ -46,6 +74,9 @@ struct hcct {
 	uint32_t live;
 	uint32_t peak;
 	uint32_t max_nodes, max_depth, flags;
+
+	struct islot *idx; /* child index, NULL until a node is indexed */
+	uint32_t idx_nslots, idx_used, indexed;
 
 	uint32_t m, used;
 	uint32_t *slot_node;
@@ -99,7 +130,8 @@ int hcct_new(const struct hcct_params *p, struct hcct **ret)
 	uint64_t max_nodes;
 
 	if (!p || !ret || p->slots < 1 || p->slots > HCCT_MAX_SLOTS ||
-	    p->max_nodes > HCCT_MAX_NODES || (p->flags & ~(uint32_t)HCCT_EAGER_MIN))
+	    p->max_nodes > HCCT_MAX_NODES ||
+	    (p->flags & ~(uint32_t)(HCCT_EAGER_MIN | HCCT_NO_INDEX)))
 		return -EINVAL;
 	max_nodes = p->max_nodes ? p->max_nodes : 32 * (uint64_t)p->slots + 1024;
 	if (max_nodes > HCCT_MAX_NODES)
@@ -137,6 +169,7 @@ void hcct_free(struct hcct *h)
 	if (!h)
 		return;
 	free(h->nodes);
+	free(h->idx);
 	free(h->slot_node);
 	free(h->cnt);
 	free(h->err);
@@ -187,30 +220,123 @@ static void unlink_child(struct hcct *h, uint32_t p, uint32_t v)
 		h->nodes[next].prev = prev;
 }
 
-/* The child of p with key (id, site), created unmonitored if missing; a child found is moved to
- * the front of its siblings. */
-static int child_get(struct hcct *h, uint32_t p, uint32_t id, uint64_t site, uint32_t *ret)
-{
-	uint32_t x;
-	int r;
+/* ---- child index ---- */
 
-	for (x = h->nodes[p].child; x != HCCT_NONE; x = h->nodes[x].sibling)
-		if (h->nodes[x].id == id && h->nodes[x].site == site) {
-			/* Move to front: hot children are found after one or two steps even under
-			 * a node with many cold siblings (the root of a big program). */
-			if (x != h->nodes[p].child) {
-				unlink_child(h, p, x);
-				h->nodes[x].prev = HCCT_NONE;
-				h->nodes[x].sibling = h->nodes[p].child;
-				h->nodes[h->nodes[p].child].prev = x;
-				h->nodes[p].child = x;
-			}
-			*ret = x;
-			return 0;
+static uint32_t key_hash(uint32_t p, uint32_t id, uint64_t site)
+{
+	uint64_t x = ((uint64_t)p << 32 | id) ^ (site * 0x9e3779b97f4a7c15ULL);
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return (uint32_t)x;
+}
+
+/* The slot holding p's child (id, site), or the empty slot where it would go. */
+static struct islot *index_find(const struct hcct *h, uint32_t hash, uint32_t p, uint32_t id,
+				uint64_t site)
+{
+	uint32_t mask = h->idx_nslots - 1, j = hash & mask;
+
+	for (;; j = (j + 1) & mask) {
+		struct islot *s = &h->idx[j];
+		const struct hnode *x;
+
+		if (s->node == HCCT_NONE)
+			return s;
+		x = &h->nodes[s->node];
+		if (s->hash == hash && x->parent == p && x->id == id && x->site == site)
+			return s;
+	}
+}
+
+static void index_put(struct hcct *h, uint32_t x)
+{
+	const struct hnode *nx = &h->nodes[x];
+	uint32_t hash = key_hash(nx->parent, nx->id, nx->site);
+	uint32_t mask = h->idx_nslots - 1, j = hash & mask;
+
+	while (h->idx[j].node != HCCT_NONE)
+		j = (j + 1) & mask;
+	h->idx[j] = (struct islot){hash, x};
+	h->idx_used++;
+}
+
+/* Room for `want` entries at load <= 1/2. want < max_nodes, so the table stays within
+ * 2^ceil(log2(2 max_nodes)) slots. */
+static int index_reserve(struct hcct *h, uint64_t want)
+{
+	uint64_t n = h->idx_nslots ? h->idx_nslots : INDEX_MIN_SLOTS;
+	struct islot *t, *old = h->idx;
+	uint32_t old_n = h->idx_nslots;
+
+	while (n < 2 * want)
+		n *= 2;
+	if (n == h->idx_nslots)
+		return 0;
+	t = malloc(n * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (uint64_t j = 0; j < n; j++)
+		t[j] = (struct islot){0, HCCT_NONE};
+	h->idx = t;
+	h->idx_nslots = (uint32_t)n;
+	for (uint32_t j = 0; j < old_n; j++)
+		if (old[j].node != HCCT_NONE) {
+			uint32_t k = old[j].hash & (h->idx_nslots - 1);
+
+			while (t[k].node != HCCT_NONE)
+				k = (k + 1) & (h->idx_nslots - 1);
+			t[k] = old[j];
 		}
-	r = node_alloc(h, &x);
-	if (r < 0)
-		return r;
+	free(old);
+	return 0;
+}
+
+/* Put p's children into the index; p is left to its list if the table cannot grow. */
+static void index_children(struct hcct *h, uint32_t p)
+{
+	uint32_t d = 0;
+
+	for (uint32_t c = h->nodes[p].child; c != HCCT_NONE; c = h->nodes[c].sibling)
+		d++;
+	if (index_reserve(h, (uint64_t)h->idx_used + d) < 0)
+		return;
+	for (uint32_t c = h->nodes[p].child; c != HCCT_NONE; c = h->nodes[c].sibling)
+		index_put(h, c);
+	h->nodes[p].flags |= HN_INDEXED;
+	h->indexed++;
+}
+
+/* Remove x, a child of an indexed node, by backward shift: every entry after the hole in its
+ * probe run moves into it unless that would put it before its home slot. */
+static void index_del(struct hcct *h, uint32_t x)
+{
+	const struct hnode *nx = &h->nodes[x];
+	uint32_t mask = h->idx_nslots - 1;
+	uint32_t j = key_hash(nx->parent, nx->id, nx->site) & mask, i;
+
+	while (h->idx[j].node != x)
+		j = (j + 1) & mask;
+	for (i = j;;) {
+		i = (i + 1) & mask;
+		if (h->idx[i].node == HCCT_NONE)
+			break;
+		if (((i - (h->idx[i].hash & mask)) & mask) >= ((i - j) & mask)) {
+			h->idx[j] = h->idx[i];
+			j = i;
+		}
+	}
+	h->idx[j] = (struct islot){0, HCCT_NONE};
+	h->idx_used--;
+}
+
+/* ---- child lookup ---- */
+
+static void link_child(struct hcct *h, uint32_t p, uint32_t x, uint32_t id, uint64_t site)
+{
 	h->nodes[x] = (struct hnode){.site = site,
 				     .id = id,
 				     .parent = p,
@@ -221,6 +347,66 @@ static int child_get(struct hcct *h, uint32_t p, uint32_t id, uint64_t site, uin
 	if (h->nodes[p].child != HCCT_NONE)
 		h->nodes[h->nodes[p].child].prev = x;
 	h->nodes[p].child = x;
+}
+
+/* child_get under an indexed p. */
+static int child_get_indexed(struct hcct *h, uint32_t p, uint32_t id, uint64_t site, uint32_t *ret)
+{
+	uint32_t hash = key_hash(p, id, site), x;
+	struct islot *s = index_find(h, hash, p, id, site);
+	int r;
+
+	if (s->node != HCCT_NONE) {
+		*ret = s->node;
+		return 0;
+	}
+	if ((uint64_t)2 * (h->idx_used + 1) > h->idx_nslots) {
+		r = index_reserve(h, (uint64_t)h->idx_used + 1);
+		if (r < 0)
+			return r;
+		s = index_find(h, hash, p, id, site);
+	}
+	r = node_alloc(h, &x);
+	if (r < 0)
+		return r;
+	link_child(h, p, x, id, site);
+	*s = (struct islot){hash, x};
+	h->idx_used++;
+	*ret = x;
+	return 0;
+}
+
+/* The child of p with key (id, site), created unmonitored if missing. Under a node that is not
+ * indexed, a child found is moved to the front of its siblings, and a scan longer than INDEX_MIN
+ * indexes the node. */
+static int child_get(struct hcct *h, uint32_t p, uint32_t id, uint64_t site, uint32_t *ret)
+{
+	uint32_t x, scans = 0;
+	int r;
+
+	if (h->nodes[p].flags & HN_INDEXED)
+		return child_get_indexed(h, p, id, site, ret);
+	for (x = h->nodes[p].child; x != HCCT_NONE; x = h->nodes[x].sibling) {
+		scans++;
+		if (h->nodes[x].id == id && h->nodes[x].site == site)
+			break;
+	}
+	if (x == HCCT_NONE) {
+		r = node_alloc(h, &x);
+		if (r < 0)
+			return r;
+		link_child(h, p, x, id, site);
+	} else if (x != h->nodes[p].child) {
+		/* Move to front: hot children are found after one or two steps even under a node
+		 * with many cold siblings (the root of a big program). */
+		unlink_child(h, p, x);
+		h->nodes[x].prev = HCCT_NONE;
+		h->nodes[x].sibling = h->nodes[p].child;
+		h->nodes[h->nodes[p].child].prev = x;
+		h->nodes[p].child = x;
+	}
+	if (scans > INDEX_MIN && !(h->flags & HCCT_NO_INDEX))
+		index_children(h, p);
 	*ret = x;
 	return 0;
 }
@@ -235,6 +421,11 @@ static void prune_up(struct hcct *h, uint32_t v)
 		if (x->child != HCCT_NONE || x->slot != HCCT_NONE || x->pins)
 			return;
 		unlink_child(h, p, v);
+		if (h->nodes[p].flags & HN_INDEXED)
+			index_del(h, v);
+		if (x->flags & HN_INDEXED) /* no children left: no entries */
+			h->indexed--;
+		x->flags = 0;
 		x->parent = HN_FREE;
 		x->sibling = h->free_head;
 		h->free_head = v;
@@ -654,9 +845,12 @@ void hcct_get_stats(const struct hcct *h, struct hcct_stats *st)
 	    .slots = h->m,
 	    .monitored = h->used,
 	    .max_nodes = h->max_nodes,
+	    .indexed = h->indexed,
+	    .index_entries = h->idx_used,
 	    .nodes = h->live,
 	    .peak_nodes = h->peak,
 	    .bytes = sizeof(*h) + (size_t)h->nodes_cap * sizeof(struct hnode) +
+		     (size_t)h->idx_nslots * sizeof(struct islot) +
 		     (size_t)h->m * (sizeof(*h->slot_node) + sizeof(*h->cnt) + sizeof(*h->err)),
 	};
 }
@@ -735,11 +929,51 @@ static int check_node(const struct hcct *h, uint32_t v, uint32_t depth, uint8_t 
 	return 0;
 }
 
+/* The child index: load <= 1/2 within its cap, every entry a child of an indexed node, with
+ * its key's hash, where a lookup of that key stops. check_tree() checks the converse. */
+static int check_index(const struct hcct *h)
+{
+	uint64_t cap = INDEX_MIN_SLOTS, used = 0;
+
+	while (cap < 2 * (uint64_t)h->max_nodes)
+		cap *= 2;
+	if (!h->idx)
+		return h->idx_nslots || h->idx_used || h->indexed ? -EUCLEAN : 0;
+	if (h->idx_nslots & (h->idx_nslots - 1) || h->idx_nslots < INDEX_MIN_SLOTS ||
+	    h->idx_nslots > cap || 2 * (uint64_t)h->idx_used > h->idx_nslots)
+		return -EUCLEAN;
+	for (uint32_t j = 0; j < h->idx_nslots; j++) {
+		const struct islot *s = &h->idx[j];
+		const struct hnode *x;
+
+		if (s->node == HCCT_NONE)
+			continue;
+		used++;
+		if (s->node == ROOT || s->node >= h->nodes_used)
+			return -EUCLEAN;
+		x = &h->nodes[s->node];
+		if (x->parent == HN_FREE || x->parent >= h->nodes_used ||
+		    !(h->nodes[x->parent].flags & HN_INDEXED) ||
+		    s->hash != key_hash(x->parent, x->id, x->site))
+			return -EUCLEAN;
+	}
+	if (used != h->idx_used)
+		return -EUCLEAN;
+	for (uint32_t j = 0; j < h->idx_nslots; j++) { /* every node is valid: look them up */
+		const struct islot *s = &h->idx[j];
+		const struct hnode *x = &h->nodes[s->node == HCCT_NONE ? ROOT : s->node];
+
+		if (s->node != HCCT_NONE && index_find(h, s->hash, x->parent, x->id, x->site) != s)
+			return -EUCLEAN;
+	}
+	return 0;
+}
+
 /* H4 over the whole tree: returns the number of live, monitored nodes and pins found. */
 static int check_tree(const struct hcct *h, uint8_t *seen, uint32_t *stack, uint32_t *depth,
 		      struct pending *tmp)
 {
-	uint64_t live = 0, mon = 0, pins = 0;
+	uint64_t live = 0, mon = 0, pins = 0, indexed = 0, entries = 0;
 	size_t top = 0;
 	int r;
 
@@ -757,11 +991,21 @@ static int check_tree(const struct hcct *h, uint8_t *seen, uint32_t *stack, uint
 		live++;
 		mon += h->nodes[v].slot != HCCT_NONE;
 		pins += h->nodes[v].pins;
+		indexed += !!(h->nodes[v].flags & HN_INDEXED);
 		for (uint32_t c = h->nodes[v].child, prev = HCCT_NONE; c != HCCT_NONE;
 		     prev = c, c = h->nodes[c].sibling) {
+			const struct hnode *x;
+
 			if (c >= h->nodes_used || h->nodes[c].parent != v ||
 			    h->nodes[c].prev != prev || top >= h->live)
 				return -EUCLEAN;
+			x = &h->nodes[c];
+			if (h->nodes[v].flags & HN_INDEXED) { /* every child is in the index */
+				if (index_find(h, key_hash(v, x->id, x->site), v, x->id, x->site)
+					->node != c)
+					return -EUCLEAN;
+				entries++;
+			}
 			stack[top] = c;
 			depth[top++] = d + 1;
 		}
@@ -769,7 +1013,8 @@ static int check_tree(const struct hcct *h, uint8_t *seen, uint32_t *stack, uint
 		if (r < 0)
 			return r;
 	}
-	if (live != h->live || mon != h->used || pins != h->pins_total)
+	if (live != h->live || mon != h->used || pins != h->pins_total || indexed != h->indexed ||
+	    entries != h->idx_used)
 		return -EUCLEAN;
 	return 0;
 }
@@ -799,6 +1044,8 @@ int hcct_check(const struct hcct *h)
 	    h->live < 1 || h->live > h->nodes_used || h->peak < h->live)
 		return -EUCLEAN;
 	r = check_slots(h);
+	if (r == 0)
+		r = check_index(h);
 	if (r < 0)
 		return r;
 	seen = calloc(h->nodes_used, 1);

@@ -24,7 +24,10 @@
  * The lazy minimum costs O(1) amortized with unit weights; a large weight can cost O(m).
  *
  * Memory is bounded by eps, never by the stream length: sizeof(struct hcct) + 20 m bytes for M,
- * plus 40 bytes per slot of the node pool, which grows by doubling up to max_nodes. Live
+ * plus 40 bytes per slot of the node pool, which grows by doubling up to max_nodes, plus the
+ * child index: the children of a node that has needed a scan of more than 8 siblings are also
+ * kept in a hash table of 8-byte slots, at most half full, that grows by doubling up to
+ * max(64, 2^ceil(log2(2 max_nodes))) slots (at most 32 bytes per node of max_nodes). Live
  * nodes <= 1 + (m + C) D, where C is the number of cursors away from the root and D <= max_depth
  * the longest context: only monitored contexts, their ancestors and cursor paths are kept.
  * Events that would exceed max_nodes or max_depth are refused and counted in `lost`.
@@ -48,13 +51,17 @@ struct hcct_params {
 	uint32_t slots;	    /* m = ceil(1/eps), 1..HCCT_MAX_SLOTS; see hcct_slots_for_eps() */
 	uint32_t max_nodes; /* MCCT node cap, root included; 0: 32 m + 1024 */
 	uint32_t max_depth; /* longest context kept; 0: HCCT_DEFAULT_MAX_DEPTH */
-	uint32_t flags;	    /* HCCT_EAGER_MIN */
+	uint32_t flags;	    /* HCCT_EAGER_MIN, HCCT_NO_INDEX */
 };
 
 enum {
 	/* Find the minimum with a full scan on every takeover instead of lazily. Same victims
 	 * (§5 H6), slower: for tests and benchmarks. */
 	HCCT_EAGER_MIN = 1u << 0,
+	/* Never index children: every lookup scans the sibling list (with move-to-front), as
+	 * before the child index. Same results, slower on high-degree nodes: for tests and
+	 * benchmarks. */
+	HCCT_NO_INDEX = 1u << 1,
 };
 
 /* A thread's position in the tree for enter/exit events. Owned by the caller; the fields are
@@ -98,19 +105,21 @@ struct hcct_tree {
 };
 
 struct hcct_stats {
-	uint64_t n;	    /* N: enters + total sample weight accepted */
-	uint64_t lost;	    /* enters + sample weight refused (caps, depth) */
-	uint64_t evictions; /* Space-Saving takeovers */
-	uint64_t pruned;    /* nodes freed */
-	uint64_t rescans;   /* full scans of M for the minimum */
-	uint64_t min;	    /* lazy minimum (<= the true minimum of M) */
-	uint32_t min_idx;   /* lazy minimum's slot */
-	uint32_t slots;	    /* m */
-	uint32_t monitored; /* |M| */
-	uint32_t max_nodes; /* node cap */
-	size_t nodes;	    /* live MCCT nodes, root included */
+	uint64_t n;		/* N: enters + total sample weight accepted */
+	uint64_t lost;		/* enters + sample weight refused (caps, depth) */
+	uint64_t evictions;	/* Space-Saving takeovers */
+	uint64_t pruned;	/* nodes freed */
+	uint64_t rescans;	/* full scans of M for the minimum */
+	uint64_t min;		/* lazy minimum (<= the true minimum of M) */
+	uint32_t min_idx;	/* lazy minimum's slot */
+	uint32_t slots;		/* m */
+	uint32_t monitored;	/* |M| */
+	uint32_t max_nodes;	/* node cap */
+	uint32_t indexed;	/* live nodes whose children are in the child index */
+	uint32_t index_entries; /* children in the child index */
+	size_t nodes;		/* live MCCT nodes, root included */
 	size_t peak_nodes;
-	size_t bytes; /* memory held */
+	size_t bytes; /* memory held, child index included */
 };
 
 /* m = ceil(1/eps) for eps in (0, 1], with 1/eps within 1e-9 of an integer taken as that
@@ -170,7 +179,9 @@ void hcct_get_stats(const struct hcct *h, struct hcct_stats *st);
 /* Verify the invariants of ALGORITHMS.md §5 that need no oracle: H1 (counters sum to N), H2
  * (|M| <= m; min <= floor(N/m) once full; lazy minimum consistent), H3's err <= min, H4 (tree
  * links, unique sibling keys, every unmonitored node has a monitored or pinned descendant, free
- * list apart), pin totals and depths. O(nodes + m), allocates. 0, -EUCLEAN, or -ENOMEM. */
+ * list apart), pin totals and depths, and that the child index holds exactly the children of
+ * the indexed nodes, each where a lookup finds it. O(nodes + m + index slots), allocates. 0,
+ * -EUCLEAN, or -ENOMEM. */
 int hcct_check(const struct hcct *h);
 
 #endif

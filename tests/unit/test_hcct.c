@@ -1279,6 +1279,240 @@ static void test_memory_bound(void **state)
 	hcct_free(h);
 }
 
+/* ---- the child index ---- */
+
+/* Two HCCTs fed the same stream, one of them without the child index, hold the same state:
+ * snapshots list siblings by key, so they are identical entry for entry. */
+static void expect_same(const struct hcct *h, const struct hcct *g)
+{
+	struct hcct_tree *a = snapshot(h), *b = snapshot(g);
+	struct hcct_stats sa = stats(h), sb = stats(g);
+
+	assert_int_equal(a->len, b->len);
+	assert_memory_equal(a->entries, b->entries, a->len * sizeof(*a->entries));
+	assert_int_equal(sa.n, sb.n);
+	assert_int_equal(sa.lost, sb.lost);
+	assert_int_equal(sa.evictions, sb.evictions);
+	assert_int_equal(sa.pruned, sb.pruned);
+	assert_int_equal(sa.min, sb.min);
+	assert_int_equal(sa.min_idx, sb.min_idx);
+	assert_int_equal(sa.nodes, sb.nodes);
+	assert_int_equal(sb.indexed, 0);
+	assert_int_equal(sb.index_entries, 0);
+	hcct_tree_free(a);
+	hcct_tree_free(b);
+}
+
+/* A node with thousands of children: every lookup goes through the index, by sampled stacks
+ * and by cursors; then evictions prune most of them and finally the node itself. */
+static void test_index_wide(void **state)
+{
+	const uint32_t k = 5000, half = k / 2;
+	struct hcct *h = new_hcct(2 * k, 0, 0, 0), *g = new_hcct(2 * k, 0, 0, HCCT_NO_INDEX);
+	struct cct *c = new_cct(0, 0);
+	uint32_t ids[2] = {0, 0};
+	uint64_t sites[2] = {0, 0};
+	struct hcct_stats st, sg;
+
+	(void)state;
+	for (uint64_t pass = 0; pass < 3; pass++)
+		for (uint32_t i = 0; i < k; i++) {
+			uint64_t w = 1 + i % 3 + pass;
+
+			ids[1] = 100 + i % half; /* keys differ by id and by call site */
+			sites[1] = i / half;
+			assert_int_equal(hcct_add_stack_sites(h, ids, sites, 2, w), 0);
+			assert_int_equal(hcct_add_stack_sites(g, ids, sites, 2, w), 0);
+			assert_int_equal(cct_add_stack_sites(c, ids, sites, 2, w), 0);
+			if (pass == 0 && i % 997 == 0)
+				check(h);
+		}
+	check(h);
+	st = stats(h);
+	assert_int_equal(st.nodes, 2 + k); /* root, main and its children: no duplicates */
+	assert_int_equal(st.indexed, 1);
+	assert_int_equal(st.index_entries, k);
+	assert_int_equal(st.evictions, 0);
+	check_against(h, c, false, false); /* every count exact */
+	expect_same(h, g);
+	/* the table is counted: at most half full, so at least 2k slots of 8 bytes */
+	sg = stats(g);
+	assert_true(st.bytes >= sg.bytes + 2 * k * 8);
+
+	/* enters find the same children through the index, below a cursor */
+	assert_int_equal(hcct_enter(h, 0, 0), 0);
+	assert_int_equal(hcct_enter(g, 0, 0), 0);
+	assert_int_equal(cct_enter(c, 0, 0), 0);
+	for (uint32_t i = k; i-- > 0;) {
+		assert_int_equal(hcct_enter(h, 100 + i % half, i / half), 0);
+		assert_int_equal(hcct_enter(g, 100 + i % half, i / half), 0);
+		assert_int_equal(cct_enter(c, 100 + i % half, i / half), 0);
+		assert_int_equal(hcct_exit(h), 0);
+		assert_int_equal(hcct_exit(g), 0);
+		assert_int_equal(cct_exit(c), 0);
+	}
+	assert_int_equal(stats(h).nodes, 2 + k);
+	check(h);
+	check_against(h, c, true, false);
+	expect_same(h, g);
+	assert_int_equal(hcct_exit(h), 0);
+	assert_int_equal(hcct_exit(g), 0);
+	assert_int_equal(cct_exit(c), 0);
+	hcct_free(h);
+	hcct_free(g);
+	cct_free(c);
+
+	/* few slots: most children are evicted and pruned, and their entries go with them */
+	h = new_hcct(64, 0, 0, 0);
+	g = new_hcct(64, 0, 0, HCCT_NO_INDEX);
+	for (uint32_t i = 0; i < 4 * k; i++) {
+		ids[1] = 100 + (i * 7919u) % k;
+		assert_int_equal(hcct_add_stack(h, ids, 2, 1), 0);
+		assert_int_equal(hcct_add_stack(g, ids, 2, 1), 0);
+		if (i % 1009 == 0) {
+			check(h);
+			expect_same(h, g);
+		}
+	}
+	check(h);
+	expect_same(h, g);
+	st = stats(h);
+	assert_true(st.pruned > k);
+	assert_int_equal(st.indexed, 1);
+	assert_int_equal(st.index_entries, st.nodes - 2); /* main's children, all in the index */
+	/* other contexts take every slot over: main's children go, then main itself */
+	ids[0] = 1;
+	for (uint32_t i = 0; i < 64 * 64; i++) {
+		ids[1] = i % 64;
+		assert_int_equal(hcct_add_stack(h, ids, 2, 1), 0);
+		assert_int_equal(hcct_add_stack(g, ids, 2, 1), 0);
+	}
+	check(h);
+	expect_same(h, g);
+	st = stats(h);
+	assert_int_equal(st.nodes, 2 + 64);
+	assert_int_equal(st.indexed, 1); /* init, whose 64 children needed long scans */
+	assert_int_equal(st.index_entries, 64);
+	hcct_free(h);
+	hcct_free(g);
+}
+
+/* The table's memory stays within its cap however many nodes get indexed and freed. */
+static void test_index_cap(void **state)
+{
+	const uint32_t max_nodes = 300;
+	struct hcct *h = new_hcct(200, max_nodes, 0, 0);
+	struct hcct *g = new_hcct(200, max_nodes, 0, HCCT_NO_INDEX);
+	struct rng r = {99};
+	size_t cap_bytes = 8 * 1024; /* 2^ceil(log2(2 * 300)) slots of 8 bytes */
+
+	(void)state;
+	for (int i = 0; i < 40000; i++) {
+		uint32_t ids[3] = {below(&r, 3), 50 + below(&r, 400), 500 + below(&r, 40)};
+		size_t n = 1 + below(&r, 3);
+		int a = hcct_add_stack(h, ids, n, 1), b = hcct_add_stack(g, ids, n, 1);
+
+		assert_int_equal(a, b);
+		assert_true(a == 0 || a == -ENOSPC);
+		if (i % 4001 == 0) {
+			check(h);
+			expect_same(h, g);
+		}
+		assert_true(stats(h).bytes <= stats(g).bytes + cap_bytes);
+	}
+	check(h);
+	expect_same(h, g);
+	assert_true(stats(h).lost > 0);
+	assert_true(stats(h).indexed > 0);
+	hcct_free(h);
+	hcct_free(g);
+}
+
+/* Random enters, exits (two cursors) and stacks over a wide fan-out, with and without the index
+ * and against the exact CCT; hcct_check after every event. */
+static void index_trace(struct rng *r, uint32_t m, uint32_t max_nodes, size_t len, uint32_t nnames,
+			uint32_t nsites, uint32_t *max_indexed)
+{
+	struct hcct *h = new_hcct(m, max_nodes, 0, 0),
+		    *g = new_hcct(m, max_nodes, 0, HCCT_NO_INDEX);
+	struct cct *c = new_cct(0, 0);
+	struct hcct_cursor hc[2] = {0}, gc[2] = {0};
+	struct cct_cursor cc[2] = {0};
+	uint32_t depth[2] = {0}, lost[2] = {0};
+
+	for (size_t i = 0; i < len; i++) {
+		uint32_t k = below(r, 3), id = skewed(r, nnames), site = below(r, nsites);
+		int a, b;
+
+		if (k == 2) {
+			uint32_t ids[5];
+			uint64_t sites[5];
+			size_t n = 1 + below(r, 5);
+
+			for (size_t j = 0; j < n; j++) {
+				ids[j] = j ? below(r, nnames) : below(r, 3);
+				sites[j] = below(r, nsites);
+			}
+			a = hcct_add_stack_sites(h, ids, sites, n, 1);
+			b = hcct_add_stack_sites(g, ids, sites, n, 1);
+			assert_int_equal(a, b);
+			if (a == 0)
+				assert_int_equal(cct_add_stack_sites(c, ids, sites, n, 1), 0);
+		} else if (depth[k] && (below(r, 100) < 45 || depth[k] >= 6)) {
+			assert_int_equal(hcct_cursor_exit(h, &hc[k]), 0);
+			assert_int_equal(hcct_cursor_exit(g, &gc[k]), 0);
+			if (lost[k])
+				lost[k]--;
+			else
+				assert_int_equal(cct_cursor_exit(c, &cc[k]), 0);
+			depth[k]--;
+		} else {
+			a = hcct_cursor_enter(h, &hc[k], id, site);
+			b = hcct_cursor_enter(g, &gc[k], id, site);
+			assert_int_equal(a, b);
+			if (a == 0 && !lost[k])
+				assert_int_equal(cct_cursor_enter(c, &cc[k], id, site), 0);
+			else
+				lost[k]++;
+			depth[k]++;
+		}
+		check(h);
+		if (stats(h).indexed > *max_indexed)
+			*max_indexed = stats(h).indexed;
+		if (i % 64 == 0)
+			expect_same(h, g);
+	}
+	expect_same(h, g);
+	if (!stats(h).lost)
+		check_against(h, c, depth[0] || depth[1], false);
+	for (int k = 0; k < 2; k++) {
+		hcct_cursor_release(h, &hc[k]);
+		hcct_cursor_release(g, &gc[k]);
+	}
+	check(h);
+	expect_same(h, g);
+	hcct_free(h);
+	hcct_free(g);
+	cct_free(c);
+}
+
+static void test_index_random(void **state)
+{
+	struct rng r = {20240808};
+	static const uint32_t ms[] = {3, 16, 64, 400};
+	uint32_t max_indexed = 0;
+
+	(void)state;
+	for (int round = 0; round < 24; round++) {
+		uint32_t m = ms[round % 4];
+		uint32_t max_nodes = round % 3 == 2 ? 40 + below(&r, 200) : 0;
+
+		index_trace(&r, m, max_nodes, 1500, 16 + below(&r, 48), 1 + below(&r, 3),
+			    &max_indexed);
+	}
+	assert_true(max_indexed >= 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1290,7 +1524,8 @@ int main(void)
 	    cmocka_unit_test(test_align),	   cmocka_unit_test(test_call_sites),
 	    cmocka_unit_test(test_query_format),   cmocka_unit_test(test_bad_input),
 	    cmocka_unit_test(test_depth_cap),	   cmocka_unit_test(test_node_cap),
-	    cmocka_unit_test(test_memory_bound),
+	    cmocka_unit_test(test_memory_bound),   cmocka_unit_test(test_index_wide),
+	    cmocka_unit_test(test_index_cap),	   cmocka_unit_test(test_index_random),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
