@@ -28,7 +28,7 @@ ALL_CFLAGS = $(OPTFLAGS) $(CFLAGS) -std=gnu11 $(WFLAGS) -fno-omit-frame-pointer 
 	-DKPROF_VERSION='"$(VERSION)"' -Iinclude -I$(BUILD)
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 
-DAEMON_LIBS := -lpthread -lbpf -lelf -lz -lsystemd -lprotobuf-c -linih -lstdc++ -lm
+DAEMON_LIBS := -lpthread -lbpf -lelf -lz -lsystemd -lprotobuf-c -linih -lcapstone -lstdc++ -lm
 CLI_LIBS := -lprotobuf-c -lncursesw -lz -lm
 
 PROTO_C := $(BUILD)/proto/kprof.pb-c.c
@@ -39,9 +39,10 @@ SKELS := $(BUILD)/sampler.skel.h
 
 # Pure modules (no I/O) and the glue around them.
 PURE := daemon/perfmap.c daemon/symtab.c daemon/profile.c daemon/procmaps.c daemon/config.c \
-	daemon/elfsym.c daemon/hcct.c
+	daemon/elfsym.c daemon/hcct.c daemon/cfg.c daemon/ksf.c
 GLUE := daemon/main.c daemon/manager.c daemon/loader.c daemon/sampler.c daemon/symbolize.c \
-	daemon/control.c daemon/target.c daemon/store.c daemon/live.c daemon/uprobes.c daemon/log.c
+	daemon/control.c daemon/target.c daemon/store.c daemon/live.c daemon/uprobes.c daemon/log.c \
+	daemon/paths.c
 DAEMON_SRC := $(GLUE) $(PURE) proto/frame.c $(PROTO_C)
 CLI_SRC := cli/kprofctl.c cli/client.c cli/render.c cli/export.c cli/pprof.c cli/top.c daemon/profile.c \
 	proto/frame.c $(PROTO_C) $(PPROF_C)

@@ -6,9 +6,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kprof/cleanup.h"
@@ -345,6 +348,150 @@ static int verb_hcct(int argc, char **argv)
 	return 0;
 }
 
+static volatile sig_atomic_t paths_interrupted;
+
+static void on_paths_sigint(int sig)
+{
+	(void)sig;
+	paths_interrupted = 1;
+}
+
+/* One PathsRequest; the reply in *ret. */
+static int paths_call(Kprof__PathsRequest *pr, Kprof__PathsOp op, uint32_t top, Kprof__Reply **ret)
+{
+	Kprof__Request req = KPROF__REQUEST__INIT;
+
+	pr->op = op;
+	pr->top = top;
+	req.body_case = KPROF__REQUEST__BODY_PATHS;
+	req.paths = pr;
+	return call(&req, ret);
+}
+
+static int verb_paths(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"k", required_argument, NULL, 'k'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"budget", required_argument, NULL, 'b'},
+	    {"top", required_argument, NULL, 't'},
+	    {"force", no_argument, NULL, 'f'},
+	    {"show", no_argument, NULL, 's'},
+	    {"stop", no_argument, NULL, 'S'},
+	    {"json", no_argument, NULL, 'j'},
+	    {},
+	};
+	Kprof__PathsRequest pr = KPROF__PATHS_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	struct sigaction sa = {.sa_handler = on_paths_sigint}, old_int, old_term;
+	unsigned top = 10;
+	bool json = false, show = false, stop = false, interrupted = false;
+	double secs;
+	char *end;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'k':
+			if (parse_uint("--k", optarg, 1, 64, &pr.k) < 0)
+				return KPROFCTL_EXIT_USAGE;
+			break;
+		case 'd':
+			errno = 0;
+			secs = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(secs >= 0.001 && secs <= 86400)) {
+				fprintf(stderr,
+					"kprofctl: --duration: '%s' is not a number of seconds in "
+					"0.001-86400\n",
+					optarg);
+				return KPROFCTL_EXIT_USAGE;
+			}
+			pr.duration_ms = (uint32_t)lround(secs * 1000);
+			break;
+		case 'b':
+			errno = 0;
+			pr.budget = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || !pr.budget) {
+				fprintf(stderr,
+					"kprofctl: --budget: '%s' is not a positive number\n",
+					optarg);
+				return KPROFCTL_EXIT_USAGE;
+			}
+			break;
+		case 't':
+			if (parse_uint("--top", optarg, 0, 1000000, &top) < 0)
+				return KPROFCTL_EXIT_USAGE;
+			break;
+		case 'f':
+			pr.force = true;
+			break;
+		case 's':
+			show = true;
+			break;
+		case 'S':
+			stop = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		default:
+			return KPROFCTL_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc || argc - optind > 2 || (!show && !stop && argc - optind != 2))
+		return usage_error("paths", optind >= argc	? "a PID is required"
+					    : argc - optind > 2 ? "too many arguments"
+								: "a FUNCTION is required");
+	if (parse_uint("PID", argv[optind], 1, 0x7fffffff, &pr.pid) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	pr.function = argc - optind == 2 ? argv[optind + 1] : "";
+	if (show || stop) {
+		r = paths_call(
+		    &pr, stop ? KPROF__PATHS_OP__PATHS_OP_STOP : KPROF__PATHS_OP__PATHS_OP_QUERY,
+		    top, &rep);
+		if (r)
+			return r;
+		render_paths(stdout, rep->paths, json);
+		kprof__reply__free_unpacked(rep, NULL);
+		return 0;
+	}
+	if ((r = paths_call(&pr, KPROF__PATHS_OP__PATHS_OP_START, 1, &rep)))
+		return r;
+	fprintf(stderr,
+		"kprofctl: tracing the paths of %s in pid %u with %u uprobes for up to %.1f s%s"
+		" (Ctrl-C stops)\n",
+		rep->paths->function, pr.pid, rep->paths->probes, rep->paths->duration_ms / 1e3,
+		rep->paths->budget ? " or until the budget" : "");
+	/* Wait for the trace to end: duration, budget, the target's exit, or Ctrl-C. */
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	while (rep->paths->state == KPROF__PATHS_STATE__PATHS_STATE_TRACING) {
+		struct timespec ts = {0, 100 * 1000 * 1000};
+
+		kprof__reply__free_unpacked(rep, NULL);
+		rep = NULL;
+		nanosleep(&ts, NULL);
+		interrupted = paths_interrupted;
+		r = paths_call(&pr,
+			       interrupted ? KPROF__PATHS_OP__PATHS_OP_STOP
+					   : KPROF__PATHS_OP__PATHS_OP_QUERY,
+			       1, &rep);
+		if (r)
+			break;
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (rep)
+		kprof__reply__free_unpacked(rep, NULL);
+	if (r)
+		return r;
+	if ((r = paths_call(&pr, KPROF__PATHS_OP__PATHS_OP_QUERY, top, &rep)))
+		return r;
+	render_paths(stdout, rep->paths, json);
+	kprof__reply__free_unpacked(rep, NULL);
+	return 0;
+}
+
 static int verb_folded(int argc, char **argv)
 {
 	Kprof__Request req = KPROF__REQUEST__INIT;
@@ -491,6 +638,15 @@ static const struct verb verbs[] = {
      "hot calling contexts: every context with at least phi of the samples (default\n"
      "          0.001, at least the target's eps, set at attach: default 0.0002), as a tree;\n"
      "          --exact: the contexts of the probed calls (attach --calls)"},
+    {"paths", verb_paths,
+     "PID FUNCTION [--k K] [--duration S] [--budget N] [--top N] [--force] [--json]\n"
+     "          | PID --show | PID --stop",
+     "multi-iteration path profile of one JIT function (a perf-map name or an address\n"
+     "          in it): uprobes on its basic blocks for S seconds (default 10) or N path\n"
+     "          events, then the hottest sequences of up to K loop iterations (default 4)\n"
+     "          and the plain Ball-Larus path profile, each path as its blocks; top N of\n"
+     "          each (default 10, 0 = all). Attaches PID if needed; file-backed JIT code\n"
+     "          only. --show prints the last trace, --stop ends the running one"},
     {"export", verb_export, "PID -o FILE [--format pprof|folded|json]",
      "write the profile to FILE (- for stdout): pprof (gzip, for go tool pprof;\n"
      "          the default), folded stacks, or JSON (functions and per-thread stacks)"},

@@ -41,6 +41,7 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json);
 void render_report(FILE *f, const Kprof__ReportReply *r, bool json);
 void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json);
 void render_target_json(FILE *f, const Kprof__Target *t);
+void render_paths(FILE *f, const Kprof__PathsReply *r, bool json);
 
 /* export.c: write sp as format ("pprof", "folded", "json") to path ("-": stdout). */
 int export_profile(const Kprof__SavedProfile *sp, const char *format, const char *path);

@@ -316,3 +316,212 @@ void render_report(FILE *f, const Kprof__ReportReply *r, bool json)
 		fputc('\n', f);
 	}
 }
+
+/* ---- paths ---- */
+
+static const char *edge_name(Kprof__PathEdge e)
+{
+	switch (e) {
+	case KPROF__PATH_EDGE__PATH_EDGE_FALL:
+		return "fall";
+	case KPROF__PATH_EDGE__PATH_EDGE_TAKEN:
+		return "taken";
+	case KPROF__PATH_EDGE__PATH_EDGE_JUMP:
+		return "jump";
+	case KPROF__PATH_EDGE__PATH_EDGE_EXIT:
+		return "exit";
+	case KPROF__PATH_EDGE__PATH_EDGE_BACK:
+		return "back";
+	default:
+		return "?";
+	}
+}
+
+static const Kprof__PathInfo *path_find(const Kprof__PathsReply *r, uint64_t id)
+{
+	for (size_t i = 0; i < r->n_paths; i++)
+		if (r->paths[i]->id == id)
+			return r->paths[i];
+	return NULL;
+}
+
+static uint64_t level_sum(const Kprof__PathsReply *r, size_t len)
+{
+	return len >= 1 && len <= r->n_level_sums ? r->level_sums[len - 1] : 0;
+}
+
+static void paths_json(FILE *f, const Kprof__PathsReply *r)
+{
+	bool first = true;
+
+	fputs("{\"target\":", f);
+	if (r->target)
+		render_target_json(f, r->target);
+	else
+		fputs("null", f);
+	fputs(",\"function\":", f);
+	render_json_string(f, r->function);
+	fprintf(f, ",\"start\":%" PRIu64 ",\"size\":%" PRIu64 ",\"k\":%u,\"state\":\"%s\"",
+		r->start, r->size, r->k,
+		r->state == KPROF__PATHS_STATE__PATHS_STATE_TRACING ? "tracing" : "done");
+	fputs(",\"end_reason\":", f);
+	render_json_string(f, r->end_reason);
+	fprintf(f,
+		",\"num_paths\":%" PRIu64 ",\"loops\":%u,\"back_edges\":%u,\"probes\":%u"
+		",\"activations\":%" PRIu64 ",\"path_events\":%" PRIu64 ",\"budget\":%" PRIu64
+		",\"duration_ms\":%u,\"traced_ms\":%.1f,\"probe_hits\":%" PRIu64
+		",\"slowdown\":%.3f,\"kernel_share_before\":%.4f,\"kernel_share_during\":%.4f"
+		",\"ksf_nodes\":%" PRIu64 ",\"ipf_nodes\":%" PRIu64 ",\"pruned_items\":%" PRIu64
+		",\"max_error\":%" PRIu64 ",\"lost_events\":%" PRIu64 ",\"resyncs\":%" PRIu64
+		",\"stray_hits\":%" PRIu64 ",\"aborted\":%" PRIu64
+		",\"paths_total\":%u,\"sequences_total\":%u,\"level_sums\":[",
+		r->num_paths, r->loops, r->back_edges, r->probes, r->activations, r->path_events,
+		r->budget, r->duration_ms, r->traced_ns / 1e6, r->probe_hits, r->slowdown,
+		r->kernel_share_before, r->kernel_share_during, r->ksf_nodes, r->ipf_nodes,
+		r->pruned_items, r->max_error, r->lost_events, r->resyncs, r->stray_hits,
+		r->aborted, r->paths_total, r->sequences_total);
+	for (size_t i = 0; i < r->n_level_sums; i++)
+		fprintf(f, "%s%" PRIu64, i ? "," : "", r->level_sums[i]);
+	fputs("],\"blocks\":[", f);
+	for (size_t i = 0; i < r->n_blocks; i++) {
+		const Kprof__PathBlock *b = r->blocks[i];
+
+		fprintf(f,
+			"%s{\"index\":%zu,\"start\":%" PRIu64 ",\"end\":%" PRIu64
+			",\"insns\":%u,\"entry\":%s,\"loop_header\":%s,\"loop_depth\":%u,\"term\":",
+			i ? "," : "", i, b->start, b->end, b->insns, b->entry ? "true" : "false",
+			b->loop_header ? "true" : "false", b->loop_depth);
+		render_json_string(f, b->term);
+		fputc('}', f);
+	}
+	fputs("],\"paths\":[", f);
+	for (size_t i = 0; i < r->n_paths; i++) {
+		const Kprof__PathInfo *p = r->paths[i];
+
+		fprintf(f,
+			"%s{\"id\":%" PRIu64 ",\"count\":%" PRIu64 ",\"percent\":%.4f,\"blocks\":[",
+			i ? "," : "", p->id, p->count, pct(p->count, level_sum(r, 1)));
+		for (size_t j = 0; j < p->n_steps; j++) {
+			const Kprof__PathStep *s = p->steps[j];
+			const Kprof__PathBlock *b =
+			    s->block < r->n_blocks ? r->blocks[s->block] : NULL;
+
+			fprintf(f,
+				"%s{\"block\":%u,\"start\":%" PRIu64 ",\"end\":%" PRIu64
+				",\"edge\":\"%s\"}",
+				j ? "," : "", s->block, b ? b->start : 0, b ? b->end : 0,
+				edge_name(s->edge));
+		}
+		fputs("]}", f);
+	}
+	/* Sequences of every length: the paths themselves (length 1), then 2..k. */
+	fputs("],\"sequences\":[", f);
+	for (size_t i = 0; i < r->n_paths; i++, first = false)
+		fprintf(f, "%s{\"count\":%" PRIu64 ",\"percent\":%.4f,\"paths\":[%" PRIu64 "]}",
+			first ? "" : ",", r->paths[i]->count,
+			pct(r->paths[i]->count, level_sum(r, 1)), r->paths[i]->id);
+	for (size_t i = 0; i < r->n_sequences; i++, first = false) {
+		const Kprof__PathSeq *q = r->sequences[i];
+
+		fprintf(f, "%s{\"count\":%" PRIu64 ",\"percent\":%.4f,\"paths\":[",
+			first ? "" : ",", q->count, pct(q->count, level_sum(r, q->n_ids)));
+		for (size_t j = 0; j < q->n_ids; j++)
+			fprintf(f, "%s%" PRIu64, j ? "," : "", q->ids[j]);
+		fputs("]}", f);
+	}
+	fputs("]}\n", f);
+}
+
+static void put_path(FILE *f, const Kprof__PathInfo *p)
+{
+	if (!p) {
+		fputs("?", f);
+		return;
+	}
+	for (size_t j = 0; j < p->n_steps; j++)
+		fprintf(f, "%sB%u:%s", j ? " " : "", p->steps[j]->block,
+			edge_name(p->steps[j]->edge));
+}
+
+void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
+{
+	if (json) {
+		paths_json(f, r);
+		return;
+	}
+	if (r->target)
+		render_target_line(f, r->target);
+	fputs("Paths of ", f);
+	put_text(f, r->function, 0);
+	fprintf(f,
+		" at 0x%" PRIx64 "-0x%" PRIx64 ": %zu blocks, %u loops, %" PRIu64
+		" acyclic paths; k = %u\n",
+		r->start, r->start + r->size, r->n_blocks, r->loops, r->num_paths, r->k);
+	fprintf(f, "%s %.2f s",
+		r->state == KPROF__PATHS_STATE__PATHS_STATE_TRACING ? "Tracing for" : "Traced",
+		r->traced_ns / 1e9);
+	if (r->state != KPROF__PATHS_STATE__PATHS_STATE_TRACING)
+		fprintf(f, " (ended: %s)", r->end_reason && *r->end_reason ? r->end_reason : "?");
+	fprintf(f,
+		", %u probes: %" PRIu64 " activations, %" PRIu64 " paths, %" PRIu64 " probe hits\n",
+		r->probes, r->activations, r->path_events, r->probe_hits);
+	if (r->slowdown > 0)
+		fprintf(f,
+			"Cost: the target spent %.1f%% of its CPU time in the kernel while traced "
+			"(%.1f%% before): about %.2fx slower\n",
+			100 * r->kernel_share_during, 100 * r->kernel_share_before, r->slowdown);
+	if (r->lost_events || r->resyncs || r->aborted || r->stray_hits)
+		fprintf(f,
+			"Lost: %" PRIu64 " events, %" PRIu64 " thread resyncs, %" PRIu64
+			" activations left without a known exit, %" PRIu64
+			" probe hits outside a known activation\n",
+			r->lost_events, r->resyncs, r->aborted, r->stray_hits);
+	if (r->max_error)
+		fprintf(f,
+			"Counts are lower bounds, short by at most %" PRIu64
+			" (k-SF node budget reached: %" PRIu64 " items pruned)\n",
+			r->max_error, r->pruned_items);
+	fputs("\nBlocks:\n", f);
+	for (size_t i = 0; i < r->n_blocks; i++) {
+		const Kprof__PathBlock *b = r->blocks[i];
+
+		fprintf(f, "  B%-3zu 0x%" PRIx64 "-0x%" PRIx64 " %4u insns  %-8s", i, b->start,
+			b->end, b->insns, b->term ? b->term : "?");
+		if (b->entry)
+			fputs(" entry", f);
+		if (b->loop_header)
+			fprintf(f, " loop header (depth %u)", b->loop_depth);
+		fputc('\n', f);
+	}
+	fprintf(f, "\nBall-Larus paths (k = 1): %zu of %u shown\n     COUNT       %%  PATH\n",
+		r->n_paths, r->paths_total);
+	for (size_t i = 0; i < r->n_paths; i++) {
+		const Kprof__PathInfo *p = r->paths[i];
+
+		fprintf(f, "%10" PRIu64 " %6.2f%%  #%-4" PRIu64 " ", p->count,
+			pct(p->count, level_sum(r, 1)), p->id);
+		put_path(f, p);
+		fputc('\n', f);
+	}
+	if (r->k < 2)
+		return;
+	fprintf(
+	    f,
+	    "\nHottest multi-iteration paths (2 to %u consecutive paths of one activation): "
+	    "%zu of %u shown\n     COUNT       %%  LEN  SEQUENCE (path ids, then their blocks)\n",
+	    r->k, r->n_sequences, r->sequences_total);
+	for (size_t i = 0; i < r->n_sequences; i++) {
+		const Kprof__PathSeq *q = r->sequences[i];
+
+		fprintf(f, "%10" PRIu64 " %6.2f%%  %3zu  ", q->count,
+			pct(q->count, level_sum(r, q->n_ids)), q->n_ids);
+		for (size_t j = 0; j < q->n_ids; j++)
+			fprintf(f, "%s#%" PRIu64, j ? " > " : "", q->ids[j]);
+		fputc('\n', f);
+		for (size_t j = 0; j < q->n_ids; j++) {
+			fprintf(f, "%26s#%-4" PRIu64 " ", "", q->ids[j]);
+			put_path(f, path_find(r, q->ids[j]));
+			fputc('\n', f);
+		}
+	}
+}

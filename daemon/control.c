@@ -612,6 +612,90 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 	hcct_tree_free(tree);
 }
 
+/* The process pid may be attached by cl: 0, or an error reply queued. */
+static int check_attachable(struct client *cl, uint32_t pid)
+{
+	uid_t owner;
+	int err;
+
+	if (pid == 0 || pid > INT32_MAX) {
+		reply_error(cl, -EINVAL, "invalid pid %u", pid);
+		return -EINVAL;
+	}
+	err = target_proc_uid(pid, &owner);
+	if (err < 0) {
+		if (err == -ESRCH)
+			reply_error(cl, err, "no such process: %u", pid);
+		else if (err == -EINVAL)
+			reply_error(cl, err, "%u is a thread id, not a process id", pid);
+		else
+			reply_error(cl, err, "cannot read process %u: %s", pid, strerror(-err));
+		return err;
+	}
+	if (!allowed(cl, owner)) {
+		reply_error(cl, -EPERM,
+			    "permission denied: pid %u belongs to uid %u; uid %u may only "
+			    "profile its own processes",
+			    pid, owner, cl->uid);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static void do_paths(struct client *cl, const Kprof__PathsRequest *req)
+{
+	Kprof__Reply rep = KPROF__REPLY__INIT;
+	Kprof__Target tpb = KPROF__TARGET__INIT;
+	struct manager *m = cl->c->m;
+	struct paths_msg pm;
+	struct target *t = manager_find(m, req->pid);
+	char err_msg[512] = "";
+	int err;
+
+	if (req->op == KPROF__PATHS_OP__PATHS_OP_START) {
+		if (check_attachable(cl, req->pid) < 0)
+			return;
+		if (!t || t->state != TARGET_ATTACHED) {
+			/* Tracing needs the target's symbols: attach it with the defaults. */
+			err = manager_attach(m, req->pid, &(struct attach_opts){0}, &t, err_msg,
+					     sizeof(err_msg));
+			if (err < 0) {
+				reply_error(cl, err, "%s", err_msg);
+				return;
+			}
+		}
+		if (!(paths_tracing(t) && paths_is_function(t, req->function))) {
+			err = paths_start(t, req, err_msg, sizeof(err_msg));
+			if (err < 0) {
+				reply_error(cl, err, "%s", err_msg);
+				return;
+			}
+		}
+	} else {
+		t = request_target(cl, req->pid, req->op == KPROF__PATHS_OP__PATHS_OP_STOP);
+		if (!t)
+			return;
+		if (req->op == KPROF__PATHS_OP__PATHS_OP_STOP)
+			paths_stop(t, "stopped");
+	}
+	err = paths_reply(t, req->top, &pm);
+	if (err < 0) {
+		reply_error(cl, err,
+			    err == -ENODATA
+				? "pid %u: no path trace (start one with kprofctl paths "
+				  "PID FUNCTION)"
+				: "pid %u: out of memory",
+			    req->pid);
+		return;
+	}
+	target_fill_pb(t, &tpb);
+	pm.r.target = &tpb;
+	rep.body_case = KPROF__REPLY__BODY_PATHS;
+	rep.paths = &pm.r;
+	client_queue(cl, &rep);
+	paths_msg_release(&pm);
+}
+
 static void dispatch(struct client *cl, const uint8_t *data, size_t len)
 {
 	Kprof__Request *req = kprof__request__unpack(NULL, len, data);
@@ -648,6 +732,9 @@ static void dispatch(struct client *cl, const uint8_t *data, size_t len)
 		break;
 	case KPROF__REQUEST__BODY_EXPORT:
 		do_export(cl, req->export);
+		break;
+	case KPROF__REQUEST__BODY_PATHS:
+		do_paths(cl, req->paths);
 		break;
 	default:
 		reply_error(cl, -EOPNOTSUPP, "unknown request (a newer kprofctl than kprofd?)");

@@ -41,6 +41,10 @@ int loader_ringbuf_fd(const struct loader *l);
 /* The exact-mode programs: entry (ret false) or return (ret true) probe. */
 struct bpf_program *loader_call_prog(const struct loader *l, bool ret);
 unsigned loader_ringbuf_bytes(const struct loader *l);
+/* The path tracer: the block probe program, its edge table and its per-thread state. */
+struct bpf_program *loader_path_prog(const struct loader *l);
+struct bpf_map *loader_path_edges(const struct loader *l);
+struct bpf_map *loader_path_threads(const struct loader *l);
 int loader_ncpus(const struct loader *l);
 /* Make sure a set of per-CPU events at freq exists (reference counted). */
 int loader_freq_get(struct loader *l, unsigned freq);
@@ -124,6 +128,23 @@ struct calls {
 	uint64_t lost_threads;
 };
 
+/* Where a uprobe at an address goes: the mapped file (/proc/PID/map_files/START-END) and offset. */
+struct uprobe_site {
+	uint64_t offset, map_start, map_end;
+};
+struct procmaps;
+/* The uprobe safety rules for code at addr (file-backed, private r-x, no writable alias of the
+ * file unless force); -ENOENT (unmapped), -EOPNOTSUPP, -EPERM with why in err. */
+int uprobe_site_check(const struct procmaps *pm, uint64_t addr, const char *name, bool force,
+		      struct uprobe_site *site, char *err, size_t errlen);
+/* /proc/PID/maps, parsed. */
+int procmaps_read_pid(pid_t pid, struct procmaps **ret, char *err, size_t errlen);
+/* Destroy links (and free the array) on a worker thread, so the RCU waits of the removals
+ * overlap and the event loop goes on; then after(arg) runs there, and the time is added to
+ * *acc (may be NULL). True if a thread runs (join *th); false if it was all done inline. */
+bool links_remove_async(struct bpf_link **links, size_t n, _Atomic uint64_t *acc,
+			void (*after)(void *), void *arg, pthread_t *th);
+
 /* Pick the functions to probe and check the safety rules; err says why not. */
 int calls_plan(struct target *t, bool force, char *err, size_t errlen);
 int calls_on(struct loader *l, struct target *t, char *err, size_t errlen);
@@ -167,6 +188,7 @@ struct target {
 	/* Symbol statistics of a profile restored from disk (sym is NULL then). */
 	uint64_t saved_jit_symbols, saved_bad_lines;
 	char *saved_perfmap_path;
+	struct path_trace *paths; /* the running or last path trace (paths.c) */
 };
 
 /* What an attach asks for; zero fields take the daemon's defaults. */
@@ -194,6 +216,33 @@ int target_saved_hcct_query(const struct target *t, uint64_t num, uint64_t den,
 void target_fill_pb(const struct target *t, Kprof__Target *pb);
 /* A kept target rebuilt from a saved profile (validated: -EBADMSG if inconsistent). */
 int target_restore(struct manager *m, const Kprof__SavedProfile *sp, struct target **ret);
+
+/* ---- paths.c ---- */
+struct path_trace;
+/* A PathsReply and the arrays it points into. */
+struct paths_msg {
+	Kprof__PathsReply r;
+	Kprof__PathBlock *bv, **bp;
+	Kprof__PathInfo *pv, **pp;
+	Kprof__PathStep *sv, **sp;
+	Kprof__PathSeq *qv, **qp;
+	uint64_t *ids, *levels;
+};
+/* Start tracing the paths of one JIT function of an attached target; err says why not. */
+int paths_start(struct target *t, const Kprof__PathsRequest *req, char *err, size_t errlen);
+/* End the running trace (no-op if none), keeping its results; reason goes in the reply. */
+void paths_stop(struct target *t, const char *reason);
+bool paths_tracing(const struct target *t);
+/* Is the trace (running or last) of this function (a name, or an address inside it)? */
+bool paths_is_function(const struct target *t, const char *function);
+void paths_on_event(struct target *t, const struct kp_path *ev);
+/* The trace's results, at most top sequences and paths of each kind (0: all). -ENODATA if the
+ * target has no trace. The caller fills r.target. */
+int paths_reply(const struct target *t, uint32_t top, struct paths_msg *pm);
+void paths_msg_release(struct paths_msg *pm);
+/* A kept target's last trace, from its saved profile. */
+int paths_restore(struct target *t, const Kprof__PathsReply *saved);
+void paths_free(struct target *t);
 
 /* ---- store.c ---- */
 /* A target's profile as a kprof.SavedProfile message (for the state directory and for export);
@@ -290,6 +339,7 @@ void manager_on_sample(struct manager *m, const struct kp_sample *s);
 void manager_on_exit(struct manager *m, pid_t tgid, int code);
 void manager_on_exec(struct manager *m, pid_t tgid);
 void manager_on_call(struct manager *m, const struct kp_call *c);
+void manager_on_path(struct manager *m, const struct kp_path *p);
 uint64_t manager_cpu_ns(void);
 uint64_t now_ns(int clock);
 /* The real uid of process pid: -ESRCH if there is none. */

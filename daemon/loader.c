@@ -120,6 +120,21 @@ struct bpf_program *loader_call_prog(const struct loader *l, bool ret)
 	return ret ? l->skel->progs.kp_call_return : l->skel->progs.kp_call_enter;
 }
 
+struct bpf_program *loader_path_prog(const struct loader *l)
+{
+	return l->skel->progs.kp_path_block;
+}
+
+struct bpf_map *loader_path_edges(const struct loader *l)
+{
+	return l->skel->maps.kp_path_edges;
+}
+
+struct bpf_map *loader_path_threads(const struct loader *l)
+{
+	return l->skel->maps.kp_path_threads;
+}
+
 int loader_ringbuf_fd(const struct loader *l)
 {
 	return bpf_map__fd(l->skel->maps.kp_events);

@@ -93,6 +93,7 @@ static void end_target(struct manager *m, struct target *t, enum target_state st
 	calls_off(t);
 	t->calls.timer = sd_event_source_disable_unref(t->calls.timer);
 	t->calls.ended_ns = now_ns(CLOCK_MONOTONIC);
+	paths_stop(t, state == TARGET_EXITED ? "target exited" : "detached");
 	t->state = state;
 	t->ended_ns = now_ns(CLOCK_REALTIME);
 	m->n_attached--;
@@ -347,6 +348,14 @@ void manager_on_call(struct manager *m, const struct kp_call *c)
 
 	if (t)
 		target_on_call(t, c);
+}
+
+void manager_on_path(struct manager *m, const struct kp_path *p)
+{
+	struct target *t = manager_find(m, p->hdr.tgid);
+
+	if (t)
+		paths_on_event(t, p);
 }
 
 void manager_on_exit(struct manager *m, pid_t tgid, int code)

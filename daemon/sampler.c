@@ -63,6 +63,11 @@ static int handle_record(struct sampler *s, void *data, size_t len)
 			goto bad;
 		manager_on_call(s->m, data);
 		return 0;
+	case KP_REC_PATH:
+		if (len < sizeof(struct kp_path))
+			goto bad;
+		manager_on_path(s->m, data);
+		return 0;
 	case KP_REC_EXIT:
 	case KP_REC_EXEC: {
 		const struct kp_lifecycle *lc = data;

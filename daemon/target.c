@@ -190,6 +190,7 @@ void target_free(struct target *t)
 	if (!t)
 		return;
 	target_calls_free(t);
+	paths_free(t);
 	free(t->saved_hcct);
 	free(t->saved_name);
 	free(t->saved_perfmap_path);

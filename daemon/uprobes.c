@@ -86,6 +86,70 @@ static const struct procmaps_entry *writable_alias(const struct procmaps *pm,
 	return NULL;
 }
 
+int uprobe_site_check(const struct procmaps *pm, uint64_t addr, const char *name, bool force,
+		      struct uprobe_site *site, char *err, size_t errlen)
+{
+	const struct procmaps_entry *m = procmaps_find(pm, addr), *alias;
+
+	if (!m) {
+		snprintf(err, errlen, "%s at 0x%llx is not mapped (any more)", name,
+			 (unsigned long long)addr);
+		return -ENOENT;
+	}
+	if (!m->inode || m->path[0] != '/') {
+		snprintf(err, errlen,
+			 "%s at 0x%llx is in anonymous memory: uprobes need JIT code in a "
+			 "file-backed mapping (a memfd or a file); use sampling",
+			 name, (unsigned long long)addr);
+		return -EOPNOTSUPP;
+	}
+	if (strcmp(m->perms, "r-xp")) {
+		snprintf(err, errlen,
+			 "%s at 0x%llx is in a %s mapping of %s, not a private read+exec one", name,
+			 (unsigned long long)addr, m->perms, m->path);
+		return -EPERM;
+	}
+	alias = writable_alias(pm, m);
+	if (alias && !force) {
+		snprintf(err, errlen,
+			 "the code of %s (%s) is also mapped writable at 0x%llx-0x%llx: a JIT "
+			 "that rewrites a probed page dies of SIGTRAP (--force to probe anyway)",
+			 name, m->path, (unsigned long long)alias->start,
+			 (unsigned long long)alias->end);
+		return -EPERM;
+	}
+	site->offset = addr - m->start + m->offset;
+	site->map_start = m->start;
+	site->map_end = m->end;
+	return 0;
+}
+
+int procmaps_read_pid(pid_t pid, struct procmaps **ret, char *err, size_t errlen)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[64];
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f) {
+		r = -errno;
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-r));
+		return r;
+	}
+	text = malloc(16u << 20);
+	if (text)
+		len = fread(text, 1, (16u << 20) - 1, f);
+	fclose(f);
+	if (!text || procmaps_parse(text, len, 65536, ret) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /* Check every function against the safety rules and fill offsets. -EPERM/-EINVAL with why. */
 static int check_plan(struct target *t, struct plan *p, const struct procmaps *pm, bool force,
 		      char *err, size_t errlen)
@@ -95,38 +159,16 @@ static int check_plan(struct target *t, struct plan *p, const struct procmaps *p
 	qsort(p->v, p->n, sizeof(*p->v), cmp_probe);
 	for (size_t i = 0; i < p->n; i++) {
 		struct probe *pr = &p->v[i];
-		const struct procmaps_entry *m, *alias;
-		int id;
+		struct uprobe_site site;
+		int id, r;
 
 		if (i + 1 < p->n && p->v[i + 1].start == pr->start)
 			continue; /* re-declared later: the later line is the live one */
-		m = procmaps_find(pm, pr->start);
-		if (!m)
+		r = uprobe_site_check(pm, pr->start, pr->name, force, &site, err, errlen);
+		if (r == -ENOENT)
 			continue; /* code already unmapped: nothing to probe */
-		if (!m->inode || m->path[0] != '/') {
-			snprintf(err, errlen,
-				 "%s at 0x%llx is in anonymous memory: uprobes need JIT code in a "
-				 "file-backed mapping (a memfd or a file); use sampling",
-				 pr->name, (unsigned long long)pr->start);
-			return -EOPNOTSUPP;
-		}
-		if (strcmp(m->perms, "r-xp")) {
-			snprintf(
-			    err, errlen,
-			    "%s at 0x%llx is in a %s mapping of %s, not a private read+exec one",
-			    pr->name, (unsigned long long)pr->start, m->perms, m->path);
-			return -EPERM;
-		}
-		alias = writable_alias(pm, m);
-		if (alias && !force) {
-			snprintf(
-			    err, errlen,
-			    "the code of %s (%s) is also mapped writable at 0x%llx-0x%llx: a JIT "
-			    "that rewrites a probed page dies of SIGTRAP (--force to probe anyway)",
-			    pr->name, m->path, (unsigned long long)alias->start,
-			    (unsigned long long)alias->end);
-			return -EPERM;
-		}
+		if (r < 0)
+			return r;
 		id = profile_intern(t->profile, pr->name, tsym_perfmap_module(t->sym), pr->start,
 				    PROFILE_KIND_JIT);
 		if (id < 0) {
@@ -134,9 +176,9 @@ static int check_plan(struct target *t, struct plan *p, const struct procmaps *p
 			return id;
 		}
 		pr->func = id;
-		pr->offset = pr->start - m->start + m->offset;
-		pr->map_start = m->start;
-		pr->map_end = m->end;
+		pr->offset = site.offset;
+		pr->map_start = site.map_start;
+		pr->map_end = site.map_end;
 		p->v[w++] = *pr;
 	}
 	p->n = w;
@@ -150,28 +192,13 @@ static int check_plan(struct target *t, struct plan *p, const struct procmaps *p
 
 int calls_plan(struct target *t, bool force, char *err, size_t errlen)
 {
-	_cleanup_free_ char *text = NULL;
 	struct procmaps *pm = NULL;
 	struct plan p = {0};
-	char path[64];
-	FILE *f;
-	size_t len = 0;
 	int r;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", t->pid);
-	f = fopen(path, "re");
-	if (!f) {
-		snprintf(err, errlen, "cannot read %s: %m", path);
-		return -errno;
-	}
-	text = malloc(16u << 20);
-	if (text)
-		len = fread(text, 1, (16u << 20) - 1, f);
-	fclose(f);
-	if (!text || procmaps_parse(text, len, 65536, &pm) < 0) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
+	r = procmaps_read_pid(t->pid, &pm, err, errlen);
+	if (r < 0)
+		return r;
 	tsym_refresh(t->sym);
 	r = tsym_foreach_jit(t->sym, collect, &p);
 	if (r < 0 || p.overflow) {
@@ -197,6 +224,8 @@ struct removal {
 	size_t n;
 	uint64_t t0;
 	_Atomic uint64_t *acc;
+	void (*after)(void *arg);
+	void *arg;
 };
 
 struct slice {
@@ -233,11 +262,34 @@ static void *remove_links(void *arg)
 		remove_slice(&sl[i]);
 	for (size_t i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
-	atomic_fetch_add(r->acc, now_ns(CLOCK_MONOTONIC) - r->t0);
+	if (r->acc)
+		atomic_fetch_add(r->acc, now_ns(CLOCK_MONOTONIC) - r->t0);
 	log_debug("removed %zu uprobes in %.3f s", r->n, (now_ns(CLOCK_MONOTONIC) - r->t0) / 1e9);
+	if (r->after)
+		r->after(r->arg);
 	free(r->links);
 	free(r);
 	return NULL;
+}
+
+bool links_remove_async(struct bpf_link **links, size_t n, _Atomic uint64_t *acc,
+			void (*after)(void *), void *arg, pthread_t *th)
+{
+	struct removal *r = malloc(sizeof(*r));
+
+	if (r) {
+		*r = (struct removal){links, n, now_ns(CLOCK_MONOTONIC), acc, after, arg};
+		if (pthread_create(th, NULL, remove_links, r) == 0)
+			return true;
+		free(r);
+	}
+	/* No thread: remove them here, blocking the loop meanwhile. */
+	for (size_t i = 0; i < n; i++)
+		bpf_link__destroy(links[i]);
+	free(links);
+	if (after)
+		after(arg);
+	return false;
 }
 
 /* Wait for the last removal (their probes are gone when this returns). */
@@ -252,25 +304,11 @@ void calls_wait_removal(struct target *t)
 void calls_off(struct target *t)
 {
 	struct calls *c = &t->calls;
-	struct removal *r;
 
 	if (c->nlinks) {
 		calls_wait_removal(t);
-		r = malloc(sizeof(*r));
-		if (r) {
-			*r = (struct removal){c->links, c->nlinks, now_ns(CLOCK_MONOTONIC),
-					      &c->removing_ns};
-			if (pthread_create(&c->remover, NULL, remove_links, r) == 0) {
-				c->remover_running = true;
-				c->links = NULL;
-			} else {
-				free(r);
-			}
-		}
-		/* No thread: remove them here, blocking the loop meanwhile. */
-		for (size_t i = 0; c->links && i < c->nlinks; i++)
-			bpf_link__destroy(c->links[i]);
-		free(c->links);
+		c->remover_running = links_remove_async(c->links, c->nlinks, &c->removing_ns, NULL,
+							NULL, &c->remover);
 		c->links = NULL;
 		c->nlinks = 0;
 	}

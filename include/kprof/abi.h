@@ -16,6 +16,7 @@ enum kp_rec_kind {
 	KP_REC_EXIT = 2, /* a target's thread-group leader exited */
 	KP_REC_EXEC = 3, /* a target called execve: symbols must be reloaded */
 	KP_REC_CALL = 4, /* a probed JIT function was entered or returned (exact mode) */
+	KP_REC_PATH = 5, /* path tracer: an activation began, took a path, or ended */
 };
 
 /* kp_sample.flags */
@@ -60,6 +61,75 @@ struct kp_call {
 	__u64 time_ns;
 };
 
+/* Path tracer (kp_path_block). One uprobe per basic-block leader of a traced function, cookie
+ * (trace << 32 | block). The transitions come from kp_path_edges, filled by the daemon from the
+ * function's Ball-Larus numbering. */
+#define KP_PATH_NONE 0xffffffffu /* from-block of the entry transition */
+#define KP_PATH_EXIT 0xfffffffeu /* to-block of a block's exit value */
+#define KP_PATH_DEPTH 16	 /* activations tracked per thread (deeper ones are skipped) */
+#define KP_PATH_MAX_EDGES 65536
+#define KP_PATH_MAX_THREADS 8192
+#define KP_PATH_BLK_MASK 0x3fffffffu	  /* cookie: block index */
+#define KP_PATH_BLK_ENTRY 0x80000000u	  /* cookie: the entry block */
+#define KP_PATH_BLK_EXIT_ONLY 0x40000000u /* cookie: a block that always leaves */
+
+enum kp_path_act {
+	KP_PACT_START = 1, /* {trace, NONE, entry}: emit ENTER, r = 0 */
+	KP_PACT_ADD = 2,   /* r += add */
+	KP_PACT_BACK = 3,  /* emit PATH r + add, r = reset */
+	KP_PACT_EXIT = 4,  /* {trace, block, EXIT}: leaving from block emits r + add */
+};
+
+#define KP_PEF_EXIT_ONLY 1u /* KP_PACT_EXIT: the block always leaves (emit at its leader) */
+
+struct kp_path_key {
+	__u32 trace;
+	__u32 from;
+	__u32 to;
+	__u32 pad;
+};
+
+struct kp_path_val {
+	__u32 act;
+	__u32 flags;
+	__u64 add;
+	__u64 reset;
+};
+
+struct kp_path_frame {
+	__u64 sp; /* stack pointer at the function's entry (the return address's slot) */
+	__u64 r;  /* path register */
+	__u32 trace;
+	__u32 block; /* last block seen */
+};
+
+struct kp_path_thread {
+	__u32 tgid;
+	__u32 depth;
+	__u64 skip_sp; /* nonzero: inside an untracked activation entered at this sp */
+	__u32 seq;     /* events emitted by this thread */
+	__u32 pad;
+	struct kp_path_frame f[KP_PATH_DEPTH];
+};
+
+enum kp_path_op {
+	KP_POP_ENTER = 1, /* an activation began */
+	KP_POP_PATH = 2,  /* a back edge: path id ended */
+	KP_POP_EXIT = 3,  /* the activation left the function after path id */
+	KP_POP_ABORT = 4, /* the activation is gone, left from a block with no exit edge */
+};
+
+struct kp_path {
+	struct kp_rec_hdr hdr;
+	__u32 tid;
+	__u32 trace;
+	__u32 op;
+	__u32 depth; /* the activation's depth, 1 = outermost */
+	__u64 id;    /* path id (PATH, EXIT) */
+	__u32 seq;   /* per-thread event number: a gap means events were lost */
+	__u32 pad;
+};
+
 /* Value of kp_targets (key: tgid). */
 struct kp_target {
 	__u32 freq; /* only events of this frequency (attach cookie) sample the target */
@@ -68,12 +138,18 @@ struct kp_target {
 
 /* Per-CPU counters, kp_counters[KP_CTR_*]. */
 enum kp_counter {
-	KP_CTR_SAMPLES = 0,    /* samples submitted */
-	KP_CTR_DROPS = 1,      /* ring buffer full: samples lost */
-	KP_CTR_LC_DROPS = 2,   /* ring buffer full: lifecycle records lost */
-	KP_CTR_CALLS = 3,      /* call probe events submitted */
-	KP_CTR_CALL_DROPS = 4, /* ring buffer full: call events lost */
-	KP_CTR_NR = 5,
+	KP_CTR_SAMPLES = 0,	  /* samples submitted */
+	KP_CTR_DROPS = 1,	  /* ring buffer full: samples lost */
+	KP_CTR_LC_DROPS = 2,	  /* ring buffer full: lifecycle records lost */
+	KP_CTR_CALLS = 3,	  /* call probe events submitted */
+	KP_CTR_CALL_DROPS = 4,	  /* ring buffer full: call events lost */
+	KP_CTR_PATH_HITS = 5,	  /* block probe hits */
+	KP_CTR_PATH_EVENTS = 6,	  /* path events submitted */
+	KP_CTR_PATH_DROPS = 7,	  /* ring buffer full: path events lost */
+	KP_CTR_PATH_NOTHREAD = 8, /* thread table full: a thread not traced */
+	KP_CTR_PATH_SKIPPED = 9,  /* hits in untracked activations (too deep) */
+	KP_CTR_PATH_STRAY = 10,	  /* hits with no activation or no such edge */
+	KP_CTR_NR = 11,
 };
 
 _Static_assert(sizeof(struct kp_rec_hdr) == 8, "kp_rec_hdr layout");
@@ -81,5 +157,9 @@ _Static_assert(sizeof(struct kp_sample) == 32 + 8 * 2 * KP_MAX_STACK, "kp_sample
 _Static_assert(sizeof(struct kp_lifecycle) == 24, "kp_lifecycle layout");
 _Static_assert(sizeof(struct kp_target) == 8, "kp_target layout");
 _Static_assert(sizeof(struct kp_call) == 32, "kp_call layout");
+_Static_assert(sizeof(struct kp_path) == 40, "kp_path layout");
+_Static_assert(sizeof(struct kp_path_key) == 16, "kp_path_key layout");
+_Static_assert(sizeof(struct kp_path_val) == 24, "kp_path_val layout");
+_Static_assert(sizeof(struct kp_path_thread) == 24 + 24 * KP_PATH_DEPTH, "kp_path_thread layout");
 
 #endif

@@ -1,0 +1,1045 @@
+/* paths.c: the path tracer: multi-iteration path profiles of one JIT function of a target.
+ *
+ * Start: the function is found in the perf map (by name, or an address inside it), its code is
+ * checked against the uprobe safety rules (uprobes.c), read with process_vm_readv and compared
+ * with the mapped file (uprobes run the file's instructions: a difference other than another
+ * probe's int3 is refused), and given to cfg.c: basic blocks, loops, Ball-Larus numbering. The
+ * edge table kp_path_edges gets one action per edge (cfg_transition) and the exit value of every
+ * block that can leave; then one uprobe goes on every block leader (kp_path_block, cookie:
+ * trace id, block, entry and exit-only flags). The BPF side keeps the path register per thread
+ * and activation and sends ENTER / PATH / EXIT / ABORT events; here they feed a k-SF (ksf.c)
+ * through one ksf_ctx per thread. A per-thread sequence number and the activation depth in
+ * every event show lost events: the thread is then resynchronized at its next outermost entry,
+ * and the loss is counted, never silent.
+ *
+ * The trace ends at its duration, at its event budget, on request, or with the target; the
+ * probes are then removed off the event loop (links_remove_async) and the BPF state of the
+ * trace deleted after them. The k-SF stays for queries: a reply is its k-IPF, each path id
+ * decoded back into its blocks. One trace runs per target at a time; the last one's results
+ * are kept with the target (and in its saved profile, as a PathsReply).
+ *
+ * Cost: a uprobe trap per block executed while tracing. It shows as system time of the target,
+ * so the slowdown is estimated from the target's user and system times before and during the
+ * trace (/proc/PID/stat).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "kprof/cfg.h"
+#include "kprof/cleanup.h"
+#include "kprof/ksf.h"
+#include "kprof/procmaps.h"
+#include "kprofd.h"
+#include "log.h"
+
+#define PATHS_MAX_BLOCKS 1024 /* uprobes per traced function */
+#define PATHS_MAX_CODE (1u << 20)
+#define PATHS_THREAD_SLOTS 4096 /* open addressing; at most half used */
+#define PATHS_KSF_NODES (1u << 20)
+#define PATHS_MAX_DURATION_MS (24u * 3600 * 1000)
+
+struct path_thread {
+	uint32_t tid; /* 0: free */
+	uint32_t seq;
+	bool desync;
+	struct ksf_ctx ctx;
+};
+
+struct cpu_times {
+	uint64_t user, sys; /* clock ticks */
+	bool ok;
+};
+
+struct path_trace {
+	struct target *t;
+	uint32_t id;
+	char *func;
+	uint64_t start, size;
+	unsigned k;
+	uint64_t budget;
+	unsigned duration_ms;
+	struct cfg *cfg;
+	struct ksf *ksf;
+	bool tracing;
+	char reason[64];
+	struct bpf_link **links;
+	size_t nlinks, probes;
+	pthread_t remover;
+	bool remover_running;
+	sd_event_source *timer;
+	struct path_thread *threads;
+	size_t nthreads;
+	uint64_t events, activations, path_events, aborted, resyncs, lost_threads, dropped;
+	uint64_t started_ns, stopped_ns; /* CLOCK_MONOTONIC */
+	uint64_t ctr0[KP_CTR_NR], ctr1[KP_CTR_NR];
+	struct cpu_times cpu_attach, cpu_start, cpu_end;
+	uint64_t attach_wall_ns; /* when cpu_attach was read (CLOCK_MONOTONIC) */
+	/* A trace restored from a saved profile: its final reply (no cfg, no ksf). */
+	Kprof__PathsReply *saved;
+};
+
+static uint32_t next_trace_id = 1;
+
+/* ---- target CPU times ---- */
+
+static struct cpu_times read_cpu(pid_t pid)
+{
+	struct cpu_times c = {0};
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return c;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return c;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
+	/* After ")": state(3) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt
+	 * utime(14) stime(15). */
+	if (p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+			&st) == 2) {
+		c.user = ut;
+		c.sys = st;
+		c.ok = true;
+	}
+	return c;
+}
+
+/* ---- finding the function and reading its code ---- */
+
+struct find {
+	const char *name;
+	uint64_t addr;
+	bool by_addr;
+	struct perfmap_sym hit;
+	char *hit_name;
+	int err;
+};
+
+static int find_cb(const struct perfmap_sym *s, void *userdata)
+{
+	struct find *f = userdata;
+	bool match = f->by_addr ? (f->addr >= s->start && f->addr - s->start < s->size)
+				: !strcmp(s->name, f->name);
+
+	if (!match)
+		return 0;
+	/* The perf map is in feed order: a later line for the same name is the live code. */
+	free(f->hit_name);
+	f->hit_name = strdup(s->name);
+	if (!f->hit_name) {
+		f->err = -ENOMEM;
+		return -ENOMEM;
+	}
+	f->hit = *s;
+	f->hit.name = f->hit_name;
+	return 0;
+}
+
+static int read_code(pid_t pid, const struct uprobe_site *site, uint64_t start, uint8_t *code,
+		     size_t len, const char *name, char *err, size_t errlen)
+{
+	_cleanup_free_ uint8_t *file = malloc(len);
+	struct iovec local = {code, len}, remote = {(void *)(uintptr_t)start, len};
+	char path[96];
+	ssize_t n;
+	int fd;
+
+	if (!file)
+		return -ENOMEM;
+	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n != (ssize_t)len) {
+		int e = n < 0 ? -errno : -EIO;
+
+		snprintf(err, errlen, "cannot read the code of %s (0x%" PRIx64 ", %zu bytes): %s",
+			 name, start, len, n < 0 ? strerror(-e) : "short read");
+		return e;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid,
+		 site->map_start, site->map_end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = -errno;
+
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(-e));
+		return e;
+	}
+	n = pread(fd, file, len, (off_t)site->offset);
+	close(fd);
+	if (n != (ssize_t)len) {
+		snprintf(err, errlen, "cannot read the code of %s from %s", name, path);
+		return -EIO;
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (code[i] == file[i])
+			continue;
+		if (code[i] != 0xcc) { /* another probe's int3 is fine: the file has the insn */
+			snprintf(err, errlen,
+				 "the code of %s differs in memory from its file at 0x%" PRIx64
+				 ": uprobes would run the file's instructions",
+				 name, start + i);
+			return -EILSEQ;
+		}
+		code[i] = file[i];
+	}
+	return 0;
+}
+
+/* ---- BPF state ---- */
+
+static int put_edge(struct bpf_map *map, uint32_t id, uint32_t from, uint32_t to, uint32_t act,
+		    uint32_t flags, uint64_t add, uint64_t reset)
+{
+	struct kp_path_key k = {.trace = id, .from = from, .to = to};
+	struct kp_path_val v = {.act = act, .flags = flags, .add = add, .reset = reset};
+
+	if (bpf_map__update_elem(map, &k, sizeof(k), &v, sizeof(v), BPF_ANY) < 0)
+		return -errno;
+	return 0;
+}
+
+static int fill_edges(struct bpf_map *map, uint32_t id, const struct cfg *g)
+{
+	uint32_t entry = cfg_entry_block(g);
+	int r = put_edge(map, id, KP_PATH_NONE, entry, KP_PACT_START, 0, 0, 0);
+
+	for (uint32_t i = 0; r == 0 && i < cfg_nedges(g); i++) {
+		const struct cfg_edge *e = cfg_edge_get(g, i);
+		struct cfg_transition tr;
+
+		if (e->dst == CFG_EXIT)
+			continue;
+		r = cfg_transition(g, e->src, e->dst, &tr);
+		if (r < 0)
+			return r;
+		r = put_edge(map, id, e->src, e->dst,
+			     tr.act == CFG_ACT_BACK ? KP_PACT_BACK : KP_PACT_ADD, 0, tr.add,
+			     tr.reset);
+	}
+	for (uint32_t b = 0; r == 0 && b < cfg_nblocks(g); b++) {
+		const struct cfg_block *blk = cfg_block_get(g, b);
+
+		if (blk->flags & CFG_BLOCK_EXIT)
+			r = put_edge(map, id, b, KP_PATH_EXIT, KP_PACT_EXIT,
+				     blk->flags & CFG_BLOCK_EXIT_ONLY ? KP_PEF_EXIT_ONLY : 0,
+				     blk->exit_val, 0);
+	}
+	return r;
+}
+
+struct bpf_cleanup {
+	struct bpf_map *edges, *threads;
+	uint32_t id;
+	pid_t pid;
+};
+
+/* After the probes are gone: the trace's edges and the target's thread states. */
+static void bpf_cleanup(void *arg)
+{
+	struct bpf_cleanup *c = arg;
+	struct kp_path_key k, nk;
+	struct kp_path_thread st;
+	uint32_t tid, ntid;
+	bool first = true;
+
+	while (bpf_map__get_next_key(c->edges, first ? NULL : &k, &nk, sizeof(nk)) == 0) {
+		if (nk.trace == c->id)
+			bpf_map__delete_elem(c->edges, &nk, sizeof(nk), 0);
+		else
+			k = nk, first = false;
+	}
+	first = true;
+	while (bpf_map__get_next_key(c->threads, first ? NULL : &tid, &ntid, sizeof(ntid)) == 0) {
+		if (bpf_map__lookup_elem(c->threads, &ntid, sizeof(ntid), &st, sizeof(st), 0) ==
+			0 &&
+		    st.tgid == (uint32_t)c->pid)
+			bpf_map__delete_elem(c->threads, &ntid, sizeof(ntid), 0);
+		else
+			tid = ntid, first = false;
+	}
+	free(c);
+}
+
+/* ---- lifetime ---- */
+
+static void trace_free(struct path_trace *tr)
+{
+	if (!tr)
+		return;
+	if (tr->remover_running)
+		pthread_join(tr->remover, NULL);
+	sd_event_source_disable_unref(tr->timer);
+	for (size_t i = 0; tr->threads && i < PATHS_THREAD_SLOTS; i++)
+		ksf_ctx_release(&tr->threads[i].ctx);
+	free(tr->threads);
+	ksf_free(tr->ksf);
+	cfg_free(tr->cfg);
+	free(tr->func);
+	if (tr->saved)
+		kprof__paths_reply__free_unpacked(tr->saved, NULL);
+	free(tr);
+}
+
+void paths_free(struct target *t)
+{
+	paths_stop(t, "target freed");
+	trace_free(t->paths);
+	t->paths = NULL;
+}
+
+bool paths_tracing(const struct target *t)
+{
+	return t->paths && t->paths->tracing;
+}
+
+bool paths_is_function(const struct target *t, const char *function)
+{
+	const struct path_trace *tr = t->paths;
+	uint64_t a;
+	char *end;
+
+	if (!tr || !function)
+		return false;
+	if (!strcmp(tr->func, function))
+		return true;
+	if (strncmp(function, "0x", 2))
+		return false;
+	errno = 0;
+	a = strtoull(function, &end, 16);
+	return !errno && *end == '\0' && a >= tr->start && a - tr->start < tr->size;
+}
+
+void paths_stop(struct target *t, const char *reason)
+{
+	struct path_trace *tr = t->paths;
+	struct loader *l = t->m->loader;
+	struct bpf_cleanup *c;
+
+	if (!tr || !tr->tracing)
+		return;
+	tr->tracing = false;
+	snprintf(tr->reason, sizeof(tr->reason), "%s", reason);
+	tr->stopped_ns = now_ns(CLOCK_MONOTONIC);
+	tr->cpu_end = read_cpu(t->pid);
+	loader_counters(l, tr->ctr1, NULL);
+	tr->timer = sd_event_source_disable_unref(tr->timer);
+	c = malloc(sizeof(*c));
+	if (c)
+		*c = (struct bpf_cleanup){loader_path_edges(l), loader_path_threads(l), tr->id,
+					  t->pid};
+	tr->remover_running = links_remove_async(tr->links, tr->nlinks, NULL,
+						 c ? bpf_cleanup : NULL, c, &tr->remover);
+	tr->links = NULL;
+	tr->nlinks = 0;
+	log_info("pid %d: path trace of %s ended (%s): %" PRIu64 " activations, %" PRIu64 " paths",
+		 t->pid, tr->func, reason, tr->activations, tr->path_events);
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct target *t = userdata;
+
+	(void)s;
+	(void)usec;
+	paths_stop(t, "duration");
+	return 0;
+}
+
+static int attach_probes(struct target *t, struct path_trace *tr, const struct uprobe_site *site,
+			 char *err, size_t errlen)
+{
+	struct bpf_program *prog = loader_path_prog(t->m->loader);
+	uint32_t entry = cfg_entry_block(tr->cfg);
+	char path[96];
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, t->pid,
+		 site->map_start, site->map_end);
+	tr->links = calloc(cfg_nblocks(tr->cfg), sizeof(*tr->links));
+	if (!tr->links)
+		return -ENOMEM;
+	for (uint32_t b = 0; b < cfg_nblocks(tr->cfg); b++) {
+		const struct cfg_block *blk = cfg_block_get(tr->cfg, b);
+		uint64_t cookie = (uint64_t)tr->id << 32 | b;
+		struct bpf_link *lk;
+
+		if (blk->ninsns == 0 || (blk->term == CFG_TERM_TRAP && blk->ninsns == 1))
+			continue; /* nothing to run, or a lone trap (it never returns here) */
+		if (b == entry)
+			cookie |= KP_PATH_BLK_ENTRY;
+		if (blk->flags & CFG_BLOCK_EXIT_ONLY)
+			cookie |= KP_PATH_BLK_EXIT_ONLY;
+		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = cookie);
+		lk = bpf_program__attach_uprobe_opts(prog, t->pid, path,
+						     site->offset + (blk->start - tr->start), &o);
+		if (!lk) {
+			int e = -errno;
+
+			snprintf(err, errlen,
+				 "cannot attach a uprobe to block 0x%" PRIx64 " of %s: %s%s",
+				 blk->start, tr->func, strerror(-e),
+				 e == -EACCES || e == -EPERM ? " (uprobes need CAP_SYS_ADMIN)"
+							     : "");
+			return e;
+		}
+		tr->links[tr->nlinks++] = lk;
+	}
+	tr->probes = tr->nlinks;
+	return 0;
+}
+
+/* Resolve, read, analyze: tr->func/start/size/cfg set, site filled. */
+static int prepare(struct target *t, struct path_trace *tr, const char *function, bool force,
+		   struct uprobe_site *site, char *err, size_t errlen)
+{
+	struct find f = {.name = function};
+	struct procmaps *pm = NULL;
+	_cleanup_free_ uint8_t *code = NULL;
+	struct cfg_stats cs;
+	char *end;
+	int r;
+
+	if (!t->sym) {
+		snprintf(err, errlen, "pid %d has no symbols loaded", t->pid);
+		return -ENODATA;
+	}
+	if (!strncmp(function, "0x", 2)) {
+		errno = 0;
+		f.addr = strtoull(function, &end, 16);
+		f.by_addr = !errno && *end == '\0' && end != function + 2;
+	}
+	tsym_refresh(t->sym);
+	r = tsym_foreach_jit(t->sym, find_cb, &f);
+	if (r < 0 || f.err < 0) {
+		free(f.hit_name);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (!f.hit_name) {
+		snprintf(err, errlen, "no JIT function %s %s in the perf map of pid %d (%s)",
+			 f.by_addr ? "at" : "named", function, t->pid, tsym_perfmap_path(t->sym));
+		return -ENOENT;
+	}
+	tr->func = f.hit_name;
+	tr->start = f.hit.start;
+	tr->size = f.hit.size;
+	r = procmaps_read_pid(t->pid, &pm, err, errlen);
+	if (r < 0)
+		return r;
+	r = uprobe_site_check(pm, tr->start, tr->func, force, site, err, errlen);
+	if (r == 0 && tr->size > site->map_end - tr->start)
+		tr->size = site->map_end - tr->start; /* a perf-map size past the mapping */
+	procmaps_free(pm);
+	if (r < 0)
+		return r;
+	if (tr->size == 0 || tr->size > PATHS_MAX_CODE) {
+		snprintf(err, errlen, "%s is %" PRIu64 " bytes long: path tracing takes 1 to %u",
+			 tr->func, tr->size, PATHS_MAX_CODE);
+		return -E2BIG;
+	}
+	code = malloc(tr->size);
+	if (!code)
+		return -ENOMEM;
+	r = read_code(t->pid, site, tr->start, code, tr->size, tr->func, err, errlen);
+	if (r < 0)
+		return r;
+	r = cfg_build(
+	    code, tr->size, tr->start, tr->start,
+	    &(struct cfg_limits){.max_blocks = PATHS_MAX_BLOCKS, .flags = CFG_BAD_IS_EXIT},
+	    &tr->cfg);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot recover the control flow of %s: %s%s", tr->func,
+			 strerror(-r),
+			 r == -E2BIG ? " (more than 1024 basic blocks or too much code)" : "");
+		return r;
+	}
+	cfg_get_stats(tr->cfg, &cs);
+	if (!cs.bl_ok) {
+		snprintf(err, errlen,
+			 "%s has more acyclic paths than a 64-bit path id can number (cap 2^40); "
+			 "an edge profile would be needed, which kprofd does not trace yet",
+			 tr->func);
+		return -EOVERFLOW;
+	}
+	return 0;
+}
+
+int paths_start(struct target *t, const Kprof__PathsRequest *req, char *err, size_t errlen)
+{
+	struct manager *m = t->m;
+	struct path_trace *tr, *old = t->paths;
+	struct uprobe_site site;
+	unsigned k = req->k ? req->k : 4;
+	int r;
+
+	if (t->state != TARGET_ATTACHED) {
+		snprintf(err, errlen, "pid %d is not attached (%s): nothing to trace", t->pid,
+			 t->state == TARGET_EXITED ? "it exited" : "detached");
+		return -ESRCH;
+	}
+	if (k < 1 || k > KSF_K_MAX) {
+		snprintf(err, errlen, "k %u is out of range 1-%d", k, KSF_K_MAX);
+		return -EINVAL;
+	}
+	if (req->duration_ms > PATHS_MAX_DURATION_MS) {
+		snprintf(err, errlen, "duration %u ms is over the limit of %u ms", req->duration_ms,
+			 PATHS_MAX_DURATION_MS);
+		return -EINVAL;
+	}
+	if (!req->function || !req->function[0] || strlen(req->function) > 4096) {
+		snprintf(err, errlen, "no function given");
+		return -EINVAL;
+	}
+	if (old && old->tracing) {
+		snprintf(err, errlen,
+			 "pid %d is already tracing the paths of %s (one trace at a time)", t->pid,
+			 old->func);
+		return -EBUSY;
+	}
+	tr = calloc(1, sizeof(*tr));
+	if (!tr)
+		return -ENOMEM;
+	tr->t = t;
+	tr->k = k;
+	tr->budget = req->budget;
+	tr->duration_ms = req->duration_ms ? req->duration_ms : 10000;
+	tr->threads = calloc(PATHS_THREAD_SLOTS, sizeof(*tr->threads));
+	if (!tr->threads) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	r = prepare(t, tr, req->function, req->force, &site, err, errlen);
+	if (r < 0)
+		goto fail;
+	r = ksf_new(k, &(struct ksf_limits){.max_nodes = PATHS_KSF_NODES}, &tr->ksf);
+	if (r < 0)
+		goto fail;
+	if (old) /* the previous trace's probes must be gone first */
+		trace_free(old);
+	t->paths = NULL;
+	tr->id = next_trace_id++;
+	if (next_trace_id == 0)
+		next_trace_id = 1;
+	r = fill_edges(loader_path_edges(m->loader), tr->id, tr->cfg);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot fill the BPF edge table: %s", strerror(-r));
+		goto fail_bpf;
+	}
+	tr->cpu_attach = read_cpu(t->pid);
+	tr->attach_wall_ns = now_ns(CLOCK_MONOTONIC);
+	loader_counters(m->loader, tr->ctr0, NULL);
+	r = attach_probes(t, tr, &site, err, errlen);
+	if (r < 0)
+		goto fail_bpf;
+	r = sd_event_add_time_relative(m->event, &tr->timer, CLOCK_MONOTONIC,
+				       (uint64_t)tr->duration_ms * 1000, 1000, on_timer, t);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot arm the duration timer: %s", strerror(-r));
+		goto fail_bpf;
+	}
+	tr->tracing = true;
+	tr->started_ns = now_ns(CLOCK_MONOTONIC);
+	tr->cpu_start = read_cpu(t->pid);
+	t->paths = tr;
+	log_info("pid %d: tracing the paths of %s (0x%" PRIx64 ", %zu blocks, %" PRIu64
+		 " paths, k %u) for %u ms",
+		 t->pid, tr->func, tr->start, cfg_nblocks(tr->cfg), cfg_num_paths(tr->cfg), k,
+		 tr->duration_ms);
+	return 0;
+
+fail_bpf:
+	/* Links (if any) and the edges go, the same way a stopped trace's do. */
+	{
+		struct bpf_cleanup *c = malloc(sizeof(*c));
+
+		if (c)
+			*c = (struct bpf_cleanup){loader_path_edges(m->loader),
+						  loader_path_threads(m->loader), tr->id, t->pid};
+		tr->remover_running = links_remove_async(tr->links, tr->nlinks, NULL,
+							 c ? bpf_cleanup : NULL, c, &tr->remover);
+		tr->links = NULL;
+	}
+fail:
+	free(tr->links);
+	trace_free(tr);
+	return r;
+}
+
+/* ---- events ---- */
+
+static struct path_thread *thread_get(struct path_trace *tr, uint32_t tid)
+{
+	size_t mask = PATHS_THREAD_SLOTS - 1, i = (tid * 2654435761u) & mask;
+
+	for (size_t n = 0; n < PATHS_THREAD_SLOTS; n++, i = (i + 1) & mask) {
+		if (tr->threads[i].tid == tid)
+			return &tr->threads[i];
+		if (tr->threads[i].tid == 0) {
+			if (tr->nthreads >= PATHS_THREAD_SLOTS / 2)
+				return NULL;
+			tr->nthreads++;
+			tr->threads[i].tid = tid;
+			return &tr->threads[i];
+		}
+	}
+	return NULL;
+}
+
+/* Lost track of th: forget its activations until its next outermost entry. */
+static void desync(struct path_trace *tr, struct path_thread *th)
+{
+	ksf_ctx_release(&th->ctx);
+	if (!th->desync)
+		tr->resyncs++;
+	th->desync = true;
+}
+
+void paths_on_event(struct target *t, const struct kp_path *ev)
+{
+	struct path_trace *tr = t->paths;
+	struct path_thread *th;
+	size_t depth;
+
+	if (!tr || !tr->tracing || ev->trace != tr->id || ev->tid == 0)
+		return;
+	tr->events++;
+	th = thread_get(tr, ev->tid);
+	if (!th) {
+		tr->lost_threads++;
+		return;
+	}
+	if (th->seq && ev->seq != th->seq + 1)
+		desync(tr, th); /* events of this thread were lost */
+	th->seq = ev->seq;
+	depth = ksf_ctx_depth(&th->ctx, NULL);
+	if (ev->op == KP_POP_ENTER && ev->depth == 1 && (th->desync || depth != 0)) {
+		ksf_ctx_release(&th->ctx);
+		th->desync = false;
+		depth = 0;
+	}
+	if (!th->desync) {
+		bool ok = ev->op == KP_POP_ENTER ? depth + 1 == ev->depth : depth == ev->depth;
+
+		if (!ok || ev->depth == 0)
+			desync(tr, th);
+	}
+	if (th->desync) {
+		tr->dropped++;
+		return;
+	}
+	switch (ev->op) {
+	case KP_POP_ENTER:
+		ksf_enter(tr->ksf, &th->ctx, 0);
+		tr->activations++;
+		break;
+	case KP_POP_PATH:
+	case KP_POP_EXIT:
+		if (ev->id >= cfg_num_paths(tr->cfg)) {
+			desync(tr, th);
+			tr->dropped++;
+			return;
+		}
+		ksf_push(tr->ksf, &th->ctx, ev->id);
+		tr->path_events++;
+		if (ev->op == KP_POP_EXIT)
+			ksf_exit(tr->ksf, &th->ctx);
+		break;
+	case KP_POP_ABORT:
+		ksf_exit(tr->ksf, &th->ctx);
+		tr->aborted++;
+		break;
+	default:
+		desync(tr, th);
+		return;
+	}
+	if (tr->budget && tr->path_events >= tr->budget)
+		paths_stop(t, "budget");
+}
+
+/* ---- replies ---- */
+
+static const char *term_name(enum cfg_term t)
+{
+	static const char *const names[] = {
+	    [CFG_TERM_FALL] = "fall", [CFG_TERM_COND] = "cond",
+	    [CFG_TERM_JMP] = "jmp",   [CFG_TERM_JMP_OUT] = "jmp-out",
+	    [CFG_TERM_RET] = "ret",   [CFG_TERM_INDIRECT] = "indirect",
+	    [CFG_TERM_CALL] = "call", [CFG_TERM_TRAP] = "trap",
+	    [CFG_TERM_BAD] = "bad",
+	};
+
+	return (unsigned)t < sizeof(names) / sizeof(names[0]) && names[t] ? names[t] : "?";
+}
+
+static Kprof__PathEdge pb_edge(const struct cfg *g, uint32_t edge)
+{
+	const struct cfg_edge *e = edge == CFG_NONE ? NULL : cfg_edge_get(g, edge);
+
+	if (!e)
+		return KPROF__PATH_EDGE__PATH_EDGE_BACK;
+	if (e->dst == CFG_EXIT)
+		return KPROF__PATH_EDGE__PATH_EDGE_EXIT;
+	switch (e->kind) {
+	case CFG_EDGE_TAKEN:
+		return KPROF__PATH_EDGE__PATH_EDGE_TAKEN;
+	case CFG_EDGE_JUMP:
+		return KPROF__PATH_EDGE__PATH_EDGE_JUMP;
+	default:
+		return KPROF__PATH_EDGE__PATH_EDGE_FALL;
+	}
+}
+
+struct collect {
+	uint32_t top;
+	uint64_t *pid, *pcount; /* length-1 entries kept */
+	size_t np, pcap;
+	uint64_t *seq_ids; /* concatenated ids of kept sequences */
+	size_t nids, idcap;
+	uint32_t *seq_len;
+	uint64_t *seq_count;
+	size_t nseq, seqcap;
+	uint64_t total_paths, total_seqs;
+};
+
+static int grow(void **v, size_t *cap, size_t need, size_t elem)
+{
+	size_t c = *cap ? *cap : 64;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	p = realloc(*v, c * elem);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+static int collect_cb(uint32_t routine, const uint64_t *path, size_t n, uint64_t count,
+		      void *userdata)
+{
+	struct collect *c = userdata;
+
+	(void)routine;
+	if (n == 1) {
+		c->total_paths++;
+		if (c->top && c->np >= c->top)
+			return 0;
+		if (grow((void **)&c->pid, &c->pcap, c->np + 1, sizeof(uint64_t)) < 0)
+			return -ENOMEM;
+		c->pcount = realloc(c->pcount, c->pcap * sizeof(uint64_t));
+		if (!c->pcount)
+			return -ENOMEM;
+		c->pid[c->np] = path[0];
+		c->pcount[c->np++] = count;
+		return 0;
+	}
+	c->total_seqs++;
+	if (c->top && c->nseq >= c->top)
+		return 0;
+	{
+		size_t cap = c->seqcap;
+
+		if (grow((void **)&c->seq_len, &c->seqcap, c->nseq + 1, sizeof(uint32_t)) < 0)
+			return -ENOMEM;
+		if (cap != c->seqcap) {
+			uint64_t *p = realloc(c->seq_count, c->seqcap * sizeof(uint64_t));
+
+			if (!p)
+				return -ENOMEM;
+			c->seq_count = p;
+		}
+	}
+	if (grow((void **)&c->seq_ids, &c->idcap, c->nids + n, sizeof(uint64_t)) < 0)
+		return -ENOMEM;
+	memcpy(c->seq_ids + c->nids, path, n * sizeof(uint64_t));
+	c->nids += n;
+	c->seq_len[c->nseq] = n;
+	c->seq_count[c->nseq++] = count;
+	return 0;
+}
+
+static void collect_free(struct collect *c)
+{
+	free(c->pid);
+	free(c->pcount);
+	free(c->seq_ids);
+	free(c->seq_len);
+	free(c->seq_count);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Ids the kept sequences use that the kept paths miss (the top cut): added with their counts. */
+static int add_missing_paths(struct collect *c, const struct ksf_ipf *ipf)
+{
+	_cleanup_free_ uint64_t *have = malloc((c->np ? c->np : 1) * sizeof(uint64_t));
+	_cleanup_free_ uint64_t *want = malloc((c->nids ? c->nids : 1) * sizeof(uint64_t));
+	size_t nw = 0;
+
+	if (!have || !want)
+		return -ENOMEM;
+	memcpy(have, c->pid, c->np * sizeof(uint64_t));
+	qsort(have, c->np, sizeof(uint64_t), cmp_u64);
+	for (size_t i = 0; i < c->nids; i++)
+		if (!bsearch(&c->seq_ids[i], have, c->np, sizeof(uint64_t), cmp_u64))
+			want[nw++] = c->seq_ids[i];
+	qsort(want, nw, sizeof(uint64_t), cmp_u64);
+	for (size_t i = 0; i < nw; i++) {
+		if (i && want[i] == want[i - 1])
+			continue;
+		if (grow((void **)&c->pid, &c->pcap, c->np + 1, sizeof(uint64_t)) < 0)
+			return -ENOMEM;
+		c->pcount = realloc(c->pcount, c->pcap * sizeof(uint64_t));
+		if (!c->pcount)
+			return -ENOMEM;
+		c->pid[c->np] = want[i];
+		c->pcount[c->np++] = ksf_ipf_count(ipf, 0, &want[i], 1);
+	}
+	return 0;
+}
+
+static double share(const struct cpu_times *a, const struct cpu_times *b)
+{
+	uint64_t u, s;
+
+	if (!a->ok || !b->ok || b->user < a->user || b->sys < a->sys)
+		return -1;
+	u = b->user - a->user;
+	s = b->sys - a->sys;
+	return u + s >= 10 ? (double)s / (double)(u + s) : -1; /* at least 10 ticks */
+}
+
+static void fill_stats(const struct path_trace *tr, Kprof__PathsReply *r)
+{
+	struct cfg_stats cs;
+	struct ksf_stats ks;
+	const uint64_t *c1 = tr->tracing ? NULL : tr->ctr1;
+	uint64_t ctr_now[KP_CTR_NR];
+	uint64_t end_ns = tr->tracing ? now_ns(CLOCK_MONOTONIC) : tr->stopped_ns;
+	struct cpu_times now = tr->tracing ? read_cpu(tr->t->pid) : tr->cpu_end;
+	double before, during;
+
+	if (!c1) {
+		loader_counters(tr->t->m->loader, ctr_now, NULL);
+		c1 = ctr_now;
+	}
+	cfg_get_stats(tr->cfg, &cs);
+	ksf_get_stats(tr->ksf, &ks);
+	r->function = tr->func;
+	r->start = tr->start;
+	r->size = tr->size;
+	r->k = tr->k;
+	r->state = tr->tracing ? KPROF__PATHS_STATE__PATHS_STATE_TRACING
+			       : KPROF__PATHS_STATE__PATHS_STATE_DONE;
+	r->end_reason = (char *)(tr->tracing ? "" : tr->reason);
+	r->num_paths = cs.num_paths;
+	r->probes = tr->probes;
+	r->loops = cs.loops;
+	r->back_edges = cs.back_edges;
+	r->activations = tr->activations;
+	r->path_events = tr->path_events;
+	r->budget = tr->budget;
+	r->duration_ms = tr->duration_ms;
+	r->traced_ns = end_ns - tr->started_ns;
+	r->probe_hits = c1[KP_CTR_PATH_HITS] - tr->ctr0[KP_CTR_PATH_HITS];
+	r->stray_hits = c1[KP_CTR_PATH_STRAY] - tr->ctr0[KP_CTR_PATH_STRAY];
+	r->lost_events = c1[KP_CTR_PATH_DROPS] - tr->ctr0[KP_CTR_PATH_DROPS] +
+			 c1[KP_CTR_PATH_NOTHREAD] - tr->ctr0[KP_CTR_PATH_NOTHREAD] +
+			 tr->lost_threads + tr->dropped + ks.dropped;
+	r->resyncs = tr->resyncs;
+	r->aborted = tr->aborted;
+	r->ksf_nodes = ks.nodes;
+	r->pruned_items = ks.pruned_items;
+	/* The share of system time before the trace is the target's whole life until then. */
+	before = share(&(struct cpu_times){0, 0, true}, &tr->cpu_attach);
+	during = share(&tr->cpu_start, &now);
+	r->kernel_share_before = before;
+	r->kernel_share_during = during;
+	r->slowdown = 0;
+	if (before >= 0 && during >= 0 && during < 1) {
+		/* CPU time T while tracing, of which a share `during` in the kernel; without the
+		 * probes the kernel would have taken `before` of the user time's complement. */
+		double extra = during - before * (1 - during) / (1 - before + 1e-12);
+
+		r->slowdown = extra > 0 ? 1.0 / (1.0 - extra) : 1.0;
+	}
+}
+
+void paths_msg_release(struct paths_msg *pm)
+{
+	if (!pm)
+		return;
+	free(pm->bv);
+	free(pm->bp);
+	free(pm->pv);
+	free(pm->pp);
+	free(pm->sv);
+	free(pm->sp);
+	free(pm->qv);
+	free(pm->qp);
+	free(pm->ids);
+	free(pm->levels);
+	memset(pm, 0, sizeof(*pm));
+}
+
+static int build_live(const struct path_trace *tr, uint32_t top, struct paths_msg *pm)
+{
+	Kprof__PathsReply *r = &pm->r;
+	const struct cfg *g = tr->cfg;
+	size_t nb = cfg_nblocks(g), nsteps = 0;
+	struct ksf_ipf *ipf = NULL;
+	struct ksf_ipf_stats is;
+	struct collect c = {.top = top};
+	_cleanup_free_ struct cfg_step *steps = NULL;
+	int err = -ENOMEM;
+
+	fill_stats(tr, r);
+	if (ksf_ipf_build(tr->ksf, &(struct ksf_ipf_opts){.max_len = tr->k}, &ipf) < 0)
+		return -ENOMEM;
+	if (ksf_ipf_foreach(ipf, KSF_ORDER_COUNT, collect_cb, &c) < 0 ||
+	    add_missing_paths(&c, ipf) < 0)
+		goto out;
+	ksf_ipf_get_stats(ipf, &is);
+	r->ipf_nodes = is.nodes;
+	r->max_error = is.max_error > is.max_error_1 ? is.max_error : is.max_error_1;
+	r->paths_total = c.total_paths;
+	r->sequences_total = c.total_seqs;
+	pm->levels = calloc(tr->k, sizeof(uint64_t));
+	pm->bv = calloc(nb, sizeof(*pm->bv));
+	pm->bp = calloc(nb, sizeof(*pm->bp));
+	pm->pv = calloc(c.np ? c.np : 1, sizeof(*pm->pv));
+	pm->pp = calloc(c.np ? c.np : 1, sizeof(*pm->pp));
+	pm->sv = calloc(c.np * nb + 1, sizeof(*pm->sv));
+	pm->sp = calloc(c.np * nb + 1, sizeof(*pm->sp));
+	pm->qv = calloc(c.nseq ? c.nseq : 1, sizeof(*pm->qv));
+	pm->qp = calloc(c.nseq ? c.nseq : 1, sizeof(*pm->qp));
+	pm->ids = malloc((c.nids ? c.nids : 1) * sizeof(uint64_t));
+	steps = calloc(nb, sizeof(*steps));
+	if (!pm->levels || !pm->bv || !pm->bp || !pm->pv || !pm->pp || !pm->sv || !pm->sp ||
+	    !pm->qv || !pm->qp || !pm->ids || !steps)
+		goto out;
+	for (unsigned i = 0; i < tr->k; i++)
+		pm->levels[i] = is.level_sum[i];
+	r->n_level_sums = tr->k;
+	r->level_sums = pm->levels;
+	for (uint32_t b = 0; b < nb; b++) {
+		const struct cfg_block *blk = cfg_block_get(g, b);
+		Kprof__PathBlock *x = &pm->bv[b];
+
+		kprof__path_block__init(x);
+		x->start = blk->start;
+		x->end = blk->end;
+		x->insns = blk->ninsns;
+		x->entry = blk->flags & CFG_BLOCK_ENTRY;
+		x->loop_header = blk->flags & CFG_BLOCK_HEADER;
+		x->loop_depth = blk->loop_depth;
+		x->term = (char *)term_name(blk->term);
+		pm->bp[b] = x;
+	}
+	r->n_blocks = nb;
+	r->blocks = pm->bp;
+	for (size_t i = 0; i < c.np; i++) {
+		Kprof__PathInfo *x = &pm->pv[i];
+		int n = cfg_path_decode(g, c.pid[i], steps, nb);
+
+		kprof__path_info__init(x);
+		x->id = c.pid[i];
+		x->count = c.pcount[i];
+		x->steps = &pm->sp[nsteps];
+		for (int j = 0; j < n; j++) {
+			Kprof__PathStep *s = &pm->sv[nsteps];
+
+			kprof__path_step__init(s);
+			s->block = steps[j].block;
+			s->edge = pb_edge(g, steps[j].edge);
+			pm->sp[nsteps++] = s;
+			x->n_steps++;
+		}
+		pm->pp[i] = x;
+	}
+	r->n_paths = c.np;
+	r->paths = pm->pp;
+	memcpy(pm->ids, c.seq_ids, c.nids * sizeof(uint64_t));
+	for (size_t i = 0, off = 0; i < c.nseq; i++) {
+		Kprof__PathSeq *q = &pm->qv[i];
+
+		kprof__path_seq__init(q);
+		q->ids = pm->ids + off;
+		q->n_ids = c.seq_len[i];
+		q->count = c.seq_count[i];
+		off += c.seq_len[i];
+		pm->qp[i] = q;
+	}
+	r->n_sequences = c.nseq;
+	r->sequences = pm->qp;
+	err = 0;
+out:
+	collect_free(&c);
+	ksf_ipf_free(ipf);
+	return err;
+}
+
+int paths_reply(const struct target *t, uint32_t top, struct paths_msg *pm)
+{
+	const struct path_trace *tr = t->paths;
+
+	memset(pm, 0, sizeof(*pm));
+	kprof__paths_reply__init(&pm->r);
+	if (!tr)
+		return -ENODATA;
+	if (tr->saved) {
+		pm->r = *tr->saved; /* shallow: points into the saved message */
+		if (top && pm->r.n_sequences > top)
+			pm->r.n_sequences = top;
+		return 0;
+	}
+	return build_live(tr, top, pm);
+}
+
+int paths_restore(struct target *t, const Kprof__PathsReply *saved)
+{
+	struct path_trace *tr;
+	size_t len = kprof__paths_reply__get_packed_size(saved);
+	_cleanup_free_ uint8_t *buf = malloc(len ? len : 1);
+
+	if (!buf)
+		return -ENOMEM;
+	kprof__paths_reply__pack(saved, buf);
+	tr = calloc(1, sizeof(*tr));
+	if (!tr)
+		return -ENOMEM;
+	tr->t = t;
+	tr->saved = kprof__paths_reply__unpack(NULL, len, buf);
+	tr->func = strdup(saved->function ? saved->function : "");
+	if (!tr->saved || !tr->func) {
+		trace_free(tr);
+		return -ENOMEM;
+	}
+	tr->saved->state = KPROF__PATHS_STATE__PATHS_STATE_DONE;
+	trace_free(t->paths);
+	t->paths = tr;
+	return 0;
+}
