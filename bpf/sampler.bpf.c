@@ -341,6 +341,12 @@ int kp_path_block(struct pt_regs *ctx)
 	}
 	f = d ? path_frame(st, d - 1) : NULL;
 	if (is_entry && !(f && f->trace == trace && f->sp == sp)) {
+		/* The start transition is stored last, once every probe of the trace is on: an
+		 * activation that began earlier could skip blocks whose probes were not there. */
+		if (!path_edge(trace, KP_PATH_NONE, blk)) {
+			count(KP_CTR_PATH_STRAY);
+			return 0;
+		}
 		if (d == KP_PATH_DEPTH) {
 			st->skip_sp = sp;
 			count(KP_CTR_PATH_SKIPPED);

@@ -465,11 +465,19 @@ void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 	fprintf(f,
 		", %u probes: %" PRIu64 " activations, %" PRIu64 " paths, %" PRIu64 " probe hits\n",
 		r->probes, r->activations, r->path_events, r->probe_hits);
-	if (r->slowdown > 0)
+	if (r->slowdown > 0 && r->kernel_share_before >= 0)
 		fprintf(f,
 			"Cost: the target spent %.1f%% of its CPU time in the kernel while traced "
 			"(%.1f%% before): about %.2fx slower\n",
 			100 * r->kernel_share_during, 100 * r->kernel_share_before, r->slowdown);
+	else if (r->slowdown > 0)
+		fprintf(
+		    f,
+		    "Cost: the target spent %.1f%% of its CPU time in the kernel while traced "
+		    "(before: too little CPU time to tell, taken as 0%%): at most %.2fx slower\n",
+		    100 * r->kernel_share_during, r->slowdown);
+	else
+		fputs("Cost: the target used too little CPU time while traced to estimate it\n", f);
 	if (r->lost_events || r->resyncs || r->aborted || r->stray_hits)
 		fprintf(f,
 			"Lost: %" PRIu64 " events, %" PRIu64 " thread resyncs, %" PRIu64

@@ -215,8 +215,7 @@ static int put_edge(struct bpf_map *map, uint32_t id, uint32_t from, uint32_t to
 
 static int fill_edges(struct bpf_map *map, uint32_t id, const struct cfg *g)
 {
-	uint32_t entry = cfg_entry_block(g);
-	int r = put_edge(map, id, KP_PATH_NONE, entry, KP_PACT_START, 0, 0, 0);
+	int r = 0;
 
 	for (uint32_t i = 0; r == 0 && i < cfg_nedges(g); i++) {
 		const struct cfg_edge *e = cfg_edge_get(g, i);
@@ -335,7 +334,12 @@ void paths_stop(struct target *t, const char *reason)
 	tr->tracing = false;
 	snprintf(tr->reason, sizeof(tr->reason), "%s", reason);
 	tr->stopped_ns = now_ns(CLOCK_MONOTONIC);
-	tr->cpu_end = read_cpu(t->pid);
+	{
+		struct cpu_times c = read_cpu(t->pid);
+
+		if (c.ok) /* else (the target is gone) the last reading while tracing stands */
+			tr->cpu_end = c;
+	}
 	loader_counters(l, tr->ctr1, NULL);
 	tr->timer = sd_event_source_disable_unref(tr->timer);
 	c = malloc(sizeof(*c));
@@ -545,8 +549,17 @@ int paths_start(struct target *t, const Kprof__PathsRequest *req, char *err, siz
 	r = attach_probes(t, tr, &site, err, errlen);
 	if (r < 0)
 		goto fail_bpf;
-	r = sd_event_add_time_relative(m->event, &tr->timer, CLOCK_MONOTONIC,
-				       (uint64_t)tr->duration_ms * 1000, 1000, on_timer, t);
+	/* Armed: activations may begin now that every probe is on. */
+	r = put_edge(loader_path_edges(m->loader), tr->id, KP_PATH_NONE, cfg_entry_block(tr->cfg),
+		     KP_PACT_START, 0, 0, 0);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot fill the BPF edge table: %s", strerror(-r));
+		goto fail_bpf;
+	}
+	/* Not sd_event_add_time_relative: the loop's cached time is stale after a wait above. */
+	r = sd_event_add_time(m->event, &tr->timer, CLOCK_MONOTONIC,
+			      now_ns(CLOCK_MONOTONIC) / 1000 + (uint64_t)tr->duration_ms * 1000,
+			      1000, on_timer, t);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot arm the duration timer: %s", strerror(-r));
 		goto fail_bpf;
@@ -665,6 +678,12 @@ void paths_on_event(struct target *t, const struct kp_path *ev)
 	default:
 		desync(tr, th);
 		return;
+	}
+	if ((tr->events & 1023) == 0) { /* the target may be gone when the trace stops */
+		struct cpu_times c = read_cpu(t->pid);
+
+		if (c.ok)
+			tr->cpu_end = c;
 	}
 	if (tr->budget && tr->path_events >= tr->budget)
 		paths_stop(t, "budget");
@@ -879,10 +898,12 @@ static void fill_stats(const struct path_trace *tr, Kprof__PathsReply *r)
 	r->kernel_share_before = before;
 	r->kernel_share_during = during;
 	r->slowdown = 0;
-	if (before >= 0 && during >= 0 && during < 1) {
-		/* CPU time T while tracing, of which a share `during` in the kernel; without the
-		 * probes the kernel would have taken `before` of the user time's complement. */
-		double extra = during - before * (1 - during) / (1 - before + 1e-12);
+	if (during >= 0 && during < 1) {
+		/* CPU time T while tracing, a share `during` of it in the kernel; without the
+		 * probes the kernel would have taken the share it had before (taken as 0 when the
+		 * target had not run long enough to tell: the estimate is then an upper bound). */
+		double b = before >= 0 && before < 1 ? before : 0;
+		double extra = during - b * (1 - during) / (1 - b);
 
 		r->slowdown = extra > 0 ? 1.0 / (1.0 - extra) : 1.0;
 	}

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Path profiling (kprofctl paths): uprobes on the basic blocks of minijit's mj_paths (nested
+# loops, PRNG branches, an early exit) feed a k-SF in kprofd. minijit computes the exact block
+# trace of every call with an interpreter of its IR (independently of kprof); paths_truth.py
+# compares kprof's k-IPF, decoded into block sequences, with the n-gram counts of that trace:
+# an exact match for sequences of 1..4 paths when the probes cover the whole run, and the
+# hottest paths in the same order when a budget stops the trace early. Also: results kept after
+# the target exits, refusals (anonymous code, writable alias, unknown function, busy), --stop.
+. "$(dirname "$0")/lib.sh"
+start_daemon || { fail "daemon starts" "see log"; exit 1; }
+TRUTH=$(dirname "$0")/paths_truth.py
+
+tracing() {
+	ctl paths "$1" --show --json 2>/dev/null | python3 -c "import json,sys
+sys.exit(0 if json.load(sys.stdin)['state'] == 'tracing' else 1)"
+}
+
+# run_traced K OUT ARGS...: minijit (ARGS) waits, kprofctl paths (plus $CTL_ARGS) starts,
+# minijit runs to its end.
+CTL_ARGS=
+run_traced() {
+	local k=$1 out=$2
+	shift 2
+	start_minijit --wait-usr1 --paths-trace "$TDIR/trace.$k" --cleanup "$@" ||
+		{ fail "minijit starts" ""; return 1; }
+	P=$MJ_PID
+	ctl paths "$P" mj_paths --k "$k" --duration 120 --top 0 --json $CTL_ARGS >"$out" 2>"$out.err" &
+	CTL=$!
+	wait_for 20 tracing "$P" || { fail "trace starts (k=$k)" "$(cat "$out.err")"; return 1; }
+	kill -USR1 "$P"
+	wait "$P"
+	wait "$CTL" || { fail "kprofctl paths (k=$k)" "$(cat "$out.err")"; return 1; }
+}
+
+# 1. Exact, k = 4, 3, 2, 1 (each a k-SF of its own), probes on before the first call.
+for k in 4 3 2 1; do
+	run_traced $k "$TDIR/p$k.json" --rounds 3 --paths 1000 || continue
+	if out=$(python3 "$TRUTH" "$TDIR/trace.$k" "$TDIR/p$k.json" $k 2>&1); then
+		pass "k=$k: kprof's k-IPF equals the n-gram counts of minijit's block trace ($(echo $out | tr '\n' ' '))"
+	else fail "k=$k exact match" "$out"; fi
+done
+python3 - "$TDIR/p4.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+ok = (r["state"] == "done" and r["end_reason"] == "target exited" and r["activations"] == 3000
+      and r["lost_events"] == 0 and r["resyncs"] == 0 and r["aborted"] == 0 and r["max_error"] == 0
+      and r["probes"] == len(r["blocks"]) and r["loops"] == 2)
+print(("PASS" if ok else "FAIL") + ": trace ended with the target, 3000 activations, nothing lost"
+      f" ({r['end_reason']}, {r['activations']} activations, {r['probes']} probes, {r['loops']} loops,"
+      f" lost {r['lost_events']}, resyncs {r['resyncs']}, aborted {r['aborted']})")
+ok = r["probe_hits"] > r["path_events"] > 0 and r["slowdown"] >= 1.0
+print(("PASS" if ok else "FAIL") + f": cost reported: {r['probe_hits']} probe hits, slowdown {r['slowdown']:.2f}x")
+PY
+
+# 2. Kept after the exit: --show still answers, text output names the blocks.
+out=$(ctl paths "$P" --show --top 3 2>&1)
+if grep -q "Ball-Larus paths (k = 1)" <<<"$out" && grep -q "ended: target exited" <<<"$out" &&
+	grep -q "B0 .*entry" <<<"$out"; then
+	pass "paths --show after the target exited prints the kept trace"
+else fail "--show after exit" "$out"; fi
+
+# 3. Budget: the trace stops after 3000 path events, early in the run; the hottest paths
+#    (sequences of 1 and 2) agree in order with the whole run's.
+CTL_ARGS="--budget 3000"
+if run_traced 2 "$TDIR/pb.json" --rounds 2 --paths 6000; then
+	CTL_ARGS=
+	if out=$(python3 "$TRUTH" "$TDIR/trace.2" "$TDIR/pb.json" 2 --top 3 2>&1); then
+		pass "budget: the 3 hottest paths and 2-sequences agree in order with the full trace"
+	else fail "budget order" "$out"; fi
+	python3 - "$TDIR/pb.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+ok = r["end_reason"] == "budget" and 3000 <= r["path_events"] < 3100 and r["budget"] == 3000
+print(("PASS" if ok else "FAIL") + f": stopped by the budget ({r['end_reason']}, {r['path_events']} path events)")
+PY
+fi
+CTL_ARGS=
+
+# 4. Refusals, each with its reason and exit status 1.
+start_minijit --seconds 60 --paths 10 --cleanup || { fail "minijit starts" ""; exit 1; }
+R=$MJ_PID
+out=$(ctl paths "$R" no_such_fn --duration 1 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "no JIT function named no_such_fn" <<<"$out" &&
+	pass "unknown function refused, naming it" || fail "unknown function" "rc=$rc $out"
+ctl paths "$R" mj_paths --duration 30 >/dev/null 2>&1 &
+CTL=$!
+wait_for 10 tracing "$R" || fail "trace starts" ""
+out=$(ctl paths "$R" mj_hot --duration 1 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "already tracing the paths of mj_paths" <<<"$out" &&
+	pass "a second function while one is traced: refused (one trace per target)" ||
+	fail "busy" "rc=$rc $out"
+out=$(ctl paths "$R" --stop --json 2>&1); rc=$?
+wait "$CTL"
+[ $rc -eq 0 ] && python3 -c "import json,sys; r=json.loads(sys.argv[1]); sys.exit(0 if r['end_reason']=='stopped' and r['path_events']>0 else 1)" "$out" &&
+	pass "paths --stop ends the running trace and prints it" || fail "--stop" "rc=$rc $out"
+# Address inside the function selects it too.
+addr=$(python3 -c "import json,sys; r=json.loads(sys.argv[1]); print(hex(r['start']+5))" "$out")
+out=$(ctl paths "$R" "$addr" --duration 0.3 --k 1 --json 2>"$TDIR/addr.err"); rc=$?
+[ $rc -eq 0 ] && python3 -c "import json,sys; r=json.loads(sys.argv[1]); sys.exit(0 if r['function']=='mj_paths' and r['k']==1 and r['activations']>0 else 1)" "$out" &&
+	pass "FUNCTION given as an address inside it ($addr)" || fail "by address" "rc=$rc $(head -c 300 <<<"$out")"
+kill -9 "$R"; wait "$R" 2>/dev/null
+
+start_minijit --anon --seconds 60 --paths 10 --cleanup || { fail "minijit starts" ""; exit 1; }
+A=$MJ_PID
+out=$(ctl paths "$A" mj_paths --duration 1 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "anonymous memory" <<<"$out" &&
+	pass "anonymous JIT code refused with the reason" || fail "anon" "rc=$rc $out"
+kill -9 "$A"; wait "$A" 2>/dev/null
+
+start_minijit --writable-alias --seconds 60 --paths 10 --cleanup || { fail "minijit starts" ""; exit 1; }
+W=$MJ_PID
+out=$(ctl paths "$W" mj_paths --duration 1 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "also mapped writable" <<<"$out" &&
+	pass "writable alias refused unless --force" || fail "alias" "rc=$rc $out"
+check "--force traces it anyway" ctl paths "$W" mj_paths --duration 0.5 --force
+kill -9 "$W"; wait "$W" 2>/dev/null
+
+out=$(ctl paths 1 2>&1); rc=$?
+[ $rc -eq 2 ] && pass "FUNCTION missing: usage error" || fail "usage" "rc=$rc $out"
+out=$(ctl paths "$$" --show 2>&1); rc=$?
+[ $rc -eq 1 ] && pass "--show without a trace: clear error ($out)" || fail "--show none" "rc=$rc $out"
+finish
