@@ -1040,9 +1040,28 @@ int paths_reply(const struct target *t, uint32_t top, struct paths_msg *pm)
 	return build_live(tr, top, pm);
 }
 
+/* A saved trace must be consistent before queries trust it: -EBADMSG otherwise. */
+static int saved_check(const Kprof__PathsReply *r)
+{
+	if (!r->function || r->k < 1 || r->k > KSF_K_MAX || r->n_level_sums > KSF_K_MAX ||
+	    r->n_blocks > PATHS_MAX_BLOCKS)
+		return -EBADMSG;
+	for (size_t i = 0; i < r->n_paths; i++)
+		for (size_t j = 0; j < r->paths[i]->n_steps; j++)
+			if (r->paths[i]->steps[j]->block >= r->n_blocks)
+				return -EBADMSG;
+	for (size_t i = 0; i < r->n_sequences; i++)
+		if (r->sequences[i]->n_ids < 2 || r->sequences[i]->n_ids > r->k)
+			return -EBADMSG;
+	return 0;
+}
+
 int paths_restore(struct target *t, const Kprof__PathsReply *saved)
 {
 	struct path_trace *tr;
+
+	if (saved_check(saved) < 0)
+		return -EBADMSG;
 	size_t len = kprof__paths_reply__get_packed_size(saved);
 	_cleanup_free_ uint8_t *buf = malloc(len ? len : 1);
 
@@ -1060,6 +1079,7 @@ int paths_restore(struct target *t, const Kprof__PathsReply *saved)
 		return -ENOMEM;
 	}
 	tr->saved->state = KPROF__PATHS_STATE__PATHS_STATE_DONE;
+	tr->saved->target = NULL;
 	trace_free(t->paths);
 	t->paths = tr;
 	return 0;

@@ -172,6 +172,10 @@ int saved_msg_build(const struct target *t, struct saved_msg *m)
 		hcct_tree_free(tree);
 	}
 	target_fill_pb(t, &m->target);
+	if (t->paths && paths_reply(t, 0, &m->pm) == 0) {
+		m->pm.r.target = NULL; /* the profile's target says it */
+		m->msg.paths = &m->pm.r;
+	}
 	m->msg.format = 1;
 	m->msg.target = &m->target;
 	m->msg.n_functions = nf;
@@ -188,6 +192,7 @@ void saved_msg_release(struct saved_msg *m)
 	free(m->sp);
 	free(m->hv);
 	free(m->hp);
+	paths_msg_release(&m->pm);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -177,6 +177,8 @@ int target_restore(struct manager *m, const Kprof__SavedProfile *sp, struct targ
 		if (err >= 0)
 			err = profile_add_tid(t->profile, s->tid, ids, s->n_ids, s->count);
 	}
+	if (err >= 0 && sp->paths)
+		err = paths_restore(t, sp->paths);
 	if (err < 0) {
 		target_free(t);
 		return err;

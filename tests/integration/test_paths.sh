@@ -33,7 +33,7 @@ run_traced() {
 }
 
 # 1. Exact, k = 4, 3, 2, 1 (each a k-SF of its own), probes on before the first call.
-for k in 4 3 2 1; do
+for k in 1 2 3 4; do
 	run_traced $k "$TDIR/p$k.json" --rounds 3 --paths 1000 || continue
 	if out=$(python3 "$TRUTH" "$TDIR/trace.$k" "$TDIR/p$k.json" $k 2>&1); then
 		pass "k=$k: kprof's k-IPF equals the n-gram counts of minijit's block trace ($(echo $out | tr '\n' ' '))"
@@ -58,6 +58,23 @@ if grep -q "Ball-Larus paths (k = 1)" <<<"$out" && grep -q "ended: target exited
 	grep -q "B0 .*entry" <<<"$out"; then
 	pass "paths --show after the target exited prints the kept trace"
 else fail "--show after exit" "$out"; fi
+
+# 2b. Saved with the kept profile: after a daemon restart the same trace comes back.
+ctl paths "$P" --show --top 0 --json >"$TDIR/before.json"
+stop_daemon
+start_daemon || { fail "daemon restarts" "see log"; exit 1; }
+ctl paths "$P" --show --top 0 --json >"$TDIR/after.json" 2>&1
+python3 - "$TDIR/before.json" "$TDIR/after.json" <<'PY'
+import json, sys
+try:
+    a, b = (json.load(open(f)) for f in sys.argv[1:3])
+except ValueError as e:
+    print(f"FAIL: path trace kept across a restart: {e}: {open(sys.argv[2]).read()[:200]}"); sys.exit()
+keys = ("function", "k", "blocks", "paths", "sequences", "level_sums", "activations", "end_reason")
+same = all(a[k] == b[k] for k in keys)
+print(("PASS" if same else "FAIL") + f": path trace kept across a daemon restart (saved profile): "
+      f"{len(b['sequences'])} sequences, state {b['state']}")
+PY
 
 # 3. Budget: the trace stops after 3000 path events, early in the run; the hottest paths
 #    (sequences of 1 and 2) agree in order with the whole run's.
