@@ -110,11 +110,14 @@ has "$out" --freq && has "$out" --duration && pass "kprofctl attach --<TAB> list
 out=$(complete_words kprofctl --socket /nonexistent/kprofd.sock report "")
 has "$out" "$$" && pass "PIDs from /proc when kprofd does not answer" || fail "PIDs from /proc" "no $$ in the candidates"
 
-# (d) Every verb gives JSON that parses, against a real daemon and a sleep target.
+# (d) Every verb gives JSON that parses, against a real daemon and a sleep target (a minijit
+# for paths, which needs JIT code).
 start_daemon || { fail "daemon starts" "see log"; exit 1; }
 sleep 600 &
 S=$!
 PIDS+=("$S")
+start_minijit --seconds 600 --cleanup || fail "minijit starts" "for paths"
+J=$MJ_PID
 
 out=$(complete_words "$KPROFCTL" --socket "$SOCK" report "")
 [ -z "$out" ] && pass "no PIDs from kprofd when nothing is attached or kept" ||
@@ -131,6 +134,7 @@ json_cmd() {
 	folded) echo "ctl folded $S --json" ;;
 	top) echo "timeout 20 $KPROFCTL --socket $SOCK top --json --iterations 2 --interval 100" ;;
 	hcct) echo "ctl hcct $S --json" ;;
+	paths) echo "ctl paths $J mj_hot --duration 0.2 --json" ;;
 	export) echo "ctl export $S --format json -o -" ;;
 	esac
 }

@@ -602,6 +602,183 @@ static void test_status_json(void **state)
 	free(s);
 }
 
+/* A two-block loop: B0 entry (falls into B1), B1 header: back edge to itself or exit. */
+struct paths_fixture {
+	Kprof__PathsReply r;
+	Kprof__PathBlock b[2], *bp[2];
+	Kprof__PathStep st[4], *sp[4];
+	Kprof__PathInfo p[3], *pp[3];
+	Kprof__PathSeq q[2], *qp[2];
+	uint64_t ids[5];
+	uint64_t levels[3];
+};
+
+static void fill_paths(struct paths_fixture *x)
+{
+	static char term_fall[] = "fall", term_cond[] = "cond";
+
+	memset(x, 0, sizeof(*x));
+	kprof__paths_reply__init(&x->r);
+	for (int i = 0; i < 2; i++) {
+		kprof__path_block__init(&x->b[i]);
+		x->bp[i] = &x->b[i];
+	}
+	x->b[0] = (Kprof__PathBlock)KPROF__PATH_BLOCK__INIT;
+	x->b[0].start = 0x1000;
+	x->b[0].end = 0x1010;
+	x->b[0].insns = 4;
+	x->b[0].entry = true;
+	x->b[0].term = term_fall;
+	x->b[1] = (Kprof__PathBlock)KPROF__PATH_BLOCK__INIT;
+	x->b[1].start = 0x1010;
+	x->b[1].end = 0x1020;
+	x->b[1].insns = 3;
+	x->b[1].loop_header = true;
+	x->b[1].loop_depth = 1;
+	x->b[1].term = term_cond;
+	for (int i = 0; i < 4; i++) {
+		kprof__path_step__init(&x->st[i]);
+		x->sp[i] = &x->st[i];
+	}
+	/* path 0: B0 fall B1 back; path 1: B1 back; path 2: B1 exit (taken) */
+	x->st[0].block = 0;
+	x->st[0].edge = KPROF__PATH_EDGE__PATH_EDGE_FALL;
+	x->st[1].block = 1;
+	x->st[1].edge = KPROF__PATH_EDGE__PATH_EDGE_BACK;
+	x->st[2].block = 1;
+	x->st[2].edge = KPROF__PATH_EDGE__PATH_EDGE_BACK;
+	x->st[3].block = 1;
+	x->st[3].edge = KPROF__PATH_EDGE__PATH_EDGE_EXIT;
+	for (int i = 0; i < 3; i++) {
+		kprof__path_info__init(&x->p[i]);
+		x->pp[i] = &x->p[i];
+	}
+	x->p[0].id = 1, x->p[0].count = 60, x->p[0].n_steps = 1, x->p[0].steps = &x->sp[2];
+	x->p[1].id = 0, x->p[1].count = 20, x->p[1].n_steps = 2, x->p[1].steps = &x->sp[0];
+	x->p[2].id = 2, x->p[2].count = 20, x->p[2].n_steps = 1, x->p[2].steps = &x->sp[3];
+	x->ids[0] = 1, x->ids[1] = 1, x->ids[2] = 0, x->ids[3] = 1, x->ids[4] = 2;
+	for (int i = 0; i < 2; i++) {
+		kprof__path_seq__init(&x->q[i]);
+		x->qp[i] = &x->q[i];
+	}
+	x->q[0].n_ids = 2, x->q[0].ids = &x->ids[0], x->q[0].count = 40;
+	x->q[1].n_ids = 3, x->q[1].ids = &x->ids[2], x->q[1].count = 20;
+	x->levels[0] = 100, x->levels[1] = 80, x->levels[2] = 40;
+	x->r.function = "mj_paths";
+	x->r.start = 0x1000;
+	x->r.size = 0x20;
+	x->r.k = 3;
+	x->r.state = KPROF__PATHS_STATE__PATHS_STATE_DONE;
+	x->r.end_reason = "budget";
+	x->r.n_blocks = 2, x->r.blocks = x->bp;
+	x->r.n_paths = 3, x->r.paths = x->pp;
+	x->r.n_sequences = 2, x->r.sequences = x->qp;
+	x->r.n_level_sums = 3, x->r.level_sums = x->levels;
+	x->r.num_paths = 3;
+	x->r.loops = 1;
+	x->r.probes = 2;
+	x->r.activations = 20;
+	x->r.path_events = 100;
+	x->r.probe_hits = 180;
+	x->r.traced_ns = 1500000000;
+	x->r.paths_total = 3;
+	x->r.sequences_total = 7;
+}
+
+static char *paths(const Kprof__PathsReply *r, bool json)
+{
+	struct capture c;
+
+	render_paths(cap_open(&c), r, json);
+	return cap_close(&c);
+}
+
+static void test_paths_text(void **state)
+{
+	struct paths_fixture x;
+	char *s;
+
+	(void)state;
+	fill_paths(&x);
+	s = paths(&x.r, false);
+	assert_non_null(strstr(s,
+			       "Paths of mj_paths at 0x1000-0x1020: 2 blocks, 1 loops, 3 acyclic "
+			       "paths; k = 3\n"));
+	assert_non_null(strstr(s, "Traced 1.50 s (ended: budget), 2 probes: 20 activations, 100 "
+				  "paths, 180 probe hits\n"));
+	assert_non_null(strstr(s, "too little CPU time"));
+	assert_non_null(strstr(s, "  B0   0x1000-0x1010    4 insns  fall     entry\n"));
+	assert_non_null(
+	    strstr(s, "  B1   0x1010-0x1020    3 insns  cond     loop header (depth 1)\n"));
+	assert_non_null(strstr(s, "        60  60.00%  #1    B1:back\n"));
+	assert_non_null(strstr(s, "        20  20.00%  #0    B0:fall B1:back\n"));
+	/* sequences: percent of the occurrences of their own length; each path spelled out */
+	assert_non_null(strstr(s, "        40  50.00%    2  #1 > #1\n"));
+	assert_non_null(strstr(s, "        20  50.00%    3  #0 > #1 > #2\n"
+				  "                          #0    B0:fall B1:back\n"
+				  "                          #1    B1:back\n"
+				  "                          #2    B1:exit\n"));
+	assert_null(strstr(s, "Lost:"));
+	free(s);
+
+	/* an estimate, losses, lower bounds; k = 1 has no sequence section */
+	x.r.slowdown = 2.5;
+	x.r.kernel_share_before = 0.1;
+	x.r.kernel_share_during = 0.64;
+	x.r.lost_events = 3;
+	x.r.max_error = 7;
+	x.r.pruned_items = 9;
+	x.r.k = 1;
+	s = paths(&x.r, false);
+	assert_non_null(strstr(s,
+			       "64.0% of its CPU time in the kernel while traced (10.0% before): "
+			       "about 2.50x slower\n"));
+	assert_non_null(strstr(s, "Lost: 3 events"));
+	assert_non_null(strstr(s, "short by at most 7 (k-SF node budget reached: 9 items pruned)"));
+	assert_null(strstr(s, "Hottest multi-iteration"));
+	free(s);
+}
+
+static void test_paths_json(void **state)
+{
+	struct paths_fixture x;
+	char *s;
+
+	(void)state;
+	fill_paths(&x);
+	s = paths(&x.r, true);
+	assert_true(json_balanced(s));
+	assert_non_null(
+	    strstr(s, "{\"target\":null,\"function\":\"mj_paths\",\"start\":4096,"
+		      "\"size\":32,\"k\":3,\"state\":\"done\",\"end_reason\":\"budget\","));
+	assert_non_null(strstr(s, "\"level_sums\":[100,80,40],\"blocks\":[{\"index\":0,"
+				  "\"start\":4096,\"end\":4112,\"insns\":4,\"entry\":true,"
+				  "\"loop_header\":false,\"loop_depth\":0,\"term\":\"fall\"},"));
+	assert_non_null(strstr(s, "{\"id\":0,\"count\":20,\"percent\":20.0000,\"blocks\":["
+				  "{\"block\":0,\"start\":4096,\"end\":4112,\"edge\":\"fall\"},"
+				  "{\"block\":1,\"start\":4112,\"end\":4128,\"edge\":\"back\"}]}"));
+	/* sequences of every length: the paths first, then 2..k */
+	assert_non_null(strstr(s, "\"sequences\":[{\"count\":60,\"percent\":60.0000,\"paths\":[1]},"
+				  "{\"count\":20,\"percent\":20.0000,\"paths\":[0]},"
+				  "{\"count\":20,\"percent\":20.0000,\"paths\":[2]},"
+				  "{\"count\":40,\"percent\":50.0000,\"paths\":[1,1]},"
+				  "{\"count\":20,\"percent\":50.0000,\"paths\":[0,1,2]}]}\n"));
+	assert_null(strstr(s, "nan"));
+	free(s);
+
+	/* empty trace: still valid JSON, no division by zero */
+	x.r.n_paths = 0;
+	x.r.n_sequences = 0;
+	x.r.n_blocks = 0;
+	x.levels[0] = x.levels[1] = x.levels[2] = 0;
+	x.r.state = KPROF__PATHS_STATE__PATHS_STATE_TRACING;
+	s = paths(&x.r, true);
+	assert_true(json_balanced(s));
+	assert_non_null(strstr(s, "\"state\":\"tracing\""));
+	assert_non_null(strstr(s, "\"blocks\":[],\"paths\":[],\"sequences\":[]}\n"));
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -615,6 +792,8 @@ int main(void)
 	    cmocka_unit_test(test_list),
 	    cmocka_unit_test(test_status_text),
 	    cmocka_unit_test(test_status_json),
+	    cmocka_unit_test(test_paths_text),
+	    cmocka_unit_test(test_paths_json),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
