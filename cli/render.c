@@ -478,12 +478,16 @@ void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 		    100 * r->kernel_share_during, r->slowdown);
 	else
 		fputs("Cost: the target used too little CPU time while traced to estimate it\n", f);
-	if (r->lost_events || r->resyncs || r->aborted || r->stray_hits)
+	if (r->lost_events || r->resyncs || r->aborted)
 		fprintf(f,
 			"Lost: %" PRIu64 " events, %" PRIu64 " thread resyncs, %" PRIu64
-			" activations left without a known exit, %" PRIu64
-			" probe hits outside a known activation\n",
-			r->lost_events, r->resyncs, r->aborted, r->stray_hits);
+			" activations left without a known exit\n",
+			r->lost_events, r->resyncs, r->aborted);
+	if (r->stray_hits)
+		fprintf(f,
+			"Not counted: %" PRIu64 " probe hits of activations already running when the "
+			"probes came (or entered in a way the CFG does not show)\n",
+			r->stray_hits);
 	if (r->max_error)
 		fprintf(f,
 			"Counts are lower bounds, short by at most %" PRIu64
