@@ -390,6 +390,7 @@ void manager_on_exec(struct manager *m, pid_t tgid)
 	}
 	log_info("pid %d exec'd %s: reloading its symbols", tgid, t->comm);
 	tsym_exec(t->sym);
+	paths_stop(t, "target called exec"); /* the traced code is gone */
 }
 
 static int on_ringbuf(sd_event_source *s, int fd, uint32_t revents, void *userdata)

@@ -820,7 +820,8 @@ static int add_missing_paths(struct collect *c, const struct ksf_ipf *ipf)
 
 	if (!have || !want)
 		return -ENOMEM;
-	memcpy(have, c->pid, c->np * sizeof(uint64_t));
+	if (c->np)
+		memcpy(have, c->pid, c->np * sizeof(uint64_t));
 	qsort(have, c->np, sizeof(uint64_t), cmp_u64);
 	for (size_t i = 0; i < c->nids; i++)
 		if (!bsearch(&c->seq_ids[i], have, c->np, sizeof(uint64_t), cmp_u64))
@@ -1003,7 +1004,8 @@ static int build_live(const struct path_trace *tr, uint32_t top, struct paths_ms
 	}
 	r->n_paths = c.np;
 	r->paths = pm->pp;
-	memcpy(pm->ids, c.seq_ids, c.nids * sizeof(uint64_t));
+	if (c.nids)
+		memcpy(pm->ids, c.seq_ids, c.nids * sizeof(uint64_t));
 	for (size_t i = 0, off = 0; i < c.nseq; i++) {
 		Kprof__PathSeq *q = &pm->qv[i];
 
