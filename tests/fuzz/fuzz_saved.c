@@ -3,14 +3,17 @@
  *
  * The input is the whole file: decoded as a kprof.SavedProfile, walked and re-encoded
  * (fuzz_pb.h), then replayed into a profile (daemon/profile.c) with target_restore()'s checks,
- * and the profile is folded and sorted as the report and folded requests would. Unframed, so
- * unlike fuzz_frame every mutation reaches the decoder.
+ * and the profile is folded and sorted as the report and folded requests would. A saved path
+ * trace is rendered as `kprofctl paths --show` would print it (text and JSON), since the CLI
+ * trusts nothing in a reply. Unframed, so unlike fuzz_frame every mutation reaches the decoder.
  */
+#include <stdio.h>
 #include <stdint.h>
 
 #include "fuzz.h"
 #include "fuzz_pb.h"
 #include "proto/kprof.pb-c.h"
+#include "../../cli/kprofctl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -20,6 +23,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	pb_check_roundtrip(&sp->base);
 	saved_replay(sp);
+	if (sp->paths) {
+		FILE *f = fopen("/dev/null", "w");
+
+		if (f) {
+			render_paths(f, sp->paths, false);
+			render_paths(f, sp->paths, true);
+			fclose(f);
+		}
+	}
 	kprof__saved_profile__free_unpacked(sp, NULL);
 	return 0;
 }
