@@ -1,0 +1,414 @@
+/* paths_reply.c: the results of a path trace as a kprof.PathsReply.
+ *
+ * The k-IPF is built from the trace's k-SF on each query (ksf_ipf_build; the k-SF goes on
+ * taking events), walked by count, and cut to the top N paths (length 1) and sequences (2..k);
+ * every path id a kept sequence uses is kept too, and each is decoded back into its blocks and
+ * branches with cfg_path_decode. The cost figures come from the BPF counters and the target's
+ * CPU times (see paths.c). A trace restored from a saved profile answers from its saved reply,
+ * checked when it is read back.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kprof/cfg.h"
+#include "kprof/cleanup.h"
+#include "kprof/ksf.h"
+#include "kprofd.h"
+#include "paths.h"
+
+static const char *term_name(enum cfg_term t)
+{
+	static const char *const names[] = {
+	    [CFG_TERM_FALL] = "fall", [CFG_TERM_COND] = "cond",
+	    [CFG_TERM_JMP] = "jmp",   [CFG_TERM_JMP_OUT] = "jmp-out",
+	    [CFG_TERM_RET] = "ret",   [CFG_TERM_INDIRECT] = "indirect",
+	    [CFG_TERM_CALL] = "call", [CFG_TERM_TRAP] = "trap",
+	    [CFG_TERM_BAD] = "bad",
+	};
+
+	return (unsigned)t < sizeof(names) / sizeof(names[0]) && names[t] ? names[t] : "?";
+}
+
+static Kprof__PathEdge pb_edge(const struct cfg *g, uint32_t edge)
+{
+	const struct cfg_edge *e = edge == CFG_NONE ? NULL : cfg_edge_get(g, edge);
+
+	if (!e)
+		return KPROF__PATH_EDGE__PATH_EDGE_BACK;
+	if (e->dst == CFG_EXIT)
+		return KPROF__PATH_EDGE__PATH_EDGE_EXIT;
+	switch (e->kind) {
+	case CFG_EDGE_TAKEN:
+		return KPROF__PATH_EDGE__PATH_EDGE_TAKEN;
+	case CFG_EDGE_JUMP:
+		return KPROF__PATH_EDGE__PATH_EDGE_JUMP;
+	default:
+		return KPROF__PATH_EDGE__PATH_EDGE_FALL;
+	}
+}
+
+struct collect {
+	uint32_t top;
+	uint64_t *pid, *pcount; /* length-1 entries kept */
+	size_t np, pcap;
+	uint64_t *seq_ids; /* concatenated ids of kept sequences */
+	size_t nids, idcap;
+	uint32_t *seq_len;
+	uint64_t *seq_count;
+	size_t nseq, seqcap;
+	uint64_t total_paths, total_seqs;
+};
+
+static int grow(void **v, size_t *cap, size_t need, size_t elem)
+{
+	size_t c = *cap ? *cap : 64;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	p = realloc(*v, c * elem);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+static int collect_cb(uint32_t routine, const uint64_t *path, size_t n, uint64_t count,
+		      void *userdata)
+{
+	struct collect *c = userdata;
+
+	(void)routine;
+	if (n == 1) {
+		c->total_paths++;
+		if (c->top && c->np >= c->top)
+			return 0;
+		if (grow((void **)&c->pid, &c->pcap, c->np + 1, sizeof(uint64_t)) < 0)
+			return -ENOMEM;
+		c->pcount = realloc(c->pcount, c->pcap * sizeof(uint64_t));
+		if (!c->pcount)
+			return -ENOMEM;
+		c->pid[c->np] = path[0];
+		c->pcount[c->np++] = count;
+		return 0;
+	}
+	c->total_seqs++;
+	if (c->top && c->nseq >= c->top)
+		return 0;
+	{
+		size_t cap = c->seqcap;
+
+		if (grow((void **)&c->seq_len, &c->seqcap, c->nseq + 1, sizeof(uint32_t)) < 0)
+			return -ENOMEM;
+		if (cap != c->seqcap) {
+			uint64_t *p = realloc(c->seq_count, c->seqcap * sizeof(uint64_t));
+
+			if (!p)
+				return -ENOMEM;
+			c->seq_count = p;
+		}
+	}
+	if (grow((void **)&c->seq_ids, &c->idcap, c->nids + n, sizeof(uint64_t)) < 0)
+		return -ENOMEM;
+	memcpy(c->seq_ids + c->nids, path, n * sizeof(uint64_t));
+	c->nids += n;
+	c->seq_len[c->nseq] = n;
+	c->seq_count[c->nseq++] = count;
+	return 0;
+}
+
+static void collect_free(struct collect *c)
+{
+	free(c->pid);
+	free(c->pcount);
+	free(c->seq_ids);
+	free(c->seq_len);
+	free(c->seq_count);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Ids the kept sequences use that the kept paths miss (the top cut): added with their counts. */
+static int add_missing_paths(struct collect *c, const struct ksf_ipf *ipf)
+{
+	_cleanup_free_ uint64_t *have = malloc((c->np ? c->np : 1) * sizeof(uint64_t));
+	_cleanup_free_ uint64_t *want = malloc((c->nids ? c->nids : 1) * sizeof(uint64_t));
+	size_t nw = 0;
+
+	if (!have || !want)
+		return -ENOMEM;
+	if (c->np)
+		memcpy(have, c->pid, c->np * sizeof(uint64_t));
+	qsort(have, c->np, sizeof(uint64_t), cmp_u64);
+	for (size_t i = 0; i < c->nids; i++)
+		if (!bsearch(&c->seq_ids[i], have, c->np, sizeof(uint64_t), cmp_u64))
+			want[nw++] = c->seq_ids[i];
+	qsort(want, nw, sizeof(uint64_t), cmp_u64);
+	for (size_t i = 0; i < nw; i++) {
+		if (i && want[i] == want[i - 1])
+			continue;
+		if (grow((void **)&c->pid, &c->pcap, c->np + 1, sizeof(uint64_t)) < 0)
+			return -ENOMEM;
+		c->pcount = realloc(c->pcount, c->pcap * sizeof(uint64_t));
+		if (!c->pcount)
+			return -ENOMEM;
+		c->pid[c->np] = want[i];
+		c->pcount[c->np++] = ksf_ipf_count(ipf, 0, &want[i], 1);
+	}
+	return 0;
+}
+
+static double share(const struct cpu_times *a, const struct cpu_times *b)
+{
+	uint64_t u, s;
+
+	if (!a->ok || !b->ok || b->user < a->user || b->sys < a->sys)
+		return -1;
+	u = b->user - a->user;
+	s = b->sys - a->sys;
+	return u + s >= 10 ? (double)s / (double)(u + s) : -1; /* at least 10 ticks */
+}
+
+static void fill_stats(const struct path_trace *tr, Kprof__PathsReply *r)
+{
+	struct cfg_stats cs;
+	struct ksf_stats ks;
+	const uint64_t *c1 = tr->tracing ? NULL : tr->ctr1;
+	uint64_t ctr_now[KP_CTR_NR];
+	uint64_t end_ns = tr->tracing ? now_ns(CLOCK_MONOTONIC) : tr->stopped_ns;
+	struct cpu_times now = tr->tracing ? read_cpu(tr->t->pid) : tr->cpu_end;
+	double before, during;
+
+	if (!c1) {
+		loader_counters(tr->t->m->loader, ctr_now, NULL);
+		c1 = ctr_now;
+	}
+	cfg_get_stats(tr->cfg, &cs);
+	ksf_get_stats(tr->ksf, &ks);
+	r->function = tr->func;
+	r->start = tr->start;
+	r->size = tr->size;
+	r->k = tr->k;
+	r->state = tr->tracing ? KPROF__PATHS_STATE__PATHS_STATE_TRACING
+			       : KPROF__PATHS_STATE__PATHS_STATE_DONE;
+	r->end_reason = (char *)(tr->tracing ? "" : tr->reason);
+	r->num_paths = cs.num_paths;
+	r->probes = tr->probes;
+	r->loops = cs.loops;
+	r->back_edges = cs.back_edges;
+	r->activations = tr->activations;
+	r->path_events = tr->path_events;
+	r->budget = tr->budget;
+	r->duration_ms = tr->duration_ms;
+	r->traced_ns = end_ns - tr->started_ns;
+	r->probe_hits = c1[KP_CTR_PATH_HITS] - tr->ctr0[KP_CTR_PATH_HITS];
+	r->stray_hits = c1[KP_CTR_PATH_STRAY] - tr->ctr0[KP_CTR_PATH_STRAY];
+	r->lost_events = c1[KP_CTR_PATH_DROPS] - tr->ctr0[KP_CTR_PATH_DROPS] +
+			 c1[KP_CTR_PATH_NOTHREAD] - tr->ctr0[KP_CTR_PATH_NOTHREAD] +
+			 tr->lost_threads + tr->dropped + ks.dropped;
+	r->resyncs = tr->resyncs;
+	r->aborted = tr->aborted;
+	r->ksf_nodes = ks.nodes;
+	r->pruned_items = ks.pruned_items;
+	/* The share of system time before the trace is the target's whole life until then. */
+	before = share(&(struct cpu_times){0, 0, true}, &tr->cpu_attach);
+	during = share(&tr->cpu_start, &now);
+	r->kernel_share_before = before;
+	r->kernel_share_during = during;
+	r->slowdown = 0;
+	if (during >= 0 && during < 1) {
+		/* CPU time T while tracing, a share `during` of it in the kernel; without the
+		 * probes the kernel would have taken the share it had before (taken as 0 when the
+		 * target had not run long enough to tell: the estimate is then an upper bound). */
+		double b = before >= 0 && before < 1 ? before : 0;
+		double extra = during - b * (1 - during) / (1 - b);
+
+		r->slowdown = extra > 0 ? 1.0 / (1.0 - extra) : 1.0;
+	}
+}
+
+void paths_msg_release(struct paths_msg *pm)
+{
+	if (!pm)
+		return;
+	free(pm->bv);
+	free(pm->bp);
+	free(pm->pv);
+	free(pm->pp);
+	free(pm->sv);
+	free(pm->sp);
+	free(pm->qv);
+	free(pm->qp);
+	free(pm->ids);
+	free(pm->levels);
+	memset(pm, 0, sizeof(*pm));
+}
+
+static int build_live(const struct path_trace *tr, uint32_t top, struct paths_msg *pm)
+{
+	Kprof__PathsReply *r = &pm->r;
+	const struct cfg *g = tr->cfg;
+	size_t nb = cfg_nblocks(g), nsteps = 0;
+	struct ksf_ipf *ipf = NULL;
+	struct ksf_ipf_stats is;
+	struct collect c = {.top = top};
+	_cleanup_free_ struct cfg_step *steps = NULL;
+	int err = -ENOMEM;
+
+	fill_stats(tr, r);
+	if (ksf_ipf_build(tr->ksf, &(struct ksf_ipf_opts){.max_len = tr->k}, &ipf) < 0)
+		return -ENOMEM;
+	if (ksf_ipf_foreach(ipf, KSF_ORDER_COUNT, collect_cb, &c) < 0 ||
+	    add_missing_paths(&c, ipf) < 0)
+		goto out;
+	ksf_ipf_get_stats(ipf, &is);
+	r->ipf_nodes = is.nodes;
+	r->max_error = is.max_error > is.max_error_1 ? is.max_error : is.max_error_1;
+	r->paths_total = c.total_paths;
+	r->sequences_total = c.total_seqs;
+	pm->levels = calloc(tr->k, sizeof(uint64_t));
+	pm->bv = calloc(nb, sizeof(*pm->bv));
+	pm->bp = calloc(nb, sizeof(*pm->bp));
+	pm->pv = calloc(c.np ? c.np : 1, sizeof(*pm->pv));
+	pm->pp = calloc(c.np ? c.np : 1, sizeof(*pm->pp));
+	pm->sv = calloc(c.np * nb + 1, sizeof(*pm->sv));
+	pm->sp = calloc(c.np * nb + 1, sizeof(*pm->sp));
+	pm->qv = calloc(c.nseq ? c.nseq : 1, sizeof(*pm->qv));
+	pm->qp = calloc(c.nseq ? c.nseq : 1, sizeof(*pm->qp));
+	pm->ids = malloc((c.nids ? c.nids : 1) * sizeof(uint64_t));
+	steps = calloc(nb, sizeof(*steps));
+	if (!pm->levels || !pm->bv || !pm->bp || !pm->pv || !pm->pp || !pm->sv || !pm->sp ||
+	    !pm->qv || !pm->qp || !pm->ids || !steps)
+		goto out;
+	for (unsigned i = 0; i < tr->k; i++)
+		pm->levels[i] = is.level_sum[i];
+	r->n_level_sums = tr->k;
+	r->level_sums = pm->levels;
+	for (uint32_t b = 0; b < nb; b++) {
+		const struct cfg_block *blk = cfg_block_get(g, b);
+		Kprof__PathBlock *x = &pm->bv[b];
+
+		kprof__path_block__init(x);
+		x->start = blk->start;
+		x->end = blk->end;
+		x->insns = blk->ninsns;
+		x->entry = blk->flags & CFG_BLOCK_ENTRY;
+		x->loop_header = blk->flags & CFG_BLOCK_HEADER;
+		x->loop_depth = blk->loop_depth;
+		x->term = (char *)term_name(blk->term);
+		pm->bp[b] = x;
+	}
+	r->n_blocks = nb;
+	r->blocks = pm->bp;
+	for (size_t i = 0; i < c.np; i++) {
+		Kprof__PathInfo *x = &pm->pv[i];
+		int n = cfg_path_decode(g, c.pid[i], steps, nb);
+
+		kprof__path_info__init(x);
+		x->id = c.pid[i];
+		x->count = c.pcount[i];
+		x->steps = &pm->sp[nsteps];
+		for (int j = 0; j < n; j++) {
+			Kprof__PathStep *s = &pm->sv[nsteps];
+
+			kprof__path_step__init(s);
+			s->block = steps[j].block;
+			s->edge = pb_edge(g, steps[j].edge);
+			pm->sp[nsteps++] = s;
+			x->n_steps++;
+		}
+		pm->pp[i] = x;
+	}
+	r->n_paths = c.np;
+	r->paths = pm->pp;
+	if (c.nids)
+		memcpy(pm->ids, c.seq_ids, c.nids * sizeof(uint64_t));
+	for (size_t i = 0, off = 0; i < c.nseq; i++) {
+		Kprof__PathSeq *q = &pm->qv[i];
+
+		kprof__path_seq__init(q);
+		q->ids = pm->ids + off;
+		q->n_ids = c.seq_len[i];
+		q->count = c.seq_count[i];
+		off += c.seq_len[i];
+		pm->qp[i] = q;
+	}
+	r->n_sequences = c.nseq;
+	r->sequences = pm->qp;
+	err = 0;
+out:
+	collect_free(&c);
+	ksf_ipf_free(ipf);
+	return err;
+}
+
+int paths_reply(const struct target *t, uint32_t top, struct paths_msg *pm)
+{
+	const struct path_trace *tr = t->paths;
+
+	memset(pm, 0, sizeof(*pm));
+	kprof__paths_reply__init(&pm->r);
+	if (!tr)
+		return -ENODATA;
+	if (tr->saved) {
+		pm->r = *tr->saved; /* shallow: points into the saved message */
+		if (top && pm->r.n_sequences > top)
+			pm->r.n_sequences = top;
+		return 0;
+	}
+	return build_live(tr, top, pm);
+}
+
+/* A saved trace must be consistent before queries trust it: -EBADMSG otherwise. */
+static int saved_check(const Kprof__PathsReply *r)
+{
+	if (!r->function || r->k < 1 || r->k > KSF_K_MAX || r->n_level_sums > KSF_K_MAX ||
+	    r->n_blocks > PATHS_MAX_BLOCKS)
+		return -EBADMSG;
+	for (size_t i = 0; i < r->n_paths; i++)
+		for (size_t j = 0; j < r->paths[i]->n_steps; j++)
+			if (r->paths[i]->steps[j]->block >= r->n_blocks)
+				return -EBADMSG;
+	for (size_t i = 0; i < r->n_sequences; i++)
+		if (r->sequences[i]->n_ids < 2 || r->sequences[i]->n_ids > r->k)
+			return -EBADMSG;
+	return 0;
+}
+
+int paths_restore(struct target *t, const Kprof__PathsReply *saved)
+{
+	struct path_trace *tr;
+
+	if (saved_check(saved) < 0)
+		return -EBADMSG;
+	size_t len = kprof__paths_reply__get_packed_size(saved);
+	_cleanup_free_ uint8_t *buf = malloc(len ? len : 1);
+
+	if (!buf)
+		return -ENOMEM;
+	kprof__paths_reply__pack(saved, buf);
+	tr = calloc(1, sizeof(*tr));
+	if (!tr)
+		return -ENOMEM;
+	tr->t = t;
+	tr->saved = kprof__paths_reply__unpack(NULL, len, buf);
+	tr->func = strdup(saved->function ? saved->function : "");
+	if (!tr->saved || !tr->func) {
+		trace_free(tr);
+		return -ENOMEM;
+	}
+	tr->saved->state = KPROF__PATHS_STATE__PATHS_STATE_DONE;
+	tr->saved->target = NULL;
+	trace_free(t->paths);
+	t->paths = tr;
+	return 0;
+}
