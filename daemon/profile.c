@@ -5,6 +5,13 @@
  * in a shared uint32 arena) and the address cache. Flat counts are updated on each add, so a
  * report is a sort of the function array and never a walk over the stacks. A generation mark
  * per function makes `total` count a function once per stack under recursion.
+ *
+ * The per-sample path (a cache lookup per frame, then a stack lookup) is bound by cache misses
+ * when most samples are new stacks, so its tables are laid out for them: a stack slot keeps 32
+ * bits of the stack's hash beside its index, so probing past other stacks reads no stack
+ * record, and a cache slot keeps the address and the id together. The stack hash mixes each
+ * pair of ids with its position independently and sums, so its cost does not grow with a
+ * chain of dependent multiplications along the stack.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -29,6 +36,17 @@ struct pstack {
 	uint32_t tid;
 };
 
+struct sslot {
+	uint32_t idx; /* stack index + 1, 0 = empty */
+	uint32_t tag; /* the stack's hash >> 32 */
+};
+
+struct cslot {
+	uint64_t addr;
+	uint32_t id;
+	uint32_t pad;
+};
+
 struct profile {
 	struct profile_limits lim;
 
@@ -39,13 +57,12 @@ struct profile {
 
 	struct pstack *stacks;
 	size_t nstacks, stacks_cap;
-	uint32_t *stack_slots;
+	struct sslot *stack_slots;
 	size_t stack_nslots;
 	uint32_t *ids;
 	size_t nids, ids_cap;
 
-	uint64_t *cache_keys; /* 0 = empty; address 0 is never cached */
-	uint32_t *cache_vals;
+	struct cslot *cache; /* addr 0 = empty; address 0 is never cached */
 	size_t cache_nslots, cache_n;
 
 	uint64_t gen;
@@ -71,13 +88,18 @@ static uint64_t hash_str(uint64_t h, const char *s)
 	return h;
 }
 
+/* Sum of independent mixes of (pair of ids, position): the mixes overlap in the pipeline. mix64
+ * is a bijection, so two stacks collide only if their sums do. */
 static uint64_t hash_ids(const uint32_t *ids, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ULL ^ n;
+	uint64_t h = mix64(0xcbf29ce484222325ULL ^ n);
+	size_t i;
 
-	for (size_t i = 0; i < n; i++)
-		h = mix64(h ^ ids[i]) + i;
-	return h;
+	for (i = 0; i + 1 < n; i += 2)
+		h += mix64(((uint64_t)ids[i + 1] << 32 | ids[i]) ^ (i + 1) * 0x9e3779b97f4a7c15ULL);
+	if (i < n)
+		h += mix64(ids[i] ^ (i + 1) * 0x9e3779b97f4a7c15ULL);
+	return mix64(h);
 }
 
 int profile_new(const struct profile_limits *lim, struct profile **ret)
@@ -113,8 +135,7 @@ void profile_free(struct profile *p)
 	free(p->stacks);
 	free(p->stack_slots);
 	free(p->ids);
-	free(p->cache_keys);
-	free(p->cache_vals);
+	free(p->cache);
 	free(p);
 }
 
@@ -162,9 +183,25 @@ static uint64_t func_hash_of(const struct profile *p, size_t i)
 	return p->funcs[i].hash;
 }
 
-static uint64_t stack_hash_of(const struct profile *p, size_t i)
+/* Rebuild the stack slots into want slots. */
+static int stack_reindex(struct profile *p, size_t want)
 {
-	return p->stacks[i].hash;
+	struct sslot *s = calloc(want, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nstacks; i++) {
+		uint64_t h = p->stacks[i].hash;
+		size_t j = h & (want - 1);
+
+		while (s[j].idx)
+			j = (j + 1) & (want - 1);
+		s[j] = (struct sslot){.idx = i + 1, .tag = h >> 32};
+	}
+	free(p->stack_slots);
+	p->stack_slots = s;
+	p->stack_nslots = want;
+	return 0;
 }
 
 int profile_intern(struct profile *p, const char *name, const char *module, uint64_t start,
@@ -247,10 +284,13 @@ static struct pstack *stack_find(struct profile *p, uint32_t tid, const uint32_t
 {
 	size_t j;
 
-	for (j = h & (p->stack_nslots - 1); p->stack_slots[j];
+	for (j = h & (p->stack_nslots - 1); p->stack_slots[j].idx;
 	     j = (j + 1) & (p->stack_nslots - 1)) {
-		struct pstack *s = &p->stacks[p->stack_slots[j] - 1];
+		struct pstack *s;
 
+		if (p->stack_slots[j].tag != (uint32_t)(h >> 32))
+			continue;
+		s = &p->stacks[p->stack_slots[j].idx - 1];
 		if (s->hash == h && s->len == n && s->tid == tid &&
 		    (n == 0 || !memcmp(p->ids + s->off, ids, n * sizeof(*ids))))
 			return s;
@@ -270,9 +310,7 @@ static int stack_insert(struct profile *p, uint32_t tid, const uint32_t *ids, si
 	    (err = grow((void **)&p->ids, &p->ids_cap, p->nids + n, sizeof(*p->ids))))
 		return err;
 	if ((p->nstacks + 1) * 2 > p->stack_nslots) {
-		err = reindex(&p->stack_slots, &p->stack_nslots,
-			      p->stack_nslots ? p->stack_nslots * 2 : 1024, p->nstacks,
-			      stack_hash_of, p);
+		err = stack_reindex(p, p->stack_nslots ? p->stack_nslots * 2 : 1024);
 		if (err < 0)
 			return err;
 	}
@@ -281,7 +319,7 @@ static int stack_insert(struct profile *p, uint32_t tid, const uint32_t *ids, si
 		memcpy(p->ids + p->nids, ids, n * sizeof(*ids));
 	p->stacks[p->nstacks] = (struct pstack){.hash = h, .off = p->nids, .len = n, .tid = tid};
 	p->nids += n;
-	p->stack_slots[slot] = ++p->nstacks;
+	p->stack_slots[slot] = (struct sslot){.idx = ++p->nstacks, .tag = h >> 32};
 	return 0;
 }
 
@@ -488,10 +526,10 @@ int profile_cache_get(const struct profile *p, uint64_t addr, uint32_t *id)
 {
 	if (!addr || !p->cache_nslots)
 		return 0;
-	for (size_t j = mix64(addr) & (p->cache_nslots - 1); p->cache_keys[j];
+	for (size_t j = mix64(addr) & (p->cache_nslots - 1); p->cache[j].addr;
 	     j = (j + 1) & (p->cache_nslots - 1)) {
-		if (p->cache_keys[j] == addr) {
-			*id = p->cache_vals[j];
+		if (p->cache[j].addr == addr) {
+			*id = p->cache[j].id;
 			return 1;
 		}
 	}
@@ -501,35 +539,28 @@ int profile_cache_get(const struct profile *p, uint64_t addr, uint32_t *id)
 void profile_cache_clear(struct profile *p)
 {
 	if (p->cache_nslots)
-		memset(p->cache_keys, 0, p->cache_nslots * sizeof(*p->cache_keys));
+		memset(p->cache, 0, p->cache_nslots * sizeof(*p->cache));
 	p->cache_n = 0;
 }
 
 /* (Re)build the cache with n slots, keeping what it holds. false: no memory (no change). */
 static bool cache_resize(struct profile *p, size_t n)
 {
-	uint64_t *keys = calloc(n, sizeof(*keys));
-	uint32_t *vals = calloc(n, sizeof(*vals));
+	struct cslot *c = calloc(n, sizeof(*c));
 
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
+	if (!c)
 		return false;
-	}
 	for (size_t i = 0; i < p->cache_nslots; i++) {
 		size_t j;
 
-		if (!p->cache_keys[i])
+		if (!p->cache[i].addr)
 			continue;
-		for (j = mix64(p->cache_keys[i]) & (n - 1); keys[j]; j = (j + 1) & (n - 1))
+		for (j = mix64(p->cache[i].addr) & (n - 1); c[j].addr; j = (j + 1) & (n - 1))
 			;
-		keys[j] = p->cache_keys[i];
-		vals[j] = p->cache_vals[i];
+		c[j] = p->cache[i];
 	}
-	free(p->cache_keys);
-	free(p->cache_vals);
-	p->cache_keys = keys;
-	p->cache_vals = vals;
+	free(p->cache);
+	p->cache = c;
 	p->cache_nslots = n;
 	return true;
 }
@@ -548,15 +579,14 @@ void profile_cache_put(struct profile *p, uint64_t addr, uint32_t id)
 		return; /* a cache is optional: no memory, no caching */
 	if ((p->cache_n + 1) * 2 > p->cache_nslots && p->cache_n + 1 >= p->cache_nslots)
 		return; /* full and could not grow */
-	for (j = mix64(addr) & (p->cache_nslots - 1); p->cache_keys[j];
+	for (j = mix64(addr) & (p->cache_nslots - 1); p->cache[j].addr;
 	     j = (j + 1) & (p->cache_nslots - 1)) {
-		if (p->cache_keys[j] == addr) {
-			p->cache_vals[j] = id;
+		if (p->cache[j].addr == addr) {
+			p->cache[j].id = id;
 			return;
 		}
 	}
-	p->cache_keys[j] = addr;
-	p->cache_vals[j] = id;
+	p->cache[j] = (struct cslot){.addr = addr, .id = id};
 	p->cache_n++;
 }
 
@@ -571,7 +601,6 @@ void profile_get_stats(const struct profile *p, struct profile_stats *st)
 	    .memory = sizeof(*p) + p->funcs_cap * sizeof(*p->funcs) +
 		      p->func_nslots * sizeof(*p->func_slots) + p->stacks_cap * sizeof(*p->stacks) +
 		      p->stack_nslots * sizeof(*p->stack_slots) + p->ids_cap * sizeof(*p->ids) +
-		      p->cache_nslots * (sizeof(*p->cache_keys) + sizeof(*p->cache_vals)) +
-		      p->str_bytes,
+		      p->cache_nslots * sizeof(*p->cache) + p->str_bytes,
 	};
 }

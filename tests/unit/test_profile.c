@@ -625,6 +625,47 @@ static void test_cache_cap(void **state)
 	profile_free(p);
 }
 
+/* Many distinct stacks, some differing only in the order of their frames, of their pairs of
+ * frames or in their thread: each is found again (the table grows several times on the way). */
+static void test_stacks_many(void **state)
+{
+	struct profile *p = new_profile(NULL);
+	uint32_t ids[12], f[8];
+	char name[16];
+	size_t distinct = 0;
+
+	(void)state;
+	for (int i = 0; i < 8; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		f[i] = fn(p, name);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t k = 0; k < 20000; k++) {
+			size_t n = 5 + k % 8;
+
+			for (size_t i = 0; i < n;
+			     i++) /* k's 5 digits in base 8, then more frames */
+				ids[i] = f[i < 5 ? (k >> (3 * i)) & 7 : (k + i) % 8];
+			assert_int_equal(profile_add_tid(p, k % 3, ids, n, 1), 0);
+			distinct += pass == 0;
+		}
+		/* pairs swapped, frames swapped within a pair */
+		for (uint32_t t = 0; t < 2; t++) {
+			uint32_t a[4] = {f[1], f[2], f[3], f[4]}, b[4] = {f[3], f[4], f[1], f[2]};
+			uint32_t c[4] = {f[2], f[1], f[3], f[4]}, d[3] = {f[1], f[2], f[3]};
+
+			assert_int_equal(profile_add_tid(p, 100 + t, a, 4, 1), 0);
+			assert_int_equal(profile_add_tid(p, 100 + t, b, 4, 1), 0);
+			assert_int_equal(profile_add_tid(p, 100 + t, c, 4, 1), 0);
+			assert_int_equal(profile_add_tid(p, 100 + t, d, 3, 1), 0);
+			distinct += pass == 0 ? 4 : 0;
+		}
+		assert_int_equal(stats(p).stacks, distinct);
+	}
+	assert_int_equal(stats(p).samples, 2 * distinct);
+	profile_free(p);
+}
+
 static void test_stats(void **state)
 {
 	struct profile *p = new_profile(NULL);
@@ -870,25 +911,16 @@ static void test_threads(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_intern),
-	    cmocka_unit_test(test_intern_many),
-	    cmocka_unit_test(test_add_flat),
-	    cmocka_unit_test(test_recursion),
-	    cmocka_unit_test(test_sorted),
-	    cmocka_unit_test(test_folded),
-	    cmocka_unit_test(test_folded_large),
-	    cmocka_unit_test(test_unknown_ids),
-	    cmocka_unit_test(test_empty_stack),
-	    cmocka_unit_test(test_cap_stacks),
-	    cmocka_unit_test(test_cap_stack_ids),
-	    cmocka_unit_test(test_cap_funcs),
-	    cmocka_unit_test(test_cache),
-	    cmocka_unit_test(test_cache_cap),
-	    cmocka_unit_test(test_stats),
-	    cmocka_unit_test(test_random),
-	    cmocka_unit_test(test_intern_null),
-	    cmocka_unit_test(test_threads),
-	    cmocka_unit_test(test_empty_stack_first),
+	    cmocka_unit_test(test_intern),	  cmocka_unit_test(test_intern_many),
+	    cmocka_unit_test(test_add_flat),	  cmocka_unit_test(test_recursion),
+	    cmocka_unit_test(test_sorted),	  cmocka_unit_test(test_folded),
+	    cmocka_unit_test(test_folded_large),  cmocka_unit_test(test_unknown_ids),
+	    cmocka_unit_test(test_empty_stack),	  cmocka_unit_test(test_cap_stacks),
+	    cmocka_unit_test(test_cap_stack_ids), cmocka_unit_test(test_cap_funcs),
+	    cmocka_unit_test(test_cache),	  cmocka_unit_test(test_cache_cap),
+	    cmocka_unit_test(test_stacks_many),	  cmocka_unit_test(test_stats),
+	    cmocka_unit_test(test_random),	  cmocka_unit_test(test_intern_null),
+	    cmocka_unit_test(test_threads),	  cmocka_unit_test(test_empty_stack_first),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
