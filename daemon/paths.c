@@ -484,7 +484,7 @@ int paths_start(struct target *t, const Kprof__PathsRequest *req, char *err, siz
 	r = prepare(t, tr, req->function, req->force, &site, err, errlen);
 	if (r < 0)
 		goto fail;
-	r = ksf_new(k, &(struct ksf_limits){.max_nodes = PATHS_KSF_NODES}, &tr->ksf);
+	r = ksf_new(k, &(struct ksf_limits){.max_nodes = m->cfg.ksf_max_nodes}, &tr->ksf);
 	if (r < 0)
 		goto fail;
 	if (old) /* the previous trace's probes must be gone first */

@@ -15,7 +15,6 @@
 #define PATHS_MAX_BLOCKS 1024 /* uprobes per traced function */
 #define PATHS_MAX_CODE (1u << 20)
 #define PATHS_THREAD_SLOTS 4096 /* open addressing; at most half used */
-#define PATHS_KSF_NODES (1u << 20)
 #define PATHS_MAX_DURATION_MS (24u * 3600 * 1000)
 
 struct path_thread {

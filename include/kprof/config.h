@@ -33,6 +33,7 @@ struct config {
 	unsigned perfmap_max_mb; /* bytes of one perf map read, in MiB */
 	unsigned max_stacks;	 /* distinct stacks per profile */
 	unsigned hcct_max_nodes; /* MCCT nodes per HCCT; 0: 32 m + 1024 for m = ceil(1/eps) */
+	unsigned ksf_max_nodes;	 /* k-SF nodes of a path trace (32 bytes each) */
 	double hcct_phi;	 /* default phi of hcct queries */
 	double hcct_eps;	 /* default eps of new targets: m = ceil(1/eps) counters */
 	int verbose;

@@ -179,6 +179,20 @@ def compare_top(truth, kprof, index, k, top):
     return ok
 
 
+def compare_bound(truth, kprof, index, k, err):
+    ok = True
+    for n in range(1, k + 1):
+        bad = [(s, kprof[n].get(s, 0), truth[n].get(s, 0))
+               for s in set(truth[n]) | set(kprof[n])
+               if not kprof[n].get(s, 0) <= truth[n].get(s, 0) <= kprof[n].get(s, 0) + err]
+        print(f"n={n}: {len(kprof[n])} sequences in kprof, {len(truth[n])} in the truth; "
+              f"kprof <= truth <= kprof + {err}: " + ("ok" if not bad else f"FAIL in {len(bad)}"))
+        for s, kc, tc in bad[:5]:
+            print(f"    {show(s, index)}: kprof {kc}, truth {tc}")
+        ok = ok and not bad
+    return ok
+
+
 def main():
     ap = argparse.ArgumentParser(description="Compare kprof's k-iteration path profile of "
                                  "mj_paths with minijit's --paths-trace.")
@@ -186,6 +200,9 @@ def main():
     ap.add_argument("kprof", metavar="KPROF_JSON")
     ap.add_argument("k", metavar="K", type=int)
     ap.add_argument("--top", metavar="N", type=int, help="budget mode: check kprof's N hottest")
+    ap.add_argument("--bound", action="store_true",
+                    help="pruned mode: kprof <= truth <= kprof + max_error for every sequence "
+                         "(max_error from the JSON; absent sequences count 0)")
     a = ap.parse_args()
     if a.k < 1 or (a.top is not None and a.top < 1):
         ap.error("K and N must be >= 1")
@@ -199,7 +216,11 @@ def main():
     index = {start: i for i, (start, _) in blocks.items()}
     print(f"{func}: {len(calls)} calls in the trace, kprof state {state}, K = {a.k}"
           + (f", top {a.top}" if a.top else ", exact"))
-    if a.top:
+    if a.bound:
+        with open(a.kprof) as fp:
+            err = number(json.load(fp).get("max_error", 0), "max_error")
+        ok = compare_bound(truth, kprof, index, a.k, err)
+    elif a.top:
         ok = compare_top(truth, kprof, index, a.k, a.top)
     else:
         ok = compare_exact(truth, kprof, index, a.k)

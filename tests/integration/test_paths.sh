@@ -132,6 +132,27 @@ out=$(ctl paths "$W" mj_paths --duration 1 2>&1); rc=$?
 check "--force traces it anyway" ctl paths "$W" mj_paths --duration 0.5 --force
 kill -9 "$W"; wait "$W" 2>/dev/null
 
+# 5. A k-SF node budget that is too small (ksf_max_nodes = 64 in the config, k = 8: the k-SF raises it to 16 k = 128): cold
+#    sequences are pruned, the reply says the counts are lower bounds and by how much at most
+#    (max_error), and every count c of kprof and t of the truth has c <= t <= c + max_error.
+stop_daemon
+printf '[limits]\nksf_max_nodes = 64\n' >"$TDIR/small.conf"
+start_daemon --config "$TDIR/small.conf" || { fail "daemon restarts" "see log"; exit 1; }
+if run_traced 8 "$TDIR/p8.json" --rounds 1 --paths 1000; then
+	if out=$(python3 "$TRUTH" "$TDIR/trace.8" "$TDIR/p8.json" 8 --bound 2>&1); then
+		pass "pruned k-SF: every count within its stated error of the truth, never above it"
+	else fail "pruned order" "$out"; fi
+	python3 - "$TDIR/p8.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+ok = r["pruned_items"] > 0 and r["max_error"] > 0 and r["ksf_nodes"] <= 128  # max(64, 16 k)
+print(("PASS" if ok else "FAIL") + f": node budget reached and reported (nodes {r['ksf_nodes']},"
+      f" pruned items {r['pruned_items']}, counts low by at most {r['max_error']})")
+PY
+	ctl paths "$P" --show | grep -q "Counts are lower bounds, short by at most" &&
+		pass "text output says the counts are lower bounds" || fail "lower bound text" "$(ctl paths "$P" --show | head -8)"
+fi
+
 out=$(ctl paths 1 2>&1); rc=$?
 [ $rc -eq 2 ] && pass "FUNCTION missing: usage error" || fail "usage" "rc=$rc $out"
 out=$(ctl paths "$$" --show 2>&1); rc=$?
