@@ -357,12 +357,14 @@ static void on_paths_sigint(int sig)
 }
 
 /* One PathsRequest; the reply in *ret. */
-static int paths_call(Kprof__PathsRequest *pr, Kprof__PathsOp op, uint32_t top, Kprof__Reply **ret)
+static int paths_call(Kprof__PathsRequest *pr, Kprof__PathsOp op, uint32_t top, bool brief,
+		      Kprof__Reply **ret)
 {
 	Kprof__Request req = KPROF__REQUEST__INIT;
 
 	pr->op = op;
 	pr->top = top;
+	pr->brief = brief;
 	req.body_case = KPROF__REQUEST__BODY_PATHS;
 	req.paths = pr;
 	return call(&req, ret);
@@ -448,14 +450,14 @@ static int verb_paths(int argc, char **argv)
 	if (show || stop) {
 		r = paths_call(
 		    &pr, stop ? KPROF__PATHS_OP__PATHS_OP_STOP : KPROF__PATHS_OP__PATHS_OP_QUERY,
-		    top, &rep);
+		    top, false, &rep);
 		if (r)
 			return r;
 		render_paths(stdout, rep->paths, json);
 		kprof__reply__free_unpacked(rep, NULL);
 		return 0;
 	}
-	if ((r = paths_call(&pr, KPROF__PATHS_OP__PATHS_OP_START, 1, &rep)))
+	if ((r = paths_call(&pr, KPROF__PATHS_OP__PATHS_OP_START, 1, true, &rep)))
 		return r;
 	fprintf(stderr,
 		"kprofctl: tracing the paths of %s in pid %u with %u uprobes for up to %.1f s%s"
@@ -475,7 +477,7 @@ static int verb_paths(int argc, char **argv)
 		r = paths_call(&pr,
 			       interrupted ? KPROF__PATHS_OP__PATHS_OP_STOP
 					   : KPROF__PATHS_OP__PATHS_OP_QUERY,
-			       1, &rep);
+			       1, true, &rep);
 		if (r)
 			break;
 	}
@@ -485,7 +487,7 @@ static int verb_paths(int argc, char **argv)
 		kprof__reply__free_unpacked(rep, NULL);
 	if (r)
 		return r;
-	if ((r = paths_call(&pr, KPROF__PATHS_OP__PATHS_OP_QUERY, top, &rep)))
+	if ((r = paths_call(&pr, KPROF__PATHS_OP__PATHS_OP_QUERY, top, false, &rep)))
 		return r;
 	render_paths(stdout, rep->paths, json);
 	kprof__reply__free_unpacked(rep, NULL);

@@ -678,7 +678,7 @@ static void do_paths(struct client *cl, const Kprof__PathsRequest *req)
 		if (req->op == KPROF__PATHS_OP__PATHS_OP_STOP)
 			paths_stop(t, "stopped");
 	}
-	err = paths_reply(t, req->top, &pm);
+	err = paths_reply(t, req->top, req->brief, &pm);
 	if (err < 0) {
 		reply_error(cl, err,
 			    err == -ENODATA

@@ -236,9 +236,10 @@ bool paths_tracing(const struct target *t);
 /* Is the trace (running or last) of this function (a name, or an address inside it)? */
 bool paths_is_function(const struct target *t, const char *function);
 void paths_on_event(struct target *t, const struct kp_path *ev);
-/* The trace's results, at most top sequences and paths of each kind (0: all). -ENODATA if the
- * target has no trace. The caller fills r.target. */
-int paths_reply(const struct target *t, uint32_t top, struct paths_msg *pm);
+/* The trace's results, at most top sequences and paths of each kind (0: all); brief: the state
+ * and counters only (no k-IPF is built). -ENODATA if the target has no trace. The caller fills
+ * r.target. */
+int paths_reply(const struct target *t, uint32_t top, bool brief, struct paths_msg *pm);
 void paths_msg_release(struct paths_msg *pm);
 /* A kept target's last trace, from its saved profile. */
 int paths_restore(struct target *t, const Kprof__PathsReply *saved);

@@ -351,7 +351,7 @@ out:
 	return err;
 }
 
-int paths_reply(const struct target *t, uint32_t top, struct paths_msg *pm)
+int paths_reply(const struct target *t, uint32_t top, bool brief, struct paths_msg *pm)
 {
 	const struct path_trace *tr = t->paths;
 
@@ -363,6 +363,12 @@ int paths_reply(const struct target *t, uint32_t top, struct paths_msg *pm)
 		pm->r = *tr->saved; /* shallow: points into the saved message */
 		if (top && pm->r.n_sequences > top)
 			pm->r.n_sequences = top;
+		if (brief)
+			pm->r.n_blocks = pm->r.n_paths = pm->r.n_sequences = 0;
+		return 0;
+	}
+	if (brief) {
+		fill_stats(tr, &pm->r);
 		return 0;
 	}
 	return build_live(tr, top, pm);

@@ -172,7 +172,7 @@ int saved_msg_build(const struct target *t, struct saved_msg *m)
 		hcct_tree_free(tree);
 	}
 	target_fill_pb(t, &m->target);
-	if (t->paths && paths_reply(t, 0, &m->pm) == 0) {
+	if (t->paths && paths_reply(t, 0, false, &m->pm) == 0) {
 		m->pm.r.target = NULL; /* the profile's target says it */
 		m->msg.paths = &m->pm.r;
 	}
