@@ -2,7 +2,8 @@
 # tests/demo.sh (`make demo`): kprofd profiles a running JIT workload and names its hottest
 # JIT-compiled functions. Starts kprofd on a private socket, runs the minijit fixture (a small
 # x86-64 JIT that writes /tmp/perf-PID.map), attaches at 999 Hz for a few seconds, prints the flat
-# profile and the hottest stacks, kills the workload and shows its profile is kept.
+# profile, the hottest stacks and calling contexts, a path profile of one JIT function, kills the
+# workload and shows its profile is kept.
 set -euo pipefail
 BUILD=${BUILD:-build}
 SECONDS_TO_PROFILE=${DEMO_SECONDS:-5}
@@ -15,6 +16,7 @@ SOCK=$DIR/kprofd.sock
 ctl() { "$BUILD/kprofctl" --socket "$SOCK" "$@"; }
 cleanup() {
 	[ -n "${MJ:-}" ] && kill -9 "$MJ" 2>/dev/null && rm -f "/tmp/perf-$MJ.map"
+	[ -n "${MJ2:-}" ] && kill -9 "$MJ2" 2>/dev/null && rm -f "/tmp/perf-$MJ2.map"
 	[ -n "${KD:-}" ] && kill -TERM "$KD" 2>/dev/null && wait "$KD" 2>/dev/null
 	rm -rf "$DIR"
 }
@@ -48,6 +50,16 @@ ctl folded "$MJ" | sort -t' ' -k2 -nr | head -5 | sed 's/^[^;]*;//'
 
 say "hot calling contexts (kprofctl hcct $MJ --phi 0.02)"
 ctl hcct "$MJ" --phi 0.02
+
+say "multi-iteration paths of one JIT function (kprofctl paths PID mj_paths --k 3 --duration 2)"
+"$BUILD/minijit" --seconds 60 --paths 50 2>"$DIR/minijit2.err" >/dev/null &
+MJ2=$!
+for _ in $(seq 100); do grep -q ready "$DIR/minijit2.err" && break; sleep 0.1; done
+echo "a second minijit (pid $MJ2) also runs mj_paths: nested loops with data-dependent branches"
+ctl paths "$MJ2" mj_paths --k 3 --duration 2 --top 4
+kill -9 "$MJ2"; wait "$MJ2" 2>/dev/null || true
+rm -f "/tmp/perf-$MJ2.map"
+MJ2=
 
 say "the workload is killed; its profile is kept"
 kill -9 "$MJ"; wait "$MJ" 2>/dev/null || true
