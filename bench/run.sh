@@ -13,6 +13,7 @@ export BUILD=${BUILD:-build}
 
 bash bench/slowdown.sh
 bash bench/calls.sh
+bash bench/paths.sh
 mkdir -p "$BUILD/bench"
 "$BUILD/bench_hcct" | tee "$BUILD/bench/hcct.md"
 "$BUILD/bench_ksf" | tee "$BUILD/bench/ksf.md"
