@@ -477,7 +477,9 @@ void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 		    "(before: too little CPU time to tell, taken as 0%%): at most %.2fx slower\n",
 		    100 * r->kernel_share_during, r->slowdown);
 	else
-		fputs("Cost: the target used too little CPU time while traced to estimate it\n", f);
+		fputs("Cost: the target used too little CPU time while traced (under 0.5 s) to "
+		      "estimate the slowdown\n",
+		      f);
 	if (r->lost_events || r->resyncs || r->aborted)
 		fprintf(f,
 			"Lost: %" PRIu64 " events, %" PRIu64 " thread resyncs, %" PRIu64

@@ -167,7 +167,9 @@ static int add_missing_paths(struct collect *c, const struct ksf_ipf *ipf)
 	return 0;
 }
 
-static double share(const struct cpu_times *a, const struct cpu_times *b)
+/* The system-time share between two readings; -1 below min_ticks of CPU time (the times come
+ * in clock ticks, 10 ms here: a short trace cannot tell). */
+static double share(const struct cpu_times *a, const struct cpu_times *b, uint64_t min_ticks)
 {
 	uint64_t u, s;
 
@@ -175,7 +177,7 @@ static double share(const struct cpu_times *a, const struct cpu_times *b)
 		return -1;
 	u = b->user - a->user;
 	s = b->sys - a->sys;
-	return u + s >= 10 ? (double)s / (double)(u + s) : -1; /* at least 10 ticks */
+	return u + s >= min_ticks ? (double)s / (double)(u + s) : -1;
 }
 
 static void fill_stats(const struct path_trace *tr, Kprof__PathsReply *r)
@@ -220,12 +222,14 @@ static void fill_stats(const struct path_trace *tr, Kprof__PathsReply *r)
 	r->ksf_nodes = ks.nodes;
 	r->pruned_items = ks.pruned_items;
 	/* The share of system time before the trace is the target's whole life until then. */
-	before = share(&(struct cpu_times){0, 0, true}, &tr->cpu_attach);
-	during = share(&tr->cpu_start, &now);
+	before = share(&(struct cpu_times){0, 0, true}, &tr->cpu_attach, 10);
+	during = share(&tr->cpu_start, &now, 50);
 	r->kernel_share_before = before;
 	r->kernel_share_during = during;
-	r->slowdown = 0;
-	if (during >= 0 && during < 1) {
+	r->slowdown = 0; /* unknown: under half a second of CPU time while traced */
+	if (during > 0.99)
+		during = 0.99; /* every tick in the kernel: "100x or more" */
+	if (during >= 0) {
 		/* CPU time T while tracing, a share `during` of it in the kernel; without the
 		 * probes the kernel would have taken the share it had before (taken as 0 when the
 		 * target had not run long enough to tell: the estimate is then an upper bound). */
