@@ -187,6 +187,36 @@ static struct target *request_target(struct client *cl, uint32_t pid, bool write
 	return t;
 }
 
+/* The process pid may be attached by cl: 0, or an error reply queued. */
+static int check_attachable(struct client *cl, uint32_t pid)
+{
+	uid_t owner;
+	int err;
+
+	if (pid == 0 || pid > INT32_MAX) {
+		reply_error(cl, -EINVAL, "invalid pid %u", pid);
+		return -EINVAL;
+	}
+	err = target_proc_uid(pid, &owner);
+	if (err < 0) {
+		if (err == -ESRCH)
+			reply_error(cl, err, "no such process: %u", pid);
+		else if (err == -EINVAL)
+			reply_error(cl, err, "%u is a thread id, not a process id", pid);
+		else
+			reply_error(cl, err, "cannot read process %u: %s", pid, strerror(-err));
+		return err;
+	}
+	if (!allowed(cl, owner)) {
+		reply_error(cl, -EPERM,
+			    "permission denied: pid %u belongs to uid %u; uid %u may only "
+			    "profile its own processes",
+			    pid, owner, cl->uid);
+		return -EPERM;
+	}
+	return 0;
+}
+
 static void do_attach(struct client *cl, const Kprof__AttachRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
@@ -194,31 +224,10 @@ static void do_attach(struct client *cl, const Kprof__AttachRequest *req)
 	Kprof__Target tpb = KPROF__TARGET__INIT;
 	struct target *t;
 	char err_msg[256] = "";
-	uid_t owner;
 	int err;
 
-	if (req->pid == 0 || req->pid > INT32_MAX) {
-		reply_error(cl, -EINVAL, "invalid pid %u", req->pid);
+	if (check_attachable(cl, req->pid) < 0)
 		return;
-	}
-	err = target_proc_uid(req->pid, &owner);
-	if (err < 0) {
-		if (err == -ESRCH)
-			reply_error(cl, err, "no such process: %u", req->pid);
-		else if (err == -EINVAL)
-			reply_error(cl, err, "%u is a thread id, not a process id", req->pid);
-		else
-			reply_error(cl, err, "cannot read process %u: %s", req->pid,
-				    strerror(-err));
-		return;
-	}
-	if (!allowed(cl, owner)) {
-		reply_error(cl, -EPERM,
-			    "permission denied: pid %u belongs to uid %u; uid %u may only "
-			    "profile its own processes",
-			    req->pid, owner, cl->uid);
-		return;
-	}
 	err = manager_attach(cl->c->m, req->pid,
 			     &(struct attach_opts){.freq = req->freq_hz,
 						   .duration_sec = req->duration_sec,
@@ -610,36 +619,6 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 	rep.hcct = &hr;
 	client_queue(cl, &rep);
 	hcct_tree_free(tree);
-}
-
-/* The process pid may be attached by cl: 0, or an error reply queued. */
-static int check_attachable(struct client *cl, uint32_t pid)
-{
-	uid_t owner;
-	int err;
-
-	if (pid == 0 || pid > INT32_MAX) {
-		reply_error(cl, -EINVAL, "invalid pid %u", pid);
-		return -EINVAL;
-	}
-	err = target_proc_uid(pid, &owner);
-	if (err < 0) {
-		if (err == -ESRCH)
-			reply_error(cl, err, "no such process: %u", pid);
-		else if (err == -EINVAL)
-			reply_error(cl, err, "%u is a thread id, not a process id", pid);
-		else
-			reply_error(cl, err, "cannot read process %u: %s", pid, strerror(-err));
-		return err;
-	}
-	if (!allowed(cl, owner)) {
-		reply_error(cl, -EPERM,
-			    "permission denied: pid %u belongs to uid %u; uid %u may only "
-			    "profile its own processes",
-			    pid, owner, cl->uid);
-		return -EPERM;
-	}
-	return 0;
 }
 
 static void do_paths(struct client *cl, const Kprof__PathsRequest *req)
