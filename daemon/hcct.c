@@ -2,9 +2,9 @@
  *
  * Nodes live in one pool indexed by uint32 (index 0 is the root), so a node is 40 bytes: key,
  * parent / first-child / next- and previous-sibling links (the previous one makes pruning O(1)
- * however many siblings), its slot in M and a pin count. Freed nodes go to a free list threaded
- * through `sibling`; the pool grows by doubling up to max_nodes and never shrinks. M is three
- * parallel arrays (node, count, err) so the counter scans of the lazy minimum read one dense
+ * however many siblings), its slot in M, a pin count and flags. Freed nodes go to a free list
+ * threaded through `sibling`; the pool grows by doubling up to max_nodes and never shrinks. M is
+ * three parallel arrays (node, count, err) so the counter scans of the lazy minimum read one dense
  * uint64 array; a node is monitored iff its `slot` is set, which needs no dictionary (T:380).
  * A takeover evicts the lowest slot holding the minimum (§1.3), and the victim, if now an
  * unmonitored leaf that no cursor stands on, is freed with every ancestor left the same way
@@ -21,9 +21,9 @@
  * tombstones and probe lengths depend on the live entries only. The lists stay complete (queries,
  * pruning and the checker walk them); an indexed node stays indexed until it is freed. Entries
  * are children of live nodes, so fewer than max_nodes, and the table is kept at most half full:
- * it grows by doubling up to 2^ceil(log2(2 max_nodes)) slots and never shrinks. If it cannot
- * grow when a node would be indexed, the node is left to its list; under an indexed node, a new
- * child that finds no room fails with -ENOMEM like a node the pool cannot hold.
+ * it grows by doubling up to max(64, 2^ceil(log2(2 max_nodes))) slots and never shrinks. If it
+ * cannot grow when a node would be indexed, the node is left to its list; under an indexed node, a
+ * new child that finds no room fails with -ENOMEM like a node the pool cannot hold.
  */
 #include <errno.h>
 #include <float.h>
