@@ -179,6 +179,22 @@ def compare_top(truth, kprof, index, k, top):
     return ok
 
 
+def compare_prefix(lower, upper, kprof, index, k, acts):
+    ok = True
+    for n in range(1, k + 1):
+        keys = set(upper[n]) | set(kprof[n])
+        bad = [(s, lower[n].get(s, 0), kprof[n].get(s, 0), upper[n].get(s, 0)) for s in keys
+               if not lower[n].get(s, 0) <= kprof[n].get(s, 0) <= upper[n].get(s, 0)]
+        top = [s for s, _ in kprof[n].most_common(3)]
+        print(f"n={n}: {len(kprof[n])} sequences; truth over the first {acts - 1} calls <= kprof "
+              f"<= truth over the first {acts}: " + ("ok" if not bad else f"FAIL in {len(bad)}")
+              + "; hottest: " + ", ".join(f"{show(s, index)} {kprof[n][s]}" for s in top))
+        for s, lo, kc, hi in bad[:5]:
+            print(f"    {show(s, index)}: {lo} <= {kc} <= {hi} does not hold")
+        ok = ok and not bad
+    return ok
+
+
 def compare_bound(truth, kprof, index, k, err):
     ok = True
     for n in range(1, k + 1):
@@ -200,6 +216,10 @@ def main():
     ap.add_argument("kprof", metavar="KPROF_JSON")
     ap.add_argument("k", metavar="K", type=int)
     ap.add_argument("--top", metavar="N", type=int, help="budget mode: check kprof's N hottest")
+    ap.add_argument("--prefix", action="store_true",
+                    help="budget mode, exact: with A = the JSON's activations, every count lies "
+                         "between the truth over the first A-1 calls and over the first A (the "
+                         "trace began at the first call and stopped inside call A or after it)")
     ap.add_argument("--bound", action="store_true",
                     help="pruned mode: kprof <= truth <= kprof + max_error for every sequence "
                          "(max_error from the JSON; absent sequences count 0)")
@@ -216,7 +236,16 @@ def main():
     index = {start: i for i, (start, _) in blocks.items()}
     print(f"{func}: {len(calls)} calls in the trace, kprof state {state}, K = {a.k}"
           + (f", top {a.top}" if a.top else ", exact"))
-    if a.bound:
+    if a.prefix:
+        with open(a.kprof) as fp:
+            acts = number(json.load(fp).get("activations", 0), "activations")
+        if not 1 <= acts <= len(calls):
+            print(f"paths_truth: {acts} activations in kprof's trace, {len(calls)} calls in the "
+                  "trace file", file=sys.stderr)
+            return 2
+        lower, upper = truth_counts(calls[:acts - 1], a.k), truth_counts(calls[:acts], a.k)
+        ok = compare_prefix(lower, upper, kprof, index, a.k, acts)
+    elif a.bound:
         with open(a.kprof) as fp:
             err = number(json.load(fp).get("max_error", 0), "max_error")
         ok = compare_bound(truth, kprof, index, a.k, err)
