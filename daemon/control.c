@@ -632,6 +632,8 @@ static void do_paths(struct client *cl, const Kprof__PathsRequest *req)
 	int err;
 
 	if (req->op == KPROF__PATHS_OP__PATHS_OP_START) {
+		bool attached_here = false;
+
 		if (check_attachable(cl, req->pid) < 0)
 			return;
 		if (!t || t->state != TARGET_ATTACHED) {
@@ -642,10 +644,13 @@ static void do_paths(struct client *cl, const Kprof__PathsRequest *req)
 				reply_error(cl, err, "%s", err_msg);
 				return;
 			}
+			attached_here = true;
 		}
 		if (!(paths_tracing(t) && paths_is_function(t, req->function))) {
 			err = paths_start(t, req, err_msg, sizeof(err_msg));
 			if (err < 0) {
+				if (attached_here) /* a failed request leaves nothing behind */
+					manager_forget(m, t);
 				reply_error(cl, err, "%s", err_msg);
 				return;
 			}

@@ -335,6 +335,8 @@ struct target *manager_find(struct manager *m, pid_t pid);
 int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *o, struct target **ret,
 		   char *errbuf, size_t errlen);
 int manager_detach(struct manager *m, struct target *t);
+/* Undo an attach that a failed request made: the target goes and nothing of it is kept. */
+void manager_forget(struct manager *m, struct target *t);
 /* Add a restored (kept) target. */
 void manager_add_kept(struct manager *m, struct target *t);
 void manager_on_sample(struct manager *m, const struct kp_sample *s);

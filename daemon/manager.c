@@ -307,6 +307,19 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 	return 0;
 }
 
+void manager_forget(struct manager *m, struct target *t)
+{
+	if (t->state == TARGET_ATTACHED) {
+		loader_target_del(m->loader, t->pid);
+		loader_freq_put(m->loader, t->freq);
+		t->duration_timer = sd_event_source_disable_unref(t->duration_timer);
+		calls_off(t);
+		t->calls.timer = sd_event_source_disable_unref(t->calls.timer);
+	}
+	log_info("pid %d (%s): attach undone, nothing kept", t->pid, t->comm);
+	drop_target(m, t);
+}
+
 int manager_detach(struct manager *m, struct target *t)
 {
 	if (t->state != TARGET_ATTACHED)

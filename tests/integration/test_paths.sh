@@ -154,6 +154,16 @@ PY
 		pass "text output says the counts are lower bounds" || fail "lower bound text" "$(ctl paths "$P" --show | head -8)"
 fi
 
+# 6. A refused trace of a process that was not attached leaves nothing behind (the daemon
+#    attached it only to read its perf map).
+sleep 60 &
+SL=$!
+PIDS+=("$SL")
+out=$(ctl paths "$SL" some_fn --duration 1 2>&1); rc=$?
+[ $rc -eq 1 ] && [ -z "$(target_state "$SL")" ] &&
+	pass "refused trace of an unattached process: error, and the process is not left attached" ||
+	fail "refused trace leaves nothing" "rc=$rc state=$(target_state "$SL") $out"
+
 out=$(ctl paths 1 2>&1); rc=$?
 [ $rc -eq 2 ] && pass "FUNCTION missing: usage error" || fail "usage" "rc=$rc $out"
 out=$(ctl paths "$$" --show 2>&1); rc=$?
