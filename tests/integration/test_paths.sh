@@ -4,8 +4,9 @@
 # trace of every call with an interpreter of its IR (independently of kprof); paths_truth.py
 # compares kprof's k-IPF, decoded into block sequences, with the n-gram counts of that trace:
 # an exact match for sequences of 1..4 paths when the probes cover the whole run, and the
-# hottest paths in the same order when a budget stops the trace early. Also: results kept after
-# the target exits, refusals (anonymous code, writable alias, unknown function, busy), --stop.
+# hottest paths in the same order when a budget stops the trace early; the same exact match for
+# mj_rec, which calls itself (each activation its own sequence of paths). Also: results kept
+# after the target exits, refusals (anonymous code, writable alias, unknown function, busy), --stop.
 . "$(dirname "$0")/lib.sh"
 start_daemon || { fail "daemon starts" "see log"; exit 1; }
 TRUTH=$(dirname "$0")/paths_truth.py
@@ -15,16 +16,19 @@ tracing() {
 sys.exit(0 if json.load(sys.stdin)['state'] == 'tracing' else 1)"
 }
 
-# run_traced K OUT ARGS...: minijit (ARGS) waits, kprofctl paths (plus $CTL_ARGS) starts,
-# minijit runs to its end.
+# run_traced FUNC K OUT ARGS...: minijit (ARGS) waits, writing the truth of FUNC to $TRACE
+# (--paths-trace for mj_paths, --rec-trace for mj_rec), kprofctl paths FUNC (plus $CTL_ARGS)
+# starts, minijit runs to its end.
 CTL_ARGS=
 run_traced() {
-	local k=$1 out=$2
-	shift 2
-	start_minijit --wait-usr1 --paths-trace "$TDIR/trace.$k" --cleanup "$@" ||
+	local fn=$1 k=$2 out=$3 opt=--paths-trace
+	shift 3
+	TRACE=$TDIR/trace.$k
+	[ "$fn" = mj_rec ] && { opt=--rec-trace; TRACE=$TDIR/rec.$k; }
+	start_minijit --wait-usr1 $opt "$TRACE" --cleanup "$@" ||
 		{ fail "minijit starts" ""; return 1; }
 	P=$MJ_PID
-	ctl paths "$P" mj_paths --k "$k" --duration 120 --top 0 --json $CTL_ARGS >"$out" 2>"$out.err" &
+	ctl paths "$P" "$fn" --k "$k" --duration 120 --top 0 --json $CTL_ARGS >"$out" 2>"$out.err" &
 	CTL=$!
 	wait_for 20 tracing "$P" || { fail "trace starts (k=$k)" "$(cat "$out.err")"; return 1; }
 	kill -USR1 "$P"
@@ -34,7 +38,7 @@ run_traced() {
 
 # 1. Exact, k = 4, 3, 2, 1 (each a k-SF of its own), probes on before the first call.
 for k in 1 2 3 4; do
-	run_traced $k "$TDIR/p$k.json" --rounds 3 --paths 1000 || continue
+	run_traced mj_paths $k "$TDIR/p$k.json" --rounds 3 --paths 1000 || continue
 	if out=$(python3 "$TRUTH" "$TDIR/trace.$k" "$TDIR/p$k.json" $k 2>&1); then
 		pass "k=$k: kprof's k-IPF equals the n-gram counts of minijit's block trace ($(echo $out | tr '\n' ' '))"
 	else fail "k=$k exact match" "$out"; fi
@@ -80,7 +84,7 @@ PY
 #    (the last one perhaps in part), so each of its counts lies between the truth over the first
 #    A-1 calls and over the first A: the same hottest paths in the same order, exactly.
 CTL_ARGS="--budget 3000"
-if run_traced 2 "$TDIR/pb.json" --rounds 2 --paths 6000; then
+if run_traced mj_paths 2 "$TDIR/pb.json" --rounds 2 --paths 6000; then
 	CTL_ARGS=
 	if out=$(python3 "$TRUTH" "$TDIR/trace.2" "$TDIR/pb.json" 2 --prefix 2>&1); then
 		pass "budget: every count equals the truth over the calls traced ($(grep "^n=1" <<<"$out" | sed 's/.*hottest: //'))"
@@ -139,7 +143,7 @@ kill -9 "$W"; wait "$W" 2>/dev/null
 stop_daemon
 printf '[limits]\nksf_max_nodes = 64\n' >"$TDIR/small.conf"
 start_daemon --config "$TDIR/small.conf" || { fail "daemon restarts" "see log"; exit 1; }
-if run_traced 8 "$TDIR/p8.json" --rounds 1 --paths 1000; then
+if run_traced mj_paths 8 "$TDIR/p8.json" --rounds 1 --paths 1000; then
 	if out=$(python3 "$TRUTH" "$TDIR/trace.8" "$TDIR/p8.json" 8 --bound 2>&1); then
 		pass "pruned k-SF: every count within its stated error of the truth, never above it"
 	else fail "pruned order" "$out"; fi
@@ -168,4 +172,27 @@ out=$(ctl paths 1 2>&1); rc=$?
 [ $rc -eq 2 ] && pass "FUNCTION missing: usage error" || fail "usage" "rc=$rc $out"
 out=$(ctl paths "$$" --show 2>&1); rc=$?
 [ $rc -eq 1 ] && pass "--show without a trace: clear error ($out)" || fail "--show none" "rc=$rc $out"
+
+# 7. Recursion: mj_rec calls itself (up to 6 activations deep) from a block inside its loop and
+#    from one after it. Every activation is its own sequence of paths: a callee's paths never
+#    extend its caller's, and the caller's path runs on through the block holding the call. The
+#    trace has one act line per activation (recursive ones included), each with its own paths.
+#    Exact for k = 3, with the daemon's default k-SF budget again.
+stop_daemon
+start_daemon || { fail "daemon restarts" "see log"; exit 1; }
+if run_traced mj_rec 3 "$TDIR/r3.json" --rounds 2 --rec 500; then
+	if out=$(python3 "$TRUTH" "$TRACE" "$TDIR/r3.json" 3 2>&1); then
+		pass "recursion: kprof's 3-IPF of mj_rec equals the n-gram counts of every activation ($(echo $out | tr '\n' ' '))"
+	else fail "recursion: k=3 exact match" "$out"; fi
+	python3 - "$TDIR/r3.json" "$TRACE" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+acts = sum(1 for l in open(sys.argv[2]) if l.startswith("act "))
+ok = (r["activations"] == acts > 1000 and r["lost_events"] == 0 and r["resyncs"] == 0
+      and r["aborted"] == 0 and r["end_reason"] == "target exited" and r["probes"] == 11)
+print(("PASS" if ok else "FAIL") + f": recursion: one activation per call, recursive ones too "
+      f"({r['activations']} activations, {acts} act lines for 1000 calls from C; {r['probes']} probes,"
+      f" lost {r['lost_events']}, resyncs {r['resyncs']}, aborted {r['aborted']}, {r['end_reason']})")
+PY
+fi
 finish
