@@ -279,7 +279,10 @@ static __always_inline void path_pop(struct kp_path_thread *st, __u64 id_tgid)
 	f = path_frame(st, d - 1);
 	if (f->block != KP_PATH_NONE) {
 		x = path_edge(f->trace, f->block, KP_PATH_EXIT);
-		if (x)
+		if (f->r == KP_PATH_EDGE_MODE) {
+			if (x)
+				__sync_fetch_and_add(&x->reset, 1);
+		} else if (x)
 			path_emit(st, id_tgid, f->trace, KP_POP_EXIT, d, f->r + x->add);
 		else
 			path_emit(st, id_tgid, f->trace, KP_POP_ABORT, d, 0);
@@ -343,7 +346,8 @@ int kp_path_block(struct pt_regs *ctx)
 	if (is_entry && !(f && f->trace == trace && f->sp == sp)) {
 		/* The start transition is stored last, once every probe of the trace is on: an
 		 * activation that began earlier could skip blocks whose probes were not there. */
-		if (!path_edge(trace, KP_PATH_NONE, blk)) {
+		e = path_edge(trace, KP_PATH_NONE, blk);
+		if (!e) {
 			count(KP_CTR_PATH_STRAY);
 			return 0;
 		}
@@ -354,26 +358,35 @@ int kp_path_block(struct pt_regs *ctx)
 		}
 		f = path_frame(st, d);
 		f->sp = sp;
-		f->r = 0;
 		f->trace = trace;
 		f->block = blk;
 		st->depth = d + 1;
-		path_emit(st, id_tgid, trace, KP_POP_ENTER, d + 1, 0);
+		if (e->flags & KP_PEF_EDGES) {
+			f->r = KP_PATH_EDGE_MODE;
+			__sync_fetch_and_add(&e->add, 1);
+		} else {
+			f->r = 0;
+			path_emit(st, id_tgid, trace, KP_POP_ENTER, d + 1, 0);
+		}
 	} else {
 		if (!f || f->trace != trace || f->block == KP_PATH_NONE) {
 			count(KP_CTR_PATH_STRAY);
 			return 0;
 		}
 		e = path_edge(trace, f->block, blk);
-		if (!e || (e->act != KP_PACT_ADD && e->act != KP_PACT_BACK)) {
+		if (!e ||
+		    (e->act != KP_PACT_ADD && e->act != KP_PACT_BACK && e->act != KP_PACT_EDGE)) {
 			/* Not an edge of the CFG (code reached some other way): give the activation
 			 * up. */
 			count(KP_CTR_PATH_STRAY);
-			path_emit(st, id_tgid, trace, KP_POP_ABORT, d, 0);
+			if (f->r != KP_PATH_EDGE_MODE)
+				path_emit(st, id_tgid, trace, KP_POP_ABORT, d, 0);
 			f->block = KP_PATH_NONE;
 			return 0;
 		}
-		if (e->act == KP_PACT_BACK) {
+		if (e->act == KP_PACT_EDGE) {
+			__sync_fetch_and_add(&e->add, 1);
+		} else if (e->act == KP_PACT_BACK) {
 			path_emit(st, id_tgid, trace, KP_POP_PATH, d, f->r + e->add);
 			f->r = e->reset;
 		} else {

@@ -414,6 +414,18 @@ static void paths_json(FILE *f, const Kprof__PathsReply *r)
 		}
 		fputs("]}", f);
 	}
+	fprintf(f, "],\"edge_profile\":%s,\"edges\":[", r->edge_profile ? "true" : "false");
+	for (size_t i = 0; i < r->n_edges; i++) {
+		const Kprof__EdgeCount *e = r->edges[i];
+
+		fprintf(f, "%s{\"from\":%u,", i ? "," : "", e->from);
+		if (e->exit)
+			fputs("\"to\":null,", f);
+		else
+			fprintf(f, "\"to\":%u,", e->to);
+		fprintf(f, "\"exit\":%s,\"kind\":\"%s\",\"count\":%" PRIu64 "}",
+			e->exit ? "true" : "false", edge_name(e->kind), e->count);
+	}
 	/* Sequences of every length: the paths themselves (length 1), then 2..k. */
 	fputs("],\"sequences\":[", f);
 	for (size_t i = 0; i < r->n_paths; i++, first = false)
@@ -453,10 +465,12 @@ void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 		render_target_line(f, r->target);
 	fputs("Paths of ", f);
 	put_text(f, r->function, 0);
-	fprintf(f,
-		" at 0x%" PRIx64 "-0x%" PRIx64 ": %zu blocks, %u loops, %" PRIu64
-		" acyclic paths; k = %u\n",
-		r->start, r->start + r->size, r->n_blocks, r->loops, r->num_paths, r->k);
+	fprintf(f, " at 0x%" PRIx64 "-0x%" PRIx64 ": %zu blocks, %u loops, ", r->start,
+		r->start + r->size, r->n_blocks, r->loops);
+	if (r->edge_profile)
+		fputs("too many acyclic paths to number: edge profile\n", f);
+	else
+		fprintf(f, "%" PRIu64 " acyclic paths; k = %u\n", r->num_paths, r->k);
 	fprintf(f, "%s %.2f s",
 		r->state == KPROF__PATHS_STATE__PATHS_STATE_TRACING ? "Tracing for" : "Traced",
 		r->traced_ns / 1e9);
@@ -487,7 +501,8 @@ void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 			r->lost_events, r->resyncs, r->aborted);
 	if (r->stray_hits)
 		fprintf(f,
-			"Not counted: %" PRIu64 " probe hits of activations already running when the "
+			"Not counted: %" PRIu64
+			" probe hits of activations already running when the "
 			"probes came (or entered in a way the CFG does not show)\n",
 			r->stray_hits);
 	if (r->max_error)
@@ -506,6 +521,24 @@ void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 		if (b->loop_header)
 			fprintf(f, " loop header (depth %u)", b->loop_depth);
 		fputc('\n', f);
+	}
+	if (r->edge_profile) {
+		fprintf(f,
+			"\nEdge profile: %s has more acyclic paths than kprofd numbers ([limits] "
+			"max_paths), so its edges were counted instead of its paths\n"
+			"     COUNT  EDGE\n",
+			r->function ? r->function : "the function");
+		for (size_t i = 0; i < r->n_edges; i++) {
+			const Kprof__EdgeCount *e = r->edges[i];
+
+			fprintf(f, "%10" PRIu64 "  B%u -%s-> ", e->count, e->from,
+				edge_name(e->kind));
+			if (e->exit)
+				fputs("exit\n", f);
+			else
+				fprintf(f, "B%u\n", e->to);
+		}
+		return;
 	}
 	fprintf(f, "\nBall-Larus paths (k = 1): %zu of %u shown\n     COUNT       %%  PATH\n",
 		r->n_paths, r->paths_total);

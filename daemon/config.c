@@ -46,6 +46,7 @@ static const struct key keys[] = {
     UINT_KEY("limits", "max_stacks", max_stacks, 1024, 1u << 24),
     UINT_KEY("limits", "hcct_max_nodes", hcct_max_nodes, 0, 1u << 28),
     UINT_KEY("limits", "ksf_max_nodes", ksf_max_nodes, 64, 1u << 28),
+    UINT_KEY("limits", "max_paths", max_paths, 0, 4294967295u),
     STR_KEY("access", "read_group", read_group),
     {"hcct", "phi", KEY_FRACTION, offsetof(struct config, hcct_phi), 0, 0, 0},
     {"hcct", "eps", KEY_FRACTION, offsetof(struct config, hcct_eps), 0, 0, 0},

@@ -226,6 +226,7 @@ struct paths_msg {
 	Kprof__PathInfo *pv, **pp;
 	Kprof__PathStep *sv, **sp;
 	Kprof__PathSeq *qv, **qp;
+	Kprof__EdgeCount *ev, **ep;
 	uint64_t *ids, *levels;
 };
 /* Start tracing the paths of one JIT function of an attached target; err says why not. */

@@ -168,7 +168,7 @@ static int put_edge(struct bpf_map *map, uint32_t id, uint32_t from, uint32_t to
 	return 0;
 }
 
-static int fill_edges(struct bpf_map *map, uint32_t id, const struct cfg *g)
+static int fill_edges(struct bpf_map *map, uint32_t id, const struct cfg *g, bool edges)
 {
 	int r = 0;
 
@@ -178,6 +178,10 @@ static int fill_edges(struct bpf_map *map, uint32_t id, const struct cfg *g)
 
 		if (e->dst == CFG_EXIT)
 			continue;
+		if (edges) { /* parallel edges share a key: counted once, as the first */
+			r = put_edge(map, id, e->src, e->dst, KP_PACT_EDGE, 0, 0, 0);
+			continue;
+		}
 		r = cfg_transition(g, e->src, e->dst, &tr);
 		if (r < 0)
 			return r;
@@ -191,7 +195,7 @@ static int fill_edges(struct bpf_map *map, uint32_t id, const struct cfg *g)
 		if (blk->flags & CFG_BLOCK_EXIT)
 			r = put_edge(map, id, b, KP_PATH_EXIT, KP_PACT_EXIT,
 				     blk->flags & CFG_BLOCK_EXIT_ONLY ? KP_PEF_EXIT_ONLY : 0,
-				     blk->exit_val, 0);
+				     edges ? 0 : blk->exit_val, 0);
 	}
 	return r;
 }
@@ -229,6 +233,32 @@ static void bpf_cleanup(void *arg)
 	free(c);
 }
 
+void paths_read_edges(struct path_trace *tr)
+{
+	struct bpf_map *map = loader_path_edges(tr->t->m->loader);
+	struct kp_path_key k, nk;
+	struct kp_path_val v;
+	bool first = true;
+
+	while (bpf_map__get_next_key(map, first ? NULL : &k, &nk, sizeof(nk)) == 0) {
+		k = nk;
+		first = false;
+		if (nk.trace != tr->id ||
+		    bpf_map__lookup_elem(map, &nk, sizeof(nk), &v, sizeof(v), 0) < 0)
+			continue;
+		if (v.act == KP_PACT_START) {
+			tr->edge_activations = v.add;
+		} else if (v.act == KP_PACT_EXIT && nk.from < cfg_nblocks(tr->cfg)) {
+			tr->exit_counts[nk.from] = v.reset;
+		} else if (v.act == KP_PACT_EDGE) {
+			int e = cfg_edge_find(tr->cfg, nk.from, nk.to);
+
+			if (e >= 0)
+				tr->edge_counts[e] = v.add;
+		}
+	}
+}
+
 /* ---- lifetime ---- */
 
 void trace_free(struct path_trace *tr)
@@ -241,6 +271,8 @@ void trace_free(struct path_trace *tr)
 	for (size_t i = 0; tr->threads && i < PATHS_THREAD_SLOTS; i++)
 		ksf_ctx_release(&tr->threads[i].ctx);
 	free(tr->threads);
+	free(tr->edge_counts);
+	free(tr->exit_counts);
 	ksf_free(tr->ksf);
 	cfg_free(tr->cfg);
 	free(tr->func);
@@ -297,6 +329,8 @@ void paths_stop(struct target *t, const char *reason)
 	}
 	loader_counters(l, tr->ctr1, NULL);
 	tr->timer = sd_event_source_disable_unref(tr->timer);
+	if (tr->edges)
+		paths_read_edges(tr); /* the final counts, before the table entries go */
 	c = malloc(sizeof(*c));
 	if (c)
 		*c = (struct bpf_cleanup){loader_path_edges(l), loader_path_threads(l), tr->id,
@@ -416,10 +450,11 @@ static int prepare(struct target *t, struct path_trace *tr, const char *function
 	r = read_code(t->pid, site, tr->start, code, tr->size, tr->func, err, errlen);
 	if (r < 0)
 		return r;
-	r = cfg_build(
-	    code, tr->size, tr->start, tr->start,
-	    &(struct cfg_limits){.max_blocks = PATHS_MAX_BLOCKS, .flags = CFG_BAD_IS_EXIT},
-	    &tr->cfg);
+	r = cfg_build(code, tr->size, tr->start, tr->start,
+		      &(struct cfg_limits){.max_blocks = PATHS_MAX_BLOCKS,
+					   .max_paths = t->m->cfg.max_paths,
+					   .flags = CFG_BAD_IS_EXIT},
+		      &tr->cfg);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot recover the control flow of %s: %s%s", tr->func,
 			 strerror(-r),
@@ -427,12 +462,12 @@ static int prepare(struct target *t, struct path_trace *tr, const char *function
 		return r;
 	}
 	cfg_get_stats(tr->cfg, &cs);
-	if (!cs.bl_ok) {
-		snprintf(err, errlen,
-			 "%s has more acyclic paths than a 64-bit path id can number (cap 2^40); "
-			 "an edge profile would be needed, which kprofd does not trace yet",
-			 tr->func);
-		return -EOVERFLOW;
+	if (!cs.bl_ok) { /* too many paths to number: count the edges instead */
+		tr->edges = true;
+		tr->edge_counts = calloc(cfg_nedges(tr->cfg) + 1, sizeof(uint64_t));
+		tr->exit_counts = calloc(cfg_nblocks(tr->cfg) + 1, sizeof(uint64_t));
+		if (!tr->edge_counts || !tr->exit_counts)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -493,7 +528,7 @@ int paths_start(struct target *t, const Kprof__PathsRequest *req, char *err, siz
 	tr->id = next_trace_id++;
 	if (next_trace_id == 0)
 		next_trace_id = 1;
-	r = fill_edges(loader_path_edges(m->loader), tr->id, tr->cfg);
+	r = fill_edges(loader_path_edges(m->loader), tr->id, tr->cfg, tr->edges);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot fill the BPF edge table: %s", strerror(-r));
 		goto fail_bpf;
@@ -506,7 +541,7 @@ int paths_start(struct target *t, const Kprof__PathsRequest *req, char *err, siz
 		goto fail_bpf;
 	/* Armed: activations may begin now that every probe is on. */
 	r = put_edge(loader_path_edges(m->loader), tr->id, KP_PATH_NONE, cfg_entry_block(tr->cfg),
-		     KP_PACT_START, 0, 0, 0);
+		     KP_PACT_START, tr->edges ? KP_PEF_EDGES : 0, 0, 0);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot fill the BPF edge table: %s", strerror(-r));
 		goto fail_bpf;
@@ -523,10 +558,10 @@ int paths_start(struct target *t, const Kprof__PathsRequest *req, char *err, siz
 	tr->started_ns = now_ns(CLOCK_MONOTONIC);
 	tr->cpu_start = read_cpu(t->pid);
 	t->paths = tr;
-	log_info("pid %d: tracing the paths of %s (0x%" PRIx64 ", %zu blocks, %" PRIu64
+	log_info("pid %d: tracing the %s of %s (0x%" PRIx64 ", %zu blocks, %" PRIu64
 		 " paths, k %u) for %u ms",
-		 t->pid, tr->func, tr->start, cfg_nblocks(tr->cfg), cfg_num_paths(tr->cfg), k,
-		 tr->duration_ms);
+		 t->pid, tr->edges ? "edges (too many paths to number)" : "paths", tr->func,
+		 tr->start, cfg_nblocks(tr->cfg), cfg_num_paths(tr->cfg), k, tr->duration_ms);
 	return 0;
 
 fail_bpf:

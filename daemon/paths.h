@@ -53,12 +53,18 @@ struct path_trace {
 	uint64_t ctr0[KP_CTR_NR], ctr1[KP_CTR_NR];
 	struct cpu_times cpu_attach, cpu_start, cpu_end;
 	uint64_t attach_wall_ns; /* when cpu_attach was read (CLOCK_MONOTONIC) */
+	/* Edge profile (the function has too many paths to number): counts read from the BPF
+	 * edge table, per CFG edge and per block exit; no ksf. */
+	bool edges;
+	uint64_t *edge_counts, *exit_counts, edge_activations;
 	/* A trace restored from a saved profile: its final reply (no cfg, no ksf). */
 	Kprof__PathsReply *saved;
 };
 
 /* The target's user and system CPU times (ok false if unreadable). */
 struct cpu_times read_cpu(pid_t pid);
+/* Edge profile: read the counts of a running trace from the BPF edge table. */
+void paths_read_edges(struct path_trace *tr);
 /* Free a trace (joining its probe removal first). */
 void trace_free(struct path_trace *tr);
 

@@ -254,10 +254,55 @@ void paths_msg_release(struct paths_msg *pm)
 	free(pm->qp);
 	free(pm->ids);
 	free(pm->levels);
+	free(pm->ev);
+	free(pm->ep);
 	memset(pm, 0, sizeof(*pm));
 }
 
-static int build_live(const struct path_trace *tr, uint32_t top, struct paths_msg *pm)
+/* The edge profile: every edge of the CFG and every exit, with its count. */
+static int build_edges(struct path_trace *tr, struct paths_msg *pm)
+{
+	const struct cfg *g = tr->cfg;
+	size_t n = 0, cap = cfg_nedges(g) + cfg_nblocks(g);
+
+	if (tr->tracing)
+		paths_read_edges(tr);
+	pm->ev = calloc(cap + 1, sizeof(*pm->ev));
+	pm->ep = calloc(cap + 1, sizeof(*pm->ep));
+	if (!pm->ev || !pm->ep)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < cfg_nedges(g); i++) {
+		const struct cfg_edge *e = cfg_edge_get(g, i);
+
+		if (e->dst == CFG_EXIT)
+			continue;
+		kprof__edge_count__init(&pm->ev[n]);
+		pm->ev[n].from = e->src;
+		pm->ev[n].to = e->dst;
+		pm->ev[n].kind = pb_edge(g, i);
+		pm->ev[n].count = tr->edge_counts[i];
+		pm->ep[n] = &pm->ev[n];
+		n++;
+	}
+	for (uint32_t b = 0; b < cfg_nblocks(g); b++) {
+		if (!(cfg_block_get(g, b)->flags & CFG_BLOCK_EXIT))
+			continue;
+		kprof__edge_count__init(&pm->ev[n]);
+		pm->ev[n].from = b;
+		pm->ev[n].exit = true;
+		pm->ev[n].kind = KPROF__PATH_EDGE__PATH_EDGE_EXIT;
+		pm->ev[n].count = tr->exit_counts[b];
+		pm->ep[n] = &pm->ev[n];
+		n++;
+	}
+	pm->r.edge_profile = true;
+	pm->r.n_edges = n;
+	pm->r.edges = pm->ep;
+	pm->r.activations = tr->edge_activations;
+	return 0;
+}
+
+static int build_live(struct path_trace *tr, uint32_t top, struct paths_msg *pm)
 {
 	Kprof__PathsReply *r = &pm->r;
 	const struct cfg *g = tr->cfg;
@@ -348,7 +393,7 @@ static int build_live(const struct path_trace *tr, uint32_t top, struct paths_ms
 	}
 	r->n_sequences = c.nseq;
 	r->sequences = pm->qp;
-	err = 0;
+	err = tr->edges ? build_edges(tr, pm) : 0;
 out:
 	collect_free(&c);
 	ksf_ipf_free(ipf);
@@ -357,7 +402,7 @@ out:
 
 int paths_reply(const struct target *t, uint32_t top, bool brief, struct paths_msg *pm)
 {
-	const struct path_trace *tr = t->paths;
+	struct path_trace *tr = t->paths;
 
 	memset(pm, 0, sizeof(*pm));
 	kprof__paths_reply__init(&pm->r);
@@ -390,6 +435,10 @@ static int saved_check(const Kprof__PathsReply *r)
 				return -EBADMSG;
 	for (size_t i = 0; i < r->n_sequences; i++)
 		if (r->sequences[i]->n_ids < 2 || r->sequences[i]->n_ids > r->k)
+			return -EBADMSG;
+	for (size_t i = 0; i < r->n_edges; i++)
+		if (r->edges[i]->from >= r->n_blocks ||
+		    (!r->edges[i]->exit && r->edges[i]->to >= r->n_blocks))
 			return -EBADMSG;
 	return 0;
 }

@@ -78,9 +78,14 @@ enum kp_path_act {
 	KP_PACT_ADD = 2,   /* r += add */
 	KP_PACT_BACK = 3,  /* emit PATH r + add, r = reset */
 	KP_PACT_EXIT = 4,  /* {trace, block, EXIT}: leaving from block emits r + add */
+	KP_PACT_EDGE = 5,  /* edge profile (no path numbering): count the edge in add */
 };
 
 #define KP_PEF_EXIT_ONLY 1u /* KP_PACT_EXIT: the block always leaves (emit at its leader) */
+/* Edge profile: on the start transition, activations are counted in its add and no event is
+ * sent; exits count in their reset. Frames of such traces hold KP_PATH_EDGE_MODE in r. */
+#define KP_PEF_EDGES 2u
+#define KP_PATH_EDGE_MODE (~0ULL)
 
 struct kp_path_key {
 	__u32 trace;

@@ -34,6 +34,7 @@ struct config {
 	unsigned max_stacks;	 /* distinct stacks per profile */
 	unsigned hcct_max_nodes; /* MCCT nodes per HCCT; 0: 32 m + 1024 for m = ceil(1/eps) */
 	unsigned ksf_max_nodes;	 /* k-SF nodes of a path trace (32 bytes each) */
+	unsigned max_paths;	 /* acyclic paths numbered per traced function; 0: 2^40 */
 	double hcct_phi;	 /* default phi of hcct queries */
 	double hcct_eps;	 /* default eps of new targets: m = ceil(1/eps) counters */
 	int verbose;

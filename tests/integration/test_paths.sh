@@ -195,4 +195,41 @@ print(("PASS" if ok else "FAIL") + f": recursion: one activation per call, recur
       f" lost {r['lost_events']}, resyncs {r['resyncs']}, aborted {r['aborted']}, {r['end_reason']})")
 PY
 fi
+# 8. Too many paths to number ([limits] max_paths = 4; mj_paths has 33): an edge profile
+#    instead, said so. Every edge count, every exit count and the entries equal those of
+#    minijit's block trace.
+stop_daemon
+printf '[limits]\nmax_paths = 4\n' >"$TDIR/edges.conf"
+start_daemon --config "$TDIR/edges.conf" || { fail "daemon restarts" "see log"; exit 1; }
+if run_traced mj_paths 9 "$TDIR/e.json" --rounds 2 --paths 500; then
+	python3 - "$TDIR/e.json" "$TRACE" <<'PY'
+import collections, json, sys
+r = json.load(open(sys.argv[1]))
+blocks, acts = {}, []
+for l in open(sys.argv[2]):
+    w = l.split()
+    if w and w[0] == "block":
+        blocks[int(w[1])] = int(w[2], 16)
+    elif w and w[0] == "act":
+        acts.append([[blocks[int(b)] for b in p.split(",")] for p in w[1].split("|")])
+want = collections.Counter()
+for a in acts:
+    seq = [b for p in a for b in p]  # a path ends with the block that takes the back edge
+    for x, y in zip(seq, seq[1:]):
+        want[(x, y)] += 1
+    want[(seq[-1], "exit")] += 1
+start = [b["start"] for b in r["blocks"]]
+got = collections.Counter()
+for e in r["edges"]:
+    if e["count"]:
+        got[(start[e["from"]], "exit" if e["exit"] else start[e["to"]])] += e["count"]
+ok = r["edge_profile"] and got == want and r["activations"] == len(acts) and not r["sequences"]
+print(("PASS" if ok else "FAIL") + f": edge profile when the paths are too many to number: "
+      f"{len(got)} edges and exits, {sum(got.values())} traversals, {r['activations']} entries, "
+      f"equal to the block trace's ({len(want)}, {sum(want.values())}, {len(acts)})")
+PY
+	ctl paths "$P" --show | grep -q "Edge profile: mj_paths has more acyclic paths than kprofd numbers" &&
+		pass "the text output says it is an edge profile, and why" ||
+		fail "edge profile text" "$(ctl paths "$P" --show | tail -5)"
+fi
 finish

@@ -27,12 +27,13 @@ static void test_defaults(void **state)
 	assert_int_equal(c.max_stacks, 262144);
 	assert_int_equal(c.hcct_max_nodes, 0);
 	assert_int_equal(c.ksf_max_nodes, 1u << 20);
+	assert_int_equal(c.max_paths, 0);
 	assert_true(c.hcct_phi == 1e-3 && c.hcct_eps == 2e-4);
 }
 
 static void test_limits_and_hcct(void **state)
 {
-	const char *text = "[limits]\nperfmap_max_mb = 8\nmax_stacks = 4096\nhcct_max_nodes = 999\nksf_max_nodes = 5000\n"
+	const char *text = "[limits]\nperfmap_max_mb = 8\nmax_stacks = 4096\nhcct_max_nodes = 999\nksf_max_nodes = 5000\nmax_paths = 4\n"
 			   "[hcct]\nphi = 0.05\neps = 0.01\n";
 	struct config c;
 	char err[256] = "";
@@ -44,6 +45,7 @@ static void test_limits_and_hcct(void **state)
 	assert_int_equal(c.max_stacks, 4096);
 	assert_int_equal(c.hcct_max_nodes, 999);
 	assert_int_equal(c.ksf_max_nodes, 5000);
+	assert_int_equal(c.max_paths, 4);
 	assert_true(c.hcct_phi == 0.05 && c.hcct_eps == 0.01);
 	assert_int_equal(config_parse("[hcct]\neps = 0\n", "k.conf", &c, err, sizeof(err)),
 			 -EINVAL);

@@ -775,7 +775,40 @@ static void test_paths_json(void **state)
 	s = paths(&x.r, true);
 	assert_true(json_balanced(s));
 	assert_non_null(strstr(s, "\"state\":\"tracing\""));
-	assert_non_null(strstr(s, "\"blocks\":[],\"paths\":[],\"sequences\":[]}\n"));
+	assert_non_null(strstr(s, "\"blocks\":[],\"paths\":[],\"edge_profile\":false,"
+				  "\"edges\":[],\"sequences\":[]}\n"));
+	free(s);
+}
+
+/* Too many paths to number: the edges with their counts, an exit as "to": null. */
+static void test_paths_edges(void **state)
+{
+	struct paths_fixture x;
+	Kprof__EdgeCount e[2], *ep[2] = {&e[0], &e[1]};
+	char *s;
+
+	(void)state;
+	fill_paths(&x);
+	kprof__edge_count__init(&e[0]);
+	kprof__edge_count__init(&e[1]);
+	e[0].from = 0, e[0].to = 1, e[0].kind = KPROF__PATH_EDGE__PATH_EDGE_FALL, e[0].count = 20;
+	e[1].from = 1, e[1].exit = true, e[1].kind = KPROF__PATH_EDGE__PATH_EDGE_EXIT;
+	e[1].count = 19;
+	x.r.edge_profile = true;
+	x.r.n_edges = 2, x.r.edges = ep;
+	x.r.n_paths = x.r.n_sequences = 0;
+	s = paths(&x.r, true);
+	assert_true(json_balanced(s));
+	assert_non_null(
+	    strstr(s, "\"edge_profile\":true,\"edges\":["
+		      "{\"from\":0,\"to\":1,\"exit\":false,\"kind\":\"fall\",\"count\":20},"
+		      "{\"from\":1,\"to\":null,\"exit\":true,\"kind\":\"exit\",\"count\":19}],"));
+	free(s);
+	s = paths(&x.r, false);
+	assert_non_null(
+	    strstr(s, "2 blocks, 1 loops, too many acyclic paths to number: edge profile\n"));
+	assert_non_null(strstr(s, "        20  B0 -fall-> B1\n        19  B1 -exit-> exit\n"));
+	assert_null(strstr(s, "Ball-Larus"));
 	free(s);
 }
 
@@ -794,6 +827,7 @@ int main(void)
 	    cmocka_unit_test(test_status_json),
 	    cmocka_unit_test(test_paths_text),
 	    cmocka_unit_test(test_paths_json),
+	    cmocka_unit_test(test_paths_edges),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
