@@ -371,15 +371,15 @@ static void paths_json(FILE *f, const Kprof__PathsReply *r)
 		",\"activations\":%" PRIu64 ",\"path_events\":%" PRIu64 ",\"budget\":%" PRIu64
 		",\"duration_ms\":%u,\"traced_ms\":%.1f,\"probe_hits\":%" PRIu64
 		",\"slowdown\":%.3f,\"kernel_share_before\":%.4f,\"kernel_share_during\":%.4f"
-		",\"ksf_nodes\":%" PRIu64 ",\"ipf_nodes\":%" PRIu64 ",\"pruned_items\":%" PRIu64
-		",\"max_error\":%" PRIu64 ",\"lost_events\":%" PRIu64 ",\"resyncs\":%" PRIu64
-		",\"stray_hits\":%" PRIu64 ",\"aborted\":%" PRIu64
+		",\"traced_cpu_ms\":%" PRIu64 ",\"ksf_nodes\":%" PRIu64 ",\"ipf_nodes\":%" PRIu64
+		",\"pruned_items\":%" PRIu64 ",\"max_error\":%" PRIu64 ",\"lost_events\":%" PRIu64
+		",\"resyncs\":%" PRIu64 ",\"stray_hits\":%" PRIu64 ",\"aborted\":%" PRIu64
 		",\"paths_total\":%u,\"sequences_total\":%u,\"level_sums\":[",
 		r->num_paths, r->loops, r->back_edges, r->probes, r->activations, r->path_events,
 		r->budget, r->duration_ms, r->traced_ns / 1e6, r->probe_hits, r->slowdown,
-		r->kernel_share_before, r->kernel_share_during, r->ksf_nodes, r->ipf_nodes,
-		r->pruned_items, r->max_error, r->lost_events, r->resyncs, r->stray_hits,
-		r->aborted, r->paths_total, r->sequences_total);
+		r->kernel_share_before, r->kernel_share_during, r->traced_cpu_ms, r->ksf_nodes,
+		r->ipf_nodes, r->pruned_items, r->max_error, r->lost_events, r->resyncs,
+		r->stray_hits, r->aborted, r->paths_total, r->sequences_total);
 	for (size_t i = 0; i < r->n_level_sums; i++)
 		fprintf(f, "%s%" PRIu64, i ? "," : "", r->level_sums[i]);
 	fputs("],\"blocks\":[", f);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kprof/cfg.h"
 #include "kprof/cleanup.h"
@@ -224,6 +225,10 @@ static void fill_stats(const struct path_trace *tr, Kprof__PathsReply *r)
 	/* The share of system time before the trace is the target's whole life until then. */
 	before = share(&(struct cpu_times){0, 0, true}, &tr->cpu_attach, 10);
 	during = share(&tr->cpu_start, &now, 50);
+	if (tr->cpu_start.ok && now.ok &&
+	    now.user + now.sys >= tr->cpu_start.user + tr->cpu_start.sys)
+		r->traced_cpu_ms = (now.user + now.sys - tr->cpu_start.user - tr->cpu_start.sys) *
+				   1000 / (uint64_t)sysconf(_SC_CLK_TCK);
 	r->kernel_share_before = before;
 	r->kernel_share_during = during;
 	r->slowdown = 0; /* unknown: under half a second of CPU time while traced */

@@ -52,8 +52,12 @@ ok = (r["state"] == "done" and r["end_reason"] == "target exited" and r["activat
 print(("PASS" if ok else "FAIL") + ": trace ended with the target, 3000 activations, nothing lost"
       f" ({r['end_reason']}, {r['activations']} activations, {r['probes']} probes, {r['loops']} loops,"
       f" lost {r['lost_events']}, resyncs {r['resyncs']}, aborted {r['aborted']})")
-ok = r["probe_hits"] > r["path_events"] > 0 and r["slowdown"] >= 1.0
-print(("PASS" if ok else "FAIL") + f": cost reported: {r['probe_hits']} probe hits, slowdown {r['slowdown']:.2f}x")
+# An estimate needs half a second of the target's CPU time while traced (10 ms ticks); a fast
+# machine's probes may leave less.
+est = r["slowdown"] >= 1.0 if r["traced_cpu_ms"] >= 500 else r["slowdown"] == 0
+ok = r["probe_hits"] > r["path_events"] > 0 and est
+print(("PASS" if ok else "FAIL") + f": cost reported: {r['probe_hits']} probe hits, slowdown {r['slowdown']:.2f}x"
+      f" over {r['traced_cpu_ms']} ms of the target's CPU time")
 PY
 
 # 2. Kept after the exit: --show still answers, text output names the blocks.
