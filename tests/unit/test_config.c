@@ -33,7 +33,8 @@ static void test_defaults(void **state)
 
 static void test_limits_and_hcct(void **state)
 {
-	const char *text = "[limits]\nperfmap_max_mb = 8\nmax_stacks = 4096\nhcct_max_nodes = 999\nksf_max_nodes = 5000\nmax_paths = 4\n"
+	const char *text = "[limits]\nperfmap_max_mb = 8\nmax_stacks = 4096\nhcct_max_nodes = "
+			   "999\nksf_max_nodes = 5000\nmax_paths = 4\n"
 			   "[hcct]\nphi = 0.05\neps = 0.01\n";
 	struct config c;
 	char err[256] = "";
