@@ -49,6 +49,7 @@
 # 0.5 0.35 0.25"; empty to skip phase 3), PERF (perf binary; phases 2 and 4 and perf stat are
 # skipped if none runs), NODE.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -119,13 +120,7 @@ cleanup() {
 	local rc=$? i
 	trap - EXIT INT TERM
 	if [ -n "$DAEMON_PID" ]; then
-		kill -TERM "$DAEMON_PID" 2>/dev/null || true
-		for ((i = 0; i < 100; i++)); do
-			kill -0 "$DAEMON_PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$DAEMON_PID" 2>/dev/null || true
-		wait "$DAEMON_PID" 2>/dev/null || true
+		kprofd_stop "$DAEMON_PID"
 	fi
 	# The quota cgroup (if the python part could not remove it): empty once kprofd is gone.
 	for d in /sys/fs/cgroup/cpu/kprof-ingest.$$ /sys/fs/cgroup/kprof-ingest.$$; do
@@ -147,16 +142,7 @@ trap 'exit 143' TERM
 cp "$KPROFD" "$TDIR/kprofd"
 "$TDIR/kprofd" --socket "$SOCK" --state-dir "" >"$TDIR/kprofd.log" 2>&1 &
 DAEMON_PID=$!
-up=0
-for ((i = 0; i < 200; i++)); do
-	if "$KPROFCTL" --socket "$SOCK" status >/dev/null 2>&1; then
-		up=1
-		break
-	fi
-	kill -0 "$DAEMON_PID" 2>/dev/null || break
-	sleep 0.1
-done
-[ "$up" -eq 1 ] || die "kprofd did not come up on $SOCK"
+kprofd_wait_up "$KPROFCTL" "$SOCK" "$DAEMON_PID" || die "kprofd did not come up on $SOCK"
 mkdir -p "$OUT_DIR"
 
 export INGEST_SECONDS INGEST_WARMUP INGEST_FREQ INGEST_PROCS INGEST_LOAD INGEST_QUOTA_FACTORS NODE

@@ -53,6 +53,7 @@
 # (node); bench/ingest.sh takes INGEST_* variables. The binaries are copied to a private
 # directory first, so a rebuild of the tree during the run changes nothing.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -174,16 +175,7 @@ run_peers() {
 	KPROFD=$TDIR/kprofd KPROFCTL=$TDIR/kprofctl MINIJIT=$TDIR/minijit
 	"$KPROFD" --socket "$SOCK" --state-dir "" >"$TDIR/kprofd.log" 2>&1 &
 	DAEMON_PID=$!
-	local up=0 i
-	for ((i = 0; i < 200; i++)); do
-		if "$KPROFCTL" --socket "$SOCK" status >/dev/null 2>&1; then
-			up=1
-			break
-		fi
-		kill -0 "$DAEMON_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	[ "$up" -eq 1 ] || die "kprofd did not come up on $SOCK"
+	kprofd_wait_up "$KPROFCTL" "$SOCK" "$DAEMON_PID" || die "kprofd did not come up on $SOCK"
 
 	# The node workload: hot.js's two functions, a fixed amount of work, a go line on stdin.
 	cat >"$TDIR/work.js" <<'EOF'
@@ -245,15 +237,8 @@ EOF
 }
 
 stop_daemon() {
-	local i
 	[ -n "${DAEMON_PID:-}" ] || return 0
-	kill -TERM "$DAEMON_PID" 2>/dev/null || true
-	for ((i = 0; i < 100; i++)); do
-		kill -0 "$DAEMON_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$DAEMON_PID" 2>/dev/null || true
-	wait "$DAEMON_PID" 2>/dev/null || true
+	kprofd_stop "$DAEMON_PID"
 	DAEMON_PID=
 }
 

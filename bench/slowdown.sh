@@ -21,6 +21,7 @@
 # Environment: BUILD (default build), BENCH_PAIRS (default 7), BENCH_ROUNDS (default 1300, about
 # 3.3 s per run on the reference VM), BENCH_FREQS (default "99 999").
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 BUILD=${BUILD:-build}
 BENCH_PAIRS=${BENCH_PAIRS:-7}
@@ -69,13 +70,7 @@ cleanup() {
 	local rc=$? i
 	trap - EXIT INT TERM
 	if [ -n "$DAEMON_PID" ]; then
-		kill -TERM "$DAEMON_PID" 2>/dev/null || true
-		for ((i = 0; i < 100; i++)); do
-			kill -0 "$DAEMON_PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$DAEMON_PID" 2>/dev/null || true
-		wait "$DAEMON_PID" 2>/dev/null || true
+		kprofd_stop "$DAEMON_PID"
 	fi
 	# The daemon log of the run, for a look at what it did (kernel symbols, profiles saved).
 	if [ -d "$OUT_DIR" ] && [ -f "$TDIR/kprofd.log" ]; then
@@ -95,16 +90,7 @@ trap 'exit 143' TERM
 # Kept profiles go to a private state directory, as they would to /var/lib/kprofd in production.
 "$KPROFD" --socket "$SOCK" --state-dir "$TDIR/state" >"$TDIR/kprofd.log" 2>&1 &
 DAEMON_PID=$!
-up=0
-for ((i = 0; i < 200; i++)); do
-	if "$KPROFCTL" --socket "$SOCK" status >/dev/null 2>&1; then
-		up=1
-		break
-	fi
-	kill -0 "$DAEMON_PID" 2>/dev/null || break
-	sleep 0.1
-done
-[ "$up" -eq 1 ] || die "kprofd did not come up on $SOCK"
+kprofd_wait_up "$KPROFCTL" "$SOCK" "$DAEMON_PID" || die "kprofd did not come up on $SOCK"
 
 mkdir -p "$OUT_DIR"
 

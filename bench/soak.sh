@@ -16,6 +16,7 @@
 # Run as root: `BUILD=build bash bench/soak.sh` (a short check: `SOAK_SECONDS=60 ...`). Meant to
 # be left running: `nohup bash bench/soak.sh >build/bench/soak.log 2>&1 &`.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 BUILD=${BUILD:-build}
 SOAK_SECONDS=${SOAK_SECONDS:-1800}
@@ -54,13 +55,7 @@ cleanup() {
 		wait "$MJ_PID" 2>/dev/null || true
 	fi
 	if [ -n "$DAEMON_PID" ]; then
-		kill -TERM "$DAEMON_PID" 2>/dev/null || true
-		for ((i = 0; i < 100; i++)); do
-			kill -0 "$DAEMON_PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$DAEMON_PID" 2>/dev/null || true
-		wait "$DAEMON_PID" 2>/dev/null || true
+		kprofd_stop "$DAEMON_PID"
 	fi
 	if [ "$rc" -ne 0 ] && [ -s "$TDIR/kprofd.log" ]; then
 		echo "bench/soak.sh: failed (status $rc); last lines of the kprofd log:" >&2
@@ -77,13 +72,7 @@ ctl() { "$KPROFCTL" --socket "$SOCK" "$@"; }
 
 "$KPROFD" --socket "$SOCK" --state-dir "$TDIR/state" >"$TDIR/kprofd.log" 2>&1 &
 DAEMON_PID=$!
-up=0
-for ((i = 0; i < 200; i++)); do
-	if ctl status >/dev/null 2>&1; then up=1 && break; fi
-	kill -0 "$DAEMON_PID" 2>/dev/null || break
-	sleep 0.1
-done
-[ "$up" -eq 1 ] || die "kprofd did not come up on $SOCK"
+kprofd_wait_up "$KPROFCTL" "$SOCK" "$DAEMON_PID" || die "kprofd did not come up on $SOCK"
 
 "$MINIJIT" --seconds 0 --cleanup >/dev/null 2>"$TDIR/minijit.err" &
 MJ_PID=$!
