@@ -134,7 +134,10 @@ $(BUILD)/tests/test_pprof: cli/pprof.c cli/render.c $(PROTO_C) $(PPROF_C)
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(HDRS) $(PROTO_H) $(PPROF_H) | $(BUILD)/tests
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $(filter %.c,$^) -lcmocka -lprotobuf-c -linih -lcapstone -lelf -lz -lm
 
-BENCH_BINS := $(BUILD)/bench_hcct $(BUILD)/bench_ksf
+BENCH_BINS := $(BUILD)/bench_hcct $(BUILD)/bench_ksf $(BUILD)/bench_ingest
+
+$(BUILD)/bench_ingest: tests/bench/bench_ingest.c daemon/hcct.c daemon/profile.c $(HDRS) | $(BUILD)
+	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) -lm
 
 $(BUILD)/bench_ksf: tests/bench/bench_ksf.c daemon/ksf.c $(HDRS) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) -lm

@@ -52,6 +52,8 @@ enum {
 	HN_INDEXED = 1u << 0, /* the children are in the child index too */
 };
 
+#define PF_N 8u		    /* victims fetched ahead */
+#define PF_SCAN 8u	    /* slots looked at per sample for the next prediction */
 #define INDEX_MIN 8u	    /* index a node once a lookup scans more siblings than this */
 #define INDEX_MIN_SLOTS 64u /* the table's first size */
 
@@ -88,6 +90,13 @@ struct hcct {
 	uint64_t n, lost, evictions, pruned, rescans;
 	uint64_t pins_total;
 	struct hcct_cursor cur;
+
+	/* Prefetch of the next victims: their slots, in the order they will be taken over, and
+	 * for each the node whose parent is fetched next (HCCT_NONE: done). */
+	uint32_t pf_slot[PF_N], pf_node[PF_N];
+	uint32_t pf_head, pf_len;
+	uint32_t pf_next; /* the last slot looked at for a prediction */
+	uint64_t pf_min;  /* the minimum the predictions were made for */
 };
 
 uint32_t hcct_slots_for_eps(double eps)
@@ -513,6 +522,82 @@ static uint32_t ss_update(struct hcct *h, uint32_t x, uint64_t w)
 	return v;
 }
 
+/* ---- prefetching the next victims ----
+ *
+ * Under a stream of new contexts nearly every sample takes over a slot, and the victim's path,
+ * made m samples earlier, is out of the cache: pruning it costs a miss per node. The victims are
+ * predictable, though: the lazy minimum takes the slots holding the minimum in index order. So
+ * each sample looks PF_SCAN slots further for the next victims (up to PF_N ahead), fetches the
+ * leaf of a new one, and moves every pending victim's fetch one node up its path: by the time a
+ * victim is pruned, the nodes pruning will touch were fetched over the previous samples. A wrong
+ * prediction (a slot counted again meanwhile, a new minimum) only wastes a prefetch. */
+
+/* One step up a victim's path: v was fetched one sample ago. If v is its parent's only child,
+ * pruning will free the parent after v: fetch it and go on from it. Otherwise pruning stops
+ * after unlinking v: fetch what the unlink touches and stop. */
+/* Fetch node v; a node is 40 bytes and may straddle two cache lines. */
+static void pf_node(const struct hcct *h, uint32_t v)
+{
+	__builtin_prefetch(&h->nodes[v]);
+	__builtin_prefetch((const char *)&h->nodes[v + 1] - 1);
+}
+
+static uint32_t pf_step(const struct hcct *h, uint32_t v)
+{
+	const struct hnode *x;
+
+	if (v == HCCT_NONE || v >= h->nodes_used)
+		return HCCT_NONE;
+	x = &h->nodes[v];
+	if (x->parent == HN_FREE || x->parent == HCCT_NONE || x->parent == ROOT)
+		return HCCT_NONE;
+	pf_node(h, x->parent);
+	if (x->prev == HCCT_NONE && x->sibling == HCCT_NONE)
+		return x->parent;
+	if (x->prev != HCCT_NONE)
+		pf_node(h, x->prev);
+	if (x->sibling != HCCT_NONE)
+		pf_node(h, x->sibling);
+	return HCCT_NONE;
+}
+
+static void prefetch_victims(struct hcct *h)
+{
+	uint32_t j, end;
+
+	if (h->used < h->m)
+		return;
+	if (h->pf_min != h->min) {
+		h->pf_len = 0;
+		h->pf_next = h->min_idx;
+		h->pf_min = h->min;
+	}
+	for (uint32_t k = 0; k < h->pf_len; k++) {
+		uint32_t *f = &h->pf_node[(h->pf_head + k) % PF_N];
+
+		*f = pf_step(h, *f);
+	}
+	end = h->m - h->pf_next > PF_SCAN ? h->pf_next + PF_SCAN : h->m - 1;
+	for (j = h->pf_next + 1; j <= end && h->pf_len < PF_N; j++)
+		if (h->cnt[j] == h->min) {
+			uint32_t k = (h->pf_head + h->pf_len++) % PF_N;
+
+			h->pf_slot[k] = j;
+			h->pf_node[k] = h->slot_node[j];
+			pf_node(h, h->slot_node[j]);
+		}
+	h->pf_next = j - 1;
+}
+
+/* Slot j was taken over: drop the predictions up to it. */
+static void prefetch_taken(struct hcct *h, uint32_t j)
+{
+	while (h->pf_len && h->pf_slot[h->pf_head] <= j) {
+		h->pf_head = (h->pf_head + 1) % PF_N;
+		h->pf_len--;
+	}
+}
+
 /* ---- sampled stacks ---- */
 
 static void add_lost(struct hcct *h, uint64_t w)
@@ -559,8 +644,11 @@ int hcct_add_stack_sites(struct hcct *h, const uint32_t *ids, const uint64_t *si
 	}
 	h->n += count;
 	v = ss_update(h, leaf, count);
-	if (v != HCCT_NONE)
+	if (v != HCCT_NONE) {
+		prefetch_taken(h, h->min_idx);
 		prune_up(h, v);
+	}
+	prefetch_victims(h);
 	return 0;
 }
 

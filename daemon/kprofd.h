@@ -158,6 +158,11 @@ enum target_state {
 	TARGET_DETACHED = 3,
 };
 
+struct frame_memo {
+	uint64_t addr[KP_MAX_STACK]; /* 0: nothing memoized at this depth */
+	uint32_t id[KP_MAX_STACK];
+};
+
 struct target {
 	struct target *next;
 	struct manager *m;
@@ -174,7 +179,11 @@ struct target {
 	struct profile *profile;
 	struct tsym *sym;
 	sd_event_source *duration_timer;
-	uint32_t *ids;	   /* scratch for one stack */
+	uint32_t *ids; /* scratch for one stack */
+	/* The last user frame seen at each depth (root first): the address looked up and its id.
+	 * Consecutive samples share most of their root side, so most frames are found here
+	 * without a probe of the profile's cache; cleared with that cache when symbols change. */
+	struct frame_memo *memo;
 	struct hcct *hcct; /* hot calling contexts of the samples; NULL for a restored profile */
 	struct calls calls;
 	/* A restored profile's HCCT: the saved MCCT, queried by filtering (hcct is NULL then). */

@@ -536,6 +536,22 @@ int profile_cache_get(const struct profile *p, uint64_t addr, uint32_t *id)
 	return 0;
 }
 
+void profile_cache_prefetch(const struct profile *p, uint64_t addr)
+{
+	if (addr && p->cache_nslots)
+		__builtin_prefetch(&p->cache[mix64(addr) & (p->cache_nslots - 1)]);
+}
+
+void profile_prefetch_stack(const struct profile *p, uint32_t tid, const uint32_t *ids, size_t n)
+{
+	if (p->stack_nslots)
+		__builtin_prefetch(
+		    &p->stack_slots[(hash_ids(ids, n) ^ mix64(tid)) & (p->stack_nslots - 1)]);
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] < p->nfuncs)
+			__builtin_prefetch(&p->funcs[ids[i]]);
+}
+
 void profile_cache_clear(struct profile *p)
 {
 	if (p->cache_nslots)

@@ -69,7 +69,8 @@ int target_new(struct manager *m, pid_t pid, const struct attach_opts *o, struct
 	t->state = TARGET_ATTACHED;
 	t->attached_ns = now_ns(CLOCK_REALTIME);
 	t->ids = malloc((2 * KP_MAX_STACK + 1) * sizeof(*t->ids));
-	err = t->ids ? read_identity(t) : -ENOMEM;
+	t->memo = calloc(1, sizeof(*t->memo));
+	err = t->ids && t->memo ? read_identity(t) : -ENOMEM;
 	if (err < 0)
 		goto fail;
 	err = profile_new(&(struct profile_limits){.max_stacks = m->cfg.max_stacks,
@@ -201,6 +202,7 @@ void target_free(struct target *t)
 	tsym_free(t->sym);
 	profile_free(t->profile);
 	free(t->ids);
+	free(t->memo);
 	free(t);
 }
 
@@ -216,6 +218,7 @@ static int frame_id(struct target *t, uint64_t addr, bool kernel)
 	if (tsym_generation(t->sym) != t->cache_gen) {
 		/* Symbols changed while resolving: cached answers may be stale. */
 		profile_cache_clear(t->profile);
+		memset(t->memo->addr, 0, sizeof(t->memo->addr));
 		t->cache_gen = tsym_generation(t->sym);
 	}
 	ret = profile_intern(t->profile, r.name, r.module, r.start, r.kind);
@@ -231,11 +234,13 @@ static int special_id(struct target *t, const char *name)
 
 void target_add_sample(struct target *t, const struct kp_sample *s)
 {
+	struct frame_memo *memo = t->memo;
 	size_t n = 0, n_user;
 	int id;
 
 	if (tsym_generation(t->sym) != t->cache_gen) {
 		profile_cache_clear(t->profile);
+		memset(memo->addr, 0, sizeof(memo->addr));
 		t->cache_gen = tsym_generation(t->sym);
 	}
 	if (s->flags & KP_SF_USER_TRUNC) {
@@ -246,10 +251,24 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	/* User frames, root first. Return addresses point after the call: look up addr - 1 for
 	 * every frame but the leaf, so a call at the very end of a function is not blamed on the
 	 * next one. */
-	for (int i = s->n_user - 1; i >= 0; i--) {
-		uint64_t ip = s->ips[s->n_kernel + i];
+	for (int i = s->n_user - 1, d = 0; i >= 0; i--, d++) {
+		uint64_t ip = s->ips[s->n_kernel + i], a = i > 0 && ip ? ip - 1 : ip;
 
-		id = frame_id(t, i > 0 && ip ? ip - 1 : ip, false);
+		if (!(d < KP_MAX_STACK && a && memo->addr[d] == a))
+			profile_cache_prefetch(t->profile, a);
+	}
+	for (int i = s->n_user - 1, d = 0; i >= 0; i--, d++) {
+		uint64_t ip = s->ips[s->n_kernel + i], a = i > 0 && ip ? ip - 1 : ip;
+
+		if (d < KP_MAX_STACK && a && memo->addr[d] == a) {
+			t->ids[n++] = memo->id[d];
+			continue;
+		}
+		id = frame_id(t, a, false);
+		if (d < KP_MAX_STACK) {
+			memo->addr[d] = id >= 0 ? a : 0;
+			memo->id[d] = id;
+		}
 		if (id < 0) {
 			t->bad_frames++;
 			continue;
@@ -270,11 +289,13 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	if (n == 0 && (id = special_id(t, "[no stack]")) >= 0)
 		t->ids[n++] = id;
 	t->samples++;
-	profile_add_tid(t->profile, s->tid, t->ids, n, 1);
-	/* The HCCT sees user contexts only unless asked: kernel leaves would split every hot
-	 * user context into many cold ones. */
+	/* The profile's tables are fetched while the HCCT works. The HCCT sees user contexts
+	 * only unless asked: kernel leaves would split every hot user context into many cold
+	 * ones. */
+	profile_prefetch_stack(t->profile, s->tid, t->ids, n);
 	if (t->hcct && (t->hcct_kernel ? n : n_user) > 0)
 		hcct_add_stack(t->hcct, t->ids, t->hcct_kernel ? n : n_user, 1);
+	profile_add_tid(t->profile, s->tid, t->ids, n, 1);
 }
 
 void target_fill_pb(const struct target *t, Kprof__Target *pb)

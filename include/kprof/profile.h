@@ -80,6 +80,11 @@ int profile_folded(const struct profile *p, char **ret, size_t *ret_len);
 /* Address cache: 1 and *id if addr is cached, 0 if not. */
 int profile_cache_get(const struct profile *p, uint64_t addr, uint32_t *id);
 void profile_cache_put(struct profile *p, uint64_t addr, uint32_t id);
+/* Hints, no effect on results: start fetching what profile_cache_get(addr), and what
+ * profile_add_tid(tid, ids, n), will read first. A sample whose tables are out of the cache can
+ * issue them for all its frames at once instead of waiting for one miss after another. */
+void profile_cache_prefetch(const struct profile *p, uint64_t addr);
+void profile_prefetch_stack(const struct profile *p, uint32_t tid, const uint32_t *ids, size_t n);
 void profile_cache_clear(struct profile *p);
 
 void profile_get_stats(const struct profile *p, struct profile_stats *st);
