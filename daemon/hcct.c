@@ -558,6 +558,9 @@ static uint32_t pf_step(const struct hcct *h, uint32_t v)
 		pf_node(h, x->prev);
 	if (x->sibling != HCCT_NONE)
 		pf_node(h, x->sibling);
+	if (h->idx) /* where index_del will look if the parent is indexed */
+		__builtin_prefetch(
+		    &h->idx[key_hash(x->parent, x->id, x->site) & (h->idx_nslots - 1)]);
 	return HCCT_NONE;
 }
 
@@ -612,12 +615,19 @@ static int walk_path(struct hcct *h, const uint32_t *ids, const uint64_t *sites,
 	uint32_t cur = ROOT;
 
 	for (size_t i = 0; i < n; i++) {
+		bool indexed = h->nodes[cur].flags & HN_INDEXED;
 		int r = child_get(h, cur, ids[i], sites ? sites[i] : 0, &cur);
 
 		if (r < 0) {
 			prune_up(h, cur);
 			return r;
 		}
+		/* Under a node with many children, the child likely has many too: fetch its index
+		 * slot for the next frame together with the child itself. */
+		if (indexed && i + 1 < n)
+			__builtin_prefetch(
+			    &h->idx[key_hash(cur, ids[i + 1], sites ? sites[i + 1] : 0) &
+				    (h->idx_nslots - 1)]);
 	}
 	*ret = cur;
 	return 0;
