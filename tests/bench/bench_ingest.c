@@ -1,6 +1,6 @@
 /* bench_ingest.c: kprofd's per-sample work on a stream where nearly every sample is a new stack.
  *
- * Usage: bench_ingest [-n SAMPLES] [-t TARGETS] [-p MIB] [-r REPS] [-s SEED]
+ * Usage: bench_ingest [-n SAMPLES] [-t TARGETS] [-p MIB] [-r REPS] [-s SEED] [-x hcct|profile]
  *
  * Replays, without BPF or a socket, what target_add_sample does with each sample of
  * `bench/ingest.sh`'s node load (four manystacks.js at 4999 Hz): for every frame an address ->
@@ -14,11 +14,14 @@
  * between batches a buffer of MIB MiB (default 16) is written, as the targets running on the
  * same CPUs evict kprofd's data from the caches between its wake-ups.
  *
+ * -x leaves one builder out (the frames are still looked up), to see what the other costs.
+ *
  * Output: CPU time per sample (CLOCK_THREAD_CPUTIME_ID around the per-sample work only),
  * median and minimum of REPS runs (default 5), each on fresh structures; plus the HCCT's
  * evictions and pruned nodes per sample. Nothing is asserted.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,12 +111,13 @@ static int cmp_double(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	unsigned long n = 2000000, ntargets = 4, mib = 16, reps = 5, seed = 1;
+	bool no_hcct = false, no_profile = false;
 	double *per = NULL;
 	uint64_t evictions = 0, pruned = 0;
 	uint8_t *junk;
 	int c;
 
-	while ((c = getopt(argc, argv, "n:t:p:r:s:")) != -1) {
+	while ((c = getopt(argc, argv, "n:t:p:r:s:x:")) != -1) {
 		switch (c) {
 		case 'n':
 			n = strtoul(optarg, NULL, 0);
@@ -130,9 +134,15 @@ int main(int argc, char **argv)
 		case 's':
 			seed = strtoul(optarg, NULL, 0);
 			break;
+		case 'x':
+			no_hcct = !strcmp(optarg, "hcct");
+			no_profile = !strcmp(optarg, "profile");
+			if (no_hcct || no_profile)
+				break;
+			/* fall through */
 		default:
 			fprintf(stderr, "usage: bench_ingest [-n SAMPLES] [-t TARGETS] [-p MIB] "
-					"[-r REPS] [-s SEED]\n");
+					"[-r REPS] [-s SEED] [-x hcct|profile]\n");
 			return 2;
 		}
 	}
@@ -181,8 +191,10 @@ int main(int argc, char **argv)
 					if (id >= 0)
 						ids[m++] = id;
 				}
-				profile_add_tid(g->prof, 1, ids, m, 1);
-				hcct_add_stack(g->hcct, ids, m, 1);
+				if (!no_profile)
+					profile_add_tid(g->prof, 1, ids, m, 1);
+				if (!no_hcct)
+					hcct_add_stack(g->hcct, ids, m, 1);
 			}
 			spent += cpu_now() - t0;
 			done += b;
