@@ -328,9 +328,19 @@ int profile_add(struct profile *p, const uint32_t *ids, size_t n, uint64_t count
 	return profile_add_tid(p, 0, ids, n, count);
 }
 
+uint64_t profile_stack_hash(uint32_t tid, const uint32_t *ids, size_t n)
+{
+	return hash_ids(ids, n) ^ mix64(tid);
+}
+
 int profile_add_tid(struct profile *p, uint32_t tid, const uint32_t *ids, size_t n, uint64_t count)
 {
-	uint64_t h = hash_ids(ids, n) ^ mix64(tid);
+	return profile_add_hashed(p, tid, ids, n, count, profile_stack_hash(tid, ids, n));
+}
+
+int profile_add_hashed(struct profile *p, uint32_t tid, const uint32_t *ids, size_t n,
+		       uint64_t count, uint64_t h)
+{
 	struct pstack *s = NULL;
 	size_t slot;
 	int err;
@@ -542,11 +552,10 @@ void profile_cache_prefetch(const struct profile *p, uint64_t addr)
 		__builtin_prefetch(&p->cache[mix64(addr) & (p->cache_nslots - 1)]);
 }
 
-void profile_prefetch_stack(const struct profile *p, uint32_t tid, const uint32_t *ids, size_t n)
+void profile_prefetch_stack(const struct profile *p, uint64_t hash, const uint32_t *ids, size_t n)
 {
 	if (p->stack_nslots)
-		__builtin_prefetch(
-		    &p->stack_slots[(hash_ids(ids, n) ^ mix64(tid)) & (p->stack_nslots - 1)]);
+		__builtin_prefetch(&p->stack_slots[hash & (p->stack_nslots - 1)]);
 	for (size_t i = 0; i < n; i++)
 		if (ids[i] < p->nfuncs)
 			__builtin_prefetch(&p->funcs[ids[i]]);

@@ -236,6 +236,7 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 {
 	struct frame_memo *memo = t->memo;
 	size_t n = 0, n_user;
+	uint64_t hash;
 	int id;
 
 	if (tsym_generation(t->sym) != t->cache_gen) {
@@ -292,10 +293,11 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	/* The profile's tables are fetched while the HCCT works. The HCCT sees user contexts
 	 * only unless asked: kernel leaves would split every hot user context into many cold
 	 * ones. */
-	profile_prefetch_stack(t->profile, s->tid, t->ids, n);
+	hash = profile_stack_hash(s->tid, t->ids, n);
+	profile_prefetch_stack(t->profile, hash, t->ids, n);
 	if (t->hcct && (t->hcct_kernel ? n : n_user) > 0)
 		hcct_add_stack(t->hcct, t->ids, t->hcct_kernel ? n : n_user, 1);
-	profile_add_tid(t->profile, s->tid, t->ids, n, 1);
+	profile_add_hashed(t->profile, s->tid, t->ids, n, 1, hash);
 }
 
 void target_fill_pb(const struct target *t, Kprof__Target *pb)

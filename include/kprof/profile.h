@@ -63,6 +63,11 @@ int profile_add(struct profile *p, const uint32_t *ids, size_t n, uint64_t count
 /* The same for a thread: stacks are kept per (tid, ids); flat counts and folded output merge
  * the threads. profile_add is profile_add_tid with tid 0. */
 int profile_add_tid(struct profile *p, uint32_t tid, const uint32_t *ids, size_t n, uint64_t count);
+/* profile_add_tid for a caller that has the stack's hash already: hash must be
+ * profile_stack_hash(tid, ids, n) (a different value files the stack where lookups miss it). */
+uint64_t profile_stack_hash(uint32_t tid, const uint32_t *ids, size_t n);
+int profile_add_hashed(struct profile *p, uint32_t tid, const uint32_t *ids, size_t n,
+		       uint64_t count, uint64_t hash);
 
 typedef int (*profile_stack_fn)(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count,
 				void *userdata);
@@ -81,10 +86,11 @@ int profile_folded(const struct profile *p, char **ret, size_t *ret_len);
 int profile_cache_get(const struct profile *p, uint64_t addr, uint32_t *id);
 void profile_cache_put(struct profile *p, uint64_t addr, uint32_t id);
 /* Hints, no effect on results: start fetching what profile_cache_get(addr), and what
- * profile_add_tid(tid, ids, n), will read first. A sample whose tables are out of the cache can
- * issue them for all its frames at once instead of waiting for one miss after another. */
+ * profile_add_hashed(tid, ids, n, hash), will read first. A sample whose tables are out of the
+ * cache can issue them for all its frames at once instead of waiting for one miss after
+ * another. */
 void profile_cache_prefetch(const struct profile *p, uint64_t addr);
-void profile_prefetch_stack(const struct profile *p, uint32_t tid, const uint32_t *ids, size_t n);
+void profile_prefetch_stack(const struct profile *p, uint64_t hash, const uint32_t *ids, size_t n);
 void profile_cache_clear(struct profile *p);
 
 void profile_get_stats(const struct profile *p, struct profile_stats *st);

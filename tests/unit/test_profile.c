@@ -908,19 +908,110 @@ static void test_threads(void **state)
 	profile_free(p);
 }
 
+/* An order-sensitive digest of the stacks: d[0] the digest, d[1] the number of stacks. */
+static int digest_stack(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count, void *userdata)
+{
+	uint64_t *d = userdata;
+
+	d[0] = (d[0] ^ tid ^ count << 32) * 0x100000001b3ULL;
+	for (size_t i = 0; i < n; i++)
+		d[0] = (d[0] ^ ids[i]) * 0x100000001b3ULL;
+	d[0] = (d[0] ^ n) * 0x100000001b3ULL;
+	d[1]++;
+	return 0;
+}
+
+/* The per-sample fast path (hash once, hints, profile_add_hashed) files every stack exactly as
+ * profile_add_tid does: same stacks in the same order, same counts, same cache answers. */
+static void test_hashed_same(void **state)
+{
+	struct profile *a = new_profile(NULL), *b = new_profile(NULL);
+	uint64_t rng = 7;
+	uint32_t ids[12];
+
+	(void)state;
+	for (int i = 0; i < 40; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "f%d", i);
+		assert_int_equal(fn(a, name), fn(b, name));
+	}
+	profile_prefetch_stack(b, 0, NULL, 0); /* before any stack: no table yet */
+	for (int k = 0; k < 3000; k++) {
+		uint32_t tid = 1 + k % 3, id;
+		size_t n;
+		uint64_t h, addr;
+
+		rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+		n = (rng >> 60) % 12;
+		for (size_t i = 0; i < n; i++) {
+			rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+			ids[i] = (rng >> 33) % 40;
+		}
+		addr = 0x1000 + (rng >> 40) % 512;
+		profile_cache_prefetch(b, addr);
+		if (!profile_cache_get(b, addr, &id)) {
+			profile_cache_put(a, addr, ids[0] % 40);
+			profile_cache_put(b, addr, ids[0] % 40);
+		}
+		h = profile_stack_hash(tid, ids, n);
+		profile_prefetch_stack(b, h, ids, n);
+		assert_int_equal(profile_add_tid(a, tid, ids, n, 1 + k % 2), 0);
+		/* Both ways into b: a hash other than profile_add_tid's would split stacks. */
+		if (k % 3)
+			assert_int_equal(profile_add_hashed(b, tid, ids, n, 1 + k % 2, h), 0);
+		else
+			assert_int_equal(profile_add_tid(b, tid, ids, n, 1 + k % 2), 0);
+	}
+	for (uint64_t addr = 0x1000; addr < 0x1000 + 512; addr++) {
+		uint32_t x = 0, y = 0;
+
+		assert_int_equal(profile_cache_get(a, addr, &x), profile_cache_get(b, addr, &y));
+		assert_int_equal(x, y);
+	}
+	{
+		uint64_t da[2] = {0}, db[2] = {0};
+
+		assert_true(stats(a).stacks > 500);
+		assert_int_equal(stats(a).stacks, stats(b).stacks);
+		assert_int_equal(stats(a).samples, stats(b).samples);
+		assert_int_equal(profile_foreach_stack(a, digest_stack, da), 0);
+		assert_int_equal(profile_foreach_stack(b, digest_stack, db), 0);
+		assert_int_equal(da[0], db[0]);
+		assert_int_equal(da[1], db[1]);
+	}
+	for (uint32_t i = 0; i < 40; i++) {
+		assert_int_equal(profile_func_get(a, i)->self, profile_func_get(b, i)->self);
+		assert_int_equal(profile_func_get(a, i)->total, profile_func_get(b, i)->total);
+	}
+	profile_free(a);
+	profile_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_intern),	  cmocka_unit_test(test_intern_many),
-	    cmocka_unit_test(test_add_flat),	  cmocka_unit_test(test_recursion),
-	    cmocka_unit_test(test_sorted),	  cmocka_unit_test(test_folded),
-	    cmocka_unit_test(test_folded_large),  cmocka_unit_test(test_unknown_ids),
-	    cmocka_unit_test(test_empty_stack),	  cmocka_unit_test(test_cap_stacks),
-	    cmocka_unit_test(test_cap_stack_ids), cmocka_unit_test(test_cap_funcs),
-	    cmocka_unit_test(test_cache),	  cmocka_unit_test(test_cache_cap),
-	    cmocka_unit_test(test_stacks_many),	  cmocka_unit_test(test_stats),
-	    cmocka_unit_test(test_random),	  cmocka_unit_test(test_intern_null),
-	    cmocka_unit_test(test_threads),	  cmocka_unit_test(test_empty_stack_first),
+	    cmocka_unit_test(test_intern),
+	    cmocka_unit_test(test_intern_many),
+	    cmocka_unit_test(test_add_flat),
+	    cmocka_unit_test(test_recursion),
+	    cmocka_unit_test(test_sorted),
+	    cmocka_unit_test(test_folded),
+	    cmocka_unit_test(test_folded_large),
+	    cmocka_unit_test(test_unknown_ids),
+	    cmocka_unit_test(test_empty_stack),
+	    cmocka_unit_test(test_cap_stacks),
+	    cmocka_unit_test(test_cap_stack_ids),
+	    cmocka_unit_test(test_cap_funcs),
+	    cmocka_unit_test(test_cache),
+	    cmocka_unit_test(test_cache_cap),
+	    cmocka_unit_test(test_stacks_many),
+	    cmocka_unit_test(test_stats),
+	    cmocka_unit_test(test_random),
+	    cmocka_unit_test(test_intern_null),
+	    cmocka_unit_test(test_threads),
+	    cmocka_unit_test(test_hashed_same),
+	    cmocka_unit_test(test_empty_stack_first),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
