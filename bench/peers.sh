@@ -48,7 +48,9 @@
 # Environment: BUILD (build), PEERS_PAIRS (5), PEERS_ROUNDS (500 minijit rounds, about 1.3 s of
 # CPU), PEERS_NODE_ITERS (700, about 1.3 s), PEERS_FREQS ("99 999"), PEERS_TOOLS ("kprof perf
 # bpftrace"), PEERS_WORKLOADS ("minijit node"), PEERS_NAMING_SECONDS (2; 0 skips the check),
-# PEERS_PARTS ("peers symbolize ingest"), PEERS_BPFTRACE_CACHE (1), PERF (default: the first of
+# PEERS_PARTS ("peers symbolize ingest"), PEERS_BPFTRACE_CACHE (1), PEERS_BPF_STATS (1: set
+# kernel.bpf_stats_enabled during the comparison, restored after, to time kprof's BPF sampler in the
+# target; it adds two clock reads to every BPF program run), PERF (default: the first of
 # perf, /usr/bin/perf_*, /usr/lib/linux-tools*/perf that runs), BPFTRACE (bpftrace), NODE
 # (node); bench/ingest.sh takes INGEST_* variables. The binaries are copied to a private
 # directory first, so a rebuild of the tree during the run changes nothing.
@@ -275,6 +277,9 @@ if E.get("BPFTRACE_UNAVAILABLE"):
     UNAVAILABLE["bpftrace"] = E["BPFTRACE_UNAVAILABLE"]
 TOOLS = [t for t in E["PEERS_TOOLS"].split() if t not in UNAVAILABLE]
 LIVE = []  # processes we started and have not reaped
+BPF_STATS_FILE = "/proc/sys/kernel/bpf_stats_enabled"
+BPF_STATS_OLD = None  # the setting to restore, if we changed it
+BPF_STATS = E.get("PEERS_BPF_STATS", "1") == "1"
 
 
 class Fail(Exception):
@@ -296,6 +301,23 @@ def ctl(*args):
 
 def status():
     return json.loads(ctl("status", "--json"))
+
+
+def bpf_run_ns(pid):
+    """Sum of run_time_ns and run_cnt over the BPF programs process pid holds (fdinfo; counted
+    only while kernel.bpf_stats_enabled is 1)."""
+    ns = cnt = 0
+    d = "/proc/%d/fdinfo" % pid
+    for fd in os.listdir(d):
+        try:
+            with open(os.path.join(d, fd)) as fh:
+                info = dict(line.split(":", 1) for line in fh if ":" in line)
+        except OSError:
+            continue
+        if "prog_id" in info and "run_time_ns" in info:
+            ns += int(info["run_time_ns"])
+            cnt += int(info["run_cnt"])
+    return ns, cnt
 
 
 def vm_kib(pid, key):
@@ -575,6 +597,7 @@ def run(kind, tool=None, freq=None, name=True):
     prof = PROFILERS[tool]() if tool else None
     try:
         s0, rss0 = status(), vm_kib(DAEMON_PID, "VmRSS")
+        b0 = bpf_run_ns(DAEMON_PID)
         if prof:
             prof.start(w, freq)
         t0 = time.perf_counter()
@@ -583,7 +606,9 @@ def run(kind, tool=None, freq=None, name=True):
         t1 = time.perf_counter()
         res = prof.stop(w) if prof else {}
         s1, rss1 = status(), vm_kib(DAEMON_PID, "VmRSS")
+        b1 = bpf_run_ns(DAEMON_PID)
         r = dict(kind=kind, tool=tool or "none", freq=freq or 0, pid=w.pid, wall=t1 - t0, cpu=w.cpu,
+                 kprofd_bpf_ns=b1[0] - b0[0], kprofd_bpf_runs=b1[1] - b0[1],
                  kprofd_cpu_ns=s1["cpu_ns"] - s0["cpu_ns"], kprofd_samples=s1["samples"] - s0["samples"],
                  kprofd_drops=s1["drops"] - s0["drops"], kprofd_rss_growth_kib=rss1 - rss0,
                  kprofd_hwm_kib=vm_kib(DAEMON_PID, "VmHWM"),
@@ -732,6 +757,27 @@ def report(configs, pairs, raw, naming, elapsed, stat0, stat1, hwm0, rss_start):
                   med(u["kprofd_cpu_ns"] for i, o, u, p in raw) / 1e6))
     drops = sum(p["kprofd_drops"] for i, o, u, p in raw if p["tool"] == "kprof")
     out.append("kprofd ring-buffer drops over the kprof runs: %d." % drops)
+    if BPF_STATS and "kprof" in TOOLS:
+        out.append("")
+        out.append("kprof's own work inside the target (its BPF sampler, which runs in the "
+                   "interrupted thread's context; `kernel.bpf_stats_enabled` was 1 during the "
+                   "runs): the programs' run time over the run / the samples kept, median (min, "
+                   "max); it includes the runs on other tasks that the pid filter rejects, and "
+                   "the share of the target's CPU time it is:")
+        out.append("")
+        out.append("| Workload | Freq | BPF time per sample | Program runs per sample | Share of the "
+                   "target's CPU |")
+        out.append("|---|---:|---:|---:|---:|")
+        for kind in WORKLOADS:
+            for freq in FREQS:
+                ps = [p for u, p in pairs.get((kind, "kprof", freq), []) if p["samples"]]
+                if not ps:
+                    continue
+                per = [p["kprofd_bpf_ns"] / 1e3 / p["samples"] for p in ps]
+                runs = [p["kprofd_bpf_runs"] / p["samples"] for p in ps]
+                share = [100.0 * p["kprofd_bpf_ns"] / 1e9 / p["cpu"] for p in ps]
+                out.append("| %s | %d Hz | %.2f us (%.2f, %.2f) | %.2f | %.2f%% |"
+                           % (kind, freq, med(per), min(per), max(per), med(runs), med(share)))
     out.append("")
     if "kprof" in TOOLS and "perf" in TOOLS:
         out.append("Goals (medians): kprof's slowdown no larger than perf record's at the same "
@@ -796,10 +842,22 @@ def report(configs, pairs, raw, naming, elapsed, stat0, stat1, hwm0, rss_start):
 
 
 try:
+    if BPF_STATS:
+        try:
+            with open(BPF_STATS_FILE) as fh:
+                BPF_STATS_OLD = fh.read().strip()
+            with open(BPF_STATS_FILE, "w") as fh:
+                fh.write("1")
+        except OSError as e:
+            log("cannot enable %s (%s): no BPF run times" % (BPF_STATS_FILE, e))
+            BPF_STATS = False
     main()
 except Fail as e:
     sys.exit("peers: " + str(e))
 finally:
+    if BPF_STATS_OLD is not None and BPF_STATS_OLD != "1":
+        with open(BPF_STATS_FILE, "w") as fh:
+            fh.write(BPF_STATS_OLD)
     for p in list(LIVE):
         if p.poll() is None:
             p.send_signal(signal.SIGINT)
