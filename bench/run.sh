@@ -17,3 +17,4 @@ bash bench/paths.sh
 mkdir -p "$BUILD/bench"
 "$BUILD/bench_hcct" | tee "$BUILD/bench/hcct.md"
 "$BUILD/bench_ksf" | tee "$BUILD/bench/ksf.md"
+"$BUILD/bench_ingest" -n 400000 | tee "$BUILD/bench/ingest_replay.md"
