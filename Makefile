@@ -136,13 +136,13 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(HDRS) $(PROTO_H) $(PPROF_H) | $(BUI
 
 BENCH_BINS := $(BUILD)/bench_hcct $(BUILD)/bench_ksf $(BUILD)/bench_ingest
 
-$(BUILD)/bench_ingest: tests/bench/bench_ingest.c daemon/hcct.c daemon/profile.c $(HDRS) | $(BUILD)
+$(BUILD)/bench_ingest: tests/bench/bench_ingest.c tests/bench/bench_util.h daemon/hcct.c daemon/profile.c $(HDRS) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) -lm
 
 $(BUILD)/bench_ksf: tests/bench/bench_ksf.c daemon/ksf.c $(HDRS) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) -lm
 
-$(BUILD)/bench_hcct: tests/bench/bench_hcct.c daemon/hcct.c daemon/cct.c daemon/hcct_metrics.c $(HDRS) | $(BUILD)
+$(BUILD)/bench_hcct: tests/bench/bench_hcct.c tests/bench/bench_util.h daemon/hcct.c daemon/cct.c daemon/hcct_metrics.c $(HDRS) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) -lm
 
 unit: $(UNIT_BINS)

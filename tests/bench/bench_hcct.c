@@ -38,6 +38,8 @@
 #include "kprof/hcct.h"
 #include "kprof/hcct_metrics.h"
 
+#include "bench_util.h"
+
 #define ROUTINES 20000u
 #define FMAX 64u
 #define MAX_DEPTH 48u
@@ -61,15 +63,6 @@ struct walk {
 	uint64_t sites[MAX_DEPTH];
 	uint64_t events;
 };
-
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 static double rng_unit(uint64_t *s)
 {
@@ -173,14 +166,6 @@ struct run {
 	struct cct_stats cs;
 };
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void die(const char *what, int r)
 {
 	fprintf(stderr, "bench_hcct: %s: %s\n", what, strerror(-r));
@@ -274,13 +259,13 @@ static void run_stream(struct run *run, const struct program *prog, uint64_t see
 	walk_init(&w, prog, seed);
 	while (run->events < enters) {
 		size_t len = fill_chunk(run, &w, buf, enters);
-		double t0 = now();
+		double t0 = cpu_now();
 
 		if (run->stacks)
 			feed_samples(run, buf, len);
 		else
 			feed_events(run, buf, len);
-		run->seconds += now() - t0;
+		run->seconds += cpu_now() - t0;
 	}
 	if (run->kind == KIND_CCT)
 		cct_get_stats(run->cct, &run->cs);

@@ -32,6 +32,8 @@
 #include "kprof/hcct.h"
 #include "kprof/profile.h"
 
+#include "bench_util.h"
+
 #define PREFIX 20
 #define NFUNC 256
 #define LEAF_IPS 32
@@ -44,23 +46,6 @@ struct tgt {
 	struct hcct *hcct;
 	uint64_t rng;
 };
-
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static double cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void die(const char *what, int r)
 {
