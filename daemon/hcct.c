@@ -615,19 +615,12 @@ static int walk_path(struct hcct *h, const uint32_t *ids, const uint64_t *sites,
 	uint32_t cur = ROOT;
 
 	for (size_t i = 0; i < n; i++) {
-		bool indexed = h->nodes[cur].flags & HN_INDEXED;
 		int r = child_get(h, cur, ids[i], sites ? sites[i] : 0, &cur);
 
 		if (r < 0) {
 			prune_up(h, cur);
 			return r;
 		}
-		/* Under a node with many children, the child likely has many too: fetch its index
-		 * slot for the next frame together with the child itself. */
-		if (indexed && i + 1 < n)
-			__builtin_prefetch(
-			    &h->idx[key_hash(cur, ids[i + 1], sites ? sites[i + 1] : 0) &
-				    (h->idx_nslots - 1)]);
 	}
 	*ret = cur;
 	return 0;
@@ -654,11 +647,11 @@ int hcct_add_stack_sites(struct hcct *h, const uint32_t *ids, const uint64_t *si
 	}
 	h->n += count;
 	v = ss_update(h, leaf, count);
-	if (v != HCCT_NONE) {
+	if (v != HCCT_NONE) { /* only a stream that evicts gains from fetching ahead */
 		prefetch_taken(h, h->min_idx);
 		prune_up(h, v);
+		prefetch_victims(h);
 	}
-	prefetch_victims(h);
 	return 0;
 }
 
