@@ -362,6 +362,7 @@ static int on_live_tick(sd_event_source *src, uint64_t usec, void *userdata)
 	sd_event_source_set_time(src, usec + live_interval_ms(cl->live) * 1000ULL);
 	if (cl->out || cl->closing)
 		return 0;
+	manager_drain(cl->c->m); /* the interval's samples, not those of the last timer drain */
 	if (fill_status(cl->c, &sr, &drops, freqs) < 0 || live_update(cl->live, &msg) < 0) {
 		live_msg_release(&msg);
 		reply_error(cl, -ENOMEM, "cannot build the live update");
@@ -689,6 +690,7 @@ static void dispatch(struct client *cl, const uint8_t *data, size_t len)
 		cl->closing = true;
 		return;
 	}
+	manager_drain(cl->c->m);
 	switch (req->body_case) {
 	case KPROF__REQUEST__BODY_ATTACH:
 		do_attach(cl, req->attach);

@@ -24,6 +24,11 @@
  * it grows by doubling up to max(64, 2^ceil(log2(2 max_nodes))) slots and never shrinks. If it
  * cannot grow when a node would be indexed, the node is left to its list; under an indexed node, a
  * new child that finds no room fails with -ENOMEM like a node the pool cannot hold.
+ *
+ * Fetching ahead. When nearly every sample is a new context, every sample evicts, and the
+ * victim's path is long out of the cache; the victims are predictable, so each eviction fetches
+ * the paths of the next few a node at a time (see "prefetching the next victims"). A hint only:
+ * nothing it reads decides anything.
  */
 #include <errno.h>
 #include <float.h>

@@ -341,6 +341,9 @@ int manager_new(config_load_fn load, void *userdata, struct manager **ret);
 void manager_free(struct manager *m);
 int manager_run(struct manager *m);
 struct target *manager_find(struct manager *m, pid_t pid);
+/* Hand what the ring buffer holds to the builders now (bounded, like a timer drain): replies
+ * and live views then include samples taken up to the request, whatever drain_ms is. */
+void manager_drain(struct manager *m);
 /* Attach pid; on error errbuf says why. */
 int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *o, struct target **ret,
 		   char *errbuf, size_t errlen);

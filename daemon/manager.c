@@ -406,6 +406,11 @@ void manager_on_exec(struct manager *m, pid_t tgid)
 	paths_stop(t, "target called exec"); /* the traced code is gone */
 }
 
+void manager_drain(struct manager *m)
+{
+	sampler_drain(m->sampler);
+}
+
 static int on_ringbuf(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct manager *m = userdata;
