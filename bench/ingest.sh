@@ -46,7 +46,9 @@
 #
 # Environment: BUILD (build), INGEST_SECONDS (8), INGEST_WARMUP (3), INGEST_FREQ (4999),
 # INGEST_PROCS (2 x CPUs), INGEST_LOAD (mixed | minijit | node), INGEST_QUOTA_FACTORS ("0.75
-# 0.5 0.35 0.25"; empty to skip phase 3), PERF (perf binary; phases 2 and 4 and perf stat are
+# 0.5 0.35 0.25"; empty to skip phase 3), INGEST_ONLY_KPROFD (1: phases 1 and 3 only, no perf
+# or bpftrace, to compare kprofd builds: with INGEST_QUOTA_FACTORS= a run takes about 25 s),
+# PERF (perf binary; phases 2 and 4 and perf stat are
 # skipped if none runs), NODE.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -170,6 +172,8 @@ HZ = os.sysconf("SC_CLK_TCK")
 MANYSTACKS = os.path.abspath("tests/fixtures/manystacks.js")
 STARVE_S = 5
 HAVE_BPFTRACE = subprocess.run(["sh", "-c", "command -v bpftrace"], capture_output=True).returncode == 0
+if E.get("INGEST_ONLY_KPROFD") == "1":  # A/B runs of kprofd builds: no perf, no peers
+    PERF, HAVE_BPFTRACE = "", False
 MAX_RATE0 = open("/proc/sys/kernel/perf_event_max_sample_rate").read().strip()
 LIVE = []
 
@@ -473,7 +477,7 @@ def main():
         % (len(procs), ", ".join(k for k, p in procs), FREQ, WARMUP))
     time.sleep(WARMUP)
     rss0 = vm_kib(KPID, "VmRSS")
-    log("phase 1: %d s unconstrained (with perf stat on kprofd)" % SECONDS)
+    log("phase 1: %d s unconstrained%s" % (SECONDS, " (with perf stat on kprofd)" if PERF else ""))
     free = measure(procs, SECONDS, with_perf_stat=True)
     prof, prof_err = (None, "no working perf binary")
     if PERF:
