@@ -335,6 +335,7 @@ struct manager {
 	uint64_t rate_prev_samples, rate_prev_ns;
 	double rate;
 	sd_event_source *drain_timer, *refresh_timer, *rb_source;
+	uint64_t drained_ns; /* last drain (CLOCK_MONOTONIC) */
 };
 
 int manager_new(config_load_fn load, void *userdata, struct manager **ret);
