@@ -206,6 +206,32 @@ void target_free(struct target *t)
 	free(t);
 }
 
+/* Cached and memoized answers may be stale once the target's symbols changed. */
+static void forget_if_symbols_changed(struct target *t)
+{
+	if (tsym_generation(t->sym) == t->cache_gen)
+		return;
+	profile_cache_clear(t->profile);
+	memset(t->memo->addr, 0, sizeof(t->memo->addr));
+	t->cache_gen = tsym_generation(t->sym);
+}
+
+/* The address to look up for user frame i (0 = leaf): return addresses point after the call,
+ * so every frame but the leaf is looked up at addr - 1 (a call at the very end of a function
+ * is not blamed on the next one). */
+static uint64_t user_addr(const struct kp_sample *s, int i)
+{
+	uint64_t ip = s->ips[s->n_kernel + i];
+
+	return i > 0 && ip ? ip - 1 : ip;
+}
+
+/* Whether the memo holds a at depth d (root = 0). */
+static bool memo_has(const struct frame_memo *memo, int d, uint64_t a)
+{
+	return d < KP_MAX_STACK && a && memo->addr[d] == a;
+}
+
 static int frame_id(struct target *t, uint64_t addr, bool kernel)
 {
 	struct sym_result r;
@@ -215,12 +241,7 @@ static int frame_id(struct target *t, uint64_t addr, bool kernel)
 	if (profile_cache_get(t->profile, addr, &id))
 		return id;
 	tsym_resolve(t->sym, addr, kernel, &r);
-	if (tsym_generation(t->sym) != t->cache_gen) {
-		/* Symbols changed while resolving: cached answers may be stale. */
-		profile_cache_clear(t->profile);
-		memset(t->memo->addr, 0, sizeof(t->memo->addr));
-		t->cache_gen = tsym_generation(t->sym);
-	}
+	forget_if_symbols_changed(t); /* they may have while resolving */
 	ret = profile_intern(t->profile, r.name, r.module, r.start, r.kind);
 	if (ret >= 0)
 		profile_cache_put(t->profile, addr, ret);
@@ -239,29 +260,21 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	uint64_t hash;
 	int id;
 
-	if (tsym_generation(t->sym) != t->cache_gen) {
-		profile_cache_clear(t->profile);
-		memset(memo->addr, 0, sizeof(memo->addr));
-		t->cache_gen = tsym_generation(t->sym);
-	}
+	forget_if_symbols_changed(t);
 	if (s->flags & KP_SF_USER_TRUNC) {
 		t->truncated++;
 		if ((id = special_id(t, "[truncated]")) >= 0)
 			t->ids[n++] = id;
 	}
-	/* User frames, root first. Return addresses point after the call: look up addr - 1 for
-	 * every frame but the leaf, so a call at the very end of a function is not blamed on the
-	 * next one. */
+	/* User frames, root first: the cache slots of the frames the memo lacks are fetched
+	 * together first, then each frame is found in the memo or the cache. */
+	for (int i = s->n_user - 1, d = 0; i >= 0; i--, d++)
+		if (!memo_has(memo, d, user_addr(s, i)))
+			profile_cache_prefetch(t->profile, user_addr(s, i));
 	for (int i = s->n_user - 1, d = 0; i >= 0; i--, d++) {
-		uint64_t ip = s->ips[s->n_kernel + i], a = i > 0 && ip ? ip - 1 : ip;
+		uint64_t a = user_addr(s, i);
 
-		if (!(d < KP_MAX_STACK && a && memo->addr[d] == a))
-			profile_cache_prefetch(t->profile, a);
-	}
-	for (int i = s->n_user - 1, d = 0; i >= 0; i--, d++) {
-		uint64_t ip = s->ips[s->n_kernel + i], a = i > 0 && ip ? ip - 1 : ip;
-
-		if (d < KP_MAX_STACK && a && memo->addr[d] == a) {
+		if (memo_has(memo, d, a)) {
 			t->ids[n++] = memo->id[d];
 			continue;
 		}
