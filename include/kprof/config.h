@@ -35,6 +35,18 @@ struct config {
 	unsigned hcct_max_nodes; /* MCCT nodes per HCCT; 0: 32 m + 1024 for m = ceil(1/eps) */
 	unsigned ksf_max_nodes;	 /* k-SF nodes of a path trace (32 bytes each) */
 	unsigned max_paths;	 /* acyclic paths numbered per traced function; 0: 2^40 */
+	/* What one non-root uid may hold (root is held only by the global limits, and the last
+	 * eighth of each global limit is kept for root). */
+	unsigned max_targets_per_uid;
+	unsigned max_kept_per_uid;
+	unsigned max_clients_per_uid;
+	unsigned max_freqs_per_uid;	    /* distinct sampling frequencies */
+	unsigned max_probes_per_uid;	    /* exact-mode functions probed (4 fds each) */
+	unsigned frame_timeout_sec;	    /* a request frame must be whole this long after it began */
+	unsigned reply_pending_mb;	    /* reply bytes queued for all clients */
+	unsigned reply_pending_per_uid_mb; /* reply bytes queued for one uid's clients */
+	unsigned symbols_mb;		    /* symbols, perf maps and ELF tables of all targets */
+	unsigned symbols_per_uid_mb;	    /* the same, for one uid's targets */
 	double hcct_phi;	 /* default phi of hcct queries */
 	double hcct_eps;	 /* default eps of new targets: m = ceil(1/eps) counters */
 	int verbose;

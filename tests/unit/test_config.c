@@ -28,6 +28,16 @@ static void test_defaults(void **state)
 	assert_int_equal(c.hcct_max_nodes, 0);
 	assert_int_equal(c.ksf_max_nodes, 1u << 20);
 	assert_int_equal(c.max_paths, 0);
+	assert_int_equal(c.max_targets_per_uid, 64);
+	assert_int_equal(c.max_kept_per_uid, 16);
+	assert_int_equal(c.max_clients_per_uid, 16);
+	assert_int_equal(c.max_freqs_per_uid, 4);
+	assert_int_equal(c.max_probes_per_uid, 1024);
+	assert_int_equal(c.frame_timeout_sec, 10);
+	assert_int_equal(c.reply_pending_mb, 1024);
+	assert_int_equal(c.reply_pending_per_uid_mb, 256);
+	assert_int_equal(c.symbols_mb, 2048);
+	assert_int_equal(c.symbols_per_uid_mb, 512);
 	assert_true(c.hcct_phi == 1e-3 && c.hcct_eps == 2e-4);
 }
 
@@ -35,6 +45,7 @@ static void test_limits_and_hcct(void **state)
 {
 	const char *text = "[limits]\nperfmap_max_mb = 8\nmax_stacks = 4096\nhcct_max_nodes = "
 			   "999\nksf_max_nodes = 5000\nmax_paths = 4\n"
+			   "max_targets_per_uid = 3\nmax_clients_per_uid = 2\nsymbols_mb = 64\n"
 			   "[hcct]\nphi = 0.05\neps = 0.01\n";
 	struct config c;
 	char err[256] = "";
@@ -47,6 +58,9 @@ static void test_limits_and_hcct(void **state)
 	assert_int_equal(c.hcct_max_nodes, 999);
 	assert_int_equal(c.ksf_max_nodes, 5000);
 	assert_int_equal(c.max_paths, 4);
+	assert_int_equal(c.max_targets_per_uid, 3);
+	assert_int_equal(c.max_clients_per_uid, 2);
+	assert_int_equal(c.symbols_mb, 64);
 	assert_true(c.hcct_phi == 0.05 && c.hcct_eps == 0.01);
 	assert_int_equal(config_parse("[hcct]\neps = 0\n", "k.conf", &c, err, sizeof(err)),
 			 -EINVAL);
