@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,12 +167,23 @@ static bool peer_in_group(int fd, gid_t gid, gid_t want)
 	return false;
 }
 
+static bool visible_to(const struct target *t, void *arg)
+{
+	return may_read(arg, t->uid);
+}
+
 /* The target of a read (write = false) or detach request, or NULL after queueing the error
- * reply. */
+ * reply: the attached one or the newest kept one that cl may read (a PID reused by another
+ * user's process keeps each user's sessions apart), else any, for the error. */
 static struct target *request_target(struct client *cl, uint32_t pid, bool write)
 {
-	struct target *t = manager_find(cl->c->m, pid);
+	struct target *t = manager_find_for(cl->c->m, pid, visible_to, cl);
 
+	/* Credentials may have changed since the last check (a setuid exec). */
+	if (t && t->state == TARGET_ATTACHED && manager_recheck(cl->c->m, t))
+		t = manager_find_for(cl->c->m, pid, visible_to, cl);
+	if (!t)
+		t = manager_find(cl->c->m, pid);
 	if (!t) {
 		reply_error(cl, -ENOENT, "pid %u is not attached and no profile of it is kept",
 			    pid);
@@ -199,7 +211,10 @@ static int check_attachable(struct client *cl, uint32_t pid)
 	}
 	err = target_proc_uid(pid, &owner);
 	if (err < 0) {
-		if (err == -ESRCH)
+		if (err == -ESRCH && kill(pid, 0) == 0)
+			reply_error(cl, err, "pid %u has exited (a zombie its parent has not reaped)",
+				    pid);
+		else if (err == -ESRCH)
 			reply_error(cl, err, "no such process: %u", pid);
 		else if (err == -EINVAL)
 			reply_error(cl, err, "%u is a thread id, not a process id", pid);
@@ -208,10 +223,16 @@ static int check_attachable(struct client *cl, uint32_t pid)
 		return err;
 	}
 	if (!allowed(cl, owner)) {
-		reply_error(cl, -EPERM,
-			    "permission denied: pid %u belongs to uid %u; uid %u may only "
-			    "profile its own processes",
-			    pid, owner, cl->uid);
+		if (owner == 0)
+			reply_error(cl, -EPERM,
+				    "permission denied: pid %u runs with root's or mixed "
+				    "credentials (setuid, or not dumpable); only root may profile it",
+				    pid);
+		else
+			reply_error(cl, -EPERM,
+				    "permission denied: pid %u belongs to uid %u; uid %u may only "
+				    "profile its own processes",
+				    pid, owner, cl->uid);
 		return -EPERM;
 	}
 	return 0;
@@ -236,7 +257,8 @@ static void do_attach(struct client *cl, const Kprof__AttachRequest *req)
 						   .calls = req->calls,
 						   .force = req->force,
 						   .burst_ms = req->burst_ms,
-						   .period_ms = req->period_ms},
+						   .period_ms = req->period_ms,
+						   .by = cl->uid},
 			     &t, err_msg, sizeof(err_msg));
 	if (err < 0) {
 		reply_error(cl, err, "%s", err_msg);
@@ -394,7 +416,10 @@ static void do_subscribe(struct client *cl, const Kprof__SubscribeRequest *req)
 
 	live_stop(cl);
 	for (size_t i = 0; i < req->n_pids; i++) {
-		struct target *t = manager_find(cl->c->m, req->pids[i]);
+		struct target *t = manager_find_for(cl->c->m, req->pids[i], visible_to, cl);
+
+		if (!t)
+			t = manager_find(cl->c->m, req->pids[i]);
 
 		if (!t) {
 			reply_error(cl, -ENOENT,
@@ -639,8 +664,8 @@ static void do_paths(struct client *cl, const Kprof__PathsRequest *req)
 			return;
 		if (!t || t->state != TARGET_ATTACHED) {
 			/* Tracing needs the target's symbols: attach it with the defaults. */
-			err = manager_attach(m, req->pid, &(struct attach_opts){0}, &t, err_msg,
-					     sizeof(err_msg));
+			err = manager_attach(m, req->pid, &(struct attach_opts){.by = cl->uid},
+					     &t, err_msg, sizeof(err_msg));
 			if (err < 0) {
 				reply_error(cl, err, "%s", err_msg);
 				return;

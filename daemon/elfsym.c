@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "kprof/elfsym.h"
@@ -9,7 +10,19 @@
 /* Symbols of size 0 (hand-written assembly) reach the next symbol, at most this far. */
 #define ELFSYM_MAX_IMPLICIT 4096
 
-static int load(Elf *elf, struct elfsym *es)
+/* Section data is read into memory whole (libelf in read mode): a symbol or string table
+ * larger than this is skipped. */
+#define ELFSYM_MAX_SECTION (256u << 20)
+
+static bool section_fits(Elf *elf, size_t idx)
+{
+	Elf_Scn *scn = elf_getscn(elf, idx);
+	GElf_Shdr sh;
+
+	return scn && gelf_getshdr(scn, &sh) && sh.sh_size <= ELFSYM_MAX_SECTION;
+}
+
+static int load(Elf *elf, uint64_t max_bytes, struct elfsym *es)
 {
 	Elf_Scn *scn = NULL;
 	size_t nph = 0;
@@ -34,6 +47,7 @@ static int load(Elf *elf, struct elfsym *es)
 
 		if (!gelf_getshdr(scn, &sh) ||
 		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize ||
+		    sh.sh_size > ELFSYM_MAX_SECTION || !section_fits(elf, sh.sh_link) ||
 		    !(data = elf_getdata(scn, NULL)))
 			continue;
 		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
@@ -43,46 +57,52 @@ static int load(Elf *elf, struct elfsym *es)
 
 			if (!gelf_getsym(data, i, &s)) /* past the data: a lying sh_size */
 				break;
+			if ((i & 4095) == 0 && max_bytes && symtab_memory(es->syms) > max_bytes)
+				return -ENOSPC;
 			type = GELF_ST_TYPE(s.st_info);
 			if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
 			    s.st_shndx == SHN_UNDEF || !s.st_value)
 				continue;
 			name = elf_strptr(elf, sh.sh_link, s.st_name);
 			if (name && *name &&
-			    symtab_add(es->syms, s.st_value, s.st_size, name, strlen(name)) ==
-				-ENOMEM)
+			    symtab_add(es->syms, s.st_value, s.st_size, name,
+				       strnlen(name, ELFSYM_MAX_NAME)) == -ENOMEM)
 				return -ENOMEM;
 		}
 	}
+	if (max_bytes && symtab_memory(es->syms) > max_bytes)
+		return -ENOSPC;
 	return symtab_finish(es->syms, ELFSYM_MAX_IMPLICIT);
 }
 
-static int load_and_end(Elf *elf, struct elfsym *es)
+static int load_and_end(Elf *elf, uint64_t max_bytes, struct elfsym *es)
 {
 	int err;
 
 	if (!elf)
 		return -EINVAL;
-	err = load(elf, es);
+	err = load(elf, max_bytes, es);
 	elf_end(elf);
 	if (err < 0)
 		elfsym_release(es);
 	return err;
 }
 
-int elfsym_load_fd(int fd, struct elfsym *es)
+int elfsym_load_fd(int fd, uint64_t max_bytes, struct elfsym *es)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOTSUP;
-	return load_and_end(elf_begin(fd, ELF_C_READ_MMAP, NULL), es);
+	/* ELF_C_READ: libelf preads what it needs into its own memory. Never a mapping: the
+	 * file belongs to the target, which may truncate it while it is parsed (SIGBUS). */
+	return load_and_end(elf_begin(fd, ELF_C_READ, NULL), max_bytes, es);
 }
 
-int elfsym_load_mem(const void *buf, size_t len, struct elfsym *es)
+int elfsym_load_mem(const void *buf, size_t len, uint64_t max_bytes, struct elfsym *es)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOTSUP;
 	/* libelf does not write through the image in read mode. */
-	return load_and_end(elf_memory((char *)buf, len), es);
+	return load_and_end(elf_memory((char *)buf, len), max_bytes, es);
 }
 
 void elfsym_release(struct elfsym *es)

@@ -71,11 +71,17 @@ struct tsym_stats {
 	uint64_t jit_symbols;
 	uint64_t perfmap_bad_lines;
 	uint64_t perfmap_reloads;
+	uint64_t refused; /* symbol sources left out: the uid's symbol budget was spent */
 };
 
-int symbolizer_new(struct symbolizer **ret);
+/* Symbol memory of all targets at most total_bytes, of one non-root uid's per_uid_bytes. */
+int symbolizer_new(uint64_t total_bytes, uint64_t per_uid_bytes, struct symbolizer **ret);
+void symbolizer_set_budget(struct symbolizer *sz, uint64_t total_bytes, uint64_t per_uid_bytes);
+void symbolizer_get_stats(const struct symbolizer *sz, uint64_t *bytes, uint64_t *refusals);
 void symbolizer_free(struct symbolizer *sz);
-int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, uint64_t perfmap_max_bytes,
+/* Symbols of process pid of real uid uid (charged to it) and effective uid euid (its perf map
+ * must be owned by one of them). */
+int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, uid_t euid, uint64_t perfmap_max_bytes,
 	     struct tsym **ret);
 void tsym_free(struct tsym *ts);
 /* Resolve one address; the strings stay valid until the tsym's generation changes. */
@@ -112,10 +118,8 @@ struct calls {
 	sd_event_source *timer;
 	uint64_t on_since_ns, active_ns, enabled_ns, ended_ns; /* CLOCK_MONOTONIC */
 	/* Removing uprobes waits for an RCU grace period in the kernel (about 1 s here): a worker
-	 * thread does it off the event loop; removing_ns adds up those waits. */
-	pthread_t remover;
-	bool remover_running;
-	_Atomic uint64_t removing_ns;
+	 * thread does it off the event loop, and nothing in the loop waits for it. */
+	struct removal *removal;
 	uint64_t bursts, events, unmatched_exits;
 	uint64_t *counts; /* entries per function id */
 	size_t ncounts;
@@ -139,17 +143,21 @@ int uprobe_site_check(const struct procmaps *pm, uint64_t addr, const char *name
 		      struct uprobe_site *site, char *err, size_t errlen);
 /* /proc/PID/maps, parsed. */
 int procmaps_read_pid(pid_t pid, struct procmaps **ret, char *err, size_t errlen);
-/* Destroy links (and free the array) on a worker thread, so the RCU waits of the removals
- * overlap and the event loop goes on; then after(arg) runs there, and the time is added to
- * *acc (may be NULL). True if a thread runs (join *th); false if it was all done inline. */
-bool links_remove_async(struct bpf_link **links, size_t n, _Atomic uint64_t *acc,
-			void (*after)(void *), void *arg, pthread_t *th);
+/* Destroy links (and free the array) on a detached worker thread, so the RCU waits of the
+ * removals overlap and the event loop goes on; then after(arg) runs there. A handle to poll
+ * (removal_busy) and drop (removal_put), or NULL if it was all done inline. */
+struct removal;
+struct removal *links_remove_async(struct bpf_link **links, size_t n, void (*after)(void *),
+				   void *arg);
+bool removal_busy(const struct removal *r);
+void removal_put(struct removal *r);
+/* At exit: wait (at most timeout_ms) for the removals still running. */
+void links_removals_wait(unsigned timeout_ms);
 
 /* Pick the functions to probe and check the safety rules; err says why not. */
 int calls_plan(struct target *t, bool force, char *err, size_t errlen);
 int calls_on(struct loader *l, struct target *t, char *err, size_t errlen);
 void calls_off(struct target *t);
-void calls_wait_removal(struct target *t);
 
 /* ---- target.c ---- */
 enum target_state {
@@ -167,7 +175,8 @@ struct target {
 	struct target *next;
 	struct manager *m;
 	pid_t pid;
-	uid_t uid;
+	uid_t uid;		  /* who may profile it: the process's uid, or 0 (proc_ident_owner) */
+	uid_t proc_uid, proc_euid; /* the process's real and effective uids at attach */
 	char comm[17];
 	enum target_state state;
 	unsigned freq;
@@ -193,9 +202,12 @@ struct target {
 	double eps;
 	bool hcct_kernel;
 	char *saved_name; /* file in the state directory holding this profile, if written */
-	bool dirty;	  /* ended, but changed since saved (a late sample): save again */
+	bool dirty;	  /* ended, but changed since saved (a late sample, a failed save) */
+	unsigned save_failures;
+	uint64_t save_retry_ns; /* CLOCK_MONOTONIC: next try after a failed save */
+	uid_t by;		/* who attached it (attach_opts.by) */
 	/* Symbol statistics of a profile restored from disk (sym is NULL then). */
-	uint64_t saved_jit_symbols, saved_bad_lines;
+	uint64_t saved_jit_symbols, saved_bad_lines, saved_refused;
 	char *saved_perfmap_path;
 	struct path_trace *paths; /* the running or last path trace (paths.c) */
 };
@@ -209,9 +221,26 @@ struct attach_opts {
 	bool calls;	  /* exact mode: uprobes on JIT functions */
 	bool force;	  /* probe even where the code file is also mapped writable */
 	unsigned burst_ms, period_ms;
+	uid_t by; /* the client's uid: quotas, and whether a change of credentials ends it */
 };
 
+/* A process's identity from /proc/PID/status. */
+struct proc_ident {
+	char comm[17];
+	uid_t ruid, euid, suid, fsuid;
+	bool zombie;   /* exited, not yet reaped */
+	bool dumpable; /* /proc/PID owned by its euid: not setuid, not made non-dumpable */
+};
+/* -ESRCH (gone), -EINVAL (a thread id), -EIO. */
+int proc_ident_read(pid_t pid, struct proc_ident *id);
+/* The uid that may profile the process besides root: its uid when real, effective, saved and
+ * filesystem uids agree and it is dumpable (the kernel's ptrace rule), else 0 (root only). */
+uid_t proc_ident_owner(const struct proc_ident *id);
+
+/* -ECHILD: a zombie. */
 int target_new(struct manager *m, pid_t pid, const struct attach_opts *o, struct target **ret);
+/* The target ended: free its symbol sources (perf map, mappings), keeping their counts. */
+void target_drop_symbols(struct target *t);
 void target_free(struct target *t);
 void target_add_sample(struct target *t, const struct kp_sample *s);
 /* Exact mode: a probe hit. */
@@ -341,7 +370,14 @@ struct manager {
 int manager_new(config_load_fn load, void *userdata, struct manager **ret);
 void manager_free(struct manager *m);
 int manager_run(struct manager *m);
+/* The attached target of pid, else its newest kept profile; NULL if none. */
 struct target *manager_find(struct manager *m, pid_t pid);
+/* The same among the targets ok() accepts (the ones a client may see). */
+struct target *manager_find_for(struct manager *m, pid_t pid,
+				bool (*ok)(const struct target *t, void *arg), void *arg);
+/* Check a target's credentials again (exec, each second, each request): one a user attached
+ * that is no longer that user's is ended; true if it was. */
+bool manager_recheck(struct manager *m, struct target *t);
 /* Hand what the ring buffer holds to the builders now (bounded, like a timer drain): replies
  * and live views then include samples taken up to the request, whatever drain_ms is. */
 void manager_drain(struct manager *m);
@@ -360,7 +396,8 @@ void manager_on_call(struct manager *m, const struct kp_call *c);
 void manager_on_path(struct manager *m, const struct kp_path *p);
 uint64_t manager_cpu_ns(void);
 uint64_t now_ns(int clock);
-/* The real uid of process pid: -ESRCH if there is none. */
+/* Who besides root may profile process pid (proc_ident_owner): -ESRCH if there is none or it
+ * is a zombie. */
 int target_proc_uid(pid_t pid, uid_t *uid);
 
 #endif

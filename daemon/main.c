@@ -6,7 +6,10 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "kprof/cleanup.h"
@@ -126,6 +129,35 @@ static int add_override(struct settings *st, const char *section, const char *ke
 	return 0;
 }
 
+/* kprofd never has a controlling terminal: every file a target controls is opened
+ * O_NOCTTY, and one inherited from a shell is given up here (its SIGHUP ignored meanwhile;
+ * a session leader's TIOCNOTTY sends one). A terminal's keys cannot signal kprofd then. */
+static void drop_tty(void)
+{
+	int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	signal(SIGHUP, SIG_IGN);
+	if (ioctl(fd, TIOCNOTTY) < 0)
+		log_debug("cannot give up the controlling terminal: %m");
+	close(fd);
+	signal(SIGHUP, SIG_DFL);
+}
+
+/* Exact mode holds four fds per probed function, and each client one: the soft limit
+ * (systemd's default is 1024) is raised to the hard one. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			log_warn("cannot raise the open files limit: %m");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -206,6 +238,8 @@ int main(int argc, char **argv)
 	log_init();
 	if (st.verbose)
 		log_max_level = LOG_DEBUG;
+	drop_tty();
+	raise_nofile();
 	if (geteuid() != 0)
 		log_warn("not running as root: loading BPF programs will most likely fail");
 	r = manager_new(load_settings, &st, &m);

@@ -5,7 +5,15 @@
  * without an exit record, the samples/s rate), per-target duration timers and the control socket.
  * A target is ATTACHED while sampled; it becomes EXITED when its process exits and DETACHED when
  * a client detaches it or its duration ends. Ended targets keep their profiles (up to max_kept,
- * oldest dropped first) so a profile outlives its process.
+ * oldest dropped first) so a profile outlives its process; a new attach of the same PID (the
+ * same process again, or another process that got the PID) never drops them: they stay as
+ * earlier sessions, and requests by PID see the attached target first, then the newest.
+ * An ended target keeps only its profile (interned names): its symbol sources are freed.
+ *
+ * Users share kprofd: a non-root uid may hold at most max_*_per_uid targets, kept profiles,
+ * sampling frequencies and probed functions, and never the last eighth of a global limit,
+ * which stays for root. A target's credentials are checked again at every exec and every
+ * second: one that a user attached and that became another user's (a setuid exec) is ended.
  */
 #include <errno.h>
 #include <grp.h>
@@ -27,10 +35,44 @@
 
 struct target *manager_find(struct manager *m, pid_t pid)
 {
-	for (struct target *t = m->targets; t; t = t->next)
-		if (t->pid == pid)
+	struct target *best = NULL;
+
+	for (struct target *t = m->targets; t; t = t->next) {
+		if (t->pid != pid)
+			continue;
+		if (t->state == TARGET_ATTACHED)
 			return t;
-	return NULL;
+		if (!best || t->ended_ns > best->ended_ns)
+			best = t;
+	}
+	return best;
+}
+
+struct target *manager_find_for(struct manager *m, pid_t pid,
+				bool (*ok)(const struct target *t, void *arg), void *arg)
+{
+	struct target *best = NULL;
+
+	for (struct target *t = m->targets; t; t = t->next) {
+		if (t->pid != pid || !ok(t, arg))
+			continue;
+		if (t->state == TARGET_ATTACHED)
+			return t;
+		if (!best || t->ended_ns > best->ended_ns)
+			best = t;
+	}
+	return best;
+}
+
+/* The part of a global limit that non-root users may take: all but an eighth (at least one
+ * kept for root when the limit allows it). */
+static unsigned user_share(unsigned limit)
+{
+	unsigned reserve = limit / 8;
+
+	if (!reserve && limit > 1)
+		reserve = 1;
+	return limit - reserve;
 }
 
 static void unlink_target(struct manager *m, struct target *t)
@@ -63,22 +105,81 @@ static void drop_target_unsaved(struct manager *m, struct target *t)
 	target_free(t);
 }
 
-/* Keep at most max_kept ended profiles: drop the ones that ended first. */
+static unsigned kept_of(const struct manager *m, uid_t uid)
+{
+	unsigned n = 0;
+
+	for (const struct target *t = m->targets; t; t = t->next)
+		n += t->state != TARGET_ATTACHED && t->uid == uid;
+	return n;
+}
+
+/* The kept profile to drop first, if one must go: the oldest of a user over its quota, else
+ * the oldest of the users when they hold more than their share, else the oldest of all when
+ * over max_kept (root's go only when root's alone exceed it). */
+static struct target *kept_victim(struct manager *m)
+{
+	struct target *user_oldest = NULL, *oldest = NULL;
+	unsigned users = 0;
+
+	for (struct target *t = m->targets; t; t = t->next) {
+		if (t->state == TARGET_ATTACHED)
+			continue;
+		if (t->uid != 0 && kept_of(m, t->uid) > m->cfg.max_kept_per_uid) {
+			struct target *o = t;
+
+			for (struct target *u = m->targets; u; u = u->next)
+				if (u->state != TARGET_ATTACHED && u->uid == t->uid &&
+				    u->ended_ns < o->ended_ns)
+					o = u;
+			return o;
+		}
+		if (t->uid != 0) {
+			users++;
+			if (!user_oldest || t->ended_ns < user_oldest->ended_ns)
+				user_oldest = t;
+		}
+		if (!oldest || t->ended_ns < oldest->ended_ns)
+			oldest = t;
+	}
+	if (users > user_share(m->cfg.max_kept) || (m->n_kept > m->cfg.max_kept && user_oldest))
+		return user_oldest;
+	return m->n_kept > m->cfg.max_kept ? oldest : NULL;
+}
+
+/* Keep at most max_kept ended profiles, and users within their quotas. */
 static void trim_kept(struct manager *m)
 {
-	while (m->n_kept > m->cfg.max_kept) {
-		struct target *oldest = NULL;
+	struct target *t;
 
-		for (struct target *t = m->targets; t; t = t->next)
-			if (t->state != TARGET_ATTACHED &&
-			    (!oldest || t->ended_ns < oldest->ended_ns))
-				oldest = t;
-		if (!oldest)
-			return;
-		log_info("dropping the kept profile of pid %d (%s): more than %u kept", oldest->pid,
-			 oldest->comm, m->cfg.max_kept);
-		drop_target(m, oldest);
+	while ((t = kept_victim(m))) {
+		log_info("dropping the kept profile of pid %d (%s, uid %u): more than %u kept (%u "
+			 "for one user)",
+			 t->pid, t->comm, t->uid, m->cfg.max_kept, m->cfg.max_kept_per_uid);
+		drop_target(m, t);
 	}
+}
+
+/* Write t's profile; a failed write is tried again from the housekeeping timer (backing off
+ * up to a minute) until it succeeds or the profile is dropped. */
+static void save_target(struct manager *m, struct target *t)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	if (!m->store)
+		return;
+	if (store_save(m->store, t) == 0) {
+		if (t->save_failures)
+			log_info("pid %d: profile saved after %u failed tries", t->pid,
+				 t->save_failures);
+		t->dirty = false;
+		t->save_failures = 0;
+		return;
+	}
+	t->dirty = true;
+	t->save_failures++;
+	t->save_retry_ns = now + (t->save_failures < 6 ? 1ULL << t->save_failures : 60) *
+					   1000000000ULL;
 }
 
 /* Stop sampling t; its profile stays. */
@@ -101,22 +202,20 @@ static void end_target(struct manager *m, struct target *t, enum target_state st
 	m->n_kept++;
 	if (state == TARGET_EXITED)
 		tsym_gone(t->sym);
-	if (m->store)
-		store_save(m->store, t);
+	target_drop_symbols(t);
+	save_target(m, t);
 	trim_kept(m);
 }
 
 void manager_add_kept(struct manager *m, struct target *t)
 {
-	struct target *old = manager_find(m, t->pid);
-
-	/* One profile per pid: the newer one wins (an attached target is the newest). */
-	if (old && (old->state == TARGET_ATTACHED || old->ended_ns >= t->ended_ns)) {
-		drop_target_unsaved(m, t);
-		return;
+	/* The same session twice (a copy of a file): keep one. */
+	for (struct target *o = m->targets; o; o = o->next) {
+		if (o->pid == t->pid && o->attached_ns == t->attached_ns) {
+			drop_target_unsaved(m, t);
+			return;
+		}
 	}
-	if (old)
-		drop_target(m, old);
 	t->next = m->targets;
 	m->targets = t;
 	m->n_kept++;
@@ -168,6 +267,10 @@ static int on_burst(sd_event_source *s, uint64_t usec, void *userdata)
 		calls_off(t);
 		return sd_event_source_set_time(s, usec + (c->period_ms - c->burst_ms) * 1000ULL);
 	}
+	/* The last removal is still waiting for the kernel: come back rather than block the
+	 * loop (a probe attached now would wait for it in the kernel). */
+	if (removal_busy(c->removal))
+		return sd_event_source_set_time(s, usec + 50000);
 	if (calls_on(t->m->loader, t, err, sizeof(err)) < 0) {
 		log_warn("pid %d: exact mode stopped: %s", t->pid, err);
 		return sd_event_source_set_enabled(s, SD_EVENT_OFF);
@@ -177,11 +280,22 @@ static int on_burst(sd_event_source *s, uint64_t usec, void *userdata)
 	return sd_event_source_set_time(s, now_ns(CLOCK_MONOTONIC) / 1000 + c->burst_ms * 1000ULL);
 }
 
+static unsigned probes_of(const struct manager *m, uid_t uid)
+{
+	unsigned n = 0;
+
+	for (const struct target *t = m->targets; t; t = t->next)
+		if (t->state == TARGET_ATTACHED && t->uid == uid && t->calls.enabled)
+			n += t->calls.nprobes;
+	return n;
+}
+
 /* Exact mode for a new target: plan, attach, and arm the burst timer. */
 static int start_calls(struct manager *m, struct target *t, const struct attach_opts *o,
 		       char *errbuf, size_t errlen)
 {
 	struct calls *c = &t->calls;
+	unsigned held;
 	int err;
 
 	err = hcct_new(&(struct hcct_params){.slots = hcct_slots_for_eps(t->eps)}, &c->exact);
@@ -195,6 +309,14 @@ static int start_calls(struct manager *m, struct target *t, const struct attach_
 	c->period_ms = o->period_ms;
 	c->enabled_ns = now_ns(CLOCK_MONOTONIC);
 	err = calls_plan(t, o->force, errbuf, errlen);
+	held = probes_of(m, o->by);
+	if (err >= 0 && o->by != 0 && held + c->nprobes > m->cfg.max_probes_per_uid) {
+		snprintf(errbuf, errlen,
+			 "exact mode would probe %zu functions; uid %u has %u probed already "
+			 "(limit %u per user)",
+			 c->nprobes, o->by, held, m->cfg.max_probes_per_uid);
+		err = -EUSERS;
+	}
 	if (err >= 0)
 		err = calls_on(m->loader, t, errbuf, errlen);
 	if (err >= 0 && c->burst_ms) {
@@ -208,12 +330,69 @@ static int start_calls(struct manager *m, struct target *t, const struct attach_
 	return err;
 }
 
+/* The per-user quotas of an attach by uid by (root has only the global limits). */
+static int check_quotas(struct manager *m, uid_t by, unsigned freq, char *errbuf, size_t errlen)
+{
+	unsigned mine = 0, freqs[KPROF_MAX_FREQ_SETS], my_freqs[KPROF_MAX_FREQ_SETS];
+	int nf = loader_freqs(m->loader, freqs, KPROF_MAX_FREQ_SETS), nmine = 0;
+	bool new_freq = true, mine_has = false;
+
+	if (m->n_attached >= m->cfg.max_targets) {
+		snprintf(errbuf, errlen, "too many targets: %u attached (limit %u)", m->n_attached,
+			 m->cfg.max_targets);
+		return -EMFILE;
+	}
+	if (by == 0)
+		return 0;
+	for (int i = 0; i < nf; i++)
+		new_freq &= freqs[i] != freq;
+	for (struct target *t = m->targets; t; t = t->next) {
+		bool seen = false;
+
+		if (t->state != TARGET_ATTACHED || t->uid != by)
+			continue;
+		mine++;
+		mine_has |= t->freq == freq;
+		for (int i = 0; i < nmine; i++)
+			seen |= my_freqs[i] == t->freq;
+		if (!seen && nmine < KPROF_MAX_FREQ_SETS)
+			my_freqs[nmine++] = t->freq;
+	}
+	if (m->n_attached >= user_share(m->cfg.max_targets)) {
+		snprintf(errbuf, errlen,
+			 "too many targets: %u attached; the last of the %u slots are kept for root",
+			 m->n_attached, m->cfg.max_targets);
+		return -EMFILE;
+	}
+	if (mine >= m->cfg.max_targets_per_uid) {
+		snprintf(errbuf, errlen, "uid %u has %u targets attached (limit %u per user)", by,
+			 mine, m->cfg.max_targets_per_uid);
+		return -EUSERS;
+	}
+	if (!mine_has && (unsigned)nmine >= m->cfg.max_freqs_per_uid) {
+		snprintf(errbuf, errlen,
+			 "uid %u samples at %d distinct frequencies already (limit %u per user): "
+			 "use one of them",
+			 by, nmine, m->cfg.max_freqs_per_uid);
+		return -EUSERS;
+	}
+	if (new_freq && nf >= KPROF_MAX_FREQ_SETS - 1) {
+		snprintf(errbuf, errlen,
+			 "%d distinct sampling frequencies are in use; the last of %d is kept for "
+			 "root: use one of those in use",
+			 nf, KPROF_MAX_FREQ_SETS);
+		return -EBUSY;
+	}
+	return 0;
+}
+
 int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		   struct target **ret, char *errbuf, size_t errlen)
 {
 	struct target *old = manager_find(m, pid), *t = NULL;
 	struct attach_opts o = *opts;
 	unsigned freq = o.freq, duration_sec = o.duration_sec;
+	struct proc_ident id;
 	int err;
 
 	if (pid <= 0) {
@@ -244,20 +423,20 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		snprintf(errbuf, errlen, "pid %d is already attached", pid);
 		return -EALREADY;
 	}
-	if (m->n_attached >= m->cfg.max_targets) {
-		snprintf(errbuf, errlen, "too many targets: %u attached (limit %u)", m->n_attached,
-			 m->cfg.max_targets);
-		return -EMFILE;
-	}
+	err = check_quotas(m, o.by, freq, errbuf, errlen);
+	if (err < 0)
+		return err;
 	err = target_new(m, pid, &o, &t);
 	if (err < 0) {
 		snprintf(errbuf, errlen,
 			 err == -ESRCH	  ? "no such process: %d"
+			 : err == -ECHILD ? "pid %d has exited (a zombie its parent has not reaped)"
 			 : err == -EINVAL ? "%d is a thread, not a process"
 					  : "cannot read process %d: %s",
 			 pid, strerror(-err));
-		return err;
+		return err == -ECHILD ? -ESRCH : err;
 	}
+	t->by = o.by;
 	err = loader_freq_get(m->loader, freq);
 	if (err < 0) {
 		snprintf(errbuf, errlen,
@@ -275,6 +454,14 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		target_free(t);
 		return err;
 	}
+	/* From here on an exec is reported; one that came between reading the process and
+	 * now would not be: read it again. */
+	if (proc_ident_read(pid, &id) == 0 && strcmp(id.comm, t->comm)) {
+		log_info("pid %d exec'd %s while being attached: reloading its symbols", pid,
+			 id.comm);
+		memcpy(t->comm, id.comm, sizeof(t->comm));
+		tsym_exec(t->sym);
+	}
 	if (o.calls) {
 		err = start_calls(m, t, &o, errbuf, errlen);
 		if (err < 0) {
@@ -290,8 +477,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		if (err < 0)
 			log_warn("pid %d: no duration timer: %s", pid, strerror(-err));
 	}
-	if (old) /* a kept profile of the same pid: the new attach replaces it */
-		drop_target(m, old);
+	/* A kept profile of the same pid stays, as an earlier session. */
 	t->next = m->targets;
 	m->targets = t;
 	m->n_attached++;
@@ -346,14 +532,42 @@ void manager_on_sample(struct manager *m, const struct kp_sample *s)
 		t->dirty = true;
 }
 
-/* Save ended profiles that changed after they were saved. */
-static void save_dirty(struct manager *m)
+/* Save ended profiles that changed after they were saved, or whose save failed (when its
+ * back-off is over, or at once when force). */
+static void save_dirty(struct manager *m, bool force)
 {
-	for (struct target *t = m->targets; t; t = t->next) {
-		if (t->dirty && m->store)
-			store_save(m->store, t);
-		t->dirty = false;
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	for (struct target *t = m->targets; t; t = t->next)
+		if (t->dirty && t->state != TARGET_ATTACHED &&
+		    (force || !t->save_failures || now >= t->save_retry_ns))
+			save_target(m, t);
+}
+
+bool manager_recheck(struct manager *m, struct target *t)
+{
+	struct proc_ident id;
+	uid_t owner;
+
+	if (t->state != TARGET_ATTACHED || proc_ident_read(t->pid, &id) < 0)
+		return false;
+	owner = proc_ident_owner(&id);
+	if (owner == t->uid)
+		return false;
+	if (t->by == 0) {
+		/* Root attached it: root goes on; the former owner may no longer read it. */
+		log_info("pid %d (%s): credentials changed (uids %u/%u/%u, %sdumpable): now "
+			 "root's only",
+			 t->pid, id.comm, id.ruid, id.euid, id.suid, id.dumpable ? "" : "not ");
+		t->uid = owner;
+		return false;
 	}
+	log_warn("pid %d (%s): credentials changed away from uid %u (uids %u/%u/%u, %sdumpable): "
+		 "ended, %llu samples kept",
+		 t->pid, id.comm, t->uid, id.ruid, id.euid, id.suid, id.dumpable ? "" : "not ",
+		 (unsigned long long)t->samples);
+	end_target(m, t, TARGET_DETACHED);
+	return true;
 }
 
 void manager_on_call(struct manager *m, const struct kp_call *c)
@@ -402,9 +616,11 @@ void manager_on_exec(struct manager *m, pid_t tgid)
 		}
 		fclose(f);
 	}
+	paths_stop(t, "target called exec"); /* the traced code is gone */
+	if (manager_recheck(m, t))
+		return;
 	log_info("pid %d exec'd %s: reloading its symbols", tgid, t->comm);
 	tsym_exec(t->sym);
-	paths_stop(t, "target called exec"); /* the traced code is gone */
 }
 
 void manager_drain(struct manager *m)
@@ -471,12 +687,13 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 			}
 			continue;
 		}
-		tsym_refresh(t->sym);
+		if (!manager_recheck(m, t))
+			tsym_refresh(t->sym);
 	}
 	sd_notifyf(0, "STATUS=%u targets attached, %u kept, %.0f samples/s", m->n_attached,
 		   m->n_kept, m->rate);
 	expire_kept(m);
-	save_dirty(m);
+	save_dirty(m, false);
 	control_reap_idle(m->control, now, m->cfg.client_timeout_sec * 1000000000ULL);
 	if (m->rate_prev_ns && now > m->rate_prev_ns)
 		m->rate =
@@ -522,6 +739,8 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 	m->cfg = c;
 	resolve_read_group(m);
 	control_set_limits(m->control, c.max_clients);
+	symbolizer_set_budget(m->sym, (uint64_t)c.symbols_mb << 20,
+			      (uint64_t)c.symbols_per_uid_mb << 20);
 	trim_kept(m);
 	log_info("reloaded the settings: %u Hz default, %u targets, %u kept, %u clients",
 		 c.default_freq, c.max_targets, c.max_kept, c.max_clients);
@@ -562,7 +781,8 @@ int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 	    (err = sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL)) < 0 ||
 	    (err = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m)) < 0)
 		goto fail;
-	err = symbolizer_new(&m->sym);
+	err = symbolizer_new((uint64_t)cfg->symbols_mb << 20, (uint64_t)cfg->symbols_per_uid_mb << 20,
+			     &m->sym);
 	if (err < 0)
 		goto fail;
 	err = loader_new(cfg->ringbuf_bytes, &m->loader);
@@ -621,6 +841,7 @@ void manager_free(struct manager *m)
 	sd_event_source_disable_unref(m->rb_source);
 	sd_event_source_disable_unref(m->drain_timer);
 	sd_event_source_disable_unref(m->refresh_timer);
+	links_removals_wait(30000);
 	sampler_free(m->sampler);
 	loader_free(m->loader);
 	symbolizer_free(m->sym);
@@ -643,7 +864,7 @@ static void manager_stop_targets(struct manager *m)
 	}
 	while (sampler_drain(m->sampler) > 0)
 		;
-	save_dirty(m);
+	save_dirty(m, true);
 	if (n)
 		log_info("stopping: %u attached profiles ended%s", n,
 			 m->store ? " and saved" : " (no state directory: not saved)");

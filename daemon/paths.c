@@ -40,6 +40,7 @@
 #include "kprof/procmaps.h"
 #include "kprofd.h"
 #include "paths.h"
+#include "tfile.h"
 #include "log.h"
 
 static uint32_t next_trace_id = 1;
@@ -127,12 +128,15 @@ static int read_code(pid_t pid, const struct uprobe_site *site, uint64_t start, 
 	}
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid,
 		 site->map_start, site->map_end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = -errno;
+	{
+		char why[128] = "";
+		struct stat st;
 
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(-e));
-		return e;
+		fd = tfile_open(AT_FDCWD, path, false, NULL, &st, why, sizeof(why));
+		if (fd < 0) {
+			snprintf(err, errlen, "cannot open %s: %s", path, why);
+			return fd;
+		}
 	}
 	n = pread(fd, file, len, (off_t)site->offset);
 	close(fd);
@@ -265,8 +269,7 @@ void trace_free(struct path_trace *tr)
 {
 	if (!tr)
 		return;
-	if (tr->remover_running)
-		pthread_join(tr->remover, NULL);
+	removal_put(tr->removal);
 	sd_event_source_disable_unref(tr->timer);
 	for (size_t i = 0; tr->threads && i < PATHS_THREAD_SLOTS; i++)
 		ksf_ctx_release(&tr->threads[i].ctx);
@@ -335,8 +338,8 @@ void paths_stop(struct target *t, const char *reason)
 	if (c)
 		*c = (struct bpf_cleanup){loader_path_edges(l), loader_path_threads(l), tr->id,
 					  t->pid};
-	tr->remover_running = links_remove_async(tr->links, tr->nlinks, NULL,
-						 c ? bpf_cleanup : NULL, c, &tr->remover);
+	removal_put(tr->removal);
+	tr->removal = links_remove_async(tr->links, tr->nlinks, c ? bpf_cleanup : NULL, c);
 	tr->links = NULL;
 	tr->nlinks = 0;
 	log_info("pid %d: path trace of %s ended (%s): %" PRIu64 " activations, %" PRIu64 " paths",
@@ -572,8 +575,7 @@ fail_bpf:
 		if (c)
 			*c = (struct bpf_cleanup){loader_path_edges(m->loader),
 						  loader_path_threads(m->loader), tr->id, t->pid};
-		tr->remover_running = links_remove_async(tr->links, tr->nlinks, NULL,
-							 c ? bpf_cleanup : NULL, c, &tr->remover);
+		tr->removal = links_remove_async(tr->links, tr->nlinks, c ? bpf_cleanup : NULL, c);
 		tr->links = NULL;
 	}
 fail:

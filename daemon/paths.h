@@ -43,8 +43,7 @@ struct path_trace {
 	char reason[64];
 	struct bpf_link **links;
 	size_t nlinks, probes;
-	pthread_t remover;
-	bool remover_running;
+	struct removal *removal; /* the probes' removal, running or done */
 	sd_event_source *timer;
 	struct path_thread *threads;
 	size_t nthreads;

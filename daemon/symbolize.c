@@ -1,28 +1,32 @@
 /* symbolize.c: turn sampled addresses into (function, module) names.
  *
  * Per target (struct tsym): the executable mappings of /proc/PID/maps, re-read when an address
- * falls outside all of them (at most every 100 ms); the JIT perf map, found and opened as
- * ARCHITECTURE.md §2.2 says (namespaced PID inside the target's root with openat2
- * RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, O_NOFOLLOW, regular file, owned by root or the
- * target's uid, not older than the process; else the host's /tmp/perf-PID.map), read
- * incrementally while it grows and from scratch when it shrinks or is replaced.
+ * falls outside all of them (at most every 100 ms); the JIT perf map, found inside the target's
+ * own root and /tmp under its namespaced PID (never the host's /tmp: a PID there may be another
+ * process's), opened through tfile.c (no symlinks, regular file on an ordinary filesystem,
+ * owned by the target's real or effective uid, so root's maps are trusted for root's targets
+ * only), not older than the process, read incrementally while it grows and from scratch when
+ * it shrinks or is replaced.
  * Shared by all targets (struct symbolizer): ELF symbol tables keyed by (device, inode, mtime),
- * reference counted by the mappings that use them, and the kernel's /proc/kallsyms.
+ * reference counted by the mappings that use them (an unused one is kept only if root's), read
+ * with pread from the very file mapped (its device and inode checked against /proc/PID/maps),
+ * and the kernel's /proc/kallsyms. Symbol memory is charged to the target's uid in a budget
+ * (a total and a per-uid limit); what does not fit stays unnamed and is counted.
  * Resolution order for a user address: perf map (JIT code), then the ELF file of its mapping,
  * else "[unknown]" in that mapping. Parsing is done by the pure perfmap, procmaps and symtab
  * modules; this file only does the I/O around them.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "kprof/budget.h"
 #include "kprof/cleanup.h"
 #include "kprof/elfsym.h"
 #include "kprof/perfmap.h"
@@ -30,6 +34,7 @@
 #include "kprof/symtab.h"
 #include "kprofd.h"
 #include "log.h"
+#include "tfile.h"
 
 #define ELF_CACHE_MAX 1024
 #define MAPS_MAX_BYTES (16u << 20)
@@ -43,6 +48,8 @@ struct elf_entry {
 	ino_t ino;
 	struct timespec mtime;
 	unsigned refs;
+	uid_t uid;	/* charged to */
+	uint64_t bytes; /* charged */
 	int failed; /* not an ELF file or no symbols: remembered so it is not parsed again */
 	char *module;
 	struct elfsym es;
@@ -51,6 +58,7 @@ struct elf_entry {
 struct symbolizer {
 	struct elf_entry *elf[ELF_CACHE_MAX];
 	int nelf;
+	struct budget *budget;
 	struct symtab *kallsyms;
 	int kallsyms_tried;
 };
@@ -58,7 +66,9 @@ struct symbolizer {
 struct tsym {
 	struct symbolizer *sz;
 	pid_t pid, nspid;
-	uid_t uid;
+	uid_t uid, euid;
+	uint64_t refused; /* symbol sources left out for lack of budget */
+	uint64_t pm_charged;
 	bool gone;
 	uint64_t start_realtime_ns; /* process start, for the perf map's PID-reuse check */
 	uint64_t gen;
@@ -189,21 +199,29 @@ static void kallsyms_load(struct symbolizer *sz)
 
 /* ---- ELF cache ---- */
 
-static void elf_put(struct symbolizer *sz, struct elf_entry *e)
-{
-	if (!e || e == &elf_none)
-		return;
-	e->refs--;
-	(void)sz; /* entries stay cached while the cache has room; see elf_get */
-}
-
-static void elf_entry_free(struct elf_entry *e)
+static void elf_entry_free(struct symbolizer *sz, struct elf_entry *e)
 {
 	if (!e)
 		return;
+	budget_release(sz->budget, e->uid, e->bytes);
 	elfsym_release(&e->es);
 	free(e->module);
 	free(e);
+}
+
+/* An unused entry stays cached (libc's symbols serve the next target) only if it is charged
+ * to root: a user's budget is not held by files none of its targets maps any more. */
+static void elf_put(struct symbolizer *sz, struct elf_entry *e)
+{
+	if (!e || e == &elf_none || --e->refs || e->uid == 0)
+		return;
+	for (int i = 0; i < sz->nelf; i++) {
+		if (sz->elf[i] == e) {
+			sz->elf[i] = sz->elf[--sz->nelf];
+			break;
+		}
+	}
+	elf_entry_free(sz, e);
 }
 
 static const char *base_name(const char *path)
@@ -213,15 +231,16 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-/* The cached symbols of the file open at fd (a mapping of path), loading them on first use. */
-static struct elf_entry *elf_get(struct symbolizer *sz, int fd, const char *path)
+/* The cached symbols of the file open at fd (a mapping of path, checked by tfile_open),
+ * loading them on first use, charged to the target's uid. */
+static struct elf_entry *elf_get(struct tsym *ts, int fd, const struct stat *sp, const char *path)
 {
+	struct symbolizer *sz = ts->sz;
 	struct elf_entry *e;
-	struct stat st;
+	struct stat st = *sp;
+	uint64_t room;
 	int slot = -1, err;
 
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return &elf_none;
 	for (int i = 0; i < sz->nelf; i++) {
 		e = sz->elf[i];
 		if (e->dev == st.st_dev && e->ino == st.st_ino &&
@@ -238,7 +257,7 @@ static struct elf_entry *elf_get(struct symbolizer *sz, int fd, const char *path
 	else if (slot < 0)
 		return &elf_none; /* every cached file is in use: leave this one unsymbolized */
 	else
-		elf_entry_free(sz->elf[slot]);
+		elf_entry_free(sz, sz->elf[slot]);
 	e = calloc(1, sizeof(*e));
 	if (!e) {
 		sz->elf[slot] = sz->elf[--sz->nelf];
@@ -248,25 +267,56 @@ static struct elf_entry *elf_get(struct symbolizer *sz, int fd, const char *path
 	e->ino = st.st_ino;
 	e->mtime = st.st_mtim;
 	e->module = strdup(base_name(path));
-	err = elfsym_load_fd(fd, &e->es);
+	e->uid = ts->uid;
+	room = budget_room(sz->budget, ts->uid);
+	err = room ? elfsym_load_fd(fd, room, &e->es) : -ENOSPC;
+	if (err == 0 && budget_charge(sz->budget, ts->uid, symtab_memory(e->es.syms)) == 0)
+		e->bytes = symtab_memory(e->es.syms);
+	else if (err == 0)
+		err = -ENOSPC;
 	if (err < 0 || !e->module) {
 		e->failed = 1;
-		log_debug("ELF %s: no symbols (%s)", path, strerror(err < 0 ? -err : ENOMEM));
+		elfsym_release(&e->es);
+		if (err == -ENOSPC) {
+			ts->refused++;
+			log_warn("pid %d: symbols of %s left out: uid %u's symbol budget is spent",
+				 ts->pid, path, ts->uid);
+		} else {
+			log_debug("ELF %s: no symbols (%s)", path,
+				  strerror(err < 0 ? -err : ENOMEM));
+		}
 	}
 	e->refs = 1;
 	sz->elf[slot] = e;
 	return e;
 }
 
-int symbolizer_new(struct symbolizer **ret)
+int symbolizer_new(uint64_t total_bytes, uint64_t per_uid_bytes, struct symbolizer **ret)
 {
 	struct symbolizer *sz;
+	int err;
 
 	sz = calloc(1, sizeof(*sz));
 	if (!sz)
 		return -ENOMEM;
+	err = budget_new(total_bytes, per_uid_bytes, &sz->budget);
+	if (err < 0) {
+		free(sz);
+		return err;
+	}
 	*ret = sz;
 	return 0;
+}
+
+void symbolizer_set_budget(struct symbolizer *sz, uint64_t total_bytes, uint64_t per_uid_bytes)
+{
+	budget_set_limits(sz->budget, total_bytes, per_uid_bytes);
+}
+
+void symbolizer_get_stats(const struct symbolizer *sz, uint64_t *bytes, uint64_t *refusals)
+{
+	*bytes = budget_total_used(sz->budget);
+	*refusals = budget_refusals(sz->budget);
 }
 
 void symbolizer_free(struct symbolizer *sz)
@@ -274,8 +324,9 @@ void symbolizer_free(struct symbolizer *sz)
 	if (!sz)
 		return;
 	for (int i = 0; i < sz->nelf; i++)
-		elf_entry_free(sz->elf[i]);
+		elf_entry_free(sz, sz->elf[i]);
 	symtab_free(sz->kallsyms);
+	budget_free(sz->budget);
 	free(sz);
 }
 
@@ -322,36 +373,35 @@ static int maps_load(struct tsym *ts)
 
 static struct elf_entry *mapping_elf(struct tsym *ts, size_t idx, const struct procmaps_entry *m)
 {
+	const struct tfile_want want = {
+	    .check_id = true, .dev = makedev(m->dev_major, m->dev_minor), .ino = m->inode};
 	_cleanup_close_ int fd = -1;
-	char path[96];
+	char path[96], why[128] = "";
+	struct stat st;
 
 	if (ts->map_elf[idx])
 		return ts->map_elf[idx];
 	ts->map_elf[idx] = &elf_none;
-	if (m->path[0] != '/' || !m->inode)
+	if (m->path[0] != '/' || !m->inode || ts->gone)
 		return &elf_none;
 	/* map_files reaches the very file mapped, even deleted or in another mount namespace. */
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", ts->pid,
 		 (unsigned long long)m->start, (unsigned long long)m->end);
-	if (!ts->gone)
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = tfile_open(AT_FDCWD, path, false, &want, &st, why, sizeof(why));
 	/* map_files needs CAP_SYS_ADMIN; without it, the same path inside the target's root,
-	 * unless the file was deleted (then only map_files reaches it). */
-	if (fd < 0 && !ts->gone && !strstr(m->path, " (deleted)")) {
-		_cleanup_close_ int root = -1;
-		struct open_how how = {
-		    .flags = O_RDONLY | O_CLOEXEC,
-		    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-		};
+	 * unless the file was deleted (then only map_files reaches it). The target controls
+	 * what that path is in its mount namespace: tfile_open checks it is the file mapped. */
+	if (fd < 0 && !strstr(m->path, " (deleted)")) {
+		_cleanup_close_ int root = tfile_proc_root(ts->pid);
 
-		snprintf(path, sizeof(path), "/proc/%d/root", ts->pid);
-		root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (root >= 0)
-			fd = syscall(SYS_openat2, root, m->path, &how, sizeof(how));
+			fd = tfile_open(root, m->path, true, &want, &st, why, sizeof(why));
+		if (fd < 0 && fd != -ENOENT)
+			log_debug("pid %d: %s not read: %s", ts->pid, m->path, why);
 	}
 	if (fd < 0)
 		return &elf_none;
-	ts->map_elf[idx] = elf_get(ts->sz, fd, m->path);
+	ts->map_elf[idx] = elf_get(ts, fd, &st, m->path);
 	return ts->map_elf[idx];
 }
 
@@ -398,59 +448,23 @@ static int read_nspid(pid_t pid, pid_t *nspid, uint64_t *start_realtime_ns)
 /* Open the target's perf map by the rules in the header comment. -ENOENT if there is none. */
 static int perfmap_open(struct tsym *ts, struct stat *st)
 {
-	_cleanup_close_ int fd = -1;
-	char rel[64], path[64];
+	const struct tfile_want want = {.owners = {ts->uid, ts->euid}, .nowners = 2};
+	_cleanup_close_ int fd = -1, root = -1;
+	char rel[64], why[128] = "";
 
+	if (ts->gone)
+		return -ENOENT;
 	snprintf(rel, sizeof(rel), "tmp/perf-%d.map", ts->nspid);
-	if (!ts->gone) {
-		_cleanup_close_ int root = -1;
-		struct open_how how = {
-		    .flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
-		    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-		};
-
-		snprintf(path, sizeof(path), "/proc/%d/root", ts->pid);
-		root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (root >= 0)
-			fd = syscall(SYS_openat2, root, rel, &how, sizeof(how));
-		if (fd >= 0)
-			snprintf(ts->pm_path, sizeof(ts->pm_path), "/proc/%d/root/%s", ts->pid,
-				 rel);
-	}
+	snprintf(ts->pm_path, sizeof(ts->pm_path), "/proc/%d/root/%s", ts->pid, rel);
+	root = tfile_proc_root(ts->pid);
+	if (root < 0)
+		return root;
+	fd = tfile_open(root, rel, true, &want, st, why, sizeof(why));
 	if (fd < 0) {
-		snprintf(path, sizeof(path), "/tmp/perf-%d.map", ts->pid);
-		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-		if (fd < 0) {
-			int err = -errno;
-
-			if (err == -ELOOP && !ts->pm_warned)
-				log_warn("pid %d: perf map %s is a symbolic link, ignored", ts->pid,
-					 path);
-			else if (err != -ENOENT && !ts->pm_warned)
-				log_warn("pid %d: cannot open perf map %s: %s", ts->pid, path,
-					 strerror(-err));
-			ts->pm_warned |= err != -ENOENT;
-			return err;
-		}
-		snprintf(ts->pm_path, sizeof(ts->pm_path), "%s", path);
-	}
-	if (fstat(fd, st) < 0)
-		return -errno;
-	if (!S_ISREG(st->st_mode)) {
-		if (!ts->pm_warned)
-			log_warn("pid %d: perf map %s is not a regular file, ignored", ts->pid,
-				 ts->pm_path);
-		ts->pm_warned = true;
-		return -EPERM;
-	}
-	if (st->st_uid != 0 && st->st_uid != ts->uid) {
-		if (!ts->pm_warned)
-			log_warn(
-			    "pid %d: perf map %s is owned by uid %u, not by the target (uid %u) "
-			    "or root, ignored",
-			    ts->pid, ts->pm_path, st->st_uid, ts->uid);
-		ts->pm_warned = true;
-		return -EPERM;
+		if (fd != -ENOENT && !ts->pm_warned)
+			log_warn("pid %d: perf map %s ignored: %s", ts->pid, ts->pm_path, why);
+		ts->pm_warned |= fd != -ENOENT;
+		return fd;
 	}
 	if (ts->start_realtime_ns &&
 	    (uint64_t)st->st_mtim.tv_sec * 1000000000ULL + st->st_mtim.tv_nsec + 2000000000ULL <
@@ -490,6 +504,8 @@ void tsym_refresh(struct tsym *ts)
 		if (ts->pm_ino)
 			ts->pm_reloads++;
 		perfmap_reset(ts->pm);
+		budget_release(ts->sz->budget, ts->uid, ts->pm_charged);
+		ts->pm_charged = 0;
 		ts->pm_dev = st.st_dev;
 		ts->pm_ino = st.st_ino;
 		ts->pm_off = 0;
@@ -504,6 +520,16 @@ void tsym_refresh(struct tsym *ts)
 			continue;
 		if (n <= 0)
 			break;
+		/* A parsed line costs about its bytes plus an entry: charge twice the bytes. */
+		if (budget_charge(ts->sz->budget, ts->uid, 2 * (uint64_t)n) < 0) {
+			if (!ts->refused++)
+				log_warn("pid %d: perf map %s read up to %llu bytes: uid %u's symbol "
+					 "budget is spent",
+					 ts->pid, ts->pm_path, (unsigned long long)ts->pm_off,
+					 ts->uid);
+			break;
+		}
+		ts->pm_charged += 2 * (uint64_t)n;
 		if (ts->pm_off < sizeof(ts->pm_head)) {
 			size_t k = sizeof(ts->pm_head) - ts->pm_off;
 
@@ -523,7 +549,7 @@ void tsym_refresh(struct tsym *ts)
 		ts->gen++;
 }
 
-int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, uint64_t perfmap_max_bytes,
+int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, uid_t euid, uint64_t perfmap_max_bytes,
 	     struct tsym **ret)
 {
 	struct tsym *ts = calloc(1, sizeof(*ts));
@@ -534,6 +560,7 @@ int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, uint64_t perfmap_max_b
 	ts->sz = sz;
 	ts->pid = pid;
 	ts->uid = uid;
+	ts->euid = euid;
 	err = read_nspid(pid, &ts->nspid, &ts->start_realtime_ns);
 	if (err < 0)
 		goto fail;
@@ -558,6 +585,7 @@ void tsym_free(struct tsym *ts)
 	if (!ts)
 		return;
 	maps_drop(ts);
+	budget_release(ts->sz->budget, ts->uid, ts->pm_charged);
 	perfmap_free(ts->pm);
 	free(ts->demangled);
 	free(ts);
@@ -574,6 +602,8 @@ void tsym_exec(struct tsym *ts)
 
 	maps_drop(ts);
 	perfmap_reset(ts->pm);
+	budget_release(ts->sz->budget, ts->uid, ts->pm_charged);
+	ts->pm_charged = 0;
 	ts->pm_dev = 0;
 	ts->pm_ino = 0;
 	ts->pm_off = 0;
@@ -617,6 +647,7 @@ void tsym_get_stats(const struct tsym *ts, struct tsym_stats *st)
 	st->jit_symbols = ps.entries;
 	st->perfmap_bad_lines = ps.bad_lines;
 	st->perfmap_reloads = ts->pm_reloads;
+	st->refused = ts->refused;
 }
 
 /* ---- resolution ---- */

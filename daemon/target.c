@@ -10,46 +10,89 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "kprof/cleanup.h"
 #include "kprofd.h"
 #include "log.h"
 
-static int read_identity(struct target *t)
+int proc_ident_read(pid_t pid, struct proc_ident *id)
 {
 	char path[64], buf[4096];
 	_cleanup_fclose_ FILE *f = NULL;
 	bool have_uid = false;
+	struct stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", t->pid);
+	memset(id, 0, sizeof(*id));
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	f = fopen(path, "re");
 	if (!f)
 		return -errno == -ENOENT ? -ESRCH : -errno;
 	while (fgets(buf, sizeof(buf), f)) {
-		unsigned ruid, euid;
+		unsigned r, e, s, fs;
 
 		if (!strncmp(buf, "Name:\t", 6)) {
 			buf[strcspn(buf, "\n")] = '\0';
-			snprintf(t->comm, sizeof(t->comm), "%.16s", buf + 6);
-		} else if (sscanf(buf, "Uid:\t%u\t%u", &ruid, &euid) == 2) {
-			t->uid = ruid;
+			snprintf(id->comm, sizeof(id->comm), "%.16s", buf + 6);
+		} else if (!strncmp(buf, "State:\t", 7)) {
+			id->zombie = buf[7] == 'Z' || buf[7] == 'X';
+		} else if (sscanf(buf, "Uid:\t%u\t%u\t%u\t%u", &r, &e, &s, &fs) == 4) {
+			id->ruid = r;
+			id->euid = e;
+			id->suid = s;
+			id->fsuid = fs;
 			have_uid = true;
-		} else if (!strncmp(buf, "Tgid:\t", 6) && atoi(buf + 6) != t->pid) {
+		} else if (!strncmp(buf, "Tgid:\t", 6) && atoi(buf + 6) != pid) {
 			return -EINVAL; /* a thread id, not a process */
 		}
 	}
-	return have_uid ? 0 : -EIO;
+	if (!have_uid)
+		return -EIO;
+	/* The kernel gives the /proc/PID files of a process that is not dumpable (setuid,
+	 * prctl(PR_SET_DUMPABLE, 0)) to root: its owner is the ptrace rule's "dumpable". */
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (stat(path, &st) < 0)
+		return -errno == -ENOENT ? -ESRCH : -errno;
+	id->dumpable = st.st_uid == id->euid;
+	return 0;
+}
+
+uid_t proc_ident_owner(const struct proc_ident *id)
+{
+	/* The kernel's ptrace rule (which perf's follows): a user may trace only a dumpable
+	 * process whose real, effective, saved and filesystem uids are all its own. */
+	if (id->ruid == id->euid && id->ruid == id->suid && id->ruid == id->fsuid && id->dumpable)
+		return id->ruid;
+	return 0;
 }
 
 int target_proc_uid(pid_t pid, uid_t *uid)
 {
-	struct target t = {.pid = pid};
-	int err = read_identity(&t);
+	struct proc_ident id;
+	int err = proc_ident_read(pid, &id);
 
 	if (err < 0)
 		return err;
-	*uid = t.uid;
+	if (id.zombie)
+		return -ESRCH;
+	*uid = proc_ident_owner(&id);
+	return 0;
+}
+
+static int read_identity(struct target *t)
+{
+	struct proc_ident id;
+	int err = proc_ident_read(t->pid, &id);
+
+	if (err < 0)
+		return err;
+	if (id.zombie)
+		return -ECHILD;
+	memcpy(t->comm, id.comm, sizeof(t->comm));
+	t->uid = proc_ident_owner(&id);
+	t->proc_uid = id.ruid;
+	t->proc_euid = id.euid;
 	return 0;
 }
 
@@ -85,7 +128,8 @@ int target_new(struct manager *m, pid_t pid, const struct attach_opts *o, struct
 		       &t->hcct);
 	if (err < 0)
 		goto fail;
-	err = tsym_new(m->sym, pid, t->uid, (uint64_t)m->cfg.perfmap_max_mb << 20, &t->sym);
+	err = tsym_new(m->sym, pid, t->proc_uid, t->proc_euid,
+		       (uint64_t)m->cfg.perfmap_max_mb << 20, &t->sym);
 	if (err < 0)
 		goto fail;
 	t->cache_gen = tsym_generation(t->sym);
@@ -206,10 +250,28 @@ void target_free(struct target *t)
 	free(t);
 }
 
+void target_drop_symbols(struct target *t)
+{
+	struct tsym_stats ss;
+
+	if (!t->sym)
+		return;
+	tsym_get_stats(t->sym, &ss);
+	t->saved_jit_symbols = ss.jit_symbols;
+	t->saved_bad_lines = ss.perfmap_bad_lines;
+	t->saved_refused = ss.refused;
+	free(t->saved_perfmap_path);
+	t->saved_perfmap_path = strdup(ss.perfmap_path);
+	tsym_free(t->sym);
+	t->sym = NULL;
+	profile_cache_clear(t->profile);
+	memset(t->memo->addr, 0, sizeof(t->memo->addr));
+}
+
 /* Cached and memoized answers may be stale once the target's symbols changed. */
 static void forget_if_symbols_changed(struct target *t)
 {
-	if (tsym_generation(t->sym) == t->cache_gen)
+	if (!t->sym || tsym_generation(t->sym) == t->cache_gen)
 		return;
 	profile_cache_clear(t->profile);
 	memset(t->memo->addr, 0, sizeof(t->memo->addr));
@@ -240,6 +302,9 @@ static int frame_id(struct target *t, uint64_t addr, bool kernel)
 
 	if (profile_cache_get(t->profile, addr, &id))
 		return id;
+	if (!t->sym) /* ended: its symbol sources are gone (a late sample) */
+		return profile_intern(t->profile, "[unknown]", "[unknown]", 0,
+				      PROFILE_KIND_UNKNOWN);
 	tsym_resolve(t->sym, addr, kernel, &r);
 	forget_if_symbols_changed(t); /* they may have while resolving */
 	ret = profile_intern(t->profile, r.name, r.module, r.start, r.kind);
@@ -325,6 +390,7 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 		memset(&ss, 0, sizeof(ss));
 		ss.jit_symbols = t->saved_jit_symbols;
 		ss.perfmap_bad_lines = t->saved_bad_lines;
+		ss.refused = t->saved_refused;
 	}
 	pb->pid = t->pid;
 	pb->uid = t->uid;
@@ -433,7 +499,8 @@ void target_calls_free(struct target *t)
 	struct calls *c = &t->calls;
 
 	calls_off(t);
-	calls_wait_removal(t);
+	removal_put(c->removal);
+	c->removal = NULL;
 	c->timer = sd_event_source_disable_unref(c->timer);
 	free(c->threads);
 	c->threads = NULL;

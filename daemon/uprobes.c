@@ -156,7 +156,8 @@ static int check_plan(struct target *t, struct plan *p, const struct procmaps *p
 {
 	size_t w = 0;
 
-	qsort(p->v, p->n, sizeof(*p->v), cmp_probe);
+	if (p->n) /* an empty perf map: p->v is NULL, which qsort must not get */
+		qsort(p->v, p->n, sizeof(*p->v), cmp_probe);
 	for (size_t i = 0; i < p->n; i++) {
 		struct probe *pr = &p->v[i];
 		struct uprobe_site site;
@@ -219,14 +220,19 @@ int calls_plan(struct target *t, bool force, char *err, size_t errlen)
 	return 0;
 }
 
+/* A removal runs on a detached thread; the thread and the owner each hold a reference, so
+ * neither waits for the other: the loop polls removal_busy and drops its reference at will. */
 struct removal {
 	struct bpf_link **links;
 	size_t n;
 	uint64_t t0;
-	_Atomic uint64_t *acc;
 	void (*after)(void *arg);
 	void *arg;
+	_Atomic int refs;
+	_Atomic bool done;
 };
+
+static _Atomic unsigned removals_running;
 
 struct slice {
 	struct bpf_link **links;
@@ -240,6 +246,19 @@ static void *remove_slice(void *arg)
 	for (size_t i = s->first; i < s->n; i += s->step)
 		bpf_link__destroy(s->links[i]);
 	return NULL;
+}
+
+void removal_put(struct removal *r)
+{
+	if (r && atomic_fetch_sub(&r->refs, 1) == 1) {
+		free(r->links);
+		free(r);
+	}
+}
+
+bool removal_busy(const struct removal *r)
+{
+	return r && !atomic_load(&r->done);
 }
 
 /* Each removal waits for an RCU grace period in the kernel; done in parallel, the waits
@@ -262,25 +281,34 @@ static void *remove_links(void *arg)
 		remove_slice(&sl[i]);
 	for (size_t i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
-	if (r->acc)
-		atomic_fetch_add(r->acc, now_ns(CLOCK_MONOTONIC) - r->t0);
 	log_debug("removed %zu uprobes in %.3f s", r->n, (now_ns(CLOCK_MONOTONIC) - r->t0) / 1e9);
 	if (r->after)
 		r->after(r->arg);
-	free(r->links);
-	free(r);
+	atomic_store(&r->done, true);
+	atomic_fetch_sub(&removals_running, 1);
+	removal_put(r);
 	return NULL;
 }
 
-bool links_remove_async(struct bpf_link **links, size_t n, _Atomic uint64_t *acc,
-			void (*after)(void *), void *arg, pthread_t *th)
+struct removal *links_remove_async(struct bpf_link **links, size_t n, void (*after)(void *),
+				   void *arg)
 {
-	struct removal *r = malloc(sizeof(*r));
+	struct removal *r = calloc(1, sizeof(*r));
+	pthread_attr_t attr;
+	pthread_t th;
 
 	if (r) {
-		*r = (struct removal){links, n, now_ns(CLOCK_MONOTONIC), acc, after, arg};
-		if (pthread_create(th, NULL, remove_links, r) == 0)
-			return true;
+		*r = (struct removal){.links = links, .n = n, .t0 = now_ns(CLOCK_MONOTONIC),
+				      .after = after, .arg = arg};
+		atomic_store(&r->refs, 2);
+		atomic_fetch_add(&removals_running, 1);
+		if (pthread_attr_init(&attr) == 0 &&
+		    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+		    pthread_create(&th, &attr, remove_links, r) == 0) {
+			pthread_attr_destroy(&attr);
+			return r;
+		}
+		atomic_fetch_sub(&removals_running, 1);
 		free(r);
 	}
 	/* No thread: remove them here, blocking the loop meanwhile. */
@@ -289,16 +317,13 @@ bool links_remove_async(struct bpf_link **links, size_t n, _Atomic uint64_t *acc
 	free(links);
 	if (after)
 		after(arg);
-	return false;
+	return NULL;
 }
 
-/* Wait for the last removal (their probes are gone when this returns). */
-void calls_wait_removal(struct target *t)
+void links_removals_wait(unsigned timeout_ms)
 {
-	if (t->calls.remover_running) {
-		pthread_join(t->calls.remover, NULL);
-		t->calls.remover_running = false;
-	}
+	for (unsigned i = 0; atomic_load(&removals_running) && i < timeout_ms / 10; i++)
+		usleep(10000);
 }
 
 void calls_off(struct target *t)
@@ -306,9 +331,8 @@ void calls_off(struct target *t)
 	struct calls *c = &t->calls;
 
 	if (c->nlinks) {
-		calls_wait_removal(t);
-		c->remover_running = links_remove_async(c->links, c->nlinks, &c->removing_ns, NULL,
-							NULL, &c->remover);
+		removal_put(c->removal);
+		c->removal = links_remove_async(c->links, c->nlinks, NULL, NULL);
 		c->links = NULL;
 		c->nlinks = 0;
 	}
@@ -326,7 +350,6 @@ int calls_on(struct loader *l, struct target *t, char *err, size_t errlen)
 	struct calls *c = &t->calls;
 
 	calls_off(t);
-	calls_wait_removal(t); /* one probe set at a time in the target */
 	c->links = calloc(2 * c->nprobes, sizeof(*c->links));
 	if (!c->links)
 		return -ENOMEM;

@@ -15,6 +15,7 @@
 
 #define ELFSYM_MAX_LOADS 16
 #define ELFSYM_MAX_SYMS (4u << 20)
+#define ELFSYM_MAX_NAME 1024 /* longer names are cut (a name is the target's data) */
 
 struct elfsym_load {
 	uint64_t offset, vaddr, filesz;
@@ -26,9 +27,12 @@ struct elfsym {
 	struct elfsym_load loads[ELFSYM_MAX_LOADS];
 };
 
-/* 0 and *es filled (release with elfsym_release), or -ENOEXEC (not ELF), -EINVAL, -ENOMEM. */
-int elfsym_load_fd(int fd, struct elfsym *es);
-int elfsym_load_mem(const void *buf, size_t len, struct elfsym *es);
+/* 0 and *es filled (release with elfsym_release), or -ENOEXEC (not ELF), -EINVAL, -ENOMEM,
+ * -ENOSPC (the table would hold more than max_bytes; 0: no limit). Symbol and string tables
+ * larger than 256 MiB are skipped; names are cut at ELFSYM_MAX_NAME bytes. The fd is read with
+ * pread, never mapped. */
+int elfsym_load_fd(int fd, uint64_t max_bytes, struct elfsym *es);
+int elfsym_load_mem(const void *buf, size_t len, uint64_t max_bytes, struct elfsym *es);
 void elfsym_release(struct elfsym *es);
 
 /* The virtual address of file offset off (through the PT_LOAD holding it; off itself if

@@ -118,7 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memfd = memfd_create("fuzz_elfsym", MFD_CLOEXEC);
 		FUZZ_CHECK(memfd >= 0, "memfd_create: %d", errno);
 	}
-	r = elfsym_load_mem(data, size, &es);
+	r = elfsym_load_mem(data, size, 0, &es);
 	FUZZ_CHECK(r == 0 || r == -ENOEXEC || r == -EINVAL || r == -ENOMEM || r == -E2BIG,
 		   "elfsym_load_mem: unexpected %d", r);
 	if (r == 0)
@@ -126,7 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	FUZZ_CHECK(ftruncate(memfd, 0) == 0 && pwrite(memfd, data, size, 0) == (ssize_t)size,
 		   "memfd write: %d", errno);
-	rf = elfsym_load_fd(memfd, &ef);
+	rf = elfsym_load_fd(memfd, 0, &ef);
 	FUZZ_CHECK(rf == r, "elfsym_load_fd %d, elfsym_load_mem %d", rf, r);
 	if (rf == 0) {
 		check_same(&es, &ef);

@@ -63,7 +63,7 @@ static void test_self_fd(void **state)
 	uint64_t v;
 
 	(void)state;
-	assert_int_equal(elfsym_load_fd(fd, &es), 0);
+	assert_int_equal(elfsym_load_fd(fd, 0, &es), 0);
 	close(fd);
 	assert_true(es.nloads >= 2);
 	assert_true(symtab_count(es.syms) > 10);
@@ -85,7 +85,7 @@ static void test_self_mem_and_vaddr(void **state)
 	uint64_t v;
 
 	(void)state;
-	assert_int_equal(elfsym_load_mem(buf, len, &es), 0);
+	assert_int_equal(elfsym_load_mem(buf, len, 0, &es), 0);
 	v = marker_vaddr(&es);
 	assert_true(v != 0);
 	/* Offset -> vaddr -> offset round trip through the segment holding the marker. */
@@ -105,8 +105,8 @@ static void test_not_elf(void **state)
 	struct elfsym es;
 
 	(void)state;
-	assert_int_equal(elfsym_load_mem(text, sizeof(text), &es), -ENOEXEC);
-	assert_int_equal(elfsym_load_mem("", 0, &es) < 0, 1);
+	assert_int_equal(elfsym_load_mem(text, sizeof(text), 0, &es), -ENOEXEC);
+	assert_int_equal(elfsym_load_mem("", 0, 0, &es) < 0, 1);
 	assert_null(es.syms);
 }
 
@@ -123,7 +123,7 @@ static void test_corrupt(void **state)
 		struct elfsym es;
 
 		memcpy(buf, orig, cut);
-		if (elfsym_load_mem(buf, cut, &es) == 0)
+		if (elfsym_load_mem(buf, cut, 0, &es) == 0)
 			elfsym_release(&es);
 	}
 	for (int round = 0; round < 200; round++) {
@@ -137,7 +137,7 @@ static void test_corrupt(void **state)
 
 			buf[at] ^= (uint8_t)(seed >> 24) | 1;
 		}
-		if (elfsym_load_mem(buf, len, &es) == 0) {
+		if (elfsym_load_mem(buf, len, 0, &es) == 0) {
 			size_t n = symtab_count(es.syms);
 
 			for (size_t i = 0; i < n; i++)
