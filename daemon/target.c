@@ -406,6 +406,8 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->exit_code = t->exit_code;
 	pb->jit_symbols = ss.jit_symbols;
 	pb->perfmap_bad_lines = ss.perfmap_bad_lines;
+	pb->symbols_refused = ss.refused;
+	pb->save_failures = t->save_failures;
 	pb->perfmap_path = t->sym ? (char *)tsym_perfmap_path(t->sym) : t->saved_perfmap_path;
 	pb->stacks = ps.stacks;
 	pb->lost_stacks = ps.lost;

@@ -51,12 +51,14 @@ static int check(int fd, const struct tfile_want *want, struct stat *st, char *w
 		return e;
 	}
 	if (!S_ISREG(st->st_mode)) {
-		snprintf(why, len, "not a regular file");
+		/* O_PATH | O_NOFOLLOW opens a symbolic link itself. */
+		snprintf(why, len, "it is %s", S_ISLNK(st->st_mode) ? "a symbolic link"
+								     : "not a regular file");
 		return -EPERM;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(kernel_fs); i++) {
 		if (sf.f_type == kernel_fs[i]) {
-			snprintf(why, len, "on a kernel filesystem (magic 0x%lx)",
+			snprintf(why, len, "it is on a kernel filesystem (magic 0x%lx)",
 				 (unsigned long)sf.f_type);
 			return -EPERM;
 		}
@@ -68,7 +70,7 @@ static int check(int fd, const struct tfile_want *want, struct stat *st, char *w
 	if (want->check_id &&
 	    (st->st_ino != want->ino ||
 	     (st->st_dev != want->dev && sf.f_type != OVERLAYFS_SUPER_MAGIC))) {
-		snprintf(why, len, "not the file mapped (inode %llu, mapped %llu)",
+		snprintf(why, len, "it is not the file mapped (inode %llu, mapped %llu)",
 			 (unsigned long long)st->st_ino, (unsigned long long)want->ino);
 		return -ESTALE;
 	}
@@ -76,7 +78,7 @@ static int check(int fd, const struct tfile_want *want, struct stat *st, char *w
 		for (int i = 0; i < want->nowners; i++)
 			if (st->st_uid == want->owners[i])
 				return 0;
-		snprintf(why, len, "owned by uid %u, not by the target (uid %u)",
+		snprintf(why, len, "it is owned by uid %u, not by the target (uid %u)",
 			 (unsigned)st->st_uid, (unsigned)want->owners[0]);
 		return -EPERM;
 	}
@@ -102,7 +104,7 @@ int tfile_open(int dirfd, const char *path, bool in_root, const struct tfile_wan
 	pfd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 	if (pfd < 0) {
 		err = -errno;
-		snprintf(why, whylen, "%s", err == -ELOOP ? "a symbolic link" : strerror(-err));
+		snprintf(why, whylen, "%s", err == -ELOOP ? "it is a symbolic link" : strerror(-err));
 		return err;
 	}
 	err = check(pfd, want, st, why, whylen);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <elf.h>
 
 #include "kprof/elfsym.h"
 
@@ -149,6 +150,84 @@ static void test_corrupt(void **state)
 	free(orig);
 }
 
+/* A minimal ELF64 image: .symtab with nsyms functions whose names all point at one string of
+ * name_len bytes in .strtab (a hostile file shares one huge name among many symbols). */
+static uint8_t *make_elf(size_t nsyms, size_t name_len, size_t *len)
+{
+	size_t symoff = sizeof(Elf64_Ehdr), symsz = (nsyms + 1) * sizeof(Elf64_Sym);
+	size_t stroff = symoff + symsz, strsz = name_len + 2;
+	size_t shoff = (stroff + strsz + 7) & ~(size_t)7;
+	uint8_t *b;
+	Elf64_Ehdr *eh;
+	Elf64_Shdr *sh;
+	Elf64_Sym *sym;
+
+	*len = shoff + 3 * sizeof(Elf64_Shdr);
+	b = calloc(1, *len);
+	assert_non_null(b);
+	eh = (Elf64_Ehdr *)b;
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_DYN;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_ehsize = sizeof(*eh);
+	eh->e_shoff = shoff;
+	eh->e_shentsize = sizeof(Elf64_Shdr);
+	eh->e_shnum = 3;
+	sym = (Elf64_Sym *)(b + symoff);
+	for (size_t i = 1; i <= nsyms; i++) {
+		sym[i].st_name = 1;
+		sym[i].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
+		sym[i].st_shndx = 1;
+		sym[i].st_value = 0x1000 + 16 * i;
+		sym[i].st_size = 16;
+	}
+	memset(b + stroff + 1, 'n', name_len);
+	sh = (Elf64_Shdr *)(b + shoff);
+	sh[1] = (Elf64_Shdr){.sh_type = SHT_SYMTAB, .sh_offset = symoff, .sh_size = symsz,
+			     .sh_link = 2, .sh_entsize = sizeof(Elf64_Sym), .sh_addralign = 8};
+	sh[2] = (Elf64_Shdr){.sh_type = SHT_STRTAB, .sh_offset = stroff, .sh_size = strsz,
+			     .sh_addralign = 1};
+	return b;
+}
+
+/* Names are cut at ELFSYM_MAX_NAME: 200 symbols sharing a 4 MB name cost kilobytes each,
+ * not megabytes. */
+static void test_long_names_capped(void **state)
+{
+	size_t len;
+	uint8_t *b = make_elf(200, 4u << 20, &len);
+	struct elfsym es;
+
+	(void)state;
+	assert_int_equal(elfsym_load_mem(b, len, 0, &es), 0);
+	assert_int_equal(symtab_count(es.syms), 200);
+	for (size_t i = 0; i < 200; i++)
+		assert_int_equal(strlen(symtab_at(es.syms, i)->name), ELFSYM_MAX_NAME);
+	assert_true(symtab_memory(es.syms) < (2u << 20)); /* 4 MB a symbol uncapped */
+	elfsym_release(&es);
+	free(b);
+}
+
+/* A table that would exceed the caller's budget is refused as a whole. */
+static void test_budget(void **state)
+{
+	size_t len;
+	uint8_t *b = make_elf(20000, 100, &len);
+	struct elfsym es;
+
+	(void)state;
+	assert_int_equal(elfsym_load_mem(b, len, 64 * 1024, &es), -ENOSPC);
+	assert_null(es.syms);
+	assert_int_equal(elfsym_load_mem(b, len, 64u << 20, &es), 0);
+	assert_int_equal(symtab_count(es.syms), 20000);
+	elfsym_release(&es);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -156,6 +235,8 @@ int main(void)
 	    cmocka_unit_test(test_self_mem_and_vaddr),
 	    cmocka_unit_test(test_not_elf),
 	    cmocka_unit_test(test_corrupt),
+	    cmocka_unit_test(test_long_names_capped),
+	    cmocka_unit_test(test_budget),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
