@@ -39,17 +39,18 @@ SKELS := $(BUILD)/sampler.skel.h
 
 # Pure modules (no I/O) and the glue around them.
 PURE := daemon/perfmap.c daemon/symtab.c daemon/profile.c daemon/procmaps.c daemon/config.c \
-	daemon/elfsym.c daemon/hcct.c daemon/cfg.c daemon/ksf.c daemon/budget.c
+	daemon/elfsym.c daemon/hcct.c daemon/cfg.c daemon/ksf.c daemon/budget.c \
+	daemon/procinfo.c
 GLUE := daemon/main.c daemon/manager.c daemon/loader.c daemon/sampler.c daemon/symbolize.c \
 	daemon/control.c daemon/target.c daemon/store.c daemon/live.c daemon/uprobes.c daemon/log.c \
-	daemon/paths.c daemon/paths_reply.c daemon/tfile.c
+	daemon/paths.c daemon/paths_reply.c daemon/tfile.c daemon/procfs.c
 DAEMON_SRC := $(GLUE) $(PURE) proto/frame.c $(PROTO_C)
 CLI_SRC := cli/kprofctl.c cli/client.c cli/render.c cli/export.c cli/pprof.c cli/top.c daemon/profile.c \
 	proto/frame.c $(PROTO_C) $(PPROF_C)
 
 UNIT_TESTS := test_symtab test_perfmap test_profile test_frame test_procmaps test_render test_config \
 	test_cfg test_elfsym test_pprof \
-	test_hcct test_cct test_hcct_metrics test_ksf test_budget
+	test_hcct test_cct test_hcct_metrics test_ksf test_budget test_procinfo
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
 # Keep the BPF objects between the object and the skeleton steps.
@@ -129,6 +130,7 @@ $(BUILD)/tests/test_hcct: daemon/hcct.c daemon/cct.c
 $(BUILD)/tests/test_cct: daemon/cct.c
 $(BUILD)/tests/test_ksf: daemon/ksf.c
 $(BUILD)/tests/test_budget: daemon/budget.c
+$(BUILD)/tests/test_procinfo: daemon/procinfo.c
 $(BUILD)/tests/test_hcct_metrics: daemon/hcct_metrics.c daemon/cct.c daemon/hcct.c
 $(BUILD)/tests/test_elfsym: daemon/elfsym.c daemon/symtab.c
 $(BUILD)/tests/test_pprof: cli/pprof.c cli/render.c $(PROTO_C) $(PPROF_C)

@@ -34,6 +34,7 @@
 #include "kprof/symtab.h"
 #include "kprofd.h"
 #include "log.h"
+#include "procfs.h"
 #include "tfile.h"
 
 #define ELF_CACHE_MAX 1024
@@ -409,38 +410,17 @@ static struct elf_entry *mapping_elf(struct tsym *ts, size_t idx, const struct p
 
 static int read_nspid(pid_t pid, pid_t *nspid, uint64_t *start_realtime_ns)
 {
-	_cleanup_free_ char *buf = NULL, *stat = NULL;
-	char path[64], *line, *p;
-	unsigned long long start_ticks = 0;
-	ssize_t n;
+	struct procinfo_status ps;
+	struct procinfo_stat pt;
+	int err = procfs_status(pid, &ps);
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	n = read_file(path, &buf, 1 << 16);
-	if (n < 0)
-		return n;
-	*nspid = pid;
-	line = strstr(buf, "\nNStgid:");
-	if (line) {
-		line += 8;
-		line[strcspn(line, "\n")] = '\0';
-		p = strrchr(line, '\t');
-		if (p && atoi(p + 1) > 0)
-			*nspid = atoi(p + 1);
-	}
-	/* Field 22 of /proc/PID/stat: start time in clock ticks after boot. */
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (read_file(path, &stat, 4096) > 0 && (p = strrchr(stat, ')'))) {
-		int field = 2;
-
-		for (; *p && field < 22; p++)
-			if (*p == ' ')
-				field++;
-		start_ticks = strtoull(p, NULL, 10);
-	}
-	if (start_ticks) {
+	if (err < 0)
+		return err;
+	*nspid = ps.nstgid;
+	if (procfs_stat(pid, &pt) == 0 && pt.start_ticks) {
 		uint64_t boot = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_BOOTTIME);
 
-		*start_realtime_ns = boot + start_ticks * (1000000000ULL / sysconf(_SC_CLK_TCK));
+		*start_realtime_ns = boot + pt.start_ticks * (1000000000ULL / sysconf(_SC_CLK_TCK));
 	}
 	return 0;
 }

@@ -16,39 +16,27 @@
 #include "kprof/cleanup.h"
 #include "kprofd.h"
 #include "log.h"
+#include "procfs.h"
 
 int proc_ident_read(pid_t pid, struct proc_ident *id)
 {
-	char path[64], buf[4096];
-	_cleanup_fclose_ FILE *f = NULL;
-	bool have_uid = false;
+	struct procinfo_status ps;
+	char path[64];
 	struct stat st;
+	int err;
 
 	memset(id, 0, sizeof(*id));
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno == -ENOENT ? -ESRCH : -errno;
-	while (fgets(buf, sizeof(buf), f)) {
-		unsigned r, e, s, fs;
-
-		if (!strncmp(buf, "Name:\t", 6)) {
-			buf[strcspn(buf, "\n")] = '\0';
-			snprintf(id->comm, sizeof(id->comm), "%.16s", buf + 6);
-		} else if (!strncmp(buf, "State:\t", 7)) {
-			id->zombie = buf[7] == 'Z' || buf[7] == 'X';
-		} else if (sscanf(buf, "Uid:\t%u\t%u\t%u\t%u", &r, &e, &s, &fs) == 4) {
-			id->ruid = r;
-			id->euid = e;
-			id->suid = s;
-			id->fsuid = fs;
-			have_uid = true;
-		} else if (!strncmp(buf, "Tgid:\t", 6) && atoi(buf + 6) != pid) {
-			return -EINVAL; /* a thread id, not a process */
-		}
-	}
-	if (!have_uid)
-		return -EIO;
+	err = procfs_status(pid, &ps);
+	if (err < 0)
+		return err == -EBADMSG ? -EIO : err;
+	if (ps.tgid != pid)
+		return -EINVAL; /* a thread id, not a process */
+	memcpy(id->comm, ps.comm, sizeof(id->comm));
+	id->zombie = ps.state == 'Z' || ps.state == 'X';
+	id->ruid = ps.ruid;
+	id->euid = ps.euid;
+	id->suid = ps.suid;
+	id->fsuid = ps.fsuid;
 	/* The kernel gives the /proc/PID files of a process that is not dumpable (setuid,
 	 * prctl(PR_SET_DUMPABLE, 0)) to root: its owner is the ptrace rule's "dumpable". */
 	snprintf(path, sizeof(path), "/proc/%d", pid);

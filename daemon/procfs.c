@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* procfs.c: reading a process's /proc/PID files into bounded buffers; the parsing is the pure
+ * procinfo module's. A process that is gone reads as -ESRCH whichever way the kernel says it
+ * (ENOENT for the directory, ESRCH for a file of a process that exited meanwhile).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "kprof/cleanup.h"
+#include "procfs.h"
+#include "tfile.h"
+
+ssize_t procfs_read(pid_t pid, const char *name, char **ret, size_t max)
+{
+	_cleanup_close_ int fd = -1;
+	char path[96];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = tfile_read(fd, 0, max, ret);
+	return n == -ENOENT ? -ESRCH : n;
+}
+
+int procfs_status(pid_t pid, struct procinfo_status *st)
+{
+	_cleanup_free_ char *buf = NULL;
+	ssize_t n = procfs_read(pid, "status", &buf, 1u << 16);
+
+	return n < 0 ? (int)n : procinfo_status(buf, n, st);
+}
+
+int procfs_stat(pid_t pid, struct procinfo_stat *st)
+{
+	_cleanup_free_ char *buf = NULL;
+	ssize_t n = procfs_read(pid, "stat", &buf, 4096);
+
+	return n < 0 ? (int)n : procinfo_stat(buf, n, st);
+}

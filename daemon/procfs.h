@@ -1,0 +1,17 @@
+/* procfs.h: reading a process's /proc/PID files (see procfs.c). */
+#ifndef KPROF_PROCFS_H
+#define KPROF_PROCFS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "kprof/procinfo.h"
+
+/* /proc/PID/NAME, at most max bytes, NUL-terminated: the length, or -ESRCH (gone) or another
+ * negative errno. */
+ssize_t procfs_read(pid_t pid, const char *name, char **ret, size_t max);
+/* Parsed /proc/PID/status and /proc/PID/stat: 0, -ESRCH, -EBADMSG, ... */
+int procfs_status(pid_t pid, struct procinfo_status *st);
+int procfs_stat(pid_t pid, struct procinfo_stat *st);
+
+#endif

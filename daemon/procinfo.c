@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* procinfo.c: parsers of /proc/PID/status and /proc/PID/stat (see include/kprof/procinfo.h).
+ *
+ * status: "Key:\tvalue" lines; only Name, State, Tgid, NStgid and Uid are read, each at most
+ * once (a comm cannot forge a line: the kernel escapes newlines in Name). stat: "pid (comm)
+ * state ppid ..." where comm may hold spaces and ')': fields are counted after the LAST ')'.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kprof/procinfo.h"
+
+/* Parse a decimal in [p, end) up to a non-digit: -1 if none or too large. */
+static long long num(const char **pp, const char *end)
+{
+	const char *p = *pp;
+	long long v = 0;
+
+	if (p >= end || *p < '0' || *p > '9')
+		return -1;
+	for (; p < end && *p >= '0' && *p <= '9'; p++) {
+		if (v > (INT64_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	*pp = p;
+	return v;
+}
+
+static const char *skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p;
+}
+
+static bool line_is(const char *p, const char *eol, const char *key)
+{
+	size_t k = strlen(key);
+
+	return (size_t)(eol - p) >= k && !memcmp(p, key, k);
+}
+
+int procinfo_status(const char *text, size_t len, struct procinfo_status *st)
+{
+	const char *p = text, *end = text + len;
+	bool name = false, state = false, uid = false;
+
+	memset(st, 0, sizeof(*st));
+	while (p < end) {
+		const char *eol = memchr(p, '\n', end - p);
+
+		if (!eol)
+			eol = end;
+		if (!name && line_is(p, eol, "Name:\t")) {
+			size_t n = eol - (p + 6);
+
+			if (n >= sizeof(st->comm))
+				n = sizeof(st->comm) - 1;
+			memcpy(st->comm, p + 6, n);
+			st->comm[n] = '\0';
+			name = true;
+		} else if (!state && line_is(p, eol, "State:\t") && eol > p + 7) {
+			st->state = p[7];
+			state = true;
+		} else if (!st->tgid && line_is(p, eol, "Tgid:\t")) {
+			const char *q = p + 6;
+			long long v = num(&q, eol);
+
+			if (v <= 0 || v > INT32_MAX)
+				return -EBADMSG;
+			st->tgid = v;
+		} else if (line_is(p, eol, "NStgid:\t")) {
+			const char *q = p + 8;
+			long long v = -1;
+
+			/* One value per PID namespace, outermost first: keep the last. */
+			while (q < eol) {
+				long long w = num(&q, eol);
+
+				if (w <= 0 || w > INT32_MAX)
+					return -EBADMSG;
+				v = w;
+				q = skip_ws(q, eol);
+			}
+			if (v > 0)
+				st->nstgid = v;
+		} else if (!uid && line_is(p, eol, "Uid:\t")) {
+			const char *q = p + 5;
+			unsigned *f[4] = {&st->ruid, &st->euid, &st->suid, &st->fsuid};
+
+			for (int i = 0; i < 4; i++) {
+				long long v;
+
+				q = skip_ws(q, eol);
+				v = num(&q, eol);
+				if (v < 0 || v > UINT32_MAX)
+					return -EBADMSG;
+				*f[i] = v;
+			}
+			uid = true;
+		}
+		p = eol + 1;
+	}
+	if (!name || !state || !uid || !st->tgid)
+		return -EBADMSG;
+	if (!st->nstgid)
+		st->nstgid = st->tgid;
+	return 0;
+}
+
+int procinfo_stat(const char *text, size_t len, struct procinfo_stat *st)
+{
+	const char *end = text + len, *p = NULL;
+	long long v[22];
+
+	memset(st, 0, sizeof(*st));
+	for (const char *q = text; q < end; q++)
+		if (*q == ')')
+			p = q;
+	if (!p || end - p < 3 || p[1] != ' ')
+		return -EBADMSG;
+	st->state = p[2];
+	p += 3;
+	/* Fields 4 (ppid) to 22 (starttime); tty_nr (7) may be negative in theory: it is not
+	 * for the kernel's encoding, so all are read as unsigned. */
+	for (int field = 4; field <= 22; field++) {
+		p = skip_ws(p, end);
+		if (p < end && *p == '-') {
+			p++;
+			v[field - 1] = num(&p, end);
+			if (v[field - 1] < 0)
+				return -EBADMSG;
+			v[field - 1] = -v[field - 1];
+			continue;
+		}
+		v[field - 1] = num(&p, end);
+		if (v[field - 1] < 0)
+			return -EBADMSG;
+	}
+	st->tty_nr = (int)v[6];
+	st->utime = v[13];
+	st->stime = v[14];
+	st->start_ticks = v[21];
+	return 0;
+}

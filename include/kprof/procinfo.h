@@ -1,0 +1,34 @@
+/* procinfo.h: parsers of a process's /proc/PID/status and /proc/PID/stat text.
+ *
+ * The text comes from the kernel, but part of it is the process's own choosing (its comm, up
+ * to 15 bytes of anything but NUL, parentheses and newlines included), so both are parsed
+ * defensively: fields are found by their names (status) or counted after the last ')' (stat),
+ * and anything missing or malformed is an error, never a guess. Pure: no I/O.
+ */
+#ifndef KPROF_PROCINFO_H
+#define KPROF_PROCINFO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct procinfo_status {
+	char comm[17];
+	char state;	 /* R, S, D, Z, X, ... */
+	int tgid;	 /* 0 if absent */
+	int nstgid;	 /* the tgid in the innermost PID namespace (tgid if none shown) */
+	unsigned ruid, euid, suid, fsuid;
+};
+
+struct procinfo_stat {
+	char state;
+	int tty_nr;
+	uint64_t utime, stime;	/* clock ticks */
+	uint64_t start_ticks;	/* start time, clock ticks after boot */
+};
+
+/* 0, or -EBADMSG when Name, State, Tgid or Uid is missing or malformed. */
+int procinfo_status(const char *text, size_t len, struct procinfo_status *st);
+/* 0, or -EBADMSG when the line is cut short or malformed. */
+int procinfo_stat(const char *text, size_t len, struct procinfo_stat *st);
+
+#endif
