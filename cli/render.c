@@ -74,25 +74,27 @@ static bool is_control(uint32_t cp)
 
 size_t render_sanitize(FILE *f, const char *s, size_t len, size_t max)
 {
-	const unsigned char *p = (const unsigned char *)s;
+	const unsigned char *p = (const unsigned char *)s, *run = p;
 	size_t n = 0;
 
 	if (!s)
 		return 0;
+	/* Clean bytes are written in runs: folded stacks and exports can be megabytes. */
 	while (len && n < max) {
 		uint32_t cp;
 		size_t l = utf8_seq(p, len, &cp);
 
-		if (l && !is_control(cp)) {
-			fwrite(p, 1, l, f);
-		} else {
+		if (!l || is_control(cp)) {
+			fwrite(run, 1, p - run, f);
 			fputc('?', f);
 			l = l ? l : 1;
+			run = p + l;
 		}
 		p += l;
 		len -= l;
 		n++;
 	}
+	fwrite(run, 1, p - run, f);
 	return n;
 }
 
