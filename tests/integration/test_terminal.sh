@@ -41,6 +41,7 @@ cp /bin/sleep "$TDIR/$EVCOMM"
 "$TDIR/$EVCOMM" 60 &
 C=$!
 PIDS+=("$C")
+wait_for 10 grep -aq aGk "/proc/$C/comm" || fail "hostile comm" "$(cat -v "/proc/$C/comm")"
 run attach.comm ctl attach "$C"
 
 run report ctl report "$P" --top 0
