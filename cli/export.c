@@ -3,7 +3,9 @@
  * The daemon sends the whole profile (kprof.SavedProfile: functions and per-thread stacks);
  * this file turns it into pprof (pprof.c), folded stacks (through the same profile module the
  * daemon uses, so `export --format folded` equals `kprofctl folded`) or JSON, and writes it to
- * the output file atomically (a temporary file renamed into place) or to stdout for "-".
+ * the output file atomically (a temporary file renamed into place) or to stdout for "-". Names
+ * come from the target: folded lines go through render_lines() and JSON strings through
+ * render_json_string() (see render.c); pprof keeps them as they are, in its binary encoding.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,19 +46,33 @@ static int to_profile(const Kprof__SavedProfile *sp, struct profile **ret)
 	return 0;
 }
 
+/* Folded stacks, each line through render_lines() as `kprofctl folded` prints them: the names
+ * come from the target, and the file is text meant for terminals and tools alike. */
 static int export_folded(const Kprof__SavedProfile *sp, uint8_t **ret, size_t *ret_len)
 {
+	_cleanup_free_ char *text = NULL;
 	struct profile *p;
-	char *text;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
 	int err = to_profile(sp, &p);
 
 	if (err < 0)
 		return err;
-	err = profile_folded(p, &text, ret_len);
+	err = profile_folded(p, &text, &len);
 	profile_free(p);
 	if (err < 0)
 		return err;
-	*ret = (uint8_t *)text;
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return -errno;
+	render_lines(f, text);
+	if (fclose(f) != 0) {
+		free(buf);
+		return -ENOMEM;
+	}
+	*ret = (uint8_t *)buf;
+	*ret_len = len;
 	return 0;
 }
 

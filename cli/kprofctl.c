@@ -83,8 +83,11 @@ static int call(const Kprof__Request *req, Kprof__Reply **ret)
 		return KPROFCTL_EXIT_NO_DAEMON;
 	}
 	if (rep->error) {
-		fprintf(stderr, "kprofctl: %s\n",
-			rep->message && *rep->message ? rep->message : strerror(-rep->error));
+		/* The message may quote names from the target: sanitized. */
+		fputs("kprofctl: ", stderr);
+		render_text(stderr,
+			    rep->message && *rep->message ? rep->message : strerror(-rep->error));
+		fputc('\n', stderr);
 		kprof__reply__free_unpacked(rep, NULL);
 		return KPROFCTL_EXIT_ERROR;
 	}
@@ -459,10 +462,10 @@ static int verb_paths(int argc, char **argv)
 	}
 	if ((r = paths_call(&pr, KPROF__PATHS_OP__PATHS_OP_START, 1, true, &rep)))
 		return r;
-	fprintf(stderr,
-		"kprofctl: tracing the paths of %s in pid %u with %u uprobes for up to %.1f s%s"
-		" (Ctrl-C stops)\n",
-		rep->paths->function, pr.pid, rep->paths->probes, rep->paths->duration_ms / 1e3,
+	fputs("kprofctl: tracing the paths of ", stderr);
+	render_text(stderr, rep->paths->function);
+	fprintf(stderr, " in pid %u with %u uprobes for up to %.1f s%s (Ctrl-C stops)\n", pr.pid,
+		rep->paths->probes, rep->paths->duration_ms / 1e3,
 		rep->paths->budget ? " or until the budget" : "");
 	/* Wait for the trace to end: duration, budget, the target's exit, or Ctrl-C. */
 	sigaction(SIGINT, &sa, &old_int);
@@ -525,24 +528,22 @@ static int verb_folded(int argc, char **argv)
 			if (sp > p) {
 				printf("%s{\"frames\":[", first ? "" : ",");
 				for (const char *q = p, *semi; q < sp - 1; q = semi + 1) {
-					char name[4096];
-
 					semi = memchr(q, ';', sp - 1 - q);
 					if (!semi)
 						semi = sp - 1;
-					snprintf(name, sizeof(name), "%.*s", (int)(semi - q), q);
 					if (q != p)
 						putchar(',');
-					render_json_string(stdout, name);
+					render_json_strn(stdout, q, semi - q);
 				}
-				printf("],\"count\":%.*s}", (int)(end - sp), sp);
+				/* The count as a number: its digits only. */
+				printf("],\"count\":%llu}", strtoull(sp, NULL, 10));
 				first = false;
 			}
 			p = nl ? nl + 1 : end;
 		}
 		fputs("]}\n", stdout);
 	} else {
-		fputs(rep->folded->folded, stdout);
+		render_lines(stdout, rep->folded->folded);
 	}
 	kprof__reply__free_unpacked(rep, NULL);
 	return 0;

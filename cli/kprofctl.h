@@ -32,6 +32,21 @@ struct top_opts {
 };
 int top_run(const struct top_opts *o);
 
+/* The one filter between a terminal and any string from kprofd or a target: writes the len
+ * bytes at s to f with '?' for each C0 control (TAB, CR, LF included), DEL and C1 control
+ * (U+0080-U+009F) and for each byte that is not part of valid UTF-8 (stray or raw 0x80-0xFF,
+ * overlong, surrogate, above U+10FFFF, truncated); valid printable UTF-8 passes. At most max
+ * characters (code points or '?'); returns how many were written. s NULL: nothing. */
+size_t render_sanitize(FILE *f, const char *s, size_t len, size_t max);
+/* render_sanitize of all of the NUL-terminated s (NULL: nothing). */
+void render_text(FILE *f, const char *s);
+/* Text made of lines (folded stacks): each line sanitized, the '\n' between lines kept. */
+void render_lines(FILE *f, const char *s);
+/* render_sanitize into a malloc'd string (for printf-style and ncurses output); NULL: no memory. */
+char *render_sanitize_dup(const char *s, size_t max);
+/* A JSON string literal (RFC 8259) of the len bytes at s: C0, DEL and C1 controls as \u00XX,
+ * bytes that are not valid UTF-8 as \ufffd, so the output is valid UTF-8 JSON. */
+void render_json_strn(FILE *f, const char *s, size_t len);
 void render_json_string(FILE *f, const char *s);
 const char *render_state(Kprof__TargetState s);
 const char *render_kind(Kprof__FrameKind k);

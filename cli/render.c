@@ -1,45 +1,176 @@
 /* render.c: kprofctl's output: aligned text for people, JSON for scripts.
  *
  * Every function takes a decoded reply and a FILE; nothing here talks to the daemon, so
- * tests/unit/test_render.c checks the output on canned replies. JSON strings are escaped per
- * RFC 8259 (control characters as \u00XX); percentages are of the profile's total samples.
+ * tests/unit/test_render.c checks the output on canned replies. Percentages are of the profile's
+ * total samples.
+ *
+ * Strings from kprofd (names from targets' perf maps, comm, paths, error messages that quote
+ * them) are hostile: a target picks its function names, and kprofctl often runs as root in a
+ * terminal. Every such string goes through render_sanitize() before text output: it decodes
+ * strict UTF-8 and writes '?' for every C0 control (TAB, CR and LF included), DEL and C1 control
+ * (U+0080-U+009F, whose CSI and OSC a terminal may obey like ESC [ and ESC ]), and for every byte
+ * that does not start a valid sequence (stray continuation bytes, raw 0x9B, overlong forms,
+ * surrogates, code points above U+10FFFF, truncated sequences): one '?' per bad byte or
+ * control code point. Valid printable UTF-8 passes unchanged. Text meant to have several lines
+ * (folded stacks) goes through render_lines(), which keeps the newlines between the lines.
+ * JSON strings are escaped per RFC 8259 with the same decoder: C0, DEL and C1 controls as
+ * \u00XX, invalid bytes as \ufffd, so the output is valid UTF-8 JSON.
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "kprofctl.h"
 
-void render_json_string(FILE *f, const char *s)
+/* The length of the valid UTF-8 sequence at s (n bytes left), its code point in *cp; 0 if s
+ * starts none: a continuation byte, C0/C1/F5-FF lead bytes, overlong forms, surrogates, code
+ * points above U+10FFFF, a sequence cut short. */
+static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
 {
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
+	uint32_t c = s[0], min;
+	size_t len;
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		c &= 0x1f;
+		min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		c &= 0x0f;
+		min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		c &= 0x07;
+		min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+/* C0, DEL and C1 controls: what a terminal acts on instead of showing. */
+static bool is_control(uint32_t cp)
+{
+	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
+}
+
+size_t render_sanitize(FILE *f, const char *s, size_t len, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s, *run = p;
+	size_t n = 0;
+
+	if (!s)
+		return 0;
+	/* Clean bytes are written in runs: folded stacks and exports can be megabytes. */
+	while (len && n < max) {
+		uint32_t cp;
+		size_t l = utf8_seq(p, len, &cp);
+
+		if (!l || is_control(cp)) {
+			fwrite(run, 1, p - run, f);
+			fputc('?', f);
+			l = l ? l : 1;
+			run = p + l;
 		}
+		p += l;
+		len -= l;
+		n++;
+	}
+	fwrite(run, 1, p - run, f);
+	return n;
+}
+
+void render_text(FILE *f, const char *s)
+{
+	if (s)
+		render_sanitize(f, s, strlen(s), SIZE_MAX);
+}
+
+void render_lines(FILE *f, const char *s)
+{
+	while (s && *s) {
+		const char *nl = strchr(s, '\n');
+		size_t len = nl ? (size_t)(nl - s) : strlen(s);
+
+		render_sanitize(f, s, len, SIZE_MAX);
+		if (!nl)
+			break;
+		fputc('\n', f);
+		s = nl + 1;
+	}
+}
+
+char *render_sanitize_dup(const char *s, size_t max)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	if (s)
+		render_sanitize(f, s, strlen(s), max);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+void render_json_strn(FILE *f, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	fputc('"', f);
+	while (s && len) {
+		uint32_t cp;
+		size_t l = utf8_seq(p, len, &cp);
+
+		if (!l) {
+			fputs("\\ufffd", f);
+			l = 1;
+		} else if (cp == '"') {
+			fputs("\\\"", f);
+		} else if (cp == '\\') {
+			fputs("\\\\", f);
+		} else if (cp == '\n') {
+			fputs("\\n", f);
+		} else if (cp == '\r') {
+			fputs("\\r", f);
+		} else if (cp == '\t') {
+			fputs("\\t", f);
+		} else if (is_control(cp)) {
+			fprintf(f, "\\u%04x", (unsigned)cp);
+		} else {
+			fwrite(p, 1, l, f);
+		}
+		p += l;
+		len -= l;
 	}
 	fputc('"', f);
+}
+
+void render_json_string(FILE *f, const char *s)
+{
+	render_json_strn(f, s, s ? strlen(s) : 0);
 }
 
 const char *render_state(Kprof__TargetState s)
@@ -70,15 +201,12 @@ const char *render_kind(Kprof__FrameKind k)
 	}
 }
 
-/* Print s left-justified in width columns, control characters shown as '?': names come from
- * targets (comm, perf maps) and must not be able to send escape sequences to a terminal. */
+/* Print s left-justified in width columns (characters), through render_sanitize. */
 static void put_text(FILE *f, const char *s, int width)
 {
-	int n = 0;
+	size_t n = s ? render_sanitize(f, s, strlen(s), SIZE_MAX) : 0;
 
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++, n++)
-		fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, f);
-	for (; n < width; n++)
+	for (; n < (size_t)width; n++)
 		fputc(' ', f);
 }
 
@@ -180,7 +308,9 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 			r->cpu_ns, cpu_per_sample, r->clients);
 		return;
 	}
-	fprintf(f, "kprofd %s (pid %u), up %.0f s\n", r->version, r->pid, r->uptime_ns / 1e9);
+	fputs("kprofd ", f);
+	render_text(f, r->version);
+	fprintf(f, " (pid %u), up %.0f s\n", r->pid, r->uptime_ns / 1e9);
 	fprintf(f, "targets:     %u attached, %u kept\n", r->targets_attached, r->targets_kept);
 	fprintf(f, "samples:     %" PRIu64 " total, %.1f/s now\n", r->samples, r->samples_per_sec);
 	fprintf(f, "drops:       %" PRIu64 " (ring buffer full)", r->drops);
@@ -474,8 +604,11 @@ void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 	fprintf(f, "%s %.2f s",
 		r->state == KPROF__PATHS_STATE__PATHS_STATE_TRACING ? "Tracing for" : "Traced",
 		r->traced_ns / 1e9);
-	if (r->state != KPROF__PATHS_STATE__PATHS_STATE_TRACING)
-		fprintf(f, " (ended: %s)", r->end_reason && *r->end_reason ? r->end_reason : "?");
+	if (r->state != KPROF__PATHS_STATE__PATHS_STATE_TRACING) {
+		fputs(" (ended: ", f);
+		put_text(f, r->end_reason && *r->end_reason ? r->end_reason : "?", 0);
+		fputc(')', f);
+	}
 	fprintf(f,
 		", %u probes: %" PRIu64 " activations, %" PRIu64 " paths, %" PRIu64 " probe hits\n",
 		r->probes, r->activations, r->path_events, r->probe_hits);
@@ -514,8 +647,9 @@ void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 	for (size_t i = 0; i < r->n_blocks; i++) {
 		const Kprof__PathBlock *b = r->blocks[i];
 
-		fprintf(f, "  B%-3zu 0x%" PRIx64 "-0x%" PRIx64 " %4u insns  %-8s", i, b->start,
-			b->end, b->insns, b->term ? b->term : "?");
+		fprintf(f, "  B%-3zu 0x%" PRIx64 "-0x%" PRIx64 " %4u insns  ", i, b->start, b->end,
+			b->insns);
+		put_text(f, b->term ? b->term : "?", 8);
 		if (b->entry)
 			fputs(" entry", f);
 		if (b->loop_header)
@@ -523,11 +657,12 @@ void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 		fputc('\n', f);
 	}
 	if (r->edge_profile) {
-		fprintf(f,
-			"\nEdge profile: %s has more acyclic paths than kprofd numbers ([limits] "
-			"max_paths), so its edges were counted instead of its paths\n"
-			"     COUNT  EDGE\n",
-			r->function ? r->function : "the function");
+		fputs("\nEdge profile: ", f);
+		put_text(f, r->function ? r->function : "the function", 0);
+		fputs(" has more acyclic paths than kprofd numbers ([limits] max_paths), so its "
+		      "edges were counted instead of its paths\n"
+		      "     COUNT  EDGE\n",
+		      f);
 		for (size_t i = 0; i < r->n_edges; i++) {
 			const Kprof__EdgeCount *e = r->edges[i];
 

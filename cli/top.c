@@ -7,6 +7,8 @@
  * trend of its last intervals. Keys: q quit, s sort column, p pause, t hot-context tree (a
  * separate connection asks for the HCCT of the first target), / filter, arrows and PgUp/PgDn
  * scroll. With --json the updates are printed as JSON lines instead (no terminal needed).
+ * Every string from kprofd (names, comm, version, error messages) reaches the screen through
+ * render_sanitize() (see render.c), the JSON lines through render_json_string().
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -166,6 +168,15 @@ static void build_rows(struct view *v)
 	qsort_r(v->rows, v->nrows, sizeof(*v->rows), cmp_rows, &v->sort);
 }
 
+/* mvprintw at (y, x) of fmt, whose one %s is s sanitized to at most max characters. */
+static void put_clean(int y, int x, const char *fmt, const char *s, size_t max)
+{
+	char *c = render_sanitize_dup(s, max);
+
+	mvprintw(y, x, fmt, c ? c : "?");
+	free(c);
+}
+
 static void draw_header(struct view *v)
 {
 	const Kprof__UpdateReply *u = v->last ? v->last->update : NULL;
@@ -181,20 +192,17 @@ static void draw_header(struct view *v)
 		mvprintw(1, 0, "waiting for kprofd...");
 		return;
 	}
-	mvprintw(0, 20,
-		 "kprofd %s pid %u: %u targets attached, %.0f samples/s, %" PRIu64
-		 " drops, kprofd CPU %.1f%%",
-		 s->version, s->pid, s->targets_attached, s->samples_per_sec, s->drops,
-		 v->daemon_cpu_pct);
+	put_clean(0, 20, "kprofd %s", s->version, 32);
+	printw(" pid %u: %u targets attached, %.0f samples/s, %" PRIu64 " drops, kprofd CPU %.1f%%",
+	       s->pid, s->targets_attached, s->samples_per_sec, s->drops, v->daemon_cpu_pct);
 	for (size_t i = 0; i < u->n_targets && i < 3; i++) {
 		const Kprof__TopTarget *t = u->targets[i];
 
-		mvprintw(1 + i, 0,
-			 "pid %u (%.16s) %s, %u Hz, %" PRIu64 " samples in %.1f s, %" PRIu64
-			 " in all",
-			 t->target->pid, t->target->comm, render_state(t->target->state),
-			 t->target->freq_hz, t->interval_samples, u->interval_ms / 1000.0,
-			 t->target->samples);
+		mvprintw(1 + i, 0, "pid %u (", t->target->pid);
+		put_clean(1 + i, getcurx(stdscr), "%s", t->target->comm, 16);
+		printw(") %s, %u Hz, %" PRIu64 " samples in %.1f s, %" PRIu64 " in all",
+		       render_state(t->target->state), t->target->freq_hz, t->interval_samples,
+		       u->interval_ms / 1000.0, t->target->samples);
 	}
 	if (!u->n_targets)
 		mvprintw(1, 0, "no targets (kprofctl attach PID)");
@@ -212,10 +220,11 @@ static void draw_rows(struct view *v, int top, int height)
 	for (int i = 0; i < height - 1 && v->scroll + i < (int)v->nrows; i++) {
 		const struct row *r = &v->rows[v->scroll + i];
 
-		mvprintw(top + 1 + i, 0, "%-8u %6.1f%% %6.1f%% %10" PRIu64 " %-8s %-7s %-40.40s %s",
-			 r->pid, r->self_pct, r->total_pct, r->e->self_all,
-			 r->trend ? r->trend : "", render_kind(r->e->kind), r->e->function,
-			 r->e->module);
+		mvprintw(top + 1 + i, 0, "%-8u %6.1f%% %6.1f%% %10" PRIu64 " %-8s %-7s ", r->pid,
+			 r->self_pct, r->total_pct, r->e->self_all, r->trend ? r->trend : "",
+			 render_kind(r->e->kind));
+		put_clean(top + 1 + i, getcurx(stdscr), "%-40s ", r->e->function, 40);
+		put_clean(top + 1 + i, getcurx(stdscr), "%s", r->e->module, SIZE_MAX);
 	}
 }
 
@@ -245,7 +254,7 @@ static void draw_tree(struct view *v, int top, int height)
 		return;
 	}
 	if (rep->error) {
-		mvprintw(top, 0, "HCCT: %s", rep->message);
+		put_clean(top, 0, "HCCT: %s", rep->message, SIZE_MAX);
 		kprof__reply__free_unpacked(rep, NULL);
 		return;
 	}
@@ -377,8 +386,9 @@ static int on_update(struct view *v, Kprof__Reply *rep)
 	if (rep->error || rep->body_case != KPROF__REPLY__BODY_UPDATE) {
 		if (!v->o->json)
 			endwin();
-		fprintf(stderr, "kprofctl top: %s\n",
-			rep->error ? rep->message : "unexpected reply from kprofd");
+		fputs("kprofctl top: ", stderr);
+		render_text(stderr, rep->error ? rep->message : "unexpected reply from kprofd");
+		fputc('\n', stderr);
 		kprof__reply__free_unpacked(rep, NULL);
 		return -EPROTO;
 	}

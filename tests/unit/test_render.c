@@ -2,7 +2,9 @@
  *
  * Each renderer writes to an open_memstream FILE; text output is compared byte for byte, JSON
  * output too, and is also checked for balanced brackets outside strings and for raw control
- * characters inside strings.
+ * characters inside strings. Names and messages from kprofd are hostile: the sanitizer and the
+ * JSON escaper are tested on C0, DEL and C1 controls, OSC 52, raw 0x9B and every kind of
+ * invalid UTF-8, and the renderers on names made of them (clean_text() checks the result).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -142,6 +144,175 @@ static void test_json_string(void **state)
 		assert_string_equal(got, "\"\"");
 		free(got);
 	}
+}
+
+/* Strict UTF-8 with no C0 (except '\n' if lines), DEL or C1 control: what a terminal may get. */
+static bool clean_text(const char *s, bool lines)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		unsigned cp, len = *p < 0x80	   ? 1
+				   : *p >> 5 == 6  ? 2
+				   : *p >> 4 == 14 ? 3
+				   : *p >> 3 == 30 ? 4
+						   : 0;
+
+		if (!len)
+			return false;
+		cp = len == 1 ? *p : *p & (0x7f >> len);
+		for (unsigned i = 1; i < len; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (p[i] & 0x3f);
+		}
+		if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
+		    (len == 4 && cp < 0x10000) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		if ((cp < 0x20 && !(lines && cp == '\n')) || (cp >= 0x7f && cp <= 0x9f))
+			return false;
+		p += len;
+	}
+	return true;
+}
+
+static char *sanitized(const char *s, size_t len, size_t max, size_t *n)
+{
+	struct capture c;
+
+	*n = render_sanitize(cap_open(&c), s, len, max);
+	return cap_close(&c);
+}
+
+/* Hostile inputs and what they become: on a terminal, and in JSON. */
+static const struct {
+	const char *in, *text, *json;
+} hostile[] = {
+    {"plain_name", "plain_name", "\"plain_name\""},
+    {"", "", "\"\""},
+    /* C0: ESC, BEL, NUL-free controls; TAB, CR and LF inside one field too */
+    {"\x1b[31mred\x1b[0m", "?[31mred?[0m", "\"\\u001b[31mred\\u001b[0m\""},
+    {"a\tb\rc\nd\x01\x1f", "a?b?c?d??", "\"a\\tb\\rc\\nd\\u0001\\u001f\""},
+    {"\x7f", "?", "\"\\u007f\""},
+    /* OSC 52: write the clipboard */
+    {"f\x1b]52;c;aGVsbG8=\x07", "f?]52;c;aGVsbG8=?", "\"f\\u001b]52;c;aGVsbG8=\\u0007\""},
+    /* C1 controls in UTF-8: CSI (U+009B), U+0080, U+009F, OSC (U+009D): one '?' each */
+    {"\xc2\x9b"
+     "31m",
+     "?31m", "\"\\u009b31m\""},
+    {"\xc2\x80\xc2\x9f\xc2\x9d"
+     "52;c;x",
+     "???52;c;x", "\"\\u0080\\u009f\\u009d52;c;x\""},
+    /* raw 8-bit CSI and other bytes that are not UTF-8: one '?' per byte */
+    {"\x9b"
+     "31m",
+     "?31m", "\"\\ufffd31m\""},
+    {"\xff\xfe\x80", "???", "\"\\ufffd\\ufffd\\ufffd\""},
+    /* overlong: '/' as C0 AF and E0 80 AF, ESC as C0 9B, C1 CSI as E0 82 9B */
+    {"\xc0\xaf\xe0\x80\xaf", "?????", "\"\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\""},
+    {"\xc0\x9b\xe0\x82\x9b", "?????", "\"\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\""},
+    /* surrogates, beyond U+10FFFF */
+    {"\xed\xa0\x80\xed\xbf\xbf", "??????", "\"\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\""},
+    {"\xf4\x90\x80\x80\xf5\x80", "??????", "\"\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\""},
+    /* truncated: at the end, and followed by ASCII */
+    {"x\xe2\x82", "x??", "\"x\\ufffd\\ufffd\""},
+    {"\xf0\x9f\x98y\xc3", "???y?", "\"\\ufffd\\ufffd\\ufffdy\\ufffd\""},
+    /* valid UTF-8 passes: é, λ, 中, U+00A0 (just after C1), U+FFFD, U+10FFFF, an emoji */
+    {"h\xc3\xa9llo \xce\xbb \xe4\xb8\xad", "h\xc3\xa9llo \xce\xbb \xe4\xb8\xad",
+     "\"h\xc3\xa9llo \xce\xbb \xe4\xb8\xad\""},
+    {"\xc2\xa0\xef\xbf\xbd\xf4\x8f\xbf\xbf\xf0\x9f\x98\x80",
+     "\xc2\xa0\xef\xbf\xbd\xf4\x8f\xbf\xbf\xf0\x9f\x98\x80",
+     "\"\xc2\xa0\xef\xbf\xbd\xf4\x8f\xbf\xbf\xf0\x9f\x98\x80\""},
+    /* all at once, as in a perf map line */
+    {"\x1b[31m\xc3\xa9\x1b]52;c;aGk=\x07\xc2\x9b\x9b\xff", "?[31m\xc3\xa9?]52;c;aGk=????",
+     "\"\\u001b[31m\xc3\xa9\\u001b]52;c;aGk=\\u0007\\u009b\\ufffd\\ufffd\""},
+};
+
+static void test_sanitize(void **state)
+{
+	size_t n;
+	char *got;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		got = sanitized(hostile[i].in, strlen(hostile[i].in), SIZE_MAX, &n);
+		assert_string_equal(got, hostile[i].text);
+		assert_true(clean_text(got, false));
+		free(got);
+
+		got = render_sanitize_dup(hostile[i].in, SIZE_MAX);
+		assert_non_null(got);
+		assert_string_equal(got, hostile[i].text);
+		free(got);
+	}
+	/* characters counted (one per code point or '?'), max honoured at a code point */
+	got = sanitized("\xc3\xa9\xce\xbb\x9b\xc2\x9bz", 8, SIZE_MAX, &n);
+	assert_string_equal(got, "\xc3\xa9\xce\xbb??z");
+	assert_int_equal(n, 5);
+	free(got);
+	got = sanitized("\xc3\xa9\xce\xbb\x9b\xc2\x9bz", 8, 2, &n);
+	assert_string_equal(got, "\xc3\xa9\xce\xbb");
+	assert_int_equal(n, 2);
+	free(got);
+	/* len bounds the input: a sequence cut by it is bad, the bytes after it are not read */
+	got = sanitized("ab\xc3\xa9", 3, SIZE_MAX, &n);
+	assert_string_equal(got, "ab?");
+	free(got);
+	got = sanitized(NULL, 5, SIZE_MAX, &n);
+	assert_string_equal(got, "");
+	assert_int_equal(n, 0);
+	free(got);
+	got = render_sanitize_dup("\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad", 2);
+	assert_string_equal(got, "\xe4\xb8\xad\xe4\xb8\xad");
+	free(got);
+}
+
+static void test_sanitize_lines(void **state)
+{
+	struct capture c;
+	char *got;
+
+	(void)state;
+	/* each line sanitized, the newlines between lines kept, CR and other controls not */
+	render_lines(cap_open(&c), "main;f\x1b]52;c;aGk=\x07 3\nmain;g\xc2\x9b\x9b\r 2\n"
+				   "main;\xc3\xa9 1");
+	got = cap_close(&c);
+	assert_string_equal(got, "main;f?]52;c;aGk=? 3\nmain;g??? 2\nmain;\xc3\xa9 1");
+	assert_true(clean_text(got, true));
+	assert_false(clean_text(got, false));
+	free(got);
+	render_lines(cap_open(&c), "a 1\n\nb 2\n");
+	got = cap_close(&c);
+	assert_string_equal(got, "a 1\n\nb 2\n");
+	free(got);
+	render_lines(cap_open(&c), NULL);
+	got = cap_close(&c);
+	assert_string_equal(got, "");
+	free(got);
+	render_text(cap_open(&c), "x\x1by\n");
+	got = cap_close(&c);
+	assert_string_equal(got, "x?y?");
+	free(got);
+}
+
+static void test_json_hostile(void **state)
+{
+	struct capture c;
+	char *got;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		got = json_string(hostile[i].in);
+		assert_string_equal(got, hostile[i].json);
+		assert_true(json_balanced(got));
+		assert_true(clean_text(got, false));
+		free(got);
+	}
+	/* render_json_strn: len bounds the input, a cut sequence is bad */
+	render_json_strn(cap_open(&c), "a\xc3\xa9;rest", 2);
+	got = cap_close(&c);
+	assert_string_equal(got, "\"a\\ufffd\"");
+	free(got);
 }
 
 static void test_names(void **state)
@@ -359,6 +530,27 @@ static void test_text_control_chars(void **state)
 	assert_non_null(strstr(s, "pid 4242 (evil?[2J) uid 1000"));
 	assert_non_null(strstr(s, "  jit     f?]0;title? "));
 	assert_non_null(strstr(s, " m??\n"));
+	free(s);
+
+	/* C1 controls, raw 0x9B, invalid UTF-8: all '?'; é kept; column widths in characters */
+	x.target.comm = "c\xc2\x9b\x9b\xff";
+	x.e[0].function = "\xc3\xa9\x1b]52;c;aGVsbG8=\x07\xc2\x9b"
+			  "2J\x9b\xed\xa0\x80";
+	x.e[0].module = "/tmp/\xc0\xaf\xc2\x9d";
+	s = report(&x.r, false);
+	assert_true(clean_text(s, true));
+	assert_non_null(strstr(s, "pid 4242 (c???"
+				  ") uid 1000"));
+	assert_non_null(strstr(s, "  jit     \xc3\xa9?]52;c;aGVsbG8=??2J????" /* 24 characters */
+				  "                 /tmp/???\n"));
+	free(s);
+	s = report(&x.r, true);
+	assert_true(json_balanced(s));
+	assert_true(clean_text(s, true));
+	assert_non_null(strstr(s, "\"comm\":\"c\\u009b\\ufffd\\ufffd\""));
+	assert_non_null(strstr(s, "\"function\":\"\xc3\xa9\\u001b]52;c;aGVsbG8=\\u0007\\u009b2J"
+				  "\\ufffd\\ufffd\\ufffd\\ufffd\",\"module\":\"/tmp/\\ufffd\\ufffd"
+				  "\\u009d\""));
 	free(s);
 }
 
@@ -812,11 +1004,88 @@ static void test_paths_edges(void **state)
 	free(s);
 }
 
+/* Every other renderer on hostile strings: status, list, hcct, paths (text and JSON). */
+#define EVIL "\x1b]52;c;aGk=\x07\xc2\x9b\x9b\xff\xc3\xa9\n"
+static void test_renderers_hostile(void **state)
+{
+	static char evil[] = EVIL;
+	Kprof__StatusReply st;
+	Kprof__ListReply lr = KPROF__LIST_REPLY__INIT;
+	Kprof__HcctReply hr = KPROF__HCCT_REPLY__INIT;
+	Kprof__HcctNode hn = KPROF__HCCT_NODE__INIT, *hnp = &hn;
+	Kprof__Target t, *tp = &t;
+	Kprof__EdgeCount e = KPROF__EDGE_COUNT__INIT, *ep = &e;
+	struct paths_fixture x;
+	uint64_t drops[3];
+	uint32_t freqs[2];
+	struct capture c;
+	char *s;
+
+	(void)state;
+	fill_status(&st, drops, freqs);
+	st.version = evil;
+	fill_target(&t);
+	t.comm = evil;
+	t.perfmap_path = evil;
+	lr.n_targets = 1;
+	lr.targets = &tp;
+	hn.function = evil;
+	hn.module = evil;
+	hn.depth = 1;
+	hn.count = 5;
+	hn.monitored = true;
+	hn.hot = true;
+	hr.target = &t;
+	hr.n_nodes = 1;
+	hr.nodes = &hnp;
+	hr.n = 5;
+	fill_paths(&x);
+	x.r.function = evil;
+	x.r.end_reason = evil;
+	x.b[0].term = evil;
+	for (int json = 0; json < 2; json++) {
+		FILE *f = cap_open(&c);
+
+		render_status(f, &st, json);
+		render_list(f, &lr, json);
+		render_target_line(f, &t);
+		render_hcct(f, &hr, json);
+		render_paths(f, &x.r, json);
+		x.r.edge_profile = true;
+		x.r.n_edges = 1;
+		x.r.edges = &ep;
+		render_paths(f, &x.r, json);
+		x.r.edge_profile = false;
+		x.r.n_edges = 0;
+		s = cap_close(&c);
+		assert_true(clean_text(s, true));
+		if (json) {
+			assert_non_null(strstr(s, "\"version\":\"\\u001b]52;c;aGk=\\u0007\\u009b"
+						  "\\ufffd\\ufffd\xc3\xa9\\n\""));
+		} else {
+			assert_non_null(strstr(s, "kprofd ?]52;c;aGk=????\xc3\xa9? (pid 77)"));
+			assert_non_null(
+			    strstr(s, "4242     ?]52;c;aGk=????\xc3\xa9? 1000   attached"));
+			assert_non_null(strstr(s, "* ?]52;c;aGk=????\xc3\xa9?  (?]52;c;aGk=????"
+						  "\xc3\xa9?)\n"));
+			assert_non_null(strstr(s, "Paths of ?]52;c;aGk=????\xc3\xa9? at 0x1000"));
+			assert_non_null(strstr(s, "(ended: ?]52;c;aGk=????\xc3\xa9?)"));
+			assert_non_null(strstr(s, "4 insns  ?]52;c;aGk=????\xc3\xa9? entry\n"));
+			assert_non_null(
+			    strstr(s, "Edge profile: ?]52;c;aGk=????\xc3\xa9? has more"));
+		}
+		free(s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_json_balanced_checker),
 	    cmocka_unit_test(test_json_string),
+	    cmocka_unit_test(test_sanitize),
+	    cmocka_unit_test(test_sanitize_lines),
+	    cmocka_unit_test(test_json_hostile),
 	    cmocka_unit_test(test_names),
 	    cmocka_unit_test(test_target_line),
 	    cmocka_unit_test(test_report_text),
@@ -828,6 +1097,7 @@ int main(void)
 	    cmocka_unit_test(test_paths_text),
 	    cmocka_unit_test(test_paths_json),
 	    cmocka_unit_test(test_paths_edges),
+	    cmocka_unit_test(test_renderers_hostile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
