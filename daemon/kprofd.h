@@ -50,10 +50,14 @@ int loader_ncpus(const struct loader *l);
 int loader_freq_get(struct loader *l, unsigned freq);
 void loader_freq_put(struct loader *l, unsigned freq);
 int loader_freqs(const struct loader *l, unsigned *out, int max);
-int loader_target_add(struct loader *l, pid_t tgid, unsigned freq);
+/* Sample process tgid, the one that started at start_ticks (proc_start_ticks), at freq Hz. */
+int loader_target_add(struct loader *l, pid_t tgid, unsigned freq, uint64_t start_ticks);
 int loader_target_del(struct loader *l, pid_t tgid);
 /* Sums over CPUs of kp_counters; per_cpu_drops (may be NULL) gets ncpus values. */
 int loader_counters(const struct loader *l, uint64_t ctr[KP_CTR_NR], uint64_t *per_cpu_drops);
+/* Field 22 of /proc/PID/stat: the process's start in clock ticks after boot, which tells it from
+ * a later process with the same pid. -ESRCH if there is no such process. */
+int proc_start_ticks(pid_t pid, uint64_t *ticks);
 
 /* ---- symbolize.c ---- */
 struct symbolizer;
@@ -167,6 +171,7 @@ struct target {
 	struct target *next;
 	struct manager *m;
 	pid_t pid;
+	uint64_t start_ticks; /* proc_start_ticks: pid and start name the process */
 	uid_t uid;
 	char comm[17];
 	enum target_state state;
@@ -354,8 +359,9 @@ void manager_forget(struct manager *m, struct target *t);
 /* Add a restored (kept) target. */
 void manager_add_kept(struct manager *m, struct target *t);
 void manager_on_sample(struct manager *m, const struct kp_sample *s);
-void manager_on_exit(struct manager *m, pid_t tgid, int code);
-void manager_on_exec(struct manager *m, pid_t tgid);
+/* Lifecycle records of the process tgid that started at start_ticks (others are ignored). */
+void manager_on_exit(struct manager *m, pid_t tgid, uint64_t start_ticks, int code);
+void manager_on_exec(struct manager *m, pid_t tgid, uint64_t start_ticks);
 void manager_on_call(struct manager *m, const struct kp_call *c);
 void manager_on_path(struct manager *m, const struct kp_path *p);
 uint64_t manager_cpu_ns(void);

@@ -250,6 +250,8 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		return -EMFILE;
 	}
 	err = target_new(m, pid, &o, &t);
+	if (err >= 0 && (err = proc_start_ticks(pid, &t->start_ticks)) < 0)
+		target_free(t);
 	if (err < 0) {
 		snprintf(errbuf, errlen,
 			 err == -ESRCH	  ? "no such process: %d"
@@ -267,7 +269,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		target_free(t);
 		return err;
 	}
-	err = loader_target_add(m->loader, pid, freq);
+	err = loader_target_add(m->loader, pid, freq, t->start_ticks);
 	if (err < 0) {
 		snprintf(errbuf, errlen, "cannot add pid %d to the BPF targets map: %s", pid,
 			 strerror(-err));
@@ -372,11 +374,11 @@ void manager_on_path(struct manager *m, const struct kp_path *p)
 		paths_on_event(t, p);
 }
 
-void manager_on_exit(struct manager *m, pid_t tgid, int code)
+void manager_on_exit(struct manager *m, pid_t tgid, uint64_t start_ticks, int code)
 {
 	struct target *t = manager_find(m, tgid);
 
-	if (!t || t->state != TARGET_ATTACHED)
+	if (!t || t->state != TARGET_ATTACHED || t->start_ticks != start_ticks)
 		return;
 	/* exit_code is a wait status: low 7 bits the signal, the next 8 the exit status. */
 	t->exit_code = (code & 0x7f) ? -(code & 0x7f) : (code >> 8) & 0xff;
@@ -386,13 +388,13 @@ void manager_on_exit(struct manager *m, pid_t tgid, int code)
 	end_target(m, t, TARGET_EXITED);
 }
 
-void manager_on_exec(struct manager *m, pid_t tgid)
+void manager_on_exec(struct manager *m, pid_t tgid, uint64_t start_ticks)
 {
 	struct target *t = manager_find(m, tgid);
 	char path[64], comm[32] = "";
 	FILE *f;
 
-	if (!t || t->state != TARGET_ATTACHED)
+	if (!t || t->state != TARGET_ATTACHED || t->start_ticks != start_ticks)
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/comm", tgid);
 	if ((f = fopen(path, "re"))) {
