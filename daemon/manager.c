@@ -214,6 +214,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 	struct target *old = manager_find(m, pid), *t = NULL;
 	struct attach_opts o = *opts;
 	unsigned freq = o.freq, duration_sec = o.duration_sec;
+	uint64_t start_ticks;
 	int err;
 
 	if (pid <= 0) {
@@ -249,9 +250,11 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 			 m->cfg.max_targets);
 		return -EMFILE;
 	}
-	err = target_new(m, pid, &o, &t);
-	if (err >= 0 && (err = proc_start_ticks(pid, &t->start_ticks)) < 0)
-		target_free(t);
+	/* The start first: if the pid is reused meanwhile, target_new reads the new process and
+	 * BPF samples only the old one, never one process under another's identity. */
+	err = proc_start_ticks(pid, &start_ticks);
+	if (err >= 0)
+		err = target_new(m, pid, &o, &t);
 	if (err < 0) {
 		snprintf(errbuf, errlen,
 			 err == -ESRCH	  ? "no such process: %d"
@@ -260,6 +263,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 			 pid, strerror(-err));
 		return err;
 	}
+	t->start_ticks = start_ticks;
 	err = loader_freq_get(m->loader, freq);
 	if (err < 0) {
 		snprintf(errbuf, errlen,
