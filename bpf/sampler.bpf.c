@@ -9,6 +9,11 @@
  * more than kp_wakeup_bytes, and drains it on its own timer otherwise. A full buffer is counted
  * per CPU, never silent.
  *
+ * A kp_targets entry names one process, by pid and start time (see struct kp_target): every
+ * program checks the start of the task's thread-group leader against it, and kp_exit deletes the
+ * entry when that process ends, so a process that takes the pid over is never sampled, even
+ * while kprofd is stopped or busy and has not handled the exit yet.
+ *
  * kp_exit and kp_exec (tp_btf) tell user space when a target's process exits or execs.
  *
  * kp_call_enter / kp_call_return are attached by the daemon as uprobes / uretprobes at the
@@ -25,6 +30,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Set by the loader before load. */
 const volatile __u64 kp_wakeup_bytes = 256 * 1024;
+const volatile __u64 kp_nsec_per_tick = 10000000; /* NSEC_PER_SEC / USER_HZ */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -60,6 +66,13 @@ static __always_inline void count(__u32 idx)
 		*v += 1;
 }
 
+/* The process's start as /proc/PID/stat shows it: its leader's, in clock ticks after boot (exec
+ * by another thread hands the leader's start to the new leader, so it stays the same). */
+static __always_inline __u64 start_ticks(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, group_leader, start_boottime) / kp_nsec_per_tick;
+}
+
 static __always_inline __u64 wakeup_flag(void)
 {
 	return bpf_ringbuf_query(&kp_events, BPF_RB_AVAIL_DATA) >= kp_wakeup_bytes
@@ -80,6 +93,8 @@ int kp_sample(struct bpf_perf_event_data *ctx)
 	t = bpf_map_lookup_elem(&kp_targets, &tgid);
 	if (!t || t->freq != (__u32)bpf_get_attach_cookie(ctx))
 		return 0;
+	if (t->start_ticks != start_ticks((struct task_struct *)bpf_get_current_task()))
+		return 0; /* the pid was reused: not the target */
 	s = bpf_map_lookup_elem(&kp_scratch, &zero);
 	if (!s)
 		return 0;
@@ -126,12 +141,21 @@ int kp_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-static __always_inline void lifecycle(__u32 kind, __u32 tgid, __u32 pid, __u32 code)
+/* Report an exit or exec of p's process if it is a target (the same process, not a pid reuse);
+ * an exit also removes it from kp_targets. */
+static __always_inline void lifecycle(__u32 kind, struct task_struct *p, __u32 code)
 {
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u64 start = start_ticks(p);
 	struct kp_lifecycle *r;
+	struct kp_target *t;
 
-	if (!bpf_map_lookup_elem(&kp_targets, &tgid))
+	t = bpf_map_lookup_elem(&kp_targets, &tgid);
+	if (!t || t->start_ticks != start)
 		return;
+	/* Nothing more to sample, and the pid may be reused before user space reads this. */
+	if (kind == KP_REC_EXIT)
+		bpf_map_delete_elem(&kp_targets, &tgid);
 	r = bpf_ringbuf_reserve(&kp_events, sizeof(*r), 0);
 	if (!r) {
 		count(KP_CTR_LC_DROPS);
@@ -139,9 +163,10 @@ static __always_inline void lifecycle(__u32 kind, __u32 tgid, __u32 pid, __u32 c
 	}
 	r->hdr.kind = kind;
 	r->hdr.tgid = tgid;
-	r->pid = pid;
+	r->pid = BPF_CORE_READ(p, pid);
 	r->exit_code = code;
 	r->time_ns = bpf_ktime_get_ns();
+	r->start_ticks = start;
 	/* Lifecycle records are rare and must not wait for the drain timer. */
 	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 }
@@ -149,19 +174,17 @@ static __always_inline void lifecycle(__u32 kind, __u32 tgid, __u32 pid, __u32 c
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(kp_exit, struct task_struct *p)
 {
-	__u32 pid = BPF_CORE_READ(p, pid), tgid = BPF_CORE_READ(p, tgid);
-
 	/* Only the whole process matters: the last thread of the group is on its way out. */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
-	lifecycle(KP_REC_EXIT, tgid, pid, BPF_CORE_READ(p, exit_code));
+	lifecycle(KP_REC_EXIT, p, BPF_CORE_READ(p, exit_code));
 	return 0;
 }
 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(kp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	lifecycle(KP_REC_EXEC, BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, pid), 0);
+	lifecycle(KP_REC_EXEC, p, 0);
 	return 0;
 }
 

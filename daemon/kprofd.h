@@ -50,7 +50,8 @@ int loader_ncpus(const struct loader *l);
 int loader_freq_get(struct loader *l, unsigned freq);
 void loader_freq_put(struct loader *l, unsigned freq);
 int loader_freqs(const struct loader *l, unsigned *out, int max);
-int loader_target_add(struct loader *l, pid_t tgid, unsigned freq);
+/* Sample process tgid, the one that started at start_ticks (/proc/PID/stat field 22), at freq Hz. */
+int loader_target_add(struct loader *l, pid_t tgid, unsigned freq, uint64_t start_ticks);
 int loader_target_del(struct loader *l, pid_t tgid);
 /* Sums over CPUs of kp_counters; per_cpu_drops (may be NULL) gets ncpus values. */
 int loader_counters(const struct loader *l, uint64_t ctr[KP_CTR_NR], uint64_t *per_cpu_drops);
@@ -175,6 +176,7 @@ struct target {
 	struct target *next;
 	struct manager *m;
 	pid_t pid;
+	uint64_t start_ticks;	  /* clock ticks after boot: pid and start name the process */
 	uid_t uid;		  /* who may profile it: the process's uid, or 0 (proc_ident_owner) */
 	uid_t proc_uid, proc_euid; /* the process's real and effective uids at attach */
 	char comm[17];
@@ -390,8 +392,9 @@ void manager_forget(struct manager *m, struct target *t);
 /* Add a restored (kept) target. */
 void manager_add_kept(struct manager *m, struct target *t);
 void manager_on_sample(struct manager *m, const struct kp_sample *s);
-void manager_on_exit(struct manager *m, pid_t tgid, int code);
-void manager_on_exec(struct manager *m, pid_t tgid);
+/* Lifecycle records of the process tgid that started at start_ticks (others are ignored). */
+void manager_on_exit(struct manager *m, pid_t tgid, uint64_t start_ticks, int code);
+void manager_on_exec(struct manager *m, pid_t tgid, uint64_t start_ticks);
 void manager_on_call(struct manager *m, const struct kp_call *c);
 void manager_on_path(struct manager *m, const struct kp_path *p);
 uint64_t manager_cpu_ns(void);

@@ -6,9 +6,16 @@
  * reference counted by the targets using them and closed with the last one. The lifecycle
  * programs (exit, exec) are attached once at load. Nothing is pinned: if kprofd dies, the
  * kernel drops every event and link with its file descriptors.
+ *
+ * A pid is not a process: a kp_targets entry also holds the process's start time (clock ticks
+ * after boot, /proc/PID/stat field 22), which the BPF programs compare with the running task's, and
+ * kp_exit deletes the entry when that process ends. A process that reuses the pid is then never
+ * sampled, even while kprofd is stalled and has not handled the exit.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -71,6 +78,8 @@ int loader_new(unsigned ringbuf_bytes, struct loader **ret)
 		goto fail;
 	}
 	l->skel->rodata->kp_wakeup_bytes = l->rb_bytes / 8;
+	/* The kernel's nsec_to_clock_t for /proc/PID/stat: USER_HZ divides a second exactly. */
+	l->skel->rodata->kp_nsec_per_tick = 1000000000ULL / sysconf(_SC_CLK_TCK);
 	err = bpf_map__set_max_entries(l->skel->maps.kp_events, l->rb_bytes);
 	if (err < 0)
 		goto fail;
@@ -243,9 +252,9 @@ int loader_freqs(const struct loader *l, unsigned *out, int max)
 	return n;
 }
 
-int loader_target_add(struct loader *l, pid_t tgid, unsigned freq)
+int loader_target_add(struct loader *l, pid_t tgid, unsigned freq, uint64_t start_ticks)
 {
-	struct kp_target v = {.freq = freq};
+	struct kp_target v = {.freq = freq, .start_ticks = start_ticks};
 	__u32 key = tgid;
 
 	if (bpf_map__update_elem(l->skel->maps.kp_targets, &key, sizeof(key), &v, sizeof(v),

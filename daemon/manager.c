@@ -30,6 +30,7 @@
 #include "kprofd.h"
 #include "log.h"
 #include "paths.h"
+#include "procfs.h"
 
 #define HOUSEKEEPING_USEC 1000000ULL
 
@@ -392,7 +393,9 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 	struct target *old = manager_find(m, pid), *t = NULL;
 	struct attach_opts o = *opts;
 	unsigned freq = o.freq, duration_sec = o.duration_sec;
+	struct procinfo_stat pst;
 	struct proc_ident id;
+	uint64_t start_ticks;
 	int err;
 
 	if (pid <= 0) {
@@ -426,7 +429,12 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 	err = check_quotas(m, o.by, freq, errbuf, errlen);
 	if (err < 0)
 		return err;
-	err = target_new(m, pid, &o, &t);
+	/* The start first: if the pid is reused meanwhile, target_new reads the new process and
+	 * BPF samples only the old one, never one process under another's identity. */
+	err = procfs_stat(pid, &pst);
+	start_ticks = pst.start_ticks;
+	if (err >= 0)
+		err = target_new(m, pid, &o, &t);
 	if (err < 0) {
 		snprintf(errbuf, errlen,
 			 err == -ESRCH	  ? "no such process: %d"
@@ -437,6 +445,15 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		return err == -ECHILD ? -ESRCH : err;
 	}
 	t->by = o.by;
+	t->start_ticks = start_ticks;
+	/* The client was checked against the process that had the PID then: if another got it
+	 * since, that one is the client's too or is refused. */
+	if (o.by != 0 && t->uid != o.by) {
+		snprintf(errbuf, errlen, "permission denied: pid %d is no longer uid %u's", pid,
+			 o.by);
+		target_free(t);
+		return -EPERM;
+	}
 	err = loader_freq_get(m->loader, freq);
 	if (err < 0) {
 		snprintf(errbuf, errlen,
@@ -446,7 +463,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		target_free(t);
 		return err;
 	}
-	err = loader_target_add(m->loader, pid, freq);
+	err = loader_target_add(m->loader, pid, freq, t->start_ticks);
 	if (err < 0) {
 		snprintf(errbuf, errlen, "cannot add pid %d to the BPF targets map: %s", pid,
 			 strerror(-err));
@@ -586,11 +603,11 @@ void manager_on_path(struct manager *m, const struct kp_path *p)
 		paths_on_event(t, p);
 }
 
-void manager_on_exit(struct manager *m, pid_t tgid, int code)
+void manager_on_exit(struct manager *m, pid_t tgid, uint64_t start_ticks, int code)
 {
 	struct target *t = manager_find(m, tgid);
 
-	if (!t || t->state != TARGET_ATTACHED)
+	if (!t || t->state != TARGET_ATTACHED || t->start_ticks != start_ticks)
 		return;
 	/* exit_code is a wait status: low 7 bits the signal, the next 8 the exit status. */
 	t->exit_code = (code & 0x7f) ? -(code & 0x7f) : (code >> 8) & 0xff;
@@ -600,13 +617,13 @@ void manager_on_exit(struct manager *m, pid_t tgid, int code)
 	end_target(m, t, TARGET_EXITED);
 }
 
-void manager_on_exec(struct manager *m, pid_t tgid)
+void manager_on_exec(struct manager *m, pid_t tgid, uint64_t start_ticks)
 {
 	struct target *t = manager_find(m, tgid);
 	char path[64], comm[32] = "";
 	FILE *f;
 
-	if (!t || t->state != TARGET_ATTACHED)
+	if (!t || t->state != TARGET_ATTACHED || t->start_ticks != start_ticks)
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/comm", tgid);
 	if ((f = fopen(path, "re"))) {
@@ -671,14 +688,16 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct manager *m = userdata;
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	struct procinfo_stat pst;
 	struct target *t, *next;
 
 	for (t = m->targets; t; t = next) {
 		next = t->next;
 		if (t->state != TARGET_ATTACHED)
 			continue;
-		/* An exit the BPF side could not report (ring buffer full) must still be seen. */
-		if (kill(t->pid, 0) < 0 && errno == ESRCH) {
+		/* An exit the BPF side could not report (ring buffer full) must still be seen,
+		 * also when the PID was taken by another process since. */
+		if (procfs_stat(t->pid, &pst) == -ESRCH || pst.start_ticks != t->start_ticks) {
 			sampler_drain(m->sampler);
 			if (t->state == TARGET_ATTACHED) {
 				log_info("pid %d (%s) is gone, %llu samples kept", t->pid, t->comm,

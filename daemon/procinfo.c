@@ -89,6 +89,13 @@ int procinfo_status(const char *text, size_t len, struct procinfo_status *st)
 			}
 			if (v > 0)
 				st->nstgid = v;
+		} else if (!st->threads && line_is(p, eol, "Threads:\t")) {
+			const char *q = p + 9;
+			long long v = num(&q, eol);
+
+			if (v < 0 || v > UINT32_MAX)
+				return -EBADMSG;
+			st->threads = v;
 		} else if (!uid && line_is(p, eol, "Uid:\t")) {
 			const char *q = p + 5;
 			unsigned *f[4] = {&st->ruid, &st->euid, &st->suid, &st->fsuid};

@@ -75,9 +75,9 @@ static int handle_record(struct sampler *s, void *data, size_t len)
 		if (len < sizeof(*lc))
 			goto bad;
 		if (h->kind == KP_REC_EXIT)
-			manager_on_exit(s->m, h->tgid, lc->exit_code);
+			manager_on_exit(s->m, h->tgid, lc->start_ticks, lc->exit_code);
 		else
-			manager_on_exec(s->m, h->tgid);
+			manager_on_exec(s->m, h->tgid, lc->start_ticks);
 		return 0;
 	}
 	}

@@ -32,7 +32,8 @@ int proc_ident_read(pid_t pid, struct proc_ident *id)
 	if (ps.tgid != pid)
 		return -EINVAL; /* a thread id, not a process */
 	memcpy(id->comm, ps.comm, sizeof(id->comm));
-	id->zombie = ps.state == 'Z' || ps.state == 'X';
+	/* A leader that exited before its other threads shows Z too: not a zombie process. */
+	id->zombie = (ps.state == 'Z' || ps.state == 'X') && ps.threads <= 1;
 	id->ruid = ps.ruid;
 	id->euid = ps.euid;
 	id->suid = ps.suid;

@@ -13,7 +13,7 @@
 /* Record kinds, first field of every ring-buffer record. */
 enum kp_rec_kind {
 	KP_REC_SAMPLE = 1,
-	KP_REC_EXIT = 2, /* a target's thread-group leader exited */
+	KP_REC_EXIT = 2, /* a target's last thread exited: the process is gone */
 	KP_REC_EXEC = 3, /* a target called execve: symbols must be reloaded */
 	KP_REC_CALL = 4, /* a probed JIT function was entered or returned (exact mode) */
 	KP_REC_PATH = 5, /* path tracer: an activation began, took a path, or ended */
@@ -44,11 +44,14 @@ struct kp_sample {
 	__u64 ips[2 * KP_MAX_STACK];
 };
 
+/* Sent only for the process whose start kp_targets holds: start_ticks is that start, so user
+ * space can also tell a record of an old process from a new target that reuses its pid. */
 struct kp_lifecycle {
 	struct kp_rec_hdr hdr;
 	__u32 pid; /* the task that exited or exec'd */
 	__u32 exit_code;
 	__u64 time_ns;
+	__u64 start_ticks; /* the process's start, as in kp_target */
 };
 
 /* An entry or return probe hit: func is the probe's cookie (the daemon's function id). */
@@ -135,10 +138,15 @@ struct kp_path {
 	__u32 pad;
 };
 
-/* Value of kp_targets (key: tgid). */
+/* Value of kp_targets (key: tgid). A pid alone is not a process: the entry names one process
+ * by its start, in clock ticks after boot (field 22 of /proc/PID/stat: the thread-group leader's
+ * start_boottime / (NSEC_PER_SEC / USER_HZ)). The BPF programs act only for a task whose leader
+ * started then, and kp_exit deletes the entry itself when that process ends, so a process that
+ * reuses the pid is never sampled, however late user space handles the exit. */
 struct kp_target {
 	__u32 freq; /* only events of this frequency (attach cookie) sample the target */
 	__u32 flags;
+	__u64 start_ticks;
 };
 
 /* Per-CPU counters, kp_counters[KP_CTR_*]. */
@@ -159,8 +167,8 @@ enum kp_counter {
 
 _Static_assert(sizeof(struct kp_rec_hdr) == 8, "kp_rec_hdr layout");
 _Static_assert(sizeof(struct kp_sample) == 32 + 8 * 2 * KP_MAX_STACK, "kp_sample layout");
-_Static_assert(sizeof(struct kp_lifecycle) == 24, "kp_lifecycle layout");
-_Static_assert(sizeof(struct kp_target) == 8, "kp_target layout");
+_Static_assert(sizeof(struct kp_lifecycle) == 32, "kp_lifecycle layout");
+_Static_assert(sizeof(struct kp_target) == 16, "kp_target layout");
 _Static_assert(sizeof(struct kp_call) == 32, "kp_call layout");
 _Static_assert(sizeof(struct kp_path) == 40, "kp_path layout");
 _Static_assert(sizeof(struct kp_path_key) == 16, "kp_path_key layout");

@@ -17,6 +17,7 @@ struct procinfo_status {
 	int tgid;	 /* 0 if absent */
 	int nstgid;	 /* the tgid in the innermost PID namespace (tgid if none shown) */
 	unsigned ruid, euid, suid, fsuid;
+	unsigned threads; /* 0 if absent */
 };
 
 struct procinfo_stat {

@@ -54,7 +54,8 @@ static void test_namespaces_and_cuts(void **state)
 {
 	static const char status[] = "Name:\tnode\nUmask:\t0022\nState:\tZ (zombie)\nTgid:\t4242\n"
 				     "NStgid:\t4242\t17\t1\nPid:\t4242\n"
-				     "Uid:\t1000\t0\t0\t0\nGid:\t1000\t1000\t1000\t1000\n";
+				     "Uid:\t1000\t0\t0\t0\nGid:\t1000\t1000\t1000\t1000\n"
+				     "Threads:\t3\n";
 	static const char stat[] = "4242 (x) y) R 1 2 3 34817 5 6 7 8 9 10 11 12 13 14 15 16 17 "
 				   "18 987654 20\n";
 	struct procinfo_status s;
@@ -67,6 +68,7 @@ static void test_namespaces_and_cuts(void **state)
 	assert_int_equal(s.ruid, 1000);
 	assert_int_equal(s.euid, 0);
 	assert_int_equal(s.suid, 0);
+	assert_int_equal(s.threads, 3);
 	assert_int_equal(procinfo_stat(stat, sizeof(stat) - 1, &t), 0);
 	assert_int_equal(t.state, 'R');
 	assert_int_equal(t.tty_nr, 34817);
