@@ -226,6 +226,11 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 			t->exit_code < 0 ? -t->exit_code : t->exit_code);
 	if (t->perfmap_bad_lines)
 		fprintf(f, ", %" PRIu64 " bad perf-map lines", t->perfmap_bad_lines);
+	if (t->symbols_refused)
+		fprintf(f, ", %" PRIu64 " symbol sources left out (symbol budget spent)",
+			t->symbols_refused);
+	if (t->save_failures)
+		fprintf(f, ", saving failed %u times (retrying)", t->save_failures);
 	if (t->lost_stacks)
 		fprintf(f, ", %" PRIu64 " samples lost (stack table full)", t->lost_stacks);
 	if (t->calls)
@@ -251,9 +256,11 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 	fprintf(f,
 		",\"stacks\":%" PRIu64 ",\"lost_stacks\":%" PRIu64 ",\"truncated_stacks\":%" PRIu64
 		",\"eps\":%g,\"calls\":%s,\"call_events\":%" PRIu64 ",\"bursts\":%" PRIu64
-		",\"calls_duty\":%.3f,\"probes\":%u}",
+		",\"calls_duty\":%.3f,\"probes\":%u,\"symbols_refused\":%" PRIu64
+		",\"save_failures\":%u}",
 		t->stacks, t->lost_stacks, t->truncated_stacks, t->eps, t->calls ? "true" : "false",
-		t->call_events, t->bursts, t->calls_duty, t->probes);
+		t->call_events, t->bursts, t->calls_duty, t->probes, t->symbols_refused,
+		t->save_failures);
 }
 
 void render_list(FILE *f, const Kprof__ListReply *r, bool json)
@@ -304,8 +311,10 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 			r->bad_records, r->ringbuf_bytes);
 		for (size_t i = 0; i < r->n_frequencies; i++)
 			fprintf(f, "%s%u", i ? "," : "", r->frequencies[i]);
-		fprintf(f, "],\"cpu_ns\":%" PRIu64 ",\"cpu_ns_per_sample\":%.0f,\"clients\":%u}\n",
-			r->cpu_ns, cpu_per_sample, r->clients);
+		fprintf(f,
+			"],\"cpu_ns\":%" PRIu64 ",\"cpu_ns_per_sample\":%.0f,\"clients\":%u"
+			",\"symbol_bytes\":%" PRIu64 ",\"symbol_refusals\":%" PRIu64 "}\n",
+			r->cpu_ns, cpu_per_sample, r->clients, r->symbol_bytes, r->symbol_refusals);
 		return;
 	}
 	fputs("kprofd ", f);
@@ -328,6 +337,9 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 	fprintf(f, "daemon CPU:  %.3f s (%.1f us per sample)\n", r->cpu_ns / 1e9,
 		cpu_per_sample / 1e3);
 	fprintf(f, "clients:     %u\n", r->clients);
+	if (r->symbol_bytes || r->symbol_refusals)
+		fprintf(f, "symbols:     %.1f MiB, %" PRIu64 " refused (budget spent)\n",
+			r->symbol_bytes / 1048576.0, r->symbol_refusals);
 }
 
 void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json)
