@@ -72,11 +72,13 @@ start_minijit() {
 	wait_for 10 grep -q ready "$out.err"
 }
 
-# samples PID: the target's sample count from `kprofctl list --json`.
+# samples PID: the target's sample count from `kprofctl list --json` (the attached session of
+# PID, else its newest kept one: a PID may have several).
 samples() {
 	ctl list --all --json | python3 -c "import json,sys
-for t in json.load(sys.stdin)['targets']:
-    if t['pid'] == $1: print(t['samples'])"
+t=[t for t in json.load(sys.stdin)['targets'] if t['pid'] == $1]
+t.sort(key=lambda t: (t['state'] == 'attached', t['ended_at_ns']))
+if t: print(t[-1]['samples'])"
 }
 
 # at_least_samples PID N
@@ -86,11 +88,12 @@ at_least_samples() {
 	[ -n "$n" ] && [ "$n" -ge "$2" ]
 }
 
-# target_state PID: attached / exited / detached
+# target_state PID: attached / exited / detached (of the session samples() reads)
 target_state() {
 	ctl list --all --json | python3 -c "import json,sys
-for t in json.load(sys.stdin)['targets']:
-    if t['pid'] == $1: print(t['state'])"
+t=[t for t in json.load(sys.stdin)['targets'] if t['pid'] == $1]
+t.sort(key=lambda t: (t['state'] == 'attached', t['ended_at_ns']))
+if t: print(t[-1]['state'])"
 }
 
 finish() {
