@@ -231,6 +231,9 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 			t->symbols_refused);
 	if (t->save_failures)
 		fprintf(f, ", saving failed %u times (retrying)", t->save_failures);
+	if (t->samples_refused)
+		fprintf(f, ", %" PRIu64 " samples dropped (profile memory budget spent)",
+			t->samples_refused);
 	if (t->lost_stacks)
 		fprintf(f, ", %" PRIu64 " samples lost (stack table full)", t->lost_stacks);
 	if (t->calls)
@@ -257,10 +260,10 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 		",\"stacks\":%" PRIu64 ",\"lost_stacks\":%" PRIu64 ",\"truncated_stacks\":%" PRIu64
 		",\"eps\":%g,\"calls\":%s,\"call_events\":%" PRIu64 ",\"bursts\":%" PRIu64
 		",\"calls_duty\":%.3f,\"probes\":%u,\"symbols_refused\":%" PRIu64
-		",\"save_failures\":%u}",
+		",\"save_failures\":%u,\"samples_refused\":%" PRIu64 "}",
 		t->stacks, t->lost_stacks, t->truncated_stacks, t->eps, t->calls ? "true" : "false",
 		t->call_events, t->bursts, t->calls_duty, t->probes, t->symbols_refused,
-		t->save_failures);
+		t->save_failures, t->samples_refused);
 }
 
 void render_list(FILE *f, const Kprof__ListReply *r, bool json)
@@ -313,8 +316,10 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 			fprintf(f, "%s%u", i ? "," : "", r->frequencies[i]);
 		fprintf(f,
 			"],\"cpu_ns\":%" PRIu64 ",\"cpu_ns_per_sample\":%.0f,\"clients\":%u"
-			",\"symbol_bytes\":%" PRIu64 ",\"symbol_refusals\":%" PRIu64 "}\n",
-			r->cpu_ns, cpu_per_sample, r->clients, r->symbol_bytes, r->symbol_refusals);
+			",\"symbol_bytes\":%" PRIu64 ",\"symbol_refusals\":%" PRIu64
+			",\"profile_bytes\":%" PRIu64 "}\n",
+			r->cpu_ns, cpu_per_sample, r->clients, r->symbol_bytes, r->symbol_refusals,
+			r->profile_bytes);
 		return;
 	}
 	fputs("kprofd ", f);

@@ -57,6 +57,8 @@ static const struct key keys[] = {
     UINT_KEY("limits", "reply_pending_per_uid_mb", reply_pending_per_uid_mb, 1, 1u << 20),
     UINT_KEY("limits", "symbols_mb", symbols_mb, 16, 1u << 20),
     UINT_KEY("limits", "symbols_per_uid_mb", symbols_per_uid_mb, 16, 1u << 20),
+    UINT_KEY("limits", "profiles_mb", profiles_mb, 16, 1u << 20),
+    UINT_KEY("limits", "profiles_per_uid_mb", profiles_per_uid_mb, 16, 1u << 20),
     STR_KEY("access", "read_group", read_group),
     {"hcct", "phi", KEY_FRACTION, offsetof(struct config, hcct_phi), 0, 0, 0},
     {"hcct", "eps", KEY_FRACTION, offsetof(struct config, hcct_eps), 0, 0, 0},
@@ -86,6 +88,8 @@ void config_defaults(struct config *cfg)
 	    .reply_pending_per_uid_mb = 256,
 	    .symbols_mb = 2048,
 	    .symbols_per_uid_mb = 512,
+	    .profiles_mb = 8192,
+	    .profiles_per_uid_mb = 2048,
 	    .drain_ms = 50,
 	    .perfmap_refresh_ms = 1000,
 	};

@@ -352,6 +352,7 @@ static int fill_status(struct control *c, Kprof__StatusReply *sr, uint64_t **dro
 	sr->cpu_ns = manager_cpu_ns();
 	sr->clients = c->nclients;
 	symbolizer_get_stats(m->sym, &sr->symbol_bytes, &sr->symbol_refusals);
+	sr->profile_bytes = m->profile_bytes;
 	return 0;
 }
 

@@ -208,6 +208,9 @@ struct target {
 	unsigned save_failures;
 	uint64_t save_retry_ns; /* CLOCK_MONOTONIC: next try after a failed save */
 	uid_t by;		/* who attached it (attach_opts.by) */
+	bool over_budget;	/* its uid's profiles hold more than their budget: drop samples */
+	uint64_t memory;	/* target_memory at the last housekeeping */
+	uint64_t samples_refused;
 	/* Symbol statistics of a profile restored from disk (sym is NULL then). */
 	uint64_t saved_jit_symbols, saved_bad_lines, saved_refused;
 	char *saved_perfmap_path;
@@ -243,6 +246,8 @@ uid_t proc_ident_owner(const struct proc_ident *id);
 int target_new(struct manager *m, pid_t pid, const struct attach_opts *o, struct target **ret);
 /* The target ended: free its symbol sources (perf map, mappings), keeping their counts. */
 void target_drop_symbols(struct target *t);
+/* Memory held by the target's profile, HCCTs and path trace. */
+uint64_t target_memory(const struct target *t);
 void target_free(struct target *t);
 void target_add_sample(struct target *t, const struct kp_sample *s);
 /* Exact mode: a probe hit. */
@@ -367,6 +372,7 @@ struct manager {
 	double rate;
 	sd_event_source *drain_timer, *refresh_timer, *rb_source;
 	uint64_t drained_ns; /* last drain (CLOCK_MONOTONIC) */
+	uint64_t profile_bytes; /* all targets' profiles, at the last housekeeping */
 };
 
 int manager_new(config_load_fn load, void *userdata, struct manager **ret);

@@ -684,6 +684,38 @@ static int on_drain(sd_event_source *s, uint64_t usec, void *userdata)
 	return sd_event_source_set_time(s, usec + m->cfg.drain_ms * 1000ULL);
 }
 
+/* Profiles grow with every new stack: once a second, the memory of each user's profiles
+ * (attached and kept) is added up, and the attached targets of a user over its budget, or of
+ * every user when the total is over, stop taking samples (they are counted) until it fits. */
+static void check_profile_budget(struct manager *m)
+{
+	uint64_t total = 0, per_uid = (uint64_t)m->cfg.profiles_per_uid_mb << 20;
+	bool over_total;
+
+	for (struct target *t = m->targets; t; t = t->next)
+		total += t->memory = target_memory(t);
+	m->profile_bytes = total;
+	over_total = total > (uint64_t)m->cfg.profiles_mb << 20;
+	for (struct target *t = m->targets; t; t = t->next) {
+		uint64_t mine = 0;
+		bool over;
+
+		if (t->state != TARGET_ATTACHED)
+			continue;
+		if (t->uid != 0)
+			for (struct target *u = m->targets; u; u = u->next)
+				mine += u->uid == t->uid ? u->memory : 0;
+		over = over_total || (t->uid != 0 && mine > per_uid);
+		if (over && !t->over_budget)
+			log_warn("pid %d (%s): new samples dropped: the profiles of %s hold %.0f MiB "
+				 "(limit %u MiB)",
+				 t->pid, t->comm, over_total ? "all users" : "its user",
+				 (over_total ? total : mine) / 1048576.0,
+				 over_total ? m->cfg.profiles_mb : m->cfg.profiles_per_uid_mb);
+		t->over_budget = over;
+	}
+}
+
 static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct manager *m = userdata;
@@ -713,6 +745,7 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 		   m->n_kept, m->rate);
 	expire_kept(m);
 	save_dirty(m, false);
+	check_profile_budget(m);
 	control_reap_idle(m->control, now, m->cfg.client_timeout_sec * 1000000000ULL);
 	if (m->rate_prev_ns && now > m->rate_prev_ns)
 		m->rate =

@@ -307,12 +307,36 @@ static int special_id(struct target *t, const char *name)
 	return profile_intern(t->profile, name, "[kprof]", 0, PROFILE_KIND_UNKNOWN);
 }
 
+uint64_t target_memory(const struct target *t)
+{
+	struct profile_stats ps;
+	struct hcct_stats hs;
+	uint64_t n;
+
+	profile_get_stats(t->profile, &ps);
+	n = ps.memory + t->n_saved_hcct * sizeof(*t->saved_hcct);
+	if (t->hcct) {
+		hcct_get_stats(t->hcct, &hs);
+		n += hs.bytes;
+	}
+	if (t->calls.exact) {
+		hcct_get_stats(t->calls.exact, &hs);
+		n += hs.bytes;
+	}
+	return n;
+}
+
 void target_add_sample(struct target *t, const struct kp_sample *s)
 {
 	struct frame_memo *memo = t->memo;
 	size_t n = 0, n_user;
 	uint64_t hash;
 	int id;
+
+	if (t->over_budget) {
+		t->samples_refused++;
+		return;
+	}
 
 	forget_if_symbols_changed(t);
 	if (s->flags & KP_SF_USER_TRUNC) {
@@ -397,6 +421,7 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->perfmap_bad_lines = ss.perfmap_bad_lines;
 	pb->symbols_refused = ss.refused;
 	pb->save_failures = t->save_failures;
+	pb->samples_refused = t->samples_refused;
 	pb->perfmap_path = t->sym ? (char *)tsym_perfmap_path(t->sym) : t->saved_perfmap_path;
 	pb->stacks = ps.stacks;
 	pb->lost_stacks = ps.lost;

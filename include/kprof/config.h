@@ -47,6 +47,8 @@ struct config {
 	unsigned reply_pending_per_uid_mb; /* reply bytes queued for one uid's clients */
 	unsigned symbols_mb;		    /* symbols, perf maps and ELF tables of all targets */
 	unsigned symbols_per_uid_mb;	    /* the same, for one uid's targets */
+	unsigned profiles_mb;		    /* profiles and HCCTs of all targets, kept ones too */
+	unsigned profiles_per_uid_mb;	    /* the same, for one uid's targets */
 	double hcct_phi;	 /* default phi of hcct queries */
 	double hcct_eps;	 /* default eps of new targets: m = ceil(1/eps) counters */
 	int verbose;

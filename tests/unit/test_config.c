@@ -38,6 +38,8 @@ static void test_defaults(void **state)
 	assert_int_equal(c.reply_pending_per_uid_mb, 256);
 	assert_int_equal(c.symbols_mb, 2048);
 	assert_int_equal(c.symbols_per_uid_mb, 512);
+	assert_int_equal(c.profiles_mb, 8192);
+	assert_int_equal(c.profiles_per_uid_mb, 2048);
 	assert_true(c.hcct_phi == 1e-3 && c.hcct_eps == 2e-4);
 }
 
