@@ -264,7 +264,7 @@ size_t profile_nfuncs(const struct profile *p)
 }
 
 /* A kernel frame, resolved or not (an unresolved one keeps the kernel's module name). */
-static bool is_kernel(const struct profile_func *f)
+bool profile_func_is_kernel(const struct profile_func *f)
 {
 	return f->kind == PROFILE_KIND_KERNEL ||
 	       (f->kind == PROFILE_KIND_UNKNOWN && !strcmp(f->module, PROFILE_KERNEL_MODULE));
@@ -278,7 +278,7 @@ static void count_flat(struct profile *p, const uint32_t *ids, size_t n, uint64_
 	for (size_t i = 0; i < n; i++) {
 		struct pfunc *f = &p->funcs[ids[i]];
 
-		kernel |= is_kernel(&f->f);
+		kernel |= profile_func_is_kernel(&f->f);
 		if (f->mark != p->gen) {
 			f->mark = p->gen;
 			f->f.total += count;
@@ -422,7 +422,7 @@ struct profile_func profile_func_view(const struct profile_func *f, unsigned vie
 {
 	struct profile_func v = *f;
 
-	if (!view || !is_kernel(f))
+	if (!view || !profile_func_is_kernel(f))
 		return v;
 	v.start = 0;
 	if (view & PROFILE_VIEW_NO_KERNEL) {
@@ -458,7 +458,7 @@ int profile_flat_view(const struct profile *p, unsigned view, struct profile_row
 	for (size_t i = 0; i < p->nfuncs; i++) {
 		const struct profile_func *f = &p->funcs[i].f;
 
-		if ((view & PROFILE_VIEW_NO_KERNEL) && is_kernel(f)) {
+		if ((view & PROFILE_VIEW_NO_KERNEL) && profile_func_is_kernel(f)) {
 			kself += f->self;
 			kernel = true;
 			continue;
@@ -486,7 +486,7 @@ size_t profile_stack_view(const struct profile *p, unsigned view, const uint32_t
 
 	for (size_t i = 0; i < n; i++) {
 		bool kernel = (view & PROFILE_VIEW_NO_KERNEL) && ids[i] < p->nfuncs &&
-			      is_kernel(&p->funcs[ids[i]].f);
+			      profile_func_is_kernel(&p->funcs[ids[i]].f);
 
 		if (!kernel)
 			out[k++] = ids[i];

@@ -12,6 +12,7 @@
 #ifndef KPROF_PROFILE_H
 #define KPROF_PROFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -99,6 +100,8 @@ int profile_folded(const struct profile *p, char **ret, size_t *ret_len);
 #define PROFILE_ID_KERNEL UINT32_MAX /* the id of the one kernel frame of PROFILE_VIEW_NO_KERNEL   \
 				      */
 
+/* A kernel frame: kind PROFILE_KIND_KERNEL, or unresolved in the kernel's module. */
+bool profile_func_is_kernel(const struct profile_func *f);
 /* f as seen through view (the strings are f's or static). */
 struct profile_func profile_func_view(const struct profile_func *f, unsigned view);
 
