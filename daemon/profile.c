@@ -513,6 +513,7 @@ struct fset {
 	struct fline *lines;
 	size_t n;
 	size_t *name_len; /* per function: bytes of its folded name, brackets included */
+	bool *clean;	  /* per function: its name needs no replacements (copied whole) */
 };
 
 static void fset_release(struct fset *fs)
@@ -520,6 +521,7 @@ static void fset_release(struct fset *fs)
 	free(fs->arena);
 	free(fs->lines);
 	free(fs->name_len);
+	free(fs->clean);
 }
 
 static int fset_merge(const struct profile *p, unsigned view, struct fset *fs)
@@ -577,10 +579,19 @@ static int fset_build(const struct profile *p, unsigned view, struct fset *fs)
 
 	fs->lines = malloc((p->nstacks ? p->nstacks : 1) * sizeof(*fs->lines));
 	fs->name_len = malloc((p->nfuncs ? p->nfuncs : 1) * sizeof(*fs->name_len));
-	if (!fs->lines || !fs->name_len)
+	fs->clean = malloc((p->nfuncs ? p->nfuncs : 1) * sizeof(*fs->clean));
+	if (!fs->lines || !fs->name_len || !fs->clean)
 		return -ENOMEM;
-	for (size_t i = 0; i < p->nfuncs; i++)
-		fs->name_len[i] = strlen(folded_name(&p->funcs[i].f, &bracket)) + 2 * bracket;
+	for (size_t i = 0; i < p->nfuncs; i++) {
+		const char *name = folded_name(&p->funcs[i].f, &bracket);
+		size_t n = strlen(name);
+
+		fs->name_len[i] = n + 2 * bracket;
+		fs->clean[i] = true;
+		for (size_t j = 0; j < n && fs->clean[i]; j++)
+			fs->clean[i] =
+			    name[j] != ';' && (unsigned char)name[j] >= 0x20 && name[j] != 0x7f;
+	}
 	if (p->has_tids || (view & PROFILE_VIEW_NO_KERNEL))
 		return fset_merge(p, view, fs);
 	for (size_t i = 0; i < p->nstacks; i++)
@@ -639,7 +650,14 @@ static char *fline_put(const struct profile *p, const struct fset *fs, const str
 			*o++ = ';';
 		if (bracket)
 			*o++ = '[';
-		o = put_name(o, name);
+		if (id != PROFILE_ID_KERNEL && fs->clean[id]) {
+			size_t n = fs->name_len[id] - 2 * bracket;
+
+			memcpy(o, name, n);
+			o += n;
+		} else {
+			o = put_name(o, name);
+		}
 		if (bracket)
 			*o++ = ']';
 	}
