@@ -104,8 +104,10 @@ static bool log_refusal(struct control *c, enum refusal r, char *sfx, size_t len
 		rl->suppressed++;
 		return false;
 	}
-	snprintf(sfx, len, rl->suppressed ? " (%u more in the last %llu s)" : "", rl->suppressed,
-		 LOG_EVERY_NS / 1000000000ULL);
+	sfx[0] = '\0';
+	if (rl->suppressed)
+		snprintf(sfx, len, " (%u more in the last %llu s)", rl->suppressed,
+			 LOG_EVERY_NS / 1000000000ULL);
 	rl->suppressed = 0;
 	rl->last_ns = now;
 	return true;
@@ -1005,34 +1007,37 @@ static void refuse_fd(int fd, int err, const char *msg)
 		(void)!send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-/* 0 if uid may connect now, or the reason with the message for the client in msg. Root is held
- * by max_clients alone; any other uid by max_clients_per_uid, and never gets the last eighth
- * (at least one) of max_clients. */
-static int admit(const struct control *c, uid_t uid, char *msg, size_t len)
+/* May uid connect now? If not, *why and the message for the client in msg. Root is held by
+ * max_clients alone; any other uid by max_clients_per_uid, and never gets the last eighth (at
+ * least one) of max_clients. */
+static bool admit(const struct control *c, uid_t uid, enum refusal *why, char *msg, size_t len)
 {
 	unsigned reserve = c->max_clients / 8 ? c->max_clients / 8 : 1;
 	unsigned per_uid = c->m->cfg.max_clients_per_uid, mine = 0;
 
 	if (c->nclients >= c->max_clients) {
 		snprintf(msg, len, "too many clients (limit %u), try again later", c->max_clients);
-		return -REFUSE_CLIENTS - 1;
+		*why = REFUSE_CLIENTS;
+		return false;
 	}
 	if (uid == 0)
-		return 0;
+		return true;
 	if (c->nclients + reserve >= c->max_clients) {
 		snprintf(msg, len,
 			 "too many clients (limit %u, the last %u kept for root), try again later",
 			 c->max_clients, reserve);
-		return -REFUSE_CLIENTS - 1;
+		*why = REFUSE_CLIENTS;
+		return false;
 	}
 	for (const struct client *cl = c->clients; cl; cl = cl->next)
 		mine += cl->uid == uid;
 	if (mine >= per_uid) {
 		snprintf(msg, len, "too many clients of uid %u (limit %u per uid), try again later",
 			 uid, per_uid);
-		return -REFUSE_UID - 1;
+		*why = REFUSE_UID;
+		return false;
 	}
-	return 0;
+	return true;
 }
 
 static int on_accept_resume(sd_event_source *s, uint64_t usec, void *userdata)
@@ -1086,6 +1091,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
 	struct client *cl;
+	enum refusal why;
 	char msg[160], sfx[64];
 	int cfd, err;
 
@@ -1101,9 +1107,8 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		close(cfd);
 		return 0;
 	}
-	err = admit(c, cred.uid, msg, sizeof(msg));
-	if (err < 0) {
-		if (log_refusal(c, -err - 1, sfx, sizeof(sfx)))
+	if (!admit(c, cred.uid, &why, msg, sizeof(msg))) {
+		if (log_refusal(c, why, sfx, sizeof(sfx)))
 			log_warn("refusing client pid %d uid %u: %s (%u clients connected)%s",
 				 cred.pid, cred.uid, msg, c->nclients, sfx);
 		refuse_fd(cfd, -EUSERS, msg);
