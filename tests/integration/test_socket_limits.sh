@@ -335,7 +335,7 @@ start_conf "$TDIR/replies.conf" || { fail "daemon starts" "see log"; exit 1; }
 HP=$!
 PIDS+=("$HP")
 wait_for 5 grep -q ready "$TDIR/hostile.err"
-"${NOBODY[@]}" "$KPROFCTL" --socket "$SOCK" attach "$HP" --freq 4999 --duration 4 >/dev/null
+"${NOBODY[@]}" "$KPROFCTL" --socket "$SOCK" attach "$HP" --freq 4999 --duration 6 >/dev/null
 wait_for 15 state_is "$HP" detached
 hwm0=$(kb "$DAEMON_PID" VmHWM)
 out=$("${NOBODY[@]}" "$PY" "$TDIR/cl.py" "$SOCK" folded "$HP")
