@@ -6,9 +6,21 @@
  * from (backpressure), so one client cannot queue unbounded replies. A bad frame (oversized,
  * unparsable) gets an error reply, then the connection is closed; the daemon is unaffected.
  * A client silent for --client-timeout seconds (mid-frame or between requests) is closed, so idle
- * connections cannot hold the client slots forever.
+ * connections cannot hold the client slots forever, and so is one whose request frame is not
+ * whole frame_timeout seconds after its first byte (a byte now and then does not keep it).
  * Authorization: uid 0 may do anything; any other uid may attach to, read and detach only
  * processes whose real uid is its own, and lists only those.
+ *
+ * What one unprivileged user can take from the others (and from root) is bounded: at most
+ * max_clients_per_uid connections, never the last eighth of max_clients (root's); at most
+ * reply_pending_per_uid_mb of replies waiting to be read by its clients, and no reply that would
+ * pass reply_pending_mb in all (a refused reply becomes a small -ENOBUFS error); folded text is
+ * built within FOLDED_MAX_BYTES, never whole first. When file descriptors run out, a reserve fd
+ * lets the daemon accept and refuse the pending connection instead of spinning on the listening
+ * socket. Refusals are logged at most once per 10 s per reason, with how many were not.
+ * Kernel detail follows what the kernel itself would show the client (kallsyms_show_value,
+ * perf_event_paranoid), read at each request: addresses zeroed, or every kernel frame shown as
+ * "[kernel]" (the views are profile.c's).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +41,29 @@
 #include "kprofd.h"
 #include "log.h"
 
+/* The folded text of one reply: well under FRAME_MAX_REPLY, so building, packing and sending it
+ * stay short steps of the event loop. */
+#define FOLDED_MAX_BYTES (64u << 20)
+/* Replies this small (errors, status) are always queued, whatever the reply budgets say. */
+#define REPLY_SMALL 4096
+#define LOG_EVERY_NS (10 * 1000000000ULL)
+#define ACCEPT_PAUSE_USEC (250 * 1000ULL)
+
+enum refusal {
+	REFUSE_CLIENTS, /* max_clients, or the root reserve */
+	REFUSE_UID,	/* max_clients_per_uid */
+	REFUSE_FDS,	/* out of file descriptors */
+	REFUSE_REPLY,	/* reply budgets */
+	REFUSE_FRAME,	/* frame deadline */
+	REFUSE_NR,
+};
+
+/* One log line per reason per LOG_EVERY_NS; the others are counted. */
+struct ratelimit {
+	uint64_t last_ns;
+	unsigned suppressed;
+};
+
 struct client {
 	struct client *next;
 	struct control *c;
@@ -44,6 +79,7 @@ struct client {
 	struct live *live; /* a live subscription (kprofctl top), or NULL */
 	sd_event_source *live_timer;
 	uint64_t active_ns; /* last byte in or out (CLOCK_MONOTONIC) */
+	uint64_t frame_ns;  /* when the request frame being read began; 0: none */
 };
 
 struct control {
@@ -53,8 +89,62 @@ struct control {
 	sd_event_source *src;
 	struct client *clients;
 	unsigned nclients, max_clients;
-	bool bound; /* the socket file is ours to remove */
+	bool bound;	/* the socket file is ours to remove */
+	int reserve_fd; /* /dev/null, given up to accept-and-refuse when fds run out */
+	sd_event_source *accept_pause; /* re-enables src after a pause */
+	struct ratelimit rl[REFUSE_NR];
 };
+
+/* Log this refusal now? *sfx gets ", N more since the last message" when some were not. */
+static bool log_refusal(struct control *c, enum refusal r, char *sfx, size_t len)
+{
+	struct ratelimit *rl = &c->rl[r];
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	if (rl->last_ns && now - rl->last_ns < LOG_EVERY_NS) {
+		rl->suppressed++;
+		return false;
+	}
+	sfx[0] = '\0';
+	if (rl->suppressed)
+		snprintf(sfx, len, " (%u more in the last %llu s)", rl->suppressed,
+			 LOG_EVERY_NS / 1000000000ULL);
+	rl->suppressed = 0;
+	rl->last_ns = now;
+	return true;
+}
+
+/* The kernel view (PROFILE_VIEW_*) a client gets: what the kernel would show it. Kernel
+ * addresses only if kallsyms_show_value would (kptr_restrict 0 and perf_event_paranoid <= 1;
+ * a non-root client is taken to lack CAP_SYSLOG), kernel frames only if the kernel would let it
+ * profile the kernel (perf_event_paranoid <= 1). Read at each request: the sysctls can change. */
+static int read_sysctl(const char *path, int fallback)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char buf[32];
+	ssize_t n;
+
+	if (fd < 0)
+		return fallback;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return fallback;
+	buf[n] = '\0';
+	return atoi(buf);
+}
+
+static unsigned client_view(const struct client *cl)
+{
+	int kptr, paranoid;
+
+	if (cl->uid == 0)
+		return 0;
+	kptr = read_sysctl("/proc/sys/kernel/kptr_restrict", 2);
+	paranoid = read_sysctl("/proc/sys/kernel/perf_event_paranoid", 2);
+	if (paranoid >= 2)
+		return PROFILE_VIEW_NO_KERNEL | PROFILE_VIEW_NO_KADDR;
+	return kptr == 0 && paranoid <= 1 ? 0 : PROFILE_VIEW_NO_KADDR;
+}
 
 static void client_free(struct client *cl)
 {
@@ -98,17 +188,65 @@ static int client_flush(struct client *cl)
 	return 1;
 }
 
+/* 0 if a reply of len bytes may wait for cl to read it, or -ENOBUFS with why in msg: one uid's
+ * clients may have reply_pending_per_uid_mb waiting, and all clients reply_pending_mb, of which
+ * the last eighth is root's. */
+static int reply_budget(struct client *cl, size_t len, char *msg, size_t msglen)
+{
+	struct control *c = cl->c;
+	const struct config *cfg = &c->m->cfg;
+	uint64_t all = 0, mine = 0, lim_all = (uint64_t)cfg->reply_pending_mb << 20;
+	uint64_t lim_uid = (uint64_t)cfg->reply_pending_per_uid_mb << 20;
+	char sfx[64];
+
+	if (len <= REPLY_SMALL)
+		return 0;
+	for (const struct client *o = c->clients; o; o = o->next) {
+		all += o->out_len - o->out_off;
+		if (o->uid == cl->uid)
+			mine += o->out_len - o->out_off;
+	}
+	if (cl->uid != 0 && mine + len > lim_uid) {
+		snprintf(msg, msglen,
+			 "reply of %.1f MiB refused: %llu MiB of replies are waiting to be read by "
+			 "uid %u's clients (limit %u MiB); read them or try later",
+			 len / 1048576.0, (unsigned long long)(mine >> 20), cl->uid,
+			 cfg->reply_pending_per_uid_mb);
+	} else if (all + len > (cl->uid ? lim_all - lim_all / 8 : lim_all)) {
+		snprintf(msg, msglen,
+			 "reply of %.1f MiB refused: %llu MiB of replies are waiting to be read by "
+			 "all clients (limit %u MiB%s); read them or try later",
+			 len / 1048576.0, (unsigned long long)(all >> 20), cfg->reply_pending_mb,
+			 cl->uid ? ", the last eighth kept for root" : "");
+	} else {
+		return 0;
+	}
+	if (log_refusal(c, REFUSE_REPLY, sfx, sizeof(sfx)))
+		log_warn("client pid %d uid %u: %s%s", cl->pid, cl->uid, msg, sfx);
+	return -ENOBUFS;
+}
+
 static void client_queue(struct client *cl, Kprof__Reply *rep)
 {
+	size_t n = protobuf_c_message_get_packed_size(&rep->base);
+	char why[256];
 	uint8_t *buf;
 	size_t len;
-	int err = frame_pack(&rep->base, FRAME_MAX_REPLY, &buf, &len);
+	int err;
 
+	if (n > FRAME_MAX_REPLY) {
+		err = -EMSGSIZE;
+		snprintf(why, sizeof(why), "reply too large for one frame");
+	} else {
+		err = reply_budget(cl, FRAME_HDR_SIZE + n, why, sizeof(why));
+	}
+	if (!err)
+		err = frame_pack(&rep->base, FRAME_MAX_REPLY, &buf, &len);
 	if (err < 0) {
 		Kprof__Reply e = KPROF__REPLY__INIT;
 
 		e.error = err;
-		e.message = err == -EMSGSIZE ? "reply too large for one frame" : "out of memory";
+		e.message = err == -ENOMEM ? "out of memory" : why;
 		if (frame_pack(&e.base, FRAME_MAX_REPLY, &buf, &len) < 0) {
 			cl->closing = true;
 			return;
@@ -387,7 +525,8 @@ static int on_live_tick(sd_event_source *src, uint64_t usec, void *userdata)
 	if (cl->out || cl->closing)
 		return 0;
 	manager_drain(cl->c->m); /* the interval's samples, not those of the last timer drain */
-	if (fill_status(cl->c, &sr, &drops, freqs) < 0 || live_update(cl->live, &msg) < 0) {
+	if (fill_status(cl->c, &sr, &drops, freqs) < 0 ||
+	    live_update(cl->live, client_view(cl), &msg) < 0) {
 		live_msg_release(&msg);
 		reply_error(cl, -ENOMEM, "cannot build the live update");
 	} else {
@@ -474,7 +613,7 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 	Kprof__ReportReply rr = KPROF__REPORT_REPLY__INIT;
 	Kprof__Target tpb = KPROF__TARGET__INIT;
 	struct target *t = request_target(cl, req->pid, false);
-	_cleanup_free_ uint32_t *ids = NULL;
+	_cleanup_free_ struct profile_row *rows = NULL;
 	_cleanup_free_ Kprof__FlatEntry *ev = NULL;
 	_cleanup_free_ Kprof__FlatEntry **ep = NULL;
 	struct profile_stats ps;
@@ -482,7 +621,7 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 
 	if (!t)
 		return;
-	if (profile_sorted(t->profile, &ids, &n) < 0) {
+	if (profile_flat_view(t->profile, client_view(cl), &rows, &n) < 0) {
 		reply_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
@@ -494,7 +633,8 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 		return;
 	}
 	for (size_t i = 0; i < shown; i++) {
-		const struct profile_func *f = profile_func_get(t->profile, ids[i]);
+		const struct profile_func *f = &rows[i].f;
+		uint32_t id = rows[i].id;
 
 		kprof__flat_entry__init(&ev[i]);
 		ev[i].function = (char *)f->name;
@@ -503,7 +643,7 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 		ev[i].self = f->self;
 		ev[i].total = f->total;
 		ev[i].address = f->start;
-		ev[i].calls = ids[i] < t->calls.ncounts ? t->calls.counts[ids[i]] : 0;
+		ev[i].calls = id < t->calls.ncounts ? t->calls.counts[id] : 0;
 		ep[i] = &ev[i];
 	}
 	profile_get_stats(t->profile, &ps);
@@ -524,21 +664,70 @@ static void do_folded(struct client *cl, const Kprof__FoldedRequest *req)
 	Kprof__FoldedReply fr = KPROF__FOLDED_REPLY__INIT;
 	Kprof__Target tpb = KPROF__TARGET__INIT;
 	struct target *t = request_target(cl, req->pid, false);
+	struct profile_folded_opts o = {.max_bytes = FOLDED_MAX_BYTES, .view = client_view(cl)};
+	struct profile_folded_info fi;
 	_cleanup_free_ char *text = NULL;
 	size_t len;
 
 	if (!t)
 		return;
-	if (profile_folded(t->profile, &text, &len) < 0) {
+	if (profile_folded_view(t->profile, &o, &text, &len, &fi) < 0) {
 		reply_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
 	target_fill_pb(t, &tpb);
 	fr.target = &tpb;
 	fr.folded = text;
+	fr.truncated = fi.stacks_omitted > 0;
+	fr.stacks_omitted = fi.stacks_omitted;
+	fr.samples_omitted = fi.samples_omitted;
+	fr.max_bytes = FOLDED_MAX_BYTES;
 	rep.body_case = KPROF__REPLY__BODY_FOLDED;
 	rep.folded = &fr;
 	client_queue(cl, &rep);
+}
+
+/* An export through a kernel view: kernel functions renamed and without addresses; with
+ * PROFILE_VIEW_NO_KERNEL every kernel frame is one function's ("[kernel]") and each run of them
+ * in a stack one frame. *arena (the rewritten stacks' ids) is the caller's to free. */
+static int export_view(const struct target *t, unsigned view, struct saved_msg *m, uint32_t **arena)
+{
+	uint32_t kid = UINT32_MAX;
+	size_t nids = 0, off = 0;
+
+	*arena = NULL;
+	if (!view)
+		return 0;
+	for (size_t i = 0; i < m->msg.n_functions; i++) {
+		const struct profile_func *f = profile_func_get(t->profile, i);
+		struct profile_func v = profile_func_view(f, view);
+
+		if (!profile_func_is_kernel(f))
+			continue;
+		if (kid == UINT32_MAX)
+			kid = i;
+		m->fv[i].name = (char *)v.name;
+		m->fv[i].module = (char *)v.module;
+		m->fv[i].start = v.start;
+		m->fv[i].kind = pb_kind(v.kind);
+	}
+	if (!(view & PROFILE_VIEW_NO_KERNEL) || kid == UINT32_MAX)
+		return 0;
+	for (size_t i = 0; i < m->msg.n_stacks; i++)
+		nids += m->sv[i].n_ids;
+	*arena = malloc((nids ? nids : 1) * sizeof(**arena));
+	if (!*arena)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->msg.n_stacks; i++) {
+		Kprof__SavedStack *s = &m->sv[i];
+		size_t n =
+		    profile_stack_view(t->profile, view, s->ids, s->n_ids, kid, *arena + off);
+
+		s->ids = *arena + off;
+		s->n_ids = n;
+		off += n;
+	}
+	return 0;
 }
 
 static void do_export(struct client *cl, const Kprof__ExportRequest *req)
@@ -546,11 +735,17 @@ static void do_export(struct client *cl, const Kprof__ExportRequest *req)
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__ExportReply er = KPROF__EXPORT_REPLY__INIT;
 	struct target *t = request_target(cl, req->pid, false);
+	_cleanup_free_ uint32_t *arena = NULL;
 	struct saved_msg m;
 
 	if (!t)
 		return;
 	if (saved_msg_build(t, &m) < 0) {
+		reply_error(cl, -ENOMEM, "out of memory");
+		return;
+	}
+	if (export_view(t, client_view(cl), &m, &arena) < 0) {
+		saved_msg_release(&m);
 		reply_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
@@ -574,6 +769,7 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 	struct hcct_stats hs;
 	const struct hcct *tree_src;
 	uint64_t num, den;
+	unsigned view = client_view(cl);
 
 	if (!t)
 		return;
@@ -613,7 +809,9 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 	}
 	for (size_t i = 0; i < tree->len; i++) {
 		const struct hcct_entry *e = &tree->entries[i];
-		const struct profile_func *f = profile_func_get(t->profile, e->id);
+		const struct profile_func *pf = profile_func_get(t->profile, e->id);
+		struct profile_func v = pf ? profile_func_view(pf, view) : (struct profile_func){0};
+		const struct profile_func *f = pf ? &v : NULL;
 
 		kprof__hcct_node__init(&nv[i]);
 		nv[i].function = f ? (char *)f->name : "[?]";
@@ -783,9 +981,15 @@ static int client_step(struct client *cl)
 			continue;
 		}
 		if (r > 0) {
+			cl->frame_ns = 0;
 			dispatch(cl, payload, len);
 			continue;
 		}
+		/* The frame deadline runs from the first byte of a frame held in part. */
+		if (!frame_reader_pending(&cl->rd))
+			cl->frame_ns = 0;
+		else if (!cl->frame_ns)
+			cl->frame_ns = now_ns(CLOCK_MONOTONIC);
 		n = recv(cl->fd, buf, sizeof(buf), MSG_DONTWAIT);
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
@@ -816,20 +1020,125 @@ static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	return 0;
 }
 
+/* Send one error reply on a connection that is not (or not yet) a client, best effort: the
+ * reply is small enough for an empty socket buffer. */
+static void refuse_fd(int fd, int err, const char *msg)
+{
+	Kprof__Reply rep = KPROF__REPLY__INIT;
+	_cleanup_free_ uint8_t *buf = NULL;
+	size_t len;
+
+	rep.error = err;
+	rep.message = (char *)msg;
+	if (frame_pack(&rep.base, FRAME_MAX_REPLY, &buf, &len) == 0)
+		(void)!send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* May uid connect now? If not, *why and the message for the client in msg. Root is held by
+ * max_clients alone; any other uid by max_clients_per_uid, and never gets the last eighth (at
+ * least one) of max_clients. */
+static bool admit(const struct control *c, uid_t uid, enum refusal *why, char *msg, size_t len)
+{
+	unsigned reserve = c->max_clients / 8 ? c->max_clients / 8 : 1;
+	unsigned per_uid = c->m->cfg.max_clients_per_uid, mine = 0;
+
+	if (c->nclients >= c->max_clients) {
+		snprintf(msg, len, "too many clients (limit %u), try again later", c->max_clients);
+		*why = REFUSE_CLIENTS;
+		return false;
+	}
+	if (uid == 0)
+		return true;
+	if (c->nclients + reserve >= c->max_clients) {
+		snprintf(msg, len,
+			 "too many clients (limit %u, the last %u kept for root), try again later",
+			 c->max_clients, reserve);
+		*why = REFUSE_CLIENTS;
+		return false;
+	}
+	for (const struct client *cl = c->clients; cl; cl = cl->next)
+		mine += cl->uid == uid;
+	if (mine >= per_uid) {
+		snprintf(msg, len, "too many clients of uid %u (limit %u per uid), try again later",
+			 uid, per_uid);
+		*why = REFUSE_UID;
+		return false;
+	}
+	return true;
+}
+
+static int on_accept_resume(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct control *c = userdata;
+
+	(void)s;
+	(void)usec;
+	sd_event_source_set_enabled(c->src, SD_EVENT_ON);
+	return 0;
+}
+
+/* accept failed for want of file descriptors. The listening socket stays readable (epoll is
+ * level-triggered), so doing nothing would spin: give up the reserve fd to accept the pending
+ * connection and refuse it, and without a reserve stop accepting for a moment. */
+static void accept_no_fds(struct control *c, int lfd, int err)
+{
+	char sfx[64];
+	int cfd;
+
+	if (log_refusal(c, REFUSE_FDS, sfx, sizeof(sfx)))
+		log_warn("refusing clients: out of file descriptors (%s)%s", strerror(err), sfx);
+	if (c->reserve_fd >= 0) {
+		close(c->reserve_fd);
+		cfd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (cfd >= 0) {
+			refuse_fd(cfd, -EMFILE,
+				  "kprofd is out of file descriptors, try again later");
+			close(cfd);
+		}
+		c->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (c->reserve_fd >= 0)
+			return;
+	}
+	if (sd_event_source_set_enabled(c->src, SD_EVENT_OFF) < 0)
+		return;
+	if (c->accept_pause)
+		sd_event_source_set_time_relative(c->accept_pause, ACCEPT_PAUSE_USEC);
+	else if (sd_event_add_time_relative(c->m->event, &c->accept_pause, CLOCK_MONOTONIC,
+					    ACCEPT_PAUSE_USEC, 0, on_accept_resume, c) < 0)
+		goto resume;
+	if (sd_event_source_set_enabled(c->accept_pause, SD_EVENT_ONESHOT) >= 0)
+		return;
+resume:
+	sd_event_source_set_enabled(c->src, SD_EVENT_ON);
+}
+
 static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct control *c = userdata;
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
 	struct client *cl;
+	enum refusal why;
+	char msg[160], sfx[64];
 	int cfd, err;
 
 	(void)s;
 	(void)revents;
 	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (cfd < 0)
+	if (cfd < 0) {
+		if (errno == EMFILE || errno == ENFILE)
+			accept_no_fds(c, fd, errno);
 		return 0;
+	}
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {
+		close(cfd);
+		return 0;
+	}
+	if (!admit(c, cred.uid, &why, msg, sizeof(msg))) {
+		if (log_refusal(c, why, sfx, sizeof(sfx)))
+			log_warn("refusing client pid %d uid %u: %s (%u clients connected)%s",
+				 cred.pid, cred.uid, msg, c->nclients, sfx);
+		refuse_fd(cfd, -EUSERS, msg);
 		close(cfd);
 		return 0;
 	}
@@ -848,16 +1157,6 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	cl->next = c->clients;
 	c->clients = cl;
 	c->nclients++;
-	if (c->nclients > c->max_clients) {
-		/* Say why, then hang up: the reply is small enough for an empty socket buffer. */
-		log_warn("refusing client pid %d uid %u: %u clients connected (limit %u)", cred.pid,
-			 cred.uid, c->nclients - 1, c->max_clients);
-		reply_error(cl, -EUSERS, "too many clients (limit %u), try again later",
-			    c->max_clients);
-		client_flush(cl);
-		client_free(cl);
-		return 0;
-	}
 	err = sd_event_add_io(c->m->event, &cl->src, cfd, EPOLLIN, on_client, cl);
 	if (err < 0)
 		client_free(cl);
@@ -883,6 +1182,7 @@ static int control_new_activated(struct manager *m, unsigned max_clients, struct
 	c->m = m;
 	c->fd = fd;
 	c->max_clients = max_clients;
+	c->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	c->path = strdup("(socket activation)");
 	err = c->path ? sd_event_add_io(m->event, &c->src, c->fd, EPOLLIN, on_accept, c) : -ENOMEM;
 	if (err < 0) {
@@ -920,6 +1220,7 @@ int control_new(struct manager *m, const char *path, unsigned max_clients, struc
 	c->m = m;
 	c->fd = -1;
 	c->max_clients = max_clients;
+	c->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	c->path = strdup(path);
 	dir = strdup(path);
 	if (!c->path || !dir) {
@@ -978,8 +1279,11 @@ void control_free(struct control *c)
 	while (c->clients)
 		client_free(c->clients);
 	sd_event_source_disable_unref(c->src);
+	sd_event_source_disable_unref(c->accept_pause);
 	if (c->fd >= 0)
 		close(c->fd);
+	if (c->reserve_fd >= 0)
+		close(c->reserve_fd);
 	if (c->bound)
 		unlink(c->path);
 	free(c->path);
@@ -988,13 +1292,26 @@ void control_free(struct control *c)
 
 void control_reap_idle(struct control *c, uint64_t now, uint64_t idle_ns)
 {
+	uint64_t frame_ns = c->m->cfg.frame_timeout_sec * 1000000000ULL;
 	struct client *cl = c->clients, *next;
+	char sfx[64];
 
 	for (; cl; cl = next) {
 		next = cl->next;
 		if (now - cl->active_ns > idle_ns) {
 			log_info("closing idle client pid %d uid %u (%.0f s without a byte)",
 				 cl->pid, cl->uid, (now - cl->active_ns) / 1e9);
+			client_free(cl);
+		} else if (cl->frame_ns && !cl->out && now - cl->frame_ns > frame_ns) {
+			/* A byte now and then keeps the idle timeout away, not this one. */
+			if (log_refusal(c, REFUSE_FRAME, sfx, sizeof(sfx)))
+				log_warn("closing client pid %d uid %u: its request is not whole "
+					 "after %u s%s",
+					 cl->pid, cl->uid, c->m->cfg.frame_timeout_sec, sfx);
+			reply_error(cl, -ETIMEDOUT,
+				    "request not whole after %u s (frame_timeout), closing",
+				    c->m->cfg.frame_timeout_sec);
+			client_flush(cl);
 			client_free(cl);
 		}
 	}

@@ -331,6 +331,8 @@ int control_new(struct manager *m, const char *path, unsigned max_clients, struc
 void control_free(struct control *c);
 unsigned control_clients(const struct control *c);
 void control_set_limits(struct control *c, unsigned max_clients);
+/* Close clients silent for idle_ns, and those whose request frame is not whole frame_timeout
+ * seconds after its first byte. */
 void control_reap_idle(struct control *c, uint64_t now, uint64_t idle_ns);
 
 /* ---- live.c ---- */
@@ -347,8 +349,9 @@ int live_new(struct manager *m, const Kprof__SubscribeRequest *req, uid_t uid, b
 	     struct live **ret);
 void live_free(struct live *lv);
 unsigned live_interval_ms(const struct live *lv);
-/* The next update (targets and deltas; the caller adds the status). */
-int live_update(struct live *lv, struct live_msg *msg);
+/* The next update (targets and deltas; the caller adds the status), kernel frames seen through
+ * view (PROFILE_VIEW_*: the reader's policy, decided by the caller). */
+int live_update(struct live *lv, unsigned view, struct live_msg *msg);
 void live_msg_release(struct live_msg *msg);
 
 /* ---- manager.c ---- */

@@ -4,7 +4,8 @@
  * update; each update reports the difference (the last interval) next to the cumulative counts,
  * top N by interval self time. It is fed from the profiles the daemon keeps anyway, so a live
  * view costs O(functions) per interval and nothing per sample. Targets are matched by pid and
- * attach time, so a pid reused by a new attach starts from zero.
+ * attach time, so a pid reused by a new attach starts from zero. Each update is seen through
+ * the reader's kernel view (profile.h): kernel functions may become one "[kernel]" row.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@ struct live_target {
 	uint64_t *self, *total; /* counts at the last update, by function id */
 	size_t n;
 	uint64_t samples;
+	uint64_t kernel_samples; /* at the last update */
 };
 
 struct live {
@@ -140,25 +142,58 @@ static int cmp_delta(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static int fill_target(struct live *lv, struct target *t, struct live_msg *msg, size_t k)
+/* The deltas of every function of t since the last update, kernel ones merged into one
+ * PROFILE_ID_KERNEL row under PROFILE_VIEW_NO_KERNEL (*kernel gets its cumulative counts). */
+static size_t deltas(struct target *t, struct live_target *s, unsigned view, struct delta *d,
+		     struct profile_func *kernel)
+{
+	size_t nf = profile_nfuncs(t->profile), n = 0;
+	struct profile_stats ps;
+	struct delta kd = {.id = PROFILE_ID_KERNEL};
+	bool any = false;
+
+	profile_get_stats(t->profile, &ps);
+	*kernel = (struct profile_func){.name = PROFILE_KERNEL_NAME,
+					.module = PROFILE_KERNEL_MODULE,
+					.kind = PROFILE_KIND_KERNEL,
+					.total = ps.kernel_samples};
+	for (size_t i = 0; i < nf; i++) {
+		const struct profile_func *f = profile_func_get(t->profile, i);
+		struct delta di = {i, f->self - s->self[i], f->total - s->total[i]};
+
+		s->self[i] = f->self;
+		s->total[i] = f->total;
+		if ((view & PROFILE_VIEW_NO_KERNEL) && profile_func_is_kernel(f)) {
+			kd.self += di.self;
+			kernel->self += f->self;
+			any = true;
+			continue;
+		}
+		d[n++] = di;
+	}
+	if (any) {
+		kd.total = ps.kernel_samples - s->kernel_samples;
+		d[n++] = kd;
+	}
+	s->kernel_samples = ps.kernel_samples;
+	return n;
+}
+
+static int fill_target(struct live *lv, struct target *t, unsigned view, struct live_msg *msg,
+		       size_t k)
 {
 	Kprof__TopTarget *tt = &msg->tv[k];
 	struct live_target *s = state_of(lv, t);
 	size_t nf = profile_nfuncs(t->profile), shown = 0;
 	_cleanup_free_ struct delta *d = NULL;
+	struct profile_func kernel;
 
 	if (!s || grow_state(s, nf) < 0)
 		return -ENOMEM;
-	d = calloc(nf ? nf : 1, sizeof(*d));
+	d = calloc(nf + 1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	for (size_t i = 0; i < nf; i++) {
-		const struct profile_func *f = profile_func_get(t->profile, i);
-
-		d[i] = (struct delta){i, f->self - s->self[i], f->total - s->total[i]};
-		s->self[i] = f->self;
-		s->total[i] = f->total;
-	}
+	nf = deltas(t, s, view, d, &kernel);
 	qsort(d, nf, sizeof(*d), cmp_delta);
 	shown = nf < lv->top ? nf : lv->top;
 	kprof__top_target__init(tt);
@@ -172,17 +207,20 @@ static int fill_target(struct live *lv, struct target *t, struct live_msg *msg, 
 	if (!tt->entries || !msg->ev[k])
 		return -ENOMEM;
 	for (size_t i = 0; i < shown; i++) {
-		const struct profile_func *f = profile_func_get(t->profile, d[i].id);
+		struct profile_func f =
+		    d[i].id == PROFILE_ID_KERNEL
+			? kernel
+			: profile_func_view(profile_func_get(t->profile, d[i].id), view);
 		Kprof__TopEntry *e = &msg->ev[k][i];
 
 		kprof__top_entry__init(e);
-		e->function = (char *)f->name;
-		e->module = (char *)f->module;
-		e->kind = (Kprof__FrameKind)f->kind;
+		e->function = (char *)f.name;
+		e->module = (char *)f.module;
+		e->kind = (Kprof__FrameKind)f.kind;
 		e->self = d[i].self;
 		e->total = d[i].total;
-		e->self_all = f->self;
-		e->total_all = f->total;
+		e->self_all = f.self;
+		e->total_all = f.total;
 		tt->entries[i] = e;
 	}
 	tt->n_entries = shown;
@@ -190,7 +228,7 @@ static int fill_target(struct live *lv, struct target *t, struct live_msg *msg, 
 	return 0;
 }
 
-int live_update(struct live *lv, struct live_msg *msg)
+int live_update(struct live *lv, unsigned view, struct live_msg *msg)
 {
 	size_t n = 0, k = 0;
 	int err;
@@ -209,7 +247,7 @@ int live_update(struct live *lv, struct live_msg *msg)
 	for (struct target *t = lv->m->targets; t && k < n; t = t->next) {
 		if (!watched(lv, t))
 			continue;
-		err = fill_target(lv, t, msg, k);
+		err = fill_target(lv, t, view, msg, k);
 		if (err < 0)
 			return err;
 		k++;

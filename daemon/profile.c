@@ -67,7 +67,8 @@ struct profile {
 
 	uint64_t gen;
 	uint64_t samples, lost;
-	bool has_tids; /* some stack has tid != 0: folded output must merge threads */
+	uint64_t kernel_samples; /* of samples, those whose stack has a kernel frame */
+	bool has_tids;		 /* some stack has tid != 0: folded output must merge threads */
 	size_t str_bytes;
 };
 
@@ -262,12 +263,22 @@ size_t profile_nfuncs(const struct profile *p)
 	return p->nfuncs;
 }
 
+/* A kernel frame, resolved or not (an unresolved one keeps the kernel's module name). */
+bool profile_func_is_kernel(const struct profile_func *f)
+{
+	return f->kind == PROFILE_KIND_KERNEL ||
+	       (f->kind == PROFILE_KIND_UNKNOWN && !strcmp(f->module, PROFILE_KERNEL_MODULE));
+}
+
 static void count_flat(struct profile *p, const uint32_t *ids, size_t n, uint64_t count)
 {
+	bool kernel = false;
+
 	p->gen++;
 	for (size_t i = 0; i < n; i++) {
 		struct pfunc *f = &p->funcs[ids[i]];
 
+		kernel |= profile_func_is_kernel(&f->f);
 		if (f->mark != p->gen) {
 			f->mark = p->gen;
 			f->f.total += count;
@@ -276,6 +287,8 @@ static void count_flat(struct profile *p, const uint32_t *ids, size_t n, uint64_
 	if (n)
 		p->funcs[ids[n - 1]].f.self += count;
 	p->samples += count;
+	if (kernel)
+		p->kernel_samples += count;
 }
 
 /* The stack (tid, ids[0..n)), or NULL and the free slot where it belongs. */
@@ -403,133 +416,324 @@ int profile_sorted(const struct profile *p, uint32_t **ret, size_t *ret_n)
 	return 0;
 }
 
-struct strbuf {
-	char *s;
-	size_t len, cap;
+/* ---- views ---- */
+
+struct profile_func profile_func_view(const struct profile_func *f, unsigned view)
+{
+	struct profile_func v = *f;
+
+	if (!view || !profile_func_is_kernel(f))
+		return v;
+	v.start = 0;
+	if (view & PROFILE_VIEW_NO_KERNEL) {
+		v.name = PROFILE_KERNEL_NAME;
+		v.module = PROFILE_KERNEL_MODULE;
+		v.kind = PROFILE_KIND_KERNEL;
+	}
+	return v;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct profile_func *x = &((const struct profile_row *)a)->f;
+	const struct profile_func *y = &((const struct profile_row *)b)->f;
+
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+int profile_flat_view(const struct profile *p, unsigned view, struct profile_row **ret,
+		      size_t *ret_n)
+{
+	struct profile_row *rows = malloc((p->nfuncs + 1) * sizeof(*rows));
+	uint64_t kself = 0;
+	bool kernel = false;
+	size_t n = 0;
+
+	if (!rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nfuncs; i++) {
+		const struct profile_func *f = &p->funcs[i].f;
+
+		if ((view & PROFILE_VIEW_NO_KERNEL) && profile_func_is_kernel(f)) {
+			kself += f->self;
+			kernel = true;
+			continue;
+		}
+		rows[n++] = (struct profile_row){.id = i, .f = profile_func_view(f, view)};
+	}
+	if (kernel)
+		rows[n++] = (struct profile_row){.id = PROFILE_ID_KERNEL,
+						 .f = {.name = PROFILE_KERNEL_NAME,
+						       .module = PROFILE_KERNEL_MODULE,
+						       .kind = PROFILE_KIND_KERNEL,
+						       .self = kself,
+						       .total = p->kernel_samples}};
+	qsort(rows, n, sizeof(*rows), cmp_row);
+	*ret = rows;
+	*ret_n = n;
+	return 0;
+}
+
+size_t profile_stack_view(const struct profile *p, unsigned view, const uint32_t *ids, size_t n,
+			  uint32_t kid, uint32_t *out)
+{
+	bool in_kernel = false;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		bool kernel = (view & PROFILE_VIEW_NO_KERNEL) && ids[i] < p->nfuncs &&
+			      profile_func_is_kernel(&p->funcs[ids[i]].f);
+
+		if (!kernel)
+			out[k++] = ids[i];
+		else if (!in_kernel)
+			out[k++] = kid;
+		in_kernel = kernel;
+	}
+	return k;
+}
+
+/* ---- folded text ----
+ * The lines are the profile's stacks as they are when no thread ids and no view change them;
+ * otherwise the stacks are first merged by their viewed id sequence (threads merged, kernel runs
+ * collapsed). Every line's length is known before a byte is written (names' lengths are taken
+ * once per function), so the text is allocated once, at most the cap. */
+struct fline {
+	uint64_t hash, count;
+	uint32_t off, len;
 };
 
-static int sb_reserve(struct strbuf *b, size_t n)
+struct fset {
+	const uint32_t *ids; /* the profile's id arena, or arena */
+	uint32_t *arena;
+	struct fline *lines;
+	size_t n;
+	size_t *name_len; /* per function: bytes of its folded name, brackets included */
+	bool *clean;	  /* per function: its name needs no replacements (copied whole) */
+};
+
+static void fset_release(struct fset *fs)
 {
-	return grow((void **)&b->s, &b->cap, b->len + n + 1, 1);
+	free(fs->arena);
+	free(fs->lines);
+	free(fs->name_len);
+	free(fs->clean);
+}
+
+static int fset_merge(const struct profile *p, unsigned view, struct fset *fs)
+{
+	size_t nslots = 16, nids = 0;
+	_cleanup_free_ uint32_t *slots = NULL;
+
+	while (nslots < 2 * p->nstacks)
+		nslots *= 2;
+	slots = calloc(nslots, sizeof(*slots));
+	fs->arena = malloc((p->nids ? p->nids : 1) * sizeof(*fs->arena)); /* a view never grows */
+	if (!slots || !fs->arena)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nstacks; i++) {
+		const struct pstack *st = &p->stacks[i];
+		uint32_t *v = fs->arena + nids;
+		size_t len =
+		    profile_stack_view(p, view, p->ids + st->off, st->len, PROFILE_ID_KERNEL, v);
+		uint64_t h = hash_ids(v, len);
+		size_t j;
+
+		for (j = h & (nslots - 1); slots[j]; j = (j + 1) & (nslots - 1)) {
+			const struct fline *l = &fs->lines[slots[j] - 1];
+
+			if (l->hash == h && l->len == len &&
+			    (len == 0 || !memcmp(fs->arena + l->off, v, len * sizeof(*v))))
+				break;
+		}
+		if (slots[j]) {
+			fs->lines[slots[j] - 1].count += st->count;
+			continue;
+		}
+		fs->lines[fs->n] =
+		    (struct fline){.hash = h, .count = st->count, .off = nids, .len = len};
+		slots[j] = ++fs->n;
+		nids += len;
+	}
+	fs->ids = fs->arena;
+	return 0;
+}
+
+/* An unresolved frame is shown as its module, "[libc.so.6]", as flame graph tools expect. */
+static const char *folded_name(const struct profile_func *f, bool *bracket)
+{
+	const char *name =
+	    f->kind == PROFILE_KIND_UNKNOWN && !strcmp(f->name, "[unknown]") ? f->module : f->name;
+
+	*bracket = name == f->module && name[0] != '[';
+	return name;
+}
+
+static int fset_build(const struct profile *p, unsigned view, struct fset *fs)
+{
+	bool bracket;
+
+	fs->lines = malloc((p->nstacks ? p->nstacks : 1) * sizeof(*fs->lines));
+	fs->name_len = malloc((p->nfuncs ? p->nfuncs : 1) * sizeof(*fs->name_len));
+	fs->clean = malloc((p->nfuncs ? p->nfuncs : 1) * sizeof(*fs->clean));
+	if (!fs->lines || !fs->name_len || !fs->clean)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nfuncs; i++) {
+		const char *name = folded_name(&p->funcs[i].f, &bracket);
+		size_t n = strlen(name);
+
+		fs->name_len[i] = n + 2 * bracket;
+		fs->clean[i] = true;
+		for (size_t j = 0; j < n && fs->clean[i]; j++)
+			fs->clean[i] =
+			    name[j] != ';' && (unsigned char)name[j] >= 0x20 && name[j] != 0x7f;
+	}
+	if (p->has_tids || (view & PROFILE_VIEW_NO_KERNEL))
+		return fset_merge(p, view, fs);
+	for (size_t i = 0; i < p->nstacks; i++)
+		fs->lines[i] = (struct fline){
+		    .count = p->stacks[i].count, .off = p->stacks[i].off, .len = p->stacks[i].len};
+	fs->n = p->nstacks;
+	fs->ids = p->ids;
+	return 0;
+}
+
+static size_t count_digits(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
+}
+
+/* Bytes of a line: frames, separators, " COUNT\n". */
+static size_t fline_bytes(const struct fset *fs, const struct fline *l)
+{
+	size_t n = l->len + 1 + count_digits(l->count); /* ';'s, ' ' and '\n' */
+
+	for (size_t i = 0; i < l->len; i++) {
+		uint32_t id = fs->ids[l->off + i];
+
+		n += id == PROFILE_ID_KERNEL ? strlen(PROFILE_KERNEL_NAME) : fs->name_len[id];
+	}
+	return n;
 }
 
 /* Append a name with ';' (the frame separator) and control characters replaced. */
-static void sb_put_name(struct strbuf *b, const char *name)
+static char *put_name(char *o, const char *name)
 {
 	for (; *name; name++) {
 		unsigned char c = *name;
 
-		b->s[b->len++] = c == ';' ? ':' : (c < 0x20 || c == 0x7f) ? '?' : c;
+		*o++ = c == ';' ? ':' : (c < 0x20 || c == 0x7f) ? '?' : c;
 	}
+	return o;
 }
 
-/* An unresolved frame is shown as its module, "[libc.so.6]", as flame graph tools expect. */
-static const char *folded_name(const struct profile_func *f)
+static char *fline_put(const struct profile *p, const struct fset *fs, const struct fline *l,
+		       char *o)
 {
-	return f->kind == PROFILE_KIND_UNKNOWN && !strcmp(f->name, "[unknown]") ? f->module
-										: f->name;
-}
-
-static int folded_one(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count, void *userdata)
-{
-	struct {
-		struct strbuf b;
-		const struct profile *p;
-	} *ctx = userdata;
-	size_t need = 24;
-	int err;
-
-	(void)tid;
-	if (n == 0)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		need += strlen(folded_name(&ctx->p->funcs[ids[i]].f)) + 3;
-	err = sb_reserve(&ctx->b, need);
-	if (err < 0)
-		return err;
-	for (size_t i = 0; i < n; i++) {
-		const struct profile_func *f = &ctx->p->funcs[ids[i]].f;
-		const char *name = folded_name(f);
-		bool bracket = name == f->module && name[0] != '[';
+	for (size_t i = 0; i < l->len; i++) {
+		uint32_t id = fs->ids[l->off + i];
+		bool bracket = false;
+		const char *name = id == PROFILE_ID_KERNEL ? PROFILE_KERNEL_NAME
+							   : folded_name(&p->funcs[id].f, &bracket);
 
 		if (i)
-			ctx->b.s[ctx->b.len++] = ';';
+			*o++ = ';';
 		if (bracket)
-			ctx->b.s[ctx->b.len++] = '[';
-		sb_put_name(&ctx->b, name);
+			*o++ = '[';
+		if (id != PROFILE_ID_KERNEL && fs->clean[id]) {
+			size_t n = fs->name_len[id] - 2 * bracket;
+
+			memcpy(o, name, n);
+			o += n;
+		} else {
+			o = put_name(o, name);
+		}
 		if (bracket)
-			ctx->b.s[ctx->b.len++] = ']';
+			*o++ = ']';
 	}
-	ctx->b.len += snprintf(ctx->b.s + ctx->b.len, 24, " %llu\n", (unsigned long long)count);
-	return 0;
+	return o + sprintf(o, " %llu\n", (unsigned long long)l->count);
 }
 
-static int folded_text(const struct profile *p, char **ret, size_t *ret_len);
-
-static int merge_one(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count, void *userdata)
+static int cmp_heavier(const void *a, const void *b, void *ctx)
 {
-	(void)tid;
-	return profile_add(userdata, ids, n, count);
+	const struct fline *lines = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (lines[x].count != lines[y].count)
+		return lines[x].count > lines[y].count ? -1 : 1;
+	return x < y ? -1 : x > y;
 }
 
-/* A copy of p with the stacks of all threads merged (function ids stay the same). */
-static int merged_copy(const struct profile *p, struct profile **ret)
+int profile_folded_view(const struct profile *p, const struct profile_folded_opts *o, char **ret,
+			size_t *ret_len, struct profile_folded_info *info)
 {
-	struct profile_limits lim = p->lim;
-	struct profile *q;
+	struct profile_folded_opts none = {0};
+	struct profile_folded_info fi = {0};
+	_cleanup_(fset_release) struct fset fs = {0};
+	_cleanup_free_ uint32_t *order = NULL;
+	size_t total = 0, len = 0, cap;
+	char *text;
 	int err;
 
-	lim.max_cache = 1;
-	err = profile_new(&lim, &q);
-	for (size_t i = 0; err >= 0 && i < p->nfuncs; i++) {
-		const struct profile_func *f = &p->funcs[i].f;
-
-		err = profile_intern(q, f->name, f->module, f->start, f->kind);
-	}
-	if (err >= 0)
-		err = profile_foreach_stack(p, merge_one, q);
-	if (err < 0) {
-		profile_free(q);
+	if (!o)
+		o = &none;
+	err = fset_build(p, o->view, &fs);
+	if (err < 0)
 		return err;
+	for (size_t i = 0; i < fs.n; i++) {
+		if (fs.lines[i].len) {
+			total += fline_bytes(&fs, &fs.lines[i]);
+			fi.stacks++;
+		}
 	}
-	*ret = q;
+	cap = o->max_bytes && total > o->max_bytes ? o->max_bytes : total;
+	if (cap < total) { /* the heaviest stacks first, as many as fit */
+		order = malloc((fs.n ? fs.n : 1) * sizeof(*order));
+		if (!order)
+			return -ENOMEM;
+		for (size_t i = 0; i < fs.n; i++)
+			order[i] = i;
+		qsort_r(order, fs.n, sizeof(*order), cmp_heavier, fs.lines);
+	}
+	/* + 24: room for sprintf's NUL after the last count */
+	text = malloc(cap + 24);
+	if (!text)
+		return -ENOMEM;
+	for (size_t i = 0; i < fs.n; i++) {
+		const struct fline *l = &fs.lines[order ? order[i] : i];
+		size_t n;
+
+		if (!l->len)
+			continue;
+		n = fline_bytes(&fs, l);
+		if (len + n > cap) {
+			fi.stacks_omitted++;
+			fi.samples_omitted += l->count;
+			continue;
+		}
+		len = fline_put(p, &fs, l, text + len) - text;
+	}
+	text[len] = '\0';
+	*ret = text;
+	*ret_len = len;
+	if (info)
+		*info = fi;
 	return 0;
 }
 
 int profile_folded(const struct profile *p, char **ret, size_t *ret_len)
 {
-	struct profile *merged = NULL;
-	int err;
-
-	if (!p->has_tids)
-		return folded_text(p, ret, ret_len);
-	err = merged_copy(p, &merged);
-	if (err < 0)
-		return err;
-	err = folded_text(merged, ret, ret_len);
-	profile_free(merged);
-	return err;
-}
-
-static int folded_text(const struct profile *p, char **ret, size_t *ret_len)
-{
-	struct {
-		struct strbuf b;
-		const struct profile *p;
-	} ctx = {.p = p};
-	int err;
-
-	err = sb_reserve(&ctx.b, 0);
-	if (!err)
-		err = profile_foreach_stack(p, folded_one, &ctx);
-	if (err < 0) {
-		free(ctx.b.s);
-		return err;
-	}
-	ctx.b.s[ctx.b.len] = '\0';
-	*ret = ctx.b.s;
-	*ret_len = ctx.b.len;
-	return 0;
+	return profile_folded_view(p, NULL, ret, ret_len, NULL);
 }
 
 int profile_cache_get(const struct profile *p, uint64_t addr, uint32_t *id)
@@ -623,6 +827,7 @@ void profile_get_stats(const struct profile *p, struct profile_stats *st)
 	    .funcs = p->nfuncs,
 	    .stacks = p->nstacks,
 	    .stack_ids = p->nids,
+	    .kernel_samples = p->kernel_samples,
 	    .memory = sizeof(*p) + p->funcs_cap * sizeof(*p->funcs) +
 		      p->func_nslots * sizeof(*p->func_slots) + p->stacks_cap * sizeof(*p->stacks) +
 		      p->stack_nslots * sizeof(*p->stack_slots) + p->ids_cap * sizeof(*p->ids) +

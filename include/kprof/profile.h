@@ -5,11 +5,14 @@
  * per function are kept up to date on every add (total counts a function once per stack even
  * under recursion). An address -> function-id cache lets the symbolizer skip lookups for return
  * addresses it has seen; the caller clears it when symbols change. Every table is capped: a
- * stack that does not fit is counted in `lost`, never silently dropped. No I/O, no globals.
+ * stack that does not fit is counted in `lost`, never silently dropped. Readers get views:
+ * folded text within a byte cap, and kernel frames without addresses or as one "[kernel]" frame
+ * (the policy of who sees what is the caller's). No I/O, no globals.
  */
 #ifndef KPROF_PROFILE_H
 #define KPROF_PROFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,7 +47,8 @@ struct profile_stats {
 	size_t funcs;
 	size_t stacks;
 	size_t stack_ids;
-	size_t memory; /* bytes held */
+	size_t memory;		 /* bytes held */
+	uint64_t kernel_samples; /* samples whose stack has a kernel frame */
 };
 
 int profile_new(const struct profile_limits *lim, struct profile **ret);
@@ -81,6 +85,55 @@ int profile_sorted(const struct profile *p, uint32_t **ret, size_t *ret_n);
  * names are replaced so lines stay parseable, and an unresolved frame is named after its module
  * ("[libc.so.6]"). *ret is malloc'd and NUL-terminated. */
 int profile_folded(const struct profile *p, char **ret, size_t *ret_len);
+
+/* ---- What one reader may see ----
+ * A reader the kernel would not show kernel addresses to gets them as 0 (PROFILE_VIEW_NO_KADDR);
+ * one the kernel would not let profile the kernel sees every kernel frame as the single frame
+ * "[kernel]" in "[kernel.kallsyms]" at address 0 (PROFILE_VIEW_NO_KERNEL): consecutive kernel
+ * frames of a stack become one, and the flat profile has one kernel row (self: the kernel
+ * functions' self counts summed; total: the samples whose stack holds any kernel frame). Which
+ * view a reader gets is the caller's policy. */
+#define PROFILE_VIEW_NO_KADDR 1u
+#define PROFILE_VIEW_NO_KERNEL 2u /* implies PROFILE_VIEW_NO_KADDR */
+#define PROFILE_KERNEL_NAME "[kernel]"
+#define PROFILE_KERNEL_MODULE "[kernel.kallsyms]"
+#define PROFILE_ID_KERNEL UINT32_MAX /* the id of the one kernel frame of PROFILE_VIEW_NO_KERNEL   \
+				      */
+
+/* A kernel frame: kind PROFILE_KIND_KERNEL, or unresolved in the kernel's module. */
+bool profile_func_is_kernel(const struct profile_func *f);
+/* f as seen through view (the strings are f's or static). */
+struct profile_func profile_func_view(const struct profile_func *f, unsigned view);
+
+/* One row of a flat profile as seen through a view: id is a function id, or PROFILE_ID_KERNEL
+ * for the merged kernel row. */
+struct profile_row {
+	uint32_t id;
+	struct profile_func f;
+};
+/* The flat profile through view, sorted as profile_sorted sorts. *ret is malloc'd. */
+int profile_flat_view(const struct profile *p, unsigned view, struct profile_row **ret,
+		      size_t *ret_n);
+
+/* The stack ids[0..n) through view into out (room for n): with PROFILE_VIEW_NO_KERNEL each run
+ * of kernel frames becomes the one id kid. Returns the length written. */
+size_t profile_stack_view(const struct profile *p, unsigned view, const uint32_t *ids, size_t n,
+			  uint32_t kid, uint32_t *out);
+
+struct profile_folded_opts {
+	size_t max_bytes; /* of the text; 0: no cap */
+	unsigned view;
+};
+struct profile_folded_info {
+	uint64_t stacks;	  /* lines the whole text would have */
+	uint64_t stacks_omitted;  /* of them, left out to stay within max_bytes */
+	uint64_t samples_omitted; /* their samples */
+};
+/* profile_folded through a view and within a byte cap. When the whole text would not fit, the
+ * lines are taken heaviest first, as many as fit; info says how many were left out. The text
+ * is never built beyond the cap. o and info may be NULL. */
+int profile_folded_view(const struct profile *p, const struct profile_folded_opts *o, char **ret,
+			size_t *ret_len, struct profile_folded_info *info);
 
 /* Address cache: 1 and *id if addr is cached, 0 if not. */
 int profile_cache_get(const struct profile *p, uint64_t addr, uint32_t *id);

@@ -988,6 +988,221 @@ static void test_hashed_same(void **state)
 	profile_free(b);
 }
 
+/* ---- byte cap and reader views ---- */
+
+static char *folded_view(const struct profile *p, size_t max, unsigned view,
+			 struct profile_folded_info *fi)
+{
+	struct profile_folded_opts o = {.max_bytes = max, .view = view};
+	char *text = NULL;
+	size_t len = 0;
+
+	assert_int_equal(profile_folded_view(p, &o, &text, &len, fi), 0);
+	assert_non_null(text);
+	assert_int_equal(strlen(text), len);
+	if (max)
+		assert_true(len <= max);
+	return text;
+}
+
+static void test_folded_cap(void **state)
+{
+	struct profile *p = new_profile(NULL);
+	uint32_t a = fn(p, "a"), b = fn(p, "bb"), c = fn(p, "ccc");
+	struct profile_folded_info fi;
+	char *text;
+
+	(void)state;
+	assert_int_equal(profile_add(p, (uint32_t[]){a, b}, 2, 1), 0); /* "a;bb 1\n": 7 */
+	assert_int_equal(profile_add(p, (uint32_t[]){a, c}, 2, 5), 0); /* "a;ccc 5\n": 8 */
+	assert_int_equal(profile_add(p, (uint32_t[]){c, b}, 2, 3), 0); /* "ccc;bb 3\n": 9 */
+	assert_int_equal(profile_add(p, (uint32_t[]){0}, 0, 4), 0);    /* no line */
+
+	/* No cap, or a cap the text fits in: the whole text, in stack order. */
+	text = folded_view(p, 0, 0, &fi);
+	assert_string_equal(text, "a;bb 1\na;ccc 5\nccc;bb 3\n");
+	assert_int_equal(fi.stacks, 3);
+	assert_int_equal(fi.stacks_omitted, 0);
+	free(text);
+	text = folded_view(p, 24, 0, &fi);
+	assert_string_equal(text, "a;bb 1\na;ccc 5\nccc;bb 3\n");
+	free(text);
+
+	/* One byte short: the heaviest lines first, as many as fit. */
+	text = folded_view(p, 23, 0, &fi);
+	assert_string_equal(text, "a;ccc 5\nccc;bb 3\n");
+	assert_int_equal(fi.stacks, 3);
+	assert_int_equal(fi.stacks_omitted, 1);
+	assert_int_equal(fi.samples_omitted, 1);
+	free(text);
+
+	/* A lighter line may still fill what a heavier one could not. */
+	text = folded_view(p, 15, 0, &fi);
+	assert_string_equal(text, "a;ccc 5\na;bb 1\n");
+	assert_int_equal(fi.stacks_omitted, 1);
+	assert_int_equal(fi.samples_omitted, 3);
+	free(text);
+
+	/* Nothing fits. */
+	text = folded_view(p, 5, 0, &fi);
+	assert_string_equal(text, "");
+	assert_int_equal(fi.stacks_omitted, 3);
+	assert_int_equal(fi.samples_omitted, 9);
+	free(text);
+	profile_free(p);
+}
+
+/* A big profile under a cap: the text never exceeds it and every stack is either in it or
+ * counted as omitted. */
+static void test_folded_cap_big(void **state)
+{
+	struct profile *p = new_profile(NULL);
+	char name[4096];
+	uint32_t ids[8];
+	struct profile_folded_info fi;
+	uint64_t in_text = 0;
+	char *text, *line;
+
+	(void)state;
+	memset(name, 'x', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	for (int i = 0; i < 64; i++) {
+		snprintf(name, 8, "f%05d", i);
+		name[6] = 'x';
+		intern(p, name, "perf-1.map", 0x1000 * i, PROFILE_KIND_JIT);
+	}
+	for (uint32_t i = 0; i < 500; i++) {
+		for (int d = 0; d < 8; d++)
+			ids[d] = (i * 7 + d * 13 + i / 64) % 64;
+		assert_int_equal(profile_add_tid(p, i % 3, ids, 8, 1 + i % 5), 0);
+	}
+	text = folded_view(p, 1 << 20, 0, &fi);
+	assert_true(fi.stacks_omitted > 0);
+	for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+		in_text += strtoull(strrchr(line, ' ') + 1, NULL, 10);
+	assert_int_equal(in_text + fi.samples_omitted, stats(p).samples);
+	free(text);
+	profile_free(p);
+}
+
+/* A user stack that went into the kernel: main -> read -> [sys_read -> vfs_read]. */
+static struct profile *kernel_profile(uint32_t ids[6])
+{
+	struct profile *p = new_profile(NULL);
+
+	ids[0] = intern(p, "main", "/usr/bin/app", 0x1000, PROFILE_KIND_NATIVE);
+	ids[1] = intern(p, "read", "/lib/libc.so.6", 0x2000, PROFILE_KIND_NATIVE);
+	ids[2] =
+	    intern(p, "sys_read", "[kernel.kallsyms]", 0xffffffff81000000ULL, PROFILE_KIND_KERNEL);
+	ids[3] =
+	    intern(p, "vfs_read", "[kernel.kallsyms]", 0xffffffff81001000ULL, PROFILE_KIND_KERNEL);
+	ids[4] = intern(p, "[unknown]", "[kernel.kallsyms]", 0, PROFILE_KIND_UNKNOWN);
+	ids[5] = intern(p, "compute", "/usr/bin/app", 0x1100, PROFILE_KIND_NATIVE);
+	assert_int_equal(profile_add(p, (uint32_t[]){ids[0], ids[1], ids[2], ids[3]}, 4, 3), 0);
+	assert_int_equal(profile_add(p, (uint32_t[]){ids[0], ids[1], ids[2]}, 3, 2), 0);
+	assert_int_equal(profile_add(p, (uint32_t[]){ids[0], ids[1], ids[4]}, 3, 1), 0);
+	assert_int_equal(profile_add(p, (uint32_t[]){ids[0], ids[5]}, 2, 10), 0);
+	/* an interrupt taken in compute: kernel frames, then user frames, then kernel again */
+	assert_int_equal(profile_add(p, (uint32_t[]){ids[0], ids[2], ids[3], ids[5], ids[3]}, 5, 1),
+			 0);
+	return p;
+}
+
+static void test_kernel_folded(void **state)
+{
+	uint32_t ids[6];
+	struct profile *p = kernel_profile(ids);
+	struct profile_folded_info fi;
+	char *text;
+
+	(void)state;
+	text = folded_view(p, 0, PROFILE_VIEW_NO_KADDR, &fi);
+	assert_string_equal(text, "main;read;sys_read;vfs_read 3\nmain;read;sys_read 2\n"
+				  "main;read;[kernel.kallsyms] 1\nmain;compute 10\n"
+				  "main;sys_read;vfs_read;compute;vfs_read 1\n");
+	free(text);
+	/* Kernel runs become one frame; stacks equal in the view are one line. */
+	text = folded_view(p, 0, PROFILE_VIEW_NO_KERNEL, &fi);
+	assert_string_equal(text, "main;read;[kernel] 6\nmain;compute 10\n"
+				  "main;[kernel];compute;[kernel] 1\n");
+	assert_int_equal(fi.stacks, 3);
+	assert_null(strstr(text, "sys_read"));
+	free(text);
+	profile_free(p);
+}
+
+static void test_kernel_flat(void **state)
+{
+	uint32_t ids[6], out[8];
+	struct profile *p = kernel_profile(ids);
+	struct profile_row *rows;
+	size_t n;
+	bool seen = false;
+
+	(void)state;
+	assert_int_equal(stats(p).kernel_samples, 7);
+
+	/* Full view: the profile as it is. */
+	assert_int_equal(profile_flat_view(p, 0, &rows, &n), 0);
+	assert_int_equal(n, 6);
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].id == ids[2])
+			assert_true(rows[i].f.start == 0xffffffff81000000ULL);
+	free(rows);
+
+	/* No kernel addresses: names stay, kernel starts are 0, user starts are not. */
+	assert_int_equal(profile_flat_view(p, PROFILE_VIEW_NO_KADDR, &rows, &n), 0);
+	assert_int_equal(n, 6);
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].f.kind == PROFILE_KIND_KERNEL)
+			assert_int_equal(rows[i].f.start, 0);
+		if (rows[i].id == ids[5])
+			assert_int_equal(rows[i].f.start, 0x1100);
+	}
+	free(rows);
+
+	/* No kernel: one "[kernel]" row; self = kernel selfs (3 + 2 + 1 + 1), total = samples
+	 * with a kernel frame (3 + 2 + 1 + 1). */
+	assert_int_equal(profile_flat_view(p, PROFILE_VIEW_NO_KERNEL, &rows, &n), 0);
+	assert_int_equal(n, 4);
+	assert_int_equal(rows[0].id, ids[5]); /* compute: self 10 */
+	for (size_t i = 0; i < n; i++) {
+		assert_string_not_equal(rows[i].f.name, "sys_read");
+		assert_string_not_equal(rows[i].f.name, "vfs_read");
+		assert_string_not_equal(rows[i].f.name, "[unknown]");
+		if (rows[i].id == PROFILE_ID_KERNEL) {
+			seen = true;
+			assert_string_equal(rows[i].f.name, "[kernel]");
+			assert_string_equal(rows[i].f.module, "[kernel.kallsyms]");
+			assert_int_equal(rows[i].f.start, 0);
+			assert_int_equal(rows[i].f.self, 7);
+			assert_int_equal(rows[i].f.total, 7);
+		}
+	}
+	assert_true(seen);
+	free(rows);
+
+	/* Single functions and stacks through a view. */
+	assert_string_equal(
+	    profile_func_view(profile_func_get(p, ids[3]), PROFILE_VIEW_NO_KERNEL).name,
+	    "[kernel]");
+	assert_string_equal(
+	    profile_func_view(profile_func_get(p, ids[3]), PROFILE_VIEW_NO_KADDR).name, "vfs_read");
+	assert_int_equal(
+	    profile_func_view(profile_func_get(p, ids[1]), PROFILE_VIEW_NO_KERNEL).start, 0x2000);
+	assert_int_equal(profile_stack_view(p, PROFILE_VIEW_NO_KERNEL,
+					    (uint32_t[]){ids[0], ids[2], ids[3], ids[5], ids[4]}, 5,
+					    ids[2], out),
+			 4);
+	assert_int_equal(out[0], ids[0]);
+	assert_int_equal(out[1], ids[2]);
+	assert_int_equal(out[2], ids[5]);
+	assert_int_equal(out[3], ids[2]);
+	assert_int_equal(profile_stack_view(p, 0, (uint32_t[]){ids[2], ids[3]}, 2, 99, out), 2);
+	assert_int_equal(out[1], ids[3]);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1012,6 +1227,10 @@ int main(void)
 	    cmocka_unit_test(test_threads),
 	    cmocka_unit_test(test_hashed_same),
 	    cmocka_unit_test(test_empty_stack_first),
+	    cmocka_unit_test(test_folded_cap),
+	    cmocka_unit_test(test_folded_cap_big),
+	    cmocka_unit_test(test_kernel_folded),
+	    cmocka_unit_test(test_kernel_flat),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
