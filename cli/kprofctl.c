@@ -5,6 +5,7 @@
  * printed), 2 bad command line, 3 kprofd not reachable.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -541,10 +542,19 @@ static int verb_folded(int argc, char **argv)
 			}
 			p = nl ? nl + 1 : end;
 		}
-		fputs("]}\n", stdout);
+		fprintf(stdout, "],\"truncated\":%s,\"stacks_omitted\":%" PRIu64
+			",\"samples_omitted\":%" PRIu64 "}\n",
+			rep->folded->truncated ? "true" : "false", rep->folded->stacks_omitted,
+			rep->folded->samples_omitted);
 	} else {
 		render_lines(stdout, rep->folded->folded);
 	}
+	if (rep->folded->truncated)
+		fprintf(stderr,
+			"kprofctl: folded text cut at %" PRIu64 " MiB: the %" PRIu64
+			" coldest stacks (%" PRIu64 " samples) left out; kprofctl export has them all\n",
+			rep->folded->max_bytes >> 20, rep->folded->stacks_omitted,
+			rep->folded->samples_omitted);
 	kprof__reply__free_unpacked(rep, NULL);
 	return 0;
 }
