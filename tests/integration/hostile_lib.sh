@@ -1,4 +1,5 @@
 # tests/integration/hostile_lib.sh: helpers of the test_hostile_*.sh tests (sourced after lib.sh).
+# shellcheck shell=bash
 #
 # Those tests play an unprivileged user (nobody, 65534) who attacks kprofd through the files,
 # namespaces and processes it is made to read. kprofd runs as systemd runs it: its own session,
@@ -40,7 +41,7 @@ trap hostile_cleanup EXIT
 
 # As nobody. A background job must be started with "${AS_NOBODY[@]}" CMD &, not with the
 # function (that would put a root subshell at $!).
-AS_NOBODY=(setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups)
+AS_NOBODY=(setpriv "--reuid=$NOBODY" "--regid=$NOBODY" --clear-groups)
 as_nobody() { "${AS_NOBODY[@]}" "$@"; }
 nctl() { as_nobody "$KPROFCTL" --socket "$SOCK" "$@"; }
 # tctl ARGS: ctl that gives up after 3 s (a stuck daemon must not stop the test).

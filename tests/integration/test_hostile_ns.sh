@@ -48,7 +48,7 @@ else
 	touch "$D1/hangup"
 	wait_for 5 test -e "$D1/hangup.done"
 	wait_for 2 eval '! daemon_alive'
-	if [ "$arc" = 0 ] && daemon_ok && grep -q "pid $T1:.*perf map" "$TDIR/kprofd.log"; then
+	if [ "$arc" = 0 ] && daemon_ok && grep -qE "pid $T1: .*(perf|map|tty|terminal|regular)" "$TDIR/kprofd.log"; then
 		pass "^\\, ^C and a hangup on that tty leave kprofd alive and answering; attach ok, map ignored and logged"
 	elif ! daemon_alive; then
 		fail "kprofd survives ^\\ ^C and hangup on a perf-map tty" "kprofd $(how_died) (attach rc $arc: $out)"
@@ -61,6 +61,7 @@ kill -9 "$U1" "${T1:-}" 2>/dev/null
 # --- 3. A FIFO bind-mounted over the target's binary; kprofd without CAP_SYS_ADMIN.
 echo "-- 3. (at ${SECONDS} s)"
 # The bounding set of systemd/kprofd.service.
+# shellcheck disable=SC2054
 PRE_DAEMON=(setpriv --bounding-set=-all,+bpf,+perfmon,+sys_ptrace,+dac_read_search,+syslog --inh-caps=-all)
 restart_daemon || { fail "daemon starts with the unit's capabilities" "see log"; exit 1; }
 PRE_DAEMON=()
@@ -109,7 +110,7 @@ PIDS+=("$R")
 echo "0 7fffffffffff ROOTSECRET_x" >"/tmp/perf-$R.map"
 chmod 600 "/tmp/perf-$R.map"
 T4=
-for try in 1 2 3 4 5; do
+for _ in 1 2 3 4 5; do
 	rm -f "$TDIR/4a.err"
 	# (--kill-child: killing unshare kills the namespace's init, and so all in it.)
 	"${AS_NOBODY[@]}" unshare --kill-child -Urpf --mount-proc sh -c \

@@ -175,7 +175,7 @@ cp /bin/sleep "$BIN/finalcomm"
 sys.stdout.write("".join("%x 10 jit_%08d\n" % (0x10000000 + 16 * i, i) for i in range(1 << 20)))' >"$TDIR/chain.map"
 TRIES=10 wrong=0 wrongs=""
 comm_is() { [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ]; }
-for try in $(seq $TRIES); do
+for _ in $(seq $TRIES); do
 	rm -f "$TDIR/go16" "$TDIR/chain.err"
 	"$BIN/execchain" 0 200 "$TDIR/go16" "$BIN/finalcomm" 60 2>"$TDIR/chain.err" &
 	C=$!
