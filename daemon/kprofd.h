@@ -133,9 +133,16 @@ struct calls {
 	uint64_t lost_threads;
 };
 
+/* A code file, as /proc/PID/maps names it. */
+struct code_file {
+	uint64_t ino;
+	uint32_t dev_major, dev_minor;
+};
+
 /* Where a uprobe at an address goes: the mapped file (/proc/PID/map_files/START-END) and offset. */
 struct uprobe_site {
 	uint64_t offset, map_start, map_end;
+	struct code_file file;
 };
 struct procmaps;
 /* The uprobe safety rules for code at addr (file-backed, private r-x, no writable alias of the
@@ -148,8 +155,14 @@ int procmaps_read_pid(pid_t pid, struct procmaps **ret, char *err, size_t errlen
  * removals overlap and the event loop goes on; then after(arg) runs there. A handle to poll
  * (removal_busy) and drop (removal_put), or NULL if it was all done inline. */
 struct removal;
-struct removal *links_remove_async(struct bpf_link **links, size_t n, void (*after)(void *),
-				   void *arg);
+struct removal *links_remove_async(struct bpf_link **links, size_t n,
+				   const struct code_file *files, size_t nfiles,
+				   void (*after)(void *), void *arg);
+/* How long ago (ns) a removal of probes in file f began that is still running, 0 if none: the
+ * kernel makes a new probe in the same file wait for it, so the loop must not attach one. */
+uint64_t removals_pending(const struct code_file *f);
+/* Exact mode of t may attach now (no removal of its files running); else why in err. */
+int calls_may_attach(const struct target *t, char *err, size_t errlen);
 bool removal_busy(const struct removal *r);
 void removal_put(struct removal *r);
 /* At exit: wait (at most timeout_ms) for the removals still running. */

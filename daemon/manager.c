@@ -268,9 +268,9 @@ static int on_burst(sd_event_source *s, uint64_t usec, void *userdata)
 		calls_off(t);
 		return sd_event_source_set_time(s, usec + (c->period_ms - c->burst_ms) * 1000ULL);
 	}
-	/* The last removal is still waiting for the kernel: come back rather than block the
-	 * loop (a probe attached now would wait for it in the kernel). */
-	if (removal_busy(c->removal))
+	/* A removal of probes in the same code is still waiting for the kernel: come back
+	 * rather than block the loop (a probe attached now would wait for it in the kernel). */
+	if (calls_may_attach(t, err, sizeof(err)) < 0)
 		return sd_event_source_set_time(s, usec + 50000);
 	if (calls_on(t->m->loader, t, err, sizeof(err)) < 0) {
 		log_warn("pid %d: exact mode stopped: %s", t->pid, err);
@@ -893,7 +893,7 @@ void manager_free(struct manager *m)
 	sd_event_source_disable_unref(m->rb_source);
 	sd_event_source_disable_unref(m->drain_timer);
 	sd_event_source_disable_unref(m->refresh_timer);
-	links_removals_wait(30000);
+	links_removals_wait(2000); /* the kernel drops the rest with kprofd's fds */
 	sampler_free(m->sampler);
 	loader_free(m->loader);
 	symbolizer_free(m->sym);

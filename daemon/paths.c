@@ -339,7 +339,8 @@ void paths_stop(struct target *t, const char *reason)
 		*c = (struct bpf_cleanup){loader_path_edges(l), loader_path_threads(l), tr->id,
 					  t->pid};
 	removal_put(tr->removal);
-	tr->removal = links_remove_async(tr->links, tr->nlinks, c ? bpf_cleanup : NULL, c);
+	tr->removal = links_remove_async(tr->links, tr->nlinks, &tr->file, 1,
+					 c ? bpf_cleanup : NULL, c);
 	tr->links = NULL;
 	tr->nlinks = 0;
 	log_info("pid %d: path trace of %s ended (%s): %" PRIu64 " activations, %" PRIu64 " paths",
@@ -365,6 +366,15 @@ static int attach_probes(struct target *t, struct path_trace *tr, const struct u
 
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, t->pid,
 		 site->map_start, site->map_end);
+	tr->file = site->file;
+	if (removals_pending(&site->file)) {
+		snprintf(err, errlen,
+			 "uprobes in the code of %s are still being removed by the kernel: "
+			 "attaching now would stall kprofd until they are gone; try again in a few "
+			 "seconds",
+			 tr->func);
+		return -EBUSY;
+	}
 	tr->links = calloc(cfg_nblocks(tr->cfg), sizeof(*tr->links));
 	if (!tr->links)
 		return -ENOMEM;
@@ -575,7 +585,8 @@ fail_bpf:
 		if (c)
 			*c = (struct bpf_cleanup){loader_path_edges(m->loader),
 						  loader_path_threads(m->loader), tr->id, t->pid};
-		tr->removal = links_remove_async(tr->links, tr->nlinks, c ? bpf_cleanup : NULL, c);
+		tr->removal = links_remove_async(tr->links, tr->nlinks, &tr->file, 1,
+						 c ? bpf_cleanup : NULL, c);
 		tr->links = NULL;
 	}
 fail:

@@ -44,6 +44,7 @@ struct path_trace {
 	struct bpf_link **links;
 	size_t nlinks, probes;
 	struct removal *removal; /* the probes' removal, running or done */
+	struct code_file file;	 /* the code's file (removals of its probes block new ones) */
 	sd_event_source *timer;
 	struct path_thread *threads;
 	size_t nthreads;

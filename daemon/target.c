@@ -7,6 +7,7 @@
  * cache is cleared whenever the symbolizer says earlier answers may have changed.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,6 +254,9 @@ void target_drop_symbols(struct target *t)
 	t->saved_perfmap_path = strdup(ss.perfmap_path);
 	tsym_free(t->sym);
 	t->sym = NULL;
+	/* A perf map can be hundreds of MB: give the pages back now, not at the next growth of
+	 * the heap's top (glibc keeps freed memory in the middle of the heap otherwise). */
+	malloc_trim(0);
 	profile_cache_clear(t->profile);
 	memset(t->memo->addr, 0, sizeof(t->memo->addr));
 }

@@ -30,6 +30,7 @@ struct probe {
 	uint64_t start;	 /* function address in the target */
 	uint64_t offset; /* in the mapped file */
 	uint64_t map_start, map_end;
+	struct code_file file;
 	uint32_t func;
 	uint32_t seq; /* perf-map order: the latest line for a start wins */
 	const char *name;
@@ -121,6 +122,7 @@ int uprobe_site_check(const struct procmaps *pm, uint64_t addr, const char *name
 	site->offset = addr - m->start + m->offset;
 	site->map_start = m->start;
 	site->map_end = m->end;
+	site->file = (struct code_file){m->inode, m->dev_major, m->dev_minor};
 	return 0;
 }
 
@@ -180,6 +182,7 @@ static int check_plan(struct target *t, struct plan *p, const struct procmaps *p
 		pr->offset = site.offset;
 		pr->map_start = site.map_start;
 		pr->map_end = site.map_end;
+		pr->file = site.file;
 		p->v[w++] = *pr;
 	}
 	p->n = w;
@@ -222,9 +225,14 @@ int calls_plan(struct target *t, bool force, char *err, size_t errlen)
 
 /* A removal runs on a detached thread; the thread and the owner each hold a reference, so
  * neither waits for the other: the loop polls removal_busy and drops its reference at will. */
+#define REMOVAL_MAX_FILES 8
+#define REMOVALS_TRACKED 256
+
 struct removal {
 	struct bpf_link **links;
 	size_t n;
+	struct code_file files[REMOVAL_MAX_FILES];
+	size_t nfiles;
 	uint64_t t0;
 	void (*after)(void *arg);
 	void *arg;
@@ -233,6 +241,9 @@ struct removal {
 };
 
 static _Atomic unsigned removals_running;
+/* Removals still running, by the loop's thread only (it adds and polls them). */
+static struct removal *tracked[REMOVALS_TRACKED];
+static size_t ntracked;
 
 struct slice {
 	struct bpf_link **links;
@@ -290,8 +301,30 @@ static void *remove_links(void *arg)
 	return NULL;
 }
 
-struct removal *links_remove_async(struct bpf_link **links, size_t n, void (*after)(void *),
-				   void *arg)
+uint64_t removals_pending(const struct code_file *f)
+{
+	uint64_t since = 0, now = now_ns(CLOCK_MONOTONIC);
+
+	for (size_t i = 0; i < ntracked;) {
+		struct removal *r = tracked[i];
+
+		if (atomic_load(&r->done)) {
+			tracked[i] = tracked[--ntracked];
+			removal_put(r);
+			continue;
+		}
+		for (size_t j = 0; j < r->nfiles; j++)
+			if (r->files[j].ino == f->ino && r->files[j].dev_major == f->dev_major &&
+			    r->files[j].dev_minor == f->dev_minor && now - r->t0 > since)
+				since = now - r->t0;
+		i++;
+	}
+	return since;
+}
+
+struct removal *links_remove_async(struct bpf_link **links, size_t n,
+				   const struct code_file *files, size_t nfiles,
+				   void (*after)(void *), void *arg)
 {
 	struct removal *r = calloc(1, sizeof(*r));
 	pthread_attr_t attr;
@@ -300,12 +333,25 @@ struct removal *links_remove_async(struct bpf_link **links, size_t n, void (*aft
 	if (r) {
 		*r = (struct removal){.links = links, .n = n, .t0 = now_ns(CLOCK_MONOTONIC),
 				      .after = after, .arg = arg};
+		for (size_t i = 0; i < nfiles && r->nfiles < REMOVAL_MAX_FILES; i++) {
+			bool seen = false;
+
+			for (size_t j = 0; j < r->nfiles; j++)
+				seen |= !memcmp(&r->files[j], &files[i], sizeof(files[i]));
+			if (!seen)
+				r->files[r->nfiles++] = files[i];
+		}
 		atomic_store(&r->refs, 2);
 		atomic_fetch_add(&removals_running, 1);
 		if (pthread_attr_init(&attr) == 0 &&
 		    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
 		    pthread_create(&th, &attr, remove_links, r) == 0) {
 			pthread_attr_destroy(&attr);
+			removals_pending(&(struct code_file){0}); /* drop the finished ones */
+			if (ntracked < REMOVALS_TRACKED) {
+				atomic_fetch_add(&r->refs, 1);
+				tracked[ntracked++] = r;
+			}
 			return r;
 		}
 		atomic_fetch_sub(&removals_running, 1);
@@ -331,8 +377,14 @@ void calls_off(struct target *t)
 	struct calls *c = &t->calls;
 
 	if (c->nlinks) {
+		struct code_file files[REMOVAL_MAX_FILES];
+		size_t nf = 0;
+
+		for (size_t i = 0; i < c->nprobes && nf < REMOVAL_MAX_FILES; i++)
+			if (!i || memcmp(&c->probes[i].file, &files[nf - 1], sizeof(files[0])))
+				files[nf++] = c->probes[i].file;
 		removal_put(c->removal);
-		c->removal = links_remove_async(c->links, c->nlinks, NULL, NULL);
+		c->removal = links_remove_async(c->links, c->nlinks, files, nf, NULL, NULL);
 		c->links = NULL;
 		c->nlinks = 0;
 	}
@@ -345,11 +397,34 @@ void calls_off(struct target *t)
 	target_calls_reset_cursors(t);
 }
 
+int calls_may_attach(const struct target *t, char *err, size_t errlen)
+{
+	const struct calls *c = &t->calls;
+
+	for (size_t i = 0; i < c->nprobes; i++) {
+		uint64_t since = removals_pending(&c->probes[i].file);
+
+		if (since) {
+			snprintf(err, errlen,
+				 "uprobes in the code of %s are still being removed by the kernel "
+				 "(for %.1f s): attaching now would stall kprofd until they are gone; "
+				 "try again in a few seconds",
+				 c->probes[i].name, since / 1e9);
+			return -EBUSY;
+		}
+	}
+	return 0;
+}
+
 int calls_on(struct loader *l, struct target *t, char *err, size_t errlen)
 {
 	struct calls *c = &t->calls;
+	int r;
 
 	calls_off(t);
+	r = calls_may_attach(t, err, errlen);
+	if (r < 0)
+		return r;
 	c->links = calloc(2 * c->nprobes, sizeof(*c->links));
 	if (!c->links)
 		return -ENOMEM;
