@@ -65,7 +65,10 @@ EOF
 HARD=$(ulimit -Hn); [ "$HARD" = unlimited ] && HARD=65536; [ "$HARD" -gt 65536 ] && HARD=65536
 PRL=(prlimit --nofile=256:"$HARD")
 start_kprofd() {
-	"${PRL[@]}" "$KPROFD" --socket "$SOCK" --state-dir "$TDIR/state" --config "$TDIR/k.conf" \
+	local conf=(--config "$TDIR/k.conf")
+	# A kprofd without the per-user keys (an older one) gets the global limits as flags.
+	grep -qa max_targets_per_uid "$KPROFD" || conf=(--max-targets 8 --max-kept 8)
+	"${PRL[@]}" "$KPROFD" --socket "$SOCK" --state-dir "$TDIR/state" "${conf[@]}" \
 		>>"$TDIR/kprofd.log" 2>&1 &
 	DAEMON_PID=$!
 	wait_for 20 ctl status || { fail "daemon starts" "$(tail -5 "$TDIR/kprofd.log")"; exit 1; }
