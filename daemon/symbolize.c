@@ -107,53 +107,13 @@ uint64_t now_ns(int clock)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static ssize_t read_all(int fd, char **ret, size_t max)
-{
-	size_t cap = 65536, len = 0;
-	char *buf = malloc(cap + 1);
-
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			char *q;
-
-			if (cap >= max)
-				break;
-			cap = cap * 2 > max ? max : cap * 2;
-			q = realloc(buf, cap + 1);
-			if (!q) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = q;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			n = -errno;
-			free(buf);
-			return n;
-		}
-		if (n == 0)
-			break;
-		len += n;
-	}
-	buf[len] = '\0';
-	*ret = buf;
-	return len;
-}
-
 static ssize_t read_file(const char *path, char **ret, size_t max)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
-	return read_all(fd, ret, max);
+	return tfile_read(fd, 0, max, ret);
 }
 
 /* ---- kernel symbols ---- */
@@ -349,13 +309,11 @@ static int maps_load(struct tsym *ts)
 {
 	_cleanup_free_ char *buf = NULL;
 	struct procmaps *pm = NULL;
-	char path[64];
 	ssize_t n;
 	int err;
 
 	ts->maps_loaded_ns = now_ns(CLOCK_MONOTONIC);
-	snprintf(path, sizeof(path), "/proc/%d/maps", ts->pid);
-	n = read_file(path, &buf, MAPS_MAX_BYTES);
+	n = procfs_read(ts->pid, "maps", &buf, MAPS_MAX_BYTES);
 	if (n < 0)
 		return n;
 	err = procmaps_parse(buf, n, MAPS_MAX_ENTRIES, &pm);
