@@ -113,7 +113,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_CHECK((r == 0) == fits,
 				   "op %zu: charge of %llu for uid %u %s, model says it %s", op,
 				   (unsigned long long)v, (unsigned)uids[u],
-				   r == 0 ? "succeeded" : "was refused", fits ? "fits" : "does not");
+				   r == 0 ? "succeeded" : "was refused",
+				   fits ? "fits" : "does not");
 			if (r == 0) {
 				m.used[u] += v;
 				/* Limits lowered below what is held let only 0-byte charges

@@ -45,16 +45,16 @@ static void parse_both(const uint8_t *data, size_t size)
 }
 
 /* The kernel's stat line (fs/proc/array.c do_task_stat) with 52 fields. */
-static size_t make_stat(char *out, size_t cap, int pid, const char *comm, char state,
-			int tty_nr, const uint64_t *v)
+static size_t make_stat(char *out, size_t cap, int pid, const char *comm, char state, int tty_nr,
+			const uint64_t *v)
 {
 	int n = snprintf(out, cap,
-			 "%d (%s) %c %d %d %d %d %d %u %" PRIu64 " %" PRIu64 " %" PRIu64
-			 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64 " %" PRId64
-			 " %" PRId64 " %" PRId64 " %d %" PRIu64 " %" PRIu64 " %" PRId64,
+			 "%d (%s) %c %d %d %d %d %d %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+			 " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64
+			 " %" PRId64 " %d %" PRIu64 " %" PRIu64 " %" PRId64,
 			 pid, comm, state, (int)(v[0] % 100000), (int)(v[1] % 100000),
-			 (int)(v[2] % 100000), tty_nr, (int)(v[3] % 100000) - 1,
-			 (unsigned)v[4], v[5], v[6], v[7], v[8], v[9], v[10], (int64_t)(v[11] % 100),
+			 (int)(v[2] % 100000), tty_nr, (int)(v[3] % 100000) - 1, (unsigned)v[4],
+			 v[5], v[6], v[7], v[8], v[9], v[10], (int64_t)(v[11] % 100),
 			 (int64_t)(v[12] % 100), (int64_t)(v[13] % 40) - 20, (int64_t)(v[14] % 40),
 			 (int64_t)(v[15] % 100), 0, v[16], v[17], (int64_t)(v[18] % 100000));
 	FUZZ_CHECK(n > 0 && (size_t)n < cap, "snprintf");
@@ -99,8 +99,8 @@ static void check_synth(const uint8_t *data, size_t size, uint64_t seed)
 	n = make_stat(line, sizeof(line), pid, comm, state, tty_nr, v);
 	r = procinfo_stat(line, n, &t);
 	FUZZ_CHECK(r == 0, "stat of a valid line (comm '%s'): %d", comm, r);
-	FUZZ_CHECK(t.state == state && t.tty_nr == tty_nr && t.utime == v[9] &&
-		       t.stime == v[10] && t.start_ticks == v[16],
+	FUZZ_CHECK(t.state == state && t.tty_nr == tty_nr && t.utime == v[9] && t.stime == v[10] &&
+		       t.start_ticks == v[16],
 		   "stat (comm '%s'): state %c/%c tty %d/%d utime %" PRIu64 "/%" PRIu64
 		   " stime %" PRIu64 "/%" PRIu64 " start %" PRIu64 "/%" PRIu64,
 		   comm, t.state, state, t.tty_nr, tty_nr, t.utime, v[9], t.stime, v[10],

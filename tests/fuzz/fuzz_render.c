@@ -262,8 +262,7 @@ static void check_lines(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < m.n; i++)
 		nl_out += m.p[i] == '\n';
 	FUZZ_CHECK(nl_out == nl_in, "render_lines: %zu newlines, input had %zu", nl_out, nl_in);
-	FUZZ_CHECK(same(m.p, m.n, want.p, want.n),
-		   "render_lines differs from the per-line oracle");
+	FUZZ_CHECK(same(m.p, m.n, want.p, want.n), "render_lines differs from the per-line oracle");
 	/* Every line of it terminal-safe. */
 	start = 0;
 	for (size_t i = 0; i <= m.n; i++)
@@ -302,7 +301,8 @@ static void json_parse_string(const char *p, size_t n, struct buf *out)
 
 		FUZZ_CHECK(i < n, "JSON: unterminated string");
 		if (s[i] == '"') {
-			FUZZ_CHECK(i == n - 1, "JSON: %zu bytes after the closing quote", n - 1 - i);
+			FUZZ_CHECK(i == n - 1, "JSON: %zu bytes after the closing quote",
+				   n - 1 - i);
 			return;
 		}
 		FUZZ_CHECK(s[i] >= 0x20, "JSON: raw control byte 0x%02x at %zu", s[i], i);
@@ -357,7 +357,8 @@ static void json_parse_string(const char *p, size_t n, struct buf *out)
 					FUZZ_CHECK(v >= 0, "JSON: bad hex digit in \\u");
 					lo = lo << 4 | (uint32_t)v;
 				}
-				FUZZ_CHECK(lo >= 0xdc00 && lo <= 0xdfff, "JSON: bad surrogate pair");
+				FUZZ_CHECK(lo >= 0xdc00 && lo <= 0xdfff,
+					   "JSON: bad surrogate pair");
 				c = 0x10000 + ((c - 0xd800) << 10) + (lo - 0xdc00);
 				i += 6;
 			} else {
