@@ -56,7 +56,11 @@ UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 # Keep the BPF objects between the object and the skeleton steps.
 .SECONDARY:
 
-FUZZ_SECONDS ?= 60
+# make fuzz: FUZZ_RUNS executions of every target (FUZZ_MAX_TIME seconds at most, a FAIL if hit
+# first); FUZZ_SECONDS=N instead runs each for N seconds (make check: 30).
+FUZZ_SECONDS ?=
+FUZZ_RUNS ?= 10000000
+FUZZ_MAX_TIME ?= 7200
 FUZZ_JOBS ?= 1
 
 .PHONY: bench-peers all deps check test test-asan unit integration demo bench install uninstall clean help format fuzz
@@ -71,7 +75,8 @@ help:
 	@echo "make test-asan the integration tests on an ASan+UBSan build (build-asan/)"
 	@echo "make demo      start kprofd, profile minijit, print its hottest JIT functions"
 	@echo "make bench     run benchmarks (results: docs/BENCHMARKS.md)"
-	@echo "make fuzz      run each libFuzzer target for FUZZ_SECONDS (default 60); crashes in $(BUILD)/fuzz/crashes/"
+	@echo "make fuzz      run each libFuzzer target for FUZZ_RUNS executions (default 10000000, at most"
+	@echo "               FUZZ_MAX_TIME=$(FUZZ_MAX_TIME) s each); FUZZ_SECONDS=N: N s each instead; crashes in $(BUILD)/fuzz/crashes/"
 	@echo "make bench-peers kprof vs perf record/bpftrace, perf-map and ingestion benchmarks (root)"
 	@echo "make install   install into \$$(DESTDIR)\$$(PREFIX) (PREFIX=$(PREFIX))"
 	@echo "make clean     remove $(BUILD)/"
@@ -188,8 +193,8 @@ bench-peers: all $(BUILD)/symbolize_bench
 	BUILD=$(BUILD) bash bench/peers.sh
 
 fuzz: $(PROTO_C) $(PROTO_H)
-	BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) RESULTS_FILE=$(RESULTS_FILE) \
-		bash tests/fuzz/run.sh
+	BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_MAX_TIME=$(FUZZ_MAX_TIME) \
+		FUZZ_JOBS=$(FUZZ_JOBS) RESULTS_FILE=$(RESULTS_FILE) bash tests/fuzz/run.sh
 
 install: all
 	install -D -m 0755 $(BUILD)/kprofd $(DESTDIR)$(PREFIX)/sbin/kprofd

@@ -2,13 +2,20 @@
  *
  * The input is an ELF file, as kprofd could find one in a target's mount namespace. It is loaded
  * from memory (elfsym_load_mem) and from a file descriptor (elfsym_load_fd on a memfd, the
- * glue's path through libelf's mmap reader); both must agree. A loaded table must be consistent:
- * symbols sorted, sized, named, inside the address space, each found by a lookup at its start
- * and its last byte; load segments at most ELFSYM_MAX_LOADS; elfsym_vaddr maps the start of
- * each segment to its vaddr. libelf itself is not instrumented: ASan sees its libc calls and
- * what it hands back, not its own loads.
+ * glue's path through libelf's pread reader, ELF_C_READ); both must agree. A loaded table must
+ * be consistent: symbols sorted, sized, named (no name longer than ELFSYM_MAX_NAME), inside the
+ * address space, each found by a lookup at its start and its last byte; load segments at most
+ * ELFSYM_MAX_LOADS; elfsym_vaddr maps the start of each segment to its vaddr.
+ *
+ * Then both paths run again with a memory budget drawn from the input's hash (0 = none, or a
+ * few bytes to a few MiB) and must again agree: -ENOSPC only when a budget was given; otherwise
+ * the same result as without one, and on success the same table, whose symtab_memory is within
+ * the budget plus the lookup index symtab_finish adds after the check (see BUDGET_SLACK).
+ * libelf itself is not instrumented: ASan sees its libc calls and what it hands back, not its
+ * own loads.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -18,6 +25,14 @@
 #include "kprof/elfsym.h"
 
 static int memfd = -1;
+
+/* The fd and memory paths agree, except that libelf refuses a file too short for its ELF header
+ * in elf_memory (NULL: -EINVAL) but opens it with ELF_C_READ as ELF_K_NONE (-ENOEXEC): both
+ * mean "not an ELF file we can read", and callers treat them alike. */
+static bool same_result(int a, int b)
+{
+	return a == b || ((a == -EINVAL || a == -ENOEXEC) && (b == -EINVAL || b == -ENOEXEC));
+}
 
 #define NAIVE_MAX 512 /* symbols up to which lookups are compared with a linear scan */
 
@@ -76,6 +91,8 @@ static void check_table(const struct elfsym *es)
 		FUZZ_CHECK(s, "symtab_at(%zu) of %zu", i, n);
 		FUZZ_CHECK(s->size > 0 && s->size <= UINT64_MAX - s->start, "symbol %zu size", i);
 		FUZZ_CHECK(s->name && s->name[0], "symbol %zu has no name", i);
+		FUZZ_CHECK(strnlen(s->name, ELFSYM_MAX_NAME + 1) <= ELFSYM_MAX_NAME,
+			   "symbol %zu: name longer than ELFSYM_MAX_NAME", i);
 		FUZZ_CHECK(s->start >= prev, "symbols not sorted at %zu", i);
 		prev = s->start;
 		l = symtab_lookup(es->syms, s->start);
@@ -109,9 +126,67 @@ static void check_same(const struct elfsym *a, const struct elfsym *b)
 	}
 }
 
+/* elfsym.c compares symtab_memory with max_bytes before symtab_finish, which then allocates
+ * the first-level index: one uint64_t per 16 entries, plus one. Entries are at least
+ * sizeof(struct symtab_sym) bytes, all counted in the budget, so the index adds at most this.
+ * Build with -DFUZZ_ELFSYM_STRICT_BUDGET to hold the table to max_bytes exactly. */
+#ifdef FUZZ_ELFSYM_STRICT_BUDGET
+#define BUDGET_SLACK(max) 0
+#else
+#define BUDGET_SLACK(max) (8 + (max) / sizeof(struct symtab_sym) / 16 * 8)
+#endif
+
+static uint64_t pick_budget(uint64_t h, size_t size)
+{
+	switch (h & 3) {
+	case 0:
+		return 0;
+	case 1: /* below an empty table's size, to around it */
+		return 1 + (h >> 8) % 512;
+	case 2: /* around the size of the input's tables */
+		return 1 + (h >> 8) % (4 * size + 4096);
+	default:
+		return 1 + (h >> 8) % (UINT64_C(8) << 20);
+	}
+}
+
+/* Load with max_bytes by both paths; r0 is the result without a budget, e0 its table. */
+static void check_budget(const uint8_t *data, size_t size, uint64_t max, int r0,
+			 const struct elfsym *e0)
+{
+	struct elfsym es, ef;
+	int r, rf;
+
+	r = elfsym_load_mem(data, size, max, &es);
+	rf = elfsym_load_fd(memfd, max, &ef);
+	FUZZ_CHECK(same_result(rf, r), "max_bytes %llu: elfsym_load_fd %d, elfsym_load_mem %d",
+		   (unsigned long long)max, rf, r);
+	if (!max)
+		FUZZ_CHECK(r == r0, "max_bytes 0: %d, without a budget %d", r, r0);
+	else
+		FUZZ_CHECK(r == r0 || r == -ENOSPC, "max_bytes %llu: %d, without a budget %d",
+			   (unsigned long long)max, r, r0);
+	if (r == 0) {
+		size_t mem = symtab_memory(es.syms);
+
+		check_table(&es);
+		check_same(&es, e0);
+		check_same(&es, &ef);
+		FUZZ_CHECK(!max || mem <= max + BUDGET_SLACK(max),
+			   "max_bytes %llu: the table takes %zu bytes", (unsigned long long)max,
+			   mem);
+		FUZZ_CHECK(!max || symtab_memory(ef.syms) <= max + BUDGET_SLACK(max),
+			   "max_bytes %llu: the fd table takes %zu bytes", (unsigned long long)max,
+			   symtab_memory(ef.syms));
+		elfsym_release(&es);
+		elfsym_release(&ef);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct elfsym es, ef;
+	uint64_t h = fuzz_hash(data, size);
 	int r, rf;
 
 	if (memfd < 0) {
@@ -127,11 +202,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(ftruncate(memfd, 0) == 0 && pwrite(memfd, data, size, 0) == (ssize_t)size,
 		   "memfd write: %d", errno);
 	rf = elfsym_load_fd(memfd, 0, &ef);
-	FUZZ_CHECK(rf == r, "elfsym_load_fd %d, elfsym_load_mem %d", rf, r);
+	FUZZ_CHECK(same_result(rf, r), "elfsym_load_fd %d, elfsym_load_mem %d", rf, r);
 	if (rf == 0) {
 		check_same(&es, &ef);
 		elfsym_release(&ef);
 	}
+	/* Only ELF files reach the budget checks: the rest fail before any table exists. */
+	if (r != -ENOEXEC && r != -EINVAL)
+		check_budget(data, size, pick_budget(h, size), r, &es);
 	if (r == 0)
 		elfsym_release(&es);
 	return 0;

@@ -1,21 +1,31 @@
 #!/usr/bin/env bash
-# run.sh: build the libFuzzer targets in tests/fuzz/ and run each for a bounded time.
+# run.sh: build the libFuzzer targets in tests/fuzz/ and run each, for a number of executions or
+# for a bounded time.
 #
-#   BUILD=build FUZZ_SECONDS=60 bash tests/fuzz/run.sh [fuzz_perfmap fuzz_cfg ...]
+#   BUILD=build bash tests/fuzz/run.sh [fuzz_perfmap fuzz_cfg ...]    # FUZZ_RUNS executions each
+#   BUILD=build FUZZ_SECONDS=30 bash tests/fuzz/run.sh                 # 30 s each (make check, CI)
 #
 # Each target is built with clang, libFuzzer, ASan and UBSan (every UB report fatal), linked with
-# the module it fuzzes alone, and run for FUZZ_SECONDS (default 60; 0 runs the seed corpus once
-# and stops) on a copy of its seed corpus (tests/fuzz/corpus/<target>/ is never written). One
-# line per target: "PASS: fuzz_x: N runs, no crash" or "FAIL: fuzz_x: <summary>"; the exit code
-# is non-zero if any target crashed, leaked, broke an invariant or did not build. Crashing inputs
-# go to $BUILD/fuzz/crashes/, full logs to $BUILD/fuzz/logs/. To replay one:
+# the module it fuzzes alone, and run on a copy of its seed corpus (tests/fuzz/corpus/<target>/
+# is never written):
+#   FUZZ_SECONDS unset or empty: until FUZZ_RUNS executions (default 10000000, libFuzzer -runs),
+#     with a safety limit of FUZZ_MAX_TIME seconds (default 7200); a target stopped by that limit
+#     before FUZZ_RUNS executions FAILs ("only N of M runs").
+#   FUZZ_SECONDS=N > 0: for N seconds (libFuzzer -max_total_time), however many runs that is.
+#   FUZZ_SECONDS=0: the seed corpus once, then stop.
+# One line per target: "PASS: fuzz_x: N runs in T s (E exec/s), no crash" or "FAIL: fuzz_x:
+# <summary>"; the exit code is non-zero if any target crashed, leaked, broke an invariant, fell
+# short of its runs or did not build. Crashing inputs go to $BUILD/fuzz/crashes/, full logs to
+# $BUILD/fuzz/logs/. To replay one:
 #   $BUILD/fuzz/fuzz_x $BUILD/fuzz/crashes/fuzz_x-crash-<sha1>
 # Targets run one after another (libFuzzer uses one core each); FUZZ_JOBS=2 runs two at a time.
 set -uo pipefail
 
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
-FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+FUZZ_SECONDS=${FUZZ_SECONDS:-}
+FUZZ_RUNS=${FUZZ_RUNS:-10000000}
+FUZZ_MAX_TIME=${FUZZ_MAX_TIME:-7200}
 FUZZ_JOBS=${FUZZ_JOBS:-1}
 CLANG=${CLANG:-clang}
 PROTO_C=$BUILD/proto/kprof.pb-c.c
@@ -35,6 +45,9 @@ declare -A SRCS=(
 	[fuzz_procmaps]="daemon/procmaps.c"
 	[fuzz_config]="daemon/config.c"
 	[fuzz_cfg]="daemon/cfg.c"
+	[fuzz_procinfo]="daemon/procinfo.c"
+	[fuzz_render]="cli/render.c $PROTO_C"
+	[fuzz_budget]="daemon/budget.c"
 )
 declare -A LIBS=(
 	[fuzz_perfmap]=""
@@ -44,13 +57,22 @@ declare -A LIBS=(
 	[fuzz_procmaps]=""
 	[fuzz_config]="-linih"
 	[fuzz_cfg]="-lcapstone"
+	[fuzz_procinfo]=""
+	[fuzz_render]="-lprotobuf-c -lm"
+	[fuzz_budget]=""
 )
-ALL=(fuzz_perfmap fuzz_frame fuzz_saved fuzz_elfsym fuzz_procmaps fuzz_config fuzz_cfg)
+ALL=(fuzz_perfmap fuzz_frame fuzz_saved fuzz_elfsym fuzz_procmaps fuzz_config fuzz_cfg
+	fuzz_procinfo fuzz_render fuzz_budget)
 
 if [ $# -gt 0 ]; then
 	TARGETS=("$@")
 else
 	TARGETS=("${ALL[@]}")
+fi
+if ! [[ "$FUZZ_SECONDS" =~ ^[0-9]*$ && "$FUZZ_RUNS" =~ ^[1-9][0-9]*$ &&
+	"$FUZZ_MAX_TIME" =~ ^[1-9][0-9]*$ ]]; then
+	echo "run.sh: FUZZ_SECONDS, FUZZ_RUNS and FUZZ_MAX_TIME must be numbers" >&2
+	exit 2
 fi
 for t in "${TARGETS[@]}"; do
 	if [ -z "${SRCS[$t]+x}" ]; then
@@ -79,7 +101,7 @@ build() {
 
 # Run one target; writes its result line to $TMP/$t.result.
 fuzz_one() {
-	local t=$1 log=$LOGS/$t.log corpus=$TMP/$t/corpus runs summary
+	local t=$1 log=$LOGS/$t.log corpus=$TMP/$t/corpus runs eps secs summary start
 	local -a limit
 
 	if ! build "$t"; then
@@ -89,19 +111,33 @@ fuzz_one() {
 	fi
 	mkdir -p "$corpus"
 	cp -R "tests/fuzz/corpus/$t/." "$corpus/"
-	if [ "$FUZZ_SECONDS" -gt 0 ]; then
+	if [ -z "$FUZZ_SECONDS" ]; then
+		limit=(-runs="$FUZZ_RUNS" -max_total_time="$FUZZ_MAX_TIME")
+	elif [ "$FUZZ_SECONDS" -gt 0 ]; then
 		limit=(-max_total_time="$FUZZ_SECONDS")
 	else
 		limit=(-runs=0)
 	fi
+	start=$(date +%s)
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 		"$OUT/$t" "${limit[@]}" -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 \
 		-artifact_prefix="$CRASHES/$t-" "$corpus" >"$log" 2>&1
 	local rc=$?
+	secs=$(($(date +%s) - start))
 	runs=$(sed -n 's/^stat::number_of_executed_units: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+	eps=$(sed -n 's/^stat::average_exec_per_sec: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+	if [ $rc -eq 0 ] && [ -z "$FUZZ_SECONDS" ] && [ "${runs:-0}" -lt "$FUZZ_RUNS" ]; then
+		{
+			echo "FAIL: $t: only ${runs:-0} of $FUZZ_RUNS runs in ${secs} s (${eps:-?}" \
+				"exec/s): stopped by FUZZ_MAX_TIME=$FUZZ_MAX_TIME"
+			echo "    log: $log"
+		} >"$TMP/$t.result"
+		return
+	fi
 	if [ $rc -eq 0 ]; then
-		echo "PASS: $t: ${runs:-?} runs, no crash" >"$TMP/$t.result"
+		echo "PASS: $t: ${runs:-?} runs in ${secs} s (${eps:-?} exec/s), no crash" \
+			>"$TMP/$t.result"
 		return
 	fi
 	# The first line that says what went wrong, then where the input went.
