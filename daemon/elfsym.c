@@ -70,9 +70,11 @@ static int load(Elf *elf, uint64_t max_bytes, struct elfsym *es)
 				return -ENOMEM;
 		}
 	}
-	if (max_bytes && symtab_memory(es->syms) > max_bytes)
+	err = symtab_finish(es->syms, ELFSYM_MAX_IMPLICIT);
+	/* After finishing: the lookup index it builds counts too. */
+	if (err == 0 && max_bytes && symtab_memory(es->syms) > max_bytes)
 		return -ENOSPC;
-	return symtab_finish(es->syms, ELFSYM_MAX_IMPLICIT);
+	return err;
 }
 
 static int load_and_end(Elf *elf, uint64_t max_bytes, struct elfsym *es)

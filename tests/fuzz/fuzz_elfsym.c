@@ -10,7 +10,7 @@
  * Then both paths run again with a memory budget drawn from the input's hash (0 = none, or a
  * few bytes to a few MiB) and must again agree: -ENOSPC only when a budget was given; otherwise
  * the same result as without one, and on success the same table, whose symtab_memory is within
- * the budget plus the lookup index symtab_finish adds after the check (see BUDGET_SLACK).
+ * the budget, its lookup index included.
  * libelf itself is not instrumented: ASan sees its libc calls and what it hands back, not its
  * own loads.
  */
@@ -126,15 +126,8 @@ static void check_same(const struct elfsym *a, const struct elfsym *b)
 	}
 }
 
-/* elfsym.c compares symtab_memory with max_bytes before symtab_finish, which then allocates
- * the first-level index: one uint64_t per 16 entries, plus one. Entries are at least
- * sizeof(struct symtab_sym) bytes, all counted in the budget, so the index adds at most this.
- * Build with -DFUZZ_ELFSYM_STRICT_BUDGET to hold the table to max_bytes exactly. */
-#ifdef FUZZ_ELFSYM_STRICT_BUDGET
+/* The table, its lookup index included, fits in max_bytes exactly. */
 #define BUDGET_SLACK(max) 0
-#else
-#define BUDGET_SLACK(max) (8 + (max) / sizeof(struct symtab_sym) / 16 * 8)
-#endif
 
 static uint64_t pick_budget(uint64_t h, size_t size)
 {
