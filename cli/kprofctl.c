@@ -63,11 +63,22 @@ static int parse_fraction(const char *what, const char *s, double *out)
 
 /* Send req and print the daemon's error if there is one. Returns the exit code; *ret is the
  * reply on success. */
+/* Seconds to wait, retrying, while kprofd refuses uprobes because the kernel is still removing
+ * earlier ones in the same code (it refuses rather than stall; a removal takes about a second
+ * per 32 probes). */
+#define BUSY_RETRY_SEC 60
+
+static bool removal_busy(const Kprof__Reply *rep)
+{
+	return rep->error == -EBUSY && rep->message && strstr(rep->message, "still being removed");
+}
+
 static int call(const Kprof__Request *req, Kprof__Reply **ret)
 {
 	_cleanup_close_ int fd = client_connect(socket_path);
 	Kprof__Reply *rep = NULL;
 	int err;
+	static unsigned waited_ms;
 
 	if (fd < 0) {
 		fprintf(stderr, "kprofctl: cannot connect to kprofd at %s: %s%s\n", socket_path,
@@ -82,6 +93,17 @@ static int call(const Kprof__Request *req, Kprof__Reply **ret)
 		fprintf(stderr, "kprofctl: talking to kprofd at %s: %s\n", socket_path,
 			err == -EBADMSG ? "malformed reply" : strerror(-err));
 		return KPROFCTL_EXIT_NO_DAEMON;
+	}
+	if (removal_busy(rep) && waited_ms < BUSY_RETRY_SEC * 1000) {
+		if (!waited_ms)
+			fputs("kprofctl: waiting for the kernel to remove earlier uprobes in the same "
+			      "code...\n",
+			      stderr);
+		kprof__reply__free_unpacked(rep, NULL);
+		close(TAKE_FD(fd));
+		usleep(250000);
+		waited_ms += 250;
+		return call(req, ret);
 	}
 	if (rep->error) {
 		/* The message may quote names from the target: sanitized. */
