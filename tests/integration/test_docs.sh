@@ -184,4 +184,9 @@ for v in $ORDER; do
 			fail "PIDs from kprofd" "got: $(oneline "$out" | head -c 200)"
 	fi
 done
+# The root holds the project's layout and nothing else (no stray logs or scratch files).
+extra=$(git ls-files 2>/dev/null | cut -d/ -f1 | sort -u | grep -vxE \
+	'bpf|daemon|cli|proto|include|tests|systemd|bench|docs|Makefile|README.md|VERSION|LICENSE|\.ci|\.clang-format|\.gitignore')
+[ -z "$extra" ] && pass "the root holds only the layout's entries" ||
+	fail "stray files at the root" "$(oneline "$extra")"
 finish
