@@ -58,12 +58,12 @@ max_targets_per_uid = 3
 max_kept = 8
 max_kept_per_uid = 2
 max_freqs_per_uid = 2
-max_probes_per_uid = 50
+max_probes_per_uid = 20
 EOF
-# Started with a soft limit of 256 open files (systemd's default is 1024), more allowed: kprofd
-# raises it, or 70 probed functions (4 fds each) would not fit.
+# Started with a soft limit of 128 open files (systemd's default is 1024), more allowed: kprofd
+# raises it, or 30 probed functions (4 fds each) would not fit.
 HARD=$(ulimit -Hn); [ "$HARD" = unlimited ] && HARD=65536; [ "$HARD" -gt 65536 ] && HARD=65536
-PRL=(prlimit --nofile=256:"$HARD")
+PRL=(prlimit --nofile=128:"$HARD")
 start_kprofd() {
 	local conf=(--config "$TDIR/k.conf")
 	# A kprofd without the per-user keys (an older one) gets the global limits as flags.
@@ -125,20 +125,20 @@ if [ "$k0" -ge 1 ] && [ "$k65534" -le 2 ] && [ "$k1" -le 2 ] && [ -n "$rfile" ] 
 	pass "kept profiles: root's survives 20 users' sessions; each user keeps at most 2 ($kept)"
 else fail "kept profiles per user" "root/nobody/daemon kept: $kept, root's file '$rfile'"; fi
 
-# 4. Exact-mode probes: a user's budget; root's attach of 70 functions fits in the fds.
+# 4. Exact-mode probes: a user's budget; root's attach of 30 functions fits in the fds.
 # (--force: the binary's .data is a private writable mapping of the same file, never code.)
 "$TDIR/funcs" & NB=$!; PIDS+=("$NB")
 setpriv --reuid=65534 --regid=65534 --clear-groups "$TDIR/funcs" & NN=$!; PIDS+=("$NN")
 wait_for 5 grep -qx funcs "/proc/$NN/comm"
 wait_for 5 grep -qx funcs "/proc/$NB/comm"
-perfmap "$NB" "$TDIR/funcs" 70
-perfmap "$NN" "$TDIR/funcs" 70
+perfmap "$NB" "$TDIR/funcs" 30
+perfmap "$NN" "$TDIR/funcs" 30
 out=$(as 65534 "$KPROFCTL" --socket "$SOCK" attach "$NN" --calls --force 2>&1); rc=$?
-if [ $rc -eq 1 ] && grep -q "limit 50 per user" <<<"$out"; then
-	pass "exact mode over a user's probe budget refused (70 functions, max_probes_per_uid = 50)"
+if [ $rc -eq 1 ] && grep -q "limit 20 per user" <<<"$out"; then
+	pass "exact mode over a user's probe budget refused (30 functions, max_probes_per_uid = 20)"
 else fail "probe budget" "rc=$rc $out"; fi
 soft=$(awk '/Max open files/ { print $4 }' "/proc/$DAEMON_PID/limits")
-[ "$soft" -gt 256 ] && pass "kprofd raised its open files limit (soft 256 -> $soft)" ||
+[ "$soft" -gt 128 ] && pass "kprofd raised its open files limit (soft 128 -> $soft)" ||
 	fail "RLIMIT_NOFILE" "soft limit $soft"
 if ctl attach "$NB" --calls --force >/dev/null 2>"$TDIR/calls.err"; then
 	fds=$(ls "/proc/$DAEMON_PID/fd" | wc -l)
@@ -147,21 +147,21 @@ if ctl attach "$NB" --calls --force >/dev/null 2>"$TDIR/calls.err"; then
 	for i in $(seq 40); do ctl status >/dev/null 2>&1 && ok=$((ok + 1)); done
 	sleep 1
 	c1=$(cpu_ticks "$DAEMON_PID")
-	if [ "$fds" -gt 256 ] && [ "$ok" = 40 ] && [ $((c1 - c0)) -lt 80 ]; then
-		pass "70 functions probed ($fds fds, past the soft limit kprofd started with): 40 clients served, no spin"
+	if [ "$fds" -gt 128 ] && [ "$ok" = 40 ] && [ $((c1 - c0)) -lt 80 ]; then
+		pass "30 functions probed ($fds fds, past the soft limit kprofd started with): 40 clients served, no spin"
 	else fail "many probes" "fds $fds, $ok of 40 status, cpu $((c1 - c0)) ticks"; fi
-else fail "root exact mode of 70 functions" "$(cat "$TDIR/calls.err")"; fi
+else fail "root exact mode of 30 functions" "$(cat "$TDIR/calls.err")"; fi
 ctl detach "$NB" >/dev/null
 
 # 5. Removing uprobes waits for the kernel (about a second for each of the parallel removals)
-#    and the kernel makes a new probe in the same file wait for it: kprofd must not. The 140
+#    and the kernel makes a new probe in the same file wait for it: kprofd must not. The 60
 #    probes just detached are still being removed: an attach in the same binary is refused at
-#    once with the reason, and kprofctl waits and asks again; then the attach of 100 functions
-#    and one the kernel refuses fails, and its 200 probes are removed off the loop. Status
+#    once with the reason, and kprofctl waits and asks again; then the attach of 40 functions
+#    and one the kernel refuses fails, and its 80 probes are removed off the loop. Status
 #    requests are answered throughout.
 "$TDIR/funcs" & NF=$!; PIDS+=("$NF")
 wait_for 5 grep -qx funcs "/proc/$NF/comm"
-perfmap "$NF" "$TDIR/funcs" 100 bad
+perfmap "$NF" "$TDIR/funcs" 40 bad
 (
 	worst=0
 	for i in $(seq 300); do
@@ -176,7 +176,7 @@ perfmap "$NF" "$TDIR/funcs" 100 bad
 ) &
 W=$!
 out=$(timeout 120 "$KPROFCTL" --socket "$SOCK" attach "$NF" --calls --force 2>&1); rc=$?
-sleep 3 # the 200 probes of the failed attach are being removed meanwhile
+sleep 3 # the 80 probes of the failed attach are being removed meanwhile
 touch "$TDIR/stop"
 wait "$W"
 worst=$(cat "$TDIR/worst")
@@ -184,7 +184,7 @@ if grep -q "waiting for the kernel to remove" <<<"$out"; then
 	pass "attach while the same code's probes are being removed: kprofd refuses, kprofctl waits"
 else fail "attach during a removal" "rc=$rc: $out"; fi
 if [ $rc -eq 1 ] && grep -q "zz_bad" <<<"$out" && [ "$worst" -lt 3000 ]; then
-	pass "failing exact-mode attach of 101 functions refused; status waited at most $worst ms throughout"
+	pass "failing exact-mode attach of 41 functions refused; status waited at most $worst ms throughout"
 else fail "failing exact-mode attach" "rc=$rc, status worst $worst ms: $out"; fi
 ctl status >/dev/null && pass "kprofd serves after the failed attach" || fail "serves after" ""
 # Let the removal end before kprofd stops (its exit would wait for the kernel instead).
