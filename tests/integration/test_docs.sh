@@ -98,6 +98,57 @@ else
 	skip "groff renders the man pages" "groff not installed"
 fi
 
+# (e) The design documents are in the tree: every `ARCHITECTURE.md §N[.M]` or `ALGORITHMS.md
+# §N[.M]` a source file cites (also `ALGORITHMS.md §1, §6` and `ALGORITHMS.md 1.10`) names a
+# heading of that document in docs/ that starts with N. or N.M, every TV-* vector the sources
+# name is in ALGORITHMS.md, and every relative link and docs/*.md path in README.md and
+# docs/*.md exists. No daemon needed.
+# doc_has_section DOC NUM: docs/DOC has a heading "## NUM. ..." or "### NUM ...".
+doc_has_section() {
+	local f=$ROOT/docs/$1 re=${2//./\\.}
+	[ -f "$f" ] && grep -qE "^#+ $re\.?( |\$)" "$f"
+}
+bad=
+ncites=0
+while IFS= read -r hit; do
+	loc=${hit%%:*}                  # file:line
+	rest=${hit#*:}
+	loc+=":${rest%%:*}"
+	cite=${rest#*:}
+	doc=${cite%%.md*}.md
+	for num in $(grep -oE '[0-9]+(\.[0-9]+)?' <<<"${cite#*.md}"); do
+		ncites=$((ncites + 1))
+		doc_has_section "$doc" "$num" || bad+=" $loc:$doc§$num"
+	done
+done < <(cd "$ROOT" && grep -rnoE \
+	'(ARCHITECTURE|ALGORITHMS)\.md (§?[0-9]+(\.[0-9]+)?)((, ?| and )§[0-9]+(\.[0-9]+)?)*' \
+	daemon cli bpf include proto tests bench README.md docs 2>/dev/null)
+[ "$ncites" -gt 0 ] && [ -z "$bad" ] &&
+	pass "all $ncites ARCHITECTURE.md / ALGORITHMS.md § citations name a section in docs/" ||
+	fail "§ citations resolve" "${bad:-no citation found}"
+bad=
+for tv in $(cd "$ROOT" && grep -rhoE 'TV-[A-Z][A-Z0-9]*' daemon cli bpf include proto tests bench |
+	sort -u); do
+	grep -qE "^#+ .*\\b$tv\\b" "$ROOT/docs/ALGORITHMS.md" 2>/dev/null || bad+=" $tv"
+done
+[ -z "$bad" ] && pass "every test vector the sources name has a heading in ALGORITHMS.md" ||
+	fail "test vectors in ALGORITHMS.md" "missing:$bad"
+bad=
+for md in "$ROOT/README.md" "$ROOT"/docs/*.md; do
+	dir=$(dirname "$md")
+	name=${md#"$ROOT"/}
+	# [text](target): relative targets only, without their #anchor.
+	for t in $(grep -oE '\]\([^) ]+\)' "$md" | sed -E 's/^\]\(//; s/\)$//; s/#.*//' |
+		grep -vE '^(https?:|mailto:|$)'); do
+		[ -e "$dir/$t" ] || bad+=" $name->$t"
+	done
+	for t in $(grep -oE '(^|[^A-Za-z0-9_./-])docs/[A-Za-z0-9_-]+\.md' "$md" | sed -E 's/^[^d]//' | sort -u); do
+		[ -e "$ROOT/$t" ] || bad+=" $name->$t"
+	done
+done
+[ -z "$bad" ] && pass "every relative link and docs/*.md path in README.md and docs/ exists" ||
+	fail "links in README.md and docs/" "broken:$bad"
+
 # (c) The completion at work.
 out=$(complete_words kprofctl at)
 [ "$out" = attach ] && pass "kprofctl at<TAB> gives attach" || fail "at<TAB>" "got: $(oneline "$out")"
