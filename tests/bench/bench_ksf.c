@@ -39,6 +39,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kprof/hash.h"
 #include "kprof/ksf.h"
 
 #define NROUTINES 64
@@ -263,16 +264,6 @@ static double now(void)
 }
 
 /* --- baselines --- */
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
 
 struct blent {
 	uint64_t id, count;
