@@ -119,8 +119,8 @@ $(BUILD)/kprofctl: $(CLI_SRC) $(HDRS) $(PROTO_H) $(PPROF_H)
 	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_SRC) $(CLI_LIBS)
 
 # The fixture is built with clang: gcc may drop leaf frames even with -fno-omit-frame-pointer.
-$(BUILD)/minijit: tests/fixtures/minijit/minijit.c | $(BUILD)
-	$(CLANG) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -o $@ $<
+$(BUILD)/minijit: tests/fixtures/minijit/minijit.c tests/prng.h include/kprof/io.h | $(BUILD)
+	$(CLANG) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -Iinclude -o $@ $<
 
 # Unit tests: one program per pure module, linked with that module alone, under ASan/UBSan.
 $(BUILD)/tests/test_symtab: daemon/symtab.c
@@ -139,18 +139,18 @@ $(BUILD)/tests/test_procinfo: daemon/procinfo.c
 $(BUILD)/tests/test_hcct_metrics: daemon/hcct_metrics.c daemon/cct.c daemon/hcct.c
 $(BUILD)/tests/test_elfsym: daemon/elfsym.c daemon/symtab.c
 $(BUILD)/tests/test_pprof: cli/pprof.c cli/render.c $(PROTO_C) $(PPROF_C)
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(HDRS) $(PROTO_H) $(PPROF_H) | $(BUILD)/tests
+$(BUILD)/tests/test_%: tests/unit/test_%.c tests/prng.h $(HDRS) $(PROTO_H) $(PPROF_H) | $(BUILD)/tests
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $(filter %.c,$^) -lcmocka -lprotobuf-c -linih -lcapstone -lelf -lz -lm
 
 BENCH_BINS := $(BUILD)/bench_hcct $(BUILD)/bench_ksf $(BUILD)/bench_ingest
 
-$(BUILD)/bench_ingest: tests/bench/bench_ingest.c tests/bench/bench_util.h daemon/hcct.c daemon/profile.c $(HDRS) | $(BUILD)
+$(BUILD)/bench_ingest: tests/bench/bench_ingest.c tests/bench/bench_util.h tests/prng.h daemon/hcct.c daemon/profile.c $(HDRS) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) -lm
 
-$(BUILD)/bench_ksf: tests/bench/bench_ksf.c daemon/ksf.c $(HDRS) | $(BUILD)
+$(BUILD)/bench_ksf: tests/bench/bench_ksf.c tests/prng.h daemon/ksf.c $(HDRS) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) -lm
 
-$(BUILD)/bench_hcct: tests/bench/bench_hcct.c tests/bench/bench_util.h daemon/hcct.c daemon/cct.c daemon/hcct_metrics.c $(HDRS) | $(BUILD)
+$(BUILD)/bench_hcct: tests/bench/bench_hcct.c tests/bench/bench_util.h tests/prng.h daemon/hcct.c daemon/cct.c daemon/hcct_metrics.c $(HDRS) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) -lm
 
 unit: $(UNIT_BINS)
@@ -185,7 +185,7 @@ demo: all
 bench: all $(BENCH_BINS)
 	BUILD=$(BUILD) bash bench/run.sh
 
-$(BUILD)/symbolize_bench: bench/symbolize_bench.c daemon/perfmap.c daemon/symtab.c $(HDRS) | $(BUILD)
+$(BUILD)/symbolize_bench: bench/symbolize_bench.c tests/prng.h daemon/perfmap.c daemon/symtab.c $(HDRS) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^)
 
 # kprof vs perf record and bpftrace, perf-map symbolization and ingestion (docs/BENCHMARKS.md).

@@ -43,7 +43,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kprof/io.h"
 #include "kprof/perfmap.h"
+
+#include "../tests/prng.h"
 
 #define CHUNK 65536
 #define HOT_SYMS 64
@@ -69,12 +72,7 @@ static uint64_t rng_state;
 
 static uint64_t rng(void)
 {
-	/* splitmix64: fast and good enough for addresses and names */
-	uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
+	return prng_next(&rng_state);
 }
 
 /* CPU time of the process, not wall time: the reference machine is shared, and a run that is
@@ -197,19 +195,12 @@ static struct perfmap *pm_new(void)
 	return pm;
 }
 
-static void write_all(int fd, const char *buf, size_t len)
+static void write_or_die(int fd, const char *buf, size_t len)
 {
-	ssize_t n;
+	int err = write_all(fd, buf, len, false);
 
-	while (len) {
-		n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			die("write", errno);
-		buf += n;
-		len -= (size_t)n;
-	}
+	if (err < 0)
+		die("write", -err);
 }
 
 /* Random addresses inside symbols: uniform over the symbols, or 90% in HOT_SYMS of them. */
@@ -281,7 +272,7 @@ static void run_layout(const struct opts *o, bool reuse, const char *tmpdir, str
 	fd = mkstemp(path);
 	if (fd < 0)
 		die(path, errno);
-	write_all(fd, t.buf, t.len);
+	write_or_die(fd, t.buf, t.len);
 
 	for (k = 0; k < o->reps; k++) {
 		double t0, t1, t2;
@@ -351,7 +342,7 @@ static void run_layout(const struct opts *o, bool reuse, const char *tmpdir, str
 			gen_line(&app, syms, n0 + i, &next, true);
 		if (fstat(fd, &sb) < 0)
 			die("fstat", errno);
-		write_all(fd, app.buf, app.len);
+		write_or_die(fd, app.buf, app.len);
 		t0 = now_s();
 		feed_file(pm, fd, sb.st_size);
 		t1 = now_s();

@@ -10,6 +10,7 @@
 
 #include "kprof/cleanup.h"
 #include "kprof/frame.h"
+#include "kprof/io.h"
 #include "kprofctl.h"
 
 #define CLIENT_TIMEOUT_SEC 30
@@ -31,22 +32,6 @@ int client_connect(const char *path)
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	return TAKE_FD(fd);
-}
-
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= w;
-	}
-	return 0;
 }
 
 static int read_all(int fd, uint8_t *p, size_t n)
@@ -73,7 +58,7 @@ int client_send(int fd, const Kprof__Request *req)
 	size_t len;
 	int err = frame_pack(&req->base, FRAME_MAX_REQUEST, &out, &len);
 
-	return err < 0 ? err : write_all(fd, out, len);
+	return err < 0 ? err : write_all(fd, out, len, true);
 }
 
 int client_recv(int fd, Kprof__Reply **ret)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "kprof/array.h"
 #include "kprof/cleanup.h"
 #include "kprofctl.h"
 #include "pprof.h"
@@ -64,15 +65,8 @@ static int64_t strtab_id(struct strtab *t, const char *s)
 	for (j = hash_str(s) & (t->nslots - 1); t->slots[j]; j = (j + 1) & (t->nslots - 1))
 		if (!strcmp(t->v[t->slots[j] - 1], s))
 			return t->slots[j] - 1;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		char **v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->v = v;
-		t->cap = cap;
-	}
+	if (array_grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v), 256) < 0)
+		return -ENOMEM;
 	t->v[t->n] = strdup(s);
 	if (!t->v[t->n])
 		return -ENOMEM;

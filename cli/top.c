@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kprof/array.h"
 #include "kprof/cleanup.h"
 #include "kprofctl.h"
 
@@ -69,15 +70,8 @@ static struct hist *hist_get(struct view *v, uint32_t pid, const Kprof__TopEntry
 	for (size_t i = 0; i < v->nhist; i++)
 		if (!strcmp(v->hist[i].key, key))
 			return &v->hist[i];
-	if (v->nhist == v->caphist) {
-		size_t cap = v->caphist ? v->caphist * 2 : 64;
-		struct hist *h = realloc(v->hist, cap * sizeof(*h));
-
-		if (!h)
-			return NULL;
-		v->hist = h;
-		v->caphist = cap;
-	}
+	if (array_grow((void **)&v->hist, &v->caphist, v->nhist + 1, sizeof(*v->hist), 64) < 0)
+		return NULL;
 	v->hist[v->nhist] = (struct hist){.key = strdup(key)};
 	if (!v->hist[v->nhist].key)
 		return NULL;

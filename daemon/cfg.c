@@ -31,6 +31,7 @@
 
 #include <capstone/capstone.h>
 
+#include "kprof/array.h"
 #include "kprof/cfg.h"
 #include "kprof/cleanup.h"
 
@@ -91,23 +92,6 @@ struct dfs {
 	uint32_t *node; /* preorder number -> block */
 	uint32_t *post; /* blocks in postorder */
 };
-
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 16;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
 
 static bool in_code(uint64_t start, size_t len, uint64_t addr)
 {
@@ -209,7 +193,7 @@ static int insn_append(struct builder *b, const struct insn *in)
 {
 	if (b->ninsns >= b->lim.max_insns)
 		return -E2BIG;
-	if (grow((void **)&b->insns, &b->insns_cap, b->ninsns + 1, sizeof(*b->insns)) < 0)
+	if (array_grow((void **)&b->insns, &b->insns_cap, b->ninsns + 1, sizeof(*b->insns), 16) < 0)
 		return -ENOMEM;
 	b->insns[b->ninsns++] = *in;
 	return 0;
@@ -225,7 +209,7 @@ static int work_push(struct builder *b, uint64_t target)
 	b->st[off] |= ST_LEADER;
 	if (b->st[off] & ST_START)
 		return 0;
-	if (grow((void **)&b->work, &b->work_cap, b->nwork + 1, sizeof(*b->work)) < 0)
+	if (array_grow((void **)&b->work, &b->work_cap, b->nwork + 1, sizeof(*b->work), 16) < 0)
 		return -ENOMEM;
 	b->work[b->nwork++] = off;
 	return 0;
@@ -501,7 +485,7 @@ static int plist_push(struct havlak *h, uint32_t *head, uint32_t node)
 {
 	if (h->npool == h->pool_max)
 		return -E2BIG;
-	if (grow((void **)&h->pool, &h->pool_cap, h->npool + 1, sizeof(*h->pool)) < 0)
+	if (array_grow((void **)&h->pool, &h->pool_cap, h->npool + 1, sizeof(*h->pool), 16) < 0)
 		return -ENOMEM;
 	h->pool[h->npool] = (struct plist){.node = node, .next = *head};
 	*head = (uint32_t)h->npool++;

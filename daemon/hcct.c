@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "kprof/hash.h"
 #include "kprof/hcct.h"
 
 #define ROOT 0u
@@ -238,14 +239,7 @@ static void unlink_child(struct hcct *h, uint32_t p, uint32_t v)
 
 static uint32_t key_hash(uint32_t p, uint32_t id, uint64_t site)
 {
-	uint64_t x = ((uint64_t)p << 32 | id) ^ (site * 0x9e3779b97f4a7c15ULL);
-
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return (uint32_t)x;
+	return (uint32_t)mix64(((uint64_t)p << 32 | id) ^ (site * 0x9e3779b97f4a7c15ULL));
 }
 
 /* The slot holding p's child (id, site), or the empty slot where it would go. */

@@ -42,6 +42,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kprof/array.h"
+#include "kprof/hash.h"
 #include "kprof/ksf.h"
 
 #define KNONE UINT32_MAX
@@ -96,16 +98,6 @@ struct ksf {
 	uint64_t moved_up, upper_folds;
 	struct ksf_stats st;
 };
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
 
 static size_t key_hash(uint32_t key, uint64_t label)
 {
@@ -377,7 +369,6 @@ static void fold(struct ksf *k, struct prune *pr, uint32_t v)
 	struct knode *n = &k->nodes[v];
 	uint64_t path[2 * KSF_K_MAX];
 	uint32_t d = n->depth, u = v, t = KNONE;
-	struct orphan *o;
 
 	for (uint32_t i = d + 1; i-- > 0; u = i ? k->nodes[u].up : u)
 		path[i] = k->nodes[u].label;
@@ -388,15 +379,9 @@ static void fold(struct ksf *k, struct prune *pr, uint32_t v)
 	if (t == v || (t == KNONE && !d)) /* a root is not re-made from itself: lost */
 		return;
 	if (t == KNONE) {
-		if (pr->norphans == pr->orphans_cap) {
-			size_t c = pr->orphans_cap ? 2 * pr->orphans_cap : 256;
-
-			o = realloc(pr->orphans, c * sizeof(*o));
-			if (!o)
-				return; /* lost */
-			pr->orphans = o;
-			pr->orphans_cap = c;
-		}
+		if (array_grow((void **)&pr->orphans, &pr->orphans_cap, pr->norphans + 1,
+			       sizeof(*pr->orphans), 256) < 0)
+			return; /* lost */
 		pr->orphans[pr->norphans++] =
 		    (struct orphan){n->label, n->count, k->nodes[u].up, !is_upper(k, d)};
 		n->count = 0;

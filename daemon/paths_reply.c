@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kprof/array.h"
 #include "kprof/cfg.h"
 #include "kprof/cleanup.h"
 #include "kprof/ksf.h"
@@ -61,23 +62,6 @@ struct collect {
 	uint64_t total_paths, total_seqs;
 };
 
-static int grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-	size_t c = *cap ? *cap : 64;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	p = realloc(*v, c * elem);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
-}
-
 static int collect_cb(uint32_t routine, const uint64_t *path, size_t n, uint64_t count,
 		      void *userdata)
 {
@@ -88,7 +72,7 @@ static int collect_cb(uint32_t routine, const uint64_t *path, size_t n, uint64_t
 		c->total_paths++;
 		if (c->top && c->np >= c->top)
 			return 0;
-		if (grow((void **)&c->pid, &c->pcap, c->np + 1, sizeof(uint64_t)) < 0)
+		if (array_grow((void **)&c->pid, &c->pcap, c->np + 1, sizeof(uint64_t), 64) < 0)
 			return -ENOMEM;
 		c->pcount = realloc(c->pcount, c->pcap * sizeof(uint64_t));
 		if (!c->pcount)
@@ -103,7 +87,8 @@ static int collect_cb(uint32_t routine, const uint64_t *path, size_t n, uint64_t
 	{
 		size_t cap = c->seqcap;
 
-		if (grow((void **)&c->seq_len, &c->seqcap, c->nseq + 1, sizeof(uint32_t)) < 0)
+		if (array_grow((void **)&c->seq_len, &c->seqcap, c->nseq + 1, sizeof(uint32_t),
+			       64) < 0)
 			return -ENOMEM;
 		if (cap != c->seqcap) {
 			uint64_t *p = realloc(c->seq_count, c->seqcap * sizeof(uint64_t));
@@ -113,7 +98,7 @@ static int collect_cb(uint32_t routine, const uint64_t *path, size_t n, uint64_t
 			c->seq_count = p;
 		}
 	}
-	if (grow((void **)&c->seq_ids, &c->idcap, c->nids + n, sizeof(uint64_t)) < 0)
+	if (array_grow((void **)&c->seq_ids, &c->idcap, c->nids + n, sizeof(uint64_t), 64) < 0)
 		return -ENOMEM;
 	memcpy(c->seq_ids + c->nids, path, n * sizeof(uint64_t));
 	c->nids += n;
@@ -157,7 +142,7 @@ static int add_missing_paths(struct collect *c, const struct ksf_ipf *ipf)
 	for (size_t i = 0; i < nw; i++) {
 		if (i && want[i] == want[i - 1])
 			continue;
-		if (grow((void **)&c->pid, &c->pcap, c->np + 1, sizeof(uint64_t)) < 0)
+		if (array_grow((void **)&c->pid, &c->pcap, c->np + 1, sizeof(uint64_t), 64) < 0)
 			return -ENOMEM;
 		c->pcount = realloc(c->pcount, c->pcap * sizeof(uint64_t));
 		if (!c->pcount)

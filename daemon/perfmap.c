@@ -39,6 +39,7 @@
 
 #include "kprof/cleanup.h"
 #include "kprof/perfmap.h"
+#include "kprof/search.h"
 
 #define DEFAULT_MAX_LINE 4096
 #define DEFAULT_MAX_ENTRIES (4u << 20)
@@ -170,20 +171,6 @@ static void segs_emit(struct segs *s, uint64_t start, uint64_t end, uint32_t idx
 	s->tail[s->n].end = end;
 	s->tail[s->n].idx = idx;
 	s->n++;
-}
-
-/* Index of the last of the n values in v that is <= x; v[0] <= x. Branch-free. */
-static size_t last_le(const uint64_t *v, size_t n, uint64_t x)
-{
-	const uint64_t *base = v;
-	size_t half;
-
-	while (n > 1) {
-		half = n / 2;
-		base = base[half] <= x ? base + half : base;
-		n -= half;
-	}
-	return (size_t)(base - v);
 }
 
 int perfmap_new(const struct perfmap_limits *lim, struct perfmap **ret)

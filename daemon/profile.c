@@ -19,7 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kprof/array.h"
 #include "kprof/cleanup.h"
+#include "kprof/hash.h"
 #include "kprof/profile.h"
 
 struct pfunc {
@@ -71,16 +73,6 @@ struct profile {
 	bool has_tids;		 /* some stack has tid != 0: folded output must merge threads */
 	size_t str_bytes;
 };
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
 
 static uint64_t hash_str(uint64_t h, const char *s)
 {
@@ -138,24 +130,6 @@ void profile_free(struct profile *p)
 	free(p->ids);
 	free(p->cache);
 	free(p);
-}
-
-/* Grow an array of elements to hold at least `need`, doubling. */
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap && *arr) /* allocate even for 0: callers do pointer arithmetic on it */
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*arr, n * elem);
-	if (!q)
-		return -ENOMEM;
-	*arr = q;
-	*cap = n;
-	return 0;
 }
 
 /* Rebuild a slot index of n entries whose hashes hash_of(i) gives, into nslots slots. */
@@ -228,7 +202,7 @@ int profile_intern(struct profile *p, const char *name, const char *module, uint
 	}
 	if (p->nfuncs >= p->lim.max_funcs)
 		return -E2BIG;
-	err = grow((void **)&p->funcs, &p->funcs_cap, p->nfuncs + 1, sizeof(*p->funcs));
+	err = array_grow((void **)&p->funcs, &p->funcs_cap, p->nfuncs + 1, sizeof(*p->funcs), 64);
 	if (err < 0)
 		return err;
 	if ((p->nfuncs + 1) * 2 > p->func_nslots) {
@@ -319,8 +293,9 @@ static int stack_insert(struct profile *p, uint32_t tid, const uint32_t *ids, si
 
 	if (p->nstacks >= p->lim.max_stacks || p->nids + n > p->lim.max_stack_ids)
 		return -ENOSPC;
-	if ((err = grow((void **)&p->stacks, &p->stacks_cap, p->nstacks + 1, sizeof(*p->stacks))) ||
-	    (err = grow((void **)&p->ids, &p->ids_cap, p->nids + n, sizeof(*p->ids))))
+	if ((err = array_grow((void **)&p->stacks, &p->stacks_cap, p->nstacks + 1,
+			      sizeof(*p->stacks), 64)) ||
+	    (err = array_grow((void **)&p->ids, &p->ids_cap, p->nids + n, sizeof(*p->ids), 64)))
 		return err;
 	if ((p->nstacks + 1) * 2 > p->stack_nslots) {
 		err = stack_reindex(p, p->stack_nslots ? p->stack_nslots * 2 : 1024);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/io.h"
 #include "kprofd.h"
 #include "log.h"
 
@@ -78,22 +79,6 @@ void store_free(struct store *st)
 	close(st->dirfd);
 	free(st->path);
 	free(st);
-}
-
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= w;
-	}
-	return 0;
 }
 
 static int pack_stack(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count, void *userdata)
@@ -225,7 +210,7 @@ int store_save(struct store *st, struct target *t)
 		err = -errno;
 		goto out;
 	}
-	err = write_all(fd, buf, len);
+	err = write_all(fd, buf, len, false);
 	if (!err && fsync(fd) < 0)
 		err = -errno;
 	if (!err && renameat(st->dirfd, tmp, st->dirfd, name) < 0)

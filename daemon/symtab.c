@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/search.h"
 #include "kprof/symtab.h"
 
 #define IMPLICIT_FLAG (UINT32_C(1) << 31) /* in sym_ent.up: the size was 0 when added */
@@ -367,20 +368,6 @@ int symtab_finish(struct symtab *st, uint64_t max_implicit_size)
 		st->top[i] = st->ents[i * TOP_STRIDE].sym.start;
 	st->finished = true;
 	return 0;
-}
-
-/* Index of the last of the n values in v that is <= x; v[0] <= x. Branch-free. */
-static size_t last_le(const uint64_t *v, size_t n, uint64_t x)
-{
-	const uint64_t *base = v;
-	size_t half;
-
-	while (n > 1) {
-		half = n / 2;
-		base = base[half] <= x ? base + half : base;
-		n -= half;
-	}
-	return (size_t)(base - v);
 }
 
 const struct symtab_sym *symtab_lookup(const struct symtab *st, uint64_t addr)

@@ -18,6 +18,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "kprof/array.h"
 #include "kprof/cleanup.h"
 #include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
@@ -50,15 +51,8 @@ static int collect(const struct perfmap_sym *sym, void *userdata)
 		p->overflow = true;
 		return 1;
 	}
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 64;
-		struct probe *v = realloc(p->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		p->v = v;
-		p->cap = cap;
-	}
+	if (array_grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v), 64) < 0)
+		return -ENOMEM;
 	p->v[p->n] = (struct probe){.start = sym->start, .seq = p->n, .name = sym->name};
 	p->n++;
 	return 0;

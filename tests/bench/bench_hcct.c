@@ -64,11 +64,6 @@ struct walk {
 	uint64_t events;
 };
 
-static double rng_unit(uint64_t *s)
-{
-	return (double)(rng_next(s) >> 11) * 0x1.0p-53;
-}
-
 static uint32_t callee(uint32_t r, uint32_t k)
 {
 	uint64_t x = (uint64_t)r * 0x100000001b3ULL + k * 0x9e3779b97f4a7c15ULL;
@@ -90,10 +85,10 @@ static void program_init(struct program *p, uint64_t seed)
 		fan_cdf[k - 1] = acc;
 	}
 	for (uint32_t r = 0; r < ROUTINES; r++) {
-		double u = rng_unit(&seed);
+		double u = prng_unit(&seed);
 		uint32_t k = 0;
 
-		if (r != 0 && rng_unit(&seed) < LEAF_FRACTION) {
+		if (r != 0 && prng_unit(&seed) < LEAF_FRACTION) {
 			p->fanout[r] = 0;
 			continue;
 		}
@@ -136,11 +131,11 @@ static uint32_t walk_step(struct walk *w)
 	}
 	r = w->stack[w->depth - 1];
 	f = w->prog->fanout[r];
-	if (w->depth > 1 && (f == 0 || w->depth == MAX_DEPTH || rng_unit(&w->rng) < Q_RETURN)) {
+	if (w->depth > 1 && (f == 0 || w->depth == MAX_DEPTH || prng_unit(&w->rng) < Q_RETURN)) {
 		w->depth--;
 		return EXIT_EVENT;
 	}
-	u = rng_unit(&w->rng);
+	u = prng_unit(&w->rng);
 	while (k < f - 1 && u > w->prog->site_cdf[f][k])
 		k++;
 	w->stack[w->depth] = callee(r, k + 1);

@@ -57,16 +57,16 @@ static void die(const char *what, int r)
  * the leaf's ip. Native code at 0x400000, JIT code at 0x7f0000000000 (4 KiB per function). */
 static size_t make_stack(uint64_t *rng, uint64_t *addr)
 {
-	uint64_t r = rng_next(rng);
+	uint64_t r = prng_next(rng);
 	size_t n = 0, depth = 4 + (r & 7), f = 0;
 
 	for (size_t i = 0; i < PREFIX; i++)
 		addr[n++] = 0x400000 + 0x1000 * i + 0x123;
 	for (size_t i = 0; i < depth; i++) {
-		f = rng_next(rng) % NFUNC;
+		f = prng_next(rng) % NFUNC;
 		addr[n++] = 0x7f0000000000ULL + 0x1000 * f + 0x40;
 	}
-	addr[n++] = 0x7f0000000000ULL + 0x1000 * f + 0x80 + 4 * (rng_next(rng) % LEAF_IPS);
+	addr[n++] = 0x7f0000000000ULL + 0x1000 * f + 0x80 + 4 * (prng_next(rng) % LEAF_IPS);
 	return n;
 }
 
@@ -157,7 +157,7 @@ int main(int argc, char **argv)
 								.max_depth = 255},
 					  &t[i].hcct)) < 0)
 				die("new", r);
-			t[i].rng = rng_next(&rng);
+			t[i].rng = prng_next(&rng);
 		}
 		for (unsigned long done = 0; done < n;) {
 			unsigned long b = n - done < BATCH ? n - done : BATCH;
@@ -167,7 +167,7 @@ int main(int argc, char **argv)
 				memset(junk, (int)done, mib << 20);
 			t0 = cpu_now();
 			for (unsigned long k = 0; k < b; k++) {
-				struct tgt *g = &t[rng_next(&rng) % ntargets];
+				struct tgt *g = &t[prng_next(&rng) % ntargets];
 				size_t len = make_stack(&g->rng, addr), m = 0;
 
 				for (size_t i = 0; i < len; i++) {

@@ -39,7 +39,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "kprof/hash.h"
 #include "kprof/ksf.h"
+
+#include "../prng.h"
 
 #define NROUTINES 64
 #define EV_ENTER (1ULL << 63)
@@ -69,16 +72,12 @@ static double noise = 1; /* scales the probability of leaving a loop's usual pat
 
 static uint64_t rnd(void)
 {
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return prng_next(&rng);
 }
 
 static double urand(void)
 {
-	return (rnd() >> 11) * (1.0 / 9007199254740992.0);
+	return prng_unit(&rng);
 }
 
 static unsigned below(unsigned n)
@@ -263,16 +262,6 @@ static double now(void)
 }
 
 /* --- baselines --- */
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
 
 struct blent {
 	uint64_t id, count;

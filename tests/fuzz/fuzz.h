@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../prng.h" /* prng_next: splitmix64, any seed */
+
 #define FUZZ_CHECK(cond, ...)                                                                      \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \
@@ -33,21 +35,11 @@ static inline uint64_t fuzz_hash(const uint8_t *p, size_t n)
 	return h;
 }
 
-/* splitmix64: any seed, including 0, gives a good sequence. */
-static inline uint64_t fuzz_rand(uint64_t *s)
-{
-	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
 /* The size of the next piece of a stream with `left` bytes to go (left > 0): mostly small
  * pieces (torn headers and lines), sometimes medium, sometimes all that is left. */
 static inline size_t fuzz_piece(uint64_t *s, size_t left)
 {
-	uint64_t r = fuzz_rand(s);
+	uint64_t r = prng_next(s);
 	size_t n;
 
 	switch (r & 3) {

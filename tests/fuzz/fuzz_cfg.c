@@ -114,7 +114,7 @@ static void check_graph(const struct cfg *g, uint64_t seed)
 	check_path(g, np - 1, steps, nb);
 	check_path(g, np / 2, steps, nb);
 	for (int i = 0; i < NPATHS; i++)
-		check_path(g, fuzz_rand(&seed) % np, steps, nb);
+		check_path(g, prng_next(&seed) % np, steps, nb);
 	FUZZ_CHECK(cfg_path_decode(g, np, steps, nb) == -ERANGE, "path id past the last");
 	free(steps);
 }

@@ -225,7 +225,7 @@ static void run(const uint8_t *data, size_t size, const struct perfmap_limits *l
 	FUZZ_CHECK(perfmap_new(lim, &pm) == 0, "perfmap_new");
 	while (off < size) {
 		size_t n = fuzz_piece(&seed, size - off);
-		uint64_t c = fuzz_rand(&seed);
+		uint64_t c = prng_next(&seed);
 
 		r = perfmap_feed(pm, text + off, n);
 		FUZZ_CHECK(r >= 0, "perfmap_feed: %d", r);

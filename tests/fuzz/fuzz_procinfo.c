@@ -86,15 +86,15 @@ static void check_synth(const uint8_t *data, size_t size, uint64_t seed)
 	}
 	comm[clen] = '\0';
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		uint64_t r64 = fuzz_rand(&seed);
+		uint64_t r64 = prng_next(&seed);
 
 		/* Small and huge values both, below 2^62: the parser reads signed 64-bit
 		 * decimals and refuses the last few below INT64_MAX. */
 		v[i] = (r64 & 1) ? (r64 >> 2) % 100000 : (r64 >> 2);
 	}
-	pid = 1 + (int)(fuzz_rand(&seed) % INT32_MAX);
-	state = states[fuzz_rand(&seed) % (sizeof(states) - 1)];
-	tty_nr = (int)(fuzz_rand(&seed) % 3 == 0 ? 0 : (int32_t)fuzz_rand(&seed));
+	pid = 1 + (int)(prng_next(&seed) % INT32_MAX);
+	state = states[prng_next(&seed) % (sizeof(states) - 1)];
+	tty_nr = (int)(prng_next(&seed) % 3 == 0 ? 0 : (int32_t)prng_next(&seed));
 
 	n = make_stat(line, sizeof(line), pid, comm, state, tty_nr, v);
 	r = procinfo_stat(line, n, &t);
@@ -110,7 +110,7 @@ static void check_synth(const uint8_t *data, size_t size, uint64_t seed)
 	FUZZ_CHECK(r == 0 && t.start_ticks == v[16], "stat without '\\n': %d", r);
 	/* Cut anywhere before starttime's last digit: never a success with a wrong field.  */
 	{
-		size_t cut = fuzz_rand(&seed) % n;
+		size_t cut = prng_next(&seed) % n;
 		char *c = malloc(cut ? cut : 1);
 
 		FUZZ_CHECK(c, "out of memory");
@@ -128,14 +128,14 @@ static void check_synth(const uint8_t *data, size_t size, uint64_t seed)
 	 * copies what follows "Name:\t"), NStgid with two namespaces or absent. */
 	{
 		unsigned uid[4];
-		int tgid = 1 + (int)(fuzz_rand(&seed) % INT32_MAX);
-		int nstgid = 1 + (int)(fuzz_rand(&seed) % INT32_MAX);
-		bool ns = fuzz_rand(&seed) & 1;
+		int tgid = 1 + (int)(prng_next(&seed) % INT32_MAX);
+		int nstgid = 1 + (int)(prng_next(&seed) % INT32_MAX);
+		bool ns = prng_next(&seed) & 1;
 		char nsline[64] = "";
 		int m;
 
 		for (int i = 0; i < 4; i++)
-			uid[i] = (unsigned)fuzz_rand(&seed);
+			uid[i] = (unsigned)prng_next(&seed);
 		if (ns) /* outermost namespace first, the innermost last */
 			snprintf(nsline, sizeof(nsline), "NStgid:\t%d\t%d\n", tgid, nstgid);
 		m = snprintf(status, sizeof(status),

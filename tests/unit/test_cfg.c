@@ -23,6 +23,8 @@
 
 #include "kprof/cfg.h"
 
+#include "../prng.h"
+
 #define BASE UINT64_C(0x401000)
 #define X CFG_EXIT
 #define STAR UINT64_MAX /* the routine-entry marker in a simulated stream */
@@ -1113,14 +1115,6 @@ static void test_queries(void **state)
 
 /* ---- random programs ---- */
 
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 enum { R_FALL, R_JCC, R_JMP, R_RET, R_IND, R_OUT };
 
 /* nb blocks, each a nop and one ending: fallthrough, je rel32 or jmp rel32 to a random block,
@@ -1138,10 +1132,10 @@ static size_t random_code(uint64_t *s, uint8_t *buf, unsigned int nb, uint64_t *
 	assert_true(nb <= 64);
 	off[0] = 0;
 	for (unsigned int i = 0; i < nb; i++) {
-		kind[i] = kinds[rnd(s) % sizeof(kinds)];
+		kind[i] = kinds[prng_next(s) % sizeof(kinds)];
 		if (i + 1 == nb && (kind[i] == R_FALL || kind[i] == R_JCC))
 			kind[i] = R_RET;
-		target[i] = (uint32_t)(rnd(s) % nb);
+		target[i] = (uint32_t)(prng_next(s) % nb);
 		off[i + 1] = off[i] + (uint32_t)size[kind[i]];
 	}
 	for (unsigned int i = 0; i < nb; i++) {
@@ -1174,7 +1168,7 @@ static size_t random_code(uint64_t *s, uint8_t *buf, unsigned int nb, uint64_t *
 		}
 	}
 	assert_int_equal(p, off[nb]);
-	*entry = off[rnd(s) % nb];
+	*entry = off[prng_next(s) % nb];
 	return p;
 }
 
@@ -1222,7 +1216,8 @@ static void random_walk(const struct cfg *g, uint64_t *s)
 	trace[n++] = cfg_entry_block(g);
 	while (n < 300) {
 		const struct cfg_block *b = cfg_block_get(g, trace[n - 1]);
-		const struct cfg_edge *e = cfg_edge_get(g, b->first_edge + rnd(s) % b->nedges);
+		const struct cfg_edge *e =
+		    cfg_edge_get(g, b->first_edge + prng_next(s) % b->nedges);
 
 		if (e->dst == X) {
 			exits = true;
@@ -1296,7 +1291,7 @@ static void test_random_programs(void **state)
 
 	(void)state;
 	for (int iter = 0; iter < 1500; iter++) {
-		unsigned int nb = 1 + (unsigned int)(rnd(&s) % 40);
+		unsigned int nb = 1 + (unsigned int)(prng_next(&s) % 40);
 		uint64_t entry;
 		size_t len = random_code(&s, buf, nb, &entry);
 		struct cfg *g = build(buf, len, entry, NULL);
@@ -1322,13 +1317,13 @@ static void test_random_bytes(void **state)
 	(void)state;
 	for (int iter = 0; iter < 4000; iter++) {
 		uint8_t buf[96];
-		size_t len = 1 + rnd(&s) % sizeof(buf);
+		size_t len = 1 + prng_next(&s) % sizeof(buf);
 		struct cfg *g = NULL;
 		int r;
 
 		for (size_t i = 0; i < len; i++)
-			buf[i] = (uint8_t)rnd(&s);
-		r = cfg_build(buf, len, BASE, BASE + rnd(&s) % len, &lim, &g);
+			buf[i] = (uint8_t)prng_next(&s);
+		r = cfg_build(buf, len, BASE, BASE + prng_next(&s) % len, &lim, &g);
 		if (r < 0) {
 			assert_int_equal(r, -EINVAL); /* overlapping instructions */
 			continue;
@@ -1551,7 +1546,7 @@ static void test_minijit_warm(void **state)
 		trace[n++] = 1;
 		for (int i = 0; i < 3; i++) {
 			trace[n++] = 2;
-			trace[n++] = 3 + (uint32_t)(rnd(&seed) & 1);
+			trace[n++] = 3 + (uint32_t)(prng_next(&seed) & 1);
 			trace[n++] = 5;
 		}
 		trace[n++] = 6;

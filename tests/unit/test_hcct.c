@@ -24,6 +24,8 @@
 #include "kprof/cct.h"
 #include "kprof/hcct.h"
 
+#include "../prng.h"
+
 #define BUF 4096
 
 static const char *const names[] = {"main", "init", "leaf", "log", "work", "report",
@@ -619,10 +621,7 @@ struct rng {
 
 static uint64_t rnd(struct rng *r)
 {
-	r->s ^= r->s << 13;
-	r->s ^= r->s >> 7;
-	r->s ^= r->s << 17;
-	return r->s;
+	return prng_next(&r->s);
 }
 
 static uint32_t below(struct rng *r, uint32_t n)

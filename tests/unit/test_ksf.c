@@ -22,6 +22,8 @@
 
 #include "kprof/ksf.h"
 
+#include "../prng.h"
+
 #define ORACLE_K 16 /* longest sequence the oracle keeps */
 
 static struct ksf *new_ksf(unsigned k, const struct ksf_limits *lim)
@@ -556,11 +558,7 @@ static uint64_t rng_state;
 
 static uint64_t rnd(void)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return prng_next(&rng_state);
 }
 
 static unsigned rnd_below(unsigned n)

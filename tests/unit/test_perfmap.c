@@ -12,6 +12,8 @@
 
 #include "kprof/perfmap.h"
 
+#include "../prng.h"
+
 static struct perfmap *new_map(size_t max_line, size_t max_entries, uint64_t max_bytes)
 {
 	struct perfmap_limits lim = {max_line, max_entries, max_bytes};
@@ -352,11 +354,7 @@ static uint64_t rng_state;
 
 static uint64_t rnd(void)
 {
-	/* xorshift64* */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * UINT64_C(2685821657736338717);
+	return prng_next(&rng_state);
 }
 
 static void test_garbage(void **state)

@@ -17,6 +17,8 @@
 
 #include "kprof/profile.h"
 
+#include "../prng.h"
+
 static struct profile *new_profile(const struct profile_limits *lim)
 {
 	struct profile *p = NULL;
@@ -704,15 +706,6 @@ static void test_stats(void **state)
 	profile_free(p);
 }
 
-/* xorshift64*: reproducible without touching libc's rand state. */
-static uint64_t rng_next(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545f4914f6cdd1dULL;
-}
-
 struct naive_stack {
 	uint32_t ids[16];
 	size_t n;
@@ -765,10 +758,10 @@ static void random_round(uint64_t seed, uint32_t nfuncs, size_t maxlen, int adds
 		struct naive_stack *s = &all[k];
 		size_t d;
 
-		s->n = rng_next(&rs) % (maxlen + 1);
-		s->count = 1 + rng_next(&rs) % 5;
+		s->n = prng_next(&rs) % (maxlen + 1);
+		s->count = 1 + prng_next(&rs) % 5;
 		for (size_t i = 0; i < s->n; i++)
-			s->ids[i] = rng_next(&rs) % nfuncs;
+			s->ids[i] = prng_next(&rs) % nfuncs;
 		assert_int_equal(profile_add(p, s->ids, s->n, s->count), 0);
 		for (d = 0; d < ndistinct; d++)
 			if (distinct[d].n == s->n &&

@@ -12,6 +12,8 @@
 
 #include "kprof/symtab.h"
 
+#include "../prng.h"
+
 static struct symtab *new_table(size_t max)
 {
 	struct symtab *st = NULL;
@@ -388,11 +390,7 @@ static uint64_t rng_state;
 
 static uint64_t rnd(void)
 {
-	/* xorshift64* */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * UINT64_C(2685821657736338717);
+	return prng_next(&rng_state);
 }
 
 struct raw {
