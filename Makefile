@@ -41,8 +41,8 @@ SKELS := $(BUILD)/sampler.skel.h
 PURE := daemon/perfmap.c daemon/symtab.c daemon/profile.c daemon/procmaps.c daemon/config.c \
 	daemon/elfsym.c daemon/hcct.c daemon/cfg.c daemon/ksf.c daemon/budget.c \
 	daemon/procinfo.c
-GLUE := daemon/main.c daemon/manager.c daemon/loader.c daemon/sampler.c daemon/symbolize.c \
-	daemon/control.c daemon/target.c daemon/store.c daemon/live.c daemon/uprobes.c daemon/log.c \
+GLUE := daemon/main.c daemon/manager.c daemon/loader.c daemon/ringbuf.c daemon/symbolize.c \
+	daemon/control.c daemon/target.c daemon/store.c daemon/live.c daemon/exact.c daemon/log.c \
 	daemon/paths.c daemon/paths_reply.c daemon/tfile.c daemon/procfs.c
 DAEMON_SRC := $(GLUE) $(PURE) proto/frame.c $(PROTO_C)
 CLI_SRC := cli/kprofctl.c cli/client.c cli/render.c cli/export.c cli/pprof.c cli/top.c daemon/profile.c \

@@ -3,10 +3,14 @@
  *   main.c      options -> struct config -> manager_new / manager_run
  *   manager.c   the sd-event loop, the targets and their lifetimes, counters
  *   loader.c    BPF skeleton, per-CPU cpu-clock events per frequency, the targets map
- *   sampler.c   ring buffer -> validated records -> manager (samples, exits, execs)
+ *   ringbuf.c   ring buffer -> validated records -> manager (samples, exits, execs)
  *   target.c    one profiled process: profile (pure) + symbols (symbolize.c)
  *   symbolize.c /proc/PID/maps, perf maps, ELF symbols (shared cache), /proc/kallsyms
  *   control.c   the Unix socket, framing, authorization, request dispatch
+ *   exact.c     exact mode (uprobes on JIT functions) and the removal of uprobes
+ *   paths.c     the path tracer (paths_reply.c: its replies)
+ *   tfile.c     opening files a target controls; procfs.c: reading /proc/PID files
+ *   store.c     kept profiles on disk; live.c: the data of kprofctl top
  */
 #ifndef KPROF_KPROFD_H
 #define KPROF_KPROFD_H
@@ -102,7 +106,7 @@ const char *tsym_perfmap_module(const struct tsym *ts);
 int tsym_foreach_jit(const struct tsym *ts, int (*fn)(const struct perfmap_sym *, void *),
 		     void *userdata);
 
-/* ---- uprobes.c ---- */
+/* ---- exact.c ---- */
 struct probe;
 struct target;
 #define CALLS_MAX_THREADS 2048
@@ -329,14 +333,14 @@ void store_remove(struct store *st, struct target *t);
 /* Rebuild every saved profile as a kept target; returns how many. */
 int store_load(struct store *st, struct manager *m);
 
-/* ---- sampler.c ---- */
-struct sampler;
-int sampler_new(struct manager *m, int ringbuf_fd, struct sampler **ret);
-void sampler_free(struct sampler *s);
-int sampler_epoll_fd(const struct sampler *s);
+/* ---- ringbuf.c ---- */
+struct ringbuf;
+int ringbuf_new(struct manager *m, int ringbuf_fd, struct ringbuf **ret);
+void ringbuf_free(struct ringbuf *s);
+int ringbuf_epoll_fd(const struct ringbuf *s);
 /* Handle what the ring buffer holds, at most a budget of records: 1 if the budget ran out
  * (call again), 0 when empty, negative errno. */
-int sampler_drain(struct sampler *s);
+int ringbuf_drain(struct ringbuf *s);
 
 /* ---- control.c ---- */
 struct control;
@@ -376,7 +380,7 @@ struct manager {
 	struct store *store; /* NULL: profiles are kept in memory only */
 	sd_event *event;
 	struct loader *loader;
-	struct sampler *sampler;
+	struct ringbuf *ringbuf;
 	struct symbolizer *sym;
 	struct control *control;
 	struct target *targets;

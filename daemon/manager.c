@@ -1,7 +1,7 @@
 /* manager.c: kprofd's event loop and the lifetimes of its targets.
  *
  * One sd-event loop runs everything: SIGTERM/SIGINT, the ring buffer (its epoll fd plus a drain
- * timer, see sampler.c), a periodic housekeeping timer (perf map refresh, processes that vanished
+ * timer, see ringbuf.c), a periodic housekeeping timer (perf map refresh, processes that vanished
  * without an exit record, the samples/s rate), per-target duration timers and the control socket.
  * A target is ATTACHED while sampled; it becomes EXITED when its process exits and DETACHED when
  * a client detaches it or its duration ends. Ended targets keep their profiles (up to max_kept,
@@ -188,7 +188,7 @@ static void end_target(struct manager *m, struct target *t, enum target_state st
 	loader_target_del(m->loader, t->pid);
 	loader_freq_put(m->loader, t->freq);
 	/* Samples already in the ring buffer still belong to this profile. */
-	sampler_drain(m->sampler);
+	ringbuf_drain(m->ringbuf);
 	t->duration_timer = sd_event_source_disable_unref(t->duration_timer);
 	calls_off(t);
 	t->calls.timer = sd_event_source_disable_unref(t->calls.timer);
@@ -639,7 +639,7 @@ void manager_on_exec(struct manager *m, pid_t tgid, uint64_t start_ticks)
 
 void manager_drain(struct manager *m)
 {
-	sampler_drain(m->sampler);
+	ringbuf_drain(m->ringbuf);
 	m->drained_ns = now_ns(CLOCK_MONOTONIC);
 }
 
@@ -727,7 +727,7 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 		/* An exit the BPF side could not report (ring buffer full) must still be seen,
 		 * also when the PID was taken by another process since. */
 		if (procfs_stat(t->pid, &pst) == -ESRCH || pst.start_ticks != t->start_ticks) {
-			sampler_drain(m->sampler);
+			ringbuf_drain(m->ringbuf);
 			if (t->state == TARGET_ATTACHED) {
 				log_info("pid %d (%s) is gone, %llu samples kept", t->pid, t->comm,
 					 (unsigned long long)t->samples);
@@ -837,12 +837,12 @@ int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 	err = loader_new(cfg->ringbuf_bytes, &m->loader);
 	if (err < 0)
 		goto fail;
-	err = sampler_new(m, loader_ringbuf_fd(m->loader), &m->sampler);
+	err = ringbuf_new(m, loader_ringbuf_fd(m->loader), &m->ringbuf);
 	if (err < 0) {
 		log_err("ring buffer: %s", strerror(-err));
 		goto fail;
 	}
-	if ((err = sd_event_add_io(m->event, &m->rb_source, sampler_epoll_fd(m->sampler), EPOLLIN,
+	if ((err = sd_event_add_io(m->event, &m->rb_source, ringbuf_epoll_fd(m->ringbuf), EPOLLIN,
 				   on_ringbuf, m)) < 0 ||
 	    (err = sd_event_add_time_relative(m->event, &m->drain_timer, CLOCK_MONOTONIC,
 					      cfg->drain_ms * 1000ULL, 1000, on_drain, m)) < 0 ||
@@ -891,7 +891,7 @@ void manager_free(struct manager *m)
 	sd_event_source_disable_unref(m->drain_timer);
 	sd_event_source_disable_unref(m->refresh_timer);
 	links_removals_wait(2000); /* the kernel drops the rest with kprofd's fds */
-	sampler_free(m->sampler);
+	ringbuf_free(m->ringbuf);
 	loader_free(m->loader);
 	symbolizer_free(m->sym);
 	sd_event_unref(m->event);
@@ -911,7 +911,7 @@ static void manager_stop_targets(struct manager *m)
 			n++;
 		}
 	}
-	while (sampler_drain(m->sampler) > 0)
+	while (ringbuf_drain(m->ringbuf) > 0)
 		;
 	save_dirty(m, true);
 	if (n)

@@ -1,7 +1,7 @@
 /* paths.c: the path tracer: multi-iteration path profiles of one JIT function of a target.
  *
  * Start: the function is found in the perf map (by name, or an address inside it), its code is
- * checked against the uprobe safety rules (uprobes.c), read with process_vm_readv and compared
+ * checked against the uprobe safety rules (exact.c), read with process_vm_readv and compared
  * with the mapped file (uprobes run the file's instructions: a difference other than another
  * probe's int3 is refused), and given to cfg.c: basic blocks, loops, Ball-Larus numbering. The
  * edge table kp_path_edges gets one action per edge (cfg_transition) and the exit value of every

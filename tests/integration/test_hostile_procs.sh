@@ -6,7 +6,7 @@
 #   13. PID reuse: nobody's process P exits (its profile kept and saved); a process of another
 #       user gets PID P and that user attaches it: nobody's kept profile and file remain;
 #   14. attach --calls on a process with no perf map: refused with a clear message (before the
-#       fix, qsort(NULL, 0) in uprobes.c: a UBSan report, and the sanitized kprofd of
+#       fix, qsort(NULL, 0) in exact.c: a UBSan report, and the sanitized kprofd of
 #       `make test-asan` (-fno-sanitize-recover) dies here);
 #   15. a save that fails (state directory full) is retried once there is room, and the profile
 #       is back after a restart;

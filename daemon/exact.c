@@ -1,4 +1,4 @@
-/* uprobes.c: exact mode: entry and return uprobes on the JIT functions of a target.
+/* exact.c: exact mode: entry and return uprobes on the JIT functions of a target.
  *
  * A uprobe lives on (file, offset), so only JIT code in a file-backed private read+exec
  * mapping (a memfd or a file) can be probed, through /proc/PID/map_files/START-END (the very

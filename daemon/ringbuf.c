@@ -1,4 +1,4 @@
-/* sampler.c: drain the BPF ring buffer and hand validated records to the manager.
+/* ringbuf.c: drain the BPF ring buffer and hand validated records to the manager.
  *
  * The ring buffer is read from the event loop: its epoll fd wakes us when the BPF side forces
  * a wakeup (buffer past its fill threshold, or a lifecycle record), and a timer drains it every
@@ -17,7 +17,7 @@
 #include "kprofd.h"
 #include "log.h"
 
-struct sampler {
+struct ringbuf {
 	struct manager *m;
 	struct ring_buffer *rb;
 	bool draining;	 /* libbpf's consume is not reentrant: a record handler may ask to drain */
@@ -27,19 +27,19 @@ struct sampler {
 /* Records handled per drain: past it the drain stops (libbpf has already consumed the record
  * handed in) and the loop serves clients and timers before the next one, so a flood of samples
  * cannot starve the control socket. */
-#define SAMPLER_DRAIN_BUDGET 8192
+#define RINGBUF_DRAIN_BUDGET 8192
 
-static int handle_record(struct sampler *s, void *data, size_t len);
+static int handle_record(struct ringbuf *s, void *data, size_t len);
 
 static int on_record(void *ctx, void *data, size_t len)
 {
-	struct sampler *s = ctx;
+	struct ringbuf *s = ctx;
 
 	handle_record(s, data, len);
 	return --s->budget ? 0 : -EAGAIN;
 }
 
-static int handle_record(struct sampler *s, void *data, size_t len)
+static int handle_record(struct ringbuf *s, void *data, size_t len)
 {
 	const struct kp_rec_hdr *h = data;
 
@@ -86,9 +86,9 @@ bad:
 	return 0;
 }
 
-int sampler_new(struct manager *m, int ringbuf_fd, struct sampler **ret)
+int ringbuf_new(struct manager *m, int ringbuf_fd, struct ringbuf **ret)
 {
-	struct sampler *s = calloc(1, sizeof(*s));
+	struct ringbuf *s = calloc(1, sizeof(*s));
 	int err;
 
 	if (!s)
@@ -104,7 +104,7 @@ int sampler_new(struct manager *m, int ringbuf_fd, struct sampler **ret)
 	return 0;
 }
 
-void sampler_free(struct sampler *s)
+void ringbuf_free(struct ringbuf *s)
 {
 	if (!s)
 		return;
@@ -112,19 +112,19 @@ void sampler_free(struct sampler *s)
 	free(s);
 }
 
-int sampler_epoll_fd(const struct sampler *s)
+int ringbuf_epoll_fd(const struct ringbuf *s)
 {
 	return ring_buffer__epoll_fd(s->rb);
 }
 
-int sampler_drain(struct sampler *s)
+int ringbuf_drain(struct ringbuf *s)
 {
 	int n;
 
 	if (s->draining)
 		return 0;
 	s->draining = true;
-	s->budget = SAMPLER_DRAIN_BUDGET;
+	s->budget = RINGBUF_DRAIN_BUDGET;
 	n = ring_buffer__consume(s->rb);
 	s->draining = false;
 	if (n == -EAGAIN)
