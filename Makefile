@@ -110,7 +110,7 @@ $(PROTO_C) $(PROTO_H): proto/kprof.proto | $(BUILD)
 $(PPROF_C) $(PPROF_H): proto/profile.proto | $(BUILD)
 	$(PROTOC_C) --c_out=$(BUILD) $<
 
-HDRS := $(wildcard include/kprof/*.h daemon/*.h cli/*.h)
+HDRS := $(wildcard include/kprof/*.h daemon/*.h cli/*.h tests/oracles/*.h)
 
 $(BUILD)/kprofd: $(DAEMON_SRC) $(HDRS) $(SKELS) $(PROTO_H)
 	$(CC) $(ALL_CFLAGS) -o $@ $(DAEMON_SRC) $(DAEMON_LIBS)
@@ -131,12 +131,12 @@ $(BUILD)/tests/test_frame: proto/frame.c $(PROTO_C)
 $(BUILD)/tests/test_render: cli/render.c $(PROTO_C)
 $(BUILD)/tests/test_config: daemon/config.c
 $(BUILD)/tests/test_cfg: daemon/cfg.c
-$(BUILD)/tests/test_hcct: daemon/hcct.c daemon/cct.c
-$(BUILD)/tests/test_cct: daemon/cct.c
+$(BUILD)/tests/test_hcct: daemon/hcct.c tests/oracles/cct.c
+$(BUILD)/tests/test_cct: tests/oracles/cct.c
 $(BUILD)/tests/test_ksf: daemon/ksf.c
 $(BUILD)/tests/test_budget: daemon/budget.c
 $(BUILD)/tests/test_procinfo: daemon/procinfo.c
-$(BUILD)/tests/test_hcct_metrics: daemon/hcct_metrics.c daemon/cct.c daemon/hcct.c
+$(BUILD)/tests/test_hcct_metrics: tests/oracles/hcct_metrics.c tests/oracles/cct.c daemon/hcct.c
 $(BUILD)/tests/test_elfsym: daemon/elfsym.c daemon/symtab.c
 $(BUILD)/tests/test_pprof: cli/pprof.c cli/render.c $(PROTO_C) $(PPROF_C)
 $(BUILD)/tests/test_%: tests/unit/test_%.c tests/prng.h $(HDRS) $(PROTO_H) $(PPROF_H) | $(BUILD)/tests
@@ -150,7 +150,7 @@ $(BUILD)/bench_ingest: tests/bench/bench_ingest.c tests/bench/bench_util.h tests
 $(BUILD)/bench_ksf: tests/bench/bench_ksf.c tests/prng.h daemon/ksf.c $(HDRS) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) -lm
 
-$(BUILD)/bench_hcct: tests/bench/bench_hcct.c tests/bench/bench_util.h tests/prng.h daemon/hcct.c daemon/cct.c daemon/hcct_metrics.c $(HDRS) | $(BUILD)
+$(BUILD)/bench_hcct: tests/bench/bench_hcct.c tests/bench/bench_util.h tests/prng.h daemon/hcct.c tests/oracles/cct.c tests/oracles/hcct_metrics.c $(HDRS) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) -lm
 
 unit: $(UNIT_BINS)

@@ -34,9 +34,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "kprof/cct.h"
+#include "../oracles/cct.h"
 #include "kprof/hcct.h"
-#include "kprof/hcct_metrics.h"
+#include "../oracles/hcct_metrics.h"
 
 #include "bench_util.h"
 

@@ -1,4 +1,4 @@
-/* test_cct.c: unit tests for the exact CCT (links daemon/cct.c alone).
+/* test_cct.c: unit tests for the exact CCT (links tests/oracles/cct.c alone).
  *
  * The CCT is the oracle of the HCCT tests, so it is checked by hand: the CCT of TV-H1 node by
  * node, sampled stacks (leaf-only counts), cursors, creation order, caps and bad input.
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "kprof/cct.h"
+#include "../oracles/cct.h"
 
 enum { MAIN, INIT, LEAF, LOG, WORK, REPORT };
 

@@ -1,5 +1,5 @@
 /* test_hcct.c: unit tests for the HCCT (links daemon/hcct.c and, as the exact oracle of the
- * property tests, daemon/cct.c).
+ * property tests, tests/oracles/cct.c).
  *
  * The vectors TV-H1, TV-H2, TV-H3 and TV-S of ALGORITHMS.md §4 are replayed step by step: after
  * every enter or sample the slots of M (in slot order, "path=count/err"), the MCCT node set
@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "kprof/cct.h"
+#include "../oracles/cct.h"
 #include "kprof/hcct.h"
 
 #include "../prng.h"

@@ -1,5 +1,5 @@
-/* test_hcct_metrics.c: unit tests for the HCCT accuracy metrics (links daemon/hcct_metrics.c,
- * daemon/cct.c and daemon/hcct.c: the trees measured are real query results).
+/* test_hcct_metrics.c: unit tests for the HCCT accuracy metrics (links tests/oracles/hcct_metrics.c,
+ * tests/oracles/cct.c and daemon/hcct.c: the trees measured are real query results).
  *
  * The metric tables of TV-H1 and TV-H2 (ALGORITHMS.md §4) are reproduced exactly, then the
  * corner cases: phi below eps, zero-count frames of sampled stacks, empty inputs, and trees that
@@ -17,9 +17,9 @@
 
 #include <cmocka.h>
 
-#include "kprof/cct.h"
+#include "../oracles/cct.h"
 #include "kprof/hcct.h"
-#include "kprof/hcct_metrics.h"
+#include "../oracles/hcct_metrics.h"
 
 enum { MAIN, INIT, LEAF, LOG, WORK, REPORT };
 

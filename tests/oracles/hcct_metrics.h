@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kprof/cct.h"
+#include "cct.h"
 #include "kprof/hcct.h"
 
 struct hcct_metrics {

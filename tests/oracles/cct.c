@@ -1,4 +1,4 @@
-/* cct.c: exact calling context tree (see include/kprof/cct.h).
+/* cct.c: exact calling context tree (see cct.h).
  *
  * The HCCT's tree without Space-Saving: the same 32-byte first-child / next-sibling nodes in
  * one array indexed by uint32, the same linear sibling scan with new children at the head, and
@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "kprof/cct.h"
+#include "cct.h"
 
 #define ROOT 0u
 

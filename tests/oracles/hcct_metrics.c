@@ -1,4 +1,4 @@
-/* hcct_metrics.c: accuracy metrics of a (phi, eps)-HCCT (see include/kprof/hcct_metrics.h).
+/* hcct_metrics.c: accuracy metrics of a (phi, eps)-HCCT (see hcct_metrics.h).
  *
  * Each tree entry is mapped to its CCT node by a child lookup under its parent's node (entries
  * come parents first), which marks the covered contexts; then one forward pass over the CCT
@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "kprof/hcct_metrics.h"
+#include "hcct_metrics.h"
 
 /* Map entries to CCT indices and mark them in covered; -EINVAL if one is missing. */
 static int map_tree(const struct cct *c, const struct hcct_tree *t, uint32_t *map, uint8_t *covered)
