@@ -72,6 +72,8 @@ help:
 	@echo "make           build kprofd, kprofctl and the minijit fixture into $(BUILD)/"
 	@echo "make check     test, test-asan and a 30 s fuzz run of every target (what CI runs)"
 	@echo "make test      build and run unit and integration tests (root for integration)"
+	@echo "make unit      build and run the unit tests alone"
+	@echo "make integration build and run the integration tests alone (root)"
 	@echo "make test-asan the integration tests on an ASan+UBSan build (build-asan/)"
 	@echo "make demo      start kprofd, profile minijit, print its hottest JIT functions"
 	@echo "make bench     run benchmarks (results: docs/BENCHMARKS.md)"
@@ -153,8 +155,12 @@ $(BUILD)/bench_ksf: tests/bench/bench_ksf.c tests/prng.h daemon/ksf.c $(HDRS) | 
 $(BUILD)/bench_hcct: tests/bench/bench_hcct.c tests/bench/bench_util.h tests/prng.h daemon/hcct.c tests/oracles/cct.c tests/oracles/hcct_metrics.c $(HDRS) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) -lm
 
+# The unit tests alone (no root needed), and the integration tests alone (root).
 unit: $(UNIT_BINS)
+	BUILD=$(BUILD) RESULTS_FILE=$(RESULTS_FILE) bash tests/run.sh --unit-only
+
 integration: all
+	BUILD=$(BUILD) RESULTS_FILE=$(RESULTS_FILE) bash tests/run.sh --integration-only
 
 test: all $(UNIT_BINS)
 	BUILD=$(BUILD) RESULTS_FILE=$(RESULTS_FILE) bash tests/run.sh

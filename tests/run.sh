@@ -8,8 +8,9 @@ BUILD=${BUILD:-build}
 cd "$(dirname "$0")/.."
 passed=0 failed=0 skipped=0
 log=$(mktemp -d /tmp/kprof-tests.XXXXXX)
-unit=1
+unit=1 integration=1
 [ "${1:-}" = --integration-only ] && unit=0
+[ "${1:-}" = --unit-only ] && integration=0
 # Sanitized binaries write their reports here instead of into logs that tests delete.
 if [ -n "${SANITIZED:-}" ]; then
 	mkdir -p "$log/san"
@@ -37,8 +38,10 @@ for t in "$BUILD"/tests/test_*; do
 	fi
 done
 
-echo "== integration tests"
-if [ "$(id -u)" -ne 0 ]; then
+[ "$integration" = 1 ] && echo "== integration tests"
+if [ "$integration" = 0 ]; then
+	:
+elif [ "$(id -u)" -ne 0 ]; then
 	echo "SKIP: integration: needs root (BPF, perf events, other processes' /proc)"
 	skipped=$((skipped + 1))
 else
