@@ -44,13 +44,13 @@ PURE := daemon/perfmap.c daemon/symtab.c daemon/profile.c daemon/procmaps.c daem
 GLUE := daemon/main.c daemon/manager.c daemon/loader.c daemon/ringbuf.c daemon/symbolize.c \
 	daemon/control.c daemon/target.c daemon/store.c daemon/live.c daemon/exact.c daemon/log.c \
 	daemon/paths.c daemon/paths_reply.c daemon/tfile.c daemon/procfs.c
-DAEMON_SRC := $(GLUE) $(PURE) proto/frame.c $(PROTO_C)
+DAEMON_SRC := $(GLUE) $(PURE) proto/frame.c proto/saved.c $(PROTO_C)
 CLI_SRC := cli/kprofctl.c cli/client.c cli/render.c cli/export.c cli/pprof.c cli/top.c daemon/profile.c \
-	proto/frame.c $(PROTO_C) $(PPROF_C)
+	proto/frame.c proto/saved.c $(PROTO_C) $(PPROF_C)
 
 UNIT_TESTS := test_symtab test_perfmap test_profile test_frame test_procmaps test_render test_config \
 	test_cfg test_elfsym test_pprof \
-	test_hcct test_cct test_hcct_metrics test_ksf test_budget test_procinfo
+	test_hcct test_cct test_hcct_metrics test_ksf test_budget test_procinfo test_saved
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
 # Keep the BPF objects between the object and the skeleton steps.
@@ -130,6 +130,7 @@ $(BUILD)/tests/test_perfmap: daemon/perfmap.c daemon/symtab.c
 $(BUILD)/tests/test_profile: daemon/profile.c
 $(BUILD)/tests/test_procmaps: daemon/procmaps.c
 $(BUILD)/tests/test_frame: proto/frame.c $(PROTO_C)
+$(BUILD)/tests/test_saved: proto/saved.c daemon/profile.c $(PROTO_C)
 $(BUILD)/tests/test_render: cli/render.c $(PROTO_C)
 $(BUILD)/tests/test_config: daemon/config.c
 $(BUILD)/tests/test_cfg: daemon/cfg.c

@@ -19,31 +19,16 @@
 
 #include "kprof/cleanup.h"
 #include "kprof/profile.h"
+#include "kprof/saved.h"
 #include "kprofctl.h"
 #include "pprof.h"
 
-/* The profile rebuilt in a struct profile; -EINVAL for inconsistent input. */
+/* The profile rebuilt in a struct profile, refused for what kprofd would refuse. */
 static int to_profile(const Kprof__SavedProfile *sp, struct profile **ret)
 {
-	struct profile *p;
-	int err = profile_new(NULL, &p);
+	int err = saved_check(sp);
 
-	for (size_t i = 0; err >= 0 && i < sp->n_functions; i++) {
-		const Kprof__SavedFunction *f = sp->functions[i];
-
-		err = profile_intern(p, f->name, f->module, f->start, (enum profile_kind)f->kind);
-		if (err >= 0 && (size_t)err != i)
-			err = -EINVAL; /* duplicate function: ids would shift */
-	}
-	for (size_t i = 0; err >= 0 && i < sp->n_stacks; i++)
-		err = profile_add_tid(p, sp->stacks[i]->tid, sp->stacks[i]->ids,
-				      sp->stacks[i]->n_ids, sp->stacks[i]->count);
-	if (err < 0) {
-		profile_free(p);
-		return err;
-	}
-	*ret = p;
-	return 0;
+	return err < 0 ? err : saved_profile(sp, NULL, ret, NULL);
 }
 
 /* Folded stacks, each line through render_lines() as `kprofctl folded` prints them: the names

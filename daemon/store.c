@@ -266,7 +266,7 @@ static int load_one(struct store *st, struct manager *m, const char *name)
 	sp = kprof__saved_profile__unpack(NULL, off, buf);
 	if (!sp)
 		return -EBADMSG;
-	err = sp->format == 1 ? target_restore(m, sp, &t) : -EPROTONOSUPPORT;
+	err = target_restore(m, sp, &t);
 	kprof__saved_profile__free_unpacked(sp, NULL);
 	if (err < 0)
 		return err;

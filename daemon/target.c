@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/saved.h"
 #include "kprofd.h"
 #include "log.h"
 #include "procfs.h"
@@ -137,14 +138,12 @@ int target_restore(struct manager *m, const Kprof__SavedProfile *sp, struct targ
 	struct target *t;
 	int err;
 
-	if (!pb || pb->pid == 0 || pb->pid > INT32_MAX)
-		return -EBADMSG;
+	err = saved_check(sp);
+	if (err < 0)
+		return err;
 	t = calloc(1, sizeof(*t));
-	map = calloc(sp->n_functions ? sp->n_functions : 1, sizeof(*map));
-	if (!t || !map) {
-		free(t);
+	if (!t)
 		return -ENOMEM;
-	}
 	t->m = m;
 	t->pid = pb->pid;
 	t->uid = pb->uid;
@@ -163,54 +162,18 @@ int target_restore(struct manager *m, const Kprof__SavedProfile *sp, struct targ
 	t->saved_jit_symbols = pb->jit_symbols;
 	t->saved_bad_lines = pb->perfmap_bad_lines;
 	t->saved_perfmap_path = strdup(pb->perfmap_path ? pb->perfmap_path : "");
-	err = t->saved_perfmap_path ? profile_new(NULL, &t->profile) : -ENOMEM;
-	for (size_t i = 0; err >= 0 && i < sp->n_functions; i++) {
-		const Kprof__SavedFunction *f = sp->functions[i];
-
-		if ((int)f->kind < PROFILE_KIND_NATIVE || (int)f->kind > PROFILE_KIND_UNKNOWN) {
-			err = -EBADMSG;
-			break;
-		}
-		err = profile_intern(t->profile, f->name, f->module, f->start,
-				     (enum profile_kind)f->kind);
-		if (err >= 0)
-			map[i] = err;
-	}
-	/* The saved HCCT, checked: functions and parents in range, parents first. */
+	err = t->saved_perfmap_path ? saved_profile(sp, NULL, &t->profile, &map) : -ENOMEM;
+	/* The saved HCCT (checked by saved_check), its functions mapped to the profile's ids. */
 	if (err >= 0 && sp->n_hcct) {
 		t->saved_hcct = calloc(sp->n_hcct, sizeof(*t->saved_hcct));
 		if (!t->saved_hcct)
 			err = -ENOMEM;
 		for (size_t i = 0; err >= 0 && i < sp->n_hcct; i++) {
-			const Kprof__SavedHcctNode *h = sp->hcct[i];
-
-			if (h->func >= sp->n_functions || h->parent < -1 ||
-			    h->parent >= (int32_t)i) {
-				err = -EBADMSG;
-				break;
-			}
-			t->saved_hcct[i] = *h;
-			t->saved_hcct[i].func = map[h->func];
+			t->saved_hcct[i] = *sp->hcct[i];
+			t->saved_hcct[i].func = map[sp->hcct[i]->func];
 		}
 		t->n_saved_hcct = sp->n_hcct;
 		t->saved_hcct_n = sp->hcct_n;
-	}
-	for (size_t i = 0; err >= 0 && i < sp->n_stacks; i++) {
-		const Kprof__SavedStack *s = sp->stacks[i];
-		uint32_t ids[2 * KP_MAX_STACK + 1];
-
-		if (s->n_ids > ARRAY_SIZE(ids)) {
-			err = -EBADMSG;
-			break;
-		}
-		for (size_t j = 0; j < s->n_ids && err >= 0; j++) {
-			if (s->ids[j] >= sp->n_functions)
-				err = -EBADMSG;
-			else
-				ids[j] = map[s->ids[j]];
-		}
-		if (err >= 0)
-			err = profile_add_tid(t->profile, s->tid, ids, s->n_ids, s->count);
 	}
 	if (err >= 0 && sp->paths)
 		err = paths_restore(t, sp->paths);

@@ -13,8 +13,8 @@
  * ignores unknown fields), so messages holding such a field skip the round trip.
  *
  * saved_replay() is what target_restore() (daemon/target.c) does with a kprof.SavedProfile read
- * from the state directory, minus the daemon: the same checks, then the functions and stacks go
- * into a profile (daemon/profile.c), which is then folded and sorted as a report would.
+ * from the state directory, minus the daemon: the same code (proto/saved.c: saved_check, then
+ * saved_profile), and the profile is then folded and sorted as a report would.
  */
 #ifndef KPROF_FUZZ_PB_H
 #define KPROF_FUZZ_PB_H
@@ -29,9 +29,8 @@
 
 #include "fuzz.h"
 #include "kprof/profile.h"
+#include "kprof/saved.h"
 #include "proto/kprof.pb-c.h"
-
-#define PB_MAX_STACK 127 /* KP_MAX_STACK in include/kprof/abi.h */
 
 static bool pb_check(const ProtobufCMessage *m);
 
@@ -147,47 +146,12 @@ static int saved_stack_cb(uint32_t tid, const uint32_t *ids, size_t n, uint64_t 
 /* target_restore()'s checks and profile building; 0 if the daemon would keep the profile. */
 static int saved_replay(const Kprof__SavedProfile *sp)
 {
-	const Kprof__Target *pb = sp->target;
 	struct profile *p = NULL;
-	uint32_t *map;
-	int err;
+	int err = saved_check(sp);
 
-	if (sp->format != 1)
-		return -EPROTONOSUPPORT;
-	if (!pb || pb->pid == 0 || pb->pid > INT32_MAX)
-		return -EBADMSG;
-	map = calloc(sp->n_functions ? sp->n_functions : 1, sizeof(*map));
-	FUZZ_CHECK(map, "out of memory");
-	err = profile_new(NULL, &p);
-	FUZZ_CHECK(err == 0, "profile_new: %d", err);
-	for (size_t i = 0; err >= 0 && i < sp->n_functions; i++) {
-		const Kprof__SavedFunction *f = sp->functions[i];
-
-		if ((int)f->kind < PROFILE_KIND_NATIVE || (int)f->kind > PROFILE_KIND_UNKNOWN) {
-			err = -EBADMSG;
-			break;
-		}
-		err = profile_intern(p, f->name, f->module, f->start, (enum profile_kind)f->kind);
-		if (err >= 0)
-			map[i] = (uint32_t)err;
-	}
-	for (size_t i = 0; err >= 0 && i < sp->n_stacks; i++) {
-		const Kprof__SavedStack *s = sp->stacks[i];
-		uint32_t ids[2 * PB_MAX_STACK + 1];
-
-		if (s->n_ids > sizeof(ids) / sizeof(ids[0])) {
-			err = -EBADMSG;
-			break;
-		}
-		for (size_t j = 0; j < s->n_ids && err >= 0; j++) {
-			if (s->ids[j] >= sp->n_functions)
-				err = -EBADMSG;
-			else
-				ids[j] = map[s->ids[j]];
-		}
-		if (err >= 0)
-			err = profile_add_tid(p, s->tid, ids, s->n_ids, s->count);
-	}
+	if (err < 0)
+		return err;
+	err = saved_profile(sp, NULL, &p, NULL);
 	if (err >= 0) {
 		struct profile_stats st;
 		uint32_t *sorted = NULL;
@@ -212,8 +176,7 @@ static int saved_replay(const Kprof__SavedProfile *sp)
 		FUZZ_CHECK(st.funcs == profile_nfuncs(p), "stats.funcs");
 	}
 	profile_free(p);
-	free(map);
-	return err < 0 ? err : 0;
+	return err;
 }
 
 #endif

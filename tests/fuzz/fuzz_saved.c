@@ -2,8 +2,9 @@
  * directory at start (daemon/store.c load_one, then target_restore in daemon/target.c).
  *
  * The input is the whole file: decoded as a kprof.SavedProfile, walked and re-encoded
- * (fuzz_pb.h), then replayed into a profile (daemon/profile.c) with target_restore()'s checks,
- * and the profile is folded and sorted as the report and folded requests would. A saved path
+ * (fuzz_pb.h), then checked and replayed into a profile by proto/saved.c, the decoder kprofd's
+ * restore and kprofctl's export use, and the profile is folded and sorted as the report and
+ * folded requests would. A saved path
  * trace is rendered as `kprofctl paths --show` would print it (text and JSON), since the CLI
  * trusts nothing in a reply. Unframed, so unlike fuzz_frame every mutation reaches the decoder.
  */

@@ -39,8 +39,8 @@ CFLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_
 # target: its sources (besides tests/fuzz/<target>.c) and libraries.
 declare -A SRCS=(
 	[fuzz_perfmap]="daemon/perfmap.c"
-	[fuzz_frame]="proto/frame.c daemon/profile.c $PROTO_C"
-	[fuzz_saved]="daemon/profile.c cli/render.c $PROTO_C"
+	[fuzz_frame]="proto/frame.c proto/saved.c daemon/profile.c $PROTO_C"
+	[fuzz_saved]="proto/saved.c daemon/profile.c cli/render.c $PROTO_C"
 	[fuzz_elfsym]="daemon/elfsym.c daemon/symtab.c"
 	[fuzz_procmaps]="daemon/procmaps.c"
 	[fuzz_config]="daemon/config.c"

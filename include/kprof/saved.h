@@ -1,0 +1,30 @@
+/* saved.h: the one decoder of a kept profile (a kprof.SavedProfile message).
+ *
+ * kprofd writes a profile to its state directory when a target ends and reads it back at start;
+ * kprofctl gets the same message from `export`. Both, and the fuzz target of saved files, check
+ * it and rebuild its profile here, so a file that kprofd would refuse is refused everywhere for
+ * the same reasons. Pure: no I/O (the message is already decoded by protobuf-c).
+ */
+#ifndef KPROF_SAVED_H
+#define KPROF_SAVED_H
+
+#include <stdint.h>
+
+#include "kprof/profile.h"
+#include "proto/kprof.pb-c.h"
+
+#define SAVED_FORMAT 1
+
+/* 0 if sp is a profile as kprofd writes it, else -EPROTONOSUPPORT (another format) or
+ * -EBADMSG: no target, a pid out of (0, 2^31), a function kind out of range, a stack longer
+ * than 2 * KP_MAX_STACK + 1 frames or naming a function that does not exist, an HCCT node naming
+ * a missing function or a parent that does not come before it. */
+int saved_check(const Kprof__SavedProfile *sp);
+
+/* The functions and stacks of a checked sp in a new profile (limits lim, NULL for defaults).
+ * With map, *map (malloc'd, n_functions entries) gets the profile id of each saved function:
+ * equal functions share one id. 0, or a negative errno (-E2BIG past the profile's limits). */
+int saved_profile(const Kprof__SavedProfile *sp, const struct profile_limits *lim,
+		  struct profile **ret, uint32_t **map);
+
+#endif

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* saved.c: checking a kprof.SavedProfile and rebuilding its profile (see include/kprof/saved.h).
+ *
+ * The checks are the union of what the daemon's restore, kprofctl's export and the fuzz target
+ * did each on their own before: everything an index points at exists, parents come first, sizes
+ * are what kprofd could have written. Functions are interned, so a file naming one function
+ * twice (kprofd never writes one) still gives a consistent profile.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <linux/types.h>
+
+#include "kprof/abi.h"
+#include "kprof/saved.h"
+
+int saved_check(const Kprof__SavedProfile *sp)
+{
+	const Kprof__Target *pb = sp->target;
+
+	if (sp->format != SAVED_FORMAT)
+		return -EPROTONOSUPPORT;
+	if (!pb || pb->pid == 0 || pb->pid > INT32_MAX)
+		return -EBADMSG;
+	for (size_t i = 0; i < sp->n_functions; i++) {
+		int kind = sp->functions[i]->kind;
+
+		if (kind < PROFILE_KIND_NATIVE || kind > PROFILE_KIND_UNKNOWN)
+			return -EBADMSG;
+	}
+	for (size_t i = 0; i < sp->n_stacks; i++) {
+		const Kprof__SavedStack *s = sp->stacks[i];
+
+		if (s->n_ids > 2 * KP_MAX_STACK + 1)
+			return -EBADMSG;
+		for (size_t j = 0; j < s->n_ids; j++)
+			if (s->ids[j] >= sp->n_functions)
+				return -EBADMSG;
+	}
+	for (size_t i = 0; i < sp->n_hcct; i++) {
+		const Kprof__SavedHcctNode *h = sp->hcct[i];
+
+		if (h->func >= sp->n_functions || h->parent < -1 || h->parent >= (int64_t)i)
+			return -EBADMSG;
+	}
+	return 0;
+}
+
+int saved_profile(const Kprof__SavedProfile *sp, const struct profile_limits *lim,
+		  struct profile **ret, uint32_t **map)
+{
+	uint32_t *m = calloc(sp->n_functions ? sp->n_functions : 1, sizeof(*m));
+	struct profile *p = NULL;
+	int err = m ? profile_new(lim, &p) : -ENOMEM;
+
+	for (size_t i = 0; err >= 0 && i < sp->n_functions; i++) {
+		const Kprof__SavedFunction *f = sp->functions[i];
+
+		err = profile_intern(p, f->name, f->module, f->start, (enum profile_kind)f->kind);
+		if (err >= 0)
+			m[i] = err;
+	}
+	for (size_t i = 0; err >= 0 && i < sp->n_stacks; i++) {
+		const Kprof__SavedStack *s = sp->stacks[i];
+		uint32_t ids[2 * KP_MAX_STACK + 1];
+
+		if (s->n_ids > 2 * KP_MAX_STACK + 1) { /* saved_check was not called */
+			err = -EBADMSG;
+			break;
+		}
+		for (size_t j = 0; j < s->n_ids && err >= 0; j++) {
+			if (s->ids[j] >= sp->n_functions)
+				err = -EBADMSG;
+			else
+				ids[j] = m[s->ids[j]];
+		}
+		if (err < 0)
+			break;
+		err = profile_add_tid(p, s->tid, ids, s->n_ids, s->count);
+	}
+	if (err < 0) {
+		profile_free(p);
+		free(m);
+		return err;
+	}
+	*ret = p;
+	if (map)
+		*map = m;
+	else
+		free(m);
+	return 0;
+}
