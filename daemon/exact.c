@@ -24,6 +24,7 @@
 #include "kprof/procmaps.h"
 #include "kprofd.h"
 #include "log.h"
+#include "procfs.h"
 
 #define CALLS_MAX_PROBES 4096
 
@@ -117,32 +118,6 @@ int uprobe_site_check(const struct procmaps *pm, uint64_t addr, const char *name
 	site->map_start = m->start;
 	site->map_end = m->end;
 	site->file = (struct code_file){m->inode, m->dev_major, m->dev_minor};
-	return 0;
-}
-
-int procmaps_read_pid(pid_t pid, struct procmaps **ret, char *err, size_t errlen)
-{
-	_cleanup_free_ char *text = NULL;
-	char path[64];
-	size_t len = 0;
-	FILE *f;
-	int r;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f) {
-		r = -errno;
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-r));
-		return r;
-	}
-	text = malloc(16u << 20);
-	if (text)
-		len = fread(text, 1, (16u << 20) - 1, f);
-	fclose(f);
-	if (!text || procmaps_parse(text, len, 65536, ret) < 0) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
 	return 0;
 }
 

@@ -153,8 +153,6 @@ struct procmaps;
  * file unless force); -ENOENT (unmapped), -EOPNOTSUPP, -EPERM with why in err. */
 int uprobe_site_check(const struct procmaps *pm, uint64_t addr, const char *name, bool force,
 		      struct uprobe_site *site, char *err, size_t errlen);
-/* /proc/PID/maps, parsed. */
-int procmaps_read_pid(pid_t pid, struct procmaps **ret, char *err, size_t errlen);
 /* Destroy links (and free the array) on a detached worker thread, so the RCU waits of the
  * removals overlap and the event loop goes on; then after(arg) runs there. A handle to poll
  * (removal_busy) and drop (removal_put), or NULL if it was all done inline. */

@@ -617,19 +617,12 @@ void manager_on_exit(struct manager *m, pid_t tgid, uint64_t start_ticks, int co
 void manager_on_exec(struct manager *m, pid_t tgid, uint64_t start_ticks)
 {
 	struct target *t = manager_find(m, tgid);
-	char path[64], comm[32] = "";
-	FILE *f;
+	struct procinfo_status ps;
 
 	if (!t || t->state != TARGET_ATTACHED || t->start_ticks != start_ticks)
 		return;
-	snprintf(path, sizeof(path), "/proc/%d/comm", tgid);
-	if ((f = fopen(path, "re"))) {
-		if (fgets(comm, sizeof(comm), f)) {
-			comm[strcspn(comm, "\n")] = '\0';
-			snprintf(t->comm, sizeof(t->comm), "%.16s", comm);
-		}
-		fclose(f);
-	}
+	if (procfs_status(tgid, &ps) == 0)
+		memcpy(t->comm, ps.comm, sizeof(t->comm));
 	paths_stop(t, "target called exec"); /* the traced code is gone */
 	if (manager_recheck(m, t))
 		return;

@@ -40,6 +40,7 @@
 #include "kprof/procmaps.h"
 #include "kprofd.h"
 #include "paths.h"
+#include "procfs.h"
 #include "tfile.h"
 #include "log.h"
 
@@ -49,28 +50,12 @@ static uint32_t next_trace_id = 1;
 
 struct cpu_times read_cpu(pid_t pid)
 {
+	struct procinfo_stat st;
 	struct cpu_times c = {0};
-	char path[64], buf[1024], *p;
-	unsigned long long ut, st;
-	ssize_t n;
-	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return c;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return c;
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
-	/* After ")": state(3) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt
-	 * utime(14) stime(15). */
-	if (p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-			&st) == 2) {
-		c.user = ut;
-		c.sys = st;
+	if (procfs_stat(pid, &st) == 0) {
+		c.user = st.utime;
+		c.sys = st.stime;
 		c.ok = true;
 	}
 	return c;

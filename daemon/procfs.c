@@ -7,9 +7,11 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/procmaps.h"
 #include "procfs.h"
 #include "tfile.h"
 
@@ -33,6 +35,22 @@ int procfs_status(pid_t pid, struct procinfo_status *st)
 	ssize_t n = procfs_read(pid, "status", &buf, 1u << 16);
 
 	return n < 0 ? (int)n : procinfo_status(buf, n, st);
+}
+
+int procmaps_read_pid(pid_t pid, struct procmaps **ret, char *err, size_t errlen)
+{
+	_cleanup_free_ char *text = NULL;
+	ssize_t n = procfs_read(pid, "maps", &text, 16u << 20);
+
+	if (n < 0) {
+		snprintf(err, errlen, "cannot read /proc/%d/maps: %s", pid, strerror((int)-n));
+		return n;
+	}
+	if (procmaps_parse(text, n, 65536, ret) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 int procfs_stat(pid_t pid, struct procinfo_stat *st)

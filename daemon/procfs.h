@@ -13,5 +13,8 @@ ssize_t procfs_read(pid_t pid, const char *name, char **ret, size_t max);
 /* Parsed /proc/PID/status and /proc/PID/stat: 0, -ESRCH, -EBADMSG, ... */
 int procfs_status(pid_t pid, struct procinfo_status *st);
 int procfs_stat(pid_t pid, struct procinfo_stat *st);
+/* /proc/PID/maps, parsed; err says why not. */
+struct procmaps;
+int procmaps_read_pid(pid_t pid, struct procmaps **ret, char *err, size_t errlen);
 
 #endif
