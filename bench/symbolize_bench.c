@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* symbolize_bench.c: cost of JIT symbolization with the perfmap module (issue 8, item 2).
  *
  * Prints Markdown tables on stdout, progress on stderr; asserts nothing about time.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* sampler.bpf.c: the CPU sampler and the lifecycle watcher.
+/* sampler.bpf.c: kprofd's BPF programs: the CPU sampler, the lifecycle watcher (exit and exec),
+ * the exact-mode probes and the path tracer (one object, so the loader keeps one skeleton).
  *
  * kp_sample runs on every cpu-clock perf event (one per CPU, pid = -1, one set per sampling
  * frequency, the frequency passed as the attach cookie). It returns at once unless the sampled

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* client.c: kprofctl's side of the control socket: connect, one request, one reply.
  * Blocking I/O with a receive timeout, so a wedged daemon cannot hang a script forever. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* export.c: `kprofctl export`: one profile, three formats.
  *
  * The daemon sends the whole profile (kprof.SavedProfile: functions and per-thread stacks);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* kprofctl.c: the command line of kprof: one verb, one request to kprofd, one rendered reply.
  *
  * A table maps each verb to its handler and usage line; every handler parses its own options

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* kprofctl.h: the CLI's pieces: client.c talks to kprofd, render.c turns replies into text or
  * JSON (no I/O besides the FILE it is given, so it is unit-tested on canned replies). */
 #ifndef KPROF_KPROFCTL_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* pprof.c: SavedProfile -> gzip-compressed pprof Profile (see pprof.h).
  *
  * One Location and one Function per kprof function (the location's address is the function's

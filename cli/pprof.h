@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* pprof.h: a kprof.SavedProfile turned into the pprof format (perftools.profiles.Profile),
  * gzip-compressed, as `go tool pprof` reads it. Pure: memory in, memory out. */
 #ifndef KPROF_PPROF_H

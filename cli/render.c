@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* render.c: kprofctl's output: aligned text for people, JSON for scripts.
  *
  * Every function takes a decoded reply and a FILE; nothing here talks to the daemon, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* top.c: `kprofctl top`, a live top-style view of where attached processes spend their time.
  *
  * One connection subscribes to the daemon's live updates (one frame per interval with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* cfg.c: control-flow graph recovery and Ball-Larus numbering (see include/kprof/cfg.h).
  *
  * Four passes over one function:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* config.c: defaults and the INI parser of kprofd's settings (see include/kprof/config.h).
  *
  * A table lists every key: section, name, type, range and where it goes in struct config.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* control.c: the Unix control socket: clients, frames, authorization, request dispatch.
  *
  * Stream socket (default /run/kprofd/kprofd.sock, mode 0666: who may do what is decided per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* elfsym.c: ELF function symbols with libelf (see include/kprof/elfsym.h). */
 #include <errno.h>
 #include <gelf.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* exact.c: exact mode: entry and return uprobes on the JIT functions of a target.
  *
  * A uprobe lives on (file, offset), so only JIT code in a file-backed private read+exec

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* hcct.c: (phi, eps)-HCCT with Space-Saving over MCCT nodes (see include/kprof/hcct.h).
  *
  * Nodes live in one pool indexed by uint32 (index 0 is the root), so a node is 40 bytes: key,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* kprofd.h: the daemon's glue objects and how they talk to each other.
  *
  *   main.c      options -> struct config -> manager_new / manager_run

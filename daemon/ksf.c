@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* ksf.c: k-slab forest and k-iteration path forest (see include/kprof/ksf.h, ALGORITHMS.md §3).
  *
  * Nodes live in one array, named by uint32 index, so growing it never invalidates a position an

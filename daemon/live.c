@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* live.c: the data of `kprofctl top`: per-interval deltas of every watched target's flat profile.
  *
  * A subscription remembers, per target, the self and total counts of each function at the last

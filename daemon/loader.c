@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* loader.c: the BPF side of kprofd: skeleton open/load/attach, sampling event sets, targets.
  *
  * One BPF object serves every target. A "frequency set" is one cpu-clock perf event per online

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* log.c: see log.h. One write per message so lines from signal-free contexts never interleave. */
 #include <stdarg.h>
 #include <stdio.h>

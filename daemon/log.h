@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* log.h: the daemon's logging, to stderr with syslog-style priority prefixes ("<3>") when
  * running under systemd (JOURNAL_STREAM set), so the journal keeps the levels; plain otherwise.
  * Pure modules never log.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* main.c: kprofd's entry point: command line and config file into a struct config, then the
  * manager runs the loop. The flags are kept as (section, key, value) overrides, applied after
  * the file every time the settings are built, so a SIGHUP reload keeps them. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* manager.c: kprofd's event loop and the lifetimes of its targets.
  *
  * One sd-event loop runs everything: SIGTERM/SIGINT, the ring buffer (its epoll fd plus a drain

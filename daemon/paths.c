@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* paths.c: the path tracer: multi-iteration path profiles of one JIT function of a target.
  *
  * Start: the function is found in the perf map (by name, or an address inside it), its code is

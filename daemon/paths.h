@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* paths.h: what daemon/paths.c (the tracer) and daemon/paths_reply.c (its results) share.
  * Private to the daemon; the interface to the rest of kprofd is in kprofd.h.
  */

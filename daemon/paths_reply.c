@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* paths_reply.c: the results of a path trace as a kprof.PathsReply.
  *
  * The k-IPF is built from the trace's k-SF on each query (ksf_ipf_build; the k-SF goes on

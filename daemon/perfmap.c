@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* perfmap.c: parser and index for JIT perf map files (see include/kprof/perfmap.h).
  *
  * Input. Bytes are split on '\n'. A complete line found whole in the fed buffer is parsed in

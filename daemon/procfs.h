@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* procfs.h: reading a process's /proc/PID files (see procfs.c). */
 #ifndef KPROF_PROCFS_H
 #define KPROF_PROCFS_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* procmaps.c: parse /proc/PID/maps (see include/kprof/procmaps.h).
  *
  * Line format: "START-END PERMS OFFSET MAJ:MIN INODE   PATH", hex except INODE; the path is the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* profile.c: one target's stacks, functions and flat profile (see include/kprof/profile.h).
  *
  * Three open-addressing hash tables with linear probing and power-of-two sizes, grown at half

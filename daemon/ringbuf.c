@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* ringbuf.c: drain the BPF ring buffer and hand validated records to the manager.
  *
  * The ring buffer is read from the event loop: its epoll fd wakes us when the BPF side forces

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* store.c: kept profiles on disk, so they outlive kprofd itself.
  *
  * When a target ends (exit, detach, duration, kprofd stopping) its profile is written to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* symbolize.c: turn sampled addresses into (function, module) names.
  *
  * Per target (struct tsym): the executable mappings of /proc/PID/maps, re-read when an address

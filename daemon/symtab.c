@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* symtab.c: sorted address-range table for symbol lookup (see include/kprof/symtab.h).
  *
  * Storage: one array of entries (start, size, name pointer, two 31-bit links) and a name arena

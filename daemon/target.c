@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* target.c: one profiled process: its identity, state, symbols and profile.
  *
  * A sample's frames arrive leaf first (kernel frames, then user frames); they are symbolized

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* tfile.h: opening files that a profiled process controls (see tfile.c). */
 #ifndef KPROF_TFILE_H
 #define KPROF_TFILE_H

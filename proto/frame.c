@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* frame.c: length-prefixed protobuf frames (see include/kprof/frame.h).
  *
  * The reader keeps one growable buffer. Consumed frames advance `off`; the buffer is compacted

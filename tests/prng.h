@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* prng.h: the seedable generator of the unit tests, fuzz targets, benchmarks and minijit.
  *
  * splitmix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number generators", 2014):

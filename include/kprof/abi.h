@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* abi.h: the records and maps shared between the BPF programs and kprofd.
  *
  * Included by the BPF programs (after vmlinux.h) and by the daemon (after <linux/types.h>).

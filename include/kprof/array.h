@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* array.h: array_grow, the growth step of kprof's growable arrays.
  *
  * A growable array is a pointer, a count and a capacity kept by the caller. array_grow makes room

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* budget.h: a memory budget shared by users, with a total and a per-uid limit.
  *
  * kprofd holds memory on behalf of the users whose targets it profiles (symbol tables, perf

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* cfg.h: a pure module that recovers the control-flow graph of one x86-64 function from its code
  * bytes and gives it a Ball-Larus path numbering (ALGORITHMS.md §2).
  *

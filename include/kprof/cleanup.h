@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* cleanup.h: scope-bound cleanup in the style of systemd's macros.
  *
  * _cleanup_(fn) runs fn(&var) when var leaves scope; TAKE_PTR / TAKE_FD hand ownership

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* config.h: kprofd's settings and the pure parser of its INI config file.
  *
  * Settings come from three places, later ones winning: built-in defaults (config_defaults),

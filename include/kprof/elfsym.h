@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* elfsym.h: function symbols and load segments of an ELF file, for symbolization.
  *
  * Reads .symtab and .dynsym (STT_FUNC and STT_GNU_IFUNC, defined, non-zero) into a symtab and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* frame.h: length-prefixed framing of control messages, shared by kprofd and kprofctl.
  *
  * A frame is a 4-byte big-endian payload length followed by the payload (one protobuf message).

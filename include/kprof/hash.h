@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* hash.h: mix64, the integer mixer behind kprof's hash tables.
  *
  * mix64 is MurmurHash3's 64-bit finalizer (fmix64): a bijection on 64-bit values in which every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* hcct.h: the (phi, eps)-Hot Calling Context Tree in small space (ALGORITHMS.md §1, §6).
  *
  * A calling context is a path of (routine_id, call_site) keys from a synthetic root. The module

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* io.h: write_all, the one blocking write loop shared by kprofd and kprofctl.
  *
  * write(2) and send(2) may write less than asked (a signal, a full socket buffer) or fail with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* ksf.h: multi-iteration path profiles, k-slab forest (k-SF) and k-iteration path forest (k-IPF).
  *
  * Input is a stream of Ball-Larus path ids per thread with routine entries and exits. The k-IPF

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* perfmap.h: pure parser and index for JIT perf map files (/tmp/perf-PID.map).
  *
  * Format, one symbol per line: "START SIZE name" with START and SIZE in hex, an optional

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* procinfo.h: parsers of a process's /proc/PID/status and /proc/PID/stat text.
  *
  * The text comes from the kernel, but part of it is the process's own choosing (its comm, up

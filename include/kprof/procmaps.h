@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* procmaps.h: pure parser for /proc/PID/maps text and lookup of the mapping of an address.
  *
  * The glue reads the file; this module turns its bytes into a sorted array of mappings

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* profile.h: a pure, bounded store of one target's sampled stacks and its flat profile.
  *
  * Functions are interned (name, module, start address, kind) -> dense id. Stacks are sequences

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* saved.h: the one decoder of a kept profile (a kprof.SavedProfile message).
  *
  * kprofd writes a profile to its state directory when a target ends and reads it back at start;

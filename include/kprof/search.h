@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* search.h: last_le, the binary search of sorted address tables.
  *
  * The symbol tables keep their start addresses in plain sorted arrays (and a sparse top level

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* symtab.h: a pure, sorted address-range table for symbol lookup.
  *
  * Used for ELF symbols, kernel symbols and the resolved index of a perf map. Entries are added

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* bench_hcct.c: speed, space and accuracy of the HCCT against the exact CCT.
  *
  * Usage: bench_hcct [-n ENTERS] [-s SEED] [-q] [-Q P] [-S S] [-L F] [-F S] [-A]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* bench_ingest.c: kprofd's per-sample work on a stream where nearly every sample is a new stack.
  *
  * Usage: bench_ingest [-n SAMPLES] [-t TARGETS] [-p MIB] [-r REPS] [-s SEED] [-x hcct|profile]

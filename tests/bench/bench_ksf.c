@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* bench_ksf.c: k-SF throughput against Ball-Larus counting, forest sizes, pruning accuracy.
  *
  * Prints Markdown tables; asserts nothing about time. Usage: bench_ksf [path ids, default 4M].

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* bench_util.h: the small helpers the benchmark programs share (header-only). */
 #ifndef KPROF_BENCH_UTIL_H
 #define KPROF_BENCH_UTIL_H

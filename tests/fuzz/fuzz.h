@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* fuzz.h: helpers shared by the libFuzzer targets in tests/fuzz/.
  *
  * Targets must be deterministic: every "random" choice (piece sizes, limits, probe addresses)

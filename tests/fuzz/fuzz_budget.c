@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* fuzz_budget.c: libFuzzer target for the per-uid memory budget (daemon/budget.c).
  *
  * The input is a program: 16 bytes of initial limits, then operations on eight uids (root, a

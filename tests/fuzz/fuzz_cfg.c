@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* fuzz_cfg.c: libFuzzer target for CFG recovery and Ball-Larus numbering (daemon/cfg.c).
  *
  * The input is the code bytes of a function, as read from a target process, mapped at a fixed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* fuzz_elfsym.c: libFuzzer target for ELF symbol loading (daemon/elfsym.c, daemon/symtab.c).
  *
  * The input is an ELF file, as kprofd could find one in a target's mount namespace. It is loaded

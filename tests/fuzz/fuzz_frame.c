@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* fuzz_frame.c: libFuzzer target for the control channel's decoding path: the frame reader
  * (proto/frame.c) and the protobuf-c decoding of every payload (build/proto/kprof.pb-c.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* fuzz_pb.h: checks on protobuf-c messages decoded from fuzzed bytes, for fuzz_frame and
  * fuzz_saved.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* fuzz_perfmap.c: libFuzzer target for the perf-map parser and index (daemon/perfmap.c).
  *
  * The input is the text of a perf map. It is fed in pieces whose sizes come from the input's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* fuzz_procinfo.c: libFuzzer target for the /proc/PID/status and stat parsers (daemon/procinfo.c).
  *
  * A process picks its own comm (15 bytes of anything but NUL: ')', spaces, digits, tabs), and

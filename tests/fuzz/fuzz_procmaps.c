@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* fuzz_procmaps.c: libFuzzer target for the /proc/PID/maps parser (daemon/procmaps.c).
  *
  * The input is the text of a maps file. It is parsed with a generous cap and with a small one

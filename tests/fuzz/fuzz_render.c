@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* fuzz_render.c: libFuzzer target for kprofctl's output filters (cli/render.c).
  *
  * Every string kprofd or a target chose reaches the terminal through render_sanitize() and

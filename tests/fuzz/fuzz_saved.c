@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* fuzz_saved.c: libFuzzer target for a kept profile file as kprofd reads it back from its state
  * directory at start (daemon/store.c load_one, then target_restore in daemon/target.c).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* cct.c: exact calling context tree (see cct.h).
  *
  * The HCCT's tree without Space-Saving: the same 32-byte first-child / next-sibling nodes in

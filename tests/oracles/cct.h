@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* cct.h: the exact calling context tree, for tests and benchmarks of the HCCT.
  *
  * The naive structure the HCCT approximates (ALGORITHMS.md §1.1): one node per distinct calling

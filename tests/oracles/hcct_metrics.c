@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* hcct_metrics.c: accuracy metrics of a (phi, eps)-HCCT (see hcct_metrics.h).
  *
  * Each tree entry is mapped to its CCT node by a child lookup under its parent's node (entries

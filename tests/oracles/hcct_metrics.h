@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* hcct_metrics.h: accuracy of a (phi, eps)-HCCT against the exact CCT of the same stream.
  *
  * The metrics of ALGORITHMS.md §1.10 (T:1710-1739), shared by the unit tests and the benchmark.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_budget.c: unit tests of the per-uid memory budget (daemon/budget.c). */
 #include <errno.h>
 #include <setjmp.h>

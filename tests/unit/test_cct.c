@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_cct.c: unit tests for the exact CCT (links tests/oracles/cct.c alone).
  *
  * The CCT is the oracle of the HCCT tests, so it is checked by hand: the CCT of TV-H1 node by

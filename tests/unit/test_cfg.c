@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_cfg.c: unit tests for the cfg module (links daemon/cfg.c and Capstone alone).
  *
  * Hand-assembled byte sequences (each instruction written out with its offset) check the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_config.c: unit tests of the INI config parser (daemon/config.c). */
 #include <errno.h>
 #include <setjmp.h>

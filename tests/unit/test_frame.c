@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_frame.c: unit tests for the framing module (links proto/frame.c and the protobuf-c code).
  *
  * Streams of frames are fed to the reader split at every byte boundary; the cap is checked on

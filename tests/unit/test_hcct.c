@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_hcct.c: unit tests for the HCCT (links daemon/hcct.c and, as the exact oracle of the
  * property tests, tests/oracles/cct.c).
  *

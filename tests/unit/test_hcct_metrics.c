@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_hcct_metrics.c: unit tests for the HCCT accuracy metrics (links tests/oracles/hcct_metrics.c,
  * tests/oracles/cct.c and daemon/hcct.c: the trees measured are real query results).
  *

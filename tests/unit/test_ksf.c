@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_ksf.c: unit tests for the k-SF / k-IPF module (links daemon/ksf.c alone).
  *
  * TV-K1 and TV-K2 (ALGORITHMS.md §4) are compared as sets of "path:count" lines. Random streams

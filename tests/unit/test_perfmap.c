@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_perfmap.c: unit tests for the perfmap module (links daemon/perfmap.c alone). */
 #include <errno.h>
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_pprof.c: SavedProfile -> pprof (cli/pprof.c), decoded back with zlib and protobuf-c. */
 #include <errno.h>
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_procmaps.c: unit tests for the procmaps module (links daemon/procmaps.c alone). */
 #include <errno.h>
 #include <setjmp.h>

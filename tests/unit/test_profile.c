@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_profile.c: unit tests for the profile module (links daemon/profile.c alone).
  *
  * Flat counts are checked against hand-computed values and, in the randomized test, against a

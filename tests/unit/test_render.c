@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_render.c: unit tests for kprofctl's rendering (links cli/render.c and the protobuf-c code).
  *
  * Each renderer writes to an open_memstream FILE; text output is compared byte for byte, JSON

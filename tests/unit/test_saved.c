@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_saved.c: the kept-profile decoder (proto/saved.c): what it refuses, and the profile it
  * rebuilds, on messages built here as kprofd writes them and with each kind of damage. */
 #include <errno.h>

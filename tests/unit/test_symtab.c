@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_symtab.c: unit tests for the symtab module (links daemon/symtab.c alone). */
 #include <errno.h>
 #include <setjmp.h>
