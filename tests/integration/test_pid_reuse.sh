@@ -20,6 +20,8 @@ start_daemon || { fail "daemon starts" "see log"; exit 1; }
 "${NOBODY_PRIV[@]}" sh -c 'while :; do :; done' &
 V=$!
 PIDS+=("$V")
+# setpriv runs as root until it execs sh: attach the process once it is nobody's.
+wait_for 5 grep -qE "^Uid:\s+$NOBODY\s+$NOBODY\s+$NOBODY" "/proc/$V/status"
 check "nobody attaches its busy process" "${NOBODY_PRIV[@]}" "$KPROFCTL" --socket "$SOCK" attach "$V" --freq 999
 wait_for 15 at_least_samples "$V" 300 || fail "samples of nobody's target" "$(ctl list --all)"
 # Stopped, the target is not sampled any more: what the profile holds now is all of it.
