@@ -39,7 +39,13 @@
 
 #include "kprof/cleanup.h"
 #include "kprof/frame.h"
-#include "kprofd.h"
+#include "clock.h"
+#include "control.h"
+#include "live.h"
+#include "loader.h"
+#include "manager.h"
+#include "store.h"
+#include "symbolize.h"
 #include "log.h"
 
 /* The folded text of one reply: well under FRAME_MAX_REPLY, so building, packing and sending it

@@ -12,6 +12,8 @@
  * costs its trap whether or not anyone listens, so detaching is the only way to stop paying).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +25,11 @@
 #include "kprof/cleanup.h"
 #include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
-#include "kprofd.h"
+#include "clock.h"
+#include "exact.h"
+#include "loader.h"
+#include "manager.h"
+#include "symbolize.h"
 #include "log.h"
 #include "procfs.h"
 

@@ -13,7 +13,8 @@
 #include <string.h>
 
 #include "kprof/cleanup.h"
-#include "kprofd.h"
+#include "live.h"
+#include "manager.h"
 
 #define LIVE_MAX_PIDS 64
 

@@ -25,7 +25,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "kprofd.h"
+#include "loader.h"
+#include "manager.h"
 #include "log.h"
 #include "sampler.skel.h"
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "kprof/cleanup.h"
-#include "kprofd.h"
+#include "manager.h"
 #include "log.h"
 
 #define CONFIG_MAX_BYTES (1u << 20)

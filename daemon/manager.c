@@ -28,7 +28,13 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "kprofd.h"
+#include "clock.h"
+#include "control.h"
+#include "loader.h"
+#include "manager.h"
+#include "ringbuf.h"
+#include "store.h"
+#include "symbolize.h"
 #include "log.h"
 #include "paths.h"
 #include "procfs.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* paths.h: what daemon/paths.c (the tracer) and daemon/paths_reply.c (its results) share.
- * Private to the daemon; the interface to the rest of kprofd is in kprofd.h.
+ * The first part is the interface to the rest of kprofd, the rest is private to the tracer.
  */
 #ifndef KPROF_DAEMON_PATHS_H
 #define KPROF_DAEMON_PATHS_H
@@ -9,9 +9,41 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <linux/types.h>
+
+#include "kprof/abi.h"
 #include "kprof/cfg.h"
 #include "kprof/ksf.h"
-#include "kprofd.h"
+#include "proto/kprof.pb-c.h"
+#include "target.h"
+
+struct path_trace;
+/* A PathsReply and the arrays it points into. */
+struct paths_msg {
+	Kprof__PathsReply r;
+	Kprof__PathBlock *bv, **bp;
+	Kprof__PathInfo *pv, **pp;
+	Kprof__PathStep *sv, **sp;
+	Kprof__PathSeq *qv, **qp;
+	Kprof__EdgeCount *ev, **ep;
+	uint64_t *ids, *levels;
+};
+/* Start tracing the paths of one JIT function of an attached target; err says why not. */
+int paths_start(struct target *t, const Kprof__PathsRequest *req, char *err, size_t errlen);
+/* End the running trace (no-op if none), keeping its results; reason goes in the reply. */
+void paths_stop(struct target *t, const char *reason);
+bool paths_tracing(const struct target *t);
+/* Is the trace (running or last) of this function (a name, or an address inside it)? */
+bool paths_is_function(const struct target *t, const char *function);
+void paths_on_event(struct target *t, const struct kp_path *ev);
+/* The trace's results, at most top sequences and paths of each kind (0: all); brief: the state
+ * and counters only (no k-IPF is built). -ENODATA if the target has no trace. The caller fills
+ * r.target. */
+int paths_reply(const struct target *t, uint32_t top, bool brief, struct paths_msg *pm);
+void paths_msg_release(struct paths_msg *pm);
+/* A kept target's last trace, from its saved profile. */
+int paths_restore(struct target *t, const Kprof__PathsReply *saved);
+void paths_free(struct target *t);
 
 #define PATHS_MAX_BLOCKS 1024 /* uprobes per traced function */
 #define PATHS_MAX_CODE (1u << 20)

@@ -17,7 +17,9 @@
 #include "kprof/cfg.h"
 #include "kprof/cleanup.h"
 #include "kprof/ksf.h"
-#include "kprofd.h"
+#include "clock.h"
+#include "loader.h"
+#include "manager.h"
 #include "paths.h"
 
 static const char *term_name(enum cfg_term t)

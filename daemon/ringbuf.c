@@ -15,7 +15,8 @@
 
 #include <bpf/libbpf.h>
 
-#include "kprofd.h"
+#include "manager.h"
+#include "ringbuf.h"
 #include "log.h"
 
 struct ringbuf {

@@ -19,7 +19,8 @@
 
 #include "kprof/cleanup.h"
 #include "kprof/io.h"
-#include "kprofd.h"
+#include "manager.h"
+#include "store.h"
 #include "log.h"
 
 #define STORE_MAX_FILE (512u << 20)

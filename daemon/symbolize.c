@@ -33,7 +33,8 @@
 #include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
 #include "kprof/symtab.h"
-#include "kprofd.h"
+#include "clock.h"
+#include "symbolize.h"
 #include "log.h"
 #include "procfs.h"
 #include "tfile.h"
@@ -99,14 +100,6 @@ struct tsym {
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 static struct elf_entry elf_none; /* marks "looked up, nothing usable" in map_elf */
-
-uint64_t now_ns(int clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static ssize_t read_file(const char *path, char **ret, size_t max)
 {

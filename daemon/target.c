@@ -17,7 +17,11 @@
 
 #include "kprof/cleanup.h"
 #include "kprof/saved.h"
-#include "kprofd.h"
+#include "clock.h"
+#include "manager.h"
+#include "paths.h"
+#include "symbolize.h"
+#include "target.h"
 #include "log.h"
 #include "procfs.h"
 

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* manager.h: the event loop and the targets' lifetimes (manager.c), and the settings loader. */
+#ifndef KPROF_DAEMON_MANAGER_H
+#define KPROF_DAEMON_MANAGER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <linux/types.h>
+#include <systemd/sd-event.h>
+
+#include "kprof/abi.h"
+#include "kprof/config.h"
+#include "target.h"
+
+struct control;
+struct loader;
+struct ringbuf;
+struct store;
+struct symbolizer;
+
+/* Builds the settings from scratch (defaults, file, flags); manager_new gets one, and SIGHUP
+ * calls it again. 0, or a negative errno with a message in err. */
+typedef int (*config_load_fn)(struct config *cfg, char *err, size_t errlen, void *userdata);
+
+struct manager {
+	struct config cfg;
+	config_load_fn load_config;
+	void *load_userdata;
+	gid_t read_gid;	     /* cfg.read_group resolved, (gid_t)-1 if none */
+	struct store *store; /* NULL: profiles are kept in memory only */
+	sd_event *event;
+	struct loader *loader;
+	struct ringbuf *ringbuf;
+	struct symbolizer *sym;
+	struct control *control;
+	struct target *targets;
+	unsigned n_attached, n_kept;
+	uint64_t start_ns;
+	uint64_t samples, bad_records, unknown_tgid;
+	/* samples/s over the last rate window */
+	uint64_t rate_prev_samples, rate_prev_ns;
+	double rate;
+	sd_event_source *drain_timer, *refresh_timer, *rb_source;
+	uint64_t drained_ns; /* last drain (CLOCK_MONOTONIC) */
+	uint64_t profile_bytes; /* all targets' profiles, at the last housekeeping */
+};
+
+int manager_new(config_load_fn load, void *userdata, struct manager **ret);
+void manager_free(struct manager *m);
+int manager_run(struct manager *m);
+/* The attached target of pid, else its newest kept profile; NULL if none. */
+struct target *manager_find(struct manager *m, pid_t pid);
+/* The same among the targets ok() accepts (the ones a client may see). */
+struct target *manager_find_for(struct manager *m, pid_t pid,
+				bool (*ok)(const struct target *t, void *arg), void *arg);
+/* Check a target's credentials again (exec, each second, each request): one a user attached
+ * that is no longer that user's is ended; true if it was. */
+bool manager_recheck(struct manager *m, struct target *t);
+/* Hand what the ring buffer holds to the builders now (bounded, like a timer drain): replies
+ * and live views then include samples taken up to the request, whatever drain_ms is. */
+void manager_drain(struct manager *m);
+/* Attach pid; on error errbuf says why. */
+int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *o, struct target **ret,
+		   char *errbuf, size_t errlen);
+int manager_detach(struct manager *m, struct target *t);
+/* Undo an attach that a failed request made: the target goes and nothing of it is kept. */
+void manager_forget(struct manager *m, struct target *t);
+/* Add a restored (kept) target. */
+void manager_add_kept(struct manager *m, struct target *t);
+void manager_on_sample(struct manager *m, const struct kp_sample *s);
+/* Lifecycle records of the process tgid that started at start_ticks (others are ignored). */
+void manager_on_exit(struct manager *m, pid_t tgid, uint64_t start_ticks, int code);
+void manager_on_exec(struct manager *m, pid_t tgid, uint64_t start_ticks);
+void manager_on_call(struct manager *m, const struct kp_call *c);
+void manager_on_path(struct manager *m, const struct kp_path *p);
+uint64_t manager_cpu_ns(void);
+
+#endif

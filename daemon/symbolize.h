@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* symbolize.h: naming sampled addresses (symbolize.c): per-target symbols, the shared ELF cache. */
+#ifndef KPROF_DAEMON_SYMBOLIZE_H
+#define KPROF_DAEMON_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "kprof/perfmap.h"
+#include "kprof/profile.h"
+
+struct symbolizer;
+struct tsym;
+
+struct sym_result {
+	const char *name;
+	const char *module;
+	uint64_t start;
+	enum profile_kind kind;
+};
+
+struct tsym_stats {
+	char perfmap_path[256];
+	uint64_t jit_symbols;
+	uint64_t perfmap_bad_lines;
+	uint64_t perfmap_reloads;
+	uint64_t refused; /* symbol sources left out: the uid's symbol budget was spent */
+};
+
+/* Symbol memory of all targets at most total_bytes, of one non-root uid's per_uid_bytes. */
+int symbolizer_new(uint64_t total_bytes, uint64_t per_uid_bytes, struct symbolizer **ret);
+void symbolizer_set_budget(struct symbolizer *sz, uint64_t total_bytes, uint64_t per_uid_bytes);
+void symbolizer_get_stats(const struct symbolizer *sz, uint64_t *bytes, uint64_t *refusals);
+void symbolizer_free(struct symbolizer *sz);
+/* Symbols of process pid of real uid uid (charged to it) and effective uid euid (its perf map
+ * must be owned by one of them). */
+int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, uid_t euid, uint64_t perfmap_max_bytes,
+	     struct tsym **ret);
+void tsym_free(struct tsym *ts);
+/* Resolve one address; the strings stay valid until the tsym's generation changes. */
+void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result *r);
+/* Bumped whenever earlier resolutions may have changed (new JIT symbols, new mappings). */
+uint64_t tsym_generation(const struct tsym *ts);
+/* Re-read the perf map if it grew or was replaced. */
+void tsym_refresh(struct tsym *ts);
+/* The process exec'd: forget all of its symbols. */
+void tsym_exec(struct tsym *ts);
+/* The process is gone: stop reading its /proc files, keep what is loaded. */
+void tsym_gone(struct tsym *ts);
+void tsym_get_stats(const struct tsym *ts, struct tsym_stats *st);
+const char *tsym_perfmap_path(const struct tsym *ts);
+/* Module name of JIT symbols ("perf-PID.map") and every perf-map entry, in feed order. */
+const char *tsym_perfmap_module(const struct tsym *ts);
+int tsym_foreach_jit(const struct tsym *ts, int (*fn)(const struct perfmap_sym *, void *),
+		     void *userdata);
+
+#endif

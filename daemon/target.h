@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* target.h: one profiled process (target.c): identity, state, symbols, profile, HCCT. */
+#ifndef KPROF_DAEMON_TARGET_H
+#define KPROF_DAEMON_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <linux/types.h>
+#include <systemd/sd-event.h>
+
+#include "exact.h"
+#include "kprof/abi.h"
+#include "kprof/hcct.h"
+#include "kprof/profile.h"
+#include "proto/kprof.pb-c.h"
+
+struct manager;
+struct path_trace;
+struct tsym;
+
+enum target_state {
+	TARGET_ATTACHED = 1,
+	TARGET_EXITED = 2,
+	TARGET_DETACHED = 3,
+};
+
+struct frame_memo {
+	uint64_t addr[KP_MAX_STACK]; /* 0: nothing memoized at this depth */
+	uint32_t id[KP_MAX_STACK];
+};
+
+struct target {
+	struct target *next;
+	struct manager *m;
+	pid_t pid;
+	uint64_t start_ticks;	  /* clock ticks after boot: pid and start name the process */
+	uid_t uid;		  /* who may profile it: the process's uid, or 0 (proc_ident_owner) */
+	uid_t proc_uid, proc_euid; /* the process's real and effective uids at attach */
+	char comm[17];
+	enum target_state state;
+	unsigned freq;
+	unsigned duration_sec;
+	int exit_code;
+	uint64_t attached_ns, ended_ns; /* CLOCK_REALTIME */
+	uint64_t samples, truncated, bad_frames;
+	uint64_t cache_gen;
+	struct profile *profile;
+	struct tsym *sym;
+	sd_event_source *duration_timer;
+	uint32_t *ids; /* scratch for one stack */
+	/* The last user frame seen at each depth (root first): the address looked up and its id.
+	 * Consecutive samples share most of their root side, so most frames are found here
+	 * without a probe of the profile's cache; cleared with that cache when symbols change. */
+	struct frame_memo *memo;
+	struct hcct *hcct; /* hot calling contexts of the samples; NULL for a restored profile */
+	struct calls calls;
+	/* A restored profile's HCCT: the saved MCCT, queried by filtering (hcct is NULL then). */
+	Kprof__SavedHcctNode *saved_hcct;
+	size_t n_saved_hcct;
+	uint64_t saved_hcct_n;
+	double eps;
+	bool hcct_kernel;
+	char *saved_name; /* file in the state directory holding this profile, if written */
+	bool dirty;	  /* ended, but changed since saved (a late sample, a failed save) */
+	unsigned save_failures;
+	uint64_t save_retry_ns; /* CLOCK_MONOTONIC: next try after a failed save */
+	uid_t by;		/* who attached it (attach_opts.by) */
+	bool over_budget;	/* its uid's profiles hold more than their budget: drop samples */
+	uint64_t memory;	/* target_memory at the last housekeeping */
+	uint64_t samples_refused;
+	/* Symbol statistics of a profile restored from disk (sym is NULL then). */
+	uint64_t saved_jit_symbols, saved_bad_lines, saved_refused;
+	char *saved_perfmap_path;
+	struct path_trace *paths; /* the running or last path trace (paths.c) */
+};
+
+/* What an attach asks for; zero fields take the daemon's defaults. */
+struct attach_opts {
+	unsigned freq;
+	unsigned duration_sec;
+	double eps;	  /* HCCT: m = ceil(1/eps) counters */
+	bool hcct_kernel; /* HCCT contexts include kernel frames */
+	bool calls;	  /* exact mode: uprobes on JIT functions */
+	bool force;	  /* probe even where the code file is also mapped writable */
+	unsigned burst_ms, period_ms;
+	uid_t by; /* the client's uid: quotas, and whether a change of credentials ends it */
+};
+
+/* A process's identity from /proc/PID/status. */
+struct proc_ident {
+	char comm[17];
+	uid_t ruid, euid, suid, fsuid;
+	bool zombie;   /* exited, not yet reaped */
+	bool dumpable; /* /proc/PID owned by its euid: not setuid, not made non-dumpable */
+};
+/* -ESRCH (gone), -EINVAL (a thread id), -EIO. */
+int proc_ident_read(pid_t pid, struct proc_ident *id);
+/* The uid that may profile the process besides root: its uid when real, effective, saved and
+ * filesystem uids agree and it is dumpable (the kernel's ptrace rule), else 0 (root only). */
+uid_t proc_ident_owner(const struct proc_ident *id);
+
+/* -ECHILD: a zombie. */
+int target_new(struct manager *m, pid_t pid, const struct attach_opts *o, struct target **ret);
+/* The target ended: free its symbol sources (perf map, mappings), keeping their counts. */
+void target_drop_symbols(struct target *t);
+/* Memory held by the target's profile, HCCTs and path trace. */
+uint64_t target_memory(const struct target *t);
+void target_free(struct target *t);
+void target_add_sample(struct target *t, const struct kp_sample *s);
+/* Exact mode: a probe hit. */
+void target_on_call(struct target *t, const struct kp_call *c);
+/* Exact mode: forget where every thread stands (probes went away). */
+void target_calls_reset_cursors(struct target *t);
+void target_calls_free(struct target *t);
+/* The (phi, eps)-HCCT of a restored profile, from its saved MCCT. */
+int target_saved_hcct_query(const struct target *t, uint64_t num, uint64_t den,
+			    struct hcct_tree **ret);
+void target_fill_pb(const struct target *t, Kprof__Target *pb);
+/* A kept target rebuilt from a saved profile (validated: -EBADMSG if inconsistent). */
+int target_restore(struct manager *m, const Kprof__SavedProfile *sp, struct target **ret);
+/* Who besides root may profile process pid (proc_ident_owner): -ESRCH if there is none or it
+ * is a zombie. */
+int target_proc_uid(pid_t pid, uid_t *uid);
+
+#endif
