@@ -97,7 +97,8 @@ static int call(const Kprof__Request *req, Kprof__Reply **ret)
 	}
 	if (removal_busy(rep) && waited_ms < BUSY_RETRY_SEC * 1000) {
 		if (!waited_ms)
-			fputs("kprofctl: waiting for the kernel to remove earlier uprobes in the same "
+			fputs("kprofctl: waiting for the kernel to remove earlier uprobes in the "
+			      "same "
 			      "code...\n",
 			      stderr);
 		kprof__reply__free_unpacked(rep, NULL);
@@ -565,7 +566,8 @@ static int verb_folded(int argc, char **argv)
 			}
 			p = nl ? nl + 1 : end;
 		}
-		fprintf(stdout, "],\"truncated\":%s,\"stacks_omitted\":%" PRIu64
+		fprintf(stdout,
+			"],\"truncated\":%s,\"stacks_omitted\":%" PRIu64
 			",\"samples_omitted\":%" PRIu64 "}\n",
 			rep->folded->truncated ? "true" : "false", rep->folded->stacks_omitted,
 			rep->folded->samples_omitted);
@@ -575,7 +577,8 @@ static int verb_folded(int argc, char **argv)
 	if (rep->folded->truncated)
 		fprintf(stderr,
 			"kprofctl: folded text cut at %" PRIu64 " MiB: the %" PRIu64
-			" coldest stacks (%" PRIu64 " samples) left out; kprofctl export has them all\n",
+			" coldest stacks (%" PRIu64
+			" samples) left out; kprofctl export has them all\n",
 			rep->folded->max_bytes >> 20, rep->folded->stacks_omitted,
 			rep->folded->samples_omitted);
 	kprof__reply__free_unpacked(rep, NULL);

@@ -357,8 +357,8 @@ static int check_attachable(struct client *cl, uint32_t pid)
 	err = target_proc_uid(pid, &owner);
 	if (err < 0) {
 		if (err == -ESRCH && kill(pid, 0) == 0)
-			reply_error(cl, err, "pid %u has exited (a zombie its parent has not reaped)",
-				    pid);
+			reply_error(cl, err,
+				    "pid %u has exited (a zombie its parent has not reaped)", pid);
 		else if (err == -ESRCH)
 			reply_error(cl, err, "no such process: %u", pid);
 		else if (err == -EINVAL)
@@ -369,10 +369,11 @@ static int check_attachable(struct client *cl, uint32_t pid)
 	}
 	if (!allowed(cl, owner)) {
 		if (owner == 0)
-			reply_error(cl, -EPERM,
-				    "permission denied: pid %u runs with root's or mixed "
-				    "credentials (setuid, or not dumpable); only root may profile it",
-				    pid);
+			reply_error(
+			    cl, -EPERM,
+			    "permission denied: pid %u runs with root's or mixed "
+			    "credentials (setuid, or not dumpable); only root may profile it",
+			    pid);
 		else
 			reply_error(cl, -EPERM,
 				    "permission denied: pid %u belongs to uid %u; uid %u may only "
@@ -871,8 +872,8 @@ static void do_paths(struct client *cl, const Kprof__PathsRequest *req)
 			return;
 		if (!t || t->state != TARGET_ATTACHED) {
 			/* Tracing needs the target's symbols: attach it with the defaults. */
-			err = manager_attach(m, req->pid, &(struct attach_opts){.by = cl->uid},
-					     &t, err_msg, sizeof(err_msg));
+			err = manager_attach(m, req->pid, &(struct attach_opts){.by = cl->uid}, &t,
+					     err_msg, sizeof(err_msg));
 			if (err < 0) {
 				reply_error(cl, err, "%s", err_msg);
 				return;

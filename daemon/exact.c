@@ -298,17 +298,19 @@ uint64_t removals_pending(const struct code_file *f)
 	return since;
 }
 
-struct removal *links_remove_async(struct bpf_link **links, size_t n,
-				   const struct code_file *files, size_t nfiles,
-				   void (*after)(void *), void *arg)
+struct removal *links_remove_async(struct bpf_link **links, size_t n, const struct code_file *files,
+				   size_t nfiles, void (*after)(void *), void *arg)
 {
 	struct removal *r = calloc(1, sizeof(*r));
 	pthread_attr_t attr;
 	pthread_t th;
 
 	if (r) {
-		*r = (struct removal){.links = links, .n = n, .t0 = now_ns(CLOCK_MONOTONIC),
-				      .after = after, .arg = arg};
+		*r = (struct removal){.links = links,
+				      .n = n,
+				      .t0 = now_ns(CLOCK_MONOTONIC),
+				      .after = after,
+				      .arg = arg};
 		for (size_t i = 0; i < nfiles && r->nfiles < REMOVAL_MAX_FILES; i++) {
 			bool seen = false;
 
@@ -381,11 +383,12 @@ int calls_may_attach(const struct target *t, char *err, size_t errlen)
 		uint64_t since = removals_pending(&c->probes[i].file);
 
 		if (since) {
-			snprintf(err, errlen,
-				 "uprobes in the code of %s are still being removed by the kernel "
-				 "(for %.1f s): attaching now would stall kprofd until they are gone; "
-				 "try again in a few seconds",
-				 c->probes[i].name, since / 1e9);
+			snprintf(
+			    err, errlen,
+			    "uprobes in the code of %s are still being removed by the kernel "
+			    "(for %.1f s): attaching now would stall kprofd until they are gone; "
+			    "try again in a few seconds",
+			    c->probes[i].name, since / 1e9);
 			return -EBUSY;
 		}
 	}

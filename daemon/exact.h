@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* exact.h: exact mode (exact.c): uprobes at every JIT function entry and return, and their removal. */
+/* exact.h: exact mode (exact.c): uprobes at every JIT function entry and return, and their removal.
+ */
 #ifndef KPROF_DAEMON_EXACT_H
 #define KPROF_DAEMON_EXACT_H
 
@@ -65,9 +66,8 @@ int uprobe_site_check(const struct procmaps *pm, uint64_t addr, const char *name
  * removals overlap and the event loop goes on; then after(arg) runs there. A handle to poll
  * (removal_busy) and drop (removal_put), or NULL if it was all done inline. */
 struct removal;
-struct removal *links_remove_async(struct bpf_link **links, size_t n,
-				   const struct code_file *files, size_t nfiles,
-				   void (*after)(void *), void *arg);
+struct removal *links_remove_async(struct bpf_link **links, size_t n, const struct code_file *files,
+				   size_t nfiles, void (*after)(void *), void *arg);
 /* How long ago (ns) a removal of probes in file f began that is still running, 0 if none: the
  * kernel makes a new probe in the same file wait for it, so the loop must not attach one. */
 uint64_t removals_pending(const struct code_file *f);

@@ -33,7 +33,8 @@ int loader_ncpus(const struct loader *l);
 int loader_freq_get(struct loader *l, unsigned freq);
 void loader_freq_put(struct loader *l, unsigned freq);
 int loader_freqs(const struct loader *l, unsigned *out, int max);
-/* Sample process tgid, the one that started at start_ticks (/proc/PID/stat field 22), at freq Hz. */
+/* Sample process tgid, the one that started at start_ticks (/proc/PID/stat field 22), at freq Hz.
+ */
 int loader_target_add(struct loader *l, pid_t tgid, unsigned freq, uint64_t start_ticks);
 int loader_target_del(struct loader *l, pid_t tgid);
 /* Sums over CPUs of kp_counters; per_cpu_drops (may be NULL) gets ncpus values. */

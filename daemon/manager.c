@@ -183,8 +183,8 @@ static void save_target(struct manager *m, struct target *t)
 	}
 	t->dirty = true;
 	t->save_failures++;
-	t->save_retry_ns = now + (t->save_failures < 6 ? 1ULL << t->save_failures : 60) *
-					   1000000000ULL;
+	t->save_retry_ns =
+	    now + (t->save_failures < 6 ? 1ULL << t->save_failures : 60) * 1000000000ULL;
 }
 
 /* Stop sampling t; its profile stays. */
@@ -364,9 +364,10 @@ static int check_quotas(struct manager *m, uid_t by, unsigned freq, char *errbuf
 			my_freqs[nmine++] = t->freq;
 	}
 	if (m->n_attached >= user_share(m->cfg.max_targets)) {
-		snprintf(errbuf, errlen,
-			 "too many targets: %u attached; the last of the %u slots are kept for root",
-			 m->n_attached, m->cfg.max_targets);
+		snprintf(
+		    errbuf, errlen,
+		    "too many targets: %u attached; the last of the %u slots are kept for root",
+		    m->n_attached, m->cfg.max_targets);
 		return -EMFILE;
 	}
 	if (mine >= m->cfg.max_targets_per_uid) {
@@ -704,11 +705,12 @@ static void check_profile_budget(struct manager *m)
 				mine += u->uid == t->uid ? u->memory : 0;
 		over = over_total || (t->uid != 0 && mine > per_uid);
 		if (over && !t->over_budget)
-			log_warn("pid %d (%s): new samples dropped: the profiles of %s hold %.0f MiB "
-				 "(limit %u MiB)",
-				 t->pid, t->comm, over_total ? "all users" : "its user",
-				 (over_total ? total : mine) / 1048576.0,
-				 over_total ? m->cfg.profiles_mb : m->cfg.profiles_per_uid_mb);
+			log_warn(
+			    "pid %d (%s): new samples dropped: the profiles of %s hold %.0f MiB "
+			    "(limit %u MiB)",
+			    t->pid, t->comm, over_total ? "all users" : "its user",
+			    (over_total ? total : mine) / 1048576.0,
+			    over_total ? m->cfg.profiles_mb : m->cfg.profiles_per_uid_mb);
 		t->over_budget = over;
 	}
 }
@@ -830,8 +832,8 @@ int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 	    (err = sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL)) < 0 ||
 	    (err = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m)) < 0)
 		goto fail;
-	err = symbolizer_new((uint64_t)cfg->symbols_mb << 20, (uint64_t)cfg->symbols_per_uid_mb << 20,
-			     &m->sym);
+	err = symbolizer_new((uint64_t)cfg->symbols_mb << 20,
+			     (uint64_t)cfg->symbols_per_uid_mb << 20, &m->sym);
 	if (err < 0)
 		goto fail;
 	err = loader_new(cfg->ringbuf_bytes, &m->loader);

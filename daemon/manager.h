@@ -44,7 +44,7 @@ struct manager {
 	uint64_t rate_prev_samples, rate_prev_ns;
 	double rate;
 	sd_event_source *drain_timer, *refresh_timer, *rb_source;
-	uint64_t drained_ns; /* last drain (CLOCK_MONOTONIC) */
+	uint64_t drained_ns;	/* last drain (CLOCK_MONOTONIC) */
 	uint64_t profile_bytes; /* all targets' profiles, at the last housekeeping */
 };
 

@@ -328,8 +328,8 @@ void paths_stop(struct target *t, const char *reason)
 		*c = (struct bpf_cleanup){loader_path_edges(l), loader_path_threads(l), tr->id,
 					  t->pid};
 	removal_put(tr->removal);
-	tr->removal = links_remove_async(tr->links, tr->nlinks, &tr->file, 1,
-					 c ? bpf_cleanup : NULL, c);
+	tr->removal =
+	    links_remove_async(tr->links, tr->nlinks, &tr->file, 1, c ? bpf_cleanup : NULL, c);
 	tr->links = NULL;
 	tr->nlinks = 0;
 	log_info("pid %d: path trace of %s ended (%s): %" PRIu64 " activations, %" PRIu64 " paths",
