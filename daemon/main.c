@@ -15,6 +15,7 @@
 
 #include "kprof/cleanup.h"
 #include "manager.h"
+#include "requests.h"
 #include "log.h"
 
 #define CONFIG_MAX_BYTES (1u << 20)
@@ -192,6 +193,7 @@ int main(int argc, char **argv)
 	};
 	struct settings st = {.config_path = KPROF_DEFAULT_CONFIG};
 	struct manager *m = NULL;
+	struct requests *rq = NULL;
 	struct config probe;
 	char err[512];
 	int c, r;
@@ -248,7 +250,14 @@ int main(int argc, char **argv)
 		log_err("cannot start: %s", strerror(-r));
 		return 1;
 	}
+	r = requests_new(m, &rq);
+	if (r < 0) {
+		log_err("cannot start: control socket: %s", strerror(-r));
+		manager_free(m);
+		return 1;
+	}
 	r = manager_run(m);
+	requests_free(rq);
 	manager_free(m);
 	if (r < 0) {
 		log_err("event loop failed: %s", strerror(-r));

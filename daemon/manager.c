@@ -29,7 +29,6 @@
 #include <systemd/sd-daemon.h>
 
 #include "clock.h"
-#include "control.h"
 #include "loader.h"
 #include "manager.h"
 #include "ringbuf.h"
@@ -539,8 +538,9 @@ int manager_detach(struct manager *m, struct target *t)
 	return 0;
 }
 
-void manager_on_sample(struct manager *m, const struct kp_sample *s)
+static void on_sample(void *ctx, const struct kp_sample *s)
 {
+	struct manager *m = ctx;
 	struct target *t = manager_find(m, s->hdr.tgid);
 
 	m->samples++;
@@ -592,24 +592,27 @@ bool manager_recheck(struct manager *m, struct target *t)
 	return true;
 }
 
-void manager_on_call(struct manager *m, const struct kp_call *c)
+static void on_call(void *ctx, const struct kp_call *c)
 {
+	struct manager *m = ctx;
 	struct target *t = manager_find(m, c->hdr.tgid);
 
 	if (t)
 		target_on_call(t, c);
 }
 
-void manager_on_path(struct manager *m, const struct kp_path *p)
+static void on_path(void *ctx, const struct kp_path *p)
 {
+	struct manager *m = ctx;
 	struct target *t = manager_find(m, p->hdr.tgid);
 
 	if (t)
 		paths_on_event(t, p);
 }
 
-void manager_on_exit(struct manager *m, pid_t tgid, uint64_t start_ticks, int code)
+static void on_exit_rec(void *ctx, pid_t tgid, uint64_t start_ticks, int code)
 {
+	struct manager *m = ctx;
 	struct target *t = manager_find(m, tgid);
 
 	if (!t || t->state != TARGET_ATTACHED || t->start_ticks != start_ticks)
@@ -622,8 +625,9 @@ void manager_on_exit(struct manager *m, pid_t tgid, uint64_t start_ticks, int co
 	end_target(m, t, TARGET_EXITED);
 }
 
-void manager_on_exec(struct manager *m, pid_t tgid, uint64_t start_ticks)
+static void on_exec_rec(void *ctx, pid_t tgid, uint64_t start_ticks)
 {
+	struct manager *m = ctx;
 	struct target *t = manager_find(m, tgid);
 	struct procinfo_status ps;
 
@@ -745,7 +749,6 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 	expire_kept(m);
 	save_dirty(m, false);
 	check_profile_budget(m);
-	control_reap_idle(m->control, now, m->cfg.client_timeout_sec * 1000000000ULL);
 	if (m->rate_prev_ns && now > m->rate_prev_ns)
 		m->rate =
 		    (double)(m->samples - m->rate_prev_samples) * 1e9 / (now - m->rate_prev_ns);
@@ -789,7 +792,6 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 	c.ringbuf_bytes = m->cfg.ringbuf_bytes;
 	m->cfg = c;
 	resolve_read_group(m);
-	control_set_limits(m->control, c.max_clients);
 	symbolizer_set_budget(m->sym, (uint64_t)c.symbols_mb << 20,
 			      (uint64_t)c.symbols_per_uid_mb << 20);
 	trim_kept(m);
@@ -797,6 +799,14 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 		 c.default_freq, c.max_targets, c.max_kept, c.max_clients);
 	return 0;
 }
+
+static const struct ringbuf_ops ringbuf_ops = {
+    .on_sample = on_sample,
+    .on_call = on_call,
+    .on_path = on_path,
+    .on_exit = on_exit_rec,
+    .on_exec = on_exec_rec,
+};
 
 int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 {
@@ -839,7 +849,7 @@ int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 	err = loader_new(cfg->ringbuf_bytes, &m->loader);
 	if (err < 0)
 		goto fail;
-	err = ringbuf_new(m, loader_ringbuf_fd(m->loader), &m->ringbuf);
+	err = ringbuf_new(loader_ringbuf_fd(m->loader), &ringbuf_ops, m, &m->ringbuf);
 	if (err < 0) {
 		log_err("ring buffer: %s", strerror(-err));
 		goto fail;
@@ -867,9 +877,6 @@ int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 			log_info("kept profiles: %d restored from %s", store_load(m->store, m),
 				 cfg->state_dir);
 	}
-	err = control_new(m, cfg->socket_path, cfg->max_clients, &m->control);
-	if (err < 0)
-		goto fail;
 	*ret = m;
 	return 0;
 fail:
@@ -881,7 +888,6 @@ void manager_free(struct manager *m)
 {
 	if (!m)
 		return;
-	control_free(m->control);
 	store_free(m->store);
 	while (m->targets) {
 		struct target *t = m->targets;

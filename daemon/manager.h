@@ -15,7 +15,6 @@
 #include "kprof/config.h"
 #include "target.h"
 
-struct control;
 struct loader;
 struct ringbuf;
 struct store;
@@ -35,11 +34,10 @@ struct manager {
 	struct loader *loader;
 	struct ringbuf *ringbuf;
 	struct symbolizer *sym;
-	struct control *control;
 	struct target *targets;
 	unsigned n_attached, n_kept;
 	uint64_t start_ns;
-	uint64_t samples, bad_records, unknown_tgid;
+	uint64_t samples, unknown_tgid;
 	/* samples/s over the last rate window */
 	uint64_t rate_prev_samples, rate_prev_ns;
 	double rate;
@@ -70,12 +68,6 @@ int manager_detach(struct manager *m, struct target *t);
 void manager_forget(struct manager *m, struct target *t);
 /* Add a restored (kept) target. */
 void manager_add_kept(struct manager *m, struct target *t);
-void manager_on_sample(struct manager *m, const struct kp_sample *s);
-/* Lifecycle records of the process tgid that started at start_ticks (others are ignored). */
-void manager_on_exit(struct manager *m, pid_t tgid, uint64_t start_ticks, int code);
-void manager_on_exec(struct manager *m, pid_t tgid, uint64_t start_ticks);
-void manager_on_call(struct manager *m, const struct kp_call *c);
-void manager_on_path(struct manager *m, const struct kp_path *p);
 uint64_t manager_cpu_ns(void);
 
 #endif

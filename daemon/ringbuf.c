@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* ringbuf.c: drain the BPF ring buffer and hand validated records to the manager.
+/* ringbuf.c: drain the BPF ring buffer and hand validated records to its consumer.
+ *
+ * Like libbpf's own ring_buffer__new, the reader takes callbacks and a context (struct
+ * ringbuf_ops): it knows the record formats of include/kprof/abi.h and nothing of who uses them.
  *
  * The ring buffer is read from the event loop: its epoll fd wakes us when the BPF side forces
  * a wakeup (buffer past its fill threshold, or a lifecycle record), and a timer drains it every
@@ -15,15 +18,15 @@
 
 #include <bpf/libbpf.h>
 
-#include "manager.h"
 #include "ringbuf.h"
-#include "log.h"
 
 struct ringbuf {
-	struct manager *m;
+	struct ringbuf_ops ops;
+	void *ctx;
 	struct ring_buffer *rb;
 	bool draining;	 /* libbpf's consume is not reentrant: a record handler may ask to drain */
 	unsigned budget; /* records left in this drain */
+	uint64_t bad_records; /* too short for their kind, or of no known kind */
 };
 
 /* Records handled per drain: past it the drain stops (libbpf has already consumed the record
@@ -57,18 +60,18 @@ static int handle_record(struct ringbuf *s, void *data, size_t len)
 		need = offsetof(struct kp_sample, ips) + 8 * ((size_t)smp->n_kernel + smp->n_user);
 		if (smp->n_kernel > KP_MAX_STACK || smp->n_user > KP_MAX_STACK || len < need)
 			goto bad;
-		manager_on_sample(s->m, smp);
+		s->ops.on_sample(s->ctx, smp);
 		return 0;
 	}
 	case KP_REC_CALL:
 		if (len < sizeof(struct kp_call))
 			goto bad;
-		manager_on_call(s->m, data);
+		s->ops.on_call(s->ctx, data);
 		return 0;
 	case KP_REC_PATH:
 		if (len < sizeof(struct kp_path))
 			goto bad;
-		manager_on_path(s->m, data);
+		s->ops.on_path(s->ctx, data);
 		return 0;
 	case KP_REC_EXIT:
 	case KP_REC_EXEC: {
@@ -77,25 +80,29 @@ static int handle_record(struct ringbuf *s, void *data, size_t len)
 		if (len < sizeof(*lc))
 			goto bad;
 		if (h->kind == KP_REC_EXIT)
-			manager_on_exit(s->m, h->tgid, lc->start_ticks, lc->exit_code);
+			s->ops.on_exit(s->ctx, h->tgid, lc->start_ticks, lc->exit_code);
 		else
-			manager_on_exec(s->m, h->tgid, lc->start_ticks);
+			s->ops.on_exec(s->ctx, h->tgid, lc->start_ticks);
 		return 0;
 	}
 	}
 bad:
-	s->m->bad_records++;
+	s->bad_records++;
 	return 0;
 }
 
-int ringbuf_new(struct manager *m, int ringbuf_fd, struct ringbuf **ret)
+int ringbuf_new(int ringbuf_fd, const struct ringbuf_ops *ops, void *ctx, struct ringbuf **ret)
 {
-	struct ringbuf *s = calloc(1, sizeof(*s));
+	struct ringbuf *s;
 	int err;
 
+	if (!ops->on_sample || !ops->on_call || !ops->on_path || !ops->on_exit || !ops->on_exec)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->m = m;
+	s->ops = *ops;
+	s->ctx = ctx;
 	s->rb = ring_buffer__new(ringbuf_fd, on_record, s, NULL);
 	if (!s->rb) {
 		err = -errno;
@@ -117,6 +124,11 @@ void ringbuf_free(struct ringbuf *s)
 int ringbuf_epoll_fd(const struct ringbuf *s)
 {
 	return ring_buffer__epoll_fd(s->rb);
+}
+
+uint64_t ringbuf_bad_records(const struct ringbuf *s)
+{
+	return s ? s->bad_records : 0;
 }
 
 int ringbuf_drain(struct ringbuf *s)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* ringbuf.h: draining the BPF ring buffer into the manager (ringbuf.c). */
+/* ringbuf.h: draining the BPF ring buffer into callbacks (ringbuf.c). */
 #ifndef KPROF_DAEMON_RINGBUF_H
 #define KPROF_DAEMON_RINGBUF_H
 
@@ -8,14 +8,27 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct manager;
+#include "kprof/abi.h"
+
+/* What a drain hands on: each record validated against its kind's size (all required). */
+struct ringbuf_ops {
+	void (*on_sample)(void *ctx, const struct kp_sample *s);
+	void (*on_call)(void *ctx, const struct kp_call *c);
+	void (*on_path)(void *ctx, const struct kp_path *p);
+	/* Lifecycle records of the process tgid that started at start_ticks. */
+	void (*on_exit)(void *ctx, pid_t tgid, uint64_t start_ticks, int code);
+	void (*on_exec)(void *ctx, pid_t tgid, uint64_t start_ticks);
+};
 
 struct ringbuf;
-int ringbuf_new(struct manager *m, int ringbuf_fd, struct ringbuf **ret);
+/* -EINVAL if an op is missing. */
+int ringbuf_new(int ringbuf_fd, const struct ringbuf_ops *ops, void *ctx, struct ringbuf **ret);
 void ringbuf_free(struct ringbuf *s);
 int ringbuf_epoll_fd(const struct ringbuf *s);
 /* Handle what the ring buffer holds, at most a budget of records: 1 if the budget ran out
  * (call again), 0 when empty, negative errno. */
 int ringbuf_drain(struct ringbuf *s);
+/* Records dropped as malformed so far. */
+uint64_t ringbuf_bad_records(const struct ringbuf *s);
 
 #endif
