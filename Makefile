@@ -42,7 +42,7 @@ PURE := daemon/perfmap.c daemon/symtab.c daemon/profile.c daemon/procmaps.c daem
 	daemon/elfsym.c daemon/hcct.c daemon/cfg.c daemon/ksf.c daemon/budget.c \
 	daemon/procinfo.c
 GLUE := daemon/main.c daemon/manager.c daemon/loader.c daemon/ringbuf.c daemon/symbolize.c \
-	daemon/transport.c daemon/requests.c daemon/target.c daemon/store.c daemon/live.c daemon/exact.c daemon/log.c \
+	daemon/transport.c daemon/requests.c daemon/target.c daemon/target_pb.c daemon/probes.c daemon/store.c daemon/live.c daemon/exact.c daemon/log.c \
 	daemon/paths.c daemon/paths_reply.c daemon/tfile.c daemon/procfs.c
 DAEMON_SRC := $(GLUE) $(PURE) proto/frame.c proto/saved.c $(PROTO_C)
 CLI_SRC := cli/kprofctl.c cli/client.c cli/render.c cli/export.c cli/pprof.c cli/top.c daemon/profile.c \

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* exact.h: exact mode (exact.c): uprobes at every JIT function entry and return, and their removal.
- */
+/* exact.h: exact mode (exact.c): uprobes at every JIT function entry and return. */
 #ifndef KPROF_DAEMON_EXACT_H
 #define KPROF_DAEMON_EXACT_H
 
@@ -11,13 +10,14 @@
 
 #include <systemd/sd-event.h>
 
+#include "kprof/abi.h"
 #include "kprof/hcct.h"
+#include "probes.h"
 
 struct bpf_link;
 struct loader;
-
 struct probe;
-struct target;
+struct removal;
 #define CALLS_MAX_THREADS 2048
 
 /* Exact mode of a target: uprobes at every JIT function entry and return. */
@@ -46,41 +46,28 @@ struct calls {
 	uint64_t lost_threads;
 };
 
-/* A code file, as /proc/PID/maps names it. */
-struct code_file {
-	uint64_t ino;
-	uint32_t dev_major, dev_minor;
+/* What exact mode reads of its target when it plans the probes. */
+struct profile;
+struct tsym;
+struct calls_target {
+	pid_t pid;
+	struct tsym *sym;	 /* its perf map: the functions to probe */
+	struct profile *profile; /* their ids (the probes' cookies) */
 };
-
-/* Where a uprobe at an address goes: the mapped file (/proc/PID/map_files/START-END) and offset. */
-struct uprobe_site {
-	uint64_t offset, map_start, map_end;
-	struct code_file file;
-};
-struct procmaps;
-/* The uprobe safety rules for code at addr (file-backed, private r-x, no writable alias of the
- * file unless force); -ENOENT (unmapped), -EOPNOTSUPP, -EPERM with why in err. */
-int uprobe_site_check(const struct procmaps *pm, uint64_t addr, const char *name, bool force,
-		      struct uprobe_site *site, char *err, size_t errlen);
-/* Destroy links (and free the array) on a detached worker thread, so the RCU waits of the
- * removals overlap and the event loop goes on; then after(arg) runs there. A handle to poll
- * (removal_busy) and drop (removal_put), or NULL if it was all done inline. */
-struct removal;
-struct removal *links_remove_async(struct bpf_link **links, size_t n, const struct code_file *files,
-				   size_t nfiles, void (*after)(void *), void *arg);
-/* How long ago (ns) a removal of probes in file f began that is still running, 0 if none: the
- * kernel makes a new probe in the same file wait for it, so the loop must not attach one. */
-uint64_t removals_pending(const struct code_file *f);
-/* Exact mode of t may attach now (no removal of its files running); else why in err. */
-int calls_may_attach(const struct target *t, char *err, size_t errlen);
-bool removal_busy(const struct removal *r);
-void removal_put(struct removal *r);
-/* At exit: wait (at most timeout_ms) for the removals still running. */
-void links_removals_wait(unsigned timeout_ms);
 
 /* Pick the functions to probe and check the safety rules; err says why not. */
-int calls_plan(struct target *t, bool force, char *err, size_t errlen);
-int calls_on(struct loader *l, struct target *t, char *err, size_t errlen);
-void calls_off(struct target *t);
+int calls_plan(struct calls *c, const struct calls_target *t, bool force, char *err, size_t errlen);
+/* Attach the planned probes (a burst begins); err says why not. */
+int calls_on(struct calls *c, struct loader *l, pid_t pid, char *err, size_t errlen);
+/* Take the probes away (asynchronously: probes.c); the counts stay. */
+void calls_off(struct calls *c);
+/* The probes may attach now (no removal of their files running); else why in err. */
+int calls_may_attach(const struct calls *c, char *err, size_t errlen);
+/* A probe hit; nfuncs: the profile's functions (ids at or above are ignored). */
+void calls_on_event(struct calls *c, const struct kp_call *ev, size_t nfuncs);
+/* Forget where every thread stands (probes went away). */
+void calls_reset_cursors(struct calls *c);
+/* Probes off, everything freed; c can be set up again. */
+void calls_free(struct calls *c);
 
 #endif

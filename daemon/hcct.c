@@ -916,6 +916,74 @@ int hcct_snapshot(const struct hcct *h, struct hcct_tree **ret)
 	return tree_build(h, 0, 1, true, ret);
 }
 
+int hcct_tree_filter(const struct hcct_tree *snap, uint64_t phi_num, uint64_t phi_den,
+		     struct hcct_tree **ret)
+{
+	size_t n, k = 0;
+	uint64_t thr;
+	uint32_t *newidx = NULL;
+	bool *keep = NULL;
+	struct hcct_tree *tree = NULL;
+	int err = -ENOMEM;
+
+	if (!snap || !ret || !phi_den || phi_num > phi_den)
+		return -EINVAL;
+	n = snap->len;
+	thr = (uint64_t)((unsigned __int128)phi_num * snap->n / phi_den);
+	newidx = calloc(n ? n : 1, sizeof(*newidx));
+	keep = calloc(n ? n : 1, sizeof(*keep));
+	tree = calloc(1, sizeof(*tree));
+	if (!newidx || !keep || !tree ||
+	    !(tree->entries = calloc(n ? n : 1, sizeof(*tree->entries))))
+		goto out;
+	/* Parents come first: one backward pass marks the hot entries and their ancestors. */
+	err = -EINVAL;
+	for (size_t i = n; i-- > 0;) {
+		const struct hcct_entry *e = &snap->entries[i];
+		bool mon = e->flags & HCCT_ENTRY_MONITORED;
+
+		if (e->parent != HCCT_NONE && e->parent >= i)
+			goto out;
+		if (mon && e->count >= thr && e->count > 0)
+			keep[i] = true;
+		if (keep[i] && e->parent != HCCT_NONE)
+			keep[e->parent] = true;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct hcct_entry *e = &snap->entries[i];
+		bool mon = e->flags & HCCT_ENTRY_MONITORED;
+		struct hcct_entry *o;
+
+		if (!keep[i])
+			continue;
+		newidx[i] = k;
+		o = &tree->entries[k++];
+		*o = *e;
+		o->count = mon ? e->count : 0;
+		o->err = mon ? e->err : 0;
+		o->parent = e->parent == HCCT_NONE ? HCCT_NONE : newidx[e->parent];
+		o->depth = e->parent == HCCT_NONE ? 1 : tree->entries[o->parent].depth + 1;
+		o->children = 0;
+		o->flags = (mon ? HCCT_ENTRY_MONITORED : 0) |
+			   (mon && e->count >= thr && e->count > 0 ? HCCT_ENTRY_HOT : 0);
+		if (e->parent != HCCT_NONE)
+			tree->entries[o->parent].children++;
+	}
+	tree->len = k;
+	tree->n = snap->n;
+	tree->phi_num = phi_num;
+	tree->phi_den = phi_den;
+	tree->threshold = thr;
+	*ret = tree;
+	tree = NULL;
+	err = 0;
+out:
+	free(newidx);
+	free(keep);
+	hcct_tree_free(tree);
+	return err;
+}
+
 void hcct_tree_free(struct hcct_tree *t)
 {
 	if (!t)

@@ -15,6 +15,7 @@
 #include "kprof/cleanup.h"
 #include "live.h"
 #include "manager.h"
+#include "target_pb.h"
 
 #define LIVE_MAX_PIDS 64
 

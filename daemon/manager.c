@@ -28,11 +28,13 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "kprof/cleanup.h"
 #include "clock.h"
 #include "loader.h"
 #include "manager.h"
 #include "ringbuf.h"
 #include "store.h"
+#include "target_pb.h"
 #include "symbolize.h"
 #include "log.h"
 #include "paths.h"
@@ -93,7 +95,7 @@ static void drop_target(struct manager *m, struct target *t)
 {
 	unlink_target(m, t);
 	if (m->store)
-		store_remove(m->store, t);
+		store_remove(m->store, t->saved_name);
 	if (t->state == TARGET_ATTACHED)
 		m->n_attached--;
 	else
@@ -105,7 +107,7 @@ static void drop_target(struct manager *m, struct target *t)
 static void drop_target_unsaved(struct manager *m, struct target *t)
 {
 	if (m->store)
-		store_remove(m->store, t);
+		store_remove(m->store, t->saved_name);
 	target_free(t);
 }
 
@@ -164,6 +166,31 @@ static void trim_kept(struct manager *m)
 	}
 }
 
+/* Write t's profile to the store as PID-ATTACHTIME.kprof; sets t->saved_name. */
+static int store_target(struct store *st, struct target *t)
+{
+	_cleanup_free_ uint8_t *buf = NULL;
+	_cleanup_free_ char *name = NULL;
+	size_t len;
+	int err;
+
+	err = target_pack(t, &buf, &len);
+	if (err >= 0 &&
+	    asprintf(&name, "%d-%llu.kprof", t->pid, (unsigned long long)t->attached_ns) < 0)
+		err = -ENOMEM;
+	if (err >= 0)
+		err = store_write(st, name, buf, len);
+	if (err < 0) {
+		log_err("pid %d: cannot save the profile in %s: %s", t->pid, store_path(st),
+			strerror(-err));
+		return err;
+	}
+	log_debug("pid %d: profile saved to %s/%s (%zu bytes)", t->pid, store_path(st), name, len);
+	free(t->saved_name);
+	t->saved_name = TAKE_PTR(name);
+	return 0;
+}
+
 /* Write t's profile; a failed write is tried again from the housekeeping timer (backing off
  * up to a minute) until it succeeds or the profile is dropped. */
 static void save_target(struct manager *m, struct target *t)
@@ -172,7 +199,7 @@ static void save_target(struct manager *m, struct target *t)
 
 	if (!m->store)
 		return;
-	if (store_save(m->store, t) == 0) {
+	if (store_target(m->store, t) == 0) {
 		if (t->save_failures)
 			log_info("pid %d: profile saved after %u failed tries", t->pid,
 				 t->save_failures);
@@ -196,10 +223,10 @@ static void end_target(struct manager *m, struct target *t, enum target_state st
 	/* Samples already in the ring buffer still belong to this profile. */
 	ringbuf_drain(m->ringbuf);
 	t->duration_timer = sd_event_source_disable_unref(t->duration_timer);
-	calls_off(t);
+	calls_off(&t->calls);
 	t->calls.timer = sd_event_source_disable_unref(t->calls.timer);
 	t->calls.ended_ns = now_ns(CLOCK_MONOTONIC);
-	paths_stop(t, state == TARGET_EXITED ? "target exited" : "detached");
+	paths_stop(t->paths, state == TARGET_EXITED ? "target exited" : "detached");
 	t->state = state;
 	t->ended_ns = now_ns(CLOCK_REALTIME);
 	m->n_attached--;
@@ -244,15 +271,20 @@ static void expire_kept(struct manager *m)
 	}
 }
 
+/* The --duration timer of one target (the manager's loop: the target is found by its timer). */
 static int on_duration(sd_event_source *s, uint64_t usec, void *userdata)
 {
-	struct target *t = userdata;
+	struct manager *m = userdata;
+	struct target *t = m->targets;
 
-	(void)s;
 	(void)usec;
+	while (t && t->duration_timer != s)
+		t = t->next;
+	if (!t)
+		return sd_event_source_set_enabled(s, SD_EVENT_OFF);
 	log_info("pid %d (%s): duration of %us over, %llu samples kept", t->pid, t->comm,
 		 t->duration_sec, (unsigned long long)t->samples);
-	end_target(t->m, t, TARGET_DETACHED);
+	end_target(m, t, TARGET_DETACHED);
 	return 0;
 }
 
@@ -268,14 +300,14 @@ static int on_burst(sd_event_source *s, uint64_t usec, void *userdata)
 	log_debug("pid %d: burst timer at %llu: probes %s", t->pid, (unsigned long long)usec,
 		  c->nlinks ? "off" : "on");
 	if (c->nlinks) {
-		calls_off(t);
+		calls_off(c);
 		return sd_event_source_set_time(s, usec + (c->period_ms - c->burst_ms) * 1000ULL);
 	}
 	/* A removal of probes in the same code is still waiting for the kernel: come back
 	 * rather than block the loop (a probe attached now would wait for it in the kernel). */
-	if (calls_may_attach(t, err, sizeof(err)) < 0)
+	if (calls_may_attach(c, err, sizeof(err)) < 0)
 		return sd_event_source_set_time(s, usec + 50000);
-	if (calls_on(t->m->loader, t, err, sizeof(err)) < 0) {
+	if (calls_on(c, t->env->loader, t->pid, err, sizeof(err)) < 0) {
 		log_warn("pid %d: exact mode stopped: %s", t->pid, err);
 		return sd_event_source_set_enabled(s, SD_EVENT_OFF);
 	}
@@ -312,7 +344,8 @@ static int start_calls(struct manager *m, struct target *t, const struct attach_
 	c->burst_ms = o->burst_ms;
 	c->period_ms = o->period_ms;
 	c->enabled_ns = now_ns(CLOCK_MONOTONIC);
-	err = calls_plan(t, o->force, errbuf, errlen);
+	err = calls_plan(c, &(struct calls_target){t->pid, t->sym, t->profile}, o->force, errbuf,
+			 errlen);
 	held = probes_of(m, o->by);
 	if (err >= 0 && o->by != 0 && held + c->nprobes > m->cfg.max_probes_per_uid) {
 		snprintf(errbuf, errlen,
@@ -322,7 +355,7 @@ static int start_calls(struct manager *m, struct target *t, const struct attach_
 		err = -EUSERS;
 	}
 	if (err >= 0)
-		err = calls_on(m->loader, t, errbuf, errlen);
+		err = calls_on(c, m->loader, t->pid, errbuf, errlen);
 	if (err >= 0 && c->burst_ms) {
 		err = sd_event_add_time_relative(m->event, &c->timer, CLOCK_MONOTONIC,
 						 c->burst_ms * 1000ULL, 1000, on_burst, t);
@@ -438,7 +471,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 	err = procfs_stat(pid, &pst);
 	start_ticks = pst.start_ticks;
 	if (err >= 0)
-		err = target_new(m, pid, &o, &t);
+		err = target_new(&m->env, pid, &o, &t);
 	if (err < 0) {
 		snprintf(errbuf, errlen,
 			 err == -ESRCH	  ? "no such process: %d"
@@ -494,7 +527,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 	}
 	if (duration_sec) {
 		err = sd_event_add_time_relative(m->event, &t->duration_timer, CLOCK_MONOTONIC,
-						 duration_sec * 1000000ULL, 0, on_duration, t);
+						 duration_sec * 1000000ULL, 0, on_duration, m);
 		if (err < 0)
 			log_warn("pid %d: no duration timer: %s", pid, strerror(-err));
 	}
@@ -521,7 +554,7 @@ void manager_forget(struct manager *m, struct target *t)
 		loader_target_del(m->loader, t->pid);
 		loader_freq_put(m->loader, t->freq);
 		t->duration_timer = sd_event_source_disable_unref(t->duration_timer);
-		calls_off(t);
+		calls_off(&t->calls);
 		t->calls.timer = sd_event_source_disable_unref(t->calls.timer);
 	}
 	log_info("pid %d (%s): attach undone, nothing kept", t->pid, t->comm);
@@ -607,7 +640,7 @@ static void on_path(void *ctx, const struct kp_path *p)
 	struct target *t = manager_find(m, p->hdr.tgid);
 
 	if (t)
-		paths_on_event(t, p);
+		paths_on_event(t->paths, p);
 }
 
 static void on_exit_rec(void *ctx, pid_t tgid, uint64_t start_ticks, int code)
@@ -635,7 +668,7 @@ static void on_exec_rec(void *ctx, pid_t tgid, uint64_t start_ticks)
 		return;
 	if (procfs_status(tgid, &ps) == 0)
 		memcpy(t->comm, ps.comm, sizeof(t->comm));
-	paths_stop(t, "target called exec"); /* the traced code is gone */
+	paths_stop(t->paths, "target called exec"); /* the traced code is gone */
 	if (manager_recheck(m, t))
 		return;
 	log_info("pid %d exec'd %s: reloading its symbols", tgid, t->comm);
@@ -800,6 +833,24 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 	return 0;
 }
 
+/* A saved profile found at start: a kept target again (an unusable one is renamed *.bad). */
+static int restore_one(void *ctx, const char *name, const uint8_t *buf, size_t len)
+{
+	struct manager *m = ctx;
+	struct target *t = NULL;
+	int err = target_unpack(&m->env, buf, len, &t);
+
+	if (err < 0)
+		return err;
+	t->saved_name = strdup(name);
+	if (!t->saved_name) {
+		target_free(t);
+		return -ENOMEM;
+	}
+	manager_add_kept(m, t);
+	return 0;
+}
+
 static const struct ringbuf_ops ringbuf_ops = {
     .on_sample = on_sample,
     .on_call = on_call,
@@ -849,6 +900,8 @@ int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 	err = loader_new(cfg->ringbuf_bytes, &m->loader);
 	if (err < 0)
 		goto fail;
+	m->env = (struct target_env){
+	    .cfg = &m->cfg, .sym = m->sym, .loader = m->loader, .event = m->event};
 	err = ringbuf_new(loader_ringbuf_fd(m->loader), &ringbuf_ops, m, &m->ringbuf);
 	if (err < 0) {
 		log_err("ring buffer: %s", strerror(-err));
@@ -874,8 +927,8 @@ int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 			log_warn("state directory %s: %s; profiles are kept in memory only",
 				 cfg->state_dir, strerror(-err));
 		else
-			log_info("kept profiles: %d restored from %s", store_load(m->store, m),
-				 cfg->state_dir);
+			log_info("kept profiles: %d restored from %s",
+				 store_foreach(m->store, ".kprof", restore_one, m), cfg->state_dir);
 	}
 	*ret = m;
 	return 0;

@@ -34,6 +34,7 @@ struct manager {
 	struct loader *loader;
 	struct ringbuf *ringbuf;
 	struct symbolizer *sym;
+	struct target_env env; /* what targets get of the daemon (target.h) */
 	struct target *targets;
 	unsigned n_attached, n_kept;
 	uint64_t start_ns;

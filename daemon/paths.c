@@ -41,7 +41,7 @@
 #include "kprof/procmaps.h"
 #include "clock.h"
 #include "loader.h"
-#include "manager.h"
+#include "kprof/config.h"
 #include "paths.h"
 #include "symbolize.h"
 #include "procfs.h"
@@ -228,7 +228,7 @@ static void bpf_cleanup(void *arg)
 
 void paths_read_edges(struct path_trace *tr)
 {
-	struct bpf_map *map = loader_path_edges(tr->t->m->loader);
+	struct bpf_map *map = loader_path_edges(tr->env.loader);
 	struct kp_path_key k, nk;
 	struct kp_path_val v;
 	bool first = true;
@@ -269,25 +269,23 @@ void trace_free(struct path_trace *tr)
 	cfg_free(tr->cfg);
 	free(tr->func);
 	if (tr->saved)
-		kprof__paths_reply__free_unpacked(tr->saved, NULL);
+		tr->saved_free(tr->saved);
 	free(tr);
 }
 
-void paths_free(struct target *t)
+void paths_free(struct path_trace *tr)
 {
-	paths_stop(t, "target freed");
-	trace_free(t->paths);
-	t->paths = NULL;
+	paths_stop(tr, "target freed");
+	trace_free(tr);
 }
 
-bool paths_tracing(const struct target *t)
+bool paths_tracing(const struct path_trace *tr)
 {
-	return t->paths && t->paths->tracing;
+	return tr && tr->tracing;
 }
 
-bool paths_is_function(const struct target *t, const char *function)
+bool paths_is_function(const struct path_trace *tr, const char *function)
 {
-	const struct path_trace *tr = t->paths;
 	uint64_t a;
 	char *end;
 
@@ -302,19 +300,19 @@ bool paths_is_function(const struct target *t, const char *function)
 	return !errno && *end == '\0' && a >= tr->start && a - tr->start < tr->size;
 }
 
-void paths_stop(struct target *t, const char *reason)
+void paths_stop(struct path_trace *tr, const char *reason)
 {
-	struct path_trace *tr = t->paths;
-	struct loader *l = t->m->loader;
+	struct loader *l;
 	struct bpf_cleanup *c;
 
 	if (!tr || !tr->tracing)
 		return;
+	l = tr->env.loader;
 	tr->tracing = false;
 	snprintf(tr->reason, sizeof(tr->reason), "%s", reason);
 	tr->stopped_ns = now_ns(CLOCK_MONOTONIC);
 	{
-		struct cpu_times c = read_cpu(t->pid);
+		struct cpu_times c = read_cpu(tr->pid);
 
 		if (c.ok) /* else (the target is gone) the last reading while tracing stands */
 			tr->cpu_end = c;
@@ -326,34 +324,34 @@ void paths_stop(struct target *t, const char *reason)
 	c = malloc(sizeof(*c));
 	if (c)
 		*c = (struct bpf_cleanup){loader_path_edges(l), loader_path_threads(l), tr->id,
-					  t->pid};
+					  tr->pid};
 	removal_put(tr->removal);
 	tr->removal =
 	    links_remove_async(tr->links, tr->nlinks, &tr->file, 1, c ? bpf_cleanup : NULL, c);
 	tr->links = NULL;
 	tr->nlinks = 0;
 	log_info("pid %d: path trace of %s ended (%s): %" PRIu64 " activations, %" PRIu64 " paths",
-		 t->pid, tr->func, reason, tr->activations, tr->path_events);
+		 tr->pid, tr->func, reason, tr->activations, tr->path_events);
 }
 
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
-	struct target *t = userdata;
+	struct path_trace *tr = userdata;
 
 	(void)s;
 	(void)usec;
-	paths_stop(t, "duration");
+	paths_stop(tr, "duration");
 	return 0;
 }
 
-static int attach_probes(struct target *t, struct path_trace *tr, const struct uprobe_site *site,
-			 char *err, size_t errlen)
+static int attach_probes(struct path_trace *tr, const struct uprobe_site *site, char *err,
+			 size_t errlen)
 {
-	struct bpf_program *prog = loader_path_prog(t->m->loader);
+	struct bpf_program *prog = loader_path_prog(tr->env.loader);
 	uint32_t entry = cfg_entry_block(tr->cfg);
 	char path[96];
 
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, t->pid,
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, tr->pid,
 		 site->map_start, site->map_end);
 	tr->file = site->file;
 	if (removals_pending(&site->file)) {
@@ -379,7 +377,7 @@ static int attach_probes(struct target *t, struct path_trace *tr, const struct u
 		if (blk->flags & CFG_BLOCK_EXIT_ONLY)
 			cookie |= KP_PATH_BLK_EXIT_ONLY;
 		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = cookie);
-		lk = bpf_program__attach_uprobe_opts(prog, t->pid, path,
+		lk = bpf_program__attach_uprobe_opts(prog, tr->pid, path,
 						     site->offset + (blk->start - tr->start), &o);
 		if (!lk) {
 			int e = -errno;
@@ -398,7 +396,7 @@ static int attach_probes(struct target *t, struct path_trace *tr, const struct u
 }
 
 /* Resolve, read, analyze: tr->func/start/size/cfg set, site filled. */
-static int prepare(struct target *t, struct path_trace *tr, const char *function, bool force,
+static int prepare(struct tsym *sym, struct path_trace *tr, const char *function, bool force,
 		   struct uprobe_site *site, char *err, size_t errlen)
 {
 	struct find f = {.name = function};
@@ -408,8 +406,8 @@ static int prepare(struct target *t, struct path_trace *tr, const char *function
 	char *end;
 	int r;
 
-	if (!t->sym) {
-		snprintf(err, errlen, "pid %d has no symbols loaded", t->pid);
+	if (!sym) {
+		snprintf(err, errlen, "pid %d has no symbols loaded", tr->pid);
 		return -ENODATA;
 	}
 	if (!strncmp(function, "0x", 2)) {
@@ -417,8 +415,8 @@ static int prepare(struct target *t, struct path_trace *tr, const char *function
 		f.addr = strtoull(function, &end, 16);
 		f.by_addr = !errno && *end == '\0' && end != function + 2;
 	}
-	tsym_refresh(t->sym);
-	r = tsym_foreach_jit(t->sym, find_cb, &f);
+	tsym_refresh(sym);
+	r = tsym_foreach_jit(sym, find_cb, &f);
 	if (r < 0 || f.err < 0) {
 		free(f.hit_name);
 		snprintf(err, errlen, "out of memory");
@@ -426,13 +424,13 @@ static int prepare(struct target *t, struct path_trace *tr, const char *function
 	}
 	if (!f.hit_name) {
 		snprintf(err, errlen, "no JIT function %s %s in the perf map of pid %d (%s)",
-			 f.by_addr ? "at" : "named", function, t->pid, tsym_perfmap_path(t->sym));
+			 f.by_addr ? "at" : "named", function, tr->pid, tsym_perfmap_path(sym));
 		return -ENOENT;
 	}
 	tr->func = f.hit_name;
 	tr->start = f.hit.start;
 	tr->size = f.hit.size;
-	r = procmaps_read_pid(t->pid, &pm, err, errlen);
+	r = procmaps_read_pid(tr->pid, &pm, err, errlen);
 	if (r < 0)
 		return r;
 	r = uprobe_site_check(pm, tr->start, tr->func, force, site, err, errlen);
@@ -449,12 +447,12 @@ static int prepare(struct target *t, struct path_trace *tr, const char *function
 	code = malloc(tr->size);
 	if (!code)
 		return -ENOMEM;
-	r = read_code(t->pid, site, tr->start, code, tr->size, tr->func, err, errlen);
+	r = read_code(tr->pid, site, tr->start, code, tr->size, tr->func, err, errlen);
 	if (r < 0)
 		return r;
 	r = cfg_build(code, tr->size, tr->start, tr->start,
 		      &(struct cfg_limits){.max_blocks = PATHS_MAX_BLOCKS,
-					   .max_paths = t->m->cfg.max_paths,
+					   .max_paths = tr->env.max_paths,
 					   .flags = CFG_BAD_IS_EXIT},
 		      &tr->cfg);
 	if (r < 0) {
@@ -474,19 +472,14 @@ static int prepare(struct target *t, struct path_trace *tr, const char *function
 	return 0;
 }
 
-int paths_start(struct target *t, const Kprof__PathsRequest *req, char *err, size_t errlen)
+int paths_start(struct path_trace **slot, const struct paths_env *env, pid_t pid, struct tsym *sym,
+		const struct paths_opts *req, char *err, size_t errlen)
 {
-	struct manager *m = t->m;
-	struct path_trace *tr, *old = t->paths;
+	struct path_trace *tr, *old = *slot;
 	struct uprobe_site site;
 	unsigned k = req->k ? req->k : 4;
 	int r;
 
-	if (t->state != TARGET_ATTACHED) {
-		snprintf(err, errlen, "pid %d is not attached (%s): nothing to trace", t->pid,
-			 t->state == TARGET_EXITED ? "it exited" : "detached");
-		return -ESRCH;
-	}
 	if (k < 1 || k > KSF_K_MAX) {
 		snprintf(err, errlen, "k %u is out of range 1-%d", k, KSF_K_MAX);
 		return -EINVAL;
@@ -502,14 +495,15 @@ int paths_start(struct target *t, const Kprof__PathsRequest *req, char *err, siz
 	}
 	if (old && old->tracing) {
 		snprintf(err, errlen,
-			 "pid %d is already tracing the paths of %s (one trace at a time)", t->pid,
+			 "pid %d is already tracing the paths of %s (one trace at a time)", pid,
 			 old->func);
 		return -EBUSY;
 	}
 	tr = calloc(1, sizeof(*tr));
 	if (!tr)
 		return -ENOMEM;
-	tr->t = t;
+	tr->pid = pid;
+	tr->env = *env;
 	tr->k = k;
 	tr->budget = req->budget;
 	tr->duration_ms = req->duration_ms ? req->duration_ms : 10000;
@@ -518,51 +512,51 @@ int paths_start(struct target *t, const Kprof__PathsRequest *req, char *err, siz
 		r = -ENOMEM;
 		goto fail;
 	}
-	r = prepare(t, tr, req->function, req->force, &site, err, errlen);
+	r = prepare(sym, tr, req->function, req->force, &site, err, errlen);
 	if (r < 0)
 		goto fail;
-	r = ksf_new(k, &(struct ksf_limits){.max_nodes = m->cfg.ksf_max_nodes}, &tr->ksf);
+	r = ksf_new(k, &(struct ksf_limits){.max_nodes = env->ksf_max_nodes}, &tr->ksf);
 	if (r < 0)
 		goto fail;
 	if (old) /* the previous trace's probes must be gone first */
 		trace_free(old);
-	t->paths = NULL;
+	*slot = NULL;
 	tr->id = next_trace_id++;
 	if (next_trace_id == 0)
 		next_trace_id = 1;
-	r = fill_edges(loader_path_edges(m->loader), tr->id, tr->cfg, tr->edges);
+	r = fill_edges(loader_path_edges(env->loader), tr->id, tr->cfg, tr->edges);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot fill the BPF edge table: %s", strerror(-r));
 		goto fail_bpf;
 	}
-	tr->cpu_attach = read_cpu(t->pid);
+	tr->cpu_attach = read_cpu(tr->pid);
 	tr->attach_wall_ns = now_ns(CLOCK_MONOTONIC);
-	loader_counters(m->loader, tr->ctr0, NULL);
-	r = attach_probes(t, tr, &site, err, errlen);
+	loader_counters(env->loader, tr->ctr0, NULL);
+	r = attach_probes(tr, &site, err, errlen);
 	if (r < 0)
 		goto fail_bpf;
 	/* Armed: activations may begin now that every probe is on. */
-	r = put_edge(loader_path_edges(m->loader), tr->id, KP_PATH_NONE, cfg_entry_block(tr->cfg),
+	r = put_edge(loader_path_edges(env->loader), tr->id, KP_PATH_NONE, cfg_entry_block(tr->cfg),
 		     KP_PACT_START, tr->edges ? KP_PEF_EDGES : 0, 0, 0);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot fill the BPF edge table: %s", strerror(-r));
 		goto fail_bpf;
 	}
 	/* Not sd_event_add_time_relative: the loop's cached time is stale after a wait above. */
-	r = sd_event_add_time(m->event, &tr->timer, CLOCK_MONOTONIC,
+	r = sd_event_add_time(env->event, &tr->timer, CLOCK_MONOTONIC,
 			      now_ns(CLOCK_MONOTONIC) / 1000 + (uint64_t)tr->duration_ms * 1000,
-			      1000, on_timer, t);
+			      1000, on_timer, tr);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot arm the duration timer: %s", strerror(-r));
 		goto fail_bpf;
 	}
 	tr->tracing = true;
 	tr->started_ns = now_ns(CLOCK_MONOTONIC);
-	tr->cpu_start = read_cpu(t->pid);
-	t->paths = tr;
+	tr->cpu_start = read_cpu(tr->pid);
+	*slot = tr;
 	log_info("pid %d: tracing the %s of %s (0x%" PRIx64 ", %zu blocks, %" PRIu64
 		 " paths, k %u) for %u ms",
-		 t->pid, tr->edges ? "edges (too many paths to number)" : "paths", tr->func,
+		 tr->pid, tr->edges ? "edges (too many paths to number)" : "paths", tr->func,
 		 tr->start, cfg_nblocks(tr->cfg), cfg_num_paths(tr->cfg), k, tr->duration_ms);
 	return 0;
 
@@ -572,8 +566,9 @@ fail_bpf:
 		struct bpf_cleanup *c = malloc(sizeof(*c));
 
 		if (c)
-			*c = (struct bpf_cleanup){loader_path_edges(m->loader),
-						  loader_path_threads(m->loader), tr->id, t->pid};
+			*c =
+			    (struct bpf_cleanup){loader_path_edges(env->loader),
+						 loader_path_threads(env->loader), tr->id, tr->pid};
 		tr->removal = links_remove_async(tr->links, tr->nlinks, &tr->file, 1,
 						 c ? bpf_cleanup : NULL, c);
 		tr->links = NULL;
@@ -613,9 +608,8 @@ static void desync(struct path_trace *tr, struct path_thread *th)
 	th->desync = true;
 }
 
-void paths_on_event(struct target *t, const struct kp_path *ev)
+void paths_on_event(struct path_trace *tr, const struct kp_path *ev)
 {
-	struct path_trace *tr = t->paths;
 	struct path_thread *th;
 	size_t depth;
 
@@ -672,11 +666,11 @@ void paths_on_event(struct target *t, const struct kp_path *ev)
 		return;
 	}
 	if ((tr->events & 1023) == 0) { /* the target may be gone when the trace stops */
-		struct cpu_times c = read_cpu(t->pid);
+		struct cpu_times c = read_cpu(tr->pid);
 
 		if (c.ok)
 			tr->cpu_end = c;
 	}
 	if (tr->budget && tr->path_events >= tr->budget)
-		paths_stop(t, "budget");
+		paths_stop(tr, "budget");
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* paths.h: what daemon/paths.c (the tracer) and daemon/paths_reply.c (its results) share.
+/* paths.h: the path tracer (paths.c), and what its wire mapping (paths_reply.c) reads of it.
  * The first part is the interface to the rest of kprofd, the rest is private to the tracer.
  */
 #ifndef KPROF_DAEMON_PATHS_H
@@ -8,42 +8,49 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <linux/types.h>
+#include <systemd/sd-event.h>
 
 #include "kprof/abi.h"
 #include "kprof/cfg.h"
 #include "kprof/ksf.h"
-#include "proto/kprof.pb-c.h"
-#include "target.h"
+#include "probes.h"
 
 struct path_trace;
-/* A PathsReply and the arrays it points into. */
-struct paths_msg {
-	Kprof__PathsReply r;
-	Kprof__PathBlock *bv, **bp;
-	Kprof__PathInfo *pv, **pp;
-	Kprof__PathStep *sv, **sp;
-	Kprof__PathSeq *qv, **qp;
-	Kprof__EdgeCount *ev, **ep;
-	uint64_t *ids, *levels;
+
+/* What a trace is asked for (0: the defaults). */
+struct paths_opts {
+	const char *function; /* a JIT function's name, or an address inside it (hex) */
+	unsigned k;	      /* iterations per sequence, 1-KSF_K_MAX (4) */
+	unsigned duration_ms; /* 10000 */
+	uint64_t budget;      /* events; 0: no budget */
+	bool force;	      /* probe even where the code file is also mapped writable */
 };
-/* Start tracing the paths of one JIT function of an attached target; err says why not. */
-int paths_start(struct target *t, const Kprof__PathsRequest *req, char *err, size_t errlen);
-/* End the running trace (no-op if none), keeping its results; reason goes in the reply. */
-void paths_stop(struct target *t, const char *reason);
-bool paths_tracing(const struct target *t);
+
+/* What the tracer needs of the daemon, copied at the start of a trace. */
+struct paths_env {
+	struct loader *loader;
+	sd_event *event;
+	unsigned max_paths;	/* Ball-Larus paths per function before an edge profile */
+	unsigned ksf_max_nodes; /* k-SF cap */
+};
+
+struct tsym;
+/* Start tracing the paths of one JIT function of process pid (symbols sym); the new trace
+ * replaces *slot (the last one, kept until then). err says why not. */
+int paths_start(struct path_trace **slot, const struct paths_env *env, pid_t pid, struct tsym *sym,
+		const struct paths_opts *o, char *err, size_t errlen);
+/* End the running trace (no-op if none or NULL), keeping its results; reason goes in the
+ * reply. */
+void paths_stop(struct path_trace *tr, const char *reason);
+bool paths_tracing(const struct path_trace *tr);
 /* Is the trace (running or last) of this function (a name, or an address inside it)? */
-bool paths_is_function(const struct target *t, const char *function);
-void paths_on_event(struct target *t, const struct kp_path *ev);
-/* The trace's results, at most top sequences and paths of each kind (0: all); brief: the state
- * and counters only (no k-IPF is built). -ENODATA if the target has no trace. The caller fills
- * r.target. */
-int paths_reply(const struct target *t, uint32_t top, bool brief, struct paths_msg *pm);
-void paths_msg_release(struct paths_msg *pm);
-/* A kept target's last trace, from its saved profile. */
-int paths_restore(struct target *t, const Kprof__PathsReply *saved);
-void paths_free(struct target *t);
+bool paths_is_function(const struct path_trace *tr, const char *function);
+void paths_on_event(struct path_trace *tr, const struct kp_path *ev);
+/* Stop and free (NULL: nothing). */
+void paths_free(struct path_trace *tr);
 
 #define PATHS_MAX_BLOCKS 1024 /* uprobes per traced function */
 #define PATHS_MAX_CODE (1u << 20)
@@ -63,7 +70,8 @@ struct cpu_times {
 };
 
 struct path_trace {
-	struct target *t;
+	pid_t pid;
+	struct paths_env env; /* given at creation */
 	uint32_t id;
 	char *func;
 	uint64_t start, size;
@@ -90,8 +98,10 @@ struct path_trace {
 	 * edge table, per CFG edge and per block exit; no ksf. */
 	bool edges;
 	uint64_t *edge_counts, *exit_counts, edge_activations;
-	/* A trace restored from a saved profile: its final reply (no cfg, no ksf). */
-	Kprof__PathsReply *saved;
+	/* A trace restored from a saved profile: its final reply (no cfg, no ksf), held for
+	 * paths_reply.c, which made it and gave the function that frees it. */
+	void *saved;
+	void (*saved_free)(void *saved);
 };
 
 /* The target's user and system CPU times (ok false if unreadable). */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* paths_reply.c: the results of a path trace as a kprof.PathsReply.
+/* paths_reply.c: the results of a path trace as a kprof.PathsReply (the tracer's wire mapping).
  *
  * The k-IPF is built from the trace's k-SF on each query (ksf_ipf_build; the k-SF goes on
  * taking events), walked by count, and cut to the top N paths (length 1) and sequences (2..k);
@@ -19,8 +19,8 @@
 #include "kprof/ksf.h"
 #include "clock.h"
 #include "loader.h"
-#include "manager.h"
 #include "paths.h"
+#include "paths_reply.h"
 
 static const char *term_name(enum cfg_term t)
 {
@@ -176,11 +176,11 @@ static void fill_stats(const struct path_trace *tr, Kprof__PathsReply *r)
 	const uint64_t *c1 = tr->tracing ? NULL : tr->ctr1;
 	uint64_t ctr_now[KP_CTR_NR];
 	uint64_t end_ns = tr->tracing ? now_ns(CLOCK_MONOTONIC) : tr->stopped_ns;
-	struct cpu_times now = tr->tracing ? read_cpu(tr->t->pid) : tr->cpu_end;
+	struct cpu_times now = tr->tracing ? read_cpu(tr->pid) : tr->cpu_end;
 	double before, during;
 
 	if (!c1) {
-		loader_counters(tr->t->m->loader, ctr_now, NULL);
+		loader_counters(tr->env.loader, ctr_now, NULL);
 		c1 = ctr_now;
 	}
 	cfg_get_stats(tr->cfg, &cs);
@@ -402,7 +402,7 @@ int paths_reply(const struct target *t, uint32_t top, bool brief, struct paths_m
 	if (!tr)
 		return -ENODATA;
 	if (tr->saved) {
-		pm->r = *tr->saved; /* shallow: points into the saved message */
+		pm->r = *(const Kprof__PathsReply *)tr->saved; /* shallow: points into it */
 		if (top && pm->r.n_sequences > top)
 			pm->r.n_sequences = top;
 		if (brief)
@@ -414,6 +414,11 @@ int paths_reply(const struct target *t, uint32_t top, bool brief, struct paths_m
 		return 0;
 	}
 	return build_live(tr, top, pm);
+}
+
+static void saved_free(void *saved)
+{
+	kprof__paths_reply__free_unpacked(saved, NULL);
 }
 
 /* A saved trace must be consistent before queries trust it: -EBADMSG otherwise. */
@@ -451,15 +456,16 @@ int paths_restore(struct target *t, const Kprof__PathsReply *saved)
 	tr = calloc(1, sizeof(*tr));
 	if (!tr)
 		return -ENOMEM;
-	tr->t = t;
+	tr->pid = t->pid;
+	tr->saved_free = saved_free;
 	tr->saved = kprof__paths_reply__unpack(NULL, len, buf);
 	tr->func = strdup(saved->function ? saved->function : "");
 	if (!tr->saved || !tr->func) {
 		trace_free(tr);
 		return -ENOMEM;
 	}
-	tr->saved->state = KPROF__PATHS_STATE__PATHS_STATE_DONE;
-	tr->saved->target = NULL;
+	((Kprof__PathsReply *)tr->saved)->state = KPROF__PATHS_STATE__PATHS_STATE_DONE;
+	((Kprof__PathsReply *)tr->saved)->target = NULL;
 	trace_free(t->paths);
 	t->paths = tr;
 	return 0;

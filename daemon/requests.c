@@ -29,8 +29,8 @@
 #include "paths.h"
 #include "ringbuf.h"
 #include "symbolize.h"
-#include "store.h"
-#include "target.h"
+#include "paths_reply.h"
+#include "target_pb.h"
 #include "transport.h"
 #include "log.h"
 
@@ -603,7 +603,7 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 		return;
 	}
 	if ((tree_src ? hcct_query(tree_src, num, den, &tree)
-		      : target_saved_hcct_query(t, num, den, &tree)) < 0) {
+		      : hcct_tree_filter(t->saved_hcct, num, den, &tree)) < 0) {
 		reply_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
@@ -636,7 +636,7 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 	if (tree_src)
 		hcct_get_stats(tree_src, &hs);
 	else
-		hs.nodes = t->n_saved_hcct;
+		hs.nodes = t->saved_hcct->len;
 	target_fill_pb(t, &tpb);
 	hr.target = &tpb;
 	hr.n = tree->n;
@@ -679,8 +679,14 @@ static void do_paths(struct client *cl, const Kprof__PathsRequest *req)
 			}
 			attached_here = true;
 		}
-		if (!(paths_tracing(t) && paths_is_function(t, req->function))) {
-			err = paths_start(t, req, err_msg, sizeof(err_msg));
+		if (!(paths_tracing(t->paths) && paths_is_function(t->paths, req->function))) {
+			const struct paths_opts po = {.function = req->function,
+						      .k = req->k,
+						      .duration_ms = req->duration_ms,
+						      .budget = req->budget,
+						      .force = req->force};
+
+			err = target_paths_start(t, &po, err_msg, sizeof(err_msg));
 			if (err < 0) {
 				if (attached_here) /* a failed request leaves nothing behind */
 					manager_forget(m, t);
@@ -693,7 +699,7 @@ static void do_paths(struct client *cl, const Kprof__PathsRequest *req)
 		if (!t)
 			return;
 		if (req->op == KPROF__PATHS_OP__PATHS_OP_STOP)
-			paths_stop(t, "stopped");
+			paths_stop(t->paths, "stopped");
 	}
 	err = paths_reply(t, req->top, req->brief, &pm);
 	if (err < 0) {

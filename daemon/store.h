@@ -1,41 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* store.h: kept profiles on disk (store.c) and the SavedProfile message built from a target. */
+/* store.h: named blobs in the state directory (store.c). */
 #ifndef KPROF_DAEMON_STORE_H
 #define KPROF_DAEMON_STORE_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
-
-#include "paths.h"
-#include "proto/kprof.pb-c.h"
-
-struct manager;
-struct target;
-
-/* A target's profile as a kprof.SavedProfile message (for the state directory and for export);
- * it points into the target's profile, so use it before the target changes. */
-struct saved_msg {
-	Kprof__SavedProfile msg;
-	Kprof__Target target;
-	Kprof__SavedFunction *fv, **fp;
-	Kprof__SavedStack *sv, **sp;
-	Kprof__SavedHcctNode *hv, **hp;
-	struct paths_msg pm; /* the last path trace, if any */
-};
-int saved_msg_build(const struct target *t, struct saved_msg *m);
-void saved_msg_release(struct saved_msg *m);
 
 struct store;
-/* Open (creating) the state directory; profiles go to DIR/profiles. */
+/* Open (creating) the state directory; blobs go to DIR/profiles. */
 int store_open(const char *dir, struct store **ret);
 void store_free(struct store *st);
-/* Write t's profile (atomically: temporary file, then rename); sets t->saved_name. */
-int store_save(struct store *st, struct target *t);
-/* Delete t's file, if it has one. */
-void store_remove(struct store *st, struct target *t);
-/* Rebuild every saved profile as a kept target; returns how many. */
-int store_load(struct store *st, struct manager *m);
+/* The directory the blobs are in (for messages). */
+const char *store_path(const struct store *st);
+/* Write the blob name (a plain file name) atomically: temporary file, fsync, rename. */
+int store_write(struct store *st, const char *name, const void *buf, size_t len);
+/* Delete the blob name, if there is one (NULL: nothing). */
+void store_remove(struct store *st, const char *name);
+/* Each blob: 0 to keep it, a negative errno when it is unusable (it is then renamed
+ * NAME.bad, with the reason logged). */
+typedef int (*store_blob_fn)(void *ctx, const char *name, const uint8_t *buf, size_t len);
+/* Hand every blob whose name ends in suffix to fn; returns how many it kept. */
+int store_foreach(struct store *st, const char *suffix, store_blob_fn fn, void *ctx);
 
 #endif

@@ -53,7 +53,7 @@ struct elf_entry {
 	unsigned refs;
 	uid_t uid;	/* charged to */
 	uint64_t bytes; /* charged */
-	int failed; /* not an ELF file or no symbols: remembered so it is not parsed again */
+	int failed;	/* not an ELF file or no symbols: remembered so it is not parsed again */
 	char *module;
 	struct elfsym es;
 };
@@ -455,10 +455,10 @@ void tsym_refresh(struct tsym *ts)
 		/* A parsed line costs about its bytes plus an entry: charge twice the bytes. */
 		if (budget_charge(ts->sz->budget, ts->uid, 2 * (uint64_t)n) < 0) {
 			if (!ts->refused++)
-				log_warn("pid %d: perf map %s read up to %llu bytes: uid %u's symbol "
-					 "budget is spent",
-					 ts->pid, ts->pm_path, (unsigned long long)ts->pm_off,
-					 ts->uid);
+				log_warn(
+				    "pid %d: perf map %s read up to %llu bytes: uid %u's symbol "
+				    "budget is spent",
+				    ts->pid, ts->pm_path, (unsigned long long)ts->pm_off, ts->uid);
 			break;
 		}
 		ts->pm_charged += 2 * (uint64_t)n;

@@ -16,9 +16,8 @@
 #include <time.h>
 
 #include "kprof/cleanup.h"
-#include "kprof/saved.h"
 #include "clock.h"
-#include "manager.h"
+#include "kprof/config.h"
 #include "paths.h"
 #include "symbolize.h"
 #include "target.h"
@@ -92,14 +91,15 @@ static int read_identity(struct target *t)
 	return 0;
 }
 
-int target_new(struct manager *m, pid_t pid, const struct attach_opts *o, struct target **ret)
+int target_new(const struct target_env *env, pid_t pid, const struct attach_opts *o,
+	       struct target **ret)
 {
 	struct target *t = calloc(1, sizeof(*t));
 	int err;
 
 	if (!t)
 		return -ENOMEM;
-	t->m = m;
+	t->env = env;
 	t->pid = pid;
 	t->freq = o->freq;
 	t->duration_sec = o->duration_sec;
@@ -112,20 +112,21 @@ int target_new(struct manager *m, pid_t pid, const struct attach_opts *o, struct
 	err = t->ids && t->memo ? read_identity(t) : -ENOMEM;
 	if (err < 0)
 		goto fail;
-	err = profile_new(&(struct profile_limits){.max_stacks = m->cfg.max_stacks,
-						   .max_stack_ids = 32 * (size_t)m->cfg.max_stacks},
-			  &t->profile);
+	err = profile_new(
+	    &(struct profile_limits){.max_stacks = env->cfg->max_stacks,
+				     .max_stack_ids = 32 * (size_t)env->cfg->max_stacks},
+	    &t->profile);
 	if (err < 0)
 		goto fail;
 	/* Memory bounded by eps: m counters, at most 32 m + 1024 MCCT nodes. */
 	err = hcct_new(&(struct hcct_params){.slots = hcct_slots_for_eps(t->eps),
-					     .max_nodes = m->cfg.hcct_max_nodes,
+					     .max_nodes = env->cfg->hcct_max_nodes,
 					     .max_depth = 2 * KP_MAX_STACK + 1},
 		       &t->hcct);
 	if (err < 0)
 		goto fail;
-	err = tsym_new(m->sym, pid, t->proc_uid, t->proc_euid,
-		       (uint64_t)m->cfg.perfmap_max_mb << 20, &t->sym);
+	err = tsym_new(env->sym, pid, t->proc_uid, t->proc_euid,
+		       (uint64_t)env->cfg->perfmap_max_mb << 20, &t->sym);
 	if (err < 0)
 		goto fail;
 	t->cache_gen = tsym_generation(t->sym);
@@ -136,67 +137,13 @@ fail:
 	return err;
 }
 
-int target_restore(struct manager *m, const Kprof__SavedProfile *sp, struct target **ret)
-{
-	const Kprof__Target *pb = sp->target;
-	_cleanup_free_ uint32_t *map = NULL;
-	struct target *t;
-	int err;
-
-	err = saved_check(sp);
-	if (err < 0)
-		return err;
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	t->m = m;
-	t->pid = pb->pid;
-	t->uid = pb->uid;
-	snprintf(t->comm, sizeof(t->comm), "%s", pb->comm ? pb->comm : "");
-	t->state =
-	    pb->state == KPROF__TARGET_STATE__TARGET_STATE_EXITED ? TARGET_EXITED : TARGET_DETACHED;
-	t->freq = pb->freq_hz;
-	t->duration_sec = pb->duration_sec;
-	t->exit_code = pb->exit_code;
-	t->attached_ns = pb->attached_at_ns;
-	t->ended_ns = pb->ended_at_ns;
-	t->samples = pb->samples;
-	t->truncated = pb->truncated_stacks;
-	t->eps = pb->eps;
-	t->hcct_kernel = pb->hcct_kernel;
-	t->saved_jit_symbols = pb->jit_symbols;
-	t->saved_bad_lines = pb->perfmap_bad_lines;
-	t->saved_perfmap_path = strdup(pb->perfmap_path ? pb->perfmap_path : "");
-	err = t->saved_perfmap_path ? saved_profile(sp, NULL, &t->profile, &map) : -ENOMEM;
-	/* The saved HCCT (checked by saved_check), its functions mapped to the profile's ids. */
-	if (err >= 0 && sp->n_hcct) {
-		t->saved_hcct = calloc(sp->n_hcct, sizeof(*t->saved_hcct));
-		if (!t->saved_hcct)
-			err = -ENOMEM;
-		for (size_t i = 0; err >= 0 && i < sp->n_hcct; i++) {
-			t->saved_hcct[i] = *sp->hcct[i];
-			t->saved_hcct[i].func = map[sp->hcct[i]->func];
-		}
-		t->n_saved_hcct = sp->n_hcct;
-		t->saved_hcct_n = sp->hcct_n;
-	}
-	if (err >= 0 && sp->paths)
-		err = paths_restore(t, sp->paths);
-	if (err < 0) {
-		target_free(t);
-		return err;
-	}
-	*ret = t;
-	return 0;
-}
-
 void target_free(struct target *t)
 {
 	if (!t)
 		return;
-	target_calls_free(t);
-	paths_free(t);
-	free(t->saved_hcct);
+	calls_free(&t->calls);
+	paths_free(t->paths);
+	hcct_tree_free(t->saved_hcct);
 	free(t->saved_name);
 	free(t->saved_perfmap_path);
 	hcct_free(t->hcct);
@@ -286,7 +233,7 @@ uint64_t target_memory(const struct target *t)
 	uint64_t n;
 
 	profile_get_stats(t->profile, &ps);
-	n = ps.memory + t->n_saved_hcct * sizeof(*t->saved_hcct);
+	n = ps.memory + (t->saved_hcct ? t->saved_hcct->len * sizeof(*t->saved_hcct->entries) : 0);
 	if (t->hcct) {
 		hcct_get_stats(t->hcct, &hs);
 		n += hs.bytes;
@@ -363,191 +310,24 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	profile_add_hashed(t->profile, s->tid, t->ids, n, 1, hash);
 }
 
-void target_fill_pb(const struct target *t, Kprof__Target *pb)
+void target_on_call(struct target *t, const struct kp_call *c)
 {
-	struct profile_stats ps;
-	struct tsym_stats ss;
-
-	profile_get_stats(t->profile, &ps);
-	if (t->sym) {
-		tsym_get_stats(t->sym, &ss);
-	} else {
-		memset(&ss, 0, sizeof(ss));
-		ss.jit_symbols = t->saved_jit_symbols;
-		ss.perfmap_bad_lines = t->saved_bad_lines;
-		ss.refused = t->saved_refused;
-	}
-	pb->pid = t->pid;
-	pb->uid = t->uid;
-	pb->comm = (char *)t->comm;
-	pb->state = t->state == TARGET_ATTACHED ? KPROF__TARGET_STATE__TARGET_STATE_ATTACHED
-		    : t->state == TARGET_EXITED ? KPROF__TARGET_STATE__TARGET_STATE_EXITED
-						: KPROF__TARGET_STATE__TARGET_STATE_DETACHED;
-	pb->freq_hz = t->freq;
-	pb->samples = t->samples;
-	pb->attached_at_ns = t->attached_ns;
-	pb->ended_at_ns = t->ended_ns;
-	pb->duration_sec = t->duration_sec;
-	pb->exit_code = t->exit_code;
-	pb->jit_symbols = ss.jit_symbols;
-	pb->perfmap_bad_lines = ss.perfmap_bad_lines;
-	pb->symbols_refused = ss.refused;
-	pb->save_failures = t->save_failures;
-	pb->samples_refused = t->samples_refused;
-	pb->perfmap_path = t->sym ? (char *)tsym_perfmap_path(t->sym) : t->saved_perfmap_path;
-	pb->stacks = ps.stacks;
-	pb->lost_stacks = ps.lost;
-	pb->truncated_stacks = t->truncated;
-	pb->eps = t->eps;
-	pb->hcct_kernel = t->hcct_kernel;
-	pb->calls = t->calls.enabled;
-	if (t->calls.enabled) {
-		const struct calls *c = &t->calls;
-		uint64_t now = c->ended_ns ? c->ended_ns : now_ns(CLOCK_MONOTONIC);
-		/* The window the probes were asked to be in place; their removal's wait for the
-		 * kernel's grace period comes after the breakpoints are gone. */
-		uint64_t active = c->active_ns + (c->on_since_ns ? now - c->on_since_ns : 0);
-
-		pb->call_events = c->events;
-		pb->bursts = c->bursts;
-		pb->probes = c->nprobes;
-		pb->unmatched_exits = c->unmatched_exits;
-		pb->calls_duty = now > c->enabled_ns ? (double)active / (now - c->enabled_ns) : 0;
-	}
+	calls_on_event(&t->calls, c, profile_nfuncs(t->profile));
 }
 
-/* The cursor of thread tid (open addressing on a fixed table), NULL when the table is full. */
-static struct hcct_cursor *thread_cursor(struct calls *c, uint32_t tid)
+int target_paths_start(struct target *t, const struct paths_opts *o, char *err, size_t errlen)
 {
-	size_t j;
+	const struct paths_env env = {
+	    .loader = t->env->loader,
+	    .event = t->env->event,
+	    .max_paths = t->env->cfg->max_paths,
+	    .ksf_max_nodes = t->env->cfg->ksf_max_nodes,
+	};
 
-	if (!c->threads) {
-		c->threads = calloc(CALLS_MAX_THREADS, sizeof(*c->threads));
-		if (!c->threads)
-			return NULL;
+	if (t->state != TARGET_ATTACHED) {
+		snprintf(err, errlen, "pid %d is not attached (%s): nothing to trace", t->pid,
+			 t->state == TARGET_EXITED ? "it exited" : "detached");
+		return -ESRCH;
 	}
-	for (j = (tid * 2654435761u) & (CALLS_MAX_THREADS - 1); c->threads[j].tid;
-	     j = (j + 1) & (CALLS_MAX_THREADS - 1)) {
-		if (c->threads[j].tid == tid)
-			return &c->threads[j].cur;
-	}
-	if (c->nthreads * 2 >= CALLS_MAX_THREADS)
-		return NULL;
-	c->nthreads++;
-	c->threads[j].tid = tid;
-	return &c->threads[j].cur;
-}
-
-void target_on_call(struct target *t, const struct kp_call *ev)
-{
-	struct calls *c = &t->calls;
-	struct hcct_cursor *cur;
-
-	if (!c->exact || ev->func >= profile_nfuncs(t->profile))
-		return;
-	c->events++;
-	if (!ev->exit) {
-		if (ev->func >= c->ncounts) {
-			size_t n = profile_nfuncs(t->profile);
-			uint64_t *v = realloc(c->counts, n * sizeof(*v));
-
-			if (!v)
-				return;
-			memset(v + c->ncounts, 0, (n - c->ncounts) * sizeof(*v));
-			c->counts = v;
-			c->ncounts = n;
-		}
-		c->counts[ev->func]++;
-	}
-	cur = thread_cursor(c, ev->tid);
-	if (!cur) {
-		c->lost_threads++;
-		return;
-	}
-	if (!ev->exit)
-		hcct_cursor_enter(c->exact, cur, ev->func, 0);
-	else if (hcct_cursor_exit(c->exact, cur) < 0)
-		c->unmatched_exits++; /* entered before the probes were attached */
-}
-
-void target_calls_reset_cursors(struct target *t)
-{
-	struct calls *c = &t->calls;
-
-	for (size_t j = 0; c->threads && j < CALLS_MAX_THREADS; j++) {
-		if (c->threads[j].tid)
-			hcct_cursor_release(c->exact, &c->threads[j].cur);
-		c->threads[j].tid = 0;
-	}
-	c->nthreads = 0;
-}
-
-void target_calls_free(struct target *t)
-{
-	struct calls *c = &t->calls;
-
-	calls_off(t);
-	removal_put(c->removal);
-	c->removal = NULL;
-	c->timer = sd_event_source_disable_unref(c->timer);
-	free(c->threads);
-	c->threads = NULL;
-	free(c->probes);
-	c->probes = NULL;
-	free(c->counts);
-	c->counts = NULL;
-	hcct_free(c->exact);
-	c->exact = NULL;
-}
-
-int target_saved_hcct_query(const struct target *t, uint64_t num, uint64_t den,
-			    struct hcct_tree **ret)
-{
-	size_t n = t->n_saved_hcct, k = 0;
-	uint64_t thr = den ? (uint64_t)((unsigned __int128)num * t->saved_hcct_n / den) : 0;
-	_cleanup_free_ uint32_t *newidx = calloc(n ? n : 1, sizeof(*newidx));
-	_cleanup_free_ bool *keep = calloc(n ? n : 1, sizeof(*keep));
-	struct hcct_tree *tree = calloc(1, sizeof(*tree));
-
-	if (!newidx || !keep || !tree ||
-	    !(tree->entries = calloc(n ? n : 1, sizeof(*tree->entries)))) {
-		hcct_tree_free(tree);
-		return -ENOMEM;
-	}
-	/* Hot: monitored with count >= floor(phi N); kept: hot or an ancestor of a hot node.
-	 * Parents come first, so one backward pass marks the ancestors. */
-	for (size_t i = n; i-- > 0;) {
-		const Kprof__SavedHcctNode *h = &t->saved_hcct[i];
-
-		if (h->monitored && h->count >= thr && h->count > 0)
-			keep[i] = true;
-		if (keep[i] && h->parent >= 0)
-			keep[h->parent] = true;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const Kprof__SavedHcctNode *h = &t->saved_hcct[i];
-		struct hcct_entry *e;
-
-		if (!keep[i])
-			continue;
-		newidx[i] = k;
-		e = &tree->entries[k++];
-		e->id = h->func;
-		e->count = h->monitored ? h->count : 0;
-		e->err = h->monitored ? h->err : 0;
-		e->parent = h->parent < 0 ? HCCT_NONE : newidx[h->parent];
-		e->depth = h->parent < 0 ? 1 : tree->entries[newidx[h->parent]].depth + 1;
-		e->slot = HCCT_NONE;
-		e->flags = (h->monitored ? HCCT_ENTRY_MONITORED : 0) |
-			   (h->monitored && h->count >= thr && h->count > 0 ? HCCT_ENTRY_HOT : 0);
-		if (h->parent >= 0)
-			tree->entries[newidx[h->parent]].children++;
-	}
-	tree->len = k;
-	tree->n = t->saved_hcct_n;
-	tree->phi_num = num;
-	tree->phi_den = den;
-	tree->threshold = thr;
-	*ret = tree;
-	return 0;
+	return paths_start(&t->paths, &env, t->pid, t->sym, o, err, errlen);
 }

@@ -12,13 +12,15 @@
 #include <systemd/sd-event.h>
 
 #include "exact.h"
+#include "paths.h"
 #include "kprof/abi.h"
 #include "kprof/hcct.h"
 #include "kprof/profile.h"
-#include "proto/kprof.pb-c.h"
 
-struct manager;
+struct config;
+struct loader;
 struct path_trace;
+struct symbolizer;
 struct tsym;
 
 enum target_state {
@@ -32,12 +34,21 @@ struct frame_memo {
 	uint32_t id[KP_MAX_STACK];
 };
 
+/* What a target needs of the daemon, given at creation; the manager's, and alive as long as the
+ * manager (settings change in place on reload). */
+struct target_env {
+	const struct config *cfg;
+	struct symbolizer *sym;
+	struct loader *loader;
+	sd_event *event;
+};
+
 struct target {
 	struct target *next;
-	struct manager *m;
+	const struct target_env *env;
 	pid_t pid;
-	uint64_t start_ticks;	  /* clock ticks after boot: pid and start name the process */
-	uid_t uid;		  /* who may profile it: the process's uid, or 0 (proc_ident_owner) */
+	uint64_t start_ticks; /* clock ticks after boot: pid and start name the process */
+	uid_t uid;	      /* who may profile it: the process's uid, or 0 (proc_ident_owner) */
 	uid_t proc_uid, proc_euid; /* the process's real and effective uids at attach */
 	char comm[17];
 	enum target_state state;
@@ -57,10 +68,9 @@ struct target {
 	struct frame_memo *memo;
 	struct hcct *hcct; /* hot calling contexts of the samples; NULL for a restored profile */
 	struct calls calls;
-	/* A restored profile's HCCT: the saved MCCT, queried by filtering (hcct is NULL then). */
-	Kprof__SavedHcctNode *saved_hcct;
-	size_t n_saved_hcct;
-	uint64_t saved_hcct_n;
+	/* A restored profile's HCCT: the saved MCCT as a snapshot, queried with hcct_tree_filter
+	 * (hcct is NULL then). */
+	struct hcct_tree *saved_hcct;
 	double eps;
 	bool hcct_kernel;
 	char *saved_name; /* file in the state directory holding this profile, if written */
@@ -103,7 +113,8 @@ int proc_ident_read(pid_t pid, struct proc_ident *id);
 uid_t proc_ident_owner(const struct proc_ident *id);
 
 /* -ECHILD: a zombie. */
-int target_new(struct manager *m, pid_t pid, const struct attach_opts *o, struct target **ret);
+int target_new(const struct target_env *env, pid_t pid, const struct attach_opts *o,
+	       struct target **ret);
 /* The target ended: free its symbol sources (perf map, mappings), keeping their counts. */
 void target_drop_symbols(struct target *t);
 /* Memory held by the target's profile, HCCTs and path trace. */
@@ -112,15 +123,8 @@ void target_free(struct target *t);
 void target_add_sample(struct target *t, const struct kp_sample *s);
 /* Exact mode: a probe hit. */
 void target_on_call(struct target *t, const struct kp_call *c);
-/* Exact mode: forget where every thread stands (probes went away). */
-void target_calls_reset_cursors(struct target *t);
-void target_calls_free(struct target *t);
-/* The (phi, eps)-HCCT of a restored profile, from its saved MCCT. */
-int target_saved_hcct_query(const struct target *t, uint64_t num, uint64_t den,
-			    struct hcct_tree **ret);
-void target_fill_pb(const struct target *t, Kprof__Target *pb);
-/* A kept target rebuilt from a saved profile (validated: -EBADMSG if inconsistent). */
-int target_restore(struct manager *m, const Kprof__SavedProfile *sp, struct target **ret);
+/* Start tracing the paths of one JIT function of an attached target; err says why not. */
+int target_paths_start(struct target *t, const struct paths_opts *o, char *err, size_t errlen);
 /* Who besides root may profile process pid (proc_ident_owner): -ESRCH if there is none or it
  * is a zombie. */
 int target_proc_uid(pid_t pid, uid_t *uid);

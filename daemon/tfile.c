@@ -34,10 +34,9 @@
 
 /* Filesystems whose files are the kernel's or another process's, never a target's data. */
 static const long kernel_fs[] = {
-    PROC_SUPER_MAGIC,	SYSFS_MAGIC,	  DEBUGFS_MAGIC,	TRACEFS_MAGIC,
-    SECURITYFS_MAGIC,	CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC, BPF_FS_MAGIC,
-    DEVPTS_SUPER_MAGIC, SELINUX_MAGIC,	  SMACK_MAGIC,		PSTOREFS_MAGIC,
-    EFIVARFS_MAGIC,	NSFS_MAGIC,
+    PROC_SUPER_MAGIC,	SYSFS_MAGIC,	     DEBUGFS_MAGIC,  TRACEFS_MAGIC,	 SECURITYFS_MAGIC,
+    CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC, BPF_FS_MAGIC,   DEVPTS_SUPER_MAGIC, SELINUX_MAGIC,
+    SMACK_MAGIC,	PSTOREFS_MAGIC,	     EFIVARFS_MAGIC, NSFS_MAGIC,
 };
 
 static int check(int fd, const struct tfile_want *want, struct stat *st, char *why, size_t len)
@@ -52,8 +51,8 @@ static int check(int fd, const struct tfile_want *want, struct stat *st, char *w
 	}
 	if (!S_ISREG(st->st_mode)) {
 		/* O_PATH | O_NOFOLLOW opens a symbolic link itself. */
-		snprintf(why, len, "it is %s", S_ISLNK(st->st_mode) ? "a symbolic link"
-								     : "not a regular file");
+		snprintf(why, len, "it is %s",
+			 S_ISLNK(st->st_mode) ? "a symbolic link" : "not a regular file");
 		return -EPERM;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(kernel_fs); i++) {
@@ -67,9 +66,8 @@ static int check(int fd, const struct tfile_want *want, struct stat *st, char *w
 		return 0;
 	/* Through an overlay the path shows the overlay's device; /proc/PID/maps shows the
 	 * layer's. The inode number is the layer's in both (xino or one layer filesystem). */
-	if (want->check_id &&
-	    (st->st_ino != want->ino ||
-	     (st->st_dev != want->dev && sf.f_type != OVERLAYFS_SUPER_MAGIC))) {
+	if (want->check_id && (st->st_ino != want->ino ||
+			       (st->st_dev != want->dev && sf.f_type != OVERLAYFS_SUPER_MAGIC))) {
 		snprintf(why, len, "it is not the file mapped (inode %llu, mapped %llu)",
 			 (unsigned long long)st->st_ino, (unsigned long long)want->ino);
 		return -ESTALE;
@@ -104,7 +102,8 @@ int tfile_open(int dirfd, const char *path, bool in_root, const struct tfile_wan
 	pfd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 	if (pfd < 0) {
 		err = -errno;
-		snprintf(why, whylen, "%s", err == -ELOOP ? "it is a symbolic link" : strerror(-err));
+		snprintf(why, whylen, "%s",
+			 err == -ELOOP ? "it is a symbolic link" : strerror(-err));
 		return err;
 	}
 	err = check(pfd, want, st, why, whylen);

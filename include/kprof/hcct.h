@@ -173,6 +173,11 @@ uint64_t hcct_threshold(const struct hcct *h, uint64_t phi_num, uint64_t phi_den
 int hcct_query(const struct hcct *h, uint64_t phi_num, uint64_t phi_den, struct hcct_tree **ret);
 /* Every live MCCT node (cursor paths included), same format, no HOT flags, threshold 0. */
 int hcct_snapshot(const struct hcct *h, struct hcct_tree **ret);
+/* The (phi, eps)-HCCT of a snapshot (hcct_snapshot, or one rebuilt from a saved profile): the
+ * same entries hcct_query would give on the HCCT the snapshot was taken of. Entries must list
+ * every parent before its children (-EINVAL otherwise). */
+int hcct_tree_filter(const struct hcct_tree *snap, uint64_t phi_num, uint64_t phi_den,
+		     struct hcct_tree **ret);
 void hcct_tree_free(struct hcct_tree *t);
 
 void hcct_get_stats(const struct hcct *h, struct hcct_stats *st);

@@ -862,6 +862,68 @@ static void test_random_stacks(void **state)
 	}
 }
 
+/* A snapshot filtered by phi (what a restored profile answers from) is entry for entry the
+ * query of the live HCCT, at every phi, including an empty result and phi = 1. */
+static void test_tree_filter(void **state)
+{
+	struct rng r = {4242};
+	static const uint64_t phis[][2] = {{0, 1}, {1, 1000}, {1, 100}, {1, 20}, {1, 3}, {1, 1}};
+
+	(void)state;
+	for (int round = 0; round < 100; round++) {
+		struct hcct *h = new_hcct(1 + below(&r, 20), 0, 0, 0);
+		struct hcct_tree *snap = NULL;
+		size_t len = below(&r, 400);
+
+		for (size_t i = 0; i < len; i++) {
+			uint32_t ids[8];
+			size_t n = 1 + below(&r, 8);
+
+			for (size_t k = 0; k < n; k++)
+				ids[k] = skewed(&r, 6);
+			assert_int_equal(hcct_add_stack(h, ids, n, 1 + below(&r, 3)), 0);
+		}
+		assert_int_equal(hcct_snapshot(h, &snap), 0);
+		for (size_t k = 0; k < sizeof(phis) / sizeof(phis[0]); k++) {
+			struct hcct_tree *q = NULL, *f = NULL;
+
+			assert_int_equal(hcct_query(h, phis[k][0], phis[k][1], &q), 0);
+			assert_int_equal(hcct_tree_filter(snap, phis[k][0], phis[k][1], &f), 0);
+			assert_int_equal(f->len, q->len);
+			assert_int_equal(f->n, q->n);
+			assert_int_equal(f->threshold, q->threshold);
+			for (size_t i = 0; i < q->len; i++) {
+				const struct hcct_entry *a = &q->entries[i], *b = &f->entries[i];
+
+				assert_int_equal(a->id, b->id);
+				assert_int_equal(a->call_site, b->call_site);
+				assert_int_equal(a->count, b->count);
+				assert_int_equal(a->err, b->err);
+				assert_int_equal(a->parent, b->parent);
+				assert_int_equal(a->depth, b->depth);
+				assert_int_equal(a->flags, b->flags);
+				assert_int_equal(a->children, b->children);
+			}
+			hcct_tree_free(q);
+			hcct_tree_free(f);
+		}
+		hcct_tree_free(snap);
+		hcct_free(h);
+	}
+	/* Bad input: a parent after its child, phi above 1, no denominator. */
+	{
+		struct hcct_entry e[2] = {{.id = 1, .parent = 1, .flags = HCCT_ENTRY_MONITORED},
+					  {.id = 2, .parent = HCCT_NONE}};
+		struct hcct_tree bad = {.n = 1, .len = 2, .entries = e}, *out = NULL;
+
+		assert_int_equal(hcct_tree_filter(&bad, 0, 1, &out), -EINVAL);
+		bad.len = 0;
+		assert_int_equal(hcct_tree_filter(&bad, 2, 1, &out), -EINVAL);
+		assert_int_equal(hcct_tree_filter(&bad, 1, 0, &out), -EINVAL);
+		assert_null(out);
+	}
+}
+
 /* Several threads feeding one HCCT, each with its own cursor, mixed with sampled stacks. */
 static void test_random_cursors(void **state)
 {
@@ -1526,6 +1588,7 @@ int main(void)
 	    cmocka_unit_test(test_depth_cap),	   cmocka_unit_test(test_node_cap),
 	    cmocka_unit_test(test_memory_bound),   cmocka_unit_test(test_index_wide),
 	    cmocka_unit_test(test_index_cap),	   cmocka_unit_test(test_index_random),
+	    cmocka_unit_test(test_tree_filter),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

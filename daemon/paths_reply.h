@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* paths_reply.h: a path trace's results as a kprof.PathsReply, and back (paths_reply.c). */
+#ifndef KPROF_DAEMON_PATHS_REPLY_H
+#define KPROF_DAEMON_PATHS_REPLY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "proto/kprof.pb-c.h"
+#include "target.h"
+
+/* A PathsReply and the arrays it points into. */
+struct paths_msg {
+	Kprof__PathsReply r;
+	Kprof__PathBlock *bv, **bp;
+	Kprof__PathInfo *pv, **pp;
+	Kprof__PathStep *sv, **sp;
+	Kprof__PathSeq *qv, **qp;
+	Kprof__EdgeCount *ev, **ep;
+	uint64_t *ids, *levels;
+};
+/* The trace's results, at most top sequences and paths of each kind (0: all); brief: the state
+ * and counters only (no k-IPF is built). -ENODATA if the target has no trace. The caller fills
+ * r.target. */
+int paths_reply(const struct target *t, uint32_t top, bool brief, struct paths_msg *pm);
+void paths_msg_release(struct paths_msg *pm);
+/* A kept target's last trace, from its saved profile. */
+int paths_restore(struct target *t, const Kprof__PathsReply *saved);
+
+#endif

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* target_pb.c: a target as protobuf: its facts (kprof.Target), its whole profile
+ * (kprof.SavedProfile, for the state directory and for export) and back.
+ *
+ * The only place that maps between struct target and the wire types: the domain objects hold
+ * domain types (a restored HCCT is an HCCT snapshot, queried with hcct_tree_filter) and the
+ * messages built here point into the target, so they are used before the target changes. A
+ * saved profile is checked by saved_check (proto/saved.c, also what kprofctl and fuzz_saved
+ * run) before anything of it is used.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kprof/cleanup.h"
+#include "kprof/saved.h"
+#include "target_pb.h"
+#include "clock.h"
+#include "paths.h"
+#include "paths_reply.h"
+#include "symbolize.h"
+
+/* The saved MCCT (checked by saved_check: parents before children, ids in range) as an HCCT
+ * snapshot, its functions mapped to the restored profile's ids. */
+static int restore_hcct(const Kprof__SavedProfile *sp, const uint32_t *map, struct hcct_tree **ret)
+{
+	struct hcct_tree *tree = calloc(1, sizeof(*tree));
+
+	if (!tree || !(tree->entries = calloc(sp->n_hcct, sizeof(*tree->entries)))) {
+		hcct_tree_free(tree);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < sp->n_hcct; i++) {
+		const Kprof__SavedHcctNode *h = sp->hcct[i];
+		struct hcct_entry *e = &tree->entries[i];
+
+		e->id = map[h->func];
+		e->count = h->count;
+		e->err = h->err;
+		e->parent = h->parent < 0 ? HCCT_NONE : (uint32_t)h->parent;
+		e->depth = h->parent < 0 ? 1 : tree->entries[h->parent].depth + 1;
+		e->slot = HCCT_NONE;
+		e->flags = h->monitored ? HCCT_ENTRY_MONITORED : 0;
+		if (h->parent >= 0)
+			tree->entries[h->parent].children++;
+	}
+	tree->len = sp->n_hcct;
+	tree->n = sp->hcct_n;
+	*ret = tree;
+	return 0;
+}
+
+void target_fill_pb(const struct target *t, Kprof__Target *pb)
+{
+	struct profile_stats ps;
+	struct tsym_stats ss;
+
+	profile_get_stats(t->profile, &ps);
+	if (t->sym) {
+		tsym_get_stats(t->sym, &ss);
+	} else {
+		memset(&ss, 0, sizeof(ss));
+		ss.jit_symbols = t->saved_jit_symbols;
+		ss.perfmap_bad_lines = t->saved_bad_lines;
+		ss.refused = t->saved_refused;
+	}
+	pb->pid = t->pid;
+	pb->uid = t->uid;
+	pb->comm = (char *)t->comm;
+	pb->state = t->state == TARGET_ATTACHED ? KPROF__TARGET_STATE__TARGET_STATE_ATTACHED
+		    : t->state == TARGET_EXITED ? KPROF__TARGET_STATE__TARGET_STATE_EXITED
+						: KPROF__TARGET_STATE__TARGET_STATE_DETACHED;
+	pb->freq_hz = t->freq;
+	pb->samples = t->samples;
+	pb->attached_at_ns = t->attached_ns;
+	pb->ended_at_ns = t->ended_ns;
+	pb->duration_sec = t->duration_sec;
+	pb->exit_code = t->exit_code;
+	pb->jit_symbols = ss.jit_symbols;
+	pb->perfmap_bad_lines = ss.perfmap_bad_lines;
+	pb->symbols_refused = ss.refused;
+	pb->save_failures = t->save_failures;
+	pb->samples_refused = t->samples_refused;
+	pb->perfmap_path = t->sym ? (char *)tsym_perfmap_path(t->sym) : t->saved_perfmap_path;
+	pb->stacks = ps.stacks;
+	pb->lost_stacks = ps.lost;
+	pb->truncated_stacks = t->truncated;
+	pb->eps = t->eps;
+	pb->hcct_kernel = t->hcct_kernel;
+	pb->calls = t->calls.enabled;
+	if (t->calls.enabled) {
+		const struct calls *c = &t->calls;
+		uint64_t now = c->ended_ns ? c->ended_ns : now_ns(CLOCK_MONOTONIC);
+		/* The window the probes were asked to be in place; their removal's wait for the
+		 * kernel's grace period comes after the breakpoints are gone. */
+		uint64_t active = c->active_ns + (c->on_since_ns ? now - c->on_since_ns : 0);
+
+		pb->call_events = c->events;
+		pb->bursts = c->bursts;
+		pb->probes = c->nprobes;
+		pb->unmatched_exits = c->unmatched_exits;
+		pb->calls_duty = now > c->enabled_ns ? (double)active / (now - c->enabled_ns) : 0;
+	}
+}
+
+int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, struct target **ret)
+{
+	const Kprof__Target *pb = sp->target;
+	_cleanup_free_ uint32_t *map = NULL;
+	struct target *t;
+	int err;
+
+	err = saved_check(sp);
+	if (err < 0)
+		return err;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->env = env;
+	t->pid = pb->pid;
+	t->uid = pb->uid;
+	snprintf(t->comm, sizeof(t->comm), "%s", pb->comm ? pb->comm : "");
+	t->state =
+	    pb->state == KPROF__TARGET_STATE__TARGET_STATE_EXITED ? TARGET_EXITED : TARGET_DETACHED;
+	t->freq = pb->freq_hz;
+	t->duration_sec = pb->duration_sec;
+	t->exit_code = pb->exit_code;
+	t->attached_ns = pb->attached_at_ns;
+	t->ended_ns = pb->ended_at_ns;
+	t->samples = pb->samples;
+	t->truncated = pb->truncated_stacks;
+	t->eps = pb->eps;
+	t->hcct_kernel = pb->hcct_kernel;
+	t->saved_jit_symbols = pb->jit_symbols;
+	t->saved_bad_lines = pb->perfmap_bad_lines;
+	t->saved_perfmap_path = strdup(pb->perfmap_path ? pb->perfmap_path : "");
+	err = t->saved_perfmap_path ? saved_profile(sp, NULL, &t->profile, &map) : -ENOMEM;
+	if (err >= 0 && sp->n_hcct)
+		err = restore_hcct(sp, map, &t->saved_hcct);
+	if (err >= 0 && sp->paths)
+		err = paths_restore(t, sp->paths);
+	if (err < 0) {
+		target_free(t);
+		return err;
+	}
+	*ret = t;
+	return 0;
+}
+
+static int pack_stack(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count, void *userdata)
+{
+	struct saved_msg *m = userdata;
+	Kprof__SavedStack *s = &m->sv[m->msg.n_stacks];
+
+	kprof__saved_stack__init(s);
+	s->ids = (uint32_t *)ids;
+	s->n_ids = n;
+	s->count = count;
+	s->tid = tid;
+	m->sp[m->msg.n_stacks++] = s;
+	return 0;
+}
+
+int saved_msg_build(const struct target *t, struct saved_msg *m)
+{
+	struct profile_stats ps;
+	size_t nf = profile_nfuncs(t->profile);
+
+	memset(m, 0, sizeof(*m));
+	kprof__saved_profile__init(&m->msg);
+	kprof__target__init(&m->target);
+	profile_get_stats(t->profile, &ps);
+	m->fv = calloc(nf ? nf : 1, sizeof(*m->fv));
+	m->fp = calloc(nf ? nf : 1, sizeof(*m->fp));
+	m->sv = calloc(ps.stacks ? ps.stacks : 1, sizeof(*m->sv));
+	m->sp = calloc(ps.stacks ? ps.stacks : 1, sizeof(*m->sp));
+	if (!m->fv || !m->fp || !m->sv || !m->sp) {
+		saved_msg_release(m);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nf; i++) {
+		const struct profile_func *f = profile_func_get(t->profile, i);
+
+		kprof__saved_function__init(&m->fv[i]);
+		m->fv[i].name = (char *)f->name;
+		m->fv[i].module = (char *)f->module;
+		m->fv[i].start = f->start;
+		m->fv[i].kind = (Kprof__FrameKind)f->kind;
+		m->fp[i] = &m->fv[i];
+	}
+	profile_foreach_stack(t->profile, pack_stack, m);
+	if (t->hcct || t->saved_hcct) {
+		struct hcct_tree *tree = NULL;
+		const struct hcct_tree *src = t->saved_hcct;
+		size_t n = 0;
+
+		if (t->hcct && hcct_snapshot(t->hcct, &tree) == 0)
+			src = tree;
+		n = src ? src->len : 0;
+		m->hv = calloc(n ? n : 1, sizeof(*m->hv));
+		m->hp = calloc(n ? n : 1, sizeof(*m->hp));
+		if (!m->hv || !m->hp) {
+			hcct_tree_free(tree);
+			saved_msg_release(m);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < n; i++) {
+			const struct hcct_entry *e = &src->entries[i];
+
+			kprof__saved_hcct_node__init(&m->hv[i]);
+			m->hv[i].func = e->id;
+			m->hv[i].parent = e->parent == HCCT_NONE ? -1 : (int32_t)e->parent;
+			m->hv[i].count = e->count;
+			m->hv[i].err = e->err;
+			m->hv[i].monitored = e->flags & HCCT_ENTRY_MONITORED;
+			m->hp[i] = &m->hv[i];
+		}
+		m->msg.hcct_n = src ? src->n : 0;
+		m->msg.n_hcct = n;
+		m->msg.hcct = m->hp;
+		hcct_tree_free(tree);
+	}
+	target_fill_pb(t, &m->target);
+	if (t->paths && paths_reply(t, 0, false, &m->pm) == 0) {
+		m->pm.r.target = NULL; /* the profile's target says it */
+		m->msg.paths = &m->pm.r;
+	}
+	m->msg.format = 1;
+	m->msg.target = &m->target;
+	m->msg.n_functions = nf;
+	m->msg.functions = m->fp;
+	m->msg.stacks = m->sp;
+	return 0;
+}
+
+void saved_msg_release(struct saved_msg *m)
+{
+	free(m->fv);
+	free(m->fp);
+	free(m->sv);
+	free(m->sp);
+	free(m->hv);
+	free(m->hp);
+	paths_msg_release(&m->pm);
+	memset(m, 0, sizeof(*m));
+}
+
+int target_pack(const struct target *t, uint8_t **ret, size_t *retlen)
+{
+	struct saved_msg m;
+	uint8_t *buf;
+	size_t len;
+	int err;
+
+	err = saved_msg_build(t, &m);
+	if (err < 0)
+		return err;
+	len = kprof__saved_profile__get_packed_size(&m.msg);
+	buf = malloc(len ? len : 1);
+	if (buf)
+		kprof__saved_profile__pack(&m.msg, buf);
+	saved_msg_release(&m);
+	if (!buf)
+		return -ENOMEM;
+	*ret = buf;
+	*retlen = len;
+	return 0;
+}
+
+int target_unpack(const struct target_env *env, const uint8_t *buf, size_t len, struct target **ret)
+{
+	Kprof__SavedProfile *sp = kprof__saved_profile__unpack(NULL, len, buf);
+	int err;
+
+	if (!sp)
+		return -EBADMSG;
+	err = target_restore(env, sp, ret);
+	kprof__saved_profile__free_unpacked(sp, NULL);
+	return err;
+}

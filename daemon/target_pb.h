@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* target_pb.h: a target as protobuf messages, and back (target_pb.c). */
+#ifndef KPROF_DAEMON_TARGET_PB_H
+#define KPROF_DAEMON_TARGET_PB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "paths_reply.h"
+#include "proto/kprof.pb-c.h"
+#include "target.h"
+
+/* The target's facts (pointers into t: use pb before t changes). */
+void target_fill_pb(const struct target *t, Kprof__Target *pb);
+
+/* A target's profile as a kprof.SavedProfile message (for the state directory and for export);
+ * it points into the target's profile, so use it before the target changes. */
+struct saved_msg {
+	Kprof__SavedProfile msg;
+	Kprof__Target target;
+	Kprof__SavedFunction *fv, **fp;
+	Kprof__SavedStack *sv, **sp;
+	Kprof__SavedHcctNode *hv, **hp;
+	struct paths_msg pm; /* the last path trace, if any */
+};
+int saved_msg_build(const struct target *t, struct saved_msg *m);
+void saved_msg_release(struct saved_msg *m);
+
+/* The SavedProfile of t, packed (malloc'd). */
+int target_pack(const struct target *t, uint8_t **buf, size_t *len);
+/* A kept target rebuilt from a saved profile (validated by saved_check: -EBADMSG if it is not
+ * a SavedProfile or is inconsistent). */
+int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp,
+		   struct target **ret);
+int target_unpack(const struct target_env *env, const uint8_t *buf, size_t len,
+		  struct target **ret);
+
+#endif
