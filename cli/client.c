@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* client.c: kprofctl's side of the control socket: connect, one request, one reply.
  * Blocking I/O with a receive timeout, so a wedged daemon cannot hang a script forever. */
+#include "client.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +14,6 @@
 #include "kprof/cleanup.h"
 #include "kprof/frame.h"
 #include "kprof/io.h"
-#include "kprofctl.h"
 
 #define CLIENT_TIMEOUT_SEC 30
 

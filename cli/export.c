@@ -8,6 +8,8 @@
  * come from the target: folded lines go through render_lines() and JSON strings through
  * render_json_string() (see render.c); pprof keeps them as they are, in its binary encoding.
  */
+#include "export.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -21,8 +23,8 @@
 #include "kprof/cleanup.h"
 #include "kprof/profile.h"
 #include "kprof/saved.h"
-#include "kprofctl.h"
 #include "pprof.h"
+#include "render.h"
 
 /* The profile rebuilt in a struct profile, refused for what kprofd would refuse. */
 static int to_profile(const Kprof__SavedProfile *sp, struct profile **ret)

@@ -17,7 +17,10 @@
 #include <unistd.h>
 
 #include "kprof/cleanup.h"
-#include "kprofctl.h"
+#include "client.h"
+#include "export.h"
+#include "render.h"
+#include "top.h"
 
 #define DEFAULT_SOCKET "/run/kprofd/kprofd.sock"
 

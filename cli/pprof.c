@@ -7,6 +7,8 @@
  * period), leaf first, and labels thread (the tid) and kind (jit, native, kernel or unknown, of
  * the leaf). Strings are interned in a small open-addressing table.
  */
+#include "pprof.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,8 +18,7 @@
 
 #include "kprof/array.h"
 #include "kprof/cleanup.h"
-#include "kprofctl.h"
-#include "pprof.h"
+#include "render.h"
 #include "proto/profile.pb-c.h"
 
 struct strtab {

@@ -17,6 +17,8 @@
  * JSON strings are escaped per RFC 8259 with the same decoder: C0, DEL and C1 controls as
  * \u00XX, invalid bytes as \ufffd, so the output is valid UTF-8 JSON.
  */
+#include "render.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
@@ -24,8 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#include "kprofctl.h"
 
 /* The length of the valid UTF-8 sequence at s (n bytes left), its code point in *cp; 0 if s
  * starts none: a continuation byte, C0/C1/F5-FF lead bytes, overlong forms, surrogates, code

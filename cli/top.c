@@ -11,6 +11,8 @@
  * Every string from kprofd (names, comm, version, error messages) reaches the screen through
  * render_sanitize() (see render.c), the JSON lines through render_json_string().
  */
+#include "top.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <locale.h>
@@ -24,7 +26,8 @@
 
 #include "kprof/array.h"
 #include "kprof/cleanup.h"
-#include "kprofctl.h"
+#include "client.h"
+#include "render.h"
 
 #define TREND_LEN 8
 

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "../../cli/kprofctl.h"
+#include "../../cli/render.h"
 
 /* Strict UTF-8: the length of the valid sequence at s (n bytes left) and its code point, or 0. */
 static size_t u8_decode(const unsigned char *s, size_t n, uint32_t *cp)

@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "../../cli/kprofctl.h"
+#include "../../cli/render.h"
 
 struct capture {
 	FILE *f;
@@ -573,7 +573,8 @@ static void test_report_json(void **state)
 		       "\"perfmap_bad_lines\":0,\"perfmap_path\":\"/tmp/perf-4242.map\","
 		       "\"stacks\":17,\"lost_stacks\":0,\"truncated_stacks\":1,"
 		       "\"eps\":0,\"calls\":false,\"call_events\":0,\"bursts\":0,"
-		       "\"calls_duty\":0.000,\"probes\":0,\"symbols_refused\":0,\"save_failures\":0,\"samples_refused\":0},"
+		       "\"calls_duty\":0.000,\"probes\":0,\"symbols_refused\":0,"
+		       "\"save_failures\":0,\"samples_refused\":0},"
 		       "\"total_samples\":200,\"functions\":5,\"entries\":["
 		       "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
 		       "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
@@ -665,7 +666,8 @@ static void test_list(void **state)
 
 		assert_memory_equal(s, head, strlen(head));
 	}
-	assert_non_null(strstr(s, "\"probes\":0,\"symbols_refused\":0,\"save_failures\":0,\"samples_refused\":0},{\"pid\":31337,\"uid\":0,"
+	assert_non_null(strstr(s, "\"probes\":0,\"symbols_refused\":0,\"save_failures\":0,"
+				  "\"samples_refused\":0},{\"pid\":31337,\"uid\":0,"
 				  "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
 				  "\"freq_hz\":997,\"samples\":0,"));
 	assert_non_null(strstr(s, "\"exit_code\":1,"));
@@ -771,7 +773,8 @@ static void test_status_json(void **state)
 		       "\"targets_attached\":2,\"targets_kept\":1,\"samples\":3000,"
 		       "\"samples_per_sec\":12.5,\"drops\":7,\"drops_per_cpu\":[0,5,2],"
 		       "\"bad_records\":4,\"ringbuf_bytes\":262144,\"frequencies\":[99,997],"
-		       "\"cpu_ns\":1500000000,\"cpu_ns_per_sample\":500000,\"clients\":1,\"symbol_bytes\":0,\"symbol_refusals\":0,\"profile_bytes\":0}\n");
+		       "\"cpu_ns\":1500000000,\"cpu_ns_per_sample\":500000,\"clients\":1,"
+		       "\"symbol_bytes\":0,\"symbol_refusals\":0,\"profile_bytes\":0}\n");
 	free(s);
 
 	/* empty arrays, no samples */
@@ -783,7 +786,8 @@ static void test_status_json(void **state)
 	assert_true(json_balanced(s));
 	assert_non_null(strstr(s, ",\"drops\":0,\"drops_per_cpu\":[],\"bad_records\":4,"));
 	assert_non_null(strstr(s, ",\"frequencies\":[],\"cpu_ns\":1500000000,"
-				  "\"cpu_ns_per_sample\":0,\"clients\":1,\"symbol_bytes\":0,\"symbol_refusals\":0,\"profile_bytes\":0}\n"));
+				  "\"cpu_ns_per_sample\":0,\"clients\":1,\"symbol_bytes\":0,"
+				  "\"symbol_refusals\":0,\"profile_bytes\":0}\n"));
 	free(s);
 
 	/* one CPU */

@@ -1,37 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* kprofctl.h: the CLI's pieces: client.c talks to kprofd, render.c turns replies into text or
- * JSON (no I/O besides the FILE it is given, so it is unit-tested on canned replies). */
-#ifndef KPROF_KPROFCTL_H
-#define KPROF_KPROFCTL_H
+/* render.h: replies turned into text or JSON (render.c); no I/O besides the FILE it is given,
+ * so it is unit-tested on canned replies. */
+#ifndef KPROF_CLI_RENDER_H
+#define KPROF_CLI_RENDER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "proto/kprof.pb-c.h"
-
-#define KPROFCTL_EXIT_ERROR 1	  /* kprofd refused or failed the request */
-#define KPROFCTL_EXIT_USAGE 2	  /* bad command line */
-#define KPROFCTL_EXIT_NO_DAEMON 3 /* kprofd is not running or not reachable */
-
-/* Connect to path. -errno. */
-int client_connect(const char *path);
-/* Send req, wait for one reply (*ret, free with kprof__reply__free_unpacked). -errno; -EBADMSG
- * for a reply that is not a kprof.Reply; -EMSGSIZE above FRAME_MAX_REPLY. */
-int client_call(int fd, const Kprof__Request *req, Kprof__Reply **ret);
-/* The two halves of client_call, for streams (kprofctl top). */
-int client_send(int fd, const Kprof__Request *req);
-int client_recv(int fd, Kprof__Reply **ret);
-
-/* top.c: the live view. pids may be empty (every attached target). */
-struct top_opts {
-	const char *socket_path;
-	uint32_t *pids;
-	size_t npids;
-	unsigned interval_ms;
-	unsigned iterations; /* 0: until q */
-	bool json;	     /* NDJSON updates on stdout instead of the screen */
-};
-int top_run(const struct top_opts *o);
 
 /* The one filter between a terminal and any string from kprofd or a target: writes the len
  * bytes at s to f with '?' for each C0 control (TAB, CR, LF included), DEL and C1 control
@@ -58,8 +35,5 @@ void render_report(FILE *f, const Kprof__ReportReply *r, bool json);
 void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json);
 void render_target_json(FILE *f, const Kprof__Target *t);
 void render_paths(FILE *f, const Kprof__PathsReply *r, bool json);
-
-/* export.c: write sp as format ("pprof", "folded", "json") to path ("-": stdout). */
-int export_profile(const Kprof__SavedProfile *sp, const char *format, const char *path);
 
 #endif

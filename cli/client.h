@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* client.h: the connection to kprofd (client.c), and kprofctl's exit codes. */
+#ifndef KPROF_CLI_CLIENT_H
+#define KPROF_CLI_CLIENT_H
+
+#include "proto/kprof.pb-c.h"
+
+#define KPROFCTL_EXIT_ERROR 1	  /* kprofd refused or failed the request */
+#define KPROFCTL_EXIT_USAGE 2	  /* bad command line */
+#define KPROFCTL_EXIT_NO_DAEMON 3 /* kprofd is not running or not reachable */
+
+/* Connect to path. -errno. */
+int client_connect(const char *path);
+/* Send req, wait for one reply (*ret, free with kprof__reply__free_unpacked). -errno; -EBADMSG
+ * for a reply that is not a kprof.Reply; -EMSGSIZE above FRAME_MAX_REPLY. */
+int client_call(int fd, const Kprof__Request *req, Kprof__Reply **ret);
+/* The two halves of client_call, for streams (kprofctl top). */
+int client_send(int fd, const Kprof__Request *req);
+int client_recv(int fd, Kprof__Reply **ret);
+
+#endif

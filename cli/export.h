@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* export.h: a kept profile written out as a file (export.c). */
+#ifndef KPROF_CLI_EXPORT_H
+#define KPROF_CLI_EXPORT_H
+
+#include "proto/kprof.pb-c.h"
+
+/* Write sp as format ("pprof", "folded", "json") to path ("-": stdout). */
+int export_profile(const Kprof__SavedProfile *sp, const char *format, const char *path);
+
+#endif
