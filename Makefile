@@ -35,7 +35,10 @@ PROTO_C := $(BUILD)/proto/kprof.pb-c.c
 PROTO_H := $(BUILD)/proto/kprof.pb-c.h
 PPROF_C := $(BUILD)/proto/profile.pb-c.c
 PPROF_H := $(BUILD)/proto/profile.pb-c.h
-SKELS := $(BUILD)/sampler.skel.h
+# One BPF source per tool (bpf/*.bpf.c), linked into one object and one skeleton.
+BPF_SRC := bpf/shared.bpf.c bpf/sampler.bpf.c bpf/lifecycle.bpf.c bpf/calls.bpf.c bpf/paths.bpf.c
+BPF_OBJS := $(patsubst bpf/%.c,$(BUILD)/bpf/%.o,$(BPF_SRC))
+SKELS := $(BUILD)/kprof.skel.h
 
 # Pure modules (no I/O) and the glue around them.
 PURE := daemon/perfmap.c daemon/symtab.c daemon/profile.c daemon/procmaps.c daemon/config.c \
@@ -98,10 +101,16 @@ $(BUILD) $(BUILD)/tests:
 $(BUILD)/vmlinux.h: | $(BUILD)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c include/kprof/abi.h $(BUILD)/vmlinux.h
+# DWARF is stripped from each object; BTF stays, for the linker (externs, maps) and libbpf.
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c bpf/kprof.bpf.h include/kprof/abi.h $(BUILD)/vmlinux.h
+	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 $(WFLAGS) -Wno-unused-parameter \
 		-I$(BUILD) -Iinclude -c $< -o $@
 	$(LLVM_STRIP) -g $@
+
+# libbpf's static linker resolves each tool's extern maps to shared.bpf.c's definitions.
+$(BUILD)/kprof.bpf.o: $(BPF_OBJS)
+	$(BPFTOOL) gen object $@ $^
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@

@@ -28,7 +28,7 @@
 #include "loader.h"
 #include "manager.h"
 #include "log.h"
-#include "sampler.skel.h"
+#include "kprof.skel.h"
 
 struct freq_set {
 	unsigned freq;
@@ -38,7 +38,7 @@ struct freq_set {
 };
 
 struct loader {
-	struct sampler_bpf *skel;
+	struct kprof_bpf *skel;
 	int ncpus;   /* possible CPUs: size of per-CPU map values */
 	int nonline; /* CPUs with an event */
 	unsigned rb_bytes;
@@ -73,7 +73,7 @@ int loader_new(unsigned ringbuf_bytes, struct loader **ret)
 	else
 		l->rb_bytes =
 		    pow2_at_least((unsigned long)KPROF_MAX_FREQ * l->ncpus * 512, 1u << 20);
-	l->skel = sampler_bpf__open();
+	l->skel = kprof_bpf__open();
 	if (!l->skel) {
 		err = -errno;
 		log_err("BPF: cannot open the sampler object: %s", strerror(-err));
@@ -85,14 +85,14 @@ int loader_new(unsigned ringbuf_bytes, struct loader **ret)
 	err = bpf_map__set_max_entries(l->skel->maps.kp_events, l->rb_bytes);
 	if (err < 0)
 		goto fail;
-	err = sampler_bpf__load(l->skel);
+	err = kprof_bpf__load(l->skel);
 	if (err < 0) {
 		log_err("BPF: cannot load the sampler programs: %s (root, CAP_BPF and CAP_PERFMON "
 			"are needed)",
 			strerror(-err));
 		goto fail;
 	}
-	err = sampler_bpf__attach(l->skel);
+	err = kprof_bpf__attach(l->skel);
 	if (err < 0) {
 		log_err("BPF: cannot attach the exit/exec programs: %s", strerror(-err));
 		goto fail;
@@ -122,7 +122,7 @@ void loader_free(struct loader *l)
 		return;
 	for (int i = 0; i < KPROF_MAX_FREQ_SETS; i++)
 		set_close(&l->sets[i], l->ncpus);
-	sampler_bpf__destroy(l->skel);
+	kprof_bpf__destroy(l->skel);
 	free(l);
 }
 
