@@ -38,14 +38,13 @@ PPROF_H := $(BUILD)/proto/profile.pb-c.h
 SKELS := $(BUILD)/sampler.skel.h
 
 # Pure modules (no I/O) and the glue around them.
-PURE := daemon/perfmap.c daemon/symtab.c daemon/profile.c daemon/procmaps.c daemon/config.c \
-	daemon/elfsym.c daemon/hcct.c daemon/cfg.c daemon/ksf.c daemon/budget.c \
-	daemon/procinfo.c
+PURE := $(wildcard daemon/lib/*.c)
 GLUE := daemon/main.c daemon/manager.c daemon/loader.c daemon/ringbuf.c daemon/symbolize.c \
 	daemon/control.c daemon/target.c daemon/store.c daemon/live.c daemon/exact.c daemon/log.c \
 	daemon/paths.c daemon/paths_reply.c daemon/tfile.c daemon/procfs.c
 DAEMON_SRC := $(GLUE) $(PURE) proto/frame.c proto/saved.c $(PROTO_C)
-CLI_SRC := cli/kprofctl.c cli/client.c cli/render.c cli/export.c cli/pprof.c cli/top.c daemon/profile.c \
+CLI_SRC := cli/kprofctl.c cli/client.c cli/render.c cli/export.c cli/pprof.c cli/top.c \
+	daemon/lib/profile.c \
 	proto/frame.c proto/saved.c $(PROTO_C) $(PPROF_C)
 
 UNIT_TESTS := test_symtab test_perfmap test_profile test_frame test_procmaps test_render test_config \
@@ -125,35 +124,35 @@ $(BUILD)/minijit: tests/fixtures/minijit/minijit.c tests/prng.h include/kprof/io
 	$(CLANG) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -Iinclude -o $@ $<
 
 # Unit tests: one program per pure module, linked with that module alone, under ASan/UBSan.
-$(BUILD)/tests/test_symtab: daemon/symtab.c
-$(BUILD)/tests/test_perfmap: daemon/perfmap.c daemon/symtab.c
-$(BUILD)/tests/test_profile: daemon/profile.c
-$(BUILD)/tests/test_procmaps: daemon/procmaps.c
+$(BUILD)/tests/test_symtab: daemon/lib/symtab.c
+$(BUILD)/tests/test_perfmap: daemon/lib/perfmap.c daemon/lib/symtab.c
+$(BUILD)/tests/test_profile: daemon/lib/profile.c
+$(BUILD)/tests/test_procmaps: daemon/lib/procmaps.c
 $(BUILD)/tests/test_frame: proto/frame.c $(PROTO_C)
-$(BUILD)/tests/test_saved: proto/saved.c daemon/profile.c $(PROTO_C)
+$(BUILD)/tests/test_saved: proto/saved.c daemon/lib/profile.c $(PROTO_C)
 $(BUILD)/tests/test_render: cli/render.c $(PROTO_C)
-$(BUILD)/tests/test_config: daemon/config.c
-$(BUILD)/tests/test_cfg: daemon/cfg.c
-$(BUILD)/tests/test_hcct: daemon/hcct.c tests/oracles/cct.c
+$(BUILD)/tests/test_config: daemon/lib/config.c
+$(BUILD)/tests/test_cfg: daemon/lib/cfg.c
+$(BUILD)/tests/test_hcct: daemon/lib/hcct.c tests/oracles/cct.c
 $(BUILD)/tests/test_cct: tests/oracles/cct.c
-$(BUILD)/tests/test_ksf: daemon/ksf.c
-$(BUILD)/tests/test_budget: daemon/budget.c
-$(BUILD)/tests/test_procinfo: daemon/procinfo.c
-$(BUILD)/tests/test_hcct_metrics: tests/oracles/hcct_metrics.c tests/oracles/cct.c daemon/hcct.c
-$(BUILD)/tests/test_elfsym: daemon/elfsym.c daemon/symtab.c
+$(BUILD)/tests/test_ksf: daemon/lib/ksf.c
+$(BUILD)/tests/test_budget: daemon/lib/budget.c
+$(BUILD)/tests/test_procinfo: daemon/lib/procinfo.c
+$(BUILD)/tests/test_hcct_metrics: tests/oracles/hcct_metrics.c tests/oracles/cct.c daemon/lib/hcct.c
+$(BUILD)/tests/test_elfsym: daemon/lib/elfsym.c daemon/lib/symtab.c
 $(BUILD)/tests/test_pprof: cli/pprof.c cli/render.c $(PROTO_C) $(PPROF_C)
 $(BUILD)/tests/test_%: tests/unit/test_%.c tests/prng.h $(HDRS) $(PROTO_H) $(PPROF_H) | $(BUILD)/tests
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $(filter %.c,$^) -lcmocka -lprotobuf-c -linih -lcapstone -lelf -lz -lm
 
 BENCH_BINS := $(BUILD)/bench_hcct $(BUILD)/bench_ksf $(BUILD)/bench_ingest
 
-$(BUILD)/bench_ingest: tests/bench/bench_ingest.c tests/bench/bench_util.h tests/prng.h daemon/hcct.c daemon/profile.c $(HDRS) | $(BUILD)
+$(BUILD)/bench_ingest: tests/bench/bench_ingest.c tests/bench/bench_util.h tests/prng.h daemon/lib/hcct.c daemon/lib/profile.c $(HDRS) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) -lm
 
-$(BUILD)/bench_ksf: tests/bench/bench_ksf.c tests/prng.h daemon/ksf.c $(HDRS) | $(BUILD)
+$(BUILD)/bench_ksf: tests/bench/bench_ksf.c tests/prng.h daemon/lib/ksf.c $(HDRS) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) -lm
 
-$(BUILD)/bench_hcct: tests/bench/bench_hcct.c tests/bench/bench_util.h tests/prng.h daemon/hcct.c tests/oracles/cct.c tests/oracles/hcct_metrics.c $(HDRS) | $(BUILD)
+$(BUILD)/bench_hcct: tests/bench/bench_hcct.c tests/bench/bench_util.h tests/prng.h daemon/lib/hcct.c tests/oracles/cct.c tests/oracles/hcct_metrics.c $(HDRS) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) -lm
 
 # The unit tests alone (no root needed), and the integration tests alone (root).
@@ -192,7 +191,7 @@ demo: all
 bench: all $(BENCH_BINS)
 	BUILD=$(BUILD) bash bench/run.sh
 
-$(BUILD)/symbolize_bench: bench/symbolize_bench.c tests/prng.h daemon/perfmap.c daemon/symtab.c $(HDRS) | $(BUILD)
+$(BUILD)/symbolize_bench: bench/symbolize_bench.c tests/prng.h daemon/lib/perfmap.c daemon/lib/symtab.c $(HDRS) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^)
 
 # kprof vs perf record and bpftrace, perf-map symbolization and ingestion (docs/BENCHMARKS.md).

@@ -38,16 +38,16 @@ CFLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_
 
 # target: its sources (besides tests/fuzz/<target>.c) and libraries.
 declare -A SRCS=(
-	[fuzz_perfmap]="daemon/perfmap.c"
-	[fuzz_frame]="proto/frame.c proto/saved.c daemon/profile.c $PROTO_C"
-	[fuzz_saved]="proto/saved.c daemon/profile.c cli/render.c $PROTO_C"
-	[fuzz_elfsym]="daemon/elfsym.c daemon/symtab.c"
-	[fuzz_procmaps]="daemon/procmaps.c"
-	[fuzz_config]="daemon/config.c"
-	[fuzz_cfg]="daemon/cfg.c"
-	[fuzz_procinfo]="daemon/procinfo.c"
+	[fuzz_perfmap]="daemon/lib/perfmap.c"
+	[fuzz_frame]="proto/frame.c proto/saved.c daemon/lib/profile.c $PROTO_C"
+	[fuzz_saved]="proto/saved.c daemon/lib/profile.c cli/render.c $PROTO_C"
+	[fuzz_elfsym]="daemon/lib/elfsym.c daemon/lib/symtab.c"
+	[fuzz_procmaps]="daemon/lib/procmaps.c"
+	[fuzz_config]="daemon/lib/config.c"
+	[fuzz_cfg]="daemon/lib/cfg.c"
+	[fuzz_procinfo]="daemon/lib/procinfo.c"
 	[fuzz_render]="cli/render.c $PROTO_C"
-	[fuzz_budget]="daemon/budget.c"
+	[fuzz_budget]="daemon/lib/budget.c"
 )
 declare -A LIBS=(
 	[fuzz_perfmap]=""
