@@ -234,7 +234,7 @@ bench: all $(BENCH_BINS)
 bench-peers: all $(BUILD)/symbolize_bench
 	BUILD=$(BUILD) bash bench/peers.sh
 
-fuzz: $(PROTO_C) $(PROTO_H)
+fuzz:
 	BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_MAX_TIME=$(FUZZ_MAX_TIME) \
 		FUZZ_JOBS=$(FUZZ_JOBS) RESULTS_FILE=$(RESULTS_FILE) bash tests/fuzz/run.sh
 
