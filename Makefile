@@ -69,7 +69,8 @@ CLI_OBJS := $(call objs,$(OBJ),$(CLI_SRC))
 ORACLE_OBJS := $(call objs,$(OBJ),$(ORACLE_SRC))
 BENCH_OBJS := $(call objs,$(OBJ),$(BENCH_SRC))
 SAN_OBJS := $(call objs,$(SAN_OBJ),$(LIB_SRC) $(WIRE_SRC) $(CLI_SRC) $(ORACLE_SRC) $(UNIT_SRC))
-ALL_OBJS := $(LIB_OBJS) $(WIRE_OBJS) $(DAEMON_OBJS) $(CLI_OBJS) $(ORACLE_OBJS) $(BENCH_OBJS) $(SAN_OBJS)
+ALL_OBJS := $(LIB_OBJS) $(WIRE_OBJS) $(DAEMON_OBJS) $(CLI_OBJS) $(ORACLE_OBJS) $(BENCH_OBJS) \
+	$(SAN_OBJS)
 
 LIBS := $(BUILD)/libkprofwire.a $(BUILD)/libkprof.a
 SAN_LIBS := $(SAN_DIR)/liboracles.a $(SAN_DIR)/libkprofwire.a $(SAN_DIR)/libkprof.a
@@ -92,7 +93,8 @@ FUZZ_RUNS ?= 10000000
 FUZZ_MAX_TIME ?= 7200
 FUZZ_JOBS ?= 1
 
-.PHONY: bench-peers all deps check test test-asan unit integration demo bench install uninstall clean help format fuzz
+.PHONY: bench-peers all deps check check-structure test test-asan unit integration demo bench \
+	install uninstall clean help format fuzz
 
 all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit
 
@@ -102,6 +104,7 @@ help:
 	@echo "make check     test, test-asan and a 30 s fuzz run of every target (what CI runs)"
 	@echo "make test      build and run unit and integration tests (root for integration)"
 	@echo "make unit      build and run the unit tests alone"
+	@echo "make check-structure  layers and cycles of the sources and objects (tests/layers.txt)"
 	@echo "make integration build and run the integration tests alone (root)"
 	@echo "make test-asan the integration tests on an ASan+UBSan build (build-asan/)"
 	@echo "make demo      start kprofd, profile minijit, print its hottest JIT functions"
@@ -215,6 +218,11 @@ check:
 	awk '{ p += $$1; f += $$2; s += $$3 } END { printf "total: %d passed, %d failed, %d skipped\n", p, f, s }' \
 		$(BUILD)/check-results; \
 	exit $$st
+
+# The layers of tests/layers.txt and no cycles between files, on this build's objects (also run
+# by the suite: tests/integration/test_structure.sh).
+check-structure: $(DAEMON_OBJS) $(CLI_OBJS) $(LIBS)
+	python3 tests/check_structure.py --build $(BUILD)
 
 # The integration suite again on an AddressSanitizer + UndefinedBehaviorSanitizer build of kprofd
 # and kprofctl (the fixture stays as it is); any sanitizer report fails the run.
