@@ -1,6 +1,10 @@
 # kprof: build, test, demo, install. `make help` lists the targets.
 #
-# Generated files (vmlinux.h, BPF objects and skeletons, protobuf-c code) go to build/.
+# Everything built goes to $(BUILD)/ (build/ by default): generated files (vmlinux.h, BPF objects
+# and skeletons, protobuf-c code), objects under obj/ (obj/<path>.o from <path>.c, with a .d file
+# of the headers it includes), the libraries libkprof.a (the pure modules of daemon/lib/) and
+# libkprofwire.a (frames, kept profiles, protobuf-c code) that kprofd, kprofctl, the benchmarks
+# and the fuzzers link, and the unit tests' sanitized objects and libraries under san/.
 
 PREFIX ?= /usr/local
 SYSCONFDIR ?= /etc
@@ -40,24 +44,50 @@ BPF_SRC := bpf/shared.bpf.c bpf/sampler.bpf.c bpf/lifecycle.bpf.c bpf/calls.bpf.
 BPF_OBJS := $(patsubst bpf/%.c,$(BUILD)/bpf/%.o,$(BPF_SRC))
 SKELS := $(BUILD)/kprof.skel.h
 
-# Pure modules (no I/O) and the glue around them.
-PURE := daemon/perfmap.c daemon/symtab.c daemon/profile.c daemon/procmaps.c daemon/config.c \
-	daemon/elfsym.c daemon/hcct.c daemon/cfg.c daemon/ksf.c daemon/budget.c \
-	daemon/procinfo.c
-GLUE := daemon/main.c daemon/manager.c daemon/loader.c daemon/ringbuf.c daemon/symbolize.c \
-	daemon/transport.c daemon/requests.c daemon/target.c daemon/target_pb.c daemon/probes.c daemon/store.c daemon/live.c daemon/exact.c daemon/log.c \
-	daemon/paths.c daemon/paths_reply.c daemon/tfile.c daemon/procfs.c
-DAEMON_SRC := $(GLUE) $(PURE) proto/frame.c proto/saved.c $(PROTO_C)
-CLI_SRC := cli/kprofctl.c cli/client.c cli/render.c cli/export.c cli/pprof.c cli/top.c daemon/profile.c \
-	proto/frame.c proto/saved.c $(PROTO_C) $(PPROF_C)
+# One list of sources per module; every program, test and fuzz target links these. libkprof.a:
+# the pure modules. libkprofwire.a: frames and protobuf (kprofd's and kprofctl's wire). kprofd:
+# its glue (any daemon/*.c) and both. kprofctl: cli/*.c and both. liboracles.a: the exact CCT and
+# the HCCT metrics, for unit tests and bench_hcct.
+LIB_SRC := $(wildcard daemon/lib/*.c)
+WIRE_SRC := proto/frame.c proto/saved.c $(PROTO_C) $(PPROF_C)
+DAEMON_SRC := $(wildcard daemon/*.c)
+CLI_SRC := $(wildcard cli/*.c)
+ORACLE_SRC := $(wildcard tests/oracles/*.c)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+BENCH_SRC := $(wildcard tests/bench/*.c) bench/symbolize_bench.c
 
-UNIT_TESTS := test_symtab test_perfmap test_profile test_frame test_procmaps test_render test_config \
-	test_cfg test_elfsym test_pprof \
-	test_hcct test_cct test_hcct_metrics test_ksf test_budget test_procinfo test_saved
+# Objects: $(OBJ)/<path>.o from <path>.c, $(OBJ)/gen/<path>.o from $(BUILD)/<path>.c; the unit
+# tests' ASan/UBSan builds of the same files under $(SAN_DIR)/obj/.
+OBJ := $(BUILD)/obj
+SAN_DIR := $(BUILD)/san
+SAN_OBJ := $(SAN_DIR)/obj
+# $(call objs,DIR,SOURCES): the objects of SOURCES under DIR.
+objs = $(foreach s,$(2),$(if $(filter $(BUILD)/%,$(s)),\
+	$(patsubst $(BUILD)/%.c,$(1)/gen/%.o,$(s)),$(patsubst %.c,$(1)/%.o,$(s))))
+
+LIB_OBJS := $(call objs,$(OBJ),$(LIB_SRC))
+WIRE_OBJS := $(call objs,$(OBJ),$(WIRE_SRC))
+DAEMON_OBJS := $(call objs,$(OBJ),$(DAEMON_SRC))
+CLI_OBJS := $(call objs,$(OBJ),$(CLI_SRC))
+ORACLE_OBJS := $(call objs,$(OBJ),$(ORACLE_SRC))
+BENCH_OBJS := $(call objs,$(OBJ),$(BENCH_SRC))
+SAN_OBJS := $(call objs,$(SAN_OBJ),$(LIB_SRC) $(WIRE_SRC) $(CLI_SRC) $(ORACLE_SRC) $(UNIT_SRC))
+ALL_OBJS := $(LIB_OBJS) $(WIRE_OBJS) $(DAEMON_OBJS) $(CLI_OBJS) $(ORACLE_OBJS) $(BENCH_OBJS) \
+	$(SAN_OBJS)
+
+LIBS := $(BUILD)/libkprofwire.a $(BUILD)/libkprof.a
+SAN_LIBS := $(SAN_DIR)/liboracles.a $(SAN_DIR)/libkprofwire.a $(SAN_DIR)/libkprof.a
+UNIT_LIBS := -lcmocka -lprotobuf-c -linih -lcapstone -lelf -lz -lm
+LINK_FLAGS = $(OPTFLAGS) $(CFLAGS) $(LDFLAGS)
+
+UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(UNIT_SRC))
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 
-# Keep the BPF objects between the object and the skeleton steps.
-.SECONDARY:
+# A recipe that fails leaves no half-written target behind.
+.DELETE_ON_ERROR:
+
+# Keep the BPF objects between the object and the skeleton steps, and the generated C sources.
+.SECONDARY: $(SKELS:.skel.h=.bpf.o) $(PROTO_C) $(PPROF_C)
 
 # make fuzz: FUZZ_RUNS executions of every target (FUZZ_MAX_TIME seconds at most, a FAIL if hit
 # first); FUZZ_SECONDS=N instead runs each for N seconds (make check: 30).
@@ -66,7 +96,8 @@ FUZZ_RUNS ?= 10000000
 FUZZ_MAX_TIME ?= 7200
 FUZZ_JOBS ?= 1
 
-.PHONY: bench-peers all deps check test test-asan unit integration demo bench install uninstall clean help format fuzz
+.PHONY: bench-peers all deps check check-structure test test-asan unit integration demo bench \
+	install uninstall clean help format fuzz
 
 all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit
 
@@ -76,6 +107,7 @@ help:
 	@echo "make check     test, test-asan and a 30 s fuzz run of every target (what CI runs)"
 	@echo "make test      build and run unit and integration tests (root for integration)"
 	@echo "make unit      build and run the unit tests alone"
+	@echo "make check-structure  layers and cycles of the sources and objects (tests/layers.txt)"
 	@echo "make integration build and run the integration tests alone (root)"
 	@echo "make test-asan the integration tests on an ASan+UBSan build (build-asan/)"
 	@echo "make demo      start kprofd, profile minijit, print its hottest JIT functions"
@@ -115,55 +147,64 @@ $(BUILD)/kprof.bpf.o: $(BPF_OBJS)
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
 
-$(PROTO_C) $(PROTO_H): proto/kprof.proto | $(BUILD)
+# One protoc-c run writes both files (a pattern rule with two targets is run once for both).
+$(BUILD)/proto/%.pb-c.c $(BUILD)/proto/%.pb-c.h: proto/%.proto | $(BUILD)
 	$(PROTOC_C) --c_out=$(BUILD) $<
 
-$(PPROF_C) $(PPROF_H): proto/profile.proto | $(BUILD)
-	$(PROTOC_C) --c_out=$(BUILD) $<
+# Every object knows the headers it includes (-MMD, the .d files below); before its first build
+# it waits for the generated headers, which no .d file names yet. Only the glue waits for the BPF
+# skeleton, so the libraries build without a kernel's BTF (the fuzzers build them too).
+$(OBJ)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+$(OBJ)/gen/%.o: $(BUILD)/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+$(SAN_OBJ)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -MMD -MP -c $< -o $@
+$(SAN_OBJ)/gen/%.o: $(BUILD)/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -MMD -MP -c $< -o $@
+$(ALL_OBJS): | $(PROTO_H) $(PPROF_H)
+$(DAEMON_OBJS): | $(SKELS)
+-include $(ALL_OBJS:.o=.d)
 
-HDRS := $(wildcard include/kprof/*.h daemon/*.h cli/*.h tests/oracles/*.h)
+$(BUILD)/libkprof.a: $(LIB_OBJS)
+$(BUILD)/libkprofwire.a: $(WIRE_OBJS)
+$(BUILD)/liboracles.a: $(ORACLE_OBJS)
+$(SAN_DIR)/libkprof.a: $(call objs,$(SAN_OBJ),$(LIB_SRC))
+$(SAN_DIR)/libkprofwire.a: $(call objs,$(SAN_OBJ),$(WIRE_SRC))
+$(SAN_DIR)/liboracles.a: $(call objs,$(SAN_OBJ),$(ORACLE_SRC))
+$(LIBS) $(BUILD)/liboracles.a $(SAN_LIBS):
+	@rm -f $@
+	$(AR) rcs $@ $^
 
-$(BUILD)/kprofd: $(DAEMON_SRC) $(HDRS) $(SKELS) $(PROTO_H)
-	$(CC) $(ALL_CFLAGS) -o $@ $(DAEMON_SRC) $(DAEMON_LIBS)
+# Programs: their own objects first, then the libraries (wire before pure: saved.c uses profile.c).
+$(BUILD)/kprofd: $(DAEMON_OBJS) $(LIBS)
+	$(CC) $(LINK_FLAGS) -o $@ $^ $(DAEMON_LIBS)
 
-$(BUILD)/kprofctl: $(CLI_SRC) $(HDRS) $(PROTO_H) $(PPROF_H)
-	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_SRC) $(CLI_LIBS)
+$(BUILD)/kprofctl: $(CLI_OBJS) $(LIBS)
+	$(CC) $(LINK_FLAGS) -o $@ $^ $(CLI_LIBS)
 
 # The fixture is built with clang: gcc may drop leaf frames even with -fno-omit-frame-pointer.
 $(BUILD)/minijit: tests/fixtures/minijit/minijit.c tests/prng.h include/kprof/io.h | $(BUILD)
 	$(CLANG) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -Iinclude -o $@ $<
 
-# Unit tests: one program per pure module, linked with that module alone, under ASan/UBSan.
-$(BUILD)/tests/test_symtab: daemon/symtab.c
-$(BUILD)/tests/test_perfmap: daemon/perfmap.c daemon/symtab.c
-$(BUILD)/tests/test_profile: daemon/profile.c
-$(BUILD)/tests/test_procmaps: daemon/procmaps.c
-$(BUILD)/tests/test_frame: proto/frame.c $(PROTO_C)
-$(BUILD)/tests/test_saved: proto/saved.c daemon/profile.c $(PROTO_C)
-$(BUILD)/tests/test_render: cli/render.c $(PROTO_C)
-$(BUILD)/tests/test_config: daemon/config.c
-$(BUILD)/tests/test_cfg: daemon/cfg.c
-$(BUILD)/tests/test_hcct: daemon/hcct.c tests/oracles/cct.c
-$(BUILD)/tests/test_cct: tests/oracles/cct.c
-$(BUILD)/tests/test_ksf: daemon/ksf.c
-$(BUILD)/tests/test_budget: daemon/budget.c
-$(BUILD)/tests/test_procinfo: daemon/procinfo.c
-$(BUILD)/tests/test_hcct_metrics: tests/oracles/hcct_metrics.c tests/oracles/cct.c daemon/hcct.c
-$(BUILD)/tests/test_elfsym: daemon/elfsym.c daemon/symtab.c
-$(BUILD)/tests/test_pprof: cli/pprof.c cli/render.c $(PROTO_C) $(PPROF_C)
-$(BUILD)/tests/test_%: tests/unit/test_%.c tests/prng.h $(HDRS) $(PROTO_H) $(PPROF_H) | $(BUILD)/tests
-	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $(filter %.c,$^) -lcmocka -lprotobuf-c -linih -lcapstone -lelf -lz -lm
+# Unit tests: one program per pure module under ASan/UBSan, linked with sanitized builds of the
+# libraries (from which the linker takes the module under test and what it calls, nothing else)
+# and, for kprofctl's output, the CLI objects they test.
+$(BUILD)/tests/test_render: $(SAN_OBJ)/cli/render.o
+$(BUILD)/tests/test_pprof: $(SAN_OBJ)/cli/pprof.o $(SAN_OBJ)/cli/render.o
+$(BUILD)/tests/test_%: $(SAN_OBJ)/tests/unit/test_%.o $(SAN_LIBS) | $(BUILD)/tests
+	$(CC) $(LINK_FLAGS) $(SAN) -o $@ $(filter %.o,$^) $(filter %.a,$^) $(UNIT_LIBS)
 
+# Micro-benchmarks, linked with the libraries kprofd uses.
 BENCH_BINS := $(BUILD)/bench_hcct $(BUILD)/bench_ksf $(BUILD)/bench_ingest
-
-$(BUILD)/bench_ingest: tests/bench/bench_ingest.c tests/bench/bench_util.h tests/prng.h daemon/hcct.c daemon/profile.c $(HDRS) | $(BUILD)
-	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) -lm
-
-$(BUILD)/bench_ksf: tests/bench/bench_ksf.c tests/prng.h daemon/ksf.c $(HDRS) | $(BUILD)
-	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) -lm
-
-$(BUILD)/bench_hcct: tests/bench/bench_hcct.c tests/bench/bench_util.h tests/prng.h daemon/hcct.c tests/oracles/cct.c tests/oracles/hcct_metrics.c $(HDRS) | $(BUILD)
-	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) -lm
+$(BUILD)/bench_%: $(OBJ)/tests/bench/bench_%.o $(BUILD)/liboracles.a $(BUILD)/libkprof.a
+	$(CC) $(LINK_FLAGS) -o $@ $^ -lm
+$(BUILD)/symbolize_bench: $(OBJ)/bench/symbolize_bench.o $(BUILD)/libkprof.a
+	$(CC) $(LINK_FLAGS) -o $@ $^
 
 # The unit tests alone (no root needed), and the integration tests alone (root).
 unit: $(UNIT_BINS)
@@ -187,6 +228,11 @@ check:
 		$(BUILD)/check-results; \
 	exit $$st
 
+# The layers of tests/layers.txt and no cycles between files, on this build's objects (also run
+# by the suite: tests/integration/test_structure.sh).
+check-structure: $(DAEMON_OBJS) $(CLI_OBJS) $(LIBS)
+	python3 tests/check_structure.py --build $(BUILD)
+
 # The integration suite again on an AddressSanitizer + UndefinedBehaviorSanitizer build of kprofd
 # and kprofctl (the fixture stays as it is); any sanitizer report fails the run.
 ASAN_BUILD ?= build-asan
@@ -201,14 +247,11 @@ demo: all
 bench: all $(BENCH_BINS)
 	BUILD=$(BUILD) bash bench/run.sh
 
-$(BUILD)/symbolize_bench: bench/symbolize_bench.c tests/prng.h daemon/perfmap.c daemon/symtab.c $(HDRS) | $(BUILD)
-	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^)
-
 # kprof vs perf record and bpftrace, perf-map symbolization and ingestion (docs/BENCHMARKS.md).
 bench-peers: all $(BUILD)/symbolize_bench
 	BUILD=$(BUILD) bash bench/peers.sh
 
-fuzz: $(PROTO_C) $(PROTO_H)
+fuzz:
 	BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_MAX_TIME=$(FUZZ_MAX_TIME) \
 		FUZZ_JOBS=$(FUZZ_JOBS) RESULTS_FILE=$(RESULTS_FILE) bash tests/fuzz/run.sh
 

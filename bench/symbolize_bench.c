@@ -28,8 +28,7 @@
  *    that grew; repeated 20 times on the same map, median.
  * Memory is perfmap_memory() after the full load.
  *
- * Build: cc -std=gnu11 -O2 -g -fno-omit-frame-pointer -D_GNU_SOURCE -Wall -Wextra -Werror
- *   -Iinclude -o build/symbolize_bench bench/symbolize_bench.c daemon/perfmap.c daemon/symtab.c
+ * Build: make build/symbolize_bench.
  */
 #include <errno.h>
 #include <fcntl.h>

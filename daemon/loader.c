@@ -25,8 +25,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "kprof/config.h"
 #include "loader.h"
-#include "manager.h"
 #include "log.h"
 #include "kprof.skel.h"
 

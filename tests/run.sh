@@ -2,7 +2,8 @@
 # tests/run.sh: run every unit test program and every integration test, then print one closing
 # line "N passed, N failed" for the whole suite. Unit tests are cmocka programs (their own
 # summary lines are shown as they are); integration tests are tests/integration/test_*.sh,
-# each printing "PASS: name" / "FAIL: name: why" / "SKIP: name: why" lines.
+# each printing "PASS: name" / "FAIL: name: why" / "SKIP: name: why" lines. Integration tests
+# run as root; without root, only those whose header comment says "Needs no root".
 set -u
 BUILD=${BUILD:-build}
 cd "$(dirname "$0")/.."
@@ -39,13 +40,21 @@ for t in "$BUILD"/tests/test_*; do
 done
 
 [ "$integration" = 1 ] && echo "== integration tests"
+tests=()
 if [ "$integration" = 0 ]; then
 	:
 elif [ "$(id -u)" -ne 0 ]; then
 	echo "SKIP: integration: needs root (BPF, perf events, other processes' /proc)"
 	skipped=$((skipped + 1))
-else
+	# Tests that say so in their header run anyway.
 	for t in tests/integration/test_*.sh; do
+		grep -q '^# .*Needs no root' "$t" && tests+=("$t")
+	done
+else
+	tests=(tests/integration/test_*.sh)
+fi
+if [ "${#tests[@]}" -gt 0 ]; then
+	for t in "${tests[@]}"; do
 		name=$(basename "$t" .sh)
 		echo "-- $name"
 		BUILD=$BUILD timeout 300 bash "$t" >"$log/$name.out" 2>&1

@@ -28,8 +28,7 @@
  * counter array, the cheapest possible BLPP (Bond's BLPP uses it for small routines). Both keep
  * a shadow stack of routine ids from the entry and exit events, as the k-SF does.
  *
- * Build: cc -std=gnu11 -O2 -g -fno-omit-frame-pointer -D_GNU_SOURCE -Wall -Wextra -Werror
- *   -Iinclude -o build/bench_ksf tests/bench/bench_ksf.c daemon/ksf.c -lm
+ * Build: make build/bench_ksf.
  */
 #include <errno.h>
 #include <math.h>

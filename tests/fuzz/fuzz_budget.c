@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* fuzz_budget.c: libFuzzer target for the per-uid memory budget (daemon/budget.c).
+/* fuzz_budget.c: libFuzzer target for the per-uid memory budget (daemon/lib/budget.c).
  *
  * The input is a program: 16 bytes of initial limits, then operations on eight uids (root, a
  * few users, nobody, (uid_t)-2 and (uid_t)-1): charge, release, set the limits, ask for room.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* fuzz_config.c: libFuzzer target for kprofd's config parser (daemon/config.c over libinih).
+/* fuzz_config.c: libFuzzer target for kprofd's config parser (daemon/lib/config.c over libinih).
  *
  * The input is the text of a config file, NUL-terminated as the glue hands it over (bytes past
  * an embedded NUL are not seen, as in the daemon). The parse must succeed with every value in

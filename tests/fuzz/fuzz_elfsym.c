@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* fuzz_elfsym.c: libFuzzer target for ELF symbol loading (daemon/elfsym.c, daemon/symtab.c).
+/* fuzz_elfsym.c: libFuzzer target for ELF symbol loading (daemon/lib/elfsym.c and symtab.c).
  *
  * The input is an ELF file, as kprofd could find one in a target's mount namespace. It is loaded
  * from memory (elfsym_load_mem) and from a file descriptor (elfsym_load_fd on a memfd, the

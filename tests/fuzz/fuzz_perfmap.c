@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* fuzz_perfmap.c: libFuzzer target for the perf-map parser and index (daemon/perfmap.c).
+/* fuzz_perfmap.c: libFuzzer target for the perf-map parser and index (daemon/lib/perfmap.c).
  *
  * The input is the text of a perf map. It is fed in pieces whose sizes come from the input's
  * hash (torn lines, as from a JIT still writing), with lookups between pieces so the index is

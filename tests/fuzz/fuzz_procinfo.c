@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* fuzz_procinfo.c: libFuzzer target for the /proc/PID/status and stat parsers (daemon/procinfo.c).
+/* fuzz_procinfo.c: libFuzzer target for the status and stat parsers (daemon/lib/procinfo.c).
  *
  * A process picks its own comm (15 bytes of anything but NUL: ')', spaces, digits, tabs), and
  * kprofd reads its status and stat files in read()s that may come back cut short. The input is

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* fuzz_procmaps.c: libFuzzer target for the /proc/PID/maps parser (daemon/procmaps.c).
+/* fuzz_procmaps.c: libFuzzer target for the /proc/PID/maps parser (daemon/lib/procmaps.c).
  *
  * The input is the text of a maps file. It is parsed with a generous cap and with a small one
  * drawn from the input's hash. Every entry must be well formed (start < end, perms a 4-byte

@@ -5,9 +5,11 @@
 #   BUILD=build bash tests/fuzz/run.sh [fuzz_perfmap fuzz_cfg ...]    # FUZZ_RUNS executions each
 #   BUILD=build FUZZ_SECONDS=30 bash tests/fuzz/run.sh                 # 30 s each (make check, CI)
 #
-# Each target is built with clang, libFuzzer, ASan and UBSan (every UB report fatal), linked with
-# the module it fuzzes alone, and run on a copy of its seed corpus (tests/fuzz/corpus/<target>/
-# is never written):
+# Each target (every tests/fuzz/fuzz_*.c) is built with clang, libFuzzer, ASan and UBSan (every
+# UB report fatal), linked with the libraries kprofd and kprofctl use, built by make with coverage
+# instrumentation in $BUILD/fuzz/build/ (the linker takes the module fuzzed and what it calls,
+# nothing else), and run on a copy of its seed corpus (tests/fuzz/corpus/<target>/ is never
+# written):
 #   FUZZ_SECONDS unset or empty: until FUZZ_RUNS executions (default 10000000, libFuzzer -runs),
 #     with a safety limit of FUZZ_MAX_TIME seconds (default 7200); a target stopped by that limit
 #     before FUZZ_RUNS executions FAILs ("only N of M runs").
@@ -28,41 +30,27 @@ FUZZ_RUNS=${FUZZ_RUNS:-10000000}
 FUZZ_MAX_TIME=${FUZZ_MAX_TIME:-7200}
 FUZZ_JOBS=${FUZZ_JOBS:-1}
 CLANG=${CLANG:-clang}
-PROTO_C=$BUILD/proto/kprof.pb-c.c
 OUT=$BUILD/fuzz
+LIB=$OUT/build
 CRASHES=$OUT/crashes
 LOGS=$OUT/logs
 
+# The libraries (libkprof.a, libkprofwire.a) and the kprofctl objects some targets test, built by
+# make in $LIB with coverage instrumentation and the sanitizers: the Makefile is the one place
+# that lists the modules' sources. The CLI objects go into an archive too, so that each target
+# links only what it calls.
+LIB_FLAGS='-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all'
+CLI_OBJS=(cli/render.o)
 CFLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE
-	-std=gnu11 -Wall -Wextra -Werror -Iinclude -I"$BUILD" -Itests/fuzz)
-
-# target: its sources (besides tests/fuzz/<target>.c) and libraries.
-declare -A SRCS=(
-	[fuzz_perfmap]="daemon/perfmap.c"
-	[fuzz_frame]="proto/frame.c proto/saved.c daemon/profile.c $PROTO_C"
-	[fuzz_saved]="proto/saved.c daemon/profile.c cli/render.c $PROTO_C"
-	[fuzz_elfsym]="daemon/elfsym.c daemon/symtab.c"
-	[fuzz_procmaps]="daemon/procmaps.c"
-	[fuzz_config]="daemon/config.c"
-	[fuzz_cfg]="daemon/cfg.c"
-	[fuzz_procinfo]="daemon/procinfo.c"
-	[fuzz_render]="cli/render.c $PROTO_C"
-	[fuzz_budget]="daemon/budget.c"
-)
-declare -A LIBS=(
-	[fuzz_perfmap]=""
-	[fuzz_frame]="-lprotobuf-c"
-	[fuzz_saved]="-lprotobuf-c"
-	[fuzz_elfsym]="-lelf"
-	[fuzz_procmaps]=""
-	[fuzz_config]="-linih"
-	[fuzz_cfg]="-lcapstone"
-	[fuzz_procinfo]=""
-	[fuzz_render]="-lprotobuf-c -lm"
-	[fuzz_budget]=""
-)
-ALL=(fuzz_perfmap fuzz_frame fuzz_saved fuzz_elfsym fuzz_procmaps fuzz_config fuzz_cfg
-	fuzz_procinfo fuzz_render fuzz_budget)
+	-std=gnu11 -Wall -Wextra -Werror -Iinclude -I"$LIB" -Itests/fuzz)
+LINK=("$LIB/libkprofcli.a" "$LIB/libkprofwire.a" "$LIB/libkprof.a"
+	-lprotobuf-c -lelf -linih -lcapstone -lz -lm)
+# Every tests/fuzz/fuzz_*.c is a target.
+ALL=()
+for f in tests/fuzz/fuzz_*.c; do
+	f=${f##*/}
+	ALL+=("${f%.c}")
+done
 
 if [ $# -gt 0 ]; then
 	TARGETS=("$@")
@@ -75,7 +63,7 @@ if ! [[ "$FUZZ_SECONDS" =~ ^[0-9]*$ && "$FUZZ_RUNS" =~ ^[1-9][0-9]*$ &&
 	exit 2
 fi
 for t in "${TARGETS[@]}"; do
-	if [ -z "${SRCS[$t]+x}" ]; then
+	if [ ! -f "tests/fuzz/$t.c" ]; then
 		echo "run.sh: unknown target '$t' (targets: ${ALL[*]})" >&2
 		exit 2
 	fi
@@ -84,19 +72,26 @@ if ! command -v "$CLANG" >/dev/null; then
 	echo "run.sh: $CLANG not found: libFuzzer needs clang" >&2
 	exit 2
 fi
-if [ ! -f "$PROTO_C" ]; then
-	echo "run.sh: $PROTO_C is missing: run 'make $PROTO_C' first" >&2
-	exit 2
-fi
 mkdir -p "$OUT" "$CRASHES" "$LOGS"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/kprof-fuzz.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
+# The libraries, once for all targets (an outer make's flags and jobserver are not passed on).
+build_libs() {
+	local objs=("${CLI_OBJS[@]/#/$LIB/obj/}")
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "${MAKE:-make}" -j"$(nproc)" BUILD="$LIB" \
+		CC="$CLANG" OPTFLAGS='-g -O1' CFLAGS="$LIB_FLAGS" \
+		"$LIB/libkprof.a" "$LIB/libkprofwire.a" "${objs[@]}" &&
+		rm -f "$LIB/libkprofcli.a" && ar rcs "$LIB/libkprofcli.a" "${objs[@]}"
+}
+
 build() {
 	local t=$1
-	# shellcheck disable=SC2086 # word splitting of the source and library lists is wanted
-	"$CLANG" "${CFLAGS[@]}" -o "$OUT/$t" "tests/fuzz/$t.c" ${SRCS[$t]} ${LIBS[$t]} \
-		>"$LOGS/$t.build.log" 2>&1
+	if [ ! -f "$LIB/libkprofcli.a" ]; then
+		echo "the libraries did not build: see $LOGS/libs.build.log" >"$LOGS/$t.build.log"
+		return 1
+	fi
+	"$CLANG" "${CFLAGS[@]}" -o "$OUT/$t" "tests/fuzz/$t.c" "${LINK[@]}" >"$LOGS/$t.build.log" 2>&1
 }
 
 # Run one target; writes its result line to $TMP/$t.result.
@@ -150,6 +145,8 @@ fuzz_one() {
 	} >"$TMP/$t.result"
 }
 
+rm -f "$LIB/libkprofcli.a"
+build_libs >"$LOGS/libs.build.log" 2>&1
 running=0
 for t in "${TARGETS[@]}"; do
 	fuzz_one "$t" &

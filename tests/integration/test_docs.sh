@@ -240,11 +240,4 @@ extra=$(git ls-files 2>/dev/null | cut -d/ -f1 | sort -u | grep -vxE \
 	'bpf|daemon|cli|proto|include|tests|systemd|bench|docs|Makefile|README.md|VERSION|LICENSE|\.ci|\.clang-format|\.gitignore')
 [ -z "$extra" ] && pass "the root holds only the layout's entries" ||
 	fail "stray files at the root" "$(oneline "$extra")"
-# Each shared helper (mix64, last_le, array_grow, write_all, the test PRNG) is defined once.
-while IFS= read -r line; do
-	case $line in
-	"PASS: "*) pass "${line#PASS: }" ;;
-	"FAIL: "*) line=${line#FAIL: } && fail "${line%%: *}" "${line#*: }" ;;
-	esac
-done < <(bash "$ROOT/tests/check_dupes.sh")
 finish

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* test_budget.c: unit tests of the per-uid memory budget (daemon/budget.c). */
+/* test_budget.c: unit tests of the per-uid memory budget (daemon/lib/budget.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* test_config.c: unit tests of the INI config parser (daemon/config.c). */
+/* test_config.c: unit tests of the INI config parser (daemon/lib/config.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

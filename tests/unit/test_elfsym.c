@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* test_elfsym.c: ELF symbol loading (daemon/elfsym.c) on real ELF files and on corrupt ones.
+/* test_elfsym.c: ELF symbol loading (daemon/lib/elfsym.c) on real ELF files and on corrupt ones.
  *
  * The test program reads its own executable (built with symbols): its own functions must be
  * found at the addresses the linker gave them. Corrupt images (truncated, flipped bytes, lying

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* test_hcct.c: unit tests for the HCCT (links daemon/hcct.c and, as the exact oracle of the
+/* test_hcct.c: unit tests for the HCCT (links daemon/lib/hcct.c and, as the exact oracle of the
  * property tests, tests/oracles/cct.c).
  *
  * The vectors TV-H1, TV-H2, TV-H3 and TV-S of ALGORITHMS.md §4 are replayed step by step: after

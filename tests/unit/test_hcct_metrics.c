@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* test_hcct_metrics.c: unit tests for the HCCT accuracy metrics (links tests/oracles/hcct_metrics.c,
- * tests/oracles/cct.c and daemon/hcct.c: the trees measured are real query results).
+/* test_hcct_metrics.c: unit tests for the HCCT accuracy metrics (links the oracles in
+ * tests/oracles/ and daemon/lib/hcct.c: the trees measured are real query results).
  *
  * The metric tables of TV-H1 and TV-H2 (ALGORITHMS.md §4) are reproduced exactly, then the
  * corner cases: phi below eps, zero-count frames of sampled stacks, empty inputs, and trees that

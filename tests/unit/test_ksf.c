@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* test_ksf.c: unit tests for the k-SF / k-IPF module (links daemon/ksf.c alone).
+/* test_ksf.c: unit tests for the k-SF / k-IPF module (links daemon/lib/ksf.c alone).
  *
  * TV-K1 and TV-K2 (ALGORITHMS.md §4) are compared as sets of "path:count" lines. Random streams
  * of entries, path ids and exits are replayed into the module and into a naive oracle that keeps

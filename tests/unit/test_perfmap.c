@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* test_perfmap.c: unit tests for the perfmap module (links daemon/perfmap.c alone). */
+/* test_perfmap.c: unit tests for the perfmap module (links daemon/lib/perfmap.c alone). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

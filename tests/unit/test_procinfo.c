@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* test_procinfo.c: the /proc/PID/status and /proc/PID/stat parsers (daemon/procinfo.c), on this
+/* test_procinfo.c: the /proc/PID/status and /proc/PID/stat parsers (daemon/lib/procinfo.c), on this
  * process's real files and on texts a hostile comm or a cut read could produce. */
 #include <errno.h>
 #include <fcntl.h>

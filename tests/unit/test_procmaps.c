@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* test_procmaps.c: unit tests for the procmaps module (links daemon/procmaps.c alone). */
+/* test_procmaps.c: unit tests for the procmaps module (links daemon/lib/procmaps.c alone). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* test_profile.c: unit tests for the profile module (links daemon/profile.c alone).
+/* test_profile.c: unit tests for the profile module (links daemon/lib/profile.c alone).
  *
  * Flat counts are checked against hand-computed values and, in the randomized test, against a
  * naive recomputation over every stack added; folded output is compared byte for byte.

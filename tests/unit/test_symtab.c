@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* test_symtab.c: unit tests for the symtab module (links daemon/symtab.c alone). */
+/* test_symtab.c: unit tests for the symtab module (links daemon/lib/symtab.c alone). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
