@@ -76,7 +76,7 @@ int loader_new(unsigned ringbuf_bytes, struct loader **ret)
 	l->skel = kprof_bpf__open();
 	if (!l->skel) {
 		err = -errno;
-		log_err("BPF: cannot open the sampler object: %s", strerror(-err));
+		log_err("BPF: cannot open the BPF object: %s", strerror(-err));
 		goto fail;
 	}
 	l->skel->rodata->kp_wakeup_bytes = l->rb_bytes / 8;
@@ -87,7 +87,7 @@ int loader_new(unsigned ringbuf_bytes, struct loader **ret)
 		goto fail;
 	err = kprof_bpf__load(l->skel);
 	if (err < 0) {
-		log_err("BPF: cannot load the sampler programs: %s (root, CAP_BPF and CAP_PERFMON "
+		log_err("BPF: cannot load the BPF programs: %s (root, CAP_BPF and CAP_PERFMON "
 			"are needed)",
 			strerror(-err));
 		goto fail;

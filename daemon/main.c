@@ -87,7 +87,7 @@ static int read_text(const char *path, char **ret)
 }
 
 /* config_load_fn: defaults, then the file, then the flags. */
-static int load_settings(struct config *cfg, char *err, size_t errlen, void *userdata)
+static int load_settings(struct config *conf, char *err, size_t errlen, void *userdata)
 {
 	struct settings *st = userdata;
 	_cleanup_free_ char *text = NULL;
@@ -116,7 +116,7 @@ static int load_settings(struct config *cfg, char *err, size_t errlen, void *use
 		}
 	}
 	c.verbose = st->verbose;
-	*cfg = c;
+	*conf = c;
 	return 0;
 }
 

@@ -131,7 +131,7 @@ static struct target *kept_victim(struct manager *m)
 	for (struct target *t = m->targets; t; t = t->next) {
 		if (t->state == TARGET_ATTACHED)
 			continue;
-		if (t->uid != 0 && kept_of(m, t->uid) > m->cfg.max_kept_per_uid) {
+		if (t->uid != 0 && kept_of(m, t->uid) > m->conf.max_kept_per_uid) {
 			struct target *o = t;
 
 			for (struct target *u = m->targets; u; u = u->next)
@@ -148,9 +148,9 @@ static struct target *kept_victim(struct manager *m)
 		if (!oldest || t->ended_ns < oldest->ended_ns)
 			oldest = t;
 	}
-	if (users > user_share(m->cfg.max_kept) || (m->n_kept > m->cfg.max_kept && user_oldest))
+	if (users > user_share(m->conf.max_kept) || (m->n_kept > m->conf.max_kept && user_oldest))
 		return user_oldest;
-	return m->n_kept > m->cfg.max_kept ? oldest : NULL;
+	return m->n_kept > m->conf.max_kept ? oldest : NULL;
 }
 
 /* Keep at most max_kept ended profiles, and users within their quotas. */
@@ -161,7 +161,7 @@ static void trim_kept(struct manager *m)
 	while ((t = kept_victim(m))) {
 		log_info("dropping the kept profile of pid %d (%s, uid %u): more than %u kept (%u "
 			 "for one user)",
-			 t->pid, t->comm, t->uid, m->cfg.max_kept, m->cfg.max_kept_per_uid);
+			 t->pid, t->comm, t->uid, m->conf.max_kept, m->conf.max_kept_per_uid);
 		drop_target(m, t);
 	}
 }
@@ -256,16 +256,16 @@ void manager_add_kept(struct manager *m, struct target *t)
 /* Drop kept profiles older than the configured age. */
 static void expire_kept(struct manager *m)
 {
-	uint64_t now = now_ns(CLOCK_REALTIME), max = m->cfg.kept_max_age_sec * 1000000000ULL;
+	uint64_t now = now_ns(CLOCK_REALTIME), max = m->conf.kept_max_age_sec * 1000000000ULL;
 	struct target *t, *next;
 
-	if (!m->cfg.kept_max_age_sec)
+	if (!m->conf.kept_max_age_sec)
 		return;
 	for (t = m->targets; t; t = next) {
 		next = t->next;
 		if (t->state != TARGET_ATTACHED && now - t->ended_ns > max) {
 			log_info("dropping the kept profile of pid %d (%s): older than %u s",
-				 t->pid, t->comm, m->cfg.kept_max_age_sec);
+				 t->pid, t->comm, m->conf.kept_max_age_sec);
 			drop_target(m, t);
 		}
 	}
@@ -347,11 +347,11 @@ static int start_calls(struct manager *m, struct target *t, const struct attach_
 	err = calls_plan(c, &(struct calls_target){t->pid, t->sym, t->profile}, o->force, errbuf,
 			 errlen);
 	held = probes_of(m, o->by);
-	if (err >= 0 && o->by != 0 && held + c->nprobes > m->cfg.max_probes_per_uid) {
+	if (err >= 0 && o->by != 0 && held + c->nprobes > m->conf.max_probes_per_uid) {
 		snprintf(errbuf, errlen,
 			 "exact mode would probe %zu functions; uid %u has %u probed already "
 			 "(limit %u per user)",
-			 c->nprobes, o->by, held, m->cfg.max_probes_per_uid);
+			 c->nprobes, o->by, held, m->conf.max_probes_per_uid);
 		err = -EUSERS;
 	}
 	if (err >= 0)
@@ -374,9 +374,9 @@ static int check_quotas(struct manager *m, uid_t by, unsigned freq, char *errbuf
 	int nf = loader_freqs(m->loader, freqs, KPROF_MAX_FREQ_SETS), nmine = 0;
 	bool new_freq = true, mine_has = false;
 
-	if (m->n_attached >= m->cfg.max_targets) {
+	if (m->n_attached >= m->conf.max_targets) {
 		snprintf(errbuf, errlen, "too many targets: %u attached (limit %u)", m->n_attached,
-			 m->cfg.max_targets);
+			 m->conf.max_targets);
 		return -EMFILE;
 	}
 	if (by == 0)
@@ -395,23 +395,23 @@ static int check_quotas(struct manager *m, uid_t by, unsigned freq, char *errbuf
 		if (!seen && nmine < KPROF_MAX_FREQ_SETS)
 			my_freqs[nmine++] = t->freq;
 	}
-	if (m->n_attached >= user_share(m->cfg.max_targets)) {
+	if (m->n_attached >= user_share(m->conf.max_targets)) {
 		snprintf(
 		    errbuf, errlen,
 		    "too many targets: %u attached; the last of the %u slots are kept for root",
-		    m->n_attached, m->cfg.max_targets);
+		    m->n_attached, m->conf.max_targets);
 		return -EMFILE;
 	}
-	if (mine >= m->cfg.max_targets_per_uid) {
+	if (mine >= m->conf.max_targets_per_uid) {
 		snprintf(errbuf, errlen, "uid %u has %u targets attached (limit %u per user)", by,
-			 mine, m->cfg.max_targets_per_uid);
+			 mine, m->conf.max_targets_per_uid);
 		return -EUSERS;
 	}
-	if (!mine_has && (unsigned)nmine >= m->cfg.max_freqs_per_uid) {
+	if (!mine_has && (unsigned)nmine >= m->conf.max_freqs_per_uid) {
 		snprintf(errbuf, errlen,
 			 "uid %u samples at %d distinct frequencies already (limit %u per user): "
 			 "use one of them",
-			 by, nmine, m->cfg.max_freqs_per_uid);
+			 by, nmine, m->conf.max_freqs_per_uid);
 		return -EUSERS;
 	}
 	if (new_freq && nf >= KPROF_MAX_FREQ_SETS - 1) {
@@ -444,9 +444,9 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		return -EINVAL;
 	}
 	if (freq == 0)
-		freq = o.freq = m->cfg.default_freq;
+		freq = o.freq = m->conf.default_freq;
 	if (o.eps == 0)
-		o.eps = m->cfg.hcct_eps;
+		o.eps = m->conf.hcct_eps;
 	if (o.burst_ms && (!o.calls || o.period_ms <= o.burst_ms || o.period_ms > 3600000)) {
 		snprintf(errbuf, errlen, "bursts need --calls and a period longer than the burst");
 		return -EINVAL;
@@ -716,7 +716,7 @@ static int on_drain(sd_event_source *s, uint64_t usec, void *userdata)
 	if (probes_active(m) ||
 	    now_ns(CLOCK_MONOTONIC) - m->drained_ns >= SAMPLE_BATCH_MS * 1000000ULL)
 		manager_drain(m);
-	return sd_event_source_set_time(s, usec + m->cfg.drain_ms * 1000ULL);
+	return sd_event_source_set_time(s, usec + m->conf.drain_ms * 1000ULL);
 }
 
 /* Profiles grow with every new stack: once a second, the memory of each user's profiles
@@ -724,13 +724,13 @@ static int on_drain(sd_event_source *s, uint64_t usec, void *userdata)
  * every user when the total is over, stop taking samples (they are counted) until it fits. */
 static void check_profile_budget(struct manager *m)
 {
-	uint64_t total = 0, per_uid = (uint64_t)m->cfg.profiles_per_uid_mb << 20;
+	uint64_t total = 0, per_uid = (uint64_t)m->conf.profiles_per_uid_mb << 20;
 	bool over_total;
 
 	for (struct target *t = m->targets; t; t = t->next)
 		total += t->memory = target_memory(t);
 	m->profile_bytes = total;
-	over_total = total > (uint64_t)m->cfg.profiles_mb << 20;
+	over_total = total > (uint64_t)m->conf.profiles_mb << 20;
 	for (struct target *t = m->targets; t; t = t->next) {
 		uint64_t mine = 0;
 		bool over;
@@ -747,7 +747,7 @@ static void check_profile_budget(struct manager *m)
 			    "(limit %u MiB)",
 			    t->pid, t->comm, over_total ? "all users" : "its user",
 			    (over_total ? total : mine) / 1048576.0,
-			    over_total ? m->cfg.profiles_mb : m->cfg.profiles_per_uid_mb);
+			    over_total ? m->conf.profiles_mb : m->conf.profiles_per_uid_mb);
 		t->over_budget = over;
 	}
 }
@@ -787,7 +787,7 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 		    (double)(m->samples - m->rate_prev_samples) * 1e9 / (now - m->rate_prev_ns);
 	m->rate_prev_ns = now;
 	m->rate_prev_samples = m->samples;
-	return sd_event_source_set_time(s, usec + m->cfg.perfmap_refresh_ms * 1000ULL);
+	return sd_event_source_set_time(s, usec + m->conf.perfmap_refresh_ms * 1000ULL);
 }
 
 static void resolve_read_group(struct manager *m)
@@ -796,11 +796,11 @@ static void resolve_read_group(struct manager *m)
 	char buf[4096];
 
 	m->read_gid = (gid_t)-1;
-	if (!m->cfg.read_group[0])
+	if (!m->conf.read_group[0])
 		return;
-	if (getgrnam_r(m->cfg.read_group, &gr, buf, sizeof(buf), &res) != 0 || !res) {
+	if (getgrnam_r(m->conf.read_group, &gr, buf, sizeof(buf), &res) != 0 || !res) {
 		log_warn("read group '%s' does not exist: nobody gets read access through it",
-			 m->cfg.read_group);
+			 m->conf.read_group);
 		return;
 	}
 	m->read_gid = gr.gr_gid;
@@ -819,11 +819,11 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 		log_err("reload: %s; keeping the current settings", err);
 		return 0;
 	}
-	if (strcmp(c.socket_path, m->cfg.socket_path) || c.ringbuf_bytes != m->cfg.ringbuf_bytes)
+	if (strcmp(c.socket_path, m->conf.socket_path) || c.ringbuf_bytes != m->conf.ringbuf_bytes)
 		log_warn("reload: the socket path and the ring buffer size change only at restart");
-	strcpy(c.socket_path, m->cfg.socket_path);
-	c.ringbuf_bytes = m->cfg.ringbuf_bytes;
-	m->cfg = c;
+	strcpy(c.socket_path, m->conf.socket_path);
+	c.ringbuf_bytes = m->conf.ringbuf_bytes;
+	m->conf = c;
 	resolve_read_group(m);
 	symbolizer_set_budget(m->sym, (uint64_t)c.symbols_mb << 20,
 			      (uint64_t)c.symbols_per_uid_mb << 20);
@@ -862,7 +862,7 @@ static const struct ringbuf_ops ringbuf_ops = {
 int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 {
 	struct manager *m = calloc(1, sizeof(*m));
-	const struct config *cfg;
+	const struct config *conf;
 	char errbuf[512];
 	sigset_t mask;
 	int err;
@@ -871,13 +871,13 @@ int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 		return -ENOMEM;
 	m->load_config = load;
 	m->load_userdata = userdata;
-	err = load(&m->cfg, errbuf, sizeof(errbuf), userdata);
+	err = load(&m->conf, errbuf, sizeof(errbuf), userdata);
 	if (err < 0) {
 		log_err("%s", errbuf);
 		free(m);
 		return err;
 	}
-	cfg = &m->cfg;
+	conf = &m->conf;
 	resolve_read_group(m);
 	m->start_ns = now_ns(CLOCK_MONOTONIC);
 	err = sd_event_default(&m->event);
@@ -893,15 +893,15 @@ int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 	    (err = sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL)) < 0 ||
 	    (err = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m)) < 0)
 		goto fail;
-	err = symbolizer_new((uint64_t)cfg->symbols_mb << 20,
-			     (uint64_t)cfg->symbols_per_uid_mb << 20, &m->sym);
+	err = symbolizer_new((uint64_t)conf->symbols_mb << 20,
+			     (uint64_t)conf->symbols_per_uid_mb << 20, &m->sym);
 	if (err < 0)
 		goto fail;
-	err = loader_new(cfg->ringbuf_bytes, &m->loader);
+	err = loader_new(conf->ringbuf_bytes, &m->loader);
 	if (err < 0)
 		goto fail;
 	m->env = (struct target_env){
-	    .cfg = &m->cfg, .sym = m->sym, .loader = m->loader, .event = m->event};
+	    .conf = &m->conf, .sym = m->sym, .loader = m->loader, .event = m->event};
 	err = ringbuf_new(loader_ringbuf_fd(m->loader), &ringbuf_ops, m, &m->ringbuf);
 	if (err < 0) {
 		log_err("ring buffer: %s", strerror(-err));
@@ -910,7 +910,7 @@ int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 	if ((err = sd_event_add_io(m->event, &m->rb_source, ringbuf_epoll_fd(m->ringbuf), EPOLLIN,
 				   on_ringbuf, m)) < 0 ||
 	    (err = sd_event_add_time_relative(m->event, &m->drain_timer, CLOCK_MONOTONIC,
-					      cfg->drain_ms * 1000ULL, 1000, on_drain, m)) < 0 ||
+					      conf->drain_ms * 1000ULL, 1000, on_drain, m)) < 0 ||
 	    (err = sd_event_source_set_enabled(m->drain_timer, SD_EVENT_ON)) < 0 ||
 	    (err = sd_event_add_time_relative(m->event, &m->refresh_timer, CLOCK_MONOTONIC,
 					      HOUSEKEEPING_USEC, 10000, on_housekeeping, m)) < 0 ||
@@ -921,14 +921,15 @@ int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 	err = sd_event_set_watchdog(m->event, true);
 	if (err < 0)
 		goto fail;
-	if (cfg->state_dir[0]) {
-		err = store_open(cfg->state_dir, &m->store);
+	if (conf->state_dir[0]) {
+		err = store_open(conf->state_dir, &m->store);
 		if (err < 0)
 			log_warn("state directory %s: %s; profiles are kept in memory only",
-				 cfg->state_dir, strerror(-err));
+				 conf->state_dir, strerror(-err));
 		else
 			log_info("kept profiles: %d restored from %s",
-				 store_foreach(m->store, ".kprof", restore_one, m), cfg->state_dir);
+				 store_foreach(m->store, ".kprof", restore_one, m),
+				 conf->state_dir);
 	}
 	*ret = m;
 	return 0;
@@ -985,7 +986,7 @@ int manager_run(struct manager *m)
 	int err;
 
 	log_info("kprofd %s ready: socket %s, ring buffer %u KiB, %d CPUs", KPROF_VERSION,
-		 m->cfg.socket_path, loader_ringbuf_bytes(m->loader) / 1024,
+		 m->conf.socket_path, loader_ringbuf_bytes(m->loader) / 1024,
 		 loader_ncpus(m->loader));
 	sd_notifyf(0, "READY=1\nSTATUS=ready, no targets\nMAINPID=%d", getpid());
 	err = sd_event_loop(m->event);

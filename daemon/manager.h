@@ -22,13 +22,13 @@ struct symbolizer;
 
 /* Builds the settings from scratch (defaults, file, flags); manager_new gets one, and SIGHUP
  * calls it again. 0, or a negative errno with a message in err. */
-typedef int (*config_load_fn)(struct config *cfg, char *err, size_t errlen, void *userdata);
+typedef int (*config_load_fn)(struct config *conf, char *err, size_t errlen, void *userdata);
 
 struct manager {
-	struct config cfg;
+	struct config conf;
 	config_load_fn load_config;
 	void *load_userdata;
-	gid_t read_gid;	     /* cfg.read_group resolved, (gid_t)-1 if none */
+	gid_t read_gid;	     /* conf.read_group resolved, (gid_t)-1 if none */
 	struct store *store; /* NULL: profiles are kept in memory only */
 	sd_event *event;
 	struct loader *loader;

@@ -569,7 +569,7 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 	Kprof__HcctReply hr = KPROF__HCCT_REPLY__INIT;
 	Kprof__Target tpb = KPROF__TARGET__INIT;
 	struct target *t = request_target(cl, req->pid, false);
-	double phi = req->phi ? req->phi : cl->rq->m->cfg.hcct_phi;
+	double phi = req->phi ? req->phi : cl->rq->m->conf.hcct_phi;
 	struct hcct_tree *tree = NULL;
 	_cleanup_free_ Kprof__HcctNode *nv = NULL;
 	_cleanup_free_ Kprof__HcctNode **np = NULL;
@@ -822,7 +822,7 @@ int requests_new(struct manager *m, struct requests **ret)
 	if (!rq)
 		return -ENOMEM;
 	rq->m = m;
-	err = transport_new(m->event, &m->cfg, &requests_ops, rq, &rq->tr);
+	err = transport_new(m->event, &m->conf, &requests_ops, rq, &rq->tr);
 	if (err < 0) {
 		free(rq);
 		return err;

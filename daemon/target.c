@@ -113,20 +113,20 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 	if (err < 0)
 		goto fail;
 	err = profile_new(
-	    &(struct profile_limits){.max_stacks = env->cfg->max_stacks,
-				     .max_stack_ids = 32 * (size_t)env->cfg->max_stacks},
+	    &(struct profile_limits){.max_stacks = env->conf->max_stacks,
+				     .max_stack_ids = 32 * (size_t)env->conf->max_stacks},
 	    &t->profile);
 	if (err < 0)
 		goto fail;
 	/* Memory bounded by eps: m counters, at most 32 m + 1024 MCCT nodes. */
 	err = hcct_new(&(struct hcct_params){.slots = hcct_slots_for_eps(t->eps),
-					     .max_nodes = env->cfg->hcct_max_nodes,
+					     .max_nodes = env->conf->hcct_max_nodes,
 					     .max_depth = 2 * KP_MAX_STACK + 1},
 		       &t->hcct);
 	if (err < 0)
 		goto fail;
 	err = tsym_new(env->sym, pid, t->proc_uid, t->proc_euid,
-		       (uint64_t)env->cfg->perfmap_max_mb << 20, &t->sym);
+		       (uint64_t)env->conf->perfmap_max_mb << 20, &t->sym);
 	if (err < 0)
 		goto fail;
 	t->cache_gen = tsym_generation(t->sym);
@@ -320,8 +320,8 @@ int target_paths_start(struct target *t, const struct paths_opts *o, char *err, 
 	const struct paths_env env = {
 	    .loader = t->env->loader,
 	    .event = t->env->event,
-	    .max_paths = t->env->cfg->max_paths,
-	    .ksf_max_nodes = t->env->cfg->ksf_max_nodes,
+	    .max_paths = t->env->conf->max_paths,
+	    .ksf_max_nodes = t->env->conf->ksf_max_nodes,
 	};
 
 	if (t->state != TARGET_ATTACHED) {

@@ -37,7 +37,7 @@ struct frame_memo {
 /* What a target needs of the daemon, given at creation; the manager's, and alive as long as the
  * manager (settings change in place on reload). */
 struct target_env {
-	const struct config *cfg;
+	const struct config *conf;
 	struct symbolizer *sym;
 	struct loader *loader;
 	sd_event *event;

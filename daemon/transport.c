@@ -83,7 +83,7 @@ struct transport_client {
 };
 
 struct transport {
-	const struct config *cfg; /* the daemon's settings: limits, read at each use */
+	const struct config *conf; /* the daemon's settings: limits, read at each use */
 	sd_event *event;
 	struct transport_ops ops;
 	void *ctx;
@@ -166,9 +166,9 @@ static int client_flush(struct transport_client *cl)
 static int reply_budget(struct transport_client *cl, size_t len, char *msg, size_t msglen)
 {
 	struct transport *c = cl->c;
-	const struct config *cfg = c->cfg;
-	uint64_t all = 0, mine = 0, lim_all = (uint64_t)cfg->reply_pending_mb << 20;
-	uint64_t lim_uid = (uint64_t)cfg->reply_pending_per_uid_mb << 20;
+	const struct config *conf = c->conf;
+	uint64_t all = 0, mine = 0, lim_all = (uint64_t)conf->reply_pending_mb << 20;
+	uint64_t lim_uid = (uint64_t)conf->reply_pending_per_uid_mb << 20;
 	char sfx[64];
 
 	if (len <= REPLY_SMALL)
@@ -183,12 +183,12 @@ static int reply_budget(struct transport_client *cl, size_t len, char *msg, size
 			 "reply of %.1f MiB refused: %llu MiB of replies are waiting to be read by "
 			 "uid %u's clients (limit %u MiB); read them or try later",
 			 len / 1048576.0, (unsigned long long)(mine >> 20), cl->uid,
-			 cfg->reply_pending_per_uid_mb);
+			 conf->reply_pending_per_uid_mb);
 	} else if (all + len > (cl->uid ? lim_all - lim_all / 8 : lim_all)) {
 		snprintf(msg, msglen,
 			 "reply of %.1f MiB refused: %llu MiB of replies are waiting to be read by "
 			 "all clients (limit %u MiB%s); read them or try later",
-			 len / 1048576.0, (unsigned long long)(all >> 20), cfg->reply_pending_mb,
+			 len / 1048576.0, (unsigned long long)(all >> 20), conf->reply_pending_mb,
 			 cl->uid ? ", the last eighth kept for root" : "");
 	} else {
 		return 0;
@@ -395,9 +395,9 @@ static void refuse_fd(const struct transport *c, int fd, int err, const char *ms
  * least one) of max_clients. */
 static bool admit(const struct transport *c, uid_t uid, enum refusal *why, char *msg, size_t len)
 {
-	unsigned max_clients = c->cfg->max_clients;
+	unsigned max_clients = c->conf->max_clients;
 	unsigned reserve = max_clients / 8 ? max_clients / 8 : 1;
-	unsigned per_uid = c->cfg->max_clients_per_uid, mine = 0;
+	unsigned per_uid = c->conf->max_clients_per_uid, mine = 0;
 
 	if (c->nclients >= max_clients) {
 		snprintf(msg, len, "too many clients (limit %u), try again later", max_clients);
@@ -538,14 +538,14 @@ static int transport_start(struct transport *c)
 	return err;
 }
 
-static struct transport *transport_alloc(sd_event *ev, const struct config *cfg,
+static struct transport *transport_alloc(sd_event *ev, const struct config *conf,
 					 const struct transport_ops *ops, void *ctx)
 {
 	struct transport *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
-	c->cfg = cfg;
+	c->conf = conf;
 	c->event = ev;
 	c->ops = *ops;
 	c->ctx = ctx;
@@ -623,7 +623,7 @@ static int transport_listen(struct transport *c, const char *path)
 	return transport_start(c);
 }
 
-int transport_new(sd_event *ev, const struct config *cfg, const struct transport_ops *ops,
+int transport_new(sd_event *ev, const struct config *conf, const struct transport_ops *ops,
 		  void *ctx, struct transport **ret)
 {
 	struct transport *c;
@@ -637,10 +637,10 @@ int transport_new(sd_event *ev, const struct config *cfg, const struct transport
 			n < 0 ? strerror(-n) : "more than one socket passed");
 		return n < 0 ? n : -EINVAL;
 	}
-	c = transport_alloc(ev, cfg, ops, ctx);
+	c = transport_alloc(ev, conf, ops, ctx);
 	if (!c)
 		return -ENOMEM;
-	err = n == 1 ? transport_new_activated(c) : transport_listen(c, cfg->socket_path);
+	err = n == 1 ? transport_new_activated(c) : transport_listen(c, conf->socket_path);
 	if (err < 0) {
 		transport_free(c);
 		return err;
@@ -674,8 +674,8 @@ static int on_reap(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct transport *c = userdata;
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
-	uint64_t idle_ns = c->cfg->client_timeout_sec * 1000000000ULL;
-	uint64_t frame_ns = c->cfg->frame_timeout_sec * 1000000000ULL;
+	uint64_t idle_ns = c->conf->client_timeout_sec * 1000000000ULL;
+	uint64_t frame_ns = c->conf->frame_timeout_sec * 1000000000ULL;
 	struct transport_client *cl = c->clients, *next;
 	char sfx[64], msg[96];
 
@@ -690,10 +690,10 @@ static int on_reap(sd_event_source *s, uint64_t usec, void *userdata)
 			if (log_refusal(c, REFUSE_FRAME, sfx, sizeof(sfx)))
 				log_warn("closing client pid %d uid %u: its request is not whole "
 					 "after %u s%s",
-					 cl->pid, cl->uid, c->cfg->frame_timeout_sec, sfx);
+					 cl->pid, cl->uid, c->conf->frame_timeout_sec, sfx);
 			snprintf(msg, sizeof(msg),
 				 "request not whole after %u s (frame_timeout), closing",
-				 c->cfg->frame_timeout_sec);
+				 c->conf->frame_timeout_sec);
 			transport_reply_error(cl, -ETIMEDOUT, msg);
 			client_flush(cl);
 			client_free(cl);

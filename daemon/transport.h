@@ -31,9 +31,9 @@ struct transport_ops {
 	int (*pack_error)(int err, const char *msg, uint8_t **buf, size_t *len);
 };
 
-/* Listen on the socket systemd passed, else on cfg->socket_path. cfg (the limits: clients,
+/* Listen on the socket systemd passed, else on conf->socket_path. conf (the limits: clients,
  * reply budgets, timeouts) is read at each use, so it must outlive the transport. */
-int transport_new(sd_event *ev, const struct config *cfg, const struct transport_ops *ops,
+int transport_new(sd_event *ev, const struct config *conf, const struct transport_ops *ops,
 		  void *ctx, struct transport **ret);
 void transport_free(struct transport *tr);
 unsigned transport_clients(const struct transport *tr);

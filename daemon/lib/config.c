@@ -2,7 +2,7 @@
 /* config.c: defaults and the INI parser of kprofd's settings (see include/kprof/config.h).
  *
  * A table lists every key: section, name, type, range and where it goes in struct config.
- * Parsing works on a copy, so *cfg changes only when the whole text is valid.
+ * Parsing works on a copy, so *conf changes only when the whole text is valid.
  */
 #include <errno.h>
 #include <ini.h>
@@ -65,9 +65,9 @@ static const struct key keys[] = {
     {"hcct", "eps", KEY_FRACTION, offsetof(struct config, hcct_eps), 0, 0, 0},
 };
 
-void config_defaults(struct config *cfg)
+void config_defaults(struct config *conf)
 {
-	*cfg = (struct config){
+	*conf = (struct config){
 	    .default_freq = KPROF_DEFAULT_FREQ,
 	    .max_targets = 256,
 	    .max_kept = 64,
@@ -94,11 +94,11 @@ void config_defaults(struct config *cfg)
 	    .drain_ms = 50,
 	    .perfmap_refresh_ms = 1000,
 	};
-	strcpy(cfg->socket_path, KPROF_DEFAULT_SOCKET);
-	strcpy(cfg->state_dir, KPROF_DEFAULT_STATE_DIR);
+	strcpy(conf->socket_path, KPROF_DEFAULT_SOCKET);
+	strcpy(conf->state_dir, KPROF_DEFAULT_STATE_DIR);
 }
 
-int config_set(struct config *cfg, const char *section, const char *key, const char *value,
+int config_set(struct config *conf, const char *section, const char *key, const char *value,
 	       char *err, size_t errlen)
 {
 	const struct key *k = NULL;
@@ -129,7 +129,7 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
 				 key, value);
 			return -EINVAL;
 		}
-		*(double *)((char *)cfg + k->offset) = v;
+		*(double *)((char *)conf + k->offset) = v;
 		return 0;
 	}
 	if (k->type == KEY_STRING) {
@@ -138,7 +138,7 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
 				 k->size - 1);
 			return -EINVAL;
 		}
-		strcpy((char *)cfg + k->offset, value);
+		strcpy((char *)conf + k->offset, value);
 		return 0;
 	}
 	{
@@ -152,13 +152,13 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
 				 key, value, k->min, k->max);
 			return -EINVAL;
 		}
-		*(unsigned *)((char *)cfg + k->offset) = v;
+		*(unsigned *)((char *)conf + k->offset) = v;
 	}
 	return 0;
 }
 
 struct parse_ctx {
-	struct config cfg;
+	struct config conf;
 	char msg[256];
 	int failed;
 };
@@ -171,17 +171,17 @@ static int on_key(void *user, const char *section, const char *name, const char 
 
 	if (ctx->failed)
 		return 0;
-	if (config_set(&ctx->cfg, section, name, value, ctx->msg, sizeof(ctx->msg)) < 0) {
+	if (config_set(&ctx->conf, section, name, value, ctx->msg, sizeof(ctx->msg)) < 0) {
 		ctx->failed = 1;
 		return 0;
 	}
 	return 1;
 }
 
-int config_parse(const char *text, const char *filename, struct config *cfg, char *err,
+int config_parse(const char *text, const char *filename, struct config *conf, char *err,
 		 size_t errlen)
 {
-	struct parse_ctx ctx = {.cfg = *cfg};
+	struct parse_ctx ctx = {.conf = *conf};
 	int r = ini_parse_string(text, on_key, &ctx);
 
 	if (r == -2) {
@@ -197,6 +197,6 @@ int config_parse(const char *text, const char *filename, struct config *cfg, cha
 			 filename, r);
 		return -EINVAL;
 	}
-	*cfg = ctx.cfg;
+	*conf = ctx.conf;
 	return 0;
 }

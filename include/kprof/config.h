@@ -4,7 +4,7 @@
  * Settings come from three places, later ones winning: built-in defaults (config_defaults),
  * the config file (/etc/kprofd/kprofd.conf, INI, parsed here from its text with inih), and
  * command-line flags. config_parse rejects unknown sections and keys and out-of-range values
- * with a message naming the file, the line and the key, and leaves *cfg untouched on error,
+ * with a message naming the file, the line and the key, and leaves *conf untouched on error,
  * so a failed reload keeps the old settings. No I/O: the glue reads the file.
  */
 #ifndef KPROF_CONFIG_H
@@ -41,29 +41,29 @@ struct config {
 	unsigned max_targets_per_uid;
 	unsigned max_kept_per_uid;
 	unsigned max_clients_per_uid;
-	unsigned max_freqs_per_uid;	    /* distinct sampling frequencies */
-	unsigned max_probes_per_uid;	    /* exact-mode functions probed (4 fds each) */
-	unsigned frame_timeout_sec;	    /* a request frame must be whole this long after it began */
-	unsigned reply_pending_mb;	    /* reply bytes queued for all clients */
+	unsigned max_freqs_per_uid;  /* distinct sampling frequencies */
+	unsigned max_probes_per_uid; /* exact-mode functions probed (4 fds each) */
+	unsigned frame_timeout_sec;  /* a request frame must be whole this long after it began */
+	unsigned reply_pending_mb;   /* reply bytes queued for all clients */
 	unsigned reply_pending_per_uid_mb; /* reply bytes queued for one uid's clients */
-	unsigned symbols_mb;		    /* symbols, perf maps and ELF tables of all targets */
-	unsigned symbols_per_uid_mb;	    /* the same, for one uid's targets */
-	unsigned profiles_mb;		    /* profiles and HCCTs of all targets, kept ones too */
-	unsigned profiles_per_uid_mb;	    /* the same, for one uid's targets */
-	double hcct_phi;	 /* default phi of hcct queries */
-	double hcct_eps;	 /* default eps of new targets: m = ceil(1/eps) counters */
+	unsigned symbols_mb;		   /* symbols, perf maps and ELF tables of all targets */
+	unsigned symbols_per_uid_mb;	   /* the same, for one uid's targets */
+	unsigned profiles_mb;		   /* profiles and HCCTs of all targets, kept ones too */
+	unsigned profiles_per_uid_mb;	   /* the same, for one uid's targets */
+	double hcct_phi;		   /* default phi of hcct queries */
+	double hcct_eps; /* default eps of new targets: m = ceil(1/eps) counters */
 	int verbose;
 };
 
-void config_defaults(struct config *cfg);
+void config_defaults(struct config *conf);
 
-/* Parse INI text over *cfg (keys not in the text keep their values). 0, or -EINVAL with a
+/* Parse INI text over *conf (keys not in the text keep their values). 0, or -EINVAL with a
  * message in err ("FILE:LINE: unknown key 'x' in section [daemon]"), or -ENOMEM. */
-int config_parse(const char *text, const char *filename, struct config *cfg, char *err,
+int config_parse(const char *text, const char *filename, struct config *conf, char *err,
 		 size_t errlen);
 
 /* One setting by its INI name ("daemon.frequency"), as on the command line; same checks. */
-int config_set(struct config *cfg, const char *section, const char *key, const char *value,
+int config_set(struct config *conf, const char *section, const char *key, const char *value,
 	       char *err, size_t errlen);
 
 #endif

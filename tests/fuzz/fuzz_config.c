@@ -39,26 +39,26 @@ static void check_config(const struct config *c)
 
 static void check_parse(const char *text)
 {
-	struct config cfg, before, again;
+	struct config conf, before, again;
 	char err[256] = "";
 	int r;
 
-	config_defaults(&cfg);
-	check_config(&cfg);
-	before = cfg;
-	r = config_parse(text, "fuzz.conf", &cfg, err, sizeof(err));
+	config_defaults(&conf);
+	check_config(&conf);
+	before = conf;
+	r = config_parse(text, "fuzz.conf", &conf, err, sizeof(err));
 	FUZZ_CHECK(r == 0 || r == -EINVAL || r == -ENOMEM, "config_parse: %d", r);
 	if (r < 0) {
-		FUZZ_CHECK(!memcmp(&cfg, &before, sizeof(cfg)),
+		FUZZ_CHECK(!memcmp(&conf, &before, sizeof(conf)),
 			   "a failed parse changed the settings");
 		FUZZ_CHECK(err[0] && memchr(err, '\0', sizeof(err)),
 			   "a failed parse gave no message");
 		return;
 	}
-	check_config(&cfg);
-	again = cfg;
+	check_config(&conf);
+	again = conf;
 	r = config_parse(text, "fuzz.conf", &again, err, sizeof(err));
-	FUZZ_CHECK(r == 0 && !memcmp(&cfg, &again, sizeof(cfg)), "a second parse differs: %d", r);
+	FUZZ_CHECK(r == 0 && !memcmp(&conf, &again, sizeof(conf)), "a second parse differs: %d", r);
 }
 
 /* "section.name\0value\0...": one config_set with a short error buffer. text[len] is a NUL,
@@ -67,7 +67,7 @@ static void check_set(const char *text, size_t len)
 {
 	const char *value = memchr(text, '\0', len), *dot;
 	char key[128], err[24];
-	struct config cfg, before;
+	struct config conf, before;
 	size_t klen = value ? (size_t)(value - text) : len;
 	int r;
 
@@ -79,15 +79,15 @@ static void check_set(const char *text, size_t len)
 	if (!dot)
 		return;
 	key[dot - key] = '\0';
-	config_defaults(&cfg);
-	before = cfg;
-	r = config_set(&cfg, key, dot + 1, value + 1, err, sizeof(err));
+	config_defaults(&conf);
+	before = conf;
+	r = config_set(&conf, key, dot + 1, value + 1, err, sizeof(err));
 	FUZZ_CHECK(r == 0 || r == -EINVAL, "config_set: %d", r);
 	if (r < 0)
-		FUZZ_CHECK(!memcmp(&cfg, &before, sizeof(cfg)) && memchr(err, '\0', sizeof(err)),
+		FUZZ_CHECK(!memcmp(&conf, &before, sizeof(conf)) && memchr(err, '\0', sizeof(err)),
 			   "a failed config_set changed the settings");
 	else
-		check_config(&cfg);
+		check_config(&conf);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
