@@ -116,7 +116,10 @@ help:
 	@echo "               FUZZ_MAX_TIME=$(FUZZ_MAX_TIME) s each); FUZZ_SECONDS=N: N s each instead; crashes in $(BUILD)/fuzz/crashes/"
 	@echo "make bench-peers kprof vs perf record/bpftrace, perf-map and ingestion benchmarks (root)"
 	@echo "make install   install into \$$(DESTDIR)\$$(PREFIX) (PREFIX=$(PREFIX))"
+	@echo "make uninstall remove what make install installed (the config in $(SYSCONFDIR)/kprofd stays)"
 	@echo "make clean     remove $(BUILD)/"
+	@echo "make format    clang-format every C file in place"
+	@echo "make help      this list"
 
 deps:
 	@missing=$$(for p in $(DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \

@@ -237,11 +237,13 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 			t->samples_refused);
 	if (t->lost_stacks)
 		fprintf(f, ", %" PRIu64 " samples lost (stack table full)", t->lost_stacks);
-	if (t->calls)
-		fprintf(f,
-			"; exact mode: %u functions probed, %" PRIu64 " call events, %" PRIu64
-			" bursts, probes attached %.0f%% of the time",
-			t->probes, t->call_events, t->bursts, 100.0 * t->calls_duty);
+	if (t->calls) {
+		fprintf(f, "; exact mode: %u functions probed, %" PRIu64 " call events", t->probes,
+			t->call_events);
+		if (t->bursts) /* attach --burst: the probes come and go */
+			fprintf(f, ", %" PRIu64 " burst%s, probes attached %.0f%% of the time",
+				t->bursts, t->bursts == 1 ? "" : "s", 100.0 * t->calls_duty);
+	}
 	fputc('\n', f);
 }
 

@@ -224,6 +224,8 @@ int calls_on(struct calls *c, struct loader *l, pid_t pid, char *err, size_t err
 		}
 	}
 	c->on_since_ns = now_ns(CLOCK_MONOTONIC);
+	if (!c->enabled_ns) /* the duty's window begins with the first probes in */
+		c->enabled_ns = c->on_since_ns;
 	c->bursts++;
 	return 0;
 }
@@ -305,4 +307,6 @@ void calls_free(struct calls *c)
 	c->counts = NULL;
 	hcct_free(c->exact);
 	c->exact = NULL;
+	hcct_tree_free(c->saved_exact);
+	c->saved_exact = NULL;
 }

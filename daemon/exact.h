@@ -30,7 +30,8 @@ struct calls {
 	struct bpf_link **links;
 	size_t nlinks;
 	sd_event_source *timer;
-	uint64_t on_since_ns, active_ns, enabled_ns, ended_ns; /* CLOCK_MONOTONIC */
+	/* CLOCK_MONOTONIC; enabled_ns: when the first probes were in (0: not yet) */
+	uint64_t on_since_ns, active_ns, enabled_ns, ended_ns;
 	/* Removing uprobes waits for an RCU grace period in the kernel (about 1 s here): a worker
 	 * thread does it off the event loop, and nothing in the loop waits for it. */
 	struct removal *removal;
@@ -38,6 +39,11 @@ struct calls {
 	uint64_t *counts; /* entries per function id */
 	size_t ncounts;
 	struct hcct *exact; /* contexts of the calls, exactly as entered */
+	/* A profile restored from disk: the exact tree as a snapshot (exact is NULL), the number
+	 * of probes and their duty then (probes is NULL). */
+	struct hcct_tree *saved_exact;
+	size_t saved_nprobes;
+	double saved_duty;
 	struct {
 		uint32_t tid; /* 0: free */
 		struct hcct_cursor cur;

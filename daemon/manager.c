@@ -17,6 +17,7 @@
  * second: one that a user attached and that became another user's (a setuid exec) is ended.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <grp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -213,15 +214,36 @@ static void save_target(struct manager *m, struct target *t)
 	    now + (t->save_failures < 6 ? 1ULL << t->save_failures : 60) * 1000000000ULL;
 }
 
-/* Stop sampling t; its profile stays. */
-static void end_target(struct manager *m, struct target *t, enum target_state state)
+/* Everything the ring buffer holds now, within a bound (a flood must not hold the loop). */
+static void drain_all(struct manager *m)
 {
+	for (int i = 0; i < 64 && ringbuf_drain(m->ringbuf) > 0; i++)
+		;
+}
+
+/* Stop sampling t; its profile stays. The log line (level, why: "detached", "exited
+ * (status 0)", ...) is written once the samples still in the ring buffer are in, so its count
+ * is the kept profile's. */
+static void end_target(struct manager *m, struct target *t, enum target_state state, int level,
+		       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void end_target(struct manager *m, struct target *t, enum target_state state, int level,
+		       const char *fmt, ...)
+{
+	char why[256];
+	va_list ap;
+
 	if (t->state != TARGET_ATTACHED)
 		return;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
 	loader_target_del(m->loader, t->pid);
 	loader_freq_put(m->loader, t->freq);
 	/* Samples already in the ring buffer still belong to this profile. */
-	ringbuf_drain(m->ringbuf);
+	drain_all(m);
+	log_msg(level, "pid %d (%s) %s, %llu samples kept", t->pid, t->comm, why,
+		(unsigned long long)t->samples);
 	t->duration_timer = sd_event_source_disable_unref(t->duration_timer);
 	calls_off(&t->calls);
 	t->calls.timer = sd_event_source_disable_unref(t->calls.timer);
@@ -282,9 +304,8 @@ static int on_duration(sd_event_source *s, uint64_t usec, void *userdata)
 		t = t->next;
 	if (!t)
 		return sd_event_source_set_enabled(s, SD_EVENT_OFF);
-	log_info("pid %d (%s): duration of %us over, %llu samples kept", t->pid, t->comm,
-		 t->duration_sec, (unsigned long long)t->samples);
-	end_target(m, t, TARGET_DETACHED);
+	end_target(m, t, TARGET_DETACHED, LOG_INFO, "detached: duration of %us over",
+		   t->duration_sec);
 	return 0;
 }
 
@@ -343,7 +364,6 @@ static int start_calls(struct manager *m, struct target *t, const struct attach_
 	c->force = o->force;
 	c->burst_ms = o->burst_ms;
 	c->period_ms = o->period_ms;
-	c->enabled_ns = now_ns(CLOCK_MONOTONIC);
 	err = calls_plan(c, &(struct calls_target){t->pid, t->sym, t->profile}, o->force, errbuf,
 			 errlen);
 	held = probes_of(m, o->by);
@@ -565,9 +585,7 @@ int manager_detach(struct manager *m, struct target *t)
 {
 	if (t->state != TARGET_ATTACHED)
 		return -ENOENT;
-	log_info("detached pid %d (%s), %llu samples kept", t->pid, t->comm,
-		 (unsigned long long)t->samples);
-	end_target(m, t, TARGET_DETACHED);
+	end_target(m, t, TARGET_DETACHED, LOG_INFO, "detached");
 	return 0;
 }
 
@@ -617,11 +635,9 @@ bool manager_recheck(struct manager *m, struct target *t)
 		t->uid = owner;
 		return false;
 	}
-	log_warn("pid %d (%s): credentials changed away from uid %u (uids %u/%u/%u, %sdumpable): "
-		 "ended, %llu samples kept",
-		 t->pid, id.comm, t->uid, id.ruid, id.euid, id.suid, id.dumpable ? "" : "not ",
-		 (unsigned long long)t->samples);
-	end_target(m, t, TARGET_DETACHED);
+	end_target(m, t, TARGET_DETACHED, LOG_WARNING,
+		   "ended: credentials changed away from uid %u (uids %u/%u/%u, %sdumpable)",
+		   t->uid, id.ruid, id.euid, id.suid, id.dumpable ? "" : "not ");
 	return true;
 }
 
@@ -652,10 +668,9 @@ static void on_exit_rec(void *ctx, pid_t tgid, uint64_t start_ticks, int code)
 		return;
 	/* exit_code is a wait status: low 7 bits the signal, the next 8 the exit status. */
 	t->exit_code = (code & 0x7f) ? -(code & 0x7f) : (code >> 8) & 0xff;
-	log_info("pid %d (%s) exited (%s %d), %llu samples kept", t->pid, t->comm,
-		 t->exit_code < 0 ? "signal" : "status",
-		 t->exit_code < 0 ? -t->exit_code : t->exit_code, (unsigned long long)t->samples);
-	end_target(m, t, TARGET_EXITED);
+	end_target(m, t, TARGET_EXITED, LOG_INFO, "exited (%s %d)",
+		   t->exit_code < 0 ? "signal" : "status",
+		   t->exit_code < 0 ? -t->exit_code : t->exit_code);
 }
 
 static void on_exec_rec(void *ctx, pid_t tgid, uint64_t start_ticks)
@@ -766,12 +781,9 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 		/* An exit the BPF side could not report (ring buffer full) must still be seen,
 		 * also when the PID was taken by another process since. */
 		if (procfs_stat(t->pid, &pst) == -ESRCH || pst.start_ticks != t->start_ticks) {
-			ringbuf_drain(m->ringbuf);
-			if (t->state == TARGET_ATTACHED) {
-				log_info("pid %d (%s) is gone, %llu samples kept", t->pid, t->comm,
-					 (unsigned long long)t->samples);
-				end_target(m, t, TARGET_EXITED);
-			}
+			drain_all(m);
+			if (t->state == TARGET_ATTACHED)
+				end_target(m, t, TARGET_EXITED, LOG_INFO, "is gone");
 			continue;
 		}
 		if (!manager_recheck(m, t))
@@ -969,7 +981,7 @@ static void manager_stop_targets(struct manager *m)
 	for (t = m->targets; t; t = next) {
 		next = t->next;
 		if (t->state == TARGET_ATTACHED) {
-			end_target(m, t, TARGET_DETACHED);
+			end_target(m, t, TARGET_DETACHED, LOG_INFO, "detached: kprofd stopping");
 			n++;
 		}
 	}

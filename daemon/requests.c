@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -569,27 +570,34 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 	Kprof__HcctReply hr = KPROF__HCCT_REPLY__INIT;
 	Kprof__Target tpb = KPROF__TARGET__INIT;
 	struct target *t = request_target(cl, req->pid, false);
-	double phi = req->phi ? req->phi : cl->rq->m->conf.hcct_phi;
+	double phi = req->phi;
 	struct hcct_tree *tree = NULL;
 	_cleanup_free_ Kprof__HcctNode *nv = NULL;
 	_cleanup_free_ Kprof__HcctNode **np = NULL;
 	struct hcct_stats hs;
 	const struct hcct *tree_src;
+	const struct hcct_tree *saved;
 	uint64_t num, den;
 	unsigned view = client_view(cl);
 
 	if (!t)
 		return;
+	/* A live tree, else the snapshot a restored profile keeps. */
 	tree_src = req->exact ? t->calls.exact : t->hcct;
-	if (req->exact && !tree_src) {
+	saved = req->exact ? t->calls.saved_exact : t->saved_hcct;
+	if (req->exact && !tree_src && !saved) {
 		reply_error(cl, -ENODATA, "pid %u: exact mode is off (attach with --calls)",
 			    req->pid);
 		return;
 	}
-	if (!tree_src && !t->saved_hcct) {
+	if (!tree_src && !saved) {
 		reply_error(cl, -ENODATA, "pid %u: no HCCT in this profile", req->pid);
 		return;
 	}
+	/* No phi asked: the configured default, raised to the target's eps when that is larger
+	 * (below eps the HCCT guarantees nothing, so the default must never be refused). */
+	if (!phi)
+		phi = fmax(cl->rq->m->conf.hcct_phi, t->eps);
 	if (!(phi > 0 && phi <= 1) || hcct_ratio_from_double(phi, &num, &den) < 0) {
 		reply_error(cl, -EINVAL, "phi %g is not in (0, 1]", phi);
 		return;
@@ -603,7 +611,7 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 		return;
 	}
 	if ((tree_src ? hcct_query(tree_src, num, den, &tree)
-		      : hcct_tree_filter(t->saved_hcct, num, den, &tree)) < 0) {
+		      : hcct_tree_filter(saved, num, den, &tree)) < 0) {
 		reply_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
@@ -636,7 +644,8 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 	if (tree_src)
 		hcct_get_stats(tree_src, &hs);
 	else
-		hs.nodes = t->saved_hcct->len;
+		hs = (struct hcct_stats){.nodes = saved->len,
+					 .bytes = saved->len * sizeof(*saved->entries)};
 	target_fill_pb(t, &tpb);
 	hr.target = &tpb;
 	hr.n = tree->n;

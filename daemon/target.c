@@ -233,7 +233,11 @@ uint64_t target_memory(const struct target *t)
 	uint64_t n;
 
 	profile_get_stats(t->profile, &ps);
-	n = ps.memory + (t->saved_hcct ? t->saved_hcct->len * sizeof(*t->saved_hcct->entries) : 0);
+	n = ps.memory;
+	if (t->saved_hcct)
+		n += t->saved_hcct->len * sizeof(*t->saved_hcct->entries);
+	if (t->calls.saved_exact)
+		n += t->calls.saved_exact->len * sizeof(*t->calls.saved_exact->entries);
 	if (t->hcct) {
 		hcct_get_stats(t->hcct, &hs);
 		n += hs.bytes;

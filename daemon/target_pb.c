@@ -23,16 +23,17 @@
 
 /* The saved MCCT (checked by saved_check: parents before children, ids in range) as an HCCT
  * snapshot, its functions mapped to the restored profile's ids. */
-static int restore_hcct(const Kprof__SavedProfile *sp, const uint32_t *map, struct hcct_tree **ret)
+static int restore_hcct(Kprof__SavedHcctNode *const *v, size_t n, uint64_t hcct_n,
+			const uint32_t *map, struct hcct_tree **ret)
 {
 	struct hcct_tree *tree = calloc(1, sizeof(*tree));
 
-	if (!tree || !(tree->entries = calloc(sp->n_hcct, sizeof(*tree->entries)))) {
+	if (!tree || !(tree->entries = calloc(n ? n : 1, sizeof(*tree->entries)))) {
 		hcct_tree_free(tree);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < sp->n_hcct; i++) {
-		const Kprof__SavedHcctNode *h = sp->hcct[i];
+	for (size_t i = 0; i < n; i++) {
+		const Kprof__SavedHcctNode *h = v[i];
 		struct hcct_entry *e = &tree->entries[i];
 
 		e->id = map[h->func];
@@ -45,8 +46,8 @@ static int restore_hcct(const Kprof__SavedProfile *sp, const uint32_t *map, stru
 		if (h->parent >= 0)
 			tree->entries[h->parent].children++;
 	}
-	tree->len = sp->n_hcct;
-	tree->n = sp->hcct_n;
+	tree->len = n;
+	tree->n = hcct_n;
 	*ret = tree;
 	return 0;
 }
@@ -97,11 +98,42 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 		uint64_t active = c->active_ns + (c->on_since_ns ? now - c->on_since_ns : 0);
 
 		pb->call_events = c->events;
-		pb->bursts = c->bursts;
-		pb->probes = c->nprobes;
+		/* Without bursts the probes stay in: no bursts to count, duty 1 once in. */
+		pb->bursts = c->burst_ms ? c->bursts : 0;
+		pb->probes = c->probes ? c->nprobes : c->saved_nprobes;
 		pb->unmatched_exits = c->unmatched_exits;
-		pb->calls_duty = now > c->enabled_ns ? (double)active / (now - c->enabled_ns) : 0;
+		if (!c->enabled_ns) /* never attached here: a restored profile's, or 0 */
+			pb->calls_duty = c->saved_duty;
+		else
+			pb->calls_duty =
+			    now > c->enabled_ns ? (double)active / (now - c->enabled_ns) : 0;
 	}
+}
+
+/* Exact mode's results (checked by saved_check): counts moved to the restored profile's ids. */
+static int restore_calls(const Kprof__SavedProfile *sp, const uint32_t *map, struct calls *c)
+{
+	const Kprof__Target *pb = sp->target;
+	size_t nf = sp->n_functions;
+
+	c->enabled = true;
+	c->events = pb->call_events;
+	c->bursts = pb->bursts;
+	c->unmatched_exits = pb->unmatched_exits;
+	c->saved_nprobes = pb->probes;
+	c->saved_duty = pb->calls_duty;
+	if (sp->n_call_counts) {
+		c->counts = calloc(nf, sizeof(*c->counts));
+		if (!c->counts)
+			return -ENOMEM;
+		c->ncounts = nf;
+		for (size_t i = 0; i < sp->n_call_counts; i++)
+			c->counts[map[i]] += sp->call_counts[i];
+	}
+	if (sp->n_exact_hcct)
+		return restore_hcct(sp->exact_hcct, sp->n_exact_hcct, sp->exact_hcct_n, map,
+				    &c->saved_exact);
+	return 0;
 }
 
 int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, struct target **ret)
@@ -137,7 +169,9 @@ int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, 
 	t->saved_perfmap_path = strdup(pb->perfmap_path ? pb->perfmap_path : "");
 	err = t->saved_perfmap_path ? saved_profile(sp, NULL, &t->profile, &map) : -ENOMEM;
 	if (err >= 0 && sp->n_hcct)
-		err = restore_hcct(sp, map, &t->saved_hcct);
+		err = restore_hcct(sp->hcct, sp->n_hcct, sp->hcct_n, map, &t->saved_hcct);
+	if (err >= 0 && pb->calls)
+		err = restore_calls(sp, map, &t->calls);
 	if (err >= 0 && sp->paths)
 		err = paths_restore(t, sp->paths);
 	if (err < 0) {
@@ -162,10 +196,48 @@ static int pack_stack(uint32_t tid, const uint32_t *ids, size_t n, uint64_t coun
 	return 0;
 }
 
+/* An HCCT (live, else its saved snapshot) as saved MCCT nodes: *vp, *pp malloc'd. */
+static int pack_hcct(const struct hcct *h, const struct hcct_tree *saved, Kprof__SavedHcctNode **vp,
+		     Kprof__SavedHcctNode ***pp, size_t *n_out, uint64_t *n_samples)
+{
+	struct hcct_tree *tree = NULL;
+	const struct hcct_tree *src = saved;
+	size_t n;
+
+	if (h && hcct_snapshot(h, &tree) == 0)
+		src = tree;
+	if (!src)
+		return 0;
+	n = src->len;
+	*vp = calloc(n ? n : 1, sizeof(**vp));
+	*pp = calloc(n ? n : 1, sizeof(**pp));
+	if (!*vp || !*pp) {
+		hcct_tree_free(tree);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct hcct_entry *e = &src->entries[i];
+		Kprof__SavedHcctNode *v = &(*vp)[i];
+
+		kprof__saved_hcct_node__init(v);
+		v->func = e->id;
+		v->parent = e->parent == HCCT_NONE ? -1 : (int32_t)e->parent;
+		v->count = e->count;
+		v->err = e->err;
+		v->monitored = e->flags & HCCT_ENTRY_MONITORED;
+		(*pp)[i] = v;
+	}
+	*n_out = n;
+	*n_samples = src->n;
+	hcct_tree_free(tree);
+	return 0;
+}
+
 int saved_msg_build(const struct target *t, struct saved_msg *m)
 {
 	struct profile_stats ps;
 	size_t nf = profile_nfuncs(t->profile);
+	int err;
 
 	memset(m, 0, sizeof(*m));
 	kprof__saved_profile__init(&m->msg);
@@ -190,37 +262,18 @@ int saved_msg_build(const struct target *t, struct saved_msg *m)
 		m->fp[i] = &m->fv[i];
 	}
 	profile_foreach_stack(t->profile, pack_stack, m);
-	if (t->hcct || t->saved_hcct) {
-		struct hcct_tree *tree = NULL;
-		const struct hcct_tree *src = t->saved_hcct;
-		size_t n = 0;
-
-		if (t->hcct && hcct_snapshot(t->hcct, &tree) == 0)
-			src = tree;
-		n = src ? src->len : 0;
-		m->hv = calloc(n ? n : 1, sizeof(*m->hv));
-		m->hp = calloc(n ? n : 1, sizeof(*m->hp));
-		if (!m->hv || !m->hp) {
-			hcct_tree_free(tree);
-			saved_msg_release(m);
-			return -ENOMEM;
-		}
-		for (size_t i = 0; i < n; i++) {
-			const struct hcct_entry *e = &src->entries[i];
-
-			kprof__saved_hcct_node__init(&m->hv[i]);
-			m->hv[i].func = e->id;
-			m->hv[i].parent = e->parent == HCCT_NONE ? -1 : (int32_t)e->parent;
-			m->hv[i].count = e->count;
-			m->hv[i].err = e->err;
-			m->hv[i].monitored = e->flags & HCCT_ENTRY_MONITORED;
-			m->hp[i] = &m->hv[i];
-		}
-		m->msg.hcct_n = src ? src->n : 0;
-		m->msg.n_hcct = n;
-		m->msg.hcct = m->hp;
-		hcct_tree_free(tree);
+	err = pack_hcct(t->hcct, t->saved_hcct, &m->hv, &m->hp, &m->msg.n_hcct, &m->msg.hcct_n);
+	if (err >= 0)
+		err = pack_hcct(t->calls.exact, t->calls.saved_exact, &m->xv, &m->xp,
+				&m->msg.n_exact_hcct, &m->msg.exact_hcct_n);
+	if (err < 0) {
+		saved_msg_release(m);
+		return err;
 	}
+	m->msg.hcct = m->hp;
+	m->msg.exact_hcct = m->xp;
+	m->msg.n_call_counts = t->calls.ncounts < nf ? t->calls.ncounts : nf;
+	m->msg.call_counts = t->calls.counts;
 	target_fill_pb(t, &m->target);
 	if (t->paths && paths_reply(t, 0, false, &m->pm) == 0) {
 		m->pm.r.target = NULL; /* the profile's target says it */
@@ -242,6 +295,8 @@ void saved_msg_release(struct saved_msg *m)
 	free(m->sp);
 	free(m->hv);
 	free(m->hp);
+	free(m->xv);
+	free(m->xp);
 	paths_msg_release(&m->pm);
 	memset(m, 0, sizeof(*m));
 }

@@ -21,7 +21,8 @@ struct saved_msg {
 	Kprof__SavedFunction *fv, **fp;
 	Kprof__SavedStack *sv, **sp;
 	Kprof__SavedHcctNode *hv, **hp;
-	struct paths_msg pm; /* the last path trace, if any */
+	Kprof__SavedHcctNode *xv, **xp; /* the exact tree */
+	struct paths_msg pm;		/* the last path trace, if any */
 };
 int saved_msg_build(const struct target *t, struct saved_msg *m);
 void saved_msg_release(struct saved_msg *m);

@@ -15,6 +15,15 @@
 #include "kprof/abi.h"
 #include "kprof/saved.h"
 
+/* A saved MCCT: every node's function exists, parents come first. */
+static int check_hcct(Kprof__SavedHcctNode *const *v, size_t n, size_t nfuncs)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i]->func >= nfuncs || v[i]->parent < -1 || v[i]->parent >= (int64_t)i)
+			return -EBADMSG;
+	return 0;
+}
+
 int saved_check(const Kprof__SavedProfile *sp)
 {
 	const Kprof__Target *pb = sp->target;
@@ -38,12 +47,10 @@ int saved_check(const Kprof__SavedProfile *sp)
 			if (s->ids[j] >= sp->n_functions)
 				return -EBADMSG;
 	}
-	for (size_t i = 0; i < sp->n_hcct; i++) {
-		const Kprof__SavedHcctNode *h = sp->hcct[i];
-
-		if (h->func >= sp->n_functions || h->parent < -1 || h->parent >= (int64_t)i)
-			return -EBADMSG;
-	}
+	if (check_hcct(sp->hcct, sp->n_hcct, sp->n_functions) < 0 ||
+	    check_hcct(sp->exact_hcct, sp->n_exact_hcct, sp->n_functions) < 0 ||
+	    sp->n_call_counts > sp->n_functions)
+		return -EBADMSG;
 	return 0;
 }
 

@@ -83,4 +83,26 @@ ctl hcct "$B" --exact --phi 0.01 | grep -q "\* mj_hot" && pass "exact HCCT from 
 	fail "burst HCCT" "$(ctl hcct "$B" --exact --phi 0.01 2>&1 | tail -5)"
 out=$(ctl attach "$B" --burst 200 --period 2000 2>&1); rc=$?
 [ $rc -eq 2 ] && pass "--burst without --calls is a usage error" || fail "burst usage" "rc=$rc $out"
+
+# 4. Exact mode's results outlive kprofd: after a restart the kept profile of run 1 still has
+# its CALLS column, its exact HCCT and its exact-mode facts.
+stop_daemon
+start_daemon || { fail "daemon restarts" "see log"; exit 1; }
+ctl report "$P" --top 0 --json >"$TDIR/r2.json"
+ctl hcct "$P" --exact --phi 0.001 --json >"$TDIR/h2.json" 2>"$TDIR/h2.err"
+python3 - "$TDIR/r.json" "$TDIR/r2.json" "$TDIR/h.json" "$TDIR/h2.json" <<'PY'
+import json, sys
+r1, r2 = (json.load(open(f)) for f in sys.argv[1:3])
+calls = lambda r: {e["function"]: e["calls"] for e in r["entries"]}
+facts = lambda r: [r["target"][k] for k in ("calls", "call_events", "probes", "bursts")]
+ok = calls(r1) == calls(r2) and any(calls(r2).values()) and facts(r1) == facts(r2)
+print(("PASS" if ok else "FAIL") + f": CALLS and exact-mode facts restored after a restart ({facts(r2)})")
+try:
+    h1, h2 = (json.load(open(f)) for f in sys.argv[3:5])
+    key = lambda h: (h["n"], [(n["function"], n["parent"], n["count"], n["hot"]) for n in h["nodes"]])
+    ok = key(h1) == key(h2) and h2["mcct_bytes"] > 0
+except Exception as e:
+    ok, h2 = False, str(e)
+print(("PASS" if ok else "FAIL") + f": hcct --exact of the restored profile equals the one before the restart")
+PY
 finish

@@ -75,6 +75,23 @@ for k in $(sed -nE 's/^\[([a-z_]+)\].*/\1/p; s/^([a-z_]+) *=.*/\1/p' "$CONF"); d
 done
 [ -z "$missing" ] && pass "every section and key of systemd/kprofd.conf is in kprofd.8" ||
 	fail "config keys in kprofd.8" "missing:$missing"
+# Every target a user runs is in `make help`.
+HELP=$(make -s -C "$ROOT" help 2>/dev/null)
+missing=
+for t in $(sed -nE '/^\.PHONY:/,/[^\\]$/p' "$ROOT/Makefile" | sed 's/^\.PHONY://; s/\\$//'); do
+	[ "$t" = all ] && t= # plain `make`
+	grep -qE "^make ${t}( |$)" <<<"$HELP" || missing+=" ${t:-all}"
+done
+[ -z "$missing" ] && pass "every phony target of the Makefile is in make help" ||
+	fail "make help" "missing:$missing"
+# A section of the shipped config must not be described as missing from it.
+wrong=
+for k in $(sed -nE 's/^\[([a-z_]+)\].*/\1/p' "$CONF"); do
+	awk -v s="$k" '$0 == ".SS [" s "]" { on = 1; next } /^\.S[SH] / { on = 0 }
+		on && /not in the shipped/ { found = 1 } END { exit !found }' "$MAN8" && wrong+=" [$k]"
+done
+[ -z "$wrong" ] && pass "kprofd.8 calls no section of the shipped config missing" ||
+	fail "kprofd.8 vs the shipped config" "said to be missing:$wrong"
 
 # Each verb's options (from its usage line) are completed after "kprofctl VERB -".
 missing=

@@ -49,6 +49,11 @@ PY
 out=$(ctl hcct "$P" --phi 0.001 2>&1); rc=$?
 [ $rc -eq 1 ] && grep -q "below the target's eps" <<<"$out" && pass "phi below eps refused with a reason" ||
 	fail "phi < eps" "rc=$rc $out"
+# No --phi: the default (0.001) is below this target's eps (0.002), so the eps is used.
+out=$(ctl hcct "$P" --json 2>&1); rc=$?
+dphi=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["phi"])' "$out" 2>/dev/null)
+[ $rc -eq 0 ] && [ "$dphi" = 0.002 ] && pass "hcct without --phi uses the target's eps when larger (phi $dphi)" ||
+	fail "default phi" "rc=$rc phi=$dphi ${out:0:200}"
 out=$(ctl hcct "$P" --phi 2 2>&1); rc=$?
 [ $rc -eq 2 ] && pass "phi out of range is a usage error" || fail "phi range" "rc=$rc $out"
 finish

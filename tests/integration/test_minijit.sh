@@ -62,6 +62,10 @@ else fail "exit noticed" "$(ctl list)"; fi
 if grep -q "pid $P (minijit) exited (signal 9)" "$TDIR/kprofd.log"; then pass "exit seen by the BPF exit hook, signal 9"
 else fail "BPF exit hook" "$(grep "$P" "$TDIR/kprofd.log")"; fi
 after=$(samples "$P")
+logged=$(sed -nE "s/.*pid $P \(minijit\) exited \(signal 9\), ([0-9]+) samples kept.*/\1/p" "$TDIR/kprofd.log")
+if [ -n "$logged" ] && [ "$logged" = "$after" ]; then
+	pass "the exit's log line counts the kept profile's samples ($logged)"
+else fail "exit log count" "log says '${logged}', the kept profile has $after"; fi
 ctl report "$P" --json --top 3 >"$TDIR/r2.json"
 if [ "$after" -ge "$before" ] && grep -q '"function":"mj_hot"' "$TDIR/r2.json"; then
 	pass "final profile of the dead target readable ($after samples, named)"

@@ -37,7 +37,8 @@ static void make(struct fixture *x)
 		kprof__saved_function__init(&x->f[i]);
 		x->f[i].name = names[i];
 		x->f[i].module = "mod";
-		x->f[i].kind = i ? KPROF__FRAME_KIND__FRAME_KIND_JIT : KPROF__FRAME_KIND__FRAME_KIND_NATIVE;
+		x->f[i].kind =
+		    i ? KPROF__FRAME_KIND__FRAME_KIND_JIT : KPROF__FRAME_KIND__FRAME_KIND_NATIVE;
 		x->fp[i] = &x->f[i];
 	}
 	x->sp.n_functions = 3;
@@ -145,6 +146,26 @@ static void test_refused(void **state)
 	make(&x);
 	x.h[1].func = 3;
 	assert_int_equal(saved_check(&x.sp), -EBADMSG);
+	/* Exact mode: the exact tree has the same rules, the counts at most one per function. */
+	{
+		uint64_t counts[4] = {1, 2, 3, 4};
+
+		make(&x);
+		x.sp.n_exact_hcct = 2;
+		x.sp.exact_hcct = x.hp;
+		x.sp.n_call_counts = 3;
+		x.sp.call_counts = counts;
+		assert_int_equal(saved_check(&x.sp), 0);
+		x.sp.n_call_counts = 4;
+		assert_int_equal(saved_check(&x.sp), -EBADMSG);
+		x.sp.n_call_counts = 3;
+		x.h[1].parent = 1;
+		assert_int_equal(saved_check(&x.sp), -EBADMSG);
+		make(&x);
+		x.sp.n_exact_hcct = 1;
+		x.sp.exact_hcct = &x.hp[1]; /* its parent 0 is not before it */
+		assert_int_equal(saved_check(&x.sp), -EBADMSG);
+	}
 }
 
 int main(void)
