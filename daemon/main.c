@@ -16,6 +16,7 @@
 #include "kprof/cleanup.h"
 #include "manager.h"
 #include "requests.h"
+#include "transport.h"
 #include "log.h"
 
 #define CONFIG_MAX_BYTES (1u << 20)
@@ -245,6 +246,11 @@ int main(int argc, char **argv)
 	raise_nofile();
 	if (geteuid() != 0)
 		log_warn("not running as root: loading BPF programs will most likely fail");
+	/* Before anything is loaded or read: a second kprofd on the socket leaves no trace. */
+	if (transport_check_free(probe.socket_path) < 0) {
+		log_err("%s: another kprofd is already listening there", probe.socket_path);
+		return 1;
+	}
 	r = manager_new(load_settings, &st, &m);
 	if (r < 0) {
 		log_err("cannot start: %s", strerror(-r));

@@ -623,6 +623,20 @@ static int transport_listen(struct transport *c, const char *path)
 	return transport_start(c);
 }
 
+int transport_check_free(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	_cleanup_close_ int fd = -1;
+
+	if (sd_listen_fds(0) > 0 || strlen(path) >= sizeof(sa.sun_path))
+		return 0; /* systemd's socket, or an error transport_new reports */
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	return connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 ? -EADDRINUSE : 0;
+}
+
 int transport_new(sd_event *ev, const struct config *conf, const struct transport_ops *ops,
 		  void *ctx, struct transport **ret)
 {

@@ -31,6 +31,9 @@ struct transport_ops {
 	int (*pack_error)(int err, const char *msg, uint8_t **buf, size_t *len);
 };
 
+/* -EADDRINUSE if a daemon already answers on path (not asked when systemd passes the socket):
+ * checked before anything is loaded, so a second kprofd leaves no trace. */
+int transport_check_free(const char *path);
 /* Listen on the socket systemd passed, else on conf->socket_path. conf (the limits: clients,
  * reply budgets, timeouts) is read at each use, so it must outlive the transport. */
 int transport_new(sd_event *ev, const struct config *conf, const struct transport_ops *ops,

@@ -11,10 +11,16 @@ start_daemon || { fail "daemon starts" "see log"; exit 1; }
 pass "daemon starts"
 
 # A second daemon on the same socket refuses to start and leaves the first one alone.
+# It says so before it loads anything: its state directory is not read (a bad file there would be
+# renamed .bad and reported) and no BPF program is loaded.
+mkdir -p "$TDIR/state2/profiles" && echo garbage >"$TDIR/state2/profiles/1-1.kprof"
 "$KPROFD" --socket "$SOCK" --state-dir "$TDIR/state2" >"$TDIR/second.log" 2>&1; rc=$?
 if [ $rc -ne 0 ] && grep -q "already listening" "$TDIR/second.log" && ctl status >/dev/null; then
 	pass "second daemon on the same socket refused"
 else fail "second daemon" "rc=$rc $(cat "$TDIR/second.log")"; fi
+if [ -e "$TDIR/state2/profiles/1-1.kprof" ] && ! grep -qiE "kept profile|BPF" "$TDIR/second.log"; then
+	pass "second daemon refused before reading its state directory or loading BPF"
+else fail "second daemon order" "$(ls "$TDIR/state2/profiles"; cat "$TDIR/second.log")"; fi
 
 # A PID that does not exist (pid_max is at most 4194304).
 out=$(ctl attach 4194304 2>&1); rc=$?
