@@ -222,6 +222,8 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 	put_text(f, t->comm, 0);
 	fprintf(f, ") uid %u: %s, %u Hz, %" PRIu64 " samples, %" PRIu64 " JIT symbols", t->uid,
 		render_state(t->state), t->freq_hz, t->samples, t->jit_symbols);
+	if (t->sessions > 1) /* the pid was attached before: which profile this is */
+		fprintf(f, ", session %u of %u", t->session, t->sessions);
 	if (t->state == KPROF__TARGET_STATE__TARGET_STATE_EXITED)
 		fprintf(f, t->exit_code < 0 ? ", killed by signal %d" : ", exit status %d",
 			t->exit_code < 0 ? -t->exit_code : t->exit_code);
@@ -263,10 +265,11 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 		",\"stacks\":%" PRIu64 ",\"lost_stacks\":%" PRIu64 ",\"truncated_stacks\":%" PRIu64
 		",\"eps\":%g,\"calls\":%s,\"call_events\":%" PRIu64 ",\"bursts\":%" PRIu64
 		",\"calls_duty\":%.3f,\"probes\":%u,\"symbols_refused\":%" PRIu64
-		",\"save_failures\":%u,\"samples_refused\":%" PRIu64 "}",
+		",\"save_failures\":%u,\"samples_refused\":%" PRIu64
+		",\"session\":%u,\"sessions\":%u}",
 		t->stacks, t->lost_stacks, t->truncated_stacks, t->eps, t->calls ? "true" : "false",
 		t->call_events, t->bursts, t->calls_duty, t->probes, t->symbols_refused,
-		t->save_failures, t->samples_refused);
+		t->save_failures, t->samples_refused, t->session, t->sessions);
 }
 
 void render_list(FILE *f, const Kprof__ListReply *r, bool json)
@@ -285,12 +288,12 @@ void render_list(FILE *f, const Kprof__ListReply *r, bool json)
 		fputs("no targets (kept profiles of ended ones: kprofctl list --all)\n", f);
 		return;
 	}
-	fprintf(f, "%-8s %-16s %-6s %-9s %6s %10s %8s\n", "PID", "COMM", "UID", "STATE", "HZ",
-		"SAMPLES", "JITSYMS");
+	fprintf(f, "%-8s %-7s %-16s %-6s %-9s %6s %10s %8s\n", "PID", "SESSION", "COMM", "UID",
+		"STATE", "HZ", "SAMPLES", "JITSYMS");
 	for (size_t i = 0; i < r->n_targets; i++) {
 		const Kprof__Target *t = r->targets[i];
 
-		fprintf(f, "%-8u ", t->pid);
+		fprintf(f, "%-8u %-7u ", t->pid, t->session);
 		put_text(f, t->comm, 16);
 		fprintf(f, " %-6u %-9s %6u %10" PRIu64 " %8" PRIu64 "\n", t->uid,
 			render_state(t->state), t->freq_hz, t->samples, t->jit_symbols);

@@ -124,6 +124,72 @@ static bool visible_to(const struct target *t, void *arg)
 /* The target of a read (write = false) or detach request, or NULL after queueing the error
  * reply: the attached one or the newest kept one that cl may read (a PID reused by another
  * user's process keeps each user's sessions apart), else any, for the error. */
+/* The sessions of a pid (one per attach; a PID reused by another process is another session)
+ * are numbered from 1, oldest first, among those cl may read. The place of t among them, and
+ * (ret) how many there are. */
+static uint32_t session_of(const struct client *cl, const struct target *t, uint32_t *n)
+{
+	uint32_t rank = 1, count = 0;
+
+	for (const struct target *o = cl->rq->m->targets; o; o = o->next) {
+		if (o->pid != t->pid || !may_read(cl, o->uid))
+			continue;
+		count++;
+		if (o != t && (o->attached_ns < t->attached_ns ||
+			       (o->attached_ns == t->attached_ns && o < t)))
+			rank++;
+	}
+	*n = count;
+	return rank;
+}
+
+/* Session number session of pid (session_of), or NULL; *n: how many there are. */
+static struct target *nth_session(const struct client *cl, uint32_t pid, uint32_t session,
+				  uint32_t *n)
+{
+	struct target *found = NULL;
+
+	*n = 0;
+	for (struct target *o = cl->rq->m->targets; o; o = o->next) {
+		uint32_t count;
+
+		if ((uint32_t)o->pid == pid && may_read(cl, o->uid)) {
+			if (session_of(cl, o, &count) == session)
+				found = o;
+			*n = count;
+		}
+	}
+	return found;
+}
+
+/* A target's facts as cl sees them: with its session number among those cl may read. */
+static void fill_target(const struct client *cl, const struct target *t, Kprof__Target *pb)
+{
+	target_fill_pb(t, pb);
+	pb->session = session_of(cl, t, &pb->sessions);
+}
+
+static struct target *request_target(struct client *cl, uint32_t pid, bool write);
+
+/* As request_target, for a read of one session (0: the attached or newest one). */
+static struct target *request_session(struct client *cl, uint32_t pid, uint32_t session)
+{
+	struct target *t;
+	uint32_t n;
+
+	if (!session)
+		return request_target(cl, pid, false);
+	t = nth_session(cl, pid, session, &n);
+	if (!t && n)
+		reply_error(cl, -ENOENT,
+			    "pid %u has %u session%s (kprofctl list --all): no session %u", pid, n,
+			    n == 1 ? "" : "s", session);
+	else if (!t)
+		reply_error(cl, -ENOENT, "pid %u is not attached and no profile of it is kept",
+			    pid);
+	return t;
+}
+
 static struct target *request_target(struct client *cl, uint32_t pid, bool write)
 {
 	struct target *t = manager_find_for(cl->rq->m, pid, visible_to, cl);
@@ -214,7 +280,7 @@ static void do_attach(struct client *cl, const Kprof__AttachRequest *req)
 		reply_error(cl, err, "%s", err_msg);
 		return;
 	}
-	target_fill_pb(t, &tpb);
+	fill_target(cl, t, &tpb);
 	ar.target = &tpb;
 	rep.body_case = KPROF__REPLY__BODY_ATTACH;
 	rep.attach = &ar;
@@ -260,7 +326,7 @@ static void do_list(struct client *cl, const Kprof__ListRequest *req)
 		if (!may_read(cl, t->uid) || (!req->all && t->state != TARGET_ATTACHED))
 			continue;
 		kprof__target__init(&tv[n]);
-		target_fill_pb(t, &tv[n]);
+		fill_target(cl, t, &tv[n]);
 		tp[n] = &tv[n];
 		n++;
 	}
@@ -420,7 +486,7 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__ReportReply rr = KPROF__REPORT_REPLY__INIT;
 	Kprof__Target tpb = KPROF__TARGET__INIT;
-	struct target *t = request_target(cl, req->pid, false);
+	struct target *t = request_session(cl, req->pid, req->session);
 	_cleanup_free_ struct profile_row *rows = NULL;
 	_cleanup_free_ Kprof__FlatEntry *ev = NULL;
 	_cleanup_free_ Kprof__FlatEntry **ep = NULL;
@@ -455,7 +521,7 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 		ep[i] = &ev[i];
 	}
 	profile_get_stats(t->profile, &ps);
-	target_fill_pb(t, &tpb);
+	fill_target(cl, t, &tpb);
 	rr.target = &tpb;
 	rr.total_samples = ps.samples;
 	rr.n_entries = shown;
@@ -471,7 +537,7 @@ static void do_folded(struct client *cl, const Kprof__FoldedRequest *req)
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__FoldedReply fr = KPROF__FOLDED_REPLY__INIT;
 	Kprof__Target tpb = KPROF__TARGET__INIT;
-	struct target *t = request_target(cl, req->pid, false);
+	struct target *t = request_session(cl, req->pid, req->session);
 	struct profile_folded_opts o = {.max_bytes = FOLDED_MAX_BYTES, .view = client_view(cl)};
 	struct profile_folded_info fi;
 	_cleanup_free_ char *text = NULL;
@@ -483,7 +549,7 @@ static void do_folded(struct client *cl, const Kprof__FoldedRequest *req)
 		reply_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
-	target_fill_pb(t, &tpb);
+	fill_target(cl, t, &tpb);
 	fr.target = &tpb;
 	fr.folded = text;
 	fr.truncated = fi.stacks_omitted > 0;
@@ -542,7 +608,7 @@ static void do_export(struct client *cl, const Kprof__ExportRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__ExportReply er = KPROF__EXPORT_REPLY__INIT;
-	struct target *t = request_target(cl, req->pid, false);
+	struct target *t = request_session(cl, req->pid, req->session);
 	_cleanup_free_ uint32_t *arena = NULL;
 	struct saved_msg m;
 
@@ -557,6 +623,7 @@ static void do_export(struct client *cl, const Kprof__ExportRequest *req)
 		reply_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
+	m.target.session = session_of(cl, t, &m.target.sessions);
 	er.profile = &m.msg;
 	rep.body_case = KPROF__REPLY__BODY_EXPORT;
 	rep.export = &er;
@@ -569,7 +636,7 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__HcctReply hr = KPROF__HCCT_REPLY__INIT;
 	Kprof__Target tpb = KPROF__TARGET__INIT;
-	struct target *t = request_target(cl, req->pid, false);
+	struct target *t = request_session(cl, req->pid, req->session);
 	double phi = req->phi;
 	struct hcct_tree *tree = NULL;
 	_cleanup_free_ Kprof__HcctNode *nv = NULL;
@@ -646,7 +713,7 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 	else
 		hs = (struct hcct_stats){.nodes = saved->len,
 					 .bytes = saved->len * sizeof(*saved->entries)};
-	target_fill_pb(t, &tpb);
+	fill_target(cl, t, &tpb);
 	hr.target = &tpb;
 	hr.n = tree->n;
 	hr.phi = phi;
@@ -704,7 +771,9 @@ static void do_paths(struct client *cl, const Kprof__PathsRequest *req)
 			}
 		}
 	} else {
-		t = request_target(cl, req->pid, req->op == KPROF__PATHS_OP__PATHS_OP_STOP);
+		t = req->op == KPROF__PATHS_OP__PATHS_OP_STOP
+			? request_target(cl, req->pid, true)
+			: request_session(cl, req->pid, req->session);
 		if (!t)
 			return;
 		if (req->op == KPROF__PATHS_OP__PATHS_OP_STOP)
@@ -720,7 +789,7 @@ static void do_paths(struct client *cl, const Kprof__PathsRequest *req)
 			    req->pid);
 		return;
 	}
-	target_fill_pb(t, &tpb);
+	fill_target(cl, t, &tpb);
 	pm.r.target = &tpb;
 	rep.body_case = KPROF__REPLY__BODY_PATHS;
 	rep.paths = &pm.r;

@@ -574,7 +574,8 @@ static void test_report_json(void **state)
 		       "\"stacks\":17,\"lost_stacks\":0,\"truncated_stacks\":1,"
 		       "\"eps\":0,\"calls\":false,\"call_events\":0,\"bursts\":0,"
 		       "\"calls_duty\":0.000,\"probes\":0,\"symbols_refused\":0,"
-		       "\"save_failures\":0,\"samples_refused\":0},"
+		       "\"save_failures\":0,\"samples_refused\":0,\"session\":0,"
+		       "\"sessions\":0},"
 		       "\"total_samples\":200,\"functions\":5,\"entries\":["
 		       "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
 		       "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
@@ -648,13 +649,15 @@ static void test_list(void **state)
 	t[1].samples = 0;
 	t[1].jit_symbols = 0;
 	t[1].exit_code = 1;
+	t[1].session = 2; /* the pid's second session kprofd keeps */
+	t[1].sessions = 2;
 	r.targets = tp;
 	r.n_targets = 2;
 	s = list(&r, false);
 	assert_string_equal(
-	    s, "PID      COMM             UID    STATE         HZ    SAMPLES  JITSYMS\n"
-	       "1        minijit          1000   attached      99        200        3\n"
-	       "31337    a-much-longer-comm-name 0      exited       997          0 "
+	    s, "PID      SESSION COMM             UID    STATE         HZ    SAMPLES  JITSYMS\n"
+	       "1        0       minijit          1000   attached      99        200        3\n"
+	       "31337    2       a-much-longer-comm-name 0      exited       997          0 "
 	       "       0\n");
 	free(s);
 
@@ -667,7 +670,8 @@ static void test_list(void **state)
 		assert_memory_equal(s, head, strlen(head));
 	}
 	assert_non_null(strstr(s, "\"probes\":0,\"symbols_refused\":0,\"save_failures\":0,"
-				  "\"samples_refused\":0},{\"pid\":31337,\"uid\":0,"
+				  "\"samples_refused\":0,\"session\":0,\"sessions\":0},"
+				  "{\"pid\":31337,\"uid\":0,"
 				  "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
 				  "\"freq_hz\":997,\"samples\":0,"));
 	assert_non_null(strstr(s, "\"exit_code\":1,"));
@@ -1070,7 +1074,7 @@ static void test_renderers_hostile(void **state)
 		} else {
 			assert_non_null(strstr(s, "kprofd ?]52;c;aGk=????\xc3\xa9? (pid 77)"));
 			assert_non_null(
-			    strstr(s, "4242     ?]52;c;aGk=????\xc3\xa9? 1000   attached"));
+			    strstr(s, "4242     0       ?]52;c;aGk=????\xc3\xa9? 1000   attached"));
 			assert_non_null(strstr(s, "* ?]52;c;aGk=????\xc3\xa9?  (?]52;c;aGk=????"
 						  "\xc3\xa9?)\n"));
 			assert_non_null(strstr(s, "Paths of ?]52;c;aGk=????\xc3\xa9? at 0x1000"));
