@@ -639,6 +639,25 @@ static bool elf_lookup(struct tsym *ts, const struct procmaps_entry *m, size_t i
 	return true;
 }
 
+/* Code no symbol covers is named after its mapping, one name in every view and export (the
+ * "[libc.so.6]" of flame graph tools): "[libc.so.6]" and kind native for a file, "[vdso]" for
+ * the kernel's, "[anon]" and kind unknown for anonymous memory (JIT code without a perf map). */
+static void name_by_mapping(const struct procmaps_entry *m, struct sym_result *r)
+{
+	const char *base = m->path[0] ? base_name(m->path) : "[anon]";
+
+	r->module = base;
+	if (base[0] == '[') {
+		r->name = base;
+		r->kind = strcmp(base, "[vdso]") ? PROFILE_KIND_UNKNOWN : PROFILE_KIND_NATIVE;
+		return;
+	}
+	snprintf(r->buf, sizeof(r->buf), "[%s]", base);
+	r->name = r->buf;
+	/* A memfd or a deleted file holding JIT code (minijit, JITs writing to memfds). */
+	r->kind = strncmp(base, "memfd:", 6) ? PROFILE_KIND_NATIVE : PROFILE_KIND_JIT;
+}
+
 void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result *r)
 {
 	const struct procmaps_entry *m;
@@ -671,6 +690,6 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 		if (jit_lookup(ts, addr, r))
 			return;
 	}
-	if (m && !strcmp(r->module, "[unknown]"))
-		r->module = m->path[0] ? base_name(m->path) : "[anon]";
+	if (m && !strcmp(r->name, "[unknown]"))
+		name_by_mapping(m, r);
 }

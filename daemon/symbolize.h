@@ -19,6 +19,7 @@ struct sym_result {
 	const char *module;
 	uint64_t start;
 	enum profile_kind kind;
+	char buf[272]; /* a name made up here: "[libc.so.6]" for code no symbol covers */
 };
 
 struct tsym_stats {

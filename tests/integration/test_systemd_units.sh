@@ -21,7 +21,8 @@ CAPS=$(sed -n 's/^CapabilityBoundingSet=//p' systemd/kprofd.service)
 to_setpriv() { echo "-all$(for c in "$@"; do printf ',+%s' "$(echo "${c#CAP_}" | tr A-Z a-z)"; done)"; }
 # run_with CAPS...: kprofd with that bounding set; two targets of another user: minijit (JIT and
 # native frames) and dd copying /dev/zero byte by byte (kernel frames in nearly every sample).
-# Prints the kinds of the named functions found in both reports.
+# Prints the kinds of the named functions found in both reports (made-up names, "[libc.so.6]",
+# "[unknown]", are not names).
 run_with() {
 	local bset sock=$TDIR/cap.sock kd mj dd out
 	bset=$(to_setpriv "$@")
@@ -46,7 +47,7 @@ run_with() {
 		python3 -c "import json,sys
 kinds = set()
 for line in sys.stdin:
-    kinds |= {x['kind'] for x in json.loads(line)['entries'] if x['function'] != '[unknown]'}
+    kinds |= {x['kind'] for x in json.loads(line)['entries'] if not x['function'].startswith('[')}
 print(' '.join(sorted(kinds)))")
 	kill -9 "$mj" "$dd"; wait "$mj" "$dd" 2>/dev/null; rm -f "/tmp/perf-$mj.map"
 	kill "$kd"; wait "$kd" 2>/dev/null
