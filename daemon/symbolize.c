@@ -93,6 +93,9 @@ struct tsym {
 	 * number (freed and reused) is told apart by its content, not by stat. */
 	char pm_head[64];
 	size_t pm_head_len;
+	/* The last bytes read, just before pm_off: a file rewritten in place is told apart. */
+	char pm_tail[64];
+	size_t pm_tail_len;
 	char *demangled; /* last demangled name, valid until the next resolve */
 };
 
@@ -387,7 +390,6 @@ static int perfmap_open(struct tsym *ts, struct stat *st)
 	if (ts->gone)
 		return -ENOENT;
 	snprintf(rel, sizeof(rel), "tmp/perf-%d.map", ts->nspid);
-	snprintf(ts->pm_path, sizeof(ts->pm_path), "/proc/%d/root/%s", ts->pid, rel);
 	root = tfile_proc_root(ts->pid);
 	if (root < 0)
 		return root;
@@ -431,6 +433,18 @@ void tsym_refresh(struct tsym *ts)
 		    memcmp(head, ts->pm_head, ts->pm_head_len))
 			replaced = true; /* same inode number, other content */
 	}
+	/* Rewritten in place (jcmd Compiler.perfmap truncates and writes again): the bytes just
+	 * before where reading stopped are not the ones read there. Reading on from that offset
+	 * would glue the middle of a new line to the end of an old one. */
+	if (!replaced && st.st_dev == ts->pm_dev && st.st_ino == ts->pm_ino && ts->pm_tail_len &&
+	    (uint64_t)st.st_size >= ts->pm_off) {
+		char tail[sizeof(ts->pm_tail)];
+
+		if (pread(fd, tail, ts->pm_tail_len, ts->pm_off - ts->pm_tail_len) !=
+			(ssize_t)ts->pm_tail_len ||
+		    memcmp(tail, ts->pm_tail, ts->pm_tail_len))
+			replaced = true;
+	}
 	if (replaced || st.st_dev != ts->pm_dev || st.st_ino != ts->pm_ino ||
 	    (uint64_t)st.st_size < ts->pm_off) {
 		if (ts->pm_ino)
@@ -442,6 +456,7 @@ void tsym_refresh(struct tsym *ts)
 		ts->pm_ino = st.st_ino;
 		ts->pm_off = 0;
 		ts->pm_head_len = 0;
+		ts->pm_tail_len = 0;
 		reset = true;
 	}
 	while (budget > 0) {
@@ -475,6 +490,18 @@ void tsym_refresh(struct tsym *ts)
 			break;
 		added += r;
 		ts->pm_off += n;
+		if ((size_t)n >= sizeof(ts->pm_tail)) {
+			memcpy(ts->pm_tail, buf + n - sizeof(ts->pm_tail), sizeof(ts->pm_tail));
+			ts->pm_tail_len = sizeof(ts->pm_tail);
+		} else {
+			size_t keep = ts->pm_tail_len + n > sizeof(ts->pm_tail)
+					  ? sizeof(ts->pm_tail) - n
+					  : ts->pm_tail_len;
+
+			memmove(ts->pm_tail, ts->pm_tail + ts->pm_tail_len - keep, keep);
+			memcpy(ts->pm_tail + keep, buf, n);
+			ts->pm_tail_len = keep + n;
+		}
 		budget -= (uint64_t)n > budget ? budget : (uint64_t)n;
 	}
 	if (added || reset)
@@ -503,7 +530,9 @@ int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, uid_t euid, uint64_t p
 	if (err < 0)
 		goto fail;
 	snprintf(ts->pm_module, sizeof(ts->pm_module), "perf-%d.map", ts->nspid);
-	snprintf(ts->pm_path, sizeof(ts->pm_path), "/tmp/perf-%d.map", ts->nspid);
+	/* One form whether or not the map exists: a path that names it from kprofd's side. */
+	snprintf(ts->pm_path, sizeof(ts->pm_path), "/proc/%d/root/tmp/perf-%d.map", ts->pid,
+		 ts->nspid);
 	tsym_refresh(ts);
 	*ret = ts;
 	return 0;
@@ -641,7 +670,8 @@ static bool elf_lookup(struct tsym *ts, const struct procmaps_entry *m, size_t i
 
 /* Code no symbol covers is named after its mapping, one name in every view and export (the
  * "[libc.so.6]" of flame graph tools): "[libc.so.6]" and kind native for a file, "[vdso]" for
- * the kernel's, "[anon]" and kind unknown for anonymous memory (JIT code without a perf map). */
+ * the kernel's, "[anon]" (anonymous memory) or "[memfd:NAME]" and kind unknown for what a
+ * process wrote itself (JIT code without a perf map). */
 static void name_by_mapping(const struct procmaps_entry *m, struct sym_result *r)
 {
 	const char *base = m->path[0] ? base_name(m->path) : "[anon]";
@@ -654,8 +684,8 @@ static void name_by_mapping(const struct procmaps_entry *m, struct sym_result *r
 	}
 	snprintf(r->buf, sizeof(r->buf), "[%s]", base);
 	r->name = r->buf;
-	/* A memfd or a deleted file holding JIT code (minijit, JITs writing to memfds). */
-	r->kind = strncmp(base, "memfd:", 6) ? PROFILE_KIND_NATIVE : PROFILE_KIND_JIT;
+	/* A memfd holds what its process put there (JIT code, most often): not native code. */
+	r->kind = strncmp(base, "memfd:", 6) ? PROFILE_KIND_NATIVE : PROFILE_KIND_UNKNOWN;
 }
 
 void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result *r)

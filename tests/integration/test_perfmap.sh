@@ -82,4 +82,22 @@ t=[t for t in json.load(sys.stdin)['targets'] if t['pid']==$P][0]
 sys.exit(not (t['jit_symbols']==$(wc -l <"$TDIR/saved.map") and t['perfmap_bad_lines']==0))"; then
 	pass "every JIT symbol of the map ($(wc -l <"$TDIR/saved.map")), 0 bad lines after the torn line"
 else fail "perf map counts" "$(ctl list --all --json)"; fi
+
+# 5. The map rewritten in place, as `jcmd PID Compiler.perfmap` does (truncate, write it all
+#    again, the same first lines): read again from the start, not glued on at the old offset.
+#    Not a bad line in sight.
+[ "$(head -n 3 "$TDIR/saved.map" | wc -c)" -gt 64 ] || fail "fixture" "first 3 lines <= 64 bytes"
+{
+	head -n 3 "$TDIR/saved.map"
+	for i in $(seq 1 40); do printf '%x 10 rewritten_fn_%d\n' $((0x10000000 + i * 16)) "$i"; done
+	tail -n +4 "$TDIR/saved.map"
+} >"$TDIR/rewritten.map"
+cat "$TDIR/rewritten.map" >"/tmp/perf-$P.map" # O_TRUNC: the same inode
+want=$(wc -l <"$TDIR/rewritten.map")
+counts() { ctl list --all --json | python3 -c "import json,sys
+t=[t for t in json.load(sys.stdin)['targets'] if t['pid']==$P][0]
+print(t['jit_symbols'], t['perfmap_bad_lines'])"; }
+rewritten() { [ "$(counts)" = "$want 0" ]; }
+if wait_for 20 rewritten; then pass "perf map rewritten in place read again: $want symbols, 0 bad lines"
+else fail "rewritten perf map" "symbols and bad lines: $(counts), want $want 0"; fi
 finish
