@@ -552,8 +552,10 @@ static void paths_json(FILE *f, const Kprof__PathsReply *r)
 		const Kprof__PathInfo *p = r->paths[i];
 
 		fprintf(f,
-			"%s{\"id\":%" PRIu64 ",\"count\":%" PRIu64 ",\"percent\":%.4f,\"blocks\":[",
-			i ? "," : "", p->id, p->count, pct(p->count, level_sum(r, 1)));
+			"%s{\"id\":%" PRIu64 ",\"count\":%" PRIu64
+			",\"percent\":%.4f,\"for_sequences\":%s,\"blocks\":[",
+			i ? "," : "", p->id, p->count, pct(p->count, level_sum(r, 1)),
+			p->for_sequences ? "true" : "false");
 		for (size_t j = 0; j < p->n_steps; j++) {
 			const Kprof__PathStep *s = p->steps[j];
 			const Kprof__PathBlock *b =
@@ -698,15 +700,28 @@ void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 		}
 		return;
 	}
-	fprintf(f, "\nBall-Larus paths (k = 1): %zu of %u shown\n     COUNT       %%  PATH\n",
-		r->n_paths, r->paths_total);
-	for (size_t i = 0; i < r->n_paths; i++) {
-		const Kprof__PathInfo *p = r->paths[i];
+	size_t ntop = 0, nextra;
 
-		fprintf(f, "%10" PRIu64 " %6.2f%%  #%-4" PRIu64 " ", p->count,
-			pct(p->count, level_sum(r, 1)), p->id);
-		put_path(f, p);
-		fputc('\n', f);
+	for (size_t i = 0; i < r->n_paths; i++)
+		ntop += !r->paths[i]->for_sequences;
+	nextra = r->n_paths - ntop;
+	fprintf(f, "\nBall-Larus paths (k = 1): %zu of %u shown\n     COUNT       %%  PATH\n", ntop,
+		r->paths_total);
+	/* The top paths, then those only listed because a sequence below uses them. */
+	for (int extra = 0; extra < 2; extra++) {
+		if (extra && nextra)
+			fprintf(f, "  and %zu more path%s the sequences below use:\n", nextra,
+				nextra == 1 ? "" : "s");
+		for (size_t i = 0; i < r->n_paths; i++) {
+			const Kprof__PathInfo *p = r->paths[i];
+
+			if (p->for_sequences != (extra == 1))
+				continue;
+			fprintf(f, "%10" PRIu64 " %6.2f%%  #%-4" PRIu64 " ", p->count,
+				pct(p->count, level_sum(r, 1)), p->id);
+			put_path(f, p);
+			fputc('\n', f);
+		}
 	}
 	if (r->k < 2)
 		return;

@@ -57,6 +57,7 @@ struct collect {
 	uint32_t top;
 	uint64_t *pid, *pcount; /* length-1 entries kept */
 	size_t np, pcap;
+	size_t np_top;	   /* the first np_top are the top paths, the rest are for the sequences */
 	uint64_t *seq_ids; /* concatenated ids of kept sequences */
 	size_t nids, idcap;
 	uint32_t *seq_len;
@@ -309,8 +310,10 @@ static int build_live(struct path_trace *tr, uint32_t top, struct paths_msg *pm)
 	fill_stats(tr, r);
 	if (ksf_ipf_build(tr->ksf, &(struct ksf_ipf_opts){.max_len = tr->k}, &ipf) < 0)
 		return -ENOMEM;
-	if (ksf_ipf_foreach(ipf, KSF_ORDER_COUNT, collect_cb, &c) < 0 ||
-	    add_missing_paths(&c, ipf) < 0)
+	if (ksf_ipf_foreach(ipf, KSF_ORDER_COUNT, collect_cb, &c) < 0)
+		goto out;
+	c.np_top = c.np;
+	if (add_missing_paths(&c, ipf) < 0)
 		goto out;
 	ksf_ipf_get_stats(ipf, &is);
 	r->ipf_nodes = is.nodes;
@@ -358,6 +361,7 @@ static int build_live(struct path_trace *tr, uint32_t top, struct paths_msg *pm)
 		kprof__path_info__init(x);
 		x->id = c.pid[i];
 		x->count = c.pcount[i];
+		x->for_sequences = i >= c.np_top;
 		x->steps = &pm->sp[nsteps];
 		for (int j = 0; j < n; j++) {
 			Kprof__PathStep *s = &pm->sv[nsteps];

@@ -66,6 +66,21 @@ if grep -q "Ball-Larus paths (k = 1)" <<<"$out" && grep -q "ended: target exited
 	grep -q "B0 .*entry" <<<"$out"; then
 	pass "paths --show after the target exited prints the kept trace"
 else fail "--show after exit" "$out"; fi
+# --top 3 shows 3 Ball-Larus paths as the top; paths listed only because a sequence shown uses
+# them come apart, and the header counts only the top.
+python3 - "$out" <<'PY'
+import re, sys
+out = sys.argv[1]
+sec = out.split("Ball-Larus paths (k = 1): ", 1)[1].split("\nHottest multi-iteration", 1)[0]
+shown = int(sec.split(" ", 1)[0])
+top = sec.split("  and ", 1)[0]
+rows = [l for l in top.splitlines() if re.match(r"\s+\d+\s+[\d.]+%\s+#\d+", l)]
+m = re.search(r"  and (\d+) more paths? the sequences below use:", sec)
+extra = [l for l in sec.split("  and ", 1)[1].splitlines()[1:] if re.match(r"\s+\d+\s+[\d.]+%\s+#", l)] if m else []
+ok = shown == 3 and len(rows) == 3 and (not m or int(m.group(1)) == len(extra))
+print(("PASS" if ok else "FAIL") + f": paths --top 3 shows 3 top paths ({len(rows)} rows, header {shown})" +
+      (f" and {len(extra)} more the sequences use, said so" if m else ""))
+PY
 
 # 2b. Saved with the kept profile: after a daemon restart the same trace comes back.
 ctl paths "$P" --show --top 0 --json >"$TDIR/before.json"

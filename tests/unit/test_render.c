@@ -955,9 +955,10 @@ static void test_paths_json(void **state)
 	assert_non_null(strstr(s, "\"level_sums\":[100,80,40],\"blocks\":[{\"index\":0,"
 				  "\"start\":4096,\"end\":4112,\"insns\":4,\"entry\":true,"
 				  "\"loop_header\":false,\"loop_depth\":0,\"term\":\"fall\"},"));
-	assert_non_null(strstr(s, "{\"id\":0,\"count\":20,\"percent\":20.0000,\"blocks\":["
-				  "{\"block\":0,\"start\":4096,\"end\":4112,\"edge\":\"fall\"},"
-				  "{\"block\":1,\"start\":4112,\"end\":4128,\"edge\":\"back\"}]}"));
+	assert_non_null(strstr(
+	    s, "{\"id\":0,\"count\":20,\"percent\":20.0000,\"for_sequences\":false,\"blocks\":["
+	       "{\"block\":0,\"start\":4096,\"end\":4112,\"edge\":\"fall\"},"
+	       "{\"block\":1,\"start\":4112,\"end\":4128,\"edge\":\"back\"}]}"));
 	/* sequences of every length: the paths first, then 2..k */
 	assert_non_null(strstr(s, "\"sequences\":[{\"count\":60,\"percent\":60.0000,\"paths\":[1]},"
 				  "{\"count\":20,\"percent\":20.0000,\"paths\":[0]},"
