@@ -283,6 +283,92 @@ def elf_seeds(tmp):
             put("fuzz_elfsym", "static_exe_headers_only", data[:64 + 56 * 2])
 
 
+# ---- jitdump files (perf's jitdump-specification.txt), written field by field ----
+
+class JitDump:
+    def __init__(self, big=False):
+        self.e = ">" if big else "<"
+        self.b = bytearray()
+
+    def header(self, version=1, total=40, flags=0, pid=4242, extra=b""):
+        self.b += struct.pack(self.e + "IIIIIIQQ", 0x4A695444, version, total, 62, 0, pid,
+                              1000, flags) + extra
+        return self
+
+    def record(self, rid, ts, payload, size=None):
+        size = 16 + len(payload) if size is None else size
+        self.b += struct.pack(self.e + "IIQ", rid, size, ts) + payload
+        return self
+
+    def load(self, ts, addr, name, code, index, size=None):
+        size = len(code) if size is None else size
+        return self.record(0, ts, struct.pack(self.e + "IIQQQQ", 4242, 4243, addr, addr, size,
+                                              index) + name.encode() + b"\0" + code)
+
+    def move(self, ts, old, new, size, index):
+        return self.record(1, ts, struct.pack(self.e + "IIQQQQQ", 4242, 4243, new, old, new, size,
+                                              index))
+
+    def debug(self, ts, addr, entries, nr=None):
+        nr = len(entries) if nr is None else nr
+        p = struct.pack(self.e + "QQ", addr, nr)
+        for a, line, disc, f in entries:
+            p += struct.pack(self.e + "QII", a, line, disc) + f + b"\0"
+        p += b"\0" * (-(16 + len(p)) % 8)
+        return self.record(2, ts, p)
+
+    def close(self, ts):
+        return self.record(3, ts, b"")
+
+    def unwinding(self, ts, data, hdr_size):
+        return self.record(4, ts, struct.pack(self.e + "QQQ", len(data), hdr_size, len(data)) +
+                           data)
+
+
+# x86-64 function bodies: push rbp; mov rbp,rsp; ...; pop rbp; ret
+JIT_CODE = [bytes.fromhex("554889e5" + body + "5dc3") for body in
+            ("8d4701", "4801f8", "31c0ffc7e2fc", "4889f848c1e003", "90" * 13)]
+
+
+def jitdump_sample(big):
+    base = 0x7f1234560000
+    d = JitDump(big).header(flags=1)
+    d.debug(2000, base, [(base, 12, 0, b"/srv/app.js"), (base + 4, 13, 2, b"\xff"),
+                         (base + 8, 40, 0, b"lib.js")])
+    for i, code in enumerate(JIT_CODE):
+        d.load(2001 + i, base + 0x100 * i, f"LazyCompile:~fn{i} /srv/app.js:{10 * i}", code, i + 1)
+    d.unwinding(2010, b"\x1b" * 24, 8)
+    d.move(2011, base + 0x100, base + 0x1000, len(JIT_CODE[1]), 2)
+    return d.close(2012).b
+
+
+def jitdump_seeds():
+    put("fuzz_jitdump", "sample", jitdump_sample(False))
+    put("fuzz_jitdump", "sample_be", jitdump_sample(True))
+    put("fuzz_jitdump", "torn", jitdump_sample(False)[:-30])
+    put("fuzz_jitdump", "header_extra",
+        JitDump().header(total=56, extra=b"sixteen bytes...").load(1, 0x1000, "x", JIT_CODE[0], 1)
+        .b)
+    d = JitDump().header()
+    d.load(1, 0x1000, "good", JIT_CODE[0], 1)
+    d.record(0, 2, struct.pack("<I", 1))                       # below the fixed part
+    d.load(3, 0x2000, "", JIT_CODE[0], 2)                      # empty name
+    d.load(4, 0x3000, "past", JIT_CODE[0], 3, size=100)        # code past the record
+    d.load(5, 0x3000, "zero", b"", 4)                          # no code
+    d.load(6, 2**64 - 2, "wrap", JIT_CODE[0], 5)               # address overflow
+    d.move(7, 0x1000, 2**64 - 1, 4, 1)                         # move overflow
+    d.debug(8, 0x1000, [(0x1000, 1, 0, b"a.js")], nr=9)        # nr_entry past the record
+    d.debug(9, 0x1000, [(0x1000, 1, 0, b"\xff")])              # "previous file" first
+    d.unwinding(10, b"\x1b" * 8, 9)                            # header past the data
+    d.record(77, 11, b"from the future")                       # unknown kind
+    d.load(12, 0x4000, "n" * 1100, JIT_CODE[1], 6)             # long name, cut
+    d.load(13, 0x5000, "after", JIT_CODE[2], 7)
+    put("fuzz_jitdump", "bad_records", d.b)
+    put("fuzz_jitdump", "oversize",
+        JitDump().header().load(1, 0x1000, "a", JIT_CODE[0], 1).record(0, 2, b"", size=1 << 25)
+        .b)
+
+
 def main():
     if os.path.isdir(CORPUS):
         shutil.rmtree(CORPUS)
@@ -310,6 +396,7 @@ def main():
                 text = f.read()
         put("fuzz_config", name, text)
     proto_seeds()
+    jitdump_seeds()
     for t in sorted(os.listdir(CORPUS)):
         files = os.listdir(os.path.join(CORPUS, t))
         size = sum(os.path.getsize(os.path.join(CORPUS, t, x)) for x in files)
