@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/arena.h"
 #include "kprof/perfmap.h"
 #include "kprof/search.h"
 
@@ -50,14 +51,6 @@
 #define TOP_STRIDE 16
 #define ENT_BASE 64 /* block k holds ENT_BASE << k entries */
 #define ENT_BLOCKS 40
-#define CHUNK_MIN 4096
-#define CHUNK_MAX (1024 * 1024)
-
-struct name_chunk {
-	struct name_chunk *next;
-	size_t size, used;
-	char data[];
-};
 
 /* Disjoint segments sorted by start. The starts are searched in two steps, first top[] (every
  * TOP_STRIDE-th start: small enough to stay in cache) then one block of TOP_STRIDE starts (two
@@ -80,9 +73,8 @@ struct perfmap {
 	struct perfmap_stats st;
 
 	struct perfmap_sym *blocks[ENT_BLOCKS];
-	size_t n; /* entries stored */
-	struct name_chunk *chunks;
-	size_t chunk_bytes;
+	size_t n;	    /* entries stored */
+	struct arena names; /* the symbols' names */
 
 	char *line; /* pending partial line */
 	size_t line_len, line_cap;
@@ -194,15 +186,9 @@ int perfmap_new(const struct perfmap_limits *lim, struct perfmap **ret)
 
 static void free_entries(struct perfmap *pm)
 {
-	struct name_chunk *c, *next;
 	unsigned k;
 
-	for (c = pm->chunks; c; c = next) {
-		next = c->next;
-		free(c);
-	}
-	pm->chunks = NULL;
-	pm->chunk_bytes = 0;
+	arena_release(&pm->names);
 	for (k = 0; k < ENT_BLOCKS; k++) {
 		free(pm->blocks[k]);
 		pm->blocks[k] = NULL;
@@ -232,30 +218,6 @@ void perfmap_reset(struct perfmap *pm)
 	pm->skip_len = 0;
 }
 
-static char *arena_alloc(struct perfmap *pm, size_t len)
-{
-	struct name_chunk *c = pm->chunks;
-
-	if (!c || c->size - c->used < len) {
-		size_t sz = c ? c->size * 2 : CHUNK_MIN;
-
-		if (sz > CHUNK_MAX)
-			sz = CHUNK_MAX;
-		if (sz < len)
-			sz = len;
-		c = malloc(sizeof(*c) + sz);
-		if (!c)
-			return NULL;
-		c->size = sz;
-		c->used = 0;
-		c->next = pm->chunks;
-		pm->chunks = c;
-		pm->chunk_bytes += sizeof(*c) + sz;
-	}
-	c->used += len;
-	return c->data + c->used - len;
-}
-
 /* Returns 1 if stored, 0 if dropped by the cap, -ENOMEM. */
 static int add_entry(struct perfmap *pm, uint64_t start, uint64_t size, const char *name,
 		     size_t len)
@@ -274,7 +236,7 @@ static int add_entry(struct perfmap *pm, uint64_t start, uint64_t size, const ch
 		if (!pm->blocks[k])
 			return -ENOMEM;
 	}
-	copy = arena_alloc(pm, len + 1);
+	copy = arena_alloc(&pm->names, len + 1);
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, name, len);
@@ -638,7 +600,7 @@ size_t perfmap_memory(const struct perfmap *pm)
 
 	if (!pm)
 		return 0;
-	sz = sizeof(*pm) + pm->line_cap + pm->chunk_bytes +
+	sz = sizeof(*pm) + pm->line_cap + pm->names.bytes +
 	     pm->index.cap * (sizeof(uint64_t) + sizeof(struct seg_tail)) +
 	     pm->index.ntop * sizeof(uint64_t);
 	for (k = 0; k < ENT_BLOCKS; k++) {

@@ -41,6 +41,7 @@
 
 #include "kprof/cleanup.h"
 #include "kprof/search.h"
+#include "kprof/arena.h"
 #include "kprof/symtab.h"
 
 #define IMPLICIT_FLAG (UINT32_C(1) << 31) /* in sym_ent.up: the size was 0 when added */
@@ -48,19 +49,11 @@
 #define MAX_SYMS ((size_t)IDX_MASK - 1) /* every index and the virtual root fit in 31 bits */
 
 #define TOP_STRIDE 16 /* top[] holds every TOP_STRIDE-th start */
-#define CHUNK_MIN 4096
-#define CHUNK_MAX (1024 * 1024)
 
 struct sym_ent {
 	struct symtab_sym sym; /* first member: symtab_lookup() returns &ent->sym */
 	uint32_t up;	       /* previous entry with a greater end, or the root; + IMPLICIT_FLAG */
 	uint32_t jump;	       /* skew-binary jump pointer along the up chain */
-};
-
-struct name_chunk {
-	struct name_chunk *next;
-	size_t size, used;
-	char data[];
 };
 
 struct symtab {
@@ -72,8 +65,7 @@ struct symtab {
 	size_t top_cap;
 	size_t max_syms;
 	bool finished;
-	struct name_chunk *chunks; /* newest first */
-	size_t chunk_bytes;
+	struct arena names; /* the symbols' names */
 };
 
 int symtab_new(size_t max_syms, struct symtab **ret)
@@ -92,43 +84,12 @@ int symtab_new(size_t max_syms, struct symtab **ret)
 
 void symtab_free(struct symtab *st)
 {
-	struct name_chunk *c, *next;
-
 	if (!st)
 		return;
-	for (c = st->chunks; c; c = next) {
-		next = c->next;
-		free(c);
-	}
+	arena_release(&st->names);
 	free(st->ents);
 	free(st->top);
 	free(st);
-}
-
-static char *arena_alloc(struct symtab *st, size_t len)
-{
-	struct name_chunk *c = st->chunks;
-
-	if (!c || c->size - c->used < len) {
-		size_t sz = c ? c->size * 2 : CHUNK_MIN;
-
-		if (sz > CHUNK_MAX)
-			sz = CHUNK_MAX;
-		if (sz < len)
-			sz = len;
-		if (sz > SIZE_MAX - sizeof(*c))
-			return NULL;
-		c = malloc(sizeof(*c) + sz);
-		if (!c)
-			return NULL;
-		c->size = sz;
-		c->used = 0;
-		c->next = st->chunks;
-		st->chunks = c;
-		st->chunk_bytes += sizeof(*c) + sz;
-	}
-	c->used += len;
-	return c->data + c->used - len;
 }
 
 static int grow_ents(struct symtab *st)
@@ -166,7 +127,7 @@ int symtab_add(struct symtab *st, uint64_t start, uint64_t size, const char *nam
 	r = grow_ents(st);
 	if (r < 0)
 		return r;
-	copy = arena_alloc(st, len + 1);
+	copy = arena_alloc(&st->names, len + 1);
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, name, len);
@@ -423,6 +384,6 @@ size_t symtab_memory(const struct symtab *st)
 {
 	if (!st)
 		return 0;
-	return sizeof(*st) + st->cap * sizeof(*st->ents) + st->chunk_bytes +
+	return sizeof(*st) + st->cap * sizeof(*st->ents) + st->names.bytes +
 	       st->top_cap * sizeof(*st->top);
 }
