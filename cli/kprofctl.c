@@ -492,9 +492,9 @@ static int verb_paths(int argc, char **argv)
 		return r;
 	fputs("kprofctl: tracing the paths of ", stderr);
 	render_text(stderr, rep->paths->function);
-	fprintf(stderr, " in pid %u with %u uprobes for up to %.1f s%s (Ctrl-C stops)\n", pr.pid,
-		rep->paths->probes, rep->paths->duration_ms / 1e3,
-		rep->paths->budget ? " or until the budget" : "");
+	fprintf(stderr, " in pid %u with %u uprobe%s for up to %.1f s%s (Ctrl-C stops)\n", pr.pid,
+		rep->paths->probes, render_plural(rep->paths->probes),
+		rep->paths->duration_ms / 1e3, rep->paths->budget ? " or until the budget" : "");
 	/* Wait for the trace to end: duration, budget, the target's exit, or Ctrl-C. */
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
@@ -580,10 +580,11 @@ static int verb_folded(int argc, char **argv)
 	if (rep->folded->truncated)
 		fprintf(stderr,
 			"kprofctl: folded text cut at %" PRIu64 " MiB: the %" PRIu64
-			" coldest stacks (%" PRIu64
-			" samples) left out; kprofctl export has them all\n",
+			" coldest stack%s (%" PRIu64
+			" sample%s) left out; kprofctl export has them all\n",
 			rep->folded->max_bytes >> 20, rep->folded->stacks_omitted,
-			rep->folded->samples_omitted);
+			render_plural(rep->folded->stacks_omitted), rep->folded->samples_omitted,
+			render_plural(rep->folded->samples_omitted));
 	kprof__reply__free_unpacked(rep, NULL);
 	return 0;
 }
