@@ -78,15 +78,17 @@ static int parse_uint(const char *what, const char *s, unsigned long min, unsign
 	return 0;
 }
 
-static int parse_fraction(const char *what, const char *s, double *out)
+/* A number in (0, 1] and at least min; range says which numbers these are, for the message. */
+static int parse_fraction(const char *what, const char *s, double min, const char *range,
+			  double *out)
 {
 	char *end;
 	double v;
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v > 0 && v <= 1)) {
-		usage_errorf("%s: '%s' is not a number in (0, 1]", what, s);
+	if (errno || end == s || *end || !(v > 0 && v <= 1 && v >= min)) {
+		usage_errorf("%s: '%s' is not a number in %s", what, s, range);
 		return -EINVAL;
 	}
 	*out = v;
@@ -256,12 +258,8 @@ static int verb_attach(int argc, char **argv)
 		if (c == 'd' &&
 		    parse_uint("--duration", optarg, 1, 86400 * 365, &ar.duration_sec) < 0)
 			return KPROFCTL_EXIT_USAGE;
-		if (c == 'e') {
-			if (parse_fraction("--eps", optarg, &ar.eps) < 0 || ar.eps < 1e-7) {
-				fprintf(stderr, "kprofctl: --eps must be in [1e-7, 1]\n");
-				return KPROFCTL_EXIT_USAGE;
-			}
-		}
+		if (c == 'e' && parse_fraction("--eps", optarg, 1e-7, "[1e-7, 1]", &ar.eps) < 0)
+			return KPROFCTL_EXIT_USAGE;
 		if (c == 'k')
 			ar.hcct_kernel = true;
 		if (c == 'c')
@@ -448,7 +446,7 @@ static int verb_hcct(int argc, char **argv)
 	int c, r, st = -1;
 
 	while ((c = verb_getopt(&st, "hcct", argc, argv, "", opts)) != -1) {
-		if (c == 'p' && parse_fraction("--phi", optarg, &hr.phi) < 0)
+		if (c == 'p' && parse_fraction("--phi", optarg, 0, "(0, 1]", &hr.phi) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'x')
 			hr.exact = true;
