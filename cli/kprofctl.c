@@ -675,12 +675,14 @@ static int verb_export(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"output", required_argument, NULL, 'o'},
 	    {"format", required_argument, NULL, 'f'},
+	    {"force", no_argument, NULL, 'F'},
 	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ExportRequest er = KPROF__EXPORT_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
 	const char *out = NULL, *format = "pprof";
+	bool force = false;
 	int c, r, st = -1;
 
 	while ((c = verb_getopt(&st, "export", argc, argv, "o:f:", opts)) != -1) {
@@ -688,6 +690,8 @@ static int verb_export(int argc, char **argv)
 			out = optarg;
 		else if (c == 'f')
 			format = optarg;
+		else if (c == 'F')
+			force = true;
 	}
 	if (st >= 0)
 		return st;
@@ -697,6 +701,13 @@ static int verb_export(int argc, char **argv)
 		return usage_error("export", "-o FILE is required (- for stdout)");
 	if ((r = one_pid("export", argc, argv, &er.pid)))
 		return r;
+	/* As gzip does: binary data on a terminal helps nobody and may upset it. */
+	if (!strcmp(out, "-") && !strcmp(format, "pprof") && !force && isatty(STDOUT_FILENO)) {
+		fputs("kprofctl export: compressed data not written to a terminal; use -o FILE, "
+		      "pipe it, or --force\n",
+		      stderr);
+		return KPROFCTL_EXIT_USAGE;
+	}
 	req.body_case = KPROF__REQUEST__BODY_EXPORT;
 	req.export = &er;
 	if ((r = call(&req, &rep)))
@@ -774,9 +785,10 @@ static const struct verb verbs[] = {
      "          and the plain Ball-Larus path profile, each path as its blocks; top N of\n"
      "          each (default 10, 0 = all). Attaches PID if needed; file-backed JIT code\n"
      "          only. --show prints the last trace, --stop ends the running one"},
-    {"export", verb_export, "PID -o FILE [--format pprof|folded|json]",
+    {"export", verb_export, "PID -o FILE [--format pprof|folded|json] [--force]",
      "write the profile to FILE (- for stdout): pprof (gzip, for go tool pprof;\n"
-     "          the default), folded stacks, or JSON (functions and per-thread stacks)"},
+     "          the default), folded stacks, or JSON (functions and per-thread stacks);\n"
+     "          pprof is not written to a terminal without --force"},
     {"help", verb_help_verb, "[VERB]",
      "this help, or the help of VERB (its section of kprofctl(1)), as VERB --help"},
 };
