@@ -770,8 +770,8 @@ static const struct verb verbs[] = {
     {"folded", verb_folded, "PID [--json]", "folded stacks (root;...;leaf count) for flame graphs"},
     {"top", verb_top, "[PID...] [--interval MS] [--iterations N] [--json]",
      "live view: functions by self time in the last interval (default 1000 ms), keys\n"
-     "          q quit, s sort, p pause, t HCCT tree, / filter, arrows scroll; --json prints\n"
-     "          one JSON line per interval instead"},
+     "          q quit, s sort, p pause, t HCCT tree, / filter, arrows, PgUp/PgDn, Home/End\n"
+     "          scroll; --json prints one JSON line per interval instead"},
     {"hcct", verb_hcct, "PID [--phi X] [--exact] [--json]",
      "hot calling contexts: every context with at least phi of the samples (default\n"
      "          0.001, at least the target's eps, set at attach: default 0.0002), as a tree;\n"
