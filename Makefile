@@ -22,7 +22,7 @@ VERSION := $(shell cat VERSION 2>/dev/null || echo 0.1.0)
 # Packages the build, the tests and the demo need (Debian 12).
 DEPS := clang llvm make g++ pkg-config golang-go libbpf-dev bpftool libelf-dev zlib1g-dev libsystemd-dev \
 	protobuf-c-compiler libprotobuf-c-dev libcmocka-dev libcapstone-dev libncurses-dev \
-	binutils-dev libinih-dev nodejs procps util-linux tmux python3 systemd \
+	binutils-dev libinih-dev nodejs procps util-linux tmux python3 systemd groff-base \
 	linux-perf bpftrace
 
 WFLAGS := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
@@ -39,6 +39,8 @@ PROTO_C := $(BUILD)/proto/kprof.pb-c.c
 PROTO_H := $(BUILD)/proto/kprof.pb-c.h
 PPROF_C := $(BUILD)/proto/profile.pb-c.c
 PPROF_H := $(BUILD)/proto/profile.pb-c.h
+# kprofctl's per-verb help, generated from its man page.
+MANHELP_H := $(BUILD)/cli/manhelp.h
 # One BPF source per tool (bpf/*.bpf.c), linked into one object and one skeleton.
 BPF_SRC := bpf/shared.bpf.c bpf/sampler.bpf.c bpf/lifecycle.bpf.c bpf/calls.bpf.c bpf/paths.bpf.c
 BPF_OBJS := $(patsubst bpf/%.c,$(BUILD)/bpf/%.o,$(BPF_SRC))
@@ -154,6 +156,12 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 $(BUILD)/proto/%.pb-c.c $(BUILD)/proto/%.pb-c.h: proto/%.proto | $(BUILD)
 	$(PROTOC_C) --c_out=$(BUILD) $<
 
+# `kprofctl VERB --help` prints VERB's section of kprofctl(1): cli/manhelp.py renders the
+# sections as text into a table, and fails on any roff it does not know, so the two cannot drift.
+$(MANHELP_H): docs/man/kprofctl.1 cli/manhelp.py
+	@mkdir -p $(@D)
+	python3 cli/manhelp.py docs/man/kprofctl.1 > $@.tmp && mv $@.tmp $@
+
 # Every object knows the headers it includes (-MMD, the .d files below); before its first build
 # it waits for the generated headers, which no .d file names yet. Only the glue waits for the BPF
 # skeleton, so the libraries build without a kernel's BTF (the fuzzers build them too).
@@ -171,6 +179,7 @@ $(SAN_OBJ)/gen/%.o: $(BUILD)/%.c
 	$(CC) $(ALL_CFLAGS) $(SAN) -MMD -MP -c $< -o $@
 $(ALL_OBJS): | $(PROTO_H) $(PPROF_H)
 $(DAEMON_OBJS): | $(SKELS)
+$(CLI_OBJS) $(call objs,$(SAN_OBJ),$(CLI_SRC)): | $(MANHELP_H)
 -include $(ALL_OBJS:.o=.d)
 
 $(BUILD)/libkprof.a: $(LIB_OBJS)

@@ -2,14 +2,19 @@
 /* kprofctl.c: the command line of kprof: one verb, one request to kprofd, one rendered reply.
  *
  * A table maps each verb to its handler and usage line; every handler parses its own options
- * with getopt_long. Exit codes: 0 ok, 1 kprofd refused or failed the request (its message is
- * printed), 2 bad command line, 3 kprofd not reachable.
+ * with verb_getopt (getopt_long, plus -h/--help and errors that name the verb and the option).
+ * A verb's help is its section of kprofctl(1), turned into text at build time by
+ * cli/manhelp.py (manhelp.h), so `kprofctl VERB --help` and the man page say the same. Exit
+ * codes: 0 ok, 1 kprofd refused or failed the request (its message is printed), 2 bad command
+ * line, 3 kprofd not reachable.
  */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +22,7 @@
 #include <unistd.h>
 
 #include "kprof/cleanup.h"
+#include "cli/manhelp.h"
 #include "client.h"
 #include "export.h"
 #include "render.h"
@@ -25,6 +31,8 @@
 #define DEFAULT_SOCKET "/run/kprofd/kprofd.sock"
 
 static const char *socket_path = DEFAULT_SOCKET;
+/* The verb being run, for messages ("kprofctl VERB: ..."). */
+static const char *verb_name;
 
 struct verb {
 	const char *name;
@@ -32,6 +40,27 @@ struct verb {
 	const char *args;
 	const char *help;
 };
+
+/* A bad command line: "kprofctl VERB: MESSAGE (see kprofctl VERB --help)" on stderr. Returns
+ * the exit code. */
+__attribute__((format(printf, 1, 2))) static int usage_errorf(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "kprofctl%s%s: ", verb_name ? " " : "", verb_name ? verb_name : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see kprofctl%s%s --help)\n", verb_name ? " " : "",
+		verb_name ? verb_name : "");
+	return KPROFCTL_EXIT_USAGE;
+}
+
+static int usage_error(const char *verb, const char *msg)
+{
+	verb_name = verb;
+	return usage_errorf("%s", msg);
+}
 
 static int parse_uint(const char *what, const char *s, unsigned long min, unsigned long max,
 		      unsigned *out)
@@ -42,27 +71,101 @@ static int parse_uint(const char *what, const char *s, unsigned long min, unsign
 	errno = 0;
 	v = strtoul(s, &end, 10);
 	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
-		fprintf(stderr, "kprofctl: %s: '%s' is not a number in %lu-%lu\n", what, s, min,
-			max);
+		usage_errorf("%s: '%s' is not a number in %lu-%lu", what, s, min, max);
 		return -EINVAL;
 	}
 	*out = v;
 	return 0;
 }
 
-static int parse_fraction(const char *what, const char *s, double *out)
+/* A number in (0, 1] and at least min; range says which numbers these are, for the message. */
+static int parse_fraction(const char *what, const char *s, double min, const char *range,
+			  double *out)
 {
 	char *end;
 	double v;
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v > 0 && v <= 1)) {
-		fprintf(stderr, "kprofctl: %s: '%s' is not a number in (0, 1]\n", what, s);
+	if (errno || end == s || *end || !(v > 0 && v <= 1 && v >= min)) {
+		usage_errorf("%s: '%s' is not a number in %s", what, s, range);
 		return -EINVAL;
 	}
 	*out = v;
 	return 0;
+}
+
+/* Print verb's help (its section of kprofctl(1)) on stdout. Returns the exit code. */
+static int verb_help(const char *verb)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(manhelp); i++) {
+		if (!strcmp(manhelp[i].verb, verb)) {
+			fputs(manhelp[i].text, stdout);
+			return fflush(stdout) ? KPROFCTL_EXIT_ERROR : 0;
+		}
+	}
+	fprintf(stderr, "kprofctl %s: no help in this build (see kprofctl(1))\n", verb);
+	return KPROFCTL_EXIT_ERROR;
+}
+
+/* getopt_long's '?' or ':' (opterr is 0, so getopt printed nothing): which option, and why. */
+static int option_error(int c, char **argv, const struct option *opts)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	size_t len = strcspn(arg, "=");
+	char name[64], which[256] = "";
+	int n = 0;
+
+	if (!strncmp(arg, "--", 2) && arg[2] && (c == ':' || !optopt || arg[len])) {
+		snprintf(name, sizeof(name), "%.*s", (int)len, arg);
+		if (c == ':')
+			return usage_errorf("option '%s' needs an argument", name);
+		if (optopt)
+			return usage_errorf("option '%s' takes no argument", name);
+		for (const struct option *o = opts; o->name; o++) {
+			if (strncmp(o->name, name + 2, len - 2))
+				continue;
+			snprintf(which + strlen(which), sizeof(which) - strlen(which), "%s--%s",
+				 n++ ? ", " : "", o->name);
+		}
+		if (n > 1)
+			return usage_errorf("option '%s' is ambiguous (%s)", name, which);
+		return usage_errorf("unknown option '%s'", name);
+	}
+	if (c == ':')
+		return usage_errorf("option '-%c' needs an argument", optopt);
+	return usage_errorf("unknown option '-%c'", optopt);
+}
+
+/* getopt_long over a verb's options, and -h/--help besides them. Returns the next option, or
+ * -1 when there is none left or the verb is to stop: *status is then the exit code, 0 after
+ * printing the verb's help, KPROFCTL_EXIT_USAGE after an unknown option or a missing argument
+ * (both reported). */
+static int verb_getopt(int *status, const char *verb, int argc, char **argv, const char *shortopts,
+		       const struct option *opts)
+{
+	struct option all[16];
+	char so[32];
+	size_t n = 0;
+	int c;
+
+	verb_name = verb;
+	for (; opts[n].name; n++) {
+		assert(n < ARRAY_SIZE(all) - 2);
+		all[n] = opts[n];
+	}
+	all[n++] = (struct option){"help", no_argument, NULL, 'h'};
+	all[n] = (struct option){};
+	/* ':' first: a missing argument is ':', not '?'. */
+	snprintf(so, sizeof(so), ":%sh", shortopts);
+	c = getopt_long(argc, argv, so, all, NULL);
+	if (c == 'h')
+		*status = verb_help(verb);
+	else if (c == '?' || c == ':')
+		*status = option_error(c, argv, all);
+	else
+		return c;
+	return -1;
 }
 
 /* Send req and print the daemon's error if there is one. Returns the exit code; *ret is the
@@ -123,12 +226,6 @@ static int call(const Kprof__Request *req, Kprof__Reply **ret)
 	return 0;
 }
 
-static int usage_error(const char *verb, const char *msg)
-{
-	fprintf(stderr, "kprofctl %s: %s (see kprofctl --help)\n", verb, msg);
-	return KPROFCTL_EXIT_USAGE;
-}
-
 /* Parse "PID" as the one positional argument after options. */
 static int one_pid(const char *verb, int argc, char **argv, unsigned *pid)
 {
@@ -153,20 +250,16 @@ static int verb_attach(int argc, char **argv)
 	Kprof__AttachRequest ar = KPROF__ATTACH_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
 	bool json = false;
-	int c, r;
+	int c, r, st = -1;
 
-	while ((c = getopt_long(argc, argv, "F:d:", opts, NULL)) != -1) {
+	while ((c = verb_getopt(&st, "attach", argc, argv, "F:d:", opts)) != -1) {
 		if (c == 'F' && parse_uint("--freq", optarg, 1, 4999, &ar.freq_hz) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'd' &&
 		    parse_uint("--duration", optarg, 1, 86400 * 365, &ar.duration_sec) < 0)
 			return KPROFCTL_EXIT_USAGE;
-		if (c == 'e') {
-			if (parse_fraction("--eps", optarg, &ar.eps) < 0 || ar.eps < 1e-7) {
-				fprintf(stderr, "kprofctl: --eps must be in [1e-7, 1]\n");
-				return KPROFCTL_EXIT_USAGE;
-			}
-		}
+		if (c == 'e' && parse_fraction("--eps", optarg, 1e-7, "[1e-7, 1]", &ar.eps) < 0)
+			return KPROFCTL_EXIT_USAGE;
 		if (c == 'k')
 			ar.hcct_kernel = true;
 		if (c == 'c')
@@ -179,9 +272,9 @@ static int verb_attach(int argc, char **argv)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			json = true;
-		if (c == '?')
-			return KPROFCTL_EXIT_USAGE;
 	}
+	if (st >= 0)
+		return st;
 	if ((ar.burst_ms || ar.period_ms || ar.force) && !ar.calls)
 		return usage_error("attach", "--burst, --period and --force go with --calls");
 	if (!ar.burst_ms != !ar.period_ms || (ar.burst_ms && ar.burst_ms >= ar.period_ms))
@@ -203,19 +296,16 @@ static int verb_attach(int argc, char **argv)
 	return 0;
 }
 
-/* Verbs whose only option is --json, before their PID. */
+/* Verbs whose only option is --json, before their PID. Returns -1 to go on, else the exit
+ * code. */
 static int json_only(const char *name, int argc, char **argv, bool *json)
 {
 	static const struct option opts[] = {{"json", no_argument, NULL, 'j'}, {}};
-	int c;
+	int c, st = -1;
 
-	(void)name;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c != 'j')
-			return KPROFCTL_EXIT_USAGE;
+	while ((c = verb_getopt(&st, name, argc, argv, "", opts)) != -1)
 		*json = true;
-	}
-	return 0;
+	return st >= 0 ? st : -1;
 }
 
 static int verb_detach(int argc, char **argv)
@@ -226,7 +316,7 @@ static int verb_detach(int argc, char **argv)
 	bool json = false;
 	int r;
 
-	if ((r = json_only("detach", argc, argv, &json)))
+	if ((r = json_only("detach", argc, argv, &json)) >= 0)
 		return r;
 	if ((r = one_pid("detach", argc, argv, &dr.pid)))
 		return r;
@@ -242,22 +332,19 @@ static int verb_detach(int argc, char **argv)
 	return 0;
 }
 
-/* Verbs without arguments besides --json. */
-static int simple_verb(const char *name, int argc, char **argv, Kprof__Request *req, bool *json)
+/* Verbs without arguments besides --json. Returns -1 to go on, else the exit code. */
+static int simple_verb(const char *name, int argc, char **argv, bool *json)
 {
 	static const struct option opts[] = {{"json", no_argument, NULL, 'j'}, {}};
-	int c;
+	int c, st = -1;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c == 'j')
-			*json = true;
-		else
-			return KPROFCTL_EXIT_USAGE;
-	}
+	while ((c = verb_getopt(&st, name, argc, argv, "", opts)) != -1)
+		*json = true;
+	if (st >= 0)
+		return st;
 	if (optind != argc)
 		return usage_error(name, "too many arguments");
-	(void)req;
-	return 0;
+	return -1;
 }
 
 static int verb_list(int argc, char **argv)
@@ -271,16 +358,16 @@ static int verb_list(int argc, char **argv)
 	Kprof__ListRequest lr = KPROF__LIST_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
 	bool json = false;
-	int c, r;
+	int c, r, st = -1;
 
-	while ((c = getopt_long(argc, argv, "a", opts, NULL)) != -1) {
+	while ((c = verb_getopt(&st, "list", argc, argv, "a", opts)) != -1) {
 		if (c == 'a')
 			lr.all = true;
 		else if (c == 'j')
 			json = true;
-		else
-			return KPROFCTL_EXIT_USAGE;
 	}
+	if (st >= 0)
+		return st;
 	if (optind != argc)
 		return usage_error("list", "too many arguments");
 	req.body_case = KPROF__REQUEST__BODY_LIST;
@@ -300,7 +387,7 @@ static int verb_status(int argc, char **argv)
 	bool json = false;
 	int r;
 
-	if ((r = simple_verb("status", argc, argv, &req, &json)))
+	if ((r = simple_verb("status", argc, argv, &json)) >= 0)
 		return r;
 	req.body_case = KPROF__REQUEST__BODY_STATUS;
 	req.status = &sr;
@@ -322,17 +409,17 @@ static int verb_report(int argc, char **argv)
 	Kprof__ReportRequest rr = KPROF__REPORT_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
 	bool json = false;
-	int c, r;
+	int c, r, st = -1;
 
 	rr.top = 20;
-	while ((c = getopt_long(argc, argv, "n:", opts, NULL)) != -1) {
+	while ((c = verb_getopt(&st, "report", argc, argv, "n:", opts)) != -1) {
 		if (c == 'n' && parse_uint("--top", optarg, 0, 100000000, &rr.top) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			json = true;
-		if (c == '?')
-			return KPROFCTL_EXIT_USAGE;
 	}
+	if (st >= 0)
+		return st;
 	if ((r = one_pid("report", argc, argv, &rr.pid)))
 		return r;
 	req.body_case = KPROF__REQUEST__BODY_REPORT;
@@ -356,18 +443,18 @@ static int verb_hcct(int argc, char **argv)
 	Kprof__HcctRequest hr = KPROF__HCCT_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
 	bool json = false;
-	int c, r;
+	int c, r, st = -1;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c == 'p' && parse_fraction("--phi", optarg, &hr.phi) < 0)
+	while ((c = verb_getopt(&st, "hcct", argc, argv, "", opts)) != -1) {
+		if (c == 'p' && parse_fraction("--phi", optarg, 0, "(0, 1]", &hr.phi) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'x')
 			hr.exact = true;
 		if (c == 'j')
 			json = true;
-		if (c == '?')
-			return KPROFCTL_EXIT_USAGE;
 	}
+	if (st >= 0)
+		return st;
 	if ((r = one_pid("hcct", argc, argv, &hr.pid)))
 		return r;
 	req.body_case = KPROF__REQUEST__BODY_HCCT;
@@ -421,9 +508,9 @@ static int verb_paths(int argc, char **argv)
 	bool json = false, show = false, stop = false, interrupted = false;
 	double secs;
 	char *end;
-	int c, r;
+	int c, r, st = -1;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = verb_getopt(&st, "paths", argc, argv, "", opts)) != -1) {
 		switch (c) {
 		case 'k':
 			if (parse_uint("--k", optarg, 1, 64, &pr.k) < 0)
@@ -432,24 +519,18 @@ static int verb_paths(int argc, char **argv)
 		case 'd':
 			errno = 0;
 			secs = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(secs >= 0.001 && secs <= 86400)) {
-				fprintf(stderr,
-					"kprofctl: --duration: '%s' is not a number of seconds in "
-					"0.001-86400\n",
-					optarg);
-				return KPROFCTL_EXIT_USAGE;
-			}
+			if (errno || end == optarg || *end || !(secs >= 0.001 && secs <= 86400))
+				return usage_errorf("--duration: '%s' is not a number of seconds "
+						    "in 0.001-86400",
+						    optarg);
 			pr.duration_ms = (uint32_t)lround(secs * 1000);
 			break;
 		case 'b':
 			errno = 0;
 			pr.budget = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-' || !pr.budget) {
-				fprintf(stderr,
-					"kprofctl: --budget: '%s' is not a positive number\n",
-					optarg);
-				return KPROFCTL_EXIT_USAGE;
-			}
+			if (errno || end == optarg || *end || optarg[0] == '-' || !pr.budget)
+				return usage_errorf("--budget: '%s' is not a positive number",
+						    optarg);
 			break;
 		case 't':
 			if (parse_uint("--top", optarg, 0, 1000000, &top) < 0)
@@ -467,10 +548,10 @@ static int verb_paths(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
-		default:
-			return KPROFCTL_EXIT_USAGE;
 		}
 	}
+	if (st >= 0)
+		return st;
 	if (optind >= argc || argc - optind > 2 || (!show && !stop && argc - optind != 2))
 		return usage_error("paths", optind >= argc	? "a PID is required"
 					    : argc - optind > 2 ? "too many arguments"
@@ -492,9 +573,9 @@ static int verb_paths(int argc, char **argv)
 		return r;
 	fputs("kprofctl: tracing the paths of ", stderr);
 	render_text(stderr, rep->paths->function);
-	fprintf(stderr, " in pid %u with %u uprobes for up to %.1f s%s (Ctrl-C stops)\n", pr.pid,
-		rep->paths->probes, rep->paths->duration_ms / 1e3,
-		rep->paths->budget ? " or until the budget" : "");
+	fprintf(stderr, " in pid %u with %u uprobe%s for up to %.1f s%s (Ctrl-C stops)\n", pr.pid,
+		rep->paths->probes, render_plural(rep->paths->probes),
+		rep->paths->duration_ms / 1e3, rep->paths->budget ? " or until the budget" : "");
 	/* Wait for the trace to end: duration, budget, the target's exit, or Ctrl-C. */
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
@@ -533,7 +614,7 @@ static int verb_folded(int argc, char **argv)
 	bool json = false;
 	int r;
 
-	if ((r = json_only("folded", argc, argv, &json)))
+	if ((r = json_only("folded", argc, argv, &json)) >= 0)
 		return r;
 	if ((r = one_pid("folded", argc, argv, &fr.pid)))
 		return r;
@@ -580,10 +661,11 @@ static int verb_folded(int argc, char **argv)
 	if (rep->folded->truncated)
 		fprintf(stderr,
 			"kprofctl: folded text cut at %" PRIu64 " MiB: the %" PRIu64
-			" coldest stacks (%" PRIu64
-			" samples) left out; kprofctl export has them all\n",
+			" coldest stack%s (%" PRIu64
+			" sample%s) left out; kprofctl export has them all\n",
 			rep->folded->max_bytes >> 20, rep->folded->stacks_omitted,
-			rep->folded->samples_omitted);
+			render_plural(rep->folded->stacks_omitted), rep->folded->samples_omitted,
+			render_plural(rep->folded->samples_omitted));
 	kprof__reply__free_unpacked(rep, NULL);
 	return 0;
 }
@@ -593,28 +675,39 @@ static int verb_export(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"output", required_argument, NULL, 'o'},
 	    {"format", required_argument, NULL, 'f'},
+	    {"force", no_argument, NULL, 'F'},
 	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ExportRequest er = KPROF__EXPORT_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
 	const char *out = NULL, *format = "pprof";
-	int c, r;
+	bool force = false;
+	int c, r, st = -1;
 
-	while ((c = getopt_long(argc, argv, "o:f:", opts, NULL)) != -1) {
+	while ((c = verb_getopt(&st, "export", argc, argv, "o:f:", opts)) != -1) {
 		if (c == 'o')
 			out = optarg;
 		else if (c == 'f')
 			format = optarg;
-		else
-			return KPROFCTL_EXIT_USAGE;
+		else if (c == 'F')
+			force = true;
 	}
+	if (st >= 0)
+		return st;
 	if (strcmp(format, "pprof") && strcmp(format, "folded") && strcmp(format, "json"))
 		return usage_error("export", "--format must be pprof, folded or json");
 	if (!out)
 		return usage_error("export", "-o FILE is required (- for stdout)");
 	if ((r = one_pid("export", argc, argv, &er.pid)))
 		return r;
+	/* As gzip does: binary data on a terminal helps nobody and may upset it. */
+	if (!strcmp(out, "-") && !strcmp(format, "pprof") && !force && isatty(STDOUT_FILENO)) {
+		fputs("kprofctl export: compressed data not written to a terminal; use -o FILE, "
+		      "pipe it, or --force\n",
+		      stderr);
+		return KPROFCTL_EXIT_USAGE;
+	}
 	req.body_case = KPROF__REQUEST__BODY_EXPORT;
 	req.export = &er;
 	if ((r = call(&req, &rep)))
@@ -634,18 +727,18 @@ static int verb_top(int argc, char **argv)
 	};
 	struct top_opts o = {.socket_path = socket_path, .interval_ms = 1000};
 	uint32_t pids[64];
-	int c;
+	int c, st = -1;
 
-	while ((c = getopt_long(argc, argv, "i:n:", opts, NULL)) != -1) {
+	while ((c = verb_getopt(&st, "top", argc, argv, "i:n:", opts)) != -1) {
 		if (c == 'i' && parse_uint("--interval", optarg, 100, 60000, &o.interval_ms) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'n' && parse_uint("--iterations", optarg, 1, 1000000, &o.iterations) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			o.json = true;
-		if (c == '?')
-			return KPROFCTL_EXIT_USAGE;
 	}
+	if (st >= 0)
+		return st;
 	for (; optind < argc; optind++) {
 		if (o.npids == ARRAY_SIZE(pids))
 			return usage_error("top", "at most 64 PIDs");
@@ -656,6 +749,9 @@ static int verb_top(int argc, char **argv)
 	o.pids = pids;
 	return top_run(&o);
 }
+
+static void usage(FILE *f);
+static int verb_help_verb(int argc, char **argv);
 
 static const struct verb verbs[] = {
     {"attach", verb_attach,
@@ -674,8 +770,8 @@ static const struct verb verbs[] = {
     {"folded", verb_folded, "PID [--json]", "folded stacks (root;...;leaf count) for flame graphs"},
     {"top", verb_top, "[PID...] [--interval MS] [--iterations N] [--json]",
      "live view: functions by self time in the last interval (default 1000 ms), keys\n"
-     "          q quit, s sort, p pause, t HCCT tree, / filter, arrows scroll; --json prints\n"
-     "          one JSON line per interval instead"},
+     "          q quit, s sort, p pause, t HCCT tree, / filter, arrows, PgUp/PgDn, Home/End\n"
+     "          scroll; --json prints one JSON line per interval instead"},
     {"hcct", verb_hcct, "PID [--phi X] [--exact] [--json]",
      "hot calling contexts: every context with at least phi of the samples (default\n"
      "          0.001, at least the target's eps, set at attach: default 0.0002), as a tree;\n"
@@ -689,22 +785,49 @@ static const struct verb verbs[] = {
      "          and the plain Ball-Larus path profile, each path as its blocks; top N of\n"
      "          each (default 10, 0 = all). Attaches PID if needed; file-backed JIT code\n"
      "          only. --show prints the last trace, --stop ends the running one"},
-    {"export", verb_export, "PID -o FILE [--format pprof|folded|json]",
+    {"export", verb_export, "PID -o FILE [--format pprof|folded|json] [--force]",
      "write the profile to FILE (- for stdout): pprof (gzip, for go tool pprof;\n"
-     "          the default), folded stacks, or JSON (functions and per-thread stacks)"},
+     "          the default), folded stacks, or JSON (functions and per-thread stacks);\n"
+     "          pprof is not written to a terminal without --force"},
+    {"help", verb_help_verb, "[VERB]",
+     "this help, or the help of VERB (its section of kprofctl(1)), as VERB --help"},
 };
+
+/* `kprofctl help [VERB]`. */
+static int verb_help_verb(int argc, char **argv)
+{
+	static const struct option opts[] = {{}};
+	int st = -1;
+
+	while (verb_getopt(&st, "help", argc, argv, "", opts) != -1)
+		;
+	if (st >= 0)
+		return st;
+	if (optind == argc) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc - optind > 1)
+		return usage_error("help", "too many arguments");
+	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
+		if (!strcmp(argv[optind], verbs[i].name))
+			return verb_help(verbs[i].name);
+	fprintf(stderr, "kprofctl help: unknown verb '%s' (see kprofctl --help)\n", argv[optind]);
+	return KPROFCTL_EXIT_USAGE;
+}
 
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: kprofctl [--socket PATH] VERB [ARGS]\n"
-		   "Control kprofd, the kprof profiling daemon.\n\nVerbs:\n");
+		   "Control kprofd, the kprof profiling daemon.\n"
+		   "kprofctl VERB --help or kprofctl help VERB: the help of VERB.\n\nVerbs:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
 		fprintf(f, "  %-7s %s\n          %s\n", verbs[i].name, verbs[i].args,
 			verbs[i].help);
 	fprintf(f,
 		"\nOptions:\n"
 		"  -s, --socket PATH  kprofd's socket (default $KPROF_SOCKET or %s)\n"
-		"  -h, --help         this help\n"
+		"  -h, --help         this help (after a verb: the verb's help)\n"
 		"  -V, --version      print the version\n\n"
 		"Exit status: 0 ok, 1 kprofd refused or failed the request, 2 bad usage,\n"
 		"3 kprofd not reachable.\n",
@@ -723,8 +846,10 @@ int main(int argc, char **argv)
 
 	if (getenv("KPROF_SOCKET") && *getenv("KPROF_SOCKET"))
 		socket_path = getenv("KPROF_SOCKET");
-	/* '+': stop at the verb, whose options are its own. */
-	while ((c = getopt_long(argc, argv, "+s:hV", opts, NULL)) != -1) {
+	/* Every getopt error is reported by option_error, which names the verb. */
+	opterr = 0;
+	/* '+': stop at the verb, whose options are its own; ':': a missing argument is ':'. */
+	while ((c = getopt_long(argc, argv, "+:s:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			socket_path = optarg;
@@ -736,8 +861,7 @@ int main(int argc, char **argv)
 			printf("kprofctl %s\n", KPROF_VERSION);
 			return 0;
 		default:
-			usage(stderr);
-			return KPROFCTL_EXIT_USAGE;
+			return option_error(c, argv, opts);
 		}
 	}
 	if (optind >= argc) {

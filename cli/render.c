@@ -174,6 +174,11 @@ void render_json_string(FILE *f, const char *s)
 	render_json_strn(f, s, s ? strlen(s) : 0);
 }
 
+const char *render_plural(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
 const char *render_state(Kprof__TargetState s)
 {
 	switch (s) {
@@ -220,31 +225,35 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 {
 	fprintf(f, "pid %u (", t->pid);
 	put_text(f, t->comm, 0);
-	fprintf(f, ") uid %u: %s, %u Hz, %" PRIu64 " samples, %" PRIu64 " JIT symbols", t->uid,
-		render_state(t->state), t->freq_hz, t->samples, t->jit_symbols);
+	fprintf(f, ") uid %u: %s, %u Hz, %" PRIu64 " sample%s, %" PRIu64 " JIT symbol%s", t->uid,
+		render_state(t->state), t->freq_hz, t->samples, render_plural(t->samples),
+		t->jit_symbols, render_plural(t->jit_symbols));
 	if (t->sessions > 1) /* the pid was attached before: which profile this is */
 		fprintf(f, ", session %u of %u", t->session, t->sessions);
 	if (t->state == KPROF__TARGET_STATE__TARGET_STATE_EXITED)
 		fprintf(f, t->exit_code < 0 ? ", killed by signal %d" : ", exit status %d",
 			t->exit_code < 0 ? -t->exit_code : t->exit_code);
 	if (t->perfmap_bad_lines)
-		fprintf(f, ", %" PRIu64 " bad perf-map lines", t->perfmap_bad_lines);
+		fprintf(f, ", %" PRIu64 " bad perf-map line%s", t->perfmap_bad_lines,
+			render_plural(t->perfmap_bad_lines));
 	if (t->symbols_refused)
-		fprintf(f, ", %" PRIu64 " symbol sources left out (symbol budget spent)",
-			t->symbols_refused);
+		fprintf(f, ", %" PRIu64 " symbol source%s left out (symbol budget spent)",
+			t->symbols_refused, render_plural(t->symbols_refused));
 	if (t->save_failures)
-		fprintf(f, ", saving failed %u times (retrying)", t->save_failures);
+		fprintf(f, ", saving failed %u time%s (retrying)", t->save_failures,
+			render_plural(t->save_failures));
 	if (t->samples_refused)
-		fprintf(f, ", %" PRIu64 " samples dropped (profile memory budget spent)",
-			t->samples_refused);
+		fprintf(f, ", %" PRIu64 " sample%s dropped (profile memory budget spent)",
+			t->samples_refused, render_plural(t->samples_refused));
 	if (t->lost_stacks)
-		fprintf(f, ", %" PRIu64 " samples lost (stack table full)", t->lost_stacks);
+		fprintf(f, ", %" PRIu64 " sample%s lost (stack table full)", t->lost_stacks,
+			render_plural(t->lost_stacks));
 	if (t->calls) {
-		fprintf(f, "; exact mode: %u functions probed, %" PRIu64 " call events", t->probes,
-			t->call_events);
+		fprintf(f, "; exact mode: %u function%s probed, %" PRIu64 " call event%s", t->probes,
+			render_plural(t->probes), t->call_events, render_plural(t->call_events));
 		if (t->bursts) /* attach --burst: the probes come and go */
 			fprintf(f, ", %" PRIu64 " burst%s, probes attached %.0f%% of the time",
-				t->bursts, t->bursts == 1 ? "" : "s", 100.0 * t->calls_duty);
+				t->bursts, render_plural(t->bursts), 100.0 * t->calls_duty);
 	}
 	fputc('\n', f);
 }
@@ -390,12 +399,13 @@ void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json)
 	if (r->target)
 		render_target_line(f, r->target);
 	fprintf(f,
-		"HCCT: %" PRIu64 " sampled contexts, phi %g (hot: count >= %" PRIu64 "), eps %g; "
-		"%zu hot contexts, %zu shown; MCCT %" PRIu64 " nodes, %" PRIu64 " KiB\n",
-		r->n, r->phi, r->threshold, r->eps, hot, r->n_nodes, r->mcct_nodes,
-		r->mcct_bytes / 1024);
+		"HCCT: %" PRIu64 " sampled context%s, phi %g (hot: count >= %" PRIu64 "), eps %g; "
+		"%zu hot context%s, %zu shown; MCCT %" PRIu64 " node%s, %" PRIu64 " KiB\n",
+		r->n, render_plural(r->n), r->phi, r->threshold, r->eps, hot, render_plural(hot),
+		r->n_nodes, r->mcct_nodes, render_plural(r->mcct_nodes), r->mcct_bytes / 1024);
 	if (r->lost)
-		fprintf(f, "%" PRIu64 " samples not taken (node cap or depth)\n", r->lost);
+		fprintf(f, "%" PRIu64 " sample%s not taken (node cap or depth)\n", r->lost,
+			render_plural(r->lost));
 	fputs("\n   COUNT       %   +-ERR  CONTEXT  (* hot, . cold ancestor)\n", f);
 	for (size_t i = 0; i < r->n_nodes; i++) {
 		const Kprof__HcctNode *n = r->nodes[i];
@@ -446,8 +456,8 @@ void render_report(FILE *f, const Kprof__ReportReply *r, bool json)
 	}
 	if (r->target)
 		render_target_line(f, r->target);
-	fprintf(f, "%" PRIu64 " samples, %u functions%s\n\n", n, r->functions,
-		r->n_entries < r->functions ? " (top shown)" : "");
+	fprintf(f, "%" PRIu64 " sample%s, %u function%s%s\n\n", n, render_plural(n), r->functions,
+		render_plural(r->functions), r->n_entries < r->functions ? " (top shown)" : "");
 	/* The CALLS column only when exact mode counted something. */
 	bool calls = r->target && r->target->calls;
 
@@ -620,12 +630,14 @@ void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 		render_target_line(f, r->target);
 	fputs("Paths of ", f);
 	put_text(f, r->function, 0);
-	fprintf(f, " at 0x%" PRIx64 "-0x%" PRIx64 ": %zu blocks, %u loops, ", r->start,
-		r->start + r->size, r->n_blocks, r->loops);
+	fprintf(f, " at 0x%" PRIx64 "-0x%" PRIx64 ": %zu block%s, %u loop%s, ", r->start,
+		r->start + r->size, r->n_blocks, render_plural(r->n_blocks), r->loops,
+		render_plural(r->loops));
 	if (r->edge_profile)
 		fputs("too many acyclic paths to number: edge profile\n", f);
 	else
-		fprintf(f, "%" PRIu64 " acyclic paths; k = %u\n", r->num_paths, r->k);
+		fprintf(f, "%" PRIu64 " acyclic path%s; k = %u\n", r->num_paths,
+			render_plural(r->num_paths), r->k);
 	fprintf(f, "%s %.2f s",
 		r->state == KPROF__PATHS_STATE__PATHS_STATE_TRACING ? "Tracing for" : "Traced",
 		r->traced_ns / 1e9);
@@ -635,8 +647,11 @@ void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 		fputc(')', f);
 	}
 	fprintf(f,
-		", %u probes: %" PRIu64 " activations, %" PRIu64 " paths, %" PRIu64 " probe hits\n",
-		r->probes, r->activations, r->path_events, r->probe_hits);
+		", %u probe%s: %" PRIu64 " activation%s, %" PRIu64 " path%s, %" PRIu64
+		" probe hit%s\n",
+		r->probes, render_plural(r->probes), r->activations, render_plural(r->activations),
+		r->path_events, render_plural(r->path_events), r->probe_hits,
+		render_plural(r->probe_hits));
 	if (r->slowdown > 0 && r->kernel_share_before >= 0)
 		fprintf(f,
 			"Cost: the target spent %.1f%% of its CPU time in the kernel while traced "
@@ -654,26 +669,27 @@ void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 		      f);
 	if (r->lost_events || r->resyncs || r->aborted)
 		fprintf(f,
-			"Lost: %" PRIu64 " events, %" PRIu64 " thread resyncs, %" PRIu64
-			" activations left without a known exit\n",
-			r->lost_events, r->resyncs, r->aborted);
+			"Lost: %" PRIu64 " event%s, %" PRIu64 " thread resync%s, %" PRIu64
+			" activation%s left without a known exit\n",
+			r->lost_events, render_plural(r->lost_events), r->resyncs,
+			render_plural(r->resyncs), r->aborted, render_plural(r->aborted));
 	if (r->stray_hits)
 		fprintf(f,
 			"Not counted: %" PRIu64
-			" probe hits of activations already running when the "
+			" probe hit%s of activations already running when the "
 			"probes came (or entered in a way the CFG does not show)\n",
-			r->stray_hits);
+			r->stray_hits, render_plural(r->stray_hits));
 	if (r->max_error)
 		fprintf(f,
 			"Counts are lower bounds, short by at most %" PRIu64
-			" (k-SF node budget reached: %" PRIu64 " items pruned)\n",
-			r->max_error, r->pruned_items);
+			" (k-SF node budget reached: %" PRIu64 " item%s pruned)\n",
+			r->max_error, r->pruned_items, render_plural(r->pruned_items));
 	fputs("\nBlocks:\n", f);
 	for (size_t i = 0; i < r->n_blocks; i++) {
 		const Kprof__PathBlock *b = r->blocks[i];
 
-		fprintf(f, "  B%-3zu 0x%" PRIx64 "-0x%" PRIx64 " %4u insns  ", i, b->start, b->end,
-			b->insns);
+		fprintf(f, "  B%-3zu 0x%" PRIx64 "-0x%" PRIx64 " %4u insn%s  ", i, b->start, b->end,
+			b->insns, b->insns == 1 ? " " : "s");
 		put_text(f, b->term ? b->term : "?", 8);
 		if (b->entry)
 			fputs(" entry", f);

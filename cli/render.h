@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "proto/kprof.pb-c.h"
@@ -26,6 +27,8 @@ char *render_sanitize_dup(const char *s, size_t max);
  * bytes that are not valid UTF-8 as \ufffd, so the output is valid UTF-8 JSON. */
 void render_json_strn(FILE *f, const char *s, size_t len);
 void render_json_string(FILE *f, const char *s);
+/* "s" unless n is 1, for counted nouns: printf("%u target%s", n, render_plural(n)). */
+const char *render_plural(uint64_t n);
 const char *render_state(Kprof__TargetState s);
 const char *render_kind(Kprof__FrameKind k);
 void render_target_line(FILE *f, const Kprof__Target *t);

@@ -4,10 +4,14 @@
  * One connection subscribes to the daemon's live updates (one frame per interval with the
  * per-function sample deltas of each watched target, computed in the daemon: the view never
  * re-reads whole profiles). The screen shows a header (targets, sample rate, drops, kprofd's
- * own CPU) and one row per function, sorted by self percent of the last interval, with a short
- * trend of its last intervals. Keys: q quit, s sort column, p pause, t hot-context tree (a
- * separate connection asks for the HCCT of the first target), / filter, arrows and PgUp/PgDn
- * scroll. With --json the updates are printed as JSON lines instead (no terminal needed).
+ * own CPU, the legend of the trend) and one row per function, sorted by self percent of the
+ * last interval, with a short trend of its last intervals. Nothing is left to ncurses' line
+ * wrapping: header lines flow, item by item, onto indented lines, rows are cut at the right
+ * edge. Keys: q quit, s sort column, p pause, t hot-context tree (a separate connection asks
+ * for the HCCT of the first target), / filter, arrows, PgUp/PgDn, Home/End scroll. Ctrl-C and
+ * SIGTERM quit as q does; after --iterations N the last screen is printed again once ncurses
+ * has left the alternate screen, so it stays on the terminal (as top -n does). With --json the
+ * updates are printed as JSON lines instead (no terminal needed).
  * Every string from kprofd (names, comm, version, error messages) reaches the screen through
  * render_sanitize() (see render.c), the JSON lines through render_json_string().
  */
@@ -15,14 +19,19 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <locale.h>
 #include <ncurses.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include "kprof/array.h"
 #include "kprof/cleanup.h"
@@ -58,8 +67,9 @@ struct view {
 	enum sort_key sort;
 	bool paused, tree;
 	char filter[64];
-	int scroll;
+	int scroll, page; /* first row shown; rows on a page */
 	char msg[160];
+	char *error; /* kprofd's error, sanitized, printed once the screen is gone */
 	uint64_t prev_cpu_ns, prev_uptime_ns;
 	double daemon_cpu_pct;
 	time_t drawn_at;
@@ -166,63 +176,179 @@ static void build_rows(struct view *v)
 	qsort_r(v->rows, v->nrows, sizeof(*v->rows), cmp_rows, &v->sort);
 }
 
-/* mvprintw at (y, x) of fmt, whose one %s is s sanitized to at most max characters. */
-static void put_clean(int y, int x, const char *fmt, const char *s, size_t max)
+/* The display width of the first len bytes of s (valid UTF-8 from render_sanitize, or ASCII),
+ * and in *fit how many of its bytes fit in max columns. */
+static int text_width(const char *s, size_t len, int max, size_t *fit)
 {
-	char *c = render_sanitize_dup(s, max);
+	mbstate_t st = {0};
+	int w = 0;
+	size_t off = 0;
 
-	mvprintw(y, x, fmt, c ? c : "?");
-	free(c);
+	while (off < len) {
+		wchar_t wc;
+		size_t n = mbrtowc(&wc, s + off, len - off, &st);
+		int cw;
+
+		if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+			n = 1; /* not in this locale's charset: one column, as ncurses shows it */
+			cw = 1;
+			memset(&st, 0, sizeof(st));
+		} else {
+			cw = wcwidth(wc);
+			cw = cw < 0 ? 1 : cw;
+		}
+		if (w + cw > max)
+			break;
+		w += cw;
+		off += n;
+	}
+	if (fit)
+		*fit = off;
+	return w;
 }
 
-static void draw_header(struct view *v)
+/* s at (y, x), cut at the right edge of the screen: ncurses would wrap it onto the next line. */
+static void put_cut(int y, int x, const char *s)
+{
+	size_t fit;
+
+	if (y < 0 || y >= LINES || x >= COLS)
+		return;
+	text_width(s, strlen(s), COLS - x, &fit);
+	mvaddnstr(y, x, s, (int)fit);
+}
+
+/* A header line that flows onto the next ones, indented by two, where it is wider than the
+ * screen: its items are placed whole (one wider than the screen alone is cut). */
+struct flow {
+	int y, x, maxy;
+};
+
+static void flow_item(struct flow *f, const char *item)
+{
+	int w = text_width(item, strlen(item), INT32_MAX, NULL);
+
+	if (f->x > 0 && f->x + 1 + w > COLS && f->y + 1 < f->maxy) {
+		f->y++;
+		f->x = 2;
+	} else if (f->x > 0) {
+		f->x++;
+	}
+	put_cut(f->y, f->x, item);
+	f->x += w;
+}
+
+__attribute__((format(printf, 2, 3))) static void flow_itemf(struct flow *f, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	flow_item(f, buf);
+}
+
+/* Finish a flowed line: the next one starts on a row of its own. */
+static void flow_end(struct flow *f)
+{
+	f->y++;
+	f->x = 0;
+}
+
+/* The legend of TREND (hist_push's levels: each glyph with the SELF% it stands for, the
+ * nearest), as the tab-separated items of a header line. */
+static const char legend[] = "TREND\t(SELF% of the\tlast 8 intervals,\toldest left):\t[ ]0\t[.]14\t"
+			     "[:]29\t[-]43\t[=]57\t[+]71\t[*]86\t[#]100%";
+
+/* The header: kprofd's status, a line per target (the first three), the legend of TREND.
+ * Returns the number of rows it took. */
+static int draw_header(struct view *v)
 {
 	const Kprof__UpdateReply *u = v->last ? v->last->update : NULL;
 	const Kprof__StatusReply *s = u ? u->status : NULL;
-	char clock[16];
+	struct flow f = {.maxy = LINES > 4 ? LINES - 3 : 1};
+	char clock[16], *c;
 	time_t now = time(NULL);
 
 	strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&now));
 	attron(A_BOLD);
-	mvprintw(0, 0, "kprof top  %s", clock);
+	flow_itemf(&f, "kprof top  %s", clock);
 	attroff(A_BOLD);
 	if (!s) {
-		mvprintw(1, 0, "waiting for kprofd...");
-		return;
+		flow_item(&f, "waiting for kprofd...");
+		flow_end(&f);
+		return f.y;
 	}
-	put_clean(0, 20, "kprofd %s", s->version, 32);
-	printw(" pid %u: %u targets attached, %.0f samples/s, %" PRIu64 " drops, kprofd CPU %.1f%%",
-	       s->pid, s->targets_attached, s->samples_per_sec, s->drops, v->daemon_cpu_pct);
+	c = render_sanitize_dup(s->version, 32);
+	flow_itemf(&f, "kprofd %s pid %u:", c ? c : "?", s->pid);
+	free(c);
+	flow_itemf(&f, "%u target%s attached,", s->targets_attached,
+		   render_plural(s->targets_attached));
+	flow_itemf(&f, "%.0f samples/s,", s->samples_per_sec);
+	flow_itemf(&f, "%" PRIu64 " drop%s,", s->drops, render_plural(s->drops));
+	flow_itemf(&f, "kprofd CPU %.1f%%", v->daemon_cpu_pct);
+	flow_end(&f);
 	for (size_t i = 0; i < u->n_targets && i < 3; i++) {
 		const Kprof__TopTarget *t = u->targets[i];
 
-		mvprintw(1 + i, 0, "pid %u (", t->target->pid);
-		put_clean(1 + i, getcurx(stdscr), "%s", t->target->comm, 16);
-		printw(") %s, %u Hz, %" PRIu64 " samples in %.1f s, %" PRIu64 " in all",
-		       render_state(t->target->state), t->target->freq_hz, t->interval_samples,
-		       u->interval_ms / 1000.0, t->target->samples);
+		c = render_sanitize_dup(t->target->comm, 16);
+		flow_itemf(&f, "pid %u (%s)", t->target->pid, c ? c : "?");
+		free(c);
+		flow_itemf(&f, "%s,", render_state(t->target->state));
+		flow_itemf(&f, "%u Hz,", t->target->freq_hz);
+		flow_itemf(&f, "%" PRIu64 " sample%s in %.1f s,", t->interval_samples,
+			   render_plural(t->interval_samples), u->interval_ms / 1000.0);
+		flow_itemf(&f, "%" PRIu64 " in all", t->target->samples);
+		flow_end(&f);
 	}
-	if (!u->n_targets)
-		mvprintw(1, 0, "no targets (kprofctl attach PID)");
+	if (!u->n_targets) {
+		flow_item(&f, "no targets (kprofctl attach PID)");
+		flow_end(&f);
+	}
+	attron(A_DIM);
+	for (const char *p = legend, *tab; *p; p = *tab ? tab + 1 : tab) {
+		char item[64];
+
+		tab = p + strcspn(p, "\t");
+		snprintf(item, sizeof(item), "%.*s", (int)(tab - p), p);
+		flow_item(&f, item);
+	}
+	attroff(A_DIM);
+	flow_end(&f);
+	return f.y;
 }
 
 static void draw_rows(struct view *v, int top, int height)
 {
+	char line[1024];
+
 	attron(A_REVERSE);
-	mvprintw(top, 0, "%-8s %7s %7s %10s %-8s %-7s %-40s %s", "PID", "SELF%", "TOTAL%",
-		 "SELF(all)", "TREND", "KIND", "FUNCTION", "MODULE");
+	snprintf(line, sizeof(line), "%-8s %7s %7s %10s %-8s %-7s %-40s %s", "PID", "SELF%",
+		 "TOTAL%", "SELF(all)", "TREND", "KIND", "FUNCTION", "MODULE");
+	put_cut(top, 0, line);
 	clrtoeol();
 	attroff(A_REVERSE);
+	v->page = height - 1 > 1 ? height - 1 : 1;
 	if (v->scroll > (int)v->nrows - 1)
 		v->scroll = v->nrows ? (int)v->nrows - 1 : 0;
 	for (int i = 0; i < height - 1 && v->scroll + i < (int)v->nrows; i++) {
 		const struct row *r = &v->rows[v->scroll + i];
+		char *fn = render_sanitize_dup(r->e->function, 40);
+		char *mod = render_sanitize_dup(r->e->module, 200);
+		int n =
+		    snprintf(line, sizeof(line), "%-8u %6.1f%% %6.1f%% %10" PRIu64 " %-8s %-7s %s",
+			     r->pid, r->self_pct, r->total_pct, r->e->self_all,
+			     r->trend ? r->trend : "", render_kind(r->e->kind), fn ? fn : "?");
 
-		mvprintw(top + 1 + i, 0, "%-8u %6.1f%% %6.1f%% %10" PRIu64 " %-8s %-7s ", r->pid,
-			 r->self_pct, r->total_pct, r->e->self_all, r->trend ? r->trend : "",
-			 render_kind(r->e->kind));
-		put_clean(top + 1 + i, getcurx(stdscr), "%-40s ", r->e->function, 40);
-		put_clean(top + 1 + i, getcurx(stdscr), "%s", r->e->module, SIZE_MAX);
+		/* Pad the function to 40 columns (not bytes: names may be UTF-8). */
+		for (int w = fn ? text_width(fn, strlen(fn), INT32_MAX, NULL) : 1;
+		     w < 40 && n < (int)sizeof(line) - 1; w++)
+			line[n++] = ' ';
+		snprintf(line + n, sizeof(line) - n, " %s", mod ? mod : "?");
+		put_cut(top + 1 + i, 0, line);
+		free(fn);
+		free(mod);
 	}
 }
 
@@ -240,7 +366,7 @@ static void draw_tree(struct view *v, int top, int height)
 	int line = 0;
 
 	if (!u || !u->n_targets) {
-		mvprintw(top, 0, "no target for the tree view");
+		put_cut(top, 0, "no target for the tree view");
 		return;
 	}
 	hr.pid = u->targets[0]->target->pid;
@@ -248,11 +374,15 @@ static void draw_tree(struct view *v, int top, int height)
 	req.hcct = &hr;
 	fd = client_connect(v->o->socket_path);
 	if (fd < 0 || client_call(fd, &req, &rep) < 0) {
-		mvprintw(top, 0, "cannot ask kprofd for the HCCT");
+		put_cut(top, 0, "cannot ask kprofd for the HCCT");
 		return;
 	}
 	if (rep->error) {
-		put_clean(top, 0, "HCCT: %s", rep->message, SIZE_MAX);
+		char *m = render_sanitize_dup(rep->message, SIZE_MAX);
+
+		put_cut(top, 0, "HCCT: ");
+		put_cut(top, 6, m ? m : "?");
+		free(m);
 		kprof__reply__free_unpacked(rep, NULL);
 		return;
 	}
@@ -262,7 +392,9 @@ static void draw_tree(struct view *v, int top, int height)
 		fclose(f);
 		for (char *p = buf, *nl; p && *p && line < height; p = nl ? nl + 1 : NULL, line++) {
 			nl = strchr(p, '\n');
-			mvprintw(top + line, 0, "%.*s", (int)(nl ? nl - p : (long)strlen(p)), p);
+			if (nl)
+				*nl = '\0';
+			put_cut(top + line, 0, p);
 		}
 	}
 	free(buf);
@@ -271,19 +403,22 @@ static void draw_tree(struct view *v, int top, int height)
 
 static void draw(struct view *v)
 {
-	int rows = LINES, top = 5;
+	int rows = LINES, top;
+	char help[512];
 
 	erase();
-	draw_header(v);
+	top = draw_header(v);
 	if (v->tree)
 		draw_tree(v, top, rows - top - 1);
 	else if (v->last)
 		draw_rows(v, top, rows - top - 1);
 	attron(A_REVERSE);
-	mvprintw(rows - 1, 0, " q quit  s sort: %s  p %s  t %s  / filter%s%s%s  arrows scroll  %s",
+	snprintf(help, sizeof(help),
+		 " q quit  s sort: %s  p %s  t %s  / filter%s%s%s  arrows Home End scroll  %s",
 		 sort_names[v->sort], v->paused ? "resume" : "pause",
 		 v->tree ? "functions" : "tree", v->filter[0] ? " [" : "", v->filter,
 		 v->filter[0] ? "]" : "", v->msg);
+	put_cut(rows - 1, 0, help);
 	clrtoeol();
 	attroff(A_REVERSE);
 	refresh();
@@ -334,10 +469,17 @@ static bool on_key(struct view *v, int ch)
 		v->scroll++;
 		break;
 	case KEY_PPAGE:
-		v->scroll = v->scroll > LINES - 7 ? v->scroll - (LINES - 7) : 0;
+		v->scroll = v->scroll > v->page ? v->scroll - v->page : 0;
 		break;
 	case KEY_NPAGE:
-		v->scroll += LINES - 7;
+		v->scroll += v->page;
+		break;
+	case KEY_HOME:
+		v->scroll = 0;
+		break;
+	case KEY_END:
+		/* The last row at the bottom of the page. */
+		v->scroll = (int)v->nrows > v->page ? (int)v->nrows - v->page : 0;
 		break;
 	default:
 		return true;
@@ -382,11 +524,8 @@ static int on_update(struct view *v, Kprof__Reply *rep)
 	const Kprof__StatusReply *s;
 
 	if (rep->error || rep->body_case != KPROF__REPLY__BODY_UPDATE) {
-		if (!v->o->json)
-			endwin();
-		fputs("kprofctl top: ", stderr);
-		render_text(stderr, rep->error ? rep->message : "unexpected reply from kprofd");
-		fputc('\n', stderr);
+		v->error = render_sanitize_dup(
+		    rep->error ? rep->message : "unexpected reply from kprofd", SIZE_MAX);
 		kprof__reply__free_unpacked(rep, NULL);
 		return -EPROTO;
 	}
@@ -414,6 +553,13 @@ static int on_update(struct view *v, Kprof__Reply *rep)
 	return 0;
 }
 
+static volatile sig_atomic_t quit_signal;
+
+static void on_quit_signal(int sig)
+{
+	quit_signal = sig;
+}
+
 static int loop(struct view *v, int fd)
 {
 	unsigned seen = 0;
@@ -421,8 +567,11 @@ static int loop(struct view *v, int fd)
 	for (;;) {
 		struct pollfd pfd[2] = {{.fd = fd, .events = POLLIN}, {.fd = 0, .events = POLLIN}};
 		bool redraw = false;
-		int n = poll(pfd, v->o->json ? 1 : 2, v->o->json ? -1 : 250);
+		/* A timeout, so that a signal just before poll waits no longer than this. */
+		int n = poll(pfd, v->o->json ? 1 : 2, 250);
 
+		if (quit_signal)
+			return 0;
 		if (n < 0 && errno != EINTR)
 			return -errno;
 		if (n > 0 && (pfd[0].revents & (POLLIN | POLLHUP | POLLERR))) {
@@ -434,14 +583,17 @@ static int loop(struct view *v, int fd)
 			if (on_update(v, rep) < 0)
 				return -EPROTO;
 			redraw = true;
-			if (v->o->iterations && ++seen >= v->o->iterations)
+			if (v->o->iterations && ++seen >= v->o->iterations) {
+				if (!v->o->json)
+					draw(v); /* the last update is the screen left behind */
 				return 0;
+			}
 		}
 		if (!v->o->json) {
 			int ch;
 
 			while ((ch = getch()) != ERR) {
-				if (!on_key(v, ch))
+				if (!on_key(v, ch) || quit_signal)
 					return 0;
 				redraw = true;
 			}
@@ -454,12 +606,46 @@ static int loop(struct view *v, int fd)
 	}
 }
 
+/* The screen as text, but for the keys' line at the bottom and blank rows at the end: what
+ * top leaves on the terminal after --iterations, as top -n and perf top do. */
+static char *screen_text(void)
+{
+	_cleanup_free_ char *line = malloc((size_t)COLS * MB_LEN_MAX + 1);
+	char *buf = NULL;
+	size_t len = 0;
+	int blank = 0;
+	FILE *f;
+
+	if (!line || !(f = open_memstream(&buf, &len)))
+		return NULL;
+	for (int y = 0; y < LINES - 1; y++) {
+		int n = mvinnstr(y, 0, line, COLS * MB_LEN_MAX);
+
+		while (n > 0 && line[n - 1] == ' ')
+			n--;
+		if (n <= 0) {
+			blank++;
+			continue;
+		}
+		for (; blank; blank--)
+			fputc('\n', f);
+		fprintf(f, "%.*s\n", n, line);
+	}
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
 int top_run(const struct top_opts *o)
 {
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__SubscribeRequest sr = KPROF__SUBSCRIBE_REQUEST__INIT;
 	_cleanup_close_ int fd = client_connect(o->socket_path);
 	struct view v = {.o = o};
+	struct sigaction sa = {.sa_handler = on_quit_signal}, old_int, old_term;
+	_cleanup_free_ char *last_screen = NULL;
 	int err;
 
 	if (fd < 0) {
@@ -479,11 +665,16 @@ int top_run(const struct top_opts *o)
 		fprintf(stderr, "kprofctl top: %s\n", strerror(-err));
 		return KPROFCTL_EXIT_NO_DAEMON;
 	}
+	if (!o->json && (!isatty(0) || !isatty(1))) {
+		fprintf(stderr, "kprofctl top: needs a terminal (or --json)\n");
+		return KPROFCTL_EXIT_USAGE;
+	}
+	/* Ctrl-C and SIGTERM quit as q does (exit status 0, terminal restored). Installed before
+	 * initscr, which then leaves them alone (its own handlers exit with status 1). No
+	 * SA_RESTART: poll returns. */
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
 	if (!o->json) {
-		if (!isatty(0) || !isatty(1)) {
-			fprintf(stderr, "kprofctl top: needs a terminal (or --json)\n");
-			return KPROFCTL_EXIT_USAGE;
-		}
 		setlocale(LC_ALL, "");
 		initscr();
 		cbreak();
@@ -494,8 +685,19 @@ int top_run(const struct top_opts *o)
 		draw(&v);
 	}
 	err = loop(&v, fd);
-	if (!o->json && !isendwin())
+	if (!o->json) {
+		if (!err && o->iterations)
+			last_screen = screen_text();
 		endwin();
+		if (last_screen)
+			fputs(last_screen, stdout);
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (v.error) {
+		fprintf(stderr, "kprofctl top: %s\n", v.error);
+		free(v.error);
+	}
 	if (v.last)
 		kprof__reply__free_unpacked(v.last, NULL);
 	for (size_t i = 0; i < v.nhist; i++)

@@ -2,8 +2,10 @@
 # The documentation matches the programs: every verb of `kprofctl --help` has a section in
 # kprofctl.1 and is offered by the bash completion; every long option of `kprofctl --help` and
 # `kprofd --help` (and every key of systemd/kprofd.conf) is in the man pages; groff renders both
-# pages without a warning; the completion completes verbs, options, formats and PIDs; and every
-# verb gives JSON (--json, or export --format json) that parses, against a real daemon.
+# pages without a warning; `kprofctl VERB --help` (-h, `kprofctl help VERB`) prints the words of
+# VERB's section of kprofctl.1 as groff renders it, and option errors name the verb and the
+# option; the completion completes verbs, options, formats and PIDs; and every verb gives JSON
+# (--json, or export --format json) that parses, against a real daemon.
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 MAN1=$ROOT/docs/man/kprofctl.1
@@ -115,6 +117,93 @@ else
 	skip "groff renders the man pages" "groff not installed"
 fi
 
+# (f) Per-verb help: `kprofctl VERB --help`, `kprofctl VERB -h` and `kprofctl help VERB` print
+# the same text and exit 0, and its words (after "Usage: kprofctl") are those of VERB's section
+# of kprofctl.1 as groff renders it: the help is generated from the page at build time, so this
+# fails when either changes alone (or the build is stale). Whitespace and line breaks aside:
+# groff fills to its own width (a huge one here, so nothing is hyphenated or broken at a hyphen).
+bad=
+for v in $VERBS; do
+	h=$("$KPROFCTL" "$v" --help 2>&1) || { bad+=" $v(--help: exit $?)"; continue; }
+	[ "$("$KPROFCTL" "$v" -h 2>&1)" = "$h" ] || bad+=" $v(-h)"
+	[ "$("$KPROFCTL" help "$v" 2>&1)" = "$h" ] || bad+=" $v(help $v)"
+	[[ $h == "Usage: kprofctl $v"* ]] || bad+=" $v(no usage line: $(head -1 <<<"$h"))"
+done
+[ -z "$bad" ] && pass "kprofctl VERB --help, -h and help VERB: the same usage and text, exit 0" ||
+	fail "per-verb help" "$bad"
+out=$("$KPROFCTL" help 2>&1); rc=$?
+[ $rc -eq 0 ] && [ "$out" = "$CTL_HELP" ] && pass "kprofctl help is kprofctl --help" ||
+	fail "kprofctl help" "rc=$rc $(head -2 <<<"$out" | tr '\n' ' ')"
+out=$("$KPROFCTL" help frobnicate 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "unknown verb 'frobnicate'" <<<"$out" && pass "kprofctl help UNKNOWN: exit 2" ||
+	fail "help of an unknown verb" "rc=$rc $out"
+if command -v groff >/dev/null; then
+	# words: one word per line; groff's typographic characters as the ASCII the help uses.
+	words() {
+		sed 's/\xe2\x80\x94/--/g; s/\xe2\x88\x92/-/g; s/\xe2\x80\x90/-/g; '"s/\xe2\x80\x99/'/g"'; s/\xe2\x80[\x9c\x9d]/"/g' |
+			tr -s '[:space:]' '\n' | sed '/^$/d'
+	}
+	# Plain text (grotty: no SGR, no overstrike), one line per paragraph, no hyphenation.
+	MAN_TEXT=$(groff -man -Tutf8 -rHY=0 -rLL=5000n -P-c -P-b -P-u "$MAN1" 2>/dev/null)
+	# man_words VERB: the words of VERB's section: its .SS heading (3 spaces in) up to the
+	# next heading of VERBS or the next section.
+	man_words() {
+		awk -v v="$1" '/^[^ ]/ { verbs = ($0 == "VERBS"); on = 0; next }
+			verbs && /^   [^ ]/ { on = ($1 == v) } on' <<<"$MAN_TEXT" | words
+	}
+	bad=
+	n=0
+	for v in $VERBS; do
+		h=$("$KPROFCTL" "$v" --help 2>/dev/null | words)
+		[ "$(head -2 <<<"$h" | tr '\n' ' ')" = "Usage: kprofctl " ] || { bad+=" $v(no Usage: kprofctl)"; continue; }
+		m=$(man_words "$v")
+		[ -n "$m" ] || { bad+=" $v(no section in the groff output)"; continue; }
+		if [ "$(tail -n +3 <<<"$h")" != "$m" ]; then
+			d=$(diff <(tail -n +3 <<<"$h") <(echo "$m") | grep '^[<>]' | head -4 | tr '\n' ' ')
+			bad+=" $v(help < > man: $d)"
+		fi
+		n=$((n + 1))
+	done
+	[ -z "$bad" ] && pass "the help of each of $n verbs has the words of its section of kprofctl.1 (groff)" ||
+		fail "help == man page section" "$bad"
+else
+	skip "help == man page section" "groff not installed (make deps installs groff-base)"
+fi
+# The rendering itself: 79 columns at most, .TP tags on their own line with the text under them.
+h=$("$KPROFCTL" attach --help)
+long=$(awk 'length > 79' <<<"$h")
+if [ -z "$long" ] && grep -qxF -- "  --freq, -F HZ" <<<"$h" &&
+	grep -qE -- "^      Sampling frequency, 1-4999" <<<"$h"; then
+	pass "help text: lines of at most 79 columns, option tags on their own line, text indented"
+else fail "help layout" "long: $(head -1 <<<"$long") / $(grep -A1 -- '--freq' <<<"$h" | tr '\n' '|')"; fi
+# A construct the converter does not know stops the build rather than vanish from the help.
+if ! python3 "$ROOT/cli/manhelp.py" <(printf '.SH VERBS\n.SS x\n.UR http://a\n') >/dev/null 2>&1; then
+	pass "cli/manhelp.py refuses a roff request it does not know"
+else fail "manhelp.py strict" "accepted .UR"; fi
+
+# (g) Option errors name the verb and the option, hint at the verb's help, exit 2, once.
+bad=
+for v in $VERBS; do
+	out=$("$KPROFCTL" "$v" --no-such-option 1 2>&1 >/dev/null); rc=$?
+	[ $rc -eq 2 ] && [ "$out" = "kprofctl $v: unknown option '--no-such-option' (see kprofctl $v --help)" ] ||
+		bad+=" [$v: rc=$rc $out]"
+done
+for a in "attach -x 1|unknown option '-x'" "attach 1 --freq|option '--freq' needs an argument" \
+	"attach 1 -F|option '-F' needs an argument" "report 1 --top|option '--top' needs an argument" \
+	"export 1 -o|option '-o' needs an argument" "list --json=yes|option '--json' takes no argument" \
+	"paths 1 --s|option '--s' is ambiguous (--show, --stop)"; do
+	args=${a%%|*}
+	v=${args%% *}
+	# shellcheck disable=SC2086
+	out=$("$KPROFCTL" $args 2>&1 >/dev/null); rc=$?
+	[ $rc -eq 2 ] && [ "$out" = "kprofctl $v: ${a#*|} (see kprofctl $v --help)" ] || bad+=" [$args: rc=$rc $out]"
+done
+out=$("$KPROFCTL" --no-such-option 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && [ "$out" = "kprofctl: unknown option '--no-such-option' (see kprofctl --help)" ] ||
+	bad+=" [global: rc=$rc $out]"
+[ -z "$bad" ] && pass "option errors: 'kprofctl VERB: unknown option ...' or '... needs an argument' (see kprofctl VERB --help), exit 2" ||
+	fail "option errors" "$bad"
+
 # (e) The design documents are in the tree: every `ARCHITECTURE.md §N[.M]` or `ALGORITHMS.md
 # §N[.M]` a source file cites (also `ALGORITHMS.md §1, §6` and `ALGORITHMS.md 1.10`) names a
 # heading of that document in docs/ that starts with N. or N.M, every TV-* vector the sources
@@ -175,6 +264,12 @@ out=$(complete_words kprofctl export 1 --format "")
 out=$(complete_words kprofctl attach --)
 has "$out" --freq && has "$out" --duration && pass "kprofctl attach --<TAB> lists --freq and --duration" ||
 	fail "attach --<TAB>" "got: $(oneline "$out")"
+missing=
+for v in $VERBS; do has "$(complete_words kprofctl "$v" --)" --help || missing+=" $v"; done
+[ -z "$missing" ] && pass "kprofctl VERB --<TAB> offers --help for every verb" || fail "--help completed" "missing:$missing"
+out=$(complete_words kprofctl help "")
+[ "$(sort <<<"$out")" = "$(sort <<<"$VERBS")" ] && pass "kprofctl help <TAB> gives the verbs" ||
+	fail "help <TAB>" "got: $(oneline "$out")"
 out=$(complete_words kprofctl --socket /nonexistent/kprofd.sock report "")
 has "$out" "$$" && pass "PIDs from /proc when kprofd does not answer" || fail "PIDs from /proc" "no $$ in the candidates"
 
@@ -220,6 +315,7 @@ PY
 # attach first, detach last, the others in between.
 ORDER=$( (has "$VERBS" attach && echo attach; grep -vxE 'attach|detach' <<<"$VERBS"; has "$VERBS" detach && echo detach) )
 for v in $ORDER; do
+	[ "$v" = help ] && continue # prints the help (section (f)), not data
 	args=$(verb_args "$v")
 	if grep -qF -- '[--json]' <<<"$args"; then
 		how="--json"

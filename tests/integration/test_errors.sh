@@ -44,6 +44,14 @@ for args in "attach" "attach abc" "attach 1 --freq 0" "attach 1 --freq 5000" "re
 	else fail "usage error: kprofctl $args" "rc=$rc"; fi
 done
 
+# A value out of range: one message, naming the verb, the option and the range that holds.
+for e in 2 1e-9 0 x; do
+	out=$(ctl attach 1 --eps "$e" 2>&1); rc=$?
+	want="kprofctl attach: --eps: '$e' is not a number in [1e-7, 1] (see kprofctl attach --help)"
+	if [ $rc -eq 2 ] && [ "$out" = "$want" ]; then pass "attach --eps $e: one message with the range [1e-7, 1]"
+	else fail "attach --eps $e" "rc=$rc out=$(tr '\n' '|' <<<"$out")"; fi
+done
+
 # Attaching twice, detaching, then the kept profile is still there.
 sleep 300 & SP=$!; PIDS+=("$SP")
 check "attach a sleeping process" ctl attach "$SP"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Exports read by independent tools: `go tool pprof` reads the pprof file and finds the same
 # total and the same top functions as `kprofctl report`; folded and JSON exports add up to the
-# same total; the export works for a live target and for one that has exited.
+# same total; the export works for a live target and for one that has exited. pprof (gzip) is
+# not written to a terminal without --force, as gzip refuses to; to a pipe it is.
 . "$(dirname "$0")/lib.sh"
 if ! command -v go >/dev/null; then skip "export" "go (golang-go) not installed"; exit 0; fi
 export GOCACHE=$TDIR/gocache HOME=$TDIR
@@ -18,6 +19,21 @@ check "export folded" ctl export "$P" --format folded -o "$TDIR/p.folded"
 check "export json" ctl export "$P" --format json -o "$TDIR/p.json"
 ctl folded "$P" >"$TDIR/folded"
 gzip -t "$TDIR/p.pb.gz" && pass "pprof export is gzip" || fail "gzip" "not gzip"
+# on_tty CMD: CMD run with a terminal (script's pty) as its standard output; its output (what
+# reached the terminal) in $TDIR/tty.out, its exit status returned.
+on_tty() { script -qec "$*" /dev/null </dev/null >"$TDIR/tty.out" 2>&1; }
+on_tty "$KPROFCTL --socket $SOCK export $P -o -"; rc=$?
+if [ $rc -eq 2 ] && grep -q "compressed data not written to a terminal; use -o FILE, pipe it, or --force" "$TDIR/tty.out" &&
+	! grep -qa $'\x1f\x8b' "$TDIR/tty.out"; then
+	pass "export -o - of pprof to a terminal refused (exit 2), nothing written"
+else fail "pprof to a terminal" "rc=$rc $(head -c 200 "$TDIR/tty.out" | cat -v)"; fi
+on_tty "$KPROFCTL --socket $SOCK export $P -o - --force"; rc=$?
+[ $rc -eq 0 ] && [ "$(head -c 2 "$TDIR/tty.out" | od -An -tx1 | tr -d ' ')" = 1f8b ] &&
+	pass "export -o - --force writes pprof to a terminal" || fail "--force" "rc=$rc $(head -c 100 "$TDIR/tty.out" | cat -v)"
+on_tty "$KPROFCTL --socket $SOCK export $P -o - --format folded"; rc=$?
+[ $rc -eq 0 ] && grep -q "mj_hot" "$TDIR/tty.out" && pass "export -o - of folded text to a terminal" ||
+	fail "folded to a terminal" "rc=$rc $(head -c 100 "$TDIR/tty.out" | cat -v)"
+ctl export "$P" -o - | gzip -t && pass "export -o - of pprof to a pipe" || fail "pprof to a pipe" "not gzip"
 go tool pprof -raw "$TDIR/p.pb.gz" >"$TDIR/raw" 2>"$TDIR/raw.err" || fail "go tool pprof -raw" "$(cat "$TDIR/raw.err")"
 go tool pprof -top -sample_index=samples -nodecount=100 "$TDIR/p.pb.gz" >"$TDIR/top" 2>"$TDIR/top.err" ||
 	fail "go tool pprof -top" "$(cat "$TDIR/top.err")"

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # kprofctl top in a real terminal (tmux): the hottest function is on top within seconds, the keys
-# work (sort, pause, filter, tree), it survives a resize and the target's exit, and q restores
-# the terminal. Also --json: one JSON line per interval.
+# work (sort, pause, filter, tree, Home/End), the header says "1 target" and explains TREND, it
+# survives a resize (down to 40 columns, where the header flows onto the next lines and rows are
+# cut, nothing wraps) and the target's exit, q and Ctrl-C exit with status 0 and restore the
+# terminal, and --iterations leaves its last screen on the terminal. Also --json: one JSON line
+# per interval.
 . "$(dirname "$0")/lib.sh"
 if ! command -v tmux >/dev/null; then skip "top" "tmux not installed"; exit 0; fi
 start_daemon || { fail "daemon starts" "see log"; exit 1; }
@@ -31,13 +34,16 @@ screen() { tmux capture-pane -t "$SES" -p; }
 first_row() { screen | sed -n '/^PID .*SELF%/{n;p;q}'; }
 row_has() { first_row | grep -q "$1"; }
 shows() { screen | grep -q -- "$1"; }
-cleanup_tmux() { tmux kill-session -t "$SES" 2>/dev/null; }
+cleanup_tmux() { local s; for s in "$SES" "$SES-int" "$SES-n"; do tmux kill-session -t "$s" 2>/dev/null; done; }
 trap 'cleanup_tmux; cleanup' EXIT
 
 if wait_for 10 row_has mj_hot; then pass "hottest function mj_hot on top within 10 s: $(first_row | tr -s ' ' | cut -c1-60)"
 else fail "mj_hot on top" "$(screen | head -12)"; fi
 shows "kprofd CPU" && shows "samples/s" && shows "drops" && pass "header: rate, drops, kprofd CPU" ||
 	fail "header" "$(screen | head -3)"
+shows " 1 target attached," && pass "header: 1 target attached (singular)" || fail "plural" "$(screen | head -2)"
+shows "TREND (SELF% of the last 8 intervals, oldest left): \[ \]0 \[\.\]14 .* \[#\]100%" &&
+	pass "header: the legend of the TREND glyphs" || fail "TREND legend" "$(screen | head -5)"
 tmux send-keys -t "$SES" s
 wait_for 5 shows "sort: total%" && pass "s changes the sort column" || fail "sort key" "$(screen | tail -1)"
 tmux send-keys -t "$SES" s s s # back to self%
@@ -59,7 +65,51 @@ tmux resize-window -t "$SES" -x 90 -y 15
 sleep 1.5 # a resize is an event with nothing to poll for; give ncurses one redraw
 if wait_for 5 row_has mj_hot && [ "$(screen | wc -l)" -le 15 ]; then pass "survives a resize to 90x15"
 else fail "resize" "$(screen)"; fi
+# Home and End: the last row, then the first (a small window, so the rows are more than a page).
+tmux resize-window -t "$SES" -x 90 -y 12
+row_lacks() { [ -n "$(first_row)" ] && ! row_has "$1"; }
+wait_for 5 row_has mj_hot
+tmux send-keys -t "$SES" End
+if wait_for 5 row_lacks mj_hot; then
+	tmux send-keys -t "$SES" Home
+	wait_for 5 row_has mj_hot && pass "End goes to the last row, Home back to the first" ||
+		fail "Home" "$(first_row)"
+else fail "End" "$(screen)"; fi
+# 40 columns: nothing wraps. The header's lines continue indented on the next line, each item
+# whole; the rows are cut at the edge, their columns intact.
+tmux resize-window -t "$SES" -x 40 -y 24
+narrow_ok() {
+	screen | grep -qE "^pid $P \(minijit\) attached, [0-9]+ Hz," &&
+		screen | grep -qE "^  [0-9]+ samples? in [0-9.]+ s, [0-9]+ in all\$" &&
+		screen | grep -qE "(^| )kprofd CPU [0-9.]+%\$" &&
+		first_row | grep -qE "^$P +[0-9.]+% +[0-9.]+% +[0-9]+"
+}
+sleep 1.5 # a resize is an event with nothing to poll for; give ncurses one redraw
+if wait_for 5 narrow_ok; then pass "40 columns: header reflowed, rows cut, nothing wraps"
+else fail "40 columns" "$(screen | head -12)"; fi
 tmux resize-window -t "$SES" -x 150 -y 35
+
+# Ctrl-C quits as q does: exit status 0 (1 is "kprofd refused"), terminal restored.
+tmux new-session -d -s "$SES-int" -x 150 -y 35 \
+	"$PWD/$KPROFCTL --socket $SOCK top $P; echo TOP-EXIT rc=\$?; sleep 120"
+int_shows() { tmux capture-pane -t "$SES-int" -p | grep -q -- "$1"; }
+wait_for 10 int_shows mj_hot
+tmux send-keys -t "$SES-int" C-c
+if wait_for 5 int_shows "TOP-EXIT rc=0" && [ "$(tmux display -p -t "$SES-int" '#{alternate_on}')" = 0 ]; then
+	pass "Ctrl-C exits with status 0, terminal restored"
+else fail "Ctrl-C" "$(tmux capture-pane -t "$SES-int" -p | grep -v '^$' | tail -3)"; fi
+
+# --iterations in a terminal leaves the last screen behind, as top -n and perf top do.
+tmux new-session -d -s "$SES-n" -x 150 -y 35 \
+	"$PWD/$KPROFCTL --socket $SOCK top $P --iterations 3 --interval 300; echo TOP-EXIT rc=\$?; sleep 120"
+n_screen() { tmux capture-pane -t "$SES-n" -p; }
+n_done() { n_screen | grep -q "TOP-EXIT rc=0"; }
+if wait_for 15 n_done && [ "$(tmux display -p -t "$SES-n" '#{alternate_on}')" = 0 ] &&
+	n_screen | sed '/TOP-EXIT/q' | grep -q '^PID .*SELF%' &&
+	n_screen | sed '/TOP-EXIT/q' | sed -n '/^PID .*SELF%/{n;p;q}' | grep -q mj_hot; then
+	pass "--iterations 3: exit 0, the last screen (mj_hot first) left on the terminal"
+else fail "--iterations leaves the screen" "$(n_screen | grep -v '^$' | head -8)"; fi
+
 kill -9 "$P"; wait "$P" 2>/dev/null
 if wait_for 10 shows "($P\|minijit) exited" || wait_for 5 shows "exited"; then pass "target exit shown, view still running"
 else fail "target exit" "$(screen | head -4)"; fi

@@ -394,6 +394,23 @@ static void test_target_line(void **state)
 	assert_string_equal(s, "pid 4242 (minijit) uid 1000: detached, 99 Hz, 200 samples, "
 			       "3 JIT symbols\n");
 	free(s);
+
+	/* one of a thing is singular */
+	t.samples = 1;
+	t.jit_symbols = 1;
+	t.lost_stacks = 1;
+	t.save_failures = 1;
+	t.calls = true;
+	t.probes = 1;
+	t.call_events = 1;
+	t.bursts = 1;
+	s = target_line(&t);
+	assert_string_equal(s,
+			    "pid 4242 (minijit) uid 1000: detached, 99 Hz, 1 sample, "
+			    "1 JIT symbol, saving failed 1 time (retrying), 1 sample lost (stack "
+			    "table full); exact mode: 1 function probed, 1 call event, 1 burst, "
+			    "probes attached 0% of the time\n");
+	free(s);
 }
 
 #define REPORT_HEADER                                                                              \
@@ -487,7 +504,7 @@ static void test_report_text(void **state)
 	x.r.total_samples = 0; /* no division by zero: 0% */
 	s = report(&x.r, false);
 	assert_string_equal(s,
-			    "0 samples, 1 functions\n\n" REPORT_HEADER
+			    "0 samples, 1 function\n\n" REPORT_HEADER
 			    "         9   0.00%          9   0.00%  kernel  "
 			    "a_function_name_longer_than_forty_characters_x [kernel.kallsyms]\n");
 	free(s);
@@ -902,9 +919,8 @@ static void test_paths_text(void **state)
 	(void)state;
 	fill_paths(&x);
 	s = paths(&x.r, false);
-	assert_non_null(strstr(s,
-			       "Paths of mj_paths at 0x1000-0x1020: 2 blocks, 1 loops, 3 acyclic "
-			       "paths; k = 3\n"));
+	assert_non_null(strstr(s, "Paths of mj_paths at 0x1000-0x1020: 2 blocks, 1 loop, 3 acyclic "
+				  "paths; k = 3\n"));
 	assert_non_null(strstr(s, "Traced 1.50 s (ended: budget), 2 probes: 20 activations, 100 "
 				  "paths, 180 probe hits\n"));
 	assert_non_null(strstr(s, "too little CPU time"));
@@ -1008,7 +1024,7 @@ static void test_paths_edges(void **state)
 	free(s);
 	s = paths(&x.r, false);
 	assert_non_null(
-	    strstr(s, "2 blocks, 1 loops, too many acyclic paths to number: edge profile\n"));
+	    strstr(s, "2 blocks, 1 loop, too many acyclic paths to number: edge profile\n"));
 	assert_non_null(strstr(s, "        20  B0 -fall-> B1\n        19  B1 -exit-> exit\n"));
 	assert_null(strstr(s, "Ball-Larus"));
 	free(s);
