@@ -168,6 +168,17 @@ static int verb_getopt(int *status, const char *verb, int argc, char **argv, con
 	return -1;
 }
 
+/* --session N: which kept session of the pid (kprofctl list --all numbers them from 1). */
+static int parse_session(const char *s, uint32_t *out)
+{
+	unsigned v;
+
+	if (parse_uint("--session", s, 1, 0x7fffffff, &v) < 0)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 /* Send req and print the daemon's error if there is one. Returns the exit code; *ret is the
  * reply on success. */
 /* Seconds to wait, retrying, while kprofd refuses uprobes because the kernel is still removing
@@ -402,6 +413,7 @@ static int verb_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"top", required_argument, NULL, 'n'},
+	    {"session", required_argument, NULL, 'S'},
 	    {"json", no_argument, NULL, 'j'},
 	    {},
 	};
@@ -414,6 +426,8 @@ static int verb_report(int argc, char **argv)
 	rr.top = 20;
 	while ((c = verb_getopt(&st, "report", argc, argv, "n:", opts)) != -1) {
 		if (c == 'n' && parse_uint("--top", optarg, 0, 100000000, &rr.top) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'S' && parse_session(optarg, &rr.session) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			json = true;
@@ -436,6 +450,7 @@ static int verb_hcct(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"phi", required_argument, NULL, 'p'},
 	    {"exact", no_argument, NULL, 'x'},
+	    {"session", required_argument, NULL, 'S'},
 	    {"json", no_argument, NULL, 'j'},
 	    {},
 	};
@@ -447,6 +462,8 @@ static int verb_hcct(int argc, char **argv)
 
 	while ((c = verb_getopt(&st, "hcct", argc, argv, "", opts)) != -1) {
 		if (c == 'p' && parse_fraction("--phi", optarg, 0, "(0, 1]", &hr.phi) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'S' && parse_session(optarg, &hr.session) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'x')
 			hr.exact = true;
@@ -491,15 +508,11 @@ static int paths_call(Kprof__PathsRequest *pr, Kprof__PathsOp op, uint32_t top, 
 static int verb_paths(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"k", required_argument, NULL, 'k'},
-	    {"duration", required_argument, NULL, 'd'},
-	    {"budget", required_argument, NULL, 'b'},
-	    {"top", required_argument, NULL, 't'},
-	    {"force", no_argument, NULL, 'f'},
-	    {"show", no_argument, NULL, 's'},
-	    {"stop", no_argument, NULL, 'S'},
-	    {"json", no_argument, NULL, 'j'},
-	    {},
+	    {"k", required_argument, NULL, 'k'},      {"duration", required_argument, NULL, 'd'},
+	    {"budget", required_argument, NULL, 'b'}, {"top", required_argument, NULL, 't'},
+	    {"force", no_argument, NULL, 'f'},	      {"show", no_argument, NULL, 's'},
+	    {"stop", no_argument, NULL, 'S'},	      {"session", required_argument, NULL, 'e'},
+	    {"json", no_argument, NULL, 'j'},	      {},
 	};
 	Kprof__PathsRequest pr = KPROF__PATHS_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
@@ -544,6 +557,10 @@ static int verb_paths(int argc, char **argv)
 			break;
 		case 'S':
 			stop = true;
+			break;
+		case 'e':
+			if (parse_session(optarg, &pr.session) < 0)
+				return KPROFCTL_EXIT_USAGE;
 			break;
 		case 'j':
 			json = true;
@@ -609,13 +626,24 @@ static int verb_paths(int argc, char **argv)
 static int verb_folded(int argc, char **argv)
 {
 	Kprof__Request req = KPROF__REQUEST__INIT;
+	static const struct option opts[] = {
+	    {"session", required_argument, NULL, 'S'},
+	    {"json", no_argument, NULL, 'j'},
+	    {},
+	};
 	Kprof__FoldedRequest fr = KPROF__FOLDED_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
 	bool json = false;
-	int r;
+	int c, r, st = -1;
 
-	if ((r = json_only("folded", argc, argv, &json)) >= 0)
-		return r;
+	while ((c = verb_getopt(&st, "folded", argc, argv, "", opts)) != -1) {
+		if (c == 'S' && parse_session(optarg, &fr.session) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'j')
+			json = true;
+	}
+	if (st >= 0)
+		return st;
 	if ((r = one_pid("folded", argc, argv, &fr.pid)))
 		return r;
 	req.body_case = KPROF__REQUEST__BODY_FOLDED;
@@ -676,6 +704,7 @@ static int verb_export(int argc, char **argv)
 	    {"output", required_argument, NULL, 'o'},
 	    {"format", required_argument, NULL, 'f'},
 	    {"force", no_argument, NULL, 'F'},
+	    {"session", required_argument, NULL, 'S'},
 	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
@@ -692,6 +721,8 @@ static int verb_export(int argc, char **argv)
 			format = optarg;
 		else if (c == 'F')
 			force = true;
+		else if (c == 'S' && parse_session(optarg, &er.session) < 0)
+			return KPROFCTL_EXIT_USAGE;
 	}
 	if (st >= 0)
 		return st;
@@ -765,27 +796,28 @@ static const struct verb verbs[] = {
      "attached processes; --all adds the kept profiles of ended ones"},
     {"status", verb_status, "[--json]",
      "daemon version, targets, samples/s, ring-buffer drops, own CPU"},
-    {"report", verb_report, "PID [--top N] [--json]",
+    {"report", verb_report, "PID [--top N] [--session N] [--json]",
      "flat profile: self and total samples per function (default top 20, 0 = all)"},
-    {"folded", verb_folded, "PID [--json]", "folded stacks (root;...;leaf count) for flame graphs"},
+    {"folded", verb_folded, "PID [--session N] [--json]",
+     "folded stacks (root;...;leaf count) for flame graphs"},
     {"top", verb_top, "[PID...] [--interval MS] [--iterations N] [--json]",
      "live view: functions by self time in the last interval (default 1000 ms), keys\n"
      "          q quit, s sort, p pause, t HCCT tree, / filter, arrows, PgUp/PgDn, Home/End\n"
      "          scroll; --json prints one JSON line per interval instead"},
-    {"hcct", verb_hcct, "PID [--phi X] [--exact] [--json]",
+    {"hcct", verb_hcct, "PID [--phi X] [--exact] [--session N] [--json]",
      "hot calling contexts: every context with at least phi of the samples (default\n"
      "          0.001, at least the target's eps, set at attach: default 0.0002), as a tree;\n"
      "          --exact: the contexts of the probed calls (attach --calls)"},
     {"paths", verb_paths,
      "PID FUNCTION [--k K] [--duration S] [--budget N] [--top N] [--force] [--json]\n"
-     "          | PID --show | PID --stop",
+     "          | PID --show [--session N] | PID --stop",
      "multi-iteration path profile of one JIT function (a perf-map name or an address\n"
      "          in it): uprobes on its basic blocks for S seconds (default 10) or N path\n"
      "          events, then the hottest sequences of up to K loop iterations (default 4)\n"
      "          and the plain Ball-Larus path profile, each path as its blocks; top N of\n"
      "          each (default 10, 0 = all). Attaches PID if needed; file-backed JIT code\n"
      "          only. --show prints the last trace, --stop ends the running one"},
-    {"export", verb_export, "PID -o FILE [--format pprof|folded|json] [--force]",
+    {"export", verb_export, "PID -o FILE [--format pprof|folded|json] [--force] [--session N]",
      "write the profile to FILE (- for stdout): pprof (gzip, for go tool pprof;\n"
      "          the default), folded stacks, or JSON (functions and per-thread stacks);\n"
      "          pprof is not written to a terminal without --force"},

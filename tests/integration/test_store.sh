@@ -82,4 +82,34 @@ start_daemon --kept-max-age 1 || { fail "daemon restarts" "see log"; exit 1; }
 no_files() { ! ls "$ST"/*.kprof >/dev/null 2>&1; }
 if wait_for 10 no_files && [ -z "$(target_state "$B")" ]; then pass "--kept-max-age drops old profiles and their files"
 else fail "retention by age" "$(ls "$ST"; ctl list --all)"; fi
+stop_daemon
+
+# Re-attaching a process keeps what detach said it kept: two sessions, each readable (memory
+# and disk), numbered oldest first, the same after a restart; plain reads get the newest.
+start_daemon || { fail "daemon restarts" "see log"; exit 1; }
+start_minijit --seconds 120 || { fail "minijit starts" ""; exit 1; }
+C=$MJ_PID
+ctl attach "$C" --freq 499 >/dev/null && wait_for 30 at_least_samples "$C" 300
+ctl detach "$C" >/dev/null
+first=$(samples "$C")
+ctl attach "$C" --freq 997 >/dev/null && wait_for 30 at_least_samples "$C" 600
+ctl detach "$C" >/dev/null
+sess() { ctl report "$C" --json --top 1 "$@" | python3 -c "import json,sys
+t=json.load(sys.stdin)['target']; print(t['freq_hz'], t['session'], t['sessions'], t['samples'])"; }
+s1=$(sess --session 1) s2=$(sess --session 2) dflt=$(sess)
+if [ "${s1% *}" = "499 1 2" ] && [ "${s1##* }" = "$first" ] && [ "${s2% *}" = "997 2 2" ] && [ "$dflt" = "$s2" ] &&
+	[ "$(ls "$ST"/"$C"-*.kprof | wc -l)" -eq 2 ]; then
+	pass "re-attach keeps the first session: --session 1 ($s1), --session 2 ($s2), 2 files"
+else fail "sessions" "s1='$s1' (first $first) s2='$s2' default='$dflt' $(ls "$ST")"; fi
+out=$(ctl folded "$C" --session 3 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "has 2 sessions" <<<"$out" && pass "--session 3 of 2: refused, naming how many there are" ||
+	fail "session out of range" "rc=$rc $out"
+ctl list --all | grep -qE "^$C +1 +minijit" && ctl list --all | grep -qE "^$C +2 +minijit" &&
+	pass "list --all shows both sessions of the pid" || fail "list sessions" "$(ctl list --all)"
+stop_daemon
+start_daemon || { fail "daemon restarts" "see log"; exit 1; }
+[ "$(sess --session 1)" = "$s1" ] && [ "$(sess --session 2)" = "$s2" ] &&
+	pass "both sessions restored with their numbers after a restart" ||
+	fail "sessions restored" "$(sess --session 1) / $(sess --session 2)"
+kill "$C" 2>/dev/null
 finish
