@@ -4,10 +4,11 @@
  * One connection subscribes to the daemon's live updates (one frame per interval with the
  * per-function sample deltas of each watched target, computed in the daemon: the view never
  * re-reads whole profiles). The screen shows a header (targets, sample rate, drops, kprofd's
- * own CPU, the legend of the trend) and one row per function, sorted by self percent of the
- * last interval, with a short trend of its last intervals. Nothing is left to ncurses' line
- * wrapping: header lines flow, item by item, onto indented lines, rows are cut at the right
- * edge. Keys: q quit, s sort column, p pause, t hot-context tree (a separate connection asks
+ * own CPU, the legend of the trend) and one row per function, sorted by its self time in the
+ * last interval (samples / Hz, so the rows of several targets compare; the percentages shown
+ * are of each row's own target), with a short trend of its last intervals. Nothing is left to
+ * ncurses' line wrapping: header lines flow, item by item, onto indented lines, rows are cut at the
+ * right edge. Keys: q quit, s sort column, p pause, t hot-context tree (a separate connection asks
  * for the HCCT of the first target), / filter, arrows, PgUp/PgDn, Home/End scroll. Ctrl-C and
  * SIGTERM quit as q does; after --iterations N the last screen is printed again once ncurses
  * has left the alternate screen, so it stays on the terminal (as top -n does). With --json the
@@ -46,7 +47,10 @@ static const char *const sort_names[] = {"self%", "total%", "self(all)", "name"}
 struct row {
 	uint32_t pid;
 	const Kprof__TopEntry *e;
-	double self_pct, total_pct;
+	double self_pct, total_pct; /* of its own target's samples in the interval */
+	/* CPU seconds in the interval (samples / Hz): what compares across targets, whose
+	 * percentages have different wholes and whose samples different rates. */
+	double self_cpu, total_cpu;
 	const char *trend;
 };
 
@@ -117,8 +121,8 @@ static int cmp_rows(const void *a, const void *b, void *ctx)
 
 	switch (k) {
 	case SORT_TOTAL:
-		if (x->total_pct != y->total_pct)
-			return x->total_pct > y->total_pct ? -1 : 1;
+		if (x->total_cpu != y->total_cpu)
+			return x->total_cpu > y->total_cpu ? -1 : 1;
 		break;
 	case SORT_SELF_ALL:
 		if (x->e->self_all != y->e->self_all)
@@ -129,10 +133,12 @@ static int cmp_rows(const void *a, const void *b, void *ctx)
 	default:
 		break;
 	}
-	if (x->self_pct != y->self_pct)
-		return x->self_pct > y->self_pct ? -1 : 1;
-	if (x->total_pct != y->total_pct)
-		return x->total_pct > y->total_pct ? -1 : 1;
+	/* By CPU time, not percent: with several targets, 90% of an idle process is less than
+	 * 10% of a busy one (with one target the two orders are the same). */
+	if (x->self_cpu != y->self_cpu)
+		return x->self_cpu > y->self_cpu ? -1 : 1;
+	if (x->total_cpu != y->total_cpu)
+		return x->total_cpu > y->total_cpu ? -1 : 1;
 	return strcmp(x->e->function, y->e->function);
 }
 
@@ -152,6 +158,7 @@ static void build_rows(struct view *v)
 	for (size_t i = 0; i < u->n_targets; i++) {
 		const Kprof__TopTarget *t = u->targets[i];
 		uint64_t all = t->interval_samples;
+		unsigned hz = t->target ? t->target->freq_hz : 0;
 
 		for (size_t j = 0; j < t->n_entries; j++) {
 			const Kprof__TopEntry *e = t->entries[j];
@@ -162,6 +169,8 @@ static void build_rows(struct view *v)
 			r->e = e;
 			r->self_pct = all ? 100.0 * e->self / all : 0;
 			r->total_pct = all ? 100.0 * e->total / all : 0;
+			r->self_cpu = hz ? (double)e->self / hz : 0;
+			r->total_cpu = hz ? (double)e->total / hz : 0;
 			if (h) {
 				hist_push(h, r->self_pct, u->seq);
 				r->trend = h->trend;

@@ -9,7 +9,11 @@ start_daemon || { fail "daemon starts" "see log"; exit 1; }
 # 1. Every call of a 200-round run, probes attached before the first round.
 start_minijit --wait-usr1 --rounds 200 --truth --cleanup || { fail "minijit starts" ""; exit 1; }
 P=$MJ_PID
-check "attach --calls" ctl attach "$P" --calls
+out=$(ctl attach "$P" --calls 2>&1); rc=$?
+# Without --burst the probes stay in: no burst count and no duty in the attach line.
+if [ $rc -eq 0 ] && grep -q "exact mode: [0-9]* functions probed" <<<"$out" && ! grep -q "burst" <<<"$out"; then
+	pass "attach --calls: probes attached, no burst figures without --burst"
+else fail "attach --calls" "rc=$rc $out"; fi
 kill -USR1 "$P"; wait "$P"
 wait_for 10 state_is "$P" exited
 ctl report "$P" --top 0 --json >"$TDIR/r.json"

@@ -86,6 +86,12 @@ for t in $(sed -nE '/^\.PHONY:/,/[^\\]$/p' "$ROOT/Makefile" | sed 's/^\.PHONY://
 done
 [ -z "$missing" ] && pass "every phony target of the Makefile is in make help" ||
 	fail "make help" "missing:$missing"
+# A clean build runs protoc-c once per .proto (one rule makes both of its files).
+fresh=$(mktemp -d)
+runs=$(make -s -n -C "$ROOT" BUILD="$fresh" all 2>/dev/null | grep -cE "protoc-c .*(kprof|profile)\.proto")
+rmdir "$fresh" 2>/dev/null
+[ "$runs" -eq 2 ] && pass "a clean build runs protoc-c once for each of the 2 .proto files" ||
+	fail "protoc-c runs" "$runs runs for 2 files"
 # A section of the shipped config must not be described as missing from it.
 wrong=
 for k in $(sed -nE 's/^\[([a-z_]+)\].*/\1/p' "$CONF"); do

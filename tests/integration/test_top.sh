@@ -34,7 +34,7 @@ screen() { tmux capture-pane -t "$SES" -p; }
 first_row() { screen | sed -n '/^PID .*SELF%/{n;p;q}'; }
 row_has() { first_row | grep -q "$1"; }
 shows() { screen | grep -q -- "$1"; }
-cleanup_tmux() { local s; for s in "$SES" "$SES-int" "$SES-n"; do tmux kill-session -t "$s" 2>/dev/null; done; }
+cleanup_tmux() { local s; for s in "$SES" "$SES-int" "$SES-n" "$SES-2"; do tmux kill-session -t "$s" 2>/dev/null; done; }
 trap 'cleanup_tmux; cleanup' EXIT
 
 if wait_for 10 row_has mj_hot; then pass "hottest function mj_hot on top within 10 s: $(first_row | tr -s ' ' | cut -c1-60)"
@@ -109,6 +109,25 @@ if wait_for 15 n_done && [ "$(tmux display -p -t "$SES-n" '#{alternate_on}')" = 
 	n_screen | sed '/TOP-EXIT/q' | sed -n '/^PID .*SELF%/{n;p;q}' | grep -q mj_hot; then
 	pass "--iterations 3: exit 0, the last screen (mj_hot first) left on the terminal"
 else fail "--iterations leaves the screen" "$(n_screen | grep -v '^$' | head -8)"; fi
+
+# Two targets: busy minijit (mj_hot about 60% of its samples) and a Python loop held to about
+# 5% of a CPU (_PyEval_EvalFrameDefault or its kin near 90% of its few samples). The rows are
+# ordered by the CPU time they stand for, not by percents of different wholes: minijit's mj_hot
+# comes first.
+python3 -c 'while True: pass' &
+Y=$!; PIDS+=("$Y")
+( while kill -STOP "$Y" 2>/dev/null; do sleep 0.19; kill -CONT "$Y" 2>/dev/null; sleep 0.01; done ) &
+THR=$!; PIDS+=("$THR")
+ctl attach "$Y" --freq 999 >/dev/null
+tmux new-session -d -s "$SES-2" -x 150 -y 35 "$PWD/$KPROFCTL --socket $SOCK top $P $Y; sleep 120"
+two_first() { tmux capture-pane -t "$SES-2" -p | sed -n '/^PID .*SELF%/{n;p;q}'; }
+two_ok() { two_first | grep -qE "^ *$P .*mj_hot"; }
+y_shown() { tmux capture-pane -t "$SES-2" -p | grep -qE "^ *$Y "; }
+if wait_for 10 y_shown && sleep 2 && two_ok; then
+	pass "several targets: rows by CPU time, the busy target's mj_hot first ($(two_first | tr -s ' ' | cut -c1-50))"
+else fail "two targets' order" "$(tmux capture-pane -t "$SES-2" -p | sed -n '/^PID .*SELF%/,+4p')"; fi
+tmux kill-session -t "$SES-2" 2>/dev/null
+kill "$THR" 2>/dev/null; kill -9 "$Y" 2>/dev/null
 
 kill -9 "$P"; wait "$P" 2>/dev/null
 if wait_for 10 shows "($P\|minijit) exited" || wait_for 5 shows "exited"; then pass "target exit shown, view still running"
