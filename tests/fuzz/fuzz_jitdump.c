@@ -37,7 +37,7 @@ struct ctx {
 	bool failed_last; /* the last callback failed: the next one must be the same record */
 };
 
-static void mix(struct ctx *c, const void *p, size_t n)
+static void digest_bytes(struct ctx *c, const void *p, size_t n)
 {
 	const uint8_t *b = p;
 
@@ -45,9 +45,9 @@ static void mix(struct ctx *c, const void *p, size_t n)
 		c->digest = (c->digest ^ b[i]) * UINT64_C(0x100000001b3);
 }
 
-static void mix64(struct ctx *c, uint64_t v)
+static void digest_u64(struct ctx *c, uint64_t v)
 {
-	mix(c, &v, sizeof(v));
+	digest_bytes(c, &v, sizeof(v));
 }
 
 static void check_inside(const struct ctx *c, const void *p, size_t n, const char *what)
@@ -96,11 +96,11 @@ static int on_header(const struct jitdump_header *h, void *ud)
 	FUZZ_CHECK(h->total_size >= JITDUMP_HEADER_SIZE && h->total_size <= c->jd->lim.max_record,
 		   "header size %u", h->total_size);
 	FUZZ_CHECK(!(h->flags & ~(uint64_t)JITDUMP_FLAG_ARCH_TIMESTAMP), "flags");
-	mix(c, "H", 1);
-	mix64(c, h->total_size ^ (uint64_t)h->elf_mach << 32);
-	mix64(c, h->pid ^ (uint64_t)h->swapped << 32);
-	mix64(c, h->timestamp);
-	mix64(c, h->flags);
+	digest_bytes(c, "H", 1);
+	digest_u64(c, h->total_size ^ (uint64_t)h->elf_mach << 32);
+	digest_u64(c, h->pid ^ (uint64_t)h->swapped << 32);
+	digest_u64(c, h->timestamp);
+	digest_u64(c, h->flags);
 	return 0;
 }
 
@@ -142,15 +142,15 @@ static int on_load(const struct jitdump_load *l, void *ud)
 		   "address overflow");
 	check_inside(c, l->code, (size_t)l->code_size, "code");
 	check_load_record(c, l);
-	mix(c, "L", 1);
-	mix64(c, l->timestamp);
-	mix64(c, l->pid ^ (uint64_t)l->tid << 32);
-	mix64(c, l->vma);
-	mix64(c, l->code_addr);
-	mix64(c, l->code_size);
-	mix64(c, l->code_index);
-	mix(c, l->name, l->name_len);
-	mix(c, l->code, (size_t)l->code_size);
+	digest_bytes(c, "L", 1);
+	digest_u64(c, l->timestamp);
+	digest_u64(c, l->pid ^ (uint64_t)l->tid << 32);
+	digest_u64(c, l->vma);
+	digest_u64(c, l->code_addr);
+	digest_u64(c, l->code_size);
+	digest_u64(c, l->code_index);
+	digest_bytes(c, l->name, l->name_len);
+	digest_bytes(c, l->code, (size_t)l->code_size);
 	return 0;
 }
 
@@ -165,14 +165,14 @@ static int on_move(const struct jitdump_move *m, void *ud)
 		       m->code_size <= UINT64_MAX - m->old_code_addr &&
 		       m->code_size <= UINT64_MAX - m->new_code_addr,
 		   "move overflow");
-	mix(c, "M", 1);
-	mix64(c, m->timestamp);
-	mix64(c, m->pid ^ (uint64_t)m->tid << 32);
-	mix64(c, m->vma);
-	mix64(c, m->old_code_addr);
-	mix64(c, m->new_code_addr);
-	mix64(c, m->code_size);
-	mix64(c, m->code_index);
+	digest_bytes(c, "M", 1);
+	digest_u64(c, m->timestamp);
+	digest_u64(c, m->pid ^ (uint64_t)m->tid << 32);
+	digest_u64(c, m->vma);
+	digest_u64(c, m->old_code_addr);
+	digest_u64(c, m->new_code_addr);
+	digest_u64(c, m->code_size);
+	digest_u64(c, m->code_index);
 	return 0;
 }
 
@@ -185,17 +185,17 @@ static int on_debug(const struct jitdump_debug *d, void *ud)
 	if (fail_now(c))
 		return -ENOMEM;
 	FUZZ_CHECK(d->nr_entry >= 1, "no entry");
-	mix(c, "D", 1);
-	mix64(c, d->timestamp);
-	mix64(c, d->code_addr);
-	mix64(c, d->nr_entry);
+	digest_bytes(c, "D", 1);
+	digest_u64(c, d->timestamp);
+	digest_u64(c, d->code_addr);
+	digest_u64(c, d->nr_entry);
 	while (jitdump_debug_next(d, &line) == 1) {
 		FUZZ_CHECK(line.file_len <= c->jd->lim.max_name, "file_len %zu", line.file_len);
 		check_inside(c, line.file, line.file_len, "file");
 		FUZZ_CHECK(!memchr(line.file, '\0', line.file_len), "NUL in a file name");
-		mix64(c, line.addr);
-		mix64(c, line.lineno ^ (uint64_t)line.discrim << 32);
-		mix(c, line.file, line.file_len);
+		digest_u64(c, line.addr);
+		digest_u64(c, line.lineno ^ (uint64_t)line.discrim << 32);
+		digest_bytes(c, line.file, line.file_len);
 		n++;
 	}
 	FUZZ_CHECK(n == d->nr_entry, "%llu lines of %llu", (unsigned long long)n,
@@ -209,8 +209,8 @@ static int on_close(uint64_t ts, void *ud)
 
 	if (fail_now(c))
 		return -EIO;
-	mix(c, "C", 1);
-	mix64(c, ts);
+	digest_bytes(c, "C", 1);
+	digest_u64(c, ts);
 	return 0;
 }
 
