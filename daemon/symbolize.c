@@ -81,21 +81,12 @@ struct tsym {
 	uint64_t maps_loaded_ns;
 
 	struct perfmap *pm;
-	dev_t pm_dev;
-	ino_t pm_ino;
-	uint64_t pm_off;
+	struct tfile_track pm_track; /* where reading stopped, and what was read */
 	uint64_t pm_refreshed_ns;
 	uint64_t pm_reloads;
 	char pm_path[256];
 	char pm_module[64];
 	bool pm_warned;
-	/* The file's first bytes as last read: a file replaced by one that got the same inode
-	 * number (freed and reused) is told apart by its content, not by stat. */
-	char pm_head[64];
-	size_t pm_head_len;
-	/* The last bytes read, just before pm_off: a file rewritten in place is told apart. */
-	char pm_tail[64];
-	size_t pm_tail_len;
 	char *demangled; /* last demangled name, valid until the next resolve */
 };
 
@@ -420,47 +411,24 @@ void tsym_refresh(struct tsym *ts)
 	uint64_t budget = PERFMAP_READ_PER_REFRESH;
 	char buf[65536];
 	int added = 0;
-	bool reset = false, replaced = false;
+	bool reset = false, had = ts->pm_track.ino != 0;
 
 	ts->pm_refreshed_ns = now_ns(CLOCK_MONOTONIC);
 	fd = perfmap_open(ts, &st);
 	if (fd < 0)
 		return;
-	if (st.st_dev == ts->pm_dev && st.st_ino == ts->pm_ino && ts->pm_head_len) {
-		char head[sizeof(ts->pm_head)];
-
-		if (pread(fd, head, ts->pm_head_len, 0) != (ssize_t)ts->pm_head_len ||
-		    memcmp(head, ts->pm_head, ts->pm_head_len))
-			replaced = true; /* same inode number, other content */
-	}
-	/* Rewritten in place (jcmd Compiler.perfmap truncates and writes again): the bytes just
-	 * before where reading stopped are not the ones read there. Reading on from that offset
-	 * would glue the middle of a new line to the end of an old one. */
-	if (!replaced && st.st_dev == ts->pm_dev && st.st_ino == ts->pm_ino && ts->pm_tail_len &&
-	    (uint64_t)st.st_size >= ts->pm_off) {
-		char tail[sizeof(ts->pm_tail)];
-
-		if (pread(fd, tail, ts->pm_tail_len, ts->pm_off - ts->pm_tail_len) !=
-			(ssize_t)ts->pm_tail_len ||
-		    memcmp(tail, ts->pm_tail, ts->pm_tail_len))
-			replaced = true;
-	}
-	if (replaced || st.st_dev != ts->pm_dev || st.st_ino != ts->pm_ino ||
-	    (uint64_t)st.st_size < ts->pm_off) {
-		if (ts->pm_ino)
+	/* Replaced, shrunk or rewritten in place (jcmd Compiler.perfmap truncates and writes
+	 * again): read from the start, never glue the middle of a new line to an old one. */
+	if (tfile_track_check(fd, &st, &ts->pm_track)) {
+		if (had)
 			ts->pm_reloads++;
 		perfmap_reset(ts->pm);
 		budget_release(ts->sz->budget, ts->uid, ts->pm_charged);
 		ts->pm_charged = 0;
-		ts->pm_dev = st.st_dev;
-		ts->pm_ino = st.st_ino;
-		ts->pm_off = 0;
-		ts->pm_head_len = 0;
-		ts->pm_tail_len = 0;
 		reset = true;
 	}
 	while (budget > 0) {
-		ssize_t n = pread(fd, buf, sizeof(buf), ts->pm_off);
+		ssize_t n = pread(fd, buf, sizeof(buf), ts->pm_track.off);
 		int r;
 
 		if (n < 0 && errno == EINTR)
@@ -473,35 +441,16 @@ void tsym_refresh(struct tsym *ts)
 				log_warn(
 				    "pid %d: perf map %s read up to %llu bytes: uid %u's symbol "
 				    "budget is spent",
-				    ts->pid, ts->pm_path, (unsigned long long)ts->pm_off, ts->uid);
+				    ts->pid, ts->pm_path, (unsigned long long)ts->pm_track.off,
+				    ts->uid);
 			break;
 		}
 		ts->pm_charged += 2 * (uint64_t)n;
-		if (ts->pm_off < sizeof(ts->pm_head)) {
-			size_t k = sizeof(ts->pm_head) - ts->pm_off;
-
-			if (k > (size_t)n)
-				k = n;
-			memcpy(ts->pm_head + ts->pm_off, buf, k);
-			ts->pm_head_len = ts->pm_off + k;
-		}
 		r = perfmap_feed(ts->pm, buf, n);
 		if (r < 0)
 			break;
 		added += r;
-		ts->pm_off += n;
-		if ((size_t)n >= sizeof(ts->pm_tail)) {
-			memcpy(ts->pm_tail, buf + n - sizeof(ts->pm_tail), sizeof(ts->pm_tail));
-			ts->pm_tail_len = sizeof(ts->pm_tail);
-		} else {
-			size_t keep = ts->pm_tail_len + n > sizeof(ts->pm_tail)
-					  ? sizeof(ts->pm_tail) - n
-					  : ts->pm_tail_len;
-
-			memmove(ts->pm_tail, ts->pm_tail + ts->pm_tail_len - keep, keep);
-			memcpy(ts->pm_tail + keep, buf, n);
-			ts->pm_tail_len = keep + n;
-		}
+		tfile_track_advance(&ts->pm_track, buf, n);
 		budget -= (uint64_t)n > budget ? budget : (uint64_t)n;
 	}
 	if (added || reset)
@@ -565,9 +514,7 @@ void tsym_exec(struct tsym *ts)
 	perfmap_reset(ts->pm);
 	budget_release(ts->sz->budget, ts->uid, ts->pm_charged);
 	ts->pm_charged = 0;
-	ts->pm_dev = 0;
-	ts->pm_ino = 0;
-	ts->pm_off = 0;
+	memset(&ts->pm_track, 0, sizeof(ts->pm_track));
 	ts->pm_warned = false;
 	read_nspid(ts->pid, &ts->nspid, &dummy);
 	maps_load(ts);
