@@ -463,6 +463,11 @@ int perfmap_add(struct perfmap *pm, uint64_t start, uint64_t size, const char *n
 	return add_entry(pm, start, size, name, len);
 }
 
+const struct perfmap_sym *perfmap_last(const struct perfmap *pm)
+{
+	return pm && pm->n ? ent_at(pm, pm->n - 1) : NULL;
+}
+
 struct span {
 	uint64_t start, end;
 	uint32_t seq;

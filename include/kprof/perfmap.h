@@ -54,6 +54,9 @@ int perfmap_feed(struct perfmap *pm, const char *buf, size_t len);
  * size 0, start + size overflowing, an empty name or a NUL byte in it; dropped by the entries
  * cap), -EINVAL for bad arguments, -ENOMEM. */
 int perfmap_add(struct perfmap *pm, uint64_t start, uint64_t size, const char *name, size_t len);
+/* The entry stored last (by a line or perfmap_add), NULL if none: a caller keeps its own index
+ * of entries (by exact start, say) without a lookup. Valid until reset or free. */
+const struct perfmap_sym *perfmap_last(const struct perfmap *pm);
 
 /* Forget everything (entries, pending partial line, stats). */
 void perfmap_reset(struct perfmap *pm);

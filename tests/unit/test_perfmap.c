@@ -537,10 +537,16 @@ static void test_add(void **state)
 	struct perfmap_stats st;
 
 	(void)state;
+	assert_null(perfmap_last(pm));
 	assert_int_equal(perfmap_add(pm, 0x1000, 0x100, "JS:*hot /a.js:6:21", 18), 1);
+	s = perfmap_last(pm);
+	assert_non_null(s);
+	assert_string_equal(s->name, "JS:*hot /a.js:6:21");
+	assert_int_equal(s->start, 0x1000);
 	assert_int_equal(feed_str(pm, "1080 10 from_the_map\n"), 1);
 	expect_sym(pm, 0x1000, "JS:*hot /a.js:6:21", 0x1000, 0x100);
 	expect_sym(pm, 0x1085, "from_the_map", 0x1080, 0x10); /* the later one wins */
+	assert_string_equal(perfmap_last(pm)->name, "from_the_map");
 	/* not NUL-terminated: only len bytes; a newline in a name is just a byte */
 	assert_int_equal(perfmap_add(pm, 0x1000, 0x20, "two\nlinesXXX", 9), 1);
 	expect_sym(pm, 0x1010, "two\nlines", 0x1000, 0x20);
@@ -553,6 +559,7 @@ static void test_add(void **state)
 	assert_int_equal(perfmap_add(pm, 0x5000, 0x10, NULL, 1), -EINVAL);
 	assert_int_equal(perfmap_add(NULL, 0x5000, 0x10, "x", 1), -EINVAL);
 	expect_none(pm, 0x5000);
+	assert_string_equal(perfmap_last(pm)->name, "two\nlines"); /* refused: not stored */
 	/* the entries cap */
 	assert_int_equal(perfmap_add(pm, 0x6000, 0x10, "over", 4), 0);
 	st = stats(pm);
@@ -564,6 +571,7 @@ static void test_add(void **state)
 	assert_non_null(s);
 	perfmap_reset(pm);
 	expect_none(pm, 0x1000);
+	assert_null(perfmap_last(pm));
 	assert_int_equal(perfmap_add(pm, 0x1000, 0x10, "again", 5), 1);
 	expect_sym(pm, 0x1008, "again", 0x1000, 0x10);
 	perfmap_free(pm);
