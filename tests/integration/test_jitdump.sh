@@ -3,7 +3,8 @@
 #   1. minijit --jitdump (no perf map; the file mapped r-x, as V8 does): every function named
 #      from the jitdump, as --truth lists them, the hottest mj_hot; the mapped file is the one read.
 #   2. node --perf-prof (no --perf-basic-prof): hotFunction named from the jitdump, and the split
-#      compared with `perf record -g` + `perf inject --jit` + `perf report` on the same seconds.
+#      compared with `perf record -g` + `perf inject --jit` + `perf report` on the same seconds;
+#      with --perf-prof-delete-file (the file deleted once mapped) read through map_files.
 #   3. Hostile jitdumps (tests/fixtures/hostile/jitdump.py): a symbolic link, another owner, older
 #      than the process, malformed, a torn last record (read once it is complete), one in /tmp,
 #      one growing without end past perfmap_max_mb: refused or counted, named in the log and in
@@ -72,11 +73,13 @@ PY
 
 # --- 2. node --perf-prof, beside perf record + perf inject --jit.
 echo "-- 2. (at ${SECONDS} s)"
-# node_run SECONDS FLAG [flush]: node FLAG hot.js SECONDS [flush] in $TDIR/node (V8 writes its
+# node_run SECONDS ARG FLAG...: node FLAG... hot.js SECONDS ARG in $TDIR/node (V8 writes its
 # files in its working directory); sets NP.
 node_run() {
+	local secs=$1 arg=$2
+	shift 2
 	mkdir -p "$TDIR/node"
-	(cd "$TDIR/node" && exec node "$2" "$OLDPWD/tests/fixtures/hot.js" "$1" ${3:-}) >"$TDIR/node.out" 2>"$TDIR/node.err" &
+	(cd "$TDIR/node" && exec node "$@" "$OLDPWD/tests/fixtures/hot.js" "$secs" $arg) >"$TDIR/node.out" 2>"$TDIR/node.err" &
 	NP=$!
 	PIDS+=("$NP")
 	wait_for 15 grep -q ready "$TDIR/node.err"
@@ -112,7 +115,7 @@ print(js[0][1].split()[0] if js else '-', '%.1f' % pct('hotFunction'), '%.1f' % 
 }
 if ! command -v node >/dev/null; then
 	skip "node --perf-prof" "node is not installed"
-elif ! node_run 14 --perf-prof flush; then
+elif ! node_run 14 flush --perf-prof; then
 	fail "node --perf-prof starts" "$(cat "$TDIR/node.err")"
 else
 	DUMP=$TDIR/node/jit-$NP.dump
@@ -145,7 +148,7 @@ else
 	if [ -n "$PERF" ] && [ "${ptop:--}" = "-" ]; then
 		# perf inject --jit did not work here: compare with a --perf-basic-prof run instead.
 		echo "perf inject --jit gave no JS names ($(tail -2 "$TDIR/inject.err" | tr '\n' ' ')); comparing with a --perf-basic-prof run"
-		if node_run 10 --perf-basic-prof && wait_for 15 grep -q hotFunction "/tmp/perf-$NP.map" && sleep 2; then
+		if node_run 10 '' --perf-basic-prof && wait_for 15 grep -q hotFunction "/tmp/perf-$NP.map" && sleep 2; then
 			perf record -q -N -g -F 499 -p "$NP" -o "$TDIR/perf2.data" -- sleep 5 >/dev/null 2>&1
 			read -r ptop phot pwarm <<<"$(perf_split "$TDIR/perf2.data")"
 			how="perf record -g + perf report of a --perf-basic-prof run (perf inject --jit did not work)"
@@ -160,6 +163,22 @@ else
 		fi
 	elif [ -n "$PERF" ]; then
 		fail "perf comparison" "no perf numbers: $(tail -3 "$TDIR/inject.err" "$TDIR/perf.err" | tr '\n' ' ')"
+	fi
+fi
+
+# A jitdump deleted once mapped (V8's --perf-prof-delete-file): only /proc/PID/map_files reaches it.
+if command -v node >/dev/null; then
+	if node_run 12 flush --perf-prof --perf-prof-delete-file && wait_for 15 grep -q flushed "$TDIR/node.err"; then
+		check "attach node --perf-prof-delete-file" ctl attach "$NP" --freq 499
+		wait_for 20 at_least_samples "$NP" 800
+		read -r ktop khot kwarm kmod <<<"$(kprof_split "$NP")"
+		path=$(tfield "$NP" jitdump_path)
+		if [ "$ktop" = "JS:*hotFunction" ] && [ "$kmod" = "jit-$NP.dump" ] && [[ "$path" == *" (deleted)" ]]; then
+			pass "a deleted, mapped jitdump read through map_files ($path): hotFunction $khot%"
+		else fail "deleted jitdump" "top '$ktop' from '$kmod', path '$path'"; fi
+		kill -9 "$NP" 2>/dev/null
+	else
+		fail "node --perf-prof-delete-file starts" "$(cat "$TDIR/node.err")"
 	fi
 fi
 
