@@ -282,7 +282,7 @@ static int open_jitdump(struct jitfile *jf, const struct procmaps *maps, struct 
 
 	jf->refusal[0] = '\0';
 	fd = open_mapped(jf, maps, root, shown, sizeof(shown), st);
-	if (fd == -ENOENT) {
+	if (fd < 0) {
 		snprintf(shown, sizeof(shown), "/proc/%d/cwd", jf->p.pid);
 		cwd = open(shown, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		snprintf(shown, sizeof(shown), "/proc/%d/cwd/%s", jf->p.pid, jf->module);
@@ -340,8 +340,8 @@ static void parse_failed(struct jitfile *jf, int r)
 	}
 }
 
-/* Read and parse what the file gained, within the caps. */
-static void read_more(struct jitfile *jf, int fd)
+/* Read and parse what the file (size bytes when opened) gained, within the caps. */
+static void read_more(struct jitfile *jf, int fd, uint64_t size)
 {
 	_cleanup_free_ uint8_t *buf = NULL;
 	uint64_t left = READ_PER_REFRESH;
@@ -387,6 +387,8 @@ static void read_more(struct jitfile *jf, int fd)
 		}
 		if (jf->jd.want <= cap)
 			break; /* cannot happen: the parser consumes a whole record it has */
+		if (jf->track.off + jf->jd.want > size)
+			break; /* not all written yet: no buffer for it before it is */
 		cap = jf->jd.want;
 		free(buf);
 		buf = malloc(cap);
@@ -414,7 +416,7 @@ int jitfile_refresh(struct jitfile *jf, const struct procmaps *maps)
 		log_info("pid %d: reading jitdump %s", jf->p.pid, jf->path);
 	}
 	if (!jf->stopped[0])
-		read_more(jf, fd);
+		read_more(jf, fd, (uint64_t)st.st_size);
 	if (jf->stopped[0])
 		memcpy(jf->problem, jf->stopped, sizeof(jf->problem));
 	return jf->changed || reset;

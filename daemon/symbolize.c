@@ -481,7 +481,8 @@ void tsym_refresh(struct tsym *ts)
 
 	ts->pm_refreshed_ns = now_ns(CLOCK_MONOTONIC);
 	changed = perfmap_refresh(ts);
-	if (ts->jf && jitfile_refresh(ts->jf, ts->maps) > 0)
+	/* Gone: its /proc/PID may be another process's already. */
+	if (ts->jf && !ts->gone && jitfile_refresh(ts->jf, ts->maps) > 0)
 		changed = true;
 	if (changed)
 		ts->gen++;
