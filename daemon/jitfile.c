@@ -220,8 +220,8 @@ static int refuse(struct jitfile *jf, enum where w, const char *path, const char
 
 /* Check the age of a candidate tfile_open gave (fd, or its error with why). The fd, -ENOENT
  * (none there) or -EPERM (refused, said). */
-static int accept(struct jitfile *jf, enum where w, int fd, const char *why, const char *shown,
-		  const struct stat *st)
+static int check_candidate(struct jitfile *jf, enum where w, int fd, const char *why,
+			   const char *shown, const struct stat *st)
 {
 	if (fd == -ENOENT)
 		return fd;
@@ -266,7 +266,7 @@ static int open_mapped(struct jitfile *jf, const struct procmaps *maps, int root
 			return -ENOENT; /* only map_files reaches it: look elsewhere */
 		if (fd < 0 && root >= 0)
 			fd = tfile_open(root, m->path, true, &want, st, why, sizeof(why));
-		return accept(jf, WHERE_MAPS, fd, why, shown, st);
+		return check_candidate(jf, WHERE_MAPS, fd, why, shown, st);
 	}
 	return -ENOENT;
 }
@@ -288,13 +288,13 @@ static int open_jitdump(struct jitfile *jf, const struct procmaps *maps, struct 
 		snprintf(shown, sizeof(shown), "/proc/%d/cwd/%s", jf->p.pid, jf->module);
 		fd = cwd < 0 ? -ENOENT
 			     : tfile_open(cwd, jf->module, true, &want, st, why, sizeof(why));
-		fd = accept(jf, WHERE_CWD, fd, why, shown, st);
+		fd = check_candidate(jf, WHERE_CWD, fd, why, shown, st);
 	}
 	if (fd < 0 && root >= 0) {
 		snprintf(rel, sizeof(rel), "tmp/%s", jf->module);
 		snprintf(shown, sizeof(shown), "/proc/%d/root/%s", jf->p.pid, rel);
 		fd = tfile_open(root, rel, true, &want, st, why, sizeof(why));
-		fd = accept(jf, WHERE_TMP, fd, why, shown, st);
+		fd = check_candidate(jf, WHERE_TMP, fd, why, shown, st);
 	}
 	if (fd >= 0)
 		snprintf(jf->path, sizeof(jf->path), "%s", shown);
