@@ -227,7 +227,8 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 	put_text(f, t->comm, 0);
 	fprintf(f, ") uid %u: %s, %u Hz, %" PRIu64 " sample%s, %" PRIu64 " JIT symbol%s", t->uid,
 		render_state(t->state), t->freq_hz, t->samples, render_plural(t->samples),
-		t->jit_symbols, render_plural(t->jit_symbols));
+		t->jit_symbols + t->jitdump_symbols,
+		render_plural(t->jit_symbols + t->jitdump_symbols));
 	if (t->sessions > 1) /* the pid was attached before: which profile this is */
 		fprintf(f, ", session %u of %u", t->session, t->sessions);
 	if (t->state == KPROF__TARGET_STATE__TARGET_STATE_EXITED)
@@ -236,6 +237,15 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 	if (t->perfmap_bad_lines)
 		fprintf(f, ", %" PRIu64 " bad perf-map line%s", t->perfmap_bad_lines,
 			render_plural(t->perfmap_bad_lines));
+	if (t->jitdump_path && t->jitdump_path[0])
+		fprintf(f, ", %" PRIu64 " from the jitdump", t->jitdump_symbols);
+	if (t->jitdump_bad_records)
+		fprintf(f, ", %" PRIu64 " bad jitdump record%s", t->jitdump_bad_records,
+			render_plural(t->jitdump_bad_records));
+	if (t->jitdump_problem && t->jitdump_problem[0]) {
+		fputs(", jitdump ", f);
+		put_text(f, t->jitdump_problem, 0);
+	}
 	if (t->symbols_refused)
 		fprintf(f, ", %" PRIu64 " symbol source%s left out (symbol budget spent)",
 			t->symbols_refused, render_plural(t->symbols_refused));
@@ -275,10 +285,17 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 		",\"eps\":%g,\"calls\":%s,\"call_events\":%" PRIu64 ",\"bursts\":%" PRIu64
 		",\"calls_duty\":%.3f,\"probes\":%u,\"symbols_refused\":%" PRIu64
 		",\"save_failures\":%u,\"samples_refused\":%" PRIu64
-		",\"session\":%u,\"sessions\":%u}",
+		",\"session\":%u,\"sessions\":%u,\"jitdump_path\":",
 		t->stacks, t->lost_stacks, t->truncated_stacks, t->eps, t->calls ? "true" : "false",
 		t->call_events, t->bursts, t->calls_duty, t->probes, t->symbols_refused,
 		t->save_failures, t->samples_refused, t->session, t->sessions);
+	render_json_string(f, t->jitdump_path);
+	fprintf(f,
+		",\"jitdump_symbols\":%" PRIu64 ",\"jitdump_bad_records\":%" PRIu64
+		",\"jitdump_bytes\":%" PRIu64 ",\"jitdump_problem\":",
+		t->jitdump_symbols, t->jitdump_bad_records, t->jitdump_bytes);
+	render_json_string(f, t->jitdump_problem);
+	fputc('}', f);
 }
 
 void render_list(FILE *f, const Kprof__ListReply *r, bool json)
@@ -305,7 +322,8 @@ void render_list(FILE *f, const Kprof__ListReply *r, bool json)
 		fprintf(f, "%-8u %-7u ", t->pid, t->session);
 		put_text(f, t->comm, 16);
 		fprintf(f, " %-6u %-9s %6u %10" PRIu64 " %8" PRIu64 "\n", t->uid,
-			render_state(t->state), t->freq_hz, t->samples, t->jit_symbols);
+			render_state(t->state), t->freq_hz, t->samples,
+			t->jit_symbols + t->jitdump_symbols);
 	}
 }
 

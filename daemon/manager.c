@@ -560,9 +560,11 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 
 		tsym_get_stats(t->sym, &ss);
 		log_info("attached pid %d (%s, uid %u) at %u Hz, duration %us (0: unlimited); "
-			 "perf map %s: %llu JIT symbols",
+			 "perf map %s: %llu JIT symbols; jitdump %s: %llu symbols",
 			 pid, t->comm, t->uid, freq, duration_sec, ss.perfmap_path,
-			 (unsigned long long)ss.jit_symbols);
+			 (unsigned long long)ss.jit_symbols,
+			 ss.jitdump_path[0] ? ss.jitdump_path : "(none)",
+			 (unsigned long long)ss.jitdump_symbols);
 	}
 	*ret = t;
 	return 0;

@@ -13,9 +13,12 @@
  * with pread from the very file mapped (its device and inode checked against /proc/PID/maps),
  * and the kernel's /proc/kallsyms. Symbol memory is charged to the target's uid in a budget
  * (a total and a per-uid limit); what does not fit stays unnamed and is counted.
- * Resolution order for a user address: perf map (JIT code), then the ELF file of its mapping,
- * else "[unknown]" in that mapping. Parsing is done by the pure perfmap, procmaps and symtab
- * modules; this file only does the I/O around them.
+ * The jitdump (jit-PID.dump, perf's binary JIT file) is jitfile.c's, refreshed with the perf map.
+ * Resolution order for a user address: the jitdump's code loads, then the perf map (both JIT
+ * code: a JIT that writes both, V8 with --perf-prof and --perf-basic-prof, describes the same
+ * code in both, and the jitdump is the exact one: binary names, sizes, moves), then the ELF file
+ * of its mapping, else "[unknown]" in that mapping. Parsing is done by the pure perfmap,
+ * jitdump, procmaps and symtab modules; this file only does the I/O around them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +38,7 @@
 #include "kprof/symtab.h"
 #include "clock.h"
 #include "symbolize.h"
+#include "jitfile.h"
 #include "log.h"
 #include "procfs.h"
 #include "tfile.h"
@@ -81,22 +85,15 @@ struct tsym {
 	uint64_t maps_loaded_ns;
 
 	struct perfmap *pm;
-	dev_t pm_dev;
-	ino_t pm_ino;
-	uint64_t pm_off;
+	struct tfile_track pm_track; /* where reading stopped, and what was read */
 	uint64_t pm_refreshed_ns;
 	uint64_t pm_reloads;
 	char pm_path[256];
 	char pm_module[64];
 	bool pm_warned;
-	/* The file's first bytes as last read: a file replaced by one that got the same inode
-	 * number (freed and reused) is told apart by its content, not by stat. */
-	char pm_head[64];
-	size_t pm_head_len;
-	/* The last bytes read, just before pm_off: a file rewritten in place is told apart. */
-	char pm_tail[64];
-	size_t pm_tail_len;
-	char *demangled; /* last demangled name, valid until the next resolve */
+	uint64_t perfmap_max_bytes;
+	struct jitfile *jf; /* the jitdump */
+	char *demangled;    /* last demangled name, valid until the next resolve */
 };
 
 /* The C++ ABI's demangler (libstdc++): C++ symbols (node, the JVM, ...) are shown readable. */
@@ -413,54 +410,31 @@ static int perfmap_open(struct tsym *ts, struct stat *st)
 	return TAKE_FD(fd);
 }
 
-void tsym_refresh(struct tsym *ts)
+/* Read what the perf map gained; whether its symbols changed. */
+static bool perfmap_refresh(struct tsym *ts)
 {
 	_cleanup_close_ int fd = -1;
 	struct stat st;
 	uint64_t budget = PERFMAP_READ_PER_REFRESH;
 	char buf[65536];
 	int added = 0;
-	bool reset = false, replaced = false;
+	bool reset = false, had = ts->pm_track.ino != 0;
 
-	ts->pm_refreshed_ns = now_ns(CLOCK_MONOTONIC);
 	fd = perfmap_open(ts, &st);
 	if (fd < 0)
-		return;
-	if (st.st_dev == ts->pm_dev && st.st_ino == ts->pm_ino && ts->pm_head_len) {
-		char head[sizeof(ts->pm_head)];
-
-		if (pread(fd, head, ts->pm_head_len, 0) != (ssize_t)ts->pm_head_len ||
-		    memcmp(head, ts->pm_head, ts->pm_head_len))
-			replaced = true; /* same inode number, other content */
-	}
-	/* Rewritten in place (jcmd Compiler.perfmap truncates and writes again): the bytes just
-	 * before where reading stopped are not the ones read there. Reading on from that offset
-	 * would glue the middle of a new line to the end of an old one. */
-	if (!replaced && st.st_dev == ts->pm_dev && st.st_ino == ts->pm_ino && ts->pm_tail_len &&
-	    (uint64_t)st.st_size >= ts->pm_off) {
-		char tail[sizeof(ts->pm_tail)];
-
-		if (pread(fd, tail, ts->pm_tail_len, ts->pm_off - ts->pm_tail_len) !=
-			(ssize_t)ts->pm_tail_len ||
-		    memcmp(tail, ts->pm_tail, ts->pm_tail_len))
-			replaced = true;
-	}
-	if (replaced || st.st_dev != ts->pm_dev || st.st_ino != ts->pm_ino ||
-	    (uint64_t)st.st_size < ts->pm_off) {
-		if (ts->pm_ino)
+		return false;
+	/* Replaced, shrunk or rewritten in place (jcmd Compiler.perfmap truncates and writes
+	 * again): read from the start, never glue the middle of a new line to an old one. */
+	if (tfile_track_check(fd, &st, &ts->pm_track)) {
+		if (had)
 			ts->pm_reloads++;
 		perfmap_reset(ts->pm);
 		budget_release(ts->sz->budget, ts->uid, ts->pm_charged);
 		ts->pm_charged = 0;
-		ts->pm_dev = st.st_dev;
-		ts->pm_ino = st.st_ino;
-		ts->pm_off = 0;
-		ts->pm_head_len = 0;
-		ts->pm_tail_len = 0;
 		reset = true;
 	}
 	while (budget > 0) {
-		ssize_t n = pread(fd, buf, sizeof(buf), ts->pm_off);
+		ssize_t n = pread(fd, buf, sizeof(buf), ts->pm_track.off);
 		int r;
 
 		if (n < 0 && errno == EINTR)
@@ -473,38 +447,44 @@ void tsym_refresh(struct tsym *ts)
 				log_warn(
 				    "pid %d: perf map %s read up to %llu bytes: uid %u's symbol "
 				    "budget is spent",
-				    ts->pid, ts->pm_path, (unsigned long long)ts->pm_off, ts->uid);
+				    ts->pid, ts->pm_path, (unsigned long long)ts->pm_track.off,
+				    ts->uid);
 			break;
 		}
 		ts->pm_charged += 2 * (uint64_t)n;
-		if (ts->pm_off < sizeof(ts->pm_head)) {
-			size_t k = sizeof(ts->pm_head) - ts->pm_off;
-
-			if (k > (size_t)n)
-				k = n;
-			memcpy(ts->pm_head + ts->pm_off, buf, k);
-			ts->pm_head_len = ts->pm_off + k;
-		}
 		r = perfmap_feed(ts->pm, buf, n);
 		if (r < 0)
 			break;
 		added += r;
-		ts->pm_off += n;
-		if ((size_t)n >= sizeof(ts->pm_tail)) {
-			memcpy(ts->pm_tail, buf + n - sizeof(ts->pm_tail), sizeof(ts->pm_tail));
-			ts->pm_tail_len = sizeof(ts->pm_tail);
-		} else {
-			size_t keep = ts->pm_tail_len + n > sizeof(ts->pm_tail)
-					  ? sizeof(ts->pm_tail) - n
-					  : ts->pm_tail_len;
-
-			memmove(ts->pm_tail, ts->pm_tail + ts->pm_tail_len - keep, keep);
-			memcpy(ts->pm_tail + keep, buf, n);
-			ts->pm_tail_len = keep + n;
-		}
+		tfile_track_advance(&ts->pm_track, buf, n);
 		budget -= (uint64_t)n > budget ? budget : (uint64_t)n;
 	}
-	if (added || reset)
+	return added || reset;
+}
+
+static int jitfile_start(struct tsym *ts)
+{
+	const struct jitfile_params p = {.pid = ts->pid,
+					 .nspid = ts->nspid,
+					 .uid = ts->uid,
+					 .euid = ts->euid,
+					 .start_realtime_ns = ts->start_realtime_ns,
+					 .max_bytes = ts->perfmap_max_bytes,
+					 .budget = ts->sz->budget};
+
+	return jitfile_new(&p, &ts->jf);
+}
+
+void tsym_refresh(struct tsym *ts)
+{
+	bool changed;
+
+	ts->pm_refreshed_ns = now_ns(CLOCK_MONOTONIC);
+	changed = perfmap_refresh(ts);
+	/* Gone: its /proc/PID may be another process's already. */
+	if (ts->jf && !ts->gone && jitfile_refresh(ts->jf, ts->maps) > 0)
+		changed = true;
+	if (changed)
 		ts->gen++;
 }
 
@@ -529,6 +509,10 @@ int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, uid_t euid, uint64_t p
 	err = maps_load(ts);
 	if (err < 0)
 		goto fail;
+	ts->perfmap_max_bytes = perfmap_max_bytes;
+	err = jitfile_start(ts);
+	if (err < 0)
+		goto fail;
 	snprintf(ts->pm_module, sizeof(ts->pm_module), "perf-%d.map", ts->nspid);
 	/* One form whether or not the map exists: a path that names it from kprofd's side. */
 	snprintf(ts->pm_path, sizeof(ts->pm_path), "/proc/%d/root/tmp/perf-%d.map", ts->pid,
@@ -548,6 +532,7 @@ void tsym_free(struct tsym *ts)
 	maps_drop(ts);
 	budget_release(ts->sz->budget, ts->uid, ts->pm_charged);
 	perfmap_free(ts->pm);
+	jitfile_free(ts->jf);
 	free(ts->demangled);
 	free(ts);
 }
@@ -565,11 +550,13 @@ void tsym_exec(struct tsym *ts)
 	perfmap_reset(ts->pm);
 	budget_release(ts->sz->budget, ts->uid, ts->pm_charged);
 	ts->pm_charged = 0;
-	ts->pm_dev = 0;
-	ts->pm_ino = 0;
-	ts->pm_off = 0;
+	memset(&ts->pm_track, 0, sizeof(ts->pm_track));
 	ts->pm_warned = false;
 	read_nspid(ts->pid, &ts->nspid, &dummy);
+	jitfile_free(ts->jf);
+	ts->jf = NULL;
+	if (jitfile_start(ts) < 0)
+		log_warn("pid %d: jitdump not read after exec: out of memory", ts->pid);
 	maps_load(ts);
 	tsym_refresh(ts);
 	ts->gen++;
@@ -598,17 +585,36 @@ const char *tsym_perfmap_path(const struct tsym *ts)
 	return ts->pm_path;
 }
 
+const char *tsym_jitdump_path(const struct tsym *ts)
+{
+	return ts->jf ? jitfile_path(ts->jf) : "";
+}
+
+const char *tsym_jitdump_problem(const struct tsym *ts)
+{
+	return ts->jf ? jitfile_problem(ts->jf) : "";
+}
+
 void tsym_get_stats(const struct tsym *ts, struct tsym_stats *st)
 {
 	struct perfmap_stats ps;
+	struct jitfile_stats js = {0};
 
 	perfmap_get_stats(ts->pm, &ps);
+	if (ts->jf)
+		jitfile_get_stats(ts->jf, &js);
 	memset(st, 0, sizeof(*st));
 	snprintf(st->perfmap_path, sizeof(st->perfmap_path), "%s", ts->pm_path);
 	st->jit_symbols = ps.entries;
 	st->perfmap_bad_lines = ps.bad_lines;
 	st->perfmap_reloads = ts->pm_reloads;
-	st->refused = ts->refused;
+	st->refused = ts->refused + js.refused;
+	snprintf(st->jitdump_path, sizeof(st->jitdump_path), "%s", tsym_jitdump_path(ts));
+	snprintf(st->jitdump_problem, sizeof(st->jitdump_problem), "%s", tsym_jitdump_problem(ts));
+	st->jitdump_symbols = js.symbols;
+	st->jitdump_bad_records = js.bad_records;
+	st->jitdump_bytes = js.bytes;
+	st->jitdump_reloads = js.reloads;
 }
 
 /* ---- resolution ---- */
@@ -625,14 +631,18 @@ static const struct procmaps_entry *find_mapping(struct tsym *ts, uint64_t addr,
 	return m;
 }
 
+/* JIT code: the jitdump first, then the perf map (see the top of this file). */
 static bool jit_lookup(struct tsym *ts, uint64_t addr, struct sym_result *r)
 {
-	const struct perfmap_sym *s = perfmap_lookup(ts->pm, addr);
+	const struct perfmap_sym *s = ts->jf ? jitfile_lookup(ts->jf, addr) : NULL;
+	const char *module = s ? jitfile_module(ts->jf) : ts->pm_module;
 
+	if (!s)
+		s = perfmap_lookup(ts->pm, addr);
 	if (!s)
 		return false;
 	r->name = s->name;
-	r->module = ts->pm_module;
+	r->module = module;
 	r->start = s->start;
 	r->kind = PROFILE_KIND_JIT;
 	return true;

@@ -27,7 +27,10 @@ struct tsym_stats {
 	uint64_t jit_symbols;
 	uint64_t perfmap_bad_lines;
 	uint64_t perfmap_reloads;
-	uint64_t refused; /* symbol sources left out: the uid's symbol budget was spent */
+	uint64_t refused;	   /* symbol sources left out: the uid's symbol budget was spent */
+	char jitdump_path[256];	   /* the jitdump read ("" if none was found) */
+	char jitdump_problem[512]; /* why one was refused or read no further ("" if neither) */
+	uint64_t jitdump_symbols, jitdump_bad_records, jitdump_bytes, jitdump_reloads;
 };
 
 /* Symbol memory of all targets at most total_bytes, of one non-root uid's per_uid_bytes. */
@@ -44,7 +47,7 @@ void tsym_free(struct tsym *ts);
 void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result *r);
 /* Bumped whenever earlier resolutions may have changed (new JIT symbols, new mappings). */
 uint64_t tsym_generation(const struct tsym *ts);
-/* Re-read the perf map if it grew or was replaced. */
+/* Re-read the perf map and the jitdump if they grew or were replaced. */
 void tsym_refresh(struct tsym *ts);
 /* The process exec'd: forget all of its symbols. */
 void tsym_exec(struct tsym *ts);
@@ -52,6 +55,10 @@ void tsym_exec(struct tsym *ts);
 void tsym_gone(struct tsym *ts);
 void tsym_get_stats(const struct tsym *ts, struct tsym_stats *st);
 const char *tsym_perfmap_path(const struct tsym *ts);
+/* The jitdump read ("" if none) and why one was refused or read no further ("" if neither):
+ * valid until the next refresh. */
+const char *tsym_jitdump_path(const struct tsym *ts);
+const char *tsym_jitdump_problem(const struct tsym *ts);
 /* Module name of JIT symbols ("perf-PID.map") and every perf-map entry, in feed order. */
 const char *tsym_perfmap_module(const struct tsym *ts);
 int tsym_foreach_jit(const struct tsym *ts, int (*fn)(const struct perfmap_sym *, void *),

@@ -145,7 +145,6 @@ void target_free(struct target *t)
 	paths_free(t->paths);
 	hcct_tree_free(t->saved_hcct);
 	free(t->saved_name);
-	free(t->saved_perfmap_path);
 	hcct_free(t->hcct);
 	sd_event_source_disable_unref(t->duration_timer);
 	tsym_free(t->sym);
@@ -157,16 +156,9 @@ void target_free(struct target *t)
 
 void target_drop_symbols(struct target *t)
 {
-	struct tsym_stats ss;
-
 	if (!t->sym)
 		return;
-	tsym_get_stats(t->sym, &ss);
-	t->saved_jit_symbols = ss.jit_symbols;
-	t->saved_bad_lines = ss.perfmap_bad_lines;
-	t->saved_refused = ss.refused;
-	free(t->saved_perfmap_path);
-	t->saved_perfmap_path = strdup(ss.perfmap_path);
+	tsym_get_stats(t->sym, &t->saved_sym);
 	tsym_free(t->sym);
 	t->sym = NULL;
 	/* A perf map can be hundreds of MB: give the pages back now, not at the next growth of

@@ -13,6 +13,7 @@
 
 #include "exact.h"
 #include "paths.h"
+#include "symbolize.h"
 #include "kprof/abi.h"
 #include "kprof/hcct.h"
 #include "kprof/profile.h"
@@ -20,8 +21,6 @@
 struct config;
 struct loader;
 struct path_trace;
-struct symbolizer;
-struct tsym;
 
 enum target_state {
 	TARGET_ATTACHED = 1,
@@ -81,9 +80,9 @@ struct target {
 	bool over_budget;	/* its uid's profiles hold more than their budget: drop samples */
 	uint64_t memory;	/* target_memory at the last housekeeping */
 	uint64_t samples_refused;
-	/* Symbol statistics of a profile restored from disk (sym is NULL then). */
-	uint64_t saved_jit_symbols, saved_bad_lines, saved_refused;
-	char *saved_perfmap_path;
+	/* Symbol statistics once its symbols are dropped, or of a profile restored from disk (sym
+	 * is NULL then). */
+	struct tsym_stats saved_sym;
 	struct path_trace *paths; /* the running or last path trace (paths.c) */
 };
 

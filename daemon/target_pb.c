@@ -55,16 +55,13 @@ static int restore_hcct(Kprof__SavedHcctNode *const *v, size_t n, uint64_t hcct_
 void target_fill_pb(const struct target *t, Kprof__Target *pb)
 {
 	struct profile_stats ps;
-	struct tsym_stats ss;
+	struct tsym_stats live;
+	const struct tsym_stats *ss = &t->saved_sym;
 
 	profile_get_stats(t->profile, &ps);
 	if (t->sym) {
-		tsym_get_stats(t->sym, &ss);
-	} else {
-		memset(&ss, 0, sizeof(ss));
-		ss.jit_symbols = t->saved_jit_symbols;
-		ss.perfmap_bad_lines = t->saved_bad_lines;
-		ss.refused = t->saved_refused;
+		tsym_get_stats(t->sym, &live);
+		ss = &live;
 	}
 	pb->pid = t->pid;
 	pb->uid = t->uid;
@@ -78,12 +75,19 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->ended_at_ns = t->ended_ns;
 	pb->duration_sec = t->duration_sec;
 	pb->exit_code = t->exit_code;
-	pb->jit_symbols = ss.jit_symbols;
-	pb->perfmap_bad_lines = ss.perfmap_bad_lines;
-	pb->symbols_refused = ss.refused;
+	pb->jit_symbols = ss->jit_symbols;
+	pb->perfmap_bad_lines = ss->perfmap_bad_lines;
+	pb->symbols_refused = ss->refused;
 	pb->save_failures = t->save_failures;
 	pb->samples_refused = t->samples_refused;
-	pb->perfmap_path = t->sym ? (char *)tsym_perfmap_path(t->sym) : t->saved_perfmap_path;
+	/* Strings point into the target (or its tsym), not into the copy in live. */
+	pb->perfmap_path = (char *)(t->sym ? tsym_perfmap_path(t->sym) : t->saved_sym.perfmap_path);
+	pb->jitdump_path = (char *)(t->sym ? tsym_jitdump_path(t->sym) : t->saved_sym.jitdump_path);
+	pb->jitdump_problem =
+	    (char *)(t->sym ? tsym_jitdump_problem(t->sym) : t->saved_sym.jitdump_problem);
+	pb->jitdump_symbols = ss->jitdump_symbols;
+	pb->jitdump_bad_records = ss->jitdump_bad_records;
+	pb->jitdump_bytes = ss->jitdump_bytes;
 	pb->stacks = ps.stacks;
 	pb->lost_stacks = ps.lost;
 	pb->truncated_stacks = t->truncated;
@@ -136,6 +140,23 @@ static int restore_calls(const Kprof__SavedProfile *sp, const uint32_t *map, str
 	return 0;
 }
 
+/* The symbol statistics of a saved target (strings cut to their fields, as when kept). */
+static void restore_symbol_stats(const Kprof__Target *pb, struct tsym_stats *ss)
+{
+	ss->jit_symbols = pb->jit_symbols;
+	ss->perfmap_bad_lines = pb->perfmap_bad_lines;
+	ss->refused = pb->symbols_refused;
+	snprintf(ss->perfmap_path, sizeof(ss->perfmap_path), "%s",
+		 pb->perfmap_path ? pb->perfmap_path : "");
+	snprintf(ss->jitdump_path, sizeof(ss->jitdump_path), "%s",
+		 pb->jitdump_path ? pb->jitdump_path : "");
+	snprintf(ss->jitdump_problem, sizeof(ss->jitdump_problem), "%s",
+		 pb->jitdump_problem ? pb->jitdump_problem : "");
+	ss->jitdump_symbols = pb->jitdump_symbols;
+	ss->jitdump_bad_records = pb->jitdump_bad_records;
+	ss->jitdump_bytes = pb->jitdump_bytes;
+}
+
 int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, struct target **ret)
 {
 	const Kprof__Target *pb = sp->target;
@@ -164,10 +185,8 @@ int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, 
 	t->truncated = pb->truncated_stacks;
 	t->eps = pb->eps;
 	t->hcct_kernel = pb->hcct_kernel;
-	t->saved_jit_symbols = pb->jit_symbols;
-	t->saved_bad_lines = pb->perfmap_bad_lines;
-	t->saved_perfmap_path = strdup(pb->perfmap_path ? pb->perfmap_path : "");
-	err = t->saved_perfmap_path ? saved_profile(sp, NULL, &t->profile, &map) : -ENOMEM;
+	restore_symbol_stats(pb, &t->saved_sym);
+	err = saved_profile(sp, NULL, &t->profile, &map);
 	if (err >= 0 && sp->n_hcct)
 		err = restore_hcct(sp->hcct, sp->n_hcct, sp->hcct_n, map, &t->saved_hcct);
 	if (err >= 0 && pb->calls)

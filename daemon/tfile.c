@@ -12,6 +12,9 @@
  * same inode reopened for reading (through /proc/self/fd) with O_NOCTTY | O_NONBLOCK. Reads
  * go through pread into bounded buffers, never through a shared mapping (a file truncated
  * under a mapping raises SIGBUS).
+ * A file that grows while it is read (a perf map, a jitdump) is read on from where reading
+ * stopped; struct tfile_track remembers where, and enough of what was read there to tell when
+ * the file at that path was replaced or rewritten and must be read from its start again.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -162,6 +165,59 @@ ssize_t tfile_read(int fd, uint64_t off, size_t max, char **ret)
 	buf[len] = '\0';
 	*ret = buf;
 	return len;
+}
+
+/* Whether the len bytes of fd at off are those in want. */
+static bool same_bytes(int fd, uint64_t off, const char *want, size_t len)
+{
+	char got[sizeof(((struct tfile_track *)0)->head)];
+
+	return len <= sizeof(got) && pread(fd, got, len, (off_t)off) == (ssize_t)len &&
+	       !memcmp(got, want, len);
+}
+
+bool tfile_track_check(int fd, const struct stat *st, struct tfile_track *tr)
+{
+	bool same = st->st_dev == tr->dev && st->st_ino == tr->ino && tr->ino;
+
+	if (same && tr->head_len && !same_bytes(fd, 0, tr->head, tr->head_len))
+		same = false; /* same inode number, other content */
+	if (same && (uint64_t)st->st_size < tr->off)
+		same = false;
+	if (same && tr->tail_len && !same_bytes(fd, tr->off - tr->tail_len, tr->tail, tr->tail_len))
+		same = false;
+	if (same)
+		return false;
+	memset(tr, 0, sizeof(*tr));
+	tr->dev = st->st_dev;
+	tr->ino = st->st_ino;
+	return true;
+}
+
+void tfile_track_advance(struct tfile_track *tr, const void *buf, size_t n)
+{
+	const char *b = buf;
+
+	if (tr->off < sizeof(tr->head)) {
+		size_t k = sizeof(tr->head) - (size_t)tr->off;
+
+		if (k > n)
+			k = n;
+		memcpy(tr->head + tr->off, b, k);
+		tr->head_len = (size_t)tr->off + k;
+	}
+	tr->off += n;
+	if (n >= sizeof(tr->tail)) {
+		memcpy(tr->tail, b + n - sizeof(tr->tail), sizeof(tr->tail));
+		tr->tail_len = sizeof(tr->tail);
+	} else {
+		size_t keep =
+		    tr->tail_len + n > sizeof(tr->tail) ? sizeof(tr->tail) - n : tr->tail_len;
+
+		memmove(tr->tail, tr->tail + tr->tail_len - keep, keep);
+		memcpy(tr->tail + keep, b, n);
+		tr->tail_len = keep + n;
+	}
 }
 
 int tfile_proc_root(pid_t pid)

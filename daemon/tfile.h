@@ -32,6 +32,29 @@ int tfile_open(int dirfd, const char *path, bool in_root, const struct tfile_wan
  * the file is shorter or shrinks meanwhile. The length, or a negative errno. */
 ssize_t tfile_read(int fd, uint64_t off, size_t max, char **ret);
 
+/* How far a file that grows (a perf map, a jitdump) has been read, and what was read: enough
+ * to tell that the file at the same path must be read again from its start. */
+struct tfile_track {
+	dev_t dev;
+	ino_t ino;
+	uint64_t off; /* bytes read (consumed) so far */
+	/* The file's first bytes as read: a file replaced by one that got the same inode number
+	 * (freed and reused) is told apart by its content, not by stat. */
+	char head[64];
+	size_t head_len;
+	/* The last bytes read, just before off: a file rewritten in place is told apart. */
+	char tail[64];
+	size_t tail_len;
+};
+
+/* Whether the file open at fd (*st its fstat) must be read from its start: another inode,
+ * shorter than tr->off, other first bytes, or other bytes just before tr->off (rewritten in
+ * place, as `jcmd Compiler.perfmap` does: reading on would glue new bytes to old ones). If so
+ * *tr is reset to that file at offset 0. A zeroed *tr (nothing read yet) gives true. */
+bool tfile_track_check(int fd, const struct stat *st, struct tfile_track *tr);
+/* The n bytes at tr->off were read: remember the first and last ones, advance tr->off. */
+void tfile_track_advance(struct tfile_track *tr, const void *buf, size_t n);
+
 /* /proc/PID/root of a live process as an O_PATH directory fd, or a negative errno. */
 int tfile_proc_root(pid_t pid);
 

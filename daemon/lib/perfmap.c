@@ -413,6 +413,23 @@ int perfmap_feed(struct perfmap *pm, const char *buf, size_t len)
 	return n > INT_MAX ? INT_MAX : (int)n;
 }
 
+int perfmap_add(struct perfmap *pm, uint64_t start, uint64_t size, const char *name, size_t len)
+{
+	if (!pm || (!name && len))
+		return -EINVAL;
+	pm->st.lines++;
+	if (!len || size == 0 || size > UINT64_MAX - start || memchr(name, '\0', len)) {
+		pm->st.bad_lines++;
+		return 0;
+	}
+	return add_entry(pm, start, size, name, len);
+}
+
+const struct perfmap_sym *perfmap_last(const struct perfmap *pm)
+{
+	return pm && pm->n ? ent_at(pm, pm->n - 1) : NULL;
+}
+
 struct span {
 	uint64_t start, end;
 	uint32_t seq;

@@ -8,6 +8,8 @@
  * still writing). Bad lines are skipped and counted, never fatal. When ranges overlap the later
  * line wins. A full re-read (file shrunk or replaced) is perfmap_reset() then feeding again.
  * Every resource is capped (line length, entries, total bytes). No I/O, no globals.
+ * The same table holds symbols that come parsed from elsewhere (a jitdump's code loads):
+ * perfmap_add() stores one as if it were a line, with the same rules and caps.
  */
 #ifndef KPROF_PERFMAP_H
 #define KPROF_PERFMAP_H
@@ -25,9 +27,9 @@ struct perfmap_limits {
 
 struct perfmap_stats {
 	uint64_t bytes;	     /* bytes fed since the last reset */
-	uint64_t lines;	     /* complete lines seen */
+	uint64_t lines;	     /* complete lines seen, and symbols given to perfmap_add() */
 	uint64_t entries;    /* lines accepted */
-	uint64_t bad_lines;  /* malformed: no/invalid hex, missing name, zero size, overflow */
+	uint64_t bad_lines;  /* malformed: no/invalid hex, missing name, zero size, overflow, NUL */
 	uint64_t long_lines; /* longer than max_line (also counted in bad_lines) */
 	uint64_t dropped;    /* accepted lines dropped by the entries cap */
 	int truncated;	     /* 1 once max_bytes was reached: further input ignored */
@@ -46,6 +48,15 @@ void perfmap_free(struct perfmap *pm);
 /* Parse len more bytes of the file. Returns the number of new entries accepted (>= 0), or
  * -ENOMEM. Malformed input is never an error, only counted. */
 int perfmap_feed(struct perfmap *pm, const char *buf, size_t len);
+
+/* Store one symbol [start, start + size) named by the len bytes at name, as if fed as a line
+ * (it wins over what it overlaps). Returns 1 if stored, 0 if refused (counted: a bad line for
+ * size 0, start + size overflowing, an empty name or a NUL byte in it; dropped by the entries
+ * cap), -EINVAL for bad arguments, -ENOMEM. */
+int perfmap_add(struct perfmap *pm, uint64_t start, uint64_t size, const char *name, size_t len);
+/* The entry stored last (by a line or perfmap_add), NULL if none: a caller keeps its own index
+ * of entries (by exact start, say) without a lookup. Valid until reset or free. */
+const struct perfmap_sym *perfmap_last(const struct perfmap *pm);
 
 /* Forget everything (entries, pending partial line, stats). */
 void perfmap_reset(struct perfmap *pm);

@@ -529,6 +529,54 @@ static void test_reset(void **state)
 	perfmap_free(pm);
 }
 
+/* Symbols added already parsed (a jitdump's code loads) share the lines' table and rules. */
+static void test_add(void **state)
+{
+	struct perfmap *pm = new_map(0, 3, 0);
+	const struct perfmap_sym *s;
+	struct perfmap_stats st;
+
+	(void)state;
+	assert_null(perfmap_last(pm));
+	assert_int_equal(perfmap_add(pm, 0x1000, 0x100, "JS:*hot /a.js:6:21", 18), 1);
+	s = perfmap_last(pm);
+	assert_non_null(s);
+	assert_string_equal(s->name, "JS:*hot /a.js:6:21");
+	assert_int_equal(s->start, 0x1000);
+	assert_int_equal(feed_str(pm, "1080 10 from_the_map\n"), 1);
+	expect_sym(pm, 0x1000, "JS:*hot /a.js:6:21", 0x1000, 0x100);
+	expect_sym(pm, 0x1085, "from_the_map", 0x1080, 0x10); /* the later one wins */
+	assert_string_equal(perfmap_last(pm)->name, "from_the_map");
+	/* not NUL-terminated: only len bytes; a newline in a name is just a byte */
+	assert_int_equal(perfmap_add(pm, 0x1000, 0x20, "two\nlinesXXX", 9), 1);
+	expect_sym(pm, 0x1010, "two\nlines", 0x1000, 0x20);
+	expect_sym(pm, 0x1030, "JS:*hot /a.js:6:21", 0x1000, 0x100);
+	/* refused and counted like bad lines */
+	assert_int_equal(perfmap_add(pm, 0x5000, 0, "zero", 4), 0);
+	assert_int_equal(perfmap_add(pm, UINT64_MAX - 4, 0x10, "wraps", 5), 0);
+	assert_int_equal(perfmap_add(pm, 0x5000, 0x10, "", 0), 0);
+	assert_int_equal(perfmap_add(pm, 0x5000, 0x10, "a\0b", 3), 0);
+	assert_int_equal(perfmap_add(pm, 0x5000, 0x10, NULL, 1), -EINVAL);
+	assert_int_equal(perfmap_add(NULL, 0x5000, 0x10, "x", 1), -EINVAL);
+	expect_none(pm, 0x5000);
+	assert_string_equal(perfmap_last(pm)->name, "two\nlines"); /* refused: not stored */
+	/* the entries cap */
+	assert_int_equal(perfmap_add(pm, 0x6000, 0x10, "over", 4), 0);
+	st = stats(pm);
+	assert_int_equal(st.entries, 3);
+	assert_int_equal(st.bad_lines, 4);
+	assert_int_equal(st.dropped, 1);
+	assert_int_equal(st.bytes, 21); /* only fed bytes */
+	s = perfmap_lookup(pm, 0x1000);
+	assert_non_null(s);
+	perfmap_reset(pm);
+	expect_none(pm, 0x1000);
+	assert_null(perfmap_last(pm));
+	assert_int_equal(perfmap_add(pm, 0x1000, 0x10, "again", 5), 1);
+	expect_sym(pm, 0x1008, "again", 0x1000, 0x10);
+	perfmap_free(pm);
+}
+
 static void test_caps(void **state)
 {
 	struct perfmap *pm = new_map(0, 2, 0);
@@ -729,7 +777,7 @@ int main(void)
 	    cmocka_unit_test(test_garbage),    cmocka_unit_test(test_empty),
 	    cmocka_unit_test(test_later_wins), cmocka_unit_test(test_reset),
 	    cmocka_unit_test(test_caps),       cmocka_unit_test(test_misses),
-	    cmocka_unit_test(test_random),
+	    cmocka_unit_test(test_random),     cmocka_unit_test(test_add),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

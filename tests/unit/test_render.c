@@ -411,6 +411,22 @@ static void test_target_line(void **state)
 			    "table full); exact mode: 1 function probed, 1 call event, 1 burst, "
 			    "probes attached 0% of the time\n");
 	free(s);
+
+	/* a jitdump: its symbols count among the JIT symbols; its problems are said (sanitized) */
+	t.samples = 200;
+	t.jit_symbols = 3;
+	t.lost_stacks = 0;
+	t.save_failures = 0;
+	t.calls = false;
+	t.jitdump_path = "/proc/4242/cwd/jit-4242.dump";
+	t.jitdump_symbols = 5;
+	t.jitdump_bad_records = 2;
+	t.jitdump_problem = "/proc/4242/cwd/jit-4242.dump read no further than byte 64: \x1b[2J";
+	s = target_line(&t);
+	assert_string_equal(s, "pid 4242 (minijit) uid 1000: detached, 99 Hz, 200 samples, "
+			       "8 JIT symbols, 5 from the jitdump, 2 bad jitdump records, jitdump "
+			       "/proc/4242/cwd/jit-4242.dump read no further than byte 64: ?[2J\n");
+	free(s);
 }
 
 #define REPORT_HEADER                                                                              \
@@ -592,7 +608,8 @@ static void test_report_json(void **state)
 		       "\"eps\":0,\"calls\":false,\"call_events\":0,\"bursts\":0,"
 		       "\"calls_duty\":0.000,\"probes\":0,\"symbols_refused\":0,"
 		       "\"save_failures\":0,\"samples_refused\":0,\"session\":0,"
-		       "\"sessions\":0},"
+		       "\"sessions\":0,\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
+		       "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,\"jitdump_problem\":\"\"},"
 		       "\"total_samples\":200,\"functions\":5,\"entries\":["
 		       "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
 		       "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
@@ -665,6 +682,7 @@ static void test_list(void **state)
 	t[1].freq_hz = 997;
 	t[1].samples = 0;
 	t[1].jit_symbols = 0;
+	t[1].jitdump_symbols = 4; /* JITSYMS: perf map and jitdump */
 	t[1].exit_code = 1;
 	t[1].session = 2; /* the pid's second session kprofd keeps */
 	t[1].sessions = 2;
@@ -675,7 +693,7 @@ static void test_list(void **state)
 	    s, "PID      SESSION COMM             UID    STATE         HZ    SAMPLES  JITSYMS\n"
 	       "1        0       minijit          1000   attached      99        200        3\n"
 	       "31337    2       a-much-longer-comm-name 0      exited       997          0 "
-	       "       0\n");
+	       "       4\n");
 	free(s);
 
 	s = list(&r, true);
@@ -687,7 +705,10 @@ static void test_list(void **state)
 		assert_memory_equal(s, head, strlen(head));
 	}
 	assert_non_null(strstr(s, "\"probes\":0,\"symbols_refused\":0,\"save_failures\":0,"
-				  "\"samples_refused\":0,\"session\":0,\"sessions\":0},"
+				  "\"samples_refused\":0,\"session\":0,\"sessions\":0,"
+				  "\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
+				  "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,"
+				  "\"jitdump_problem\":\"\"},"
 				  "{\"pid\":31337,\"uid\":0,"
 				  "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
 				  "\"freq_hz\":997,\"samples\":0,"));
