@@ -13,6 +13,10 @@
  * with pread from the very file mapped (its device and inode checked against /proc/PID/maps),
  * and the kernel's /proc/kallsyms. Symbol memory is charged to the target's uid in a budget
  * (a total and a per-uid limit); what does not fit stays unnamed and is counted.
+ * The ELF files of a target's executable mappings are read when its maps are (at attach, exec
+ * and re-reads), not when a sample needs them, and its /proc/PID/root is kept open from then:
+ * samples are read in batches, often after a short process has exited, when map_files and root
+ * are gone with it.
  * Resolution order for a user address: perf map (JIT code), then the ELF file of its mapping,
  * else "[unknown]" in that mapping. Parsing is done by the pure perfmap, procmaps and symtab
  * modules; this file only does the I/O around them.
@@ -75,6 +79,7 @@ struct tsym {
 	bool gone;
 	uint64_t start_realtime_ns; /* process start, for the perf map's PID-reuse check */
 	uint64_t gen;
+	int root; /* its /proc/PID/root as of the last maps read: still there once it is gone */
 
 	struct procmaps *maps;
 	struct elf_entry **map_elf; /* per mapping: NULL = not looked up yet */
@@ -153,6 +158,33 @@ static void kallsyms_load(struct symbolizer *sz)
 		log_warn("kernel symbols: /proc/kallsyms shows no addresses (kptr_restrict?)");
 	else
 		log_info("kernel symbols: %zu loaded", added);
+}
+
+/* ---- the target's root ---- */
+
+/* Kept from the last read of the maps (attach, exec, re-reads), not opened when needed: the
+ * files of a process that exited before its samples were read are still reached through it,
+ * and a PID reused meanwhile cannot send kprofd into another process's root. */
+static void root_update(struct tsym *ts)
+{
+	int fd = tfile_proc_root(ts->pid);
+
+	if (fd < 0)
+		return; /* gone: keep the last one */
+	if (ts->root >= 0)
+		close(ts->root);
+	ts->root = fd;
+}
+
+/* A new fd of the target's root (O_PATH), or a negative errno. */
+static int tsym_root(struct tsym *ts)
+{
+	int fd;
+
+	if (ts->root < 0)
+		return tfile_proc_root(ts->pid);
+	fd = fcntl(ts->root, F_DUPFD_CLOEXEC, 3);
+	return fd < 0 ? -errno : fd;
 }
 
 /* ---- ELF cache ---- */
@@ -302,9 +334,13 @@ static void maps_drop(struct tsym *ts)
 	ts->maps = NULL;
 }
 
+static void maps_open_elf(struct tsym *ts);
+static void maps_carry(struct tsym *ts, const struct procmaps *pm, struct elf_entry **map_elf);
+
 static int maps_load(struct tsym *ts)
 {
 	_cleanup_free_ char *buf = NULL;
+	struct elf_entry **map_elf;
 	struct procmaps *pm = NULL;
 	ssize_t n;
 	int err;
@@ -316,14 +352,18 @@ static int maps_load(struct tsym *ts)
 	err = procmaps_parse(buf, n, MAPS_MAX_ENTRIES, &pm);
 	if (err < 0)
 		return err;
-	maps_drop(ts);
-	ts->map_elf = calloc(procmaps_count(pm) ? procmaps_count(pm) : 1, sizeof(*ts->map_elf));
-	if (!ts->map_elf) {
+	map_elf = calloc(procmaps_count(pm) ? procmaps_count(pm) : 1, sizeof(*map_elf));
+	if (!map_elf) {
 		procmaps_free(pm);
 		return -ENOMEM;
 	}
+	maps_carry(ts, pm, map_elf);
+	maps_drop(ts);
+	ts->map_elf = map_elf;
 	ts->maps = pm;
 	ts->gen++;
+	root_update(ts);
+	maps_open_elf(ts);
 	return 0;
 }
 
@@ -348,7 +388,7 @@ static struct elf_entry *mapping_elf(struct tsym *ts, size_t idx, const struct p
 	 * unless the file was deleted (then only map_files reaches it). The target controls
 	 * what that path is in its mount namespace: tfile_open checks it is the file mapped. */
 	if (fd < 0 && !strstr(m->path, " (deleted)")) {
-		_cleanup_close_ int root = tfile_proc_root(ts->pid);
+		_cleanup_close_ int root = tsym_root(ts);
 
 		if (root >= 0)
 			fd = tfile_open(root, m->path, true, &want, &st, why, sizeof(why));
@@ -359,6 +399,51 @@ static struct elf_entry *mapping_elf(struct tsym *ts, size_t idx, const struct p
 		return &elf_none;
 	ts->map_elf[idx] = elf_get(ts, fd, &st, m->path);
 	return ts->map_elf[idx];
+}
+
+/* At most this many files are opened at one read of the maps; the rest when sampled. */
+#define MAPS_OPEN_MAX 256
+
+static bool maps_same(const struct procmaps_entry *a, const struct procmaps_entry *b)
+{
+	return a->start == b->start && a->end == b->end && a->offset == b->offset &&
+	       a->inode == b->inode && a->dev_major == b->dev_major &&
+	       a->dev_minor == b->dev_minor && !strcmp(a->path, b->path);
+}
+
+/* Mappings that did not change between two reads keep their files' symbols (and their
+ * failures): a re-read costs no open. */
+static void maps_carry(struct tsym *ts, const struct procmaps *pm, struct elf_entry **map_elf)
+{
+	for (size_t i = 0; ts->maps && i < procmaps_count(pm); i++) {
+		const struct procmaps_entry *m = procmaps_at(pm, i);
+		const struct procmaps_entry *o = procmaps_find(ts->maps, m->start);
+		struct elf_entry *e = o ? ts->map_elf[o - procmaps_at(ts->maps, 0)] : NULL;
+
+		if (!e || !maps_same(m, o))
+			continue;
+		if (e != &elf_none)
+			e->refs++;
+		map_elf[i] = e;
+	}
+}
+
+/* The symbols of every mapped executable file, read now and not when a sample needs them:
+ * samples are read in batches, and those of a process that has exited by then name its code
+ * from what was read while it ran (its /proc/PID/map_files are gone with it). The files are
+ * cached by identity, so this costs one open per mapping the first time, none after. */
+static void maps_open_elf(struct tsym *ts)
+{
+	size_t opened = 0;
+
+	for (size_t i = 0; i < procmaps_count(ts->maps) && opened < MAPS_OPEN_MAX; i++) {
+		const struct procmaps_entry *m = procmaps_at(ts->maps, i);
+
+		if (ts->map_elf[i] || !procmaps_is_exec(m) || m->path[0] != '/' || !m->inode)
+			continue;
+		mapping_elf(ts, i, m);
+		opened++;
+	}
 }
 
 /* ---- per-target perf map ---- */
@@ -390,7 +475,7 @@ static int perfmap_open(struct tsym *ts, struct stat *st)
 	if (ts->gone)
 		return -ENOENT;
 	snprintf(rel, sizeof(rel), "tmp/perf-%d.map", ts->nspid);
-	root = tfile_proc_root(ts->pid);
+	root = tsym_root(ts);
 	if (root < 0)
 		return root;
 	fd = tfile_open(root, rel, true, &want, st, why, sizeof(why));
@@ -517,6 +602,7 @@ int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, uid_t euid, uint64_t p
 	if (!ts)
 		return -ENOMEM;
 	ts->sz = sz;
+	ts->root = -1;
 	ts->pid = pid;
 	ts->uid = uid;
 	ts->euid = euid;
@@ -549,6 +635,8 @@ void tsym_free(struct tsym *ts)
 	budget_release(ts->sz->budget, ts->uid, ts->pm_charged);
 	perfmap_free(ts->pm);
 	free(ts->demangled);
+	if (ts->root >= 0)
+		close(ts->root);
 	free(ts);
 }
 
