@@ -16,10 +16,12 @@
  * The ELF files of a target's executable mappings are read when its maps are (at attach, exec
  * and re-reads), not when a sample needs them, and its /proc/PID/root is kept open from then:
  * samples are read in batches, often after a short process has exited, when map_files and root
- * are gone with it.
- * Resolution order for a user address: perf map (JIT code), then the ELF file of its mapping,
- * else "[unknown]" in that mapping. Parsing is done by the pure perfmap, procmaps and symtab
- * modules; this file only does the I/O around them.
+ * are gone with it. A stripped file's local names come from its separate debug file, found by
+ * build id or .gnu_debuglink inside the target's root (through tfile.c, its build id or CRC32
+ * checked).
+ * Resolution order for a user address: perf map (JIT code), then the ELF file of its mapping
+ * (its debug file first), else "[unknown]" in that mapping. Parsing is done by the pure
+ * perfmap, procmaps, symtab and elfsym modules; this file only does the I/O around them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +32,7 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "kprof/budget.h"
 #include "kprof/cleanup.h"
@@ -60,6 +63,13 @@ struct elf_entry {
 	int failed;	/* not an ELF file or no symbols: remembered so it is not parsed again */
 	char *module;
 	struct elfsym es;
+	struct elfsym dbg; /* its separate debug file's .symtab (dbg.syms NULL: none) */
+	uid_t dbg_owner;   /* who owns that file: it names only that user's and root's targets */
+	uid_t dbg_uid;	   /* charged to: the uid of the target that found it */
+	uint64_t dbg_bytes;
+	/* The target that last looked for it in vain: another one, which may see other files
+	 * (another root or mount namespace), looks again. */
+	uint64_t dbg_searched_by;
 };
 
 struct symbolizer {
@@ -68,6 +78,7 @@ struct symbolizer {
 	struct budget *budget;
 	struct symtab *kallsyms;
 	int kallsyms_tried;
+	uint64_t tsym_serial; /* of the last struct tsym made */
 };
 
 struct tsym {
@@ -80,6 +91,7 @@ struct tsym {
 	uint64_t start_realtime_ns; /* process start, for the perf map's PID-reuse check */
 	uint64_t gen;
 	int root; /* its /proc/PID/root as of the last maps read: still there once it is gone */
+	uint64_t serial; /* unique among all targets kprofd ever had */
 
 	struct procmaps *maps;
 	struct elf_entry **map_elf; /* per mapping: NULL = not looked up yet */
@@ -187,6 +199,144 @@ static int tsym_root(struct tsym *ts)
 	return fd < 0 ? -errno : fd;
 }
 
+/* ---- separate debug files ---- */
+
+#define DEBUG_DIR "usr/lib/debug"
+#define DEBUG_CRC_MAX (256u << 20) /* a debuglink'ed file larger than this is not summed */
+
+/* The CRC32 of the whole file, as .gnu_debuglink records it (zlib's crc32). */
+static int file_crc32(int fd, uint64_t size, uint32_t *ret)
+{
+	uLong crc = crc32(0L, Z_NULL, 0);
+	uint64_t off = 0;
+	char buf[65536];
+
+	if (size > DEBUG_CRC_MAX)
+		return -EFBIG;
+	while (off < size) {
+		ssize_t n = pread(fd, buf, sizeof(buf), off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		crc = crc32(crc, (const Bytef *)buf, n);
+		off += n;
+	}
+	*ret = crc;
+	return 0;
+}
+
+/* Whether the debug file's names may be shown for ts: the file is root's or the target's. */
+static bool debug_trusted(const struct tsym *ts, const struct elf_entry *e)
+{
+	return e->dbg.syms &&
+	       (e->dbg_owner == 0 || e->dbg_owner == ts->uid || e->dbg_owner == ts->euid);
+}
+
+/* Load rel (inside the target's root) as e's debug file if it is one: a regular file of root
+ * or the target, not e's file itself, an ELF file with a .symtab, of e's build id when e has
+ * one, of the debuglink's CRC32 when want_crc. 0, or a negative errno. */
+static int debug_try(struct tsym *ts, int root, const char *rel, struct elf_entry *e, bool want_crc)
+{
+	_cleanup_close_ int fd = -1;
+	struct elfsym ds;
+	char why[128] = "";
+	struct stat st;
+	uint32_t crc = 0;
+	uint64_t room = budget_room(ts->sz->budget, ts->uid);
+	int err;
+
+	fd = tfile_open(root, rel, true, NULL, &st, why, sizeof(why));
+	if (fd < 0) {
+		if (fd != -ENOENT)
+			log_debug("pid %d: debug file %s not read: %s", ts->pid, rel, why);
+		return fd;
+	}
+	if (st.st_dev == e->dev && st.st_ino == e->ino)
+		return -ELOOP;
+	if (st.st_uid != 0 && st.st_uid != ts->uid && st.st_uid != ts->euid) {
+		log_debug("pid %d: debug file %s ignored: owned by uid %u", ts->pid, rel,
+			  (unsigned)st.st_uid);
+		return -EPERM;
+	}
+	if (want_crc && (file_crc32(fd, st.st_size, &crc) < 0 || crc != e->es.debuglink_crc)) {
+		log_debug("pid %d: debug file %s: CRC32 %08x, the debuglink's %08x", ts->pid, rel,
+			  crc, e->es.debuglink_crc);
+		return -ESTALE;
+	}
+	err = room ? elfsym_load_fd(fd, room, &ds) : -ENOSPC;
+	if (err == 0 &&
+	    (!ds.has_symtab || (e->es.build_id_len && !elfsym_same_build_id(&e->es, &ds)))) {
+		log_debug("pid %d: debug file %s: %s", ts->pid, rel,
+			  ds.has_symtab ? "another build id" : "no .symtab");
+		elfsym_release(&ds);
+		err = -ESTALE;
+	}
+	if (err == 0 && budget_charge(ts->sz->budget, ts->uid, symtab_memory(ds.syms)) < 0) {
+		elfsym_release(&ds);
+		err = -ENOSPC;
+	}
+	if (err == -ENOSPC)
+		ts->refused++;
+	if (err < 0)
+		return err;
+	e->dbg = ds;
+	e->dbg_owner = st.st_uid;
+	e->dbg_uid = ts->uid;
+	e->dbg_bytes = symtab_memory(ds.syms);
+	log_debug("pid %d: symbols of %s from /proc/%d/root/%s", ts->pid, e->module, ts->pid, rel);
+	return 0;
+}
+
+/* A stripped file's names from its debug file, looked for as gdb and perf do, inside the
+ * target's root (where the debug files of its libraries are; the host's for a host process):
+ * by build id, DEBUG_DIR/.build-id/xx/rest.debug; by .gnu_debuglink NAME, in the file's
+ * directory, its .debug/ and DEBUG_DIR/<directory>/. path is the file's in the target. Once
+ * per target: a file shared by targets of several roots or mount namespaces (a host library
+ * bind-mounted into a container) is looked for again by the next one (neither a root's inode
+ * nor a namespace's inode number tells them apart: both are reused). */
+static void debug_attach(struct tsym *ts, struct elf_entry *e, const char *path)
+{
+	static const char *const link_fmt[] = {"%.*s%s", "%.*s.debug/%s", DEBUG_DIR "/%.*s%s"};
+	char rel[4096], hex[2 * ELFSYM_BUILD_ID_MAX + 1];
+	const struct elfsym *es = &e->es;
+	_cleanup_close_ int root = -1;
+	const char *slash = strrchr(path, '/');
+
+	if (e->dbg.syms || es->has_symtab || (es->build_id_len < 2 && !es->debuglink[0]) ||
+	    e->dbg_searched_by == ts->serial)
+		return;
+	e->dbg_searched_by = ts->serial;
+	root = tsym_root(ts);
+	if (root < 0)
+		return;
+	if (es->build_id_len >= 2) {
+		elfsym_build_id_hex(es, hex, sizeof(hex));
+		snprintf(rel, sizeof(rel), DEBUG_DIR "/.build-id/%.2s/%s.debug", hex, hex + 2);
+		if (debug_try(ts, root, rel, e, false) == 0)
+			return;
+	}
+	/* The directory as the target sees it, without the leading '/', with a trailing one. */
+	if (!es->debuglink[0] || path[0] != '/' || strstr(path, " (deleted)"))
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(link_fmt); i++) {
+		int n = snprintf(rel, sizeof(rel), link_fmt[i], (int)(slash - path), path + 1,
+				 es->debuglink);
+
+		if (n > 0 && (size_t)n < sizeof(rel) && debug_try(ts, root, rel, e, true) == 0)
+			return;
+	}
+}
+
+static void debug_drop(struct symbolizer *sz, struct elf_entry *e)
+{
+	budget_release(sz->budget, e->dbg_uid, e->dbg_bytes);
+	elfsym_release(&e->dbg);
+	e->dbg_bytes = 0;
+	e->dbg_searched_by = 0;
+}
+
 /* ---- ELF cache ---- */
 
 static void elf_entry_free(struct symbolizer *sz, struct elf_entry *e)
@@ -195,6 +345,7 @@ static void elf_entry_free(struct symbolizer *sz, struct elf_entry *e)
 		return;
 	budget_release(sz->budget, e->uid, e->bytes);
 	elfsym_release(&e->es);
+	debug_drop(sz, e);
 	free(e->module);
 	free(e);
 }
@@ -203,7 +354,11 @@ static void elf_entry_free(struct symbolizer *sz, struct elf_entry *e)
  * to root: a user's budget is not held by files none of its targets maps any more. */
 static void elf_put(struct symbolizer *sz, struct elf_entry *e)
 {
-	if (!e || e == &elf_none || --e->refs || e->uid == 0)
+	if (!e || e == &elf_none || --e->refs)
+		return;
+	if (e->uid == 0 && e->dbg_uid != 0)
+		debug_drop(sz, e); /* a user's debug file: looked for again by the next target */
+	if (e->uid == 0)
 		return;
 	for (int i = 0; i < sz->nelf; i++) {
 		if (sz->elf[i] == e) {
@@ -398,6 +553,8 @@ static struct elf_entry *mapping_elf(struct tsym *ts, size_t idx, const struct p
 	if (fd < 0)
 		return &elf_none;
 	ts->map_elf[idx] = elf_get(ts, fd, &st, m->path);
+	if (ts->map_elf[idx] != &elf_none && !ts->map_elf[idx]->failed)
+		debug_attach(ts, ts->map_elf[idx], m->path);
 	return ts->map_elf[idx];
 }
 
@@ -603,6 +760,7 @@ int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, uid_t euid, uint64_t p
 		return -ENOMEM;
 	ts->sz = sz;
 	ts->root = -1;
+	ts->serial = ++sz->tsym_serial;
 	ts->pid = pid;
 	ts->uid = uid;
 	ts->euid = euid;
@@ -730,11 +888,22 @@ static bool elf_lookup(struct tsym *ts, const struct procmaps_entry *m, size_t i
 		       struct sym_result *r)
 {
 	struct elf_entry *e = mapping_elf(ts, idx, m);
-	const struct symtab_sym *s;
+	const struct symtab_sym *s = NULL;
+	uint64_t vaddr;
 
 	if (e == &elf_none || e->failed)
 		return false;
-	s = symtab_lookup(e->es.syms, elfsym_vaddr(&e->es, addr - m->start + m->offset));
+	/* The debug file's program headers are the file's: one vaddr for both. Its names win,
+	 * unless the file's own symbol is the closer one: the PLT entries are named from the
+	 * file's relocations, which a debug file does not keep. */
+	vaddr = elfsym_vaddr(&e->es, addr - m->start + m->offset);
+	s = symtab_lookup(e->es.syms, vaddr);
+	if (debug_trusted(ts, e)) {
+		const struct symtab_sym *d = symtab_lookup(e->dbg.syms, vaddr);
+
+		if (d && (!s || d->start >= s->start))
+			s = d;
+	}
 	r->module = e->module;
 	if (!s)
 		return false;
