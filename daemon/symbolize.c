@@ -18,16 +18,18 @@
  * samples are read in batches, often after a short process has exited, when map_files and root
  * are gone with it. A stripped file's local names come from its separate debug file, found by
  * build id or .gnu_debuglink inside the target's root (through tfile.c, its build id or CRC32
- * checked).
+ * checked). The vdso is named from kprofd's own, the same image in every process.
  * Resolution order for a user address: perf map (JIT code), then the ELF file of its mapping
- * (its debug file first), else "[unknown]" in that mapping. Parsing is done by the pure
- * perfmap, procmaps, symtab and elfsym modules; this file only does the I/O around them.
+ * (its debug file first), then the vdso, else "[unknown]" in that mapping. Parsing is done by
+ * the pure perfmap, procmaps, symtab and elfsym modules; this file only does the I/O around
+ * them.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -78,6 +80,9 @@ struct symbolizer {
 	struct budget *budget;
 	struct symtab *kallsyms;
 	int kallsyms_tried;
+	struct elfsym vdso; /* kprofd's own vdso, the image every process of this kernel maps */
+	uint64_t vdso_size;
+	bool vdso_tried;
 	uint64_t tsym_serial; /* of the last struct tsym made */
 };
 
@@ -471,6 +476,7 @@ void symbolizer_free(struct symbolizer *sz)
 	for (int i = 0; i < sz->nelf; i++)
 		elf_entry_free(sz, sz->elf[i]);
 	symtab_free(sz->kallsyms);
+	elfsym_release(&sz->vdso);
 	budget_free(sz->budget);
 	free(sz);
 }
@@ -925,6 +931,59 @@ static bool elf_lookup(struct tsym *ts, const struct procmaps_entry *m, size_t i
 	return true;
 }
 
+/* ---- vdso ---- */
+
+/* kprofd's own vdso, parsed once: the kernel maps the same image into every process (of one
+ * ABI: a mapping of another size, a 32-bit process's, is not named from it). It is copied out
+ * of memory first and parsed as any ELF image. */
+static void vdso_load(struct symbolizer *sz)
+{
+	uintptr_t base = getauxval(AT_SYSINFO_EHDR);
+	_cleanup_free_ char *maps = NULL;
+	_cleanup_free_ void *img = NULL;
+	struct procmaps *pm = NULL;
+	const struct procmaps_entry *m;
+	ssize_t n;
+	int err = -ENOENT;
+
+	sz->vdso_tried = true;
+	n = base ? read_file("/proc/self/maps", &maps, MAPS_MAX_BYTES) : -ENOENT;
+	if (n >= 0 && procmaps_parse(maps, n, MAPS_MAX_ENTRIES, &pm) == 0 &&
+	    (m = procmaps_find(pm, base)) && m->start == base && !strcmp(m->path, "[vdso]") &&
+	    (img = malloc(m->end - m->start))) {
+		memcpy(img, (const void *)base, m->end - m->start);
+		err = elfsym_load_mem(img, m->end - m->start, 0, &sz->vdso);
+		sz->vdso_size = m->end - m->start;
+	}
+	procmaps_free(pm);
+	if (err < 0)
+		log_warn("vdso: kprofd's own cannot be read (%s): [vdso] frames stay unnamed",
+			 strerror(-err));
+	else
+		log_debug("vdso: %zu functions", symtab_count(sz->vdso.syms));
+}
+
+static bool vdso_lookup(struct symbolizer *sz, const struct procmaps_entry *m, uint64_t addr,
+			struct sym_result *r)
+{
+	const struct symtab_sym *s;
+
+	if (strcmp(m->path, "[vdso]"))
+		return false;
+	if (!sz->vdso_tried)
+		vdso_load(sz);
+	if (!sz->vdso.syms || m->end - m->start != sz->vdso_size)
+		return false;
+	s = symtab_lookup(sz->vdso.syms, elfsym_vaddr(&sz->vdso, addr - m->start));
+	if (!s)
+		return false;
+	r->name = s->name;
+	r->module = "[vdso]";
+	r->start = s->start;
+	r->kind = PROFILE_KIND_NATIVE;
+	return true;
+}
+
 /* Code no symbol covers is named after its mapping, one name in every view and export (the
  * "[libc.so.6]" of flame graph tools): "[libc.so.6]" and kind native for a file, "[vdso]" for
  * the kernel's, "[anon]" (anonymous memory) or "[memfd:NAME]" and kind unknown for what a
@@ -970,6 +1029,8 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 		return;
 	m = find_mapping(ts, addr, &idx);
 	if (m && m->path[0] == '/' && elf_lookup(ts, m, idx, addr, r))
+		return;
+	if (m && vdso_lookup(ts->sz, m, addr, r))
 		return;
 	/* Not found: maybe the JIT wrote the symbol since the last read. */
 	if (!ts->gone && now_ns(CLOCK_MONOTONIC) - ts->pm_refreshed_ns > PERFMAP_REFRESH_MIN_NS) {
