@@ -23,7 +23,7 @@ VERSION := $(shell cat VERSION 2>/dev/null || echo 0.1.0)
 DEPS := clang llvm make g++ pkg-config golang-go libbpf-dev bpftool libelf-dev zlib1g-dev libsystemd-dev \
 	protobuf-c-compiler libprotobuf-c-dev libcmocka-dev libcapstone-dev libncurses-dev \
 	binutils-dev libinih-dev nodejs procps util-linux tmux python3 systemd groff-base \
-	linux-perf bpftrace
+	linux-perf bpftrace libc6-dbg
 
 WFLAGS := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
 OPTFLAGS ?= -O2 -g
@@ -101,11 +101,11 @@ FUZZ_JOBS ?= 1
 .PHONY: bench-peers all deps check check-structure test test-asan unit integration demo bench \
 	install uninstall clean help format fuzz
 
-all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit
+all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit $(BUILD)/native
 
 help:
 	@echo "make deps      install build/test packages (apt-get, idempotent)"
-	@echo "make           build kprofd, kprofctl and the minijit fixture into $(BUILD)/"
+	@echo "make           build kprofd, kprofctl and the minijit and native fixtures into $(BUILD)/"
 	@echo "make check     test, test-asan and a 30 s fuzz run of every target (what CI runs)"
 	@echo "make test      build and run unit and integration tests (root for integration)"
 	@echo "make unit      build and run the unit tests alone"
@@ -203,6 +203,10 @@ $(BUILD)/kprofctl: $(CLI_OBJS) $(LIBS)
 $(BUILD)/minijit: tests/fixtures/minijit/minijit.c tests/prng.h include/kprof/io.h | $(BUILD)
 	$(CLANG) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -Iinclude -o $@ $<
 
+# Native code named only by the vdso, libm's and libc's debug files (tests/fixtures/native/).
+$(BUILD)/native: tests/fixtures/native/native.c | $(BUILD)
+	$(CLANG) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -o $@ $< -lm -lpthread
+
 # Unit tests: one program per pure module under ASan/UBSan, linked with sanitized builds of the
 # libraries (from which the linker takes the module under test and what it calls, nothing else)
 # and, for kprofctl's output, the CLI objects they test.
@@ -250,7 +254,7 @@ check-structure: $(DAEMON_OBJS) $(CLI_OBJS) $(LIBS)
 ASAN_BUILD ?= build-asan
 test-asan:
 	$(MAKE) BUILD=$(ASAN_BUILD) OPTFLAGS="-O1 -g" CFLAGS="$(SAN)" $(ASAN_BUILD)/kprofd $(ASAN_BUILD)/kprofctl \
-		$(ASAN_BUILD)/minijit
+		$(ASAN_BUILD)/minijit $(ASAN_BUILD)/native
 	BUILD=$(ASAN_BUILD) SANITIZED=1 RESULTS_FILE=$(RESULTS_FILE) bash tests/run.sh --integration-only
 
 demo: all

@@ -223,7 +223,7 @@ static void drain_all(struct manager *m)
 
 /* Stop sampling t; its profile stays. The log line (level, why: "detached", "exited
  * (status 0)", ...) is written once the samples still in the ring buffer are in, so its count
- * is the kept profile's. */
+ * is the kept profile's. Its symbols stay a little longer (drop_ended_symbols). */
 static void end_target(struct manager *m, struct target *t, enum target_state state, int level,
 		       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
@@ -255,7 +255,6 @@ static void end_target(struct manager *m, struct target *t, enum target_state st
 	m->n_kept++;
 	if (state == TARGET_EXITED)
 		tsym_gone(t->sym);
-	target_drop_symbols(t);
 	save_target(m, t);
 	trim_kept(m);
 }
@@ -692,10 +691,23 @@ static void on_exec_rec(void *ctx, pid_t tgid, uint64_t start_ticks)
 	tsym_exec(t->sym);
 }
 
+/* An ended target's symbols are dropped once the drain in which it ended and the next one are
+ * over, not when it ends: an exit is most often seen in the middle of a drain (its record is in
+ * the ring buffer), where the records after it cannot be read yet, and samples taken just before
+ * the exit on another CPU can come after its record, in that batch or the next. They are named
+ * with the symbols read while the process ran, not "[unknown]". */
+static void drop_ended_symbols(struct manager *m)
+{
+	for (struct target *t = m->targets; t; t = t->next)
+		if (t->state != TARGET_ATTACHED && t->sym && t->drains_ended++ >= 1)
+			target_drop_symbols(t);
+}
+
 void manager_drain(struct manager *m)
 {
 	ringbuf_drain(m->ringbuf);
 	m->drained_ns = now_ns(CLOCK_MONOTONIC);
+	drop_ended_symbols(m);
 }
 
 /* Uprobes of exact mode or a path trace: their records drive budgets and bursts, so they are

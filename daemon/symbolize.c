@@ -14,21 +14,30 @@
  * and the kernel's /proc/kallsyms. Symbol memory is charged to the target's uid in a budget
  * (a total and a per-uid limit); what does not fit stays unnamed and is counted.
  * The jitdump (jit-PID.dump, perf's binary JIT file) is jitfile.c's, refreshed with the perf map.
+ * The ELF files of a target's executable mappings are read when its maps are (at attach, exec
+ * and re-reads), not when a sample needs them, and its /proc/PID/root is kept open from then:
+ * samples are read in batches, often after a short process has exited, when map_files and root
+ * are gone with it. A stripped file's local names come from its separate debug file, found by
+ * build id or .gnu_debuglink inside the target's root (through tfile.c, its build id or CRC32
+ * checked). The vdso is named from kprofd's own, the same image in every process.
  * Resolution order for a user address: the jitdump's code loads, then the perf map (both JIT
  * code: a JIT that writes both, V8 with --perf-prof and --perf-basic-prof, describes the same
  * code in both, and the jitdump is the exact one: binary names, sizes, moves), then the ELF file
- * of its mapping, else "[unknown]" in that mapping. Parsing is done by the pure perfmap,
- * jitdump, procmaps and symtab modules; this file only does the I/O around them.
+ * of its mapping (its debug file first), then the vdso, else a name made up from the mapping.
+ * Parsing is done by the pure perfmap, jitdump, procmaps, symtab and elfsym modules; this file
+ * only does the I/O around them.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "kprof/budget.h"
 #include "kprof/cleanup.h"
@@ -60,6 +69,13 @@ struct elf_entry {
 	int failed;	/* not an ELF file or no symbols: remembered so it is not parsed again */
 	char *module;
 	struct elfsym es;
+	struct elfsym dbg; /* its separate debug file's .symtab (dbg.syms NULL: none) */
+	uid_t dbg_owner;   /* who owns that file: it names only that user's and root's targets */
+	uid_t dbg_uid;	   /* charged to: the uid of the target that found it */
+	uint64_t dbg_bytes;
+	/* The target that last looked for it in vain: another one, which may see other files
+	 * (another root or mount namespace), looks again. */
+	uint64_t dbg_searched_by;
 };
 
 struct symbolizer {
@@ -68,6 +84,10 @@ struct symbolizer {
 	struct budget *budget;
 	struct symtab *kallsyms;
 	int kallsyms_tried;
+	struct elfsym vdso; /* kprofd's own vdso, the image every process of this kernel maps */
+	uint64_t vdso_size;
+	bool vdso_tried;
+	uint64_t tsym_serial; /* of the last struct tsym made */
 };
 
 struct tsym {
@@ -79,6 +99,8 @@ struct tsym {
 	bool gone;
 	uint64_t start_realtime_ns; /* process start, for the perf map's PID-reuse check */
 	uint64_t gen;
+	int root; /* its /proc/PID/root as of the last maps read: still there once it is gone */
+	uint64_t serial; /* unique among all targets kprofd ever had */
 
 	struct procmaps *maps;
 	struct elf_entry **map_elf; /* per mapping: NULL = not looked up yet */
@@ -152,6 +174,171 @@ static void kallsyms_load(struct symbolizer *sz)
 		log_info("kernel symbols: %zu loaded", added);
 }
 
+/* ---- the target's root ---- */
+
+/* Kept from the last read of the maps (attach, exec, re-reads), not opened when needed: the
+ * files of a process that exited before its samples were read are still reached through it,
+ * and a PID reused meanwhile cannot send kprofd into another process's root. */
+static void root_update(struct tsym *ts)
+{
+	int fd = tfile_proc_root(ts->pid);
+
+	if (fd < 0)
+		return; /* gone: keep the last one */
+	if (ts->root >= 0)
+		close(ts->root);
+	ts->root = fd;
+}
+
+/* A new fd of the target's root (O_PATH), or a negative errno. */
+static int tsym_root(struct tsym *ts)
+{
+	int fd;
+
+	if (ts->root < 0)
+		return tfile_proc_root(ts->pid);
+	fd = fcntl(ts->root, F_DUPFD_CLOEXEC, 3);
+	return fd < 0 ? -errno : fd;
+}
+
+/* ---- separate debug files ---- */
+
+#define DEBUG_DIR "usr/lib/debug"
+#define DEBUG_CRC_MAX (256u << 20) /* a debuglink'ed file larger than this is not summed */
+
+/* The CRC32 of the whole file, as .gnu_debuglink records it (zlib's crc32). */
+static int file_crc32(int fd, uint64_t size, uint32_t *ret)
+{
+	uLong crc = crc32(0L, Z_NULL, 0);
+	uint64_t off = 0;
+	char buf[65536];
+
+	if (size > DEBUG_CRC_MAX)
+		return -EFBIG;
+	while (off < size) {
+		ssize_t n = pread(fd, buf, sizeof(buf), off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		crc = crc32(crc, (const Bytef *)buf, n);
+		off += n;
+	}
+	*ret = crc;
+	return 0;
+}
+
+/* Whether the debug file's names may be shown for ts: the file is root's or the target's. */
+static bool debug_trusted(const struct tsym *ts, const struct elf_entry *e)
+{
+	return e->dbg.syms &&
+	       (e->dbg_owner == 0 || e->dbg_owner == ts->uid || e->dbg_owner == ts->euid);
+}
+
+/* Load rel (inside the target's root) as e's debug file if it is one: a regular file of root
+ * or the target, not e's file itself, an ELF file with a .symtab, of e's build id when e has
+ * one, of the debuglink's CRC32 when want_crc. 0, or a negative errno. */
+static int debug_try(struct tsym *ts, int root, const char *rel, struct elf_entry *e, bool want_crc)
+{
+	_cleanup_close_ int fd = -1;
+	struct elfsym ds;
+	char why[128] = "";
+	struct stat st;
+	uint32_t crc = 0;
+	uint64_t room = budget_room(ts->sz->budget, ts->uid);
+	int err;
+
+	fd = tfile_open(root, rel, true, NULL, &st, why, sizeof(why));
+	if (fd < 0) {
+		if (fd != -ENOENT)
+			log_debug("pid %d: debug file %s not read: %s", ts->pid, rel, why);
+		return fd;
+	}
+	if (st.st_dev == e->dev && st.st_ino == e->ino)
+		return -ELOOP;
+	if (st.st_uid != 0 && st.st_uid != ts->uid && st.st_uid != ts->euid) {
+		log_debug("pid %d: debug file %s ignored: owned by uid %u", ts->pid, rel,
+			  (unsigned)st.st_uid);
+		return -EPERM;
+	}
+	if (want_crc && (file_crc32(fd, st.st_size, &crc) < 0 || crc != e->es.debuglink_crc)) {
+		log_debug("pid %d: debug file %s: CRC32 %08x, the debuglink's %08x", ts->pid, rel,
+			  crc, e->es.debuglink_crc);
+		return -ESTALE;
+	}
+	err = room ? elfsym_load_fd(fd, room, &ds) : -ENOSPC;
+	if (err == 0 &&
+	    (!ds.has_symtab || (e->es.build_id_len && !elfsym_same_build_id(&e->es, &ds)))) {
+		log_debug("pid %d: debug file %s: %s", ts->pid, rel,
+			  ds.has_symtab ? "another build id" : "no .symtab");
+		elfsym_release(&ds);
+		err = -ESTALE;
+	}
+	if (err == 0 && budget_charge(ts->sz->budget, ts->uid, symtab_memory(ds.syms)) < 0) {
+		elfsym_release(&ds);
+		err = -ENOSPC;
+	}
+	if (err == -ENOSPC)
+		ts->refused++;
+	if (err < 0)
+		return err;
+	e->dbg = ds;
+	e->dbg_owner = st.st_uid;
+	e->dbg_uid = ts->uid;
+	e->dbg_bytes = symtab_memory(ds.syms);
+	log_debug("pid %d: symbols of %s from /proc/%d/root/%s", ts->pid, e->module, ts->pid, rel);
+	return 0;
+}
+
+/* A stripped file's names from its debug file, looked for as gdb and perf do, inside the
+ * target's root (where the debug files of its libraries are; the host's for a host process):
+ * by build id, DEBUG_DIR/.build-id/xx/rest.debug; by .gnu_debuglink NAME, in the file's
+ * directory, its .debug/ and DEBUG_DIR/<directory>/. path is the file's in the target. Once
+ * per target: a file shared by targets of several roots or mount namespaces (a host library
+ * bind-mounted into a container) is looked for again by the next one (neither a root's inode
+ * nor a namespace's inode number tells them apart: both are reused). */
+static void debug_attach(struct tsym *ts, struct elf_entry *e, const char *path)
+{
+	static const char *const link_fmt[] = {"%.*s%s", "%.*s.debug/%s", DEBUG_DIR "/%.*s%s"};
+	char rel[4096], hex[2 * ELFSYM_BUILD_ID_MAX + 1];
+	const struct elfsym *es = &e->es;
+	_cleanup_close_ int root = -1;
+	const char *slash = strrchr(path, '/');
+
+	if (e->dbg.syms || es->has_symtab || (es->build_id_len < 2 && !es->debuglink[0]) ||
+	    e->dbg_searched_by == ts->serial)
+		return;
+	e->dbg_searched_by = ts->serial;
+	root = tsym_root(ts);
+	if (root < 0)
+		return;
+	if (es->build_id_len >= 2) {
+		elfsym_build_id_hex(es, hex, sizeof(hex));
+		snprintf(rel, sizeof(rel), DEBUG_DIR "/.build-id/%.2s/%s.debug", hex, hex + 2);
+		if (debug_try(ts, root, rel, e, false) == 0)
+			return;
+	}
+	/* The directory as the target sees it, without the leading '/', with a trailing one. */
+	if (!es->debuglink[0] || path[0] != '/' || strstr(path, " (deleted)"))
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(link_fmt); i++) {
+		int n = snprintf(rel, sizeof(rel), link_fmt[i], (int)(slash - path), path + 1,
+				 es->debuglink);
+
+		if (n > 0 && (size_t)n < sizeof(rel) && debug_try(ts, root, rel, e, true) == 0)
+			return;
+	}
+}
+
+static void debug_drop(struct symbolizer *sz, struct elf_entry *e)
+{
+	budget_release(sz->budget, e->dbg_uid, e->dbg_bytes);
+	elfsym_release(&e->dbg);
+	e->dbg_bytes = 0;
+	e->dbg_searched_by = 0;
+}
+
 /* ---- ELF cache ---- */
 
 static void elf_entry_free(struct symbolizer *sz, struct elf_entry *e)
@@ -160,6 +347,7 @@ static void elf_entry_free(struct symbolizer *sz, struct elf_entry *e)
 		return;
 	budget_release(sz->budget, e->uid, e->bytes);
 	elfsym_release(&e->es);
+	debug_drop(sz, e);
 	free(e->module);
 	free(e);
 }
@@ -168,7 +356,11 @@ static void elf_entry_free(struct symbolizer *sz, struct elf_entry *e)
  * to root: a user's budget is not held by files none of its targets maps any more. */
 static void elf_put(struct symbolizer *sz, struct elf_entry *e)
 {
-	if (!e || e == &elf_none || --e->refs || e->uid == 0)
+	if (!e || e == &elf_none || --e->refs)
+		return;
+	if (e->uid == 0 && e->dbg_uid != 0)
+		debug_drop(sz, e); /* a user's debug file: looked for again by the next target */
+	if (e->uid == 0)
 		return;
 	for (int i = 0; i < sz->nelf; i++) {
 		if (sz->elf[i] == e) {
@@ -281,6 +473,7 @@ void symbolizer_free(struct symbolizer *sz)
 	for (int i = 0; i < sz->nelf; i++)
 		elf_entry_free(sz, sz->elf[i]);
 	symtab_free(sz->kallsyms);
+	elfsym_release(&sz->vdso);
 	budget_free(sz->budget);
 	free(sz);
 }
@@ -299,9 +492,13 @@ static void maps_drop(struct tsym *ts)
 	ts->maps = NULL;
 }
 
+static void maps_open_elf(struct tsym *ts);
+static void maps_carry(struct tsym *ts, const struct procmaps *pm, struct elf_entry **map_elf);
+
 static int maps_load(struct tsym *ts)
 {
 	_cleanup_free_ char *buf = NULL;
+	struct elf_entry **map_elf;
 	struct procmaps *pm = NULL;
 	ssize_t n;
 	int err;
@@ -313,14 +510,18 @@ static int maps_load(struct tsym *ts)
 	err = procmaps_parse(buf, n, MAPS_MAX_ENTRIES, &pm);
 	if (err < 0)
 		return err;
-	maps_drop(ts);
-	ts->map_elf = calloc(procmaps_count(pm) ? procmaps_count(pm) : 1, sizeof(*ts->map_elf));
-	if (!ts->map_elf) {
+	map_elf = calloc(procmaps_count(pm) ? procmaps_count(pm) : 1, sizeof(*map_elf));
+	if (!map_elf) {
 		procmaps_free(pm);
 		return -ENOMEM;
 	}
+	maps_carry(ts, pm, map_elf);
+	maps_drop(ts);
+	ts->map_elf = map_elf;
 	ts->maps = pm;
 	ts->gen++;
+	root_update(ts);
+	maps_open_elf(ts);
 	return 0;
 }
 
@@ -345,7 +546,7 @@ static struct elf_entry *mapping_elf(struct tsym *ts, size_t idx, const struct p
 	 * unless the file was deleted (then only map_files reaches it). The target controls
 	 * what that path is in its mount namespace: tfile_open checks it is the file mapped. */
 	if (fd < 0 && !strstr(m->path, " (deleted)")) {
-		_cleanup_close_ int root = tfile_proc_root(ts->pid);
+		_cleanup_close_ int root = tsym_root(ts);
 
 		if (root >= 0)
 			fd = tfile_open(root, m->path, true, &want, &st, why, sizeof(why));
@@ -355,7 +556,54 @@ static struct elf_entry *mapping_elf(struct tsym *ts, size_t idx, const struct p
 	if (fd < 0)
 		return &elf_none;
 	ts->map_elf[idx] = elf_get(ts, fd, &st, m->path);
+	if (ts->map_elf[idx] != &elf_none && !ts->map_elf[idx]->failed)
+		debug_attach(ts, ts->map_elf[idx], m->path);
 	return ts->map_elf[idx];
+}
+
+/* At most this many files are opened at one read of the maps; the rest when sampled. */
+#define MAPS_OPEN_MAX 256
+
+static bool maps_same(const struct procmaps_entry *a, const struct procmaps_entry *b)
+{
+	return a->start == b->start && a->end == b->end && a->offset == b->offset &&
+	       a->inode == b->inode && a->dev_major == b->dev_major &&
+	       a->dev_minor == b->dev_minor && !strcmp(a->path, b->path);
+}
+
+/* Mappings that did not change between two reads keep their files' symbols (and their
+ * failures): a re-read costs no open. */
+static void maps_carry(struct tsym *ts, const struct procmaps *pm, struct elf_entry **map_elf)
+{
+	for (size_t i = 0; ts->maps && i < procmaps_count(pm); i++) {
+		const struct procmaps_entry *m = procmaps_at(pm, i);
+		const struct procmaps_entry *o = procmaps_find(ts->maps, m->start);
+		struct elf_entry *e = o ? ts->map_elf[o - procmaps_at(ts->maps, 0)] : NULL;
+
+		if (!e || !maps_same(m, o))
+			continue;
+		if (e != &elf_none)
+			e->refs++;
+		map_elf[i] = e;
+	}
+}
+
+/* The symbols of every mapped executable file, read now and not when a sample needs them:
+ * samples are read in batches, and those of a process that has exited by then name its code
+ * from what was read while it ran (its /proc/PID/map_files are gone with it). The files are
+ * cached by identity, so this costs one open per mapping the first time, none after. */
+static void maps_open_elf(struct tsym *ts)
+{
+	size_t opened = 0;
+
+	for (size_t i = 0; i < procmaps_count(ts->maps) && opened < MAPS_OPEN_MAX; i++) {
+		const struct procmaps_entry *m = procmaps_at(ts->maps, i);
+
+		if (ts->map_elf[i] || !procmaps_is_exec(m) || m->path[0] != '/' || !m->inode)
+			continue;
+		mapping_elf(ts, i, m);
+		opened++;
+	}
 }
 
 /* ---- per-target perf map ---- */
@@ -387,7 +635,7 @@ static int perfmap_open(struct tsym *ts, struct stat *st)
 	if (ts->gone)
 		return -ENOENT;
 	snprintf(rel, sizeof(rel), "tmp/perf-%d.map", ts->nspid);
-	root = tfile_proc_root(ts->pid);
+	root = tsym_root(ts);
 	if (root < 0)
 		return root;
 	fd = tfile_open(root, rel, true, &want, st, why, sizeof(why));
@@ -497,6 +745,8 @@ int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, uid_t euid, uint64_t p
 	if (!ts)
 		return -ENOMEM;
 	ts->sz = sz;
+	ts->root = -1;
+	ts->serial = ++sz->tsym_serial;
 	ts->pid = pid;
 	ts->uid = uid;
 	ts->euid = euid;
@@ -534,6 +784,8 @@ void tsym_free(struct tsym *ts)
 	perfmap_free(ts->pm);
 	jitfile_free(ts->jf);
 	free(ts->demangled);
+	if (ts->root >= 0)
+		close(ts->root);
 	free(ts);
 }
 
@@ -652,11 +904,22 @@ static bool elf_lookup(struct tsym *ts, const struct procmaps_entry *m, size_t i
 		       struct sym_result *r)
 {
 	struct elf_entry *e = mapping_elf(ts, idx, m);
-	const struct symtab_sym *s;
+	const struct symtab_sym *s = NULL;
+	uint64_t vaddr;
 
 	if (e == &elf_none || e->failed)
 		return false;
-	s = symtab_lookup(e->es.syms, elfsym_vaddr(&e->es, addr - m->start + m->offset));
+	/* The debug file's program headers are the file's: one vaddr for both. Its names win,
+	 * unless the file's own symbol is the closer one: the PLT entries are named from the
+	 * file's relocations, which a debug file does not keep. */
+	vaddr = elfsym_vaddr(&e->es, addr - m->start + m->offset);
+	s = symtab_lookup(e->es.syms, vaddr);
+	if (debug_trusted(ts, e)) {
+		const struct symtab_sym *d = symtab_lookup(e->dbg.syms, vaddr);
+
+		if (d && (!s || d->start >= s->start))
+			s = d;
+	}
 	r->module = e->module;
 	if (!s)
 		return false;
@@ -675,6 +938,59 @@ static bool elf_lookup(struct tsym *ts, const struct procmaps_entry *m, size_t i
 			free(d);
 		}
 	}
+	return true;
+}
+
+/* ---- vdso ---- */
+
+/* kprofd's own vdso, parsed once: the kernel maps the same image into every process (of one
+ * ABI: a mapping of another size, a 32-bit process's, is not named from it). It is copied out
+ * of memory first and parsed as any ELF image. */
+static void vdso_load(struct symbolizer *sz)
+{
+	uintptr_t base = getauxval(AT_SYSINFO_EHDR);
+	_cleanup_free_ char *maps = NULL;
+	_cleanup_free_ void *img = NULL;
+	struct procmaps *pm = NULL;
+	const struct procmaps_entry *m;
+	ssize_t n;
+	int err = -ENOENT;
+
+	sz->vdso_tried = true;
+	n = base ? read_file("/proc/self/maps", &maps, MAPS_MAX_BYTES) : -ENOENT;
+	if (n >= 0 && procmaps_parse(maps, n, MAPS_MAX_ENTRIES, &pm) == 0 &&
+	    (m = procmaps_find(pm, base)) && m->start == base && !strcmp(m->path, "[vdso]") &&
+	    (img = malloc(m->end - m->start))) {
+		memcpy(img, (const void *)base, m->end - m->start);
+		err = elfsym_load_mem(img, m->end - m->start, 0, &sz->vdso);
+		sz->vdso_size = m->end - m->start;
+	}
+	procmaps_free(pm);
+	if (err < 0)
+		log_warn("vdso: kprofd's own cannot be read (%s): [vdso] frames stay unnamed",
+			 strerror(-err));
+	else
+		log_debug("vdso: %zu functions", symtab_count(sz->vdso.syms));
+}
+
+static bool vdso_lookup(struct symbolizer *sz, const struct procmaps_entry *m, uint64_t addr,
+			struct sym_result *r)
+{
+	const struct symtab_sym *s;
+
+	if (strcmp(m->path, "[vdso]"))
+		return false;
+	if (!sz->vdso_tried)
+		vdso_load(sz);
+	if (!sz->vdso.syms || m->end - m->start != sz->vdso_size)
+		return false;
+	s = symtab_lookup(sz->vdso.syms, elfsym_vaddr(&sz->vdso, addr - m->start));
+	if (!s)
+		return false;
+	r->name = s->name;
+	r->module = "[vdso]";
+	r->start = s->start;
+	r->kind = PROFILE_KIND_NATIVE;
 	return true;
 }
 
@@ -723,6 +1039,8 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 		return;
 	m = find_mapping(ts, addr, &idx);
 	if (m && m->path[0] == '/' && elf_lookup(ts, m, idx, addr, r))
+		return;
+	if (m && vdso_lookup(ts->sz, m, addr, r))
 		return;
 	/* Not found: maybe the JIT wrote the symbol since the last read. */
 	if (!ts->gone && now_ns(CLOCK_MONOTONIC) - ts->pm_refreshed_ns > PERFMAP_REFRESH_MIN_NS) {

@@ -72,8 +72,9 @@ struct target {
 	struct hcct_tree *saved_hcct;
 	double eps;
 	bool hcct_kernel;
-	char *saved_name; /* file in the state directory holding this profile, if written */
-	bool dirty;	  /* ended, but changed since saved (a late sample, a failed save) */
+	char *saved_name;      /* file in the state directory holding this profile, if written */
+	bool dirty;	       /* ended, but changed since saved (a late sample, a failed save) */
+	unsigned drains_ended; /* drains since it ended with its symbols still held */
 	unsigned save_failures;
 	uint64_t save_retry_ns; /* CLOCK_MONOTONIC: next try after a failed save */
 	uid_t by;		/* who attached it (attach_opts.by) */

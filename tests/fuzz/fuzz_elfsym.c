@@ -6,7 +6,10 @@
  * glue's path through libelf's pread reader, ELF_C_READ); both must agree. A loaded table must
  * be consistent: symbols sorted, sized, named (no name longer than ELFSYM_MAX_NAME), inside the
  * address space, each found by a lookup at its start and its last byte; load segments at most
- * ELFSYM_MAX_LOADS; elfsym_vaddr maps the start of each segment to its vaddr.
+ * ELFSYM_MAX_LOADS; elfsym_vaddr maps the start of each segment to its vaddr; at most one
+ * symbol starts at an address (aliases give one name); what points to a debug file is sane: a
+ * build id of at most ELFSYM_BUILD_ID_MAX bytes, a debuglink that is a plain file name (no '/',
+ * not "." or "..", NUL-terminated within ELFSYM_DEBUGLINK_MAX), its hex form as long as it.
  *
  * Then both paths run again with a memory budget drawn from the input's hash (0 = none, or a
  * few bytes to a few MiB) and must again agree: -ENOSPC only when a budget was given; otherwise
@@ -62,10 +65,34 @@ static void check_lookup(const struct symtab *st, uint64_t addr)
 			   (unsigned long long)addr);
 }
 
+static bool is_plt(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n >= 4 && !strcmp(name + n - 4, "@plt");
+}
+
+static void check_debug_refs(const struct elfsym *es)
+{
+	char hex[2 * ELFSYM_BUILD_ID_MAX + 1];
+	size_t len = strnlen(es->debuglink, sizeof(es->debuglink));
+
+	FUZZ_CHECK(es->build_id_len <= ELFSYM_BUILD_ID_MAX, "build id of %u bytes",
+		   es->build_id_len);
+	elfsym_build_id_hex(es, hex, sizeof(hex));
+	FUZZ_CHECK(strlen(hex) == 2u * es->build_id_len, "build id hex '%s'", hex);
+	FUZZ_CHECK(len < sizeof(es->debuglink), "debuglink not terminated");
+	FUZZ_CHECK(!memchr(es->debuglink, '/', len) && strcmp(es->debuglink, ".") &&
+		       strcmp(es->debuglink, ".."),
+		   "debuglink '%s' is not a plain file name", es->debuglink);
+}
+
 static void check_table(const struct elfsym *es)
 {
 	size_t n = symtab_count(es->syms);
 	uint64_t prev = 0;
+
+	check_debug_refs(es);
 
 	FUZZ_CHECK(es->nloads >= 0 && es->nloads <= ELFSYM_MAX_LOADS, "nloads %d", es->nloads);
 	for (int i = 0; i < es->nloads; i++) {
@@ -95,6 +122,11 @@ static void check_table(const struct elfsym *es)
 		FUZZ_CHECK(strnlen(s->name, ELFSYM_MAX_NAME + 1) <= ELFSYM_MAX_NAME,
 			   "symbol %zu: name longer than ELFSYM_MAX_NAME", i);
 		FUZZ_CHECK(s->start >= prev, "symbols not sorted at %zu", i);
+		/* A PLT entry may start where a (hostile) symbol does; two symbols never do. */
+		FUZZ_CHECK(i == 0 || s->start != prev || is_plt(s->name) ||
+			       is_plt(symtab_at(es->syms, i - 1)->name),
+			   "two names at %#llx: %s and %s", (unsigned long long)s->start,
+			   symtab_at(es->syms, i - 1)->name, s->name);
 		prev = s->start;
 		l = symtab_lookup(es->syms, s->start);
 		FUZZ_CHECK(l && l->start <= s->start && s->start - l->start < l->size,
@@ -117,6 +149,10 @@ static void check_same(const struct elfsym *a, const struct elfsym *b)
 
 	FUZZ_CHECK(a->nloads == b->nloads && !memcmp(a->loads, b->loads, sizeof(a->loads)),
 		   "mem and fd loads differ");
+	FUZZ_CHECK(a->has_symtab == b->has_symtab && a->build_id_len == b->build_id_len &&
+		       !memcmp(a->build_id, b->build_id, a->build_id_len) &&
+		       !strcmp(a->debuglink, b->debuglink) && a->debuglink_crc == b->debuglink_crc,
+		   "mem and fd: debug references differ");
 	FUZZ_CHECK(n == symtab_count(b->syms), "mem and fd: %zu and %zu symbols", n,
 		   symtab_count(b->syms));
 	for (size_t i = 0; i < n; i++) {

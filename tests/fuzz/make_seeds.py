@@ -253,6 +253,35 @@ int (*lib_ptr)(int) = lib_hidden;
 """
 
 
+# Imports through the PLT (two named, one IFUNC: an IRELATIVE relocation), for NAME@plt.
+PLT_SRC = r"""
+extern int ext_a(int);
+extern int ext_b(int);
+static int c_impl(int a) { return a + 3; }
+static void *resolve_c(void) { return (void *)c_impl; }
+int ifunc_c(int) __attribute__((ifunc("resolve_c")));
+int call_all(int a) { return ext_a(a) + ext_b(a) + ifunc_c(a); }
+"""
+
+
+def debug_seeds(tmp):
+    """A stripped library with a build id, a PLT and a .gnu_debuglink, and its debug file (a
+    .symtab, section data NOBITS), as kprofd pairs them."""
+    src = os.path.join(tmp, "p.c")
+    out = os.path.join(tmp, "plt_lib")
+    with open(src, "w") as f:
+        f.write(PLT_SRC)
+    run("clang", "-O2", "-shared", "-fPIC", "-nostdlib", "-Wl,--build-id=sha1", "-Wl,-z,lazy",
+        "-Wl,-z,noseparate-code", "-Wl,-z,max-page-size=4096", "-o", out, src)
+    run("llvm-objcopy", "--remove-section=.comment", out)
+    run("llvm-objcopy", "--only-keep-debug", out, out + ".debug")
+    run("llvm-strip", "--strip-all", out)
+    run("llvm-objcopy", "--add-gnu-debuglink=" + out + ".debug", out)
+    for name, path in (("plt_lib_stripped_debuglink", out), ("plt_lib_debug", out + ".debug")):
+        with open(path, "rb") as f:
+            put("fuzz_elfsym", name, f.read())
+
+
 def elf_seeds(tmp):
     src = os.path.join(tmp, "t.c")
     lib = os.path.join(tmp, "l.c")
@@ -375,6 +404,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         minijit_seeds(tmp)
         elf_seeds(tmp)
+        debug_seeds(tmp)
         asm_seeds(tmp)
     for name, text in PERFMAP_HANDMADE.items():
         put("fuzz_perfmap", name, text)

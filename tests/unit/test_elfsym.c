@@ -4,10 +4,15 @@
  * The test program reads its own executable (built with symbols): its own functions must be
  * found at the addresses the linker gave them. Corrupt images (truncated, flipped bytes, lying
  * section sizes) must give an error or a consistent table, never a crash (ASan watches).
+ * Small images written here check what perf does with names: one name of the aliases at an
+ * address, .symtab over .dynsym, NAME@plt for PLT entries; the build id and .gnu_debuglink read
+ * for finding a debug file (hostile debuglinks ignored); the vdso of this process and, when
+ * libc6-dbg is installed, libc and its debug file.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,7 +23,10 @@
 
 #include <cmocka.h>
 #include <elf.h>
+#include <sys/auxv.h>
+#include <zlib.h>
 
+#include "kprof/cleanup.h"
 #include "kprof/elfsym.h"
 
 /* A function with a known name to look up; noinline so it exists. */
@@ -188,10 +196,14 @@ static uint8_t *make_elf(size_t nsyms, size_t name_len, size_t *len)
 	}
 	memset(b + stroff + 1, 'n', name_len);
 	sh = (Elf64_Shdr *)(b + shoff);
-	sh[1] = (Elf64_Shdr){.sh_type = SHT_SYMTAB, .sh_offset = symoff, .sh_size = symsz,
-			     .sh_link = 2, .sh_entsize = sizeof(Elf64_Sym), .sh_addralign = 8};
-	sh[2] = (Elf64_Shdr){.sh_type = SHT_STRTAB, .sh_offset = stroff, .sh_size = strsz,
-			     .sh_addralign = 1};
+	sh[1] = (Elf64_Shdr){.sh_type = SHT_SYMTAB,
+			     .sh_offset = symoff,
+			     .sh_size = symsz,
+			     .sh_link = 2,
+			     .sh_entsize = sizeof(Elf64_Sym),
+			     .sh_addralign = 8};
+	sh[2] = (Elf64_Shdr){
+	    .sh_type = SHT_STRTAB, .sh_offset = stroff, .sh_size = strsz, .sh_addralign = 1};
 	return b;
 }
 
@@ -229,6 +241,418 @@ static void test_budget(void **state)
 	free(b);
 }
 
+/* ---- a small ELF writer: sections given by the test, then .shstrtab and the headers ---- */
+
+struct tsec {
+	const char *name;
+	uint32_t type;
+	const void *data;
+	size_t size;
+	uint32_t link; /* section index: 1 is the first of secs */
+	uint64_t entsize, addr;
+};
+
+static uint8_t *build_elf(const struct tsec *secs, size_t n, uint16_t machine, size_t *len)
+{
+	size_t off = sizeof(Elf64_Ehdr), shstr_len = 1, shoff, *offs = calloc(n, sizeof(size_t));
+	uint8_t *b;
+	Elf64_Ehdr *eh;
+	Elf64_Shdr *sh;
+	char *shstr;
+
+	assert_non_null(offs);
+	for (size_t i = 0; i < n; i++) {
+		offs[i] = off;
+		off = (off + secs[i].size + 7) & ~(size_t)7;
+		shstr_len += strlen(secs[i].name) + 1;
+	}
+	shstr_len += sizeof(".shstrtab");
+	shoff = (off + shstr_len + 7) & ~(size_t)7;
+	*len = shoff + (n + 2) * sizeof(Elf64_Shdr);
+	b = calloc(1, *len);
+	assert_non_null(b);
+	eh = (Elf64_Ehdr *)b;
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_DYN;
+	eh->e_machine = machine;
+	eh->e_version = EV_CURRENT;
+	eh->e_ehsize = sizeof(*eh);
+	eh->e_shoff = shoff;
+	eh->e_shentsize = sizeof(Elf64_Shdr);
+	eh->e_shnum = n + 2;
+	eh->e_shstrndx = n + 1;
+	sh = (Elf64_Shdr *)(b + shoff);
+	shstr = (char *)b + off;
+	shstr_len = 1;
+	for (size_t i = 0; i < n; i++) {
+		memcpy(b + offs[i], secs[i].data, secs[i].size);
+		sh[i + 1] = (Elf64_Shdr){.sh_name = shstr_len,
+					 .sh_type = secs[i].type,
+					 .sh_addr = secs[i].addr,
+					 .sh_offset = offs[i],
+					 .sh_size = secs[i].size,
+					 .sh_link = secs[i].link,
+					 .sh_entsize = secs[i].entsize,
+					 .sh_addralign = secs[i].type == SHT_NOTE ? 4 : 8};
+		strcpy(shstr + shstr_len, secs[i].name);
+		shstr_len += strlen(secs[i].name) + 1;
+	}
+	strcpy(shstr + shstr_len, ".shstrtab");
+	sh[n + 1] = (Elf64_Shdr){.sh_name = shstr_len,
+				 .sh_type = SHT_STRTAB,
+				 .sh_offset = off,
+				 .sh_size = shstr_len + sizeof(".shstrtab"),
+				 .sh_addralign = 1};
+	free(offs);
+	return b;
+}
+
+struct tsym_def {
+	const char *name;
+	uint64_t value, size;
+	int bind, type;
+};
+
+/* A symbol table (entry 0 empty) and its string table for defs, in buffers the caller frees. */
+static void make_syms(const struct tsym_def *defs, size_t n, Elf64_Sym **syms, char **str,
+		      size_t *strsz)
+{
+	size_t w = 1;
+
+	*syms = calloc(n + 1, sizeof(Elf64_Sym));
+	*str = calloc(1, 4096);
+	assert_non_null(*syms);
+	assert_non_null(*str);
+	for (size_t i = 0; i < n; i++) {
+		(*syms)[i + 1] = (Elf64_Sym){
+		    .st_name = w,
+		    .st_info = ELF64_ST_INFO(defs[i].bind, defs[i].type ? defs[i].type : STT_FUNC),
+		    .st_shndx = 1,
+		    .st_value = defs[i].value,
+		    .st_size = defs[i].size};
+		strcpy(*str + w, defs[i].name);
+		w += strlen(defs[i].name) + 1;
+	}
+	*strsz = w;
+}
+
+static const char *name_at(const struct elfsym *es, uint64_t addr)
+{
+	const struct symtab_sym *s = symtab_lookup(es->syms, addr);
+
+	return s ? s->name : "(none)";
+}
+
+/* Of the aliases at one address, perf's choice: sized, not weak, global, fewer underscores,
+ * longer, first in the table (libc's .symtab order, as here). */
+static void test_aliases(void **state)
+{
+	static const struct tsym_def defs[] = {
+	    {"clock_gettime", 0x1000, 16, STB_WEAK, 0},
+	    {"__vdso_clock_gettime", 0x1000, 16, STB_GLOBAL, 0},
+	    {"__GI___clock_gettime", 0x2000, 16, STB_LOCAL, 0},
+	    {"__clock_gettime", 0x2000, 16, STB_GLOBAL, 0},
+	    {"clock_gettime@@GLIBC_2.17", 0x2000, 16, STB_GLOBAL, 0},
+	    {"clock_gettime@GLIBC_2.2.5", 0x2000, 16, STB_GLOBAL, 0}, /* as long: the first wins */
+	    {"zero_size", 0x3000, 0, STB_GLOBAL, 0},
+	    {"sized_weak", 0x3000, 16, STB_WEAK, 0},
+	    {"local_only", 0x4000, 16, STB_LOCAL, 0},
+	    {"not_a_function", 0x5000, 16, STB_GLOBAL, STT_OBJECT},
+	};
+	size_t n = ARRAY_SIZE(defs), strsz, len;
+	Elf64_Sym *syms;
+	char *str;
+	struct elfsym es;
+	uint8_t *b;
+
+	(void)state;
+	make_syms(defs, n, &syms, &str, &strsz);
+	b = build_elf(
+	    (struct tsec[]){
+		{".symtab", SHT_SYMTAB, syms, (n + 1) * sizeof(*syms), 2, sizeof(*syms), 0},
+		{".strtab", SHT_STRTAB, str, strsz, 0, 0, 0},
+	    },
+	    2, EM_X86_64, &len);
+	assert_int_equal(elfsym_load_mem(b, len, 0, &es), 0);
+	assert_true(es.has_symtab);
+	assert_int_equal(symtab_count(es.syms), 4); /* one name per address, functions only */
+	assert_string_equal(name_at(&es, 0x1008), "__vdso_clock_gettime");
+	assert_string_equal(name_at(&es, 0x2000), "clock_gettime@@GLIBC_2.17");
+	assert_string_equal(name_at(&es, 0x3000), "sized_weak");
+	assert_string_equal(name_at(&es, 0x4000), "local_only");
+	assert_string_equal(name_at(&es, 0x5000), "(none)");
+	assert_int_equal(es.build_id_len, 0);
+	assert_string_equal(es.debuglink, "");
+	elfsym_release(&es);
+	free(b);
+	free(syms);
+	free(str);
+}
+
+/* perf's rule: .symtab when there is one (a superset of .dynsym in a linked file), else .dynsym. */
+static void test_symtab_over_dynsym(void **state)
+{
+	static const struct tsym_def local[] = {{"local_fn", 0x1000, 16, STB_LOCAL, 0}};
+	static const struct tsym_def dyn[] = {{"exported", 0x2000, 16, STB_GLOBAL, 0}};
+	Elf64_Sym *ls, *ds;
+	char *lstr, *dstr;
+	size_t lsz, dsz, len;
+	struct elfsym es;
+	uint8_t *b;
+
+	(void)state;
+	make_syms(local, 1, &ls, &lstr, &lsz);
+	make_syms(dyn, 1, &ds, &dstr, &dsz);
+	b = build_elf(
+	    (struct tsec[]){
+		{".dynsym", SHT_DYNSYM, ds, 2 * sizeof(*ds), 2, sizeof(*ds), 0},
+		{".dynstr", SHT_STRTAB, dstr, dsz, 0, 0, 0},
+		{".symtab", SHT_SYMTAB, ls, 2 * sizeof(*ls), 4, sizeof(*ls), 0},
+		{".strtab", SHT_STRTAB, lstr, lsz, 0, 0, 0},
+	    },
+	    4, EM_X86_64, &len);
+	assert_int_equal(elfsym_load_mem(b, len, 0, &es), 0);
+	assert_true(es.has_symtab);
+	assert_string_equal(name_at(&es, 0x1000), "local_fn");
+	assert_string_equal(name_at(&es, 0x2000), "(none)");
+	elfsym_release(&es);
+	free(b);
+	/* Stripped: .dynsym alone. */
+	b = build_elf(
+	    (struct tsec[]){
+		{".dynsym", SHT_DYNSYM, ds, 2 * sizeof(*ds), 2, sizeof(*ds), 0},
+		{".dynstr", SHT_STRTAB, dstr, dsz, 0, 0, 0},
+	    },
+	    2, EM_X86_64, &len);
+	assert_int_equal(elfsym_load_mem(b, len, 0, &es), 0);
+	assert_false(es.has_symtab);
+	assert_string_equal(name_at(&es, 0x2000), "exported");
+	elfsym_release(&es);
+	free(b);
+	free(ls);
+	free(ds);
+	free(lstr);
+	free(dstr);
+}
+
+/* A build id note and a .gnu_debuglink of the given bytes. */
+static uint8_t *make_debug_refs(const void *link, size_t link_len, size_t *len)
+{
+	static const struct {
+		Elf64_Nhdr nh;
+		char name[4];
+		uint8_t id[20];
+	} note = {{4, 20, NT_GNU_BUILD_ID}, "GNU", {0x93, 0xac, 0x61, 0xec, 0x5a, 0x8e, 0xb1,
+						    0x39, 0x6f, 0x9f, 0xbd, 0x35, 0x0e, 0x31,
+						    0x69, 0xa5, 0x58, 0x52, 0x8a, 0x40}};
+
+	return build_elf(
+	    (struct tsec[]){
+		{".note.gnu.build-id", SHT_NOTE, &note, sizeof(note), 0, 0, 0},
+		{".gnu_debuglink", SHT_PROGBITS, link, link_len, 0, 0, 0},
+	    },
+	    2, EM_X86_64, len);
+}
+
+static void test_build_id_debuglink(void **state)
+{
+	static const char good[] = "libx.so.debug\0\0\0\x78\x56\x34\x12";
+	static const char *const bad[] = {
+	    "a/b.debug\0\0\0\x78\x56\x34\x12", /* a path, not a file name */
+	    "..\0\0\x78\x56\x34\x12",	       /* a directory */
+	    "libx.so.debug\0\0\0\x78\x56",     /* no room for the CRC */
+	    "\0\0\0\0\x78\x56\x34\x12",	       /* no name */
+	};
+	static const size_t bad_len[] = {16, 8, 18, 8};
+	char hex[2 * ELFSYM_BUILD_ID_MAX + 1];
+	struct elfsym es, es2;
+	uint8_t *b;
+	size_t len;
+
+	(void)state;
+	b = make_debug_refs(good, sizeof(good) - 1, &len);
+	assert_int_equal(elfsym_load_mem(b, len, 0, &es), 0);
+	assert_int_equal(es.build_id_len, 20);
+	elfsym_build_id_hex(&es, hex, sizeof(hex));
+	assert_string_equal(hex, "93ac61ec5a8eb1396f9fbd350e3169a558528a40");
+	assert_string_equal(es.debuglink, "libx.so.debug");
+	assert_int_equal(es.debuglink_crc, 0x12345678);
+	assert_false(es.has_symtab);
+	assert_int_equal(symtab_count(es.syms), 0);
+	assert_int_equal(elfsym_load_mem(b, len, 0, &es2), 0);
+	assert_true(elfsym_same_build_id(&es, &es2));
+	es2.build_id[19] ^= 1;
+	assert_false(elfsym_same_build_id(&es, &es2));
+	elfsym_release(&es2);
+	elfsym_release(&es);
+	free(b);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		b = make_debug_refs(bad[i], bad_len[i], &len);
+		assert_int_equal(elfsym_load_mem(b, len, 0, &es), 0);
+		assert_string_equal(es.debuglink, "");
+		assert_int_equal(es.build_id_len, 20); /* the note is still read */
+		elfsym_release(&es);
+		free(b);
+	}
+}
+
+/* NAME@plt for each PLT entry, in GOT slot order; an IRELATIVE one after its IFUNC. */
+static void test_plt(void **state)
+{
+	static const struct tsym_def dyn[] = {{"puts", 0, 0, STB_GLOBAL, 0},
+					      {"sin", 0, 0, STB_GLOBAL, 0}};
+	static const struct tsym_def defs[] = {{"_init", 0x1000, 0, STB_GLOBAL, 0},
+					       {"strlen_ifunc", 0x5000, 16, STB_LOCAL, 0},
+					       {"after", 0x1200, 16, STB_GLOBAL, 0}};
+	/* Not in PLT order: the IRELATIVE ones come last in a real .rela.plt. */
+	const Elf64_Rela rela[] = {
+	    {0x4018, ELF64_R_INFO(1, R_X86_64_JUMP_SLOT), 0},
+	    {0x4030, ELF64_R_INFO(0, R_X86_64_IRELATIVE), 0x5000},
+	    {0x4038, ELF64_R_INFO(0, R_X86_64_IRELATIVE), 0x6000},
+	    {0x4020, ELF64_R_INFO(2, R_X86_64_JUMP_SLOT), 0},
+	};
+	uint8_t plt[16 * 5] = {0};
+	Elf64_Sym *ds, *ss;
+	char *dstr, *sstr;
+	size_t dsz, ssz, len;
+	struct elfsym es;
+	uint8_t *b;
+
+	(void)state;
+	make_syms(dyn, 2, &ds, &dstr, &dsz);
+	make_syms(defs, 3, &ss, &sstr, &ssz);
+	b = build_elf(
+	    (struct tsec[]){
+		{".dynsym", SHT_DYNSYM, ds, 3 * sizeof(*ds), 2, sizeof(*ds), 0},
+		{".dynstr", SHT_STRTAB, dstr, dsz, 0, 0, 0},
+		{".rela.plt", SHT_RELA, rela, sizeof(rela), 1, sizeof(*rela), 0},
+		{".plt", SHT_PROGBITS, plt, sizeof(plt), 0, 16, 0x1020},
+		{".symtab", SHT_SYMTAB, ss, 4 * sizeof(*ss), 6, sizeof(*ss), 0},
+		{".strtab", SHT_STRTAB, sstr, ssz, 0, 0, 0},
+	    },
+	    6, EM_X86_64, &len);
+	assert_int_equal(elfsym_load_mem(b, len, 0, &es), 0);
+	assert_string_equal(name_at(&es, 0x1000), "_init");
+	assert_string_equal(name_at(&es, 0x1020), "_init"); /* the PLT's header */
+	assert_string_equal(name_at(&es, 0x1030), "puts@plt");
+	assert_string_equal(name_at(&es, 0x104f), "sin@plt");
+	assert_string_equal(name_at(&es, 0x1050), "strlen_ifunc@plt");
+	assert_string_equal(name_at(&es, 0x1060), "offset_0x1060@plt");
+	assert_string_equal(name_at(&es, 0x1070), "(none)");
+	elfsym_release(&es);
+	free(b);
+	/* Not x86: no PLT names (the entry sizes differ). */
+	b = build_elf(
+	    (struct tsec[]){
+		{".dynsym", SHT_DYNSYM, ds, 3 * sizeof(*ds), 2, sizeof(*ds), 0},
+		{".dynstr", SHT_STRTAB, dstr, dsz, 0, 0, 0},
+		{".rela.plt", SHT_RELA, rela, sizeof(rela), 1, sizeof(*rela), 0},
+		{".plt", SHT_PROGBITS, plt, sizeof(plt), 0, 16, 0x1020},
+		{".symtab", SHT_SYMTAB, ss, 4 * sizeof(*ss), 6, sizeof(*ss), 0},
+		{".strtab", SHT_STRTAB, sstr, ssz, 0, 0, 0},
+	    },
+	    6, EM_AARCH64, &len);
+	assert_int_equal(elfsym_load_mem(b, len, 0, &es), 0);
+	assert_string_equal(name_at(&es, 0x1030), "_init");
+	elfsym_release(&es);
+	free(b);
+	free(ds);
+	free(ss);
+	free(dstr);
+	free(sstr);
+}
+
+/* The vdso this process runs with: parsed from memory (a copy), its exported functions named
+ * by their global __vdso_ names, not by their weak aliases. */
+static void test_vdso(void **state)
+{
+	uintptr_t base = getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
+	size_t len;
+	struct elfsym es;
+	void *copy;
+	bool found = false;
+
+	(void)state;
+	if (!base) {
+		skip();
+		return;
+	}
+	/* The image ends with its section headers. */
+	len = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	copy = malloc(len);
+	assert_non_null(copy);
+	memcpy(copy, (const void *)base, len);
+	assert_int_equal(elfsym_load_mem(copy, len, 0, &es), 0);
+	for (size_t i = 0; i < symtab_count(es.syms); i++) {
+		const char *name = symtab_at(es.syms, i)->name;
+
+		assert_int_equal(strncmp(name, "__vdso_", 7), 0);
+		found |= !strcmp(name, "__vdso_clock_gettime");
+	}
+	assert_true(found);
+	assert_true(es.build_id_len > 0);
+	elfsym_release(&es);
+	free(copy);
+}
+
+static uint32_t file_crc(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	uLong crc = crc32(0L, Z_NULL, 0);
+	char buf[65536];
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		crc = crc32(crc, (const Bytef *)buf, n);
+	close(fd);
+	return crc;
+}
+
+/* The real thing when libc6-dbg is installed: libc's build id names its debug file, whose
+ * .symtab has libc's local functions; the debuglink's CRC is that file's. */
+static void test_libc_debug_file(void **state)
+{
+	static const char *const libc = "/lib/x86_64-linux-gnu/libc.so.6";
+	char hex[2 * ELFSYM_BUILD_ID_MAX + 1], path[256];
+	struct elfsym es, ds;
+	int fd = open(libc, O_RDONLY | O_CLOEXEC);
+	bool found = false;
+
+	(void)state;
+	if (fd < 0) {
+		skip();
+		return;
+	}
+	assert_int_equal(elfsym_load_fd(fd, 0, &es), 0);
+	close(fd);
+	assert_false(es.has_symtab);
+	assert_int_equal(es.build_id_len, 20);
+	elfsym_build_id_hex(&es, hex, sizeof(hex));
+	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		elfsym_release(&es);
+		skip(); /* libc6-dbg is not installed */
+		return;
+	}
+	assert_int_equal(elfsym_load_fd(fd, 0, &ds), 0);
+	close(fd);
+	assert_true(ds.has_symtab);
+	assert_true(elfsym_same_build_id(&es, &ds));
+	assert_true(es.debuglink[0] != '\0');
+	assert_int_equal(es.debuglink_crc, file_crc(path));
+	for (size_t i = 0; i < symtab_count(ds.syms); i++)
+		found |= !strcmp(symtab_at(ds.syms, i)->name, "start_thread");
+	assert_true(found);
+	elfsym_release(&ds);
+	elfsym_release(&es);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +662,12 @@ int main(void)
 	    cmocka_unit_test(test_corrupt),
 	    cmocka_unit_test(test_long_names_capped),
 	    cmocka_unit_test(test_budget),
+	    cmocka_unit_test(test_aliases),
+	    cmocka_unit_test(test_symtab_over_dynsym),
+	    cmocka_unit_test(test_build_id_debuglink),
+	    cmocka_unit_test(test_plt),
+	    cmocka_unit_test(test_vdso),
+	    cmocka_unit_test(test_libc_debug_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""names_compare.py: kprof's names against perf's, for the native-naming tests.
+
+    names_compare.py [--same-run] KPROF_REPORT.json KPROF_FOLDED PERF_SCRIPT CHECK...
+
+KPROF_REPORT.json is `kprofctl report PID --top 0 --json`, KPROF_FOLDED `kprofctl folded PID`,
+PERF_SCRIPT `perf script -F ip,sym,dso` of a `perf record -g` of the same process or of a run of
+the same length (PERF_SCRIPT "-": no perf, kprof's side only). Only user frames count. Each CHECK
+prints one PASS or FAIL line with both tools' figures:
+
+    leaf:NAME[@MODULE]  NAME is the leaf of some samples in both (module: kprof's, e.g.
+                        "[vdso]" or "libm.so.6"); with --same-run (both tools sampled one
+                        process at once) their shares are within TOL points, else (two runs,
+                        whose threads the scheduler splits differently) kprof's is at least
+                        half perf's
+    root:NAME           the same for the stacks NAME roots
+    unnamed             samples whose user leaf, or any user frame, has no name (perf:
+                        "[unknown]"; kprof: "[unknown]" or a name made up from its mapping,
+                        "[libc.so.6]", "[vdso]", "[anon]"): kprof's share at most perf's + TOL
+TOL is 8 percentage points (NAMES_TOL): two profiles of one process, or of two runs, differ by
+sampling noise and by the moments each tool starts and stops. Exit status 1 if a check failed.
+"""
+import json
+import os
+import re
+import sys
+
+TOL = float(os.environ.get("NAMES_TOL", "8"))
+FRAME = re.compile(r"^\s*([0-9a-f]+) (.*) \(([^()]*)\)$")
+
+
+def perf_stacks(path):
+    """Leaf-first lists of (name, module) user frames, one list per sample."""
+    stacks, cur, seen = [], [], False
+    for line in open(path, errors="replace"):
+        m = FRAME.match(line.rstrip("\n"))
+        if not m:
+            if seen:
+                stacks.append(cur)
+            cur, seen = [], False
+            continue
+        seen = True
+        ip, sym, dso = m.groups()
+        if dso == "[kernel.kallsyms]" or (len(ip) == 16 and ip.startswith("ffff")):
+            continue
+        cur.append((sym, os.path.basename(dso) if dso.startswith("/") else dso))
+    if seen:
+        stacks.append(cur)
+    return [(s, 1) for s in stacks]
+
+
+def kprof_stacks(report, folded):
+    """Leaf-first lists of (name, module) user frames with their counts."""
+    kinds, modules = {}, {}
+    for e in report["entries"]:
+        kinds.setdefault(e["function"], set()).add(e["kind"])
+        modules.setdefault(e["function"], e["module"])
+    out = []
+    for line in open(folded):
+        line = line.rstrip("\n")
+        if not line:
+            continue
+        frames, n = line.rsplit(" ", 1)
+        user = [f for f in frames.split(";") if kinds.get(f, {"native"}) != {"kernel"}]
+        user = [f for f in user if modules.get(f) != "[kprof]"]
+        out.append(([(f, modules.get(f, "")) for f in reversed(user)], int(n)))
+    return out
+
+
+def unnamed(name):
+    return name.startswith("[")
+
+
+def share(stacks, pred):
+    total = sum(n for _, n in stacks)
+    return 100.0 * sum(n for s, n in stacks if s and pred(s)) / total if total else 0.0
+
+
+def main():
+    args = sys.argv[1:]
+    same_run = args[0] == "--same-run"
+    if same_run:
+        args = args[1:]
+    report = json.load(open(args[0]))
+    kp = kprof_stacks(report, args[1])
+    pf = perf_stacks(args[2]) if args[2] != "-" else None
+    ok = True
+
+    def verdict(good, what):
+        nonlocal ok
+        ok &= good
+        print(("PASS" if good else "FAIL") + ": " + what)
+
+    for check in args[3:]:
+        if check.startswith(("leaf:", "root:")):
+            kind, want = check.split(":", 1)
+            name, _, module = want.partition("@")
+            at = 0 if kind == "leaf" else -1
+
+            def pred(s, name=name, module=module, at=at):
+                return s[at][0] == name and (not module or s[at][1] == module)
+
+            k = share(kp, pred)
+            if pf is None:
+                verdict(k > 0, f"{check}: kprof {k:.1f}% (no perf to compare)")
+                continue
+            p = share(pf, lambda s: s[at][0] == name)
+            close = abs(k - p) <= TOL if same_run else k >= p / 2
+            verdict(k > 0 and p > 0 and close,
+                    f"{check}: kprof {k:.1f}%, perf {p:.1f}% of samples " +
+                    (f"(same run, tolerance {TOL:g})" if same_run else "(two runs)"))
+        elif check == "unnamed":
+            kl = share(kp, lambda s: unnamed(s[0][0]))
+            ka = share(kp, lambda s: any(unnamed(f) for f, _ in s))
+            if pf is None:
+                verdict(kl == 0 and ka == 0,
+                        f"unnamed: kprof {kl:.1f}% of leaves, {ka:.1f}% of stacks (no perf)")
+                continue
+            pl = share(pf, lambda s: s[0][0] == "[unknown]")
+            pa = share(pf, lambda s: any(f == "[unknown]" for f, _ in s))
+            worst = sorted({f for s, _ in kp for f, _ in s if unnamed(f)})[:6]
+            verdict(kl <= pl + TOL and ka <= pa + TOL,
+                    f"unnamed: kprof {kl:.1f}% of leaves and {ka:.1f}% of stacks, perf "
+                    f"{pl:.1f}% and {pa:.1f}% ({sum(n for _, n in kp)} and {len(pf)} samples)"
+                    + (f"; kprof's: {', '.join(worst)}" if worst else ""))
+        else:
+            sys.exit(f"names_compare.py: unknown check {check}")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
