@@ -51,7 +51,8 @@ struct row {
 	/* CPU seconds in the interval (samples / Hz): what compares across targets, whose
 	 * percentages have different wholes and whose samples different rates. */
 	double self_cpu, total_cpu;
-	const char *trend;
+	/* A copy: the histories live in an array that grows (moves) while rows are built. */
+	char trend[TREND_LEN + 1];
 };
 
 /* Per-function history of self percent, for the trend column. */
@@ -173,7 +174,7 @@ static void build_rows(struct view *v)
 			r->total_cpu = hz ? (double)e->total / hz : 0;
 			if (h) {
 				hist_push(h, r->self_pct, u->seq);
-				r->trend = h->trend;
+				memcpy(r->trend, h->trend, sizeof(r->trend));
 			}
 			if (v->filter[0] && !strstr(e->function, v->filter))
 				continue;
@@ -347,8 +348,8 @@ static void draw_rows(struct view *v, int top, int height)
 		char *mod = render_sanitize_dup(r->e->module, 200);
 		int n =
 		    snprintf(line, sizeof(line), "%-8u %6.1f%% %6.1f%% %10" PRIu64 " %-8s %-7s %s",
-			     r->pid, r->self_pct, r->total_pct, r->e->self_all,
-			     r->trend ? r->trend : "", render_kind(r->e->kind), fn ? fn : "?");
+			     r->pid, r->self_pct, r->total_pct, r->e->self_all, r->trend,
+			     render_kind(r->e->kind), fn ? fn : "?");
 
 		/* Pad the function to 40 columns (not bytes: names may be UTF-8). */
 		for (int w = fn ? text_width(fn, strlen(fn), INT32_MAX, NULL) : 1;
