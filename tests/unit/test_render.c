@@ -592,7 +592,9 @@ static void test_report_json(void **state)
 		       "\"eps\":0,\"calls\":false,\"call_events\":0,\"bursts\":0,"
 		       "\"calls_duty\":0.000,\"probes\":0,\"symbols_refused\":0,"
 		       "\"save_failures\":0,\"samples_refused\":0,\"session\":0,"
-		       "\"sessions\":0},"
+		       "\"sessions\":0,"
+		       "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
+		       "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\"},"
 		       "\"total_samples\":200,\"functions\":5,\"entries\":["
 		       "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
 		       "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
@@ -687,7 +689,9 @@ static void test_list(void **state)
 		assert_memory_equal(s, head, strlen(head));
 	}
 	assert_non_null(strstr(s, "\"probes\":0,\"symbols_refused\":0,\"save_failures\":0,"
-				  "\"samples_refused\":0,\"session\":0,\"sessions\":0},"
+				  "\"samples_refused\":0,\"session\":0,\"sessions\":0,"
+				  "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
+				  "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\"},"
 				  "{\"pid\":31337,\"uid\":0,"
 				  "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
 				  "\"freq_hz\":997,\"samples\":0,"));
