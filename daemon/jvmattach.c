@@ -13,6 +13,8 @@
  * uids the host sees are what SO_PEERCRED gives the JVM, mapped into its namespace), and root's
  * rights never serve a file operation in a directory the target controls. The exchange runs in
  * a short-lived child process forked from the loop, which
+ *  - reads the JVM's command line and environment if asked (their pages are the target's: a
+ *    read of them waits for ever if it mapped a FUSE file over them, so not in kprofd);
  *  - opens /proc/PID/root and /proc/PID/cwd while still root, then checks on the target's
  *    pidfd (taken in kprofd after the start time was checked) that the process has not exited,
  *    so the PID named that process;
@@ -71,6 +73,7 @@
 
 enum step {
 	STEP_START,
+	STEP_ARGS,
 	STEP_PROC,
 	STEP_CREDS,
 	STEP_SOCKET,
@@ -85,6 +88,7 @@ enum step {
 
 static const char *const step_names[] = {
     [STEP_START] = "starting",
+    [STEP_ARGS] = "reading its command line and environment",
     [STEP_PROC] = "opening its root and working directory",
     [STEP_CREDS] = "taking its uid and gid",
     [STEP_SOCKET] = "looking for its attach socket",
@@ -105,9 +109,12 @@ struct shared {
 	int done;  /* the child got to its end (err says how) */
 	int where; /* the attach file: 0 none, 1 in the cwd, 2 in tmp */
 	int triggered;
+	int args_read;
 	uint32_t nreplies;
 	uint32_t len[JVMATTACH_MAX_CMDS];
+	uint32_t cmdline_len, environ_len;
 	char reply[JVMATTACH_MAX_CMDS][JVMATTACH_REPLY_MAX];
+	char cmdline[JVMATTACH_ARGS_MAX], environ[JVMATTACH_ARGS_MAX];
 };
 
 struct jvmattach_ctx {
@@ -138,6 +145,8 @@ struct child_args {
 	gid_t gid;
 	int target_fd;	 /* pidfd of the target */
 	bool may_signal; /* it catches SIGQUIT */
+	bool args;	 /* read its command line and environment */
+	char proc_cmdline[32], proc_environ[32];
 	uint64_t deadline_ns;
 	char proc_root[32], proc_cwd[32];
 	char sock_rel[32]; /* tmp/.java_pidN */
@@ -376,6 +385,27 @@ static int trigger(int root, int cwd, const struct child_args *a, const struct s
 	return sock == -ENOENT ? -ETIMEDOUT : sock;
 }
 
+/* At most cap bytes of a /proc file into buf: its length, or a negative errno. */
+static int read_proc(const char *path, char *buf, size_t cap)
+{
+	size_t len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	while (len < cap) {
+		ssize_t n = read(fd, buf + len, cap - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += n;
+	}
+	close(fd);
+	return len;
+}
+
 static int child_run(const struct child_args *a)
 {
 	struct shared *sh = a->sh;
@@ -383,6 +413,23 @@ static int child_run(const struct child_args *a)
 	struct stat stale;
 	int err;
 
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != a->parent)
+		return -ECHILD; /* kprofd is gone */
+	if (a->args) {
+		/* Pages of the target: a read may wait for ever, here and not in kprofd. */
+		sh->step = STEP_ARGS;
+		err = read_proc(a->proc_cmdline, sh->cmdline, sizeof(sh->cmdline));
+		sh->cmdline_len = err > 0 ? err : 0;
+		err = read_proc(a->proc_environ, sh->environ, sizeof(sh->environ));
+		sh->environ_len = err > 0 ? err : 0;
+		if (poll(&(struct pollfd){.fd = a->target_fd, .events = POLLIN}, 1, 0) != 0)
+			return -ESRCH;
+		sh->args_read = 1;
+	}
+	if (!a->ncmds) {
+		sh->step = STEP_DONE;
+		return 0;
+	}
 	sh->step = STEP_PROC;
 	root = open(a->proc_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
@@ -453,37 +500,41 @@ static int env_flag(const char *env, size_t len, const char *name)
 	return hsattach_flag(v, vlen, "PreserveFramePointer");
 }
 
-int jvmattach_inspect(pid_t pid, struct jvmattach_info *info)
+/* -XX:[+-]PreserveFramePointer as the JVM reads its options, the last mention winning:
+ * JAVA_TOOL_OPTIONS, the command line (where the launcher puts JDK_JAVA_OPTIONS first),
+ * _JAVA_OPTIONS. */
+static int args_flag(const struct shared *sh)
 {
-	_cleanup_free_ char *maps = NULL, *env = NULL, *cmdline = NULL;
-	struct procmaps *pm = NULL;
-	ssize_t n, envlen;
-	int f[3];
+	size_t clen = sh->cmdline_len < JVMATTACH_ARGS_MAX ? sh->cmdline_len : JVMATTACH_ARGS_MAX;
+	size_t elen = sh->environ_len < JVMATTACH_ARGS_MAX ? sh->environ_len : JVMATTACH_ARGS_MAX;
+	int f[3], flag = -ENOENT;
 
-	*info = (struct jvmattach_info){.preserve_fp = -ENOENT};
-	n = procfs_read(pid, "maps", &maps, 16u << 20);
+	f[0] = env_flag(sh->environ, elen, "JAVA_TOOL_OPTIONS");
+	f[1] = hsattach_flag(sh->cmdline, clen, "PreserveFramePointer");
+	if (f[1] < 0)
+		f[1] = env_flag(sh->environ, elen, "JDK_JAVA_OPTIONS");
+	f[2] = env_flag(sh->environ, elen, "_JAVA_OPTIONS");
+	for (int i = 0; i < 3; i++)
+		if (f[i] >= 0)
+			flag = f[i];
+	return flag;
+}
+
+int jvmattach_is_hotspot(pid_t pid)
+{
+	_cleanup_free_ char *maps = NULL;
+	struct procmaps *pm = NULL;
+	ssize_t n = procfs_read(pid, "maps", &maps, 16u << 20);
+	int hotspot = 0;
+
 	if (n < 0)
 		return n;
 	if (procmaps_parse(maps, n, 65536, &pm) < 0)
 		return -ENOMEM;
-	for (size_t i = 0; i < procmaps_count(pm) && !info->hotspot; i++)
-		info->hotspot = hsattach_is_libjvm(procmaps_at(pm, i)->path);
+	for (size_t i = 0; i < procmaps_count(pm) && !hotspot; i++)
+		hotspot = hsattach_is_libjvm(procmaps_at(pm, i)->path);
 	procmaps_free(pm);
-	if (!info->hotspot)
-		return 0;
-	/* In the JVM's order, the last mention winning: JAVA_TOOL_OPTIONS, the command line (where
-	 * the launcher puts JDK_JAVA_OPTIONS first), _JAVA_OPTIONS. */
-	envlen = procfs_read(pid, "environ", &env, 1u << 20);
-	n = procfs_read(pid, "cmdline", &cmdline, 1u << 20);
-	f[0] = envlen > 0 ? env_flag(env, envlen, "JAVA_TOOL_OPTIONS") : -ENOENT;
-	f[1] = n > 0 ? hsattach_flag(cmdline, n, "PreserveFramePointer") : -ENOENT;
-	if (f[1] < 0 && envlen > 0)
-		f[1] = env_flag(env, envlen, "JDK_JAVA_OPTIONS");
-	f[2] = envlen > 0 ? env_flag(env, envlen, "_JAVA_OPTIONS") : -ENOENT;
-	for (int i = 0; i < 3; i++)
-		if (f[i] >= 0)
-			info->preserve_fp = f[i];
-	return 0;
+	return hotspot;
 }
 
 /* Why a failed step failed, in words a user of jcmd knows. */
@@ -528,6 +579,8 @@ static void report(struct jvmattach *ja, const siginfo_t *si)
 
 	r.ms = (now_ns(CLOCK_MONOTONIC) - ja->started_ns) / 1000000;
 	r.triggered = sh->triggered;
+	r.args_read = sh->args_read;
+	r.preserve_fp = sh->args_read ? args_flag(sh) : -ENOENT;
 	if (!sh->done) {
 		r.err = ja->timed_out ? -ETIMEDOUT : -ECHILD;
 		if (ja->timed_out)
@@ -639,6 +692,8 @@ static int target_args(pid_t pid, uint64_t start_ticks, struct child_args *a, pi
 	a->gid = ps.egid;
 	a->may_signal = ps.sigcgt & (1ULL << (SIGQUIT - 1));
 	*nspid = ps.nstgid;
+	snprintf(a->proc_cmdline, sizeof(a->proc_cmdline), "/proc/%d/cmdline", pid);
+	snprintf(a->proc_environ, sizeof(a->proc_environ), "/proc/%d/environ", pid);
 	snprintf(a->proc_root, sizeof(a->proc_root), "/proc/%d/root", pid);
 	snprintf(a->proc_cwd, sizeof(a->proc_cwd), "/proc/%d/cwd", pid);
 	snprintf(a->sock_rel, sizeof(a->sock_rel), "tmp/.java_pid%d", ps.nstgid);
@@ -677,17 +732,20 @@ static int spawn(struct child_args *a)
 	return fd;
 }
 
-int jvmattach_start(struct jvmattach_ctx *ctx, pid_t pid, uint64_t start_ticks,
-		    const char *const *cmds, size_t n, unsigned timeout_ms, jvmattach_done_fn done,
-		    void *userdata, struct jvmattach **ret, char *why, size_t whylen)
+int jvmattach_start(struct jvmattach_ctx *ctx, const struct jvmattach_req *rq,
+		    jvmattach_done_fn done, void *userdata, struct jvmattach **ret, char *why,
+		    size_t whylen)
 {
 	char req[JVMATTACH_MAX_CMDS][HSATTACH_REQUEST_MAX];
-	struct child_args a = {.parent = getpid(), .target_fd = -1, .ncmds = n};
+	const char *const *cmds = rq->cmds;
+	size_t n = rq->ncmds;
+	unsigned timeout_ms = rq->timeout_ms;
+	struct child_args a = {.parent = getpid(), .target_fd = -1, .ncmds = n, .args = rq->args};
 	struct jvmattach *ja;
 	pid_t nspid = 0;
 	int err;
 
-	if (n == 0 || n > JVMATTACH_MAX_CMDS)
+	if ((n == 0 && !rq->args) || n > JVMATTACH_MAX_CMDS)
 		return -EINVAL;
 	if (ctx->running >= ctx->max) {
 		snprintf(why, whylen, "%u exchanges with JVMs are running already", ctx->running);
@@ -703,7 +761,7 @@ int jvmattach_start(struct jvmattach_ctx *ctx, pid_t pid, uint64_t start_ticks,
 		a.req[i] = req[i];
 		a.reqlen[i] = len;
 	}
-	err = target_args(pid, start_ticks, &a, &nspid, why, whylen);
+	err = target_args(rq->pid, rq->start_ticks, &a, &nspid, why, whylen);
 	if (err < 0)
 		goto out;
 	ja = calloc(1, sizeof(*ja));

@@ -15,16 +15,19 @@
 
 #define JVMATTACH_MAX_CMDS 2
 #define JVMATTACH_REPLY_MAX (64u << 10) /* bytes of one reply kept; the rest is not read */
+#define JVMATTACH_ARGS_MAX (64u << 10)	/* bytes of its command line, and of its environment */
 
 struct jvmattach_ctx;
 struct jvmattach;
 
-/* What /proc shows of a process, for the attach. */
-struct jvmattach_info {
-	bool hotspot; /* libjvm.so is mapped */
-	/* -XX:+PreserveFramePointer in JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS or the command line
-	 * (the last one wins): 1; -XX:-PreserveFramePointer: 0; not there: -ENOENT. */
-	int preserve_fp;
+/* One exchange. */
+struct jvmattach_req {
+	pid_t pid;
+	uint64_t start_ticks;	 /* pid must still be the process started then */
+	const char *const *cmds; /* jcmd command lines, each sent on its own connection */
+	size_t ncmds;		 /* 0: no attach, only what args asks */
+	bool args;		 /* read its command line and environment: preserve_fp */
+	unsigned timeout_ms;	 /* the whole exchange */
 };
 
 struct jvmattach_result {
@@ -34,6 +37,11 @@ struct jvmattach_result {
 	unsigned ms;	 /* how long the exchange took */
 	size_t nreplies; /* commands answered, in order */
 	struct hsattach_reply replies[JVMATTACH_MAX_CMDS]; /* valid during the callback only */
+	/* -XX:+PreserveFramePointer in JAVA_TOOL_OPTIONS, its command line (JDK_JAVA_OPTIONS
+	 * there first) or _JAVA_OPTIONS, the last one winning: 1; -XX:-PreserveFramePointer: 0;
+	 * neither, or not read: -ENOENT. Also when err < 0, if they were read. */
+	int preserve_fp;
+	bool args_read;
 };
 
 /* Called once per exchange, from the event loop, when it is over (answered, failed or timed
@@ -45,19 +53,19 @@ typedef void (*jvmattach_done_fn)(const struct jvmattach_result *r, void *userda
 int jvmattach_ctx_new(sd_event *e, unsigned max, struct jvmattach_ctx **ret);
 void jvmattach_ctx_free(struct jvmattach_ctx *ctx);
 
-/* Whether pid is a HotSpot JVM, and its frame-pointer flag as far as /proc shows it. 0 or a
- * negative errno (-ESRCH: gone). */
-int jvmattach_inspect(pid_t pid, struct jvmattach_info *info);
+/* Whether pid maps libjvm.so (reads /proc/PID/maps only: never the target's memory): 1, 0, or
+ * a negative errno (-ESRCH: gone). */
+int jvmattach_is_hotspot(pid_t pid);
 
-/* Start sending the jcmd command lines cmds[0..n) to process pid (which must still be the one
- * started at start_ticks), each on its own connection, the whole within timeout_ms; done is
- * called when it is over. -EBUSY if max exchanges are running, -ESRCH if pid is gone or
- * another process, else a negative errno; why says what failed. A JVM whose listener is not
- * running is signalled only if it catches SIGQUIT (its default action would kill it): else
- * the result is -EPERM. */
-int jvmattach_start(struct jvmattach_ctx *ctx, pid_t pid, uint64_t start_ticks,
-		    const char *const *cmds, size_t n, unsigned timeout_ms, jvmattach_done_fn done,
-		    void *userdata, struct jvmattach **ret, char *why, size_t whylen);
+/* Start the exchange req describes; done is called when it is over. Its command line and
+ * environment are read by the helper too, since their pages are the target's and a read of
+ * them can wait for ever (a FUSE file mapped over them). -EBUSY if max exchanges are running,
+ * -ESRCH if the pid is gone or another process's, else a negative errno; why says what failed.
+ * A JVM whose listener is not running is signalled only if it catches SIGQUIT (its default
+ * action would kill it): else the result is -EPERM. */
+int jvmattach_start(struct jvmattach_ctx *ctx, const struct jvmattach_req *req,
+		    jvmattach_done_fn done, void *userdata, struct jvmattach **ret, char *why,
+		    size_t whylen);
 /* Stop an exchange that is still running: its helper is killed, done is not called. NULL is a
  * no-op. */
 void jvmattach_cancel(struct jvmattach *ja);

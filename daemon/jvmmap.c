@@ -41,9 +41,11 @@ struct jvmmap {
 	struct jvmattach_ctx *ctx;
 	struct jvmmap_target t;
 	struct jvmattach *req; /* the exchange running, if any */
+	bool asking;	       /* ... asks for the map (else it only reads the command line) */
 	bool stopped;
 	bool unsupported; /* no Compiler.perfmap in this JVM */
 	bool flags_known; /* VM.flags answered */
+	bool args_known;  /* its command line and environment were read */
 	int preserve_fp;  /* 1 on, 0 off, -ENOENT not known */
 	bool hint_logged, fail_logged;
 	unsigned fails_in_row;
@@ -73,16 +75,17 @@ static uint64_t jit_symbols(const struct jvmmap *jm)
 /* The note of the stats: why it is not asked, or its last failure; the frame-pointer hint. */
 static void update_note(struct jvmmap *jm)
 {
-	const char *why = jm->t.no_ask ? "not asked for its perf map (--no-jvm-map)"
-			  : !jm->t.conf->jvm_perfmap
-			      ? "not asked for its perf map ([jvm] perfmap = off)"
-			      : jm->fail;
-	const char *hint =
-	    jm->preserve_fp == 1 ? ""
-	    : jm->flags_known
-		? "no -XX:+PreserveFramePointer: Java stacks will be short"
-		: "no -XX:+PreserveFramePointer on its command line: Java stacks will be short";
+	const char *why = jm->fail, *hint = "";
 
+	if (jm->t.no_ask)
+		why = "not asked for its perf map (--no-jvm-map)";
+	else if (!jm->t.conf->jvm_perfmap)
+		why = "not asked for its perf map ([jvm] perfmap = off)";
+	if (jm->preserve_fp != 1 && jm->flags_known)
+		hint = "no -XX:+PreserveFramePointer: Java stacks will be short";
+	else if (jm->preserve_fp != 1 && jm->args_known)
+		hint =
+		    "no -XX:+PreserveFramePointer on its command line: Java stacks will be short";
 	jm->st.note[0] = '\0';
 	if (jm->st.jvm)
 		snprintf(jm->st.note, sizeof(jm->st.note), "%s%s%s", why,
@@ -142,9 +145,6 @@ static void failed(struct jvmmap *jm, uint64_t now, const char *why)
 		    "keep coming)",
 		    jm->t.pid, why, (unsigned long long)(backoff / SEC));
 	jm->fail_logged = true;
-	/* No VM.flags either: the command line is all there is to go by. */
-	if (!jm->flags_known)
-		log_hint(jm, "as far as its command line shows");
 	update_note(jm);
 }
 
@@ -183,21 +183,21 @@ static void answered(struct jvmmap *jm, const struct jvmattach_result *r, uint64
 	update_note(jm);
 }
 
-static void on_done(const struct jvmattach_result *r, void *userdata)
+/* Its command line and environment, read by the helper: the frame-pointer flag, until VM.flags
+ * says better. */
+static void args_read(struct jvmmap *jm, const struct jvmattach_result *r)
 {
-	struct jvmmap *jm = userdata;
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	if (!r->args_read || jm->flags_known)
+		return;
+	jm->args_known = true;
+	jm->preserve_fp = r->preserve_fp == 1;
+}
+
+/* Compiler.perfmap answered, with an error. */
+static void refused(struct jvmmap *jm, const struct jvmattach_result *r, uint64_t now)
+{
 	char text[160], why[256];
 
-	jm->req = NULL;
-	if (r->err < 0) {
-		failed(jm, now, r->why);
-		return;
-	}
-	if (r->replies[0].code == 0) {
-		answered(jm, r, now);
-		return;
-	}
 	excerpt(r->replies[0].text, r->replies[0].text_len, text, sizeof(text));
 	if (strstr(text, "Unknown diagnostic command") || strstr(text, "not supported")) {
 		jm->unsupported = true;
@@ -206,40 +206,78 @@ static void on_done(const struct jvmattach_result *r, void *userdata)
 			 "-XX:+DumpPerfMapAtExit or a perf-map agent",
 			 jm->t.pid);
 		snprintf(jm->fail, sizeof(jm->fail), "no Compiler.perfmap in this JVM (JDK < 17)");
-		update_note(jm);
 		return;
 	}
 	snprintf(why, sizeof(why), "Compiler.perfmap answered %d: %s", r->replies[0].code, text);
 	failed(jm, now, why);
 }
 
+static void on_done(const struct jvmattach_result *r, void *userdata)
+{
+	struct jvmmap *jm = userdata;
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	jm->req = NULL;
+	args_read(jm, r);
+	if (jm->asking && r->err < 0)
+		failed(jm, now, r->why);
+	else if (jm->asking && r->replies[0].code == 0)
+		answered(jm, r, now);
+	else if (jm->asking)
+		refused(jm, r, now);
+	/* No word from VM.flags: its command line and environment are what there is. */
+	if (!jm->flags_known && jm->args_known)
+		log_hint(jm, "as far as its command line and environment show");
+	update_note(jm);
+}
+
 static void ask(struct jvmmap *jm, uint64_t now)
 {
 	static const char *const cmds[] = {"Compiler.perfmap", "VM.flags"};
+	const struct jvmattach_req rq = {
+	    .pid = jm->t.pid,
+	    .start_ticks = jm->t.start_ticks,
+	    .cmds = cmds,
+	    .ncmds = jm->flags_known ? 1 : 2,
+	    .args = !jm->flags_known && !jm->args_known,
+	    .timeout_ms = ASK_TIMEOUT_MS,
+	};
 	char why[256] = "";
 	int err;
 
 	jm->syms_before = jit_symbols(jm);
-	err = jvmattach_start(jm->ctx, jm->t.pid, jm->t.start_ticks, cmds, jm->flags_known ? 1 : 2,
-			      ASK_TIMEOUT_MS, on_done, jm, &jm->req, why, sizeof(why));
+	err = jvmattach_start(jm->ctx, &rq, on_done, jm, &jm->req, why, sizeof(why));
 	if (err == -EBUSY) { /* other JVMs are being asked: in a second */
 		jm->next_ask_ns = now + SEC;
 		return;
 	}
+	jm->asking = true;
 	jm->st.asks++;
 	if (err < 0)
 		failed(jm, now, why);
 }
 
-/* Is the process a HotSpot JVM? Its frame-pointer flag from /proc, too. */
+/* Not asking it for its map: its command line and environment still tell whether its stacks
+ * will be whole. */
+static void read_args(struct jvmmap *jm)
+{
+	const struct jvmattach_req rq = {.pid = jm->t.pid,
+					 .start_ticks = jm->t.start_ticks,
+					 .args = true,
+					 .timeout_ms = ASK_TIMEOUT_MS};
+	char why[256];
+
+	jm->asking = false;
+	if (jvmattach_start(jm->ctx, &rq, on_done, jm, &jm->req, why, sizeof(why)) < 0)
+		log_debug("pid %d: its command line is not read: %s", jm->t.pid, why);
+}
+
+/* Is the process a HotSpot JVM? */
 static void look(struct jvmmap *jm)
 {
-	struct jvmattach_info info;
-
-	if (jvmattach_inspect(jm->t.pid, &info) < 0 || !info.hotspot)
+	if (jvmattach_is_hotspot(jm->t.pid) <= 0)
 		return;
 	jm->st.jvm = true;
-	jm->preserve_fp = info.preserve_fp;
 	update_note(jm);
 }
 
@@ -264,7 +302,7 @@ int jvmmap_new(struct jvmattach_ctx *ctx, const struct jvmmap_target *t, struct 
 	} else if (jm->st.jvm) {
 		log_info("pid %d: a HotSpot JVM: its perf map is not asked for (%s)", t->pid,
 			 t->no_ask ? "attach --no-jvm-map" : "[jvm] perfmap = off");
-		log_hint(jm, "as far as its command line shows");
+		read_args(jm);
 	}
 	*ret = jm;
 	return 0;
@@ -308,7 +346,8 @@ void jvmmap_exec(struct jvmmap *jm)
 	jvmattach_cancel(jm->req);
 	jm->req = NULL;
 	jm->st.jvm = false;
-	jm->unsupported = jm->flags_known = jm->hint_logged = jm->fail_logged = false;
+	jm->unsupported = jm->flags_known = jm->args_known = false;
+	jm->hint_logged = jm->fail_logged = false;
 	jm->preserve_fp = -ENOENT;
 	jm->fails_in_row = 0;
 	jm->fail[0] = '\0';
