@@ -411,6 +411,29 @@ static void test_target_line(void **state)
 			    "table full); exact mode: 1 function probed, 1 call event, 1 burst, "
 			    "probes attached 0% of the time\n");
 	free(s);
+
+	/* A JVM: its asks, and its note made harmless on a terminal (a JVM's words in it). */
+	fill_target(&t);
+	t.jvm = true;
+	t.jvm_map_asks = 3;
+	t.jvm_map_answers = 2;
+	t.jvm_map_failures = 1;
+	t.jvm_note = "Compiler.perfmap answered -1: \x1b[2Jx; no -XX:+PreserveFramePointer: Java "
+		     "stacks will be short";
+	s = target_line(&t);
+	assert_string_equal(s, "pid 4242 (minijit) uid 1000: attached, 99 Hz, 200 samples, "
+			       "3 JIT symbols; HotSpot JVM: perf map asked 3 times, 2 answered, "
+			       "1 failed (Compiler.perfmap answered -1: ?[2Jx; no "
+			       "-XX:+PreserveFramePointer: Java stacks will be short)\n");
+	free(s);
+	t.jvm_map_asks = 1;
+	t.jvm_map_answers = 1;
+	t.jvm_map_failures = 0;
+	t.jvm_note = "";
+	s = target_line(&t);
+	assert_string_equal(s, "pid 4242 (minijit) uid 1000: attached, 99 Hz, 200 samples, "
+			       "3 JIT symbols; HotSpot JVM: perf map asked 1 time, 1 answered\n");
+	free(s);
 }
 
 #define REPORT_HEADER                                                                              \
