@@ -33,10 +33,13 @@
  *  - writes its progress and the replies (at most 64 KiB each) to a shared anonymous mapping,
  *    and exits.
  * The loop watches the child's pidfd and a deadline timer; at the deadline it kills the child
- * and reports the step it was at. Nothing the target does blocks the loop: a FUSE directory, a
- * JVM that never answers or a stopped one only keep a child waiting until it is killed. The
- * replies are parsed in kprofd by the pure hsattach module. The child calls nothing but system
- * calls (kprofd has other threads: no malloc or stdio after the fork).
+ * and reports the step it was at. A cancel (the target ended) closes a pipe the child polls in
+ * every wait: it removes its attach file and exits, and the loop, which owns the exchange's
+ * sources from then on, reaps it. kprofd's own end closes that pipe too. Nothing the target does
+ * blocks the loop: a FUSE directory, a JVM that never answers or a stopped one only keep a child
+ * waiting until it is killed. The replies are parsed in kprofd by the pure hsattach module. The
+ * child calls nothing but system calls (kprofd has other threads: no malloc or stdio after the
+ * fork).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -124,7 +127,9 @@ struct jvmattach_ctx {
 
 struct jvmattach {
 	struct jvmattach_ctx *ctx;
-	int child_fd; /* pidfd of the child */
+	unsigned refs; /* one per source: the last one gone frees it */
+	int child_fd;  /* pidfd of the child */
+	int cancel_fd; /* closed: the child stops, cleaning up after itself */
 	sd_event_source *exit_source, *timer;
 	struct shared *sh;
 	uint64_t started_ns;
@@ -144,6 +149,7 @@ struct child_args {
 	uid_t uid;
 	gid_t gid;
 	int target_fd;	 /* pidfd of the target */
+	int cancel_fd;	 /* readable (hung up) when kprofd wants the child to stop */
 	bool may_signal; /* it catches SIGQUIT */
 	bool args;	 /* read its command line and environment */
 	char proc_cmdline[32], proc_environ[32];
@@ -166,12 +172,25 @@ static unsigned left_ms(const struct child_args *a)
 	return now >= a->deadline_ns ? 0 : (a->deadline_ns - now + 999999) / 1000000;
 }
 
-static void sleep_ms(unsigned ms)
+/* Wait up to ms for fd (-1: none) to be ready for events: 1 ready, 0 not in time, -ECANCELED
+ * if kprofd wants the child to stop. */
+static int wait_fd(int fd, short events, unsigned ms, const struct child_args *a)
 {
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	struct pollfd p[2] = {{.fd = a->cancel_fd, .events = POLLIN}, {.fd = fd, .events = events}};
+	uint64_t end = now_ns(CLOCK_MONOTONIC) + ms * 1000000ULL;
 
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+	for (;;) {
+		uint64_t now = now_ns(CLOCK_MONOTONIC);
+		int n = poll(p, fd >= 0 ? 2 : 1, now >= end ? 0 : (int)((end - now) / 1000000));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (p[0].revents)
+			return -ECANCELED;
+		return n > 0;
+	}
 }
 
 /* rel inside the root dirfd, never out of it, the last component not a symbolic link. */
@@ -281,10 +300,12 @@ static int exchange(int pathfd, const struct child_args *a, size_t i)
 	sh->step = STEP_REPLY;
 	while (!err && len < JVMATTACH_REPLY_MAX) {
 		ssize_t n;
+		int ready = wait_fd(s, POLLIN, left_ms(a), a);
 
-		err = set_timeouts(s, a);
-		if (err < 0)
+		if (ready <= 0) {
+			err = ready < 0 ? ready : -ETIMEDOUT;
 			break;
+		}
 		n = read(s, sh->reply[i] + len, JVMATTACH_REPLY_MAX - len);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -374,7 +395,11 @@ static int trigger(int root, int cwd, const struct child_args *a, const struct s
 	sh->triggered = 1;
 	sh->step = STEP_WAIT;
 	for (;;) {
-		sleep_ms(ms);
+		err = wait_fd(-1, 0, ms, a);
+		if (err < 0) {
+			remove_trigger(dir, a, &made);
+			return err;
+		}
 		waited += ms;
 		sock = find_socket(root, a, stale);
 		if (sock != -ENOENT || waited >= SOCKET_WAIT_MS || !left_ms(a))
@@ -443,9 +468,8 @@ static int child_run(const struct child_args *a)
 	    syscall(SYS_setresgid, a->gid, a->gid, a->gid) < 0 ||
 	    syscall(SYS_setresuid, a->uid, a->uid, a->uid) < 0)
 		return -errno;
-	/* New credentials clear the parent-death signal. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != a->parent)
-		return -ECHILD;
+	/* New credentials cleared the parent-death signal: from here on the child has files to
+	 * clean up, and stops on the cancel fd, which kprofd's end closes too. */
 	sh->step = STEP_SOCKET;
 	sock = find_socket(root, a, NULL);
 	if (sock == -ENOENT)
@@ -626,18 +650,47 @@ static void report(struct jvmattach *ja, const siginfo_t *si)
 	ja->done(&r, ja->userdata);
 }
 
-/* The exit source's destroy callback: the one place an exchange is freed. */
-static void destroy(void *userdata)
+static void ja_free(struct jvmattach *ja)
+{
+	if (ja->child_fd >= 0)
+		close(ja->child_fd);
+	if (ja->cancel_fd >= 0)
+		close(ja->cancel_fd);
+	munmap(ja->sh, sizeof(*ja->sh));
+	ja->ctx->running--;
+	free(ja);
+}
+
+/* The sources' destroy callbacks: each holds a reference to ja (they may go in either order,
+ * also when the loop is freed with them floating after a cancel). */
+static void exit_gone(void *userdata)
 {
 	struct jvmattach *ja = userdata;
 
-	sd_event_source_disable_unref(ja->timer);
-	if (ja->child_fd >= 0)
-		close(ja->child_fd);
-	if (ja->sh)
-		munmap(ja->sh, sizeof(*ja->sh));
-	ja->ctx->running--;
-	free(ja);
+	ja->exit_source = NULL;
+	if (!--ja->refs)
+		ja_free(ja);
+}
+
+static void timer_gone(void *userdata)
+{
+	struct jvmattach *ja = userdata;
+
+	ja->timer = NULL;
+	if (!--ja->refs)
+		ja_free(ja);
+}
+
+/* Drop a source: ours to unref, or the loop's (floating) after a cancel. */
+static void drop_source(struct jvmattach *ja, sd_event_source *s)
+{
+	if (!s)
+		return;
+	sd_event_source_set_enabled(s, SD_EVENT_OFF);
+	if (ja->cancelled)
+		sd_event_source_set_floating(s, false);
+	else
+		sd_event_source_unref(s);
 }
 
 static int on_child_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata)
@@ -650,12 +703,8 @@ static int on_child_exit(sd_event_source *s, int fd, uint32_t revents, void *use
 		return 0;
 	if (!ja->cancelled && ja->done)
 		report(ja, &si);
-	sd_event_source_set_enabled(s, SD_EVENT_OFF);
-	/* Ours, or the loop's since a cancel: the last reference goes, destroy frees ja. */
-	if (ja->cancelled)
-		sd_event_source_set_floating(s, false);
-	else
-		sd_event_source_unref(s);
+	drop_source(ja, ja->timer);
+	drop_source(ja, s); /* freed once this callback returns: then ja too */
 	return 0;
 }
 
@@ -712,10 +761,15 @@ static int spawn(struct child_args *a)
 	if (child == 0) {
 		int err;
 
-		/* Nothing of kprofd's but the target's pidfd (and stdio). */
-		if (a->target_fd > 3)
-			close_range(3, a->target_fd - 1, 0);
-		close_range(a->target_fd + 1, ~0U, 0);
+		/* Nothing of kprofd's but the target's pidfd and the cancel fd (and stdio), as 3
+		 * and 4 (moved above every fd first, so that neither overwrites the other). */
+		int t = fcntl(a->target_fd, F_DUPFD, 64), c = fcntl(a->cancel_fd, F_DUPFD, 64);
+
+		if (t < 0 || c < 0 || dup2(t, 3) < 0 || dup2(c, 4) < 0)
+			_exit(1);
+		a->target_fd = 3;
+		a->cancel_fd = 4;
+		close_range(5, ~0U, 0);
 		err = child_run(a);
 		a->sh->err = err;
 		a->sh->done = 1;
@@ -740,10 +794,11 @@ int jvmattach_start(struct jvmattach_ctx *ctx, const struct jvmattach_req *rq,
 	const char *const *cmds = rq->cmds;
 	size_t n = rq->ncmds;
 	unsigned timeout_ms = rq->timeout_ms;
-	struct child_args a = {.parent = getpid(), .target_fd = -1, .ncmds = n, .args = rq->args};
+	struct child_args a = {
+	    .parent = getpid(), .target_fd = -1, .cancel_fd = -1, .ncmds = n, .args = rq->args};
 	struct jvmattach *ja;
 	pid_t nspid = 0;
-	int err;
+	int err, cancel[2];
 
 	if ((n == 0 && !rq->args) || n > JVMATTACH_MAX_CMDS)
 		return -EINVAL;
@@ -779,6 +834,7 @@ int jvmattach_start(struct jvmattach_ctx *ctx, const struct jvmattach_req *rq,
 	}
 	ja->ctx = ctx;
 	ja->child_fd = -1;
+	ja->cancel_fd = -1;
 	ja->nspid = nspid;
 	ja->uid = a.uid;
 	ja->ncmds = n;
@@ -791,47 +847,64 @@ int jvmattach_start(struct jvmattach_ctx *ctx, const struct jvmattach_req *rq,
 	a.deadline_ns = ja->started_ns + timeout_ms * 1000000ULL;
 	a.sh = ja->sh;
 	ctx->running++;
-	ja->child_fd = spawn(&a);
-	err = ja->child_fd < 0 ? ja->child_fd : 0;
+	err = pipe2(cancel, O_CLOEXEC) < 0 ? -errno : 0;
+	if (err == 0) {
+		a.cancel_fd = cancel[0];
+		ja->cancel_fd = cancel[1];
+		ja->child_fd = spawn(&a);
+		err = ja->child_fd < 0 ? ja->child_fd : 0;
+	}
 	if (err == 0)
 		err = sd_event_add_io(ctx->event, &ja->exit_source, ja->child_fd, EPOLLIN,
 				      on_child_exit, ja);
 	if (err < 0) {
-		/* No source yet: free by hand (a child, if any, is killed by the pidfd's owner
-		 * below). */
+		/* No source yet: free by hand (a child, if any, is killed first). */
 		if (ja->child_fd >= 0) {
 			pidfd_send_signal(ja->child_fd, SIGKILL, NULL, 0);
 			waitid(P_PIDFD, ja->child_fd, &(siginfo_t){0}, WEXITED);
 		}
 		snprintf(why, whylen, "cannot start the helper: %s", strerror(-err));
-		destroy(ja);
+		ja_free(ja);
 		goto out;
 	}
-	sd_event_source_set_destroy_callback(ja->exit_source, destroy);
-	err = sd_event_add_time(ctx->event, &ja->timer, CLOCK_MONOTONIC,
-				(a.deadline_ns + KILL_GRACE_MS * 1000000ULL) / 1000, 0, on_deadline,
-				ja);
-	if (err < 0) {
-		/* No deadline: the child's own one must do. */
-		ja->timer = NULL;
+	ja->refs++;
+	sd_event_source_set_destroy_callback(ja->exit_source, exit_gone);
+	/* Without a deadline timer (out of memory) the child's own deadline must do. */
+	if (sd_event_add_time(ctx->event, &ja->timer, CLOCK_MONOTONIC,
+			      (a.deadline_ns + KILL_GRACE_MS * 1000000ULL) / 1000, 0, on_deadline,
+			      ja) >= 0) {
+		ja->refs++;
+		sd_event_source_set_destroy_callback(ja->timer, timer_gone);
 	}
 	*ret = ja;
 	err = 0;
 out:
 	if (a.target_fd >= 0)
 		close(a.target_fd);
+	if (a.cancel_fd >= 0)
+		close(a.cancel_fd);
 	return err;
 }
 
 void jvmattach_cancel(struct jvmattach *ja)
 {
+	sd_event_source *s[2];
+
 	if (!ja)
 		return;
 	ja->cancelled = true;
 	ja->done = NULL;
-	pidfd_send_signal(ja->child_fd, SIGKILL, NULL, 0);
-	ja->timer = sd_event_source_disable_unref(ja->timer);
-	/* The loop reaps the child and frees ja when it is gone. */
-	sd_event_source_set_floating(ja->exit_source, true);
-	sd_event_source_unref(ja->exit_source);
+	/* The child sees the hangup in its next wait, removes its attach file and exits; one
+	 * stuck in a system call is killed at the deadline. The loop owns the sources from here:
+	 * it reaps the child, and ja goes with the last of them. */
+	close(ja->cancel_fd);
+	ja->cancel_fd = -1;
+	s[0] = ja->exit_source;
+	s[1] = ja->timer;
+	for (int i = 0; i < 2; i++) {
+		if (!s[i])
+			continue;
+		sd_event_source_set_floating(s[i], true);
+		sd_event_source_unref(s[i]);
+	}
 }

@@ -9,7 +9,8 @@
 #  (c) attach --no-jvm-map: the JVM is not asked (its attach listener never starts, no map), its
 #      code stays unnamed, and a JVM without -XX:+PreserveFramePointer gets the hint (log, list);
 #  (d) a fake "JVM" (maps a libjvm.so, catches SIGQUIT, never answers): kprofd goes on sampling
-#      and answering status while the attempt times out, and says so once;
+#      and answering status while the attempt times out, and says so once; detached during an
+#      attempt, the helper stops and leaves nothing behind;
 #  (e) a JVM of another user, kprofd with only the systemd unit's capabilities: asked as that
 #      user (root could not even connect to its 0600 socket without CAP_DAC_OVERRIDE);
 #  (f) a JVM in its own PID and mount namespaces with a private /tmp (pid 1 inside).
@@ -222,6 +223,17 @@ $(sed 's/^.*\] [a-z]*: //' <<<"$msg")"
 	else
 		fail "(d) fake JVM" "worst status ${worst_ms} ms, samples $s1 -> $s2, failures $(target_field "$P" jvm_map_failures), $(grep -c SIGQUIT "$TDIR/d/out") SIGQUIT; $(grep "pid $P" "$TDIR/kprofd.log")"
 	fi
+	# Detached while an attempt runs: the helper stops, removes its attach file, is reaped.
+	ctl detach "$P" >/dev/null
+	ctl attach "$P" --freq 499 >/dev/null
+	sleep 0.5
+	helpers=$(ps --ppid "$DAEMON_PID" -o pid= | wc -l)
+	ctl detach "$P" >/dev/null
+	no_helper() { [ "$(ps --ppid "$DAEMON_PID" -o pid= | wc -l)" = 0 ]; }
+	if [ "$helpers" = 1 ] && wait_for 5 no_helper && [ ! -e "$TDIR/d/.attach_pid$P" ] &&
+		ctl status >/dev/null; then
+		pass "(d) detached during an attempt: its helper stopped, was reaped and left no attach file"
+	else fail "(d) detach during an attempt" "helpers $helpers, now $(ps --ppid "$DAEMON_PID" -o pid=,stat=); $(ls -la "$TDIR/d")"; fi
 	kill -9 "$P"
 	wait "$P" 2>/dev/null
 else
