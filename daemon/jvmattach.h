@@ -13,9 +13,8 @@
 
 #include "kprof/hsattach.h"
 
-#define JVMATTACH_MAX_CMDS 2
+#define JVMATTACH_MAX_CMDS 2		/* commands of one exchange */
 #define JVMATTACH_REPLY_MAX (64u << 10) /* bytes of one reply kept; the rest is not read */
-#define JVMATTACH_ARGS_MAX (64u << 10)	/* bytes of its command line, and of its environment */
 
 struct jvmattach_ctx;
 struct jvmattach;
