@@ -13,7 +13,8 @@
 #      attempt, the helper stops and leaves nothing behind;
 #  (e) a JVM of another user, kprofd with only the systemd unit's capabilities: asked as that
 #      user (root could not even connect to its 0600 socket without CAP_DAC_OVERRIDE);
-#  (f) a JVM in its own PID and mount namespaces with a private /tmp (pid 1 inside).
+#  (f) a JVM in its own PID and mount namespaces with a private /tmp (pid 1 inside);
+#  (g) a method compiled after the map was written: the JVM is asked again, the method named.
 # Needs root, java and javac (make deps: openjdk-17-jdk-headless) and perf for (b).
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -99,7 +100,7 @@ if start_jvm "$TDIR/a" -XX:+PreserveFramePointer; then
 	# (b) Side by side with perf on the same run, over the same window.
 	if command -v perf >/dev/null && command -v jcmd >/dev/null; then
 		report_json "$P" >"$TDIR/k0.json"
-		perf record -F 999 -g -p "$P" -o "$TDIR/perf.data" -- sleep 15 >"$TDIR/perf.out" 2>&1
+		perf record -F 999 -g -p "$P" -o "$TDIR/perf.data" -- sleep 20 >"$TDIR/perf.out" 2>&1
 		report_json "$P" >"$TDIR/k1.json"
 		jcmd "$P" Compiler.perfmap >"$TDIR/jcmd.out" 2>&1 # the perf recipe
 		perf report -i "$TDIR/perf.data" --no-children --sort sym --stdio -q -g none \
@@ -138,7 +139,7 @@ EOF
 		read -r worst share share_all nk rest <<<"$res"
 		if [ -n "$worst" ] && python3 -c "import sys; sys.exit(not ($worst <= 2.0))"; then
 			pass "(b) top Java methods vs perf record -g + jcmd Compiler.perfmap + perf report, \
-15 s at 999 Hz ($nk kprof samples): $rest (largest gap $worst points)"
+20 s at 999 Hz ($nk kprof samples): $rest (largest gap $worst points)"
 		else fail "(b) kprof vs perf" "gap $worst: $rest; $(head -5 "$TDIR/perf.txt")"; fi
 		if python3 -c "import sys; sys.exit(not ($share >= 99.0))"; then
 			pass "(b) $share% of the samples whose leaf is in the code cache are named over \
@@ -150,6 +151,30 @@ that window ($share_all% since the attach, the samples before the map was writte
 	ctl detach "$P" >/dev/null
 else
 	fail "(a) the JVM starts" "$(cat "$TDIR/a/err")"
+fi
+
+# (g) Code compiled after the map was written: its samples land in unnamed code, so the JVM is
+#     asked again (at most every 10 s) and the new method is named.
+mkdir -p "$TDIR/g"
+(cd "$TDIR/g" && exec java -XX:+PreserveFramePointer -cp "$JCLS" Hot 300 4 >"$TDIR/g/out" 2>"$TDIR/g/err") &
+P=$!
+PIDS+=("$P")
+JVMS+=("$P")
+if wait_for 60 grep -q ready "$TDIR/g/err"; then
+	ctl attach "$P" --freq 499 >/dev/null
+	wait_for 20 top_has "$P" 'Hot$Alpha.run'
+	asks0=$(target_field "$P" jvm_map_asks)
+	wait_for 20 grep -q delta "$TDIR/g/err"
+	t0=$(now)
+	delta_named() { report_json "$P" | grep -q 'Hot$Delta.run'; }
+	if wait_for 40 delta_named; then
+		el=$(python3 -c "print(f'{$(now) - $t0:.1f}')")
+		pass "(g) a method compiled after the map was written (Delta.run) is named $el s after \
+it starts: the JVM asked again while its samples were unnamed ($asks0 -> $(target_field "$P" jvm_map_asks) asks)"
+	else fail "(g) asked again" "asks $(target_field "$P" jvm_map_asks); $(ctl report "$P" --top 6)"; fi
+	ctl detach "$P" >/dev/null
+else
+	fail "(g) the JVM starts" "$(cat "$TDIR/g/err")"
 fi
 
 # (c) --no-jvm-map: not asked. A JVM without -XX:+PreserveFramePointer gets the hint.
