@@ -251,11 +251,17 @@ static int one_pid(const char *verb, int argc, char **argv, unsigned *pid)
 static int verb_attach(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"freq", required_argument, NULL, 'F'},  {"duration", required_argument, NULL, 'd'},
-	    {"eps", required_argument, NULL, 'e'},   {"hcct-kernel", no_argument, NULL, 'k'},
-	    {"calls", no_argument, NULL, 'c'},	     {"force", no_argument, NULL, 'f'},
-	    {"burst", required_argument, NULL, 'b'}, {"period", required_argument, NULL, 'P'},
-	    {"json", no_argument, NULL, 'j'},	     {},
+	    {"freq", required_argument, NULL, 'F'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"eps", required_argument, NULL, 'e'},
+	    {"hcct-kernel", no_argument, NULL, 'k'},
+	    {"calls", no_argument, NULL, 'c'},
+	    {"force", no_argument, NULL, 'f'},
+	    {"burst", required_argument, NULL, 'b'},
+	    {"period", required_argument, NULL, 'P'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"no-jvm-map", no_argument, NULL, 'J'},
+	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__AttachRequest ar = KPROF__ATTACH_REQUEST__INIT;
@@ -283,6 +289,8 @@ static int verb_attach(int argc, char **argv)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			json = true;
+		if (c == 'J')
+			ar.no_jvm_map = true;
 	}
 	if (st >= 0)
 		return st;
@@ -786,9 +794,10 @@ static int verb_help_verb(int argc, char **argv);
 
 static const struct verb verbs[] = {
     {"attach", verb_attach,
-     "PID [--freq HZ] [--duration SEC] [--eps E] [--hcct-kernel] [--json]\n"
+     "PID [--freq HZ] [--duration SEC] [--eps E] [--hcct-kernel] [--no-jvm-map] [--json]\n"
      "          [--calls [--burst MS --period MS] [--force]]",
      "start sampling PID (default 99 Hz, 1-4999; until detached, exit or SEC seconds);\n"
+     "          a HotSpot JVM is asked to write its perf map (not with --no-jvm-map);\n"
      "          --calls adds exact mode: uprobes count every entry of the JIT functions\n"
      "          in the perf map (file-backed JIT code only), in bursts with --burst/--period"},
     {"detach", verb_detach, "PID [--json]", "stop sampling PID; its profile is kept"},

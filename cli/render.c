@@ -258,9 +258,21 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 	if (t->lost_stacks)
 		fprintf(f, ", %" PRIu64 " sample%s lost (stack table full)", t->lost_stacks,
 			render_plural(t->lost_stacks));
+	if (t->jvm) {
+		fprintf(f, "; HotSpot JVM: perf map asked %u time%s, %u answered", t->jvm_map_asks,
+			render_plural(t->jvm_map_asks), t->jvm_map_answers);
+		if (t->jvm_map_failures)
+			fprintf(f, ", %u failed", t->jvm_map_failures);
+		if (t->jvm_note && t->jvm_note[0]) {
+			fputs(" (", f);
+			put_text(f, t->jvm_note, 0);
+			fputc(')', f);
+		}
+	}
 	if (t->calls) {
-		fprintf(f, "; exact mode: %u function%s probed, %" PRIu64 " call event%s", t->probes,
-			render_plural(t->probes), t->call_events, render_plural(t->call_events));
+		fprintf(f, "; exact mode: %u function%s probed, %" PRIu64 " call event%s",
+			t->probes, render_plural(t->probes), t->call_events,
+			render_plural(t->call_events));
 		if (t->bursts) /* attach --burst: the probes come and go */
 			fprintf(f, ", %" PRIu64 " burst%s, probes attached %.0f%% of the time",
 				t->bursts, render_plural(t->bursts), 100.0 * t->calls_duty);
@@ -295,6 +307,13 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 		",\"jitdump_bytes\":%" PRIu64 ",\"jitdump_problem\":",
 		t->jitdump_symbols, t->jitdump_bad_records, t->jitdump_bytes);
 	render_json_string(f, t->jitdump_problem);
+	fprintf(f,
+		",\"unnamed_leaf_samples\":%" PRIu64
+		",\"jvm\":%s,\"jvm_map_asks\":%u,\"jvm_map_answers\":%u,\"jvm_map_failures\":%u,"
+		"\"jvm_note\":",
+		t->unnamed_leaf_samples, t->jvm ? "true" : "false", t->jvm_map_asks,
+		t->jvm_map_answers, t->jvm_map_failures);
+	render_json_string(f, t->jvm_note ? t->jvm_note : "");
 	fputc('}', f);
 }
 

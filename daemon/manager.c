@@ -31,6 +31,8 @@
 
 #include "kprof/cleanup.h"
 #include "clock.h"
+#include "jvmattach.h"
+#include "jvmmap.h"
 #include "loader.h"
 #include "manager.h"
 #include "ringbuf.h"
@@ -42,6 +44,7 @@
 #include "procfs.h"
 
 #define HOUSEKEEPING_USEC 1000000ULL
+#define JVM_EXCHANGES_MAX 4 /* JVMs asked for their perf maps at once */
 
 struct target *manager_find_for(struct manager *m, pid_t pid,
 				bool (*ok)(const struct target *t, void *arg), void *arg)
@@ -554,6 +557,9 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 	t->next = m->targets;
 	m->targets = t;
 	m->n_attached++;
+	/* A JVM is asked for its perf map now, off the loop; its answer comes later. */
+	if (target_jvm_start(t, &o) < 0)
+		log_warn("pid %d: out of memory: its JVM perf map is not asked for", pid);
 	{
 		struct tsym_stats ss;
 
@@ -689,6 +695,7 @@ static void on_exec_rec(void *ctx, pid_t tgid, uint64_t start_ticks)
 		return;
 	log_info("pid %d exec'd %s: reloading its symbols", tgid, t->comm);
 	tsym_exec(t->sym);
+	jvmmap_exec(t->jvm);
 }
 
 /* An ended target's symbols are dropped once the drain in which it ended and the next one are
@@ -800,8 +807,10 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 				end_target(m, t, TARGET_EXITED, LOG_INFO, "is gone");
 			continue;
 		}
-		if (!manager_recheck(m, t))
+		if (!manager_recheck(m, t)) {
 			tsym_refresh(t->sym);
+			target_jvm_tick(t, now);
+		}
 	}
 	sd_notifyf(0, "STATUS=%u targets attached, %u kept, %.0f samples/s", m->n_attached,
 		   m->n_kept, m->rate);
@@ -926,8 +935,11 @@ int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 	err = loader_new(conf->ringbuf_bytes, &m->loader);
 	if (err < 0)
 		goto fail;
+	err = jvmattach_ctx_new(m->event, JVM_EXCHANGES_MAX, &m->jvm);
+	if (err < 0)
+		goto fail;
 	m->env = (struct target_env){
-	    .conf = &m->conf, .sym = m->sym, .loader = m->loader, .event = m->event};
+	    .conf = &m->conf, .sym = m->sym, .loader = m->loader, .event = m->event, .jvm = m->jvm};
 	err = ringbuf_new(loader_ringbuf_fd(m->loader), &ringbuf_ops, m, &m->ringbuf);
 	if (err < 0) {
 		log_err("ring buffer: %s", strerror(-err));
@@ -982,7 +994,9 @@ void manager_free(struct manager *m)
 	ringbuf_free(m->ringbuf);
 	loader_free(m->loader);
 	symbolizer_free(m->sym);
+	/* After the loop: it reaps and frees exchanges that were cancelled. */
 	sd_event_unref(m->event);
+	jvmattach_ctx_free(m->jvm);
 	free(m);
 }
 

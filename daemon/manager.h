@@ -15,6 +15,7 @@
 #include "kprof/config.h"
 #include "target.h"
 
+struct jvmattach_ctx;
 struct loader;
 struct ringbuf;
 struct store;
@@ -34,7 +35,8 @@ struct manager {
 	struct loader *loader;
 	struct ringbuf *ringbuf;
 	struct symbolizer *sym;
-	struct target_env env; /* what targets get of the daemon (target.h) */
+	struct jvmattach_ctx *jvm; /* exchanges with HotSpot JVMs (jvmattach.c) */
+	struct target_env env;	   /* what targets get of the daemon (target.h) */
 	struct target *targets;
 	unsigned n_attached, n_kept;
 	uint64_t start_ns;

@@ -274,6 +274,7 @@ static void do_attach(struct client *cl, const Kprof__AttachRequest *req)
 						   .force = req->force,
 						   .burst_ms = req->burst_ms,
 						   .period_ms = req->period_ms,
+						   .no_jvm_map = req->no_jvm_map,
 						   .by = cl->uid},
 			     &t, err_msg, sizeof(err_msg));
 	if (err < 0) {

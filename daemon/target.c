@@ -18,6 +18,7 @@
 #include "kprof/cleanup.h"
 #include "clock.h"
 #include "kprof/config.h"
+#include "jvmmap.h"
 #include "paths.h"
 #include "symbolize.h"
 #include "target.h"
@@ -141,6 +142,7 @@ void target_free(struct target *t)
 {
 	if (!t)
 		return;
+	jvmmap_free(t->jvm);
 	calls_free(&t->calls);
 	paths_free(t->paths);
 	hcct_tree_free(t->saved_hcct);
@@ -156,6 +158,7 @@ void target_free(struct target *t)
 
 void target_drop_symbols(struct target *t)
 {
+	jvmmap_stop(t->jvm); /* it refreshes the perf map: no more */
 	if (!t->sym)
 		return;
 	tsym_get_stats(t->sym, &t->saved_sym);
@@ -216,6 +219,15 @@ static int frame_id(struct target *t, uint64_t addr, bool kernel)
 static int special_id(struct target *t, const char *name)
 {
 	return profile_intern(t->profile, name, "[kprof]", 0, PROFILE_KIND_UNKNOWN);
+}
+
+/* Code nothing names (name_by_mapping's unknown kinds: anonymous or memfd memory), not one of
+ * kprofd's own markers. */
+static bool is_unnamed_code(const struct target *t, uint32_t id)
+{
+	const struct profile_func *f = profile_func_get(t->profile, id);
+
+	return f && f->kind == PROFILE_KIND_UNKNOWN && strcmp(f->module, "[kprof]") != 0;
 }
 
 uint64_t target_memory(const struct target *t)
@@ -283,6 +295,8 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 		t->ids[n++] = id;
 	}
 	n_user = n;
+	if (n_user && is_unnamed_code(t, t->ids[n_user - 1]))
+		t->unnamed_leaf++;
 	for (int i = s->n_kernel - 1; i >= 0; i--) {
 		uint64_t ip = s->ips[i];
 
@@ -304,6 +318,28 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	if (t->hcct && (t->hcct_kernel ? n : n_user) > 0)
 		hcct_add_stack(t->hcct, t->ids, t->hcct_kernel ? n : n_user, 1);
 	profile_add_hashed(t->profile, s->tid, t->ids, n, 1, hash);
+}
+
+int target_jvm_start(struct target *t, const struct attach_opts *o)
+{
+	const struct jvmmap_target jt = {
+	    .pid = t->pid,
+	    .start_ticks = t->start_ticks,
+	    .sym = t->sym,
+	    .samples = &t->samples,
+	    .unnamed = &t->unnamed_leaf,
+	    .conf = t->env->conf,
+	    .no_ask = o->no_jvm_map,
+	};
+
+	if (t->jvm || !t->env->jvm || !t->sym)
+		return 0;
+	return jvmmap_new(t->env->jvm, &jt, &t->jvm);
+}
+
+void target_jvm_tick(struct target *t, uint64_t now)
+{
+	jvmmap_tick(t->jvm, now);
 }
 
 void target_on_call(struct target *t, const struct kp_call *c)

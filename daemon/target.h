@@ -19,6 +19,8 @@
 #include "kprof/profile.h"
 
 struct config;
+struct jvmattach_ctx;
+struct jvmmap;
 struct loader;
 struct path_trace;
 
@@ -40,6 +42,7 @@ struct target_env {
 	struct symbolizer *sym;
 	struct loader *loader;
 	sd_event *event;
+	struct jvmattach_ctx *jvm; /* asking HotSpot JVMs for their perf maps (jvmattach.c) */
 };
 
 struct target {
@@ -56,6 +59,9 @@ struct target {
 	int exit_code;
 	uint64_t attached_ns, ended_ns; /* CLOCK_REALTIME */
 	uint64_t samples, truncated, bad_frames;
+	/* Samples whose user leaf is code nothing names (anonymous or memfd memory: JIT code
+	 * without a perf-map entry); a JVM is asked for its map again while they keep coming. */
+	uint64_t unnamed_leaf;
 	uint64_t cache_gen;
 	struct profile *profile;
 	struct tsym *sym;
@@ -85,6 +91,7 @@ struct target {
 	 * is NULL then). */
 	struct tsym_stats saved_sym;
 	struct path_trace *paths; /* the running or last path trace (paths.c) */
+	struct jvmmap *jvm;	  /* a HotSpot JVM's perf map on demand (jvmmap.c) */
 };
 
 /* What an attach asks for; zero fields take the daemon's defaults. */
@@ -96,7 +103,8 @@ struct attach_opts {
 	bool calls;	  /* exact mode: uprobes on JIT functions */
 	bool force;	  /* probe even where the code file is also mapped writable */
 	unsigned burst_ms, period_ms;
-	uid_t by; /* the client's uid: quotas, and whether a change of credentials ends it */
+	bool no_jvm_map; /* never ask a HotSpot JVM to write its perf map */
+	uid_t by;	 /* the client's uid: quotas, and whether a change of credentials ends it */
 };
 
 /* A process's identity from /proc/PID/status. */
@@ -121,6 +129,10 @@ void target_drop_symbols(struct target *t);
 uint64_t target_memory(const struct target *t);
 void target_free(struct target *t);
 void target_add_sample(struct target *t, const struct kp_sample *s);
+/* Look at the attached process: a HotSpot JVM is asked for its perf map (unless o says not). */
+int target_jvm_start(struct target *t, const struct attach_opts *o);
+/* Housekeeping: ask a JVM again while samples land in unnamed code (jvmmap_tick). */
+void target_jvm_tick(struct target *t, uint64_t now_ns);
 /* Exact mode: a probe hit. */
 void target_on_call(struct target *t, const struct kp_call *c);
 /* Start tracing the paths of one JIT function of an attached target; err says why not. */

@@ -17,6 +17,7 @@
 #include "kprof/saved.h"
 #include "target_pb.h"
 #include "clock.h"
+#include "jvmmap.h"
 #include "paths.h"
 #include "paths_reply.h"
 #include "symbolize.h"
@@ -93,6 +94,16 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->truncated_stacks = t->truncated;
 	pb->eps = t->eps;
 	pb->hcct_kernel = t->hcct_kernel;
+	pb->unnamed_leaf_samples = t->unnamed_leaf;
+	if (t->jvm && jvmmap_get_stats(t->jvm)->jvm) {
+		const struct jvmmap_stats *js = jvmmap_get_stats(t->jvm);
+
+		pb->jvm = true;
+		pb->jvm_map_asks = js->asks;
+		pb->jvm_map_answers = js->answers;
+		pb->jvm_map_failures = js->failures;
+		pb->jvm_note = (char *)js->note;
+	}
 	pb->calls = t->calls.enabled;
 	if (t->calls.enabled) {
 		const struct calls *c = &t->calls;
@@ -183,6 +194,7 @@ int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, 
 	t->ended_ns = pb->ended_at_ns;
 	t->samples = pb->samples;
 	t->truncated = pb->truncated_stacks;
+	t->unnamed_leaf = pb->unnamed_leaf_samples;
 	t->eps = pb->eps;
 	t->hcct_kernel = pb->hcct_kernel;
 	restore_symbol_stats(pb, &t->saved_sym);

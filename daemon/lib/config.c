@@ -13,7 +13,7 @@
 #include "kprof/cleanup.h"
 #include "kprof/config.h"
 
-enum key_type { KEY_UINT, KEY_STRING, KEY_FRACTION };
+enum key_type { KEY_UINT, KEY_STRING, KEY_FRACTION, KEY_BOOL };
 
 struct key {
 	const char *section, *name;
@@ -63,6 +63,7 @@ static const struct key keys[] = {
     STR_KEY("access", "read_group", read_group),
     {"hcct", "phi", KEY_FRACTION, offsetof(struct config, hcct_phi), 0, 0, 0},
     {"hcct", "eps", KEY_FRACTION, offsetof(struct config, hcct_eps), 0, 0, 0},
+    {"jvm", "perfmap", KEY_BOOL, offsetof(struct config, jvm_perfmap), 0, 0, 0},
 };
 
 void config_defaults(struct config *conf)
@@ -93,6 +94,7 @@ void config_defaults(struct config *conf)
 	    .profiles_per_uid_mb = 2048,
 	    .drain_ms = 50,
 	    .perfmap_refresh_ms = 1000,
+	    .jvm_perfmap = true,
 	};
 	strcpy(conf->socket_path, KPROF_DEFAULT_SOCKET);
 	strcpy(conf->state_dir, KPROF_DEFAULT_STATE_DIR);
@@ -131,6 +133,19 @@ int config_set(struct config *conf, const char *section, const char *key, const 
 		}
 		*(double *)((char *)conf + k->offset) = v;
 		return 0;
+	}
+	if (k->type == KEY_BOOL) {
+		static const char *const on[] = {"on", "yes", "true", "1"};
+		static const char *const off[] = {"off", "no", "false", "0"};
+
+		for (size_t i = 0; i < ARRAY_SIZE(on); i++) {
+			if (!strcmp(value, on[i]) || !strcmp(value, off[i])) {
+				*(bool *)((char *)conf + k->offset) = !strcmp(value, on[i]);
+				return 0;
+			}
+		}
+		snprintf(err, errlen, "%s.%s: '%s' is not on or off", section, key, value);
+		return -EINVAL;
 	}
 	if (k->type == KEY_STRING) {
 		if (strlen(value) >= k->size) {

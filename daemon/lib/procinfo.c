@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* procinfo.c: parsers of /proc/PID/status and /proc/PID/stat (see include/kprof/procinfo.h).
  *
- * status: "Key:\tvalue" lines; only Name, State, Tgid, NStgid and Uid are read, each at most
- * once (a comm cannot forge a line: the kernel escapes newlines in Name). stat: "pid (comm)
- * state ppid ..." where comm may hold spaces and ')': fields are counted after the LAST ')'.
+ * status: "Key:\tvalue" lines; only Name, State, Tgid, NStgid, Uid, Gid, Threads and SigCgt are
+ * read, each at most once (a comm cannot forge a line: the kernel escapes newlines in Name). stat:
+ * "pid (comm) state ppid ..." where comm may hold spaces and ')': fields are counted after the LAST
+ * ')'.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -48,7 +49,7 @@ static bool line_is(const char *p, const char *eol, const char *key)
 int procinfo_status(const char *text, size_t len, struct procinfo_status *st)
 {
 	const char *p = text, *end = text + len;
-	bool name = false, state = false, uid = false;
+	bool name = false, state = false, uid = false, gid = false, sigcgt = false;
 
 	memset(st, 0, sizeof(*st));
 	while (p < end) {
@@ -110,6 +111,37 @@ int procinfo_status(const char *text, size_t len, struct procinfo_status *st)
 				*f[i] = v;
 			}
 			uid = true;
+		} else if (!gid && line_is(p, eol, "Gid:\t")) {
+			const char *q = p + 5;
+			unsigned *f[2] = {&st->rgid, &st->egid};
+
+			for (int i = 0; i < 2; i++) {
+				long long v;
+
+				q = skip_ws(q, eol);
+				v = num(&q, eol);
+				if (v < 0 || v > UINT32_MAX)
+					return -EBADMSG;
+				*f[i] = v;
+			}
+			gid = true;
+		} else if (!sigcgt && line_is(p, eol, "SigCgt:\t")) {
+			uint64_t v = 0;
+			int digits = 0;
+
+			for (const char *q = p + 8; q < eol; q++, digits++) {
+				int d = *q >= '0' && *q <= '9'	 ? *q - '0'
+					: *q >= 'a' && *q <= 'f' ? *q - 'a' + 10
+								 : -1;
+
+				if (d < 0 || digits >= 16)
+					return -EBADMSG;
+				v = v << 4 | (unsigned)d;
+			}
+			if (!digits)
+				return -EBADMSG;
+			st->sigcgt = v;
+			sigcgt = true;
 		}
 		p = eol + 1;
 	}

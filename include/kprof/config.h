@@ -10,6 +10,7 @@
 #ifndef KPROF_CONFIG_H
 #define KPROF_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define KPROF_DEFAULT_SOCKET "/run/kprofd/kprofd.sock"
@@ -51,7 +52,8 @@ struct config {
 	unsigned profiles_mb;		   /* profiles and HCCTs of all targets, kept ones too */
 	unsigned profiles_per_uid_mb;	   /* the same, for one uid's targets */
 	double hcct_phi;		   /* default phi of hcct queries */
-	double hcct_eps; /* default eps of new targets: m = ceil(1/eps) counters */
+	double hcct_eps;  /* default eps of new targets: m = ceil(1/eps) counters */
+	bool jvm_perfmap; /* ask HotSpot JVMs to write their perf maps ([jvm] perfmap) */
 	int verbose;
 };
 

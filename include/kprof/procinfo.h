@@ -14,18 +14,20 @@
 
 struct procinfo_status {
 	char comm[17];
-	char state;	 /* R, S, D, Z, X, ... */
-	int tgid;	 /* 0 if absent */
-	int nstgid;	 /* the tgid in the innermost PID namespace (tgid if none shown) */
+	char state; /* R, S, D, Z, X, ... */
+	int tgid;   /* 0 if absent */
+	int nstgid; /* the tgid in the innermost PID namespace (tgid if none shown) */
 	unsigned ruid, euid, suid, fsuid;
-	unsigned threads; /* 0 if absent */
+	unsigned rgid, egid; /* 0 if absent (Gid is not required) */
+	unsigned threads;    /* 0 if absent */
+	uint64_t sigcgt;     /* signals with a handler (bit N-1 for signal N); 0 if absent */
 };
 
 struct procinfo_stat {
 	char state;
 	int tty_nr;
-	uint64_t utime, stime;	/* clock ticks */
-	uint64_t start_ticks;	/* start time, clock ticks after boot */
+	uint64_t utime, stime; /* clock ticks */
+	uint64_t start_ticks;  /* start time, clock ticks after boot */
 };
 
 /* 0, or -EBADMSG when Name, State, Tgid or Uid is missing or malformed. */

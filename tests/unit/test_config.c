@@ -42,6 +42,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.profiles_mb, 8192);
 	assert_int_equal(c.profiles_per_uid_mb, 2048);
 	assert_true(c.hcct_phi == 1e-3 && c.hcct_eps == 2e-4);
+	assert_true(c.jvm_perfmap);
 }
 
 static void test_limits_and_hcct(void **state)
@@ -71,6 +72,27 @@ static void test_limits_and_hcct(void **state)
 	assert_int_equal(
 	    config_parse("[limits]\nmax_stacks = 10\n", "k.conf", &c, err, sizeof(err)), -EINVAL);
 	assert_int_equal(c.max_stacks, 4096);
+}
+
+static void test_jvm(void **state)
+{
+	struct config c;
+	char err[256] = "";
+
+	(void)state;
+	config_defaults(&c);
+	assert_int_equal(config_parse("[jvm]\nperfmap = off\n", "k.conf", &c, err, sizeof(err)), 0);
+	assert_false(c.jvm_perfmap);
+	assert_int_equal(config_parse("[jvm]\nperfmap = yes\n", "k.conf", &c, err, sizeof(err)), 0);
+	assert_true(c.jvm_perfmap);
+	assert_int_equal(config_set(&c, "jvm", "perfmap", "0", err, sizeof(err)), 0);
+	assert_false(c.jvm_perfmap);
+	/* Anything else is refused, the setting kept. */
+	assert_int_equal(config_parse("[jvm]\nperfmap = maybe\n", "k.conf", &c, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "k.conf:2: jvm.perfmap: 'maybe' is not on or off");
+	assert_false(c.jvm_perfmap);
+	assert_int_equal(config_set(&c, "jvm", "perfmap", "", err, sizeof(err)), -EINVAL);
 }
 
 static void test_full_file(void **state)
@@ -181,6 +203,7 @@ int main(void)
 	    cmocka_unit_test(test_defaults), cmocka_unit_test(test_full_file),
 	    cmocka_unit_test(test_errors),   cmocka_unit_test(test_set),
 	    cmocka_unit_test(test_empty),    cmocka_unit_test(test_limits_and_hcct),
+	    cmocka_unit_test(test_jvm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +29,11 @@ static size_t slurp(const char *path, char *buf, size_t cap)
 	return n;
 }
 
+static void on_signal(int sig)
+{
+	(void)sig;
+}
+
 static void test_self(void **state)
 {
 	char buf[8192];
@@ -38,11 +44,19 @@ static void test_self(void **state)
 	(void)state;
 	/* A comm with the characters that break naive parsers. */
 	prctl(PR_SET_NAME, "a) b (c) 1 2", 0, 0, 0);
+	signal(SIGQUIT, on_signal);
+	signal(SIGUSR2, SIG_IGN);
 	n = slurp("/proc/self/status", buf, sizeof(buf));
 	assert_int_equal(procinfo_status(buf, n, &s), 0);
 	assert_int_equal(s.tgid, getpid());
 	assert_int_equal(s.ruid, getuid());
 	assert_int_equal(s.euid, geteuid());
+	assert_int_equal(s.rgid, getgid());
+	assert_int_equal(s.egid, getegid());
+	/* SigCgt has the signals with a handler: not the ignored ones. */
+	assert_true(s.sigcgt & (1ULL << (SIGQUIT - 1)));
+	assert_false(s.sigcgt & (1ULL << (SIGUSR2 - 1)));
+	signal(SIGQUIT, SIG_DFL);
 	assert_string_equal(s.comm, "a) b (c) 1 2");
 	assert_int_equal(s.state, 'R');
 	n = slurp("/proc/self/stat", buf, sizeof(buf));
@@ -56,7 +70,7 @@ static void test_namespaces_and_cuts(void **state)
 	static const char status[] = "Name:\tnode\nUmask:\t0022\nState:\tZ (zombie)\nTgid:\t4242\n"
 				     "NStgid:\t4242\t17\t1\nPid:\t4242\n"
 				     "Uid:\t1000\t0\t0\t0\nGid:\t1000\t1000\t1000\t1000\n"
-				     "Threads:\t3\n";
+				     "Threads:\t3\nSigCgt:\t0000000100004004\n";
 	static const char stat[] = "4242 (x) y) R 1 2 3 34817 5 6 7 8 9 10 11 12 13 14 15 16 17 "
 				   "18 987654 20\n";
 	struct procinfo_status s;
@@ -70,6 +84,9 @@ static void test_namespaces_and_cuts(void **state)
 	assert_int_equal(s.euid, 0);
 	assert_int_equal(s.suid, 0);
 	assert_int_equal(s.threads, 3);
+	assert_int_equal(s.rgid, 1000);
+	assert_int_equal(s.egid, 1000);
+	assert_int_equal(s.sigcgt, 0x100004004ULL);
 	assert_int_equal(procinfo_stat(stat, sizeof(stat) - 1, &t), 0);
 	assert_int_equal(t.state, 'R');
 	assert_int_equal(t.tty_nr, 34817);
@@ -89,10 +106,19 @@ static void test_namespaces_and_cuts(void **state)
 	}
 	assert_int_equal(procinfo_status("Name:\tx\nState:\tR\nTgid:\t1\nUid:\t1\t2\t3\n", 36, &s),
 			 -EBADMSG);
-	assert_int_equal(procinfo_status("Name:\tx\nState:\tR\nTgid:\t-1\nUid:\t1\t2\t3\t4\n", 39,
-					 &s),
-			 -EBADMSG);
+	assert_int_equal(
+	    procinfo_status("Name:\tx\nState:\tR\nTgid:\t-1\nUid:\t1\t2\t3\t4\n", 39, &s),
+	    -EBADMSG);
 	assert_int_equal(procinfo_stat("1 (x) R 99999999999999999999 2", 30, &t), -EBADMSG);
+	/* SigCgt: hex digits only, at most 64 bits. */
+	assert_int_equal(
+	    procinfo_status("Name:\tx\nState:\tR\nTgid:\t1\nUid:\t1\t2\t3\t4\nSigCgt:\t00g\n", 50,
+			    &s),
+	    -EBADMSG);
+	assert_int_equal(procinfo_status("Name:\tx\nState:\tR\nTgid:\t1\nUid:\t1\t2\t3\t4\n"
+					 "SigCgt:\t00000000000000001\n",
+					 64, &s),
+			 -EBADMSG);
 }
 
 int main(void)

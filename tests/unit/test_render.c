@@ -427,6 +427,29 @@ static void test_target_line(void **state)
 			       "8 JIT symbols, 5 from the jitdump, 2 bad jitdump records, jitdump "
 			       "/proc/4242/cwd/jit-4242.dump read no further than byte 64: ?[2J\n");
 	free(s);
+
+	/* A JVM: its asks, and its note made harmless on a terminal (a JVM's words in it). */
+	fill_target(&t);
+	t.jvm = true;
+	t.jvm_map_asks = 3;
+	t.jvm_map_answers = 2;
+	t.jvm_map_failures = 1;
+	t.jvm_note = "Compiler.perfmap answered -1: \x1b[2Jx; no -XX:+PreserveFramePointer: Java "
+		     "stacks will be short";
+	s = target_line(&t);
+	assert_string_equal(s, "pid 4242 (minijit) uid 1000: attached, 99 Hz, 200 samples, "
+			       "3 JIT symbols; HotSpot JVM: perf map asked 3 times, 2 answered, "
+			       "1 failed (Compiler.perfmap answered -1: ?[2Jx; no "
+			       "-XX:+PreserveFramePointer: Java stacks will be short)\n");
+	free(s);
+	t.jvm_map_asks = 1;
+	t.jvm_map_answers = 1;
+	t.jvm_map_failures = 0;
+	t.jvm_note = "";
+	s = target_line(&t);
+	assert_string_equal(s, "pid 4242 (minijit) uid 1000: attached, 99 Hz, 200 samples, "
+			       "3 JIT symbols; HotSpot JVM: perf map asked 1 time, 1 answered\n");
+	free(s);
 }
 
 #define REPORT_HEADER                                                                              \
@@ -609,7 +632,9 @@ static void test_report_json(void **state)
 		       "\"calls_duty\":0.000,\"probes\":0,\"symbols_refused\":0,"
 		       "\"save_failures\":0,\"samples_refused\":0,\"session\":0,"
 		       "\"sessions\":0,\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
-		       "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,\"jitdump_problem\":\"\"},"
+		       "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,\"jitdump_problem\":\"\","
+		       "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
+		       "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\"},"
 		       "\"total_samples\":200,\"functions\":5,\"entries\":["
 		       "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
 		       "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
@@ -708,7 +733,9 @@ static void test_list(void **state)
 				  "\"samples_refused\":0,\"session\":0,\"sessions\":0,"
 				  "\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
 				  "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,"
-				  "\"jitdump_problem\":\"\"},"
+				  "\"jitdump_problem\":\"\","
+				  "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
+				  "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\"},"
 				  "{\"pid\":31337,\"uid\":0,"
 				  "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
 				  "\"freq_hz\":997,\"samples\":0,"));
