@@ -304,9 +304,11 @@ fi
 #     /tmp/perf-1.map exist only inside its root.
 if unshare --mount --pid --fork --mount-proc true 2>/dev/null; then
 	mkdir -p "$TDIR/f"
+	# The classes may live under /tmp (a clone in /tmp), which the new tmpfs hides: keep their
+	# directory open on fd 3 and load them from there.
 	unshare --mount --pid --fork --mount-proc sh -c \
-		"mount -t tmpfs none /tmp && cd / && exec java -XX:+PreserveFramePointer -cp '$JCLS' Hot 300" \
-		>"$TDIR/f/out" 2>"$TDIR/f/err" &
+		"mount -t tmpfs none /tmp && cd / && exec java -XX:+PreserveFramePointer -cp /proc/self/fd/3 Hot 300" \
+		3<"$JCLS" >"$TDIR/f/out" 2>"$TDIR/f/err" &
 	U=$!
 	PIDS+=("$U")
 	if wait_for 60 grep -q ready "$TDIR/f/err" && NP=$(pgrep -P "$U") && [ -n "$NP" ] &&
