@@ -243,6 +243,11 @@ static void end_target(struct manager *m, struct target *t, enum target_state st
 	va_end(ap);
 	loader_target_del(m->loader, t->pid);
 	loader_freq_put(m->loader, t->freq);
+	/* An exited process writes no more symbols: read its perf map and jitdump a last time
+	 * before the samples still in the ring buffer are named (a short process's samples are
+	 * mostly drained here, after its exit). */
+	if (state == TARGET_EXITED)
+		tsym_gone(t->sym);
 	/* Samples already in the ring buffer still belong to this profile. */
 	drain_all(m);
 	log_msg(level, "pid %d (%s) %s, %llu samples kept", t->pid, t->comm, why,
@@ -256,8 +261,6 @@ static void end_target(struct manager *m, struct target *t, enum target_state st
 	t->ended_ns = now_ns(CLOCK_REALTIME);
 	m->n_attached--;
 	m->n_kept++;
-	if (state == TARGET_EXITED)
-		tsym_gone(t->sym);
 	save_target(m, t);
 	trim_kept(m);
 }
