@@ -40,7 +40,8 @@ PROTO_H := $(BUILD)/proto/kprof.pb-c.h
 PPROF_C := $(BUILD)/proto/profile.pb-c.c
 PPROF_H := $(BUILD)/proto/profile.pb-c.h
 # One BPF source per tool (bpf/*.bpf.c), linked into one object and one skeleton.
-BPF_SRC := bpf/shared.bpf.c bpf/sampler.bpf.c bpf/lifecycle.bpf.c bpf/calls.bpf.c bpf/paths.bpf.c
+BPF_SRC := bpf/shared.bpf.c bpf/sampler.bpf.c bpf/lifecycle.bpf.c bpf/calls.bpf.c bpf/paths.bpf.c \
+	bpf/threads.bpf.c
 BPF_OBJS := $(patsubst bpf/%.c,$(BUILD)/bpf/%.o,$(BPF_SRC))
 SKELS := $(BUILD)/kprof.skel.h
 
