@@ -8,6 +8,10 @@
  * programs (exit, exec) are attached once at load. Nothing is pinned: if kprofd dies, the
  * kernel drops every event and link with its file descriptors.
  *
+ * The ring buffer is sized by what can arrive in it (rbsize.h): the CPUs, the highest sampling
+ * frequency and the drain interval, within a bound (daemon.ringbuf_max_mb, 8 MiB by default,
+ * RBSIZE_LIMIT_MB at most), or set explicitly (daemon.ringbuf_size).
+ *
  * A pid is not a process: a kp_targets entry also holds the process's start time (clock ticks
  * after boot, /proc/PID/stat field 22), which the BPF programs compare with the running task's, and
  * kp_exit deletes the entry when that process ends. A process that reuses the pid is then never
@@ -26,6 +30,7 @@
 #include <bpf/libbpf.h>
 
 #include "kprof/config.h"
+#include "kprof/rbsize.h"
 #include "loader.h"
 #include "log.h"
 #include "kprof.skel.h"
@@ -45,16 +50,55 @@ struct loader {
 	struct freq_set sets[KPROF_MAX_FREQ_SETS];
 };
 
-static unsigned pow2_at_least(unsigned long v, unsigned min)
+/* The ring buffer's size: explicit, or from what can arrive (both logged). */
+static int ringbuf_size(const struct loader_opts *o, unsigned *bytes)
 {
-	unsigned n = min;
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	struct rbsize_in in = {
+	    .ncpus = online > 0 ? online : 1,
+	    .max_freq = o->max_freq,
+	    .record_bytes = RBSIZE_RECORD_BYTES,
+	    .interval_ms = o->drain_ms,
+	    .max_bytes = o->ringbuf_max_bytes,
+	};
+	uint64_t limit = (uint64_t)RBSIZE_LIMIT_MB << 20, b;
+	struct rbsize r;
+	int err;
 
-	while (n < v && n < (1u << 30))
-		n <<= 1;
-	return n;
+	if (o->ringbuf_bytes) {
+		err = rbsize_explicit(o->ringbuf_bytes, getpagesize(), limit, &b);
+		if (err < 0) {
+			log_err(
+			    "ring buffer: %llu bytes asked (daemon.ringbuf_size), more than the %u "
+			    "MiB of locked kernel memory kprofd may take",
+			    (unsigned long long)o->ringbuf_bytes, RBSIZE_LIMIT_MB);
+			return err;
+		}
+		*bytes = b;
+		log_info("ring buffer: %llu KiB as configured (daemon.ringbuf_size)",
+			 (unsigned long long)b >> 10);
+		return 0;
+	}
+	err = rbsize_compute(&in, &r);
+	if (err < 0) {
+		log_err("ring buffer: cannot size it for %u CPUs, %u Hz, bound %llu bytes",
+			in.ncpus, in.max_freq, (unsigned long long)in.max_bytes);
+		return err;
+	}
+	*bytes = r.bytes;
+	if (r.capped)
+		log_info("ring buffer: %llu MiB, the bound (daemon.ringbuf_max_mb): %u CPUs at %u "
+			 "Hz could send %.0f MiB in %u ms; kprofd is woken at an eighth full, and "
+			 "loses (and counts) samples only when it falls %u ms behind that rate",
+			 (unsigned long long)r.bytes >> 20, in.ncpus, in.max_freq,
+			 r.need / 1048576.0, in.interval_ms, rbsize_hold_ms(&in, r.bytes * 7 / 8));
+	else
+		log_info("ring buffer: %llu KiB, what %u CPUs at %u Hz can send in %u ms",
+			 (unsigned long long)r.bytes >> 10, in.ncpus, in.max_freq, in.interval_ms);
+	return 0;
 }
 
-int loader_new(unsigned ringbuf_bytes, struct loader **ret)
+int loader_new(const struct loader_opts *o, struct loader **ret)
 {
 	struct loader *l = calloc(1, sizeof(*l));
 	int err;
@@ -66,13 +110,9 @@ int loader_new(unsigned ringbuf_bytes, struct loader **ret)
 		err = l->ncpus ? l->ncpus : -ENODEV;
 		goto fail;
 	}
-	/* By default about one second of the worst rate at an average record of 512 bytes, at
-	 * least 1 MiB; an explicit size is only rounded up to a power of two (and a page). */
-	if (ringbuf_bytes)
-		l->rb_bytes = pow2_at_least(ringbuf_bytes, getpagesize());
-	else
-		l->rb_bytes =
-		    pow2_at_least((unsigned long)KPROF_MAX_FREQ * l->ncpus * 512, 1u << 20);
+	err = ringbuf_size(o, &l->rb_bytes);
+	if (err < 0)
+		goto fail;
 	l->skel = kprof_bpf__open();
 	if (!l->skel) {
 		err = -errno;

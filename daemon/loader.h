@@ -17,8 +17,16 @@ struct bpf_program;
 
 #define KPROF_MAX_FREQ_SETS 8 /* distinct sampling frequencies in use at once */
 
+struct loader_opts {
+	uint64_t ringbuf_bytes;	    /* explicit size; 0: from what can arrive (rbsize.h) */
+	uint64_t ringbuf_max_bytes; /* the bound of a computed size */
+	unsigned max_freq;	    /* the highest sampling frequency an attach may ask */
+	unsigned drain_ms;	    /* the longest samples wait in the ring buffer */
+};
+
 struct loader;
-int loader_new(unsigned ringbuf_bytes, struct loader **ret);
+/* -E2BIG: the explicit size is above RBSIZE_LIMIT_MB (logged). */
+int loader_new(const struct loader_opts *o, struct loader **ret);
 void loader_free(struct loader *l);
 int loader_ringbuf_fd(const struct loader *l);
 /* The exact-mode programs: entry (ret false) or return (ret true) probe. */

@@ -831,10 +831,12 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 		log_err("reload: %s; keeping the current settings", err);
 		return 0;
 	}
-	if (strcmp(c.socket_path, m->conf.socket_path) || c.ringbuf_bytes != m->conf.ringbuf_bytes)
+	if (strcmp(c.socket_path, m->conf.socket_path) ||
+	    c.ringbuf_bytes != m->conf.ringbuf_bytes || c.ringbuf_max_mb != m->conf.ringbuf_max_mb)
 		log_warn("reload: the socket path and the ring buffer size change only at restart");
 	strcpy(c.socket_path, m->conf.socket_path);
 	c.ringbuf_bytes = m->conf.ringbuf_bytes;
+	c.ringbuf_max_mb = m->conf.ringbuf_max_mb;
 	m->conf = c;
 	resolve_read_group(m);
 	symbolizer_set_budget(m->sym, (uint64_t)c.symbols_mb << 20,
@@ -909,7 +911,12 @@ int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 			     (uint64_t)conf->symbols_per_uid_mb << 20, &m->sym);
 	if (err < 0)
 		goto fail;
-	err = loader_new(conf->ringbuf_bytes, &m->loader);
+	err = loader_new(
+	    &(struct loader_opts){.ringbuf_bytes = conf->ringbuf_bytes,
+				  .ringbuf_max_bytes = (uint64_t)conf->ringbuf_max_mb << 20,
+				  .max_freq = KPROF_MAX_FREQ,
+				  .drain_ms = SAMPLE_BATCH_MS},
+	    &m->loader);
 	if (err < 0)
 		goto fail;
 	m->env = (struct target_env){
