@@ -34,6 +34,7 @@
 #include "loader.h"
 #include "manager.h"
 #include "ringbuf.h"
+#include "sampler.h"
 #include "store.h"
 #include "target_pb.h"
 #include "symbolize.h"
@@ -221,6 +222,29 @@ static void drain_all(struct manager *m)
 		;
 }
 
+/* Sampling of t stops: out of kp_targets, its events closed (their counts kept) or its per-CPU
+ * set released. */
+static void stop_sampling(struct manager *m, struct target *t)
+{
+	loader_target_del(m->loader, t->pid);
+	if (t->per_cpu) {
+		sampler_freq_put(m->sampler, t->freq);
+		return;
+	}
+	if (t->events)
+		sampler_target_stats(t->events, &t->threads);
+	sampler_target_free(t->events);
+	t->events = NULL;
+	/* Room for events again: the targets a limit left with unsampled threads get them. */
+	for (struct target *o = m->targets; o; o = o->next) {
+		if (o->state != TARGET_ATTACHED || !o->events || !o->threads.unsampled)
+			continue;
+		if (sampler_target_rescan(o->events) < 0)
+			log_warn("pid %d: cannot scan its threads again", o->pid);
+		sampler_target_stats(o->events, &o->threads);
+	}
+}
+
 /* Stop sampling t; its profile stays. The log line (level, why: "detached", "exited
  * (status 0)", ...) is written once the samples still in the ring buffer are in, so its count
  * is the kept profile's. */
@@ -238,8 +262,7 @@ static void end_target(struct manager *m, struct target *t, enum target_state st
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	loader_target_del(m->loader, t->pid);
-	loader_freq_put(m->loader, t->freq);
+	stop_sampling(m, t);
 	/* Samples already in the ring buffer still belong to this profile. */
 	drain_all(m);
 	log_msg(level, "pid %d (%s) %s, %llu samples kept", t->pid, t->comm, why,
@@ -391,7 +414,7 @@ static int start_calls(struct manager *m, struct target *t, const struct attach_
 static int check_quotas(struct manager *m, uid_t by, unsigned freq, char *errbuf, size_t errlen)
 {
 	unsigned mine = 0, freqs[KPROF_MAX_FREQ_SETS], my_freqs[KPROF_MAX_FREQ_SETS];
-	int nf = loader_freqs(m->loader, freqs, KPROF_MAX_FREQ_SETS), nmine = 0;
+	int nf = sampler_freqs(m->sampler, freqs, KPROF_MAX_FREQ_SETS), nmine = 0;
 	bool new_freq = true, mine_has = false;
 
 	if (m->n_attached >= m->conf.max_targets) {
@@ -434,13 +457,60 @@ static int check_quotas(struct manager *m, uid_t by, unsigned freq, char *errbuf
 			 by, nmine, m->conf.max_freqs_per_uid);
 		return -EUSERS;
 	}
-	if (new_freq && nf >= KPROF_MAX_FREQ_SETS - 1) {
+	if (m->per_cpu && new_freq && nf >= KPROF_MAX_FREQ_SETS - 1) {
 		snprintf(errbuf, errlen,
 			 "%d distinct sampling frequencies are in use; the last of %d is kept for "
 			 "root: use one of those in use",
 			 nf, KPROF_MAX_FREQ_SETS);
 		return -EBUSY;
 	}
+	return 0;
+}
+
+/* Put t in kp_targets and open what samples it: its per-thread events (the entry first, so
+ * that threads created while they are opened are reported), or the per-CPU set of its
+ * frequency. */
+static int start_sampling(struct manager *m, struct target *t, char *errbuf, size_t errlen)
+{
+	struct sampler_limits lim = {m->conf.max_threads, m->max_thread_fds};
+	int err;
+
+	t->per_cpu = m->per_cpu;
+	if (t->per_cpu) {
+		err = sampler_freq_get(m->sampler, t->freq);
+		if (err < 0) {
+			snprintf(errbuf, errlen,
+				 err == -EBUSY ? "too many distinct frequencies in use (%d)"
+					       : "cannot start sampling at %u Hz: %s",
+				 err == -EBUSY ? KPROF_MAX_FREQ_SETS : t->freq, strerror(-err));
+			return err;
+		}
+	}
+	err = loader_target_add(m->loader, t->pid, t->freq, t->start_ticks,
+				t->per_cpu ? 0 : KP_TF_THREADS);
+	if (err < 0) {
+		snprintf(errbuf, errlen, "cannot add pid %d to the BPF targets map: %s", t->pid,
+			 strerror(-err));
+		if (t->per_cpu)
+			sampler_freq_put(m->sampler, t->freq);
+		return err;
+	}
+	if (t->per_cpu)
+		return 0;
+	/* Users leave the last eighth of the thread events to root, as with every limit. */
+	if (t->by != 0)
+		lim.max_total = user_share(lim.max_total);
+	err = sampler_target_new(m->sampler, t->pid, t->freq, &lim, &t->events, errbuf, errlen);
+	if (err < 0) {
+		loader_target_del(m->loader, t->pid);
+		return err;
+	}
+	sampler_target_stats(t->events, &t->threads);
+	if (t->threads.unsampled)
+		log_warn("pid %d: %u of its %u threads are not sampled: limit of %u thread events "
+			 "per target (limits.max_threads) or %u in all (limits.max_thread_fds)",
+			 t->pid, t->threads.unsampled, t->threads.threads, m->conf.max_threads,
+			 m->max_thread_fds);
 	return 0;
 }
 
@@ -511,20 +581,8 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		target_free(t);
 		return -EPERM;
 	}
-	err = loader_freq_get(m->loader, freq);
+	err = start_sampling(m, t, errbuf, errlen);
 	if (err < 0) {
-		snprintf(errbuf, errlen,
-			 err == -EBUSY ? "too many distinct frequencies in use (%d)"
-				       : "cannot start sampling at %u Hz: %s",
-			 err == -EBUSY ? KPROF_MAX_FREQ_SETS : freq, strerror(-err));
-		target_free(t);
-		return err;
-	}
-	err = loader_target_add(m->loader, pid, freq, t->start_ticks);
-	if (err < 0) {
-		snprintf(errbuf, errlen, "cannot add pid %d to the BPF targets map: %s", pid,
-			 strerror(-err));
-		loader_freq_put(m->loader, freq);
 		target_free(t);
 		return err;
 	}
@@ -539,8 +597,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 	if (o.calls) {
 		err = start_calls(m, t, &o, errbuf, errlen);
 		if (err < 0) {
-			loader_target_del(m->loader, pid);
-			loader_freq_put(m->loader, freq);
+			stop_sampling(m, t);
 			target_free(t);
 			return err;
 		}
@@ -557,11 +614,17 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 	m->n_attached++;
 	{
 		struct tsym_stats ss;
+		char how[96];
 
 		tsym_get_stats(t->sym, &ss);
-		log_info("attached pid %d (%s, uid %u) at %u Hz, duration %us (0: unlimited); "
-			 "perf map %s: %llu JIT symbols",
-			 pid, t->comm, t->uid, freq, duration_sec, ss.perfmap_path,
+		if (t->per_cpu)
+			snprintf(how, sizeof(how), "per-CPU events");
+		else
+			snprintf(how, sizeof(how), "%u thread events (%u threads, %u unsampled)",
+				 t->threads.events, t->threads.threads, t->threads.unsampled);
+		log_info("attached pid %d (%s, uid %u) at %u Hz by %s, duration %us (0: "
+			 "unlimited); perf map %s: %llu JIT symbols",
+			 pid, t->comm, t->uid, freq, how, duration_sec, ss.perfmap_path,
 			 (unsigned long long)ss.jit_symbols);
 	}
 	*ret = t;
@@ -571,8 +634,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 void manager_forget(struct manager *m, struct target *t)
 {
 	if (t->state == TARGET_ATTACHED) {
-		loader_target_del(m->loader, t->pid);
-		loader_freq_put(m->loader, t->freq);
+		stop_sampling(m, t);
 		t->duration_timer = sd_event_source_disable_unref(t->duration_timer);
 		calls_off(&t->calls);
 		t->calls.timer = sd_event_source_disable_unref(t->calls.timer);
@@ -657,6 +719,24 @@ static void on_path(void *ctx, const struct kp_path *p)
 
 	if (t)
 		paths_on_event(t->paths, p);
+}
+
+/* A thread of a per-thread target started without an event: its creator had none either (it
+ * was being opened, or a limit left it out). The creator first, so that the threads it creates
+ * next inherit. */
+static void on_thread(void *ctx, pid_t tgid, pid_t tid, pid_t creator)
+{
+	struct manager *m = ctx;
+	struct target *t = manager_find(m, tgid);
+	int err;
+
+	if (!t || t->state != TARGET_ATTACHED || !t->events)
+		return;
+	err = sampler_target_report(t->events, tid, creator);
+	if (err < 0 && err != -EUSERS)
+		log_warn("pid %d: cannot open the sampling event of its new thread %d: %s", tgid,
+			 tid, strerror(-err));
+	sampler_target_stats(t->events, &t->threads);
 }
 
 static void on_exit_rec(void *ctx, pid_t tgid, uint64_t start_ticks, int code)
@@ -767,6 +847,28 @@ static void check_profile_budget(struct manager *m)
 	}
 }
 
+/* A thread report lost to a full ring buffer leaves a thread unsampled: scan every per-thread
+ * target again when the BPF side counted one. */
+static void rescan_on_lost_reports(struct manager *m)
+{
+	uint64_t ctr[KP_CTR_NR];
+
+	if (m->per_cpu || loader_counters(m->loader, ctr, NULL) < 0 ||
+	    ctr[KP_CTR_THREAD_DROPS] == m->thread_drops)
+		return;
+	log_warn("%llu new-thread reports lost (ring buffer full): scanning the targets' threads "
+		 "again",
+		 (unsigned long long)(ctr[KP_CTR_THREAD_DROPS] - m->thread_drops));
+	m->thread_drops = ctr[KP_CTR_THREAD_DROPS];
+	for (struct target *t = m->targets; t; t = t->next) {
+		if (t->state != TARGET_ATTACHED || !t->events)
+			continue;
+		if (sampler_target_rescan(t->events) < 0)
+			log_warn("pid %d: cannot scan its threads again", t->pid);
+		sampler_target_stats(t->events, &t->threads);
+	}
+}
+
 static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct manager *m = userdata;
@@ -789,6 +891,7 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 		if (!manager_recheck(m, t))
 			tsym_refresh(t->sym);
 	}
+	rescan_on_lost_reports(m);
 	sd_notifyf(0, "STATUS=%u targets attached, %u kept, %.0f samples/s", m->n_attached,
 		   m->n_kept, m->rate);
 	expire_kept(m);
@@ -832,11 +935,16 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 		return 0;
 	}
 	if (strcmp(c.socket_path, m->conf.socket_path) ||
-	    c.ringbuf_bytes != m->conf.ringbuf_bytes || c.ringbuf_max_mb != m->conf.ringbuf_max_mb)
-		log_warn("reload: the socket path and the ring buffer size change only at restart");
+	    c.ringbuf_bytes != m->conf.ringbuf_bytes ||
+	    c.ringbuf_max_mb != m->conf.ringbuf_max_mb || c.sampling != m->conf.sampling ||
+	    c.max_thread_fds != m->conf.max_thread_fds)
+		log_warn("reload: the socket path, the ring buffer size, the sampling events and "
+			 "limits.max_thread_fds change only at restart");
 	strcpy(c.socket_path, m->conf.socket_path);
 	c.ringbuf_bytes = m->conf.ringbuf_bytes;
 	c.ringbuf_max_mb = m->conf.ringbuf_max_mb;
+	c.sampling = m->conf.sampling;
+	c.max_thread_fds = m->conf.max_thread_fds;
 	m->conf = c;
 	resolve_read_group(m);
 	symbolizer_set_budget(m->sym, (uint64_t)c.symbols_mb << 20,
@@ -871,7 +979,23 @@ static const struct ringbuf_ops ringbuf_ops = {
     .on_path = on_path,
     .on_exit = on_exit_rec,
     .on_exec = on_exec_rec,
+    .on_thread = on_thread,
 };
+
+/* Per-thread events hold one fd each: at most half the open files limit, the rest staying
+ * for clients, probes and symbol files. */
+static unsigned thread_fd_limit(unsigned wanted)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    wanted <= rl.rlim_cur / 2)
+		return wanted;
+	log_info("thread events: at most %llu (half the open files limit), not %u "
+		 "(limits.max_thread_fds)",
+		 (unsigned long long)rl.rlim_cur / 2, wanted);
+	return rl.rlim_cur / 2;
+}
 
 int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 {
@@ -917,6 +1041,11 @@ int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 				  .max_freq = KPROF_MAX_FREQ,
 				  .drain_ms = SAMPLE_BATCH_MS},
 	    &m->loader);
+	if (err < 0)
+		goto fail;
+	m->per_cpu = conf->sampling == CONFIG_SAMPLING_CPUS || !loader_threads_supported(m->loader);
+	m->max_thread_fds = thread_fd_limit(conf->max_thread_fds);
+	err = sampler_new(m->loader, m->max_thread_fds, &m->sampler);
 	if (err < 0)
 		goto fail;
 	m->env = (struct target_env){
@@ -973,6 +1102,7 @@ void manager_free(struct manager *m)
 	sd_event_source_disable_unref(m->refresh_timer);
 	links_removals_wait(2000); /* the kernel drops the rest with kprofd's fds */
 	ringbuf_free(m->ringbuf);
+	sampler_free(m->sampler);
 	loader_free(m->loader);
 	symbolizer_free(m->sym);
 	sd_event_unref(m->event);
@@ -1004,14 +1134,32 @@ int manager_run(struct manager *m)
 {
 	int err;
 
-	log_info("kprofd %s ready: socket %s, ring buffer %u KiB, %d CPUs", KPROF_VERSION,
+	log_info("kprofd %s ready: socket %s, ring buffer %u KiB, %d CPUs, %s", KPROF_VERSION,
 		 m->conf.socket_path, loader_ringbuf_bytes(m->loader) / 1024,
-		 loader_ncpus(m->loader));
+		 loader_ncpus(m->loader),
+		 m->per_cpu ? "per-CPU sampling events" : "per-thread sampling events");
 	sd_notifyf(0, "READY=1\nSTATUS=ready, no targets\nMAINPID=%d", getpid());
 	err = sd_event_loop(m->event);
 	sd_notify(0, "STOPPING=1\nSTATUS=stopping: saving profiles");
 	manager_stop_targets(m);
 	return err;
+}
+
+int manager_freqs(const struct manager *m, unsigned *out, int max)
+{
+	int n = 0;
+
+	for (const struct target *t = m->targets; t; t = t->next) {
+		bool seen = false;
+
+		if (t->state != TARGET_ATTACHED)
+			continue;
+		for (int i = 0; i < n; i++)
+			seen |= out[i] == t->freq;
+		if (!seen && n < max)
+			out[n++] = t->freq;
+	}
+	return n;
 }
 
 uint64_t manager_cpu_ns(void)

@@ -17,6 +17,7 @@
 
 struct loader;
 struct ringbuf;
+struct sampler;
 struct store;
 struct symbolizer;
 
@@ -32,6 +33,7 @@ struct manager {
 	struct store *store; /* NULL: profiles are kept in memory only */
 	sd_event *event;
 	struct loader *loader;
+	struct sampler *sampler;
 	struct ringbuf *ringbuf;
 	struct symbolizer *sym;
 	struct target_env env; /* what targets get of the daemon (target.h) */
@@ -43,9 +45,14 @@ struct manager {
 	uint64_t rate_prev_samples, rate_prev_ns;
 	double rate;
 	sd_event_source *drain_timer, *refresh_timer, *rb_source;
-	uint64_t drained_ns;	/* last drain (CLOCK_MONOTONIC) */
-	uint64_t profile_bytes; /* all targets' profiles, at the last housekeeping */
+	uint64_t drained_ns;	 /* last drain (CLOCK_MONOTONIC) */
+	uint64_t profile_bytes;	 /* all targets' profiles, at the last housekeeping */
+	bool per_cpu;		 /* targets are sampled by the per-CPU sets */
+	unsigned max_thread_fds; /* conf.max_thread_fds, within the fd limit */
+	uint64_t thread_drops;	 /* KP_CTR_THREAD_DROPS at the last housekeeping */
 };
+
+#define MANAGER_MAX_FREQS 64 /* distinct frequencies a status lists */
 
 int manager_new(config_load_fn load, void *userdata, struct manager **ret);
 void manager_free(struct manager *m);
@@ -70,5 +77,7 @@ void manager_forget(struct manager *m, struct target *t);
 /* Add a restored (kept) target. */
 void manager_add_kept(struct manager *m, struct target *t);
 uint64_t manager_cpu_ns(void);
+/* The distinct sampling frequencies of the attached targets, at most max. */
+int manager_freqs(const struct manager *m, unsigned *out, int max);
 
 #endif

@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "kprof/config.h"
 #include "paths.h"
+#include "sampler.h"
 #include "symbolize.h"
 #include "target.h"
 #include "log.h"
@@ -141,6 +142,7 @@ void target_free(struct target *t)
 {
 	if (!t)
 		return;
+	sampler_target_free(t->events);
 	calls_free(&t->calls);
 	paths_free(t->paths);
 	hcct_tree_free(t->saved_hcct);

@@ -13,6 +13,7 @@
 
 #include "exact.h"
 #include "paths.h"
+#include "sampler.h"
 #include "kprof/abi.h"
 #include "kprof/hcct.h"
 #include "kprof/profile.h"
@@ -85,6 +86,11 @@ struct target {
 	uint64_t saved_jit_symbols, saved_bad_lines, saved_refused;
 	char *saved_perfmap_path;
 	struct path_trace *paths; /* the running or last path trace (paths.c) */
+	/* Sampling: its own per-thread events (events, while attached), or the per-CPU set of
+	 * its frequency (per_cpu). threads: the events' counts, kept when they are closed. */
+	struct sampler_target *events;
+	struct sampler_stats threads;
+	bool per_cpu;
 };
 
 /* What an attach asks for; zero fields take the daemon's defaults. */

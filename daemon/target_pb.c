@@ -83,6 +83,8 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->symbols_refused = ss.refused;
 	pb->save_failures = t->save_failures;
 	pb->samples_refused = t->samples_refused;
+	pb->thread_events = t->threads.events;
+	pb->threads_unsampled = t->threads.unsampled;
 	pb->perfmap_path = t->sym ? (char *)tsym_perfmap_path(t->sym) : t->saved_perfmap_path;
 	pb->stacks = ps.stacks;
 	pb->lost_stacks = ps.lost;
