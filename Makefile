@@ -100,11 +100,11 @@ FUZZ_JOBS ?= 1
 .PHONY: bench-peers all deps check check-structure test test-asan unit integration demo bench \
 	install uninstall clean help format fuzz
 
-all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit
+all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit $(BUILD)/threadmill
 
 help:
 	@echo "make deps      install build/test packages (apt-get, idempotent)"
-	@echo "make           build kprofd, kprofctl and the minijit fixture into $(BUILD)/"
+	@echo "make           build kprofd, kprofctl and the minijit and threadmill fixtures into $(BUILD)/"
 	@echo "make check     test, test-asan and a 30 s fuzz run of every target (what CI runs)"
 	@echo "make test      build and run unit and integration tests (root for integration)"
 	@echo "make unit      build and run the unit tests alone"
@@ -195,6 +195,10 @@ $(BUILD)/kprofctl: $(CLI_OBJS) $(LIBS)
 $(BUILD)/minijit: tests/fixtures/minijit/minijit.c tests/prng.h include/kprof/io.h | $(BUILD)
 	$(CLANG) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -Iinclude -o $@ $<
 
+# A multi-threaded target for test_threads.sh (late threads, a thread storm, sleepers).
+$(BUILD)/threadmill: tests/fixtures/threadmill.c | $(BUILD)
+	$(CLANG) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -pthread -o $@ $<
+
 # Unit tests: one program per pure module under ASan/UBSan, linked with sanitized builds of the
 # libraries (from which the linker takes the module under test and what it calls, nothing else)
 # and, for kprofctl's output, the CLI objects they test.
@@ -242,7 +246,7 @@ check-structure: $(DAEMON_OBJS) $(CLI_OBJS) $(LIBS)
 ASAN_BUILD ?= build-asan
 test-asan:
 	$(MAKE) BUILD=$(ASAN_BUILD) OPTFLAGS="-O1 -g" CFLAGS="$(SAN)" $(ASAN_BUILD)/kprofd $(ASAN_BUILD)/kprofctl \
-		$(ASAN_BUILD)/minijit
+		$(ASAN_BUILD)/minijit $(ASAN_BUILD)/threadmill
 	BUILD=$(ASAN_BUILD) SANITIZED=1 RESULTS_FILE=$(RESULTS_FILE) bash tests/run.sh --integration-only
 
 demo: all
