@@ -83,7 +83,7 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->symbols_refused = ss.refused;
 	pb->save_failures = t->save_failures;
 	pb->samples_refused = t->samples_refused;
-	pb->thread_events = t->threads.events;
+	pb->thread_events = t->state == TARGET_ATTACHED ? t->threads.events : 0; /* closed at end */
 	pb->threads_unsampled = t->threads.unsampled;
 	pb->perfmap_path = t->sym ? (char *)tsym_perfmap_path(t->sym) : t->saved_perfmap_path;
 	pb->stacks = ps.stacks;
