@@ -399,6 +399,8 @@ static int start_calls(struct manager *m, struct target *t, const struct attach_
 	}
 	if (err >= 0)
 		err = calls_on(c, m->loader, t->pid, errbuf, errlen);
+	if (err >= 0)
+		manager_probes_started(m);
 	if (err >= 0 && c->burst_ms) {
 		err = sd_event_add_time_relative(m->event, &c->timer, CLOCK_MONOTONIC,
 						 c->burst_ms * 1000ULL, 1000, on_burst, t);
@@ -804,14 +806,28 @@ static int on_ringbuf(sd_event_source *s, int fd, uint32_t revents, void *userda
  * nothing is staler or lost for it. */
 #define SAMPLE_BATCH_MS 500
 
+/* The timer runs every drain_ms while probes are in, and every SAMPLE_BATCH_MS (or drain_ms if
+ * longer) otherwise: an idle kprofd, or one whose targets sleep, wakes twice a second, not 20
+ * times (manager_probes_started brings the short period back at once). */
 static int on_drain(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct manager *m = userdata;
+	bool probes = probes_active(m);
+	unsigned next_ms = m->conf.drain_ms;
 
-	if (probes_active(m) ||
-	    now_ns(CLOCK_MONOTONIC) - m->drained_ns >= SAMPLE_BATCH_MS * 1000000ULL)
+	if (probes || now_ns(CLOCK_MONOTONIC) - m->drained_ns >= SAMPLE_BATCH_MS * 1000000ULL)
 		manager_drain(m);
-	return sd_event_source_set_time(s, usec + m->conf.drain_ms * 1000ULL);
+	if (!probes && next_ms < SAMPLE_BATCH_MS)
+		next_ms = SAMPLE_BATCH_MS;
+	return sd_event_source_set_time(s, usec + next_ms * 1000ULL);
+}
+
+void manager_probes_started(struct manager *m)
+{
+	uint64_t next = now_ns(CLOCK_MONOTONIC) / 1000 + m->conf.drain_ms * 1000ULL, at;
+
+	if (sd_event_source_get_time(m->drain_timer, &at) >= 0 && at > next)
+		sd_event_source_set_time(m->drain_timer, next);
 }
 
 /* Profiles grow with every new stack: once a second, the memory of each user's profiles

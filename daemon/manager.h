@@ -65,6 +65,8 @@ struct target *manager_find_for(struct manager *m, pid_t pid,
 /* Check a target's credentials again (exec, each second, each request): one a user attached
  * that is no longer that user's is ended; true if it was. */
 bool manager_recheck(struct manager *m, struct target *t);
+/* Exact mode or a path trace put probes in: drain every drain_ms from now on. */
+void manager_probes_started(struct manager *m);
 /* Hand what the ring buffer holds to the builders now (bounded, like a timer drain): replies
  * and live views then include samples taken up to the request, whatever drain_ms is. */
 void manager_drain(struct manager *m);

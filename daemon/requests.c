@@ -776,6 +776,7 @@ static void do_paths(struct client *cl, const Kprof__PathsRequest *req)
 				reply_error(cl, err, "%s", err_msg);
 				return;
 			}
+			manager_probes_started(m);
 		}
 	} else {
 		t = req->op == KPROF__PATHS_OP__PATHS_OP_STOP
