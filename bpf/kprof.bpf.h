@@ -48,7 +48,6 @@ extern struct kp_counters_map kp_counters SEC(".maps");
 /* Set by the loader before load. */
 extern const volatile __u64 kp_wakeup_bytes;
 extern const volatile __u64 kp_nsec_per_tick; /* NSEC_PER_SEC / USER_HZ */
-extern const volatile __u64 kp_event_tag;     /* config1 of this kprofd's per-thread events */
 
 static __always_inline void count(__u32 idx)
 {

@@ -12,7 +12,6 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u64 kp_wakeup_bytes = 256 * 1024;
 const volatile __u64 kp_nsec_per_tick = 10000000;
-const volatile __u64 kp_event_tag = KP_EVENT_TAG << 32;
 
 struct kp_events_map kp_events SEC(".maps");
 struct kp_targets_map kp_targets SEC(".maps");

@@ -12,9 +12,10 @@
  *    kprofd opens one on each and scans again until none is missing (or the limits stop it);
  *  - kp_thread_new (task_newtask, after the kernel has copied the creator's events into the
  *    new thread) reports a new thread of a target that came without the event, at once.
- * A thread "has the event" when its perf context holds an event whose config1 is this kprofd's
- * tag and that carries a BPF program: an event opened but not yet given the sampler is copied
- * into the threads created meanwhile without it, and must not count.
+ * A thread "has the event" when its perf context holds an event that runs this kprofd's
+ * kp_sample, known by its program id (kp_sample_id, set by the loader after the load; ids are
+ * unique on the machine, so another kprofd's events never count): an event opened but not yet
+ * given the sampler is copied into the threads created meanwhile without it, and must not.
  */
 #include "kprof.bpf.h"
 
@@ -30,6 +31,8 @@ extern void bpf_task_release(struct task_struct *p) __weak __ksym;
 extern void bpf_rcu_read_lock(void) __weak __ksym;
 extern void bpf_rcu_read_unlock(void) __weak __ksym;
 
+__u32 kp_sample_id; /* the id of kp_sample, written by the loader once loaded */
+
 /* The result of a scan: the tids of the threads without the event. Written with
  * bpf_map_update_elem (an index past the end is refused at run time), so the verifier need not
  * track the count's value and the iterator loop converges; kprofd reads it mmapped. */
@@ -41,15 +44,15 @@ struct {
 	__type(value, __u64); /* an array's values are 8-byte aligned in its mmapped memory */
 } kp_scan_tids SEC(".maps");
 
-/* Whether the perf context at ctxp (a task's perf_event_ctxp, 0 if none) holds this kprofd's
- * event with a program attached. A global function, verified once on its own rather than in
+/* Whether the perf context at ctxp (a task's perf_event_ctxp, 0 if none) holds an event that
+ * runs this kprofd's kp_sample. A global function, verified once on its own rather than in
  * every iteration of the caller's loops; hence the context's address as a number. */
 __noinline int kp_ctx_sampled(__u64 ctxp)
 {
 	struct perf_event_context *ctx = (void *)ctxp;
 	struct list_head *head, *pos;
 
-	if (!ctx)
+	if (!ctx || !kp_sample_id)
 		return 0;
 	head = (void *)ctx + bpf_core_field_offset(struct perf_event_context, event_list);
 	pos = BPF_CORE_READ(ctx, event_list.next);
@@ -57,7 +60,7 @@ __noinline int kp_ctx_sampled(__u64 ctxp)
 		struct perf_event *ev =
 		    (void *)pos - bpf_core_field_offset(struct perf_event, event_entry);
 
-		if (BPF_CORE_READ(ev, attr.config1) == kp_event_tag && BPF_CORE_READ(ev, prog))
+		if (BPF_CORE_READ(ev, prog, aux, id) == kp_sample_id)
 			return 1;
 		pos = BPF_CORE_READ(ev, event_entry.next);
 	}

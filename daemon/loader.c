@@ -41,7 +41,6 @@ struct loader {
 	int ncpus; /* possible CPUs: size of per-CPU map values */
 	unsigned rb_bytes;
 	bool threads_ok;
-	uint64_t event_tag;
 	const uint64_t *scan_tids; /* kp_scan_tids, mmapped */
 	size_t scan_len;
 };
@@ -156,8 +155,6 @@ int loader_new(const struct loader_opts *o, struct loader **ret)
 		bpf_program__set_autoload(l->skel->progs.kp_scan_threads, false);
 		bpf_map__set_autocreate(l->skel->maps.kp_scan_tids, false);
 	}
-	l->event_tag = KP_EVENT_TAG << 32 | (uint32_t)getpid();
-	l->skel->rodata->kp_event_tag = l->event_tag;
 	l->skel->rodata->kp_wakeup_bytes = l->rb_bytes / 8;
 	/* The kernel's nsec_to_clock_t for /proc/PID/stat: USER_HZ divides a second exactly. */
 	l->skel->rodata->kp_nsec_per_tick = 1000000000ULL / sysconf(_SC_CLK_TCK);
@@ -177,8 +174,20 @@ int loader_new(const struct loader_opts *o, struct loader **ret)
 		goto fail;
 	}
 	if (l->threads_ok) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
 		size_t page = getpagesize();
 		void *p;
+
+		/* The thread programs know kp_sample's events by its id. */
+		err =
+		    bpf_obj_get_info_by_fd(bpf_program__fd(l->skel->progs.kp_sample), &info, &len);
+		if (err < 0) {
+			err = -errno;
+			log_err("BPF: cannot read the sampler's id: %s", strerror(-err));
+			goto fail;
+		}
+		l->skel->bss->kp_sample_id = info.id;
 
 		l->scan_len = (KP_SCAN_MAX * sizeof(uint64_t) + page - 1) / page * page;
 		p = mmap(NULL, l->scan_len, PROT_READ, MAP_SHARED,
@@ -250,11 +259,6 @@ int loader_ncpus(const struct loader *l)
 bool loader_threads_supported(const struct loader *l)
 {
 	return l->threads_ok;
-}
-
-uint64_t loader_event_tag(const struct loader *l)
-{
-	return l->event_tag;
 }
 
 int loader_scan_threads(struct loader *l, pid_t tgid, pid_t tid, struct kp_scan *res,

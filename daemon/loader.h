@@ -42,8 +42,6 @@ int loader_ncpus(const struct loader *l);
 /* Per-thread sampling needs the thread programs, which need Linux 6.7 or newer (the task
  * iterator); false: only the per-CPU sets can sample (the reason is logged at start). */
 bool loader_threads_supported(const struct loader *l);
-/* config1 of this kprofd's per-thread events (KP_EVENT_TAG << 32 | its pid). */
-uint64_t loader_event_tag(const struct loader *l);
 /* Threads of tgid (of only thread tid when tid > 0) without a kprofd event: *tids points to
  * min(res->missing, KP_SCAN_MAX) of them, valid until the next scan. 0, or -ESRCH, -errno. */
 int loader_scan_threads(struct loader *l, pid_t tgid, pid_t tid, struct kp_scan *res,

@@ -220,7 +220,6 @@ static int thread_open(struct sampler_target *st, pid_t tid)
 	    .type = PERF_TYPE_SOFTWARE,
 	    .size = sizeof(attr),
 	    .config = PERF_COUNT_SW_CPU_CLOCK,
-	    .config1 = loader_event_tag(s->loader),
 	    .freq = 1,
 	    .sample_freq = st->freq,
 	    .disabled = 1,

@@ -30,10 +30,6 @@ enum kp_rec_kind {
 /* kp_target.flags */
 #define KP_TF_THREADS (1u << 0) /* sampled by its own per-thread events, not the per-CPU sets */
 
-/* perf_event_attr.config1 of kprofd's per-thread cpu-clock events (which ignore config1):
- * KP_EVENT_TAG << 32 | kprofd's pid. The BPF side finds its events among a task's by it. */
-#define KP_EVENT_TAG 0x6b70726fULL /* "kpro" */
-
 struct kp_rec_hdr {
 	__u32 kind;
 	__u32 tgid;
