@@ -42,7 +42,8 @@ PPROF_H := $(BUILD)/proto/profile.pb-c.h
 # kprofctl's per-verb help, generated from its man page.
 MANHELP_H := $(BUILD)/cli/manhelp.h
 # One BPF source per tool (bpf/*.bpf.c), linked into one object and one skeleton.
-BPF_SRC := bpf/shared.bpf.c bpf/sampler.bpf.c bpf/lifecycle.bpf.c bpf/calls.bpf.c bpf/paths.bpf.c
+BPF_SRC := bpf/shared.bpf.c bpf/sampler.bpf.c bpf/lifecycle.bpf.c bpf/calls.bpf.c bpf/paths.bpf.c \
+	bpf/threads.bpf.c
 BPF_OBJS := $(patsubst bpf/%.c,$(BUILD)/bpf/%.o,$(BPF_SRC))
 SKELS := $(BUILD)/kprof.skel.h
 
@@ -101,11 +102,11 @@ FUZZ_JOBS ?= 1
 .PHONY: bench-peers all deps check check-structure test test-asan unit integration demo bench \
 	install uninstall clean help format fuzz
 
-all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit $(BUILD)/native
+all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit $(BUILD)/native $(BUILD)/threadmill
 
 help:
 	@echo "make deps      install build/test packages (apt-get, idempotent)"
-	@echo "make           build kprofd, kprofctl and the minijit and native fixtures into $(BUILD)/"
+	@echo "make           build kprofd, kprofctl and the minijit, native and threadmill fixtures into $(BUILD)/"
 	@echo "make check     test, test-asan and a 30 s fuzz run of every target (what CI runs)"
 	@echo "make test      build and run unit and integration tests (root for integration)"
 	@echo "make unit      build and run the unit tests alone"
@@ -207,6 +208,10 @@ $(BUILD)/minijit: tests/fixtures/minijit/minijit.c tests/prng.h include/kprof/io
 $(BUILD)/native: tests/fixtures/native/native.c | $(BUILD)
 	$(CLANG) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -o $@ $< -lm -lpthread
 
+# A multi-threaded target for test_threads.sh (late threads, a thread storm, sleepers).
+$(BUILD)/threadmill: tests/fixtures/threadmill.c | $(BUILD)
+	$(CLANG) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -pthread -o $@ $<
+
 # Unit tests: one program per pure module under ASan/UBSan, linked with sanitized builds of the
 # libraries (from which the linker takes the module under test and what it calls, nothing else)
 # and, for kprofctl's output, the CLI objects they test.
@@ -254,7 +259,7 @@ check-structure: $(DAEMON_OBJS) $(CLI_OBJS) $(LIBS)
 ASAN_BUILD ?= build-asan
 test-asan:
 	$(MAKE) BUILD=$(ASAN_BUILD) OPTFLAGS="-O1 -g" CFLAGS="$(SAN)" $(ASAN_BUILD)/kprofd $(ASAN_BUILD)/kprofctl \
-		$(ASAN_BUILD)/minijit $(ASAN_BUILD)/native
+		$(ASAN_BUILD)/minijit $(ASAN_BUILD)/native $(ASAN_BUILD)/threadmill
 	BUILD=$(ASAN_BUILD) SANITIZED=1 RESULTS_FILE=$(RESULTS_FILE) bash tests/run.sh --integration-only
 
 demo: all

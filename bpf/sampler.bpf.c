@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /* sampler.bpf.c: the CPU sampler, kprofd's statistical profiling of its targets.
  *
- * kp_sample runs on every cpu-clock perf event (one per CPU, pid = -1, one set per sampling
- * frequency, the frequency passed as the attach cookie). It returns at once unless the sampled
- * tgid is in kp_targets with that frequency; otherwise it collects the kernel and user stacks
+ * kp_sample runs on kprofd's cpu-clock perf events, of two kinds (ARCHITECTURE.md §1.2):
+ *  - per-thread events (the default): one opened on each thread of a target, inherited by the
+ *    threads it creates, attached without a cookie. The kernel does not copy the attach cookie
+ *    to inherited events, and swaps the events of cloned contexts between the threads of a
+ *    process at context switches, so the cookie (0) only says "a per-thread event"; the
+ *    thread's process must be a target flagged KP_TF_THREADS;
+ *  - per-CPU sets (pid = -1, one per CPU per sampling frequency, the frequency as the cookie),
+ *    which fire whatever runs: the tgid must be a target of that frequency without the flag.
+ * Otherwise it returns at once. For a target it collects the kernel and user stacks
  * (frame-pointer walks by bpf_get_stack) into a per-CPU scratch record and copies the filled
  * part into the ring buffer, with batched wakeups (wakeup_flag()). A full buffer is counted per
  * CPU, never silent.
@@ -25,15 +31,16 @@ struct {
 SEC("perf_event")
 int kp_sample(struct bpf_perf_event_data *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
 	__u32 tgid = id >> 32, zero = 0;
 	struct kp_target *t;
 	struct kp_sample *s;
 	long kb, ub;
 	__u64 nk, nu, len;
 
+	count(KP_CTR_TICKS);
 	t = bpf_map_lookup_elem(&kp_targets, &tgid);
-	if (!t || t->freq != (__u32)bpf_get_attach_cookie(ctx))
+	if (!t || (t->flags & KP_TF_THREADS ? cookie != 0 : cookie != t->freq))
 		return 0;
 	if (t->start_ticks != start_ticks((struct task_struct *)bpf_get_current_task()))
 		return 0; /* the pid was reused: not the target */

@@ -258,6 +258,12 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 	if (t->lost_stacks)
 		fprintf(f, ", %" PRIu64 " sample%s lost (stack table full)", t->lost_stacks,
 			render_plural(t->lost_stacks));
+	if (t->thread_events)
+		fprintf(f, ", %u thread event%s", t->thread_events,
+			t->thread_events == 1 ? "" : "s");
+	if (t->threads_unsampled)
+		fprintf(f, ", %u threads not sampled (thread event limit reached)",
+			t->threads_unsampled);
 	if (t->jvm) {
 		fprintf(f, "; HotSpot JVM: perf map asked %u time%s, %u answered", t->jvm_map_asks,
 			render_plural(t->jvm_map_asks), t->jvm_map_answers);
@@ -314,7 +320,8 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 		t->unnamed_leaf_samples, t->jvm ? "true" : "false", t->jvm_map_asks,
 		t->jvm_map_answers, t->jvm_map_failures);
 	render_json_string(f, t->jvm_note ? t->jvm_note : "");
-	fputc('}', f);
+	fprintf(f, ",\"thread_events\":%u,\"threads_unsampled\":%u}", t->thread_events,
+		t->threads_unsampled);
 }
 
 void render_list(FILE *f, const Kprof__ListReply *r, bool json)
@@ -333,17 +340,30 @@ void render_list(FILE *f, const Kprof__ListReply *r, bool json)
 		fputs("no targets (kept profiles of ended ones: kprofctl list --all)\n", f);
 		return;
 	}
-	fprintf(f, "%-8s %-7s %-16s %-6s %-9s %6s %10s %8s\n", "PID", "SESSION", "COMM", "UID",
-		"STATE", "HZ", "SAMPLES", "JITSYMS");
+	fprintf(f, "%-8s %-7s %-16s %-6s %-9s %6s %10s %8s %8s\n", "PID", "SESSION", "COMM", "UID",
+		"STATE", "HZ", "SAMPLES", "JITSYMS", "THREADS");
 	for (size_t i = 0; i < r->n_targets; i++) {
 		const Kprof__Target *t = r->targets[i];
+		char threads[32] = "-";
 
+		/* Thread events while attached (per-thread sampling); "+N!" counts the threads
+		 * left unsampled by a limit. */
+		if (t->thread_events || t->threads_unsampled)
+			snprintf(threads, sizeof(threads), t->threads_unsampled ? "%u+%u!" : "%u",
+				 t->thread_events, t->threads_unsampled);
 		fprintf(f, "%-8u %-7u ", t->pid, t->session);
 		put_text(f, t->comm, 16);
-		fprintf(f, " %-6u %-9s %6u %10" PRIu64 " %8" PRIu64 "\n", t->uid,
+		fprintf(f, " %-6u %-9s %6u %10" PRIu64 " %8" PRIu64 " %8s\n", t->uid,
 			render_state(t->state), t->freq_hz, t->samples,
-			t->jit_symbols + t->jitdump_symbols);
+			t->jit_symbols + t->jitdump_symbols, threads);
 	}
+	for (size_t i = 0; i < r->n_targets; i++)
+		if (r->targets[i]->threads_unsampled)
+			fprintf(
+			    f,
+			    "pid %u: %u threads not sampled: the thread event limit was reached "
+			    "(kprofd.conf limits.max_threads, limits.max_thread_fds)\n",
+			    r->targets[i]->pid, r->targets[i]->threads_unsampled);
 }
 
 void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
@@ -369,9 +389,16 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 		fprintf(f,
 			"],\"cpu_ns\":%" PRIu64 ",\"cpu_ns_per_sample\":%.0f,\"clients\":%u"
 			",\"symbol_bytes\":%" PRIu64 ",\"symbol_refusals\":%" PRIu64
-			",\"profile_bytes\":%" PRIu64 "}\n",
+			",\"profile_bytes\":%" PRIu64 ",\"sampling\":",
 			r->cpu_ns, cpu_per_sample, r->clients, r->symbol_bytes, r->symbol_refusals,
 			r->profile_bytes);
+		render_json_string(f, r->sampling);
+		fprintf(f,
+			",\"thread_events\":%u,\"sampler_runs\":%" PRIu64
+			",\"threads_created\":%" PRIu64 ",\"thread_reports\":%" PRIu64
+			",\"thread_reports_lost\":%" PRIu64 "}\n",
+			r->thread_events, r->sampler_runs, r->threads_created, r->thread_reports,
+			r->thread_reports_lost);
 		return;
 	}
 	fputs("kprofd ", f);
@@ -390,6 +417,18 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 		fprintf(f, "idle");
 	for (size_t i = 0; i < r->n_frequencies; i++)
 		fprintf(f, "%s%u Hz", i ? ", " : "", r->frequencies[i]);
+	if (r->sampling && !strcmp(r->sampling, "cpus"))
+		fprintf(f, " (per-CPU events)");
+	else if (r->sampling && r->sampling[0])
+		fprintf(f, " (per-thread events: %u open)", r->thread_events);
+	if (r->sampling && r->sampling[0]) {
+		fprintf(f, "\nsampler:     %" PRIu64 " runs", r->sampler_runs);
+		if (r->threads_created)
+			fprintf(f,
+				"; %" PRIu64 " threads created in targets, %" PRIu64
+				" without an event (%" PRIu64 " reports lost)",
+				r->threads_created, r->thread_reports, r->thread_reports_lost);
+	}
 	fprintf(f, "\nring buffer: %u KiB\n", r->ringbuf_bytes / 1024);
 	fprintf(f, "daemon CPU:  %.3f s (%.1f us per sample)\n", r->cpu_ns / 1e9,
 		cpu_per_sample / 1e3);

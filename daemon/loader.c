@@ -1,62 +1,133 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* loader.c: the BPF side of kprofd: skeleton open/load/attach, sampling event sets, targets.
+/* loader.c: the BPF side of kprofd: skeleton open/load/attach, the ring buffer's size, the
+ * targets map, the counters and the thread scan.
  *
- * One BPF object serves every target. A "frequency set" is one cpu-clock perf event per online
- * CPU (pid = -1, frequency mode) with kp_sample attached and the frequency as its attach cookie;
- * a target sampled at F Hz is in kp_targets with freq = F, so only set F samples it. Sets are
- * reference counted by the targets using them and closed with the last one. The lifecycle
- * programs (exit, exec) are attached once at load. Nothing is pinned: if kprofd dies, the
- * kernel drops every event and link with its file descriptors.
+ * One BPF object serves every target. The lifecycle programs (exit, exec) and the thread
+ * watcher (task_newtask) are attached once at load; the sampler is attached to perf events by
+ * sampler.c, exact mode's and the path tracer's uprobes by exact.c and paths.c. Nothing is
+ * pinned: if kprofd dies, the kernel drops every event and link with its file descriptors.
+ *
+ * The ring buffer is sized by what can arrive in it (rbsize.h): the CPUs, the highest sampling
+ * frequency and the drain interval, within a bound (daemon.ringbuf_max_mb, 8 MiB by default,
+ * RBSIZE_LIMIT_MB at most), or set explicitly (daemon.ringbuf_size).
  *
  * A pid is not a process: a kp_targets entry also holds the process's start time (clock ticks
  * after boot, /proc/PID/stat field 22), which the BPF programs compare with the running task's, and
  * kp_exit deletes the entry when that process ends. A process that reuses the pid is then never
  * sampled, even while kprofd is stalled and has not handled the exit.
+ *
+ * Per-thread sampling needs kp_scan_threads and kp_thread_new (threads.bpf.c), which use the
+ * task iterator (Linux 6.7) and the single perf context of a task (6.2): on an older kernel they
+ * are left out of the load and only the per-CPU sets sample.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "kprof/config.h"
+#include "kprof/rbsize.h"
 #include "loader.h"
 #include "log.h"
 #include "kprof.skel.h"
 
-struct freq_set {
-	unsigned freq;
-	unsigned refs;
-	int *fds;
-	struct bpf_link **links;
-};
-
 struct loader {
 	struct kprof_bpf *skel;
-	int ncpus;   /* possible CPUs: size of per-CPU map values */
-	int nonline; /* CPUs with an event */
+	int ncpus; /* possible CPUs: size of per-CPU map values */
 	unsigned rb_bytes;
-	struct freq_set sets[KPROF_MAX_FREQ_SETS];
+	bool threads_ok;
+	const uint64_t *scan_tids; /* kp_scan_tids, mmapped */
+	size_t scan_len;
 };
 
-static unsigned pow2_at_least(unsigned long v, unsigned min)
+/* The kernel has what the thread programs use; why not in why. */
+static bool threads_supported(char *why, size_t len)
 {
-	unsigned n = min;
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_member *m;
+	const struct btf_type *t;
+	bool ctxp_ptr = false;
+	int id;
 
-	while (n < v && n < (1u << 30))
-		n <<= 1;
-	return n;
+	if (!btf) {
+		snprintf(why, len, "no kernel BTF");
+		return false;
+	}
+	if (btf__find_by_name_kind(btf, "bpf_iter_task_new", BTF_KIND_FUNC) < 0 ||
+	    btf__find_by_name_kind(btf, "bpf_task_from_pid", BTF_KIND_FUNC) < 0) {
+		snprintf(why, len, "no task iterator kfuncs (Linux 6.7 or newer needed)");
+		btf__free(btf);
+		return false;
+	}
+	id = btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT);
+	t = id < 0 ? NULL : btf__type_by_id(btf, id);
+	m = t ? btf_members(t) : NULL;
+	for (int i = 0; t && i < btf_vlen(t); i++, m++)
+		if (!strcmp(btf__name_by_offset(btf, m->name_off), "perf_event_ctxp"))
+			ctxp_ptr = btf_is_ptr(btf__type_by_id(btf, m->type));
+	btf__free(btf);
+	if (!ctxp_ptr)
+		snprintf(why, len, "task_struct.perf_event_ctxp is not one pointer (Linux 6.2+)");
+	return ctxp_ptr;
 }
 
-int loader_new(unsigned ringbuf_bytes, struct loader **ret)
+/* The ring buffer's size: explicit, or from what can arrive (both logged). */
+static int ringbuf_size(const struct loader_opts *o, unsigned *bytes)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	struct rbsize_in in = {
+	    .ncpus = online > 0 ? online : 1,
+	    .max_freq = o->max_freq,
+	    .record_bytes = RBSIZE_RECORD_BYTES,
+	    .interval_ms = o->drain_ms,
+	    .max_bytes = o->ringbuf_max_bytes,
+	};
+	uint64_t limit = (uint64_t)RBSIZE_LIMIT_MB << 20, b;
+	struct rbsize r;
+	int err;
+
+	if (o->ringbuf_bytes) {
+		err = rbsize_explicit(o->ringbuf_bytes, getpagesize(), limit, &b);
+		if (err < 0) {
+			log_err(
+			    "ring buffer: %llu bytes asked (daemon.ringbuf_size), more than the %u "
+			    "MiB of locked kernel memory kprofd may take",
+			    (unsigned long long)o->ringbuf_bytes, RBSIZE_LIMIT_MB);
+			return err;
+		}
+		*bytes = b;
+		log_info("ring buffer: %llu KiB as configured (daemon.ringbuf_size)",
+			 (unsigned long long)b >> 10);
+		return 0;
+	}
+	err = rbsize_compute(&in, &r);
+	if (err < 0) {
+		log_err("ring buffer: cannot size it for %u CPUs, %u Hz, bound %llu bytes",
+			in.ncpus, in.max_freq, (unsigned long long)in.max_bytes);
+		return err;
+	}
+	*bytes = r.bytes;
+	if (r.capped)
+		log_info("ring buffer: %llu MiB, the bound (daemon.ringbuf_max_mb): %u CPUs at %u "
+			 "Hz could send %.0f MiB in %u ms; kprofd is woken at an eighth full, and "
+			 "loses (and counts) samples only when it falls %u ms behind that rate",
+			 (unsigned long long)r.bytes >> 20, in.ncpus, in.max_freq,
+			 r.need / 1048576.0, in.interval_ms, rbsize_hold_ms(&in, r.bytes * 7 / 8));
+	else
+		log_info("ring buffer: %llu KiB, what %u CPUs at %u Hz can send in %u ms",
+			 (unsigned long long)r.bytes >> 10, in.ncpus, in.max_freq, in.interval_ms);
+	return 0;
+}
+
+int loader_new(const struct loader_opts *o, struct loader **ret)
 {
 	struct loader *l = calloc(1, sizeof(*l));
+	char why[128];
 	int err;
 
 	if (!l)
@@ -66,18 +137,23 @@ int loader_new(unsigned ringbuf_bytes, struct loader **ret)
 		err = l->ncpus ? l->ncpus : -ENODEV;
 		goto fail;
 	}
-	/* By default about one second of the worst rate at an average record of 512 bytes, at
-	 * least 1 MiB; an explicit size is only rounded up to a power of two (and a page). */
-	if (ringbuf_bytes)
-		l->rb_bytes = pow2_at_least(ringbuf_bytes, getpagesize());
-	else
-		l->rb_bytes =
-		    pow2_at_least((unsigned long)KPROF_MAX_FREQ * l->ncpus * 512, 1u << 20);
+	err = ringbuf_size(o, &l->rb_bytes);
+	if (err < 0)
+		goto fail;
 	l->skel = kprof_bpf__open();
 	if (!l->skel) {
 		err = -errno;
 		log_err("BPF: cannot open the BPF object: %s", strerror(-err));
 		goto fail;
+	}
+	l->threads_ok = threads_supported(why, sizeof(why));
+	if (!l->threads_ok) {
+		log_warn("per-thread sampling is not available: %s; every target is sampled by "
+			 "per-CPU events",
+			 why);
+		bpf_program__set_autoload(l->skel->progs.kp_thread_new, false);
+		bpf_program__set_autoload(l->skel->progs.kp_scan_threads, false);
+		bpf_map__set_autocreate(l->skel->maps.kp_scan_tids, false);
 	}
 	l->skel->rodata->kp_wakeup_bytes = l->rb_bytes / 8;
 	/* The kernel's nsec_to_clock_t for /proc/PID/stat: USER_HZ divides a second exactly. */
@@ -94,8 +170,34 @@ int loader_new(unsigned ringbuf_bytes, struct loader **ret)
 	}
 	err = kprof_bpf__attach(l->skel);
 	if (err < 0) {
-		log_err("BPF: cannot attach the exit/exec programs: %s", strerror(-err));
+		log_err("BPF: cannot attach the exit/exec/thread programs: %s", strerror(-err));
 		goto fail;
+	}
+	if (l->threads_ok) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		size_t page = getpagesize();
+		void *p;
+
+		/* The thread programs know kp_sample's events by its id. */
+		err =
+		    bpf_obj_get_info_by_fd(bpf_program__fd(l->skel->progs.kp_sample), &info, &len);
+		if (err < 0) {
+			err = -errno;
+			log_err("BPF: cannot read the sampler's id: %s", strerror(-err));
+			goto fail;
+		}
+		l->skel->bss->kp_sample_id = info.id;
+
+		l->scan_len = (KP_SCAN_MAX * sizeof(uint64_t) + page - 1) / page * page;
+		p = mmap(NULL, l->scan_len, PROT_READ, MAP_SHARED,
+			 bpf_map__fd(l->skel->maps.kp_scan_tids), 0);
+		if (p == MAP_FAILED) {
+			err = -errno;
+			log_err("BPF: cannot map the thread scan's results: %s", strerror(-err));
+			goto fail;
+		}
+		l->scan_tids = p;
 	}
 	*ret = l;
 	return 0;
@@ -104,26 +206,19 @@ fail:
 	return err;
 }
 
-static void set_close(struct freq_set *s, int ncpus)
-{
-	for (int i = 0; s->links && i < ncpus; i++)
-		bpf_link__destroy(s->links[i]);
-	for (int i = 0; s->fds && i < ncpus; i++)
-		if (s->fds[i] >= 0)
-			close(s->fds[i]);
-	free(s->links);
-	free(s->fds);
-	memset(s, 0, sizeof(*s));
-}
-
 void loader_free(struct loader *l)
 {
 	if (!l)
 		return;
-	for (int i = 0; i < KPROF_MAX_FREQ_SETS; i++)
-		set_close(&l->sets[i], l->ncpus);
+	if (l->scan_tids)
+		munmap((void *)l->scan_tids, l->scan_len);
 	kprof_bpf__destroy(l->skel);
 	free(l);
+}
+
+struct bpf_program *loader_sample_prog(const struct loader *l)
+{
+	return l->skel->progs.kp_sample;
 }
 
 struct bpf_program *loader_call_prog(const struct loader *l, bool ret)
@@ -161,102 +256,32 @@ int loader_ncpus(const struct loader *l)
 	return l->ncpus;
 }
 
-static int set_open(struct loader *l, struct freq_set *s, unsigned freq)
+bool loader_threads_supported(const struct loader *l)
 {
-	struct perf_event_attr attr = {
-	    .type = PERF_TYPE_SOFTWARE,
-	    .size = sizeof(attr),
-	    .config = PERF_COUNT_SW_CPU_CLOCK,
-	    .freq = 1,
-	    .sample_freq = freq,
-	};
-	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = freq);
-	int opened = 0, err = 0;
+	return l->threads_ok;
+}
 
-	s->freq = freq;
-	s->fds = malloc(l->ncpus * sizeof(*s->fds));
-	s->links = calloc(l->ncpus, sizeof(*s->links));
-	if (!s->fds || !s->links)
-		return -ENOMEM;
-	for (int cpu = 0; cpu < l->ncpus; cpu++) {
-		s->fds[cpu] =
-		    syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-		if (s->fds[cpu] < 0) {
-			err = -errno;
-			if (err == -ENODEV) /* offline CPU */
-				continue;
-			log_err("perf_event_open(cpu-clock, %u Hz, cpu %d): %s%s", freq, cpu,
-				strerror(-err),
-				err == -EINVAL ? " (above kernel.perf_event_max_sample_rate?)"
-					       : "");
-			return err;
-		}
-		s->links[cpu] = bpf_program__attach_perf_event_opts(l->skel->progs.kp_sample,
-								    s->fds[cpu], &opts);
-		if (!s->links[cpu]) {
-			err = -errno;
-			log_err("attaching the sampler to cpu %d: %s", cpu, strerror(-err));
-			return err;
-		}
-		opened++;
-	}
-	if (!opened)
-		return err ? err : -ENODEV;
-	l->nonline = opened;
+int loader_scan_threads(struct loader *l, pid_t tgid, pid_t tid, struct kp_scan *res,
+			const uint64_t **tids)
+{
+	struct kp_scan a = {.tgid = tgid, .tid = tid > 0 ? tid : 0};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &a, .ctx_size_in = sizeof(a));
+
+	if (!l->threads_ok)
+		return -EOPNOTSUPP;
+	if (bpf_prog_test_run_opts(bpf_program__fd(l->skel->progs.kp_scan_threads), &opts) < 0)
+		return -errno;
+	if (a.err < 0)
+		return a.err;
+	*res = a;
+	*tids = l->scan_tids;
 	return 0;
 }
 
-int loader_freq_get(struct loader *l, unsigned freq)
+int loader_target_add(struct loader *l, pid_t tgid, unsigned freq, uint64_t start_ticks,
+		      uint32_t flags)
 {
-	struct freq_set *free_slot = NULL;
-	int err;
-
-	for (int i = 0; i < KPROF_MAX_FREQ_SETS; i++) {
-		if (l->sets[i].refs && l->sets[i].freq == freq) {
-			l->sets[i].refs++;
-			return 0;
-		}
-		if (!l->sets[i].refs && !free_slot)
-			free_slot = &l->sets[i];
-	}
-	if (!free_slot)
-		return -EBUSY;
-	err = set_open(l, free_slot, freq);
-	if (err < 0) {
-		set_close(free_slot, l->ncpus);
-		return err;
-	}
-	free_slot->refs = 1;
-	log_info("sampling at %u Hz on %d CPUs", freq, l->nonline);
-	return 0;
-}
-
-void loader_freq_put(struct loader *l, unsigned freq)
-{
-	for (int i = 0; i < KPROF_MAX_FREQ_SETS; i++) {
-		if (l->sets[i].refs && l->sets[i].freq == freq) {
-			if (--l->sets[i].refs == 0) {
-				set_close(&l->sets[i], l->ncpus);
-				log_info("stopped sampling at %u Hz", freq);
-			}
-			return;
-		}
-	}
-}
-
-int loader_freqs(const struct loader *l, unsigned *out, int max)
-{
-	int n = 0;
-
-	for (int i = 0; i < KPROF_MAX_FREQ_SETS && n < max; i++)
-		if (l->sets[i].refs)
-			out[n++] = l->sets[i].freq;
-	return n;
-}
-
-int loader_target_add(struct loader *l, pid_t tgid, unsigned freq, uint64_t start_ticks)
-{
-	struct kp_target v = {.freq = freq, .start_ticks = start_ticks};
+	struct kp_target v = {.freq = freq, .flags = flags, .start_ticks = start_ticks};
 	__u32 key = tgid;
 
 	if (bpf_map__update_elem(l->skel->maps.kp_targets, &key, sizeof(key), &v, sizeof(v),
@@ -264,7 +289,6 @@ int loader_target_add(struct loader *l, pid_t tgid, unsigned freq, uint64_t star
 		return -errno;
 	return 0;
 }
-
 int loader_target_del(struct loader *l, pid_t tgid)
 {
 	__u32 key = tgid;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* loader.h: the BPF side of kprofd (loader.c): skeleton, sampling event sets, targets map. */
+/* loader.h: the BPF side of kprofd (loader.c): skeleton, ring buffer, targets map, the thread
+ * scan. The sampling events themselves are sampler.c's. */
 #ifndef KPROF_DAEMON_LOADER_H
 #define KPROF_DAEMON_LOADER_H
 
@@ -15,27 +16,40 @@
 struct bpf_map;
 struct bpf_program;
 
-#define KPROF_MAX_FREQ_SETS 8 /* distinct sampling frequencies in use at once */
+struct loader_opts {
+	uint64_t ringbuf_bytes;	    /* explicit size; 0: from what can arrive (rbsize.h) */
+	uint64_t ringbuf_max_bytes; /* the bound of a computed size */
+	unsigned max_freq;	    /* the highest sampling frequency an attach may ask */
+	unsigned drain_ms;	    /* the longest samples wait in the ring buffer */
+};
 
 struct loader;
-int loader_new(unsigned ringbuf_bytes, struct loader **ret);
+/* -E2BIG: the explicit size is above RBSIZE_LIMIT_MB (logged). */
+int loader_new(const struct loader_opts *o, struct loader **ret);
 void loader_free(struct loader *l);
 int loader_ringbuf_fd(const struct loader *l);
+unsigned loader_ringbuf_bytes(const struct loader *l);
+/* The sampler program, for the perf events of sampler.c. */
+struct bpf_program *loader_sample_prog(const struct loader *l);
 /* The exact-mode programs: entry (ret false) or return (ret true) probe. */
 struct bpf_program *loader_call_prog(const struct loader *l, bool ret);
-unsigned loader_ringbuf_bytes(const struct loader *l);
 /* The path tracer: the block probe program, its edge table and its per-thread state. */
 struct bpf_program *loader_path_prog(const struct loader *l);
 struct bpf_map *loader_path_edges(const struct loader *l);
 struct bpf_map *loader_path_threads(const struct loader *l);
+/* Possible CPUs (the size of per-CPU map values). */
 int loader_ncpus(const struct loader *l);
-/* Make sure a set of per-CPU events at freq exists (reference counted). */
-int loader_freq_get(struct loader *l, unsigned freq);
-void loader_freq_put(struct loader *l, unsigned freq);
-int loader_freqs(const struct loader *l, unsigned *out, int max);
-/* Sample process tgid, the one that started at start_ticks (/proc/PID/stat field 22), at freq Hz.
- */
-int loader_target_add(struct loader *l, pid_t tgid, unsigned freq, uint64_t start_ticks);
+/* Per-thread sampling needs the thread programs, which need Linux 6.7 or newer (the task
+ * iterator); false: only the per-CPU sets can sample (the reason is logged at start). */
+bool loader_threads_supported(const struct loader *l);
+/* Threads of tgid (of only thread tid when tid > 0) without a kprofd event: *tids points to
+ * min(res->missing, KP_SCAN_MAX) of them, valid until the next scan. 0, or -ESRCH, -errno. */
+int loader_scan_threads(struct loader *l, pid_t tgid, pid_t tid, struct kp_scan *res,
+			const uint64_t **tids);
+/* Sample process tgid, the one that started at start_ticks (/proc/PID/stat field 22): at freq
+ * Hz by the per-CPU sets, or by its own events when flags has KP_TF_THREADS. */
+int loader_target_add(struct loader *l, pid_t tgid, unsigned freq, uint64_t start_ticks,
+		      uint32_t flags);
 int loader_target_del(struct loader *l, pid_t tgid);
 /* Sums over CPUs of kp_counters; per_cpu_drops (may be NULL) gets ncpus values. */
 int loader_counters(const struct loader *l, uint64_t ctr[KP_CTR_NR], uint64_t *per_cpu_drops);

@@ -49,8 +49,12 @@ static void usage(FILE *f)
 	    "      --max-kept N        ended profiles kept in memory (default 64) [limits]\n"
 	    "      --max-clients N     clients connected at once (default 64) [limits]\n"
 	    "      --client-timeout S  close clients silent for S seconds (default 60) [limits]\n"
-	    "      --ringbuf-size B    ring buffer bytes, rounded up to a power of two (default:\n"
-	    "                          one second of %d Hz on every CPU, >= 1 MiB) [daemon]\n"
+	    "      --ringbuf-size B    ring buffer bytes, rounded up to a power of two, at most\n"
+	    "                          64 MiB (default: what every CPU at %d Hz sends in 500 ms,\n"
+	    "                          1 MiB to ringbuf_max_mb, 8 MiB) [daemon] ringbuf_size\n"
+	    "      --sampling HOW      threads: each thread of a target has its own sampling\n"
+	    "                          event (default); cpus: per-CPU events [daemon]\n"
+	    "      --max-threads N     thread events of one target (default 4096) [limits]\n"
 	    "      --drain-ms MS       ring buffer drain period while probes are in (default\n"
 	    "                          50; samples alone: 500 or MS if longer) [daemon]\n"
 	    "      --read-group NAME   members may list and read every profile [access]\n"
@@ -148,8 +152,8 @@ static void drop_tty(void)
 	signal(SIGHUP, SIG_DFL);
 }
 
-/* Exact mode holds four fds per probed function, and each client one: the soft limit
- * (systemd's default is 1024) is raised to the hard one. */
+/* Exact mode holds four fds per probed function, each client one, each per-thread sampling
+ * event one: the soft limit (systemd's default is 1024) is raised to the hard one. */
 static void raise_nofile(void)
 {
 	struct rlimit rl;
@@ -176,6 +180,8 @@ int main(int argc, char **argv)
 	    {"read-group", required_argument, NULL, 7},
 	    {"state-dir", required_argument, NULL, 8},
 	    {"kept-max-age", required_argument, NULL, 9},
+	    {"sampling", required_argument, NULL, 10},
+	    {"max-threads", required_argument, NULL, 11},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
@@ -190,7 +196,8 @@ int main(int argc, char **argv)
 	    {3, "limits", "max_clients"},  {4, "daemon", "ringbuf_size"},
 	    {5, "daemon", "drain_ms"},	   {6, "limits", "client_timeout"},
 	    {7, "access", "read_group"},   {8, "daemon", "state_dir"},
-	    {9, "limits", "kept_max_age"},
+	    {9, "limits", "kept_max_age"}, {10, "daemon", "sampling"},
+	    {11, "limits", "max_threads"},
 	};
 	struct settings st = {.config_path = KPROF_DEFAULT_CONFIG};
 	struct manager *m = NULL;

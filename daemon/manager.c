@@ -36,6 +36,7 @@
 #include "loader.h"
 #include "manager.h"
 #include "ringbuf.h"
+#include "sampler.h"
 #include "store.h"
 #include "target_pb.h"
 #include "symbolize.h"
@@ -224,6 +225,29 @@ static void drain_all(struct manager *m)
 		;
 }
 
+/* Sampling of t stops: out of kp_targets, its events closed (their counts kept) or its per-CPU
+ * set released. */
+static void stop_sampling(struct manager *m, struct target *t)
+{
+	loader_target_del(m->loader, t->pid);
+	if (t->per_cpu) {
+		sampler_freq_put(m->sampler, t->freq);
+		return;
+	}
+	if (t->events)
+		sampler_target_stats(t->events, &t->threads);
+	sampler_target_free(t->events);
+	t->events = NULL;
+	/* Room for events again: the targets a limit left with unsampled threads get them. */
+	for (struct target *o = m->targets; o; o = o->next) {
+		if (o->state != TARGET_ATTACHED || !o->events || !o->threads.unsampled)
+			continue;
+		if (sampler_target_rescan(o->events) < 0)
+			log_warn("pid %d: cannot scan its threads again", o->pid);
+		sampler_target_stats(o->events, &o->threads);
+	}
+}
+
 /* Stop sampling t; its profile stays. The log line (level, why: "detached", "exited
  * (status 0)", ...) is written once the samples still in the ring buffer are in, so its count
  * is the kept profile's. Its symbols stay a little longer (drop_ended_symbols). */
@@ -241,8 +265,7 @@ static void end_target(struct manager *m, struct target *t, enum target_state st
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	loader_target_del(m->loader, t->pid);
-	loader_freq_put(m->loader, t->freq);
+	stop_sampling(m, t);
 	/* An exited process writes no more symbols: read its perf map and jitdump a last time
 	 * before the samples still in the ring buffer are named (a short process's samples are
 	 * mostly drained here, after its exit). */
@@ -250,6 +273,7 @@ static void end_target(struct manager *m, struct target *t, enum target_state st
 		tsym_gone(t->sym);
 	/* Samples already in the ring buffer still belong to this profile. */
 	drain_all(m);
+	tsym_done(t->sym);
 	log_msg(level, "pid %d (%s) %s, %llu samples kept", t->pid, t->comm, why,
 		(unsigned long long)t->samples);
 	t->duration_timer = sd_event_source_disable_unref(t->duration_timer);
@@ -381,6 +405,8 @@ static int start_calls(struct manager *m, struct target *t, const struct attach_
 	}
 	if (err >= 0)
 		err = calls_on(c, m->loader, t->pid, errbuf, errlen);
+	if (err >= 0)
+		manager_probes_started(m);
 	if (err >= 0 && c->burst_ms) {
 		err = sd_event_add_time_relative(m->event, &c->timer, CLOCK_MONOTONIC,
 						 c->burst_ms * 1000ULL, 1000, on_burst, t);
@@ -396,7 +422,7 @@ static int start_calls(struct manager *m, struct target *t, const struct attach_
 static int check_quotas(struct manager *m, uid_t by, unsigned freq, char *errbuf, size_t errlen)
 {
 	unsigned mine = 0, freqs[KPROF_MAX_FREQ_SETS], my_freqs[KPROF_MAX_FREQ_SETS];
-	int nf = loader_freqs(m->loader, freqs, KPROF_MAX_FREQ_SETS), nmine = 0;
+	int nf = sampler_freqs(m->sampler, freqs, KPROF_MAX_FREQ_SETS), nmine = 0;
 	bool new_freq = true, mine_has = false;
 
 	if (m->n_attached >= m->conf.max_targets) {
@@ -439,13 +465,60 @@ static int check_quotas(struct manager *m, uid_t by, unsigned freq, char *errbuf
 			 by, nmine, m->conf.max_freqs_per_uid);
 		return -EUSERS;
 	}
-	if (new_freq && nf >= KPROF_MAX_FREQ_SETS - 1) {
+	if (m->per_cpu && new_freq && nf >= KPROF_MAX_FREQ_SETS - 1) {
 		snprintf(errbuf, errlen,
 			 "%d distinct sampling frequencies are in use; the last of %d is kept for "
 			 "root: use one of those in use",
 			 nf, KPROF_MAX_FREQ_SETS);
 		return -EBUSY;
 	}
+	return 0;
+}
+
+/* Put t in kp_targets and open what samples it: its per-thread events (the entry first, so
+ * that threads created while they are opened are reported), or the per-CPU set of its
+ * frequency. */
+static int start_sampling(struct manager *m, struct target *t, char *errbuf, size_t errlen)
+{
+	struct sampler_limits lim = {m->conf.max_threads, m->max_thread_fds};
+	int err;
+
+	t->per_cpu = m->per_cpu;
+	if (t->per_cpu) {
+		err = sampler_freq_get(m->sampler, t->freq);
+		if (err < 0) {
+			snprintf(errbuf, errlen,
+				 err == -EBUSY ? "too many distinct frequencies in use (%d)"
+					       : "cannot start sampling at %u Hz: %s",
+				 err == -EBUSY ? KPROF_MAX_FREQ_SETS : t->freq, strerror(-err));
+			return err;
+		}
+	}
+	err = loader_target_add(m->loader, t->pid, t->freq, t->start_ticks,
+				t->per_cpu ? 0 : KP_TF_THREADS);
+	if (err < 0) {
+		snprintf(errbuf, errlen, "cannot add pid %d to the BPF targets map: %s", t->pid,
+			 strerror(-err));
+		if (t->per_cpu)
+			sampler_freq_put(m->sampler, t->freq);
+		return err;
+	}
+	if (t->per_cpu)
+		return 0;
+	/* Users leave the last eighth of the thread events to root, as with every limit. */
+	if (t->by != 0)
+		lim.max_total = user_share(lim.max_total);
+	err = sampler_target_new(m->sampler, t->pid, t->freq, &lim, &t->events, errbuf, errlen);
+	if (err < 0) {
+		loader_target_del(m->loader, t->pid);
+		return err;
+	}
+	sampler_target_stats(t->events, &t->threads);
+	if (t->threads.unsampled)
+		log_warn("pid %d: %u of its %u threads are not sampled: limit of %u thread events "
+			 "per target (limits.max_threads) or %u in all (limits.max_thread_fds)",
+			 t->pid, t->threads.unsampled, t->threads.threads, m->conf.max_threads,
+			 m->max_thread_fds);
 	return 0;
 }
 
@@ -516,20 +589,8 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		target_free(t);
 		return -EPERM;
 	}
-	err = loader_freq_get(m->loader, freq);
+	err = start_sampling(m, t, errbuf, errlen);
 	if (err < 0) {
-		snprintf(errbuf, errlen,
-			 err == -EBUSY ? "too many distinct frequencies in use (%d)"
-				       : "cannot start sampling at %u Hz: %s",
-			 err == -EBUSY ? KPROF_MAX_FREQ_SETS : freq, strerror(-err));
-		target_free(t);
-		return err;
-	}
-	err = loader_target_add(m->loader, pid, freq, t->start_ticks);
-	if (err < 0) {
-		snprintf(errbuf, errlen, "cannot add pid %d to the BPF targets map: %s", pid,
-			 strerror(-err));
-		loader_freq_put(m->loader, freq);
 		target_free(t);
 		return err;
 	}
@@ -544,8 +605,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 	if (o.calls) {
 		err = start_calls(m, t, &o, errbuf, errlen);
 		if (err < 0) {
-			loader_target_del(m->loader, pid);
-			loader_freq_put(m->loader, freq);
+			stop_sampling(m, t);
 			target_free(t);
 			return err;
 		}
@@ -565,11 +625,17 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		log_warn("pid %d: out of memory: its JVM perf map is not asked for", pid);
 	{
 		struct tsym_stats ss;
+		char how[96];
 
 		tsym_get_stats(t->sym, &ss);
-		log_info("attached pid %d (%s, uid %u) at %u Hz, duration %us (0: unlimited); "
-			 "perf map %s: %llu JIT symbols; jitdump %s: %llu symbols",
-			 pid, t->comm, t->uid, freq, duration_sec, ss.perfmap_path,
+		if (t->per_cpu)
+			snprintf(how, sizeof(how), "per-CPU events");
+		else
+			snprintf(how, sizeof(how), "%u thread events (%u threads, %u unsampled)",
+				 t->threads.events, t->threads.threads, t->threads.unsampled);
+		log_info("attached pid %d (%s, uid %u) at %u Hz by %s, duration %us (0: "
+			 "unlimited); perf map %s: %llu JIT symbols; jitdump %s: %llu symbols",
+			 pid, t->comm, t->uid, freq, how, duration_sec, ss.perfmap_path,
 			 (unsigned long long)ss.jit_symbols,
 			 ss.jitdump_path[0] ? ss.jitdump_path : "(none)",
 			 (unsigned long long)ss.jitdump_symbols);
@@ -581,8 +647,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 void manager_forget(struct manager *m, struct target *t)
 {
 	if (t->state == TARGET_ATTACHED) {
-		loader_target_del(m->loader, t->pid);
-		loader_freq_put(m->loader, t->freq);
+		stop_sampling(m, t);
 		t->duration_timer = sd_event_source_disable_unref(t->duration_timer);
 		calls_off(&t->calls);
 		t->calls.timer = sd_event_source_disable_unref(t->calls.timer);
@@ -669,6 +734,24 @@ static void on_path(void *ctx, const struct kp_path *p)
 		paths_on_event(t->paths, p);
 }
 
+/* A thread of a per-thread target started without an event: its creator had none either (it
+ * was being opened, or a limit left it out). The creator first, so that the threads it creates
+ * next inherit. */
+static void on_thread(void *ctx, pid_t tgid, pid_t tid, pid_t creator)
+{
+	struct manager *m = ctx;
+	struct target *t = manager_find(m, tgid);
+	int err;
+
+	if (!t || t->state != TARGET_ATTACHED || !t->events)
+		return;
+	err = sampler_target_report(t->events, tid, creator);
+	if (err < 0 && err != -EUSERS)
+		log_warn("pid %d: cannot open the sampling event of its new thread %d: %s", tgid,
+			 tid, strerror(-err));
+	sampler_target_stats(t->events, &t->threads);
+}
+
 static void on_exit_rec(void *ctx, pid_t tgid, uint64_t start_ticks, int code)
 {
 	struct manager *m = ctx;
@@ -748,14 +831,28 @@ static int on_ringbuf(sd_event_source *s, int fd, uint32_t revents, void *userda
  * nothing is staler or lost for it. */
 #define SAMPLE_BATCH_MS 500
 
+/* The timer runs every drain_ms while probes are in, and every SAMPLE_BATCH_MS (or drain_ms if
+ * longer) otherwise: an idle kprofd, or one whose targets sleep, wakes twice a second, not 20
+ * times (manager_probes_started brings the short period back at once). */
 static int on_drain(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct manager *m = userdata;
+	bool probes = probes_active(m);
+	unsigned next_ms = m->conf.drain_ms;
 
-	if (probes_active(m) ||
-	    now_ns(CLOCK_MONOTONIC) - m->drained_ns >= SAMPLE_BATCH_MS * 1000000ULL)
+	if (probes || now_ns(CLOCK_MONOTONIC) - m->drained_ns >= SAMPLE_BATCH_MS * 1000000ULL)
 		manager_drain(m);
-	return sd_event_source_set_time(s, usec + m->conf.drain_ms * 1000ULL);
+	if (!probes && next_ms < SAMPLE_BATCH_MS)
+		next_ms = SAMPLE_BATCH_MS;
+	return sd_event_source_set_time(s, usec + next_ms * 1000ULL);
+}
+
+void manager_probes_started(struct manager *m)
+{
+	uint64_t next = now_ns(CLOCK_MONOTONIC) / 1000 + m->conf.drain_ms * 1000ULL, at;
+
+	if (sd_event_source_get_time(m->drain_timer, &at) >= 0 && at > next)
+		sd_event_source_set_time(m->drain_timer, next);
 }
 
 /* Profiles grow with every new stack: once a second, the memory of each user's profiles
@@ -791,6 +888,28 @@ static void check_profile_budget(struct manager *m)
 	}
 }
 
+/* A thread report lost to a full ring buffer leaves a thread unsampled: scan every per-thread
+ * target again when the BPF side counted one. */
+static void rescan_on_lost_reports(struct manager *m)
+{
+	uint64_t ctr[KP_CTR_NR];
+
+	if (m->per_cpu || loader_counters(m->loader, ctr, NULL) < 0 ||
+	    ctr[KP_CTR_THREAD_DROPS] == m->thread_drops)
+		return;
+	log_warn("%llu new-thread reports lost (ring buffer full): scanning the targets' threads "
+		 "again",
+		 (unsigned long long)(ctr[KP_CTR_THREAD_DROPS] - m->thread_drops));
+	m->thread_drops = ctr[KP_CTR_THREAD_DROPS];
+	for (struct target *t = m->targets; t; t = t->next) {
+		if (t->state != TARGET_ATTACHED || !t->events)
+			continue;
+		if (sampler_target_rescan(t->events) < 0)
+			log_warn("pid %d: cannot scan its threads again", t->pid);
+		sampler_target_stats(t->events, &t->threads);
+	}
+}
+
 static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct manager *m = userdata;
@@ -815,6 +934,7 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 			target_jvm_tick(t, now);
 		}
 	}
+	rescan_on_lost_reports(m);
 	sd_notifyf(0, "STATUS=%u targets attached, %u kept, %.0f samples/s", m->n_attached,
 		   m->n_kept, m->rate);
 	expire_kept(m);
@@ -857,10 +977,17 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 		log_err("reload: %s; keeping the current settings", err);
 		return 0;
 	}
-	if (strcmp(c.socket_path, m->conf.socket_path) || c.ringbuf_bytes != m->conf.ringbuf_bytes)
-		log_warn("reload: the socket path and the ring buffer size change only at restart");
+	if (strcmp(c.socket_path, m->conf.socket_path) ||
+	    c.ringbuf_bytes != m->conf.ringbuf_bytes ||
+	    c.ringbuf_max_mb != m->conf.ringbuf_max_mb || c.sampling != m->conf.sampling ||
+	    c.max_thread_fds != m->conf.max_thread_fds)
+		log_warn("reload: the socket path, the ring buffer size, the sampling events and "
+			 "limits.max_thread_fds change only at restart");
 	strcpy(c.socket_path, m->conf.socket_path);
 	c.ringbuf_bytes = m->conf.ringbuf_bytes;
+	c.ringbuf_max_mb = m->conf.ringbuf_max_mb;
+	c.sampling = m->conf.sampling;
+	c.max_thread_fds = m->conf.max_thread_fds;
 	m->conf = c;
 	resolve_read_group(m);
 	symbolizer_set_budget(m->sym, (uint64_t)c.symbols_mb << 20,
@@ -895,7 +1022,23 @@ static const struct ringbuf_ops ringbuf_ops = {
     .on_path = on_path,
     .on_exit = on_exit_rec,
     .on_exec = on_exec_rec,
+    .on_thread = on_thread,
 };
+
+/* Per-thread events hold one fd each: at most half the open files limit, the rest staying
+ * for clients, probes and symbol files. */
+static unsigned thread_fd_limit(unsigned wanted)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    wanted <= rl.rlim_cur / 2)
+		return wanted;
+	log_info("thread events: at most %llu (half the open files limit), not %u "
+		 "(limits.max_thread_fds)",
+		 (unsigned long long)rl.rlim_cur / 2, wanted);
+	return rl.rlim_cur / 2;
+}
 
 int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 {
@@ -935,7 +1078,17 @@ int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 			     (uint64_t)conf->symbols_per_uid_mb << 20, &m->sym);
 	if (err < 0)
 		goto fail;
-	err = loader_new(conf->ringbuf_bytes, &m->loader);
+	err = loader_new(
+	    &(struct loader_opts){.ringbuf_bytes = conf->ringbuf_bytes,
+				  .ringbuf_max_bytes = (uint64_t)conf->ringbuf_max_mb << 20,
+				  .max_freq = KPROF_MAX_FREQ,
+				  .drain_ms = SAMPLE_BATCH_MS},
+	    &m->loader);
+	if (err < 0)
+		goto fail;
+	m->per_cpu = conf->sampling == CONFIG_SAMPLING_CPUS || !loader_threads_supported(m->loader);
+	m->max_thread_fds = thread_fd_limit(conf->max_thread_fds);
+	err = sampler_new(m->loader, m->max_thread_fds, &m->sampler);
 	if (err < 0)
 		goto fail;
 	err = jvmattach_ctx_new(m->event, JVM_EXCHANGES_MAX, &m->jvm);
@@ -995,6 +1148,7 @@ void manager_free(struct manager *m)
 	sd_event_source_disable_unref(m->refresh_timer);
 	links_removals_wait(2000); /* the kernel drops the rest with kprofd's fds */
 	ringbuf_free(m->ringbuf);
+	sampler_free(m->sampler);
 	loader_free(m->loader);
 	symbolizer_free(m->sym);
 	/* After the loop: it reaps and frees exchanges that were cancelled. */
@@ -1028,14 +1182,32 @@ int manager_run(struct manager *m)
 {
 	int err;
 
-	log_info("kprofd %s ready: socket %s, ring buffer %u KiB, %d CPUs", KPROF_VERSION,
+	log_info("kprofd %s ready: socket %s, ring buffer %u KiB, %d CPUs, %s", KPROF_VERSION,
 		 m->conf.socket_path, loader_ringbuf_bytes(m->loader) / 1024,
-		 loader_ncpus(m->loader));
+		 loader_ncpus(m->loader),
+		 m->per_cpu ? "per-CPU sampling events" : "per-thread sampling events");
 	sd_notifyf(0, "READY=1\nSTATUS=ready, no targets\nMAINPID=%d", getpid());
 	err = sd_event_loop(m->event);
 	sd_notify(0, "STOPPING=1\nSTATUS=stopping: saving profiles");
 	manager_stop_targets(m);
 	return err;
+}
+
+int manager_freqs(const struct manager *m, unsigned *out, int max)
+{
+	int n = 0;
+
+	for (const struct target *t = m->targets; t; t = t->next) {
+		bool seen = false;
+
+		if (t->state != TARGET_ATTACHED)
+			continue;
+		for (int i = 0; i < n; i++)
+			seen |= out[i] == t->freq;
+		if (!seen && n < max)
+			out[n++] = t->freq;
+	}
+	return n;
 }
 
 uint64_t manager_cpu_ns(void)

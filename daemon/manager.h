@@ -18,6 +18,7 @@
 struct jvmattach_ctx;
 struct loader;
 struct ringbuf;
+struct sampler;
 struct store;
 struct symbolizer;
 
@@ -33,6 +34,7 @@ struct manager {
 	struct store *store; /* NULL: profiles are kept in memory only */
 	sd_event *event;
 	struct loader *loader;
+	struct sampler *sampler;
 	struct ringbuf *ringbuf;
 	struct symbolizer *sym;
 	struct jvmattach_ctx *jvm; /* exchanges with HotSpot JVMs (jvmattach.c) */
@@ -45,9 +47,14 @@ struct manager {
 	uint64_t rate_prev_samples, rate_prev_ns;
 	double rate;
 	sd_event_source *drain_timer, *refresh_timer, *rb_source;
-	uint64_t drained_ns;	/* last drain (CLOCK_MONOTONIC) */
-	uint64_t profile_bytes; /* all targets' profiles, at the last housekeeping */
+	uint64_t drained_ns;	 /* last drain (CLOCK_MONOTONIC) */
+	uint64_t profile_bytes;	 /* all targets' profiles, at the last housekeeping */
+	bool per_cpu;		 /* targets are sampled by the per-CPU sets */
+	unsigned max_thread_fds; /* conf.max_thread_fds, within the fd limit */
+	uint64_t thread_drops;	 /* KP_CTR_THREAD_DROPS at the last housekeeping */
 };
+
+#define MANAGER_MAX_FREQS 64 /* distinct frequencies a status lists */
 
 int manager_new(config_load_fn load, void *userdata, struct manager **ret);
 void manager_free(struct manager *m);
@@ -60,6 +67,8 @@ struct target *manager_find_for(struct manager *m, pid_t pid,
 /* Check a target's credentials again (exec, each second, each request): one a user attached
  * that is no longer that user's is ended; true if it was. */
 bool manager_recheck(struct manager *m, struct target *t);
+/* Exact mode or a path trace put probes in: drain every drain_ms from now on. */
+void manager_probes_started(struct manager *m);
 /* Hand what the ring buffer holds to the builders now (bounded, like a timer drain): replies
  * and live views then include samples taken up to the request, whatever drain_ms is. */
 void manager_drain(struct manager *m);
@@ -72,5 +81,7 @@ void manager_forget(struct manager *m, struct target *t);
 /* Add a restored (kept) target. */
 void manager_add_kept(struct manager *m, struct target *t);
 uint64_t manager_cpu_ns(void);
+/* The distinct sampling frequencies of the attached targets, at most max. */
+int manager_freqs(const struct manager *m, unsigned *out, int max);
 
 #endif

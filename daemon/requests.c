@@ -26,6 +26,7 @@
 #include "clock.h"
 #include "live.h"
 #include "loader.h"
+#include "sampler.h"
 #include "manager.h"
 #include "paths.h"
 #include "ringbuf.h"
@@ -342,7 +343,7 @@ static void do_list(struct client *cl, const Kprof__ListRequest *req)
 
 /* The daemon's status; *drops (malloc'd) and freqs back its arrays. */
 static int fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t **drops,
-		       unsigned freqs[KPROF_MAX_FREQ_SETS])
+		       unsigned freqs[MANAGER_MAX_FREQS])
 {
 	struct manager *m = rq->m;
 	int ncpus = loader_ncpus(m->loader);
@@ -364,12 +365,18 @@ static int fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t **d
 	sr->drops_per_cpu = *drops;
 	sr->bad_records = ringbuf_bad_records(m->ringbuf);
 	sr->ringbuf_bytes = loader_ringbuf_bytes(m->loader);
-	sr->n_frequencies = loader_freqs(m->loader, freqs, KPROF_MAX_FREQ_SETS);
+	sr->n_frequencies = manager_freqs(m, freqs, MANAGER_MAX_FREQS);
 	sr->frequencies = freqs;
 	sr->cpu_ns = manager_cpu_ns();
 	sr->clients = transport_clients(rq->tr);
 	symbolizer_get_stats(m->sym, &sr->symbol_bytes, &sr->symbol_refusals);
 	sr->profile_bytes = m->profile_bytes;
+	sr->sampling = m->per_cpu ? "cpus" : "threads";
+	sr->thread_events = sampler_thread_events(m->sampler);
+	sr->sampler_runs = ctr[KP_CTR_TICKS];
+	sr->threads_created = ctr[KP_CTR_THREADS_NEW];
+	sr->thread_reports = ctr[KP_CTR_THREAD_RECS];
+	sr->thread_reports_lost = ctr[KP_CTR_THREAD_DROPS];
 	return 0;
 }
 
@@ -378,7 +385,7 @@ static void do_status(struct client *cl)
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__StatusReply sr;
 	_cleanup_free_ uint64_t *drops = NULL;
-	unsigned freqs[KPROF_MAX_FREQ_SETS];
+	unsigned freqs[MANAGER_MAX_FREQS];
 
 	if (fill_status(cl->rq, &sr, &drops, freqs) < 0) {
 		reply_error(cl, -EIO, "cannot read the BPF counters");
@@ -397,7 +404,7 @@ static int on_live_tick(sd_event_source *src, uint64_t usec, void *userdata)
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__StatusReply sr;
 	_cleanup_free_ uint64_t *drops = NULL;
-	unsigned freqs[KPROF_MAX_FREQ_SETS];
+	unsigned freqs[MANAGER_MAX_FREQS];
 	struct live_msg msg = {0};
 
 	sd_event_source_set_time(src, usec + live_interval_ms(cl->live) * 1000ULL);
@@ -770,6 +777,7 @@ static void do_paths(struct client *cl, const Kprof__PathsRequest *req)
 				reply_error(cl, err, "%s", err_msg);
 				return;
 			}
+			manager_probes_started(m);
 		}
 	} else {
 		t = req->op == KPROF__PATHS_OP__PATHS_OP_STOP

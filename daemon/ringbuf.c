@@ -73,6 +73,14 @@ static int handle_record(struct ringbuf *s, void *data, size_t len)
 			goto bad;
 		s->ops.on_path(s->ctx, data);
 		return 0;
+	case KP_REC_THREAD: {
+		const struct kp_thread *th = data;
+
+		if (len < sizeof(*th))
+			goto bad;
+		s->ops.on_thread(s->ctx, h->tgid, th->tid, th->creator);
+		return 0;
+	}
 	case KP_REC_EXIT:
 	case KP_REC_EXEC: {
 		const struct kp_lifecycle *lc = data;
@@ -96,7 +104,8 @@ int ringbuf_new(int ringbuf_fd, const struct ringbuf_ops *ops, void *ctx, struct
 	struct ringbuf *s;
 	int err;
 
-	if (!ops->on_sample || !ops->on_call || !ops->on_path || !ops->on_exit || !ops->on_exec)
+	if (!ops->on_sample || !ops->on_call || !ops->on_path || !ops->on_exit || !ops->on_exec ||
+	    !ops->on_thread)
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));
 	if (!s)

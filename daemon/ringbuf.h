@@ -18,6 +18,9 @@ struct ringbuf_ops {
 	/* Lifecycle records of the process tgid that started at start_ticks. */
 	void (*on_exit)(void *ctx, pid_t tgid, uint64_t start_ticks, int code);
 	void (*on_exec)(void *ctx, pid_t tgid, uint64_t start_ticks);
+	/* Thread tid of tgid started without a sampling event, cloned by thread creator
+	 * (KP_REC_THREAD). */
+	void (*on_thread)(void *ctx, pid_t tgid, pid_t tid, pid_t creator);
 };
 
 struct ringbuf;

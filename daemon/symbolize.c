@@ -100,6 +100,7 @@ struct tsym {
 	uint64_t start_realtime_ns; /* process start, for the perf map's PID-reuse check */
 	uint64_t gen;
 	int root; /* its /proc/PID/root as of the last maps read: still there once it is gone */
+	bool done; /* no samples will come: root closed, /proc/PID no longer read */
 	uint64_t serial; /* unique among all targets kprofd ever had */
 
 	struct procmaps *maps;
@@ -196,7 +197,7 @@ static int tsym_root(struct tsym *ts)
 	int fd;
 
 	if (ts->root < 0)
-		return tfile_proc_root(ts->pid);
+		return ts->done ? -ESRCH : tfile_proc_root(ts->pid);
 	fd = fcntl(ts->root, F_DUPFD_CLOEXEC, 3);
 	return fd < 0 ? -errno : fd;
 }
@@ -819,6 +820,15 @@ void tsym_gone(struct tsym *ts)
 	if (!ts->gone)
 		tsym_refresh(ts); /* last chance for symbols written just before the exit */
 	ts->gone = true;
+}
+
+void tsym_done(struct tsym *ts)
+{
+	ts->gone = true;
+	ts->done = true;
+	if (ts->root >= 0)
+		close(ts->root);
+	ts->root = -1;
 }
 
 const char *tsym_perfmap_module(const struct tsym *ts)

@@ -53,6 +53,9 @@ void tsym_refresh(struct tsym *ts);
 void tsym_exec(struct tsym *ts);
 /* The process is gone: stop reading its /proc files, keep what is loaded. */
 void tsym_gone(struct tsym *ts);
+/* The target ended and its last samples are named: its root is closed (no fd is held for a
+ * kept profile), nothing of the process is read again. */
+void tsym_done(struct tsym *ts);
 void tsym_get_stats(const struct tsym *ts, struct tsym_stats *st);
 const char *tsym_perfmap_path(const struct tsym *ts);
 /* The jitdump read ("" if none) and why one was refused or read no further ("" if neither):

@@ -20,6 +20,7 @@
 #include "kprof/config.h"
 #include "jvmmap.h"
 #include "paths.h"
+#include "sampler.h"
 #include "symbolize.h"
 #include "target.h"
 #include "log.h"
@@ -143,6 +144,7 @@ void target_free(struct target *t)
 	if (!t)
 		return;
 	jvmmap_free(t->jvm);
+	sampler_target_free(t->events);
 	calls_free(&t->calls);
 	paths_free(t->paths);
 	hcct_tree_free(t->saved_hcct);

@@ -14,6 +14,7 @@
 #include "exact.h"
 #include "paths.h"
 #include "symbolize.h"
+#include "sampler.h"
 #include "kprof/abi.h"
 #include "kprof/hcct.h"
 #include "kprof/profile.h"
@@ -92,6 +93,11 @@ struct target {
 	struct tsym_stats saved_sym;
 	struct path_trace *paths; /* the running or last path trace (paths.c) */
 	struct jvmmap *jvm;	  /* a HotSpot JVM's perf map on demand (jvmmap.c) */
+	/* Sampling: its own per-thread events (events, while attached), or the per-CPU set of
+	 * its frequency (per_cpu). threads: the events' counts, kept when they are closed. */
+	struct sampler_target *events;
+	struct sampler_stats threads;
+	bool per_cpu;
 };
 
 /* What an attach asks for; zero fields take the daemon's defaults. */

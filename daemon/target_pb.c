@@ -81,6 +81,8 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->symbols_refused = ss->refused;
 	pb->save_failures = t->save_failures;
 	pb->samples_refused = t->samples_refused;
+	pb->thread_events = t->state == TARGET_ATTACHED ? t->threads.events : 0; /* closed at end */
+	pb->threads_unsampled = t->threads.unsampled;
 	/* Strings point into the target (or its tsym), not into the copy in live. */
 	pb->perfmap_path = (char *)(t->sym ? tsym_perfmap_path(t->sym) : t->saved_sym.perfmap_path);
 	pb->jitdump_path = (char *)(t->sym ? tsym_jitdump_path(t->sym) : t->saved_sym.jitdump_path);

@@ -12,32 +12,42 @@
 
 #include "kprof/cleanup.h"
 #include "kprof/config.h"
+#include "kprof/rbsize.h"
 
-enum key_type { KEY_UINT, KEY_STRING, KEY_FRACTION, KEY_BOOL };
+enum key_type { KEY_UINT, KEY_STRING, KEY_FRACTION, KEY_BOOL, KEY_CHOICE };
 
 struct key {
 	const char *section, *name;
 	enum key_type type;
 	size_t offset, size;
 	unsigned long min, max;
+	const char *const *choices; /* KEY_CHOICE: the values, stored as their index */
 };
+
+static const char *const sampling_choices[] = {"threads", "cpus", NULL};
 
 #define UINT_KEY(sec, key, field, lo, hi)                                                          \
 	{                                                                                          \
-		sec, key, KEY_UINT, offsetof(struct config, field), 0, lo, hi                      \
+		sec, key, KEY_UINT, offsetof(struct config, field), 0, lo, hi, NULL                \
+	}
+#define CHOICE_KEY(sec, key, field, list)                                                          \
+	{                                                                                          \
+		sec, key, KEY_CHOICE, offsetof(struct config, field), 0, 0, 0, list                \
 	}
 #define STR_KEY(sec, key, field)                                                                   \
 	{                                                                                          \
 		sec, key, KEY_STRING, offsetof(struct config, field),                              \
-		    sizeof(((struct config *)0)->field), 0, 0                                      \
+		    sizeof(((struct config *)0)->field), 0, 0, NULL                                \
 	}
 
 static const struct key keys[] = {
     STR_KEY("daemon", "socket", socket_path),
     STR_KEY("daemon", "state_dir", state_dir),
     UINT_KEY("daemon", "frequency", default_freq, 1, KPROF_MAX_FREQ),
-    UINT_KEY("daemon", "ringbuf_size", ringbuf_bytes, 0, 1u << 30),
+    UINT_KEY("daemon", "ringbuf_size", ringbuf_bytes, 0, RBSIZE_LIMIT_MB << 20),
+    UINT_KEY("daemon", "ringbuf_max_mb", ringbuf_max_mb, 1, RBSIZE_LIMIT_MB),
     UINT_KEY("daemon", "drain_ms", drain_ms, 1, 10000),
+    CHOICE_KEY("daemon", "sampling", sampling, sampling_choices),
     UINT_KEY("limits", "max_targets", max_targets, 1, 1024),
     UINT_KEY("limits", "max_kept", max_kept, 0, 100000),
     UINT_KEY("limits", "kept_max_age", kept_max_age_sec, 0, 10u * 365 * 86400),
@@ -53,6 +63,8 @@ static const struct key keys[] = {
     UINT_KEY("limits", "max_clients_per_uid", max_clients_per_uid, 1, 10000),
     UINT_KEY("limits", "max_freqs_per_uid", max_freqs_per_uid, 1, 8),
     UINT_KEY("limits", "max_probes_per_uid", max_probes_per_uid, 0, 1u << 20),
+    UINT_KEY("limits", "max_threads", max_threads, 1, 1u << 16),
+    UINT_KEY("limits", "max_thread_fds", max_thread_fds, 1, 1u << 20),
     UINT_KEY("limits", "frame_timeout", frame_timeout_sec, 1, 86400),
     UINT_KEY("limits", "reply_pending_mb", reply_pending_mb, 1, 1u << 20),
     UINT_KEY("limits", "reply_pending_per_uid_mb", reply_pending_per_uid_mb, 1, 1u << 20),
@@ -61,9 +73,9 @@ static const struct key keys[] = {
     UINT_KEY("limits", "profiles_mb", profiles_mb, 16, 1u << 20),
     UINT_KEY("limits", "profiles_per_uid_mb", profiles_per_uid_mb, 16, 1u << 20),
     STR_KEY("access", "read_group", read_group),
-    {"hcct", "phi", KEY_FRACTION, offsetof(struct config, hcct_phi), 0, 0, 0},
-    {"hcct", "eps", KEY_FRACTION, offsetof(struct config, hcct_eps), 0, 0, 0},
-    {"jvm", "perfmap", KEY_BOOL, offsetof(struct config, jvm_perfmap), 0, 0, 0},
+    {"hcct", "phi", KEY_FRACTION, offsetof(struct config, hcct_phi), 0, 0, 0, NULL},
+    {"hcct", "eps", KEY_FRACTION, offsetof(struct config, hcct_eps), 0, 0, 0, NULL},
+    {"jvm", "perfmap", KEY_BOOL, offsetof(struct config, jvm_perfmap), 0, 0, 0, NULL},
 };
 
 void config_defaults(struct config *conf)
@@ -93,6 +105,10 @@ void config_defaults(struct config *conf)
 	    .profiles_mb = 8192,
 	    .profiles_per_uid_mb = 2048,
 	    .drain_ms = 50,
+	    .ringbuf_max_mb = RBSIZE_DEFAULT_MAX_MB,
+	    .sampling = CONFIG_SAMPLING_THREADS,
+	    .max_threads = 4096,
+	    .max_thread_fds = 32768,
 	    .perfmap_refresh_ms = 1000,
 	    .jvm_perfmap = true,
 	};
@@ -145,6 +161,21 @@ int config_set(struct config *conf, const char *section, const char *key, const 
 			}
 		}
 		snprintf(err, errlen, "%s.%s: '%s' is not on or off", section, key, value);
+		return -EINVAL;
+	}
+	if (k->type == KEY_CHOICE) {
+		for (unsigned i = 0; k->choices[i]; i++) {
+			if (!strcmp(value, k->choices[i])) {
+				*(unsigned *)((char *)conf + k->offset) = i;
+				return 0;
+			}
+		}
+		snprintf(err, errlen, "%s.%s: '%s' is not one of", section, key, value);
+		for (unsigned i = 0; k->choices[i]; i++) {
+			size_t n = strlen(err);
+
+			snprintf(err + n, errlen - n, "%s '%s'", i ? " or" : "", k->choices[i]);
+		}
 		return -EINVAL;
 	}
 	if (k->type == KEY_STRING) {

@@ -14,10 +14,11 @@
 /* Record kinds, first field of every ring-buffer record. */
 enum kp_rec_kind {
 	KP_REC_SAMPLE = 1,
-	KP_REC_EXIT = 2, /* a target's last thread exited: the process is gone */
-	KP_REC_EXEC = 3, /* a target called execve: symbols must be reloaded */
-	KP_REC_CALL = 4, /* a probed JIT function was entered or returned (exact mode) */
-	KP_REC_PATH = 5, /* path tracer: an activation began, took a path, or ended */
+	KP_REC_EXIT = 2,   /* a target's last thread exited: the process is gone */
+	KP_REC_EXEC = 3,   /* a target called execve: symbols must be reloaded */
+	KP_REC_CALL = 4,   /* a probed JIT function was entered or returned (exact mode) */
+	KP_REC_PATH = 5,   /* path tracer: an activation began, took a path, or ended */
+	KP_REC_THREAD = 6, /* a thread of a per-thread target started without kprofd's event */
 };
 
 /* kp_sample.flags */
@@ -25,6 +26,9 @@ enum kp_rec_kind {
 #define KP_SF_KERNEL_TRUNC (1u << 1) /* kernel stack filled all KP_MAX_STACK slots */
 #define KP_SF_USER_ERR (1u << 2)     /* bpf_get_stack failed for the user stack */
 #define KP_SF_KERNEL_ERR (1u << 3)   /* bpf_get_stack failed for the kernel stack */
+
+/* kp_target.flags */
+#define KP_TF_THREADS (1u << 0) /* sampled by its own per-thread events, not the per-CPU sets */
 
 struct kp_rec_hdr {
 	__u32 kind;
@@ -63,6 +67,30 @@ struct kp_call {
 	__u32 exit; /* 0 entry, 1 return */
 	__u32 pad;
 	__u64 time_ns;
+};
+
+/* A thread of a per-thread target (KP_TF_THREADS) was created without a kprofd event: its
+ * creator had none when it was cloned (kprofd was still opening events, or a limit left it
+ * out). Both need one. */
+struct kp_thread {
+	struct kp_rec_hdr hdr;
+	__u32 tid;
+	__u32 creator; /* the thread that cloned it */
+	__u64 time_ns;
+};
+
+/* Argument and result of kp_scan_threads, a BPF_PROG_TYPE_SYSCALL program kprofd runs with
+ * BPF_PROG_TEST_RUN: the threads of process tgid (or only thread tid) that carry no kprofd
+ * event with the sampler attached. Their tids go to the array map kp_scan_tids (__u64 values),
+ * at most KP_SCAN_MAX; missing counts them all. */
+#define KP_SCAN_MAX 16384
+struct kp_scan {
+	__u32 tgid;    /* in */
+	__u32 tid;     /* in: 0 = every thread of tgid, else this thread only */
+	__u32 threads; /* out: threads seen */
+	__u32 missing; /* out: threads without a kprofd event */
+	__s32 err;     /* out: 0, or -ESRCH (no such process, or tid is not tgid's) */
+	__u32 pad;
 };
 
 /* Path tracer (kp_path_block). One uprobe per basic-block leader of a traced function, cookie
@@ -145,8 +173,8 @@ struct kp_path {
  * started then, and kp_exit deletes the entry itself when that process ends, so a process that
  * reuses the pid is never sampled, however late user space handles the exit. */
 struct kp_target {
-	__u32 freq; /* only events of this frequency (attach cookie) sample the target */
-	__u32 flags;
+	__u32 freq;  /* per-CPU mode: only the set of this frequency (attach cookie) samples it */
+	__u32 flags; /* KP_TF_* */
 	__u64 start_ticks;
 };
 
@@ -163,7 +191,11 @@ enum kp_counter {
 	KP_CTR_PATH_NOTHREAD = 8, /* thread table full: a thread not traced */
 	KP_CTR_PATH_SKIPPED = 9,  /* hits in untracked activations (too deep) */
 	KP_CTR_PATH_STRAY = 10,	  /* hits with no activation or no such edge */
-	KP_CTR_NR = 11,
+	KP_CTR_TICKS = 11,	  /* runs of the sampler: sampling interrupts, targets' or not */
+	KP_CTR_THREADS_NEW = 12,  /* threads created in per-thread targets */
+	KP_CTR_THREAD_RECS = 13,  /* of which created without an event: reported */
+	KP_CTR_THREAD_DROPS = 14, /* ring buffer full: such a report lost */
+	KP_CTR_NR = 15,
 };
 
 _Static_assert(sizeof(struct kp_rec_hdr) == 8, "kp_rec_hdr layout");
@@ -172,6 +204,8 @@ _Static_assert(sizeof(struct kp_lifecycle) == 32, "kp_lifecycle layout");
 _Static_assert(sizeof(struct kp_target) == 16, "kp_target layout");
 _Static_assert(sizeof(struct kp_call) == 32, "kp_call layout");
 _Static_assert(sizeof(struct kp_path) == 40, "kp_path layout");
+_Static_assert(sizeof(struct kp_thread) == 24, "kp_thread layout");
+_Static_assert(sizeof(struct kp_scan) == 24, "kp_scan layout");
 _Static_assert(sizeof(struct kp_path_key) == 16, "kp_path_key layout");
 _Static_assert(sizeof(struct kp_path_val) == 24, "kp_path_val layout");
 _Static_assert(sizeof(struct kp_path_thread) == 24 + 24 * KP_PATH_DEPTH, "kp_path_thread layout");

@@ -19,6 +19,12 @@
 #define KPROF_DEFAULT_FREQ 99
 #define KPROF_MAX_FREQ 4999
 
+/* daemon.sampling: how an attached process is sampled */
+enum config_sampling {
+	CONFIG_SAMPLING_THREADS = 0, /* its own per-thread events (the default) */
+	CONFIG_SAMPLING_CPUS = 1,    /* per-CPU events that fire whatever runs */
+};
+
 struct config {
 	char socket_path[108];
 	char read_group[64]; /* members may list and read every profile; "" = nobody */
@@ -29,8 +35,10 @@ struct config {
 	unsigned kept_max_age_sec; /* kept profiles older than this are dropped; 0 = never */
 	unsigned max_clients;
 	unsigned client_timeout_sec; /* a client silent this long is closed */
-	unsigned ringbuf_bytes;	     /* 0: sized from CPUs and the maximal rate */
+	unsigned ringbuf_bytes;	     /* 0: sized from what can arrive (rbsize.h) */
+	unsigned ringbuf_max_mb;     /* the bound of a computed size */
 	unsigned drain_ms;	     /* ring buffer drain period */
+	unsigned sampling;	     /* enum config_sampling */
 	unsigned perfmap_refresh_ms;
 	unsigned perfmap_max_mb; /* bytes of one perf map read, in MiB */
 	unsigned max_stacks;	 /* distinct stacks per profile */
@@ -44,6 +52,8 @@ struct config {
 	unsigned max_clients_per_uid;
 	unsigned max_freqs_per_uid;  /* distinct sampling frequencies */
 	unsigned max_probes_per_uid; /* exact-mode functions probed (4 fds each) */
+	unsigned max_threads;	     /* per-thread events (one fd each) of one target */
+	unsigned max_thread_fds;     /* per-thread events of all targets */
 	unsigned frame_timeout_sec;  /* a request frame must be whole this long after it began */
 	unsigned reply_pending_mb;   /* reply bytes queued for all clients */
 	unsigned reply_pending_per_uid_mb; /* reply bytes queued for one uid's clients */

@@ -15,6 +15,7 @@
 
 #include "fuzz.h"
 #include "kprof/config.h"
+#include "kprof/rbsize.h"
 
 #define TERMINATED(field) (memchr((field), '\0', sizeof(field)) != NULL)
 
@@ -26,7 +27,13 @@ static void check_config(const struct config *c)
 	FUZZ_CHECK(c->default_freq >= 1 && c->default_freq <= KPROF_MAX_FREQ, "frequency %u",
 		   c->default_freq);
 	FUZZ_CHECK(c->drain_ms >= 1 && c->drain_ms <= 10000, "drain_ms %u", c->drain_ms);
-	FUZZ_CHECK(c->ringbuf_bytes <= 1u << 30, "ringbuf_size %u", c->ringbuf_bytes);
+	FUZZ_CHECK(c->ringbuf_bytes <= RBSIZE_LIMIT_MB << 20, "ringbuf_size %u", c->ringbuf_bytes);
+	FUZZ_CHECK(c->ringbuf_max_mb >= 1 && c->ringbuf_max_mb <= RBSIZE_LIMIT_MB,
+		   "ringbuf_max_mb %u", c->ringbuf_max_mb);
+	FUZZ_CHECK(c->sampling == CONFIG_SAMPLING_THREADS || c->sampling == CONFIG_SAMPLING_CPUS,
+		   "sampling %u", c->sampling);
+	FUZZ_CHECK(c->max_threads >= 1 && c->max_threads <= 1u << 16, "max_threads %u",
+		   c->max_threads);
 	FUZZ_CHECK(c->max_targets >= 1 && c->max_targets <= 1024, "max_targets %u", c->max_targets);
 	FUZZ_CHECK(c->max_kept <= 100000, "max_kept %u", c->max_kept);
 	FUZZ_CHECK(c->kept_max_age_sec <= 10u * 365 * 86400, "kept_max_age %u",

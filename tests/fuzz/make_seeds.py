@@ -157,8 +157,10 @@ CONFIGS = {
     "example": None,  # systemd/kprofd.conf
     "minimal": "[daemon]\nfrequency = 199\n",
     "all_keys": "[daemon]\nsocket = /run/kprofd/test.sock\nstate_dir =\nfrequency = 4999\n"
-                "ringbuf_size = 1073741824\ndrain_ms = 1\n[limits]\nmax_targets = 1\nmax_kept = 0\n"
+                "ringbuf_size = 67108864\nringbuf_max_mb = 64\nsampling = cpus\ndrain_ms = 1\n"
+                "[limits]\nmax_targets = 1\nmax_kept = 0\n"
                 "kept_max_age = 0\nmax_clients = 10000\nclient_timeout = 86400\n"
+                "max_threads = 65536\nmax_thread_fds = 1048576\n"
                 "[access]\nread_group = kprof\n",
     "errors": "[daemon]\nfrequency = 5000\n",
     "unknown": "[daemon]\nfrobnicate = 1\n",

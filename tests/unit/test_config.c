@@ -23,6 +23,10 @@ static void test_defaults(void **state)
 	assert_int_equal(c.max_clients, 64);
 	assert_int_equal(c.client_timeout_sec, 60);
 	assert_int_equal(c.ringbuf_bytes, 0);
+	assert_int_equal(c.ringbuf_max_mb, 8);
+	assert_int_equal(c.sampling, CONFIG_SAMPLING_THREADS);
+	assert_int_equal(c.max_threads, 4096);
+	assert_int_equal(c.max_thread_fds, 32768);
 	assert_string_equal(c.read_group, "");
 	assert_int_equal(c.perfmap_max_mb, 512);
 	assert_int_equal(c.max_stacks, 262144);
@@ -102,6 +106,8 @@ static void test_full_file(void **state)
 			   "socket = /run/k/k.sock\n"
 			   "frequency = 999\n"
 			   "ringbuf_size = 4194304\n"
+			   "ringbuf_max_mb = 64\n"
+			   "sampling = cpus\n"
 			   "drain_ms = 20\n"
 			   "\n"
 			   "[limits]\n"
@@ -109,6 +115,8 @@ static void test_full_file(void **state)
 			   "max_kept = 0\n"
 			   "max_clients = 5\n"
 			   "client_timeout = 7\n"
+			   "max_threads = 100\n"
+			   "max_thread_fds = 1000\n"
 			   "[access]\n"
 			   "read_group = kprof\n";
 	struct config c;
@@ -120,6 +128,10 @@ static void test_full_file(void **state)
 	assert_string_equal(c.socket_path, "/run/k/k.sock");
 	assert_int_equal(c.default_freq, 999);
 	assert_int_equal(c.ringbuf_bytes, 4194304);
+	assert_int_equal(c.ringbuf_max_mb, 64);
+	assert_int_equal(c.sampling, CONFIG_SAMPLING_CPUS);
+	assert_int_equal(c.max_threads, 100);
+	assert_int_equal(c.max_thread_fds, 1000);
 	assert_int_equal(c.drain_ms, 20);
 	assert_int_equal(c.max_targets, 10);
 	assert_int_equal(c.max_kept, 0);
@@ -151,6 +163,15 @@ static void test_errors(void **state)
 	     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
 	     "k.conf:2: access.read_group: value longer than 63 bytes"},
 	    {"[daemon]\nfrequency = 99999999999999999999999\n", "k.conf:2: daemon.frequency:"},
+	    /* A ring buffer is locked kernel memory: at most 64 MiB, whatever asks for it. */
+	    {"[daemon]\nringbuf_size = 67108865\n",
+	     "k.conf:2: daemon.ringbuf_size: '67108865' is not a number in 0-67108864"},
+	    {"[daemon]\nringbuf_max_mb = 65\n",
+	     "k.conf:2: daemon.ringbuf_max_mb: '65' is not a number in 1-64"},
+	    {"[daemon]\nsampling = both\n",
+	     "k.conf:2: daemon.sampling: 'both' is not one of 'threads' or 'cpus'"},
+	    {"[limits]\nmax_threads = 0\n",
+	     "k.conf:2: limits.max_threads: '0' is not a number in 1-65536"},
 	};
 
 	(void)state;

@@ -634,7 +634,7 @@ static void test_report_json(void **state)
 		       "\"sessions\":0,\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
 		       "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,\"jitdump_problem\":\"\","
 		       "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
-		       "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\"},"
+		       "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\",\"thread_events\":0,\"threads_unsampled\":0},"
 		       "\"total_samples\":200,\"functions\":5,\"entries\":["
 		       "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
 		       "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
@@ -715,11 +715,29 @@ static void test_list(void **state)
 	r.n_targets = 2;
 	s = list(&r, false);
 	assert_string_equal(
-	    s, "PID      SESSION COMM             UID    STATE         HZ    SAMPLES  JITSYMS\n"
-	       "1        0       minijit          1000   attached      99        200        3\n"
-	       "31337    2       a-much-longer-comm-name 0      exited       997          0 "
-	       "       4\n");
+	    s, "PID      SESSION COMM             UID    STATE         HZ    SAMPLES  "
+	       "JITSYMS  THREADS\n"
+	       "1        0       minijit          1000   attached      99        200  "
+	       "      3        -\n"
+	       "31337    2       a-much-longer-comm-name 0      exited       997        "
+	       "  0        4        -\n");
 	free(s);
+
+	/* per-thread events, and threads left out by a limit: counted and said */
+	t[0].thread_events = 12;
+	t[1].thread_events = 4096;
+	t[1].threads_unsampled = 37;
+	s = list(&r, false);
+	assert_non_null(strstr(s, "      3       12\n"));
+	assert_non_null(
+	    strstr(s, "        0 4096+37!\n"
+		      "pid 31337: 37 threads not sampled: the thread event limit was "
+		      "reached (kprofd.conf limits.max_threads, limits.max_thread_fds)\n"));
+	free(s);
+	s = list(&r, true);
+	assert_non_null(strstr(s, "\"thread_events\":4096,\"threads_unsampled\":37}"));
+	free(s);
+	t[0].thread_events = t[1].thread_events = t[1].threads_unsampled = 0;
 
 	s = list(&r, true);
 	assert_true(json_balanced(s));
@@ -735,7 +753,7 @@ static void test_list(void **state)
 				  "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,"
 				  "\"jitdump_problem\":\"\","
 				  "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
-				  "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\"},"
+				  "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\",\"thread_events\":0,\"threads_unsampled\":0},"
 				  "{\"pid\":31337,\"uid\":0,"
 				  "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
 				  "\"freq_hz\":997,\"samples\":0,"));
@@ -825,6 +843,26 @@ static void test_status_text(void **state)
 			       "daemon CPU:  0.002 s (0.0 us per sample)\n"
 			       "clients:     0\n");
 	free(s);
+
+	/* a daemon that says how it samples */
+	r.sampling = "threads";
+	r.thread_events = 12;
+	r.sampler_runs = 5000;
+	s = status(&r, false);
+	assert_non_null(strstr(s, "sampling:    idle (per-thread events: 12 open)\n"
+				  "sampler:     5000 runs\n"));
+	free(s);
+	r.threads_created = 300;
+	r.thread_reports = 2;
+	r.thread_reports_lost = 1;
+	s = status(&r, false);
+	assert_non_null(strstr(s, "sampler:     5000 runs; 300 threads created in targets, 2 "
+				  "without an event (1 reports lost)\n"));
+	free(s);
+	r.sampling = "cpus";
+	s = status(&r, false);
+	assert_non_null(strstr(s, "sampling:    idle (per-CPU events)\n"));
+	free(s);
 }
 
 static void test_status_json(void **state)
@@ -843,7 +881,9 @@ static void test_status_json(void **state)
 		       "\"samples_per_sec\":12.5,\"drops\":7,\"drops_per_cpu\":[0,5,2],"
 		       "\"bad_records\":4,\"ringbuf_bytes\":262144,\"frequencies\":[99,997],"
 		       "\"cpu_ns\":1500000000,\"cpu_ns_per_sample\":500000,\"clients\":1,"
-		       "\"symbol_bytes\":0,\"symbol_refusals\":0,\"profile_bytes\":0}\n");
+		       "\"symbol_bytes\":0,\"symbol_refusals\":0,\"profile_bytes\":0,"
+		       "\"sampling\":\"\",\"thread_events\":0,\"sampler_runs\":0,"
+		       "\"threads_created\":0,\"thread_reports\":0,\"thread_reports_lost\":0}\n");
 	free(s);
 
 	/* empty arrays, no samples */
@@ -856,7 +896,7 @@ static void test_status_json(void **state)
 	assert_non_null(strstr(s, ",\"drops\":0,\"drops_per_cpu\":[],\"bad_records\":4,"));
 	assert_non_null(strstr(s, ",\"frequencies\":[],\"cpu_ns\":1500000000,"
 				  "\"cpu_ns_per_sample\":0,\"clients\":1,\"symbol_bytes\":0,"
-				  "\"symbol_refusals\":0,\"profile_bytes\":0}\n"));
+				  "\"symbol_refusals\":0,\"profile_bytes\":0,"));
 	free(s);
 
 	/* one CPU */
