@@ -99,7 +99,7 @@ struct tsym {
 	bool gone;
 	uint64_t start_realtime_ns; /* process start, for the perf map's PID-reuse check */
 	uint64_t gen;
-	int root; /* its /proc/PID/root as of the last maps read: still there once it is gone */
+	int root;  /* its /proc/PID/root as of the last maps read: still there once it is gone */
 	bool done; /* no samples will come: root closed, /proc/PID no longer read */
 	uint64_t serial; /* unique among all targets kprofd ever had */
 
