@@ -8,6 +8,11 @@
  * wake user space at once. kp_exit acts only when the last thread of the group leaves, and also
  * deletes the target's kp_targets entry, so nothing samples a process that reuses the pid even
  * before kprofd has handled the exit.
+ *
+ * kp_fork (sched_process_fork) follows the children of a target attached with --children
+ * (KP_TF_CHILDREN): a new process (not a thread) whose parent is such a target gets a copy of
+ * the parent's entry, with its own start, before it runs its first instruction, and kprofd is
+ * told at once (KP_REC_FORK) so it makes it a target of its own and opens its events.
  */
 #include "kprof.bpf.h"
 
@@ -37,6 +42,7 @@ static __always_inline void lifecycle(__u32 kind, struct task_struct *p, __u32 c
 	r->exit_code = code;
 	r->time_ns = bpf_ktime_get_ns();
 	r->start_ticks = start;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	/* Lifecycle records are rare and must not wait for the drain timer. */
 	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 }
@@ -55,5 +61,37 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(kp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	lifecycle(KP_REC_EXEC, p, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(kp_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, pid);
+	struct kp_target *t, c;
+	struct kp_fork *r;
+
+	if ((__u32)BPF_CORE_READ(child, tgid) != ctgid) /* a thread: the per-thread watcher's */
+		return 0;
+	t = bpf_map_lookup_elem(&kp_targets, &ptgid);
+	if (!t || !(t->flags & KP_TF_CHILDREN) || t->start_ticks != start_ticks(parent))
+		return 0;
+	c.freq = t->freq;
+	c.flags = t->flags;
+	c.start_ticks = BPF_CORE_READ(child, start_boottime) / kp_nsec_per_tick;
+	r = bpf_ringbuf_reserve(&kp_events, sizeof(*r), 0);
+	if (!r) { /* kprofd would never hear of it: leave it unsampled */
+		count(KP_CTR_FORK_DROPS);
+		return 0;
+	}
+	r->added = bpf_map_update_elem(&kp_targets, &ctgid, &c, BPF_ANY) == 0;
+	if (!r->added)
+		count(KP_CTR_FORK_DROPS);
+	r->hdr.kind = KP_REC_FORK;
+	r->hdr.tgid = ctgid;
+	r->parent = ptgid;
+	r->time_ns = bpf_ktime_get_ns();
+	r->start_ticks = c.start_ticks;
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }

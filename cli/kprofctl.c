@@ -25,6 +25,7 @@
 #include "cli/manhelp.h"
 #include "client.h"
 #include "export.h"
+#include "record.h"
 #include "render.h"
 #include "top.h"
 
@@ -261,6 +262,7 @@ static int verb_attach(int argc, char **argv)
 	    {"period", required_argument, NULL, 'P'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"no-jvm-map", no_argument, NULL, 'J'},
+	    {"children", no_argument, NULL, 'C'},
 	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
@@ -291,6 +293,8 @@ static int verb_attach(int argc, char **argv)
 			json = true;
 		if (c == 'J')
 			ar.no_jvm_map = true;
+		if (c == 'C')
+			ar.children = true;
 	}
 	if (st >= 0)
 		return st;
@@ -756,6 +760,58 @@ static int verb_export(int argc, char **argv)
 	return r;
 }
 
+static int verb_record(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"freq", required_argument, NULL, 'F'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"children", no_argument, NULL, 'c'},
+	    {"no-jvm-map", no_argument, NULL, 'J'},
+	    {"top", required_argument, NULL, 'n'},
+	    {"force", no_argument, NULL, 'B'},
+	    {},
+	};
+	struct record_opts o = {.call = call, .format = "pprof", .top = 20};
+	bool force = false;
+	int c, st = -1;
+
+	/* '+': options end at the command's name, so its own options stay its own. */
+	while ((c = verb_getopt(&st, "record", argc, argv, "+F:o:f:", opts)) != -1) {
+		if (c == 'F' && parse_uint("--freq", optarg, 1, 4999, &o.freq) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'n' && parse_uint("--top", optarg, 0, 100000000, &o.top) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'o')
+			o.output = optarg;
+		else if (c == 'f')
+			o.format = optarg;
+		else if (c == 'c')
+			o.children = true;
+		else if (c == 'J')
+			o.no_jvm_map = true;
+		else if (c == 'B')
+			force = true;
+	}
+	if (st >= 0)
+		return st;
+	if (strcmp(o.format, "pprof") && strcmp(o.format, "folded") && strcmp(o.format, "json") &&
+	    strcmp(o.format, "report"))
+		return usage_error("record", "--format must be pprof, folded, json or report");
+	if (optind >= argc)
+		return usage_error("record", "a command to run is required (kprofctl record -- CMD ...)");
+	if (!o.output)
+		o.output = !strcmp(o.format, "pprof")	 ? "kprof.pb.gz"
+			   : !strcmp(o.format, "folded") ? "kprof.folded"
+			   : !strcmp(o.format, "json")	 ? "kprof.json"
+							 : "-";
+	if (!strcmp(o.output, "-") && !strcmp(o.format, "pprof") && !force &&
+	    isatty(STDOUT_FILENO))
+		return usage_error("record", "compressed data not written to a terminal; use -o "
+					     "FILE, pipe it, or --force");
+	return record_run(&o, argv + optind);
+}
+
 static int verb_top(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -795,8 +851,9 @@ static int verb_help_verb(int argc, char **argv);
 static const struct verb verbs[] = {
     {"attach", verb_attach,
      "PID [--freq HZ] [--duration SEC] [--eps E] [--hcct-kernel] [--no-jvm-map] [--json]\n"
-     "          [--calls [--burst MS --period MS] [--force]]",
+     "          [--children] [--calls [--burst MS --period MS] [--force]]",
      "start sampling PID (default 99 Hz, 1-4999; until detached, exit or SEC seconds);\n"
+     "          --children: every process it forks from then on is a target too;\n"
      "          a HotSpot JVM is asked to write its perf map (not with --no-jvm-map);\n"
      "          --calls adds exact mode: uprobes count every entry of the JIT functions\n"
      "          in the perf map (file-backed JIT code only), in bursts with --burst/--period"},
@@ -830,6 +887,11 @@ static const struct verb verbs[] = {
      "write the profile to FILE (- for stdout): pprof (gzip, for go tool pprof;\n"
      "          the default), folded stacks, or JSON (functions and per-thread stacks);\n"
      "          pprof is not written to a terminal without --force"},
+    {"record", verb_record,
+     "[--freq HZ] [-o FILE] [--format pprof|folded|json|report] [--children] -- CMD [ARG...]",
+     "run CMD sampled from its first instruction and write its profile when it exits\n"
+     "          (default pprof to kprof.pb.gz); --children follows the processes it\n"
+     "          forks; CMD's exit status is kprofctl's"},
     {"help", verb_help_verb, "[VERB]",
      "this help, or the help of VERB (its section of kprofctl(1)), as VERB --help"},
 };

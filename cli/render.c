@@ -25,7 +25,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <time.h>
+
+#include "kprof/cleanup.h"
 
 /* The length of the valid UTF-8 sequence at s (n bytes left), its code point in *cp; 0 if s
  * starts none: a continuation byte, C0/C1/F5-FF lead bytes, overlong forms, surrogates, code
@@ -264,6 +267,11 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 	if (t->threads_unsampled)
 		fprintf(f, ", %u threads not sampled (thread event limit reached)",
 			t->threads_unsampled);
+	if (t->parent)
+		fprintf(f, ", child of %u", t->parent);
+	if (t->children)
+		fprintf(f, ", following its children (%u followed, %u not)", t->children_followed,
+			t->children_refused);
 	if (t->jvm) {
 		fprintf(f, "; HotSpot JVM: perf map asked %u time%s, %u answered", t->jvm_map_asks,
 			render_plural(t->jvm_map_asks), t->jvm_map_answers);
@@ -320,8 +328,78 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 		t->unnamed_leaf_samples, t->jvm ? "true" : "false", t->jvm_map_asks,
 		t->jvm_map_answers, t->jvm_map_failures);
 	render_json_string(f, t->jvm_note ? t->jvm_note : "");
-	fprintf(f, ",\"thread_events\":%u,\"threads_unsampled\":%u}", t->thread_events,
-		t->threads_unsampled);
+	fprintf(f,
+		",\"thread_events\":%u,\"threads_unsampled\":%u,\"children\":%s,\"parent\":%u,"
+		"\"children_followed\":%u,\"children_refused\":%u}",
+		t->thread_events, t->threads_unsampled, t->children ? "true" : "false", t->parent,
+		t->children_followed, t->children_refused);
+}
+
+/* The parent of target i in r: the newest target of its parent pid attached no later than it,
+ * or -1 (attached by a client, or its parent's profile is not in the list). */
+static ssize_t list_parent(const Kprof__ListReply *r, size_t i)
+{
+	const Kprof__Target *t = r->targets[i];
+	ssize_t best = -1;
+
+	if (!t->parent)
+		return -1;
+	for (size_t j = 0; j < r->n_targets; j++) {
+		const Kprof__Target *p = r->targets[j];
+
+		if (j != i && p->pid == t->parent && p->attached_at_ns <= t->attached_at_ns &&
+		    (best < 0 || p->attached_at_ns > r->targets[best]->attached_at_ns))
+			best = (ssize_t)j;
+	}
+	return best;
+}
+
+/* Depth-first from r's order: each target, then the children it forked (attach --children).
+ * False (keep r's order) when no target has a parent in the list. */
+static bool list_tree(const Kprof__ListReply *r, size_t *order, unsigned *depth)
+{
+	size_t n = r->n_targets, k = 0;
+	_cleanup_free_ ssize_t *parent = calloc(n, sizeof(*parent));
+	_cleanup_free_ size_t *stack = calloc(n, sizeof(*stack));
+	_cleanup_free_ bool *done = calloc(n, sizeof(*done));
+	bool any = false;
+
+	if (!parent || !stack || !done)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		any |= (parent[i] = list_parent(r, i)) >= 0;
+	if (!any)
+		return false;
+	/* Roots in r's order; a loop of parents (equal times) is cut where it is first met. */
+	for (size_t root = 0; root < n; root++) {
+		size_t sp = 0;
+
+		if (done[root] || parent[root] >= 0)
+			continue;
+		stack[sp++] = root;
+		depth[root] = 0;
+		while (sp) {
+			size_t i = stack[--sp];
+
+			if (done[i])
+				continue;
+			done[i] = true;
+			order[k++] = i;
+			/* Children pushed in reverse, so they come out in r's order. */
+			for (size_t j = n; j-- > 0;)
+				if (!done[j] && parent[j] == (ssize_t)i) {
+					depth[j] = depth[i] + 1;
+					stack[sp++] = j;
+				}
+		}
+	}
+	/* Left over: targets in a parent loop, shown at the top level. */
+	for (size_t i = 0; i < n; i++)
+		if (!done[i]) {
+			depth[i] = 0;
+			order[k++] = i;
+		}
+	return true;
 }
 
 void render_list(FILE *f, const Kprof__ListReply *r, bool json)
@@ -340,18 +418,30 @@ void render_list(FILE *f, const Kprof__ListReply *r, bool json)
 		fputs("no targets (kept profiles of ended ones: kprofctl list --all)\n", f);
 		return;
 	}
+	_cleanup_free_ size_t *order = calloc(r->n_targets, sizeof(*order));
+	_cleanup_free_ unsigned *depth = calloc(r->n_targets, sizeof(*depth));
+	bool tree = order && depth && list_tree(r, order, depth);
+
 	fprintf(f, "%-8s %-7s %-16s %-6s %-9s %6s %10s %8s %8s\n", "PID", "SESSION", "COMM", "UID",
 		"STATE", "HZ", "SAMPLES", "JITSYMS", "THREADS");
-	for (size_t i = 0; i < r->n_targets; i++) {
+	for (size_t k = 0; k < r->n_targets; k++) {
+		size_t i = tree ? order[k] : k;
 		const Kprof__Target *t = r->targets[i];
-		char threads[32] = "-";
+		char threads[32] = "-", pid[32];
+		unsigned d = tree ? depth[i] : 0;
 
 		/* Thread events while attached (per-thread sampling); "+N!" counts the threads
 		 * left unsampled by a limit. */
 		if (t->thread_events || t->threads_unsampled)
 			snprintf(threads, sizeof(threads), t->threads_unsampled ? "%u+%u!" : "%u",
 				 t->thread_events, t->threads_unsampled);
-		fprintf(f, "%-8u %-7u ", t->pid, t->session);
+		/* A followed child under its parent: "`-PID", two columns further per level. */
+		if (d)
+			snprintf(pid, sizeof(pid), "%*s`-%u", (int)(2 * (d > 8 ? 8 : d) - 2), "",
+				 t->pid);
+		else
+			snprintf(pid, sizeof(pid), "%u", t->pid);
+		fprintf(f, "%-8s %-7u ", pid, t->session);
 		put_text(f, t->comm, 16);
 		fprintf(f, " %-6u %-9s %6u %10" PRIu64 " %8" PRIu64 " %8s\n", t->uid,
 			render_state(t->state), t->freq_hz, t->samples,
@@ -396,9 +486,9 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 		fprintf(f,
 			",\"thread_events\":%u,\"sampler_runs\":%" PRIu64
 			",\"threads_created\":%" PRIu64 ",\"thread_reports\":%" PRIu64
-			",\"thread_reports_lost\":%" PRIu64 "}\n",
+			",\"thread_reports_lost\":%" PRIu64 ",\"forks_lost\":%" PRIu64 "}\n",
 			r->thread_events, r->sampler_runs, r->threads_created, r->thread_reports,
-			r->thread_reports_lost);
+			r->thread_reports_lost, r->forks_lost);
 		return;
 	}
 	fputs("kprofd ", f);
@@ -429,6 +519,9 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 				" without an event (%" PRIu64 " reports lost)",
 				r->threads_created, r->thread_reports, r->thread_reports_lost);
 	}
+	if (r->forks_lost)
+		fprintf(f, "\nchildren:    %" PRIu64 " not followed (BPF targets map or ring buffer full)",
+			r->forks_lost);
 	fprintf(f, "\nring buffer: %u KiB\n", r->ringbuf_bytes / 1024);
 	fprintf(f, "daemon CPU:  %.3f s (%.1f us per sample)\n", r->cpu_ns / 1e9,
 		cpu_per_sample / 1e3);

@@ -495,7 +495,7 @@ static int start_sampling(struct manager *m, struct target *t, char *errbuf, siz
 		}
 	}
 	err = loader_target_add(m->loader, t->pid, t->freq, t->start_ticks,
-				t->per_cpu ? 0 : KP_TF_THREADS);
+				(t->per_cpu ? 0 : KP_TF_THREADS) | (t->children ? KP_TF_CHILDREN : 0));
 	if (err < 0) {
 		snprintf(errbuf, errlen, "cannot add pid %d to the BPF targets map: %s", t->pid,
 			 strerror(-err));
@@ -752,6 +752,48 @@ static void on_thread(void *ctx, pid_t tgid, pid_t tid, pid_t creator)
 	sampler_target_stats(t->events, &t->threads);
 }
 
+/* A target attached with --children forked: the child becomes a target of its own, with the
+ * parent's settings, attached for the same client (quotas and limits apply as to any attach).
+ * kp_fork has already put it in kp_targets; a child refused, or gone before it could be read,
+ * is taken out again and counted. */
+static void on_fork(void *ctx, pid_t child, pid_t parent, uint64_t start_ticks, bool added)
+{
+	struct manager *m = ctx;
+	struct target *p = manager_find(m, parent), *c = NULL;
+	char err[256];
+	int r;
+
+	if (!p || p->state != TARGET_ATTACHED || !p->children) {
+		if (added)
+			loader_target_del(m->loader, child);
+		return;
+	}
+	struct attach_opts o = {
+	    .freq = p->freq,
+	    .eps = p->eps,
+	    .hcct_kernel = p->hcct_kernel,
+	    .no_jvm_map = p->no_jvm_map,
+	    .children = true,
+	    .parent = parent,
+	    .by = p->by,
+	};
+	r = added ? manager_attach(m, child, &o, &c, err, sizeof(err)) : -ENOSPC;
+	if (r == 0 && c->start_ticks != start_ticks) { /* gone, and the pid already reused */
+		manager_forget(m, c);
+		r = -ESRCH;
+	}
+	if (r < 0) {
+		if (added)
+			loader_target_del(m->loader, child);
+		p->children_refused++;
+		/* A child that is gone already (a short pipeline stage) is no news; the rest is. */
+		log_msg(r == -ESRCH ? LOG_DEBUG : LOG_WARNING, "pid %d (%s): child %d not followed: %s",
+			parent, p->comm, child, r == -ENOSPC ? "BPF targets map full" : err);
+		return;
+	}
+	p->children_followed++;
+}
+
 static void on_exit_rec(void *ctx, pid_t tgid, uint64_t start_ticks, int code)
 {
 	struct manager *m = ctx;
@@ -766,16 +808,16 @@ static void on_exit_rec(void *ctx, pid_t tgid, uint64_t start_ticks, int code)
 		   t->exit_code < 0 ? -t->exit_code : t->exit_code);
 }
 
-static void on_exec_rec(void *ctx, pid_t tgid, uint64_t start_ticks)
+static void on_exec_rec(void *ctx, pid_t tgid, uint64_t start_ticks, const char comm[16])
 {
 	struct manager *m = ctx;
 	struct target *t = manager_find(m, tgid);
-	struct procinfo_status ps;
 
 	if (!t || t->state != TARGET_ATTACHED || t->start_ticks != start_ticks)
 		return;
-	if (procfs_status(tgid, &ps) == 0)
-		memcpy(t->comm, ps.comm, sizeof(t->comm));
+	/* From the record: the process may be gone already (a short command). */
+	memcpy(t->comm, comm, 16);
+	t->comm[16] = '\0';
 	paths_stop(t->paths, "target called exec"); /* the traced code is gone */
 	if (manager_recheck(m, t))
 		return;
@@ -1023,6 +1065,7 @@ static const struct ringbuf_ops ringbuf_ops = {
     .on_exit = on_exit_rec,
     .on_exec = on_exec_rec,
     .on_thread = on_thread,
+    .on_fork = on_fork,
 };
 
 /* Per-thread events hold one fd each: at most half the open files limit, the rest staying

@@ -276,6 +276,7 @@ static void do_attach(struct client *cl, const Kprof__AttachRequest *req)
 						   .burst_ms = req->burst_ms,
 						   .period_ms = req->period_ms,
 						   .no_jvm_map = req->no_jvm_map,
+						   .children = req->children,
 						   .by = cl->uid},
 			     &t, err_msg, sizeof(err_msg));
 	if (err < 0) {
@@ -377,6 +378,7 @@ static int fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t **d
 	sr->threads_created = ctr[KP_CTR_THREADS_NEW];
 	sr->thread_reports = ctr[KP_CTR_THREAD_RECS];
 	sr->thread_reports_lost = ctr[KP_CTR_THREAD_DROPS];
+	sr->forks_lost = ctr[KP_CTR_FORK_DROPS];
 	return 0;
 }
 

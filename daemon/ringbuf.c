@@ -81,6 +81,14 @@ static int handle_record(struct ringbuf *s, void *data, size_t len)
 		s->ops.on_thread(s->ctx, h->tgid, th->tid, th->creator);
 		return 0;
 	}
+	case KP_REC_FORK: {
+		const struct kp_fork *f = data;
+
+		if (len < sizeof(*f))
+			goto bad;
+		s->ops.on_fork(s->ctx, h->tgid, f->parent, f->start_ticks, f->added);
+		return 0;
+	}
 	case KP_REC_EXIT:
 	case KP_REC_EXEC: {
 		const struct kp_lifecycle *lc = data;
@@ -90,7 +98,7 @@ static int handle_record(struct ringbuf *s, void *data, size_t len)
 		if (h->kind == KP_REC_EXIT)
 			s->ops.on_exit(s->ctx, h->tgid, lc->start_ticks, lc->exit_code);
 		else
-			s->ops.on_exec(s->ctx, h->tgid, lc->start_ticks);
+			s->ops.on_exec(s->ctx, h->tgid, lc->start_ticks, lc->comm);
 		return 0;
 	}
 	}
@@ -105,7 +113,7 @@ int ringbuf_new(int ringbuf_fd, const struct ringbuf_ops *ops, void *ctx, struct
 	int err;
 
 	if (!ops->on_sample || !ops->on_call || !ops->on_path || !ops->on_exit || !ops->on_exec ||
-	    !ops->on_thread)
+	    !ops->on_thread || !ops->on_fork)
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));
 	if (!s)

@@ -17,10 +17,14 @@ struct ringbuf_ops {
 	void (*on_path)(void *ctx, const struct kp_path *p);
 	/* Lifecycle records of the process tgid that started at start_ticks. */
 	void (*on_exit)(void *ctx, pid_t tgid, uint64_t start_ticks, int code);
-	void (*on_exec)(void *ctx, pid_t tgid, uint64_t start_ticks);
+	/* comm: the new program's (16 bytes, NUL-terminated unless all 16 are used). */
+	void (*on_exec)(void *ctx, pid_t tgid, uint64_t start_ticks, const char comm[16]);
 	/* Thread tid of tgid started without a sampling event, cloned by thread creator
 	 * (KP_REC_THREAD). */
 	void (*on_thread)(void *ctx, pid_t tgid, pid_t tid, pid_t creator);
+	/* Target parent (attach --children) forked process child, which started at start_ticks;
+	 * added: kp_fork put it in kp_targets (KP_REC_FORK). */
+	void (*on_fork)(void *ctx, pid_t child, pid_t parent, uint64_t start_ticks, bool added);
 };
 
 struct ringbuf;

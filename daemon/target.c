@@ -107,6 +107,9 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 	t->duration_sec = o->duration_sec;
 	t->eps = o->eps;
 	t->hcct_kernel = o->hcct_kernel;
+	t->children = o->children;
+	t->no_jvm_map = o->no_jvm_map;
+	t->parent = o->parent;
 	t->state = TARGET_ATTACHED;
 	t->attached_ns = now_ns(CLOCK_REALTIME);
 	t->ids = malloc((2 * KP_MAX_STACK + 1) * sizeof(*t->ids));

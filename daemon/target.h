@@ -98,6 +98,12 @@ struct target {
 	struct sampler_target *events;
 	struct sampler_stats threads;
 	bool per_cpu;
+	/* attach --children: the processes it forks become targets too (their parent is this
+	 * pid), attached with its settings; refused ones (quotas, limits, gone) are counted. */
+	bool children;
+	bool no_jvm_map;
+	pid_t parent; /* the target that forked it (0: attached by a client) */
+	unsigned children_followed, children_refused;
 };
 
 /* What an attach asks for; zero fields take the daemon's defaults. */
@@ -110,6 +116,8 @@ struct attach_opts {
 	bool force;	  /* probe even where the code file is also mapped writable */
 	unsigned burst_ms, period_ms;
 	bool no_jvm_map; /* never ask a HotSpot JVM to write its perf map */
+	bool children;	 /* its new processes become targets too (KP_TF_CHILDREN) */
+	pid_t parent;	 /* a child of this target (kp_fork), not a client's attach */
 	uid_t by;	 /* the client's uid: quotas, and whether a change of credentials ends it */
 };
 

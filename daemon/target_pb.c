@@ -83,6 +83,10 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->samples_refused = t->samples_refused;
 	pb->thread_events = t->state == TARGET_ATTACHED ? t->threads.events : 0; /* closed at end */
 	pb->threads_unsampled = t->threads.unsampled;
+	pb->children = t->children;
+	pb->parent = t->parent;
+	pb->children_followed = t->children_followed;
+	pb->children_refused = t->children_refused;
 	/* Strings point into the target (or its tsym), not into the copy in live. */
 	pb->perfmap_path = (char *)(t->sym ? tsym_perfmap_path(t->sym) : t->saved_sym.perfmap_path);
 	pb->jitdump_path = (char *)(t->sym ? tsym_jitdump_path(t->sym) : t->saved_sym.jitdump_path);
@@ -197,6 +201,10 @@ int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, 
 	t->samples = pb->samples;
 	t->truncated = pb->truncated_stacks;
 	t->unnamed_leaf = pb->unnamed_leaf_samples;
+	t->children = pb->children;
+	t->parent = pb->parent;
+	t->children_followed = pb->children_followed;
+	t->children_refused = pb->children_refused;
 	t->eps = pb->eps;
 	t->hcct_kernel = pb->hcct_kernel;
 	restore_symbol_stats(pb, &t->saved_sym);

@@ -19,6 +19,7 @@ enum kp_rec_kind {
 	KP_REC_CALL = 4,   /* a probed JIT function was entered or returned (exact mode) */
 	KP_REC_PATH = 5,   /* path tracer: an activation began, took a path, or ended */
 	KP_REC_THREAD = 6, /* a thread of a per-thread target started without kprofd's event */
+	KP_REC_FORK = 7,   /* a target that follows its children forked a process */
 };
 
 /* kp_sample.flags */
@@ -29,6 +30,7 @@ enum kp_rec_kind {
 
 /* kp_target.flags */
 #define KP_TF_THREADS (1u << 0) /* sampled by its own per-thread events, not the per-CPU sets */
+#define KP_TF_CHILDREN (1u << 1) /* its new processes become targets too (attach --children) */
 
 struct kp_rec_hdr {
 	__u32 kind;
@@ -57,6 +59,7 @@ struct kp_lifecycle {
 	__u32 exit_code;
 	__u64 time_ns;
 	__u64 start_ticks; /* the process's start, as in kp_target */
+	char comm[16];	   /* the task's comm then (after an exec: the new program's) */
 };
 
 /* An entry or return probe hit: func is the probe's cookie (the daemon's function id). */
@@ -77,6 +80,18 @@ struct kp_thread {
 	__u32 tid;
 	__u32 creator; /* the thread that cloned it */
 	__u64 time_ns;
+};
+
+/* A target with KP_TF_CHILDREN forked process hdr.tgid (a new thread group, not a thread).
+ * kp_fork has already put the child in kp_targets (a copy of the parent's entry with the child's
+ * start), unless full (added 0), so it is sampled from its first instruction where the per-CPU
+ * sets sample; per-thread events are kprofd's to open. */
+struct kp_fork {
+	struct kp_rec_hdr hdr;
+	__u32 parent; /* the parent's tgid */
+	__u32 added;  /* 1: in kp_targets; 0: the map was full */
+	__u64 time_ns;
+	__u64 start_ticks; /* the child's start, as in kp_target */
 };
 
 /* Argument and result of kp_scan_threads, a BPF_PROG_TYPE_SYSCALL program kprofd runs with
@@ -195,12 +210,14 @@ enum kp_counter {
 	KP_CTR_THREADS_NEW = 12,  /* threads created in per-thread targets */
 	KP_CTR_THREAD_RECS = 13,  /* of which created without an event: reported */
 	KP_CTR_THREAD_DROPS = 14, /* ring buffer full: such a report lost */
-	KP_CTR_NR = 15,
+	KP_CTR_FORK_DROPS = 15,	  /* a child not followed: kp_targets full or ring buffer full */
+	KP_CTR_NR = 16,
 };
 
 _Static_assert(sizeof(struct kp_rec_hdr) == 8, "kp_rec_hdr layout");
 _Static_assert(sizeof(struct kp_sample) == 32 + 8 * 2 * KP_MAX_STACK, "kp_sample layout");
-_Static_assert(sizeof(struct kp_lifecycle) == 32, "kp_lifecycle layout");
+_Static_assert(sizeof(struct kp_lifecycle) == 48, "kp_lifecycle layout");
+_Static_assert(sizeof(struct kp_fork) == 32, "kp_fork layout");
 _Static_assert(sizeof(struct kp_target) == 16, "kp_target layout");
 _Static_assert(sizeof(struct kp_call) == 32, "kp_call layout");
 _Static_assert(sizeof(struct kp_path) == 40, "kp_path layout");

@@ -305,6 +305,7 @@ json_cmd() {
 	hcct) echo "ctl hcct $S --json" ;;
 	paths) echo "ctl paths $J mj_hot --duration 0.2 --json" ;;
 	export) echo "ctl export $S --format json -o -" ;;
+	record) echo "ctl record --format json -o - -- sleep 0.3" ;;
 	esac
 }
 # parses_json FILE MULTI: every non-empty line of FILE is a JSON object; one line unless MULTI.

@@ -634,7 +634,9 @@ static void test_report_json(void **state)
 		       "\"sessions\":0,\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
 		       "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,\"jitdump_problem\":\"\","
 		       "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
-		       "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\",\"thread_events\":0,\"threads_unsampled\":0},"
+		       "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\",\"thread_events\":0,\"threads_unsampled\":0,"
+				  "\"children\":false,\"parent\":0,\"children_followed\":0,"
+				  "\"children_refused\":0},"
 		       "\"total_samples\":200,\"functions\":5,\"entries\":["
 		       "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
 		       "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
@@ -681,6 +683,54 @@ static char *list(const Kprof__ListReply *r, bool json)
 
 	render_list(cap_open(&c), r, json);
 	return cap_close(&c);
+}
+
+/* attach --children: followed children under their parent, depth first, in the list's order
+ * otherwise; a parent's older session is not theirs. */
+static void test_list_tree(void **state)
+{
+	Kprof__ListReply r = KPROF__LIST_REPLY__INIT;
+	Kprof__Target t[5], *tp[5] = {&t[0], &t[1], &t[2], &t[3], &t[4]};
+	static const struct {
+		uint32_t pid, parent;
+		uint64_t at;
+		const char *comm;
+	} v[5] = {
+	    {30, 20, 300, "grandchild"}, {20, 10, 200, "child"}, {40, 0, 50, "other"},
+	    {10, 0, 100, "parent"},	 {10, 0, 10, "old-session"},
+	};
+	char *s;
+
+	(void)state;
+	for (int i = 0; i < 5; i++) {
+		fill_target(&t[i]);
+		t[i].pid = v[i].pid;
+		t[i].parent = v[i].parent;
+		t[i].attached_at_ns = v[i].at;
+		t[i].comm = (char *)v[i].comm;
+		t[i].jit_symbols = 0;
+	}
+	r.targets = tp;
+	r.n_targets = 5;
+	s = list(&r, false);
+	assert_non_null(strstr(s, "\n40       0       other "));
+	assert_non_null(strstr(s, "\n10       0       parent           1000   attached      99        200 "
+				  "       0        -\n"
+				  "`-20     0       child            1000   attached      99        200 "
+				  "       0        -\n"
+				  "  `-30   0       grandchild "));
+	assert_non_null(strstr(s, "\n10       0       old-session "));
+	assert_true(strstr(s, "other") < strstr(s, "parent"));
+	free(s);
+	/* A loop of parents (equal times) is still listed, each target once. */
+	t[3].parent = 30;
+	t[3].attached_at_ns = t[0].attached_at_ns = t[1].attached_at_ns = 300;
+	s = list(&r, false);
+	assert_non_null(strstr(s, "grandchild"));
+	assert_non_null(strstr(s, " child "));
+	assert_non_null(strstr(s, " parent "));
+	assert_null(strstr(strstr(s, " parent ") + 1, " parent "));
+	free(s);
 }
 
 static void test_list(void **state)
@@ -730,12 +780,12 @@ static void test_list(void **state)
 	s = list(&r, false);
 	assert_non_null(strstr(s, "      3       12\n"));
 	assert_non_null(
-	    strstr(s, "        0 4096+37!\n"
+	    strstr(s, "        4 4096+37!\n"
 		      "pid 31337: 37 threads not sampled: the thread event limit was "
 		      "reached (kprofd.conf limits.max_threads, limits.max_thread_fds)\n"));
 	free(s);
 	s = list(&r, true);
-	assert_non_null(strstr(s, "\"thread_events\":4096,\"threads_unsampled\":37}"));
+	assert_non_null(strstr(s, "\"thread_events\":4096,\"threads_unsampled\":37,"));
 	free(s);
 	t[0].thread_events = t[1].thread_events = t[1].threads_unsampled = 0;
 
@@ -753,7 +803,9 @@ static void test_list(void **state)
 				  "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,"
 				  "\"jitdump_problem\":\"\","
 				  "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
-				  "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\",\"thread_events\":0,\"threads_unsampled\":0},"
+				  "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\",\"thread_events\":0,\"threads_unsampled\":0,"
+				  "\"children\":false,\"parent\":0,\"children_followed\":0,"
+				  "\"children_refused\":0},"
 				  "{\"pid\":31337,\"uid\":0,"
 				  "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
 				  "\"freq_hz\":997,\"samples\":0,"));
@@ -883,7 +935,8 @@ static void test_status_json(void **state)
 		       "\"cpu_ns\":1500000000,\"cpu_ns_per_sample\":500000,\"clients\":1,"
 		       "\"symbol_bytes\":0,\"symbol_refusals\":0,\"profile_bytes\":0,"
 		       "\"sampling\":\"\",\"thread_events\":0,\"sampler_runs\":0,"
-		       "\"threads_created\":0,\"thread_reports\":0,\"thread_reports_lost\":0}\n");
+		       "\"threads_created\":0,\"thread_reports\":0,\"thread_reports_lost\":0,"
+		       "\"forks_lost\":0}\n");
 	free(s);
 
 	/* empty arrays, no samples */
@@ -1206,6 +1259,7 @@ int main(void)
 	    cmocka_unit_test(test_report_json),
 	    cmocka_unit_test(test_text_control_chars),
 	    cmocka_unit_test(test_list),
+	    cmocka_unit_test(test_list_tree),
 	    cmocka_unit_test(test_status_text),
 	    cmocka_unit_test(test_status_json),
 	    cmocka_unit_test(test_paths_text),
