@@ -111,30 +111,44 @@ static int export_json(const Kprof__SavedProfile *sp, uint8_t **ret, size_t *ret
 	return 0;
 }
 
+static int write_all(int fd, const uint8_t *data, size_t len)
+{
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(fd, data + off, len - off);
+
+		if (w < 0 && errno != EINTR)
+			return -errno;
+		if (w > 0)
+			off += w;
+	}
+	return 0;
+}
+
 static int write_out(const char *path, const uint8_t *data, size_t len)
 {
 	_cleanup_free_ char *tmp = NULL;
 	_cleanup_close_ int fd = -1;
-	int err = 0;
+	struct stat st;
+	int err;
 
 	if (!strcmp(path, "-")) {
 		if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0)
 			return -EIO;
 		return 0;
 	}
+	/* Not a file (/dev/null, a fifo, /dev/stdout): written to as it is, nothing to replace. */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0)
+			return -errno;
+		return write_all(fd, data, len);
+	}
 	if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
 		return -ENOMEM;
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	for (size_t off = 0; off < len && !err;) {
-		ssize_t w = write(fd, data + off, len - off);
-
-		if (w < 0 && errno != EINTR)
-			err = -errno;
-		else if (w > 0)
-			off += w;
-	}
+	err = write_all(fd, data, len);
 	if (!err && (fchmod(fd, 0644) < 0 || rename(tmp, path) < 0))
 		err = -errno;
 	if (err)

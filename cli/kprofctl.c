@@ -252,18 +252,12 @@ static int one_pid(const char *verb, int argc, char **argv, unsigned *pid)
 static int verb_attach(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"freq", required_argument, NULL, 'F'},
-	    {"duration", required_argument, NULL, 'd'},
-	    {"eps", required_argument, NULL, 'e'},
-	    {"hcct-kernel", no_argument, NULL, 'k'},
-	    {"calls", no_argument, NULL, 'c'},
-	    {"force", no_argument, NULL, 'f'},
-	    {"burst", required_argument, NULL, 'b'},
-	    {"period", required_argument, NULL, 'P'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"no-jvm-map", no_argument, NULL, 'J'},
-	    {"children", no_argument, NULL, 'C'},
-	    {},
+	    {"freq", required_argument, NULL, 'F'},  {"duration", required_argument, NULL, 'd'},
+	    {"eps", required_argument, NULL, 'e'},   {"hcct-kernel", no_argument, NULL, 'k'},
+	    {"calls", no_argument, NULL, 'c'},	     {"force", no_argument, NULL, 'f'},
+	    {"burst", required_argument, NULL, 'b'}, {"period", required_argument, NULL, 'P'},
+	    {"json", no_argument, NULL, 'j'},	     {"no-jvm-map", no_argument, NULL, 'J'},
+	    {"children", no_argument, NULL, 'C'},    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__AttachRequest ar = KPROF__ATTACH_REQUEST__INIT;
@@ -763,14 +757,10 @@ static int verb_export(int argc, char **argv)
 static int verb_record(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"freq", required_argument, NULL, 'F'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"format", required_argument, NULL, 'f'},
-	    {"children", no_argument, NULL, 'c'},
-	    {"no-jvm-map", no_argument, NULL, 'J'},
-	    {"top", required_argument, NULL, 'n'},
-	    {"force", no_argument, NULL, 'B'},
-	    {},
+	    {"freq", required_argument, NULL, 'F'},   {"output", required_argument, NULL, 'o'},
+	    {"format", required_argument, NULL, 'f'}, {"children", no_argument, NULL, 'c'},
+	    {"no-jvm-map", no_argument, NULL, 'J'},   {"top", required_argument, NULL, 'n'},
+	    {"force", no_argument, NULL, 'B'},	      {},
 	};
 	struct record_opts o = {.call = call, .format = "pprof", .top = 20};
 	bool force = false;
@@ -799,14 +789,14 @@ static int verb_record(int argc, char **argv)
 	    strcmp(o.format, "report"))
 		return usage_error("record", "--format must be pprof, folded, json or report");
 	if (optind >= argc)
-		return usage_error("record", "a command to run is required (kprofctl record -- CMD ...)");
+		return usage_error("record",
+				   "a command to run is required (kprofctl record -- CMD ...)");
 	if (!o.output)
 		o.output = !strcmp(o.format, "pprof")	 ? "kprof.pb.gz"
 			   : !strcmp(o.format, "folded") ? "kprof.folded"
 			   : !strcmp(o.format, "json")	 ? "kprof.json"
 							 : "-";
-	if (!strcmp(o.output, "-") && !strcmp(o.format, "pprof") && !force &&
-	    isatty(STDOUT_FILENO))
+	if (!strcmp(o.output, "-") && !strcmp(o.format, "pprof") && !force && isatty(STDOUT_FILENO))
 		return usage_error("record", "compressed data not written to a terminal; use -o "
 					     "FILE, pipe it, or --force");
 	return record_run(&o, argv + optind);

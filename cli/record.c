@@ -96,8 +96,8 @@ struct proc_ref {
 	bool attached;
 };
 
-static size_t tree_of(const Kprof__ListReply *l, uint32_t pid, uint64_t since,
-		      struct proc_ref *out, size_t max)
+static size_t tree_of(const Kprof__ListReply *l, uint32_t pid, uint64_t since, struct proc_ref *out,
+		      size_t max)
 {
 	size_t n = 0;
 
@@ -105,8 +105,9 @@ static size_t tree_of(const Kprof__ListReply *l, uint32_t pid, uint64_t since,
 		const Kprof__Target *t = l->targets[i];
 
 		if (t->pid == pid && t->attached_at_ns >= since && !t->parent)
-			out[n++] = (struct proc_ref){t->pid, t->session,
-						     t->state == KPROF__TARGET_STATE__TARGET_STATE_ATTACHED};
+			out[n++] = (struct proc_ref){
+			    t->pid, t->session,
+			    t->state == KPROF__TARGET_STATE__TARGET_STATE_ATTACHED};
 	}
 	if (n > 1)
 		n = 1; /* the newest would be ambiguous: the list is oldest first per pid */
@@ -117,7 +118,8 @@ static size_t tree_of(const Kprof__ListReply *l, uint32_t pid, uint64_t since,
 			const Kprof__Target *t = l->targets[i];
 			bool known = false, parent = false;
 
-			if (!t->parent || t->attached_at_ns < since)
+			/* A child without samples adds nothing (and kprofd drops it). */
+			if (!t->parent || t->attached_at_ns < since || !t->samples)
 				continue;
 			for (size_t j = 0; j < n; j++) {
 				known |= out[j].pid == t->pid && out[j].session == t->session;
@@ -125,8 +127,9 @@ static size_t tree_of(const Kprof__ListReply *l, uint32_t pid, uint64_t since,
 			}
 			if (known || !parent)
 				continue;
-			out[n++] = (struct proc_ref){t->pid, t->session,
-						     t->state == KPROF__TARGET_STATE__TARGET_STATE_ATTACHED};
+			out[n++] = (struct proc_ref){
+			    t->pid, t->session,
+			    t->state == KPROF__TARGET_STATE__TARGET_STATE_ATTACHED};
 			more = true;
 		}
 	}
@@ -136,8 +139,8 @@ static size_t tree_of(const Kprof__ListReply *l, uint32_t pid, uint64_t since,
 /* Wait for the command's target to end in kprofd, then detach the children still running.
  * The processes recorded go to procs; returns their number (0: the command's target is not
  * found), or the exit code of a failed request as a negative number. */
-static int settle(const struct record_opts *o, uint32_t pid, uint64_t since,
-		  struct proc_ref *procs, size_t max)
+static int settle(const struct record_opts *o, uint32_t pid, uint64_t since, struct proc_ref *procs,
+		  size_t max)
 {
 	Kprof__Reply *rep = NULL;
 	size_t n = 0;
@@ -151,8 +154,9 @@ static int settle(const struct record_opts *o, uint32_t pid, uint64_t since,
 		if (!n || !procs[0].attached)
 			break;
 		if (waited >= RECORD_END_WAIT_MS) {
-			fprintf(stderr, "kprofctl record: kprofd has not seen pid %u exit after %u s; "
-					"writing the profile as it is\n",
+			fprintf(stderr,
+				"kprofctl record: kprofd has not seen pid %u exit after %u s; "
+				"writing the profile as it is\n",
 				pid, RECORD_END_WAIT_MS / 1000);
 			break;
 		}
@@ -302,7 +306,8 @@ static int write_profile(const struct record_opts *o, const struct proc_ref *pro
 		got++;
 	}
 	if (!got) {
-		fprintf(stderr, "kprofctl record: kprofd kept no profile of pid %u\n", procs[0].pid);
+		fprintf(stderr, "kprofctl record: kprofd kept no profile of pid %u\n",
+			procs[0].pid);
 		r = KPROFCTL_EXIT_ERROR;
 		goto out;
 	}
@@ -315,10 +320,9 @@ static int write_profile(const struct record_opts *o, const struct proc_ref *pro
 		r = KPROFCTL_EXIT_ERROR;
 		goto out;
 	}
-	if (strcmp(o->output, "-"))
-		fprintf(stderr, "kprofctl record: wrote %s (%s, %llu samples of %zu process%s)\n",
-			o->output, o->format, (unsigned long long)samples, got,
-			got == 1 ? "" : "es");
+	fprintf(stderr, "kprofctl record: wrote %s (%s, %llu samples of %zu process%s)\n",
+		strcmp(o->output, "-") ? o->output : "the profile to standard output", o->format,
+		(unsigned long long)samples, got, got == 1 ? "" : "es");
 out:
 	merge_free(&m);
 	for (size_t i = 0; i < got; i++)
@@ -393,7 +397,8 @@ int record_run(const struct record_opts *o, char **argv)
 		kill(pid, SIGKILL);
 	close(go_w), go_w = -1;
 	if (read(err_r, &exec_err, sizeof(exec_err)) == sizeof(exec_err))
-		fprintf(stderr, "kprofctl record: cannot run %s: %s\n", argv[0], strerror(exec_err));
+		fprintf(stderr, "kprofctl record: cannot run %s: %s\n", argv[0],
+			strerror(exec_err));
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			fprintf(stderr, "kprofctl record: waiting for %s: %s\n", argv[0],

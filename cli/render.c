@@ -520,7 +520,9 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 				r->threads_created, r->thread_reports, r->thread_reports_lost);
 	}
 	if (r->forks_lost)
-		fprintf(f, "\nchildren:    %" PRIu64 " not followed (BPF targets map or ring buffer full)",
+		fprintf(f,
+			"\nchildren:    %" PRIu64
+			" not followed (BPF targets map or ring buffer full)",
 			r->forks_lost);
 	fprintf(f, "\nring buffer: %u KiB\n", r->ringbuf_bytes / 1024);
 	fprintf(f, "daemon CPU:  %.3f s (%.1f us per sample)\n", r->cpu_ns / 1e9,

@@ -238,9 +238,11 @@ static void stop_sampling(struct manager *m, struct target *t)
 		sampler_target_stats(t->events, &t->threads);
 	sampler_target_free(t->events);
 	t->events = NULL;
-	/* Room for events again: the targets a limit left with unsampled threads get them. */
+	/* Room for events again: the targets a limit left with unsampled threads get them. The
+	 * followed children that sampled with t's inherited events (now gone) get their own. */
 	for (struct target *o = m->targets; o; o = o->next) {
-		if (o->state != TARGET_ATTACHED || !o->events || !o->threads.unsampled)
+		if (o->state != TARGET_ATTACHED || !o->events ||
+		    (!o->threads.unsampled && !(t->children && o->parent)))
 			continue;
 		if (sampler_target_rescan(o->events) < 0)
 			log_warn("pid %d: cannot scan its threads again", o->pid);
@@ -495,7 +497,8 @@ static int start_sampling(struct manager *m, struct target *t, char *errbuf, siz
 		}
 	}
 	err = loader_target_add(m->loader, t->pid, t->freq, t->start_ticks,
-				(t->per_cpu ? 0 : KP_TF_THREADS) | (t->children ? KP_TF_CHILDREN : 0));
+				(t->per_cpu ? 0 : KP_TF_THREADS) |
+				    (t->children ? KP_TF_CHILDREN : 0));
 	if (err < 0) {
 		snprintf(errbuf, errlen, "cannot add pid %d to the BPF targets map: %s", t->pid,
 			 strerror(-err));
@@ -508,7 +511,8 @@ static int start_sampling(struct manager *m, struct target *t, char *errbuf, siz
 	/* Users leave the last eighth of the thread events to root, as with every limit. */
 	if (t->by != 0)
 		lim.max_total = user_share(lim.max_total);
-	err = sampler_target_new(m->sampler, t->pid, t->freq, &lim, &t->events, errbuf, errlen);
+	err = sampler_target_new(m->sampler, t->pid, t->freq, t->children, &lim, &t->events, errbuf,
+				 errlen);
 	if (err < 0) {
 		loader_target_del(m->loader, t->pid);
 		return err;
@@ -633,12 +637,14 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		else
 			snprintf(how, sizeof(how), "%u thread events (%u threads, %u unsampled)",
 				 t->threads.events, t->threads.threads, t->threads.unsampled);
-		log_info("attached pid %d (%s, uid %u) at %u Hz by %s, duration %us (0: "
-			 "unlimited); perf map %s: %llu JIT symbols; jitdump %s: %llu symbols",
-			 pid, t->comm, t->uid, freq, how, duration_sec, ss.perfmap_path,
-			 (unsigned long long)ss.jit_symbols,
-			 ss.jitdump_path[0] ? ss.jitdump_path : "(none)",
-			 (unsigned long long)ss.jitdump_symbols);
+		/* A followed child is news only when debugging: a shell loop forks thousands. */
+		log_msg(o.parent ? LOG_DEBUG : LOG_INFO,
+			"attached pid %d (%s, uid %u) at %u Hz by %s, duration %us (0: "
+			"unlimited); perf map %s: %llu JIT symbols; jitdump %s: %llu symbols",
+			pid, t->comm, t->uid, freq, how, duration_sec, ss.perfmap_path,
+			(unsigned long long)ss.jit_symbols,
+			ss.jitdump_path[0] ? ss.jitdump_path : "(none)",
+			(unsigned long long)ss.jitdump_symbols);
 	}
 	*ret = t;
 	return 0;
@@ -787,8 +793,9 @@ static void on_fork(void *ctx, pid_t child, pid_t parent, uint64_t start_ticks, 
 			loader_target_del(m->loader, child);
 		p->children_refused++;
 		/* A child that is gone already (a short pipeline stage) is no news; the rest is. */
-		log_msg(r == -ESRCH ? LOG_DEBUG : LOG_WARNING, "pid %d (%s): child %d not followed: %s",
-			parent, p->comm, child, r == -ENOSPC ? "BPF targets map full" : err);
+		log_msg(r == -ESRCH ? LOG_DEBUG : LOG_WARNING,
+			"pid %d (%s): child %d not followed: %s", parent, p->comm, child,
+			r == -ENOSPC ? "BPF targets map full" : err);
 		return;
 	}
 	p->children_followed++;
@@ -803,7 +810,7 @@ static void on_exit_rec(void *ctx, pid_t tgid, uint64_t start_ticks, int code)
 		return;
 	/* exit_code is a wait status: low 7 bits the signal, the next 8 the exit status. */
 	t->exit_code = (code & 0x7f) ? -(code & 0x7f) : (code >> 8) & 0xff;
-	end_target(m, t, TARGET_EXITED, LOG_INFO, "exited (%s %d)",
+	end_target(m, t, TARGET_EXITED, t->parent ? LOG_DEBUG : LOG_INFO, "exited (%s %d)",
 		   t->exit_code < 0 ? "signal" : "status",
 		   t->exit_code < 0 ? -t->exit_code : t->exit_code);
 }
@@ -821,7 +828,8 @@ static void on_exec_rec(void *ctx, pid_t tgid, uint64_t start_ticks, const char 
 	paths_stop(t->paths, "target called exec"); /* the traced code is gone */
 	if (manager_recheck(m, t))
 		return;
-	log_info("pid %d exec'd %s: reloading its symbols", tgid, t->comm);
+	log_msg(t->parent ? LOG_DEBUG : LOG_INFO, "pid %d exec'd %s: reloading its symbols", tgid,
+		t->comm);
 	tsym_exec(t->sym);
 	jvmmap_exec(t->jvm);
 }
@@ -836,6 +844,17 @@ static void drop_ended_symbols(struct manager *m)
 	for (struct target *t = m->targets; t; t = t->next)
 		if (t->state != TARGET_ATTACHED && t->sym && t->drains_ended++ >= 1)
 			target_drop_symbols(t);
+	/* A followed child that ran too briefly to be sampled (a pipeline's `cat`, each command of
+	 * a shell loop) holds nothing: it is not kept, so that a fork storm does not push every
+	 * kept profile out. Once its symbols are dropped, no late sample can come for it. */
+	for (struct target *t = m->targets, *next; t; t = next) {
+		next = t->next;
+		if (t->state == TARGET_EXITED && t->parent && !t->samples && !t->sym) {
+			log_debug("pid %d (%s), a child of %d: no samples, not kept", t->pid,
+				  t->comm, t->parent);
+			drop_target(m, t);
+		}
+	}
 }
 
 void manager_drain(struct manager *m)

@@ -6,6 +6,10 @@
  * the target (pid = TID, cpu = -1, frequency mode), with inherit and inherit_thread, so the
  * threads it creates from then on get a copy with the sampler attached (child processes do
  * not). A thread costs an interrupt only while it runs: a sleeping target costs nothing.
+ * A target that follows its children (attach --children) opens them without inherit_thread:
+ * the processes it forks inherit them too and are sampled from their first instruction (a
+ * child has no events of its own then; when the target that holds them ends, the children
+ * still attached are scanned again and get their own).
  *
  * The threads come from kp_scan_threads, which lists those that lack the event; one is opened
  * on each (disabled, the sampler attached with PERF_EVENT_IOC_SET_BPF, then enabled) and the
@@ -65,6 +69,7 @@ struct sampler_target {
 	pid_t tgid;
 	unsigned freq;
 	struct sampler_limits lim;
+	bool children; /* its events are inherited by the processes it forks too */
 	int *fds;
 	unsigned nfds, cap;
 	struct sampler_stats st;
@@ -224,7 +229,7 @@ static int thread_open(struct sampler_target *st, pid_t tid)
 	    .sample_freq = st->freq,
 	    .disabled = 1,
 	    .inherit = 1,
-	    .inherit_thread = 1,
+	    .inherit_thread = !st->children,
 	};
 	int fd, err;
 
@@ -322,7 +327,7 @@ static int scan_open(struct sampler_target *st)
 	}
 }
 
-int sampler_target_new(struct sampler *s, pid_t tgid, unsigned freq,
+int sampler_target_new(struct sampler *s, pid_t tgid, unsigned freq, bool children,
 		       const struct sampler_limits *lim, struct sampler_target **ret, char *errbuf,
 		       size_t errlen)
 {
@@ -333,9 +338,12 @@ int sampler_target_new(struct sampler *s, pid_t tgid, unsigned freq,
 		snprintf(errbuf, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	*st = (struct sampler_target){.s = s, .tgid = tgid, .freq = freq, .lim = *lim};
+	*st = (struct sampler_target){
+	    .s = s, .tgid = tgid, .freq = freq, .lim = *lim, .children = children};
 	err = scan_open(st);
-	if (err >= 0 && !st->nfds && st->st.threads)
+	/* None opened for threads that lack one; a followed child may need none: it inherited
+	 * its parent's. */
+	if (err >= 0 && !st->nfds && st->st.unsampled)
 		err = -EUSERS;
 	if (err == -ESRCH)
 		snprintf(errbuf, errlen, "pid %d exited while its threads were being set up", tgid);

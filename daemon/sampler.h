@@ -4,6 +4,7 @@
 #ifndef KPROF_DAEMON_SAMPLER_H
 #define KPROF_DAEMON_SAMPLER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -41,7 +42,7 @@ struct sampler_stats {
 /* Open an event on every thread of tgid (in kp_targets with KP_TF_THREADS already, so threads
  * created meanwhile are reported), scanning again until none is missing. Threads beyond the
  * limits are left out and counted. On error errbuf says why. */
-int sampler_target_new(struct sampler *s, pid_t tgid, unsigned freq,
+int sampler_target_new(struct sampler *s, pid_t tgid, unsigned freq, bool children,
 		       const struct sampler_limits *lim, struct sampler_target **ret, char *errbuf,
 		       size_t errlen);
 /* A KP_REC_THREAD record: thread tid, cloned by creator, started without an event; open one

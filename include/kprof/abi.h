@@ -29,7 +29,7 @@ enum kp_rec_kind {
 #define KP_SF_KERNEL_ERR (1u << 3)   /* bpf_get_stack failed for the kernel stack */
 
 /* kp_target.flags */
-#define KP_TF_THREADS (1u << 0) /* sampled by its own per-thread events, not the per-CPU sets */
+#define KP_TF_THREADS (1u << 0)	 /* sampled by its own per-thread events, not the per-CPU sets */
 #define KP_TF_CHILDREN (1u << 1) /* its new processes become targets too (attach --children) */
 
 struct kp_rec_hdr {

@@ -634,9 +634,10 @@ static void test_report_json(void **state)
 		       "\"sessions\":0,\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
 		       "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,\"jitdump_problem\":\"\","
 		       "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
-		       "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\",\"thread_events\":0,\"threads_unsampled\":0,"
-				  "\"children\":false,\"parent\":0,\"children_followed\":0,"
-				  "\"children_refused\":0},"
+		       "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\",\"thread_"
+		       "events\":0,\"threads_unsampled\":0,"
+		       "\"children\":false,\"parent\":0,\"children_followed\":0,"
+		       "\"children_refused\":0},"
 		       "\"total_samples\":200,\"functions\":5,\"entries\":["
 		       "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
 		       "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
@@ -696,7 +697,7 @@ static void test_list_tree(void **state)
 		uint64_t at;
 		const char *comm;
 	} v[5] = {
-	    {30, 20, 300, "grandchild"}, {20, 10, 200, "child"}, {40, 0, 50, "other"},
+	    {30, 20, 300, "grandchild"}, {20, 10, 200, "child"},     {40, 0, 50, "other"},
 	    {10, 0, 100, "parent"},	 {10, 0, 10, "old-session"},
 	};
 	char *s;
@@ -714,11 +715,12 @@ static void test_list_tree(void **state)
 	r.n_targets = 5;
 	s = list(&r, false);
 	assert_non_null(strstr(s, "\n40       0       other "));
-	assert_non_null(strstr(s, "\n10       0       parent           1000   attached      99        200 "
-				  "       0        -\n"
-				  "`-20     0       child            1000   attached      99        200 "
-				  "       0        -\n"
-				  "  `-30   0       grandchild "));
+	assert_non_null(
+	    strstr(s, "\n10       0       parent           1000   attached      99        200 "
+		      "       0        -\n"
+		      "`-20     0       child            1000   attached      99        200 "
+		      "       0        -\n"
+		      "  `-30   0       grandchild "));
 	assert_non_null(strstr(s, "\n10       0       old-session "));
 	assert_true(strstr(s, "other") < strstr(s, "parent"));
 	free(s);
@@ -803,7 +805,8 @@ static void test_list(void **state)
 				  "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,"
 				  "\"jitdump_problem\":\"\","
 				  "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
-				  "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\",\"thread_events\":0,\"threads_unsampled\":0,"
+				  "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\","
+				  "\"thread_events\":0,\"threads_unsampled\":0,"
 				  "\"children\":false,\"parent\":0,\"children_followed\":0,"
 				  "\"children_refused\":0},"
 				  "{\"pid\":31337,\"uid\":0,"
