@@ -421,12 +421,13 @@ static int verb_report(int argc, char **argv)
 	    {"top", required_argument, NULL, 'n'},
 	    {"session", required_argument, NULL, 'S'},
 	    {"json", no_argument, NULL, 'j'},
+	    {"full-names", no_argument, NULL, 'W'},
 	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ReportRequest rr = KPROF__REPORT_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
-	bool json = false;
+	bool json = false, full_names = false;
 	int c, r, st = -1;
 
 	rr.top = 20;
@@ -437,6 +438,8 @@ static int verb_report(int argc, char **argv)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			json = true;
+		if (c == 'W')
+			full_names = true;
 	}
 	if (st >= 0)
 		return st;
@@ -446,7 +449,7 @@ static int verb_report(int argc, char **argv)
 	req.report = &rr;
 	if ((r = call(&req, &rep)))
 		return r;
-	render_report(stdout, rep->report, json);
+	render_report(stdout, rep->report, json, full_names);
 	kprof__reply__free_unpacked(rep, NULL);
 	return 0;
 }
@@ -454,16 +457,14 @@ static int verb_report(int argc, char **argv)
 static int verb_hcct(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"phi", required_argument, NULL, 'p'},
-	    {"exact", no_argument, NULL, 'x'},
-	    {"session", required_argument, NULL, 'S'},
-	    {"json", no_argument, NULL, 'j'},
-	    {},
+	    {"phi", required_argument, NULL, 'p'},     {"exact", no_argument, NULL, 'x'},
+	    {"session", required_argument, NULL, 'S'}, {"json", no_argument, NULL, 'j'},
+	    {"full-names", no_argument, NULL, 'W'},    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__HcctRequest hr = KPROF__HCCT_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
-	bool json = false;
+	bool json = false, full_names = false;
 	int c, r, st = -1;
 
 	while ((c = verb_getopt(&st, "hcct", argc, argv, "", opts)) != -1) {
@@ -475,6 +476,8 @@ static int verb_hcct(int argc, char **argv)
 			hr.exact = true;
 		if (c == 'j')
 			json = true;
+		if (c == 'W')
+			full_names = true;
 	}
 	if (st >= 0)
 		return st;
@@ -484,7 +487,7 @@ static int verb_hcct(int argc, char **argv)
 	req.hcct = &hr;
 	if ((r = call(&req, &rep)))
 		return r;
-	render_hcct(stdout, rep->hcct, json);
+	render_hcct(stdout, rep->hcct, json, full_names);
 	kprof__reply__free_unpacked(rep, NULL);
 	return 0;
 }
@@ -757,10 +760,15 @@ static int verb_export(int argc, char **argv)
 static int verb_record(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"freq", required_argument, NULL, 'F'},   {"output", required_argument, NULL, 'o'},
-	    {"format", required_argument, NULL, 'f'}, {"children", no_argument, NULL, 'c'},
-	    {"no-jvm-map", no_argument, NULL, 'J'},   {"top", required_argument, NULL, 'n'},
-	    {"force", no_argument, NULL, 'B'},	      {},
+	    {"freq", required_argument, NULL, 'F'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"children", no_argument, NULL, 'c'},
+	    {"no-jvm-map", no_argument, NULL, 'J'},
+	    {"top", required_argument, NULL, 'n'},
+	    {"force", no_argument, NULL, 'B'},
+	    {"full-names", no_argument, NULL, 'N'},
+	    {},
 	};
 	struct record_opts o = {.call = call, .format = "pprof", .top = 20};
 	bool force = false;
@@ -782,6 +790,8 @@ static int verb_record(int argc, char **argv)
 			o.no_jvm_map = true;
 		else if (c == 'B')
 			force = true;
+		else if (c == 'N')
+			o.full_names = true;
 	}
 	if (st >= 0)
 		return st;
@@ -808,6 +818,7 @@ static int verb_top(int argc, char **argv)
 	    {"interval", required_argument, NULL, 'i'},
 	    {"iterations", required_argument, NULL, 'n'},
 	    {"json", no_argument, NULL, 'j'},
+	    {"full-names", no_argument, NULL, 'W'},
 	    {},
 	};
 	struct top_opts o = {.socket_path = socket_path, .interval_ms = 1000};
@@ -821,6 +832,8 @@ static int verb_top(int argc, char **argv)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			o.json = true;
+		if (c == 'W')
+			o.full_names = true;
 	}
 	if (st >= 0)
 		return st;
@@ -852,15 +865,16 @@ static const struct verb verbs[] = {
      "attached processes; --all adds the kept profiles of ended ones"},
     {"status", verb_status, "[--json]",
      "daemon version, targets, samples/s, ring-buffer drops, own CPU"},
-    {"report", verb_report, "PID [--top N] [--session N] [--json]",
-     "flat profile: self and total samples per function (default top 20, 0 = all)"},
+    {"report", verb_report, "PID [--top N] [--session N] [--full-names] [--json]",
+     "flat profile: self and total samples per function (default top 20, 0 = all);\n"
+     "          C++ names without their parameter lists unless --full-names"},
     {"folded", verb_folded, "PID [--session N] [--json]",
      "folded stacks (root;...;leaf count) for flame graphs"},
-    {"top", verb_top, "[PID...] [--interval MS] [--iterations N] [--json]",
+    {"top", verb_top, "[PID...] [--interval MS] [--iterations N] [--full-names] [--json]",
      "live view: functions by self time in the last interval (default 1000 ms), keys\n"
      "          q quit, s sort, p pause, t HCCT tree, / filter, arrows, PgUp/PgDn, Home/End\n"
      "          scroll; --json prints one JSON line per interval instead"},
-    {"hcct", verb_hcct, "PID [--phi X] [--exact] [--session N] [--json]",
+    {"hcct", verb_hcct, "PID [--phi X] [--exact] [--session N] [--full-names] [--json]",
      "hot calling contexts: every context with at least phi of the samples (default\n"
      "          0.001, at least the target's eps, set at attach: default 0.0002), as a tree;\n"
      "          --exact: the contexts of the probed calls (attach --calls)"},
@@ -878,7 +892,8 @@ static const struct verb verbs[] = {
      "          the default), folded stacks, or JSON (functions and per-thread stacks);\n"
      "          pprof is not written to a terminal without --force"},
     {"record", verb_record,
-     "[--freq HZ] [-o FILE] [--format pprof|folded|json|report] [--children] -- CMD [ARG...]",
+     "[--freq HZ] [-o FILE] [--format pprof|folded|json|report] [--children] [--full-names]\n"
+     "          -- CMD [ARG...]",
      "run CMD sampled from its first instruction and write its profile when it exits\n"
      "          (default pprof to kprof.pb.gz); --children follows the processes it\n"
      "          forks; CMD's exit status is kprofctl's"},

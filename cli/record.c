@@ -284,7 +284,7 @@ static int write_profile(const struct record_opts *o, const struct proc_ref *pro
 			req.report = &rr;
 			if ((r = o->call(&req, &rep)))
 				break;
-			render_report(f ? f : stdout, rep->report, false);
+			render_report(f ? f : stdout, rep->report, false, o->full_names);
 			kprof__reply__free_unpacked(rep, NULL);
 		}
 		if (!r && f && fflush(f)) {

@@ -16,6 +16,7 @@ struct record_opts {
 	const char *format; /* pprof, folded, json or report */
 	const char *output; /* a path, or "-" for stdout */
 	unsigned top;	    /* report: functions shown (0: all) */
+	bool full_names;    /* report: C++ names with their parameter lists */
 };
 
 /* Run argv (argv[0] looked up in PATH) sampled from its first instruction, then write its

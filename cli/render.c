@@ -16,6 +16,9 @@
  * (folded stacks) goes through render_lines(), which keeps the newlines between the lines.
  * JSON strings are escaped per RFC 8259 with the same decoder: C0, DEL and C1 controls as
  * \u00XX, invalid bytes as \ufffd, so the output is valid UTF-8 JSON.
+ *
+ * Function names in text are shown short by default (render_names: cxxname_short, the whole
+ * name where two names would look alike); --full-names, JSON and pprof keep them whole.
  */
 #include "render.h"
 
@@ -29,6 +32,7 @@
 #include <time.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/cxxname.h"
 
 /* The length of the valid UTF-8 sequence at s (n bytes left), its code point in *cp; 0 if s
  * starts none: a continuation byte, C0/C1/F5-FF lead bytes, overlong forms, surrogates, code
@@ -208,6 +212,89 @@ const char *render_kind(Kprof__FrameKind k)
 	default:
 		return "unknown";
 	}
+}
+
+struct names_sort {
+	const char *const *full;
+	const char **shown;
+};
+
+static int cmp_shown(const void *a, const void *b, void *ctx)
+{
+	const struct names_sort *ns = ctx;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = strcmp(ns->shown[x], ns->shown[y]);
+
+	return c ? c : x < y ? -1 : x > y;
+}
+
+const char **render_names(const char *const *names, size_t n)
+{
+	size_t bytes = 0, *idx;
+	const char **shown;
+	char *p;
+
+	for (size_t i = 0; i < n; i++)
+		bytes += strlen(names[i] ? names[i] : "") + 1;
+	if (n > (SIZE_MAX - bytes) / sizeof(*shown))
+		return NULL;
+	shown = malloc(n * sizeof(*shown) + bytes);
+	idx = malloc(n * sizeof(*idx));
+	if (!shown || !idx) {
+		free(shown);
+		free(idx);
+		return NULL;
+	}
+	p = (char *)(shown + n);
+	for (size_t i = 0; i < n; i++) {
+		const char *full = names[i] ? names[i] : "";
+
+		shown[i] = p;
+		p += cxxname_short(full, p, strlen(full) + 1) + 1;
+		idx[i] = i;
+	}
+	/* Names with one short form: if they are not all the same name, all are shown whole. */
+	qsort_r(idx, n, sizeof(*idx), cmp_shown, &(struct names_sort){names, shown});
+	for (size_t i = 0, j; i < n; i = j) {
+		bool differ = false;
+
+		for (j = i + 1; j < n && !strcmp(shown[idx[i]], shown[idx[j]]); j++)
+			differ |= strcmp(names[idx[i]] ? names[idx[i]] : "",
+					 names[idx[j]] ? names[idx[j]] : "") != 0;
+		for (size_t k = i; differ && k < j; k++)
+			shown[idx[k]] = names[idx[k]] ? names[idx[k]] : "";
+	}
+	free(idx);
+	return shown;
+}
+
+/* The names of a reply's rows to show in text: NULL for the names whole (full_names, no memory),
+ * else from render_names. get(r, i) is row i's name. */
+static const char **row_names(const void *r, size_t n, const char *(*get)(const void *, size_t),
+			      bool full_names)
+{
+	const char **names, **shown;
+
+	if (full_names || !n)
+		return NULL;
+	names = malloc(n * sizeof(*names));
+	if (!names)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		names[i] = get(r, i);
+	shown = render_names(names, n);
+	free(names);
+	return shown;
+}
+
+static const char *report_name(const void *r, size_t i)
+{
+	return ((const Kprof__ReportReply *)r)->entries[i]->function;
+}
+
+static const char *hcct_name(const void *r, size_t i)
+{
+	return ((const Kprof__HcctReply *)r)->nodes[i]->function;
 }
 
 /* Print s left-justified in width columns (characters), through render_sanitize. */
@@ -533,8 +620,9 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 			r->symbol_bytes / 1048576.0, r->symbol_refusals);
 }
 
-void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json)
+void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json, bool full_names)
 {
+	const char **shown;
 	size_t hot = 0;
 
 	for (size_t i = 0; i < r->n_nodes; i++)
@@ -578,6 +666,7 @@ void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json)
 		fprintf(f, "%" PRIu64 " sample%s not taken (node cap or depth)\n", r->lost,
 			render_plural(r->lost));
 	fputs("\n   COUNT       %   +-ERR  CONTEXT  (* hot, . cold ancestor)\n", f);
+	shown = row_names(r, r->n_nodes, hcct_name, full_names);
 	for (size_t i = 0; i < r->n_nodes; i++) {
 		const Kprof__HcctNode *n = r->nodes[i];
 
@@ -589,16 +678,18 @@ void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json)
 		for (uint32_t d = 1; d < n->depth; d++)
 			fputs("  ", f);
 		fputs(n->hot ? "* " : n->monitored ? "  " : ". ", f);
-		put_text(f, n->function, 0);
+		put_text(f, shown ? shown[i] : n->function, 0);
 		fputs("  (", f);
 		put_text(f, n->module, 0);
 		fputs(")\n", f);
 	}
+	free(shown);
 }
 
-void render_report(FILE *f, const Kprof__ReportReply *r, bool json)
+void render_report(FILE *f, const Kprof__ReportReply *r, bool json, bool full_names)
 {
 	uint64_t n = r->total_samples;
+	const char **shown;
 
 	if (json) {
 		fputs("{\"target\":", f);
@@ -636,6 +727,7 @@ void render_report(FILE *f, const Kprof__ReportReply *r, bool json)
 	if (calls)
 		fprintf(f, "%10s  ", "CALLS");
 	fprintf(f, "%-7s %-40s %s\n", "KIND", "FUNCTION", "MODULE");
+	shown = row_names(r, r->n_entries, report_name, full_names);
 	for (size_t i = 0; i < r->n_entries; i++) {
 		const Kprof__FlatEntry *e = r->entries[i];
 
@@ -644,11 +736,12 @@ void render_report(FILE *f, const Kprof__ReportReply *r, bool json)
 		if (calls)
 			fprintf(f, "%10" PRIu64 "  ", e->calls);
 		fprintf(f, "%-7s ", render_kind(e->kind));
-		put_text(f, e->function, 40);
+		put_text(f, shown ? shown[i] : e->function, 40);
 		fputc(' ', f);
 		put_text(f, e->module, 0);
 		fputc('\n', f);
 	}
+	free(shown);
 }
 
 /* ---- paths ---- */

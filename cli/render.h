@@ -34,8 +34,15 @@ const char *render_kind(Kprof__FrameKind k);
 void render_target_line(FILE *f, const Kprof__Target *t);
 void render_list(FILE *f, const Kprof__ListReply *r, bool json);
 void render_status(FILE *f, const Kprof__StatusReply *r, bool json);
-void render_report(FILE *f, const Kprof__ReportReply *r, bool json);
-void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json);
+/* The names to show for the n function names (NULL is ""): each in its short form
+ * (cxxname_short: no parameter list, return type or qualifiers), but whole where two different
+ * names have one short form (overloads, foo(int) and foo(double)), so that no two rows look
+ * alike. One allocation to free(); NULL when out of memory (show the names whole then). */
+const char **render_names(const char *const *names, size_t n);
+/* Text (json false) shows names as render_names does, or whole with full_names; JSON always
+ * shows them whole. */
+void render_report(FILE *f, const Kprof__ReportReply *r, bool json, bool full_names);
+void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json, bool full_names);
 void render_target_json(FILE *f, const Kprof__Target *t);
 void render_paths(FILE *f, const Kprof__PathsReply *r, bool json);
 

@@ -8,11 +8,15 @@
  * last interval (samples / Hz, so the rows of several targets compare; the percentages shown
  * are of each row's own target), with a short trend of its last intervals. Nothing is left to
  * ncurses' line wrapping: header lines flow, item by item, onto indented lines, rows are cut at the
- * right edge. Keys: q quit, s sort column, p pause, t hot-context tree (a separate connection asks
- * for the HCCT of the first target), / filter, arrows, PgUp/PgDn, Home/End scroll. Ctrl-C and
- * SIGTERM quit as q does; after --iterations N the last screen is printed again once ncurses
- * has left the alternate screen, so it stays on the terminal (as top -n does). With --json the
- * updates are printed as JSON lines instead (no terminal needed).
+ * right edge. The FUNCTION column takes the width the screen leaves after the fixed columns and
+ * the modules (ncurses' COLS: TIOCGWINSZ on the terminal, else $COLUMNS, else terminfo's 80), at
+ * least MIN_FN columns; a longer name loses its middle ("..") rather than its end, where C++
+ * names keep the method and JS names the line. Names are shown as render_names() makes them
+ * (C++ without parameter lists) unless --full-names. Keys: q quit, s sort column, p pause, t
+ * hot-context tree (a separate connection asks for the HCCT of the first target), / filter, arrows,
+ * PgUp/PgDn, Home/End scroll. Ctrl-C and SIGTERM quit as q does; after --iterations N the last
+ * screen is printed again once ncurses has left the alternate screen, so it stays on the terminal
+ * (as top -n does). With --json the updates are printed as JSON lines instead (no terminal needed).
  * Every string from kprofd (names, comm, version, error messages) reaches the screen through
  * render_sanitize() (see render.c), the JSON lines through render_json_string().
  */
@@ -40,6 +44,10 @@
 #include "render.h"
 
 #define TREND_LEN 8
+/* The columns before FUNCTION: "%-8u %6.1f%% %6.1f%% %10s %-8s %-7s ". */
+#define ROW_PREFIX 53
+#define MIN_FN 24
+#define MAX_MODULE 32
 
 enum sort_key { SORT_SELF, SORT_TOTAL, SORT_SELF_ALL, SORT_NAME, SORT_N };
 static const char *const sort_names[] = {"self%", "total%", "self(all)", "name"};
@@ -47,6 +55,7 @@ static const char *const sort_names[] = {"self%", "total%", "self(all)", "name"}
 struct row {
 	uint32_t pid;
 	const Kprof__TopEntry *e;
+	const char *name;	    /* the function's name as shown */
 	double self_pct, total_pct; /* of its own target's samples in the interval */
 	/* CPU seconds in the interval (samples / Hz): what compares across targets, whose
 	 * percentages have different wholes and whose samples different rates. */
@@ -69,6 +78,7 @@ struct view {
 	size_t nhist, caphist;
 	struct row *rows;
 	size_t nrows;
+	const char **names; /* render_names of the rows, or NULL: names whole */
 	enum sort_key sort;
 	bool paused, tree;
 	char filter[64];
@@ -130,7 +140,7 @@ static int cmp_rows(const void *a, const void *b, void *ctx)
 			return x->e->self_all > y->e->self_all ? -1 : 1;
 		break;
 	case SORT_NAME:
-		return strcmp(x->e->function, y->e->function);
+		return strcmp(x->name, y->name);
 	default:
 		break;
 	}
@@ -140,7 +150,34 @@ static int cmp_rows(const void *a, const void *b, void *ctx)
 		return x->self_cpu > y->self_cpu ? -1 : 1;
 	if (x->total_cpu != y->total_cpu)
 		return x->total_cpu > y->total_cpu ? -1 : 1;
-	return strcmp(x->e->function, y->e->function);
+	return strcmp(x->name, y->name);
+}
+
+/* Each row's name as shown (render_names, unless --full-names or out of memory), then the
+ * filter, on the name whole or as shown. */
+static void name_rows(struct view *v)
+{
+	const char **full = v->o->full_names ? NULL : malloc((v->nrows + 1) * sizeof(*full));
+	size_t n = 0;
+
+	free(v->names);
+	v->names = NULL;
+	if (full) {
+		for (size_t i = 0; i < v->nrows; i++)
+			full[i] = v->rows[i].e->function;
+		v->names = render_names(full, v->nrows);
+		free(full);
+	}
+	for (size_t i = 0; i < v->nrows; i++) {
+		struct row *r = &v->rows[i];
+
+		r->name = v->names ? v->names[i] : r->e->function;
+		if (v->filter[0] && !strstr(r->e->function, v->filter) &&
+		    !strstr(r->name, v->filter))
+			continue;
+		v->rows[n++] = *r;
+	}
+	v->nrows = n;
 }
 
 /* Rows from the last update: filter, percentages of each target's interval, trend, sort. */
@@ -176,13 +213,12 @@ static void build_rows(struct view *v)
 				hist_push(h, r->self_pct, u->seq);
 				memcpy(r->trend, h->trend, sizeof(r->trend));
 			}
-			if (v->filter[0] && !strstr(e->function, v->filter))
-				continue;
 			if (!e->self_all && !e->total_all)
 				continue;
 			v->nrows++;
 		}
 	}
+	name_rows(v);
 	qsort_r(v->rows, v->nrows, sizeof(*v->rows), cmp_rows, &v->sort);
 }
 
@@ -329,37 +365,83 @@ static int draw_header(struct view *v)
 	return f.y;
 }
 
+/* s (sanitized) in exactly w columns: padded, or its middle replaced by "..". */
+static void put_fitted(FILE *f, const char *s, int w)
+{
+	size_t len = strlen(s), head, tail;
+	int sw = text_width(s, len, INT32_MAX, NULL);
+
+	if (sw <= w) {
+		fputs(s, f);
+		for (; sw < w; sw++)
+			fputc(' ', f);
+		return;
+	}
+	if (w < 5) {
+		text_width(s, len, w, &head);
+		fwrite(s, 1, head, f);
+		return;
+	}
+	/* A third before "..", the rest after it: the end names the function. */
+	text_width(s, len, (w - 2) / 3, &head);
+	text_width(s, len, sw - (w - 2 - (w - 2) / 3), &tail);
+	while (tail < len && (s[tail] & 0xc0) == 0x80)
+		tail++;
+	fwrite(s, 1, head, f);
+	fputs("..", f);
+	fputs(s + tail, f);
+}
+
 static void draw_rows(struct view *v, int top, int height)
 {
-	char line[1024];
+	char *line = NULL;
+	size_t len = 0;
+	int fw, modw = 6; /* "MODULE" */
+	FILE *f;
 
-	attron(A_REVERSE);
-	snprintf(line, sizeof(line), "%-8s %7s %7s %10s %-8s %-7s %-40s %s", "PID", "SELF%",
-		 "TOTAL%", "SELF(all)", "TREND", "KIND", "FUNCTION", "MODULE");
-	put_cut(top, 0, line);
-	clrtoeol();
-	attroff(A_REVERSE);
 	v->page = height - 1 > 1 ? height - 1 : 1;
 	if (v->scroll > (int)v->nrows - 1)
 		v->scroll = v->nrows ? (int)v->nrows - 1 : 0;
+	/* FUNCTION gets what the modules on the page leave of the screen's width. */
+	for (int i = 0; i < height - 1 && v->scroll + i < (int)v->nrows; i++) {
+		char *mod = render_sanitize_dup(v->rows[v->scroll + i].e->module, MAX_MODULE);
+		int w = mod ? text_width(mod, strlen(mod), MAX_MODULE, NULL) : 1;
+
+		modw = w > modw ? w : modw;
+		free(mod);
+	}
+	fw = COLS - ROW_PREFIX - 1 - modw;
+	fw = fw < MIN_FN ? MIN_FN : fw;
+	f = open_memstream(&line, &len);
+	if (!f)
+		return;
+	fprintf(f, "%-8s %7s %7s %10s %-8s %-7s ", "PID", "SELF%", "TOTAL%", "SELF(all)", "TREND",
+		"KIND");
+	put_fitted(f, "FUNCTION", fw);
+	fputs(" MODULE", f);
+	fflush(f);
+	attron(A_REVERSE);
+	put_cut(top, 0, line);
+	clrtoeol();
+	attroff(A_REVERSE);
 	for (int i = 0; i < height - 1 && v->scroll + i < (int)v->nrows; i++) {
 		const struct row *r = &v->rows[v->scroll + i];
-		char *fn = render_sanitize_dup(r->e->function, 40);
+		char *fn = render_sanitize_dup(r->name, SIZE_MAX);
 		char *mod = render_sanitize_dup(r->e->module, 200);
-		int n =
-		    snprintf(line, sizeof(line), "%-8u %6.1f%% %6.1f%% %10" PRIu64 " %-8s %-7s %s",
-			     r->pid, r->self_pct, r->total_pct, r->e->self_all, r->trend,
-			     render_kind(r->e->kind), fn ? fn : "?");
 
-		/* Pad the function to 40 columns (not bytes: names may be UTF-8). */
-		for (int w = fn ? text_width(fn, strlen(fn), INT32_MAX, NULL) : 1;
-		     w < 40 && n < (int)sizeof(line) - 1; w++)
-			line[n++] = ' ';
-		snprintf(line + n, sizeof(line) - n, " %s", mod ? mod : "?");
+		rewind(f);
+		fprintf(f, "%-8u %6.1f%% %6.1f%% %10" PRIu64 " %-8s %-7s ", r->pid, r->self_pct,
+			r->total_pct, r->e->self_all, r->trend, render_kind(r->e->kind));
+		put_fitted(f, fn ? fn : "?", fw);
+		fprintf(f, " %s", mod ? mod : "?");
+		fputc('\0', f);
+		fflush(f);
 		put_cut(top + 1 + i, 0, line);
 		free(fn);
 		free(mod);
 	}
+	fclose(f);
+	free(line);
 }
 
 /* The HCCT of the first watched target, from a separate connection. */
@@ -398,7 +480,7 @@ static void draw_tree(struct view *v, int top, int height)
 	}
 	f = open_memstream(&buf, &len);
 	if (f) {
-		render_hcct(f, rep->hcct, false);
+		render_hcct(f, rep->hcct, false, v->o->full_names);
 		fclose(f);
 		for (char *p = buf, *nl; p && *p && line < height; p = nl ? nl + 1 : NULL, line++) {
 			nl = strchr(p, '\n');
@@ -686,6 +768,9 @@ int top_run(const struct top_opts *o)
 	sigaction(SIGTERM, &sa, &old_term);
 	if (!o->json) {
 		setlocale(LC_ALL, "");
+		/* The terminal's size from TIOCGWINSZ first; $COLUMNS and $LINES only without it.
+		 */
+		use_tioctl(TRUE);
 		initscr();
 		cbreak();
 		noecho();
@@ -714,6 +799,7 @@ int top_run(const struct top_opts *o)
 		free(v.hist[i].key);
 	free(v.hist);
 	free(v.rows);
+	free(v.names);
 	if (err == -EPROTO)
 		return KPROFCTL_EXIT_ERROR;
 	if (err < 0) {

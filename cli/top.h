@@ -15,6 +15,7 @@ struct top_opts {
 	unsigned interval_ms;
 	unsigned iterations; /* 0: until q */
 	bool json;	     /* NDJSON updates on stdout instead of the screen */
+	bool full_names;     /* C++ names with their parameter lists (JSON: always) */
 };
 int top_run(const struct top_opts *o);
 

@@ -400,6 +400,38 @@ def jitdump_seeds():
         .b)
 
 
+# Function names as targets give them: demangled C++ from node's V8 and libstdc++, V8 and HotSpot
+# perf-map names, and hostile ones.
+CXXNAMES = {
+    "v8_json": "v8::internal::JsonParser<unsigned char>::ParseJsonValue(v8::internal::Handle<"
+               "v8::internal::Object>)",
+    "template_ret": "v8::internal::Handle<v8::internal::Object> v8::internal::JsonParser<"
+                    "unsigned char>::ParseJsonValue<false>(v8::internal::Handle<"
+                    "v8::internal::String>) const",
+    "lambda": "ada::idna::is_label_valid(std::basic_string_view<char32_t, std::char_traits<"
+              "char32_t> >)::{lambda(unsigned int)#1}::operator()(unsigned int) const "
+              "[clone .constprop.0]",
+    "operators": "bool std::operator< <char>(std::basic_string<char> const&, char const*)",
+    "operator_eq": "bool std::operator==<char, std::char_traits<char> >(std::basic_string_view<"
+                   "char, std::char_traits<char> >)",
+    "conversion": "Foo::operator std::vector<int, std::allocator<int> >() const &",
+    "thunk": "non-virtual thunk to (anonymous namespace)::uvimpl::Work::~Work()",
+    "abi": "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > "
+           "v8_inspector::toStdString[abi:cxx11]<int>(int)",
+    "js": "JS:*foo /path/x.js:12:3",
+    "lazy": "LazyCompile:*foo file.js:1",
+    "regexp": "RegExp:(a)(b)",
+    "java": "void java.util.HashMap.get(java.lang.Object)",
+    "unbalanced": "a<b<c(d)>::e(((f)",
+    "escape": "foo\x1b]0;x\x07(int)",
+}
+
+
+def cxxname_seeds():
+    for name, text in CXXNAMES.items():
+        put("fuzz_cxxname", name, text)
+
+
 def main():
     if os.path.isdir(CORPUS):
         shutil.rmtree(CORPUS)
@@ -429,6 +461,7 @@ def main():
         put("fuzz_config", name, text)
     proto_seeds()
     jitdump_seeds()
+    cxxname_seeds()
     for t in sorted(os.listdir(CORPUS)):
         files = os.listdir(os.path.join(CORPUS, t))
         size = sum(os.path.getsize(os.path.join(CORPUS, t, x)) for x in files)

@@ -501,8 +501,82 @@ static char *report(const Kprof__ReportReply *r, bool json)
 {
 	struct capture c;
 
-	render_report(cap_open(&c), r, json);
+	render_report(cap_open(&c), r, json, false);
 	return cap_close(&c);
+}
+
+/* C++ names short in text unless --full-names, whole in JSON; overloads whole; others as they
+ * are. */
+static void test_report_names(void **state)
+{
+	static const char *const names[] = {
+	    "v8::internal::JsonParser<unsigned char>::ParseJsonValue(v8::internal::Handle<"
+	    "v8::internal::Object>)",
+	    "JS:*parse /app/x.js:12:3",
+	    "foo::bar(int)",
+	    "foo::bar(double) const",
+	    "void java.util.HashMap.get(java.lang.Object)",
+	    "baz(int) [clone .cold]",
+	};
+	Kprof__FlatEntry e[6];
+	Kprof__FlatEntry *ep[6];
+	Kprof__ReportReply r;
+	struct capture c;
+	char *s;
+
+	(void)state;
+	kprof__report_reply__init(&r);
+	for (size_t i = 0; i < 6; i++) {
+		kprof__flat_entry__init(&e[i]);
+		e[i].function = (char *)names[i];
+		e[i].module = "node";
+		e[i].self = e[i].total = 1;
+		ep[i] = &e[i];
+	}
+	r.entries = ep;
+	r.n_entries = r.functions = 6;
+	r.total_samples = 6;
+	render_report(cap_open(&c), &r, false, false);
+	s = cap_close(&c);
+	assert_non_null(
+	    strstr(s, "v8::internal::JsonParser<unsigned char>::ParseJsonValue node\n"));
+	assert_null(strstr(s, "Handle"));
+	assert_non_null(strstr(s, "JS:*parse /app/x.js:12:3 "));
+	assert_non_null(strstr(s, "foo::bar(int) "));
+	assert_non_null(strstr(s, "foo::bar(double) const "));
+	assert_non_null(strstr(s, "void java.util.HashMap.get(java.lang.Object) "));
+	assert_non_null(strstr(s, "baz [clone .cold] "));
+	free(s);
+	render_report(cap_open(&c), &r, false, true);
+	s = cap_close(&c);
+	assert_non_null(
+	    strstr(s, "ParseJsonValue(v8::internal::Handle<v8::internal::Object>) node"));
+	assert_non_null(strstr(s, "baz(int) [clone .cold] "));
+	free(s);
+	render_report(cap_open(&c), &r, true, false);
+	s = cap_close(&c);
+	assert_non_null(
+	    strstr(s, "\"function\":\"v8::internal::JsonParser<unsigned "
+		      "char>::ParseJsonValue(v8::internal::Handle<v8::internal::Object>)\""));
+	assert_non_null(strstr(s, "\"function\":\"baz(int) [clone .cold]\""));
+	free(s);
+
+	/* render_names: one allocation, NULL names as "", the same name twice is no overload */
+	{
+		const char *in[] = {"a::f(int)", NULL, "a::f(int)", "a::g(int)", "a::g(long)", ""};
+		const char **out = render_names(in, 6);
+
+		assert_non_null(out);
+		assert_string_equal(out[0], "a::f");
+		assert_string_equal(out[1], "");
+		assert_string_equal(out[2], "a::f");
+		assert_string_equal(out[3], "a::g(int)");
+		assert_string_equal(out[4], "a::g(long)");
+		assert_string_equal(out[5], "");
+		free(out);
+		out = render_names(in, 0);
+		free(out);
+	}
 }
 
 static void test_report_text(void **state)
@@ -1219,7 +1293,7 @@ static void test_renderers_hostile(void **state)
 		render_status(f, &st, json);
 		render_list(f, &lr, json);
 		render_target_line(f, &t);
-		render_hcct(f, &hr, json);
+		render_hcct(f, &hr, json, false);
 		render_paths(f, &x.r, json);
 		x.r.edge_profile = true;
 		x.r.n_edges = 1;
@@ -1259,6 +1333,7 @@ int main(void)
 	    cmocka_unit_test(test_names),
 	    cmocka_unit_test(test_target_line),
 	    cmocka_unit_test(test_report_text),
+	    cmocka_unit_test(test_report_names),
 	    cmocka_unit_test(test_report_json),
 	    cmocka_unit_test(test_text_control_chars),
 	    cmocka_unit_test(test_list),
