@@ -46,6 +46,7 @@ struct kp_sample {
 	__u16 n_kernel;
 	__u16 n_user;
 	__u32 flags;
+	char comm[16]; /* the thread's name (TASK_COMM_LEN), for exports' thread names */
 	__u64 ips[2 * KP_MAX_STACK];
 };
 
@@ -199,7 +200,7 @@ enum kp_counter {
 };
 
 _Static_assert(sizeof(struct kp_rec_hdr) == 8, "kp_rec_hdr layout");
-_Static_assert(sizeof(struct kp_sample) == 32 + 8 * 2 * KP_MAX_STACK, "kp_sample layout");
+_Static_assert(sizeof(struct kp_sample) == 48 + 8 * 2 * KP_MAX_STACK, "kp_sample layout");
 _Static_assert(sizeof(struct kp_lifecycle) == 32, "kp_lifecycle layout");
 _Static_assert(sizeof(struct kp_target) == 16, "kp_target layout");
 _Static_assert(sizeof(struct kp_call) == 32, "kp_call layout");
