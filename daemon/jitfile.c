@@ -232,13 +232,38 @@ static int on_load(const struct jitdump_load *l, void *userdata)
 	return add_symbol(jf, l->code_addr, l->code_size, l->name, l->name_len, file, line);
 }
 
+/* A file name worth showing: UTF-8 text without control characters. V8 (node 20) writes
+ * garbage bytes for the files of user scripts in some entries; such a line is not kept (an
+ * export then takes the file and line from V8's name, "JS:*f /app/x.js:12:3"). */
+static bool plausible_file(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len;) {
+		unsigned char c = s[i];
+		size_t n = c < 0x80		? 1
+			   : (c & 0xe0) == 0xc0 ? 2
+			   : (c & 0xf0) == 0xe0 ? 3
+			   : (c & 0xf8) == 0xf0 ? 4
+						: 0;
+
+		if (!n || (n == 1 && (c < 0x20 || c == 0x7f)) || (n == 2 && c < 0xc2) ||
+		    i + n > len)
+			return false;
+		for (size_t k = 1; k < n; k++)
+			if (((unsigned char)s[i + k] & 0xc0) != 0x80)
+				return false;
+		i += n;
+	}
+	return len > 0;
+}
+
 static int on_debug(const struct jitdump_debug *d, void *userdata)
 {
 	struct jitfile *jf = userdata;
 	struct jitdump_line line = {0};
 
 	jf->pend = false;
-	if (jitdump_debug_next(d, &line) != 1 || !line.lineno)
+	if (jitdump_debug_next(d, &line) != 1 || !line.lineno ||
+	    !plausible_file(line.file, line.file_len))
 		return 0;
 	/* file_len is at most the parser's max_name (JITDUMP_MAX_NAME); no NUL inside. */
 	memcpy(jf->pend_file, line.file, line.file_len);

@@ -80,7 +80,13 @@ int maptab_add(struct maptab *mt, const struct maptab_entry *e)
 	if (array_grow((void **)&mt->v, &mt->cap, mt->n + 1, sizeof(*mt->v), 16) < 0 ||
 	    !(path = strndup(e->path, MAPTAB_PATH_MAX - 1)))
 		return -ENOMEM;
-	at = e->exe ? 0 : mt->n;
+	/* An executable after those of the same file (in address order: its first mapping
+	 * first), before those of another (an exec since: the newest program first). */
+	at = mt->n;
+	if (e->exe) {
+		for (at = 0; at < mt->n && mt->v[at].e.exe && !strcmp(mt->v[at].e.path, path); at++)
+			;
+	}
 	memmove(&mt->v[at + 1], &mt->v[at], (mt->n - at) * sizeof(*mt->v));
 	x = &mt->v[at];
 	memset(x, 0, sizeof(*x));

@@ -37,7 +37,8 @@ int maptab_new(size_t max, struct maptab **ret);
 void maptab_free(struct maptab *mt);
 
 /* Add e (its strings are copied). A mapping already there (same range, offset and path) is
- * completed instead: a build id, a vaddr or the exe mark learnt since. An executable goes first.
+ * completed instead: a build id, a vaddr or the exe mark learnt since. An executable goes first
+ * (after the mappings of the same file already there, before those of an earlier program).
  * 1 added, 0 already there, -ENOSPC table full (counted), -ENOMEM, -EINVAL (limit < start, no
  * path). */
 int maptab_add(struct maptab *mt, const struct maptab_entry *e);
