@@ -233,15 +233,22 @@ static bool function_source(const Kprof__SavedFunction *f, char *buf, size_t siz
 	return true;
 }
 
-/* The saved mapping table as the first pprof mappings, the executable first (pprof names a
- * profile after its first mapping), with ranges, offsets, paths and build ids. */
+/* The saved mapping table as the first pprof mappings, the executable's text first (pprof names
+ * a profile after its first mapping), with ranges, offsets, paths and build ids. */
 static int build_table(struct pp *pp, const Kprof__SavedProfile *sp)
 {
 	size_t n = sp->n_mappings, k = 0, exe = n;
 
-	for (size_t i = 0; i < n && exe == n; i++)
-		if (sp->mappings[i]->exe)
+	/* The executable's largest mapping, its text (node maps a few small ones before it):
+	 * go tool pprof keeps the first mapping first and takes it for the main binary. */
+	for (size_t i = 0; i < n; i++) {
+		const Kprof__SavedMapping *m = sp->mappings[i],
+					  *x = exe < n ? sp->mappings[exe] : NULL;
+
+		if (m->exe && (!x || (!strcmp(m->path ? m->path : "", x->path ? x->path : "") &&
+				      m->limit - m->start > x->limit - x->start)))
 			exe = i;
+	}
 	if (exe < n)
 		pp->tab_order[k++] = exe;
 	for (size_t i = 0; i < n; i++)
