@@ -54,6 +54,7 @@ int kp_sample(struct bpf_perf_event_data *ctx)
 	s->cpu = bpf_get_smp_processor_id();
 	s->time_ns = bpf_ktime_get_ns();
 	s->flags = 0;
+	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
 	kb = bpf_get_stack(ctx, s->ips, KP_MAX_STACK * 8, 0);
 	if (kb < 0) {

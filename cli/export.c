@@ -164,10 +164,12 @@ int export_profile(const Kprof__SavedProfile *sp, const char *format, const char
 	int err;
 
 	clock_gettime(CLOCK_REALTIME, &now);
-	if (!strcmp(format, "pprof"))
-		err = pprof_build(sp, (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec,
-				  KPROF_VERSION, &data, &len);
-	else if (!strcmp(format, "folded"))
+	if (!strcmp(format, "pprof")) {
+		err = saved_check(sp); /* refused for what kprofd would refuse */
+		if (err >= 0)
+			err = pprof_build(sp, (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec,
+					  KPROF_VERSION, &data, &len);
+	} else if (!strcmp(format, "folded"))
 		err = export_folded(sp, &data, &len);
 	else if (!strcmp(format, "json"))
 		err = export_json(sp, &data, &len);

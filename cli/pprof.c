@@ -1,11 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* pprof.c: SavedProfile -> gzip-compressed pprof Profile (see pprof.h).
  *
- * One Location and one Function per kprof function (the location's address is the function's
- * start: kprof aggregates by function), one Mapping per module. Each distinct (thread, stack)
- * becomes a Sample with two values, [samples/count, cpu/nanoseconds] (count times the sampling
- * period), leaf first, and labels thread (the tid) and kind (jit, native, kernel or unknown, of
- * the leaf). Strings are interned in a small open-addressing table.
+ * Mappings: the target's executable file mappings (the saved table: range, file offset, path as
+ * /proc/PID/maps shows it, build id), the executable first, then one mapping without a range per
+ * module the table lacks (the JIT's perf map or jitdump, the kernel, [vdso]; every module of a
+ * profile saved before kprof kept the table). Each says honestly what its functions have: names
+ * (has_functions: kprof named some, not "[libc.so.6]"), source files and lines (a JIT's: from
+ * the jitdump's debug info, or V8's "NAME FILE:LINE:COLUMN" names).
+ * One Location and one Function per kprof function: kprof aggregates by function, so a location
+ * is at the function's start, as a runtime address (a native function's ELF address moved by
+ * its mapping's load bias; a JIT or kernel function's own), or 0 where that is not known.
+ * Each distinct (thread, stack) becomes a Sample with two values, [samples/count,
+ * cpu/nanoseconds] (count times the sampling period), leaf first, and labels thread_id,
+ * thread_name (when kprof kept it) and kind (jit, native, kernel or unknown, of the leaf).
+ * Strings are interned in a small open-addressing table.
  */
 #include "pprof.h"
 
@@ -136,11 +144,14 @@ struct pp {
 	Perftools__Profiles__Mapping *mv;
 	Perftools__Profiles__Mapping **mp;
 	size_t nmap;
+	size_t ntab;	   /* of them, the saved table's (the first ntab) */
+	size_t *tab_order; /* the table's mappings in pprof order: the executable first */
+	int64_t *tab_base; /* string id of each pprof table mapping's file name (base name) */
 	Perftools__Profiles__Sample *sv;
 	Perftools__Profiles__Sample **sp;
 	uint64_t *locs;			  /* all samples' location ids, one arena */
 	int64_t *values;		  /* 2 per sample */
-	Perftools__Profiles__Label *labv; /* 2 per sample */
+	Perftools__Profiles__Label *labv; /* 3 per sample */
 	Perftools__Profiles__Label **labp;
 };
 
@@ -155,6 +166,8 @@ static void pp_release(struct pp *pp)
 	free(pp->linep);
 	free(pp->mv);
 	free(pp->mp);
+	free(pp->tab_order);
+	free(pp->tab_base);
 	free(pp->sv);
 	free(pp->sp);
 	free(pp->locs);
@@ -163,45 +176,231 @@ static void pp_release(struct pp *pp)
 	free(pp->labp);
 }
 
-/* Functions, locations and one mapping per module. */
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+bool pprof_js_source(const char *name, size_t *file_off, size_t *file_len, uint32_t *line)
+{
+	const char *tok = strrchr(name, ' '), *end, *colon;
+	unsigned long n[2] = {0, 0};
+	int nums = 0;
+
+	if (!tok || !*++tok)
+		return false;
+	end = tok + strlen(tok);
+	/* ":LINE" or ":LINE:COLUMN" at the end of the last word, a file name before them. */
+	while (nums < 2) {
+		char *stop;
+
+		colon = end;
+		while (colon > tok && colon[-1] != ':')
+			colon--;
+		if (colon == tok || colon == end || colon[0] < '0' || colon[0] > '9')
+			break;
+		n[nums] = strtoul(colon, &stop, 10);
+		if (stop != end || n[nums] > UINT32_MAX)
+			return false;
+		nums++;
+		end = colon - 1;
+	}
+	if (!nums || end == tok || !n[nums - 1])
+		return false;
+	*file_off = tok - name;
+	*file_len = end - tok;
+	*line = n[nums - 1];
+	return true;
+}
+
+/* Where function f's source is: the daemon's (a jitdump's debug info), else its V8 name's. The
+ * file is copied into buf (cut at its size). */
+static bool function_source(const Kprof__SavedFunction *f, char *buf, size_t size, uint32_t *line)
+{
+	size_t off, len;
+
+	if (f->file && f->file[0]) {
+		snprintf(buf, size, "%s", f->file);
+		*line = f->line;
+		return true;
+	}
+	if (f->kind != KPROF__FRAME_KIND__FRAME_KIND_JIT ||
+	    !pprof_js_source(f->name, &off, &len, line))
+		return false;
+	snprintf(buf, size, "%.*s", (int)len, f->name + off);
+	return true;
+}
+
+/* The saved mapping table as the first pprof mappings, the executable's text first (pprof names
+ * a profile after its first mapping), with ranges, offsets, paths and build ids. */
+static int build_table(struct pp *pp, const Kprof__SavedProfile *sp)
+{
+	size_t n = sp->n_mappings, k = 0, exe = n;
+
+	/* The executable's largest mapping, its text (node maps a few small ones before it):
+	 * go tool pprof keeps the first mapping first and takes it for the main binary. */
+	for (size_t i = 0; i < n; i++) {
+		const Kprof__SavedMapping *m = sp->mappings[i],
+					  *x = exe < n ? sp->mappings[exe] : NULL;
+
+		if (m->exe && (!x || (!strcmp(m->path ? m->path : "", x->path ? x->path : "") &&
+				      m->limit - m->start > x->limit - x->start)))
+			exe = i;
+	}
+	if (exe < n)
+		pp->tab_order[k++] = exe;
+	for (size_t i = 0; i < n; i++)
+		if (i != exe)
+			pp->tab_order[k++] = i;
+	for (size_t j = 0; j < n; j++) {
+		const Kprof__SavedMapping *m = sp->mappings[pp->tab_order[j]];
+		Perftools__Profiles__Mapping *v = &pp->mv[j];
+		const char *path = m->path ? m->path : "";
+		int64_t file = strtab_id(&pp->st, path);
+		int64_t bid = strtab_id(&pp->st, m->build_id ? m->build_id : "");
+		int64_t base = strtab_id(&pp->st, base_name(path));
+
+		if (file < 0 || bid < 0 || base < 0)
+			return -ENOMEM;
+		perftools__profiles__mapping__init(v);
+		v->id = j + 1;
+		v->memory_start = m->start;
+		v->memory_limit = m->limit;
+		v->file_offset = m->offset;
+		v->filename = file;
+		v->build_id = bid;
+		pp->tab_base[j] = base;
+		pp->mp[j] = v;
+	}
+	pp->nmap = pp->ntab = n;
+	return 0;
+}
+
+/* The table mapping native function f runs in, by its module (the base name of the file) and
+ * its ELF address: pprof index, and its runtime address in *addr (0 if not known). */
+static bool place_native(const struct pp *pp, const Kprof__SavedProfile *sp,
+			 const Kprof__SavedFunction *f, int64_t module, size_t *ret, uint64_t *addr)
+{
+	bool found = false;
+
+	for (size_t j = 0; j < pp->ntab; j++) {
+		const Kprof__SavedMapping *m = sp->mappings[pp->tab_order[j]];
+
+		if (pp->tab_base[j] != module)
+			continue;
+		if (!found) { /* the file's first mapping, unless one holds the address */
+			*ret = j;
+			*addr = 0;
+			found = true;
+		}
+		if (f->kind == KPROF__FRAME_KIND__FRAME_KIND_NATIVE && f->start && m->has_vaddr &&
+		    f->start >= m->vaddr && f->start - m->vaddr < m->limit - m->start) {
+			*ret = j;
+			*addr = m->start + (f->start - m->vaddr);
+			return true;
+		}
+	}
+	return found;
+}
+
+/* A mapping for a module the table does not have (JIT code, the kernel, [vdso], a profile of
+ * an older kprofd): one per module, without a range. */
+static size_t place_module(struct pp *pp, int64_t module)
+{
+	size_t m;
+
+	for (m = pp->ntab; m < pp->nmap && pp->mv[m].filename != module; m++)
+		;
+	if (m == pp->nmap) {
+		perftools__profiles__mapping__init(&pp->mv[m]);
+		pp->mv[m].id = m + 1;
+		pp->mv[m].filename = module;
+		pp->mp[m] = &pp->mv[m];
+		pp->nmap++;
+	}
+	return m;
+}
+
+/* A profile without a table (written by an older kprofd): the module named like the process
+ * (its comm, cut at 15 bytes) gets the first mapping. */
+static void place_exe_module(struct pp *pp, const Kprof__SavedProfile *sp)
+{
+	const char *comm = sp->target && sp->target->comm ? sp->target->comm : "";
+
+	if (sp->n_mappings || !comm[0])
+		return;
+	for (size_t i = 0; i < sp->n_functions; i++) {
+		const Kprof__SavedFunction *f = sp->functions[i];
+		int64_t id;
+
+		if (f->kind == KPROF__FRAME_KIND__FRAME_KIND_NATIVE &&
+		    !strncmp(f->module, comm, strlen(comm)) &&
+		    (id = strtab_id(&pp->st, f->module)) >= 0) {
+			place_module(pp, id);
+			return;
+		}
+	}
+}
+
+/* Whether kprof named f (not a name made up from its mapping, "[libc.so.6]"). */
+static bool named(const Kprof__SavedFunction *f)
+{
+	return f->kind != KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN && f->name[0] != '[';
+}
+
+/* Functions, locations (one per function, at its start address) and their mappings. */
 static int build_functions(struct pp *pp, const Kprof__SavedProfile *sp)
 {
 	size_t nf = sp->n_functions;
+	int err = build_table(pp, sp);
 
+	if (err < 0)
+		return err;
+	place_exe_module(pp, sp);
 	for (size_t i = 0; i < nf; i++) {
 		const Kprof__SavedFunction *f = sp->functions[i];
-		int64_t name, sys, file;
-		char buf[256];
+		int64_t name, sys, file = 0, module;
+		char buf[256], src[1024];
+		uint64_t addr = f->start;
+		uint32_t line = 0;
 		size_t m;
 
 		name = strtab_id(&pp->st, pprof_display_name(f, buf));
 		sys = strtab_id(&pp->st, f->name);
-		file = strtab_id(&pp->st, f->module);
-		if (name < 0 || sys < 0 || file < 0)
+		module = strtab_id(&pp->st, f->module);
+		if (function_source(f, src, sizeof(src), &line))
+			file = strtab_id(&pp->st, src);
+		if (name < 0 || sys < 0 || file < 0 || module < 0)
 			return -ENOMEM;
-		for (m = 0; m < pp->nmap && pp->mv[m].filename != file; m++)
+		if ((f->kind == KPROF__FRAME_KIND__FRAME_KIND_NATIVE ||
+		     f->kind == KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN) &&
+		    place_native(pp, sp, f, module, &m, &addr))
 			;
-		if (m == pp->nmap) {
-			perftools__profiles__mapping__init(&pp->mv[m]);
-			pp->mv[m].id = m + 1;
-			pp->mv[m].filename = file;
-			pp->mv[m].has_functions = true; /* all the symbols kprof could find */
-			pp->mp[m] = &pp->mv[m];
-			pp->nmap++;
-		}
+		else
+			m = place_module(pp, module);
+		if (f->kind != KPROF__FRAME_KIND__FRAME_KIND_JIT &&
+		    f->kind != KPROF__FRAME_KIND__FRAME_KIND_KERNEL && m >= pp->ntab)
+			addr = 0; /* an ELF address, not where the code ran */
+		pp->mv[m].has_functions |= named(f);
+		pp->mv[m].has_filenames |= file > 0;
+		pp->mv[m].has_line_numbers |= line > 0;
 		perftools__profiles__function__init(&pp->fv[i]);
 		pp->fv[i].id = i + 1;
 		pp->fv[i].name = name;
 		pp->fv[i].system_name = sys;
 		pp->fv[i].filename = file;
+		pp->fv[i].start_line = line;
 		pp->fp[i] = &pp->fv[i];
 		perftools__profiles__line__init(&pp->linev[i]);
 		pp->linev[i].function_id = i + 1;
+		pp->linev[i].line = line;
 		pp->linep[i] = &pp->linev[i];
 		perftools__profiles__location__init(&pp->lv[i]);
 		pp->lv[i].id = i + 1;
 		pp->lv[i].mapping_id = m + 1;
-		pp->lv[i].address = f->start;
+		pp->lv[i].address = addr;
 		pp->lv[i].n_line = 1;
 		pp->lv[i].line = &pp->linep[i];
 		pp->lp[i] = &pp->lv[i];
@@ -209,18 +408,55 @@ static int build_functions(struct pp *pp, const Kprof__SavedProfile *sp)
 	return 0;
 }
 
+/* The name of each thread (the saved table; checked by saved_check), by tid: NULL if unnamed. */
+static const char *thread_name(const Kprof__SavedProfile *sp, const uint32_t *order, uint32_t tid)
+{
+	size_t lo = 0, hi = sp->n_threads;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const Kprof__SavedThread *t = sp->threads[order[mid]];
+
+		if (t->tid == tid)
+			return t->name && t->name[0] ? t->name : NULL;
+		if (t->tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static const Kprof__SavedProfile *sort_sp; /* qsort has no context argument */
+
+static int by_tid(const void *a, const void *b)
+{
+	uint32_t x = sort_sp->threads[*(const uint32_t *)a]->tid;
+	uint32_t y = sort_sp->threads[*(const uint32_t *)b]->tid;
+
+	return x < y ? -1 : x > y;
+}
+
 static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t period)
 {
-	int64_t k_thread = strtab_id(&pp->st, "thread"), k_kind = strtab_id(&pp->st, "kind");
+	int64_t k_tid = strtab_id(&pp->st, "thread_id"),
+		k_tname = strtab_id(&pp->st, "thread_name"), k_kind = strtab_id(&pp->st, "kind");
+	_cleanup_free_ uint32_t *order = calloc(sp->n_threads + 1, sizeof(*order));
 	size_t off = 0;
 
-	if (k_thread < 0 || k_kind < 0)
+	if (k_tid < 0 || k_tname < 0 || k_kind < 0 || !order)
 		return -ENOMEM;
+	for (size_t i = 0; i < sp->n_threads; i++)
+		order[i] = i;
+	sort_sp = sp;
+	qsort(order, sp->n_threads, sizeof(*order), by_tid);
 	for (size_t i = 0; i < sp->n_stacks; i++) {
 		const Kprof__SavedStack *s = sp->stacks[i];
 		Perftools__Profiles__Sample *smp = &pp->sv[i];
-		Perftools__Profiles__Label *lab = &pp->labv[2 * i];
-		int64_t kind;
+		Perftools__Profiles__Label *lab = &pp->labv[3 * i];
+		const char *tname = thread_name(sp, order, s->tid);
+		int64_t kind, tn = 0;
+		size_t nl = 0;
 
 		for (size_t j = 0; j < s->n_ids; j++)
 			if (s->ids[j] >= sp->n_functions)
@@ -238,18 +474,23 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 		kind = strtab_id(&pp->st,
 				 s->n_ids ? render_kind(sp->functions[s->ids[s->n_ids - 1]]->kind)
 					  : "unknown");
-		if (kind < 0)
+		if (kind < 0 || (tname && (tn = strtab_id(&pp->st, tname)) < 0))
 			return -ENOMEM;
-		perftools__profiles__label__init(&lab[0]);
-		lab[0].key = k_thread;
-		lab[0].num = s->tid;
-		perftools__profiles__label__init(&lab[1]);
-		lab[1].key = k_kind;
-		lab[1].str = kind;
-		pp->labp[2 * i] = &lab[0];
-		pp->labp[2 * i + 1] = &lab[1];
-		smp->label = &pp->labp[2 * i];
-		smp->n_label = 2;
+		perftools__profiles__label__init(&lab[nl]);
+		lab[nl].key = k_tid;
+		lab[nl++].num = s->tid;
+		if (tname) {
+			perftools__profiles__label__init(&lab[nl]);
+			lab[nl].key = k_tname;
+			lab[nl++].str = tn;
+		}
+		perftools__profiles__label__init(&lab[nl]);
+		lab[nl].key = k_kind;
+		lab[nl++].str = kind;
+		for (size_t j = 0; j < nl; j++)
+			pp->labp[3 * i + j] = &lab[j];
+		smp->label = &pp->labp[3 * i];
+		smp->n_label = nl;
 		pp->sp[i] = smp;
 	}
 	return 0;
@@ -280,17 +521,19 @@ int pprof_build(const Kprof__SavedProfile *sp, uint64_t now_ns, const char *vers
 	pp.lp = calloc(nf + 1, sizeof(*pp.lp));
 	pp.linev = calloc(nf + 1, sizeof(*pp.linev));
 	pp.linep = calloc(nf + 1, sizeof(*pp.linep));
-	pp.mv = calloc(nf + 1, sizeof(*pp.mv));
-	pp.mp = calloc(nf + 1, sizeof(*pp.mp));
+	pp.mv = calloc(nf + sp->n_mappings + 1, sizeof(*pp.mv));
+	pp.mp = calloc(nf + sp->n_mappings + 1, sizeof(*pp.mp));
+	pp.tab_order = calloc(sp->n_mappings + 1, sizeof(*pp.tab_order));
+	pp.tab_base = calloc(sp->n_mappings + 1, sizeof(*pp.tab_base));
 	pp.sv = calloc(ns + 1, sizeof(*pp.sv));
 	pp.sp = calloc(ns + 1, sizeof(*pp.sp));
 	pp.locs = calloc(nlocs + 1, sizeof(*pp.locs));
 	pp.values = calloc(2 * ns + 1, sizeof(*pp.values));
-	pp.labv = calloc(2 * ns + 1, sizeof(*pp.labv));
-	pp.labp = calloc(2 * ns + 1, sizeof(*pp.labp));
+	pp.labv = calloc(3 * ns + 1, sizeof(*pp.labv));
+	pp.labp = calloc(3 * ns + 1, sizeof(*pp.labp));
 	if (!pp.fv || !pp.fp || !pp.lv || !pp.lp || !pp.linev || !pp.linep || !pp.mv || !pp.mp ||
-	    !pp.sv || !pp.sp || !pp.locs || !pp.values || !pp.labv || !pp.labp ||
-	    strtab_id(&pp.st, "") != 0)
+	    !pp.tab_order || !pp.tab_base || !pp.sv || !pp.sp || !pp.locs || !pp.values ||
+	    !pp.labv || !pp.labp || strtab_id(&pp.st, "") != 0)
 		goto out;
 	prof.period = t && t->freq_hz ? 1000000000LL / t->freq_hz : 10000000LL;
 	if ((err = build_functions(&pp, sp)) < 0 || (err = build_samples(&pp, sp, prof.period)) < 0)

@@ -4,6 +4,7 @@
 #ifndef KPROF_PPROF_H
 #define KPROF_PPROF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,5 +18,10 @@ int pprof_build(const Kprof__SavedProfile *sp, uint64_t now_ns, const char *vers
 /* The name kprof shows for a function: an unresolved one ("[unknown]") is named after its
  * module ("[libc.so.6]"), as in folded output. buf must hold 256 bytes. */
 const char *pprof_display_name(const Kprof__SavedFunction *f, char buf[256]);
+
+/* A V8 name's source: the last word of name is FILE:LINE or FILE:LINE:COLUMN ("JS:*fib
+ * /app/x.js:12:3", "LazyCompile:~f file:///x.mjs:1:1"). true with the file as name[*file_off,
+ * *file_off + *file_len) and the line (> 0), else false. */
+bool pprof_js_source(const char *name, size_t *file_off, size_t *file_len, uint32_t *line);
 
 #endif

@@ -9,7 +9,8 @@
  * it has exited, kprofctl waits until kprofd has ended the target (its exit record, the last
  * drain), detaches what is left of its followed children (--children; as perf record stops at
  * the command's exit), and writes the profile: the command's alone, or merged with its
- * children's (functions concatenated, every stack kept with its thread). The exit code is the
+ * children's (functions, mappings and thread names concatenated, the command's first; every
+ * stack kept with its thread). The exit code is the
  * command's (128 + N after signal N, 127 if it could not be run, as shells do).
  */
 #include <errno.h>
@@ -25,6 +26,7 @@
 
 #include "kprof/array.h"
 #include "kprof/cleanup.h"
+#include "kprof/saved.h"
 #include "client.h"
 #include "export.h"
 #include "record.h"
@@ -186,10 +188,14 @@ struct merged {
 	Kprof__SavedStack **stacks;
 	Kprof__SavedStack *stack_v;
 	uint32_t *ids;
+	Kprof__SavedMapping **maps;
+	Kprof__SavedThread **threads;
 };
 
 static void merge_free(struct merged *m)
 {
+	free(m->maps);
+	free(m->threads);
 	free(m->funcs);
 	free(m->stacks);
 	free(m->stack_v);
@@ -198,11 +204,13 @@ static void merge_free(struct merged *m)
 
 static int merge(Kprof__SavedProfile **v, size_t n, struct merged *m)
 {
-	size_t nf = 0, ns = 0, nid = 0, fo = 0, so = 0, io = 0;
+	size_t nf = 0, ns = 0, nid = 0, nm = 0, nt = 0, fo = 0, so = 0, io = 0, mo = 0, to = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		nf += v[i]->n_functions;
 		ns += v[i]->n_stacks;
+		nm += v[i]->n_mappings;
+		nt += v[i]->n_threads;
 		for (size_t j = 0; j < v[i]->n_stacks; j++)
 			nid += v[i]->stacks[j]->n_ids;
 	}
@@ -210,7 +218,10 @@ static int merge(Kprof__SavedProfile **v, size_t n, struct merged *m)
 	m->stacks = calloc(ns + 1, sizeof(*m->stacks));
 	m->stack_v = calloc(ns + 1, sizeof(*m->stack_v));
 	m->ids = calloc(nid + 1, sizeof(*m->ids));
-	if (!m->funcs || !m->stacks || !m->stack_v || !m->ids)
+	kprof__saved_profile__init(&m->sp);
+	m->maps = calloc(nm + 1, sizeof(*m->maps));
+	m->threads = calloc(nt + 1, sizeof(*m->threads));
+	if (!m->funcs || !m->stacks || !m->stack_v || !m->ids || !m->maps || !m->threads)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		for (size_t j = 0; j < v[i]->n_stacks; j++) {
@@ -228,8 +239,16 @@ static int merge(Kprof__SavedProfile **v, size_t n, struct merged *m)
 		}
 		memcpy(m->funcs + fo, v[i]->functions, v[i]->n_functions * sizeof(*m->funcs));
 		fo += v[i]->n_functions;
+		/* The command's mappings first: its executable names the profile. */
+		for (size_t j = 0; j < v[i]->n_mappings; j++, mo++)
+			if (mo < SAVED_MAX_MAPPINGS) /* the rest dropped, and counted */
+				m->maps[mo] = v[i]->mappings[j];
+		for (size_t j = 0; j < v[i]->n_threads; j++, to++)
+			if (to < SAVED_MAX_THREADS)
+				m->threads[to] = v[i]->threads[j];
+		m->sp.mappings_dropped += v[i]->mappings_dropped;
+		m->sp.threads_dropped += v[i]->threads_dropped;
 	}
-	kprof__saved_profile__init(&m->sp);
 	m->sp.format = v[0]->format;
 	/* The command's target, with the samples of all. */
 	m->target = *v[0]->target;
@@ -240,6 +259,12 @@ static int merge(Kprof__SavedProfile **v, size_t n, struct merged *m)
 	m->sp.n_functions = fo;
 	m->sp.stacks = m->stacks;
 	m->sp.n_stacks = so;
+	m->sp.mappings = m->maps;
+	m->sp.n_mappings = mo < SAVED_MAX_MAPPINGS ? mo : SAVED_MAX_MAPPINGS;
+	m->sp.mappings_dropped += mo - m->sp.n_mappings;
+	m->sp.threads = m->threads;
+	m->sp.n_threads = to < SAVED_MAX_THREADS ? to : SAVED_MAX_THREADS;
+	m->sp.threads_dropped += to - m->sp.n_threads;
 	return 0;
 }
 

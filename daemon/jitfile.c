@@ -26,7 +26,10 @@
  * refresh. A code move adds the moved function at its new address under the name of the load
  * at its old one, found in a hash table of load addresses (a lookup in the symbol table would
  * rebuild its index at every move); the old range keeps its name until code is loaded over it,
- * as perf keeps it. Debug-info and unwinding records are checked and counted, not kept.
+ * as perf keeps it. Of a debug-info record (written just before the load it describes) the
+ * first line is kept with that load, for exports (a JIT function's source file and line); its
+ * file name is stored once while the loads that follow share it, charged like a name. Unwinding
+ * records are checked and counted, not kept.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +40,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "kprof/arena.h"
 #include "kprof/budget.h"
 #include "kprof/cleanup.h"
 #include "kprof/hash.h"
@@ -59,6 +63,8 @@ enum where { WHERE_MAPS, WHERE_CWD, WHERE_TMP, WHERE_N };
 struct addr_slot {
 	uint64_t addr;
 	const struct perfmap_sym *sym;
+	const char *file; /* the first source line of the load (NULL: none said) */
+	uint32_t line;
 };
 
 struct jitfile {
@@ -78,6 +84,13 @@ struct jitfile {
 	char stopped[512]; /* "PATH read no further than ...": why this file is read no further */
 	char refusal[512]; /* "PATH ignored: ...": the last candidate refused */
 	char problem[512]; /* what jitfile_problem says */
+	/* The first line of the last debug-info record, for the load that follows it. */
+	uint64_t pend_addr;
+	uint32_t pend_line;
+	bool pend;
+	char pend_file[JITDUMP_MAX_NAME + 1];
+	struct arena files; /* source file names, the last one reused while it repeats */
+	const char *last_file;
 };
 
 int jitfile_new(const struct jitfile_params *p, struct jitfile **ret)
@@ -110,6 +123,9 @@ static void drop_symbols(struct jitfile *jf)
 	jf->naddrs = jf->addrs_cap = 0;
 	budget_release(jf->p.budget, jf->p.uid, jf->charged);
 	jf->charged = 0;
+	arena_release(&jf->files);
+	jf->last_file = NULL;
+	jf->pend = false;
 	jitdump_init(&jf->jd, NULL);
 	jf->stopped[0] = '\0';
 }
@@ -153,14 +169,37 @@ static int addr_put(struct jitfile *jf, const struct perfmap_sym *sym)
 	}
 	s = addr_find(jf, sym->start);
 	jf->naddrs += !s->sym;
-	s->addr = sym->start;
-	s->sym = sym;
+	*s = (struct addr_slot){.addr = sym->start, .sym = sym};
 	return 0;
+}
+
+/* The pending debug line's file, stored (or the last one, if the same): NULL if there is none
+ * for code at addr, or no room. */
+static const char *pending_file(struct jitfile *jf, uint64_t addr)
+{
+	size_t len = strlen(jf->pend_file);
+	char *copy;
+
+	if (!jf->pend || jf->pend_addr != addr || !len)
+		return NULL;
+	jf->pend = false;
+	if (jf->last_file && !strcmp(jf->last_file, jf->pend_file))
+		return jf->last_file;
+	if (budget_charge(jf->p.budget, jf->p.uid, len + 1) < 0)
+		return NULL;
+	copy = arena_alloc(&jf->files, len + 1);
+	if (!copy) {
+		budget_release(jf->p.budget, jf->p.uid, len + 1);
+		return NULL;
+	}
+	jf->charged += len + 1;
+	memcpy(copy, jf->pend_file, len + 1);
+	return jf->last_file = copy;
 }
 
 /* One symbol into the table, charged first. 0, or -ENOSPC (budget), -ENOMEM. */
 static int add_symbol(struct jitfile *jf, uint64_t start, uint64_t size, const char *name,
-		      size_t len)
+		      size_t len, const char *file, uint32_t line)
 {
 	uint64_t cost = len + SYM_COST;
 	int r;
@@ -175,29 +214,82 @@ static int add_symbol(struct jitfile *jf, uint64_t start, uint64_t size, const c
 	jf->charged += cost;
 	jf->changed = true;
 	/* Out of memory here only costs a later move of this code its name. */
-	addr_put(jf, perfmap_last(jf->syms));
+	if (addr_put(jf, perfmap_last(jf->syms)) == 0 && file) {
+		struct addr_slot *s = addr_find(jf, start);
+
+		s->file = file;
+		s->line = line;
+	}
 	return 0;
 }
 
 static int on_load(const struct jitdump_load *l, void *userdata)
 {
-	return add_symbol(userdata, l->code_addr, l->code_size, l->name, l->name_len);
+	struct jitfile *jf = userdata;
+	uint32_t line = jf->pend_line;
+	const char *file = pending_file(jf, l->code_addr);
+
+	return add_symbol(jf, l->code_addr, l->code_size, l->name, l->name_len, file, line);
+}
+
+/* A file name worth showing: UTF-8 text without control characters. V8 (node 20) writes
+ * garbage bytes for the files of user scripts in some entries; such a line is not kept (an
+ * export then takes the file and line from V8's name, "JS:*f /app/x.js:12:3"). */
+static bool plausible_file(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len;) {
+		unsigned char c = s[i];
+		size_t n = c < 0x80		? 1
+			   : (c & 0xe0) == 0xc0 ? 2
+			   : (c & 0xf0) == 0xe0 ? 3
+			   : (c & 0xf8) == 0xf0 ? 4
+						: 0;
+
+		if (!n || (n == 1 && (c < 0x20 || c == 0x7f)) || (n == 2 && c < 0xc2) ||
+		    i + n > len)
+			return false;
+		for (size_t k = 1; k < n; k++)
+			if (((unsigned char)s[i + k] & 0xc0) != 0x80)
+				return false;
+		i += n;
+	}
+	return len > 0;
+}
+
+static int on_debug(const struct jitdump_debug *d, void *userdata)
+{
+	struct jitfile *jf = userdata;
+	struct jitdump_line line = {0};
+
+	jf->pend = false;
+	if (jitdump_debug_next(d, &line) != 1 || !line.lineno ||
+	    !plausible_file(line.file, line.file_len))
+		return 0;
+	/* file_len is at most the parser's max_name (JITDUMP_MAX_NAME); no NUL inside. */
+	memcpy(jf->pend_file, line.file, line.file_len);
+	jf->pend_file[line.file_len] = '\0';
+	jf->pend_addr = d->code_addr;
+	jf->pend_line = line.lineno;
+	jf->pend = true;
+	return 0;
 }
 
 static int on_move(const struct jitdump_move *m, void *userdata)
 {
 	struct jitfile *jf = userdata;
-	const struct perfmap_sym *s;
+	const struct addr_slot *old;
 
 	if (!jf->addrs_cap)
 		return 0;
-	s = addr_find(jf, m->old_code_addr)->sym;
-	if (!s)
+	old = addr_find(jf, m->old_code_addr);
+	if (!old->sym)
 		return 0; /* code never loaded: nothing to name it by */
-	return add_symbol(jf, m->new_code_addr, m->code_size, s->name, strlen(s->name));
+	return add_symbol(jf, m->new_code_addr, m->code_size, old->sym->name,
+			  strlen(old->sym->name), old->file, old->line);
 }
 
-static const struct jitdump_ops ops = {.on_load = on_load, .on_move = on_move};
+static const struct jitdump_ops ops = {
+    .on_load = on_load, .on_move = on_move, .on_debug = on_debug};
 
 /* ---- finding the file ---- */
 
@@ -425,6 +517,20 @@ int jitfile_refresh(struct jitfile *jf, const struct procmaps *maps)
 const struct perfmap_sym *jitfile_lookup(struct jitfile *jf, uint64_t addr)
 {
 	return perfmap_lookup(jf->syms, addr);
+}
+
+bool jitfile_source(const struct jitfile *jf, uint64_t start, const char **file, uint32_t *line)
+{
+	const struct addr_slot *s;
+
+	if (!jf->addrs_cap)
+		return false;
+	s = addr_find(jf, start);
+	if (!s->sym || !s->file)
+		return false;
+	*file = s->file;
+	*line = s->line;
+	return true;
 }
 
 const char *jitfile_module(const struct jitfile *jf)

@@ -4,6 +4,7 @@
 #ifndef KPROF_DAEMON_JITFILE_H
 #define KPROF_DAEMON_JITFILE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -38,6 +39,9 @@ void jitfile_free(struct jitfile *jf);
 int jitfile_refresh(struct jitfile *jf, const struct procmaps *maps);
 /* The symbol at addr (the load read last wins), or NULL. Valid until the next refresh. */
 const struct perfmap_sym *jitfile_lookup(struct jitfile *jf, uint64_t addr);
+/* The first source line of the code loaded (or moved) at start, if its debug info said it:
+ * *file valid until the next refresh. */
+bool jitfile_source(const struct jitfile *jf, uint64_t start, const char **file, uint32_t *line);
 /* Module name of its symbols: "jit-NSPID.dump". */
 const char *jitfile_module(const struct jitfile *jf);
 /* The file read, as kprofd reaches it ("" while none was found), and why a jitdump was refused

@@ -29,6 +29,23 @@ ssize_t procfs_read(pid_t pid, const char *name, char **ret, size_t max)
 	return n == -ENOENT ? -ESRCH : n;
 }
 
+ssize_t procfs_exe(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	if (len < 2)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, buf, len - 1);
+	if (n < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	if ((size_t)n == len - 1)
+		return -ENAMETOOLONG;
+	buf[n] = '\0';
+	return n;
+}
+
 int procfs_status(pid_t pid, struct procinfo_status *st)
 {
 	_cleanup_free_ char *buf = NULL;

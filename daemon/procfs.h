@@ -11,6 +11,9 @@
 /* /proc/PID/NAME, at most max bytes, NUL-terminated: the length, or -ESRCH (gone) or another
  * negative errno. */
 ssize_t procfs_read(pid_t pid, const char *name, char **ret, size_t max);
+/* The target of /proc/PID/exe, the path /proc/PID/maps shows for the executable, into buf (len
+ * bytes with the NUL): its length, or -ESRCH (gone), -ENAMETOOLONG, another negative errno. */
+ssize_t procfs_exe(pid_t pid, char *buf, size_t len);
 /* Parsed /proc/PID/status and /proc/PID/stat: 0, -ESRCH, -EBADMSG, ... */
 int procfs_status(pid_t pid, struct procinfo_status *st);
 int procfs_stat(pid_t pid, struct procinfo_stat *st);

@@ -1061,3 +1061,37 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 	if (m && !strcmp(r->name, "[unknown]"))
 		name_by_mapping(m, r);
 }
+
+/* ---- mappings, for exports ---- */
+
+/* The executable file mappings as last read, with what their ELF files said (build id,
+ * program headers), for a target's mapping table (maptab.h). Only what is loaded already: no
+ * file is opened here. */
+int tsym_foreach_mapping(const struct tsym *ts, tsym_mapping_fn fn, void *userdata)
+{
+	for (size_t i = 0; ts->maps && i < procmaps_count(ts->maps); i++) {
+		const struct procmaps_entry *m = procmaps_at(ts->maps, i);
+		const struct elf_entry *e = ts->map_elf[i];
+		struct tsym_mapping tm = {
+		    .start = m->start, .end = m->end, .offset = m->offset, .path = m->path};
+		int r;
+
+		if (!procmaps_is_exec(m) || m->path[0] != '/')
+			continue;
+		if (e && e != &elf_none && !e->failed) {
+			elfsym_build_id_hex(&e->es, tm.build_id, sizeof(tm.build_id));
+			tm.has_vaddr = e->es.nloads > 0;
+			tm.vaddr = elfsym_vaddr(&e->es, m->offset);
+		}
+		r = fn(&tm, userdata);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* The source of the JIT function starting at start, when its jitdump said it. */
+bool tsym_jit_source(const struct tsym *ts, uint64_t start, const char **file, uint32_t *line)
+{
+	return ts->jf && jitfile_source(ts->jf, start, file, line);
+}

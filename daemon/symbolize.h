@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "kprof/elfsym.h"
 #include "kprof/perfmap.h"
 #include "kprof/profile.h"
 
@@ -66,5 +67,21 @@ const char *tsym_jitdump_problem(const struct tsym *ts);
 const char *tsym_perfmap_module(const struct tsym *ts);
 int tsym_foreach_jit(const struct tsym *ts, int (*fn)(const struct perfmap_sym *, void *),
 		     void *userdata);
+
+/* An executable file mapping as last read: what an export needs to place native code. */
+struct tsym_mapping {
+	uint64_t start, end, offset;
+	const char *path; /* as /proc/PID/maps shows it */
+	uint64_t vaddr;	  /* ELF virtual address of start, when has_vaddr */
+	bool has_vaddr;
+	char build_id[2 * ELFSYM_BUILD_ID_MAX + 1]; /* hex; "" if none or not read */
+};
+typedef int (*tsym_mapping_fn)(const struct tsym_mapping *m, void *userdata);
+/* Every executable file mapping of the last read of the maps, in address order; stops at and
+ * returns fn's first non-zero return. Reads nothing. */
+int tsym_foreach_mapping(const struct tsym *ts, tsym_mapping_fn fn, void *userdata);
+/* Where the JIT function starting at start comes from, if its jitdump said (the first line of
+ * its code load's debug info): *file valid until the next refresh. */
+bool tsym_jit_source(const struct tsym *ts, uint64_t start, const char **file, uint32_t *line);
 
 #endif

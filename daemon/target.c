@@ -5,7 +5,10 @@
  * (with the profile's address cache in front of the symbolizer) and stored root first: user
  * root ... user leaf, kernel root ... kernel leaf. A user stack cut at KP_MAX_STACK frames gets
  * a "[truncated]" root so partial stacks are never mistaken for complete ones. The address
- * cache is cleared whenever the symbolizer says earlier answers may have changed.
+ * cache is cleared whenever the symbolizer says earlier answers may have changed; then, too, the
+ * executable mappings read are added to the target's mapping table (what a pprof export places
+ * native code with), with the process's executable marked. A sample's thread name goes to the
+ * thread-name table; a new JIT function gets its source line, if its jitdump said it.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -77,6 +80,52 @@ int target_proc_uid(pid_t pid, uid_t *uid)
 	return 0;
 }
 
+int target_tables_new(struct target *t)
+{
+	int err = maptab_new(0, &t->maps);
+
+	return err < 0 ? err : tnames_new(0, &t->tnames);
+}
+
+struct record_ctx {
+	struct target *t;
+	char exe[MAPTAB_PATH_MAX];
+	bool have_exe;
+};
+
+static int record_mapping(const struct tsym_mapping *m, void *userdata)
+{
+	struct record_ctx *c = userdata;
+	const struct maptab_entry e = {.start = m->start,
+				       .limit = m->end,
+				       .offset = m->offset,
+				       .vaddr = m->vaddr,
+				       .has_vaddr = m->has_vaddr,
+				       .exe = c->have_exe && !strcmp(m->path, c->exe),
+				       .path = m->path,
+				       .build_id = m->build_id};
+
+	maptab_add(c->t->maps, &e); /* a full table counts what it leaves out */
+	return 0;
+}
+
+/* The mappings of the last read of the maps into the target's table (see the top). */
+static void record_mappings(struct target *t)
+{
+	struct record_ctx *c;
+
+	if (!t->sym || !t->maps)
+		return;
+	c = malloc(sizeof(*c));
+	if (!c)
+		return;
+	c->t = t;
+	/* Read while it runs: the last read of an exited process adds no new executable. */
+	c->have_exe = t->state == TARGET_ATTACHED && procfs_exe(t->pid, c->exe, sizeof(c->exe)) > 0;
+	tsym_foreach_mapping(t->sym, record_mapping, c);
+	free(c);
+}
+
 static int read_identity(struct target *t)
 {
 	struct proc_ident id;
@@ -114,7 +163,9 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 	t->attached_ns = now_ns(CLOCK_REALTIME);
 	t->ids = malloc((2 * KP_MAX_STACK + 1) * sizeof(*t->ids));
 	t->memo = calloc(1, sizeof(*t->memo));
-	err = t->ids && t->memo ? read_identity(t) : -ENOMEM;
+	err = t->ids && t->memo ? target_tables_new(t) : -ENOMEM;
+	if (err >= 0)
+		err = read_identity(t);
 	if (err < 0)
 		goto fail;
 	err = profile_new(
@@ -135,6 +186,7 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 	if (err < 0)
 		goto fail;
 	t->cache_gen = tsym_generation(t->sym);
+	record_mappings(t);
 	*ret = t;
 	return 0;
 fail:
@@ -156,6 +208,8 @@ void target_free(struct target *t)
 	sd_event_source_disable_unref(t->duration_timer);
 	tsym_free(t->sym);
 	profile_free(t->profile);
+	maptab_free(t->maps);
+	tnames_free(t->tnames);
 	free(t->ids);
 	free(t->memo);
 	free(t);
@@ -166,6 +220,7 @@ void target_drop_symbols(struct target *t)
 	jvmmap_stop(t->jvm); /* it refreshes the perf map: no more */
 	if (!t->sym)
 		return;
+	record_mappings(t); /* libraries read since the last change */
 	tsym_get_stats(t->sym, &t->saved_sym);
 	tsym_free(t->sym);
 	t->sym = NULL;
@@ -184,6 +239,7 @@ static void forget_if_symbols_changed(struct target *t)
 	profile_cache_clear(t->profile);
 	memset(t->memo->addr, 0, sizeof(t->memo->addr));
 	t->cache_gen = tsym_generation(t->sym);
+	record_mappings(t);
 }
 
 /* The address to look up for user frame i (0 = leaf): return addresses point after the call,
@@ -205,7 +261,9 @@ static bool memo_has(const struct frame_memo *memo, int d, uint64_t a)
 static int frame_id(struct target *t, uint64_t addr, bool kernel)
 {
 	struct sym_result r;
-	uint32_t id;
+	const char *file;
+	uint32_t id, line;
+	size_t nfuncs;
 	int ret;
 
 	if (profile_cache_get(t->profile, addr, &id))
@@ -215,9 +273,13 @@ static int frame_id(struct target *t, uint64_t addr, bool kernel)
 				      PROFILE_KIND_UNKNOWN);
 	tsym_resolve(t->sym, addr, kernel, &r);
 	forget_if_symbols_changed(t); /* they may have while resolving */
+	nfuncs = profile_nfuncs(t->profile);
 	ret = profile_intern(t->profile, r.name, r.module, r.start, r.kind);
 	if (ret >= 0)
 		profile_cache_put(t->profile, addr, ret);
+	if (ret >= 0 && (size_t)ret == nfuncs && r.kind == PROFILE_KIND_JIT &&
+	    tsym_jit_source(t->sym, r.start, &file, &line))
+		profile_set_source(t->profile, ret, file, line); /* no memory: no source line */
 	return ret;
 }
 
@@ -323,6 +385,7 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	if (t->hcct && (t->hcct_kernel ? n : n_user) > 0)
 		hcct_add_stack(t->hcct, t->ids, t->hcct_kernel ? n : n_user, 1);
 	profile_add_hashed(t->profile, s->tid, t->ids, n, 1, hash);
+	tnames_set(t->tnames, s->tid, s->comm, sizeof(s->comm)); /* a full table counts */
 }
 
 int target_jvm_start(struct target *t, const struct attach_opts *o)

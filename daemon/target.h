@@ -17,7 +17,9 @@
 #include "sampler.h"
 #include "kprof/abi.h"
 #include "kprof/hcct.h"
+#include "kprof/maptab.h"
 #include "kprof/profile.h"
+#include "kprof/tnames.h"
 
 struct config;
 struct jvmattach_ctx;
@@ -104,6 +106,10 @@ struct target {
 	bool no_jvm_map;
 	pid_t parent; /* the target that forked it (0: attached by a client) */
 	unsigned children_followed, children_refused;
+	/* For exports: the executable file mappings it had (the union of every read of its maps)
+	 * and its threads' names. */
+	struct maptab *maps;
+	struct tnames *tnames;
 };
 
 /* What an attach asks for; zero fields take the daemon's defaults. */
@@ -137,6 +143,8 @@ uid_t proc_ident_owner(const struct proc_ident *id);
 /* -ECHILD: a zombie. */
 int target_new(const struct target_env *env, pid_t pid, const struct attach_opts *o,
 	       struct target **ret);
+/* Its empty mapping and thread-name tables (target_new's, and a restored profile's). */
+int target_tables_new(struct target *t);
 /* The target ended: free its symbol sources (perf map, mappings), keeping their counts. */
 void target_drop_symbols(struct target *t);
 /* Memory held by the target's profile, HCCTs and path trace. */

@@ -6,7 +6,8 @@
  * domain types (a restored HCCT is an HCCT snapshot, queried with hcct_tree_filter) and the
  * messages built here point into the target, so they are used before the target changes. A
  * saved profile is checked by saved_check (proto/saved.c, also what kprofctl and fuzz_saved
- * run) before anything of it is used.
+ * run) before anything of it is used. The mapping and thread-name tables and the functions'
+ * source lines came later: a profile written before them restores without them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -174,6 +175,33 @@ static void restore_symbol_stats(const Kprof__Target *pb, struct tsym_stats *ss)
 	ss->jitdump_bytes = pb->jitdump_bytes;
 }
 
+_Static_assert(MAPTAB_DEFAULT_MAX <= SAVED_MAX_MAPPINGS, "a saved table fits a target's");
+_Static_assert(TNAMES_DEFAULT_MAX <= SAVED_MAX_THREADS, "a saved table fits a target's");
+
+/* The saved mapping and thread-name tables (checked by saved_check: within the caps). */
+static void restore_tables(const Kprof__SavedProfile *sp, struct target *t)
+{
+	for (size_t i = 0; i < sp->n_mappings; i++) {
+		const Kprof__SavedMapping *m = sp->mappings[i];
+		const struct maptab_entry e = {.start = m->start,
+					       .limit = m->limit,
+					       .offset = m->offset,
+					       .vaddr = m->vaddr,
+					       .has_vaddr = m->has_vaddr,
+					       .exe = m->exe,
+					       .path = m->path ? m->path : "",
+					       .build_id = m->build_id};
+
+		maptab_add(t->maps, &e);
+	}
+	for (size_t i = 0; i < sp->n_threads; i++) {
+		const Kprof__SavedThread *th = sp->threads[i];
+
+		if (th->name)
+			tnames_set(t->tnames, th->tid, th->name, strlen(th->name));
+	}
+}
+
 int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, struct target **ret)
 {
 	const Kprof__Target *pb = sp->target;
@@ -208,7 +236,11 @@ int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, 
 	t->eps = pb->eps;
 	t->hcct_kernel = pb->hcct_kernel;
 	restore_symbol_stats(pb, &t->saved_sym);
-	err = saved_profile(sp, NULL, &t->profile, &map);
+	err = target_tables_new(t);
+	if (err >= 0) {
+		restore_tables(sp, t);
+		err = saved_profile(sp, NULL, &t->profile, &map);
+	}
 	if (err >= 0 && sp->n_hcct)
 		err = restore_hcct(sp->hcct, sp->n_hcct, sp->hcct_n, map, &t->saved_hcct);
 	if (err >= 0 && pb->calls)
@@ -274,6 +306,56 @@ static int pack_hcct(const struct hcct *h, const struct hcct_tree *saved, Kprof_
 	return 0;
 }
 
+static int pack_thread(uint32_t tid, const char *name, void *userdata)
+{
+	struct saved_msg *m = userdata;
+	Kprof__SavedThread *th = &m->tv[m->msg.n_threads];
+
+	kprof__saved_thread__init(th);
+	th->tid = tid;
+	th->name = (char *)name;
+	m->tp[m->msg.n_threads++] = th;
+	return 0;
+}
+
+/* The mapping and thread-name tables (the messages point into them). */
+static int pack_tables(const struct target *t, struct saved_msg *m)
+{
+	size_t nm = t->maps ? maptab_count(t->maps) : 0;
+	size_t nt = t->tnames ? tnames_count(t->tnames) : 0;
+
+	m->mv = calloc(nm ? nm : 1, sizeof(*m->mv));
+	m->mp = calloc(nm ? nm : 1, sizeof(*m->mp));
+	m->tv = calloc(nt ? nt : 1, sizeof(*m->tv));
+	m->tp = calloc(nt ? nt : 1, sizeof(*m->tp));
+	if (!m->mv || !m->mp || !m->tv || !m->tp)
+		return -ENOMEM;
+	for (size_t i = 0; i < nm; i++) {
+		const struct maptab_entry *e = maptab_at(t->maps, i);
+		Kprof__SavedMapping *v = &m->mv[i];
+
+		kprof__saved_mapping__init(v);
+		v->start = e->start;
+		v->limit = e->limit;
+		v->offset = e->offset;
+		v->path = (char *)e->path;
+		v->build_id = (char *)e->build_id;
+		v->vaddr = e->vaddr;
+		v->has_vaddr = e->has_vaddr;
+		v->exe = e->exe;
+		m->mp[i] = v;
+	}
+	m->msg.n_mappings = nm;
+	m->msg.mappings = m->mp;
+	m->msg.mappings_dropped = t->maps ? maptab_dropped(t->maps) : 0;
+	if (t->tnames) {
+		tnames_foreach(t->tnames, pack_thread, m);
+		m->msg.threads_dropped = tnames_dropped(t->tnames);
+	}
+	m->msg.threads = m->tp;
+	return 0;
+}
+
 int saved_msg_build(const struct target *t, struct saved_msg *m)
 {
 	struct profile_stats ps;
@@ -300,10 +382,15 @@ int saved_msg_build(const struct target *t, struct saved_msg *m)
 		m->fv[i].module = (char *)f->module;
 		m->fv[i].start = f->start;
 		m->fv[i].kind = (Kprof__FrameKind)f->kind;
+		m->fv[i].file = (char *)(f->file ? f->file : "");
+		m->fv[i].line = f->line;
 		m->fp[i] = &m->fv[i];
 	}
 	profile_foreach_stack(t->profile, pack_stack, m);
-	err = pack_hcct(t->hcct, t->saved_hcct, &m->hv, &m->hp, &m->msg.n_hcct, &m->msg.hcct_n);
+	err = pack_tables(t, m);
+	if (err >= 0)
+		err = pack_hcct(t->hcct, t->saved_hcct, &m->hv, &m->hp, &m->msg.n_hcct,
+				&m->msg.hcct_n);
 	if (err >= 0)
 		err = pack_hcct(t->calls.exact, t->calls.saved_exact, &m->xv, &m->xp,
 				&m->msg.n_exact_hcct, &m->msg.exact_hcct_n);
@@ -338,6 +425,10 @@ void saved_msg_release(struct saved_msg *m)
 	free(m->hp);
 	free(m->xv);
 	free(m->xp);
+	free(m->mv);
+	free(m->mp);
+	free(m->tv);
+	free(m->tp);
 	paths_msg_release(&m->pm);
 	memset(m, 0, sizeof(*m));
 }

@@ -23,6 +23,8 @@ struct saved_msg {
 	Kprof__SavedHcctNode *hv, **hp;
 	Kprof__SavedHcctNode *xv, **xp; /* the exact tree */
 	struct paths_msg pm;		/* the last path trace, if any */
+	Kprof__SavedMapping *mv, **mp;
+	Kprof__SavedThread *tv, **tp;
 };
 int saved_msg_build(const struct target *t, struct saved_msg *m);
 void saved_msg_release(struct saved_msg *m);

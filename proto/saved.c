@@ -4,11 +4,14 @@
  * The checks are the union of what the daemon's restore, kprofctl's export and the fuzz target
  * did each on their own before: everything an index points at exists, parents come first, sizes
  * are what kprofd could have written. Functions are interned, so a file naming one function
- * twice (kprofd never writes one) still gives a consistent profile.
+ * twice (kprofd never writes one) still gives a consistent profile. Fields added later
+ * (mappings, thread names, source lines) are optional: a profile written before them loads.
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <linux/types.h>
 
@@ -24,6 +27,29 @@ static int check_hcct(Kprof__SavedHcctNode *const *v, size_t n, size_t nfuncs)
 	return 0;
 }
 
+static bool str_ok(const char *s, size_t max)
+{
+	return !s || strnlen(s, max + 1) <= max;
+}
+
+/* Mappings and thread names (fields added later: a profile of an older kprofd has none). */
+static int check_tables(const Kprof__SavedProfile *sp)
+{
+	if (sp->n_mappings > SAVED_MAX_MAPPINGS || sp->n_threads > SAVED_MAX_THREADS)
+		return -EBADMSG;
+	for (size_t i = 0; i < sp->n_mappings; i++) {
+		const Kprof__SavedMapping *m = sp->mappings[i];
+
+		if (m->limit < m->start || !str_ok(m->path, SAVED_MAX_PATH) ||
+		    !str_ok(m->build_id, SAVED_MAX_BUILD_ID))
+			return -EBADMSG;
+	}
+	for (size_t i = 0; i < sp->n_threads; i++)
+		if (!str_ok(sp->threads[i]->name, SAVED_MAX_THREAD_NAME))
+			return -EBADMSG;
+	return 0;
+}
+
 int saved_check(const Kprof__SavedProfile *sp)
 {
 	const Kprof__Target *pb = sp->target;
@@ -35,7 +61,8 @@ int saved_check(const Kprof__SavedProfile *sp)
 	for (size_t i = 0; i < sp->n_functions; i++) {
 		int kind = sp->functions[i]->kind;
 
-		if (kind < PROFILE_KIND_NATIVE || kind > PROFILE_KIND_UNKNOWN)
+		if (kind < PROFILE_KIND_NATIVE || kind > PROFILE_KIND_UNKNOWN ||
+		    !str_ok(sp->functions[i]->file, SAVED_MAX_PATH))
 			return -EBADMSG;
 	}
 	for (size_t i = 0; i < sp->n_stacks; i++) {
@@ -51,7 +78,7 @@ int saved_check(const Kprof__SavedProfile *sp)
 	    check_hcct(sp->exact_hcct, sp->n_exact_hcct, sp->n_functions) < 0 ||
 	    sp->n_call_counts > sp->n_functions)
 		return -EBADMSG;
-	return 0;
+	return check_tables(sp);
 }
 
 int saved_profile(const Kprof__SavedProfile *sp, const struct profile_limits *lim,
@@ -67,6 +94,8 @@ int saved_profile(const Kprof__SavedProfile *sp, const struct profile_limits *li
 		err = profile_intern(p, f->name, f->module, f->start, (enum profile_kind)f->kind);
 		if (err >= 0)
 			m[i] = err;
+		if (err >= 0 && f->file && f->file[0])
+			err = profile_set_source(p, m[i], f->file, f->line);
 	}
 	for (size_t i = 0; err >= 0 && i < sp->n_stacks; i++) {
 		const Kprof__SavedStack *s = sp->stacks[i];

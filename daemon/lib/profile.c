@@ -123,6 +123,7 @@ void profile_free(struct profile *p)
 	for (size_t i = 0; i < p->nfuncs; i++) {
 		free((char *)p->funcs[i].f.name);
 		free((char *)p->funcs[i].f.module);
+		free((char *)p->funcs[i].f.file);
 	}
 	free(p->funcs);
 	free(p->func_slots);
@@ -226,6 +227,25 @@ int profile_intern(struct profile *p, const char *name, const char *module, uint
 		;
 	p->func_slots[j] = p->nfuncs + 1;
 	return p->nfuncs++;
+}
+
+int profile_set_source(struct profile *p, uint32_t id, const char *file, uint32_t line)
+{
+	struct profile_func *f;
+	char *copy;
+
+	if (id >= p->nfuncs || !file || !*file)
+		return -EINVAL;
+	f = &p->funcs[id].f;
+	if (f->file)
+		return 0; /* the first source said stays */
+	copy = strdup(file);
+	if (!copy)
+		return -ENOMEM;
+	p->str_bytes += strlen(copy) + 1;
+	f->file = copy;
+	f->line = line;
+	return 0;
 }
 
 const struct profile_func *profile_func_get(const struct profile *p, uint32_t id)

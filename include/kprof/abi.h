@@ -48,6 +48,7 @@ struct kp_sample {
 	__u16 n_kernel;
 	__u16 n_user;
 	__u32 flags;
+	char comm[16]; /* the thread's name (TASK_COMM_LEN), for exports' thread names */
 	__u64 ips[2 * KP_MAX_STACK];
 };
 
@@ -215,7 +216,7 @@ enum kp_counter {
 };
 
 _Static_assert(sizeof(struct kp_rec_hdr) == 8, "kp_rec_hdr layout");
-_Static_assert(sizeof(struct kp_sample) == 32 + 8 * 2 * KP_MAX_STACK, "kp_sample layout");
+_Static_assert(sizeof(struct kp_sample) == 48 + 8 * 2 * KP_MAX_STACK, "kp_sample layout");
 _Static_assert(sizeof(struct kp_lifecycle) == 48, "kp_lifecycle layout");
 _Static_assert(sizeof(struct kp_fork) == 32, "kp_fork layout");
 _Static_assert(sizeof(struct kp_target) == 16, "kp_target layout");

@@ -40,6 +40,8 @@ struct profile_func {
 	enum profile_kind kind;
 	uint64_t self;
 	uint64_t total;
+	const char *file; /* its source file, NULL if unknown (profile_set_source) */
+	uint32_t line;	  /* and line there, 0 if unknown */
 };
 
 struct profile_stats {
@@ -58,6 +60,10 @@ void profile_free(struct profile *p);
 /* Id of the function (>= 0), interning it on first sight. -E2BIG at the cap, -ENOMEM. */
 int profile_intern(struct profile *p, const char *name, const char *module, uint64_t start,
 		   enum profile_kind kind);
+/* Where function id's source is (a JIT's debug info): the first call for a function sets it,
+ * later ones are ignored. Not part of the function's identity. 0, -EINVAL (no such id, an empty
+ * file), -ENOMEM. */
+int profile_set_source(struct profile *p, uint32_t id, const char *file, uint32_t line);
 const struct profile_func *profile_func_get(const struct profile *p, uint32_t id);
 size_t profile_nfuncs(const struct profile *p);
 
@@ -98,8 +104,9 @@ int profile_folded(const struct profile *p, char **ret, size_t *ret_len);
 #define PROFILE_VIEW_NO_KERNEL 2u /* implies PROFILE_VIEW_NO_KADDR */
 #define PROFILE_KERNEL_NAME "[kernel]"
 #define PROFILE_KERNEL_MODULE "[kernel.kallsyms]"
-#define PROFILE_ID_KERNEL UINT32_MAX /* the id of the one kernel frame of PROFILE_VIEW_NO_KERNEL   \
-				      */
+#define PROFILE_ID_KERNEL                                                                          \
+	UINT32_MAX /* the id of the one kernel frame of PROFILE_VIEW_NO_KERNEL                     \
+		    */
 
 /* A kernel frame: kind PROFILE_KIND_KERNEL, or unresolved in the kernel's module. */
 bool profile_func_is_kernel(const struct profile_func *f);

@@ -15,16 +15,24 @@
 #include "proto/kprof.pb-c.h"
 
 #define SAVED_FORMAT 1
+#define SAVED_MAX_MAPPINGS 4096	 /* mappings of one profile */
+#define SAVED_MAX_THREADS 65536	 /* named threads of one profile */
+#define SAVED_MAX_PATH 4096	 /* bytes of a mapping's path or a function's source file */
+#define SAVED_MAX_BUILD_ID 128	 /* hex digits of a build id (64 bytes) */
+#define SAVED_MAX_THREAD_NAME 15 /* a comm: TASK_COMM_LEN - 1 */
 
 /* 0 if sp is a profile as kprofd writes it, else -EPROTONOSUPPORT (another format) or
  * -EBADMSG: no target, a pid out of (0, 2^31), a function kind out of range, a stack longer
  * than 2 * KP_MAX_STACK + 1 frames or naming a function that does not exist, an HCCT node naming
- * a missing function or a parent that does not come before it. */
+ * a missing function or a parent that does not come before it, more than SAVED_MAX_MAPPINGS
+ * mappings or SAVED_MAX_THREADS thread names, a mapping ending before it starts, a string
+ * longer than its SAVED_MAX_ limit. */
 int saved_check(const Kprof__SavedProfile *sp);
 
 /* The functions and stacks of a checked sp in a new profile (limits lim, NULL for defaults).
  * With map, *map (malloc'd, n_functions entries) gets the profile id of each saved function:
- * equal functions share one id. 0, or a negative errno (-E2BIG past the profile's limits). */
+ * equal functions share one id. Source files and lines are kept (profile_set_source). 0, or a
+ * negative errno (-E2BIG past the profile's limits). */
 int saved_profile(const Kprof__SavedProfile *sp, const struct profile_limits *lim,
 		  struct profile **ret, uint32_t **map);
 

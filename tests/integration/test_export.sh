@@ -49,7 +49,8 @@ raw = open(d + "/raw").read()
 sec = raw.split("Samples:")[1].split("Locations")[0]
 counts = [int(m.group(1)) for m in re.finditer(r"^\s+(\d+)\s+\d+:", sec, re.M)]
 res(sum(counts) == total, f"pprof -raw total {sum(counts)} == report total {total}")
-res("kind:[jit]" in sec and "thread:[" in sec, "samples carry thread and kind labels")
+res("kind:[jit]" in sec and "thread_id:[" in sec and "thread_name:[minijit]" in sec,
+    "samples carry thread_id, thread_name and kind labels")
 res("PeriodType: cpu nanoseconds" in raw and "samples/count cpu/nanoseconds" in raw,
     "sample types samples/count and cpu/nanoseconds, period type cpu/nanoseconds")
 # -top: flat column in samples, then the function name.

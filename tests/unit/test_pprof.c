@@ -129,7 +129,7 @@ static void test_roundtrip(void **state)
 	assert_int_equal(p->n_mapping, 4);
 	/* Function names; the unresolved one is named after its module. */
 	assert_string_equal(str(p, p->function[1]->name), "mj_hot");
-	assert_string_equal(str(p, p->function[1]->filename), "perf-42.map");
+	assert_string_equal(str(p, p->function[1]->filename), ""); /* no source file known */
 	assert_string_equal(str(p, p->function[3]->name), "[libc.so.6]");
 	assert_string_equal(str(p, p->function[3]->system_name), "[unknown]");
 	/* Location i+1 is function i at its start address, in its module's mapping. */
@@ -145,16 +145,140 @@ static void test_roundtrip(void **state)
 	assert_int_equal(p->sample[0]->location_id[1], 1);
 	assert_int_equal(p->sample[0]->value[0], 7);
 	assert_int_equal(p->sample[0]->value[1], 70000000);
-	assert_string_equal(str(p, p->sample[0]->label[0]->key), "thread");
+	assert_string_equal(str(p, p->sample[0]->label[0]->key), "thread_id");
 	assert_int_equal(p->sample[0]->label[0]->num, 42);
+	assert_int_equal(p->sample[0]->n_label, 2); /* no thread names saved: no thread_name */
 	assert_string_equal(str(p, p->sample[0]->label[1]->key), "kind");
 	assert_string_equal(str(p, p->sample[0]->label[1]->str), "jit");
 	assert_int_equal(p->sample[1]->label[0]->num, 43);
 	assert_string_equal(str(p, p->sample[1]->label[1]->str), "kernel");
 	assert_string_equal(str(p, p->sample[2]->label[1]->str), "unknown");
 	assert_true(strstr(str(p, p->comment[0]), "pid 42 (minijit), 100 Hz") != NULL);
+	/* Without a mapping table (an older kprofd's profile): one mapping per module, the one
+	 * named like the process first, no ranges, addresses only where they are runtime ones. */
+	assert_string_equal(str(p, p->mapping[0]->filename), "minijit");
+	assert_int_equal(p->mapping[0]->memory_limit, 0);
+	assert_true(p->mapping[0]->has_functions);
+	assert_false(p->mapping[0]->has_filenames);
+	assert_int_equal(p->location[0]->address, 0); /* an ELF address is not one */
+	assert_int_equal(p->location[2]->address, 0xffffffff81000000);
+	assert_false(p->mapping[p->location[3]->mapping_id - 1]->has_functions); /* [libc.so.6] */
 	perftools__profiles__profile__free_unpacked(p, NULL);
 	free(gz);
+}
+
+/* The mapping table: the executable first with its range, offset, path and build id, native
+ * functions at runtime addresses, V8 names' files and lines, the daemon's source lines, the
+ * has_ flags per mapping, thread names. */
+static void test_mappings(void **state)
+{
+	struct fixture x;
+	Kprof__SavedMapping m[2], *mp[2] = {&m[0], &m[1]};
+	Kprof__SavedThread th, *tp = &th;
+	Kprof__SavedFunction g[2], *all[6];
+	uint32_t st_js[] = {0, 4, 5};
+	Kprof__SavedStack js, *stacks[4];
+	Perftools__Profiles__Profile *p;
+	const Perftools__Profiles__Mapping *pm;
+	uint8_t *gz;
+	size_t len;
+
+	(void)state;
+	fill(&x);
+	for (int i = 0; i < 2; i++)
+		kprof__saved_mapping__init(&m[i]);
+	/* libc first in the table: the executable still comes first in pprof. */
+	m[0].start = 0x7f0000026000, m[0].limit = 0x7f000017c000, m[0].offset = 0x26000;
+	m[0].path = "/usr/lib/libc.so.6", m[0].build_id = "93ac", m[0].vaddr = 0x26000;
+	m[0].has_vaddr = true;
+	m[1].start = 0x555500002000, m[1].limit = 0x555500008000, m[1].offset = 0x2000;
+	m[1].path = "/opt/minijit", m[1].build_id = "a76c", m[1].vaddr = 0x2000;
+	m[1].has_vaddr = true, m[1].exe = true;
+	x.p.n_mappings = 2, x.p.mappings = mp;
+	x.f[0].module = "minijit"; /* main at ELF address 0x2650, in the text segment */
+	x.f[0].start = 0x2650;
+	for (int i = 0; i < 2; i++)
+		kprof__saved_function__init(&g[i]);
+	g[0].name = "JS:*fib /app/fib.js:12:3", g[0].module = "perf-42.map";
+	g[0].kind = KPROF__FRAME_KIND__FRAME_KIND_JIT, g[0].start = 0x7f0000002000;
+	g[1].name = "compiled_loop", g[1].module = "jit-42.dump", g[1].file = "/src/loop.lua";
+	g[1].line = 7, g[1].kind = KPROF__FRAME_KIND__FRAME_KIND_JIT, g[1].start = 0x7f0000003000;
+	for (int i = 0; i < 4; i++)
+		all[i] = x.fp[i];
+	all[4] = &g[0], all[5] = &g[1];
+	x.p.functions = all, x.p.n_functions = 6;
+	kprof__saved_stack__init(&js);
+	js.ids = st_js, js.n_ids = 3, js.count = 4, js.tid = 43;
+	for (int i = 0; i < 3; i++)
+		stacks[i] = x.sp[i];
+	stacks[3] = &js;
+	x.p.stacks = stacks, x.p.n_stacks = 4;
+	kprof__saved_thread__init(&th);
+	th.tid = 43, th.name = "worker";
+	x.p.n_threads = 1, x.p.threads = &tp;
+	assert_int_equal(pprof_build(&x.p, 0, "test", &gz, &len), 0);
+	p = decode(gz, len);
+	pm = p->mapping[0];
+	assert_string_equal(str(p, pm->filename), "/opt/minijit");
+	assert_string_equal(str(p, pm->build_id), "a76c");
+	assert_int_equal(pm->memory_start, 0x555500002000);
+	assert_int_equal(pm->memory_limit, 0x555500008000);
+	assert_int_equal(pm->file_offset, 0x2000);
+	assert_true(pm->has_functions);
+	assert_false(pm->has_filenames || pm->has_line_numbers);
+	assert_string_equal(str(p, p->mapping[1]->filename), "/usr/lib/libc.so.6");
+	/* main (ELF 0x2650) runs at 0x555500002650, in the executable's mapping. */
+	assert_int_equal(p->location[0]->mapping_id, 1);
+	assert_int_equal(p->location[0]->address, 0x555500002650);
+	/* The unnamed libc frame: libc's mapping, which then has no named function. */
+	assert_int_equal(p->location[3]->mapping_id, 2);
+	assert_false(p->mapping[1]->has_functions);
+	/* V8's name: file and line; the JIT mapping says it has them. */
+	assert_string_equal(str(p, p->function[4]->filename), "/app/fib.js");
+	assert_int_equal(p->function[4]->start_line, 12);
+	assert_int_equal(p->location[4]->line[0]->line, 12);
+	assert_int_equal(p->location[4]->address, 0x7f0000002000);
+	pm = p->mapping[p->location[4]->mapping_id - 1];
+	assert_string_equal(str(p, pm->filename), "perf-42.map");
+	assert_true(pm->has_functions && pm->has_filenames && pm->has_line_numbers);
+	/* The daemon's source line (a jitdump's debug info). */
+	assert_string_equal(str(p, p->function[5]->filename), "/src/loop.lua");
+	assert_int_equal(p->location[5]->line[0]->line, 7);
+	/* Thread names beside thread ids. */
+	assert_int_equal(p->sample[3]->n_label, 3);
+	assert_string_equal(str(p, p->sample[3]->label[1]->key), "thread_name");
+	assert_string_equal(str(p, p->sample[3]->label[1]->str), "worker");
+	assert_int_equal(p->sample[0]->n_label, 2); /* tid 42 has no saved name */
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(gz);
+}
+
+static void test_js_source(void **state)
+{
+	size_t off, len;
+	uint32_t line;
+	const char *n;
+
+	(void)state;
+	n = "JS:*fib /path/app.js:12:3";
+	assert_true(pprof_js_source(n, &off, &len, &line));
+	assert_int_equal(off, 8);
+	assert_int_equal(len, strlen("/path/app.js"));
+	assert_int_equal(line, 12);
+	n = "LazyCompile:*foo file.js:1:1";
+	assert_true(pprof_js_source(n, &off, &len, &line));
+	assert_int_equal(len, 7);
+	assert_int_equal(line, 1);
+	n = "Function:~ node:internal/main/run_main_module:23";
+	assert_true(pprof_js_source(n, &off, &len, &line));
+	assert_int_equal(len, strlen("node:internal/main/run_main_module"));
+	assert_int_equal(line, 23);
+	assert_false(pprof_js_source("Builtin:JSEntry", &off, &len, &line));
+	assert_false(pprof_js_source("JS:*f x.js:0:3", &off, &len, &line)); /* no line 0 */
+	assert_false(pprof_js_source("JS:*f :12:3", &off, &len, &line));    /* no file */
+	assert_false(pprof_js_source("JS:*f x.js:1a:3", &off, &len, &line));
+	assert_false(pprof_js_source("JS:*f x.js:99999999999:3", &off, &len, &line));
+	assert_false(pprof_js_source("trailing ", &off, &len, &line));
 }
 
 static void test_bad_ids(void **state)
@@ -194,8 +318,8 @@ static void test_empty_and_live(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_roundtrip),
-	    cmocka_unit_test(test_bad_ids),
+	    cmocka_unit_test(test_roundtrip),	   cmocka_unit_test(test_mappings),
+	    cmocka_unit_test(test_js_source),	   cmocka_unit_test(test_bad_ids),
 	    cmocka_unit_test(test_empty_and_live),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -144,6 +144,27 @@ static void test_intern(void **state)
 }
 
 /* Many functions: the function table is re-indexed several times and every id stays valid. */
+/* A function's source line: set once, not part of its identity. */
+static void test_source(void **state)
+{
+	struct profile *p;
+	int id;
+
+	(void)state;
+	assert_int_equal(profile_new(NULL, &p), 0);
+	id = profile_intern(p, "JS:*f", "jit-1.dump", 0x1000, PROFILE_KIND_JIT);
+	assert_true(id >= 0);
+	assert_null(profile_func_get(p, id)->file);
+	assert_int_equal(profile_set_source(p, id, "/app/x.js", 12), 0);
+	assert_int_equal(profile_set_source(p, id, "/app/y.js", 3), 0); /* the first stays */
+	assert_string_equal(profile_func_get(p, id)->file, "/app/x.js");
+	assert_int_equal(profile_func_get(p, id)->line, 12);
+	assert_int_equal(profile_intern(p, "JS:*f", "jit-1.dump", 0x1000, PROFILE_KIND_JIT), id);
+	assert_int_equal(profile_set_source(p, id + 1, "/app/x.js", 1), -EINVAL);
+	assert_int_equal(profile_set_source(p, id, "", 1), -EINVAL);
+	profile_free(p);
+}
+
 static void test_intern_many(void **state)
 {
 	struct profile *p = new_profile(NULL);
@@ -1200,31 +1221,19 @@ static void test_kernel_flat(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_intern),
-	    cmocka_unit_test(test_intern_many),
-	    cmocka_unit_test(test_add_flat),
-	    cmocka_unit_test(test_recursion),
-	    cmocka_unit_test(test_sorted),
-	    cmocka_unit_test(test_folded),
-	    cmocka_unit_test(test_folded_large),
-	    cmocka_unit_test(test_unknown_ids),
-	    cmocka_unit_test(test_empty_stack),
-	    cmocka_unit_test(test_cap_stacks),
-	    cmocka_unit_test(test_cap_stack_ids),
-	    cmocka_unit_test(test_cap_funcs),
-	    cmocka_unit_test(test_cache),
-	    cmocka_unit_test(test_cache_cap),
-	    cmocka_unit_test(test_stacks_many),
-	    cmocka_unit_test(test_stats),
-	    cmocka_unit_test(test_random),
-	    cmocka_unit_test(test_intern_null),
-	    cmocka_unit_test(test_threads),
-	    cmocka_unit_test(test_hashed_same),
-	    cmocka_unit_test(test_empty_stack_first),
-	    cmocka_unit_test(test_folded_cap),
-	    cmocka_unit_test(test_folded_cap_big),
-	    cmocka_unit_test(test_kernel_folded),
-	    cmocka_unit_test(test_kernel_flat),
+	    cmocka_unit_test(test_intern),	  cmocka_unit_test(test_source),
+	    cmocka_unit_test(test_intern_many),	  cmocka_unit_test(test_add_flat),
+	    cmocka_unit_test(test_recursion),	  cmocka_unit_test(test_sorted),
+	    cmocka_unit_test(test_folded),	  cmocka_unit_test(test_folded_large),
+	    cmocka_unit_test(test_unknown_ids),	  cmocka_unit_test(test_empty_stack),
+	    cmocka_unit_test(test_cap_stacks),	  cmocka_unit_test(test_cap_stack_ids),
+	    cmocka_unit_test(test_cap_funcs),	  cmocka_unit_test(test_cache),
+	    cmocka_unit_test(test_cache_cap),	  cmocka_unit_test(test_stacks_many),
+	    cmocka_unit_test(test_stats),	  cmocka_unit_test(test_random),
+	    cmocka_unit_test(test_intern_null),	  cmocka_unit_test(test_threads),
+	    cmocka_unit_test(test_hashed_same),	  cmocka_unit_test(test_empty_stack_first),
+	    cmocka_unit_test(test_folded_cap),	  cmocka_unit_test(test_folded_cap_big),
+	    cmocka_unit_test(test_kernel_folded), cmocka_unit_test(test_kernel_flat),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

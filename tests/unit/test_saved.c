@@ -168,10 +168,73 @@ static void test_refused(void **state)
 	}
 }
 
+/* The fields added later (mappings, thread names, source lines) survive packing, and a profile
+ * without them (one an older kprofd wrote) still loads. */
+static void test_tables_roundtrip(void **state)
+{
+	struct fixture x;
+	Kprof__SavedMapping m, *mp = &m;
+	Kprof__SavedThread th, *tp = &th;
+	Kprof__SavedProfile *back;
+	struct profile *p;
+	uint32_t *map = NULL;
+	uint8_t buf[4096];
+	size_t len;
+
+	(void)state;
+	make(&x);
+	len = kprof__saved_profile__pack(&x.sp, buf); /* as an older kprofd wrote it */
+	back = kprof__saved_profile__unpack(NULL, len, buf);
+	assert_non_null(back);
+	assert_int_equal(back->n_mappings, 0);
+	assert_int_equal(back->n_threads, 0);
+	assert_string_equal(back->functions[1]->file, "");
+	assert_int_equal(saved_check(back), 0);
+	kprof__saved_profile__free_unpacked(back, NULL);
+
+	kprof__saved_mapping__init(&m);
+	m.start = 0x400000, m.limit = 0x401000, m.offset = 0x1000, m.path = "/bin/app";
+	m.build_id = "0123abcd", m.vaddr = 0x1000, m.has_vaddr = true, m.exe = true;
+	kprof__saved_thread__init(&th);
+	th.tid = 2, th.name = "worker";
+	x.sp.n_mappings = 1, x.sp.mappings = &mp;
+	x.sp.n_threads = 1, x.sp.threads = &tp;
+	x.f[1].file = "/app/x.js", x.f[1].line = 12;
+	assert_true(kprof__saved_profile__get_packed_size(&x.sp) <= sizeof(buf));
+	len = kprof__saved_profile__pack(&x.sp, buf);
+	back = kprof__saved_profile__unpack(NULL, len, buf);
+	assert_non_null(back);
+	assert_int_equal(saved_check(back), 0);
+	assert_int_equal(back->n_mappings, 1);
+	assert_int_equal(back->mappings[0]->limit, 0x401000);
+	assert_string_equal(back->mappings[0]->path, "/bin/app");
+	assert_string_equal(back->mappings[0]->build_id, "0123abcd");
+	assert_true(back->mappings[0]->exe && back->mappings[0]->has_vaddr);
+	assert_string_equal(back->threads[0]->name, "worker");
+	assert_int_equal(saved_profile(back, NULL, &p, &map), 0);
+	assert_string_equal(profile_func_get(p, map[1])->file, "/app/x.js");
+	assert_int_equal(profile_func_get(p, map[1])->line, 12);
+	assert_null(profile_func_get(p, map[0])->file);
+	profile_free(p);
+	free(map);
+	kprof__saved_profile__free_unpacked(back, NULL);
+
+	/* Refused: a mapping that ends before it starts, a thread name longer than a comm. */
+	m.limit = 0x3fffff;
+	assert_int_equal(saved_check(&x.sp), -EBADMSG);
+	m.limit = 0x401000;
+	th.name = "a-name-of-16-chr";
+	assert_int_equal(saved_check(&x.sp), -EBADMSG);
+	th.name = "worker";
+	x.sp.n_threads = SAVED_MAX_THREADS + 1;
+	assert_int_equal(saved_check(&x.sp), -EBADMSG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_valid),
+	    cmocka_unit_test(test_tables_roundtrip),
 	    cmocka_unit_test(test_duplicate_function),
 	    cmocka_unit_test(test_refused),
 	};
