@@ -13,6 +13,12 @@
  * (KP_TF_CHILDREN): a new process (not a thread) whose parent is such a target gets a copy of
  * the parent's entry, with its own start, before it runs its first instruction, and kprofd is
  * told at once (KP_REC_FORK) so it makes it a target of its own and opens its events.
+ *
+ * Watched cgroups (attach --cgroup/--unit, kp_cgroups): a process that enters one, or one of
+ * its descendants, is reported (KP_REC_CGROUP) for kprofd to attach: moved there
+ * (cgroup_attach_task, as systemd starts a service's process), or forked into it other than
+ * by a target that follows its children (clone3 CLONE_INTO_CGROUP, or a member kprofd has not
+ * attached yet). Members' own children are followed through KP_TF_CHILDREN.
  */
 #include "kprof.bpf.h"
 
@@ -64,6 +70,74 @@ int BPF_PROG(kp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	return 0;
 }
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KP_MAX_CGROUPS);
+	__type(key, __u64); /* cgroup id */
+	__type(value, __u32);
+} kp_cgroups SEC(".maps");
+
+__u32 kp_cgroups_n; /* entries in kp_cgroups, kept by the loader: 0 skips the walk */
+
+/* The id of cg or of its nearest ancestor that is watched, else 0. */
+static __always_inline __u64 watched_cgroup(struct cgroup *cg)
+{
+	int level;
+
+	/* cgroup2 only (hierarchy 0): a v1 hierarchy's ids are its own and may repeat them. */
+	if (!kp_cgroups_n || !cg || BPF_CORE_READ(cg, root, hierarchy_id) != 0)
+		return 0;
+	level = BPF_CORE_READ(cg, level);
+
+	for (int i = 0; i < KP_CGROUP_DEPTH; i++) {
+		struct cgroup *a = NULL;
+		__u64 id;
+
+		if (level - i < 0)
+			break;
+		/* ancestors[level] is cg itself, ancestors[0] the root. */
+		bpf_core_read(&a, sizeof(a), &cg->ancestors[level - i]);
+		if (!a)
+			break;
+		id = BPF_CORE_READ(a, kn, id);
+		if (bpf_map_lookup_elem(&kp_cgroups, &id))
+			return id;
+	}
+	return 0;
+}
+
+static __always_inline void cgroup_join(struct task_struct *p, __u64 cgid)
+{
+	struct kp_cgjoin *r = bpf_ringbuf_reserve(&kp_events, sizeof(*r), 0);
+
+	if (!r) {
+		count(KP_CTR_CGROUP_DROPS);
+		return;
+	}
+	r->hdr.kind = KP_REC_CGROUP;
+	r->hdr.tgid = BPF_CORE_READ(p, tgid);
+	r->cgid = cgid;
+	r->start_ticks = start_ticks(p);
+	r->time_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+}
+
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(kp_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
+	     bool threadgroup)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	__u64 cgid;
+
+	/* One report per process: its leader's move (a whole group moves thread by thread). */
+	if ((__u32)BPF_CORE_READ(task, pid) != tgid || bpf_map_lookup_elem(&kp_targets, &tgid))
+		return 0;
+	cgid = watched_cgroup(dst);
+	if (cgid)
+		cgroup_join(task, cgid);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(kp_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -74,8 +148,13 @@ int BPF_PROG(kp_fork, struct task_struct *parent, struct task_struct *child)
 	if ((__u32)BPF_CORE_READ(child, tgid) != ctgid) /* a thread: the per-thread watcher's */
 		return 0;
 	t = bpf_map_lookup_elem(&kp_targets, &ptgid);
-	if (!t || !(t->flags & KP_TF_CHILDREN) || t->start_ticks != start_ticks(parent))
+	if (!t || !(t->flags & KP_TF_CHILDREN) || t->start_ticks != start_ticks(parent)) {
+		__u64 cgid = watched_cgroup(BPF_CORE_READ(child, cgroups, dfl_cgrp));
+
+		if (cgid)
+			cgroup_join(child, cgid);
 		return 0;
+	}
 	c.freq = t->freq;
 	c.flags = t->flags;
 	c.start_ticks = BPF_CORE_READ(child, start_boottime) / kp_nsec_per_tick;

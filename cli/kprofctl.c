@@ -25,6 +25,7 @@
 #include "cli/manhelp.h"
 #include "client.h"
 #include "export.h"
+#include "group.h"
 #include "record.h"
 #include "render.h"
 #include "top.h"
@@ -257,7 +258,8 @@ static int verb_attach(int argc, char **argv)
 	    {"calls", no_argument, NULL, 'c'},	     {"force", no_argument, NULL, 'f'},
 	    {"burst", required_argument, NULL, 'b'}, {"period", required_argument, NULL, 'P'},
 	    {"json", no_argument, NULL, 'j'},	     {"no-jvm-map", no_argument, NULL, 'J'},
-	    {"children", no_argument, NULL, 'C'},    {},
+	    {"children", no_argument, NULL, 'C'},    {"cgroup", required_argument, NULL, 'G'},
+	    {"unit", required_argument, NULL, 'U'},  {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__AttachRequest ar = KPROF__ATTACH_REQUEST__INIT;
@@ -289,6 +291,10 @@ static int verb_attach(int argc, char **argv)
 			ar.no_jvm_map = true;
 		if (c == 'C')
 			ar.children = true;
+		if (c == 'G')
+			ar.cgroup = optarg;
+		if (c == 'U')
+			ar.unit = optarg;
 	}
 	if (st >= 0)
 		return st;
@@ -296,12 +302,43 @@ static int verb_attach(int argc, char **argv)
 		return usage_error("attach", "--burst, --period and --force go with --calls");
 	if (!ar.burst_ms != !ar.period_ms || (ar.burst_ms && ar.burst_ms >= ar.period_ms))
 		return usage_error("attach", "--burst MS needs --period MS, longer than the burst");
-	if ((r = one_pid("attach", argc, argv, &ar.pid)))
+	if (ar.cgroup[0] || ar.unit[0]) {
+		if (ar.cgroup[0] && ar.unit[0])
+			return usage_error("attach", "--cgroup or --unit, not both");
+		if (optind < argc)
+			return usage_error("attach", "--cgroup and --unit take no PID");
+		if (ar.calls || ar.duration_sec)
+			return usage_error("attach", "--calls and --duration need a PID");
+	} else if ((r = one_pid("attach", argc, argv, &ar.pid))) {
 		return r;
+	}
 	req.body_case = KPROF__REQUEST__BODY_ATTACH;
 	req.attach = &ar;
 	if ((r = call(&req, &rep)))
 		return r;
+	if (!rep->attach->target) { /* a cgroup or unit watched */
+		const Kprof__AttachReply *a = rep->attach;
+
+		if (json) {
+			fputs("{\"cgroup\":", stdout);
+			render_json_string(stdout, a->cgroup);
+			fputs(",\"path\":", stdout);
+			render_json_string(stdout, a->cgroup_path);
+			printf(",\"attached\":%u,\"refused\":%u}\n", a->attached, a->refused);
+		} else {
+			printf("watching ");
+			render_text(stdout, a->cgroup);
+			printf(" (cgroup ");
+			render_text(stdout, a->cgroup_path);
+			printf("): %u process%s attached", a->attached,
+			       a->attached == 1 ? "" : "es");
+			if (a->refused)
+				printf(", %u not (another user's, a limit, or gone)", a->refused);
+			printf("; processes that enter it are attached too\n");
+		}
+		kprof__reply__free_unpacked(rep, NULL);
+		return 0;
+	}
 	if (json) {
 		render_target_json(stdout, rep->attach->target);
 		fputc('\n', stdout);
@@ -313,35 +350,53 @@ static int verb_attach(int argc, char **argv)
 	return 0;
 }
 
-/* Verbs whose only option is --json, before their PID. Returns -1 to go on, else the exit
- * code. */
-static int json_only(const char *name, int argc, char **argv, bool *json)
-{
-	static const struct option opts[] = {{"json", no_argument, NULL, 'j'}, {}};
-	int c, st = -1;
-
-	while ((c = verb_getopt(&st, name, argc, argv, "", opts)) != -1)
-		*json = true;
-	return st >= 0 ? st : -1;
-}
-
 static int verb_detach(int argc, char **argv)
 {
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__DetachRequest dr = KPROF__DETACH_REQUEST__INIT;
+	static const struct option opts[] = {
+	    {"json", no_argument, NULL, 'j'},
+	    {"cgroup", required_argument, NULL, 'G'},
+	    {"unit", required_argument, NULL, 'U'},
+	    {},
+	};
 	Kprof__Reply *rep = NULL;
 	bool json = false;
-	int r;
+	int c, r, st = -1;
 
-	if ((r = json_only("detach", argc, argv, &json)) >= 0)
+	while ((c = verb_getopt(&st, "detach", argc, argv, "", opts)) != -1) {
+		if (c == 'j')
+			json = true;
+		else if (c == 'G')
+			dr.cgroup = optarg;
+		else if (c == 'U')
+			dr.unit = optarg;
+	}
+	if (st >= 0)
+		return st;
+	if (dr.cgroup[0] || dr.unit[0]) {
+		if ((dr.cgroup[0] && dr.unit[0]) || optind < argc)
+			return usage_error("detach",
+					   "a PID, --cgroup PATH or --unit NAME: one of them");
+	} else if ((r = one_pid("detach", argc, argv, &dr.pid))) {
 		return r;
-	if ((r = one_pid("detach", argc, argv, &dr.pid)))
-		return r;
+	}
 	req.body_case = KPROF__REQUEST__BODY_DETACH;
 	req.detach = &dr;
 	if ((r = call(&req, &rep)))
 		return r;
-	if (json)
+	if (rep->body_case == KPROF__REPLY__BODY_DETACH) {
+		if (json) {
+			fputs("{\"cgroup\":", stdout);
+			render_json_string(stdout, rep->detach->cgroup);
+			printf(",\"detached\":%u}\n", rep->detach->detached);
+		} else {
+			printf("no longer watching ");
+			render_text(stdout, rep->detach->cgroup);
+			printf(": %u process%s detached (profiles kept)\n", rep->detach->detached,
+			       rep->detach->detached == 1 ? "" : "es");
+		}
+	} else if (json)
 		printf("{\"pid\":%u,\"detached\":true}\n", dr.pid);
 	else
 		printf("detached %u (profile kept: kprofctl report %u)\n", dr.pid, dr.pid);
@@ -415,6 +470,21 @@ static int verb_status(int argc, char **argv)
 	return 0;
 }
 
+/* --cgroup PATH / --unit NAME instead of a PID: the watch's name, or NULL. Sets *err to an exit
+ * code on a bad command line. */
+static const char *group_arg(const char *verb, const char *cgroup, const char *unit, int argc,
+			     bool session, int *err)
+{
+	*err = 0;
+	if (!cgroup && !unit)
+		return NULL;
+	if ((cgroup && unit) || optind < argc || session) {
+		*err = usage_error(verb, "--cgroup or --unit, alone: no PID or --session");
+		return NULL;
+	}
+	return cgroup ? cgroup : unit;
+}
+
 static int verb_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -422,12 +492,15 @@ static int verb_report(int argc, char **argv)
 	    {"session", required_argument, NULL, 'S'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"full-names", no_argument, NULL, 'W'},
+	    {"cgroup", required_argument, NULL, 'G'},
+	    {"unit", required_argument, NULL, 'U'},
 	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ReportRequest rr = KPROF__REPORT_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
 	bool json = false, full_names = false;
+	const char *cgroup = NULL, *unit = NULL, *name;
 	int c, r, st = -1;
 
 	rr.top = 20;
@@ -440,9 +513,35 @@ static int verb_report(int argc, char **argv)
 			json = true;
 		if (c == 'W')
 			full_names = true;
+		if (c == 'G')
+			cgroup = optarg;
+		if (c == 'U')
+			unit = optarg;
 	}
 	if (st >= 0)
 		return st;
+	name = group_arg("report", cgroup, unit, argc, rr.session, &r);
+	if (r)
+		return r;
+	if (name) { /* the merged view of a watched cgroup or unit */
+		struct group g;
+		Kprof__ReportReply *gr = NULL;
+
+		if ((r = group_load(call, name, &g)) == 0 && merge_report(g.sp, rr.top, &gr) < 0)
+			r = KPROFCTL_EXIT_ERROR;
+		if (r == 0) {
+			if (!json) {
+				fputs(cgroup ? "cgroup " : "unit ", stdout);
+				render_text(stdout, name);
+				printf(": %zu process%s\n", g.n, g.n == 1 ? "" : "es");
+			}
+			gr->target = NULL;
+			render_report(stdout, gr, json, full_names);
+		}
+		merge_report_free(gr);
+		group_free(&g);
+		return r;
+	}
 	if ((r = one_pid("report", argc, argv, &rr.pid)))
 		return r;
 	req.body_case = KPROF__REQUEST__BODY_REPORT;
@@ -638,11 +737,14 @@ static int verb_folded(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"session", required_argument, NULL, 'S'},
 	    {"json", no_argument, NULL, 'j'},
+	    {"cgroup", required_argument, NULL, 'G'},
+	    {"unit", required_argument, NULL, 'U'},
 	    {},
 	};
 	Kprof__FoldedRequest fr = KPROF__FOLDED_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
 	bool json = false;
+	const char *cgroup = NULL, *unit = NULL, *name;
 	int c, r, st = -1;
 
 	while ((c = verb_getopt(&st, "folded", argc, argv, "", opts)) != -1) {
@@ -650,9 +752,28 @@ static int verb_folded(int argc, char **argv)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			json = true;
+		if (c == 'G')
+			cgroup = optarg;
+		if (c == 'U')
+			unit = optarg;
 	}
 	if (st >= 0)
 		return st;
+	name = group_arg("folded", cgroup, unit, argc, fr.session, &r);
+	if (r)
+		return r;
+	if (name) {
+		struct group g;
+
+		if (json)
+			return usage_error("folded",
+					   "--json is for one PID; use export --format json");
+		if ((r = group_load(call, name, &g)) == 0 &&
+		    export_profile(g.sp, "folded", "-") < 0)
+			r = KPROFCTL_EXIT_ERROR;
+		group_free(&g);
+		return r;
+	}
 	if ((r = one_pid("folded", argc, argv, &fr.pid)))
 		return r;
 	req.body_case = KPROF__REQUEST__BODY_FOLDED;
@@ -714,8 +835,11 @@ static int verb_export(int argc, char **argv)
 	    {"format", required_argument, NULL, 'f'},
 	    {"force", no_argument, NULL, 'F'},
 	    {"session", required_argument, NULL, 'S'},
+	    {"cgroup", required_argument, NULL, 'G'},
+	    {"unit", required_argument, NULL, 'U'},
 	    {},
 	};
+	const char *cgroup = NULL, *unit = NULL, *name;
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ExportRequest er = KPROF__EXPORT_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
@@ -732,6 +856,10 @@ static int verb_export(int argc, char **argv)
 			force = true;
 		else if (c == 'S' && parse_session(optarg, &er.session) < 0)
 			return KPROFCTL_EXIT_USAGE;
+		else if (c == 'G')
+			cgroup = optarg;
+		else if (c == 'U')
+			unit = optarg;
 	}
 	if (st >= 0)
 		return st;
@@ -739,7 +867,10 @@ static int verb_export(int argc, char **argv)
 		return usage_error("export", "--format must be pprof, folded or json");
 	if (!out)
 		return usage_error("export", "-o FILE is required (- for stdout)");
-	if ((r = one_pid("export", argc, argv, &er.pid)))
+	name = group_arg("export", cgroup, unit, argc, er.session, &r);
+	if (r)
+		return r;
+	if (!name && (r = one_pid("export", argc, argv, &er.pid)))
 		return r;
 	/* As gzip does: binary data on a terminal helps nobody and may upset it. */
 	if (!strcmp(out, "-") && !strcmp(format, "pprof") && !force && isatty(STDOUT_FILENO)) {
@@ -747,6 +878,14 @@ static int verb_export(int argc, char **argv)
 		      "pipe it, or --force\n",
 		      stderr);
 		return KPROFCTL_EXIT_USAGE;
+	}
+	if (name) {
+		struct group g;
+
+		if ((r = group_load(call, name, &g)) == 0 && export_profile(g.sp, format, out) < 0)
+			r = KPROFCTL_EXIT_ERROR;
+		group_free(&g);
+		return r;
 	}
 	req.body_case = KPROF__REQUEST__BODY_EXPORT;
 	req.export = &er;
@@ -854,21 +993,27 @@ static int verb_help_verb(int argc, char **argv);
 static const struct verb verbs[] = {
     {"attach", verb_attach,
      "PID [--freq HZ] [--duration SEC] [--eps E] [--hcct-kernel] [--no-jvm-map] [--json]\n"
-     "          [--children] [--calls [--burst MS --period MS] [--force]]",
+     "          [--children] [--calls [--burst MS --period MS] [--force]]\n"
+     "          | --cgroup PATH | --unit NAME [--freq HZ] [...]",
      "start sampling PID (default 99 Hz, 1-4999; until detached, exit or SEC seconds);\n"
      "          --children: every process it forks from then on is a target too;\n"
+     "          --cgroup/--unit: every process in the cgroup or unit, now and later;\n"
      "          a HotSpot JVM is asked to write its perf map (not with --no-jvm-map);\n"
      "          --calls adds exact mode: uprobes count every entry of the JIT functions\n"
      "          in the perf map (file-backed JIT code only), in bursts with --burst/--period"},
-    {"detach", verb_detach, "PID [--json]", "stop sampling PID; its profile is kept"},
+    {"detach", verb_detach, "PID [--json] | --cgroup PATH | --unit NAME",
+     "stop sampling PID (or watching a cgroup or unit); profiles are kept"},
     {"list", verb_list, "[--all] [--json]",
      "attached processes; --all adds the kept profiles of ended ones"},
     {"status", verb_status, "[--json]",
      "daemon version, targets, samples/s, ring-buffer drops, own CPU"},
-    {"report", verb_report, "PID [--top N] [--session N] [--full-names] [--json]",
+    {"report", verb_report,
+     "PID [--top N] [--session N] [--full-names] [--json]\n"
+     "          | --cgroup PATH | --unit NAME [--top N] [--full-names] [--json]",
      "flat profile: self and total samples per function (default top 20, 0 = all);\n"
-     "          C++ names without their parameter lists unless --full-names"},
-    {"folded", verb_folded, "PID [--session N] [--json]",
+     "          C++ names without their parameter lists unless --full-names;\n"
+     "          --cgroup/--unit: the processes of a watched cgroup or unit, merged"},
+    {"folded", verb_folded, "PID [--session N] [--json] | --cgroup PATH | --unit NAME",
      "folded stacks (root;...;leaf count) for flame graphs"},
     {"top", verb_top, "[PID...] [--interval MS] [--iterations N] [--full-names] [--json]",
      "live view: functions by self time in the last interval (default 1000 ms), keys\n"
@@ -887,7 +1032,9 @@ static const struct verb verbs[] = {
      "          and the plain Ball-Larus path profile, each path as its blocks; top N of\n"
      "          each (default 10, 0 = all). Attaches PID if needed; file-backed JIT code\n"
      "          only. --show prints the last trace, --stop ends the running one"},
-    {"export", verb_export, "PID -o FILE [--format pprof|folded|json] [--force] [--session N]",
+    {"export", verb_export,
+     "PID -o FILE [--format pprof|folded|json] [--force] [--session N]\n"
+     "          | --cgroup PATH | --unit NAME -o FILE [--format ...] [--force]",
      "write the profile to FILE (- for stdout): pprof (gzip, for go tool pprof;\n"
      "          the default), folded stacks, or JSON (functions and per-thread stacks);\n"
      "          pprof is not written to a terminal without --force"},

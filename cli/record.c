@@ -29,6 +29,7 @@
 #include "kprof/saved.h"
 #include "client.h"
 #include "export.h"
+#include "merge.h"
 #include "record.h"
 #include "render.h"
 
@@ -179,95 +180,6 @@ static int settle(const struct record_opts *o, uint32_t pid, uint64_t since, str
 	return (int)n;
 }
 
-/* sp += add: add's functions after sp's, its stacks' ids moved by as much. Both unpacked by
- * protobuf-c; the merged arrays are malloc'd and owned by the caller (merge_free). */
-struct merged {
-	Kprof__SavedProfile sp;
-	Kprof__Target target;
-	Kprof__SavedFunction **funcs;
-	Kprof__SavedStack **stacks;
-	Kprof__SavedStack *stack_v;
-	uint32_t *ids;
-	Kprof__SavedMapping **maps;
-	Kprof__SavedThread **threads;
-};
-
-static void merge_free(struct merged *m)
-{
-	free(m->maps);
-	free(m->threads);
-	free(m->funcs);
-	free(m->stacks);
-	free(m->stack_v);
-	free(m->ids);
-}
-
-static int merge(Kprof__SavedProfile **v, size_t n, struct merged *m)
-{
-	size_t nf = 0, ns = 0, nid = 0, nm = 0, nt = 0, fo = 0, so = 0, io = 0, mo = 0, to = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		nf += v[i]->n_functions;
-		ns += v[i]->n_stacks;
-		nm += v[i]->n_mappings;
-		nt += v[i]->n_threads;
-		for (size_t j = 0; j < v[i]->n_stacks; j++)
-			nid += v[i]->stacks[j]->n_ids;
-	}
-	m->funcs = calloc(nf + 1, sizeof(*m->funcs));
-	m->stacks = calloc(ns + 1, sizeof(*m->stacks));
-	m->stack_v = calloc(ns + 1, sizeof(*m->stack_v));
-	m->ids = calloc(nid + 1, sizeof(*m->ids));
-	kprof__saved_profile__init(&m->sp);
-	m->maps = calloc(nm + 1, sizeof(*m->maps));
-	m->threads = calloc(nt + 1, sizeof(*m->threads));
-	if (!m->funcs || !m->stacks || !m->stack_v || !m->ids || !m->maps || !m->threads)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		for (size_t j = 0; j < v[i]->n_stacks; j++) {
-			const Kprof__SavedStack *s = v[i]->stacks[j];
-			Kprof__SavedStack *d = &m->stack_v[so];
-
-			kprof__saved_stack__init(d);
-			d->count = s->count;
-			d->tid = s->tid;
-			d->ids = m->ids + io;
-			d->n_ids = s->n_ids;
-			for (size_t k = 0; k < s->n_ids; k++)
-				m->ids[io++] = s->ids[k] + fo;
-			m->stacks[so++] = d;
-		}
-		memcpy(m->funcs + fo, v[i]->functions, v[i]->n_functions * sizeof(*m->funcs));
-		fo += v[i]->n_functions;
-		/* The command's mappings first: its executable names the profile. */
-		for (size_t j = 0; j < v[i]->n_mappings; j++, mo++)
-			if (mo < SAVED_MAX_MAPPINGS) /* the rest dropped, and counted */
-				m->maps[mo] = v[i]->mappings[j];
-		for (size_t j = 0; j < v[i]->n_threads; j++, to++)
-			if (to < SAVED_MAX_THREADS)
-				m->threads[to] = v[i]->threads[j];
-		m->sp.mappings_dropped += v[i]->mappings_dropped;
-		m->sp.threads_dropped += v[i]->threads_dropped;
-	}
-	m->sp.format = v[0]->format;
-	/* The command's target, with the samples of all. */
-	m->target = *v[0]->target;
-	for (size_t i = 1; i < n; i++)
-		m->target.samples += v[i]->target->samples;
-	m->sp.target = &m->target;
-	m->sp.functions = m->funcs;
-	m->sp.n_functions = fo;
-	m->sp.stacks = m->stacks;
-	m->sp.n_stacks = so;
-	m->sp.mappings = m->maps;
-	m->sp.n_mappings = mo < SAVED_MAX_MAPPINGS ? mo : SAVED_MAX_MAPPINGS;
-	m->sp.mappings_dropped += mo - m->sp.n_mappings;
-	m->sp.threads = m->threads;
-	m->sp.n_threads = to < SAVED_MAX_THREADS ? to : SAVED_MAX_THREADS;
-	m->sp.threads_dropped += to - m->sp.n_threads;
-	return 0;
-}
-
 static int export_of(const struct record_opts *o, const struct proc_ref *p, Kprof__Reply **rep)
 {
 	Kprof__Request req = KPROF__REQUEST__INIT;
@@ -336,7 +248,7 @@ static int write_profile(const struct record_opts *o, const struct proc_ref *pro
 		r = KPROFCTL_EXIT_ERROR;
 		goto out;
 	}
-	if (got > 1 && merge(sps, got, &m) < 0) {
+	if (got > 1 && merge_profiles(sps, got, &m) < 0) {
 		fprintf(stderr, "kprofctl record: out of memory\n");
 		r = KPROFCTL_EXIT_ERROR;
 		goto out;

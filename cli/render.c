@@ -356,6 +356,10 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 			t->threads_unsampled);
 	if (t->parent)
 		fprintf(f, ", child of %u", t->parent);
+	if (t->cgroup && t->cgroup[0]) {
+		fputs(", in ", f);
+		put_text(f, t->cgroup, 0);
+	}
 	if (t->children)
 		fprintf(f, ", following its children (%u followed, %u not)", t->children_followed,
 			t->children_refused);
@@ -417,9 +421,11 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 	render_json_string(f, t->jvm_note ? t->jvm_note : "");
 	fprintf(f,
 		",\"thread_events\":%u,\"threads_unsampled\":%u,\"children\":%s,\"parent\":%u,"
-		"\"children_followed\":%u,\"children_refused\":%u}",
+		"\"children_followed\":%u,\"children_refused\":%u,\"cgroup\":",
 		t->thread_events, t->threads_unsampled, t->children ? "true" : "false", t->parent,
 		t->children_followed, t->children_refused);
+	render_json_string(f, t->cgroup ? t->cgroup : "");
+	fputc('}', f);
 }
 
 /* The parent of target i in r: the newest target of its parent pid attached no later than it,
@@ -573,9 +579,23 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 		fprintf(f,
 			",\"thread_events\":%u,\"sampler_runs\":%" PRIu64
 			",\"threads_created\":%" PRIu64 ",\"thread_reports\":%" PRIu64
-			",\"thread_reports_lost\":%" PRIu64 ",\"forks_lost\":%" PRIu64 "}\n",
+			",\"thread_reports_lost\":%" PRIu64 ",\"forks_lost\":%" PRIu64
+			",\"watches\":[",
 			r->thread_events, r->sampler_runs, r->threads_created, r->thread_reports,
 			r->thread_reports_lost, r->forks_lost);
+		for (size_t i = 0; i < r->n_watches; i++) {
+			const Kprof__Watch *w = r->watches[i];
+
+			fputs(i ? ",{\"name\":" : "{\"name\":", f);
+			render_json_string(f, w->name);
+			fputs(",\"path\":", f);
+			render_json_string(f, w->path);
+			fprintf(f,
+				",\"uid\":%u,\"attached\":%u,\"refused\":%u,\"since_ns\":%" PRIu64
+				"}",
+				w->uid, w->attached, w->refused, w->since_ns);
+		}
+		fputs("]}\n", f);
 		return;
 	}
 	fputs("kprofd ", f);
@@ -611,6 +631,17 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 			"\nchildren:    %" PRIu64
 			" not followed (BPF targets map or ring buffer full)",
 			r->forks_lost);
+	for (size_t i = 0; i < r->n_watches; i++) {
+		fputs(i ? "\n             " : "\nwatching:    ", f);
+		put_text(f, r->watches[i]->name, 0);
+		if (strcmp(r->watches[i]->name, r->watches[i]->path)) {
+			fputs(" (", f);
+			put_text(f, r->watches[i]->path, 0);
+			fputc(')', f);
+		}
+		fprintf(f, ", uid %u: %u processes attached, %u not", r->watches[i]->uid,
+			r->watches[i]->attached, r->watches[i]->refused);
+	}
 	fprintf(f, "\nring buffer: %u KiB\n", r->ringbuf_bytes / 1024);
 	fprintf(f, "daemon CPU:  %.3f s (%.1f us per sample)\n", r->cpu_ns / 1e9,
 		cpu_per_sample / 1e3);

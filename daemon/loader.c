@@ -299,6 +299,25 @@ int loader_target_del(struct loader *l, pid_t tgid)
 	return 0;
 }
 
+int loader_cgroup_watch(struct loader *l, uint64_t cgid, bool on)
+{
+	__u32 one = 1;
+	int err;
+
+	if (on)
+		err = bpf_map__update_elem(l->skel->maps.kp_cgroups, &cgid, sizeof(cgid), &one,
+					   sizeof(one), BPF_NOEXIST);
+	else
+		err = bpf_map__delete_elem(l->skel->maps.kp_cgroups, &cgid, sizeof(cgid), 0);
+	if (err < 0)
+		return -errno;
+	if (on)
+		l->skel->bss->kp_cgroups_n++;
+	else if (l->skel->bss->kp_cgroups_n)
+		l->skel->bss->kp_cgroups_n--;
+	return 0;
+}
+
 int loader_counters(const struct loader *l, uint64_t ctr[KP_CTR_NR], uint64_t *per_cpu_drops)
 {
 	__u64 *vals = calloc(l->ncpus, sizeof(*vals));

@@ -51,6 +51,9 @@ int loader_scan_threads(struct loader *l, pid_t tgid, pid_t tid, struct kp_scan 
 int loader_target_add(struct loader *l, pid_t tgid, unsigned freq, uint64_t start_ticks,
 		      uint32_t flags);
 int loader_target_del(struct loader *l, pid_t tgid);
+/* Watch cgroup cgid (and its descendants) for processes entering it (KP_REC_CGROUP), or stop.
+ * -EEXIST, -E2BIG (KP_MAX_CGROUPS), -ENOENT, -errno. */
+int loader_cgroup_watch(struct loader *l, uint64_t cgid, bool on);
 /* Sums over CPUs of kp_counters; per_cpu_drops (may be NULL) gets ncpus values. */
 int loader_counters(const struct loader *l, uint64_t ctr[KP_CTR_NR], uint64_t *per_cpu_drops);
 

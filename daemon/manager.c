@@ -782,6 +782,7 @@ static void on_fork(void *ctx, pid_t child, pid_t parent, uint64_t start_ticks, 
 	    .children = true,
 	    .parent = parent,
 	    .by = p->by,
+	    .cgroup = p->cgroup,
 	};
 	r = added ? manager_attach(m, child, &o, &c, err, sizeof(err)) : -ENOSPC;
 	if (r == 0 && c->start_ticks != start_ticks) { /* gone, and the pid already reused */
@@ -799,6 +800,157 @@ static void on_fork(void *ctx, pid_t child, pid_t parent, uint64_t start_ticks, 
 		return;
 	}
 	p->children_followed++;
+}
+
+struct cgwatch *manager_find_watch(struct manager *m, const char *name)
+{
+	for (unsigned i = 0; i < m->n_watches; i++)
+		if (!strcmp(m->watches[i]->name, name) || !strcmp(m->watches[i]->ref.path, name))
+			return m->watches[i];
+	return NULL;
+}
+
+/* Attach pid as a member of w (it entered the cgroup, or was there): 0, or a negative errno
+ * (refused: counted, said at debug level; a pid already attached is left as it is). */
+static int watch_attach(struct manager *m, struct cgwatch *w, pid_t pid, uint64_t start_ticks)
+{
+	struct target *t = manager_find(m, pid);
+	char err[256];
+	int r;
+
+	if (t && t->state == TARGET_ATTACHED)
+		return 0;
+	r = manager_attach(m, pid, &w->opts, &t, err, sizeof(err));
+	if (r == 0 && start_ticks && t->start_ticks != start_ticks) {
+		manager_forget(m, t);
+		r = -ESRCH;
+	}
+	if (r < 0) {
+		w->refused++;
+		log_debug("%s: pid %d not attached: %s", w->name, pid, err);
+		return r;
+	}
+	w->joined++;
+	return 0;
+}
+
+static void on_cgroup(void *ctx, pid_t tgid, uint64_t cgid, uint64_t start_ticks)
+{
+	struct manager *m = ctx;
+
+	for (unsigned i = 0; i < m->n_watches; i++)
+		if (m->watches[i]->ref.id == cgid) {
+			watch_attach(m, m->watches[i], tgid, start_ticks);
+			return;
+		}
+}
+
+int manager_watch(struct manager *m, const char *cgroup, const char *unit,
+		  const struct attach_opts *o, struct cgwatch **ret, unsigned *attached,
+		  unsigned *refused, char *errbuf, size_t errlen)
+{
+	_cleanup_free_ pid_t *pids = NULL;
+	struct cgwatch *w;
+	unsigned mine = 0;
+	size_t n = 0;
+	int err;
+
+	if (!cgroup == !unit) {
+		snprintf(errbuf, errlen, "a cgroup or a unit, not both");
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < m->n_watches; i++)
+		mine += m->watches[i]->opts.by == o->by;
+	if (m->n_watches >= MANAGER_MAX_WATCHES ||
+	    (o->by != 0 && mine >= MANAGER_WATCHES_PER_USER)) {
+		snprintf(errbuf, errlen, "too many cgroups watched (%u; %u per user)",
+			 MANAGER_MAX_WATCHES, MANAGER_WATCHES_PER_USER);
+		return -EUSERS;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	err = cgroup ? cgroup_resolve(cgroup, &w->ref) : cgroup_of_unit(unit, &w->ref);
+	if (err < 0) {
+		snprintf(
+		    errbuf, errlen, "%s %s: %s", cgroup ? "cgroup" : "unit", cgroup ? cgroup : unit,
+		    err == -EINVAL	  ? (cgroup ? "not a path under /sys/fs/cgroup"
+						    : "not a unit name (NAME.service, .scope, .slice)")
+		    : err == -EMEDIUMTYPE ? "not in a cgroup2 hierarchy"
+		    : err == -ENOENT
+			? (cgroup ? "no such cgroup" : "no cgroup of that unit (not running?)")
+			: strerror(-err));
+		free(w);
+		return err;
+	}
+	snprintf(w->name, sizeof(w->name), "%s", unit ? unit : w->ref.path);
+	if (manager_find_watch(m, w->name) || manager_find_watch(m, w->ref.path)) {
+		snprintf(errbuf, errlen, "%s is already watched", w->name);
+		free(w);
+		return -EALREADY;
+	}
+	w->opts = *o;
+	w->opts.children = true;
+	w->opts.duration_sec = 0;
+	w->opts.calls = false;
+	w->opts.cgroup = w->name;
+	w->since_ns = now_ns(CLOCK_REALTIME);
+	/* Watched first: a process entering while the members are read is reported. */
+	err = loader_cgroup_watch(m->loader, w->ref.id, true);
+	if (err < 0) {
+		snprintf(errbuf, errlen, "cannot watch %s: %s", w->name, strerror(-err));
+		free(w);
+		return err;
+	}
+	m->watches[m->n_watches++] = w;
+	pids = calloc(KP_MAX_TARGETS, sizeof(*pids));
+	if (pids)
+		cgroup_procs(&w->ref, pids, KP_MAX_TARGETS, &n);
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] != getpid())
+			watch_attach(m, w, pids[i], 0);
+	*attached = w->joined;
+	*refused = w->refused;
+	log_info("watching %s (cgroup %s, by uid %u): %u processes attached, %u refused", w->name,
+		 w->ref.path, o->by, w->joined, w->refused);
+	*ret = w;
+	return 0;
+}
+
+unsigned manager_unwatch(struct manager *m, struct cgwatch *w)
+{
+	unsigned n = 0;
+
+	loader_cgroup_watch(m->loader, w->ref.id, false);
+	for (unsigned i = 0; i < m->n_watches; i++)
+		if (m->watches[i] == w) {
+			m->watches[i] = m->watches[--m->n_watches];
+			break;
+		}
+	for (struct target *t = m->targets; t; t = t->next)
+		if (t->state == TARGET_ATTACHED && t->cgroup && !strcmp(t->cgroup, w->name)) {
+			end_target(m, t, TARGET_DETACHED, LOG_DEBUG,
+				   "detached (%s no longer watched)", w->name);
+			n++;
+		}
+	log_info("%s no longer watched: %u processes detached", w->name, n);
+	free(w);
+	return n;
+}
+
+/* Housekeeping: a watched cgroup removed (a unit stopped) ends its watch. */
+static void check_watches(struct manager *m)
+{
+	for (unsigned i = 0; i < m->n_watches;) {
+		struct cgwatch *w = m->watches[i];
+
+		if (cgroup_exists(&w->ref)) {
+			i++;
+			continue;
+		}
+		log_info("%s: cgroup %s removed: no longer watched", w->name, w->ref.path);
+		manager_unwatch(m, w);
+	}
 }
 
 static void on_exit_rec(void *ctx, pid_t tgid, uint64_t start_ticks, int code)
@@ -996,6 +1148,7 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 		}
 	}
 	rescan_on_lost_reports(m);
+	check_watches(m);
 	sd_notifyf(0, "STATUS=%u targets attached, %u kept, %.0f samples/s", m->n_attached,
 		   m->n_kept, m->rate);
 	expire_kept(m);
@@ -1085,6 +1238,7 @@ static const struct ringbuf_ops ringbuf_ops = {
     .on_exec = on_exec_rec,
     .on_thread = on_thread,
     .on_fork = on_fork,
+    .on_cgroup = on_cgroup,
 };
 
 /* Per-thread events hold one fd each: at most half the open files limit, the rest staying
@@ -1199,6 +1353,8 @@ void manager_free(struct manager *m)
 	if (!m)
 		return;
 	store_free(m->store);
+	for (unsigned i = 0; i < m->n_watches; i++)
+		free(m->watches[i]);
 	while (m->targets) {
 		struct target *t = m->targets;
 

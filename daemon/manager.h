@@ -13,9 +13,22 @@
 
 #include "kprof/abi.h"
 #include "kprof/config.h"
+#include "cgroups.h"
 #include "target.h"
 
 struct jvmattach_ctx;
+
+/* attach --cgroup/--unit: a cgroup whose present and future processes are attached (each with
+ * --children), kp_cgroups telling kprofd of those that enter it. */
+#define MANAGER_MAX_WATCHES KP_MAX_CGROUPS
+#define MANAGER_WATCHES_PER_USER 4 /* a user's; root's are the rest */
+struct cgwatch {
+	struct cgroup_ref ref;
+	char name[PATH_MAX];	 /* what was asked: NAME.service, or the cgroup's path */
+	struct attach_opts opts; /* for each member: children on, by the client */
+	uint64_t since_ns;	 /* CLOCK_REALTIME */
+	unsigned joined, refused;
+};
 struct loader;
 struct ringbuf;
 struct sampler;
@@ -52,6 +65,8 @@ struct manager {
 	bool per_cpu;		 /* targets are sampled by the per-CPU sets */
 	unsigned max_thread_fds; /* conf.max_thread_fds, within the fd limit */
 	uint64_t thread_drops;	 /* KP_CTR_THREAD_DROPS at the last housekeeping */
+	struct cgwatch *watches[MANAGER_MAX_WATCHES];
+	unsigned n_watches;
 };
 
 #define MANAGER_MAX_FREQS 64 /* distinct frequencies a status lists */
@@ -76,6 +91,16 @@ void manager_drain(struct manager *m);
 int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *o, struct target **ret,
 		   char *errbuf, size_t errlen);
 int manager_detach(struct manager *m, struct target *t);
+/* Watch a cgroup (path under /sys/fs/cgroup) or a systemd unit (exactly one of the two): its
+ * processes are attached now (*attached, *refused count them) and those that enter it later as
+ * they do. errbuf says why not. */
+int manager_watch(struct manager *m, const char *cgroup, const char *unit,
+		  const struct attach_opts *o, struct cgwatch **ret, unsigned *attached,
+		  unsigned *refused, char *errbuf, size_t errlen);
+/* The watch named name (as given to manager_watch, or its cgroup's path), or NULL. */
+struct cgwatch *manager_find_watch(struct manager *m, const char *name);
+/* Stop watching; its attached members are detached (profiles kept): how many. */
+unsigned manager_unwatch(struct manager *m, struct cgwatch *w);
 /* Undo an attach that a failed request made: the target goes and nothing of it is kept. */
 void manager_forget(struct manager *m, struct target *t);
 /* Add a restored (kept) target. */

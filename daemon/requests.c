@@ -255,6 +255,42 @@ static int check_attachable(struct client *cl, uint32_t pid)
 	return 0;
 }
 
+/* attach --cgroup/--unit: a watch, its members attached with the request's settings. */
+static void do_watch(struct client *cl, const Kprof__AttachRequest *req)
+{
+	Kprof__Reply rep = KPROF__REPLY__INIT;
+	Kprof__AttachReply ar = KPROF__ATTACH_REPLY__INIT;
+	struct cgwatch *w;
+	unsigned attached = 0, refused = 0;
+	char err_msg[512] = "";
+	int err;
+
+	if (req->pid || (req->cgroup[0] && req->unit[0]) || req->calls || req->duration_sec) {
+		reply_error(cl, -EINVAL,
+			    "a cgroup or unit is attached alone: no pid, --calls or --duration");
+		return;
+	}
+	err = manager_watch(cl->rq->m, req->cgroup[0] ? req->cgroup : NULL,
+			    req->unit[0] ? req->unit : NULL,
+			    &(struct attach_opts){.freq = req->freq_hz,
+						  .eps = req->eps,
+						  .hcct_kernel = req->hcct_kernel,
+						  .no_jvm_map = req->no_jvm_map,
+						  .by = cl->uid},
+			    &w, &attached, &refused, err_msg, sizeof(err_msg));
+	if (err < 0) {
+		reply_error(cl, err, "%s", err_msg);
+		return;
+	}
+	ar.cgroup = w->name;
+	ar.cgroup_path = w->ref.path;
+	ar.attached = attached;
+	ar.refused = refused;
+	rep.body_case = KPROF__REPLY__BODY_ATTACH;
+	rep.attach = &ar;
+	client_queue(cl, &rep);
+}
+
 static void do_attach(struct client *cl, const Kprof__AttachRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
@@ -264,6 +300,10 @@ static void do_attach(struct client *cl, const Kprof__AttachRequest *req)
 	char err_msg[256] = "";
 	int err;
 
+	if (req->cgroup[0] || req->unit[0]) {
+		do_watch(cl, req);
+		return;
+	}
 	if (check_attachable(cl, req->pid) < 0)
 		return;
 	err = manager_attach(cl->rq->m, req->pid,
@@ -293,7 +333,34 @@ static void do_attach(struct client *cl, const Kprof__AttachRequest *req)
 static void do_detach(struct client *cl, const Kprof__DetachRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
-	struct target *t = request_target(cl, req->pid, true);
+	struct target *t;
+
+	if (req->cgroup[0] || req->unit[0]) {
+		const char *name = req->cgroup[0] ? req->cgroup : req->unit;
+		struct cgwatch *w = manager_find_watch(cl->rq->m, name);
+		Kprof__DetachReply dr = KPROF__DETACH_REPLY__INIT;
+		struct cgroup_ref ref;
+
+		/* A cgroup may be named as given or by its full path. */
+		if (!w && req->cgroup[0] && cgroup_resolve(name, &ref) == 0)
+			w = manager_find_watch(cl->rq->m, ref.path);
+		if (!w) {
+			reply_error(cl, -ENOENT, "%s is not watched", name);
+			return;
+		}
+		if (!allowed(cl, w->opts.by)) {
+			reply_error(cl, -EPERM, "permission denied: %s is watched by uid %u", name,
+				    w->opts.by);
+			return;
+		}
+		dr.cgroup = (char *)name;
+		dr.detached = manager_unwatch(cl->rq->m, w);
+		rep.body_case = KPROF__REPLY__BODY_DETACH;
+		rep.detach = &dr;
+		client_queue(cl, &rep);
+		return;
+	}
+	t = request_target(cl, req->pid, true);
 
 	if (!t)
 		return;
@@ -388,11 +455,30 @@ static void do_status(struct client *cl)
 	Kprof__StatusReply sr;
 	_cleanup_free_ uint64_t *drops = NULL;
 	unsigned freqs[MANAGER_MAX_FREQS];
+	Kprof__Watch wv[MANAGER_MAX_WATCHES], *wp[MANAGER_MAX_WATCHES];
+	struct manager *m = cl->rq->m;
 
 	if (fill_status(cl->rq, &sr, &drops, freqs) < 0) {
 		reply_error(cl, -EIO, "cannot read the BPF counters");
 		return;
 	}
+	/* The client's own watches (all of them for root and readers). */
+	for (unsigned i = 0; i < m->n_watches; i++) {
+		const struct cgwatch *w = m->watches[i];
+		Kprof__Watch *v = &wv[sr.n_watches];
+
+		if (!may_read(cl, w->opts.by))
+			continue;
+		kprof__watch__init(v);
+		v->name = (char *)w->name;
+		v->path = (char *)w->ref.path;
+		v->uid = w->opts.by;
+		v->attached = w->joined;
+		v->refused = w->refused;
+		v->since_ns = w->since_ns;
+		wp[sr.n_watches++] = v;
+	}
+	sr.watches = wp;
 	rep.body_case = KPROF__REPLY__BODY_STATUS;
 	rep.status = &sr;
 	client_queue(cl, &rep);

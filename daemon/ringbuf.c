@@ -89,6 +89,14 @@ static int handle_record(struct ringbuf *s, void *data, size_t len)
 		s->ops.on_fork(s->ctx, h->tgid, f->parent, f->start_ticks, f->added);
 		return 0;
 	}
+	case KP_REC_CGROUP: {
+		const struct kp_cgjoin *c = data;
+
+		if (len < sizeof(*c))
+			goto bad;
+		s->ops.on_cgroup(s->ctx, h->tgid, c->cgid, c->start_ticks);
+		return 0;
+	}
 	case KP_REC_EXIT:
 	case KP_REC_EXEC: {
 		const struct kp_lifecycle *lc = data;
@@ -113,7 +121,7 @@ int ringbuf_new(int ringbuf_fd, const struct ringbuf_ops *ops, void *ctx, struct
 	int err;
 
 	if (!ops->on_sample || !ops->on_call || !ops->on_path || !ops->on_exit || !ops->on_exec ||
-	    !ops->on_thread || !ops->on_fork)
+	    !ops->on_thread || !ops->on_fork || !ops->on_cgroup)
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));
 	if (!s)

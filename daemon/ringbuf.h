@@ -25,6 +25,8 @@ struct ringbuf_ops {
 	/* Target parent (attach --children) forked process child, which started at start_ticks;
 	 * added: kp_fork put it in kp_targets (KP_REC_FORK). */
 	void (*on_fork)(void *ctx, pid_t child, pid_t parent, uint64_t start_ticks, bool added);
+	/* Process tgid (started at start_ticks) entered watched cgroup cgid (KP_REC_CGROUP). */
+	void (*on_cgroup)(void *ctx, pid_t tgid, uint64_t cgid, uint64_t start_ticks);
 };
 
 struct ringbuf;

@@ -163,7 +163,9 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 	t->attached_ns = now_ns(CLOCK_REALTIME);
 	t->ids = malloc((2 * KP_MAX_STACK + 1) * sizeof(*t->ids));
 	t->memo = calloc(1, sizeof(*t->memo));
-	err = t->ids && t->memo ? target_tables_new(t) : -ENOMEM;
+	if (o->cgroup)
+		t->cgroup = strdup(o->cgroup);
+	err = t->ids && t->memo && (!o->cgroup || t->cgroup) ? target_tables_new(t) : -ENOMEM;
 	if (err >= 0)
 		err = read_identity(t);
 	if (err < 0)
@@ -204,6 +206,7 @@ void target_free(struct target *t)
 	paths_free(t->paths);
 	hcct_tree_free(t->saved_hcct);
 	free(t->saved_name);
+	free(t->cgroup);
 	hcct_free(t->hcct);
 	sd_event_source_disable_unref(t->duration_timer);
 	tsym_free(t->sym);

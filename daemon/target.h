@@ -106,6 +106,7 @@ struct target {
 	bool no_jvm_map;
 	pid_t parent; /* the target that forked it (0: attached by a client) */
 	unsigned children_followed, children_refused;
+	char *cgroup; /* the watch (attach --cgroup/--unit) that attached it, else NULL */
 	/* For exports: the executable file mappings it had (the union of every read of its maps)
 	 * and its threads' names. */
 	struct maptab *maps;
@@ -124,6 +125,7 @@ struct attach_opts {
 	bool no_jvm_map; /* never ask a HotSpot JVM to write its perf map */
 	bool children;	 /* its new processes become targets too (KP_TF_CHILDREN) */
 	pid_t parent;	 /* a child of this target (kp_fork), not a client's attach */
+	const char *cgroup; /* the watch that attached it (copied), else NULL */
 	uid_t by;	 /* the client's uid: quotas, and whether a change of credentials ends it */
 };
 

@@ -88,6 +88,7 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->parent = t->parent;
 	pb->children_followed = t->children_followed;
 	pb->children_refused = t->children_refused;
+	pb->cgroup = t->cgroup ? t->cgroup : (char *)"";
 	/* Strings point into the target (or its tsym), not into the copy in live. */
 	pb->perfmap_path = (char *)(t->sym ? tsym_perfmap_path(t->sym) : t->saved_sym.perfmap_path);
 	pb->jitdump_path = (char *)(t->sym ? tsym_jitdump_path(t->sym) : t->saved_sym.jitdump_path);
@@ -236,7 +237,9 @@ int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, 
 	t->eps = pb->eps;
 	t->hcct_kernel = pb->hcct_kernel;
 	restore_symbol_stats(pb, &t->saved_sym);
-	err = target_tables_new(t);
+	if (pb->cgroup && pb->cgroup[0])
+		t->cgroup = strdup(pb->cgroup);
+	err = pb->cgroup && pb->cgroup[0] && !t->cgroup ? -ENOMEM : target_tables_new(t);
 	if (err >= 0) {
 		restore_tables(sp, t);
 		err = saved_profile(sp, NULL, &t->profile, &map);

@@ -20,6 +20,7 @@ enum kp_rec_kind {
 	KP_REC_PATH = 5,   /* path tracer: an activation began, took a path, or ended */
 	KP_REC_THREAD = 6, /* a thread of a per-thread target started without kprofd's event */
 	KP_REC_FORK = 7,   /* a target that follows its children forked a process */
+	KP_REC_CGROUP = 8, /* a process entered a watched cgroup (attach --cgroup/--unit) */
 };
 
 /* kp_sample.flags */
@@ -93,6 +94,18 @@ struct kp_fork {
 	__u32 added;  /* 1: in kp_targets; 0: the map was full */
 	__u64 time_ns;
 	__u64 start_ticks; /* the child's start, as in kp_target */
+};
+
+/* A process entered a watched cgroup (kp_cgroups), or one of its descendants: moved there
+ * (cgroup_attach_task) or forked into it by a process that is not a target following its
+ * children. cgid is the watched cgroup's id (the inode of its directory in cgroup2). */
+#define KP_MAX_CGROUPS 64  /* entries in kp_cgroups: watched cgroups */
+#define KP_CGROUP_DEPTH 32 /* ancestors looked at for a watched one */
+struct kp_cgjoin {
+	struct kp_rec_hdr hdr;
+	__u64 cgid;
+	__u64 start_ticks; /* the process's start */
+	__u64 time_ns;
 };
 
 /* Argument and result of kp_scan_threads, a BPF_PROG_TYPE_SYSCALL program kprofd runs with
@@ -212,13 +225,15 @@ enum kp_counter {
 	KP_CTR_THREAD_RECS = 13,  /* of which created without an event: reported */
 	KP_CTR_THREAD_DROPS = 14, /* ring buffer full: such a report lost */
 	KP_CTR_FORK_DROPS = 15,	  /* a child not followed: kp_targets full or ring buffer full */
-	KP_CTR_NR = 16,
+	KP_CTR_CGROUP_DROPS = 16, /* ring buffer full: a process entering a watched cgroup lost */
+	KP_CTR_NR = 17,
 };
 
 _Static_assert(sizeof(struct kp_rec_hdr) == 8, "kp_rec_hdr layout");
 _Static_assert(sizeof(struct kp_sample) == 48 + 8 * 2 * KP_MAX_STACK, "kp_sample layout");
 _Static_assert(sizeof(struct kp_lifecycle) == 48, "kp_lifecycle layout");
 _Static_assert(sizeof(struct kp_fork) == 32, "kp_fork layout");
+_Static_assert(sizeof(struct kp_cgjoin) == 32, "kp_cgjoin layout");
 _Static_assert(sizeof(struct kp_target) == 16, "kp_target layout");
 _Static_assert(sizeof(struct kp_call) == 32, "kp_call layout");
 _Static_assert(sizeof(struct kp_path) == 40, "kp_path layout");

@@ -711,7 +711,7 @@ static void test_report_json(void **state)
 		       "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\",\"thread_"
 		       "events\":0,\"threads_unsampled\":0,"
 		       "\"children\":false,\"parent\":0,\"children_followed\":0,"
-		       "\"children_refused\":0},"
+		       "\"children_refused\":0,\"cgroup\":\"\"},"
 		       "\"total_samples\":200,\"functions\":5,\"entries\":["
 		       "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
 		       "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
@@ -882,7 +882,7 @@ static void test_list(void **state)
 				  "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\","
 				  "\"thread_events\":0,\"threads_unsampled\":0,"
 				  "\"children\":false,\"parent\":0,\"children_followed\":0,"
-				  "\"children_refused\":0},"
+				  "\"children_refused\":0,\"cgroup\":\"\"},"
 				  "{\"pid\":31337,\"uid\":0,"
 				  "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
 				  "\"freq_hz\":997,\"samples\":0,"));
@@ -1013,7 +1013,7 @@ static void test_status_json(void **state)
 		       "\"symbol_bytes\":0,\"symbol_refusals\":0,\"profile_bytes\":0,"
 		       "\"sampling\":\"\",\"thread_events\":0,\"sampler_runs\":0,"
 		       "\"threads_created\":0,\"thread_reports\":0,\"thread_reports_lost\":0,"
-		       "\"forks_lost\":0}\n");
+		       "\"forks_lost\":0,\"watches\":[]}\n");
 	free(s);
 
 	/* empty arrays, no samples */

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* group.h: the profiles of a watched cgroup's or unit's processes as one (group.c). */
+#ifndef KPROF_CLI_GROUP_H
+#define KPROF_CLI_GROUP_H
+
+#include <stddef.h>
+
+#include "merge.h"
+#include "proto/kprof.pb-c.h"
+
+#define GROUP_MAX_PROCS 1024 /* processes merged */
+
+struct group {
+	Kprof__Reply *reps[GROUP_MAX_PROCS];
+	Kprof__SavedProfile *sps[GROUP_MAX_PROCS];
+	size_t n;	 /* processes merged */
+	size_t left_out; /* beyond GROUP_MAX_PROCS */
+	struct merged m;
+	const Kprof__SavedProfile *sp; /* the merged profile (NULL if none) */
+};
+
+/* Every kept or live profile kprofd has of the processes watch name attached (name as given to
+ * attach --cgroup/--unit: a unit, or a cgroup's path, absolute or relative to the cgroup2
+ * mount), fetched with call (which prints kprofd's errors) and merged. 0, an exit code, or
+ * KPROFCTL_EXIT_ERROR with a message when there is none. */
+int group_load(int (*call)(const Kprof__Request *req, Kprof__Reply **rep), const char *name,
+	       struct group *g);
+void group_free(struct group *g);
+
+#endif

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* merge.h: several processes' kept profiles as one (merge.c), for record --children and the
+ * views of a watched cgroup or unit. */
+#ifndef KPROF_CLI_MERGE_H
+#define KPROF_CLI_MERGE_H
+
+#include <stddef.h>
+
+#include "proto/kprof.pb-c.h"
+
+/* The merged profile (sp), pointing into the profiles it was made of (which must outlive it);
+ * its own arrays are freed by merge_free. */
+struct merged {
+	Kprof__SavedProfile sp;
+	Kprof__Target target;
+	Kprof__SavedFunction **funcs;
+	Kprof__SavedStack **stacks;
+	Kprof__SavedStack *stack_v;
+	uint32_t *ids;
+	Kprof__SavedMapping **maps;
+	Kprof__SavedThread **threads;
+};
+
+/* v[0..n) as one profile: functions, mappings and thread names concatenated (v[0]'s first),
+ * every stack's ids moved to its function's new index; v[0]'s target with the samples of all.
+ * Tables beyond the saved profile's caps are cut and counted. 0 or -ENOMEM. */
+int merge_profiles(Kprof__SavedProfile *const *v, size_t n, struct merged *m);
+void merge_free(struct merged *m);
+/* The flat profile of sp, as kprofd's report computes it: per function (name, module and kind
+ * alike across processes are one), self and total samples, sorted by self then total, at most
+ * top entries (0: all). *ret is freed with merge_report_free. 0 or -ENOMEM. */
+int merge_report(const Kprof__SavedProfile *sp, unsigned top, Kprof__ReportReply **ret);
+void merge_report_free(Kprof__ReportReply *r);
+
+#endif

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* test_merge.c: profiles of several processes as one (cli/merge.c): ids moved, tables
+ * concatenated (the first profile's first), the flat report grouping equal functions (a JIT
+ * function of two processes' perf maps is one), self at the leaf, total once per stack. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../cli/merge.h"
+
+/* One process: functions f[], stacks of ids. */
+struct proc {
+	Kprof__SavedProfile sp;
+	Kprof__Target t;
+	Kprof__SavedFunction fv[4], *fp[4];
+	Kprof__SavedStack sv[3], *spp[3];
+	Kprof__SavedMapping mv[1], *mp[1];
+	uint32_t ids[3][4];
+};
+
+static void proc_init(struct proc *p, uint32_t pid, const char *jit_module)
+{
+	static const char *names[4] = {"main", "work", "hot", "leaf"};
+
+	memset(p, 0, sizeof(*p));
+	kprof__saved_profile__init(&p->sp);
+	kprof__target__init(&p->t);
+	p->t.pid = pid;
+	p->t.samples = 0;
+	for (int i = 0; i < 4; i++) {
+		kprof__saved_function__init(&p->fv[i]);
+		p->fv[i].name = (char *)names[i];
+		p->fv[i].module = (char *)(i == 2 ? jit_module : "app");
+		p->fv[i].kind = i == 2 ? KPROF__FRAME_KIND__FRAME_KIND_JIT
+				       : KPROF__FRAME_KIND__FRAME_KIND_NATIVE;
+		p->fp[i] = &p->fv[i];
+	}
+	/* main;work;hot x5, main;hot;leaf x3 (hot twice in no stack), main;work x2 */
+	static const uint32_t st[3][4] = {{0, 1, 2}, {0, 2, 3}, {0, 1}};
+	static const size_t len[3] = {3, 3, 2};
+	static const uint64_t cnt[3] = {5, 3, 2};
+
+	for (int i = 0; i < 3; i++) {
+		kprof__saved_stack__init(&p->sv[i]);
+		memcpy(p->ids[i], st[i], sizeof(st[i]));
+		p->sv[i].ids = p->ids[i];
+		p->sv[i].n_ids = len[i];
+		p->sv[i].count = cnt[i];
+		p->sv[i].tid = pid + (uint32_t)i;
+		p->spp[i] = &p->sv[i];
+		p->t.samples += cnt[i];
+	}
+	kprof__saved_mapping__init(&p->mv[0]);
+	p->mv[0].path = (char *)"/usr/bin/app";
+	p->mp[0] = &p->mv[0];
+	p->sp.target = &p->t;
+	p->sp.functions = p->fp;
+	p->sp.n_functions = 4;
+	p->sp.stacks = p->spp;
+	p->sp.n_stacks = 3;
+	p->sp.mappings = p->mp;
+	p->sp.n_mappings = 1;
+}
+
+static void test_merge_ids(void **state)
+{
+	struct proc a, b;
+	Kprof__SavedProfile *v[2] = {&a.sp, &b.sp};
+	struct merged m = {0};
+
+	(void)state;
+	proc_init(&a, 100, "perf-100.map");
+	proc_init(&b, 200, "perf-200.map");
+	assert_int_equal(merge_profiles(v, 2, &m), 0);
+	assert_int_equal(m.sp.n_functions, 8);
+	assert_int_equal(m.sp.n_stacks, 6);
+	assert_int_equal(m.sp.n_mappings, 2);
+	assert_int_equal(m.sp.target->pid, 100);
+	assert_int_equal(m.sp.target->samples, 20);
+	/* b's stacks point at b's functions, moved by a's 4 */
+	assert_int_equal(m.sp.stacks[3]->ids[0], 4);
+	assert_int_equal(m.sp.stacks[3]->ids[2], 6);
+	assert_string_equal(m.sp.functions[6]->module, "perf-200.map");
+	assert_int_equal(m.sp.stacks[4]->tid, 201);
+	/* the inputs are untouched */
+	assert_int_equal(b.sv[0].ids[0], 0);
+	merge_free(&m);
+}
+
+static void test_merge_report(void **state)
+{
+	struct proc a, b;
+	Kprof__SavedProfile *v[2] = {&a.sp, &b.sp};
+	struct merged m = {0};
+	Kprof__ReportReply *r = NULL;
+
+	(void)state;
+	proc_init(&a, 100, "perf-100.map");
+	proc_init(&b, 200, "perf-200.map");
+	b.fv[3].module = (char *)"other"; /* leaf of b: another module, another row */
+	assert_int_equal(merge_profiles(v, 2, &m), 0);
+	assert_int_equal(merge_report(&m.sp, 0, &r), 0);
+	assert_int_equal(r->total_samples, 20);
+	/* main app, work app, hot perf-PID.map (one row), leaf app, leaf other */
+	assert_int_equal(r->functions, 5);
+	assert_int_equal(r->n_entries, 5);
+	/* hot: self 5+5, total 8+8; sorted first */
+	assert_string_equal(r->entries[0]->function, "hot");
+	assert_int_equal(r->entries[0]->self, 10);
+	assert_int_equal(r->entries[0]->total, 16);
+	/* work: self 2+2, total 7+7; main: self 0, total 20 */
+	assert_string_equal(r->entries[1]->function, "work");
+	assert_int_equal(r->entries[1]->self, 4);
+	assert_int_equal(r->entries[1]->total, 14);
+	assert_string_equal(r->entries[2]->function, "leaf");
+	assert_int_equal(r->entries[2]->self, 3);
+	assert_string_equal(r->entries[4]->function, "main");
+	assert_int_equal(r->entries[4]->self, 0);
+	assert_int_equal(r->entries[4]->total, 20);
+	merge_report_free(r);
+	/* top cuts the entries, not the counts */
+	assert_int_equal(merge_report(&m.sp, 2, &r), 0);
+	assert_int_equal(r->n_entries, 2);
+	assert_int_equal(r->functions, 5);
+	merge_report_free(r);
+	merge_free(&m);
+}
+
+/* A module that only looks like a perf map keeps its name: not merged with another. */
+static void test_merge_report_modules(void **state)
+{
+	struct proc a, b;
+	Kprof__SavedProfile *v[2] = {&a.sp, &b.sp};
+	struct merged m = {0};
+	Kprof__ReportReply *r = NULL;
+
+	(void)state;
+	proc_init(&a, 100, "perf-1x.map");
+	proc_init(&b, 200, "perf-2x.map");
+	assert_int_equal(merge_profiles(v, 2, &m), 0);
+	assert_int_equal(merge_report(&m.sp, 0, &r), 0);
+	assert_int_equal(r->functions, 5);
+	merge_report_free(r);
+	merge_free(&m);
+	/* one profile: its own report */
+	assert_int_equal(merge_report(&a.sp, 0, &r), 0);
+	assert_int_equal(r->total_samples, 10);
+	assert_int_equal(r->functions, 4);
+	merge_report_free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_merge_ids),
+	    cmocka_unit_test(test_merge_report),
+	    cmocka_unit_test(test_merge_report_modules),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
