@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/io.h"
 #include "kprof/profile.h"
 #include "kprof/saved.h"
 #include "pprof.h"
@@ -111,19 +112,6 @@ static int export_json(const Kprof__SavedProfile *sp, uint8_t **ret, size_t *ret
 	return 0;
 }
 
-static int write_all(int fd, const uint8_t *data, size_t len)
-{
-	for (size_t off = 0; off < len;) {
-		ssize_t w = write(fd, data + off, len - off);
-
-		if (w < 0 && errno != EINTR)
-			return -errno;
-		if (w > 0)
-			off += w;
-	}
-	return 0;
-}
-
 static int write_out(const char *path, const uint8_t *data, size_t len)
 {
 	_cleanup_free_ char *tmp = NULL;
@@ -141,14 +129,14 @@ static int write_out(const char *path, const uint8_t *data, size_t len)
 		fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
 		if (fd < 0)
 			return -errno;
-		return write_all(fd, data, len);
+		return write_all(fd, data, len, false);
 	}
 	if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
 		return -ENOMEM;
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	err = write_all(fd, data, len);
+	err = write_all(fd, data, len, false);
 	if (!err && (fchmod(fd, 0644) < 0 || rename(tmp, path) < 0))
 		err = -errno;
 	if (err)

@@ -39,6 +39,8 @@ run_with() {
 	setpriv --reuid=65534 --regid=65534 --clear-groups dd if=/dev/zero of=/dev/null bs=1 2>/dev/null &
 	dd=$!
 	wait_for 10 grep -q ready "$TDIR/cap.mj"
+	# dd itself, not setpriv before its exec (still root's: its libc would be named).
+	wait_for 10 grep -qx dd "/proc/$dd/comm"
 	"$KPROFCTL" --socket "$sock" attach "$mj" --freq 999 >/dev/null
 	"$KPROFCTL" --socket "$sock" attach "$dd" --freq 999 >/dev/null
 	has() { [ "$("$KPROFCTL" --socket "$sock" list --json | grep -o '"samples":[0-9]*' | sed 's/.*://' | sort -n | head -1)" -ge 500 ]; }

@@ -70,8 +70,9 @@ evil_map "$A"
 run attach.calls ctl attach "$A" --calls
 # The ncurses screen, through a pseudo-terminal (its own escape sequences are allowed there).
 if command -v script >/dev/null; then
+	# 160 columns: the hostile name whole on the screen (a narrow one elides its middle).
 	LANG=C.UTF-8 TERM=xterm script -qec \
-		"$KPROFCTL --socket $SOCK top $P --iterations 2 --interval 300" \
+		"stty cols 160 rows 40; $KPROFCTL --socket $SOCK top $P --iterations 2 --interval 300" \
 		"$OUT/top.screen" >/dev/null 2>&1 </dev/null
 	echo $? >"$OUT/top.screen.rc"
 else
