@@ -374,6 +374,16 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 			fputc(')', f);
 		}
 	}
+	if (t->named_late)
+		fprintf(f, ", %" PRIu64 " function%s named late", t->named_late,
+			render_plural(t->named_late));
+	if (t->unresolved_dropped)
+		fprintf(f, ", %" PRIu64 " unnamed frame%s kept by mapping (address limit reached)",
+			t->unresolved_dropped, render_plural(t->unresolved_dropped));
+	if (t->unnamed_note && t->unnamed_note[0]) {
+		fputs("; unnamed code: ", f);
+		put_text(f, t->unnamed_note, 0);
+	}
 	if (t->calls) {
 		fprintf(f, "; exact mode: %u function%s probed, %" PRIu64 " call event%s",
 			t->probes, render_plural(t->probes), t->call_events,
@@ -421,9 +431,13 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 	render_json_string(f, t->jvm_note ? t->jvm_note : "");
 	fprintf(f,
 		",\"thread_events\":%u,\"threads_unsampled\":%u,\"children\":%s,\"parent\":%u,"
-		"\"children_followed\":%u,\"children_refused\":%u,\"cgroup\":",
+		"\"children_followed\":%u,\"children_refused\":%u,\"unresolved_addresses\":%" PRIu64
+		",\"unresolved_dropped\":%" PRIu64 ",\"named_late\":%" PRIu64 ",\"unnamed_note\":",
 		t->thread_events, t->threads_unsampled, t->children ? "true" : "false", t->parent,
-		t->children_followed, t->children_refused);
+		t->children_followed, t->children_refused, t->unresolved_addresses,
+		t->unresolved_dropped, t->named_late);
+	render_json_string(f, t->unnamed_note ? t->unnamed_note : "");
+	fputs(",\"cgroup\":", f);
 	render_json_string(f, t->cgroup ? t->cgroup : "");
 	fputc('}', f);
 }

@@ -160,10 +160,25 @@ static size_t deltas(struct target *t, struct live_target *s, unsigned view, str
 					.module = PROFILE_KERNEL_MODULE,
 					.kind = PROFILE_KIND_KERNEL,
 					.total = ps.kernel_samples};
+	/* A function merged into another (named late): what this client saw of it counts as
+	 * seen of the other, so the interval shows no jump, and the alias no row. */
+	for (size_t i = 0; profile_has_aliases(t->profile) && i < nf; i++) {
+		uint32_t c = profile_canon(t->profile, i);
+
+		if (c == i)
+			continue;
+		s->self[c] += s->self[i];
+		s->total[c] += s->total[i];
+		s->self[i] = s->total[i] = 0;
+	}
 	for (size_t i = 0; i < nf; i++) {
 		const struct profile_func *f = profile_func_get(t->profile, i);
-		struct delta di = {i, f->self - s->self[i], f->total - s->total[i]};
+		/* The recount at a merge can leave less than was seen (total: once per stack). */
+		struct delta di = {i, f->self > s->self[i] ? f->self - s->self[i] : 0,
+				   f->total > s->total[i] ? f->total - s->total[i] : 0};
 
+		if (profile_canon(t->profile, i) != i)
+			continue;
 		s->self[i] = f->self;
 		s->total[i] = f->total;
 		if ((view & PROFILE_VIEW_NO_KERNEL) && profile_func_is_kernel(f)) {

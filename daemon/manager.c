@@ -275,6 +275,8 @@ static void end_target(struct manager *m, struct target *t, enum target_state st
 		tsym_gone(t->sym);
 	/* Samples already in the ring buffer still belong to this profile. */
 	drain_all(m);
+	/* What the last read of its perf map and jitdump names, before the profile is kept. */
+	target_names_update(t, true);
 	tsym_done(t->sym);
 	log_msg(level, "pid %d (%s) %s, %llu samples kept", t->pid, t->comm, why,
 		(unsigned long long)t->samples);
@@ -1145,6 +1147,7 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 		if (!manager_recheck(m, t)) {
 			tsym_refresh(t->sym);
 			target_jvm_tick(t, now);
+			target_names_update(t, false);
 		}
 	}
 	rescan_on_lost_reports(m);

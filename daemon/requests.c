@@ -727,6 +727,27 @@ static void do_export(struct client *cl, const Kprof__ExportRequest *req)
 	saved_msg_release(&m);
 }
 
+/* The (phi, eps)-HCCT of the live tree, else of the saved snapshot; functions merged after the
+ * fact (names given late) merged in it first (a live tree through its snapshot). */
+static int hcct_result(const struct target *t, bool exact, const struct hcct *live,
+		       const struct hcct_tree *saved, uint64_t num, uint64_t den,
+		       struct hcct_tree **ret)
+{
+	struct hcct_tree *snap = NULL;
+	int err;
+
+	if (exact || !profile_has_aliases(t->profile))
+		return live ? hcct_query(live, num, den, ret)
+			    : hcct_tree_filter(saved, num, den, ret);
+	if (live && (err = hcct_snapshot(live, &snap)) < 0)
+		return err;
+	err = target_canon_tree(t->profile, &snap, snap ? snap : saved);
+	if (err == 0)
+		err = hcct_tree_filter(snap, num, den, ret);
+	hcct_tree_free(snap);
+	return err;
+}
+
 static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
@@ -773,8 +794,7 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 		    phi, t->eps);
 		return;
 	}
-	if ((tree_src ? hcct_query(tree_src, num, den, &tree)
-		      : hcct_tree_filter(saved, num, den, &tree)) < 0) {
+	if (hcct_result(t, req->exact, tree_src, saved, num, den, &tree) < 0) {
 		reply_error(cl, -ENOMEM, "out of memory");
 		return;
 	}

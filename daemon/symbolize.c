@@ -842,6 +842,19 @@ int tsym_foreach_jit(const struct tsym *ts, int (*fn)(const struct perfmap_sym *
 	return perfmap_foreach(ts->pm, fn, userdata);
 }
 
+size_t tsym_anon_exec(const struct tsym *ts)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; ts->maps && i < procmaps_count(ts->maps); i++) {
+		const struct procmaps_entry *m = procmaps_at(ts->maps, i);
+
+		if (procmaps_is_exec(m) && (!m->path[0] || !strncmp(m->path, "/memfd:", 7)))
+			n++;
+	}
+	return n;
+}
+
 const char *tsym_perfmap_path(const struct tsym *ts)
 {
 	return ts->pm_path;

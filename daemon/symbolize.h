@@ -59,6 +59,8 @@ void tsym_gone(struct tsym *ts);
 void tsym_done(struct tsym *ts);
 void tsym_get_stats(const struct tsym *ts, struct tsym_stats *st);
 const char *tsym_perfmap_path(const struct tsym *ts);
+/* Executable mappings of anonymous or memfd memory (where JIT code lives) at the last read. */
+size_t tsym_anon_exec(const struct tsym *ts);
 /* The jitdump read ("" if none) and why one was refused or read no further ("" if neither):
  * valid until the next refresh. */
 const char *tsym_jitdump_path(const struct tsym *ts);

@@ -9,6 +9,14 @@
  * executable mappings read are added to the target's mapping table (what a pprof export places
  * native code with), with the process's executable marked. A sample's thread name goes to the
  * thread-name table; a new JIT function gets its source line, if its jitdump said it.
+ *
+ * A user frame no symbol names (anonymous or memfd memory, or no mapping: JIT code without a
+ * perf map) is kept by its address (profile_intern_unresolved, at most 64K addresses, then by
+ * its mapping as before, counted). Whenever the symbols change (a perf map or jitdump grew or
+ * was read again, new mappings), target_names_update looks those addresses up again and renames
+ * the ones now covered (profile_rename): a frame gets the first name read for its address after
+ * its sample. It runs from the housekeeping timer and, forced, before an ended target's profile
+ * is kept and before its symbols are dropped (ARCHITECTURE.md §2.2.1).
  */
 #include <errno.h>
 #include <malloc.h>
@@ -79,6 +87,8 @@ int target_proc_uid(pid_t pid, uid_t *uid)
 	*uid = proc_ident_owner(&id);
 	return 0;
 }
+
+static void names_note(struct target *t);
 
 int target_tables_new(struct target *t)
 {
@@ -187,8 +197,9 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 		       (uint64_t)env->conf->perfmap_max_mb << 20, &t->sym);
 	if (err < 0)
 		goto fail;
-	t->cache_gen = tsym_generation(t->sym);
+	t->cache_gen = t->names_gen = tsym_generation(t->sym);
 	record_mappings(t);
+	names_note(t);
 	*ret = t;
 	return 0;
 fail:
@@ -224,6 +235,9 @@ void target_drop_symbols(struct target *t)
 	if (!t->sym)
 		return;
 	record_mappings(t); /* libraries read since the last change */
+	/* Samples that came after the profile was kept may have been named since. */
+	if (target_names_update(t, true) > 0 && t->state != TARGET_ATTACHED)
+		t->dirty = true;
 	tsym_get_stats(t->sym, &t->saved_sym);
 	tsym_free(t->sym);
 	t->sym = NULL;
@@ -277,7 +291,11 @@ static int frame_id(struct target *t, uint64_t addr, bool kernel)
 	tsym_resolve(t->sym, addr, kernel, &r);
 	forget_if_symbols_changed(t); /* they may have while resolving */
 	nfuncs = profile_nfuncs(t->profile);
-	ret = profile_intern(t->profile, r.name, r.module, r.start, r.kind);
+	ret = -E2BIG;
+	if (!kernel && r.kind == PROFILE_KIND_UNKNOWN && addr)
+		ret = profile_intern_unresolved(t->profile, addr, r.module);
+	if (ret == -E2BIG) /* not by address: too many are waiting (counted) */
+		ret = profile_intern(t->profile, r.name, r.module, r.start, r.kind);
 	if (ret >= 0)
 		profile_cache_put(t->profile, addr, ret);
 	if (ret >= 0 && (size_t)ret == nfuncs && r.kind == PROFILE_KIND_JIT &&
@@ -391,6 +409,125 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	tnames_set(t->tnames, s->tid, s->comm, sizeof(s->comm)); /* a full table counts */
 }
 
+/* ---- names given late ---- */
+
+/* How to get a runtime to write a perf map, for what its comm says it is. */
+static const char *perfmap_recipe(const char *comm)
+{
+	if (!strncmp(comm, "node", 4))
+		return "start node with --perf-basic-prof (a perf map) or --perf-prof (a jitdump)";
+	if (!strncmp(comm, "python", 6))
+		return "CPython 3.12 and later: run it with -X perf (or PYTHONPERFSUPPORT=1)";
+	if (strstr(comm, "dotnet") || strstr(comm, "DOTNET"))
+		return "set DOTNET_PerfMapEnabled=1 in its environment";
+	return "Node: --perf-basic-prof or --perf-prof; JVM: jcmd PID Compiler.perfmap or "
+	       "-XX:+DumpPerfMapAtExit; .NET: DOTNET_PerfMapEnabled=1; CPython 3.12: -X perf";
+}
+
+/* Why code of t is shown by address, and how to get names ("" when nothing to say). */
+static void names_note(struct target *t)
+{
+	struct tsym_stats st;
+	struct profile_stats ps;
+	bool jvm = t->jvm && jvmmap_get_stats(t->jvm)->jvm;
+
+	t->unnamed_note[0] = '\0';
+	if (!t->sym || jvm) /* a JVM is asked for its map; its note says how that went */
+		return;
+	profile_get_stats(t->profile, &ps);
+	tsym_get_stats(t->sym, &st);
+	if (st.jit_symbols + st.jitdump_symbols == 0 &&
+	    (ps.unresolved || t->unnamed_leaf || tsym_anon_exec(t->sym)))
+		snprintf(t->unnamed_note, sizeof(t->unnamed_note),
+			 "code in anonymous memory and no perf map (%s) or jitdump: JIT code is "
+			 "shown by address until one names it; %s",
+			 tsym_perfmap_path(t->sym), perfmap_recipe(t->comm));
+	else if (ps.unresolved)
+		snprintf(t->unnamed_note, sizeof(t->unnamed_note),
+			 "%zu address%s of unnamed code not in the perf map or jitdump (named when "
+			 "they are)",
+			 ps.unresolved, ps.unresolved == 1 ? "" : "es");
+}
+
+int target_names_update(struct target *t, bool force)
+{
+	_cleanup_free_ uint32_t *ids = NULL;
+	const uint32_t *pend;
+	const char *file;
+	uint32_t line;
+	uint64_t gen;
+	size_t n, named = 0;
+	int ret, err;
+
+	if (!t->sym)
+		return 0;
+	gen = tsym_generation(t->sym);
+	pend = profile_pending(t->profile, &n);
+	if (!n || (!force && gen == t->names_gen)) {
+		t->names_gen = gen;
+		names_note(t);
+		return 0;
+	}
+	/* A copy: the list is compacted at the commit. */
+	ids = malloc(n * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	memcpy(ids, pend, n * sizeof(*ids));
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_func *f = profile_func_get(t->profile, ids[i]);
+		struct sym_result r;
+
+		if (!f || f->kind != PROFILE_KIND_UNKNOWN)
+			continue;
+		tsym_resolve(t->sym, f->start, false, &r);
+		if (r.kind == PROFILE_KIND_UNKNOWN)
+			continue;
+		ret = profile_rename(t->profile, ids[i], r.name, r.module, r.start, r.kind);
+		if (ret < 0)
+			continue;
+		named++;
+		if ((uint32_t)ret == ids[i] && r.kind == PROFILE_KIND_JIT &&
+		    tsym_jit_source(t->sym, r.start, &file, &line))
+			profile_set_source(t->profile, ret, file, line); /* no memory: no line */
+	}
+	err = profile_commit_renames(t->profile);
+	if (err < 0)
+		log_warn("pid %d: %zu functions named late, not merged yet: %s", t->pid, named,
+			 strerror(-err));
+	/* The memo and the cache may hold ids merged away, and resolving may have read more. */
+	forget_if_symbols_changed(t);
+	profile_cache_clear(t->profile);
+	memset(t->memo->addr, 0, sizeof(t->memo->addr));
+	t->names_gen = tsym_generation(t->sym);
+	if (named)
+		log_debug("pid %d: %zu of %zu unnamed addresses named late", t->pid, named, n);
+	names_note(t);
+	return named;
+}
+
+int target_canon_tree(const struct profile *p, struct hcct_tree **owned,
+		      const struct hcct_tree *src)
+{
+	size_t n = profile_nfuncs(p);
+	_cleanup_free_ uint32_t *map = NULL;
+	struct hcct_tree *t = NULL;
+	int err;
+
+	if (!profile_has_aliases(p))
+		return 0;
+	map = malloc((n ? n : 1) * sizeof(*map));
+	if (!map)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		map[i] = profile_canon(p, i);
+	err = hcct_tree_relabel(src, map, n, &t);
+	if (err < 0)
+		return err;
+	hcct_tree_free(*owned);
+	*owned = t;
+	return 0;
+}
+
 int target_jvm_start(struct target *t, const struct attach_opts *o)
 {
 	const struct jvmmap_target jt = {
@@ -403,9 +540,13 @@ int target_jvm_start(struct target *t, const struct attach_opts *o)
 	    .no_ask = o->no_jvm_map,
 	};
 
+	int err;
+
 	if (t->jvm || !t->env->jvm || !t->sym)
 		return 0;
-	return jvmmap_new(t->env->jvm, &jt, &t->jvm);
+	err = jvmmap_new(t->env->jvm, &jt, &t->jvm);
+	names_note(t); /* a JVM's own note says how its map is asked for */
+	return err;
 }
 
 void target_jvm_tick(struct target *t, uint64_t now)

@@ -66,6 +66,8 @@ struct target {
 	 * without a perf-map entry); a JVM is asked for its map again while they keep coming. */
 	uint64_t unnamed_leaf;
 	uint64_t cache_gen;
+	uint64_t names_gen;	/* symbols' generation at the last look at unnamed addresses */
+	char unnamed_note[512]; /* why code is shown by address, how to get names ("" if not) */
 	struct profile *profile;
 	struct tsym *sym;
 	sd_event_source *duration_timer;
@@ -153,6 +155,14 @@ void target_drop_symbols(struct target *t);
 uint64_t target_memory(const struct target *t);
 void target_free(struct target *t);
 void target_add_sample(struct target *t, const struct kp_sample *s);
+/* Name the frames kept by address that the symbols cover now (when they changed since the last
+ * call, or always with force). The count named, or -ENOMEM. */
+int target_names_update(struct target *t, bool force);
+/* src with the functions p merged after the fact merged (hcct_tree_relabel): the new tree
+ * replaces *owned (freed; src may be it). Nothing changes when p has no merged functions. 0 or
+ * a negative errno. */
+int target_canon_tree(const struct profile *p, struct hcct_tree **owned,
+		      const struct hcct_tree *src);
 /* Look at the attached process: a HotSpot JVM is asked for its perf map (unless o says not). */
 int target_jvm_start(struct target *t, const struct attach_opts *o);
 /* Housekeeping: ask a JVM again while samples land in unnamed code (jvmmap_tick). */

@@ -103,6 +103,10 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->eps = t->eps;
 	pb->hcct_kernel = t->hcct_kernel;
 	pb->unnamed_leaf_samples = t->unnamed_leaf;
+	pb->unresolved_addresses = ps.unresolved;
+	pb->unresolved_dropped = ps.unresolved_over;
+	pb->named_late = ps.renamed;
+	pb->unnamed_note = (char *)t->unnamed_note;
 	if (t->jvm && jvmmap_get_stats(t->jvm)->jvm) {
 		const struct jvmmap_stats *js = jvmmap_get_stats(t->jvm);
 
@@ -272,8 +276,11 @@ static int pack_stack(uint32_t tid, const uint32_t *ids, size_t n, uint64_t coun
 	return 0;
 }
 
-/* An HCCT (live, else its saved snapshot) as saved MCCT nodes: *vp, *pp malloc'd. */
-static int pack_hcct(const struct hcct *h, const struct hcct_tree *saved, Kprof__SavedHcctNode **vp,
+/* An HCCT (live, else its saved snapshot) as saved MCCT nodes: *vp, *pp malloc'd. Functions
+ * merged after the fact (names given late) are merged in it too (canon: the profile's, or
+ * NULL for an HCCT of other ids). */
+static int pack_hcct(const struct hcct *h, const struct hcct_tree *saved,
+		     const struct profile *canon, Kprof__SavedHcctNode **vp,
 		     Kprof__SavedHcctNode ***pp, size_t *n_out, uint64_t *n_samples)
 {
 	struct hcct_tree *tree = NULL;
@@ -284,6 +291,8 @@ static int pack_hcct(const struct hcct *h, const struct hcct_tree *saved, Kprof_
 		src = tree;
 	if (!src)
 		return 0;
+	if (canon && target_canon_tree(canon, &tree, src) == 0 && tree)
+		src = tree;
 	n = src->len;
 	*vp = calloc(n ? n : 1, sizeof(**vp));
 	*pp = calloc(n ? n : 1, sizeof(**pp));
@@ -392,10 +401,10 @@ int saved_msg_build(const struct target *t, struct saved_msg *m)
 	profile_foreach_stack(t->profile, pack_stack, m);
 	err = pack_tables(t, m);
 	if (err >= 0)
-		err = pack_hcct(t->hcct, t->saved_hcct, &m->hv, &m->hp, &m->msg.n_hcct,
+		err = pack_hcct(t->hcct, t->saved_hcct, t->profile, &m->hv, &m->hp, &m->msg.n_hcct,
 				&m->msg.hcct_n);
 	if (err >= 0)
-		err = pack_hcct(t->calls.exact, t->calls.saved_exact, &m->xv, &m->xp,
+		err = pack_hcct(t->calls.exact, t->calls.saved_exact, NULL, &m->xv, &m->xp,
 				&m->msg.n_exact_hcct, &m->msg.exact_hcct_n);
 	if (err < 0) {
 		saved_msg_release(m);

@@ -36,6 +36,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kprof/hash.h"
 #include "kprof/hcct.h"
@@ -981,6 +982,169 @@ out:
 	free(newidx);
 	free(keep);
 	hcct_tree_free(tree);
+	return err;
+}
+
+/* ---- relabelling a tree (routines merged after the fact) ----
+ * Entries are relabelled in input order (parents first); an entry whose parent's new entry
+ * already has a child of its new key is merged into that child, and so its subtree is merged
+ * too. The result is then laid out depth first with sorted siblings, as a query's. */
+struct relabel {
+	struct hcct_entry *m; /* merged entries, parent = merged index */
+	uint32_t *slots;      /* (parent, id, site) -> merged index + 1 */
+	size_t nslots, n;
+};
+
+static uint64_t relabel_hash(uint32_t parent, uint32_t id, uint64_t site)
+{
+	return mix64(((uint64_t)parent << 32 | id) ^ mix64(site));
+}
+
+/* The merged entry of key (parent, id, site), made if missing. */
+static uint32_t relabel_get(struct relabel *r, uint32_t parent, uint32_t id, uint64_t site)
+{
+	size_t j;
+
+	for (j = relabel_hash(parent, id, site) & (r->nslots - 1); r->slots[j];
+	     j = (j + 1) & (r->nslots - 1)) {
+		const struct hcct_entry *e = &r->m[r->slots[j] - 1];
+
+		if (e->parent == parent && e->id == id && e->call_site == site)
+			return r->slots[j] - 1;
+	}
+	r->m[r->n] =
+	    (struct hcct_entry){.id = id, .call_site = site, .parent = parent, .slot = HCCT_NONE};
+	r->slots[j] = ++r->n;
+	return r->n - 1;
+}
+
+static int cmp_entry_key(const void *a, const void *b, void *ctx)
+{
+	const struct hcct_entry *m = ctx;
+	const struct hcct_entry *x = &m[*(const uint32_t *)a], *y = &m[*(const uint32_t *)b];
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->call_site < y->call_site ? -1 : x->call_site > y->call_site;
+}
+
+/* Lay r's entries out depth first, siblings sorted, into t->entries (room for r->n). */
+static int relabel_emit(struct relabel *r, struct hcct_tree *t)
+{
+	size_t n = r->n, nroots = 0, k = 0, sp = 0;
+	uint32_t *first = calloc(n + 2, sizeof(*first)), *kids = malloc((n + 1) * sizeof(*kids));
+	uint32_t *stack = malloc((n + 1) * sizeof(*stack)),
+		 *newidx = malloc((n + 1) * sizeof(*newidx));
+	int err = -ENOMEM;
+
+	if (!first || !kids || !stack || !newidx)
+		goto out;
+	/* Children lists by counting: slot 0 holds the roots, slot i + 1 the children of i. */
+	for (size_t i = 0; i < n; i++)
+		first[(r->m[i].parent == HCCT_NONE ? 0 : r->m[i].parent + 1) + 1]++;
+	for (size_t i = 1; i < n + 2; i++)
+		first[i] += first[i - 1];
+	memset(stack, 0, (n + 1) * sizeof(*stack)); /* per list: children placed so far */
+	for (size_t i = 0; i < n; i++) {
+		size_t g = r->m[i].parent == HCCT_NONE ? 0 : r->m[i].parent + 1;
+
+		kids[first[g] + stack[g]++] = i;
+	}
+	for (size_t g = 0; g < n + 1; g++)
+		qsort_r(kids + first[g], first[g + 1] - first[g], sizeof(*kids), cmp_entry_key,
+			r->m);
+	nroots = first[1];
+	/* Depth first: push children in reverse so the smallest key comes out first. */
+	for (size_t i = nroots; i-- > 0;)
+		stack[sp++] = kids[i];
+	while (sp) {
+		uint32_t i = stack[--sp];
+		struct hcct_entry *o = &t->entries[k];
+
+		*o = r->m[i];
+		newidx[i] = k++;
+		o->parent = r->m[i].parent == HCCT_NONE ? HCCT_NONE : newidx[r->m[i].parent];
+		o->depth = o->parent == HCCT_NONE ? 1 : t->entries[o->parent].depth + 1;
+		o->children = first[i + 2] - first[i + 1];
+		for (size_t c = first[i + 2]; c-- > first[i + 1];)
+			stack[sp++] = kids[c];
+	}
+	t->len = k;
+	err = 0;
+out:
+	free(first);
+	free(kids);
+	free(stack);
+	free(newidx);
+	return err;
+}
+
+int hcct_tree_relabel(const struct hcct_tree *in, const uint32_t *map, size_t nmap,
+		      struct hcct_tree **ret)
+{
+	struct relabel r = {0};
+	struct hcct_tree *t = NULL;
+	uint32_t *to = NULL;
+	size_t n;
+	int err = -EINVAL;
+
+	if (!in || !ret || (nmap && !map))
+		return -EINVAL;
+	n = in->len;
+	r.nslots = 16;
+	while (r.nslots < 2 * n)
+		r.nslots *= 2;
+	r.slots = calloc(r.nslots, sizeof(*r.slots));
+	r.m = calloc(n ? n : 1, sizeof(*r.m));
+	to = malloc((n ? n : 1) * sizeof(*to));
+	t = calloc(1, sizeof(*t));
+	if (!r.slots || !r.m || !to || !t ||
+	    !(t->entries = calloc(n ? n : 1, sizeof(*t->entries)))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct hcct_entry *e = &in->entries[i];
+		uint32_t id = e->id < nmap ? map[e->id] : e->id, k;
+		struct hcct_entry *o;
+
+		if (e->parent != HCCT_NONE && e->parent >= i)
+			goto out; /* -EINVAL: a child before its parent */
+		k = relabel_get(&r, e->parent == HCCT_NONE ? HCCT_NONE : to[e->parent], id,
+				e->call_site);
+		to[i] = k;
+		o = &r.m[k];
+		/* Merged contexts: the counters add up, and so do their error bounds. */
+		if (e->flags & HCCT_ENTRY_MONITORED) {
+			o->count += e->count;
+			o->err += e->err;
+			if (o->slot == HCCT_NONE)
+				o->slot = e->slot;
+		}
+		o->flags |= e->flags;
+	}
+	err = relabel_emit(&r, t);
+	if (err < 0)
+		goto out;
+	for (size_t i = 0; i < t->len; i++) {
+		struct hcct_entry *e = &t->entries[i];
+
+		if (in->phi_den && (e->flags & HCCT_ENTRY_MONITORED) && e->count > 0 &&
+		    e->count >= in->threshold && in->threshold > 0)
+			e->flags |= HCCT_ENTRY_HOT;
+	}
+	t->n = in->n;
+	t->phi_num = in->phi_num;
+	t->phi_den = in->phi_den;
+	t->threshold = in->threshold;
+	*ret = t;
+	t = NULL;
+	err = 0;
+out:
+	free(r.slots);
+	free(r.m);
+	free(to);
+	hcct_tree_free(t);
 	return err;
 }
 

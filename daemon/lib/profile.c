@@ -13,6 +13,17 @@
  * record, and a cache slot keeps the address and the id together. The stack hash mixes each
  * pair of ids with its position independently and sums, so its cost does not grow with a
  * chain of dependent multiplications along the stack.
+ *
+ * Names given late (ARCHITECTURE.md §2.2.1): a frame nothing named when its sample came is
+ * interned per address (profile_intern_unresolved: kind unknown, start = the address) and listed
+ * as pending, at most max_unresolved of them. When a symbol source later covers it,
+ * profile_rename re-points that function: in place when no function has the new identity yet,
+ * else it becomes an alias of the one that has (canon[]), left out of the function index. An
+ * alias is folded away by profile_commit_renames: every stack's ids are mapped to their
+ * canonical ids, stacks that became equal are merged, and the flat counts are recounted from
+ * the stacks (total still counts a function once per stack). So readers never see an alias in
+ * a stack; the flat views skip them, and HCCT contexts, which are keyed by id, are relabelled
+ * with profile_canon by their readers. None of this touches the per-sample path.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -68,6 +79,14 @@ struct profile {
 	struct cslot *cache; /* addr 0 = empty; address 0 is never cached */
 	size_t cache_nslots, cache_n;
 
+	uint32_t *pending; /* ids of functions interned by address, not named yet */
+	size_t npending, pending_cap;
+	uint32_t *canon; /* per id below ncanon: id + 1 of the function it was merged into, or 0 */
+	size_t ncanon;
+	bool merges;  /* aliases made since the last profile_commit_renames */
+	bool by_addr; /* some function was interned by address */
+	uint64_t unresolved_over, renamed, merged;
+
 	uint64_t gen;
 	uint64_t samples, lost;
 	uint64_t kernel_samples; /* of samples, those whose stack has a kernel frame */
@@ -112,6 +131,8 @@ int profile_new(const struct profile_limits *lim, struct profile **ret)
 		p->lim.max_stack_ids = 8u << 20;
 	if (!p->lim.max_cache)
 		p->lim.max_cache = 1u << 18;
+	if (!p->lim.max_unresolved)
+		p->lim.max_unresolved = 1u << 16;
 	*ret = p;
 	return 0;
 }
@@ -131,6 +152,8 @@ void profile_free(struct profile *p)
 	free(p->stack_slots);
 	free(p->ids);
 	free(p->cache);
+	free(p->pending);
+	free(p->canon);
 	free(p);
 }
 
@@ -181,27 +204,76 @@ static int stack_reindex(struct profile *p, size_t want)
 	return 0;
 }
 
+static uint64_t func_hash(const char *name, const char *module, uint64_t start,
+			  enum profile_kind kind)
+{
+	return mix64(hash_str(hash_str(0xcbf29ce484222325ULL ^ kind, name), module) ^ start);
+}
+
+/* The id of the function of this identity and hash, or -1. */
+static int func_find(const struct profile *p, uint64_t h, const char *name, const char *module,
+		     uint64_t start, enum profile_kind kind)
+{
+	if (!p->func_nslots)
+		return -1;
+	for (size_t j = h & (p->func_nslots - 1); p->func_slots[j];
+	     j = (j + 1) & (p->func_nslots - 1)) {
+		const struct pfunc *f = &p->funcs[p->func_slots[j] - 1];
+
+		if (f->hash == h && f->f.start == start && f->f.kind == kind &&
+		    !strcmp(f->f.name, name) && !strcmp(f->f.module, module))
+			return p->func_slots[j] - 1;
+	}
+	return -1;
+}
+
+static void func_link(struct profile *p, uint32_t id)
+{
+	size_t j;
+
+	for (j = p->funcs[id].hash & (p->func_nslots - 1); p->func_slots[j];
+	     j = (j + 1) & (p->func_nslots - 1))
+		;
+	p->func_slots[j] = id + 1;
+}
+
+/* Take id out of the function index (linear probing: the entries after it that would no
+ * longer be found are shifted back). */
+static void func_unlink(struct profile *p, uint32_t id)
+{
+	size_t mask = p->func_nslots - 1, i, k;
+
+	for (i = p->funcs[id].hash & mask; p->func_slots[i] && p->func_slots[i] != id + 1;
+	     i = (i + 1) & mask)
+		;
+	if (!p->func_slots[i])
+		return;
+	p->func_slots[i] = 0;
+	for (k = (i + 1) & mask; p->func_slots[k]; k = (k + 1) & mask) {
+		size_t h = p->funcs[p->func_slots[k] - 1].hash & mask;
+
+		/* It stays if its home lies cyclically in (i, k]. */
+		if (i <= k ? (i < h && h <= k) : (i < h || h <= k))
+			continue;
+		p->func_slots[i] = p->func_slots[k];
+		p->func_slots[k] = 0;
+		i = k;
+	}
+}
+
 int profile_intern(struct profile *p, const char *name, const char *module, uint64_t start,
 		   enum profile_kind kind)
 {
 	_cleanup_free_ char *n = NULL, *m = NULL;
-	struct pfunc *f;
 	uint64_t h;
-	size_t j;
-	int err;
+	int id, err;
 
 	if (!name || !module)
 		return -EINVAL;
-	h = mix64(hash_str(hash_str(0xcbf29ce484222325ULL ^ kind, name), module) ^ start);
-	if (p->func_nslots) {
-		for (j = h & (p->func_nslots - 1); p->func_slots[j];
-		     j = (j + 1) & (p->func_nslots - 1)) {
-			f = &p->funcs[p->func_slots[j] - 1];
-			if (f->hash == h && f->f.start == start && f->f.kind == kind &&
-			    !strcmp(f->f.name, name) && !strcmp(f->f.module, module))
-				return p->func_slots[j] - 1;
-		}
-	}
+	h = func_hash(name, module, start, kind);
+	id = func_find(p, h, name, module, start, kind);
+	if (id >= 0)
+		return id;
 	if (p->nfuncs >= p->lim.max_funcs)
 		return -E2BIG;
 	err = array_grow((void **)&p->funcs, &p->funcs_cap, p->nfuncs + 1, sizeof(*p->funcs), 64);
@@ -219,13 +291,10 @@ int profile_intern(struct profile *p, const char *name, const char *module, uint
 	if (!n || !m)
 		return -ENOMEM;
 	p->str_bytes += strlen(n) + strlen(m) + 2;
-	f = &p->funcs[p->nfuncs];
-	*f = (struct pfunc){
+	p->funcs[p->nfuncs] = (struct pfunc){
 	    .f = {.name = TAKE_PTR(n), .module = TAKE_PTR(m), .start = start, .kind = kind},
 	    .hash = h};
-	for (j = h & (p->func_nslots - 1); p->func_slots[j]; j = (j + 1) & (p->func_nslots - 1))
-		;
-	p->func_slots[j] = p->nfuncs + 1;
+	func_link(p, p->nfuncs);
 	return p->nfuncs++;
 }
 
@@ -246,6 +315,141 @@ int profile_set_source(struct profile *p, uint32_t id, const char *file, uint32_
 	f->file = copy;
 	f->line = line;
 	return 0;
+}
+
+/* ---- names given late ---- */
+
+int profile_intern_unresolved(struct profile *p, uint64_t addr, const char *module)
+{
+	char name[32];
+	int id, err;
+
+	if (!addr || !module)
+		return -EINVAL;
+	snprintf(name, sizeof(name), "0x%llx", (unsigned long long)addr);
+	id = func_find(p, func_hash(name, module, addr, PROFILE_KIND_UNKNOWN), name, module, addr,
+		       PROFILE_KIND_UNKNOWN);
+	if (id >= 0)
+		return id;
+	if (p->npending >= p->lim.max_unresolved) {
+		p->unresolved_over++;
+		return -E2BIG;
+	}
+	err = array_grow((void **)&p->pending, &p->pending_cap, p->npending + 1,
+			 sizeof(*p->pending), 64);
+	if (err < 0)
+		return err;
+	id = profile_intern(p, name, module, addr, PROFILE_KIND_UNKNOWN);
+	if (id >= 0) {
+		p->pending[p->npending++] = id;
+		p->by_addr = true;
+	}
+	return id;
+}
+
+const uint32_t *profile_pending(const struct profile *p, size_t *n)
+{
+	*n = p->npending;
+	return p->pending;
+}
+
+static bool is_alias(const struct profile *p, uint32_t id)
+{
+	return id < p->ncanon && p->canon[id];
+}
+
+uint32_t profile_canon(const struct profile *p, uint32_t id)
+{
+	/* An alias's target is never an alias itself when it is made; the bound only guards
+	 * against a cycle no caller can build. */
+	for (size_t hops = 0; is_alias(p, id) && hops < 64; hops++)
+		id = p->canon[id] - 1;
+	return id;
+}
+
+bool profile_has_aliases(const struct profile *p)
+{
+	return p->merged > 0;
+}
+
+/* Make id an alias of to: out of the index, shown under to's identity. */
+static int func_alias(struct profile *p, uint32_t id, uint32_t to)
+{
+	struct pfunc *f = &p->funcs[id];
+	char *n, *m;
+	int err;
+
+	if (id >= p->ncanon) {
+		size_t cap = p->ncanon, want = p->funcs_cap;
+
+		err = array_grow((void **)&p->canon, &cap, want, sizeof(*p->canon), 64);
+		if (err < 0)
+			return err;
+		memset(p->canon + p->ncanon, 0, (cap - p->ncanon) * sizeof(*p->canon));
+		p->ncanon = cap;
+	}
+	n = strdup(p->funcs[to].f.name);
+	m = strdup(p->funcs[to].f.module);
+	if (!n || !m) {
+		free(n);
+		free(m);
+		return -ENOMEM;
+	}
+	func_unlink(p, id);
+	p->str_bytes += strlen(n) + strlen(m) - strlen(f->f.name) - strlen(f->f.module);
+	free((char *)f->f.name);
+	free((char *)f->f.module);
+	f->f.name = n;
+	f->f.module = m;
+	f->f.start = p->funcs[to].f.start;
+	f->f.kind = p->funcs[to].f.kind;
+	p->canon[id] = to + 1;
+	p->merges = true;
+	p->merged++;
+	return 0;
+}
+
+int profile_rename(struct profile *p, uint32_t id, const char *name, const char *module,
+		   uint64_t start, enum profile_kind kind)
+{
+	struct pfunc *f;
+	uint64_t h;
+	char *n, *m;
+	int to, err;
+
+	if (id >= p->nfuncs || is_alias(p, id) || !name || !module)
+		return -EINVAL;
+	f = &p->funcs[id];
+	h = func_hash(name, module, start, kind);
+	to = func_find(p, h, name, module, start, kind);
+	if (to == (int)id)
+		return id;
+	if (to >= 0) {
+		err = func_alias(p, id, to);
+		if (err < 0)
+			return err;
+		p->renamed++;
+		return to;
+	}
+	n = strdup(name);
+	m = strdup(module);
+	if (!n || !m) {
+		free(n);
+		free(m);
+		return -ENOMEM;
+	}
+	func_unlink(p, id);
+	p->str_bytes += strlen(n) + strlen(m) - strlen(f->f.name) - strlen(f->f.module);
+	free((char *)f->f.name);
+	free((char *)f->f.module);
+	f->f.name = n;
+	f->f.module = m;
+	f->f.start = start;
+	f->f.kind = kind;
+	f->hash = h;
+	func_link(p, id);
+	p->renamed++;
+	return id;
 }
 
 const struct profile_func *profile_func_get(const struct profile *p, uint32_t id)
@@ -373,6 +577,96 @@ int profile_add_hashed(struct profile *p, uint32_t tid, const uint32_t *ids, siz
 	return 0;
 }
 
+/* Drop from the pending list the functions named since (renamed in place or merged). */
+static void pending_compact(struct profile *p)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < p->npending; i++) {
+		uint32_t id = p->pending[i];
+
+		if (!is_alias(p, id) && p->funcs[id].f.kind == PROFILE_KIND_UNKNOWN)
+			p->pending[k++] = id;
+	}
+	p->npending = k;
+}
+
+/* The stacks again with every id canonical, equal stacks merged, and the flat counts recounted
+ * from them. All new tables are made before the old ones go: on -ENOMEM nothing changed (and
+ * the next commit tries again). */
+static int stacks_canonicalize(struct profile *p)
+{
+	_cleanup_free_ struct pstack *stacks = NULL;
+	_cleanup_free_ struct sslot *slots = NULL;
+	_cleanup_free_ uint32_t *ids = NULL;
+	size_t nslots = p->stack_nslots ? p->stack_nslots : 1024, n = 0, nids = 0;
+	uint64_t samples = p->samples, lost = p->lost;
+
+	stacks = malloc((p->stacks_cap ? p->stacks_cap : 1) * sizeof(*stacks));
+	slots = calloc(nslots, sizeof(*slots));
+	ids = malloc((p->ids_cap ? p->ids_cap : 1) * sizeof(*ids));
+	if (!stacks || !slots || !ids)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nstacks; i++) {
+		const struct pstack *st = &p->stacks[i];
+		uint32_t *v = ids + nids;
+		uint64_t h;
+		size_t j;
+
+		for (size_t k = 0; k < st->len; k++)
+			v[k] = profile_canon(p, p->ids[st->off + k]);
+		h = profile_stack_hash(st->tid, v, st->len);
+		for (j = h & (nslots - 1); slots[j].idx; j = (j + 1) & (nslots - 1)) {
+			struct pstack *o = &stacks[slots[j].idx - 1];
+
+			if (o->hash == h && o->len == st->len && o->tid == st->tid &&
+			    (!st->len || !memcmp(ids + o->off, v, st->len * sizeof(*v))))
+				break;
+		}
+		if (slots[j].idx) {
+			stacks[slots[j].idx - 1].count += st->count;
+			continue;
+		}
+		stacks[n] = (struct pstack){
+		    .hash = h, .count = st->count, .off = nids, .len = st->len, .tid = st->tid};
+		slots[j] = (struct sslot){.idx = ++n, .tag = h >> 32};
+		nids += st->len;
+	}
+	free(p->stacks);
+	free(p->stack_slots);
+	free(p->ids);
+	p->stacks = TAKE_PTR(stacks);
+	p->stack_slots = TAKE_PTR(slots);
+	p->ids = TAKE_PTR(ids);
+	p->stack_nslots = nslots;
+	p->nstacks = n;
+	p->nids = nids;
+	/* The caps stay the old arrays' sizes: the copies were allocated at them. */
+	for (size_t i = 0; i < p->nfuncs; i++)
+		p->funcs[i].f.self = p->funcs[i].f.total = 0;
+	p->kernel_samples = 0;
+	for (size_t i = 0; i < p->nstacks; i++)
+		count_flat(p, p->ids + p->stacks[i].off, p->stacks[i].len, p->stacks[i].count);
+	p->samples = samples; /* count_flat counted them again */
+	p->lost = lost;
+	return 0;
+}
+
+int profile_commit_renames(struct profile *p)
+{
+	int err;
+
+	pending_compact(p);
+	if (!p->merges)
+		return 0;
+	err = stacks_canonicalize(p);
+	if (err < 0)
+		return err;
+	p->merges = false;
+	profile_cache_clear(p); /* it may hold ids that are aliases now */
+	return 1;
+}
+
 int profile_foreach_stack(const struct profile *p, profile_stack_fn fn, void *userdata)
 {
 	for (size_t i = 0; i < p->nstacks; i++) {
@@ -404,11 +698,14 @@ int profile_sorted(const struct profile *p, uint32_t **ret, size_t *ret_n)
 
 	if (!v)
 		return -ENOMEM;
+	size_t n = 0;
+
 	for (size_t i = 0; i < p->nfuncs; i++)
-		v[i] = i;
-	qsort_r(v, p->nfuncs, sizeof(*v), cmp_flat, (void *)p);
+		if (!is_alias(p, i))
+			v[n++] = i;
+	qsort_r(v, n, sizeof(*v), cmp_flat, (void *)p);
 	*ret = v;
-	*ret_n = p->nfuncs;
+	*ret_n = n;
 	return 0;
 }
 
@@ -454,6 +751,8 @@ int profile_flat_view(const struct profile *p, unsigned view, struct profile_row
 	for (size_t i = 0; i < p->nfuncs; i++) {
 		const struct profile_func *f = &p->funcs[i].f;
 
+		if (is_alias(p, i))
+			continue;
 		if ((view & PROFILE_VIEW_NO_KERNEL) && profile_func_is_kernel(f)) {
 			kself += f->self;
 			kernel = true;
@@ -510,6 +809,7 @@ struct fset {
 	size_t n;
 	size_t *name_len; /* per function: bytes of its folded name, brackets included */
 	bool *clean;	  /* per function: its name needs no replacements (copied whole) */
+	uint32_t *rep;	  /* per function: the first one of its folded name, or NULL */
 };
 
 static void fset_release(struct fset *fs)
@@ -518,6 +818,7 @@ static void fset_release(struct fset *fs)
 	free(fs->lines);
 	free(fs->name_len);
 	free(fs->clean);
+	free(fs->rep);
 }
 
 static int fset_merge(const struct profile *p, unsigned view, struct fset *fs)
@@ -536,8 +837,13 @@ static int fset_merge(const struct profile *p, unsigned view, struct fset *fs)
 		uint32_t *v = fs->arena + nids;
 		size_t len =
 		    profile_stack_view(p, view, p->ids + st->off, st->len, PROFILE_ID_KERNEL, v);
-		uint64_t h = hash_ids(v, len);
+		uint64_t h;
 		size_t j;
+
+		for (size_t k = 0; fs->rep && k < len; k++)
+			if (v[k] != PROFILE_ID_KERNEL)
+				v[k] = fs->rep[v[k]];
+		h = hash_ids(v, len);
 
 		for (j = h & (nslots - 1); slots[j]; j = (j + 1) & (nslots - 1)) {
 			const struct fline *l = &fs->lines[slots[j] - 1];
@@ -559,14 +865,56 @@ static int fset_merge(const struct profile *p, unsigned view, struct fset *fs)
 	return 0;
 }
 
-/* An unresolved frame is shown as its module, "[libc.so.6]", as flame graph tools expect. */
+static bool func_by_addr(const struct profile_func *f)
+{
+	return f->kind == PROFILE_KIND_UNKNOWN && f->start && f->name[0] == '0' &&
+	       f->name[1] == 'x';
+}
+
+/* An unresolved frame is shown as its module, "[libc.so.6]", as flame graph tools expect
+ * (stackcollapse-perf does the same with perf's [unknown] rows): one kept by its address too,
+ * so that unnamed code of one mapping is one frame of the graph. */
 static const char *folded_name(const struct profile_func *f, bool *bracket)
 {
 	const char *name =
-	    f->kind == PROFILE_KIND_UNKNOWN && !strcmp(f->name, "[unknown]") ? f->module : f->name;
+	    func_by_addr(f) || (f->kind == PROFILE_KIND_UNKNOWN && !strcmp(f->name, "[unknown]"))
+		? f->module
+		: f->name;
 
 	*bracket = name == f->module && name[0] != '[';
 	return name;
+}
+
+/* Frames kept by address fold into one frame per mapping: every such function is mapped to
+ * the first one of its module, and the lines are merged by those ids. */
+static int fset_reps(const struct profile *p, struct fset *fs)
+{
+	size_t nslots = 16;
+	_cleanup_free_ uint32_t *slots = NULL;
+
+	while (nslots < 2 * p->nfuncs)
+		nslots *= 2;
+	slots = calloc(nslots, sizeof(*slots));
+	fs->rep = malloc((p->nfuncs ? p->nfuncs : 1) * sizeof(*fs->rep));
+	if (!slots || !fs->rep)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nfuncs; i++) {
+		const struct profile_func *f = &p->funcs[i].f;
+		size_t j;
+
+		fs->rep[i] = i;
+		if (!func_by_addr(f))
+			continue;
+		for (j = mix64(hash_str(0xcbf29ce484222325ULL, f->module)) & (nslots - 1); slots[j];
+		     j = (j + 1) & (nslots - 1))
+			if (!strcmp(p->funcs[slots[j] - 1].f.module, f->module))
+				break;
+		if (slots[j])
+			fs->rep[i] = slots[j] - 1;
+		else
+			slots[j] = i + 1;
+	}
+	return 0;
 }
 
 static int fset_build(const struct profile *p, unsigned view, struct fset *fs)
@@ -587,6 +935,13 @@ static int fset_build(const struct profile *p, unsigned view, struct fset *fs)
 		for (size_t j = 0; j < n && fs->clean[i]; j++)
 			fs->clean[i] =
 			    name[j] != ';' && (unsigned char)name[j] >= 0x20 && name[j] != 0x7f;
+	}
+	if (p->by_addr) {
+		int err = fset_reps(p, fs);
+
+		if (err < 0)
+			return err;
+		return fset_merge(p, view, fs);
 	}
 	if (p->has_tids || (view & PROFILE_VIEW_NO_KERNEL))
 		return fset_merge(p, view, fs);
@@ -824,7 +1179,11 @@ void profile_get_stats(const struct profile *p, struct profile_stats *st)
 	    .stacks = p->nstacks,
 	    .stack_ids = p->nids,
 	    .kernel_samples = p->kernel_samples,
+	    .unresolved = p->npending,
+	    .unresolved_over = p->unresolved_over,
+	    .renamed = p->renamed,
 	    .memory = sizeof(*p) + p->funcs_cap * sizeof(*p->funcs) +
+		      p->pending_cap * sizeof(*p->pending) + p->ncanon * sizeof(*p->canon) +
 		      p->func_nslots * sizeof(*p->func_slots) + p->stacks_cap * sizeof(*p->stacks) +
 		      p->stack_nslots * sizeof(*p->stack_slots) + p->ids_cap * sizeof(*p->ids) +
 		      p->cache_nslots * sizeof(*p->cache) + p->str_bytes,

@@ -178,6 +178,13 @@ int hcct_snapshot(const struct hcct *h, struct hcct_tree **ret);
  * every parent before its children (-EINVAL otherwise). */
 int hcct_tree_filter(const struct hcct_tree *snap, uint64_t phi_num, uint64_t phi_den,
 		     struct hcct_tree **ret);
+/* The tree with routine id i relabelled map[i] (ids >= nmap kept): contexts that come to share
+ * their key path are merged, their counters and error bounds summed (routines found to be one
+ * after the fact: functions named late, profile_canon). Same format as a query's; a query
+ * result's HOT flags are kept and given to merged contexts that reach its threshold. -EINVAL
+ * if a child comes before its parent, -ENOMEM. */
+int hcct_tree_relabel(const struct hcct_tree *in, const uint32_t *map, size_t nmap,
+		      struct hcct_tree **ret);
 void hcct_tree_free(struct hcct_tree *t);
 
 void hcct_get_stats(const struct hcct *h, struct hcct_stats *st);

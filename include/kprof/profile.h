@@ -27,10 +27,11 @@ enum profile_kind {
 struct profile;
 
 struct profile_limits {
-	size_t max_funcs;     /* default 1M */
-	size_t max_stacks;    /* distinct stacks, default 256K */
-	size_t max_stack_ids; /* frames over all distinct stacks, default 8M */
-	size_t max_cache;     /* address cache entries, default 256K (cleared when full) */
+	size_t max_funcs;      /* default 1M */
+	size_t max_stacks;     /* distinct stacks, default 256K */
+	size_t max_stack_ids;  /* frames over all distinct stacks, default 8M */
+	size_t max_cache;      /* address cache entries, default 256K (cleared when full) */
+	size_t max_unresolved; /* addresses awaiting a name (profile_intern_unresolved), 64K */
 };
 
 struct profile_func {
@@ -50,8 +51,11 @@ struct profile_stats {
 	size_t funcs;
 	size_t stacks;
 	size_t stack_ids;
-	size_t memory;		 /* bytes held */
-	uint64_t kernel_samples; /* samples whose stack has a kernel frame */
+	size_t memory;		  /* bytes held */
+	uint64_t kernel_samples;  /* samples whose stack has a kernel frame */
+	size_t unresolved;	  /* functions interned by address, not named yet */
+	uint64_t unresolved_over; /* frames not kept by address: max_unresolved reached */
+	uint64_t renamed;	  /* functions named after their samples (profile_rename) */
 };
 
 int profile_new(const struct profile_limits *lim, struct profile **ret);
@@ -66,6 +70,26 @@ int profile_intern(struct profile *p, const char *name, const char *module, uint
 int profile_set_source(struct profile *p, uint32_t id, const char *file, uint32_t line);
 const struct profile_func *profile_func_get(const struct profile *p, uint32_t id);
 size_t profile_nfuncs(const struct profile *p);
+
+/* ---- Names given late ----
+ * A frame no symbol names is interned by its address: name "0x7f...", module (its mapping,
+ * "[anon]"), start = addr, kind unknown, and listed as pending; -E2BIG (counted in
+ * unresolved_over) when max_unresolved addresses are pending already, -EINVAL for address 0.
+ * When a symbol source covers it later, profile_rename gives function id (pending or not) a new
+ * identity and returns the id that now has it: id itself, or the function that already had that
+ * identity, of which id becomes an alias. Aliases disappear from the stacks and the flat counts
+ * at profile_commit_renames (once per batch of renames: it rewrites every stack, O(frames)),
+ * which also drops the named functions from the pending list and clears the address cache;
+ * it returns 1 if stacks were rewritten, 0 if not, -ENOMEM (nothing changed, try again).
+ * Until then readers see the old counts. The flat views and profile_sorted never list an alias;
+ * ids kept elsewhere (an HCCT's contexts) are mapped with profile_canon. */
+int profile_intern_unresolved(struct profile *p, uint64_t addr, const char *module);
+const uint32_t *profile_pending(const struct profile *p, size_t *n);
+int profile_rename(struct profile *p, uint32_t id, const char *name, const char *module,
+		   uint64_t start, enum profile_kind kind);
+int profile_commit_renames(struct profile *p);
+uint32_t profile_canon(const struct profile *p, uint32_t id);
+bool profile_has_aliases(const struct profile *p);
 
 /* Add count samples of the stack ids[0..n) (root first). n may be 0 (nothing recorded).
  * 0 on success; -ENOSPC when the stack tables are full (the samples are counted in `lost`);

@@ -2,6 +2,7 @@
 /* bench_ingest.c: kprofd's per-sample work on a stream where nearly every sample is a new stack.
  *
  * Usage: bench_ingest [-n SAMPLES] [-t TARGETS] [-p MIB] [-r REPS] [-s SEED] [-x hcct|profile]
+ *                     [-u addr|mapping]
  *
  * Replays, without BPF or a socket, what target_add_sample does with each sample of
  * `bench/ingest.sh`'s node load (four manystacks.js at 4999 Hz): for every frame an address ->
@@ -16,6 +17,11 @@
  * same CPUs evict kprofd's data from the caches between its wake-ups.
  *
  * -x leaves one builder out (the frames are still looked up), to see what the other costs.
+ *
+ * -u: the JIT frames are code nothing names (a JIT without a perf map): kept by address as
+ * kprofd keeps them (profile_intern_unresolved, "addr"), or all one "[anon]" function as before
+ * names were given late ("mapping"). Either way, the profiles' memory at the end of a run is
+ * printed too.
  *
  * Output: CPU time per sample (CLOCK_THREAD_CPUTIME_ID around the per-sample work only),
  * median and minimum of REPS runs (default 5), each on fresh structures; plus the HCCT's
@@ -71,7 +77,9 @@ static size_t make_stack(uint64_t *rng, uint64_t *addr)
 	return n;
 }
 
-/* The function of an address: its 4 KiB page. */
+static enum { NAMED, BY_ADDR, BY_MAPPING } unnamed_mode = NAMED;
+
+/* The function of an address: its 4 KiB page, or with -u what kprofd makes of unnamed code. */
 static int frame_id(struct profile *p, uint64_t a)
 {
 	char name[32];
@@ -81,10 +89,44 @@ static int frame_id(struct profile *p, uint64_t a)
 	if (profile_cache_get(p, a, &id))
 		return id;
 	snprintf(name, sizeof(name), "fn_%llx", (unsigned long long)(a >> 12));
-	r = profile_intern(p, name, "bench", a & ~0xfffULL, PROFILE_KIND_JIT);
+	if (a >= 0x7f0000000000ULL && unnamed_mode == BY_ADDR)
+		r = profile_intern_unresolved(p, a, "[anon]");
+	else if (a >= 0x7f0000000000ULL && unnamed_mode == BY_MAPPING)
+		r = profile_intern(p, "[anon]", "[anon]", 0, PROFILE_KIND_UNKNOWN);
+	else
+		r = profile_intern(p, name, "bench", a & ~0xfffULL, PROFILE_KIND_JIT);
 	if (r >= 0)
 		profile_cache_put(p, a, r);
 	return r;
+}
+
+/* -u addr: the perf map comes: every address kept is named after its 4 KiB page, as the named
+ * run names it, and the profiles fold the aliases (profile_commit_renames). CPU seconds. */
+static double name_late(struct tgt *t, unsigned long ntargets)
+{
+	double t0 = cpu_now();
+
+	for (unsigned long i = 0; i < ntargets; i++) {
+		size_t n;
+		const uint32_t *pend = profile_pending(t[i].prof, &n);
+		uint32_t *ids = malloc((n ? n : 1) * sizeof(*ids));
+		char name[32];
+
+		if (!ids)
+			die("malloc", -ENOMEM);
+		memcpy(ids, pend, n * sizeof(*ids));
+		for (size_t k = 0; k < n; k++) {
+			uint64_t a = profile_func_get(t[i].prof, ids[k])->start;
+
+			snprintf(name, sizeof(name), "fn_%llx", (unsigned long long)(a >> 12));
+			profile_rename(t[i].prof, ids[k], name, "bench", a & ~0xfffULL,
+				       PROFILE_KIND_JIT);
+		}
+		if (profile_commit_renames(t[i].prof) < 0)
+			die("commit", -ENOMEM);
+		free(ids);
+	}
+	return cpu_now() - t0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -98,13 +140,20 @@ int main(int argc, char **argv)
 {
 	unsigned long n = 2000000, ntargets = 4, mib = 16, reps = 5, seed = 1;
 	bool no_hcct = false, no_profile = false;
-	double *per = NULL;
-	uint64_t evictions = 0, pruned = 0;
+	double *per = NULL, rename_time[101] = {0};
+	uint64_t evictions = 0, pruned = 0, memory = 0, funcs = 0;
 	uint8_t *junk;
 	int c;
 
-	while ((c = getopt(argc, argv, "n:t:p:r:s:x:")) != -1) {
+	while ((c = getopt(argc, argv, "n:t:p:r:s:x:u:")) != -1) {
 		switch (c) {
+		case 'u':
+			if (!strcmp(optarg, "addr") || !strcmp(optarg, "mapping")) {
+				unnamed_mode = !strcmp(optarg, "addr") ? BY_ADDR : BY_MAPPING;
+				break;
+			}
+			fprintf(stderr, "bench_ingest: -u addr|mapping\n");
+			return 2;
 		case 'n':
 			n = strtoul(optarg, NULL, 0);
 			break;
@@ -186,10 +235,16 @@ int main(int argc, char **argv)
 			done += b;
 		}
 		per[rep] = spent / n * 1e6;
-		evictions = pruned = 0;
+		if (unnamed_mode == BY_ADDR)
+			rename_time[rep] = name_late(t, ntargets) * 1e3;
+		evictions = pruned = memory = funcs = 0;
 		for (unsigned long i = 0; i < ntargets; i++) {
 			struct hcct_stats st;
+			struct profile_stats ps;
 
+			profile_get_stats(t[i].prof, &ps);
+			memory += ps.memory;
+			funcs += ps.funcs;
 			hcct_get_stats(t[i].hcct, &st);
 			evictions += st.evictions;
 			pruned += st.pruned;
@@ -210,6 +265,18 @@ int main(int argc, char **argv)
 		printf("|---:|---:|---:|---:|---:|---:|\n");
 		printf("| %lu | %lu | %lu MiB | %.3f us (%.3f) | %.2f | %.2f |\n", n, ntargets, mib,
 		       med, min, (double)evictions / n, (double)pruned / n);
+		printf("\nProfiles at the end of a run: %.1f MiB in all, %llu functions (JIT "
+		       "frames %s)\n",
+		       memory / 1048576.0, (unsigned long long)funcs,
+		       unnamed_mode == BY_ADDR	    ? "unnamed, kept by address, then named"
+		       : unnamed_mode == BY_MAPPING ? "unnamed, one [anon] function"
+						    : "named");
+		if (unnamed_mode == BY_ADDR) {
+			qsort(rename_time, reps, sizeof(*rename_time), cmp_double);
+			printf("Naming them all late (profile_rename + profile_commit_renames, all "
+			       "targets): %.1f ms CPU, median of %lu\n",
+			       rename_time[reps / 2], reps);
+		}
 	}
 	free(junk);
 	free(per);

@@ -1575,6 +1575,66 @@ static void test_index_random(void **state)
 	assert_true(max_indexed >= 3);
 }
 
+/* Routines found to be one after the fact (names given late): relabelled contexts merge,
+ * counters and errors add up, the layout stays depth first with sorted siblings, and a filter
+ * of the result keeps what reaches the threshold. */
+static void test_tree_relabel(void **state)
+{
+	struct hcct *h = NULL;
+	struct hcct_tree *snap = NULL, *t = NULL, *q = NULL;
+	const uint32_t s1[] = {0, 1}, s2[] = {0, 2}, s3[] = {0, 1, 3}, s4[] = {0, 2, 3},
+		       s5[] = {0, 4};
+	const uint32_t map[] = {0, 1, 1, 3, 4};
+	uint64_t sum = 0;
+
+	(void)state;
+	assert_int_equal(hcct_new(&(struct hcct_params){.slots = 64}, &h), 0);
+	assert_int_equal(hcct_add_stack(h, s1, 2, 3), 0);
+	assert_int_equal(hcct_add_stack(h, s2, 2, 2), 0);
+	assert_int_equal(hcct_add_stack(h, s3, 3, 4), 0);
+	assert_int_equal(hcct_add_stack(h, s4, 3, 5), 0);
+	assert_int_equal(hcct_add_stack(h, s5, 2, 1), 0);
+	assert_int_equal(hcct_snapshot(h, &snap), 0);
+	assert_int_equal(snap->len, 6);
+	assert_int_equal(hcct_tree_relabel(snap, map, 5, &t), 0);
+	/* 0 -> {1 (5) -> 3 (9), 4 (1)} */
+	assert_int_equal(t->len, 4);
+	assert_int_equal(t->n, 15);
+	assert_int_equal(t->entries[0].id, 0);
+	assert_int_equal(t->entries[0].parent, HCCT_NONE);
+	assert_int_equal(t->entries[0].children, 2);
+	assert_int_equal(t->entries[1].id, 1);
+	assert_int_equal(t->entries[1].count, 5);
+	assert_int_equal(t->entries[1].parent, 0);
+	assert_int_equal(t->entries[1].children, 1);
+	assert_int_equal(t->entries[2].id, 3);
+	assert_int_equal(t->entries[2].count, 9);
+	assert_int_equal(t->entries[2].parent, 1);
+	assert_int_equal(t->entries[2].depth, 3);
+	assert_int_equal(t->entries[3].id, 4);
+	assert_int_equal(t->entries[3].parent, 0);
+	for (size_t i = 0; i < t->len; i++)
+		sum += t->entries[i].count;
+	assert_int_equal(sum, 15);
+	/* phi = 1/3: threshold 5, the merged 1 (5) and 3 (9) are hot, neither was alone. */
+	assert_int_equal(hcct_tree_filter(t, 1, 3, &q), 0);
+	assert_int_equal(q->len, 3);
+	assert_true(q->entries[1].flags & HCCT_ENTRY_HOT);
+	assert_true(q->entries[2].flags & HCCT_ENTRY_HOT);
+	hcct_tree_free(q);
+	hcct_tree_free(t);
+	/* The identity, and a map shorter than the ids: nothing changes. */
+	assert_int_equal(hcct_tree_relabel(snap, NULL, 0, &t), 0);
+	assert_int_equal(t->len, snap->len);
+	assert_memory_equal(t->entries, snap->entries, snap->len * sizeof(*t->entries));
+	hcct_tree_free(t);
+	assert_int_equal(hcct_tree_relabel(NULL, map, 5, &t), -EINVAL);
+	snap->entries[0].parent = 3; /* a child before its parent */
+	assert_int_equal(hcct_tree_relabel(snap, map, 5, &t), -EINVAL);
+	hcct_tree_free(snap);
+	hcct_free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1588,7 +1648,7 @@ int main(void)
 	    cmocka_unit_test(test_depth_cap),	   cmocka_unit_test(test_node_cap),
 	    cmocka_unit_test(test_memory_bound),   cmocka_unit_test(test_index_wide),
 	    cmocka_unit_test(test_index_cap),	   cmocka_unit_test(test_index_random),
-	    cmocka_unit_test(test_tree_filter),
+	    cmocka_unit_test(test_tree_filter),	   cmocka_unit_test(test_tree_relabel),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1218,6 +1218,212 @@ static void test_kernel_flat(void **state)
 	profile_free(p);
 }
 
+/* ---- names given late ---- */
+
+static void test_unresolved_intern(void **state)
+{
+	struct profile *p = new_profile(&(struct profile_limits){.max_unresolved = 2});
+	const struct profile_func *f;
+	struct profile_stats st;
+	const uint32_t *pend;
+	size_t n;
+	int a, b;
+
+	(void)state;
+	a = profile_intern_unresolved(p, 0x7f0000001000, "[anon]");
+	b = profile_intern_unresolved(p, 0x7f0000001004, "[anon]");
+	assert_true(a >= 0 && b >= 0 && a != b);
+	assert_int_equal(profile_intern_unresolved(p, 0x7f0000001000, "[anon]"), a);
+	f = profile_func_get(p, a);
+	assert_string_equal(f->name, "0x7f0000001000");
+	assert_string_equal(f->module, "[anon]");
+	assert_int_equal(f->start, 0x7f0000001000);
+	assert_int_equal(f->kind, PROFILE_KIND_UNKNOWN);
+	/* The bound: a third address is refused and counted, known ones are still found. */
+	assert_int_equal(profile_intern_unresolved(p, 0x7f0000002000, "[anon]"), -E2BIG);
+	assert_int_equal(profile_intern_unresolved(p, 0x7f0000001004, "[anon]"), b);
+	assert_int_equal(profile_intern_unresolved(p, 0, "[anon]"), -EINVAL);
+	pend = profile_pending(p, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(pend[0], a);
+	assert_int_equal(pend[1], b);
+	profile_get_stats(p, &st);
+	assert_int_equal(st.unresolved, 2);
+	assert_int_equal(st.unresolved_over, 1);
+	/* Named: no longer pending, room for another. */
+	assert_int_equal(
+	    profile_rename(p, a, "foo", "perf-1.map", 0x7f0000000ff0, PROFILE_KIND_JIT), a);
+	assert_int_equal(profile_commit_renames(p), 0);
+	pend = profile_pending(p, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(pend[0], b);
+	assert_true(profile_intern_unresolved(p, 0x7f0000002000, "[anon]") >= 0);
+	profile_free(p);
+}
+
+/* Two addresses of one function named late, a third named already at its sample: one row, the
+ * stacks merged, the counts as if every sample had been named at once. */
+static void test_rename_merge(void **state)
+{
+	struct profile *p = new_profile(NULL);
+	uint32_t main_ = fn(p, "main"), foo, u1, u2, s[3];
+	struct profile_row *rows = NULL;
+	struct profile_stats st;
+	uint32_t *sorted = NULL;
+	size_t n, rn;
+	int r;
+
+	(void)state;
+	foo = intern(p, "foo", "perf-1.map", 0x5000, PROFILE_KIND_JIT);
+	u1 = profile_intern_unresolved(p, 0x5010, "[anon]");
+	u2 = profile_intern_unresolved(p, 0x5020, "[anon]");
+	s[0] = main_;
+	s[1] = u1;
+	assert_int_equal(profile_add(p, s, 2, 3), 0);
+	s[1] = u2;
+	assert_int_equal(profile_add(p, s, 2, 2), 0);
+	s[1] = foo;
+	assert_int_equal(profile_add(p, s, 2, 1), 0);
+	/* Recursion across two addresses of one function: counted once in total. */
+	s[1] = u1;
+	s[2] = u2;
+	assert_int_equal(profile_add(p, s, 3, 4), 0);
+	expect_folded(p, "main;[anon] 5\nmain;foo 1\nmain;[anon];[anon] 4\n");
+
+	/* Not committed yet: the old counts. */
+	r = profile_rename(p, u1, "foo", "perf-1.map", 0x5000, PROFILE_KIND_JIT);
+	assert_int_equal(r, foo);
+	r = profile_rename(p, u2, "foo", "perf-1.map", 0x5000, PROFILE_KIND_JIT);
+	assert_int_equal(r, foo);
+	assert_int_equal(profile_canon(p, u1), foo);
+	assert_int_equal(profile_canon(p, u2), foo);
+	assert_int_equal(profile_canon(p, main_), main_);
+	assert_true(profile_has_aliases(p));
+	assert_int_equal(profile_commit_renames(p), 1);
+	assert_int_equal(profile_commit_renames(p), 0);
+
+	expect_flat(p, foo, 10, 10);
+	expect_flat(p, main_, 0, 10);
+	expect_flat(p, u1, 0, 0);
+	expect_folded(p, "main;foo 6\nmain;foo;foo 4\n");
+	profile_get_stats(p, &st);
+	assert_int_equal(st.samples, 10);
+	assert_int_equal(st.stacks, 2);
+	assert_int_equal(st.stack_ids, 5);
+	assert_int_equal(st.unresolved, 0);
+	assert_int_equal(st.renamed, 2);
+	/* The flat views list no alias. */
+	assert_int_equal(profile_flat_view(p, 0, &rows, &rn), 0);
+	assert_int_equal(rn, 2);
+	assert_int_equal(rows[0].id, foo);
+	assert_int_equal(rows[1].id, main_);
+	free(rows);
+	assert_int_equal(profile_sorted(p, &sorted, &n), 0);
+	assert_int_equal(n, 2);
+	free(sorted);
+	/* New samples of the name land on the same stacks. */
+	s[1] = foo;
+	assert_int_equal(profile_add(p, s, 2, 1), 0);
+	expect_flat(p, foo, 11, 11);
+	profile_get_stats(p, &st);
+	assert_int_equal(st.stacks, 2);
+	/* An alias cannot be renamed again; the function it merged into can. */
+	assert_int_equal(profile_rename(p, u1, "bar", "perf-1.map", 0, PROFILE_KIND_JIT), -EINVAL);
+	profile_free(p);
+}
+
+/* Renamed in place: the id stays, and interning the new identity finds it, the old one not. */
+static void test_rename_in_place(void **state)
+{
+	struct profile *p = new_profile(NULL);
+	uint32_t u, s[1], id;
+
+	(void)state;
+	u = profile_intern_unresolved(p, 0x9000, "[memfd:jit]");
+	s[0] = u;
+	assert_int_equal(profile_add_tid(p, 7, s, 1, 2), 0);
+	profile_cache_put(p, 0x9000, u);
+	assert_int_equal(profile_rename(p, u, "hot", "perf-1.map", 0x8ff0, PROFILE_KIND_JIT), u);
+	assert_int_equal(profile_commit_renames(p), 0);
+	assert_int_equal(profile_intern(p, "hot", "perf-1.map", 0x8ff0, PROFILE_KIND_JIT), u);
+	expect_flat(p, u, 2, 2);
+	expect_folded(p, "hot 2\n");
+	/* The address is unnamed again (a map that no longer covers it): a new function. */
+	id = profile_intern_unresolved(p, 0x9000, "[memfd:jit]");
+	assert_true(id != u);
+	assert_string_equal(profile_func_get(p, id)->name, "0x9000");
+	/* A rename onto an identity another renamed function took meanwhile merges. */
+	assert_int_equal(profile_rename(p, id, "hot", "perf-1.map", 0x8ff0, PROFILE_KIND_JIT), u);
+	assert_int_equal(profile_commit_renames(p), 1);
+	expect_flat(p, u, 2, 2);
+	profile_free(p);
+}
+
+/* Random stacks over named and unnamed functions, then every unnamed one renamed onto a random
+ * named one: the flat counts and the stack count are those of a profile that had the names
+ * from the start. */
+static void test_rename_random(void **state)
+{
+	struct profile *p = new_profile(NULL), *q = new_profile(NULL);
+	uint32_t named[8], unnamed[16], target[16], ids[12], qids[12];
+	struct profile_stats ps, qs;
+	char name[16];
+	uint64_t r = 15;
+
+	(void)state;
+	for (int i = 0; i < 8; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		named[i] = intern(p, name, "m", 0x100 * i, PROFILE_KIND_JIT);
+		assert_int_equal(intern(q, name, "m", 0x100 * i, PROFILE_KIND_JIT), named[i]);
+	}
+	for (int i = 0; i < 16; i++) {
+		unnamed[i] = profile_intern_unresolved(p, 0x10000 + i, "[anon]");
+		target[i] = prng_next(&r) % 8;
+	}
+	for (int k = 0; k < 2000; k++) {
+		size_t n = 1 + prng_next(&r) % 12;
+
+		for (size_t i = 0; i < n; i++) {
+			uint32_t x = prng_next(&r) % 24;
+
+			ids[i] = x < 8 ? named[x] : unnamed[x - 8];
+			qids[i] = x < 8 ? named[x] : named[target[x - 8]];
+		}
+		assert_int_equal(profile_add_tid(p, k % 3, ids, n, 1 + k % 2), 0);
+		assert_int_equal(profile_add_tid(q, k % 3, qids, n, 1 + k % 2), 0);
+	}
+	for (int i = 0; i < 16; i++) {
+		snprintf(name, sizeof(name), "f%u", target[i]);
+		assert_int_equal(
+		    profile_rename(p, unnamed[i], name, "m", 0x100 * target[i], PROFILE_KIND_JIT),
+		    named[target[i]]);
+	}
+	assert_int_equal(profile_commit_renames(p), 1);
+	for (int i = 0; i < 8; i++) {
+		const struct profile_func *g = profile_func_get(q, named[i]);
+
+		expect_flat(p, named[i], g->self, g->total);
+	}
+	profile_get_stats(p, &ps);
+	profile_get_stats(q, &qs);
+	assert_int_equal(ps.stacks, qs.stacks);
+	assert_int_equal(ps.stack_ids, qs.stack_ids);
+	assert_int_equal(ps.samples, qs.samples);
+	{
+		char *a = NULL, *b = NULL;
+		size_t al, bl;
+
+		/* Same stacks, maybe in another order: compare sorted lines' total length. */
+		assert_int_equal(profile_folded(p, &a, &al), 0);
+		assert_int_equal(profile_folded(q, &b, &bl), 0);
+		assert_int_equal(al, bl);
+		free(a);
+		free(b);
+	}
+	profile_free(p);
+	profile_free(q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1234,6 +1440,10 @@ int main(void)
 	    cmocka_unit_test(test_hashed_same),	  cmocka_unit_test(test_empty_stack_first),
 	    cmocka_unit_test(test_folded_cap),	  cmocka_unit_test(test_folded_cap_big),
 	    cmocka_unit_test(test_kernel_folded), cmocka_unit_test(test_kernel_flat),
+	    cmocka_unit_test(test_unresolved_intern),
+	    cmocka_unit_test(test_rename_merge),
+	    cmocka_unit_test(test_rename_in_place),
+	    cmocka_unit_test(test_rename_random),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -711,7 +711,8 @@ static void test_report_json(void **state)
 		       "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\",\"thread_"
 		       "events\":0,\"threads_unsampled\":0,"
 		       "\"children\":false,\"parent\":0,\"children_followed\":0,"
-		       "\"children_refused\":0,\"cgroup\":\"\"},"
+		       "\"children_refused\":0,\"unresolved_addresses\":0,\"unresolved_dropped\":0,"
+		       "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\"},"
 		       "\"total_samples\":200,\"functions\":5,\"entries\":["
 		       "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
 		       "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
@@ -873,19 +874,21 @@ static void test_list(void **state)
 
 		assert_memory_equal(s, head, strlen(head));
 	}
-	assert_non_null(strstr(s, "\"probes\":0,\"symbols_refused\":0,\"save_failures\":0,"
-				  "\"samples_refused\":0,\"session\":0,\"sessions\":0,"
-				  "\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
-				  "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,"
-				  "\"jitdump_problem\":\"\","
-				  "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
-				  "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\","
-				  "\"thread_events\":0,\"threads_unsampled\":0,"
-				  "\"children\":false,\"parent\":0,\"children_followed\":0,"
-				  "\"children_refused\":0,\"cgroup\":\"\"},"
-				  "{\"pid\":31337,\"uid\":0,"
-				  "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
-				  "\"freq_hz\":997,\"samples\":0,"));
+	assert_non_null(
+	    strstr(s, "\"probes\":0,\"symbols_refused\":0,\"save_failures\":0,"
+		      "\"samples_refused\":0,\"session\":0,\"sessions\":0,"
+		      "\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
+		      "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,"
+		      "\"jitdump_problem\":\"\","
+		      "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
+		      "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\","
+		      "\"thread_events\":0,\"threads_unsampled\":0,"
+		      "\"children\":false,\"parent\":0,\"children_followed\":0,"
+		      "\"children_refused\":0,\"unresolved_addresses\":0,\"unresolved_dropped\":0,"
+		      "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\"},"
+		      "{\"pid\":31337,\"uid\":0,"
+		      "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
+		      "\"freq_hz\":997,\"samples\":0,"));
 	assert_non_null(strstr(s, "\"exit_code\":1,"));
 	assert_true(strlen(s) > 4 && strcmp(s + strlen(s) - 4, "}]}\n") == 0);
 	free(s);
