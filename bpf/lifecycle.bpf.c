@@ -7,7 +7,7 @@
  * leader's start matches, not a pid reuse) they put a lifecycle record in the ring buffer and
  * wake user space at once. kp_exit acts only when the last thread of the group leaves, and also
  * deletes the target's kp_targets entry, so nothing samples a process that reuses the pid even
- * before kprofd has handled the exit.
+ * before kprofd has handled the exit. Pids are those of kprofd's PID namespace (task_ids()).
  */
 #include "kprof.bpf.h"
 
@@ -15,8 +15,8 @@
  * an exit also removes it from kp_targets. */
 static __always_inline void lifecycle(__u32 kind, struct task_struct *p, __u32 code)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
-	__u64 start = start_ticks(p);
+	__u64 ids = task_ids(p), start = start_ticks(p);
+	__u32 tgid = ids >> 32;
 	struct kp_lifecycle *r;
 	struct kp_target *t;
 
@@ -33,7 +33,7 @@ static __always_inline void lifecycle(__u32 kind, struct task_struct *p, __u32 c
 	}
 	r->hdr.kind = kind;
 	r->hdr.tgid = tgid;
-	r->pid = BPF_CORE_READ(p, pid);
+	r->pid = (__u32)ids;
 	r->exit_code = code;
 	r->time_ns = bpf_ktime_get_ns();
 	r->start_ticks = start;
