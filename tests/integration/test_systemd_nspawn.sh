@@ -20,7 +20,8 @@ STAGE=$TDIR/stage
 NSPAWN=
 LEADER=
 # Power the container off (SIGTERM to nspawn: an orderly shutdown), SIGKILL past 20 s; then
-# lib.sh's cleanup. Its mounts live in its own mount namespace and go with it.
+# lib.sh's cleanup. Its mounts live in its own mount namespace and go with it. A signal to this
+# script (tests/run.sh's timeout sends SIGTERM) ends it through the same trap.
 stop_machine() {
 	[ -n "$NSPAWN" ] || return 0
 	kill -TERM "$NSPAWN" 2>/dev/null
@@ -31,6 +32,7 @@ stop_machine() {
 	NSPAWN=
 }
 trap 'stop_machine; cleanup' EXIT
+trap 'exit 143' TERM INT HUP
 
 # `make install` into a staging tree: $STAGE/usr/local (binaries, units, sysusers, tmpfiles) and
 # $STAGE/etc/kprofd (the config).
@@ -93,9 +95,10 @@ in_ct journalctl -u kprofd -p info --no-pager -o cat | grep -q "ready" &&
 
 # --- Names under the hardened unit: minijit (JIT, native) and dd bs=1 (kernel), in the
 # container, attached by the container's pids.
-in_ct /kprof/minijit --seconds 60 2>"$TDIR/mj.err" >/dev/null &
+# nsenter itself in the background (not through in_ct, whose subshell would leave it behind).
+nsenter -t "$LEADER" -a /kprof/minijit --seconds 60 2>"$TDIR/mj.err" >/dev/null &
 PIDS+=($!)
-in_ct dd if=/dev/zero of=/dev/null bs=1 2>/dev/null &
+nsenter -t "$LEADER" -a dd if=/dev/zero of=/dev/null bs=1 2>/dev/null &
 PIDS+=($!)
 wait_for 10 grep -q ready "$TDIR/mj.err"
 MJ=$(sed -n 's/^minijit: pid \([0-9]*\) ready.*/\1/p' "$TDIR/mj.err")
