@@ -3,8 +3,8 @@
 # targets run in a new one (unshare --pid --fork --mount-proc), targets are attached by the pids
 # of that namespace, and everything the BPF programs report comes in those pids
 # (ARCHITECTURE.md §1.2.2): samples (JIT names), the thread scan and new threads, exit, exec,
-# exact mode's call probes; `list` shows the namespace's pids; a target in a nested namespace is
-# named by its pid in kprofd's. A kprofd in a PID namespace whose
+# exact mode's call probes, per-CPU events; `list` shows the namespace's pids; a target in a nested namespace is
+# named by its pid in kprofd's. The same in a time namespace (boot time offset), for samples. A kprofd in a PID namespace whose
 # /proc is not that namespace's refuses to start, saying why. Needs root and Linux 6.13 or newer
 # (bpf_task_from_vpid).
 . "$(dirname "$0")/lib.sh"
@@ -29,6 +29,15 @@ if [ "${KPROF_PIDNS_INNER:-}" != 1 ]; then
 		fail "the test inside the PID namespace" "exited with status $rc"
 	fi
 	grep -q '^FAIL:' "$TDIR/inner.out" && FAILS=$((FAILS + 1))
+	# In a time namespace too, whose boot time offset shifts the start times /proc shows: the
+	# samples part only.
+	if unshare --time --boottime 100000 true 2>/dev/null; then
+		KPROF_PIDNS_INNER=1 KPROF_PIDNS_QUICK=1 BUILD=$BUILD timeout 60 \
+			unshare --pid --fork --mount-proc --time --boottime 100000 bash "$0" |
+			sed 's/^\(PASS\|FAIL\): /\1: time namespace: /' | tee "$TDIR/time.out"
+		grep -q '^FAIL:' "$TDIR/time.out" && FAILS=$((FAILS + 1))
+		grep -q '^PASS: .*samples arrive' "$TDIR/time.out" || fail "time namespace" "no result"
+	else skip "time namespace" "unshare --time does not work here"; fi
 	finish
 	exit
 fi
@@ -51,6 +60,10 @@ e = json.load(sys.stdin)['entries']
 sys.exit(not any(x['function'] == 'mj_hot' and x['kind'] == 'jit' for x in e))"; then
 	pass "JIT names from the perf map of the namespace pid (mj_hot)"
 else fail "JIT names" "$(ctl report "$P" --top 5 2>&1)"; fi
+if [ -n "${KPROF_PIDNS_QUICK:-}" ]; then
+	finish
+	exit
+fi
 pids=$(ctl list --json | python3 -c "import json,sys
 print(' '.join(str(t['pid']) for t in json.load(sys.stdin)['targets']))")
 [ "$pids" = "$P" ] && pass "list shows the namespace pid ($pids)" || fail "list pids" "'$pids', want '$P'"
@@ -101,6 +114,20 @@ has_hot() { ctl report "$X" --top 0 --json | grep -q '"function":"mj_hot"'; }
 wait_for 20 has_hot && pass "after the exec, the new program's JIT names (mj_hot)" ||
 	fail "names after exec" "$(ctl report "$X" --top 5 2>&1)"
 kill -9 "$X"
+
+# Per-CPU events (sampling = cpus) fire for every process on the CPU, the host's too (which have
+# no pid in this namespace, and are left out): a second kprofd samples minijit that way.
+start_minijit --seconds 60 || { fail "minijit starts" ""; exit 1; }
+Q=$MJ_PID
+"$KPROFD" --socket "$TDIR/cpus.sock" --state-dir "" --sampling cpus >"$TDIR/cpus.log" 2>&1 &
+PIDS+=($!)
+cctl() { "$KPROFCTL" --socket "$TDIR/cpus.sock" "$@"; }
+cpu_samples() { [ "$(cctl list --json | grep -o '"samples":[0-9]*' | sed 's/.*://')" -ge 300 ]; }
+if wait_for 20 cctl status && cctl attach "$Q" --freq 999 >/dev/null && wait_for 20 cpu_samples &&
+	cctl report "$Q" --top 0 --json | grep -q '"function":"mj_hot"'; then
+	pass "per-CPU sampling events in the namespace: samples and JIT names"
+else fail "per-CPU sampling" "$(cctl list 2>&1 | tail -2) $(tail -2 "$TDIR/cpus.log")"; fi
+kill "$Q"
 
 # Exact mode: the call probes report the namespace's tgid; counts equal minijit's own.
 start_minijit --wait-usr1 --rounds 20 --truth --cleanup || { fail "minijit starts" ""; exit 1; }
