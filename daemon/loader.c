@@ -99,16 +99,19 @@ static int pidns_find(uint32_t *ino, char *why, size_t len)
 	bool vpid;
 
 	if (stat("/proc/self/ns/pid", &st) < 0) {
-		snprintf(why, len, "cannot read /proc/self/ns/pid: %s", strerror(errno));
-		return -errno;
+		int err = -errno;
+
+		snprintf(why, len, "cannot read /proc/self/ns/pid: %s", strerror(-err));
+		return err;
 	}
 	*ino = st.st_ino == PIDNS_INIT_INO ? 0 : st.st_ino;
 	if (!*ino)
 		return 0;
 	/* /proc must show this namespace's pids: every pid kprofd reads or is given is one. */
 	n = readlink("/proc/self", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = '\0';
 	snprintf(want, sizeof(want), "%d", getpid());
-	if (n <= 0 || (self[n] = 0, strcmp(self, want))) {
+	if (n <= 0 || strcmp(self, want)) {
 		snprintf(why, len,
 			 "kprofd is in a PID namespace (pid:[%u]) but /proc is not mounted for it "
 			 "(/proc/self is %s, kprofd is pid %s): mount a procfs of that namespace",
