@@ -22,7 +22,7 @@ VERSION := $(shell cat VERSION 2>/dev/null || echo 0.1.0)
 # Packages the build, the tests and the demo need (Debian 12).
 DEPS := clang llvm make g++ pkg-config golang-go libbpf-dev bpftool libelf-dev zlib1g-dev libsystemd-dev \
 	protobuf-c-compiler libprotobuf-c-dev libcmocka-dev libcapstone-dev libncurses-dev \
-	binutils-dev libinih-dev nodejs procps util-linux tmux python3 systemd groff-base \
+	binutils-dev libinih-dev nodejs procps util-linux tmux python3 systemd systemd-container groff-base \
 	linux-perf bpftrace libc6-dbg openjdk-17-jdk-headless
 
 WFLAGS := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
@@ -43,7 +43,7 @@ PPROF_H := $(BUILD)/proto/profile.pb-c.h
 MANHELP_H := $(BUILD)/cli/manhelp.h
 # One BPF source per tool (bpf/*.bpf.c), linked into one object and one skeleton.
 BPF_SRC := bpf/shared.bpf.c bpf/sampler.bpf.c bpf/lifecycle.bpf.c bpf/calls.bpf.c bpf/paths.bpf.c \
-	bpf/threads.bpf.c
+	bpf/threads.bpf.c bpf/pidns.bpf.c
 BPF_OBJS := $(patsubst bpf/%.c,$(BUILD)/bpf/%.o,$(BPF_SRC))
 SKELS := $(BUILD)/kprof.skel.h
 

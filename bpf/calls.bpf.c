@@ -12,7 +12,7 @@
 
 static __always_inline int call_event(void *ctx, __u32 is_exit)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = current_ids();
 	struct kp_call *r = bpf_ringbuf_reserve(&kp_events, sizeof(*r), 0);
 
 	if (!r) {

@@ -48,6 +48,14 @@ extern struct kp_counters_map kp_counters SEC(".maps");
 /* Set by the loader before load. */
 extern const volatile __u64 kp_wakeup_bytes;
 extern const volatile __u64 kp_nsec_per_tick; /* NSEC_PER_SEC / USER_HZ */
+/* The boot time offset of kprofd's time namespace, which /proc/PID/stat adds to start times. */
+extern const volatile __s64 kp_boottime_offset_ns;
+/* kprofd's PID namespace (ARCHITECTURE.md §1.2.2): the inode number of /proc/self/ns/pid, or 0
+ * when kprofd is in the initial one; then the kernel's own ids are kprofd's and nothing below
+ * costs more than the helpers did. kp_pidns_level, its depth, is found by kp_pidns_probe
+ * (pidns.bpf.c) after the load and before any program is attached. */
+extern const volatile __u32 kp_pidns_ino;
+extern __u32 kp_pidns_level;
 
 static __always_inline void count(__u32 idx)
 {
@@ -57,11 +65,54 @@ static __always_inline void count(__u32 idx)
 		*v += 1;
 }
 
-/* The process's start as /proc/PID/stat shows it: its leader's, in clock ticks after boot (exec
- * by another thread hands the leader's start to the new leader, so it stays the same). */
+/* The process's start as /proc/PID/stat shows it to kprofd: its leader's, in clock ticks after
+ * boot as kprofd's time namespace counts (exec by another thread hands the leader's start to the
+ * new leader, so it stays the same). */
 static __always_inline __u64 start_ticks(struct task_struct *task)
 {
-	return BPF_CORE_READ(task, group_leader, start_boottime) / kp_nsec_per_tick;
+	return (BPF_CORE_READ(task, group_leader, start_boottime) + kp_boottime_offset_ns) /
+	       kp_nsec_per_tick;
+}
+
+/* The number of pid in kprofd's PID namespace, 0 if it has none there (a process of the host or
+ * of another container, which kprofd cannot name and never watches). A struct pid holds one
+ * number per level from the initial namespace down to its own; kprofd's is at kp_pidns_level,
+ * and is kprofd's own namespace only if its inode number is kp_pidns_ino. */
+static __always_inline __u32 ns_nr(struct pid *pid)
+{
+	__u32 lvl = kp_pidns_level;
+	struct upid *u;
+
+	if (!pid || lvl > KP_PIDNS_MAX_LEVEL || BPF_CORE_READ(pid, level) < lvl)
+		return 0;
+	u = (void *)pid + bpf_core_field_offset(struct pid, numbers) +
+	    lvl * bpf_core_type_size(struct upid);
+	if (BPF_CORE_READ(u, ns, ns.inum) != kp_pidns_ino)
+		return 0;
+	return BPF_CORE_READ(u, nr);
+}
+
+/* tgid << 32 | tid of task p as kprofd names them (the layout of bpf_get_current_pid_tgid()):
+ * the kernel's ids in the initial namespace, else those of kprofd's, 0 if p has none there. */
+static __always_inline __u64 task_ids(struct task_struct *p)
+{
+	__u32 tgid, tid;
+
+	if (!kp_pidns_ino)
+		return (__u64)BPF_CORE_READ(p, tgid) << 32 | (__u32)BPF_CORE_READ(p, pid);
+	tid = ns_nr(BPF_CORE_READ(p, thread_pid));
+	tgid = ns_nr(BPF_CORE_READ(p, signal, pids[PIDTYPE_TGID]));
+	if (!tid || !tgid)
+		return 0;
+	return (__u64)tgid << 32 | tid;
+}
+
+/* task_ids() of the running task; the helper's fast path in the initial namespace. */
+static __always_inline __u64 current_ids(void)
+{
+	if (!kp_pidns_ino)
+		return bpf_get_current_pid_tgid();
+	return task_ids((struct task_struct *)bpf_get_current_task());
 }
 
 /* Wakeups are batched: user space is woken only when the buffer holds more than

@@ -7,7 +7,7 @@
  * leader's start matches, not a pid reuse) they put a lifecycle record in the ring buffer and
  * wake user space at once. kp_exit acts only when the last thread of the group leaves, and also
  * deletes the target's kp_targets entry, so nothing samples a process that reuses the pid even
- * before kprofd has handled the exit.
+ * before kprofd has handled the exit. Pids are those of kprofd's PID namespace (task_ids()).
  *
  * kp_fork (sched_process_fork) follows the children of a target attached with --children
  * (KP_TF_CHILDREN): a new process (not a thread) whose parent is such a target gets a copy of
@@ -26,8 +26,8 @@
  * an exit also removes it from kp_targets. */
 static __always_inline void lifecycle(__u32 kind, struct task_struct *p, __u32 code)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
-	__u64 start = start_ticks(p);
+	__u64 ids = task_ids(p), start = start_ticks(p);
+	__u32 tgid = ids >> 32;
 	struct kp_lifecycle *r;
 	struct kp_target *t;
 
@@ -44,7 +44,7 @@ static __always_inline void lifecycle(__u32 kind, struct task_struct *p, __u32 c
 	}
 	r->hdr.kind = kind;
 	r->hdr.tgid = tgid;
-	r->pid = BPF_CORE_READ(p, pid);
+	r->pid = (__u32)ids;
 	r->exit_code = code;
 	r->time_ns = bpf_ktime_get_ns();
 	r->start_ticks = start;
@@ -115,7 +115,7 @@ static __always_inline void cgroup_join(struct task_struct *p, __u64 cgid)
 		return;
 	}
 	r->hdr.kind = KP_REC_CGROUP;
-	r->hdr.tgid = BPF_CORE_READ(p, tgid);
+	r->hdr.tgid = task_ids(p) >> 32;
 	r->cgid = cgid;
 	r->start_ticks = start_ticks(p);
 	r->time_ns = bpf_ktime_get_ns();
@@ -126,11 +126,12 @@ SEC("tp_btf/cgroup_attach_task")
 int BPF_PROG(kp_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
 	     bool threadgroup)
 {
-	__u32 tgid = BPF_CORE_READ(task, tgid);
-	__u64 cgid;
+	__u64 ids = task_ids(task), cgid;
+	__u32 tgid = ids >> 32;
 
-	/* One report per process: its leader's move (a whole group moves thread by thread). */
-	if ((__u32)BPF_CORE_READ(task, pid) != tgid || bpf_map_lookup_elem(&kp_targets, &tgid))
+	/* One report per process: its leader's move (a whole group moves thread by thread); none
+	 * for a process outside kprofd's PID namespace. */
+	if (!ids || (__u32)ids != tgid || bpf_map_lookup_elem(&kp_targets, &tgid))
 		return 0;
 	cgid = watched_cgroup(dst);
 	if (cgid)
@@ -141,11 +142,13 @@ int BPF_PROG(kp_cgroup_attach, struct cgroup *dst, const char *path, struct task
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(kp_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, pid);
+	__u64 cids = task_ids(child);
+	__u32 ptgid = task_ids(parent) >> 32, ctgid = cids >> 32;
 	struct kp_target *t, c;
 	struct kp_fork *r;
 
-	if ((__u32)BPF_CORE_READ(child, tgid) != ctgid) /* a thread: the per-thread watcher's */
+	/* A thread (the per-thread watcher's), or a process outside kprofd's PID namespace. */
+	if (!cids || (__u32)cids != ctgid)
 		return 0;
 	t = bpf_map_lookup_elem(&kp_targets, &ptgid);
 	if (!t || !(t->flags & KP_TF_CHILDREN) || t->start_ticks != start_ticks(parent)) {
@@ -157,7 +160,7 @@ int BPF_PROG(kp_fork, struct task_struct *parent, struct task_struct *child)
 	}
 	c.freq = t->freq;
 	c.flags = t->flags;
-	c.start_ticks = BPF_CORE_READ(child, start_boottime) / kp_nsec_per_tick;
+	c.start_ticks = start_ticks(child); /* its own: a new process leads its group */
 	r = bpf_ringbuf_reserve(&kp_events, sizeof(*r), 0);
 	if (!r) { /* kprofd would never hear of it: leave it unsampled */
 		count(KP_CTR_FORK_DROPS);

@@ -18,6 +18,7 @@
  * sampler checks the start of the task's thread-group leader against it, and kp_exit
  * (lifecycle.bpf.c) deletes the entry when that process ends, so a process that takes the pid
  * over is never sampled, even while kprofd is stopped or busy and has not handled the exit yet.
+ * Pids are those of kprofd's PID namespace (current_ids(), kprof.bpf.h).
  */
 #include "kprof.bpf.h"
 
@@ -31,7 +32,7 @@ struct {
 SEC("perf_event")
 int kp_sample(struct bpf_perf_event_data *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
+	__u64 id = current_ids(), cookie = bpf_get_attach_cookie(ctx);
 	__u32 tgid = id >> 32, zero = 0;
 	struct kp_target *t;
 	struct kp_sample *s;
@@ -39,6 +40,7 @@ int kp_sample(struct bpf_perf_event_data *ctx)
 	__u64 nk, nu, len;
 
 	count(KP_CTR_TICKS);
+	/* tgid 0: a process outside kprofd's PID namespace, never a target */
 	t = bpf_map_lookup_elem(&kp_targets, &tgid);
 	if (!t || (t->flags & KP_TF_THREADS ? cookie != 0 : cookie != t->freq))
 		return 0;

@@ -12,6 +12,9 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u64 kp_wakeup_bytes = 256 * 1024;
 const volatile __u64 kp_nsec_per_tick = 10000000;
+const volatile __s64 kp_boottime_offset_ns = 0;
+const volatile __u32 kp_pidns_ino = 0;
+__u32 kp_pidns_level;
 
 struct kp_events_map kp_events SEC(".maps");
 struct kp_targets_map kp_targets SEC(".maps");

@@ -16,6 +16,7 @@
  * kp_sample, known by its program id (kp_sample_id, set by the loader after the load; ids are
  * unique on the machine, so another kprofd's events never count): an event opened but not yet
  * given the sampler is copied into the threads created meanwhile without it, and must not.
+ * Pids in and out are those of kprofd's PID namespace (task_ids(), kprof.bpf.h).
  */
 #include "kprof.bpf.h"
 
@@ -27,6 +28,7 @@ extern int bpf_iter_task_new(struct bpf_iter_task *it, struct task_struct *task,
 extern struct task_struct *bpf_iter_task_next(struct bpf_iter_task *it) __weak __ksym;
 extern void bpf_iter_task_destroy(struct bpf_iter_task *it) __weak __ksym;
 extern struct task_struct *bpf_task_from_pid(s32 pid) __weak __ksym;
+extern struct task_struct *bpf_task_from_vpid(s32 vpid) __weak __ksym;
 extern void bpf_task_release(struct task_struct *p) __weak __ksym;
 extern void bpf_rcu_read_lock(void) __weak __ksym;
 extern void bpf_rcu_read_unlock(void) __weak __ksym;
@@ -76,7 +78,8 @@ static __always_inline bool has_kp_event(struct task_struct *p)
 SEC("tp_btf/task_newtask")
 int BPF_PROG(kp_thread_new, struct task_struct *p, unsigned long clone_flags)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u64 ids = task_ids(p);
+	__u32 tgid = ids >> 32;
 	struct kp_target *t;
 	struct kp_thread *r;
 
@@ -95,8 +98,8 @@ int BPF_PROG(kp_thread_new, struct task_struct *p, unsigned long clone_flags)
 	}
 	r->hdr.kind = KP_REC_THREAD;
 	r->hdr.tgid = tgid;
-	r->tid = BPF_CORE_READ(p, pid);
-	r->creator = (__u32)bpf_get_current_pid_tgid(); /* clone runs in the creator */
+	r->tid = (__u32)ids;
+	r->creator = (__u32)current_ids(); /* clone runs in the creator */
 	r->time_ns = bpf_ktime_get_ns();
 	count(KP_CTR_THREAD_RECS);
 	/* The thread runs unsampled until kprofd opens its event. */
@@ -115,12 +118,16 @@ int kp_scan_threads(struct kp_scan *a)
 	a->threads = 0;
 	a->missing = 0;
 	a->err = 0;
-	task = bpf_task_from_pid(tid ? tid : tgid);
+	/* By the pid kprofd knows: of its PID namespace (kprofd runs this program itself). */
+	if (kp_pidns_ino)
+		task = bpf_task_from_vpid(tid ? tid : tgid);
+	else
+		task = bpf_task_from_pid(tid ? tid : tgid);
 	if (!task) {
 		a->err = -3; /* ESRCH */
 		return 0;
 	}
-	if ((__u32)BPF_CORE_READ(task, tgid) != tgid) {
+	if ((__u32)(task_ids(task) >> 32) != tgid) {
 		a->err = -3;
 		bpf_task_release(task);
 		return 0;
@@ -140,7 +147,7 @@ int kp_scan_threads(struct kp_scan *a)
 	 * whose states then agree from one iteration to the next (counters it could follow as
 	 * constants would make every iteration a new state). */
 	while ((p = bpf_iter_task_next(&it))) {
-		__u64 ptid = BPF_CORE_READ(p, pid);
+		__u64 ptid = (__u32)task_ids(p);
 		__u32 n;
 
 		a->threads++;

@@ -19,18 +19,27 @@
  * Per-thread sampling needs kp_scan_threads and kp_thread_new (threads.bpf.c), which use the
  * task iterator (Linux 6.7) and the single perf context of a task (6.2): on an older kernel they
  * are left out of the load and only the per-CPU sets sample.
+ *
+ * In a PID namespace other than the initial one (a container), the pids kprofd is given and
+ * shows are its namespace's, which the kernel's BPF helpers do not give: the programs read them
+ * from the tasks' struct pid at the level of kprofd's namespace (kprof.bpf.h, pidns.bpf.c). The
+ * loader finds the namespace, refuses to start where that cannot work (no bpf_task_from_vpid,
+ * Linux 6.13, or a /proc that is not the namespace's), and has kp_pidns_probe find its level
+ * before anything is attached. In the initial namespace none of this is loaded or run.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "kprof/cleanup.h"
 #include "kprof/rbsize.h"
 #include "loader.h"
 #include "log.h"
@@ -74,6 +83,87 @@ static bool threads_supported(char *why, size_t len)
 	if (!ctxp_ptr)
 		snprintf(why, len, "task_struct.perf_event_ctxp is not one pointer (Linux 6.2+)");
 	return ctxp_ptr;
+}
+
+/* The initial PID namespace's inode number (the kernel's PROC_PID_INIT_INO). */
+#define PIDNS_INIT_INO 0xEFFFFFFCU
+
+/* kprofd's PID namespace: *ino = 0 in the initial one, else its inode number, if the BPF
+ * programs can give its pids (why, and -EOPNOTSUPP, if not). */
+static int pidns_find(uint32_t *ino, char *why, size_t len)
+{
+	char self[32], want[32];
+	struct stat st;
+	struct btf *btf;
+	ssize_t n;
+	bool vpid;
+
+	if (stat("/proc/self/ns/pid", &st) < 0) {
+		int err = -errno;
+
+		snprintf(why, len, "cannot read /proc/self/ns/pid: %s", strerror(-err));
+		return err;
+	}
+	*ino = st.st_ino == PIDNS_INIT_INO ? 0 : st.st_ino;
+	if (!*ino)
+		return 0;
+	/* /proc must show this namespace's pids: every pid kprofd reads or is given is one. */
+	n = readlink("/proc/self", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = '\0';
+	snprintf(want, sizeof(want), "%d", getpid());
+	if (n <= 0 || strcmp(self, want)) {
+		snprintf(why, len,
+			 "kprofd is in a PID namespace (pid:[%u]) but /proc is not mounted for it "
+			 "(/proc/self is %s, kprofd is pid %s): mount a procfs of that namespace",
+			 *ino, n > 0 ? self : "unreadable", want);
+		return -EOPNOTSUPP;
+	}
+	btf = btf__load_vmlinux_btf();
+	vpid = btf && btf__find_by_name_kind(btf, "bpf_task_from_vpid", BTF_KIND_FUNC) >= 0;
+	btf__free(btf);
+	if (!vpid) {
+		snprintf(why, len,
+			 "kprofd is in a PID namespace (pid:[%u]) and this kernel has no "
+			 "bpf_task_from_vpid (Linux 6.13 or newer), which its BPF programs need to "
+			 "give that namespace's pids",
+			 *ino);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* The boot time offset of kprofd's time namespace (0 outside one, or where the kernel has none):
+ * /proc/PID/stat's start times, which the BPF programs compare with the tasks', include it. */
+static int64_t boottime_offset_ns(void)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/timens_offsets", "re");
+	char line[128], name[32];
+	long long s, ns;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%31s %lld %lld", name, &s, &ns) == 3 && !strcmp(name, "boottime"))
+			return s * 1000000000LL + ns;
+	return 0;
+}
+
+/* The level of kprofd's PID namespace into kp_pidns_level, by kp_pidns_probe. */
+static int pidns_probe(struct loader *l)
+{
+	struct kp_pidns a = {.pid = getpid()};
+	/* A syscall program's context is copied back into ctx_in. */
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &a, .ctx_size_in = sizeof(a));
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(l->skel->progs.kp_pidns_probe), &opts) < 0)
+		return -errno;
+	if (a.err < 0) {
+		log_err("BPF: kprofd's PID namespace not found from its own pid %u: level %u, "
+			"namespace %u, expected %u",
+			getpid(), a.level, a.inum, (unsigned)l->skel->rodata->kp_pidns_ino);
+		return a.err;
+	}
+	log_info("PID namespace pid:[%u], level %u: pids are this namespace's",
+		 (unsigned)l->skel->rodata->kp_pidns_ino, a.level);
+	return 0;
 }
 
 /* The ring buffer's size: explicit, or from what can arrive (both logged). */
@@ -127,7 +217,8 @@ static int ringbuf_size(const struct loader_opts *o, unsigned *bytes)
 int loader_new(const struct loader_opts *o, struct loader **ret)
 {
 	struct loader *l = calloc(1, sizeof(*l));
-	char why[128];
+	uint32_t pidns;
+	char why[256];
 	int err;
 
 	if (!l)
@@ -135,6 +226,11 @@ int loader_new(const struct loader_opts *o, struct loader **ret)
 	l->ncpus = libbpf_num_possible_cpus();
 	if (l->ncpus <= 0) {
 		err = l->ncpus ? l->ncpus : -ENODEV;
+		goto fail;
+	}
+	err = pidns_find(&pidns, why, sizeof(why));
+	if (err < 0) {
+		log_err("BPF: %s", why);
 		goto fail;
 	}
 	err = ringbuf_size(o, &l->rb_bytes);
@@ -155,6 +251,13 @@ int loader_new(const struct loader_opts *o, struct loader **ret)
 		bpf_program__set_autoload(l->skel->progs.kp_scan_threads, false);
 		bpf_map__set_autocreate(l->skel->maps.kp_scan_tids, false);
 	}
+	l->skel->rodata->kp_pidns_ino = pidns;
+	l->skel->rodata->kp_boottime_offset_ns = boottime_offset_ns();
+	if (l->skel->rodata->kp_boottime_offset_ns)
+		log_info("time namespace: boot time offset %lld ns",
+			 (long long)l->skel->rodata->kp_boottime_offset_ns);
+	if (!pidns)
+		bpf_program__set_autoload(l->skel->progs.kp_pidns_probe, false);
 	l->skel->rodata->kp_wakeup_bytes = l->rb_bytes / 8;
 	/* The kernel's nsec_to_clock_t for /proc/PID/stat: USER_HZ divides a second exactly. */
 	l->skel->rodata->kp_nsec_per_tick = 1000000000ULL / sysconf(_SC_CLK_TCK);
@@ -167,6 +270,14 @@ int loader_new(const struct loader_opts *o, struct loader **ret)
 			"are needed)",
 			strerror(-err));
 		goto fail;
+	}
+	if (pidns) {
+		err = pidns_probe(l);
+		if (err < 0) {
+			log_err("BPF: cannot find the level of kprofd's PID namespace: %s",
+				strerror(-err));
+			goto fail;
+		}
 	}
 	err = kprof_bpf__attach(l->skel);
 	if (err < 0) {

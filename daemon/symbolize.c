@@ -11,7 +11,8 @@
  * Shared by all targets (struct symbolizer): ELF symbol tables keyed by (device, inode, mtime),
  * reference counted by the mappings that use them (an unused one is kept only if root's), read
  * with pread from the very file mapped (its device and inode checked against /proc/PID/maps),
- * and the kernel's /proc/kallsyms. Symbol memory is charged to the target's uid in a budget
+ * and the kernel's /proc/kallsyms (or standard input, where systemd opened that file for the
+ * hardened unit, which cannot open it). Symbol memory is charged to the target's uid in a budget
  * (a total and a per-uid limit); what does not fit stays unnamed and is counted.
  * The jitdump (jit-PID.dump, perf's binary JIT file) is jitfile.c's, refreshed with the perf map.
  * The ELF files of a target's executable mappings are read when its maps are (at attach, exec
@@ -34,7 +35,9 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
+#include <linux/magic.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -135,18 +138,47 @@ static ssize_t read_file(const char *path, char **ret, size_t max)
 
 /* ---- kernel symbols ---- */
 
+/* /proc/kallsyms as kprofd's standard input, opened for it by systemd (StandardInput=
+ * file:/proc/kallsyms in kprofd.service): ProtectKernelTunables= hides the file from the service,
+ * and the kernel decides whether it shows addresses by the credentials of whoever opened it,
+ * here the service manager before the sandbox and the capability bounding set were applied.
+ * Read once, then fd 0 is /dev/null again. -ENOENT if standard input is something else. */
+static ssize_t kallsyms_stdin(char **buf, size_t max)
+{
+	static const char path[] = "/proc/kallsyms";
+	char link[sizeof(path) + 1];
+	struct statfs sfs;
+	ssize_t n = readlink("/proc/self/fd/0", link, sizeof(link));
+	int null;
+
+	if (n != (ssize_t)strlen(path) || memcmp(link, path, n) || fstatfs(0, &sfs) < 0 ||
+	    sfs.f_type != PROC_SUPER_MAGIC)
+		return -ENOENT;
+	n = tfile_read(0, 0, max, buf);
+	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, 0); /* dup2 clears FD_CLOEXEC on 0 */
+		close(null);
+	}
+	return n;
+}
+
 static void kallsyms_load(struct symbolizer *sz)
 {
 	_cleanup_free_ char *buf = NULL;
+	const char *from = "standard input (/proc/kallsyms opened by the service manager)";
 	ssize_t n;
 	char *p, *end;
 	size_t added = 0;
 
 	sz->kallsyms_tried = 1;
-	n = read_file("/proc/kallsyms", &buf, 256u << 20);
+	n = kallsyms_stdin(&buf, 256u << 20);
+	if (n == -ENOENT) {
+		from = "/proc/kallsyms";
+		n = read_file(from, &buf, 256u << 20);
+	}
 	if (n < 0 || symtab_new(1u << 22, &sz->kallsyms) < 0) {
-		log_warn("kernel symbols: cannot read /proc/kallsyms: %s",
-			 strerror(n < 0 ? -n : ENOMEM));
+		log_warn("kernel symbols: cannot read %s: %s", from, strerror(n < 0 ? -n : ENOMEM));
 		return;
 	}
 	for (p = buf, end = buf + n; p < end;) {
@@ -170,9 +202,9 @@ static void kallsyms_load(struct symbolizer *sz)
 	}
 	symtab_finish(sz->kallsyms, 1u << 20);
 	if (!added)
-		log_warn("kernel symbols: /proc/kallsyms shows no addresses (kptr_restrict?)");
+		log_warn("kernel symbols: %s shows no addresses (kptr_restrict?)", from);
 	else
-		log_info("kernel symbols: %zu loaded", added);
+		log_info("kernel symbols: %zu loaded from %s", added, from);
 }
 
 /* ---- the target's root ---- */

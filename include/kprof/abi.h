@@ -122,6 +122,17 @@ struct kp_scan {
 	__u32 pad;
 };
 
+/* Argument and result of kp_pidns_probe (BPF_PROG_TYPE_SYSCALL, run once by kprofd with
+ * BPF_PROG_TEST_RUN when it is not in the initial PID namespace): the depth of kprofd's PID
+ * namespace, which the BPF programs need to give the ids of that namespace. */
+#define KP_PIDNS_MAX_LEVEL 32 /* the kernel's MAX_PID_NS_LEVEL */
+struct kp_pidns {
+	__u32 pid;   /* in: kprofd's getpid() */
+	__u32 level; /* out: the depth of its PID namespace (0: the initial one) */
+	__u32 inum;  /* out: that namespace's inode number */
+	__s32 err;   /* out: 0, -ESRCH, or -ENOENT (inum is not kp_pidns_ino) */
+};
+
 /* Path tracer (kp_path_block). One uprobe per basic-block leader of a traced function, cookie
  * (trace << 32 | block). The transitions come from kp_path_edges, filled by the daemon from the
  * function's Ball-Larus numbering. */
@@ -239,6 +250,7 @@ _Static_assert(sizeof(struct kp_call) == 32, "kp_call layout");
 _Static_assert(sizeof(struct kp_path) == 40, "kp_path layout");
 _Static_assert(sizeof(struct kp_thread) == 24, "kp_thread layout");
 _Static_assert(sizeof(struct kp_scan) == 24, "kp_scan layout");
+_Static_assert(sizeof(struct kp_pidns) == 16, "kp_pidns layout");
 _Static_assert(sizeof(struct kp_path_key) == 16, "kp_path_key layout");
 _Static_assert(sizeof(struct kp_path_val) == 24, "kp_path_val layout");
 _Static_assert(sizeof(struct kp_path_thread) == 24 + 24 * KP_PATH_DEPTH, "kp_path_thread layout");

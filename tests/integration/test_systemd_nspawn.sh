@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# kprofd under a real systemd: this machine's own tree booted as a container (systemd-nspawn -D /
+# --volatile=yes: a tmpfs root, the host's /usr read-only), kprof put in with `make install`
+# (DESTDIR, then bound at /usr/local and /etc/kprofd), kprofd.socket started. Checked there:
+# socket activation (the first connection starts kprofd.service), Type=notify readiness and
+# STATUS= (StatusText), the watchdog (WatchdogUSec, pings, and a stopped kprofd restarted by it),
+# `systemctl reload` (SIGHUP re-reads the config), the journal, a restart keeping the saved
+# profiles, JIT, native and kernel names of processes attached under the hardened unit (kernel
+# names need StandardInput=file:/proc/kallsyms: ProtectKernelTunables= hides the file), and the
+# exposure of `systemd-analyze security` (at most 2.5). kprofd runs in the container's PID
+# namespace (ARCHITECTURE.md §1.2.2). The container is powered off, and its mounts gone, on every
+# exit. Needs root, systemd-container (make deps) and a kernel that lets nspawn boot.
+. "$(dirname "$0")/lib.sh"
+T0=$SECONDS
+command -v systemd-nspawn >/dev/null || { skip "systemd under nspawn" "systemd-nspawn not installed (apt-get install systemd-container, make deps)"; exit 0; }
+[ -x /lib/systemd/systemd ] || { skip "systemd under nspawn" "no /lib/systemd/systemd in this tree to boot"; exit 0; }
+
+M=kprof-it-$$
+STAGE=$TDIR/stage
+NSPAWN=
+LEADER=
+# Power the container off (SIGTERM to nspawn: an orderly shutdown), SIGKILL past 20 s; then
+# lib.sh's cleanup. Its mounts live in its own mount namespace and go with it. A signal to this
+# script (tests/run.sh's timeout sends SIGTERM) ends it through the same trap.
+stop_machine() {
+	[ -n "$NSPAWN" ] || return 0
+	kill -TERM "$NSPAWN" 2>/dev/null
+	local deadline=$((SECONDS + 20))
+	while kill -0 "$NSPAWN" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
+	kill -KILL "$NSPAWN" 2>/dev/null
+	wait "$NSPAWN" 2>/dev/null
+	NSPAWN=
+}
+trap 'stop_machine; cleanup' EXIT
+trap 'exit 143' TERM INT HUP
+
+# `make install` into a staging tree: $STAGE/usr/local (binaries, units, sysusers, tmpfiles) and
+# $STAGE/etc/kprofd (the config).
+if ! make -s BUILD="$BUILD" DESTDIR="$STAGE" install >"$TDIR/install.log" 2>&1; then
+	fail "make install" "$(tail -5 "$TDIR/install.log")"
+	exit 1
+fi
+pass "make install DESTDIR=… put kprofd, kprofctl, the units and the config in place"
+
+systemd-nspawn -D / --volatile=yes --register=no --keep-unit --console=passive -M "$M" \
+	--capability=CAP_BPF,CAP_PERFMON,CAP_SYS_PTRACE,CAP_DAC_READ_SEARCH,CAP_SYSLOG,CAP_SYS_ADMIN \
+	--system-call-filter='bpf perf_event_open' \
+	--bind-ro="$STAGE/usr/local:/usr/local" --bind="$STAGE/etc/kprofd:/etc/kprofd" \
+	--bind-ro="$PWD/$BUILD:/kprof" \
+	-b systemd.firstboot=off >"$TDIR/nspawn.log" 2>&1 &
+NSPAWN=$!
+leader() { LEADER=$(pgrep -P "$NSPAWN" -x systemd); [ -n "$LEADER" ]; }
+in_ct() { nsenter -t "$LEADER" -a "$@"; }
+booted() { in_ct systemctl is-system-running --wait 2>/dev/null | grep -qE '^(running|degraded)$'; }
+if ! wait_for 30 leader || ! wait_for 30 booted; then
+	if kill -0 "$NSPAWN" 2>/dev/null; then
+		fail "boot" "the container did not reach running in 30 s: $(tail -5 "$TDIR/nspawn.log")"
+		exit 1
+	fi
+	skip "systemd under nspawn" "systemd-nspawn cannot boot this tree here: $(grep -v '^$' "$TDIR/nspawn.log" | tail -3 | tr '\n' ' ')"
+	exit 0
+fi
+pass "the container booted to '$(in_ct systemctl is-system-running)' in $((SECONDS - T0)) s"
+kd() { in_ct /usr/local/bin/kprofctl "$@"; }
+prop() { in_ct systemctl show -P "$1" kprofd.service; }
+
+# --- Socket activation: nothing runs until the first connection. The container's /etc starts
+# empty, so its first boot applied the presets (Debian's: enable everything), which enabled and
+# started kprofd.service at boot; disabled first, then the steps of docs/SERVICE.md.
+in_ct systemctl disable -q --now kprofd.service kprofd.socket
+in_ct systemd-sysusers
+in_ct systemctl daemon-reload
+check "systemctl enable --now kprofd.socket" in_ct systemctl enable -q --now kprofd.socket
+check "kprofd.service is not running before a client connects" [ "$(prop ActiveState)" = inactive ]
+if out=$(kd status 2>&1); then pass "the first kprofctl status is answered (kprofd started by the socket)"
+else fail "socket activation" "$out $(in_ct journalctl -u kprofd --no-pager | tail -5)"; fi
+check "kprofd.service is active after that connection" [ "$(prop ActiveState)" = active ]
+in_ct journalctl -u kprofd --no-pager -o cat >"$TDIR/journal1"
+grep -q "socket passed by systemd" "$TDIR/journal1" && pass "kprofd uses the socket systemd passed" ||
+	fail "passed socket" "$(head -5 "$TDIR/journal1")"
+
+# --- Type=notify, STATUS=, the watchdog setting.
+check "Type=notify" [ "$(prop Type)" = notify ]
+status_text() { [ -n "$(prop StatusText)" ] && [ "$(prop StatusText)" != "ready, no targets" ]; }
+if wait_for 5 status_text; then pass "STATUS= reaches systemd: '$(prop StatusText)'"
+else fail "StatusText" "'$(prop StatusText)'"; fi
+check "WatchdogUSec is the unit's 30 s" [ "$(prop WatchdogUSec)" = 30s ]
+
+# --- The journal has kprofd's lines, with priorities.
+grep -q "kprofd .* ready" "$TDIR/journal1" && pass "journalctl -u kprofd has kprofd's lines" ||
+	fail "journal" "$(head -5 "$TDIR/journal1")"
+in_ct journalctl -u kprofd -p info --no-pager -o cat | grep -q "ready" &&
+	pass "journalctl -p info -u kprofd shows the ready line (priorities reach the journal)" ||
+	fail "journal priorities" "$(in_ct journalctl -u kprofd -p info --no-pager | tail -3)"
+
+# --- Names under the hardened unit: minijit (JIT, native) and dd bs=1 (kernel), in the
+# container, attached by the container's pids.
+# nsenter itself in the background (not through in_ct, whose subshell would leave it behind).
+nsenter -t "$LEADER" -a /kprof/minijit --seconds 60 2>"$TDIR/mj.err" >/dev/null &
+PIDS+=($!)
+nsenter -t "$LEADER" -a dd if=/dev/zero of=/dev/null bs=1 2>/dev/null &
+PIDS+=($!)
+wait_for 10 grep -q ready "$TDIR/mj.err"
+MJ=$(sed -n 's/^minijit: pid \([0-9]*\) ready.*/\1/p' "$TDIR/mj.err")
+DD=$(in_ct pgrep -n -x dd)
+check "attach minijit (pid $MJ in the container)" kd attach "$MJ" --freq 999
+check "attach dd (pid $DD in the container)" kd attach "$DD" --freq 999
+enough() { [ "$(kd list --json | grep -o '"samples":[0-9]*' | sed 's/.*://' | sort -n | head -1)" -ge 500 ]; }
+wait_for 20 enough || fail "samples under the unit" "$(kd list 2>&1)"
+kinds=$( (kd report "$MJ" --top 0 --json; kd report "$DD" --top 0 --json) | python3 -c "import json,sys
+kinds = set()
+for line in sys.stdin:
+    kinds |= {x['kind'] for x in json.loads(line)['entries'] if not x['function'].startswith('[')}
+print(' '.join(sorted(kinds)))")
+[ "$kinds" = "jit kernel native" ] && pass "JIT, native and kernel names under the hardened unit ($kinds)" ||
+	fail "names under the unit" "got '$kinds'; $(in_ct journalctl -u kprofd --no-pager -o cat | grep -i 'kernel symbols')"
+in_ct journalctl -u kprofd --no-pager -o cat | grep -q "kernel symbols: [0-9]* loaded from standard input" &&
+	pass "kernel symbols read from the /proc/kallsyms systemd opened (StandardInput=file:)" ||
+	fail "kallsyms from stdin" "$(in_ct journalctl -u kprofd --no-pager -o cat | grep 'kernel symbols')"
+kd report "$MJ" --top 0 --json | grep -q '"function":"mj_hot"' && pass "mj_hot named" ||
+	fail "mj_hot" "$(kd report "$MJ" --top 5 2>&1)"
+
+# --- systemctl reload: SIGHUP re-reads /etc/kprofd/kprofd.conf.
+sed -i 's/^frequency = .*/frequency = 77/' "$STAGE/etc/kprofd/kprofd.conf"
+check "systemctl reload kprofd" in_ct systemctl reload kprofd
+reloaded() { in_ct journalctl -u kprofd --no-pager -o cat | grep -q "reloaded the settings: 77 Hz default"; }
+wait_for 10 reloaded && pass "the reload re-read the config (77 Hz default)" ||
+	fail "reload" "$(in_ct journalctl -u kprofd --no-pager -o cat | tail -3)"
+check "still the same process after the reload" [ "$(prop NRestarts)" = 0 ]
+
+# --- A restart keeps the profiles of ended targets (the state directory).
+n_before=$(kd list --all --json | python3 -c "import json,sys
+print([t['samples'] for t in json.load(sys.stdin)['targets'] if t['pid'] == $MJ][0])")
+# A watchdog of 2 s from now on, to see the pings and a wedged kprofd restarted.
+in_ct mkdir -p /run/systemd/system/kprofd.service.d
+printf '[Service]\nWatchdogSec=2s\n' | in_ct tee /run/systemd/system/kprofd.service.d/wd.conf >/dev/null
+in_ct systemctl daemon-reload
+check "systemctl restart kprofd" in_ct systemctl restart kprofd
+kept() { kd list --all --json | python3 -c "import json,sys
+t = [t for t in json.load(sys.stdin)['targets'] if t['pid'] == $MJ]
+sys.exit(not (t and t[0]['samples'] >= $n_before))"; }
+if wait_for 10 kept && kd report "$MJ" --top 0 --json | grep -q '"function":"mj_hot"'; then
+	pass "after the restart, minijit's profile is kept ($n_before+ samples, mj_hot named)"
+else fail "profile kept across the restart" "$(kd list --all 2>&1)"; fi
+in_ct ls /var/lib/kprofd/profiles | grep -q "^$MJ-" && pass "saved in /var/lib/kprofd/profiles (StateDirectory=)" ||
+	fail "state directory" "$(in_ct ls -la /var/lib/kprofd/profiles 2>&1)"
+
+# --- The watchdog: pings arrive (their timestamp moves), and a stopped kprofd is restarted.
+check "WatchdogUSec 2 s after the drop-in" [ "$(prop WatchdogUSec)" = 2s ]
+w0=$(prop WatchdogTimestampMonotonic)
+sleep 1.5
+w1=$(prop WatchdogTimestampMonotonic)
+[ -n "$w0" ] && [ "$w1" -gt "$w0" ] && pass "kprofd pings the watchdog (last ping moved ${w0} -> ${w1} us)" ||
+	fail "watchdog pings" "'$w0' -> '$w1'"
+pid0=$(prop MainPID)
+in_ct kill -STOP "$pid0"
+restarted() { [ "$(prop NRestarts)" -ge 1 ] && [ "$(prop ActiveState)" = active ] && [ "$(prop MainPID)" != "$pid0" ]; }
+if wait_for 15 restarted; then pass "a stopped kprofd misses its pings and systemd restarts it (watchdog)"
+else fail "watchdog restart" "NRestarts=$(prop NRestarts) Result=$(prop Result) $(prop ActiveState)"; fi
+in_ct journalctl -u kprofd --no-pager -o cat | grep -qi "watchdog timeout" &&
+	pass "the journal says it was the watchdog" || fail "watchdog in the journal" "$(in_ct journalctl -u kprofd --no-pager -o cat | tail -5)"
+wait_for 10 kd status >/dev/null || fail "kprofd answers after the watchdog restart" "$(kd status 2>&1)"
+
+# --- Exposure, as systemd in the container sees the installed unit.
+score=$(in_ct systemd-analyze security kprofd.service 2>/dev/null | sed -n 's/.*exposure level for kprofd.service: \([0-9.]*\).*/\1/p')
+if [ -n "$score" ] && python3 -c "import sys; sys.exit(not float('$score') <= 2.5)"; then
+	pass "systemd-analyze security kprofd.service: $score (at most 2.5)"
+else fail "exposure" "'$score'"; fi
+
+stop_machine
+[ -z "$(findmnt -rn -o TARGET | grep -F "$TDIR")" ] && pass "container powered off, no mount left" ||
+	fail "cleanup" "$(findmnt -rn -o TARGET | grep -F "$TDIR")"
+echo "took $((SECONDS - T0)) s"
+finish
