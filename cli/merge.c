@@ -65,7 +65,8 @@ int merge_profiles(Kprof__SavedProfile *const *v, size_t n, struct merged *m)
 				m->ids[io++] = s->ids[k] + fo;
 			m->stacks[so++] = d;
 		}
-		memcpy(m->funcs + fo, v[i]->functions, v[i]->n_functions * sizeof(*m->funcs));
+		for (size_t j = 0; j < v[i]->n_functions; j++) /* (a profile may have none) */
+			m->funcs[fo + j] = v[i]->functions[j];
 		fo += v[i]->n_functions;
 		/* The command's mappings first: its executable names the profile. */
 		for (size_t j = 0; j < v[i]->n_mappings; j++, mo++)
@@ -216,6 +217,8 @@ int merge_report(const Kprof__SavedProfile *sp, unsigned top, Kprof__ReportReply
 		ev[i].address = f->start;
 		r->entries[i] = &ev[i];
 	}
+	if (!ne)
+		free(ev); /* merge_report_free frees it through entries[0] */
 	r->n_entries = ne;
 	r->total_samples = n;
 	r->functions = (uint32_t)ng;

@@ -153,12 +153,39 @@ static void test_merge_report_modules(void **state)
 	merge_report_free(r);
 }
 
+/* A profile without samples (NULL arrays, as protobuf-c unpacks empty fields) merges. */
+static void test_merge_empty(void **state)
+{
+	struct proc a;
+	Kprof__SavedProfile e = KPROF__SAVED_PROFILE__INIT, *v[2] = {&a.sp, &e};
+	Kprof__Target et = KPROF__TARGET__INIT;
+	struct merged m = {0};
+	Kprof__ReportReply *r = NULL;
+
+	(void)state;
+	proc_init(&a, 100, "perf-100.map");
+	e.target = &et;
+	assert_int_equal(merge_profiles(v, 2, &m), 0);
+	assert_int_equal(m.sp.n_functions, 4);
+	assert_int_equal(m.sp.n_stacks, 3);
+	merge_free(&m);
+	v[0] = &e, v[1] = &e;
+	assert_int_equal(merge_profiles(v, 2, &m), 0);
+	assert_int_equal(m.sp.n_functions, 0);
+	assert_int_equal(merge_report(&m.sp, 0, &r), 0);
+	assert_int_equal(r->total_samples, 0);
+	assert_int_equal(r->n_entries, 0);
+	merge_report_free(r);
+	merge_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_merge_ids),
 	    cmocka_unit_test(test_merge_report),
 	    cmocka_unit_test(test_merge_report_modules),
+	    cmocka_unit_test(test_merge_empty),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
