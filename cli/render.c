@@ -606,8 +606,9 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 			render_json_string(f, w->path);
 			fprintf(f,
 				",\"uid\":%u,\"attached\":%u,\"refused\":%u,\"since_ns\":%" PRIu64
-				"}",
-				w->uid, w->attached, w->refused, w->since_ns);
+				",\"waiting\":%s,\"restarts\":%u}",
+				w->uid, w->attached, w->refused, w->since_ns,
+				w->waiting ? "true" : "false", w->restarts);
 		}
 		fputs("]}\n", f);
 		return;
@@ -655,6 +656,11 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 		}
 		fprintf(f, ", uid %u: %u processes attached, %u not", r->watches[i]->uid,
 			r->watches[i]->attached, r->watches[i]->refused);
+		if (r->watches[i]->restarts)
+			fprintf(f, ", started again %u time%s", r->watches[i]->restarts,
+				r->watches[i]->restarts == 1 ? "" : "s");
+		if (r->watches[i]->waiting)
+			fputs(" (stopped: waiting for it to start)", f);
 	}
 	fprintf(f, "\nring buffer: %u KiB\n", r->ringbuf_bytes / 1024);
 	fprintf(f, "daemon CPU:  %.3f s (%.1f us per sample)\n", r->cpu_ns / 1e9,

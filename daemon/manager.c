@@ -886,6 +886,7 @@ int manager_watch(struct manager *m, const char *cgroup, const char *unit,
 		return err;
 	}
 	snprintf(w->name, sizeof(w->name), "%s", unit ? unit : w->ref.path);
+	w->unit = unit != NULL;
 	if (manager_find_watch(m, w->name) || manager_find_watch(m, w->ref.path)) {
 		snprintf(errbuf, errlen, "%s is already watched", w->name);
 		free(w);
@@ -923,7 +924,8 @@ unsigned manager_unwatch(struct manager *m, struct cgwatch *w)
 {
 	unsigned n = 0;
 
-	loader_cgroup_watch(m->loader, w->ref.id, false);
+	if (!w->waiting)
+		loader_cgroup_watch(m->loader, w->ref.id, false);
 	for (unsigned i = 0; i < m->n_watches; i++)
 		if (m->watches[i] == w) {
 			m->watches[i] = m->watches[--m->n_watches];
@@ -941,17 +943,55 @@ unsigned manager_unwatch(struct manager *m, struct cgwatch *w)
 }
 
 /* Housekeeping: a watched cgroup removed (a unit stopped) ends its watch. */
+/* The cgroup of watch w (a unit's, found again) is ref now: watched by its new id, its
+ * processes attached. */
+static void watch_rebind(struct manager *m, struct cgwatch *w, const struct cgroup_ref *ref)
+{
+	_cleanup_free_ pid_t *pids = calloc(KP_MAX_TARGETS, sizeof(*pids));
+	size_t n = 0;
+	int err = loader_cgroup_watch(m->loader, ref->id, true);
+
+	if (err < 0 && err != -EEXIST) {
+		log_warn("%s: cannot watch its new cgroup %s: %s", w->name, ref->path,
+			 strerror(-err));
+		return;
+	}
+	w->ref = *ref;
+	w->waiting = false;
+	w->restarts++;
+	if (pids)
+		cgroup_procs(&w->ref, pids, KP_MAX_TARGETS, &n);
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] != getpid())
+			watch_attach(m, w, pids[i], 0);
+	log_info("%s started again (cgroup %s): %zu processes", w->name, w->ref.path, n);
+}
+
+/* Housekeeping: a watched cgroup removed ends its watch; a unit's is waited for (a stopped
+ * or restarting service) and watched again when the unit has a cgroup again. */
 static void check_watches(struct manager *m)
 {
 	for (unsigned i = 0; i < m->n_watches;) {
 		struct cgwatch *w = m->watches[i];
+		struct cgroup_ref ref;
 
-		if (cgroup_exists(&w->ref)) {
-			i++;
+		i++;
+		if (!w->waiting && cgroup_exists(&w->ref))
+			continue;
+		if (!w->unit) {
+			log_info("%s: cgroup %s removed: no longer watched", w->name, w->ref.path);
+			manager_unwatch(m, w);
+			i--; /* the last watch took its place */
 			continue;
 		}
-		log_info("%s: cgroup %s removed: no longer watched", w->name, w->ref.path);
-		manager_unwatch(m, w);
+		if (!w->waiting) {
+			loader_cgroup_watch(m->loader, w->ref.id, false);
+			w->waiting = true;
+			log_info("%s stopped (cgroup %s removed): waiting for it to start again",
+				 w->name, w->ref.path);
+		}
+		if (cgroup_of_unit(w->name, &ref) == 0)
+			watch_rebind(m, w, &ref);
 	}
 }
 

@@ -28,6 +28,10 @@ struct cgwatch {
 	struct attach_opts opts; /* for each member: children on, by the client */
 	uint64_t since_ns;	 /* CLOCK_REALTIME */
 	unsigned joined, refused;
+	/* A unit's cgroup goes when the unit stops and comes back, another, when it starts
+	 * again (a restart): its watch waits for it (unit), not ended (a cgroup path's). */
+	bool unit, waiting;
+	unsigned restarts; /* the unit's cgroup found again after it had gone */
 };
 struct loader;
 struct ringbuf;

@@ -476,6 +476,8 @@ static void do_status(struct client *cl)
 		v->attached = w->joined;
 		v->refused = w->refused;
 		v->since_ns = w->since_ns;
+		v->waiting = w->waiting;
+		v->restarts = w->restarts;
 		wp[sr.n_watches++] = v;
 	}
 	sr.watches = wp;

@@ -45,6 +45,23 @@ wait_for() {
 
 ctl() { "$KPROFCTL" --socket "$SOCK" "$@"; }
 
+# our_links: BPF links (bpftool link) of this kprofd's programs; other kprofds may run too.
+our_links() {
+	local ids
+	ids=$(cat /proc/"$DAEMON_PID"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' |
+		sort -u | tr '\n' ' ')
+	bpftool link show -j 2>/dev/null | python3 -c "import json,sys
+ids = set(map(int, '$ids'.split()))
+print(sum(1 for l in json.load(sys.stdin) if l.get('prog_id') in ids))"
+}
+
+# target_json PID KEY: KEY of the newest target of PID in list --all --json ("" if none).
+target_json() {
+	ctl list --all --json | python3 -c "import json,sys
+t = [t for t in json.load(sys.stdin)['targets'] if t['pid'] == $1]
+print(max(t, key=lambda t: t['attached_at_ns'])['$2'] if t else '')"
+}
+
 start_daemon() {
 	"$KPROFD" --socket "$SOCK" --state-dir "$TDIR/state" "$@" >>"$TDIR/kprofd.log" 2>&1 &
 	DAEMON_PID=$!

@@ -40,11 +40,6 @@ start_daemon || { fail "daemon starts" "see log"; exit 1; }
 kd_fds() { ls "/proc/$DAEMON_PID/fd" | wc -l; }
 FDS0=$(kd_fds)
 status_key() { ctl status --json | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
-target_json() {
-	ctl list --all --json | python3 -c "import json,sys
-t = [t for t in json.load(sys.stdin)['targets'] if t['pid'] == $1]
-print(max(t, key=lambda t: t['attached_at_ns'])['$2'] if t else '')"
-}
 # in_cg DIR CMD...: run CMD in the background inside cgroup DIR; sets BG.
 in_cg() {
 	local d=$1
@@ -119,6 +114,19 @@ else fail "attach --unit" "rc $rc: $out"; fi
 ctl status | grep -q "kprof-test-$$.service" && pass "status lists the watches" || fail "status watches" "$(ctl status)"
 out=$(ctl report --unit "kprof-test-$$.service" --top 3 2>&1)
 grep -q mj_hot <<<"$out" && pass "report --unit" || fail "report --unit" "$out"
+# A restart, as systemd does it: the process gone, the cgroup removed, a new cgroup of the same
+# name and a new process in it.
+kill -9 "$UP"
+wait_for 5 test ! -s "$UNITDIR/cgroup.procs"
+wait_for 5 rmdir "$UNITDIR"
+waiting() { ctl status | grep -q "kprof-test-$$.service.*waiting for it to start"; }
+wait_for 10 waiting && pass "a stopped unit's watch waits for it" || fail "unit stopped" "$(ctl status | grep -A1 watching)"
+mkdir "$UNITDIR"
+in_cg "$UNITDIR" "$MJ" --seconds 30
+UP=$BG
+if wait_for 10 has_samples "$UP" 100 && ctl status | grep -q "started again 1 time"; then
+	pass "the unit started again: its new process is attached without a PID"
+else fail "unit restart" "$(ctl status | grep -A1 watching); $(ctl list | head -5)"; fi
 
 # --- 4. bad input.
 echo "-- 4. (at ${SECONDS} s)"

@@ -16,6 +16,7 @@
 #  (f) a JVM in its own PID and mount namespaces with a private /tmp (pid 1 inside);
 #  (g) a method compiled after the map was written: the JVM is asked again, the method named.
 # Needs root, java and javac (make deps: openjdk-17-jdk-headless) and perf for (b).
+# Not sanitized: JVMs take a minute; the attach protocol's parser is fuzzed (fuzz_hsattach).
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 

@@ -17,23 +17,9 @@ FIX=$(cd "$(dirname "$0")/../fixtures" && pwd)
 MJ=$(cd "$(dirname "$MINIJIT")" && pwd)/$(basename "$MINIJIT")
 start_daemon || { fail "daemon starts" "see log"; exit 1; }
 kd_fds() { ls "/proc/$DAEMON_PID/fd" | wc -l; }
-our_links() {
-	local ids
-	ids=$(cat /proc/"$DAEMON_PID"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' |
-		sort -u | tr '\n' ' ')
-	bpftool link show -j 2>/dev/null | python3 -c "import json,sys
-ids = set(map(int, '$ids'.split()))
-print(sum(1 for l in json.load(sys.stdin) if l.get('prog_id') in ids))"
-}
 FDS0=$(kd_fds)
 LINKS0=$(our_links)
 attached() { ctl list --json | python3 -c "import json,sys; print(len(json.load(sys.stdin)['targets']))"; }
-# target_json PID KEY: KEY of the newest target of PID in list --all.
-target_json() {
-	ctl list --all --json | python3 -c "import json,sys
-t = [t for t in json.load(sys.stdin)['targets'] if t['pid'] == $1]
-print(max(t, key=lambda t: t['attached_at_ns'])['$2'] if t else '')"
-}
 
 # --- 1. record a command.
 echo "-- 1. (at ${SECONDS} s)"

@@ -10,6 +10,7 @@
 # exposure of `systemd-analyze security` (at most 2.5). kprofd runs in the container's PID
 # namespace (ARCHITECTURE.md §1.2.2). The container is powered off, and its mounts gone, on every
 # exit. Needs root, systemd-container (make deps) and a kernel that lets nspawn boot.
+# Not sanitized: it runs the installed build under systemd in a container (about 30 s).
 . "$(dirname "$0")/lib.sh"
 T0=$SECONDS
 command -v systemd-nspawn >/dev/null || { skip "systemd under nspawn" "systemd-nspawn not installed (apt-get install systemd-container, make deps)"; exit 0; }
@@ -110,7 +111,7 @@ wait_for 20 enough || fail "samples under the unit" "$(kd list 2>&1)"
 kinds=$( (kd report "$MJ" --top 0 --json; kd report "$DD" --top 0 --json) | python3 -c "import json,sys
 kinds = set()
 for line in sys.stdin:
-    kinds |= {x['kind'] for x in json.loads(line)['entries'] if not x['function'].startswith('[')}
+    kinds |= {x['kind'] for x in json.loads(line)['entries'] if not x['function'].startswith('[') and x['kind'] != 'unknown'}
 print(' '.join(sorted(kinds)))")
 [ "$kinds" = "jit kernel native" ] && pass "JIT, native and kernel names under the hardened unit ($kinds)" ||
 	fail "names under the unit" "got '$kinds'; $(in_ct journalctl -u kprofd --no-pager -o cat | grep -i 'kernel symbols')"
@@ -119,6 +120,29 @@ in_ct journalctl -u kprofd --no-pager -o cat | grep -q "kernel symbols: [0-9]* l
 	fail "kallsyms from stdin" "$(in_ct journalctl -u kprofd --no-pager -o cat | grep 'kernel symbols')"
 kd report "$MJ" --top 0 --json | grep -q '"function":"mj_hot"' && pass "mj_hot named" ||
 	fail "mj_hot" "$(kd report "$MJ" --top 5 2>&1)"
+
+# --- A service attached by its unit's name, and followed across a restart (attach --unit).
+in_ct systemd-run -q --unit kprof-demo.service -p Restart=always -p RestartSec=1 \
+	/kprof/minijit --seconds 4
+uprop() { in_ct systemctl show -P "$1" kprof-demo.service; }
+main_pid() { local p; p=$(uprop MainPID); [ "${p:-0}" != 0 ] && echo "$p"; }
+wait_for 10 main_pid
+D1=$(main_pid)
+out=$(kd attach --unit kprof-demo.service --freq 999 2>&1)
+sampled() { [ "$(kd list --json | python3 -c "import json,sys
+print(sum(t['samples'] for t in json.load(sys.stdin)['targets'] if t['pid'] == $1))")" -gt 200 ]; }
+if [ -n "$D1" ] && wait_for 10 sampled "$D1"; then
+	pass "attach --unit kprof-demo.service: its main process (pid $D1) sampled ($out)"
+else fail "attach --unit" "$out; $(kd list)"; fi
+restarted() { local p; p=$(main_pid) && [ "$p" != "$D1" ]; }
+wait_for 15 restarted
+D2=$(main_pid)
+if [ -n "$D2" ] && [ "$D2" != "$D1" ] && wait_for 10 sampled "$D2" &&
+	kd report "$D2" --top 3 | grep -q mj_hot; then
+	pass "the service restarted by systemd (pid $D2): profiled again, no PID typed"
+else fail "unit restart" "pids $D1 -> ${D2:-?}; $(kd status | grep -A1 watching); $(kd list --all | head -6)"; fi
+kd detach --unit kprof-demo.service >/dev/null
+in_ct systemctl stop kprof-demo.service
 
 # --- systemctl reload: SIGHUP re-reads /etc/kprofd/kprofd.conf.
 sed -i 's/^frequency = .*/frequency = 77/' "$STAGE/etc/kprofd/kprofd.conf"

@@ -31,15 +31,6 @@ func_samples() { ctl folded "$1" | awk -v f="$2" 'index($0, f) { s += $NF } END 
 has_samples() { [ "$(func_samples "$1" "$2")" -ge "$3" ]; }
 kd_fds() { ls "/proc/$DAEMON_PID/fd" | wc -l; }
 kd_perf_fds() { ls -l "/proc/$DAEMON_PID/fd" | grep -c 'perf_event'; }
-# our_links: BPF links (bpftool link) of this kprofd's programs; other kprofds may run too
-our_links() {
-	local ids
-	ids=$(cat /proc/"$DAEMON_PID"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' |
-		sort -u | tr '\n' ' ')
-	bpftool link show -j 2>/dev/null | python3 -c "import json,sys
-ids = set(map(int, '$ids'.split()))
-print(sum(1 for l in json.load(sys.stdin) if l.get('prog_id') in ids))"
-}
 loc() { awk '/^ *LOC:/ { for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i; print s }' /proc/interrupts; }
 # loc_added PID: local timer interrupts a second that attaching PID at 999 Hz adds: the median,
 # over 6 pairs of 1 s windows (detached, attached), of the difference (other work on the
