@@ -570,6 +570,14 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 	err = check_quotas(m, o.by, freq, errbuf, errlen);
 	if (err < 0)
 		return err;
+	if (o.rule && manager_auto_targets(m, NULL) >= m->conf.max_auto_targets) {
+		m->auto_refused++;
+		snprintf(errbuf, errlen,
+			 "too many automatic targets: %u attached by watch rules (limits."
+			 "max_auto_targets)",
+			 m->conf.max_auto_targets);
+		return -EUSERS;
+	}
 	/* The start first: if the pid is reused meanwhile, target_new reads the new process and
 	 * BPF samples only the old one, never one process under another's identity. */
 	err = procfs_stat(pid, &pst);
@@ -785,6 +793,7 @@ static void on_fork(void *ctx, pid_t child, pid_t parent, uint64_t start_ticks, 
 	    .parent = parent,
 	    .by = p->by,
 	    .cgroup = p->cgroup,
+	    .rule = p->rule,
 	};
 	r = added ? manager_attach(m, child, &o, &c, err, sizeof(err)) : -ENOSPC;
 	if (r == 0 && c->start_ticks != start_ticks) { /* gone, and the pid already reused */
@@ -829,11 +838,51 @@ static int watch_attach(struct manager *m, struct cgwatch *w, pid_t pid, uint64_
 	}
 	if (r < 0) {
 		w->refused++;
+		if (w->opts.counts)
+			w->opts.counts->refused++;
 		log_debug("%s: pid %d not attached: %s", w->name, pid, err);
 		return r;
 	}
 	w->joined++;
+	if (w->opts.counts)
+		w->opts.counts->attached++;
 	return 0;
+}
+
+unsigned manager_auto_targets(const struct manager *m, const char *rule)
+{
+	unsigned n = 0;
+
+	for (const struct target *t = m->targets; t; t = t->next)
+		n += t->state == TARGET_ATTACHED && t->rule && (!rule || !strcmp(t->rule, rule));
+	return n;
+}
+
+unsigned manager_detach_rule(struct manager *m, const char *rule)
+{
+	unsigned n = 0;
+
+	for (struct target *t = m->targets; t; t = t->next)
+		if (t->state == TARGET_ATTACHED && t->rule && !strcmp(t->rule, rule)) {
+			end_target(m, t, TARGET_DETACHED, LOG_DEBUG, "detached (rule %s removed)",
+				   rule);
+			n++;
+		}
+	return n;
+}
+
+void manager_set_hooks(struct manager *m, const struct manager_hooks *h, void *ud)
+{
+	m->hooks = h;
+	m->hooks_ud = ud;
+}
+
+static void on_watch_rec(void *ctx, const struct kp_execwatch *w)
+{
+	struct manager *m = ctx;
+
+	if (m->hooks && m->hooks->on_exec)
+		m->hooks->on_exec(m->hooks_ud, w);
 }
 
 static void on_cgroup(void *ctx, pid_t tgid, uint64_t cgid, uint64_t start_ticks)
@@ -1192,6 +1241,8 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 	}
 	rescan_on_lost_reports(m);
 	check_watches(m);
+	if (m->hooks && m->hooks->on_tick)
+		m->hooks->on_tick(m->hooks_ud);
 	sd_notifyf(0, "STATUS=%u targets attached, %u kept, %.0f samples/s", m->n_attached,
 		   m->n_kept, m->rate);
 	expire_kept(m);
@@ -1250,6 +1301,8 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 	symbolizer_set_budget(m->sym, (uint64_t)c.symbols_mb << 20,
 			      (uint64_t)c.symbols_per_uid_mb << 20);
 	trim_kept(m);
+	if (m->hooks && m->hooks->on_reload)
+		m->hooks->on_reload(m->hooks_ud);
 	log_info("reloaded the settings: %u Hz default, %u targets, %u kept, %u clients",
 		 c.default_freq, c.max_targets, c.max_kept, c.max_clients);
 	return 0;
@@ -1282,6 +1335,7 @@ static const struct ringbuf_ops ringbuf_ops = {
     .on_thread = on_thread,
     .on_fork = on_fork,
     .on_cgroup = on_cgroup,
+    .on_watch = on_watch_rec,
 };
 
 /* Per-thread events hold one fd each: at most half the open files limit, the rest staying

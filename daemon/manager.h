@@ -33,6 +33,15 @@ struct cgwatch {
 	bool unit, waiting;
 	unsigned restarts; /* the unit's cgroup found again after it had gone */
 };
+/* What the watch rules (watch.c, a layer above) are told of: set with manager_set_hooks. */
+struct manager_hooks {
+	/* A process that is no target exec'd with a comm or uid a rule names (KP_REC_WATCH). */
+	void (*on_exec)(void *ud, const struct kp_execwatch *w);
+	/* Each housekeeping tick (every perfmap_refresh_ms). */
+	void (*on_tick)(void *ud);
+	/* The settings were read again (SIGHUP): m->conf holds the new ones. */
+	void (*on_reload)(void *ud);
+};
 struct loader;
 struct ringbuf;
 struct sampler;
@@ -71,6 +80,9 @@ struct manager {
 	uint64_t thread_drops;	 /* KP_CTR_THREAD_DROPS at the last housekeeping */
 	struct cgwatch *watches[MANAGER_MAX_WATCHES];
 	unsigned n_watches;
+	const struct manager_hooks *hooks;
+	void *hooks_ud;
+	uint64_t auto_refused; /* attaches refused by limits.max_auto_targets */
 };
 
 #define MANAGER_MAX_FREQS 64 /* distinct frequencies a status lists */
@@ -110,6 +122,11 @@ void manager_forget(struct manager *m, struct target *t);
 /* Add a restored (kept) target. */
 void manager_add_kept(struct manager *m, struct target *t);
 uint64_t manager_cpu_ns(void);
+void manager_set_hooks(struct manager *m, const struct manager_hooks *h, void *ud);
+/* Targets attached by watch rules now (attach_opts.rule), and those of one rule. */
+unsigned manager_auto_targets(const struct manager *m, const char *rule);
+/* Detach the targets attached by rule: how many. */
+unsigned manager_detach_rule(struct manager *m, const char *rule);
 /* The distinct sampling frequencies of the attached targets, at most max. */
 int manager_freqs(const struct manager *m, unsigned *out, int max);
 
