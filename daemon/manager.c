@@ -858,19 +858,6 @@ unsigned manager_auto_targets(const struct manager *m, const char *rule)
 	return n;
 }
 
-unsigned manager_detach_rule(struct manager *m, const char *rule)
-{
-	unsigned n = 0;
-
-	for (struct target *t = m->targets; t; t = t->next)
-		if (t->state == TARGET_ATTACHED && t->rule && !strcmp(t->rule, rule)) {
-			end_target(m, t, TARGET_DETACHED, LOG_DEBUG, "detached (rule %s removed)",
-				   rule);
-			n++;
-		}
-	return n;
-}
-
 void manager_set_hooks(struct manager *m, const struct manager_hooks *h, void *ud)
 {
 	m->hooks = h;
@@ -922,7 +909,9 @@ int manager_watch(struct manager *m, const char *cgroup, const char *unit,
 	if (!w)
 		return -ENOMEM;
 	err = cgroup ? cgroup_resolve(cgroup, &w->ref) : cgroup_of_unit(unit, &w->ref);
-	if (err < 0) {
+	/* A watch rule's cgroup or unit that is not there yet is waited for (check_watches). */
+	w->waiting = err == -ENOENT && o->rule;
+	if (err < 0 && !w->waiting) {
 		snprintf(
 		    errbuf, errlen, "%s %s: %s", cgroup ? "cgroup" : "unit", cgroup ? cgroup : unit,
 		    err == -EINVAL	  ? (cgroup ? "not a path under /sys/fs/cgroup"
@@ -934,9 +923,9 @@ int manager_watch(struct manager *m, const char *cgroup, const char *unit,
 		free(w);
 		return err;
 	}
-	snprintf(w->name, sizeof(w->name), "%s", unit ? unit : w->ref.path);
+	snprintf(w->name, sizeof(w->name), "%s", unit ? unit : w->waiting ? cgroup : w->ref.path);
 	w->unit = unit != NULL;
-	if (manager_find_watch(m, w->name) || manager_find_watch(m, w->ref.path)) {
+	if (manager_find_watch(m, w->name) || (!w->waiting && manager_find_watch(m, w->ref.path))) {
 		snprintf(errbuf, errlen, "%s is already watched", w->name);
 		free(w);
 		return -EALREADY;
@@ -948,14 +937,14 @@ int manager_watch(struct manager *m, const char *cgroup, const char *unit,
 	w->opts.cgroup = w->name;
 	w->since_ns = now_ns(CLOCK_REALTIME);
 	/* Watched first: a process entering while the members are read is reported. */
-	err = loader_cgroup_watch(m->loader, w->ref.id, true);
+	err = w->waiting ? 0 : loader_cgroup_watch(m->loader, w->ref.id, true);
 	if (err < 0) {
 		snprintf(errbuf, errlen, "cannot watch %s: %s", w->name, strerror(-err));
 		free(w);
 		return err;
 	}
 	m->watches[m->n_watches++] = w;
-	pids = calloc(KP_MAX_TARGETS, sizeof(*pids));
+	pids = w->waiting ? NULL : calloc(KP_MAX_TARGETS, sizeof(*pids));
 	if (pids)
 		cgroup_procs(&w->ref, pids, KP_MAX_TARGETS, &n);
 	for (size_t i = 0; i < n; i++)
@@ -964,7 +953,7 @@ int manager_watch(struct manager *m, const char *cgroup, const char *unit,
 	*attached = w->joined;
 	*refused = w->refused;
 	log_info("watching %s (cgroup %s, by uid %u): %u processes attached, %u refused", w->name,
-		 w->ref.path, o->by, w->joined, w->refused);
+		 w->waiting ? "not there yet" : w->ref.path, o->by, w->joined, w->refused);
 	*ret = w;
 	return 0;
 }
@@ -991,7 +980,6 @@ unsigned manager_unwatch(struct manager *m, struct cgwatch *w)
 	return n;
 }
 
-/* Housekeeping: a watched cgroup removed (a unit stopped) ends its watch. */
 /* The cgroup of watch w (a unit's, found again) is ref now: watched by its new id, its
  * processes attached. */
 static void watch_rebind(struct manager *m, struct cgwatch *w, const struct cgroup_ref *ref)
@@ -1005,9 +993,9 @@ static void watch_rebind(struct manager *m, struct cgwatch *w, const struct cgro
 			 strerror(-err));
 		return;
 	}
+	w->restarts += w->ref.id != 0; /* not the first start of a rule's unit */
 	w->ref = *ref;
 	w->waiting = false;
-	w->restarts++;
 	if (pids)
 		cgroup_procs(&w->ref, pids, KP_MAX_TARGETS, &n);
 	for (size_t i = 0; i < n; i++)
@@ -1016,8 +1004,8 @@ static void watch_rebind(struct manager *m, struct cgwatch *w, const struct cgro
 	log_info("%s started again (cgroup %s): %zu processes", w->name, w->ref.path, n);
 }
 
-/* Housekeeping: a watched cgroup removed ends its watch; a unit's is waited for (a stopped
- * or restarting service) and watched again when the unit has a cgroup again. */
+/* Housekeeping: a watched cgroup removed ends its watch; a unit's, and a watch rule's cgroup,
+ * is waited for (a stopped or restarting service) and watched again when it is back. */
 static void check_watches(struct manager *m)
 {
 	for (unsigned i = 0; i < m->n_watches;) {
@@ -1027,7 +1015,7 @@ static void check_watches(struct manager *m)
 		i++;
 		if (!w->waiting && cgroup_exists(&w->ref))
 			continue;
-		if (!w->unit) {
+		if (!w->unit && !w->opts.rule) {
 			log_info("%s: cgroup %s removed: no longer watched", w->name, w->ref.path);
 			manager_unwatch(m, w);
 			i--; /* the last watch took its place */
@@ -1039,7 +1027,7 @@ static void check_watches(struct manager *m)
 			log_info("%s stopped (cgroup %s removed): waiting for it to start again",
 				 w->name, w->ref.path);
 		}
-		if (cgroup_of_unit(w->name, &ref) == 0)
+		if ((w->unit ? cgroup_of_unit(w->name, &ref) : cgroup_resolve(w->name, &ref)) == 0)
 			watch_rebind(m, w, &ref);
 	}
 }
@@ -1241,8 +1229,6 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 	}
 	rescan_on_lost_reports(m);
 	check_watches(m);
-	if (m->hooks && m->hooks->on_tick)
-		m->hooks->on_tick(m->hooks_ud);
 	sd_notifyf(0, "STATUS=%u targets attached, %u kept, %.0f samples/s", m->n_attached,
 		   m->n_kept, m->rate);
 	expire_kept(m);

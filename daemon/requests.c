@@ -355,6 +355,13 @@ static void do_detach(struct client *cl, const Kprof__DetachRequest *req)
 				    w->opts.by);
 			return;
 		}
+		if (w->opts.rule) {
+			reply_error(cl, -EPERM,
+				    "%s is watched by the watch rule %s: kprofctl watch "
+				    "remove it",
+				    name, w->opts.rule);
+			return;
+		}
 		dr.cgroup = (char *)name;
 		dr.detached = manager_unwatch(cl->rq->m, w);
 		rep.body_case = KPROF__REPLY__BODY_DETACH;

@@ -11,9 +11,9 @@
  *   in the BPF pre-filter maps (loader_watch_sync); the exec program reports a process that is
  *   no target and matches one of them (KP_REC_WATCH, manager_hooks.on_exec), and the rule is
  *   checked here: an exe rule's path against /proc/PID/exe (as given, or resolved).
- * * cgroup and unit rules are cgroup watches of the manager (attach --cgroup/--unit), made again
- *   by the housekeeping whenever their cgroup comes back (a service restarted, a unit started
- *   after the rule), so that a restarted service is profiled again.
+ * * cgroup and unit rules are cgroup watches of the manager (attach --cgroup/--unit) that
+ *   wait for their cgroup while it is not there: the manager's housekeeping watches it again
+ *   when it comes (back): a unit started after the rule, a service restarted.
  *
  * A rule's processes are attached for its owner (quotas and permissions as for the owner's own
  * attach; a non-root owner's rule matches only the owner's processes, and a uid rule only the
@@ -195,8 +195,8 @@ static void save_rules(struct watch *w)
 			store_path(w->m->store), WATCH_FILE, strerror(-err));
 }
 
-/* Start a cgroup or unit rule's watch if its cgroup is there: 0, or a negative errno with
- * why in err (-ENOENT: not there now). */
+/* Start a cgroup or unit rule's watch, waiting if its cgroup is not there: 0, or a negative
+ * errno with why in err. */
 static int cg_start(struct watch *w, struct wrule *r, unsigned *attached, unsigned *refused,
 		    char *err, size_t errlen)
 {
@@ -327,14 +327,26 @@ static void config_rules(struct watch *w)
 		add_quiet(w, &w->m->conf.watch_rules[i], 0, true);
 }
 
+/* An attached target of r. Looked for from the start each time: a detach may drop kept
+ * targets (limits.max_kept), so the list is not walked across one. */
+static struct target *rule_target(struct watch *w, const struct wrule *r)
+{
+	for (struct target *t = w->m->targets; t; t = t->next)
+		if (t->state == TARGET_ATTACHED && t->rule && !strcmp(t->rule, r->text))
+			return t;
+	return NULL;
+}
+
 static void drop_rule(struct watch *w, struct wrule *r, unsigned *detached)
 {
+	struct target *t;
 	struct cgwatch *cw = r->cgname[0] ? manager_find_watch(w->m, r->cgname) : NULL;
 	unsigned n = 0;
 
 	if (cw && cw->opts.rule == r->text)
 		n += manager_unwatch(w->m, cw);
-	n += manager_detach_rule(w->m, r->text);
+	while ((t = rule_target(w, r)) && manager_detach(w->m, t) == 0)
+		n++;
 	for (unsigned i = 0; i < w->n; i++)
 		if (w->rules[i] == r) {
 			memmove(&w->rules[i], &w->rules[i + 1], (w->n - i - 1) * sizeof(r));
@@ -361,28 +373,8 @@ static void on_exec(void *ud, const struct kp_execwatch *x)
 		}
 }
 
-/* Cgroup and unit rules whose cgroup came (back): watched again. */
-static void on_tick(void *ud)
-{
-	struct watch *w = ud;
-
-	for (unsigned i = 0; i < w->n; i++) {
-		struct wrule *r = w->rules[i];
-		char err[512];
-		unsigned a = 0;
-
-		if ((r->r.kind != RULE_CGROUP && r->r.kind != RULE_UNIT) || cg_running(w, r))
-			continue;
-		if (r->cgname[0] && !r->state[0])
-			snprintf(r->state, sizeof(r->state), "waiting for %.255s to come back",
-				 r->r.value);
-		if (cg_start(w, r, &a, NULL, err, sizeof(err)) == 0)
-			log_info("watch rule %u: %s is there again: %u processes attached", r->id,
-				 r->r.value, a);
-	}
-}
-
-/* The config's rules again: those gone removed, new ones added. */
+/* The config's rules again: those gone removed, new ones added, and cgroup and unit rules
+ * whose watch was refused (a limit) tried again. */
 static void on_reload(void *ud)
 {
 	struct watch *w = ud;
@@ -404,13 +396,20 @@ static void on_reload(void *ud)
 			i++;
 	}
 	config_rules(w);
+	for (unsigned i = 0; i < w->n; i++) {
+		struct wrule *r = w->rules[i];
+		char err[512];
+
+		if ((r->r.kind == RULE_CGROUP || r->r.kind == RULE_UNIT) && !cg_running(w, r) &&
+		    cg_start(w, r, NULL, NULL, err, sizeof(err)) < 0)
+			snprintf(r->state, sizeof(r->state), "%s", err);
+	}
 	sync_bpf(w);
 	scan_present(w, NULL);
 }
 
 static const struct manager_hooks hooks = {
     .on_exec = on_exec,
-    .on_tick = on_tick,
     .on_reload = on_reload,
 };
 
@@ -464,12 +463,41 @@ static int check_owner(const struct watch *w, const struct rule *rl, uid_t owner
 	return 0;
 }
 
+/* A client's cgroup rule needs its cgroup now, a unit rule the unit's cgroup or unit file (an
+ * installed unit not running is waited for): 0, or -ENOENT, -EINVAL with why in err. */
+static int cg_exists(const struct rule *rl, char *err, size_t errlen)
+{
+	struct cgroup_ref ref;
+	char path[PATH_MAX];
+	int e;
+
+	if (rl->kind == RULE_CGROUP) {
+		e = cgroup_resolve(rl->value, &ref);
+		if (e < 0)
+			snprintf(err, errlen, "cgroup %.300s: %s", rl->value,
+				 e == -ENOENT	     ? "no such cgroup"
+				 : e == -EMEDIUMTYPE ? "not in a cgroup2 hierarchy"
+						     : strerror(-e));
+		return e;
+	}
+	e = cgroup_of_unit(rl->value, &ref);
+	if (e == -ENOENT)
+		e = unit_file_find(rl->value, path, sizeof(path));
+	if (e < 0)
+		snprintf(err, errlen, "unit %.300s: %s", rl->value,
+			 e == -ENOENT ? "no such unit (no unit file in /etc/systemd/system, "
+					"/run/systemd/system or /usr/lib/systemd/system, and no "
+					"cgroup of that name)"
+				      : "not a unit name (NAME.service, .scope, .slice)");
+	return e;
+}
+
 int watch_add(struct watch *w, const char *text, size_t len, uid_t owner, unsigned *id,
 	      unsigned *attached, unsigned *refused, char *err, size_t errlen)
 {
 	struct rule rl;
 	struct wrule *r, *old;
-	char why[256], path[PATH_MAX];
+	char why[256];
 	unsigned a0, f0;
 	int e;
 
@@ -491,20 +519,9 @@ int watch_add(struct watch *w, const char *text, size_t len, uid_t owner, unsign
 		return -EALREADY;
 	}
 	if (rl.kind == RULE_CGROUP || rl.kind == RULE_UNIT) {
-		e = cg_start(w, r, attached, refused, err, errlen);
-		/* A unit that is installed but not running is watched when it starts. */
-		if (e == -ENOENT && rl.kind == RULE_UNIT &&
-		    unit_file_find(rl.value, path, sizeof(path)) == 0) {
-			snprintf(r->state, sizeof(r->state), "waiting for %.255s to start (%.500s)",
-				 rl.value, path);
-			e = 0;
-		} else if (e == -ENOENT && rl.kind == RULE_UNIT) {
-			snprintf(err, errlen,
-				 "unit %s: no such unit (no unit file in /etc/systemd/system, "
-				 "/run/systemd/system or /usr/lib/systemd/system, and no cgroup "
-				 "of that name)",
-				 rl.value);
-		}
+		e = cg_exists(&rl, err, errlen);
+		if (e == 0)
+			e = cg_start(w, r, attached, refused, err, errlen);
 		if (e < 0) {
 			free(r);
 			return e;
@@ -521,7 +538,8 @@ int watch_add(struct watch *w, const char *text, size_t len, uid_t owner, unsign
 	}
 	save_rules(w);
 	log_info("watch rule %u: %s (uid %u): %u processes attached, %u refused%s%s", r->id,
-		 r->text, owner, *attached, *refused, r->state[0] ? "; " : "", r->state);
+		 r->text, owner, *attached, *refused, watch_state(w, r)[0] ? "; " : "",
+		 watch_state(w, r));
 	*id = r->id;
 	return 0;
 }
@@ -573,7 +591,14 @@ unsigned watch_remove(struct watch *w, struct wrule *r)
 
 const char *watch_state(const struct watch *w, const struct wrule *r)
 {
-	if ((r->r.kind == RULE_CGROUP || r->r.kind == RULE_UNIT) && !cg_running(w, r))
-		return r->state[0] ? r->state : "waiting for its cgroup";
-	return "";
+	const struct cgwatch *cw;
+
+	if (r->r.kind != RULE_CGROUP && r->r.kind != RULE_UNIT)
+		return "";
+	cw = r->cgname[0] ? manager_find_watch(w->m, r->cgname) : NULL;
+	if (!cw)
+		return r->state[0] ? r->state : "not watched";
+	if (!cw->waiting)
+		return "";
+	return r->r.kind == RULE_UNIT ? "waiting for the unit to start" : "waiting for the cgroup";
 }

@@ -25,7 +25,7 @@ struct wrule {
 	uint64_t since_ns; /* CLOCK_REALTIME */
 	struct watch_counts counts;
 	char cgname[4096]; /* cgroup and unit rules: the manager's watch while it runs, else "" */
-	char state[1024];  /* why it does not watch now, "" when it does */
+	char state[1024];  /* why its watch could not be made (a limit), else "" */
 };
 
 struct watch {
