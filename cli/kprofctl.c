@@ -502,7 +502,7 @@ static int verb_watch(int argc, char **argv)
 		if (kind && optind < argc)
 			return usage_error("watch", "a RULE or --comm/--exe/--uid/--cgroup/--unit, "
 						    "not both");
-		if (!kind && optind != argc - 1)
+		if (!kind && (optind != argc - 1 || !argv[optind][0]))
 			return usage_error("watch", "add takes one RULE (quoted) or --comm NAME, "
 						    "--exe PATH, --uid USER, --cgroup PATH, "
 						    "--unit NAME");
@@ -530,7 +530,7 @@ static int verb_watch(int argc, char **argv)
 			return usage_error("watch", "the rule is too long");
 		wr.add = rule;
 	} else if (!strcmp(sub, "remove")) {
-		if (kind || freq || nojvm || children || optind != argc - 1)
+		if (kind || freq || nojvm || children || optind != argc - 1 || !argv[optind][0])
 			return usage_error("watch", "remove takes one rule ID or RULE");
 		wr.remove = argv[optind];
 	} else if (!strcmp(sub, "list")) {
@@ -1203,8 +1203,8 @@ static const struct verb verbs[] = {
      "          (default pprof to kprof.pb.gz); --children follows the processes it\n"
      "          forks; CMD's exit status is kprofctl's"},
     {"watch", verb_watch,
-     "add RULE | add --comm NAME | --exe PATH | --uid USER | --cgroup PATH | --unit NAME\n"
-     "          [--freq HZ] [--no-jvm-map] [--children] [--json] | list [--json] | remove ID|RULE",
+     "list [--json] | add RULE | add --comm NAME | --exe PATH | --uid USER | --cgroup PATH\n"
+     "          | --unit NAME [--freq HZ] [--no-jvm-map] [--children] [--json] | remove ID|RULE",
      "watch rules: every present and future process matching a comm, an executable, a\n"
      "          uid, a cgroup or a unit is attached by kprofd itself (kept across restarts);\n"
      "          RULE is KIND:VALUE [freq=N] [jvm=on|off] [children=on|off]"},

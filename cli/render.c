@@ -671,13 +671,15 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 		if (r->watches[i]->waiting)
 			fputs(" (stopped: waiting for it to start)", f);
 	}
-	if (r->watch_rules || r->auto_targets || r->auto_refused)
+	if (r->watch_rules || r->auto_targets || r->auto_refused || r->watch_execs_lost) {
 		fprintf(f,
 			"\nrules:       %u watch rules; %u automatic targets of %u "
 			"(limits.max_auto_targets), %" PRIu64 " refused by the bound",
 			r->watch_rules, r->auto_targets, r->max_auto_targets, r->auto_refused);
-	if (r->watch_execs_lost)
-		fprintf(f, " (%" PRIu64 " execs lost: ring buffer full)", r->watch_execs_lost);
+		if (r->watch_execs_lost)
+			fprintf(f, " (%" PRIu64 " execs lost: ring buffer full)",
+				r->watch_execs_lost);
+	}
 	fprintf(f, "\nring buffer: %u KiB\n", r->ringbuf_bytes / 1024);
 	fprintf(f, "daemon CPU:  %.3f s (%.1f us per sample)\n", r->cpu_ns / 1e9,
 		cpu_per_sample / 1e3);
