@@ -19,6 +19,12 @@
  * (cgroup_attach_task, as systemd starts a service's process), or forked into it other than
  * by a target that follows its children (clone3 CLONE_INTO_CGROUP, or a member kprofd has not
  * attached yet). Members' own children are followed through KP_TF_CHILDREN.
+ *
+ * Watch rules (kprofctl watch, ARCHITECTURE.md §1.2.4): while any exist (kp_watch_n), kp_exec
+ * also reports a process that is no target and whose new comm is in kp_watch_comms (comm rules,
+ * and exe rules by their file name's first 15 bytes) or whose real or effective uid is in
+ * kp_watch_uids (KP_REC_WATCH). kprofd checks its rules and attaches it: from its first exec on,
+ * whatever earlier process had the pid.
  */
 #include "kprof.bpf.h"
 
@@ -63,10 +69,66 @@ int BPF_PROG(kp_exit, struct task_struct *p)
 	return 0;
 }
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KP_MAX_WATCH_KEYS);
+	__type(key, char[16]); /* a comm, NUL-padded */
+	__type(value, __u32);
+} kp_watch_comms SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KP_MAX_WATCH_KEYS);
+	__type(key, __u32); /* a uid (the initial user namespace's) */
+	__type(value, __u32);
+} kp_watch_uids SEC(".maps");
+
+__u32 kp_watch_n; /* entries in both maps, kept by the loader: 0 skips the lookups */
+
+/* An exec of a process that is no target: report it if a watch rule may match it. */
+static __always_inline void exec_watch(struct task_struct *p)
+{
+	__u64 ids = task_ids(p), start;
+	__u32 tgid = ids >> 32, ruid, euid;
+	struct kp_execwatch *r;
+	struct kp_target *t;
+	char comm[16];
+
+	if (!ids)
+		return;
+	start = start_ticks(p);
+	t = bpf_map_lookup_elem(&kp_targets, &tgid);
+	if (t && t->start_ticks == start)
+		return;
+	__builtin_memset(comm, 0, sizeof(comm));
+	bpf_get_current_comm(comm, sizeof(comm));
+	ruid = BPF_CORE_READ(p, cred, uid.val);
+	euid = BPF_CORE_READ(p, cred, euid.val);
+	if (!bpf_map_lookup_elem(&kp_watch_comms, comm) &&
+	    !bpf_map_lookup_elem(&kp_watch_uids, &ruid) &&
+	    !bpf_map_lookup_elem(&kp_watch_uids, &euid))
+		return;
+	r = bpf_ringbuf_reserve(&kp_events, sizeof(*r), 0);
+	if (!r) {
+		count(KP_CTR_WATCH_DROPS);
+		return;
+	}
+	r->hdr.kind = KP_REC_WATCH;
+	r->hdr.tgid = tgid;
+	r->ruid = ruid;
+	r->euid = euid;
+	r->start_ticks = start;
+	r->time_ns = bpf_ktime_get_ns();
+	__builtin_memcpy(r->comm, comm, sizeof(comm));
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(kp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	lifecycle(KP_REC_EXEC, p, 0);
+	if (kp_watch_n)
+		exec_watch(p);
 	return 0;
 }
 

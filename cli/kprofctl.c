@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <getopt.h>
+#include <pwd.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -400,6 +401,163 @@ static int verb_detach(int argc, char **argv)
 		printf("{\"pid\":%u,\"detached\":true}\n", dr.pid);
 	else
 		printf("detached %u (profile kept: kprofctl report %u)\n", dr.pid, dr.pid);
+	kprof__reply__free_unpacked(rep, NULL);
+	return 0;
+}
+
+/* The rules of a watch reply, and the automatic targets' bound. */
+static void print_rules(const Kprof__WatchReply *w, bool json)
+{
+	if (json) {
+		printf("{\"auto_targets\":%u,\"max_auto_targets\":%u,\"auto_refused\":%llu,"
+		       "\"added\":%u,\"attached\":%u,\"refused\":%u,\"detached\":%u,\"rules\":[",
+		       w->auto_targets, w->max_auto_targets, (unsigned long long)w->auto_refused,
+		       w->added, w->attached, w->refused, w->detached);
+		for (size_t i = 0; i < w->n_rules; i++) {
+			const Kprof__WatchRule *r = w->rules[i];
+
+			printf("%s{\"id\":%u,\"rule\":", i ? "," : "", r->id);
+			render_json_string(stdout, r->rule);
+			printf(",\"uid\":%u,\"config\":%s,\"attached\":%u,\"refused\":%u,"
+			       "\"targets\":%u,\"since_ns\":%llu,\"state\":",
+			       r->uid, r->config ? "true" : "false", r->attached, r->refused,
+			       r->targets, (unsigned long long)r->since_ns);
+			render_json_string(stdout, r->state);
+			fputc('}', stdout);
+		}
+		fputs("]}\n", stdout);
+		return;
+	}
+	printf("%4s %-40s %6s %8s %8s %7s  %s\n", "ID", "RULE", "UID", "ATTACHED", "REFUSED",
+	       "TARGETS", "STATE");
+	for (size_t i = 0; i < w->n_rules; i++) {
+		const Kprof__WatchRule *r = w->rules[i];
+
+		printf("%4u ", r->id);
+		render_text(stdout, r->rule);
+		printf("%*s %6u %8u %8u %7u  ",
+		       (int)(strlen(r->rule) < 40 ? 40 - strlen(r->rule) : 0), "", r->uid,
+		       r->attached, r->refused, r->targets);
+		render_text(stdout, r->state[0] ? r->state : "watching");
+		puts(r->config ? " (kprofd.conf)" : "");
+	}
+	printf("automatic targets: %u of %u (limits.max_auto_targets); %llu refused by the "
+	       "bound\n",
+	       w->auto_targets, w->max_auto_targets, (unsigned long long)w->auto_refused);
+}
+
+/* kprofctl watch add|list|remove. */
+static int verb_watch(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"comm", required_argument, NULL, 'c'}, {"exe", required_argument, NULL, 'x'},
+	    {"uid", required_argument, NULL, 'u'},  {"cgroup", required_argument, NULL, 'G'},
+	    {"unit", required_argument, NULL, 'U'}, {"freq", required_argument, NULL, 'F'},
+	    {"no-jvm-map", no_argument, NULL, 'J'}, {"children", no_argument, NULL, 'C'},
+	    {"json", no_argument, NULL, 'j'},	    {},
+	};
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__WatchRequest wr = KPROF__WATCH_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	const char *kind = NULL, *value = NULL, *sub;
+	char rule[1024];
+	unsigned freq = 0;
+	bool json = false, nojvm = false, children = false;
+	int c, r, st = -1;
+
+	while ((c = verb_getopt(&st, "watch", argc, argv, "F:", opts)) != -1) {
+		const char *k = c == 'c'   ? "comm"
+				: c == 'x' ? "exe"
+				: c == 'u' ? "uid"
+				: c == 'G' ? "cgroup"
+				: c == 'U' ? "unit"
+					   : NULL;
+
+		if (k) {
+			if (kind)
+				return usage_error("watch",
+						   "one of --comm, --exe, --uid, --cgroup, "
+						   "--unit");
+			kind = k;
+			value = optarg;
+		}
+		if (c == 'F' && parse_uint("--freq", optarg, 1, 4999, &freq) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'J')
+			nojvm = true;
+		if (c == 'C')
+			children = true;
+		if (c == 'j')
+			json = true;
+	}
+	if (st >= 0)
+		return st;
+	if (optind >= argc)
+		return usage_error("watch", "add, list or remove");
+	sub = argv[optind++];
+	if (!strcmp(sub, "add")) {
+		char uidbuf[16];
+		int n;
+
+		if (kind && optind < argc)
+			return usage_error("watch", "a RULE or --comm/--exe/--uid/--cgroup/--unit, "
+						    "not both");
+		if (!kind && (optind != argc - 1 || !argv[optind][0]))
+			return usage_error("watch", "add takes one RULE (quoted) or --comm NAME, "
+						    "--exe PATH, --uid USER, --cgroup PATH, "
+						    "--unit NAME");
+		if (kind && !strcmp(kind, "uid") && !(value[0] >= '0' && value[0] <= '9')) {
+			struct passwd *pw = getpwnam(value);
+
+			if (!pw) {
+				fprintf(stderr, "kprofctl watch: no such user: %s\n", value);
+				return KPROFCTL_EXIT_USAGE;
+			}
+			snprintf(uidbuf, sizeof(uidbuf), "%u", (unsigned)pw->pw_uid);
+			value = uidbuf;
+		}
+		if (kind)
+			n = snprintf(rule, sizeof(rule), "%s:%s", kind, value);
+		else
+			n = snprintf(rule, sizeof(rule), "%s", argv[optind]);
+		if (n >= 0 && freq && (size_t)n < sizeof(rule))
+			n += snprintf(rule + n, sizeof(rule) - n, " freq=%u", freq);
+		if (n >= 0 && nojvm && (size_t)n < sizeof(rule))
+			n += snprintf(rule + n, sizeof(rule) - n, " jvm=off");
+		if (n >= 0 && children && (size_t)n < sizeof(rule))
+			n += snprintf(rule + n, sizeof(rule) - n, " children=on");
+		if (n < 0 || (size_t)n >= sizeof(rule))
+			return usage_error("watch", "the rule is too long");
+		wr.add = rule;
+	} else if (!strcmp(sub, "remove")) {
+		if (kind || freq || nojvm || children || optind != argc - 1 || !argv[optind][0])
+			return usage_error("watch", "remove takes one rule ID or RULE");
+		wr.remove = argv[optind];
+	} else if (!strcmp(sub, "list")) {
+		if (kind || freq || nojvm || children || optind != argc)
+			return usage_error("watch", "list takes no argument but --json");
+	} else {
+		return usage_error("watch", "add, list or remove");
+	}
+	req.body_case = KPROF__REQUEST__BODY_WATCH;
+	req.watch = &wr;
+	if ((r = call(&req, &rep)))
+		return r;
+	if (rep->body_case != KPROF__REPLY__BODY_WATCH) {
+		kprof__reply__free_unpacked(rep, NULL);
+		fputs("kprofctl: unexpected reply (an older kprofd?)\n", stderr);
+		return KPROFCTL_EXIT_ERROR;
+	}
+	if (!json && wr.add[0])
+		printf("rule %u: %u process%s attached now%s%u refused; matching processes are "
+		       "attached as they start\n",
+		       rep->watch->added, rep->watch->attached,
+		       rep->watch->attached == 1 ? "" : "es", ", ", rep->watch->refused);
+	else if (!json && wr.remove[0])
+		printf("rule removed: %u process%s detached (profiles kept)\n",
+		       rep->watch->detached, rep->watch->detached == 1 ? "" : "es");
+	else
+		print_rules(rep->watch, json);
 	kprof__reply__free_unpacked(rep, NULL);
 	return 0;
 }
@@ -1044,6 +1202,12 @@ static const struct verb verbs[] = {
      "run CMD sampled from its first instruction and write its profile when it exits\n"
      "          (default pprof to kprof.pb.gz); --children follows the processes it\n"
      "          forks; CMD's exit status is kprofctl's"},
+    {"watch", verb_watch,
+     "list [--json] | add RULE | add --comm NAME | --exe PATH | --uid USER | --cgroup PATH\n"
+     "          | --unit NAME [--freq HZ] [--no-jvm-map] [--children] [--json] | remove ID|RULE",
+     "watch rules: every present and future process matching a comm, an executable, a\n"
+     "          uid, a cgroup or a unit is attached by kprofd itself (kept across restarts);\n"
+     "          RULE is KIND:VALUE [freq=N] [jvm=on|off] [children=on|off]"},
     {"help", verb_help_verb, "[VERB]",
      "this help, or the help of VERB (its section of kprofctl(1)), as VERB --help"},
 };

@@ -360,6 +360,10 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 		fputs(", in ", f);
 		put_text(f, t->cgroup, 0);
 	}
+	if (t->rule && t->rule[0]) {
+		fputs(", rule ", f);
+		put_text(f, t->rule, 0);
+	}
 	if (t->children)
 		fprintf(f, ", following its children (%u followed, %u not)", t->children_followed,
 			t->children_refused);
@@ -439,6 +443,8 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 	render_json_string(f, t->unnamed_note ? t->unnamed_note : "");
 	fputs(",\"cgroup\":", f);
 	render_json_string(f, t->cgroup ? t->cgroup : "");
+	fputs(",\"rule\":", f);
+	render_json_string(f, t->rule ? t->rule : "");
 	fputc('}', f);
 }
 
@@ -594,9 +600,12 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 			",\"thread_events\":%u,\"sampler_runs\":%" PRIu64
 			",\"threads_created\":%" PRIu64 ",\"thread_reports\":%" PRIu64
 			",\"thread_reports_lost\":%" PRIu64 ",\"forks_lost\":%" PRIu64
+			",\"watch_rules\":%u,\"auto_targets\":%u,\"max_auto_targets\":%u"
+			",\"auto_refused\":%" PRIu64 ",\"watch_execs_lost\":%" PRIu64
 			",\"watches\":[",
 			r->thread_events, r->sampler_runs, r->threads_created, r->thread_reports,
-			r->thread_reports_lost, r->forks_lost);
+			r->thread_reports_lost, r->forks_lost, r->watch_rules, r->auto_targets,
+			r->max_auto_targets, r->auto_refused, r->watch_execs_lost);
 		for (size_t i = 0; i < r->n_watches; i++) {
 			const Kprof__Watch *w = r->watches[i];
 
@@ -661,6 +670,15 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 				r->watches[i]->restarts == 1 ? "" : "s");
 		if (r->watches[i]->waiting)
 			fputs(" (stopped: waiting for it to start)", f);
+	}
+	if (r->watch_rules || r->auto_targets || r->auto_refused || r->watch_execs_lost) {
+		fprintf(f,
+			"\nrules:       %u watch rules; %u automatic targets of %u "
+			"(limits.max_auto_targets), %" PRIu64 " refused by the bound",
+			r->watch_rules, r->auto_targets, r->max_auto_targets, r->auto_refused);
+		if (r->watch_execs_lost)
+			fprintf(f, " (%" PRIu64 " execs lost: ring buffer full)",
+				r->watch_execs_lost);
 	}
 	fprintf(f, "\nring buffer: %u KiB\n", r->ringbuf_bytes / 1024);
 	fprintf(f, "daemon CPU:  %.3f s (%.1f us per sample)\n", r->cpu_ns / 1e9,

@@ -194,6 +194,36 @@ int cgroup_of_unit(const char *unit, struct cgroup_ref *ref)
 	return -ENOENT;
 }
 
+int unit_file_find(const char *unit, char *path, size_t len)
+{
+	static const char *const dirs[] = {"/etc/systemd/system", "/run/systemd/system",
+					   "/usr/local/lib/systemd/system",
+					   "/usr/lib/systemd/system", "/lib/systemd/system"};
+	char tmpl[300];
+	const char *at, *dot;
+
+	if (!unit_name_ok(unit))
+		return -EINVAL;
+	/* NAME@INSTANCE.service comes from NAME@.service. */
+	tmpl[0] = '\0';
+	at = strchr(unit, '@');
+	dot = strrchr(unit, '.');
+	if (at && dot > at && (size_t)(at - unit) + 1 + strlen(dot) < sizeof(tmpl))
+		snprintf(tmpl, sizeof(tmpl), "%.*s@%s", (int)(at - unit), unit, dot);
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		for (int k = 0; k < 2; k++) {
+			struct stat st;
+
+			if (k && !tmpl[0])
+				continue;
+			if (snprintf(path, len, "%s/%s", dirs[i], k ? tmpl : unit) >= (int)len)
+				continue;
+			if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+				return 0;
+		}
+	return -ENOENT;
+}
+
 bool cgroup_exists(const struct cgroup_ref *ref)
 {
 	uint64_t id;

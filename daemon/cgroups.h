@@ -21,6 +21,9 @@ int cgroup_root(char *buf, size_t len);
 int cgroup_resolve(const char *path, struct cgroup_ref *ref);
 /* The cgroup of systemd unit NAME.service/.scope/.slice: -EINVAL (not a unit name), -ENOENT. */
 int cgroup_of_unit(const char *unit, struct cgroup_ref *ref);
+/* A unit file of systemd unit NAME (or of its template NAME@.service) in systemd's unit
+ * directories, its path in path: 0, -ENOENT, -EINVAL (not a unit name). */
+int unit_file_find(const char *unit, char *path, size_t len);
 /* Whether the cgroup is still there (same path, same id). */
 bool cgroup_exists(const struct cgroup_ref *ref);
 /* The pids in the cgroup and its descendants, at most max: 0 or -errno. */

@@ -429,6 +429,74 @@ int loader_cgroup_watch(struct loader *l, uint64_t cgid, bool on)
 	return 0;
 }
 
+/* Delete the keys of map that keep() refuses. */
+static void map_prune(struct bpf_map *map, size_t ksize, bool (*keep)(const void *k, void *arg),
+		      void *arg)
+{
+	char key[16], next[16];
+	void *prev = NULL;
+
+	while (bpf_map__get_next_key(map, prev, next, ksize) == 0) {
+		if (!keep(next, arg) && bpf_map__delete_elem(map, next, ksize, 0) == 0)
+			continue; /* the walk starts over: next is gone */
+		memcpy(key, next, ksize);
+		prev = key;
+	}
+}
+
+struct watch_keys {
+	const char (*comms)[16];
+	unsigned ncomms;
+	const uint32_t *uids;
+	unsigned nuids;
+};
+
+static bool keep_comm(const void *k, void *arg)
+{
+	const struct watch_keys *w = arg;
+
+	for (unsigned i = 0; i < w->ncomms; i++)
+		if (!memcmp(k, w->comms[i], 16))
+			return true;
+	return false;
+}
+
+static bool keep_uid(const void *k, void *arg)
+{
+	const struct watch_keys *w = arg;
+
+	for (unsigned i = 0; i < w->nuids; i++)
+		if (!memcmp(k, &w->uids[i], sizeof(uint32_t)))
+			return true;
+	return false;
+}
+
+int loader_watch_sync(struct loader *l, const char (*comms)[16], unsigned ncomms,
+		      const uint32_t *uids, unsigned nuids)
+{
+	struct watch_keys w = {comms, ncomms, uids, nuids};
+	__u32 one = 1;
+	int err = 0;
+
+	if (ncomms > KP_MAX_WATCH_KEYS || nuids > KP_MAX_WATCH_KEYS)
+		return -E2BIG;
+	/* The new keys first, then the old ones go: a rule kept meanwhile never misses an exec. */
+	if (ncomms + nuids)
+		l->skel->bss->kp_watch_n = ncomms + nuids;
+	for (unsigned i = 0; i < ncomms && !err; i++)
+		if (bpf_map__update_elem(l->skel->maps.kp_watch_comms, comms[i], 16, &one,
+					 sizeof(one), BPF_ANY) < 0)
+			err = -errno;
+	for (unsigned i = 0; i < nuids && !err; i++)
+		if (bpf_map__update_elem(l->skel->maps.kp_watch_uids, &uids[i], sizeof(uids[i]),
+					 &one, sizeof(one), BPF_ANY) < 0)
+			err = -errno;
+	map_prune(l->skel->maps.kp_watch_comms, 16, keep_comm, &w);
+	map_prune(l->skel->maps.kp_watch_uids, sizeof(uint32_t), keep_uid, &w);
+	l->skel->bss->kp_watch_n = ncomms + nuids;
+	return err;
+}
+
 int loader_counters(const struct loader *l, uint64_t ctr[KP_CTR_NR], uint64_t *per_cpu_drops)
 {
 	__u64 *vals = calloc(l->ncpus, sizeof(*vals));

@@ -54,6 +54,10 @@ int loader_target_del(struct loader *l, pid_t tgid);
 /* Watch cgroup cgid (and its descendants) for processes entering it (KP_REC_CGROUP), or stop.
  * -EEXIST, -E2BIG (KP_MAX_CGROUPS), -ENOENT, -errno. */
 int loader_cgroup_watch(struct loader *l, uint64_t cgid, bool on);
+/* Watch rules: the comms and uids whose execs are reported (KP_REC_WATCH), replacing the
+ * previous sets (at most KP_MAX_WATCH_KEYS each); none: the exec program skips the lookups. */
+int loader_watch_sync(struct loader *l, const char (*comms)[16], unsigned ncomms,
+		      const uint32_t *uids, unsigned nuids);
 /* Sums over CPUs of kp_counters; per_cpu_drops (may be NULL) gets ncpus values. */
 int loader_counters(const struct loader *l, uint64_t ctr[KP_CTR_NR], uint64_t *per_cpu_drops);
 

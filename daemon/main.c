@@ -16,6 +16,7 @@
 #include "kprof/cleanup.h"
 #include "manager.h"
 #include "requests.h"
+#include "watch.h"
 #include "transport.h"
 #include "log.h"
 
@@ -202,6 +203,7 @@ int main(int argc, char **argv)
 	struct settings st = {.config_path = KPROF_DEFAULT_CONFIG};
 	struct manager *m = NULL;
 	struct requests *rq = NULL;
+	struct watch *ws = NULL;
 	struct config probe;
 	char err[512];
 	int c, r;
@@ -263,14 +265,22 @@ int main(int argc, char **argv)
 		log_err("cannot start: %s", strerror(-r));
 		return 1;
 	}
-	r = requests_new(m, &rq);
+	r = watch_new(m, &ws);
+	if (r < 0) {
+		log_err("cannot start: watch rules: %s", strerror(-r));
+		manager_free(m);
+		return 1;
+	}
+	r = requests_new(m, ws, &rq);
 	if (r < 0) {
 		log_err("cannot start: control socket: %s", strerror(-r));
+		watch_free(ws);
 		manager_free(m);
 		return 1;
 	}
 	r = manager_run(m);
 	requests_free(rq);
+	watch_free(ws);
 	manager_free(m);
 	if (r < 0) {
 		log_err("event loop failed: %s", strerror(-r));

@@ -570,6 +570,14 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 	err = check_quotas(m, o.by, freq, errbuf, errlen);
 	if (err < 0)
 		return err;
+	if (o.rule && manager_auto_targets(m, NULL) >= m->conf.max_auto_targets) {
+		m->auto_refused++;
+		snprintf(errbuf, errlen,
+			 "too many automatic targets: %u attached by watch rules (limits."
+			 "max_auto_targets)",
+			 m->conf.max_auto_targets);
+		return -EUSERS;
+	}
 	/* The start first: if the pid is reused meanwhile, target_new reads the new process and
 	 * BPF samples only the old one, never one process under another's identity. */
 	err = procfs_stat(pid, &pst);
@@ -785,6 +793,7 @@ static void on_fork(void *ctx, pid_t child, pid_t parent, uint64_t start_ticks, 
 	    .parent = parent,
 	    .by = p->by,
 	    .cgroup = p->cgroup,
+	    .rule = p->rule,
 	};
 	r = added ? manager_attach(m, child, &o, &c, err, sizeof(err)) : -ENOSPC;
 	if (r == 0 && c->start_ticks != start_ticks) { /* gone, and the pid already reused */
@@ -829,11 +838,38 @@ static int watch_attach(struct manager *m, struct cgwatch *w, pid_t pid, uint64_
 	}
 	if (r < 0) {
 		w->refused++;
+		if (w->opts.counts)
+			w->opts.counts->refused++;
 		log_debug("%s: pid %d not attached: %s", w->name, pid, err);
 		return r;
 	}
 	w->joined++;
+	if (w->opts.counts)
+		w->opts.counts->attached++;
 	return 0;
+}
+
+unsigned manager_auto_targets(const struct manager *m, const char *rule)
+{
+	unsigned n = 0;
+
+	for (const struct target *t = m->targets; t; t = t->next)
+		n += t->state == TARGET_ATTACHED && t->rule && (!rule || !strcmp(t->rule, rule));
+	return n;
+}
+
+void manager_set_hooks(struct manager *m, const struct manager_hooks *h, void *ud)
+{
+	m->hooks = h;
+	m->hooks_ud = ud;
+}
+
+static void on_watch_rec(void *ctx, const struct kp_execwatch *w)
+{
+	struct manager *m = ctx;
+
+	if (m->hooks && m->hooks->on_exec)
+		m->hooks->on_exec(m->hooks_ud, w);
 }
 
 static void on_cgroup(void *ctx, pid_t tgid, uint64_t cgid, uint64_t start_ticks)
@@ -873,7 +909,9 @@ int manager_watch(struct manager *m, const char *cgroup, const char *unit,
 	if (!w)
 		return -ENOMEM;
 	err = cgroup ? cgroup_resolve(cgroup, &w->ref) : cgroup_of_unit(unit, &w->ref);
-	if (err < 0) {
+	/* A watch rule's cgroup or unit that is not there yet is waited for (check_watches). */
+	w->waiting = err == -ENOENT && o->rule;
+	if (err < 0 && !w->waiting) {
 		snprintf(
 		    errbuf, errlen, "%s %s: %s", cgroup ? "cgroup" : "unit", cgroup ? cgroup : unit,
 		    err == -EINVAL	  ? (cgroup ? "not a path under /sys/fs/cgroup"
@@ -885,9 +923,9 @@ int manager_watch(struct manager *m, const char *cgroup, const char *unit,
 		free(w);
 		return err;
 	}
-	snprintf(w->name, sizeof(w->name), "%s", unit ? unit : w->ref.path);
+	snprintf(w->name, sizeof(w->name), "%s", unit ? unit : w->waiting ? cgroup : w->ref.path);
 	w->unit = unit != NULL;
-	if (manager_find_watch(m, w->name) || manager_find_watch(m, w->ref.path)) {
+	if (manager_find_watch(m, w->name) || (!w->waiting && manager_find_watch(m, w->ref.path))) {
 		snprintf(errbuf, errlen, "%s is already watched", w->name);
 		free(w);
 		return -EALREADY;
@@ -899,14 +937,14 @@ int manager_watch(struct manager *m, const char *cgroup, const char *unit,
 	w->opts.cgroup = w->name;
 	w->since_ns = now_ns(CLOCK_REALTIME);
 	/* Watched first: a process entering while the members are read is reported. */
-	err = loader_cgroup_watch(m->loader, w->ref.id, true);
+	err = w->waiting ? 0 : loader_cgroup_watch(m->loader, w->ref.id, true);
 	if (err < 0) {
 		snprintf(errbuf, errlen, "cannot watch %s: %s", w->name, strerror(-err));
 		free(w);
 		return err;
 	}
 	m->watches[m->n_watches++] = w;
-	pids = calloc(KP_MAX_TARGETS, sizeof(*pids));
+	pids = w->waiting ? NULL : calloc(KP_MAX_TARGETS, sizeof(*pids));
 	if (pids)
 		cgroup_procs(&w->ref, pids, KP_MAX_TARGETS, &n);
 	for (size_t i = 0; i < n; i++)
@@ -915,7 +953,7 @@ int manager_watch(struct manager *m, const char *cgroup, const char *unit,
 	*attached = w->joined;
 	*refused = w->refused;
 	log_info("watching %s (cgroup %s, by uid %u): %u processes attached, %u refused", w->name,
-		 w->ref.path, o->by, w->joined, w->refused);
+		 w->waiting ? "not there yet" : w->ref.path, o->by, w->joined, w->refused);
 	*ret = w;
 	return 0;
 }
@@ -942,7 +980,6 @@ unsigned manager_unwatch(struct manager *m, struct cgwatch *w)
 	return n;
 }
 
-/* Housekeeping: a watched cgroup removed (a unit stopped) ends its watch. */
 /* The cgroup of watch w (a unit's, found again) is ref now: watched by its new id, its
  * processes attached. */
 static void watch_rebind(struct manager *m, struct cgwatch *w, const struct cgroup_ref *ref)
@@ -956,9 +993,9 @@ static void watch_rebind(struct manager *m, struct cgwatch *w, const struct cgro
 			 strerror(-err));
 		return;
 	}
+	w->restarts += w->ref.id != 0; /* not the first start of a rule's unit */
 	w->ref = *ref;
 	w->waiting = false;
-	w->restarts++;
 	if (pids)
 		cgroup_procs(&w->ref, pids, KP_MAX_TARGETS, &n);
 	for (size_t i = 0; i < n; i++)
@@ -967,8 +1004,8 @@ static void watch_rebind(struct manager *m, struct cgwatch *w, const struct cgro
 	log_info("%s started again (cgroup %s): %zu processes", w->name, w->ref.path, n);
 }
 
-/* Housekeeping: a watched cgroup removed ends its watch; a unit's is waited for (a stopped
- * or restarting service) and watched again when the unit has a cgroup again. */
+/* Housekeeping: a watched cgroup removed ends its watch; a unit's, and a watch rule's cgroup,
+ * is waited for (a stopped or restarting service) and watched again when it is back. */
 static void check_watches(struct manager *m)
 {
 	for (unsigned i = 0; i < m->n_watches;) {
@@ -978,7 +1015,7 @@ static void check_watches(struct manager *m)
 		i++;
 		if (!w->waiting && cgroup_exists(&w->ref))
 			continue;
-		if (!w->unit) {
+		if (!w->unit && !w->opts.rule) {
 			log_info("%s: cgroup %s removed: no longer watched", w->name, w->ref.path);
 			manager_unwatch(m, w);
 			i--; /* the last watch took its place */
@@ -990,7 +1027,7 @@ static void check_watches(struct manager *m)
 			log_info("%s stopped (cgroup %s removed): waiting for it to start again",
 				 w->name, w->ref.path);
 		}
-		if (cgroup_of_unit(w->name, &ref) == 0)
+		if ((w->unit ? cgroup_of_unit(w->name, &ref) : cgroup_resolve(w->name, &ref)) == 0)
 			watch_rebind(m, w, &ref);
 	}
 }
@@ -1250,6 +1287,8 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 	symbolizer_set_budget(m->sym, (uint64_t)c.symbols_mb << 20,
 			      (uint64_t)c.symbols_per_uid_mb << 20);
 	trim_kept(m);
+	if (m->hooks && m->hooks->on_reload)
+		m->hooks->on_reload(m->hooks_ud);
 	log_info("reloaded the settings: %u Hz default, %u targets, %u kept, %u clients",
 		 c.default_freq, c.max_targets, c.max_kept, c.max_clients);
 	return 0;
@@ -1282,6 +1321,7 @@ static const struct ringbuf_ops ringbuf_ops = {
     .on_thread = on_thread,
     .on_fork = on_fork,
     .on_cgroup = on_cgroup,
+    .on_watch = on_watch_rec,
 };
 
 /* Per-thread events hold one fd each: at most half the open files limit, the rest staying

@@ -29,9 +29,17 @@ struct cgwatch {
 	uint64_t since_ns;	 /* CLOCK_REALTIME */
 	unsigned joined, refused;
 	/* A unit's cgroup goes when the unit stops and comes back, another, when it starts
-	 * again (a restart): its watch waits for it (unit), not ended (a cgroup path's). */
+	 * again (a restart): its watch waits for it (unit), not ended (a cgroup path's, unless
+	 * a watch rule's: opts.rule). A rule's watch may also start waiting (not there yet). */
 	bool unit, waiting;
 	unsigned restarts; /* the unit's cgroup found again after it had gone */
+};
+/* What the watch rules (watch.c, a layer above) are told of: set with manager_set_hooks. */
+struct manager_hooks {
+	/* A process that is no target exec'd with a comm or uid a rule names (KP_REC_WATCH). */
+	void (*on_exec)(void *ud, const struct kp_execwatch *w);
+	/* The settings were read again (SIGHUP): m->conf holds the new ones. */
+	void (*on_reload)(void *ud);
 };
 struct loader;
 struct ringbuf;
@@ -71,6 +79,9 @@ struct manager {
 	uint64_t thread_drops;	 /* KP_CTR_THREAD_DROPS at the last housekeeping */
 	struct cgwatch *watches[MANAGER_MAX_WATCHES];
 	unsigned n_watches;
+	const struct manager_hooks *hooks;
+	void *hooks_ud;
+	uint64_t auto_refused; /* attaches refused by limits.max_auto_targets */
 };
 
 #define MANAGER_MAX_FREQS 64 /* distinct frequencies a status lists */
@@ -97,7 +108,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *o, st
 int manager_detach(struct manager *m, struct target *t);
 /* Watch a cgroup (path under /sys/fs/cgroup) or a systemd unit (exactly one of the two): its
  * processes are attached now (*attached, *refused count them) and those that enter it later as
- * they do. errbuf says why not. */
+ * they do. errbuf says why not. A watch rule's (o->rule) that is not there yet waits for it. */
 int manager_watch(struct manager *m, const char *cgroup, const char *unit,
 		  const struct attach_opts *o, struct cgwatch **ret, unsigned *attached,
 		  unsigned *refused, char *errbuf, size_t errlen);
@@ -110,6 +121,9 @@ void manager_forget(struct manager *m, struct target *t);
 /* Add a restored (kept) target. */
 void manager_add_kept(struct manager *m, struct target *t);
 uint64_t manager_cpu_ns(void);
+void manager_set_hooks(struct manager *m, const struct manager_hooks *h, void *ud);
+/* Targets attached by watch rules now (attach_opts.rule), and those of one rule. */
+unsigned manager_auto_targets(const struct manager *m, const char *rule);
 /* The distinct sampling frequencies of the attached targets, at most max. */
 int manager_freqs(const struct manager *m, unsigned *out, int max);
 

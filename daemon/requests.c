@@ -34,12 +34,14 @@
 #include "paths_reply.h"
 #include "target_pb.h"
 #include "transport.h"
+#include "watch.h"
 #include "log.h"
 
 #define FOLDED_MAX_BYTES (64u << 20)
 
 struct requests {
 	struct manager *m;
+	struct watch *ws;
 	struct transport *tr;
 };
 
@@ -353,6 +355,13 @@ static void do_detach(struct client *cl, const Kprof__DetachRequest *req)
 				    w->opts.by);
 			return;
 		}
+		if (w->opts.rule) {
+			reply_error(cl, -EPERM,
+				    "%s is watched by the watch rule %s: kprofctl watch "
+				    "remove it",
+				    name, w->opts.rule);
+			return;
+		}
 		dr.cgroup = (char *)name;
 		dr.detached = manager_unwatch(cl->rq->m, w);
 		rep.body_case = KPROF__REPLY__BODY_DETACH;
@@ -446,6 +455,11 @@ static int fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t **d
 	sr->thread_reports = ctr[KP_CTR_THREAD_RECS];
 	sr->thread_reports_lost = ctr[KP_CTR_THREAD_DROPS];
 	sr->forks_lost = ctr[KP_CTR_FORK_DROPS];
+	sr->watch_rules = rq->ws ? rq->ws->n : 0;
+	sr->auto_targets = manager_auto_targets(m, NULL);
+	sr->max_auto_targets = m->conf.max_auto_targets;
+	sr->auto_refused = m->auto_refused;
+	sr->watch_execs_lost = ctr[KP_CTR_WATCH_DROPS];
 	return 0;
 }
 
@@ -483,6 +497,73 @@ static void do_status(struct client *cl)
 	sr.watches = wp;
 	rep.body_case = KPROF__REPLY__BODY_STATUS;
 	rep.status = &sr;
+	client_queue(cl, &rep);
+}
+
+/* kprofctl watch add|remove|list: the reply lists the rules the client may see. */
+static void do_watch_rules(struct client *cl, const Kprof__WatchRequest *req)
+{
+	Kprof__Reply rep = KPROF__REPLY__INIT;
+	Kprof__WatchReply wr = KPROF__WATCH_REPLY__INIT;
+	struct watch *ws = cl->rq->ws;
+	struct manager *m = cl->rq->m;
+	_cleanup_free_ Kprof__WatchRule *rv = NULL;
+	_cleanup_free_ Kprof__WatchRule **rp = NULL;
+	char err_msg[512] = "";
+	int err = 0;
+
+	if (!ws) {
+		reply_error(cl, -ENOTSUP, "watch rules are not available");
+		return;
+	}
+	if (req->add[0] && req->remove[0]) {
+		reply_error(cl, -EINVAL, "add or remove, not both");
+		return;
+	}
+	if (req->add[0]) {
+		err = watch_add(ws, req->add, strlen(req->add), cl->uid, &wr.added, &wr.attached,
+				&wr.refused, err_msg, sizeof(err_msg));
+	} else if (req->remove[0]) {
+		struct wrule *r =
+		    watch_find(ws, req->remove, cl->uid, &err, err_msg, sizeof(err_msg));
+
+		if (r)
+			wr.detached = watch_remove(ws, r);
+	}
+	if (err < 0) {
+		reply_error(cl, err, "%s", err_msg);
+		return;
+	}
+	rv = calloc(ws->n ? ws->n : 1, sizeof(*rv));
+	rp = calloc(ws->n ? ws->n : 1, sizeof(*rp));
+	if (!rv || !rp) {
+		reply_error(cl, -ENOMEM, "out of memory");
+		return;
+	}
+	for (unsigned i = 0; i < ws->n; i++) {
+		const struct wrule *r = ws->rules[i];
+		Kprof__WatchRule *v = &rv[wr.n_rules];
+
+		if (!may_read(cl, r->owner))
+			continue;
+		kprof__watch_rule__init(v);
+		v->id = r->id;
+		v->rule = (char *)r->text;
+		v->uid = r->owner;
+		v->config = r->config;
+		v->attached = r->counts.attached;
+		v->refused = r->counts.refused;
+		v->since_ns = r->since_ns;
+		v->state = (char *)watch_state(ws, r);
+		v->targets = manager_auto_targets(m, r->text);
+		rp[wr.n_rules++] = v;
+	}
+	wr.rules = rp;
+	wr.auto_targets = manager_auto_targets(m, NULL);
+	wr.max_auto_targets = m->conf.max_auto_targets;
+	wr.auto_refused = m->auto_refused;
+	rep.body_case = KPROF__REPLY__BODY_WATCH;
+	rep.watch = &wr;
 	client_queue(cl, &rep);
 }
 
@@ -957,6 +1038,9 @@ static void on_frame(void *ctx, struct transport_client *tc, const uint8_t *data
 	case KPROF__REQUEST__BODY_EXPORT:
 		do_export(cl, req->export);
 		break;
+	case KPROF__REQUEST__BODY_WATCH:
+		do_watch_rules(cl, req->watch);
+		break;
 	case KPROF__REQUEST__BODY_PATHS:
 		do_paths(cl, req->paths);
 		break;
@@ -1011,7 +1095,7 @@ static const struct transport_ops requests_ops = {
     .pack_error = pack_error,
 };
 
-int requests_new(struct manager *m, struct requests **ret)
+int requests_new(struct manager *m, struct watch *ws, struct requests **ret)
 {
 	struct requests *rq = calloc(1, sizeof(*rq));
 	int err;
@@ -1019,6 +1103,7 @@ int requests_new(struct manager *m, struct requests **ret)
 	if (!rq)
 		return -ENOMEM;
 	rq->m = m;
+	rq->ws = ws;
 	err = transport_new(m->event, &m->conf, &requests_ops, rq, &rq->tr);
 	if (err < 0) {
 		free(rq);

@@ -5,10 +5,11 @@
 
 struct manager;
 struct requests;
+struct watch;
 
 /* Listen (transport_new on the manager's loop and settings) and answer requests about m's
- * targets until requests_free. */
-int requests_new(struct manager *m, struct requests **ret);
+ * targets and ws's watch rules (NULL: none) until requests_free. */
+int requests_new(struct manager *m, struct watch *ws, struct requests **ret);
 void requests_free(struct requests *rq);
 
 #endif

@@ -97,6 +97,11 @@ static int handle_record(struct ringbuf *s, void *data, size_t len)
 		s->ops.on_cgroup(s->ctx, h->tgid, c->cgid, c->start_ticks);
 		return 0;
 	}
+	case KP_REC_WATCH:
+		if (len < sizeof(struct kp_execwatch))
+			goto bad;
+		s->ops.on_watch(s->ctx, data);
+		return 0;
 	case KP_REC_EXIT:
 	case KP_REC_EXEC: {
 		const struct kp_lifecycle *lc = data;
@@ -121,7 +126,7 @@ int ringbuf_new(int ringbuf_fd, const struct ringbuf_ops *ops, void *ctx, struct
 	int err;
 
 	if (!ops->on_sample || !ops->on_call || !ops->on_path || !ops->on_exit || !ops->on_exec ||
-	    !ops->on_thread || !ops->on_fork || !ops->on_cgroup)
+	    !ops->on_thread || !ops->on_fork || !ops->on_cgroup || !ops->on_watch)
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));
 	if (!s)

@@ -27,6 +27,8 @@ struct ringbuf_ops {
 	void (*on_fork)(void *ctx, pid_t child, pid_t parent, uint64_t start_ticks, bool added);
 	/* Process tgid (started at start_ticks) entered watched cgroup cgid (KP_REC_CGROUP). */
 	void (*on_cgroup)(void *ctx, pid_t tgid, uint64_t cgid, uint64_t start_ticks);
+	/* Process tgid (no target) exec'd with a comm or uid a watch rule names (KP_REC_WATCH). */
+	void (*on_watch)(void *ctx, const struct kp_execwatch *w);
 };
 
 struct ringbuf;

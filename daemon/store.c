@@ -150,6 +150,24 @@ static int read_one(struct store *st, const char *name, uint8_t **ret, size_t *r
 	return 0;
 }
 
+int store_read(struct store *st, const char *name, uint8_t **ret, size_t *retlen)
+{
+	if (!name_ok(name))
+		return -EINVAL;
+	return read_one(st, name, ret, retlen);
+}
+
+void store_quarantine(struct store *st, const char *name)
+{
+	char bad[300];
+
+	if (!name_ok(name))
+		return;
+	snprintf(bad, sizeof(bad), "%s.bad", name);
+	if (renameat(st->dirfd, name, st->dirfd, bad) < 0)
+		log_warn("cannot rename %s/%s to %s: %m", st->path, name, bad);
+}
+
 int store_foreach(struct store *st, const char *suffix, store_blob_fn fn, void *ctx)
 {
 	DIR *d = fdopendir(dup(st->dirfd));

@@ -175,7 +175,11 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 	t->memo = calloc(1, sizeof(*t->memo));
 	if (o->cgroup)
 		t->cgroup = strdup(o->cgroup);
-	err = t->ids && t->memo && (!o->cgroup || t->cgroup) ? target_tables_new(t) : -ENOMEM;
+	if (o->rule)
+		t->rule = strdup(o->rule);
+	err = t->ids && t->memo && (!o->cgroup || t->cgroup) && (!o->rule || t->rule)
+		  ? target_tables_new(t)
+		  : -ENOMEM;
 	if (err >= 0)
 		err = read_identity(t);
 	if (err < 0)
@@ -218,6 +222,7 @@ void target_free(struct target *t)
 	hcct_tree_free(t->saved_hcct);
 	free(t->saved_name);
 	free(t->cgroup);
+	free(t->rule);
 	hcct_free(t->hcct);
 	sd_event_source_disable_unref(t->duration_timer);
 	tsym_free(t->sym);

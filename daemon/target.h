@@ -109,6 +109,7 @@ struct target {
 	pid_t parent; /* the target that forked it (0: attached by a client) */
 	unsigned children_followed, children_refused;
 	char *cgroup; /* the watch (attach --cgroup/--unit) that attached it, else NULL */
+	char *rule;   /* the watch rule (kprofctl watch) that attached it, else NULL */
 	/* For exports: the executable file mappings it had (the union of every read of its maps)
 	 * and its threads' names. */
 	struct maptab *maps;
@@ -116,6 +117,11 @@ struct target {
 };
 
 /* What an attach asks for; zero fields take the daemon's defaults. */
+/* What a watch rule has attached and refused, wherever it attaches (a cgroup watch too). */
+struct watch_counts {
+	unsigned attached, refused;
+};
+
 struct attach_opts {
 	unsigned freq;
 	unsigned duration_sec;
@@ -124,11 +130,14 @@ struct attach_opts {
 	bool calls;	  /* exact mode: uprobes on JIT functions */
 	bool force;	  /* probe even where the code file is also mapped writable */
 	unsigned burst_ms, period_ms;
-	bool no_jvm_map; /* never ask a HotSpot JVM to write its perf map */
-	bool children;	 /* its new processes become targets too (KP_TF_CHILDREN) */
-	pid_t parent;	 /* a child of this target (kp_fork), not a client's attach */
+	bool no_jvm_map;    /* never ask a HotSpot JVM to write its perf map */
+	bool children;	    /* its new processes become targets too (KP_TF_CHILDREN) */
+	pid_t parent;	    /* a child of this target (kp_fork), not a client's attach */
 	const char *cgroup; /* the watch that attached it (copied), else NULL */
-	uid_t by;	 /* the client's uid: quotas, and whether a change of credentials ends it */
+	const char *rule;   /* the watch rule that attached it (copied), else NULL: an automatic
+			     * target, within limits.max_auto_targets */
+	struct watch_counts *counts; /* a cgroup watch's members attached and refused, if set */
+	uid_t by; /* the client's uid: quotas, and whether a change of credentials ends it */
 };
 
 /* A process's identity from /proc/PID/status. */

@@ -89,6 +89,7 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->children_followed = t->children_followed;
 	pb->children_refused = t->children_refused;
 	pb->cgroup = t->cgroup ? t->cgroup : (char *)"";
+	pb->rule = t->rule ? t->rule : (char *)"";
 	/* Strings point into the target (or its tsym), not into the copy in live. */
 	pb->perfmap_path = (char *)(t->sym ? tsym_perfmap_path(t->sym) : t->saved_sym.perfmap_path);
 	pb->jitdump_path = (char *)(t->sym ? tsym_jitdump_path(t->sym) : t->saved_sym.jitdump_path);
@@ -243,7 +244,11 @@ int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, 
 	restore_symbol_stats(pb, &t->saved_sym);
 	if (pb->cgroup && pb->cgroup[0])
 		t->cgroup = strdup(pb->cgroup);
-	err = pb->cgroup && pb->cgroup[0] && !t->cgroup ? -ENOMEM : target_tables_new(t);
+	if (pb->rule && pb->rule[0])
+		t->rule = strdup(pb->rule);
+	err = (pb->cgroup && pb->cgroup[0] && !t->cgroup) || (pb->rule && pb->rule[0] && !t->rule)
+		  ? -ENOMEM
+		  : target_tables_new(t);
 	if (err >= 0) {
 		restore_tables(sp, t);
 		err = saved_profile(sp, NULL, &t->profile, &map);

@@ -58,6 +58,7 @@ static const struct key keys[] = {
     UINT_KEY("limits", "hcct_max_nodes", hcct_max_nodes, 0, 1u << 28),
     UINT_KEY("limits", "ksf_max_nodes", ksf_max_nodes, 64, 1u << 28),
     UINT_KEY("limits", "max_paths", max_paths, 0, 4294967295u),
+    UINT_KEY("limits", "max_auto_targets", max_auto_targets, 0, 1024),
     UINT_KEY("limits", "max_targets_per_uid", max_targets_per_uid, 1, 1024),
     UINT_KEY("limits", "max_kept_per_uid", max_kept_per_uid, 0, 100000),
     UINT_KEY("limits", "max_clients_per_uid", max_clients_per_uid, 1, 10000),
@@ -111,6 +112,7 @@ void config_defaults(struct config *conf)
 	    .max_thread_fds = 32768,
 	    .perfmap_refresh_ms = 1000,
 	    .jvm_perfmap = true,
+	    .max_auto_targets = 128,
 	};
 	strcpy(conf->socket_path, KPROF_DEFAULT_SOCKET);
 	strcpy(conf->state_dir, KPROF_DEFAULT_STATE_DIR);
@@ -122,6 +124,27 @@ int config_set(struct config *conf, const char *section, const char *key, const 
 	const struct key *k = NULL;
 	int known_section = 0;
 
+	/* [watch] rule = ...: each line adds a rule. */
+	if (!strcmp(section, "watch")) {
+		struct rule r;
+		char why[200];
+
+		if (strcmp(key, "rule")) {
+			snprintf(err, errlen, "unknown key '%s' in section [watch] (only rule)",
+				 key);
+			return -EINVAL;
+		}
+		if (rule_parse(value, strlen(value), &r, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "watch.rule: %s", why);
+			return -EINVAL;
+		}
+		if (conf->n_watch_rules >= CONFIG_MAX_RULES) {
+			snprintf(err, errlen, "watch.rule: more than %d rules", CONFIG_MAX_RULES);
+			return -EINVAL;
+		}
+		conf->watch_rules[conf->n_watch_rules++] = r;
+		return 0;
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
 		known_section |= !strcmp(keys[i].section, section);
 		if (!strcmp(keys[i].section, section) && !strcmp(keys[i].name, key))

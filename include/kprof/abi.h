@@ -21,6 +21,7 @@ enum kp_rec_kind {
 	KP_REC_THREAD = 6, /* a thread of a per-thread target started without kprofd's event */
 	KP_REC_FORK = 7,   /* a target that follows its children forked a process */
 	KP_REC_CGROUP = 8, /* a process entered a watched cgroup (attach --cgroup/--unit) */
+	KP_REC_WATCH = 9,  /* a process that is no target exec'd with a watched comm or uid */
 };
 
 /* kp_sample.flags */
@@ -106,6 +107,19 @@ struct kp_cgjoin {
 	__u64 cgid;
 	__u64 start_ticks; /* the process's start */
 	__u64 time_ns;
+};
+
+/* Watch rules (kprofctl watch): a process that is no target exec'd and its new comm is in
+ * kp_watch_comms, or its real or effective uid in kp_watch_uids. A pre-filter: kprofd checks the
+ * process against its rules (an exe rule's path, who owns it) before it attaches it. */
+#define KP_MAX_WATCH_KEYS 64 /* entries in kp_watch_comms and in kp_watch_uids */
+struct kp_execwatch {
+	struct kp_rec_hdr hdr;
+	__u32 ruid;
+	__u32 euid;
+	__u64 start_ticks; /* the process's start */
+	__u64 time_ns;
+	char comm[16]; /* its new comm */
 };
 
 /* Argument and result of kp_scan_threads, a BPF_PROG_TYPE_SYSCALL program kprofd runs with
@@ -237,7 +251,8 @@ enum kp_counter {
 	KP_CTR_THREAD_DROPS = 14, /* ring buffer full: such a report lost */
 	KP_CTR_FORK_DROPS = 15,	  /* a child not followed: kp_targets full or ring buffer full */
 	KP_CTR_CGROUP_DROPS = 16, /* ring buffer full: a process entering a watched cgroup lost */
-	KP_CTR_NR = 17,
+	KP_CTR_WATCH_DROPS = 17,  /* ring buffer full: an exec matching a watch rule lost */
+	KP_CTR_NR = 18,
 };
 
 _Static_assert(sizeof(struct kp_rec_hdr) == 8, "kp_rec_hdr layout");
@@ -245,6 +260,7 @@ _Static_assert(sizeof(struct kp_sample) == 48 + 8 * 2 * KP_MAX_STACK, "kp_sample
 _Static_assert(sizeof(struct kp_lifecycle) == 48, "kp_lifecycle layout");
 _Static_assert(sizeof(struct kp_fork) == 32, "kp_fork layout");
 _Static_assert(sizeof(struct kp_cgjoin) == 32, "kp_cgjoin layout");
+_Static_assert(sizeof(struct kp_execwatch) == 48, "kp_execwatch layout");
 _Static_assert(sizeof(struct kp_target) == 16, "kp_target layout");
 _Static_assert(sizeof(struct kp_call) == 32, "kp_call layout");
 _Static_assert(sizeof(struct kp_path) == 40, "kp_path layout");

@@ -13,11 +13,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "kprof/rule.h"
+
 #define KPROF_DEFAULT_SOCKET "/run/kprofd/kprofd.sock"
 #define KPROF_DEFAULT_CONFIG "/etc/kprofd/kprofd.conf"
 #define KPROF_DEFAULT_STATE_DIR "/var/lib/kprofd"
 #define KPROF_DEFAULT_FREQ 99
 #define KPROF_MAX_FREQ 4999
+#define CONFIG_MAX_RULES 32 /* [watch] rule lines */
 
 /* daemon.sampling: how an attached process is sampled */
 enum config_sampling {
@@ -64,6 +67,11 @@ struct config {
 	double hcct_phi;		   /* default phi of hcct queries */
 	double hcct_eps;  /* default eps of new targets: m = ceil(1/eps) counters */
 	bool jvm_perfmap; /* ask HotSpot JVMs to write their perf maps ([jvm] perfmap) */
+	/* Processes attached by watch rules (kprofctl watch, [watch] rule), children included. */
+	unsigned max_auto_targets;
+	/* [watch] rule = KIND:VALUE ...: one line each (rule.h), root's rules. */
+	struct rule watch_rules[CONFIG_MAX_RULES];
+	unsigned n_watch_rules;
 	int verbose;
 };
 

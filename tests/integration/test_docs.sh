@@ -298,6 +298,7 @@ json_cmd() {
 	attach) echo "ctl attach $S --json" ;;
 	detach) echo "ctl detach $S --json" ;;
 	list) echo "ctl list --all --json" ;;
+	watch) echo "ctl watch list --json" ;;
 	status) echo "ctl status --json" ;;
 	report) echo "ctl report $S --json" ;;
 	folded) echo "ctl folded $S --json" ;;

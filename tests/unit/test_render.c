@@ -712,7 +712,7 @@ static void test_report_json(void **state)
 		       "events\":0,\"threads_unsampled\":0,"
 		       "\"children\":false,\"parent\":0,\"children_followed\":0,"
 		       "\"children_refused\":0,\"unresolved_addresses\":0,\"unresolved_dropped\":0,"
-		       "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\"},"
+		       "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\",\"rule\":\"\"},"
 		       "\"total_samples\":200,\"functions\":5,\"entries\":["
 		       "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
 		       "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
@@ -885,7 +885,7 @@ static void test_list(void **state)
 		      "\"thread_events\":0,\"threads_unsampled\":0,"
 		      "\"children\":false,\"parent\":0,\"children_followed\":0,"
 		      "\"children_refused\":0,\"unresolved_addresses\":0,\"unresolved_dropped\":0,"
-		      "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\"},"
+		      "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\",\"rule\":\"\"},"
 		      "{\"pid\":31337,\"uid\":0,"
 		      "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
 		      "\"freq_hz\":997,\"samples\":0,"));
@@ -1016,7 +1016,9 @@ static void test_status_json(void **state)
 		       "\"symbol_bytes\":0,\"symbol_refusals\":0,\"profile_bytes\":0,"
 		       "\"sampling\":\"\",\"thread_events\":0,\"sampler_runs\":0,"
 		       "\"threads_created\":0,\"thread_reports\":0,\"thread_reports_lost\":0,"
-		       "\"forks_lost\":0,\"watches\":[]}\n");
+		       "\"forks_lost\":0,\"watch_rules\":0,\"auto_targets\":0,"
+		       "\"max_auto_targets\":0,\"auto_refused\":0,\"watch_execs_lost\":0,"
+		       "\"watches\":[]}\n");
 	free(s);
 
 	/* empty arrays, no samples */
