@@ -52,7 +52,7 @@ SKELS := $(BUILD)/kprof.skel.h
 # its glue (any daemon/*.c) and both. kprofctl: cli/*.c and both. liboracles.a: the exact CCT and
 # the HCCT metrics, for unit tests and bench_hcct.
 LIB_SRC := $(wildcard daemon/lib/*.c)
-WIRE_SRC := proto/frame.c proto/saved.c proto/pprof.c proto/sdelta.c $(PROTO_C) $(PPROF_C)
+WIRE_SRC := proto/frame.c proto/saved.c proto/pprof.c proto/sdelta.c proto/merge.c $(PROTO_C) $(PPROF_C)
 DAEMON_SRC := $(wildcard daemon/*.c)
 CLI_SRC := $(wildcard cli/*.c)
 ORACLE_SRC := $(wildcard tests/oracles/*.c)
@@ -216,7 +216,7 @@ $(BUILD)/threadmill: tests/fixtures/threadmill.c | $(BUILD)
 # libraries (from which the linker takes the module under test and what it calls, nothing else)
 # and, for kprofctl's output, the CLI objects they test.
 $(BUILD)/tests/test_render: $(SAN_OBJ)/cli/render.o
-$(BUILD)/tests/test_merge: $(SAN_OBJ)/cli/merge.o
+
 
 $(BUILD)/tests/test_%: $(SAN_OBJ)/tests/unit/test_%.o $(SAN_LIBS) | $(BUILD)/tests
 	$(CC) $(LINK_FLAGS) $(SAN) -o $@ $(filter %.o,$^) $(filter %.a,$^) $(UNIT_LIBS)
