@@ -106,8 +106,8 @@ static int parse_num(const char *v, unsigned long lo, unsigned long hi, unsigned
 	return 0;
 }
 
-int httpq_arg(struct httpq *q, const char *key, const char *value, unsigned max_seconds,
-	      char *err, size_t errlen)
+int httpq_arg(struct httpq *q, const char *key, const char *value, unsigned max_seconds, char *err,
+	      size_t errlen)
 {
 	unsigned long n;
 
@@ -119,7 +119,8 @@ int httpq_arg(struct httpq *q, const char *key, const char *value, unsigned max_
 	}
 	if (!strcmp(key, "seconds")) {
 		if (parse_num(value, 1, max_seconds, &n) < 0) {
-			snprintf(err, errlen, "seconds must be a whole number in 1-%u", max_seconds);
+			snprintf(err, errlen, "seconds must be a whole number in 1-%u",
+				 max_seconds);
 			return -EINVAL;
 		}
 		q->seconds = n;

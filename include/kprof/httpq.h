@@ -37,8 +37,8 @@ void httpq_init(struct httpq *q);
 /* One decoded query argument of /debug/pprof/profile (value NULL for "?key"). 0, or -EINVAL
  * (a bad value, an unknown key, too many or too long arguments) or -EOPNOTSUPP (since=/until=:
  * no time windows are kept) with err saying why, for a 400. */
-int httpq_arg(struct httpq *q, const char *key, const char *value, unsigned max_seconds,
-	      char *err, size_t errlen);
+int httpq_arg(struct httpq *q, const char *key, const char *value, unsigned max_seconds, char *err,
+	      size_t errlen);
 /* After the last argument: exactly one of pid= and unit=. 0 or -EINVAL with err. */
 int httpq_check(const struct httpq *q, char *err, size_t errlen);
 

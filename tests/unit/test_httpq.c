@@ -32,10 +32,20 @@ static void test_listen(void **state)
 	assert_true(a.loopback && a.ipv6);
 	assert_int_equal(httpq_listen("[::]:6060", &a, err, sizeof(err)), 0);
 	assert_false(a.loopback);
-	const char *bad[] = {"",	       "6060",		 "localhost:6060", "127.0.0.1",
-			     "127.0.0.1:0",    "127.0.0.1:65536", "127.0.0.1:-1",   "::1:6060",
-			     "[::1]6060",      "[::1]:",	 ":6060",	   "127.0.0.1:60x",
-			     "[zz]:1",	       "1.2.3.4.5:1"};
+	const char *bad[] = {"",
+			     "6060",
+			     "localhost:6060",
+			     "127.0.0.1",
+			     "127.0.0.1:0",
+			     "127.0.0.1:65536",
+			     "127.0.0.1:-1",
+			     "::1:6060",
+			     "[::1]6060",
+			     "[::1]:",
+			     ":6060",
+			     "127.0.0.1:60x",
+			     "[zz]:1",
+			     "1.2.3.4.5:1"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
 		assert_int_equal(httpq_listen(bad[i], &a, err, sizeof(err)), -EINVAL);
 }
@@ -57,8 +67,8 @@ static void test_query(void **state)
 	assert_int_equal(httpq_arg(&q, "unit", "x.service", 300, err, sizeof(err)), 0);
 	assert_int_equal(httpq_check(&q, err, sizeof(err)), -EINVAL); /* both */
 
-	const char *bad_seconds[] = {"0", "-1", "100000", "301", "", "3s", " 3", "+3", "1e3",
-				     "99999999999999999999"};
+	const char *bad_seconds[] = {"0",  "-1", "100000", "301", "",
+				     "3s", " 3", "+3",	   "1e3", "99999999999999999999"};
 	for (size_t i = 0; i < sizeof(bad_seconds) / sizeof(*bad_seconds); i++) {
 		httpq_init(&q);
 		assert_int_equal(httpq_arg(&q, "seconds", bad_seconds[i], 300, err, sizeof(err)),

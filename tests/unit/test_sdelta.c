@@ -22,7 +22,6 @@ struct snap {
 	uint32_t ids[MAXS][3];
 };
 
-
 static void add(struct snap *x, uint32_t tid, const uint32_t *ids, size_t n, uint64_t count)
 {
 	size_t i = x->sp.n_stacks++;
