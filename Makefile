@@ -285,6 +285,7 @@ install: all
 	sed 's|/usr/local/sbin/kprofd|$(PREFIX)/sbin/kprofd|' systemd/kprofd.service \
 		> $(DESTDIR)$(UNITDIR)/kprofd.service
 	install -m 0644 systemd/kprofd.socket $(DESTDIR)$(UNITDIR)/kprofd.socket
+	install -D -m 0644 systemd/kprofd-http.conf $(DESTDIR)$(PREFIX)/share/kprof/kprofd-http.conf
 	install -m 0644 systemd/kprof.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/kprof.conf
 	install -m 0644 systemd/kprof.tmpfiles $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/kprof.conf
 	install -D -m 0644 docs/man/kprofctl.1 $(DESTDIR)$(PREFIX)/share/man/man1/kprofctl.1
@@ -300,7 +301,8 @@ uninstall:
 		$(DESTDIR)$(UNITDIR)/kprofd.service $(DESTDIR)$(UNITDIR)/kprofd.socket \
 		$(DESTDIR)$(PREFIX)/lib/sysusers.d/kprof.conf $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/kprof.conf \
 		$(DESTDIR)$(PREFIX)/share/man/man1/kprofctl.1 $(DESTDIR)$(PREFIX)/share/man/man8/kprofd.8 \
-		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kprofctl
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kprofctl \
+		$(DESTDIR)$(PREFIX)/share/kprof/kprofd-http.conf
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
