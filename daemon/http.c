@@ -91,6 +91,7 @@ struct httpd {
 };
 
 static void http_run(struct httpd *h);
+static void sweep_arm(struct httpd *h);
 
 static void conn_deadline(struct MHD_Connection *c, unsigned sec)
 {
@@ -525,7 +526,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		h->conns = hc;
 		h->nconns++;
 		*socket_context = hc;
-		sd_event_source_set_enabled(h->sweep, SD_EVENT_ON);
+		sweep_arm(h);
 		return;
 	}
 	if (!hc)
@@ -539,6 +540,17 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	h->nconns--;
 	free(hc);
 	*socket_context = NULL;
+}
+
+/* The sweep runs each second while there are connections. */
+static void sweep_arm(struct httpd *h)
+{
+	int on = 0;
+
+	if (sd_event_source_get_enabled(h->sweep, &on) >= 0 && on != SD_EVENT_OFF)
+		return;
+	sd_event_source_set_time_relative(h->sweep, NSEC / 1000);
+	sd_event_source_set_enabled(h->sweep, SD_EVENT_ONESHOT);
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
@@ -610,9 +622,11 @@ static int on_sweep(sd_event_source *s, uint64_t usec, void *userdata)
 			  cut > 1 ? "s" : "");
 		http_run(h);
 	}
-	if (!h->nconns)
-		return sd_event_source_set_enabled(s, SD_EVENT_OFF);
-	return sd_event_source_set_time_relative(s, NSEC / 1000);
+	if (h->nconns) {
+		sd_event_source_set_time_relative(s, NSEC / 1000);
+		sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	}
+	return 0;
 }
 
 /* The token file: a regular file, not readable by others, its text checked by httpq_token. */
