@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroups.h"
 #include "clock.h"
 #include "kprof/cleanup.h"
 #include "kprof/httpq.h"
@@ -67,7 +69,7 @@ struct http_req {
 	struct MHD_Connection *c;
 	struct http_conn *hc;
 	sd_event_source *timer;
-	char unit[256]; /* "" for pid= */
+	char unit[PATH_MAX]; /* the watch's name; "" for pid= */
 	pid_t pid;
 	struct http_member mv[HTTP_MAX_MEMBERS];
 	size_t nm;
@@ -284,8 +286,10 @@ static int on_req_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	(void)usec;
 	err = build_answer(r);
 	if (err < 0) {
-		log_warn("http: profile of %s%s: %s", r->unit[0] ? "unit " : "pid ",
-			 r->unit[0] ? r->unit : "", strerror(-err));
+		if (r->unit[0])
+			log_warn("http: profile of unit %s: %s", r->unit, strerror(-err));
+		else
+			log_warn("http: profile of pid %d: %s", (int)r->pid, strerror(-err));
 		answer(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "the profile could not be built");
 	}
 	r->answered = true;
@@ -351,13 +355,21 @@ static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, 
 		}
 		err = snapshot(r, t);
 	} else {
-		if (!manager_find_watch(m, r->unit)) {
+		const struct cgwatch *w = manager_find_watch(m, r->unit);
+		struct cgroup_ref ref;
+
+		/* A cgroup may be named as given to attach --cgroup or by its full path. */
+		if (!w && cgroup_resolve(r->unit, &ref) == 0)
+			w = manager_find_watch(m, ref.path);
+		if (!w) {
 			req_free(r);
 			return queue_text(c, MHD_HTTP_NOT_FOUND,
 					  "unit '%.200s' is not watched (kprofctl attach --unit; "
 					  "GET /debug/pprof/targets lists the watches)",
 					  a.q.unit);
 		}
+		/* Members name their watch by its name, whether asked by name or by path. */
+		snprintf(r->unit, sizeof(r->unit), "%s", w->name);
 		for (struct target *t = m->targets; t && err >= 0; t = t->next)
 			if (in_unit(t, r->unit) && t->state == TARGET_ATTACHED)
 				err = snapshot(r, t);
@@ -369,9 +381,9 @@ static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, 
 		}
 	}
 	if (err >= 0)
-		err =
-		    sd_event_add_time_relative(m->event, &r->timer, CLOCK_MONOTONIC,
-					       (uint64_t)a.q.seconds * 1000000, 0, on_req_timer, r);
+		err = sd_event_add_time_relative(m->event, &r->timer, CLOCK_MONOTONIC,
+						 (uint64_t)a.q.seconds * 1000000, 1000,
+						 on_req_timer, r);
 	if (err < 0) {
 		req_free(r);
 		return queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "could not start: %s",
@@ -567,11 +579,21 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 
 static int on_mhd_timer(sd_event_source *s, uint64_t usec, void *userdata);
 
+/* MHD_run, again while a run closes connections: at its connection limit MHD takes its listen
+ * socket out of its epoll set, and puts it back only at the start of a later run, so a run that
+ * made room must be followed by one that listens again (else nothing would wake the loop for
+ * the connections waiting in the backlog). */
 static void http_run(struct httpd *h)
 {
 	MHD_UNSIGNED_LONG_LONG ms;
 
-	MHD_run(h->d);
+	for (unsigned i = 0; i < 64; i++) {
+		unsigned before = h->nconns;
+
+		MHD_run(h->d);
+		if (h->nconns >= before)
+			break;
+	}
 	if (MHD_get_timeout(h->d, &ms) == MHD_YES) {
 		sd_event_source_set_time_relative(h->timer, ms * 1000);
 		sd_event_source_set_enabled(h->timer, SD_EVENT_ONESHOT);
@@ -692,15 +714,17 @@ int httpd_new(struct manager *m, struct httpd **ret)
 		httpd_free(h);
 		return err;
 	}
+	/* The logger first: MHD logs through it only from the option after it on. */
 	h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
 				    (addr.ipv6 ? MHD_USE_IPv6 : 0),
-				0, NULL, NULL, on_access, h, MHD_OPTION_SOCK_ADDR,
-				(struct sockaddr *)&addr.ss, MHD_OPTION_CONNECTION_LIMIT,
-				conf->http_max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-				conf->http_request_timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-				(size_t)HTTP_CONN_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-				h, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
-				MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h, MHD_OPTION_END);
+				0, NULL, NULL, on_access, h, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log,
+				h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr.ss,
+				MHD_OPTION_CONNECTION_LIMIT, conf->http_max_connections,
+				MHD_OPTION_LISTEN_BACKLOG_SIZE, conf->http_max_connections,
+				MHD_OPTION_CONNECTION_TIMEOUT, conf->http_request_timeout,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_END);
 	if (!h->d) {
 		err = errno ? -errno : -EIO;
 		log_err("http: cannot listen on %s: %s", conf->http_listen, strerror(-err));
@@ -710,7 +734,9 @@ int httpd_new(struct manager *m, struct httpd **ret)
 	di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
 	if (!di ||
 	    (err = sd_event_add_io(m->event, &h->io, di->epoll_fd, EPOLLIN, on_mhd_io, h)) < 0 ||
-	    (err = sd_event_add_time_relative(m->event, &h->timer, CLOCK_MONOTONIC, NSEC / 1000, 0,
+	    /* Accuracy 1 us, not sd-event's default 250 ms: MHD asks for a run "now" (timeout 0)
+	     * for every step of a request that did not fit its first read buffer. */
+	    (err = sd_event_add_time_relative(m->event, &h->timer, CLOCK_MONOTONIC, NSEC / 1000, 1,
 					      on_mhd_timer, h)) < 0 ||
 	    (err = sd_event_add_time_relative(m->event, &h->sweep, CLOCK_MONOTONIC, NSEC / 1000, 0,
 					      on_sweep, h)) < 0) {
