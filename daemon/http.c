@@ -436,6 +436,8 @@ static enum MHD_Result list_targets(struct httpd *h, struct MHD_Connection *c)
 			(unsigned)t->uid, state_name(t->state), t->freq, t->samples,
 			t->attached_ns);
 		json_str(f, t->cgroup ? t->cgroup : "");
+		fputs(",\"rule\":", f);
+		json_str(f, t->rule ? t->rule : "");
 		fputc('}', f);
 		first = false;
 	}

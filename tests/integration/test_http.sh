@@ -42,7 +42,7 @@ python3 - "$TDIR/body" "$MJ_PID" <<'PY' && pass "targets JSON names the minijit"
 import json, sys
 d = json.load(open(sys.argv[1]))
 t = [t for t in d["targets"] if t["pid"] == int(sys.argv[2])]
-assert t and t[0]["state"] == "attached" and t[0]["comm"] == "minijit", t
+assert t and t[0]["state"] == "attached" and t[0]["comm"] == "minijit" and t[0]["rule"] == "", t
 PY
 expect "index" 200 "$URL/debug/pprof/"
 
