@@ -22,7 +22,7 @@ VERSION := $(shell cat VERSION 2>/dev/null || echo 0.1.0)
 # Packages the build, the tests and the demo need (Debian 12).
 DEPS := clang llvm make g++ pkg-config golang-go libbpf-dev bpftool libelf-dev zlib1g-dev libsystemd-dev \
 	protobuf-c-compiler libprotobuf-c-dev libcmocka-dev libcapstone-dev libncurses-dev \
-	binutils-dev libinih-dev nodejs procps util-linux tmux python3 systemd systemd-container groff-base \
+	binutils-dev libinih-dev libmicrohttpd-dev nodejs procps util-linux tmux python3 systemd systemd-container groff-base \
 	linux-perf bpftrace libc6-dbg openjdk-17-jdk-headless
 
 WFLAGS := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
@@ -32,7 +32,7 @@ ALL_CFLAGS = $(OPTFLAGS) $(CFLAGS) -std=gnu11 $(WFLAGS) -fno-omit-frame-pointer 
 	-DKPROF_VERSION='"$(VERSION)"' -Iinclude -I$(BUILD)
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 
-DAEMON_LIBS := -lpthread -lbpf -lelf -lz -lsystemd -lprotobuf-c -linih -lcapstone -lstdc++ -lm
+DAEMON_LIBS := -lpthread -lbpf -lelf -lz -lsystemd -lprotobuf-c -linih -lcapstone -lmicrohttpd -lstdc++ -lm
 CLI_LIBS := -lprotobuf-c -lncursesw -lz -lm
 
 PROTO_C := $(BUILD)/proto/kprof.pb-c.c
@@ -52,7 +52,7 @@ SKELS := $(BUILD)/kprof.skel.h
 # its glue (any daemon/*.c) and both. kprofctl: cli/*.c and both. liboracles.a: the exact CCT and
 # the HCCT metrics, for unit tests and bench_hcct.
 LIB_SRC := $(wildcard daemon/lib/*.c)
-WIRE_SRC := proto/frame.c proto/saved.c $(PROTO_C) $(PPROF_C)
+WIRE_SRC := proto/frame.c proto/saved.c proto/pprof.c proto/sdelta.c proto/merge.c $(PROTO_C) $(PPROF_C)
 DAEMON_SRC := $(wildcard daemon/*.c)
 CLI_SRC := $(wildcard cli/*.c)
 ORACLE_SRC := $(wildcard tests/oracles/*.c)
@@ -216,8 +216,6 @@ $(BUILD)/threadmill: tests/fixtures/threadmill.c | $(BUILD)
 # libraries (from which the linker takes the module under test and what it calls, nothing else)
 # and, for kprofctl's output, the CLI objects they test.
 $(BUILD)/tests/test_render: $(SAN_OBJ)/cli/render.o
-$(BUILD)/tests/test_merge: $(SAN_OBJ)/cli/merge.o
-$(BUILD)/tests/test_pprof: $(SAN_OBJ)/cli/pprof.o $(SAN_OBJ)/cli/render.o
 $(BUILD)/tests/test_%: $(SAN_OBJ)/tests/unit/test_%.o $(SAN_LIBS) | $(BUILD)/tests
 	$(CC) $(LINK_FLAGS) $(SAN) -o $@ $(filter %.o,$^) $(filter %.a,$^) $(UNIT_LIBS)
 
@@ -285,6 +283,7 @@ install: all
 	sed 's|/usr/local/sbin/kprofd|$(PREFIX)/sbin/kprofd|' systemd/kprofd.service \
 		> $(DESTDIR)$(UNITDIR)/kprofd.service
 	install -m 0644 systemd/kprofd.socket $(DESTDIR)$(UNITDIR)/kprofd.socket
+	install -D -m 0644 systemd/kprofd-http.conf $(DESTDIR)$(PREFIX)/share/kprof/kprofd-http.conf
 	install -m 0644 systemd/kprof.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/kprof.conf
 	install -m 0644 systemd/kprof.tmpfiles $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/kprof.conf
 	install -D -m 0644 docs/man/kprofctl.1 $(DESTDIR)$(PREFIX)/share/man/man1/kprofctl.1
@@ -300,7 +299,8 @@ uninstall:
 		$(DESTDIR)$(UNITDIR)/kprofd.service $(DESTDIR)$(UNITDIR)/kprofd.socket \
 		$(DESTDIR)$(PREFIX)/lib/sysusers.d/kprof.conf $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/kprof.conf \
 		$(DESTDIR)$(PREFIX)/share/man/man1/kprofctl.1 $(DESTDIR)$(PREFIX)/share/man/man8/kprofd.8 \
-		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kprofctl
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kprofctl \
+		$(DESTDIR)$(PREFIX)/share/kprof/kprofd-http.conf
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

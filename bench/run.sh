@@ -15,6 +15,7 @@ bash bench/slowdown.sh
 bash bench/calls.sh
 bash bench/paths.sh
 bash bench/threads.sh # BEFORE=DIR adds a build to compare with
+bash bench/http.sh
 mkdir -p "$BUILD/bench"
 "$BUILD/bench_hcct" | tee "$BUILD/bench/hcct.md"
 "$BUILD/bench_ksf" | tee "$BUILD/bench/ksf.md"

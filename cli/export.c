@@ -24,7 +24,7 @@
 #include "kprof/io.h"
 #include "kprof/profile.h"
 #include "kprof/saved.h"
-#include "pprof.h"
+#include "kprof/pprof.h"
 #include "render.h"
 
 /* The profile rebuilt in a struct profile, refused for what kprofd would refuse. */

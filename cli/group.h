@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "merge.h"
+#include "kprof/merge.h"
 #include "proto/kprof.pb-c.h"
 
 #define GROUP_MAX_PROCS 1024 /* processes merged */

@@ -29,7 +29,7 @@
 #include "kprof/saved.h"
 #include "client.h"
 #include "export.h"
-#include "merge.h"
+#include "kprof/merge.h"
 #include "record.h"
 #include "render.h"
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "kprof/cleanup.h"
+#include "http.h"
 #include "manager.h"
 #include "requests.h"
 #include "watch.h"
@@ -204,6 +205,7 @@ int main(int argc, char **argv)
 	struct manager *m = NULL;
 	struct requests *rq = NULL;
 	struct watch *ws = NULL;
+	struct httpd *hd = NULL;
 	struct config probe;
 	char err[512];
 	int c, r;
@@ -278,7 +280,16 @@ int main(int argc, char **argv)
 		manager_free(m);
 		return 1;
 	}
+	r = httpd_new(m, &hd);
+	if (r < 0) {
+		log_err("cannot start: http endpoint: %s", strerror(-r));
+		requests_free(rq);
+		watch_free(ws);
+		manager_free(m);
+		return 1;
+	}
 	r = manager_run(m);
+	httpd_free(hd);
 	requests_free(rq);
 	watch_free(ws);
 	manager_free(m);

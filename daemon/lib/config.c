@@ -12,6 +12,7 @@
 
 #include "kprof/cleanup.h"
 #include "kprof/config.h"
+#include "kprof/httpq.h"
 #include "kprof/rbsize.h"
 
 enum key_type { KEY_UINT, KEY_STRING, KEY_FRACTION, KEY_BOOL, KEY_CHOICE };
@@ -77,6 +78,11 @@ static const struct key keys[] = {
     {"hcct", "phi", KEY_FRACTION, offsetof(struct config, hcct_phi), 0, 0, 0, NULL},
     {"hcct", "eps", KEY_FRACTION, offsetof(struct config, hcct_eps), 0, 0, 0, NULL},
     {"jvm", "perfmap", KEY_BOOL, offsetof(struct config, jvm_perfmap), 0, 0, 0, NULL},
+    STR_KEY("http", "listen", http_listen),
+    STR_KEY("http", "token_file", http_token_file),
+    UINT_KEY("http", "max_connections", http_max_connections, 1, 1024),
+    UINT_KEY("http", "max_seconds", http_max_seconds, 1, 3600),
+    UINT_KEY("http", "request_timeout", http_request_timeout, 1, 300),
 };
 
 void config_defaults(struct config *conf)
@@ -113,6 +119,9 @@ void config_defaults(struct config *conf)
 	    .perfmap_refresh_ms = 1000,
 	    .jvm_perfmap = true,
 	    .max_auto_targets = 128,
+	    .http_max_connections = 32,
+	    .http_max_seconds = 300,
+	    .http_request_timeout = 10,
 	};
 	strcpy(conf->socket_path, KPROF_DEFAULT_SOCKET);
 	strcpy(conf->state_dir, KPROF_DEFAULT_STATE_DIR);
@@ -206,6 +215,16 @@ int config_set(struct config *conf, const char *section, const char *key, const 
 			snprintf(err, errlen, "%s.%s: value longer than %zu bytes", section, key,
 				 k->size - 1);
 			return -EINVAL;
+		}
+		/* The address is checked here, so a bad one fails the start or the reload. */
+		if (k->offset == offsetof(struct config, http_listen) && value[0]) {
+			struct httpq_addr a;
+			char why[160];
+
+			if (httpq_listen(value, &a, why, sizeof(why)) < 0) {
+				snprintf(err, errlen, "%s.%s: %s", section, key, why);
+				return -EINVAL;
+			}
 		}
 		strcpy((char *)conf + k->offset, value);
 		return 0;

@@ -72,6 +72,12 @@ struct config {
 	/* [watch] rule = KIND:VALUE ...: one line each (rule.h), root's rules. */
 	struct rule watch_rules[CONFIG_MAX_RULES];
 	unsigned n_watch_rules;
+	/* [http]: the pprof endpoint (daemon/http.c), off when listen is "" */
+	char http_listen[64];	   /* ADDRESS:PORT, numeric (httpq_listen) */
+	char http_token_file[256]; /* "Authorization: Bearer" token; required off loopback */
+	unsigned http_max_connections;
+	unsigned http_max_seconds;     /* bound of seconds= */
+	unsigned http_request_timeout; /* seconds from connect to a whole request */
 	int verbose;
 };
 

@@ -99,6 +99,33 @@ static void test_jvm(void **state)
 	assert_int_equal(config_set(&c, "jvm", "perfmap", "", err, sizeof(err)), -EINVAL);
 }
 
+/* [http]: off by default; a listen address is checked when it is set. */
+static void test_http(void **state)
+{
+	struct config c;
+	char err[256] = "";
+
+	(void)state;
+	config_defaults(&c);
+	assert_string_equal(c.http_listen, "");
+	assert_int_equal(c.http_max_seconds, 300);
+	assert_int_equal(config_parse("[http]\nlisten = 127.0.0.1:6060\ntoken_file = /etc/t\n"
+				      "max_connections = 8\nmax_seconds = 60\n",
+				      "k.conf", &c, err, sizeof(err)),
+			 0);
+	assert_string_equal(c.http_listen, "127.0.0.1:6060");
+	assert_string_equal(c.http_token_file, "/etc/t");
+	assert_int_equal(c.http_max_connections, 8);
+	assert_int_equal(c.http_max_seconds, 60);
+	assert_int_equal(
+	    config_parse("[http]\nlisten = localhost:6060\n", "k.conf", &c, err, sizeof(err)),
+	    -EINVAL);
+	assert_non_null(strstr(err, "k.conf:2: http.listen: 'localhost:6060'"));
+	assert_string_equal(c.http_listen, "127.0.0.1:6060");
+	assert_int_equal(config_set(&c, "http", "listen", "", err, sizeof(err)), 0);
+	assert_int_equal(config_set(&c, "http", "max_seconds", "0", err, sizeof(err)), -EINVAL);
+}
+
 static void test_full_file(void **state)
 {
 	const char *text = "; kprofd.conf\n"
@@ -224,7 +251,7 @@ int main(void)
 	    cmocka_unit_test(test_defaults), cmocka_unit_test(test_full_file),
 	    cmocka_unit_test(test_errors),   cmocka_unit_test(test_set),
 	    cmocka_unit_test(test_empty),    cmocka_unit_test(test_limits_and_hcct),
-	    cmocka_unit_test(test_jvm),
+	    cmocka_unit_test(test_jvm),	     cmocka_unit_test(test_http),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* test_merge.c: profiles of several processes as one (cli/merge.c): ids moved, tables
+/* test_merge.c: profiles of several processes as one (proto/merge.c): ids moved, tables
  * concatenated (the first profile's first), the flat report grouping equal functions (a JIT
  * function of two processes' perf maps is one), self at the leaf, total once per stack. */
 #include <setjmp.h>
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "../../cli/merge.h"
+#include "kprof/merge.h"
 
 /* One process: functions f[], stacks of ids. */
 struct proc {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* test_pprof.c: SavedProfile -> pprof (cli/pprof.c), decoded back with zlib and protobuf-c. */
+/* test_pprof.c: SavedProfile -> pprof (proto/pprof.c), decoded back with zlib and protobuf-c. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "../../cli/pprof.h"
+#include "kprof/pprof.h"
 #include "proto/profile.pb-c.h"
 
 struct fixture {

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "kprof/saved.h"
-#include "merge.h"
+#include "kprof/merge.h"
 
 void merge_free(struct merged *m)
 {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* pprof.c: SavedProfile -> gzip-compressed pprof Profile (see pprof.h).
+/* pprof.c: SavedProfile -> gzip-compressed pprof Profile (see kprof/pprof.h). Wire-level and
+ * pure (memory in, memory out): kprofctl export and kprofd's HTTP endpoint both link it.
  *
  * Mappings: the target's executable file mappings (the saved table: range, file offset, path as
  * /proc/PID/maps shows it, build id), the executable first, then one mapping without a range per
@@ -15,7 +16,7 @@
  * thread_name (when kprof kept it) and kind (jit, native, kernel or unknown, of the leaf).
  * Strings are interned in a small open-addressing table.
  */
-#include "pprof.h"
+#include "kprof/pprof.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -26,8 +27,22 @@
 
 #include "kprof/array.h"
 #include "kprof/cleanup.h"
-#include "render.h"
 #include "proto/profile.pb-c.h"
+
+/* The leaf's kind as a label (as kprofctl's text output names it). */
+static const char *kind_name(Kprof__FrameKind k)
+{
+	switch (k) {
+	case KPROF__FRAME_KIND__FRAME_KIND_NATIVE:
+		return "native";
+	case KPROF__FRAME_KIND__FRAME_KIND_JIT:
+		return "jit";
+	case KPROF__FRAME_KIND__FRAME_KIND_KERNEL:
+		return "kernel";
+	default:
+		return "unknown";
+	}
+}
 
 struct strtab {
 	char **v;
@@ -471,9 +486,9 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 		smp->n_value = 2;
 		smp->value[0] = s->count;
 		smp->value[1] = s->count * period;
-		kind = strtab_id(&pp->st,
-				 s->n_ids ? render_kind(sp->functions[s->ids[s->n_ids - 1]]->kind)
-					  : "unknown");
+		kind = strtab_id(&pp->st, s->n_ids
+					      ? kind_name(sp->functions[s->ids[s->n_ids - 1]]->kind)
+					      : "unknown");
 		if (kind < 0 || (tname && (tn = strtab_id(&pp->st, tname)) < 0))
 			return -ENOMEM;
 		perftools__profiles__label__init(&lab[nl]);

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# bench/http.sh: the pprof HTTP endpoint ([http] listen, issue 17 item 3).
+#
+# 1. Time to answer GET /debug/pprof/profile?seconds=3&pid=PID (a minijit attached at 99 Hz):
+#    curl's time_total, ROUNDS times, and the wall time of `go tool pprof -top URL` once (Go's
+#    own start and symbolization included). Ideally 3 s plus the time to build the profile.
+# 2. kprofd's CPU (utime + stime of /proc/PID/stat) over WINDOW seconds: with no HTTP client,
+#    then while CLIENTS clients each ask in a loop for a 1 s profile of the minijit (what a
+#    scraper with a 1 s interval does; CLIENTS requests in flight at all times), then while
+#    CLIENTS clients each poll GET /debug/pprof/targets in a loop (no wait between requests).
+#
+# Environment: BUILD (default build), ROUNDS (5), CLIENTS (10), WINDOW (20). Output: the tables
+# on stdout and in $BUILD/bench/http.md. As root; curl, python3, and go for the pprof row.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+BUILD=${BUILD:-build}
+ROUNDS=${ROUNDS:-5}
+CLIENTS=${CLIENTS:-10}
+WINDOW=${WINDOW:-20}
+OUT=$BUILD/bench/http.md
+for b in "$BUILD/kprofd" "$BUILD/kprofctl" "$BUILD/minijit"; do
+	[ -x "$b" ] || { echo "bench/http.sh: $b not found: run 'make' first" >&2; exit 1; }
+done
+[ "$(id -u)" -eq 0 ] || { echo "bench/http.sh: must run as root" >&2; exit 1; }
+
+TDIR=$(mktemp -d /tmp/kprof-bench-http.XXXXXX)
+DPID= MJ= CL=()
+cleanup() {
+	local p
+	for p in "${CL[@]}"; do kill "$p" 2>/dev/null || true; done
+	[ -n "$MJ" ] && kill "$MJ" 2>/dev/null && wait "$MJ" 2>/dev/null
+	[ -n "$DPID" ] && kprofd_stop "$DPID"
+	rm -rf "$TDIR"
+}
+trap cleanup EXIT
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+URL=http://127.0.0.1:$PORT
+printf '[http]\nlisten = 127.0.0.1:%s\n' "$PORT" >"$TDIR/kprofd.conf"
+SOCK=$TDIR/kprofd.sock
+"$BUILD/kprofd" --socket "$SOCK" --state-dir "" --config "$TDIR/kprofd.conf" >"$TDIR/kprofd.log" 2>&1 &
+DPID=$!
+kprofd_wait_up "$BUILD/kprofctl" "$SOCK" "$DPID" || { cat "$TDIR/kprofd.log"; exit 1; }
+: >"$TDIR/mj.err"
+"$BUILD/minijit" --seconds 100000 >/dev/null 2>"$TDIR/mj.err" &
+MJ=$!
+for ((i = 0; i < 100; i++)); do grep -q ready "$TDIR/mj.err" && break; sleep 0.1; done
+"$BUILD/kprofctl" --socket "$SOCK" attach "$MJ" --freq 99 >/dev/null
+sleep 3
+
+ticks() { awk '{ print $14 + $15 }' "/proc/$DPID/stat"; }
+HZ=$(getconf CLK_TCK)
+# cpu_window: kprofd's CPU over WINDOW s, in percent of one CPU.
+cpu_window() {
+	local t0 t1 s0 s1
+	t0=$(ticks); s0=$(date +%s.%N)
+	sleep "$WINDOW"
+	t1=$(ticks); s1=$(date +%s.%N)
+	python3 -c "print('%.2f' % (100.0 * ($t1 - $t0) / $HZ / ($s1 - $s0)))"
+}
+
+{
+	echo "### Time to answer a 3 s profile ($(nproc) CPUs, minijit at 99 Hz)"
+	echo
+	echo "| client | median | min | max | bytes |"
+	echo "|---|---|---|---|---|"
+	for ((i = 0; i < ROUNDS; i++)); do
+		curl -s -o "$TDIR/p.pb.gz" -w '%{time_total} %{size_download}\n' \
+			"$URL/debug/pprof/profile?seconds=3&pid=$MJ"
+	done >"$TDIR/curl.txt"
+	python3 - "$TDIR/curl.txt" "$ROUNDS" <<'PY'
+import statistics, sys
+r = [tuple(map(float, l.split())) for l in open(sys.argv[1])]
+t = [x[0] for x in r]
+print("| curl (%s rounds) | %.3f s | %.3f s | %.3f s | %d |" % (sys.argv[2], statistics.median(t), min(t), max(t), statistics.median(x[1] for x in r)))
+PY
+	if command -v go >/dev/null; then
+		export PPROF_TMPDIR=$TDIR
+		s0=$(date +%s.%N)
+		go tool pprof -top "$URL/debug/pprof/profile?seconds=3&pid=$MJ" >"$TDIR/top.txt" 2>&1
+		s1=$(date +%s.%N)
+		python3 -c "d = $s1 - $s0; print('| go tool pprof -top (1 run) | %.3f s | | | |' % d)"
+	fi
+	echo
+	echo "### kprofd's CPU while HTTP clients poll (${WINDOW} s windows, % of one CPU)"
+	echo
+	echo "| clients | kprofd CPU | requests answered |"
+	echo "|---|---|---|"
+	echo "| none (minijit sampled at 99 Hz) | $(cpu_window) % | 0 |"
+	for mode in profile targets; do
+		: >"$TDIR/codes.$mode"
+		CL=()
+		for ((c = 0; c < CLIENTS; c++)); do
+			if [ "$mode" = profile ]; then
+				u="$URL/debug/pprof/profile?seconds=1&pid=$MJ"
+			else
+				u="$URL/debug/pprof/targets"
+			fi
+			(while :; do curl -s -o /dev/null -w '%{http_code}\n' "$u"; done >>"$TDIR/codes.$mode") &
+			CL+=($!)
+		done
+		sleep 1
+		n0=$(wc -l <"$TDIR/codes.$mode")
+		cpu=$(cpu_window)
+		n1=$(wc -l <"$TDIR/codes.$mode")
+		for p in "${CL[@]}"; do kill "$p" 2>/dev/null || true; done
+		wait "${CL[@]}" 2>/dev/null || true
+		CL=()
+		bad=$(grep -vc '^200$' "$TDIR/codes.$mode" || true)
+		if [ "$mode" = profile ]; then
+			what="$CLIENTS polling seconds=1 profiles"
+		else
+			what="$CLIENTS polling /debug/pprof/targets back to back"
+		fi
+		echo "| $what | $cpu % | $((n1 - n0)) ($bad not 200 in the whole run) |"
+		sleep 2
+	done
+} | tee "$TDIR/out.md"
+mkdir -p "$BUILD/bench"
+cp "$TDIR/out.md" "$OUT"

@@ -1,0 +1,780 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* http.c: the pprof HTTP endpoint for fleet back ends (go tool pprof, Parca, Grafana Alloy's
+ * pyroscope.scrape, the OpenTelemetry Collector), off unless [http] listen is set.
+ *
+ * libmicrohttpd parses HTTP; it runs in its external-epoll mode on the manager's sd-event loop:
+ * its epoll fd is one IO source, its timeout one timer, and every call into it is MHD_run from
+ * the loop, so nothing here blocks on a client (MHD's sockets are non-blocking) and profiles
+ * are built on the loop like every other reply. GET /debug/pprof/profile?seconds=N&pid=P (or
+ * unit=U, a watched unit or cgroup) snapshots the target's stack counts (sdelta.c), suspends
+ * the connection and answers N seconds later with the later profile minus the snapshot, as
+ * gzip'd pprof (pprof.c; a unit's members merged by merge.c). GET /debug/pprof/targets lists
+ * the targets and watches as JSON.
+ *
+ * Bounds: MHD's connection limit and per-connection memory (the request line and headers:
+ * a longer URL gets 414 from MHD), HTTPQ_MAX_ARGS/HTTPQ_MAX_QUERY, seconds <= max_seconds;
+ * a connection whose request is not whole request_timeout seconds after it began (or after the
+ * previous one ended) is shut down by a 1 s sweep (MHD's own idle timeout alone would let a
+ * client sending a byte a second keep a connection for ever), and a response not taken within
+ * HTTP_SEND_SEC is cut the same way. A token ([http] token_file) is required off loopback.
+ * HTTP readers see kernel frames by name, never their addresses.
+ */
+#include "http.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroups.h"
+#include "clock.h"
+#include "kprof/cleanup.h"
+#include "kprof/httpq.h"
+#include "kprof/merge.h"
+#include "kprof/pprof.h"
+#include "kprof/profile.h"
+#include "kprof/sdelta.h"
+#include "log.h"
+#include "manager.h"
+#include "target_pb.h"
+
+#define HTTP_SEND_SEC 60	     /* to take a response */
+#define HTTP_CONN_MEMORY (16u << 10) /* request line and headers of one connection */
+#define HTTP_MAX_MEMBERS 64	     /* targets of one unit= profile */
+#define NSEC 1000000000ULL
+
+struct http_conn {
+	struct http_conn *prev, *next;
+	struct MHD_Connection *c;
+	uint64_t deadline; /* CLOCK_MONOTONIC; 0: none (suspended) */
+};
+
+struct http_member {
+	pid_t pid;
+	uint64_t attached_ns;
+	struct sdelta *d;
+};
+
+/* A profile request, from its snapshot to its answer. */
+struct http_req {
+	struct httpd *h;
+	struct http_req *prev, *next;
+	struct MHD_Connection *c;
+	struct http_conn *hc;
+	sd_event_source *timer;
+	char unit[PATH_MAX]; /* the watch's name; "" for pid= */
+	pid_t pid;
+	struct http_member mv[HTTP_MAX_MEMBERS];
+	size_t nm;
+	uint64_t start_real;
+	bool answered;
+	unsigned status;
+	char *body; /* malloc'd */
+	size_t len;
+	bool pprof;
+};
+
+struct httpd {
+	struct manager *m;
+	struct MHD_Daemon *d;
+	sd_event_source *io, *timer, *sweep;
+	struct http_conn *conns;
+	unsigned nconns;
+	struct http_req *reqs;
+	char token[HTTPQ_MAX_TOKEN + 1];
+	size_t token_len;
+};
+
+static void http_run(struct httpd *h);
+static void sweep_arm(struct httpd *h);
+
+static void conn_deadline(struct MHD_Connection *c, unsigned sec)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct http_conn *hc = ci ? ci->socket_context : NULL;
+
+	if (hc)
+		hc->deadline = sec ? now_ns(CLOCK_MONOTONIC) + (uint64_t)sec * NSEC : 0;
+}
+
+static enum MHD_Result queue_buf(struct MHD_Connection *c, unsigned status, const char *type,
+				 void *buf, size_t len, enum MHD_ResponseMemoryMode mode)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, buf, mode);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	if (status == MHD_HTTP_UNAUTHORIZED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					"Bearer realm=\"kprofd\"");
+	if (!strcmp(type, "application/octet-stream"))
+		MHD_add_response_header(r, "Content-Disposition",
+					"attachment; filename=\"profile\"");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	conn_deadline(c, HTTP_SEND_SEC);
+	return ret;
+}
+
+/* A text answer: the status and why, one line. */
+static enum MHD_Result queue_text(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static enum MHD_Result queue_text(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n > sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+	return queue_buf(c, status, "text/plain; charset=utf-8", buf, n, MHD_RESPMEM_MUST_COPY);
+}
+
+static struct target *find_target(struct manager *m, pid_t pid, uint64_t attached_ns)
+{
+	for (struct target *t = m->targets; t; t = t->next)
+		if (t->pid == pid && t->attached_ns == attached_ns)
+			return t;
+	return NULL;
+}
+
+/* ---- Profiles ---- */
+
+static void req_free(struct http_req *r)
+{
+	if (!r)
+		return;
+	if (r->prev)
+		r->prev->next = r->next;
+	else if (r->h->reqs == r)
+		r->h->reqs = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	sd_event_source_disable_unref(r->timer);
+	for (size_t i = 0; i < r->nm; i++)
+		sdelta_free(r->mv[i].d);
+	free(r->body);
+	free(r);
+}
+
+static void answer(struct http_req *r, unsigned status, const char *msg)
+{
+	free(r->body);
+	r->body = NULL;
+	r->len = 0;
+	if (asprintf(&r->body, "%s\n", msg) >= 0)
+		r->len = strlen(r->body);
+	r->status = status;
+	r->pprof = false;
+}
+
+/* A target's stack counts now, for the start of an interval. */
+static int snapshot(struct http_req *r, struct target *t)
+{
+	struct saved_msg sm;
+	int err;
+
+	if (r->nm >= HTTP_MAX_MEMBERS)
+		return -E2BIG;
+	err = saved_msg_build(t, &sm);
+	if (err < 0)
+		return err;
+	err = sdelta_new(&sm.msg, &r->mv[r->nm].d);
+	saved_msg_release(&sm);
+	if (err < 0)
+		return err;
+	r->mv[r->nm].pid = t->pid;
+	r->mv[r->nm].attached_ns = t->attached_ns;
+	r->nm++;
+	return 0;
+}
+
+static bool in_unit(const struct target *t, const char *unit)
+{
+	return t->cgroup && !strcmp(t->cgroup, unit);
+}
+
+/* HTTP readers see kernel functions' names, not their addresses. */
+static void hide_kaddr(const struct target *t, struct saved_msg *sm)
+{
+	for (size_t i = 0; i < sm->msg.n_functions; i++)
+		if (profile_func_is_kernel(profile_func_get(t->profile, i)))
+			sm->fv[i].start = 0;
+}
+
+/* The interval's profile of every member still known (and, for a unit, of members attached
+ * during it: all their samples are the interval's), merged, as pprof. */
+static int build_answer(struct http_req *r)
+{
+	struct manager *m = r->h->m;
+	struct saved_msg sm[HTTP_MAX_MEMBERS + 8];
+	Kprof__SavedProfile *pv[HTTP_MAX_MEMBERS + 8];
+	size_t n = 0, cap = ARRAY_SIZE(sm);
+	uint64_t end = now_ns(CLOCK_REALTIME), samples = 0;
+	struct merged mg;
+	int err = 0;
+
+	manager_drain(m);
+	for (size_t i = 0; i < r->nm && n < cap; i++) {
+		struct target *t = find_target(m, r->mv[i].pid, r->mv[i].attached_ns);
+
+		if (!t || saved_msg_build(t, &sm[n]) < 0)
+			continue;
+		hide_kaddr(t, &sm[n]);
+		sm[n].target.samples = sdelta_apply(r->mv[i].d, &sm[n].msg);
+		samples += sm[n].target.samples;
+		pv[n] = &sm[n].msg;
+		n++;
+	}
+	for (struct target *t = m->targets; r->unit[0] && t && n < cap; t = t->next) {
+		if (!in_unit(t, r->unit) || t->attached_ns < r->start_real ||
+		    saved_msg_build(t, &sm[n]) < 0)
+			continue;
+		hide_kaddr(t, &sm[n]);
+		samples += sm[n].target.samples;
+		pv[n] = &sm[n].msg;
+		n++;
+	}
+	if (!n) {
+		answer(r, MHD_HTTP_GONE, "the target ended and its profile was dropped meanwhile");
+		return 0;
+	}
+	err = merge_profiles(pv, n, &mg);
+	if (err >= 0) {
+		uint8_t *buf;
+
+		mg.target.attached_at_ns = r->start_real;
+		mg.target.ended_at_ns = end;
+		mg.target.samples = samples;
+		err = pprof_build(&mg.sp, end, KPROF_VERSION, &buf, &r->len);
+		if (err >= 0) {
+			free(r->body);
+			r->body = (char *)buf;
+			r->status = MHD_HTTP_OK;
+			r->pprof = true;
+		}
+		merge_free(&mg);
+	}
+	for (size_t i = 0; i < n; i++)
+		saved_msg_release(&sm[i]);
+	return err;
+}
+
+static int on_req_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct http_req *r = userdata;
+	int err;
+
+	(void)s;
+	(void)usec;
+	err = build_answer(r);
+	if (err < 0) {
+		if (r->unit[0])
+			log_warn("http: profile of unit %s: %s", r->unit, strerror(-err));
+		else
+			log_warn("http: profile of pid %d: %s", (int)r->pid, strerror(-err));
+		answer(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "the profile could not be built");
+	}
+	r->answered = true;
+	MHD_resume_connection(r->c);
+	http_run(r->h);
+	return 0;
+}
+
+struct args {
+	struct httpq q;
+	unsigned max_seconds;
+	int err;
+	char msg[320];
+};
+
+static enum MHD_Result on_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+			      const char *value)
+{
+	struct args *a = cls;
+
+	(void)kind;
+	if (a->err)
+		return MHD_NO;
+	a->err = httpq_arg(&a->q, key, value, a->max_seconds, a->msg, sizeof(a->msg));
+	return a->err ? MHD_NO : MHD_YES;
+}
+
+static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, void **con_cls)
+{
+	struct manager *m = h->m;
+	struct args a = {.max_seconds = m->conf.http_max_seconds};
+	struct http_req *r;
+	int err = 0;
+
+	httpq_init(&a.q);
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, on_arg, &a);
+	if (!a.err)
+		a.err = httpq_check(&a.q, a.msg, sizeof(a.msg));
+	if (a.err)
+		return queue_text(c, MHD_HTTP_BAD_REQUEST, "%s", a.msg);
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
+	r->h = h;
+	r->c = c;
+	r->pid = a.q.pid;
+	snprintf(r->unit, sizeof(r->unit), "%s", a.q.unit);
+	r->start_real = now_ns(CLOCK_REALTIME);
+	r->next = h->reqs;
+	if (h->reqs)
+		h->reqs->prev = r;
+	h->reqs = r;
+	manager_drain(m);
+	if (r->pid) {
+		struct target *t = manager_find(m, r->pid);
+
+		if (!t || t->state != TARGET_ATTACHED) {
+			req_free(r);
+			return queue_text(c, MHD_HTTP_NOT_FOUND,
+					  "pid %d is not being profiled (attach it first: kprofctl "
+					  "attach %d; GET /debug/pprof/targets lists the targets)",
+					  (int)a.q.pid, (int)a.q.pid);
+		}
+		err = snapshot(r, t);
+	} else {
+		const struct cgwatch *w = manager_find_watch(m, r->unit);
+		struct cgroup_ref ref;
+
+		/* A cgroup may be named as given to attach --cgroup or by its full path. */
+		if (!w && cgroup_resolve(r->unit, &ref) == 0)
+			w = manager_find_watch(m, ref.path);
+		if (!w) {
+			req_free(r);
+			return queue_text(c, MHD_HTTP_NOT_FOUND,
+					  "unit '%.200s' is not watched (kprofctl attach --unit; "
+					  "GET /debug/pprof/targets lists the watches)",
+					  a.q.unit);
+		}
+		/* Members name their watch by its name, whether asked by name or by path. */
+		snprintf(r->unit, sizeof(r->unit), "%s", w->name);
+		for (struct target *t = m->targets; t && err >= 0; t = t->next)
+			if (in_unit(t, r->unit) && t->state == TARGET_ATTACHED)
+				err = snapshot(r, t);
+		if (err == -E2BIG) {
+			req_free(r);
+			return queue_text(c, MHD_HTTP_BAD_REQUEST,
+					  "unit '%.200s' has more than %d processes: ask by pid=",
+					  a.q.unit, HTTP_MAX_MEMBERS);
+		}
+	}
+	if (err >= 0)
+		err = sd_event_add_time_relative(m->event, &r->timer, CLOCK_MONOTONIC,
+						 (uint64_t)a.q.seconds * 1000000, 1000,
+						 on_req_timer, r);
+	if (err < 0) {
+		req_free(r);
+		return queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "could not start: %s",
+				  strerror(-err));
+	}
+	*con_cls = r;
+	conn_deadline(c, 0);
+	MHD_suspend_connection(c);
+	return MHD_YES;
+}
+
+/* ---- Listing ---- */
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p >= 0x7f)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+static const char *state_name(enum target_state s)
+{
+	return s == TARGET_ATTACHED ? "attached" : s == TARGET_EXITED ? "exited" : "detached";
+}
+
+static enum MHD_Result list_targets(struct httpd *h, struct MHD_Connection *c)
+{
+	struct manager *m = h->m;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	bool first = true;
+
+	if (!f)
+		return queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
+	fputs("{\"targets\":[", f);
+	for (const struct target *t = m->targets; t; t = t->next) {
+		fprintf(f, "%s{\"pid\":%d,\"comm\":", first ? "" : ",", (int)t->pid);
+		json_str(f, t->comm);
+		fprintf(f,
+			",\"uid\":%u,\"state\":\"%s\",\"freq_hz\":%u,\"samples\":%" PRIu64
+			",\"attached_at_ns\":%" PRIu64 ",\"unit\":",
+			(unsigned)t->uid, state_name(t->state), t->freq, t->samples,
+			t->attached_ns);
+		json_str(f, t->cgroup ? t->cgroup : "");
+		fputs(",\"rule\":", f);
+		json_str(f, t->rule ? t->rule : "");
+		fputc('}', f);
+		first = false;
+	}
+	fputs("],\"units\":[", f);
+	for (unsigned i = 0; i < m->n_watches; i++) {
+		fputs(i ? ",{\"name\":" : "{\"name\":", f);
+		json_str(f, m->watches[i]->name);
+		fputs(",\"cgroup\":", f);
+		json_str(f, m->watches[i]->ref.path);
+		fputc('}', f);
+	}
+	fputs("]}\n", f);
+	if (fclose(f) != 0) {
+		free(buf);
+		return queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
+	}
+	return queue_buf(c, MHD_HTTP_OK, "application/json", buf, len, MHD_RESPMEM_MUST_FREE);
+}
+
+static const char index_text[] =
+    "kprofd pprof endpoint\n"
+    "\n"
+    "GET /debug/pprof/profile?seconds=N&pid=PID   CPU profile of PID over the next N seconds\n"
+    "GET /debug/pprof/profile?seconds=N&unit=UNIT the same for a watched unit's processes\n"
+    "GET /debug/pprof/targets                     targets and watched units (JSON)\n";
+
+/* ---- MHD's callbacks ---- */
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char *url,
+				 const char *method, const char *version, const char *upload_data,
+				 size_t *upload_data_size, void **con_cls)
+{
+	struct httpd *h = cls;
+	struct http_req *r = *con_cls;
+
+	(void)version;
+	(void)upload_data;
+	if (r) { /* resumed: the answer is ready */
+		if (!r->answered)
+			return MHD_YES;
+		if (r->pprof) {
+			char *body = TAKE_PTR(r->body);
+
+			return queue_buf(c, r->status, "application/octet-stream", body, r->len,
+					 MHD_RESPMEM_MUST_FREE);
+		}
+		return queue_buf(c, r->status, "text/plain; charset=utf-8", r->body, r->len,
+				 MHD_RESPMEM_MUST_COPY);
+	}
+	if (*upload_data_size)
+		return queue_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "no request body is accepted");
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return queue_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET is served");
+	if (h->token_len && !httpq_bearer_ok(MHD_lookup_connection_value(
+						 c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+					     h->token, h->token_len))
+		return queue_text(c, MHD_HTTP_UNAUTHORIZED,
+				  "a bearer token is required (Authorization: Bearer TOKEN, "
+				  "[http] token_file)");
+	if (!strcmp(url, "/debug/pprof/profile"))
+		return start_profile(h, c, con_cls);
+	if (!strcmp(url, "/debug/pprof/targets") || !strcmp(url, "/targets"))
+		return list_targets(h, c);
+	if (!strcmp(url, "/debug/pprof/") || !strcmp(url, "/debug/pprof") || !strcmp(url, "/"))
+		return queue_buf(c, MHD_HTTP_OK, "text/plain; charset=utf-8", (void *)index_text,
+				 sizeof(index_text) - 1, MHD_RESPMEM_PERSISTENT);
+	return queue_text(c, MHD_HTTP_NOT_FOUND,
+			  "no such page: only /debug/pprof/profile (CPU) and /debug/pprof/targets "
+			  "are served");
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct httpd *h = cls;
+
+	(void)toe;
+	req_free(*con_cls);
+	*con_cls = NULL;
+	/* The next request on a kept-alive connection has request_timeout again. */
+	conn_deadline(c, h->m->conf.http_request_timeout);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct httpd *h = cls;
+	struct http_conn *hc = *socket_context;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		hc = calloc(1, sizeof(*hc));
+		if (!hc) /* no deadline of ours: MHD's idle timeout still holds */
+			return;
+		hc->c = c;
+		hc->deadline =
+		    now_ns(CLOCK_MONOTONIC) + (uint64_t)h->m->conf.http_request_timeout * NSEC;
+		hc->next = h->conns;
+		if (h->conns)
+			h->conns->prev = hc;
+		h->conns = hc;
+		h->nconns++;
+		*socket_context = hc;
+		sweep_arm(h);
+		return;
+	}
+	if (!hc)
+		return;
+	if (hc->prev)
+		hc->prev->next = hc->next;
+	else
+		h->conns = hc->next;
+	if (hc->next)
+		hc->next->prev = hc->prev;
+	h->nconns--;
+	free(hc);
+	*socket_context = NULL;
+}
+
+/* The sweep runs each second while there are connections. */
+static void sweep_arm(struct httpd *h)
+{
+	int on = 0;
+
+	if (sd_event_source_get_enabled(h->sweep, &on) >= 0 && on != SD_EVENT_OFF)
+		return;
+	sd_event_source_set_time_relative(h->sweep, NSEC / 1000);
+	sd_event_source_set_enabled(h->sweep, SD_EVENT_ONESHOT);
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char buf[256];
+
+	(void)cls;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	buf[strcspn(buf, "\n")] = 0;
+	log_debug("http: %s", buf);
+}
+
+/* ---- The loop ---- */
+
+static int on_mhd_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+/* MHD_run, again while a run closes connections: at its connection limit MHD takes its listen
+ * socket out of its epoll set, and puts it back only at the start of a later run, so a run that
+ * made room must be followed by one that listens again (else nothing would wake the loop for
+ * the connections waiting in the backlog). */
+static void http_run(struct httpd *h)
+{
+	MHD_UNSIGNED_LONG_LONG ms;
+
+	for (unsigned i = 0; i < 64; i++) {
+		unsigned before = h->nconns;
+
+		MHD_run(h->d);
+		if (h->nconns >= before)
+			break;
+	}
+	if (MHD_get_timeout(h->d, &ms) == MHD_YES) {
+		sd_event_source_set_time_relative(h->timer, ms * 1000);
+		sd_event_source_set_enabled(h->timer, SD_EVENT_ONESHOT);
+	} else {
+		sd_event_source_set_enabled(h->timer, SD_EVENT_OFF);
+	}
+}
+
+static int on_mhd_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	(void)s;
+	(void)fd;
+	(void)revents;
+	http_run(userdata);
+	return 0;
+}
+
+static int on_mhd_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	(void)s;
+	(void)usec;
+	http_run(userdata);
+	return 0;
+}
+
+/* Each second: connections past their deadline are shut down (MHD sees the end and closes
+ * them on its next run). */
+static int on_sweep(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct httpd *h = userdata;
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	unsigned cut = 0;
+
+	(void)usec;
+	for (struct http_conn *hc = h->conns; hc; hc = hc->next) {
+		const union MHD_ConnectionInfo *ci;
+
+		if (!hc->deadline || hc->deadline > now)
+			continue;
+		ci = MHD_get_connection_info(hc->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (ci && ci->connect_fd >= 0)
+			shutdown(ci->connect_fd, SHUT_RDWR);
+		hc->deadline = 0;
+		cut++;
+	}
+	if (cut) {
+		log_debug("http: %u connection%s past its deadline closed", cut,
+			  cut > 1 ? "s" : "");
+		http_run(h);
+	}
+	if (h->nconns) {
+		sd_event_source_set_time_relative(s, NSEC / 1000);
+		sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	}
+	return 0;
+}
+
+/* The token file: a regular file, not readable by others, its text checked by httpq_token. */
+static int read_token(struct httpd *h, const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	char buf[HTTPQ_MAX_TOKEN + 64], why[160];
+	struct stat st;
+	ssize_t n;
+	int len;
+
+	if (fd < 0) {
+		log_err("http: token file %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_mode & S_IROTH)) {
+		log_err("http: token file %s: must be a regular file not readable by others", path);
+		return -EPERM;
+	}
+	n = read(fd, buf, sizeof(buf));
+	if (n < 0) {
+		log_err("http: token file %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	len = httpq_token(buf, n, why, sizeof(why));
+	if (len < 0) {
+		log_err("http: token file %s: %s", path, why);
+		return len;
+	}
+	memcpy(h->token, buf, len);
+	h->token[len] = 0;
+	h->token_len = len;
+	explicit_bzero(buf, sizeof(buf));
+	return 0;
+}
+
+int httpd_new(struct manager *m, struct httpd **ret)
+{
+	const struct config *conf = &m->conf;
+	const union MHD_DaemonInfo *di;
+	struct httpq_addr addr;
+	struct httpd *h;
+	char why[160];
+	int err;
+
+	*ret = NULL;
+	if (!conf->http_listen[0])
+		return 0;
+	if (httpq_listen(conf->http_listen, &addr, why, sizeof(why)) < 0) {
+		log_err("http: listen %s", why);
+		return -EINVAL;
+	}
+	if (!addr.loopback && !conf->http_token_file[0]) {
+		log_err("http: listen %s is not a loopback address: set [http] token_file",
+			conf->http_listen);
+		return -EPERM;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->m = m;
+	if (conf->http_token_file[0] && (err = read_token(h, conf->http_token_file)) < 0) {
+		httpd_free(h);
+		return err;
+	}
+	/* The logger first: MHD logs through it only from the option after it on. */
+	h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+				    (addr.ipv6 ? MHD_USE_IPv6 : 0),
+				0, NULL, NULL, on_access, h, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log,
+				h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr.ss,
+				MHD_OPTION_CONNECTION_LIMIT, conf->http_max_connections,
+				MHD_OPTION_LISTEN_BACKLOG_SIZE, conf->http_max_connections,
+				MHD_OPTION_CONNECTION_TIMEOUT, conf->http_request_timeout,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_END);
+	if (!h->d) {
+		err = errno ? -errno : -EIO;
+		log_err("http: cannot listen on %s: %s", conf->http_listen, strerror(-err));
+		httpd_free(h);
+		return err;
+	}
+	di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
+	if (!di ||
+	    (err = sd_event_add_io(m->event, &h->io, di->epoll_fd, EPOLLIN, on_mhd_io, h)) < 0 ||
+	    /* Accuracy 1 us, not sd-event's default 250 ms: MHD asks for a run "now" (timeout 0)
+	     * for every step of a request that did not fit its first read buffer. */
+	    (err = sd_event_add_time_relative(m->event, &h->timer, CLOCK_MONOTONIC, NSEC / 1000, 1,
+					      on_mhd_timer, h)) < 0 ||
+	    (err = sd_event_add_time_relative(m->event, &h->sweep, CLOCK_MONOTONIC, NSEC / 1000, 0,
+					      on_sweep, h)) < 0) {
+		err = di ? err : -EIO;
+		log_err("http: event sources: %s", strerror(-err));
+		httpd_free(h);
+		return err;
+	}
+	sd_event_source_set_enabled(h->timer, SD_EVENT_OFF);
+	sd_event_source_set_enabled(h->sweep, SD_EVENT_OFF);
+	log_info("http: pprof endpoint on %s%s", conf->http_listen,
+		 h->token_len ? " (bearer token required)" : "");
+	*ret = h;
+	return 0;
+}
+
+void httpd_free(struct httpd *h)
+{
+	if (!h)
+		return;
+	if (h->d) {
+		/* Waiting profiles are answered, then MHD ends every connection. */
+		for (struct http_req *r = h->reqs; r; r = r->next) {
+			if (r->answered)
+				continue;
+			answer(r, MHD_HTTP_SERVICE_UNAVAILABLE, "kprofd is stopping");
+			r->answered = true;
+			sd_event_source_set_enabled(r->timer, SD_EVENT_OFF);
+			MHD_resume_connection(r->c);
+		}
+		MHD_run(h->d);
+		MHD_stop_daemon(h->d);
+	}
+	sd_event_source_disable_unref(h->io);
+	sd_event_source_disable_unref(h->timer);
+	sd_event_source_disable_unref(h->sweep);
+	explicit_bzero(h->token, sizeof(h->token));
+	free(h);
+}

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* httpq.c: what kprofd's pprof endpoint decides without I/O (see kprof/httpq.h).
+ *
+ * The listen address is numeric only: a name would need a resolver in the daemon, and whether
+ * it is loopback (no token needed) must not depend on DNS. The query of a profile is checked
+ * key by key against a short list, every value fully parsed and bounded, so that a client gets
+ * a 400 naming what is wrong instead of a profile it did not ask for. The token comparison
+ * looks at every byte whatever the first difference.
+ */
+#include "kprof/httpq.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int httpq_listen(const char *s, struct httpq_addr *a, char *err, size_t errlen)
+{
+	char host[64];
+	const char *colon, *h = s, *port;
+	size_t hlen;
+	unsigned long p;
+	char *end;
+
+	memset(a, 0, sizeof(*a));
+	if (s[0] == '[') {
+		const char *rb = strchr(s, ']');
+
+		if (!rb || rb[1] != ':') {
+			snprintf(err, errlen, "'%s': expected [IPV6]:PORT", s);
+			return -EINVAL;
+		}
+		h = s + 1;
+		hlen = rb - h;
+		port = rb + 2;
+		a->ipv6 = true;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon || strchr(s, ':') != colon) {
+			snprintf(err, errlen, "'%s': expected ADDRESS:PORT (IPv6 in brackets)", s);
+			return -EINVAL;
+		}
+		hlen = colon - s;
+		port = colon + 1;
+	}
+	if (!hlen || hlen >= sizeof(host)) {
+		snprintf(err, errlen, "'%s': no address before the port", s);
+		return -EINVAL;
+	}
+	memcpy(host, h, hlen);
+	host[hlen] = 0;
+	errno = 0;
+	p = strtoul(port, &end, 10);
+	if (errno || end == port || *end || port[0] == '-' || p < 1 || p > 65535) {
+		snprintf(err, errlen, "'%s': the port must be a number in 1-65535", s);
+		return -EINVAL;
+	}
+	if (a->ipv6) {
+		struct sockaddr_in6 *sa = (struct sockaddr_in6 *)&a->ss;
+
+		if (inet_pton(AF_INET6, host, &sa->sin6_addr) != 1) {
+			snprintf(err, errlen, "'%s': '%s' is not a numeric IPv6 address", s, host);
+			return -EINVAL;
+		}
+		sa->sin6_family = AF_INET6;
+		sa->sin6_port = htons(p);
+		a->len = sizeof(*sa);
+		a->loopback = IN6_IS_ADDR_LOOPBACK(&sa->sin6_addr);
+	} else {
+		struct sockaddr_in *sa = (struct sockaddr_in *)&a->ss;
+
+		if (inet_pton(AF_INET, host, &sa->sin_addr) != 1) {
+			snprintf(err, errlen, "'%s': '%s' is not a numeric IPv4 address", s, host);
+			return -EINVAL;
+		}
+		sa->sin_family = AF_INET;
+		sa->sin_port = htons(p);
+		a->len = sizeof(*sa);
+		a->loopback = (ntohl(sa->sin_addr.s_addr) >> 24) == 127;
+	}
+	return 0;
+}
+
+void httpq_init(struct httpq *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->seconds = HTTPQ_DEFAULT_SECONDS;
+}
+
+/* A decimal number in [lo, hi], nothing else. */
+static int parse_num(const char *v, unsigned long lo, unsigned long hi, unsigned long *ret)
+{
+	unsigned long n;
+	char *end;
+
+	if (!v || !v[0] || v[0] < '0' || v[0] > '9')
+		return -EINVAL;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || *end || n < lo || n > hi)
+		return -EINVAL;
+	*ret = n;
+	return 0;
+}
+
+int httpq_arg(struct httpq *q, const char *key, const char *value, unsigned max_seconds, char *err,
+	      size_t errlen)
+{
+	unsigned long n;
+
+	q->bytes += strlen(key) + (value ? strlen(value) : 0);
+	if (++q->nargs > HTTPQ_MAX_ARGS || q->bytes > HTTPQ_MAX_QUERY) {
+		snprintf(err, errlen, "query too long: at most %d arguments, %d bytes",
+			 HTTPQ_MAX_ARGS, HTTPQ_MAX_QUERY);
+		return -EINVAL;
+	}
+	if (!strcmp(key, "seconds")) {
+		if (parse_num(value, 1, max_seconds, &n) < 0) {
+			snprintf(err, errlen, "seconds must be a whole number in 1-%u",
+				 max_seconds);
+			return -EINVAL;
+		}
+		q->seconds = n;
+		return 0;
+	}
+	if (!strcmp(key, "pid")) {
+		if (parse_num(value, 1, 4194304, &n) < 0) {
+			snprintf(err, errlen, "pid must be a process id (1-4194304)");
+			return -EINVAL;
+		}
+		q->pid = n;
+		return 0;
+	}
+	if (!strcmp(key, "unit")) {
+		size_t len = value ? strlen(value) : 0;
+
+		if (!len || len >= sizeof(q->unit)) {
+			snprintf(err, errlen, "unit must be a watched unit or cgroup (1-%zu bytes)",
+				 sizeof(q->unit) - 1);
+			return -EINVAL;
+		}
+		memcpy(q->unit, value, len + 1);
+		return 0;
+	}
+	if (!strcmp(key, "since") || !strcmp(key, "until")) {
+		snprintf(err, errlen,
+			 "%s= is not supported: kprofd keeps no time windows yet; ask for the next "
+			 "N seconds with seconds=N",
+			 key);
+		return -EOPNOTSUPP;
+	}
+	snprintf(err, errlen, "unknown argument '%.64s' (known: seconds, pid, unit)", key);
+	return -EINVAL;
+}
+
+int httpq_check(const struct httpq *q, char *err, size_t errlen)
+{
+	if (!q->pid == !q->unit[0]) {
+		snprintf(err, errlen,
+			 "exactly one of pid= and unit= is needed (GET /debug/pprof/targets "
+			 "lists them)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+bool httpq_bearer_ok(const char *header, const char *token, size_t token_len)
+{
+	static const char prefix[] = "Bearer ";
+	unsigned char diff = 0;
+	size_t hlen;
+
+	if (!header || strncasecmp(header, prefix, sizeof(prefix) - 1))
+		return false;
+	header += sizeof(prefix) - 1;
+	hlen = strlen(header);
+	/* Compare token_len bytes whatever the header's length; a different length fails. */
+	for (size_t i = 0; i < token_len; i++)
+		diff |= (unsigned char)(i < hlen ? header[i] : 0) ^ (unsigned char)token[i];
+	return !diff && hlen == token_len;
+}
+
+int httpq_token(const char *text, size_t len, char *err, size_t errlen)
+{
+	while (len && (text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == ' ' ||
+		       text[len - 1] == '\t'))
+		len--;
+	if (len < 16 || len > HTTPQ_MAX_TOKEN) {
+		snprintf(err, errlen, "the token must be 16-%d characters, not %zu",
+			 HTTPQ_MAX_TOKEN, len);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] <= ' ' || text[i] > '~') {
+			snprintf(err, errlen,
+				 "the token must be printable ASCII without spaces (byte %zu)", i);
+			return -EINVAL;
+		}
+	}
+	return (int)len;
+}

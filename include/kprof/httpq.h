@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* httpq.h: the pure parts of kprofd's pprof HTTP endpoint (httpq.c): the listen address of
+ * [http] listen, the query of /debug/pprof/profile, the bearer token check. No I/O. */
+#ifndef KPROF_HTTPQ_H
+#define KPROF_HTTPQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#define HTTPQ_DEFAULT_SECONDS 30 /* Go's net/http/pprof default */
+#define HTTPQ_MAX_ARGS 8
+#define HTTPQ_MAX_QUERY 1024 /* bytes of all keys and values together */
+#define HTTPQ_MAX_TOKEN 1024
+
+struct httpq_addr {
+	struct sockaddr_storage ss;
+	socklen_t len;
+	bool ipv6, loopback;
+};
+
+/* "HOST:PORT" or "[V6]:PORT", HOST a numeric address (no name lookups), PORT 1-65535.
+ * 0 or -EINVAL with err saying why. */
+int httpq_listen(const char *s, struct httpq_addr *a, char *err, size_t errlen);
+
+struct httpq {
+	unsigned seconds;
+	pid_t pid;	/* 0: none */
+	char unit[256]; /* "": none */
+	unsigned nargs;
+	size_t bytes;
+};
+
+/* Before the first argument. */
+void httpq_init(struct httpq *q);
+/* One decoded query argument of /debug/pprof/profile (value NULL for "?key"). 0, or -EINVAL
+ * (a bad value, an unknown key, too many or too long arguments) or -EOPNOTSUPP (since=/until=:
+ * no time windows are kept) with err saying why, for a 400. */
+int httpq_arg(struct httpq *q, const char *key, const char *value, unsigned max_seconds, char *err,
+	      size_t errlen);
+/* After the last argument: exactly one of pid= and unit=. 0 or -EINVAL with err. */
+int httpq_check(const struct httpq *q, char *err, size_t errlen);
+
+/* The Authorization header (NULL if none) against the token, "Bearer TOKEN", in time that does
+ * not depend on where they differ. */
+bool httpq_bearer_ok(const char *header, const char *token, size_t token_len);
+
+/* The token file's text: trailing white space cut, then 16 to HTTPQ_MAX_TOKEN printable
+ * characters without spaces. Returns its length, or -EINVAL with err. */
+int httpq_token(const char *text, size_t len, char *err, size_t errlen);
+
+#endif

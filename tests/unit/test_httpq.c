@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* test_httpq.c: the pure parts of the pprof endpoint (daemon/lib/httpq.c): listen addresses,
+ * profile queries (good, bad, hostile), bearer tokens and token files. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kprof/httpq.h"
+
+static void test_listen(void **state)
+{
+	struct httpq_addr a;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(httpq_listen("127.0.0.1:6060", &a, err, sizeof(err)), 0);
+	assert_true(a.loopback);
+	assert_false(a.ipv6);
+	assert_int_equal(httpq_listen("127.1.2.3:1", &a, err, sizeof(err)), 0);
+	assert_true(a.loopback);
+	assert_int_equal(httpq_listen("0.0.0.0:6060", &a, err, sizeof(err)), 0);
+	assert_false(a.loopback);
+	assert_int_equal(httpq_listen("10.1.2.3:65535", &a, err, sizeof(err)), 0);
+	assert_false(a.loopback);
+	assert_int_equal(httpq_listen("[::1]:6060", &a, err, sizeof(err)), 0);
+	assert_true(a.loopback && a.ipv6);
+	assert_int_equal(httpq_listen("[::]:6060", &a, err, sizeof(err)), 0);
+	assert_false(a.loopback);
+	const char *bad[] = {"",
+			     "6060",
+			     "localhost:6060",
+			     "127.0.0.1",
+			     "127.0.0.1:0",
+			     "127.0.0.1:65536",
+			     "127.0.0.1:-1",
+			     "::1:6060",
+			     "[::1]6060",
+			     "[::1]:",
+			     ":6060",
+			     "127.0.0.1:60x",
+			     "[zz]:1",
+			     "1.2.3.4.5:1"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		assert_int_equal(httpq_listen(bad[i], &a, err, sizeof(err)), -EINVAL);
+}
+
+static void test_query(void **state)
+{
+	struct httpq q;
+	char err[256], big[2000];
+
+	(void)state;
+	httpq_init(&q);
+	assert_int_equal(q.seconds, HTTPQ_DEFAULT_SECONDS);
+	assert_int_equal(httpq_check(&q, err, sizeof(err)), -EINVAL);
+	assert_int_equal(httpq_arg(&q, "seconds", "3", 300, err, sizeof(err)), 0);
+	assert_int_equal(httpq_arg(&q, "pid", "4242", 300, err, sizeof(err)), 0);
+	assert_int_equal(httpq_check(&q, err, sizeof(err)), 0);
+	assert_int_equal(q.seconds, 3);
+	assert_int_equal(q.pid, 4242);
+	assert_int_equal(httpq_arg(&q, "unit", "x.service", 300, err, sizeof(err)), 0);
+	assert_int_equal(httpq_check(&q, err, sizeof(err)), -EINVAL); /* both */
+
+	const char *bad_seconds[] = {"0",  "-1", "100000", "301", "",
+				     "3s", " 3", "+3",	   "1e3", "99999999999999999999"};
+	for (size_t i = 0; i < sizeof(bad_seconds) / sizeof(*bad_seconds); i++) {
+		httpq_init(&q);
+		assert_int_equal(httpq_arg(&q, "seconds", bad_seconds[i], 300, err, sizeof(err)),
+				 -EINVAL);
+		assert_non_null(strstr(err, "1-300"));
+	}
+	httpq_init(&q);
+	assert_int_equal(httpq_arg(&q, "seconds", NULL, 300, err, sizeof(err)), -EINVAL);
+	assert_int_equal(httpq_arg(&q, "pid", "0", 300, err, sizeof(err)), -EINVAL);
+	assert_int_equal(httpq_arg(&q, "pid", "abc", 300, err, sizeof(err)), -EINVAL);
+	assert_int_equal(httpq_arg(&q, "unit", "", 300, err, sizeof(err)), -EINVAL);
+	assert_int_equal(httpq_arg(&q, "since", "10m", 300, err, sizeof(err)), -EOPNOTSUPP);
+	assert_non_null(strstr(err, "since="));
+	assert_int_equal(httpq_arg(&q, "until", "0", 300, err, sizeof(err)), -EOPNOTSUPP);
+	assert_int_equal(httpq_arg(&q, "debug", "1", 300, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "unknown argument 'debug'"));
+
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	httpq_init(&q);
+	assert_int_equal(httpq_arg(&q, "unit", big, 300, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "query too long"));
+	httpq_init(&q);
+	for (int i = 0; i < HTTPQ_MAX_ARGS; i++)
+		assert_int_equal(httpq_arg(&q, "seconds", "1", 300, err, sizeof(err)), 0);
+	assert_int_equal(httpq_arg(&q, "seconds", "1", 300, err, sizeof(err)), -EINVAL);
+}
+
+static void test_token(void **state)
+{
+	const char *tok = "0123456789abcdef";
+	char err[256];
+
+	(void)state;
+	assert_true(httpq_bearer_ok("Bearer 0123456789abcdef", tok, 16));
+	assert_true(httpq_bearer_ok("bearer 0123456789abcdef", tok, 16));
+	assert_false(httpq_bearer_ok(NULL, tok, 16));
+	assert_false(httpq_bearer_ok("", tok, 16));
+	assert_false(httpq_bearer_ok("Basic 0123456789abcdef", tok, 16));
+	assert_false(httpq_bearer_ok("Bearer 0123456789abcdeX", tok, 16));
+	assert_false(httpq_bearer_ok("Bearer 0123456789abcde", tok, 16));
+	assert_false(httpq_bearer_ok("Bearer 0123456789abcdef0", tok, 16));
+	assert_int_equal(httpq_token("0123456789abcdef\n", 17, err, sizeof(err)), 16);
+	assert_int_equal(httpq_token("short\n", 6, err, sizeof(err)), -EINVAL);
+	assert_int_equal(httpq_token("0123456789 abcdef", 17, err, sizeof(err)), -EINVAL);
+	assert_int_equal(httpq_token("", 0, err, sizeof(err)), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_listen),
+	    cmocka_unit_test(test_query),
+	    cmocka_unit_test(test_token),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
