@@ -32,6 +32,7 @@
 #include <time.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/pprof.h"
 #include "kprof/cxxname.h"
 
 /* The length of the valid UTF-8 sequence at s (n bytes left), its code point in *cp; 0 if s
@@ -202,16 +203,7 @@ const char *render_state(Kprof__TargetState s)
 
 const char *render_kind(Kprof__FrameKind k)
 {
-	switch (k) {
-	case KPROF__FRAME_KIND__FRAME_KIND_NATIVE:
-		return "native";
-	case KPROF__FRAME_KIND__FRAME_KIND_JIT:
-		return "jit";
-	case KPROF__FRAME_KIND__FRAME_KIND_KERNEL:
-		return "kernel";
-	default:
-		return "unknown";
-	}
+	return pprof_kind_name(k);
 }
 
 struct names_sort {

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/rule.h"
 #include "cgroups.h"
 
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -115,18 +116,7 @@ int cgroup_resolve(const char *path, struct cgroup_ref *ref)
 
 static bool unit_name_ok(const char *u)
 {
-	static const char *const kinds[] = {".service", ".scope", ".slice"};
-	size_t n = strlen(u);
-
-	if (!n || n > 255 || strchr(u, '/') || u[0] == '.')
-		return false;
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		size_t k = strlen(kinds[i]);
-
-		if (n > k && !strcmp(u + n - k, kinds[i]))
-			return true;
-	}
-	return false;
+	return strlen(u) <= 255 && rule_unit_ok(u);
 }
 
 int cgroup_of_unit(const char *unit, struct cgroup_ref *ref)

@@ -30,7 +30,7 @@
 #include "proto/profile.pb-c.h"
 
 /* The leaf's kind as a label (as kprofctl's text output names it). */
-static const char *kind_name(Kprof__FrameKind k)
+const char *pprof_kind_name(Kprof__FrameKind k)
 {
 	switch (k) {
 	case KPROF__FRAME_KIND__FRAME_KIND_NATIVE:
@@ -486,9 +486,9 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 		smp->n_value = 2;
 		smp->value[0] = s->count;
 		smp->value[1] = s->count * period;
-		kind = strtab_id(&pp->st, s->n_ids
-					      ? kind_name(sp->functions[s->ids[s->n_ids - 1]]->kind)
-					      : "unknown");
+		kind = strtab_id(
+		    &pp->st, s->n_ids ? pprof_kind_name(sp->functions[s->ids[s->n_ids - 1]]->kind)
+				      : "unknown");
 		if (kind < 0 || (tname && (tn = strtab_id(&pp->st, tname)) < 0))
 			return -ENOMEM;
 		perftools__profiles__label__init(&lab[nl]);

@@ -47,7 +47,7 @@ static bool no_dotdot(const char *p)
 	return true;
 }
 
-static bool unit_ok(const char *u)
+bool rule_unit_ok(const char *u)
 {
 	static const char *const kinds[] = {".service", ".scope", ".slice"};
 	size_t n = strlen(u);
@@ -175,7 +175,7 @@ static int parse_match(const char *tok, struct rule *r, char *err, size_t errlen
 		}
 		return 0;
 	case RULE_UNIT:
-		if (!unit_ok(v)) {
+		if (!rule_unit_ok(v)) {
 			snprintf(
 			    err, errlen,
 			    "unit: '%.60s' is not a unit name (NAME.service, .scope or .slice; "

@@ -24,4 +24,7 @@ const char *pprof_display_name(const Kprof__SavedFunction *f, char buf[256]);
  * *file_off + *file_len) and the line (> 0), else false. */
 bool pprof_js_source(const char *name, size_t *file_off, size_t *file_len, uint32_t *line);
 
+/* A frame kind's name: native, jit, kernel or unknown (pprof's kind label, kprofctl's text). */
+const char *pprof_kind_name(Kprof__FrameKind k);
+
 #endif

@@ -71,4 +71,8 @@ int rule_file_format(const struct rule_entry *e, size_t n, char *buf, size_t len
 int rule_file_parse(const char *buf, size_t len, struct rule_entry *e, size_t max, char *err,
 		    size_t errlen);
 
+/* Whether u is a systemd unit name kprof accepts: NAME.service, .scope or .slice, of letters,
+ * digits and ":_.@-", not starting with a dot. */
+bool rule_unit_ok(const char *u);
+
 #endif
