@@ -27,23 +27,26 @@
 #    the ratio over the run alone of the same set; TG_TRIPLES sets per cell, the cells taking
 #    turns and the order inside a set turned each time. Every command runs under `sh -c 'echo $$
 #    >F; exec CMD'` in all modes (the same few ms each), so that what the target leaves in /tmp
-#    (perf map, JVM attach socket) is removed by its pid. kprofd's CPU per sample of a kprof run: the cpu_ns and
-#    samples deltas of `kprofctl status --json` around it (the second read once the record is
-#    over: record waits for kprofd to end the target); the same delta around the run alone is
-#    kprofd's idle cost over that time.
+#    (perf map, JVM attach socket) is removed by its pid. kprofd's CPU per sample of a kprof
+#    run: the cpu_ns and samples deltas of `kprofctl status --json` around it (the second read
+#    once the record is over: record waits for kprofd to end the target); the same delta around
+#    the run alone is kprofd's idle cost over that time. The CPU time of what was spawned
+#    (wait4: the command, and kprofctl or perf) over the command alone's is given too: it
+#    depends less than wall time on what else wants the CPUs.
 #
 # One kprofd of BUILD runs on a private socket, with a private state directory, for the whole
 # benchmark; before it is measured it profiles dd for a moment (it loads the kernel's symbols
 # once, 50-100 ms of CPU) and records each command once (not counted). Before every window (a
-# round of part 1, a JVM of part 2, a triple of part 3) the script waits, at most QUIET_WAIT s
+# round of part 1, a JVM of part 2, a set of part 3) the script waits, at most QUIET_WAIT s
 # (and QUIET_TOTAL s over the whole run), until no test suite, fuzzer, benchmark, perf,
 # bpftrace, minijit or foreign kprofd's integration test runs, and notes per window which other
 # kprofd, minijit, node, java and perf processes there were, at its start and at its end.
 #
 # Environment: BUILD (build), TG_PARTS ("start attach slowdown"), TG_START_RUNS (20),
-# TG_ATTACH_ROUNDS (5), TG_JVM_THREADS (200), TG_JVM_SPIN (2), TG_TRIPLES (7), TG_FREQS ("99
-# 999"), TG_NODE_ITERS (1500), TG_JVM_ROUNDS (12000), QUIET_WAIT (120), QUIET_TOTAL (600), PERF
-# (perf), NODE (node), JAVA (java), JAVAC (javac). As root. Output: the tables on stdout and in
+# TG_ATTACH_ROUNDS (5), TG_JVM_THREADS (200), TG_JVM_SPIN (2), TG_TRIPLES (7: sets of runs per
+# cell of part 3), TG_WORKLOADS ("node jvm": the workloads of part 3), TG_FREQS ("99 999"),
+# TG_NODE_ITERS (1500), TG_JVM_ROUNDS (12000), QUIET_WAIT (120), QUIET_TOTAL (600), PERF (perf),
+# NODE (node), JAVA (java), JAVAC (javac). As root. Output: the tables on stdout and in
 # $BUILD/bench/targets.md, the runs one by one in $BUILD/bench/targets.csv, kprofd's log in
 # $BUILD/bench/targets-kprofd.log; progress on stderr.
 set -euo pipefail
@@ -57,6 +60,7 @@ TG_ATTACH_ROUNDS=${TG_ATTACH_ROUNDS:-5}
 TG_JVM_THREADS=${TG_JVM_THREADS:-200}
 TG_JVM_SPIN=${TG_JVM_SPIN:-2}
 TG_TRIPLES=${TG_TRIPLES:-7}
+TG_WORKLOADS=${TG_WORKLOADS:-node jvm}
 TG_FREQS=${TG_FREQS:-99 999}
 TG_NODE_ITERS=${TG_NODE_ITERS:-1500}
 TG_JVM_ROUNDS=${TG_JVM_ROUNDS:-12000}
@@ -131,14 +135,14 @@ commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [ "$commit" != unknown ] && ! git -C "$ROOT" diff --quiet HEAD -- 2>/dev/null; then
 	commit="$commit (with uncommitted changes)"
 fi
-export TG_PARTS TG_START_RUNS TG_ATTACH_ROUNDS TG_JVM_THREADS TG_JVM_SPIN TG_TRIPLES TG_FREQS \
+export TG_WORKLOADS TG_PARTS TG_START_RUNS TG_ATTACH_ROUNDS TG_JVM_THREADS TG_JVM_SPIN TG_TRIPLES TG_FREQS \
 	TG_NODE_ITERS TG_JVM_ROUNDS QUIET_WAIT QUIET_TOTAL PERF NODE JAVA KPROFCTL SOCK OUT_DIR JCLS
 export KPROFD_PID=$DAEMON_PID KPROFD_LOG=$TDIR/kprofd.log TDIR
 export HOT_FIXED=$ROOT/tests/fixtures/hot_fixed.js
 export BENCH_COMMIT=$commit
 BENCH_MACHINE="Linux $(uname -r), $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -n 1)), perf $("$PERF" --version | awk '{ print $3 }'), node $("$NODE" --version), $("$JAVA" -version 2>&1 | head -n 1)"
 export BENCH_MACHINE
-BENCH_CMD="BUILD=$BUILD TG_PARTS='$TG_PARTS' TG_START_RUNS=$TG_START_RUNS TG_ATTACH_ROUNDS=$TG_ATTACH_ROUNDS TG_TRIPLES=$TG_TRIPLES TG_FREQS='$TG_FREQS' TG_NODE_ITERS=$TG_NODE_ITERS TG_JVM_ROUNDS=$TG_JVM_ROUNDS QUIET_WAIT=$QUIET_WAIT QUIET_TOTAL=$QUIET_TOTAL bash bench/targets.sh"
+BENCH_CMD="BUILD=$BUILD TG_PARTS='$TG_PARTS' TG_START_RUNS=$TG_START_RUNS TG_ATTACH_ROUNDS=$TG_ATTACH_ROUNDS TG_TRIPLES=$TG_TRIPLES TG_WORKLOADS='$TG_WORKLOADS' TG_FREQS='$TG_FREQS' TG_NODE_ITERS=$TG_NODE_ITERS TG_JVM_ROUNDS=$TG_JVM_ROUNDS QUIET_WAIT=$QUIET_WAIT QUIET_TOTAL=$QUIET_TOTAL bash bench/targets.sh"
 export BENCH_CMD
 
 python3 "$ROOT/bench/targets.py"
