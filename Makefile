@@ -243,7 +243,7 @@ check:
 	@st=0; \
 	$(MAKE) test RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
 	$(MAKE) test-asan RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
-	$(MAKE) fuzz FUZZ_SECONDS=20 FUZZ_JOBS=2 RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
+	$(MAKE) fuzz FUZZ_SECONDS=10 FUZZ_JOBS=2 RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
 	awk '{ p += $$1; f += $$2; s += $$3 } END { printf "total: %d passed, %d failed, %d skipped\n", p, f, s }' \
 		$(BUILD)/check-results; \
 	exit $$st

@@ -10,6 +10,7 @@
 #      one growing without end past perfmap_max_mb: refused or counted, named in the log and in
 #      jitdump_problem, never followed; kprofd answers throughout.
 # Needs root; node and perf for part 2 (skipped without them).
+# Not sanitized: V8's jitdump takes half a minute to fill; the parser is fuzzed (fuzz_jitdump).
 . "$(dirname "$0")/lib.sh"
 HFIX=$(cd "$(dirname "$0")/../fixtures/hostile" && pwd)
 MINIJIT=$(realpath "$MINIJIT")
