@@ -230,22 +230,25 @@ bool pprof_js_source(const char *name, size_t *file_off, size_t *file_len, uint3
 	return true;
 }
 
-/* Where function f's source is: the daemon's (a jitdump's debug info), else its V8 name's. The
- * file is copied into buf (cut at its size). */
+/* Where function f's source is: what its V8 name says ("JS:*f /path/app.js:11:21"), else the
+ * daemon's (a jitdump's debug info). The name first: node 20's jitdump debug entries carry junk
+ * bytes for the file of user scripts, valid UTF-8 at times ("LLI5"), where its names are right.
+ * The file is copied into buf (cut at its size). */
 static bool function_source(const Kprof__SavedFunction *f, char *buf, size_t size, uint32_t *line)
 {
 	size_t off, len;
 
+	if (f->kind == KPROF__FRAME_KIND__FRAME_KIND_JIT &&
+	    pprof_js_source(f->name, &off, &len, line)) {
+		snprintf(buf, size, "%.*s", (int)len, f->name + off);
+		return true;
+	}
 	if (f->file && f->file[0]) {
 		snprintf(buf, size, "%s", f->file);
 		*line = f->line;
 		return true;
 	}
-	if (f->kind != KPROF__FRAME_KIND__FRAME_KIND_JIT ||
-	    !pprof_js_source(f->name, &off, &len, line))
-		return false;
-	snprintf(buf, size, "%.*s", (int)len, f->name + off);
-	return true;
+	return false;
 }
 
 /* The saved mapping table as the first pprof mappings, the executable's text first (pprof names
