@@ -154,6 +154,14 @@ wait_for 5 grep -q "^35 " "/proc/$S/syscall"
 # bound_target SOURCE ERRFILE: nobody's busy loop with SOURCE bound over its perf map; its pid
 # in BT ("" if it did not start).
 bound_target() {
+	# A perf map left in /tmp by a process that is gone (root's, from another test) would stop
+	# nobody from creating its own if its pid comes round again.
+	local f
+	for f in /tmp/perf-*.map; do
+		[ -e "$f" ] || continue
+		f=${f#/tmp/perf-}
+		[ -d "/proc/${f%.map}" ] || rm -f "/tmp/perf-$f"
+	done
 	"${AS_NOBODY[@]}" unshare -Urm sh -c \
 		"m=/tmp/perf-\$\$.map; : >\$m && mount --bind '$1' \$m && exec '$BIN/busy'" >/dev/null 2>"$2" &
 	PIDS+=("$!")
