@@ -540,6 +540,10 @@ static int maps_load(struct tsym *ts)
 	n = procfs_read(ts->pid, "maps", &buf, MAPS_MAX_BYTES);
 	if (n < 0)
 		return n;
+	/* Empty maps: the process has exited (a zombie has no memory left). What it mapped while
+	 * it ran still names the samples read after its exit. */
+	if (n == 0)
+		return -ESRCH;
 	err = procmaps_parse(buf, n, MAPS_MAX_ENTRIES, &pm);
 	if (err < 0)
 		return err;

@@ -5,7 +5,12 @@
 # root), so these samples are named from what was read while the process ran:
 #   1. the native fixture for 300 ms (attached first, then started by SIGUSR1);
 #   2. Node for 400 ms (tests/fixtures/clock.js, started by SIGUSR2), JIT frames from its perf
-#      map read after the exit.
+#      map read after the exit;
+#   3. the native fixture again, every sample read from a zombie: kprofd is stopped (SIGSTOP)
+#      from the start until the process has exited, and its parent reaps it only 2 s later. A
+#      zombie's /proc/PID/maps is empty; the fixture's --late-code page, mapped after the attach,
+#      makes kprofd read the maps again then, and what it read while the process ran must still
+#      name everything else.
 # Each is compared with `perf record -g` of a run of the same length: no frame unnamed in kprof
 # (an "[unknown]" or a name made up from its mapping, "[libc.so.6]") where perf has its name,
 # and the hot functions perf names named by kprof too. A fresh kprofd for each, so that no symbol
@@ -88,7 +93,56 @@ sys.exit(not any(e['kind'] == 'jit' and 'mixLoop' in e['function'] for e in json
 			pass "node: JS functions named from the perf map read after the exit (mixLoop)"
 		else fail "node: JIT names" "no mixLoop JIT frame: $(grep -o 'perf-[0-9]*.map' "$TDIR/kprofd.log" | head -1)"; fi
 	fi
+	stop_daemon
 else
 	skip "node" "node is not installed"
 fi
+
+# --- 3. Every sample read from a zombie.
+echo "-- 3. a 300 ms native program read only after its exit, before it is reaped"
+# HOLD CMD...: runs CMD, prints "zombie" once CMD has exited, reaps it 2 s later.
+HOLD='import subprocess, sys, time
+p = subprocess.Popen(sys.argv[1:])
+while True:
+    try:
+        state = open("/proc/%d/stat" % p.pid).read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        break
+    if state == "Z":
+        break
+    time.sleep(0.02)
+print("zombie", flush=True)
+time.sleep(2)
+sys.exit(p.wait())'
+start_daemon || { fail "daemon starts" "see log"; exit 1; }
+python3 -c "$HOLD" "$NATIVE" --ms 300 --wait-usr1 --late-code >"$TDIR/zombie.out" 2>"$TDIR/zombie.err" &
+hold=$!
+PIDS+=("$hold")
+if wait_for 15 grep -q ready "$TDIR/zombie.err" &&
+	pid=$(awk '/ ready$/ { print $3; exit }' "$TDIR/zombie.err") &&
+	ctl attach "$pid" --freq 999 >/dev/null; then
+	kill -STOP "$DAEMON_PID"
+	kill -USR1 "$pid"
+	wait_for 10 grep -q zombie "$TDIR/zombie.out"
+	zombie=$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null)
+	kill -CONT "$DAEMON_PID"
+	wait "$hold"
+	check "the target was a zombie when kprofd went on (state ${zombie:-gone})" [ "$zombie" = Z ]
+	if wait_for 20 state_is "$pid" exited; then
+		ctl report "$pid" --top 0 --json >"$TDIR/zombie.json"
+		ctl folded "$pid" >"$TDIR/zombie.folded"
+		ctl report "$pid" --top 8
+		perf_run zombie "$NATIVE" --ms 300 --late-code
+		checks=(unnamed leaf:__vdso_clock_gettime@[vdso] leaf:clock_loop@native)
+		[ -n "$HAVE_DBG" ] && checks+=(leaf:__sin_fma@libm.so.6 root:__libc_start_call_main)
+		"${CMP[@]}" "$TDIR/zombie.json" "$TDIR/zombie.folded" "$(cat "$TDIR/zombie.perfpath")" \
+			"${checks[@]}" || FAILS=$((FAILS + 1))
+	else
+		fail "zombie: exit noticed" "$(ctl list --all)"
+	fi
+else
+	fail "zombie: starts and is attached" "$(cat "$TDIR/zombie.err")"
+	kill "$hold" 2>/dev/null
+fi
+stop_daemon
 finish
