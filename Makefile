@@ -215,7 +215,7 @@ $(BUILD)/threadmill: tests/fixtures/threadmill.c | $(BUILD)
 # Unit tests: one program per pure module under ASan/UBSan, linked with sanitized builds of the
 # libraries (from which the linker takes the module under test and what it calls, nothing else)
 # and, for kprofctl's output, the CLI objects they test.
-$(BUILD)/tests/test_render: $(SAN_OBJ)/cli/render.o
+$(BUILD)/tests/test_render: $(SAN_OBJ)/cli/render.o $(SAN_OBJ)/cli/render_spp.o
 $(BUILD)/tests/test_%: $(SAN_OBJ)/tests/unit/test_%.o $(SAN_LIBS) | $(BUILD)/tests
 	$(CC) $(LINK_FLAGS) $(SAN) -o $@ $(filter %.o,$^) $(filter %.a,$^) $(UNIT_LIBS)
 

@@ -931,7 +931,9 @@ static void paths_json(FILE *f, const Kprof__PathsReply *r)
 			fprintf(f, "%s%" PRIu64, j ? "," : "", q->ids[j]);
 		fputs("]}", f);
 	}
-	fputs("]}\n", f);
+	fputc(']', f);
+	render_paths_extra_json(f, r);
+	fputs("}\n", f);
 }
 
 static void put_path(FILE *f, const Kprof__PathInfo *p)
@@ -947,10 +949,25 @@ static void put_path(FILE *f, const Kprof__PathInfo *p)
 
 void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 {
+	render_paths_ex(f, r, json, false);
+}
+
+static void render_paths_text(FILE *f, const Kprof__PathsReply *r);
+
+void render_paths_ex(FILE *f, const Kprof__PathsReply *r, bool json, bool events)
+{
 	if (json) {
 		paths_json(f, r);
 		return;
 	}
+	render_paths_text(f, r);
+	if (events)
+		render_paths_events(f, r);
+	render_paths_spp(f, r);
+}
+
+static void render_paths_text(FILE *f, const Kprof__PathsReply *r)
+{
 	if (r->target)
 		render_target_line(f, r->target);
 	fputs("Paths of ", f);

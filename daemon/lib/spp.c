@@ -635,3 +635,115 @@ double spp_overlap_vec(const double *a, const double *b, size_t n)
 	}
 	return 100.0 * sum;
 }
+
+/* ---- flat Ball-Larus profiles ---- */
+
+struct spp_flat {
+	uint64_t budget, counted;
+	size_t max_ids, n, cap; /* cap: a power of two, at least 2n */
+	uint64_t *id, *count;	/* count 0: empty slot */
+};
+
+int spp_flat_new(uint64_t budget, size_t max_ids, struct spp_flat **ret)
+{
+	struct spp_flat *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -ENOMEM;
+	f->budget = budget;
+	f->max_ids = max_ids ? max_ids : SPP_MAX_PATHS_DEFAULT;
+	*ret = f;
+	return 0;
+}
+
+void spp_flat_free(struct spp_flat *f)
+{
+	if (!f)
+		return;
+	free(f->id);
+	free(f->count);
+	free(f);
+}
+
+static size_t flat_slot(const uint64_t *ids, const uint64_t *counts, size_t cap, uint64_t id)
+{
+	size_t i = (size_t)((id * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
+
+	while (counts[i] && ids[i] != id)
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+static int flat_grow(struct spp_flat *f)
+{
+	size_t cap = f->cap ? 2 * f->cap : 64;
+	uint64_t *id = calloc(cap, sizeof(*id)), *count = calloc(cap, sizeof(*count));
+
+	if (!id || !count) {
+		free(id);
+		free(count);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < f->cap; i++) {
+		size_t j;
+
+		if (!f->count[i])
+			continue;
+		j = flat_slot(id, count, cap, f->id[i]);
+		id[j] = f->id[i];
+		count[j] = f->count[i];
+	}
+	free(f->id);
+	free(f->count);
+	f->id = id;
+	f->count = count;
+	f->cap = cap;
+	return 0;
+}
+
+int spp_flat_add(struct spp_flat *f, uint64_t id)
+{
+	size_t i;
+
+	if (f->budget && f->counted >= f->budget)
+		return 0;
+	if ((f->n + 1) * 2 > f->cap && flat_grow(f) < 0)
+		return -ENOMEM;
+	i = flat_slot(f->id, f->count, f->cap, id);
+	if (!f->count[i]) {
+		if (f->n >= f->max_ids)
+			return -ENOSPC;
+		f->n++;
+		f->id[i] = id;
+	}
+	f->count[i]++;
+	f->counted++;
+	return 0;
+}
+
+uint64_t spp_flat_counted(const struct spp_flat *f)
+{
+	return f->counted;
+}
+
+double spp_flat_overlap(const struct spp_flat *a, const struct spp_flat *b)
+{
+	double sum = 0;
+
+	if (!a->counted || !b->counted || !b->cap)
+		return 0;
+	for (size_t i = 0; i < a->cap; i++) {
+		size_t j;
+		double x, y;
+
+		if (!a->count[i])
+			continue;
+		j = flat_slot(b->id, b->count, b->cap, a->id[i]);
+		if (!b->count[j])
+			continue;
+		x = (double)a->count[i] / (double)a->counted;
+		y = (double)b->count[j] / (double)b->counted;
+		sum += x < y ? x : y;
+	}
+	return 100.0 * sum;
+}

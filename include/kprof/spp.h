@@ -131,4 +131,16 @@ double spp_overlap(const struct spp *a, const struct spp *b);
 /* Overlap percentage of two weight vectors over the same n keys. */
 double spp_overlap_vec(const double *a, const double *b, size_t n);
 
+/* Flat Ball-Larus profiling with the same budget, for comparison: the first `budget` path ids
+ * (0: all of them) counted by id. */
+struct spp_flat;
+
+int spp_flat_new(uint64_t budget, size_t max_ids, struct spp_flat **ret);
+void spp_flat_free(struct spp_flat *f);
+/* 0 (counted or past the budget), -ENOSPC (max_ids distinct ids), -ENOMEM. */
+int spp_flat_add(struct spp_flat *f, uint64_t id);
+uint64_t spp_flat_counted(const struct spp_flat *f);
+/* Overlap percentage of two flat profiles. */
+double spp_flat_overlap(const struct spp_flat *a, const struct spp_flat *b);
+
 #endif

@@ -253,12 +253,50 @@ static void test_paper_tables(void **state)
 	cfg_free(g);
 }
 
+static void test_flat(void **state)
+{
+	struct spp_flat *on, *off;
+
+	(void)state;
+	/* Table 1 of the paper: the first 300 of the run's path ids against all of them. */
+	assert_int_equal(spp_flat_new(300, 0, &on), 0);
+	assert_int_equal(spp_flat_new(0, 0, &off), 0);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(spp_flat_add(on, 2), 0);
+	for (int i = 0; i < 124; i++)
+		spp_flat_add(on, 3);
+	for (int i = 0; i < 167; i++)
+		spp_flat_add(on, 6);
+	for (int i = 0; i < 4; i++)
+		spp_flat_add(on, 7);
+	assert_int_equal(spp_flat_add(on, 12), 0); /* past the budget: not counted */
+	assert_int_equal(spp_flat_counted(on), 300);
+	static const unsigned offline[] = {0,	345, 9462, 193, 0,   13660,
+					   345, 338, 0,	   338, 193, 9269};
+	for (unsigned p = 0; p < 12; p++)
+		for (unsigned i = 0; i < offline[p]; i++)
+			spp_flat_add(off, p + 1);
+	double ov = spp_flat_overlap(on, off);
+	assert_true(ov > 69.65 && ov < 69.75);
+	assert_true(spp_flat_overlap(off, off) > 99.999);
+	spp_flat_free(on);
+	spp_flat_free(off);
+	/* max_ids: a new id beyond it is refused. */
+	assert_int_equal(spp_flat_new(0, 2, &on), 0);
+	assert_int_equal(spp_flat_add(on, 1), 0);
+	assert_int_equal(spp_flat_add(on, 2), 0);
+	assert_int_equal(spp_flat_add(on, 3), -ENOSPC);
+	assert_int_equal(spp_flat_add(on, 1), 0);
+	spp_flat_free(on);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_graphs_and_paths),
 	    cmocka_unit_test(test_controller),
 	    cmocka_unit_test(test_paper_tables),
+	    cmocka_unit_test(test_flat),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
