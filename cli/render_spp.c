@@ -79,7 +79,12 @@ static void spp_json(FILE *f, const Kprof__SppReply *s)
 
 void render_paths_extra_json(FILE *f, const Kprof__PathsReply *r)
 {
-	fputs(",\"events\":", f);
+	fputs(",\"event_names\":[", f);
+	for (size_t i = 0; i < r->n_event_names; i++) {
+		fputs(i ? "," : "", f);
+		render_json_string(f, r->event_names[i]);
+	}
+	fputs("],\"events\":", f);
 	json_events(f, r, r->events, r->n_events);
 	fputs(",\"loop_events\":[", f);
 	for (size_t i = 0; i < r->n_loop_events; i++) {
