@@ -9,9 +9,44 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "render.h"
+
+/* render.c calls into this file, so nothing here calls back into render.c: strings from the
+ * reply (event class and state names) are written by these two. */
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+/* A name as plain text: anything but [A-Za-z0-9_-] becomes '?'. */
+static void put_name(FILE *f, const char *s, int width)
+{
+	int n = 0;
+
+	for (; s && *s; s++, n++) {
+		char c = *s;
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			  (c >= '0' && c <= '9') || c == '_' || c == '-';
+
+		fputc(ok ? c : '?', f);
+	}
+	for (; n < width; n++)
+		fputc(' ', f);
+}
 
 static void json_u64s(FILE *f, const uint64_t *v, size_t n)
 {
@@ -35,7 +70,7 @@ static void json_events(FILE *f, const Kprof__PathsReply *r, const uint64_t *v, 
 	fputc('{', f);
 	for (size_t i = 0; i < n && i < r->n_event_names; i++) {
 		fputs(i ? "," : "", f);
-		render_json_string(f, r->event_names[i]);
+		json_str(f, r->event_names[i]);
 		fprintf(f, ":%" PRIu64, v[i]);
 	}
 	fputc('}', f);
@@ -54,7 +89,7 @@ static void spp_json(FILE *f, const Kprof__SppReply *s)
 
 		fprintf(f, "%s{\"index\":%zu,\"header\":%d,\"parent\":%d,\"level\":%u,\"state\":",
 			i ? "," : "", i, g->header, g->parent, g->level);
-		render_json_string(f, g->state);
+		json_str(f, g->state);
 		fprintf(f,
 			",\"share\":%" PRIu64 ",\"counted\":%" PRIu64 ",\"entries\":%" PRIu64
 			",\"loop_count\":%" PRIu64 ",\"coefficient\":%.6f,\"paths\":%u}",
@@ -82,7 +117,7 @@ void render_paths_extra_json(FILE *f, const Kprof__PathsReply *r)
 	fputs(",\"event_names\":[", f);
 	for (size_t i = 0; i < r->n_event_names; i++) {
 		fputs(i ? "," : "", f);
-		render_json_string(f, r->event_names[i]);
+		json_str(f, r->event_names[i]);
 	}
 	fputs("],\"events\":", f);
 	json_events(f, r, r->events, r->n_events);
@@ -129,12 +164,8 @@ void render_paths_events(FILE *f, const Kprof__PathsReply *r)
 		if (!r->events[i])
 			continue;
 		fputs("  ", f);
-		render_text(f, r->event_names[i]);
-		fprintf(f, "%*s%12" PRIu64,
-			(int)(14 - strlen(r->event_names[i])) > 0
-			    ? (int)(14 - strlen(r->event_names[i]))
-			    : 1,
-			"", r->events[i]);
+		put_name(f, r->event_names[i], 14);
+		fprintf(f, "%12" PRIu64, r->events[i]);
 		for (size_t l = 0; l < nl; l++)
 			fprintf(f, " %13" PRIu64,
 				i < r->loop_events[l]->n_counts ? r->loop_events[l]->counts[i] : 0);
@@ -178,8 +209,10 @@ void render_paths_spp(FILE *f, const Kprof__PathsReply *r)
 		else
 			snprintf(name, sizeof(name), "%*sloop@B%d", (int)g->level * 2 - 2, "",
 				 g->header);
-		fprintf(f, "  %-14s %-8s %6" PRIu64 " %8" PRIu64 "  %11.3f\n", name,
-			g->state ? g->state : "?", g->share, g->counted, g->coefficient);
+		fprintf(f, "  %-14s ", name);
+		put_name(f, g->state ? g->state : "?", 8);
+		fprintf(f, " %6" PRIu64 " %8" PRIu64 "  %11.3f\n", g->share, g->counted,
+			g->coefficient);
 	}
 	fprintf(f,
 		"Hottest local paths (global = local x coefficient): %zu of %u shown\n"
