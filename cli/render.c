@@ -838,7 +838,8 @@ static uint64_t level_sum(const Kprof__PathsReply *r, size_t len)
 	return len >= 1 && len <= r->n_level_sums ? r->level_sums[len - 1] : 0;
 }
 
-static void paths_json(FILE *f, const Kprof__PathsReply *r)
+/* The paths object; without its closing brace when !close (render_spp.c appends fields). */
+static void paths_json(FILE *f, const Kprof__PathsReply *r, bool close)
 {
 	bool first = true;
 
@@ -932,8 +933,13 @@ static void paths_json(FILE *f, const Kprof__PathsReply *r)
 		fputs("]}", f);
 	}
 	fputc(']', f);
-	render_paths_extra_json(f, r);
-	fputs("}\n", f);
+	if (close)
+		fputs("}\n", f);
+}
+
+void render_paths_json_open(FILE *f, const Kprof__PathsReply *r)
+{
+	paths_json(f, r, false);
 }
 
 static void put_path(FILE *f, const Kprof__PathInfo *p)
@@ -949,25 +955,10 @@ static void put_path(FILE *f, const Kprof__PathInfo *p)
 
 void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 {
-	render_paths_ex(f, r, json, false);
-}
-
-static void render_paths_text(FILE *f, const Kprof__PathsReply *r);
-
-void render_paths_ex(FILE *f, const Kprof__PathsReply *r, bool json, bool events)
-{
 	if (json) {
-		paths_json(f, r);
+		paths_json(f, r, true);
 		return;
 	}
-	render_paths_text(f, r);
-	if (events)
-		render_paths_events(f, r);
-	render_paths_spp(f, r);
-}
-
-static void render_paths_text(FILE *f, const Kprof__PathsReply *r)
-{
 	if (r->target)
 		render_target_line(f, r->target);
 	fputs("Paths of ", f);

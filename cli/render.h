@@ -45,12 +45,10 @@ void render_report(FILE *f, const Kprof__ReportReply *r, bool json, bool full_na
 void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json, bool full_names);
 void render_target_json(FILE *f, const Kprof__Target *t);
 void render_paths(FILE *f, const Kprof__PathsReply *r, bool json);
-/* render_paths with the event table (`paths --events`) in the text output. */
+/* The paths JSON object of render_paths without its closing brace (for render_spp.c). */
+void render_paths_json_open(FILE *f, const Kprof__PathsReply *r);
+/* render_spp.c: render_paths, then the event counts (text: with events, `paths --events`;
+ * JSON: always) and the structural profile when the reply has one. */
 void render_paths_ex(FILE *f, const Kprof__PathsReply *r, bool json, bool events);
-/* render_spp.c: the events, loop_events, block_events and spp fields of the paths JSON
- * object (each starting with a comma), and the text sections. */
-void render_paths_extra_json(FILE *f, const Kprof__PathsReply *r);
-void render_paths_events(FILE *f, const Kprof__PathsReply *r);
-void render_paths_spp(FILE *f, const Kprof__PathsReply *r);
 
 #endif

@@ -14,40 +14,6 @@
 
 #include "render.h"
 
-/* render.c calls into this file, so nothing here calls back into render.c: strings from the
- * reply (event class and state names) are written by these two. */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
-/* A name as plain text: anything but [A-Za-z0-9_-] becomes '?'. */
-static void put_name(FILE *f, const char *s, int width)
-{
-	int n = 0;
-
-	for (; s && *s; s++, n++) {
-		char c = *s;
-		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			  (c >= '0' && c <= '9') || c == '_' || c == '-';
-
-		fputc(ok ? c : '?', f);
-	}
-	for (; n < width; n++)
-		fputc(' ', f);
-}
-
 static void json_u64s(FILE *f, const uint64_t *v, size_t n)
 {
 	fputc('[', f);
@@ -70,7 +36,7 @@ static void json_events(FILE *f, const Kprof__PathsReply *r, const uint64_t *v, 
 	fputc('{', f);
 	for (size_t i = 0; i < n && i < r->n_event_names; i++) {
 		fputs(i ? "," : "", f);
-		json_str(f, r->event_names[i]);
+		render_json_string(f, r->event_names[i]);
 		fprintf(f, ":%" PRIu64, v[i]);
 	}
 	fputc('}', f);
@@ -89,7 +55,7 @@ static void spp_json(FILE *f, const Kprof__SppReply *s)
 
 		fprintf(f, "%s{\"index\":%zu,\"header\":%d,\"parent\":%d,\"level\":%u,\"state\":",
 			i ? "," : "", i, g->header, g->parent, g->level);
-		json_str(f, g->state);
+		render_json_string(f, g->state);
 		fprintf(f,
 			",\"share\":%" PRIu64 ",\"counted\":%" PRIu64 ",\"entries\":%" PRIu64
 			",\"loop_count\":%" PRIu64 ",\"coefficient\":%.6f,\"paths\":%u}",
@@ -112,12 +78,12 @@ static void spp_json(FILE *f, const Kprof__SppReply *s)
 	fputs("]}", f);
 }
 
-void render_paths_extra_json(FILE *f, const Kprof__PathsReply *r)
+static void extra_json(FILE *f, const Kprof__PathsReply *r)
 {
 	fputs(",\"event_names\":[", f);
 	for (size_t i = 0; i < r->n_event_names; i++) {
 		fputs(i ? "," : "", f);
-		json_str(f, r->event_names[i]);
+		render_json_string(f, r->event_names[i]);
 	}
 	fputs("],\"events\":", f);
 	json_events(f, r, r->events, r->n_events);
@@ -145,7 +111,7 @@ void render_paths_extra_json(FILE *f, const Kprof__PathsReply *r)
 		spp_json(f, r->spp);
 }
 
-void render_paths_events(FILE *f, const Kprof__PathsReply *r)
+static void paths_events(FILE *f, const Kprof__PathsReply *r)
 {
 	size_t nl = r->n_loop_events < 6 ? r->n_loop_events : 6;
 
@@ -164,7 +130,12 @@ void render_paths_events(FILE *f, const Kprof__PathsReply *r)
 		if (!r->events[i])
 			continue;
 		fputs("  ", f);
-		put_name(f, r->event_names[i], 14);
+		{
+			int n = (int)strlen(r->event_names[i]);
+
+			render_text(f, r->event_names[i]);
+			fprintf(f, "%*s", n < 14 ? 14 - n : 1, "");
+		}
 		fprintf(f, "%12" PRIu64, r->events[i]);
 		for (size_t l = 0; l < nl; l++)
 			fprintf(f, " %13" PRIu64,
@@ -187,7 +158,7 @@ static void put_node(FILE *f, const Kprof__SppReply *s, int32_t x)
 		fputs("[L?]", f);
 }
 
-void render_paths_spp(FILE *f, const Kprof__PathsReply *r)
+static void paths_spp(FILE *f, const Kprof__PathsReply *r)
 {
 	const Kprof__SppReply *s = r->spp;
 
@@ -210,9 +181,10 @@ void render_paths_spp(FILE *f, const Kprof__PathsReply *r)
 			snprintf(name, sizeof(name), "%*sloop@B%d", (int)g->level * 2 - 2, "",
 				 g->header);
 		fprintf(f, "  %-14s ", name);
-		put_name(f, g->state ? g->state : "?", 8);
-		fprintf(f, " %6" PRIu64 " %8" PRIu64 "  %11.3f\n", g->share, g->counted,
-			g->coefficient);
+		render_text(f, g->state ? g->state : "?");
+		fprintf(f, "%*s %6" PRIu64 " %8" PRIu64 "  %11.3f\n",
+			g->state && strlen(g->state) < 8 ? (int)(8 - strlen(g->state)) : 0, "",
+			g->share, g->counted, g->coefficient);
 	}
 	fprintf(f,
 		"Hottest local paths (global = local x coefficient): %zu of %u shown\n"
@@ -238,4 +210,18 @@ void render_paths_spp(FILE *f, const Kprof__PathsReply *r)
 		}
 		fputc('\n', f);
 	}
+}
+
+void render_paths_ex(FILE *f, const Kprof__PathsReply *r, bool json, bool events)
+{
+	if (json) {
+		render_paths_json_open(f, r);
+		extra_json(f, r);
+		fputs("}\n", f);
+		return;
+	}
+	render_paths(f, r, false);
+	if (events)
+		paths_events(f, r);
+	paths_spp(f, r);
 }

@@ -1134,6 +1134,15 @@ static char *paths(const Kprof__PathsReply *r, bool json)
 	return cap_close(&c);
 }
 
+/* kprofctl paths: with the events and the structural profile (render_spp.c). */
+static char *paths_ex(const Kprof__PathsReply *r, bool json)
+{
+	struct capture c;
+
+	render_paths_ex(cap_open(&c), r, json, true);
+	return cap_close(&c);
+}
+
 static void test_paths_text(void **state)
 {
 	struct paths_fixture x;
@@ -1203,8 +1212,7 @@ static void test_paths_json(void **state)
 				  "{\"count\":20,\"percent\":20.0000,\"paths\":[0]},"
 				  "{\"count\":20,\"percent\":20.0000,\"paths\":[2]},"
 				  "{\"count\":40,\"percent\":50.0000,\"paths\":[1,1]},"
-				  "{\"count\":20,\"percent\":50.0000,\"paths\":[0,1,2]}],"
-				  "\"event_names\":[],\"events\":{},\"loop_events\":[],"));
+				  "{\"count\":20,\"percent\":50.0000,\"paths\":[0,1,2]}]}\n"));
 	assert_null(strstr(s, "nan"));
 	assert_null(strstr(s, "\"spp\""));
 	free(s);
@@ -1251,7 +1259,7 @@ static void test_paths_json(void **state)
 		spp.n_paths = 1;
 		spp.paths = &spp_p;
 		x.r.spp = &spp;
-		s = paths(&x.r, true);
+		s = paths_ex(&x.r, true);
 		assert_true(json_balanced(s));
 		assert_non_null(
 		    strstr(s, "\"event_names\":[\"insns\",\"cond_\\\"x\"],\"events\":"
@@ -1259,16 +1267,9 @@ static void test_paths_json(void **state)
 		assert_non_null(strstr(s, "\"overlap\":91.5000,\"flat_overlap\":80.0000"));
 		assert_non_null(strstr(s, "\"nodes\":[0,-1,2],\"whole\":[0,1,2]}]}}\n"));
 		free(s);
-		s = NULL;
-		{
-			size_t len = 0;
-			FILE *f = open_memstream(&s, &len);
-
-			render_paths_ex(f, &x.r, false, true);
-			fclose(f);
-		}
+		s = paths_ex(&x.r, false);
 		assert_non_null(strstr(s, "  insns                   30            20\n"));
-		assert_non_null(strstr(s, "  cond_?x                  4             3\n"));
+		assert_non_null(strstr(s, "  cond_\"x                  4             3\n"));
 		assert_non_null(
 		    strstr(s, "Overlap with the complete trace (0 local paths): 91.5%"));
 		assert_non_null(strstr(s, "outline    E B0 [L@B1] B2 X  => B0 B1 B2"));
@@ -1287,8 +1288,12 @@ static void test_paths_json(void **state)
 	assert_true(json_balanced(s));
 	assert_non_null(strstr(s, "\"state\":\"tracing\""));
 	assert_non_null(strstr(s, "\"blocks\":[],\"paths\":[],\"edge_profile\":false,"
-				  "\"edges\":[],\"sequences\":[],\"event_names\":[],"));
-	assert_non_null(strstr(s, "\"block_events\":[]}\n"));
+				  "\"edges\":[],\"sequences\":[]}\n"));
+	free(s);
+	s = paths_ex(&x.r, true);
+	assert_true(json_balanced(s));
+	assert_non_null(strstr(s, "\"sequences\":[],\"event_names\":[],\"events\":{},"
+				  "\"loop_events\":[],\"block_events\":[]}\n"));
 	free(s);
 }
 
