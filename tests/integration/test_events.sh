@@ -91,6 +91,24 @@ print(("PASS" if ok else "FAIL") + f": mj_fig1 --structural --spp-budget 300: gr
 PY
 fi
 
+# 3b. mj_two: two loops of 500 trips in a row (the SPP paper's compress/db shape). A flat budget
+#     of 45 paths never leaves the first loop; SPP gives each loop its own share (15 paths), so
+#     its overlap with the complete trace must be the higher one. Deterministic: seed 1, and the
+#     controller follows the event stream.
+if run_traced mj_two "$TDIR/t.json" --two-trace --rounds 4 --two 6 -- --structural \
+	--spp-budget 45; then
+	if out=$(python3 "$TRUTH" "$TDIR/t.json.trace" "$TDIR/t.json.truth" "$TDIR/t.json" 2>&1); then
+		pass "mj_two: event counts equal minijit's ($(echo $out | tr '\n' ' '))"
+	else fail "mj_two events exact" "$out"; fi
+	python3 - "$TDIR/t.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))["spp"]
+ok = s["complete"] and s["flat_overlap"] < 60 and s["overlap"] > s["flat_overlap"] + 10
+print(("PASS" if ok else "FAIL") + f": mj_two, budget 45: SPP overlap {s['overlap']:.1f}% above flat"
+      f" Ball-Larus's {s['flat_overlap']:.1f}% (flat never leaves the first loop)")
+PY
+fi
+
 # 4. Bad flags: usage errors (exit 2) that say what is wrong.
 start_minijit --seconds 30 --paths 10 --cleanup || { fail "minijit starts" ""; exit 1; }
 R=$MJ_PID
