@@ -774,12 +774,18 @@ static int paths_call(Kprof__PathsRequest *pr, Kprof__PathsOp op, uint32_t top, 
 static int verb_paths(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"k", required_argument, NULL, 'k'},      {"duration", required_argument, NULL, 'd'},
-	    {"budget", required_argument, NULL, 'b'}, {"top", required_argument, NULL, 't'},
-	    {"force", no_argument, NULL, 'f'},	      {"show", no_argument, NULL, 's'},
-	    {"stop", no_argument, NULL, 'S'},	      {"session", required_argument, NULL, 'e'},
-	    {"json", no_argument, NULL, 'j'},	      {"events", no_argument, NULL, 'E'},
-	    {"structural", no_argument, NULL, 'T'},   {"spp-budget", required_argument, NULL, 'B'},
+	    {"k", required_argument, NULL, 'k'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"budget", required_argument, NULL, 'b'},
+	    {"top", required_argument, NULL, 't'},
+	    {"force", no_argument, NULL, 'f'},
+	    {"show", no_argument, NULL, 's'},
+	    {"stop", no_argument, NULL, 'S'},
+	    {"session", required_argument, NULL, 'e'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"events", no_argument, NULL, 'E'},
+	    {"structural", no_argument, NULL, 'T'},
+	    {"spp-budget", required_argument, NULL, 'B'},
 	    {},
 	};
 	Kprof__PathsRequest pr = KPROF__PATHS_REQUEST__INIT;
