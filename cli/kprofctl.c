@@ -786,6 +786,7 @@ static int verb_paths(int argc, char **argv)
 	    {"events", no_argument, NULL, 'E'},
 	    {"structural", no_argument, NULL, 'T'},
 	    {"spp-budget", required_argument, NULL, 'B'},
+	    {"spp-timeout", required_argument, NULL, 'O'},
 	    {},
 	};
 	Kprof__PathsRequest pr = KPROF__PATHS_REQUEST__INIT;
@@ -845,6 +846,17 @@ static int verb_paths(int argc, char **argv)
 		case 'T':
 			pr.structural = true;
 			break;
+		case 'O':
+			errno = 0;
+			pr.spp_timeout = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || !pr.spp_timeout ||
+			    pr.spp_timeout > 100000000)
+				return usage_errorf(
+				    "--spp-timeout: '%s' is not a number of activations "
+				    "in 1-100000000",
+				    optarg);
+			pr.structural = true;
+			break;
 		case 'B':
 			errno = 0;
 			pr.spp_budget = strtoull(optarg, &end, 10);
@@ -860,9 +872,10 @@ static int verb_paths(int argc, char **argv)
 	if (st >= 0)
 		return st;
 	if ((show || stop) && pr.structural)
-		return usage_errorf("--structural and --spp-budget start a trace: not with "
-				    "--show or --stop (a structural trace shows its profile "
-				    "anyway)");
+		return usage_errorf(
+		    "--structural, --spp-budget and --spp-timeout start a trace: not with "
+		    "--show or --stop (a structural trace shows its profile "
+		    "anyway)");
 	if (optind >= argc || argc - optind > 2 || (!show && !stop && argc - optind != 2))
 		return usage_error("paths", optind >= argc	? "a PID is required"
 					    : argc - optind > 2 ? "too many arguments"

@@ -47,9 +47,9 @@ static void spp_json(FILE *f, const Kprof__SppReply *s)
 	fprintf(f,
 		",\"spp\":{\"budget\":%" PRIu64 ",\"counted\":%" PRIu64 ",\"complete\":%s"
 		",\"overlap\":%.4f,\"flat_overlap\":%.4f,\"full_counted\":%" PRIu64
-		",\"paths_total\":%u,\"dropped\":%" PRIu64 ",\"graphs\":[",
+		",\"paths_total\":%u,\"dropped\":%" PRIu64 ",\"timeout\":%" PRIu64 ",\"graphs\":[",
 		s->budget, s->counted, s->complete ? "true" : "false", s->overlap, s->flat_overlap,
-		s->full_counted, s->paths_total, s->dropped);
+		s->full_counted, s->paths_total, s->dropped, s->timeout);
 	for (size_t i = 0; i < s->n_graphs; i++) {
 		const Kprof__SppGraph *g = s->graphs[i];
 
@@ -164,13 +164,16 @@ static void paths_spp(FILE *f, const Kprof__PathsReply *r)
 
 	if (!s)
 		return;
+	fprintf(f, "\nStructural path profile: budget %" PRIu64 " local paths", s->budget);
+	if (s->timeout)
+		fprintf(f, " (a graph waits at most %" PRIu64 " activations)", s->timeout);
 	fprintf(f,
-		"\nStructural path profile: budget %" PRIu64 " local paths, %" PRIu64 " counted%s\n"
+		", %" PRIu64 " counted%s\n"
 		"Overlap with the complete trace (%" PRIu64
 		" local paths): %.1f%% (flat Ball-Larus with the same budget: %.1f%%)\n"
 		"  GRAPH          STATE     SHARE  COUNTED  COEFFICIENT\n",
-		s->budget, s->counted, s->complete ? " (complete)" : " (still profiling)",
-		s->full_counted, s->overlap, s->flat_overlap);
+		s->counted, s->complete ? " (complete)" : " (still profiling)", s->full_counted,
+		s->overlap, s->flat_overlap);
 	for (size_t i = 0; i < s->n_graphs; i++) {
 		const Kprof__SppGraph *g = s->graphs[i];
 		char name[32];

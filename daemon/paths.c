@@ -144,9 +144,17 @@ static int spp_setup(struct path_trace *tr, const struct paths_opts *req, char *
 			 tr->func);
 		return -E2BIG;
 	}
+	if (req->spp_timeout > PATHS_SPP_MAX_BUDGET) {
+		snprintf(err, errlen, "SPP timeout %" PRIu64 " is over the limit of %u activations",
+			 req->spp_timeout, PATHS_SPP_MAX_BUDGET);
+		return -EINVAL;
+	}
 	tr->spp_budget = budget;
+	tr->spp_timeout = req->spp_timeout;
 	tr->steps = calloc(cfg_nblocks(tr->cfg) + 1, sizeof(*tr->steps));
-	if (!tr->steps || spp_new(tr->cfg, &(struct spp_opts){.budget = budget}, &tr->spp) < 0 ||
+	if (!tr->steps ||
+	    spp_new(tr->cfg, &(struct spp_opts){.budget = budget, .timeout = tr->spp_timeout},
+		    &tr->spp) < 0 ||
 	    spp_new(tr->cfg, NULL, &tr->spp_full) < 0 || spp_flat_new(budget, 0, &tr->flat) < 0 ||
 	    spp_flat_new(0, 0, &tr->flat_full) < 0) {
 		snprintf(err, errlen, "out of memory");

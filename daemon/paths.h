@@ -30,6 +30,7 @@ struct paths_opts {
 	bool force;	      /* probe even where the code file is also mapped writable */
 	bool structural;      /* structural path profiling alongside (spp.h) */
 	uint64_t spp_budget;  /* its budget in local paths (0: PATHS_SPP_BUDGET) */
+	uint64_t spp_timeout; /* activations a graph waits for its share (0: forever) */
 };
 
 /* What the tracer needs of the daemon, copied at the start of a trace. */
@@ -118,7 +119,7 @@ struct path_trace {
 	 * flat Ball-Larus profiles with the same budget and without one; a decoding scratch. */
 	struct spp *spp, *spp_full;
 	struct spp_flat *flat, *flat_full;
-	uint64_t spp_budget, spp_untracked;
+	uint64_t spp_budget, spp_timeout, spp_untracked;
 	struct cfg_step *steps;
 	/* A trace restored from a saved profile: its final reply (no cfg, no ksf), held for
 	 * paths_reply.c, which made it and gave the function that frees it. */

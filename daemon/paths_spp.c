@@ -230,6 +230,7 @@ int paths_spp_fill(const struct path_trace *tr, uint32_t top, struct paths_msg *
 		pm->gp[g] = x;
 	}
 	pm->spp.budget = tr->spp_budget;
+	pm->spp.timeout = tr->spp_timeout;
 	pm->spp.counted = st.counted;
 	pm->spp.complete = st.complete;
 	pm->spp.n_graphs = ng;

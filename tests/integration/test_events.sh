@@ -74,9 +74,10 @@ if run_traced mj_paths "$TDIR/b.json" --paths-trace --rounds 2 --paths 1000 -- -
 fi
 
 # 3. mj_fig1: nested loops rarely entered, then iterating 24 times: events exact again, SPP
-#    with a budget of 300.
+#    with a budget of 300 (100 paths a graph; the outline graph takes one a call) and a timeout
+#    of 50 activations: the outline graph stops waiting after 50 calls.
 if run_traced mj_fig1 "$TDIR/f.json" --fig1-trace --rounds 2 --fig1 1000 -- --structural \
-	--spp-budget 300; then
+	--spp-budget 300 --spp-timeout 50; then
 	if out=$(python3 "$TRUTH" "$TDIR/f.json.trace" "$TDIR/f.json.truth" "$TDIR/f.json" 2>&1); then
 		pass "mj_fig1: event counts equal minijit's ($(echo $out | tr '\n' ' '))"
 	else fail "mj_fig1 events exact" "$out"; fi
@@ -85,8 +86,11 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 s = r["spp"]
 states = [g["state"] for g in s["graphs"]]
-ok = len(s["graphs"]) == 3 and s["counted"] <= 300 and 0 < s["overlap"] <= 100
-print(("PASS" if ok else "FAIL") + f": mj_fig1 --structural --spp-budget 300: graphs {states}, overlap"
+g0 = s["graphs"][0]
+ok = (len(s["graphs"]) == 3 and s["counted"] <= 300 and 0 < s["overlap"] <= 100
+      and s["timeout"] == 50 and g0["state"] == "timeout" and g0["counted"] == 50)
+print(("PASS" if ok else "FAIL") + f": mj_fig1 --spp-budget 300 --spp-timeout 50: graphs {states}"
+      f" (outline {g0['counted']} of {g0['share']}), overlap"
       f" {s['overlap']:.1f}% vs flat {s['flat_overlap']:.1f}%")
 PY
 fi
@@ -112,9 +116,10 @@ fi
 # 4. Bad flags: usage errors (exit 2) that say what is wrong.
 start_minijit --seconds 30 --paths 10 --cleanup || { fail "minijit starts" ""; exit 1; }
 R=$MJ_PID
-for bad in "--spp-budget 0" "--spp-budget abc" "--spp-budget 100000001"; do
+for bad in "--spp-budget 0" "--spp-budget abc" "--spp-budget 100000001" "--spp-timeout 0" \
+	"--spp-timeout -5"; do
 	out=$(ctl paths "$R" mj_paths $bad 2>&1); rc=$?
-	[ $rc -eq 2 ] && grep -q "spp-budget" <<<"$out" && pass "paths $bad: usage error" ||
+	[ $rc -eq 2 ] && grep -q -- "${bad%% *}" <<<"$out" && pass "paths $bad: usage error" ||
 		fail "paths $bad" "rc=$rc $out"
 done
 out=$(ctl paths "$R" --show --structural 2>&1); rc=$?
