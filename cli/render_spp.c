@@ -116,8 +116,7 @@ static void paths_events(FILE *f, const Kprof__PathsReply *r)
 	size_t nl = r->n_loop_events < 6 ? r->n_loop_events : 6;
 
 	if (!r->n_events) {
-		fputs("\nEvents: none (an edge profile, or a trace kept from an older kprofd)\n",
-		      f);
+		fputs("\nEvents: none (a trace kept by an older kprofd)\n", f);
 		return;
 	}
 	fputs("\nEvents (sum over the paths seen of path count x events on the path):\n"

@@ -568,16 +568,14 @@ static int prepare(struct tsym *sym, struct path_trace *tr, const char *function
 		return r;
 	}
 	cfg_get_stats(tr->cfg, &cs);
-	if (cs.bl_ok) {
-		tr->blockev = calloc(cfg_nblocks(tr->cfg) * EV_NR, sizeof(uint32_t));
-		if (!tr->blockev)
-			return -ENOMEM;
-		r = events_blocks(code, tr->size, tr->start, tr->cfg, tr->blockev);
-		if (r < 0) {
-			snprintf(err, errlen, "cannot classify the instructions of %s: %s",
-				 tr->func, strerror(-r));
-			return r;
-		}
+	tr->blockev = calloc(cfg_nblocks(tr->cfg) * EV_NR, sizeof(uint32_t));
+	if (!tr->blockev)
+		return -ENOMEM;
+	r = events_blocks(code, tr->size, tr->start, tr->cfg, tr->blockev);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot classify the instructions of %s: %s", tr->func,
+			 strerror(-r));
+		return r;
 	}
 	if (!cs.bl_ok) { /* too many paths to number: count the edges instead */
 		tr->edges = true;

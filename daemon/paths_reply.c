@@ -391,7 +391,9 @@ static int build_live(struct path_trace *tr, uint32_t top, struct paths_msg *pm)
 	}
 	r->n_sequences = c.nseq;
 	r->sequences = pm->qp;
-	err = tr->edges ? build_edges(tr, pm) : paths_events_fill(tr, ipf, pm);
+	err = tr->edges ? build_edges(tr, pm) : 0;
+	if (err == 0)
+		err = paths_events_fill(tr, ipf, pm);
 	if (err == 0)
 		err = paths_spp_fill(tr, top, pm);
 out:

@@ -3,7 +3,9 @@
  * loop_events and spp fields of a kprof.PathsReply (the wire mapping of events.h and spp.h).
  *
  * Events: every Ball-Larus path of the k-IPF's first level (the complete path profile, not the
- * top cut) adds count x its events to the function and to each loop it passes through. SPP:
+ * top cut) adds count x its events to the function and to each loop it passes through. An edge
+ * profile (too many paths to number) gives each block's executions instead: the traversals of
+ * its out-edges plus its exits, each execution leaving the block exactly once. SPP:
  * the trace's budgeted structural profile, graph by graph, its local paths by global count, each
  * with its whole-function view, and the overlap percentages against the complete profiles of the
  * same trace (structural and flat).
@@ -42,6 +44,38 @@ static int ev_cb(uint32_t routine, const uint64_t *path, size_t n, uint64_t coun
 	return r == -ERANGE ? 0 : r; /* an id the numbering does not have was never pushed */
 }
 
+/* From an edge profile: count(e) = sum over blocks of executions x the block's events. */
+static int events_from_edges(const struct path_trace *tr, struct evctx *c)
+{
+	const struct cfg *g = tr->cfg;
+	uint32_t nb = cfg_nblocks(g);
+	uint64_t *runs = calloc(nb + 1, sizeof(uint64_t));
+
+	if (!runs)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < cfg_nedges(g); i++) {
+		const struct cfg_edge *e = cfg_edge_get(g, i);
+
+		if (e->dst != CFG_EXIT)
+			runs[e->src] += tr->edge_counts[i];
+	}
+	for (uint32_t b = 0; b < nb; b++) {
+		const uint32_t *ev = tr->blockev + (size_t)b * EV_NR;
+
+		runs[b] += tr->exit_counts[b];
+		for (unsigned k = 0; k < EV_NR; k++)
+			c->func[k] += runs[b] * ev[k];
+		for (size_t l = 0; l < c->nloops; l++) {
+			if (!events_in_loop(g, b, c->hdr[l]))
+				continue;
+			for (unsigned k = 0; k < EV_NR; k++)
+				c->loops[l * EV_NR + k] += runs[b] * ev[k];
+		}
+	}
+	free(runs);
+	return 0;
+}
+
 int paths_events_fill(const struct path_trace *tr, const struct ksf_ipf *ipf, struct paths_msg *pm)
 {
 	const struct cfg *g = tr->cfg;
@@ -69,7 +103,8 @@ int paths_events_fill(const struct path_trace *tr, const struct ksf_ipf *ipf, st
 		goto out;
 	c.func = pm->evfunc;
 	c.loops = pm->evloops;
-	err = ksf_ipf_foreach(ipf, KSF_ORDER_TREE, ev_cb, &c);
+	err =
+	    tr->edges ? events_from_edges(tr, &c) : ksf_ipf_foreach(ipf, KSF_ORDER_TREE, ev_cb, &c);
 	if (err < 0)
 		goto out;
 	for (uint32_t b = 0; b < nb; b++) {

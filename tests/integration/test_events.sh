@@ -133,4 +133,12 @@ out=$(ctl paths "$R" mj_paths --structural --duration 1 2>&1); rc=$?
 [ $rc -eq 1 ] && grep -q "needs a path numbering" <<<"$out" &&
 	pass "--structural on an edge profile: refused with the reason" || fail "edge profile" "rc=$rc $out"
 kill -9 "$R"; wait "$R" 2>/dev/null
+# The same limit: mj_paths gets an edge profile, and its events come from the blocks'
+# executions (out-edges plus exits): exact again.
+if run_traced mj_paths "$TDIR/e.json" --paths-trace --rounds 1 --paths 500 --; then
+	if out=$(python3 "$TRUTH" "$TDIR/e.json.trace" "$TDIR/e.json.truth" "$TDIR/e.json" 2>&1) &&
+		python3 -c "import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))['edge_profile'] else 1)" "$TDIR/e.json"; then
+		pass "edge profile: event counts from block executions equal minijit's ($(echo $out | tr '\n' ' '))"
+	else fail "edge profile events exact" "$out"; fi
+fi
 finish
