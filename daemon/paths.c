@@ -572,10 +572,11 @@ static int prepare(struct tsym *sym, struct path_trace *tr, const char *function
 	if (!tr->blockev)
 		return -ENOMEM;
 	r = events_blocks(code, tr->size, tr->start, tr->cfg, tr->blockev);
-	if (r < 0) {
-		snprintf(err, errlen, "cannot classify the instructions of %s: %s", tr->func,
-			 strerror(-r));
-		return r;
+	if (r < 0) { /* the paths do not need the events: trace without them */
+		log_warn("pid %d: cannot classify the instructions of %s: %s; no event counts",
+			 tr->pid, tr->func, strerror(-r));
+		free(tr->blockev);
+		tr->blockev = NULL;
 	}
 	if (!cs.bl_ok) { /* too many paths to number: count the edges instead */
 		tr->edges = true;
