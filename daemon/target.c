@@ -29,6 +29,7 @@
 #include "kprof/cleanup.h"
 #include "clock.h"
 #include "kprof/config.h"
+#include "annotate.h"
 #include "jvmmap.h"
 #include "paths.h"
 #include "sampler.h"
@@ -197,6 +198,12 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 		       &t->hcct);
 	if (err < 0)
 		goto fail;
+	err = annot_new(&(struct annot_limits){.max_addrs = ANNOTATE_MAX_ADDRS,
+					       .max_code_bytes = ANNOTATE_MAX_CODE,
+					       .max_chunk = ANNOTATE_MAX_FUNC},
+			&t->annot);
+	if (err < 0)
+		goto fail;
 	err = tsym_new(env->sym, pid, t->proc_uid, t->proc_euid,
 		       (uint64_t)env->conf->perfmap_max_mb << 20, &t->sym);
 	if (err < 0)
@@ -229,6 +236,7 @@ void target_free(struct target *t)
 	profile_free(t->profile);
 	maptab_free(t->maps);
 	tnames_free(t->tnames);
+	annot_free(t->annot);
 	free(t->ids);
 	free(t->memo);
 	free(t);
@@ -343,6 +351,12 @@ uint64_t target_memory(const struct target *t)
 		hcct_get_stats(t->calls.exact, &hs);
 		n += hs.bytes;
 	}
+	if (t->annot) {
+		struct annot_stats as;
+
+		annot_get_stats(t->annot, &as);
+		n += as.memory;
+	}
 	return n;
 }
 
@@ -351,7 +365,7 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	struct frame_memo *memo = t->memo;
 	size_t n = 0, n_user;
 	uint64_t hash;
-	int id;
+	int id, leaf = -1;
 
 	if (t->over_budget) {
 		t->samples_refused++;
@@ -387,6 +401,14 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 		}
 		t->ids[n++] = id;
 	}
+	if (s->n_user && n && memo_has(memo, s->n_user - 1, user_addr(s, 0)))
+		leaf = t->ids[n - 1]; /* the leaf frame was named: its id is the last one */
+	/* A sample taken while kprof's probes ran in the thread (the sampler put the probed
+	 * instruction back in the stack): its self is kprof's cost, under the traced function. */
+	if ((s->flags & KP_SF_UPROBE) && (id = special_id(t, KPROF_PROBE_NAME)) >= 0) {
+		t->ids[n++] = id;
+		t->probe_samples++;
+	}
 	n_user = n;
 	if (n_user && is_unnamed_code(t, t->ids[n_user - 1]))
 		t->unnamed_leaf++;
@@ -411,6 +433,9 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	if (t->hcct && (t->hcct_kernel ? n : n_user) > 0)
 		hcct_add_stack(t->hcct, t->ids, t->hcct_kernel ? n : n_user, 1);
 	profile_add_hashed(t->profile, s->tid, t->ids, n, 1, hash);
+	if (leaf >= 0)
+		annotate_sample(t->annot, t->state == TARGET_ATTACHED ? t->sym : NULL, t->pid,
+				leaf, user_addr(s, 0), n > n_user || (s->flags & KP_SF_UPROBE));
 	tnames_set(t->tnames, s->tid, s->comm, sizeof(s->comm)); /* a full table counts */
 }
 
