@@ -1213,7 +1213,7 @@ static int verb_annotate(int argc, char **argv)
 	if (st >= 0)
 		return st;
 	if (argc - optind != 2)
-		return usage_error("annotate", optind >= argc	      ? "a PID is required"
+		return usage_error("annotate", optind >= argc	   ? "a PID is required"
 					       : argc - optind > 2 ? "too many arguments"
 								   : "a FUNCTION is required");
 	if (parse_uint("PID", argv[optind], 1, 0x7fffffff, &ar.pid) < 0)

@@ -105,20 +105,22 @@ static void header(FILE *f, const Kprof__AnnotateReply *r)
 	render_text(f, r->function);
 	fputs(" [", f);
 	render_text(f, r->module);
-	fprintf(f, "] %s, 0x%" PRIx64 "-0x%" PRIx64 " (%" PRIu64 " bytes%s)\n", render_kind(r->kind),
-		r->start, r->start + r->size, r->size,
+	fprintf(f, "] %s, 0x%" PRIx64 "-0x%" PRIx64 " (%" PRIu64 " bytes%s)\n",
+		render_kind(r->kind), r->start, r->start + r->size, r->size,
 		r->extent_known ? "" : "; its size is unknown: shown from its lowest sample on");
 	fprintf(f, "Samples: %" PRIu64 " self (report: %" PRIu64 ")", r->self + r->outside,
 		r->report_self);
 	if (r->outside)
 		fprintf(f, ", %" PRIu64 " of them at addresses outside the code shown", r->outside);
 	if (r->below)
-		fprintf(f, "; %" PRIu64 " more with this function as the user leaf, their self in the "
-			   "kernel or in kprof's probes",
+		fprintf(f,
+			"; %" PRIu64 " more with this function as the user leaf, their self in the "
+			"kernel or in kprof's probes",
 			r->below);
 	if (r->self + r->outside != r->report_self)
-		fprintf(f, "\n  (the counts differ: %" PRIu64 " sample%s of this target were not kept "
-			   "per instruction, the store is full)",
+		fprintf(f,
+			"\n  (the counts differ: %" PRIu64 " sample%s of this target were not kept "
+			"per instruction, the store is full)",
 			r->dropped, render_plural(r->dropped));
 	fputc('\n', f);
 	fprintf(f, "Code: %" PRIu64 " byte%s as read when the function was first sampled",
@@ -126,8 +128,9 @@ static void header(FILE *f, const Kprof__AnnotateReply *r)
 	if (r->read_now_bytes)
 		fprintf(f, ", %" PRIu64 " read now (not kept at its samples)", r->read_now_bytes);
 	if (r->changed_bytes)
-		fprintf(f, "\n  CHANGED since it was sampled: %" PRIu64 " byte%s differ now, the "
-			   "first at 0x%" PRIx64 " (shown: the code as it ran)",
+		fprintf(f,
+			"\n  CHANGED since it was sampled: %" PRIu64 " byte%s differ now, the "
+			"first at 0x%" PRIx64 " (shown: the code as first sampled)",
 			r->changed_bytes, render_plural(r->changed_bytes), r->first_change);
 	else if (r->compared)
 		fputs("; the same in the process now", f);
@@ -139,7 +142,8 @@ static void header(FILE *f, const Kprof__AnnotateReply *r)
 	fputc('\n', f);
 	if (r->same_name)
 		fprintf(f, "Note: %u other sampled function%s %s this name; the hottest is shown\n",
-			r->same_name, render_plural(r->same_name), r->same_name == 1 ? "has" : "have");
+			r->same_name, render_plural(r->same_name),
+			r->same_name == 1 ? "has" : "have");
 	if (r->cfg_error && *r->cfg_error) {
 		fputs("CFG: none (", f);
 		render_text(f, r->cfg_error);
@@ -158,7 +162,8 @@ static void hot_blocks(FILE *f, const Kprof__AnnotateReply *r, uint32_t top)
 
 	if (!r->n_blocks)
 		return;
-	fputs("\nHottest blocks:\n    SELF       %  BLOCK  ADDRESSES                              INSNS  LOOP\n",
+	fputs("\nHottest blocks:\n    SELF       %  BLOCK  ADDRESSES                              "
+	      "INSNS  LOOP\n",
 	      f);
 	for (size_t i = 0; i < r->n_hot_blocks && (!top || shown < top); i++) {
 		uint32_t k = r->hot_blocks[i];
@@ -169,8 +174,8 @@ static void hot_blocks(FILE *f, const Kprof__AnnotateReply *r, uint32_t top)
 		b = r->blocks[k];
 		if (!b->self && !b->below)
 			break;
-		fprintf(f, "%8" PRIu64 "  %5.1f%%  #%-4u  0x%" PRIx64 "-0x%" PRIx64 "  %5u  ", b->self,
-			share(b->self, whole), k, b->start, b->end, b->insns);
+		fprintf(f, "%8" PRIu64 "  %5.1f%%  #%-4u  0x%" PRIx64 "-0x%" PRIx64 "  %5u  ",
+			b->self, share(b->self, whole), k, b->start, b->end, b->insns);
 		if (b->loop_depth)
 			fprintf(f, "depth %u, %s #%d%s\n", b->loop_depth,
 				b->loop_header ? "header of loop" : "in loop", b->loop,

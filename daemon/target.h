@@ -121,7 +121,10 @@ struct target {
 	/* Per-instruction samples and code snapshots for annotate (annotate.c); NULL for a
 	 * profile restored from disk. */
 	struct annot *annot;
-	uint64_t probe_samples; /* samples taken inside kprof's own probes (KP_SF_UPROBE) */
+	uint64_t
+	    probe_samples; /* samples taken while a probe ran (counted under KPROF_PROBE_NAME) */
+	uint32_t probe_ids[16]; /* kernel functions that handle uprobes (target.c) */
+	unsigned nprobe_ids;
 };
 
 /* What an attach asks for; zero fields take the daemon's defaults. */
