@@ -13,6 +13,7 @@
 
 #include "kprof/annot.h"
 #include "kprof/cleanup.h"
+#include "kprof/hash.h"
 
 #define INITIAL_SLOTS 256
 
@@ -49,15 +50,6 @@ struct annot {
 	uint64_t dropped, code_dropped, ranges_dropped;
 };
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= UINT64_C(0xff51afd7ed558ccd);
-	x ^= x >> 33;
-	x *= UINT64_C(0xc4ceb9fe1a85ec53);
-	return x ^ (x >> 33);
-}
-
 int annot_new(const struct annot_limits *lim, struct annot **ret)
 {
 	struct annot *a = calloc(1, sizeof(*a));
@@ -92,7 +84,7 @@ void annot_free(struct annot *a)
 
 static struct slot *slot_find(struct slot *slots, size_t nslots, uint32_t id, uint64_t addr)
 {
-	size_t i = mix(addr ^ ((uint64_t)id << 32)) & (nslots - 1);
+	size_t i = mix64(addr ^ ((uint64_t)id << 32)) & (nslots - 1);
 
 	while (slots[i].addr && !(slots[i].addr == addr && slots[i].id == id))
 		i = (i + 1) & (nslots - 1);
@@ -146,7 +138,7 @@ int annot_add(struct annot *a, uint32_t id, uint64_t addr, bool below)
 
 static struct rslot *rslot_find(struct rslot *r, size_t n, uint32_t id)
 {
-	size_t i = mix(id) & (n - 1);
+	size_t i = mix64(id) & (n - 1);
 
 	while (r[i].key && r[i].key != id + 1)
 		i = (i + 1) & (n - 1);
