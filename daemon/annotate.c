@@ -141,43 +141,67 @@ static int find_addr(const struct annotate_src *src, uint64_t addr, uint32_t *re
 	return -ENOENT;
 }
 
-/* By name: the exact name (the hottest of several), else the one whose name contains it. */
+static bool ident_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+/* Whether name holds word as a whole identifier ("hot" in "JS:*hot /app.js:3", not in
+ * "JS:*hotter"). */
+static bool has_word(const char *name, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = strstr(name, word); p; p = strstr(p + 1, word))
+		if ((p == name || !ident_char(p[-1]) || !ident_char(word[0])) &&
+		    (!ident_char(p[n]) || !ident_char(word[n - 1])))
+			return true;
+	return false;
+}
+
+enum { MATCH_NONE, MATCH_PART, MATCH_WORD, MATCH_EXACT };
+
+/* By name: the exact name, else the name as a whole word of function names ("hotFunction" in
+ * V8's "JS:*hotFunction /app.js:3:20"), the hottest when several match at the best level;
+ * else the one function whose name contains it. */
 static int find_name(const struct annotate_src *src, const char *name, uint32_t *ret,
 		     unsigned *others, char *err, size_t errlen)
 {
-	size_t n = profile_nfuncs(src->p), exact = 0, near = 0, len = 0;
-	uint32_t best = UINT32_MAX, best_near = UINT32_MAX;
+	size_t n = profile_nfuncs(src->p), count[MATCH_EXACT + 1] = {0}, len = 0;
+	uint32_t best[MATCH_EXACT + 1] = {UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX};
 
 	for (size_t i = 0; i < n; i++) {
 		const struct profile_func *pf = profile_func_get(src->p, i);
+		int m;
 
 		if (!is_func(src->p, i) || pf->kind == PROFILE_KIND_KERNEL)
 			continue;
-		if (!strcmp(pf->name, name)) {
-			exact++;
-			if (best == UINT32_MAX || pf->self > profile_func_get(src->p, best)->self)
-				best = i;
-		} else if (strstr(pf->name, name)) {
-			if (near < 4)
-				len += snprintf(err + len, len < errlen ? errlen - len : 0,
-						"%s'%s'", near ? ", " : "", pf->name);
-			near++;
-			best_near = i;
+		m = !strcmp(pf->name, name)    ? MATCH_EXACT
+		    : has_word(pf->name, name) ? MATCH_WORD
+		    : strstr(pf->name, name)   ? MATCH_PART
+					       : MATCH_NONE;
+		if (m == MATCH_NONE)
+			continue;
+		if (m == MATCH_PART && count[m] < 4 && len < errlen)
+			len += snprintf(err + len, errlen - len, "%s'%s'", count[m] ? ", " : "",
+					pf->name);
+		count[m]++;
+		if (best[m] == UINT32_MAX || pf->self > profile_func_get(src->p, best[m])->self)
+			best[m] = i;
+	}
+	for (int m = MATCH_EXACT; m >= MATCH_WORD; m--)
+		if (count[m]) {
+			*ret = best[m];
+			*others = count[m] - 1;
+			return 0;
 		}
-		if (len >= errlen)
-			len = errlen - 1;
-	}
-	if (exact) {
-		*ret = best;
-		*others = exact - 1;
-		return 0;
-	}
-	if (near == 1) {
-		*ret = best_near;
+	if (count[MATCH_PART] == 1) {
+		*ret = best[MATCH_PART];
 		*others = 0;
 		return 0;
 	}
-	return near ? -EEXIST : -ENOENT;
+	return count[MATCH_PART] ? -EEXIST : -ENOENT;
 }
 
 static int find_function(const struct annotate_src *src, const char *function, uint32_t *id,

@@ -48,8 +48,9 @@ struct annotate_result {
 	struct annot_stats st;
 };
 
-/* Annotate function (an exact name, else the one sampled function whose name contains it, or an
- * address 0x... inside a sampled function). -ENOENT (err says which functions come close),
+/* Annotate function: an exact name, else a whole word of function names (the hottest of those),
+ * else the one sampled function whose name contains it; or an address 0x... inside a sampled
+ * function. -ENOENT (err says which functions come close),
  * -ENOMEM, or annview_build's error; err says why. */
 int annotate_query(const struct annotate_src *src, const char *function,
 		   struct annotate_result *res, char *err, size_t errlen);
