@@ -413,6 +413,8 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	}
 
 	forget_if_symbols_changed(t);
+	if (s->n_user && t->annot)
+		annot_prefetch(t->annot, user_addr(s, 0));
 	if (s->flags & KP_SF_USER_TRUNC) {
 		t->truncated++;
 		if ((id = special_id(t, "[truncated]")) >= 0)

@@ -84,7 +84,7 @@ void annot_free(struct annot *a)
 
 static struct slot *slot_find(struct slot *slots, size_t nslots, uint32_t id, uint64_t addr)
 {
-	size_t i = mix64(addr ^ ((uint64_t)id << 32)) & (nslots - 1);
+	size_t i = mix64(addr) & (nslots - 1); /* by address alone: annot_prefetch knows no id */
 
 	while (slots[i].addr && !(slots[i].addr == addr && slots[i].id == id))
 		i = (i + 1) & (nslots - 1);
@@ -105,6 +105,12 @@ static int slots_grow(struct annot *a)
 	a->slots = s;
 	a->nslots = n;
 	return 0;
+}
+
+void annot_prefetch(const struct annot *a, uint64_t addr)
+{
+	if (a->nslots)
+		__builtin_prefetch(&a->slots[mix64(addr) & (a->nslots - 1)]);
 }
 
 int annot_add(struct annot *a, uint32_t id, uint64_t addr, bool below)

@@ -60,6 +60,10 @@ void annot_free(struct annot *a);
  * -EINVAL for address 0. */
 int annot_add(struct annot *a, uint32_t id, uint64_t addr, bool below);
 
+/* A hint, no effect on results: start fetching what annot_add(.., addr, ..) reads first, so that
+ * a sample can issue it before its frames are named. */
+void annot_prefetch(const struct annot *a, uint64_t addr);
+
 /* Function id's extent: set once (later calls are ignored: 0), -E2BIG at the cap (counted),
  * -EINVAL if hi <= lo. annot_range: true and the extent if one was set. */
 int annot_set_range(struct annot *a, uint32_t id, uint64_t lo, uint64_t hi);
