@@ -137,8 +137,8 @@ static void header(FILE *f, const Kprof__AnnotateReply *r)
 	else
 		fputs("; not compared (the process is gone)", f);
 	if (r->breakpoint_bytes)
-		fprintf(f, "; %" PRIu64 " byte%s hold a probe's int3 now", r->breakpoint_bytes,
-			render_plural(r->breakpoint_bytes));
+		fprintf(f, "; %" PRIu64 " byte%s differ by a probe's int3 (shown without it)",
+			r->breakpoint_bytes, render_plural(r->breakpoint_bytes));
 	fputc('\n', f);
 	if (r->same_name)
 		fprintf(f, "Note: %u other sampled function%s %s this name; the hottest is shown\n",

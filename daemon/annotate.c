@@ -175,8 +175,13 @@ static int find_name(const struct annotate_src *src, const char *name, uint32_t 
 		const struct profile_func *pf = profile_func_get(src->p, i);
 		int m;
 
-		if (!is_func(src->p, i) || pf->kind == PROFILE_KIND_KERNEL)
+		if (!is_func(src->p, i))
 			continue;
+		if (pf->kind == PROFILE_KIND_KERNEL) {
+			if (!strcmp(pf->name, name))
+				return -EXDEV;
+			continue;
+		}
 		m = !strcmp(pf->name, name)    ? MATCH_EXACT
 		    : has_word(pf->name, name) ? MATCH_WORD
 		    : strstr(pf->name, name)   ? MATCH_PART
@@ -231,6 +236,12 @@ static int find_function(const struct annotate_src *src, const char *function, u
 		return -ENOENT;
 	}
 	r = find_name(src, function, id, others, near, sizeof(near));
+	if (r == -EXDEV) {
+		snprintf(err, errlen,
+			 "%s is a kernel function: annotate shows the process's own code",
+			 function);
+		return -EINVAL;
+	}
 	if (r == -EEXIST)
 		snprintf(err, errlen,
 			 "no sampled function is named '%s'; %s come close: give one "
@@ -290,7 +301,11 @@ static void compare_now(const struct annotate_src *src, uint8_t *code, uint8_t *
 			have[i] = 1;
 			res->read_now++;
 		} else if (code[i] != now[i]) {
-			if (now[i] == 0xcc) {
+			/* An int3 on either side is a probe's breakpoint (a path trace's uprobe),
+			 * not a change of the code: the byte under it is the one without. */
+			if (now[i] == 0xcc || code[i] == 0xcc) {
+				if (code[i] == 0xcc)
+					code[i] = now[i];
 				res->breakpoints++;
 				continue;
 			}

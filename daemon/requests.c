@@ -1002,12 +1002,13 @@ static void do_paths(struct client *cl, const Kprof__PathsRequest *req)
 	paths_msg_release(&pm);
 }
 
-/* Whether t's process is still the one sampled, so that its code may be read now. */
+/* Whether t's process still runs (attached, or detached from), the one sampled (its start time),
+ * so that its code may be read now. */
 static bool still_running(const struct target *t)
 {
 	struct procinfo_stat st;
 
-	return t->state == TARGET_ATTACHED && t->sym && procfs_stat(t->pid, &st) == 0 &&
+	return t->state != TARGET_EXITED && procfs_stat(t->pid, &st) == 0 && st.state != 'Z' &&
 	       st.start_ticks == t->start_ticks;
 }
 

@@ -184,6 +184,21 @@ print(("PASS" if ok else "FAIL") + f": samples taken in uprobes are labelled: [k
 sys.exit(0 if ok else 1)
 PY
 [ $? -eq 0 ] || FAILS=$((FAILS + 1))
+# mj_paths was first sampled while its blocks held the trace's int3s, or not: either way it is
+# shown without them (the process still runs, its code is compared), and its sums hold.
+if ctl annotate "$MP" mj_paths --json >"$TDIR/a.paths.json"; then
+	"${CHECK[@]}" sums "$TDIR/r.paths.json" "minijit --paths" "$TDIR/a.paths.json" || FAILS=$((FAILS + 1))
+	python3 -c "import json,sys
+a = json.load(open('$TDIR/a.paths.json'))
+bad = [i for i in a['insns'] if i['text'].startswith('int3')]
+print(('PASS' if not bad and not a['cfg_error'] and a['loops'] >= 2 else 'FAIL') +
+      ': mj_paths after its trace: no int3 shown (%d probe bytes replaced), %d loops, cfg %r' %
+      (a['breakpoint_bytes'], a['loops'], a['cfg_error']))" | tee -a "$TDIR/x" | grep -q PASS || FAILS=$((FAILS + 1))
+	tail -1 "$TDIR/x"
+else fail "annotate mj_paths" "$(ctl annotate "$MP" mj_paths 2>&1)"; fi
+kfn=$(python3 -c "import json; print(next(e['function'] for e in json.load(open('$TDIR/r.paths.json'))['entries'] if e['kind'] == 'kernel'))")
+expect_err "a kernel function" 1 "is a kernel function" "$MP" "$kfn"
+
 [ "$(target_json "$MP" probe_samples)" -gt 0 ] 2>/dev/null && pass "list --json counts probe_samples ($(target_json "$MP" probe_samples))" ||
 	fail "probe_samples" "$(target_json "$MP" probe_samples)"
 echo "test_annotate: ${SECONDS} s"
