@@ -5,9 +5,11 @@
  * While a target is sampled, each sample's user leaf address is counted per (function id,
  * address) in the target's annot store. The first time an address of a function is seen, the
  * function's extent comes from its symbol (perf map, jitdump or ELF sizes) and, unless the store
- * holds its bytes already, its code is copied out of the process (procfs_read_mem, at most
- * ANNOTATE_MAX_FUNC bytes; a larger or unnamed function gets the page around the address): the
- * code as it was when it ran, before a JIT frees, moves or rewrites it.
+ * holds a copy of exactly that extent already, its code is copied out of the process
+ * (procfs_read_mem, at most ANNOTATE_MAX_FUNC bytes; a larger or unnamed function gets the page
+ * around the address unless some copy covers it): the code as it was when it ran, before a JIT
+ * frees, moves or rewrites it. A function that reuses the addresses of freed code gets its own
+ * copy, preferred when its code is assembled.
  *
  * A query finds the function in the profile (by name, or the one address it holds), gathers the
  * counts of every id that profile_canon maps to it (addresses kept before a perf map named them
@@ -59,9 +61,11 @@ void annotate_sample(struct annot *a, struct tsym *sym, pid_t pid, uint32_t id, 
 		}
 	}
 	if (hi > lo && hi - lo <= ANNOTATE_MAX_FUNC) {
-		if (annot_covered(a, addr) && annot_covered(a, lo) && annot_covered(a, hi - 1))
-			return;
-		capture(a, pid, id, lo, hi - lo);
+		/* Its own copy, unless one of exactly its extent is kept: bytes read for other
+		 * code that was there before (a JIT reuses addresses) or for its unnamed
+		 * addresses (a page) are not the function's. */
+		if (!annot_has_chunk(a, lo, hi - lo))
+			capture(a, pid, id, lo, hi - lo);
 		return;
 	}
 	if (annot_covered(a, addr))

@@ -239,6 +239,14 @@ bool annot_covered(const struct annot *a, uint64_t addr)
 	return false;
 }
 
+bool annot_has_chunk(const struct annot *a, uint64_t start, size_t len)
+{
+	for (size_t i = chunk_upper(a, start); i-- > 0 && a->chunks[i].start == start;)
+		if (a->chunks[i].len == len)
+			return true;
+	return false;
+}
+
 int annot_put_code(struct annot *a, uint32_t id, uint64_t start, const uint8_t *code, size_t len)
 {
 	_cleanup_free_ uint8_t *copy = NULL;

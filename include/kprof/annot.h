@@ -71,6 +71,8 @@ bool annot_range(const struct annot *a, uint32_t id, uint64_t *lo, uint64_t *hi)
 
 /* Whether some chunk holds addr. */
 bool annot_covered(const struct annot *a, uint64_t addr);
+/* Whether a chunk of exactly [start, start + len) is kept (a function's own, read for it). */
+bool annot_has_chunk(const struct annot *a, uint64_t start, size_t len);
 /* Keep a copy of code[0..len) mapped at start, asked for by function id. -E2BIG (counted) when
  * it is longer than max_chunk or does not fit in max_code_bytes, -EINVAL for an empty one or
  * one that wraps, -ENOMEM. */

@@ -129,6 +129,9 @@ static void test_code(void **state)
 	assert_int_equal(annot_put_code(a, 7, 0x1000, first, 16), 0);
 	assert_true(annot_covered(a, 0x1000));
 	assert_true(annot_covered(a, 0x100f));
+	assert_true(annot_has_chunk(a, 0x1000, 16));
+	assert_false(annot_has_chunk(a, 0x1000, 8));
+	assert_false(annot_has_chunk(a, 0x1001, 15));
 	assert_false(annot_covered(a, 0x1010));
 	assert_false(annot_covered(a, 0xfff));
 	/* Overlapping, later, of function 9: the oldest bytes win unless 9's are asked for. */
