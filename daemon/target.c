@@ -29,6 +29,7 @@
 #include "kprof/cleanup.h"
 #include "clock.h"
 #include "kprof/config.h"
+#include "kprof/drift.h"
 #include "jvmmap.h"
 #include "paths.h"
 #include "sampler.h"
@@ -197,6 +198,9 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 		       &t->hcct);
 	if (err < 0)
 		goto fail;
+	err = drift_new(NULL, &t->drift);
+	if (err < 0)
+		goto fail;
 	err = tsym_new(env->sym, pid, t->proc_uid, t->proc_euid,
 		       (uint64_t)env->conf->perfmap_max_mb << 20, &t->sym);
 	if (err < 0)
@@ -224,6 +228,7 @@ void target_free(struct target *t)
 	free(t->cgroup);
 	free(t->rule);
 	hcct_free(t->hcct);
+	drift_free(t->drift);
 	sd_event_source_disable_unref(t->duration_timer);
 	tsym_free(t->sym);
 	profile_free(t->profile);
@@ -343,7 +348,75 @@ uint64_t target_memory(const struct target *t)
 		hcct_get_stats(t->calls.exact, &hs);
 		n += hs.bytes;
 	}
+	if (t->drift) {
+		struct drift_stats ds;
+
+		drift_get_stats(t->drift, &ds);
+		n += ds.memory;
+	}
 	return n;
+}
+
+/* ---- profile drift (ALGORITHMS.md §12) ---- */
+
+#define DRIFT_CALLEE (1ULL << 62) /* a key naming a callee: DRIFT_CALLEE | its id */
+
+void target_drift_key(const struct target *t, uint64_t key, char *buf, size_t len)
+{
+	const struct profile_func *f;
+
+	if (key == DRIFT_KEY_OTHER)
+		snprintf(buf, len, "other");
+	else if (!(key & DRIFT_CALLEE))
+		snprintf(buf, len, "+0x%llx", (unsigned long long)key);
+	else if ((f = profile_func_get(t->profile, profile_canon(t->profile, (uint32_t)key))))
+		snprintf(buf, len, "-> %s", f->name);
+	else
+		snprintf(buf, len, "-> ?");
+}
+
+static void drift_log(const struct target *t, const struct drift_event *e)
+{
+	const struct profile_func *f = profile_func_get(t->profile, e->func);
+	char up[96], down[96];
+
+	target_drift_key(t, e->gained, up, sizeof(up));
+	target_drift_key(t, e->lost, down, sizeof(down));
+	log_info("drift %d (%s): %s changed: overlap %.1f%% of its last %u samples with its "
+		 "reference of %u (below %.0f%%); %s %.0f%% -> %.0f%%, %s %.0f%% -> %.0f%%",
+		 t->pid, t->comm, f ? f->name : "?", 100 * e->overlap, e->window, e->ref,
+		 100 * drift_get_config(t->drift)->threshold, up, 100 * e->gained_ref,
+		 100 * e->gained_win, down, 100 * e->lost_ref, 100 * e->lost_win);
+}
+
+/* The innermost two JIT frames of the user stack (among the 8 nearest the leaf) go to the drift
+ * detector: the leaf one keyed by the sampled offset inside it, a caller by the function it was
+ * calling. Frame ids come from the memo target_add_sample just filled. */
+static void drift_feed(struct target *t, const struct kp_sample *s)
+{
+	const struct frame_memo *memo = t->memo;
+	int fed = 0;
+
+	for (int i = 0; i < s->n_user && i < 8 && fed < 2; i++) {
+		int d = s->n_user - 1 - i;
+		uint64_t a = user_addr(s, i), key;
+		const struct profile_func *f;
+
+		if (d >= KP_MAX_STACK || !a || memo->addr[d] != a)
+			return;
+		f = profile_func_get(t->profile, memo->id[d]);
+		if (!f || f->kind != PROFILE_KIND_JIT || a < f->start)
+			continue;
+		if (i == 0)
+			key = a - f->start;
+		else if (memo->addr[d + 1])
+			key = DRIFT_CALLEE | memo->id[d + 1];
+		else
+			continue;
+		fed++;
+		if (drift_add(t->drift, memo->id[d], key, s->time_ns) == 1)
+			drift_log(t, drift_event_get(t->drift, drift_nevents(t->drift) - 1));
+	}
 }
 
 void target_add_sample(struct target *t, const struct kp_sample *s)
@@ -411,6 +484,8 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	if (t->hcct && (t->hcct_kernel ? n : n_user) > 0)
 		hcct_add_stack(t->hcct, t->ids, t->hcct_kernel ? n : n_user, 1);
 	profile_add_hashed(t->profile, s->tid, t->ids, n, 1, hash);
+	if (t->drift)
+		drift_feed(t, s);
 	tnames_set(t->tnames, s->tid, s->comm, sizeof(s->comm)); /* a full table counts */
 }
 

@@ -22,6 +22,7 @@
 #include "kprof/tnames.h"
 
 struct config;
+struct drift;
 struct jvmattach_ctx;
 struct jvmmap;
 struct loader;
@@ -114,6 +115,7 @@ struct target {
 	 * and its threads' names. */
 	struct maptab *maps;
 	struct tnames *tnames;
+	struct drift *drift; /* profile drift of its JIT functions (ALGORITHMS.md §12) */
 };
 
 /* What an attach asks for; zero fields take the daemon's defaults. */
@@ -164,6 +166,8 @@ void target_drop_symbols(struct target *t);
 uint64_t target_memory(const struct target *t);
 void target_free(struct target *t);
 void target_add_sample(struct target *t, const struct kp_sample *s);
+/* A drift detector key of t as text: "+0x1c" (an offset), "-> NAME" (a callee), "other". */
+void target_drift_key(const struct target *t, uint64_t key, char *buf, size_t len);
 /* Name the frames kept by address that the symbols cover now (when they changed since the last
  * call, or always with force). The count named, or -ENOMEM. */
 int target_names_update(struct target *t, bool force);
