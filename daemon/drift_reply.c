@@ -15,7 +15,8 @@
 static void event_fill(const struct target *t, const struct drift_event *e, Kprof__DriftEvent *pb,
 		       char names[2][128], int64_t real_minus_mono)
 {
-	const struct profile_func *f = profile_func_get(t->profile, e->func);
+	const struct profile_func *f =
+	    profile_func_get(t->profile, profile_canon(t->profile, e->func));
 
 	kprof__drift_event__init(pb);
 	target_drift_key(t, e->gained, names[0], 128);
@@ -68,7 +69,8 @@ void drift_events_release(struct drift_events_msg *m)
 static void func_fill(const struct target *t, size_t i, const struct drift_func_info *fi,
 		      Kprof__DriftFunction *pb)
 {
-	const struct profile_func *f = profile_func_get(t->profile, fi->func);
+	const struct profile_func *f =
+	    profile_func_get(t->profile, profile_canon(t->profile, fi->func));
 
 	(void)i;
 	kprof__drift_function__init(pb);

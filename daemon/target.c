@@ -375,18 +375,30 @@ void target_drift_key(const struct target *t, uint64_t key, char *buf, size_t le
 		snprintf(buf, len, "-> ?");
 }
 
-static void drift_log(const struct target *t, const struct drift_event *e)
+/* One journal line per drift, at most one a second per target: a process that keeps changing
+ * cannot flood the log; the lines left out are counted in the next one. */
+static void drift_log(struct target *t, const struct drift_event *e)
 {
-	const struct profile_func *f = profile_func_get(t->profile, e->func);
-	char up[96], down[96];
+	const struct profile_func *f =
+	    profile_func_get(t->profile, profile_canon(t->profile, e->func));
+	char up[96], down[96], more[48] = "";
 
+	if (t->drift_logged_ns && e->time_ns - t->drift_logged_ns < 1000000000ULL) {
+		t->drift_unlogged++;
+		return;
+	}
+	if (t->drift_unlogged)
+		snprintf(more, sizeof(more), " (and %u earlier drift%s not logged)",
+			 t->drift_unlogged, t->drift_unlogged == 1 ? "" : "s");
+	t->drift_logged_ns = e->time_ns;
+	t->drift_unlogged = 0;
 	target_drift_key(t, e->gained, up, sizeof(up));
 	target_drift_key(t, e->lost, down, sizeof(down));
 	log_info("drift %d (%s): %s changed: overlap %.1f%% of its last %u samples with its "
-		 "reference of %u (below %.0f%%); %s %.0f%% -> %.0f%%, %s %.0f%% -> %.0f%%",
+		 "reference of %u (below %.0f%%); %s %.0f%% -> %.0f%%, %s %.0f%% -> %.0f%%%s",
 		 t->pid, t->comm, f ? f->name : "?", 100 * e->overlap, e->window, e->ref,
 		 100 * drift_get_config(t->drift)->threshold, up, 100 * e->gained_ref,
-		 100 * e->gained_win, down, 100 * e->lost_ref, 100 * e->lost_win);
+		 100 * e->gained_win, down, 100 * e->lost_ref, 100 * e->lost_win, more);
 }
 
 /* The innermost two JIT frames of the user stack (among the 8 nearest the leaf) go to the drift

@@ -115,7 +115,9 @@ struct target {
 	 * and its threads' names. */
 	struct maptab *maps;
 	struct tnames *tnames;
-	struct drift *drift; /* profile drift of its JIT functions (ALGORITHMS.md §12) */
+	struct drift *drift;	  /* profile drift of its JIT functions (ALGORITHMS.md §12) */
+	uint64_t drift_logged_ns; /* the sample time of the last drift logged */
+	unsigned drift_unlogged;  /* drifts not logged since: at most one line a second */
 };
 
 /* What an attach asks for; zero fields take the daemon's defaults. */
