@@ -1008,6 +1008,14 @@ static void do_drift(struct client *cl, const Kprof__DriftRequest *req)
 
 	if (!t)
 		return;
+	if (t->state == TARGET_ATTACHED && !t->drift) {
+		reply_error(
+		    cl, -EOPNOTSUPP,
+		    "profile drift is off for pid %u: it was attached while kprofd.conf had "
+		    "[drift] enabled = off",
+		    req->pid);
+		return;
+	}
 	if (t->state != TARGET_ATTACHED || !t->drift) {
 		reply_error(cl, -ESRCH,
 			    "pid %u is not attached any more (%s): profile drift is followed only "

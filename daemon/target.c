@@ -198,9 +198,14 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 		       &t->hcct);
 	if (err < 0)
 		goto fail;
-	err = drift_new(NULL, &t->drift);
-	if (err < 0)
-		goto fail;
+	if (env->conf->drift_enabled) {
+		err = drift_new(&(struct drift_config){.window = env->conf->drift_window,
+						       .min_samples = env->conf->drift_min_samples,
+						       .threshold = env->conf->drift_threshold},
+				&t->drift);
+		if (err < 0)
+			goto fail;
+	}
 	err = tsym_new(env->sym, pid, t->proc_uid, t->proc_euid,
 		       (uint64_t)env->conf->perfmap_max_mb << 20, &t->sym);
 	if (err < 0)
