@@ -109,9 +109,9 @@ if ! grep -q "info: drift $SP " "$TDIR/kprofd.log"; then pass "steady run: no jo
 
 if [ -n "$NP" ]; then
 	wait_for 10 grep -q phase-flip "$TDIR/node.out" || fail "node flip marker" "none"
-	if wait_for 12 has_drift "$NP" "work"; then
+	if wait_for 12 has_drift "$NP" "drift.js"; then
 		T=$(awk '/phase-flip/ { print $3 }' "$TDIR/node.out")
-		E=$(drift_event "$NP" work)
+		E=$(drift_event "$NP" drift.js)
 		if python3 -c "import json,sys; e=json.loads(sys.argv[1]); t=int(sys.argv[2])
 assert e['time_ns'] > t, (e['time_ns'], t)
 print(f\"node: {e['function']} drift {(e['time_ns'] - t) / 1e6:.0f} ms after the marker, overlap {100 * e['overlap']:.1f}%\")" "$E" "$T"; then
