@@ -93,6 +93,7 @@ if tt and any(e["function"] == "mj_phase" for e in tt[0]["drift_events"]):
 else:
     print("FAIL: top --json carries the drift event:", json.dumps(tt)[:400])
 PY
+[ $? -eq 0 ] || fail "drift checks" "the checker failed (its error is above)"
 if grep -Eq "^ (learning|watching) .* mj_phase$" "$TDIR/flip.txt" && grep -q "Drifts (oldest first):" "$TDIR/flip.txt" &&
 	grep -q "drift #1 mj_phase: overlap" "$TDIR/flip.txt"; then
 	pass "drift text"
