@@ -2,7 +2,7 @@
 # Profile drift (kprofctl drift, ALGORITHMS.md §12) against ground truth: minijit --flip-after
 # flips mj_phase's branch bias and prints the time; kprofd must report a drift of mj_phase after
 # that marker and not before (the latency is printed), none in a steady minijit run sampled as
-# long, the same in `kprofctl drift` text and --json, in the journal line and in `top --json`;
+# long (attached by a watch rule), the same in `kprofctl drift` text and --json, in the journal line and in `top --json`;
 # and a Node function whose hot loop changes behaviour halfway (tests/fixtures/drift.js) is
 # reported after its marker. Bad input: no PID, a bad --keys, an unknown PID, an ended target.
 # The three workloads run at once, so the test takes about 20 s.
@@ -13,10 +13,14 @@ start_daemon || { fail "daemon starts" "see log"; exit 1; }
 FLIP=6
 start_minijit --phase 40 --flip-after "$FLIP" --seconds 16 || { fail "minijit starts" ""; exit 1; }
 FP=$MJ_PID FOUT=$MJ_OUT
-start_minijit --phase 40 --seconds 16 || { fail "steady minijit starts" ""; exit 1; }
-SP=$MJ_PID
 ctl attach "$FP" --freq 999 >/dev/null
-ctl attach "$SP" --freq 999 >/dev/null
+# The steady one is a watched target: a copy of minijit under its own name, attached by a rule.
+cp "$MINIJIT" "$TDIR/steadyjit"
+ctl watch add "comm:steadyjit freq=999" >/dev/null || fail "watch rule" "refused"
+"$TDIR/steadyjit" --phase 40 --seconds 16 >/dev/null 2>"$TDIR/steady.err" &
+SP=$!
+PIDS+=("$SP")
+wait_for 10 state_is "$SP" attached || fail "steady minijit attached by its watch rule" "$(ctl list)"
 NP=
 if command -v node >/dev/null; then
 	(cd "$TDIR" && exec node --perf-basic-prof "$OLDPWD/tests/fixtures/drift.js" 16 "$FLIP") \
@@ -74,10 +78,10 @@ else:
 sf = [f for f in steady["functions"] if f["function"] == "mj_phase"]
 # Not vacuous: the steady mj_phase must have been judged against its reference.
 if steady["events_total"] == 0 and sf and sf[0]["min_overlap"] >= 0.5:
-    print(f"PASS: steady minijit: no drift in {steady['samples']} samples of JIT functions "
+    print(f"PASS: steady watched minijit: no drift in {steady['samples']} samples of JIT functions "
           f"(mj_phase: {sf[0]['samples']}, lowest overlap {100 * sf[0]['min_overlap']:.1f}%)")
 else:
-    print("FAIL: steady minijit:", steady["events_total"], "drifts in", steady["samples"],
+    print("FAIL: steady watched minijit:", steady["events_total"], "drifts in", steady["samples"],
           "samples:", [(e["function"], e["overlap"]) for e in steady["events"]], sf)
 fns = {f["function"]: f for f in flip["functions"]}
 if ("mj_phase" in fns and fns["mj_phase"]["drifts"] >= 1 and flip["window"] == 256
