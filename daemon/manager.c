@@ -1225,6 +1225,7 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 			tsym_refresh(t->sym);
 			target_jvm_tick(t, now);
 			target_names_update(t, false);
+			target_drift_tick(t);
 		}
 	}
 	rescan_on_lost_reports(m);

@@ -30,6 +30,8 @@
 #include "clock.h"
 #include "kprof/config.h"
 #include "kprof/drift.h"
+#include "driftcode.h"
+#include "kprof/procmaps.h"
 #include "jvmmap.h"
 #include "paths.h"
 #include "sampler.h"
@@ -372,6 +374,8 @@ void target_drift_key(const struct target *t, uint64_t key, char *buf, size_t le
 
 	if (key == DRIFT_KEY_OTHER)
 		snprintf(buf, len, "other");
+	else if (!(key & DRIFT_CALLEE) && (key & DRIFT_KEY_BLOCK))
+		snprintf(buf, len, "block +0x%llx", (unsigned long long)(key & ~DRIFT_KEY_BLOCK));
 	else if (!(key & DRIFT_CALLEE))
 		snprintf(buf, len, "+0x%llx", (unsigned long long)key);
 	else if ((f = profile_func_get(t->profile, profile_canon(t->profile, (uint32_t)key))))
@@ -404,6 +408,50 @@ static void drift_log(struct target *t, const struct drift_event *e)
 		 t->pid, t->comm, f ? f->name : "?", 100 * e->overlap, e->window, e->ref,
 		 100 * drift_get_config(t->drift)->threshold, up, 100 * e->gained_ref,
 		 100 * e->gained_win, down, 100 * e->lost_ref, 100 * e->lost_win, more);
+}
+
+struct jit_size {
+	uint64_t start, size;
+};
+
+static int jit_size_cb(const struct perfmap_sym *s, void *userdata)
+{
+	struct jit_size *js = userdata;
+
+	if (s->start == js->start) /* the last one is the live one */
+		js->size = s->size;
+	return 0;
+}
+
+void target_drift_tick(struct target *t)
+{
+	size_t n = t->drift ? drift_nfuncs(t->drift) : 0;
+	struct procmaps *pm = NULL;
+	char err[256];
+
+	if (t->state != TARGET_ATTACHED || !t->sym)
+		return;
+	for (unsigned done = 0; t->drift_code_tried < n && done < 8; t->drift_code_tried++) {
+		_cleanup_free_ uint64_t *starts = NULL;
+		const struct profile_func *f;
+		struct drift_func_info fi;
+		struct jit_size js = {0};
+		int r;
+
+		if (drift_func_get(t->drift, t->drift_code_tried, &fi) < 0 ||
+		    !(f = profile_func_get(t->profile, fi.func)) || f->kind != PROFILE_KIND_JIT)
+			continue;
+		js.start = f->start;
+		if (tsym_foreach_jit(t->sym, jit_size_cb, &js) < 0 || !js.size)
+			continue;
+		done++;
+		if (!pm && procmaps_read_pid(t->pid, &pm, err, sizeof(err)) < 0)
+			break; /* gone: nothing more to do */
+		r = driftcode_blocks(t->pid, pm, f->start, js.size, &starts);
+		if (r > 0)
+			drift_func_set_blocks(t->drift, fi.func, starts, (size_t)r);
+	}
+	procmaps_free(pm);
 }
 
 /* The innermost two JIT frames of the user stack (among the 8 nearest the leaf) go to the drift

@@ -118,6 +118,7 @@ struct target {
 	struct drift *drift;	  /* profile drift of its JIT functions (ALGORITHMS.md §12) */
 	uint64_t drift_logged_ns; /* the sample time of the last drift logged */
 	unsigned drift_unlogged;  /* drifts not logged since: at most one line a second */
+	size_t drift_code_tried;  /* functions of drift whose blocks were looked for */
 };
 
 /* What an attach asks for; zero fields take the daemon's defaults. */
@@ -168,6 +169,9 @@ void target_drop_symbols(struct target *t);
 uint64_t target_memory(const struct target *t);
 void target_free(struct target *t);
 void target_add_sample(struct target *t, const struct kp_sample *s);
+/* Housekeeping: look for the basic blocks of the functions the drift detector began following
+ * (file-backed JIT code only, driftcode.c), up to 8 a call. */
+void target_drift_tick(struct target *t);
 /* A drift detector key of t as text: "+0x1c" (an offset), "-> NAME" (a callee), "other". */
 void target_drift_key(const struct target *t, uint64_t key, char *buf, size_t len);
 /* Name the frames kept by address that the symbols cover now (when they changed since the last

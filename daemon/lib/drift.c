@@ -38,6 +38,8 @@ struct dfunc {
 	double overlap, min_overlap;
 	uint32_t drifts, refreshes;
 	uint64_t first_ns, last_ns, ref_ns;
+	uint64_t *blocks; /* block start offsets, ascending (drift_func_set_blocks) */
+	uint32_t nblocks;
 	uint64_t keys[DRIFT_MAX_KEYS];
 	uint16_t slots[KEY_SLOTS]; /* key index + 1, 0 = empty */
 	uint32_t ref[NIDX], win[NIDX];
@@ -111,8 +113,10 @@ void drift_free(struct drift *d)
 {
 	if (!d)
 		return;
-	for (size_t i = 0; i < d->nfuncs; i++)
+	for (size_t i = 0; i < d->nfuncs; i++) {
+		free(d->funcs[i]->blocks);
 		free(d->funcs[i]);
+	}
 	free(d->funcs);
 	free(d->fslots);
 	free(d->events);
@@ -297,6 +301,49 @@ static int judge(struct drift *d, struct dfunc *f, uint64_t time_ns)
 	return 0;
 }
 
+int drift_func_set_blocks(struct drift *d, uint32_t func, const uint64_t *starts, size_t n)
+{
+	struct dfunc *f;
+	uint64_t *b;
+	size_t slot;
+
+	if (n == 0 || n > 4096)
+		return -EINVAL;
+	for (size_t i = 1; i < n; i++)
+		if (starts[i] <= starts[i - 1])
+			return -EINVAL;
+	f = func_find(d, func, &slot);
+	if (!f)
+		return -ENOENT;
+	b = malloc(n * sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	memcpy(b, starts, n * sizeof(*b));
+	free(f->blocks);
+	f->blocks = b;
+	f->nblocks = (uint32_t)n;
+	func_reset(d, f);
+	return 0;
+}
+
+/* An offset key as the block holding it: the last start at or below it. */
+static uint64_t block_key(const struct dfunc *f, uint64_t key)
+{
+	size_t lo = 0, hi = f->nblocks;
+
+	if (key >= DRIFT_KEY_BLOCK || key < f->blocks[0])
+		return key;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+
+		if (f->blocks[mid] <= key)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return DRIFT_KEY_BLOCK | f->blocks[lo];
+}
+
 int drift_add(struct drift *d, uint32_t func, uint64_t key, uint64_t time_ns)
 {
 	struct dfunc *f;
@@ -312,6 +359,8 @@ int drift_add(struct drift *d, uint32_t func, uint64_t key, uint64_t time_ns)
 	if (!f->first_ns)
 		f->first_ns = time_ns;
 	f->last_ns = time_ns;
+	if (f->blocks)
+		key = block_key(f, key);
 	k = key_index(d, f, key);
 	if (f->state == DRIFT_LEARNING) {
 		f->ref[k]++;
@@ -364,6 +413,7 @@ int drift_func_get(const struct drift *d, size_t i, struct drift_func_info *out)
 					.keys = f->nkeys,
 					.drifts = f->drifts,
 					.refreshes = f->refreshes,
+					.blocks = f->nblocks,
 					.first_ns = f->first_ns,
 					.last_ns = f->last_ns};
 	return 0;
@@ -412,4 +462,6 @@ void drift_get_stats(const struct drift *d, struct drift_stats *st)
 	st->memory = sizeof(*d) + d->c.max_funcs * sizeof(*d->funcs) +
 		     d->nfslots * sizeof(*d->fslots) + d->c.max_events * sizeof(*d->events) +
 		     d->nfuncs * (sizeof(struct dfunc) + d->c.window);
+	for (size_t i = 0; i < d->nfuncs; i++)
+		st->memory += d->funcs[i]->nblocks * sizeof(uint64_t);
 }

@@ -30,6 +30,9 @@ struct drift_config {
 	uint32_t max_events;  /* drift events kept (oldest dropped), 1..1024: 32 */
 };
 
+/* Keys below DRIFT_KEY_BLOCK are offsets in the function; with blocks set
+ * (drift_func_set_blocks) each becomes DRIFT_KEY_BLOCK | the start offset of its block. */
+#define DRIFT_KEY_BLOCK (1ULL << 61)
 /* Keys past DRIFT_MAX_KEYS distinct ones of a function share this one. */
 #define DRIFT_KEY_OTHER UINT64_MAX
 #define DRIFT_MAX_KEYS 255
@@ -57,13 +60,14 @@ struct drift_event {
 struct drift_func_info {
 	uint32_t func;
 	enum drift_state state;
-	uint64_t samples;	    /* fed since it was first seen */
-	uint32_t ref, window;	    /* samples in the reference and the window now */
-	double overlap;		    /* the last judgement, -1 if none since the reference was set */
-	double min_overlap;	    /* the lowest since the reference was set, -1 if none */
-	uint32_t keys;		    /* distinct keys (DRIFT_MAX_KEYS at most, then "other") */
-	uint32_t drifts;	    /* drifts reported */
-	uint32_t refreshes;	    /* references refreshed by the T2 rule */
+	uint64_t samples;     /* fed since it was first seen */
+	uint32_t ref, window; /* samples in the reference and the window now */
+	double overlap;	      /* the last judgement, -1 if none since the reference was set */
+	double min_overlap;   /* the lowest since the reference was set, -1 if none */
+	uint32_t keys;	      /* distinct keys (DRIFT_MAX_KEYS at most, then "other") */
+	uint32_t drifts;      /* drifts reported */
+	uint32_t refreshes;   /* references refreshed by the T2 rule */
+	uint32_t blocks;      /* basic blocks its offsets are mapped to, 0: offsets as they are */
 	uint64_t first_ns, last_ns; /* times of its first and last samples */
 };
 
@@ -92,6 +96,12 @@ const struct drift_config *drift_get_config(const struct drift *d);
  * (the newest event), 0 if not, -E2BIG if func is new and max_funcs are followed (counted),
  * -ENOMEM (nothing changed). */
 int drift_add(struct drift *d, uint32_t func, uint64_t key, uint64_t time_ns);
+
+/* From now on, func's offset keys are mapped to the basic block holding them: starts[0..n) are
+ * the blocks' start offsets, ascending (copied); an offset below starts[0] stays as it is. The
+ * function starts over (learning), so its reference holds blocks only. 0, -ENOENT (func is not
+ * followed), -EINVAL (n is 0 or above 4096, starts not ascending), -ENOMEM. */
+int drift_func_set_blocks(struct drift *d, uint32_t func, const uint64_t *starts, size_t n);
 
 /* Events kept, oldest first: i in [0, drift_nevents). */
 size_t drift_nevents(const struct drift *d);

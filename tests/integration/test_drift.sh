@@ -86,11 +86,11 @@ else:
 fns = {f["function"]: f for f in flip["functions"]}
 if ("mj_phase" in fns and fns["mj_phase"]["drifts"] >= 1 and flip["window"] == 256
         and flip["threshold"] == 0.5 and fns["mj_phase"]["top_keys"]
-        and fns["mj_phase"]["top_keys"][0]["key"].startswith("+0x")
+        and fns["mj_phase"]["top_keys"][0]["key"].startswith("block +0x")
         and any(k["key"] == "-> mj_hot" for k in fns.get("mj_main", {}).get("top_keys", []))):
-    print("PASS: drift --json: functions, settings, offsets and callees")
+    print("PASS: drift --json: functions, settings, basic blocks (file-backed code) and callees")
 else:
-    print("FAIL: drift --json:", json.dumps(flip)[:600])
+    print("FAIL: drift --json (blocks, callees):", json.dumps(flip)[:600])
 tt = [t for t in top["targets"] if t["target"]["pid"] == flip["target"]["pid"]]
 if tt and any(e["function"] == "mj_phase" for e in tt[0]["drift_events"]):
     print("PASS: top --json carries the drift event")

@@ -226,6 +226,40 @@ static void test_polluted_reference(void **state)
 	drift_free(d);
 }
 
+/* Blocks: offsets map to the block holding them (the last start at or below), the function
+ * starts over; callees and offsets before the first block stay as they are. */
+static void test_blocks(void **state)
+{
+	const uint64_t starts[] = {0x10, 0x20, 0x38}, bad[] = {0x10, 0x10};
+	const uint64_t keys[] = {0x10, 0x1f, 0x20, 0x37, 0x38, 0x400, 0x4, (1ULL << 62) | 7};
+	struct drift_key k[8];
+	struct drift_func_info fi;
+	struct drift *d;
+	uint64_t t = 1;
+
+	(void)state;
+	assert_int_equal(drift_new(&small, &d), 0);
+	assert_int_equal(drift_func_set_blocks(d, 5, starts, 3), -ENOENT); /* not seen yet */
+	assert_int_equal(feed(d, 5, keys, 8, 20, &t), 0);
+	assert_int_equal(drift_func_set_blocks(d, 5, bad, 2), -EINVAL);
+	assert_int_equal(drift_func_set_blocks(d, 5, starts, 0), -EINVAL);
+	assert_int_equal(drift_func_set_blocks(d, 5, starts, 3), 0);
+	assert_int_equal(drift_func_get(d, 0, &fi), 0);
+	assert_int_equal(fi.state, DRIFT_LEARNING);
+	assert_int_equal(fi.ref, 0);
+	assert_int_equal(fi.blocks, 3);
+	assert_int_equal(feed(d, 5, keys, 8, 8, &t), 0); /* one of each */
+	assert_int_equal(drift_func_keys(d, 0, k, 8), 5);
+	/* 0x10 0x1f -> block 0x10, 0x20 0x37 -> 0x20, 0x38 0x400 -> 0x38 (2/8 each), then 1/8 */
+	assert_int_equal(k[0].key, DRIFT_KEY_BLOCK | 0x10);
+	assert_int_equal(k[1].key, DRIFT_KEY_BLOCK | 0x20);
+	assert_int_equal(k[2].key, DRIFT_KEY_BLOCK | 0x38);
+	assert_float_equal(k[0].ref, 0.25, 1e-12);
+	assert_int_equal(k[3].key, 0x4);
+	assert_int_equal(k[4].key, (1ULL << 62) | 7);
+	drift_free(d);
+}
+
 /* max_funcs reached: counted, refused; keys past DRIFT_MAX_KEYS share "other". */
 static void test_caps(void **state)
 {
@@ -287,6 +321,7 @@ int main(void)
 	    cmocka_unit_test(test_flip),
 	    cmocka_unit_test(test_polluted_window_reset),
 	    cmocka_unit_test(test_polluted_reference),
+	    cmocka_unit_test(test_blocks),
 	    cmocka_unit_test(test_caps),
 	    cmocka_unit_test(test_events_kept),
 	};
