@@ -172,7 +172,8 @@ void target_add_sample(struct target *t, const struct kp_sample *s);
 /* Housekeeping: look for the basic blocks of the functions the drift detector began following
  * (file-backed JIT code only, driftcode.c), up to 8 a call. */
 void target_drift_tick(struct target *t);
-/* A drift detector key of t as text: "+0x1c" (an offset), "-> NAME" (a callee), "other". */
+/* A drift detector key of t as text: "block +0x40", "+0x1c" (an offset), "-> NAME" (a callee),
+ * "other". */
 void target_drift_key(const struct target *t, uint64_t key, char *buf, size_t len);
 /* Name the frames kept by address that the symbols cover now (when they changed since the last
  * call, or always with force). The count named, or -ENOMEM. */
