@@ -35,8 +35,9 @@ void drift_render_event(FILE *f, const Kprof__DriftEvent *e)
 	fprintf(f, "%s.%03u drift #%" PRIu64 " ", when, (unsigned)(e->realtime_ns / 1000000 % 1000),
 		e->seq);
 	put_name(f, e->function);
-	fprintf(f, ": overlap %.1f%% over %u samples (reference %u); ", 100 * e->overlap,
-		e->window_samples, e->reference_samples);
+	fprintf(f, ": overlap %.1f%% over %u %s (reference %u); ", 100 * e->overlap,
+		e->window_samples, strstr(e->function, " (paths)") ? "paths" : "samples",
+		e->reference_samples);
 	put_name(f, e->gained);
 	fprintf(f, " %.0f%%->%.0f%%, ", 100 * e->gained_reference, 100 * e->gained_window);
 	put_name(f, e->lost);

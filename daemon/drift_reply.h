@@ -10,10 +10,11 @@
 
 #define DRIFT_REPLY_MAX_KEYS 16
 
-/* Events of one target; strings point into it or into this struct (use before t changes). */
+/* Events of one target (both detectors, by time); strings point into it or into this struct
+ * (use before t changes). */
 struct drift_events_msg {
 	Kprof__DriftEvent *ev, **ep;
-	char (*names)[2][128];
+	char (*names)[3][128]; /* gained, lost, function */
 	size_t n;
 };
 /* Its newest max events (at most all kept), oldest first. 0 or -ENOMEM. */
@@ -24,6 +25,7 @@ struct drift_reply_msg {
 	Kprof__DriftReply r;
 	struct drift_events_msg events;
 	Kprof__DriftFunction *fv, **fp;
+	char (*fnames)[160];
 	Kprof__DriftKey *kv, **kp;
 	char (*keys)[128];
 };

@@ -236,6 +236,7 @@ void target_free(struct target *t)
 	free(t->rule);
 	hcct_free(t->hcct);
 	drift_free(t->drift);
+	drift_free(t->drift_paths);
 	sd_event_source_disable_unref(t->duration_timer);
 	tsym_free(t->sym);
 	profile_free(t->profile);
@@ -361,6 +362,12 @@ uint64_t target_memory(const struct target *t)
 		drift_get_stats(t->drift, &ds);
 		n += ds.memory;
 	}
+	if (t->drift_paths) {
+		struct drift_stats ds;
+
+		drift_get_stats(t->drift_paths, &ds);
+		n += ds.memory;
+	}
 	return n;
 }
 
@@ -368,12 +375,28 @@ uint64_t target_memory(const struct target *t)
 
 #define DRIFT_CALLEE (1ULL << 62) /* a key naming a callee: DRIFT_CALLEE | its id */
 
-void target_drift_key(const struct target *t, uint64_t key, char *buf, size_t len)
+void target_drift_name(const struct target *t, bool paths, uint32_t func, char *buf, size_t len)
+{
+	const struct profile_func *f;
+
+	if (paths && t->paths && t->paths->id == func)
+		snprintf(buf, len, "%s (paths)", t->paths->func ? t->paths->func : "?");
+	else if (paths)
+		snprintf(buf, len, "trace %u (paths)", func);
+	else if ((f = profile_func_get(t->profile, profile_canon(t->profile, func))))
+		snprintf(buf, len, "%s", f->name);
+	else
+		snprintf(buf, len, "?");
+}
+
+void target_drift_key(const struct target *t, bool paths, uint64_t key, char *buf, size_t len)
 {
 	const struct profile_func *f;
 
 	if (key == DRIFT_KEY_OTHER)
 		snprintf(buf, len, "other");
+	else if (paths)
+		snprintf(buf, len, "path %llu", (unsigned long long)key);
 	else if (!(key & DRIFT_CALLEE) && (key & DRIFT_KEY_BLOCK))
 		snprintf(buf, len, "block +0x%llx", (unsigned long long)(key & ~DRIFT_KEY_BLOCK));
 	else if (!(key & DRIFT_CALLEE))
@@ -386,11 +409,9 @@ void target_drift_key(const struct target *t, uint64_t key, char *buf, size_t le
 
 /* One journal line per drift, at most one a second per target: a process that keeps changing
  * cannot flood the log; the lines left out are counted in the next one. */
-static void drift_log(struct target *t, const struct drift_event *e)
+static void drift_log(struct target *t, bool paths, const struct drift_event *e)
 {
-	const struct profile_func *f =
-	    profile_func_get(t->profile, profile_canon(t->profile, e->func));
-	char up[96], down[96], more[48] = "";
+	char name[160], up[96], down[96], more[48] = "";
 
 	if (t->drift_logged_ns && e->time_ns - t->drift_logged_ns < 1000000000ULL) {
 		t->drift_unlogged++;
@@ -401,12 +422,13 @@ static void drift_log(struct target *t, const struct drift_event *e)
 			 t->drift_unlogged, t->drift_unlogged == 1 ? "" : "s");
 	t->drift_logged_ns = e->time_ns;
 	t->drift_unlogged = 0;
-	target_drift_key(t, e->gained, up, sizeof(up));
-	target_drift_key(t, e->lost, down, sizeof(down));
-	log_info("drift %d (%s): %s changed: overlap %.1f%% of its last %u samples with its "
+	target_drift_name(t, paths, e->func, name, sizeof(name));
+	target_drift_key(t, paths, e->gained, up, sizeof(up));
+	target_drift_key(t, paths, e->lost, down, sizeof(down));
+	log_info("drift %d (%s): %s changed: overlap %.1f%% of its last %u %s with its "
 		 "reference of %u (below %.0f%%); %s %.0f%% -> %.0f%%, %s %.0f%% -> %.0f%%%s",
-		 t->pid, t->comm, f ? f->name : "?", 100 * e->overlap, e->window, e->ref,
-		 100 * drift_get_config(t->drift)->threshold, up, 100 * e->gained_ref,
+		 t->pid, t->comm, name, 100 * e->overlap, e->window, paths ? "paths" : "samples",
+		 e->ref, 100 * drift_get_config(t->drift)->threshold, up, 100 * e->gained_ref,
 		 100 * e->gained_win, down, 100 * e->lost_ref, 100 * e->lost_win, more);
 }
 
@@ -421,6 +443,20 @@ static int jit_size_cb(const struct perfmap_sym *s, void *userdata)
 	if (s->start == js->start) /* the last one is the live one */
 		js->size = s->size;
 	return 0;
+}
+
+void target_drift_path(struct target *t, const struct kp_path *p)
+{
+	const struct path_trace *tr = t->paths;
+
+	if (!t->drift || !tr || !tr->tracing || p->trace != tr->id ||
+	    (p->op != KP_POP_PATH && p->op != KP_POP_EXIT))
+		return;
+	if (!t->drift_paths && drift_new(drift_get_config(t->drift), &t->drift_paths) < 0)
+		return; /* no memory: the samples' detector goes on */
+	if (drift_add(t->drift_paths, tr->id, p->id, now_ns(CLOCK_MONOTONIC)) == 1)
+		drift_log(t, true,
+			  drift_event_get(t->drift_paths, drift_nevents(t->drift_paths) - 1));
 }
 
 void target_drift_tick(struct target *t)
@@ -480,7 +516,7 @@ static void drift_feed(struct target *t, const struct kp_sample *s)
 			continue;
 		fed++;
 		if (drift_add(t->drift, memo->id[d], key, s->time_ns) == 1)
-			drift_log(t, drift_event_get(t->drift, drift_nevents(t->drift) - 1));
+			drift_log(t, false, drift_event_get(t->drift, drift_nevents(t->drift) - 1));
 	}
 }
 
@@ -549,7 +585,8 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	if (t->hcct && (t->hcct_kernel ? n : n_user) > 0)
 		hcct_add_stack(t->hcct, t->ids, t->hcct_kernel ? n : n_user, 1);
 	profile_add_hashed(t->profile, s->tid, t->ids, n, 1, hash);
-	if (t->drift)
+	/* While uprobes trace its paths, samples show the probes' traps, not the code. */
+	if (t->drift && !(t->paths && t->paths->tracing))
 		drift_feed(t, s);
 	tnames_set(t->tnames, s->tid, s->comm, sizeof(s->comm)); /* a full table counts */
 }

@@ -2,10 +2,11 @@
 # Profile drift (kprofctl drift, ALGORITHMS.md §12) against ground truth: minijit --flip-after
 # flips mj_phase's branch bias and prints the time; kprofd must report a drift of mj_phase after
 # that marker and not before (the latency is printed), none in a steady minijit run sampled as
-# long (attached by a watch rule), the same in `kprofctl drift` text and --json, in the journal line and in `top --json`;
-# and a Node function whose hot loop changes behaviour halfway (tests/fixtures/drift.js) is
-# reported after its marker. Bad input: no PID, a bad --keys, an unknown PID, an ended target.
-# The three workloads run at once, so the test takes about 20 s.
+# long (attached by a watch rule), the same in `kprofctl drift` text and --json, in the journal
+# line and in `top --json`; a Node function whose hot loop changes behaviour halfway
+# (tests/fixtures/drift.js) is reported after its marker, and so is the path mix of mj_phase
+# traced across the flip (paths). Bad input: no PID, a bad --keys, an unknown PID, an ended
+# target. The first three workloads run at once, then the traced one: about 20 s.
 # Not sanitized: the detection needs a few hundred samples per function at a steady rate.
 . "$(dirname "$0")/lib.sh"
 start_daemon || { fail "daemon starts" "see log"; exit 1; }
@@ -140,5 +141,24 @@ kill -TERM "$SP"
 wait_for 10 state_is "$SP" exited
 out=$(ctl drift "$SP" 2>&1); rc=$?
 if [ "$rc" -eq 1 ] && echo "$out" | grep -q "not attached any more (it exited)"; then pass "drift ended target"; else fail "drift ended target" "$rc $out"; fi
+
+# The path mix when traced: a path trace of mj_phase across the flip (uprobes slow it some 50
+# times, so a short run of mj_phase per round keeps the flip on time).
+kill -9 "$FP" ${NP:+"$NP"} 2>/dev/null
+wait "$FP" ${NP:+"$NP"} 2>/dev/null
+start_minijit --phase 2 --flip-after 3 --seconds 14 || fail "traced minijit starts" ""
+PP=$MJ_PID
+ctl attach "$PP" --freq 99 >/dev/null
+ctl paths "$PP" mj_phase --duration 5 --top 1 >"$TDIR/paths.out" 2>&1 || fail "paths trace" "$(cat "$TDIR/paths.out")"
+T=$(awk '/phase-flip/ { print $3 }' "$MJ_OUT")
+E=$(drift_event "$PP" "mj_phase (paths)")
+if [ -n "$T" ] && [ -n "$E" ] && python3 -c "import json,sys; e=json.loads(sys.argv[1]); t=int(sys.argv[2])
+assert e['time_ns'] > t, (e['time_ns'], t)
+assert e['gained'].startswith('path ') and e['lost'].startswith('path '), e
+print(f\"paths: mj_phase's path mix drifted {(e['time_ns'] - t) / 1e6:.0f} ms after the marker, overlap {100 * e['overlap']:.1f}%\")" "$E" "$T"; then
+	pass "path mix of a traced function: drift after the marker"
+else
+	fail "path mix of a traced function" "marker '$T' event '$E' $(ctl drift "$PP" | tail -5)"
+fi
 check "kprofd still answers" ctl status
 finish
