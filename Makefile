@@ -221,6 +221,7 @@ $(BUILD)/tests/test_%: $(SAN_OBJ)/tests/unit/test_%.o $(SAN_LIBS) | $(BUILD)/tes
 
 # Micro-benchmarks, linked with the libraries kprofd uses.
 BENCH_BINS := $(BUILD)/bench_hcct $(BUILD)/bench_ksf $(BUILD)/bench_ingest
+BENCH_BINS += $(BUILD)/bench_drift
 $(BUILD)/bench_%: $(OBJ)/tests/bench/bench_%.o $(BUILD)/liboracles.a $(BUILD)/libkprof.a
 	$(CC) $(LINK_FLAGS) -o $@ $^ -lm
 $(BUILD)/symbolize_bench: $(OBJ)/bench/symbolize_bench.o $(BUILD)/libkprof.a

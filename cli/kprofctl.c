@@ -31,6 +31,7 @@
 #include "render.h"
 #include "render_annotate.h"
 #include "top.h"
+#include "drift.h"
 
 #define DEFAULT_SOCKET "/run/kprofd/kprofd.sock"
 
@@ -750,6 +751,38 @@ static int verb_hcct(int argc, char **argv)
 	return 0;
 }
 
+static int verb_drift(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"keys", required_argument, NULL, 'k'},
+	    {"json", no_argument, NULL, 'j'},
+	    {},
+	};
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__DriftRequest dr = KPROF__DRIFT_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	bool json = false;
+	int c, r, st = -1;
+
+	while ((c = verb_getopt(&st, "drift", argc, argv, "", opts)) != -1) {
+		if (c == 'k' && parse_uint("--keys", optarg, 1, 16, &dr.keys) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'j')
+			json = true;
+	}
+	if (st >= 0)
+		return st;
+	if ((r = one_pid("drift", argc, argv, &dr.pid)))
+		return r;
+	req.body_case = KPROF__REQUEST__BODY_DRIFT;
+	req.drift = &dr;
+	if ((r = call(&req, &rep)))
+		return r;
+	drift_render(stdout, rep->drift, json);
+	kprof__reply__free_unpacked(rep, NULL);
+	return 0;
+}
+
 static volatile sig_atomic_t paths_interrupted;
 
 static void on_paths_sigint(int sig)
@@ -1299,6 +1332,11 @@ static const struct verb verbs[] = {
      "          per instruction and basic block, loops and back edges marked, the top N\n"
      "          blocks first (default 10, 0 = all); FUNCTION as report names it (or a\n"
      "          part of the name only one function has) or an address 0x... in it"},
+    {"drift", verb_drift, "PID [--keys N] [--json]",
+     "profile drift of PID's JIT functions: each one's reference profile (offsets\n"
+     "          sampled in it, functions it calls) against a sliding window of its newest\n"
+     "          samples by overlap; a drift is logged by kprofd and shown in top; --keys:\n"
+     "          keys shown per function (default 5, 1-16)"},
     {"help", verb_help_verb, "[VERB]",
      "this help, or the help of VERB (its section of kprofctl(1)), as VERB --help"},
 };

@@ -746,8 +746,10 @@ static void on_path(void *ctx, const struct kp_path *p)
 	struct manager *m = ctx;
 	struct target *t = manager_find(m, p->hdr.tgid);
 
-	if (t)
+	if (t) {
 		paths_on_event(t->paths, p);
+		target_drift_path(t, p);
+	}
 }
 
 /* A thread of a per-thread target started without an event: its creator had none either (it
@@ -1232,6 +1234,7 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 			tsym_refresh(t->sym);
 			target_jvm_tick(t, now);
 			target_names_update(t, false);
+			target_drift_tick(t);
 		}
 	}
 	rescan_threads(m);

@@ -38,6 +38,7 @@
 #include "transport.h"
 #include "watch.h"
 #include "log.h"
+#include "drift_reply.h"
 
 #define FOLDED_MAX_BYTES (64u << 20)
 
@@ -1065,6 +1066,49 @@ static void do_annotate(struct client *cl, const Kprof__AnnotateRequest *req)
 	annotate_result_release(&res);
 }
 
+/* kprofctl drift PID: an attached target's profile drift (ALGORITHMS.md §12). */
+static void do_drift(struct client *cl, const Kprof__DriftRequest *req)
+{
+	Kprof__Reply rep = KPROF__REPLY__INIT;
+	Kprof__Target tpb = KPROF__TARGET__INIT;
+	struct drift_reply_msg m;
+	struct target *t = request_target(cl, req->pid, false);
+
+	if (!t)
+		return;
+	if (t->state == TARGET_ATTACHED && !t->drift) {
+		reply_error(
+		    cl, -EOPNOTSUPP,
+		    "profile drift is off for pid %u: it was attached while kprofd.conf had "
+		    "[drift] enabled = off",
+		    req->pid);
+		return;
+	}
+	if (t->state != TARGET_ATTACHED || !t->drift) {
+		reply_error(cl, -ESRCH,
+			    "pid %u is not attached any more (%s): profile drift is followed only "
+			    "while a target is attached; its drifts were logged by kprofd",
+			    req->pid, t->state == TARGET_EXITED ? "it exited" : "detached");
+		return;
+	}
+	if (req->keys > DRIFT_REPLY_MAX_KEYS) {
+		reply_error(cl, -EINVAL, "keys %u: at most %d keys per function", req->keys,
+			    DRIFT_REPLY_MAX_KEYS);
+		return;
+	}
+	if (drift_reply_build(t, req->keys ? req->keys : 5, &m) < 0) {
+		drift_reply_release(&m);
+		reply_error(cl, -ENOMEM, "out of memory");
+		return;
+	}
+	fill_target(cl, t, &tpb);
+	m.r.target = &tpb;
+	rep.body_case = KPROF__REPLY__BODY_DRIFT;
+	rep.drift = &m.r;
+	client_queue(cl, &rep);
+	drift_reply_release(&m);
+}
+
 static void on_frame(void *ctx, struct transport_client *tc, const uint8_t *data, size_t len)
 {
 	struct client *cl = transport_client_data(tc);
@@ -1114,6 +1158,9 @@ static void on_frame(void *ctx, struct transport_client *tc, const uint8_t *data
 		break;
 	case KPROF__REQUEST__BODY_ANNOTATE:
 		do_annotate(cl, req->annotate);
+		break;
+	case KPROF__REQUEST__BODY_DRIFT:
+		do_drift(cl, req->drift);
 		break;
 	default:
 		reply_error(cl, -EOPNOTSUPP, "unknown request (a newer kprofctl than kprofd?)");

@@ -30,6 +30,9 @@
 #include "clock.h"
 #include "kprof/config.h"
 #include "annotate.h"
+#include "kprof/drift.h"
+#include "driftcode.h"
+#include "kprof/procmaps.h"
 #include "jvmmap.h"
 #include "paths.h"
 #include "sampler.h"
@@ -204,6 +207,15 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 			&t->annot);
 	if (err < 0)
 		goto fail;
+
+	if (env->conf->drift_enabled) {
+		err = drift_new(&(struct drift_config){.window = env->conf->drift_window,
+						       .min_samples = env->conf->drift_min_samples,
+						       .threshold = env->conf->drift_threshold},
+				&t->drift);
+		if (err < 0)
+			goto fail;
+	}
 	err = tsym_new(env->sym, pid, t->proc_uid, t->proc_euid,
 		       (uint64_t)env->conf->perfmap_max_mb << 20, &t->sym);
 	if (err < 0)
@@ -231,6 +243,8 @@ void target_free(struct target *t)
 	free(t->cgroup);
 	free(t->rule);
 	hcct_free(t->hcct);
+	drift_free(t->drift);
+	drift_free(t->drift_paths);
 	sd_event_source_disable_unref(t->duration_timer);
 	tsym_free(t->sym);
 	profile_free(t->profile);
@@ -396,7 +410,168 @@ uint64_t target_memory(const struct target *t)
 		annot_get_stats(t->annot, &as);
 		n += as.memory;
 	}
+	if (t->drift) {
+		struct drift_stats ds;
+
+		drift_get_stats(t->drift, &ds);
+		n += ds.memory;
+	}
+	if (t->drift_paths) {
+		struct drift_stats ds;
+
+		drift_get_stats(t->drift_paths, &ds);
+		n += ds.memory;
+	}
 	return n;
+}
+
+/* ---- profile drift (ALGORITHMS.md §12) ---- */
+
+#define DRIFT_CALLEE (1ULL << 62) /* a key naming a callee: DRIFT_CALLEE | its id */
+
+void target_drift_name(const struct target *t, bool paths, uint32_t func, char *buf, size_t len)
+{
+	const struct profile_func *f;
+
+	if (paths && t->paths && t->paths->id == func)
+		snprintf(buf, len, "%s (paths)", t->paths->func ? t->paths->func : "?");
+	else if (paths)
+		snprintf(buf, len, "trace %u (paths)", func);
+	else if ((f = profile_func_get(t->profile, profile_canon(t->profile, func))))
+		snprintf(buf, len, "%s", f->name);
+	else
+		snprintf(buf, len, "?");
+}
+
+void target_drift_key(const struct target *t, bool paths, uint64_t key, char *buf, size_t len)
+{
+	const struct profile_func *f;
+
+	if (key == DRIFT_KEY_OTHER)
+		snprintf(buf, len, "other");
+	else if (paths)
+		snprintf(buf, len, "path %llu", (unsigned long long)key);
+	else if (!(key & DRIFT_CALLEE) && (key & DRIFT_KEY_BLOCK))
+		snprintf(buf, len, "block +0x%llx", (unsigned long long)(key & ~DRIFT_KEY_BLOCK));
+	else if (!(key & DRIFT_CALLEE))
+		snprintf(buf, len, "+0x%llx", (unsigned long long)key);
+	else if ((f = profile_func_get(t->profile, profile_canon(t->profile, (uint32_t)key))))
+		snprintf(buf, len, "-> %s", f->name);
+	else
+		snprintf(buf, len, "-> ?");
+}
+
+/* One journal line per drift, at most one a second per target: a process that keeps changing
+ * cannot flood the log; the lines left out are counted in the next one. */
+static void drift_log(struct target *t, bool paths, const struct drift_event *e)
+{
+	char name[160], up[96], down[96], more[48] = "";
+
+	if (t->drift_logged_ns && e->time_ns - t->drift_logged_ns < 1000000000ULL) {
+		t->drift_unlogged++;
+		return;
+	}
+	if (t->drift_unlogged)
+		snprintf(more, sizeof(more), " (and %u earlier drift%s not logged)",
+			 t->drift_unlogged, t->drift_unlogged == 1 ? "" : "s");
+	t->drift_logged_ns = e->time_ns;
+	t->drift_unlogged = 0;
+	target_drift_name(t, paths, e->func, name, sizeof(name));
+	target_drift_key(t, paths, e->gained, up, sizeof(up));
+	target_drift_key(t, paths, e->lost, down, sizeof(down));
+	log_info("drift %d (%s): %s changed: overlap %.1f%% of its last %u %s with its "
+		 "reference of %u (below %.0f%%); %s %.0f%% -> %.0f%%, %s %.0f%% -> %.0f%%%s",
+		 t->pid, t->comm, name, 100 * e->overlap, e->window, paths ? "paths" : "samples",
+		 e->ref, 100 * drift_get_config(t->drift)->threshold, up, 100 * e->gained_ref,
+		 100 * e->gained_win, down, 100 * e->lost_ref, 100 * e->lost_win, more);
+}
+
+struct jit_size {
+	uint64_t start, size;
+};
+
+static int jit_size_cb(const struct perfmap_sym *s, void *userdata)
+{
+	struct jit_size *js = userdata;
+
+	if (s->start == js->start) /* the last one is the live one */
+		js->size = s->size;
+	return 0;
+}
+
+void target_drift_path(struct target *t, const struct kp_path *p)
+{
+	const struct path_trace *tr = t->paths;
+
+	if (!t->drift || !tr || !tr->tracing || p->trace != tr->id ||
+	    (p->op != KP_POP_PATH && p->op != KP_POP_EXIT))
+		return;
+	if (!t->drift_paths && drift_new(drift_get_config(t->drift), &t->drift_paths) < 0)
+		return; /* no memory: the samples' detector goes on */
+	if (drift_add(t->drift_paths, tr->id, p->id, now_ns(CLOCK_MONOTONIC)) == 1)
+		drift_log(t, true,
+			  drift_event_get(t->drift_paths, drift_nevents(t->drift_paths) - 1));
+}
+
+void target_drift_tick(struct target *t)
+{
+	size_t n = t->drift ? drift_nfuncs(t->drift) : 0;
+	struct procmaps *pm = NULL;
+	char err[256];
+
+	if (t->state != TARGET_ATTACHED || !t->sym)
+		return;
+	for (unsigned done = 0; t->drift_code_tried < n && done < 8; t->drift_code_tried++) {
+		_cleanup_free_ uint64_t *starts = NULL;
+		const struct profile_func *f;
+		struct drift_func_info fi;
+		struct jit_size js = {0};
+		int r;
+
+		if (drift_func_get(t->drift, t->drift_code_tried, &fi) < 0 ||
+		    !(f = profile_func_get(t->profile, fi.func)) || f->kind != PROFILE_KIND_JIT)
+			continue;
+		js.start = f->start;
+		if (tsym_foreach_jit(t->sym, jit_size_cb, &js) < 0 || !js.size)
+			continue;
+		done++;
+		if (!pm && procmaps_read_pid(t->pid, &pm, err, sizeof(err)) < 0)
+			break; /* gone: nothing more to do */
+		r = driftcode_blocks(t->pid, pm, f->start, js.size, &starts);
+		if (r > 0)
+			drift_func_set_blocks(t->drift, fi.func, starts, (size_t)r);
+	}
+	procmaps_free(pm);
+}
+
+/* The innermost two JIT frames of the user stack (among the 8 nearest the leaf) go to the drift
+ * detector: the leaf one keyed by the sampled offset inside it, a caller by the function it was
+ * calling. Frame ids come from the memo target_add_sample just filled. */
+static void drift_feed(struct target *t, const struct kp_sample *s)
+{
+	const struct frame_memo *memo = t->memo;
+	int fed = 0;
+
+	for (int i = 0; i < s->n_user && i < 8 && fed < 2; i++) {
+		int d = s->n_user - 1 - i;
+		uint64_t a = user_addr(s, i), key;
+		const struct profile_func *f;
+
+		if (d >= KP_MAX_STACK || !a || memo->addr[d] != a)
+			return;
+		f = profile_func_get(t->profile, memo->id[d]);
+		if (!f || f->kind != PROFILE_KIND_JIT || a < f->start)
+			continue;
+		if (i == 0)
+			key = a - f->start;
+		else if (memo->addr[d + 1])
+			key = DRIFT_CALLEE | memo->id[d + 1];
+		else
+			continue;
+		fed++;
+		if (drift_add(t->drift, memo->id[d], key, s->time_ns) == 1)
+			drift_log(t, false, drift_event_get(t->drift, drift_nevents(t->drift) - 1));
+	}
 }
 
 void target_add_sample(struct target *t, const struct kp_sample *s)
@@ -482,6 +657,9 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	if (leaf >= 0)
 		annotate_sample(t->annot, t->state == TARGET_ATTACHED ? t->sym : NULL, t->pid, leaf,
 				user_addr(s, 0), n > n_leaf);
+	/* While uprobes trace its paths, samples show the probes' traps, not the code. */
+	if (t->drift && !(t->paths && t->paths->tracing))
+		drift_feed(t, s);
 	tnames_set(t->tnames, s->tid, s->comm, sizeof(s->comm)); /* a full table counts */
 }
 

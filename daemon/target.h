@@ -23,6 +23,7 @@
 #include "kprof/tnames.h"
 
 struct config;
+struct drift;
 struct jvmattach_ctx;
 struct jvmmap;
 struct loader;
@@ -125,6 +126,13 @@ struct target {
 	    probe_samples; /* samples taken while a probe ran (counted under KPROF_PROBE_NAME) */
 	uint32_t probe_ids[16]; /* kernel functions that handle uprobes (target.c) */
 	unsigned nprobe_ids;
+	struct drift *drift;	  /* profile drift of its JIT functions (ALGORITHMS.md §12) */
+	uint64_t drift_logged_ns; /* the sample time of the last drift logged */
+	unsigned drift_unlogged;  /* drifts not logged since: at most one line a second */
+	size_t drift_code_tried;  /* functions of drift whose blocks were looked for */
+	/* The path mix of its path traces (keys: path ids; functions: trace ids), made at the
+	 * first path event. */
+	struct drift *drift_paths;
 };
 
 /* What an attach asks for; zero fields take the daemon's defaults. */
@@ -175,6 +183,17 @@ void target_drop_symbols(struct target *t);
 uint64_t target_memory(const struct target *t);
 void target_free(struct target *t);
 void target_add_sample(struct target *t, const struct kp_sample *s);
+/* Housekeeping: look for the basic blocks of the functions the drift detector began following
+ * (file-backed JIT code only, driftcode.c), up to 8 a call. */
+void target_drift_tick(struct target *t);
+/* A path trace's event: its path id to the path-mix detector (ALGORITHMS.md §12.1). */
+void target_drift_path(struct target *t, const struct kp_path *p);
+/* The name of a function of the drift detectors: the samples' (its name) or the paths' (paths:
+ * "FUNC (paths)"). */
+void target_drift_name(const struct target *t, bool paths, uint32_t func, char *buf, size_t len);
+/* A drift detector key of t as text: "block +0x40", "+0x1c" (an offset), "-> NAME" (a callee),
+ * "other"; of the paths' detector: "path N". */
+void target_drift_key(const struct target *t, bool paths, uint64_t key, char *buf, size_t len);
 /* Name the frames kept by address that the symbols cover now (when they changed since the last
  * call, or always with force). The count named, or -ENOMEM. */
 int target_names_update(struct target *t, bool force);

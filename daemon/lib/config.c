@@ -83,6 +83,10 @@ static const struct key keys[] = {
     UINT_KEY("http", "max_connections", http_max_connections, 1, 1024),
     UINT_KEY("http", "max_seconds", http_max_seconds, 1, 3600),
     UINT_KEY("http", "request_timeout", http_request_timeout, 1, 300),
+    {"drift", "enabled", KEY_BOOL, offsetof(struct config, drift_enabled), 0, 0, 0, NULL},
+    UINT_KEY("drift", "window", drift_window, 16, 4096),
+    UINT_KEY("drift", "min_samples", drift_min_samples, 8, 4096),
+    {"drift", "threshold", KEY_FRACTION, offsetof(struct config, drift_threshold), 0, 0, 0, NULL},
 };
 
 void config_defaults(struct config *conf)
@@ -122,6 +126,10 @@ void config_defaults(struct config *conf)
 	    .http_max_connections = 32,
 	    .http_max_seconds = 300,
 	    .http_request_timeout = 10,
+	    .drift_enabled = true,
+	    .drift_window = 256,
+	    .drift_min_samples = 128,
+	    .drift_threshold = 0.5,
 	};
 	strcpy(conf->socket_path, KPROF_DEFAULT_SOCKET);
 	strcpy(conf->state_dir, KPROF_DEFAULT_STATE_DIR);
@@ -283,6 +291,15 @@ int config_parse(const char *text, const char *filename, struct config *conf, ch
 	if (r != 0) {
 		snprintf(err, errlen, "%s:%d: syntax error (expected [section] or key = value)",
 			 filename, r);
+		return -EINVAL;
+	}
+	/* [drift]: keys that are valid alone but not together (ALGORITHMS.md §12). */
+	if (ctx.conf.drift_min_samples > ctx.conf.drift_window || ctx.conf.drift_threshold >= 1) {
+		snprintf(err, errlen,
+			 "%s: [drift] min_samples (%u) must not exceed window (%u), and threshold "
+			 "(%g) must be below 1",
+			 filename, ctx.conf.drift_min_samples, ctx.conf.drift_window,
+			 ctx.conf.drift_threshold);
 		return -EINVAL;
 	}
 	*conf = ctx.conf;

@@ -78,6 +78,11 @@ struct config {
 	unsigned http_max_connections;
 	unsigned http_max_seconds;     /* bound of seconds= */
 	unsigned http_request_timeout; /* seconds from connect to a whole request */
+	/* [drift]: profile drift of JIT functions (drift.h), for targets attached from then on */
+	bool drift_enabled;
+	unsigned drift_window;	    /* W */
+	unsigned drift_min_samples; /* T1 */
+	double drift_threshold;	    /* overlap below this is a drift, < 1 */
 	int verbose;
 };
 

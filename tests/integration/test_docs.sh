@@ -308,6 +308,7 @@ json_cmd() {
 	export) echo "ctl export $S --format json -o -" ;;
 	record) echo "ctl record --format json -o - -- sleep 0.3" ;;
 	annotate) echo "ctl annotate $J mj_hot --json" ;;
+	drift) echo "ctl drift $S --json" ;;
 	esac
 }
 # parses_json FILE MULTI: every non-empty line of FILE is a JSON object; one line unless MULTI.
