@@ -254,13 +254,21 @@ static int one_pid(const char *verb, int argc, char **argv, unsigned *pid)
 static int verb_attach(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"freq", required_argument, NULL, 'F'},  {"duration", required_argument, NULL, 'd'},
-	    {"eps", required_argument, NULL, 'e'},   {"hcct-kernel", no_argument, NULL, 'k'},
-	    {"calls", no_argument, NULL, 'c'},	     {"force", no_argument, NULL, 'f'},
-	    {"burst", required_argument, NULL, 'b'}, {"period", required_argument, NULL, 'P'},
-	    {"json", no_argument, NULL, 'j'},	     {"no-jvm-map", no_argument, NULL, 'J'},
-	    {"children", no_argument, NULL, 'C'},    {"cgroup", required_argument, NULL, 'G'},
-	    {"unit", required_argument, NULL, 'U'},  {},
+	    {"freq", required_argument, NULL, 'F'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"eps", required_argument, NULL, 'e'},
+	    {"hcct-kernel", no_argument, NULL, 'k'},
+	    {"calls", no_argument, NULL, 'c'},
+	    {"force", no_argument, NULL, 'f'},
+	    {"burst", required_argument, NULL, 'b'},
+	    {"period", required_argument, NULL, 'P'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"no-jvm-map", no_argument, NULL, 'J'},
+	    {"children", no_argument, NULL, 'C'},
+	    {"cgroup", required_argument, NULL, 'G'},
+	    {"unit", required_argument, NULL, 'U'},
+	    {"all", no_argument, NULL, 'A'},
+	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__AttachRequest ar = KPROF__ATTACH_REQUEST__INIT;
@@ -296,9 +304,15 @@ static int verb_attach(int argc, char **argv)
 			ar.cgroup = optarg;
 		if (c == 'U')
 			ar.unit = optarg;
+		if (c == 'A')
+			ar.all = true;
 	}
 	if (st >= 0)
 		return st;
+	if (ar.all && (optind < argc || ar.cgroup[0] || ar.unit[0] || ar.children || ar.calls ||
+		       ar.duration_sec || ar.eps || ar.hcct_kernel || ar.no_jvm_map))
+		return usage_error("attach", "--all takes only --freq and --json: no PID, "
+					     "--cgroup, --unit, --children, --calls or --duration");
 	if ((ar.burst_ms || ar.period_ms || ar.force) && !ar.calls)
 		return usage_error("attach", "--burst, --period and --force go with --calls");
 	if (!ar.burst_ms != !ar.period_ms || (ar.burst_ms && ar.burst_ms >= ar.period_ms))
@@ -310,13 +324,27 @@ static int verb_attach(int argc, char **argv)
 			return usage_error("attach", "--cgroup and --unit take no PID");
 		if (ar.calls || ar.duration_sec)
 			return usage_error("attach", "--calls and --duration need a PID");
-	} else if ((r = one_pid("attach", argc, argv, &ar.pid))) {
+	} else if (!ar.all && (r = one_pid("attach", argc, argv, &ar.pid))) {
 		return r;
 	}
 	req.body_case = KPROF__REQUEST__BODY_ATTACH;
 	req.attach = &ar;
 	if ((r = call(&req, &rep)))
 		return r;
+	if (rep->attach->system_wide) {
+		const Kprof__SystemWide *w = rep->attach->system_wide;
+
+		if (json)
+			printf("{\"system_wide\":true,\"freq_hz\":%u,\"cpus\":%u}\n", w->freq_hz,
+			       w->cpus);
+		else
+			printf("system-wide sampling on: %u Hz on %u CPUs; every process that gets "
+			       "a sample becomes a target (kprofctl list, status; detach --all "
+			       "stops it)\n",
+			       w->freq_hz, w->cpus);
+		kprof__reply__free_unpacked(rep, NULL);
+		return 0;
+	}
 	if (!rep->attach->target) { /* a cgroup or unit watched */
 		const Kprof__AttachReply *a = rep->attach;
 
@@ -359,6 +387,7 @@ static int verb_detach(int argc, char **argv)
 	    {"json", no_argument, NULL, 'j'},
 	    {"cgroup", required_argument, NULL, 'G'},
 	    {"unit", required_argument, NULL, 'U'},
+	    {"all", no_argument, NULL, 'A'},
 	    {},
 	};
 	Kprof__Reply *rep = NULL;
@@ -372,10 +401,16 @@ static int verb_detach(int argc, char **argv)
 			dr.cgroup = optarg;
 		else if (c == 'U')
 			dr.unit = optarg;
+		else if (c == 'A')
+			dr.all = true;
 	}
 	if (st >= 0)
 		return st;
-	if (dr.cgroup[0] || dr.unit[0]) {
+	if (dr.all) {
+		if (dr.cgroup[0] || dr.unit[0] || optind < argc)
+			return usage_error("detach",
+					   "--all stands alone: no PID, --cgroup or --unit");
+	} else if (dr.cgroup[0] || dr.unit[0]) {
 		if ((dr.cgroup[0] && dr.unit[0]) || optind < argc)
 			return usage_error("detach",
 					   "a PID, --cgroup PATH or --unit NAME: one of them");
@@ -386,7 +421,14 @@ static int verb_detach(int argc, char **argv)
 	req.detach = &dr;
 	if ((r = call(&req, &rep)))
 		return r;
-	if (rep->body_case == KPROF__REPLY__BODY_DETACH) {
+	if (rep->body_case == KPROF__REPLY__BODY_DETACH && rep->detach->all) {
+		if (json)
+			printf("{\"system_wide\":false,\"detached\":%u}\n", rep->detach->detached);
+		else
+			printf("system-wide sampling off: %u process%s detached (profiles kept: "
+			       "kprofctl list --all)\n",
+			       rep->detach->detached, rep->detach->detached == 1 ? "" : "es");
+	} else if (rep->body_case == KPROF__REPLY__BODY_DETACH) {
 		if (json) {
 			fputs("{\"cgroup\":", stdout);
 			render_json_string(stdout, rep->detach->cgroup);
@@ -1152,15 +1194,19 @@ static const struct verb verbs[] = {
     {"attach", verb_attach,
      "PID [--freq HZ] [--duration SEC] [--eps E] [--hcct-kernel] [--no-jvm-map] [--json]\n"
      "          [--children] [--calls [--burst MS --period MS] [--force]]\n"
-     "          | --cgroup PATH | --unit NAME [--freq HZ] [...]",
+     "          | --cgroup PATH | --unit NAME [--freq HZ] [...] | --all [--freq HZ]",
      "start sampling PID (default 99 Hz, 1-4999; until detached, exit or SEC seconds);\n"
      "          --children: every process it forks from then on is a target too;\n"
      "          --cgroup/--unit: every process in the cgroup or unit, now and later;\n"
+     "          --all (root): system-wide, per-CPU events at 19 Hz by default, every\n"
+     "          process that gets a sample a target of its own (kernel threads and idle\n"
+     "          counted in status); processes attached otherwise keep their settings;\n"
      "          a HotSpot JVM is asked to write its perf map (not with --no-jvm-map);\n"
      "          --calls adds exact mode: uprobes count every entry of the JIT functions\n"
      "          in the perf map (file-backed JIT code only), in bursts with --burst/--period"},
-    {"detach", verb_detach, "PID [--json] | --cgroup PATH | --unit NAME",
-     "stop sampling PID (or watching a cgroup or unit); profiles are kept"},
+    {"detach", verb_detach, "PID [--json] | --cgroup PATH | --unit NAME | --all",
+     "stop sampling PID (or watching a cgroup or unit, or system-wide mode with --all:\n"
+     "          its targets are detached); profiles are kept"},
     {"list", verb_list, "[--all] [--json]",
      "attached processes; --all adds the kept profiles of ended ones"},
     {"status", verb_status, "[--json]",

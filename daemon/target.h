@@ -110,6 +110,7 @@ struct target {
 	unsigned children_followed, children_refused;
 	char *cgroup; /* the watch (attach --cgroup/--unit) that attached it, else NULL */
 	char *rule;   /* the watch rule (kprofctl watch) that attached it, else NULL */
+	bool all;     /* attach --all made it a target: per-CPU sampled, an automatic target */
 	/* For exports: the executable file mappings it had (the union of every read of its maps)
 	 * and its threads' names. */
 	struct maptab *maps;
@@ -137,6 +138,8 @@ struct attach_opts {
 	const char *rule;   /* the watch rule that attached it (copied), else NULL: an automatic
 			     * target, within limits.max_auto_targets */
 	struct watch_counts *counts; /* a cgroup watch's members attached and refused, if set */
+	bool all; /* system-wide mode (attach --all): sampled by its per-CPU set, an automatic
+		   * target; any other attach of the process takes it over */
 	uid_t by; /* the client's uid: quotas, and whether a change of credentials ends it */
 };
 
