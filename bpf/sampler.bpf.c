@@ -96,6 +96,12 @@ int kp_sample(struct bpf_perf_event_data *ctx)
 	count(KP_CTR_TICKS);
 	/* tgid 0: a process outside kprofd's PID namespace, never a target */
 	t = bpf_map_lookup_elem(&kp_targets, &tgid);
+	if (cookie && cookie == kp_all_freq) {
+		count(KP_CTR_ALL_TICKS);
+		/* Attached otherwise: sampled by its own events or set (its settings win). */
+		if (t && !(t->flags & KP_TF_ALL))
+			count(KP_CTR_ALL_OWN);
+	}
 	if (!t) {
 		if (!cookie || cookie != kp_all_freq || !stranger(id, &start))
 			return 0;

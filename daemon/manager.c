@@ -126,12 +126,15 @@ static unsigned kept_of(const struct manager *m, uid_t uid)
 }
 
 /* Whether kept profile a goes before b: the profiles system-wide mode made (attach --all) go
- * first, so that a storm of short processes never pushes out a profile someone asked for;
- * then the oldest. */
+ * first, so that a storm of short processes never pushes out a profile someone asked for, and
+ * among them the smallest (a busy host ends many processes of a sample or two, which would
+ * push out in seconds the profile of a process that ran); then the oldest. */
 static bool drops_before(const struct target *a, const struct target *b)
 {
 	if (a->all != b->all)
 		return a->all;
+	if (a->all && a->samples != b->samples)
+		return a->samples < b->samples;
 	return a->ended_ns < b->ended_ns;
 }
 
@@ -716,6 +719,7 @@ static void on_sample(void *ctx, const struct kp_sample *s)
 		m->unknown_tgid++;
 		return;
 	}
+	m->all_samples += t->all || (s->flags & KP_SF_STRANGER);
 	target_add_sample(t, s);
 	/* Samples taken just before an exit can arrive after it from another CPU's records. */
 	if (t->state != TARGET_ATTACHED)

@@ -91,6 +91,7 @@ struct manager {
 	struct syswide *sw;
 	uint64_t all_taken_over;   /* --all targets ended by another attach of their process */
 	uint64_t all_kept_dropped; /* --all ended profiles dropped by limits.max_kept */
+	uint64_t all_samples;	   /* samples added to --all targets */
 };
 
 #define MANAGER_MAX_FREQS 64 /* distinct frequencies a status lists */

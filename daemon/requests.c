@@ -320,6 +320,9 @@ static void fill_syswide(const struct syswide *sw, Kprof__SystemWide *pb)
 	pb->kept_dropped = st.kept_dropped;
 	pb->samples = st.samples;
 	pb->late_samples = st.late_samples;
+	pb->runs = st.runs;
+	pb->own_samples = st.own_samples;
+	pb->drops = st.drops;
 }
 
 /* attach --all: system-wide mode, root only (as perf record -a needs CAP_PERFMON). */

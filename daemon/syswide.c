@@ -50,9 +50,9 @@ struct syswide {
 	unsigned freq, cpus;
 	uint64_t since_ns;
 	uint64_t profiled, refused, refused_samples, gone, gone_samples, late_samples;
-	uint64_t ctr0[KP_CTR_NR]; /* the BPF counters when it started */
-	uint64_t taken0, kept0;	  /* the manager's counters when it started */
-	uint64_t warned_ns;	  /* last "no profile" warning (CLOCK_MONOTONIC) */
+	uint64_t ctr0[KP_CTR_NR];	  /* the BPF counters when it started */
+	uint64_t taken0, kept0, samples0; /* the manager's counters when it started */
+	uint64_t warned_ns;		  /* last "no profile" warning (CLOCK_MONOTONIC) */
 };
 
 static bool has_room(const struct manager *m)
@@ -207,6 +207,7 @@ int syswide_start(struct syswide *sw, unsigned freq, char *err, size_t errlen)
 	sw->late_samples = 0;
 	sw->taken0 = m->all_taken_over;
 	sw->kept0 = m->all_kept_dropped;
+	sw->samples0 = m->all_samples;
 	pmemo_forget(sw->memo, PMEMO_NONE);
 	loader_all_skip_clear(m->loader);
 	sw->freq = freq;
@@ -238,12 +239,15 @@ int syswide_stop(struct syswide *sw)
 
 	if (!sw->on)
 		return -ENOENT;
-	/* No new samples of strangers; those in the ring buffer still count as the mode's. */
-	loader_all_set(m->loader, 0);
+	/* The processes whose samples are in the ring buffer become targets first; from then
+	 * on a sample of a process that is no target is late (counted) until the set stops
+	 * taking them, after its targets are detached: each run of the set counted once. */
 	manager_drain(m);
 	sw->on = false;
 	while ((t = all_target(m)) && manager_detach(m, t) == 0)
 		n++;
+	loader_all_set(m->loader, 0);
+	manager_drain(m);
 	sampler_freq_put(m->sampler, sw->freq);
 	pmemo_forget(sw->memo, PMEMO_NONE);
 	loader_all_skip_clear(m->loader);
@@ -281,10 +285,10 @@ void syswide_get_stats(const struct syswide *sw, struct syswide_stats *out)
 	out->taken_over = m->all_taken_over - sw->taken0;
 	out->kept_dropped = m->all_kept_dropped - sw->kept0;
 	out->late_samples = sw->late_samples;
-	for (const struct target *t = m->targets; t; t = t->next) {
-		if (!t->all || t->attached_ns < sw->since_ns)
-			continue;
-		out->targets += t->state == TARGET_ATTACHED;
-		out->samples += t->samples;
-	}
+	out->samples = m->all_samples - sw->samples0;
+	out->runs = ctr[KP_CTR_ALL_TICKS] - sw->ctr0[KP_CTR_ALL_TICKS];
+	out->own_samples = ctr[KP_CTR_ALL_OWN] - sw->ctr0[KP_CTR_ALL_OWN];
+	out->drops = ctr[KP_CTR_DROPS] - sw->ctr0[KP_CTR_DROPS];
+	for (const struct target *t = m->targets; t; t = t->next)
+		out->targets += t->all && t->state == TARGET_ATTACHED;
 }

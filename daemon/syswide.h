@@ -8,8 +8,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define SYSWIDE_DEFAULT_FREQ 19 /* perf's and Parca's habit: off the beat of timers at 10s of Hz   \
-				 */
+#define SYSWIDE_DEFAULT_FREQ                                                                       \
+	19 /* perf's and Parca's habit: off the beat of timers at 10s of Hz                        \
+	    */
 
 struct manager;
 struct syswide;
@@ -25,7 +26,10 @@ struct syswide_stats {
 	uint64_t gone, gone_samples;	   /* gone before kprofd could read them */
 	uint64_t kernel_samples, idle_samples, self_samples, foreign_samples;
 	uint64_t taken_over, kept_dropped;
-	uint64_t samples;      /* held by its targets' profiles (attached or kept) now */
+	uint64_t samples;      /* added to its targets' profiles */
+	uint64_t runs;	       /* runs of the sampler on its set: every sample below is one */
+	uint64_t own_samples;  /* in processes attached otherwise (their own settings) */
+	uint64_t drops;	       /* lost to a full ring buffer (all of kprofd's, not only its) */
 	uint64_t late_samples; /* of no target, after it stopped */
 };
 

@@ -270,7 +270,9 @@ enum kp_counter {
 	KP_CTR_ALL_FOREIGN = 21, /* processes outside kprofd's PID namespace */
 	KP_CTR_ALL_SKIPPED = 22, /* processes kprofd refused (kp_all_skip: a limit) */
 	KP_CTR_ALL_SENT = 23,	 /* samples of processes not yet targets, sent (KP_SF_STRANGER) */
-	KP_CTR_NR = 24,
+	KP_CTR_ALL_TICKS = 24,	 /* runs of the sampler on the system-wide set */
+	KP_CTR_ALL_OWN = 25,	 /* of which in a target attached otherwise (own settings) */
+	KP_CTR_NR = 26,
 };
 
 _Static_assert(sizeof(struct kp_rec_hdr) == 8, "kp_rec_hdr layout");
