@@ -568,8 +568,11 @@ void render_list(FILE *f, const Kprof__ListReply *r, bool json)
 				fputc(',', f);
 			render_target_json(f, r->targets[i]);
 		}
-		fputs("],\"system_wide\":", f);
-		syswide_json(f, r->system_wide);
+		fputc(']', f);
+		if (r->system_wide) {
+			fputs(",\"system_wide\":", f);
+			syswide_json(f, r->system_wide);
+		}
 		fputs("}\n", f);
 		return;
 	}
@@ -653,13 +656,11 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 			",\"threads_created\":%" PRIu64 ",\"thread_reports\":%" PRIu64
 			",\"thread_reports_lost\":%" PRIu64 ",\"forks_lost\":%" PRIu64
 			",\"watch_rules\":%u,\"auto_targets\":%u,\"max_auto_targets\":%u"
-			",\"auto_refused\":%" PRIu64 ",\"watch_execs_lost\":%" PRIu64 ",",
+			",\"auto_refused\":%" PRIu64 ",\"watch_execs_lost\":%" PRIu64
+			",\"watches\":[",
 			r->thread_events, r->sampler_runs, r->threads_created, r->thread_reports,
 			r->thread_reports_lost, r->forks_lost, r->watch_rules, r->auto_targets,
 			r->max_auto_targets, r->auto_refused, r->watch_execs_lost);
-		fputs("\"system_wide\":", f);
-		syswide_json(f, r->system_wide);
-		fputs(",\"watches\":[", f);
 		for (size_t i = 0; i < r->n_watches; i++) {
 			const Kprof__Watch *w = r->watches[i];
 
@@ -673,7 +674,12 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 				w->uid, w->attached, w->refused, w->since_ns,
 				w->waiting ? "true" : "false", w->restarts);
 		}
-		fputs("]}\n", f);
+		fputc(']', f);
+		if (r->system_wide) {
+			fputs(",\"system_wide\":", f);
+			syswide_json(f, r->system_wide);
+		}
+		fputs("}\n", f);
 		return;
 	}
 	fputs("kprofd ", f);

@@ -696,30 +696,32 @@ static void test_report_json(void **state)
 	x.e[1].function = "ma\\in";
 	x.r.n_entries = 2;
 	s = report(&x.r, true);
-	expect_json(s, "{\"target\":{\"pid\":4242,\"uid\":1000,\"comm\":\"mini\\\"jit\\n\","
-		       "\"state\":\"attached\",\"freq_hz\":99,\"samples\":200,"
-		       "\"attached_at_ns\":1700000000123456789,\"ended_at_ns\":0,"
-		       "\"duration_sec\":30,\"exit_code\":0,\"jit_symbols\":3,"
-		       "\"perfmap_bad_lines\":0,\"perfmap_path\":\"/tmp/perf-4242.map\","
-		       "\"stacks\":17,\"lost_stacks\":0,\"truncated_stacks\":1,"
-		       "\"eps\":0,\"calls\":false,\"call_events\":0,\"bursts\":0,"
-		       "\"calls_duty\":0.000,\"probes\":0,\"symbols_refused\":0,"
-		       "\"save_failures\":0,\"samples_refused\":0,\"session\":0,"
-		       "\"sessions\":0,\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
-		       "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,\"jitdump_problem\":\"\","
-		       "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
-		       "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\",\"thread_"
-		       "events\":0,\"threads_unsampled\":0,"
-		       "\"children\":false,\"parent\":0,\"children_followed\":0,"
-		       "\"children_refused\":0,\"unresolved_addresses\":0,\"unresolved_dropped\":0,"
-		       "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\",\"rule\":\"\"},"
-		       "\"total_samples\":200,\"functions\":5,\"entries\":["
-		       "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
-		       "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
-		       "\"total_pct\":75.00,\"address\":139758957232192,\"calls\":0},"
-		       "{\"function\":\"ma\\\\in\",\"module\":\"/usr/bin/minijit\","
-		       "\"kind\":\"native\",\"self\":0,\"self_pct\":0.00,\"total\":200,"
-		       "\"total_pct\":100.00,\"address\":4409,\"calls\":0}]}\n");
+	expect_json(
+	    s,
+	    "{\"target\":{\"pid\":4242,\"uid\":1000,\"comm\":\"mini\\\"jit\\n\","
+	    "\"state\":\"attached\",\"freq_hz\":99,\"samples\":200,"
+	    "\"attached_at_ns\":1700000000123456789,\"ended_at_ns\":0,"
+	    "\"duration_sec\":30,\"exit_code\":0,\"jit_symbols\":3,"
+	    "\"perfmap_bad_lines\":0,\"perfmap_path\":\"/tmp/perf-4242.map\","
+	    "\"stacks\":17,\"lost_stacks\":0,\"truncated_stacks\":1,"
+	    "\"eps\":0,\"calls\":false,\"call_events\":0,\"bursts\":0,"
+	    "\"calls_duty\":0.000,\"probes\":0,\"symbols_refused\":0,"
+	    "\"save_failures\":0,\"samples_refused\":0,\"session\":0,"
+	    "\"sessions\":0,\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
+	    "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,\"jitdump_problem\":\"\","
+	    "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
+	    "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\",\"thread_"
+	    "events\":0,\"threads_unsampled\":0,"
+	    "\"children\":false,\"parent\":0,\"children_followed\":0,"
+	    "\"children_refused\":0,\"unresolved_addresses\":0,\"unresolved_dropped\":0,"
+	    "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\",\"rule\":\"\",\"all\":false},"
+	    "\"total_samples\":200,\"functions\":5,\"entries\":["
+	    "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
+	    "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
+	    "\"total_pct\":75.00,\"address\":139758957232192,\"calls\":0},"
+	    "{\"function\":\"ma\\\\in\",\"module\":\"/usr/bin/minijit\","
+	    "\"kind\":\"native\",\"self\":0,\"self_pct\":0.00,\"total\":200,"
+	    "\"total_pct\":100.00,\"address\":4409,\"calls\":0}]}\n");
 	free(s);
 
 	/* no target, no entries */
@@ -874,21 +876,22 @@ static void test_list(void **state)
 
 		assert_memory_equal(s, head, strlen(head));
 	}
-	assert_non_null(
-	    strstr(s, "\"probes\":0,\"symbols_refused\":0,\"save_failures\":0,"
-		      "\"samples_refused\":0,\"session\":0,\"sessions\":0,"
-		      "\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
-		      "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,"
-		      "\"jitdump_problem\":\"\","
-		      "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
-		      "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\","
-		      "\"thread_events\":0,\"threads_unsampled\":0,"
-		      "\"children\":false,\"parent\":0,\"children_followed\":0,"
-		      "\"children_refused\":0,\"unresolved_addresses\":0,\"unresolved_dropped\":0,"
-		      "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\",\"rule\":\"\"},"
-		      "{\"pid\":31337,\"uid\":0,"
-		      "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
-		      "\"freq_hz\":997,\"samples\":0,"));
+	assert_non_null(strstr(
+	    s,
+	    "\"probes\":0,\"symbols_refused\":0,\"save_failures\":0,"
+	    "\"samples_refused\":0,\"session\":0,\"sessions\":0,"
+	    "\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
+	    "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,"
+	    "\"jitdump_problem\":\"\","
+	    "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
+	    "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\","
+	    "\"thread_events\":0,\"threads_unsampled\":0,"
+	    "\"children\":false,\"parent\":0,\"children_followed\":0,"
+	    "\"children_refused\":0,\"unresolved_addresses\":0,\"unresolved_dropped\":0,"
+	    "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\",\"rule\":\"\",\"all\":false},"
+	    "{\"pid\":31337,\"uid\":0,"
+	    "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
+	    "\"freq_hz\":997,\"samples\":0,"));
 	assert_non_null(strstr(s, "\"exit_code\":1,"));
 	assert_true(strlen(s) > 4 && strcmp(s + strlen(s) - 4, "}]}\n") == 0);
 	free(s);
@@ -1126,6 +1129,69 @@ static void fill_paths(struct paths_fixture *x)
 	x->r.sequences_total = 7;
 }
 
+/* System-wide mode (attach --all): status says where the set's samples went, as text and
+ * JSON; list says it is on and marks its targets. */
+static void test_system_wide(void **state)
+{
+	Kprof__StatusReply r;
+	Kprof__SystemWide w = KPROF__SYSTEM_WIDE__INIT;
+	Kprof__ListReply lr = KPROF__LIST_REPLY__INIT;
+	Kprof__Target t, *tp = &t;
+	uint64_t drops[3];
+	uint32_t freqs[2];
+	char *s;
+
+	(void)state;
+	fill_status(&r, drops, freqs);
+	w.on = true;
+	w.freq_hz = 19;
+	w.cpus = 2;
+	w.targets = 3;
+	w.profiled = 5;
+	w.refused = 2;
+	w.refused_samples = 7;
+	w.gone = 4;
+	w.gone_samples = 6;
+	w.kernel_samples = 11;
+	w.idle_samples = 100;
+	w.self_samples = 1;
+	w.runs = 300;
+	w.samples = 175;
+	r.system_wide = &w;
+	s = status(&r, false);
+	assert_non_null(strstr(s, "system-wide: on, 19 Hz on 2 CPUs (attach --all): 3 processes"));
+	assert_non_null(strstr(s, "300 sampler runs: 5 processes profiled, 175 samples"));
+	assert_non_null(strstr(s, "2 processes refused by a limit (7 samples;"));
+	assert_non_null(strstr(s, "4 gone before read (6 samples)"));
+	assert_non_null(strstr(s, "kernel threads 11, idle 100, kprofd 1,"));
+	free(s);
+	s = status(&r, true);
+	assert_non_null(strstr(s, ",\"watches\":[],\"system_wide\":{\"on\":true,\"freq_hz\":19,"));
+	assert_non_null(strstr(s, "\"runs\":300,\"own_samples\":0,\"drops\":0}}\n"));
+	free(s);
+	/* Off, never started: nothing said. */
+	w = (Kprof__SystemWide)KPROF__SYSTEM_WIDE__INIT;
+	s = status(&r, false);
+	assert_null(strstr(s, "system-wide"));
+	free(s);
+
+	fill_target(&t);
+	t.all = true;
+	w.on = true;
+	w.freq_hz = 19;
+	w.targets = 1;
+	lr.targets = &tp;
+	lr.n_targets = 1;
+	lr.system_wide = &w;
+	s = list(&lr, false);
+	assert_non_null(strstr(s, "system-wide sampling on (attach --all): 19 Hz, 1 processes"));
+	assert_non_null(strstr(s, " --all\n"));
+	free(s);
+	s = list(&lr, true);
+	assert_non_null(strstr(s, "\"all\":true}],\"system_wide\":{\"on\":true,"));
+	free(s);
+}
+
 static char *paths(const Kprof__PathsReply *r, bool json)
 {
 	struct capture c;
@@ -1343,6 +1409,7 @@ int main(void)
 	    cmocka_unit_test(test_text_control_chars),
 	    cmocka_unit_test(test_list),
 	    cmocka_unit_test(test_list_tree),
+	    cmocka_unit_test(test_system_wide),
 	    cmocka_unit_test(test_status_text),
 	    cmocka_unit_test(test_status_json),
 	    cmocka_unit_test(test_paths_text),
