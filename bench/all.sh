@@ -40,7 +40,7 @@ trap 'kprofd_stop $KD; rm -rf "$TMP"' EXIT
 kprofd_wait_up "$BUILD/kprofctl" "$SOCK" "$KD" || { cat "$TMP/kprofd.log"; exit 1; }
 
 declare -A LOCS CPUS RATES
-MEMS=()
+MEMS=$TMP/mems # window runs in a subshell: its memory lines go through a file
 window() { # MODE: prints "loc/s cpu% samples/s"
 	local mode=$1 l0 l1 c0 c1 p r0 r1 n
 	case $mode in
@@ -57,7 +57,7 @@ window() { # MODE: prints "loc/s cpu% samples/s"
 		local pb tg sb
 		pb=$(sw "['profile_bytes']"); sb=$(sw "['symbol_bytes']")
 		tg=$(($(sw "['targets_attached']") + $(sw "['targets_kept']")))
-		MEMS+=("$pb $sb $tg $(rss_kb "$KD")")
+		echo "$pb $sb $tg $(rss_kb "$KD")" >>"$MEMS"
 		CTL detach --all >/dev/null
 		echo "$(((l1 - l0) / WINDOW)) $(python3 -c "print(f'{100 * ($c1 - $c0) / $HZ / $WINDOW:.2f}')") $(((r1 - r0) / WINDOW))"
 		;;
@@ -96,8 +96,7 @@ med() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { m = (NR
 	echo "| perf record -a -g -F $FREQ | $(med <<<"${LOCS[perf]}") | $(med <<<"${CPUS[perf]}") | $(med <<<"${RATES[perf]}") |"
 	echo
 	echo "kprofd after each --all window (profile bytes, symbol bytes, targets attached + kept, RSS KiB):"
-	for m in "${MEMS[@]}"; do
-		read -r pb sb tg rss <<<"$m"
+	while read -r pb sb tg rss; do
 		echo "* $tg targets: profiles $pb B ($((pb / (tg ? tg : 1))) B a target), symbols $sb B, RSS $rss KiB"
-	done
+	done <"$MEMS"
 } | tee "$OUT"

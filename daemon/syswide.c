@@ -93,7 +93,8 @@ static void refuse(struct syswide *sw, const struct kp_sample *s, int e, const c
 static struct target *on_stranger(void *ud, const struct kp_sample *s)
 {
 	struct syswide *sw = ud;
-	struct attach_opts o = {.freq = sw->freq, .no_jvm_map = true, .all = true, .by = 0};
+	struct attach_opts o = {
+	    .freq = sw->freq, .eps = SYSWIDE_EPS, .no_jvm_map = true, .all = true, .by = 0};
 	struct target *t = NULL;
 	char err[256] = "";
 	int e;

@@ -8,9 +8,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define SYSWIDE_DEFAULT_FREQ                                                                       \
-	19 /* perf's and Parca's habit: off the beat of timers at 10s of Hz                        \
-	    */
+/* The default frequency: perf's and Parca's habit, off the beat of timers at round rates. */
+#define SYSWIDE_DEFAULT_FREQ 19
+/* The HCCT bound of its targets: 1000 counters, not 5000 ([hcct] eps): a process profiled at
+ * 19 Hz rarely has more samples than that, and a busy host has hundreds of them. */
+#define SYSWIDE_EPS 0.001
 
 struct manager;
 struct syswide;
