@@ -21,9 +21,12 @@
  * storm of short processes costs what the samples cost: at most freq x CPUs attaches a second,
  * most of them failing cheaply on /proc (gone), and counted.
  *
- * Refusals are not forever: every few seconds, when a limit has room again, the refused
- * processes are forgotten and get a profile at their next sample (a refusal counted again if
- * it happens again).
+ * Refusals are not forever: each second, when a limit has room again, the refused processes
+ * are forgotten and get a profile at their next sample (a refusal counted again if it happens
+ * again).
+ *
+ * daemon.system_wide = HZ starts the mode with kprofd; a reload that changes it is applied
+ * within a second, by the same timer (a detach --all holds until the value changes).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -39,7 +42,9 @@
 #include "sampler.h"
 #include "syswide.h"
 
-#define RETRY_USEC 5000000ULL /* refused processes tried again when there is room */
+/* Each second: the refused processes are tried again when there is room, and a reload's
+ * daemon.system_wide is applied. */
+#define RETRY_USEC 1000000ULL
 #define WARN_EVERY_NS (10 * 1000000000ULL)
 
 struct syswide {
@@ -53,6 +58,7 @@ struct syswide {
 	uint64_t ctr0[KP_CTR_NR];	  /* the BPF counters when it started */
 	uint64_t taken0, kept0, samples0; /* the manager's counters when it started */
 	uint64_t warned_ns;		  /* last "no profile" warning (CLOCK_MONOTONIC) */
+	unsigned conf_freq;		  /* daemon.system_wide as last applied */
 };
 
 static bool has_room(const struct manager *m)
@@ -61,10 +67,26 @@ static bool has_room(const struct manager *m)
 	       m->n_attached < m->conf.max_targets;
 }
 
+/* daemon.system_wide changed (at start, or by a reload): start, stop or restart the mode. */
+static void apply_config(struct syswide *sw)
+{
+	unsigned want = sw->m->conf.system_wide;
+	char err[256];
+
+	if (want == sw->conf_freq)
+		return;
+	sw->conf_freq = want;
+	if (sw->on && want != sw->freq)
+		syswide_stop(sw);
+	if (want && !sw->on && syswide_start(sw, want, err, sizeof(err)) < 0)
+		log_err("daemon.system_wide = %u: %s", want, err);
+}
+
 static int on_retry(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct syswide *sw = userdata;
 
+	apply_config(sw);
 	if (sw->on && pmemo_count(sw->memo, PMEMO_REFUSED) && has_room(sw->m)) {
 		pmemo_forget(sw->memo, PMEMO_REFUSED);
 		loader_all_skip_clear(sw->m->loader);
@@ -153,6 +175,7 @@ int syswide_new(struct manager *m, struct syswide **ret)
 	m->on_stranger = on_stranger;
 	m->stranger_ud = sw;
 	m->sw = sw;
+	apply_config(sw);
 	*ret = sw;
 	return 0;
 }

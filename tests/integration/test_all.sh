@@ -8,7 +8,7 @@
 # profiles dropped first, an explicit kept profile survives) and counted; a limit
 # (limits.max_auto_targets, at a reload) refuses a process, counted with its samples; every
 # run of the sampler on the set is in a profile or a count; detach --all leaves no BPF link and
-# no perf fd; a non-root client is refused.
+# no perf fd; a non-root client is refused; [daemon] system_wide starts it at a reload.
 # Not sanitized: perf record -a side by side and a process storm (timing-heavy).
 . "$(dirname "$0")/lib.sh"
 NATIVE=$BUILD/native
@@ -167,5 +167,11 @@ print(('PASS: every sample accounted for: ' if s == w['runs'] and w['runs'] > 0 
 sys.exit(s != w['runs'])" || FAILS=$((FAILS + 1))
 check "no BPF link left ($LINKS0 of this kprofd)" [ "$(our_links)" = "$LINKS0" ]
 check "no perf event fd left ($PERF0)" [ "$(kd_perf_fds)" = "$PERF0" ]
+
+# --- [daemon] system_wide: a reload starts the mode at its frequency.
+printf '[daemon]\nsystem_wide = 29\n[limits]\nmax_kept = 4\n' >"$CONF"
+kill -HUP "$DAEMON_PID"
+sw_at() { [ "$(sw on)/$(sw freq_hz)" = "True/$1" ]; }
+check "daemon.system_wide = 29 at a reload starts system-wide mode at 29 Hz" wait_for 5 sw_at 29
 [ "$FAILS" -eq 0 ] || { echo "kprofd log:"; grep -v ' debug: ' "$TDIR/kprofd.log" | tail -30; }
 finish
