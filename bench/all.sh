@@ -10,9 +10,10 @@
 # the samples it took a second (kprof: the set's runs in `status`; perf: the samples in its
 # file). After each kprof window: kprofd's profile memory (`status` profile_bytes) and symbol
 # memory over its targets (attached and kept), and its RSS. The table gives the median (min,
-# max) of each. The machine's other work shows in every column; compare within a row.
+# max) of each. The machine's other work shows in every column; compare within a row. Then a
+# storm of STORM (1000) processes with each profiler: its time, the profiler's CPU over it.
 #
-# Environment: BUILD (default build), WINDOW (10), ROUNDS (3), FREQ (19). Output: the table on
+# Environment: BUILD (default build), WINDOW (10), ROUNDS (3), FREQ (19), STORM (1000). Output: the table on
 # stdout and in $BUILD/bench/all.md. As root.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -85,6 +86,27 @@ for ((r = 0; r < ROUNDS; r++)); do
 	done
 done
 
+# A storm: a shell loop of STORM processes (/bin/true) with --all on, and under perf record -a:
+# its wall time, the profiler's CPU over it, and what kprofd made of the processes.
+STORM=${STORM:-1000}
+storm() { local t0 t1; t0=$(date +%s.%N); bash -c "for i in \$(seq $STORM); do /bin/true; done"; t1=$(date +%s.%N); python3 -c "print(f'{$t1 - $t0:.2f}')"; }
+CTL attach --all --freq "$FREQ" >/dev/null
+sleep 1
+p0=$(sw "['system_wide']['profiled']"); g0=$(sw "['system_wide']['gone']"); c0=$(cpu_ticks "$KD")
+ST_K=$(storm)
+sleep 1
+c1=$(cpu_ticks "$KD"); p1=$(sw "['system_wide']['profiled']"); g1=$(sw "['system_wide']['gone']")
+CTL detach --all >/dev/null
+STORM_K="$ST_K s, kprofd CPU $(python3 -c "print(f'{($c1 - $c0) / $HZ:.3f}')") s, $((p1 - p0)) processes profiled, $((g1 - g0)) gone before read (counted)"
+perf record -q -a -g -F "$FREQ" -o "$TMP/perf.data" -- sleep 3600 >/dev/null 2>&1 &
+PP=$!
+sleep 0.5
+c0=$(cpu_ticks "$PP")
+ST_P=$(storm)
+c1=$(cpu_ticks "$PP")
+kill -INT "$PP"; wait "$PP" || true
+STORM_P="$ST_P s, perf CPU $(python3 -c "print(f'{($c1 - $c0) / $HZ:.3f}')") s (recording; perf report not counted)"
+
 med() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s (%s, %s)", m, v[1], v[NR] }'; }
 {
 	echo "System-wide sampling at $FREQ Hz on $(nproc) CPUs, $ROUNDS rounds of $WINDOW s, median (min, max):"
@@ -94,6 +116,11 @@ med() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { m = (NR
 	echo "| nothing | $(med <<<"${LOCS[none]}") | - | - |"
 	echo "| kprofctl attach --all --freq $FREQ | $(med <<<"${LOCS[kprof]}") | $(med <<<"${CPUS[kprof]}") | $(med <<<"${RATES[kprof]}") |"
 	echo "| perf record -a -g -F $FREQ | $(med <<<"${LOCS[perf]}") | $(med <<<"${CPUS[perf]}") | $(med <<<"${RATES[perf]}") |"
+	echo
+	echo "A storm of $STORM processes (a shell loop of /bin/true) at $FREQ Hz:"
+	echo
+	echo "* kprofctl attach --all: $STORM_K"
+	echo "* perf record -a -g: $STORM_P"
 	echo
 	echo "kprofd after each --all window (profile bytes, symbol bytes, targets attached + kept, RSS KiB):"
 	while read -r pb sb tg rss; do
