@@ -696,32 +696,31 @@ static void test_report_json(void **state)
 	x.e[1].function = "ma\\in";
 	x.r.n_entries = 2;
 	s = report(&x.r, true);
-	expect_json(
-	    s,
-	    "{\"target\":{\"pid\":4242,\"uid\":1000,\"comm\":\"mini\\\"jit\\n\","
-	    "\"state\":\"attached\",\"freq_hz\":99,\"samples\":200,"
-	    "\"attached_at_ns\":1700000000123456789,\"ended_at_ns\":0,"
-	    "\"duration_sec\":30,\"exit_code\":0,\"jit_symbols\":3,"
-	    "\"perfmap_bad_lines\":0,\"perfmap_path\":\"/tmp/perf-4242.map\","
-	    "\"stacks\":17,\"lost_stacks\":0,\"truncated_stacks\":1,"
-	    "\"eps\":0,\"calls\":false,\"call_events\":0,\"bursts\":0,"
-	    "\"calls_duty\":0.000,\"probes\":0,\"symbols_refused\":0,"
-	    "\"save_failures\":0,\"samples_refused\":0,\"session\":0,"
-	    "\"sessions\":0,\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
-	    "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,\"jitdump_problem\":\"\","
-	    "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
-	    "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\",\"thread_"
-	    "events\":0,\"threads_unsampled\":0,"
-	    "\"children\":false,\"parent\":0,\"children_followed\":0,"
-	    "\"children_refused\":0,\"unresolved_addresses\":0,\"unresolved_dropped\":0,"
-	    "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\",\"rule\":\"\",\"all\":false},"
-	    "\"total_samples\":200,\"functions\":5,\"entries\":["
-	    "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
-	    "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
-	    "\"total_pct\":75.00,\"address\":139758957232192,\"calls\":0},"
-	    "{\"function\":\"ma\\\\in\",\"module\":\"/usr/bin/minijit\","
-	    "\"kind\":\"native\",\"self\":0,\"self_pct\":0.00,\"total\":200,"
-	    "\"total_pct\":100.00,\"address\":4409,\"calls\":0}]}\n");
+	expect_json(s, "{\"target\":{\"pid\":4242,\"uid\":1000,\"comm\":\"mini\\\"jit\\n\","
+		       "\"state\":\"attached\",\"freq_hz\":99,\"samples\":200,"
+		       "\"attached_at_ns\":1700000000123456789,\"ended_at_ns\":0,"
+		       "\"duration_sec\":30,\"exit_code\":0,\"jit_symbols\":3,"
+		       "\"perfmap_bad_lines\":0,\"perfmap_path\":\"/tmp/perf-4242.map\","
+		       "\"stacks\":17,\"lost_stacks\":0,\"truncated_stacks\":1,"
+		       "\"eps\":0,\"calls\":false,\"call_events\":0,\"bursts\":0,"
+		       "\"calls_duty\":0.000,\"probes\":0,\"symbols_refused\":0,"
+		       "\"save_failures\":0,\"samples_refused\":0,\"session\":0,"
+		       "\"sessions\":0,\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
+		       "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,\"jitdump_problem\":\"\","
+		       "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
+		       "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\",\"thread_"
+		       "events\":0,\"threads_unsampled\":0,"
+		       "\"children\":false,\"parent\":0,\"children_followed\":0,"
+		       "\"children_refused\":0,\"unresolved_addresses\":0,\"unresolved_dropped\":0,"
+		       "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\",\"rule\":\"\","
+		       "\"all\":false},"
+		       "\"total_samples\":200,\"functions\":5,\"entries\":["
+		       "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
+		       "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
+		       "\"total_pct\":75.00,\"address\":139758957232192,\"calls\":0},"
+		       "{\"function\":\"ma\\\\in\",\"module\":\"/usr/bin/minijit\","
+		       "\"kind\":\"native\",\"self\":0,\"self_pct\":0.00,\"total\":200,"
+		       "\"total_pct\":100.00,\"address\":4409,\"calls\":0}]}\n");
 	free(s);
 
 	/* no target, no entries */
@@ -876,22 +875,22 @@ static void test_list(void **state)
 
 		assert_memory_equal(s, head, strlen(head));
 	}
-	assert_non_null(strstr(
-	    s,
-	    "\"probes\":0,\"symbols_refused\":0,\"save_failures\":0,"
-	    "\"samples_refused\":0,\"session\":0,\"sessions\":0,"
-	    "\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
-	    "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,"
-	    "\"jitdump_problem\":\"\","
-	    "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
-	    "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\","
-	    "\"thread_events\":0,\"threads_unsampled\":0,"
-	    "\"children\":false,\"parent\":0,\"children_followed\":0,"
-	    "\"children_refused\":0,\"unresolved_addresses\":0,\"unresolved_dropped\":0,"
-	    "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\",\"rule\":\"\",\"all\":false},"
-	    "{\"pid\":31337,\"uid\":0,"
-	    "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
-	    "\"freq_hz\":997,\"samples\":0,"));
+	assert_non_null(
+	    strstr(s, "\"probes\":0,\"symbols_refused\":0,\"save_failures\":0,"
+		      "\"samples_refused\":0,\"session\":0,\"sessions\":0,"
+		      "\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
+		      "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,"
+		      "\"jitdump_problem\":\"\","
+		      "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
+		      "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\","
+		      "\"thread_events\":0,\"threads_unsampled\":0,"
+		      "\"children\":false,\"parent\":0,\"children_followed\":0,"
+		      "\"children_refused\":0,\"unresolved_addresses\":0,\"unresolved_dropped\":0,"
+		      "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\",\"rule\":\"\","
+		      "\"all\":false},"
+		      "{\"pid\":31337,\"uid\":0,"
+		      "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
+		      "\"freq_hz\":997,\"samples\":0,"));
 	assert_non_null(strstr(s, "\"exit_code\":1,"));
 	assert_true(strlen(s) > 4 && strcmp(s + strlen(s) - 4, "}]}\n") == 0);
 	free(s);
