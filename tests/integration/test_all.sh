@@ -28,6 +28,7 @@ func_samples() { ctl folded "$1" | awk -v f="$2" 'index($0, f) { s += $NF } END 
 LINKS0=$(our_links)
 PERF0=$(kd_perf_fds)
 
+echo "-- 1. non-root (at $SECONDS s)"
 # --- A non-root client is refused (system-wide needs root, as perf record -a does).
 if command -v setpriv >/dev/null; then
 	NOBODY=$(id -u nobody)
@@ -40,6 +41,7 @@ else
 fi
 check "detach --all refused while off" bash -c "! $KPROFCTL --socket $SOCK detach --all"
 
+echo "-- 2. attach --all (at $SECONDS s)"
 # --- Workloads started before the attach; one attached by PID first, with its own settings.
 start_minijit --seconds 90 || { fail "minijit starts" "no ready line"; exit 1; }
 NP=
@@ -62,12 +64,13 @@ check "a second attach --all is refused" bash -c "! $KPROFCTL --socket $SOCK att
 check "status says system-wide is on" [ "$(sw on)" = True ]
 check "list says system-wide is on" bash -c "$KPROFCTL --socket $SOCK list | grep -q 'system-wide sampling on'"
 
+echo "-- 3. beside perf record -a (at $SECONDS s)"
 # --- perf record -a over the same seconds; the native fixture started after both.
-perf record -q -a -g -F 19 -o "$TDIR/perf.data" -- sleep 6 >"$TDIR/perf.err" 2>&1 &
+perf record -q -a -g -F 19 -o "$TDIR/perf.data" -- sleep 5 >"$TDIR/perf.err" 2>&1 &
 PERFP=$!
 sleep 0.5 # perf opens its events
 RUNS_A=$(sw runs)
-"$NATIVE" --ms 3000 2>/dev/null &
+"$NATIVE" --ms 2500 2>/dev/null &
 N2=$!
 PIDS+=("$N2")
 wait "$PERFP"
@@ -110,6 +113,7 @@ print(("PASS: " if ok else "FAIL: ") + line + ("" if ok else ": more than 15 poi
 PY
 [ $? -eq 0 ] || FAILS=$((FAILS + 1))
 
+echo "-- 4. storm (at $SECONDS s)"
 # --- An explicit profile kept; then a storm of 1000 processes, at most 4 ended profiles kept.
 check "detach N1" ctl detach "$N1"
 printf '[limits]\nmax_kept = 4\n' >"$CONF"
@@ -136,13 +140,14 @@ sys.exit(not [t for t in json.load(sys.stdin)['targets'] if t['pid'] == $N1 and 
 check "N1's explicit profile outlives the storm (--all's dropped first)" explicit_kept
 check "kprofd alive after the storm" kill -0 "$DAEMON_PID"
 
+echo "-- 5. a limit (at $SECONDS s)"
 # --- A limit: at most one automatic target (reload; 64 kept again: the processes of others on
 # the machine must not push out minijit's); a new process is refused and counted.
 printf '[limits]\nmax_kept = 64\nmax_auto_targets = 1\n' >"$CONF"
 kill -HUP "$DAEMON_PID"
 wait_for 5 [ "$(grep -c "reloaded the settings" "$TDIR/kprofd.log")" -ge 2 ]
 R0=$(sw refused)
-"$NATIVE" --ms 1500 2>/dev/null &
+"$NATIVE" --ms 1000 2>/dev/null &
 N3=$!
 PIDS+=("$N3")
 wait "$N3"
@@ -150,6 +155,7 @@ sleep 0.6
 check "a process over limits.max_auto_targets is refused and counted" \
 	[ "$(sw refused)" -gt "$R0" -a "$(sw refused_samples)" -ge 1 -a -z "$(tkey "$N3" pid)" ]
 
+echo "-- 6. detach --all (at $SECONDS s)"
 # --- detach --all: its targets detached, profiles kept, nothing left open.
 out=$(ctl detach --all 2>&1)
 if grep -q "system-wide sampling off" <<<"$out"; then pass "detach --all: $out"; else fail "detach --all" "$out"; fi
@@ -169,6 +175,7 @@ sys.exit(s != w['runs'])" || FAILS=$((FAILS + 1))
 check "no BPF link left ($LINKS0 of this kprofd)" [ "$(our_links)" = "$LINKS0" ]
 check "no perf event fd left ($PERF0)" [ "$(kd_perf_fds)" = "$PERF0" ]
 
+echo "-- 7. system_wide (at $SECONDS s)"
 # --- [daemon] system_wide: a reload starts the mode at its frequency.
 printf '[daemon]\nsystem_wide = 29\n[limits]\nmax_kept = 4\n' >"$CONF"
 kill -HUP "$DAEMON_PID"
