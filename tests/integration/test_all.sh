@@ -73,6 +73,12 @@ RUNS_A=$(sw runs)
 "$NATIVE" --ms 2500 2>/dev/null &
 N2=$!
 PIDS+=("$N2")
+# A watch rule takes over a process --all profiles when it execs (a copy of native: its comm).
+cp "$NATIVE" "$TDIR/nativew"
+check "watch add --comm nativew --freq 31" ctl watch add --comm nativew --freq 31
+"$TDIR/nativew" --ms 1500 2>/dev/null &
+NW=$!
+PIDS+=("$NW")
 wait "$PERFP"
 RUNS_B=$(sw runs)
 wait "$N2"
@@ -94,6 +100,15 @@ check "native's profile: its sin and clock_gettime loops hold most samples ($N2_
 	[ "$N2_HOT" -ge 3 -a "$((N2_HOT * 10))" -ge "$((N2_ALL * 6))" ]
 check "report of native" bash -c "$KPROFCTL --socket $SOCK report $N2 | grep -q 'by attach --all'"
 check "export of native" bash -c "$KPROFCTL --socket $SOCK export $N2 -o $TDIR/n2.pb.gz && [ -s $TDIR/n2.pb.gz ]"
+check "a watch rule's process is the rule's target, at its settings (31 Hz, not --all)" \
+	[ "$(tkey "$NW" rule)/$(tkey "$NW" freq_hz)/$(tkey "$NW" all)" = "comm:nativew freq=31/31/False" ]
+if [ -n "$NP" ]; then
+	# An attach by PID takes over a process --all profiles: its --all session kept, detached.
+	TO=$(sw taken_over)
+	check "attach by PID takes node over from --all" ctl attach "$NP" --freq 97
+	check "node: 97 Hz now, its --all session kept, taken_over counted" \
+		[ "$(tkey "$NP" freq_hz)/$(tkey "$NP" all)" = 97/False -a "$(sw taken_over)" -gt "$TO" ]
+fi
 check "N1 attached by PID keeps its settings (49 Hz, per-thread, not --all)" \
 	[ "$(tkey "$N1" freq_hz)/$(tkey "$N1" all)" = 49/False -a "$(tkey "$N1" thread_events)" -ge 1 ]
 check "--all's samples of N1 counted as its own" [ "$(sw own_samples)" -ge 1 ]
@@ -172,6 +187,7 @@ s = sum(w[k] for k in parts)
 line = 'runs %d = %s = %d' % (w['runs'], ' + '.join('%s %d' % (k, w[k]) for k in parts), s)
 print(('PASS: every sample accounted for: ' if s == w['runs'] and w['runs'] > 0 else 'FAIL: accounting: ') + line)
 sys.exit(s != w['runs'])" || FAILS=$((FAILS + 1))
+[ -z "$NP" ] || ctl detach "$NP" >/dev/null # attached by PID above: its own events
 check "no BPF link left ($LINKS0 of this kprofd)" [ "$(our_links)" = "$LINKS0" ]
 check "no perf event fd left ($PERF0)" [ "$(kd_perf_fds)" = "$PERF0" ]
 
