@@ -517,18 +517,19 @@ static void syswide_json(FILE *f, const Kprof__SystemWide *w)
 		fputs("null", f);
 		return;
 	}
-	fprintf(f,
-		"{\"on\":%s,\"freq_hz\":%u,\"since_ns\":%" PRIu64 ",\"cpus\":%u,\"targets\":%u"
-		",\"profiled\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"refused_samples\":%" PRIu64
-		",\"gone\":%" PRIu64 ",\"gone_samples\":%" PRIu64 ",\"kernel_samples\":%" PRIu64
-		",\"idle_samples\":%" PRIu64 ",\"self_samples\":%" PRIu64
-		",\"foreign_samples\":%" PRIu64 ",\"taken_over\":%" PRIu64
-		",\"kept_dropped\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"late_samples\":%" PRIu64
-		",\"runs\":%" PRIu64 ",\"own_samples\":%" PRIu64 ",\"drops\":%" PRIu64 "}",
-		w->on ? "true" : "false", w->freq_hz, w->since_ns, w->cpus, w->targets, w->profiled,
-		w->refused, w->refused_samples, w->gone, w->gone_samples, w->kernel_samples,
-		w->idle_samples, w->self_samples, w->foreign_samples, w->taken_over,
-		w->kept_dropped, w->samples, w->late_samples, w->runs, w->own_samples, w->drops);
+	fprintf(
+	    f,
+	    "{\"on\":%s,\"freq_hz\":%u,\"since_ns\":%" PRIu64 ",\"cpus\":%u,\"targets\":%u"
+	    ",\"profiled\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"refused_samples\":%" PRIu64
+	    ",\"gone\":%" PRIu64 ",\"gone_samples\":%" PRIu64 ",\"kernel_samples\":%" PRIu64
+	    ",\"idle_samples\":%" PRIu64 ",\"self_samples\":%" PRIu64
+	    ",\"foreign_samples\":%" PRIu64 ",\"taken_over\":%" PRIu64 ",\"kept_dropped\":%" PRIu64
+	    ",\"samples\":%" PRIu64 ",\"late_samples\":%" PRIu64 ",\"runs\":%" PRIu64
+	    ",\"own_samples\":%" PRIu64 ",\"drops\":%" PRIu64 ",\"evicted\":%" PRIu64 "}",
+	    w->on ? "true" : "false", w->freq_hz, w->since_ns, w->cpus, w->targets, w->profiled,
+	    w->refused, w->refused_samples, w->gone, w->gone_samples, w->kernel_samples,
+	    w->idle_samples, w->self_samples, w->foreign_samples, w->taken_over, w->kept_dropped,
+	    w->samples, w->late_samples, w->runs, w->own_samples, w->drops, w->evicted);
 }
 
 /* System-wide mode as status shows it: where every sample of its set went. */
@@ -551,6 +552,10 @@ static void syswide_text(FILE *f, const Kprof__SystemWide *w)
 		"\n             counted only: kernel threads %" PRIu64 ", idle %" PRIu64
 		", kprofd %" PRIu64 ", outside its PID namespace %" PRIu64 " samples",
 		w->kernel_samples, w->idle_samples, w->self_samples, w->foreign_samples);
+	if (w->evicted)
+		fprintf(f,
+			"\n             %" PRIu64 " idle targets detached to make room at a limit",
+			w->evicted);
 	if (w->taken_over || w->kept_dropped || w->late_samples)
 		fprintf(f,
 			"\n             %" PRIu64 " taken over by another attach, %" PRIu64

@@ -697,7 +697,8 @@ int manager_detach(struct manager *m, struct target *t)
 {
 	if (t->state != TARGET_ATTACHED)
 		return -ENOENT;
-	end_target(m, t, TARGET_DETACHED, LOG_INFO, "detached");
+	/* --all's targets come and go by the hundred: syswide.c says how many. */
+	end_target(m, t, TARGET_DETACHED, t->all ? LOG_DEBUG : LOG_INFO, "detached");
 	return 0;
 }
 
@@ -720,6 +721,8 @@ static void on_sample(void *ctx, const struct kp_sample *s)
 		return;
 	}
 	m->all_samples += t->all || (s->flags & KP_SF_STRANGER);
+	if (t->all)
+		t->last_sample_ns = s->time_ns;
 	target_add_sample(t, s);
 	/* Samples taken just before an exit can arrive after it from another CPU's records. */
 	if (t->state != TARGET_ATTACHED)

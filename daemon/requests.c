@@ -323,6 +323,7 @@ static void fill_syswide(const struct syswide *sw, Kprof__SystemWide *pb)
 	pb->runs = st.runs;
 	pb->own_samples = st.own_samples;
 	pb->drops = st.drops;
+	pb->evicted = st.evicted;
 }
 
 /* attach --all: system-wide mode, root only (as perf record -a needs CAP_PERFMON). */

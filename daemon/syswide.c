@@ -21,7 +21,9 @@
  * storm of short processes costs what the samples cost: at most freq x CPUs attaches a second,
  * most of them failing cheaply on /proc (gone), and counted.
  *
- * Refusals are not forever: each second, when a limit has room again, the refused processes
+ * The bound holds the processes that run: at a limit, the --all target idle longest (no
+ * sample for SYSWIDE_IDLE_SEC) is detached, its profile kept, to make room. Refusals are not
+ * forever either: each second, when a limit has room again, the refused processes
  * are forgotten and get a profile at their next sample (a refusal counted again if it happens
  * again).
  *
@@ -54,7 +56,7 @@ struct syswide {
 	bool on;
 	unsigned freq, cpus;
 	uint64_t since_ns;
-	uint64_t profiled, refused, refused_samples, gone, gone_samples, late_samples;
+	uint64_t profiled, refused, refused_samples, gone, gone_samples, late_samples, evicted;
 	uint64_t ctr0[KP_CTR_NR];	  /* the BPF counters when it started */
 	uint64_t taken0, kept0, samples0; /* the manager's counters when it started */
 	uint64_t warned_ns;		  /* last "no profile" warning (CLOCK_MONOTONIC) */
@@ -111,6 +113,32 @@ static void refuse(struct syswide *sw, const struct kp_sample *s, int e, const c
 	}
 }
 
+/* At a limit: detach the --all target idle longest, if for SYSWIDE_IDLE_SEC or more (its
+ * profile is kept; it gets a new session if it runs again). true if one was. */
+static bool evict_idle(struct syswide *sw)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC), idle = SYSWIDE_IDLE_SEC * 1000000000ULL;
+	struct target *victim = NULL;
+
+	for (struct target *t = sw->m->targets; t; t = t->next) {
+		uint64_t last = t->last_sample_ns;
+
+		if (t->state != TARGET_ATTACHED || !t->all || now < last || now - last < idle)
+			continue;
+		if (!victim || last < victim->last_sample_ns)
+			victim = t;
+	}
+	if (!victim)
+		return false;
+	log_debug("system-wide: pid %d (%s) idle for %llu s: detached to make room", victim->pid,
+		  victim->comm,
+		  (unsigned long long)((now - victim->last_sample_ns) / 1000000000ULL));
+	if (manager_detach(sw->m, victim) < 0)
+		return false;
+	sw->evicted++;
+	return true;
+}
+
 /* A sample of a process that is no target: make it one, or count the sample. */
 static struct target *on_stranger(void *ud, const struct kp_sample *s)
 {
@@ -136,6 +164,9 @@ static struct target *on_stranger(void *ud, const struct kp_sample *s)
 		break;
 	}
 	e = manager_attach(sw->m, s->hdr.tgid, &o, &t, err, sizeof(err));
+	/* A limit (max_auto_targets, max_targets): room from an idle target, once. */
+	if ((e == -EUSERS || e == -EMFILE) && evict_idle(sw))
+		e = manager_attach(sw->m, s->hdr.tgid, &o, &t, err, sizeof(err));
 	if (e == 0 && t->start_ticks != s->start_ticks) { /* gone, and the pid taken since */
 		manager_forget(sw->m, t);
 		e = -ESRCH;
@@ -228,7 +259,7 @@ int syswide_start(struct syswide *sw, unsigned freq, char *err, size_t errlen)
 	if (loader_counters(m->loader, sw->ctr0, NULL) < 0)
 		memset(sw->ctr0, 0, sizeof(sw->ctr0));
 	sw->profiled = sw->refused = sw->refused_samples = sw->gone = sw->gone_samples = 0;
-	sw->late_samples = 0;
+	sw->late_samples = sw->evicted = 0;
 	sw->taken0 = m->all_taken_over;
 	sw->kept0 = m->all_kept_dropped;
 	sw->samples0 = m->all_samples;
@@ -309,6 +340,7 @@ void syswide_get_stats(const struct syswide *sw, struct syswide_stats *out)
 	out->taken_over = m->all_taken_over - sw->taken0;
 	out->kept_dropped = m->all_kept_dropped - sw->kept0;
 	out->late_samples = sw->late_samples;
+	out->evicted = sw->evicted;
 	out->samples = m->all_samples - sw->samples0;
 	out->runs = ctr[KP_CTR_ALL_TICKS] - sw->ctr0[KP_CTR_ALL_TICKS];
 	out->own_samples = ctr[KP_CTR_ALL_OWN] - sw->ctr0[KP_CTR_ALL_OWN];

@@ -13,6 +13,10 @@
 /* The HCCT bound of its targets: 1000 counters, not 5000 ([hcct] eps): a process profiled at
  * 19 Hz rarely has more samples than that, and a busy host has hundreds of them. */
 #define SYSWIDE_EPS 0.001
+/* At a limit, an --all target without a sample for this long is detached (its profile kept)
+ * to make room for a process that runs: the bound holds the processes that run, not the first
+ * ones seen. */
+#define SYSWIDE_IDLE_SEC 60
 
 struct manager;
 struct syswide;
@@ -28,6 +32,7 @@ struct syswide_stats {
 	uint64_t gone, gone_samples;	   /* gone before kprofd could read them */
 	uint64_t kernel_samples, idle_samples, self_samples, foreign_samples;
 	uint64_t taken_over, kept_dropped;
+	uint64_t evicted;      /* idle targets detached to make room (SYSWIDE_IDLE_SEC) */
 	uint64_t samples;      /* added to its targets' profiles */
 	uint64_t runs;	       /* runs of the sampler on its set: every sample below is one */
 	uint64_t own_samples;  /* in processes attached otherwise (their own settings) */

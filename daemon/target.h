@@ -111,6 +111,7 @@ struct target {
 	char *cgroup; /* the watch (attach --cgroup/--unit) that attached it, else NULL */
 	char *rule;   /* the watch rule (kprofctl watch) that attached it, else NULL */
 	bool all;     /* attach --all made it a target: per-CPU sampled, an automatic target */
+	uint64_t last_sample_ns; /* --all's: CLOCK_MONOTONIC of its last sample (idle eviction) */
 	/* For exports: the executable file mappings it had (the union of every read of its maps)
 	 * and its threads' names. */
 	struct maptab *maps;

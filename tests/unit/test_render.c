@@ -1156,6 +1156,7 @@ static void test_system_wide(void **state)
 	w.self_samples = 1;
 	w.runs = 300;
 	w.samples = 175;
+	w.evicted = 2;
 	r.system_wide = &w;
 	s = status(&r, false);
 	assert_non_null(strstr(s, "system-wide: on, 19 Hz on 2 CPUs (attach --all): 3 processes"));
@@ -1163,10 +1164,11 @@ static void test_system_wide(void **state)
 	assert_non_null(strstr(s, "2 processes refused by a limit (7 samples;"));
 	assert_non_null(strstr(s, "4 gone before read (6 samples)"));
 	assert_non_null(strstr(s, "kernel threads 11, idle 100, kprofd 1,"));
+	assert_non_null(strstr(s, "2 idle targets detached to make room at a limit"));
 	free(s);
 	s = status(&r, true);
 	assert_non_null(strstr(s, ",\"watches\":[],\"system_wide\":{\"on\":true,\"freq_hz\":19,"));
-	assert_non_null(strstr(s, "\"runs\":300,\"own_samples\":0,\"drops\":0}}\n"));
+	assert_non_null(strstr(s, "\"runs\":300,\"own_samples\":0,\"drops\":0,\"evicted\":2}}\n"));
 	free(s);
 	/* Off, never started: nothing said. */
 	w = (Kprof__SystemWide)KPROF__SYSTEM_WIDE__INIT;
