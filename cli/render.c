@@ -912,7 +912,8 @@ static uint64_t level_sum(const Kprof__PathsReply *r, size_t len)
 	return len >= 1 && len <= r->n_level_sums ? r->level_sums[len - 1] : 0;
 }
 
-static void paths_json(FILE *f, const Kprof__PathsReply *r)
+/* The paths object; without its closing brace when !close (render_spp.c appends fields). */
+static void paths_json(FILE *f, const Kprof__PathsReply *r, bool close)
 {
 	bool first = true;
 
@@ -1005,7 +1006,14 @@ static void paths_json(FILE *f, const Kprof__PathsReply *r)
 			fprintf(f, "%s%" PRIu64, j ? "," : "", q->ids[j]);
 		fputs("]}", f);
 	}
-	fputs("]}\n", f);
+	fputc(']', f);
+	if (close)
+		fputs("}\n", f);
+}
+
+void render_paths_json_open(FILE *f, const Kprof__PathsReply *r)
+{
+	paths_json(f, r, false);
 }
 
 static void put_path(FILE *f, const Kprof__PathInfo *p)
@@ -1022,7 +1030,7 @@ static void put_path(FILE *f, const Kprof__PathInfo *p)
 void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 {
 	if (json) {
-		paths_json(f, r);
+		paths_json(f, r, true);
 		return;
 	}
 	if (r->target)
