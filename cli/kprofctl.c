@@ -679,27 +679,32 @@ static const char *group_arg(const char *verb, const char *cgroup, const char *u
 	if (!cgroup && !unit)
 		return NULL;
 	if ((cgroup && unit) || optind < argc || session) {
-		*err = usage_error(verb, "--cgroup or --unit, alone: no PID or --session");
+		*err = usage_error(verb, "--cgroup, --unit or --all, alone: no PID or --session");
 		return NULL;
 	}
 	return cgroup ? cgroup : unit;
 }
 
+/* --all: the processes of system-wide mode merged, as group_arg's name (cgroup is then set). */
+static const char *all_arg(bool all, const char **cgroup)
+{
+	if (all && !*cgroup)
+		*cgroup = group_all;
+	return *cgroup;
+}
+
 static int verb_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"top", required_argument, NULL, 'n'},
-	    {"session", required_argument, NULL, 'S'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"full-names", no_argument, NULL, 'W'},
-	    {"cgroup", required_argument, NULL, 'G'},
-	    {"unit", required_argument, NULL, 'U'},
-	    {},
+	    {"top", required_argument, NULL, 'n'},    {"session", required_argument, NULL, 'S'},
+	    {"json", no_argument, NULL, 'j'},	      {"full-names", no_argument, NULL, 'W'},
+	    {"cgroup", required_argument, NULL, 'G'}, {"unit", required_argument, NULL, 'U'},
+	    {"all", no_argument, NULL, 'A'},	      {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ReportRequest rr = KPROF__REPORT_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
-	bool json = false, full_names = false;
+	bool json = false, full_names = false, all = false;
 	const char *cgroup = NULL, *unit = NULL, *name;
 	int c, r, st = -1;
 
@@ -717,9 +722,14 @@ static int verb_report(int argc, char **argv)
 			cgroup = optarg;
 		if (c == 'U')
 			unit = optarg;
+		if (c == 'A')
+			all = true;
 	}
 	if (st >= 0)
 		return st;
+	if (all && (cgroup || unit))
+		return usage_error("report", "--all, --cgroup or --unit: one of them");
+	all_arg(all, &cgroup);
 	name = group_arg("report", cgroup, unit, argc, rr.session, &r);
 	if (r)
 		return r;
@@ -730,7 +740,10 @@ static int verb_report(int argc, char **argv)
 		if ((r = group_load(call, name, &g)) == 0 && merge_report(g.sp, rr.top, &gr) < 0)
 			r = KPROFCTL_EXIT_ERROR;
 		if (r == 0) {
-			if (!json) {
+			if (!json && all) {
+				printf("system-wide (attach --all): %zu process%s\n", g.n,
+				       g.n == 1 ? "" : "es");
+			} else if (!json) {
 				fputs(cgroup ? "cgroup " : "unit ", stdout);
 				render_text(stdout, name);
 				printf(": %zu process%s\n", g.n, g.n == 1 ? "" : "es");
@@ -976,15 +989,13 @@ static int verb_folded(int argc, char **argv)
 {
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	static const struct option opts[] = {
-	    {"session", required_argument, NULL, 'S'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"cgroup", required_argument, NULL, 'G'},
-	    {"unit", required_argument, NULL, 'U'},
-	    {},
+	    {"session", required_argument, NULL, 'S'}, {"json", no_argument, NULL, 'j'},
+	    {"cgroup", required_argument, NULL, 'G'},  {"unit", required_argument, NULL, 'U'},
+	    {"all", no_argument, NULL, 'A'},	       {},
 	};
 	Kprof__FoldedRequest fr = KPROF__FOLDED_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
-	bool json = false;
+	bool json = false, all = false;
 	const char *cgroup = NULL, *unit = NULL, *name;
 	int c, r, st = -1;
 
@@ -997,9 +1008,14 @@ static int verb_folded(int argc, char **argv)
 			cgroup = optarg;
 		if (c == 'U')
 			unit = optarg;
+		if (c == 'A')
+			all = true;
 	}
 	if (st >= 0)
 		return st;
+	if (all && (cgroup || unit))
+		return usage_error("folded", "--all, --cgroup or --unit: one of them");
+	all_arg(all, &cgroup);
 	name = group_arg("folded", cgroup, unit, argc, fr.session, &r);
 	if (r)
 		return r;
@@ -1072,20 +1088,17 @@ static int verb_folded(int argc, char **argv)
 static int verb_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"output", required_argument, NULL, 'o'},
-	    {"format", required_argument, NULL, 'f'},
-	    {"force", no_argument, NULL, 'F'},
-	    {"session", required_argument, NULL, 'S'},
-	    {"cgroup", required_argument, NULL, 'G'},
-	    {"unit", required_argument, NULL, 'U'},
-	    {},
+	    {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'f'},
+	    {"force", no_argument, NULL, 'F'},	      {"session", required_argument, NULL, 'S'},
+	    {"cgroup", required_argument, NULL, 'G'}, {"unit", required_argument, NULL, 'U'},
+	    {"all", no_argument, NULL, 'A'},	      {},
 	};
 	const char *cgroup = NULL, *unit = NULL, *name;
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ExportRequest er = KPROF__EXPORT_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
 	const char *out = NULL, *format = "pprof";
-	bool force = false;
+	bool force = false, all = false;
 	int c, r, st = -1;
 
 	while ((c = verb_getopt(&st, "export", argc, argv, "o:f:", opts)) != -1) {
@@ -1101,9 +1114,14 @@ static int verb_export(int argc, char **argv)
 			cgroup = optarg;
 		else if (c == 'U')
 			unit = optarg;
+		else if (c == 'A')
+			all = true;
 	}
 	if (st >= 0)
 		return st;
+	if (all && (cgroup || unit))
+		return usage_error("export", "--all, --cgroup or --unit: one of them");
+	all_arg(all, &cgroup);
 	if (strcmp(format, "pprof") && strcmp(format, "folded") && strcmp(format, "json"))
 		return usage_error("export", "--format must be pprof, folded or json");
 	if (!out)
@@ -1254,11 +1272,12 @@ static const struct verb verbs[] = {
      "daemon version, targets, samples/s, ring-buffer drops, own CPU"},
     {"report", verb_report,
      "PID [--top N] [--session N] [--full-names] [--json]\n"
-     "          | --cgroup PATH | --unit NAME [--top N] [--full-names] [--json]",
+     "          | --cgroup PATH | --unit NAME | --all [--top N] [--full-names] [--json]",
      "flat profile: self and total samples per function (default top 20, 0 = all);\n"
      "          C++ names without their parameter lists unless --full-names;\n"
-     "          --cgroup/--unit: the processes of a watched cgroup or unit, merged"},
-    {"folded", verb_folded, "PID [--session N] [--json] | --cgroup PATH | --unit NAME",
+     "          --cgroup/--unit: the processes of a watched cgroup or unit, merged;\n"
+     "          --all: those of system-wide mode (attach --all), merged"},
+    {"folded", verb_folded, "PID [--session N] [--json] | --cgroup PATH | --unit NAME | --all",
      "folded stacks (root;...;leaf count) for flame graphs"},
     {"top", verb_top, "[PID...] [--interval MS] [--iterations N] [--full-names] [--json]",
      "live view: functions by self time in the last interval (default 1000 ms), keys\n"
@@ -1279,7 +1298,7 @@ static const struct verb verbs[] = {
      "          only. --show prints the last trace, --stop ends the running one"},
     {"export", verb_export,
      "PID -o FILE [--format pprof|folded|json] [--force] [--session N]\n"
-     "          | --cgroup PATH | --unit NAME -o FILE [--format ...] [--force]",
+     "          | --cgroup PATH | --unit NAME | --all -o FILE [--format ...] [--force]",
      "write the profile to FILE (- for stdout): pprof (gzip, for go tool pprof;\n"
      "          the default), folded stacks, or JSON (functions and per-thread stacks);\n"
      "          pprof is not written to a terminal without --force"},

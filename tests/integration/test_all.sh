@@ -109,6 +109,15 @@ if [ -n "$NP" ]; then
 	check "node: 97 Hz now, its --all session kept, taken_over counted" \
 		[ "$(tkey "$NP" freq_hz)/$(tkey "$NP" all)" = 97/False -a "$(sw taken_over)" -gt "$TO" ]
 fi
+# The merged view of the whole machine, as perf report after perf record -a.
+ctl report --all --top 0 >"$TDIR/all.report" 2>&1
+if head -1 "$TDIR/all.report" | grep -q "^system-wide (attach --all): [0-9]* processes" &&
+	grep -q mj_hot "$TDIR/all.report" && grep -q __sin_fma "$TDIR/all.report"; then
+	pass "report --all: $(head -1 "$TDIR/all.report"), mj_hot and __sin_fma among its rows"
+else
+	fail "report --all" "$(head -3 "$TDIR/all.report" | tr '\n' ' ')"
+fi
+check "export --all writes one pprof" bash -c "$KPROFCTL --socket $SOCK export --all -o $TDIR/all.pb.gz && [ -s $TDIR/all.pb.gz ]"
 check "N1 attached by PID keeps its settings (49 Hz, per-thread, not --all)" \
 	[ "$(tkey "$N1" freq_hz)/$(tkey "$N1" all)" = 49/False -a "$(tkey "$N1" thread_events)" -ge 1 ]
 check "--all's samples of N1 counted as its own" [ "$(sw own_samples)" -ge 1 ]
