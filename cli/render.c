@@ -382,6 +382,9 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 		fputs("; unnamed code: ", f);
 		put_text(f, t->unnamed_note, 0);
 	}
+	if (t->probe_samples)
+		fprintf(f, "; %" PRIu64 " sample%s taken in probes ([kprof probes])",
+			t->probe_samples, render_plural(t->probe_samples));
 	if (t->calls) {
 		fprintf(f, "; exact mode: %u function%s probed, %" PRIu64 " call event%s",
 			t->probes, render_plural(t->probes), t->call_events,
@@ -439,6 +442,10 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 	render_json_string(f, t->cgroup ? t->cgroup : "");
 	fputs(",\"rule\":", f);
 	render_json_string(f, t->rule ? t->rule : "");
+	fprintf(f,
+		",\"probe_samples\":%" PRIu64 ",\"annotate_bytes\":%" PRIu64
+		",\"annotate_dropped\":%" PRIu64,
+		t->probe_samples, t->annotate_bytes, t->annotate_dropped);
 	fprintf(f, ",\"all\":%s", t->all ? "true" : "false");
 	fputc('}', f);
 }

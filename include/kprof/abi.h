@@ -32,6 +32,9 @@ enum kp_rec_kind {
 /* Taken by the system-wide set (attach --all) in a process that was not in kp_targets: kprofd
  * makes it a target (start_ticks names the process) or counts it. */
 #define KP_SF_STRANGER (1u << 4)
+/* Taken while a uprobe ran in the thread (its probed instruction stepped out of line in the
+ * kernel's [uprobes] page): the user leaf is the probed instruction again, not the page. */
+#define KP_SF_UPROBE (1u << 8)
 
 /* kp_target.flags */
 #define KP_TF_THREADS (1u << 0)	 /* sampled by its own per-thread events, not the per-CPU sets */
