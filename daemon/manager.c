@@ -1259,7 +1259,8 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 		if (procfs_stat(t->pid, &pst) == -ESRCH || pst.start_ticks != t->start_ticks) {
 			drain_all(m);
 			if (t->state == TARGET_ATTACHED)
-				end_target(m, t, TARGET_EXITED, LOG_INFO, "is gone");
+				end_target(m, t, TARGET_EXITED, t->all ? LOG_DEBUG : LOG_INFO,
+					   "is gone");
 			continue;
 		}
 		if (!manager_recheck(m, t)) {
