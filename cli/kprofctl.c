@@ -256,13 +256,21 @@ static int one_pid(const char *verb, int argc, char **argv, unsigned *pid)
 static int verb_attach(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"freq", required_argument, NULL, 'F'},  {"duration", required_argument, NULL, 'd'},
-	    {"eps", required_argument, NULL, 'e'},   {"hcct-kernel", no_argument, NULL, 'k'},
-	    {"calls", no_argument, NULL, 'c'},	     {"force", no_argument, NULL, 'f'},
-	    {"burst", required_argument, NULL, 'b'}, {"period", required_argument, NULL, 'P'},
-	    {"json", no_argument, NULL, 'j'},	     {"no-jvm-map", no_argument, NULL, 'J'},
-	    {"children", no_argument, NULL, 'C'},    {"cgroup", required_argument, NULL, 'G'},
-	    {"unit", required_argument, NULL, 'U'},  {},
+	    {"freq", required_argument, NULL, 'F'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"eps", required_argument, NULL, 'e'},
+	    {"hcct-kernel", no_argument, NULL, 'k'},
+	    {"calls", no_argument, NULL, 'c'},
+	    {"force", no_argument, NULL, 'f'},
+	    {"burst", required_argument, NULL, 'b'},
+	    {"period", required_argument, NULL, 'P'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"no-jvm-map", no_argument, NULL, 'J'},
+	    {"children", no_argument, NULL, 'C'},
+	    {"cgroup", required_argument, NULL, 'G'},
+	    {"unit", required_argument, NULL, 'U'},
+	    {"all", no_argument, NULL, 'A'},
+	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__AttachRequest ar = KPROF__ATTACH_REQUEST__INIT;
@@ -298,9 +306,15 @@ static int verb_attach(int argc, char **argv)
 			ar.cgroup = optarg;
 		if (c == 'U')
 			ar.unit = optarg;
+		if (c == 'A')
+			ar.all = true;
 	}
 	if (st >= 0)
 		return st;
+	if (ar.all && (optind < argc || ar.cgroup[0] || ar.unit[0] || ar.children || ar.calls ||
+		       ar.duration_sec || ar.eps || ar.hcct_kernel || ar.no_jvm_map))
+		return usage_error("attach", "--all takes only --freq and --json: no PID, "
+					     "--cgroup, --unit, --children, --calls or --duration");
 	if ((ar.burst_ms || ar.period_ms || ar.force) && !ar.calls)
 		return usage_error("attach", "--burst, --period and --force go with --calls");
 	if (!ar.burst_ms != !ar.period_ms || (ar.burst_ms && ar.burst_ms >= ar.period_ms))
@@ -312,13 +326,27 @@ static int verb_attach(int argc, char **argv)
 			return usage_error("attach", "--cgroup and --unit take no PID");
 		if (ar.calls || ar.duration_sec)
 			return usage_error("attach", "--calls and --duration need a PID");
-	} else if ((r = one_pid("attach", argc, argv, &ar.pid))) {
+	} else if (!ar.all && (r = one_pid("attach", argc, argv, &ar.pid))) {
 		return r;
 	}
 	req.body_case = KPROF__REQUEST__BODY_ATTACH;
 	req.attach = &ar;
 	if ((r = call(&req, &rep)))
 		return r;
+	if (rep->attach->system_wide) {
+		const Kprof__SystemWide *w = rep->attach->system_wide;
+
+		if (json)
+			printf("{\"system_wide\":true,\"freq_hz\":%u,\"cpus\":%u}\n", w->freq_hz,
+			       w->cpus);
+		else
+			printf("system-wide sampling on: %u Hz on %u CPUs; every process that gets "
+			       "a sample becomes a target (kprofctl list, status; detach --all "
+			       "stops it)\n",
+			       w->freq_hz, w->cpus);
+		kprof__reply__free_unpacked(rep, NULL);
+		return 0;
+	}
 	if (!rep->attach->target) { /* a cgroup or unit watched */
 		const Kprof__AttachReply *a = rep->attach;
 
@@ -361,6 +389,7 @@ static int verb_detach(int argc, char **argv)
 	    {"json", no_argument, NULL, 'j'},
 	    {"cgroup", required_argument, NULL, 'G'},
 	    {"unit", required_argument, NULL, 'U'},
+	    {"all", no_argument, NULL, 'A'},
 	    {},
 	};
 	Kprof__Reply *rep = NULL;
@@ -374,10 +403,16 @@ static int verb_detach(int argc, char **argv)
 			dr.cgroup = optarg;
 		else if (c == 'U')
 			dr.unit = optarg;
+		else if (c == 'A')
+			dr.all = true;
 	}
 	if (st >= 0)
 		return st;
-	if (dr.cgroup[0] || dr.unit[0]) {
+	if (dr.all) {
+		if (dr.cgroup[0] || dr.unit[0] || optind < argc)
+			return usage_error("detach",
+					   "--all stands alone: no PID, --cgroup or --unit");
+	} else if (dr.cgroup[0] || dr.unit[0]) {
 		if ((dr.cgroup[0] && dr.unit[0]) || optind < argc)
 			return usage_error("detach",
 					   "a PID, --cgroup PATH or --unit NAME: one of them");
@@ -388,7 +423,14 @@ static int verb_detach(int argc, char **argv)
 	req.detach = &dr;
 	if ((r = call(&req, &rep)))
 		return r;
-	if (rep->body_case == KPROF__REPLY__BODY_DETACH) {
+	if (rep->body_case == KPROF__REPLY__BODY_DETACH && rep->detach->all) {
+		if (json)
+			printf("{\"system_wide\":false,\"detached\":%u}\n", rep->detach->detached);
+		else
+			printf("system-wide sampling off: %u process%s detached (profiles kept: "
+			       "kprofctl list --all)\n",
+			       rep->detach->detached, rep->detach->detached == 1 ? "" : "es");
+	} else if (rep->body_case == KPROF__REPLY__BODY_DETACH) {
 		if (json) {
 			fputs("{\"cgroup\":", stdout);
 			render_json_string(stdout, rep->detach->cgroup);
@@ -639,27 +681,32 @@ static const char *group_arg(const char *verb, const char *cgroup, const char *u
 	if (!cgroup && !unit)
 		return NULL;
 	if ((cgroup && unit) || optind < argc || session) {
-		*err = usage_error(verb, "--cgroup or --unit, alone: no PID or --session");
+		*err = usage_error(verb, "--cgroup, --unit or --all, alone: no PID or --session");
 		return NULL;
 	}
 	return cgroup ? cgroup : unit;
 }
 
+/* --all: the processes of system-wide mode merged, as group_arg's name (cgroup is then set). */
+static const char *all_arg(bool all, const char **cgroup)
+{
+	if (all && !*cgroup)
+		*cgroup = group_all;
+	return *cgroup;
+}
+
 static int verb_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"top", required_argument, NULL, 'n'},
-	    {"session", required_argument, NULL, 'S'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"full-names", no_argument, NULL, 'W'},
-	    {"cgroup", required_argument, NULL, 'G'},
-	    {"unit", required_argument, NULL, 'U'},
-	    {},
+	    {"top", required_argument, NULL, 'n'},    {"session", required_argument, NULL, 'S'},
+	    {"json", no_argument, NULL, 'j'},	      {"full-names", no_argument, NULL, 'W'},
+	    {"cgroup", required_argument, NULL, 'G'}, {"unit", required_argument, NULL, 'U'},
+	    {"all", no_argument, NULL, 'A'},	      {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ReportRequest rr = KPROF__REPORT_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
-	bool json = false, full_names = false;
+	bool json = false, full_names = false, all = false;
 	const char *cgroup = NULL, *unit = NULL, *name;
 	int c, r, st = -1;
 
@@ -677,9 +724,14 @@ static int verb_report(int argc, char **argv)
 			cgroup = optarg;
 		if (c == 'U')
 			unit = optarg;
+		if (c == 'A')
+			all = true;
 	}
 	if (st >= 0)
 		return st;
+	if (all && (cgroup || unit))
+		return usage_error("report", "--all, --cgroup or --unit: one of them");
+	all_arg(all, &cgroup);
 	name = group_arg("report", cgroup, unit, argc, rr.session, &r);
 	if (r)
 		return r;
@@ -690,7 +742,10 @@ static int verb_report(int argc, char **argv)
 		if ((r = group_load(call, name, &g)) == 0 && merge_report(g.sp, rr.top, &gr) < 0)
 			r = KPROFCTL_EXIT_ERROR;
 		if (r == 0) {
-			if (!json) {
+			if (!json && all) {
+				printf("system-wide (attach --all): %zu process%s\n", g.n,
+				       g.n == 1 ? "" : "es");
+			} else if (!json) {
 				fputs(cgroup ? "cgroup " : "unit ", stdout);
 				render_text(stdout, name);
 				printf(": %zu process%s\n", g.n, g.n == 1 ? "" : "es");
@@ -968,15 +1023,13 @@ static int verb_folded(int argc, char **argv)
 {
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	static const struct option opts[] = {
-	    {"session", required_argument, NULL, 'S'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"cgroup", required_argument, NULL, 'G'},
-	    {"unit", required_argument, NULL, 'U'},
-	    {},
+	    {"session", required_argument, NULL, 'S'}, {"json", no_argument, NULL, 'j'},
+	    {"cgroup", required_argument, NULL, 'G'},  {"unit", required_argument, NULL, 'U'},
+	    {"all", no_argument, NULL, 'A'},	       {},
 	};
 	Kprof__FoldedRequest fr = KPROF__FOLDED_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
-	bool json = false;
+	bool json = false, all = false;
 	const char *cgroup = NULL, *unit = NULL, *name;
 	int c, r, st = -1;
 
@@ -989,9 +1042,14 @@ static int verb_folded(int argc, char **argv)
 			cgroup = optarg;
 		if (c == 'U')
 			unit = optarg;
+		if (c == 'A')
+			all = true;
 	}
 	if (st >= 0)
 		return st;
+	if (all && (cgroup || unit))
+		return usage_error("folded", "--all, --cgroup or --unit: one of them");
+	all_arg(all, &cgroup);
 	name = group_arg("folded", cgroup, unit, argc, fr.session, &r);
 	if (r)
 		return r;
@@ -1064,20 +1122,17 @@ static int verb_folded(int argc, char **argv)
 static int verb_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"output", required_argument, NULL, 'o'},
-	    {"format", required_argument, NULL, 'f'},
-	    {"force", no_argument, NULL, 'F'},
-	    {"session", required_argument, NULL, 'S'},
-	    {"cgroup", required_argument, NULL, 'G'},
-	    {"unit", required_argument, NULL, 'U'},
-	    {},
+	    {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'f'},
+	    {"force", no_argument, NULL, 'F'},	      {"session", required_argument, NULL, 'S'},
+	    {"cgroup", required_argument, NULL, 'G'}, {"unit", required_argument, NULL, 'U'},
+	    {"all", no_argument, NULL, 'A'},	      {},
 	};
 	const char *cgroup = NULL, *unit = NULL, *name;
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ExportRequest er = KPROF__EXPORT_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
 	const char *out = NULL, *format = "pprof";
-	bool force = false;
+	bool force = false, all = false;
 	int c, r, st = -1;
 
 	while ((c = verb_getopt(&st, "export", argc, argv, "o:f:", opts)) != -1) {
@@ -1093,9 +1148,14 @@ static int verb_export(int argc, char **argv)
 			cgroup = optarg;
 		else if (c == 'U')
 			unit = optarg;
+		else if (c == 'A')
+			all = true;
 	}
 	if (st >= 0)
 		return st;
+	if (all && (cgroup || unit))
+		return usage_error("export", "--all, --cgroup or --unit: one of them");
+	all_arg(all, &cgroup);
 	if (strcmp(format, "pprof") && strcmp(format, "folded") && strcmp(format, "json"))
 		return usage_error("export", "--format must be pprof, folded or json");
 	if (!out)
@@ -1270,26 +1330,31 @@ static const struct verb verbs[] = {
     {"attach", verb_attach,
      "PID [--freq HZ] [--duration SEC] [--eps E] [--hcct-kernel] [--no-jvm-map] [--json]\n"
      "          [--children] [--calls [--burst MS --period MS] [--force]]\n"
-     "          | --cgroup PATH | --unit NAME [--freq HZ] [...]",
+     "          | --cgroup PATH | --unit NAME [--freq HZ] [...] | --all [--freq HZ]",
      "start sampling PID (default 99 Hz, 1-4999; until detached, exit or SEC seconds);\n"
      "          --children: every process it forks from then on is a target too;\n"
      "          --cgroup/--unit: every process in the cgroup or unit, now and later;\n"
+     "          --all (root): system-wide, per-CPU events at 19 Hz by default, every\n"
+     "          process that gets a sample a target of its own (kernel threads and idle\n"
+     "          counted in status); processes attached otherwise keep their settings;\n"
      "          a HotSpot JVM is asked to write its perf map (not with --no-jvm-map);\n"
      "          --calls adds exact mode: uprobes count every entry of the JIT functions\n"
      "          in the perf map (file-backed JIT code only), in bursts with --burst/--period"},
-    {"detach", verb_detach, "PID [--json] | --cgroup PATH | --unit NAME",
-     "stop sampling PID (or watching a cgroup or unit); profiles are kept"},
+    {"detach", verb_detach, "PID [--json] | --cgroup PATH | --unit NAME | --all",
+     "stop sampling PID (or watching a cgroup or unit, or system-wide mode with --all:\n"
+     "          its targets are detached); profiles are kept"},
     {"list", verb_list, "[--all] [--json]",
      "attached processes; --all adds the kept profiles of ended ones"},
     {"status", verb_status, "[--json]",
      "daemon version, targets, samples/s, ring-buffer drops, own CPU"},
     {"report", verb_report,
      "PID [--top N] [--session N] [--full-names] [--json]\n"
-     "          | --cgroup PATH | --unit NAME [--top N] [--full-names] [--json]",
+     "          | --cgroup PATH | --unit NAME | --all [--top N] [--full-names] [--json]",
      "flat profile: self and total samples per function (default top 20, 0 = all);\n"
      "          C++ names without their parameter lists unless --full-names;\n"
-     "          --cgroup/--unit: the processes of a watched cgroup or unit, merged"},
-    {"folded", verb_folded, "PID [--session N] [--json] | --cgroup PATH | --unit NAME",
+     "          --cgroup/--unit: the processes of a watched cgroup or unit, merged;\n"
+     "          --all: those of system-wide mode (attach --all), merged"},
+    {"folded", verb_folded, "PID [--session N] [--json] | --cgroup PATH | --unit NAME | --all",
      "folded stacks (root;...;leaf count) for flame graphs"},
     {"top", verb_top, "[PID...] [--interval MS] [--iterations N] [--full-names] [--json]",
      "live view: functions by self time in the last interval (default 1000 ms), keys\n"
@@ -1310,7 +1375,7 @@ static const struct verb verbs[] = {
      "          only. --show prints the last trace, --stop ends the running one"},
     {"export", verb_export,
      "PID -o FILE [--format pprof|folded|json] [--force] [--session N]\n"
-     "          | --cgroup PATH | --unit NAME -o FILE [--format ...] [--force]",
+     "          | --cgroup PATH | --unit NAME | --all -o FILE [--format ...] [--force]",
      "write the profile to FILE (- for stdout): pprof (gzip, for go tool pprof;\n"
      "          the default), folded stacks, or JSON (functions and per-thread stacks);\n"
      "          pprof is not written to a terminal without --force"},

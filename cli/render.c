@@ -356,6 +356,8 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 		fputs(", rule ", f);
 		put_text(f, t->rule, 0);
 	}
+	if (t->all)
+		fputs(", by attach --all", f);
 	if (t->children)
 		fprintf(f, ", following its children (%u followed, %u not)", t->children_followed,
 			t->children_refused);
@@ -444,6 +446,7 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 		",\"probe_samples\":%" PRIu64 ",\"annotate_bytes\":%" PRIu64
 		",\"annotate_dropped\":%" PRIu64,
 		t->probe_samples, t->annotate_bytes, t->annotate_dropped);
+	fprintf(f, ",\"all\":%s", t->all ? "true" : "false");
 	fputc('}', f);
 }
 
@@ -514,6 +517,60 @@ static bool list_tree(const Kprof__ListReply *r, size_t *order, unsigned *depth)
 	return true;
 }
 
+/* System-wide mode (attach --all), as JSON. */
+static void syswide_json(FILE *f, const Kprof__SystemWide *w)
+{
+	if (!w) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(
+	    f,
+	    "{\"on\":%s,\"freq_hz\":%u,\"since_ns\":%" PRIu64 ",\"cpus\":%u,\"targets\":%u"
+	    ",\"profiled\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"refused_samples\":%" PRIu64
+	    ",\"gone\":%" PRIu64 ",\"gone_samples\":%" PRIu64 ",\"kernel_samples\":%" PRIu64
+	    ",\"idle_samples\":%" PRIu64 ",\"self_samples\":%" PRIu64
+	    ",\"foreign_samples\":%" PRIu64 ",\"taken_over\":%" PRIu64 ",\"kept_dropped\":%" PRIu64
+	    ",\"samples\":%" PRIu64 ",\"late_samples\":%" PRIu64 ",\"runs\":%" PRIu64
+	    ",\"own_samples\":%" PRIu64 ",\"drops\":%" PRIu64 ",\"evicted\":%" PRIu64 "}",
+	    w->on ? "true" : "false", w->freq_hz, w->since_ns, w->cpus, w->targets, w->profiled,
+	    w->refused, w->refused_samples, w->gone, w->gone_samples, w->kernel_samples,
+	    w->idle_samples, w->self_samples, w->foreign_samples, w->taken_over, w->kept_dropped,
+	    w->samples, w->late_samples, w->runs, w->own_samples, w->drops, w->evicted);
+}
+
+/* System-wide mode as status shows it: where every sample of its set went. */
+static void syswide_text(FILE *f, const Kprof__SystemWide *w)
+{
+	if (!w || (!w->on && !w->since_ns))
+		return;
+	fprintf(f, "\nsystem-wide: %s, %u Hz on %u CPUs (attach --all): %u processes attached now",
+		w->on ? "on" : "off (counts of its last run)", w->freq_hz, w->cpus, w->targets);
+	fprintf(f,
+		"\n             %" PRIu64 " sampler runs: %" PRIu64 " processes profiled, %" PRIu64
+		" samples in their profiles; %" PRIu64 " in processes attached otherwise",
+		w->runs, w->profiled, w->samples, w->own_samples);
+	fprintf(f,
+		"\n             no profile: %" PRIu64 " processes refused by a limit (%" PRIu64
+		" samples; limits.max_auto_targets, max_targets), %" PRIu64
+		" gone before read (%" PRIu64 " samples)",
+		w->refused, w->refused_samples, w->gone, w->gone_samples);
+	fprintf(f,
+		"\n             counted only: kernel threads %" PRIu64 ", idle %" PRIu64
+		", kprofd %" PRIu64 ", outside its PID namespace %" PRIu64 " samples",
+		w->kernel_samples, w->idle_samples, w->self_samples, w->foreign_samples);
+	if (w->evicted)
+		fprintf(f,
+			"\n             %" PRIu64 " idle targets detached to make room at a limit",
+			w->evicted);
+	if (w->taken_over || w->kept_dropped || w->late_samples)
+		fprintf(f,
+			"\n             %" PRIu64 " taken over by another attach, %" PRIu64
+			" ended profiles dropped (limits.max_kept), %" PRIu64
+			" samples after it stopped",
+			w->taken_over, w->kept_dropped, w->late_samples);
+}
+
 void render_list(FILE *f, const Kprof__ListReply *r, bool json)
 {
 	if (json) {
@@ -523,9 +580,20 @@ void render_list(FILE *f, const Kprof__ListReply *r, bool json)
 				fputc(',', f);
 			render_target_json(f, r->targets[i]);
 		}
-		fputs("]}\n", f);
+		fputc(']', f);
+		if (r->system_wide) {
+			fputs(",\"system_wide\":", f);
+			syswide_json(f, r->system_wide);
+		}
+		fputs("}\n", f);
 		return;
 	}
+	if (r->system_wide && r->system_wide->on)
+		fprintf(
+		    f,
+		    "system-wide sampling on (attach --all): %u Hz, %u processes attached by it "
+		    "(marked --all)\n",
+		    r->system_wide->freq_hz, r->system_wide->targets);
 	if (!r->n_targets) {
 		fputs("no targets (kept profiles of ended ones: kprofctl list --all)\n", f);
 		return;
@@ -555,9 +623,9 @@ void render_list(FILE *f, const Kprof__ListReply *r, bool json)
 			snprintf(pid, sizeof(pid), "%u", t->pid);
 		fprintf(f, "%-8s %-7u ", pid, t->session);
 		put_text(f, t->comm, 16);
-		fprintf(f, " %-6u %-9s %6u %10" PRIu64 " %8" PRIu64 " %8s\n", t->uid,
+		fprintf(f, " %-6u %-9s %6u %10" PRIu64 " %8" PRIu64 " %8s%s\n", t->uid,
 			render_state(t->state), t->freq_hz, t->samples,
-			t->jit_symbols + t->jitdump_symbols, threads);
+			t->jit_symbols + t->jitdump_symbols, threads, t->all ? " --all" : "");
 	}
 	for (size_t i = 0; i < r->n_targets; i++)
 		if (r->targets[i]->threads_unsampled)
@@ -618,7 +686,12 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 				w->uid, w->attached, w->refused, w->since_ns,
 				w->waiting ? "true" : "false", w->restarts);
 		}
-		fputs("]}\n", f);
+		fputc(']', f);
+		if (r->system_wide) {
+			fputs(",\"system_wide\":", f);
+			syswide_json(f, r->system_wide);
+		}
+		fputs("}\n", f);
 		return;
 	}
 	fputs("kprofd ", f);
@@ -679,6 +752,7 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 			fprintf(f, " (%" PRIu64 " execs lost: ring buffer full)",
 				r->watch_execs_lost);
 	}
+	syswide_text(f, r->system_wide);
 	fprintf(f, "\nring buffer: %u KiB\n", r->ringbuf_bytes / 1024);
 	fprintf(f, "daemon CPU:  %.3f s (%.1f us per sample)\n", r->cpu_ns / 1e9,
 		cpu_per_sample / 1e3);

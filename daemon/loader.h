@@ -58,6 +58,12 @@ int loader_cgroup_watch(struct loader *l, uint64_t cgid, bool on);
  * previous sets (at most KP_MAX_WATCH_KEYS each); none: the exec program skips the lookups. */
 int loader_watch_sync(struct loader *l, const char (*comms)[16], unsigned ncomms,
 		      const uint32_t *uids, unsigned nuids);
+/* System-wide mode (attach --all): the per-CPU set of freq Hz also samples processes that
+ * are no targets (0: off). */
+void loader_all_set(struct loader *l, unsigned freq);
+/* A process refused a profile: its samples are only counted from now on (kp_all_skip). */
+int loader_all_skip(struct loader *l, pid_t tgid, uint64_t start_ticks);
+void loader_all_skip_clear(struct loader *l);
 /* Sums over CPUs of kp_counters; per_cpu_drops (may be NULL) gets ncpus values. */
 int loader_counters(const struct loader *l, uint64_t ctr[KP_CTR_NR], uint64_t *per_cpu_drops);
 

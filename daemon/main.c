@@ -18,6 +18,7 @@
 #include "manager.h"
 #include "requests.h"
 #include "watch.h"
+#include "syswide.h"
 #include "transport.h"
 #include "log.h"
 
@@ -205,6 +206,7 @@ int main(int argc, char **argv)
 	struct manager *m = NULL;
 	struct requests *rq = NULL;
 	struct watch *ws = NULL;
+	struct syswide *sw = NULL;
 	struct httpd *hd = NULL;
 	struct config probe;
 	char err[512];
@@ -267,9 +269,16 @@ int main(int argc, char **argv)
 		log_err("cannot start: %s", strerror(-r));
 		return 1;
 	}
+	r = syswide_new(m, &sw);
+	if (r < 0) {
+		log_err("cannot start: system-wide mode: %s", strerror(-r));
+		manager_free(m);
+		return 1;
+	}
 	r = watch_new(m, &ws);
 	if (r < 0) {
 		log_err("cannot start: watch rules: %s", strerror(-r));
+		syswide_free(sw);
 		manager_free(m);
 		return 1;
 	}
@@ -277,6 +286,7 @@ int main(int argc, char **argv)
 	if (r < 0) {
 		log_err("cannot start: control socket: %s", strerror(-r));
 		watch_free(ws);
+		syswide_free(sw);
 		manager_free(m);
 		return 1;
 	}
@@ -285,6 +295,7 @@ int main(int argc, char **argv)
 		log_err("cannot start: http endpoint: %s", strerror(-r));
 		requests_free(rq);
 		watch_free(ws);
+		syswide_free(sw);
 		manager_free(m);
 		return 1;
 	}
@@ -292,6 +303,7 @@ int main(int argc, char **argv)
 	httpd_free(hd);
 	requests_free(rq);
 	watch_free(ws);
+	syswide_free(sw);
 	manager_free(m);
 	if (r < 0) {
 		log_err("event loop failed: %s", strerror(-r));

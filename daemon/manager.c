@@ -125,9 +125,22 @@ static unsigned kept_of(const struct manager *m, uid_t uid)
 	return n;
 }
 
+/* Whether kept profile a goes before b: the profiles system-wide mode made (attach --all) go
+ * first, so that a storm of short processes never pushes out a profile someone asked for, and
+ * among them the smallest (a busy host ends many processes of a sample or two, which would
+ * push out in seconds the profile of a process that ran); then the oldest. */
+static bool drops_before(const struct target *a, const struct target *b)
+{
+	if (a->all != b->all)
+		return a->all;
+	if (a->all && a->samples != b->samples)
+		return a->samples < b->samples;
+	return a->ended_ns < b->ended_ns;
+}
+
 /* The kept profile to drop first, if one must go: the oldest of a user over its quota, else
  * the oldest of the users when they hold more than their share, else the oldest of all when
- * over max_kept (root's go only when root's alone exceed it). */
+ * over max_kept (root's go only when root's alone exceed it); --all's first (drops_before). */
 static struct target *kept_victim(struct manager *m)
 {
 	struct target *user_oldest = NULL, *oldest = NULL;
@@ -141,16 +154,16 @@ static struct target *kept_victim(struct manager *m)
 
 			for (struct target *u = m->targets; u; u = u->next)
 				if (u->state != TARGET_ATTACHED && u->uid == t->uid &&
-				    u->ended_ns < o->ended_ns)
+				    drops_before(u, o))
 					o = u;
 			return o;
 		}
 		if (t->uid != 0) {
 			users++;
-			if (!user_oldest || t->ended_ns < user_oldest->ended_ns)
+			if (!user_oldest || drops_before(t, user_oldest))
 				user_oldest = t;
 		}
-		if (!oldest || t->ended_ns < oldest->ended_ns)
+		if (!oldest || drops_before(t, oldest))
 			oldest = t;
 	}
 	if (users > user_share(m->conf.max_kept) || (m->n_kept > m->conf.max_kept && user_oldest))
@@ -164,9 +177,11 @@ static void trim_kept(struct manager *m)
 	struct target *t;
 
 	while ((t = kept_victim(m))) {
-		log_info("dropping the kept profile of pid %d (%s, uid %u): more than %u kept (%u "
-			 "for one user)",
-			 t->pid, t->comm, t->uid, m->conf.max_kept, m->conf.max_kept_per_uid);
+		log_msg(t->all ? LOG_DEBUG : LOG_INFO,
+			"dropping the kept profile of pid %d (%s, uid %u): more than %u kept (%u "
+			"for one user)",
+			t->pid, t->comm, t->uid, m->conf.max_kept, m->conf.max_kept_per_uid);
+		m->all_kept_dropped += t->all;
 		drop_target(m, t);
 	}
 }
@@ -487,7 +502,7 @@ static int start_sampling(struct manager *m, struct target *t, char *errbuf, siz
 	struct sampler_limits lim = {m->conf.max_threads, m->max_thread_fds};
 	int err;
 
-	t->per_cpu = m->per_cpu;
+	t->per_cpu = m->per_cpu || t->all; /* --all's targets: its per-CPU set samples them */
 	if (t->per_cpu) {
 		err = sampler_freq_get(m->sampler, t->freq);
 		if (err < 0) {
@@ -500,7 +515,7 @@ static int start_sampling(struct manager *m, struct target *t, char *errbuf, siz
 	}
 	err = loader_target_add(m->loader, t->pid, t->freq, t->start_ticks,
 				(t->per_cpu ? 0 : KP_TF_THREADS) |
-				    (t->children ? KP_TF_CHILDREN : 0));
+				    (t->children ? KP_TF_CHILDREN : 0) | (t->all ? KP_TF_ALL : 0));
 	if (err < 0) {
 		snprintf(errbuf, errlen, "cannot add pid %d to the BPF targets map: %s", t->pid,
 			 strerror(-err));
@@ -563,18 +578,24 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		snprintf(errbuf, errlen, "frequency %u Hz out of range 1-%u", freq, KPROF_MAX_FREQ);
 		return -ERANGE;
 	}
-	if (old && old->state == TARGET_ATTACHED) {
+	if (old && old->state == TARGET_ATTACHED && (!old->all || o.all)) {
 		snprintf(errbuf, errlen, "pid %d is already attached", pid);
 		return -EALREADY;
+	}
+	/* An attach of a process system-wide mode profiles takes it over with its own settings
+	 * (ARCHITECTURE.md §1.2.5); the --all profile is kept, as any detached one. */
+	if (old && old->state == TARGET_ATTACHED) {
+		end_target(m, old, TARGET_DETACHED, LOG_INFO, "detached: taken over by an attach");
+		m->all_taken_over++;
 	}
 	err = check_quotas(m, o.by, freq, errbuf, errlen);
 	if (err < 0)
 		return err;
-	if (o.rule && manager_auto_targets(m, NULL) >= m->conf.max_auto_targets) {
+	if ((o.rule || o.all) && manager_auto_targets(m, NULL) >= m->conf.max_auto_targets) {
 		m->auto_refused++;
 		snprintf(errbuf, errlen,
-			 "too many automatic targets: %u attached by watch rules (limits."
-			 "max_auto_targets)",
+			 "too many automatic targets: %u attached by watch rules and --all "
+			 "(limits.max_auto_targets)",
 			 m->conf.max_auto_targets);
 		return -EUSERS;
 	}
@@ -648,7 +669,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 			snprintf(how, sizeof(how), "%u thread events (%u threads, %u unsampled)",
 				 t->threads.events, t->threads.threads, t->threads.unsampled);
 		/* A followed child is news only when debugging: a shell loop forks thousands. */
-		log_msg(o.parent ? LOG_DEBUG : LOG_INFO,
+		log_msg(o.parent || o.all ? LOG_DEBUG : LOG_INFO,
 			"attached pid %d (%s, uid %u) at %u Hz by %s, duration %us (0: "
 			"unlimited); perf map %s: %llu JIT symbols; jitdump %s: %llu symbols",
 			pid, t->comm, t->uid, freq, how, duration_sec, ss.perfmap_path,
@@ -676,7 +697,8 @@ int manager_detach(struct manager *m, struct target *t)
 {
 	if (t->state != TARGET_ATTACHED)
 		return -ENOENT;
-	end_target(m, t, TARGET_DETACHED, LOG_INFO, "detached");
+	/* --all's targets come and go by the hundred: syswide.c says how many. */
+	end_target(m, t, TARGET_DETACHED, t->all ? LOG_DEBUG : LOG_INFO, "detached");
 	return 0;
 }
 
@@ -686,10 +708,21 @@ static void on_sample(void *ctx, const struct kp_sample *s)
 	struct target *t = manager_find(m, s->hdr.tgid);
 
 	m->samples++;
+	/* Taken by the system-wide set while the process was no target: a target now, or
+	 * counted by syswide.c. */
+	if ((s->flags & KP_SF_STRANGER) &&
+	    (!t || t->state != TARGET_ATTACHED || t->start_ticks != s->start_ticks)) {
+		t = m->on_stranger ? m->on_stranger(m->stranger_ud, s) : NULL;
+		if (!t)
+			return;
+	}
 	if (!t) {
 		m->unknown_tgid++;
 		return;
 	}
+	m->all_samples += t->all || (s->flags & KP_SF_STRANGER);
+	if (t->all)
+		t->last_sample_ns = s->time_ns;
 	target_add_sample(t, s);
 	/* Samples taken just before an exit can arrive after it from another CPU's records. */
 	if (t->state != TARGET_ATTACHED)
@@ -831,7 +864,7 @@ static int watch_attach(struct manager *m, struct cgwatch *w, pid_t pid, uint64_
 	char err[256];
 	int r;
 
-	if (t && t->state == TARGET_ATTACHED)
+	if (t && t->state == TARGET_ATTACHED && !t->all)
 		return 0;
 	r = manager_attach(m, pid, &w->opts, &t, err, sizeof(err));
 	if (r == 0 && start_ticks && t->start_ticks != start_ticks) {
@@ -856,7 +889,8 @@ unsigned manager_auto_targets(const struct manager *m, const char *rule)
 	unsigned n = 0;
 
 	for (const struct target *t = m->targets; t; t = t->next)
-		n += t->state == TARGET_ATTACHED && t->rule && (!rule || !strcmp(t->rule, rule));
+		n += t->state == TARGET_ATTACHED &&
+		     (rule ? t->rule && !strcmp(t->rule, rule) : t->rule || t->all);
 	return n;
 }
 
@@ -1043,8 +1077,8 @@ static void on_exit_rec(void *ctx, pid_t tgid, uint64_t start_ticks, int code)
 		return;
 	/* exit_code is a wait status: low 7 bits the signal, the next 8 the exit status. */
 	t->exit_code = (code & 0x7f) ? -(code & 0x7f) : (code >> 8) & 0xff;
-	end_target(m, t, TARGET_EXITED, t->parent ? LOG_DEBUG : LOG_INFO, "exited (%s %d)",
-		   t->exit_code < 0 ? "signal" : "status",
+	end_target(m, t, TARGET_EXITED, t->parent || t->all ? LOG_DEBUG : LOG_INFO,
+		   "exited (%s %d)", t->exit_code < 0 ? "signal" : "status",
 		   t->exit_code < 0 ? -t->exit_code : t->exit_code);
 }
 
@@ -1061,8 +1095,8 @@ static void on_exec_rec(void *ctx, pid_t tgid, uint64_t start_ticks, const char 
 	paths_stop(t->paths, "target called exec"); /* the traced code is gone */
 	if (manager_recheck(m, t))
 		return;
-	log_msg(t->parent ? LOG_DEBUG : LOG_INFO, "pid %d exec'd %s: reloading its symbols", tgid,
-		t->comm);
+	log_msg(t->parent || t->all ? LOG_DEBUG : LOG_INFO,
+		"pid %d exec'd %s: reloading its symbols", tgid, t->comm);
 	tsym_exec(t->sym);
 	jvmmap_exec(t->jvm);
 }
@@ -1227,7 +1261,8 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 		if (procfs_stat(t->pid, &pst) == -ESRCH || pst.start_ticks != t->start_ticks) {
 			drain_all(m);
 			if (t->state == TARGET_ATTACHED)
-				end_target(m, t, TARGET_EXITED, LOG_INFO, "is gone");
+				end_target(m, t, TARGET_EXITED, t->all ? LOG_DEBUG : LOG_INFO,
+					   "is gone");
 			continue;
 		}
 		if (!manager_recheck(m, t)) {
@@ -1474,6 +1509,9 @@ static void manager_stop_targets(struct manager *m)
 	struct target *t, *next;
 	unsigned n = 0;
 
+	/* No new target while stopping: system-wide mode's samples are only counted. */
+	loader_all_set(m->loader, 0);
+	m->on_stranger = NULL;
 	for (t = m->targets; t; t = next) {
 		next = t->next;
 		if (t->state == TARGET_ATTACHED) {

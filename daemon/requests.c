@@ -31,6 +31,7 @@
 #include "paths.h"
 #include "ringbuf.h"
 #include "symbolize.h"
+#include "syswide.h"
 #include "paths_reply.h"
 #include "annotate_reply.h"
 #include "procfs.h"
@@ -296,6 +297,76 @@ static void do_watch(struct client *cl, const Kprof__AttachRequest *req)
 	client_queue(cl, &rep);
 }
 
+static void fill_syswide(const struct syswide *sw, Kprof__SystemWide *pb)
+{
+	struct syswide_stats st;
+
+	kprof__system_wide__init(pb);
+	if (!sw)
+		return;
+	syswide_get_stats(sw, &st);
+	pb->on = st.on;
+	pb->freq_hz = st.freq;
+	pb->since_ns = st.since_ns;
+	pb->cpus = st.cpus;
+	pb->targets = st.targets;
+	pb->profiled = st.profiled;
+	pb->refused = st.refused;
+	pb->refused_samples = st.refused_samples;
+	pb->gone = st.gone;
+	pb->gone_samples = st.gone_samples;
+	pb->kernel_samples = st.kernel_samples;
+	pb->idle_samples = st.idle_samples;
+	pb->self_samples = st.self_samples;
+	pb->foreign_samples = st.foreign_samples;
+	pb->taken_over = st.taken_over;
+	pb->kept_dropped = st.kept_dropped;
+	pb->samples = st.samples;
+	pb->late_samples = st.late_samples;
+	pb->runs = st.runs;
+	pb->own_samples = st.own_samples;
+	pb->drops = st.drops;
+	pb->evicted = st.evicted;
+}
+
+/* attach --all: system-wide mode, root only (as perf record -a needs CAP_PERFMON). */
+static void do_attach_all(struct client *cl, const Kprof__AttachRequest *req)
+{
+	Kprof__Reply rep = KPROF__REPLY__INIT;
+	Kprof__AttachReply ar = KPROF__ATTACH_REPLY__INIT;
+	Kprof__SystemWide sw;
+	char err_msg[256] = "";
+	int err;
+
+	if (cl->uid != 0) {
+		reply_error(cl, -EPERM,
+			    "permission denied: system-wide profiling (attach --all) samples every "
+			    "user's processes and needs root, as perf record -a does");
+		return;
+	}
+	if (req->pid || req->cgroup[0] || req->unit[0] || req->calls || req->duration_sec ||
+	    req->children) {
+		reply_error(cl, -EINVAL,
+			    "--all stands alone: no pid, --cgroup, --unit, --children, --calls or "
+			    "--duration");
+		return;
+	}
+	if (!cl->rq->m->sw) {
+		reply_error(cl, -EOPNOTSUPP, "system-wide mode is not available");
+		return;
+	}
+	err = syswide_start(cl->rq->m->sw, req->freq_hz, err_msg, sizeof(err_msg));
+	if (err < 0) {
+		reply_error(cl, err, "%s", err_msg);
+		return;
+	}
+	fill_syswide(cl->rq->m->sw, &sw);
+	ar.system_wide = &sw;
+	rep.body_case = KPROF__REPLY__BODY_ATTACH;
+	rep.attach = &ar;
+	client_queue(cl, &rep);
+}
+
 static void do_attach(struct client *cl, const Kprof__AttachRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
@@ -305,6 +376,10 @@ static void do_attach(struct client *cl, const Kprof__AttachRequest *req)
 	char err_msg[256] = "";
 	int err;
 
+	if (req->all) {
+		do_attach_all(cl, req);
+		return;
+	}
 	if (req->cgroup[0] || req->unit[0]) {
 		do_watch(cl, req);
 		return;
@@ -340,6 +415,33 @@ static void do_detach(struct client *cl, const Kprof__DetachRequest *req)
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	struct target *t;
 
+	if (req->all) {
+		Kprof__DetachReply dr = KPROF__DETACH_REPLY__INIT;
+		int n;
+
+		if (cl->uid != 0) {
+			reply_error(cl, -EPERM,
+				    "permission denied: only root starts and stops system-wide "
+				    "profiling");
+			return;
+		}
+		if (req->pid || req->cgroup[0] || req->unit[0]) {
+			reply_error(cl, -EINVAL, "--all stands alone: no pid, --cgroup or --unit");
+			return;
+		}
+		n = cl->rq->m->sw ? syswide_stop(cl->rq->m->sw) : -ENOENT;
+		if (n < 0) {
+			reply_error(cl, -ENOENT, "system-wide sampling is not on");
+			return;
+		}
+		dr.all = true;
+		dr.detached = n;
+		dr.cgroup = (char *)"";
+		rep.body_case = KPROF__REPLY__BODY_DETACH;
+		rep.detach = &dr;
+		client_queue(cl, &rep);
+		return;
+	}
 	if (req->cgroup[0] || req->unit[0]) {
 		const char *name = req->cgroup[0] ? req->cgroup : req->unit;
 		struct cgwatch *w = manager_find_watch(cl->rq->m, name);
@@ -389,6 +491,7 @@ static void do_list(struct client *cl, const Kprof__ListRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__ListReply lr = KPROF__LIST_REPLY__INIT;
+	Kprof__SystemWide sw;
 	struct manager *m = cl->rq->m;
 	Kprof__Target *tv, **tp;
 	size_t n = 0;
@@ -414,6 +517,8 @@ static void do_list(struct client *cl, const Kprof__ListRequest *req)
 	}
 	lr.n_targets = n;
 	lr.targets = tp;
+	fill_syswide(m->sw, &sw);
+	lr.system_wide = &sw;
 	rep.body_case = KPROF__REPLY__BODY_LIST;
 	rep.list = &lr;
 	client_queue(cl, &rep);
@@ -473,12 +578,15 @@ static void do_status(struct client *cl)
 	_cleanup_free_ uint64_t *drops = NULL;
 	unsigned freqs[MANAGER_MAX_FREQS];
 	Kprof__Watch wv[MANAGER_MAX_WATCHES], *wp[MANAGER_MAX_WATCHES];
+	Kprof__SystemWide sw;
 	struct manager *m = cl->rq->m;
 
 	if (fill_status(cl->rq, &sr, &drops, freqs) < 0) {
 		reply_error(cl, -EIO, "cannot read the BPF counters");
 		return;
 	}
+	fill_syswide(m->sw, &sw);
+	sr.system_wide = &sw;
 	/* The client's own watches (all of them for root and readers). */
 	for (unsigned i = 0; i < m->n_watches; i++) {
 		const struct cgwatch *w = m->watches[i];

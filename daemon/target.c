@@ -173,6 +173,7 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 	t->children = o->children;
 	t->no_jvm_map = o->no_jvm_map;
 	t->parent = o->parent;
+	t->all = o->all;
 	t->state = TARGET_ATTACHED;
 	t->attached_ns = now_ns(CLOCK_REALTIME);
 	t->ids = malloc((2 * KP_MAX_STACK + 2) * sizeof(*t->ids)); /* + [truncated], probes */

@@ -115,6 +115,8 @@ struct target {
 	unsigned children_followed, children_refused;
 	char *cgroup; /* the watch (attach --cgroup/--unit) that attached it, else NULL */
 	char *rule;   /* the watch rule (kprofctl watch) that attached it, else NULL */
+	bool all;     /* attach --all made it a target: per-CPU sampled, an automatic target */
+	uint64_t last_sample_ns; /* --all's: CLOCK_MONOTONIC of its last sample (idle eviction) */
 	/* For exports: the executable file mappings it had (the union of every read of its maps)
 	 * and its threads' names. */
 	struct maptab *maps;
@@ -156,6 +158,8 @@ struct attach_opts {
 	const char *rule;   /* the watch rule that attached it (copied), else NULL: an automatic
 			     * target, within limits.max_auto_targets */
 	struct watch_counts *counts; /* a cgroup watch's members attached and refused, if set */
+	bool all; /* system-wide mode (attach --all): sampled by its per-CPU set, an automatic
+		   * target; any other attach of the process takes it over */
 	uid_t by; /* the client's uid: quotas, and whether a change of credentials ends it */
 };
 

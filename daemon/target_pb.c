@@ -90,6 +90,7 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->children_refused = t->children_refused;
 	pb->cgroup = t->cgroup ? t->cgroup : (char *)"";
 	pb->rule = t->rule ? t->rule : (char *)"";
+	pb->all = t->all;
 	/* Strings point into the target (or its tsym), not into the copy in live. */
 	pb->perfmap_path = (char *)(t->sym ? tsym_perfmap_path(t->sym) : t->saved_sym.perfmap_path);
 	pb->jitdump_path = (char *)(t->sym ? tsym_jitdump_path(t->sym) : t->saved_sym.jitdump_path);
@@ -247,6 +248,7 @@ int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, 
 	t->parent = pb->parent;
 	t->children_followed = pb->children_followed;
 	t->children_refused = pb->children_refused;
+	t->all = pb->all;
 	t->eps = pb->eps;
 	t->hcct_kernel = pb->hcct_kernel;
 	restore_symbol_stats(pb, &t->saved_sym);

@@ -49,6 +49,7 @@ static const struct key keys[] = {
     UINT_KEY("daemon", "ringbuf_max_mb", ringbuf_max_mb, 1, RBSIZE_LIMIT_MB),
     UINT_KEY("daemon", "drain_ms", drain_ms, 1, 10000),
     CHOICE_KEY("daemon", "sampling", sampling, sampling_choices),
+    UINT_KEY("daemon", "system_wide", system_wide, 0, KPROF_MAX_FREQ),
     UINT_KEY("limits", "max_targets", max_targets, 1, 1024),
     UINT_KEY("limits", "max_kept", max_kept, 0, 100000),
     UINT_KEY("limits", "kept_max_age", kept_max_age_sec, 0, 10u * 365 * 86400),

@@ -42,6 +42,7 @@ struct config {
 	unsigned ringbuf_max_mb;     /* the bound of a computed size */
 	unsigned drain_ms;	     /* ring buffer drain period */
 	unsigned sampling;	     /* enum config_sampling */
+	unsigned system_wide; /* daemon.system_wide: attach --all at this frequency (0: off) */
 	unsigned perfmap_refresh_ms;
 	unsigned perfmap_max_mb; /* bytes of one perf map read, in MiB */
 	unsigned max_stacks;	 /* distinct stacks per profile */

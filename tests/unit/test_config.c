@@ -99,6 +99,25 @@ static void test_jvm(void **state)
 	assert_int_equal(config_set(&c, "jvm", "perfmap", "", err, sizeof(err)), -EINVAL);
 }
 
+/* daemon.system_wide (attach --all from the start): off by default, a frequency in range. */
+static void test_system_wide(void **state)
+{
+	struct config c;
+	char err[256] = "";
+
+	(void)state;
+	config_defaults(&c);
+	assert_int_equal(c.system_wide, 0);
+	assert_int_equal(
+	    config_parse("[daemon]\nsystem_wide = 19\n", "k.conf", &c, err, sizeof(err)), 0);
+	assert_int_equal(c.system_wide, 19);
+	assert_int_equal(
+	    config_parse("[daemon]\nsystem_wide = 5000\n", "k.conf", &c, err, sizeof(err)),
+	    -EINVAL);
+	assert_string_equal(err, "k.conf:2: daemon.system_wide: '5000' is not a number in 0-4999");
+	assert_int_equal(c.system_wide, 19);
+}
+
 /* [http]: off by default; a listen address is checked when it is set. */
 static void test_http(void **state)
 {
@@ -284,7 +303,7 @@ int main(void)
 	    cmocka_unit_test(test_errors),   cmocka_unit_test(test_set),
 	    cmocka_unit_test(test_empty),    cmocka_unit_test(test_limits_and_hcct),
 	    cmocka_unit_test(test_jvm),	     cmocka_unit_test(test_http),
-	    cmocka_unit_test(test_drift),
+	    cmocka_unit_test(test_drift),    cmocka_unit_test(test_system_wide),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -713,7 +713,8 @@ static void test_report_json(void **state)
 		       "\"children\":false,\"parent\":0,\"children_followed\":0,"
 		       "\"children_refused\":0,\"unresolved_addresses\":0,\"unresolved_dropped\":0,"
 		       "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\",\"rule\":\"\","
-		       "\"probe_samples\":0,\"annotate_bytes\":0,\"annotate_dropped\":0},"
+		       "\"probe_samples\":0,\"annotate_bytes\":0,\"annotate_dropped\":0,"
+		       "\"all\":false},"
 		       "\"total_samples\":200,\"functions\":5,\"entries\":["
 		       "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
 		       "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
@@ -887,7 +888,8 @@ static void test_list(void **state)
 		      "\"children\":false,\"parent\":0,\"children_followed\":0,"
 		      "\"children_refused\":0,\"unresolved_addresses\":0,\"unresolved_dropped\":0,"
 		      "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\",\"rule\":\"\","
-		      "\"probe_samples\":0,\"annotate_bytes\":0,\"annotate_dropped\":0},"
+		      "\"probe_samples\":0,\"annotate_bytes\":0,\"annotate_dropped\":0,"
+		      "\"all\":false},"
 		      "{\"pid\":31337,\"uid\":0,"
 		      "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
 		      "\"freq_hz\":997,\"samples\":0,"));
@@ -1126,6 +1128,71 @@ static void fill_paths(struct paths_fixture *x)
 	x->r.traced_ns = 1500000000;
 	x->r.paths_total = 3;
 	x->r.sequences_total = 7;
+}
+
+/* System-wide mode (attach --all): status says where the set's samples went, as text and
+ * JSON; list says it is on and marks its targets. */
+static void test_system_wide(void **state)
+{
+	Kprof__StatusReply r;
+	Kprof__SystemWide w = KPROF__SYSTEM_WIDE__INIT;
+	Kprof__ListReply lr = KPROF__LIST_REPLY__INIT;
+	Kprof__Target t, *tp = &t;
+	uint64_t drops[3];
+	uint32_t freqs[2];
+	char *s;
+
+	(void)state;
+	fill_status(&r, drops, freqs);
+	w.on = true;
+	w.freq_hz = 19;
+	w.cpus = 2;
+	w.targets = 3;
+	w.profiled = 5;
+	w.refused = 2;
+	w.refused_samples = 7;
+	w.gone = 4;
+	w.gone_samples = 6;
+	w.kernel_samples = 11;
+	w.idle_samples = 100;
+	w.self_samples = 1;
+	w.runs = 300;
+	w.samples = 175;
+	w.evicted = 2;
+	r.system_wide = &w;
+	s = status(&r, false);
+	assert_non_null(strstr(s, "system-wide: on, 19 Hz on 2 CPUs (attach --all): 3 processes"));
+	assert_non_null(strstr(s, "300 sampler runs: 5 processes profiled, 175 samples"));
+	assert_non_null(strstr(s, "2 processes refused by a limit (7 samples;"));
+	assert_non_null(strstr(s, "4 gone before read (6 samples)"));
+	assert_non_null(strstr(s, "kernel threads 11, idle 100, kprofd 1,"));
+	assert_non_null(strstr(s, "2 idle targets detached to make room at a limit"));
+	free(s);
+	s = status(&r, true);
+	assert_non_null(strstr(s, ",\"watches\":[],\"system_wide\":{\"on\":true,\"freq_hz\":19,"));
+	assert_non_null(strstr(s, "\"runs\":300,\"own_samples\":0,\"drops\":0,\"evicted\":2}}\n"));
+	free(s);
+	/* Off, never started: nothing said. */
+	w = (Kprof__SystemWide)KPROF__SYSTEM_WIDE__INIT;
+	s = status(&r, false);
+	assert_null(strstr(s, "system-wide"));
+	free(s);
+
+	fill_target(&t);
+	t.all = true;
+	w.on = true;
+	w.freq_hz = 19;
+	w.targets = 1;
+	lr.targets = &tp;
+	lr.n_targets = 1;
+	lr.system_wide = &w;
+	s = list(&lr, false);
+	assert_non_null(strstr(s, "system-wide sampling on (attach --all): 19 Hz, 1 processes"));
+	assert_non_null(strstr(s, " --all\n"));
+	free(s);
+	s = list(&lr, true);
+	assert_non_null(strstr(s, "\"all\":true}],\"system_wide\":{\"on\":true,"));
+	free(s);
 }
 
 static char *paths(const Kprof__PathsReply *r, bool json)
@@ -1421,6 +1488,7 @@ int main(void)
 	    cmocka_unit_test(test_text_control_chars),
 	    cmocka_unit_test(test_list),
 	    cmocka_unit_test(test_list_tree),
+	    cmocka_unit_test(test_system_wide),
 	    cmocka_unit_test(test_status_text),
 	    cmocka_unit_test(test_status_json),
 	    cmocka_unit_test(test_paths_text),
