@@ -256,7 +256,7 @@ static int verb_attach(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"freq", required_argument, NULL, 'F'},  {"duration", required_argument, NULL, 'd'},
 	    {"eps", required_argument, NULL, 'e'},   {"hcct-kernel", no_argument, NULL, 'k'},
-	    {"calls", no_argument, NULL, 'c'},	     {"force", no_argument, NULL, 'f'},
+	    {"calls", optional_argument, NULL, 'c'},	     {"force", no_argument, NULL, 'f'},
 	    {"burst", required_argument, NULL, 'b'}, {"period", required_argument, NULL, 'P'},
 	    {"json", no_argument, NULL, 'j'},	     {"no-jvm-map", no_argument, NULL, 'J'},
 	    {"children", no_argument, NULL, 'C'},    {"cgroup", required_argument, NULL, 'G'},
@@ -278,8 +278,13 @@ static int verb_attach(int argc, char **argv)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'k')
 			ar.hcct_kernel = true;
-		if (c == 'c')
+		if (c == 'c') {
 			ar.calls = true;
+			if (optarg && !optarg[0])
+				return usage_error("attach", "--calls= needs function names");
+			if (optarg)
+				ar.calls_functions = optarg;
+		}
 		if (c == 'f')
 			ar.force = true;
 		if (c == 'b' && parse_uint("--burst", optarg, 1, 3600000, &ar.burst_ms) < 0)
@@ -1151,14 +1156,17 @@ static int verb_help_verb(int argc, char **argv);
 static const struct verb verbs[] = {
     {"attach", verb_attach,
      "PID [--freq HZ] [--duration SEC] [--eps E] [--hcct-kernel] [--no-jvm-map] [--json]\n"
-     "          [--children] [--calls [--burst MS --period MS] [--force]]\n"
+     "          [--children] [--calls[=NAME,...] [--burst MS --period MS] [--force]]\n"
      "          | --cgroup PATH | --unit NAME [--freq HZ] [...]",
      "start sampling PID (default 99 Hz, 1-4999; until detached, exit or SEC seconds);\n"
      "          --children: every process it forks from then on is a target too;\n"
      "          --cgroup/--unit: every process in the cgroup or unit, now and later;\n"
      "          a HotSpot JVM is asked to write its perf map (not with --no-jvm-map);\n"
      "          --calls adds exact mode: uprobes count every entry of the JIT functions\n"
-     "          in the perf map (file-backed JIT code only), in bursts with --burst/--period"},
+     "          in the perf map (file-backed JIT code only), in bursts with --burst/--period;\n"
+     "          --calls=NAME,... only those functions; those in anonymous memory (V8,\n"
+     "          HotSpot) are counted by hardware breakpoints, 4 exactly, more in turns\n"
+     "          (estimated counts, the share of the time each was counted shown)"},
     {"detach", verb_detach, "PID [--json] | --cgroup PATH | --unit NAME",
      "stop sampling PID (or watching a cgroup or unit); profiles are kept"},
     {"list", verb_list, "[--all] [--json]",

@@ -387,6 +387,16 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 		if (t->bursts) /* attach --burst: the probes come and go */
 			fprintf(f, ", %" PRIu64 " burst%s, probes attached %.0f%% of the time",
 				t->bursts, render_plural(t->bursts), 100.0 * t->calls_duty);
+		if (t->hw_functions)
+			fprintf(f, ", %u in anonymous memory counted by hardware breakpoints (%s)",
+				t->hw_functions,
+				t->hw_estimated ? "estimated: they took turns" : "exact");
+		if (t->hw_estimated)
+			fprintf(f, ", each counted %.0f%% of the time", 100.0 * t->hw_covered);
+		if (t->hw_stopped && t->hw_stopped[0]) {
+			fputs("; breakpoints stopped: ", f);
+			put_text(f, t->hw_stopped, 0);
+		}
 	}
 	fputc('\n', f);
 }
@@ -437,6 +447,9 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 	render_json_string(f, t->cgroup ? t->cgroup : "");
 	fputs(",\"rule\":", f);
 	render_json_string(f, t->rule ? t->rule : "");
+	fprintf(f, ",\"hw_functions\":%u,\"hw_estimated\":%s,\"hw_covered\":%.3f,\"hw_stopped\":",
+		t->hw_functions, t->hw_estimated ? "true" : "false", t->hw_covered);
+	render_json_string(f, t->hw_stopped ? t->hw_stopped : "");
 	fputc('}', f);
 }
 

@@ -15,6 +15,7 @@
 #include "probes.h"
 
 struct bpf_link;
+struct hwcalls;
 struct loader;
 struct probe;
 struct removal;
@@ -50,6 +51,10 @@ struct calls {
 	} * threads;
 	size_t nthreads;
 	uint64_t lost_threads;
+	/* attach --calls=NAME,...: only these functions (comma-separated; NULL: every one);
+	 * those in anonymous memory are counted by hardware breakpoints (hwcalls.c). */
+	char *names;
+	struct hwcalls *hw;
 };
 
 /* What exact mode reads of its target when it plans the probes. */
@@ -61,9 +66,10 @@ struct calls_target {
 	struct profile *profile; /* their ids (the probes' cookies) */
 };
 
-/* Pick the functions to probe and check the safety rules; err says why not. */
+/* Pick the functions to probe (c->names: only those; then the ones uprobes cannot reach go to
+ * hardware breakpoints) and check the safety rules; err says why not. */
 int calls_plan(struct calls *c, const struct calls_target *t, bool force, char *err, size_t errlen);
-/* Attach the planned probes (a burst begins); err says why not. */
+/* Attach the planned probes and breakpoints (a burst begins); err says why not. */
 int calls_on(struct calls *c, struct loader *l, pid_t pid, char *err, size_t errlen);
 /* Take the probes away (asynchronously: probes.c); the counts stay. */
 void calls_off(struct calls *c);

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <linux/hw_breakpoint.h>
@@ -209,4 +210,14 @@ size_t hwbp_set_threads(const struct hwbp_set *s)
 size_t hwbp_set_fds(const struct hwbp_set *s)
 {
 	return s ? s->nfds : 0;
+}
+
+int hwbp_read_code(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec l = {buf, len}, r = {(void *)(uintptr_t)addr, len};
+	ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
 }

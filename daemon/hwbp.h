@@ -24,6 +24,8 @@ int hwbp_set_open(pid_t pid, const uint64_t *addrs, size_t n, int prog_fd, struc
 int hwbp_set_read(const struct hwbp_set *s, uint64_t *counts, size_t n);
 size_t hwbp_set_threads(const struct hwbp_set *s);
 size_t hwbp_set_fds(const struct hwbp_set *s);
+/* Read len bytes of pid's memory at addr (process_vm_readv): 0, -EFAULT, -errno. */
+int hwbp_read_code(pid_t pid, uint64_t addr, void *buf, size_t len);
 /* Close every event: no breakpoint stays in the target. NULL: no-op. */
 void hwbp_set_free(struct hwbp_set *s);
 

@@ -395,6 +395,11 @@ static int start_calls(struct manager *m, struct target *t, const struct attach_
 	}
 	c->enabled = true;
 	c->force = o->force;
+	if (o->calls_functions && o->calls_functions[0]) {
+		c->names = strdup(o->calls_functions);
+		if (!c->names)
+			return -ENOMEM;
+	}
 	c->burst_ms = o->burst_ms;
 	c->period_ms = o->period_ms;
 	err = calls_plan(c, &(struct calls_target){t->pid, t->sym, t->profile}, o->force, errbuf,

@@ -138,6 +138,7 @@ struct attach_opts {
 			     * target, within limits.max_auto_targets */
 	struct watch_counts *counts; /* a cgroup watch's members attached and refused, if set */
 	uid_t by; /* the client's uid: quotas, and whether a change of credentials ends it */
+	const char *calls_functions; /* --calls=NAME,...: only these (NULL: every function) */
 };
 
 /* A process's identity from /proc/PID/status. */

@@ -18,6 +18,7 @@
 #include "kprof/saved.h"
 #include "target_pb.h"
 #include "clock.h"
+#include "hwcalls.h"
 #include "jvmmap.h"
 #include "paths.h"
 #include "paths_reply.h"
@@ -130,6 +131,12 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 		pb->bursts = c->burst_ms ? c->bursts : 0;
 		pb->probes = c->probes ? c->nprobes : c->saved_nprobes;
 		pb->unmatched_exits = c->unmatched_exits;
+		if (c->hw && c->hw->n) {
+			pb->hw_functions = c->hw->n;
+			pb->hw_estimated = hwcalls_estimated(c->hw);
+			pb->hw_covered = hwcalls_covered(c->hw);
+			pb->hw_stopped = c->hw->stopped;
+		}
 		if (!c->enabled_ns) /* never attached here: a restored profile's, or 0 */
 			pb->calls_duty = c->saved_duty;
 		else
