@@ -256,7 +256,7 @@ static int verb_attach(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"freq", required_argument, NULL, 'F'},  {"duration", required_argument, NULL, 'd'},
 	    {"eps", required_argument, NULL, 'e'},   {"hcct-kernel", no_argument, NULL, 'k'},
-	    {"calls", optional_argument, NULL, 'c'},	     {"force", no_argument, NULL, 'f'},
+	    {"calls", optional_argument, NULL, 'c'}, {"force", no_argument, NULL, 'f'},
 	    {"burst", required_argument, NULL, 'b'}, {"period", required_argument, NULL, 'P'},
 	    {"json", no_argument, NULL, 'j'},	     {"no-jvm-map", no_argument, NULL, 'J'},
 	    {"children", no_argument, NULL, 'C'},    {"cgroup", required_argument, NULL, 'G'},
