@@ -39,3 +39,58 @@ PY
 n=$(perf_fds)
 [ "$n" -eq "$BASE" ] && pass "no breakpoint event left in kprofd after the target exited ($n perf events, as before)" ||
 	fail "bp fds after exit" "$BASE before, $n now"
+
+# 2. Five functions: they take turns in groups of four, each count an estimate, said so.
+start_minijit --anon --seconds 3 --truth --cleanup || { fail "minijit starts" ""; exit 1; }
+P=$MJ_PID
+out=$(ctl attach "$P" --calls=mj_main,mj_hot,mj_warm,mj_cold,mj_leaf 2>&1); rc=$?
+[ $rc -eq 0 ] && grep -q "5 in anonymous memory counted by hardware breakpoints (estimated" <<<"$out" &&
+	pass "5 functions: counted in turns, marked estimated" || fail "rotation attach" "rc=$rc $out"
+wait "$P"
+wait_for 10 state_is "$P" exited
+ctl report "$P" --top 0 --json >"$TDIR/r2.json"
+ctl report "$P" --top 3 >"$TDIR/r2.txt"
+python3 - "$MJ_OUT" "$TDIR/r2.json" <<'PY'
+import json, sys
+truth = {l.split()[1]: int(l.split()[5]) for l in open(sys.argv[1]) if l.startswith("func ")}
+r = json.load(open(sys.argv[2])); t = r["target"]
+calls = {e["function"]: e["calls"] for e in r["entries"] if e["kind"] == "jit"}
+names = ("mj_main", "mj_hot", "mj_warm", "mj_cold", "mj_leaf")
+# Scaled from about half the time each: within a factor of 1.5 of the truth (a 3 s run of
+# 100 ms turns; minijit's rounds are steady).
+ok = all(0.66 * truth[f] <= calls.get(f, 0) <= 1.5 * truth[f] for f in names)
+ok = ok and t["hw_estimated"] and t["hw_functions"] == 5 and 0.3 < t["hw_covered"] < 0.7
+print(("PASS" if ok else "FAIL") + f": estimated counts near the truth ({ {f: calls.get(f) for f in names} } vs"
+      f" { {f: truth[f] for f in names} }), each counted {t['hw_covered']:.0%} of the time")
+PY
+grep -q "estimated: they took turns), each counted [0-9]*% of the time" "$TDIR/r2.txt" &&
+	pass "report says the counts are estimates and how much of the time each was counted" ||
+	fail "report estimated" "$(head -3 "$TDIR/r2.txt")"
+
+# 3. A thread whose debug registers are taken (perf holds one: 4 more do not fit): refused,
+#    saying why; the target left as it was, nothing left open in kprofd.
+start_minijit --anon --seconds 30 --cleanup || { fail "minijit starts" ""; exit 1; }
+P=$MJ_PID
+addr=$(awk '$3 == "mj_cold" { print $1 }' /tmp/perf-"$P".map)
+perf stat -e "mem:0x$addr:x" -p "$P" -o "$TDIR/perf.txt" &
+PERF=$!
+PIDS+=("$PERF")
+wait_for 10 grep -q "anon_inode:\[perf_event\]" <(ls -l /proc/"$PERF"/fd 2>/dev/null) || sleep 1
+out=$(ctl attach "$P" --calls=mj_main,mj_hot,mj_warm,mj_leaf 2>&1); rc=$?
+[ $rc -ne 0 ] && grep -q "already uses its debug registers" <<<"$out" &&
+	pass "debug registers in use (perf's breakpoint): refused with the reason" ||
+	fail "debugger refusal" "rc=$rc $out"
+n=$(perf_fds)
+[ "$n" -eq "$BASE" ] && pass "nothing left open after the refusal" || fail "fds after refusal" "$n"
+kill -INT "$PERF"; wait "$PERF" 2>/dev/null
+kill -0 "$P" 2>/dev/null && pass "the target runs on after the refusal" || fail "target alive" ""
+# 4. Detach while counting: the breakpoints go, the target runs on.
+out=$(ctl attach "$P" --calls=mj_hot 2>&1) || fail "attach after perf left" "$out"
+wait_for 10 at_least_samples "$P" 1
+n=$(perf_fds)
+ctl detach "$P" >/dev/null
+n2=$(perf_fds)
+[ "$n" -gt "$BASE" ] && [ "$n2" -eq "$BASE" ] && kill -0 "$P" &&
+	pass "detach takes every breakpoint away ($n perf events while attached, $n2 after)" ||
+	fail "detach fds" "$BASE/$n/$n2"
+kill "$P"; wait "$P" 2>/dev/null
