@@ -219,3 +219,126 @@ uint64_t hwbranch_estimate(uint64_t counted, uint64_t covered_ns, uint64_t total
 		return counted;
 	return (uint64_t)((double)counted * (double)total_ns / (double)covered_ns + 0.5);
 }
+
+/* The only way out of block b (FALL or JMP, or a trap/return: to CFG_EXIT), CFG_NONE if two. */
+static uint32_t only_edge(const struct cfg *g, uint32_t b)
+{
+	const struct cfg_block *blk = cfg_block_get(g, b);
+
+	return blk && blk->nedges == 1 ? blk->first_edge : CFG_NONE;
+}
+
+static int push_step(struct hwbranch_walk *w, uint32_t b, uint32_t e)
+{
+	if (w->n == HWBRANCH_WALK_MAX)
+		return -E2BIG;
+	w->steps[w->n++] = (struct cfg_step){b, e};
+	return 0;
+}
+
+void hwbranch_walk_reset(struct hwbranch_walk *w, hwbranch_emit_fn emit, void *ud)
+{
+	if (w->active)
+		emit(ud, HWBRANCH_ABORT, w->steps, w->n);
+	w->active = false;
+	w->n = 0;
+}
+
+/* From block b (reached by the last step's edge), walk the one-way blocks: 0 when a
+ * conditional block is next (w->expect), 1 when the loop was left. */
+static int walk_on(const struct cfg *g, uint32_t h, struct hwbranch_walk *w, uint32_t b,
+		   hwbranch_emit_fn emit, void *ud)
+{
+	for (size_t guard = 0; guard <= cfg_nblocks(g); guard++) {
+		const struct cfg_edge *last = cfg_edge_get(g, w->steps[w->n - 1].edge);
+		const struct cfg_block *blk;
+		uint32_t e;
+
+		if (b == CFG_EXIT || !hwbranch_in_loop(g, b, h)) {
+			emit(ud, HWBRANCH_LEAVE, w->steps, w->n);
+			w->active = false;
+			w->n = 0;
+			return 1;
+		}
+		if (last && last->back) { /* an iteration ends; the next starts at b */
+			w->steps[w->n - 1].edge = CFG_NONE;
+			emit(ud, HWBRANCH_PATH, w->steps, w->n);
+			w->n = 0;
+		}
+		blk = cfg_block_get(g, b);
+		if (blk->term == CFG_TERM_COND) {
+			w->expect = b;
+			return 0;
+		}
+		e = only_edge(g, b);
+		if (e == CFG_NONE || push_step(w, b, e) < 0)
+			break;
+		b = cfg_edge_get(g, e)->dst;
+	}
+	hwbranch_walk_reset(w, emit, ud); /* no conditional block on a cycle: cannot follow */
+	return 1;
+}
+
+/* The first conditional block the header leads to (the one-way blocks on the way in w). */
+static uint32_t entry_chain(const struct cfg *g, uint32_t h, struct hwbranch_walk *w)
+{
+	uint32_t b = h;
+
+	w->n = 0;
+	for (size_t guard = 0; guard <= cfg_nblocks(g); guard++) {
+		const struct cfg_block *blk = cfg_block_get(g, b);
+		uint32_t e;
+
+		if (!blk || !hwbranch_in_loop(g, b, h))
+			return CFG_NONE;
+		if (blk->term == CFG_TERM_COND)
+			return b;
+		e = only_edge(g, b);
+		if (e == CFG_NONE || push_step(w, b, e) < 0 || cfg_edge_get(g, e)->back)
+			return CFG_NONE;
+		b = cfg_edge_get(g, e)->dst;
+	}
+	return CFG_NONE;
+}
+
+/* The edge a jcc in block b takes (taken or fallthrough), CFG_NONE if the CFG has none. */
+static uint32_t cond_edge(const struct cfg *g, uint32_t b, bool taken)
+{
+	const struct cfg_block *blk = cfg_block_get(g, b);
+
+	for (uint32_t i = 0; i < blk->nedges; i++) {
+		const struct cfg_edge *e = cfg_edge_get(g, blk->first_edge + i);
+
+		if ((e->kind == CFG_EDGE_TAKEN) == taken)
+			return blk->first_edge + i;
+	}
+	/* a jcc to its own fallthrough has one edge, either way */
+	return blk->nedges == 1 ? blk->first_edge : CFG_NONE;
+}
+
+int hwbranch_walk_hit(const struct cfg *g, uint32_t h, struct hwbranch_walk *w, uint32_t b,
+		      bool taken, hwbranch_emit_fn emit, void *ud)
+{
+	const struct cfg_block *blk = cfg_block_get(g, b);
+	uint32_t e;
+
+	if (!g || !w || !emit || !blk || blk->term != CFG_TERM_COND || !cfg_block_get(g, h))
+		return -EINVAL;
+	if (w->active && w->expect != b)
+		hwbranch_walk_reset(w, emit, ud); /* a hit lost, or code reached another way */
+	if (!w->active) {
+		if (entry_chain(g, h, w) != b) {
+			w->n = 0;
+			return 0;
+		}
+		w->active = true;
+		emit(ud, HWBRANCH_ENTER, NULL, 0);
+	}
+	e = cond_edge(g, b, taken);
+	if (e == CFG_NONE || push_step(w, b, e) < 0) {
+		hwbranch_walk_reset(w, emit, ud);
+		return 1;
+	}
+	walk_on(g, h, w, cfg_edge_get(g, e)->dst, emit, ud);
+	return 1;
+}

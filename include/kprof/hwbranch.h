@@ -70,6 +70,38 @@ int hwbranch_plan(const struct cfg *g, const uint8_t *code, size_t len, uint64_t
 /* Is block b inside the loop headed by h (h itself included)? */
 bool hwbranch_in_loop(const struct cfg *g, uint32_t b, uint32_t h);
 
+/* Following one loop's paths from the outcomes of its conditional branches, all of which have
+ * breakpoints. Per thread, a walk knows the block whose jcc must fire next. At a hit it takes the
+ * jcc's edge and walks on through blocks that have one way out, until the next conditional
+ * block (expected next), the loop's exit (the iteration and the loop's activation end) or a
+ * back edge (an iteration ends: a Ball-Larus path of the function when it began at a header,
+ * the next begins at the edge's target). A loop is entered at its header (a reducible loop
+ * has no other entry): a hit at the first conditional block the header leads to, while
+ * outside, begins an activation. A hit where another block was expected (a lost event, code
+ * reached some other way) gives the activation up. */
+#define HWBRANCH_WALK_MAX 256 /* steps of one iteration */
+enum hwbranch_op {
+	HWBRANCH_ENTER = 1, /* an activation of the loop began */
+	HWBRANCH_PATH,	    /* an iteration ended on a back edge: steps (last edge CFG_NONE) */
+	HWBRANCH_LEAVE,	    /* the last iteration left the loop (last edge: out); activation over */
+	HWBRANCH_ABORT,	    /* the activation was given up (its iteration so far dropped) */
+};
+typedef void (*hwbranch_emit_fn)(void *ud, enum hwbranch_op op, const struct cfg_step *steps,
+				 size_t n);
+struct hwbranch_walk {
+	bool active;
+	uint32_t expect; /* the conditional block whose hit comes next */
+	size_t n;
+	struct cfg_step steps[HWBRANCH_WALK_MAX];
+};
+/* A hit at the jcc ending block b, which goes the taken way or not, in the loop headed by h.
+ * Returns 1 if the hit was used, 0 if ignored (outside an activation, not at its start), or
+ * -EINVAL on bad arguments. */
+int hwbranch_walk_hit(const struct cfg *g, uint32_t h, struct hwbranch_walk *w, uint32_t b,
+		      bool taken, hwbranch_emit_fn emit, void *ud);
+/* Give up the activation (if any): ABORT. */
+void hwbranch_walk_reset(struct hwbranch_walk *w, hwbranch_emit_fn emit, void *ud);
+
 /* The group of a rotation at step s over ngroups groups (round robin). */
 static inline size_t hwbranch_rotate(size_t ngroups, uint64_t s)
 {

@@ -198,13 +198,87 @@ static void test_estimate_rotate(void **state)
 	assert_int_equal(hwbranch_rotate(3, 5), 2);
 }
 
+struct rec {
+	int enter, path, leave, abort;
+	uint64_t ids[64];
+	size_t nids;
+	size_t last_n;
+	uint32_t last_edge_dst;
+	const struct cfg *g;
+};
+
+static void rec_emit(void *ud, enum hwbranch_op op, const struct cfg_step *steps, size_t n)
+{
+	struct rec *r = ud;
+	uint64_t id;
+
+	switch (op) {
+	case HWBRANCH_ENTER:
+		r->enter++;
+		break;
+	case HWBRANCH_PATH:
+		r->path++;
+		assert_int_equal(cfg_path_encode(r->g, steps, n, &id), 0);
+		r->ids[r->nids++] = id;
+		break;
+	case HWBRANCH_LEAVE:
+		r->leave++;
+		r->last_n = n;
+		r->last_edge_dst = cfg_edge_get(r->g, steps[n - 1].edge)->dst;
+		break;
+	default:
+		r->abort++;
+	}
+}
+
+/* one_loop run for i = 1..10: je taken when i is even, jne taken while i != 10. */
+static void test_walk_one_loop(void **state)
+{
+	struct cfg *g = build(one_loop, sizeof(one_loop));
+	static struct hwbranch_walk w;
+	struct rec r = {.g = g};
+	uint32_t h = (uint32_t)cfg_block_find(g, 0x1002), b3 = (uint32_t)cfg_block_find(g, 0x100a);
+	struct cfg_step st[8];
+
+	(void)state;
+	for (int i = 1; i <= 10; i++) {
+		assert_int_equal(hwbranch_walk_hit(g, h, &w, h, i % 2 == 0, rec_emit, &r), 1);
+		assert_int_equal(hwbranch_walk_hit(g, h, &w, b3, i != 10, rec_emit, &r), 1);
+	}
+	assert_int_equal(r.enter, 1);
+	assert_int_equal(r.path, 9);
+	assert_int_equal(r.leave, 1);
+	assert_int_equal(r.abort, 0);
+	assert_false(w.active);
+	/* The last iteration: header, jne's fallthrough out of the loop (to the ret block). */
+	assert_int_equal(r.last_n, 2);
+	assert_int_equal(r.last_edge_dst, (uint32_t)cfg_block_find(g, 0x100f));
+	/* Odd iterations went through the inc ecx block, even ones did not. */
+	assert_int_equal(cfg_path_decode(g, r.ids[0], st, 8), 3);
+	assert_int_equal(cfg_path_decode(g, r.ids[1], st, 8), 2);
+	assert_int_equal(st[0].block, h);
+	assert_int_equal(st[1].edge, CFG_NONE);
+	/* A lost hit: the activation is given up, the next hit at the header begins another. */
+	assert_int_equal(hwbranch_walk_hit(g, h, &w, b3, true, rec_emit, &r), 0);
+	assert_int_equal(hwbranch_walk_hit(g, h, &w, h, false, rec_emit, &r), 1);
+	assert_int_equal(hwbranch_walk_hit(g, h, &w, h, false, rec_emit, &r), 1);
+	assert_int_equal(r.abort, 1);
+	assert_int_equal(r.enter, 3);
+	hwbranch_walk_reset(&w, rec_emit, &r);
+	assert_int_equal(r.abort, 2);
+	assert_int_equal(
+	    hwbranch_walk_hit(g, h, &w, (uint32_t)cfg_block_find(g, 0x1000), true, rec_emit, &r),
+	    -EINVAL);
+	cfg_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_taken_all_flags), cmocka_unit_test(test_cc_decode),
 	    cmocka_unit_test(test_plan_one_loop),   cmocka_unit_test(test_plan_nested),
 	    cmocka_unit_test(test_plan_too_wide),   cmocka_unit_test(test_plan_no_loop),
-	    cmocka_unit_test(test_estimate_rotate),
+	    cmocka_unit_test(test_estimate_rotate), cmocka_unit_test(test_walk_one_loop),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
