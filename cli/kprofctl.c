@@ -861,9 +861,16 @@ static int verb_paths(int argc, char **argv)
 		return r;
 	fputs("kprofctl: tracing the paths of ", stderr);
 	render_text(stderr, rep->paths->function);
-	fprintf(stderr, " in pid %u with %u uprobe%s for up to %.1f s%s (Ctrl-C stops)\n", pr.pid,
-		rep->paths->probes, render_plural(rep->paths->probes),
-		rep->paths->duration_ms / 1e3, rep->paths->budget ? " or until the budget" : "");
+	if (rep->paths->hw)
+		fprintf(stderr,
+			" in pid %u (anonymous memory) with hardware breakpoints on %u loop "
+			"branch%s, 4 at a time,",
+			pr.pid, rep->paths->probes, rep->paths->probes == 1 ? "" : "es");
+	else
+		fprintf(stderr, " in pid %u with %u uprobe%s", pr.pid, rep->paths->probes,
+			render_plural(rep->paths->probes));
+	fprintf(stderr, " for up to %.1f s%s (Ctrl-C stops)\n", rep->paths->duration_ms / 1e3,
+		rep->paths->budget ? " or until the budget" : "");
 	/* Wait for the trace to end: duration, budget, the target's exit, or Ctrl-C. */
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);

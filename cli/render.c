@@ -851,6 +851,80 @@ static uint64_t level_sum(const Kprof__PathsReply *r, size_t len)
 	return len >= 1 && len <= r->n_level_sums ? r->level_sums[len - 1] : 0;
 }
 
+/* Anonymous code: the branches, the followed loops, what was not covered. */
+static void paths_hw_json(FILE *f, const Kprof__PathsReply *r)
+{
+	fprintf(f, ",\"hw\":%s,\"hw_stray\":%" PRIu64 ",\"hw_stopped\":", r->hw ? "true" : "false",
+		r->hw_stray);
+	render_json_string(f, r->hw_stopped ? r->hw_stopped : "");
+	fputs(",\"branches\":[", f);
+	for (size_t i = 0; i < r->n_branches; i++) {
+		const Kprof__BranchCount *b = r->branches[i];
+
+		fprintf(f,
+			"%s{\"block\":%u,\"address\":%" PRIu64
+			",\"cond\":\"%s\",\"taken_to\":%" PRIu64 ",\"taken\":%" PRIu64
+			",\"not_taken\":%" PRIu64 ",\"covered_ms\":%.1f"
+			",\"loop\":%u}",
+			i ? "," : "", b->block, b->address, b->cond ? b->cond : "?", b->taken_to,
+			b->taken, b->not_taken, b->covered_ns / 1e6, b->loop);
+	}
+	fputs("],\"hw_loops\":[", f);
+	for (size_t i = 0; i < r->n_hw_loops; i++) {
+		const Kprof__HwLoop *l = r->hw_loops[i];
+
+		fprintf(f,
+			"%s{\"header\":%u,\"branches\":%u,\"activations\":%" PRIu64
+			",\"covered_ms\":%.1f,\"blocks\":[",
+			i ? "," : "", l->header, l->branches, l->activations, l->covered_ns / 1e6);
+		for (size_t j = 0; j < l->n_blocks; j++)
+			fprintf(f, "%s%u", j ? "," : "", l->blocks[j]);
+		fputs("]}", f);
+	}
+	fputs("],\"not_covered\":[", f);
+	for (size_t i = 0; i < r->n_not_covered; i++) {
+		fputs(i ? "," : "", f);
+		render_json_string(f, r->not_covered[i]);
+	}
+	fputc(']', f);
+}
+
+static void paths_hw_text(FILE *f, const Kprof__PathsReply *r)
+{
+	if (!r->hw)
+		return;
+	fputs("\nBranches (hardware breakpoints on anonymous code; exact over the time covered):\n"
+	      "  BLOCK  ADDRESS             COND       TAKEN   NOT TAKEN  COVERED  LOOP\n",
+	      f);
+	for (size_t i = 0; i < r->n_branches; i++) {
+		const Kprof__BranchCount *b = r->branches[i];
+
+		fprintf(
+		    f, "  B%-4u 0x%-16" PRIx64 "  %-4s %10" PRIu64 "  %10" PRIu64 "  %6.2fs  B%u\n",
+		    b->block, b->address, b->cond ? b->cond : "?", b->taken, b->not_taken,
+		    b->covered_ns / 1e9, b->loop);
+	}
+	for (size_t i = 0; i < r->n_hw_loops; i++) {
+		const Kprof__HwLoop *l = r->hw_loops[i];
+
+		fprintf(f,
+			"Loop at B%u: %u branch%s followed, %" PRIu64
+			" activation%s over %.2f s: its iterations are the paths below\n",
+			l->header, l->branches, l->branches == 1 ? "" : "es", l->activations,
+			render_plural(l->activations), l->covered_ns / 1e9);
+	}
+	for (size_t i = 0; i < r->n_not_covered; i++) {
+		fputs("Not covered: ", f);
+		put_text(f, r->not_covered[i], 0);
+		fputc('\n', f);
+	}
+	if (r->hw_stopped && r->hw_stopped[0]) {
+		fputs("Stopped early: ", f);
+		put_text(f, r->hw_stopped, 0);
+		fputc('\n', f);
+	}
+}
+
 static void paths_json(FILE *f, const Kprof__PathsReply *r)
 {
 	bool first = true;
@@ -944,7 +1018,9 @@ static void paths_json(FILE *f, const Kprof__PathsReply *r)
 			fprintf(f, "%s%" PRIu64, j ? "," : "", q->ids[j]);
 		fputs("]}", f);
 	}
-	fputs("]}\n", f);
+	fputc(']', f);
+	paths_hw_json(f, r);
+	fputs("}\n", f);
 }
 
 static void put_path(FILE *f, const Kprof__PathInfo *p)
@@ -1035,6 +1111,7 @@ void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 			fprintf(f, " loop header (depth %u)", b->loop_depth);
 		fputc('\n', f);
 	}
+	paths_hw_text(f, r);
 	if (r->edge_profile) {
 		fputs("\nEdge profile: ", f);
 		put_text(f, r->function ? r->function : "the function", 0);

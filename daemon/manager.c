@@ -1317,6 +1317,15 @@ static int restore_one(void *ctx, const char *name, const uint8_t *buf, size_t l
 	return 0;
 }
 
+static void on_hwbp(void *ctx, const struct kp_hwbp *b)
+{
+	struct manager *m = ctx;
+	struct target *t = manager_find(m, b->hdr.tgid);
+
+	if (t)
+		paths_on_hwbp(t->paths, b);
+}
+
 static const struct ringbuf_ops ringbuf_ops = {
     .on_sample = on_sample,
     .on_call = on_call,
@@ -1327,6 +1336,7 @@ static const struct ringbuf_ops ringbuf_ops = {
     .on_fork = on_fork,
     .on_cgroup = on_cgroup,
     .on_watch = on_watch_rec,
+    .on_hwbp = on_hwbp,
 };
 
 /* Per-thread events hold one fd each: at most half the open files limit, the rest staying

@@ -49,6 +49,8 @@ bool paths_tracing(const struct path_trace *tr);
 /* Is the trace (running or last) of this function (a name, or an address inside it)? */
 bool paths_is_function(const struct path_trace *tr, const char *function);
 void paths_on_event(struct path_trace *tr, const struct kp_path *ev);
+/* A hit of the branch tracer's breakpoints (code in anonymous memory). */
+void paths_on_hwbp(struct path_trace *tr, const struct kp_hwbp *ev);
 /* Stop and free (NULL: nothing). */
 void paths_free(struct path_trace *tr);
 
@@ -102,6 +104,9 @@ struct path_trace {
 	 * paths_reply.c, which made it and gave the function that frees it. */
 	void *saved;
 	void (*saved_free)(void *saved);
+	/* Code in anonymous memory: hardware breakpoints on its loops' branches (hwpaths.c)
+	 * instead of uprobes; NULL otherwise. */
+	struct hwpaths *hw;
 };
 
 /* The target's user and system CPU times (ok false if unreadable). */

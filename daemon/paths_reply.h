@@ -18,6 +18,11 @@ struct paths_msg {
 	Kprof__PathSeq *qv, **qp;
 	Kprof__EdgeCount *ev, **ep;
 	uint64_t *ids, *levels;
+	/* anonymous code (hardware breakpoints): branches, loops, what was not covered */
+	Kprof__BranchCount *bcv, **bcp;
+	Kprof__HwLoop *hlv, **hlp;
+	uint32_t *lblocks;
+	char **nc, *ncbuf;
 };
 /* The trace's results, at most top sequences and paths of each kind (0: all); brief: the state
  * and counters only (no k-IPF is built). -ENODATA if the target has no trace. The caller fills
