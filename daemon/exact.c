@@ -114,6 +114,13 @@ static int check_plan(struct calls *c, const struct calls_target *t, struct plan
 		r = uprobe_site_check(pm, pr->start, pr->name, force, &site, err, errlen);
 		if (r == -ENOENT)
 			continue; /* code already unmapped: nothing to probe */
+		if (r == -EOPNOTSUPP && !p->names) {
+			size_t l = strlen(err);
+
+			snprintf(err + l, errlen - l,
+				 "; or name the functions (--calls=NAME,...) to count their calls "
+				 "with hardware breakpoints");
+		}
 		if (r < 0 && !(r == -EOPNOTSUPP && p->names))
 			return r;
 		id = profile_intern(t->profile, pr->name, tsym_perfmap_module(t->sym), pr->start,

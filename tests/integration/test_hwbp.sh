@@ -94,3 +94,70 @@ n2=$(perf_fds)
 	pass "detach takes every breakpoint away ($n perf events while attached, $n2 after)" ||
 	fail "detach fds" "$BASE/$n/$n2"
 kill "$P"; wait "$P" 2>/dev/null
+
+# 5. paths on anonymous code: breakpoints on the branches of mj_paths's loops. The inner loop's
+#    four branches fit (its paths are followed), the outer loop's five do not (counts only, in
+#    a second turn). minijit's block trace is the truth: the inner loop's group is on for the
+#    whole run (the first half of a 60 s trace), so its branch counts and its sequences of 1-3
+#    iterations must equal the trace's exactly.
+TRUTH=$(dirname "$0")/hwpaths_truth.py
+tracing() {
+	ctl paths "$1" --show --json 2>/dev/null | python3 -c "import json,sys
+sys.exit(0 if json.load(sys.stdin)['state'] == 'tracing' else 1)"
+}
+start_minijit --anon --wait-usr1 --rounds 2 --paths 500 --paths-trace "$TDIR/tr" --cleanup ||
+	{ fail "minijit starts" ""; exit 1; }
+P=$MJ_PID
+ctl paths "$P" mj_paths --duration 60 --k 3 --top 0 --json >"$TDIR/p.json" 2>"$TDIR/p.err" &
+CTL=$!
+wait_for 20 tracing "$P" || fail "branch trace starts" "$(cat "$TDIR/p.err")"
+grep -q "anonymous memory) with hardware breakpoints on 5 loop branches" "$TDIR/p.err" &&
+	pass "paths on anonymous code: hardware breakpoints on the loops' branches, said so" ||
+	fail "paths hw start line" "$(cat "$TDIR/p.err")"
+kill -USR1 "$P"; wait "$P"
+wait "$CTL" || fail "kprofctl paths (anon)" "$(cat "$TDIR/p.err")"
+if out=$(python3 "$TRUTH" "$TDIR/tr" "$TDIR/p.json" 3 2>&1); then
+	pass "branch counts and loop paths equal minijit's block trace: $(echo $out | sed 's/PASS: //g' | cut -c1-400)"
+else fail "hw paths truth" "$out"; fi
+python3 - "$TDIR/p.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+nc = " | ".join(r["not_covered"])
+ok = (r["hw"] and r["end_reason"] == "target exited" and len(r["branches"]) == 5
+      and len(r["hw_loops"]) == 1 and "more than the 4 debug registers" in nc
+      and "never had its turn" in nc and r["lost_events"] == 0)
+print(("PASS" if ok else "FAIL") + f": what could not be covered is listed: {nc}")
+PY
+
+# 6. A longer run than the trace: the groups take turns (half the duration each), each
+#    branch's counts over the time it was covered; then a budget ends the turns early.
+start_minijit --anon --seconds 30 --paths 20 --cleanup || { fail "minijit starts" ""; exit 1; }
+P=$MJ_PID
+ctl paths "$P" mj_paths --duration 1.5 --k 2 --json >"$TDIR/rot.json" 2>"$TDIR/rot.err" ||
+	fail "paths rotation" "$(cat "$TDIR/rot.err")"
+python3 - "$TDIR/rot.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+cov = {b["block"]: b["covered_ms"] for b in r["branches"]}
+outer = [b for b in r["branches"] if b["loop"] != r["hw_loops"][0]["header"]]
+ok = (r["end_reason"] == "duration" and all(500 < c < 1000 for c in cov.values())
+      and all(b["taken"] + b["not_taken"] > 0 for b in r["branches"])
+      and not any("never had its turn" in n for n in r["not_covered"]))
+print(("PASS" if ok else "FAIL") + f": two turns over 1.5 s: every branch covered about half of it"
+      f" ({cov} ms), the outer loop's branch counted in its own turn ({outer[0]['taken']} taken)")
+PY
+ctl paths "$P" mj_paths --duration 20 --budget 2000 --json >"$TDIR/bud.json" 2>"$TDIR/bud.err" ||
+	fail "paths budget" "$(cat "$TDIR/bud.err")"
+python3 - "$TDIR/bud.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+hits = sum(b["taken"] + b["not_taken"] for b in r["branches"])
+ok = r["end_reason"] == "budget" and 2000 <= hits < 2200 and r["traced_ms"] < 19000
+print(("PASS" if ok else "FAIL") + f": a budget of 2000 events ends the trace ({r['end_reason']},"
+      f" {hits} branch hits in {r['traced_ms']:.0f} ms)")
+PY
+n=$(perf_fds)
+[ "$n" -le $((BASE + 1)) ] && pass "branch traces over: no breakpoint left in kprofd ($n perf events: the sampler's)" ||
+	fail "fds after paths" "$BASE before, $n now"
+kill "$P"; wait "$P" 2>/dev/null
+finish
