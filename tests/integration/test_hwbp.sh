@@ -160,4 +160,33 @@ n=$(perf_fds)
 [ "$n" -le $((BASE + 1)) ] && pass "branch traces over: no breakpoint left in kprofd ($n perf events: the sampler's)" ||
 	fail "fds after paths" "$BASE before, $n now"
 kill "$P"; wait "$P" 2>/dev/null
+# 7. Node: the optimized code of a JS loop whose branch goes one way a known number of times
+#    (i % 3 === 0 for i in 1..9999, three calls: 9999, which the script itself prints). Its loop
+#    has more branches than registers (bounds, overflow and stack checks); the first group, on
+#    for the whole batch, holds the i % 3 branch: one of its counts must be exactly that.
+if command -v node >/dev/null; then
+	(cd "$TDIR" && exec node --perf-basic-prof "$OLDPWD/$(dirname "$0")/../fixtures/mod3.js" 9999 3) \
+		>"$TDIR/node.out" 2>"$TDIR/node.err" &
+	NP=$!; PIDS+=("$NP")
+	wait_for 30 grep -q ready "$TDIR/node.err" || fail "node starts" "$(cat "$TDIR/node.err")"
+	name=$(grep -a -o 'JS:\*mod3 .*' "/tmp/perf-$NP.map" | tail -1)
+	ctl paths "$NP" "$name" --duration 60 --k 2 --json >"$TDIR/n.json" 2>"$TDIR/n.err" &
+	CTL=$!
+	wait_for 20 tracing "$NP" || fail "node branch trace starts" "$(cat "$TDIR/n.err")"
+	kill -USR1 "$NP"
+	wait "$NP"
+	wait "$CTL" || fail "kprofctl paths (node)" "$(cat "$TDIR/n.err")"
+	python3 - "$TDIR/n.json" "$TDIR/node.err" "$name" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+truth = int(open(sys.argv[2]).read().split("done ")[1].split()[0])
+hit = [b for b in r["branches"] if truth in (b["taken"], b["not_taken"]) and b["covered_ms"] > 0]
+ok = r["hw"] and r["end_reason"] == "target exited" and truth == 9999 and len(hit) >= 1
+desc = ", ".join(f"B{b['block']} {b['cond']} {b['taken']}/{b['not_taken']}" for b in r["branches"] if b["covered_ms"])
+print(("PASS" if ok else "FAIL") + f": node {sys.argv[3]}: the i % 3 branch of the optimized loop"
+      f" went one way exactly {truth} times, the JS-level count (branches taken/not: {desc})")
+PY
+else
+	skip "node i % 3 loop" "node is not installed"
+fi
 finish
