@@ -1203,8 +1203,11 @@ static const struct verb verbs[] = {
      "          in it): uprobes on its basic blocks for S seconds (default 10) or N path\n"
      "          events, then the hottest sequences of up to K loop iterations (default 4)\n"
      "          and the plain Ball-Larus path profile, each path as its blocks; top N of\n"
-     "          each (default 10, 0 = all). Attaches PID if needed; file-backed JIT code\n"
-     "          only. --show prints the last trace, --stop ends the running one"},
+     "          each (default 10, 0 = all). Attaches PID if needed. JIT code in anonymous\n"
+     "          memory (V8, HotSpot): hardware breakpoints on its loops' branches, 4 at a\n"
+     "          time in turns: exact taken/not-taken counts per branch over the time each\n"
+     "          was covered, the paths of every loop whose branches fit, what was not\n"
+     "          covered. --show prints the last trace, --stop ends the running one"},
     {"export", verb_export,
      "PID -o FILE [--format pprof|folded|json] [--force] [--session N]\n"
      "          | --cgroup PATH | --unit NAME -o FILE [--format ...] [--force]",
