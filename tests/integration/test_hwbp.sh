@@ -194,7 +194,10 @@ fi
 # 8. Bad input. jitswap: a loop in anonymous memory, named jit_loop in the perf map, called
 #    over and over; at SIGUSR1 it rewrites one byte of it (as a JIT recompiling in place).
 #    Counting and tracing must stop saying so, keep what was counted, and leave the target
-#    running; a target of more than 1024 threads is refused with the reason.
+#    running; a target of more than 1024 threads is refused with the reason. Threads created
+#    after the attach get the breakpoints (jit_thread: 8 threads x 1000 calls, none before);
+#    a loop whose exit jumps out of the function (jit_esc) and code that jumps into the middle
+#    of an instruction (jit_bad: refused) are handled.
 cat >"$TDIR/jitswap.c" <<'C'
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -205,24 +208,40 @@ cat >"$TDIR/jitswap.c" <<'C'
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-static volatile sig_atomic_t swap;
+static volatile sig_atomic_t swap, spawn;
+static uint8_t *p;
 static void on_usr1(int s) { (void)s; swap = 1; }
+static void on_usr2(int s) { (void)s; spawn = 1; }
 static void *idle(void *a) { (void)a; pause(); return NULL; }
+static void *caller(void *a)
+{
+	for (int i = 0; i < 1000; i++)
+		((void (*)(void))(p + 16))();
+	return a;
+}
 int main(int argc, char **argv)
 {
-	/* mov ecx, 100; L: dec ecx; jnz L; ret */
-	static const uint8_t code[] = {0xb9, 0x64, 0, 0, 0, 0xff, 0xc9, 0x75, 0xfc, 0xc3};
+	/* jit_loop: mov ecx, 100; L: dec ecx; jnz L; ret */
+	static const uint8_t loop[] = {0xb9, 0x64, 0, 0, 0, 0xff, 0xc9, 0x75, 0xfc, 0xc3};
+	/* jit_esc: mov ecx, 100; L: dec ecx; jz jit_ret (outside it); jmp L */
+	static const uint8_t esc[] = {0xb9, 0x64, 0, 0, 0, 0xff, 0xc9, 0x0f, 0x84, 0x23, 0, 0, 0, 0xeb, 0xf6};
 	int threads = argc > 1 ? atoi(argv[1]) : 0;
-	uint8_t *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char path[64];
 	pthread_attr_t at;
 	FILE *f;
 
-	memcpy(p, code, sizeof(code));
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	memcpy(p, loop, sizeof(loop));
+	p[16] = 0xc3;		    /* jit_thread: ret (called by threads made at SIGUSR2) */
+	p[32] = 0xeb, p[33] = 0xff; /* jit_bad: jmp into its own middle (never run) */
+	memcpy(p + 48, esc, sizeof(esc));
+	p[96] = 0xc3; /* jit_ret */
 	mprotect(p, 4096, PROT_READ | PROT_EXEC);
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
 	f = fopen(path, "w");
-	fprintf(f, "%lx %zx jit_loop\n", (unsigned long)p, sizeof(code));
+	fprintf(f, "%lx a jit_loop\n%lx 1 jit_thread\n%lx 2 jit_bad\n%lx f jit_esc\n%lx 1 jit_ret\n",
+		(unsigned long)p, (unsigned long)p + 16, (unsigned long)p + 32,
+		(unsigned long)p + 48, (unsigned long)p + 96);
 	fclose(f);
 	pthread_attr_init(&at);
 	pthread_attr_setstacksize(&at, 65536);
@@ -232,15 +251,30 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	signal(SIGUSR1, on_usr1);
+	signal(SIGUSR2, on_usr2);
 	fprintf(stderr, "ready\n");
 	for (;;) {
 		((void (*)(void))p)();
+		((void (*)(void))(p + 48))();
 		if (swap == 1) {
 			mprotect(p, 4096, PROT_READ | PROT_WRITE);
 			p[1] = 0x65;
 			mprotect(p, 4096, PROT_READ | PROT_EXEC);
 			swap = 2;
 			fprintf(stderr, "swapped\n");
+		}
+		if (spawn == 1) { /* 4 threads, each of which makes another: 8 x 1000 calls */
+			pthread_t t[4];
+			for (int i = 0; i < 4; i++)
+				pthread_create(&t[i], NULL, caller, (void *)1);
+			for (int i = 0; i < 4; i++)
+				pthread_join(t[i], NULL);
+			for (int i = 0; i < 4; i++)
+				pthread_create(&t[i], NULL, caller, NULL);
+			for (int i = 0; i < 4; i++)
+				pthread_join(t[i], NULL);
+			spawn = 2;
+			fprintf(stderr, "threads done\n");
 		}
 		usleep(200);
 	}
@@ -253,7 +287,19 @@ if cc -O2 -pthread -o "$TDIR/jitswap" "$TDIR/jitswap.c" 2>"$TDIR/cc.err"; then
 		wait_for 10 grep -q ready "$TDIR/js.err"
 	}
 	start_js
-	out=$(ctl attach "$JS" --calls=jit_loop 2>&1) || fail "attach jitswap" "$out"
+	out=$(ctl attach "$JS" --calls=jit_loop,jit_thread 2>&1) || fail "attach jitswap" "$out"
+	kill -USR2 "$JS"
+	wait_for 20 grep -q "threads done" "$TDIR/js.err" || fail "jitswap threads" "$(cat "$TDIR/js.err")"
+	sleep 0.5 # the counts are read back every 250 ms
+	ctl report "$JS" --top 0 --json >"$TDIR/jt.json"
+	python3 - "$TDIR/jt.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+calls = {e["function"]: e["calls"] for e in r["entries"]}
+ok = calls.get("jit_thread") == 8000
+print(("PASS" if ok else "FAIL") + f": threads created after the attach (and by those threads) get the"
+      f" breakpoints: jit_thread counted {calls.get('jit_thread')} calls of 8000")
+PY
 	wait_for 10 at_least_samples "$JS" 1
 	kill -USR1 "$JS"
 	wait_for 10 grep -q swapped "$TDIR/js.err"
@@ -283,6 +329,27 @@ b = r["branches"][0] if r["branches"] else {}
 ok = r["end_reason"] == "code changed" and "changed" in r["hw_stopped"] and b.get("taken", 0) > 0
 print(("PASS" if ok else "FAIL") + f": branch trace of rewritten code ends ({r['end_reason']}),"
       f" counts kept ({b.get('cond')} {b.get('taken')}/{b.get('not_taken')})")
+PY
+	ctl detach "$JS" >/dev/null
+	kill "$JS"; wait "$JS" 2>/dev/null
+	start_js
+	out=$(ctl paths "$JS" jit_bad --duration 1 2>&1); rc=$?
+	[ $rc -ne 0 ] && grep -q "cannot recover the control flow of jit_bad" <<<"$out" &&
+		pass "a jump into the middle of an instruction: refused with the reason" ||
+		fail "jit_bad" "rc=$rc $out"
+	ctl paths "$JS" jit_esc --duration 1 --json >"$TDIR/esc.json" 2>"$TDIR/esc.err" ||
+		fail "paths jit_esc" "$(cat "$TDIR/esc.err")"
+	python3 - "$TDIR/esc.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+b = r["branches"][0]
+# The trace's start and end may cut a call: at most one more activation than exits, and
+# 99 iterations back per call give or take one call's.
+t, acts = b["taken"], r["hw_loops"][0]["activations"] if r["hw_loops"] else -1
+ok = (len(r["branches"]) == 1 and b["cond"] == "je" and b["taken_to"] == 0 and t > 0
+      and 99 * (t - 1) <= b["not_taken"] <= 99 * (t + 1) and t <= acts <= t + 1)
+print(("PASS" if ok else "FAIL") + f": a loop that leaves by a jump out of the function: {b['taken']}"
+      f" exits, {b['not_taken']} iterations back (99 per call), {r['hw_loops'][0]['activations']} activations")
 PY
 	ctl detach "$JS" >/dev/null
 	kill "$JS"; wait "$JS" 2>/dev/null
