@@ -12,6 +12,8 @@ start_daemon || { fail "daemon starts" "see log"; exit 1; }
 # count before the target came, when kprofd holds only its per-CPU sets).
 perf_fds() { ls -l /proc/"$DAEMON_PID"/fd 2>/dev/null | grep -c "anon_inode:\[perf_event\]"; }
 BASE=$(perf_fds)
+# perf_ready PID: perf (stat) has its events open.
+perf_ready() { ls -l /proc/"$1"/fd 2>/dev/null | grep -q "anon_inode:\[perf_event\]"; }
 
 # 1. Four functions in anonymous memory: exact, from before the first round to the exit.
 start_minijit --anon --wait-usr1 --rounds 100 --truth --cleanup || { fail "minijit starts" ""; exit 1; }
@@ -41,7 +43,7 @@ n=$(perf_fds)
 	fail "bp fds after exit" "$BASE before, $n now"
 
 # 2. Five functions: they take turns in groups of four, each count an estimate, said so.
-start_minijit --anon --seconds 3 --truth --cleanup || { fail "minijit starts" ""; exit 1; }
+start_minijit --anon --seconds 2 --truth --cleanup || { fail "minijit starts" ""; exit 1; }
 P=$MJ_PID
 out=$(ctl attach "$P" --calls=mj_main,mj_hot,mj_warm,mj_cold,mj_leaf 2>&1); rc=$?
 [ $rc -eq 0 ] && grep -q "5 in anonymous memory counted by hardware breakpoints (estimated" <<<"$out" &&
@@ -56,7 +58,7 @@ truth = {l.split()[1]: int(l.split()[5]) for l in open(sys.argv[1]) if l.startsw
 r = json.load(open(sys.argv[2])); t = r["target"]
 calls = {e["function"]: e["calls"] for e in r["entries"] if e["kind"] == "jit"}
 names = ("mj_main", "mj_hot", "mj_warm", "mj_cold", "mj_leaf")
-# Scaled from about half the time each: within a factor of 1.5 of the truth (a 3 s run of
+# Scaled from about half the time each: within a factor of 1.5 of the truth (a 2 s run of
 # 100 ms turns; minijit's rounds are steady).
 ok = all(0.66 * truth[f] <= calls.get(f, 0) <= 1.5 * truth[f] for f in names)
 ok = ok and t["hw_estimated"] and t["hw_functions"] == 5 and 0.3 < t["hw_covered"] < 0.7
@@ -75,7 +77,7 @@ addr=$(awk '$3 == "mj_cold" { print $1 }' /tmp/perf-"$P".map)
 perf stat -e "mem:0x$addr:x" -p "$P" -o "$TDIR/perf.txt" &
 PERF=$!
 PIDS+=("$PERF")
-wait_for 10 grep -q "anon_inode:\[perf_event\]" <(ls -l /proc/"$PERF"/fd 2>/dev/null) || sleep 1
+wait_for 10 perf_ready "$PERF" || fail "perf stat holds a breakpoint" "$(cat "$TDIR/perf.txt")"
 out=$(ctl attach "$P" --calls=mj_main,mj_hot,mj_warm,mj_leaf 2>&1); rc=$?
 [ $rc -ne 0 ] && grep -q "already uses its debug registers" <<<"$out" &&
 	pass "debug registers in use (perf's breakpoint): refused with the reason" ||
@@ -163,11 +165,11 @@ n=$(perf_fds)
 	fail "fds after paths" "$BASE before, $n now"
 kill "$P"; wait "$P" 2>/dev/null
 # 7. Node: the optimized code of a JS loop whose branch goes one way a known number of times
-#    (i % 3 === 0 for i in 1..9999, three calls: 9999, which the script itself prints). Its loop
+#    (i % 3 === 0 for i in 1..3000, two calls: 2000, which the script itself prints). Its loop
 #    has more branches than registers (bounds, overflow and stack checks); the first group, on
 #    for the whole batch, holds the i % 3 branch: one of its counts must be exactly that.
 if command -v node >/dev/null; then
-	(cd "$TDIR" && exec node --perf-basic-prof "$OLDPWD/$(dirname "$0")/../fixtures/mod3.js" 9999 3) \
+	(cd "$TDIR" && exec node --perf-basic-prof "$OLDPWD/$(dirname "$0")/../fixtures/mod3.js" 3000 2) \
 		>"$TDIR/node.out" 2>"$TDIR/node.err" &
 	NP=$!; PIDS+=("$NP")
 	wait_for 30 grep -q ready "$TDIR/node.err" || fail "node starts" "$(cat "$TDIR/node.err")"
@@ -183,7 +185,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 truth = int(open(sys.argv[2]).read().split("done ")[1].split()[0])
 hit = [b for b in r["branches"] if truth in (b["taken"], b["not_taken"]) and b["covered_ms"] > 0]
-ok = r["hw"] and r["end_reason"] == "target exited" and truth == 9999 and len(hit) >= 1
+ok = r["hw"] and r["end_reason"] == "target exited" and truth == 2000 and len(hit) >= 1
 desc = ", ".join(f"B{b['block']} {b['cond']} {b['taken']}/{b['not_taken']}" for b in r["branches"] if b["covered_ms"])
 print(("PASS" if ok else "FAIL") + f": node {sys.argv[3]}: the i % 3 branch of the optimized loop"
       f" went one way exactly {truth} times, the JS-level count (branches taken/not: {desc})")
@@ -333,6 +335,19 @@ PY
 	ctl detach "$JS" >/dev/null
 	kill "$JS"; wait "$JS" 2>/dev/null
 	start_js
+	# All four debug registers held by perf: the branch tracer is refused too, with the reason.
+	a=$(awk '$3 == "jit_ret" { print $1 }' /tmp/perf-"$JS".map)
+	evs=""
+	for off in 96 97 98 99; do evs="$evs,mem:0x$(printf %x $((0x$a - 96 + off))):x"; done
+	perf stat -e "${evs#,}" -p "$JS" -o "$TDIR/perf2.txt" &
+	PERF=$!
+	PIDS+=("$PERF")
+	wait_for 10 perf_ready "$PERF" || fail "perf stat holds breakpoints" "$(cat "$TDIR/perf2.txt")"
+	out=$(ctl paths "$JS" jit_loop --duration 1 2>&1); rc=$?
+	[ $rc -ne 0 ] && grep -q "already uses its debug registers" <<<"$out" &&
+		pass "paths refused while a debugger holds the debug registers, with the reason" ||
+		fail "paths debugger refusal" "rc=$rc $out"
+	kill -INT "$PERF"; wait "$PERF" 2>/dev/null
 	out=$(ctl paths "$JS" jit_bad --duration 1 2>&1); rc=$?
 	[ $rc -ne 0 ] && grep -q "cannot recover the control flow of jit_bad" <<<"$out" &&
 		pass "a jump into the middle of an instruction: refused with the reason" ||
