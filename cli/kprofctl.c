@@ -1163,7 +1163,7 @@ static int verb_help_verb(int argc, char **argv);
 static const struct verb verbs[] = {
     {"attach", verb_attach,
      "PID [--freq HZ] [--duration SEC] [--eps E] [--hcct-kernel] [--no-jvm-map] [--json]\n"
-     "          [--children] [--calls[=NAME,...] [--burst MS --period MS] [--force]]\n"
+     "          [--children] [--calls[=NAME,...|=hot:N] [--burst MS --period MS] [--force]]\n"
      "          | --cgroup PATH | --unit NAME [--freq HZ] [...]",
      "start sampling PID (default 99 Hz, 1-4999; until detached, exit or SEC seconds);\n"
      "          --children: every process it forks from then on is a target too;\n"
@@ -1173,7 +1173,8 @@ static const struct verb verbs[] = {
      "          in the perf map (file-backed JIT code only), in bursts with --burst/--period;\n"
      "          --calls=NAME,... only those functions; those in anonymous memory (V8,\n"
      "          HotSpot) are counted by hardware breakpoints, 4 exactly, more in turns\n"
-     "          (estimated counts, the share of the time each was counted shown)"},
+     "          (estimated counts, the share of the time each was counted shown);\n"
+     "          --calls=hot:N: the N hottest JIT functions sampled (1-16), chosen after 1 s"},
     {"detach", verb_detach, "PID [--json] | --cgroup PATH | --unit NAME",
      "stop sampling PID (or watching a cgroup or unit); profiles are kept"},
     {"list", verb_list, "[--all] [--json]",

@@ -387,6 +387,11 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 		if (t->bursts) /* attach --burst: the probes come and go */
 			fprintf(f, ", %" PRIu64 " burst%s, probes attached %.0f%% of the time",
 				t->bursts, render_plural(t->bursts), 100.0 * t->calls_duty);
+		if (t->calls_hot)
+			fprintf(
+			    f,
+			    ", sampling first: the %u hottest JIT function%s sampled get counted",
+			    t->calls_hot, render_plural(t->calls_hot));
 		if (t->hw_functions)
 			fprintf(f, ", %u in anonymous memory counted by hardware breakpoints (%s)",
 				t->hw_functions,
@@ -447,6 +452,7 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 	render_json_string(f, t->cgroup ? t->cgroup : "");
 	fputs(",\"rule\":", f);
 	render_json_string(f, t->rule ? t->rule : "");
+	fprintf(f, ",\"calls_hot\":%u", t->calls_hot);
 	fprintf(f, ",\"hw_functions\":%u,\"hw_estimated\":%s,\"hw_covered\":%.3f,\"hw_stopped\":",
 		t->hw_functions, t->hw_estimated ? "true" : "false", t->hw_covered);
 	render_json_string(f, t->hw_stopped ? t->hw_stopped : "");

@@ -26,6 +26,7 @@
 #include "kprof/cleanup.h"
 #include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
+#include "kprof/profile.h"
 #include "clock.h"
 #include "exact.h"
 #include "hwcalls.h"
@@ -381,8 +382,44 @@ void calls_reset_cursors(struct calls *c)
 	c->nthreads = 0;
 }
 
+int calls_hot_names(const struct profile *p, unsigned n, char **ret)
+{
+	_cleanup_free_ uint32_t *ids = NULL;
+	size_t nids = 0, len = 0;
+	char *s = NULL;
+	unsigned got = 0;
+	int r = profile_sorted(p, &ids, &nids);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < nids && got < n; i++) {
+		const struct profile_func *f = profile_func_get(p, ids[i]);
+		size_t l;
+		char *v;
+
+		if (!f || f->kind != PROFILE_KIND_JIT || !f->self || !f->name ||
+		    strchr(f->name, ','))
+			continue;
+		l = strlen(f->name);
+		v = realloc(s, len + l + 2);
+		if (!v) {
+			free(s);
+			return -ENOMEM;
+		}
+		s = v;
+		if (len)
+			s[len++] = ',';
+		memcpy(s + len, f->name, l + 1);
+		len += l;
+		got++;
+	}
+	*ret = s;
+	return (int)got;
+}
+
 void calls_free(struct calls *c)
 {
+	c->hot_timer = sd_event_source_disable_unref(c->hot_timer);
 	calls_off(c);
 	removal_put(c->removal);
 	c->removal = NULL;

@@ -55,6 +55,10 @@ struct calls {
 	 * those in anonymous memory are counted by hardware breakpoints (hwcalls.c). */
 	char *names;
 	struct hwcalls *hw;
+	/* --calls=hot:N: the N hottest JIT functions of the samples, chosen after a warm-up
+	 * (hot_timer); 0 when the functions were named or are chosen. */
+	unsigned hot, hot_tries;
+	sd_event_source *hot_timer;
 };
 
 /* What exact mode reads of its target when it plans the probes. */
@@ -79,6 +83,9 @@ int calls_may_attach(const struct calls *c, char *err, size_t errlen);
 void calls_on_event(struct calls *c, const struct kp_call *ev, size_t nfuncs);
 /* Forget where every thread stands (probes went away). */
 void calls_reset_cursors(struct calls *c);
+/* The n JIT functions with the most self samples so far, comma-separated (*ret malloc'd):
+ * how many, 0 if none has samples yet, or -ENOMEM. */
+int calls_hot_names(const struct profile *p, unsigned n, char **ret);
 /* Probes off, everything freed; c can be set up again. */
 void calls_free(struct calls *c);
 

@@ -131,6 +131,7 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 		pb->bursts = c->burst_ms ? c->bursts : 0;
 		pb->probes = c->probes ? c->nprobes : c->saved_nprobes;
 		pb->unmatched_exits = c->unmatched_exits;
+		pb->calls_hot = c->hot;
 		if (c->hw && c->hw->n) {
 			pb->hw_functions = c->hw->n;
 			pb->hw_estimated = hwcalls_estimated(c->hw);

@@ -42,6 +42,30 @@ n=$(perf_fds)
 [ "$n" -eq "$BASE" ] && pass "no breakpoint event left in kprofd after the target exited ($n perf events, as before)" ||
 	fail "bp fds after exit" "$BASE before, $n now"
 
+# 1b. --calls=hot:2: sample first, then count the two hottest JIT functions sampled.
+start_minijit --anon --seconds 8 --cleanup || { fail "minijit starts" ""; exit 1; }
+P=$MJ_PID
+out=$(ctl attach "$P" --freq 499 --calls=hot:2 2>&1); rc=$?
+[ $rc -eq 0 ] && grep -q "sampling first: the 2 hottest JIT functions sampled get counted" <<<"$out" &&
+	pass "attach --calls=hot:2: samples first, says so" || fail "hot:2 attach" "rc=$rc $out"
+hw_on() { ctl list --json | python3 -c "import json,sys
+t=[t for t in json.load(sys.stdin)['targets'] if t['pid'] == $1]
+sys.exit(0 if t and t[0]['hw_functions'] == 2 else 1)"; }
+wait_for 15 hw_on "$P" || fail "hot:2 chosen" "$(ctl list)"
+sleep 0.6 # counts are read back every 250 ms
+ctl report "$P" --top 0 --json >"$TDIR/hot.json"
+python3 - "$TDIR/hot.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+jit = sorted((e for e in r["entries"] if e["kind"] == "jit"), key=lambda e: -e["self"])
+counted = [e["function"] for e in jit if e["calls"] > 0]
+top3 = [e["function"] for e in jit[:3]]
+ok = len(counted) == 2 and all(f in top3 for f in counted) and r["target"]["hw_functions"] == 2
+print(("PASS" if ok else "FAIL") + f": the 2 hottest JIT functions sampled are counted: {counted}"
+      f" (hottest by self now: {top3})")
+PY
+kill "$P"; wait "$P" 2>/dev/null
+
 # 2. Five functions: they take turns in groups of four, each count an estimate, said so.
 start_minijit --anon --seconds 2 --truth --cleanup || { fail "minijit starts" ""; exit 1; }
 P=$MJ_PID
