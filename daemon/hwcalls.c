@@ -237,12 +237,21 @@ bool hwcalls_estimated(const struct hwcalls *h)
 
 double hwcalls_covered(const struct hwcalls *h)
 {
+	uint64_t on = h && h->set ? now_ns(CLOCK_MONOTONIC) - h->on_since_ns : 0, total;
+	size_t first;
 	double sum = 0;
 
-	if (!h || !h->n || !h->on_ns)
-		return h && h->n ? 1.0 : 0;
-	for (size_t i = 0; i < h->n; i++)
-		sum += (double)h->f[i].covered_ns / (double)h->on_ns;
+	if (!h || !h->n)
+		return 0;
+	total = h->on_ns + on;
+	if (!total)
+		return h->n > HWBP_SLOTS ? 0 : 1.0;
+	first = group_first(h);
+	for (size_t i = 0; i < h->n; i++) {
+		bool in = h->set && i >= first && i < first + group_len(h);
+
+		sum += (double)(h->f[i].covered_ns + (in ? on : 0)) / (double)total;
+	}
 	return sum / (double)h->n;
 }
 
