@@ -14,6 +14,7 @@
  * Closing the fds takes every breakpoint away, inherited copies included.
  */
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -30,9 +31,43 @@
 #include "hwbp.h"
 
 struct hwbp_set {
+	pid_t pid;
+	bool held; /* counted in held[] */
 	size_t naddrs, nthreads, nfds;
 	int *fds; /* nthreads * naddrs, thread-major */
 };
+
+/* The registers kprofd's own sets hold per process, so that a refusal can say it is kprofd
+ * (exact mode and a branch trace on the same process) rather than a debugger. */
+#define HWBP_HELD_MAX 64
+static struct {
+	pid_t pid;
+	unsigned slots;
+} held[HWBP_HELD_MAX];
+
+static void held_add(pid_t pid, int n)
+{
+	size_t free_slot = HWBP_HELD_MAX;
+
+	for (size_t i = 0; i < HWBP_HELD_MAX; i++) {
+		if (held[i].pid == pid && held[i].slots) {
+			held[i].slots += n;
+			return;
+		}
+		if (!held[i].slots && free_slot == HWBP_HELD_MAX)
+			free_slot = i;
+	}
+	if (n > 0 && free_slot < HWBP_HELD_MAX)
+		held[free_slot].pid = pid, held[free_slot].slots = n;
+}
+
+static unsigned held_by_us(pid_t pid)
+{
+	for (size_t i = 0; i < HWBP_HELD_MAX; i++)
+		if (held[i].pid == pid && held[i].slots)
+			return held[i].slots;
+	return 0;
+}
 
 static int bp_open(pid_t tid, uint64_t addr, int prog_fd)
 {
@@ -96,6 +131,8 @@ void hwbp_set_free(struct hwbp_set *s)
 {
 	if (!s)
 		return;
+	if (s->held)
+		held_add(s->pid, -(int)s->naddrs);
 	for (size_t i = 0; i < s->nfds; i++)
 		if (s->fds[i] >= 0)
 			close(s->fds[i]);
@@ -105,7 +142,12 @@ void hwbp_set_free(struct hwbp_set *s)
 
 static int open_err(int e, pid_t pid, pid_t tid, uint64_t addr, char *err, size_t errlen)
 {
-	if (e == -ENOSPC)
+	if (e == -ENOSPC && held_by_us(pid))
+		snprintf(err, errlen,
+			 "kprofd already holds %u of the %d debug registers of pid %d (exact mode "
+			 "on anonymous code, or a branch trace): stop that first",
+			 held_by_us(pid), HWBP_SLOTS, pid);
+	else if (e == -ENOSPC)
 		snprintf(err, errlen,
 			 "thread %d of pid %d already uses its debug registers (a debugger, or "
 			 "another profiler's hardware breakpoints): kprof leaves them alone",
@@ -149,6 +191,7 @@ int hwbp_set_open(pid_t pid, const uint64_t *addrs, size_t n, int prog_fd, struc
 				 strerror(-r));
 		goto out;
 	}
+	s->pid = pid;
 	s->naddrs = n;
 	s->fds = calloc((size_t)nt * n, sizeof(int));
 	if (!s->fds) {
@@ -180,6 +223,8 @@ int hwbp_set_open(pid_t pid, const uint64_t *addrs, size_t n, int prog_fd, struc
 		snprintf(err, errlen, "pid %d has no thread left", pid);
 		goto out;
 	}
+	held_add(pid, (int)n);
+	s->held = true;
 	*ret = s;
 	s = NULL;
 out:
