@@ -246,8 +246,21 @@ void hwbranch_walk_reset(struct hwbranch_walk *w, hwbranch_emit_fn emit, void *u
 
 /* From block b (reached by the last step's edge), walk the one-way blocks: 0 when a
  * conditional block is next (w->expect), 1 when the loop was left. */
-static int walk_on(const struct cfg *g, uint32_t h, struct hwbranch_walk *w, uint32_t b,
-		   hwbranch_emit_fn emit, void *ud)
+static uint32_t cond_edge(const struct cfg *g, uint32_t b, bool taken);
+
+/* Block b is conditional: the edge an assumption takes, CFG_NONE if a hit decides it, or
+ * CFG_EXIT when the walk cannot go on (never ran while counted). */
+static uint32_t assumed_edge(const struct cfg *g, const uint8_t *assume, uint32_t b)
+{
+	if (!assume || assume[b] == HWBRANCH_COVERED)
+		return CFG_NONE;
+	if (assume[b] == HWBRANCH_NEVER)
+		return CFG_EXIT;
+	return cond_edge(g, b, assume[b] == HWBRANCH_TAKEN);
+}
+
+static int walk_on(const struct cfg *g, uint32_t h, const uint8_t *assume, struct hwbranch_walk *w,
+		   uint32_t b, hwbranch_emit_fn emit, void *ud)
 {
 	for (size_t guard = 0; guard <= cfg_nblocks(g); guard++) {
 		const struct cfg_edge *last = cfg_edge_get(g, w->steps[w->n - 1].edge);
@@ -267,10 +280,16 @@ static int walk_on(const struct cfg *g, uint32_t h, struct hwbranch_walk *w, uin
 		}
 		blk = cfg_block_get(g, b);
 		if (blk->term == CFG_TERM_COND) {
-			w->expect = b;
-			return 0;
+			e = assumed_edge(g, assume, b);
+			if (e == CFG_NONE) {
+				w->expect = b;
+				return 0;
+			}
+			if (e == CFG_EXIT)
+				break;
+		} else {
+			e = only_edge(g, b);
 		}
-		e = only_edge(g, b);
 		if (e == CFG_NONE || push_step(w, b, e) < 0)
 			break;
 		b = cfg_edge_get(g, e)->dst;
@@ -280,7 +299,8 @@ static int walk_on(const struct cfg *g, uint32_t h, struct hwbranch_walk *w, uin
 }
 
 /* The first conditional block the header leads to (the one-way blocks on the way in w). */
-static uint32_t entry_chain(const struct cfg *g, uint32_t h, struct hwbranch_walk *w)
+static uint32_t entry_chain(const struct cfg *g, uint32_t h, const uint8_t *assume,
+			    struct hwbranch_walk *w)
 {
 	uint32_t b = h;
 
@@ -291,9 +311,15 @@ static uint32_t entry_chain(const struct cfg *g, uint32_t h, struct hwbranch_wal
 
 		if (!blk || !hwbranch_in_loop(g, b, h))
 			return CFG_NONE;
-		if (blk->term == CFG_TERM_COND)
-			return b;
-		e = only_edge(g, b);
+		if (blk->term == CFG_TERM_COND) {
+			e = assumed_edge(g, assume, b);
+			if (e == CFG_NONE)
+				return b;
+			if (e == CFG_EXIT)
+				return CFG_NONE;
+		} else {
+			e = only_edge(g, b);
+		}
 		if (e == CFG_NONE || push_step(w, b, e) < 0 || cfg_edge_get(g, e)->back)
 			return CFG_NONE;
 		b = cfg_edge_get(g, e)->dst;
@@ -319,6 +345,13 @@ static uint32_t cond_edge(const struct cfg *g, uint32_t b, bool taken)
 int hwbranch_walk_hit(const struct cfg *g, uint32_t h, struct hwbranch_walk *w, uint32_t b,
 		      bool taken, hwbranch_emit_fn emit, void *ud)
 {
+	return hwbranch_walk_hit_assume(g, h, NULL, w, b, taken, emit, ud);
+}
+
+int hwbranch_walk_hit_assume(const struct cfg *g, uint32_t h, const uint8_t *assume,
+			     struct hwbranch_walk *w, uint32_t b, bool taken, hwbranch_emit_fn emit,
+			     void *ud)
+{
 	const struct cfg_block *blk = cfg_block_get(g, b);
 	uint32_t e;
 
@@ -327,7 +360,7 @@ int hwbranch_walk_hit(const struct cfg *g, uint32_t h, struct hwbranch_walk *w, 
 	if (w->active && w->expect != b)
 		hwbranch_walk_reset(w, emit, ud); /* a hit lost, or code reached another way */
 	if (!w->active) {
-		if (entry_chain(g, h, w) != b) {
+		if (entry_chain(g, h, assume, w) != b) {
 			w->n = 0;
 			return 0;
 		}
@@ -339,6 +372,43 @@ int hwbranch_walk_hit(const struct cfg *g, uint32_t h, struct hwbranch_walk *w, 
 		hwbranch_walk_reset(w, emit, ud);
 		return 1;
 	}
-	walk_on(g, h, w, cfg_edge_get(g, e)->dst, emit, ud);
+	walk_on(g, h, assume, w, cfg_edge_get(g, e)->dst, emit, ud);
 	return 1;
+}
+
+int hwbranch_assume_plan(const struct cfg *g, const struct hwbranch_plan *p, uint32_t h,
+			 const uint64_t *taken, const uint64_t *not_taken, uint8_t *assume,
+			 uint32_t *members)
+{
+	size_t n = 0;
+
+	if (!g || !p || !taken || !not_taken || !assume || !members || !cfg_block_get(g, h))
+		return -EINVAL;
+	memset(assume, HWBRANCH_COVERED, cfg_nblocks(g));
+	for (uint32_t b = 0; b < cfg_nblocks(g); b++) {
+		bool planned = false;
+
+		if (cfg_block_get(g, b)->term != CFG_TERM_COND || !hwbranch_in_loop(g, b, h))
+			continue;
+		for (size_t i = 0; i < p->nbr && !planned; i++)
+			planned = p->br[i].block == b;
+		if (!planned)
+			return -EOPNOTSUPP;
+	}
+	for (size_t i = 0; i < p->nbr; i++) {
+		uint32_t b = p->br[i].block;
+
+		if (!hwbranch_in_loop(g, b, h))
+			continue;
+		if (taken[i] && not_taken[i]) {
+			if (n == HWBRANCH_SLOTS)
+				return -E2BIG;
+			members[n++] = (uint32_t)i;
+		} else {
+			assume[b] = taken[i]	   ? HWBRANCH_TAKEN
+				    : not_taken[i] ? HWBRANCH_FALL
+						   : HWBRANCH_NEVER;
+		}
+	}
+	return n ? (int)n : -ENOENT;
 }

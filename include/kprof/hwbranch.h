@@ -99,6 +99,30 @@ struct hwbranch_walk {
  * -EINVAL on bad arguments. */
 int hwbranch_walk_hit(const struct cfg *g, uint32_t h, struct hwbranch_walk *w, uint32_t b,
 		      bool taken, hwbranch_emit_fn emit, void *ud);
+
+/* A loop with more branches than registers can still be followed when all but four of them went
+ * one way only while they were counted (V8's overflow, bounds and stack checks): those are
+ * assumed to keep going that way, and the walk takes their edge without a hit. assume[] has one
+ * entry per block of the CFG. An assumption that breaks shows as a hit where another block was
+ * expected (the activation is given up, counted) unless both ways meet again before the next
+ * branch with a breakpoint. */
+enum hwbranch_assume {
+	HWBRANCH_COVERED = 0, /* a breakpoint: its hit decides (or not a branch) */
+	HWBRANCH_FALL,	      /* assumed not taken */
+	HWBRANCH_TAKEN,	      /* assumed taken */
+	HWBRANCH_NEVER,	      /* never ran while counted: a walk that reaches it gives up */
+};
+int hwbranch_walk_hit_assume(const struct cfg *g, uint32_t h, const uint8_t *assume,
+			     struct hwbranch_walk *w, uint32_t b, bool taken, hwbranch_emit_fn emit,
+			     void *ud);
+/* The branches of the loop headed by h that went both ways (taken[i], not_taken[i]: counts of
+ * the plan's branches) go in members[] (plan indices, at most HWBRANCH_SLOTS), the others in
+ * assume[] (nblocks entries, written). Their number (>= 1), -E2BIG if more than four went both
+ * ways, -ENOENT if none did, -EOPNOTSUPP if the loop holds a conditional branch the plan has not
+ * (jrcxz, loop: no flags to read). */
+int hwbranch_assume_plan(const struct cfg *g, const struct hwbranch_plan *p, uint32_t h,
+			 const uint64_t *taken, const uint64_t *not_taken, uint8_t *assume,
+			 uint32_t *members);
 /* Give up the activation (if any): ABORT. */
 void hwbranch_walk_reset(struct hwbranch_walk *w, hwbranch_emit_fn emit, void *ud);
 

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -272,6 +273,61 @@ static void test_walk_one_loop(void **state)
 	cfg_free(g);
 }
 
+/* wide (5 branches, one loop): with the second je seen one way only, the other four fit; the
+ * walk crosses the assumed one without a hit. */
+static void test_assume(void **state)
+{
+	struct cfg *g = build(wide, sizeof(wide));
+	static struct hwbranch_plan p;
+	static struct hwbranch_walk w;
+	uint64_t taken[5] = {5, 0, 5, 5, 5}, not_taken[5] = {5, 9, 5, 5, 5};
+	uint8_t assume[16];
+	uint32_t m[HWBRANCH_SLOTS], h;
+	struct rec r = {.g = g};
+
+	(void)state;
+	assert_true(cfg_nblocks(g) <= 16);
+	assert_int_equal(hwbranch_plan(g, wide, sizeof(wide), 0x1000, &p), 0);
+	h = p.br[0].loop;
+	assert_int_equal(hwbranch_assume_plan(g, &p, h, taken, not_taken, assume, m), 4);
+	assert_int_equal(m[0], 0);
+	assert_int_equal(m[1], 2);
+	assert_int_equal(assume[p.br[1].block], HWBRANCH_FALL);
+	assert_int_equal(assume[p.br[0].block], HWBRANCH_COVERED);
+	/* Two iterations, then out: hits at the four covered branches only. */
+	for (int it = 0; it < 3; it++) {
+		assert_int_equal(
+		    hwbranch_walk_hit_assume(g, h, assume, &w, p.br[0].block, true, rec_emit, &r),
+		    1);
+		assert_int_equal(
+		    hwbranch_walk_hit_assume(g, h, assume, &w, p.br[2].block, true, rec_emit, &r),
+		    1);
+		assert_int_equal(
+		    hwbranch_walk_hit_assume(g, h, assume, &w, p.br[3].block, true, rec_emit, &r),
+		    1);
+		assert_int_equal(
+		    hwbranch_walk_hit_assume(g, h, assume, &w, p.br[4].block, it < 2, rec_emit, &r),
+		    1);
+	}
+	assert_int_equal(r.enter, 1);
+	assert_int_equal(r.path, 2);
+	assert_int_equal(r.leave, 1);
+	assert_int_equal(r.abort, 0);
+	/* The assumed block is on every path: header, b1 (assumed), ..., the latch. */
+	{
+		struct cfg_step st[16];
+
+		assert_int_equal(cfg_path_decode(g, r.ids[0], st, 16), 5);
+		assert_int_equal(st[1].block, p.br[1].block);
+	}
+	/* More than four both ways, none, or a hit at an assumed branch. */
+	taken[1] = 1;
+	assert_int_equal(hwbranch_assume_plan(g, &p, h, taken, not_taken, assume, m), -E2BIG);
+	memset(taken, 0, sizeof(taken));
+	assert_int_equal(hwbranch_assume_plan(g, &p, h, taken, not_taken, assume, m), -ENOENT);
+	cfg_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,6 +335,7 @@ int main(void)
 	    cmocka_unit_test(test_plan_one_loop),   cmocka_unit_test(test_plan_nested),
 	    cmocka_unit_test(test_plan_too_wide),   cmocka_unit_test(test_plan_no_loop),
 	    cmocka_unit_test(test_estimate_rotate), cmocka_unit_test(test_walk_one_loop),
+	    cmocka_unit_test(test_assume),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
