@@ -860,8 +860,10 @@ static uint64_t level_sum(const Kprof__PathsReply *r, size_t len)
 /* Anonymous code: the branches, the followed loops, what was not covered. */
 static void paths_hw_json(FILE *f, const Kprof__PathsReply *r)
 {
-	fprintf(f, ",\"hw\":%s,\"hw_stray\":%" PRIu64 ",\"hw_stopped\":", r->hw ? "true" : "false",
+	fprintf(f, ",\"hw\":%s,\"hw_stray\":%" PRIu64 ",\"hw_turn\":", r->hw ? "true" : "false",
 		r->hw_stray);
+	render_json_string(f, r->hw_turn ? r->hw_turn : "");
+	fputs(",\"hw_stopped\":", f);
 	render_json_string(f, r->hw_stopped ? r->hw_stopped : "");
 	fputs(",\"branches\":[", f);
 	for (size_t i = 0; i < r->n_branches; i++) {
@@ -885,6 +887,9 @@ static void paths_hw_json(FILE *f, const Kprof__PathsReply *r)
 			i ? "," : "", l->header, l->branches, l->activations, l->covered_ns / 1e6);
 		for (size_t j = 0; j < l->n_blocks; j++)
 			fprintf(f, "%s%u", j ? "," : "", l->blocks[j]);
+		fputs("],\"assumed\":[", f);
+		for (size_t j = 0; j < l->n_assumed; j++)
+			fprintf(f, "%s%" PRIu64, j ? "," : "", l->assumed[j]);
 		fputs("]}", f);
 	}
 	fputs("],\"not_covered\":[", f);
@@ -918,6 +923,22 @@ static void paths_hw_text(FILE *f, const Kprof__PathsReply *r)
 			" activation%s over %.2f s: its iterations are the paths below\n",
 			l->header, l->branches, l->branches == 1 ? "" : "es", l->activations,
 			render_plural(l->activations), l->covered_ns / 1e9);
+		if (l->n_assumed) {
+			fprintf(f,
+				"  assuming %zu branch%s went the one way %s went while counted "
+				"(exact if %s kept to it):",
+				l->n_assumed, l->n_assumed == 1 ? "" : "es",
+				l->n_assumed == 1 ? "it" : "each",
+				l->n_assumed == 1 ? "it" : "they");
+			for (size_t j = 0; j < l->n_assumed; j++)
+				fprintf(f, " 0x%" PRIx64, l->assumed[j]);
+			fputc('\n', f);
+		}
+	}
+	if (r->hw_turn && r->hw_turn[0]) {
+		fputs("Now: ", f);
+		put_text(f, r->hw_turn, 0);
+		fputc('\n', f);
 	}
 	for (size_t i = 0; i < r->n_not_covered; i++) {
 		fputs("Not covered: ", f);

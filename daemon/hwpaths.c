@@ -134,29 +134,29 @@ static struct hwpaths_thread *thread_get(struct hwpaths *h, uint32_t tid)
 static void turn_close(struct hwpaths *h)
 {
 	uint64_t d;
-	const struct hwbranch_group *g;
+	const struct hwpaths_turn *g;
 
 	if (!h->set)
 		return;
 	hwbp_set_free(h->set);
 	h->set = NULL;
 	d = now_ns(CLOCK_MONOTONIC) - h->turn_since;
-	g = &h->plan.groups[h->turn];
+	g = &h->turns[h->turn];
 	for (uint32_t i = 0; i < g->n; i++)
-		h->covered_ns[h->plan.idx[g->first + i]] += d;
+		h->covered_ns[g->br[i]] += d;
 	h->group_ns[h->turn] += d;
 	h->turn_since = 0;
 }
 
 static int turn_open(struct hwpaths *h, char *err, size_t errlen)
 {
-	const struct hwbranch_group *g = &h->plan.groups[h->turn];
+	const struct hwpaths_turn *g = &h->turns[h->turn];
 	uint32_t key = (uint32_t)h->pid, val = h->id << TURN_BITS | (uint32_t)h->turn;
 	uint64_t addrs[HWBP_SLOTS];
 	int r;
 
 	for (uint32_t i = 0; i < g->n; i++)
-		addrs[i] = h->plan.br[h->plan.idx[g->first + i]].addr;
+		addrs[i] = h->plan.br[g->br[i]].addr;
 	r = bpf_map__update_elem(loader_hwbp_traces(h->loader), &key, sizeof(key), &val,
 				 sizeof(val), 0);
 	if (r < 0) {
@@ -170,7 +170,62 @@ static int turn_open(struct hwpaths *h, char *err, size_t errlen)
 		return r;
 	h->turn_since = now_ns(CLOCK_MONOTONIC);
 	h->turn_events = 0;
+	if (g->assume)
+		snprintf(h->turn_desc, sizeof(h->turn_desc),
+			 "turn %zu of %zu: the paths of the loop at B%u, %u branches followed, the "
+			 "others assumed one way",
+			 h->turn + 1, h->nturns, g->loop, g->n);
+	else
+		snprintf(h->turn_desc, sizeof(h->turn_desc), "turn %zu of %zu: %u branches counted%s",
+			 h->turn + 1, h->nturns, g->n,
+			 g->loop != CFG_NONE ? ", their loop's paths followed" : "");
 	return 0;
+}
+
+/* After the counting turns: a turn per loop that did not fit but whose branches that went both
+ * ways do, innermost first, sharing the time and budget left. */
+static void plan_assumed(struct hwpaths *h)
+{
+	size_t nb = cfg_nblocks(h->cfg), first = h->nturns;
+	uint64_t now = now_ns(CLOCK_MONOTONIC), left;
+
+	for (size_t i = 0; i < h->plan.nbr && h->nturns < HWBRANCH_MAX; i++) {
+		uint32_t lp = h->plan.br[i].loop;
+		struct hwpaths_turn *t = &h->turns[h->nturns];
+		bool seen = false;
+		int n;
+
+		for (size_t j = 0; j < h->nturns && !seen; j++)
+			seen = h->turns[j].loop == lp;
+		if (seen)
+			continue;
+		t->assume = malloc(nb);
+		if (!t->assume)
+			return;
+		n = hwbranch_assume_plan(h->cfg, &h->plan, lp, h->taken, h->not_taken, t->assume,
+					 t->br);
+		if (n <= 0) {
+			free(t->assume);
+			t->assume = NULL;
+			continue;
+		}
+		t->n = (uint32_t)n;
+		t->loop = lp;
+		h->nturns++;
+	}
+	/* None could be followed: the counting turns again, for the time left. */
+	for (size_t q = 0; h->nturns == first && q < h->ncount && first + q < HWBRANCH_MAX; q++) {
+		h->turns[first + q] = h->turns[q];
+		h->turns[first + q].assume = NULL;
+		if (q + 1 == h->ncount || first + q + 1 == HWBRANCH_MAX)
+			h->nturns = first + q + 1;
+	}
+	if (h->nturns == first)
+		return;
+	left = h->started_ns + h->duration_ns > now ? h->started_ns + h->duration_ns - now : 0;
+	h->turn_ns = left / (h->nturns - first);
+	if (h->budget)
+		h->turn_budget = (h->budget / 2 + h->nturns - first - 1) / (h->nturns - first);
 }
 
 /* The next group's turn, or the end of the trace after the last (1: ended). */
@@ -179,6 +234,8 @@ static int next_turn(struct hwpaths *h, const char *why)
 	char err[256];
 
 	turn_close(h);
+	if (h->second_half && h->turn + 1 == h->ncount)
+		plan_assumed(h);
 	if (h->turn + 1 >= h->nturns) {
 		h->stop(h->stop_arg, why);
 		return 1;
@@ -256,9 +313,25 @@ int hwpaths_start(struct hwpaths *h, sd_event *event, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot plan the breakpoints: %s", strerror(-r));
 		return r;
 	}
-	h->nturns = h->plan.ngroups;
-	h->turn_ns = h->duration_ns / h->nturns;
-	h->turn_budget = h->budget ? (h->budget + h->nturns - 1) / h->nturns : 0;
+	for (size_t q = 0; q < h->plan.ngroups; q++) {
+		const struct hwbranch_group *g = &h->plan.groups[q];
+
+		h->turns[q] = (struct hwpaths_turn){.n = g->n, .loop = g->loop};
+		memcpy(h->turns[q].br, h->plan.idx + g->first, g->n * sizeof(uint32_t));
+	}
+	h->nturns = h->ncount = h->plan.ngroups;
+	/* A loop with no group of its own: keep half the time for following it on assumptions. */
+	for (size_t i = 0; i < h->plan.nbr && !h->second_half; i++) {
+		bool has = false;
+
+		for (size_t q = 0; q < h->ncount && !has; q++)
+			has = h->turns[q].loop == h->plan.br[i].loop;
+		h->second_half = !has;
+	}
+	h->started_ns = now_ns(CLOCK_MONOTONIC);
+	h->turn_ns = h->duration_ns / (h->second_half ? 2 : 1) / h->nturns;
+	h->turn_budget =
+	    h->budget ? (h->budget / (h->second_half ? 2 : 1) + h->nturns - 1) / h->nturns : 0;
 	r = turn_open(h, err, errlen);
 	if (r < 0)
 		return r;
@@ -276,7 +349,7 @@ int hwpaths_start(struct hwpaths *h, sd_event *event, char *err, size_t errlen)
 
 void hwpaths_on_event(struct hwpaths *h, const struct kp_hwbp *ev)
 {
-	const struct hwbranch_group *g;
+	const struct hwpaths_turn *g;
 	const struct hwbranch *br = NULL;
 	struct hwpaths_thread *th;
 	size_t turn = ev->trace & ((1u << TURN_BITS) - 1), bi = 0;
@@ -286,10 +359,10 @@ void hwpaths_on_event(struct hwpaths *h, const struct kp_hwbp *ev)
 		h->late++;
 		return;
 	}
-	g = &h->plan.groups[turn];
+	g = &h->turns[turn];
 	for (uint32_t i = 0; i < g->n && !br; i++)
-		if (h->plan.br[h->plan.idx[g->first + i]].addr == ev->ip)
-			br = &h->plan.br[bi = h->plan.idx[g->first + i]];
+		if (h->plan.br[g->br[i]].addr == ev->ip)
+			br = &h->plan.br[bi = g->br[i]];
 	if (!br) {
 		h->stray++;
 		return;
@@ -310,7 +383,8 @@ void hwpaths_on_event(struct hwpaths *h, const struct kp_hwbp *ev)
 			if (th->turn != turn)
 				hwbranch_walk_reset(&th->walk, emit, &c);
 			th->turn = (uint32_t)turn;
-			hwbranch_walk_hit(h->cfg, g->loop, &th->walk, br->block, taken, emit, &c);
+			hwbranch_walk_hit_assume(h->cfg, g->loop, g->assume, &th->walk, br->block,
+						 taken, emit, &c);
 		}
 	}
 	if (turn == h->turn && h->set && h->turn_budget && ++h->turn_events >= h->turn_budget)
@@ -322,6 +396,7 @@ void hwpaths_stop(struct hwpaths *h)
 	uint32_t key = (uint32_t)h->pid;
 
 	turn_close(h);
+	h->turn_desc[0] = '\0';
 	if (h->loader)
 		bpf_map__delete_elem(loader_hwbp_traces(h->loader), &key, sizeof(key), 0);
 	h->timer = sd_event_source_disable_unref(h->timer);
@@ -343,12 +418,12 @@ int hwpaths_decode(const struct hwpaths *h, uint64_t id, struct cfg_step *steps,
 
 uint64_t hwpaths_covered(const struct hwpaths *h, size_t i)
 {
-	const struct hwbranch_group *g = &h->plan.groups[h->turn];
+	const struct hwpaths_turn *g = &h->turns[h->turn];
 	uint64_t c = h->covered_ns[i];
 
 	if (h->set)
 		for (uint32_t j = 0; j < g->n; j++)
-			if (h->plan.idx[g->first + j] == i)
+			if (g->br[j] == i)
 				c += now_ns(CLOCK_MONOTONIC) - h->turn_since;
 	return c;
 }
@@ -364,6 +439,8 @@ void hwpaths_free(struct hwpaths *h)
 		free(h->threads[i]);
 	}
 	free(h->threads);
+	for (size_t i = 0; i < h->nturns; i++)
+		free(h->turns[i].assume);
 	for (size_t i = 0; i < h->nlocal; i++)
 		free(h->local[i].steps);
 	free(h->local);

@@ -33,6 +33,14 @@ struct hwpaths_local { /* an iteration that leaves its loop: no Ball-Larus id */
 	struct cfg_step *steps;
 };
 
+/* A turn: the branches whose breakpoints are on together; loop != CFG_NONE: that loop's
+ * paths are followed, with the branches of assume[] (per block; NULL: none) taken as constant. */
+struct hwpaths_turn {
+	uint32_t n, br[HWBRANCH_SLOTS]; /* plan indices */
+	uint32_t loop;
+	uint8_t *assume;
+};
+
 struct hwpaths {
 	pid_t pid;
 	struct loader *loader;
@@ -44,15 +52,20 @@ struct hwpaths {
 	uint32_t id; /* events carry id << 10 | turn */
 	struct hwbranch_plan plan;
 	struct hwbp_set *set;
-	size_t turn, nturns; /* the group on is turn (one turn per group, in order) */
+	/* Turns in order: one per group of the plan (counting), then, for the loops with more
+	 * branches than registers, one per loop whose branches that went both ways fit, the
+	 * others assumed (the second half of the duration and budget). */
+	struct hwpaths_turn turns[HWBRANCH_MAX];
+	size_t turn, nturns, ncount;
+	bool second_half; /* loops that did not fit: half the time is kept for assumed turns */
 	uint64_t turn_ns, turn_budget, turn_events, turn_since;
-	uint64_t duration_ns, budget;
+	uint64_t duration_ns, budget, started_ns;
 	sd_event_source *timer;
 	void (*stop)(void *arg, const char *reason); /* ends the trace (paths_stop) */
 	void *stop_arg;
 	/* per branch of the plan */
 	uint64_t taken[HWBRANCH_MAX], not_taken[HWBRANCH_MAX], covered_ns[HWBRANCH_MAX];
-	/* per group: its loop's activations while on, and how long it was on */
+	/* per turn: its loop's activations while on, and how long it was on */
 	uint64_t group_acts[HWBRANCH_MAX], group_ns[HWBRANCH_MAX];
 	struct hwpaths_thread **threads;
 	size_t nthreads;
@@ -60,6 +73,7 @@ struct hwpaths {
 	size_t nlocal;
 	uint64_t events, stray, late, lost_threads, activations, path_events, aborted;
 	char stopped[256]; /* why the breakpoints went early (code changed, ...) */
+	char turn_desc[128]; /* what the turn on does */
 };
 
 /* Plan and start: breakpoints on the first group; err says why not (no loop with a flag

@@ -202,6 +202,7 @@ static void fill_stats(const struct path_trace *tr, Kprof__PathsReply *r)
 	r->num_paths = cs.num_paths;
 	r->probes = tr->probes;
 	r->hw = tr->hw != NULL;
+	r->hw_turn = tr->hw ? tr->hw->turn_desc : (char *)"";
 	r->loops = cs.loops;
 	r->back_edges = cs.back_edges;
 	r->activations = tr->activations;
@@ -262,6 +263,7 @@ void paths_msg_release(struct paths_msg *pm)
 	free(pm->hlv);
 	free(pm->hlp);
 	free(pm->lblocks);
+	free(pm->assumed);
 	free(pm->nc);
 	free(pm->ncbuf);
 	memset(pm, 0, sizeof(*pm));
@@ -340,16 +342,18 @@ static void not_covered_loops(const struct hwpaths *h, struct paths_msg *pm)
 
 		for (size_t j = 0; j < i && !seen; j++)
 			seen = p->br[j].loop == lp;
-		for (size_t q = 0; q < p->ngroups && !seen; q++)
-			seen = p->groups[q].loop == lp;
+		for (size_t q = 0; q < h->nturns && !seen; q++)
+			seen = h->turns[q].loop == lp;
 		if (seen)
 			continue;
 		for (size_t j = 0; j < p->nbr; j++)
 			n += hwbranch_in_loop(h->cfg, p->br[j].block, lp);
 		nc_add(pm,
 		       "loop at B%u (0x%llx): %u conditional branches, more than the %d debug "
-		       "registers: branch counts only, no paths",
-		       lp, (unsigned long long)cfg_block_get(h->cfg, lp)->start, n, HWBRANCH_SLOTS);
+		       "registers (and more than %d went both ways, or the trace ended before its "
+		       "turn): branch counts only, no paths",
+		       lp, (unsigned long long)cfg_block_get(h->cfg, lp)->start, n, HWBRANCH_SLOTS,
+		       HWBRANCH_SLOTS);
 	}
 	if (p->not_looped)
 		nc_add(pm, "%zu conditional branch%s outside every loop: no breakpoint",
@@ -364,16 +368,18 @@ static int build_hw(struct path_trace *tr, struct paths_msg *pm)
 	const struct hwpaths *h = tr->hw;
 	const struct hwbranch_plan *p = &h->plan;
 	Kprof__PathsReply *r = &pm->r;
-	size_t nl = 0, nb = cfg_nblocks(tr->cfg), off = 0;
+	size_t nl = 0, nb = cfg_nblocks(tr->cfg), off = 0, noff = 0;
 
 	pm->bcv = calloc(p->nbr + 1, sizeof(*pm->bcv));
 	pm->bcp = calloc(p->nbr + 1, sizeof(*pm->bcp));
-	pm->hlv = calloc(p->ngroups + 1, sizeof(*pm->hlv));
-	pm->hlp = calloc(p->ngroups + 1, sizeof(*pm->hlp));
-	pm->lblocks = calloc(p->ngroups * nb + 1, sizeof(*pm->lblocks));
+	pm->hlv = calloc(h->nturns + 1, sizeof(*pm->hlv));
+	pm->hlp = calloc(h->nturns + 1, sizeof(*pm->hlp));
+	pm->lblocks = calloc(h->nturns * nb + 1, sizeof(*pm->lblocks));
+	pm->assumed = calloc(h->nturns * nb + 1, sizeof(*pm->assumed));
 	pm->nc = calloc(NC_MAX, sizeof(*pm->nc));
 	pm->ncbuf = calloc(NC_MAX, NC_LEN);
-	if (!pm->bcv || !pm->bcp || !pm->hlv || !pm->hlp || !pm->lblocks || !pm->nc || !pm->ncbuf)
+	if (!pm->bcv || !pm->bcp || !pm->hlv || !pm->hlp || !pm->lblocks || !pm->nc || !pm->ncbuf ||
+	    !pm->assumed)
 		return -ENOMEM;
 	r->hw = true;
 	r->hw_stray = h->stray;
@@ -400,31 +406,44 @@ static int build_hw(struct path_trace *tr, struct paths_msg *pm)
 	}
 	r->n_branches = p->nbr;
 	r->branches = pm->bcp;
-	for (size_t q = 0; q < p->ngroups; q++) {
-		const struct hwbranch_group *g = &p->groups[q];
-		Kprof__HwLoop *x = &pm->hlv[nl];
+	for (size_t q = 0; q < h->nturns; q++) {
+		const struct hwpaths_turn *g = &h->turns[q];
+		uint64_t ns =
+		    h->group_ns[q] +
+		    (h->set && h->turn == q ? now_ns(CLOCK_MONOTONIC) - h->turn_since : 0);
+		Kprof__HwLoop *x = NULL;
 
 		if (g->loop == CFG_NONE)
 			continue;
-		kprof__hw_loop__init(x);
-		x->header = g->loop;
+		for (size_t j = 0; j < nl && !x; j++)
+			if (pm->hlp[j]->header == g->loop)
+				x = pm->hlp[j];
+		if (!x) {
+			x = &pm->hlv[nl];
+			kprof__hw_loop__init(x);
+			x->header = g->loop;
+			x->blocks = pm->lblocks + off;
+			for (uint32_t b = 0; b < nb; b++)
+				if (hwbranch_in_loop(tr->cfg, b, g->loop))
+					pm->lblocks[off + x->n_blocks++] = b;
+			off += x->n_blocks;
+			x->assumed = pm->assumed + noff;
+			for (uint32_t b = 0; g->assume && b < nb; b++)
+				if (g->assume[b] != HWBRANCH_COVERED)
+					pm->assumed[noff + x->n_assumed++] =
+					    cfg_block_get(tr->cfg, b)->last;
+			noff += x->n_assumed;
+			pm->hlp[nl++] = x;
+		}
 		x->branches = g->n;
-		x->activations = h->group_acts[q];
-		x->covered_ns =
-		    h->group_ns[q] +
-		    (h->set && h->turn == q ? now_ns(CLOCK_MONOTONIC) - h->turn_since : 0);
-		x->blocks = pm->lblocks + off;
-		for (uint32_t b = 0; b < nb; b++)
-			if (hwbranch_in_loop(tr->cfg, b, g->loop))
-				pm->lblocks[off + x->n_blocks++] = b;
-		off += x->n_blocks;
-		pm->hlp[nl++] = x;
+		x->activations += h->group_acts[q];
+		x->covered_ns += ns;
 	}
 	r->n_hw_loops = nl;
 	r->hw_loops = pm->hlp;
 	r->not_covered = pm->nc;
 	not_covered_loops(h, pm);
-	for (size_t q = 0; q < p->ngroups; q++)
+	for (size_t q = 0; q < h->ncount; q++)
 		if (!h->group_ns[q] && !(h->set && h->turn == q))
 			nc_add(
 			    pm,

@@ -22,6 +22,7 @@ struct paths_msg {
 	Kprof__BranchCount *bcv, **bcp;
 	Kprof__HwLoop *hlv, **hlp;
 	uint32_t *lblocks;
+	uint64_t *assumed;
 	char **nc, *ncbuf;
 };
 /* The trace's results, at most top sequences and paths of each kind (0: all); brief: the state

@@ -190,10 +190,14 @@ n=$(perf_fds)
 kill "$P"; wait "$P" 2>/dev/null
 # 7. Node: the optimized code of a JS loop whose branch goes one way a known number of times
 #    (i % 3 === 0 for i in 1..3000, two calls: 2000, which the script itself prints). Its loop
-#    has more branches than registers (bounds, overflow and stack checks); the first group, on
-#    for the whole batch, holds the i % 3 branch: one of its counts must be exactly that.
+#    has 8 branches (bounds, overflow and stack checks): two counting turns of four, then a turn
+#    that follows the loop's paths with the two branches that went both ways, the six others
+#    assumed one way. One batch runs in each turn: the counts must hold the JS count exactly, and
+#    the paths of the third turn must be the JS loop's iterations exactly (i = 1 is peeled out
+#    of the loop by TurboFan): i % 3 == 0 for 2000 of them, not for 3998, 2 exits, in the order
+#    the JS code takes them (sequences of 2).
 if command -v node >/dev/null; then
-	(cd "$TDIR" && exec node --perf-basic-prof "$OLDPWD/$(dirname "$0")/../fixtures/mod3.js" 3000 2) \
+	(cd "$TDIR" && exec node --perf-basic-prof "$OLDPWD/$(dirname "$0")/../fixtures/mod3.js" 3000 2 3) \
 		>"$TDIR/node.out" 2>"$TDIR/node.err" &
 	NP=$!; PIDS+=("$NP")
 	wait_for 30 grep -q ready "$TDIR/node.err" || fail "node starts" "$(cat "$TDIR/node.err")"
@@ -202,7 +206,7 @@ if command -v node >/dev/null; then
 	# reach): the newest line whose trace starts is the one.
 	started=
 	for addr in $(grep -a 'JS:\*mod3 ' "/tmp/perf-$NP.map" | awk '{ print "0x" $1 }' | tac); do
-		ctl paths "$NP" "$addr" --duration 60 --k 2 --json >"$TDIR/n.json" 2>"$TDIR/n.err" &
+		ctl paths "$NP" "$addr" --duration 9 --k 2 --top 0 --json >"$TDIR/n.json" 2>"$TDIR/n.err" &
 		CTL=$!
 		if wait_for 20 sh -c "grep -q 'hardware breakpoints on' $TDIR/n.err || ! kill -0 $CTL 2>/dev/null" &&
 			grep -q "hardware breakpoints on" "$TDIR/n.err"; then
@@ -212,19 +216,52 @@ if command -v node >/dev/null; then
 		wait "$CTL"
 	done
 	name="$(awk -v a="${started#0x}" '$1 == a { $1 = $2 = ""; print substr($0, 3) }' "/tmp/perf-$NP.map") at $started"
-	[ -n "$started" ] && wait_for 20 tracing "$NP" || fail "node branch trace starts" "$(cat "$TDIR/n.err")"
-	kill -USR1 "$NP"
+	[ -n "$started" ] || fail "node branch trace starts" "$(cat "$TDIR/n.err")"
+	turn_is() { ctl paths "$NP" --show --json 2>/dev/null | grep -q "\"hw_turn\":\"turn $1 of"; }
+	batches() { [ "$(grep -c '^done' "$TDIR/node.err")" -ge "$1" ]; }
+	for t in 1 2 3; do
+		wait_for 10 turn_is $t || { fail "node: turn $t" "$(ctl paths "$NP" --show 2>&1 | tail -3)"; break; }
+		kill -USR1 "$NP"
+		wait_for 10 batches $t || { fail "node: batch $t" "$(cat "$TDIR/node.err")"; break; }
+	done
 	wait "$NP"
 	wait "$CTL" || fail "kprofctl paths (node)" "$(cat "$TDIR/n.err")"
 	python3 - "$TDIR/n.json" "$TDIR/node.err" "$name" <<'PY'
-import json, sys
+import collections, json, sys
 r = json.load(open(sys.argv[1]))
-truth = int(open(sys.argv[2]).read().split("done ")[1].split()[0])
-hit = [b for b in r["branches"] if truth in (b["taken"], b["not_taken"]) and b["covered_ms"] > 0]
-ok = r["hw"] and r["end_reason"] == "target exited" and truth == 2000 and len(hit) >= 1
-desc = ", ".join(f"B{b['block']} {b['cond']} {b['taken']}/{b['not_taken']}" for b in r["branches"] if b["covered_ms"])
+truth = [int(l.split()[1]) for l in open(sys.argv[2]) if l.startswith("done ")]
+n, m = 3000, 2
+# The branch of i % 3 (or the c++ it guards): one way exactly truth times per batch it covered.
+hit = [b for b in r["branches"] if b["covered_ms"] > 0 and any(
+    c and c % truth[0] == 0 and c // truth[0] in (1, 2, 3) for c in (b["taken"], b["not_taken"]))]
+desc = ", ".join(f"B{b['block']} {b['cond']} {b['taken']}/{b['not_taken']}" for b in r["branches"])
+ok = r["hw"] and truth == [2000] * 3 and len(hit) >= 1
 print(("PASS" if ok else "FAIL") + f": node {sys.argv[3]}: the i % 3 branch of the optimized loop"
-      f" went one way exactly {truth} times, the JS-level count (branches taken/not: {desc})")
+      f" went one way exactly {truth[0]} times per batch, the JS-level count ({desc})")
+# The JS loop's iterations in order: i = 2..n (i = 1 peeled), 'm' when i % 3 == 0, then 'x'.
+js = collections.Counter()
+for _ in range(m):
+    seq = ["m" if i % 3 == 0 else "e" for i in range(2, n + 1)] + ["x"]
+    for k in (1, 2):
+        for j in range(len(seq) - k + 1):
+            js[tuple(seq[j:j + k])] += 1
+counts = {p["id"]: p["count"] for p in r["paths"]}
+label = {}
+for p in r["paths"]:
+    if p["blocks"] and p["blocks"][-1]["edge"] != "back":
+        label[p["id"]] = "x"  # the iteration that leaves the loop
+    elif p["count"] == js[("m",)]:
+        label[p["id"]] = "m"
+    elif p["count"] == js[("e",)]:
+        label[p["id"]] = "e"
+got = collections.Counter()
+for s in r["sequences"]:
+    got[tuple(label.get(i, "?") for i in s["paths"])] += s["count"]
+loops = r["hw_loops"]
+ok = got == js and len(loops) == 1 and loops[0]["activations"] == m and len(loops[0]["assumed"]) > 0
+print(("PASS" if ok else "FAIL") + f": node loop paths on assumptions equal the JS loop's iterations"
+      f" exactly: {dict(got)} ({len(loops[0]['assumed']) if loops else 0} branches assumed one way)"
+      + ("" if ok else f" vs {dict(js)}; {r['not_covered']}"))
 PY
 else
 	skip "node i % 3 loop" "node is not installed"
