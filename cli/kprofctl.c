@@ -1207,7 +1207,8 @@ static const struct verb verbs[] = {
      "          each (default 10, 0 = all). Attaches PID if needed. JIT code in anonymous\n"
      "          memory (V8, HotSpot): hardware breakpoints on its loops' branches, 4 at a\n"
      "          time in turns: exact taken/not-taken counts per branch over the time each\n"
-     "          was covered, the paths of every loop whose branches fit, what was not\n"
+     "          was covered, the paths of every loop whose branches fit (or, after\n"
+     "          counting, whose branches that went both ways fit), what was not\n"
      "          covered. --show prints the last trace, --stop ends the running one"},
     {"export", verb_export,
      "PID -o FILE [--format pprof|folded|json] [--force] [--session N]\n"
