@@ -57,7 +57,7 @@ DAEMON_SRC := $(wildcard daemon/*.c)
 CLI_SRC := $(wildcard cli/*.c)
 ORACLE_SRC := $(wildcard tests/oracles/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
-BENCH_SRC := $(wildcard tests/bench/*.c) bench/symbolize_bench.c
+BENCH_SRC := $(wildcard tests/bench/*.c) bench/symbolize_bench.c bench/spp_bench.c
 
 # Objects: $(OBJ)/<path>.o from <path>.c, $(OBJ)/gen/<path>.o from $(BUILD)/<path>.c; the unit
 # tests' ASan/UBSan builds of the same files under $(SAN_DIR)/obj/.
@@ -215,7 +215,7 @@ $(BUILD)/threadmill: tests/fixtures/threadmill.c | $(BUILD)
 # Unit tests: one program per pure module under ASan/UBSan, linked with sanitized builds of the
 # libraries (from which the linker takes the module under test and what it calls, nothing else)
 # and, for kprofctl's output, the CLI objects they test.
-$(BUILD)/tests/test_render: $(SAN_OBJ)/cli/render.o
+$(BUILD)/tests/test_render: $(SAN_OBJ)/cli/render.o $(SAN_OBJ)/cli/render_spp.o
 $(BUILD)/tests/test_%: $(SAN_OBJ)/tests/unit/test_%.o $(SAN_LIBS) | $(BUILD)/tests
 	$(CC) $(LINK_FLAGS) $(SAN) -o $@ $(filter %.o,$^) $(filter %.a,$^) $(UNIT_LIBS)
 
@@ -225,6 +225,9 @@ $(BUILD)/bench_%: $(OBJ)/tests/bench/bench_%.o $(BUILD)/liboracles.a $(BUILD)/li
 	$(CC) $(LINK_FLAGS) -o $@ $^ -lm
 $(BUILD)/symbolize_bench: $(OBJ)/bench/symbolize_bench.o $(BUILD)/libkprof.a
 	$(CC) $(LINK_FLAGS) -o $@ $^
+# SPP vs flat Ball-Larus overlap on minijit's traces (bench/spp.sh).
+$(BUILD)/spp_bench: $(OBJ)/bench/spp_bench.o $(BUILD)/libkprof.a
+	$(CC) $(LINK_FLAGS) -o $@ $^ -lcapstone
 
 # The unit tests alone (no root needed), and the integration tests alone (root).
 unit: $(UNIT_BINS)
@@ -264,7 +267,7 @@ test-asan:
 demo: all
 	BUILD=$(BUILD) bash tests/demo.sh
 
-bench: all $(BENCH_BINS)
+bench: all $(BENCH_BINS) $(BUILD)/spp_bench
 	BUILD=$(BUILD) bash bench/run.sh
 
 # kprof vs perf record and bpftrace, perf-map symbolization and ingestion (docs/BENCHMARKS.md).

@@ -779,17 +779,26 @@ static int paths_call(Kprof__PathsRequest *pr, Kprof__PathsOp op, uint32_t top, 
 static int verb_paths(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"k", required_argument, NULL, 'k'},      {"duration", required_argument, NULL, 'd'},
-	    {"budget", required_argument, NULL, 'b'}, {"top", required_argument, NULL, 't'},
-	    {"force", no_argument, NULL, 'f'},	      {"show", no_argument, NULL, 's'},
-	    {"stop", no_argument, NULL, 'S'},	      {"session", required_argument, NULL, 'e'},
-	    {"json", no_argument, NULL, 'j'},	      {},
+	    {"k", required_argument, NULL, 'k'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"budget", required_argument, NULL, 'b'},
+	    {"top", required_argument, NULL, 't'},
+	    {"force", no_argument, NULL, 'f'},
+	    {"show", no_argument, NULL, 's'},
+	    {"stop", no_argument, NULL, 'S'},
+	    {"session", required_argument, NULL, 'e'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"events", no_argument, NULL, 'E'},
+	    {"structural", no_argument, NULL, 'T'},
+	    {"spp-budget", required_argument, NULL, 'B'},
+	    {"spp-timeout", required_argument, NULL, 'O'},
+	    {},
 	};
 	Kprof__PathsRequest pr = KPROF__PATHS_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
 	struct sigaction sa = {.sa_handler = on_paths_sigint}, old_int, old_term;
 	unsigned top = 10;
-	bool json = false, show = false, stop = false, interrupted = false;
+	bool json = false, show = false, stop = false, interrupted = false, events = false;
 	double secs;
 	char *end;
 	int c, r, st = -1;
@@ -836,10 +845,42 @@ static int verb_paths(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case 'E':
+			events = true;
+			break;
+		case 'T':
+			pr.structural = true;
+			break;
+		case 'O':
+			errno = 0;
+			pr.spp_timeout = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || !pr.spp_timeout ||
+			    pr.spp_timeout > 100000000)
+				return usage_errorf(
+				    "--spp-timeout: '%s' is not a number of activations "
+				    "in 1-100000000",
+				    optarg);
+			pr.structural = true;
+			break;
+		case 'B':
+			errno = 0;
+			pr.spp_budget = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || !pr.spp_budget ||
+			    pr.spp_budget > 100000000)
+				return usage_errorf("--spp-budget: '%s' is not a number in "
+						    "1-100000000",
+						    optarg);
+			pr.structural = true;
+			break;
 		}
 	}
 	if (st >= 0)
 		return st;
+	if ((show || stop) && pr.structural)
+		return usage_errorf(
+		    "--structural, --spp-budget and --spp-timeout start a trace: not with "
+		    "--show or --stop (a structural trace shows its profile "
+		    "anyway)");
 	if (optind >= argc || argc - optind > 2 || (!show && !stop && argc - optind != 2))
 		return usage_error("paths", optind >= argc	? "a PID is required"
 					    : argc - optind > 2 ? "too many arguments"
@@ -853,7 +894,7 @@ static int verb_paths(int argc, char **argv)
 		    top, false, &rep);
 		if (r)
 			return r;
-		render_paths(stdout, rep->paths, json);
+		render_paths_ex(stdout, rep->paths, json, events);
 		kprof__reply__free_unpacked(rep, NULL);
 		return 0;
 	}
@@ -896,7 +937,7 @@ static int verb_paths(int argc, char **argv)
 		return r;
 	if ((r = paths_call(&pr, KPROF__PATHS_OP__PATHS_OP_QUERY, top, false, &rep)))
 		return r;
-	render_paths(stdout, rep->paths, json);
+	render_paths_ex(stdout, rep->paths, json, events);
 	kprof__reply__free_unpacked(rep, NULL);
 	return 0;
 }

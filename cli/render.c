@@ -952,7 +952,8 @@ static void paths_hw_text(FILE *f, const Kprof__PathsReply *r)
 	}
 }
 
-static void paths_json(FILE *f, const Kprof__PathsReply *r)
+/* The paths object; without its closing brace when !close (render_spp.c appends fields). */
+static void paths_json(FILE *f, const Kprof__PathsReply *r, bool close)
 {
 	bool first = true;
 
@@ -1047,7 +1048,13 @@ static void paths_json(FILE *f, const Kprof__PathsReply *r)
 	}
 	fputc(']', f);
 	paths_hw_json(f, r);
-	fputs("}\n", f);
+	if (close)
+		fputs("}\n", f);
+}
+
+void render_paths_json_open(FILE *f, const Kprof__PathsReply *r)
+{
+	paths_json(f, r, false);
 }
 
 static void put_path(FILE *f, const Kprof__PathInfo *p)
@@ -1064,7 +1071,7 @@ static void put_path(FILE *f, const Kprof__PathInfo *p)
 void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 {
 	if (json) {
-		paths_json(f, r);
+		paths_json(f, r, true);
 		return;
 	}
 	if (r->target)

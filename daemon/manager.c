@@ -1256,21 +1256,28 @@ static void check_profile_budget(struct manager *m)
 	}
 }
 
-/* A thread report lost to a full ring buffer leaves a thread unsampled: scan every per-thread
- * target again when the BPF side counted one. */
-static void rescan_on_lost_reports(struct manager *m)
+/* Threads without an event: a new-thread report lost to a full ring buffer (every per-thread
+ * target is scanned again), or threads still being created when a target's scans at attach
+ * ended (a storm on a loaded machine: that target is scanned again, unless a limit left them
+ * out). A scan opens what it finds missing and recounts the rest. */
+static void rescan_threads(struct manager *m)
 {
 	uint64_t ctr[KP_CTR_NR];
+	bool lost = false;
 
-	if (m->per_cpu || loader_counters(m->loader, ctr, NULL) < 0 ||
-	    ctr[KP_CTR_THREAD_DROPS] == m->thread_drops)
+	if (m->per_cpu)
 		return;
-	log_warn("%llu new-thread reports lost (ring buffer full): scanning the targets' threads "
-		 "again",
-		 (unsigned long long)(ctr[KP_CTR_THREAD_DROPS] - m->thread_drops));
-	m->thread_drops = ctr[KP_CTR_THREAD_DROPS];
+	if (loader_counters(m->loader, ctr, NULL) == 0 &&
+	    ctr[KP_CTR_THREAD_DROPS] != m->thread_drops) {
+		log_warn("%llu new-thread reports lost (ring buffer full): scanning the targets' "
+			 "threads again",
+			 (unsigned long long)(ctr[KP_CTR_THREAD_DROPS] - m->thread_drops));
+		m->thread_drops = ctr[KP_CTR_THREAD_DROPS];
+		lost = true;
+	}
 	for (struct target *t = m->targets; t; t = t->next) {
-		if (t->state != TARGET_ATTACHED || !t->events)
+		if (t->state != TARGET_ATTACHED || !t->events ||
+		    !(lost || (t->threads.unsampled && t->threads.events < m->conf.max_threads)))
 			continue;
 		if (sampler_target_rescan(t->events) < 0)
 			log_warn("pid %d: cannot scan its threads again", t->pid);
@@ -1303,7 +1310,7 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 			target_names_update(t, false);
 		}
 	}
-	rescan_on_lost_reports(m);
+	rescan_threads(m);
 	check_watches(m);
 	sd_notifyf(0, "STATUS=%u targets attached, %u kept, %.0f samples/s", m->n_attached,
 		   m->n_kept, m->rate);

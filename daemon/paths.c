@@ -41,6 +41,7 @@
 
 #include "kprof/cfg.h"
 #include "kprof/cleanup.h"
+#include "kprof/events.h"
 #include "kprof/ksf.h"
 #include "kprof/procmaps.h"
 #include "clock.h"
@@ -69,6 +70,103 @@ struct cpu_times read_cpu(pid_t pid)
 		c.ok = true;
 	}
 	return c;
+}
+
+/* ---- structural path profiling: per-thread activations ---- */
+
+static void spp_stack_release(struct spp_stack *st)
+{
+	for (uint32_t i = 0; st->a && i < 2 * PATHS_SPP_MAX_DEPTH; i++)
+		spp_act_release(&st->a[i]);
+	free(st->a);
+	memset(st, 0, sizeof(*st));
+}
+
+static void spp_on_enter(struct path_trace *tr, struct spp_stack *st)
+{
+	if (!st->a)
+		st->a = calloc(2 * PATHS_SPP_MAX_DEPTH, sizeof(*st->a));
+	if (!st->a || st->dead || st->depth == PATHS_SPP_MAX_DEPTH ||
+	    spp_enter(tr->spp, &st->a[2 * st->depth]) < 0 ||
+	    spp_enter(tr->spp_full, &st->a[2 * st->depth + 1]) < 0) {
+		st->dead++;
+		tr->spp_untracked++;
+		return;
+	}
+	st->depth++;
+}
+
+/* Path id of the innermost activation: its blocks go to both profiles; exit: it returned. */
+static void spp_on_path(struct path_trace *tr, struct spp_stack *st, uint64_t id, bool exit)
+{
+	struct spp_act *a;
+	int n;
+
+	spp_flat_add(tr->flat, id);
+	spp_flat_add(tr->flat_full, id);
+	if (st->dead || !st->depth)
+		return;
+	a = &st->a[2 * (st->depth - 1)];
+	n = cfg_path_decode(tr->cfg, id, tr->steps, cfg_nblocks(tr->cfg));
+	for (int i = 0; i < n; i++) {
+		spp_block(tr->spp, &a[0], tr->steps[i].block);
+		spp_block(tr->spp_full, &a[1], tr->steps[i].block);
+	}
+	if (exit) {
+		spp_exit(tr->spp, &a[0]);
+		spp_exit(tr->spp_full, &a[1]);
+	}
+}
+
+/* The innermost activation is gone (returned, or abandoned when !returned). */
+static void spp_on_leave(struct spp_stack *st, bool returned)
+{
+	if (st->dead) {
+		st->dead--;
+		return;
+	}
+	if (!st->depth)
+		return;
+	st->depth--;
+	if (!returned) {
+		spp_act_reset(&st->a[2 * st->depth]);
+		spp_act_reset(&st->a[2 * st->depth + 1]);
+	}
+}
+
+static int spp_setup(struct path_trace *tr, const struct paths_opts *req, char *err, size_t errlen)
+{
+	uint64_t budget = req->spp_budget ? req->spp_budget : PATHS_SPP_BUDGET;
+
+	if (budget > PATHS_SPP_MAX_BUDGET) {
+		snprintf(err, errlen, "SPP budget %" PRIu64 " is over the limit of %u", budget,
+			 PATHS_SPP_MAX_BUDGET);
+		return -EINVAL;
+	}
+	if (tr->edges) {
+		snprintf(err, errlen,
+			 "%s has more acyclic paths than kprofd numbers: structural path "
+			 "profiling needs a path numbering (raise [limits] max_paths)",
+			 tr->func);
+		return -E2BIG;
+	}
+	if (req->spp_timeout > PATHS_SPP_MAX_BUDGET) {
+		snprintf(err, errlen, "SPP timeout %" PRIu64 " is over the limit of %u activations",
+			 req->spp_timeout, PATHS_SPP_MAX_BUDGET);
+		return -EINVAL;
+	}
+	tr->spp_budget = budget;
+	tr->spp_timeout = req->spp_timeout;
+	tr->steps = calloc(cfg_nblocks(tr->cfg) + 1, sizeof(*tr->steps));
+	if (!tr->steps ||
+	    spp_new(tr->cfg, &(struct spp_opts){.budget = budget, .timeout = tr->spp_timeout},
+		    &tr->spp) < 0 ||
+	    spp_new(tr->cfg, NULL, &tr->spp_full) < 0 || spp_flat_new(budget, 0, &tr->flat) < 0 ||
+	    spp_flat_new(0, 0, &tr->flat_full) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /* ---- finding the function and reading its code ---- */
@@ -266,9 +364,17 @@ void trace_free(struct path_trace *tr)
 		return;
 	removal_put(tr->removal);
 	sd_event_source_disable_unref(tr->timer);
-	for (size_t i = 0; tr->threads && i < PATHS_THREAD_SLOTS; i++)
+	for (size_t i = 0; tr->threads && i < PATHS_THREAD_SLOTS; i++) {
 		ksf_ctx_release(&tr->threads[i].ctx);
+		spp_stack_release(&tr->threads[i].spp);
+	}
 	free(tr->threads);
+	free(tr->blockev);
+	free(tr->steps);
+	spp_free(tr->spp);
+	spp_free(tr->spp_full);
+	spp_flat_free(tr->flat);
+	spp_flat_free(tr->flat_full);
 	free(tr->edge_counts);
 	free(tr->exit_counts);
 	hwpaths_free(tr->hw); /* before the k-SF its threads' contexts point into */
@@ -503,7 +609,19 @@ static int prepare(struct tsym *sym, struct path_trace *tr, const char *function
 		return r;
 	}
 	cfg_get_stats(tr->cfg, &cs);
+	tr->blockev = calloc(cfg_nblocks(tr->cfg) * EV_NR, sizeof(uint32_t));
+	if (!tr->blockev)
+		return -ENOMEM;
+	r = events_blocks(code, tr->size, tr->start, tr->cfg, tr->blockev);
+	if (r < 0) { /* the paths do not need the events: trace without them */
+		log_warn("pid %d: cannot classify the instructions of %s: %s; no event counts",
+			 tr->pid, tr->func, strerror(-r));
+		free(tr->blockev);
+		tr->blockev = NULL;
+	}
 	if (tr->hw) { /* paths above the numbering's are the tracer's own: no edge profile */
+		free(tr->blockev); /* event counts need every path of the function */
+		tr->blockev = NULL;
 		tr->hw->code = TAKE_PTR(code);
 		tr->hw->len = tr->size;
 		tr->hw->start = tr->start;
@@ -622,6 +740,16 @@ int paths_start(struct path_trace **slot, const struct paths_env *env, pid_t pid
 	r = prepare(sym, tr, req->function, req->force, &site, err, errlen);
 	if (r < 0)
 		goto fail;
+	if (req->structural && tr->hw) {
+		snprintf(err, errlen,
+			 "%s is in anonymous memory: structural path profiling needs a uprobe on "
+			 "every block, hardware breakpoints follow loops only",
+			 tr->func);
+		r = -EOPNOTSUPP;
+		goto fail;
+	}
+	if (req->structural && (r = spp_setup(tr, req, err, errlen)) < 0)
+		goto fail;
 	r = ksf_new(k, &(struct ksf_limits){.max_nodes = env->ksf_max_nodes}, &tr->ksf);
 	if (r < 0)
 		goto fail;
@@ -717,6 +845,7 @@ static struct path_thread *thread_get(struct path_trace *tr, uint32_t tid)
 static void desync(struct path_trace *tr, struct path_thread *th)
 {
 	ksf_ctx_release(&th->ctx);
+	spp_stack_release(&th->spp);
 	if (!th->desync)
 		tr->resyncs++;
 	th->desync = true;
@@ -741,6 +870,7 @@ void paths_on_event(struct path_trace *tr, const struct kp_path *ev)
 	depth = ksf_ctx_depth(&th->ctx, NULL);
 	if (ev->op == KP_POP_ENTER && ev->depth == 1 && (th->desync || depth != 0)) {
 		ksf_ctx_release(&th->ctx);
+		spp_stack_release(&th->spp);
 		th->desync = false;
 		depth = 0;
 	}
@@ -758,6 +888,8 @@ void paths_on_event(struct path_trace *tr, const struct kp_path *ev)
 	case KP_POP_ENTER:
 		ksf_enter(tr->ksf, &th->ctx, 0);
 		tr->activations++;
+		if (tr->spp)
+			spp_on_enter(tr, &th->spp);
 		break;
 	case KP_POP_PATH:
 	case KP_POP_EXIT:
@@ -768,12 +900,19 @@ void paths_on_event(struct path_trace *tr, const struct kp_path *ev)
 		}
 		ksf_push(tr->ksf, &th->ctx, ev->id);
 		tr->path_events++;
-		if (ev->op == KP_POP_EXIT)
+		if (tr->spp)
+			spp_on_path(tr, &th->spp, ev->id, ev->op == KP_POP_EXIT);
+		if (ev->op == KP_POP_EXIT) {
 			ksf_exit(tr->ksf, &th->ctx);
+			if (tr->spp)
+				spp_on_leave(&th->spp, true);
+		}
 		break;
 	case KP_POP_ABORT:
 		ksf_exit(tr->ksf, &th->ctx);
 		tr->aborted++;
+		if (tr->spp)
+			spp_on_leave(&th->spp, false);
 		break;
 	default:
 		desync(tr, th);

@@ -258,6 +258,7 @@ void paths_msg_release(struct paths_msg *pm)
 	free(pm->levels);
 	free(pm->ev);
 	free(pm->ep);
+	paths_extra_release(pm);
 	free(pm->bcv);
 	free(pm->bcp);
 	free(pm->hlv);
@@ -549,6 +550,10 @@ static int build_live(struct path_trace *tr, uint32_t top, struct paths_msg *pm)
 	r->n_sequences = c.nseq;
 	r->sequences = pm->qp;
 	err = tr->edges ? build_edges(tr, pm) : 0;
+	if (err == 0)
+		err = paths_events_fill(tr, ipf, pm);
+	if (err == 0)
+		err = paths_spp_fill(tr, top, pm);
 	if (!err && tr->hw)
 		err = build_hw(tr, pm);
 out:

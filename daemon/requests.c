@@ -960,7 +960,10 @@ static void do_paths(struct client *cl, const Kprof__PathsRequest *req)
 						      .k = req->k,
 						      .duration_ms = req->duration_ms,
 						      .budget = req->budget,
-						      .force = req->force};
+						      .force = req->force,
+						      .structural = req->structural,
+						      .spp_budget = req->spp_budget,
+						      .spp_timeout = req->spp_timeout};
 
 			err = target_paths_start(t, &po, err_msg, sizeof(err_msg));
 			if (err < 0) {

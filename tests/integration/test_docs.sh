@@ -197,7 +197,7 @@ done
 for a in "attach -x 1|unknown option '-x'" "attach 1 --freq|option '--freq' needs an argument" \
 	"attach 1 -F|option '-F' needs an argument" "report 1 --top|option '--top' needs an argument" \
 	"export 1 -o|option '-o' needs an argument" "list --json=yes|option '--json' takes no argument" \
-	"paths 1 --s|option '--s' is ambiguous (--show, --stop, --session)"; do
+	"paths 1 --s|option '--s' is ambiguous (--show, --stop, --session, --structural, --spp-budget, --spp-timeout)"; do
 	args=${a%%|*}
 	v=${args%% *}
 	# shellcheck disable=SC2086

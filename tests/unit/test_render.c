@@ -1134,6 +1134,15 @@ static char *paths(const Kprof__PathsReply *r, bool json)
 	return cap_close(&c);
 }
 
+/* kprofctl paths: with the events and the structural profile (render_spp.c). */
+static char *paths_ex(const Kprof__PathsReply *r, bool json)
+{
+	struct capture c;
+
+	render_paths_ex(cap_open(&c), r, json, true);
+	return cap_close(&c);
+}
+
 static void test_paths_text(void **state)
 {
 	struct paths_fixture x;
@@ -1205,7 +1214,69 @@ static void test_paths_json(void **state)
 				  "{\"count\":40,\"percent\":50.0000,\"paths\":[1,1]},"
 				  "{\"count\":20,\"percent\":50.0000,\"paths\":[0,1,2]}]}\n"));
 	assert_null(strstr(s, "nan"));
+	assert_null(strstr(s, "\"spp\""));
 	free(s);
+
+	/* Events and a structural profile: names with the counts, graphs and paths. */
+	{
+		static char *names[] = {"insns", "cond_\"x"};
+		uint64_t ev[] = {30, 4}, lc[] = {20, 3};
+		int32_t nodes[] = {0, -1, 2}, whole[] = {0, 1, 2};
+		Kprof__LoopEvents le = KPROF__LOOP_EVENTS__INIT, *lp = &le;
+		Kprof__SppGraph g0 = KPROF__SPP_GRAPH__INIT, g1 = KPROF__SPP_GRAPH__INIT;
+		Kprof__SppGraph *gp[] = {&g0, &g1};
+		Kprof__SppPath sp = KPROF__SPP_PATH__INIT, *spp_p = &sp;
+		Kprof__SppReply spp = KPROF__SPP_REPLY__INIT;
+
+		le.header = 1;
+		le.depth = 1;
+		le.n_counts = 2;
+		le.counts = lc;
+		x.r.n_event_names = 2;
+		x.r.event_names = names;
+		x.r.n_events = 2;
+		x.r.events = ev;
+		x.r.n_loop_events = 1;
+		x.r.loop_events = &lp;
+		g0.header = -1;
+		g0.parent = -1;
+		g0.state = "finished";
+		g0.coefficient = 1;
+		g1.header = 1;
+		g1.level = 1;
+		g1.state = "cold";
+		sp.n_nodes = 3;
+		sp.nodes = nodes;
+		sp.n_whole = 3;
+		sp.whole = whole;
+		sp.local = 5;
+		sp.global = 5;
+		spp.budget = 10;
+		spp.overlap = 91.5;
+		spp.flat_overlap = 80;
+		spp.n_graphs = 2;
+		spp.graphs = gp;
+		spp.n_paths = 1;
+		spp.paths = &spp_p;
+		x.r.spp = &spp;
+		s = paths_ex(&x.r, true);
+		assert_true(json_balanced(s));
+		assert_non_null(
+		    strstr(s, "\"event_names\":[\"insns\",\"cond_\\\"x\"],\"events\":"
+			      "{\"insns\":30,\"cond_\\\"x\":4},\"loop_events\":[{\"header\":1,"));
+		assert_non_null(strstr(s, "\"overlap\":91.5000,\"flat_overlap\":80.0000"));
+		assert_non_null(strstr(s, "\"nodes\":[0,-1,2],\"whole\":[0,1,2]}]}}\n"));
+		free(s);
+		s = paths_ex(&x.r, false);
+		assert_non_null(strstr(s, "  insns                   30            20\n"));
+		assert_non_null(strstr(s, "  cond_\"x                  4             3\n"));
+		assert_non_null(
+		    strstr(s, "Overlap with the complete trace (0 local paths): 91.5%"));
+		assert_non_null(strstr(s, "outline    E B0 [L@B1] B2 X  => B0 B1 B2"));
+		free(s);
+		x.r.spp = NULL;
+		x.r.n_event_names = x.r.n_events = x.r.n_loop_events = 0;
+	}
 
 	/* empty trace: still valid JSON, no division by zero */
 	x.r.n_paths = 0;
@@ -1218,6 +1289,11 @@ static void test_paths_json(void **state)
 	assert_non_null(strstr(s, "\"state\":\"tracing\""));
 	assert_non_null(strstr(s, "\"blocks\":[],\"paths\":[],\"edge_profile\":false,"
 				  "\"edges\":[],\"sequences\":[]}\n"));
+	free(s);
+	s = paths_ex(&x.r, true);
+	assert_true(json_balanced(s));
+	assert_non_null(strstr(s, "\"sequences\":[],\"event_names\":[],\"events\":{},"
+				  "\"loop_events\":[],\"block_events\":[]}\n"));
 	free(s);
 }
 
