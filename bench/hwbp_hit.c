@@ -63,6 +63,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hwbp_hit: counted %" PRIu64 " of %" PRIu64 " calls\n", count, n);
 		return 1;
 	}
-	printf("| %" PRIu64 " | %.1f | %.1f | %.2f |\n", n, plain / n, bp / n, (bp - plain) / n / 1e3);
+	printf("| %" PRIu64 " | %.1f | %.1f | %.2f |\n", n, plain / n, bp / n,
+	       (bp - plain) / n / 1e3);
 	return 0;
 }

@@ -45,4 +45,3 @@ int kp_hwbp_hit(struct bpf_perf_event_data *ctx)
 	count(KP_CTR_PATH_EVENTS);
 	return 0;
 }
-

@@ -176,8 +176,8 @@ static int turn_open(struct hwpaths *h, char *err, size_t errlen)
 			 "others assumed one way",
 			 h->turn + 1, h->nturns, g->loop, g->n);
 	else
-		snprintf(h->turn_desc, sizeof(h->turn_desc), "turn %zu of %zu: %u branches counted%s",
-			 h->turn + 1, h->nturns, g->n,
+		snprintf(h->turn_desc, sizeof(h->turn_desc),
+			 "turn %zu of %zu: %u branches counted%s", h->turn + 1, h->nturns, g->n,
 			 g->loop != CFG_NONE ? ", their loop's paths followed" : "");
 	return 0;
 }

@@ -72,7 +72,7 @@ struct hwpaths {
 	struct hwpaths_local *local;
 	size_t nlocal;
 	uint64_t events, stray, late, lost_threads, activations, path_events, aborted;
-	char stopped[256]; /* why the breakpoints went early (code changed, ...) */
+	char stopped[256];   /* why the breakpoints went early (code changed, ...) */
 	char turn_desc[128]; /* what the turn on does */
 };
 
