@@ -697,8 +697,9 @@ void paths_on_hwbp(struct path_trace *tr, const struct kp_hwbp *ev)
 	}
 }
 
-int paths_start(struct path_trace **slot, const struct paths_env *env, pid_t pid, struct tsym *sym,
-		const struct paths_opts *req, char *err, size_t errlen)
+static int start_one(struct path_trace **slot, const struct paths_env *env, pid_t pid,
+		     struct tsym *sym, const struct paths_opts *req, bool *no_loop, char *err,
+		     size_t errlen)
 {
 	struct path_trace *tr, *old = *slot;
 	struct uprobe_site site;
@@ -761,6 +762,7 @@ int paths_start(struct path_trace **slot, const struct paths_env *env, pid_t pid
 		next_trace_id = 1;
 	if (tr->hw) {
 		r = start_hw(tr, err, errlen);
+		*no_loop = r == -ENOENT;
 		if (r < 0)
 			goto fail;
 		*slot = tr;
@@ -926,4 +928,46 @@ void paths_on_event(struct path_trace *tr, const struct kp_path *ev)
 	}
 	if (tr->budget && tr->path_events >= tr->budget)
 		paths_stop(tr, "budget");
+}
+
+struct same {
+	const char *name;
+	uint64_t starts[PATHS_SAME_NAME_MAX];
+	size_t n;
+};
+
+static int same_cb(const struct perfmap_sym *s, void *userdata)
+{
+	struct same *c = userdata;
+
+	if (strcmp(s->name, c->name))
+		return 0;
+	if (c->n == PATHS_SAME_NAME_MAX) /* keep the newest */
+		memmove(c->starts, c->starts + 1, --c->n * sizeof(c->starts[0]));
+	c->starts[c->n++] = s->start;
+	return 0;
+}
+
+int paths_start(struct path_trace **slot, const struct paths_env *env, pid_t pid, struct tsym *sym,
+		const struct paths_opts *req, char *err, size_t errlen)
+{
+	struct same c = {.name = req->function};
+	bool no_loop = false;
+	int r = start_one(slot, env, pid, sym, req, &no_loop, err, errlen);
+
+	/* A JIT may give several copies of a function one name (V8's on-stack-replacement code,
+	 * entered in the middle of its loop, which the CFG from its start does not reach): on
+	 * anonymous code, when the newest has no loop to follow, the older ones are tried. */
+	if (!no_loop || !strncmp(req->function, "0x", 2) || tsym_foreach_jit(sym, same_cb, &c) < 0)
+		return r;
+	for (size_t i = c.n - 1; i-- > 0 && no_loop;) {
+		char addr[24];
+		struct paths_opts o = *req;
+
+		snprintf(addr, sizeof(addr), "0x%" PRIx64, c.starts[i]);
+		o.function = addr;
+		no_loop = false;
+		r = start_one(slot, env, pid, sym, &o, &no_loop, err, errlen);
+	}
+	return r;
 }

@@ -310,13 +310,17 @@ int main(int argc, char **argv)
 	p[16] = 0xc3;		    /* jit_thread: ret (called by threads made at SIGUSR2) */
 	p[32] = 0xeb, p[33] = 0xff; /* jit_bad: jmp into its own middle (never run) */
 	memcpy(p + 48, esc, sizeof(esc));
-	p[96] = 0xc3; /* jit_ret */
+	p[96] = 0xc3;			/* jit_ret */
+	memcpy(p + 128, loop, sizeof(loop)); /* jit_dup, older copy */
+	p[144] = 0xc3;			/* jit_dup, newer copy: no loop */
 	mprotect(p, 4096, PROT_READ | PROT_EXEC);
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
 	f = fopen(path, "w");
 	fprintf(f, "%lx a jit_loop\n%lx 1 jit_thread\n%lx 2 jit_bad\n%lx f jit_esc\n%lx 1 jit_ret\n",
 		(unsigned long)p, (unsigned long)p + 16, (unsigned long)p + 32,
 		(unsigned long)p + 48, (unsigned long)p + 96);
+	/* One name, two copies (as V8 names its on-stack-replacement code): the newer has no loop. */
+	fprintf(f, "%lx a jit_dup\n%lx 1 jit_dup\n", (unsigned long)p + 128, (unsigned long)p + 144);
 	fclose(f);
 	pthread_attr_init(&at);
 	pthread_attr_setstacksize(&at, 65536);
@@ -425,6 +429,11 @@ PY
 	[ $rc -ne 0 ] && grep -q "cannot recover the control flow of jit_bad" <<<"$out" &&
 		pass "a jump into the middle of an instruction: refused with the reason" ||
 		fail "jit_bad" "rc=$rc $out"
+	out=$(ctl paths "$JS" jit_dup --duration 0.3 --json 2>/dev/null); rc=$?
+	a0=$(awk '$3 == "jit_dup" { print $1; exit }' /tmp/perf-"$JS".map)
+	[ $rc -eq 0 ] && python3 -c "import json,sys; r=json.loads(sys.argv[1]); sys.exit(0 if r['start'] == int(sys.argv[2], 16) and len(r['branches']) == 1 else 1)" "$out" "$a0" &&
+		pass "two copies under one name (as V8's OSR code): the one with a loop is traced" ||
+		fail "jit_dup" "rc=$rc $(head -c 300 <<<"$out")"
 	ctl paths "$JS" jit_esc --duration 1 --json >"$TDIR/esc.json" 2>"$TDIR/esc.err" ||
 		fail "paths jit_esc" "$(cat "$TDIR/esc.err")"
 	python3 - "$TDIR/esc.json" <<'PY'
