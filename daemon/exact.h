@@ -59,6 +59,11 @@ struct calls {
 	 * (hot_timer); 0 when the functions were named or are chosen. */
 	unsigned hot, hot_tries;
 	sd_event_source *hot_timer;
+	/* A restored profile's breakpoint figures (hw is NULL then). */
+	uint32_t saved_hw_n;
+	bool saved_hw_estimated;
+	double saved_hw_covered;
+	char saved_hw_stopped[256];
 };
 
 /* What exact mode reads of its target when it plans the probes. */

@@ -92,6 +92,13 @@ PY
 grep -q "estimated: they took turns), each counted [0-9]*% of the time" "$TDIR/r2.txt" &&
 	pass "report says the counts are estimates and how much of the time each was counted" ||
 	fail "report estimated" "$(head -3 "$TDIR/r2.txt")"
+# Kept with the profile: after a daemon restart the report says the same.
+stop_daemon
+start_daemon || { fail "daemon restarts" "see log"; exit 1; }
+ctl report "$P" --top 3 >"$TDIR/r2b.txt" 2>&1
+grep -q "5 in anonymous memory counted by hardware breakpoints (estimated: they took turns), each counted [0-9]*% of the time" "$TDIR/r2b.txt" &&
+	pass "the breakpoint figures are kept across a daemon restart" ||
+	fail "hw kept" "$(head -3 "$TDIR/r2b.txt")"
 
 # 3. A thread whose debug registers are taken (perf holds one: 4 more do not fit): refused,
 #    saying why; the target left as it was, nothing left open in kprofd.
