@@ -82,7 +82,9 @@ static void emit(void *ud, enum hwbranch_op op, const struct cfg_step *steps, si
 
 	switch (op) {
 	case HWBRANCH_ENTER:
-		ksf_enter(h->ksf, &c->th->ctx, c->loop);
+		/* routine 0 for every loop: a path followed in two turns (a loop alone, then within
+		 * its parent) is one row, its count the sum over the turns */
+		ksf_enter(h->ksf, &c->th->ctx, 0);
 		h->activations++;
 		h->group_acts[c->turn]++;
 		return;
