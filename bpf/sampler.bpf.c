@@ -29,6 +29,30 @@ struct {
 	__type(value, struct kp_sample);
 } kp_scratch SEC(".maps");
 
+/* The kernel steps a uprobe's probed instruction out of line, in a slot of the process's [uprobes]
+ * page (xol_vaddr, UPROBE_XOL_SLOT_BYTES long), then jumps back: a sample taken meanwhile has its
+ * user leaf there, and the probed function is missing from its stack. Put the probed
+ * instruction's own address (vaddr, plus how far the step got) back, and flag the sample: it is
+ * the cost of a probe (kprofd's, or anyone's). */
+static __always_inline void probe_unstep(struct kp_sample *s, __u64 nk, __u64 nu)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct uprobe_task *ut = BPF_CORE_READ(task, utask);
+	__u64 xol, vaddr, ip;
+
+	if (!ut || !nu || nk >= KP_MAX_STACK)
+		return;
+	xol = BPF_CORE_READ(ut, xol_vaddr);
+	ip = s->ips[nk];
+	if (!xol || ip < xol || ip - xol >= 128)
+		return;
+	vaddr = BPF_CORE_READ(ut, vaddr);
+	if (!vaddr)
+		return;
+	s->ips[nk] = vaddr + (ip - xol);
+	s->flags |= KP_SF_UPROBE;
+}
+
 SEC("perf_event")
 int kp_sample(struct bpf_perf_event_data *ctx)
 {
@@ -80,6 +104,7 @@ int kp_sample(struct bpf_perf_event_data *ctx)
 	if (nu == KP_MAX_STACK)
 		s->flags |= KP_SF_USER_TRUNC;
 
+	probe_unstep(s, nk, nu);
 	s->n_kernel = nk;
 	s->n_user = nu;
 	len = __builtin_offsetof(struct kp_sample, ips) + 8 * (nk + nu);

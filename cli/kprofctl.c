@@ -29,6 +29,7 @@
 #include "group.h"
 #include "record.h"
 #include "render.h"
+#include "render_annotate.h"
 #include "top.h"
 
 #define DEFAULT_SOCKET "/run/kprofd/kprofd.sock"
@@ -1198,6 +1199,49 @@ static int verb_top(int argc, char **argv)
 	return top_run(&o);
 }
 
+static int verb_annotate(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"top", required_argument, NULL, 't'},
+	    {"session", required_argument, NULL, 'S'},
+	    {"json", no_argument, NULL, 'j'},
+	    {},
+	};
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__AnnotateRequest ar = KPROF__ANNOTATE_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	unsigned top = 10;
+	bool json = false;
+	int c, r, st = -1;
+
+	while ((c = verb_getopt(&st, "annotate", argc, argv, "", opts)) != -1) {
+		if (c == 't' && parse_uint("--top", optarg, 0, 100000, &top) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'S' && parse_session(optarg, &ar.session) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'j')
+			json = true;
+	}
+	if (st >= 0)
+		return st;
+	if (argc - optind != 2)
+		return usage_error("annotate", optind >= argc	   ? "a PID is required"
+					       : argc - optind > 2 ? "too many arguments"
+								   : "a FUNCTION is required");
+	if (parse_uint("PID", argv[optind], 1, 0x7fffffff, &ar.pid) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	if (!argv[optind + 1][0])
+		return usage_error("annotate", "FUNCTION is empty");
+	ar.function = argv[optind + 1];
+	req.body_case = KPROF__REQUEST__BODY_ANNOTATE;
+	req.annotate = &ar;
+	if ((r = call(&req, &rep)))
+		return r;
+	render_annotate(stdout, rep->annotate, json, top);
+	kprof__reply__free_unpacked(rep, NULL);
+	return 0;
+}
+
 static void usage(FILE *f);
 static int verb_help_verb(int argc, char **argv);
 
@@ -1269,6 +1313,12 @@ static const struct verb verbs[] = {
      "watch rules: every present and future process matching a comm, an executable, a\n"
      "          uid, a cgroup or a unit is attached by kprofd itself (kept across restarts);\n"
      "          RULE is KIND:VALUE [freq=N] [jvm=on|off] [children=on|off]"},
+    {"annotate", verb_annotate, "PID FUNCTION [--top N] [--session N] [--json]",
+     "where inside one sampled function its self samples fall: its code as it ran\n"
+     "          (read when first sampled; a change since is said), disassembled, samples\n"
+     "          per instruction and basic block, loops and back edges marked, the top N\n"
+     "          blocks first (default 10, 0 = all); FUNCTION as report names it (or a\n"
+     "          part of the name only one function has) or an address 0x... in it"},
     {"help", verb_help_verb, "[VERB]",
      "this help, or the help of VERB (its section of kprofctl(1)), as VERB --help"},
 };

@@ -380,6 +380,9 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 		fputs("; unnamed code: ", f);
 		put_text(f, t->unnamed_note, 0);
 	}
+	if (t->probe_samples)
+		fprintf(f, "; %" PRIu64 " sample%s taken in probes ([kprof probes])",
+			t->probe_samples, render_plural(t->probe_samples));
 	if (t->calls) {
 		fprintf(f, "; exact mode: %u function%s probed, %" PRIu64 " call event%s",
 			t->probes, render_plural(t->probes), t->call_events,
@@ -456,6 +459,10 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 	fprintf(f, ",\"hw_functions\":%u,\"hw_estimated\":%s,\"hw_covered\":%.3f,\"hw_stopped\":",
 		t->hw_functions, t->hw_estimated ? "true" : "false", t->hw_covered);
 	render_json_string(f, t->hw_stopped ? t->hw_stopped : "");
+	fprintf(f,
+		",\"probe_samples\":%" PRIu64 ",\"annotate_bytes\":%" PRIu64
+		",\"annotate_dropped\":%" PRIu64,
+		t->probe_samples, t->annotate_bytes, t->annotate_dropped);
 	fputc('}', f);
 }
 

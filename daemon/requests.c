@@ -32,6 +32,8 @@
 #include "ringbuf.h"
 #include "symbolize.h"
 #include "paths_reply.h"
+#include "annotate_reply.h"
+#include "procfs.h"
 #include "target_pb.h"
 #include "transport.h"
 #include "watch.h"
@@ -1001,6 +1003,69 @@ static void do_paths(struct client *cl, const Kprof__PathsRequest *req)
 	paths_msg_release(&pm);
 }
 
+/* Whether t's process still runs (attached, or detached from), the one sampled (its start time),
+ * so that its code may be read now. */
+static bool still_running(const struct target *t)
+{
+	struct procinfo_stat st;
+
+	return t->state != TARGET_EXITED && procfs_stat(t->pid, &st) == 0 && st.state != 'Z' &&
+	       st.start_ticks == t->start_ticks;
+}
+
+static void do_annotate(struct client *cl, const Kprof__AnnotateRequest *req)
+{
+	Kprof__Reply rep = KPROF__REPLY__INIT;
+	Kprof__Target tpb = KPROF__TARGET__INIT;
+	struct target *t = request_session(cl, req->pid, req->session);
+	struct annotate_result res;
+	struct annotate_msg am;
+	char err_msg[512] = "";
+	int err;
+
+	if (!t)
+		return;
+	/* The reply holds the target's code: for who may read its memory, not every reader. */
+	if (!allowed(cl, t->uid)) {
+		reply_error(cl, -EPERM,
+			    "permission denied: annotate shows the code of pid %u, which only uid "
+			    "%u and root may read",
+			    req->pid, t->uid);
+		return;
+	}
+	if (!t->annot) {
+		reply_error(cl, -ENODATA,
+			    "pid %u: this profile was restored from disk; per-instruction samples "
+			    "are kept only while kprofd runs",
+			    req->pid);
+		return;
+	}
+	err = annotate_query(&(struct annotate_src){.a = t->annot,
+						    .p = t->profile,
+						    .sym = t->sym,
+						    .pid = t->pid,
+						    .alive = still_running(t)},
+			     req->function ? req->function : "", &res, err_msg, sizeof(err_msg));
+	if (err < 0) {
+		annotate_result_release(&res);
+		reply_error(cl, err, "pid %u: %s", req->pid, err_msg);
+		return;
+	}
+	err = annotate_reply(&res, &am);
+	if (err < 0) {
+		annotate_result_release(&res);
+		reply_error(cl, err, "pid %u: out of memory", req->pid);
+		return;
+	}
+	fill_target(cl, t, &tpb);
+	am.r.target = &tpb;
+	rep.body_case = KPROF__REPLY__BODY_ANNOTATE;
+	rep.annotate = &am.r;
+	client_queue(cl, &rep);
+	annotate_msg_release(&am);
+	annotate_result_release(&res);
+}
+
 static void on_frame(void *ctx, struct transport_client *tc, const uint8_t *data, size_t len)
 {
 	struct client *cl = transport_client_data(tc);
@@ -1047,6 +1112,9 @@ static void on_frame(void *ctx, struct transport_client *tc, const uint8_t *data
 		break;
 	case KPROF__REQUEST__BODY_PATHS:
 		do_paths(cl, req->paths);
+		break;
+	case KPROF__REQUEST__BODY_ANNOTATE:
+		do_annotate(cl, req->annotate);
 		break;
 	default:
 		reply_error(cl, -EOPNOTSUPP, "unknown request (a newer kprofctl than kprofd?)");

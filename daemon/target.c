@@ -29,6 +29,7 @@
 #include "kprof/cleanup.h"
 #include "clock.h"
 #include "kprof/config.h"
+#include "annotate.h"
 #include "jvmmap.h"
 #include "paths.h"
 #include "sampler.h"
@@ -171,7 +172,7 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 	t->parent = o->parent;
 	t->state = TARGET_ATTACHED;
 	t->attached_ns = now_ns(CLOCK_REALTIME);
-	t->ids = malloc((2 * KP_MAX_STACK + 1) * sizeof(*t->ids));
+	t->ids = malloc((2 * KP_MAX_STACK + 2) * sizeof(*t->ids)); /* + [truncated], probes */
 	t->memo = calloc(1, sizeof(*t->memo));
 	if (o->cgroup)
 		t->cgroup = strdup(o->cgroup);
@@ -195,6 +196,12 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 					     .max_nodes = env->conf->hcct_max_nodes,
 					     .max_depth = 2 * KP_MAX_STACK + 1},
 		       &t->hcct);
+	if (err < 0)
+		goto fail;
+	err = annot_new(&(struct annot_limits){.max_addrs = ANNOTATE_MAX_ADDRS,
+					       .max_code_bytes = ANNOTATE_MAX_CODE,
+					       .max_chunk = ANNOTATE_MAX_FUNC},
+			&t->annot);
 	if (err < 0)
 		goto fail;
 	err = tsym_new(env->sym, pid, t->proc_uid, t->proc_euid,
@@ -229,6 +236,7 @@ void target_free(struct target *t)
 	profile_free(t->profile);
 	maptab_free(t->maps);
 	tnames_free(t->tnames);
+	annot_free(t->annot);
 	free(t->ids);
 	free(t->memo);
 	free(t);
@@ -280,6 +288,42 @@ static bool memo_has(const struct frame_memo *memo, int d, uint64_t a)
 	return d < KP_MAX_STACK && a && memo->addr[d] == a;
 }
 
+/* Kernel functions that run only to handle a uprobe: the int3 and single-step exceptions of
+ * user code (a uprobe's breakpoint and its out-of-line step), the uprobe core and the handlers
+ * it calls. A sample with one of them in its kernel stack is the cost of a probe. */
+static bool is_probe_function(const char *name)
+{
+	static const char *const names[] = {
+	    "asm_exc_int3",
+	    "exc_int3",
+	    "asm_exc_debug",
+	    "exc_debug_user",
+	    "uprobe_notify_resume",
+	    "handle_swbp",
+	    "handle_singlestep",
+	    "handler_chain",
+	    "uprobe_dispatcher",
+	    "uretprobe_dispatcher",
+	    "uprobe_handle_trampoline",
+	    "uprobe_pre_sstep_notifier",
+	    "uprobe_post_sstep_notifier",
+	    "arch_uprobe_exception_notify",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
+static bool is_probe_id(const struct target *t, uint32_t id)
+{
+	for (unsigned i = 0; i < t->nprobe_ids; i++)
+		if (t->probe_ids[i] == id)
+			return true;
+	return false;
+}
+
 static int frame_id(struct target *t, uint64_t addr, bool kernel)
 {
 	struct sym_result r;
@@ -303,6 +347,9 @@ static int frame_id(struct target *t, uint64_t addr, bool kernel)
 		ret = profile_intern(t->profile, r.name, r.module, r.start, r.kind);
 	if (ret >= 0)
 		profile_cache_put(t->profile, addr, ret);
+	if (ret >= 0 && kernel && (size_t)ret == nfuncs && is_probe_function(r.name) &&
+	    t->nprobe_ids < ARRAY_SIZE(t->probe_ids))
+		t->probe_ids[t->nprobe_ids++] = ret;
 	if (ret >= 0 && (size_t)ret == nfuncs && r.kind == PROFILE_KIND_JIT &&
 	    tsym_jit_source(t->sym, r.start, &file, &line))
 		profile_set_source(t->profile, ret, file, line); /* no memory: no source line */
@@ -343,15 +390,22 @@ uint64_t target_memory(const struct target *t)
 		hcct_get_stats(t->calls.exact, &hs);
 		n += hs.bytes;
 	}
+	if (t->annot) {
+		struct annot_stats as;
+
+		annot_get_stats(t->annot, &as);
+		n += as.memory;
+	}
 	return n;
 }
 
 void target_add_sample(struct target *t, const struct kp_sample *s)
 {
 	struct frame_memo *memo = t->memo;
-	size_t n = 0, n_user;
+	size_t n = 0, n_user, n_leaf;
 	uint64_t hash;
-	int id;
+	int id, leaf = -1;
+	bool probe = false;
 
 	if (t->over_budget) {
 		t->samples_refused++;
@@ -359,6 +413,8 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	}
 
 	forget_if_symbols_changed(t);
+	if (s->n_user && t->annot)
+		annot_prefetch(t->annot, user_addr(s, 0));
 	if (s->flags & KP_SF_USER_TRUNC) {
 		t->truncated++;
 		if ((id = special_id(t, "[truncated]")) >= 0)
@@ -387,7 +443,9 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 		}
 		t->ids[n++] = id;
 	}
-	n_user = n;
+	if (s->n_user && n && memo_has(memo, s->n_user - 1, user_addr(s, 0)))
+		leaf = t->ids[n - 1]; /* the leaf frame was named: its id is the last one */
+	n_user = n_leaf = n;
 	if (n_user && is_unnamed_code(t, t->ids[n_user - 1]))
 		t->unnamed_leaf++;
 	for (int i = s->n_kernel - 1; i >= 0; i--) {
@@ -399,6 +457,16 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 			continue;
 		}
 		t->ids[n++] = id;
+		probe |= t->nprobe_ids && is_probe_id(t, id);
+	}
+	/* Taken while a probe ran in the thread (the sampler put the probed instruction back in
+	 * the stack, or the kernel was handling a uprobe): kprof's own cost, counted under one
+	 * frame between the probed function and the kernel's. */
+	if ((probe || (s->flags & KP_SF_UPROBE)) && (id = special_id(t, KPROF_PROBE_NAME)) >= 0) {
+		memmove(&t->ids[n_user + 1], &t->ids[n_user], (n - n_user) * sizeof(*t->ids));
+		t->ids[n_user++] = id;
+		n++;
+		t->probe_samples++;
 	}
 	if (n == 0 && (id = special_id(t, "[no stack]")) >= 0)
 		t->ids[n++] = id;
@@ -411,6 +479,9 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	if (t->hcct && (t->hcct_kernel ? n : n_user) > 0)
 		hcct_add_stack(t->hcct, t->ids, t->hcct_kernel ? n : n_user, 1);
 	profile_add_hashed(t->profile, s->tid, t->ids, n, 1, hash);
+	if (leaf >= 0)
+		annotate_sample(t->annot, t->state == TARGET_ATTACHED ? t->sym : NULL, t->pid, leaf,
+				user_addr(s, 0), n > n_leaf);
 	tnames_set(t->tnames, s->tid, s->comm, sizeof(s->comm)); /* a full table counts */
 }
 

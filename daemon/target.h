@@ -16,6 +16,7 @@
 #include "symbolize.h"
 #include "sampler.h"
 #include "kprof/abi.h"
+#include "kprof/annot.h"
 #include "kprof/hcct.h"
 #include "kprof/maptab.h"
 #include "kprof/profile.h"
@@ -32,6 +33,9 @@ enum target_state {
 	TARGET_EXITED = 2,
 	TARGET_DETACHED = 3,
 };
+
+/* The frame under which samples taken inside kprof's own probes are counted (module "[kprof]"). */
+#define KPROF_PROBE_NAME "[kprof probes]"
 
 struct frame_memo {
 	uint64_t addr[KP_MAX_STACK]; /* 0: nothing memoized at this depth */
@@ -114,6 +118,13 @@ struct target {
 	 * and its threads' names. */
 	struct maptab *maps;
 	struct tnames *tnames;
+	/* Per-instruction samples and code snapshots for annotate (annotate.c); NULL for a
+	 * profile restored from disk. */
+	struct annot *annot;
+	uint64_t
+	    probe_samples; /* samples taken while a probe ran (counted under KPROF_PROBE_NAME) */
+	uint32_t probe_ids[16]; /* kernel functions that handle uprobes (target.c) */
+	unsigned nprobe_ids;
 };
 
 /* What an attach asks for; zero fields take the daemon's defaults. */

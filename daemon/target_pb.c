@@ -109,6 +109,14 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->unresolved_dropped = ps.unresolved_over;
 	pb->named_late = ps.renamed;
 	pb->unnamed_note = (char *)t->unnamed_note;
+	pb->probe_samples = t->probe_samples;
+	if (t->annot) {
+		struct annot_stats as;
+
+		annot_get_stats(t->annot, &as);
+		pb->annotate_bytes = as.memory;
+		pb->annotate_dropped = as.dropped;
+	}
 	if (t->jvm && jvmmap_get_stats(t->jvm)->jvm) {
 		const struct jvmmap_stats *js = jvmmap_get_stats(t->jvm);
 

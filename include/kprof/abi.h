@@ -30,6 +30,9 @@ enum kp_rec_kind {
 #define KP_SF_KERNEL_TRUNC (1u << 1) /* kernel stack filled all KP_MAX_STACK slots */
 #define KP_SF_USER_ERR (1u << 2)     /* bpf_get_stack failed for the user stack */
 #define KP_SF_KERNEL_ERR (1u << 3)   /* bpf_get_stack failed for the kernel stack */
+/* Taken while a uprobe ran in the thread (its probed instruction stepped out of line in the
+ * kernel's [uprobes] page): the user leaf is the probed instruction again, not the page. */
+#define KP_SF_UPROBE (1u << 8)
 
 /* kp_target.flags */
 #define KP_TF_THREADS (1u << 0)	 /* sampled by its own per-thread events, not the per-CPU sets */

@@ -307,6 +307,7 @@ json_cmd() {
 	paths) echo "ctl paths $J mj_hot --duration 0.2 --json" ;;
 	export) echo "ctl export $S --format json -o -" ;;
 	record) echo "ctl record --format json -o - -- sleep 0.3" ;;
+	annotate) echo "ctl annotate $J mj_hot --json" ;;
 	esac
 }
 # parses_json FILE MULTI: every non-empty line of FILE is a JSON object; one line unless MULTI.
