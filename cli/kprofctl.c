@@ -260,7 +260,7 @@ static int verb_attach(int argc, char **argv)
 	    {"duration", required_argument, NULL, 'd'},
 	    {"eps", required_argument, NULL, 'e'},
 	    {"hcct-kernel", no_argument, NULL, 'k'},
-	    {"calls", no_argument, NULL, 'c'},
+	    {"calls", optional_argument, NULL, 'c'},
 	    {"force", no_argument, NULL, 'f'},
 	    {"burst", required_argument, NULL, 'b'},
 	    {"period", required_argument, NULL, 'P'},
@@ -288,8 +288,13 @@ static int verb_attach(int argc, char **argv)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'k')
 			ar.hcct_kernel = true;
-		if (c == 'c')
+		if (c == 'c') {
 			ar.calls = true;
+			if (optarg && !optarg[0])
+				return usage_error("attach", "--calls= needs function names");
+			if (optarg)
+				ar.calls_functions = optarg;
+		}
 		if (c == 'f')
 			ar.force = true;
 		if (c == 'b' && parse_uint("--burst", optarg, 1, 3600000, &ar.burst_ms) < 0)
@@ -986,9 +991,16 @@ static int verb_paths(int argc, char **argv)
 		return r;
 	fputs("kprofctl: tracing the paths of ", stderr);
 	render_text(stderr, rep->paths->function);
-	fprintf(stderr, " in pid %u with %u uprobe%s for up to %.1f s%s (Ctrl-C stops)\n", pr.pid,
-		rep->paths->probes, render_plural(rep->paths->probes),
-		rep->paths->duration_ms / 1e3, rep->paths->budget ? " or until the budget" : "");
+	if (rep->paths->hw)
+		fprintf(stderr,
+			" in pid %u (anonymous memory) with hardware breakpoints on %u loop "
+			"branch%s, 4 at a time,",
+			pr.pid, rep->paths->probes, rep->paths->probes == 1 ? "" : "es");
+	else
+		fprintf(stderr, " in pid %u with %u uprobe%s", pr.pid, rep->paths->probes,
+			render_plural(rep->paths->probes));
+	fprintf(stderr, " for up to %.1f s%s (Ctrl-C stops)\n", rep->paths->duration_ms / 1e3,
+		rep->paths->budget ? " or until the budget" : "");
 	/* Wait for the trace to end: duration, budget, the target's exit, or Ctrl-C. */
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
@@ -1329,7 +1341,7 @@ static int verb_help_verb(int argc, char **argv);
 static const struct verb verbs[] = {
     {"attach", verb_attach,
      "PID [--freq HZ] [--duration SEC] [--eps E] [--hcct-kernel] [--no-jvm-map] [--json]\n"
-     "          [--children] [--calls [--burst MS --period MS] [--force]]\n"
+     "          [--children] [--calls[=NAME,...|=hot:N] [--burst MS --period MS] [--force]]\n"
      "          | --cgroup PATH | --unit NAME [--freq HZ] [...] | --all [--freq HZ]",
      "start sampling PID (default 99 Hz, 1-4999; until detached, exit or SEC seconds);\n"
      "          --children: every process it forks from then on is a target too;\n"
@@ -1339,7 +1351,11 @@ static const struct verb verbs[] = {
      "          counted in status); processes attached otherwise keep their settings;\n"
      "          a HotSpot JVM is asked to write its perf map (not with --no-jvm-map);\n"
      "          --calls adds exact mode: uprobes count every entry of the JIT functions\n"
-     "          in the perf map (file-backed JIT code only), in bursts with --burst/--period"},
+     "          in the perf map (file-backed JIT code only), in bursts with --burst/--period;\n"
+     "          --calls=NAME,... only those functions; those in anonymous memory (V8,\n"
+     "          HotSpot) are counted by hardware breakpoints, 4 exactly, more in turns\n"
+     "          (estimated counts, the share of the time each was counted shown);\n"
+     "          --calls=hot:N: the N hottest JIT functions sampled (1-16), chosen after 1 s"},
     {"detach", verb_detach, "PID [--json] | --cgroup PATH | --unit NAME | --all",
      "stop sampling PID (or watching a cgroup or unit, or system-wide mode with --all:\n"
      "          its targets are detached); profiles are kept"},
@@ -1371,8 +1387,12 @@ static const struct verb verbs[] = {
      "          in it): uprobes on its basic blocks for S seconds (default 10) or N path\n"
      "          events, then the hottest sequences of up to K loop iterations (default 4)\n"
      "          and the plain Ball-Larus path profile, each path as its blocks; top N of\n"
-     "          each (default 10, 0 = all). Attaches PID if needed; file-backed JIT code\n"
-     "          only. --show prints the last trace, --stop ends the running one"},
+     "          each (default 10, 0 = all). Attaches PID if needed. JIT code in anonymous\n"
+     "          memory (V8, HotSpot): hardware breakpoints on its loops' branches, 4 at a\n"
+     "          time in turns: exact taken/not-taken counts per branch over the time each\n"
+     "          was covered, the paths of every loop whose branches fit (or, after\n"
+     "          counting, whose branches that went both ways fit), what was not\n"
+     "          covered. --show prints the last trace, --stop ends the running one"},
     {"export", verb_export,
      "PID -o FILE [--format pprof|folded|json] [--force] [--session N]\n"
      "          | --cgroup PATH | --unit NAME | --all -o FILE [--format ...] [--force]",

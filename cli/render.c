@@ -392,6 +392,21 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 		if (t->bursts) /* attach --burst: the probes come and go */
 			fprintf(f, ", %" PRIu64 " burst%s, probes attached %.0f%% of the time",
 				t->bursts, render_plural(t->bursts), 100.0 * t->calls_duty);
+		if (t->calls_hot)
+			fprintf(
+			    f,
+			    ", sampling first: the %u hottest JIT function%s sampled get counted",
+			    t->calls_hot, render_plural(t->calls_hot));
+		if (t->hw_functions)
+			fprintf(f, ", %u in anonymous memory counted by hardware breakpoints (%s)",
+				t->hw_functions,
+				t->hw_estimated ? "estimated: they took turns" : "exact");
+		if (t->hw_estimated)
+			fprintf(f, ", each counted %.0f%% of the time", 100.0 * t->hw_covered);
+		if (t->hw_stopped && t->hw_stopped[0]) {
+			fputs("; breakpoints stopped: ", f);
+			put_text(f, t->hw_stopped, 0);
+		}
 	}
 	fputc('\n', f);
 }
@@ -442,6 +457,10 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 	render_json_string(f, t->cgroup ? t->cgroup : "");
 	fputs(",\"rule\":", f);
 	render_json_string(f, t->rule ? t->rule : "");
+	fprintf(f, ",\"calls_hot\":%u", t->calls_hot);
+	fprintf(f, ",\"hw_functions\":%u,\"hw_estimated\":%s,\"hw_covered\":%.3f,\"hw_stopped\":",
+		t->hw_functions, t->hw_estimated ? "true" : "false", t->hw_covered);
+	render_json_string(f, t->hw_stopped ? t->hw_stopped : "");
 	fprintf(f,
 		",\"probe_samples\":%" PRIu64 ",\"annotate_bytes\":%" PRIu64
 		",\"annotate_dropped\":%" PRIu64,
@@ -919,6 +938,101 @@ static uint64_t level_sum(const Kprof__PathsReply *r, size_t len)
 	return len >= 1 && len <= r->n_level_sums ? r->level_sums[len - 1] : 0;
 }
 
+/* Anonymous code: the branches, the followed loops, what was not covered. */
+static void paths_hw_json(FILE *f, const Kprof__PathsReply *r)
+{
+	fprintf(f, ",\"hw\":%s,\"hw_stray\":%" PRIu64 ",\"hw_turn\":", r->hw ? "true" : "false",
+		r->hw_stray);
+	render_json_string(f, r->hw_turn ? r->hw_turn : "");
+	fputs(",\"hw_stopped\":", f);
+	render_json_string(f, r->hw_stopped ? r->hw_stopped : "");
+	fputs(",\"branches\":[", f);
+	for (size_t i = 0; i < r->n_branches; i++) {
+		const Kprof__BranchCount *b = r->branches[i];
+
+		fprintf(f,
+			"%s{\"block\":%u,\"address\":%" PRIu64
+			",\"cond\":\"%s\",\"taken_to\":%" PRIu64 ",\"taken\":%" PRIu64
+			",\"not_taken\":%" PRIu64 ",\"covered_ms\":%.1f"
+			",\"loop\":%u}",
+			i ? "," : "", b->block, b->address, b->cond ? b->cond : "?", b->taken_to,
+			b->taken, b->not_taken, b->covered_ns / 1e6, b->loop);
+	}
+	fputs("],\"hw_loops\":[", f);
+	for (size_t i = 0; i < r->n_hw_loops; i++) {
+		const Kprof__HwLoop *l = r->hw_loops[i];
+
+		fprintf(f,
+			"%s{\"header\":%u,\"branches\":%u,\"activations\":%" PRIu64
+			",\"covered_ms\":%.1f,\"blocks\":[",
+			i ? "," : "", l->header, l->branches, l->activations, l->covered_ns / 1e6);
+		for (size_t j = 0; j < l->n_blocks; j++)
+			fprintf(f, "%s%u", j ? "," : "", l->blocks[j]);
+		fputs("],\"assumed\":[", f);
+		for (size_t j = 0; j < l->n_assumed; j++)
+			fprintf(f, "%s%" PRIu64, j ? "," : "", l->assumed[j]);
+		fputs("]}", f);
+	}
+	fputs("],\"not_covered\":[", f);
+	for (size_t i = 0; i < r->n_not_covered; i++) {
+		fputs(i ? "," : "", f);
+		render_json_string(f, r->not_covered[i]);
+	}
+	fputc(']', f);
+}
+
+static void paths_hw_text(FILE *f, const Kprof__PathsReply *r)
+{
+	if (!r->hw)
+		return;
+	fputs("\nBranches (hardware breakpoints on anonymous code; exact over the time covered):\n"
+	      "  BLOCK  ADDRESS             COND       TAKEN   NOT TAKEN  COVERED  LOOP\n",
+	      f);
+	for (size_t i = 0; i < r->n_branches; i++) {
+		const Kprof__BranchCount *b = r->branches[i];
+
+		fprintf(
+		    f, "  B%-4u 0x%-16" PRIx64 "  %-4s %10" PRIu64 "  %10" PRIu64 "  %6.2fs  B%u\n",
+		    b->block, b->address, b->cond ? b->cond : "?", b->taken, b->not_taken,
+		    b->covered_ns / 1e9, b->loop);
+	}
+	for (size_t i = 0; i < r->n_hw_loops; i++) {
+		const Kprof__HwLoop *l = r->hw_loops[i];
+
+		fprintf(f,
+			"Loop at B%u: %u branch%s followed, %" PRIu64
+			" activation%s over %.2f s: its iterations are the paths below\n",
+			l->header, l->branches, l->branches == 1 ? "" : "es", l->activations,
+			render_plural(l->activations), l->covered_ns / 1e9);
+		if (l->n_assumed) {
+			fprintf(f,
+				"  assuming %zu branch%s went the one way %s went while counted "
+				"(exact if %s kept to it):",
+				l->n_assumed, l->n_assumed == 1 ? "" : "es",
+				l->n_assumed == 1 ? "it" : "each",
+				l->n_assumed == 1 ? "it" : "they");
+			for (size_t j = 0; j < l->n_assumed; j++)
+				fprintf(f, " 0x%" PRIx64, l->assumed[j]);
+			fputc('\n', f);
+		}
+	}
+	if (r->hw_turn && r->hw_turn[0]) {
+		fputs("Now: ", f);
+		put_text(f, r->hw_turn, 0);
+		fputc('\n', f);
+	}
+	for (size_t i = 0; i < r->n_not_covered; i++) {
+		fputs("Not covered: ", f);
+		put_text(f, r->not_covered[i], 0);
+		fputc('\n', f);
+	}
+	if (r->hw_stopped && r->hw_stopped[0]) {
+		fputs("Stopped early: ", f);
+		put_text(f, r->hw_stopped, 0);
+		fputc('\n', f);
+	}
+}
+
 /* The paths object; without its closing brace when !close (render_spp.c appends fields). */
 static void paths_json(FILE *f, const Kprof__PathsReply *r, bool close)
 {
@@ -1014,6 +1128,7 @@ static void paths_json(FILE *f, const Kprof__PathsReply *r, bool close)
 		fputs("]}", f);
 	}
 	fputc(']', f);
+	paths_hw_json(f, r);
 	if (close)
 		fputs("}\n", f);
 }
@@ -1111,6 +1226,7 @@ void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 			fprintf(f, " loop header (depth %u)", b->loop_depth);
 		fputc('\n', f);
 	}
+	paths_hw_text(f, r);
 	if (r->edge_profile) {
 		fputs("\nEdge profile: ", f);
 		put_text(f, r->function ? r->function : "the function", 0);

@@ -343,6 +343,16 @@ struct bpf_program *loader_path_prog(const struct loader *l)
 	return l->skel->progs.kp_path_block;
 }
 
+int loader_hwbp_prog_fd(const struct loader *l)
+{
+	return bpf_program__fd(l->skel->progs.kp_hwbp_hit);
+}
+
+struct bpf_map *loader_hwbp_traces(const struct loader *l)
+{
+	return l->skel->maps.kp_hwbp_traces;
+}
+
 struct bpf_map *loader_path_edges(const struct loader *l)
 {
 	return l->skel->maps.kp_path_edges;

@@ -37,6 +37,9 @@ struct bpf_program *loader_call_prog(const struct loader *l, bool ret);
 struct bpf_program *loader_path_prog(const struct loader *l);
 struct bpf_map *loader_path_edges(const struct loader *l);
 struct bpf_map *loader_path_threads(const struct loader *l);
+/* The branch tracer on anonymous code: the breakpoint program and its tgid -> trace map. */
+int loader_hwbp_prog_fd(const struct loader *l);
+struct bpf_map *loader_hwbp_traces(const struct loader *l);
 /* Possible CPUs (the size of per-CPU map values). */
 int loader_ncpus(const struct loader *l);
 /* Per-thread sampling needs the thread programs, which need Linux 6.7 or newer (the task

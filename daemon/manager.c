@@ -395,6 +395,75 @@ static unsigned probes_of(const struct manager *m, uid_t uid)
 	return n;
 }
 
+#define CALLS_HOT_WARMUP_MS 1000 /* --calls=hot:N: samples before the choice */
+#define CALLS_HOT_TRIES 10	 /* warm-ups before giving up (no JIT function sampled) */
+#define CALLS_HOT_MAX 16
+
+/* --calls=hot:N, after a warm-up: exact mode on the N hottest JIT functions sampled. */
+static int on_hot(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct target *t = userdata;
+	struct calls *c = &t->calls;
+	char err[256], *names = NULL;
+	int r, got;
+
+	if (t->state != TARGET_ATTACHED || !c->hot)
+		return 0;
+	r = got = calls_hot_names(t->profile, c->hot, &names);
+	if (r == 0 && ++c->hot_tries < CALLS_HOT_TRIES) {
+		free(names);
+		r = sd_event_source_set_time(s, usec + CALLS_HOT_WARMUP_MS * 1000ULL);
+		return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	}
+	c->hot = 0;
+	if (r <= 0) {
+		free(names);
+		log_warn("pid %d: exact mode: no JIT function sampled after %u s: no calls counted",
+			 t->pid, CALLS_HOT_TRIES * CALLS_HOT_WARMUP_MS / 1000);
+		return 0;
+	}
+	free(c->names);
+	c->names = names;
+	r = calls_plan(c, &(struct calls_target){t->pid, t->sym, t->profile}, c->force, err,
+		       sizeof(err));
+	if (r >= 0)
+		r = calls_on(c, t->env->loader, t->pid, err, sizeof(err));
+	if (r < 0)
+		log_warn("pid %d: exact mode on the hottest functions (%s): %s", t->pid, names,
+			 err);
+	else
+		log_info("pid %d: exact mode on the %d hottest JIT functions sampled: %s", t->pid,
+			 got, names);
+	return 0;
+}
+
+/* --calls=hot:N: sample first, choose after a warm-up (on_hot). */
+static int start_calls_hot(struct manager *m, struct target *t, const struct attach_opts *o,
+			   char *errbuf, size_t errlen)
+{
+	struct calls *c = &t->calls;
+	char *end;
+	unsigned long n;
+	int err;
+
+	errno = 0;
+	n = strtoul(o->calls_functions + 4, &end, 10);
+	if (errno || *end || end == o->calls_functions + 4 || n < 1 || n > CALLS_HOT_MAX) {
+		snprintf(errbuf, errlen, "--calls=hot:N takes N from 1 to %d", CALLS_HOT_MAX);
+		return -EINVAL;
+	}
+	if (o->burst_ms) {
+		snprintf(errbuf, errlen, "--calls=hot:N does not go with --burst");
+		return -EINVAL;
+	}
+	c->hot = (unsigned)n;
+	err = sd_event_add_time_relative(m->event, &c->hot_timer, CLOCK_MONOTONIC,
+					 CALLS_HOT_WARMUP_MS * 1000ULL, 1000, on_hot, t);
+	if (err < 0)
+		snprintf(errbuf, errlen, "cannot arm the warm-up timer: %s", strerror(-err));
+	return err;
+}
+
 /* Exact mode for a new target: plan, attach, and arm the burst timer. */
 static int start_calls(struct manager *m, struct target *t, const struct attach_opts *o,
 		       char *errbuf, size_t errlen)
@@ -410,6 +479,13 @@ static int start_calls(struct manager *m, struct target *t, const struct attach_
 	}
 	c->enabled = true;
 	c->force = o->force;
+	if (o->calls_functions && !strncmp(o->calls_functions, "hot:", 4))
+		return start_calls_hot(m, t, o, errbuf, errlen);
+	if (o->calls_functions && o->calls_functions[0]) {
+		c->names = strdup(o->calls_functions);
+		if (!c->names)
+			return -ENOMEM;
+	}
 	c->burst_ms = o->burst_ms;
 	c->period_ms = o->period_ms;
 	err = calls_plan(c, &(struct calls_target){t->pid, t->sym, t->profile}, o->force, errbuf,
@@ -1357,6 +1433,15 @@ static int restore_one(void *ctx, const char *name, const uint8_t *buf, size_t l
 	return 0;
 }
 
+static void on_hwbp(void *ctx, const struct kp_hwbp *b)
+{
+	struct manager *m = ctx;
+	struct target *t = manager_find(m, b->hdr.tgid);
+
+	if (t)
+		paths_on_hwbp(t->paths, b);
+}
+
 static const struct ringbuf_ops ringbuf_ops = {
     .on_sample = on_sample,
     .on_call = on_call,
@@ -1367,6 +1452,7 @@ static const struct ringbuf_ops ringbuf_ops = {
     .on_fork = on_fork,
     .on_cgroup = on_cgroup,
     .on_watch = on_watch_rec,
+    .on_hwbp = on_hwbp,
 };
 
 /* Per-thread events hold one fd each: at most half the open files limit, the rest staying

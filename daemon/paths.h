@@ -53,6 +53,8 @@ bool paths_tracing(const struct path_trace *tr);
 /* Is the trace (running or last) of this function (a name, or an address inside it)? */
 bool paths_is_function(const struct path_trace *tr, const char *function);
 void paths_on_event(struct path_trace *tr, const struct kp_path *ev);
+/* A hit of the branch tracer's breakpoints (code in anonymous memory). */
+void paths_on_hwbp(struct path_trace *tr, const struct kp_hwbp *ev);
 /* Stop and free (NULL: nothing). */
 void paths_free(struct path_trace *tr);
 
@@ -60,6 +62,7 @@ void paths_free(struct path_trace *tr);
 #define PATHS_MAX_CODE (1u << 20)
 #define PATHS_THREAD_SLOTS 4096 /* open addressing; at most half used */
 #define PATHS_MAX_DURATION_MS (24u * 3600 * 1000)
+#define PATHS_SAME_NAME_MAX 8 /* copies of one name tried on anonymous code (V8's OSR code) */
 
 #define PATHS_SPP_BUDGET 1000
 #define PATHS_SPP_MAX_BUDGET 100000000
@@ -125,6 +128,9 @@ struct path_trace {
 	 * paths_reply.c, which made it and gave the function that frees it. */
 	void *saved;
 	void (*saved_free)(void *saved);
+	/* Code in anonymous memory: hardware breakpoints on its loops' branches (hwpaths.c)
+	 * instead of uprobes; NULL otherwise. */
+	struct hwpaths *hw;
 };
 
 /* The target's user and system CPU times (ok false if unreadable). */

@@ -18,6 +18,12 @@ struct paths_msg {
 	Kprof__PathSeq *qv, **qp;
 	Kprof__EdgeCount *ev, **ep;
 	uint64_t *ids, *levels;
+	/* anonymous code (hardware breakpoints): branches, loops, what was not covered */
+	Kprof__BranchCount *bcv, **bcp;
+	Kprof__HwLoop *hlv, **hlp;
+	uint32_t *lblocks;
+	uint64_t *assumed;
+	char **nc, *ncbuf;
 	/* Events and structural profiling (paths_spp.c). */
 	uint64_t *evfunc, *evloops;
 	Kprof__LoopEvents *lv, **lp;

@@ -397,7 +397,8 @@ static void do_attach(struct client *cl, const Kprof__AttachRequest *req)
 						   .period_ms = req->period_ms,
 						   .no_jvm_map = req->no_jvm_map,
 						   .children = req->children,
-						   .by = cl->uid},
+						   .by = cl->uid,
+						   .calls_functions = req->calls_functions},
 			     &t, err_msg, sizeof(err_msg));
 	if (err < 0) {
 		reply_error(cl, err, "%s", err_msg);

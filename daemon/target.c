@@ -814,8 +814,29 @@ void target_on_call(struct target *t, const struct kp_call *c)
 	calls_on_event(&t->calls, c, profile_nfuncs(t->profile));
 }
 
+/* Of the JIT functions named name, the start of the one with the most samples (0: none has any).
+ * A JIT keeps several copies under one name (HotSpot's tiers, V8's on-stack replacement):
+ * the hot one is the one to trace. */
+static uint64_t hottest_copy(const struct profile *p, const char *name)
+{
+	uint64_t best = 0, start = 0;
+
+	for (size_t i = 0; i < profile_nfuncs(p); i++) {
+		const struct profile_func *f = profile_func_get(p, (uint32_t)i);
+
+		if (!f || f->kind != PROFILE_KIND_JIT || !f->name || strcmp(f->name, name))
+			continue;
+		if (f->self > best)
+			best = f->self, start = f->start;
+	}
+	return start;
+}
+
 int target_paths_start(struct target *t, const struct paths_opts *o, char *err, size_t errlen)
 {
+	struct paths_opts po = *o;
+	char addr[24];
+	uint64_t hot;
 	const struct paths_env env = {
 	    .loader = t->env->loader,
 	    .event = t->env->event,
@@ -828,5 +849,11 @@ int target_paths_start(struct target *t, const struct paths_opts *o, char *err, 
 			 t->state == TARGET_EXITED ? "it exited" : "detached");
 		return -ESRCH;
 	}
-	return paths_start(&t->paths, &env, t->pid, t->sym, o, err, errlen);
+	hot = o->function && strncmp(o->function, "0x", 2) ? hottest_copy(t->profile, o->function)
+							   : 0;
+	if (hot) {
+		snprintf(addr, sizeof(addr), "0x%" PRIx64, hot);
+		po.function = addr;
+	}
+	return paths_start(&t->paths, &env, t->pid, t->sym, &po, err, errlen);
 }

@@ -161,6 +161,7 @@ struct attach_opts {
 	bool all; /* system-wide mode (attach --all): sampled by its per-CPU set, an automatic
 		   * target; any other attach of the process takes it over */
 	uid_t by; /* the client's uid: quotas, and whether a change of credentials ends it */
+	const char *calls_functions; /* --calls=NAME,...: only these (NULL: every function) */
 };
 
 /* A process's identity from /proc/PID/status. */

@@ -18,6 +18,7 @@
 #include "kprof/saved.h"
 #include "target_pb.h"
 #include "clock.h"
+#include "hwcalls.h"
 #include "jvmmap.h"
 #include "paths.h"
 #include "paths_reply.h"
@@ -139,6 +140,18 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 		pb->bursts = c->burst_ms ? c->bursts : 0;
 		pb->probes = c->probes ? c->nprobes : c->saved_nprobes;
 		pb->unmatched_exits = c->unmatched_exits;
+		pb->calls_hot = c->hot;
+		if (c->hw && c->hw->n) {
+			pb->hw_functions = c->hw->n;
+			pb->hw_estimated = hwcalls_estimated(c->hw);
+			pb->hw_covered = hwcalls_covered(c->hw);
+			pb->hw_stopped = c->hw->stopped;
+		} else if (c->saved_hw_n) {
+			pb->hw_functions = c->saved_hw_n;
+			pb->hw_estimated = c->saved_hw_estimated;
+			pb->hw_covered = c->saved_hw_covered;
+			pb->hw_stopped = (char *)c->saved_hw_stopped;
+		}
 		if (!c->enabled_ns) /* never attached here: a restored profile's, or 0 */
 			pb->calls_duty = c->saved_duty;
 		else
@@ -159,6 +172,11 @@ static int restore_calls(const Kprof__SavedProfile *sp, const uint32_t *map, str
 	c->unmatched_exits = pb->unmatched_exits;
 	c->saved_nprobes = pb->probes;
 	c->saved_duty = pb->calls_duty;
+	c->saved_hw_n = pb->hw_functions;
+	c->saved_hw_estimated = pb->hw_estimated;
+	c->saved_hw_covered = pb->hw_covered;
+	snprintf(c->saved_hw_stopped, sizeof(c->saved_hw_stopped), "%s",
+		 pb->hw_stopped ? pb->hw_stopped : "");
 	if (sp->n_call_counts) {
 		c->counts = calloc(nf, sizeof(*c->counts));
 		if (!c->counts)

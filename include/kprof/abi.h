@@ -22,6 +22,7 @@ enum kp_rec_kind {
 	KP_REC_FORK = 7,   /* a target that follows its children forked a process */
 	KP_REC_CGROUP = 8, /* a process entered a watched cgroup (attach --cgroup/--unit) */
 	KP_REC_WATCH = 9,  /* a process that is no target exec'd with a watched comm or uid */
+	KP_REC_HWBP = 20,  /* a hardware breakpoint at a traced branch was hit (hwbp.bpf.c) */
 };
 
 /* kp_sample.flags */
@@ -234,6 +235,19 @@ struct kp_path {
 	__u32 pad;
 };
 
+/* Branch tracer on anonymous code (kp_hwbp_hit): an execute breakpoint fired at ip, before the
+ * instruction ran, with these flags (a jcc's outcome follows from them). kp_hwbp_traces maps a
+ * traced tgid to its trace id. */
+#define KP_HWBP_MAX_TRACES 64
+struct kp_hwbp {
+	struct kp_rec_hdr hdr;
+	__u32 tid;
+	__u32 trace;
+	__u64 ip;
+	__u64 flags;
+	__u64 sp;
+};
+
 /* Value of kp_targets (key: tgid). A pid alone is not a process: the entry names one process
  * by its start, in clock ticks after boot (field 22 of /proc/PID/stat: the thread-group leader's
  * start_boottime / (NSEC_PER_SEC / USER_HZ)). The BPF programs act only for a task whose leader
@@ -286,6 +300,7 @@ _Static_assert(sizeof(struct kp_cgjoin) == 32, "kp_cgjoin layout");
 _Static_assert(sizeof(struct kp_execwatch) == 48, "kp_execwatch layout");
 _Static_assert(sizeof(struct kp_target) == 16, "kp_target layout");
 _Static_assert(sizeof(struct kp_call) == 32, "kp_call layout");
+_Static_assert(sizeof(struct kp_hwbp) == 40, "kp_hwbp layout");
 _Static_assert(sizeof(struct kp_path) == 40, "kp_path layout");
 _Static_assert(sizeof(struct kp_thread) == 24, "kp_thread layout");
 _Static_assert(sizeof(struct kp_scan) == 24, "kp_scan layout");

@@ -696,32 +696,35 @@ static void test_report_json(void **state)
 	x.e[1].function = "ma\\in";
 	x.r.n_entries = 2;
 	s = report(&x.r, true);
-	expect_json(s, "{\"target\":{\"pid\":4242,\"uid\":1000,\"comm\":\"mini\\\"jit\\n\","
-		       "\"state\":\"attached\",\"freq_hz\":99,\"samples\":200,"
-		       "\"attached_at_ns\":1700000000123456789,\"ended_at_ns\":0,"
-		       "\"duration_sec\":30,\"exit_code\":0,\"jit_symbols\":3,"
-		       "\"perfmap_bad_lines\":0,\"perfmap_path\":\"/tmp/perf-4242.map\","
-		       "\"stacks\":17,\"lost_stacks\":0,\"truncated_stacks\":1,"
-		       "\"eps\":0,\"calls\":false,\"call_events\":0,\"bursts\":0,"
-		       "\"calls_duty\":0.000,\"probes\":0,\"symbols_refused\":0,"
-		       "\"save_failures\":0,\"samples_refused\":0,\"session\":0,"
-		       "\"sessions\":0,\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
-		       "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,\"jitdump_problem\":\"\","
-		       "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
-		       "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\",\"thread_"
-		       "events\":0,\"threads_unsampled\":0,"
-		       "\"children\":false,\"parent\":0,\"children_followed\":0,"
-		       "\"children_refused\":0,\"unresolved_addresses\":0,\"unresolved_dropped\":0,"
-		       "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\",\"rule\":\"\","
-		       "\"probe_samples\":0,\"annotate_bytes\":0,\"annotate_dropped\":0,"
-		       "\"all\":false},"
-		       "\"total_samples\":200,\"functions\":5,\"entries\":["
-		       "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
-		       "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
-		       "\"total_pct\":75.00,\"address\":139758957232192,\"calls\":0},"
-		       "{\"function\":\"ma\\\\in\",\"module\":\"/usr/bin/minijit\","
-		       "\"kind\":\"native\",\"self\":0,\"self_pct\":0.00,\"total\":200,"
-		       "\"total_pct\":100.00,\"address\":4409,\"calls\":0}]}\n");
+	expect_json(
+	    s, "{\"target\":{\"pid\":4242,\"uid\":1000,\"comm\":\"mini\\\"jit\\n\","
+	       "\"state\":\"attached\",\"freq_hz\":99,\"samples\":200,"
+	       "\"attached_at_ns\":1700000000123456789,\"ended_at_ns\":0,"
+	       "\"duration_sec\":30,\"exit_code\":0,\"jit_symbols\":3,"
+	       "\"perfmap_bad_lines\":0,\"perfmap_path\":\"/tmp/perf-4242.map\","
+	       "\"stacks\":17,\"lost_stacks\":0,\"truncated_stacks\":1,"
+	       "\"eps\":0,\"calls\":false,\"call_events\":0,\"bursts\":0,"
+	       "\"calls_duty\":0.000,\"probes\":0,\"symbols_refused\":0,"
+	       "\"save_failures\":0,\"samples_refused\":0,\"session\":0,"
+	       "\"sessions\":0,\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
+	       "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,\"jitdump_problem\":\"\","
+	       "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
+	       "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\",\"thread_"
+	       "events\":0,\"threads_unsampled\":0,"
+	       "\"children\":false,\"parent\":0,\"children_followed\":0,"
+	       "\"children_refused\":0,\"unresolved_addresses\":0,\"unresolved_dropped\":0,"
+	       "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\",\"rule\":\"\","
+	       "\"calls_hot\":0,\"hw_functions\":0,\"hw_estimated\":false,\"hw_covered\":0.000,"
+	       "\"hw_stopped\":\"\","
+	       "\"probe_samples\":0,\"annotate_bytes\":0,\"annotate_dropped\":0,"
+	       "\"all\":false},"
+	       "\"total_samples\":200,\"functions\":5,\"entries\":["
+	       "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
+	       "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
+	       "\"total_pct\":75.00,\"address\":139758957232192,\"calls\":0},"
+	       "{\"function\":\"ma\\\\in\",\"module\":\"/usr/bin/minijit\","
+	       "\"kind\":\"native\",\"self\":0,\"self_pct\":0.00,\"total\":200,"
+	       "\"total_pct\":100.00,\"address\":4409,\"calls\":0}]}\n");
 	free(s);
 
 	/* no target, no entries */
@@ -876,23 +879,25 @@ static void test_list(void **state)
 
 		assert_memory_equal(s, head, strlen(head));
 	}
-	assert_non_null(
-	    strstr(s, "\"probes\":0,\"symbols_refused\":0,\"save_failures\":0,"
-		      "\"samples_refused\":0,\"session\":0,\"sessions\":0,"
-		      "\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
-		      "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,"
-		      "\"jitdump_problem\":\"\","
-		      "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
-		      "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\","
-		      "\"thread_events\":0,\"threads_unsampled\":0,"
-		      "\"children\":false,\"parent\":0,\"children_followed\":0,"
-		      "\"children_refused\":0,\"unresolved_addresses\":0,\"unresolved_dropped\":0,"
-		      "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\",\"rule\":\"\","
-		      "\"probe_samples\":0,\"annotate_bytes\":0,\"annotate_dropped\":0,"
-		      "\"all\":false},"
-		      "{\"pid\":31337,\"uid\":0,"
-		      "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
-		      "\"freq_hz\":997,\"samples\":0,"));
+	assert_non_null(strstr(
+	    s, "\"probes\":0,\"symbols_refused\":0,\"save_failures\":0,"
+	       "\"samples_refused\":0,\"session\":0,\"sessions\":0,"
+	       "\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
+	       "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,"
+	       "\"jitdump_problem\":\"\","
+	       "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
+	       "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\","
+	       "\"thread_events\":0,\"threads_unsampled\":0,"
+	       "\"children\":false,\"parent\":0,\"children_followed\":0,"
+	       "\"children_refused\":0,\"unresolved_addresses\":0,\"unresolved_dropped\":0,"
+	       "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\",\"rule\":\"\","
+	       "\"calls_hot\":0,\"hw_functions\":0,\"hw_estimated\":false,\"hw_covered\":0.000,"
+	       "\"hw_stopped\":\"\","
+	       "\"probe_samples\":0,\"annotate_bytes\":0,\"annotate_dropped\":0,"
+	       "\"all\":false},"
+	       "{\"pid\":31337,\"uid\":0,"
+	       "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
+	       "\"freq_hz\":997,\"samples\":0,"));
 	assert_non_null(strstr(s, "\"exit_code\":1,"));
 	assert_true(strlen(s) > 4 && strcmp(s + strlen(s) - 4, "}]}\n") == 0);
 	free(s);
@@ -1277,11 +1282,12 @@ static void test_paths_json(void **state)
 	       "{\"block\":0,\"start\":4096,\"end\":4112,\"edge\":\"fall\"},"
 	       "{\"block\":1,\"start\":4112,\"end\":4128,\"edge\":\"back\"}]}"));
 	/* sequences of every length: the paths first, then 2..k */
-	assert_non_null(strstr(s, "\"sequences\":[{\"count\":60,\"percent\":60.0000,\"paths\":[1]},"
-				  "{\"count\":20,\"percent\":20.0000,\"paths\":[0]},"
-				  "{\"count\":20,\"percent\":20.0000,\"paths\":[2]},"
-				  "{\"count\":40,\"percent\":50.0000,\"paths\":[1,1]},"
-				  "{\"count\":20,\"percent\":50.0000,\"paths\":[0,1,2]}]}\n"));
+	assert_non_null(
+	    strstr(s, "\"sequences\":[{\"count\":60,\"percent\":60.0000,\"paths\":[1]},"
+		      "{\"count\":20,\"percent\":20.0000,\"paths\":[0]},"
+		      "{\"count\":20,\"percent\":20.0000,\"paths\":[2]},"
+		      "{\"count\":40,\"percent\":50.0000,\"paths\":[1,1]},"
+		      "{\"count\":20,\"percent\":50.0000,\"paths\":[0,1,2]}],\"hw\":false,"));
 	assert_null(strstr(s, "nan"));
 	assert_null(strstr(s, "\"spp\""));
 	free(s);
@@ -1357,11 +1363,12 @@ static void test_paths_json(void **state)
 	assert_true(json_balanced(s));
 	assert_non_null(strstr(s, "\"state\":\"tracing\""));
 	assert_non_null(strstr(s, "\"blocks\":[],\"paths\":[],\"edge_profile\":false,"
-				  "\"edges\":[],\"sequences\":[]}\n"));
+				  "\"edges\":[],\"sequences\":[],\"hw\":false,"));
 	free(s);
 	s = paths_ex(&x.r, true);
 	assert_true(json_balanced(s));
-	assert_non_null(strstr(s, "\"sequences\":[],\"event_names\":[],\"events\":{},"
+	assert_non_null(strstr(s, "\"sequences\":[],\"hw\":false,"));
+	assert_non_null(strstr(s, "\"event_names\":[],\"events\":{},"
 				  "\"loop_events\":[],\"block_events\":[]}\n"));
 	free(s);
 }
