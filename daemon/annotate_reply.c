@@ -9,21 +9,8 @@
 #include <string.h>
 
 #include "annotate_reply.h"
+#include "target_pb.h"
 #include "kprof/cfg.h"
-
-static Kprof__FrameKind kind_pb(enum profile_kind k)
-{
-	switch (k) {
-	case PROFILE_KIND_NATIVE:
-		return KPROF__FRAME_KIND__FRAME_KIND_NATIVE;
-	case PROFILE_KIND_JIT:
-		return KPROF__FRAME_KIND__FRAME_KIND_JIT;
-	case PROFILE_KIND_KERNEL:
-		return KPROF__FRAME_KIND__FRAME_KIND_KERNEL;
-	default:
-		return KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN;
-	}
-}
 
 static void fill_insns(const struct annview *v, struct annotate_msg *m)
 {
@@ -101,7 +88,7 @@ int annotate_reply(const struct annotate_result *res, struct annotate_msg *m)
 	fill_blocks(v, m);
 	r->function = (char *)res->f->name;
 	r->module = (char *)res->f->module;
-	r->kind = kind_pb(res->f->kind);
+	r->kind = target_pb_kind(res->f->kind);
 	r->start = res->lo;
 	r->size = res->hi - res->lo;
 	r->extent_known = res->extent_known;

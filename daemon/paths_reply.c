@@ -28,19 +28,6 @@
 #include "paths.h"
 #include "paths_reply.h"
 
-static const char *term_name(enum cfg_term t)
-{
-	static const char *const names[] = {
-	    [CFG_TERM_FALL] = "fall", [CFG_TERM_COND] = "cond",
-	    [CFG_TERM_JMP] = "jmp",   [CFG_TERM_JMP_OUT] = "jmp-out",
-	    [CFG_TERM_RET] = "ret",   [CFG_TERM_INDIRECT] = "indirect",
-	    [CFG_TERM_CALL] = "call", [CFG_TERM_TRAP] = "trap",
-	    [CFG_TERM_BAD] = "bad",
-	};
-
-	return (unsigned)t < sizeof(names) / sizeof(names[0]) && names[t] ? names[t] : "?";
-}
-
 static Kprof__PathEdge pb_edge(const struct cfg *g, uint32_t edge)
 {
 	const struct cfg_edge *e = edge == CFG_NONE ? NULL : cfg_edge_get(g, edge);
@@ -507,7 +494,7 @@ static int build_live(struct path_trace *tr, uint32_t top, struct paths_msg *pm)
 		x->entry = blk->flags & CFG_BLOCK_ENTRY;
 		x->loop_header = blk->flags & CFG_BLOCK_HEADER;
 		x->loop_depth = blk->loop_depth;
-		x->term = (char *)term_name(blk->term);
+		x->term = (char *)cfg_term_name(blk->term);
 		pm->bp[b] = x;
 	}
 	r->n_blocks = nb;

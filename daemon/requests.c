@@ -758,20 +758,6 @@ static void do_subscribe(struct client *cl, const Kprof__SubscribeRequest *req)
 	}
 }
 
-static Kprof__FrameKind pb_kind(enum profile_kind k)
-{
-	switch (k) {
-	case PROFILE_KIND_NATIVE:
-		return KPROF__FRAME_KIND__FRAME_KIND_NATIVE;
-	case PROFILE_KIND_JIT:
-		return KPROF__FRAME_KIND__FRAME_KIND_JIT;
-	case PROFILE_KIND_KERNEL:
-		return KPROF__FRAME_KIND__FRAME_KIND_KERNEL;
-	default:
-		return KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN;
-	}
-}
-
 static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
@@ -804,7 +790,7 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 		kprof__flat_entry__init(&ev[i]);
 		ev[i].function = (char *)f->name;
 		ev[i].module = (char *)f->module;
-		ev[i].kind = pb_kind(f->kind);
+		ev[i].kind = target_pb_kind(f->kind);
 		ev[i].self = f->self;
 		ev[i].total = f->total;
 		ev[i].address = f->start;
@@ -874,7 +860,7 @@ static int export_view(const struct target *t, unsigned view, struct saved_msg *
 		m->fv[i].name = (char *)v.name;
 		m->fv[i].module = (char *)v.module;
 		m->fv[i].start = v.start;
-		m->fv[i].kind = pb_kind(v.kind);
+		m->fv[i].kind = target_pb_kind(v.kind);
 	}
 	if (!(view & PROFILE_VIEW_NO_KERNEL) || kid == UINT32_MAX)
 		return 0;
@@ -1009,7 +995,7 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 		kprof__hcct_node__init(&nv[i]);
 		nv[i].function = f ? (char *)f->name : "[?]";
 		nv[i].module = f ? (char *)f->module : "[?]";
-		nv[i].kind = f ? pb_kind(f->kind) : KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN;
+		nv[i].kind = f ? target_pb_kind(f->kind) : KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN;
 		nv[i].count = e->count;
 		nv[i].err = e->err;
 		nv[i].parent = e->parent == HCCT_NONE ? -1 : (int32_t)e->parent;

@@ -55,6 +55,20 @@ static int restore_hcct(Kprof__SavedHcctNode *const *v, size_t n, uint64_t hcct_
 	return 0;
 }
 
+Kprof__FrameKind target_pb_kind(enum profile_kind k)
+{
+	switch (k) {
+	case PROFILE_KIND_NATIVE:
+		return KPROF__FRAME_KIND__FRAME_KIND_NATIVE;
+	case PROFILE_KIND_JIT:
+		return KPROF__FRAME_KIND__FRAME_KIND_JIT;
+	case PROFILE_KIND_KERNEL:
+		return KPROF__FRAME_KIND__FRAME_KIND_KERNEL;
+	default:
+		return KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN;
+	}
+}
+
 void target_fill_pb(const struct target *t, Kprof__Target *pb)
 {
 	struct profile_stats ps;

@@ -20,19 +20,6 @@
 #include "kprof/cfg.h"
 #include "kprof/cleanup.h"
 
-static const char *term_name(enum cfg_term t)
-{
-	static const char *const names[] = {
-	    [CFG_TERM_FALL] = "fall", [CFG_TERM_COND] = "cond",
-	    [CFG_TERM_JMP] = "jmp",   [CFG_TERM_JMP_OUT] = "jmp-out",
-	    [CFG_TERM_RET] = "ret",   [CFG_TERM_INDIRECT] = "indirect",
-	    [CFG_TERM_CALL] = "call", [CFG_TERM_TRAP] = "trap",
-	    [CFG_TERM_BAD] = "bad",
-	};
-
-	return (unsigned)t < sizeof(names) / sizeof(names[0]) && names[t] ? names[t] : "?";
-}
-
 static void cs_free_one(cs_insn **p)
 {
 	if (*p)
@@ -164,7 +151,7 @@ static int take_blocks(struct annview *v, const struct cfg *g)
 					    .first_insn = ANNVIEW_NONE,
 					    .loop_depth = b->loop_depth,
 					    .flags = b->flags,
-					    .term = term_name(b->term)};
+					    .term = cfg_term_name(b->term)};
 		x->loop = b->flags & CFG_BLOCK_HEADER  ? (uint32_t)i
 			  : b->loop_parent == CFG_NONE ? ANNVIEW_NONE
 						       : b->loop_parent;
