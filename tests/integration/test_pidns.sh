@@ -122,7 +122,8 @@ Q=$MJ_PID
 "$KPROFD" --socket "$TDIR/cpus.sock" --state-dir "" --sampling cpus >"$TDIR/cpus.log" 2>&1 &
 PIDS+=($!)
 cctl() { "$KPROFCTL" --socket "$TDIR/cpus.sock" "$@"; }
-cpu_samples() { [ "$(cctl list --json | grep -o '"samples":[0-9]*' | sed 's/.*://')" -ge 300 ]; }
+cpu_samples() { cctl list --json | python3 -c "import json, sys
+sys.exit(not [t for t in json.load(sys.stdin)['targets'] if t['samples'] >= 300])"; }
 if wait_for 20 cctl status && cctl attach "$Q" --freq 999 >/dev/null && wait_for 20 cpu_samples &&
 	cctl report "$Q" --top 0 --json | grep -q '"function":"mj_hot"'; then
 	pass "per-CPU sampling events in the namespace: samples and JIT names"

@@ -109,7 +109,9 @@ MJ=$(sed -n 's/^minijit: pid \([0-9]*\) ready.*/\1/p' "$TDIR/mj.err")
 DD=$(in_ct pgrep -n -x dd)
 check "attach minijit (pid $MJ in the container)" kd attach "$MJ" --freq 999
 check "attach dd (pid $DD in the container)" kd attach "$DD" --freq 999
-enough() { [ "$(kd list --json | grep -o '"samples":[0-9]*' | sed 's/.*://' | sort -n | head -1)" -ge 500 ]; }
+enough() { kd list --json | python3 -c "import json, sys
+t = json.load(sys.stdin)['targets']
+sys.exit(not t or min(x['samples'] for x in t) < 500)"; }
 wait_for 20 enough || fail "samples under the unit" "$(kd list 2>&1)"
 kinds=$( (kd report "$MJ" --top 0 --json; kd report "$DD" --top 0 --json) | python3 -c "import json,sys
 kinds = set()

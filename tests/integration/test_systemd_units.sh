@@ -48,14 +48,19 @@ run_with() {
 	wait_for 10 grep -qx dd "/proc/$dd/comm"
 	"$KPROFCTL" --socket "$sock" attach "$mj" --freq 999 >/dev/null
 	"$KPROFCTL" --socket "$sock" attach "$dd" --freq 999 >/dev/null
-	has() { [ "$("$KPROFCTL" --socket "$sock" list --json | grep -o '"samples":[0-9]*' | sed 's/.*://' | sort -n | head -1)" -ge 500 ]; }
+	has() { "$KPROFCTL" --socket "$sock" list --json | python3 -c "import json, sys
+t = json.load(sys.stdin)['targets']
+sys.exit(not t or min(x['samples'] for x in t) < 500)"; }
 	wait_for 20 has
 	out=$( ("$KPROFCTL" --socket "$sock" report "$mj" --top 0 --json; "$KPROFCTL" --socket "$sock" report "$dd" --top 0 --json) |
 		python3 -c "import json,sys
-kinds = set()
+kinds = {}
 for line in sys.stdin:
-    kinds |= {x['kind'] for x in json.loads(line)['entries'] if not x['function'].startswith('[') and x['kind'] != 'unknown'}
-print(' '.join(sorted(kinds)))")
+    for x in json.loads(line)['entries']:
+        if not x['function'].startswith('[') and x['kind'] != 'unknown':
+            kinds.setdefault(x['kind'], []).append(x['function'] + '@' + x['module'])
+print(' '.join(sorted(kinds)))
+print('; '.join('%s: %s' % (k, ', '.join(v[:4])) for k, v in sorted(kinds.items())), file=open('$TDIR/cap.names', 'w'))")
 	kill -9 "$mj" "$dd"; wait "$mj" "$dd" 2>/dev/null; rm -f "/tmp/perf-$mj.map"
 	kill "$kd"; wait "$kd" 2>/dev/null
 	echo "$out"
@@ -80,7 +85,7 @@ for c in $CAPS; do
 	esac
 	if [ "$got" = "$want" ] || { [ "$want" = "start failed" ] && [[ "$got" == "start failed"* ]]; }; then
 		pass "without $c: $got"
-	else fail "without $c" "got '$got', want '$want'"; fi
+	else fail "without $c" "got '$got', want '$want' (names: $(cat "$TDIR/cap.names" 2>/dev/null))"; fi
 done
 # /proc/kallsyms opened here, with CAP_SYSLOG, and given as standard input: the kernel shows the
 # addresses by the opener's credentials, so kprofd without CAP_SYSLOG still names kernel code.
