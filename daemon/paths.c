@@ -620,8 +620,6 @@ static int prepare(struct tsym *sym, struct path_trace *tr, const char *function
 		tr->blockev = NULL;
 	}
 	if (tr->hw) { /* paths above the numbering's are the tracer's own: no edge profile */
-		free(tr->blockev); /* event counts need every path of the function */
-		tr->blockev = NULL;
 		tr->hw->code = TAKE_PTR(code);
 		tr->hw->len = tr->size;
 		tr->hw->start = tr->start;
