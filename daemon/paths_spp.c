@@ -134,7 +134,7 @@ static void hw_events_gaps(const struct path_trace *tr, const uint32_t *hdr, siz
 	if (out)
 		evnc_add(pm,
 			 "no function totals: %u of %u blocks are outside every loop followed "
-			 "(%s ): breakpoints on loop branches do not see them run",
+			 "(%s): breakpoints on loop branches do not see them run",
 			 out, nb, list + 1);
 	for (uint32_t b = 0; b < nb; b++) {
 		uint32_t p = b;
