@@ -740,10 +740,14 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 	if (r < 0)
 		goto fail;
 	if (req->structural && tr->hw) {
-		snprintf(err, errlen,
-			 "%s is in anonymous memory: structural path profiling needs a uprobe on "
-			 "every block, hardware breakpoints follow loops only",
-			 tr->func);
+		snprintf(
+		    err, errlen,
+		    "%s is in anonymous memory: structural path profiling needs the outline "
+		    "graph's paths (the blocks outside loops) and each loop's entries as the "
+		    "graph around it counts them (its coefficient), and hardware breakpoints on "
+		    "loop branches see neither; each loop's own iteration paths come without "
+		    "--structural, their events with --events",
+		    tr->func);
 		r = -EOPNOTSUPP;
 		goto fail;
 	}

@@ -463,6 +463,10 @@ PY
 		pass "paths refused while a debugger holds the debug registers, with the reason" ||
 		fail "paths debugger refusal" "rc=$rc $out"
 	kill -INT "$PERF"; wait "$PERF" 2>/dev/null
+	out=$(ctl paths "$JS" jit_loop --duration 1 --structural 2>&1); rc=$?
+	[ $rc -ne 0 ] && grep -q "structural path profiling needs the outline graph's paths" <<<"$out" &&
+		pass "paths --structural on anonymous code: refused with the reason" ||
+		fail "structural refusal" "rc=$rc $out"
 	out=$(ctl paths "$JS" jit_bad --duration 1 2>&1); rc=$?
 	[ $rc -ne 0 ] && grep -q "cannot recover the control flow of jit_bad" <<<"$out" &&
 		pass "a jump into the middle of an instruction: refused with the reason" ||
