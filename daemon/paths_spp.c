@@ -5,7 +5,9 @@
  * Events: every Ball-Larus path of the k-IPF's first level (the complete path profile, not the
  * top cut) adds count x its events to the function and to each loop it passes through. An edge
  * profile (too many paths to number) gives each block's executions instead: the traversals of
- * its out-edges plus its exits, each execution leaving the block exactly once. SPP:
+ * its out-edges plus its exits, each execution leaving the block exactly once. Anonymous code
+ * (hardware breakpoints, hwpaths.c): only the loops followed, each from the block runs of its
+ * turns' iterations, no function total, and a list of what the counts leave out. SPP:
  * the trace's budgeted structural profile, graph by graph, its local paths by global count, each
  * with its whole-function view, and the overlap percentages against the complete profiles of the
  * same trace (structural and flat).
