@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """events_truth.py: check kprof's event counts (paths --events) against minijit's own.
 
-Usage: events_truth.py TRACE TRUTH KPROF_JSON [--estimate | --hw]
+Usage: events_truth.py TRACE TRUTH KPROF_JSON [--estimate | --hw | --hw-estimate]
 
 TRACE is minijit's path trace of the function (--paths-trace or --fig1-trace: block addresses and
 per-call paths), TRUTH its --truth output (the `func`, `events` and `evblock` lines: the classes
@@ -19,6 +19,10 @@ the sum over the loop's blocks of visits x tags, the loops taken from the trace'
 function totals (events empty, events_not_covered says why); every loop kprof followed must have
 counts equal to the sum over the loop's blocks (from the trace's back edges) of visits x tags, and
 its per-block runs must equal the interpreter's visits.
+
+--hw-estimate (anonymous code, a trace whose loop turns covered only part of the run): each
+followed loop's counts scaled by the loop's entries in the whole trace / the activations kprof
+followed, and Basso's accuracy per class against the visits x tags over the loop's blocks.
 
 --estimate (a budgeted trace that saw only some calls): kprof's counts scaled by calls / traced
 activations, and Basso's accuracy 1 - |observed - actual| / actual printed per class; exit 1 if
@@ -65,6 +69,8 @@ def main():
         return 2
     got = doc["events"]
     ok = True
+    if "--hw-estimate" in sys.argv:
+        return hw_estimate(sys.argv[1], blocks, backs, evblock, doc)
     if "--hw" in sys.argv:
         return check_hw(blocks, backs, evblock, doc)
     if "--estimate" in sys.argv:
@@ -111,6 +117,32 @@ def main():
               f"{'equal' if not bad else 'MISMATCH ' + str(bad)}")
         ok = ok and not bad and start.get(ir2addr[h]) == le["header"]
     return 0 if ok else 1
+
+
+def hw_estimate(trace, blocks, backs, evblock, doc):
+    for le in doc["loop_events"]:
+        h = blocks[doc["blocks"][le["header"]]["start"]]
+        body = set()
+        for latch in backs.get(h, ()):
+            body |= set(range(h, latch + 1))
+        entries = 0
+        for line in open(trace):
+            w = line.split()
+            if w and w[0] == "act":
+                seq = [int(b) for p in w[1].split("|") for b in p.split(",")]
+                entries += sum(1 for i, b in enumerate(seq)
+                               if b == h and (i == 0 or seq[i - 1] not in body))
+        scale = entries / le["activations"] if le["activations"] else 0
+        print(f"loop at IR block {h}: {le['activations']} of {entries} entries followed,"
+              f" counts x {scale:.2f}")
+        for k in doc["event_names"]:
+            actual = sum(evblock[b][0] * evblock[b][1].get(k, 0) for b in body)
+            if not actual:
+                continue
+            est = le["events"][k] * scale
+            print(f"  {k:12s} actual {actual:10d} estimated {est:12.0f} accuracy"
+                  f" {1 - abs(est - actual) / actual:.4f}")
+    return 0
 
 
 def check_hw(blocks, backs, evblock, doc):
