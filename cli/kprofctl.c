@@ -1392,7 +1392,9 @@ static const struct verb verbs[] = {
      "          time in turns: exact taken/not-taken counts per branch over the time each\n"
      "          was covered, the paths of every loop whose branches fit (or, after\n"
      "          counting, whose branches that went both ways fit), what was not\n"
-     "          covered. --show prints the last trace, --stop ends the running one"},
+     "          covered; there --events gives the followed loops' event counts (no\n"
+     "          function total) and --structural is refused. --show prints the last\n"
+     "          trace, --stop ends the running one"},
     {"export", verb_export,
      "PID -o FILE [--format pprof|folded|json] [--force] [--session N]\n"
      "          | --cgroup PATH | --unit NAME | --all -o FILE [--format ...] [--force]",

@@ -94,6 +94,17 @@ static void extra_json(FILE *f, const Kprof__PathsReply *r)
 		fprintf(f, "%s{\"header\":%u,\"depth\":%u,\"events\":", i ? "," : "", l->header,
 			l->depth);
 		json_events(f, r, l->counts, l->n_counts);
+		if (l->n_blocks) { /* anonymous code: the loop's blocks and their runs */
+			uint64_t v[1024];
+			size_t n = l->n_blocks < 1024 ? l->n_blocks : 1024;
+
+			fprintf(f, ",\"activations\":%" PRIu64 ",\"blocks\":", l->activations);
+			for (size_t j = 0; j < n; j++)
+				v[j] = l->blocks[j];
+			json_u64s(f, v, n);
+			fputs(",\"runs\":", f);
+			json_u64s(f, l->block_runs, l->n_block_runs < n ? l->n_block_runs : n);
+		}
 		fputc('}', f);
 	}
 	fputs("],\"block_events\":[", f);
@@ -107,14 +118,72 @@ static void extra_json(FILE *f, const Kprof__PathsReply *r)
 		json_u64s(f, v, n);
 	}
 	fputc(']', f);
+	if (r->hw) {
+		fputs(",\"events_not_covered\":[", f);
+		for (size_t i = 0; i < r->n_events_not_covered; i++) {
+			fputs(i ? "," : "", f);
+			render_json_string(f, r->events_not_covered[i]);
+		}
+		fputc(']', f);
+	}
 	if (r->spp)
 		spp_json(f, r->spp);
+}
+
+/* Anonymous code: the loops followed, each over its turns; what the counts leave out. */
+static void paths_events_hw(FILE *f, const Kprof__PathsReply *r)
+{
+	size_t nl = r->n_loop_events < 6 ? r->n_loop_events : 6;
+
+	fputs("\nEvents of the loops followed (sum over each loop's iteration paths of count x "
+	      "events,\nover the turns it was followed):\n  CLASS         ",
+	      f);
+	for (size_t l = 0; l < nl; l++)
+		fprintf(f, "   LOOP@B%-6u", r->loop_events[l]->header);
+	fputc('\n', f);
+	for (size_t i = 0; i < r->n_event_names; i++) {
+		bool any = false;
+
+		for (size_t l = 0; l < nl; l++)
+			any |= i < r->loop_events[l]->n_counts && r->loop_events[l]->counts[i];
+		if (!any)
+			continue;
+		fputs("  ", f);
+		render_text(f, r->event_names[i]);
+		fprintf(f, "%*s",
+			strlen(r->event_names[i]) < 14 ? (int)(14 - strlen(r->event_names[i])) : 1,
+			"");
+		for (size_t l = 0; l < nl; l++)
+			fprintf(f, " %13" PRIu64,
+				i < r->loop_events[l]->n_counts ? r->loop_events[l]->counts[i] : 0);
+		fputc('\n', f);
+	}
+	for (size_t l = 0; l < nl; l++) {
+		const Kprof__LoopEvents *x = r->loop_events[l];
+
+		fprintf(f, "  loop@B%u, %" PRIu64 " activations, block runs:", x->header,
+			x->activations);
+		for (size_t j = 0; j < x->n_blocks && j < x->n_block_runs; j++)
+			fprintf(f, " B%u %" PRIu64, x->blocks[j], x->block_runs[j]);
+		fputc('\n', f);
+	}
+	if (r->n_loop_events > nl)
+		fprintf(f, "  (%zu more loops in --json)\n", r->n_loop_events - nl);
+	for (size_t i = 0; i < r->n_events_not_covered; i++) {
+		fputs("  not counted: ", f);
+		render_text(f, r->events_not_covered[i]);
+		fputc('\n', f);
+	}
 }
 
 static void paths_events(FILE *f, const Kprof__PathsReply *r)
 {
 	size_t nl = r->n_loop_events < 6 ? r->n_loop_events : 6;
 
+	if (r->hw && r->n_event_names) {
+		paths_events_hw(f, r);
+		return;
+	}
 	if (!r->n_events) {
 		fputs("\nEvents: none (a trace kept by an older kprofd)\n", f);
 		return;

@@ -11,7 +11,8 @@
  * (hwbranch_walk_hit), pushed into the trace's k-SF: an iteration that ends on a back edge
  * is a Ball-Larus path of the function (cfg_path_encode); one that leaves the loop gets an id
  * above the function's paths, kept here for decoding. A loop activation is a k-SF activation,
- * so sequences of k iterations come out as k-iteration paths.
+ * so sequences of k iterations come out as k-iteration paths. Every iteration followed also adds
+ * its blocks to the turn's block runs: the loop's event counts (events.h) without a path table.
  *
  * Records carry id << 10 | turn, so hits still in the ring buffer when a turn ends are
  * counted for the group that was on. The function's code is compared with the bytes read at
@@ -26,6 +27,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "kprof/events.h"
 #include "clock.h"
 #include "hwbp.h"
 #include "hwpaths.h"
@@ -74,6 +76,15 @@ static uint64_t path_id(struct hwpaths *h, const struct cfg_step *steps, size_t 
 	return local_id(h, steps, n);
 }
 
+/* An iteration of the turn's loop, whole: its blocks ran once each (events_add_steps). */
+static void runs_add(struct hwpaths *h, size_t turn, const struct cfg_step *steps, size_t n)
+{
+	if (!h->runs[turn])
+		h->runs[turn] = calloc(cfg_nblocks(h->cfg) + 1, sizeof(uint64_t));
+	if (h->runs[turn])
+		events_add_steps(h->cfg, steps, n, 1, h->runs[turn]);
+}
+
 static void emit(void *ud, enum hwbranch_op op, const struct cfg_step *steps, size_t n)
 {
 	struct emit_ctx *c = ud;
@@ -90,6 +101,7 @@ static void emit(void *ud, enum hwbranch_op op, const struct cfg_step *steps, si
 		return;
 	case HWBRANCH_PATH:
 	case HWBRANCH_LEAVE:
+		runs_add(h, c->turn, steps, n);
 		id = path_id(h, steps, n);
 		if (id == UINT64_MAX) {
 			h->aborted++;
@@ -441,8 +453,10 @@ void hwpaths_free(struct hwpaths *h)
 		free(h->threads[i]);
 	}
 	free(h->threads);
-	for (size_t i = 0; i < h->nturns; i++)
+	for (size_t i = 0; i < h->nturns; i++) {
 		free(h->turns[i].assume);
+		free(h->runs[i]);
+	}
 	for (size_t i = 0; i < h->nlocal; i++)
 		free(h->local[i].steps);
 	free(h->local);

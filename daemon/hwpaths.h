@@ -67,6 +67,9 @@ struct hwpaths {
 	uint64_t taken[HWBRANCH_MAX], not_taken[HWBRANCH_MAX], covered_ns[HWBRANCH_MAX];
 	/* per turn: its loop's activations while on, and how long it was on */
 	uint64_t group_acts[HWBRANCH_MAX], group_ns[HWBRANCH_MAX];
+	/* per turn that follows a loop: executions of each block (cfg index) in the iterations it
+	 * followed (allocated at its first path), for the loop's event counts (events.h) */
+	uint64_t *runs[HWBRANCH_MAX];
 	struct hwpaths_thread **threads;
 	size_t nthreads;
 	struct hwpaths_local *local;

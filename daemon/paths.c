@@ -620,8 +620,6 @@ static int prepare(struct tsym *sym, struct path_trace *tr, const char *function
 		tr->blockev = NULL;
 	}
 	if (tr->hw) { /* paths above the numbering's are the tracer's own: no edge profile */
-		free(tr->blockev); /* event counts need every path of the function */
-		tr->blockev = NULL;
 		tr->hw->code = TAKE_PTR(code);
 		tr->hw->len = tr->size;
 		tr->hw->start = tr->start;
@@ -742,10 +740,14 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 	if (r < 0)
 		goto fail;
 	if (req->structural && tr->hw) {
-		snprintf(err, errlen,
-			 "%s is in anonymous memory: structural path profiling needs a uprobe on "
-			 "every block, hardware breakpoints follow loops only",
-			 tr->func);
+		snprintf(
+		    err, errlen,
+		    "%s is in anonymous memory: structural path profiling needs the outline "
+		    "graph's paths (the blocks outside loops) and each loop's entries as the "
+		    "graph around it counts them (its coefficient), and hardware breakpoints on "
+		    "loop branches see neither; each loop's own iteration paths come without "
+		    "--structural, their events with --events",
+		    tr->func);
 		r = -EOPNOTSUPP;
 		goto fail;
 	}

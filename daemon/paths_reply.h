@@ -27,6 +27,9 @@ struct paths_msg {
 	/* Events and structural profiling (paths_spp.c). */
 	uint64_t *evfunc, *evloops;
 	Kprof__LoopEvents *lv, **lp;
+	uint32_t *evblocks; /* anonymous code: the followed loops' blocks, their runs, and */
+	uint64_t *evruns;   /* what the event counts leave out */
+	char **evnc, *evncbuf;
 	Kprof__SppReply spp;
 	Kprof__SppGraph *gv, **gp;
 	Kprof__SppPath *spv, **spp_p;

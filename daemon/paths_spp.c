@@ -5,12 +5,16 @@
  * Events: every Ball-Larus path of the k-IPF's first level (the complete path profile, not the
  * top cut) adds count x its events to the function and to each loop it passes through. An edge
  * profile (too many paths to number) gives each block's executions instead: the traversals of
- * its out-edges plus its exits, each execution leaving the block exactly once. SPP:
+ * its out-edges plus its exits, each execution leaving the block exactly once. Anonymous code
+ * (hardware breakpoints, hwpaths.c): only the loops followed, each from the block runs of its
+ * turns' iterations, no function total, and a list of what the counts leave out. SPP:
  * the trace's budgeted structural profile, graph by graph, its local paths by global count, each
  * with its whole-function view, and the overlap percentages against the complete profiles of the
  * same trace (structural and flat).
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +22,9 @@
 #include "kprof/events.h"
 #include "kprof/ksf.h"
 #include "kprof/spp.h"
+#include "kprof/hwbranch.h"
 #include "paths.h"
+#include "hwpaths.h"
 #include "paths_reply.h"
 
 static const char *ev_names[EV_NR];
@@ -76,6 +82,152 @@ static int events_from_edges(const struct path_trace *tr, struct evctx *c)
 	return 0;
 }
 
+#define EVNC_MAX 32 /* lines of what the events of anonymous code leave out */
+#define EVNC_LEN 240
+
+static void evnc_add(struct paths_msg *pm, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void evnc_add(struct paths_msg *pm, const char *fmt, ...)
+{
+	Kprof__PathsReply *r = &pm->r;
+	va_list ap;
+
+	if (r->n_events_not_covered == EVNC_MAX)
+		return;
+	pm->evnc[r->n_events_not_covered] = pm->evncbuf + r->n_events_not_covered * EVNC_LEN;
+	va_start(ap, fmt);
+	vsnprintf(pm->evnc[r->n_events_not_covered], EVNC_LEN, fmt, ap);
+	va_end(ap);
+	r->n_events_not_covered++;
+}
+
+/* The loop headed by h followed in some turn (its index in hdr[0..n)), or -1. */
+static int followed(const uint32_t *hdr, size_t n, uint32_t h)
+{
+	for (size_t i = 0; i < n; i++)
+		if (hdr[i] == h)
+			return (int)i;
+	return -1;
+}
+
+/* What the loops' counts leave out: blocks outside them (so no function total), loops not
+ * followed, assumptions, activations given up. */
+static void hw_events_gaps(const struct path_trace *tr, const uint32_t *hdr, size_t nl,
+			   struct paths_msg *pm)
+{
+	const struct cfg *g = tr->cfg;
+	uint32_t nb = cfg_nblocks(g), out = 0;
+	char list[160] = "";
+	size_t len = 0;
+
+	for (uint32_t b = 0; b < nb; b++) {
+		bool in = false;
+
+		for (size_t l = 0; l < nl && !in; l++)
+			in = hwbranch_in_loop(g, b, hdr[l]);
+		if (in)
+			continue;
+		if (len < sizeof(list) - 16)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, " B%u", b);
+		else if (len < sizeof(list) - 4)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, " ...");
+		out++;
+	}
+	if (out)
+		evnc_add(pm,
+			 "no function totals: %u of %u blocks are outside every loop followed "
+			 "(%s): breakpoints on loop branches do not see them run",
+			 out, nb, list + 1);
+	for (uint32_t b = 0; b < nb; b++) {
+		uint32_t p = b;
+		int in = -1;
+
+		if (!(cfg_block_get(g, b)->flags & CFG_BLOCK_HEADER) || followed(hdr, nl, b) >= 0)
+			continue;
+		while (in < 0 && (p = cfg_block_get(g, p)->loop_parent) != CFG_NONE)
+			in = followed(hdr, nl, p);
+		if (in >= 0)
+			evnc_add(
+			    pm,
+			    "loop at B%u: not followed on its own; its blocks count in the loop "
+			    "at B%u",
+			    b, hdr[in]);
+		else
+			evnc_add(pm,
+				 "loop at B%u (0x%llx): its iterations were not followed: no "
+				 "event counts",
+				 b, (unsigned long long)cfg_block_get(g, b)->start);
+	}
+	for (size_t q = 0; q < tr->hw->nturns; q++)
+		if (tr->hw->turns[q].assume && tr->hw->turns[q].loop != CFG_NONE)
+			evnc_add(pm,
+				 "loop at B%u: followed with branches assumed one way: its counts "
+				 "are exact if those kept their way",
+				 tr->hw->turns[q].loop);
+	if (tr->hw->aborted)
+		evnc_add(pm,
+			 "%llu iterations given up (a hit missed or an assumption broken): "
+			 "their blocks are not counted",
+			 (unsigned long long)tr->hw->aborted);
+}
+
+/* Anonymous code: per loop followed (in the order of its first turn), its blocks' runs summed
+ * over its turns, and events = sum of runs x events (events_from_runs). */
+static int hw_events_fill(const struct path_trace *tr, struct paths_msg *pm, uint32_t *hdr)
+{
+	const struct hwpaths *h = tr->hw;
+	const struct cfg *g = tr->cfg;
+	Kprof__PathsReply *r = &pm->r;
+	uint32_t nb = cfg_nblocks(g);
+	size_t nl = 0, off = 0;
+
+	for (size_t q = 0; q < h->nturns; q++)
+		if (h->turns[q].loop != CFG_NONE && followed(hdr, nl, h->turns[q].loop) < 0)
+			hdr[nl++] = h->turns[q].loop;
+	pm->evloops = calloc(nl * EV_NR + 1, sizeof(uint64_t));
+	pm->lv = calloc(nl + 1, sizeof(*pm->lv));
+	pm->lp = calloc(nl + 1, sizeof(*pm->lp));
+	pm->evblocks = calloc(nl * nb + 1, sizeof(uint32_t));
+	pm->evruns = calloc(nl * nb + 1, sizeof(uint64_t));
+	pm->evnc = calloc(EVNC_MAX, sizeof(*pm->evnc));
+	pm->evncbuf = calloc(EVNC_MAX, EVNC_LEN);
+	if (!pm->evloops || !pm->lv || !pm->lp || !pm->evblocks || !pm->evruns || !pm->evnc ||
+	    !pm->evncbuf)
+		return -ENOMEM;
+	for (size_t l = 0; l < nl; l++) {
+		Kprof__LoopEvents *x = &pm->lv[l];
+
+		kprof__loop_events__init(x);
+		x->header = hdr[l];
+		x->depth = cfg_block_get(g, hdr[l])->loop_depth;
+		x->n_counts = EV_NR;
+		x->counts = pm->evloops + l * EV_NR;
+		x->blocks = pm->evblocks + off;
+		x->block_runs = pm->evruns + off;
+		for (uint32_t b = 0; b < nb; b++)
+			if (hwbranch_in_loop(g, b, hdr[l]))
+				x->blocks[x->n_blocks++] = b;
+		x->n_block_runs = x->n_blocks;
+		off += x->n_blocks;
+		for (size_t q = 0; q < h->nturns; q++) {
+			if (h->turns[q].loop != hdr[l])
+				continue;
+			x->activations += h->group_acts[q];
+			if (!h->runs[q])
+				continue;
+			events_from_runs(tr->blockev, h->runs[q], nb, x->counts);
+			for (size_t i = 0; i < x->n_blocks; i++)
+				x->block_runs[i] += h->runs[q][x->blocks[i]];
+		}
+		pm->lp[l] = x;
+	}
+	r->n_loop_events = nl;
+	r->loop_events = pm->lp;
+	r->events_not_covered = pm->evnc;
+	hw_events_gaps(tr, hdr, nl, pm);
+	return 0;
+}
+
 int paths_events_fill(const struct path_trace *tr, const struct ksf_ipf *ipf, struct paths_msg *pm)
 {
 	const struct cfg *g = tr->cfg;
@@ -91,6 +243,19 @@ int paths_events_fill(const struct path_trace *tr, const struct ksf_ipf *ipf, st
 	c.hdr = calloc(nb + 1, sizeof(uint32_t));
 	if (!c.hdr)
 		return -ENOMEM;
+	if (tr->hw) {
+		err = hw_events_fill(tr, pm, c.hdr);
+		if (err == 0) {
+			for (uint32_t b = 0; b < nb; b++) {
+				pm->bv[b].n_events = EV_NR;
+				pm->bv[b].events = tr->blockev + (size_t)b * EV_NR;
+			}
+			r->n_event_names = EV_NR;
+			r->event_names = (char **)ev_names;
+		}
+		free(c.hdr);
+		return err;
+	}
 	for (uint32_t b = 0; b < nb; b++)
 		if (cfg_block_get(g, b)->flags & CFG_BLOCK_HEADER)
 			c.hdr[c.nloops++] = b;
@@ -282,6 +447,10 @@ void paths_extra_release(struct paths_msg *pm)
 {
 	free(pm->evfunc);
 	free(pm->evloops);
+	free(pm->evblocks);
+	free(pm->evruns);
+	free(pm->evnc);
+	free(pm->evncbuf);
 	free(pm->lv);
 	free(pm->lp);
 	free(pm->gv);

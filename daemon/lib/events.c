@@ -259,6 +259,29 @@ int events_add_path(const struct cfg *g, const uint32_t *blockev, uint64_t id, u
 	return 0;
 }
 
+int events_add_steps(const struct cfg *g, const struct cfg_step *steps, size_t n, uint64_t count,
+		     uint64_t *runs)
+{
+	if (!g || !runs || (n && !steps))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (steps[i].block >= cfg_nblocks(g))
+			return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		runs[steps[i].block] += count;
+	return 0;
+}
+
+void events_from_runs(const uint32_t *blockev, const uint64_t *runs, size_t nblocks, uint64_t *out)
+{
+	for (size_t b = 0; b < nblocks; b++) {
+		if (!runs[b])
+			continue;
+		for (unsigned c = 0; c < EV_NR; c++)
+			out[c] += runs[b] * blockev[b * EV_NR + c];
+	}
+}
+
 double events_accuracy(double observed, double actual)
 {
 	double d = observed - actual;

@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 struct cfg;
+struct cfg_step;
 
 enum ev_class {
 	EV_INSNS = 0,
@@ -80,6 +81,16 @@ int events_in_loop(const struct cfg *g, uint32_t b, uint32_t h);
  * loops may be NULL when nloops is 0. -ERANGE (bad id), -EOVERFLOW (no numbering), -ENOMEM. */
 int events_add_path(const struct cfg *g, const uint32_t *blockev, uint64_t id, uint64_t count,
 		    uint64_t *func, const uint32_t *hdr, size_t nloops, uint64_t *loops);
+
+/* Loops followed by hardware breakpoints (hwbranch.h): their iteration paths come as block steps
+ * (a loop-leaving iteration has no Ball-Larus id). Add count x each step's block to runs[] (one
+ * per block of g): block executions, from which events_from_runs gives the events. -EINVAL (a
+ * block out of range, NULL with n > 0). */
+int events_add_steps(const struct cfg *g, const struct cfg_step *steps, size_t n, uint64_t count,
+		     uint64_t *runs);
+/* out[EV_NR] += sum over the nblocks blocks of runs[b] x blockev[b]: the same count as the sum
+ * over the paths behind runs of count x events on the path. */
+void events_from_runs(const uint32_t *blockev, const uint64_t *runs, size_t nblocks, uint64_t *out);
 
 /* Basso's accuracy of an observed count against the actual one: 1 - |obs - act| / act
  * (1 when both are 0, 0 when act is 0 and obs is not; may be negative). */

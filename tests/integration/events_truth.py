@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """events_truth.py: check kprof's event counts (paths --events) against minijit's own.
 
-Usage: events_truth.py TRACE TRUTH KPROF_JSON [--estimate]
+Usage: events_truth.py TRACE TRUTH KPROF_JSON [--estimate | --hw | --hw-estimate]
 
 TRACE is minijit's path trace of the function (--paths-trace or --fig1-trace: block addresses and
 per-call paths), TRUTH its --truth output (the `func`, `events` and `evblock` lines: the classes
@@ -14,6 +14,15 @@ must equal minijit's; kprof's other classes must be 0 (minijit's encoder emits n
 every block's static classes must equal the encoder's tags; and every loop's counts must equal
 the sum over the loop's blocks of visits x tags, the loops taken from the trace's back edges
 (b -> t with t <= b: the loop is blocks t..b), not from kprof.
+
+--hw (anonymous code, hardware breakpoints, a trace whose loop turns covered the whole run): no
+function totals (events empty, events_not_covered says why); every loop kprof followed must have
+counts equal to the sum over the loop's blocks (from the trace's back edges) of visits x tags, and
+its per-block runs must equal the interpreter's visits.
+
+--hw-estimate (anonymous code, a trace whose loop turns covered only part of the run): each
+followed loop's counts scaled by the loop's entries in the whole trace / the activations kprof
+followed, and Basso's accuracy per class against the visits x tags over the loop's blocks.
 
 --estimate (a budgeted trace that saw only some calls): kprof's counts scaled by calls / traced
 activations, and Basso's accuracy 1 - |observed - actual| / actual printed per class; exit 1 if
@@ -60,6 +69,10 @@ def main():
         return 2
     got = doc["events"]
     ok = True
+    if "--hw-estimate" in sys.argv:
+        return hw_estimate(sys.argv[1], blocks, backs, evblock, doc)
+    if "--hw" in sys.argv:
+        return check_hw(blocks, backs, evblock, doc)
     if "--estimate" in sys.argv:
         scale = calls / doc["activations"]
         print(f"budgeted trace: {doc['activations']} of {calls} calls, {doc['path_events']} paths;"
@@ -103,6 +116,59 @@ def main():
         print(f"loop at IR block {h} (blocks {sorted(body)}): "
               f"{'equal' if not bad else 'MISMATCH ' + str(bad)}")
         ok = ok and not bad and start.get(ir2addr[h]) == le["header"]
+    return 0 if ok else 1
+
+
+def hw_estimate(trace, blocks, backs, evblock, doc):
+    for le in doc["loop_events"]:
+        h = blocks[doc["blocks"][le["header"]]["start"]]
+        body = set()
+        for latch in backs.get(h, ()):
+            body |= set(range(h, latch + 1))
+        entries = 0
+        for line in open(trace):
+            w = line.split()
+            if w and w[0] == "act":
+                seq = [int(b) for p in w[1].split("|") for b in p.split(",")]
+                entries += sum(1 for i, b in enumerate(seq)
+                               if b == h and (i == 0 or seq[i - 1] not in body))
+        scale = entries / le["activations"] if le["activations"] else 0
+        print(f"loop at IR block {h}: {le['activations']} of {entries} entries followed,"
+              f" counts x {scale:.2f}")
+        for k in doc["event_names"]:
+            actual = sum(evblock[b][0] * evblock[b][1].get(k, 0) for b in body)
+            if not actual:
+                continue
+            est = le["events"][k] * scale
+            print(f"  {k:12s} actual {actual:10d} estimated {est:12.0f} accuracy"
+                  f" {1 - abs(est - actual) / actual:.4f}")
+    return 0
+
+
+def check_hw(blocks, backs, evblock, doc):
+    names = doc["event_names"]
+    ok = not doc["events"] and any("no function totals" in n for n in doc["events_not_covered"])
+    if not ok:
+        print(f"FAIL: function totals on anonymous code: {doc['events']}")
+    if not doc["loop_events"]:
+        print("FAIL: no loop followed")
+        return 1
+    for le in doc["loop_events"]:
+        h = blocks[doc["blocks"][le["header"]]["start"]]
+        body = set()
+        for latch in backs.get(h, ()):
+            body |= set(range(h, latch + 1))
+        mine = {blocks[doc["blocks"][b]["start"]] for b in le["blocks"]}
+        want = {k: sum(evblock[b][0] * evblock[b][1].get(k, 0) for b in body) for k in names}
+        bad = {k: (le["events"][k], want[k]) for k in names if le["events"][k] != want[k]}
+        runs = {blocks[doc["blocks"][b]["start"]]: r for b, r in zip(le["blocks"], le["runs"])}
+        badruns = {b: (runs.get(b), evblock[b][0]) for b in body if runs.get(b) != evblock[b][0]}
+        good = not bad and not badruns and mine == body
+        ok = ok and good
+        print(f"loop at IR block {h} (blocks {sorted(body)}, kprof's {sorted(mine)}): "
+              + (f"equal, insns {le['events']['insns']}, cond_branch {le['events']['cond_branch']}"
+                 f", load {le['events']['load']}, store {le['events']['store']}; block runs"
+                 f" equal the visits" if good else f"MISMATCH {bad} runs {badruns}"))
     return 0 if ok else 1
 
 

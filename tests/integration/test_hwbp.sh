@@ -3,7 +3,9 @@
 # uprobes cannot go. Exact call counts (attach --calls=NAME,...) equal minijit's own counters,
 # four functions exactly and more in turns (estimated, said so); a thread whose debug registers
 # are taken (a fixture that holds all four on itself, as a debugger would) is refused with the
-# reason; no breakpoint event stays open in kprofd after detach (/proc/PID/fdinfo).
+# reason; no breakpoint event stays open in kprofd after detach (/proc/PID/fdinfo). paths on
+# anonymous code: branch counts, the followed loops' paths and their event counts (--events)
+# equal minijit's interpreter and the JS loop's iteration counts.
 # Not sanitized: breakpoint hits cost ~10 us each, and the runs need their full length.
 . "$(dirname "$0")/lib.sh"
 start_daemon || { fail "daemon starts" "see log"; exit 1; }
@@ -138,7 +140,7 @@ tracing() {
 	ctl paths "$1" --show --json 2>/dev/null | python3 -c "import json,sys
 sys.exit(0 if json.load(sys.stdin)['state'] == 'tracing' else 1)"
 }
-start_minijit --anon --wait-usr1 --rounds 2 --paths 500 --paths-trace "$TDIR/tr" --cleanup ||
+start_minijit --anon --wait-usr1 --rounds 2 --paths 500 --paths-trace "$TDIR/tr" --truth --cleanup ||
 	{ fail "minijit starts" ""; exit 1; }
 P=$MJ_PID
 ctl paths "$P" mj_paths --duration 60 --k 3 --top 0 --json >"$TDIR/p.json" 2>"$TDIR/p.err" &
@@ -152,6 +154,22 @@ wait "$CTL" || fail "kprofctl paths (anon)" "$(cat "$TDIR/p.err")"
 if out=$(python3 "$TRUTH" "$TDIR/tr" "$TDIR/p.json" 3 2>&1); then
 	pass "branch counts and loop paths equal minijit's block trace: $(echo $out | sed 's/PASS: //g' | cut -c1-400)"
 else fail "hw paths truth" "$out"; fi
+# Event counts (paths --events) of the loop followed: the interpreter's visits x the encoder's
+# tags over the loop's blocks (from the trace's back edges), exactly; its per-block runs equal
+# the visits; no function totals, said so. Its conditional branches ran as often as the
+# breakpoints on them fired (the loop's turn was on for the whole run).
+if out=$(python3 "$(dirname "$0")/events_truth.py" "$TDIR/tr" "$MJ_OUT" "$TDIR/p.json" --hw 2>&1); then
+	pass "events of the followed loop equal minijit's: $(echo $out | cut -c1-300)"
+else fail "hw events truth" "$out"; fi
+python3 - "$TDIR/p.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+le = r["loop_events"][0] if r["loop_events"] else {"blocks": [], "events": {}}
+hits = sum(b["taken"] + b["not_taken"] for b in r["branches"] if b["block"] in le["blocks"])
+ok = hits > 0 and le["events"].get("cond_branch") == hits
+print(("PASS" if ok else "FAIL") + f": the loop's cond_branch events ({le['events'].get('cond_branch')})"
+      f" equal the hits of its branches' breakpoints ({hits})")
+PY
 python3 - "$TDIR/p.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -261,6 +279,25 @@ ok = got == js and len(loops) == 1 and loops[0]["activations"] == m and len(loop
 print(("PASS" if ok else "FAIL") + f": node loop paths on assumptions equal the JS loop's iterations"
       f" exactly: {dict(got)} ({len(loops[0]['assumed']) if loops else 0} branches assumed one way)"
       + ("" if ok else f" vs {dict(js)}; {r['not_covered']}"))
+# Event counts of the loop (paths --events): no function totals; the loop's counts equal the JS
+# loop's iterations x the events on each iteration's path (kprof's decoding of the blocks, counts
+# from the JS, not from the trace), and its conditional branches per batch equal the hits of the
+# breakpoints on them (the assumed ones counted in one batch, the followed ones in two).
+le = r["loop_events"][0] if r["loop_events"] else None
+paths = {p["id"]: p for p in r["paths"]}
+want = collections.Counter()
+for pid, lab in label.items():
+    for st in paths[pid]["blocks"]:
+        for i, name in enumerate(r["event_names"]):
+            want[name] += js[(lab,)] * r["block_events"][st["block"]][i]
+ok = le is not None and not r["events"] and all(le["events"][k] == want[k] for k in r["event_names"])
+assumed = set(loops[0]["assumed"]) if loops else set()
+per_batch = sum((b["taken"] + b["not_taken"]) // (1 if b["address"] in assumed else 2)
+                for b in r["branches"] if le and b["block"] in le["blocks"])
+ok = ok and per_batch == le["events"]["cond_branch"] and le["activations"] == m
+print(("PASS" if ok else "FAIL") + f": node loop events = JS iterations x events per iteration path"
+      f" (insns {le['events']['insns'] if le else None}, cond_branch {le['events']['cond_branch'] if le else None}"
+      f" = {per_batch} branch hits per batch)" + ("" if ok else f" want {dict(want)}; {le}"))
 PY
 else
 	skip "node i % 3 loop" "node is not installed"
@@ -426,6 +463,10 @@ PY
 		pass "paths refused while a debugger holds the debug registers, with the reason" ||
 		fail "paths debugger refusal" "rc=$rc $out"
 	kill -INT "$PERF"; wait "$PERF" 2>/dev/null
+	out=$(ctl paths "$JS" jit_loop --duration 1 --structural 2>&1); rc=$?
+	[ $rc -ne 0 ] && grep -q "structural path profiling needs the outline graph's paths" <<<"$out" &&
+		pass "paths --structural on anonymous code: refused with the reason" ||
+		fail "structural refusal" "rc=$rc $out"
 	out=$(ctl paths "$JS" jit_bad --duration 1 2>&1); rc=$?
 	[ $rc -ne 0 ] && grep -q "cannot recover the control flow of jit_bad" <<<"$out" &&
 		pass "a jump into the middle of an instruction: refused with the reason" ||

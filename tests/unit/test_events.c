@@ -141,6 +141,48 @@ static void test_loop(void **state)
 	cfg_free(g);
 }
 
+/* Loops followed by breakpoints: iteration steps -> block runs -> events, the same as the sum over
+ * the same paths (by Ball-Larus id) of count x events; a block out of range refused. */
+static void test_runs(void **state)
+{
+	static const uint8_t code[] = {0x90, 0x48, 0xff, 0x00, 0x75, 0xfb, 0xc3};
+	struct cfg *g = build(code, sizeof(code));
+	uint32_t ev[3 * EV_NR];
+	uint64_t runs[3] = {0}, byruns[EV_NR] = {0}, bypaths[EV_NR] = {0};
+	struct cfg_step st[4], bad = {.block = 3};
+
+	(void)state;
+	assert_int_equal(events_blocks(code, sizeof(code), BASE, g, ev), 0);
+	for (uint64_t id = 0; id < cfg_num_paths(g); id++) {
+		int n = cfg_path_decode(g, id, st, 4);
+
+		assert_true(n > 0);
+		assert_int_equal(events_add_steps(g, st, (size_t)n, id + 2, runs), 0);
+		assert_int_equal(events_add_path(g, ev, id, id + 2, bypaths, NULL, 0, NULL), 0);
+	}
+	events_from_runs(ev, runs, 3, byruns);
+	assert_memory_equal(byruns, bypaths, sizeof(byruns));
+	/* B1 is on every path: 2 + 3 + 4 + 5 runs; B0 on the two from the entry. */
+	assert_int_equal(runs[1], 14);
+	assert_int_equal(byruns[EV_LOAD], 14);
+	/* An activation of 3 iterations as the breakpoint walk gives it: B1 (back) twice, then
+	 * B1 leaving to B2 (the leaving step's block is B1: B2 is outside the loop). */
+	memset(runs, 0, sizeof(runs));
+	memset(byruns, 0, sizeof(byruns));
+	st[0] = (struct cfg_step){.block = 1, .edge = CFG_NONE};
+	assert_int_equal(events_add_steps(g, st, 1, 2, runs), 0);
+	assert_int_equal(events_add_steps(g, st, 1, 1, runs), 0);
+	events_from_runs(ev, runs, 3, byruns);
+	assert_int_equal(byruns[EV_INSNS], 3 * 2);
+	assert_int_equal(byruns[EV_COND], 3);
+	assert_int_equal(byruns[EV_STORE], 3);
+	assert_int_equal(byruns[EV_RET], 0);
+	assert_int_equal(events_add_steps(g, &bad, 1, 1, runs), -EINVAL);
+	assert_int_equal(events_add_steps(g, NULL, 1, 1, runs), -EINVAL);
+	assert_int_equal(runs[1], 3);
+	cfg_free(g);
+}
+
 static void test_accuracy(void **state)
 {
 	(void)state;
@@ -157,9 +199,8 @@ static void test_accuracy(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_classes),
-	    cmocka_unit_test(test_paths),
-	    cmocka_unit_test(test_loop),
+	    cmocka_unit_test(test_classes),  cmocka_unit_test(test_paths),
+	    cmocka_unit_test(test_loop),     cmocka_unit_test(test_runs),
 	    cmocka_unit_test(test_accuracy),
 	};
 
