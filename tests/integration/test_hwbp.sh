@@ -203,9 +203,9 @@ python3 - "$TDIR/bud.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 hits = sum(b["taken"] + b["not_taken"] for b in r["branches"])
-# Hits keep coming while the last ones wait in the ring buffer: the budget ends the turns a
-# little late, never early.
-ok = r["end_reason"] == "budget" and 2000 <= hits < 8000 and r["traced_ms"] < 19000
+# Hits keep coming while the last ones wait in the ring buffer: the budget ends the turns late
+# (by what arrives in one drain, 50 ms: more when kprofd waits for a loaded CPU), never early.
+ok = r["end_reason"] == "budget" and 2000 <= hits < 20000 and r["traced_ms"] < 19000
 print(("PASS" if ok else "FAIL") + f": a budget of 2000 events ends the trace ({r['end_reason']},"
       f" {hits} branch hits in {r['traced_ms']:.0f} ms)")
 PY
