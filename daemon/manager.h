@@ -45,6 +45,7 @@ struct loader;
 struct ringbuf;
 struct sampler;
 struct store;
+struct windows;
 struct symbolizer;
 
 /* Builds the settings from scratch (defaults, file, flags); manager_new gets one, and SIGHUP
@@ -82,6 +83,7 @@ struct manager {
 	const struct manager_hooks *hooks;
 	void *hooks_ud;
 	uint64_t auto_refused; /* attaches refused by limits.max_auto_targets */
+	struct windows *windows; /* the time windows (windows.c), NULL until set up */
 };
 
 #define MANAGER_MAX_FREQS 64 /* distinct frequencies a status lists */

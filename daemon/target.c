@@ -171,6 +171,8 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 	t->parent = o->parent;
 	t->state = TARGET_ATTACHED;
 	t->attached_ns = now_ns(CLOCK_REALTIME);
+	t->win_start_boot = now_ns(CLOCK_BOOTTIME);
+	t->win_start_real = t->attached_ns;
 	t->ids = malloc((2 * KP_MAX_STACK + 1) * sizeof(*t->ids));
 	t->memo = calloc(1, sizeof(*t->memo));
 	if (o->cgroup)

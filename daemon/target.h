@@ -114,6 +114,8 @@ struct target {
 	 * and its threads' names. */
 	struct maptab *maps;
 	struct tnames *tnames;
+	/* Its current time window began here (windows.c); 0: not windowed yet (restored). */
+	uint64_t win_start_boot, win_start_real;
 };
 
 /* What an attach asks for; zero fields take the daemon's defaults. */

@@ -83,6 +83,10 @@ static const struct key keys[] = {
     UINT_KEY("http", "max_connections", http_max_connections, 1, 1024),
     UINT_KEY("http", "max_seconds", http_max_seconds, 1, 3600),
     UINT_KEY("http", "request_timeout", http_request_timeout, 1, 300),
+    UINT_KEY("windows", "seconds", window_sec, 1, 3600),
+    UINT_KEY("windows", "max_age", window_max_age_sec, 0, 10u * 365 * 86400),
+    UINT_KEY("windows", "memory_mb", window_memory_mb, 1, 1u << 20),
+    UINT_KEY("windows", "disk_mb", window_disk_mb, 0, 1u << 24),
 };
 
 void config_defaults(struct config *conf)
@@ -122,6 +126,10 @@ void config_defaults(struct config *conf)
 	    .http_max_connections = 32,
 	    .http_max_seconds = 300,
 	    .http_request_timeout = 10,
+	    .window_sec = 10,
+	    .window_max_age_sec = 86400,
+	    .window_memory_mb = 64,
+	    .window_disk_mb = 1024,
 	};
 	strcpy(conf->socket_path, KPROF_DEFAULT_SOCKET);
 	strcpy(conf->state_dir, KPROF_DEFAULT_STATE_DIR);

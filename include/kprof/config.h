@@ -79,6 +79,11 @@ struct config {
 	unsigned http_max_seconds;     /* bound of seconds= */
 	unsigned http_request_timeout; /* seconds from connect to a whole request */
 	int verbose;
+	/* [windows]: each target's samples also in windows of window_sec (ARCHITECTURE.md §1.5) */
+	unsigned window_sec;
+	unsigned window_max_age_sec; /* 0: no age limit */
+	unsigned window_memory_mb;
+	unsigned window_disk_mb; /* 0: windows are not written */
 };
 
 void config_defaults(struct config *conf);
