@@ -90,7 +90,7 @@ struct cut {
 		size_t off, n;
 		uint32_t tid;
 		uint64_t count;
-	} *st;
+	} * st;
 	size_t ns, cap_st;
 	uint32_t *ids;
 	size_t nids, cap_ids;
@@ -138,8 +138,7 @@ static int cut_summary(const struct target *t, const struct cut *c, uint32_t m,
 	struct hcct *h = NULL;
 	int err;
 
-	err = hcct_new(&(struct hcct_params){.slots = m,
-					     .max_nodes = t->env->conf->hcct_max_nodes},
+	err = hcct_new(&(struct hcct_params){.slots = m, .max_nodes = t->env->conf->hcct_max_nodes},
 		       &h);
 	if (err < 0)
 		return err;
@@ -304,7 +303,8 @@ static int cut_target(struct windows *w, struct target *t, uint64_t now_boot, ui
 				  .end_real = now_real,
 				  .samples = c.samples};
 	/* Wall time of the start through the window's length: a clock step moves no window. */
-	e.start_real = now_real > now_boot - e.start_boot ? now_real - (now_boot - e.start_boot) : 0;
+	e.start_real =
+	    now_real > now_boot - e.start_boot ? now_real - (now_boot - e.start_boot) : 0;
 	t->win_start_boot = now_boot, t->win_start_real = now_real;
 	err = cut_pack(t, &c, &e, &payload, &plen);
 	cut_release(&c);
@@ -380,7 +380,7 @@ static int restore_one(void *ctx, const char *name, const uint8_t *buf, size_t l
 	if (err < 0) {
 		w->bad_files++;
 		log_warn("window %s: %s", name,
-			 err == -EPIPE	   ? "torn (shorter than its header says)"
+			 err == -EPIPE	  ? "torn (shorter than its header says)"
 			 : err == -EILSEQ ? "corrupt (CRC mismatch)"
 					  : "not a window file");
 		return err;
@@ -628,8 +628,8 @@ static int range_one(struct windows *w, struct rbuild *b, size_t i)
 	return err;
 }
 
-int windows_range(struct windows *w, struct target *t, bool session, uint64_t since,
-		  uint64_t until, struct wrange *r, char *msg, size_t msglen)
+int windows_range(struct windows *w, struct target *t, bool session, uint64_t since, uint64_t until,
+		  struct wrange *r, char *msg, size_t msglen)
 {
 	_cleanup_free_ size_t *sel = NULL;
 	struct rbuild b = {.r = r};

@@ -33,8 +33,8 @@ struct wrange {
 	size_t windows, skipped; /* merged; left out (a file gone or damaged) */
 };
 /* 0, or a negative errno with msg saying why (-ENODATA: no window in the range). */
-int windows_range(struct windows *w, struct target *t, bool session, uint64_t since,
-		  uint64_t until, struct wrange *r, char *msg, size_t msglen);
+int windows_range(struct windows *w, struct target *t, bool session, uint64_t since, uint64_t until,
+		  struct wrange *r, char *msg, size_t msglen);
 void wrange_free(struct wrange *r);
 
 struct windows_stats {

@@ -17,8 +17,8 @@ static int duration(const char *s, double *ret)
 	static const struct {
 		const char *u;
 		double ns;
-	} units[] = {{"ms", 1e6}, {"s", NS}, {"min", 60 * NS}, {"m", 60 * NS},
-		     {"h", 3600 * NS}, {"d", 86400 * NS}};
+	} units[] = {{"ms", 1e6},    {"s", NS},	       {"min", 60 * NS},
+		     {"m", 60 * NS}, {"h", 3600 * NS}, {"d", 86400 * NS}};
 	char *end;
 	double v;
 
@@ -45,10 +45,9 @@ static int duration(const char *s, double *ret)
 
 static int absolute(const char *s, uint64_t now_ns, when_local_fn local, uint64_t *ret)
 {
-	static const char *const layouts[] = {"%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S",
-					      "%Y-%m-%d %H:%M",	   "%Y-%m-%dT%H:%M",
-					      "%Y-%m-%d",	   "%H:%M:%S",
-					      "%H:%M"};
+	static const char *const layouts[] = {
+	    "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M",
+	    "%Y-%m-%d",		 "%H:%M:%S",	      "%H:%M"};
 	size_t len = strlen(s);
 	bool utc = len && s[len - 1] == 'Z';
 	char buf[64];
@@ -68,6 +67,7 @@ static int absolute(const char *s, uint64_t now_ns, when_local_fn local, uint64_
 				gmtime_r(&now, &tm);
 			else
 				localtime_r(&now, &tm);
+			tm.tm_sec = 0;
 		}
 		end = strptime(buf, layouts[i], &tm);
 		if (!end || *end)

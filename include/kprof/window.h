@@ -24,7 +24,7 @@
 #include "kprof/hcct.h"
 
 #define WINDOW_MAGIC "KPWIN001"
-#define WINDOW_HEADER 16u		   /* magic (8), payload length (4, LE), CRC-32 (4, LE) */
+#define WINDOW_HEADER 16u		/* magic (8), payload length (4, LE), CRC-32 (4, LE) */
 #define WINDOW_MAX_PAYLOAD (256u << 20) /* one window's packed profile */
 
 struct window_store;
@@ -39,10 +39,10 @@ struct window_limits {
 struct window_entry {
 	uint64_t seq; /* unique, increasing in the order windows are cut: names the file */
 	uint32_t pid, uid;
-	uint64_t attached_ns;		/* the target: pid and attach time (CLOCK_REALTIME) */
-	uint64_t boot_id;		/* the boot the boottime stamps belong to */
-	uint64_t start_boot, end_boot;	/* CLOCK_BOOTTIME: order, duration, age */
-	uint64_t start_real, end_real;	/* CLOCK_REALTIME, as shown and selected */
+	uint64_t attached_ns;	       /* the target: pid and attach time (CLOCK_REALTIME) */
+	uint64_t boot_id;	       /* the boot the boottime stamps belong to */
+	uint64_t start_boot, end_boot; /* CLOCK_BOOTTIME: order, duration, age */
+	uint64_t start_real, end_real; /* CLOCK_REALTIME, as shown and selected */
 	uint64_t samples;
 	uint8_t *blob; /* the framed file in memory (the store's); NULL: on disk only */
 	size_t len;    /* its bytes (also the file's) */
