@@ -1456,8 +1456,8 @@ static const struct verb verbs[] = {
      "          pprof is not written to a terminal without --force; --base FILE also\n"
      "          writes the base side (for go tool pprof -diff_base)"},
     {"diff", verb_diff,
-     "PID [--since T] [--until T] [--session N] --base-since T [--base-until T]\n"
-     "          | PID --base-pid PID2 [...] [--top N] [--json]",
+     "PID [--since T] [--until T] [--session N] [--top N] [--json]\n"
+     "          --base-since T [--base-until T] | --base-pid PID2",
      "function by function: self share of the samples in the base (another time range\n"
      "          or another process) and now, largest changes first (default top 20)"},
     {"record", verb_record,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* windows.c: each target's samples in time windows, kept in memory and in the state directory,
- * and the profile of a time range built from them (ARCHITECTURE.md §1.5).
+ * and the profile of a time range built from them (ARCHITECTURE.md §1.6).
  *
  * Every [windows] seconds a timer cuts a window of every target that got samples: the stacks
  * whose counts grew since the last cut (profile_take_recent: the per-sample path pays one add),

@@ -79,7 +79,7 @@ struct config {
 	unsigned http_max_seconds;     /* bound of seconds= */
 	unsigned http_request_timeout; /* seconds from connect to a whole request */
 	int verbose;
-	/* [windows]: each target's samples also in windows of window_sec (ARCHITECTURE.md §1.5) */
+	/* [windows]: each target's samples also in windows of window_sec (ARCHITECTURE.md §1.6) */
 	unsigned window_sec;
 	unsigned window_max_age_sec; /* 0: no age limit */
 	unsigned window_memory_mb;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* window.h: time windows of the targets' samples (ARCHITECTURE.md §1.5, ALGORITHMS.md §9).
+/* window.h: time windows of the targets' samples (ARCHITECTURE.md §1.6, ALGORITHMS.md §7).
  *
  * Three pure pieces the glue (daemon/windows.c) puts together:
  *  - the index of kept windows and its retention: each window is one blob (a framed, packed
@@ -10,7 +10,7 @@
  *  - the frame of a window file: magic, length, CRC-32 of the payload. A torn or corrupt file
  *    is told apart from a good one before a byte of it is decoded.
  *  - the merge of per-window Space-Saving summaries (HCCT snapshots) into the HCCT of a range,
- *    with the error bound of ALGORITHMS.md §9: merged counters of total N overestimate by at
+ *    with the error bound of ALGORITHMS.md §7: merged counters of total N overestimate by at
  *    most err <= N/m, and a context no window monitored has f <= N/m.
  * No I/O, no globals, no logging.
  */
@@ -112,7 +112,7 @@ struct window_summary {
 /* The smallest counter of a snapshot's monitored contexts if m of them are monitored, else 0:
  * every context the summary does not monitor has f <= this. */
 uint64_t window_summary_min(const struct hcct_tree *snap, uint32_t m);
-/* The merge (ALGORITHMS.md §9): one context per distinct key path; for context x, with S(x)
+/* The merge (ALGORITHMS.md §7): one context per distinct key path; for context x, with S(x)
  * the summaries monitoring it and Z = sum of all mins,
  *   count = sum_{i in S(x)} count_i + (Z - sum_{i in S(x)} min_i)
  *   err   = sum_{i in S(x)} err_i   + (Z - sum_{i in S(x)} min_i)
