@@ -6,7 +6,7 @@
 # time_nanos/duration_nanos of the range; a full state disk (a small tmpfs filled up): windows
 # kept in memory, counted, written once there is room again; windows survive a kprofd restart,
 # a torn window file is detected, renamed .bad and counted without losing the others; bad
-# --since input gets a clear error.
+# --since input gets a clear error; the HTTP endpoint's since=/until= answer from the windows.
 # Not sanitized: timing-heavy (phases of 3 s, windows of 1 s).
 # Needs root (BPF, mount); the go tool pprof part skips without go.
 . "$(dirname "$0")/lib.sh"
@@ -19,7 +19,8 @@ cc -O1 -g -fno-omit-frame-pointer -o "$PH" "$(dirname "$0")/../fixtures/phases.c
 mkdir -p "$TDIR/state"
 FULL=0
 if mount -t tmpfs -o size=2m tmpfs "$TDIR/state" 2>/dev/null; then FULL=1; fi
-printf '[windows]\nseconds = 1\n' >"$TDIR/kprofd.conf"
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+printf '[windows]\nseconds = 1\n[http]\nlisten = 127.0.0.1:%s\n' "$PORT" >"$TDIR/kprofd.conf"
 start_daemon --config "$TDIR/kprofd.conf" || { fail "daemon starts" "see log"; exit 1; }
 
 # A full state disk from the start: every window write fails (ENOSPC).
@@ -114,6 +115,23 @@ PY
 else
 	skip "go tool pprof" "go not installed"
 fi
+
+# The HTTP endpoint's since=/until=: the kept windows at once.
+URL="http://127.0.0.1:$PORT/debug/pprof/profile?pid=$PH_PID"
+if curl -sf -o "$TDIR/http.pb.gz" "$URL&since=@$TB&until=@$TD"; then
+	if command -v go >/dev/null && go version >/dev/null 2>&1; then
+		go tool pprof -top "$TDIR/http.pb.gz" 2>/dev/null | grep -E '^ +[0-9.]+m?s' | head -1 | grep -q phase_beta &&
+			pass "http since=/until=: go tool pprof's top function is phase_beta" ||
+			fail "http since=" "$(go tool pprof -top "$TDIR/http.pb.gz" 2>&1 | head -8)"
+	else
+		pass "http since=/until=: a profile ($(stat -c %s "$TDIR/http.pb.gz") bytes)"
+	fi
+else
+	fail "http since=" "curl failed"
+fi
+CODE=$(curl -s -o "$TDIR/body" -w '%{http_code}' "$URL&since=2099-01-01T00:00:00Z")
+[ "$CODE" = 404 ] && grep -q "no kept time window" "$TDIR/body" && pass "http: a range without windows: 404, said" ||
+	fail "http empty range" "$CODE $(cat "$TDIR/body")"
 
 # Bad input.
 ctl report "$PH_PID" --since garbage >/dev/null 2>"$TDIR/err"
