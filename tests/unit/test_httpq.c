@@ -87,6 +87,7 @@ static void test_query(void **state)
 	assert_int_equal(httpq_arg(&q, "since", "garbage", 300, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "since= is not a time"));
 	assert_int_equal(httpq_arg(&q, "until", NULL, 300, err, sizeof(err)), -EINVAL);
+	httpq_init(&q);
 	assert_int_equal(httpq_arg(&q, "debug", "1", 300, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "unknown argument 'debug'"));
 
