@@ -197,8 +197,12 @@ static int cut_pack(const struct target *t, const struct cut *c, const struct wi
 		sv[i].tid = c->st[i].tid;
 		spp[i] = &sv[i];
 	}
-	if (m && (err = cut_summary(t, c, m, &snap)) < 0)
+	/* A window with at most m distinct stacks has at most m contexts: its exact stacks are its
+	 * summary (never full: min 0, err 0), built when a range needs it (summary_of_stacks). */
+	if (m && c->ns > m && (err = cut_summary(t, c, m, &snap)) < 0)
 		return err;
+	sp.hcct_from_stacks = m && c->ns <= m;
+	sp.hcct_slots = m;
 	if (snap) {
 		hv = calloc(snap->len + 1, sizeof(*hv));
 		hp = calloc(snap->len + 1, sizeof(*hp));
@@ -221,7 +225,6 @@ static int cut_pack(const struct target *t, const struct cut *c, const struct wi
 		sp.hcct = hp;
 		sp.hcct_n = snap->n;
 		sp.hcct_min = window_summary_min(snap, m);
-		sp.hcct_slots = m;
 	}
 	tg.pid = t->pid;
 	tg.uid = t->uid;
@@ -526,6 +529,35 @@ struct rbuild {
 	size_t n, cap;
 };
 
+/* The summary of a window whose stacks are its summary (hcct_from_stacks): an HCCT that never
+ * fills (m >= its stacks) of its user contexts (all frames with hcct_kernel), as cut_summary
+ * would have built it. Ids are the window's; kernel frames are told by the range's functions
+ * (map). */
+static int summary_of_stacks(const Kprof__SavedProfile *sp, const struct profile *prof,
+			     const uint32_t *map, struct hcct_tree **ret)
+{
+	uint32_t m = sp->n_stacks > sp->hcct_slots ? sp->n_stacks : sp->hcct_slots;
+	struct hcct *h = NULL;
+	int err;
+
+	err = hcct_new(&(struct hcct_params){.slots = m ? m : 1}, &h);
+	for (size_t i = 0; i < sp->n_stacks && err >= 0; i++) {
+		const Kprof__SavedStack *s = sp->stacks[i];
+		size_t n = s->n_ids;
+
+		if (!sp->target->hcct_kernel)
+			for (n = 0; n < s->n_ids; n++)
+				if (profile_func_is_kernel(profile_func_get(prof, map[s->ids[n]])))
+					break;
+		if (n && s->count)
+			hcct_add_stack(h, s->ids, n, s->count); /* refusals: lost */
+	}
+	if (err >= 0)
+		err = hcct_snapshot(h, ret);
+	hcct_free(h);
+	return err;
+}
+
 /* Add one window (its packed SavedProfile) to the range. */
 static int range_add(struct rbuild *b, const Kprof__SavedProfile *sp)
 {
@@ -565,9 +597,13 @@ static int range_add(struct rbuild *b, const Kprof__SavedProfile *sp)
 	if (sp->target->window_end_ns > r->end)
 		r->end = sp->target->window_end_ns;
 	r->windows++;
-	if (!sp->n_hcct)
+	if (sp->hcct_from_stacks)
+		err = summary_of_stacks(sp, r->prof, map, &tr);
+	else if (sp->n_hcct)
+		err = summary_tree(sp, &tr);
+	else
 		return 0;
-	if ((err = summary_tree(sp, &tr)) < 0)
+	if (err < 0)
 		return err;
 	if (array_grow((void **)&b->sum, &b->cap, b->n + 1, sizeof(*b->sum), 16) < 0 ||
 	    !(b->trees = reallocarray(b->trees, b->cap, sizeof(*b->trees))) ||
