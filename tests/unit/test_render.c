@@ -1018,7 +1018,10 @@ static void test_status_json(void **state)
 		       "\"threads_created\":0,\"thread_reports\":0,\"thread_reports_lost\":0,"
 		       "\"forks_lost\":0,\"watch_rules\":0,\"auto_targets\":0,"
 		       "\"max_auto_targets\":0,\"auto_refused\":0,\"watch_execs_lost\":0,"
-		       "\"watches\":[]}\n");
+		       "\"watches\":[],\"window_sec\":0,\"windows\":0,\"windows_in_memory\":0,"
+		       "\"window_memory_bytes\":0,\"window_disk_bytes\":0,\"windows_dropped\":0,"
+		       "\"windows_aged\":0,\"window_bad_files\":0,\"window_write_failures\":0,"
+		       "\"windows_unsaved\":0}\n");
 	free(s);
 
 	/* empty arrays, no samples */
