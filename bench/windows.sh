@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/windows.sh: time windows (issue 17 item 2, "Measure"). Run as root:
-# `BUILD=build bash bench/windows.sh` (about 11 minutes; WIN_PARTS="hour sizes cpu" picks parts).
+# `BUILD=build bash bench/windows.sh` (about 11 minutes; WIN_PARTS="hour sizes cpu" picks parts,
+# WIN_LOAD=node the workload of the hour and sizes parts, see mj below).
 #
 #  hour:  one hour's worth of 10 s windows at 99 Hz, in 6 minutes: kprofd with [windows]
 #         seconds = 1 and a busy minijit attached at 999 Hz for WIN_HOUR_SECONDS (360): 360
@@ -49,7 +50,21 @@ stop_daemon() { kill -TERM "$DPID"; wait "$DPID" 2>/dev/null; DPID=; }
 sj() { $CTL status --json | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
-mj() { "$BUILD/minijit" --seconds 0 "$@" >/dev/null 2>"$T/mj.$RANDOM" & PIDS+=($!); MJ=$!; sleep 1; }
+# mj: start the workload (WIN_LOAD=minijit, the default: a busy minijit, few distinct stacks;
+# WIN_LOAD=node: manystacks.js, almost every sample a new stack, the costly case); sets MJ.
+mj() {
+	if [ "${WIN_LOAD:-minijit}" = node ]; then
+		node --perf-basic-prof --interpreted-frames-native-stack \
+			"$(dirname "$0")/../tests/fixtures/manystacks.js" 100000 >/dev/null 2>&1 &
+		MJ=$!
+		sleep 3
+	else
+		"$BUILD/minijit" --seconds 0 >/dev/null 2>"$T/mj.$RANDOM" &
+		MJ=$!
+		sleep 1
+	fi
+	PIDS+=("$MJ")
+}
 
 if [[ " $PARTS " == *" hour "* ]]; then
 	echo "## hour: $HOUR_S windows of 1 s, a minijit at 999 Hz"
