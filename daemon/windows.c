@@ -474,6 +474,8 @@ void windows_free(struct windows *w)
 void windows_get_stats(const struct windows *w, struct windows_stats *st)
 {
 	window_store_stats(w->ws, &st->s);
+	if (!w->m->store || !w->m->conf.window_disk_mb)
+		st->s.unsaved = 0; /* memory only by choice: nothing waits to be written */
 	st->bad_files = w->bad_files;
 	st->write_failures = w->write_failures;
 	st->window_sec = w->m->conf.window_sec;
