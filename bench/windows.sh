@@ -32,7 +32,7 @@ CTL="$BUILD/kprofctl --socket $T/sock"
 PIDS=()
 DPID=
 cleanup() {
-	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; rm -f "/tmp/perf-$p.map"; done
 	[ -n "$DPID" ] && kill -TERM "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
 	rm -rf "$T"
 }
