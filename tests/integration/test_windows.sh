@@ -96,7 +96,7 @@ else
 fi
 if command -v go >/dev/null && go version >/dev/null 2>&1; then
 	go tool pprof -top -diff_base "$TDIR/base.pb.gz" "$TDIR/new.pb.gz" >"$TDIR/top" 2>&1
-	if grep -Eq '^ +[0-9.]+m?s .*phase_beta' "$TDIR/top" && grep -Eq '^ +-[0-9.]+m?s .*phase_alpha' "$TDIR/top"; then
+	if grep -Eq '^ *[0-9.]+m?s .*phase_beta' "$TDIR/top" && grep -Eq '^ *-[0-9.]+m?s .*phase_alpha' "$TDIR/top"; then
 		pass "go tool pprof -diff_base: phase_beta positive, phase_alpha negative"
 	else
 		fail "go tool pprof -diff_base" "$(head -15 "$TDIR/top")"
@@ -120,7 +120,7 @@ fi
 URL="http://127.0.0.1:$PORT/debug/pprof/profile?pid=$PH_PID"
 if curl -sf -o "$TDIR/http.pb.gz" "$URL&since=@$TB&until=@$TD"; then
 	if command -v go >/dev/null && go version >/dev/null 2>&1; then
-		go tool pprof -top "$TDIR/http.pb.gz" 2>/dev/null | grep -E '^ +[0-9.]+m?s' | head -1 | grep -q phase_beta &&
+		go tool pprof -top "$TDIR/http.pb.gz" 2>/dev/null | grep -E '^ *[0-9.]+m?s' | head -1 | grep -q phase_beta &&
 			pass "http since=/until=: go tool pprof's top function is phase_beta" ||
 			fail "http since=" "$(go tool pprof -top "$TDIR/http.pb.gz" 2>&1 | head -8)"
 	else
