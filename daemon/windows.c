@@ -10,7 +10,8 @@
  * directory as w-SEQ-PID.kpw (atomically: temporary file, fsync, rename). A failed write (a
  * full disk) leaves the window in memory, counted, and is tried again at the next tick. A range
  * query cuts the target's window at once (so "the last minute" includes the last second), then
- * decodes the windows whose middle lies in the range, from memory or from their files, and
+ * decodes the windows whose middle lies in the range, from memory or from their files (windows
+ * restored at start are checked, then left on disk until a range reads them), and
  * merges them: stacks into one profile (equal functions and stacks added up), summaries into
  * one HCCT (window_hcct_merge). At start every window file is read back; one whose frame or
  * CRC or content is wrong (a torn write) is renamed .bad, said in the log and counted; the
@@ -407,13 +408,9 @@ static int restore_one(void *ctx, const char *name, const uint8_t *buf, size_t l
 				  .start_real = sp->target->window_start_ns,
 				  .end_real = sp->target->window_end_ns,
 				  .samples = sp->target->samples,
-				  .blob = malloc(len),
 				  .len = len,
-				  .on_disk = true};
+				  .on_disk = true}; /* read again when a range needs it */
 	kprof__saved_profile__free_unpacked(sp, NULL);
-	if (!e.blob)
-		return -ENOMEM;
-	memcpy(e.blob, buf, len);
 	if (e.seq >= w->seq)
 		w->seq = e.seq + 1;
 	return window_store_add(w->ws, &e) == -ENOMEM ? -ENOMEM : 0;

@@ -68,7 +68,7 @@ void window_store_set_limits(struct window_store *ws, const struct window_limits
 
 int window_store_add(struct window_store *ws, const struct window_entry *e)
 {
-	if (!e->blob || !e->len || e->end_boot < e->start_boot) {
+	if ((!e->blob && !e->on_disk) || !e->len || e->end_boot < e->start_boot) {
 		free(e->blob);
 		return -EINVAL;
 	}

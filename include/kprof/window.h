@@ -64,8 +64,9 @@ int window_store_new(const struct window_limits *lim, struct window_store **ret)
 void window_store_free(struct window_store *ws);
 void window_store_set_limits(struct window_store *ws, const struct window_limits *lim);
 
-/* Add *e; its blob becomes the store's, also on error. Windows must come in seq order, except
- * at start (window_store_sort after). -EINVAL (no blob, end before start), -ENOMEM. */
+/* Add *e; its blob becomes the store's, also on error (a window on disk may come without one).
+ * Windows must come in seq order, except at start (window_store_sort after). -EINVAL (no blob
+ * and not on disk, end before start), -ENOSPC (max_windows), -ENOMEM. */
 int window_store_add(struct window_store *ws, const struct window_entry *e);
 /* Order the windows by seq (after adding restored ones in any order). */
 void window_store_sort(struct window_store *ws);
