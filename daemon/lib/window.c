@@ -6,8 +6,9 @@
  * once). Retention walks it from the oldest: windows past their age go, then blobs leave
  * memory oldest first while memory is over its bound (a blob that is not on disk yet is kept
  * while an older on-disk blob can go, and dropped, counted, only when nothing else can), then
- * files go oldest first while the disk is over its bound. Removed entries are compacted away in
- * one pass. Memory counts the blobs and the index entries.
+ * files go oldest first while the disk is over its bound, and the oldest beyond max_windows go.
+ * Removed entries are compacted away in one pass. Memory counts the blobs and the index
+ * entries. An add refuses a window only at twice max_windows (no retention ran meanwhile).
  *
  * The merge keys merged contexts by (parent, routine, call site) in an open-addressing table;
  * a context is created the first time any summary shows it, after its parent (summaries list
@@ -72,7 +73,7 @@ int window_store_add(struct window_store *ws, const struct window_entry *e)
 		free(e->blob);
 		return -EINVAL;
 	}
-	if (ws->n >= ws->lim.max_windows) {
+	if (ws->n >= 2 * ws->lim.max_windows) { /* retain trims to max_windows each tick */
 		ws->st.dropped_full++;
 		free(e->blob);
 		return -ENOSPC;
@@ -197,6 +198,16 @@ void window_store_retain(struct window_store *ws, uint64_t now_boot, uint64_t no
 		if (ws->v[i].len)
 			ws->v[k++] = ws->v[i];
 	ws->n = k;
+	if (ws->n > ws->lim.max_windows) { /* the oldest beyond the count bound */
+		size_t over = ws->n - ws->lim.max_windows;
+
+		for (size_t i = 0; i < over; i++) {
+			ws->st.dropped_full++;
+			drop(ws, &ws->v[i], fn, ud);
+		}
+		memmove(ws->v, ws->v + over, (ws->n - over) * sizeof(*ws->v));
+		ws->n -= over;
+	}
 }
 
 size_t window_store_count(const struct window_store *ws)

@@ -33,7 +33,7 @@ struct window_limits {
 	uint64_t max_age_ns; /* 0: no age limit */
 	uint64_t mem_bytes;  /* blobs and index entries in memory */
 	uint64_t disk_bytes; /* files */
-	size_t max_windows;  /* index entries; 0: 1M */
+	size_t max_windows;  /* index entries kept by retention (the oldest beyond go); 0: 1M */
 };
 
 struct window_entry {
@@ -56,7 +56,7 @@ struct window_stats {
 	uint64_t evicted;      /* blobs that left memory (their file stays) */
 	uint64_t dropped_mem;  /* windows lost: memory full, and not on disk */
 	uint64_t dropped_disk; /* windows whose file went: disk bytes */
-	uint64_t dropped_full; /* windows not added: max_windows, nothing older to drop */
+	uint64_t dropped_full; /* windows dropped or refused by max_windows */
 };
 
 int window_store_new(const struct window_limits *lim, struct window_store **ret);
@@ -66,7 +66,7 @@ void window_store_set_limits(struct window_store *ws, const struct window_limits
 
 /* Add *e; its blob becomes the store's, also on error (a window on disk may come without one).
  * Windows must come in seq order, except at start (window_store_sort after). -EINVAL (no blob
- * and not on disk, end before start), -ENOSPC (max_windows), -ENOMEM. */
+ * and not on disk, end before start), -ENOSPC (2 max_windows), -ENOMEM. */
 int window_store_add(struct window_store *ws, const struct window_entry *e);
 /* Order the windows by seq (after adding restored ones in any order). */
 void window_store_sort(struct window_store *ws);

@@ -158,14 +158,26 @@ static void test_memory_only_dropped_last(void **state)
 		e = entry(i + 1, 1, i, i + 1, 100, false); /* a full disk: none written */
 		assert_int_equal(window_store_add(ws, &e), 0);
 	}
-	e = entry(9, 1, 9, 10, 100, false);
-	assert_int_equal(window_store_add(ws, &e), -ENOSPC); /* max_windows */
 	window_store_retain(ws, 10 * S, 1010 * S, 1, NULL, NULL);
 	window_store_stats(ws, &st);
 	assert_int_equal(st.windows, 1);
 	assert_int_equal(st.dropped_mem, 2);
-	assert_int_equal(st.dropped_full, 1);
 	assert_int_equal(window_store_at(ws, 0)->seq, 3); /* the newest kept */
+	/* The count bound: retention keeps the newest max_windows, an add refuses at twice. */
+	l.mem_bytes = 1 << 20;
+	window_store_set_limits(ws, &l);
+	for (uint64_t i = 4; i <= 8; i++) {
+		e = entry(i, 1, i, i + 1, 100, true);
+		assert_int_equal(window_store_add(ws, &e), 0);
+	}
+	e = entry(9, 1, 9, 10, 100, true);
+	assert_int_equal(window_store_add(ws, &e), -ENOSPC);
+	window_store_retain(ws, 10 * S, 1010 * S, 1, NULL, NULL);
+	window_store_stats(ws, &st);
+	assert_int_equal(st.windows, 3);
+	assert_int_equal(st.dropped_full, 4); /* 1 refused, 3 dropped */
+	assert_int_equal(window_store_at(ws, 0)->seq, 6);
+	assert_int_equal(st.mem_bytes, 3 * (sizeof(struct window_entry) + 100));
 	window_store_free(ws);
 }
 
