@@ -3,19 +3,18 @@
  * and the profile of a time range built from them (ARCHITECTURE.md §1.6).
  *
  * Every [windows] seconds a timer cuts a window of every target that got samples: the stacks
- * whose counts grew since the last cut (profile_take_recent: the per-sample path pays one add),
- * the functions they name, and a Space-Saving summary of that window's contexts (an HCCT of the
- * target's m built from the window's stacks), packed as a kprof.SavedProfile, framed with a
- * CRC (window.h) and handed to the pure index (daemon/lib/window.c), then written to the state
- * directory as w-SEQ-PID.kpw (atomically: temporary file, fsync, rename). A failed write (a
- * full disk) leaves the window in memory, counted, and is tried again at the next tick. A range
- * query cuts the target's window at once (so "the last minute" includes the last second), then
- * decodes the windows whose middle lies in the range, from memory or from their files (windows
- * restored at start are checked, then left on disk until a range reads them), and
- * merges them: stacks into one profile (equal functions and stacks added up), summaries into
- * one HCCT (window_hcct_merge). At start every window file is read back; one whose frame or
- * CRC or content is wrong (a torn write) is renamed .bad, said in the log and counted; the
- * others are kept.
+ * whose counts grew since the last cut (profile_take_recent: the per-sample path pays one add)
+ * and the functions they name, packed as a kprof.SavedProfile, framed with a CRC (window.h),
+ * handed to the pure index (daemon/lib/window.c), then written to the state directory as
+ * w-SEQ-PID.kpw (atomically: temporary file, fsync, rename). A failed write (a full disk)
+ * leaves the window in memory, counted, and is tried again at the next tick. A range query
+ * cuts the target's window at once (so "the last minute" includes the last second), then
+ * decodes the windows whose middle lies in the range, from memory or from their files, and
+ * merges them: stacks into one profile (equal functions and stacks added up), and each
+ * window's summary (its m heaviest contexts, exact: window_summary_exact) into one HCCT
+ * (window_hcct_merge). At start every window file is read and checked; one whose frame, CRC
+ * or content is wrong (a torn write) is renamed .bad, said in the log and counted; the others
+ * are kept in the index, on disk until a range reads them.
  *
  * Windows are ordered, aged and measured by CLOCK_BOOTTIME (with the boot's id: a window of
  * an earlier boot is aged by CLOCK_REALTIME), and shown and selected by the CLOCK_REALTIME
@@ -131,35 +130,6 @@ static void cut_release(struct cut *c)
 	free(c->ids);
 }
 
-/* The window's own Space-Saving summary, with the target's m, of its user contexts (all frames
- * with hcct_kernel), as the target's HCCT sees the samples. */
-static int cut_summary(const struct target *t, const struct cut *c, uint32_t m,
-		       struct hcct_tree **snap)
-{
-	struct hcct *h = NULL;
-	int err;
-
-	err = hcct_new(&(struct hcct_params){.slots = m, .max_nodes = t->env->conf->hcct_max_nodes},
-		       &h);
-	if (err < 0)
-		return err;
-	for (size_t i = 0; i < c->ns; i++) {
-		const struct cstack *s = &c->st[i];
-		size_t n = s->n;
-
-		if (!t->hcct_kernel)
-			for (n = 0; n < s->n; n++)
-				if (profile_func_is_kernel(
-					profile_func_get(c->p, c->used[c->ids[s->off + n]])))
-					break;
-		if (n)
-			hcct_add_stack(h, c->ids + s->off, n, s->count); /* refusals: lost */
-	}
-	err = hcct_snapshot(h, snap);
-	hcct_free(h);
-	return err;
-}
-
 /* The window as a packed SavedProfile. */
 static int cut_pack(const struct target *t, const struct cut *c, const struct window_entry *e,
 		    uint8_t **ret, size_t *ret_len)
@@ -170,11 +140,7 @@ static int cut_pack(const struct target *t, const struct cut *c, const struct wi
 	_cleanup_free_ Kprof__SavedFunction **fp = calloc(c->nused + 1, sizeof(*fp));
 	_cleanup_free_ Kprof__SavedStack *sv = calloc(c->ns + 1, sizeof(*sv));
 	_cleanup_free_ Kprof__SavedStack **spp = calloc(c->ns + 1, sizeof(*spp));
-	_cleanup_free_ Kprof__SavedHcctNode *hv = NULL;
-	_cleanup_free_ Kprof__SavedHcctNode **hp = NULL;
-	struct hcct_tree *snap = NULL;
 	uint32_t m = hcct_slots_for_eps(t->eps);
-	int err;
 
 	if (!fv || !fp || !sv || !spp)
 		return -ENOMEM;
@@ -198,35 +164,9 @@ static int cut_pack(const struct target *t, const struct cut *c, const struct wi
 		sv[i].tid = c->st[i].tid;
 		spp[i] = &sv[i];
 	}
-	/* A window with at most m distinct stacks has at most m contexts: its exact stacks are its
-	 * summary (never full: min 0, err 0), built when a range needs it (summary_of_stacks). */
-	if (m && c->ns > m && (err = cut_summary(t, c, m, &snap)) < 0)
-		return err;
-	sp.hcct_from_stacks = m && c->ns <= m;
+	/* Its summary is built from its exact stacks when a range needs it (summary_of_stacks). */
+	sp.hcct_from_stacks = m != 0;
 	sp.hcct_slots = m;
-	if (snap) {
-		hv = calloc(snap->len + 1, sizeof(*hv));
-		hp = calloc(snap->len + 1, sizeof(*hp));
-		if (!hv || !hp) {
-			hcct_tree_free(snap);
-			return -ENOMEM;
-		}
-		for (size_t i = 0; i < snap->len; i++) {
-			const struct hcct_entry *x = &snap->entries[i];
-
-			kprof__saved_hcct_node__init(&hv[i]);
-			hv[i].func = x->id;
-			hv[i].parent = x->parent == HCCT_NONE ? -1 : (int32_t)x->parent;
-			hv[i].count = x->count;
-			hv[i].err = x->err;
-			hv[i].monitored = x->flags & HCCT_ENTRY_MONITORED;
-			hp[i] = &hv[i];
-		}
-		sp.n_hcct = snap->len;
-		sp.hcct = hp;
-		sp.hcct_n = snap->n;
-		sp.hcct_min = window_summary_min(snap, m);
-	}
 	tg.pid = t->pid;
 	tg.uid = t->uid;
 	tg.comm = (char *)t->comm;
@@ -253,7 +193,6 @@ static int cut_pack(const struct target *t, const struct cut *c, const struct wi
 	*ret = malloc(*ret_len ? *ret_len : 1);
 	if (*ret)
 		kprof__saved_profile__pack(&sp, *ret);
-	hcct_tree_free(snap);
 	return *ret ? 0 : -ENOMEM;
 }
 
@@ -528,19 +467,19 @@ struct rbuild {
 	size_t n, cap;
 };
 
-/* The summary of a window whose stacks are its summary (hcct_from_stacks): an HCCT that never
- * fills (m >= its stacks) of its user contexts (all frames with hcct_kernel), as cut_summary
- * would have built it. Ids are the window's; kernel frames are told by the range's functions
- * (map). */
+/* The summary of a window (hcct_from_stacks) from its exact stacks: its m heaviest user
+ * contexts (all frames with hcct_kernel), as the target's HCCT sees samples
+ * (window_summary_exact). Ids are the window's; kernel frames are told by the range's
+ * functions (map). */
 static int summary_of_stacks(const Kprof__SavedProfile *sp, const struct profile *prof,
-			     const uint32_t *map, struct hcct_tree **ret)
+			     const uint32_t *map, struct hcct_tree **ret, uint64_t *min)
 {
-	uint32_t m = sp->n_stacks > sp->hcct_slots ? sp->n_stacks : sp->hcct_slots;
-	struct hcct *h = NULL;
-	int err;
+	_cleanup_free_ struct window_stack *v = calloc(sp->n_stacks + 1, sizeof(*v));
+	size_t k = 0;
 
-	err = hcct_new(&(struct hcct_params){.slots = m ? m : 1}, &h);
-	for (size_t i = 0; i < sp->n_stacks && err >= 0; i++) {
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < sp->n_stacks; i++) {
 		const Kprof__SavedStack *s = sp->stacks[i];
 		size_t n = s->n_ids;
 
@@ -549,12 +488,9 @@ static int summary_of_stacks(const Kprof__SavedProfile *sp, const struct profile
 				if (profile_func_is_kernel(profile_func_get(prof, map[s->ids[n]])))
 					break;
 		if (n && s->count)
-			hcct_add_stack(h, s->ids, n, s->count); /* refusals: lost */
+			v[k++] = (struct window_stack){.ids = s->ids, .n = n, .count = s->count};
 	}
-	if (err >= 0)
-		err = hcct_snapshot(h, ret);
-	hcct_free(h);
-	return err;
+	return window_summary_exact(v, k, sp->hcct_slots ? sp->hcct_slots : 1, ret, min);
 }
 
 /* Add one window (its packed SavedProfile) to the range. */
@@ -564,6 +500,7 @@ static int range_add(struct rbuild *b, const Kprof__SavedProfile *sp)
 	_cleanup_free_ uint32_t *map = calloc(sp->n_functions + 1, sizeof(*map));
 	_cleanup_free_ uint32_t *ids = NULL;
 	struct hcct_tree *tr = NULL;
+	uint64_t min = sp->hcct_min;
 	int err;
 
 	if (!map)
@@ -597,7 +534,7 @@ static int range_add(struct rbuild *b, const Kprof__SavedProfile *sp)
 		r->end = sp->target->window_end_ns;
 	r->windows++;
 	if (sp->hcct_from_stacks)
-		err = summary_of_stacks(sp, r->prof, map, &tr);
+		err = summary_of_stacks(sp, r->prof, map, &tr, &min);
 	else if (sp->n_hcct)
 		err = summary_tree(sp, &tr);
 	else
@@ -613,7 +550,7 @@ static int range_add(struct rbuild *b, const Kprof__SavedProfile *sp)
 	b->trees[b->n] = tr;
 	b->maps[b->n] = TAKE_PTR(map);
 	b->sum[b->n] = (struct window_summary){
-	    .tree = tr, .map = b->maps[b->n], .nmap = sp->n_functions, .min = sp->hcct_min};
+	    .tree = tr, .map = b->maps[b->n], .nmap = sp->n_functions, .min = min};
 	b->n++;
 	return 0;
 }

@@ -481,3 +481,102 @@ int window_hcct_merge(const struct window_summary *v, size_t n, struct hcct_tree
 	free(t.slots);
 	return err;
 }
+
+/* ---- A window's summary from its exact stacks ---- */
+
+struct ranked {
+	uint64_t count;
+	uint32_t idx;
+};
+
+static int ranked_cmp(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Mark the m heaviest contexts monitored (ties: the first created), the others' counts 0; the
+ * count of the heaviest left out (0 if none) in *min. */
+static int keep_heaviest(struct mtab *t, uint32_t m, uint64_t *min)
+{
+	_cleanup_free_ struct ranked *r = malloc((t->n ? t->n : 1) * sizeof(*r));
+	size_t n = 0;
+
+	if (!r)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].count)
+			r[n++] = (struct ranked){.count = t->v[i].count, .idx = i};
+	*min = 0;
+	if (n > m) {
+		qsort(r, n, sizeof(*r), ranked_cmp);
+		*min = r[m].count;
+		n = m;
+	}
+	for (size_t i = 0; i < t->n; i++)
+		t->v[i].count = 0;
+	for (size_t i = 0; i < n; i++) {
+		t->v[r[i].idx].count = r[i].count;
+		t->v[r[i].idx].monitored = true;
+	}
+	return 0;
+}
+
+int window_summary_exact(const struct window_stack *v, size_t n, uint32_t m, struct hcct_tree **ret,
+			 uint64_t *min)
+{
+	struct mtab t = {0};
+	_cleanup_free_ uint32_t *idx = NULL;
+	uint64_t total = 0;
+	size_t k = 0;
+	int err = 0;
+
+	if (!m)
+		return -EINVAL;
+	for (size_t i = 0; i < n && err >= 0; i++) {
+		uint32_t parent = HCCT_NONE;
+
+		for (size_t d = 0; d < v[i].n && err >= 0; d++) {
+			int64_t x = mtab_get(&t, parent, v[i].ids[d], 0);
+
+			if (x < 0)
+				err = (int)x;
+			else
+				parent = x;
+		}
+		if (err >= 0 && v[i].n) {
+			t.v[parent].count += v[i].count;
+			total += v[i].count;
+		}
+	}
+	if (err >= 0)
+		err = keep_heaviest(&t, m, min);
+	if (err >= 0 && !(idx = malloc((t.n ? t.n : 1) * sizeof(*idx))))
+		err = -ENOMEM;
+	if (err < 0)
+		goto out;
+	for (size_t i = t.n; i-- > 0;) /* children after parents: one backward pass */
+		if ((t.v[i].monitored || t.v[i].err) && t.v[i].parent != HCCT_NONE)
+			t.v[t.v[i].parent].err = 1; /* err: "needed", until the output */
+	for (size_t i = 0; i < t.n; i++) {
+		struct mnode *x = &t.v[i];
+
+		idx[i] = UINT32_MAX;
+		if (!x->monitored && !x->err)
+			continue;
+		x->parent = x->parent == HCCT_NONE ? HCCT_NONE : idx[x->parent];
+		x->err = 0;
+		x->minsum = 0;
+		idx[i] = k;
+		t.v[k++] = *x;
+	}
+	t.n = k;
+	err = merged_tree(&t, total, 0, ret);
+out:
+	free(t.v);
+	free(t.slots);
+	return err;
+}

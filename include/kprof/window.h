@@ -9,9 +9,10 @@
  *    files go). The store never does I/O: it says which files must go through a callback.
  *  - the frame of a window file: magic, length, CRC-32 of the payload. A torn or corrupt file
  *    is told apart from a good one before a byte of it is decoded.
- *  - the merge of per-window Space-Saving summaries (HCCT snapshots) into the HCCT of a range,
- *    with the error bound of ALGORITHMS.md §7: merged counters of total N overestimate by at
- *    most err <= N/m, and a context no window monitored has f <= N/m.
+ *  - a window's summary from its exact stacks (its m heaviest contexts, exact), and the merge of
+ *    per-window summaries (those, or Space-Saving HCCT snapshots) into the HCCT of a range, with
+ *    the error bound of ALGORITHMS.md §7: merged counters of total N overestimate by at most
+ *    err <= N/m, and a context no window monitored has f <= N/m.
  * No I/O, no globals, no logging.
  */
 #ifndef KPROF_WINDOW_H
@@ -123,5 +124,21 @@ uint64_t window_summary_min(const struct hcct_tree *snap, uint32_t m);
  * first, no HOT flags): query it with hcct_tree_filter. -EINVAL (a tree not parents first),
  * -ENOMEM. */
 int window_hcct_merge(const struct window_summary *v, size_t n, struct hcct_tree **ret);
+
+/* One stack of a window: ids root first (the frames its HCCT context has) and its samples. */
+struct window_stack {
+	const uint32_t *ids;
+	size_t n;
+	uint64_t count;
+};
+/* A window's summary from its exact stacks (ALGORITHMS.md §7): the contexts are the stacks'
+ * paths (a sample counts at its leaf, as hcct_add_stack counts it); the m heaviest are
+ * monitored with their exact counts (err 0; ties: the first seen), every other context is
+ * dropped unless an ancestor of a kept one (cold); *min is the count of the heaviest dropped
+ * (0 if none was), so an unmonitored context has f <= min <= N/(m+1): what a Space-Saving
+ * summary of m counters guarantees, with no overestimate. Snapshot format, n = the samples.
+ * -EINVAL (m 0), -ENOMEM. */
+int window_summary_exact(const struct window_stack *v, size_t n, uint32_t m, struct hcct_tree **ret,
+			 uint64_t *min);
 
 #endif

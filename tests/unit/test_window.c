@@ -242,7 +242,10 @@ static size_t path_of(const struct hcct_tree *t, uint32_t k, uint32_t *out)
 	return n;
 }
 
-static void check_merge(uint64_t seed, uint32_t m, size_t windows, size_t samples, bool exact)
+/* Each window's summary: a Space-Saving HCCT of m counters fed the samples (exact_top false),
+ * or window_summary_exact of the window's samples as stacks (the m heaviest exactly). */
+static void check_merge(uint64_t seed, uint32_t m, size_t windows, size_t samples, bool exact,
+			bool exact_top)
 {
 	uint64_t rng = seed;
 	struct cct *c;
@@ -267,23 +270,37 @@ static void check_merge(uint64_t seed, uint32_t m, size_t windows, size_t sample
 		}
 		for (uint32_t i = 0; i < NF; i++)
 			maps[w][perm[i]] = i;
+		struct window_stack *ws = calloc(ns, sizeof(*ws));
+		uint32_t *lids = calloc(ns * MAXD, sizeof(*lids));
+		uint64_t min = 0;
+
+		assert_non_null(ws);
+		assert_non_null(lids);
 		assert_int_equal(hcct_new(&(struct hcct_params){.slots = m}, &h), 0);
 		for (size_t s = 0; s < ns; s++) {
-			uint32_t g[MAXD], l[MAXD];
+			uint32_t g[MAXD], *l = lids + s * MAXD;
 			size_t n = gen_stack(&rng, g);
 
 			for (size_t i = 0; i < n; i++)
 				l[i] = perm[g[i]];
+			ws[s] = (struct window_stack){.ids = l, .n = n, .count = 1};
 			assert_int_equal(hcct_add_stack(h, l, n, 1), 0);
 			assert_int_equal(cct_add_stack(c, g, n, 1), 0);
 		}
 		n_total += ns;
-		assert_int_equal(hcct_snapshot(h, &snaps[w]), 0);
-		sum[w] = (struct window_summary){.tree = snaps[w],
-						 .map = maps[w],
-						 .nmap = NF,
-						 .min = window_summary_min(snaps[w], m)};
+		if (exact_top) {
+			assert_int_equal(window_summary_exact(ws, ns, m, &snaps[w], &min), 0);
+			assert_int_equal(snaps[w]->n, ns);
+			assert_true(min * (m + 1) <= ns); /* min <= N_i/(m+1) */
+		} else {
+			assert_int_equal(hcct_snapshot(h, &snaps[w]), 0);
+			min = window_summary_min(snaps[w], m);
+		}
+		sum[w] = (struct window_summary){
+		    .tree = snaps[w], .map = maps[w], .nmap = NF, .min = min};
 		hcct_free(h);
+		free(ws);
+		free(lids);
 	}
 	assert_int_equal(window_hcct_merge(sum, windows, &merged), 0);
 	assert_int_equal(merged->n, n_total);
@@ -342,15 +359,55 @@ static void check_merge(uint64_t seed, uint32_t m, size_t windows, size_t sample
 static void test_merge_bound(void **state)
 {
 	(void)state;
-	for (uint64_t seed = 1; seed <= 20; seed++)
-		check_merge(seed, 4 + seed % 5, 3 + seed % 10, 200, false);
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		check_merge(seed, 4 + seed % 5, 3 + seed % 10, 200, false, false);
+		check_merge(seed, 4 + seed % 5, 3 + seed % 10, 200, false, true);
+	}
 }
 
 static void test_merge_exact(void **state)
 {
 	(void)state;
 	/* m above the distinct contexts (at most 12 + 12^2 + ... < 2e5): never full. */
-	check_merge(42, 1u << 18, 6, 300, true);
+	check_merge(42, 1u << 18, 6, 300, true, false);
+	check_merge(43, 1u << 18, 6, 300, true, true);
+}
+
+/* window_summary_exact on a small case: the m heaviest contexts exact, ancestors cold, min the
+ * heaviest left out. */
+static void test_summary_exact(void **state)
+{
+	/* Contexts (leaf counts): a:5, a;b:3, a;c:2, d:1, a;b;e:4 */
+	static const uint32_t s1[] = {0}, s2[] = {0, 1}, s3[] = {0, 2}, s4[] = {3},
+			      s5[] = {0, 1, 4};
+	const struct window_stack v[] = {
+	    {s1, 1, 5}, {s2, 2, 3}, {s3, 2, 2}, {s4, 1, 1}, {s5, 3, 4},
+	};
+	struct hcct_tree *t;
+	uint64_t min;
+
+	(void)state;
+	assert_int_equal(window_summary_exact(v, 5, 2, &t, &min), 0);
+	assert_int_equal(t->n, 15);
+	assert_int_equal(min, 3); /* a;b: the heaviest left out */
+	/* Kept: a (5) and a;b;e (4); a;b stays as the cold link. */
+	assert_int_equal(t->len, 3);
+	assert_int_equal(t->entries[0].id, 0);
+	assert_int_equal(t->entries[0].count, 5);
+	assert_true(t->entries[0].flags & HCCT_ENTRY_MONITORED);
+	assert_int_equal(t->entries[1].id, 1);
+	assert_false(t->entries[1].flags & HCCT_ENTRY_MONITORED);
+	assert_int_equal(t->entries[1].count, 0);
+	assert_int_equal(t->entries[2].id, 4);
+	assert_int_equal(t->entries[2].parent, 1);
+	assert_int_equal(t->entries[2].count, 4);
+	assert_int_equal(t->entries[2].err, 0);
+	hcct_tree_free(t);
+	assert_int_equal(window_summary_exact(v, 5, 10, &t, &min), 0);
+	assert_int_equal(min, 0);
+	assert_int_equal(t->len, 5); /* every context: a, a;b, a;c, d, a;b;e, none cold */
+	hcct_tree_free(t);
+	assert_int_equal(window_summary_exact(v, 5, 0, &t, &min), -EINVAL);
 }
 
 static void test_merge_empty(void **state)
@@ -374,6 +431,7 @@ int main(void)
 	    cmocka_unit_test(test_merge_bound),
 	    cmocka_unit_test(test_merge_exact),
 	    cmocka_unit_test(test_merge_empty),
+	    cmocka_unit_test(test_summary_exact),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
