@@ -652,8 +652,8 @@ static int parse_when(const char *opt, const char *s, uint64_t *out)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	if (when_parse(s, (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec, mktime, out) < 0) {
 		usage_errorf("%s: '%s' is not a time kprofctl reads (10m, \"10m ago\", "
-				    "11:05, \"2026-11-24 11:05\", @EPOCH, now)",
-				    opt, s);
+			     "11:05, \"2026-11-24 11:05\", @EPOCH, now)",
+			     opt, s);
 		return -1;
 	}
 	if (!*out)
@@ -724,7 +724,8 @@ static int verb_report(int argc, char **argv)
 		struct group g;
 		Kprof__ReportReply *gr = NULL;
 
-		if ((r = group_load_range(call, name, rr.since_ns, rr.until_ns, &g)) == 0 && merge_report(g.sp, rr.top, &gr) < 0)
+		if ((r = group_load_range(call, name, rr.since_ns, rr.until_ns, &g)) == 0 &&
+		    merge_report(g.sp, rr.top, &gr) < 0)
 			r = KPROFCTL_EXIT_ERROR;
 		if (r == 0) {
 			if (!json) {
@@ -753,9 +754,12 @@ static int verb_report(int argc, char **argv)
 static int verb_hcct(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"phi", required_argument, NULL, 'p'},     {"exact", no_argument, NULL, 'x'},
-	    {"session", required_argument, NULL, 'S'}, {"json", no_argument, NULL, 'j'},
-	    {"full-names", no_argument, NULL, 'W'},    RANGE_OPTS,
+	    {"phi", required_argument, NULL, 'p'},
+	    {"exact", no_argument, NULL, 'x'},
+	    {"session", required_argument, NULL, 'S'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"full-names", no_argument, NULL, 'W'},
+	    RANGE_OPTS,
 	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
@@ -1132,10 +1136,11 @@ static int verb_export(int argc, char **argv)
 	if (!out)
 		return usage_error("export", "-o FILE is required (- for stdout)");
 	if (!base_out != !base.set)
-		return usage_error("export", base_out ? "--base FILE needs --base-since, --base-until "
-							"or --base-pid: which profile is the base"
-						      : "--base-since/--base-until/--base-pid go "
-							"with --base FILE");
+		return usage_error("export", base_out
+						 ? "--base FILE needs --base-since, --base-until "
+						   "or --base-pid: which profile is the base"
+						 : "--base-since/--base-until/--base-pid go "
+						   "with --base FILE");
 	name = group_arg("export", cgroup, unit, argc, er.session, &r);
 	if (r)
 		return r;
@@ -1164,7 +1169,7 @@ static int verb_export(int argc, char **argv)
 		if ((r = export_one(&ber, &rep)))
 			return r;
 		r = export_profile(rep->export->profile, format, base_out) < 0 ? KPROFCTL_EXIT_ERROR
-									      : 0;
+									       : 0;
 		kprof__reply__free_unpacked(rep, NULL);
 		if (r)
 			return r;
@@ -1182,7 +1187,8 @@ static double share_of(const Kprof__ReportReply *r, const Kprof__FlatEntry *e)
 	for (size_t i = 0; i < r->n_entries; i++)
 		if (!strcmp(r->entries[i]->function, e->function) &&
 		    !strcmp(r->entries[i]->module, e->module))
-			return r->total_samples ? 100.0 * r->entries[i]->self / r->total_samples : 0;
+			return r->total_samples ? 100.0 * r->entries[i]->self / r->total_samples
+						: 0;
 	return -1;
 }
 
@@ -1283,8 +1289,9 @@ static int verb_diff(int argc, char **argv)
 	if (st >= 0)
 		return st;
 	if (!base.set)
-		return usage_error("diff", "the base is required: --base-since/--base-until (another "
-					   "range) or --base-pid (another process)");
+		return usage_error("diff",
+				   "the base is required: --base-since/--base-until (another "
+				   "range) or --base-pid (another process)");
 	if ((r = one_pid("diff", argc, argv, &er.pid)))
 		return r;
 	base_request(&er, &base, &ber);

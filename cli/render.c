@@ -391,7 +391,8 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 	fputc('\n', f);
 	if (t->windows) { /* a time range (--since/--until) */
 		char a[32], b[32];
-		time_t sa = t->window_start_ns / 1000000000ULL, sb = t->window_end_ns / 1000000000ULL;
+		time_t sa = t->window_start_ns / 1000000000ULL,
+		       sb = t->window_end_ns / 1000000000ULL;
 		struct tm ta, tb;
 
 		strftime(a, sizeof(a), "%Y-%m-%d %H:%M:%S", localtime_r(&sa, &ta));
@@ -628,8 +629,8 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 			",\"window_bad_files\":%" PRIu64 ",\"window_write_failures\":%" PRIu64
 			",\"windows_unsaved\":%" PRIu64 "}\n",
 			r->window_sec, r->windows, r->windows_in_memory, r->window_memory_bytes,
-			r->window_disk_bytes, r->windows_dropped, r->windows_aged, r->window_bad_files,
-			r->window_write_failures, r->windows_unsaved);
+			r->window_disk_bytes, r->windows_dropped, r->windows_aged,
+			r->window_bad_files, r->window_write_failures, r->windows_unsaved);
 		return;
 	}
 	fputs("kprofd ", f);

@@ -82,7 +82,7 @@ struct manager {
 	unsigned n_watches;
 	const struct manager_hooks *hooks;
 	void *hooks_ud;
-	uint64_t auto_refused; /* attaches refused by limits.max_auto_targets */
+	uint64_t auto_refused;	 /* attaches refused by limits.max_auto_targets */
 	struct windows *windows; /* the time windows (windows.c), NULL until set up */
 };
 

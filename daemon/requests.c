@@ -689,8 +689,7 @@ static int range_of(struct client *cl, struct target *t, uint32_t session, uint6
 		reply_error(cl, -ENODATA, "time windows are not kept by this kprofd");
 		return -ENODATA;
 	}
-	err = windows_range(cl->rq->m->windows, t, session != 0, since, until, r, msg,
-			    sizeof(msg));
+	err = windows_range(cl->rq->m->windows, t, session != 0, since, until, r, msg, sizeof(msg));
 	if (err < 0)
 		reply_error(cl, err, "%s", msg);
 	return err;
@@ -833,8 +832,7 @@ static int export_view(const struct profile *prof, unsigned view, struct saved_m
 		return -ENOMEM;
 	for (size_t i = 0; i < m->msg.n_stacks; i++) {
 		Kprof__SavedStack *s = &m->sv[i];
-		size_t n =
-		    profile_stack_view(prof, view, s->ids, s->n_ids, kid, *arena + off);
+		size_t n = profile_stack_view(prof, view, s->ids, s->n_ids, kid, *arena + off);
 
 		s->ids = *arena + off;
 		s->n_ids = n;

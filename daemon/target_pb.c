@@ -414,10 +414,10 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 	profile_foreach_stack(prof, pack_stack, m);
 	err = pack_tables(t, m);
 	if (err >= 0)
-		err = r ? pack_hcct(NULL, tree, NULL, &m->hv, &m->hp, &m->msg.n_hcct,
-				    &m->msg.hcct_n)
-			: pack_hcct(t->hcct, t->saved_hcct, t->profile, &m->hv, &m->hp,
-				    &m->msg.n_hcct, &m->msg.hcct_n);
+		err =
+		    r ? pack_hcct(NULL, tree, NULL, &m->hv, &m->hp, &m->msg.n_hcct, &m->msg.hcct_n)
+		      : pack_hcct(t->hcct, t->saved_hcct, t->profile, &m->hv, &m->hp,
+				  &m->msg.n_hcct, &m->msg.hcct_n);
 	if (err >= 0 && !r)
 		err = pack_hcct(t->calls.exact, t->calls.saved_exact, NULL, &m->xv, &m->xp,
 				&m->msg.n_exact_hcct, &m->msg.exact_hcct_n);

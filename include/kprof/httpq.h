@@ -26,8 +26,8 @@ int httpq_listen(const char *s, struct httpq_addr *a, char *err, size_t errlen);
 
 struct httpq {
 	unsigned seconds;
-	pid_t pid;	/* 0: none */
-	char unit[256]; /* "": none */
+	pid_t pid;		   /* 0: none */
+	char unit[256];		   /* "": none */
 	char since[64], until[64]; /* a time range of kept windows (when.h syntax); "": none */
 	unsigned nargs;
 	size_t bytes;
