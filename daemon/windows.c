@@ -623,7 +623,8 @@ int windows_range(struct windows *w, struct target *t, bool session, uint64_t si
 	err = window_store_select(w->ws, t->pid, session ? t->attached_ns : 0, since, until, &sel,
 				  &n);
 	if (err >= 0)
-		err = profile_new(NULL, &r->prof);
+		err = profile_new(&(struct profile_limits){.max_stacks = w->m->conf.max_stacks},
+				  &r->prof); /* a range's profile is bounded as a target's */
 	for (size_t i = 0; i < n && err >= 0; i++) {
 		if (window_store_at(w->ws, sel[i])->uid != t->uid)
 			continue; /* another user's process had this pid */
