@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* window.h: time windows of the targets' samples (ARCHITECTURE.md §1.6, ALGORITHMS.md §7).
+/* window.h: time windows of the targets' samples (ARCHITECTURE.md §1.6, ALGORITHMS.md §14).
  *
  * Three pure pieces the glue (daemon/windows.c) puts together:
  *  - the index of kept windows and its retention: each window is one blob (a framed, packed
@@ -11,7 +11,7 @@
  *    is told apart from a good one before a byte of it is decoded.
  *  - a window's summary from its exact stacks (its m heaviest contexts, exact), and the merge of
  *    per-window summaries (those, or Space-Saving HCCT snapshots) into the HCCT of a range, with
- *    the error bound of ALGORITHMS.md §7: merged counters of total N overestimate by at most
+ *    the error bound of ALGORITHMS.md §14: merged counters of total N overestimate by at most
  *    err <= N/m, and a context no window monitored has f <= N/m.
  * No I/O, no globals, no logging.
  */
@@ -114,7 +114,7 @@ struct window_summary {
 /* The smallest counter of a snapshot's monitored contexts if m of them are monitored, else 0:
  * every context the summary does not monitor has f <= this. */
 uint64_t window_summary_min(const struct hcct_tree *snap, uint32_t m);
-/* The merge (ALGORITHMS.md §7): one context per distinct key path; for context x, with S(x)
+/* The merge (ALGORITHMS.md §14): one context per distinct key path; for context x, with S(x)
  * the summaries monitoring it and Z = sum of all mins,
  *   count = sum_{i in S(x)} count_i + (Z - sum_{i in S(x)} min_i)
  *   err   = sum_{i in S(x)} err_i   + (Z - sum_{i in S(x)} min_i)
@@ -131,7 +131,7 @@ struct window_stack {
 	size_t n;
 	uint64_t count;
 };
-/* A window's summary from its exact stacks (ALGORITHMS.md §7): the contexts are the stacks'
+/* A window's summary from its exact stacks (ALGORITHMS.md §14): the contexts are the stacks'
  * paths (a sample counts at its leaf, as hcct_add_stack counts it); the m heaviest are
  * monitored with their exact counts (err 0; ties: the first seen), every other context is
  * dropped unless an ancestor of a kept one (cold); *min is the count of the heaviest dropped

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* test_window.c: the time-window index and its retention, the window file frame, and the merge
  * of per-window HCCT summaries (daemon/lib/window.c), the merge checked against the exact CCT
- * of the same samples (tests/oracles/cct.c) with the bound of ALGORITHMS.md §7: every merged
+ * of the same samples (tests/oracles/cct.c) with the bound of ALGORITHMS.md §14: every merged
  * counter has f in [count - err, count] and err <= N/m, every context with f > N/m is
  * monitored, and windows whose summaries never filled merge exactly.
  */
