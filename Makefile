@@ -43,7 +43,7 @@ PPROF_H := $(BUILD)/proto/profile.pb-c.h
 MANHELP_H := $(BUILD)/cli/manhelp.h
 # One BPF source per tool (bpf/*.bpf.c), linked into one object and one skeleton.
 BPF_SRC := bpf/shared.bpf.c bpf/sampler.bpf.c bpf/lifecycle.bpf.c bpf/calls.bpf.c bpf/paths.bpf.c \
-	bpf/threads.bpf.c bpf/pidns.bpf.c
+	bpf/threads.bpf.c bpf/pidns.bpf.c bpf/hwbp.bpf.c
 BPF_OBJS := $(patsubst bpf/%.c,$(BUILD)/bpf/%.o,$(BPF_SRC))
 SKELS := $(BUILD)/kprof.skel.h
 
@@ -57,7 +57,7 @@ DAEMON_SRC := $(wildcard daemon/*.c)
 CLI_SRC := $(wildcard cli/*.c)
 ORACLE_SRC := $(wildcard tests/oracles/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
-BENCH_SRC := $(wildcard tests/bench/*.c) bench/symbolize_bench.c
+BENCH_SRC := $(wildcard tests/bench/*.c) bench/symbolize_bench.c bench/spp_bench.c
 
 # Objects: $(OBJ)/<path>.o from <path>.c, $(OBJ)/gen/<path>.o from $(BUILD)/<path>.c; the unit
 # tests' ASan/UBSan builds of the same files under $(SAN_DIR)/obj/.
@@ -215,16 +215,20 @@ $(BUILD)/threadmill: tests/fixtures/threadmill.c | $(BUILD)
 # Unit tests: one program per pure module under ASan/UBSan, linked with sanitized builds of the
 # libraries (from which the linker takes the module under test and what it calls, nothing else)
 # and, for kprofctl's output, the CLI objects they test.
-$(BUILD)/tests/test_render: $(SAN_OBJ)/cli/render.o
+$(BUILD)/tests/test_render: $(SAN_OBJ)/cli/render.o $(SAN_OBJ)/cli/render_spp.o
 $(BUILD)/tests/test_%: $(SAN_OBJ)/tests/unit/test_%.o $(SAN_LIBS) | $(BUILD)/tests
 	$(CC) $(LINK_FLAGS) $(SAN) -o $@ $(filter %.o,$^) $(filter %.a,$^) $(UNIT_LIBS)
 
 # Micro-benchmarks, linked with the libraries kprofd uses.
 BENCH_BINS := $(BUILD)/bench_hcct $(BUILD)/bench_ksf $(BUILD)/bench_ingest
+BENCH_BINS += $(BUILD)/bench_drift
 $(BUILD)/bench_%: $(OBJ)/tests/bench/bench_%.o $(BUILD)/liboracles.a $(BUILD)/libkprof.a
 	$(CC) $(LINK_FLAGS) -o $@ $^ -lm
 $(BUILD)/symbolize_bench: $(OBJ)/bench/symbolize_bench.o $(BUILD)/libkprof.a
 	$(CC) $(LINK_FLAGS) -o $@ $^
+# SPP vs flat Ball-Larus overlap on minijit's traces (bench/spp.sh).
+$(BUILD)/spp_bench: $(OBJ)/bench/spp_bench.o $(BUILD)/libkprof.a
+	$(CC) $(LINK_FLAGS) -o $@ $^ -lcapstone
 
 # The unit tests alone (no root needed), and the integration tests alone (root).
 unit: $(UNIT_BINS)
@@ -264,7 +268,7 @@ test-asan:
 demo: all
 	BUILD=$(BUILD) bash tests/demo.sh
 
-bench: all $(BENCH_BINS)
+bench: all $(BENCH_BINS) $(BUILD)/spp_bench
 	BUILD=$(BUILD) bash bench/run.sh
 
 # kprof vs perf record and bpftrace, perf-map symbolization and ingestion (docs/BENCHMARKS.md).

@@ -14,6 +14,8 @@ export BUILD=${BUILD:-build}
 bash bench/slowdown.sh
 bash bench/calls.sh
 bash bench/paths.sh
+bash bench/hwbp.sh
+mkdir -p "$BUILD/bench" && bash bench/spp.sh | tee "$BUILD/bench/spp.md"
 bash bench/threads.sh # BEFORE=DIR adds a build to compare with
 bash bench/http.sh
 mkdir -p "$BUILD/bench"

@@ -98,7 +98,8 @@ static __always_inline void exec_watch(struct task_struct *p)
 		return;
 	start = start_ticks(p);
 	t = bpf_map_lookup_elem(&kp_targets, &tgid);
-	if (t && t->start_ticks == start)
+	/* A target of system-wide mode is one a rule may take over (ARCHITECTURE.md §1.2.5). */
+	if (t && t->start_ticks == start && !(t->flags & KP_TF_ALL))
 		return;
 	__builtin_memset(comm, 0, sizeof(comm));
 	bpf_get_current_comm(comm, sizeof(comm));

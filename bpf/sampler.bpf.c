@@ -19,6 +19,14 @@
  * (lifecycle.bpf.c) deletes the entry when that process ends, so a process that takes the pid
  * over is never sampled, even while kprofd is stopped or busy and has not handled the exit yet.
  * Pids are those of kprofd's PID namespace (current_ids(), kprof.bpf.h).
+ *
+ * System-wide mode (kprofctl attach --all, ARCHITECTURE.md §1.2.5): kp_all_freq names one
+ * per-CPU set whose samples of a process that is no target are taken too, flagged
+ * KP_SF_STRANGER with the process's start and a forced wakeup, so that kprofd makes it a target
+ * while it runs. What gets no
+ * profile is only counted here: the idle task, kernel threads, kprofd itself, processes outside
+ * kprofd's PID namespace and those kprofd refused (kp_all_skip). A target keeps its own
+ * settings: the system-wide set's samples of it are dropped like any other set's.
  */
 #include "kprof.bpf.h"
 
@@ -29,23 +37,105 @@ struct {
 	__type(value, struct kp_sample);
 } kp_scratch SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, KP_MAX_ALL_SKIP);
+	__type(key, __u32);
+	__type(value, __u64); /* the refused process's start */
+} kp_all_skip SEC(".maps");
+
+__u32 kp_all_freq;		       /* the system-wide set's frequency (its cookie); 0: off */
+const volatile __u32 kp_self_tgid = 0; /* kprofd, as current_ids() names it */
+
+#define KP_PF_KTHREAD 0x00200000 /* task_struct.flags: a kernel thread */
+
+/* A sample of the system-wide set in a process that is no target: 0 to drop it (counted), 1 to
+ * send it with *start set. */
+static __always_inline int stranger(__u64 id, __u64 *start)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u32 tgid = id >> 32;
+	__u64 *skip;
+
+	if (!BPF_CORE_READ(task, pid)) {
+		count(KP_CTR_ALL_IDLE);
+		return 0;
+	}
+	if (BPF_CORE_READ(task, flags) & KP_PF_KTHREAD) {
+		count(KP_CTR_ALL_KTHREAD);
+		return 0;
+	}
+	if (!tgid) {
+		count(KP_CTR_ALL_FOREIGN);
+		return 0;
+	}
+	if (tgid == kp_self_tgid) {
+		count(KP_CTR_ALL_SELF);
+		return 0;
+	}
+	*start = start_ticks(task);
+	skip = bpf_map_lookup_elem(&kp_all_skip, &tgid);
+	if (skip && *skip == *start) {
+		count(KP_CTR_ALL_SKIPPED);
+		return 0;
+	}
+	count(KP_CTR_ALL_SENT);
+	return 1;
+}
+
+/* The kernel steps a uprobe's probed instruction out of line, in a slot of the process's [uprobes]
+ * page (xol_vaddr, UPROBE_XOL_SLOT_BYTES long), then jumps back: a sample taken meanwhile has its
+ * user leaf there, and the probed function is missing from its stack. Put the probed
+ * instruction's own address (vaddr, plus how far the step got) back, and flag the sample: it is
+ * the cost of a probe (kprofd's, or anyone's). */
+static __always_inline void probe_unstep(struct kp_sample *s, __u64 nk, __u64 nu)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct uprobe_task *ut = BPF_CORE_READ(task, utask);
+	__u64 xol, vaddr, ip;
+
+	if (!ut || !nu || nk >= KP_MAX_STACK)
+		return;
+	xol = BPF_CORE_READ(ut, xol_vaddr);
+	ip = s->ips[nk];
+	if (!xol || ip < xol || ip - xol >= 128)
+		return;
+	vaddr = BPF_CORE_READ(ut, vaddr);
+	if (!vaddr)
+		return;
+	s->ips[nk] = vaddr + (ip - xol);
+	s->flags |= KP_SF_UPROBE;
+}
+
 SEC("perf_event")
 int kp_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = current_ids(), cookie = bpf_get_attach_cookie(ctx);
-	__u32 tgid = id >> 32, zero = 0;
+	__u32 tgid = id >> 32, zero = 0, flags = 0;
 	struct kp_target *t;
 	struct kp_sample *s;
 	long kb, ub;
-	__u64 nk, nu, len;
+	__u64 nk, nu, len, start = 0;
 
 	count(KP_CTR_TICKS);
 	/* tgid 0: a process outside kprofd's PID namespace, never a target */
 	t = bpf_map_lookup_elem(&kp_targets, &tgid);
-	if (!t || (t->flags & KP_TF_THREADS ? cookie != 0 : cookie != t->freq))
-		return 0;
-	if (t->start_ticks != start_ticks((struct task_struct *)bpf_get_current_task()))
-		return 0; /* the pid was reused: not the target */
+	if (cookie && cookie == kp_all_freq) {
+		count(KP_CTR_ALL_TICKS);
+		/* Attached otherwise: sampled by its own events or set (its settings win). */
+		if (t && !(t->flags & KP_TF_ALL))
+			count(KP_CTR_ALL_OWN);
+	}
+	if (!t) {
+		if (!cookie || cookie != kp_all_freq || !stranger(id, &start))
+			return 0;
+		flags = KP_SF_STRANGER;
+	} else {
+		if (t->flags & KP_TF_THREADS ? cookie != 0 : cookie != t->freq)
+			return 0;
+		if (t->start_ticks != start_ticks((struct task_struct *)bpf_get_current_task()))
+			return 0; /* the pid was reused: not the target */
+	}
 	s = bpf_map_lookup_elem(&kp_scratch, &zero);
 	if (!s)
 		return 0;
@@ -55,7 +145,8 @@ int kp_sample(struct bpf_perf_event_data *ctx)
 	s->tid = (__u32)id;
 	s->cpu = bpf_get_smp_processor_id();
 	s->time_ns = bpf_ktime_get_ns();
-	s->flags = 0;
+	s->flags = flags;
+	s->start_ticks = start;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
 	kb = bpf_get_stack(ctx, s->ips, KP_MAX_STACK * 8, 0);
@@ -80,12 +171,17 @@ int kp_sample(struct bpf_perf_event_data *ctx)
 	if (nu == KP_MAX_STACK)
 		s->flags |= KP_SF_USER_TRUNC;
 
+	probe_unstep(s, nk, nu);
 	s->n_kernel = nk;
 	s->n_user = nu;
 	len = __builtin_offsetof(struct kp_sample, ips) + 8 * (nk + nu);
 	if (len > sizeof(*s))
 		len = sizeof(*s);
-	if (bpf_ringbuf_output(&kp_events, s, len, wakeup_flag()) < 0) {
+	/* A process that is no target yet wakes kprofd at once: it must read the process's
+	 * /proc files while it lives (a short one is gone after a batch's wait); at most the
+	 * system-wide set's rate of wakeups. */
+	if (bpf_ringbuf_output(&kp_events, s, len, flags ? BPF_RB_FORCE_WAKEUP : wakeup_flag()) <
+	    0) {
 		count(KP_CTR_DROPS);
 		return 0;
 	}

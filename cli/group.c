@@ -2,10 +2,10 @@
 /* group.c: report, folded and export of a watched cgroup or unit (--cgroup/--unit).
  *
  * kprofd keeps one profile per process; the processes a watch attached carry its name
- * (Target.cgroup). kprofctl lists them (list --all), exports each (its pid and session) and
- * merges them (merge.c): the merged view of the cgroup, from the first watch to now, live and
- * ended processes alike. At most GROUP_MAX_PROCS processes, the newest first; the rest are
- * counted and said.
+ * (Target.cgroup), those of system-wide mode Target.all (report/folded/export --all). kprofctl
+ * lists them (list --all), exports each (its pid and session) and merges them (merge.c): the merged
+ * view of the cgroup, from the first watch to now, live and ended processes alike. At most
+ * GROUP_MAX_PROCS processes, the newest first; the rest are counted and said.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,6 +14,8 @@
 
 #include "client.h"
 #include "group.h"
+
+const char group_all[] = "--all";
 
 /* Whether a target's watch name is name: the same, or for a relative cgroup path, its end. */
 static bool watch_is(const char *cg, const char *name)
@@ -55,7 +57,7 @@ int group_load_range(int (*call)(const Kprof__Request *req, Kprof__Reply **rep),
 		Kprof__Request er_req = KPROF__REQUEST__INIT;
 		Kprof__ExportRequest er = KPROF__EXPORT_REQUEST__INIT;
 
-		if (!watch_is(t->cgroup, name) || !t->samples)
+		if (!(name == group_all ? t->all : watch_is(t->cgroup, name)) || !t->samples)
 			continue;
 		if (g->n == GROUP_MAX_PROCS) {
 			g->left_out++;
@@ -88,10 +90,15 @@ int group_load_range(int (*call)(const Kprof__Request *req, Kprof__Reply **rep),
 			g->reps[j - 1] = r, g->sps[j - 1] = sp;
 		}
 	if (!g->n) {
-		fprintf(stderr,
-			"kprofctl: no profile with samples of a process of %s (kprofctl "
-			"list --all --json shows each target's cgroup)\n",
-			name);
+		if (name == group_all)
+			fputs("kprofctl: no profile with samples of system-wide mode (kprofctl "
+			      "attach --all)\n",
+			      stderr);
+		else
+			fprintf(stderr,
+				"kprofctl: no profile with samples of a process of %s (kprofctl "
+				"list --all --json shows each target's cgroup)\n",
+				name);
 		return KPROFCTL_EXIT_ERROR;
 	}
 	if (g->left_out)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* group.h: the profiles of a watched cgroup's or unit's processes as one (group.c). */
+/* group.h: the profiles of a watched cgroup's or unit's processes, or of attach --all's, as one
+ * (group.c). */
 #ifndef KPROF_CLI_GROUP_H
 #define KPROF_CLI_GROUP_H
 
@@ -19,6 +20,9 @@ struct group {
 	struct merged m;
 	const Kprof__SavedProfile *sp; /* the merged profile (NULL if none) */
 };
+
+/* As a name: the processes system-wide mode (attach --all) made targets (Target.all). */
+extern const char group_all[];
 
 /* Every kept or live profile kprofd has of the processes watch name attached (name as given to
  * attach --cgroup/--unit: a unit, or a cgroup's path, absolute or relative to the cgroup2

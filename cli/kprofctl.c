@@ -30,7 +30,9 @@
 #include "group.h"
 #include "record.h"
 #include "render.h"
+#include "render_annotate.h"
 #include "top.h"
+#include "drift.h"
 
 #define DEFAULT_SOCKET "/run/kprofd/kprofd.sock"
 
@@ -255,13 +257,21 @@ static int one_pid(const char *verb, int argc, char **argv, unsigned *pid)
 static int verb_attach(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"freq", required_argument, NULL, 'F'},  {"duration", required_argument, NULL, 'd'},
-	    {"eps", required_argument, NULL, 'e'},   {"hcct-kernel", no_argument, NULL, 'k'},
-	    {"calls", no_argument, NULL, 'c'},	     {"force", no_argument, NULL, 'f'},
-	    {"burst", required_argument, NULL, 'b'}, {"period", required_argument, NULL, 'P'},
-	    {"json", no_argument, NULL, 'j'},	     {"no-jvm-map", no_argument, NULL, 'J'},
-	    {"children", no_argument, NULL, 'C'},    {"cgroup", required_argument, NULL, 'G'},
-	    {"unit", required_argument, NULL, 'U'},  {},
+	    {"freq", required_argument, NULL, 'F'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"eps", required_argument, NULL, 'e'},
+	    {"hcct-kernel", no_argument, NULL, 'k'},
+	    {"calls", optional_argument, NULL, 'c'},
+	    {"force", no_argument, NULL, 'f'},
+	    {"burst", required_argument, NULL, 'b'},
+	    {"period", required_argument, NULL, 'P'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"no-jvm-map", no_argument, NULL, 'J'},
+	    {"children", no_argument, NULL, 'C'},
+	    {"cgroup", required_argument, NULL, 'G'},
+	    {"unit", required_argument, NULL, 'U'},
+	    {"all", no_argument, NULL, 'A'},
+	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__AttachRequest ar = KPROF__ATTACH_REQUEST__INIT;
@@ -279,8 +289,13 @@ static int verb_attach(int argc, char **argv)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'k')
 			ar.hcct_kernel = true;
-		if (c == 'c')
+		if (c == 'c') {
 			ar.calls = true;
+			if (optarg && !optarg[0])
+				return usage_error("attach", "--calls= needs function names");
+			if (optarg)
+				ar.calls_functions = optarg;
+		}
 		if (c == 'f')
 			ar.force = true;
 		if (c == 'b' && parse_uint("--burst", optarg, 1, 3600000, &ar.burst_ms) < 0)
@@ -297,9 +312,15 @@ static int verb_attach(int argc, char **argv)
 			ar.cgroup = optarg;
 		if (c == 'U')
 			ar.unit = optarg;
+		if (c == 'A')
+			ar.all = true;
 	}
 	if (st >= 0)
 		return st;
+	if (ar.all && (optind < argc || ar.cgroup[0] || ar.unit[0] || ar.children || ar.calls ||
+		       ar.duration_sec || ar.eps || ar.hcct_kernel || ar.no_jvm_map))
+		return usage_error("attach", "--all takes only --freq and --json: no PID, "
+					     "--cgroup, --unit, --children, --calls or --duration");
 	if ((ar.burst_ms || ar.period_ms || ar.force) && !ar.calls)
 		return usage_error("attach", "--burst, --period and --force go with --calls");
 	if (!ar.burst_ms != !ar.period_ms || (ar.burst_ms && ar.burst_ms >= ar.period_ms))
@@ -311,13 +332,27 @@ static int verb_attach(int argc, char **argv)
 			return usage_error("attach", "--cgroup and --unit take no PID");
 		if (ar.calls || ar.duration_sec)
 			return usage_error("attach", "--calls and --duration need a PID");
-	} else if ((r = one_pid("attach", argc, argv, &ar.pid))) {
+	} else if (!ar.all && (r = one_pid("attach", argc, argv, &ar.pid))) {
 		return r;
 	}
 	req.body_case = KPROF__REQUEST__BODY_ATTACH;
 	req.attach = &ar;
 	if ((r = call(&req, &rep)))
 		return r;
+	if (rep->attach->system_wide) {
+		const Kprof__SystemWide *w = rep->attach->system_wide;
+
+		if (json)
+			printf("{\"system_wide\":true,\"freq_hz\":%u,\"cpus\":%u}\n", w->freq_hz,
+			       w->cpus);
+		else
+			printf("system-wide sampling on: %u Hz on %u CPUs; every process that gets "
+			       "a sample becomes a target (kprofctl list, status; detach --all "
+			       "stops it)\n",
+			       w->freq_hz, w->cpus);
+		kprof__reply__free_unpacked(rep, NULL);
+		return 0;
+	}
 	if (!rep->attach->target) { /* a cgroup or unit watched */
 		const Kprof__AttachReply *a = rep->attach;
 
@@ -360,6 +395,7 @@ static int verb_detach(int argc, char **argv)
 	    {"json", no_argument, NULL, 'j'},
 	    {"cgroup", required_argument, NULL, 'G'},
 	    {"unit", required_argument, NULL, 'U'},
+	    {"all", no_argument, NULL, 'A'},
 	    {},
 	};
 	Kprof__Reply *rep = NULL;
@@ -373,10 +409,16 @@ static int verb_detach(int argc, char **argv)
 			dr.cgroup = optarg;
 		else if (c == 'U')
 			dr.unit = optarg;
+		else if (c == 'A')
+			dr.all = true;
 	}
 	if (st >= 0)
 		return st;
-	if (dr.cgroup[0] || dr.unit[0]) {
+	if (dr.all) {
+		if (dr.cgroup[0] || dr.unit[0] || optind < argc)
+			return usage_error("detach",
+					   "--all stands alone: no PID, --cgroup or --unit");
+	} else if (dr.cgroup[0] || dr.unit[0]) {
 		if ((dr.cgroup[0] && dr.unit[0]) || optind < argc)
 			return usage_error("detach",
 					   "a PID, --cgroup PATH or --unit NAME: one of them");
@@ -387,7 +429,14 @@ static int verb_detach(int argc, char **argv)
 	req.detach = &dr;
 	if ((r = call(&req, &rep)))
 		return r;
-	if (rep->body_case == KPROF__REPLY__BODY_DETACH) {
+	if (rep->body_case == KPROF__REPLY__BODY_DETACH && rep->detach->all) {
+		if (json)
+			printf("{\"system_wide\":false,\"detached\":%u}\n", rep->detach->detached);
+		else
+			printf("system-wide sampling off: %u process%s detached (profiles kept: "
+			       "kprofctl list --all)\n",
+			       rep->detach->detached, rep->detach->detached == 1 ? "" : "es");
+	} else if (rep->body_case == KPROF__REPLY__BODY_DETACH) {
 		if (json) {
 			fputs("{\"cgroup\":", stdout);
 			render_json_string(stdout, rep->detach->cgroup);
@@ -638,7 +687,7 @@ static const char *group_arg(const char *verb, const char *cgroup, const char *u
 	if (!cgroup && !unit)
 		return NULL;
 	if ((cgroup && unit) || optind < argc || session) {
-		*err = usage_error(verb, "--cgroup or --unit, alone: no PID or --session");
+		*err = usage_error(verb, "--cgroup, --unit or --all, alone: no PID or --session");
 		return NULL;
 	}
 	return cgroup ? cgroup : unit;
@@ -679,6 +728,14 @@ static int range_opt(int c, uint64_t *since, uint64_t *until)
 	return 0;
 }
 
+/* --all: the processes of system-wide mode merged, as group_arg's name (cgroup is then set). */
+static const char *all_arg(bool all, const char **cgroup)
+{
+	if (all && !*cgroup)
+		*cgroup = group_all;
+	return *cgroup;
+}
+
 static int verb_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -688,13 +745,14 @@ static int verb_report(int argc, char **argv)
 	    {"full-names", no_argument, NULL, 'W'},
 	    {"cgroup", required_argument, NULL, 'G'},
 	    {"unit", required_argument, NULL, 'U'},
+	    {"all", no_argument, NULL, 'A'},
 	    RANGE_OPTS,
 	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ReportRequest rr = KPROF__REPORT_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
-	bool json = false, full_names = false;
+	bool json = false, full_names = false, all = false;
 	const char *cgroup = NULL, *unit = NULL, *name;
 	int c, r, st = -1;
 
@@ -712,11 +770,16 @@ static int verb_report(int argc, char **argv)
 			cgroup = optarg;
 		if (c == 'U')
 			unit = optarg;
+		if (c == 'A')
+			all = true;
 		if (range_opt(c, &rr.since_ns, &rr.until_ns))
 			return KPROFCTL_EXIT_USAGE;
 	}
 	if (st >= 0)
 		return st;
+	if (all && (cgroup || unit))
+		return usage_error("report", "--all, --cgroup or --unit: one of them");
+	all_arg(all, &cgroup);
 	name = group_arg("report", cgroup, unit, argc, rr.session, &r);
 	if (r)
 		return r;
@@ -728,7 +791,10 @@ static int verb_report(int argc, char **argv)
 		    merge_report(g.sp, rr.top, &gr) < 0)
 			r = KPROFCTL_EXIT_ERROR;
 		if (r == 0) {
-			if (!json) {
+			if (!json && all) {
+				printf("system-wide (attach --all): %zu process%s\n", g.n,
+				       g.n == 1 ? "" : "es");
+			} else if (!json) {
 				fputs(cgroup ? "cgroup " : "unit ", stdout);
 				render_text(stdout, name);
 				printf(": %zu process%s\n", g.n, g.n == 1 ? "" : "es");
@@ -795,6 +861,38 @@ static int verb_hcct(int argc, char **argv)
 	return 0;
 }
 
+static int verb_drift(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"keys", required_argument, NULL, 'k'},
+	    {"json", no_argument, NULL, 'j'},
+	    {},
+	};
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__DriftRequest dr = KPROF__DRIFT_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	bool json = false;
+	int c, r, st = -1;
+
+	while ((c = verb_getopt(&st, "drift", argc, argv, "", opts)) != -1) {
+		if (c == 'k' && parse_uint("--keys", optarg, 1, 16, &dr.keys) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'j')
+			json = true;
+	}
+	if (st >= 0)
+		return st;
+	if ((r = one_pid("drift", argc, argv, &dr.pid)))
+		return r;
+	req.body_case = KPROF__REQUEST__BODY_DRIFT;
+	req.drift = &dr;
+	if ((r = call(&req, &rep)))
+		return r;
+	drift_render(stdout, rep->drift, json);
+	kprof__reply__free_unpacked(rep, NULL);
+	return 0;
+}
+
 static volatile sig_atomic_t paths_interrupted;
 
 static void on_paths_sigint(int sig)
@@ -820,17 +918,26 @@ static int paths_call(Kprof__PathsRequest *pr, Kprof__PathsOp op, uint32_t top, 
 static int verb_paths(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"k", required_argument, NULL, 'k'},      {"duration", required_argument, NULL, 'd'},
-	    {"budget", required_argument, NULL, 'b'}, {"top", required_argument, NULL, 't'},
-	    {"force", no_argument, NULL, 'f'},	      {"show", no_argument, NULL, 's'},
-	    {"stop", no_argument, NULL, 'S'},	      {"session", required_argument, NULL, 'e'},
-	    {"json", no_argument, NULL, 'j'},	      {},
+	    {"k", required_argument, NULL, 'k'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"budget", required_argument, NULL, 'b'},
+	    {"top", required_argument, NULL, 't'},
+	    {"force", no_argument, NULL, 'f'},
+	    {"show", no_argument, NULL, 's'},
+	    {"stop", no_argument, NULL, 'S'},
+	    {"session", required_argument, NULL, 'e'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"events", no_argument, NULL, 'E'},
+	    {"structural", no_argument, NULL, 'T'},
+	    {"spp-budget", required_argument, NULL, 'B'},
+	    {"spp-timeout", required_argument, NULL, 'O'},
+	    {},
 	};
 	Kprof__PathsRequest pr = KPROF__PATHS_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
 	struct sigaction sa = {.sa_handler = on_paths_sigint}, old_int, old_term;
 	unsigned top = 10;
-	bool json = false, show = false, stop = false, interrupted = false;
+	bool json = false, show = false, stop = false, interrupted = false, events = false;
 	double secs;
 	char *end;
 	int c, r, st = -1;
@@ -877,10 +984,42 @@ static int verb_paths(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case 'E':
+			events = true;
+			break;
+		case 'T':
+			pr.structural = true;
+			break;
+		case 'O':
+			errno = 0;
+			pr.spp_timeout = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || !pr.spp_timeout ||
+			    pr.spp_timeout > 100000000)
+				return usage_errorf(
+				    "--spp-timeout: '%s' is not a number of activations "
+				    "in 1-100000000",
+				    optarg);
+			pr.structural = true;
+			break;
+		case 'B':
+			errno = 0;
+			pr.spp_budget = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || !pr.spp_budget ||
+			    pr.spp_budget > 100000000)
+				return usage_errorf("--spp-budget: '%s' is not a number in "
+						    "1-100000000",
+						    optarg);
+			pr.structural = true;
+			break;
 		}
 	}
 	if (st >= 0)
 		return st;
+	if ((show || stop) && pr.structural)
+		return usage_errorf(
+		    "--structural, --spp-budget and --spp-timeout start a trace: not with "
+		    "--show or --stop (a structural trace shows its profile "
+		    "anyway)");
 	if (optind >= argc || argc - optind > 2 || (!show && !stop && argc - optind != 2))
 		return usage_error("paths", optind >= argc	? "a PID is required"
 					    : argc - optind > 2 ? "too many arguments"
@@ -894,7 +1033,7 @@ static int verb_paths(int argc, char **argv)
 		    top, false, &rep);
 		if (r)
 			return r;
-		render_paths(stdout, rep->paths, json);
+		render_paths_ex(stdout, rep->paths, json, events);
 		kprof__reply__free_unpacked(rep, NULL);
 		return 0;
 	}
@@ -902,9 +1041,16 @@ static int verb_paths(int argc, char **argv)
 		return r;
 	fputs("kprofctl: tracing the paths of ", stderr);
 	render_text(stderr, rep->paths->function);
-	fprintf(stderr, " in pid %u with %u uprobe%s for up to %.1f s%s (Ctrl-C stops)\n", pr.pid,
-		rep->paths->probes, render_plural(rep->paths->probes),
-		rep->paths->duration_ms / 1e3, rep->paths->budget ? " or until the budget" : "");
+	if (rep->paths->hw)
+		fprintf(stderr,
+			" in pid %u (anonymous memory) with hardware breakpoints on %u loop "
+			"branch%s, 4 at a time,",
+			pr.pid, rep->paths->probes, rep->paths->probes == 1 ? "" : "es");
+	else
+		fprintf(stderr, " in pid %u with %u uprobe%s", pr.pid, rep->paths->probes,
+			render_plural(rep->paths->probes));
+	fprintf(stderr, " for up to %.1f s%s (Ctrl-C stops)\n", rep->paths->duration_ms / 1e3,
+		rep->paths->budget ? " or until the budget" : "");
 	/* Wait for the trace to end: duration, budget, the target's exit, or Ctrl-C. */
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
@@ -930,7 +1076,7 @@ static int verb_paths(int argc, char **argv)
 		return r;
 	if ((r = paths_call(&pr, KPROF__PATHS_OP__PATHS_OP_QUERY, top, false, &rep)))
 		return r;
-	render_paths(stdout, rep->paths, json);
+	render_paths_ex(stdout, rep->paths, json, events);
 	kprof__reply__free_unpacked(rep, NULL);
 	return 0;
 }
@@ -943,12 +1089,13 @@ static int verb_folded(int argc, char **argv)
 	    {"json", no_argument, NULL, 'j'},
 	    {"cgroup", required_argument, NULL, 'G'},
 	    {"unit", required_argument, NULL, 'U'},
+	    {"all", no_argument, NULL, 'A'},
 	    RANGE_OPTS,
 	    {},
 	};
 	Kprof__FoldedRequest fr = KPROF__FOLDED_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
-	bool json = false;
+	bool json = false, all = false;
 	const char *cgroup = NULL, *unit = NULL, *name;
 	int c, r, st = -1;
 
@@ -961,11 +1108,16 @@ static int verb_folded(int argc, char **argv)
 			cgroup = optarg;
 		if (c == 'U')
 			unit = optarg;
+		if (c == 'A')
+			all = true;
 		if (range_opt(c, &fr.since_ns, &fr.until_ns))
 			return KPROFCTL_EXIT_USAGE;
 	}
 	if (st >= 0)
 		return st;
+	if (all && (cgroup || unit))
+		return usage_error("folded", "--all, --cgroup or --unit: one of them");
+	all_arg(all, &cgroup);
 	name = group_arg("folded", cgroup, unit, argc, fr.session, &r);
 	if (r)
 		return r;
@@ -1100,6 +1252,7 @@ static int verb_export(int argc, char **argv)
 	    {"base-since", required_argument, NULL, OPT_BASE_SINCE},
 	    {"base-until", required_argument, NULL, OPT_BASE_UNTIL},
 	    {"base-pid", required_argument, NULL, OPT_BASE_PID},
+	    {"all", no_argument, NULL, 'A'},
 	    RANGE_OPTS,
 	    {},
 	};
@@ -1108,7 +1261,7 @@ static int verb_export(int argc, char **argv)
 	Kprof__Reply *rep = NULL;
 	const char *out = NULL, *format = "pprof";
 	struct base_sel base = {0};
-	bool force = false;
+	bool force = false, all = false;
 	int c, r, st = -1;
 
 	while ((c = verb_getopt(&st, "export", argc, argv, "o:f:", opts)) != -1) {
@@ -1124,6 +1277,8 @@ static int verb_export(int argc, char **argv)
 			cgroup = optarg;
 		else if (c == 'U')
 			unit = optarg;
+		else if (c == 'A')
+			all = true;
 		else if (c == OPT_BASE)
 			base_out = optarg;
 		else if (range_opt(c, &er.since_ns, &er.until_ns) || base_opt(c, &base))
@@ -1131,6 +1286,9 @@ static int verb_export(int argc, char **argv)
 	}
 	if (st >= 0)
 		return st;
+	if (all && (cgroup || unit))
+		return usage_error("export", "--all, --cgroup or --unit: one of them");
+	all_arg(all, &cgroup);
 	if (strcmp(format, "pprof") && strcmp(format, "folded") && strcmp(format, "json"))
 		return usage_error("export", "--format must be pprof, folded or json");
 	if (!out)
@@ -1405,36 +1563,88 @@ static int verb_top(int argc, char **argv)
 	return top_run(&o);
 }
 
+static int verb_annotate(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"top", required_argument, NULL, 't'},
+	    {"session", required_argument, NULL, 'S'},
+	    {"json", no_argument, NULL, 'j'},
+	    {},
+	};
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__AnnotateRequest ar = KPROF__ANNOTATE_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	unsigned top = 10;
+	bool json = false;
+	int c, r, st = -1;
+
+	while ((c = verb_getopt(&st, "annotate", argc, argv, "", opts)) != -1) {
+		if (c == 't' && parse_uint("--top", optarg, 0, 100000, &top) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'S' && parse_session(optarg, &ar.session) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'j')
+			json = true;
+	}
+	if (st >= 0)
+		return st;
+	if (argc - optind != 2)
+		return usage_error("annotate", optind >= argc	   ? "a PID is required"
+					       : argc - optind > 2 ? "too many arguments"
+								   : "a FUNCTION is required");
+	if (parse_uint("PID", argv[optind], 1, 0x7fffffff, &ar.pid) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	if (!argv[optind + 1][0])
+		return usage_error("annotate", "FUNCTION is empty");
+	ar.function = argv[optind + 1];
+	req.body_case = KPROF__REQUEST__BODY_ANNOTATE;
+	req.annotate = &ar;
+	if ((r = call(&req, &rep)))
+		return r;
+	render_annotate(stdout, rep->annotate, json, top);
+	kprof__reply__free_unpacked(rep, NULL);
+	return 0;
+}
+
 static void usage(FILE *f);
 static int verb_help_verb(int argc, char **argv);
 
 static const struct verb verbs[] = {
     {"attach", verb_attach,
      "PID [--freq HZ] [--duration SEC] [--eps E] [--hcct-kernel] [--no-jvm-map] [--json]\n"
-     "          [--children] [--calls [--burst MS --period MS] [--force]]\n"
-     "          | --cgroup PATH | --unit NAME [--freq HZ] [...]",
+     "          [--children] [--calls[=NAME,...|=hot:N] [--burst MS --period MS] [--force]]\n"
+     "          | --cgroup PATH | --unit NAME [--freq HZ] [...] | --all [--freq HZ]",
      "start sampling PID (default 99 Hz, 1-4999; until detached, exit or SEC seconds);\n"
      "          --children: every process it forks from then on is a target too;\n"
      "          --cgroup/--unit: every process in the cgroup or unit, now and later;\n"
+     "          --all (root): system-wide, per-CPU events at 19 Hz by default, every\n"
+     "          process that gets a sample a target of its own (kernel threads and idle\n"
+     "          counted in status); processes attached otherwise keep their settings;\n"
      "          a HotSpot JVM is asked to write its perf map (not with --no-jvm-map);\n"
      "          --calls adds exact mode: uprobes count every entry of the JIT functions\n"
-     "          in the perf map (file-backed JIT code only), in bursts with --burst/--period"},
-    {"detach", verb_detach, "PID [--json] | --cgroup PATH | --unit NAME",
-     "stop sampling PID (or watching a cgroup or unit); profiles are kept"},
+     "          in the perf map (file-backed JIT code only), in bursts with --burst/--period;\n"
+     "          --calls=NAME,... only those functions; those in anonymous memory (V8,\n"
+     "          HotSpot) are counted by hardware breakpoints, 4 exactly, more in turns\n"
+     "          (estimated counts, the share of the time each was counted shown);\n"
+     "          --calls=hot:N: the N hottest JIT functions sampled (1-16), chosen after 1 s"},
+    {"detach", verb_detach, "PID [--json] | --cgroup PATH | --unit NAME | --all",
+     "stop sampling PID (or watching a cgroup or unit, or system-wide mode with --all:\n"
+     "          its targets are detached); profiles are kept"},
     {"list", verb_list, "[--all] [--json]",
      "attached processes; --all adds the kept profiles of ended ones"},
     {"status", verb_status, "[--json]",
      "daemon version, targets, samples/s, ring-buffer drops, own CPU"},
     {"report", verb_report,
      "PID [--top N] [--session N] [--since T] [--until T] [--full-names] [--json]\n"
-     "          | --cgroup PATH | --unit NAME [--top N] [--since T] [--until T] [...]",
+     "          | --cgroup PATH | --unit NAME | --all [--top N] [--since T] [--until T] [...]",
      "flat profile: self and total samples per function (default top 20, 0 = all);\n"
      "          C++ names without their parameter lists unless --full-names;\n"
      "          --cgroup/--unit: the processes of a watched cgroup or unit, merged;\n"
+     "          --all: those of system-wide mode (attach --all), merged;\n"
      "          --since/--until: only the kept time windows in that range (10m, \"10m ago\",\n"
      "          11:05, \"2026-11-24 11:05\", @EPOCH, now); default: everything"},
     {"folded", verb_folded,
-     "PID [--session N] [--since T] [--until T] [--json] | --cgroup PATH | --unit NAME",
+     "PID [--session N] [--since T] [--until T] [--json] | --cgroup PATH | --unit NAME | --all",
      "folded stacks (root;...;leaf count) for flame graphs"},
     {"top", verb_top, "[PID...] [--interval MS] [--iterations N] [--full-names] [--json]",
      "live view: functions by self time in the last interval (default 1000 ms), keys\n"
@@ -1452,12 +1662,16 @@ static const struct verb verbs[] = {
      "          in it): uprobes on its basic blocks for S seconds (default 10) or N path\n"
      "          events, then the hottest sequences of up to K loop iterations (default 4)\n"
      "          and the plain Ball-Larus path profile, each path as its blocks; top N of\n"
-     "          each (default 10, 0 = all). Attaches PID if needed; file-backed JIT code\n"
-     "          only. --show prints the last trace, --stop ends the running one"},
+     "          each (default 10, 0 = all). Attaches PID if needed. JIT code in anonymous\n"
+     "          memory (V8, HotSpot): hardware breakpoints on its loops' branches, 4 at a\n"
+     "          time in turns: exact taken/not-taken counts per branch over the time each\n"
+     "          was covered, the paths of every loop whose branches fit (or, after\n"
+     "          counting, whose branches that went both ways fit), what was not\n"
+     "          covered. --show prints the last trace, --stop ends the running one"},
     {"export", verb_export,
      "PID -o FILE [--format pprof|folded|json] [--force] [--session N] [--since T]\n"
      "          [--until T] [--base FILE --base-since T --base-until T --base-pid PID]\n"
-     "          | --cgroup PATH | --unit NAME -o FILE [--format ...] [--force]",
+     "          | --cgroup PATH | --unit NAME | --all -o FILE [--format ...] [--force]",
      "write the profile to FILE (- for stdout): pprof (gzip, for go tool pprof;\n"
      "          the default), folded stacks, or JSON (functions and per-thread stacks);\n"
      "          pprof is not written to a terminal without --force; --base FILE also\n"
@@ -1479,6 +1693,17 @@ static const struct verb verbs[] = {
      "watch rules: every present and future process matching a comm, an executable, a\n"
      "          uid, a cgroup or a unit is attached by kprofd itself (kept across restarts);\n"
      "          RULE is KIND:VALUE [freq=N] [jvm=on|off] [children=on|off]"},
+    {"annotate", verb_annotate, "PID FUNCTION [--top N] [--session N] [--json]",
+     "where inside one sampled function its self samples fall: its code as it ran\n"
+     "          (read when first sampled; a change since is said), disassembled, samples\n"
+     "          per instruction and basic block, loops and back edges marked, the top N\n"
+     "          blocks first (default 10, 0 = all); FUNCTION as report names it (or a\n"
+     "          part of the name only one function has) or an address 0x... in it"},
+    {"drift", verb_drift, "PID [--keys N] [--json]",
+     "profile drift of PID's JIT functions: each one's reference profile (offsets\n"
+     "          sampled in it, functions it calls) against a sliding window of its newest\n"
+     "          samples by overlap; a drift is logged by kprofd and shown in top; --keys:\n"
+     "          keys shown per function (default 5, 1-16)"},
     {"help", verb_help_verb, "[VERB]",
      "this help, or the help of VERB (its section of kprofctl(1)), as VERB --help"},
 };

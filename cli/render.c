@@ -356,6 +356,8 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 		fputs(", rule ", f);
 		put_text(f, t->rule, 0);
 	}
+	if (t->all)
+		fputs(", by attach --all", f);
 	if (t->children)
 		fprintf(f, ", following its children (%u followed, %u not)", t->children_followed,
 			t->children_refused);
@@ -380,6 +382,9 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 		fputs("; unnamed code: ", f);
 		put_text(f, t->unnamed_note, 0);
 	}
+	if (t->probe_samples)
+		fprintf(f, "; %" PRIu64 " sample%s taken in probes ([kprof probes])",
+			t->probe_samples, render_plural(t->probe_samples));
 	if (t->calls) {
 		fprintf(f, "; exact mode: %u function%s probed, %" PRIu64 " call event%s",
 			t->probes, render_plural(t->probes), t->call_events,
@@ -387,6 +392,21 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 		if (t->bursts) /* attach --burst: the probes come and go */
 			fprintf(f, ", %" PRIu64 " burst%s, probes attached %.0f%% of the time",
 				t->bursts, render_plural(t->bursts), 100.0 * t->calls_duty);
+		if (t->calls_hot)
+			fprintf(
+			    f,
+			    ", sampling first: the %u hottest JIT function%s sampled get counted",
+			    t->calls_hot, render_plural(t->calls_hot));
+		if (t->hw_functions)
+			fprintf(f, ", %u in anonymous memory counted by hardware breakpoints (%s)",
+				t->hw_functions,
+				t->hw_estimated ? "estimated: they took turns" : "exact");
+		if (t->hw_estimated)
+			fprintf(f, ", each counted %.0f%% of the time", 100.0 * t->hw_covered);
+		if (t->hw_stopped && t->hw_stopped[0]) {
+			fputs("; breakpoints stopped: ", f);
+			put_text(f, t->hw_stopped, 0);
+		}
 	}
 	fputc('\n', f);
 	if (t->windows) { /* a time range (--since/--until) */
@@ -448,6 +468,15 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 	render_json_string(f, t->cgroup ? t->cgroup : "");
 	fputs(",\"rule\":", f);
 	render_json_string(f, t->rule ? t->rule : "");
+	fprintf(f, ",\"calls_hot\":%u", t->calls_hot);
+	fprintf(f, ",\"hw_functions\":%u,\"hw_estimated\":%s,\"hw_covered\":%.3f,\"hw_stopped\":",
+		t->hw_functions, t->hw_estimated ? "true" : "false", t->hw_covered);
+	render_json_string(f, t->hw_stopped ? t->hw_stopped : "");
+	fprintf(f,
+		",\"probe_samples\":%" PRIu64 ",\"annotate_bytes\":%" PRIu64
+		",\"annotate_dropped\":%" PRIu64,
+		t->probe_samples, t->annotate_bytes, t->annotate_dropped);
+	fprintf(f, ",\"all\":%s", t->all ? "true" : "false");
 	fputc('}', f);
 }
 
@@ -518,6 +547,60 @@ static bool list_tree(const Kprof__ListReply *r, size_t *order, unsigned *depth)
 	return true;
 }
 
+/* System-wide mode (attach --all), as JSON. */
+static void syswide_json(FILE *f, const Kprof__SystemWide *w)
+{
+	if (!w) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(
+	    f,
+	    "{\"on\":%s,\"freq_hz\":%u,\"since_ns\":%" PRIu64 ",\"cpus\":%u,\"targets\":%u"
+	    ",\"profiled\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"refused_samples\":%" PRIu64
+	    ",\"gone\":%" PRIu64 ",\"gone_samples\":%" PRIu64 ",\"kernel_samples\":%" PRIu64
+	    ",\"idle_samples\":%" PRIu64 ",\"self_samples\":%" PRIu64
+	    ",\"foreign_samples\":%" PRIu64 ",\"taken_over\":%" PRIu64 ",\"kept_dropped\":%" PRIu64
+	    ",\"samples\":%" PRIu64 ",\"late_samples\":%" PRIu64 ",\"runs\":%" PRIu64
+	    ",\"own_samples\":%" PRIu64 ",\"drops\":%" PRIu64 ",\"evicted\":%" PRIu64 "}",
+	    w->on ? "true" : "false", w->freq_hz, w->since_ns, w->cpus, w->targets, w->profiled,
+	    w->refused, w->refused_samples, w->gone, w->gone_samples, w->kernel_samples,
+	    w->idle_samples, w->self_samples, w->foreign_samples, w->taken_over, w->kept_dropped,
+	    w->samples, w->late_samples, w->runs, w->own_samples, w->drops, w->evicted);
+}
+
+/* System-wide mode as status shows it: where every sample of its set went. */
+static void syswide_text(FILE *f, const Kprof__SystemWide *w)
+{
+	if (!w || (!w->on && !w->since_ns))
+		return;
+	fprintf(f, "\nsystem-wide: %s, %u Hz on %u CPUs (attach --all): %u processes attached now",
+		w->on ? "on" : "off (counts of its last run)", w->freq_hz, w->cpus, w->targets);
+	fprintf(f,
+		"\n             %" PRIu64 " sampler runs: %" PRIu64 " processes profiled, %" PRIu64
+		" samples in their profiles; %" PRIu64 " in processes attached otherwise",
+		w->runs, w->profiled, w->samples, w->own_samples);
+	fprintf(f,
+		"\n             no profile: %" PRIu64 " processes refused by a limit (%" PRIu64
+		" samples; limits.max_auto_targets, max_targets), %" PRIu64
+		" gone before read (%" PRIu64 " samples)",
+		w->refused, w->refused_samples, w->gone, w->gone_samples);
+	fprintf(f,
+		"\n             counted only: kernel threads %" PRIu64 ", idle %" PRIu64
+		", kprofd %" PRIu64 ", outside its PID namespace %" PRIu64 " samples",
+		w->kernel_samples, w->idle_samples, w->self_samples, w->foreign_samples);
+	if (w->evicted)
+		fprintf(f,
+			"\n             %" PRIu64 " idle targets detached to make room at a limit",
+			w->evicted);
+	if (w->taken_over || w->kept_dropped || w->late_samples)
+		fprintf(f,
+			"\n             %" PRIu64 " taken over by another attach, %" PRIu64
+			" ended profiles dropped (limits.max_kept), %" PRIu64
+			" samples after it stopped",
+			w->taken_over, w->kept_dropped, w->late_samples);
+}
+
 void render_list(FILE *f, const Kprof__ListReply *r, bool json)
 {
 	if (json) {
@@ -527,9 +610,20 @@ void render_list(FILE *f, const Kprof__ListReply *r, bool json)
 				fputc(',', f);
 			render_target_json(f, r->targets[i]);
 		}
-		fputs("]}\n", f);
+		fputc(']', f);
+		if (r->system_wide) {
+			fputs(",\"system_wide\":", f);
+			syswide_json(f, r->system_wide);
+		}
+		fputs("}\n", f);
 		return;
 	}
+	if (r->system_wide && r->system_wide->on)
+		fprintf(
+		    f,
+		    "system-wide sampling on (attach --all): %u Hz, %u processes attached by it "
+		    "(marked --all)\n",
+		    r->system_wide->freq_hz, r->system_wide->targets);
 	if (!r->n_targets) {
 		fputs("no targets (kept profiles of ended ones: kprofctl list --all)\n", f);
 		return;
@@ -559,9 +653,9 @@ void render_list(FILE *f, const Kprof__ListReply *r, bool json)
 			snprintf(pid, sizeof(pid), "%u", t->pid);
 		fprintf(f, "%-8s %-7u ", pid, t->session);
 		put_text(f, t->comm, 16);
-		fprintf(f, " %-6u %-9s %6u %10" PRIu64 " %8" PRIu64 " %8s\n", t->uid,
+		fprintf(f, " %-6u %-9s %6u %10" PRIu64 " %8" PRIu64 " %8s%s\n", t->uid,
 			render_state(t->state), t->freq_hz, t->samples,
-			t->jit_symbols + t->jitdump_symbols, threads);
+			t->jit_symbols + t->jitdump_symbols, threads, t->all ? " --all" : "");
 	}
 	for (size_t i = 0; i < r->n_targets; i++)
 		if (r->targets[i]->threads_unsampled)
@@ -622,8 +716,13 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 				w->uid, w->attached, w->refused, w->since_ns,
 				w->waiting ? "true" : "false", w->restarts);
 		}
+		fputc(']', f);
+		if (r->system_wide) {
+			fputs(",\"system_wide\":", f);
+			syswide_json(f, r->system_wide);
+		}
 		fprintf(f,
-			"],\"window_sec\":%u,\"windows\":%" PRIu64 ",\"windows_in_memory\":%" PRIu64
+			",\"window_sec\":%u,\"windows\":%" PRIu64 ",\"windows_in_memory\":%" PRIu64
 			",\"window_memory_bytes\":%" PRIu64 ",\"window_disk_bytes\":%" PRIu64
 			",\"windows_dropped\":%" PRIu64 ",\"windows_aged\":%" PRIu64
 			",\"window_bad_files\":%" PRIu64 ",\"window_write_failures\":%" PRIu64
@@ -691,6 +790,7 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 			fprintf(f, " (%" PRIu64 " execs lost: ring buffer full)",
 				r->watch_execs_lost);
 	}
+	syswide_text(f, r->system_wide);
 	fprintf(f, "\nring buffer: %u KiB\n", r->ringbuf_bytes / 1024);
 	fprintf(f, "daemon CPU:  %.3f s (%.1f us per sample)\n", r->cpu_ns / 1e9,
 		cpu_per_sample / 1e3);
@@ -867,7 +967,103 @@ static uint64_t level_sum(const Kprof__PathsReply *r, size_t len)
 	return len >= 1 && len <= r->n_level_sums ? r->level_sums[len - 1] : 0;
 }
 
-static void paths_json(FILE *f, const Kprof__PathsReply *r)
+/* Anonymous code: the branches, the followed loops, what was not covered. */
+static void paths_hw_json(FILE *f, const Kprof__PathsReply *r)
+{
+	fprintf(f, ",\"hw\":%s,\"hw_stray\":%" PRIu64 ",\"hw_turn\":", r->hw ? "true" : "false",
+		r->hw_stray);
+	render_json_string(f, r->hw_turn ? r->hw_turn : "");
+	fputs(",\"hw_stopped\":", f);
+	render_json_string(f, r->hw_stopped ? r->hw_stopped : "");
+	fputs(",\"branches\":[", f);
+	for (size_t i = 0; i < r->n_branches; i++) {
+		const Kprof__BranchCount *b = r->branches[i];
+
+		fprintf(f,
+			"%s{\"block\":%u,\"address\":%" PRIu64
+			",\"cond\":\"%s\",\"taken_to\":%" PRIu64 ",\"taken\":%" PRIu64
+			",\"not_taken\":%" PRIu64 ",\"covered_ms\":%.1f"
+			",\"loop\":%u}",
+			i ? "," : "", b->block, b->address, b->cond ? b->cond : "?", b->taken_to,
+			b->taken, b->not_taken, b->covered_ns / 1e6, b->loop);
+	}
+	fputs("],\"hw_loops\":[", f);
+	for (size_t i = 0; i < r->n_hw_loops; i++) {
+		const Kprof__HwLoop *l = r->hw_loops[i];
+
+		fprintf(f,
+			"%s{\"header\":%u,\"branches\":%u,\"activations\":%" PRIu64
+			",\"covered_ms\":%.1f,\"blocks\":[",
+			i ? "," : "", l->header, l->branches, l->activations, l->covered_ns / 1e6);
+		for (size_t j = 0; j < l->n_blocks; j++)
+			fprintf(f, "%s%u", j ? "," : "", l->blocks[j]);
+		fputs("],\"assumed\":[", f);
+		for (size_t j = 0; j < l->n_assumed; j++)
+			fprintf(f, "%s%" PRIu64, j ? "," : "", l->assumed[j]);
+		fputs("]}", f);
+	}
+	fputs("],\"not_covered\":[", f);
+	for (size_t i = 0; i < r->n_not_covered; i++) {
+		fputs(i ? "," : "", f);
+		render_json_string(f, r->not_covered[i]);
+	}
+	fputc(']', f);
+}
+
+static void paths_hw_text(FILE *f, const Kprof__PathsReply *r)
+{
+	if (!r->hw)
+		return;
+	fputs("\nBranches (hardware breakpoints on anonymous code; exact over the time covered):\n"
+	      "  BLOCK  ADDRESS             COND       TAKEN   NOT TAKEN  COVERED  LOOP\n",
+	      f);
+	for (size_t i = 0; i < r->n_branches; i++) {
+		const Kprof__BranchCount *b = r->branches[i];
+
+		fprintf(
+		    f, "  B%-4u 0x%-16" PRIx64 "  %-4s %10" PRIu64 "  %10" PRIu64 "  %6.2fs  B%u\n",
+		    b->block, b->address, b->cond ? b->cond : "?", b->taken, b->not_taken,
+		    b->covered_ns / 1e9, b->loop);
+	}
+	for (size_t i = 0; i < r->n_hw_loops; i++) {
+		const Kprof__HwLoop *l = r->hw_loops[i];
+
+		fprintf(f,
+			"Loop at B%u: %u branch%s followed, %" PRIu64
+			" activation%s over %.2f s: its iterations are the paths below\n",
+			l->header, l->branches, l->branches == 1 ? "" : "es", l->activations,
+			render_plural(l->activations), l->covered_ns / 1e9);
+		if (l->n_assumed) {
+			fprintf(f,
+				"  assuming %zu branch%s went the one way %s went while counted "
+				"(exact if %s kept to it):",
+				l->n_assumed, l->n_assumed == 1 ? "" : "es",
+				l->n_assumed == 1 ? "it" : "each",
+				l->n_assumed == 1 ? "it" : "they");
+			for (size_t j = 0; j < l->n_assumed; j++)
+				fprintf(f, " 0x%" PRIx64, l->assumed[j]);
+			fputc('\n', f);
+		}
+	}
+	if (r->hw_turn && r->hw_turn[0]) {
+		fputs("Now: ", f);
+		put_text(f, r->hw_turn, 0);
+		fputc('\n', f);
+	}
+	for (size_t i = 0; i < r->n_not_covered; i++) {
+		fputs("Not covered: ", f);
+		put_text(f, r->not_covered[i], 0);
+		fputc('\n', f);
+	}
+	if (r->hw_stopped && r->hw_stopped[0]) {
+		fputs("Stopped early: ", f);
+		put_text(f, r->hw_stopped, 0);
+		fputc('\n', f);
+	}
+}
+
+/* The paths object; without its closing brace when !close (render_spp.c appends fields). */
+static void paths_json(FILE *f, const Kprof__PathsReply *r, bool close)
 {
 	bool first = true;
 
@@ -960,7 +1156,15 @@ static void paths_json(FILE *f, const Kprof__PathsReply *r)
 			fprintf(f, "%s%" PRIu64, j ? "," : "", q->ids[j]);
 		fputs("]}", f);
 	}
-	fputs("]}\n", f);
+	fputc(']', f);
+	paths_hw_json(f, r);
+	if (close)
+		fputs("}\n", f);
+}
+
+void render_paths_json_open(FILE *f, const Kprof__PathsReply *r)
+{
+	paths_json(f, r, false);
 }
 
 static void put_path(FILE *f, const Kprof__PathInfo *p)
@@ -977,7 +1181,7 @@ static void put_path(FILE *f, const Kprof__PathInfo *p)
 void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 {
 	if (json) {
-		paths_json(f, r);
+		paths_json(f, r, true);
 		return;
 	}
 	if (r->target)
@@ -1051,6 +1255,7 @@ void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 			fprintf(f, " loop header (depth %u)", b->loop_depth);
 		fputc('\n', f);
 	}
+	paths_hw_text(f, r);
 	if (r->edge_profile) {
 		fputs("\nEdge profile: ", f);
 		put_text(f, r->function ? r->function : "the function", 0);

@@ -45,5 +45,10 @@ void render_report(FILE *f, const Kprof__ReportReply *r, bool json, bool full_na
 void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json, bool full_names);
 void render_target_json(FILE *f, const Kprof__Target *t);
 void render_paths(FILE *f, const Kprof__PathsReply *r, bool json);
+/* The paths JSON object of render_paths without its closing brace (for render_spp.c). */
+void render_paths_json_open(FILE *f, const Kprof__PathsReply *r);
+/* render_spp.c: render_paths, then the event counts (text: with events, `paths --events`;
+ * JSON: always) and the structural profile when the reply has one. */
+void render_paths_ex(FILE *f, const Kprof__PathsReply *r, bool json, bool events);
 
 #endif

@@ -42,6 +42,7 @@
 #include "kprof/cleanup.h"
 #include "client.h"
 #include "render.h"
+#include "drift.h"
 
 #define TREND_LEN 8
 /* The columns before FUNCTION: "%-8u %6.1f%% %6.1f%% %10s %-8s %-7s ". */
@@ -309,6 +310,25 @@ static const char legend[] = "TREND\t(SELF% of the\tlast 8 intervals,\toldest le
 
 /* The header: kprofd's status, a line per target (the first three), the legend of TREND.
  * Returns the number of rows it took. */
+/* A target's newest profile drift, on a line of its own, in bold (kprofctl drift PID says more). */
+static void header_drift(struct flow *f, const Kprof__DriftEvent *e)
+{
+	time_t sec = (time_t)(e->realtime_ns / 1000000000ULL);
+	char *fn = render_sanitize_dup(e->function, 60);
+	char when[16] = "?";
+	struct tm tm;
+
+	if (localtime_r(&sec, &tm))
+		strftime(when, sizeof(when), "%H:%M:%S", &tm);
+	attron(A_BOLD);
+	flow_itemf(f, "  drift #%" PRIu64 " at %s:", e->seq, when);
+	flow_itemf(f, "%s", fn ? fn : "?");
+	flow_itemf(f, "overlap %.1f%% with its reference", 100 * e->overlap);
+	attroff(A_BOLD);
+	flow_end(f);
+	free(fn);
+}
+
 static int draw_header(struct view *v)
 {
 	const Kprof__UpdateReply *u = v->last ? v->last->update : NULL;
@@ -347,6 +367,8 @@ static int draw_header(struct view *v)
 			   render_plural(t->interval_samples), u->interval_ms / 1000.0);
 		flow_itemf(&f, "%" PRIu64 " in all", t->target->samples);
 		flow_end(&f);
+		if (t->n_drift_events)
+			header_drift(&f, t->drift_events[t->n_drift_events - 1]);
 	}
 	if (!u->n_targets) {
 		flow_item(&f, "no targets (kprofctl attach PID)");
@@ -592,7 +614,12 @@ static void print_json(const Kprof__UpdateReply *u)
 
 		printf("%s{\"target\":", i ? "," : "");
 		render_target_json(stdout, t->target);
-		printf(",\"interval_samples\":%" PRIu64 ",\"entries\":[", t->interval_samples);
+		fputs(",\"drift_events\":[", stdout);
+		for (size_t j = 0; j < t->n_drift_events; j++) {
+			fputs(j ? "," : "", stdout);
+			drift_render_event_json(stdout, t->drift_events[j]);
+		}
+		printf("],\"interval_samples\":%" PRIu64 ",\"entries\":[", t->interval_samples);
 		for (size_t j = 0; j < t->n_entries; j++) {
 			const Kprof__TopEntry *e = t->entries[j];
 

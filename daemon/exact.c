@@ -7,6 +7,8 @@
  * read+exec mapping, so anonymous code (V8's and HotSpot's default code caches) is refused
  * naming the function and the reason. The functions are the perf map's symbols; each probe carries
  * the function's profile id as its BPF cookie and the target's pid as its filter.
+ * With names (attach --calls=NAME,...) only those functions are counted, and the ones in
+ * anonymous memory, where uprobes cannot go, by hardware execute breakpoints (hwcalls.c).
  * Bursting: probes are attached for burst_ms every period_ms and detached in between (a uprobe
  * costs its trap whether or not anyone listens, so detaching is the only way to stop paying).
  */
@@ -24,8 +26,10 @@
 #include "kprof/cleanup.h"
 #include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
+#include "kprof/profile.h"
 #include "clock.h"
 #include "exact.h"
+#include "hwcalls.h"
 #include "loader.h"
 #include "probes.h"
 #include "symbolize.h"
@@ -48,11 +52,30 @@ struct plan {
 	struct probe *v;
 	size_t n, cap;
 	bool overflow;
+	const char *names;
 };
+
+/* Is name one of the comma-separated names? */
+static bool named(const char *names, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *w = names; w && *w;) {
+		const char *e = strchrnul(w, ',');
+
+		if ((size_t)(e - w) == len && !strncmp(w, name, len))
+			return true;
+		w = *e ? e + 1 : e;
+	}
+	return false;
+}
 
 static int collect(const struct perfmap_sym *sym, void *userdata)
 {
 	struct plan *p = userdata;
+
+	if (p->names && !named(p->names, sym->name))
+		return 0;
 
 	if (p->n == CALLS_MAX_PROBES) {
 		p->overflow = true;
@@ -75,8 +98,8 @@ static int cmp_probe(const void *a, const void *b)
 }
 
 /* Check every function against the safety rules and fill offsets. -EPERM/-EINVAL with why. */
-static int check_plan(const struct calls_target *t, struct plan *p, const struct procmaps *pm,
-		      bool force, char *err, size_t errlen)
+static int check_plan(struct calls *c, const struct calls_target *t, struct plan *p,
+		      const struct procmaps *pm, bool force, char *err, size_t errlen)
 {
 	size_t w = 0;
 
@@ -92,13 +115,26 @@ static int check_plan(const struct calls_target *t, struct plan *p, const struct
 		r = uprobe_site_check(pm, pr->start, pr->name, force, &site, err, errlen);
 		if (r == -ENOENT)
 			continue; /* code already unmapped: nothing to probe */
-		if (r < 0)
+		if (r == -EOPNOTSUPP && !p->names) {
+			size_t l = strlen(err);
+
+			snprintf(err + l, errlen - l,
+				 "; or name the functions (--calls=NAME,...) to count their calls "
+				 "with hardware breakpoints");
+		}
+		if (r < 0 && !(r == -EOPNOTSUPP && p->names))
 			return r;
 		id = profile_intern(t->profile, pr->name, tsym_perfmap_module(t->sym), pr->start,
 				    PROFILE_KIND_JIT);
 		if (id < 0) {
 			snprintf(err, errlen, "profile full: %s", strerror(-id));
 			return id;
+		}
+		if (r == -EOPNOTSUPP) { /* anonymous: a hardware breakpoint counts it */
+			r = hwcalls_add(c->hw, id, pr->start, pr->name, err, errlen);
+			if (r < 0)
+				return r;
+			continue;
 		}
 		pr->func = id;
 		pr->offset = site.offset;
@@ -108,10 +144,38 @@ static int check_plan(const struct calls_target *t, struct plan *p, const struct
 		p->v[w++] = *pr;
 	}
 	p->n = w;
-	if (!w) {
-		snprintf(err, errlen, "no JIT function of pid %d to probe (empty perf map %s?)",
-			 t->pid, tsym_perfmap_path(t->sym));
+	if (!w && !c->hw->n) {
+		if (p->names)
+			snprintf(err, errlen, "no JIT function of pid %d named %s in %s", t->pid,
+				 p->names, tsym_perfmap_path(t->sym));
+		else
+			snprintf(err, errlen,
+				 "no JIT function of pid %d to probe (empty perf map %s?)", t->pid,
+				 tsym_perfmap_path(t->sym));
 		return -ENOENT;
+	}
+	return 0;
+}
+
+/* Every name given is a function of the plan (probed or counted by breakpoints)? */
+static int check_names(const struct calls *c, const struct plan *p, char *err, size_t errlen)
+{
+	for (const char *w = c->names; w && *w;) {
+		const char *e = strchrnul(w, ',');
+		bool found = false;
+
+		for (size_t i = 0; i < p->n && !found; i++)
+			found = strlen(p->v[i].name) == (size_t)(e - w) &&
+				!strncmp(p->v[i].name, w, e - w);
+		for (size_t i = 0; i < c->hw->n && !found; i++)
+			found = strlen(c->hw->f[i].name) == (size_t)(e - w) &&
+				!strncmp(c->hw->f[i].name, w, e - w);
+		if (!found && e > w) {
+			snprintf(err, errlen, "no JIT function named %.*s in the perf map",
+				 (int)(e - w), w);
+			return -ENOENT;
+		}
+		w = *e ? e + 1 : e;
 	}
 	return 0;
 }
@@ -119,9 +183,16 @@ static int check_plan(const struct calls_target *t, struct plan *p, const struct
 int calls_plan(struct calls *c, const struct calls_target *t, bool force, char *err, size_t errlen)
 {
 	struct procmaps *pm = NULL;
-	struct plan p = {0};
+	struct plan p = {.names = c->names};
 	int r;
 
+	hwcalls_free(c->hw);
+	c->hw = calloc(1, sizeof(*c->hw));
+	if (!c->hw)
+		return -ENOMEM;
+	c->hw->pid = t->pid;
+	c->hw->countsp = &c->counts;
+	c->hw->ncountsp = &c->ncounts;
 	r = procmaps_read_pid(t->pid, &pm, err, errlen);
 	if (r < 0)
 		return r;
@@ -132,8 +203,10 @@ int calls_plan(struct calls *c, const struct calls_target *t, bool force, char *
 			 CALLS_MAX_PROBES);
 		r = r < 0 ? r : -E2BIG;
 	} else {
-		r = check_plan(t, &p, pm, force, err, errlen);
+		r = check_plan(c, t, &p, pm, force, err, errlen);
 	}
+	if (r >= 0)
+		r = check_names(c, &p, err, errlen);
 	procmaps_free(pm);
 	if (r < 0) {
 		free(p.v);
@@ -161,6 +234,8 @@ void calls_off(struct calls *c)
 	}
 	free(c->links); /* allocated, nothing attached yet (a failed calls_on) */
 	c->links = NULL;
+	if (c->hw)
+		hwcalls_off(c->hw);
 	if (c->on_since_ns) {
 		c->active_ns += now_ns(CLOCK_MONOTONIC) - c->on_since_ns;
 		c->on_since_ns = 0;
@@ -194,7 +269,7 @@ int calls_on(struct calls *c, struct loader *l, pid_t pid, char *err, size_t err
 	r = calls_may_attach(c, err, errlen);
 	if (r < 0)
 		return r;
-	c->links = calloc(2 * c->nprobes, sizeof(*c->links));
+	c->links = calloc(2 * c->nprobes + 1, sizeof(*c->links));
 	if (!c->links)
 		return -ENOMEM;
 	for (size_t i = 0; i < c->nprobes; i++) {
@@ -221,6 +296,20 @@ int calls_on(struct calls *c, struct loader *l, pid_t pid, char *err, size_t err
 				return e;
 			}
 			c->links[c->nlinks++] = lk;
+		}
+	}
+	if (c->hw && c->hw->n) {
+		sd_event *ev = NULL;
+
+		r = sd_event_default(&ev); /* the manager's loop (the thread's default) */
+		if (r >= 0)
+			r = hwcalls_on(c->hw, ev, err, errlen);
+		else
+			snprintf(err, errlen, "no event loop: %s", strerror(-r));
+		sd_event_unref(ev);
+		if (r < 0) {
+			calls_off(c);
+			return r;
 		}
 	}
 	c->on_since_ns = now_ns(CLOCK_MONOTONIC);
@@ -293,8 +382,44 @@ void calls_reset_cursors(struct calls *c)
 	c->nthreads = 0;
 }
 
+int calls_hot_names(const struct profile *p, unsigned n, char **ret)
+{
+	_cleanup_free_ uint32_t *ids = NULL;
+	size_t nids = 0, len = 0;
+	char *s = NULL;
+	unsigned got = 0;
+	int r = profile_sorted(p, &ids, &nids);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < nids && got < n; i++) {
+		const struct profile_func *f = profile_func_get(p, ids[i]);
+		size_t l;
+		char *v;
+
+		if (!f || f->kind != PROFILE_KIND_JIT || !f->self || !f->name ||
+		    strchr(f->name, ','))
+			continue;
+		l = strlen(f->name);
+		v = realloc(s, len + l + 2);
+		if (!v) {
+			free(s);
+			return -ENOMEM;
+		}
+		s = v;
+		if (len)
+			s[len++] = ',';
+		memcpy(s + len, f->name, l + 1);
+		len += l;
+		got++;
+	}
+	*ret = s;
+	return (int)got;
+}
+
 void calls_free(struct calls *c)
 {
+	c->hot_timer = sd_event_source_disable_unref(c->hot_timer);
 	calls_off(c);
 	removal_put(c->removal);
 	c->removal = NULL;
@@ -303,6 +428,10 @@ void calls_free(struct calls *c)
 	c->threads = NULL;
 	free(c->probes);
 	c->probes = NULL;
+	hwcalls_free(c->hw);
+	c->hw = NULL;
+	free(c->names);
+	c->names = NULL;
 	free(c->counts);
 	c->counts = NULL;
 	hcct_free(c->exact);

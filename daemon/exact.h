@@ -15,6 +15,7 @@
 #include "probes.h"
 
 struct bpf_link;
+struct hwcalls;
 struct loader;
 struct probe;
 struct removal;
@@ -50,6 +51,19 @@ struct calls {
 	} * threads;
 	size_t nthreads;
 	uint64_t lost_threads;
+	/* attach --calls=NAME,...: only these functions (comma-separated; NULL: every one);
+	 * those in anonymous memory are counted by hardware breakpoints (hwcalls.c). */
+	char *names;
+	struct hwcalls *hw;
+	/* --calls=hot:N: the N hottest JIT functions of the samples, chosen after a warm-up
+	 * (hot_timer); 0 when the functions were named or are chosen. */
+	unsigned hot, hot_tries;
+	sd_event_source *hot_timer;
+	/* A restored profile's breakpoint figures (hw is NULL then). */
+	uint32_t saved_hw_n;
+	bool saved_hw_estimated;
+	double saved_hw_covered;
+	char saved_hw_stopped[256];
 };
 
 /* What exact mode reads of its target when it plans the probes. */
@@ -61,9 +75,10 @@ struct calls_target {
 	struct profile *profile; /* their ids (the probes' cookies) */
 };
 
-/* Pick the functions to probe and check the safety rules; err says why not. */
+/* Pick the functions to probe (c->names: only those; then the ones uprobes cannot reach go to
+ * hardware breakpoints) and check the safety rules; err says why not. */
 int calls_plan(struct calls *c, const struct calls_target *t, bool force, char *err, size_t errlen);
-/* Attach the planned probes (a burst begins); err says why not. */
+/* Attach the planned probes and breakpoints (a burst begins); err says why not. */
 int calls_on(struct calls *c, struct loader *l, pid_t pid, char *err, size_t errlen);
 /* Take the probes away (asynchronously: probes.c); the counts stay. */
 void calls_off(struct calls *c);
@@ -73,6 +88,9 @@ int calls_may_attach(const struct calls *c, char *err, size_t errlen);
 void calls_on_event(struct calls *c, const struct kp_call *ev, size_t nfuncs);
 /* Forget where every thread stands (probes went away). */
 void calls_reset_cursors(struct calls *c);
+/* The n JIT functions with the most self samples so far, comma-separated (*ret malloc'd):
+ * how many, 0 if none has samples yet, or -ENOMEM. */
+int calls_hot_names(const struct profile *p, unsigned n, char **ret);
 /* Probes off, everything freed; c can be set up again. */
 void calls_free(struct calls *c);
 

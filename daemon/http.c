@@ -562,7 +562,7 @@ static enum MHD_Result list_targets(struct httpd *h, struct MHD_Connection *c)
 		json_str(f, t->cgroup ? t->cgroup : "");
 		fputs(",\"rule\":", f);
 		json_str(f, t->rule ? t->rule : "");
-		fputc('}', f);
+		fprintf(f, ",\"all\":%s}", t->all ? "true" : "false"); /* attach --all's */
 		first = false;
 	}
 	fputs("],\"units\":[", f);

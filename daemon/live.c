@@ -242,6 +242,10 @@ static int fill_target(struct live *lv, struct target *t, unsigned view, struct 
 		tt->entries[i] = e;
 	}
 	tt->n_entries = shown;
+	if (drift_events_build(t, 3, &msg->dv[k]) < 0)
+		return -ENOMEM;
+	tt->n_drift_events = msg->dv[k].n;
+	tt->drift_events = msg->dv[k].ep;
 	msg->tp[k] = tt;
 	return 0;
 }
@@ -259,8 +263,9 @@ int live_update(struct live *lv, unsigned view, struct live_msg *msg)
 	msg->tp = calloc(n + 1, sizeof(*msg->tp));
 	msg->tpb = calloc(n + 1, sizeof(*msg->tpb));
 	msg->ev = calloc(n + 1, sizeof(*msg->ev));
+	msg->dv = calloc(n + 1, sizeof(*msg->dv));
 	msg->n = n;
-	if (!msg->tv || !msg->tp || !msg->tpb || !msg->ev)
+	if (!msg->tv || !msg->tp || !msg->tpb || !msg->ev || !msg->dv)
 		return -ENOMEM;
 	for (struct target *t = lv->m->targets; t && k < n; t = t->next) {
 		if (!watched(lv, t))
@@ -282,7 +287,10 @@ void live_msg_release(struct live_msg *msg)
 	for (size_t i = 0; msg->tv && i < msg->n; i++) {
 		free(msg->tv[i].entries);
 		free(msg->ev ? msg->ev[i] : NULL);
+		if (msg->dv)
+			drift_events_release(&msg->dv[i]);
 	}
+	free(msg->dv);
 	free(msg->tv);
 	free(msg->tp);
 	free(msg->tpb);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "drift_reply.h"
 #include "proto/kprof.pb-c.h"
 
 struct manager;
@@ -19,6 +20,7 @@ struct live_msg {
 	Kprof__Target *tpb;
 	Kprof__TopEntry **ev;
 	size_t n;
+	struct drift_events_msg *dv; /* per target: its newest drifts */
 };
 /* -E2BIG (too many pids), -ERANGE (interval), -ENOMEM. */
 int live_new(struct manager *m, const Kprof__SubscribeRequest *req, uid_t uid, bool reader,

@@ -252,6 +252,7 @@ int loader_new(const struct loader_opts *o, struct loader **ret)
 		bpf_map__set_autocreate(l->skel->maps.kp_scan_tids, false);
 	}
 	l->skel->rodata->kp_pidns_ino = pidns;
+	l->skel->rodata->kp_self_tgid = getpid(); /* the id current_ids() gives kprofd */
 	l->skel->rodata->kp_boottime_offset_ns = boottime_offset_ns();
 	if (l->skel->rodata->kp_boottime_offset_ns)
 		log_info("time namespace: boot time offset %lld ns",
@@ -340,6 +341,16 @@ struct bpf_program *loader_call_prog(const struct loader *l, bool ret)
 struct bpf_program *loader_path_prog(const struct loader *l)
 {
 	return l->skel->progs.kp_path_block;
+}
+
+int loader_hwbp_prog_fd(const struct loader *l)
+{
+	return bpf_program__fd(l->skel->progs.kp_hwbp_hit);
+}
+
+struct bpf_map *loader_hwbp_traces(const struct loader *l)
+{
+	return l->skel->maps.kp_hwbp_traces;
 }
 
 struct bpf_map *loader_path_edges(const struct loader *l)
@@ -520,4 +531,29 @@ int loader_counters(const struct loader *l, uint64_t ctr[KP_CTR_NR], uint64_t *p
 	}
 	free(vals);
 	return 0;
+}
+
+void loader_all_set(struct loader *l, unsigned freq)
+{
+	l->skel->bss->kp_all_freq = freq;
+}
+
+int loader_all_skip(struct loader *l, pid_t tgid, uint64_t start_ticks)
+{
+	__u32 key = tgid;
+	__u64 val = start_ticks;
+
+	if (bpf_map__update_elem(l->skel->maps.kp_all_skip, &key, sizeof(key), &val, sizeof(val),
+				 BPF_ANY) < 0)
+		return -errno;
+	return 0;
+}
+
+void loader_all_skip_clear(struct loader *l)
+{
+	__u32 key;
+
+	while (bpf_map__get_next_key(l->skel->maps.kp_all_skip, NULL, &key, sizeof(key)) == 0)
+		if (bpf_map__delete_elem(l->skel->maps.kp_all_skip, &key, sizeof(key), 0) < 0)
+			break;
 }

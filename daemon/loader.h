@@ -37,6 +37,9 @@ struct bpf_program *loader_call_prog(const struct loader *l, bool ret);
 struct bpf_program *loader_path_prog(const struct loader *l);
 struct bpf_map *loader_path_edges(const struct loader *l);
 struct bpf_map *loader_path_threads(const struct loader *l);
+/* The branch tracer on anonymous code: the breakpoint program and its tgid -> trace map. */
+int loader_hwbp_prog_fd(const struct loader *l);
+struct bpf_map *loader_hwbp_traces(const struct loader *l);
 /* Possible CPUs (the size of per-CPU map values). */
 int loader_ncpus(const struct loader *l);
 /* Per-thread sampling needs the thread programs, which need Linux 6.7 or newer (the task
@@ -58,6 +61,12 @@ int loader_cgroup_watch(struct loader *l, uint64_t cgid, bool on);
  * previous sets (at most KP_MAX_WATCH_KEYS each); none: the exec program skips the lookups. */
 int loader_watch_sync(struct loader *l, const char (*comms)[16], unsigned ncomms,
 		      const uint32_t *uids, unsigned nuids);
+/* System-wide mode (attach --all): the per-CPU set of freq Hz also samples processes that
+ * are no targets (0: off). */
+void loader_all_set(struct loader *l, unsigned freq);
+/* A process refused a profile: its samples are only counted from now on (kp_all_skip). */
+int loader_all_skip(struct loader *l, pid_t tgid, uint64_t start_ticks);
+void loader_all_skip_clear(struct loader *l);
 /* Sums over CPUs of kp_counters; per_cpu_drops (may be NULL) gets ncpus values. */
 int loader_counters(const struct loader *l, uint64_t ctr[KP_CTR_NR], uint64_t *per_cpu_drops);
 

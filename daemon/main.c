@@ -19,6 +19,7 @@
 #include "requests.h"
 #include "watch.h"
 #include "windows.h"
+#include "syswide.h"
 #include "transport.h"
 #include "log.h"
 
@@ -207,6 +208,7 @@ int main(int argc, char **argv)
 	struct requests *rq = NULL;
 	struct watch *ws = NULL;
 	struct windows *wn = NULL;
+	struct syswide *sw = NULL;
 	struct httpd *hd = NULL;
 	struct config probe;
 	char err[512];
@@ -269,9 +271,16 @@ int main(int argc, char **argv)
 		log_err("cannot start: %s", strerror(-r));
 		return 1;
 	}
+	r = syswide_new(m, &sw);
+	if (r < 0) {
+		log_err("cannot start: system-wide mode: %s", strerror(-r));
+		manager_free(m);
+		return 1;
+	}
 	r = watch_new(m, &ws);
 	if (r < 0) {
 		log_err("cannot start: watch rules: %s", strerror(-r));
+		syswide_free(sw);
 		manager_free(m);
 		return 1;
 	}
@@ -279,6 +288,7 @@ int main(int argc, char **argv)
 	if (r < 0) {
 		log_err("cannot start: time windows: %s", strerror(-r));
 		watch_free(ws);
+		syswide_free(sw);
 		manager_free(m);
 		return 1;
 	}
@@ -287,6 +297,7 @@ int main(int argc, char **argv)
 		log_err("cannot start: control socket: %s", strerror(-r));
 		windows_free(wn);
 		watch_free(ws);
+		syswide_free(sw);
 		manager_free(m);
 		return 1;
 	}
@@ -296,6 +307,7 @@ int main(int argc, char **argv)
 		requests_free(rq);
 		windows_free(wn);
 		watch_free(ws);
+		syswide_free(sw);
 		manager_free(m);
 		return 1;
 	}
@@ -304,6 +316,7 @@ int main(int argc, char **argv)
 	requests_free(rq);
 	windows_free(wn);
 	watch_free(ws);
+	syswide_free(sw);
 	manager_free(m);
 	if (r < 0) {
 		log_err("event loop failed: %s", strerror(-r));

@@ -125,9 +125,22 @@ static unsigned kept_of(const struct manager *m, uid_t uid)
 	return n;
 }
 
+/* Whether kept profile a goes before b: the profiles system-wide mode made (attach --all) go
+ * first, so that a storm of short processes never pushes out a profile someone asked for, and
+ * among them the smallest (a busy host ends many processes of a sample or two, which would
+ * push out in seconds the profile of a process that ran); then the oldest. */
+static bool drops_before(const struct target *a, const struct target *b)
+{
+	if (a->all != b->all)
+		return a->all;
+	if (a->all && a->samples != b->samples)
+		return a->samples < b->samples;
+	return a->ended_ns < b->ended_ns;
+}
+
 /* The kept profile to drop first, if one must go: the oldest of a user over its quota, else
  * the oldest of the users when they hold more than their share, else the oldest of all when
- * over max_kept (root's go only when root's alone exceed it). */
+ * over max_kept (root's go only when root's alone exceed it); --all's first (drops_before). */
 static struct target *kept_victim(struct manager *m)
 {
 	struct target *user_oldest = NULL, *oldest = NULL;
@@ -141,16 +154,16 @@ static struct target *kept_victim(struct manager *m)
 
 			for (struct target *u = m->targets; u; u = u->next)
 				if (u->state != TARGET_ATTACHED && u->uid == t->uid &&
-				    u->ended_ns < o->ended_ns)
+				    drops_before(u, o))
 					o = u;
 			return o;
 		}
 		if (t->uid != 0) {
 			users++;
-			if (!user_oldest || t->ended_ns < user_oldest->ended_ns)
+			if (!user_oldest || drops_before(t, user_oldest))
 				user_oldest = t;
 		}
-		if (!oldest || t->ended_ns < oldest->ended_ns)
+		if (!oldest || drops_before(t, oldest))
 			oldest = t;
 	}
 	if (users > user_share(m->conf.max_kept) || (m->n_kept > m->conf.max_kept && user_oldest))
@@ -164,9 +177,11 @@ static void trim_kept(struct manager *m)
 	struct target *t;
 
 	while ((t = kept_victim(m))) {
-		log_info("dropping the kept profile of pid %d (%s, uid %u): more than %u kept (%u "
-			 "for one user)",
-			 t->pid, t->comm, t->uid, m->conf.max_kept, m->conf.max_kept_per_uid);
+		log_msg(t->all ? LOG_DEBUG : LOG_INFO,
+			"dropping the kept profile of pid %d (%s, uid %u): more than %u kept (%u "
+			"for one user)",
+			t->pid, t->comm, t->uid, m->conf.max_kept, m->conf.max_kept_per_uid);
+		m->all_kept_dropped += t->all;
 		drop_target(m, t);
 	}
 }
@@ -380,6 +395,75 @@ static unsigned probes_of(const struct manager *m, uid_t uid)
 	return n;
 }
 
+#define CALLS_HOT_WARMUP_MS 1000 /* --calls=hot:N: samples before the choice */
+#define CALLS_HOT_TRIES 10	 /* warm-ups before giving up (no JIT function sampled) */
+#define CALLS_HOT_MAX 16
+
+/* --calls=hot:N, after a warm-up: exact mode on the N hottest JIT functions sampled. */
+static int on_hot(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct target *t = userdata;
+	struct calls *c = &t->calls;
+	char err[256], *names = NULL;
+	int r, got;
+
+	if (t->state != TARGET_ATTACHED || !c->hot)
+		return 0;
+	r = got = calls_hot_names(t->profile, c->hot, &names);
+	if (r == 0 && ++c->hot_tries < CALLS_HOT_TRIES) {
+		free(names);
+		r = sd_event_source_set_time(s, usec + CALLS_HOT_WARMUP_MS * 1000ULL);
+		return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	}
+	c->hot = 0;
+	if (r <= 0) {
+		free(names);
+		log_warn("pid %d: exact mode: no JIT function sampled after %u s: no calls counted",
+			 t->pid, CALLS_HOT_TRIES * CALLS_HOT_WARMUP_MS / 1000);
+		return 0;
+	}
+	free(c->names);
+	c->names = names;
+	r = calls_plan(c, &(struct calls_target){t->pid, t->sym, t->profile}, c->force, err,
+		       sizeof(err));
+	if (r >= 0)
+		r = calls_on(c, t->env->loader, t->pid, err, sizeof(err));
+	if (r < 0)
+		log_warn("pid %d: exact mode on the hottest functions (%s): %s", t->pid, names,
+			 err);
+	else
+		log_info("pid %d: exact mode on the %d hottest JIT functions sampled: %s", t->pid,
+			 got, names);
+	return 0;
+}
+
+/* --calls=hot:N: sample first, choose after a warm-up (on_hot). */
+static int start_calls_hot(struct manager *m, struct target *t, const struct attach_opts *o,
+			   char *errbuf, size_t errlen)
+{
+	struct calls *c = &t->calls;
+	char *end;
+	unsigned long n;
+	int err;
+
+	errno = 0;
+	n = strtoul(o->calls_functions + 4, &end, 10);
+	if (errno || *end || end == o->calls_functions + 4 || n < 1 || n > CALLS_HOT_MAX) {
+		snprintf(errbuf, errlen, "--calls=hot:N takes N from 1 to %d", CALLS_HOT_MAX);
+		return -EINVAL;
+	}
+	if (o->burst_ms) {
+		snprintf(errbuf, errlen, "--calls=hot:N does not go with --burst");
+		return -EINVAL;
+	}
+	c->hot = (unsigned)n;
+	err = sd_event_add_time_relative(m->event, &c->hot_timer, CLOCK_MONOTONIC,
+					 CALLS_HOT_WARMUP_MS * 1000ULL, 1000, on_hot, t);
+	if (err < 0)
+		snprintf(errbuf, errlen, "cannot arm the warm-up timer: %s", strerror(-err));
+	return err;
+}
+
 /* Exact mode for a new target: plan, attach, and arm the burst timer. */
 static int start_calls(struct manager *m, struct target *t, const struct attach_opts *o,
 		       char *errbuf, size_t errlen)
@@ -395,6 +479,13 @@ static int start_calls(struct manager *m, struct target *t, const struct attach_
 	}
 	c->enabled = true;
 	c->force = o->force;
+	if (o->calls_functions && !strncmp(o->calls_functions, "hot:", 4))
+		return start_calls_hot(m, t, o, errbuf, errlen);
+	if (o->calls_functions && o->calls_functions[0]) {
+		c->names = strdup(o->calls_functions);
+		if (!c->names)
+			return -ENOMEM;
+	}
 	c->burst_ms = o->burst_ms;
 	c->period_ms = o->period_ms;
 	err = calls_plan(c, &(struct calls_target){t->pid, t->sym, t->profile}, o->force, errbuf,
@@ -487,7 +578,7 @@ static int start_sampling(struct manager *m, struct target *t, char *errbuf, siz
 	struct sampler_limits lim = {m->conf.max_threads, m->max_thread_fds};
 	int err;
 
-	t->per_cpu = m->per_cpu;
+	t->per_cpu = m->per_cpu || t->all; /* --all's targets: its per-CPU set samples them */
 	if (t->per_cpu) {
 		err = sampler_freq_get(m->sampler, t->freq);
 		if (err < 0) {
@@ -500,7 +591,7 @@ static int start_sampling(struct manager *m, struct target *t, char *errbuf, siz
 	}
 	err = loader_target_add(m->loader, t->pid, t->freq, t->start_ticks,
 				(t->per_cpu ? 0 : KP_TF_THREADS) |
-				    (t->children ? KP_TF_CHILDREN : 0));
+				    (t->children ? KP_TF_CHILDREN : 0) | (t->all ? KP_TF_ALL : 0));
 	if (err < 0) {
 		snprintf(errbuf, errlen, "cannot add pid %d to the BPF targets map: %s", t->pid,
 			 strerror(-err));
@@ -563,18 +654,24 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		snprintf(errbuf, errlen, "frequency %u Hz out of range 1-%u", freq, KPROF_MAX_FREQ);
 		return -ERANGE;
 	}
-	if (old && old->state == TARGET_ATTACHED) {
+	if (old && old->state == TARGET_ATTACHED && (!old->all || o.all)) {
 		snprintf(errbuf, errlen, "pid %d is already attached", pid);
 		return -EALREADY;
+	}
+	/* An attach of a process system-wide mode profiles takes it over with its own settings
+	 * (ARCHITECTURE.md §1.2.5); the --all profile is kept, as any detached one. */
+	if (old && old->state == TARGET_ATTACHED) {
+		end_target(m, old, TARGET_DETACHED, LOG_INFO, "detached: taken over by an attach");
+		m->all_taken_over++;
 	}
 	err = check_quotas(m, o.by, freq, errbuf, errlen);
 	if (err < 0)
 		return err;
-	if (o.rule && manager_auto_targets(m, NULL) >= m->conf.max_auto_targets) {
+	if ((o.rule || o.all) && manager_auto_targets(m, NULL) >= m->conf.max_auto_targets) {
 		m->auto_refused++;
 		snprintf(errbuf, errlen,
-			 "too many automatic targets: %u attached by watch rules (limits."
-			 "max_auto_targets)",
+			 "too many automatic targets: %u attached by watch rules and --all "
+			 "(limits.max_auto_targets)",
 			 m->conf.max_auto_targets);
 		return -EUSERS;
 	}
@@ -648,7 +745,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 			snprintf(how, sizeof(how), "%u thread events (%u threads, %u unsampled)",
 				 t->threads.events, t->threads.threads, t->threads.unsampled);
 		/* A followed child is news only when debugging: a shell loop forks thousands. */
-		log_msg(o.parent ? LOG_DEBUG : LOG_INFO,
+		log_msg(o.parent || o.all ? LOG_DEBUG : LOG_INFO,
 			"attached pid %d (%s, uid %u) at %u Hz by %s, duration %us (0: "
 			"unlimited); perf map %s: %llu JIT symbols; jitdump %s: %llu symbols",
 			pid, t->comm, t->uid, freq, how, duration_sec, ss.perfmap_path,
@@ -676,7 +773,8 @@ int manager_detach(struct manager *m, struct target *t)
 {
 	if (t->state != TARGET_ATTACHED)
 		return -ENOENT;
-	end_target(m, t, TARGET_DETACHED, LOG_INFO, "detached");
+	/* --all's targets come and go by the hundred: syswide.c says how many. */
+	end_target(m, t, TARGET_DETACHED, t->all ? LOG_DEBUG : LOG_INFO, "detached");
 	return 0;
 }
 
@@ -686,10 +784,21 @@ static void on_sample(void *ctx, const struct kp_sample *s)
 	struct target *t = manager_find(m, s->hdr.tgid);
 
 	m->samples++;
+	/* Taken by the system-wide set while the process was no target: a target now, or
+	 * counted by syswide.c. */
+	if ((s->flags & KP_SF_STRANGER) &&
+	    (!t || t->state != TARGET_ATTACHED || t->start_ticks != s->start_ticks)) {
+		t = m->on_stranger ? m->on_stranger(m->stranger_ud, s) : NULL;
+		if (!t)
+			return;
+	}
 	if (!t) {
 		m->unknown_tgid++;
 		return;
 	}
+	m->all_samples += t->all || (s->flags & KP_SF_STRANGER);
+	if (t->all)
+		t->last_sample_ns = s->time_ns;
 	target_add_sample(t, s);
 	/* Samples taken just before an exit can arrive after it from another CPU's records. */
 	if (t->state != TARGET_ATTACHED)
@@ -746,8 +855,10 @@ static void on_path(void *ctx, const struct kp_path *p)
 	struct manager *m = ctx;
 	struct target *t = manager_find(m, p->hdr.tgid);
 
-	if (t)
+	if (t) {
 		paths_on_event(t->paths, p);
+		target_drift_path(t, p);
+	}
 }
 
 /* A thread of a per-thread target started without an event: its creator had none either (it
@@ -829,7 +940,7 @@ static int watch_attach(struct manager *m, struct cgwatch *w, pid_t pid, uint64_
 	char err[256];
 	int r;
 
-	if (t && t->state == TARGET_ATTACHED)
+	if (t && t->state == TARGET_ATTACHED && !t->all)
 		return 0;
 	r = manager_attach(m, pid, &w->opts, &t, err, sizeof(err));
 	if (r == 0 && start_ticks && t->start_ticks != start_ticks) {
@@ -854,7 +965,8 @@ unsigned manager_auto_targets(const struct manager *m, const char *rule)
 	unsigned n = 0;
 
 	for (const struct target *t = m->targets; t; t = t->next)
-		n += t->state == TARGET_ATTACHED && t->rule && (!rule || !strcmp(t->rule, rule));
+		n += t->state == TARGET_ATTACHED &&
+		     (rule ? t->rule && !strcmp(t->rule, rule) : t->rule || t->all);
 	return n;
 }
 
@@ -1041,8 +1153,8 @@ static void on_exit_rec(void *ctx, pid_t tgid, uint64_t start_ticks, int code)
 		return;
 	/* exit_code is a wait status: low 7 bits the signal, the next 8 the exit status. */
 	t->exit_code = (code & 0x7f) ? -(code & 0x7f) : (code >> 8) & 0xff;
-	end_target(m, t, TARGET_EXITED, t->parent ? LOG_DEBUG : LOG_INFO, "exited (%s %d)",
-		   t->exit_code < 0 ? "signal" : "status",
+	end_target(m, t, TARGET_EXITED, t->parent || t->all ? LOG_DEBUG : LOG_INFO,
+		   "exited (%s %d)", t->exit_code < 0 ? "signal" : "status",
 		   t->exit_code < 0 ? -t->exit_code : t->exit_code);
 }
 
@@ -1059,8 +1171,8 @@ static void on_exec_rec(void *ctx, pid_t tgid, uint64_t start_ticks, const char 
 	paths_stop(t->paths, "target called exec"); /* the traced code is gone */
 	if (manager_recheck(m, t))
 		return;
-	log_msg(t->parent ? LOG_DEBUG : LOG_INFO, "pid %d exec'd %s: reloading its symbols", tgid,
-		t->comm);
+	log_msg(t->parent || t->all ? LOG_DEBUG : LOG_INFO,
+		"pid %d exec'd %s: reloading its symbols", tgid, t->comm);
 	tsym_exec(t->sym);
 	jvmmap_exec(t->jvm);
 }
@@ -1180,21 +1292,28 @@ static void check_profile_budget(struct manager *m)
 	}
 }
 
-/* A thread report lost to a full ring buffer leaves a thread unsampled: scan every per-thread
- * target again when the BPF side counted one. */
-static void rescan_on_lost_reports(struct manager *m)
+/* Threads without an event: a new-thread report lost to a full ring buffer (every per-thread
+ * target is scanned again), or threads still being created when a target's scans at attach
+ * ended (a storm on a loaded machine: that target is scanned again, unless a limit left them
+ * out). A scan opens what it finds missing and recounts the rest. */
+static void rescan_threads(struct manager *m)
 {
 	uint64_t ctr[KP_CTR_NR];
+	bool lost = false;
 
-	if (m->per_cpu || loader_counters(m->loader, ctr, NULL) < 0 ||
-	    ctr[KP_CTR_THREAD_DROPS] == m->thread_drops)
+	if (m->per_cpu)
 		return;
-	log_warn("%llu new-thread reports lost (ring buffer full): scanning the targets' threads "
-		 "again",
-		 (unsigned long long)(ctr[KP_CTR_THREAD_DROPS] - m->thread_drops));
-	m->thread_drops = ctr[KP_CTR_THREAD_DROPS];
+	if (loader_counters(m->loader, ctr, NULL) == 0 &&
+	    ctr[KP_CTR_THREAD_DROPS] != m->thread_drops) {
+		log_warn("%llu new-thread reports lost (ring buffer full): scanning the targets' "
+			 "threads again",
+			 (unsigned long long)(ctr[KP_CTR_THREAD_DROPS] - m->thread_drops));
+		m->thread_drops = ctr[KP_CTR_THREAD_DROPS];
+		lost = true;
+	}
 	for (struct target *t = m->targets; t; t = t->next) {
-		if (t->state != TARGET_ATTACHED || !t->events)
+		if (t->state != TARGET_ATTACHED || !t->events ||
+		    !(lost || (t->threads.unsampled && t->threads.events < m->conf.max_threads)))
 			continue;
 		if (sampler_target_rescan(t->events) < 0)
 			log_warn("pid %d: cannot scan its threads again", t->pid);
@@ -1218,16 +1337,18 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 		if (procfs_stat(t->pid, &pst) == -ESRCH || pst.start_ticks != t->start_ticks) {
 			drain_all(m);
 			if (t->state == TARGET_ATTACHED)
-				end_target(m, t, TARGET_EXITED, LOG_INFO, "is gone");
+				end_target(m, t, TARGET_EXITED, t->all ? LOG_DEBUG : LOG_INFO,
+					   "is gone");
 			continue;
 		}
 		if (!manager_recheck(m, t)) {
 			tsym_refresh(t->sym);
 			target_jvm_tick(t, now);
 			target_names_update(t, false);
+			target_drift_tick(t);
 		}
 	}
-	rescan_on_lost_reports(m);
+	rescan_threads(m);
 	check_watches(m);
 	sd_notifyf(0, "STATUS=%u targets attached, %u kept, %.0f samples/s", m->n_attached,
 		   m->n_kept, m->rate);
@@ -1312,6 +1433,15 @@ static int restore_one(void *ctx, const char *name, const uint8_t *buf, size_t l
 	return 0;
 }
 
+static void on_hwbp(void *ctx, const struct kp_hwbp *b)
+{
+	struct manager *m = ctx;
+	struct target *t = manager_find(m, b->hdr.tgid);
+
+	if (t)
+		paths_on_hwbp(t->paths, b);
+}
+
 static const struct ringbuf_ops ringbuf_ops = {
     .on_sample = on_sample,
     .on_call = on_call,
@@ -1322,6 +1452,7 @@ static const struct ringbuf_ops ringbuf_ops = {
     .on_fork = on_fork,
     .on_cgroup = on_cgroup,
     .on_watch = on_watch_rec,
+    .on_hwbp = on_hwbp,
 };
 
 /* Per-thread events hold one fd each: at most half the open files limit, the rest staying
@@ -1464,6 +1595,9 @@ static void manager_stop_targets(struct manager *m)
 	struct target *t, *next;
 	unsigned n = 0;
 
+	/* No new target while stopping: system-wide mode's samples are only counted. */
+	loader_all_set(m->loader, 0);
+	m->on_stranger = NULL;
 	for (t = m->targets; t; t = next) {
 		next = t->next;
 		if (t->state == TARGET_ATTACHED) {

@@ -43,6 +43,7 @@ struct manager_hooks {
 };
 struct loader;
 struct ringbuf;
+struct syswide;
 struct sampler;
 struct store;
 struct windows;
@@ -82,8 +83,17 @@ struct manager {
 	unsigned n_watches;
 	const struct manager_hooks *hooks;
 	void *hooks_ud;
-	uint64_t auto_refused;	 /* attaches refused by limits.max_auto_targets */
+	uint64_t auto_refused; /* attaches refused by limits.max_auto_targets */
 	struct windows *windows; /* the time windows (windows.c), NULL until set up */
+	/* System-wide mode (syswide.c, a layer above, sets these): a sample of a process that
+	 * is no target (KP_SF_STRANGER) goes to on_stranger, which makes it one (returned) or
+	 * counts it (NULL). */
+	struct target *(*on_stranger)(void *ud, const struct kp_sample *s);
+	void *stranger_ud;
+	struct syswide *sw;
+	uint64_t all_taken_over;   /* --all targets ended by another attach of their process */
+	uint64_t all_kept_dropped; /* --all ended profiles dropped by limits.max_kept */
+	uint64_t all_samples;	   /* samples added to --all targets */
 };
 
 #define MANAGER_MAX_FREQS 64 /* distinct frequencies a status lists */

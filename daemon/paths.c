@@ -19,6 +19,10 @@
  * decoded back into its blocks. One trace runs per target at a time; the last one's results
  * are kept with the target (and in its saved profile, as a PathsReply).
  *
+ * Code in anonymous memory (V8's, HotSpot's), where uprobes cannot go, is traced by hardware
+ * breakpoints on the conditional branches of its loops instead (hwpaths.c): branch counts, and
+ * the paths of every loop whose branches fit in the debug registers, into the same k-SF.
+ *
  * Cost: a uprobe trap per block executed while tracing. It shows as system time of the target,
  * so the slowdown is estimated from the target's user and system times before and during the
  * trace (/proc/PID/stat).
@@ -37,12 +41,15 @@
 
 #include "kprof/cfg.h"
 #include "kprof/cleanup.h"
+#include "kprof/events.h"
 #include "kprof/ksf.h"
 #include "kprof/procmaps.h"
 #include "clock.h"
 #include "loader.h"
 #include "kprof/config.h"
 #include "paths.h"
+#include "hwbp.h"
+#include "hwpaths.h"
 #include "symbolize.h"
 #include "procfs.h"
 #include "tfile.h"
@@ -63,6 +70,103 @@ struct cpu_times read_cpu(pid_t pid)
 		c.ok = true;
 	}
 	return c;
+}
+
+/* ---- structural path profiling: per-thread activations ---- */
+
+static void spp_stack_release(struct spp_stack *st)
+{
+	for (uint32_t i = 0; st->a && i < 2 * PATHS_SPP_MAX_DEPTH; i++)
+		spp_act_release(&st->a[i]);
+	free(st->a);
+	memset(st, 0, sizeof(*st));
+}
+
+static void spp_on_enter(struct path_trace *tr, struct spp_stack *st)
+{
+	if (!st->a)
+		st->a = calloc(2 * PATHS_SPP_MAX_DEPTH, sizeof(*st->a));
+	if (!st->a || st->dead || st->depth == PATHS_SPP_MAX_DEPTH ||
+	    spp_enter(tr->spp, &st->a[2 * st->depth]) < 0 ||
+	    spp_enter(tr->spp_full, &st->a[2 * st->depth + 1]) < 0) {
+		st->dead++;
+		tr->spp_untracked++;
+		return;
+	}
+	st->depth++;
+}
+
+/* Path id of the innermost activation: its blocks go to both profiles; exit: it returned. */
+static void spp_on_path(struct path_trace *tr, struct spp_stack *st, uint64_t id, bool exit)
+{
+	struct spp_act *a;
+	int n;
+
+	spp_flat_add(tr->flat, id);
+	spp_flat_add(tr->flat_full, id);
+	if (st->dead || !st->depth)
+		return;
+	a = &st->a[2 * (st->depth - 1)];
+	n = cfg_path_decode(tr->cfg, id, tr->steps, cfg_nblocks(tr->cfg));
+	for (int i = 0; i < n; i++) {
+		spp_block(tr->spp, &a[0], tr->steps[i].block);
+		spp_block(tr->spp_full, &a[1], tr->steps[i].block);
+	}
+	if (exit) {
+		spp_exit(tr->spp, &a[0]);
+		spp_exit(tr->spp_full, &a[1]);
+	}
+}
+
+/* The innermost activation is gone (returned, or abandoned when !returned). */
+static void spp_on_leave(struct spp_stack *st, bool returned)
+{
+	if (st->dead) {
+		st->dead--;
+		return;
+	}
+	if (!st->depth)
+		return;
+	st->depth--;
+	if (!returned) {
+		spp_act_reset(&st->a[2 * st->depth]);
+		spp_act_reset(&st->a[2 * st->depth + 1]);
+	}
+}
+
+static int spp_setup(struct path_trace *tr, const struct paths_opts *req, char *err, size_t errlen)
+{
+	uint64_t budget = req->spp_budget ? req->spp_budget : PATHS_SPP_BUDGET;
+
+	if (budget > PATHS_SPP_MAX_BUDGET) {
+		snprintf(err, errlen, "SPP budget %" PRIu64 " is over the limit of %u", budget,
+			 PATHS_SPP_MAX_BUDGET);
+		return -EINVAL;
+	}
+	if (tr->edges) {
+		snprintf(err, errlen,
+			 "%s has more acyclic paths than kprofd numbers: structural path "
+			 "profiling needs a path numbering (raise [limits] max_paths)",
+			 tr->func);
+		return -E2BIG;
+	}
+	if (req->spp_timeout > PATHS_SPP_MAX_BUDGET) {
+		snprintf(err, errlen, "SPP timeout %" PRIu64 " is over the limit of %u activations",
+			 req->spp_timeout, PATHS_SPP_MAX_BUDGET);
+		return -EINVAL;
+	}
+	tr->spp_budget = budget;
+	tr->spp_timeout = req->spp_timeout;
+	tr->steps = calloc(cfg_nblocks(tr->cfg) + 1, sizeof(*tr->steps));
+	if (!tr->steps ||
+	    spp_new(tr->cfg, &(struct spp_opts){.budget = budget, .timeout = tr->spp_timeout},
+		    &tr->spp) < 0 ||
+	    spp_new(tr->cfg, NULL, &tr->spp_full) < 0 || spp_flat_new(budget, 0, &tr->flat) < 0 ||
+	    spp_flat_new(0, 0, &tr->flat_full) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /* ---- finding the function and reading its code ---- */
@@ -260,11 +364,20 @@ void trace_free(struct path_trace *tr)
 		return;
 	removal_put(tr->removal);
 	sd_event_source_disable_unref(tr->timer);
-	for (size_t i = 0; tr->threads && i < PATHS_THREAD_SLOTS; i++)
+	for (size_t i = 0; tr->threads && i < PATHS_THREAD_SLOTS; i++) {
 		ksf_ctx_release(&tr->threads[i].ctx);
+		spp_stack_release(&tr->threads[i].spp);
+	}
 	free(tr->threads);
+	free(tr->blockev);
+	free(tr->steps);
+	spp_free(tr->spp);
+	spp_free(tr->spp_full);
+	spp_flat_free(tr->flat);
+	spp_flat_free(tr->flat_full);
 	free(tr->edge_counts);
 	free(tr->exit_counts);
+	hwpaths_free(tr->hw); /* before the k-SF its threads' contexts point into */
 	ksf_free(tr->ksf);
 	cfg_free(tr->cfg);
 	free(tr->func);
@@ -300,6 +413,17 @@ bool paths_is_function(const struct path_trace *tr, const char *function)
 	return !errno && *end == '\0' && a >= tr->start && a - tr->start < tr->size;
 }
 
+static void hw_sync(struct path_trace *tr)
+{
+	const struct hwpaths *h = tr->hw;
+
+	tr->events = h->events;
+	tr->activations = h->activations;
+	tr->path_events = h->path_events;
+	tr->aborted = h->aborted;
+	tr->lost_threads = h->lost_threads;
+}
+
 void paths_stop(struct path_trace *tr, const char *reason)
 {
 	struct loader *l;
@@ -319,6 +443,14 @@ void paths_stop(struct path_trace *tr, const char *reason)
 	}
 	loader_counters(l, tr->ctr1, NULL);
 	tr->timer = sd_event_source_disable_unref(tr->timer);
+	if (tr->hw) {
+		hwpaths_stop(tr->hw);
+		hw_sync(tr);
+		log_info("pid %d: branch trace of %s ended (%s): %" PRIu64 " hits, %" PRIu64
+			 " loop activations, %" PRIu64 " paths",
+			 tr->pid, tr->func, reason, tr->events, tr->activations, tr->path_events);
+		return;
+	}
 	if (tr->edges)
 		paths_read_edges(tr); /* the final counts, before the table entries go */
 	c = malloc(sizeof(*c));
@@ -436,6 +568,14 @@ static int prepare(struct tsym *sym, struct path_trace *tr, const char *function
 	r = uprobe_site_check(pm, tr->start, tr->func, force, site, err, errlen);
 	if (r == 0 && tr->size > site->map_end - tr->start)
 		tr->size = site->map_end - tr->start; /* a perf-map size past the mapping */
+	if (r == -EOPNOTSUPP) { /* anonymous memory: hardware breakpoints instead */
+		const struct procmaps_entry *m = procmaps_find(pm, tr->start);
+
+		tr->hw = calloc(1, sizeof(*tr->hw));
+		r = tr->hw ? 0 : -ENOMEM;
+		if (m && tr->size > m->end - tr->start)
+			tr->size = m->end - tr->start;
+	}
 	procmaps_free(pm);
 	if (r < 0)
 		return r;
@@ -447,7 +587,14 @@ static int prepare(struct tsym *sym, struct path_trace *tr, const char *function
 	code = malloc(tr->size);
 	if (!code)
 		return -ENOMEM;
-	r = read_code(tr->pid, site, tr->start, code, tr->size, tr->func, err, errlen);
+	if (tr->hw) {
+		r = hwbp_read_code(tr->pid, tr->start, code, tr->size);
+		if (r < 0)
+			snprintf(err, errlen, "cannot read the code of %s (0x%" PRIx64 "): %s",
+				 tr->func, tr->start, strerror(-r));
+	} else {
+		r = read_code(tr->pid, site, tr->start, code, tr->size, tr->func, err, errlen);
+	}
 	if (r < 0)
 		return r;
 	r = cfg_build(code, tr->size, tr->start, tr->start,
@@ -462,6 +609,24 @@ static int prepare(struct tsym *sym, struct path_trace *tr, const char *function
 		return r;
 	}
 	cfg_get_stats(tr->cfg, &cs);
+	tr->blockev = calloc(cfg_nblocks(tr->cfg) * EV_NR, sizeof(uint32_t));
+	if (!tr->blockev)
+		return -ENOMEM;
+	r = events_blocks(code, tr->size, tr->start, tr->cfg, tr->blockev);
+	if (r < 0) { /* the paths do not need the events: trace without them */
+		log_warn("pid %d: cannot classify the instructions of %s: %s; no event counts",
+			 tr->pid, tr->func, strerror(-r));
+		free(tr->blockev);
+		tr->blockev = NULL;
+	}
+	if (tr->hw) { /* paths above the numbering's are the tracer's own: no edge profile */
+		free(tr->blockev); /* event counts need every path of the function */
+		tr->blockev = NULL;
+		tr->hw->code = TAKE_PTR(code);
+		tr->hw->len = tr->size;
+		tr->hw->start = tr->start;
+		return 0;
+	}
 	if (!cs.bl_ok) { /* too many paths to number: count the edges instead */
 		tr->edges = true;
 		tr->edge_counts = calloc(cfg_nedges(tr->cfg) + 1, sizeof(uint64_t));
@@ -472,8 +637,69 @@ static int prepare(struct tsym *sym, struct path_trace *tr, const char *function
 	return 0;
 }
 
-int paths_start(struct path_trace **slot, const struct paths_env *env, pid_t pid, struct tsym *sym,
-		const struct paths_opts *req, char *err, size_t errlen)
+static void hw_stop(void *arg, const char *reason)
+{
+	paths_stop(arg, reason);
+}
+
+/* The branch tracer on anonymous code: breakpoints on the first group of branches. */
+static int start_hw(struct path_trace *tr, char *err, size_t errlen)
+{
+	struct hwpaths *h = tr->hw;
+	int r;
+
+	h->pid = tr->pid;
+	h->loader = tr->env.loader;
+	h->cfg = tr->cfg;
+	h->ksf = tr->ksf;
+	h->id = tr->id & 0x3fffff;
+	h->duration_ns = (uint64_t)tr->duration_ms * 1000000;
+	h->budget = tr->budget;
+	h->stop = hw_stop;
+	h->stop_arg = tr;
+	tr->cpu_attach = read_cpu(tr->pid);
+	tr->attach_wall_ns = now_ns(CLOCK_MONOTONIC);
+	loader_counters(tr->env.loader, tr->ctr0, NULL);
+	r = hwpaths_start(h, tr->env.event, err, errlen);
+	if (r < 0)
+		return r;
+	tr->probes = h->plan.nbr;
+	r = sd_event_add_time(tr->env.event, &tr->timer, CLOCK_MONOTONIC,
+			      now_ns(CLOCK_MONOTONIC) / 1000 + (uint64_t)tr->duration_ms * 1000,
+			      1000, on_timer, tr);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot arm the duration timer: %s", strerror(-r));
+		hwpaths_stop(h);
+		return r;
+	}
+	tr->tracing = true;
+	tr->started_ns = now_ns(CLOCK_MONOTONIC);
+	tr->cpu_start = read_cpu(tr->pid);
+	log_info("pid %d: tracing the branches of %s (0x%" PRIx64 ", anonymous memory) with "
+		 "hardware breakpoints: %zu branches in %zu groups, k %u, for %u ms",
+		 tr->pid, tr->func, tr->start, h->plan.nbr, h->plan.ngroups, tr->k,
+		 tr->duration_ms);
+	return 0;
+}
+
+void paths_on_hwbp(struct path_trace *tr, const struct kp_hwbp *ev)
+{
+	if (!tr || !tr->hw || !tr->tracing)
+		return;
+	hwpaths_on_event(tr->hw, ev);
+	if (tr->hw) /* the event may have ended the trace, which keeps hw */
+		hw_sync(tr);
+	if ((tr->events & 1023) == 0) {
+		struct cpu_times c = read_cpu(tr->pid);
+
+		if (c.ok)
+			tr->cpu_end = c;
+	}
+}
+
+static int start_one(struct path_trace **slot, const struct paths_env *env, pid_t pid,
+		     struct tsym *sym, const struct paths_opts *req, bool *no_loop, char *err,
+		     size_t errlen)
 {
 	struct path_trace *tr, *old = *slot;
 	struct uprobe_site site;
@@ -515,6 +741,16 @@ int paths_start(struct path_trace **slot, const struct paths_env *env, pid_t pid
 	r = prepare(sym, tr, req->function, req->force, &site, err, errlen);
 	if (r < 0)
 		goto fail;
+	if (req->structural && tr->hw) {
+		snprintf(err, errlen,
+			 "%s is in anonymous memory: structural path profiling needs a uprobe on "
+			 "every block, hardware breakpoints follow loops only",
+			 tr->func);
+		r = -EOPNOTSUPP;
+		goto fail;
+	}
+	if (req->structural && (r = spp_setup(tr, req, err, errlen)) < 0)
+		goto fail;
 	r = ksf_new(k, &(struct ksf_limits){.max_nodes = env->ksf_max_nodes}, &tr->ksf);
 	if (r < 0)
 		goto fail;
@@ -524,6 +760,14 @@ int paths_start(struct path_trace **slot, const struct paths_env *env, pid_t pid
 	tr->id = next_trace_id++;
 	if (next_trace_id == 0)
 		next_trace_id = 1;
+	if (tr->hw) {
+		r = start_hw(tr, err, errlen);
+		*no_loop = r == -ENOENT;
+		if (r < 0)
+			goto fail;
+		*slot = tr;
+		return 0;
+	}
 	r = fill_edges(loader_path_edges(env->loader), tr->id, tr->cfg, tr->edges);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot fill the BPF edge table: %s", strerror(-r));
@@ -603,6 +847,7 @@ static struct path_thread *thread_get(struct path_trace *tr, uint32_t tid)
 static void desync(struct path_trace *tr, struct path_thread *th)
 {
 	ksf_ctx_release(&th->ctx);
+	spp_stack_release(&th->spp);
 	if (!th->desync)
 		tr->resyncs++;
 	th->desync = true;
@@ -627,6 +872,7 @@ void paths_on_event(struct path_trace *tr, const struct kp_path *ev)
 	depth = ksf_ctx_depth(&th->ctx, NULL);
 	if (ev->op == KP_POP_ENTER && ev->depth == 1 && (th->desync || depth != 0)) {
 		ksf_ctx_release(&th->ctx);
+		spp_stack_release(&th->spp);
 		th->desync = false;
 		depth = 0;
 	}
@@ -644,6 +890,8 @@ void paths_on_event(struct path_trace *tr, const struct kp_path *ev)
 	case KP_POP_ENTER:
 		ksf_enter(tr->ksf, &th->ctx, 0);
 		tr->activations++;
+		if (tr->spp)
+			spp_on_enter(tr, &th->spp);
 		break;
 	case KP_POP_PATH:
 	case KP_POP_EXIT:
@@ -654,12 +902,19 @@ void paths_on_event(struct path_trace *tr, const struct kp_path *ev)
 		}
 		ksf_push(tr->ksf, &th->ctx, ev->id);
 		tr->path_events++;
-		if (ev->op == KP_POP_EXIT)
+		if (tr->spp)
+			spp_on_path(tr, &th->spp, ev->id, ev->op == KP_POP_EXIT);
+		if (ev->op == KP_POP_EXIT) {
 			ksf_exit(tr->ksf, &th->ctx);
+			if (tr->spp)
+				spp_on_leave(&th->spp, true);
+		}
 		break;
 	case KP_POP_ABORT:
 		ksf_exit(tr->ksf, &th->ctx);
 		tr->aborted++;
+		if (tr->spp)
+			spp_on_leave(&th->spp, false);
 		break;
 	default:
 		desync(tr, th);
@@ -673,4 +928,46 @@ void paths_on_event(struct path_trace *tr, const struct kp_path *ev)
 	}
 	if (tr->budget && tr->path_events >= tr->budget)
 		paths_stop(tr, "budget");
+}
+
+struct same {
+	const char *name;
+	uint64_t starts[PATHS_SAME_NAME_MAX];
+	size_t n;
+};
+
+static int same_cb(const struct perfmap_sym *s, void *userdata)
+{
+	struct same *c = userdata;
+
+	if (strcmp(s->name, c->name))
+		return 0;
+	if (c->n == PATHS_SAME_NAME_MAX) /* keep the newest */
+		memmove(c->starts, c->starts + 1, --c->n * sizeof(c->starts[0]));
+	c->starts[c->n++] = s->start;
+	return 0;
+}
+
+int paths_start(struct path_trace **slot, const struct paths_env *env, pid_t pid, struct tsym *sym,
+		const struct paths_opts *req, char *err, size_t errlen)
+{
+	struct same c = {.name = req->function};
+	bool no_loop = false;
+	int r = start_one(slot, env, pid, sym, req, &no_loop, err, errlen);
+
+	/* A JIT may give several copies of a function one name (V8's on-stack-replacement code,
+	 * entered in the middle of its loop, which the CFG from its start does not reach): on
+	 * anonymous code, when the newest has no loop to follow, the older ones are tried. */
+	if (!no_loop || !strncmp(req->function, "0x", 2) || tsym_foreach_jit(sym, same_cb, &c) < 0)
+		return r;
+	for (size_t i = c.n - 1; i-- > 0 && no_loop;) {
+		char addr[24];
+		struct paths_opts o = *req;
+
+		snprintf(addr, sizeof(addr), "0x%" PRIx64, c.starts[i]);
+		o.function = addr;
+		no_loop = false;
+		r = start_one(slot, env, pid, sym, &o, &no_loop, err, errlen);
+	}
+	return r;
 }

@@ -16,6 +16,7 @@
 #include "kprof/abi.h"
 #include "kprof/cfg.h"
 #include "kprof/ksf.h"
+#include "kprof/spp.h"
 #include "probes.h"
 
 struct path_trace;
@@ -27,6 +28,9 @@ struct paths_opts {
 	unsigned duration_ms; /* 10000 */
 	uint64_t budget;      /* events; 0: no budget */
 	bool force;	      /* probe even where the code file is also mapped writable */
+	bool structural;      /* structural path profiling alongside (spp.h) */
+	uint64_t spp_budget;  /* its budget in local paths (0: PATHS_SPP_BUDGET) */
+	uint64_t spp_timeout; /* activations a graph waits for its share (0: forever) */
 };
 
 /* What the tracer needs of the daemon, copied at the start of a trace. */
@@ -49,6 +53,8 @@ bool paths_tracing(const struct path_trace *tr);
 /* Is the trace (running or last) of this function (a name, or an address inside it)? */
 bool paths_is_function(const struct path_trace *tr, const char *function);
 void paths_on_event(struct path_trace *tr, const struct kp_path *ev);
+/* A hit of the branch tracer's breakpoints (code in anonymous memory). */
+void paths_on_hwbp(struct path_trace *tr, const struct kp_hwbp *ev);
 /* Stop and free (NULL: nothing). */
 void paths_free(struct path_trace *tr);
 
@@ -56,12 +62,24 @@ void paths_free(struct path_trace *tr);
 #define PATHS_MAX_CODE (1u << 20)
 #define PATHS_THREAD_SLOTS 4096 /* open addressing; at most half used */
 #define PATHS_MAX_DURATION_MS (24u * 3600 * 1000)
+#define PATHS_SAME_NAME_MAX 8 /* copies of one name tried on anonymous code (V8's OSR code) */
+
+#define PATHS_SPP_BUDGET 1000
+#define PATHS_SPP_MAX_BUDGET 100000000
+#define PATHS_SPP_MAX_DEPTH 64 /* activations of one thread followed by SPP */
+
+/* One thread's SPP activations: two spp_acts each (the budgeted profile, the complete one). */
+struct spp_stack {
+	struct spp_act *a;
+	uint32_t depth, dead;
+};
 
 struct path_thread {
 	uint32_t tid; /* 0: free */
 	uint32_t seq;
 	bool desync;
 	struct ksf_ctx ctx;
+	struct spp_stack spp;
 };
 
 struct cpu_times {
@@ -98,10 +116,21 @@ struct path_trace {
 	 * edge table, per CFG edge and per block exit; no ksf. */
 	bool edges;
 	uint64_t *edge_counts, *exit_counts, edge_activations;
+	/* Events: per block, EV_NR counts (events.h); NULL for an edge profile. */
+	uint32_t *blockev;
+	/* Structural path profiling (opts.structural): the budgeted profile, the complete one, and
+	 * flat Ball-Larus profiles with the same budget and without one; a decoding scratch. */
+	struct spp *spp, *spp_full;
+	struct spp_flat *flat, *flat_full;
+	uint64_t spp_budget, spp_timeout, spp_untracked;
+	struct cfg_step *steps;
 	/* A trace restored from a saved profile: its final reply (no cfg, no ksf), held for
 	 * paths_reply.c, which made it and gave the function that frees it. */
 	void *saved;
 	void (*saved_free)(void *saved);
+	/* Code in anonymous memory: hardware breakpoints on its loops' branches (hwpaths.c)
+	 * instead of uprobes; NULL otherwise. */
+	struct hwpaths *hw;
 };
 
 /* The target's user and system CPU times (ok false if unreadable). */

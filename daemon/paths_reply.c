@@ -5,10 +5,15 @@
  * taking events), walked by count, and cut to the top N paths (length 1) and sequences (2..k);
  * every path id a kept sequence uses is kept too, and each is decoded back into its blocks and
  * branches with cfg_path_decode. The cost figures come from the BPF counters and the target's
- * CPU times (see paths.c). A trace restored from a saved profile answers from its saved reply,
+ * CPU times (see paths.c). On anonymous code (hardware breakpoints, hwpaths.c) the reply adds
+ * every planned branch with its counts, the loops whose paths were followed and what was not
+ * covered; ids above the function's Ball-Larus paths decode from the tracer's own table. A trace
+ * restored from a saved profile answers from its saved reply,
  * checked when it is read back.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,21 +24,9 @@
 #include "kprof/ksf.h"
 #include "clock.h"
 #include "loader.h"
+#include "hwpaths.h"
 #include "paths.h"
 #include "paths_reply.h"
-
-static const char *term_name(enum cfg_term t)
-{
-	static const char *const names[] = {
-	    [CFG_TERM_FALL] = "fall", [CFG_TERM_COND] = "cond",
-	    [CFG_TERM_JMP] = "jmp",   [CFG_TERM_JMP_OUT] = "jmp-out",
-	    [CFG_TERM_RET] = "ret",   [CFG_TERM_INDIRECT] = "indirect",
-	    [CFG_TERM_CALL] = "call", [CFG_TERM_TRAP] = "trap",
-	    [CFG_TERM_BAD] = "bad",
-	};
-
-	return (unsigned)t < sizeof(names) / sizeof(names[0]) && names[t] ? names[t] : "?";
-}
 
 static Kprof__PathEdge pb_edge(const struct cfg *g, uint32_t edge)
 {
@@ -195,6 +188,8 @@ static void fill_stats(const struct path_trace *tr, Kprof__PathsReply *r)
 	r->end_reason = (char *)(tr->tracing ? "" : tr->reason);
 	r->num_paths = cs.num_paths;
 	r->probes = tr->probes;
+	r->hw = tr->hw != NULL;
+	r->hw_turn = tr->hw ? tr->hw->turn_desc : (char *)"";
 	r->loops = cs.loops;
 	r->back_edges = cs.back_edges;
 	r->activations = tr->activations;
@@ -250,6 +245,15 @@ void paths_msg_release(struct paths_msg *pm)
 	free(pm->levels);
 	free(pm->ev);
 	free(pm->ep);
+	paths_extra_release(pm);
+	free(pm->bcv);
+	free(pm->bcp);
+	free(pm->hlv);
+	free(pm->hlp);
+	free(pm->lblocks);
+	free(pm->assumed);
+	free(pm->nc);
+	free(pm->ncbuf);
 	memset(pm, 0, sizeof(*pm));
 }
 
@@ -293,6 +297,147 @@ static int build_edges(struct path_trace *tr, struct paths_msg *pm)
 	pm->r.n_edges = n;
 	pm->r.edges = pm->ep;
 	pm->r.activations = tr->edge_activations;
+	return 0;
+}
+
+#define NC_MAX 64 /* lines of what was not covered */
+#define NC_LEN 200
+
+static void nc_add(struct paths_msg *pm, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void nc_add(struct paths_msg *pm, const char *fmt, ...)
+{
+	Kprof__PathsReply *r = &pm->r;
+	va_list ap;
+
+	if (r->n_not_covered == NC_MAX)
+		return;
+	pm->nc[r->n_not_covered] = pm->ncbuf + r->n_not_covered * NC_LEN;
+	va_start(ap, fmt);
+	vsnprintf(pm->nc[r->n_not_covered], NC_LEN, fmt, ap);
+	va_end(ap);
+	r->n_not_covered++;
+}
+
+/* Loops with branches that no loop group covers: their paths could not be followed. */
+static void not_covered_loops(const struct hwpaths *h, struct paths_msg *pm)
+{
+	const struct hwbranch_plan *p = &h->plan;
+
+	for (size_t i = 0; i < p->nbr; i++) {
+		uint32_t lp = p->br[i].loop, n = 0;
+		bool seen = false;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = p->br[j].loop == lp;
+		for (size_t q = 0; q < h->nturns && !seen; q++)
+			seen = h->turns[q].loop == lp;
+		if (seen)
+			continue;
+		for (size_t j = 0; j < p->nbr; j++)
+			n += hwbranch_in_loop(h->cfg, p->br[j].block, lp);
+		nc_add(pm,
+		       "loop at B%u (0x%llx): %u conditional branches, more than the %d debug "
+		       "registers (and more than %d went both ways, or the trace ended before its "
+		       "turn): branch counts only, no paths",
+		       lp, (unsigned long long)cfg_block_get(h->cfg, lp)->start, n, HWBRANCH_SLOTS,
+		       HWBRANCH_SLOTS);
+	}
+	if (p->not_looped)
+		nc_add(pm, "%zu conditional branch%s outside every loop: no breakpoint",
+		       p->not_looped, p->not_looped == 1 ? "" : "es");
+	if (p->not_flag)
+		nc_add(pm, "%zu conditional branch%s not on the flags (jrcxz, loop): no breakpoint",
+		       p->not_flag, p->not_flag == 1 ? "" : "es");
+}
+
+static int build_hw(struct path_trace *tr, struct paths_msg *pm)
+{
+	const struct hwpaths *h = tr->hw;
+	const struct hwbranch_plan *p = &h->plan;
+	Kprof__PathsReply *r = &pm->r;
+	size_t nl = 0, nb = cfg_nblocks(tr->cfg), off = 0, noff = 0;
+
+	pm->bcv = calloc(p->nbr + 1, sizeof(*pm->bcv));
+	pm->bcp = calloc(p->nbr + 1, sizeof(*pm->bcp));
+	pm->hlv = calloc(h->nturns + 1, sizeof(*pm->hlv));
+	pm->hlp = calloc(h->nturns + 1, sizeof(*pm->hlp));
+	pm->lblocks = calloc(h->nturns * nb + 1, sizeof(*pm->lblocks));
+	pm->assumed = calloc(h->nturns * nb + 1, sizeof(*pm->assumed));
+	pm->nc = calloc(NC_MAX, sizeof(*pm->nc));
+	pm->ncbuf = calloc(NC_MAX, NC_LEN);
+	if (!pm->bcv || !pm->bcp || !pm->hlv || !pm->hlp || !pm->lblocks || !pm->nc || !pm->ncbuf ||
+	    !pm->assumed)
+		return -ENOMEM;
+	r->hw = true;
+	r->hw_stray = h->stray;
+	r->hw_stopped = (char *)h->stopped;
+	for (size_t i = 0; i < p->nbr; i++) {
+		const struct cfg_block *blk = cfg_block_get(tr->cfg, p->br[i].block);
+		Kprof__BranchCount *b = &pm->bcv[i];
+
+		kprof__branch_count__init(b);
+		b->block = p->br[i].block;
+		b->address = p->br[i].addr;
+		b->cond = (char *)hwbranch_cc_name(p->br[i].cc);
+		for (uint32_t e = 0; e < blk->nedges; e++) {
+			const struct cfg_edge *ed = cfg_edge_get(tr->cfg, blk->first_edge + e);
+
+			if (ed->kind == CFG_EDGE_TAKEN && ed->dst != CFG_EXIT)
+				b->taken_to = cfg_block_get(tr->cfg, ed->dst)->start;
+		}
+		b->taken = h->taken[i];
+		b->not_taken = h->not_taken[i];
+		b->covered_ns = hwpaths_covered(h, i);
+		b->loop = p->br[i].loop;
+		pm->bcp[i] = b;
+	}
+	r->n_branches = p->nbr;
+	r->branches = pm->bcp;
+	for (size_t q = 0; q < h->nturns; q++) {
+		const struct hwpaths_turn *g = &h->turns[q];
+		uint64_t ns =
+		    h->group_ns[q] +
+		    (h->set && h->turn == q ? now_ns(CLOCK_MONOTONIC) - h->turn_since : 0);
+		Kprof__HwLoop *x = NULL;
+
+		if (g->loop == CFG_NONE)
+			continue;
+		for (size_t j = 0; j < nl && !x; j++)
+			if (pm->hlp[j]->header == g->loop)
+				x = pm->hlp[j];
+		if (!x) {
+			x = &pm->hlv[nl];
+			kprof__hw_loop__init(x);
+			x->header = g->loop;
+			x->blocks = pm->lblocks + off;
+			for (uint32_t b = 0; b < nb; b++)
+				if (hwbranch_in_loop(tr->cfg, b, g->loop))
+					pm->lblocks[off + x->n_blocks++] = b;
+			off += x->n_blocks;
+			x->assumed = pm->assumed + noff;
+			for (uint32_t b = 0; g->assume && b < nb; b++)
+				if (g->assume[b] != HWBRANCH_COVERED)
+					pm->assumed[noff + x->n_assumed++] =
+					    cfg_block_get(tr->cfg, b)->last;
+			noff += x->n_assumed;
+			pm->hlp[nl++] = x;
+		}
+		x->branches = g->n;
+		x->activations += h->group_acts[q];
+		x->covered_ns += ns;
+	}
+	r->n_hw_loops = nl;
+	r->hw_loops = pm->hlp;
+	r->not_covered = pm->nc;
+	not_covered_loops(h, pm);
+	for (size_t q = 0; q < h->ncount; q++)
+		if (!h->group_ns[q] && !(h->set && h->turn == q))
+			nc_add(
+			    pm,
+			    "group %zu (%u branch%s%s) never had its turn: the trace ended first",
+			    q + 1, p->groups[q].n, p->groups[q].n == 1 ? "" : "es",
+			    p->groups[q].loop == CFG_NONE ? "" : ", a loop's paths");
 	return 0;
 }
 
@@ -349,14 +494,15 @@ static int build_live(struct path_trace *tr, uint32_t top, struct paths_msg *pm)
 		x->entry = blk->flags & CFG_BLOCK_ENTRY;
 		x->loop_header = blk->flags & CFG_BLOCK_HEADER;
 		x->loop_depth = blk->loop_depth;
-		x->term = (char *)term_name(blk->term);
+		x->term = (char *)cfg_term_name(blk->term);
 		pm->bp[b] = x;
 	}
 	r->n_blocks = nb;
 	r->blocks = pm->bp;
 	for (size_t i = 0; i < c.np; i++) {
 		Kprof__PathInfo *x = &pm->pv[i];
-		int n = cfg_path_decode(g, c.pid[i], steps, nb);
+		int n = tr->hw ? hwpaths_decode(tr->hw, c.pid[i], steps, nb)
+			       : cfg_path_decode(g, c.pid[i], steps, nb);
 
 		kprof__path_info__init(x);
 		x->id = c.pid[i];
@@ -391,6 +537,12 @@ static int build_live(struct path_trace *tr, uint32_t top, struct paths_msg *pm)
 	r->n_sequences = c.nseq;
 	r->sequences = pm->qp;
 	err = tr->edges ? build_edges(tr, pm) : 0;
+	if (err == 0)
+		err = paths_events_fill(tr, ipf, pm);
+	if (err == 0)
+		err = paths_spp_fill(tr, top, pm);
+	if (!err && tr->hw)
+		err = build_hw(tr, pm);
 out:
 	collect_free(&c);
 	ksf_ipf_free(ipf);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "kprof/cleanup.h"
@@ -76,4 +77,27 @@ int procfs_stat(pid_t pid, struct procinfo_stat *st)
 	ssize_t n = procfs_read(pid, "stat", &buf, 4096);
 
 	return n < 0 ? (int)n : procinfo_stat(buf, n, st);
+}
+
+ssize_t procfs_read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	size_t done = 0;
+
+	/* process_vm_readv stops at the first page it cannot read: read on from there only to
+	 * learn where the readable part ends. */
+	while (done < len) {
+		struct iovec local = {(char *)buf + done, len - done};
+		struct iovec remote = {(void *)(uintptr_t)(addr + done), len - done};
+		ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+		if (n < 0) {
+			if (done)
+				break;
+			return errno == ENOMEM ? -EFAULT : -errno;
+		}
+		if (n == 0)
+			break;
+		done += n;
+	}
+	return done;
 }

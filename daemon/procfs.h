@@ -4,6 +4,7 @@
 #define KPROF_PROCFS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "kprof/procinfo.h"
@@ -20,5 +21,9 @@ int procfs_stat(pid_t pid, struct procinfo_stat *st);
 /* /proc/PID/maps, parsed; err says why not. */
 struct procmaps;
 int procmaps_read_pid(pid_t pid, struct procmaps **ret, char *err, size_t errlen);
+/* Copy len bytes of process pid's memory at addr into buf (process_vm_readv: kprofd's own
+ * ptrace right over it): the bytes read from addr on (a short count where an unreadable page
+ * begins), or -ESRCH (gone), -EFAULT (nothing readable at addr), another negative errno. */
+ssize_t procfs_read_mem(pid_t pid, uint64_t addr, void *buf, size_t len);
 
 #endif

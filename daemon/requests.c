@@ -32,11 +32,15 @@
 #include "paths.h"
 #include "ringbuf.h"
 #include "symbolize.h"
+#include "syswide.h"
 #include "paths_reply.h"
+#include "annotate_reply.h"
+#include "procfs.h"
 #include "target_pb.h"
 #include "transport.h"
 #include "watch.h"
 #include "log.h"
+#include "drift_reply.h"
 
 #define FOLDED_MAX_BYTES (64u << 20)
 
@@ -294,6 +298,76 @@ static void do_watch(struct client *cl, const Kprof__AttachRequest *req)
 	client_queue(cl, &rep);
 }
 
+static void fill_syswide(const struct syswide *sw, Kprof__SystemWide *pb)
+{
+	struct syswide_stats st;
+
+	kprof__system_wide__init(pb);
+	if (!sw)
+		return;
+	syswide_get_stats(sw, &st);
+	pb->on = st.on;
+	pb->freq_hz = st.freq;
+	pb->since_ns = st.since_ns;
+	pb->cpus = st.cpus;
+	pb->targets = st.targets;
+	pb->profiled = st.profiled;
+	pb->refused = st.refused;
+	pb->refused_samples = st.refused_samples;
+	pb->gone = st.gone;
+	pb->gone_samples = st.gone_samples;
+	pb->kernel_samples = st.kernel_samples;
+	pb->idle_samples = st.idle_samples;
+	pb->self_samples = st.self_samples;
+	pb->foreign_samples = st.foreign_samples;
+	pb->taken_over = st.taken_over;
+	pb->kept_dropped = st.kept_dropped;
+	pb->samples = st.samples;
+	pb->late_samples = st.late_samples;
+	pb->runs = st.runs;
+	pb->own_samples = st.own_samples;
+	pb->drops = st.drops;
+	pb->evicted = st.evicted;
+}
+
+/* attach --all: system-wide mode, root only (as perf record -a needs CAP_PERFMON). */
+static void do_attach_all(struct client *cl, const Kprof__AttachRequest *req)
+{
+	Kprof__Reply rep = KPROF__REPLY__INIT;
+	Kprof__AttachReply ar = KPROF__ATTACH_REPLY__INIT;
+	Kprof__SystemWide sw;
+	char err_msg[256] = "";
+	int err;
+
+	if (cl->uid != 0) {
+		reply_error(cl, -EPERM,
+			    "permission denied: system-wide profiling (attach --all) samples every "
+			    "user's processes and needs root, as perf record -a does");
+		return;
+	}
+	if (req->pid || req->cgroup[0] || req->unit[0] || req->calls || req->duration_sec ||
+	    req->children) {
+		reply_error(cl, -EINVAL,
+			    "--all stands alone: no pid, --cgroup, --unit, --children, --calls or "
+			    "--duration");
+		return;
+	}
+	if (!cl->rq->m->sw) {
+		reply_error(cl, -EOPNOTSUPP, "system-wide mode is not available");
+		return;
+	}
+	err = syswide_start(cl->rq->m->sw, req->freq_hz, err_msg, sizeof(err_msg));
+	if (err < 0) {
+		reply_error(cl, err, "%s", err_msg);
+		return;
+	}
+	fill_syswide(cl->rq->m->sw, &sw);
+	ar.system_wide = &sw;
+	rep.body_case = KPROF__REPLY__BODY_ATTACH;
+	rep.attach = &ar;
+	client_queue(cl, &rep);
+}
+
 static void do_attach(struct client *cl, const Kprof__AttachRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
@@ -303,6 +377,10 @@ static void do_attach(struct client *cl, const Kprof__AttachRequest *req)
 	char err_msg[256] = "";
 	int err;
 
+	if (req->all) {
+		do_attach_all(cl, req);
+		return;
+	}
 	if (req->cgroup[0] || req->unit[0]) {
 		do_watch(cl, req);
 		return;
@@ -320,7 +398,8 @@ static void do_attach(struct client *cl, const Kprof__AttachRequest *req)
 						   .period_ms = req->period_ms,
 						   .no_jvm_map = req->no_jvm_map,
 						   .children = req->children,
-						   .by = cl->uid},
+						   .by = cl->uid,
+						   .calls_functions = req->calls_functions},
 			     &t, err_msg, sizeof(err_msg));
 	if (err < 0) {
 		reply_error(cl, err, "%s", err_msg);
@@ -338,6 +417,33 @@ static void do_detach(struct client *cl, const Kprof__DetachRequest *req)
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	struct target *t;
 
+	if (req->all) {
+		Kprof__DetachReply dr = KPROF__DETACH_REPLY__INIT;
+		int n;
+
+		if (cl->uid != 0) {
+			reply_error(cl, -EPERM,
+				    "permission denied: only root starts and stops system-wide "
+				    "profiling");
+			return;
+		}
+		if (req->pid || req->cgroup[0] || req->unit[0]) {
+			reply_error(cl, -EINVAL, "--all stands alone: no pid, --cgroup or --unit");
+			return;
+		}
+		n = cl->rq->m->sw ? syswide_stop(cl->rq->m->sw) : -ENOENT;
+		if (n < 0) {
+			reply_error(cl, -ENOENT, "system-wide sampling is not on");
+			return;
+		}
+		dr.all = true;
+		dr.detached = n;
+		dr.cgroup = (char *)"";
+		rep.body_case = KPROF__REPLY__BODY_DETACH;
+		rep.detach = &dr;
+		client_queue(cl, &rep);
+		return;
+	}
 	if (req->cgroup[0] || req->unit[0]) {
 		const char *name = req->cgroup[0] ? req->cgroup : req->unit;
 		struct cgwatch *w = manager_find_watch(cl->rq->m, name);
@@ -387,6 +493,7 @@ static void do_list(struct client *cl, const Kprof__ListRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__ListReply lr = KPROF__LIST_REPLY__INIT;
+	Kprof__SystemWide sw;
 	struct manager *m = cl->rq->m;
 	Kprof__Target *tv, **tp;
 	size_t n = 0;
@@ -412,6 +519,8 @@ static void do_list(struct client *cl, const Kprof__ListRequest *req)
 	}
 	lr.n_targets = n;
 	lr.targets = tp;
+	fill_syswide(m->sw, &sw);
+	lr.system_wide = &sw;
 	rep.body_case = KPROF__REPLY__BODY_LIST;
 	rep.list = &lr;
 	client_queue(cl, &rep);
@@ -486,12 +595,15 @@ static void do_status(struct client *cl)
 	_cleanup_free_ uint64_t *drops = NULL;
 	unsigned freqs[MANAGER_MAX_FREQS];
 	Kprof__Watch wv[MANAGER_MAX_WATCHES], *wp[MANAGER_MAX_WATCHES];
+	Kprof__SystemWide sw;
 	struct manager *m = cl->rq->m;
 
 	if (fill_status(cl->rq, &sr, &drops, freqs) < 0) {
 		reply_error(cl, -EIO, "cannot read the BPF counters");
 		return;
 	}
+	fill_syswide(m->sw, &sw);
+	sr.system_wide = &sw;
 	/* The client's own watches (all of them for root and readers). */
 	for (unsigned i = 0; i < m->n_watches; i++) {
 		const struct cgwatch *w = m->watches[i];
@@ -662,20 +774,6 @@ static void do_subscribe(struct client *cl, const Kprof__SubscribeRequest *req)
 	}
 }
 
-static Kprof__FrameKind pb_kind(enum profile_kind k)
-{
-	switch (k) {
-	case PROFILE_KIND_NATIVE:
-		return KPROF__FRAME_KIND__FRAME_KIND_NATIVE;
-	case PROFILE_KIND_JIT:
-		return KPROF__FRAME_KIND__FRAME_KIND_JIT;
-	case PROFILE_KIND_KERNEL:
-		return KPROF__FRAME_KIND__FRAME_KIND_KERNEL;
-	default:
-		return KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN;
-	}
-}
-
 /* A --since/--until request: the profile of that time range of t (windows.c) in *r, else the
  * error replied. */
 static int range_of(struct client *cl, struct target *t, uint32_t session, uint64_t since,
@@ -742,7 +840,7 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 		kprof__flat_entry__init(&ev[i]);
 		ev[i].function = (char *)f->name;
 		ev[i].module = (char *)f->module;
-		ev[i].kind = pb_kind(f->kind);
+		ev[i].kind = target_pb_kind(f->kind);
 		ev[i].self = f->self;
 		ev[i].total = f->total;
 		ev[i].address = f->start;
@@ -821,7 +919,7 @@ static int export_view(const struct profile *prof, unsigned view, struct saved_m
 		m->fv[i].name = (char *)v.name;
 		m->fv[i].module = (char *)v.module;
 		m->fv[i].start = v.start;
-		m->fv[i].kind = pb_kind(v.kind);
+		m->fv[i].kind = target_pb_kind(v.kind);
 	}
 	if (!(view & PROFILE_VIEW_NO_KERNEL) || kid == UINT32_MAX)
 		return 0;
@@ -972,7 +1070,7 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 		kprof__hcct_node__init(&nv[i]);
 		nv[i].function = f ? (char *)f->name : "[?]";
 		nv[i].module = f ? (char *)f->module : "[?]";
-		nv[i].kind = f ? pb_kind(f->kind) : KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN;
+		nv[i].kind = f ? target_pb_kind(f->kind) : KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN;
 		nv[i].count = e->count;
 		nv[i].err = e->err;
 		nv[i].parent = e->parent == HCCT_NONE ? -1 : (int32_t)e->parent;
@@ -1036,7 +1134,10 @@ static void do_paths(struct client *cl, const Kprof__PathsRequest *req)
 						      .k = req->k,
 						      .duration_ms = req->duration_ms,
 						      .budget = req->budget,
-						      .force = req->force};
+						      .force = req->force,
+						      .structural = req->structural,
+						      .spp_budget = req->spp_budget,
+						      .spp_timeout = req->spp_timeout};
 
 			err = target_paths_start(t, &po, err_msg, sizeof(err_msg));
 			if (err < 0) {
@@ -1072,6 +1173,112 @@ static void do_paths(struct client *cl, const Kprof__PathsRequest *req)
 	rep.paths = &pm.r;
 	client_queue(cl, &rep);
 	paths_msg_release(&pm);
+}
+
+/* Whether t's process still runs (attached, or detached from), the one sampled (its start time),
+ * so that its code may be read now. */
+static bool still_running(const struct target *t)
+{
+	struct procinfo_stat st;
+
+	return t->state != TARGET_EXITED && procfs_stat(t->pid, &st) == 0 && st.state != 'Z' &&
+	       st.start_ticks == t->start_ticks;
+}
+
+static void do_annotate(struct client *cl, const Kprof__AnnotateRequest *req)
+{
+	Kprof__Reply rep = KPROF__REPLY__INIT;
+	Kprof__Target tpb = KPROF__TARGET__INIT;
+	struct target *t = request_session(cl, req->pid, req->session);
+	struct annotate_result res;
+	struct annotate_msg am;
+	char err_msg[512] = "";
+	int err;
+
+	if (!t)
+		return;
+	/* The reply holds the target's code: for who may read its memory, not every reader. */
+	if (!allowed(cl, t->uid)) {
+		reply_error(cl, -EPERM,
+			    "permission denied: annotate shows the code of pid %u, which only uid "
+			    "%u and root may read",
+			    req->pid, t->uid);
+		return;
+	}
+	if (!t->annot) {
+		reply_error(cl, -ENODATA,
+			    "pid %u: this profile was restored from disk; per-instruction samples "
+			    "are kept only while kprofd runs",
+			    req->pid);
+		return;
+	}
+	err = annotate_query(&(struct annotate_src){.a = t->annot,
+						    .p = t->profile,
+						    .sym = t->sym,
+						    .pid = t->pid,
+						    .alive = still_running(t)},
+			     req->function ? req->function : "", &res, err_msg, sizeof(err_msg));
+	if (err < 0) {
+		annotate_result_release(&res);
+		reply_error(cl, err, "pid %u: %s", req->pid, err_msg);
+		return;
+	}
+	err = annotate_reply(&res, &am);
+	if (err < 0) {
+		annotate_result_release(&res);
+		reply_error(cl, err, "pid %u: out of memory", req->pid);
+		return;
+	}
+	fill_target(cl, t, &tpb);
+	am.r.target = &tpb;
+	rep.body_case = KPROF__REPLY__BODY_ANNOTATE;
+	rep.annotate = &am.r;
+	client_queue(cl, &rep);
+	annotate_msg_release(&am);
+	annotate_result_release(&res);
+}
+
+/* kprofctl drift PID: an attached target's profile drift (ALGORITHMS.md §12). */
+static void do_drift(struct client *cl, const Kprof__DriftRequest *req)
+{
+	Kprof__Reply rep = KPROF__REPLY__INIT;
+	Kprof__Target tpb = KPROF__TARGET__INIT;
+	struct drift_reply_msg m;
+	struct target *t = request_target(cl, req->pid, false);
+
+	if (!t)
+		return;
+	if (t->state == TARGET_ATTACHED && !t->drift) {
+		reply_error(
+		    cl, -EOPNOTSUPP,
+		    "profile drift is off for pid %u: it was attached while kprofd.conf had "
+		    "[drift] enabled = off",
+		    req->pid);
+		return;
+	}
+	if (t->state != TARGET_ATTACHED || !t->drift) {
+		reply_error(cl, -ESRCH,
+			    "pid %u is not attached any more (%s): profile drift is followed only "
+			    "while a target is attached; its drifts were logged by kprofd",
+			    req->pid, t->state == TARGET_EXITED ? "it exited" : "detached");
+		return;
+	}
+	if (req->keys > DRIFT_REPLY_MAX_KEYS) {
+		reply_error(cl, -EINVAL, "keys %u: at most %d keys per function", req->keys,
+			    DRIFT_REPLY_MAX_KEYS);
+		return;
+	}
+	if (drift_reply_build(t, req->keys ? req->keys : 5, &m) < 0) {
+		drift_reply_release(&m);
+		reply_error(cl, -ENOMEM, "out of memory");
+		return;
+	}
+	fill_target(cl, t, &tpb);
+	m.r.target = &tpb;
+	rep.body_case = KPROF__REPLY__BODY_DRIFT;
+	rep.drift = &m.r;
+	client_queue(cl, &rep);
+	drift_reply_release(&m);
 }
 
 static void on_frame(void *ctx, struct transport_client *tc, const uint8_t *data, size_t len)
@@ -1120,6 +1327,12 @@ static void on_frame(void *ctx, struct transport_client *tc, const uint8_t *data
 		break;
 	case KPROF__REQUEST__BODY_PATHS:
 		do_paths(cl, req->paths);
+		break;
+	case KPROF__REQUEST__BODY_ANNOTATE:
+		do_annotate(cl, req->annotate);
+		break;
+	case KPROF__REQUEST__BODY_DRIFT:
+		do_drift(cl, req->drift);
 		break;
 	default:
 		reply_error(cl, -EOPNOTSUPP, "unknown request (a newer kprofctl than kprofd?)");

@@ -73,6 +73,12 @@ static int handle_record(struct ringbuf *s, void *data, size_t len)
 			goto bad;
 		s->ops.on_path(s->ctx, data);
 		return 0;
+	case KP_REC_HWBP:
+		if (len < sizeof(struct kp_hwbp))
+			goto bad;
+		if (s->ops.on_hwbp)
+			s->ops.on_hwbp(s->ctx, data);
+		return 0;
 	case KP_REC_THREAD: {
 		const struct kp_thread *th = data;
 

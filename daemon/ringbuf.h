@@ -15,6 +15,8 @@ struct ringbuf_ops {
 	void (*on_sample)(void *ctx, const struct kp_sample *s);
 	void (*on_call)(void *ctx, const struct kp_call *c);
 	void (*on_path)(void *ctx, const struct kp_path *p);
+	/* A breakpoint of the branch tracer was hit (KP_REC_HWBP); NULL: such records dropped. */
+	void (*on_hwbp)(void *ctx, const struct kp_hwbp *b);
 	/* Lifecycle records of the process tgid that started at start_ticks. */
 	void (*on_exit)(void *ctx, pid_t tgid, uint64_t start_ticks, int code);
 	/* comm: the new program's (16 bytes, NUL-terminated unless all 16 are used). */

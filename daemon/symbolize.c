@@ -956,6 +956,10 @@ static bool jit_lookup(struct tsym *ts, uint64_t addr, struct sym_result *r)
 	r->module = module;
 	r->start = s->start;
 	r->kind = PROFILE_KIND_JIT;
+	if (s->size && s->start + s->size > s->start) {
+		r->lo = s->start;
+		r->hi = s->start + s->size;
+	}
 	return true;
 }
 
@@ -985,6 +989,10 @@ static bool elf_lookup(struct tsym *ts, const struct procmaps_entry *m, size_t i
 	r->name = s->name;
 	r->start = s->start;
 	r->kind = PROFILE_KIND_NATIVE;
+	if (s->size && vaddr - s->start < s->size) {
+		r->lo = addr - (vaddr - s->start);
+		r->hi = r->lo + s->size;
+	}
 	if (s->name[0] == '_' && s->name[1] == 'Z') {
 		int status = 0;
 		char *d = __cxa_demangle(s->name, NULL, NULL, &status);
@@ -1050,6 +1058,14 @@ static bool vdso_lookup(struct symbolizer *sz, const struct procmaps_entry *m, u
 	r->module = "[vdso]";
 	r->start = s->start;
 	r->kind = PROFILE_KIND_NATIVE;
+	{
+		uint64_t vaddr = elfsym_vaddr(&sz->vdso, addr - m->start);
+
+		if (s->size && vaddr - s->start < s->size) {
+			r->lo = addr - (vaddr - s->start);
+			r->hi = r->lo + s->size;
+		}
+	}
 	return true;
 }
 

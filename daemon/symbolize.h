@@ -21,6 +21,10 @@ struct sym_result {
 	uint64_t start;
 	enum profile_kind kind;
 	char buf[272]; /* a name made up here: "[libc.so.6]" for code no symbol covers */
+	/* The function's code where it runs, [lo, hi), when its symbol has a size (user code);
+	 * both 0 otherwise. A native function's start is its ELF address, lo its address in
+	 * the process. */
+	uint64_t lo, hi;
 };
 
 struct tsym_stats {

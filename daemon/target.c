@@ -29,6 +29,10 @@
 #include "kprof/cleanup.h"
 #include "clock.h"
 #include "kprof/config.h"
+#include "annotate.h"
+#include "kprof/drift.h"
+#include "driftcode.h"
+#include "kprof/procmaps.h"
 #include "jvmmap.h"
 #include "paths.h"
 #include "sampler.h"
@@ -169,11 +173,12 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 	t->children = o->children;
 	t->no_jvm_map = o->no_jvm_map;
 	t->parent = o->parent;
+	t->all = o->all;
 	t->state = TARGET_ATTACHED;
 	t->attached_ns = now_ns(CLOCK_REALTIME);
 	t->win_start_boot = now_ns(CLOCK_BOOTTIME);
 	t->win_start_real = t->attached_ns;
-	t->ids = malloc((2 * KP_MAX_STACK + 1) * sizeof(*t->ids));
+	t->ids = malloc((2 * KP_MAX_STACK + 2) * sizeof(*t->ids)); /* + [truncated], probes */
 	t->memo = calloc(1, sizeof(*t->memo));
 	if (o->cgroup)
 		t->cgroup = strdup(o->cgroup);
@@ -199,6 +204,21 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 		       &t->hcct);
 	if (err < 0)
 		goto fail;
+	err = annot_new(&(struct annot_limits){.max_addrs = ANNOTATE_MAX_ADDRS,
+					       .max_code_bytes = ANNOTATE_MAX_CODE,
+					       .max_chunk = ANNOTATE_MAX_FUNC},
+			&t->annot);
+	if (err < 0)
+		goto fail;
+
+	if (env->conf->drift_enabled) {
+		err = drift_new(&(struct drift_config){.window = env->conf->drift_window,
+						       .min_samples = env->conf->drift_min_samples,
+						       .threshold = env->conf->drift_threshold},
+				&t->drift);
+		if (err < 0)
+			goto fail;
+	}
 	err = tsym_new(env->sym, pid, t->proc_uid, t->proc_euid,
 		       (uint64_t)env->conf->perfmap_max_mb << 20, &t->sym);
 	if (err < 0)
@@ -226,11 +246,14 @@ void target_free(struct target *t)
 	free(t->cgroup);
 	free(t->rule);
 	hcct_free(t->hcct);
+	drift_free(t->drift);
+	drift_free(t->drift_paths);
 	sd_event_source_disable_unref(t->duration_timer);
 	tsym_free(t->sym);
 	profile_free(t->profile);
 	maptab_free(t->maps);
 	tnames_free(t->tnames);
+	annot_free(t->annot);
 	free(t->ids);
 	free(t->memo);
 	free(t);
@@ -282,6 +305,42 @@ static bool memo_has(const struct frame_memo *memo, int d, uint64_t a)
 	return d < KP_MAX_STACK && a && memo->addr[d] == a;
 }
 
+/* Kernel functions that run only to handle a uprobe: the int3 and single-step exceptions of
+ * user code (a uprobe's breakpoint and its out-of-line step), the uprobe core and the handlers
+ * it calls. A sample with one of them in its kernel stack is the cost of a probe. */
+static bool is_probe_function(const char *name)
+{
+	static const char *const names[] = {
+	    "asm_exc_int3",
+	    "exc_int3",
+	    "asm_exc_debug",
+	    "exc_debug_user",
+	    "uprobe_notify_resume",
+	    "handle_swbp",
+	    "handle_singlestep",
+	    "handler_chain",
+	    "uprobe_dispatcher",
+	    "uretprobe_dispatcher",
+	    "uprobe_handle_trampoline",
+	    "uprobe_pre_sstep_notifier",
+	    "uprobe_post_sstep_notifier",
+	    "arch_uprobe_exception_notify",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
+static bool is_probe_id(const struct target *t, uint32_t id)
+{
+	for (unsigned i = 0; i < t->nprobe_ids; i++)
+		if (t->probe_ids[i] == id)
+			return true;
+	return false;
+}
+
 static int frame_id(struct target *t, uint64_t addr, bool kernel)
 {
 	struct sym_result r;
@@ -305,6 +364,9 @@ static int frame_id(struct target *t, uint64_t addr, bool kernel)
 		ret = profile_intern(t->profile, r.name, r.module, r.start, r.kind);
 	if (ret >= 0)
 		profile_cache_put(t->profile, addr, ret);
+	if (ret >= 0 && kernel && (size_t)ret == nfuncs && is_probe_function(r.name) &&
+	    t->nprobe_ids < ARRAY_SIZE(t->probe_ids))
+		t->probe_ids[t->nprobe_ids++] = ret;
 	if (ret >= 0 && (size_t)ret == nfuncs && r.kind == PROFILE_KIND_JIT &&
 	    tsym_jit_source(t->sym, r.start, &file, &line))
 		profile_set_source(t->profile, ret, file, line); /* no memory: no source line */
@@ -345,15 +407,183 @@ uint64_t target_memory(const struct target *t)
 		hcct_get_stats(t->calls.exact, &hs);
 		n += hs.bytes;
 	}
+	if (t->annot) {
+		struct annot_stats as;
+
+		annot_get_stats(t->annot, &as);
+		n += as.memory;
+	}
+	if (t->drift) {
+		struct drift_stats ds;
+
+		drift_get_stats(t->drift, &ds);
+		n += ds.memory;
+	}
+	if (t->drift_paths) {
+		struct drift_stats ds;
+
+		drift_get_stats(t->drift_paths, &ds);
+		n += ds.memory;
+	}
 	return n;
+}
+
+/* ---- profile drift (ALGORITHMS.md §12) ---- */
+
+#define DRIFT_CALLEE (1ULL << 62) /* a key naming a callee: DRIFT_CALLEE | its id */
+
+void target_drift_name(const struct target *t, bool paths, uint32_t func, char *buf, size_t len)
+{
+	const struct profile_func *f;
+
+	if (paths && t->paths && t->paths->id == func)
+		snprintf(buf, len, "%s (paths)", t->paths->func ? t->paths->func : "?");
+	else if (paths)
+		snprintf(buf, len, "trace %u (paths)", func);
+	else if ((f = profile_func_get(t->profile, profile_canon(t->profile, func))))
+		snprintf(buf, len, "%s", f->name);
+	else
+		snprintf(buf, len, "?");
+}
+
+void target_drift_key(const struct target *t, bool paths, uint64_t key, char *buf, size_t len)
+{
+	const struct profile_func *f;
+
+	if (key == DRIFT_KEY_OTHER)
+		snprintf(buf, len, "other");
+	else if (paths)
+		snprintf(buf, len, "path %llu", (unsigned long long)key);
+	else if (!(key & DRIFT_CALLEE) && (key & DRIFT_KEY_BLOCK))
+		snprintf(buf, len, "block +0x%llx", (unsigned long long)(key & ~DRIFT_KEY_BLOCK));
+	else if (!(key & DRIFT_CALLEE))
+		snprintf(buf, len, "+0x%llx", (unsigned long long)key);
+	else if ((f = profile_func_get(t->profile, profile_canon(t->profile, (uint32_t)key))))
+		snprintf(buf, len, "-> %s", f->name);
+	else
+		snprintf(buf, len, "-> ?");
+}
+
+/* One journal line per drift, at most one a second per target: a process that keeps changing
+ * cannot flood the log; the lines left out are counted in the next one. */
+static void drift_log(struct target *t, bool paths, const struct drift_event *e)
+{
+	char name[160], up[96], down[96], more[48] = "";
+
+	if (t->drift_logged_ns && e->time_ns - t->drift_logged_ns < 1000000000ULL) {
+		t->drift_unlogged++;
+		return;
+	}
+	if (t->drift_unlogged)
+		snprintf(more, sizeof(more), " (and %u earlier drift%s not logged)",
+			 t->drift_unlogged, t->drift_unlogged == 1 ? "" : "s");
+	t->drift_logged_ns = e->time_ns;
+	t->drift_unlogged = 0;
+	target_drift_name(t, paths, e->func, name, sizeof(name));
+	target_drift_key(t, paths, e->gained, up, sizeof(up));
+	target_drift_key(t, paths, e->lost, down, sizeof(down));
+	log_info("drift %d (%s): %s changed: overlap %.1f%% of its last %u %s with its "
+		 "reference of %u (below %.0f%%); %s %.0f%% -> %.0f%%, %s %.0f%% -> %.0f%%%s",
+		 t->pid, t->comm, name, 100 * e->overlap, e->window, paths ? "paths" : "samples",
+		 e->ref, 100 * drift_get_config(t->drift)->threshold, up, 100 * e->gained_ref,
+		 100 * e->gained_win, down, 100 * e->lost_ref, 100 * e->lost_win, more);
+}
+
+struct jit_size {
+	uint64_t start, size;
+};
+
+static int jit_size_cb(const struct perfmap_sym *s, void *userdata)
+{
+	struct jit_size *js = userdata;
+
+	if (s->start == js->start) /* the last one is the live one */
+		js->size = s->size;
+	return 0;
+}
+
+void target_drift_path(struct target *t, const struct kp_path *p)
+{
+	const struct path_trace *tr = t->paths;
+
+	if (!t->drift || !tr || !tr->tracing || p->trace != tr->id ||
+	    (p->op != KP_POP_PATH && p->op != KP_POP_EXIT))
+		return;
+	if (!t->drift_paths && drift_new(drift_get_config(t->drift), &t->drift_paths) < 0)
+		return; /* no memory: the samples' detector goes on */
+	if (drift_add(t->drift_paths, tr->id, p->id, now_ns(CLOCK_MONOTONIC)) == 1)
+		drift_log(t, true,
+			  drift_event_get(t->drift_paths, drift_nevents(t->drift_paths) - 1));
+}
+
+void target_drift_tick(struct target *t)
+{
+	size_t n = t->drift ? drift_nfuncs(t->drift) : 0;
+	struct procmaps *pm = NULL;
+	char err[256];
+
+	if (t->state != TARGET_ATTACHED || !t->sym)
+		return;
+	for (unsigned done = 0; t->drift_code_tried < n && done < 8; t->drift_code_tried++) {
+		_cleanup_free_ uint64_t *starts = NULL;
+		const struct profile_func *f;
+		struct drift_func_info fi;
+		struct jit_size js = {0};
+		int r;
+
+		if (drift_func_get(t->drift, t->drift_code_tried, &fi) < 0 ||
+		    !(f = profile_func_get(t->profile, fi.func)) || f->kind != PROFILE_KIND_JIT)
+			continue;
+		js.start = f->start;
+		if (tsym_foreach_jit(t->sym, jit_size_cb, &js) < 0 || !js.size)
+			continue;
+		done++;
+		if (!pm && procmaps_read_pid(t->pid, &pm, err, sizeof(err)) < 0)
+			break; /* gone: nothing more to do */
+		r = driftcode_blocks(t->pid, pm, f->start, js.size, &starts);
+		if (r > 0)
+			drift_func_set_blocks(t->drift, fi.func, starts, (size_t)r);
+	}
+	procmaps_free(pm);
+}
+
+/* The innermost two JIT frames of the user stack (among the 8 nearest the leaf) go to the drift
+ * detector: the leaf one keyed by the sampled offset inside it, a caller by the function it was
+ * calling. Frame ids come from the memo target_add_sample just filled. */
+static void drift_feed(struct target *t, const struct kp_sample *s)
+{
+	const struct frame_memo *memo = t->memo;
+	int fed = 0;
+
+	for (int i = 0; i < s->n_user && i < 8 && fed < 2; i++) {
+		int d = s->n_user - 1 - i;
+		uint64_t a = user_addr(s, i), key;
+		const struct profile_func *f;
+
+		if (d >= KP_MAX_STACK || !a || memo->addr[d] != a)
+			return;
+		f = profile_func_get(t->profile, memo->id[d]);
+		if (!f || f->kind != PROFILE_KIND_JIT || a < f->start)
+			continue;
+		if (i == 0)
+			key = a - f->start;
+		else if (memo->addr[d + 1])
+			key = DRIFT_CALLEE | memo->id[d + 1];
+		else
+			continue;
+		fed++;
+		if (drift_add(t->drift, memo->id[d], key, s->time_ns) == 1)
+			drift_log(t, false, drift_event_get(t->drift, drift_nevents(t->drift) - 1));
+	}
 }
 
 void target_add_sample(struct target *t, const struct kp_sample *s)
 {
 	struct frame_memo *memo = t->memo;
-	size_t n = 0, n_user;
+	size_t n = 0, n_user, n_leaf;
 	uint64_t hash;
-	int id;
+	int id, leaf = -1;
+	bool probe = false;
 
 	if (t->over_budget) {
 		t->samples_refused++;
@@ -361,6 +591,8 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	}
 
 	forget_if_symbols_changed(t);
+	if (s->n_user && t->annot)
+		annot_prefetch(t->annot, user_addr(s, 0));
 	if (s->flags & KP_SF_USER_TRUNC) {
 		t->truncated++;
 		if ((id = special_id(t, "[truncated]")) >= 0)
@@ -389,7 +621,9 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 		}
 		t->ids[n++] = id;
 	}
-	n_user = n;
+	if (s->n_user && n && memo_has(memo, s->n_user - 1, user_addr(s, 0)))
+		leaf = t->ids[n - 1]; /* the leaf frame was named: its id is the last one */
+	n_user = n_leaf = n;
 	if (n_user && is_unnamed_code(t, t->ids[n_user - 1]))
 		t->unnamed_leaf++;
 	for (int i = s->n_kernel - 1; i >= 0; i--) {
@@ -401,6 +635,16 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 			continue;
 		}
 		t->ids[n++] = id;
+		probe |= t->nprobe_ids && is_probe_id(t, id);
+	}
+	/* Taken while a probe ran in the thread (the sampler put the probed instruction back in
+	 * the stack, or the kernel was handling a uprobe): kprof's own cost, counted under one
+	 * frame between the probed function and the kernel's. */
+	if ((probe || (s->flags & KP_SF_UPROBE)) && (id = special_id(t, KPROF_PROBE_NAME)) >= 0) {
+		memmove(&t->ids[n_user + 1], &t->ids[n_user], (n - n_user) * sizeof(*t->ids));
+		t->ids[n_user++] = id;
+		n++;
+		t->probe_samples++;
 	}
 	if (n == 0 && (id = special_id(t, "[no stack]")) >= 0)
 		t->ids[n++] = id;
@@ -413,6 +657,12 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	if (t->hcct && (t->hcct_kernel ? n : n_user) > 0)
 		hcct_add_stack(t->hcct, t->ids, t->hcct_kernel ? n : n_user, 1);
 	profile_add_hashed(t->profile, s->tid, t->ids, n, 1, hash);
+	if (leaf >= 0)
+		annotate_sample(t->annot, t->state == TARGET_ATTACHED ? t->sym : NULL, t->pid, leaf,
+				user_addr(s, 0), n > n_leaf);
+	/* While uprobes trace its paths, samples show the probes' traps, not the code. */
+	if (t->drift && !(t->paths && t->paths->tracing))
+		drift_feed(t, s);
 	tnames_set(t->tnames, s->tid, s->comm, sizeof(s->comm)); /* a full table counts */
 }
 
@@ -566,8 +816,29 @@ void target_on_call(struct target *t, const struct kp_call *c)
 	calls_on_event(&t->calls, c, profile_nfuncs(t->profile));
 }
 
+/* Of the JIT functions named name, the start of the one with the most samples (0: none has any).
+ * A JIT keeps several copies under one name (HotSpot's tiers, V8's on-stack replacement):
+ * the hot one is the one to trace. */
+static uint64_t hottest_copy(const struct profile *p, const char *name)
+{
+	uint64_t best = 0, start = 0;
+
+	for (size_t i = 0; i < profile_nfuncs(p); i++) {
+		const struct profile_func *f = profile_func_get(p, (uint32_t)i);
+
+		if (!f || f->kind != PROFILE_KIND_JIT || !f->name || strcmp(f->name, name))
+			continue;
+		if (f->self > best)
+			best = f->self, start = f->start;
+	}
+	return start;
+}
+
 int target_paths_start(struct target *t, const struct paths_opts *o, char *err, size_t errlen)
 {
+	struct paths_opts po = *o;
+	char addr[24];
+	uint64_t hot;
 	const struct paths_env env = {
 	    .loader = t->env->loader,
 	    .event = t->env->event,
@@ -580,5 +851,11 @@ int target_paths_start(struct target *t, const struct paths_opts *o, char *err, 
 			 t->state == TARGET_EXITED ? "it exited" : "detached");
 		return -ESRCH;
 	}
-	return paths_start(&t->paths, &env, t->pid, t->sym, o, err, errlen);
+	hot = o->function && strncmp(o->function, "0x", 2) ? hottest_copy(t->profile, o->function)
+							   : 0;
+	if (hot) {
+		snprintf(addr, sizeof(addr), "0x%" PRIx64, hot);
+		po.function = addr;
+	}
+	return paths_start(&t->paths, &env, t->pid, t->sym, &po, err, errlen);
 }

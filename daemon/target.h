@@ -16,12 +16,14 @@
 #include "symbolize.h"
 #include "sampler.h"
 #include "kprof/abi.h"
+#include "kprof/annot.h"
 #include "kprof/hcct.h"
 #include "kprof/maptab.h"
 #include "kprof/profile.h"
 #include "kprof/tnames.h"
 
 struct config;
+struct drift;
 struct jvmattach_ctx;
 struct jvmmap;
 struct loader;
@@ -32,6 +34,9 @@ enum target_state {
 	TARGET_EXITED = 2,
 	TARGET_DETACHED = 3,
 };
+
+/* The frame under which samples taken inside kprof's own probes are counted (module "[kprof]"). */
+#define KPROF_PROBE_NAME "[kprof probes]"
 
 struct frame_memo {
 	uint64_t addr[KP_MAX_STACK]; /* 0: nothing memoized at this depth */
@@ -110,12 +115,28 @@ struct target {
 	unsigned children_followed, children_refused;
 	char *cgroup; /* the watch (attach --cgroup/--unit) that attached it, else NULL */
 	char *rule;   /* the watch rule (kprofctl watch) that attached it, else NULL */
+	bool all;     /* attach --all made it a target: per-CPU sampled, an automatic target */
+	uint64_t last_sample_ns; /* --all's: CLOCK_MONOTONIC of its last sample (idle eviction) */
 	/* For exports: the executable file mappings it had (the union of every read of its maps)
 	 * and its threads' names. */
 	struct maptab *maps;
 	struct tnames *tnames;
 	/* Its current time window began here (windows.c); 0: not windowed yet (restored). */
 	uint64_t win_start_boot, win_start_real;
+	/* Per-instruction samples and code snapshots for annotate (annotate.c); NULL for a
+	 * profile restored from disk. */
+	struct annot *annot;
+	uint64_t
+	    probe_samples; /* samples taken while a probe ran (counted under KPROF_PROBE_NAME) */
+	uint32_t probe_ids[16]; /* kernel functions that handle uprobes (target.c) */
+	unsigned nprobe_ids;
+	struct drift *drift;	  /* profile drift of its JIT functions (ALGORITHMS.md §12) */
+	uint64_t drift_logged_ns; /* the sample time of the last drift logged */
+	unsigned drift_unlogged;  /* drifts not logged since: at most one line a second */
+	size_t drift_code_tried;  /* functions of drift whose blocks were looked for */
+	/* The path mix of its path traces (keys: path ids; functions: trace ids), made at the
+	 * first path event. */
+	struct drift *drift_paths;
 };
 
 /* What an attach asks for; zero fields take the daemon's defaults. */
@@ -139,7 +160,10 @@ struct attach_opts {
 	const char *rule;   /* the watch rule that attached it (copied), else NULL: an automatic
 			     * target, within limits.max_auto_targets */
 	struct watch_counts *counts; /* a cgroup watch's members attached and refused, if set */
+	bool all; /* system-wide mode (attach --all): sampled by its per-CPU set, an automatic
+		   * target; any other attach of the process takes it over */
 	uid_t by; /* the client's uid: quotas, and whether a change of credentials ends it */
+	const char *calls_functions; /* --calls=NAME,...: only these (NULL: every function) */
 };
 
 /* A process's identity from /proc/PID/status. */
@@ -166,6 +190,17 @@ void target_drop_symbols(struct target *t);
 uint64_t target_memory(const struct target *t);
 void target_free(struct target *t);
 void target_add_sample(struct target *t, const struct kp_sample *s);
+/* Housekeeping: look for the basic blocks of the functions the drift detector began following
+ * (file-backed JIT code only, driftcode.c), up to 8 a call. */
+void target_drift_tick(struct target *t);
+/* A path trace's event: its path id to the path-mix detector (ALGORITHMS.md §12.1). */
+void target_drift_path(struct target *t, const struct kp_path *p);
+/* The name of a function of the drift detectors: the samples' (its name) or the paths' (paths:
+ * "FUNC (paths)"). */
+void target_drift_name(const struct target *t, bool paths, uint32_t func, char *buf, size_t len);
+/* A drift detector key of t as text: "block +0x40", "+0x1c" (an offset), "-> NAME" (a callee),
+ * "other"; of the paths' detector: "path N". */
+void target_drift_key(const struct target *t, bool paths, uint64_t key, char *buf, size_t len);
 /* Name the frames kept by address that the symbols cover now (when they changed since the last
  * call, or always with force). The count named, or -ENOMEM. */
 int target_names_update(struct target *t, bool force);

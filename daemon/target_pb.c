@@ -18,6 +18,7 @@
 #include "kprof/saved.h"
 #include "target_pb.h"
 #include "clock.h"
+#include "hwcalls.h"
 #include "jvmmap.h"
 #include "paths.h"
 #include "paths_reply.h"
@@ -52,6 +53,20 @@ static int restore_hcct(Kprof__SavedHcctNode *const *v, size_t n, uint64_t hcct_
 	tree->n = hcct_n;
 	*ret = tree;
 	return 0;
+}
+
+Kprof__FrameKind target_pb_kind(enum profile_kind k)
+{
+	switch (k) {
+	case PROFILE_KIND_NATIVE:
+		return KPROF__FRAME_KIND__FRAME_KIND_NATIVE;
+	case PROFILE_KIND_JIT:
+		return KPROF__FRAME_KIND__FRAME_KIND_JIT;
+	case PROFILE_KIND_KERNEL:
+		return KPROF__FRAME_KIND__FRAME_KIND_KERNEL;
+	default:
+		return KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN;
+	}
 }
 
 void target_fill_pb(const struct target *t, Kprof__Target *pb)
@@ -90,6 +105,7 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->children_refused = t->children_refused;
 	pb->cgroup = t->cgroup ? t->cgroup : (char *)"";
 	pb->rule = t->rule ? t->rule : (char *)"";
+	pb->all = t->all;
 	/* Strings point into the target (or its tsym), not into the copy in live. */
 	pb->perfmap_path = (char *)(t->sym ? tsym_perfmap_path(t->sym) : t->saved_sym.perfmap_path);
 	pb->jitdump_path = (char *)(t->sym ? tsym_jitdump_path(t->sym) : t->saved_sym.jitdump_path);
@@ -108,6 +124,14 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->unresolved_dropped = ps.unresolved_over;
 	pb->named_late = ps.renamed;
 	pb->unnamed_note = (char *)t->unnamed_note;
+	pb->probe_samples = t->probe_samples;
+	if (t->annot) {
+		struct annot_stats as;
+
+		annot_get_stats(t->annot, &as);
+		pb->annotate_bytes = as.memory;
+		pb->annotate_dropped = as.dropped;
+	}
 	if (t->jvm && jvmmap_get_stats(t->jvm)->jvm) {
 		const struct jvmmap_stats *js = jvmmap_get_stats(t->jvm);
 
@@ -130,6 +154,18 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 		pb->bursts = c->burst_ms ? c->bursts : 0;
 		pb->probes = c->probes ? c->nprobes : c->saved_nprobes;
 		pb->unmatched_exits = c->unmatched_exits;
+		pb->calls_hot = c->hot;
+		if (c->hw && c->hw->n) {
+			pb->hw_functions = c->hw->n;
+			pb->hw_estimated = hwcalls_estimated(c->hw);
+			pb->hw_covered = hwcalls_covered(c->hw);
+			pb->hw_stopped = c->hw->stopped;
+		} else if (c->saved_hw_n) {
+			pb->hw_functions = c->saved_hw_n;
+			pb->hw_estimated = c->saved_hw_estimated;
+			pb->hw_covered = c->saved_hw_covered;
+			pb->hw_stopped = (char *)c->saved_hw_stopped;
+		}
 		if (!c->enabled_ns) /* never attached here: a restored profile's, or 0 */
 			pb->calls_duty = c->saved_duty;
 		else
@@ -150,6 +186,11 @@ static int restore_calls(const Kprof__SavedProfile *sp, const uint32_t *map, str
 	c->unmatched_exits = pb->unmatched_exits;
 	c->saved_nprobes = pb->probes;
 	c->saved_duty = pb->calls_duty;
+	c->saved_hw_n = pb->hw_functions;
+	c->saved_hw_estimated = pb->hw_estimated;
+	c->saved_hw_covered = pb->hw_covered;
+	snprintf(c->saved_hw_stopped, sizeof(c->saved_hw_stopped), "%s",
+		 pb->hw_stopped ? pb->hw_stopped : "");
 	if (sp->n_call_counts) {
 		c->counts = calloc(nf, sizeof(*c->counts));
 		if (!c->counts)
@@ -239,6 +280,7 @@ int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, 
 	t->parent = pb->parent;
 	t->children_followed = pb->children_followed;
 	t->children_refused = pb->children_refused;
+	t->all = pb->all;
 	t->eps = pb->eps;
 	t->hcct_kernel = pb->hcct_kernel;
 	restore_symbol_stats(pb, &t->saved_sym);

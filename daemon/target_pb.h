@@ -12,6 +12,8 @@
 
 /* The target's facts (pointers into t: use pb before t changes). */
 void target_fill_pb(const struct target *t, Kprof__Target *pb);
+/* A frame kind of the profile as kprof.proto's. */
+Kprof__FrameKind target_pb_kind(enum profile_kind k);
 
 /* A target's profile as a kprof.SavedProfile message (for the state directory and for export);
  * it points into the target's profile, so use it before the target changes. */

@@ -85,7 +85,7 @@ static int rule_attach(struct watch *w, struct wrule *r, pid_t pid, uint64_t sta
 	uid_t owner;
 	int e;
 
-	if (pid == getpid() || (t && t->state == TARGET_ATTACHED))
+	if (pid == getpid() || (t && t->state == TARGET_ATTACHED && !t->all))
 		return 0;
 	/* A user's rule matches the user's own processes only. */
 	if (target_proc_uid(pid, &owner) < 0 || (r->owner != 0 && owner != r->owner))

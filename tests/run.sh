@@ -3,7 +3,8 @@
 # line "N passed, N failed" for the whole suite. Unit tests are cmocka programs (their own
 # summary lines are shown as they are); integration tests are tests/integration/test_*.sh,
 # each printing "PASS: name" / "FAIL: name: why" / "SKIP: name: why" lines. Integration tests
-# run as root; without root, only those whose header comment says "Needs no root".
+# run as root; without root, only those whose header comment says "Needs no root". Each
+# integration test's time is printed after its lines, for the suite's time budget.
 set -u
 BUILD=${BUILD:-build}
 cd "$(dirname "$0")/.."
@@ -66,9 +67,11 @@ if [ "${#tests[@]}" -gt 0 ]; then
 			continue
 		fi
 		echo "-- $name"
+		start=$SECONDS
 		BUILD=$BUILD timeout 300 bash "$t" >"$log/$name.out" 2>&1
 		rc=$?
 		grep -E '^(PASS|FAIL|SKIP):' "$log/$name.out"
+		echo "   ($name: $((SECONDS - start)) s)"
 		p=$(grep -c '^PASS:' "$log/$name.out")
 		f=$(grep -c '^FAIL:' "$log/$name.out")
 		s=$(grep -c '^SKIP:' "$log/$name.out")

@@ -1135,3 +1135,16 @@ int cfg_check(const struct cfg *g)
 		return -EUCLEAN;
 	return 0;
 }
+
+const char *cfg_term_name(enum cfg_term t)
+{
+	static const char *const names[] = {
+	    [CFG_TERM_FALL] = "fall", [CFG_TERM_COND] = "cond",
+	    [CFG_TERM_JMP] = "jmp",   [CFG_TERM_JMP_OUT] = "jmp-out",
+	    [CFG_TERM_RET] = "ret",   [CFG_TERM_INDIRECT] = "indirect",
+	    [CFG_TERM_CALL] = "call", [CFG_TERM_TRAP] = "trap",
+	    [CFG_TERM_BAD] = "bad",
+	};
+
+	return (unsigned)t < sizeof(names) / sizeof(names[0]) && names[t] ? names[t] : "?";
+}

@@ -49,6 +49,7 @@ static const struct key keys[] = {
     UINT_KEY("daemon", "ringbuf_max_mb", ringbuf_max_mb, 1, RBSIZE_LIMIT_MB),
     UINT_KEY("daemon", "drain_ms", drain_ms, 1, 10000),
     CHOICE_KEY("daemon", "sampling", sampling, sampling_choices),
+    UINT_KEY("daemon", "system_wide", system_wide, 0, KPROF_MAX_FREQ),
     UINT_KEY("limits", "max_targets", max_targets, 1, 1024),
     UINT_KEY("limits", "max_kept", max_kept, 0, 100000),
     UINT_KEY("limits", "kept_max_age", kept_max_age_sec, 0, 10u * 365 * 86400),
@@ -87,6 +88,10 @@ static const struct key keys[] = {
     UINT_KEY("windows", "max_age", window_max_age_sec, 0, 10u * 365 * 86400),
     UINT_KEY("windows", "memory_mb", window_memory_mb, 1, 1u << 20),
     UINT_KEY("windows", "disk_mb", window_disk_mb, 0, 1u << 24),
+    {"drift", "enabled", KEY_BOOL, offsetof(struct config, drift_enabled), 0, 0, 0, NULL},
+    UINT_KEY("drift", "window", drift_window, 16, 4096),
+    UINT_KEY("drift", "min_samples", drift_min_samples, 8, 4096),
+    {"drift", "threshold", KEY_FRACTION, offsetof(struct config, drift_threshold), 0, 0, 0, NULL},
 };
 
 void config_defaults(struct config *conf)
@@ -130,6 +135,10 @@ void config_defaults(struct config *conf)
 	    .window_max_age_sec = 86400,
 	    .window_memory_mb = 64,
 	    .window_disk_mb = 1024,
+	    .drift_enabled = true,
+	    .drift_window = 256,
+	    .drift_min_samples = 128,
+	    .drift_threshold = 0.5,
 	};
 	strcpy(conf->socket_path, KPROF_DEFAULT_SOCKET);
 	strcpy(conf->state_dir, KPROF_DEFAULT_STATE_DIR);
@@ -291,6 +300,15 @@ int config_parse(const char *text, const char *filename, struct config *conf, ch
 	if (r != 0) {
 		snprintf(err, errlen, "%s:%d: syntax error (expected [section] or key = value)",
 			 filename, r);
+		return -EINVAL;
+	}
+	/* [drift]: keys that are valid alone but not together (ALGORITHMS.md §12). */
+	if (ctx.conf.drift_min_samples > ctx.conf.drift_window || ctx.conf.drift_threshold >= 1) {
+		snprintf(err, errlen,
+			 "%s: [drift] min_samples (%u) must not exceed window (%u), and threshold "
+			 "(%g) must be below 1",
+			 filename, ctx.conf.drift_min_samples, ctx.conf.drift_window,
+			 ctx.conf.drift_threshold);
 		return -EINVAL;
 	}
 	*conf = ctx.conf;

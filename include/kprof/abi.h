@@ -22,6 +22,7 @@ enum kp_rec_kind {
 	KP_REC_FORK = 7,   /* a target that follows its children forked a process */
 	KP_REC_CGROUP = 8, /* a process entered a watched cgroup (attach --cgroup/--unit) */
 	KP_REC_WATCH = 9,  /* a process that is no target exec'd with a watched comm or uid */
+	KP_REC_HWBP = 20,  /* a hardware breakpoint at a traced branch was hit (hwbp.bpf.c) */
 };
 
 /* kp_sample.flags */
@@ -29,10 +30,17 @@ enum kp_rec_kind {
 #define KP_SF_KERNEL_TRUNC (1u << 1) /* kernel stack filled all KP_MAX_STACK slots */
 #define KP_SF_USER_ERR (1u << 2)     /* bpf_get_stack failed for the user stack */
 #define KP_SF_KERNEL_ERR (1u << 3)   /* bpf_get_stack failed for the kernel stack */
+/* Taken by the system-wide set (attach --all) in a process that was not in kp_targets: kprofd
+ * makes it a target (start_ticks names the process) or counts it. */
+#define KP_SF_STRANGER (1u << 4)
+/* Taken while a uprobe ran in the thread (its probed instruction stepped out of line in the
+ * kernel's [uprobes] page): the user leaf is the probed instruction again, not the page. */
+#define KP_SF_UPROBE (1u << 8)
 
 /* kp_target.flags */
 #define KP_TF_THREADS (1u << 0)	 /* sampled by its own per-thread events, not the per-CPU sets */
 #define KP_TF_CHILDREN (1u << 1) /* its new processes become targets too (attach --children) */
+#define KP_TF_ALL (1u << 2) /* made a target by system-wide mode: a watch rule may take it over */
 
 struct kp_rec_hdr {
 	__u32 kind;
@@ -50,7 +58,8 @@ struct kp_sample {
 	__u16 n_kernel;
 	__u16 n_user;
 	__u32 flags;
-	char comm[16]; /* the thread's name (TASK_COMM_LEN), for exports' thread names */
+	char comm[16];	   /* the thread's name (TASK_COMM_LEN), for exports' thread names */
+	__u64 start_ticks; /* KP_SF_STRANGER: the process's start, as in kp_target; else 0 */
 	__u64 ips[2 * KP_MAX_STACK];
 };
 
@@ -121,6 +130,11 @@ struct kp_execwatch {
 	__u64 time_ns;
 	char comm[16]; /* its new comm */
 };
+
+/* System-wide mode: the processes kprofd refused a profile (a limit), key tgid, value their
+ * start: their samples are only counted (KP_CTR_ALL_SKIPPED). An LRU map: a refused process
+ * pushed out is refused again at its next sample, and counted again. */
+#define KP_MAX_ALL_SKIP 4096
 
 /* Argument and result of kp_scan_threads, a BPF_PROG_TYPE_SYSCALL program kprofd runs with
  * BPF_PROG_TEST_RUN: the threads of process tgid (or only thread tid) that carry no kprofd
@@ -221,6 +235,19 @@ struct kp_path {
 	__u32 pad;
 };
 
+/* Branch tracer on anonymous code (kp_hwbp_hit): an execute breakpoint fired at ip, before the
+ * instruction ran, with these flags (a jcc's outcome follows from them). kp_hwbp_traces maps a
+ * traced tgid to its trace id. */
+#define KP_HWBP_MAX_TRACES 64
+struct kp_hwbp {
+	struct kp_rec_hdr hdr;
+	__u32 tid;
+	__u32 trace;
+	__u64 ip;
+	__u64 flags;
+	__u64 sp;
+};
+
 /* Value of kp_targets (key: tgid). A pid alone is not a process: the entry names one process
  * by its start, in clock ticks after boot (field 22 of /proc/PID/stat: the thread-group leader's
  * start_boottime / (NSEC_PER_SEC / USER_HZ)). The BPF programs act only for a task whose leader
@@ -252,17 +279,28 @@ enum kp_counter {
 	KP_CTR_FORK_DROPS = 15,	  /* a child not followed: kp_targets full or ring buffer full */
 	KP_CTR_CGROUP_DROPS = 16, /* ring buffer full: a process entering a watched cgroup lost */
 	KP_CTR_WATCH_DROPS = 17,  /* ring buffer full: an exec matching a watch rule lost */
-	KP_CTR_NR = 18,
+	/* System-wide mode (attach --all): samples of what gets no profile of its own, counted
+	 * in the sampler, never sent. */
+	KP_CTR_ALL_IDLE = 18,	 /* the idle task (pid 0, "swapper") */
+	KP_CTR_ALL_KTHREAD = 19, /* kernel threads */
+	KP_CTR_ALL_SELF = 20,	 /* kprofd itself */
+	KP_CTR_ALL_FOREIGN = 21, /* processes outside kprofd's PID namespace */
+	KP_CTR_ALL_SKIPPED = 22, /* processes kprofd refused (kp_all_skip: a limit) */
+	KP_CTR_ALL_SENT = 23,	 /* samples of processes not yet targets, sent (KP_SF_STRANGER) */
+	KP_CTR_ALL_TICKS = 24,	 /* runs of the sampler on the system-wide set */
+	KP_CTR_ALL_OWN = 25,	 /* of which in a target attached otherwise (own settings) */
+	KP_CTR_NR = 26,
 };
 
 _Static_assert(sizeof(struct kp_rec_hdr) == 8, "kp_rec_hdr layout");
-_Static_assert(sizeof(struct kp_sample) == 48 + 8 * 2 * KP_MAX_STACK, "kp_sample layout");
+_Static_assert(sizeof(struct kp_sample) == 56 + 8 * 2 * KP_MAX_STACK, "kp_sample layout");
 _Static_assert(sizeof(struct kp_lifecycle) == 48, "kp_lifecycle layout");
 _Static_assert(sizeof(struct kp_fork) == 32, "kp_fork layout");
 _Static_assert(sizeof(struct kp_cgjoin) == 32, "kp_cgjoin layout");
 _Static_assert(sizeof(struct kp_execwatch) == 48, "kp_execwatch layout");
 _Static_assert(sizeof(struct kp_target) == 16, "kp_target layout");
 _Static_assert(sizeof(struct kp_call) == 32, "kp_call layout");
+_Static_assert(sizeof(struct kp_hwbp) == 40, "kp_hwbp layout");
 _Static_assert(sizeof(struct kp_path) == 40, "kp_path layout");
 _Static_assert(sizeof(struct kp_thread) == 24, "kp_thread layout");
 _Static_assert(sizeof(struct kp_scan) == 24, "kp_scan layout");

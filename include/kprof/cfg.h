@@ -195,4 +195,8 @@ int cfg_path_encode(const struct cfg *g, const struct cfg_step *steps, size_t n,
  * headers, NumPaths and vals); 0 or -EUCLEAN. For tests and debug builds. */
 int cfg_check(const struct cfg *g);
 
+/* A block terminator's name as kprofctl shows it ("fall", "cond", "jmp-out", ...; "?" for an
+ * unknown value). */
+const char *cfg_term_name(enum cfg_term t);
+
 #endif

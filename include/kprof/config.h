@@ -42,6 +42,7 @@ struct config {
 	unsigned ringbuf_max_mb;     /* the bound of a computed size */
 	unsigned drain_ms;	     /* ring buffer drain period */
 	unsigned sampling;	     /* enum config_sampling */
+	unsigned system_wide; /* daemon.system_wide: attach --all at this frequency (0: off) */
 	unsigned perfmap_refresh_ms;
 	unsigned perfmap_max_mb; /* bytes of one perf map read, in MiB */
 	unsigned max_stacks;	 /* distinct stacks per profile */
@@ -78,6 +79,11 @@ struct config {
 	unsigned http_max_connections;
 	unsigned http_max_seconds;     /* bound of seconds= */
 	unsigned http_request_timeout; /* seconds from connect to a whole request */
+	/* [drift]: profile drift of JIT functions (drift.h), for targets attached from then on */
+	bool drift_enabled;
+	unsigned drift_window;	    /* W */
+	unsigned drift_min_samples; /* T1 */
+	double drift_threshold;	    /* overlap below this is a drift, < 1 */
 	int verbose;
 	/* [windows]: each target's samples also in windows of window_sec (ARCHITECTURE.md §1.6) */
 	unsigned window_sec;

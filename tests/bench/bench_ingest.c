@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* bench_ingest.c: kprofd's per-sample work on a stream where nearly every sample is a new stack.
  *
- * Usage: bench_ingest [-n SAMPLES] [-t TARGETS] [-p MIB] [-r REPS] [-s SEED] [-x hcct|profile]
+ * Usage: bench_ingest [-n SAMPLES] [-t TARGETS] [-p MIB] [-r REPS] [-s SEED] [-x hcct|profile] [-a]
  *                     [-u addr|mapping]
  *
  * Replays, without BPF or a socket, what target_add_sample does with each sample of
@@ -15,6 +15,10 @@
  * in random order, in batches of 480 (what kprofd reads per wake-up at 10,000 samples/s);
  * between batches a buffer of MIB MiB (default 16) is written, as the targets running on the
  * same CPUs evict kprofd's data from the caches between its wake-ups.
+ *
+ * -a: also count each sample's leaf in an annotate store per target (annot_add, as
+ * target_add_sample does since kprofctl annotate; the code snapshots are taken on a new
+ * address only and are not modelled).
  *
  * -x leaves one builder out (the frames are still looked up), to see what the other costs.
  *
@@ -36,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kprof/annot.h"
 #include "kprof/hcct.h"
 #include "kprof/profile.h"
 
@@ -51,6 +56,7 @@
 struct tgt {
 	struct profile *prof;
 	struct hcct *hcct;
+	struct annot *annot; /* -a */
 	uint64_t rng;
 };
 
@@ -139,14 +145,17 @@ static int cmp_double(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	unsigned long n = 2000000, ntargets = 4, mib = 16, reps = 5, seed = 1;
-	bool no_hcct = false, no_profile = false;
+	bool no_hcct = false, no_profile = false, annotate = false;
 	double *per = NULL, rename_time[101] = {0};
 	uint64_t evictions = 0, pruned = 0, memory = 0, funcs = 0;
 	uint8_t *junk;
 	int c;
 
-	while ((c = getopt(argc, argv, "n:t:p:r:s:x:u:")) != -1) {
+	while ((c = getopt(argc, argv, "n:t:p:r:s:x:u:a")) != -1) {
 		switch (c) {
+		case 'a':
+			annotate = true;
+			break;
 		case 'u':
 			if (!strcmp(optarg, "addr") || !strcmp(optarg, "mapping")) {
 				unnamed_mode = !strcmp(optarg, "addr") ? BY_ADDR : BY_MAPPING;
@@ -177,7 +186,7 @@ int main(int argc, char **argv)
 			/* fall through */
 		default:
 			fprintf(stderr, "usage: bench_ingest [-n SAMPLES] [-t TARGETS] [-p MIB] "
-					"[-r REPS] [-s SEED] [-x hcct|profile]\n");
+					"[-r REPS] [-s SEED] [-x hcct|profile] [-a]\n");
 			return 2;
 		}
 	}
@@ -208,6 +217,9 @@ int main(int argc, char **argv)
 					  &t[i].hcct)) < 0)
 				die("new", r);
 			t[i].rng = prng_next(&rng);
+			t[i].annot = NULL;
+			if (annotate && (r = annot_new(NULL, &t[i].annot)) < 0)
+				die("annot_new", r);
 		}
 		for (unsigned long done = 0; done < n;) {
 			unsigned long b = n - done < BATCH ? n - done : BATCH;
@@ -220,6 +232,9 @@ int main(int argc, char **argv)
 				struct tgt *g = &t[prng_next(&rng) % ntargets];
 				size_t len = make_stack(&g->rng, addr), m = 0;
 
+				if (g->annot)
+					annot_prefetch(g->annot, addr[len - 1]);
+
 				for (size_t i = 0; i < len; i++) {
 					int id = frame_id(g->prof, addr[i]);
 
@@ -230,6 +245,8 @@ int main(int argc, char **argv)
 					profile_add_tid(g->prof, 1, ids, m, 1);
 				if (!no_hcct)
 					hcct_add_stack(g->hcct, ids, m, 1);
+				if (g->annot && m)
+					annot_add(g->annot, ids[m - 1], addr[len - 1], false);
 			}
 			spent += cpu_now() - t0;
 			done += b;
@@ -248,6 +265,13 @@ int main(int argc, char **argv)
 			hcct_get_stats(t[i].hcct, &st);
 			evictions += st.evictions;
 			pruned += st.pruned;
+			if (t[i].annot) {
+				struct annot_stats as;
+
+				annot_get_stats(t[i].annot, &as);
+				memory += as.memory;
+				annot_free(t[i].annot);
+			}
 			hcct_free(t[i].hcct);
 			profile_free(t[i].prof);
 		}

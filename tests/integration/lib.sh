@@ -117,5 +117,14 @@ finish() {
 	[ "$FAILS" -eq 0 ]
 }
 
+# cpu_ms PID: the CPU time PID has used so far, in milliseconds (utime + stime; comm may hold
+# spaces, so the fields are counted from its closing parenthesis).
+cpu_ms() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	set -- ${stat##*) }
+	echo $(((${12} + ${13}) * 1000 / $(getconf CLK_TCK)))
+}
+
 # state_is PID STATE: for wait_for, which needs a command evaluated on every poll.
 state_is() { [ "$(target_state "$1")" = "$2" ]; }

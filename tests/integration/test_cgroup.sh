@@ -80,7 +80,7 @@ if [ -n "$CP" ] && wait_for 10 has_samples "$CP" 200; then
 	pass "a process a member forks is attached (child of the member)"
 else fail "forked member" "child ${CP:-?}: $(ctl list --all | head -8)"; fi
 wait "$MP" 2>/dev/null
-wait_for 10 test "$(target_json "${CP:-0}" state)" = exited
+wait_for 10 eval '[ "$(target_json "${CP:-0}" state)" = exited ]'
 
 # --- 2. the merged view.
 echo "-- 2. (at ${SECONDS} s)"
@@ -182,7 +182,7 @@ wait_for 10 not_watched && grep -q 'removed: no longer watched' "$TDIR/kprofd.lo
 	fail "cgroup removed" "$(ctl status | grep -A1 watching); dir: $(ls -d "$CGROOT/$CG" 2>&1); $(tail -3 "$TDIR/kprofd.log")"
 ctl status >/dev/null && pass "kprofd well" || fail "kprofd" "not answering"
 attached() { ctl list --json | python3 -c "import json,sys; print(len(json.load(sys.stdin)['targets']))"; }
-wait_for 10 test "$(attached)" = 0 && pass "no target left attached" || fail "attached left" "$(ctl list)"
+wait_for 10 eval '[ "$(attached)" = 0 ]' && pass "no target left attached" || fail "attached left" "$(ctl list)"
 fds_back() { [ "$(kd_fds)" -le "$FDS0" ]; }
 wait_for 10 fds_back && pass "fds back to $FDS0 or fewer" || fail "fds" "$(kd_fds), $FDS0 before"
 stop_daemon

@@ -197,7 +197,7 @@ done
 for a in "attach -x 1|unknown option '-x'" "attach 1 --freq|option '--freq' needs an argument" \
 	"attach 1 -F|option '-F' needs an argument" "report 1 --top|option '--top' needs an argument" \
 	"export 1 -o|option '-o' needs an argument" "list --json=yes|option '--json' takes no argument" \
-	"paths 1 --s|option '--s' is ambiguous (--show, --stop, --session)"; do
+	"paths 1 --s|option '--s' is ambiguous (--show, --stop, --session, --structural, --spp-budget, --spp-timeout)"; do
 	args=${a%%|*}
 	v=${args%% *}
 	# shellcheck disable=SC2086
@@ -308,6 +308,8 @@ json_cmd() {
 	export) echo "ctl export $S --format json -o -" ;;
 	diff) echo "ctl diff $S --base-pid $S --json" ;;
 	record) echo "ctl record --format json -o - -- sleep 0.3" ;;
+	annotate) echo "ctl annotate $J mj_hot --json" ;;
+	drift) echo "ctl drift $S --json" ;;
 	esac
 }
 # parses_json FILE MULTI: every non-empty line of FILE is a JSON object; one line unless MULTI.

@@ -188,5 +188,5 @@ if [ $rc -eq 1 ] && grep -q "zz_bad" <<<"$out" && [ "$worst" -lt 3000 ]; then
 else fail "failing exact-mode attach" "rc=$rc, status worst $worst ms: $out"; fi
 ctl status >/dev/null && pass "kprofd serves after the failed attach" || fail "serves after" ""
 # Let the removal end before kprofd stops (its exit would wait for the kernel instead).
-wait_for 60 test "$(ls "/proc/$DAEMON_PID/fd" | wc -l)" -lt 100
+wait_for 60 eval '[ "$(ls "/proc/$DAEMON_PID/fd" | wc -l)" -lt 100 ]'
 finish

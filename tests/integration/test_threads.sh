@@ -97,7 +97,7 @@ n=$(sed -n 's/storm stopped: \([0-9]*\) threads/\1/p' "$TM_ERR" | tail -1)
 check "kprofd well after a storm of ${n:-?} threads" ctl status
 check "the storm took no fd" [ "$(kd_fds)" = "$fds" ]
 s=$(func_samples "$TM" storm_worker)
-python3 -c "import sys; r = $s / max(1, ${n:-0}); sys.exit(not (${n:-0} >= 500 and 1.0 <= r <= 2.6))" &&
+python3 -c "import sys; r = $s / max(1, ${n:-0}); sys.exit(not (${n:-0} >= 300 and 1.0 <= r <= 2.6))" &&
 	pass "storm threads sampled once per ms of CPU ($s samples, $n threads)" ||
 	fail "storm threads sampled once per ms of CPU" "$s samples for ${n:-?} threads of 2 ms"
 ctl detach "$TM" >/dev/null
@@ -111,11 +111,18 @@ kill -USR2 "$TM"; sleep 0.5
 rep0=$(status_key thread_reports)
 check "attach during a storm" ctl attach "$TM" --freq 999
 sleep 1; kill -USR2 "$TM"; wait_for 20 grep -q "storm stopped" "$TM_ERR"
-check "no thread left unsampled" [ "$(target_key "$TM" threads_unsampled)" = 0 ]
+# Threads still being created when the attach's scans end get theirs at the next scan (kprofd
+# scans again every second while a target has threads without an event).
+none_unsampled() { [ "$(target_key "$TM" threads_unsampled)" = 0 ]; }
+if wait_for 5 none_unsampled; then
+	pass "no thread left unsampled"
+else
+	fail "no thread left unsampled" "$(target_key "$TM" threads_unsampled) threads without an event after 5 s"
+fi
 echo "threads reported without an event during the attach: $(($(status_key thread_reports) - rep0))"
 s0=$(func_samples "$TM" storm_worker)
 kill -USR2 "$TM"; sleep 2; kill -USR2 "$TM"
-wait_for 20 test "$(grep -c 'storm stopped' "$TM_ERR")" -ge 2
+wait_for 20 eval '[ "$(grep -c "storm stopped" "$TM_ERR")" -ge 2 ]'
 n=$(sed -n 's/storm stopped: \([0-9]*\) threads/\1/p' "$TM_ERR" | tail -1)
 s=$(($(func_samples "$TM" storm_worker) - s0))
 python3 -c "import sys; r = $s / max(1, ${n:-0}); sys.exit(not (${n:-0} >= 300 and 1.0 <= r <= 2.6))" &&

@@ -1591,6 +1591,17 @@ static void test_minijit_main(void **state)
 	cfg_free(g);
 }
 
+/* Terminator names as kprofctl shows them; out-of-range values do not index past the table. */
+static void test_term_name(void **state)
+{
+	(void)state;
+	assert_string_equal(cfg_term_name(CFG_TERM_FALL), "fall");
+	assert_string_equal(cfg_term_name(CFG_TERM_JMP_OUT), "jmp-out");
+	assert_string_equal(cfg_term_name(CFG_TERM_BAD), "bad");
+	assert_string_equal(cfg_term_name((enum cfg_term)1000), "?");
+	assert_string_equal(cfg_term_name((enum cfg_term) - 1), "?");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1618,6 +1629,7 @@ int main(void)
 	    cmocka_unit_test(test_minijit_hot),
 	    cmocka_unit_test(test_minijit_warm),
 	    cmocka_unit_test(test_minijit_main),
+	    cmocka_unit_test(test_term_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

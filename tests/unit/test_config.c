@@ -99,6 +99,25 @@ static void test_jvm(void **state)
 	assert_int_equal(config_set(&c, "jvm", "perfmap", "", err, sizeof(err)), -EINVAL);
 }
 
+/* daemon.system_wide (attach --all from the start): off by default, a frequency in range. */
+static void test_system_wide(void **state)
+{
+	struct config c;
+	char err[256] = "";
+
+	(void)state;
+	config_defaults(&c);
+	assert_int_equal(c.system_wide, 0);
+	assert_int_equal(
+	    config_parse("[daemon]\nsystem_wide = 19\n", "k.conf", &c, err, sizeof(err)), 0);
+	assert_int_equal(c.system_wide, 19);
+	assert_int_equal(
+	    config_parse("[daemon]\nsystem_wide = 5000\n", "k.conf", &c, err, sizeof(err)),
+	    -EINVAL);
+	assert_string_equal(err, "k.conf:2: daemon.system_wide: '5000' is not a number in 0-4999");
+	assert_int_equal(c.system_wide, 19);
+}
+
 /* [http]: off by default; a listen address is checked when it is set. */
 static void test_http(void **state)
 {
@@ -124,6 +143,38 @@ static void test_http(void **state)
 	assert_string_equal(c.http_listen, "127.0.0.1:6060");
 	assert_int_equal(config_set(&c, "http", "listen", "", err, sizeof(err)), 0);
 	assert_int_equal(config_set(&c, "http", "max_seconds", "0", err, sizeof(err)), -EINVAL);
+}
+
+/* [drift]: on with the detector's defaults; window and min_samples are checked together. */
+static void test_drift(void **state)
+{
+	struct config c;
+	char err[256] = "";
+
+	(void)state;
+	config_defaults(&c);
+	assert_true(c.drift_enabled);
+	assert_int_equal(c.drift_window, 256);
+	assert_int_equal(c.drift_min_samples, 128);
+	assert_float_equal(c.drift_threshold, 0.5, 0);
+	assert_int_equal(config_parse("[drift]\nenabled = off\nwindow = 512\nmin_samples = 64\n"
+				      "threshold = 0.4\n",
+				      "k.conf", &c, err, sizeof(err)),
+			 0);
+	assert_false(c.drift_enabled);
+	assert_int_equal(c.drift_window, 512);
+	assert_int_equal(c.drift_min_samples, 64);
+	assert_float_equal(c.drift_threshold, 0.4, 0);
+	assert_int_equal(config_parse("[drift]\nwindow = 32\n", "k.conf", &c, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "k.conf: [drift] min_samples (64) must not exceed window (32), "
+				 "and threshold (0.4) must be below 1");
+	assert_int_equal(c.drift_window, 512); /* nothing changed */
+	assert_int_equal(config_parse("[drift]\nthreshold = 1\n", "k.conf", &c, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(config_parse("[drift]\nwindow = 8\n", "k.conf", &c, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "k.conf:2: drift.window: '8' is not a number in 16-4096");
 }
 
 static void test_full_file(void **state)
@@ -252,6 +303,7 @@ int main(void)
 	    cmocka_unit_test(test_errors),   cmocka_unit_test(test_set),
 	    cmocka_unit_test(test_empty),    cmocka_unit_test(test_limits_and_hcct),
 	    cmocka_unit_test(test_jvm),	     cmocka_unit_test(test_http),
+	    cmocka_unit_test(test_drift),    cmocka_unit_test(test_system_wide),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -696,30 +696,35 @@ static void test_report_json(void **state)
 	x.e[1].function = "ma\\in";
 	x.r.n_entries = 2;
 	s = report(&x.r, true);
-	expect_json(s, "{\"target\":{\"pid\":4242,\"uid\":1000,\"comm\":\"mini\\\"jit\\n\","
-		       "\"state\":\"attached\",\"freq_hz\":99,\"samples\":200,"
-		       "\"attached_at_ns\":1700000000123456789,\"ended_at_ns\":0,"
-		       "\"duration_sec\":30,\"exit_code\":0,\"jit_symbols\":3,"
-		       "\"perfmap_bad_lines\":0,\"perfmap_path\":\"/tmp/perf-4242.map\","
-		       "\"stacks\":17,\"lost_stacks\":0,\"truncated_stacks\":1,"
-		       "\"eps\":0,\"calls\":false,\"call_events\":0,\"bursts\":0,"
-		       "\"calls_duty\":0.000,\"probes\":0,\"symbols_refused\":0,"
-		       "\"save_failures\":0,\"samples_refused\":0,\"session\":0,"
-		       "\"sessions\":0,\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
-		       "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,\"jitdump_problem\":\"\","
-		       "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
-		       "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\",\"thread_"
-		       "events\":0,\"threads_unsampled\":0,"
-		       "\"children\":false,\"parent\":0,\"children_followed\":0,"
-		       "\"children_refused\":0,\"unresolved_addresses\":0,\"unresolved_dropped\":0,"
-		       "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\",\"rule\":\"\"},"
-		       "\"total_samples\":200,\"functions\":5,\"entries\":["
-		       "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
-		       "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
-		       "\"total_pct\":75.00,\"address\":139758957232192,\"calls\":0},"
-		       "{\"function\":\"ma\\\\in\",\"module\":\"/usr/bin/minijit\","
-		       "\"kind\":\"native\",\"self\":0,\"self_pct\":0.00,\"total\":200,"
-		       "\"total_pct\":100.00,\"address\":4409,\"calls\":0}]}\n");
+	expect_json(
+	    s, "{\"target\":{\"pid\":4242,\"uid\":1000,\"comm\":\"mini\\\"jit\\n\","
+	       "\"state\":\"attached\",\"freq_hz\":99,\"samples\":200,"
+	       "\"attached_at_ns\":1700000000123456789,\"ended_at_ns\":0,"
+	       "\"duration_sec\":30,\"exit_code\":0,\"jit_symbols\":3,"
+	       "\"perfmap_bad_lines\":0,\"perfmap_path\":\"/tmp/perf-4242.map\","
+	       "\"stacks\":17,\"lost_stacks\":0,\"truncated_stacks\":1,"
+	       "\"eps\":0,\"calls\":false,\"call_events\":0,\"bursts\":0,"
+	       "\"calls_duty\":0.000,\"probes\":0,\"symbols_refused\":0,"
+	       "\"save_failures\":0,\"samples_refused\":0,\"session\":0,"
+	       "\"sessions\":0,\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
+	       "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,\"jitdump_problem\":\"\","
+	       "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
+	       "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\",\"thread_"
+	       "events\":0,\"threads_unsampled\":0,"
+	       "\"children\":false,\"parent\":0,\"children_followed\":0,"
+	       "\"children_refused\":0,\"unresolved_addresses\":0,\"unresolved_dropped\":0,"
+	       "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\",\"rule\":\"\","
+	       "\"calls_hot\":0,\"hw_functions\":0,\"hw_estimated\":false,\"hw_covered\":0.000,"
+	       "\"hw_stopped\":\"\","
+	       "\"probe_samples\":0,\"annotate_bytes\":0,\"annotate_dropped\":0,"
+	       "\"all\":false},"
+	       "\"total_samples\":200,\"functions\":5,\"entries\":["
+	       "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
+	       "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
+	       "\"total_pct\":75.00,\"address\":139758957232192,\"calls\":0},"
+	       "{\"function\":\"ma\\\\in\",\"module\":\"/usr/bin/minijit\","
+	       "\"kind\":\"native\",\"self\":0,\"self_pct\":0.00,\"total\":200,"
+	       "\"total_pct\":100.00,\"address\":4409,\"calls\":0}]}\n");
 	free(s);
 
 	/* no target, no entries */
@@ -874,21 +879,25 @@ static void test_list(void **state)
 
 		assert_memory_equal(s, head, strlen(head));
 	}
-	assert_non_null(
-	    strstr(s, "\"probes\":0,\"symbols_refused\":0,\"save_failures\":0,"
-		      "\"samples_refused\":0,\"session\":0,\"sessions\":0,"
-		      "\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
-		      "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,"
-		      "\"jitdump_problem\":\"\","
-		      "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
-		      "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\","
-		      "\"thread_events\":0,\"threads_unsampled\":0,"
-		      "\"children\":false,\"parent\":0,\"children_followed\":0,"
-		      "\"children_refused\":0,\"unresolved_addresses\":0,\"unresolved_dropped\":0,"
-		      "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\",\"rule\":\"\"},"
-		      "{\"pid\":31337,\"uid\":0,"
-		      "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
-		      "\"freq_hz\":997,\"samples\":0,"));
+	assert_non_null(strstr(
+	    s, "\"probes\":0,\"symbols_refused\":0,\"save_failures\":0,"
+	       "\"samples_refused\":0,\"session\":0,\"sessions\":0,"
+	       "\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
+	       "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,"
+	       "\"jitdump_problem\":\"\","
+	       "\"unnamed_leaf_samples\":0,\"jvm\":false,\"jvm_map_asks\":0,"
+	       "\"jvm_map_answers\":0,\"jvm_map_failures\":0,\"jvm_note\":\"\","
+	       "\"thread_events\":0,\"threads_unsampled\":0,"
+	       "\"children\":false,\"parent\":0,\"children_followed\":0,"
+	       "\"children_refused\":0,\"unresolved_addresses\":0,\"unresolved_dropped\":0,"
+	       "\"named_late\":0,\"unnamed_note\":\"\",\"cgroup\":\"\",\"rule\":\"\","
+	       "\"calls_hot\":0,\"hw_functions\":0,\"hw_estimated\":false,\"hw_covered\":0.000,"
+	       "\"hw_stopped\":\"\","
+	       "\"probe_samples\":0,\"annotate_bytes\":0,\"annotate_dropped\":0,"
+	       "\"all\":false},"
+	       "{\"pid\":31337,\"uid\":0,"
+	       "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
+	       "\"freq_hz\":997,\"samples\":0,"));
 	assert_non_null(strstr(s, "\"exit_code\":1,"));
 	assert_true(strlen(s) > 4 && strcmp(s + strlen(s) - 4, "}]}\n") == 0);
 	free(s);
@@ -1129,11 +1138,86 @@ static void fill_paths(struct paths_fixture *x)
 	x->r.sequences_total = 7;
 }
 
+/* System-wide mode (attach --all): status says where the set's samples went, as text and
+ * JSON; list says it is on and marks its targets. */
+static void test_system_wide(void **state)
+{
+	Kprof__StatusReply r;
+	Kprof__SystemWide w = KPROF__SYSTEM_WIDE__INIT;
+	Kprof__ListReply lr = KPROF__LIST_REPLY__INIT;
+	Kprof__Target t, *tp = &t;
+	uint64_t drops[3];
+	uint32_t freqs[2];
+	char *s;
+
+	(void)state;
+	fill_status(&r, drops, freqs);
+	w.on = true;
+	w.freq_hz = 19;
+	w.cpus = 2;
+	w.targets = 3;
+	w.profiled = 5;
+	w.refused = 2;
+	w.refused_samples = 7;
+	w.gone = 4;
+	w.gone_samples = 6;
+	w.kernel_samples = 11;
+	w.idle_samples = 100;
+	w.self_samples = 1;
+	w.runs = 300;
+	w.samples = 175;
+	w.evicted = 2;
+	r.system_wide = &w;
+	s = status(&r, false);
+	assert_non_null(strstr(s, "system-wide: on, 19 Hz on 2 CPUs (attach --all): 3 processes"));
+	assert_non_null(strstr(s, "300 sampler runs: 5 processes profiled, 175 samples"));
+	assert_non_null(strstr(s, "2 processes refused by a limit (7 samples;"));
+	assert_non_null(strstr(s, "4 gone before read (6 samples)"));
+	assert_non_null(strstr(s, "kernel threads 11, idle 100, kprofd 1,"));
+	assert_non_null(strstr(s, "2 idle targets detached to make room at a limit"));
+	free(s);
+	s = status(&r, true);
+	assert_non_null(strstr(s, ",\"watches\":[],\"system_wide\":{\"on\":true,\"freq_hz\":19,"));
+	assert_non_null(strstr(s, "\"runs\":300,\"own_samples\":0,\"drops\":0,\"evicted\":2},"
+				  "\"window_sec\":"));
+	free(s);
+	/* Off, never started: nothing said. */
+	w = (Kprof__SystemWide)KPROF__SYSTEM_WIDE__INIT;
+	s = status(&r, false);
+	assert_null(strstr(s, "system-wide"));
+	free(s);
+
+	fill_target(&t);
+	t.all = true;
+	w.on = true;
+	w.freq_hz = 19;
+	w.targets = 1;
+	lr.targets = &tp;
+	lr.n_targets = 1;
+	lr.system_wide = &w;
+	s = list(&lr, false);
+	assert_non_null(strstr(s, "system-wide sampling on (attach --all): 19 Hz, 1 processes"));
+	assert_non_null(strstr(s, " --all\n"));
+	free(s);
+	s = list(&lr, true);
+	assert_non_null(strstr(s, "\"all\":true}],\"system_wide\":{\"on\":true,"));
+	free(s);
+}
+
 static char *paths(const Kprof__PathsReply *r, bool json)
 {
 	struct capture c;
 
 	render_paths(cap_open(&c), r, json);
+	return cap_close(&c);
+}
+
+/* kprofctl paths: with the events and the structural profile (render_spp.c). */
+static char *paths_ex(const Kprof__PathsReply *r, bool json)
+{
+	struct capture c;
+
+	render_paths_ex(cap_open(&c), r, json, true);
 	return cap_close(&c);
 }
 
@@ -1202,13 +1286,76 @@ static void test_paths_json(void **state)
 	       "{\"block\":0,\"start\":4096,\"end\":4112,\"edge\":\"fall\"},"
 	       "{\"block\":1,\"start\":4112,\"end\":4128,\"edge\":\"back\"}]}"));
 	/* sequences of every length: the paths first, then 2..k */
-	assert_non_null(strstr(s, "\"sequences\":[{\"count\":60,\"percent\":60.0000,\"paths\":[1]},"
-				  "{\"count\":20,\"percent\":20.0000,\"paths\":[0]},"
-				  "{\"count\":20,\"percent\":20.0000,\"paths\":[2]},"
-				  "{\"count\":40,\"percent\":50.0000,\"paths\":[1,1]},"
-				  "{\"count\":20,\"percent\":50.0000,\"paths\":[0,1,2]}]}\n"));
+	assert_non_null(
+	    strstr(s, "\"sequences\":[{\"count\":60,\"percent\":60.0000,\"paths\":[1]},"
+		      "{\"count\":20,\"percent\":20.0000,\"paths\":[0]},"
+		      "{\"count\":20,\"percent\":20.0000,\"paths\":[2]},"
+		      "{\"count\":40,\"percent\":50.0000,\"paths\":[1,1]},"
+		      "{\"count\":20,\"percent\":50.0000,\"paths\":[0,1,2]}],\"hw\":false,"));
 	assert_null(strstr(s, "nan"));
+	assert_null(strstr(s, "\"spp\""));
 	free(s);
+
+	/* Events and a structural profile: names with the counts, graphs and paths. */
+	{
+		static char *names[] = {"insns", "cond_\"x"};
+		uint64_t ev[] = {30, 4}, lc[] = {20, 3};
+		int32_t nodes[] = {0, -1, 2}, whole[] = {0, 1, 2};
+		Kprof__LoopEvents le = KPROF__LOOP_EVENTS__INIT, *lp = &le;
+		Kprof__SppGraph g0 = KPROF__SPP_GRAPH__INIT, g1 = KPROF__SPP_GRAPH__INIT;
+		Kprof__SppGraph *gp[] = {&g0, &g1};
+		Kprof__SppPath sp = KPROF__SPP_PATH__INIT, *spp_p = &sp;
+		Kprof__SppReply spp = KPROF__SPP_REPLY__INIT;
+
+		le.header = 1;
+		le.depth = 1;
+		le.n_counts = 2;
+		le.counts = lc;
+		x.r.n_event_names = 2;
+		x.r.event_names = names;
+		x.r.n_events = 2;
+		x.r.events = ev;
+		x.r.n_loop_events = 1;
+		x.r.loop_events = &lp;
+		g0.header = -1;
+		g0.parent = -1;
+		g0.state = "finished";
+		g0.coefficient = 1;
+		g1.header = 1;
+		g1.level = 1;
+		g1.state = "cold";
+		sp.n_nodes = 3;
+		sp.nodes = nodes;
+		sp.n_whole = 3;
+		sp.whole = whole;
+		sp.local = 5;
+		sp.global = 5;
+		spp.budget = 10;
+		spp.overlap = 91.5;
+		spp.flat_overlap = 80;
+		spp.n_graphs = 2;
+		spp.graphs = gp;
+		spp.n_paths = 1;
+		spp.paths = &spp_p;
+		x.r.spp = &spp;
+		s = paths_ex(&x.r, true);
+		assert_true(json_balanced(s));
+		assert_non_null(
+		    strstr(s, "\"event_names\":[\"insns\",\"cond_\\\"x\"],\"events\":"
+			      "{\"insns\":30,\"cond_\\\"x\":4},\"loop_events\":[{\"header\":1,"));
+		assert_non_null(strstr(s, "\"overlap\":91.5000,\"flat_overlap\":80.0000"));
+		assert_non_null(strstr(s, "\"nodes\":[0,-1,2],\"whole\":[0,1,2]}]}}\n"));
+		free(s);
+		s = paths_ex(&x.r, false);
+		assert_non_null(strstr(s, "  insns                   30            20\n"));
+		assert_non_null(strstr(s, "  cond_\"x                  4             3\n"));
+		assert_non_null(
+		    strstr(s, "Overlap with the complete trace (0 local paths): 91.5%"));
+		assert_non_null(strstr(s, "outline    E B0 [L@B1] B2 X  => B0 B1 B2"));
+		free(s);
+		x.r.spp = NULL;
+		x.r.n_event_names = x.r.n_events = x.r.n_loop_events = 0;
+	}
 
 	/* empty trace: still valid JSON, no division by zero */
 	x.r.n_paths = 0;
@@ -1220,7 +1367,13 @@ static void test_paths_json(void **state)
 	assert_true(json_balanced(s));
 	assert_non_null(strstr(s, "\"state\":\"tracing\""));
 	assert_non_null(strstr(s, "\"blocks\":[],\"paths\":[],\"edge_profile\":false,"
-				  "\"edges\":[],\"sequences\":[]}\n"));
+				  "\"edges\":[],\"sequences\":[],\"hw\":false,"));
+	free(s);
+	s = paths_ex(&x.r, true);
+	assert_true(json_balanced(s));
+	assert_non_null(strstr(s, "\"sequences\":[],\"hw\":false,"));
+	assert_non_null(strstr(s, "\"event_names\":[],\"events\":{},"
+				  "\"loop_events\":[],\"block_events\":[]}\n"));
 	free(s);
 }
 
@@ -1346,6 +1499,7 @@ int main(void)
 	    cmocka_unit_test(test_text_control_chars),
 	    cmocka_unit_test(test_list),
 	    cmocka_unit_test(test_list_tree),
+	    cmocka_unit_test(test_system_wide),
 	    cmocka_unit_test(test_status_text),
 	    cmocka_unit_test(test_status_json),
 	    cmocka_unit_test(test_paths_text),

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* drift_reply.h: a target's profile drift as kprof.proto messages (drift_reply.c). */
+#ifndef KPROF_DAEMON_DRIFT_REPLY_H
+#define KPROF_DAEMON_DRIFT_REPLY_H
+
+#include <stddef.h>
+
+#include "proto/kprof.pb-c.h"
+#include "target.h"
+
+#define DRIFT_REPLY_MAX_KEYS 16
+
+/* Events of one target (both detectors, by time); strings point into it or into this struct
+ * (use before t changes). */
+struct drift_events_msg {
+	Kprof__DriftEvent *ev, **ep;
+	char (*names)[3][128]; /* gained, lost, function */
+	size_t n;
+};
+/* Its newest max events (at most all kept), oldest first. 0 or -ENOMEM. */
+int drift_events_build(const struct target *t, size_t max, struct drift_events_msg *m);
+void drift_events_release(struct drift_events_msg *m);
+
+struct drift_reply_msg {
+	Kprof__DriftReply r;
+	struct drift_events_msg events;
+	Kprof__DriftFunction *fv, **fp;
+	char (*fnames)[160];
+	Kprof__DriftKey *kv, **kp;
+	char (*keys)[128];
+};
+/* The reply for t (t->drift set), keys per function (1..DRIFT_REPLY_MAX_KEYS). 0 or -ENOMEM. */
+int drift_reply_build(const struct target *t, unsigned keys, struct drift_reply_msg *m);
+void drift_reply_release(struct drift_reply_msg *m);
+
+#endif

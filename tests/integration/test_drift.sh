@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Profile drift (kprofctl drift, ALGORITHMS.md §12) against ground truth: minijit --flip-after
+# flips mj_phase's branch bias and prints the time; kprofd must report a drift of mj_phase after
+# that marker and not before (the latency is printed), none in a steady minijit run sampled as
+# long (attached by a watch rule), the same in `kprofctl drift` text and --json, in the journal
+# line and in `top --json`; a Node function whose hot loop changes behaviour halfway
+# (tests/fixtures/drift.js) is reported after its marker, and so is the path mix of mj_phase
+# traced across the flip (paths). Bad input: no PID, a bad --keys, an unknown PID, an ended
+# target. The first three workloads run at once, then the traced one: about 20 s.
+# Not sanitized: the detection needs a few hundred samples per function at a steady rate.
+. "$(dirname "$0")/lib.sh"
+start_daemon || { fail "daemon starts" "see log"; exit 1; }
+
+FLIP=6
+start_minijit --phase 40 --flip-after "$FLIP" --seconds 16 || { fail "minijit starts" ""; exit 1; }
+FP=$MJ_PID FOUT=$MJ_OUT
+ctl attach "$FP" --freq 999 >/dev/null
+# The steady one is a watched target: a copy of minijit under its own name, attached by a rule.
+cp "$MINIJIT" "$TDIR/steadyjit"
+ctl watch add "comm:steadyjit freq=999" >/dev/null || fail "watch rule" "refused"
+"$TDIR/steadyjit" --phase 40 --seconds 16 >/dev/null 2>"$TDIR/steady.err" &
+SP=$!
+PIDS+=("$SP")
+wait_for 10 state_is "$SP" attached || fail "steady minijit attached by its watch rule" "$(ctl list)"
+NP=
+if command -v node >/dev/null; then
+	(cd "$TDIR" && exec node --perf-basic-prof "$OLDPWD/tests/fixtures/drift.js" 16 "$FLIP") \
+		>"$TDIR/node.out" 2>"$TDIR/node.err" &
+	NP=$!
+	PIDS+=("$NP")
+	if wait_for 10 grep -q ready "$TDIR/node.err"; then
+		ctl attach "$NP" --freq 499 >/dev/null
+	else
+		fail "node starts" "$(cat "$TDIR/node.err")"
+		NP=
+	fi
+else
+	skip "node drift" "node is not installed"
+fi
+
+# drift_event PID FUNCTION: the JSON of the first drift of FUNCTION (a substring), if any.
+drift_event() {
+	ctl drift "$1" --json 2>/dev/null | python3 -c "import json,sys
+e=[e for e in json.load(sys.stdin)['events'] if '$2' in e['function']]
+assert e
+print(json.dumps(e[0]))"
+}
+has_drift() { drift_event "$1" "$2" >/dev/null; }
+
+wait_for 20 grep -q phase-flip "$FOUT" || fail "minijit flip marker" "none in $FOUT"
+if wait_for 12 has_drift "$FP" mj_phase; then
+	pass "minijit phase flip reported"
+else
+	fail "minijit phase flip reported" "$(ctl drift "$FP")"
+fi
+ctl drift "$FP" --json >"$TDIR/flip.json"
+ctl drift "$FP" >"$TDIR/flip.txt"
+ctl drift "$SP" --json >"$TDIR/steady.json"
+ctl top "$FP" --json --iterations 1 --interval 200 >"$TDIR/top.json"
+python3 - "$TDIR/flip.json" "$FOUT" "$TDIR/steady.json" "$TDIR/top.json" <<'PY'
+import json, sys
+flip = json.load(open(sys.argv[1]))
+marker = [l.split() for l in open(sys.argv[2]) if l.startswith("phase-flip")]
+steady = json.load(open(sys.argv[3]))
+top = json.loads(open(sys.argv[4]).readline())
+t_flip = int(marker[0][2]) if marker else None
+ev = flip["events"]
+phase = [e for e in ev if e["function"] == "mj_phase"]
+early = [e for e in ev if t_flip is None or e["time_ns"] < t_flip]
+if phase and t_flip and phase[0]["time_ns"] > t_flip and not early:
+    e = phase[0]
+    print(f"PASS: minijit drift after the marker, none before: latency "
+          f"{(e['time_ns'] - t_flip) / 1e6:.0f} ms, overlap {100 * e['overlap']:.1f}% "
+          f"over {e['window_samples']} samples (reference {e['reference_samples']}), "
+          f"mj_phase sample {e['function_samples']}")
+else:
+    print("FAIL: minijit drift after the marker, none before:", "flip", t_flip, "events",
+          [(e["function"], e["time_ns"]) for e in ev])
+sf = [f for f in steady["functions"] if f["function"] == "mj_phase"]
+# Not vacuous: the steady mj_phase must have been judged against its reference.
+if steady["events_total"] == 0 and sf and sf[0]["min_overlap"] >= 0.5:
+    print(f"PASS: steady watched minijit: no drift in {steady['samples']} samples of JIT functions "
+          f"(mj_phase: {sf[0]['samples']}, lowest overlap {100 * sf[0]['min_overlap']:.1f}%)")
+else:
+    print("FAIL: steady watched minijit:", steady["events_total"], "drifts in", steady["samples"],
+          "samples:", [(e["function"], e["overlap"]) for e in steady["events"]], sf)
+fns = {f["function"]: f for f in flip["functions"]}
+if ("mj_phase" in fns and fns["mj_phase"]["drifts"] >= 1 and flip["window"] == 256
+        and flip["threshold"] == 0.5 and fns["mj_phase"]["top_keys"]
+        and fns["mj_phase"]["top_keys"][0]["key"].startswith("block +0x")
+        and any(k["key"] == "-> mj_hot" for k in fns.get("mj_main", {}).get("top_keys", []))):
+    print("PASS: drift --json: functions, settings, basic blocks (file-backed code) and callees")
+else:
+    print("FAIL: drift --json (blocks, callees):", json.dumps(flip)[:600])
+tt = [t for t in top["targets"] if t["target"]["pid"] == flip["target"]["pid"]]
+if tt and any(e["function"] == "mj_phase" for e in tt[0]["drift_events"]):
+    print("PASS: top --json carries the drift event")
+else:
+    print("FAIL: top --json carries the drift event:", json.dumps(tt)[:400])
+PY
+[ $? -eq 0 ] || fail "drift checks" "the checker failed (its error is above)"
+if grep -Eq "^ (learning|watching) .* mj_phase$" "$TDIR/flip.txt" && grep -q "Drifts (oldest first):" "$TDIR/flip.txt" &&
+	grep -q "drift #1 mj_phase: overlap" "$TDIR/flip.txt"; then
+	pass "drift text"
+else
+	fail "drift text" "$(cat "$TDIR/flip.txt")"
+fi
+if grep -q "info: drift $FP (minijit): mj_phase changed: overlap .* with its reference" "$TDIR/kprofd.log"; then
+	pass "journal line"
+else
+	fail "journal line" "$(grep drift "$TDIR/kprofd.log")"
+fi
+if ! grep -q "info: drift $SP " "$TDIR/kprofd.log"; then pass "steady run: no journal line"; else
+	fail "steady run: no journal line" "$(grep "drift $SP" "$TDIR/kprofd.log")"; fi
+
+if [ -n "$NP" ]; then
+	wait_for 10 grep -q phase-flip "$TDIR/node.out" || fail "node flip marker" "none"
+	if wait_for 12 has_drift "$NP" "drift.js"; then
+		T=$(awk '/phase-flip/ { print $3 }' "$TDIR/node.out")
+		E=$(drift_event "$NP" drift.js)
+		if python3 -c "import json,sys; e=json.loads(sys.argv[1]); t=int(sys.argv[2])
+assert e['time_ns'] > t, (e['time_ns'], t)
+print(f\"node: {e['function']} drift {(e['time_ns'] - t) / 1e6:.0f} ms after the marker, overlap {100 * e['overlap']:.1f}%\")" "$E" "$T"; then
+			pass "node hot loop change reported after the marker"
+		else
+			fail "node hot loop change reported after the marker" "$E"
+		fi
+	else
+		fail "node hot loop change reported" "$(ctl drift "$NP")"
+	fi
+fi
+
+# Bad input.
+out=$(ctl drift 2>&1); rc=$?
+if [ "$rc" -eq 2 ] && echo "$out" | grep -q "PID"; then pass "drift without PID"; else fail "drift without PID" "$rc $out"; fi
+out=$(ctl drift "$FP" --keys 0 2>&1); rc=$?
+if [ "$rc" -eq 2 ] && echo "$out" | grep -q "keys"; then pass "drift --keys 0"; else fail "drift --keys 0" "$rc $out"; fi
+out=$(ctl drift 4194304 2>&1); rc=$?
+if [ "$rc" -eq 1 ] && echo "$out" | grep -q "pid 4194304 is not attached"; then pass "drift unknown pid"; else fail "drift unknown pid" "$rc $out"; fi
+kill -TERM "$SP"
+wait_for 10 state_is "$SP" exited
+out=$(ctl drift "$SP" 2>&1); rc=$?
+if [ "$rc" -eq 1 ] && echo "$out" | grep -q "not attached any more (it exited)"; then pass "drift ended target"; else fail "drift ended target" "$rc $out"; fi
+
+# The path mix when traced: a path trace of mj_phase across the flip (uprobes slow it some 50
+# times, so a short run of mj_phase per round keeps the flip on time).
+kill -9 "$FP" ${NP:+"$NP"} 2>/dev/null
+wait "$FP" ${NP:+"$NP"} 2>/dev/null
+start_minijit --phase 2 --flip-after 3 --seconds 14 || fail "traced minijit starts" ""
+PP=$MJ_PID
+ctl attach "$PP" --freq 99 >/dev/null
+ctl paths "$PP" mj_phase --duration 5 --top 1 >"$TDIR/paths.out" 2>&1 || fail "paths trace" "$(cat "$TDIR/paths.out")"
+T=$(awk '/phase-flip/ { print $3 }' "$MJ_OUT")
+E=$(drift_event "$PP" "mj_phase (paths)")
+if [ -n "$T" ] && [ -n "$E" ] && python3 -c "import json,sys; e=json.loads(sys.argv[1]); t=int(sys.argv[2])
+assert e['time_ns'] > t, (e['time_ns'], t)
+assert e['gained'].startswith('path ') and e['lost'].startswith('path '), e
+print(f\"paths: mj_phase's path mix drifted {(e['time_ns'] - t) / 1e6:.0f} ms after the marker, overlap {100 * e['overlap']:.1f}%\")" "$E" "$T"; then
+	pass "path mix of a traced function: drift after the marker"
+else
+	fail "path mix of a traced function" "marker '$T' event '$E' $(ctl drift "$PP" | tail -5)"
+fi
+check "kprofd still answers" ctl status
+finish
