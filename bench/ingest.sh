@@ -142,7 +142,9 @@ trap 'exit 143' TERM
 # A private copy of the daemon: perf report names kprofd's functions from the file the process
 # mapped, and a rebuild of $BUILD/kprofd during the run would give it the wrong symbols.
 cp "$KPROFD" "$TDIR/kprofd"
-"$TDIR/kprofd" --socket "$SOCK" --state-dir "" >"$TDIR/kprofd.log" 2>&1 &
+# INGEST_KPROFD_ARGS: more kprofd flags (a --config with [windows] seconds, say).
+# shellcheck disable=SC2086
+"$TDIR/kprofd" --socket "$SOCK" --state-dir "" ${INGEST_KPROFD_ARGS:-} >"$TDIR/kprofd.log" 2>&1 &
 DAEMON_PID=$!
 kprofd_wait_up "$KPROFCTL" "$SOCK" "$DAEMON_PID" || die "kprofd did not come up on $SOCK"
 mkdir -p "$OUT_DIR"

@@ -35,6 +35,12 @@ static bool watch_is(const char *cg, const char *name)
 int group_load(int (*call)(const Kprof__Request *req, Kprof__Reply **rep), const char *name,
 	       struct group *g)
 {
+	return group_load_range(call, name, 0, 0, g);
+}
+
+int group_load_range(int (*call)(const Kprof__Request *req, Kprof__Reply **rep), const char *name,
+		     uint64_t since_ns, uint64_t until_ns, struct group *g)
+{
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ListRequest lr = KPROF__LIST_REQUEST__INIT;
 	Kprof__Reply *list = NULL;
@@ -59,6 +65,8 @@ int group_load(int (*call)(const Kprof__Request *req, Kprof__Reply **rep), const
 		}
 		er.pid = t->pid;
 		er.session = t->session;
+		er.since_ns = since_ns;
+		er.until_ns = until_ns;
 		er_req.body_case = KPROF__REQUEST__BODY_EXPORT;
 		er_req.export = &er;
 		if (call(&er_req, &g->reps[g->n]))

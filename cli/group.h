@@ -5,6 +5,7 @@
 #define KPROF_CLI_GROUP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kprof/merge.h"
 #include "proto/kprof.pb-c.h"
@@ -29,6 +30,10 @@ extern const char group_all[];
  * KPROFCTL_EXIT_ERROR with a message when there is none. */
 int group_load(int (*call)(const Kprof__Request *req, Kprof__Reply **rep), const char *name,
 	       struct group *g);
+/* The same with only the time windows in [since_ns, until_ns) of each process (both 0: the
+ * whole profiles); a process without a window in the range is left out. */
+int group_load_range(int (*call)(const Kprof__Request *req, Kprof__Reply **rep), const char *name,
+		     uint64_t since_ns, uint64_t until_ns, struct group *g);
 void group_free(struct group *g);
 
 #endif

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/when.h"
 #include "cli/manhelp.h"
 #include "client.h"
 #include "export.h"
@@ -692,6 +693,41 @@ static const char *group_arg(const char *verb, const char *cgroup, const char *u
 	return cgroup ? cgroup : unit;
 }
 
+/* --since/--until T: CLOCK_REALTIME ns (kprof/when.h). */
+static int parse_when(const char *opt, const char *s, uint64_t *out)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (when_parse(s, (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec, mktime, out) < 0) {
+		usage_errorf("%s: '%s' is not a time kprofctl reads (10m, \"10m ago\", "
+			     "11:05, \"2026-11-24 11:05\", @EPOCH, now)",
+			     opt, s);
+		return -1;
+	}
+	if (!*out)
+		*out = 1; /* the epoch itself: still a range */
+	return 0;
+}
+
+#define OPT_SINCE 1001
+#define OPT_UNTIL 1002
+#define RANGE_OPTS                                                                                 \
+	{"since", required_argument, NULL, OPT_SINCE},                                             \
+	{                                                                                          \
+		"until", required_argument, NULL, OPT_UNTIL                                        \
+	}
+
+/* One --since or --until option into since or until; an exit code on bad input. */
+static int range_opt(int c, uint64_t *since, uint64_t *until)
+{
+	if (c == OPT_SINCE && parse_when("--since", optarg, since) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	if (c == OPT_UNTIL && parse_when("--until", optarg, until) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	return 0;
+}
+
 /* --all: the processes of system-wide mode merged, as group_arg's name (cgroup is then set). */
 static const char *all_arg(bool all, const char **cgroup)
 {
@@ -703,10 +739,15 @@ static const char *all_arg(bool all, const char **cgroup)
 static int verb_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"top", required_argument, NULL, 'n'},    {"session", required_argument, NULL, 'S'},
-	    {"json", no_argument, NULL, 'j'},	      {"full-names", no_argument, NULL, 'W'},
-	    {"cgroup", required_argument, NULL, 'G'}, {"unit", required_argument, NULL, 'U'},
-	    {"all", no_argument, NULL, 'A'},	      {},
+	    {"top", required_argument, NULL, 'n'},
+	    {"session", required_argument, NULL, 'S'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"full-names", no_argument, NULL, 'W'},
+	    {"cgroup", required_argument, NULL, 'G'},
+	    {"unit", required_argument, NULL, 'U'},
+	    {"all", no_argument, NULL, 'A'},
+	    RANGE_OPTS,
+	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ReportRequest rr = KPROF__REPORT_REQUEST__INIT;
@@ -731,6 +772,8 @@ static int verb_report(int argc, char **argv)
 			unit = optarg;
 		if (c == 'A')
 			all = true;
+		if (range_opt(c, &rr.since_ns, &rr.until_ns))
+			return KPROFCTL_EXIT_USAGE;
 	}
 	if (st >= 0)
 		return st;
@@ -744,7 +787,8 @@ static int verb_report(int argc, char **argv)
 		struct group g;
 		Kprof__ReportReply *gr = NULL;
 
-		if ((r = group_load(call, name, &g)) == 0 && merge_report(g.sp, rr.top, &gr) < 0)
+		if ((r = group_load_range(call, name, rr.since_ns, rr.until_ns, &g)) == 0 &&
+		    merge_report(g.sp, rr.top, &gr) < 0)
 			r = KPROFCTL_EXIT_ERROR;
 		if (r == 0) {
 			if (!json && all) {
@@ -776,9 +820,13 @@ static int verb_report(int argc, char **argv)
 static int verb_hcct(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"phi", required_argument, NULL, 'p'},     {"exact", no_argument, NULL, 'x'},
-	    {"session", required_argument, NULL, 'S'}, {"json", no_argument, NULL, 'j'},
-	    {"full-names", no_argument, NULL, 'W'},    {},
+	    {"phi", required_argument, NULL, 'p'},
+	    {"exact", no_argument, NULL, 'x'},
+	    {"session", required_argument, NULL, 'S'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"full-names", no_argument, NULL, 'W'},
+	    RANGE_OPTS,
+	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__HcctRequest hr = KPROF__HCCT_REQUEST__INIT;
@@ -797,6 +845,8 @@ static int verb_hcct(int argc, char **argv)
 			json = true;
 		if (c == 'W')
 			full_names = true;
+		if (range_opt(c, &hr.since_ns, &hr.until_ns))
+			return KPROFCTL_EXIT_USAGE;
 	}
 	if (st >= 0)
 		return st;
@@ -1035,9 +1085,13 @@ static int verb_folded(int argc, char **argv)
 {
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	static const struct option opts[] = {
-	    {"session", required_argument, NULL, 'S'}, {"json", no_argument, NULL, 'j'},
-	    {"cgroup", required_argument, NULL, 'G'},  {"unit", required_argument, NULL, 'U'},
-	    {"all", no_argument, NULL, 'A'},	       {},
+	    {"session", required_argument, NULL, 'S'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"cgroup", required_argument, NULL, 'G'},
+	    {"unit", required_argument, NULL, 'U'},
+	    {"all", no_argument, NULL, 'A'},
+	    RANGE_OPTS,
+	    {},
 	};
 	Kprof__FoldedRequest fr = KPROF__FOLDED_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
@@ -1056,6 +1110,8 @@ static int verb_folded(int argc, char **argv)
 			unit = optarg;
 		if (c == 'A')
 			all = true;
+		if (range_opt(c, &fr.since_ns, &fr.until_ns))
+			return KPROFCTL_EXIT_USAGE;
 	}
 	if (st >= 0)
 		return st;
@@ -1071,7 +1127,7 @@ static int verb_folded(int argc, char **argv)
 		if (json)
 			return usage_error("folded",
 					   "--json is for one PID; use export --format json");
-		if ((r = group_load(call, name, &g)) == 0 &&
+		if ((r = group_load_range(call, name, fr.since_ns, fr.until_ns, &g)) == 0 &&
 		    export_profile(g.sp, "folded", "-") < 0)
 			r = KPROFCTL_EXIT_ERROR;
 		group_free(&g);
@@ -1131,19 +1187,80 @@ static int verb_folded(int argc, char **argv)
 	return 0;
 }
 
+#define OPT_BASE 1003
+#define OPT_BASE_SINCE 1004
+#define OPT_BASE_UNTIL 1005
+#define OPT_BASE_PID 1006
+
+/* The other side of a diff (--base-pid, --base-since, --base-until): what is not given is the
+ * main side's. */
+struct base_sel {
+	unsigned pid;
+	uint64_t since, until;
+	bool set;
+};
+
+static int base_opt(int c, struct base_sel *b)
+{
+	if (c == OPT_BASE_PID) {
+		b->set = true;
+		return parse_uint("--base-pid", optarg, 1, 0x7fffffff, &b->pid) < 0
+			   ? KPROFCTL_EXIT_USAGE
+			   : 0;
+	}
+	if (c == OPT_BASE_SINCE || c == OPT_BASE_UNTIL)
+		b->set = true;
+	if (c == OPT_BASE_SINCE && parse_when("--base-since", optarg, &b->since) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	if (c == OPT_BASE_UNTIL && parse_when("--base-until", optarg, &b->until) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	return 0;
+}
+
+/* The base side's export request from the main one's. */
+static void base_request(const Kprof__ExportRequest *er, const struct base_sel *b,
+			 Kprof__ExportRequest *out)
+{
+	*out = *er;
+	if (b->pid) {
+		out->pid = b->pid;
+		out->session = 0;
+	}
+	if (b->since || b->until)
+		out->since_ns = b->since, out->until_ns = b->until;
+}
+
+static int export_one(const Kprof__ExportRequest *er, Kprof__Reply **rep)
+{
+	Kprof__Request req = KPROF__REQUEST__INIT;
+
+	req.body_case = KPROF__REQUEST__BODY_EXPORT;
+	req.export = (Kprof__ExportRequest *)er;
+	return call(&req, rep);
+}
+
 static int verb_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'f'},
-	    {"force", no_argument, NULL, 'F'},	      {"session", required_argument, NULL, 'S'},
-	    {"cgroup", required_argument, NULL, 'G'}, {"unit", required_argument, NULL, 'U'},
-	    {"all", no_argument, NULL, 'A'},	      {},
+	    {"output", required_argument, NULL, 'o'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"force", no_argument, NULL, 'F'},
+	    {"session", required_argument, NULL, 'S'},
+	    {"cgroup", required_argument, NULL, 'G'},
+	    {"unit", required_argument, NULL, 'U'},
+	    {"base", required_argument, NULL, OPT_BASE},
+	    {"base-since", required_argument, NULL, OPT_BASE_SINCE},
+	    {"base-until", required_argument, NULL, OPT_BASE_UNTIL},
+	    {"base-pid", required_argument, NULL, OPT_BASE_PID},
+	    {"all", no_argument, NULL, 'A'},
+	    RANGE_OPTS,
+	    {},
 	};
-	const char *cgroup = NULL, *unit = NULL, *name;
-	Kprof__Request req = KPROF__REQUEST__INIT;
-	Kprof__ExportRequest er = KPROF__EXPORT_REQUEST__INIT;
+	const char *cgroup = NULL, *unit = NULL, *name, *base_out = NULL;
+	Kprof__ExportRequest er = KPROF__EXPORT_REQUEST__INIT, ber;
 	Kprof__Reply *rep = NULL;
 	const char *out = NULL, *format = "pprof";
+	struct base_sel base = {0};
 	bool force = false, all = false;
 	int c, r, st = -1;
 
@@ -1162,6 +1279,10 @@ static int verb_export(int argc, char **argv)
 			unit = optarg;
 		else if (c == 'A')
 			all = true;
+		else if (c == OPT_BASE)
+			base_out = optarg;
+		else if (range_opt(c, &er.since_ns, &er.until_ns) || base_opt(c, &base))
+			return KPROFCTL_EXIT_USAGE;
 	}
 	if (st >= 0)
 		return st;
@@ -1172,9 +1293,17 @@ static int verb_export(int argc, char **argv)
 		return usage_error("export", "--format must be pprof, folded or json");
 	if (!out)
 		return usage_error("export", "-o FILE is required (- for stdout)");
+	if (!base_out != !base.set)
+		return usage_error("export", base_out
+						 ? "--base FILE needs --base-since, --base-until "
+						   "or --base-pid: which profile is the base"
+						 : "--base-since/--base-until/--base-pid go "
+						   "with --base FILE");
 	name = group_arg("export", cgroup, unit, argc, er.session, &r);
 	if (r)
 		return r;
+	if (name && base_out)
+		return usage_error("export", "--base is for one PID, not --cgroup/--unit");
 	if (!name && (r = one_pid("export", argc, argv, &er.pid)))
 		return r;
 	/* As gzip does: binary data on a terminal helps nobody and may upset it. */
@@ -1187,17 +1316,159 @@ static int verb_export(int argc, char **argv)
 	if (name) {
 		struct group g;
 
-		if ((r = group_load(call, name, &g)) == 0 && export_profile(g.sp, format, out) < 0)
+		if ((r = group_load_range(call, name, er.since_ns, er.until_ns, &g)) == 0 &&
+		    export_profile(g.sp, format, out) < 0)
 			r = KPROFCTL_EXIT_ERROR;
 		group_free(&g);
 		return r;
 	}
-	req.body_case = KPROF__REQUEST__BODY_EXPORT;
-	req.export = &er;
-	if ((r = call(&req, &rep)))
+	if (base_out) { /* the base first: a bad base range leaves no new file behind */
+		base_request(&er, &base, &ber);
+		if ((r = export_one(&ber, &rep)))
+			return r;
+		r = export_profile(rep->export->profile, format, base_out) < 0 ? KPROFCTL_EXIT_ERROR
+									       : 0;
+		kprof__reply__free_unpacked(rep, NULL);
+		if (r)
+			return r;
+	}
+	if ((r = export_one(&er, &rep)))
 		return r;
 	r = export_profile(rep->export->profile, format, out) < 0 ? KPROFCTL_EXIT_ERROR : 0;
 	kprof__reply__free_unpacked(rep, NULL);
+	return r;
+}
+
+/* Self share of a function in a merged report, by (function, module); -1 if absent. */
+static double share_of(const Kprof__ReportReply *r, const Kprof__FlatEntry *e)
+{
+	for (size_t i = 0; i < r->n_entries; i++)
+		if (!strcmp(r->entries[i]->function, e->function) &&
+		    !strcmp(r->entries[i]->module, e->module))
+			return r->total_samples ? 100.0 * r->entries[i]->self / r->total_samples
+						: 0;
+	return -1;
+}
+
+struct drow {
+	const Kprof__FlatEntry *e;
+	double base, now;
+};
+
+static int drow_cmp(const void *a, const void *b)
+{
+	const struct drow *x = a, *y = b;
+	double dx = fabs(x->now - x->base), dy = fabs(y->now - y->base);
+
+	return dx > dy ? -1 : dx < dy ? 1 : strcmp(x->e->function, y->e->function);
+}
+
+static void print_diff(const Kprof__ReportReply *b, const Kprof__ReportReply *n, unsigned top,
+		       bool json)
+{
+	size_t cap = b->n_entries + n->n_entries, k = 0;
+	_cleanup_free_ struct drow *v = calloc(cap + 1, sizeof(*v));
+
+	if (!v)
+		return;
+	for (int side = 0; side < 2; side++) {
+		const Kprof__ReportReply *r = side ? b : n;
+
+		for (size_t i = 0; i < r->n_entries; i++) {
+			const Kprof__FlatEntry *e = r->entries[i];
+
+			if (side && share_of(n, e) >= 0)
+				continue; /* listed from the new side */
+			v[k].e = e;
+			v[k].now = fmax(share_of(n, e), 0);
+			v[k].base = fmax(share_of(b, e), 0);
+			k++;
+		}
+	}
+	qsort(v, k, sizeof(*v), drow_cmp);
+	if (top && top < k)
+		k = top;
+	if (json) {
+		printf("{\"base_samples\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"functions\":[",
+		       b->total_samples, n->total_samples);
+		for (size_t i = 0; i < k; i++) {
+			printf("%s{\"function\":", i ? "," : "");
+			render_json_string(stdout, v[i].e->function);
+			fputs(",\"module\":", stdout);
+			render_json_string(stdout, v[i].e->module);
+			printf(",\"base_self_pct\":%.2f,\"self_pct\":%.2f,\"delta_pct\":%.2f}",
+			       v[i].base, v[i].now, v[i].now - v[i].base);
+		}
+		puts("]}");
+		return;
+	}
+	printf("base: %" PRIu64 " samples, new: %" PRIu64 " samples; self %% of each side\n",
+	       b->total_samples, n->total_samples);
+	printf("%8s %8s %8s  %s\n", "BASE%", "NEW%", "DELTA", "FUNCTION (MODULE)");
+	for (size_t i = 0; i < k; i++) {
+		printf("%8.2f %8.2f %+8.2f  ", v[i].base, v[i].now, v[i].now - v[i].base);
+		render_text(stdout, v[i].e->function);
+		fputs(" (", stdout);
+		render_text(stdout, v[i].e->module);
+		puts(")");
+	}
+}
+
+static int verb_diff(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"top", required_argument, NULL, 'n'},
+	    {"session", required_argument, NULL, 'S'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"base-since", required_argument, NULL, OPT_BASE_SINCE},
+	    {"base-until", required_argument, NULL, OPT_BASE_UNTIL},
+	    {"base-pid", required_argument, NULL, OPT_BASE_PID},
+	    RANGE_OPTS,
+	    {},
+	};
+	Kprof__ExportRequest er = KPROF__EXPORT_REQUEST__INIT, ber;
+	Kprof__Reply *brep = NULL, *nrep = NULL;
+	Kprof__ReportReply *br = NULL, *nr = NULL;
+	struct base_sel base = {0};
+	unsigned top = 20;
+	bool json = false;
+	int c, r, st = -1;
+
+	while ((c = verb_getopt(&st, "diff", argc, argv, "n:", opts)) != -1) {
+		if (c == 'n' && parse_uint("--top", optarg, 0, 100000000, &top) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'S' && parse_session(optarg, &er.session) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'j')
+			json = true;
+		if (range_opt(c, &er.since_ns, &er.until_ns) || base_opt(c, &base))
+			return KPROFCTL_EXIT_USAGE;
+	}
+	if (st >= 0)
+		return st;
+	if (!base.set)
+		return usage_error("diff",
+				   "the base is required: --base-since/--base-until (another "
+				   "range) or --base-pid (another process)");
+	if ((r = one_pid("diff", argc, argv, &er.pid)))
+		return r;
+	base_request(&er, &base, &ber);
+	if ((r = export_one(&ber, &brep)) || (r = export_one(&er, &nrep)))
+		goto out;
+	if (merge_report(brep->export->profile, 0, &br) < 0 ||
+	    merge_report(nrep->export->profile, 0, &nr) < 0) {
+		fputs("kprofctl: out of memory\n", stderr);
+		r = KPROFCTL_EXIT_ERROR;
+		goto out;
+	}
+	print_diff(br, nr, top, json);
+out:
+	merge_report_free(br);
+	merge_report_free(nr);
+	if (brep)
+		kprof__reply__free_unpacked(brep, NULL);
+	if (nrep)
+		kprof__reply__free_unpacked(nrep, NULL);
 	return r;
 }
 
@@ -1364,19 +1635,23 @@ static const struct verb verbs[] = {
     {"status", verb_status, "[--json]",
      "daemon version, targets, samples/s, ring-buffer drops, own CPU"},
     {"report", verb_report,
-     "PID [--top N] [--session N] [--full-names] [--json]\n"
-     "          | --cgroup PATH | --unit NAME | --all [--top N] [--full-names] [--json]",
+     "PID [--top N] [--session N] [--since T] [--until T] [--full-names] [--json]\n"
+     "          | --cgroup PATH | --unit NAME | --all [--top N] [--since T] [--until T] [...]",
      "flat profile: self and total samples per function (default top 20, 0 = all);\n"
      "          C++ names without their parameter lists unless --full-names;\n"
      "          --cgroup/--unit: the processes of a watched cgroup or unit, merged;\n"
-     "          --all: those of system-wide mode (attach --all), merged"},
-    {"folded", verb_folded, "PID [--session N] [--json] | --cgroup PATH | --unit NAME | --all",
+     "          --all: those of system-wide mode (attach --all), merged;\n"
+     "          --since/--until: only the kept time windows in that range (10m, \"10m ago\",\n"
+     "          11:05, \"2026-11-24 11:05\", @EPOCH, now); default: everything"},
+    {"folded", verb_folded,
+     "PID [--session N] [--since T] [--until T] [--json] | --cgroup PATH | --unit NAME | --all",
      "folded stacks (root;...;leaf count) for flame graphs"},
     {"top", verb_top, "[PID...] [--interval MS] [--iterations N] [--full-names] [--json]",
      "live view: functions by self time in the last interval (default 1000 ms), keys\n"
      "          q quit, s sort, p pause, t HCCT tree, / filter, arrows, PgUp/PgDn, Home/End\n"
      "          scroll; --json prints one JSON line per interval instead"},
-    {"hcct", verb_hcct, "PID [--phi X] [--exact] [--session N] [--full-names] [--json]",
+    {"hcct", verb_hcct,
+     "PID [--phi X] [--exact] [--session N] [--since T] [--until T] [--full-names] [--json]",
      "hot calling contexts: every context with at least phi of the samples (default\n"
      "          0.001, at least the target's eps, set at attach: default 0.0002), as a tree;\n"
      "          --exact: the contexts of the probed calls (attach --calls)"},
@@ -1396,11 +1671,18 @@ static const struct verb verbs[] = {
      "          function total) and --structural is refused. --show prints the last\n"
      "          trace, --stop ends the running one"},
     {"export", verb_export,
-     "PID -o FILE [--format pprof|folded|json] [--force] [--session N]\n"
+     "PID -o FILE [--format pprof|folded|json] [--force] [--session N] [--since T]\n"
+     "          [--until T] [--base FILE --base-since T --base-until T --base-pid PID]\n"
      "          | --cgroup PATH | --unit NAME | --all -o FILE [--format ...] [--force]",
      "write the profile to FILE (- for stdout): pprof (gzip, for go tool pprof;\n"
      "          the default), folded stacks, or JSON (functions and per-thread stacks);\n"
-     "          pprof is not written to a terminal without --force"},
+     "          pprof is not written to a terminal without --force; --base FILE also\n"
+     "          writes the base side (for go tool pprof -diff_base)"},
+    {"diff", verb_diff,
+     "PID [--since T] [--until T] [--session N] [--top N] [--json]\n"
+     "          --base-since T [--base-until T] | --base-pid PID2",
+     "function by function: self share of the samples in the base (another time range\n"
+     "          or another process) and now, largest changes first (default top 20)"},
     {"record", verb_record,
      "[--freq HZ] [-o FILE] [--format pprof|folded|json|report] [--children] [--full-names]\n"
      "          -- CMD [ARG...]",

@@ -409,6 +409,17 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 		}
 	}
 	fputc('\n', f);
+	if (t->windows) { /* a time range (--since/--until) */
+		char a[32], b[32];
+		time_t sa = t->window_start_ns / 1000000000ULL,
+		       sb = t->window_end_ns / 1000000000ULL;
+		struct tm ta, tb;
+
+		strftime(a, sizeof(a), "%Y-%m-%d %H:%M:%S", localtime_r(&sa, &ta));
+		strftime(b, sizeof(b), "%Y-%m-%d %H:%M:%S", localtime_r(&sb, &tb));
+		fprintf(f, "time range: %s to %s, %u window%s\n", a, b, t->windows,
+			render_plural(t->windows));
+	}
 }
 
 void render_target_json(FILE *f, const Kprof__Target *t)
@@ -710,7 +721,15 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 			fputs(",\"system_wide\":", f);
 			syswide_json(f, r->system_wide);
 		}
-		fputs("}\n", f);
+		fprintf(f,
+			",\"window_sec\":%u,\"windows\":%" PRIu64 ",\"windows_in_memory\":%" PRIu64
+			",\"window_memory_bytes\":%" PRIu64 ",\"window_disk_bytes\":%" PRIu64
+			",\"windows_dropped\":%" PRIu64 ",\"windows_aged\":%" PRIu64
+			",\"window_bad_files\":%" PRIu64 ",\"window_write_failures\":%" PRIu64
+			",\"windows_unsaved\":%" PRIu64 "}\n",
+			r->window_sec, r->windows, r->windows_in_memory, r->window_memory_bytes,
+			r->window_disk_bytes, r->windows_dropped, r->windows_aged,
+			r->window_bad_files, r->window_write_failures, r->windows_unsaved);
 		return;
 	}
 	fputs("kprofd ", f);
@@ -779,6 +798,16 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 	if (r->symbol_bytes || r->symbol_refusals)
 		fprintf(f, "symbols:     %.1f MiB, %" PRIu64 " refused (budget spent)\n",
 			r->symbol_bytes / 1048576.0, r->symbol_refusals);
+	if (r->window_sec)
+		fprintf(f,
+			"windows:     %" PRIu64 " of %u s kept (%" PRIu64 " in memory, %.1f MiB; "
+			"%.1f MiB on disk), %" PRIu64 " dropped by the bounds, %" PRIu64
+			" aged out, %" PRIu64 " bad files, %" PRIu64 " failed writes (%" PRIu64
+			" unsaved)\n",
+			r->windows, r->window_sec, r->windows_in_memory,
+			r->window_memory_bytes / 1048576.0, r->window_disk_bytes / 1048576.0,
+			r->windows_dropped, r->windows_aged, r->window_bad_files,
+			r->window_write_failures, r->windows_unsaved);
 }
 
 void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json, bool full_names)

@@ -41,9 +41,11 @@
 #include "kprof/pprof.h"
 #include "kprof/profile.h"
 #include "kprof/sdelta.h"
+#include "kprof/when.h"
 #include "log.h"
 #include "manager.h"
 #include "target_pb.h"
+#include "windows.h"
 
 #define HTTP_SEND_SEC 60	     /* to take a response */
 #define HTTP_CONN_MEMORY (16u << 10) /* request line and headers of one connection */
@@ -212,11 +214,16 @@ static bool in_unit(const struct target *t, const char *unit)
 }
 
 /* HTTP readers see kernel functions' names, not their addresses. */
-static void hide_kaddr(const struct target *t, struct saved_msg *sm)
+static void hide_kaddr_of(const struct profile *p, struct saved_msg *sm)
 {
 	for (size_t i = 0; i < sm->msg.n_functions; i++)
-		if (profile_func_is_kernel(profile_func_get(t->profile, i)))
+		if (profile_func_is_kernel(profile_func_get(p, i)))
 			sm->fv[i].start = 0;
+}
+
+static void hide_kaddr(const struct target *t, struct saved_msg *sm)
+{
+	hide_kaddr_of(t->profile, sm);
 }
 
 /* The interval's profile of every member still known (and, for a unit, of members attached
@@ -317,6 +324,121 @@ static enum MHD_Result on_arg(void *cls, enum MHD_ValueKind kind, const char *ke
 	return a->err ? MHD_NO : MHD_YES;
 }
 
+/* ---- Kept time windows (since=/until=): answered at once ---- */
+
+struct range_answer {
+	struct saved_msg sm[HTTP_MAX_MEMBERS];
+	Kprof__SavedProfile *pv[HTTP_MAX_MEMBERS];
+	struct wrange wr[HTTP_MAX_MEMBERS];
+	size_t n;
+	uint64_t start, end, samples;
+};
+
+/* t's profile of [since, until) into the answer; -ENODATA if it has no window there. */
+static int range_member(struct windows *w, struct target *t, uint64_t since, uint64_t until,
+			struct range_answer *ra, char *msg, size_t msglen)
+{
+	struct wrange *wr = &ra->wr[ra->n];
+	struct saved_msg *sm = &ra->sm[ra->n];
+	int err;
+
+	if (ra->n >= HTTP_MAX_MEMBERS)
+		return -E2BIG;
+	err = windows_range(w, t, false, since, until, wr, msg, msglen);
+	if (err < 0)
+		return err;
+	if (saved_msg_build_range(t, wr->prof, wr->tree, sm) < 0) {
+		wrange_free(wr);
+		return -ENOMEM;
+	}
+	hide_kaddr_of(wr->prof, sm);
+	sm->target.samples = wr->samples;
+	sm->target.window_start_ns = wr->start;
+	sm->target.window_end_ns = wr->end;
+	sm->target.windows = wr->windows;
+	ra->pv[ra->n++] = &sm->msg;
+	if (!ra->start || wr->start < ra->start)
+		ra->start = wr->start;
+	ra->end = wr->end > ra->end ? wr->end : ra->end;
+	ra->samples += wr->samples;
+	return 0;
+}
+
+static enum MHD_Result range_reply(struct httpd *h, struct MHD_Connection *c,
+				   struct range_answer *ra, char *msg)
+{
+	uint64_t now = now_ns(CLOCK_REALTIME);
+	struct merged mg;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int err;
+
+	(void)h;
+	if (!ra->n)
+		return queue_text(c, MHD_HTTP_NOT_FOUND, "%s", msg);
+	if (ra->n == 1)
+		err = pprof_build(ra->pv[0], now, KPROF_VERSION, &buf, &len);
+	else if ((err = merge_profiles(ra->pv, ra->n, &mg)) >= 0) {
+		mg.target.samples = ra->samples;
+		mg.target.window_start_ns = ra->start;
+		mg.target.window_end_ns = ra->end;
+		mg.target.attached_at_ns = ra->start;
+		mg.target.ended_at_ns = ra->end;
+		err = pprof_build(&mg.sp, now, KPROF_VERSION, &buf, &len);
+		merge_free(&mg);
+	}
+	if (err < 0)
+		return queue_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				  "the profile could not be built: %s", strerror(-err));
+	return queue_buf(c, MHD_HTTP_OK, "application/octet-stream", buf, len,
+			 MHD_RESPMEM_MUST_FREE);
+}
+
+static enum MHD_Result range_profile(struct httpd *h, struct MHD_Connection *c,
+				     const struct httpq *q)
+{
+	struct manager *m = h->m;
+	uint64_t now = now_ns(CLOCK_REALTIME), since = 0, until = 0;
+	struct range_answer *ra;
+	char msg[512] = "no kept time window of that selector in that range";
+	enum MHD_Result res;
+	int err = 0;
+
+	if (!m->windows)
+		return queue_text(c, MHD_HTTP_NOT_FOUND, "kprofd keeps no time windows");
+	if ((q->since[0] && when_parse(q->since, now, mktime, &since) < 0) ||
+	    (q->until[0] && when_parse(q->until, now, mktime, &until) < 0))
+		return queue_text(c, MHD_HTTP_BAD_REQUEST, "since=/until= out of range");
+	if (until && until <= since)
+		return queue_text(c, MHD_HTTP_BAD_REQUEST, "until= is not after since=");
+	ra = calloc(1, sizeof(*ra));
+	if (!ra)
+		return queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
+	if (q->pid) {
+		struct target *t = manager_find(m, q->pid);
+
+		if (t)
+			err = range_member(m->windows, t, since, until, ra, msg, sizeof(msg));
+		else
+			snprintf(msg, sizeof(msg), "pid %d has no profile here", (int)q->pid);
+	} else {
+		for (struct target *t = m->targets; t && err != -E2BIG; t = t->next) {
+			char tmp[512];
+
+			if (in_unit(t, q->unit))
+				err =
+				    range_member(m->windows, t, since, until, ra, tmp, sizeof(tmp));
+		}
+	}
+	res = range_reply(h, c, ra, msg);
+	for (size_t i = 0; i < ra->n; i++) {
+		saved_msg_release(&ra->sm[i]);
+		wrange_free(&ra->wr[i]);
+	}
+	free(ra);
+	return res;
+}
+
 static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, void **con_cls)
 {
 	struct manager *m = h->m;
@@ -330,6 +452,8 @@ static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, 
 		a.err = httpq_check(&a.q, a.msg, sizeof(a.msg));
 	if (a.err)
 		return queue_text(c, MHD_HTTP_BAD_REQUEST, "%s", a.msg);
+	if (a.q.since[0] || a.q.until[0])
+		return range_profile(h, c, &a.q);
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");

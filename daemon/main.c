@@ -18,6 +18,7 @@
 #include "manager.h"
 #include "requests.h"
 #include "watch.h"
+#include "windows.h"
 #include "syswide.h"
 #include "transport.h"
 #include "log.h"
@@ -206,6 +207,7 @@ int main(int argc, char **argv)
 	struct manager *m = NULL;
 	struct requests *rq = NULL;
 	struct watch *ws = NULL;
+	struct windows *wn = NULL;
 	struct syswide *sw = NULL;
 	struct httpd *hd = NULL;
 	struct config probe;
@@ -282,9 +284,18 @@ int main(int argc, char **argv)
 		manager_free(m);
 		return 1;
 	}
+	r = windows_new(m, &wn);
+	if (r < 0) {
+		log_err("cannot start: time windows: %s", strerror(-r));
+		watch_free(ws);
+		syswide_free(sw);
+		manager_free(m);
+		return 1;
+	}
 	r = requests_new(m, ws, &rq);
 	if (r < 0) {
 		log_err("cannot start: control socket: %s", strerror(-r));
+		windows_free(wn);
 		watch_free(ws);
 		syswide_free(sw);
 		manager_free(m);
@@ -294,6 +305,7 @@ int main(int argc, char **argv)
 	if (r < 0) {
 		log_err("cannot start: http endpoint: %s", strerror(-r));
 		requests_free(rq);
+		windows_free(wn);
 		watch_free(ws);
 		syswide_free(sw);
 		manager_free(m);
@@ -302,6 +314,7 @@ int main(int argc, char **argv)
 	r = manager_run(m);
 	httpd_free(hd);
 	requests_free(rq);
+	windows_free(wn);
 	watch_free(ws);
 	syswide_free(sw);
 	manager_free(m);

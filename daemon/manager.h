@@ -46,6 +46,7 @@ struct ringbuf;
 struct syswide;
 struct sampler;
 struct store;
+struct windows;
 struct symbolizer;
 
 /* Builds the settings from scratch (defaults, file, flags); manager_new gets one, and SIGHUP
@@ -83,6 +84,8 @@ struct manager {
 	const struct manager_hooks *hooks;
 	void *hooks_ud;
 	uint64_t auto_refused; /* attaches refused by limits.max_auto_targets */
+	/* The time windows (windows.c), NULL until set up. */
+	struct windows *windows;
 	/* System-wide mode (syswide.c, a layer above, sets these): a sample of a process that
 	 * is no target (KP_SF_STRANGER) goes to on_stranger, which makes it one (returned) or
 	 * counts it (NULL). */

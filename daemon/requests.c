@@ -23,6 +23,7 @@
 #include "kprof/cleanup.h"
 #include "kprof/frame.h"
 #include "requests.h"
+#include "windows.h"
 #include "clock.h"
 #include "live.h"
 #include "loader.h"
@@ -569,6 +570,21 @@ static int fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t **d
 	sr->max_auto_targets = m->conf.max_auto_targets;
 	sr->auto_refused = m->auto_refused;
 	sr->watch_execs_lost = ctr[KP_CTR_WATCH_DROPS];
+	if (m->windows) {
+		struct windows_stats ws;
+
+		windows_get_stats(m->windows, &ws);
+		sr->window_sec = ws.window_sec;
+		sr->windows = ws.s.windows;
+		sr->windows_in_memory = ws.s.in_memory;
+		sr->window_memory_bytes = ws.s.mem_bytes;
+		sr->window_disk_bytes = ws.s.disk_bytes;
+		sr->windows_dropped = ws.s.dropped_mem + ws.s.dropped_disk + ws.s.dropped_full;
+		sr->window_bad_files = ws.bad_files;
+		sr->window_write_failures = ws.write_failures;
+		sr->windows_unsaved = ws.s.unsaved;
+		sr->windows_aged = ws.s.aged;
+	}
 	return 0;
 }
 
@@ -758,6 +774,34 @@ static void do_subscribe(struct client *cl, const Kprof__SubscribeRequest *req)
 	}
 }
 
+/* A --since/--until request: the profile of that time range of t (windows.c) in *r, else the
+ * error replied. */
+static int range_of(struct client *cl, struct target *t, uint32_t session, uint64_t since,
+		    uint64_t until, struct wrange *r)
+{
+	char msg[512] = "";
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	if (!cl->rq->m->windows) {
+		reply_error(cl, -ENODATA, "time windows are not kept by this kprofd");
+		return -ENODATA;
+	}
+	err = windows_range(cl->rq->m->windows, t, session != 0, since, until, r, msg, sizeof(msg));
+	if (err < 0)
+		reply_error(cl, err, "%s", msg);
+	return err;
+}
+
+/* The Target of a range's reply: its samples and span. */
+static void range_target(Kprof__Target *pb, const struct wrange *r)
+{
+	pb->samples = r->samples;
+	pb->window_start_ns = r->start;
+	pb->window_end_ns = r->end;
+	pb->windows = r->windows;
+}
+
 static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
@@ -767,12 +811,18 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 	_cleanup_free_ struct profile_row *rows = NULL;
 	_cleanup_free_ Kprof__FlatEntry *ev = NULL;
 	_cleanup_free_ Kprof__FlatEntry **ep = NULL;
+	_cleanup_(wrange_free) struct wrange wr = {0};
+	const bool ranged = req->since_ns || req->until_ns;
+	const struct profile *prof;
 	struct profile_stats ps;
 	size_t n, shown;
 
 	if (!t)
 		return;
-	if (profile_flat_view(t->profile, client_view(cl), &rows, &n) < 0) {
+	if (ranged && range_of(cl, t, req->session, req->since_ns, req->until_ns, &wr) < 0)
+		return;
+	prof = ranged ? wr.prof : t->profile;
+	if (profile_flat_view(prof, client_view(cl), &rows, &n) < 0) {
 		reply_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
@@ -794,11 +844,13 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 		ev[i].self = f->self;
 		ev[i].total = f->total;
 		ev[i].address = f->start;
-		ev[i].calls = id < t->calls.ncounts ? t->calls.counts[id] : 0;
+		ev[i].calls = !ranged && id < t->calls.ncounts ? t->calls.counts[id] : 0;
 		ep[i] = &ev[i];
 	}
-	profile_get_stats(t->profile, &ps);
+	profile_get_stats(prof, &ps);
 	fill_target(cl, t, &tpb);
+	if (ranged)
+		range_target(&tpb, &wr);
 	rr.target = &tpb;
 	rr.total_samples = ps.samples;
 	rr.n_entries = shown;
@@ -818,15 +870,21 @@ static void do_folded(struct client *cl, const Kprof__FoldedRequest *req)
 	struct profile_folded_opts o = {.max_bytes = FOLDED_MAX_BYTES, .view = client_view(cl)};
 	struct profile_folded_info fi;
 	_cleanup_free_ char *text = NULL;
+	_cleanup_(wrange_free) struct wrange wr = {0};
+	const bool ranged = req->since_ns || req->until_ns;
 	size_t len;
 
 	if (!t)
 		return;
-	if (profile_folded_view(t->profile, &o, &text, &len, &fi) < 0) {
+	if (ranged && range_of(cl, t, req->session, req->since_ns, req->until_ns, &wr) < 0)
+		return;
+	if (profile_folded_view(ranged ? wr.prof : t->profile, &o, &text, &len, &fi) < 0) {
 		reply_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
 	fill_target(cl, t, &tpb);
+	if (ranged)
+		range_target(&tpb, &wr);
 	fr.target = &tpb;
 	fr.folded = text;
 	fr.truncated = fi.stacks_omitted > 0;
@@ -841,7 +899,8 @@ static void do_folded(struct client *cl, const Kprof__FoldedRequest *req)
 /* An export through a kernel view: kernel functions renamed and without addresses; with
  * PROFILE_VIEW_NO_KERNEL every kernel frame is one function's ("[kernel]") and each run of them
  * in a stack one frame. *arena (the rewritten stacks' ids) is the caller's to free. */
-static int export_view(const struct target *t, unsigned view, struct saved_msg *m, uint32_t **arena)
+static int export_view(const struct profile *prof, unsigned view, struct saved_msg *m,
+		       uint32_t **arena)
 {
 	uint32_t kid = UINT32_MAX;
 	size_t nids = 0, off = 0;
@@ -850,7 +909,7 @@ static int export_view(const struct target *t, unsigned view, struct saved_msg *
 	if (!view)
 		return 0;
 	for (size_t i = 0; i < m->msg.n_functions; i++) {
-		const struct profile_func *f = profile_func_get(t->profile, i);
+		const struct profile_func *f = profile_func_get(prof, i);
 		struct profile_func v = profile_func_view(f, view);
 
 		if (!profile_func_is_kernel(f))
@@ -871,8 +930,7 @@ static int export_view(const struct target *t, unsigned view, struct saved_msg *
 		return -ENOMEM;
 	for (size_t i = 0; i < m->msg.n_stacks; i++) {
 		Kprof__SavedStack *s = &m->sv[i];
-		size_t n =
-		    profile_stack_view(t->profile, view, s->ids, s->n_ids, kid, *arena + off);
+		size_t n = profile_stack_view(prof, view, s->ids, s->n_ids, kid, *arena + off);
 
 		s->ids = *arena + off;
 		s->n_ids = n;
@@ -887,15 +945,21 @@ static void do_export(struct client *cl, const Kprof__ExportRequest *req)
 	Kprof__ExportReply er = KPROF__EXPORT_REPLY__INIT;
 	struct target *t = request_session(cl, req->pid, req->session);
 	_cleanup_free_ uint32_t *arena = NULL;
+	_cleanup_(wrange_free) struct wrange wr = {0};
+	const bool ranged = req->since_ns || req->until_ns;
 	struct saved_msg m;
 
 	if (!t)
 		return;
-	if (saved_msg_build(t, &m) < 0) {
+	if (ranged && range_of(cl, t, req->session, req->since_ns, req->until_ns, &wr) < 0)
+		return;
+	if (saved_msg_build_range(t, wr.prof, wr.tree, &m) < 0) {
 		reply_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
-	if (export_view(t, client_view(cl), &m, &arena) < 0) {
+	if (ranged)
+		range_target(&m.target, &wr);
+	if (export_view(ranged ? wr.prof : t->profile, client_view(cl), &m, &arena) < 0) {
 		saved_msg_release(&m);
 		reply_error(cl, -ENOMEM, "out of memory");
 		return;
@@ -944,12 +1008,22 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 	const struct hcct_tree *saved;
 	uint64_t num, den;
 	unsigned view = client_view(cl);
+	_cleanup_(wrange_free) struct wrange wr = {0};
+	const bool ranged = req->since_ns || req->until_ns;
+	const struct profile *prof;
 
 	if (!t)
 		return;
-	/* A live tree, else the snapshot a restored profile keeps. */
-	tree_src = req->exact ? t->calls.exact : t->hcct;
-	saved = req->exact ? t->calls.saved_exact : t->saved_hcct;
+	if (ranged && req->exact) {
+		reply_error(cl, -EINVAL, "--exact has no time windows: only sampled HCCTs do");
+		return;
+	}
+	if (ranged && range_of(cl, t, req->session, req->since_ns, req->until_ns, &wr) < 0)
+		return;
+	prof = ranged ? wr.prof : t->profile;
+	/* A live tree, else the snapshot a restored profile keeps; a range's merged summaries. */
+	tree_src = ranged ? NULL : req->exact ? t->calls.exact : t->hcct;
+	saved = ranged ? wr.tree : req->exact ? t->calls.saved_exact : t->saved_hcct;
 	if (req->exact && !tree_src && !saved) {
 		reply_error(cl, -ENODATA, "pid %u: exact mode is off (attach with --calls)",
 			    req->pid);
@@ -975,7 +1049,8 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 		    phi, t->eps);
 		return;
 	}
-	if (hcct_result(t, req->exact, tree_src, saved, num, den, &tree) < 0) {
+	if ((ranged ? hcct_tree_filter(saved, num, den, &tree)
+		    : hcct_result(t, req->exact, tree_src, saved, num, den, &tree)) < 0) {
 		reply_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
@@ -988,7 +1063,7 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 	}
 	for (size_t i = 0; i < tree->len; i++) {
 		const struct hcct_entry *e = &tree->entries[i];
-		const struct profile_func *pf = profile_func_get(t->profile, e->id);
+		const struct profile_func *pf = profile_func_get(prof, e->id);
 		struct profile_func v = pf ? profile_func_view(pf, view) : (struct profile_func){0};
 		const struct profile_func *f = pf ? &v : NULL;
 
@@ -1011,6 +1086,8 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 		hs = (struct hcct_stats){.nodes = saved->len,
 					 .bytes = saved->len * sizeof(*saved->entries)};
 	fill_target(cl, t, &tpb);
+	if (ranged)
+		range_target(&tpb, &wr);
 	hr.target = &tpb;
 	hr.n = tree->n;
 	hr.phi = phi;

@@ -177,6 +177,7 @@ int store_foreach(struct store *st, const char *suffix, store_blob_fn fn, void *
 
 	if (!d)
 		return -errno;
+	rewinddir(d); /* the dup shares the offset an earlier walk left at the end */
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name);
 		_cleanup_free_ uint8_t *buf = NULL;

@@ -176,6 +176,8 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 	t->all = o->all;
 	t->state = TARGET_ATTACHED;
 	t->attached_ns = now_ns(CLOCK_REALTIME);
+	t->win_start_boot = now_ns(CLOCK_BOOTTIME);
+	t->win_start_real = t->attached_ns;
 	t->ids = malloc((2 * KP_MAX_STACK + 2) * sizeof(*t->ids)); /* + [truncated], probes */
 	t->memo = calloc(1, sizeof(*t->memo));
 	if (o->cgroup)

@@ -121,6 +121,8 @@ struct target {
 	 * and its threads' names. */
 	struct maptab *maps;
 	struct tnames *tnames;
+	/* Its current time window began here (windows.c); 0: not windowed yet (restored). */
+	uint64_t win_start_boot, win_start_real;
 	/* Per-instruction samples and code snapshots for annotate (annotate.c); NULL for a
 	 * profile restored from disk. */
 	struct annot *annot;

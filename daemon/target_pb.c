@@ -417,14 +417,22 @@ static int pack_tables(const struct target *t, struct saved_msg *m)
 
 int saved_msg_build(const struct target *t, struct saved_msg *m)
 {
+	return saved_msg_build_range(t, NULL, NULL, m);
+}
+
+int saved_msg_build_range(const struct target *t, const struct profile *range,
+			  const struct hcct_tree *tree, struct saved_msg *m)
+{
+	const struct profile *prof = range ? range : t->profile;
+	const bool r = range != NULL;
 	struct profile_stats ps;
-	size_t nf = profile_nfuncs(t->profile);
+	size_t nf = profile_nfuncs(prof);
 	int err;
 
 	memset(m, 0, sizeof(*m));
 	kprof__saved_profile__init(&m->msg);
 	kprof__target__init(&m->target);
-	profile_get_stats(t->profile, &ps);
+	profile_get_stats(prof, &ps);
 	m->fv = calloc(nf ? nf : 1, sizeof(*m->fv));
 	m->fp = calloc(nf ? nf : 1, sizeof(*m->fp));
 	m->sv = calloc(ps.stacks ? ps.stacks : 1, sizeof(*m->sv));
@@ -434,7 +442,7 @@ int saved_msg_build(const struct target *t, struct saved_msg *m)
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < nf; i++) {
-		const struct profile_func *f = profile_func_get(t->profile, i);
+		const struct profile_func *f = profile_func_get(prof, i);
 
 		kprof__saved_function__init(&m->fv[i]);
 		m->fv[i].name = (char *)f->name;
@@ -445,12 +453,14 @@ int saved_msg_build(const struct target *t, struct saved_msg *m)
 		m->fv[i].line = f->line;
 		m->fp[i] = &m->fv[i];
 	}
-	profile_foreach_stack(t->profile, pack_stack, m);
+	profile_foreach_stack(prof, pack_stack, m);
 	err = pack_tables(t, m);
 	if (err >= 0)
-		err = pack_hcct(t->hcct, t->saved_hcct, t->profile, &m->hv, &m->hp, &m->msg.n_hcct,
-				&m->msg.hcct_n);
-	if (err >= 0)
+		err =
+		    r ? pack_hcct(NULL, tree, NULL, &m->hv, &m->hp, &m->msg.n_hcct, &m->msg.hcct_n)
+		      : pack_hcct(t->hcct, t->saved_hcct, t->profile, &m->hv, &m->hp,
+				  &m->msg.n_hcct, &m->msg.hcct_n);
+	if (err >= 0 && !r)
 		err = pack_hcct(t->calls.exact, t->calls.saved_exact, NULL, &m->xv, &m->xp,
 				&m->msg.n_exact_hcct, &m->msg.exact_hcct_n);
 	if (err < 0) {
@@ -459,10 +469,14 @@ int saved_msg_build(const struct target *t, struct saved_msg *m)
 	}
 	m->msg.hcct = m->hp;
 	m->msg.exact_hcct = m->xp;
-	m->msg.n_call_counts = t->calls.ncounts < nf ? t->calls.ncounts : nf;
+	m->msg.n_call_counts = r ? 0 : t->calls.ncounts < nf ? t->calls.ncounts : nf;
 	m->msg.call_counts = t->calls.counts;
 	target_fill_pb(t, &m->target);
-	if (t->paths && paths_reply(t, 0, false, &m->pm) == 0) {
+	if (r) {
+		m->target.stacks = ps.stacks;
+		m->target.lost_stacks = ps.lost;
+	}
+	if (!r && t->paths && paths_reply(t, 0, false, &m->pm) == 0) {
 		m->pm.r.target = NULL; /* the profile's target says it */
 		m->msg.paths = &m->pm.r;
 	}

@@ -29,6 +29,11 @@ struct saved_msg {
 	Kprof__SavedThread *tv, **tp;
 };
 int saved_msg_build(const struct target *t, struct saved_msg *m);
+/* The same with the stacks and functions of range and the HCCT snapshot tree instead of t's (a
+ * time range's, windows.c; range NULL: t's whole profile); no exact-mode calls or path trace
+ * then. The caller sets the range's Target fields (samples, window span). */
+int saved_msg_build_range(const struct target *t, const struct profile *range,
+			  const struct hcct_tree *tree, struct saved_msg *m);
 void saved_msg_release(struct saved_msg *m);
 
 /* The SavedProfile of t, packed (malloc'd). */

@@ -587,6 +587,12 @@ int pprof_build(const Kprof__SavedProfile *sp, uint64_t now_ns, const char *vers
 
 		prof.time_nanos = t->attached_at_ns;
 		prof.duration_nanos = end > t->attached_at_ns ? end - t->attached_at_ns : 0;
+		if (t->window_end_ns) { /* a time range: the span of its windows */
+			prof.time_nanos = t->window_start_ns;
+			prof.duration_nanos = t->window_end_ns > t->window_start_ns
+						  ? t->window_end_ns - t->window_start_ns
+						  : 0;
+		}
 	}
 	len = perftools__profiles__profile__get_packed_size(&prof);
 	raw = malloc(len ? len : 1);

@@ -8,6 +8,7 @@
  * looks at every byte whatever the first difference.
  */
 #include "kprof/httpq.h"
+#include "kprof/when.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -146,13 +147,22 @@ int httpq_arg(struct httpq *q, const char *key, const char *value, unsigned max_
 		return 0;
 	}
 	if (!strcmp(key, "since") || !strcmp(key, "until")) {
-		snprintf(err, errlen,
-			 "%s= is not supported: kprofd keeps no time windows yet; ask for the next "
-			 "N seconds with seconds=N",
-			 key);
-		return -EOPNOTSUPP;
+		char *dst = key[0] == 's' ? q->since : q->until;
+		uint64_t t;
+
+		/* The syntax only (in UTC); the caller converts with the present and local time. */
+		if (!value || strlen(value) >= sizeof(q->since) ||
+		    when_parse(value, UINT64_C(4000000000) * 1000000000, timegm, &t) == -EINVAL) {
+			snprintf(err, errlen,
+				 "%s= is not a time (10m, 2h, @EPOCH, 2026-11-24T11:05:00Z, now)",
+				 key);
+			return -EINVAL;
+		}
+		strcpy(dst, value);
+		return 0;
 	}
-	snprintf(err, errlen, "unknown argument '%.64s' (known: seconds, pid, unit)", key);
+	snprintf(err, errlen, "unknown argument '%.64s' (known: seconds, pid, unit, since, until)",
+		 key);
 	return -EINVAL;
 }
 

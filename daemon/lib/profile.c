@@ -48,6 +48,7 @@ struct pstack {
 	uint32_t off;
 	uint32_t len;
 	uint32_t tid;
+	uint32_t recent; /* samples since the last profile_take_recent (saturating) */
 };
 
 struct sslot {
@@ -573,6 +574,7 @@ int profile_add_hashed(struct profile *p, uint32_t tid, const uint32_t *ids, siz
 		p->has_tids |= tid != 0;
 	}
 	s->count += count;
+	s->recent = count < UINT32_MAX - s->recent ? s->recent + (uint32_t)count : UINT32_MAX;
 	count_flat(p, ids, n, count);
 	return 0;
 }
@@ -624,11 +626,19 @@ static int stacks_canonicalize(struct profile *p)
 				break;
 		}
 		if (slots[j].idx) {
-			stacks[slots[j].idx - 1].count += st->count;
+			struct pstack *o = &stacks[slots[j].idx - 1];
+
+			o->count += st->count;
+			o->recent = st->recent < UINT32_MAX - o->recent ? o->recent + st->recent
+									: UINT32_MAX;
 			continue;
 		}
-		stacks[n] = (struct pstack){
-		    .hash = h, .count = st->count, .off = nids, .len = st->len, .tid = st->tid};
+		stacks[n] = (struct pstack){.hash = h,
+					    .count = st->count,
+					    .off = nids,
+					    .len = st->len,
+					    .tid = st->tid,
+					    .recent = st->recent};
 		slots[j] = (struct sslot){.idx = ++n, .tag = h >> 32};
 		nids += st->len;
 	}
@@ -665,6 +675,27 @@ int profile_commit_renames(struct profile *p)
 	p->merges = false;
 	profile_cache_clear(p); /* it may hold ids that are aliases now */
 	return 1;
+}
+
+int profile_take_recent(struct profile *p, profile_stack_fn fn, void *userdata)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < p->nstacks; i++) {
+		struct pstack *st = &p->stacks[i];
+
+		if (!st->recent)
+			continue;
+		if (fn) {
+			int r = fn(st->tid, p->ids + st->off, st->len, st->recent, userdata);
+
+			if (r < 0)
+				return r;
+		}
+		st->recent = 0;
+		n++;
+	}
+	return n;
 }
 
 int profile_foreach_stack(const struct profile *p, profile_stack_fn fn, void *userdata)

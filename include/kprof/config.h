@@ -85,6 +85,11 @@ struct config {
 	unsigned drift_min_samples; /* T1 */
 	double drift_threshold;	    /* overlap below this is a drift, < 1 */
 	int verbose;
+	/* [windows]: each target's samples also in windows of window_sec (ARCHITECTURE.md §1.6) */
+	unsigned window_sec;
+	unsigned window_max_age_sec; /* 0: no age limit */
+	unsigned window_memory_mb;
+	unsigned window_disk_mb; /* 0: windows are not written */
 };
 
 void config_defaults(struct config *conf);

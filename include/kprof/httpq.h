@@ -26,8 +26,9 @@ int httpq_listen(const char *s, struct httpq_addr *a, char *err, size_t errlen);
 
 struct httpq {
 	unsigned seconds;
-	pid_t pid;	/* 0: none */
-	char unit[256]; /* "": none */
+	pid_t pid;		   /* 0: none */
+	char unit[256];		   /* "": none */
+	char since[64], until[64]; /* a time range of kept windows (when.h syntax); "": none */
 	unsigned nargs;
 	size_t bytes;
 };
@@ -35,8 +36,9 @@ struct httpq {
 /* Before the first argument. */
 void httpq_init(struct httpq *q);
 /* One decoded query argument of /debug/pprof/profile (value NULL for "?key"). 0, or -EINVAL
- * (a bad value, an unknown key, too many or too long arguments) or -EOPNOTSUPP (since=/until=:
- * no time windows are kept) with err saying why, for a 400. */
+ * (a bad value, an unknown key, too many or too long arguments) with err saying why, for a
+ * 400. since=/until= take kprofctl's times (when.h): then the answer is the kept windows of
+ * that range at once, and seconds= does not apply. */
 int httpq_arg(struct httpq *q, const char *key, const char *value, unsigned max_seconds, char *err,
 	      size_t errlen);
 /* After the last argument: exactly one of pid= and unit=. 0 or -EINVAL with err. */

@@ -109,6 +109,14 @@ typedef int (*profile_stack_fn)(uint32_t tid, const uint32_t *ids, size_t n, uin
 /* Calls fn for each distinct stack; stops at and returns fn's first negative return. */
 int profile_foreach_stack(const struct profile *p, profile_stack_fn fn, void *userdata);
 
+/* Time windows (ARCHITECTURE.md §1.6): every stack also counts the samples added since the
+ * last call (saturating at UINT32_MAX). Calls fn (if not NULL) for each stack with such
+ * samples, with that count, and sets it back to 0: the samples of one window. O(stacks); the
+ * per-sample path pays one add. Returns the number of stacks taken, or fn's first negative
+ * return (the stacks before it are taken, the rest are not). Renames keep the counts (merged
+ * stacks add theirs). */
+int profile_take_recent(struct profile *p, profile_stack_fn fn, void *userdata);
+
 /* Function ids sorted by self, then total, descending, then by name. *ret is malloc'd. */
 int profile_sorted(const struct profile *p, uint32_t **ret, size_t *ret_n);
 

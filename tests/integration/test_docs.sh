@@ -306,6 +306,7 @@ json_cmd() {
 	hcct) echo "ctl hcct $S --json" ;;
 	paths) echo "ctl paths $J mj_hot --duration 0.2 --json" ;;
 	export) echo "ctl export $S --format json -o -" ;;
+	diff) echo "ctl diff $S --base-pid $S --json" ;;
 	record) echo "ctl record --format json -o - -- sleep 0.3" ;;
 	annotate) echo "ctl annotate $J mj_hot --json" ;;
 	drift) echo "ctl drift $S --json" ;;

@@ -80,9 +80,14 @@ static void test_query(void **state)
 	assert_int_equal(httpq_arg(&q, "pid", "0", 300, err, sizeof(err)), -EINVAL);
 	assert_int_equal(httpq_arg(&q, "pid", "abc", 300, err, sizeof(err)), -EINVAL);
 	assert_int_equal(httpq_arg(&q, "unit", "", 300, err, sizeof(err)), -EINVAL);
-	assert_int_equal(httpq_arg(&q, "since", "10m", 300, err, sizeof(err)), -EOPNOTSUPP);
-	assert_non_null(strstr(err, "since="));
-	assert_int_equal(httpq_arg(&q, "until", "0", 300, err, sizeof(err)), -EOPNOTSUPP);
+	assert_int_equal(httpq_arg(&q, "since", "10m", 300, err, sizeof(err)), 0);
+	assert_string_equal(q.since, "10m");
+	assert_int_equal(httpq_arg(&q, "until", "@1700000000", 300, err, sizeof(err)), 0);
+	assert_string_equal(q.until, "@1700000000");
+	assert_int_equal(httpq_arg(&q, "since", "garbage", 300, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "since= is not a time"));
+	assert_int_equal(httpq_arg(&q, "until", NULL, 300, err, sizeof(err)), -EINVAL);
+	httpq_init(&q);
 	assert_int_equal(httpq_arg(&q, "debug", "1", 300, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "unknown argument 'debug'"));
 

@@ -1424,6 +1424,55 @@ static void test_rename_random(void **state)
 	profile_free(q);
 }
 
+/* profile_take_recent: the samples since the last take, per stack; renames merge them. */
+static int sum_recent(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count, void *ud)
+{
+	uint64_t *v = ud;
+
+	(void)tid;
+	(void)ids;
+	v[0] += count;
+	v[1] += n;
+	v[2]++;
+	return 0;
+}
+
+static void test_take_recent(void **state)
+{
+	struct profile *p = new_profile(NULL);
+	uint32_t a = fn(p, "a"), b = fn(p, "b"), u, s[2] = {a, b};
+	uint64_t v[3] = {0};
+
+	(void)state;
+	assert_int_equal(profile_add(p, s, 2, 3), 0);
+	assert_int_equal(profile_add(p, s, 1, 2), 0);
+	assert_int_equal(profile_take_recent(p, sum_recent, v), 2);
+	assert_int_equal(v[0], 5);
+	assert_int_equal(v[2], 2);
+	memset(v, 0, sizeof(v));
+	assert_int_equal(profile_take_recent(p, sum_recent, v), 0); /* nothing new */
+	assert_int_equal(v[0], 0);
+	assert_int_equal(profile_add(p, s, 2, 4), 0);
+	assert_int_equal(profile_take_recent(p, sum_recent, v), 1);
+	assert_int_equal(v[0], 4); /* the stack's count is 7; its window's 4 */
+	/* Two stacks merged by a rename: their recent samples add up. */
+	u = profile_intern_unresolved(p, 0x9000, "[anon]");
+	s[1] = u;
+	assert_int_equal(profile_add(p, s, 2, 5), 0);
+	s[1] = b;
+	assert_int_equal(profile_add(p, s, 2, 1), 0);
+	assert_int_equal(profile_rename(p, u, "b", "/usr/bin/app", 0x1001, PROFILE_KIND_NATIVE), b);
+	assert_int_equal(profile_commit_renames(p), 1);
+	memset(v, 0, sizeof(v));
+	assert_int_equal(profile_take_recent(p, sum_recent, v), 1);
+	assert_int_equal(v[0], 6);
+	/* NULL fn: only forget (a restored profile). */
+	assert_int_equal(profile_add(p, s, 2, 2), 0);
+	assert_int_equal(profile_take_recent(p, NULL, NULL), 1);
+	assert_int_equal(profile_take_recent(p, sum_recent, v), 0);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1457,6 +1506,7 @@ int main(void)
 	    cmocka_unit_test(test_rename_merge),
 	    cmocka_unit_test(test_rename_in_place),
 	    cmocka_unit_test(test_rename_random),
+	    cmocka_unit_test(test_take_recent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1027,7 +1027,10 @@ static void test_status_json(void **state)
 		       "\"threads_created\":0,\"thread_reports\":0,\"thread_reports_lost\":0,"
 		       "\"forks_lost\":0,\"watch_rules\":0,\"auto_targets\":0,"
 		       "\"max_auto_targets\":0,\"auto_refused\":0,\"watch_execs_lost\":0,"
-		       "\"watches\":[]}\n");
+		       "\"watches\":[],\"window_sec\":0,\"windows\":0,\"windows_in_memory\":0,"
+		       "\"window_memory_bytes\":0,\"window_disk_bytes\":0,\"windows_dropped\":0,"
+		       "\"windows_aged\":0,\"window_bad_files\":0,\"window_write_failures\":0,"
+		       "\"windows_unsaved\":0}\n");
 	free(s);
 
 	/* empty arrays, no samples */
@@ -1175,7 +1178,8 @@ static void test_system_wide(void **state)
 	free(s);
 	s = status(&r, true);
 	assert_non_null(strstr(s, ",\"watches\":[],\"system_wide\":{\"on\":true,\"freq_hz\":19,"));
-	assert_non_null(strstr(s, "\"runs\":300,\"own_samples\":0,\"drops\":0,\"evicted\":2}}\n"));
+	assert_non_null(strstr(s, "\"runs\":300,\"own_samples\":0,\"drops\":0,\"evicted\":2},"
+				  "\"window_sec\":"));
 	free(s);
 	/* Off, never started: nothing said. */
 	w = (Kprof__SystemWide)KPROF__SYSTEM_WIDE__INIT;

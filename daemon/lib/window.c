@@ -1,0 +1,582 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* window.c: the index of kept time windows, their retention, their file frame, and the merge of
+ * their HCCT summaries (see include/kprof/window.h).
+ *
+ * The index is an array in seq order (windows are cut in time order; restored ones are sorted
+ * once). Retention walks it from the oldest: windows past their age go, then blobs leave
+ * memory oldest first while memory is over its bound (a blob that is not on disk yet is kept
+ * while an older on-disk blob can go, and dropped, counted, only when nothing else can), then
+ * files go oldest first while the disk is over its bound, and the oldest beyond max_windows go.
+ * Removed entries are compacted away in one pass. Memory counts the blobs and the index
+ * entries. An add refuses a window only at twice max_windows (no retention ran meanwhile).
+ *
+ * The merge keys merged contexts by (parent, routine, call site) in an open-addressing table;
+ * a context is created the first time any summary shows it, after its parent (summaries list
+ * parents first), so the result lists parents first too.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "kprof/array.h"
+#include "kprof/cleanup.h"
+#include "kprof/hash.h"
+#include "kprof/window.h"
+
+#define DEFAULT_MAX_WINDOWS (1u << 20)
+
+struct window_store {
+	struct window_limits lim;
+	struct window_entry *v;
+	size_t n, cap;
+	uint64_t mem, disk;
+	struct window_stats st; /* the counters; sizes are computed */
+};
+
+static uint64_t entry_mem(const struct window_entry *e)
+{
+	return sizeof(*e) + (e->blob ? e->len : 0);
+}
+
+int window_store_new(const struct window_limits *lim, struct window_store **ret)
+{
+	struct window_store *ws = calloc(1, sizeof(*ws));
+
+	if (!ws)
+		return -ENOMEM;
+	window_store_set_limits(ws, lim);
+	*ret = ws;
+	return 0;
+}
+
+void window_store_free(struct window_store *ws)
+{
+	if (!ws)
+		return;
+	for (size_t i = 0; i < ws->n; i++)
+		free(ws->v[i].blob);
+	free(ws->v);
+	free(ws);
+}
+
+void window_store_set_limits(struct window_store *ws, const struct window_limits *lim)
+{
+	ws->lim = *lim;
+	if (!ws->lim.max_windows)
+		ws->lim.max_windows = DEFAULT_MAX_WINDOWS;
+}
+
+int window_store_add(struct window_store *ws, const struct window_entry *e)
+{
+	if ((!e->blob && !e->on_disk) || !e->len || e->end_boot < e->start_boot) {
+		free(e->blob);
+		return -EINVAL;
+	}
+	if (ws->n >= 2 * ws->lim.max_windows) { /* retain trims to max_windows each tick */
+		ws->st.dropped_full++;
+		free(e->blob);
+		return -ENOSPC;
+	}
+	if (array_grow((void **)&ws->v, &ws->cap, ws->n + 1, sizeof(*ws->v), 64) < 0) {
+		free(e->blob);
+		return -ENOMEM;
+	}
+	ws->v[ws->n++] = *e;
+	ws->mem += entry_mem(e);
+	if (e->on_disk)
+		ws->disk += e->len;
+	return 0;
+}
+
+static int seq_cmp(const void *a, const void *b)
+{
+	const struct window_entry *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void window_store_sort(struct window_store *ws)
+{
+	if (ws->n)
+		qsort(ws->v, ws->n, sizeof(*ws->v), seq_cmp);
+}
+
+static struct window_entry *find_seq(struct window_store *ws, uint64_t seq)
+{
+	size_t lo = 0, hi = ws->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ws->v[mid].seq < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ws->n && ws->v[lo].seq == seq ? &ws->v[lo] : NULL;
+}
+
+void window_store_saved(struct window_store *ws, uint64_t seq)
+{
+	struct window_entry *e = find_seq(ws, seq);
+
+	if (e && !e->on_disk) {
+		e->on_disk = true;
+		ws->disk += e->len;
+	}
+}
+
+/* Take e out of the accounts and mark it for compaction (len 0). */
+static void drop(struct window_store *ws, struct window_entry *e, window_drop_fn fn, void *ud)
+{
+	if (e->on_disk && fn)
+		fn(ud, e);
+	ws->mem -= entry_mem(e);
+	if (e->on_disk)
+		ws->disk -= e->len;
+	free(e->blob);
+	e->blob = NULL;
+	e->len = 0;
+}
+
+static uint64_t age_of(const struct window_entry *e, uint64_t now_boot, uint64_t now_real,
+		       uint64_t boot_id)
+{
+	if (e->boot_id == boot_id)
+		return now_boot > e->end_boot ? now_boot - e->end_boot : 0;
+	return now_real > e->end_real ? now_real - e->end_real : 0;
+}
+
+static void evict_memory(struct window_store *ws, window_drop_fn fn, void *ud)
+{
+	/* Blobs with a file first, oldest first; then blobs without; then whole entries. */
+	for (size_t i = 0; i < ws->n && ws->mem > ws->lim.mem_bytes; i++) {
+		struct window_entry *e = &ws->v[i];
+
+		if (e->len && e->blob && e->on_disk) {
+			ws->mem -= e->len;
+			free(e->blob);
+			e->blob = NULL;
+			ws->st.evicted++;
+		}
+	}
+	for (size_t i = 0; i < ws->n && ws->mem > ws->lim.mem_bytes; i++) {
+		struct window_entry *e = &ws->v[i];
+
+		if (e->len) {
+			ws->st.dropped_mem++;
+			drop(ws, e, fn, ud);
+		}
+	}
+}
+
+void window_store_retain(struct window_store *ws, uint64_t now_boot, uint64_t now_real,
+			 uint64_t boot_id, window_drop_fn fn, void *ud)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < ws->n; i++) {
+		struct window_entry *e = &ws->v[i];
+
+		if (ws->lim.max_age_ns &&
+		    age_of(e, now_boot, now_real, boot_id) > ws->lim.max_age_ns) {
+			ws->st.aged++;
+			drop(ws, e, fn, ud);
+		}
+	}
+	evict_memory(ws, fn, ud);
+	for (size_t i = 0; i < ws->n && ws->disk > ws->lim.disk_bytes; i++) {
+		struct window_entry *e = &ws->v[i];
+
+		if (e->len && e->on_disk) {
+			ws->st.dropped_disk++;
+			drop(ws, e, fn, ud);
+		}
+	}
+	for (size_t i = 0; i < ws->n; i++)
+		if (ws->v[i].len)
+			ws->v[k++] = ws->v[i];
+	ws->n = k;
+	if (ws->n > ws->lim.max_windows) { /* the oldest beyond the count bound */
+		size_t over = ws->n - ws->lim.max_windows;
+
+		for (size_t i = 0; i < over; i++) {
+			ws->st.dropped_full++;
+			drop(ws, &ws->v[i], fn, ud);
+		}
+		memmove(ws->v, ws->v + over, (ws->n - over) * sizeof(*ws->v));
+		ws->n -= over;
+	}
+}
+
+size_t window_store_count(const struct window_store *ws)
+{
+	return ws->n;
+}
+
+const struct window_entry *window_store_at(const struct window_store *ws, size_t i)
+{
+	return i < ws->n ? &ws->v[i] : NULL;
+}
+
+void window_store_hold(struct window_store *ws, size_t i, uint8_t *blob)
+{
+	if (i >= ws->n || ws->v[i].blob) {
+		free(blob);
+		return;
+	}
+	ws->v[i].blob = blob;
+	ws->mem += ws->v[i].len;
+}
+
+int window_store_select(const struct window_store *ws, uint32_t pid, uint64_t attached_ns,
+			uint64_t since, uint64_t until, size_t **ret, size_t *ret_n)
+{
+	_cleanup_free_ size_t *v = NULL;
+	size_t n = 0, cap = 0;
+
+	for (size_t i = 0; i < ws->n; i++) {
+		const struct window_entry *e = &ws->v[i];
+		uint64_t mid = e->start_real + (e->end_real - e->start_real) / 2;
+
+		if (e->pid != pid || (attached_ns && e->attached_ns != attached_ns))
+			continue;
+		if (mid < since || (until && mid >= until))
+			continue;
+		if (array_grow((void **)&v, &cap, n + 1, sizeof(*v), 16) < 0)
+			return -ENOMEM;
+		v[n++] = i;
+	}
+	*ret = TAKE_PTR(v);
+	*ret_n = n;
+	return 0;
+}
+
+void window_store_stats(const struct window_store *ws, struct window_stats *st)
+{
+	*st = ws->st;
+	st->windows = ws->n;
+	st->mem_bytes = ws->mem;
+	st->disk_bytes = ws->disk;
+	st->in_memory = st->on_disk = st->unsaved = 0;
+	for (size_t i = 0; i < ws->n; i++) {
+		st->in_memory += ws->v[i].blob != NULL;
+		st->on_disk += ws->v[i].on_disk;
+		st->unsaved += !ws->v[i].on_disk;
+	}
+}
+
+/* ---- Files ---- */
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = v >> (8 * i);
+}
+
+static uint32_t get_le32(const uint8_t *p)
+{
+	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+int window_frame(const uint8_t *payload, size_t len, uint8_t **ret, size_t *ret_len)
+{
+	uint8_t *buf;
+
+	if (len > WINDOW_MAX_PAYLOAD)
+		return -E2BIG;
+	buf = malloc(WINDOW_HEADER + len);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, WINDOW_MAGIC, 8);
+	put_le32(buf + 8, len);
+	put_le32(buf + 12, crc32(crc32(0L, Z_NULL, 0), payload, len));
+	if (len)
+		memcpy(buf + WINDOW_HEADER, payload, len);
+	*ret = buf;
+	*ret_len = WINDOW_HEADER + len;
+	return 0;
+}
+
+int window_unframe(const uint8_t *buf, size_t len, const uint8_t **payload, size_t *plen)
+{
+	uint32_t n;
+
+	if (len < 8 || memcmp(buf, WINDOW_MAGIC, 8))
+		return -EBADMSG;
+	if (len < WINDOW_HEADER)
+		return -EPIPE;
+	n = get_le32(buf + 8);
+	if (n > WINDOW_MAX_PAYLOAD)
+		return -EFBIG;
+	if (len - WINDOW_HEADER != n)
+		return len - WINDOW_HEADER < n ? -EPIPE : -EBADMSG;
+	if (crc32(crc32(0L, Z_NULL, 0), buf + WINDOW_HEADER, n) != get_le32(buf + 12))
+		return -EILSEQ;
+	*payload = buf + WINDOW_HEADER;
+	*plen = n;
+	return 0;
+}
+
+/* ---- The HCCT of a range ---- */
+
+uint64_t window_summary_min(const struct hcct_tree *snap, uint32_t m)
+{
+	uint64_t min = UINT64_MAX;
+	uint32_t mon = 0;
+
+	for (size_t i = 0; i < snap->len; i++) {
+		const struct hcct_entry *e = &snap->entries[i];
+
+		if (!(e->flags & HCCT_ENTRY_MONITORED))
+			continue;
+		mon++;
+		if (e->count < min)
+			min = e->count;
+	}
+	return m && mon >= m ? min : 0;
+}
+
+struct mnode {
+	uint64_t site, count, err, minsum; /* minsum: the mins of the summaries monitoring it */
+	uint32_t id, parent;
+	bool monitored;
+};
+
+struct mtab {
+	struct mnode *v;
+	size_t n, cap;
+	uint32_t *slots; /* index + 1 */
+	size_t nslots;
+};
+
+static uint64_t mkey(uint32_t parent, uint32_t id, uint64_t site)
+{
+	return mix64(((uint64_t)parent << 32 | id) ^ mix64(site));
+}
+
+static int mtab_grow(struct mtab *t)
+{
+	size_t ns = t->nslots ? t->nslots * 2 : 1024;
+	uint32_t *s = calloc(ns, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n; i++) {
+		size_t j = mkey(t->v[i].parent, t->v[i].id, t->v[i].site) & (ns - 1);
+
+		while (s[j])
+			j = (j + 1) & (ns - 1);
+		s[j] = i + 1;
+	}
+	free(t->slots);
+	t->slots = s;
+	t->nslots = ns;
+	return 0;
+}
+
+/* The merged context (parent, id, site), created if new: its index, or -ENOMEM. */
+static int64_t mtab_get(struct mtab *t, uint32_t parent, uint32_t id, uint64_t site)
+{
+	size_t j;
+
+	if ((t->n + 1) * 2 > t->nslots && mtab_grow(t) < 0)
+		return -ENOMEM;
+	for (j = mkey(parent, id, site) & (t->nslots - 1); t->slots[j];
+	     j = (j + 1) & (t->nslots - 1)) {
+		const struct mnode *x = &t->v[t->slots[j] - 1];
+
+		if (x->parent == parent && x->id == id && x->site == site)
+			return t->slots[j] - 1;
+	}
+	if (t->n >= UINT32_MAX - 1 ||
+	    array_grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v), 256) < 0)
+		return -ENOMEM;
+	t->v[t->n] = (struct mnode){.site = site, .id = id, .parent = parent};
+	t->slots[j] = t->n + 1;
+	return t->n++;
+}
+
+/* Add one summary: map[k] is the merged index of its entry k. */
+static int merge_one(struct mtab *t, const struct window_summary *s, uint32_t *map)
+{
+	for (size_t k = 0; k < s->tree->len; k++) {
+		const struct hcct_entry *e = &s->tree->entries[k];
+		uint32_t id = e->id < s->nmap ? s->map[e->id] : e->id;
+		uint32_t parent = HCCT_NONE;
+		int64_t x;
+
+		if (e->parent != HCCT_NONE) {
+			if (e->parent >= k)
+				return -EINVAL;
+			parent = map[e->parent];
+		}
+		x = mtab_get(t, parent, id, e->call_site);
+		if (x < 0)
+			return (int)x;
+		map[k] = x;
+		if (e->flags & HCCT_ENTRY_MONITORED) {
+			t->v[x].monitored = true;
+			t->v[x].count += e->count;
+			t->v[x].err += e->err;
+			t->v[x].minsum += s->min;
+		}
+	}
+	return 0;
+}
+
+static int merged_tree(const struct mtab *t, uint64_t n, uint64_t z, struct hcct_tree **ret)
+{
+	struct hcct_tree *tr = calloc(1, sizeof(*tr));
+
+	if (!tr)
+		return -ENOMEM;
+	tr->entries = calloc(t->n ? t->n : 1, sizeof(*tr->entries));
+	if (!tr->entries) {
+		free(tr);
+		return -ENOMEM;
+	}
+	tr->n = n;
+	tr->phi_den = 1;
+	tr->len = t->n;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct mnode *x = &t->v[i];
+		struct hcct_entry *e = &tr->entries[i];
+
+		e->call_site = x->site;
+		e->id = x->id;
+		e->parent = x->parent;
+		e->depth = x->parent == HCCT_NONE ? 1 : tr->entries[x->parent].depth + 1;
+		e->slot = HCCT_NONE;
+		if (x->parent != HCCT_NONE)
+			tr->entries[x->parent].children++;
+		if (x->monitored) {
+			e->flags = HCCT_ENTRY_MONITORED;
+			e->count = x->count + (z - x->minsum);
+			e->err = x->err + (z - x->minsum);
+		}
+	}
+	*ret = tr;
+	return 0;
+}
+
+int window_hcct_merge(const struct window_summary *v, size_t n, struct hcct_tree **ret)
+{
+	struct mtab t = {0};
+	uint64_t total = 0, z = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < n && err >= 0; i++) {
+		uint32_t *map = malloc((v[i].tree->len ? v[i].tree->len : 1) * sizeof(*map));
+
+		total += v[i].tree->n;
+		z += v[i].min;
+		err = map ? merge_one(&t, &v[i], map) : -ENOMEM;
+		free(map);
+	}
+	if (err >= 0)
+		err = merged_tree(&t, total, z, ret);
+	free(t.v);
+	free(t.slots);
+	return err;
+}
+
+/* ---- A window's summary from its exact stacks ---- */
+
+struct ranked {
+	uint64_t count;
+	uint32_t idx;
+};
+
+static int ranked_cmp(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Mark the m heaviest contexts monitored (ties: the first created), the others' counts 0; the
+ * count of the heaviest left out (0 if none) in *min. */
+static int keep_heaviest(struct mtab *t, uint32_t m, uint64_t *min)
+{
+	_cleanup_free_ struct ranked *r = malloc((t->n ? t->n : 1) * sizeof(*r));
+	size_t n = 0;
+
+	if (!r)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].count)
+			r[n++] = (struct ranked){.count = t->v[i].count, .idx = i};
+	*min = 0;
+	if (n > m) {
+		qsort(r, n, sizeof(*r), ranked_cmp);
+		*min = r[m].count;
+		n = m;
+	}
+	for (size_t i = 0; i < t->n; i++)
+		t->v[i].count = 0;
+	for (size_t i = 0; i < n; i++) {
+		t->v[r[i].idx].count = r[i].count;
+		t->v[r[i].idx].monitored = true;
+	}
+	return 0;
+}
+
+int window_summary_exact(const struct window_stack *v, size_t n, uint32_t m, struct hcct_tree **ret,
+			 uint64_t *min)
+{
+	struct mtab t = {0};
+	_cleanup_free_ uint32_t *idx = NULL;
+	uint64_t total = 0;
+	size_t k = 0;
+	int err = 0;
+
+	if (!m)
+		return -EINVAL;
+	for (size_t i = 0; i < n && err >= 0; i++) {
+		uint32_t parent = HCCT_NONE;
+
+		for (size_t d = 0; d < v[i].n && err >= 0; d++) {
+			int64_t x = mtab_get(&t, parent, v[i].ids[d], 0);
+
+			if (x < 0)
+				err = (int)x;
+			else
+				parent = x;
+		}
+		if (err >= 0 && v[i].n) {
+			t.v[parent].count += v[i].count;
+			total += v[i].count;
+		}
+	}
+	if (err >= 0)
+		err = keep_heaviest(&t, m, min);
+	if (err >= 0 && !(idx = malloc((t.n ? t.n : 1) * sizeof(*idx))))
+		err = -ENOMEM;
+	if (err < 0)
+		goto out;
+	for (size_t i = t.n; i-- > 0;) /* children after parents: one backward pass */
+		if ((t.v[i].monitored || t.v[i].err) && t.v[i].parent != HCCT_NONE)
+			t.v[t.v[i].parent].err = 1; /* err: "needed", until the output */
+	for (size_t i = 0; i < t.n; i++) {
+		struct mnode *x = &t.v[i];
+
+		idx[i] = UINT32_MAX;
+		if (!x->monitored && !x->err)
+			continue;
+		x->parent = x->parent == HCCT_NONE ? HCCT_NONE : idx[x->parent];
+		x->err = 0;
+		x->minsum = 0;
+		idx[i] = k;
+		t.v[k++] = *x;
+	}
+	t.n = k;
+	err = merged_tree(&t, total, 0, ret);
+out:
+	free(t.v);
+	free(t.slots);
+	return err;
+}
