@@ -11,6 +11,8 @@
 #   3. Node without --perf-basic-prof: several distinct unnamed rows, not one, and the hint says
 #      how to get a perf map.
 # Needs root; perf for the comparison and node for 3 (skipped with the reason when missing).
+# Not sanitized: about 35 s of waiting for late maps; the renaming code (daemon/lib/profile.c)
+# runs under ASan in test_profile and the naming glue in test_names and test_perfmap.
 . "$(dirname "$0")/lib.sh"
 CMP=(python3 "$(dirname "$0")/names_compare.py")
 start_daemon || { fail "daemon starts" "see log"; exit 1; }

@@ -6,6 +6,8 @@
 # has; JS functions carry their file and line (V8's perf map with --perf-basic-prof, the jitdump
 # with --perf-prof); samples carry thread_id and thread_name labels. Needs root and go; node for
 # the JS parts (skipped without it).
+# Not sanitized: go tool pprof and readelf comparisons (about 20 s); the encoder
+# (proto/pprof.c) runs under ASan in the unit test test_pprof and in test_export.
 . "$(dirname "$0")/lib.sh"
 if ! command -v go >/dev/null; then skip "pprof maps" "go (golang-go) not installed"; exit 0; fi
 export GOCACHE=$TDIR/gocache HOME=$TDIR
