@@ -46,7 +46,9 @@
 # TG_ATTACH_ROUNDS (5), TG_JVM_THREADS (200), TG_JVM_SPIN (2), TG_TRIPLES (7: sets of runs per
 # cell of part 3), TG_WORKLOADS ("node jvm": the workloads of part 3), TG_FREQS ("99 999"),
 # TG_NODE_ITERS (1500), TG_JVM_ROUNDS (12000), QUIET_WAIT (120), QUIET_TOTAL (600), PERF (perf),
-# NODE (node), JAVA (java), JAVAC (javac). As root. Output: the tables on stdout and in
+# NODE (node), JAVA (java), JAVAC (javac), KPROFD and KPROFCTL (default $BUILD/kprofd and
+# $BUILD/kprofctl: another build's pair; kprofctl must have `record`, else see
+# bench/targets_ab.sh). As root. Output: the tables on stdout and in
 # $BUILD/bench/targets.md, the runs one by one in $BUILD/bench/targets.csv, kprofd's log in
 # $BUILD/bench/targets-kprofd.log; progress on stderr.
 set -euo pipefail
@@ -70,8 +72,8 @@ PERF=${PERF:-perf}
 NODE=${NODE:-node}
 JAVA=${JAVA:-java}
 JAVAC=${JAVAC:-javac}
-KPROFD=$BUILD/kprofd
-KPROFCTL=$BUILD/kprofctl
+KPROFD=${KPROFD:-$BUILD/kprofd}
+KPROFCTL=${KPROFCTL:-$BUILD/kprofctl}
 OUT_DIR=$BUILD/bench
 
 die() {

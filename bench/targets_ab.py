@@ -1,0 +1,332 @@
+# targets_ab.py: the timing and process control of bench/targets_ab.sh, which sets its
+# environment, starts the two kprofds and runs it; not meant to be run alone. See
+# bench/targets_ab.sh for what is measured and how.
+import json, os, signal, statistics, subprocess, sys, time
+
+E = os.environ
+D = {"A": dict(label=E["LABEL_A"], ctl=[E["KPROFCTL_A"], "--socket", E["SOCK_A"]], pid=int(E["PID_A"])),
+     "B": dict(label=E["LABEL_B"], ctl=[E["KPROFCTL_B"], "--socket", E["SOCK_B"]], pid=int(E["PID_B"]))}
+PERF, NODE, JAVA, JCLS, HOT_FIXED = E["PERF"], E["NODE"], E["JAVA"], E["JCLS"], E["HOT_FIXED"]
+OUT_DIR = E["OUT_DIR"]
+SETS, FREQS = int(E["AB_SETS"]), [int(f) for f in E["AB_FREQS"].split()]
+NODE_ITERS, JVM_ROUNDS = int(E["AB_NODE_ITERS"]), int(E["AB_JVM_ROUNDS"])
+QUIET_WAIT, QUIET_TOTAL = int(E["QUIET_WAIT"]), int(E["QUIET_TOTAL"])
+MODES = ["alone", "B", "A"] + (["perf"] if E["AB_PERF"] == "1" else [])
+
+
+def log(msg):
+    print("bench: " + msg, file=sys.stderr, flush=True)
+
+
+def ctl(d, *args):
+    r = subprocess.run(D[d]["ctl"] + list(args), stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit("bench: kprofctl (%s) %s failed (status %d): %s"
+                 % (d, " ".join(args), r.returncode, (r.stderr or r.stdout).strip()))
+    return r.stdout
+
+
+def status(d):
+    return json.loads(ctl(d, "status", "--json"))
+
+
+def pgrep(*args):
+    r = subprocess.run(["pgrep", *args], capture_output=True, text=True)
+    return [int(p) for p in r.stdout.split()]
+
+
+def comm(pid):
+    try:
+        with open("/proc/%d/comm" % pid) as fh:
+            return fh.read().strip()
+    except OSError:
+        return None
+
+
+def cpu_stat():
+    with open("/proc/stat") as fh:
+        v = [int(x) for x in fh.readline().split()[1:]]
+    total = sum(v[:8])
+    return total - v[3] - v[4], v[7], total
+
+
+OWN = {os.getpid(), os.getppid(), D["A"]["pid"], D["B"]["pid"]}
+BUSY_RE = (r"tests/run\.sh|tests/fuzz/run\.sh|\.ci/run|tests/integration/test_|perf (record|top|stat)"
+           r"|bpftrace|bench/(slowdown|ingest|peers|threads|soak|targets)|bench_ingest|minijit")
+
+
+def busy():
+    return sorted({comm(p) or "?" for p in pgrep("-f", BUSY_RE) if p not in OWN} - {None})
+
+
+def others():
+    seen = {}
+    for p in pgrep("-x", "kprofd|minijit|node|java|perf|bpftrace"):
+        if p not in OWN and (c := comm(p)):
+            seen[c] = seen.get(c, 0) + 1
+    return seen
+
+
+waited_total = 0.0
+windows = []  # (others at start, others at end, busy at start, busy at end, waited s)
+
+
+def quiet():
+    global waited_total
+    t0, said = time.monotonic(), False
+    while (b := busy()):
+        w = time.monotonic() - t0
+        if w >= QUIET_WAIT or waited_total + w >= QUIET_TOTAL:
+            log("  still running after %.0f s of waiting: %s; measuring anyway" % (w, " ".join(b)))
+            break
+        if not said:
+            log("  waiting for: %s" % " ".join(b))
+            said = True
+        time.sleep(3)
+    w = time.monotonic() - t0
+    waited_total += w
+    return w
+
+
+def reap_tmp(pid):
+    for f in ("/tmp/perf-%d.map" % pid, "/tmp/.java_pid%d" % pid, "/tmp/.attach_pid%d" % pid,
+              "/tmp/hsperfdata_root/%d" % pid):
+        try:
+            os.unlink(f)
+        except OSError:
+            pass
+
+
+def ended(d, timeout=5.0):
+    """Wait until kprofd d has no attached target (it saw the exit); False on timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        s = status(d)
+        if s["targets_attached"] == 0:
+            return s
+        time.sleep(0.02)
+    return None
+
+
+def held_run(cmd, freq, d=None):
+    """cmd held at its start (the shell stops itself before the exec), attached to kprofd d if
+    given, continued and reaped. Returns wall (spawn to reap), run (SIGCONT to reap), attach
+    (s), CPU of the tree (wait4), and for d kprofd's samples, cpu_ns, drops deltas."""
+    s0 = {k: status(k) for k in D}
+    t0 = time.perf_counter()
+    p = subprocess.Popen(["/bin/sh", "-c", 'kill -STOP $$; exec "$@"', "sh", *cmd],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, st = os.waitpid(p.pid, os.WUNTRACED)
+    if not os.WIFSTOPPED(st):
+        sys.exit("bench: %s did not stop itself (status %#x)" % (" ".join(cmd), st))
+    ta = time.perf_counter()
+    if d:
+        ctl(d, "attach", str(p.pid), "--freq", str(freq))
+    t1 = time.perf_counter()
+    os.kill(p.pid, signal.SIGCONT)
+    err = p.stderr.read()
+    _, st, ru = os.wait4(p.pid, 0)
+    t2 = time.perf_counter()
+    p.returncode = os.waitstatus_to_exitcode(st)
+    p.stderr.close()
+    reap_tmp(p.pid)
+    if p.returncode != 0:
+        sys.exit("bench: %s exited with status %d: %s"
+                 % (" ".join(cmd), p.returncode, err.decode(errors="replace").strip()[-500:]))
+    r = dict(wall=t2 - t0, run=t2 - t1, attach=t1 - ta, cpu=ru.ru_utime + ru.ru_stime)
+    s1 = {}
+    for k in D:
+        s1[k] = (ended(k) if k == d else None) or status(k)
+        if k == d and s1[k]["targets_attached"] != 0:
+            log("  kprofd %s had not ended pid %d 5 s after its exit" % (k, p.pid))
+    for k in D:
+        r["cpu_ns_" + k] = s1[k]["cpu_ns"] - s0[k]["cpu_ns"]
+    if d:
+        r.update(samples=s1[d]["samples"] - s0[d]["samples"], drops=s1[d]["drops"] - s0[d]["drops"])
+    return r
+
+
+def perf_run(cmd, freq):
+    t0 = time.perf_counter()
+    p = subprocess.Popen([PERF, "record", "-F", str(freq), "-g", "-o", "/dev/null", "--", "/bin/sh", "-c",
+                          'echo $$ >"$0"; exec "$@"', os.path.join(E["TDIR"], "pid"), *cmd],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = p.stderr.read()
+    _, st, ru = os.wait4(p.pid, 0)
+    t2 = time.perf_counter()
+    p.returncode = os.waitstatus_to_exitcode(st)
+    p.stderr.close()
+    try:
+        with open(os.path.join(E["TDIR"], "pid")) as fh:
+            reap_tmp(int(fh.read()))
+    except (OSError, ValueError):
+        pass
+    if p.returncode != 0:
+        sys.exit("bench: perf record of %s exited with status %d: %s"
+                 % (" ".join(cmd), p.returncode, err.decode(errors="replace").strip()[-500:]))
+    return dict(wall=t2 - t0, cpu=ru.ru_utime + ru.ru_stime)
+
+
+def one(mode, cmd, freq):
+    if mode == "alone":
+        return held_run(cmd, freq)
+    if mode == "perf":
+        return perf_run(cmd, freq)
+    return held_run(cmd, freq, mode)
+
+
+def med3(v):
+    v = sorted(v)
+    return statistics.median(v), v[0], v[-1]
+
+
+def fmt3(v, scale=1.0, digits=3, bold=False):
+    m, lo, hi = med3(v)
+    ms = "%.*f" % (digits, m * scale)
+    return "%s (%.*f, %.*f)" % ("**%s**" % ms if bold else ms, digits, lo * scale, digits, hi * scale)
+
+
+def warm(d):
+    """Let kprofd d load the kernel's symbols (50-100 ms, once) before it is measured."""
+    p = subprocess.Popen(["dd", "if=/dev/zero", "of=/dev/null", "bs=64k"], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        s0 = status(d)
+        ctl(d, "attach", str(p.pid), "--freq", "999")
+        deadline = time.monotonic() + 10
+        while status(d)["samples"] - s0["samples"] < 20 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        ctl(d, "detach", str(p.pid))
+    finally:
+        p.kill()
+        p.wait()
+
+
+WORKLOADS = [
+    ("node", "`node --perf-basic-prof tests/fixtures/hot_fixed.js %d`" % NODE_ITERS,
+     [NODE, "--perf-basic-prof", HOT_FIXED, str(NODE_ITERS)]),
+    ("jvm", "`java -XX:+PreserveFramePointer Threads work 4 %d`" % JVM_ROUNDS,
+     [JAVA, "-XX:+PreserveFramePointer", "-cp", JCLS, "Threads", "work", "4", str(JVM_ROUNDS)]),
+]
+WANT = E["AB_WORKLOADS"].split()
+cells = [(w, f) for w in WORKLOADS if w[0] in WANT for f in FREQS]
+res = {(w[0], f): [] for w, f in cells}
+csv = ["set,workload,freq,mode,wall_s,run_s,attach_s,cpu_s,samples,drops,cpu_ns_A,cpu_ns_B"]
+
+for d in D:
+    log("warm-up: kprofd %s (%s) profiles dd for a moment" % (d, D[d]["label"]))
+    warm(d)
+for w in [w for w in WORKLOADS if w[0] in WANT]:  # warm-up, not counted
+    for m in MODES:
+        one(m, w[2], FREQS[0])
+date0 = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+load0 = " ".join(open("/proc/loadavg").read().split()[:3])
+t_all, c0 = time.monotonic(), cpu_stat()
+for r in range(SETS):
+    for ci in range(len(cells)):
+        (name, _, cmd), f = cells[(ci + r) % len(cells)]
+        waited = quiet()
+        o0, b0 = others(), busy()
+        t, order = {}, []
+        for i in range(len(MODES)):
+            m = MODES[(i + r + ci) % len(MODES)]
+            order.append(m)
+            t[m] = one(m, cmd, f)
+            x = t[m]
+            csv.append("%d,%s,%d,%s,%.6f,%s,%s,%.6f,%s,%s,%s,%s" % (
+                r + 1, name, f, m, x["wall"], "%.6f" % x["run"] if "run" in x else "",
+                "%.6f" % x["attach"] if "attach" in x else "", x["cpu"], x.get("samples", ""),
+                x.get("drops", ""), x.get("cpu_ns_A", ""), x.get("cpu_ns_B", "")))
+        windows.append((o0, others(), b0, busy(), waited))
+        res[(name, f)].append(t)
+        msg = "set %d/%d %s %d Hz (%s): alone %.3f s" % (r + 1, SETS, name, f, " ".join(order), t["alone"]["run"])
+        for d in ("B", "A"):
+            msg += ", %s x%.3f (%d samples, %.2f us/sample)" % (
+                d, t[d]["run"] / t["alone"]["run"], t[d]["samples"], t[d]["cpu_ns_" + d] / 1e3 / max(1, t[d]["samples"]))
+        if "perf" in t:
+            msg += ", perf x%.3f" % (t["perf"]["wall"] / t["alone"]["wall"])
+        log(msg)
+c1 = cpu_stat()
+busy_pct = 100.0 * (c1[0] - c0[0]) / max(1, c1[2] - c0[2])
+steal_pct = 100.0 * (c1[1] - c0[1]) / max(1, c1[2] - c0[2])
+date1 = time.strftime("%H:%M UTC", time.gmtime())
+
+LA, LB = D["A"]["label"], D["B"]["label"]
+o = ["Command: `%s`" % E["BENCH_CMD"], "",
+     "* Date: %s to %s; A = %s, B = %s" % (date0, date1, LA, LB),
+     "* Machine: %s; load average before %s; CPUs %.0f%% busy over the sets (/proc/stat), %.1f%% stolen"
+     % (E["BENCH_MACHINE"], load0, busy_pct, steal_pct)]
+with_o = [w for w in windows if w[0] or w[1]]
+with_b = [w for w in windows if w[2] or w[3]]
+names = {}
+for w in with_o:
+    for dd in (w[0], w[1]):
+        for c, n in dd.items():
+            names[c] = max(names.get(c, 0), n)
+s = "* %d sets; other kprofd/minijit/node/java/perf processes in %d" % (len(windows), len(with_o))
+if names:
+    s += " (at most %s)" % ", ".join("%d %s" % (n, c) for c, n in sorted(names.items()))
+s += "; a test suite, fuzzer, benchmark or profiler of another session in %d" % len(with_b)
+if with_b:
+    s += " (%s)" % ", ".join(sorted({c for w in with_b for c in w[2] + w[3]}))
+s += "; %.0f s spent waiting for a quiet machine" % sum(w[4] for w in windows)
+o += [s, ""]
+
+o += ["Wall time from SIGCONT to reap over the command alone's in the same set (perf: spawn to reap "
+      "over alone's spawn to reap), median (min, max) of %d sets; after/before: the median of the "
+      "per-set ratios of A's run time to B's:" % SETS, "",
+      "| workload | Hz | alone (s) | kprofd B: %s | kprofd A: %s | A / B, per set | %ssamples B; A | drops B; A |"
+      % (LB, LA, "`perf record -F F -g -o /dev/null --` | " if "perf" in MODES else ""),
+      "|---|---:|---:|---:|---:|---:|%s---:|---:|" % ("---:|" if "perf" in MODES else "")]
+for (name, desc, _), f in cells:
+    v = res[(name, f)]
+    o.append("| %s | %d | %s | %s | %s | %s | %s%d; %d | %d; %d |" % (
+        name, f, fmt3([x["alone"]["run"] for x in v]),
+        fmt3([x["B"]["run"] / x["alone"]["run"] for x in v], bold=True),
+        fmt3([x["A"]["run"] / x["alone"]["run"] for x in v], bold=True),
+        fmt3([x["A"]["run"] / x["B"]["run"] for x in v]),
+        (fmt3([x["perf"]["wall"] / x["alone"]["wall"] for x in v]) + " | ") if "perf" in MODES else "",
+        statistics.median(x["B"]["samples"] for x in v), statistics.median(x["A"]["samples"] for x in v),
+        sum(x["B"]["drops"] for x in v), sum(x["A"]["drops"] for x in v)))
+o += ["", "The same from spawn to reap (the attach request included; its time in ms, median):", "",
+      "| workload | Hz | alone (s) | B | A | attach B; A (ms) |", "|---|---:|---:|---:|---:|---:|"]
+for (name, desc, _), f in cells:
+    v = res[(name, f)]
+    o.append("| %s | %d | %s | %s | %s | %.1f; %.1f |" % (
+        name, f, fmt3([x["alone"]["wall"] for x in v]),
+        fmt3([x["B"]["wall"] / x["alone"]["wall"] for x in v]),
+        fmt3([x["A"]["wall"] / x["alone"]["wall"] for x in v]),
+        statistics.median(x["B"]["attach"] for x in v) * 1e3, statistics.median(x["A"]["attach"] for x in v) * 1e3))
+o += ["", "CPU time of the process tree (wait4: the command; perf's own included for perf) over the "
+      "command alone's, median (min, max):", "",
+      "| workload | Hz | alone (CPU s, CPU / run wall) | B | A | A / B, per set |%s" % (" perf |" if "perf" in MODES else ""),
+      "|---|---:|---:|---:|---:|---:|%s" % ("---:|" if "perf" in MODES else "")]
+for (name, desc, _), f in cells:
+    v = res[(name, f)]
+    o.append("| %s | %d | %.2f, %.2f | %s | %s | %s |%s" % (
+        name, f, statistics.median(x["alone"]["cpu"] for x in v),
+        statistics.median(x["alone"]["cpu"] / x["alone"]["run"] for x in v),
+        fmt3([x["B"]["cpu"] / x["alone"]["cpu"] for x in v]), fmt3([x["A"]["cpu"] / x["alone"]["cpu"] for x in v]),
+        fmt3([x["A"]["cpu"] / x["B"]["cpu"] for x in v]),
+        (" %s |" % fmt3([x["perf"]["cpu"] / x["alone"]["cpu"] for x in v])) if "perf" in MODES else ""))
+o += ["", "kprofd's CPU (`status --json` cpu_ns) around each of its runs, until it had ended the target; "
+      "idle: the same kprofd around the run alone; median (min, max):", "",
+      "| workload | Hz | kprofd | per run (ms) | per sample (us) | idle, around the run alone (ms) | per sample above idle (us) |",
+      "|---|---:|---|---:|---:|---:|---:|"]
+for (name, desc, _), f in cells:
+    v = res[(name, f)]
+    for d in ("B", "A"):
+        o.append("| %s | %d | %s | %s | %s | %s | %s |" % (
+            name, f, D[d]["label"], fmt3([x[d]["cpu_ns_" + d] / 1e6 for x in v], digits=1),
+            fmt3([x[d]["cpu_ns_" + d] / 1e3 / max(1, x[d]["samples"]) for x in v], digits=2, bold=True),
+            fmt3([x["alone"]["cpu_ns_" + d] / 1e6 for x in v], digits=1),
+            fmt3([(x[d]["cpu_ns_" + d] - x["alone"]["cpu_ns_" + d]) / 1e3 / max(1, x[d]["samples"]) for x in v],
+                 digits=2)))
+text = "\n".join(o).rstrip() + "\n"
+os.makedirs(OUT_DIR, exist_ok=True)
+with open(os.path.join(OUT_DIR, "targets_ab.md"), "w") as fh:
+    fh.write(text)
+with open(os.path.join(OUT_DIR, "targets_ab.csv"), "w") as fh:
+    fh.write("\n".join(csv) + "\n")
+sys.stdout.write(text)
+log("done in %.0f s" % (time.monotonic() - t_all))
