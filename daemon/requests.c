@@ -1267,10 +1267,11 @@ static void do_drift(struct client *cl, const Kprof__DriftRequest *req)
 	if (err < 0) {
 		drift_reply_release(&m);
 		if (err == -ENODATA)
-			reply_error(cl, err,
-				    "pid %u (%s, %s): no drift data was kept with this profile (saved "
-				    "by an older kprofd or drift was off)",
-				    req->pid, t->comm, t->state == TARGET_EXITED ? "exited" : "detached");
+			reply_error(
+			    cl, err,
+			    "pid %u (%s, %s): no drift data was kept with this profile (saved "
+			    "by an older kprofd or drift was off)",
+			    req->pid, t->comm, t->state == TARGET_EXITED ? "exited" : "detached");
 		else
 			reply_error(cl, err, "pid %u: the drift result kept with its profile: %s",
 				    req->pid, strerror(-err));
