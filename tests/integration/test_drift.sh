@@ -9,7 +9,8 @@
 # exited, the traced one still attached when kprofd stops, each answers `drift` with the
 # result kept with its profile, the same after a restart of kprofd (restored from its state
 # directory); a profile kept without drift data (drift off) says so. Bad input: no PID, a bad
-# --keys, an unknown PID, a --session that does not exist. The first three workloads run at
+# --keys, an unknown PID, a --session that does not exist; attached again, a PID's first session
+# keeps its result (--session 1). The first three workloads run at
 # once, then the traced one: about 22 s.
 # Not sanitized: the detection needs a few hundred samples per function at a steady rate.
 . "$(dirname "$0")/lib.sh"
@@ -186,10 +187,23 @@ assert a['samples'] >= b['samples'] and a['events_total'] >= b['events_total']" 
 else
 	fail "detached target: drift shows the same drift, kept" "$(cat "$TDIR/kept.txt")"
 fi
+# Attached again: a new session, live; the first one keeps its result (--session 1).
+ctl attach "$FP" --freq 99 >/dev/null
+ctl drift "$FP" --json >"$TDIR/again.json"
+ctl drift "$FP" --session 1 --json >"$TDIR/session1.json"
+if python3 -c "import json,sys
+a, b, k = (json.load(open(f)) for f in sys.argv[1:4])
+assert not a['kept'] and a['target']['session'] == 2 and a['target']['state'] == 'attached', a['target']
+assert b['kept'] and b['target']['session'] == 1 and b['functions'] == k['functions'], b['target']" \
+	"$TDIR/again.json" "$TDIR/session1.json" "$TDIR/kept.json"; then
+	pass "attached again: drift is live, --session 1 the kept result"
+else
+	fail "attached again: drift is live, --session 1 the kept result" "$(head -c 400 "$TDIR/session1.json")"
+fi
 
 # The path mix when traced: a path trace of mj_phase across the flip (uprobes slow it some 50
 # times, so a short run of mj_phase per round keeps the flip on time).
-kill -9 "$FP" ${NP:+"$NP"} 2>/dev/null # FP is detached: its profile stays kept
+kill -9 "$FP" ${NP:+"$NP"} 2>/dev/null # FP's first session stays kept
 wait "$FP" ${NP:+"$NP"} 2>/dev/null
 start_minijit --phase 2 --flip-after 3 --seconds 14 || fail "traced minijit starts" ""
 PP=$MJ_PID
@@ -213,14 +227,14 @@ ctl drift "$PP" --json >"$TDIR/traced.json"
 stop_daemon || fail "daemon stops" "exit status $?"
 printf '[drift]\nenabled = off\n' >"$TDIR/nodrift.conf"
 start_daemon --config "$TDIR/nodrift.conf" || { fail "daemon restarts" "see log"; exit 1; }
-ctl drift "$FP" --json >"$TDIR/restored.json"
+ctl drift "$FP" --session 1 --json >"$TDIR/restored.json"
 if drift_same "$TDIR/restored.json" "$TDIR/kept.json" && python3 -c "import json,sys
 r = json.load(open(sys.argv[1]))
 assert r['kept_restored'] and r['kept_reason'] == 'detached', r" "$TDIR/restored.json" &&
-	ctl drift "$FP" | grep -q "^kept: .* (detached), kept with its profile and restored after kprofd restarted$"; then
+	ctl drift "$FP" --session 1 | grep -q "^kept: .* (detached), kept with its profile and restored after kprofd restarted$"; then
 	pass "after a restart: the detached target's drift restored, the same"
 else
-	fail "after a restart: the detached target's drift restored" "$(ctl drift "$FP" 2>&1 | head -20)"
+	fail "after a restart: the detached target's drift restored" "$(ctl drift "$FP" --session 1 2>&1 | head -20)"
 fi
 ctl drift "$SP" --json >"$TDIR/steady_restored.json"
 ctl drift "$PP" --json >"$TDIR/traced_restored.json"
