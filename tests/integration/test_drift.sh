@@ -11,7 +11,7 @@
 # directory); a profile kept without drift data (drift off) says so. Bad input: no PID, a bad
 # --keys, an unknown PID, a --session that does not exist; attached again, a PID's first session
 # keeps its result (--session 1). The first three workloads run at
-# once, then the traced one: about 22 s.
+# once, then the traced one: about 20 s.
 # Not sanitized: the detection needs a few hundred samples per function at a steady rate.
 . "$(dirname "$0")/lib.sh"
 start_daemon || { fail "daemon starts" "see log"; exit 1; }
