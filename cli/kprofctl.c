@@ -866,6 +866,7 @@ static int verb_drift(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"keys", required_argument, NULL, 'k'},
 	    {"json", no_argument, NULL, 'j'},
+	    {"session", required_argument, NULL, 'S'},
 	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
@@ -876,6 +877,8 @@ static int verb_drift(int argc, char **argv)
 
 	while ((c = verb_getopt(&st, "drift", argc, argv, "", opts)) != -1) {
 		if (c == 'k' && parse_uint("--keys", optarg, 1, 16, &dr.keys) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'S' && parse_session(optarg, &dr.session) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			json = true;
@@ -1701,11 +1704,12 @@ static const struct verb verbs[] = {
      "          per instruction and basic block, loops and back edges marked, the top N\n"
      "          blocks first (default 10, 0 = all); FUNCTION as report names it (or a\n"
      "          part of the name only one function has) or an address 0x... in it"},
-    {"drift", verb_drift, "PID [--keys N] [--json]",
+    {"drift", verb_drift, "PID [--keys N] [--session N] [--json]",
      "profile drift of PID's JIT functions: each one's reference profile (offsets\n"
      "          sampled in it, functions it calls) against a sliding window of its newest\n"
      "          samples by overlap; a drift is logged by kprofd and shown in top; --keys:\n"
-     "          keys shown per function (default 5, 1-16)"},
+     "          keys shown per function (default 5, 1-16); a detached, exited or restored\n"
+     "          target answers with the result kept with its profile"},
     {"help", verb_help_verb, "[VERB]",
      "this help, or the help of VERB (its section of kprofctl(1)), as VERB --help"},
 };
