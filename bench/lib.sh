@@ -83,19 +83,19 @@ bench_start() {
 	trap 'exit 143' TERM
 }
 
-# bench_cleanup (the EXIT trap): bench_on_exit if the script defines one, the BENCH_PIDS killed
-# and reaped (and their perf maps removed), the kprofds stopped, the BENCH_KEEP logs copied, the
+# bench_cleanup (the EXIT trap): the BENCH_PIDS killed and reaped (and their perf maps removed),
+# the kprofds stopped, bench_on_exit if the script defines one, the BENCH_KEEP logs copied, the
 # last lines of each kprofd log shown if the script failed, TDIR removed (kept with KEEP=1).
 bench_cleanup() {
 	local rc=$? p kl
 	trap - EXIT INT TERM
-	if declare -F bench_on_exit >/dev/null; then bench_on_exit || true; fi
 	for p in "${BENCH_PIDS[@]}"; do
 		kill -TERM "$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null || true
 		rm -f "/tmp/perf-$p.map"
 	done
 	for p in "${BENCH_KPROFDS[@]}"; do kprofd_stop "$p"; done
+	if declare -F bench_on_exit >/dev/null; then bench_on_exit || true; fi
 	for kl in "${BENCH_KEEP[@]}"; do
 		[ -d "$(dirname "${kl#* }")" ] && cp "${kl%% *}" "${kl#* }" 2>/dev/null || true
 	done
@@ -174,6 +174,25 @@ wait_ready() {
 	grep -q "$2" "$1" 2>/dev/null
 }
 
+# find_perf: PERF, the first of $PERF, perf, /usr/bin/perf_*, /usr/lib/linux-tools*/perf that can
+# count an event here (Debian's linux-perf may not match the running kernel), or empty; then
+# PERF_UNAVAILABLE says why none could.
+find_perf() {
+	local c out
+	PERF_UNAVAILABLE=
+	for c in ${PERF:-} perf /usr/bin/perf_* /usr/lib/linux-tools*/perf; do
+		[ -x "$c" ] || c=$(command -v "$c" 2>/dev/null) || continue
+		if [ -z "$c" ] || [ ! -x "$c" ]; then continue; fi
+		if out=$("$c" stat -e task-clock -x, -- true 2>&1 >/dev/null); then
+			PERF=$c
+			return 0
+		fi
+		PERF_UNAVAILABLE="$c: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
+	done
+	PERF=
+	PERF_UNAVAILABLE=${PERF_UNAVAILABLE:-no perf binary found (apt-get install linux-perf)}
+}
+
 # ---- a quiet machine -------------------------------------------------------------------------
 
 # What a window should not share the machine with: another kprofd, perf, bpftrace, a benchmark.
@@ -214,8 +233,12 @@ rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 json_get() { python3 -c "import json,sys; d=json.load(sys.stdin); print(d$1)"; }
 # med3 NUMBER...: "median (min, max)"
 med3() { printf '%s\n' "$@" | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s (%s, %s)", m, v[1], v[NR] }'; }
-# median NUMBER...: the middle one (the lower of the two middle ones for an even count)
-median() { printf '%s\n' "$@" | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# median [NUMBER...]: the middle one (the lower of the two middle ones for an even count) of the
+# arguments, or of the lines of stdin if there are none
+median() {
+	if [ $# -gt 0 ]; then printf '%s\n' "$@"; else cat; fi |
+		grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
 
 # ---- the machine, for the tables -------------------------------------------------------------
 
@@ -235,3 +258,18 @@ cpu_model() {
 }
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 date_utc() { date -u '+%Y-%m-%d %H:%M UTC'; }
+# machine_jvm PERF NODE JAVA: the machine and the versions of perf, node and java, in one line
+machine_jvm() {
+	echo "Linux $(uname -r), $(nproc) CPUs ($(cpu_model)), perf $("$1" --version | awk '{ print $3 }'), node $("$2" --version), $("$3" -version 2>&1 | head -n 1)"
+}
+
+# jvm_fixture BUILD JAVAC: the directory of tests/fixtures/jvm/Threads.class, compiled into
+# BUILD/jvm when the source is newer (as test_jvm.sh does)
+jvm_fixture() {
+	local d
+	d=$(realpath -m "$1/jvm")
+	if [ ! -f "$d/Threads.class" ] || [ "$BENCH_ROOT/tests/fixtures/jvm/Threads.java" -nt "$d/Threads.class" ]; then
+		mkdir -p "$d" && "$2" -d "$d" "$BENCH_ROOT/tests/fixtures/jvm/Threads.java" >&2 || die "javac Threads.java failed"
+	fi
+	echo "$d"
+}
