@@ -2,7 +2,7 @@
 # kprofctl calls, /proc readings, the wait for a quiet machine, timed runs, what a Node or JVM
 # target leaves in /tmp, median (min, max) cells and the output files. Errors end the benchmark
 # with "PREFIX: why" (sys.exit), PREFIX being the name set_prefix() gave (bench by default).
-import json, os, select, shutil, statistics, subprocess, sys, tempfile, time
+import json, os, select, shutil, signal, statistics, subprocess, sys, tempfile, time
 
 PREFIX = "bench"
 
@@ -276,6 +276,16 @@ def read_until(fd, buf, needle, timeout, what):
     return buf
 
 
+def stop(p, sig=signal.SIGTERM, timeout=5):
+    """Send sig to Popen p, SIGKILL if it has not exited timeout s later; p is reaped."""
+    p.send_signal(sig)
+    try:
+        p.wait(timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
+
 def wrapped(cmd, pidfile):
     """cmd under a shell that writes its pid first (the pid cmd keeps after its exec)."""
     return ["/bin/sh", "-c", 'echo $$ >"$0"; exec "$@"', pidfile, *cmd]
@@ -327,6 +337,15 @@ def now_utc(fmt="%Y-%m-%d %H:%M UTC"):
 def loadavg():
     with open("/proc/loadavg") as fh:
         return fh.read().split()[:3]
+
+
+def head_lines(env, what=""):
+    """The first lines of a table from the variables the shell script set: the command, the
+    date and commit, the machine."""
+    return ["Command: `%s`%s" % (env["BENCH_CMD"], what), "",
+            "* Date: %s; commit %s" % (env["BENCH_DATE"], env["BENCH_COMMIT"]),
+            "* Machine: Linux %s, %s CPUs (%s), load average before the run %s"
+            % (env["BENCH_KERNEL"], env["BENCH_NPROC"], env["BENCH_CPU"], env["BENCH_LOADAVG"])]
 
 
 def write_out(out_dir, files, show):

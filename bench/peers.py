@@ -391,12 +391,7 @@ def med(xs):
 def report(configs, pairs, raw, naming, elapsed, stat0, stat1, hwm0, rss_start):
     busy, steal = kb.busy_pct(stat0, stat1)
     hwm1, rss_end = vm_kib(DAEMON_PID, "VmHWM"), vm_kib(DAEMON_PID, "VmRSS")
-    out = []
-    out.append("Command: `%s` (part of `make bench-peers`)" % E["BENCH_CMD"])
-    out.append("")
-    out.append("* Date: %s; commit %s" % (E["BENCH_DATE"], E["BENCH_COMMIT"]))
-    out.append("* Machine: Linux %s, %s CPUs (%s), load average before the run %s"
-               % (E["BENCH_KERNEL"], E["BENCH_NPROC"], E["BENCH_CPU"], E["BENCH_LOADAVG"]))
+    out = kb.head_lines(E, " (part of `make bench-peers`)")
     out.append("* Other kprofd/minijit/node/perf/bpftrace processes when the run started: %s"
                % E["BENCH_OTHERS"])
     out.append("* CPUs during the measured pairs (/proc/stat): %.0f%% busy over the %s CPUs, "
@@ -552,9 +547,4 @@ finally:
             fh.write(BPF_STATS_OLD)
     for p in list(LIVE):
         if p.poll() is None:
-            p.send_signal(signal.SIGINT)
-            try:
-                p.wait(5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+            kb.stop(p, signal.SIGINT)

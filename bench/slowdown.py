@@ -138,12 +138,7 @@ busy_pct, steal_pct = kb.busy_pct(stat0, stat1)
 
 
 env = os.environ
-out = []
-out.append("Command: `%s`" % env["BENCH_CMD"])
-out.append("")
-out.append("* Date: %s; commit %s" % (env["BENCH_DATE"], env["BENCH_COMMIT"]))
-out.append("* Machine: Linux %s, %s CPUs (%s), load average before the run %s"
-           % (env["BENCH_KERNEL"], env["BENCH_NPROC"], env["BENCH_CPU"], env["BENCH_LOADAVG"]))
+out = kb.head_lines(env)
 out.append("* Other kprofd or minijit processes when the run started: %s"
            % (env["BENCH_OTHERS"] if env["BENCH_OTHERS"] == "none" else "pids " + env["BENCH_OTHERS"]))
 out.append("* Workload: `minijit --rounds %d --cleanup`, %d pairs per frequency, order alternated "

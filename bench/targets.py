@@ -115,12 +115,7 @@ def start_idle_jvm():
 
 
 def stop_jvm(p):
-    p.terminate()
-    try:
-        p.wait(5)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
+    kb.stop(p)
     p.stderr.close()
     reap_tmp(p.pid)
 
@@ -186,12 +181,7 @@ def attach_perf(pid):
         if now - t0 > 20 or (n > 0 and now - t_last > 1.0):
             break
         time.sleep(0.005)
-    p.send_signal(signal.SIGINT)
-    try:
-        p.wait(20)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
+    kb.stop(p, signal.SIGINT, 20)
     err.seek(0)
     text = err.read().strip().replace("\n", " / ")
     err.close()
