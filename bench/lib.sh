@@ -216,7 +216,7 @@ quiet_wait() {
 # OTHERS_DESC the same as "comm(pid) ..."; a warning if there are some (they compete for the CPUs).
 others_running() {
 	local p
-	OTHERS=$(pgrep -x "$1" | tr '\n' ' ' || true)
+	OTHERS=$(pgrep -x "$1" 2>/dev/null | tr '\n' ' ' || true)
 	OTHERS=${OTHERS% }
 	OTHERS_DESC=$(for p in $OTHERS; do printf '%s(%s) ' "$(cat /proc/"$p"/comm 2>/dev/null || echo '?')" "$p"; done)
 	[ -z "$OTHERS" ] || warn "other ${1//|//} processes are running (pids $OTHERS): the figures will be noisier"
