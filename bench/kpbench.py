@@ -316,6 +316,17 @@ def timed(cmd, pidfile=None, what=None):
     return t1 - t0, ru.ru_utime + ru.ru_stime, err.decode(errors="replace")
 
 
+def hot_workloads(node, hot_fixed, node_iters, java, jcls, jvm_rounds):
+    """bench/targets.sh's fixed-work targets: (name, how the table shows it, argv) of the Node
+    one (tests/fixtures/hot_fixed.js) and the 4-thread JVM one (tests/fixtures/jvm/Threads)."""
+    return [
+        ("node", "`node --perf-basic-prof tests/fixtures/hot_fixed.js %d`" % node_iters,
+         [node, "--perf-basic-prof", hot_fixed, str(node_iters)]),
+        ("jvm", "`java -XX:+PreserveFramePointer Threads work 4 %d`" % jvm_rounds,
+         [java, "-XX:+PreserveFramePointer", "-cp", jcls, "Threads", "work", "4", str(jvm_rounds)]),
+    ]
+
+
 # ---- tables and files -----------------------------------------------------------------------
 
 def med3(v):

@@ -258,6 +258,18 @@ cpu_model() {
 }
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 date_utc() { date -u '+%Y-%m-%d %H:%M UTC'; }
+# export_machine: BENCH_COMMIT, BENCH_KERNEL, BENCH_NPROC, BENCH_CPU, BENCH_LOADAVG and BENCH_DATE
+# exported, for the head of a table (kpbench.head_lines)
+export_machine() {
+	export BENCH_COMMIT BENCH_KERNEL BENCH_NPROC BENCH_CPU BENCH_LOADAVG BENCH_DATE
+	BENCH_COMMIT=$(bench_commit)
+	BENCH_KERNEL=$(uname -r)
+	BENCH_NPROC=$(nproc)
+	BENCH_CPU=$(cpu_model)
+	BENCH_LOADAVG=$(loadavg)
+	BENCH_DATE=$(date_utc)
+}
+
 # machine_jvm PERF NODE JAVA: the machine and the versions of perf, node and java, in one line
 machine_jvm() {
 	echo "Linux $(uname -r), $(nproc) CPUs ($(cpu_model)), perf $("$1" --version | awk '{ print $3 }'), node $("$2" --version), $("$3" -version 2>&1 | head -n 1)"

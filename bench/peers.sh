@@ -129,14 +129,8 @@ run_peers() {
 	PERF_VERSION=$([ -n "$PERF" ] && "$PERF" --version 2>/dev/null || echo none)
 	BPFTRACE_VERSION=$([ -z "$BPFTRACE_UNAVAILABLE" ] && "$BPFTRACE" --version 2>/dev/null || echo none)
 	NODE_VERSION=$("$NODE" --version 2>/dev/null || echo none)
-	export BENCH_COMMIT BENCH_CPU BENCH_OTHERS=${OTHERS_DESC:-none}
-	export BENCH_KERNEL BENCH_NPROC BENCH_LOADAVG BENCH_DATE
-	BENCH_COMMIT=$(bench_commit)
-	BENCH_CPU=$(cpu_model)
-	BENCH_KERNEL=$(uname -r)
-	BENCH_NPROC=$(nproc)
-	BENCH_LOADAVG=$(loadavg)
-	BENCH_DATE=$(date_utc)
+	export BENCH_OTHERS=${OTHERS_DESC:-none}
+	export_machine
 	export BENCH_CMD="BUILD=$BUILD PEERS_PAIRS=$PEERS_PAIRS PEERS_ROUNDS=$PEERS_ROUNDS PEERS_NODE_ITERS=$PEERS_NODE_ITERS PEERS_FREQS='$PEERS_FREQS' bash bench/peers.sh"
 
 	python3 "$root/bench/peers.py"

@@ -246,12 +246,7 @@ def part_attach():
 
 
 # ---- Part 3: slowdown ---------------------------------------------------------------------
-WORKLOADS = [
-    ("node", "`node --perf-basic-prof tests/fixtures/hot_fixed.js %d`" % NODE_ITERS,
-     [NODE, "--perf-basic-prof", HOT_FIXED, str(NODE_ITERS)]),
-    ("jvm", "`java -XX:+PreserveFramePointer Threads work 4 %d`" % JVM_ROUNDS,
-     [JAVA, "-XX:+PreserveFramePointer", "-cp", JCLS, "Threads", "work", "4", str(JVM_ROUNDS)]),
-]
+WORKLOADS = kb.hot_workloads(NODE, HOT_FIXED, NODE_ITERS, JAVA, JCLS, JVM_ROUNDS)
 SLOW_MODES = ["alone", "kprof", "perf", "perf-nobpf"]
 
 

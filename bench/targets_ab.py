@@ -91,12 +91,7 @@ def fmt3(v, scale=1.0, digits=3, bold=False):
     return kb.fmt3(v, scale, digits, bold)
 
 
-WORKLOADS = [
-    ("node", "`node --perf-basic-prof tests/fixtures/hot_fixed.js %d`" % NODE_ITERS,
-     [NODE, "--perf-basic-prof", HOT_FIXED, str(NODE_ITERS)]),
-    ("jvm", "`java -XX:+PreserveFramePointer Threads work 4 %d`" % JVM_ROUNDS,
-     [JAVA, "-XX:+PreserveFramePointer", "-cp", JCLS, "Threads", "work", "4", str(JVM_ROUNDS)]),
-]
+WORKLOADS = kb.hot_workloads(NODE, HOT_FIXED, NODE_ITERS, JAVA, JCLS, JVM_ROUNDS)
 WANT = E["AB_WORKLOADS"].split()
 cells = [(w, f) for w in WORKLOADS if w[0] in WANT for f in FREQS]
 res = {(w[0], f): [] for w, f in cells}
