@@ -91,7 +91,7 @@ has_part() {
 }
 
 run_peers() {
-	local b t
+	local t
 	need_bins "$KPROFD" "$KPROFCTL" "$MINIJIT"
 	need_cmds python3
 	find_perf
