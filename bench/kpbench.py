@@ -29,11 +29,11 @@ class Ctl:
         self.argv = [kprofctl, "--socket", sock]
         self.name = name
 
-    def run(self, *args, timeout=None, text=True):
+    def run(self, *args, timeout=None):
         """The CompletedProcess, whatever its status; None if it did not end within timeout s."""
         try:
             return subprocess.run(self.argv + list(args), stdin=subprocess.DEVNULL,
-                                  capture_output=True, text=text, timeout=timeout)
+                                  capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return None
 
