@@ -419,6 +419,12 @@ static void hw_sync(struct path_trace *tr)
 	const struct hwpaths *h = tr->hw;
 
 	if (h->st) {
+		struct spp_graph_info gi;
+
+		/* activations: the outline's paths counted (one per call), the unit of the
+		 * structural profile's global counts */
+		if (spp_graph_get(tr->spp, 0, &gi) == 0)
+			tr->activations = gi.counted;
 		tr->events = h->st->hits;
 		tr->path_events = h->st->paths;
 		tr->aborted = h->st->given_up;
