@@ -74,5 +74,55 @@ ok = any("went both ways" in n for _, n in notes) and s["graphs"][0]["counted"] 
 print(("PASS" if ok else "FAIL") + f": a graph whose branches do not fit is not profiled: {notes}")
 PY
 
-cp -r "$TDIR" /tmp/hwspp-exp/last 2>/dev/null
+# 3. Node: fig1(20, c) enters its outer loop when c % 16 == 0, runs it 3 times around an inner
+#    loop of 20 trips (an even diamond). V8 flags: no loop peeling (a peeled first iteration is
+#    a copy outside the loop), no inlining (the caller's loop would inline fig1 and never call
+#    it). Checked against the JS: entries per call of each loop from the coefficients (1/16,
+#    3/16), the outer loop's trips per entry (3), the inner body's runs per call (3 x 20 / 16),
+#    its diamond even; the hottest whole-function path skips the loops (15 calls in 16).
+if command -v node >/dev/null; then
+	(cd "$TDIR" && exec node --perf-basic-prof --no-turbo-loop-peeling --no-turbo-inlining \
+		"$ROOT/tests/fixtures/fig1.js" 20 2000) >"$TDIR/node.out" 2>"$TDIR/node.err" &
+	NP=$!; PIDS+=("$NP")
+	wait_for 30 grep -q ready "$TDIR/node.err" || fail "node starts" "$(cat "$TDIR/node.err")"
+	name=$(grep -a -o 'JS:\*fig1 .*' "/tmp/perf-$NP.map" | tail -1)
+	ctl paths "$NP" "$name" --structural --spp-budget 3000 --duration 8 --events --top 0 --json \
+		>"$TDIR/n.json" 2>"$TDIR/n.err" || fail "paths --structural (node)" "$(cat "$TDIR/n.err")"
+	kill "$NP"; wait "$NP" 2>/dev/null
+	python3 - "$TDIR/n.json" "$name" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = r["spp"]
+g = s["graphs"]
+paths = s["paths"]
+def glob(gi, pred=lambda p: True):
+    return sum(p["global"] for p in paths if p["graph"] == gi and pred(p))
+ok = len(g) == 3 and g[1]["parent"] == 0 and g[2]["parent"] == 1 and all(x["counted"] for x in g)
+calls = g[0]["counted"]
+def err(a, b): return abs(a - b) / b
+if ok:
+    outer, inner = g[1]["header"], g[2]["header"]
+    e1 = g[1]["coefficient"] * g[1]["entries"] / calls
+    e2 = g[2]["coefficient"] * g[2]["entries"] / calls
+    through = sum(p["local"] for p in paths if p["graph"] == 1 and -2 in p["nodes"])
+    trips = through / g[1]["entries"]
+    # the inner body: its paths that take a back edge or start at the header and do not exit
+    body = glob(2, lambda p: p["to_back"]) / calls
+    arms = sorted(p["local"] for p in paths if p["graph"] == 2 and p["to_back"] and p["from_back"])
+    hot = max((p for p in paths if p["graph"] == 0), key=lambda p: p["global"])
+    ok = (err(e1, 1 / 16) < 0.15 and err(e2, 3 / 16) < 0.15 and err(trips, 3) < 0.05
+          and err(body, 3 * 20 / 16) < 0.15 and len(arms) == 2 and err(arms[0], arms[1]) < 0.25
+          and -1 not in hot["whole"] and hot["local"] > 0.85 * calls)
+    print(("PASS" if ok else "FAIL") + f": node {sys.argv[2]}: loop entries per call {e1:.4f} (JS 1/16),"
+          f" {e2:.4f} (JS 3/16); outer trips per entry {trips:.2f} (JS 3); inner body runs per"
+          f" call {body:.3f} (JS 3.75); diamond arms {arms}; hottest whole-function path"
+          f" {hot['whole']} ({hot['local']} of {calls} calls); breakpoints/assumed per graph"
+          f" {[(x['hw_breakpoints'], x['hw_assumed']) for x in g]}")
+else:
+    print(f"FAIL: node structure graphs: {g}")
+PY
+else
+	skip "node: not installed"
+fi
+
 finish
