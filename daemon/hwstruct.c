@@ -224,6 +224,9 @@ static int turn_open(struct hwstruct *s, const struct hwstruct_slot *slots, uint
 	val = s->id << TURN_BITS | (s->turn & ((1u << TURN_BITS) - 1));
 	memcpy(s->slots, slots, n * sizeof(*slots));
 	s->nslots = n;
+	s->has_entry = false;
+	for (uint32_t i = 0; i < n; i++)
+		s->has_entry |= slots[i].kind == HWSTRUCT_ENTRY;
 	for (uint32_t i = 0; i < n; i++) {
 		bool dup = false;
 
@@ -486,6 +489,21 @@ void hwstruct_on_event(struct hwstruct *s, const struct kp_hwbp *ev)
 	if (!th) {
 		s->lost_threads++;
 		return;
+	}
+	/* With the entry breakpoint, a thread's hits count from its first call in the turn, as
+	 * spp.c counts a graph from the call after it became active: a loop graph then starts
+	 * with its entry, not in the middle of an activation (which would leave a long loop's
+	 * window without an entry, and its coefficient without a denominator). */
+	if (s->has_entry && !th->synced) {
+		bool entry = false;
+
+		for (uint32_t i = 0; i < s->nslots; i++)
+			entry |= s->slots[i].addr == ev->ip && s->slots[i].kind == HWSTRUCT_ENTRY;
+		if (!entry) {
+			s->unsynced++;
+			return;
+		}
+		th->synced = true;
 	}
 	for (uint32_t i = 0; i < s->nslots; i++) { /* the entry first, then its jcc if one */
 		const struct hwstruct_slot *sl = &s->slots[i];

@@ -48,6 +48,7 @@ struct hwstruct_graph {
 
 struct hwstruct_thread {
 	uint32_t tid; /* 0: free */
+	bool synced;  /* a turn with the entry breakpoint: the thread's first call seen */
 	struct hwspp_walk w;
 };
 
@@ -76,8 +77,11 @@ struct hwstruct {
 	uint32_t nslots;
 	struct hwstruct_slot slots[HWBP_SLOTS]; /* the turn's breakpoints */
 	struct hwstruct_thread *threads;
-	uint64_t hits, late, stray, lost_threads, paths, given_up;
-	bool next; /* the graph on is done: next turn after this event */
+	uint64_t hits, late, stray, lost_threads, paths, given_up, unsynced;
+	bool next, has_entry;
+	    /* has_entry: the turn on has the function's entry breakpoint */ /* the graph on is
+										done: next turn
+										after this event */
 	char stopped[256];
 	char turn_desc[160];
 };
