@@ -1041,11 +1041,12 @@ static int verb_paths(int argc, char **argv)
 		return r;
 	fputs("kprofctl: tracing the paths of ", stderr);
 	render_text(stderr, rep->paths->function);
-	if (rep->paths->hw && rep->paths->spp && rep->paths->spp->hw)
+	if (rep->paths->hw && rep->paths->hw_turn &&
+	    !strncmp(rep->paths->hw_turn, "structure graph", 15))
 		fprintf(stderr,
 			" in pid %u (anonymous memory) with hardware breakpoints, one structure "
-			"graph of %zu at a time,",
-			pr.pid, rep->paths->spp->n_graphs);
+			"graph at a time,",
+			pr.pid);
 	else if (rep->paths->hw)
 		fprintf(stderr,
 			" in pid %u (anonymous memory) with hardware breakpoints on %u loop "

@@ -261,7 +261,8 @@ static int open_count(struct hwstruct *s, char *err, size_t errlen)
 						 x->conds[i], HWSTRUCT_JCC, x->cc[i]};
 	s->cur = -1;
 	snprintf(s->turn_desc, sizeof(s->turn_desc),
-		 "counting %u branches of graph %u (more than the debug registers)", n, g);
+		 "structure graph %u: counting %u of its branches (more than the debug registers)",
+		 g, n);
 	return turn_open(s, sl, n, err, errlen);
 }
 
@@ -314,9 +315,9 @@ static int next_turn(struct hwstruct *s, const char *why)
 		s->cur = g;
 		s->gr[g].turns++;
 		snprintf(s->turn_desc, sizeof(s->turn_desc),
-			 "the local paths of %s%.0u (%u breakpoints, %u branches assumed)",
-			 g ? "the loop graph " : "the outline graph", g ? (unsigned)g : 0u,
-			 s->gr[g].nslots, s->gr[g].nassumed);
+			 "structure graph %d (%s): its local paths, %u breakpoints, %u branches "
+			 "assumed",
+			 g, g ? "a loop" : "the outline", s->gr[g].nslots, s->gr[g].nassumed);
 		r = turn_open(s, s->gr[g].slots, s->gr[g].nslots, err, sizeof(err));
 	}
 	if (r < 0) {

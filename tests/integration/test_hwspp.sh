@@ -30,7 +30,7 @@ ctl paths "$P" mj_fig1 --structural --spp-budget 3000 --duration 30 --events --t
 	--json >"$TDIR/p.json" 2>"$TDIR/p.err" &
 CTL=$!
 wait_for 20 tracing "$P" || fail "structural trace starts" "$(cat "$TDIR/p.err")"
-grep -q "anonymous memory) with hardware breakpoints, one structure graph of 3 at a time" \
+grep -q "anonymous memory) with hardware breakpoints, one structure graph at a time" \
 	"$TDIR/p.err" && pass "paths --structural on anonymous code starts, saying how" ||
 	fail "start line" "$(cat "$TDIR/p.err")"
 kill -USR1 "$P"; wait "$P"
