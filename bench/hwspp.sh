@@ -46,9 +46,9 @@ mj() {
 		"$BUILD/minijit" --anon --wait-usr1 --rounds 2 --print-code --cleanup "$@" "$DIR/tr" \
 			>"$DIR/code" 2>"$DIR/mj.err" &
 		p=$!
-		for _ in $(seq 100); do grep -q ready "$DIR/mj.err" && break; sleep 0.1; done
+		for _ in $(seq 100); do grep -qs ready "$DIR/mj.err" && break; sleep 0.1; done
 		ctl paths "$p" "$fn" --structural --spp-budget "$b" --duration 120 --top 0 --json \
-			>"$DIR/p.json" 2>/dev/null &
+			>"$DIR/p.json" 2>"$DIR/p.err" &
 		c=$!
 		for _ in $(seq 100); do
 			ctl paths "$p" --show --json 2>/dev/null | grep -q '"state":"tracing"' && break
@@ -57,6 +57,10 @@ mj() {
 		kill -USR1 "$p"
 		wait "$p" || true
 		wait "$c" || true
+		if ! [ -s "$DIR/p.json" ]; then
+			echo "| $name | $b | (kprofctl failed: $(tail -1 "$DIR/p.err")) | | | |" >>"$out"
+			continue
+		fi
 		"$BUILD/spp_bench" --dump "$DIR/code" "$DIR/tr" >"$DIR/truth.json"
 		python3 tests/integration/hwspp_truth.py "$DIR/truth.json" "$DIR/p.json" >"$DIR/cmp.txt" || true
 		ref=$("$BUILD/spp_bench" "$DIR/code" "$DIR/tr" "$b" | awk -F'|' '$2 ~ /[0-9]/ { print $3 }')
@@ -71,9 +75,9 @@ print(f"| {sys.argv[3]} | {sys.argv[4]} | {m.group(1) if m else '?'}% | {sys.arg
 PY
 	done
 }
-mj "mj_fig1 (Fig. 1: loops entered 1 call in 16)" mj_fig1 --fig1 3000 --fig1-trace
+mj "mj_fig1 (Fig. 1: loops entered 1 call in 16)" mj_fig1 --fig1 10000 --fig1-trace
 mj "mj_two (two loops of 500 trips)" mj_two --two 2000 --two-trace
-mj "mj_paths (nested, early exit)" mj_paths --paths 3000 --paths-trace
+mj "mj_paths (nested, early exit)" mj_paths --paths 10000 --paths-trace
 
 # Node: fig1.js, traced, and perf record over the same seconds.
 command -v node >/dev/null || { cat "$out"; echo "(node not installed)"; exit 0; }
