@@ -79,9 +79,9 @@ struct hwstruct {
 	struct hwstruct_thread *threads;
 	uint64_t hits, late, stray, lost_threads, paths, given_up, unsynced;
 	bool next, has_entry;
-	    /* has_entry: the turn on has the function's entry breakpoint */ /* the graph on is
-										done: next turn
-										after this event */
+	/* has_entry: the turn on has the function's entry breakpoint */ /* the graph on is
+									    done: next turn
+									    after this event */
 	char stopped[256];
 	char turn_desc[160];
 };
