@@ -23,10 +23,10 @@ sys.exit(0 if json.load(sys.stdin)['state'] == 'tracing' else 1)"
 }
 
 # 1. mj_fig1 --anon: kprof's structural profile against the truth.
-start_minijit --anon --wait-usr1 --rounds 2 --fig1 3000 --fig1-trace "$TDIR/tr" --truth \
+start_minijit --anon --wait-usr1 --rounds 2 --fig1 5000 --fig1-trace "$TDIR/tr" --truth \
 	--print-code --cleanup || { fail "minijit starts" ""; exit 1; }
 P=$MJ_PID
-ctl paths "$P" mj_fig1 --structural --spp-budget 3000 --duration 30 --events --top 0 \
+ctl paths "$P" mj_fig1 --structural --spp-budget 9000 --duration 30 --events --top 0 \
 	--json >"$TDIR/p.json" 2>"$TDIR/p.err" &
 CTL=$!
 wait_for 20 tracing "$P" || fail "structural trace starts" "$(cat "$TDIR/p.err")"
