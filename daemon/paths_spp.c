@@ -246,6 +246,56 @@ static int runs_cb(uint32_t g, const uint32_t *nodes, size_t n, uint64_t local, 
 /* Anonymous code with a structural profile: each block's runs are its own graph's global
  * counts of the local paths through it, so the function gets totals (an estimate: graphs
  * profiled at different times, scaled by their coefficients), per outline path counted. */
+/* Each loop's events from the same block runs: the sum over its blocks (inner loops included)
+ * of runs x events, with the blocks and their runs, as for the loops followed without
+ * --structural. */
+static int spp_loop_events(const struct path_trace *tr, struct paths_msg *pm, const uint64_t *runs)
+{
+	const struct cfg *g = tr->cfg;
+	uint32_t nb = cfg_nblocks(g), ng = (uint32_t)spp_ngraphs(tr->spp), off = 0;
+	uint64_t *masked = calloc(nb + 1, sizeof(uint64_t));
+
+	pm->evloops = calloc(ng * EV_NR + 1, sizeof(uint64_t));
+	pm->lv = calloc(ng + 1, sizeof(*pm->lv));
+	pm->lp = calloc(ng + 1, sizeof(*pm->lp));
+	pm->evblocks = calloc((size_t)ng * nb + 1, sizeof(uint32_t));
+	pm->evruns = calloc((size_t)ng * nb + 1, sizeof(uint64_t));
+	if (!masked || !pm->evloops || !pm->lv || !pm->lp || !pm->evblocks || !pm->evruns) {
+		free(masked);
+		return -ENOMEM;
+	}
+	for (uint32_t k = 1; k < ng; k++) {
+		Kprof__LoopEvents *x = &pm->lv[k - 1];
+		struct spp_graph_info gi;
+
+		spp_graph_get(tr->spp, k, &gi);
+		kprof__loop_events__init(x);
+		x->header = gi.header;
+		x->depth = cfg_block_get(g, gi.header)->loop_depth;
+		x->n_counts = EV_NR;
+		x->counts = pm->evloops + (k - 1) * EV_NR;
+		x->blocks = pm->evblocks + off;
+		x->block_runs = pm->evruns + off;
+		x->activations = (uint64_t)(gi.coefficient * (double)gi.entries + 0.5);
+		memset(masked, 0, (nb + 1) * sizeof(uint64_t));
+		for (uint32_t b = 0; b < nb; b++) {
+			if (!hwbranch_in_loop(g, b, gi.header))
+				continue;
+			masked[b] = runs[b];
+			x->block_runs[x->n_blocks] = runs[b];
+			x->blocks[x->n_blocks++] = b;
+		}
+		x->n_block_runs = x->n_blocks;
+		off += x->n_blocks;
+		events_from_runs(tr->blockev, masked, nb, x->counts);
+		pm->lp[k - 1] = x;
+	}
+	free(masked);
+	pm->r.n_loop_events = ng ? ng - 1 : 0;
+	pm->r.loop_events = pm->lp;
+	return 0;
+}
+
 static int spp_events_fill(const struct path_trace *tr, struct paths_msg *pm)
 {
 	Kprof__PathsReply *r = &pm->r;
@@ -266,6 +316,10 @@ static int spp_events_fill(const struct path_trace *tr, struct paths_msg *pm)
 		iruns[b] = (uint64_t)(runs[b] + 0.5);
 	events_from_runs(tr->blockev, iruns, nb, pm->evfunc);
 	free(runs);
+	if (spp_loop_events(tr, pm, iruns) < 0) {
+		free(iruns);
+		return -ENOMEM;
+	}
 	free(iruns);
 	for (uint32_t b = 0; b < nb; b++) {
 		pm->bv[b].n_events = EV_NR;
