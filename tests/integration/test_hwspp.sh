@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Structural path profiling (paths --structural) of JIT code in anonymous memory, where uprobes
 # cannot go: hardware breakpoints, one structure graph at a time (ALGORITHMS.md §9).
-# minijit --anon: mj_fig1 (the SPP paper's Fig. 1: nested loops, rarely entered) profiled by
-# kprof against the complete profile of minijit's own block trace replayed through spp.c
-# (hwspp_truth.py: each graph's local paths, its entries per call from the coefficients, the
-# global profiles), and the function's event totals estimated from the structural profile
-# against minijit's (events_truth.py, Basso's accuracy). A graph whose branches do not fit the
+# minijit --anon: mj_fig1 (the SPP paper's Fig. 1: nested loops, rarely entered) and mj_paths
+# (nested loops with an early exit) profiled by kprof against the complete profile of minijit's
+# own block trace replayed through spp.c (hwspp_truth.py: each graph's local paths, its entries
+# per call from the coefficients, the global profiles), and the function's and each loop's event
+# counts estimated from the structural profile against minijit's (events_truth.py, Basso's
+# accuracy). A graph whose branches do not fit the
 # debug registers even after assuming the one-way ones (mj_phase's loop) is not profiled, with
 # the reason. Node: a doubly nested JS loop (tests/fixtures/fig1.js), each loop's entries and
 # iterations per call known from the JS.
@@ -68,6 +69,22 @@ grep -q "by hardware breakpoints one structure graph at a time" "$TDIR/p.txt" &&
 	grep -q "estimated from the structural profile" "$TDIR/p.txt" &&
 	pass "text reply: breakpoints graph by graph, no overlap figure, events estimated" ||
 	fail "text reply" "$(tail -30 "$TDIR/p.txt")"
+
+# 1b. mj_paths --anon (nested loops, an early exit from the inner one to the outer latch).
+start_minijit --anon --wait-usr1 --rounds 2 --paths 3000 --paths-trace "$TDIR/trp" --print-code \
+	--cleanup || { fail "minijit starts" ""; exit 1; }
+P=$MJ_PID
+ctl paths "$P" mj_paths --structural --spp-budget 3000 --duration 30 --top 0 --json \
+	>"$TDIR/pp.json" 2>"$TDIR/pp.err" &
+CTL=$!
+wait_for 20 tracing "$P" || fail "structural trace starts (mj_paths)" "$(cat "$TDIR/pp.err")"
+kill -USR1 "$P"; wait "$P"
+wait "$CTL" || fail "kprofctl paths --structural (mj_paths)" "$(cat "$TDIR/pp.err")"
+"$SPP_BENCH" --dump "$MJ_OUT" "$TDIR/trp" >"$TDIR/truthp.json" 2>"$TDIR/sbp.err" ||
+	fail "spp_bench --dump (mj_paths)" "$(cat "$TDIR/sbp.err")"
+if out=$(python3 "$(dirname "$0")/hwspp_truth.py" "$TDIR/truthp.json" "$TDIR/pp.json" 90 85 0.2 2>&1); then
+	pass "mj_paths --anon: structural profile by breakpoints matches minijit's trace: $(echo $out | sed 's/PASS: //g' | cut -c1-600)"
+else fail "hwspp truth (mj_paths)" "$out"; fi
 
 # 2. A loop whose own branches do not fit even after assuming (mj_phase: six PRNG branches go
 #    both ways): that graph is not profiled, and the reply says why; the outline still is.
