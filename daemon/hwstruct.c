@@ -116,6 +116,32 @@ static void add_exit_arrivals(struct hwstruct *s, uint32_t g, struct hwstruct_gr
 	}
 }
 
+/* The own branches that keep a breakpoint (keep[], their number; -1: too many, note set):
+ * all of them, or after counting those that went both ways (the header's always). */
+static int keep_branches(struct hwstruct_graph *x, uint32_t hdr, uint32_t avail, uint32_t *keep)
+{
+	int r;
+
+	if (!x->count) {
+		memcpy(keep, x->conds, x->nconds * sizeof(uint32_t));
+		return (int)x->nconds;
+	}
+	/* the header's jcc stays watched, whatever it did: every path crosses it */
+	for (uint32_t i = 0; i < x->nconds; i++)
+		if (x->conds[i] == hdr && !(x->taken[i] && x->not_taken[i]))
+			x->taken[i] = x->not_taken[i] = 1;
+	r = hwspp_assume(x->conds, x->nconds, x->taken, x->not_taken, avail, x->assume, keep);
+	if (r < 0) {
+		snprintf(
+		    x->note, sizeof(x->note),
+		    "not profiled: more than %u of its %u branches went both ways while counted",
+		    avail, x->nconds);
+		return -1;
+	}
+	x->nassumed = x->nconds - (uint32_t)r;
+	return r;
+}
+
 /* After counting (if any): the assumptions, the breakpoints and the walker of graph g. */
 static void build_graph(struct hwstruct *s, uint32_t g)
 {
@@ -139,27 +165,10 @@ static void build_graph(struct hwstruct *s, uint32_t g)
 		snprintf(x->note, sizeof(x->note), "not profiled: out of memory");
 		return;
 	}
-	if (x->count) {
-		/* the header's jcc stays watched, whatever it did: every path crosses it */
-		for (uint32_t i = 0; i < x->nconds; i++)
-			if (x->conds[i] == hdr && !(x->taken[i] && x->not_taken[i]))
-				x->taken[i] = x->not_taken[i] = 1;
-		r = hwspp_assume(x->conds, x->nconds, x->taken, x->not_taken, avail, x->assume,
-				 keep);
-		if (r < 0) {
-			snprintf(
-			    x->note, sizeof(x->note),
-			    "not profiled: more than %u of its %u branches went both ways while "
-			    "counted",
-			    avail, x->nconds);
-			return;
-		}
-		nkeep = (uint32_t)r;
-		x->nassumed = x->nconds - nkeep;
-	} else {
-		memcpy(keep, x->conds, x->nconds * sizeof(uint32_t));
-		nkeep = x->nconds;
-	}
+	r = keep_branches(x, hdr, avail, keep);
+	if (r < 0)
+		return;
+	nkeep = (uint32_t)r;
 	if (g == 0)
 		slot_add(x, cfg_block_get(s->cfg, cfg_entry_block(s->cfg))->start, CFG_NONE,
 			 HWSTRUCT_ENTRY, 0);

@@ -380,6 +380,35 @@ static bool gen_trace(const struct cfg *g, struct trace *t)
 
 #define NT 40
 
+/* Graph x of random CFG g walked four ways: every own jcc, the header (an arrival if it has no
+ * jcc) and the entry; the same without the entry; the one-way branches assumed (not the
+ * header's: a path without a hit would not be seen); arrivals on every own one-way block. */
+static void variants(const struct cfg *g, const struct spp *ref, uint32_t x, uint8_t seen[][2],
+		     const struct trace *t, size_t nt, unsigned *exact)
+{
+	uint8_t cover[64];
+	struct spp_graph_info gi;
+	uint32_t h;
+
+	spp_graph_get(ref, x, &gi);
+	h = x ? gi.header : CFG_NONE;
+	memset(cover, HWSPP_HIT, sizeof(cover));
+	if (h != CFG_NONE && cfg_block_get(g, h)->term != CFG_TERM_COND)
+		cover[h] = HWSPP_ARRIVE;
+	exact[0] += check_graph(g, ref, x, cover, true, t, nt, true);
+	exact[3] += check_graph(g, ref, x, cover, false, t, nt, true);
+	for (uint32_t b = 0; b < cfg_nblocks(g); b++)
+		if (cfg_block_get(g, b)->term == CFG_TERM_COND && b != h &&
+		    (!seen[b][0] || !seen[b][1]))
+			cover[b] = seen[b][1] ? HWSPP_TAKEN : seen[b][0] ? HWSPP_FALL : HWSPP_NEVER;
+	exact[1] += check_graph(g, ref, x, cover, true, t, nt, true);
+	memset(cover, HWSPP_HIT, sizeof(cover));
+	for (uint32_t b = 0; b < cfg_nblocks(g); b++)
+		if (cfg_block_get(g, b)->term != CFG_TERM_COND)
+			cover[b] = HWSPP_ARRIVE;
+	exact[2] += check_graph(g, ref, x, cover, true, t, nt, true);
+}
+
 static void test_random(void **state)
 {
 	static struct trace t[NT];
@@ -387,7 +416,7 @@ static void test_random(void **state)
 
 	(void)state;
 	for (unsigned seed = 0; seed < 400; seed++) {
-		uint8_t code[160], cover[64], seen[64][2];
+		uint8_t code[160], seen[64][2];
 		size_t len = gen_code(code, 4 + rnd(12)), nt = 0;
 		struct cfg *g = NULL;
 		struct cfg_stats st;
@@ -423,33 +452,7 @@ static void test_random(void **state)
 		}
 		for (uint32_t x = 0; x < spp_ngraphs(ref); x++) {
 			graphs++;
-			struct spp_graph_info gi;
-			uint32_t h;
-
-			spp_graph_get(ref, x, &gi);
-			h = x ? gi.header : CFG_NONE;
-			graphs++;
-			/* every own jcc, the header, the entry; then without the entry */
-			memset(cover, HWSPP_HIT, sizeof(cover));
-			if (h != CFG_NONE && cfg_block_get(g, h)->term != CFG_TERM_COND)
-				cover[h] = HWSPP_ARRIVE;
-			exact[0] += check_graph(g, ref, x, cover, true, t, nt, true);
-			exact[3] += check_graph(g, ref, x, cover, false, t, nt, true);
-			/* the one-way branches assumed (the header's kept: a path without a hit
-			 * would not be seen) */
-			for (uint32_t b = 0; b < cfg_nblocks(g); b++)
-				if (cfg_block_get(g, b)->term == CFG_TERM_COND && b != h &&
-				    (!seen[b][0] || !seen[b][1]))
-					cover[b] = seen[b][1]	? HWSPP_TAKEN
-						   : seen[b][0] ? HWSPP_FALL
-								: HWSPP_NEVER;
-			exact[1] += check_graph(g, ref, x, cover, true, t, nt, true);
-			/* arrival breakpoints on every own block with one way out */
-			memset(cover, HWSPP_HIT, sizeof(cover));
-			for (uint32_t b = 0; b < cfg_nblocks(g); b++)
-				if (cfg_block_get(g, b)->term != CFG_TERM_COND)
-					cover[b] = HWSPP_ARRIVE;
-			exact[2] += check_graph(g, ref, x, cover, true, t, nt, true);
+			variants(g, ref, x, seen, t, nt, exact);
 		}
 		spp_free(ref);
 		cfg_free(g);
@@ -457,9 +460,10 @@ static void test_random(void **state)
 	print_message("random: %u cfgs, %u graphs, exact %u / %u / %u / %u\n", cfgs, graphs,
 		      exact[0], exact[1], exact[2], exact[3]);
 	assert_true(cfgs >= 50);
-	/* many graphs are followed exactly (random CFGs leave nested loops by every level at once,
-	 * which no breakpoint of one graph tells apart), more with every block watched */
-	assert_true(exact[0] * 3 >= graphs && exact[3] <= exact[0]);
+	/* most graphs are followed exactly (the others: random CFGs leave nested loops by several
+	 * levels at once, which no breakpoint of one graph tells apart), more with every block
+	 * watched, fewer without the entry */
+	assert_true(exact[0] * 10 >= graphs * 8 && exact[3] <= exact[0]);
 	assert_true(exact[2] >= exact[0]);
 }
 
