@@ -57,10 +57,11 @@ if out=$(python3 "$(dirname "$0")/events_truth.py" "$TDIR/tr" "$MJ_OUT" "$TDIR/p
 	pass "function event totals from the structural profile (estimate): $(echo $out | cut -c1-300)"
 else fail "events from spp" "$out"; fi
 # Each loop's events from the same block runs, scaled by its entries in the whole trace over the
-# entries kprof's coefficients give (events_truth.py --hw-estimate prints Basso's accuracy).
+# entries kprof's coefficients give (events_truth.py --hw-estimate prints Basso's accuracy;
+# >= 0.7: a loop's estimate compounds its own coefficient's window with its parent's).
 out=$(python3 "$(dirname "$0")/events_truth.py" "$TDIR/tr" "$MJ_OUT" "$TDIR/p.json" --hw-estimate 2>&1)
 acc=$(awk '$1 == "insns" { print $NF }' <<<"$out" | tr '\n' ' ')
-[ "$(wc -w <<<"$acc")" -eq 2 ] && awk -v a="$acc" 'BEGIN { n = split(a, v, " "); for (i = 1; i <= n; i++) if (v[i] < 0.8) exit 1 }' &&
+[ "$(wc -w <<<"$acc")" -eq 2 ] && awk -v a="$acc" 'BEGIN { n = split(a, v, " "); for (i = 1; i <= n; i++) if (v[i] < 0.7) exit 1 }' &&
 	pass "loop event counts from the structural profile, insns accuracy per loop: $acc" ||
 	fail "loop events from spp" "$out"
 ctl paths "$P" --show --events >"$TDIR/p.txt" 2>&1
