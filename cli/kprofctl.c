@@ -1044,7 +1044,13 @@ static int verb_paths(int argc, char **argv)
 		return r;
 	fputs("kprofctl: tracing the paths of ", stderr);
 	render_text(stderr, rep->paths->function);
-	if (rep->paths->hw)
+	if (rep->paths->hw && rep->paths->hw_turn &&
+	    !strncmp(rep->paths->hw_turn, "structure graph", 15))
+		fprintf(stderr,
+			" in pid %u (anonymous memory) with hardware breakpoints, one structure "
+			"graph at a time,",
+			pr.pid);
+	else if (rep->paths->hw)
 		fprintf(stderr,
 			" in pid %u (anonymous memory) with hardware breakpoints on %u loop "
 			"branch%s, 4 at a time,",
@@ -1671,8 +1677,9 @@ static const struct verb verbs[] = {
      "          was covered, the paths of every loop whose branches fit (or, after\n"
      "          counting, whose branches that went both ways fit), what was not\n"
      "          covered; there --events gives the followed loops' event counts (no\n"
-     "          function total) and --structural is refused. --show prints the last\n"
-     "          trace, --stop ends the running one"},
+     "          function total), and --structural profiles one structure graph at a\n"
+     "          time by breakpoints (no overlap figure; --events then estimates function\n"
+     "          totals from it). --show prints the last trace, --stop ends the running one"},
     {"export", verb_export,
      "PID -o FILE [--format pprof|folded|json] [--force] [--session N] [--since T]\n"
      "          [--until T] [--base FILE --base-since T --base-until T --base-pid PID]\n"
