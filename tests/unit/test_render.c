@@ -1030,7 +1030,7 @@ static void test_status_json(void **state)
 		       "\"watches\":[],\"window_sec\":0,\"windows\":0,\"windows_in_memory\":0,"
 		       "\"window_memory_bytes\":0,\"window_disk_bytes\":0,\"windows_dropped\":0,"
 		       "\"windows_aged\":0,\"window_bad_files\":0,\"window_write_failures\":0,"
-		       "\"windows_unsaved\":0}\n");
+		       "\"windows_unsaved\":0,\"range_queries\":0,\"range_sliced\":0,\"range_slices\":0}\n");
 	free(s);
 
 	/* empty arrays, no samples */

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# bench/range_steps.sh: what a big --since range costs the rest of kprofd, with the range merged
+# in steps ([windows] step_ms = 10, the default) and in one go (step_ms = 1000 here: longer than
+# any range of this run takes). Run as root: `BUILD=build bash bench/range_steps.sh` (about
+# RS_SECONDS + 2 minutes).
+#
+# kprofd with 1 s windows; Node's manystacks.js (almost every sample a new stack: the costly
+# case of BENCHMARKS "Time windows") attached at 999 Hz for RS_SECONDS (120): that many windows.
+# Then, alternating step_ms 10 and 1000 (changed by SIGHUP, same windows), RS_ROUNDS (3) times
+# each: `kprofctl export PID --since 2h` timed, while a second client sends `status` back to
+# back; the slowest status answer during the export is how long the loop was held.
+set -u
+BUILD=${BUILD:-build}
+SECONDS_RUN=${RS_SECONDS:-120}
+ROUNDS=${RS_ROUNDS:-3}
+T=$(mktemp -d /tmp/kprof-rsbench.XXXXXX)
+chmod 755 "$T"
+CTL="$BUILD/kprofctl --socket $T/sock"
+DPID= NP=
+cleanup() {
+	[ -n "$NP" ] && kill -9 "$NP" 2>/dev/null && rm -f "/tmp/perf-$NP.map"
+	[ -n "$DPID" ] && kill -TERM "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+conf() { printf '[windows]\nseconds = 1\nmemory_mb = 1024\nstep_ms = %s\n' "$1" >"$T/kprofd.conf"; }
+conf 10
+"$BUILD/kprofd" --config "$T/kprofd.conf" --socket "$T/sock" --state-dir "$T/state" >>"$T/kprofd.log" 2>&1 &
+DPID=$!
+for _ in $(seq 100); do $CTL status >/dev/null 2>&1 && break; sleep 0.1; done
+node --perf-basic-prof --interpreted-frames-native-stack \
+	"$(dirname "$0")/../tests/fixtures/manystacks.js" 100000 >/dev/null 2>&1 &
+NP=$!
+sleep 3
+$CTL attach "$NP" --freq 999 >/dev/null || { echo "attach failed"; exit 1; }
+sleep "$SECONDS_RUN"
+$CTL detach "$NP" >/dev/null
+sleep 1.5
+echo "windows: $($CTL status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["windows"])'), samples $($CTL report "$NP" --top 1 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["total_samples"])')"
+
+# probe.py SOCK STOPFILE: status requests back to back until STOPFILE exists; prints the
+# slowest answer (ms) and how many.
+cat >"$T/probe.py" <<'PY'
+import os, socket, struct, sys, time
+sock, stop = sys.argv[1], sys.argv[2]
+req = struct.pack('>I', 2) + bytes([4 << 3 | 2, 0])  # Request.status (4), empty
+worst, n = 0.0, 0
+s = socket.socket(socket.AF_UNIX); s.connect(sock)
+def recv_n(k):
+    b = b''
+    while len(b) < k:
+        c = s.recv(k - len(b))
+        if not c: raise SystemExit('closed')
+        b += c
+    return b
+while not os.path.exists(stop):
+    t0 = time.monotonic()
+    s.sendall(req)
+    recv_n(struct.unpack('>I', recv_n(4))[0])
+    worst = max(worst, time.monotonic() - t0); n += 1
+print(f"{worst * 1000:.0f} {n}")
+PY
+for r in $(seq "$ROUNDS"); do
+	for step in 10 1000; do
+		conf "$step"
+		kill -HUP "$DPID"
+		sleep 0.5
+		rm -f "$T/stop"
+		python3 "$T/probe.py" "$T/sock" "$T/stop" >"$T/probe.out" &
+		pp=$!
+		sleep 0.3
+		s=$(date +%s%N)
+		$CTL export "$NP" --since 2h -o /dev/null || echo "export failed"
+		e=$(date +%s%N)
+		touch "$T/stop"
+		wait "$pp"
+		read -r worst n <"$T/probe.out"
+		echo "round $r step_ms $step: export --since 2h $(((e - s) / 1000000)) ms; slowest status meanwhile $worst ms ($n answered)"
+	done
+done
+$CTL status | grep '^ranges:'
