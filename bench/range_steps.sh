@@ -10,33 +10,31 @@
 # each: `kprofctl export PID --since 2h` timed, while a second client sends `status` back to
 # back; the slowest status answer during the export is how long the loop was held.
 set -u
+. "$(dirname "$0")/lib.sh"
 BUILD=${BUILD:-build}
 SECONDS_RUN=${RS_SECONDS:-120}
 ROUNDS=${RS_ROUNDS:-3}
-T=$(mktemp -d /tmp/kprof-rsbench.XXXXXX)
-chmod 755 "$T"
+need_root
+need_bins "$BUILD/kprofd" "$BUILD/kprofctl"
+need_cmds node python3
+need_ints SECONDS_RUN ROUNDS
+bench_start rsbench
+T=$TDIR
 CTL="$BUILD/kprofctl --socket $T/sock"
-DPID= NP=
-cleanup() {
-	[ -n "$NP" ] && kill -9 "$NP" 2>/dev/null && rm -f "/tmp/perf-$NP.map"
-	[ -n "$DPID" ] && kill -TERM "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
 conf() { printf '[windows]\nseconds = 1\nmemory_mb = 1024\nstep_ms = %s\n' "$1" >"$T/kprofd.conf"; }
 conf 10
-"$BUILD/kprofd" --config "$T/kprofd.conf" --socket "$T/sock" --state-dir "$T/state" >>"$T/kprofd.log" 2>&1 &
-DPID=$!
-for _ in $(seq 100); do $CTL status >/dev/null 2>&1 && break; sleep 0.1; done
+kprofd_start "$BUILD/kprofd" "$BUILD/kprofctl" "$T/sock" "$T/state" "$T/kprofd.log" --config "$T/kprofd.conf"
+DPID=$DAEMON_PID
 node --perf-basic-prof --interpreted-frames-native-stack \
-	"$(dirname "$0")/../tests/fixtures/manystacks.js" 100000 >/dev/null 2>&1 &
+	"$BENCH_ROOT/tests/fixtures/manystacks.js" 100000 >/dev/null 2>&1 &
 NP=$!
+BENCH_PIDS+=("$NP")
 sleep 3
-$CTL attach "$NP" --freq 999 >/dev/null || { echo "attach failed"; exit 1; }
+$CTL attach "$NP" --freq 999 >/dev/null || die "attach failed"
 sleep "$SECONDS_RUN"
 $CTL detach "$NP" >/dev/null
 sleep 1.5
-echo "windows: $($CTL status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["windows"])'), samples $($CTL report "$NP" --top 1 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["total_samples"])')"
+echo "windows: $($CTL status --json | json_get '["windows"]'), samples $($CTL report "$NP" --top 1 --json | json_get '["total_samples"]')"
 
 # probe.py SOCK STOPFILE: status requests back to back until STOPFILE exists; prints the
 # slowest answer (ms) and how many.

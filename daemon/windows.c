@@ -542,8 +542,9 @@ static int range_add(struct rbuild *b, const Kprof__SavedProfile *sp)
 		return 0;
 	if (err < 0)
 		return err;
-	err = window_merge_add(b->mg, &(struct window_summary){
-					  .tree = tr, .map = map, .nmap = sp->n_functions, .min = min});
+	err = window_merge_add(
+	    b->mg,
+	    &(struct window_summary){.tree = tr, .map = map, .nmap = sp->n_functions, .min = min});
 	hcct_tree_free(tr);
 	return err;
 }
@@ -655,8 +656,8 @@ int windows_range_begin(struct windows *w, struct target *t, bool session, uint6
 			j->seq[j->n++] = e->seq;
 	}
 	/* A range's profile is bounded as a target's. */
-	err = profile_new(&(struct profile_limits){.max_stacks = w->m->conf.max_stacks},
-			  &j->r.prof);
+	err =
+	    profile_new(&(struct profile_limits){.max_stacks = w->m->conf.max_stacks}, &j->r.prof);
 	if (err >= 0)
 		err = window_merge_new(&j->b.mg);
 	if (err < 0) {
