@@ -726,10 +726,12 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 			",\"window_memory_bytes\":%" PRIu64 ",\"window_disk_bytes\":%" PRIu64
 			",\"windows_dropped\":%" PRIu64 ",\"windows_aged\":%" PRIu64
 			",\"window_bad_files\":%" PRIu64 ",\"window_write_failures\":%" PRIu64
-			",\"windows_unsaved\":%" PRIu64 "}\n",
+			",\"windows_unsaved\":%" PRIu64 ",\"range_queries\":%" PRIu64
+			",\"range_sliced\":%" PRIu64 ",\"range_slices\":%" PRIu64 "}\n",
 			r->window_sec, r->windows, r->windows_in_memory, r->window_memory_bytes,
 			r->window_disk_bytes, r->windows_dropped, r->windows_aged,
-			r->window_bad_files, r->window_write_failures, r->windows_unsaved);
+			r->window_bad_files, r->window_write_failures, r->windows_unsaved,
+			r->range_queries, r->range_sliced, r->range_slices);
 		return;
 	}
 	fputs("kprofd ", f);
@@ -808,6 +810,11 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 			r->window_memory_bytes / 1048576.0, r->window_disk_bytes / 1048576.0,
 			r->windows_dropped, r->windows_aged, r->window_bad_files,
 			r->window_write_failures, r->windows_unsaved);
+	if (r->range_queries)
+		fprintf(f,
+			"ranges:      %" PRIu64 " --since/--until profiles built, %" PRIu64
+			" of them in %" PRIu64 " steps between other work\n",
+			r->range_queries, r->range_sliced, r->range_slices);
 }
 
 void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json, bool full_names)

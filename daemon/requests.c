@@ -59,7 +59,19 @@ struct client {
 	bool reader;	   /* in the configured read group: may list and read every profile */
 	struct live *live; /* a live subscription (kprofctl top), or NULL */
 	sd_event_source *live_timer;
+	const uint8_t *frame; /* the request being handled, and its length */
+	size_t frame_len;
+	/* A --since/--until range being merged in steps (range_defer): the request is held, then
+	 * handled again with the range ready. */
+	struct wrange_job *job;
+	sd_event_source *job_src;
+	uint8_t *job_frame;
+	size_t job_len;
+	struct wrange job_range;
+	bool job_ready;
 };
+
+static void dispatch(struct client *cl, const uint8_t *data, size_t len);
 
 static void client_queue(struct client *cl, Kprof__Reply *rep)
 {
@@ -584,6 +596,9 @@ static int fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t **d
 		sr->window_write_failures = ws.write_failures;
 		sr->windows_unsaved = ws.s.unsaved;
 		sr->windows_aged = ws.s.aged;
+		sr->range_queries = ws.range_queries;
+		sr->range_sliced = ws.range_sliced;
+		sr->range_slices = ws.range_slices;
 	}
 	return 0;
 }
@@ -774,20 +789,105 @@ static void do_subscribe(struct client *cl, const Kprof__SubscribeRequest *req)
 	}
 }
 
+static uint64_t range_step_ns(const struct client *cl)
+{
+	return cl->rq->m->conf.window_step_ms * 1000000ULL;
+}
+
+static void range_job_stop(struct client *cl)
+{
+	cl->job_src = sd_event_source_disable_unref(cl->job_src);
+	wrange_job_free(cl->job);
+	cl->job = NULL;
+	free(cl->job_frame);
+	cl->job_frame = NULL;
+	wrange_free(&cl->job_range);
+	cl->job_ready = false;
+}
+
+/* One step of a held range; when it is whole, the request is handled again with it, then the
+ * client is read on. */
+static int on_range_step(sd_event_source *s, void *userdata)
+{
+	struct client *cl = userdata;
+	struct windows *w = cl->rq->m->windows;
+	char msg[512] = "";
+	int err = windows_range_step(w, cl->job, range_step_ns(cl), msg, sizeof(msg));
+
+	(void)s;
+	if (err > 0)
+		return 0; /* the next step at a later loop iteration */
+	if (err == 0)
+		err = windows_range_end(w, cl->job, &cl->job_range, msg, sizeof(msg));
+	if (err < 0) {
+		reply_error(cl, err, "%s", msg);
+	} else {
+		cl->job_ready = true;
+		dispatch(cl, cl->job_frame, cl->job_len); /* range_of takes the range */
+	}
+	range_job_stop(cl);
+	transport_resume(cl->tc); /* may free cl */
+	return 0;
+}
+
+/* Go on with j between other work: hold the client, keep its request. */
+static int range_defer(struct client *cl, struct wrange_job *j)
+{
+	int err;
+
+	cl->job_frame = malloc(cl->frame_len ? cl->frame_len : 1);
+	if (!cl->job_frame || !cl->frame)
+		return -ENOMEM;
+	memcpy(cl->job_frame, cl->frame, cl->frame_len);
+	cl->job_len = cl->frame_len;
+	err = sd_event_add_defer(cl->rq->m->event, &cl->job_src, on_range_step, cl);
+	if (err >= 0) /* after the ring buffer, timers and other clients */
+		err = sd_event_source_set_priority(cl->job_src, SD_EVENT_PRIORITY_IDLE);
+	if (err >= 0)
+		err = sd_event_source_set_enabled(cl->job_src, SD_EVENT_ON);
+	if (err < 0)
+		return err;
+	cl->job = j;
+	transport_hold(cl->tc);
+	return 0;
+}
+
 /* A --since/--until request: the profile of that time range of t (windows.c) in *r, else the
- * error replied. */
+ * error replied. A range that takes more than one step (windows.step_ms) is merged between
+ * other work: -EINPROGRESS, and the request is handled again when it is ready. */
 static int range_of(struct client *cl, struct target *t, uint32_t session, uint64_t since,
 		    uint64_t until, struct wrange *r)
 {
+	struct windows *w = cl->rq->m->windows;
+	struct wrange_job *j = NULL;
 	char msg[512] = "";
 	int err;
 
 	memset(r, 0, sizeof(*r));
-	if (!cl->rq->m->windows) {
+	if (cl->job_ready) { /* the request again, its range merged */
+		*r = cl->job_range;
+		memset(&cl->job_range, 0, sizeof(cl->job_range));
+		cl->job_ready = false;
+		return 0;
+	}
+	if (!w) {
 		reply_error(cl, -ENODATA, "time windows are not kept by this kprofd");
 		return -ENODATA;
 	}
-	err = windows_range(cl->rq->m->windows, t, session != 0, since, until, r, msg, sizeof(msg));
+	err = windows_range_begin(w, t, session != 0, since, until, &j, msg, sizeof(msg));
+	if (err >= 0)
+		err = windows_range_step(w, j, range_step_ns(cl), msg, sizeof(msg));
+	if (err > 0) {
+		err = range_defer(cl, j);
+		if (err >= 0)
+			return -EINPROGRESS;
+		range_job_stop(cl);
+		snprintf(msg, sizeof(msg), "pid %d: the range's profile: %s", t->pid,
+			 strerror(-err));
+	}
+	if (err >= 0)
+		err = windows_range_end(w, j, r, msg, sizeof(msg));
+	wrange_job_free(j);
 	if (err < 0)
 		reply_error(cl, err, "%s", msg);
 	return err;
@@ -1285,12 +1385,9 @@ static void do_drift(struct client *cl, const Kprof__DriftRequest *req)
 	drift_reply_release(&m);
 }
 
-static void on_frame(void *ctx, struct transport_client *tc, const uint8_t *data, size_t len)
+static void dispatch(struct client *cl, const uint8_t *data, size_t len)
 {
-	struct client *cl = transport_client_data(tc);
 	Kprof__Request *req = kprof__request__unpack(NULL, len, data);
-
-	(void)ctx;
 
 	if (!req) {
 		reply_error(cl, -EBADMSG, "malformed request: not a kprof.Request message");
@@ -1298,6 +1395,8 @@ static void on_frame(void *ctx, struct transport_client *tc, const uint8_t *data
 		return;
 	}
 	manager_drain(cl->rq->m);
+	cl->frame = data;
+	cl->frame_len = len;
 	switch (req->body_case) {
 	case KPROF__REQUEST__BODY_ATTACH:
 		do_attach(cl, req->attach);
@@ -1342,7 +1441,14 @@ static void on_frame(void *ctx, struct transport_client *tc, const uint8_t *data
 		reply_error(cl, -EOPNOTSUPP, "unknown request (a newer kprofctl than kprofd?)");
 		break;
 	}
+	cl->frame = NULL;
 	kprof__request__free_unpacked(req, NULL);
+}
+
+static void on_frame(void *ctx, struct transport_client *tc, const uint8_t *data, size_t len)
+{
+	(void)ctx;
+	dispatch(transport_client_data(tc), data, len);
 }
 
 static int on_connect(void *ctx, struct transport_client *tc)
@@ -1369,6 +1475,7 @@ static void on_disconnect(void *ctx, struct transport_client *tc)
 	if (!cl)
 		return;
 	live_stop(cl);
+	range_job_stop(cl);
 	free(cl);
 	transport_client_set_data(tc, NULL);
 }

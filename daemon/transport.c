@@ -78,6 +78,7 @@ struct transport_client {
 	uint8_t *out;
 	size_t out_len, out_off;
 	bool closing;	    /* close once the output is flushed */
+	bool held;	    /* its request is still being answered: read nothing more */
 	uint64_t active_ns; /* last byte in or out (CLOCK_MONOTONIC) */
 	uint64_t frame_ns;  /* when the request frame being read began; 0: none */
 };
@@ -243,6 +244,18 @@ void transport_reply(struct transport_client *cl, const ProtobufCMessage *msg)
 	client_set_out(cl, buf, len);
 }
 
+/* Wait for room to write while a reply is pending; for nothing while the request is held (the
+ * socket stays readable: level-triggered epoll would spin); for requests otherwise. */
+static void client_wait(struct transport_client *cl)
+{
+	if (cl->held && !cl->out) {
+		sd_event_source_set_enabled(cl->src, SD_EVENT_OFF);
+		return;
+	}
+	sd_event_source_set_io_events(cl->src, cl->out ? EPOLLOUT : EPOLLIN);
+	sd_event_source_set_enabled(cl->src, SD_EVENT_ON);
+}
+
 void transport_close(struct transport_client *cl)
 {
 	cl->closing = true;
@@ -259,7 +272,27 @@ bool transport_flush(struct transport_client *cl)
 		client_free(cl);
 		return false;
 	}
-	sd_event_source_set_io_events(cl->src, cl->out ? EPOLLOUT : EPOLLIN);
+	client_wait(cl);
+	return true;
+}
+
+void transport_hold(struct transport_client *cl)
+{
+	cl->held = true;
+}
+
+static int client_step(struct transport_client *cl);
+
+bool transport_resume(struct transport_client *cl)
+{
+	cl->held = false;
+	cl->active_ns = now_ns(CLOCK_MONOTONIC);
+	/* Frames that came while it was held are read now, not at the next byte. */
+	if (client_step(cl) < 0) {
+		client_free(cl);
+		return false;
+	}
+	client_wait(cl);
 	return true;
 }
 
@@ -329,6 +362,8 @@ static int client_step(struct transport_client *cl)
 		}
 		if (cl->closing)
 			return -ECONNRESET;
+		if (cl->held)
+			return 0;
 		r = frame_reader_next(&cl->rd, &payload, &len);
 		if (r < 0) {
 			char msg[64];
@@ -374,8 +409,7 @@ static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		client_free(cl);
 		return 0;
 	}
-	/* Wait for room to write while a reply is pending, for requests otherwise. */
-	sd_event_source_set_io_events(cl->src, cl->out ? EPOLLOUT : EPOLLIN);
+	client_wait(cl);
 	return 0;
 }
 
@@ -695,7 +729,7 @@ static int on_reap(sd_event_source *s, uint64_t usec, void *userdata)
 
 	for (; cl; cl = next) {
 		next = cl->next;
-		if (now - cl->active_ns > idle_ns) {
+		if (now - cl->active_ns > idle_ns && !cl->held) {
 			log_info("closing idle client pid %d uid %u (%.0f s without a byte)",
 				 cl->pid, cl->uid, (now - cl->active_ns) / 1e9);
 			client_free(cl);

@@ -45,6 +45,11 @@ unsigned transport_clients(const struct transport *tr);
  * an error reply instead (-EMSGSIZE, -ENOBUFS). */
 void transport_reply(struct transport_client *cl, const ProtobufCMessage *msg);
 void transport_reply_error(struct transport_client *cl, int err, const char *msg);
+/* A request answered later (built in steps, requests.c): hold cl (read no further request,
+ * no idle timeout) from its on_frame until transport_resume, after its reply is queued; resume
+ * writes it and reads on: false if cl was dropped (freed) for a write error. */
+void transport_hold(struct transport_client *cl);
+bool transport_resume(struct transport_client *cl);
 /* Close cl once its reply is written. */
 void transport_close(struct transport_client *cl);
 /* Is a reply waiting to be written (or cl closing)? */

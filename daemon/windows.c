@@ -49,6 +49,7 @@ struct windows {
 	uint64_t seq;
 	uint64_t boot_id;
 	uint64_t bad_files, write_failures;
+	uint64_t range_queries, range_sliced, range_slices;
 };
 
 static uint64_t read_boot_id(void)
@@ -414,6 +415,9 @@ void windows_get_stats(const struct windows *w, struct windows_stats *st)
 		st->s.unsaved = 0; /* memory only by choice: nothing waits to be written */
 	st->bad_files = w->bad_files;
 	st->write_failures = w->write_failures;
+	st->range_queries = w->range_queries;
+	st->range_sliced = w->range_sliced;
+	st->range_slices = w->range_slices;
 	st->window_sec = w->m->conf.window_sec;
 }
 
@@ -461,10 +465,7 @@ static int summary_tree(const Kprof__SavedProfile *sp, struct hcct_tree **ret)
 
 struct rbuild {
 	struct wrange *r;
-	struct window_summary *sum;
-	struct hcct_tree **trees;
-	uint32_t **maps;
-	size_t n, cap;
+	struct window_merge *mg; /* the windows' summaries, merged as they come */
 };
 
 /* The summary of a window (hcct_from_stacks) from its exact stacks: its m heaviest user
@@ -541,18 +542,11 @@ static int range_add(struct rbuild *b, const Kprof__SavedProfile *sp)
 		return 0;
 	if (err < 0)
 		return err;
-	if (array_grow((void **)&b->sum, &b->cap, b->n + 1, sizeof(*b->sum), 16) < 0 ||
-	    !(b->trees = reallocarray(b->trees, b->cap, sizeof(*b->trees))) ||
-	    !(b->maps = reallocarray(b->maps, b->cap, sizeof(*b->maps)))) {
-		hcct_tree_free(tr);
-		return -ENOMEM;
-	}
-	b->trees[b->n] = tr;
-	b->maps[b->n] = TAKE_PTR(map);
-	b->sum[b->n] = (struct window_summary){
-	    .tree = tr, .map = b->maps[b->n], .nmap = sp->n_functions, .min = min};
-	b->n++;
-	return 0;
+	err = window_merge_add(
+	    b->mg,
+	    &(struct window_summary){.tree = tr, .map = map, .nmap = sp->n_functions, .min = min});
+	hcct_tree_free(tr);
+	return err;
 }
 
 /* The file bytes of window i: its blob, else read from its file (*tmp then holds them). */
@@ -600,60 +594,151 @@ static int range_one(struct windows *w, struct rbuild *b, size_t i)
 	return err;
 }
 
-int windows_range(struct windows *w, struct target *t, bool session, uint64_t since, uint64_t until,
-		  struct wrange *r, char *msg, size_t msglen)
+/* A range being built: the windows chosen at its start (by seq: the store's indexes move as
+ * windows age out), the next one to merge, and what is merged so far. */
+struct wrange_job {
+	struct rbuild b;
+	struct wrange r;
+	uint64_t *seq;
+	size_t n, next, skipped;
+	uint32_t pid, uid;
+	uint64_t slices;
+};
+
+void wrange_job_free(struct wrange_job *j)
+{
+	if (!j)
+		return;
+	window_merge_free(j->b.mg);
+	wrange_free(&j->r);
+	free(j->seq);
+	free(j);
+}
+
+int windows_range_begin(struct windows *w, struct target *t, bool session, uint64_t since,
+			uint64_t until, struct wrange_job **ret, char *msg, size_t msglen)
 {
 	_cleanup_free_ size_t *sel = NULL;
-	struct rbuild b = {.r = r};
-	size_t n = 0, skipped = 0;
+	struct wrange_job *j;
 	uint64_t boot = now_ns(CLOCK_BOOTTIME);
+	size_t n = 0;
 	int err;
 
-	memset(r, 0, sizeof(*r));
+	*ret = NULL;
 	if (until && until <= since) {
 		snprintf(msg, msglen, "the range is empty: --until is not after --since");
 		return -EINVAL;
 	}
-	/* The current window up to now, so that a range ending now has the last samples. */
-	if (t->state == TARGET_ATTACHED && t->win_start_boot &&
-	    boot - t->win_start_boot >= QUERY_CUT_MIN_NS) {
+	/* The current window up to now, so that a range ending now has the last samples (of an
+	 * ended target too: its last window would wait for the next tick). */
+	if (t->win_start_boot &&
+	    (t->state != TARGET_ATTACHED || boot - t->win_start_boot >= QUERY_CUT_MIN_NS)) {
 		manager_drain(w->m);
 		cut_target(w, t, boot, now_ns(CLOCK_REALTIME));
 	}
 	err = window_store_select(w->ws, t->pid, session ? t->attached_ns : 0, since, until, &sel,
 				  &n);
+	if (err < 0)
+		goto fail;
+	j = calloc(1, sizeof(*j));
+	if (!j || !(j->seq = calloc(n + 1, sizeof(*j->seq)))) {
+		free(j);
+		err = -ENOMEM;
+		goto fail;
+	}
+	j->b.r = &j->r;
+	j->pid = t->pid;
+	j->uid = t->uid;
+	for (size_t i = 0; i < n; i++) {
+		const struct window_entry *e = window_store_at(w->ws, sel[i]);
+
+		if (e->uid == t->uid) /* else another user's process had this pid */
+			j->seq[j->n++] = e->seq;
+	}
+	/* A range's profile is bounded as a target's. */
+	err =
+	    profile_new(&(struct profile_limits){.max_stacks = w->m->conf.max_stacks}, &j->r.prof);
 	if (err >= 0)
-		err = profile_new(&(struct profile_limits){.max_stacks = w->m->conf.max_stacks},
-				  &r->prof); /* a range's profile is bounded as a target's */
-	for (size_t i = 0; i < n && err >= 0; i++) {
-		if (window_store_at(w->ws, sel[i])->uid != t->uid)
-			continue; /* another user's process had this pid */
-		err = range_one(w, &b, sel[i]);
+		err = window_merge_new(&j->b.mg);
+	if (err < 0) {
+		wrange_job_free(j);
+		goto fail;
+	}
+	*ret = j;
+	return 0;
+fail:
+	snprintf(msg, msglen, "pid %d: the range's profile: %s", t->pid, strerror(-err));
+	return err;
+}
+
+int windows_range_step(struct windows *w, struct wrange_job *j, uint64_t budget_ns, char *msg,
+		       size_t msglen)
+{
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+	int err = 0;
+
+	j->slices++;
+	/* At least one window a step; more while the step is within its budget. */
+	while (j->next < j->n) {
+		int i = window_store_find(w->ws, j->seq[j->next++]);
+
+		err = i < 0 ? i : range_one(w, &j->b, (size_t)i);
 		if (err == -ENOENT || err == -EBADMSG || err == -EILSEQ || err == -EPIPE) {
-			skipped++; /* a file gone or damaged since: said, not fatal */
+			j->skipped++; /* aged out, or a file gone or damaged since: said */
 			err = 0;
 		}
+		if (err < 0) {
+			snprintf(msg, msglen, "pid %u: the range's profile: %s", j->pid,
+				 strerror(-err));
+			return err;
+		}
+		if (now_ns(CLOCK_MONOTONIC) - t0 >= budget_ns)
+			break;
 	}
-	if (err >= 0 && !r->windows) {
+	return j->next < j->n;
+}
+
+int windows_range_end(struct windows *w, struct wrange_job *j, struct wrange *r, char *msg,
+		      size_t msglen)
+{
+	int err = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (!j->r.windows) {
 		snprintf(msg, msglen,
-			 "pid %d: no kept time window in that range (windows are cut every %u s; "
+			 "pid %u: no kept time window in that range (windows are cut every %u s; "
 			 "kprofctl status says how many are kept)",
-			 t->pid, w->m->conf.window_sec);
-		err = -ENODATA;
+			 j->pid, w->m->conf.window_sec);
+		return -ENODATA;
 	}
+	err = window_merge_finish(j->b.mg, &j->r.tree);
+	if (err < 0) {
+		snprintf(msg, msglen, "pid %u: the range's profile: %s", j->pid, strerror(-err));
+		return err;
+	}
+	j->r.skipped = j->skipped;
+	w->range_queries++;
+	if (j->slices > 1) {
+		w->range_sliced++;
+		w->range_slices += j->slices;
+	}
+	*r = j->r;
+	memset(&j->r, 0, sizeof(j->r));
+	return 0;
+}
+
+int windows_range(struct windows *w, struct target *t, bool session, uint64_t since, uint64_t until,
+		  struct wrange *r, char *msg, size_t msglen)
+{
+	struct wrange_job *j;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	err = windows_range_begin(w, t, session, since, until, &j, msg, msglen);
+	while (err >= 0 && (err = windows_range_step(w, j, UINT64_MAX, msg, msglen)) > 0)
+		;
 	if (err >= 0)
-		err = window_hcct_merge(b.sum, b.n, &r->tree);
-	if (err < 0 && !msg[0])
-		snprintf(msg, msglen, "pid %d: the range's profile: %s", t->pid, strerror(-err));
-	for (size_t i = 0; i < b.n; i++) {
-		hcct_tree_free(b.trees[i]);
-		free(b.maps[i]);
-	}
-	free(b.trees);
-	free(b.maps);
-	free(b.sum);
-	r->skipped = skipped;
-	if (err < 0)
-		wrange_free(r);
+		err = windows_range_end(w, j, r, msg, msglen);
+	wrange_job_free(j);
 	return err;
 }

@@ -37,9 +37,25 @@ int windows_range(struct windows *w, struct target *t, bool session, uint64_t si
 		  struct wrange *r, char *msg, size_t msglen);
 void wrange_free(struct wrange *r);
 
+/* The same range built in steps, so that a long one does not hold the event loop (requests.c
+ * runs one step per loop iteration): begin picks the windows (by seq) and cuts t's current
+ * one; each step merges windows until budget_ns has passed (at least one) and returns 1 while
+ * some are left, 0 when all are merged, or a negative errno with msg; end gives the range (the
+ * job keeps nothing of it) or -ENODATA with msg. Windows that aged out since begin are counted
+ * as skipped. The job holds no pointer to t: t may go while it runs. */
+struct wrange_job;
+int windows_range_begin(struct windows *w, struct target *t, bool session, uint64_t since,
+			uint64_t until, struct wrange_job **ret, char *msg, size_t msglen);
+int windows_range_step(struct windows *w, struct wrange_job *j, uint64_t budget_ns, char *msg,
+		       size_t msglen);
+int windows_range_end(struct windows *w, struct wrange_job *j, struct wrange *r, char *msg,
+		      size_t msglen);
+void wrange_job_free(struct wrange_job *j);
+
 struct windows_stats {
 	struct window_stats s;
 	uint64_t bad_files, write_failures;
+	uint64_t range_queries, range_sliced, range_slices; /* built in more than one step */
 	unsigned window_sec;
 };
 void windows_get_stats(const struct windows *w, struct windows_stats *st);

@@ -102,7 +102,7 @@ void window_store_sort(struct window_store *ws)
 		qsort(ws->v, ws->n, sizeof(*ws->v), seq_cmp);
 }
 
-static struct window_entry *find_seq(struct window_store *ws, uint64_t seq)
+static struct window_entry *find_seq(const struct window_store *ws, uint64_t seq)
 {
 	size_t lo = 0, hi = ws->n;
 
@@ -208,6 +208,13 @@ void window_store_retain(struct window_store *ws, uint64_t now_boot, uint64_t no
 		memmove(ws->v, ws->v + over, (ws->n - over) * sizeof(*ws->v));
 		ws->n -= over;
 	}
+}
+
+int window_store_find(const struct window_store *ws, uint64_t seq)
+{
+	const struct window_entry *e = find_seq(ws, seq);
+
+	return e ? (int)(e - ws->v) : -ENOENT;
 }
 
 size_t window_store_count(const struct window_store *ws)
@@ -461,24 +468,55 @@ static int merged_tree(const struct mtab *t, uint64_t n, uint64_t z, struct hcct
 	return 0;
 }
 
+struct window_merge {
+	struct mtab t;
+	uint64_t total, z;
+};
+
+int window_merge_new(struct window_merge **ret)
+{
+	*ret = calloc(1, sizeof(**ret));
+	return *ret ? 0 : -ENOMEM;
+}
+
+int window_merge_add(struct window_merge *mg, const struct window_summary *s)
+{
+	uint32_t *map = malloc((s->tree->len ? s->tree->len : 1) * sizeof(*map));
+	int err;
+
+	if (!map)
+		return -ENOMEM;
+	mg->total += s->tree->n;
+	mg->z += s->min;
+	err = merge_one(&mg->t, s, map);
+	free(map);
+	return err;
+}
+
+int window_merge_finish(const struct window_merge *mg, struct hcct_tree **ret)
+{
+	return merged_tree(&mg->t, mg->total, mg->z, ret);
+}
+
+void window_merge_free(struct window_merge *mg)
+{
+	if (!mg)
+		return;
+	free(mg->t.v);
+	free(mg->t.slots);
+	free(mg);
+}
+
 int window_hcct_merge(const struct window_summary *v, size_t n, struct hcct_tree **ret)
 {
-	struct mtab t = {0};
-	uint64_t total = 0, z = 0;
-	int err = 0;
+	struct window_merge *mg;
+	int err = window_merge_new(&mg);
 
-	for (size_t i = 0; i < n && err >= 0; i++) {
-		uint32_t *map = malloc((v[i].tree->len ? v[i].tree->len : 1) * sizeof(*map));
-
-		total += v[i].tree->n;
-		z += v[i].min;
-		err = map ? merge_one(&t, &v[i], map) : -ENOMEM;
-		free(map);
-	}
+	for (size_t i = 0; i < n && err >= 0; i++)
+		err = window_merge_add(mg, &v[i]);
 	if (err >= 0)
-		err = merged_tree(&t, total, z, ret);
-	free(t.v);
-	free(t.slots);
+		err = window_merge_finish(mg, ret);
+	window_merge_free(mg);
 	return err;
 }
 

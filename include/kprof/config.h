@@ -90,6 +90,7 @@ struct config {
 	unsigned window_max_age_sec; /* 0: no age limit */
 	unsigned window_memory_mb;
 	unsigned window_disk_mb; /* 0: windows are not written */
+	unsigned window_step_ms; /* a range query's step between other work (0: one window) */
 };
 
 void config_defaults(struct config *conf);

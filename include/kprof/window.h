@@ -83,6 +83,8 @@ void window_store_retain(struct window_store *ws, uint64_t now_boot, uint64_t no
 
 size_t window_store_count(const struct window_store *ws);
 const struct window_entry *window_store_at(const struct window_store *ws, size_t i);
+/* The index of window seq now (indexes move as windows leave), or -ENOENT if it is gone. */
+int window_store_find(const struct window_store *ws, uint64_t seq);
 /* Keep the blob (len bytes, malloc'd) of window i in memory again (after a read of its file);
  * it is the store's from then on. */
 void window_store_hold(struct window_store *ws, size_t i, uint8_t *blob);
@@ -124,6 +126,13 @@ uint64_t window_summary_min(const struct hcct_tree *snap, uint32_t m);
  * first, no HOT flags): query it with hcct_tree_filter. -EINVAL (a tree not parents first),
  * -ENOMEM. */
 int window_hcct_merge(const struct window_summary *v, size_t n, struct hcct_tree **ret);
+/* The same merge one summary at a time (a range merged in steps; the summary can be freed once
+ * added): window_hcct_merge is new, add each, finish, free. Errors as window_hcct_merge. */
+struct window_merge;
+int window_merge_new(struct window_merge **ret);
+int window_merge_add(struct window_merge *mg, const struct window_summary *s);
+int window_merge_finish(const struct window_merge *mg, struct hcct_tree **ret);
+void window_merge_free(struct window_merge *mg);
 
 /* One stack of a window: ids root first (the frames its HCCT context has) and its samples. */
 struct window_stack {

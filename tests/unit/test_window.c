@@ -118,6 +118,12 @@ static void test_retention(void **state)
 	assert_int_equal(d.seq[1], 3);
 	assert_int_equal(st.windows, 2); /* seq 2 (memory only) and seq 4 */
 	assert_int_equal(window_store_at(ws, 0)->seq, 2);
+	/* Found by seq where they are now; the ones that left are gone. */
+	assert_int_equal(window_store_find(ws, 2), 0);
+	assert_int_equal(window_store_find(ws, 4), 1);
+	assert_int_equal(window_store_find(ws, 1), -ENOENT);
+	assert_int_equal(window_store_find(ws, 3), -ENOENT);
+	assert_int_equal(window_store_find(ws, 5), -ENOENT);
 	assert_int_equal(st.disk_bytes, 100);
 	/* Written now: saved, then everything ages out (this boot: by boottime). */
 	window_store_saved(ws, 2);
