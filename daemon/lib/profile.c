@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* profile.c: one target's stacks, functions and flat profile (see include/kprof/profile.h):
- * interning, adding, names given late, views. Folded text is in profile_folded.c, the address
- * cache and prefetch hints in profile_cache.c, the tables they share in profile_internal.h.
+ * interning, adding, names given late. What readers see (views, folded text) is in
+ * profile_view.c, the address cache and prefetch hints in profile_cache.c, the tables they
+ * share in profile_internal.h.
  *
  * Three open-addressing hash tables with linear probing and power-of-two sizes, grown at half
  * load: functions (key: kind, start, name, module), stacks (key: the id sequence, stored once
@@ -382,12 +383,6 @@ size_t profile_nfuncs(const struct profile *p)
 }
 
 /* A kernel frame, resolved or not (an unresolved one keeps the kernel's module name). */
-bool profile_func_is_kernel(const struct profile_func *f)
-{
-	return f->kind == PROFILE_KIND_KERNEL ||
-	       (f->kind == PROFILE_KIND_UNKNOWN && !strcmp(f->module, PROFILE_KERNEL_MODULE));
-}
-
 static void count_flat(struct profile *p, const uint32_t *ids, size_t n, uint64_t count)
 {
 	bool kernel = false;
@@ -656,89 +651,6 @@ int profile_sorted(const struct profile *p, uint32_t **ret, size_t *ret_n)
 	*ret = v;
 	*ret_n = n;
 	return 0;
-}
-
-/* ---- views ---- */
-
-struct profile_func profile_func_view(const struct profile_func *f, unsigned view)
-{
-	struct profile_func v = *f;
-
-	if (!view || !profile_func_is_kernel(f))
-		return v;
-	v.start = 0;
-	if (view & PROFILE_VIEW_NO_KERNEL) {
-		v.name = PROFILE_KERNEL_NAME;
-		v.module = PROFILE_KERNEL_MODULE;
-		v.kind = PROFILE_KIND_KERNEL;
-	}
-	return v;
-}
-
-static int cmp_row(const void *a, const void *b)
-{
-	const struct profile_func *x = &((const struct profile_row *)a)->f;
-	const struct profile_func *y = &((const struct profile_row *)b)->f;
-
-	if (x->self != y->self)
-		return x->self > y->self ? -1 : 1;
-	if (x->total != y->total)
-		return x->total > y->total ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-int profile_flat_view(const struct profile *p, unsigned view, struct profile_row **ret,
-		      size_t *ret_n)
-{
-	struct profile_row *rows = malloc((p->nfuncs + 1) * sizeof(*rows));
-	uint64_t kself = 0;
-	bool kernel = false;
-	size_t n = 0;
-
-	if (!rows)
-		return -ENOMEM;
-	for (size_t i = 0; i < p->nfuncs; i++) {
-		const struct profile_func *f = &p->funcs[i].f;
-
-		if (is_alias(p, i))
-			continue;
-		if ((view & PROFILE_VIEW_NO_KERNEL) && profile_func_is_kernel(f)) {
-			kself += f->self;
-			kernel = true;
-			continue;
-		}
-		rows[n++] = (struct profile_row){.id = i, .f = profile_func_view(f, view)};
-	}
-	if (kernel)
-		rows[n++] = (struct profile_row){.id = PROFILE_ID_KERNEL,
-						 .f = {.name = PROFILE_KERNEL_NAME,
-						       .module = PROFILE_KERNEL_MODULE,
-						       .kind = PROFILE_KIND_KERNEL,
-						       .self = kself,
-						       .total = p->kernel_samples}};
-	qsort(rows, n, sizeof(*rows), cmp_row);
-	*ret = rows;
-	*ret_n = n;
-	return 0;
-}
-
-size_t profile_stack_view(const struct profile *p, unsigned view, const uint32_t *ids, size_t n,
-			  uint32_t kid, uint32_t *out)
-{
-	bool in_kernel = false;
-	size_t k = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		bool kernel = (view & PROFILE_VIEW_NO_KERNEL) && ids[i] < p->nfuncs &&
-			      profile_func_is_kernel(&p->funcs[ids[i]].f);
-
-		if (!kernel)
-			out[k++] = ids[i];
-		else if (!in_kernel)
-			out[k++] = kid;
-		in_kernel = kernel;
-	}
-	return k;
 }
 
 void profile_get_stats(const struct profile *p, struct profile_stats *st)

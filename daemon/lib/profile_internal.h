@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* profile_internal.h: a profile's tables (functions, stacks, address cache, late names), shared
- * by profile.c (interning, adding, renaming), profile_folded.c (folded text) and profile_cache.c
- * (the address cache and the look-ahead of the per-sample path), and by nothing else: callers
- * see struct profile as opaque (include/kprof/profile.h). The hashes and the alias test are
- * static inline here, so the per-sample path keeps them inlined. The layout is explained at
- * the top of profile.c. */
+ * by profile.c (interning, adding, renaming), profile_view.c (views and folded text) and
+ * profile_cache.c (the address cache and the look-ahead of the per-sample path), and by nothing
+ * else: callers see struct profile as opaque (include/kprof/profile.h). The hashes and the alias
+ * test are static inline here, so the per-sample path keeps them inlined. The layout is explained
+ * at the top of profile.c. */
 #ifndef KPROF_LIB_PROFILE_INTERNAL_H
 #define KPROF_LIB_PROFILE_INTERNAL_H
 

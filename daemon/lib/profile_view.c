@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* profile_folded.c: a profile as folded text, "root;...;leaf count" per stack, through a view
- * and within a byte cap (include/kprof/profile_folded.h). Apart from profile.c because it is an
- * export, built on request and never on the per-sample path: it reads the tables
- * (profile_internal.h) and the views of profile.c and changes nothing.
+/* profile_view.c: what one reader may see of a profile (include/kprof/profile_view.h): a
+ * function, the flat profile and a stack through a view (kernel addresses hidden, or the kernel
+ * as one frame), and the folded text, "root;...;leaf count" per stack, within a byte cap. Apart
+ * from profile.c because it is built on request and never on the per-sample path: it reads the
+ * tables (profile_internal.h) and changes nothing.
  *
- * The lines are the profile's stacks as they are when no thread ids and no view change them;
- * otherwise the stacks are first merged by their viewed id sequence (threads merged, kernel runs
- * collapsed). Every line's length is known before a byte is written (names' lengths are taken
- * once per function), so the text is allocated once, at most the cap. */
+ * Folded text.  * The lines are the profile's stacks as they are when no thread ids and no view
+ * change them; otherwise the stacks are first merged by their viewed id sequence (threads merged,
+ * kernel runs collapsed). Every line's length is known before a byte is written (names' lengths are
+ * taken once per function), so the text is allocated once, at most the cap. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,6 +20,89 @@
 #include "kprof/hash.h"
 #include "kprof/profile.h"
 #include "profile_internal.h"
+
+/* ---- views ---- */
+
+struct profile_func profile_func_view(const struct profile_func *f, unsigned view)
+{
+	struct profile_func v = *f;
+
+	if (!view || !profile_func_is_kernel(f))
+		return v;
+	v.start = 0;
+	if (view & PROFILE_VIEW_NO_KERNEL) {
+		v.name = PROFILE_KERNEL_NAME;
+		v.module = PROFILE_KERNEL_MODULE;
+		v.kind = PROFILE_KIND_KERNEL;
+	}
+	return v;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct profile_func *x = &((const struct profile_row *)a)->f;
+	const struct profile_func *y = &((const struct profile_row *)b)->f;
+
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+int profile_flat_view(const struct profile *p, unsigned view, struct profile_row **ret,
+		      size_t *ret_n)
+{
+	struct profile_row *rows = malloc((p->nfuncs + 1) * sizeof(*rows));
+	uint64_t kself = 0;
+	bool kernel = false;
+	size_t n = 0;
+
+	if (!rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nfuncs; i++) {
+		const struct profile_func *f = &p->funcs[i].f;
+
+		if (is_alias(p, i))
+			continue;
+		if ((view & PROFILE_VIEW_NO_KERNEL) && profile_func_is_kernel(f)) {
+			kself += f->self;
+			kernel = true;
+			continue;
+		}
+		rows[n++] = (struct profile_row){.id = i, .f = profile_func_view(f, view)};
+	}
+	if (kernel)
+		rows[n++] = (struct profile_row){.id = PROFILE_ID_KERNEL,
+						 .f = {.name = PROFILE_KERNEL_NAME,
+						       .module = PROFILE_KERNEL_MODULE,
+						       .kind = PROFILE_KIND_KERNEL,
+						       .self = kself,
+						       .total = p->kernel_samples}};
+	qsort(rows, n, sizeof(*rows), cmp_row);
+	*ret = rows;
+	*ret_n = n;
+	return 0;
+}
+
+size_t profile_stack_view(const struct profile *p, unsigned view, const uint32_t *ids, size_t n,
+			  uint32_t kid, uint32_t *out)
+{
+	bool in_kernel = false;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		bool kernel = (view & PROFILE_VIEW_NO_KERNEL) && ids[i] < p->nfuncs &&
+			      profile_func_is_kernel(&p->funcs[ids[i]].f);
+
+		if (!kernel)
+			out[k++] = ids[i];
+		else if (!in_kernel)
+			out[k++] = kid;
+		in_kernel = kernel;
+	}
+	return k;
+}
 
 struct fline {
 	uint64_t hash, count;
