@@ -92,7 +92,7 @@ struct tsym {
 extern struct elf_entry elf_none;
 
 /* Whether the debug file's names may be shown for ts: the file is root's or the target's. */
-static inline bool debug_trusted(const struct tsym *ts, const struct elf_entry *e)
+static __attribute__((unused)) bool debug_trusted(const struct tsym *ts, const struct elf_entry *e)
 {
 	return e->dbg.syms &&
 	       (e->dbg_owner == 0 || e->dbg_owner == ts->uid || e->dbg_owner == ts->euid);

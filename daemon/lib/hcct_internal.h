@@ -2,8 +2,9 @@
 /* hcct_internal.h: the HCCT's node pool, child index and Space-Saving arrays, shared by
  * hcct.c (updates), hcct_tree.c (queries) and hcct_check.c (the invariant checker), and by
  * nothing else: callers see struct hcct as opaque (include/kprof/hcct.h). The few helpers
- * two of those files need are static inline here, so the update path keeps its inlined
- * lookups. The layout is explained at the top of hcct.c. */
+ * two of those files need are defined here, static and not inline (unused where a file does
+ * not call them), so the compiler inlines them into the update path exactly as when they were
+ * hcct.c's own. The layout is explained at the top of hcct.c. */
 #ifndef KPROF_LIB_HCCT_INTERNAL_H
 #define KPROF_LIB_HCCT_INTERNAL_H
 
@@ -78,14 +79,14 @@ struct hcct {
 	uint64_t pf_min;  /* the minimum the predictions were made for */
 };
 
-static inline uint32_t key_hash(uint32_t p, uint32_t id, uint64_t site)
+static __attribute__((unused)) uint32_t key_hash(uint32_t p, uint32_t id, uint64_t site)
 {
 	return (uint32_t)mix64(((uint64_t)p << 32 | id) ^ (site * 0x9e3779b97f4a7c15ULL));
 }
 
 /* The slot holding p's child (id, site), or the empty slot where it would go. */
-static inline struct islot *index_find(const struct hcct *h, uint32_t hash, uint32_t p, uint32_t id,
-				       uint64_t site)
+static __attribute__((unused)) struct islot *index_find(const struct hcct *h, uint32_t hash,
+							uint32_t p, uint32_t id, uint64_t site)
 {
 	uint32_t mask = h->idx_nslots - 1, j = hash & mask;
 
@@ -109,7 +110,7 @@ struct pending {
 };
 
 /* Descending, so that the smallest key is on top of the stack. */
-static inline int pending_cmp(const void *a, const void *b)
+static __attribute__((unused)) int pending_cmp(const void *a, const void *b)
 {
 	const struct pending *x = a, *y = b;
 

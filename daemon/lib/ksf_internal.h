@@ -2,7 +2,8 @@
 /* ksf_internal.h: the k-SF's node array, tables and counters, shared by ksf.c (the forest and
  * its updates), ksf_check.c (the invariant checker) and ksf_ipf.c (the k-IPF built from a
  * forest), and by nothing else: callers see struct ksf as opaque (include/kprof/ksf.h). The few
- * helpers two of them need are static inline here, so ksf_push keeps its inlined lookups. The
+ * helpers two of them need are defined here, static and not inline (unused where a file does not
+ * call them), so the compiler inlines them into ksf_push exactly as when they were ksf.c's. The
  * layout is explained at the top of ksf.c. */
 #ifndef KPROF_LIB_KSF_INTERNAL_H
 #define KPROF_LIB_KSF_INTERNAL_H
@@ -67,14 +68,14 @@ struct ksf {
 	struct ksf_stats st;
 };
 
-static inline size_t key_hash(uint32_t key, uint64_t label)
+static __attribute__((unused)) size_t key_hash(uint32_t key, uint64_t label)
 {
 	return mix64(label ^ ((uint64_t)key + 1) * GOLDEN);
 }
 
 /* The slot holding (key, label), or the empty slot where it belongs. */
-static inline struct slot *slot_find(struct slot *tab, size_t nslots, uint32_t key, uint64_t label,
-				     uint64_t *probes)
+static __attribute__((unused)) struct slot *slot_find(struct slot *tab, size_t nslots, uint32_t key,
+						      uint64_t label, uint64_t *probes)
 {
 	size_t mask = nslots - 1, j = key_hash(key, label) & mask;
 
@@ -85,13 +86,13 @@ static inline struct slot *slot_find(struct slot *tab, size_t nslots, uint32_t k
 	}
 }
 
-static inline bool is_upper(const struct ksf *k, uint32_t depth)
+static __attribute__((unused)) bool is_upper(const struct ksf *k, uint32_t depth)
 {
 	return depth + 1 < k->k || depth == 0;
 }
 
 /* Positions held with a shorter context than Algorithm 4's, each counted once. */
-static inline uint64_t folded_items(const struct ksf *k)
+static __attribute__((unused)) uint64_t folded_items(const struct ksf *k)
 {
 	return k->moved_up + (k->upper_folds < k->st.upper ? k->upper_folds : k->st.upper);
 }
