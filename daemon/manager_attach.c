@@ -313,17 +313,10 @@ static int start_sampling(struct manager *m, struct target *t, char *errbuf, siz
 	return 0;
 }
 
-int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
-		   struct target **ret, char *errbuf, size_t errlen)
+/* manager_attach's options checked, and the daemon's defaults filled in (frequency, eps). */
+static int attach_opts_check(const struct manager *m, pid_t pid, struct attach_opts *o,
+			     char *errbuf, size_t errlen)
 {
-	struct target *old = manager_find(m, pid), *t = NULL;
-	struct attach_opts o = *opts;
-	unsigned freq = o.freq, duration_sec = o.duration_sec;
-	struct procinfo_stat pst;
-	struct proc_ident id;
-	uint64_t start_ticks;
-	int err;
-
 	if (pid <= 0) {
 		snprintf(errbuf, errlen, "invalid pid %d", pid);
 		return -EINVAL;
@@ -332,22 +325,96 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		snprintf(errbuf, errlen, "kprofd does not profile itself");
 		return -EINVAL;
 	}
-	if (freq == 0)
-		freq = o.freq = m->conf.default_freq;
-	if (o.eps == 0)
-		o.eps = m->conf.hcct_eps;
-	if (o.burst_ms && (!o.calls || o.period_ms <= o.burst_ms || o.period_ms > 3600000)) {
+	if (o->freq == 0)
+		o->freq = m->conf.default_freq;
+	if (o->eps == 0)
+		o->eps = m->conf.hcct_eps;
+	if (o->burst_ms && (!o->calls || o->period_ms <= o->burst_ms || o->period_ms > 3600000)) {
 		snprintf(errbuf, errlen, "bursts need --calls and a period longer than the burst");
 		return -EINVAL;
 	}
-	if (!(o.eps >= 1e-7 && o.eps <= 1)) {
-		snprintf(errbuf, errlen, "eps %g out of range [1e-7, 1]", o.eps);
+	if (!(o->eps >= 1e-7 && o->eps <= 1)) {
+		snprintf(errbuf, errlen, "eps %g out of range [1e-7, 1]", o->eps);
 		return -ERANGE;
 	}
-	if (freq > KPROF_MAX_FREQ) {
-		snprintf(errbuf, errlen, "frequency %u Hz out of range 1-%u", freq, KPROF_MAX_FREQ);
+	if (o->freq > KPROF_MAX_FREQ) {
+		snprintf(errbuf, errlen, "frequency %u Hz out of range 1-%u", o->freq,
+			 KPROF_MAX_FREQ);
 		return -ERANGE;
 	}
+	return 0;
+}
+
+/* The target of pid, read from /proc, for the client o->by: not sampled yet, in no list. */
+static int attach_new_target(struct manager *m, pid_t pid, const struct attach_opts *o,
+			     struct target **ret, char *errbuf, size_t errlen)
+{
+	struct procinfo_stat pst;
+	struct target *t = NULL;
+	uint64_t start_ticks;
+	int err;
+
+	/* The start first: if the pid is reused meanwhile, target_new reads the new process and
+	 * BPF samples only the old one, never one process under another's identity. */
+	err = procfs_stat(pid, &pst);
+	start_ticks = pst.start_ticks;
+	if (err >= 0)
+		err = target_new(&m->env, pid, o, &t);
+	if (err < 0) {
+		snprintf(errbuf, errlen,
+			 err == -ESRCH	  ? "no such process: %d"
+			 : err == -ECHILD ? "pid %d has exited (a zombie its parent has not reaped)"
+			 : err == -EINVAL ? "%d is a thread, not a process"
+					  : "cannot read process %d: %s",
+			 pid, strerror(-err));
+		return err == -ECHILD ? -ESRCH : err;
+	}
+	t->by = o->by;
+	t->start_ticks = start_ticks;
+	/* The client was checked against the process that had the PID then: if another got it
+	 * since, that one is the client's too or is refused. */
+	if (o->by != 0 && t->uid != o->by) {
+		snprintf(errbuf, errlen, "permission denied: pid %d is no longer uid %u's", pid,
+			 o->by);
+		target_free(t);
+		return -EPERM;
+	}
+	*ret = t;
+	return 0;
+}
+
+/* The log line of an attach: how t is sampled, and its JIT symbol sources. */
+static void attach_log(struct target *t, const struct attach_opts *o)
+{
+	struct tsym_stats ss;
+	char how[96];
+
+	tsym_get_stats(t->sym, &ss);
+	if (t->per_cpu)
+		snprintf(how, sizeof(how), "per-CPU events");
+	else
+		snprintf(how, sizeof(how), "%u thread events (%u threads, %u unsampled)",
+			 t->threads.events, t->threads.threads, t->threads.unsampled);
+	/* A followed child is news only when debugging: a shell loop forks thousands. */
+	log_msg(o->parent || o->all ? LOG_DEBUG : LOG_INFO,
+		"attached pid %d (%s, uid %u) at %u Hz by %s, duration %us (0: "
+		"unlimited); perf map %s: %llu JIT symbols; jitdump %s: %llu symbols",
+		t->pid, t->comm, t->uid, o->freq, how, o->duration_sec, ss.perfmap_path,
+		(unsigned long long)ss.jit_symbols, ss.jitdump_path[0] ? ss.jitdump_path : "(none)",
+		(unsigned long long)ss.jitdump_symbols);
+}
+
+int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
+		   struct target **ret, char *errbuf, size_t errlen)
+{
+	struct target *old = manager_find(m, pid), *t = NULL;
+	struct attach_opts o = *opts;
+	struct proc_ident id;
+	int err;
+
+	err = attach_opts_check(m, pid, &o, errbuf, errlen);
+	if (err < 0)
+		return err;
 	if (old && old->state == TARGET_ATTACHED && (!old->all || o.all)) {
 		snprintf(errbuf, errlen, "pid %d is already attached", pid);
 		return -EALREADY;
@@ -358,7 +425,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		end_target(m, old, TARGET_DETACHED, LOG_INFO, "detached: taken over by an attach");
 		m->all_taken_over++;
 	}
-	err = check_quotas(m, o.by, freq, errbuf, errlen);
+	err = check_quotas(m, o.by, o.freq, errbuf, errlen);
 	if (err < 0)
 		return err;
 	if ((o.rule || o.all) && manager_auto_targets(m, NULL) >= m->conf.max_auto_targets) {
@@ -369,31 +436,9 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 			 m->conf.max_auto_targets);
 		return -EUSERS;
 	}
-	/* The start first: if the pid is reused meanwhile, target_new reads the new process and
-	 * BPF samples only the old one, never one process under another's identity. */
-	err = procfs_stat(pid, &pst);
-	start_ticks = pst.start_ticks;
-	if (err >= 0)
-		err = target_new(&m->env, pid, &o, &t);
-	if (err < 0) {
-		snprintf(errbuf, errlen,
-			 err == -ESRCH	  ? "no such process: %d"
-			 : err == -ECHILD ? "pid %d has exited (a zombie its parent has not reaped)"
-			 : err == -EINVAL ? "%d is a thread, not a process"
-					  : "cannot read process %d: %s",
-			 pid, strerror(-err));
-		return err == -ECHILD ? -ESRCH : err;
-	}
-	t->by = o.by;
-	t->start_ticks = start_ticks;
-	/* The client was checked against the process that had the PID then: if another got it
-	 * since, that one is the client's too or is refused. */
-	if (o.by != 0 && t->uid != o.by) {
-		snprintf(errbuf, errlen, "permission denied: pid %d is no longer uid %u's", pid,
-			 o.by);
-		target_free(t);
-		return -EPERM;
-	}
+	err = attach_new_target(m, pid, &o, &t, errbuf, errlen);
+	if (err < 0)
+		return err;
 	err = start_sampling(m, t, errbuf, errlen);
 	if (err < 0) {
 		target_free(t);
@@ -415,9 +460,9 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 			return err;
 		}
 	}
-	if (duration_sec) {
+	if (o.duration_sec) {
 		err = sd_event_add_time_relative(m->event, &t->duration_timer, CLOCK_MONOTONIC,
-						 duration_sec * 1000000ULL, 0, on_duration, m);
+						 o.duration_sec * 1000000ULL, 0, on_duration, m);
 		if (err < 0)
 			log_warn("pid %d: no duration timer: %s", pid, strerror(-err));
 	}
@@ -428,25 +473,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 	/* A JVM is asked for its perf map now, off the loop; its answer comes later. */
 	if (target_jvm_start(t, &o) < 0)
 		log_warn("pid %d: out of memory: its JVM perf map is not asked for", pid);
-	{
-		struct tsym_stats ss;
-		char how[96];
-
-		tsym_get_stats(t->sym, &ss);
-		if (t->per_cpu)
-			snprintf(how, sizeof(how), "per-CPU events");
-		else
-			snprintf(how, sizeof(how), "%u thread events (%u threads, %u unsampled)",
-				 t->threads.events, t->threads.threads, t->threads.unsampled);
-		/* A followed child is news only when debugging: a shell loop forks thousands. */
-		log_msg(o.parent || o.all ? LOG_DEBUG : LOG_INFO,
-			"attached pid %d (%s, uid %u) at %u Hz by %s, duration %us (0: "
-			"unlimited); perf map %s: %llu JIT symbols; jitdump %s: %llu symbols",
-			pid, t->comm, t->uid, freq, how, duration_sec, ss.perfmap_path,
-			(unsigned long long)ss.jit_symbols,
-			ss.jitdump_path[0] ? ss.jitdump_path : "(none)",
-			(unsigned long long)ss.jitdump_symbols);
-	}
+	attach_log(t, &o);
 	*ret = t;
 	return 0;
 }
