@@ -345,6 +345,37 @@ static int attach_opts_check(const struct manager *m, pid_t pid, struct attach_o
 	return 0;
 }
 
+/* Whether pid may be attached with o: not attached yet (or by --all, which a plain attach takes
+ * over), within the client's quotas and the limit of automatic targets. */
+static int attach_admit(struct manager *m, struct target *old, pid_t pid,
+			const struct attach_opts *o, char *errbuf, size_t errlen)
+{
+	int err;
+
+	if (old && old->state == TARGET_ATTACHED && (!old->all || o->all)) {
+		snprintf(errbuf, errlen, "pid %d is already attached", pid);
+		return -EALREADY;
+	}
+	/* An attach of a process system-wide mode profiles takes it over with its own settings
+	 * (ARCHITECTURE.md §1.2.5); the --all profile is kept, as any detached one. */
+	if (old && old->state == TARGET_ATTACHED) {
+		end_target(m, old, TARGET_DETACHED, LOG_INFO, "detached: taken over by an attach");
+		m->all_taken_over++;
+	}
+	err = check_quotas(m, o->by, o->freq, errbuf, errlen);
+	if (err < 0)
+		return err;
+	if ((o->rule || o->all) && manager_auto_targets(m, NULL) >= m->conf.max_auto_targets) {
+		m->auto_refused++;
+		snprintf(errbuf, errlen,
+			 "too many automatic targets: %u attached by watch rules and --all "
+			 "(limits.max_auto_targets)",
+			 m->conf.max_auto_targets);
+		return -EUSERS;
+	}
+	return 0;
+}
+
 /* The target of pid, read from /proc, for the client o->by: not sampled yet, in no list. */
 static int attach_new_target(struct manager *m, pid_t pid, const struct attach_opts *o,
 			     struct target **ret, char *errbuf, size_t errlen)
@@ -415,27 +446,9 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 	err = attach_opts_check(m, pid, &o, errbuf, errlen);
 	if (err < 0)
 		return err;
-	if (old && old->state == TARGET_ATTACHED && (!old->all || o.all)) {
-		snprintf(errbuf, errlen, "pid %d is already attached", pid);
-		return -EALREADY;
-	}
-	/* An attach of a process system-wide mode profiles takes it over with its own settings
-	 * (ARCHITECTURE.md §1.2.5); the --all profile is kept, as any detached one. */
-	if (old && old->state == TARGET_ATTACHED) {
-		end_target(m, old, TARGET_DETACHED, LOG_INFO, "detached: taken over by an attach");
-		m->all_taken_over++;
-	}
-	err = check_quotas(m, o.by, o.freq, errbuf, errlen);
+	err = attach_admit(m, old, pid, &o, errbuf, errlen);
 	if (err < 0)
 		return err;
-	if ((o.rule || o.all) && manager_auto_targets(m, NULL) >= m->conf.max_auto_targets) {
-		m->auto_refused++;
-		snprintf(errbuf, errlen,
-			 "too many automatic targets: %u attached by watch rules and --all "
-			 "(limits.max_auto_targets)",
-			 m->conf.max_auto_targets);
-		return -EUSERS;
-	}
 	err = attach_new_target(m, pid, &o, &t, errbuf, errlen);
 	if (err < 0)
 		return err;
