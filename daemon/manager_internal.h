@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* manager_internal.h: what the parts of the manager call in one another and nothing else does:
  * manager_targets.c (the target list, ending targets, kept profiles), manager_attach.c
  * (attaching and what starts with a target), manager_watch.c (cgroup and unit watches) and

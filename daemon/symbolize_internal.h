@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* symbolize_internal.h: what symbolize.c (per-target symbols: maps, perf map, jitdump,
  * resolution) and symbolize_elf.c (the sources every target shares: the ELF cache, separate
  * debug files, kallsyms, the vdso) share, and nothing else includes: the structures of both

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* hcct_internal.h: the HCCT's node pool, child index and Space-Saving arrays, shared by
  * hcct.c (updates), hcct_tree.c (queries) and hcct_check.c (the invariant checker), and by
  * nothing else: callers see struct hcct as opaque (include/kprof/hcct.h). The few helpers

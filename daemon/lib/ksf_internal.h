@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* ksf_internal.h: the k-SF's node array, tables and counters, shared by ksf.c (the forest and
  * its updates), ksf_check.c (the invariant checker) and ksf_ipf.c (the k-IPF built from a
  * forest), and by nothing else: callers see struct ksf as opaque (include/kprof/ksf.h). The few

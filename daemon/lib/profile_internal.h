@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* profile_internal.h: a profile's tables (functions, stacks, address cache, late names), shared
  * by profile.c (interning, adding, renaming), profile_view.c (views and folded text) and
  * profile_cache.c (the address cache and the look-ahead of the per-sample path), and by nothing
