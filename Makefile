@@ -93,7 +93,7 @@ UNIT_BINS := $(addprefix $(BUILD)/tests/,$(UNIT_TESTS))
 .SECONDARY: $(SKELS:.skel.h=.bpf.o) $(PROTO_C) $(PPROF_C)
 
 # make fuzz: FUZZ_RUNS executions of every target (FUZZ_MAX_TIME seconds at most, a FAIL if hit
-# first); FUZZ_SECONDS=N instead runs each for N seconds (make check: 30).
+# first); FUZZ_SECONDS=N instead runs each for N seconds (make check: 5).
 FUZZ_SECONDS ?=
 FUZZ_RUNS ?= 10000000
 FUZZ_MAX_TIME ?= 7200
@@ -247,7 +247,7 @@ check:
 	@st=0; \
 	$(MAKE) test RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
 	$(MAKE) test-asan RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
-	$(MAKE) fuzz FUZZ_SECONDS=10 FUZZ_JOBS=2 RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
+	$(MAKE) fuzz FUZZ_SECONDS=5 FUZZ_JOBS=2 RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
 	awk '{ p += $$1; f += $$2; s += $$3 } END { printf "total: %d passed, %d failed, %d skipped\n", p, f, s }' \
 		$(BUILD)/check-results; \
 	exit $$st

@@ -23,22 +23,17 @@ WINDOW=${WINDOW:-10}
 ROUNDS=${ROUNDS:-3}
 FREQ=${FREQ:-19}
 OUT=$BUILD/bench/all.md
-TMP=$(mktemp -d /tmp/kprof-bench-all.XXXXXX)
+bench_start bench-all
+TMP=$TDIR
 SOCK=$TMP/kprofd.sock
 CTL() { "$BUILD/kprofctl" --socket "$SOCK" "$@"; }
 mkdir -p "$BUILD/bench"
 
-loc() { awk '/^ *LOC:/ { for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i; print s }' /proc/interrupts; }
-# cpu_ticks PID: utime + stime (clock ticks)
-cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
-rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
-sw() { CTL status --json | python3 -c "import json,sys; d=json.load(sys.stdin); print(d$1)"; }
+sw() { CTL status --json | json_get "$1"; }
 HZ=$(getconf CLK_TCK)
 
-"$BUILD/kprofd" --socket "$SOCK" --state-dir "$TMP/state" >"$TMP/kprofd.log" 2>&1 &
-KD=$!
-trap 'kprofd_stop $KD; rm -rf "$TMP"' EXIT
-kprofd_wait_up "$BUILD/kprofctl" "$SOCK" "$KD" || { cat "$TMP/kprofd.log"; exit 1; }
+kprofd_start "$BUILD/kprofd" "$BUILD/kprofctl" "$SOCK" "$TMP/state" "$TMP/kprofd.log"
+KD=$DAEMON_PID
 
 declare -A LOCS CPUS RATES
 MEMS=$TMP/mems # window runs in a subshell: its memory lines go through a file
@@ -107,15 +102,14 @@ c1=$(cpu_ticks "$PP")
 kill -INT "$PP"; wait "$PP" || true
 STORM_P="$ST_P s, perf CPU $(python3 -c "print(f'{($c1 - $c0) / $HZ:.3f}')") s (recording; perf report not counted)"
 
-med() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s (%s, %s)", m, v[1], v[NR] }'; }
 {
 	echo "System-wide sampling at $FREQ Hz on $(nproc) CPUs, $ROUNDS rounds of $WINDOW s, median (min, max):"
 	echo
 	echo "| mode | local timer interrupts/s | profiler CPU, % of one CPU | samples/s |"
 	echo "|---|---|---|---|"
-	echo "| nothing | $(med <<<"${LOCS[none]}") | - | - |"
-	echo "| kprofctl attach --all --freq $FREQ | $(med <<<"${LOCS[kprof]}") | $(med <<<"${CPUS[kprof]}") | $(med <<<"${RATES[kprof]}") |"
-	echo "| perf record -a -g -F $FREQ | $(med <<<"${LOCS[perf]}") | $(med <<<"${CPUS[perf]}") | $(med <<<"${RATES[perf]}") |"
+	echo "| nothing | $(med3 ${LOCS[none]}) | - | - |"
+	echo "| kprofctl attach --all --freq $FREQ | $(med3 ${LOCS[kprof]}) | $(med3 ${CPUS[kprof]}) | $(med3 ${RATES[kprof]}) |"
+	echo "| perf record -a -g -F $FREQ | $(med3 ${LOCS[perf]}) | $(med3 ${CPUS[perf]}) | $(med3 ${RATES[perf]}) |"
 	echo
 	echo "A storm of $STORM processes (a shell loop of /bin/true) at $FREQ Hz:"
 	echo

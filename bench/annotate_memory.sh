@@ -6,17 +6,19 @@
 # samples, user functions with self samples, (function, address) entries, store bytes, bytes per
 # function. Needs root. Usage: BUILD=build bash bench/annotate_memory.sh [SECONDS]
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 BUILD=${BUILD:-build}
 SECS=${1:-20}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-T=$(mktemp -d /tmp/kprof-annmem.XXXXXX)
+ROOT=$BENCH_ROOT
+bench_start annmem
+T=$TDIR
 PIDS=()
-trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; kill "$D" 2>/dev/null; wait 2>/dev/null
-for p in "${PIDS[@]}"; do rm -f "/tmp/perf-$p.map" "/tmp/.java_pid$p" /tmp/hsperfdata_*/"$p"; done
-rm -rf "$T"' EXIT
-"$BUILD/kprofd" --socket "$T/s" --state-dir "$T/state" >"$T/log" 2>&1 &
-D=$!
-for _ in $(seq 50); do "$BUILD/kprofctl" -s "$T/s" status >/dev/null 2>&1 && break; sleep 0.1; done
+bench_on_exit() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	for p in "${PIDS[@]}"; do rm -f "/tmp/perf-$p.map" "/tmp/.java_pid$p" /tmp/hsperfdata_*/"$p"; done
+}
+kprofd_start "$BUILD/kprofd" "$BUILD/kprofctl" "$T/s" "$T/state" "$T/log"
 ctl() { "$BUILD/kprofctl" -s "$T/s" "$@"; }
 measure() { # NAME PID
 	local name=$1 pid=$2
@@ -46,6 +48,6 @@ if command -v java >/dev/null && command -v javac >/dev/null; then
 	mkdir -p "$T/jvm" && javac -d "$T/jvm" "$ROOT/tests/fixtures/jvm/Hot.java" &&
 		{ java -XX:+PreserveFramePointer -cp "$T/jvm" Hot $((SECS + 60)) >/dev/null 2>"$T/jvm.err" &
 		  PIDS+=($!)
-		  for _ in $(seq 100); do grep -q ready "$T/jvm.err" && break; sleep 0.2; done
+		  wait_ready "$T/jvm.err" ready 100 0.2
 		  measure "java Hot" "${PIDS[-1]}"; }
 fi

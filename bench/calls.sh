@@ -8,23 +8,22 @@
 # events per second, and the per-event cost (extra time / events). minijit waits for SIGUSR1 after
 # its ready line, so the probes are in place before its first round.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 BUILD=${BUILD:-build}
 PAIRS=${BENCH_PAIRS:-5}
 ROUNDS=${BENCH_ROUNDS:-1000}
-[ "$(id -u)" -eq 0 ] || { echo "bench/calls.sh: needs root (BPF, uprobes)" >&2; exit 1; }
-DIR=$(mktemp -d /tmp/kprof-bench-calls.XXXXXX)
+need_root "BPF, uprobes"
+bench_start bench-calls
+DIR=$TDIR
 SOCK=$DIR/kprofd.sock
-"$BUILD/kprofd" --socket "$SOCK" --state-dir "" 2>"$DIR/kprofd.log" &
-KD=$!
-trap 'kill $KD 2>/dev/null; wait $KD 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$DIR"' EXIT
-for _ in $(seq 100); do "$BUILD/kprofctl" --socket "$SOCK" status >/dev/null 2>&1 && break; sleep 0.1; done
+kprofd_start "$BUILD/kprofd" "$BUILD/kprofctl" "$SOCK" "" "$DIR/kprofd.log"
 
 # run MODE: prints "seconds events" for one run of minijit.
 run() {
 	local mode=$1 mj t0 t1 ev=0
 	"$BUILD/minijit" --wait-usr1 --rounds "$ROUNDS" --cleanup 2>"$DIR/mj.err" &
 	mj=$!
-	for _ in $(seq 100); do grep -q waiting "$DIR/mj.err" && break; sleep 0.02; done
+	wait_ready "$DIR/mj.err" waiting 100 0.02 || true
 	case $mode in
 	calls) "$BUILD/kprofctl" --socket "$SOCK" attach "$mj" --calls >/dev/null ;;
 	burst) "$BUILD/kprofctl" --socket "$SOCK" attach "$mj" --calls --burst 200 --period 2000 >/dev/null ;;

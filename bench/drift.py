@@ -24,8 +24,10 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kpbench as kb  # noqa: E402
 
 BUILD = os.environ.get("BUILD", "build")
 FREQS = [int(f) for f in os.environ.get("DRIFT_FREQS", "99 999").split()]
@@ -39,31 +41,15 @@ def log(*a):
     print(*a, file=sys.stderr, flush=True)
 
 
-class Daemon:
-    def __init__(self):
-        self.dir = tempfile.mkdtemp(prefix="kprof-drift.")
-        self.sock = os.path.join(self.dir, "s")
-        self.log = open(os.path.join(self.dir, "kprofd.log"), "w")
-        self.p = subprocess.Popen([os.path.join(BUILD, "kprofd"), "--socket", self.sock,
-                                   "--state-dir", ""], stdout=self.log, stderr=self.log)
-        for _ in range(100):
-            if self.ctl("status").returncode == 0:
-                return
-            time.sleep(0.1)
-        raise SystemExit("kprofd did not start")
+class Daemon(kb.Daemon):
+    """A private kprofd (kb.Daemon) that answers `kprofctl drift PID --json`."""
 
-    def ctl(self, *args):
-        return subprocess.run([os.path.join(BUILD, "kprofctl"), "--socket", self.sock, *args],
-                              capture_output=True, text=True)
+    def __init__(self):
+        super().__init__(BUILD, "kprof-drift.")
 
     def drift(self, pid):
-        r = self.ctl("drift", str(pid), "--json")
+        r = self.ctl.run("drift", str(pid), "--json")
         return json.loads(r.stdout) if r.returncode == 0 else None
-
-    def close(self):
-        self.p.terminate()
-        self.p.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def func(d, name):
@@ -78,7 +64,7 @@ def one_flip(freq):
                            str(FLIP), "--seconds", str(FLIP + 45)],
                           stdout=open(out, "w"), stderr=subprocess.DEVNULL)
     time.sleep(0.2)
-    d.ctl("attach", str(mj.pid), "--freq", str(freq))
+    d.ctl.run("attach", str(mj.pid), "--freq", str(freq))
     polls, res = [], None
     deadline = time.monotonic() + FLIP + 40
     while time.monotonic() < deadline:
@@ -124,7 +110,7 @@ def steady():
         procs.append((node, 499, "node drift.js (no flip)"))
     time.sleep(1.0)
     for p, f, _ in procs:
-        d.ctl("attach", str(p.pid), "--freq", str(f))
+        d.ctl.run("attach", str(p.pid), "--freq", str(f))
     time.sleep(STEADY)
     rows = []
     for p, f, what in procs:

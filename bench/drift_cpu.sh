@@ -9,6 +9,7 @@
 # samples (`status --json`: samples_total) over DRIFT_SECONDS (20). Prints one line per run and
 # the medians, in Markdown.
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 BASE=${1:?usage: drift_cpu.sh BASE_BUILD NEW_BUILD [RUNS]}
 NEW=${2:?usage: drift_cpu.sh BASE_BUILD NEW_BUILD [RUNS]}
 RUNS=${3:-3}
@@ -17,7 +18,8 @@ FREQ=${DRIFT_FREQ:-4999}
 WARMUP=${DRIFT_WARMUP:-3}
 SECONDS_RUN=${DRIFT_SECONDS:-20}
 LOAD=${DRIFT_LOAD:-minijit}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$BENCH_ROOT
+bench_start driftcpu
 
 cpu_ns() { awk '{ print $1 }' "/proc/$1/schedstat"; }
 samples() {
@@ -27,10 +29,9 @@ s=json.load(sys.stdin); print(s.get('samples_total', s.get('samples', 0)))"
 
 one() { # BUILD -> "cpu_ns samples"
 	local b=$1 d pids=() k p c0 c1 s0 s1
-	d=$(mktemp -d /tmp/kprof-driftcpu.XXXXXX)
-	"$b/kprofd" --socket "$d/s" --state-dir "" >"$d/log" 2>&1 &
-	k=$!
-	for _ in $(seq 100); do "$b/kprofctl" --socket "$d/s" status >/dev/null 2>&1 && break; sleep 0.1; done
+	d=$(mktemp -d "$TDIR/run.XXXXXX")
+	kprofd_start "$b/kprofd" "$b/kprofctl" "$d/s" "" "$d/log"
+	k=$DAEMON_PID
 	for _ in $(seq "$PROCS"); do
 		if [ "$LOAD" = node ]; then
 			(cd "$d" && exec node --perf-basic-prof "$ROOT/tests/fixtures/drift.js" 3600) >/dev/null 2>&1 &
@@ -46,7 +47,7 @@ one() { # BUILD -> "cpu_ns samples"
 	sleep "$SECONDS_RUN"
 	c1=$(cpu_ns "$k"); s1=$(samples "$d/s" "$b")
 	kill "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null
-	kill "$k"; wait "$k" 2>/dev/null
+	kprofd_stop "$k"
 	rm -rf "$d"
 	echo "$((c1 - c0)) $((s1 - s0))"
 }

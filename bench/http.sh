@@ -19,36 +19,30 @@ ROUNDS=${ROUNDS:-5}
 CLIENTS=${CLIENTS:-10}
 WINDOW=${WINDOW:-20}
 OUT=$BUILD/bench/http.md
-for b in "$BUILD/kprofd" "$BUILD/kprofctl" "$BUILD/minijit"; do
-	[ -x "$b" ] || { echo "bench/http.sh: $b not found: run 'make' first" >&2; exit 1; }
-done
-[ "$(id -u)" -eq 0 ] || { echo "bench/http.sh: must run as root" >&2; exit 1; }
+need_bins "$BUILD/kprofd" "$BUILD/kprofctl" "$BUILD/minijit"
+need_root
 
-TDIR=$(mktemp -d /tmp/kprof-bench-http.XXXXXX)
-DPID= MJ= CL=()
-cleanup() {
+bench_start bench-http
+CL=()
+bench_on_exit() {
 	local p
 	for p in "${CL[@]}"; do kill "$p" 2>/dev/null || true; done
-	[ -n "$MJ" ] && kill "$MJ" 2>/dev/null && wait "$MJ" 2>/dev/null
-	[ -n "$DPID" ] && kprofd_stop "$DPID"
-	rm -rf "$TDIR"
 }
-trap cleanup EXIT
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 URL=http://127.0.0.1:$PORT
 printf '[http]\nlisten = 127.0.0.1:%s\n' "$PORT" >"$TDIR/kprofd.conf"
 SOCK=$TDIR/kprofd.sock
-"$BUILD/kprofd" --socket "$SOCK" --state-dir "" --config "$TDIR/kprofd.conf" >"$TDIR/kprofd.log" 2>&1 &
-DPID=$!
-kprofd_wait_up "$BUILD/kprofctl" "$SOCK" "$DPID" || { cat "$TDIR/kprofd.log"; exit 1; }
+kprofd_start "$BUILD/kprofd" "$BUILD/kprofctl" "$SOCK" "" "$TDIR/kprofd.log" --config "$TDIR/kprofd.conf"
+DPID=$DAEMON_PID
 : >"$TDIR/mj.err"
 "$BUILD/minijit" --seconds 100000 >/dev/null 2>"$TDIR/mj.err" &
 MJ=$!
-for ((i = 0; i < 100; i++)); do grep -q ready "$TDIR/mj.err" && break; sleep 0.1; done
+BENCH_PIDS+=("$MJ")
+wait_ready "$TDIR/mj.err" ready || true
 "$BUILD/kprofctl" --socket "$SOCK" attach "$MJ" --freq 99 >/dev/null
 sleep 3
 
-ticks() { awk '{ print $14 + $15 }' "/proc/$DPID/stat"; }
+ticks() { cpu_ticks "$DPID"; }
 HZ=$(getconf CLK_TCK)
 # cpu_window: kprofd's CPU over WINDOW s, in percent of one CPU.
 cpu_window() {

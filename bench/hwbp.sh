@@ -23,17 +23,14 @@ HWBP_REPS=${HWBP_REPS:-3}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 . bench/lib.sh
-[ "$(id -u)" -eq 0 ] || { echo "bench/hwbp.sh: must run as root" >&2; exit 1; }
-command -v node >/dev/null || { echo "bench/hwbp.sh: node not installed" >&2; exit 1; }
-DIR=$(mktemp -d /tmp/kprof-bench-hwbp.XXXXXX)
-chmod 755 "$DIR"
+need_root
+need_cmds node
+bench_start bench-hwbp
+DIR=$TDIR
 cp "$BUILD/kprofd" "$BUILD/kprofctl" "$DIR/"
 cc -O2 -o "$DIR/hwbp_hit" bench/hwbp_hit.c
 SOCK=$DIR/kprofd.sock
-"$DIR/kprofd" --socket "$SOCK" --state-dir "" 2>"$DIR/kprofd.log" &
-KD=$!
-trap 'kprofd_stop $KD; rm -rf "$DIR"' EXIT
-kprofd_wait_up "$DIR/kprofctl" "$SOCK" "$KD" || { echo "kprofd did not come up" >&2; exit 1; }
+kprofd_start "$DIR/kprofd" "$DIR/kprofctl" "$SOCK" "" "$DIR/kprofd.log"
 mkdir -p "$BUILD/bench"
 ctl() { "$DIR/kprofctl" --socket "$SOCK" "$@"; }
 
@@ -42,7 +39,7 @@ node_run() {
 	local n=$1 m=$2 budget=$3 np name hits=0
 	node --perf-basic-prof tests/fixtures/mod3.js "$n" "$m" 2>"$DIR/node.err" >/dev/null &
 	np=$!
-	for _ in $(seq 300); do grep -q ready "$DIR/node.err" && break; sleep 0.1; done
+	wait_ready "$DIR/node.err" ready 300 || true
 	if [ "$budget" != - ]; then
 		name=$(grep -a -o 'JS:\*mod3 .*' "/tmp/perf-$np.map" | tail -1)
 		ctl paths "$np" "$name" --duration 600 --k 2 --top 0 --json \
@@ -67,7 +64,7 @@ node_run() {
 
 echo "## Hardware breakpoints (issue 18): bench/hwbp.sh"
 echo
-echo "$(date -u '+%Y-%m-%d %H:%M UTC'), Linux $(uname -r), $(nproc) CPUs, load before: $(cut -d' ' -f1-3 /proc/loadavg), commit $(git rev-parse --short HEAD 2>/dev/null || echo ?)"
+echo "$(date_utc), Linux $(uname -r), $(nproc) CPUs, load before: $(loadavg), commit $(git rev-parse --short HEAD 2>/dev/null || echo ?)"
 echo
 echo "### One hit of a counting breakpoint (bench/hwbp_hit.c)"
 echo
@@ -85,14 +82,13 @@ for rep in $(seq "$HWBP_REPS"); do
 		echo "bench/hwbp.sh: rep $rep budget $b: $t ms, $h hits" >&2
 	done
 done
-med() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-base=$(echo "${ms[-]}" | med)
+base=$(median ${ms[-]})
 echo "| trace | batch ms (median of $HWBP_REPS) | slowdown | branch hits counted |"
 echo "|---|---|---|---|"
 echo "| none | $base | 1.00x | - |"
 for b in $HWBP_BUDGETS; do
-	m=$(echo "${ms[$b]}" | med)
-	echo "| budget $b | $m | $(awk -v a="$m" -v b="$base" 'BEGIN {printf "%.2fx", a / b}') | $(echo "${hits[$b]}" | med) |"
+	m=$(median ${ms[$b]})
+	echo "| budget $b | $m | $(awk -v a="$m" -v b="$base" 'BEGIN {printf "%.2fx", a / b}') | $(median ${hits[$b]}) |"
 done
 echo
 echo "### Node: mod3(9999) x 3, traced for the whole batch: cost per hit with BPF"
@@ -102,7 +98,7 @@ for _ in $(seq "$HWBP_REPS"); do
 	read -r t _ < <(node_run 9999 3 -); ums="$ums $t"
 	read -r t h < <(node_run 9999 3 0); tms="$tms $t"; th="$th $h"
 done
-u=$(echo "$ums" | med); t=$(echo "$tms" | med); h=$(echo "$th" | med)
+u=$(median $ums); t=$(median $tms); h=$(median $th)
 echo "| untraced ms | traced ms | branch hits | us per hit |"
 echo "|---|---|---|---|"
 echo "| $u | $t | $h | $(awk -v u="$u" -v t="$t" -v h="$h" 'BEGIN {printf "%.2f", (t - u) * 1000 / h}') |"

@@ -1,6 +1,8 @@
 # ingest.py: the timing and process control of bench/ingest.sh, which sets its environment
 # (see the variables the shell script exports) and runs it; not meant to be run alone.
-import json, os, re, select, signal, subprocess, sys, time
+import os, re, signal, subprocess, sys, time
+
+import kpbench as kb
 
 E = os.environ
 KPROFCTL, MINIJIT, SOCK, NODE, PERF = E["KPROFCTL"], E["MINIJIT"], E["SOCK"], E["NODE"], E["PERF"]
@@ -18,35 +20,15 @@ if E.get("INGEST_ONLY_KPROFD") == "1":  # A/B runs of kprofd builds: no perf, no
 MAX_RATE0 = open("/proc/sys/kernel/perf_event_max_sample_rate").read().strip()
 LIVE = []
 
-
-def log(msg):
-    print("ingest: " + msg, file=sys.stderr, flush=True)
-
-
-def ctl(*args, timeout=None):
-    """kprofctl's output; None if it did not answer within timeout seconds."""
-    try:
-        r = subprocess.run([KPROFCTL, "--socket", SOCK, *args], stdin=subprocess.DEVNULL,
-                           capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None
-    if r.returncode != 0:
-        sys.exit("ingest: kprofctl %s failed (status %d): %s"
-                 % (" ".join(args), r.returncode, (r.stderr or r.stdout).strip()))
-    return r.stdout
+kb.set_prefix("ingest")
+ctl = kb.Ctl(KPROFCTL, SOCK)
+log, status, vm_kib = kb.log, ctl.status, kb.vm_kib
 
 
-def status(timeout=None):
-    out = ctl("status", "--json", timeout=timeout)
-    return json.loads(out) if out is not None else None
-
-
-def vm_kib(pid, key):
-    with open("/proc/%d/status" % pid) as fh:
-        for line in fh:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return 0
+def cpu_stat():
+    """(busy, total) jiffies of all CPUs from /proc/stat."""
+    busy, _, total = kb.cpu_stat()
+    return busy, total
 
 
 def proc_cpu_s(pid):
@@ -57,12 +39,6 @@ def proc_cpu_s(pid):
         return (int(f[11]) + int(f[12])) / HZ
     except (FileNotFoundError, ProcessLookupError):
         return 0.0
-
-
-def cpu_stat():
-    with open("/proc/stat") as fh:
-        v = [int(x) for x in fh.readline().split()[1:]]
-    return sum(v[:8]) - v[3] - v[4], sum(v[:8])
 
 
 def start_load():
@@ -81,15 +57,7 @@ def start_load():
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE)
         LIVE.append(p)
-        buf, fd, deadline = b"", p.stderr.fileno(), time.monotonic() + 30
-        while b"ready" not in buf:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                sys.exit("ingest: %s (pid %d) not ready after 30 s" % (k, p.pid))
-            chunk = os.read(fd, 4096)
-            if not chunk:
-                sys.exit("ingest: %s (pid %d) exited: %s" % (k, p.pid, buf.decode(errors="replace")))
-            buf += chunk
+        kb.read_until(p.stderr.fileno(), b"", b"ready", 30, "%s (pid %d)" % (k, p.pid))
         procs.append((k, p))
     for k, p in procs:
         ctl("attach", str(p.pid), "--freq", str(FREQ))
@@ -367,10 +335,7 @@ def main():
     for k, p in procs:
         p.wait()
         LIVE.remove(p)
-        try:
-            os.unlink("/tmp/perf-%d.map" % p.pid)
-        except FileNotFoundError:
-            pass
+        kb.unlink("/tmp/perf-%d.map" % p.pid)
 
     out = []
     out.append("Command: `%s` (part of `make bench-peers`)" % E["BENCH_CMD"])
@@ -531,7 +496,4 @@ finally:
         if p.poll() is None:
             p.kill()
             p.wait()
-        try:
-            os.unlink("/tmp/perf-%d.map" % p.pid)
-        except FileNotFoundError:
-            pass
+        kb.unlink("/tmp/perf-%d.map" % p.pid)

@@ -68,22 +68,11 @@ KPROFCTL=$BUILD/kprofctl
 MINIJIT=$BUILD/minijit
 OUT_DIR=$BUILD/bench
 
-die() {
-	echo "bench/ingest.sh: $*" >&2
-	exit 1
-}
-
-for b in "$KPROFD" "$KPROFCTL" "$MINIJIT"; do
-	[ -x "$b" ] || die "$b not found or not executable: run 'make' first (or set BUILD)"
-done
-[ "$(id -u)" -eq 0 ] || die "must run as root: kprofd loads BPF programs"
-command -v python3 >/dev/null 2>&1 || die "python3 is needed"
-for v in INGEST_SECONDS INGEST_WARMUP INGEST_PROCS; do
-	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer, not '${!v}'"
-done
-if ! [[ $INGEST_FREQ =~ ^[1-9][0-9]*$ ]] || [ "$INGEST_FREQ" -gt 4999 ]; then
-	die "INGEST_FREQ must be 1-4999"
-fi
+need_bins "$KPROFD" "$KPROFCTL" "$MINIJIT"
+need_root "kprofd loads BPF programs"
+need_cmds python3
+need_ints INGEST_SECONDS INGEST_WARMUP INGEST_PROCS
+need_freqs INGEST_FREQ
 for q in $INGEST_QUOTA_FACTORS; do
 	[[ $q =~ ^(0\.[0-9]*[1-9][0-9]*|1)$ ]] || die "INGEST_QUOTA_FACTORS: '$q' is not a factor in (0, 1]"
 done
@@ -94,69 +83,35 @@ minijit) ;;
 esac
 
 # perf, as bench/peers.sh finds it (it exports PERF when it runs this script).
-if [ -z "${PERF:-}" ]; then
-	for c in perf /usr/bin/perf_* /usr/lib/linux-tools*/perf; do
-		c=$(command -v "$c" 2>/dev/null) || continue
-		if "$c" stat -e task-clock -x, -- true >/dev/null 2>&1; then
-			PERF=$c
-			break
-		fi
-	done
-fi
+[ -n "${PERF:-}" ] || find_perf
 PERF=${PERF:-}
-[ -n "$PERF" ] || echo "bench/ingest.sh: warning: no working perf: phase 2 and perf stat skipped" >&2
+[ -n "$PERF" ] || warn "no working perf: phase 2 and perf stat skipped"
 
-others=$(for n in kprofd minijit node perf bpftrace; do pgrep -x "$n" || true; done | tr '\n' ' ')
-others=${others% }
-others_desc=$(for p in $others; do
-	printf '%s(%s) ' "$(cat /proc/"$p"/comm 2>/dev/null || echo '?')" "$p"
-done)
-[ -z "$others" ] || echo "bench/ingest.sh: warning: other kprofd/minijit/node/perf/bpftrace processes are running (pids $others): they compete for the CPUs" >&2
+others_running 'kprofd|minijit|node|perf|bpftrace'
 
-TDIR=$(mktemp -d /tmp/kprof-ingest.XXXXXX)
-chmod 755 "$TDIR"
+bench_start ingest
 SOCK=$TDIR/kprofd.sock
-DAEMON_PID=
-
-cleanup() {
-	local rc=$? i
-	trap - EXIT INT TERM
-	if [ -n "$DAEMON_PID" ]; then
-		kprofd_stop "$DAEMON_PID"
-	fi
-	# The quota cgroup (if the python part could not remove it): empty once kprofd is gone.
+# The quota cgroup (if the python part could not remove it): empty once kprofd is gone.
+bench_on_exit() {
+	local d
 	for d in /sys/fs/cgroup/cpu/kprof-ingest.$$ /sys/fs/cgroup/kprof-ingest.$$; do
-		if [ -d "$d" ]; then rmdir "$d" 2>/dev/null || true; fi
+		[ -d "$d" ] && rmdir "$d" 2>/dev/null || true
 	done
-	if [ "$rc" -ne 0 ] && [ -s "$TDIR/kprofd.log" ]; then
-		echo "bench/ingest.sh: failed (status $rc); last lines of the kprofd log:" >&2
-		tail -n 20 "$TDIR/kprofd.log" >&2
-	fi
-	rm -rf "$TDIR"
-	exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
 
 # A private copy of the daemon: perf report names kprofd's functions from the file the process
 # mapped, and a rebuild of $BUILD/kprofd during the run would give it the wrong symbols.
 cp "$KPROFD" "$TDIR/kprofd"
 # INGEST_KPROFD_ARGS: more kprofd flags (a --config with [windows] seconds, say).
 # shellcheck disable=SC2086
-"$TDIR/kprofd" --socket "$SOCK" --state-dir "" ${INGEST_KPROFD_ARGS:-} >"$TDIR/kprofd.log" 2>&1 &
-DAEMON_PID=$!
-kprofd_wait_up "$KPROFCTL" "$SOCK" "$DAEMON_PID" || die "kprofd did not come up on $SOCK"
+kprofd_start "$TDIR/kprofd" "$KPROFCTL" "$SOCK" "" "$TDIR/kprofd.log" ${INGEST_KPROFD_ARGS:-}
 mkdir -p "$OUT_DIR"
 
 export INGEST_SECONDS INGEST_WARMUP INGEST_FREQ INGEST_PROCS INGEST_LOAD INGEST_QUOTA_FACTORS NODE
 export KPROFCTL MINIJIT SOCK OUT_DIR TDIR DAEMON_PID PERF
 export CGROUP_NAME=kprof-ingest.$$
-export BENCH_OTHERS=${others_desc:-none}
-export BENCH_LOADAVG
-BENCH_LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
-export BENCH_DATE
-BENCH_DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
+export BENCH_OTHERS=${OTHERS_DESC:-none}
+export_machine
 export BENCH_CMD="BUILD=$BUILD INGEST_SECONDS=$INGEST_SECONDS INGEST_FREQ=$INGEST_FREQ INGEST_PROCS=$INGEST_PROCS INGEST_LOAD=$INGEST_LOAD INGEST_QUOTA_FACTORS='$INGEST_QUOTA_FACTORS' bash bench/ingest.sh"
 
 

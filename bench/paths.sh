@@ -31,6 +31,7 @@
 # Environment: BUILD (build), BENCH_PAIRS (5), PATHS_ROUNDS (500, about 1.3 s untraced),
 # PATHS_N (20), PATHS_BUDGETS ("1000 10000"), PATHS_KS ("1 2 4 8 16"). Needs root.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 BUILD=${BUILD:-build}
 export BENCH_PAIRS=${BENCH_PAIRS:-5}
 export PATHS_ROUNDS=${PATHS_ROUNDS:-500}
@@ -38,42 +39,33 @@ export PATHS_N=${PATHS_N:-20}
 export PATHS_BUDGETS=${PATHS_BUDGETS:-1000 10000}
 export PATHS_KS=${PATHS_KS:-1 2 4 8 16}
 
-die() {
-	echo "bench/paths.sh: $*" >&2
-	exit 1
-}
-for b in kprofd kprofctl minijit; do
-	[ -x "$BUILD/$b" ] || die "$BUILD/$b not found: run 'make' first (or set BUILD)"
-done
-[ "$(id -u)" -eq 0 ] || die "must run as root: kprofd loads BPF programs and uprobes"
-[ "$BENCH_PAIRS" -ge 5 ] || echo "bench/paths.sh: warning: BENCH_PAIRS=$BENCH_PAIRS; the documented figures use at least 5" >&2
-others=$(pgrep -x 'kprofd|minijit|node|perf|bpftrace' 2>/dev/null | tr '\n' ' ' || true)
-others=${others% }
-[ -z "$others" ] || echo "bench/paths.sh: warning: other kprofd/minijit/node/perf/bpftrace processes are running (pids $others): the figures will be noisier" >&2
-export BENCH_OTHERS=${others:-none}
+need_bins "$BUILD/kprofd" "$BUILD/kprofctl" "$BUILD/minijit"
+need_root "kprofd loads BPF programs and uprobes"
+[ "$BENCH_PAIRS" -ge 5 ] || warn "BENCH_PAIRS=$BENCH_PAIRS; the documented figures use at least 5"
+others_running 'kprofd|minijit|node|perf|bpftrace'
+export BENCH_OTHERS=${OTHERS:-none}
 
-DIR=$(mktemp -d /tmp/kprof-bench-paths.XXXXXX)
-chmod 755 "$DIR"
+bench_start bench-paths
+DIR=$TDIR
 # Private copies of the binaries: a rebuild of the tree during the run changes nothing.
 cp "$BUILD/kprofd" "$BUILD/kprofctl" "$BUILD/minijit" "$DIR/"
 export SOCK=$DIR/kprofd.sock
-"$DIR/kprofd" --socket "$SOCK" --state-dir "" 2>"$DIR/kprofd.log" &
-KD=$!
-trap 'kill $KD 2>/dev/null; wait $KD 2>/dev/null; cp "$DIR/kprofd.log" "$BUILD/bench/paths-kprofd.log" 2>/dev/null; rm -rf "$DIR"' EXIT
-for _ in $(seq 100); do "$DIR/kprofctl" --socket "$SOCK" status >/dev/null 2>&1 && break; sleep 0.1; done
-"$DIR/kprofctl" --socket "$SOCK" status >/dev/null || die "kprofd did not come up (log: $DIR/kprofd.log)"
+BENCH_KEEP+=("$DIR/kprofd.log $BUILD/bench/paths-kprofd.log")
+kprofd_start "$DIR/kprofd" "$DIR/kprofctl" "$SOCK" "" "$DIR/kprofd.log"
 mkdir -p "$BUILD/bench"
 
 export KPROFCTL=$DIR/kprofctl MINIJIT=$DIR/minijit OUT_DIR=$BUILD/bench
 BENCH_COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 export BENCH_COMMIT
-BENCH_MACHINE="Linux $(uname -r), $(nproc) CPUs, load average before the run $(cut -d' ' -f1-3 /proc/loadavg)"
+BENCH_MACHINE="Linux $(uname -r), $(nproc) CPUs, load average before the run $(loadavg)"
 export BENCH_MACHINE
-BENCH_DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
+BENCH_DATE=$(date_utc)
 export BENCH_DATE
 
-python3 - <<'PY' | tee "$BUILD/bench/paths.md"
-import json, os, select, signal, statistics, subprocess, sys, time
+PYTHONPATH=$BENCH_DIR python3 - <<'PY' | tee "$BUILD/bench/paths.md"
+import json, os, signal, statistics, subprocess, sys, time
+
+import kpbench as kb
 
 env = os.environ
 KPROFCTL, MINIJIT, SOCK = env["KPROFCTL"], env["MINIJIT"], env["SOCK"]
@@ -82,34 +74,12 @@ BUDGETS = [int(b) for b in env["PATHS_BUDGETS"].split()]
 KS = [int(k) for k in env["PATHS_KS"].split()]
 
 
-def log(msg):
-    print("bench/paths.sh: " + msg, file=sys.stderr, flush=True)
-
-
-def ctl(*args, check=True):
-    r = subprocess.run([KPROFCTL, "--socket", SOCK, *args], stdin=subprocess.DEVNULL,
-                       capture_output=True, text=True)
-    if check and r.returncode != 0:
-        sys.exit("bench/paths.sh: kprofctl %s failed (%d): %s"
-                 % (" ".join(args), r.returncode, (r.stderr or r.stdout).strip()))
-    return r
+kb.set_prefix("bench/paths.sh")
+log, ctl = kb.log, kb.Ctl(KPROFCTL, SOCK)
 
 
 def daemon_cpu_ns():
-    return json.loads(ctl("status", "--json").stdout)["cpu_ns"]
-
-
-def read_until(p, buf, word, timeout=10):
-    fd, deadline = p.stderr.fileno(), time.monotonic() + timeout
-    while word not in buf:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            sys.exit("bench/paths.sh: minijit %d: no '%s' after %d s" % (p.pid, word.decode(), timeout))
-        chunk = os.read(fd, 4096)
-        if not chunk:
-            sys.exit("bench/paths.sh: minijit %d exited early: %s" % (p.pid, buf.decode(errors="replace")))
-        buf += chunk
-    return buf
+    return ctl.status()["cpu_ns"]
 
 
 def run(k=None, budget=0):
@@ -119,7 +89,7 @@ def run(k=None, budget=0):
                          stderr=subprocess.PIPE)
     c = None
     try:
-        buf = read_until(p, b"", b"waiting")
+        kb.read_until(p.stderr.fileno(), b"", b"waiting", 10, "minijit %d" % p.pid)
         if k is not None:
             args = ["paths", str(p.pid), "mj_paths", "--k", str(k), "--duration", "3600",
                     "--top", "0", "--json"] + (["--budget", str(budget)] if budget else [])
@@ -127,7 +97,7 @@ def run(k=None, budget=0):
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             deadline = time.monotonic() + 20
             while True:
-                r = ctl("paths", str(p.pid), "--show", "--json", check=False)
+                r = ctl.run("paths", str(p.pid), "--show", "--json")
                 if r.returncode == 0 and json.loads(r.stdout)["state"] == "tracing":
                     break
                 if c.poll() is not None or time.monotonic() > deadline:
@@ -166,12 +136,6 @@ def run(k=None, budget=0):
         p.stderr.close()
 
 
-def cpu_stat():
-    with open("/proc/stat") as fh:
-        v = [int(x) for x in fh.readline().split()[1:]]
-    return sum(v[:8]) - v[3] - v[4], sum(v[:8])
-
-
 def mmm(xs):
     return statistics.median(xs), min(xs), max(xs)
 
@@ -182,7 +146,7 @@ run(4)
 
 modes = ["none", "full"] + ["b%d" % b for b in BUDGETS]
 groups, raw = [], []
-stat0, t_start = cpu_stat(), time.monotonic()
+stat0, t_start = kb.cpu_stat(), time.monotonic()
 for i in range(PAIRS):
     g = {}
     for j in range(len(modes)):
@@ -202,8 +166,8 @@ for k in KS:
     log("k=%d: %.3f s, %d path events, %d k-SF nodes, %d k-IPF nodes"
         % (k, ksweep[k]["wall"], j["path_events"], j["ksf_nodes"], j["ipf_nodes"]))
     raw.append((0, "k%d" % k, ksweep[k]))
-stat1, elapsed = cpu_stat(), time.monotonic() - t_start
-busy = 100.0 * (stat1[0] - stat0[0]) / max(stat1[1] - stat0[1], 1)
+stat1, elapsed = kb.cpu_stat(), time.monotonic() - t_start
+busy = kb.busy_pct(stat0, stat1)[0]
 
 o = []
 o.append("Command: `bash bench/paths.sh` (BENCH_PAIRS=%d PATHS_ROUNDS=%d PATHS_N=%d "

@@ -2,6 +2,8 @@
 # (see the variables the shell script exports) and runs it; not meant to be run alone.
 import json, os, re, select, signal, statistics, subprocess, sys, time
 
+import kpbench as kb
+
 E = os.environ
 KPROFCTL, MINIJIT, SOCK, NODE = E["KPROFCTL"], E["MINIJIT"], E["SOCK"], E["NODE"]
 TDIR, OUT_DIR, DAEMON_PID = E["TDIR"], E["OUT_DIR"], int(E["DAEMON_PID"])
@@ -10,7 +12,7 @@ PAIRS, ROUNDS, NODE_ITERS = int(E["PEERS_PAIRS"]), int(E["PEERS_ROUNDS"]), int(E
 FREQS = [int(f) for f in E["PEERS_FREQS"].split()]
 WORKLOADS = E["PEERS_WORKLOADS"].split()
 NAMING_SECONDS = int(E["PEERS_NAMING_SECONDS"])
-WORKJS = os.path.join(TDIR, "work.js")
+WORKJS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers_work.js")
 EXPECTED = {"minijit": "mj_hot", "node": "hotFunction"}
 UNAVAILABLE = {}
 if not PERF:
@@ -28,21 +30,9 @@ class Fail(Exception):
     pass
 
 
-def log(msg):
-    print("peers: " + msg, file=sys.stderr, flush=True)
-
-
-def ctl(*args):
-    r = subprocess.run([KPROFCTL, "--socket", SOCK, *args], stdin=subprocess.DEVNULL,
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        raise Fail("kprofctl %s failed (status %d): %s"
-                   % (" ".join(args), r.returncode, (r.stderr or r.stdout).strip()))
-    return r.stdout
-
-
-def status():
-    return json.loads(ctl("status", "--json"))
+kb.set_prefix("peers")
+ctl = kb.Ctl(KPROFCTL, SOCK)
+log, status, vm_kib, tail, read_until, unlink = kb.log, ctl.status, kb.vm_kib, kb.tail, kb.read_until, kb.unlink
 
 
 def bpf_run_ns(pid):
@@ -60,31 +50,6 @@ def bpf_run_ns(pid):
             ns += int(info["run_time_ns"])
             cnt += int(info["run_cnt"])
     return ns, cnt
-
-
-def vm_kib(pid, key):
-    with open("/proc/%d/status" % pid) as fh:
-        for line in fh:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return 0
-
-
-def tail(b, n=400):
-    return b[-n:].decode(errors="replace").strip()
-
-
-def read_until(fd, buf, needle, timeout, what):
-    deadline = time.monotonic() + timeout
-    while needle not in buf:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            raise Fail("%s: no %r after %.0f s: %s" % (what, needle.decode(), timeout, tail(buf)))
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            raise Fail("%s ended before %r: %s" % (what, needle.decode(), tail(buf)))
-        buf += chunk
-    return buf
 
 
 def spawn(argv, **kw):
@@ -116,13 +81,6 @@ def reap(p, timeout, what, sig=None):
             else:
                 raise Fail("%s (pid %d) cannot be reaped" % (what, p.pid))
         time.sleep(0.005)
-
-
-def unlink(path):
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 # ---- workloads ----
@@ -386,18 +344,11 @@ def naming_check(tool, anon):
         unlink("/tmp/perf-%d.map" % w.pid)
 
 
-def cpu_stat():
-    with open("/proc/stat") as fh:
-        v = [int(x) for x in fh.readline().split()[1:]]
-    total = sum(v[:8])
-    return total - v[3] - v[4], v[7], total
-
-
 def main():
     configs = [(t, f) for f in FREQS for t in TOOLS]
     hwm0, rss_start = vm_kib(DAEMON_PID, "VmHWM"), vm_kib(DAEMON_PID, "VmRSS")
     raw, pairs = [], {}
-    t_start, stat0 = time.monotonic(), cpu_stat()
+    t_start, stat0 = time.monotonic(), kb.cpu_stat()
     for kind in WORKLOADS:
         # kprofd loads kernel symbols on the first kernel frame it sees; the first runs of each
         # binary pay for the page cache.
@@ -421,7 +372,7 @@ def main():
                     "%s samples, profiler cpu %.1f ms, top %s"
                     % (kind, tool, freq, i, PAIRS, u["wall"], p["wall"], p["wall"] / u["wall"],
                        p["cpu"] / u["cpu"], p["samples"], (p["cpu_ns"] or 0) / 1e6, p["top"]))
-    elapsed, stat1 = time.monotonic() - t_start, cpu_stat()
+    elapsed, stat1 = time.monotonic() - t_start, kb.cpu_stat()
     naming = []
     if NAMING_SECONDS > 0 and "minijit" in WORKLOADS:
         for anon in (False, True):
@@ -438,15 +389,9 @@ def med(xs):
 
 
 def report(configs, pairs, raw, naming, elapsed, stat0, stat1, hwm0, rss_start):
-    busy = 100.0 * (stat1[0] - stat0[0]) / max(stat1[2] - stat0[2], 1)
-    steal = 100.0 * (stat1[1] - stat0[1]) / max(stat1[2] - stat0[2], 1)
+    busy, steal = kb.busy_pct(stat0, stat1)
     hwm1, rss_end = vm_kib(DAEMON_PID, "VmHWM"), vm_kib(DAEMON_PID, "VmRSS")
-    out = []
-    out.append("Command: `%s` (part of `make bench-peers`)" % E["BENCH_CMD"])
-    out.append("")
-    out.append("* Date: %s; commit %s" % (E["BENCH_DATE"], E["BENCH_COMMIT"]))
-    out.append("* Machine: Linux %s, %s CPUs (%s), load average before the run %s"
-               % (E["BENCH_KERNEL"], E["BENCH_NPROC"], E["BENCH_CPU"], E["BENCH_LOADAVG"]))
+    out = kb.head_lines(E, " (part of `make bench-peers`)")
     out.append("* Other kprofd/minijit/node/perf/bpftrace processes when the run started: %s"
                % E["BENCH_OTHERS"])
     out.append("* CPUs during the measured pairs (/proc/stat): %.0f%% busy over the %s CPUs, "
@@ -602,9 +547,4 @@ finally:
             fh.write(BPF_STATS_OLD)
     for p in list(LIVE):
         if p.poll() is None:
-            p.send_signal(signal.SIGINT)
-            try:
-                p.wait(5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+            kb.stop(p, signal.SIGINT)

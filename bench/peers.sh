@@ -5,9 +5,9 @@
 #
 # Workloads. "minijit": `minijit --rounds PEERS_ROUNDS --wait-usr1` (fixed CPU-bound JIT work;
 # its code is in a memfd mapped r-x, named by /tmp/perf-PID.map; mj_hot is the hottest function).
-# "node": hotFunction and warmFunction of tests/fixtures/hot.js, copied into a script that does a
-# fixed number of iterations (PEERS_NODE_ITERS) instead of running for a fixed time, under
-# `node --perf-basic-prof`; hotFunction is the hottest. Both wait for a go signal (SIGUSR1; a
+# "node": hotFunction and warmFunction of tests/fixtures/hot.js, required by bench/peers_work.js,
+# which does a fixed number of iterations (PEERS_NODE_ITERS) instead of running for a fixed time,
+# under `node --perf-basic-prof`; hotFunction is the hottest. Both wait for a go signal (SIGUSR1; a
 # line on stdin) once started, so each profiler is attached and sampling before the measured
 # work starts and its start-up is not counted as slowdown. The timed part goes from the go
 # signal to the exit of minijit, or to node's "done" line (node then waits for the end of its
@@ -76,38 +76,13 @@ KPROFCTL=$BUILD/kprofctl
 MINIJIT=$BUILD/minijit
 OUT_DIR=$BUILD/bench
 
-die() {
-	echo "bench/peers.sh: $*" >&2
-	exit 1
-}
-warn() {
-	echo "bench/peers.sh: warning: $*" >&2
-}
-
-is_int() {
-	[[ $1 =~ ^[1-9][0-9]*$ ]]
-}
-
-[ "$(id -u)" -eq 0 ] || die "must run as root: kprofd, perf and bpftrace load BPF programs or open perf events"
-is_int "$PEERS_PAIRS" || die "PEERS_PAIRS must be a positive integer, not '$PEERS_PAIRS'"
-is_int "$PEERS_ROUNDS" || die "PEERS_ROUNDS must be a positive integer, not '$PEERS_ROUNDS'"
-is_int "$PEERS_NODE_ITERS" || die "PEERS_NODE_ITERS must be a positive integer, not '$PEERS_NODE_ITERS'"
-[[ $PEERS_NAMING_SECONDS =~ ^[0-9]+$ ]] || die "PEERS_NAMING_SECONDS must be an integer"
-for f in $PEERS_FREQS; do
-	if ! is_int "$f" || [ "$f" -gt 4999 ]; then
-		die "PEERS_FREQS: '$f' is not a frequency in 1-4999 Hz"
-	fi
-done
-[ -n "${PEERS_FREQS// /}" ] || die "PEERS_FREQS is empty"
-for t in $PEERS_TOOLS; do
-	case $t in kprof | perf | bpftrace) ;; *) die "PEERS_TOOLS: unknown tool '$t'" ;; esac
-done
-for w in $PEERS_WORKLOADS; do
-	case $w in minijit | node) ;; *) die "PEERS_WORKLOADS: unknown workload '$w'" ;; esac
-done
-for p in $PEERS_PARTS; do
-	case $p in peers | symbolize | ingest) ;; *) die "PEERS_PARTS: unknown part '$p'" ;; esac
-done
+need_root "kprofd, perf and bpftrace load BPF programs or open perf events"
+need_ints PEERS_PAIRS PEERS_ROUNDS PEERS_NODE_ITERS
+need_nums PEERS_NAMING_SECONDS
+need_freqs PEERS_FREQS
+need_words PEERS_TOOLS kprof perf bpftrace
+need_words PEERS_WORKLOADS minijit node
+need_words PEERS_PARTS peers symbolize ingest
 [ "$PEERS_PAIRS" -ge 5 ] || warn "PEERS_PAIRS=$PEERS_PAIRS; the documented figures use at least 5 pairs"
 
 mkdir -p "$OUT_DIR"
@@ -115,30 +90,10 @@ has_part() {
 	[[ " $PEERS_PARTS " == *" $1 "* ]]
 }
 
-# perf: Debian's linux-perf may not match the running kernel; take the first binary that can
-# count an event here. The reason it cannot run is kept for the tables.
-find_perf() {
-	local c out
-	PERF_UNAVAILABLE=
-	for c in ${PERF:-} perf /usr/bin/perf_* /usr/lib/linux-tools*/perf; do
-		[ -x "$c" ] || c=$(command -v "$c" 2>/dev/null) || continue
-		if [ -z "$c" ] || [ ! -x "$c" ]; then continue; fi
-		if out=$("$c" stat -e task-clock -x, -- true 2>&1 >/dev/null); then
-			PERF=$c
-			return 0
-		fi
-		PERF_UNAVAILABLE="$c: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
-	done
-	PERF=
-	PERF_UNAVAILABLE=${PERF_UNAVAILABLE:-no perf binary found (apt-get install linux-perf)}
-}
-
 run_peers() {
-	local b t
-	for b in "$KPROFD" "$KPROFCTL" "$MINIJIT"; do
-		[ -x "$b" ] || die "$b not found or not executable: run 'make' first (or set BUILD)"
-	done
-	command -v python3 >/dev/null 2>&1 || die "python3 is needed to time the runs"
+	local t
+	need_bins "$KPROFD" "$KPROFCTL" "$MINIJIT"
+	need_cmds python3
 	find_perf
 	BPFTRACE_UNAVAILABLE=
 	if ! command -v "$BPFTRACE" >/dev/null 2>&1; then
@@ -156,69 +111,17 @@ run_peers() {
 
 	# Other profilers and fixtures compete for the CPUs (another kprofd's BPF programs also tax
 	# every process): say so in the table rather than refuse to run.
-	others=$(for n in kprofd minijit node perf bpftrace; do pgrep -x "$n" || true; done | tr '\n' ' ')
-	others=${others% }
-	[ -z "$others" ] || warn "other kprofd/minijit/node/perf/bpftrace processes are running (pids $others): the figures will be noisier"
-	others_desc=$(for p in $others; do
-		printf '%s(%s) ' "$(cat /proc/"$p"/comm 2>/dev/null || echo '?')" "$p"
-	done)
+	others_running 'kprofd|minijit|node|perf|bpftrace'
 
-	TDIR=$(mktemp -d /tmp/kprof-peers.XXXXXX)
-	chmod 755 "$TDIR"
+	bench_start peers
 	SOCK=$TDIR/kprofd.sock
-	DAEMON_PID=
-	trap cleanup EXIT
-	trap 'exit 130' INT
-	trap 'exit 143' TERM
 
 	# Private copies: the tree may be rebuilt while the benchmark runs (and perf report names
 	# minijit's native frames from the file it mapped).
 	cp "$KPROFD" "$KPROFCTL" "$MINIJIT" "$TDIR/"
 	KPROFD=$TDIR/kprofd KPROFCTL=$TDIR/kprofctl MINIJIT=$TDIR/minijit
-	"$KPROFD" --socket "$SOCK" --state-dir "" >"$TDIR/kprofd.log" 2>&1 &
-	DAEMON_PID=$!
-	kprofd_wait_up "$KPROFCTL" "$SOCK" "$DAEMON_PID" || die "kprofd did not come up on $SOCK"
+	kprofd_start "$KPROFD" "$KPROFCTL" "$SOCK" "" "$TDIR/kprofd.log"
 
-	# The node workload: hot.js's two functions, a fixed amount of work, a go line on stdin.
-	cat >"$TDIR/work.js" <<'EOF'
-'use strict';
-// hotFunction and warmFunction as in tests/fixtures/hot.js; fixed work instead of fixed time.
-function hotFunction(n) {
-	let acc = 0;
-	for (let i = 0; i < n; i++)
-		acc = (acc * 31 + i) % 1000003;
-	return acc;
-}
-
-function warmFunction(n) {
-	let acc = 1;
-	for (let i = 0; i < n; i++)
-		acc = (acc * 17 + (i ^ acc)) % 999983;
-	return acc;
-}
-
-const iters = Number(process.argv[2] || 100);
-process.stdin.once('data', () => {
-	const c0 = process.cpuUsage();
-	let sink = 0;
-	for (let k = 0; k < iters; k++) {
-		sink ^= hotFunction(300000 + (k & 1));
-		sink ^= warmFunction(100000);
-	}
-	const c = process.cpuUsage(c0);
-	process.stderr.write(`work.js: done ${c.user + c.system} ${sink}\n`);
-	process.stdin.on('end', () => process.exit(0));
-});
-process.stderr.write(`work.js: pid ${process.pid} ready\n`);
-EOF
-	chmod 644 "$TDIR/work.js"
-
-	local commit cpu_model
-	commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-	if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- 2>/dev/null; then
-		commit="$commit (with uncommitted changes)"
-	fi
-	cpu_model=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -n 1)
 	export PEERS_PAIRS PEERS_ROUNDS PEERS_NODE_ITERS PEERS_FREQS PEERS_TOOLS PEERS_WORKLOADS
 	export PEERS_NAMING_SECONDS PEERS_BPFTRACE_CACHE KPROFCTL MINIJIT SOCK OUT_DIR TDIR DAEMON_PID NODE
 	export PERF PERF_UNAVAILABLE BPFTRACE BPFTRACE_UNAVAILABLE
@@ -226,36 +129,13 @@ EOF
 	PERF_VERSION=$([ -n "$PERF" ] && "$PERF" --version 2>/dev/null || echo none)
 	BPFTRACE_VERSION=$([ -z "$BPFTRACE_UNAVAILABLE" ] && "$BPFTRACE" --version 2>/dev/null || echo none)
 	NODE_VERSION=$("$NODE" --version 2>/dev/null || echo none)
-	export BENCH_COMMIT=$commit BENCH_CPU=${cpu_model:-unknown} BENCH_OTHERS=${others_desc:-none}
-	export BENCH_KERNEL BENCH_NPROC BENCH_LOADAVG BENCH_DATE
-	BENCH_KERNEL=$(uname -r)
-	BENCH_NPROC=$(nproc)
-	BENCH_LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
-	BENCH_DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
+	export BENCH_OTHERS=${OTHERS_DESC:-none}
+	export_machine
 	export BENCH_CMD="BUILD=$BUILD PEERS_PAIRS=$PEERS_PAIRS PEERS_ROUNDS=$PEERS_ROUNDS PEERS_NODE_ITERS=$PEERS_NODE_ITERS PEERS_FREQS='$PEERS_FREQS' bash bench/peers.sh"
 
 	python3 "$root/bench/peers.py"
-	stop_daemon
-}
-
-stop_daemon() {
-	[ -n "${DAEMON_PID:-}" ] || return 0
 	kprofd_stop "$DAEMON_PID"
-	DAEMON_PID=
 }
-
-cleanup() {
-	local rc=$?
-	trap - EXIT INT TERM
-	stop_daemon
-	if [ "$rc" -ne 0 ] && [ -s "${TDIR:-/nonexistent}/kprofd.log" ]; then
-		echo "bench/peers.sh: failed (status $rc); last lines of the kprofd log:" >&2
-		tail -n 20 "$TDIR/kprofd.log" >&2
-	fi
-	[ -z "${TDIR:-}" ] || rm -rf "$TDIR"
-	exit "$rc"
-}
-
 
 if has_part peers; then
 	run_peers

@@ -1,6 +1,8 @@
 # slowdown.py: the timing and process control of bench/slowdown.sh, which sets its environment
 # (see the variables the shell script exports) and runs it; not meant to be run alone.
-import json, os, select, statistics, subprocess, sys, time
+import os, statistics, subprocess, sys, time
+
+import kpbench as kb
 
 KPROFCTL, MINIJIT, SOCK = os.environ["KPROFCTL"], os.environ["MINIJIT"], os.environ["SOCK"]
 PAIRS, ROUNDS = int(os.environ["BENCH_PAIRS"]), int(os.environ["BENCH_ROUNDS"])
@@ -8,35 +10,17 @@ FREQS = [int(f) for f in os.environ["BENCH_FREQS"].split()]
 OUT_DIR = os.environ["OUT_DIR"]
 WARMUP_ROUNDS = 200
 
-
-def log(msg):
-    print("bench: " + msg, file=sys.stderr, flush=True)
-
-
-def ctl(*args):
-    r = subprocess.run([KPROFCTL, "--socket", SOCK, *args], stdin=subprocess.DEVNULL,
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit("bench: kprofctl %s failed (status %d): %s"
-                 % (" ".join(args), r.returncode, (r.stderr or r.stdout).strip()))
-    return r.stdout
-
-
-def status():
-    return json.loads(ctl("status", "--json"))
+ctl = kb.Ctl(KPROFCTL, SOCK)
+log, status = kb.log, ctl.status
 
 
 def wait_detached(pid, timeout=20.0):
     """Poll until kprofd has seen the target (its only one) exit: every sample is then counted."""
-    deadline = time.monotonic() + timeout
-    while True:
-        st = status()
-        if st["targets_attached"] == 0:
-            return st
-        if time.monotonic() > deadline:
-            sys.exit("bench: kprofd still reports %d attached targets 20 s after pid %d exited"
-                     % (st["targets_attached"], pid))
-        time.sleep(0.02)
+    st = ctl.wait_detached(timeout)
+    if st is None:
+        kb.die("kprofd still reports %d attached targets 20 s after pid %d exited"
+               % (status()["targets_attached"], pid))
+    return st
 
 
 def run_minijit(rounds, freq=None):
@@ -52,17 +36,8 @@ def run_minijit(rounds, freq=None):
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE)
     try:
-        fd, buf = p.stderr.fileno(), b""
-        deadline = time.monotonic() + 10
-        while b"ready" not in buf:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                sys.exit("bench: minijit (pid %d) not ready after 10 s" % p.pid)
-            chunk = os.read(fd, 4096)
-            if not chunk:
-                sys.exit("bench: minijit (pid %d) exited before ready: %s"
-                         % (p.pid, buf.decode(errors="replace").strip()))
-            buf += chunk
+        fd = p.stderr.fileno()
+        buf = kb.read_until(fd, b"", b"ready", 10, "minijit (pid %d)" % p.pid)
         if freq is not None:
             ta = time.perf_counter()
             ctl("attach", str(p.pid), "--freq", str(freq))
@@ -84,10 +59,7 @@ def run_minijit(rounds, freq=None):
             p.kill()
             p.wait()
         p.stderr.close()
-        try:
-            os.unlink("/tmp/perf-%d.map" % p.pid)  # --cleanup does it on a normal exit
-        except FileNotFoundError:
-            pass
+        kb.unlink("/tmp/perf-%d.map" % p.pid)  # --cleanup does it on a normal exit
 
 
 def measured(rounds, freq=None):
@@ -103,43 +75,14 @@ def measured(rounds, freq=None):
     return r
 
 
-def warm_kernel_symbols():
-    """Make kprofd load /proc/kallsyms (about 0.1 s of CPU, once in its life) now.
-
-    It does so on the first kernel frame it symbolizes, and minijit runs almost only in user
-    space: left to chance, the load lands in whichever run first catches minijit in the kernel.
-    dd copying /dev/zero to /dev/null runs almost only in the kernel."""
-    p = subprocess.Popen(["dd", "if=/dev/zero", "of=/dev/null", "bs=64k"],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
-    try:
-        s0 = status()
-        ctl("attach", str(p.pid), "--freq", str(max(FREQS)))
-        deadline = time.monotonic() + 10
-        while status()["samples"] - s0["samples"] < 20 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        ctl("detach", str(p.pid))
-    finally:
-        p.kill()
-        p.wait()
-
-
-# Warm-up, not counted: kernel symbols (above), and the first runs of a fresh binary pay for the
+# Warm-up, not counted: kernel symbols (kb.warm_kernel_symbols), and the first runs of a fresh binary pay for the
 # page cache and for whatever kprofd sets up on its first targets.
 log("warm-up (not counted): dd attached at %d Hz, %d rounds unprofiled, then profiled at %s Hz"
     % (max(FREQS), WARMUP_ROUNDS, ", ".join(map(str, FREQS))))
-warm_kernel_symbols()
+kb.warm_kernel_symbols(ctl, max(FREQS))
 measured(WARMUP_ROUNDS)
 for f in FREQS:
     measured(WARMUP_ROUNDS, f)
-
-def cpu_stat():
-    """(busy, steal, total) jiffies of all CPUs from /proc/stat."""
-    with open("/proc/stat") as fh:
-        v = [int(x) for x in fh.readline().split()[1:]]
-    total = sum(v[:8])  # guest time is already inside user and nice
-    return total - v[3] - v[4], v[7], total
-
 
 rows, raw = [], []
 
@@ -149,7 +92,7 @@ def med(pairs, fn):
 
 
 t_start = time.monotonic()
-stat0 = cpu_stat()
+stat0 = kb.cpu_stat()
 for f in FREQS:
     pairs = []
     for i in range(1, PAIRS + 1):
@@ -190,18 +133,12 @@ for f in FREQS:
         attach_ms_med=med(pairs, lambda x: x["p"]["attach_s"] * 1000),
         drops=sum(x["p"]["drops"] for x in pairs)))
 elapsed = time.monotonic() - t_start
-stat1 = cpu_stat()
-busy_pct = 100.0 * (stat1[0] - stat0[0]) / max(stat1[2] - stat0[2], 1)
-steal_pct = 100.0 * (stat1[1] - stat0[1]) / max(stat1[2] - stat0[2], 1)
+stat1 = kb.cpu_stat()
+busy_pct, steal_pct = kb.busy_pct(stat0, stat1)
 
 
 env = os.environ
-out = []
-out.append("Command: `%s`" % env["BENCH_CMD"])
-out.append("")
-out.append("* Date: %s; commit %s" % (env["BENCH_DATE"], env["BENCH_COMMIT"]))
-out.append("* Machine: Linux %s, %s CPUs (%s), load average before the run %s"
-           % (env["BENCH_KERNEL"], env["BENCH_NPROC"], env["BENCH_CPU"], env["BENCH_LOADAVG"]))
+out = kb.head_lines(env)
 out.append("* Other kprofd or minijit processes when the run started: %s"
            % (env["BENCH_OTHERS"] if env["BENCH_OTHERS"] == "none" else "pids " + env["BENCH_OTHERS"]))
 out.append("* Workload: `minijit --rounds %d --cleanup`, %d pairs per frequency, order alternated "

@@ -32,86 +32,28 @@ KPROFCTL=$BUILD/kprofctl
 MINIJIT=$BUILD/minijit
 OUT_DIR=$BUILD/bench
 
-die() {
-	echo "bench/slowdown.sh: $*" >&2
-	exit 1
-}
-
-for b in "$KPROFD" "$KPROFCTL" "$MINIJIT"; do
-	[ -x "$b" ] || die "$b not found or not executable: run 'make' first (or set BUILD)"
-done
-[ "$(id -u)" -eq 0 ] || die "must run as root: kprofd loads BPF programs (try: sudo make bench)"
-command -v python3 >/dev/null 2>&1 || die "python3 is needed to time the runs"
-[[ $BENCH_PAIRS =~ ^[1-9][0-9]*$ ]] || die "BENCH_PAIRS must be a positive integer, not '$BENCH_PAIRS'"
-[[ $BENCH_ROUNDS =~ ^[1-9][0-9]*$ ]] || die "BENCH_ROUNDS must be a positive integer, not '$BENCH_ROUNDS'"
-for f in $BENCH_FREQS; do
-	if ! [[ $f =~ ^[1-9][0-9]*$ ]] || [ "$f" -gt 4999 ]; then
-		die "BENCH_FREQS: '$f' is not a frequency in 1-4999 Hz"
-	fi
-done
-[ -n "${BENCH_FREQS// /}" ] || die "BENCH_FREQS is empty"
-[ "$BENCH_PAIRS" -ge 5 ] || echo "bench/slowdown.sh: warning: BENCH_PAIRS=$BENCH_PAIRS; the documented figures use at least 5 pairs" >&2
+need_bins "$KPROFD" "$KPROFCTL" "$MINIJIT"
+need_root "kprofd loads BPF programs (try: sudo make bench)"
+need_cmds python3
+need_ints BENCH_PAIRS BENCH_ROUNDS
+need_freqs BENCH_FREQS
+[ "$BENCH_PAIRS" -ge 5 ] || warn "BENCH_PAIRS=$BENCH_PAIRS; the documented figures use at least 5 pairs"
 
 # Other profilers or fixtures compete for the 2 CPUs (and another kprofd's BPF programs tax every
 # process): say so, in the table as well, rather than refuse to run.
-others=$(pgrep -x 'kprofd|minijit' | tr '\n' ' ' || true)
-others=${others% }
-if [ -n "$others" ]; then
-	echo "bench/slowdown.sh: warning: other kprofd/minijit processes are running (pids $others): the figures will be noisier" >&2
-fi
-export BENCH_OTHERS=${others:-none}
+others_running 'kprofd|minijit'
+export BENCH_OTHERS=${OTHERS:-none}
 
-TDIR=$(mktemp -d /tmp/kprof-bench.XXXXXX)
-chmod 755 "$TDIR"
+bench_start bench
 SOCK=$TDIR/kprofd.sock
-DAEMON_PID=
-
-cleanup() {
-	local rc=$? i
-	trap - EXIT INT TERM
-	if [ -n "$DAEMON_PID" ]; then
-		kprofd_stop "$DAEMON_PID"
-	fi
-	# The daemon log of the run, for a look at what it did (kernel symbols, profiles saved).
-	if [ -d "$OUT_DIR" ] && [ -f "$TDIR/kprofd.log" ]; then
-		cp "$TDIR/kprofd.log" "$OUT_DIR/slowdown-kprofd.log" 2>/dev/null || true
-	fi
-	if [ "$rc" -ne 0 ] && [ -s "$TDIR/kprofd.log" ]; then
-		echo "bench/slowdown.sh: failed (status $rc); last lines of the kprofd log:" >&2
-		tail -n 20 "$TDIR/kprofd.log" >&2
-	fi
-	rm -rf "$TDIR"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
+# The daemon log of the run, for a look at what it did (kernel symbols, profiles saved).
+BENCH_KEEP+=("$TDIR/kprofd.log $OUT_DIR/slowdown-kprofd.log")
 # Kept profiles go to a private state directory, as they would to /var/lib/kprofd in production.
-"$KPROFD" --socket "$SOCK" --state-dir "$TDIR/state" >"$TDIR/kprofd.log" 2>&1 &
-DAEMON_PID=$!
-kprofd_wait_up "$KPROFCTL" "$SOCK" "$DAEMON_PID" || die "kprofd did not come up on $SOCK"
-
+kprofd_start "$KPROFD" "$KPROFCTL" "$SOCK" "$TDIR/state" "$TDIR/kprofd.log"
 mkdir -p "$OUT_DIR"
 
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- 2>/dev/null; then
-	commit="$commit (with uncommitted changes)"
-fi
-cpu_model=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -n 1)
-
 export BENCH_PAIRS BENCH_ROUNDS BENCH_FREQS KPROFCTL MINIJIT SOCK OUT_DIR
-export BENCH_COMMIT=$commit
-export BENCH_KERNEL
-BENCH_KERNEL=$(uname -r)
-export BENCH_NPROC
-BENCH_NPROC=$(nproc)
-export BENCH_CPU=${cpu_model:-unknown}
-export BENCH_LOADAVG
-BENCH_LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
-export BENCH_DATE
-BENCH_DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
+export_machine
 export BENCH_CMD="BUILD=$BUILD BENCH_PAIRS=$BENCH_PAIRS BENCH_ROUNDS=$BENCH_ROUNDS BENCH_FREQS='$BENCH_FREQS' bash bench/run.sh"
 
-
-python3 "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/slowdown.py"
+python3 "$BENCH_DIR/slowdown.py"

@@ -28,65 +28,28 @@ OUT_DIR=$BUILD/bench
 CSV=$OUT_DIR/soak.csv
 MD=$OUT_DIR/soak.md
 
-die() {
-	echo "bench/soak.sh: $*" >&2
-	exit 1
-}
+need_bins "$KPROFD" "$KPROFCTL" "$MINIJIT"
+need_root "kprofd loads BPF programs"
+need_ints SOAK_SECONDS
+need_freqs SOAK_FREQ
+need_cmds python3
 
-for b in "$KPROFD" "$KPROFCTL" "$MINIJIT"; do
-	[ -x "$b" ] || die "$b not found or not executable: run 'make' first (or set BUILD)"
-done
-[ "$(id -u)" -eq 0 ] || die "must run as root: kprofd loads BPF programs"
-[[ $SOAK_SECONDS =~ ^[1-9][0-9]*$ ]] || die "SOAK_SECONDS must be a positive integer, not '$SOAK_SECONDS'"
-[[ $SOAK_FREQ =~ ^[1-9][0-9]*$ ]] && [ "$SOAK_FREQ" -le 4999 ] || die "SOAK_FREQ must be 1-4999"
-command -v python3 >/dev/null 2>&1 || die "python3 is needed to read status --json"
-
-TDIR=$(mktemp -d /tmp/kprof-soak.XXXXXX)
-chmod 755 "$TDIR"
+bench_start soak
 SOCK=$TDIR/kprofd.sock
-DAEMON_PID=
-MJ_PID=
-
-cleanup() {
-	local rc=$? i
-	trap - EXIT INT TERM
-	if [ -n "$MJ_PID" ]; then
-		kill -TERM "$MJ_PID" 2>/dev/null || true
-		wait "$MJ_PID" 2>/dev/null || true
-	fi
-	if [ -n "$DAEMON_PID" ]; then
-		kprofd_stop "$DAEMON_PID"
-	fi
-	if [ "$rc" -ne 0 ] && [ -s "$TDIR/kprofd.log" ]; then
-		echo "bench/soak.sh: failed (status $rc); last lines of the kprofd log:" >&2
-		tail -n 20 "$TDIR/kprofd.log" >&2
-	fi
-	rm -rf "$TDIR"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
 
 ctl() { "$KPROFCTL" --socket "$SOCK" "$@"; }
 
-"$KPROFD" --socket "$SOCK" --state-dir "$TDIR/state" >"$TDIR/kprofd.log" 2>&1 &
-DAEMON_PID=$!
-kprofd_wait_up "$KPROFCTL" "$SOCK" "$DAEMON_PID" || die "kprofd did not come up on $SOCK"
+kprofd_start "$KPROFD" "$KPROFCTL" "$SOCK" "$TDIR/state" "$TDIR/kprofd.log"
 
 "$MINIJIT" --seconds 0 --cleanup >/dev/null 2>"$TDIR/minijit.err" &
 MJ_PID=$!
-for ((i = 0; i < 100; i++)); do
-	grep -q ready "$TDIR/minijit.err" && break
-	sleep 0.1
-done
-grep -q ready "$TDIR/minijit.err" || die "minijit did not report ready"
+BENCH_PIDS+=("$MJ_PID")
+wait_ready "$TDIR/minijit.err" ready || die "minijit did not report ready"
 ctl attach "$MJ_PID" --freq "$SOAK_FREQ" >/dev/null || die "attach $MJ_PID failed"
 
 mkdir -p "$OUT_DIR"
 echo "t_s,rss_kb,fds,samples,drops,target_samples,queries_ok,queries_failed,cpu_ns" >"$CSV"
 
-rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$DAEMON_PID/status"; }
 nfds() { find "/proc/$DAEMON_PID/fd" -mindepth 1 -maxdepth 1 | wc -l; }
 # status_fields: "samples drops target_samples cpu_ns" from status --json and list --json.
 status_fields() {
@@ -105,7 +68,7 @@ record() {
 	f=$(status_fields) || f="-1 -1 -1 -1"
 	# shellcheck disable=SC2086 # four space-separated numbers
 	set -- $f
-	echo "$t,$(rss_kb),$(nfds),$1,$2,$3,$ok,$failed,$4" >>"$CSV"
+	echo "$t,$(rss_kb "$DAEMON_PID"),$(nfds),$1,$2,$3,$ok,$failed,$4" >>"$CSV"
 }
 
 query() {

@@ -13,8 +13,14 @@
  * flat profile per budget (the first BUDGET paths of the run) and one complete one. Prints a
  * Markdown table: budget, SPP overlap, flat overlap, SPP's graphs' states. Default budgets: 100
  * 300 1000 3000 10000. Asserts nothing.
+ *
+ * spp_bench --dump CODE TRACE prints the complete profile instead, as JSON (blocks' start
+ * addresses, graphs, local paths with kprof's node encoding: a block index, or -g for the loop
+ * node of graph g): the ground truth tests/integration/hwspp_truth.py compares kprof's
+ * structural profile of anonymous code with.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +130,47 @@ static void replay(struct run *r, char *acts, const int *map)
 		spp_exit(i < r->nb ? r->spp[i] : r->full, &r->act[i]);
 }
 
+static int dump_path(uint32_t g, const uint32_t *nodes, size_t n, uint64_t local, double global,
+		     void *u)
+{
+	int *first = u;
+
+	(void)global;
+	printf("%s\n  {\"graph\":%u,\"from_back\":%s,\"to_back\":%s,\"local\":%" PRIu64
+	       ",\"nodes\":[",
+	       *first ? "" : ",", g, nodes[0] == SPP_M_BACK ? "true" : "false",
+	       nodes[n - 1] == SPP_M_BACK ? "true" : "false", local);
+	for (size_t i = 1; i + 1 < n; i++)
+		printf("%s%d", i > 1 ? "," : "",
+		       (nodes[i] & SPP_LOOP) ? -(int)(nodes[i] & ~SPP_LOOP) : (int)nodes[i]);
+	printf("]}");
+	*first = 0;
+	return 0;
+}
+
+/* The complete profile as JSON (--dump). */
+static void dump(const struct cfg *g, const struct spp *full, uint64_t calls)
+{
+	int first = 1;
+
+	printf("{\"calls\":%" PRIu64 ",\"blocks\":[", calls);
+	for (uint32_t b = 0; b < cfg_nblocks(g); b++)
+		printf("%s%" PRIu64, b ? "," : "", cfg_block_get(g, b)->start);
+	printf("],\"graphs\":[");
+	for (uint32_t k = 0; k < spp_ngraphs(full); k++) {
+		struct spp_graph_info gi;
+
+		spp_graph_get(full, k, &gi);
+		printf("%s\n  {\"header\":%d,\"parent\":%d,\"counted\":%" PRIu64
+		       ",\"entries\":%" PRIu64 ",\"loop_count\":%" PRIu64 "}",
+		       k ? "," : "", k ? (int)gi.header : -1, k ? (int)gi.parent : -1, gi.counted,
+		       gi.entries, gi.loop_count);
+	}
+	printf("],\"paths\":[");
+	spp_foreach_path(full, dump_path, &first);
+	printf("]}\n");
+}
+
 int main(int argc, char **argv)
 {
 	static struct fn f;
@@ -134,8 +181,14 @@ int main(int argc, char **argv)
 	struct cfg *g;
 	FILE *fp;
 
+	bool dumping = argc > 1 && !strcmp(argv[1], "--dump");
+
+	if (dumping) {
+		argv++;
+		argc--;
+	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: spp_bench CODE TRACE [BUDGET...]\n");
+		fprintf(stderr, "usage: spp_bench [--dump] CODE TRACE [BUDGET...]\n");
 		return 2;
 	}
 	if (argc > 3) {
@@ -179,6 +232,10 @@ int main(int argc, char **argv)
 		}
 	}
 	fclose(fp);
+	if (dumping) {
+		dump(g, r.full, calls);
+		return 0;
+	}
 	{
 		struct spp_stats st;
 

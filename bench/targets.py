@@ -1,7 +1,9 @@
 # targets.py: the timing and process control of bench/targets.sh, which sets its environment
 # (see the variables the shell script exports), starts kprofd and runs it; not meant to be run
 # alone. See bench/targets.sh for what is measured and how.
-import json, os, re, select, signal, statistics, subprocess, sys, time
+import json, os, re, signal, statistics, subprocess, time
+
+import kpbench as kb
 
 E = os.environ
 KPROFCTL, SOCK, KPROFD_PID, KPROFD_LOG = E["KPROFCTL"], E["SOCK"], int(E["KPROFD_PID"]), E["KPROFD_LOG"]
@@ -15,144 +17,18 @@ NODE_ITERS, JVM_ROUNDS = int(E["TG_NODE_ITERS"]), int(E["TG_JVM_ROUNDS"])
 QUIET_WAIT, QUIET_TOTAL = int(E["QUIET_WAIT"]), int(E["QUIET_TOTAL"])
 CTL = [KPROFCTL, "--socket", SOCK]
 PIDFILE = os.path.join(TDIR, "pid")
-
-
-def log(msg):
-    print("bench: " + msg, file=sys.stderr, flush=True)
-
-
-def ctl(*args):
-    r = subprocess.run(CTL + list(args), stdin=subprocess.DEVNULL, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit("bench: kprofctl %s failed (status %d): %s"
-                 % (" ".join(args), r.returncode, (r.stderr or r.stdout).strip()))
-    return r.stdout
-
-
-def status():
-    return json.loads(ctl("status", "--json"))
-
-
-def nfds(pid):
-    try:
-        return len(os.listdir("/proc/%d/fd" % pid))
-    except OSError:
-        return -1
-
-
-def cpu_stat():
-    """(busy, steal, total) jiffies of all CPUs from /proc/stat."""
-    with open("/proc/stat") as fh:
-        v = [int(x) for x in fh.readline().split()[1:]]
-    total = sum(v[:8])
-    return total - v[3] - v[4], v[7], total
-
-
-def pgrep(*args):
-    r = subprocess.run(["pgrep", *args], capture_output=True, text=True)
-    return [int(p) for p in r.stdout.split()]
-
-
-def comm(pid):
-    try:
-        with open("/proc/%d/comm" % pid) as fh:
-            return fh.read().strip()
-    except OSError:
-        return None
-
-
-OWN = {os.getpid(), os.getppid(), KPROFD_PID}
-# What disturbs a window: test suites, fuzzers, benchmarks, other profilers, minijit.
-BUSY_RE = (r"tests/run\.sh|tests/fuzz/run\.sh|\.ci/run|tests/integration/test_|perf (record|top|stat)"
-           r"|bpftrace|bench/(slowdown|ingest|peers|threads|soak)|bench_ingest|minijit")
-
-
-def busy():
-    return sorted({comm(p) or "?" for p in pgrep("-f", BUSY_RE) if p not in OWN} - {None})
-
-
-def others():
-    """Other kprofd, minijit, node, java and perf processes (ours are reaped between windows)."""
-    seen = {}
-    for p in pgrep("-x", "kprofd|minijit|node|java|perf|bpftrace"):
-        if p not in OWN and (c := comm(p)):
-            seen[c] = seen.get(c, 0) + 1
-    return seen
-
-
-waited_total = 0.0
-windows = []  # (part, others at start, others at end, busy at start, busy at end, waited s)
-
-
-def quiet():
-    """Wait (QUIET_WAIT s at most, QUIET_TOTAL over the run) until nothing of BUSY_RE runs."""
-    global waited_total
-    t0 = time.monotonic()
-    said = False
-    while (b := busy()):
-        waited = time.monotonic() - t0
-        if waited >= QUIET_WAIT or waited_total + waited >= QUIET_TOTAL:
-            log("  still running after %.0f s of waiting: %s; measuring anyway" % (waited, " ".join(b)))
-            break
-        if not said:
-            log("  waiting for: %s" % " ".join(b))
-            said = True
-        time.sleep(5)
-    w = time.monotonic() - t0
-    waited_total += w
-    return w
-
-
-class Window:
-    def __init__(self, part):
-        self.part = part
-
-    def __enter__(self):
-        self.waited = quiet()
-        self.o0, self.b0 = others(), busy()
-        return self
-
-    def __exit__(self, *exc):
-        windows.append((self.part, self.o0, others(), self.b0, busy(), self.waited))
-
-
-def reap_tmp(pid):
-    """What a Node or JVM target of pid leaves in /tmp: its perf map, JVM attach files."""
-    for f in ("/tmp/perf-%d.map" % pid, "/tmp/.java_pid%d" % pid, "/tmp/.attach_pid%d" % pid,
-              "/tmp/hsperfdata_root/%d" % pid):
-        try:
-            os.unlink(f)
-        except OSError:
-            pass
+ctl = kb.Ctl(KPROFCTL, SOCK)
+status, log, nfds, reap_tmp, fmt3 = ctl.status, kb.log, kb.nfds, kb.reap_tmp, kb.fmt3
+Q = kb.Quiet({os.getpid(), os.getppid(), KPROFD_PID}, QUIET_WAIT, QUIET_TOTAL)
+Window = Q.window
 
 
 def timed(cmd, pidfile=False):
-    """Run cmd, timed from just before the spawn to just after the reap: (wall s, CPU s of the
-    process tree (wait4), stderr text). Exits the benchmark if cmd fails."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE)
-    err = p.stderr.read()
-    _, st, ru = os.wait4(p.pid, 0)
-    t1 = time.perf_counter()
-    p.returncode = os.waitstatus_to_exitcode(st)
-    p.stderr.close()
-    if pidfile:
-        try:
-            with open(PIDFILE) as fh:
-                reap_tmp(int(fh.read()))
-            os.unlink(PIDFILE)
-        except (OSError, ValueError):
-            pass
-    if p.returncode != 0:
-        sys.exit("bench: %s exited with status %d: %s"
-                 % (" ".join(cmd), p.returncode, err.decode(errors="replace").strip()[-500:]))
-    return t1 - t0, ru.ru_utime + ru.ru_stime, err.decode(errors="replace")
+    return kb.timed(cmd, PIDFILE if pidfile else None)
 
 
 def wrapped(cmd):
-    """cmd under a shell that writes its pid first (the pid cmd keeps after its exec)."""
-    return ["/bin/sh", "-c", 'echo $$ >"$0"; exec "$@"', PIDFILE, *cmd]
+    return kb.wrapped(cmd, PIDFILE)
 
 
 def record_cmd(cmd, freq=None):
@@ -163,33 +39,6 @@ def record_cmd(cmd, freq=None):
 def perf_cmd(cmd, freq=None, quiet_flag=False, nobpf=False):
     return [PERF, "record", *(["-q"] if quiet_flag else []), *(["--no-bpf-event"] if nobpf else []),
             *(["-F", str(freq), "-g"] if freq else []), "-o", "/dev/null", "--", *cmd]
-
-
-def med3(v):
-    v = sorted(v)
-    return statistics.median(v), v[0], v[-1]
-
-
-def fmt3(v, scale=1.0, digits=1, bold=False):
-    m, lo, hi = med3(v)
-    ms = "%.*f" % (digits, m * scale)
-    return "%s (%.*f, %.*f)" % ("**%s**" % ms if bold else ms, digits, lo * scale, digits, hi * scale)
-
-
-def warm_kernel_symbols():
-    p = subprocess.Popen(["dd", "if=/dev/zero", "of=/dev/null", "bs=64k"],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
-    try:
-        s0 = status()
-        ctl("attach", str(p.pid), "--freq", "999")
-        deadline = time.monotonic() + 10
-        while status()["samples"] - s0["samples"] < 20 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        ctl("detach", str(p.pid))
-    finally:
-        p.kill()
-        p.wait()
 
 
 csv = ["part,round,item,mode,freq,wall_s,cpu_s,extra"]
@@ -257,27 +106,16 @@ ATTACH_MODES = ["kprof", "kprof-nomap", "perf"]
 def start_idle_jvm():
     p = subprocess.Popen([JAVA, "-cp", JCLS, "Threads", "idle", str(JVM_THREADS), str(JVM_SPIN), "300"],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    fd, buf = p.stderr.fileno(), b""
-    deadline = time.monotonic() + 60
-    while b"ready" not in buf:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            p.kill()
-            sys.exit("bench: the JVM (pid %d) not ready after 60 s" % p.pid)
-        chunk = os.read(fd, 4096)
-        if not chunk:
-            sys.exit("bench: the JVM exited before ready: %s" % buf.decode(errors="replace"))
-        buf += chunk
+    try:
+        kb.read_until(p.stderr.fileno(), b"", b"ready", 60, "the JVM (pid %d)" % p.pid)
+    except SystemExit:
+        p.kill()
+        raise
     return p
 
 
 def stop_jvm(p):
-    p.terminate()
-    try:
-        p.wait(5)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
+    kb.stop(p)
     p.stderr.close()
     reap_tmp(p.pid)
 
@@ -343,12 +181,7 @@ def attach_perf(pid):
         if now - t0 > 20 or (n > 0 and now - t_last > 1.0):
             break
         time.sleep(0.005)
-    p.send_signal(signal.SIGINT)
-    try:
-        p.wait(20)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
+    kb.stop(p, signal.SIGINT, 20)
     err.seek(0)
     text = err.read().strip().replace("\n", " / ")
     err.close()
@@ -413,12 +246,7 @@ def part_attach():
 
 
 # ---- Part 3: slowdown ---------------------------------------------------------------------
-WORKLOADS = [
-    ("node", "`node --perf-basic-prof tests/fixtures/hot_fixed.js %d`" % NODE_ITERS,
-     [NODE, "--perf-basic-prof", HOT_FIXED, str(NODE_ITERS)]),
-    ("jvm", "`java -XX:+PreserveFramePointer Threads work 4 %d`" % JVM_ROUNDS,
-     [JAVA, "-XX:+PreserveFramePointer", "-cp", JCLS, "Threads", "work", "4", str(JVM_ROUNDS)]),
-]
+WORKLOADS = kb.hot_workloads(NODE, HOT_FIXED, NODE_ITERS, JAVA, JCLS, JVM_ROUNDS)
 SLOW_MODES = ["alone", "kprof", "perf", "perf-nobpf"]
 
 
@@ -510,46 +338,18 @@ def part_slowdown():
 
 # ---- Run ----------------------------------------------------------------------------------
 log("warm-up: dd attached for a moment (kernel symbols)")
-warm_kernel_symbols()
-date0 = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-load0 = open("/proc/loadavg").read().split()[:3]
+kb.warm_kernel_symbols(ctl)
+date0, load0 = kb.now_utc(), kb.loadavg()
 t_all = time.monotonic()
 for part, fn in (("start", part_start), ("attach", part_attach), ("slowdown", part_slowdown)):
     if part not in PARTS:
         continue
     log("part %s" % part)
-    t0, s0 = time.monotonic(), cpu_stat()
+    t0, s0 = time.monotonic(), kb.cpu_stat()
     body = fn()
-    s1 = cpu_stat()
-    tot = max(s1[2] - s0[2], 1)
-    parts_time[part] = (time.monotonic() - t0, 100.0 * (s1[0] - s0[0]) / tot, 100.0 * (s1[1] - s0[1]) / tot)
+    parts_time[part] = (time.monotonic() - t0, *kb.busy_pct(s0, kb.cpu_stat()))
     out += body + [""]
-date1 = time.strftime("%H:%M UTC", time.gmtime())
-
-
-def window_notes(part):
-    ws = [w for w in windows if w[0] == part]
-    if not ws:
-        return ""
-    with_o = [w for w in ws if w[1] or w[2]]
-    with_b = [w for w in ws if w[3] or w[4]]
-    names = {}
-    for w in with_o:
-        for d in (w[1], w[2]):
-            for c, n in d.items():
-                names[c] = max(names.get(c, 0), n)
-    s = "%d windows; other kprofd/minijit/node/java/perf processes in %d of them" % (len(ws), len(with_o))
-    if names:
-        s += " (at most %s)" % ", ".join("%d %s" % (n, c) for c, n in sorted(names.items()))
-    s += "; a test suite, fuzzer, benchmark or profiler running in %d" % len(with_b)
-    if with_b:
-        s += " (%s)" % ", ".join(sorted({c for w in with_b for c in w[3] + w[4]}))
-    waited = sum(w[5] for w in ws)
-    if waited:
-        s += "; %.0f s spent waiting for a quiet machine" % waited
-    return s
-
-
+date1 = kb.now_utc("%H:%M UTC")
 head = ["Command: `%s`" % E["BENCH_CMD"], "",
         "* Date: %s to %s; commit %s" % (date0, date1, E["BENCH_COMMIT"]),
         "* Machine: %s; load average before the run %s" % (E["BENCH_MACHINE"], " ".join(load0))]
@@ -557,13 +357,8 @@ for part in ("start", "attach", "slowdown"):
     if part in parts_time:
         el, b, st = parts_time[part]
         head.append("* Part %s: %.0f s, CPUs %.0f%% busy over the %d CPUs (/proc/stat), %.1f%% stolen; %s"
-                    % (part, el, b, os.cpu_count(), st, window_notes(part)))
+                    % (part, el, b, os.cpu_count(), st, Q.notes(part)))
 head.append("")
 text = "\n".join(head + out).rstrip() + "\n"
-os.makedirs(OUT_DIR, exist_ok=True)
-with open(os.path.join(OUT_DIR, "targets.md"), "w") as fh:
-    fh.write(text)
-with open(os.path.join(OUT_DIR, "targets.csv"), "w") as fh:
-    fh.write("\n".join(csv) + "\n")
-sys.stdout.write(text)
+kb.write_out(OUT_DIR, {"targets.md": text, "targets.csv": "\n".join(csv) + "\n"}, "targets.md")
 log("done in %.0f s" % (time.monotonic() - t_all))

@@ -76,74 +76,31 @@ KPROFD=${KPROFD:-$BUILD/kprofd}
 KPROFCTL=${KPROFCTL:-$BUILD/kprofctl}
 OUT_DIR=$BUILD/bench
 
-die() {
-	echo "bench/targets.sh: $*" >&2
-	exit 1
-}
-for b in "$KPROFD" "$KPROFCTL"; do
-	[ -x "$b" ] || die "$b not found: run 'make' first (or set BUILD)"
-done
-[ "$(id -u)" -eq 0 ] || die "must run as root: kprofd loads BPF programs"
-for c in python3 "$PERF" "$NODE" "$JAVA" "$JAVAC"; do
-	command -v "$c" >/dev/null || die "$c not found (perf: linux-perf; make deps installs node and openjdk-17-jdk-headless)"
-done
-for n in TG_START_RUNS TG_ATTACH_ROUNDS TG_JVM_THREADS TG_TRIPLES TG_NODE_ITERS TG_JVM_ROUNDS QUIET_WAIT QUIET_TOTAL; do
-	[[ ${!n} =~ ^[0-9]+$ ]] || die "$n must be a number, not '${!n}'"
-done
+need_bins "$KPROFD" "$KPROFCTL"
+need_root "kprofd loads BPF programs"
+need_cmds python3 "$PERF" "$NODE" "$JAVA" "$JAVAC"
+need_nums TG_START_RUNS TG_ATTACH_ROUNDS TG_JVM_THREADS TG_TRIPLES TG_NODE_ITERS TG_JVM_ROUNDS QUIET_WAIT QUIET_TOTAL
 [[ $TG_JVM_SPIN =~ ^[0-9]+$ ]] && [ "$TG_JVM_SPIN" -le "$TG_JVM_THREADS" ] ||
 	die "TG_JVM_SPIN must be a number of at most TG_JVM_THREADS"
-for f in $TG_FREQS; do
-	[[ $f =~ ^[1-9][0-9]*$ ]] && [ "$f" -le 4999 ] || die "TG_FREQS: '$f' is not a frequency in 1-4999 Hz"
-done
-for p in $TG_PARTS; do
-	case $p in start | attach | slowdown) ;; *) die "TG_PARTS: no part '$p' (start, attach, slowdown)" ;; esac
-done
-[ "$TG_TRIPLES" -ge 5 ] || echo "bench/targets.sh: warning: TG_TRIPLES=$TG_TRIPLES; the documented figures use at least 5" >&2
+need_freqs TG_FREQS
+need_words TG_PARTS start attach slowdown
+[ "$TG_TRIPLES" -ge 5 ] || warn "TG_TRIPLES=$TG_TRIPLES; the documented figures use at least 5"
 
-# The JVM fixture, compiled into the build directory when the source is newer (as test_jvm.sh).
-JCLS=$(realpath -m "$BUILD/jvm")
-if [ ! -f "$JCLS/Threads.class" ] || [ "$ROOT/tests/fixtures/jvm/Threads.java" -nt "$JCLS/Threads.class" ]; then
-	mkdir -p "$JCLS" && "$JAVAC" -d "$JCLS" "$ROOT/tests/fixtures/jvm/Threads.java" || die "javac Threads.java failed"
-fi
+JCLS=$(jvm_fixture "$BUILD" "$JAVAC")
 
-TDIR=$(mktemp -d /tmp/kprof-bench-targets.XXXXXX)
-chmod 755 "$TDIR"
+bench_start bench-targets
 SOCK=$TDIR/kprofd.sock
-DAEMON_PID=
-cleanup() {
-	local rc=$?
-	trap - EXIT INT TERM
-	[ -n "$DAEMON_PID" ] && kprofd_stop "$DAEMON_PID"
-	if [ -d "$OUT_DIR" ] && [ -f "$TDIR/kprofd.log" ]; then
-		cp "$TDIR/kprofd.log" "$OUT_DIR/targets-kprofd.log" 2>/dev/null || true
-	fi
-	if [ "$rc" -ne 0 ] && [ -s "$TDIR/kprofd.log" ]; then
-		echo "bench/targets.sh: failed (status $rc); last lines of the kprofd log:" >&2
-		tail -n 20 "$TDIR/kprofd.log" >&2
-	fi
-	rm -rf "$TDIR"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-"$KPROFD" --socket "$SOCK" --state-dir "$TDIR/state" >"$TDIR/kprofd.log" 2>&1 &
-DAEMON_PID=$!
-kprofd_wait_up "$KPROFCTL" "$SOCK" "$DAEMON_PID" || die "kprofd did not come up on $SOCK"
+BENCH_KEEP+=("$TDIR/kprofd.log $OUT_DIR/targets-kprofd.log")
+kprofd_start "$KPROFD" "$KPROFCTL" "$SOCK" "$TDIR/state" "$TDIR/kprofd.log"
 mkdir -p "$OUT_DIR"
 
-commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [ "$commit" != unknown ] && ! git -C "$ROOT" diff --quiet HEAD -- 2>/dev/null; then
-	commit="$commit (with uncommitted changes)"
-fi
 export TG_WORKLOADS TG_PARTS TG_START_RUNS TG_ATTACH_ROUNDS TG_JVM_THREADS TG_JVM_SPIN TG_TRIPLES TG_FREQS \
 	TG_NODE_ITERS TG_JVM_ROUNDS QUIET_WAIT QUIET_TOTAL PERF NODE JAVA KPROFCTL SOCK OUT_DIR JCLS
 export KPROFD_PID=$DAEMON_PID KPROFD_LOG=$TDIR/kprofd.log TDIR
 export HOT_FIXED=$ROOT/tests/fixtures/hot_fixed.js
-export BENCH_COMMIT=$commit
-BENCH_MACHINE="Linux $(uname -r), $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -n 1)), perf $("$PERF" --version | awk '{ print $3 }'), node $("$NODE" --version), $("$JAVA" -version 2>&1 | head -n 1)"
-export BENCH_MACHINE
+export BENCH_COMMIT BENCH_MACHINE
+BENCH_COMMIT=$(bench_commit)
+BENCH_MACHINE=$(machine_jvm "$PERF" "$NODE" "$JAVA")
 BENCH_CMD="BUILD=$BUILD TG_PARTS='$TG_PARTS' TG_START_RUNS=$TG_START_RUNS TG_ATTACH_ROUNDS=$TG_ATTACH_ROUNDS TG_TRIPLES=$TG_TRIPLES TG_WORKLOADS='$TG_WORKLOADS' TG_FREQS='$TG_FREQS' TG_NODE_ITERS=$TG_NODE_ITERS TG_JVM_ROUNDS=$TG_JVM_ROUNDS QUIET_WAIT=$QUIET_WAIT QUIET_TOTAL=$QUIET_TOTAL bash bench/targets.sh"
 export BENCH_CMD
 

@@ -1,7 +1,9 @@
 # targets_ab.py: the timing and process control of bench/targets_ab.sh, which sets its
 # environment, starts the two kprofds and runs it; not meant to be run alone. See
 # bench/targets_ab.sh for what is measured and how.
-import json, os, signal, statistics, subprocess, sys, time
+import os, signal, statistics, subprocess, sys, time
+
+import kpbench as kb
 
 E = os.environ
 D = {"A": dict(label=E["LABEL_A"], ctl=[E["KPROFCTL_A"], "--socket", E["SOCK_A"]], pid=int(E["PID_A"])),
@@ -13,99 +15,23 @@ NODE_ITERS, JVM_ROUNDS = int(E["AB_NODE_ITERS"]), int(E["AB_JVM_ROUNDS"])
 QUIET_WAIT, QUIET_TOTAL = int(E["QUIET_WAIT"]), int(E["QUIET_TOTAL"])
 MODES = ["alone", "B", "A"] + (["perf"] if E["AB_PERF"] == "1" else [])
 
-
-def log(msg):
-    print("bench: " + msg, file=sys.stderr, flush=True)
+CTL = {d: kb.Ctl(E["KPROFCTL_" + d], E["SOCK_" + d], d) for d in D}
+log = kb.log
+Q = kb.Quiet({os.getpid(), os.getppid(), D["A"]["pid"], D["B"]["pid"]}, QUIET_WAIT, QUIET_TOTAL,
+             kb.BUSY_BENCHES + "|targets", step=3)
 
 
 def ctl(d, *args):
-    r = subprocess.run(D[d]["ctl"] + list(args), stdin=subprocess.DEVNULL, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit("bench: kprofctl (%s) %s failed (status %d): %s"
-                 % (d, " ".join(args), r.returncode, (r.stderr or r.stdout).strip()))
-    return r.stdout
+    return CTL[d](*args)
 
 
 def status(d):
-    return json.loads(ctl(d, "status", "--json"))
-
-
-def pgrep(*args):
-    r = subprocess.run(["pgrep", *args], capture_output=True, text=True)
-    return [int(p) for p in r.stdout.split()]
-
-
-def comm(pid):
-    try:
-        with open("/proc/%d/comm" % pid) as fh:
-            return fh.read().strip()
-    except OSError:
-        return None
-
-
-def cpu_stat():
-    with open("/proc/stat") as fh:
-        v = [int(x) for x in fh.readline().split()[1:]]
-    total = sum(v[:8])
-    return total - v[3] - v[4], v[7], total
-
-
-OWN = {os.getpid(), os.getppid(), D["A"]["pid"], D["B"]["pid"]}
-BUSY_RE = (r"tests/run\.sh|tests/fuzz/run\.sh|\.ci/run|tests/integration/test_|perf (record|top|stat)"
-           r"|bpftrace|bench/(slowdown|ingest|peers|threads|soak|targets)|bench_ingest|minijit")
-
-
-def busy():
-    return sorted({comm(p) or "?" for p in pgrep("-f", BUSY_RE) if p not in OWN} - {None})
-
-
-def others():
-    seen = {}
-    for p in pgrep("-x", "kprofd|minijit|node|java|perf|bpftrace"):
-        if p not in OWN and (c := comm(p)):
-            seen[c] = seen.get(c, 0) + 1
-    return seen
-
-
-waited_total = 0.0
-windows = []  # (others at start, others at end, busy at start, busy at end, waited s)
-
-
-def quiet():
-    global waited_total
-    t0, said = time.monotonic(), False
-    while (b := busy()):
-        w = time.monotonic() - t0
-        if w >= QUIET_WAIT or waited_total + w >= QUIET_TOTAL:
-            log("  still running after %.0f s of waiting: %s; measuring anyway" % (w, " ".join(b)))
-            break
-        if not said:
-            log("  waiting for: %s" % " ".join(b))
-            said = True
-        time.sleep(3)
-    w = time.monotonic() - t0
-    waited_total += w
-    return w
-
-
-def reap_tmp(pid):
-    for f in ("/tmp/perf-%d.map" % pid, "/tmp/.java_pid%d" % pid, "/tmp/.attach_pid%d" % pid,
-              "/tmp/hsperfdata_root/%d" % pid):
-        try:
-            os.unlink(f)
-        except OSError:
-            pass
+    return CTL[d].status()
 
 
 def ended(d, timeout=5.0):
-    """Wait until kprofd d has no attached target (it saw the exit); False on timeout."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        s = status(d)
-        if s["targets_attached"] == 0:
-            return s
-        time.sleep(0.02)
-    return None
+    """Wait until kprofd d has no attached target (it saw the exit); None on timeout."""
+    return CTL[d].wait_detached(timeout)
 
 
 def held_run(cmd, freq, d=None):
@@ -129,7 +55,7 @@ def held_run(cmd, freq, d=None):
     t2 = time.perf_counter()
     p.returncode = os.waitstatus_to_exitcode(st)
     p.stderr.close()
-    reap_tmp(p.pid)
+    kb.reap_tmp(p.pid)
     if p.returncode != 0:
         sys.exit("bench: %s exited with status %d: %s"
                  % (" ".join(cmd), p.returncode, err.decode(errors="replace").strip()[-500:]))
@@ -147,24 +73,10 @@ def held_run(cmd, freq, d=None):
 
 
 def perf_run(cmd, freq):
-    t0 = time.perf_counter()
-    p = subprocess.Popen([PERF, "record", "-F", str(freq), "-g", "-o", "/dev/null", "--", "/bin/sh", "-c",
-                          'echo $$ >"$0"; exec "$@"', os.path.join(E["TDIR"], "pid"), *cmd],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    err = p.stderr.read()
-    _, st, ru = os.wait4(p.pid, 0)
-    t2 = time.perf_counter()
-    p.returncode = os.waitstatus_to_exitcode(st)
-    p.stderr.close()
-    try:
-        with open(os.path.join(E["TDIR"], "pid")) as fh:
-            reap_tmp(int(fh.read()))
-    except (OSError, ValueError):
-        pass
-    if p.returncode != 0:
-        sys.exit("bench: perf record of %s exited with status %d: %s"
-                 % (" ".join(cmd), p.returncode, err.decode(errors="replace").strip()[-500:]))
-    return dict(wall=t2 - t0, cpu=ru.ru_utime + ru.ru_stime)
+    pidfile = os.path.join(E["TDIR"], "pid")
+    wall, cpu, _ = kb.timed([PERF, "record", "-F", str(freq), "-g", "-o", "/dev/null", "--",
+                             *kb.wrapped(cmd, pidfile)], pidfile, "perf record of " + " ".join(cmd))
+    return dict(wall=wall, cpu=cpu)
 
 
 def one(mode, cmd, freq):
@@ -175,39 +87,11 @@ def one(mode, cmd, freq):
     return held_run(cmd, freq, mode)
 
 
-def med3(v):
-    v = sorted(v)
-    return statistics.median(v), v[0], v[-1]
-
-
 def fmt3(v, scale=1.0, digits=3, bold=False):
-    m, lo, hi = med3(v)
-    ms = "%.*f" % (digits, m * scale)
-    return "%s (%.*f, %.*f)" % ("**%s**" % ms if bold else ms, digits, lo * scale, digits, hi * scale)
+    return kb.fmt3(v, scale, digits, bold)
 
 
-def warm(d):
-    """Let kprofd d load the kernel's symbols (50-100 ms, once) before it is measured."""
-    p = subprocess.Popen(["dd", "if=/dev/zero", "of=/dev/null", "bs=64k"], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        s0 = status(d)
-        ctl(d, "attach", str(p.pid), "--freq", "999")
-        deadline = time.monotonic() + 10
-        while status(d)["samples"] - s0["samples"] < 20 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        ctl(d, "detach", str(p.pid))
-    finally:
-        p.kill()
-        p.wait()
-
-
-WORKLOADS = [
-    ("node", "`node --perf-basic-prof tests/fixtures/hot_fixed.js %d`" % NODE_ITERS,
-     [NODE, "--perf-basic-prof", HOT_FIXED, str(NODE_ITERS)]),
-    ("jvm", "`java -XX:+PreserveFramePointer Threads work 4 %d`" % JVM_ROUNDS,
-     [JAVA, "-XX:+PreserveFramePointer", "-cp", JCLS, "Threads", "work", "4", str(JVM_ROUNDS)]),
-]
+WORKLOADS = kb.hot_workloads(NODE, HOT_FIXED, NODE_ITERS, JAVA, JCLS, JVM_ROUNDS)
 WANT = E["AB_WORKLOADS"].split()
 cells = [(w, f) for w in WORKLOADS if w[0] in WANT for f in FREQS]
 res = {(w[0], f): [] for w, f in cells}
@@ -215,29 +99,26 @@ csv = ["set,workload,freq,mode,wall_s,run_s,attach_s,cpu_s,samples,drops,cpu_ns_
 
 for d in D:
     log("warm-up: kprofd %s (%s) profiles dd for a moment" % (d, D[d]["label"]))
-    warm(d)
+    kb.warm_kernel_symbols(CTL[d])
 for w in [w for w in WORKLOADS if w[0] in WANT]:  # warm-up, not counted
     for m in MODES:
         one(m, w[2], FREQS[0])
-date0 = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-load0 = " ".join(open("/proc/loadavg").read().split()[:3])
-t_all, c0 = time.monotonic(), cpu_stat()
+date0, load0 = kb.now_utc(), " ".join(kb.loadavg())
+t_all, c0 = time.monotonic(), kb.cpu_stat()
 for r in range(SETS):
     for ci in range(len(cells)):
         (name, _, cmd), f = cells[(ci + r) % len(cells)]
-        waited = quiet()
-        o0, b0 = others(), busy()
         t, order = {}, []
-        for i in range(len(MODES)):
-            m = MODES[(i + r + ci) % len(MODES)]
-            order.append(m)
-            t[m] = one(m, cmd, f)
-            x = t[m]
-            csv.append("%d,%s,%d,%s,%.6f,%s,%s,%.6f,%s,%s,%s,%s" % (
-                r + 1, name, f, m, x["wall"], "%.6f" % x["run"] if "run" in x else "",
-                "%.6f" % x["attach"] if "attach" in x else "", x["cpu"], x.get("samples", ""),
-                x.get("drops", ""), x.get("cpu_ns_A", ""), x.get("cpu_ns_B", "")))
-        windows.append((o0, others(), b0, busy(), waited))
+        with Q.window():
+            for i in range(len(MODES)):
+                m = MODES[(i + r + ci) % len(MODES)]
+                order.append(m)
+                t[m] = one(m, cmd, f)
+                x = t[m]
+                csv.append("%d,%s,%d,%s,%.6f,%s,%s,%.6f,%s,%s,%s,%s" % (
+                    r + 1, name, f, m, x["wall"], "%.6f" % x["run"] if "run" in x else "",
+                    "%.6f" % x["attach"] if "attach" in x else "", x["cpu"], x.get("samples", ""),
+                    x.get("drops", ""), x.get("cpu_ns_A", ""), x.get("cpu_ns_B", "")))
         res[(name, f)].append(t)
         msg = "set %d/%d %s %d Hz (%s): alone %.3f s" % (r + 1, SETS, name, f, " ".join(order), t["alone"]["run"])
         for d in ("B", "A"):
@@ -246,30 +127,15 @@ for r in range(SETS):
         if "perf" in t:
             msg += ", perf x%.3f" % (t["perf"]["wall"] / t["alone"]["wall"])
         log(msg)
-c1 = cpu_stat()
-busy_pct = 100.0 * (c1[0] - c0[0]) / max(1, c1[2] - c0[2])
-steal_pct = 100.0 * (c1[1] - c0[1]) / max(1, c1[2] - c0[2])
-date1 = time.strftime("%H:%M UTC", time.gmtime())
+busy_pct, steal_pct = kb.busy_pct(c0, kb.cpu_stat())
+date1 = kb.now_utc("%H:%M UTC")
 
 LA, LB = D["A"]["label"], D["B"]["label"]
 o = ["Command: `%s`" % E["BENCH_CMD"], "",
      "* Date: %s to %s; A = %s, B = %s" % (date0, date1, LA, LB),
      "* Machine: %s; load average before %s; CPUs %.0f%% busy over the sets (/proc/stat), %.1f%% stolen"
      % (E["BENCH_MACHINE"], load0, busy_pct, steal_pct)]
-with_o = [w for w in windows if w[0] or w[1]]
-with_b = [w for w in windows if w[2] or w[3]]
-names = {}
-for w in with_o:
-    for dd in (w[0], w[1]):
-        for c, n in dd.items():
-            names[c] = max(names.get(c, 0), n)
-s = "* %d sets; other kprofd/minijit/node/java/perf processes in %d" % (len(windows), len(with_o))
-if names:
-    s += " (at most %s)" % ", ".join("%d %s" % (n, c) for c, n in sorted(names.items()))
-s += "; a test suite, fuzzer, benchmark or profiler of another session in %d" % len(with_b)
-if with_b:
-    s += " (%s)" % ", ".join(sorted({c for w in with_b for c in w[2] + w[3]}))
-s += "; %.0f s spent waiting for a quiet machine" % sum(w[4] for w in windows)
+s = "* " + Q.notes(unit="sets", of_them="", busy_what="of another session", always_waited=True)
 o += [s, ""]
 
 o += ["Wall time from SIGCONT to reap over the command alone's in the same set (perf: spawn to reap "
@@ -323,10 +189,5 @@ for (name, desc, _), f in cells:
             fmt3([(x[d]["cpu_ns_" + d] - x["alone"]["cpu_ns_" + d]) / 1e3 / max(1, x[d]["samples"]) for x in v],
                  digits=2)))
 text = "\n".join(o).rstrip() + "\n"
-os.makedirs(OUT_DIR, exist_ok=True)
-with open(os.path.join(OUT_DIR, "targets_ab.md"), "w") as fh:
-    fh.write(text)
-with open(os.path.join(OUT_DIR, "targets_ab.csv"), "w") as fh:
-    fh.write("\n".join(csv) + "\n")
-sys.stdout.write(text)
+kb.write_out(OUT_DIR, {"targets_ab.md": text, "targets_ab.csv": "\n".join(csv) + "\n"}, "targets_ab.md")
 log("done in %.0f s" % (time.monotonic() - t_all))

@@ -55,72 +55,30 @@ JAVA=${JAVA:-java}
 JAVAC=${JAVAC:-javac}
 OUT_DIR=$BUILD/bench
 
-die() {
-	echo "bench/targets_ab.sh: $*" >&2
-	exit 1
-}
 [ -n "$KPROFD_B" ] && [ -n "$KPROFCTL_B" ] || die "set KPROFD_B and KPROFCTL_B to the other build's kprofd and kprofctl"
-for b in "$KPROFD_A" "$KPROFCTL_A" "$KPROFD_B" "$KPROFCTL_B"; do
-	[ -x "$b" ] || die "$b not found or not executable"
-done
-[ "$(id -u)" -eq 0 ] || die "must run as root: kprofd loads BPF programs"
-for c in python3 "$PERF" "$NODE" "$JAVA" "$JAVAC"; do
-	command -v "$c" >/dev/null || die "$c not found"
-done
-for n in AB_SETS AB_NODE_ITERS AB_JVM_ROUNDS QUIET_WAIT QUIET_TOTAL; do
-	[[ ${!n} =~ ^[0-9]+$ ]] && [ "${!n}" -gt 0 ] || die "$n must be a positive number, not '${!n}'"
-done
+need_bins "$KPROFD_A" "$KPROFCTL_A" "$KPROFD_B" "$KPROFCTL_B"
+need_root "kprofd loads BPF programs"
+need_cmds python3 "$PERF" "$NODE" "$JAVA" "$JAVAC"
+need_ints AB_SETS AB_NODE_ITERS AB_JVM_ROUNDS QUIET_WAIT QUIET_TOTAL
 [[ $AB_PERF =~ ^[01]$ ]] || die "AB_PERF must be 0 or 1, not '$AB_PERF'"
-for f in $AB_FREQS; do
-	[[ $f =~ ^[1-9][0-9]*$ ]] && [ "$f" -le 4999 ] || die "AB_FREQS: '$f' is not a frequency in 1-4999 Hz"
-done
-for w in $AB_WORKLOADS; do
-	case $w in node | jvm) ;; *) die "AB_WORKLOADS: no workload '$w' (node, jvm)" ;; esac
-done
+need_freqs AB_FREQS
+need_words AB_WORKLOADS node jvm
 
-JCLS=$(realpath -m "$BUILD/jvm")
-if [ ! -f "$JCLS/Threads.class" ] || [ "$ROOT/tests/fixtures/jvm/Threads.java" -nt "$JCLS/Threads.class" ]; then
-	mkdir -p "$JCLS" && "$JAVAC" -d "$JCLS" "$ROOT/tests/fixtures/jvm/Threads.java" || die "javac Threads.java failed"
-fi
+JCLS=$(jvm_fixture "$BUILD" "$JAVAC")
 
-TDIR=$(mktemp -d /tmp/kprof-bench-targets-ab.XXXXXX)
-chmod 755 "$TDIR"
-PID_A=
-PID_B=
-cleanup() {
-	local rc=$?
-	trap - EXIT INT TERM
-	[ -n "$PID_A" ] && kprofd_stop "$PID_A"
-	[ -n "$PID_B" ] && kprofd_stop "$PID_B"
-	if [ -d "$OUT_DIR" ]; then
-		cp "$TDIR/a.log" "$OUT_DIR/targets_ab-kprofd-a.log" 2>/dev/null || true
-		cp "$TDIR/b.log" "$OUT_DIR/targets_ab-kprofd-b.log" 2>/dev/null || true
-	fi
-	if [ "$rc" -ne 0 ]; then
-		for s in a b; do
-			[ -s "$TDIR/$s.log" ] && echo "bench/targets_ab.sh: failed (status $rc); kprofd $s's last lines:" >&2 &&
-				tail -n 10 "$TDIR/$s.log" >&2
-		done
-	fi
-	rm -rf "$TDIR"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-"$KPROFD_A" --socket "$TDIR/a.sock" --state-dir "$TDIR/a-state" >"$TDIR/a.log" 2>&1 &
-PID_A=$!
-"$KPROFD_B" --socket "$TDIR/b.sock" --state-dir "$TDIR/b-state" >"$TDIR/b.log" 2>&1 &
-PID_B=$!
-kprofd_wait_up "$KPROFCTL_A" "$TDIR/a.sock" "$PID_A" || die "kprofd A did not come up"
-kprofd_wait_up "$KPROFCTL_B" "$TDIR/b.sock" "$PID_B" || die "kprofd B did not come up"
+bench_start bench-targets-ab
+BENCH_KEEP+=("$TDIR/a.log $OUT_DIR/targets_ab-kprofd-a.log" "$TDIR/b.log $OUT_DIR/targets_ab-kprofd-b.log")
+kprofd_start "$KPROFD_A" "$KPROFCTL_A" "$TDIR/a.sock" "$TDIR/a-state" "$TDIR/a.log"
+PID_A=$DAEMON_PID
+kprofd_start "$KPROFD_B" "$KPROFCTL_B" "$TDIR/b.sock" "$TDIR/b-state" "$TDIR/b.log"
+PID_B=$DAEMON_PID
 mkdir -p "$OUT_DIR"
 
 export KPROFCTL_A KPROFCTL_B LABEL_A LABEL_B PID_A PID_B TDIR OUT_DIR JCLS AB_WORKLOADS AB_FREQS \
 	AB_SETS AB_PERF AB_NODE_ITERS AB_JVM_ROUNDS QUIET_WAIT QUIET_TOTAL PERF NODE JAVA
 export SOCK_A=$TDIR/a.sock SOCK_B=$TDIR/b.sock HOT_FIXED=$ROOT/tests/fixtures/hot_fixed.js
-export BENCH_MACHINE="Linux $(uname -r), $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -n 1)), perf $("$PERF" --version | awk '{ print $3 }'), node $("$NODE" --version), $("$JAVA" -version 2>&1 | head -n 1)"
+BENCH_MACHINE=$(machine_jvm "$PERF" "$NODE" "$JAVA")
+export BENCH_MACHINE
 export BENCH_CMD="LABEL_A='$LABEL_A' KPROFD_A=$KPROFD_A KPROFCTL_A=$KPROFCTL_A LABEL_B='$LABEL_B' KPROFD_B=$KPROFD_B KPROFCTL_B=$KPROFCTL_B BUILD=$BUILD AB_WORKLOADS='$AB_WORKLOADS' AB_FREQS='$AB_FREQS' AB_SETS=$AB_SETS AB_PERF=$AB_PERF AB_NODE_ITERS=$AB_NODE_ITERS AB_JVM_ROUNDS=$AB_JVM_ROUNDS QUIET_WAIT=$QUIET_WAIT QUIET_TOTAL=$QUIET_TOTAL bash bench/targets_ab.sh"
 
 python3 "$ROOT/bench/targets_ab.py"

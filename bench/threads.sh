@@ -36,55 +36,35 @@ CPU_SECONDS=${CPU_SECONDS:-10}
 QUIET_WAIT=${QUIET_WAIT:-900}
 STORM_SECONDS=${STORM_SECONDS:-5}
 STORM_ROUNDS=${STORM_ROUNDS:-3}
-NOISY=0
 OUT=$BUILD/bench/threads.md
 
-die() {
-	echo "bench/threads.sh: $*" >&2
-	exit 1
-}
-for b in "$BUILD/kprofd" "$BUILD/kprofctl" "$BUILD/threadmill" "$BUILD/minijit"; do
-	[ -x "$b" ] || die "$b not found: run 'make' first (or set BUILD)"
-done
+need_bins "$BUILD/kprofd" "$BUILD/kprofctl" "$BUILD/threadmill" "$BUILD/minijit"
 [ -z "$BEFORE" ] || [ -x "$BEFORE/kprofd" ] || die "BEFORE=$BEFORE has no kprofd"
-[ "$(id -u)" -eq 0 ] || die "must run as root"
+need_root
 command -v perf >/dev/null || echo "bench/threads.sh: perf not found: its mode is left out" >&2
 
-TDIR=$(mktemp -d /tmp/kprof-bench-threads.XXXXXX)
-DPID= TM= PERF=
-cleanup() {
+bench_start bench-threads
+TM= PERF=
+bench_on_exit() {
 	[ -n "$PERF" ] && kill -INT "$PERF" 2>/dev/null && wait "$PERF" 2>/dev/null
-	[ -n "$DPID" ] && kprofd_stop "$DPID"
 	[ -n "$TM" ] && kill "$TM" 2>/dev/null && wait "$TM" 2>/dev/null
-	rm -rf "$TDIR"
 }
-trap cleanup EXIT
 
-# quiet: wait until no other kprofd, perf, bpftrace or kprof benchmark runs (1 if it never was)
-others() { pgrep -f 'kprofd --socket|perf (record|top|stat)|bpftrace|bench/(slowdown|ingest|peers)|bench_ingest' | grep -vx "$$" || true; }
-quiet() {
-	local t=0
-	while [ -n "$(others)" ]; do
-		[ "$t" -ge "$QUIET_WAIT" ] && { NOISY=$((NOISY + 1)); return 1; }
-		[ "$t" -eq 0 ] && echo "  waiting for: $(others | xargs -r ps -o comm= -p | sort -u | tr '\n' ' ')" >&2
-		sleep 5; t=$((t + 5))
-	done
-}
-loc() { awk '/^ *LOC:/ { for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i; print s }' /proc/interrupts; }
-# daemon_start DIR: a kprofd of build DIR on a private socket; sets DPID, CTL
+# quiet: wait (QUIET_WAIT s at most) until no other kprofd, perf, bpftrace or kprof benchmark runs
+quiet() { quiet_wait "$QUIET_WAIT"; }
+others() { busy_pids; }
+# daemon_start DIR: a kprofd of build DIR on a private socket; sets DAEMON_PID, CTL
 daemon_start() {
 	CTL="$1/kprofctl --socket $TDIR/s"
-	"$1/kprofd" --socket "$TDIR/s" --state-dir "" >>"$TDIR/kprofd.log" 2>&1 &
-	DPID=$!
-	kprofd_wait_up "$1/kprofctl" "$TDIR/s" "$DPID" || die "kprofd of $1 did not start"
+	kprofd_start "$1/kprofd" "$1/kprofctl" "$TDIR/s" "" "$TDIR/kprofd.log"
 }
-daemon_stop() { kprofd_stop "$DPID"; DPID=; }
-jkey() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+daemon_stop() { kprofd_stop "$DAEMON_PID"; DAEMON_PID=; }
+jkey() { json_get "['$1']"; }
 
 # The sleeping target: threadmill's main thread waits for signals, its 4 others pause.
 "$BUILD/threadmill" -t 4 2>"$TDIR/tm.err" &
 TM=$!
-for _ in $(seq 50); do grep -q ready "$TDIR/tm.err" && break; sleep 0.1; done
+wait_ready "$TDIR/tm.err" ready 50 || true
 
 modes=(none after)
 [ -n "$BEFORE" ] && modes=(none before after)
@@ -137,18 +117,12 @@ NOISY_IRQ=$NOISY
 # kprofd's CPU per sample on a busy minijit at 999 Hz
 declare -A cps
 cpu_run() {
-	local dir=$1 mj s0 s1 c0 c1 dd
+	local dir=$1 mj s0 s1 c0 c1
 	daemon_start "$dir"
-	dd if=/dev/zero of=/dev/null bs=64k 2>/dev/null &
-	dd=$!
-	$CTL attach "$dd" --freq 999 >/dev/null
-	sleep 1
-	$CTL report "$dd" >/dev/null
-	kill "$dd"
-	wait "$dd" 2>/dev/null || true
+	warm_kernel_symbols $CTL
 	"$BUILD/minijit" --seconds $((CPU_SECONDS + 5)) >/dev/null 2>"$TDIR/mj.err" &
 	mj=$!
-	for _ in $(seq 50); do grep -q ready "$TDIR/mj.err" && break; sleep 0.1; done
+	wait_ready "$TDIR/mj.err" ready 50 || true
 	$CTL attach "$mj" --freq 999 >/dev/null
 	sleep 2
 	read -r s0 c0 < <($CTL status --json | python3 -c "import json,sys; j=json.load(sys.stdin); print(j['samples'], j['cpu_ns'])")
@@ -177,7 +151,7 @@ storm_run() {
 	local tm n
 	"$BUILD/threadmill" -t 0 -c 4 -w 100 2>"$TDIR/st.err" &
 	tm=$!
-	for _ in $(seq 50); do grep -q ready "$TDIR/st.err" && break; sleep 0.1; done
+	wait_ready "$TDIR/st.err" ready 50 || true
 	case $1 in
 	before) daemon_start "$BEFORE"; $CTL attach "$tm" --freq 999 >/dev/null ;;
 	after) daemon_start "$BUILD"; $CTL attach "$tm" --freq 999 >/dev/null ;;
@@ -188,7 +162,7 @@ storm_run() {
 		;;
 	esac
 	kill -USR2 "$tm"; sleep "$STORM_SECONDS"; kill -USR2 "$tm"
-	for _ in $(seq 100); do grep -q "storm stopped" "$TDIR/st.err" && break; sleep 0.1; done
+	wait_ready "$TDIR/st.err" "storm stopped" || true
 	n=$(sed -n 's/storm stopped: \([0-9]*\) threads/\1/p' "$TDIR/st.err")
 	case $1 in
 	before | after) daemon_stop ;;
@@ -207,7 +181,6 @@ for ((r = 0; r < STORM_ROUNDS; r++)); do
 	done
 done
 
-med() { printf '%s\n' $1 | sort -g | awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s (%s, %s)", m, v[1], v[NR] }'; }
 label() {
 	case $1 in
 	none) echo "nothing attached" ;;
@@ -222,20 +195,20 @@ mkdir -p "$(dirname "$OUT")"
 	echo
 	echo "| profiler | LOC interrupts/s |"
 	echo "|---|---:|"
-	for m in "${modes[@]}"; do echo "| $(label "$m") | $(med "${irq[$m]}") |"; done
+	for m in "${modes[@]}"; do echo "| $(label "$m") | $(med3 ${irq[$m]}) |"; done
 	[ "$NOISY_IRQ" -eq 0 ] || echo "($NOISY_IRQ windows ran while another profiler or benchmark did.)"
 	echo
 	echo "kprofd's CPU per sample, minijit (busy) at 999 Hz, ${CPU_SECONDS} s windows, median (min, max) of $CPU_ROUNDS runs:"
 	echo
 	echo "| kprofd | CPU per sample (us) |"
 	echo "|---|---:|"
-	for m in "${cmodes[@]}"; do echo "| $(label "$m") | $(med "${cps[$m]}") |"; done
+	for m in "${cmodes[@]}"; do echo "| $(label "$m") | $(med3 ${cps[$m]}) |"; done
 	echo
 	echo "A thread storm (4 creators, threads of 100 us), threads created a second, ${STORM_SECONDS} s, median (min, max) of $STORM_ROUNDS rounds:"
 	echo
 	echo "| profiler | threads/s |"
 	echo "|---|---:|"
-	for m in "${modes[@]}"; do echo "| $(label "$m") | $(med "${storm[$m]}") |"; done
+	for m in "${modes[@]}"; do echo "| $(label "$m") | $(med3 ${storm[$m]}) |"; done
 	[ "$NOISY" -eq "$NOISY_IRQ" ] ||
 		echo "($((NOISY - NOISY_IRQ)) CPU or storm runs started while another profiler or benchmark ran.)"
 } | tee "$OUT"

@@ -19,37 +19,30 @@
 #         2 ms of every 100 ms), with [windows] seconds = 10 and with seconds = 3600 (no window
 #         cut during the run: the cost without windows).
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 BUILD=${BUILD:-build}
 PARTS=${WIN_PARTS:-hour sizes cpu}
 HOUR_S=${WIN_HOUR_SECONDS:-360}
 SIZE_S=${WIN_SIZE_SECONDS:-120}
 CPU_S=${WIN_CPU_SECONDS:-60}
-T=$(mktemp -d /tmp/kprof-winbench.XXXXXX)
-chmod 755 "$T"
+bench_start winbench
+T=$TDIR
 KPROFD=$T/kprofd
 cp "$BUILD/kprofd" "$KPROFD"
 CTL="$BUILD/kprofctl --socket $T/sock"
 PIDS=()
-DPID=
-cleanup() {
+bench_on_exit() {
 	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; rm -f "/tmp/perf-$p.map"; done
-	[ -n "$DPID" ] && kill -TERM "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
-	rm -rf "$T"
 }
-trap cleanup EXIT
 
 daemon() { # daemon CONF: start kprofd with that [windows] text
 	rm -rf "$T/state"
 	printf '%b' "$1" >"$T/kprofd.conf"
-	"$KPROFD" --config "$T/kprofd.conf" --socket "$T/sock" --state-dir "$T/state" >>"$T/kprofd.log" 2>&1 &
-	DPID=$!
-	for _ in $(seq 100); do $CTL status >/dev/null 2>&1 && return 0; sleep 0.1; done
-	echo "kprofd did not start"; cat "$T/kprofd.log"; exit 1
+	kprofd_start "$KPROFD" "$BUILD/kprofctl" "$T/sock" "$T/state" "$T/kprofd.log" --config "$T/kprofd.conf"
+	DPID=$DAEMON_PID
 }
-stop_daemon() { kill -TERM "$DPID"; wait "$DPID" 2>/dev/null; DPID=; }
-sj() { $CTL status --json | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+stop_daemon() { kprofd_stop "$DPID"; DPID=; }
+sj() { $CTL status --json | json_get "['$1']"; }
 # mj: start the workload (WIN_LOAD=minijit, the default: a busy minijit, few distinct stacks;
 # WIN_LOAD=node: manystacks.js, almost every sample a new stack, the costly case); sets MJ.
 mj() {

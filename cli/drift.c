@@ -3,6 +3,7 @@
  * (state, samples, the last and lowest overlap with its reference, drifts) with its heaviest
  * keys (reference share -> window share), then the drift events kept, oldest first; or the same
  * as one JSON object. Names come from a target's perf map: they are sanitized for a terminal.
+ * An ended target's result is the one kept with its profile: the same, after a line saying so.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -63,6 +64,27 @@ void drift_render_event_json(FILE *f, const Kprof__DriftEvent *e)
 		e->lost_window);
 }
 
+/* "kept: ..." for the result of an ended target. */
+static void render_kept(FILE *f, const Kprof__DriftReply *r)
+{
+	time_t sec = (time_t)(r->kept_ended_ns / 1000000000ULL);
+	struct tm tm;
+	char when[32] = "?";
+
+	if (r->kept_ended_ns && localtime_r(&sec, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	fprintf(f, "kept: the result when the target ended at %s (", when);
+	put_name(f, r->kept_reason);
+	fprintf(f, "), kept with its profile%s\n",
+		r->kept_restored ? " and restored after kprofd restarted" : "");
+	if (r->functions_left_out || r->events_left_out)
+		fprintf(f,
+			"not kept: %u function%s and %" PRIu64
+			" drift%s (the caps of a kept result)\n",
+			r->functions_left_out, render_plural(r->functions_left_out),
+			r->events_left_out, render_plural(r->events_left_out));
+}
+
 static void render_json(FILE *f, const Kprof__DriftReply *r)
 {
 	fputs("{\"target\":", f);
@@ -73,9 +95,16 @@ static void render_json(FILE *f, const Kprof__DriftReply *r)
 	fprintf(f,
 		",\"window\":%u,\"min_samples\":%u,\"refresh\":%u,\"threshold\":%.6f,"
 		"\"samples\":%" PRIu64 ",\"functions_over\":%" PRIu64 ",\"keys_over\":%" PRIu64
-		",\"events_total\":%" PRIu64 ",\"functions\":[",
+		",\"events_total\":%" PRIu64,
 		r->window, r->min_samples, r->refresh, r->threshold, r->samples, r->functions_over,
 		r->keys_over, r->events_total);
+	fprintf(f, ",\"kept\":%s,\"kept_ended_ns\":%" PRIu64 ",\"kept_reason\":",
+		r->kept ? "true" : "false", r->kept_ended_ns);
+	render_json_string(f, r->kept_reason ? r->kept_reason : "");
+	fprintf(f,
+		",\"kept_restored\":%s,\"functions_left_out\":%u,\"events_left_out\":%" PRIu64
+		",\"functions\":[",
+		r->kept_restored ? "true" : "false", r->functions_left_out, r->events_left_out);
 	for (size_t i = 0; i < r->n_functions; i++) {
 		const Kprof__DriftFunction *d = r->functions[i];
 
@@ -115,6 +144,8 @@ void drift_render(FILE *f, const Kprof__DriftReply *r, bool json)
 	}
 	if (r->target)
 		render_target_line(f, r->target);
+	if (r->kept)
+		render_kept(f, r);
 	fprintf(f,
 		"drift: window %u samples, judged from %u on, threshold %.0f%% overlap, reference "
 		"refreshed after %u; %" PRIu64 " samples of JIT functions, %" PRIu64 " drift%s\n",

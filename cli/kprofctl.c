@@ -866,6 +866,7 @@ static int verb_drift(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"keys", required_argument, NULL, 'k'},
 	    {"json", no_argument, NULL, 'j'},
+	    {"session", required_argument, NULL, 'S'},
 	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
@@ -876,6 +877,8 @@ static int verb_drift(int argc, char **argv)
 
 	while ((c = verb_getopt(&st, "drift", argc, argv, "", opts)) != -1) {
 		if (c == 'k' && parse_uint("--keys", optarg, 1, 16, &dr.keys) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'S' && parse_session(optarg, &dr.session) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			json = true;
@@ -1041,7 +1044,13 @@ static int verb_paths(int argc, char **argv)
 		return r;
 	fputs("kprofctl: tracing the paths of ", stderr);
 	render_text(stderr, rep->paths->function);
-	if (rep->paths->hw)
+	if (rep->paths->hw && rep->paths->hw_turn &&
+	    !strncmp(rep->paths->hw_turn, "structure graph", 15))
+		fprintf(stderr,
+			" in pid %u (anonymous memory) with hardware breakpoints, one structure "
+			"graph at a time,",
+			pr.pid);
+	else if (rep->paths->hw)
 		fprintf(stderr,
 			" in pid %u (anonymous memory) with hardware breakpoints on %u loop "
 			"branch%s, 4 at a time,",
@@ -1668,8 +1677,9 @@ static const struct verb verbs[] = {
      "          was covered, the paths of every loop whose branches fit (or, after\n"
      "          counting, whose branches that went both ways fit), what was not\n"
      "          covered; there --events gives the followed loops' event counts (no\n"
-     "          function total) and --structural is refused. --show prints the last\n"
-     "          trace, --stop ends the running one"},
+     "          function total), and --structural profiles one structure graph at a\n"
+     "          time by breakpoints (no overlap figure; --events then estimates function\n"
+     "          totals from it). --show prints the last trace, --stop ends the running one"},
     {"export", verb_export,
      "PID -o FILE [--format pprof|folded|json] [--force] [--session N] [--since T]\n"
      "          [--until T] [--base FILE --base-since T --base-until T --base-pid PID]\n"
@@ -1701,11 +1711,12 @@ static const struct verb verbs[] = {
      "          per instruction and basic block, loops and back edges marked, the top N\n"
      "          blocks first (default 10, 0 = all); FUNCTION as report names it (or a\n"
      "          part of the name only one function has) or an address 0x... in it"},
-    {"drift", verb_drift, "PID [--keys N] [--json]",
+    {"drift", verb_drift, "PID [--keys N] [--session N] [--json]",
      "profile drift of PID's JIT functions: each one's reference profile (offsets\n"
      "          sampled in it, functions it calls) against a sliding window of its newest\n"
      "          samples by overlap; a drift is logged by kprofd and shown in top; --keys:\n"
-     "          keys shown per function (default 5, 1-16)"},
+     "          keys shown per function (default 5, 1-16); a detached, exited or restored\n"
+     "          target answers with the result kept with its profile"},
     {"help", verb_help_verb, "[VERB]",
      "this help, or the help of VERB (its section of kprofctl(1)), as VERB --help"},
 };

@@ -47,9 +47,12 @@ static void spp_json(FILE *f, const Kprof__SppReply *s)
 	fprintf(f,
 		",\"spp\":{\"budget\":%" PRIu64 ",\"counted\":%" PRIu64 ",\"complete\":%s"
 		",\"overlap\":%.4f,\"flat_overlap\":%.4f,\"full_counted\":%" PRIu64
-		",\"paths_total\":%u,\"dropped\":%" PRIu64 ",\"timeout\":%" PRIu64 ",\"graphs\":[",
+		",\"paths_total\":%u,\"dropped\":%" PRIu64 ",\"timeout\":%" PRIu64,
 		s->budget, s->counted, s->complete ? "true" : "false", s->overlap, s->flat_overlap,
 		s->full_counted, s->paths_total, s->dropped, s->timeout);
+	if (s->hw)
+		fprintf(f, ",\"hw\":true,\"hw_given_up\":%" PRIu64, s->hw_given_up);
+	fputs(",\"graphs\":[", f);
 	for (size_t i = 0; i < s->n_graphs; i++) {
 		const Kprof__SppGraph *g = s->graphs[i];
 
@@ -58,8 +61,16 @@ static void spp_json(FILE *f, const Kprof__SppReply *s)
 		render_json_string(f, g->state);
 		fprintf(f,
 			",\"share\":%" PRIu64 ",\"counted\":%" PRIu64 ",\"entries\":%" PRIu64
-			",\"loop_count\":%" PRIu64 ",\"coefficient\":%.6f,\"paths\":%u}",
+			",\"loop_count\":%" PRIu64 ",\"coefficient\":%.6f,\"paths\":%u",
 			g->share, g->counted, g->entries, g->loop_count, g->coefficient, g->paths);
+		if (s->hw) {
+			fprintf(f,
+				",\"hw_ms\":%.1f,\"hw_breakpoints\":%u,\"hw_assumed\":%u,"
+				"\"hw_given_up\":%" PRIu64 ",\"hw_note\":",
+				g->hw_ms, g->hw_breakpoints, g->hw_assumed, g->hw_given_up);
+			render_json_string(f, g->hw_note ? g->hw_note : "");
+		}
+		fputc('}', f);
 	}
 	fputs("],\"paths\":[", f);
 	for (size_t i = 0; i < s->n_paths; i++) {
@@ -118,6 +129,8 @@ static void extra_json(FILE *f, const Kprof__PathsReply *r)
 		json_u64s(f, v, n);
 	}
 	fputc(']', f);
+	if (r->events_from_spp)
+		fputs(",\"events_from_spp\":true", f);
 	if (r->hw) {
 		fputs(",\"events_not_covered\":[", f);
 		for (size_t i = 0; i < r->n_events_not_covered; i++) {
@@ -180,7 +193,7 @@ static void paths_events(FILE *f, const Kprof__PathsReply *r)
 {
 	size_t nl = r->n_loop_events < 6 ? r->n_loop_events : 6;
 
-	if (r->hw && r->n_event_names) {
+	if (r->hw && r->n_event_names && !r->events_from_spp) {
 		paths_events_hw(f, r);
 		return;
 	}
@@ -188,9 +201,14 @@ static void paths_events(FILE *f, const Kprof__PathsReply *r)
 		fputs("\nEvents: none (a trace kept by an older kprofd)\n", f);
 		return;
 	}
-	fputs("\nEvents (sum over the paths seen of path count x events on the path):\n"
-	      "  CLASS           FUNCTION",
-	      f);
+	if (r->events_from_spp)
+		fputs("\nEvents, estimated from the structural profile (block runs: their graph's "
+		      "global counts):\n  CLASS           FUNCTION",
+		      f);
+	else
+		fputs("\nEvents (sum over the paths seen of path count x events on the path):\n"
+		      "  CLASS           FUNCTION",
+		      f);
 	for (size_t l = 0; l < nl; l++)
 		fprintf(f, "   LOOP@B%-6u", r->loop_events[l]->header);
 	fputc('\n', f);
@@ -212,6 +230,11 @@ static void paths_events(FILE *f, const Kprof__PathsReply *r)
 	}
 	if (r->n_loop_events > nl)
 		fprintf(f, "  (%zu more loops in --json)\n", r->n_loop_events - nl);
+	for (size_t i = 0; r->events_from_spp && i < r->n_events_not_covered; i++) {
+		fputs("  note: ", f);
+		render_text(f, r->events_not_covered[i]);
+		fputc('\n', f);
+	}
 }
 
 static void put_node(FILE *f, const Kprof__SppReply *s, int32_t x)
@@ -226,6 +249,42 @@ static void put_node(FILE *f, const Kprof__SppReply *s, int32_t x)
 		fputs("[L?]", f);
 }
 
+static void spp_paths_text(FILE *f, const Kprof__SppReply *s);
+
+/* Anonymous code: no complete profile; each graph's turn of the debug registers. */
+static void spp_hw_text(FILE *f, const Kprof__SppReply *s)
+{
+	fprintf(
+	    f,
+	    ", %" PRIu64 " counted%s, by hardware breakpoints one structure graph at a time\n"
+	    "(no complete profile of anonymous code to compare with: no overlap figure; %" PRIu64
+	    " local paths given up)\n"
+	    "  GRAPH          STATE     SHARE  COUNTED  COEFFICIENT  TURN(ms)  BPS  ASSUMED\n",
+	    s->counted, s->complete ? " (complete)" : " (still profiling)", s->hw_given_up);
+	for (size_t i = 0; i < s->n_graphs; i++) {
+		const Kprof__SppGraph *g = s->graphs[i];
+		char name[32];
+
+		if (g->header < 0)
+			snprintf(name, sizeof(name), "outline");
+		else
+			snprintf(name, sizeof(name), "%*sloop@B%d", (int)g->level * 2 - 2, "",
+				 g->header);
+		fprintf(f, "  %-14s ", name);
+		render_text(f, g->state ? g->state : "?");
+		fprintf(f, "%*s %6" PRIu64 " %8" PRIu64 "  %11.3f  %8.0f  %3u  %7u\n",
+			g->state && strlen(g->state) < 8 ? (int)(8 - strlen(g->state)) : 0, "",
+			g->share, g->counted, g->coefficient, g->hw_ms, g->hw_breakpoints,
+			g->hw_assumed);
+		if (g->hw_note && g->hw_note[0]) {
+			fputs("      ", f);
+			render_text(f, g->hw_note);
+			fputc('\n', f);
+		}
+	}
+	spp_paths_text(f, s);
+}
+
 static void paths_spp(FILE *f, const Kprof__PathsReply *r)
 {
 	const Kprof__SppReply *s = r->spp;
@@ -235,6 +294,10 @@ static void paths_spp(FILE *f, const Kprof__PathsReply *r)
 	fprintf(f, "\nStructural path profile: budget %" PRIu64 " local paths", s->budget);
 	if (s->timeout)
 		fprintf(f, " (a graph waits at most %" PRIu64 " activations)", s->timeout);
+	if (s->hw) {
+		spp_hw_text(f, s);
+		return;
+	}
 	fprintf(f,
 		", %" PRIu64 " counted%s\n"
 		"Overlap with the complete trace (%" PRIu64
@@ -257,6 +320,11 @@ static void paths_spp(FILE *f, const Kprof__PathsReply *r)
 			g->state && strlen(g->state) < 8 ? (int)(8 - strlen(g->state)) : 0, "",
 			g->share, g->counted, g->coefficient);
 	}
+	spp_paths_text(f, s);
+}
+
+static void spp_paths_text(FILE *f, const Kprof__SppReply *s)
+{
 	fprintf(f,
 		"Hottest local paths (global = local x coefficient): %zu of %u shown\n"
 		"    GLOBAL  LOCAL  GRAPH      PATH  =>  WHOLE-FUNCTION VIEW\n",

@@ -5,6 +5,11 @@
  * path trace, if one ran ("FUNC (paths)", keys "path N"); events merged by time. Names and keys
  * are rendered by target_drift_name and target_drift_key. Monotonic times
  * are also given as CLOCK_REALTIME, by the offset between the two clocks now.
+ *
+ * Nothing is lost when a target ends: the detectors stay with the kept target, and the reply is
+ * also saved with its profile (SavedProfile.drift, drift_reply_keep, capped by saved.h); after a
+ * restart of kprofd that saved reply is the answer, kept packed in the target (t->drift_kept) and
+ * cut to the keys asked, which gives what the detectors would (keys come by share, descending).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,6 +17,7 @@
 
 #include "kprof/cleanup.h"
 #include "kprof/drift.h"
+#include "kprof/saved.h"
 #include "clock.h"
 #include "drift_reply.h"
 
@@ -195,5 +201,89 @@ void drift_reply_release(struct drift_reply_msg *m)
 	free(m->kv);
 	free(m->kp);
 	free(m->keys);
+	if (m->saved)
+		kprof__drift_reply__free_unpacked(m->saved, NULL);
 	memset(m, 0, sizeof(*m));
+}
+
+_Static_assert(DRIFT_REPLY_MAX_KEYS <= SAVED_MAX_DRIFT_KEYS, "a saved reply has every key asked");
+_Static_assert(sizeof(((struct drift_reply_msg *)0)->fnames[0]) <= SAVED_MAX_DRIFT_NAME &&
+		   sizeof(((struct drift_reply_msg *)0)->keys[0]) <= SAVED_MAX_DRIFT_NAME &&
+		   sizeof(((struct drift_events_msg *)0)->names[0][0]) <= SAVED_MAX_DRIFT_NAME,
+	       "names fit a saved reply");
+
+/* The first SAVED_MAX_DRIFT_FUNCS functions and the newest SAVED_MAX_DRIFT_EVENTS events of a
+ * built reply, the rest counted. */
+static void reply_cut(struct drift_reply_msg *m)
+{
+	if (m->r.n_functions > SAVED_MAX_DRIFT_FUNCS) {
+		m->r.functions_left_out = (uint32_t)(m->r.n_functions - SAVED_MAX_DRIFT_FUNCS);
+		m->r.n_functions = SAVED_MAX_DRIFT_FUNCS;
+	}
+	if (m->r.n_events > SAVED_MAX_DRIFT_EVENTS) {
+		m->r.events_left_out = m->r.n_events - SAVED_MAX_DRIFT_EVENTS;
+		m->r.events += m->r.events_left_out;
+		m->r.n_events = SAVED_MAX_DRIFT_EVENTS;
+	}
+}
+
+int drift_reply_keep(const struct target *t, struct drift_reply_msg *m)
+{
+	int err = drift_reply_build(t, SAVED_MAX_DRIFT_KEYS, m);
+
+	if (err < 0)
+		return err;
+	reply_cut(m);
+	return 0;
+}
+
+/* The result restored with t's profile, its functions copied with at most keys keys each. */
+static int reply_restored(const struct target *t, unsigned keys, struct drift_reply_msg *m)
+{
+	Kprof__DriftReply *d = kprof__drift_reply__unpack(NULL, t->drift_kept_len, t->drift_kept);
+	size_t n;
+
+	if (!d)
+		return -EBADMSG;
+	m->saved = d;
+	n = d->n_functions;
+	m->fv = calloc(n + 1, sizeof(*m->fv));
+	m->fp = calloc(n + 1, sizeof(*m->fp));
+	if (!m->fv || !m->fp)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		m->fv[i] = *d->functions[i];
+		if (m->fv[i].n_top_keys > keys)
+			m->fv[i].n_top_keys = keys;
+		m->fp[i] = &m->fv[i];
+	}
+	m->r = *d;
+	m->r.functions = m->fp;
+	m->r.target = NULL;
+	return 0;
+}
+
+int drift_reply_answer(const struct target *t, unsigned keys, struct drift_reply_msg *m)
+{
+	int err;
+
+	keys = keys < 1 ? 1 : keys > DRIFT_REPLY_MAX_KEYS ? DRIFT_REPLY_MAX_KEYS : keys;
+	if (t->drift) {
+		err = drift_reply_build(t, keys, m);
+		if (err < 0 || t->state == TARGET_ATTACHED)
+			return err;
+		reply_cut(m); /* as it is saved */
+	} else {
+		memset(m, 0, sizeof(*m));
+		if (t->state == TARGET_ATTACHED || !t->drift_kept)
+			return -ENODATA;
+		err = reply_restored(t, keys, m);
+		if (err < 0)
+			return err;
+		m->r.kept_restored = true;
+	}
+	m->r.kept = true;
+	m->r.kept_ended_ns = t->ended_ns;
+	m->r.kept_reason = (char *)(t->state == TARGET_EXITED ? "exited" : "detached");
+	return 0;
 }

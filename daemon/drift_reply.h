@@ -28,9 +28,21 @@ struct drift_reply_msg {
 	char (*fnames)[160];
 	Kprof__DriftKey *kv, **kp;
 	char (*keys)[128];
+	Kprof__DriftReply *saved; /* a restored result (t->drift_kept) that r points into */
 };
 /* The reply for t (t->drift set), keys per function (1..DRIFT_REPLY_MAX_KEYS). 0 or -ENOMEM. */
 int drift_reply_build(const struct target *t, unsigned keys, struct drift_reply_msg *m);
 void drift_reply_release(struct drift_reply_msg *m);
+
+/* The result kept with t's profile when it is saved: its detectors' reply with
+ * SAVED_MAX_DRIFT_KEYS keys a function, cut to the first SAVED_MAX_DRIFT_FUNCS functions and the
+ * newest SAVED_MAX_DRIFT_EVENTS drifts (what is cut is counted in it). 0 or -ENOMEM. */
+int drift_reply_keep(const struct target *t, struct drift_reply_msg *m);
+/* The reply to `kprofctl drift` (keys per function, 1..DRIFT_REPLY_MAX_KEYS): live while t is
+ * attached; for an ended target the kept result (kept set, ended when and why), from its
+ * detectors while kprofd still has them, else from the one restored with its profile. 0,
+ * -ENODATA (an ended target with nothing kept: an older kprofd's profile, or drift was off),
+ * -EBADMSG (a kept result that does not decode), -ENOMEM. */
+int drift_reply_answer(const struct target *t, unsigned keys, struct drift_reply_msg *m);
 
 #endif

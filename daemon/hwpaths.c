@@ -31,6 +31,7 @@
 #include "clock.h"
 #include "hwbp.h"
 #include "hwpaths.h"
+#include "hwstruct.h"
 #include "loader.h"
 #include "log.h"
 
@@ -409,6 +410,10 @@ void hwpaths_stop(struct hwpaths *h)
 {
 	uint32_t key = (uint32_t)h->pid;
 
+	if (h->st) {
+		hwstruct_stop(h->st);
+		return;
+	}
 	turn_close(h);
 	h->turn_desc[0] = '\0';
 	if (h->loader)
@@ -447,6 +452,8 @@ void hwpaths_free(struct hwpaths *h)
 	if (!h)
 		return;
 	hwpaths_stop(h);
+	hwstruct_release(h->st);
+	free(h->st);
 	for (size_t i = 0; h->threads && i < HWPATHS_THREAD_SLOTS; i++) {
 		if (h->threads[i])
 			ksf_ctx_release(&h->threads[i]->ctx);

@@ -77,6 +77,8 @@ struct hwpaths {
 	uint64_t events, stray, late, lost_threads, activations, path_events, aborted;
 	char stopped[256];   /* why the breakpoints went early (code changed, ...) */
 	char turn_desc[128]; /* what the turn on does */
+	/* paths --structural: the structure graphs take the turns instead (hwstruct.c) */
+	struct hwstruct *st;
 };
 
 /* Plan and start: breakpoints on the first group; err says why not (no loop with a flag

@@ -50,6 +50,7 @@
 #include "paths.h"
 #include "hwbp.h"
 #include "hwpaths.h"
+#include "hwstruct.h"
 #include "symbolize.h"
 #include "procfs.h"
 #include "tfile.h"
@@ -417,6 +418,20 @@ static void hw_sync(struct path_trace *tr)
 {
 	const struct hwpaths *h = tr->hw;
 
+	if (h->st) {
+		struct spp_graph_info gi;
+
+		/* activations: the outline's paths counted (one per call), the unit of the
+		 * structural profile's global counts */
+		if (spp_graph_get(tr->spp, 0, &gi) == 0)
+			tr->activations = gi.counted;
+		tr->events = h->st->hits;
+		tr->path_events = h->st->paths;
+		tr->aborted = h->st->given_up;
+		tr->lost_threads = h->st->lost_threads;
+		return;
+	}
+
 	tr->events = h->events;
 	tr->activations = h->activations;
 	tr->path_events = h->path_events;
@@ -640,6 +655,29 @@ static void hw_stop(void *arg, const char *reason)
 	paths_stop(arg, reason);
 }
 
+/* paths --structural on anonymous code: the structure graphs take turns (hwstruct.c). */
+static int start_hw_spp(struct path_trace *tr, char *err, size_t errlen)
+{
+	struct hwpaths *h = tr->hw;
+	struct hwstruct *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return -ENOMEM;
+	h->st = st;
+	st->pid = tr->pid;
+	st->loader = tr->env.loader;
+	st->cfg = tr->cfg;
+	st->spp = tr->spp;
+	st->code = h->code;
+	st->len = h->len;
+	st->start = h->start;
+	st->id = h->id;
+	st->duration_ns = h->duration_ns;
+	st->stop = hw_stop;
+	st->stop_arg = tr;
+	return hwstruct_start(st, tr->env.event, err, errlen);
+}
+
 /* The branch tracer on anonymous code: breakpoints on the first group of branches. */
 static int start_hw(struct path_trace *tr, char *err, size_t errlen)
 {
@@ -658,9 +696,15 @@ static int start_hw(struct path_trace *tr, char *err, size_t errlen)
 	tr->cpu_attach = read_cpu(tr->pid);
 	tr->attach_wall_ns = now_ns(CLOCK_MONOTONIC);
 	loader_counters(tr->env.loader, tr->ctr0, NULL);
-	r = hwpaths_start(h, tr->env.event, err, errlen);
-	if (r < 0)
-		return r;
+	if (tr->spp) {
+		r = start_hw_spp(tr, err, errlen);
+		if (r < 0)
+			return r;
+	} else {
+		r = hwpaths_start(h, tr->env.event, err, errlen);
+		if (r < 0)
+			return r;
+	}
 	tr->probes = h->plan.nbr;
 	r = sd_event_add_time(tr->env.event, &tr->timer, CLOCK_MONOTONIC,
 			      now_ns(CLOCK_MONOTONIC) / 1000 + (uint64_t)tr->duration_ms * 1000,
@@ -684,7 +728,10 @@ void paths_on_hwbp(struct path_trace *tr, const struct kp_hwbp *ev)
 {
 	if (!tr || !tr->hw || !tr->tracing)
 		return;
-	hwpaths_on_event(tr->hw, ev);
+	if (tr->hw->st)
+		hwstruct_on_event(tr->hw->st, ev);
+	else
+		hwpaths_on_event(tr->hw, ev);
 	if (tr->hw) /* the event may have ended the trace, which keeps hw */
 		hw_sync(tr);
 	if ((tr->events & 1023) == 0) {
@@ -739,18 +786,6 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 	r = prepare(sym, tr, req->function, req->force, &site, err, errlen);
 	if (r < 0)
 		goto fail;
-	if (req->structural && tr->hw) {
-		snprintf(
-		    err, errlen,
-		    "%s is in anonymous memory: structural path profiling needs the outline "
-		    "graph's paths (the blocks outside loops) and each loop's entries as the "
-		    "graph around it counts them (its coefficient), and hardware breakpoints on "
-		    "loop branches see neither; each loop's own iteration paths come without "
-		    "--structural, their events with --events",
-		    tr->func);
-		r = -EOPNOTSUPP;
-		goto fail;
-	}
 	if (req->structural && (r = spp_setup(tr, req, err, errlen)) < 0)
 		goto fail;
 	r = ksf_new(k, &(struct ksf_limits){.max_nodes = env->ksf_max_nodes}, &tr->ksf);

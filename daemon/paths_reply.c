@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "loader.h"
 #include "hwpaths.h"
+#include "hwstruct.h"
 #include "paths.h"
 #include "paths_reply.h"
 
@@ -190,6 +191,8 @@ static void fill_stats(const struct path_trace *tr, Kprof__PathsReply *r)
 	r->probes = tr->probes;
 	r->hw = tr->hw != NULL;
 	r->hw_turn = tr->hw ? tr->hw->turn_desc : (char *)"";
+	if (tr->hw && tr->hw->st) /* --structural: the structure graph on now */
+		r->hw_turn = tr->hw->st->turn_desc;
 	r->loops = cs.loops;
 	r->back_edges = cs.back_edges;
 	r->activations = tr->activations;

@@ -23,8 +23,10 @@
 #include "kprof/ksf.h"
 #include "kprof/spp.h"
 #include "kprof/hwbranch.h"
+#include "clock.h"
 #include "paths.h"
 #include "hwpaths.h"
+#include "hwstruct.h"
 #include "paths_reply.h"
 
 static const char *ev_names[EV_NR];
@@ -228,6 +230,117 @@ static int hw_events_fill(const struct path_trace *tr, struct paths_msg *pm, uin
 	return 0;
 }
 
+static int runs_cb(uint32_t g, const uint32_t *nodes, size_t n, uint64_t local, double global,
+		   void *u)
+{
+	double *runs = u;
+
+	(void)g;
+	(void)local;
+	for (size_t i = 1; i + 1 < n; i++)
+		if (!(nodes[i] & SPP_LOOP))
+			runs[nodes[i]] += global;
+	return 0;
+}
+
+/* Anonymous code with a structural profile: each block's runs are its own graph's global
+ * counts of the local paths through it, so the function gets totals (an estimate: graphs
+ * profiled at different times, scaled by their coefficients), per outline path counted. */
+/* Each loop's events from the same block runs: the sum over its blocks (inner loops included)
+ * of runs x events, with the blocks and their runs, as for the loops followed without
+ * --structural. */
+static int spp_loop_events(const struct path_trace *tr, struct paths_msg *pm, const uint64_t *runs)
+{
+	const struct cfg *g = tr->cfg;
+	uint32_t nb = cfg_nblocks(g), ng = (uint32_t)spp_ngraphs(tr->spp), off = 0;
+	uint64_t *masked = calloc(nb + 1, sizeof(uint64_t));
+
+	pm->evloops = calloc(ng * EV_NR + 1, sizeof(uint64_t));
+	pm->lv = calloc(ng + 1, sizeof(*pm->lv));
+	pm->lp = calloc(ng + 1, sizeof(*pm->lp));
+	pm->evblocks = calloc((size_t)ng * nb + 1, sizeof(uint32_t));
+	pm->evruns = calloc((size_t)ng * nb + 1, sizeof(uint64_t));
+	if (!masked || !pm->evloops || !pm->lv || !pm->lp || !pm->evblocks || !pm->evruns) {
+		free(masked);
+		return -ENOMEM;
+	}
+	for (uint32_t k = 1; k < ng; k++) {
+		Kprof__LoopEvents *x = &pm->lv[k - 1];
+		struct spp_graph_info gi;
+
+		spp_graph_get(tr->spp, k, &gi);
+		kprof__loop_events__init(x);
+		x->header = gi.header;
+		x->depth = cfg_block_get(g, gi.header)->loop_depth;
+		x->n_counts = EV_NR;
+		x->counts = pm->evloops + (k - 1) * EV_NR;
+		x->blocks = pm->evblocks + off;
+		x->block_runs = pm->evruns + off;
+		x->activations = (uint64_t)(gi.coefficient * (double)gi.entries + 0.5);
+		memset(masked, 0, (nb + 1) * sizeof(uint64_t));
+		for (uint32_t b = 0; b < nb; b++) {
+			if (!hwbranch_in_loop(g, b, gi.header))
+				continue;
+			masked[b] = runs[b];
+			x->block_runs[x->n_blocks] = runs[b];
+			x->blocks[x->n_blocks++] = b;
+		}
+		x->n_block_runs = x->n_blocks;
+		off += x->n_blocks;
+		events_from_runs(tr->blockev, masked, nb, x->counts);
+		pm->lp[k - 1] = x;
+	}
+	free(masked);
+	pm->r.n_loop_events = ng ? ng - 1 : 0;
+	pm->r.loop_events = pm->lp;
+	return 0;
+}
+
+static int spp_events_fill(const struct path_trace *tr, struct paths_msg *pm)
+{
+	Kprof__PathsReply *r = &pm->r;
+	uint32_t nb = cfg_nblocks(tr->cfg);
+	double *runs = calloc(nb + 1, sizeof(double));
+	uint64_t *iruns = calloc(nb + 1, sizeof(uint64_t));
+
+	pm->evfunc = calloc(EV_NR, sizeof(uint64_t));
+	pm->evnc = calloc(EVNC_MAX, sizeof(*pm->evnc));
+	pm->evncbuf = calloc(EVNC_MAX, EVNC_LEN);
+	if (!runs || !iruns || !pm->evfunc || !pm->evnc || !pm->evncbuf) {
+		free(runs);
+		free(iruns);
+		return -ENOMEM;
+	}
+	spp_foreach_path(tr->spp, runs_cb, runs);
+	for (uint32_t b = 0; b < nb; b++)
+		iruns[b] = (uint64_t)(runs[b] + 0.5);
+	events_from_runs(tr->blockev, iruns, nb, pm->evfunc);
+	free(runs);
+	if (spp_loop_events(tr, pm, iruns) < 0) {
+		free(iruns);
+		return -ENOMEM;
+	}
+	free(iruns);
+	for (uint32_t b = 0; b < nb; b++) {
+		pm->bv[b].n_events = EV_NR;
+		pm->bv[b].events = tr->blockev + (size_t)b * EV_NR;
+	}
+	r->n_event_names = EV_NR;
+	r->event_names = (char **)ev_names;
+	r->n_events = EV_NR;
+	r->events = pm->evfunc;
+	r->events_from_spp = true;
+	r->events_not_covered = pm->evnc;
+	evnc_add(pm, "function totals estimated from the structural profile: a block's runs are "
+		     "its graph's global counts of the local paths through it (graphs profiled at "
+		     "different times, scaled by their coefficients)");
+	for (uint32_t g = 0; g < spp_ngraphs(tr->spp) && g < tr->hw->st->ngraphs; g++)
+		if (tr->hw->st->gr[g].note[0])
+			evnc_add(pm, "graph %u: %s: its blocks are not counted", g,
+				 tr->hw->st->gr[g].note);
+	return 0;
+}
+
 int paths_events_fill(const struct path_trace *tr, const struct ksf_ipf *ipf, struct paths_msg *pm)
 {
 	const struct cfg *g = tr->cfg;
@@ -243,6 +356,11 @@ int paths_events_fill(const struct path_trace *tr, const struct ksf_ipf *ipf, st
 	c.hdr = calloc(nb + 1, sizeof(uint32_t));
 	if (!c.hdr)
 		return -ENOMEM;
+	if (tr->hw && tr->hw->st) {
+		err = spp_events_fill(tr, pm);
+		free(c.hdr);
+		return err;
+	}
 	if (tr->hw) {
 		err = hw_events_fill(tr, pm, c.hdr);
 		if (err == 0) {
@@ -396,6 +514,28 @@ static int spp_paths_fill(const struct path_trace *tr, uint32_t top, struct path
 	return 0;
 }
 
+/* Anonymous code: each graph's turn of the debug registers, and why a graph was not profiled;
+ * no complete profile (the overlaps stay 0). */
+static void spp_hw_fill(const struct hwstruct *st, struct paths_msg *pm)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	pm->spp.hw = true;
+	pm->spp.hw_given_up = st->given_up;
+	pm->spp.overlap = pm->spp.flat_overlap = 0;
+	for (uint32_t g = 0; g < st->ngraphs && g < pm->spp.n_graphs; g++) {
+		const struct hwstruct_graph *x = &st->gr[g];
+		Kprof__SppGraph *y = &pm->gv[g];
+		uint64_t ns = x->ns + (st->set && st->cur == (int)g ? now - st->turn_since : 0);
+
+		y->hw_ms = (double)ns / 1e6;
+		y->hw_breakpoints = x->nslots;
+		y->hw_assumed = x->nassumed;
+		y->hw_given_up = x->given_up;
+		y->hw_note = (char *)x->note;
+	}
+}
+
 int paths_spp_fill(const struct path_trace *tr, uint32_t top, struct paths_msg *pm)
 {
 	struct spp_stats st, full;
@@ -439,6 +579,8 @@ int paths_spp_fill(const struct path_trace *tr, uint32_t top, struct paths_msg *
 	pm->spp.flat_overlap = spp_flat_overlap(tr->flat, tr->flat_full);
 	pm->spp.full_counted = full.counted;
 	pm->spp.dropped = st.dropped + full.dropped + tr->spp_untracked;
+	if (tr->hw && tr->hw->st)
+		spp_hw_fill(tr->hw->st, pm);
 	pm->r.spp = &pm->spp;
 	return spp_paths_fill(tr, top, pm);
 }

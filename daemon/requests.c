@@ -1238,13 +1238,15 @@ static void do_annotate(struct client *cl, const Kprof__AnnotateRequest *req)
 	annotate_result_release(&res);
 }
 
-/* kprofctl drift PID: an attached target's profile drift (ALGORITHMS.md §12). */
+/* kprofctl drift PID: an attached target's profile drift (ALGORITHMS.md §12), or the result
+ * kept with an ended one's profile. */
 static void do_drift(struct client *cl, const Kprof__DriftRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__Target tpb = KPROF__TARGET__INIT;
 	struct drift_reply_msg m;
-	struct target *t = request_target(cl, req->pid, false);
+	struct target *t = request_session(cl, req->pid, req->session);
+	int err;
 
 	if (!t)
 		return;
@@ -1256,21 +1258,23 @@ static void do_drift(struct client *cl, const Kprof__DriftRequest *req)
 		    req->pid);
 		return;
 	}
-	if (t->state != TARGET_ATTACHED || !t->drift) {
-		reply_error(cl, -ESRCH,
-			    "pid %u is not attached any more (%s): profile drift is followed only "
-			    "while a target is attached; its drifts were logged by kprofd",
-			    req->pid, t->state == TARGET_EXITED ? "it exited" : "detached");
-		return;
-	}
 	if (req->keys > DRIFT_REPLY_MAX_KEYS) {
 		reply_error(cl, -EINVAL, "keys %u: at most %d keys per function", req->keys,
 			    DRIFT_REPLY_MAX_KEYS);
 		return;
 	}
-	if (drift_reply_build(t, req->keys ? req->keys : 5, &m) < 0) {
+	err = drift_reply_answer(t, req->keys ? req->keys : 5, &m);
+	if (err < 0) {
 		drift_reply_release(&m);
-		reply_error(cl, -ENOMEM, "out of memory");
+		if (err == -ENODATA)
+			reply_error(
+			    cl, err,
+			    "pid %u (%s, %s): no drift data was kept with this profile (saved "
+			    "by an older kprofd or drift was off)",
+			    req->pid, t->comm, t->state == TARGET_EXITED ? "exited" : "detached");
+		else
+			reply_error(cl, err, "pid %u: the drift result kept with its profile: %s",
+				    req->pid, strerror(-err));
 		return;
 	}
 	fill_target(cl, t, &tpb);

@@ -248,6 +248,7 @@ void target_free(struct target *t)
 	hcct_free(t->hcct);
 	drift_free(t->drift);
 	drift_free(t->drift_paths);
+	free(t->drift_kept);
 	sd_event_source_disable_unref(t->duration_timer);
 	tsym_free(t->sym);
 	profile_free(t->profile);
@@ -425,7 +426,7 @@ uint64_t target_memory(const struct target *t)
 		drift_get_stats(t->drift_paths, &ds);
 		n += ds.memory;
 	}
-	return n;
+	return n + t->drift_kept_len;
 }
 
 /* ---- profile drift (ALGORITHMS.md §12) ---- */

@@ -137,6 +137,10 @@ struct target {
 	/* The path mix of its path traces (keys: path ids; functions: trace ids), made at the
 	 * first path event. */
 	struct drift *drift_paths;
+	/* A restored profile's drift result as it was kept (a packed kprof.DriftReply,
+	 * drift_reply.c); NULL while the detectors above are there, or if none was kept. */
+	uint8_t *drift_kept;
+	size_t drift_kept_len;
 };
 
 /* What an attach asks for; zero fields take the daemon's defaults. */

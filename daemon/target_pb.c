@@ -6,8 +6,9 @@
  * domain types (a restored HCCT is an HCCT snapshot, queried with hcct_tree_filter) and the
  * messages built here point into the target, so they are used before the target changes. A
  * saved profile is checked by saved_check (proto/saved.c, also what kprofctl and fuzz_saved
- * run) before anything of it is used. The mapping and thread-name tables and the functions'
- * source lines came later: a profile written before them restores without them.
+ * run) before anything of it is used. The mapping and thread-name tables, the functions'
+ * source lines and the drift result came later: a profile written before them restores without
+ * them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -249,6 +250,18 @@ static void restore_tables(const Kprof__SavedProfile *sp, struct target *t)
 	}
 }
 
+/* The drift result kept with a profile (checked by saved_check), packed in the target. */
+static int restore_drift(struct target *t, const Kprof__DriftReply *d)
+{
+	size_t len = kprof__drift_reply__get_packed_size(d);
+
+	t->drift_kept = malloc(len ? len : 1);
+	if (!t->drift_kept)
+		return -ENOMEM;
+	t->drift_kept_len = kprof__drift_reply__pack(d, t->drift_kept);
+	return 0;
+}
+
 int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, struct target **ret)
 {
 	const Kprof__Target *pb = sp->target;
@@ -301,6 +314,8 @@ int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, 
 		err = restore_calls(sp, map, &t->calls);
 	if (err >= 0 && sp->paths)
 		err = paths_restore(t, sp->paths);
+	if (err >= 0 && sp->drift)
+		err = restore_drift(t, sp->drift);
 	if (err < 0) {
 		target_free(t);
 		return err;
@@ -480,6 +495,11 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 		m->pm.r.target = NULL; /* the profile's target says it */
 		m->msg.paths = &m->pm.r;
 	}
+	if (!r && t->drift && drift_reply_keep(t, &m->dm) == 0)
+		m->msg.drift = &m->dm.r;
+	else if (!r && t->drift_kept &&
+		 (m->dk = kprof__drift_reply__unpack(NULL, t->drift_kept_len, t->drift_kept)))
+		m->msg.drift = m->dk;
 	m->msg.format = 1;
 	m->msg.target = &m->target;
 	m->msg.n_functions = nf;
@@ -503,6 +523,9 @@ void saved_msg_release(struct saved_msg *m)
 	free(m->tv);
 	free(m->tp);
 	paths_msg_release(&m->pm);
+	drift_reply_release(&m->dm);
+	if (m->dk)
+		kprof__drift_reply__free_unpacked(m->dk, NULL);
 	memset(m, 0, sizeof(*m));
 }
 

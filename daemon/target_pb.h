@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "drift_reply.h"
 #include "paths_reply.h"
 #include "proto/kprof.pb-c.h"
 #include "target.h"
@@ -27,6 +28,8 @@ struct saved_msg {
 	struct paths_msg pm;		/* the last path trace, if any */
 	Kprof__SavedMapping *mv, **mp;
 	Kprof__SavedThread *tv, **tp;
+	struct drift_reply_msg dm; /* the drift result kept (drift_reply_keep) */
+	Kprof__DriftReply *dk;	   /* ... or the one a restored profile kept */
 };
 int saved_msg_build(const struct target *t, struct saved_msg *m);
 /* The same with the stacks and functions of range and the HCCT snapshot tree instead of t's (a

@@ -50,6 +50,50 @@ static int check_tables(const Kprof__SavedProfile *sp)
 	return 0;
 }
 
+static bool share_ok(double v)
+{
+	return v >= -1 && v <= 1; /* false for a NaN */
+}
+
+static bool drift_event_ok(const Kprof__DriftEvent *e)
+{
+	return str_ok(e->function, SAVED_MAX_DRIFT_NAME) &&
+	       str_ok(e->gained, SAVED_MAX_DRIFT_NAME) && str_ok(e->lost, SAVED_MAX_DRIFT_NAME) &&
+	       share_ok(e->overlap) && share_ok(e->gained_reference) &&
+	       share_ok(e->gained_window) && share_ok(e->lost_reference) &&
+	       share_ok(e->lost_window);
+}
+
+static bool drift_func_ok(const Kprof__DriftFunction *f)
+{
+	if (f->n_top_keys > SAVED_MAX_DRIFT_KEYS || !str_ok(f->function, SAVED_MAX_DRIFT_NAME) ||
+	    !str_ok(f->module, SAVED_MAX_PATH) || !str_ok(f->state, 16) || !share_ok(f->overlap) ||
+	    !share_ok(f->min_overlap))
+		return false;
+	for (size_t k = 0; k < f->n_top_keys; k++)
+		if (!str_ok(f->top_keys[k]->key, SAVED_MAX_DRIFT_NAME) ||
+		    !share_ok(f->top_keys[k]->reference) || !share_ok(f->top_keys[k]->window))
+			return false;
+	return true;
+}
+
+/* The drift result (added later: a profile of an older kprofd has none). */
+static int check_drift(const Kprof__DriftReply *d)
+{
+	if (!d)
+		return 0;
+	if (d->n_functions > SAVED_MAX_DRIFT_FUNCS || d->n_events > SAVED_MAX_DRIFT_EVENTS ||
+	    !share_ok(d->threshold) || !str_ok(d->kept_reason, 64))
+		return -EBADMSG;
+	for (size_t i = 0; i < d->n_functions; i++)
+		if (!drift_func_ok(d->functions[i]))
+			return -EBADMSG;
+	for (size_t i = 0; i < d->n_events; i++)
+		if (!drift_event_ok(d->events[i]))
+			return -EBADMSG;
+	return 0;
+}
+
 int saved_check(const Kprof__SavedProfile *sp)
 {
 	const Kprof__Target *pb = sp->target;
@@ -77,6 +121,8 @@ int saved_check(const Kprof__SavedProfile *sp)
 	if (check_hcct(sp->hcct, sp->n_hcct, sp->n_functions) < 0 ||
 	    check_hcct(sp->exact_hcct, sp->n_exact_hcct, sp->n_functions) < 0 ||
 	    sp->n_call_counts > sp->n_functions)
+		return -EBADMSG;
+	if (check_drift(sp->drift) < 0)
 		return -EBADMSG;
 	return check_tables(sp);
 }

@@ -334,6 +334,16 @@ int spp_add(struct spp *s, uint32_t g, const uint32_t *nodes, size_t n, uint64_t
 	return 0;
 }
 
+int spp_finish(struct spp *s, uint32_t g)
+{
+	if (g >= s->ngraphs)
+		return -EINVAL;
+	if (!s->o.budget || s->gr[g].state != SPP_ACTIVE)
+		return 0;
+	finish(s, g, SPP_TIMEOUT);
+	return 1;
+}
+
 /* ---- feeding ---- */
 
 /* The chain of block b into ch[0..L]; returns L. */

@@ -20,13 +20,20 @@
 #define SAVED_MAX_PATH 4096	 /* bytes of a mapping's path or a function's source file */
 #define SAVED_MAX_BUILD_ID 128	 /* hex digits of a build id (64 bytes) */
 #define SAVED_MAX_THREAD_NAME 15 /* a comm: TASK_COMM_LEN - 1 */
+/* The drift result kept with a profile (SavedProfile.drift): functions, drift events, top keys
+ * per function, bytes of a name or key (as drift_reply.c renders them). */
+#define SAVED_MAX_DRIFT_FUNCS 128
+#define SAVED_MAX_DRIFT_EVENTS 64
+#define SAVED_MAX_DRIFT_KEYS 16
+#define SAVED_MAX_DRIFT_NAME 160
 
 /* 0 if sp is a profile as kprofd writes it, else -EPROTONOSUPPORT (another format) or
  * -EBADMSG: no target, a pid out of (0, 2^31), a function kind out of range, a stack longer
  * than 2 * KP_MAX_STACK + 1 frames or naming a function that does not exist, an HCCT node naming
  * a missing function or a parent that does not come before it, more than SAVED_MAX_MAPPINGS
  * mappings or SAVED_MAX_THREADS thread names, a mapping ending before it starts, a string
- * longer than its SAVED_MAX_ limit. */
+ * longer than its SAVED_MAX_ limit, a drift result with more functions, events or keys than
+ * SAVED_MAX_DRIFT_* or an overlap or share that is not a number in [-1, 1]. */
 int saved_check(const Kprof__SavedProfile *sp);
 
 /* The functions and stacks of a checked sp in a new profile (limits lim, NULL for defaults).

@@ -106,6 +106,11 @@ void spp_act_release(struct spp_act *a);
  * local profile, and for tests). -EINVAL (bad graph or path), -ENOSPC (max_paths). */
 int spp_add(struct spp *s, uint32_t g, const uint32_t *nodes, size_t n, uint64_t count);
 
+/* End graph g's wait for its share now (the caller's own timeout, e.g. a time limit per
+ * graph): an active graph becomes SPP_TIMEOUT and its inner loops start or are cold, as at a
+ * timeout. 1 if it was active, 0 if not (or without a budget), -EINVAL. */
+int spp_finish(struct spp *s, uint32_t g);
+
 size_t spp_ngraphs(const struct spp *s);
 /* The graph of loop header h, -ENOENT if h heads no loop; the outline graph is 0. */
 int spp_graph_of(const struct spp *s, uint32_t h);

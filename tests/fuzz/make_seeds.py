@@ -96,6 +96,22 @@ def saved_profile(nfuncs=5, stacks=((0, 1, 2), (0, 1, 3), (0, 4)), fmt=1, kind=N
     return f_varint(1, fmt) + f_bytes(2, target_msg()) + funcs + st
 
 
+def drift_reply(overlap=0.31):
+    key = f_bytes(1, "block +0x40") + f_double(2, 0.8) + f_double(3, 0.1)
+    func = (f_bytes(1, "mj_phase") + f_bytes(2, "[jit]") + f_varint(3, 0x7F0000001000) +
+            f_bytes(4, "watching") + f_varint(5, 3000) + f_varint(6, 256) + f_varint(7, 256) +
+            f_double(8, 0.9) + f_double(9, 0.8) + f_varint(10, 1) + f_varint(12, 7) +
+            f_bytes(13, key) + f_bytes(13, key))
+    event = (f_varint(1, 1) + f_bytes(2, "mj_phase") + f_varint(3, 123456789) +
+             f_varint(4, 1700000000000000000) + f_double(5, overlap) + f_varint(6, 256) +
+             f_varint(7, 256) + f_varint(8, 2732) + f_bytes(9, "block +0x80") +
+             f_double(10, 0.1) + f_double(11, 0.7) + f_bytes(12, "block +0x40") +
+             f_double(13, 0.8) + f_double(14, 0.1))
+    return (f_varint(2, 256) + f_varint(3, 128) + f_varint(4, 1280) + f_double(5, 0.5) +
+            f_bytes(6, func) + f_bytes(7, event) + f_varint(8, 6000) + f_varint(11, 1) +
+            f_varint(344, 2))
+
+
 def proto_seeds():
     reqs = {
         "attach": request(1, f_varint(1, 4242) + f_varint(2, 999) + f_varint(3, 10)),
@@ -134,6 +150,10 @@ def proto_seeds():
     put("fuzz_saved", "format2", saved_profile(fmt=2))
     put("fuzz_saved", "field0_nonminimal", saved_profile() + b"\x80\x00\x05")
     put("fuzz_saved", "recursive", saved_profile(stacks=((0, 1, 1, 1, 2), (0,), ())))
+    # The drift result kept with a profile (SavedProfile.drift = 340, a DriftReply), and one
+    # with an overlap that is no number (refused).
+    put("fuzz_saved", "drift", sp + f_bytes(340, drift_reply()))
+    put("fuzz_saved", "drift_nan", sp + f_bytes(340, drift_reply(overlap=float("nan"))))
 
 
 # ---- text seeds ----

@@ -3,7 +3,7 @@
 # for a bounded time.
 #
 #   BUILD=build bash tests/fuzz/run.sh [fuzz_perfmap fuzz_cfg ...]    # FUZZ_RUNS executions each
-#   BUILD=build FUZZ_SECONDS=10 bash tests/fuzz/run.sh                 # 10 s each (make check, CI)
+#   BUILD=build FUZZ_SECONDS=5 bash tests/fuzz/run.sh                  # 5 s each (make check, CI)
 #
 # Each target (every tests/fuzz/fuzz_*.c) is built with clang, libFuzzer, ASan and UBSan (every
 # UB report fatal), linked with the libraries kprofd and kprofctl use, built by make with coverage

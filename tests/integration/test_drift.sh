@@ -5,8 +5,13 @@
 # long (attached by a watch rule), the same in `kprofctl drift` text and --json, in the journal
 # line and in `top --json`; a Node function whose hot loop changes behaviour halfway
 # (tests/fixtures/drift.js) is reported after its marker, and so is the path mix of mj_phase
-# traced across the flip (paths). Bad input: no PID, a bad --keys, an unknown PID, an ended
-# target. The first three workloads run at once, then the traced one: about 20 s.
+# traced across the flip (paths). Nothing lost: the flipped minijit detached, the steady one
+# exited, the traced one still attached when kprofd stops, each answers `drift` with the
+# result kept with its profile, the same after a restart of kprofd (restored from its state
+# directory); a profile kept without drift data (drift off) says so. Bad input: no PID, a bad
+# --keys, an unknown PID, a --session that does not exist; attached again, a PID's first session
+# keeps its result (--session 1). The first three workloads run at
+# once, then the traced one: about 20 s.
 # Not sanitized: the detection needs a few hundred samples per function at a steady rate.
 . "$(dirname "$0")/lib.sh"
 start_daemon || { fail "daemon starts" "see log"; exit 1; }
@@ -140,11 +145,65 @@ if [ "$rc" -eq 1 ] && echo "$out" | grep -q "pid 4194304 is not attached"; then 
 kill -TERM "$SP"
 wait_for 10 state_is "$SP" exited
 out=$(ctl drift "$SP" 2>&1); rc=$?
-if [ "$rc" -eq 1 ] && echo "$out" | grep -q "not attached any more (it exited)"; then pass "drift ended target"; else fail "drift ended target" "$rc $out"; fi
+if [ "$rc" -eq 0 ] && echo "$out" | grep -q "^kept: the result when the target ended at .* (exited), kept with its profile$" &&
+	echo "$out" | grep -Eq "^ (learning|watching) .* mj_phase$"; then
+	pass "drift of an exited target: the kept result"
+else
+	fail "drift of an exited target: the kept result" "$rc $out"
+fi
+out=$(ctl drift "$SP" --session 9 2>&1); rc=$?
+if [ "$rc" -eq 1 ] && echo "$out" | grep -q "no session 9"; then pass "drift --session 9"; else fail "drift --session 9" "$rc $out"; fi
+
+# drift_same A B: A (a kept result, --json) has the functions and drifts of B, the same but for
+# the realtime of the drifts (given by the clocks' offset at each answer).
+drift_same() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+strip = lambda r: ([dict(e, realtime_ns=0) for e in r["events"]], r["functions"],
+                   [r[k] for k in ("window", "samples", "events_total", "keys_over")])
+ph = [e for e in a["events"] if e["function"] == "mj_phase"]
+assert a["kept"] and a["target"]["state"] != "attached", (a["kept"], a["target"]["state"])
+assert ph and ph[0]["time_ns"] > 0, a["events"]
+assert strip(a) == strip(b), (json.dumps(strip(a))[:300], json.dumps(strip(b))[:300])
+print(f"{sys.argv[1]}: {len(a['functions'])} functions, {len(a['events'])} drifts "
+      f"(mj_phase #{ph[0]['seq']}, overlap {100 * ph[0]['overlap']:.1f}%) as in {sys.argv[2]}")
+PY
+}
+# The flipped minijit detached: the same drift as live, now the kept result.
+ctl drift "$FP" --json >"$TDIR/flip2.json"
+ctl detach "$FP" >/dev/null
+ctl drift "$FP" --json >"$TDIR/kept.json"
+ctl drift "$FP" >"$TDIR/kept.txt" 2>&1
+if python3 -c "import json,sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+first = lambda r: [e for e in r['events'] if e['function'] == 'mj_phase'][0]
+assert a['kept'] and a['kept_reason'] == 'detached' and not a['kept_restored'], a
+assert dict(first(a), realtime_ns=0) == dict(first(b), realtime_ns=0), (first(a), first(b))
+assert a['samples'] >= b['samples'] and a['events_total'] >= b['events_total']" \
+	"$TDIR/kept.json" "$TDIR/flip2.json" && grep -q "drift #1 mj_phase: overlap" "$TDIR/kept.txt" &&
+	grep -q "^kept: the result when the target ended at .* (detached), kept with its profile$" "$TDIR/kept.txt"; then
+	pass "detached target: drift shows the same drift, kept"
+else
+	fail "detached target: drift shows the same drift, kept" "$(cat "$TDIR/kept.txt")"
+fi
+# Attached again: a new session, live; the first one keeps its result (--session 1).
+ctl attach "$FP" --freq 99 >/dev/null
+ctl drift "$FP" --json >"$TDIR/again.json"
+ctl drift "$FP" --session 1 --json >"$TDIR/session1.json"
+if python3 -c "import json,sys
+a, b, k = (json.load(open(f)) for f in sys.argv[1:4])
+assert not a['kept'] and a['target']['session'] == 2 and a['target']['state'] == 'attached', a['target']
+assert b['kept'] and b['target']['session'] == 1 and b['functions'] == k['functions'], b['target']" \
+	"$TDIR/again.json" "$TDIR/session1.json" "$TDIR/kept.json"; then
+	pass "attached again: drift is live, --session 1 the kept result"
+else
+	fail "attached again: drift is live, --session 1 the kept result" "$(head -c 400 "$TDIR/session1.json")"
+fi
 
 # The path mix when traced: a path trace of mj_phase across the flip (uprobes slow it some 50
 # times, so a short run of mj_phase per round keeps the flip on time).
-kill -9 "$FP" ${NP:+"$NP"} 2>/dev/null
+kill -9 "$FP" ${NP:+"$NP"} 2>/dev/null # FP's first session stays kept
 wait "$FP" ${NP:+"$NP"} 2>/dev/null
 start_minijit --phase 2 --flip-after 3 --seconds 14 || fail "traced minijit starts" ""
 PP=$MJ_PID
@@ -159,6 +218,47 @@ print(f\"paths: mj_phase's path mix drifted {(e['time_ns'] - t) / 1e6:.0f} ms af
 	pass "path mix of a traced function: drift after the marker"
 else
 	fail "path mix of a traced function" "marker '$T' event '$E' $(ctl drift "$PP" | tail -5)"
+fi
+ctl drift "$SP" --json >"$TDIR/steady_kept.json"
+
+# A restart (drift off now): the three kept results are restored from the state directory, the
+# same; the traced minijit, attached when kprofd stopped, keeps what it had then.
+ctl drift "$PP" --json >"$TDIR/traced.json"
+stop_daemon || fail "daemon stops" "exit status $?"
+printf '[drift]\nenabled = off\n' >"$TDIR/nodrift.conf"
+start_daemon --config "$TDIR/nodrift.conf" || { fail "daemon restarts" "see log"; exit 1; }
+ctl drift "$FP" --session 1 --json >"$TDIR/restored.json"
+if drift_same "$TDIR/restored.json" "$TDIR/kept.json" && python3 -c "import json,sys
+r = json.load(open(sys.argv[1]))
+assert r['kept_restored'] and r['kept_reason'] == 'detached', r" "$TDIR/restored.json" &&
+	ctl drift "$FP" --session 1 | grep -q "^kept: .* (detached), kept with its profile and restored after kprofd restarted$"; then
+	pass "after a restart: the detached target's drift restored, the same"
+else
+	fail "after a restart: the detached target's drift restored" "$(ctl drift "$FP" --session 1 2>&1 | head -20)"
+fi
+ctl drift "$SP" --json >"$TDIR/steady_restored.json"
+ctl drift "$PP" --json >"$TDIR/traced_restored.json"
+if python3 -c "import json,sys
+a, b, c, d = (json.load(open(f)) for f in sys.argv[1:5])
+assert a['kept_restored'] and a['kept_reason'] == 'exited' and a['functions'] == b['functions'], a
+assert c['kept_restored'] and any(e['function'] == 'mj_phase (paths)' for e in c['events']), c
+p = lambda r: [dict(e, realtime_ns=0) for e in r['events'] if e['function'].endswith(' (paths)')]
+assert p(c) == p(d), (p(c), p(d))" \
+	"$TDIR/steady_restored.json" "$TDIR/steady_kept.json" "$TDIR/traced_restored.json" "$TDIR/traced.json"; then
+	pass "after a restart: the exited and the traced targets' drift restored"
+else
+	fail "after a restart: the exited and the traced targets' drift restored" "$(head -c 600 "$TDIR/traced_restored.json")"
+fi
+start_minijit --phase 40 --seconds 10 || fail "minijit starts (drift off)" ""
+OP=$MJ_PID
+ctl attach "$OP" --freq 999 >/dev/null
+wait_for 10 at_least_samples "$OP" 50 || fail "samples with drift off" "$(ctl list)"
+ctl detach "$OP" >/dev/null
+out=$(ctl drift "$OP" 2>&1); rc=$?
+if [ "$rc" -eq 1 ] && echo "$out" | grep -q "no drift data was kept with this profile (saved by an older kprofd or drift was off)"; then
+	pass "a profile kept without drift data says so"
+else
+	fail "a profile kept without drift data says so" "$rc $out"
 fi
 check "kprofd still answers" ctl status
 finish

@@ -101,7 +101,7 @@ if start_jvm "$TDIR/a" -XX:+PreserveFramePointer; then
 	# (b) Side by side with perf on the same run, over the same window.
 	if command -v perf >/dev/null && command -v jcmd >/dev/null; then
 		report_json "$P" >"$TDIR/k0.json"
-		perf record -F 999 -g -p "$P" -o "$TDIR/perf.data" -- sleep 20 >"$TDIR/perf.out" 2>&1
+		perf record -F 999 -g -p "$P" -o "$TDIR/perf.data" -- sleep 10 >"$TDIR/perf.out" 2>&1
 		report_json "$P" >"$TDIR/k1.json"
 		jcmd "$P" Compiler.perfmap >"$TDIR/jcmd.out" 2>&1 # the perf recipe
 		perf report -i "$TDIR/perf.data" --no-children --sort sym --stdio -q -g none \
@@ -140,7 +140,7 @@ EOF
 		read -r worst share share_all nk rest <<<"$res"
 		if [ -n "$worst" ] && python3 -c "import sys; sys.exit(not ($worst <= 2.0))"; then
 			pass "(b) top Java methods vs perf record -g + jcmd Compiler.perfmap + perf report, \
-20 s at 999 Hz ($nk kprof samples): $rest (largest gap $worst points)"
+10 s at 999 Hz ($nk kprof samples): $rest (largest gap $worst points)"
 		else fail "(b) kprof vs perf" "gap $worst: $rest; $(head -5 "$TDIR/perf.txt")"; fi
 		if python3 -c "import sys; sys.exit(not ($share >= 99.0))"; then
 			pass "(b) $share% of the samples whose leaf is in the code cache are named over \

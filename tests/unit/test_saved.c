@@ -2,6 +2,7 @@
 /* test_saved.c: the kept-profile decoder (proto/saved.c): what it refuses, and the profile it
  * rebuilds, on messages built here as kprofd writes them and with each kind of damage. */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -230,6 +231,89 @@ static void test_tables_roundtrip(void **state)
 	assert_int_equal(saved_check(&x.sp), -EBADMSG);
 }
 
+/* The drift result (SavedProfile.drift, added later): packed and back, checked; a profile
+ * without one loads; each cap and each bad value is refused. */
+static void test_drift(void **state)
+{
+	struct fixture x;
+	Kprof__DriftReply d;
+	Kprof__DriftFunction f, *fp[SAVED_MAX_DRIFT_FUNCS + 1];
+	Kprof__DriftKey k, *kp[SAVED_MAX_DRIFT_KEYS + 1];
+	Kprof__DriftEvent e, *ep[SAVED_MAX_DRIFT_EVENTS + 1];
+	Kprof__SavedProfile *back;
+	char long_name[SAVED_MAX_DRIFT_NAME + 2];
+	uint8_t buf[4096];
+	size_t len;
+
+	(void)state;
+	make(&x);
+	kprof__drift_reply__init(&d);
+	kprof__drift_function__init(&f);
+	kprof__drift_key__init(&k);
+	kprof__drift_event__init(&e);
+	for (size_t i = 0; i <= SAVED_MAX_DRIFT_FUNCS; i++)
+		fp[i] = &f;
+	for (size_t i = 0; i <= SAVED_MAX_DRIFT_KEYS; i++)
+		kp[i] = &k;
+	for (size_t i = 0; i <= SAVED_MAX_DRIFT_EVENTS; i++)
+		ep[i] = &e;
+	k.key = "block +0x40", k.reference = 0.8, k.window = 0.1;
+	f.function = "mj_phase", f.module = "mod", f.state = "watching", f.overlap = 0.9;
+	f.min_overlap = -1, f.top_keys = kp, f.n_top_keys = 2;
+	e.seq = 1, e.function = "mj_phase", e.time_ns = 5, e.overlap = 0.3;
+	e.gained = "block +0x40", e.lost = "block +0x80", e.gained_window = 0.7;
+	d.window = 256, d.threshold = 0.5, d.functions = fp, d.n_functions = 1;
+	d.events = ep, d.n_events = 1, d.events_total = 3, d.functions_left_out = 2;
+	x.sp.drift = &d;
+	assert_int_equal(saved_check(&x.sp), 0);
+	assert_true(kprof__saved_profile__get_packed_size(&x.sp) <= sizeof(buf));
+	len = kprof__saved_profile__pack(&x.sp, buf);
+	back = kprof__saved_profile__unpack(NULL, len, buf);
+	assert_non_null(back);
+	assert_int_equal(saved_check(back), 0);
+	assert_non_null(back->drift);
+	assert_int_equal(back->drift->n_functions, 1);
+	assert_string_equal(back->drift->functions[0]->top_keys[1]->key, "block +0x40");
+	assert_string_equal(back->drift->events[0]->lost, "block +0x80");
+	assert_int_equal(back->drift->events_total, 3);
+	assert_int_equal(back->drift->functions_left_out, 2);
+	kprof__saved_profile__free_unpacked(back, NULL);
+	x.sp.drift = NULL; /* an older kprofd's, or drift off */
+	len = kprof__saved_profile__pack(&x.sp, buf);
+	back = kprof__saved_profile__unpack(NULL, len, buf);
+	assert_non_null(back);
+	assert_null(back->drift);
+	assert_int_equal(saved_check(back), 0);
+	kprof__saved_profile__free_unpacked(back, NULL);
+
+	x.sp.drift = &d;
+	d.n_functions = SAVED_MAX_DRIFT_FUNCS;
+	d.n_events = SAVED_MAX_DRIFT_EVENTS;
+	f.n_top_keys = SAVED_MAX_DRIFT_KEYS;
+	assert_int_equal(saved_check(&x.sp), 0);
+	d.n_functions++;
+	assert_int_equal(saved_check(&x.sp), -EBADMSG);
+	d.n_functions--, d.n_events++;
+	assert_int_equal(saved_check(&x.sp), -EBADMSG);
+	d.n_events--, f.n_top_keys++;
+	assert_int_equal(saved_check(&x.sp), -EBADMSG);
+	f.n_top_keys--;
+	memset(long_name, 'a', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	k.key = long_name;
+	assert_int_equal(saved_check(&x.sp), -EBADMSG);
+	k.key = "other", e.gained = long_name;
+	assert_int_equal(saved_check(&x.sp), -EBADMSG);
+	e.gained = "other", f.overlap = NAN;
+	assert_int_equal(saved_check(&x.sp), -EBADMSG);
+	f.overlap = 0.5, e.lost_window = 1.5;
+	assert_int_equal(saved_check(&x.sp), -EBADMSG);
+	e.lost_window = 0, d.threshold = -2;
+	assert_int_equal(saved_check(&x.sp), -EBADMSG);
+	d.threshold = 0.5;
+	assert_int_equal(saved_check(&x.sp), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +321,7 @@ int main(void)
 	    cmocka_unit_test(test_tables_roundtrip),
 	    cmocka_unit_test(test_duplicate_function),
 	    cmocka_unit_test(test_refused),
+	    cmocka_unit_test(test_drift),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -193,6 +193,19 @@ static void test_controller(void **state)
 	spp_graph_get(s, 1, &gi);
 	assert_int_equal(gi.state, SPP_ACTIVE);
 	spp_free(s);
+
+	/* spp_finish: the caller's timeout (a time limit), the same way. */
+	assert_int_equal(spp_new(g, &(struct spp_opts){.budget = 90}, &s), 0);
+	feed(s, straight, 5);
+	assert_int_equal(spp_finish(s, 1), 0); /* idle: nothing */
+	assert_int_equal(spp_finish(s, 0), 1);
+	assert_int_equal(spp_finish(s, 0), 0);
+	assert_int_equal(spp_finish(s, 9), -EINVAL);
+	spp_graph_get(s, 0, &gi);
+	assert_int_equal(gi.state, SPP_TIMEOUT);
+	spp_graph_get(s, 1, &gi);
+	assert_int_equal(gi.state, SPP_ACTIVE);
+	spp_free(s);
 	cfg_free(g);
 }
 

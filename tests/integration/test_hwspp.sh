@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Structural path profiling (paths --structural) of JIT code in anonymous memory, where uprobes
+# cannot go: hardware breakpoints, one structure graph at a time (ALGORITHMS.md §9).
+# minijit --anon: mj_fig1 (the SPP paper's Fig. 1: nested loops, rarely entered) and mj_paths
+# (nested loops with an early exit) profiled by kprof against the complete profile of minijit's
+# own block trace replayed through spp.c (hwspp_truth.py: each graph's local paths, its entries
+# per call from the coefficients, the global profiles), and the function's and each loop's event
+# counts estimated from the structural profile against minijit's (events_truth.py, Basso's
+# accuracy). A graph whose branches do not fit the
+# debug registers even after assuming the one-way ones (mj_phase's loop) is not profiled, with
+# the reason. Node: a doubly nested JS loop (tests/fixtures/fig1.js), each loop's entries and
+# iterations per call known from the JS.
+# Not sanitized: timing-heavy (breakpoint hits cost ~10 us each; turns are timed).
+. "$(dirname "$0")/lib.sh"
+start_daemon || { fail "daemon starts" "see log"; exit 1; }
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+make -s -C "$ROOT" BUILD="$BUILD" "$BUILD/spp_bench" >/dev/null 2>&1 ||
+	{ fail "spp_bench builds" ""; exit 1; }
+SPP_BENCH=$BUILD/spp_bench
+[ -x "$SPP_BENCH" ] || SPP_BENCH=$ROOT/$BUILD/spp_bench
+tracing() {
+	ctl paths "$1" --show --json 2>/dev/null | python3 -c "import json,sys
+sys.exit(0 if json.load(sys.stdin)['state'] == 'tracing' else 1)"
+}
+
+# 1. mj_fig1 --anon: kprof's structural profile against the truth.
+start_minijit --anon --wait-usr1 --rounds 2 --fig1 5000 --fig1-trace "$TDIR/tr" --truth \
+	--print-code --cleanup || { fail "minijit starts" ""; exit 1; }
+P=$MJ_PID
+ctl paths "$P" mj_fig1 --structural --spp-budget 9000 --duration 30 --events --top 0 \
+	--json >"$TDIR/p.json" 2>"$TDIR/p.err" &
+CTL=$!
+wait_for 20 tracing "$P" || fail "structural trace starts" "$(cat "$TDIR/p.err")"
+grep -q "anonymous memory) with hardware breakpoints, one structure graph at a time" \
+	"$TDIR/p.err" && pass "paths --structural on anonymous code starts, saying how" ||
+	fail "start line" "$(cat "$TDIR/p.err")"
+kill -USR1 "$P"; wait "$P"
+wait "$CTL" || fail "kprofctl paths --structural (anon)" "$(cat "$TDIR/p.err")"
+"$SPP_BENCH" --dump "$MJ_OUT" "$TDIR/tr" >"$TDIR/truth.json" 2>"$TDIR/sb.err" ||
+	fail "spp_bench --dump" "$(cat "$TDIR/sb.err")"
+if out=$(python3 "$(dirname "$0")/hwspp_truth.py" "$TDIR/truth.json" "$TDIR/p.json" 90 85 0.2 2>&1); then
+	pass "mj_fig1 --anon: structural profile by breakpoints matches minijit's trace: $(echo $out | sed 's/PASS: //g' | cut -c1-600)"
+else fail "hwspp truth (mj_fig1)" "$out"; fi
+python3 - "$TDIR/p.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = r["spp"]
+ok = (s.get("hw") and s["complete"] and all(g["hw_breakpoints"] >= 1 for g in s["graphs"])
+      and s["graphs"][0]["state"] == "finished" and r["end_reason"] == "structural profile complete"
+      and s["overlap"] == 0 and r.get("events_from_spp"))
+whole = s["paths"][0]["whole"] if s["paths"] else []
+print(("PASS" if ok else "FAIL") + f": reply says hw, each graph had its turn"
+      f" ({[(g['state'], g['hw_breakpoints'], round(g['hw_ms'])) for g in s['graphs']]}),"
+      f" hottest whole-function path {whole}")
+PY
+if out=$(python3 "$(dirname "$0")/events_truth.py" "$TDIR/tr" "$MJ_OUT" "$TDIR/p.json" --estimate 2>&1); then
+	pass "function event totals from the structural profile (estimate): $(echo $out | cut -c1-300)"
+else fail "events from spp" "$out"; fi
+# Each loop's events from the same block runs, scaled by its entries in the whole trace over the
+# entries kprof's coefficients give (events_truth.py --hw-estimate prints Basso's accuracy;
+# >= 0.7: a loop's estimate compounds its own coefficient's window with its parent's).
+out=$(python3 "$(dirname "$0")/events_truth.py" "$TDIR/tr" "$MJ_OUT" "$TDIR/p.json" --hw-estimate 2>&1)
+acc=$(awk '$1 == "insns" { print $NF }' <<<"$out" | tr '\n' ' ')
+[ "$(wc -w <<<"$acc")" -eq 2 ] && awk -v a="$acc" 'BEGIN { n = split(a, v, " "); for (i = 1; i <= n; i++) if (v[i] < 0.7) exit 1 }' &&
+	pass "loop event counts from the structural profile, insns accuracy per loop: $acc" ||
+	fail "loop events from spp" "$out"
+ctl paths "$P" --show --events >"$TDIR/p.txt" 2>&1
+grep -q "by hardware breakpoints one structure graph at a time" "$TDIR/p.txt" &&
+	grep -q "no complete profile of anonymous code" "$TDIR/p.txt" &&
+	grep -q "estimated from the structural profile" "$TDIR/p.txt" &&
+	pass "text reply: breakpoints graph by graph, no overlap figure, events estimated" ||
+	fail "text reply" "$(tail -30 "$TDIR/p.txt")"
+
+# 1b. mj_paths --anon (nested loops, an early exit from the inner one to the outer latch).
+start_minijit --anon --wait-usr1 --rounds 2 --paths 3000 --paths-trace "$TDIR/trp" --print-code \
+	--cleanup || { fail "minijit starts" ""; exit 1; }
+P=$MJ_PID
+ctl paths "$P" mj_paths --structural --spp-budget 3000 --duration 30 --top 0 --json \
+	>"$TDIR/pp.json" 2>"$TDIR/pp.err" &
+CTL=$!
+wait_for 20 tracing "$P" || fail "structural trace starts (mj_paths)" "$(cat "$TDIR/pp.err")"
+kill -USR1 "$P"; wait "$P"
+wait "$CTL" || fail "kprofctl paths --structural (mj_paths)" "$(cat "$TDIR/pp.err")"
+"$SPP_BENCH" --dump "$MJ_OUT" "$TDIR/trp" >"$TDIR/truthp.json" 2>"$TDIR/sbp.err" ||
+	fail "spp_bench --dump (mj_paths)" "$(cat "$TDIR/sbp.err")"
+if out=$(python3 "$(dirname "$0")/hwspp_truth.py" "$TDIR/truthp.json" "$TDIR/pp.json" 90 85 0.2 2>&1); then
+	pass "mj_paths --anon: structural profile by breakpoints matches minijit's trace: $(echo $out | sed 's/PASS: //g' | cut -c1-600)"
+else fail "hwspp truth (mj_paths)" "$out"; fi
+
+# 2. A loop whose own branches do not fit even after assuming (mj_phase: six PRNG branches go
+#    both ways): that graph is not profiled, and the reply says why; the outline still is.
+start_minijit --anon --seconds 20 --phase 1 --cleanup || { fail "minijit starts" ""; exit 1; }
+P=$MJ_PID
+ctl paths "$P" mj_phase --structural --spp-budget 200 --duration 3 --top 0 --json \
+	>"$TDIR/ph.json" 2>"$TDIR/ph.err" || fail "paths --structural mj_phase" "$(cat "$TDIR/ph.err")"
+kill "$P"; wait "$P" 2>/dev/null
+python3 - "$TDIR/ph.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))["spp"]
+notes = [(g["header"], g["hw_note"]) for g in s["graphs"] if g["hw_note"]]
+ok = any("went both ways" in n for _, n in notes) and s["graphs"][0]["counted"] > 0
+print(("PASS" if ok else "FAIL") + f": a graph whose branches do not fit is not profiled: {notes}")
+PY
+
+# 3. Node: fig1(20, c) enters its outer loop when c % 16 == 0, runs it 3 times around an inner
+#    loop of 20 trips (an even diamond). V8 flags: no loop peeling (a peeled first iteration is
+#    a copy outside the loop), no inlining (the caller's loop would inline fig1 and never call
+#    it). Checked against the JS: entries per call of each loop from the coefficients (1/16,
+#    3/16), the outer loop's trips per entry (3), the inner body's runs per call (3 x 20 / 16),
+#    its diamond even; the hottest whole-function path skips the loops (15 calls in 16).
+if command -v node >/dev/null; then
+	(cd "$TDIR" && exec node --perf-basic-prof --no-turbo-loop-peeling --no-turbo-inlining \
+		"$ROOT/tests/fixtures/fig1.js" 20 2000) >"$TDIR/node.out" 2>"$TDIR/node.err" &
+	NP=$!; PIDS+=("$NP")
+	wait_for 30 grep -q ready "$TDIR/node.err" || fail "node starts" "$(cat "$TDIR/node.err")"
+	name=$(grep -a -o 'JS:\*fig1 .*' "/tmp/perf-$NP.map" | tail -1)
+	ctl paths "$NP" "$name" --structural --spp-budget 3000 --duration 8 --events --top 0 --json \
+		>"$TDIR/n.json" 2>"$TDIR/n.err" || fail "paths --structural (node)" "$(cat "$TDIR/n.err")"
+	kill "$NP"; wait "$NP" 2>/dev/null
+	python3 - "$TDIR/n.json" "$name" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = r["spp"]
+g = s["graphs"]
+paths = s["paths"]
+def glob(gi, pred=lambda p: True):
+    return sum(p["global"] for p in paths if p["graph"] == gi and pred(p))
+ok = len(g) == 3 and g[1]["parent"] == 0 and g[2]["parent"] == 1 and all(x["counted"] for x in g)
+calls = g[0]["counted"]
+def err(a, b): return abs(a - b) / b
+if ok:
+    outer, inner = g[1]["header"], g[2]["header"]
+    e1 = g[1]["coefficient"] * g[1]["entries"] / calls
+    e2 = g[2]["coefficient"] * g[2]["entries"] / calls
+    through = sum(p["local"] for p in paths if p["graph"] == 1 and -2 in p["nodes"])
+    trips = through / g[1]["entries"]
+    # the inner body: its paths that take a back edge or start at the header and do not exit
+    body = glob(2, lambda p: p["to_back"]) / calls
+    arms = sorted(p["local"] for p in paths if p["graph"] == 2 and p["to_back"] and p["from_back"])
+    hot = max((p for p in paths if p["graph"] == 0), key=lambda p: p["global"])
+    ok = (err(e1, 1 / 16) < 0.15 and err(e2, 3 / 16) < 0.15 and err(trips, 3) < 0.05
+          and err(body, 3 * 20 / 16) < 0.15 and len(arms) == 2 and err(arms[0], arms[1]) < 0.25
+          and -1 not in hot["whole"] and hot["local"] > 0.85 * calls)
+    print(("PASS" if ok else "FAIL") + f": node {sys.argv[2]}: loop entries per call {e1:.4f} (JS 1/16),"
+          f" {e2:.4f} (JS 3/16); outer trips per entry {trips:.2f} (JS 3); inner body runs per"
+          f" call {body:.3f} (JS 3.75); diamond arms {arms}; hottest whole-function path"
+          f" {hot['whole']} ({hot['local']} of {calls} calls); breakpoints/assumed per graph"
+          f" {[(x['hw_breakpoints'], x['hw_assumed']) for x in g]}")
+else:
+    print(f"FAIL: node structure graphs: {g}")
+PY
+else
+	skip "node: not installed"
+fi
+
+finish
