@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* manager.h: the event loop and the targets' lifetimes (manager.c), and the settings loader. */
+/* manager.h: the event loop and the targets' lifetimes (manager.c), and the settings loader.
+ * The manager's other parts declare theirs in manager_targets.h, manager_attach.h and
+ * manager_watch.h, included here. */
 #ifndef KPROF_DAEMON_MANAGER_H
 #define KPROF_DAEMON_MANAGER_H
 
@@ -14,6 +16,9 @@
 #include "kprof/abi.h"
 #include "kprof/config.h"
 #include "cgroups.h"
+#include "manager_attach.h"
+#include "manager_targets.h"
+#include "manager_watch.h"
 #include "target.h"
 
 struct jvmattach_ctx;
@@ -102,41 +107,11 @@ struct manager {
 int manager_new(config_load_fn load, void *userdata, struct manager **ret);
 void manager_free(struct manager *m);
 int manager_run(struct manager *m);
-/* The attached target of pid, else its newest kept profile; NULL if none. */
-struct target *manager_find(struct manager *m, pid_t pid);
-/* The same among the targets ok() accepts (the ones a client may see). */
-struct target *manager_find_for(struct manager *m, pid_t pid,
-				bool (*ok)(const struct target *t, void *arg), void *arg);
-/* Check a target's credentials again (exec, each second, each request): one a user attached
- * that is no longer that user's is ended; true if it was. */
-bool manager_recheck(struct manager *m, struct target *t);
-/* Exact mode or a path trace put probes in: drain every drain_ms from now on. */
-void manager_probes_started(struct manager *m);
 /* Hand what the ring buffer holds to the builders now (bounded, like a timer drain): replies
  * and live views then include samples taken up to the request, whatever drain_ms is. */
 void manager_drain(struct manager *m);
-/* Attach pid; on error errbuf says why. */
-int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *o, struct target **ret,
-		   char *errbuf, size_t errlen);
-int manager_detach(struct manager *m, struct target *t);
-/* Watch a cgroup (path under /sys/fs/cgroup) or a systemd unit (exactly one of the two): its
- * processes are attached now (*attached, *refused count them) and those that enter it later as
- * they do. errbuf says why not. A watch rule's (o->rule) that is not there yet waits for it. */
-int manager_watch(struct manager *m, const char *cgroup, const char *unit,
-		  const struct attach_opts *o, struct cgwatch **ret, unsigned *attached,
-		  unsigned *refused, char *errbuf, size_t errlen);
-/* The watch named name (as given to manager_watch, or its cgroup's path), or NULL. */
-struct cgwatch *manager_find_watch(struct manager *m, const char *name);
-/* Stop watching; its attached members are detached (profiles kept): how many. */
-unsigned manager_unwatch(struct manager *m, struct cgwatch *w);
-/* Undo an attach that a failed request made: the target goes and nothing of it is kept. */
-void manager_forget(struct manager *m, struct target *t);
-/* Add a restored (kept) target. */
-void manager_add_kept(struct manager *m, struct target *t);
 uint64_t manager_cpu_ns(void);
 void manager_set_hooks(struct manager *m, const struct manager_hooks *h, void *ud);
-/* Targets attached by watch rules now (attach_opts.rule), and those of one rule. */
-unsigned manager_auto_targets(const struct manager *m, const char *rule);
 /* The distinct sampling frequencies of the attached targets, at most max. */
 int manager_freqs(const struct manager *m, unsigned *out, int max);
 

@@ -16,6 +16,7 @@
 #include "kprof/abi.h"
 #include "kprof/cfg.h"
 #include "kprof/ksf.h"
+#include "kprof/ksf_ipf.h"
 #include "kprof/spp.h"
 #include "probes.h"
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* symbolize.h: naming sampled addresses (symbolize.c): per-target symbols, the shared ELF cache. */
+/* symbolize.h: naming sampled addresses (symbolize.c): per-target symbols. The sources every
+ * target shares (the ELF cache, kallsyms, the vdso) are symbolize_elf.h's, included here. */
 #ifndef KPROF_DAEMON_SYMBOLIZE_H
 #define KPROF_DAEMON_SYMBOLIZE_H
 
@@ -11,6 +12,7 @@
 #include "kprof/elfsym.h"
 #include "kprof/perfmap.h"
 #include "kprof/profile.h"
+#include "symbolize_elf.h"
 
 struct symbolizer;
 struct tsym;
@@ -38,11 +40,6 @@ struct tsym_stats {
 	uint64_t jitdump_symbols, jitdump_bad_records, jitdump_bytes, jitdump_reloads;
 };
 
-/* Symbol memory of all targets at most total_bytes, of one non-root uid's per_uid_bytes. */
-int symbolizer_new(uint64_t total_bytes, uint64_t per_uid_bytes, struct symbolizer **ret);
-void symbolizer_set_budget(struct symbolizer *sz, uint64_t total_bytes, uint64_t per_uid_bytes);
-void symbolizer_get_stats(const struct symbolizer *sz, uint64_t *bytes, uint64_t *refusals);
-void symbolizer_free(struct symbolizer *sz);
 /* Symbols of process pid of real uid uid (charged to it) and effective uid euid (its perf map
  * must be owned by one of them). */
 int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, uid_t euid, uint64_t perfmap_max_bytes,

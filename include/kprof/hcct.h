@@ -41,6 +41,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kprof/hcct_check.h"
+#include "kprof/hcct_tree.h"
+
 #define HCCT_NONE UINT32_MAX
 #define HCCT_MAX_SLOTS (1u << 26) /* eps >= 1.5e-8 */
 #define HCCT_MAX_NODES (1u << 30) /* 40 GiB of nodes */
@@ -74,35 +77,6 @@ struct hcct_cursor {
 	uint32_t node;	/* current MCCT node, 0 = root */
 	uint32_t depth; /* nodes on root..node, root excluded */
 	uint32_t lost;	/* enters refused under this cursor and not yet exited */
-};
-
-enum {
-	HCCT_ENTRY_MONITORED = 1u << 0, /* in M: count and err are valid */
-	HCCT_ENTRY_HOT = 1u << 1,	/* in A: monitored and count >= threshold */
-};
-
-/* One context of a query result. A context's true frequency lies in [count - err, count]. */
-struct hcct_entry {
-	uint64_t call_site;
-	uint64_t count;	   /* Space-Saving counter; 0 when not monitored (cold ancestor) */
-	uint64_t err;	   /* overestimation bound; 0 when not monitored */
-	uint32_t id;	   /* routine id */
-	uint32_t parent;   /* index of the parent entry; HCCT_NONE for children of the root */
-	uint32_t depth;	   /* 1 for children of the root */
-	uint32_t slot;	   /* index in M, HCCT_NONE when not monitored (for tests and dumps) */
-	uint32_t flags;	   /* HCCT_ENTRY_* */
-	uint32_t children; /* entries whose parent this is (0: a leaf of the result) */
-};
-
-/* A query result: entries in depth-first order (every parent before its children), siblings
- * sorted by (id, call_site); the root itself is not listed. */
-struct hcct_tree {
-	uint64_t n;	  /* N when the tree was taken */
-	uint64_t phi_num; /* phi = phi_num / phi_den (0/1 for a snapshot) */
-	uint64_t phi_den;
-	uint64_t threshold; /* floor(phi N) */
-	size_t len;
-	struct hcct_entry *entries;
 };
 
 struct hcct_stats {
@@ -164,37 +138,6 @@ void hcct_cursor_release(struct hcct *h, struct hcct_cursor *c);
 int hcct_enter(struct hcct *h, uint32_t id, uint64_t call_site);
 int hcct_exit(struct hcct *h);
 
-/* floor(phi N) with phi = phi_num / phi_den, exact. */
-uint64_t hcct_threshold(const struct hcct *h, uint64_t phi_num, uint64_t phi_den);
-
-/* The (phi, eps)-HCCT: A = monitored contexts with count >= floor(phi N), flagged HOT, plus
- * all their ancestors. Non-destructive; *ret is malloc'd, free with hcct_tree_free(). -EINVAL
- * unless 0 <= phi_num <= phi_den, phi_den > 0; -ENOMEM. phi should be above eps (§1.7). */
-int hcct_query(const struct hcct *h, uint64_t phi_num, uint64_t phi_den, struct hcct_tree **ret);
-/* Every live MCCT node (cursor paths included), same format, no HOT flags, threshold 0. */
-int hcct_snapshot(const struct hcct *h, struct hcct_tree **ret);
-/* The (phi, eps)-HCCT of a snapshot (hcct_snapshot, or one rebuilt from a saved profile): the
- * same entries hcct_query would give on the HCCT the snapshot was taken of. Entries must list
- * every parent before its children (-EINVAL otherwise). */
-int hcct_tree_filter(const struct hcct_tree *snap, uint64_t phi_num, uint64_t phi_den,
-		     struct hcct_tree **ret);
-/* The tree with routine id i relabelled map[i] (ids >= nmap kept): contexts that come to share
- * their key path are merged, their counters and error bounds summed (routines found to be one
- * after the fact: functions named late, profile_canon). Same format as a query's; a query
- * result's HOT flags are kept and given to merged contexts that reach its threshold. -EINVAL
- * if a child comes before its parent, -ENOMEM. */
-int hcct_tree_relabel(const struct hcct_tree *in, const uint32_t *map, size_t nmap,
-		      struct hcct_tree **ret);
-void hcct_tree_free(struct hcct_tree *t);
-
 void hcct_get_stats(const struct hcct *h, struct hcct_stats *st);
-
-/* Verify the invariants of ALGORITHMS.md §5 that need no oracle: H1 (counters sum to N), H2
- * (|M| <= m; min <= floor(N/m) once full; lazy minimum consistent), H3's err <= min, H4 (tree
- * links, unique sibling keys, every unmonitored node has a monitored or pinned descendant, free
- * list apart), pin totals and depths, and that the child index holds exactly the children of
- * the indexed nodes, each where a lookup finds it. O(nodes + m + index slots), allocates. 0,
- * -EUCLEAN, or -ENOMEM. */
-int hcct_check(const struct hcct *h);
 
 #endif

@@ -17,12 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum profile_kind {
-	PROFILE_KIND_NATIVE = 1,
-	PROFILE_KIND_JIT = 2,
-	PROFILE_KIND_KERNEL = 3,
-	PROFILE_KIND_UNKNOWN = 4,
-};
+#include "kprof/profile_cache.h"
+#include "kprof/profile_func.h"
+#include "kprof/profile_view.h"
 
 struct profile;
 
@@ -32,17 +29,6 @@ struct profile_limits {
 	size_t max_stack_ids;  /* frames over all distinct stacks, default 8M */
 	size_t max_cache;      /* address cache entries, default 256K (cleared when full) */
 	size_t max_unresolved; /* addresses awaiting a name (profile_intern_unresolved), 64K */
-};
-
-struct profile_func {
-	const char *name;
-	const char *module;
-	uint64_t start;
-	enum profile_kind kind;
-	uint64_t self;
-	uint64_t total;
-	const char *file; /* its source file, NULL if unknown (profile_set_source) */
-	uint32_t line;	  /* and line there, 0 if unknown */
 };
 
 struct profile_stats {
@@ -119,72 +105,6 @@ int profile_take_recent(struct profile *p, profile_stack_fn fn, void *userdata);
 
 /* Function ids sorted by self, then total, descending, then by name. *ret is malloc'd. */
 int profile_sorted(const struct profile *p, uint32_t **ret, size_t *ret_n);
-
-/* Folded stacks "root;...;leaf count\n", one line per stack; ';' and control characters in
- * names are replaced so lines stay parseable, and an unresolved frame is named after its module
- * ("[libc.so.6]"). *ret is malloc'd and NUL-terminated. */
-int profile_folded(const struct profile *p, char **ret, size_t *ret_len);
-
-/* ---- What one reader may see ----
- * A reader the kernel would not show kernel addresses to gets them as 0 (PROFILE_VIEW_NO_KADDR);
- * one the kernel would not let profile the kernel sees every kernel frame as the single frame
- * "[kernel]" in "[kernel.kallsyms]" at address 0 (PROFILE_VIEW_NO_KERNEL): consecutive kernel
- * frames of a stack become one, and the flat profile has one kernel row (self: the kernel
- * functions' self counts summed; total: the samples whose stack holds any kernel frame). Which
- * view a reader gets is the caller's policy. */
-#define PROFILE_VIEW_NO_KADDR 1u
-#define PROFILE_VIEW_NO_KERNEL 2u /* implies PROFILE_VIEW_NO_KADDR */
-#define PROFILE_KERNEL_NAME "[kernel]"
-#define PROFILE_KERNEL_MODULE "[kernel.kallsyms]"
-#define PROFILE_ID_KERNEL                                                                          \
-	UINT32_MAX /* the id of the one kernel frame of PROFILE_VIEW_NO_KERNEL                     \
-		    */
-
-/* A kernel frame: kind PROFILE_KIND_KERNEL, or unresolved in the kernel's module. */
-bool profile_func_is_kernel(const struct profile_func *f);
-/* f as seen through view (the strings are f's or static). */
-struct profile_func profile_func_view(const struct profile_func *f, unsigned view);
-
-/* One row of a flat profile as seen through a view: id is a function id, or PROFILE_ID_KERNEL
- * for the merged kernel row. */
-struct profile_row {
-	uint32_t id;
-	struct profile_func f;
-};
-/* The flat profile through view, sorted as profile_sorted sorts. *ret is malloc'd. */
-int profile_flat_view(const struct profile *p, unsigned view, struct profile_row **ret,
-		      size_t *ret_n);
-
-/* The stack ids[0..n) through view into out (room for n): with PROFILE_VIEW_NO_KERNEL each run
- * of kernel frames becomes the one id kid. Returns the length written. */
-size_t profile_stack_view(const struct profile *p, unsigned view, const uint32_t *ids, size_t n,
-			  uint32_t kid, uint32_t *out);
-
-struct profile_folded_opts {
-	size_t max_bytes; /* of the text; 0: no cap */
-	unsigned view;
-};
-struct profile_folded_info {
-	uint64_t stacks;	  /* lines the whole text would have */
-	uint64_t stacks_omitted;  /* of them, left out to stay within max_bytes */
-	uint64_t samples_omitted; /* their samples */
-};
-/* profile_folded through a view and within a byte cap. When the whole text would not fit, the
- * lines are taken heaviest first, as many as fit; info says how many were left out. The text
- * is never built beyond the cap. o and info may be NULL. */
-int profile_folded_view(const struct profile *p, const struct profile_folded_opts *o, char **ret,
-			size_t *ret_len, struct profile_folded_info *info);
-
-/* Address cache: 1 and *id if addr is cached, 0 if not. */
-int profile_cache_get(const struct profile *p, uint64_t addr, uint32_t *id);
-void profile_cache_put(struct profile *p, uint64_t addr, uint32_t id);
-/* Hints, no effect on results: start fetching what profile_cache_get(addr), and what
- * profile_add_hashed(tid, ids, n, hash), will read first. A sample whose tables are out of the
- * cache can issue them for all its frames at once instead of waiting for one miss after
- * another. */
-void profile_cache_prefetch(const struct profile *p, uint64_t addr);
-void profile_prefetch_stack(const struct profile *p, uint64_t hash, const uint32_t *ids, size_t n);
-void profile_cache_clear(struct profile *p);
 
 void profile_get_stats(const struct profile *p, struct profile_stats *st);
 

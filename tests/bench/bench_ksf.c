@@ -41,6 +41,7 @@
 
 #include "kprof/hash.h"
 #include "kprof/ksf.h"
+#include "kprof/ksf_ipf.h"
 
 #include "../prng.h"
 

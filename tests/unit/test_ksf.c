@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "kprof/ksf.h"
+#include "kprof/ksf_ipf.h"
 
 #include "../prng.h"
 

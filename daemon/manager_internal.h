@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* manager_internal.h: what the parts of the manager call in one another and nothing else does:
+ * manager_targets.c (the target list, ending targets, kept profiles), manager_attach.c
+ * (attaching and what starts with a target), manager_watch.c (cgroup and unit watches) and
+ * manager.c (the event loop). Each part calls only those below it, in that order, so the parts
+ * form no cycle. The manager's interface to the rest of kprofd is manager.h. */
+#ifndef KPROF_DAEMON_MANAGER_INTERNAL_H
+#define KPROF_DAEMON_MANAGER_INTERNAL_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "kprof/abi.h"
+#include "manager.h"
+#include "target.h"
+
+/* manager_targets.c */
+
+/* The part of a global limit that non-root users may take: all but an eighth (at least one
+ * kept for root when the limit allows it). */
+unsigned user_share(unsigned limit);
+void drop_target(struct manager *m, struct target *t);
+/* Keep at most max_kept ended profiles, and users within their quotas. */
+void trim_kept(struct manager *m);
+/* Everything the ring buffer holds now, within a bound (a flood must not hold the loop). */
+void drain_all(struct manager *m);
+/* Sampling of t stops: out of kp_targets, its events closed (their counts kept) or its per-CPU
+ * set released. */
+void stop_sampling(struct manager *m, struct target *t);
+/* Stop sampling t; its profile stays. The log line (level, why: "detached", "exited
+ * (status 0)", ...) is written once the samples still in the ring buffer are in, so its count
+ * is the kept profile's. Its symbols stay a little longer (drop_ended_symbols). */
+void end_target(struct manager *m, struct target *t, enum target_state state, int level,
+		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Drop kept profiles older than the configured age. */
+void expire_kept(struct manager *m);
+/* Save ended profiles that changed after they were saved, or whose save failed (when its
+ * back-off is over, or at once when force). */
+void save_dirty(struct manager *m, bool force);
+
+/* manager_watch.c */
+
+void on_cgroup(void *ctx, pid_t tgid, uint64_t cgid, uint64_t start_ticks);
+/* Housekeeping: a watched cgroup removed ends its watch; a unit's, and a watch rule's cgroup,
+ * is waited for (a stopped or restarting service) and watched again when it is back. */
+void check_watches(struct manager *m);
+
+#endif

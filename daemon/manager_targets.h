@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* manager_targets.h: the manager's list of targets and kept profiles (manager_targets.c).
+ * Included by manager.h. */
+#ifndef KPROF_DAEMON_MANAGER_TARGETS_H
+#define KPROF_DAEMON_MANAGER_TARGETS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct manager;
+struct target;
+
+/* The attached target of pid, else its newest kept profile; NULL if none. */
+struct target *manager_find(struct manager *m, pid_t pid);
+/* The same among the targets ok() accepts (the ones a client may see). */
+struct target *manager_find_for(struct manager *m, pid_t pid,
+				bool (*ok)(const struct target *t, void *arg), void *arg);
+/* Add a restored (kept) target. */
+void manager_add_kept(struct manager *m, struct target *t);
+/* Targets attached by watch rules now (attach_opts.rule), and those of one rule. */
+unsigned manager_auto_targets(const struct manager *m, const char *rule);
+
+#endif
