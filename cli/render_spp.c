@@ -252,6 +252,22 @@ static void put_node(FILE *f, const Kprof__SppReply *s, int32_t x)
 static void spp_paths_text(FILE *f, const Kprof__SppReply *s);
 
 /* Anonymous code: no complete profile; each graph's turn of the debug registers. */
+/* A graph's row up to its coefficient (no newline): name, state, share, counted. */
+static void graph_row(FILE *f, const Kprof__SppGraph *g)
+{
+	char name[32];
+
+	if (g->header < 0)
+		snprintf(name, sizeof(name), "outline");
+	else
+		snprintf(name, sizeof(name), "%*sloop@B%d", (int)g->level * 2 - 2, "", g->header);
+	fprintf(f, "  %-14s ", name);
+	render_text(f, g->state ? g->state : "?");
+	fprintf(f, "%*s %6" PRIu64 " %8" PRIu64 "  %11.3f",
+		g->state && strlen(g->state) < 8 ? (int)(8 - strlen(g->state)) : 0, "", g->share,
+		g->counted, g->coefficient);
+}
+
 static void spp_hw_text(FILE *f, const Kprof__SppReply *s)
 {
 	fprintf(
@@ -263,19 +279,9 @@ static void spp_hw_text(FILE *f, const Kprof__SppReply *s)
 	    s->counted, s->complete ? " (complete)" : " (still profiling)", s->hw_given_up);
 	for (size_t i = 0; i < s->n_graphs; i++) {
 		const Kprof__SppGraph *g = s->graphs[i];
-		char name[32];
 
-		if (g->header < 0)
-			snprintf(name, sizeof(name), "outline");
-		else
-			snprintf(name, sizeof(name), "%*sloop@B%d", (int)g->level * 2 - 2, "",
-				 g->header);
-		fprintf(f, "  %-14s ", name);
-		render_text(f, g->state ? g->state : "?");
-		fprintf(f, "%*s %6" PRIu64 " %8" PRIu64 "  %11.3f  %8.0f  %3u  %7u\n",
-			g->state && strlen(g->state) < 8 ? (int)(8 - strlen(g->state)) : 0, "",
-			g->share, g->counted, g->coefficient, g->hw_ms, g->hw_breakpoints,
-			g->hw_assumed);
+		graph_row(f, g);
+		fprintf(f, "  %8.0f  %3u  %7u\n", g->hw_ms, g->hw_breakpoints, g->hw_assumed);
 		if (g->hw_note && g->hw_note[0]) {
 			fputs("      ", f);
 			render_text(f, g->hw_note);
@@ -306,19 +312,8 @@ static void paths_spp(FILE *f, const Kprof__PathsReply *r)
 		s->counted, s->complete ? " (complete)" : " (still profiling)", s->full_counted,
 		s->overlap, s->flat_overlap);
 	for (size_t i = 0; i < s->n_graphs; i++) {
-		const Kprof__SppGraph *g = s->graphs[i];
-		char name[32];
-
-		if (g->header < 0)
-			snprintf(name, sizeof(name), "outline");
-		else
-			snprintf(name, sizeof(name), "%*sloop@B%d", (int)g->level * 2 - 2, "",
-				 g->header);
-		fprintf(f, "  %-14s ", name);
-		render_text(f, g->state ? g->state : "?");
-		fprintf(f, "%*s %6" PRIu64 " %8" PRIu64 "  %11.3f\n",
-			g->state && strlen(g->state) < 8 ? (int)(8 - strlen(g->state)) : 0, "",
-			g->share, g->counted, g->coefficient);
+		graph_row(f, s->graphs[i]);
+		fputc('\n', f);
 	}
 	spp_paths_text(f, s);
 }
