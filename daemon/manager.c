@@ -185,9 +185,9 @@ static void on_exit_rec(void *ctx, pid_t tgid, uint64_t start_ticks, int code)
 		return;
 	/* exit_code is a wait status: low 7 bits the signal, the next 8 the exit status. */
 	t->exit_code = (code & 0x7f) ? -(code & 0x7f) : (code >> 8) & 0xff;
-	end_target(m, t, TARGET_EXITED, t->parent || t->all ? LOG_DEBUG : LOG_INFO,
-		   "exited (%s %d)", t->exit_code < 0 ? "signal" : "status",
-		   t->exit_code < 0 ? -t->exit_code : t->exit_code);
+	manager_end_target(m, t, TARGET_EXITED, t->parent || t->all ? LOG_DEBUG : LOG_INFO,
+			   "exited (%s %d)", t->exit_code < 0 ? "signal" : "status",
+			   t->exit_code < 0 ? -t->exit_code : t->exit_code);
 }
 
 static void on_exec_rec(void *ctx, pid_t tgid, uint64_t start_ticks, const char comm[16])
@@ -227,7 +227,7 @@ static void drop_ended_symbols(struct manager *m)
 		if (t->state == TARGET_EXITED && t->parent && !t->samples && !t->sym) {
 			log_debug("pid %d (%s), a child of %d: no samples, not kept", t->pid,
 				  t->comm, t->parent);
-			drop_target(m, t);
+			manager_drop_target(m, t);
 		}
 	}
 }
@@ -359,10 +359,10 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 		/* An exit the BPF side could not report (ring buffer full) must still be seen,
 		 * also when the PID was taken by another process since. */
 		if (procfs_stat(t->pid, &pst) == -ESRCH || pst.start_ticks != t->start_ticks) {
-			drain_all(m);
+			manager_drain_all(m);
 			if (t->state == TARGET_ATTACHED)
-				end_target(m, t, TARGET_EXITED, t->all ? LOG_DEBUG : LOG_INFO,
-					   "is gone");
+				manager_end_target(m, t, TARGET_EXITED,
+						   t->all ? LOG_DEBUG : LOG_INFO, "is gone");
 			continue;
 		}
 		if (!manager_recheck(m, t)) {
@@ -373,11 +373,11 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 		}
 	}
 	rescan_threads(m);
-	check_watches(m);
+	manager_check_watches(m);
 	sd_notifyf(0, "STATUS=%u targets attached, %u kept, %.0f samples/s", m->n_attached,
 		   m->n_kept, m->rate);
-	expire_kept(m);
-	save_dirty(m, false);
+	manager_expire_kept(m);
+	manager_save_dirty(m, false);
 	check_profile_budget(m);
 	if (m->rate_prev_ns && now > m->rate_prev_ns)
 		m->rate =
@@ -431,7 +431,7 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 	resolve_read_group(m);
 	symbolizer_set_budget(m->sym, (uint64_t)c.symbols_mb << 20,
 			      (uint64_t)c.symbols_per_uid_mb << 20);
-	trim_kept(m);
+	manager_trim_kept(m);
 	if (m->hooks && m->hooks->on_reload)
 		m->hooks->on_reload(m->hooks_ud);
 	log_info("reloaded the settings: %u Hz default, %u targets, %u kept, %u clients",
@@ -474,7 +474,7 @@ static const struct ringbuf_ops ringbuf_ops = {
     .on_exec = on_exec_rec,
     .on_thread = on_thread,
     .on_fork = on_fork,
-    .on_cgroup = on_cgroup,
+    .on_cgroup = manager_on_cgroup,
     .on_watch = on_watch_rec,
     .on_hwbp = on_hwbp,
 };
@@ -625,13 +625,14 @@ static void manager_stop_targets(struct manager *m)
 	for (t = m->targets; t; t = next) {
 		next = t->next;
 		if (t->state == TARGET_ATTACHED) {
-			end_target(m, t, TARGET_DETACHED, LOG_INFO, "detached: kprofd stopping");
+			manager_end_target(m, t, TARGET_DETACHED, LOG_INFO,
+					   "detached: kprofd stopping");
 			n++;
 		}
 	}
 	while (ringbuf_drain(m->ringbuf) > 0)
 		;
-	save_dirty(m, true);
+	manager_save_dirty(m, true);
 	if (n)
 		log_info("stopping: %u attached profiles ended%s", n,
 			 m->store ? " and saved" : " (no state directory: not saved)");

@@ -46,8 +46,8 @@ static int on_duration(sd_event_source *s, uint64_t usec, void *userdata)
 		t = t->next;
 	if (!t)
 		return sd_event_source_set_enabled(s, SD_EVENT_OFF);
-	end_target(m, t, TARGET_DETACHED, LOG_INFO, "detached: duration of %us over",
-		   t->duration_sec);
+	manager_end_target(m, t, TARGET_DETACHED, LOG_INFO, "detached: duration of %us over",
+			   t->duration_sec);
 	return 0;
 }
 
@@ -235,7 +235,7 @@ static int check_quotas(struct manager *m, uid_t by, unsigned freq, char *errbuf
 		if (!seen && nmine < KPROF_MAX_FREQ_SETS)
 			my_freqs[nmine++] = t->freq;
 	}
-	if (m->n_attached >= user_share(m->conf.max_targets)) {
+	if (m->n_attached >= manager_user_share(m->conf.max_targets)) {
 		snprintf(
 		    errbuf, errlen,
 		    "too many targets: %u attached; the last of the %u slots are kept for root",
@@ -297,7 +297,7 @@ static int start_sampling(struct manager *m, struct target *t, char *errbuf, siz
 		return 0;
 	/* Users leave the last eighth of the thread events to root, as with every limit. */
 	if (t->by != 0)
-		lim.max_total = user_share(lim.max_total);
+		lim.max_total = manager_user_share(lim.max_total);
 	err = sampler_target_new(m->sampler, t->pid, t->freq, t->children, &lim, &t->events, errbuf,
 				 errlen);
 	if (err < 0) {
@@ -359,7 +359,8 @@ static int attach_admit(struct manager *m, struct target *old, pid_t pid,
 	/* An attach of a process system-wide mode profiles takes it over with its own settings
 	 * (ARCHITECTURE.md §1.2.5); the --all profile is kept, as any detached one. */
 	if (old && old->state == TARGET_ATTACHED) {
-		end_target(m, old, TARGET_DETACHED, LOG_INFO, "detached: taken over by an attach");
+		manager_end_target(m, old, TARGET_DETACHED, LOG_INFO,
+				   "detached: taken over by an attach");
 		m->all_taken_over++;
 	}
 	err = check_quotas(m, o->by, o->freq, errbuf, errlen);
@@ -468,7 +469,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 	if (o.calls) {
 		err = start_calls(m, t, &o, errbuf, errlen);
 		if (err < 0) {
-			stop_sampling(m, t);
+			manager_stop_sampling(m, t);
 			target_free(t);
 			return err;
 		}
@@ -494,13 +495,13 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 void manager_forget(struct manager *m, struct target *t)
 {
 	if (t->state == TARGET_ATTACHED) {
-		stop_sampling(m, t);
+		manager_stop_sampling(m, t);
 		t->duration_timer = sd_event_source_disable_unref(t->duration_timer);
 		calls_off(&t->calls);
 		t->calls.timer = sd_event_source_disable_unref(t->calls.timer);
 	}
 	log_info("pid %d (%s): attach undone, nothing kept", t->pid, t->comm);
-	drop_target(m, t);
+	manager_drop_target(m, t);
 }
 
 int manager_detach(struct manager *m, struct target *t)
@@ -508,7 +509,7 @@ int manager_detach(struct manager *m, struct target *t)
 	if (t->state != TARGET_ATTACHED)
 		return -ENOENT;
 	/* --all's targets come and go by the hundred: syswide.c says how many. */
-	end_target(m, t, TARGET_DETACHED, t->all ? LOG_DEBUG : LOG_INFO, "detached");
+	manager_end_target(m, t, TARGET_DETACHED, t->all ? LOG_DEBUG : LOG_INFO, "detached");
 	return 0;
 }
 
@@ -530,9 +531,10 @@ bool manager_recheck(struct manager *m, struct target *t)
 		t->uid = owner;
 		return false;
 	}
-	end_target(m, t, TARGET_DETACHED, LOG_WARNING,
-		   "ended: credentials changed away from uid %u (uids %u/%u/%u, %sdumpable)",
-		   t->uid, id.ruid, id.euid, id.suid, id.dumpable ? "" : "not ");
+	manager_end_target(
+	    m, t, TARGET_DETACHED, LOG_WARNING,
+	    "ended: credentials changed away from uid %u (uids %u/%u/%u, %sdumpable)", t->uid,
+	    id.ruid, id.euid, id.suid, id.dumpable ? "" : "not ");
 	return true;
 }
 

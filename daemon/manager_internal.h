@@ -18,31 +18,31 @@
 
 /* The part of a global limit that non-root users may take: all but an eighth (at least one
  * kept for root when the limit allows it). */
-unsigned user_share(unsigned limit);
-void drop_target(struct manager *m, struct target *t);
+unsigned manager_user_share(unsigned limit);
+void manager_drop_target(struct manager *m, struct target *t);
 /* Keep at most max_kept ended profiles, and users within their quotas. */
-void trim_kept(struct manager *m);
+void manager_trim_kept(struct manager *m);
 /* Everything the ring buffer holds now, within a bound (a flood must not hold the loop). */
-void drain_all(struct manager *m);
+void manager_drain_all(struct manager *m);
 /* Sampling of t stops: out of kp_targets, its events closed (their counts kept) or its per-CPU
  * set released. */
-void stop_sampling(struct manager *m, struct target *t);
+void manager_stop_sampling(struct manager *m, struct target *t);
 /* Stop sampling t; its profile stays. The log line (level, why: "detached", "exited
  * (status 0)", ...) is written once the samples still in the ring buffer are in, so its count
  * is the kept profile's. Its symbols stay a little longer (drop_ended_symbols). */
-void end_target(struct manager *m, struct target *t, enum target_state state, int level,
-		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void manager_end_target(struct manager *m, struct target *t, enum target_state state, int level,
+			const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* Drop kept profiles older than the configured age. */
-void expire_kept(struct manager *m);
+void manager_expire_kept(struct manager *m);
 /* Save ended profiles that changed after they were saved, or whose save failed (when its
  * back-off is over, or at once when force). */
-void save_dirty(struct manager *m, bool force);
+void manager_save_dirty(struct manager *m, bool force);
 
 /* manager_watch.c */
 
-void on_cgroup(void *ctx, pid_t tgid, uint64_t cgid, uint64_t start_ticks);
+void manager_on_cgroup(void *ctx, pid_t tgid, uint64_t cgid, uint64_t start_ticks);
 /* Housekeeping: a watched cgroup removed ends its watch; a unit's, and a watch rule's cgroup,
  * is waited for (a stopped or restarting service) and watched again when it is back. */
-void check_watches(struct manager *m);
+void manager_check_watches(struct manager *m);
 
 #endif

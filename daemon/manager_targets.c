@@ -65,7 +65,7 @@ struct target *manager_find(struct manager *m, pid_t pid)
 
 /* The part of a global limit that non-root users may take: all but an eighth (at least one
  * kept for root when the limit allows it). */
-unsigned user_share(unsigned limit)
+unsigned manager_user_share(unsigned limit)
 {
 	unsigned reserve = limit / 8;
 
@@ -84,7 +84,7 @@ static void unlink_target(struct manager *m, struct target *t)
 	}
 }
 
-void drop_target(struct manager *m, struct target *t)
+void manager_drop_target(struct manager *m, struct target *t)
 {
 	unlink_target(m, t);
 	if (m->store)
@@ -154,13 +154,14 @@ static struct target *kept_victim(struct manager *m)
 		if (!oldest || drops_before(t, oldest))
 			oldest = t;
 	}
-	if (users > user_share(m->conf.max_kept) || (m->n_kept > m->conf.max_kept && user_oldest))
+	if (users > manager_user_share(m->conf.max_kept) ||
+	    (m->n_kept > m->conf.max_kept && user_oldest))
 		return user_oldest;
 	return m->n_kept > m->conf.max_kept ? oldest : NULL;
 }
 
 /* Keep at most max_kept ended profiles, and users within their quotas. */
-void trim_kept(struct manager *m)
+void manager_trim_kept(struct manager *m)
 {
 	struct target *t;
 
@@ -170,7 +171,7 @@ void trim_kept(struct manager *m)
 			"for one user)",
 			t->pid, t->comm, t->uid, m->conf.max_kept, m->conf.max_kept_per_uid);
 		m->all_kept_dropped += t->all;
-		drop_target(m, t);
+		manager_drop_target(m, t);
 	}
 }
 
@@ -222,7 +223,7 @@ static void save_target(struct manager *m, struct target *t)
 }
 
 /* Everything the ring buffer holds now, within a bound (a flood must not hold the loop). */
-void drain_all(struct manager *m)
+void manager_drain_all(struct manager *m)
 {
 	for (int i = 0; i < 64 && ringbuf_drain(m->ringbuf) > 0; i++)
 		;
@@ -230,7 +231,7 @@ void drain_all(struct manager *m)
 
 /* Sampling of t stops: out of kp_targets, its events closed (their counts kept) or its per-CPU
  * set released. */
-void stop_sampling(struct manager *m, struct target *t)
+void manager_stop_sampling(struct manager *m, struct target *t)
 {
 	loader_target_del(m->loader, t->pid);
 	if (t->per_cpu) {
@@ -253,8 +254,8 @@ void stop_sampling(struct manager *m, struct target *t)
 	}
 }
 
-void end_target(struct manager *m, struct target *t, enum target_state state, int level,
-		const char *fmt, ...)
+void manager_end_target(struct manager *m, struct target *t, enum target_state state, int level,
+			const char *fmt, ...)
 {
 	char why[256];
 	va_list ap;
@@ -264,14 +265,14 @@ void end_target(struct manager *m, struct target *t, enum target_state state, in
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	stop_sampling(m, t);
+	manager_stop_sampling(m, t);
 	/* An exited process writes no more symbols: read its perf map and jitdump a last time
 	 * before the samples still in the ring buffer are named (a short process's samples are
 	 * mostly drained here, after its exit). */
 	if (state == TARGET_EXITED)
 		tsym_gone(t->sym);
 	/* Samples already in the ring buffer still belong to this profile. */
-	drain_all(m);
+	manager_drain_all(m);
 	/* What the last read of its perf map and jitdump names, before the profile is kept. */
 	target_names_update(t, true);
 	tsym_done(t->sym);
@@ -287,7 +288,7 @@ void end_target(struct manager *m, struct target *t, enum target_state state, in
 	m->n_attached--;
 	m->n_kept++;
 	save_target(m, t);
-	trim_kept(m);
+	manager_trim_kept(m);
 }
 
 void manager_add_kept(struct manager *m, struct target *t)
@@ -302,11 +303,11 @@ void manager_add_kept(struct manager *m, struct target *t)
 	t->next = m->targets;
 	m->targets = t;
 	m->n_kept++;
-	trim_kept(m);
+	manager_trim_kept(m);
 }
 
 /* Drop kept profiles older than the configured age. */
-void expire_kept(struct manager *m)
+void manager_expire_kept(struct manager *m)
 {
 	uint64_t now = now_ns(CLOCK_REALTIME), max = m->conf.kept_max_age_sec * 1000000000ULL;
 	struct target *t, *next;
@@ -318,14 +319,14 @@ void expire_kept(struct manager *m)
 		if (t->state != TARGET_ATTACHED && now - t->ended_ns > max) {
 			log_info("dropping the kept profile of pid %d (%s): older than %u s",
 				 t->pid, t->comm, m->conf.kept_max_age_sec);
-			drop_target(m, t);
+			manager_drop_target(m, t);
 		}
 	}
 }
 
 /* Save ended profiles that changed after they were saved, or whose save failed (when its
  * back-off is over, or at once when force). */
-void save_dirty(struct manager *m, bool force)
+void manager_save_dirty(struct manager *m, bool force)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 

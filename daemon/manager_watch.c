@@ -70,7 +70,7 @@ static int watch_attach(struct manager *m, struct cgwatch *w, pid_t pid, uint64_
 	return 0;
 }
 
-void on_cgroup(void *ctx, pid_t tgid, uint64_t cgid, uint64_t start_ticks)
+void manager_on_cgroup(void *ctx, pid_t tgid, uint64_t cgid, uint64_t start_ticks)
 {
 	struct manager *m = ctx;
 
@@ -107,7 +107,8 @@ int manager_watch(struct manager *m, const char *cgroup, const char *unit,
 	if (!w)
 		return -ENOMEM;
 	err = cgroup ? cgroup_resolve(cgroup, &w->ref) : cgroup_of_unit(unit, &w->ref);
-	/* A watch rule's cgroup or unit that is not there yet is waited for (check_watches). */
+	/* A watch rule's cgroup or unit that is not there yet is waited for
+	 * (manager_check_watches). */
 	w->waiting = err == -ENOENT && o->rule;
 	if (err < 0 && !w->waiting) {
 		snprintf(
@@ -169,8 +170,8 @@ unsigned manager_unwatch(struct manager *m, struct cgwatch *w)
 		}
 	for (struct target *t = m->targets; t; t = t->next)
 		if (t->state == TARGET_ATTACHED && t->cgroup && !strcmp(t->cgroup, w->name)) {
-			end_target(m, t, TARGET_DETACHED, LOG_DEBUG,
-				   "detached (%s no longer watched)", w->name);
+			manager_end_target(m, t, TARGET_DETACHED, LOG_DEBUG,
+					   "detached (%s no longer watched)", w->name);
 			n++;
 		}
 	log_info("%s no longer watched: %u processes detached", w->name, n);
@@ -204,7 +205,7 @@ static void watch_rebind(struct manager *m, struct cgwatch *w, const struct cgro
 
 /* Housekeeping: a watched cgroup removed ends its watch; a unit's, and a watch rule's cgroup,
  * is waited for (a stopped or restarting service) and watched again when it is back. */
-void check_watches(struct manager *m)
+void manager_check_watches(struct manager *m)
 {
 	for (unsigned i = 0; i < m->n_watches;) {
 		struct cgwatch *w = m->watches[i];

@@ -69,7 +69,7 @@ static void maps_drop(struct tsym *ts)
 	if (!ts->maps)
 		return;
 	for (size_t i = 0; i < procmaps_count(ts->maps); i++)
-		elf_put(ts->sz, ts->map_elf[i]);
+		symbolize_elf_put(ts->sz, ts->map_elf[i]);
 	free(ts->map_elf);
 	procmaps_free(ts->maps);
 	ts->map_elf = NULL;
@@ -108,7 +108,7 @@ static int maps_load(struct tsym *ts)
 	ts->map_elf = map_elf;
 	ts->maps = pm;
 	ts->gen++;
-	root_update(ts);
+	symbolize_root_update(ts);
 	maps_open_elf(ts);
 	return 0;
 }
@@ -123,9 +123,9 @@ static struct elf_entry *mapping_elf(struct tsym *ts, size_t idx, const struct p
 
 	if (ts->map_elf[idx])
 		return ts->map_elf[idx];
-	ts->map_elf[idx] = &elf_none;
+	ts->map_elf[idx] = &symbolize_elf_none;
 	if (m->path[0] != '/' || !m->inode || ts->gone)
-		return &elf_none;
+		return &symbolize_elf_none;
 	/* map_files reaches the very file mapped, even deleted or in another mount namespace. */
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", ts->pid,
 		 (unsigned long long)m->start, (unsigned long long)m->end);
@@ -142,10 +142,10 @@ static struct elf_entry *mapping_elf(struct tsym *ts, size_t idx, const struct p
 			log_debug("pid %d: %s not read: %s", ts->pid, m->path, why);
 	}
 	if (fd < 0)
-		return &elf_none;
-	ts->map_elf[idx] = elf_get(ts, fd, &st, m->path);
-	if (ts->map_elf[idx] != &elf_none && !ts->map_elf[idx]->failed)
-		debug_attach(ts, ts->map_elf[idx], m->path);
+		return &symbolize_elf_none;
+	ts->map_elf[idx] = symbolize_elf_get(ts, fd, &st, m->path);
+	if (ts->map_elf[idx] != &symbolize_elf_none && !ts->map_elf[idx]->failed)
+		symbolize_debug_attach(ts, ts->map_elf[idx], m->path);
 	return ts->map_elf[idx];
 }
 
@@ -170,7 +170,7 @@ static void maps_carry(struct tsym *ts, const struct procmaps *pm, struct elf_en
 
 		if (!e || !maps_same(m, o))
 			continue;
-		if (e != &elf_none)
+		if (e != &symbolize_elf_none)
 			e->refs++;
 		map_elf[i] = e;
 	}
@@ -521,7 +521,7 @@ static bool elf_lookup(struct tsym *ts, const struct procmaps_entry *m, size_t i
 	const struct symtab_sym *s = NULL;
 	uint64_t vaddr;
 
-	if (e == &elf_none || e->failed)
+	if (e == &symbolize_elf_none || e->failed)
 		return false;
 	/* The debug file's program headers are the file's: one vaddr for both. Its names win,
 	 * unless the file's own symbol is the closer one: the PLT entries are named from the
@@ -565,7 +565,7 @@ static bool elf_lookup(struct tsym *ts, const struct procmaps_entry *m, size_t i
  * process wrote itself (JIT code without a perf map). */
 static void name_by_mapping(const struct procmaps_entry *m, struct sym_result *r)
 {
-	const char *base = m->path[0] ? base_name(m->path) : "[anon]";
+	const char *base = m->path[0] ? symbolize_base_name(m->path) : "[anon]";
 
 	r->module = base;
 	if (base[0] == '[') {
@@ -590,7 +590,7 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 		const struct symtab_sym *s;
 
 		if (!ts->sz->kallsyms_tried)
-			kallsyms_load(ts->sz);
+			symbolize_kallsyms_load(ts->sz);
 		r->module = "[kernel.kallsyms]";
 		s = ts->sz->kallsyms ? symtab_lookup(ts->sz->kallsyms, addr) : NULL;
 		if (s) {
@@ -605,7 +605,7 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 	m = find_mapping(ts, addr, &idx);
 	if (m && m->path[0] == '/' && elf_lookup(ts, m, idx, addr, r))
 		return;
-	if (m && vdso_lookup(ts->sz, m, addr, r))
+	if (m && symbolize_vdso_lookup(ts->sz, m, addr, r))
 		return;
 	/* Not found: maybe the JIT wrote the symbol since the last read. */
 	if (!ts->gone && now_ns(CLOCK_MONOTONIC) - ts->pm_refreshed_ns > PERFMAP_REFRESH_MIN_NS) {
@@ -633,7 +633,7 @@ int tsym_foreach_mapping(const struct tsym *ts, tsym_mapping_fn fn, void *userda
 
 		if (!procmaps_is_exec(m) || m->path[0] != '/')
 			continue;
-		if (e && e != &elf_none && !e->failed) {
+		if (e && e != &symbolize_elf_none && !e->failed) {
 			elfsym_build_id_hex(&e->es, tm.build_id, sizeof(tm.build_id));
 			tm.has_vaddr = e->es.nloads > 0;
 			tm.vaddr = elfsym_vaddr(&e->es, m->offset);

@@ -35,7 +35,7 @@
 #include "symbolize_elf.h"
 #include "symbolize_internal.h"
 
-struct elf_entry elf_none; /* marks "looked up, nothing usable" in map_elf */
+struct elf_entry symbolize_elf_none; /* marks "looked up, nothing usable" in map_elf */
 
 static ssize_t read_file(const char *path, char **ret, size_t max)
 {
@@ -73,7 +73,7 @@ static ssize_t kallsyms_stdin(char **buf, size_t max)
 	return n;
 }
 
-void kallsyms_load(struct symbolizer *sz)
+void symbolize_kallsyms_load(struct symbolizer *sz)
 {
 	_cleanup_free_ char *buf = NULL;
 	const char *from = "standard input (/proc/kallsyms opened by the service manager)";
@@ -122,7 +122,7 @@ void kallsyms_load(struct symbolizer *sz)
 /* Kept from the last read of the maps (attach, exec, re-reads), not opened when needed: the
  * files of a process that exited before its samples were read are still reached through it,
  * and a PID reused meanwhile cannot send kprofd into another process's root. */
-void root_update(struct tsym *ts)
+void symbolize_root_update(struct tsym *ts)
 {
 	int fd = tfile_proc_root(ts->pid);
 
@@ -234,7 +234,7 @@ static int debug_try(struct tsym *ts, int root, const char *rel, struct elf_entr
  * per target: a file shared by targets of several roots or mount namespaces (a host library
  * bind-mounted into a container) is looked for again by the next one (neither a root's inode
  * nor a namespace's inode number tells them apart: both are reused). */
-void debug_attach(struct tsym *ts, struct elf_entry *e, const char *path)
+void symbolize_debug_attach(struct tsym *ts, struct elf_entry *e, const char *path)
 {
 	static const char *const link_fmt[] = {"%.*s%s", "%.*s.debug/%s", DEBUG_DIR "/%.*s%s"};
 	char rel[4096], hex[2 * ELFSYM_BUILD_ID_MAX + 1];
@@ -290,9 +290,9 @@ static void elf_entry_free(struct symbolizer *sz, struct elf_entry *e)
 
 /* An unused entry stays cached (libc's symbols serve the next target) only if it is charged
  * to root: a user's budget is not held by files none of its targets maps any more. */
-void elf_put(struct symbolizer *sz, struct elf_entry *e)
+void symbolize_elf_put(struct symbolizer *sz, struct elf_entry *e)
 {
-	if (!e || e == &elf_none || --e->refs)
+	if (!e || e == &symbolize_elf_none || --e->refs)
 		return;
 	if (e->uid == 0 && e->dbg_uid != 0)
 		debug_drop(sz, e); /* a user's debug file: looked for again by the next target */
@@ -307,7 +307,7 @@ void elf_put(struct symbolizer *sz, struct elf_entry *e)
 	elf_entry_free(sz, e);
 }
 
-const char *base_name(const char *path)
+const char *symbolize_base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
 
@@ -316,7 +316,8 @@ const char *base_name(const char *path)
 
 /* The cached symbols of the file open at fd (a mapping of path, checked by tfile_open),
  * loading them on first use, charged to the target's uid. */
-struct elf_entry *elf_get(struct tsym *ts, int fd, const struct stat *sp, const char *path)
+struct elf_entry *symbolize_elf_get(struct tsym *ts, int fd, const struct stat *sp,
+				    const char *path)
 {
 	struct symbolizer *sz = ts->sz;
 	struct elf_entry *e;
@@ -338,18 +339,19 @@ struct elf_entry *elf_get(struct tsym *ts, int fd, const struct stat *sp, const 
 	if (sz->nelf < ELF_CACHE_MAX)
 		slot = sz->nelf++;
 	else if (slot < 0)
-		return &elf_none; /* every cached file is in use: leave this one unsymbolized */
+		return &symbolize_elf_none; /* every cached file is in use: leave this one
+					       unsymbolized */
 	else
 		elf_entry_free(sz, sz->elf[slot]);
 	e = calloc(1, sizeof(*e));
 	if (!e) {
 		sz->elf[slot] = sz->elf[--sz->nelf];
-		return &elf_none;
+		return &symbolize_elf_none;
 	}
 	e->dev = st.st_dev;
 	e->ino = st.st_ino;
 	e->mtime = st.st_mtim;
-	e->module = strdup(base_name(path));
+	e->module = strdup(symbolize_base_name(path));
 	e->uid = ts->uid;
 	room = budget_room(sz->budget, ts->uid);
 	err = room ? elfsym_load_fd(fd, room, &e->es) : -ENOSPC;
@@ -445,8 +447,8 @@ static void vdso_load(struct symbolizer *sz)
 		log_debug("vdso: %zu functions", symtab_count(sz->vdso.syms));
 }
 
-bool vdso_lookup(struct symbolizer *sz, const struct procmaps_entry *m, uint64_t addr,
-		 struct sym_result *r)
+bool symbolize_vdso_lookup(struct symbolizer *sz, const struct procmaps_entry *m, uint64_t addr,
+			   struct sym_result *r)
 {
 	const struct symtab_sym *s;
 

@@ -89,7 +89,7 @@ struct tsym {
 };
 
 /* Marks "looked up, nothing usable" in map_elf (symbolize_elf.c). */
-extern struct elf_entry elf_none;
+extern struct elf_entry symbolize_elf_none;
 
 /* Whether the debug file's names may be shown for ts: the file is root's or the target's. */
 static __attribute__((unused)) bool debug_trusted(const struct tsym *ts, const struct elf_entry *e)
@@ -98,12 +98,12 @@ static __attribute__((unused)) bool debug_trusted(const struct tsym *ts, const s
 	       (e->dbg_owner == 0 || e->dbg_owner == ts->uid || e->dbg_owner == ts->euid);
 }
 
-void kallsyms_load(struct symbolizer *sz);
+void symbolize_kallsyms_load(struct symbolizer *sz);
 
 /* Kept from the last read of the maps (attach, exec, re-reads), not opened when needed: the
  * files of a process that exited before its samples were read are still reached through it,
  * and a PID reused meanwhile cannot send kprofd into another process's root. */
-void root_update(struct tsym *ts);
+void symbolize_root_update(struct tsym *ts);
 
 /* A new fd of the target's root (O_PATH), or a negative errno. */
 int tsym_root(struct tsym *ts);
@@ -115,17 +115,18 @@ int tsym_root(struct tsym *ts);
  * per target: a file shared by targets of several roots or mount namespaces (a host library
  * bind-mounted into a container) is looked for again by the next one (neither a root's inode
  * nor a namespace's inode number tells them apart: both are reused). */
-void debug_attach(struct tsym *ts, struct elf_entry *e, const char *path);
+void symbolize_debug_attach(struct tsym *ts, struct elf_entry *e, const char *path);
 
 /* An unused entry stays cached (libc's symbols serve the next target) only if it is charged
  * to root: a user's budget is not held by files none of its targets maps any more. */
-void elf_put(struct symbolizer *sz, struct elf_entry *e);
-const char *base_name(const char *path);
+void symbolize_elf_put(struct symbolizer *sz, struct elf_entry *e);
+const char *symbolize_base_name(const char *path);
 
 /* The cached symbols of the file open at fd (a mapping of path, checked by tfile_open),
  * loading them on first use, charged to the target's uid. */
-struct elf_entry *elf_get(struct tsym *ts, int fd, const struct stat *sp, const char *path);
-bool vdso_lookup(struct symbolizer *sz, const struct procmaps_entry *m, uint64_t addr,
-		 struct sym_result *r);
+struct elf_entry *symbolize_elf_get(struct tsym *ts, int fd, const struct stat *sp,
+				    const char *path);
+bool symbolize_vdso_lookup(struct symbolizer *sz, const struct procmaps_entry *m, uint64_t addr,
+			   struct sym_result *r);
 
 #endif
