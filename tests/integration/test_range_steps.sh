@@ -54,56 +54,26 @@ for i in 1 2 3 4 5 6 7 8; do [ "$(cat "$TDIR/par.$i")" = "$ALL" ] || bad=$((bad 
 	fail "concurrent ranges" "$bad wrong: $(cat "$TDIR"/par.*)"
 
 # Raw clients: one that leaves while its range is merged, one that pipelines two requests.
+cp "$(dirname "$0")/kpraw.py" "$TDIR/"
 cat >"$TDIR/raw.py" <<'PY'
 import socket, struct, sys
+from kpraw import field, frame, varint, top_fields, recv_frame, STATUS
 sock, mode, pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
-def varint(n):
-    out = b''
-    while True:
-        b, n = n & 0x7f, n >> 7
-        if not n: return out + bytes([b])
-        out += bytes([b | 0x80])
-def field(f, body): return varint(f << 3 | 2) + varint(len(body)) + body
-def frame(body): return struct.pack('>I', len(body)) + body
-def rd(buf, i):
-    n = s = 0
-    while True:
-        b = buf[i]; i += 1; n |= (b & 0x7f) << s; s += 7
-        if not b & 0x80: return n, i
-def top_fields(buf):
-    i, out = 0, []
-    while i < len(buf):
-        key, i = rd(buf, i)
-        f, wt = key >> 3, key & 7
-        if wt == 0: v, i = rd(buf, i)
-        elif wt == 2:
-            n, i = rd(buf, i); v = buf[i:i + n]; i += n
-        else: break
-        out.append(f)
-    return out
-def recv_n(s, n):
-    b = b''
-    while len(b) < n:
-        c = s.recv(n - len(b))
-        if not c: return None
-        b += c
-    return b
-# ReportRequest{pid, since_ns = 1} in Request.report (5); StatusRequest in Request.status (4).
-REPORT = frame(field(5, varint(1 << 3) + varint(pid) + varint(120 << 3) + varint(1)))
-STATUS = frame(field(4, b''))
-s = socket.socket(socket.AF_UNIX); s.connect(sock)
+# ReportRequest{pid, since_ns = 1} in Request.report (5).
+REPORT = field(5, varint(1 << 3) + varint(pid) + varint(120 << 3) + varint(1))
 if mode == 'leave':
     for _ in range(20):
-        c = socket.socket(socket.AF_UNIX); c.connect(sock); c.sendall(REPORT); c.close()
+        c = socket.socket(socket.AF_UNIX); c.connect(sock); c.sendall(frame(REPORT)); c.close()
     print('left')
 elif mode == 'pipeline':
-    s.settimeout(20)
-    s.sendall(REPORT + STATUS)
+    s = socket.socket(socket.AF_UNIX); s.settimeout(20); s.connect(sock)
+    s.sendall(frame(REPORT) + frame(STATUS))
     got = []
     for _ in range(2):
-        h = recv_n(s, 4)
-        body = recv_n(s, struct.unpack('>I', h)[0]) if h else None
-        got.append(','.join(map(str, top_fields(body))) if body else 'none')
+        try:
+            got.append(','.join(map(str, top_fields(recv_frame(s)))))
+        except (ConnectionError, OSError):
+            got.append('none')
     print(' '.join(got))
 PY
 python3 "$TDIR/raw.py" "$SOCK" leave "$MJ" >/dev/null

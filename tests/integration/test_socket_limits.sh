@@ -20,35 +20,11 @@ restore() {
 trap restore EXIT
 
 # A raw client: `cl.py SOCK MODE ARGS`; modes below. Replies are decoded just enough here.
+cp "$(dirname "$0")/kpraw.py" "$TDIR/"
 cat >"$TDIR/cl.py" <<'PY'
 import socket, struct, sys, time
 sock, mode, args = sys.argv[1], sys.argv[2], sys.argv[3:]
-def varint(n):
-    out = b''
-    while True:
-        b, n = n & 0x7f, n >> 7
-        if not n: return out + bytes([b])
-        out += bytes([b | 0x80])
-def field(f, body): return varint(f << 3 | 2) + varint(len(body)) + body
-def frame(body): return struct.pack('>I', len(body)) + body
-def fields(buf):
-    i, out = 0, {}
-    while i < len(buf):
-        key, i = rd(buf, i)
-        f, wt = key >> 3, key & 7
-        if wt == 0: v, i = rd(buf, i)
-        elif wt == 2:
-            n, i = rd(buf, i); v = buf[i:i + n]; i += n
-        elif wt == 1: v = buf[i:i + 8]; i += 8
-        elif wt == 5: v = buf[i:i + 4]; i += 4
-        else: break
-        out[f] = v
-    return out
-def rd(buf, i):
-    n = s = 0
-    while True:
-        b = buf[i]; i += 1; n |= (b & 0x7f) << s; s += 7
-        if not b & 0x80: return n, i
+from kpraw import varint, field, frame, top_fields as fields
 def connect():
     s = socket.socket(socket.AF_UNIX); s.connect(sock); return s
 def recv_n(s, n):
