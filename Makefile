@@ -241,12 +241,13 @@ test: all $(UNIT_BINS)
 	BUILD=$(BUILD) RESULTS_FILE=$(RESULTS_FILE) bash tests/run.sh
 
 # Everything CI runs (the README's test command): the tests, the tests on a sanitized build, and
-# a bounded run of every fuzz target.
+# a bounded run of every fuzz target. Builds use every CPU (the tests themselves run one by one).
+NPROC := $(shell nproc 2>/dev/null || echo 2)
 check:
 	@rm -f $(BUILD)/check-results; mkdir -p $(BUILD)
 	@st=0; \
-	$(MAKE) test RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
-	$(MAKE) test-asan RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
+	$(MAKE) -j$(NPROC) test RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
+	$(MAKE) -j$(NPROC) test-asan RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
 	$(MAKE) fuzz FUZZ_SECONDS=5 FUZZ_JOBS=2 RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
 	awk '{ p += $$1; f += $$2; s += $$3 } END { printf "total: %d passed, %d failed, %d skipped\n", p, f, s }' \
 		$(BUILD)/check-results; \

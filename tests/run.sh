@@ -6,6 +6,8 @@
 # run as root; without root, only those whose header comment says "Needs no root". Each
 # integration test's time is printed after its lines, for the suite's time budget.
 set -u
+# Tests that run make themselves do it as from a shell, not as jobs of make check's -j.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 BUILD=${BUILD:-build}
 cd "$(dirname "$0")/.."
 passed=0 failed=0 skipped=0
