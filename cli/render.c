@@ -1017,13 +1017,26 @@ static void paths_hw_json(FILE *f, const Kprof__PathsReply *r)
 	fputc(']', f);
 }
 
+/* A --structural trace of anonymous code: its turns are the structure graphs' (render_spp.c). */
+static bool hw_structural(const Kprof__PathsReply *r)
+{
+	return r->hw && r->spp && r->spp->hw;
+}
+
 static void paths_hw_text(FILE *f, const Kprof__PathsReply *r)
 {
 	if (!r->hw)
 		return;
-	fputs("\nBranches (hardware breakpoints on anonymous code; exact over the time covered):\n"
-	      "  BLOCK  ADDRESS             COND       TAKEN   NOT TAKEN  COVERED  LOOP\n",
-	      f);
+	if (hw_structural(r))
+		fputs("\nThe debug registers went to the structure graphs in turn (the structural "
+		      "profile below), not to\nbranch counts and k-iteration paths: trace without "
+		      "--structural for those.\n",
+		      f);
+	else
+		fputs("\nBranches (hardware breakpoints on anonymous code; exact over the time "
+		      "covered):\n"
+		      "  BLOCK  ADDRESS             COND       TAKEN   NOT TAKEN  COVERED  LOOP\n",
+		      f);
 	for (size_t i = 0; i < r->n_branches; i++) {
 		const Kprof__BranchCount *b = r->branches[i];
 
@@ -1263,6 +1276,8 @@ void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 		fputc('\n', f);
 	}
 	paths_hw_text(f, r);
+	if (hw_structural(r))
+		return;
 	if (r->edge_profile) {
 		fputs("\nEdge profile: ", f);
 		put_text(f, r->function ? r->function : "the function", 0);

@@ -176,19 +176,38 @@ struct find {
 	const char *name;
 	uint64_t addr;
 	bool by_addr;
+	bool exact;	 /* hit is the name itself, not a name that starts with it */
+	unsigned others; /* other names that start with it (V8's "JS:*f FILE:LINE:COL") */
+	char other[160]; /* one of them */
 	struct perfmap_sym hit;
 	char *hit_name;
 	int err;
 };
 
+/* Does the perf-map name s stand for the name a user typed: equal, or it followed by a space
+ * and the rest (V8 and others append the source: "JS:*fig1 /app/f.js:11:14")? 2, 1 or 0. */
+static int name_match(const char *s, const char *typed)
+{
+	size_t n = strlen(typed);
+
+	if (!strcmp(s, typed))
+		return 2;
+	return n && !strncmp(s, typed, n) && s[n] == ' ';
+}
+
 static int find_cb(const struct perfmap_sym *s, void *userdata)
 {
 	struct find *f = userdata;
-	bool match = f->by_addr ? (f->addr >= s->start && f->addr - s->start < s->size)
-				: !strcmp(s->name, f->name);
+	int m = f->by_addr ? (f->addr >= s->start && f->addr - s->start < s->size ? 2 : 0)
+			   : name_match(s->name, f->name);
 
-	if (!match)
+	if (!m || (f->exact && m < 2))
 		return 0;
+	if (m < 2 && f->hit_name && strcmp(f->hit_name, s->name) && !f->others++)
+		snprintf(f->other, sizeof(f->other), "%s", f->hit_name); /* starts the same */
+	if (m == 2 && !f->exact)
+		f->others = 0;
+	f->exact = m == 2;
 	/* The perf map is in feed order: a later line for the same name is the live code. */
 	free(f->hit_name);
 	f->hit_name = strdup(s->name);
@@ -572,6 +591,14 @@ static int prepare(struct tsym *sym, struct path_trace *tr, const char *function
 	if (!f.hit_name) {
 		snprintf(err, errlen, "no JIT function %s %s in the perf map of pid %d (%s)",
 			 f.by_addr ? "at" : "named", function, tr->pid, tsym_perfmap_path(sym));
+		return -ENOENT;
+	}
+	if (!f.exact && f.others) {
+		snprintf(err, errlen,
+			 "more than one function of pid %d is %s followed by its source (%s; %s): "
+			 "give the whole name",
+			 tr->pid, function, f.other, f.hit_name);
+		free(f.hit_name);
 		return -ENOENT;
 	}
 	tr->func = f.hit_name;
