@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 #include <linux/perf_event.h>
 
 #include "hwbp.h"
+#include "kprof/cleanup.h"
 
 struct hwbp_set {
 	pid_t pid;
@@ -265,4 +267,22 @@ int hwbp_read_code(pid_t pid, uint64_t addr, void *buf, size_t len)
 	if (n < 0)
 		return -errno;
 	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+bool hwbp_code_changed(pid_t pid, uint64_t addr, const uint8_t *code, size_t len, char *msg,
+		       size_t msglen)
+{
+	_cleanup_free_ uint8_t *now = malloc(len ? len : 1);
+	int r;
+
+	if (!now)
+		return false;
+	r = hwbp_read_code(pid, addr, now, len);
+	if ((r == 0 && !memcmp(now, code, len)) || r == -ESRCH)
+		return false;
+	snprintf(msg, msglen,
+		 "the code at 0x%" PRIx64 " changed (recompiled or freed): breakpoints taken "
+		 "away, what was counted kept",
+		 addr);
+	return true;
 }

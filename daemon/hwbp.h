@@ -3,6 +3,7 @@
 #ifndef KPROF_DAEMON_HWBP_H
 #define KPROF_DAEMON_HWBP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -26,6 +27,11 @@ size_t hwbp_set_threads(const struct hwbp_set *s);
 size_t hwbp_set_fds(const struct hwbp_set *s);
 /* Read len bytes of pid's memory at addr (process_vm_readv): 0, -EFAULT, -errno. */
 int hwbp_read_code(pid_t pid, uint64_t addr, void *buf, size_t len);
+/* Are pid's len bytes at addr no longer code[] (recompiled or freed)? Then why goes in msg.
+ * False when they are the same, when memory is short, or when the process is gone (that
+ * ends a trace on its own). */
+bool hwbp_code_changed(pid_t pid, uint64_t addr, const uint8_t *code, size_t len, char *msg,
+		       size_t msglen);
 /* Close every event: no breakpoint stays in the target. NULL: no-op. */
 void hwbp_set_free(struct hwbp_set *s);
 

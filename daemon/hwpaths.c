@@ -265,28 +265,6 @@ static int next_turn(struct hwpaths *h, const char *why)
 	return 0;
 }
 
-static bool code_changed(struct hwpaths *h)
-{
-	uint8_t *now = malloc(h->len);
-	int r;
-
-	if (!now)
-		return false;
-	r = hwbp_read_code(h->pid, h->start, now, h->len);
-	if (r == 0 && !memcmp(now, h->code, h->len)) {
-		free(now);
-		return false;
-	}
-	free(now);
-	if (r == -ESRCH)
-		return false; /* the process is gone: that ends the trace on its own */
-	snprintf(h->stopped, sizeof(h->stopped),
-		 "the code at 0x%" PRIx64 " changed (recompiled or freed): breakpoints taken "
-		 "away, what was counted kept",
-		 h->start);
-	return true;
-}
-
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct hwpaths *h = userdata;
@@ -295,7 +273,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	(void)usec;
 	if (!h->set)
 		return sd_event_source_set_enabled(s, SD_EVENT_OFF);
-	if (code_changed(h)) {
+	if (hwbp_code_changed(h->pid, h->start, h->code, h->len, h->stopped, sizeof(h->stopped))) {
 		log_warn("pid %d: branch trace: %s", h->pid, h->stopped);
 		h->stop(h->stop_arg, "code changed");
 		return 0;

@@ -338,28 +338,6 @@ static int next_turn(struct hwstruct *s, const char *why)
 	return 0;
 }
 
-static bool code_changed(struct hwstruct *s)
-{
-	uint8_t *now = malloc(s->len);
-	int r;
-
-	if (!now)
-		return false;
-	r = hwbp_read_code(s->pid, s->start, now, s->len);
-	if (r == 0 && !memcmp(now, s->code, s->len)) {
-		free(now);
-		return false;
-	}
-	free(now);
-	if (r == -ESRCH)
-		return false;
-	snprintf(s->stopped, sizeof(s->stopped),
-		 "the code at 0x%" PRIx64 " changed (recompiled or freed): breakpoints taken "
-		 "away, what was counted kept",
-		 s->start);
-	return true;
-}
-
 static int on_timer(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct hwstruct *s = userdata;
@@ -368,7 +346,7 @@ static int on_timer(sd_event_source *src, uint64_t usec, void *userdata)
 	(void)usec;
 	if (!s->set)
 		return sd_event_source_set_enabled(src, SD_EVENT_OFF);
-	if (code_changed(s)) {
+	if (hwbp_code_changed(s->pid, s->start, s->code, s->len, s->stopped, sizeof(s->stopped))) {
 		log_warn("pid %d: structural trace: %s", s->pid, s->stopped);
 		s->stop(s->stop_arg, "code changed");
 		return 0;
