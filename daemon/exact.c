@@ -55,15 +55,13 @@ struct plan {
 	const char *names;
 };
 
-/* Is name one of the comma-separated names? */
+/* Is name one of the comma-separated names (or one of them followed by its source)? */
 static bool named(const char *names, const char *name)
 {
-	size_t len = strlen(name);
-
 	for (const char *w = names; w && *w;) {
 		const char *e = strchrnul(w, ',');
 
-		if ((size_t)(e - w) == len && !strncmp(w, name, len))
+		if (perfmap_name_match(name, w, e - w))
 			return true;
 		w = *e ? e + 1 : e;
 	}
@@ -165,11 +163,9 @@ static int check_names(const struct calls *c, const struct plan *p, char *err, s
 		bool found = false;
 
 		for (size_t i = 0; i < p->n && !found; i++)
-			found = strlen(p->v[i].name) == (size_t)(e - w) &&
-				!strncmp(p->v[i].name, w, e - w);
+			found = perfmap_name_match(p->v[i].name, w, e - w);
 		for (size_t i = 0; i < c->hw->n && !found; i++)
-			found = strlen(c->hw->f[i].name) == (size_t)(e - w) &&
-				!strncmp(c->hw->f[i].name, w, e - w);
+			found = perfmap_name_match(c->hw->f[i].name, w, e - w);
 		if (!found && e > w) {
 			snprintf(err, errlen, "no JIT function named %.*s in the perf map",
 				 (int)(e - w), w);

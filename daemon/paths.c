@@ -43,6 +43,7 @@
 #include "kprof/cleanup.h"
 #include "kprof/events.h"
 #include "kprof/ksf.h"
+#include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
 #include "clock.h"
 #include "loader.h"
@@ -184,22 +185,11 @@ struct find {
 	int err;
 };
 
-/* Does the perf-map name s stand for the name a user typed: equal, or it followed by a space
- * and the rest (V8 and others append the source: "JS:*fig1 /app/f.js:11:14")? 2, 1 or 0. */
-static int name_match(const char *s, const char *typed)
-{
-	size_t n = strlen(typed);
-
-	if (!strcmp(s, typed))
-		return 2;
-	return n && !strncmp(s, typed, n) && s[n] == ' ';
-}
-
 static int find_cb(const struct perfmap_sym *s, void *userdata)
 {
 	struct find *f = userdata;
 	int m = f->by_addr ? (f->addr >= s->start && f->addr - s->start < s->size ? 2 : 0)
-			   : name_match(s->name, f->name);
+			   : perfmap_name_match(s->name, f->name, strlen(f->name));
 
 	if (!m || (f->exact && m < 2))
 		return 0;

@@ -637,3 +637,10 @@ int perfmap_foreach(const struct perfmap *pm, perfmap_sym_fn fn, void *userdata)
 	}
 	return 0;
 }
+
+int perfmap_name_match(const char *name, const char *typed, size_t len)
+{
+	if (!len || strncmp(name, typed, len))
+		return 0;
+	return name[len] == '\0' ? 2 : name[len] == ' ';
+}

@@ -81,4 +81,9 @@ size_t perfmap_pending(const struct perfmap *pm);
 /* Bytes of memory held (entries, names, index, line buffer), for accounting. */
 size_t perfmap_memory(const struct perfmap *pm);
 
+/* Does a perf-map name stand for typed[0..len), the name a user gave? 2: it is that name; 1:
+ * that name followed by a space and more (V8 and others append the source: "JS:*f /app/f.js:
+ * 11:14" for "JS:*f"); 0: neither (an empty typed name matches nothing). */
+int perfmap_name_match(const char *name, const char *typed, size_t len);
+
 #endif

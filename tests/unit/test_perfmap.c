@@ -768,6 +768,22 @@ static void test_random(void **state)
 	random_round(5, 5000, UINT64_C(1) << 36, 7);
 }
 
+/* A name as a user types it: the whole perf-map name, or the name before V8's source. */
+static void test_name_match(void **state)
+{
+	(void)state;
+	assert_int_equal(perfmap_name_match("JS:*fig1 /app/f.js:11:14", "JS:*fig1", 8), 1);
+	assert_int_equal(
+	    perfmap_name_match("JS:*fig1 /app/f.js:11:14", "JS:*fig1 /app/f.js:11:14", 24), 2);
+	assert_int_equal(perfmap_name_match("mj_hot", "mj_hot", 6), 2);
+	assert_int_equal(perfmap_name_match("mj_hot", "mj_hot,mj_warm", 6), 2); /* a list's part */
+	assert_int_equal(perfmap_name_match("mj_hot2", "mj_hot", 6), 0); /* no space: another */
+	assert_int_equal(perfmap_name_match("JS:*fig10 /a.js:1:1", "JS:*fig1", 8), 0);
+	assert_int_equal(perfmap_name_match("mj", "mj_hot", 6), 0);
+	assert_int_equal(perfmap_name_match("mj_hot", "", 0), 0);
+	assert_int_equal(perfmap_name_match("", "", 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -778,6 +794,7 @@ int main(void)
 	    cmocka_unit_test(test_later_wins), cmocka_unit_test(test_reset),
 	    cmocka_unit_test(test_caps),       cmocka_unit_test(test_misses),
 	    cmocka_unit_test(test_random),     cmocka_unit_test(test_add),
+	    cmocka_unit_test(test_name_match),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
