@@ -11,8 +11,9 @@
 #      zombie's /proc/PID/maps is empty; the fixture's --late-code page, mapped after the attach,
 #      makes kprofd read the maps again then, and what it read while the process ran must still
 #      name everything else.
-# Each is compared with `perf record -g` of a run of the same length: no frame unnamed in kprof
-# (an "[unknown]" or a name made up from its mapping, "[libc.so.6]") where perf has its name,
+# Each is compared with `perf record -g` (1, 2: of a run of the same length; 3: `-p PID` of the
+# same run, as the late page's share varies from run to run): no frame unnamed in kprof (an
+# "[unknown]" or a name made up from its mapping, "[libc.so.6]") where perf has its name,
 # and the hot functions perf names named by kprof too. A fresh kprofd for each, so that no symbol
 # cached from an earlier target helps.
 # Needs root; perf (linux-perf) for the comparisons, libc6-dbg for libm's and libc's local names,
@@ -121,6 +122,18 @@ PIDS+=("$hold")
 if wait_for 15 grep -q ready "$TDIR/zombie.err" &&
 	pid=$(awk '/ ready$/ { print $3; exit }' "$TDIR/zombie.err") &&
 	ctl attach "$pid" --freq 999 >/dev/null; then
+	# perf on the same run: how much of it the late page takes varies from run to run.
+	perf_same=
+	if [ -n "$PERF" ] && mkfifo "$TDIR/perf.ctl" "$TDIR/perf.ack"; then
+		perf record -q -g -F 999 -D -1 --control "fifo:$TDIR/perf.ctl,$TDIR/perf.ack" \
+			-p "$pid" -o "$TDIR/zombie.data" >"$TDIR/perf.err" 2>&1 &
+		perf_same=$!
+		PIDS+=("$perf_same")
+		exec 8>"$TDIR/perf.ctl" 9<"$TDIR/perf.ack"
+		echo enable >&8
+		read -r -t 10 ack <&9 || fail "zombie: perf record -p starts" "$(cat "$TDIR/perf.err")"
+		exec 8>&- 9<&-
+	fi
 	kill -STOP "$DAEMON_PID"
 	kill -USR1 "$pid"
 	wait_for 10 grep -q zombie "$TDIR/zombie.out"
@@ -132,10 +145,15 @@ if wait_for 15 grep -q ready "$TDIR/zombie.err" &&
 		ctl report "$pid" --top 0 --json >"$TDIR/zombie.json"
 		ctl folded "$pid" >"$TDIR/zombie.folded"
 		ctl report "$pid" --top 8
-		perf_run zombie "$NATIVE" --ms 300 --late-code
+		perfpath=-
+		if [ -n "$perf_same" ]; then
+			wait "$perf_same"
+			perf script -i "$TDIR/zombie.data" -F ip,sym,dso >"$TDIR/zombie.perf" 2>/dev/null &&
+				perfpath=$TDIR/zombie.perf
+		fi
 		checks=(unnamed leaf:__vdso_clock_gettime@[vdso] leaf:clock_loop@native)
 		[ -n "$HAVE_DBG" ] && checks+=(leaf:__sin_fma@libm.so.6 root:__libc_start_call_main)
-		"${CMP[@]}" "$TDIR/zombie.json" "$TDIR/zombie.folded" "$(cat "$TDIR/zombie.perfpath")" \
+		"${CMP[@]}" --same-run "$TDIR/zombie.json" "$TDIR/zombie.folded" "$perfpath" \
 			"${checks[@]}" || FAILS=$((FAILS + 1))
 	else
 		fail "zombie: exit noticed" "$(ctl list --all)"
