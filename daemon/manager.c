@@ -47,6 +47,7 @@
 #include "symbolize.h"
 #include "log.h"
 #include "paths.h"
+#include "paths_events.h"
 #include "procfs.h"
 
 #define HOUSEKEEPING_USEC 1000000ULL
