@@ -175,68 +175,82 @@ void do_attach(struct client *cl, const Kprof__AttachRequest *req)
 	client_queue(cl, &rep);
 }
 
+/* detach --all: system-wide mode off, root only. */
+static void do_detach_all(struct client *cl, const Kprof__DetachRequest *req)
+{
+	Kprof__Reply rep = KPROF__REPLY__INIT;
+	Kprof__DetachReply dr = KPROF__DETACH_REPLY__INIT;
+	int n;
+
+	if (cl->uid != 0) {
+		reply_error(cl, -EPERM,
+			    "permission denied: only root starts and stops system-wide "
+			    "profiling");
+		return;
+	}
+	if (req->pid || req->cgroup[0] || req->unit[0]) {
+		reply_error(cl, -EINVAL, "--all stands alone: no pid, --cgroup or --unit");
+		return;
+	}
+	n = cl->rq->m->sw ? syswide_stop(cl->rq->m->sw) : -ENOENT;
+	if (n < 0) {
+		reply_error(cl, -ENOENT, "system-wide sampling is not on");
+		return;
+	}
+	dr.all = true;
+	dr.detached = n;
+	dr.cgroup = (char *)"";
+	rep.body_case = KPROF__REPLY__BODY_DETACH;
+	rep.detach = &dr;
+	client_queue(cl, &rep);
+}
+
+/* detach --cgroup/--unit: the watch ends, its members are detached. */
+static void do_unwatch(struct client *cl, const Kprof__DetachRequest *req)
+{
+	Kprof__Reply rep = KPROF__REPLY__INIT;
+	const char *name = req->cgroup[0] ? req->cgroup : req->unit;
+	struct cgwatch *w = manager_find_watch(cl->rq->m, name);
+	Kprof__DetachReply dr = KPROF__DETACH_REPLY__INIT;
+	struct cgroup_ref ref;
+
+	/* A cgroup may be named as given or by its full path. */
+	if (!w && req->cgroup[0] && cgroup_resolve(name, &ref) == 0)
+		w = manager_find_watch(cl->rq->m, ref.path);
+	if (!w) {
+		reply_error(cl, -ENOENT, "%s is not watched", name);
+		return;
+	}
+	if (!allowed(cl, w->opts.by)) {
+		reply_error(cl, -EPERM, "permission denied: %s is watched by uid %u", name,
+			    w->opts.by);
+		return;
+	}
+	if (w->opts.rule) {
+		reply_error(cl, -EPERM,
+			    "%s is watched by the watch rule %s: kprofctl watch "
+			    "remove it",
+			    name, w->opts.rule);
+		return;
+	}
+	dr.cgroup = (char *)name;
+	dr.detached = manager_unwatch(cl->rq->m, w);
+	rep.body_case = KPROF__REPLY__BODY_DETACH;
+	rep.detach = &dr;
+	client_queue(cl, &rep);
+}
+
 void do_detach(struct client *cl, const Kprof__DetachRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	struct target *t;
 
 	if (req->all) {
-		Kprof__DetachReply dr = KPROF__DETACH_REPLY__INIT;
-		int n;
-
-		if (cl->uid != 0) {
-			reply_error(cl, -EPERM,
-				    "permission denied: only root starts and stops system-wide "
-				    "profiling");
-			return;
-		}
-		if (req->pid || req->cgroup[0] || req->unit[0]) {
-			reply_error(cl, -EINVAL, "--all stands alone: no pid, --cgroup or --unit");
-			return;
-		}
-		n = cl->rq->m->sw ? syswide_stop(cl->rq->m->sw) : -ENOENT;
-		if (n < 0) {
-			reply_error(cl, -ENOENT, "system-wide sampling is not on");
-			return;
-		}
-		dr.all = true;
-		dr.detached = n;
-		dr.cgroup = (char *)"";
-		rep.body_case = KPROF__REPLY__BODY_DETACH;
-		rep.detach = &dr;
-		client_queue(cl, &rep);
+		do_detach_all(cl, req);
 		return;
 	}
 	if (req->cgroup[0] || req->unit[0]) {
-		const char *name = req->cgroup[0] ? req->cgroup : req->unit;
-		struct cgwatch *w = manager_find_watch(cl->rq->m, name);
-		Kprof__DetachReply dr = KPROF__DETACH_REPLY__INIT;
-		struct cgroup_ref ref;
-
-		/* A cgroup may be named as given or by its full path. */
-		if (!w && req->cgroup[0] && cgroup_resolve(name, &ref) == 0)
-			w = manager_find_watch(cl->rq->m, ref.path);
-		if (!w) {
-			reply_error(cl, -ENOENT, "%s is not watched", name);
-			return;
-		}
-		if (!allowed(cl, w->opts.by)) {
-			reply_error(cl, -EPERM, "permission denied: %s is watched by uid %u", name,
-				    w->opts.by);
-			return;
-		}
-		if (w->opts.rule) {
-			reply_error(cl, -EPERM,
-				    "%s is watched by the watch rule %s: kprofctl watch "
-				    "remove it",
-				    name, w->opts.rule);
-			return;
-		}
-		dr.cgroup = (char *)name;
-		dr.detached = manager_unwatch(cl->rq->m, w);
-		rep.body_case = KPROF__REPLY__BODY_DETACH;
-		rep.detach = &dr;
-		client_queue(cl, &rep);
+		do_unwatch(cl, req);
 		return;
 	}
 	t = request_target(cl, req->pid, true);
