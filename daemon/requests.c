@@ -346,90 +346,71 @@ static int hcct_result(const struct target *t, bool exact, const struct hcct *li
 	return err;
 }
 
-static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
+/* The phi of an HCCT request for t as a ratio: 0, or the error replied. */
+static int hcct_phi(struct client *cl, const struct target *t, double *phi, uint64_t *num,
+		    uint64_t *den)
 {
-	Kprof__Reply rep = KPROF__REPLY__INIT;
-	Kprof__HcctReply hr = KPROF__HCCT_REPLY__INIT;
-	Kprof__Target tpb = KPROF__TARGET__INIT;
-	struct target *t = request_session(cl, req->pid, req->session);
-	double phi = req->phi;
-	struct hcct_tree *tree = NULL;
-	_cleanup_free_ Kprof__HcctNode *nv = NULL;
-	_cleanup_free_ Kprof__HcctNode **np = NULL;
-	struct hcct_stats hs;
-	const struct hcct *tree_src;
-	const struct hcct_tree *saved;
-	uint64_t num, den;
-	unsigned view = client_view(cl);
-	_cleanup_(wrange_free) struct wrange wr = {0};
-	const bool ranged = req->since_ns || req->until_ns;
-	const struct profile *prof;
-
-	if (!t)
-		return;
-	if (ranged && req->exact) {
-		reply_error(cl, -EINVAL, "--exact has no time windows: only sampled HCCTs do");
-		return;
-	}
-	if (ranged && range_of(cl, t, req->session, req->since_ns, req->until_ns, &wr) < 0)
-		return;
-	prof = ranged ? wr.prof : t->profile;
-	/* A live tree, else the snapshot a restored profile keeps; a range's merged summaries. */
-	tree_src = ranged ? NULL : req->exact ? t->calls.exact : t->hcct;
-	saved = ranged ? wr.tree : req->exact ? t->calls.saved_exact : t->saved_hcct;
-	if (req->exact && !tree_src && !saved) {
-		reply_error(cl, -ENODATA, "pid %u: exact mode is off (attach with --calls)",
-			    req->pid);
-		return;
-	}
-	if (!tree_src && !saved) {
-		reply_error(cl, -ENODATA, "pid %u: no HCCT in this profile", req->pid);
-		return;
-	}
 	/* No phi asked: the configured default, raised to the target's eps when that is larger
 	 * (below eps the HCCT guarantees nothing, so the default must never be refused). */
-	if (!phi)
-		phi = fmax(cl->rq->m->conf.hcct_phi, t->eps);
-	if (!(phi > 0 && phi <= 1) || hcct_ratio_from_double(phi, &num, &den) < 0) {
-		reply_error(cl, -EINVAL, "phi %g is not in (0, 1]", phi);
-		return;
+	if (!*phi)
+		*phi = fmax(cl->rq->m->conf.hcct_phi, t->eps);
+	if (!(*phi > 0 && *phi <= 1) || hcct_ratio_from_double(*phi, num, den) < 0) {
+		reply_error(cl, -EINVAL, "phi %g is not in (0, 1]", *phi);
+		return -EINVAL;
 	}
-	if (phi < t->eps) {
+	if (*phi < t->eps) {
 		reply_error(
 		    cl, -EINVAL,
 		    "phi %g is below the target's eps %g: the HCCT guarantees nothing there "
 		    "(attach with a smaller --eps)",
-		    phi, t->eps);
-		return;
+		    *phi, t->eps);
+		return -EINVAL;
 	}
-	if ((ranged ? hcct_tree_filter(saved, num, den, &tree)
-		    : hcct_result(t, req->exact, tree_src, saved, num, den, &tree)) < 0) {
-		reply_error(cl, -ENOMEM, "out of memory");
-		return;
-	}
+	return 0;
+}
+
+/* One node of an HCCT reply: entry e, its function through the kernel view of prof. */
+static void hcct_node_fill(Kprof__HcctNode *nv, const struct hcct_entry *e,
+			   const struct profile *prof, unsigned view)
+{
+	const struct profile_func *pf = profile_func_get(prof, e->id);
+	struct profile_func v = pf ? profile_func_view(pf, view) : (struct profile_func){0};
+	const struct profile_func *f = pf ? &v : NULL;
+
+	kprof__hcct_node__init(nv);
+	nv->function = f ? (char *)f->name : "[?]";
+	nv->module = f ? (char *)f->module : "[?]";
+	nv->kind = f ? target_pb_kind(f->kind) : KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN;
+	nv->count = e->count;
+	nv->err = e->err;
+	nv->parent = e->parent == HCCT_NONE ? -1 : (int32_t)e->parent;
+	nv->depth = e->depth;
+	nv->hot = e->flags & HCCT_ENTRY_HOT;
+	nv->monitored = e->flags & HCCT_ENTRY_MONITORED;
+}
+
+/* The reply to an HCCT request: tree (of t at phi, its functions those of prof), the size of
+ * the summary it came from (the live tree_src, else saved), and a range's span (wr, or NULL). */
+static void hcct_send(struct client *cl, const struct target *t, const struct hcct_tree *tree,
+		      const struct hcct *tree_src, const struct hcct_tree *saved,
+		      const struct profile *prof, double phi, const struct wrange *wr)
+{
+	Kprof__Reply rep = KPROF__REPLY__INIT;
+	Kprof__HcctReply hr = KPROF__HCCT_REPLY__INIT;
+	Kprof__Target tpb = KPROF__TARGET__INIT;
+	_cleanup_free_ Kprof__HcctNode *nv = NULL;
+	_cleanup_free_ Kprof__HcctNode **np = NULL;
+	unsigned view = client_view(cl);
+	struct hcct_stats hs;
+
 	nv = calloc(tree->len ? tree->len : 1, sizeof(*nv));
 	np = calloc(tree->len ? tree->len : 1, sizeof(*np));
 	if (!nv || !np) {
-		hcct_tree_free(tree);
 		reply_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
 	for (size_t i = 0; i < tree->len; i++) {
-		const struct hcct_entry *e = &tree->entries[i];
-		const struct profile_func *pf = profile_func_get(prof, e->id);
-		struct profile_func v = pf ? profile_func_view(pf, view) : (struct profile_func){0};
-		const struct profile_func *f = pf ? &v : NULL;
-
-		kprof__hcct_node__init(&nv[i]);
-		nv[i].function = f ? (char *)f->name : "[?]";
-		nv[i].module = f ? (char *)f->module : "[?]";
-		nv[i].kind = f ? target_pb_kind(f->kind) : KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN;
-		nv[i].count = e->count;
-		nv[i].err = e->err;
-		nv[i].parent = e->parent == HCCT_NONE ? -1 : (int32_t)e->parent;
-		nv[i].depth = e->depth;
-		nv[i].hot = e->flags & HCCT_ENTRY_HOT;
-		nv[i].monitored = e->flags & HCCT_ENTRY_MONITORED;
+		hcct_node_fill(&nv[i], &tree->entries[i], prof, view);
 		np[i] = &nv[i];
 	}
 	memset(&hs, 0, sizeof(hs));
@@ -439,8 +420,8 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 		hs = (struct hcct_stats){.nodes = saved->len,
 					 .bytes = saved->len * sizeof(*saved->entries)};
 	fill_target(cl, t, &tpb);
-	if (ranged)
-		range_target(&tpb, &wr);
+	if (wr)
+		range_target(&tpb, wr);
 	hr.target = &tpb;
 	hr.n = tree->n;
 	hr.phi = phi;
@@ -454,6 +435,48 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 	rep.body_case = KPROF__REPLY__BODY_HCCT;
 	rep.hcct = &hr;
 	client_queue(cl, &rep);
+}
+
+static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
+{
+	struct target *t = request_session(cl, req->pid, req->session);
+	double phi = req->phi;
+	struct hcct_tree *tree = NULL;
+	const struct hcct *tree_src;
+	const struct hcct_tree *saved;
+	uint64_t num, den;
+	_cleanup_(wrange_free) struct wrange wr = {0};
+	const bool ranged = req->since_ns || req->until_ns;
+
+	if (!t)
+		return;
+	if (ranged && req->exact) {
+		reply_error(cl, -EINVAL, "--exact has no time windows: only sampled HCCTs do");
+		return;
+	}
+	if (ranged && range_of(cl, t, req->session, req->since_ns, req->until_ns, &wr) < 0)
+		return;
+	/* A live tree, else the snapshot a restored profile keeps; a range's merged summaries. */
+	tree_src = ranged ? NULL : req->exact ? t->calls.exact : t->hcct;
+	saved = ranged ? wr.tree : req->exact ? t->calls.saved_exact : t->saved_hcct;
+	if (req->exact && !tree_src && !saved) {
+		reply_error(cl, -ENODATA, "pid %u: exact mode is off (attach with --calls)",
+			    req->pid);
+		return;
+	}
+	if (!tree_src && !saved) {
+		reply_error(cl, -ENODATA, "pid %u: no HCCT in this profile", req->pid);
+		return;
+	}
+	if (hcct_phi(cl, t, &phi, &num, &den) < 0)
+		return;
+	if ((ranged ? hcct_tree_filter(saved, num, den, &tree)
+		    : hcct_result(t, req->exact, tree_src, saved, num, den, &tree)) < 0) {
+		reply_error(cl, -ENOMEM, "out of memory");
+		return;
+	}
+	hcct_send(cl, t, tree, tree_src, saved, ranged ? wr.prof : t->profile, phi,
+		  ranged ? &wr : NULL);
 	hcct_tree_free(tree);
 }
 
