@@ -18,50 +18,63 @@
 #include "target.h"
 #include "drift_reply.h"
 
+/* kprofctl paths PID FUNCTION: the trace of the function started on pid's target (attached
+ * with the defaults first if it is not), unless it runs already. The target, or NULL after the
+ * error reply; a failed start leaves nothing behind. */
+static struct target *paths_begin(struct client *cl, const Kprof__PathsRequest *req)
+{
+	struct manager *m = cl->rq->m;
+	struct target *t = manager_find(m, req->pid);
+	char err_msg[512] = "";
+	bool attached_here = false;
+	int err;
+
+	if (check_attachable(cl, req->pid) < 0)
+		return NULL;
+	if (!t || t->state != TARGET_ATTACHED) {
+		/* Tracing needs the target's symbols: attach it with the defaults. */
+		err = manager_attach(m, req->pid, &(struct attach_opts){.by = cl->uid}, &t, err_msg,
+				     sizeof(err_msg));
+		if (err < 0) {
+			reply_error(cl, err, "%s", err_msg);
+			return NULL;
+		}
+		attached_here = true;
+	}
+	if (!(paths_tracing(t->paths) && paths_is_function(t->paths, req->function))) {
+		const struct paths_opts po = {.function = req->function,
+					      .k = req->k,
+					      .duration_ms = req->duration_ms,
+					      .budget = req->budget,
+					      .force = req->force,
+					      .structural = req->structural,
+					      .spp_budget = req->spp_budget,
+					      .spp_timeout = req->spp_timeout};
+
+		err = target_paths_start(t, &po, err_msg, sizeof(err_msg));
+		if (err < 0) {
+			if (attached_here) /* a failed request leaves nothing behind */
+				manager_forget(m, t);
+			reply_error(cl, err, "%s", err_msg);
+			return NULL;
+		}
+		manager_probes_started(m);
+	}
+	return t;
+}
+
 void do_paths(struct client *cl, const Kprof__PathsRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__Target tpb = KPROF__TARGET__INIT;
-	struct manager *m = cl->rq->m;
 	struct paths_msg pm;
-	struct target *t = manager_find(m, req->pid);
-	char err_msg[512] = "";
+	struct target *t;
 	int err;
 
 	if (req->op == KPROF__PATHS_OP__PATHS_OP_START) {
-		bool attached_here = false;
-
-		if (check_attachable(cl, req->pid) < 0)
+		t = paths_begin(cl, req);
+		if (!t)
 			return;
-		if (!t || t->state != TARGET_ATTACHED) {
-			/* Tracing needs the target's symbols: attach it with the defaults. */
-			err = manager_attach(m, req->pid, &(struct attach_opts){.by = cl->uid}, &t,
-					     err_msg, sizeof(err_msg));
-			if (err < 0) {
-				reply_error(cl, err, "%s", err_msg);
-				return;
-			}
-			attached_here = true;
-		}
-		if (!(paths_tracing(t->paths) && paths_is_function(t->paths, req->function))) {
-			const struct paths_opts po = {.function = req->function,
-						      .k = req->k,
-						      .duration_ms = req->duration_ms,
-						      .budget = req->budget,
-						      .force = req->force,
-						      .structural = req->structural,
-						      .spp_budget = req->spp_budget,
-						      .spp_timeout = req->spp_timeout};
-
-			err = target_paths_start(t, &po, err_msg, sizeof(err_msg));
-			if (err < 0) {
-				if (attached_here) /* a failed request leaves nothing behind */
-					manager_forget(m, t);
-				reply_error(cl, err, "%s", err_msg);
-				return;
-			}
-			manager_probes_started(m);
-		}
 	} else {
 		t = req->op == KPROF__PATHS_OP__PATHS_OP_STOP
 			? request_target(cl, req->pid, true)
