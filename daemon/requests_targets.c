@@ -305,6 +305,27 @@ void do_list(struct client *cl, const Kprof__ListRequest *req)
 	free(tp);
 }
 
+/* The time windows' part of the status. */
+static void fill_windows_status(const struct windows *w, Kprof__StatusReply *sr)
+{
+	struct windows_stats ws;
+
+	windows_get_stats(w, &ws);
+	sr->window_sec = ws.window_sec;
+	sr->windows = ws.s.windows;
+	sr->windows_in_memory = ws.s.in_memory;
+	sr->window_memory_bytes = ws.s.mem_bytes;
+	sr->window_disk_bytes = ws.s.disk_bytes;
+	sr->windows_dropped = ws.s.dropped_mem + ws.s.dropped_disk + ws.s.dropped_full;
+	sr->window_bad_files = ws.bad_files;
+	sr->window_write_failures = ws.write_failures;
+	sr->windows_unsaved = ws.s.unsaved;
+	sr->windows_aged = ws.s.aged;
+	sr->range_queries = ws.range_queries;
+	sr->range_sliced = ws.range_sliced;
+	sr->range_slices = ws.range_slices;
+}
+
 /* The daemon's status; *drops (malloc'd) and freqs back its arrays. */
 int fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t **drops,
 		unsigned freqs[MANAGER_MAX_FREQS])
@@ -347,24 +368,8 @@ int fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t **drops,
 	sr->max_auto_targets = m->conf.max_auto_targets;
 	sr->auto_refused = m->auto_refused;
 	sr->watch_execs_lost = ctr[KP_CTR_WATCH_DROPS];
-	if (m->windows) {
-		struct windows_stats ws;
-
-		windows_get_stats(m->windows, &ws);
-		sr->window_sec = ws.window_sec;
-		sr->windows = ws.s.windows;
-		sr->windows_in_memory = ws.s.in_memory;
-		sr->window_memory_bytes = ws.s.mem_bytes;
-		sr->window_disk_bytes = ws.s.disk_bytes;
-		sr->windows_dropped = ws.s.dropped_mem + ws.s.dropped_disk + ws.s.dropped_full;
-		sr->window_bad_files = ws.bad_files;
-		sr->window_write_failures = ws.write_failures;
-		sr->windows_unsaved = ws.s.unsaved;
-		sr->windows_aged = ws.s.aged;
-		sr->range_queries = ws.range_queries;
-		sr->range_sliced = ws.range_sliced;
-		sr->range_slices = ws.range_slices;
-	}
+	if (m->windows)
+		fill_windows_status(m->windows, sr);
 	return 0;
 }
 
@@ -406,6 +411,22 @@ void do_status(struct client *cl)
 	rep.body_case = KPROF__REPLY__BODY_STATUS;
 	rep.status = &sr;
 	client_queue(cl, &rep);
+}
+
+/* One rule of a watch reply, with the targets it attached now. */
+static void watch_rule_fill(const struct watch *ws, const struct manager *m, const struct wrule *r,
+			    Kprof__WatchRule *v)
+{
+	kprof__watch_rule__init(v);
+	v->id = r->id;
+	v->rule = (char *)r->text;
+	v->uid = r->owner;
+	v->config = r->config;
+	v->attached = r->counts.attached;
+	v->refused = r->counts.refused;
+	v->since_ns = r->since_ns;
+	v->state = (char *)watch_state(ws, r);
+	v->targets = manager_auto_targets(m, r->text);
 }
 
 /* kprofctl watch add|remove|list: the reply lists the rules the client may see. */
@@ -454,16 +475,7 @@ void do_watch_rules(struct client *cl, const Kprof__WatchRequest *req)
 
 		if (!may_read(cl, r->owner))
 			continue;
-		kprof__watch_rule__init(v);
-		v->id = r->id;
-		v->rule = (char *)r->text;
-		v->uid = r->owner;
-		v->config = r->config;
-		v->attached = r->counts.attached;
-		v->refused = r->counts.refused;
-		v->since_ns = r->since_ns;
-		v->state = (char *)watch_state(ws, r);
-		v->targets = manager_auto_targets(m, r->text);
+		watch_rule_fill(ws, m, r, v);
 		rp[wr.n_rules++] = v;
 	}
 	wr.rules = rp;
