@@ -292,21 +292,15 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-/* Resolve, read, analyze: tr->func/start/size/cfg set, site filled. */
-static int prepare(struct tsym *sym, struct path_trace *tr, const char *function, bool force,
-		   struct uprobe_site *site, char *err, size_t errlen)
+/* The JIT function named (or at the address in) function, from sym's perf map: tr->func, start
+ * and size set. */
+static int find_function(struct tsym *sym, struct path_trace *tr, const char *function, char *err,
+			 size_t errlen)
 {
 	struct find f = {.name = function};
-	struct procmaps *pm = NULL;
-	_cleanup_free_ uint8_t *code = NULL;
-	struct cfg_stats cs;
 	char *end;
 	int r;
 
-	if (!sym) {
-		snprintf(err, errlen, "pid %d has no symbols loaded", tr->pid);
-		return -ENODATA;
-	}
 	if (!strncmp(function, "0x", 2)) {
 		errno = 0;
 		f.addr = strtoull(function, &end, 16);
@@ -335,6 +329,17 @@ static int prepare(struct tsym *sym, struct path_trace *tr, const char *function
 	tr->func = f.hit_name;
 	tr->start = f.hit.start;
 	tr->size = f.hit.size;
+	return 0;
+}
+
+/* Where tr's code is mapped: a file uprobes may go in (site filled), else anonymous memory
+ * (tr->hw allocated); tr->size cut to the mapping and checked. */
+static int locate_code(struct path_trace *tr, bool force, struct uprobe_site *site, char *err,
+		       size_t errlen)
+{
+	struct procmaps *pm = NULL;
+	int r;
+
 	r = procmaps_read_pid(tr->pid, &pm, err, errlen);
 	if (r < 0)
 		return r;
@@ -357,6 +362,27 @@ static int prepare(struct tsym *sym, struct path_trace *tr, const char *function
 			 tr->func, tr->size, PATHS_MAX_CODE);
 		return -E2BIG;
 	}
+	return 0;
+}
+
+/* Resolve, read, analyze: tr->func/start/size/cfg set, site filled. */
+static int prepare(struct tsym *sym, struct path_trace *tr, const char *function, bool force,
+		   struct uprobe_site *site, char *err, size_t errlen)
+{
+	_cleanup_free_ uint8_t *code = NULL;
+	struct cfg_stats cs;
+	int r;
+
+	if (!sym) {
+		snprintf(err, errlen, "pid %d has no symbols loaded", tr->pid);
+		return -ENODATA;
+	}
+	r = find_function(sym, tr, function, err, errlen);
+	if (r < 0)
+		return r;
+	r = locate_code(tr, force, site, err, errlen);
+	if (r < 0)
+		return r;
 	code = malloc(tr->size);
 	if (!code)
 		return -ENOMEM;
