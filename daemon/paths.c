@@ -508,15 +508,10 @@ static int start_hw(struct path_trace *tr, char *err, size_t errlen)
 	return 0;
 }
 
-static int start_one(struct path_trace **slot, const struct paths_env *env, pid_t pid,
-		     struct tsym *sym, const struct paths_opts *req, bool *no_loop, char *err,
-		     size_t errlen)
+/* A trace request for pid (k iterations) that may start: 0, or why not in err. */
+static int check_request(const struct paths_opts *req, pid_t pid, const struct path_trace *old,
+			 unsigned k, char *err, size_t errlen)
 {
-	struct path_trace *tr, *old = *slot;
-	struct uprobe_site site;
-	unsigned k = req->k ? req->k : 4;
-	int r;
-
 	if (k < 1 || k > KSF_K_MAX) {
 		snprintf(err, errlen, "k %u is out of range 1-%d", k, KSF_K_MAX);
 		return -EINVAL;
@@ -536,6 +531,77 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 			 old->func);
 		return -EBUSY;
 	}
+	return 0;
+}
+
+/* The uprobe tracer armed on a prepared trace: the edge table, a probe on every block, the
+ * start entry, the duration timer. On error the links (if any) and the edges go, the same way
+ * a stopped trace's do. */
+static int start_uprobes(struct path_trace *tr, const struct uprobe_site *site, char *err,
+			 size_t errlen)
+{
+	const struct paths_env *env = &tr->env;
+	int r;
+
+	r = fill_edges(loader_path_edges(env->loader), tr->id, tr->cfg, tr->edges);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot fill the BPF edge table: %s", strerror(-r));
+		goto fail_bpf;
+	}
+	tr->cpu_attach = read_cpu(tr->pid);
+	tr->attach_wall_ns = now_ns(CLOCK_MONOTONIC);
+	loader_counters(env->loader, tr->ctr0, NULL);
+	r = attach_probes(tr, site, err, errlen);
+	if (r < 0)
+		goto fail_bpf;
+	/* Armed: activations may begin now that every probe is on. */
+	r = put_edge(loader_path_edges(env->loader), tr->id, KP_PATH_NONE, cfg_entry_block(tr->cfg),
+		     KP_PACT_START, tr->edges ? KP_PEF_EDGES : 0, 0, 0);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot fill the BPF edge table: %s", strerror(-r));
+		goto fail_bpf;
+	}
+	/* Not sd_event_add_time_relative: the loop's cached time is stale after a wait above. */
+	r = sd_event_add_time(env->event, &tr->timer, CLOCK_MONOTONIC,
+			      now_ns(CLOCK_MONOTONIC) / 1000 + (uint64_t)tr->duration_ms * 1000,
+			      1000, on_timer, tr);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot arm the duration timer: %s", strerror(-r));
+		goto fail_bpf;
+	}
+	tr->tracing = true;
+	tr->started_ns = now_ns(CLOCK_MONOTONIC);
+	tr->cpu_start = read_cpu(tr->pid);
+	return 0;
+
+fail_bpf:
+	/* Links (if any) and the edges go, the same way a stopped trace's do. */
+	{
+		struct bpf_cleanup *c = malloc(sizeof(*c));
+
+		if (c)
+			*c =
+			    (struct bpf_cleanup){loader_path_edges(env->loader),
+						 loader_path_threads(env->loader), tr->id, tr->pid};
+		tr->removal = links_remove_async(tr->links, tr->nlinks, &tr->file, 1,
+						 c ? bpf_cleanup : NULL, c);
+		tr->links = NULL;
+	}
+	return r;
+}
+
+static int start_one(struct path_trace **slot, const struct paths_env *env, pid_t pid,
+		     struct tsym *sym, const struct paths_opts *req, bool *no_loop, char *err,
+		     size_t errlen)
+{
+	struct path_trace *tr, *old = *slot;
+	struct uprobe_site site;
+	unsigned k = req->k ? req->k : 4;
+	int r;
+
+	r = check_request(req, pid, old, k, err, errlen);
+	if (r < 0)
+		return r;
 	tr = calloc(1, sizeof(*tr));
 	if (!tr)
 		return -ENOMEM;
@@ -571,35 +637,9 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 		*slot = tr;
 		return 0;
 	}
-	r = fill_edges(loader_path_edges(env->loader), tr->id, tr->cfg, tr->edges);
-	if (r < 0) {
-		snprintf(err, errlen, "cannot fill the BPF edge table: %s", strerror(-r));
-		goto fail_bpf;
-	}
-	tr->cpu_attach = read_cpu(tr->pid);
-	tr->attach_wall_ns = now_ns(CLOCK_MONOTONIC);
-	loader_counters(env->loader, tr->ctr0, NULL);
-	r = attach_probes(tr, &site, err, errlen);
+	r = start_uprobes(tr, &site, err, errlen);
 	if (r < 0)
-		goto fail_bpf;
-	/* Armed: activations may begin now that every probe is on. */
-	r = put_edge(loader_path_edges(env->loader), tr->id, KP_PATH_NONE, cfg_entry_block(tr->cfg),
-		     KP_PACT_START, tr->edges ? KP_PEF_EDGES : 0, 0, 0);
-	if (r < 0) {
-		snprintf(err, errlen, "cannot fill the BPF edge table: %s", strerror(-r));
-		goto fail_bpf;
-	}
-	/* Not sd_event_add_time_relative: the loop's cached time is stale after a wait above. */
-	r = sd_event_add_time(env->event, &tr->timer, CLOCK_MONOTONIC,
-			      now_ns(CLOCK_MONOTONIC) / 1000 + (uint64_t)tr->duration_ms * 1000,
-			      1000, on_timer, tr);
-	if (r < 0) {
-		snprintf(err, errlen, "cannot arm the duration timer: %s", strerror(-r));
-		goto fail_bpf;
-	}
-	tr->tracing = true;
-	tr->started_ns = now_ns(CLOCK_MONOTONIC);
-	tr->cpu_start = read_cpu(tr->pid);
+		goto fail;
 	*slot = tr;
 	log_info("pid %d: tracing the %s of %s (0x%" PRIx64 ", %zu blocks, %" PRIu64
 		 " paths, k %u) for %u ms",
@@ -607,19 +647,6 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 		 tr->start, cfg_nblocks(tr->cfg), cfg_num_paths(tr->cfg), k, tr->duration_ms);
 	return 0;
 
-fail_bpf:
-	/* Links (if any) and the edges go, the same way a stopped trace's do. */
-	{
-		struct bpf_cleanup *c = malloc(sizeof(*c));
-
-		if (c)
-			*c =
-			    (struct bpf_cleanup){loader_path_edges(env->loader),
-						 loader_path_threads(env->loader), tr->id, tr->pid};
-		tr->removal = links_remove_async(tr->links, tr->nlinks, &tr->file, 1,
-						 c ? bpf_cleanup : NULL, c);
-		tr->links = NULL;
-	}
 fail:
 	free(tr->links);
 	trace_free(tr);
