@@ -104,19 +104,12 @@ static void desync(struct path_trace *tr, struct path_thread *th)
 	th->desync = true;
 }
 
-void paths_on_event(struct path_trace *tr, const struct kp_path *ev)
+/* Whether th follows ev's activation: a gap in its sequence numbers, or a depth that does not
+ * match, desynchronizes it until its next outermost entry, which starts it afresh. */
+static bool in_sync(struct path_trace *tr, struct path_thread *th, const struct kp_path *ev)
 {
-	struct path_thread *th;
 	size_t depth;
 
-	if (!tr || !tr->tracing || ev->trace != tr->id || ev->tid == 0)
-		return;
-	tr->events++;
-	th = thread_get(tr, ev->tid);
-	if (!th) {
-		tr->lost_threads++;
-		return;
-	}
 	if (th->seq && ev->seq != th->seq + 1)
 		desync(tr, th); /* events of this thread were lost */
 	th->seq = ev->seq;
@@ -133,7 +126,22 @@ void paths_on_event(struct path_trace *tr, const struct kp_path *ev)
 		if (!ok || ev->depth == 0)
 			desync(tr, th);
 	}
-	if (th->desync) {
+	return !th->desync;
+}
+
+void paths_on_event(struct path_trace *tr, const struct kp_path *ev)
+{
+	struct path_thread *th;
+
+	if (!tr || !tr->tracing || ev->trace != tr->id || ev->tid == 0)
+		return;
+	tr->events++;
+	th = thread_get(tr, ev->tid);
+	if (!th) {
+		tr->lost_threads++;
+		return;
+	}
+	if (!in_sync(tr, th, ev)) {
 		tr->dropped++;
 		return;
 	}
