@@ -61,7 +61,7 @@ static uint32_t next_trace_id = 1;
 
 /* ---- target CPU times ---- */
 
-struct cpu_times read_cpu(pid_t pid)
+struct cpu_times paths_read_cpu(pid_t pid)
 {
 	struct procinfo_stat st;
 	struct cpu_times c = {0};
@@ -76,7 +76,7 @@ struct cpu_times read_cpu(pid_t pid)
 
 /* ---- structural path profiling: per-thread activations ---- */
 
-void spp_stack_release(struct spp_stack *st)
+void paths_spp_stack_release(struct spp_stack *st)
 {
 	for (uint32_t i = 0; st->a && i < 2 * PATHS_SPP_MAX_DEPTH; i++)
 		spp_act_release(&st->a[i]);
@@ -160,7 +160,7 @@ static int find_cb(const struct perfmap_sym *s, void *userdata)
 
 /* ---- lifetime ---- */
 
-void trace_free(struct path_trace *tr)
+void paths_trace_free(struct path_trace *tr)
 {
 	if (!tr)
 		return;
@@ -168,7 +168,7 @@ void trace_free(struct path_trace *tr)
 	sd_event_source_disable_unref(tr->timer);
 	for (size_t i = 0; tr->threads && i < PATHS_THREAD_SLOTS; i++) {
 		ksf_ctx_release(&tr->threads[i].ctx);
-		spp_stack_release(&tr->threads[i].spp);
+		paths_spp_stack_release(&tr->threads[i].spp);
 	}
 	free(tr->threads);
 	free(tr->blockev);
@@ -191,7 +191,7 @@ void trace_free(struct path_trace *tr)
 void paths_free(struct path_trace *tr)
 {
 	paths_stop(tr, "target freed");
-	trace_free(tr);
+	paths_trace_free(tr);
 }
 
 bool paths_tracing(const struct path_trace *tr)
@@ -215,7 +215,7 @@ bool paths_is_function(const struct path_trace *tr, const char *function)
 	return !errno && *end == '\0' && a >= tr->start && a - tr->start < tr->size;
 }
 
-void hw_sync(struct path_trace *tr)
+void paths_hw_sync(struct path_trace *tr)
 {
 	const struct hwpaths *h = tr->hw;
 
@@ -243,7 +243,7 @@ void hw_sync(struct path_trace *tr)
 void paths_stop(struct path_trace *tr, const char *reason)
 {
 	struct loader *l;
-	struct bpf_cleanup *c;
+	struct paths_cleanup *c;
 
 	if (!tr || !tr->tracing)
 		return;
@@ -252,7 +252,7 @@ void paths_stop(struct path_trace *tr, const char *reason)
 	snprintf(tr->reason, sizeof(tr->reason), "%s", reason);
 	tr->stopped_ns = now_ns(CLOCK_MONOTONIC);
 	{
-		struct cpu_times c = read_cpu(tr->pid);
+		struct cpu_times c = paths_read_cpu(tr->pid);
 
 		if (c.ok) /* else (the target is gone) the last reading while tracing stands */
 			tr->cpu_end = c;
@@ -261,7 +261,7 @@ void paths_stop(struct path_trace *tr, const char *reason)
 	tr->timer = sd_event_source_disable_unref(tr->timer);
 	if (tr->hw) {
 		hwpaths_stop(tr->hw);
-		hw_sync(tr);
+		paths_hw_sync(tr);
 		log_info("pid %d: branch trace of %s ended (%s): %" PRIu64 " hits, %" PRIu64
 			 " loop activations, %" PRIu64 " paths",
 			 tr->pid, tr->func, reason, tr->events, tr->activations, tr->path_events);
@@ -271,11 +271,11 @@ void paths_stop(struct path_trace *tr, const char *reason)
 		paths_read_edges(tr); /* the final counts, before the table entries go */
 	c = malloc(sizeof(*c));
 	if (c)
-		*c = (struct bpf_cleanup){loader_path_edges(l), loader_path_threads(l), tr->id,
-					  tr->pid};
+		*c = (struct paths_cleanup){loader_path_edges(l), loader_path_threads(l), tr->id,
+					    tr->pid};
 	removal_put(tr->removal);
-	tr->removal =
-	    links_remove_async(tr->links, tr->nlinks, &tr->file, 1, c ? bpf_cleanup : NULL, c);
+	tr->removal = links_remove_async(tr->links, tr->nlinks, &tr->file, 1,
+					 c ? paths_bpf_cleanup : NULL, c);
 	tr->links = NULL;
 	tr->nlinks = 0;
 	log_info("pid %d: path trace of %s ended (%s): %" PRIu64 " activations, %" PRIu64 " paths",
@@ -392,7 +392,8 @@ static int prepare(struct tsym *sym, struct path_trace *tr, const char *function
 			snprintf(err, errlen, "cannot read the code of %s (0x%" PRIx64 "): %s",
 				 tr->func, tr->start, strerror(-r));
 	} else {
-		r = read_code(tr->pid, site, tr->start, code, tr->size, tr->func, err, errlen);
+		r = paths_read_code(tr->pid, site, tr->start, code, tr->size, tr->func, err,
+				    errlen);
 	}
 	if (r < 0)
 		return r;
@@ -477,7 +478,7 @@ static int start_hw(struct path_trace *tr, char *err, size_t errlen)
 	h->budget = tr->budget;
 	h->stop = hw_stop;
 	h->stop_arg = tr;
-	tr->cpu_attach = read_cpu(tr->pid);
+	tr->cpu_attach = paths_read_cpu(tr->pid);
 	tr->attach_wall_ns = now_ns(CLOCK_MONOTONIC);
 	loader_counters(tr->env.loader, tr->ctr0, NULL);
 	if (tr->spp) {
@@ -500,7 +501,7 @@ static int start_hw(struct path_trace *tr, char *err, size_t errlen)
 	}
 	tr->tracing = true;
 	tr->started_ns = now_ns(CLOCK_MONOTONIC);
-	tr->cpu_start = read_cpu(tr->pid);
+	tr->cpu_start = paths_read_cpu(tr->pid);
 	log_info("pid %d: tracing the branches of %s (0x%" PRIx64 ", anonymous memory) with "
 		 "hardware breakpoints: %zu branches in %zu groups, k %u, for %u ms",
 		 tr->pid, tr->func, tr->start, h->plan.nbr, h->plan.ngroups, tr->k,
@@ -543,20 +544,21 @@ static int start_uprobes(struct path_trace *tr, const struct uprobe_site *site, 
 	const struct paths_env *env = &tr->env;
 	int r;
 
-	r = fill_edges(loader_path_edges(env->loader), tr->id, tr->cfg, tr->edges);
+	r = paths_fill_edges(loader_path_edges(env->loader), tr->id, tr->cfg, tr->edges);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot fill the BPF edge table: %s", strerror(-r));
 		goto fail_bpf;
 	}
-	tr->cpu_attach = read_cpu(tr->pid);
+	tr->cpu_attach = paths_read_cpu(tr->pid);
 	tr->attach_wall_ns = now_ns(CLOCK_MONOTONIC);
 	loader_counters(env->loader, tr->ctr0, NULL);
-	r = attach_probes(tr, site, err, errlen);
+	r = paths_attach_probes(tr, site, err, errlen);
 	if (r < 0)
 		goto fail_bpf;
 	/* Armed: activations may begin now that every probe is on. */
-	r = put_edge(loader_path_edges(env->loader), tr->id, KP_PATH_NONE, cfg_entry_block(tr->cfg),
-		     KP_PACT_START, tr->edges ? KP_PEF_EDGES : 0, 0, 0);
+	r = paths_put_edge(loader_path_edges(env->loader), tr->id, KP_PATH_NONE,
+			   cfg_entry_block(tr->cfg), KP_PACT_START, tr->edges ? KP_PEF_EDGES : 0, 0,
+			   0);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot fill the BPF edge table: %s", strerror(-r));
 		goto fail_bpf;
@@ -571,20 +573,20 @@ static int start_uprobes(struct path_trace *tr, const struct uprobe_site *site, 
 	}
 	tr->tracing = true;
 	tr->started_ns = now_ns(CLOCK_MONOTONIC);
-	tr->cpu_start = read_cpu(tr->pid);
+	tr->cpu_start = paths_read_cpu(tr->pid);
 	return 0;
 
 fail_bpf:
 	/* Links (if any) and the edges go, the same way a stopped trace's do. */
 	{
-		struct bpf_cleanup *c = malloc(sizeof(*c));
+		struct paths_cleanup *c = malloc(sizeof(*c));
 
 		if (c)
-			*c =
-			    (struct bpf_cleanup){loader_path_edges(env->loader),
-						 loader_path_threads(env->loader), tr->id, tr->pid};
+			*c = (struct paths_cleanup){loader_path_edges(env->loader),
+						    loader_path_threads(env->loader), tr->id,
+						    tr->pid};
 		tr->removal = links_remove_async(tr->links, tr->nlinks, &tr->file, 1,
-						 c ? bpf_cleanup : NULL, c);
+						 c ? paths_bpf_cleanup : NULL, c);
 		tr->links = NULL;
 	}
 	return r;
@@ -624,7 +626,7 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 	if (r < 0)
 		goto fail;
 	if (old) /* the previous trace's probes must be gone first */
-		trace_free(old);
+		paths_trace_free(old);
 	*slot = NULL;
 	tr->id = next_trace_id++;
 	if (next_trace_id == 0)
@@ -649,7 +651,7 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 
 fail:
 	free(tr->links);
-	trace_free(tr);
+	paths_trace_free(tr);
 	return r;
 }
 

@@ -135,8 +135,8 @@ struct path_trace {
 };
 
 /* The target's user and system CPU times (ok false if unreadable). */
-struct cpu_times read_cpu(pid_t pid);
+struct cpu_times paths_read_cpu(pid_t pid);
 /* Free a trace (joining its probe removal first). */
-void trace_free(struct path_trace *tr);
+void paths_trace_free(struct path_trace *tr);
 
 #endif

@@ -98,7 +98,7 @@ static struct path_thread *thread_get(struct path_trace *tr, uint32_t tid)
 static void desync(struct path_trace *tr, struct path_thread *th)
 {
 	ksf_ctx_release(&th->ctx);
-	spp_stack_release(&th->spp);
+	paths_spp_stack_release(&th->spp);
 	if (!th->desync)
 		tr->resyncs++;
 	th->desync = true;
@@ -116,7 +116,7 @@ static bool in_sync(struct path_trace *tr, struct path_thread *th, const struct 
 	depth = ksf_ctx_depth(&th->ctx, NULL);
 	if (ev->op == KP_POP_ENTER && ev->depth == 1 && (th->desync || depth != 0)) {
 		ksf_ctx_release(&th->ctx);
-		spp_stack_release(&th->spp);
+		paths_spp_stack_release(&th->spp);
 		th->desync = false;
 		depth = 0;
 	}
@@ -180,7 +180,7 @@ void paths_on_event(struct path_trace *tr, const struct kp_path *ev)
 		return;
 	}
 	if ((tr->events & 1023) == 0) { /* the target may be gone when the trace stops */
-		struct cpu_times c = read_cpu(tr->pid);
+		struct cpu_times c = paths_read_cpu(tr->pid);
 
 		if (c.ok)
 			tr->cpu_end = c;
@@ -198,9 +198,9 @@ void paths_on_hwbp(struct path_trace *tr, const struct kp_hwbp *ev)
 	else
 		hwpaths_on_event(tr->hw, ev);
 	if (tr->hw) /* the event may have ended the trace, which keeps hw */
-		hw_sync(tr);
+		paths_hw_sync(tr);
 	if ((tr->events & 1023) == 0) {
-		struct cpu_times c = read_cpu(tr->pid);
+		struct cpu_times c = paths_read_cpu(tr->pid);
 
 		if (c.ok)
 			tr->cpu_end = c;

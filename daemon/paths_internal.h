@@ -21,30 +21,31 @@ struct bpf_map;
 
 /* Read len bytes of code at start of process pid into code, checked against the mapped file
  * of site (another probe's int3 is replaced by the file's byte). */
-int read_code(pid_t pid, const struct uprobe_site *site, uint64_t start, uint8_t *code, size_t len,
-	      const char *name, char *err, size_t errlen);
-int put_edge(struct bpf_map *map, uint32_t id, uint32_t from, uint32_t to, uint32_t act,
-	     uint32_t flags, uint64_t add, uint64_t reset);
+int paths_read_code(pid_t pid, const struct uprobe_site *site, uint64_t start, uint8_t *code,
+		    size_t len, const char *name, char *err, size_t errlen);
+int paths_put_edge(struct bpf_map *map, uint32_t id, uint32_t from, uint32_t to, uint32_t act,
+		   uint32_t flags, uint64_t add, uint64_t reset);
 /* The edge table entries of trace id: an action per edge of g (or only the edges, for an edge
  * profile) and the exit value of every block that can leave. */
-int fill_edges(struct bpf_map *map, uint32_t id, const struct cfg *g, bool edges);
+int paths_fill_edges(struct bpf_map *map, uint32_t id, const struct cfg *g, bool edges);
 
-/* What bpf_cleanup deletes (malloc'd; bpf_cleanup frees it). */
-struct bpf_cleanup {
+/* What paths_bpf_cleanup deletes (malloc'd; it frees it too). */
+struct paths_cleanup {
 	struct bpf_map *edges, *threads;
 	uint32_t id;
 	pid_t pid;
 };
 
 /* After the probes are gone: the trace's edges and the target's thread states. */
-void bpf_cleanup(void *arg);
+void paths_bpf_cleanup(void *arg);
 /* A uprobe on every block leader of the traced function (tr->links). */
-int attach_probes(struct path_trace *tr, const struct uprobe_site *site, char *err, size_t errlen);
+int paths_attach_probes(struct path_trace *tr, const struct uprobe_site *site, char *err,
+			size_t errlen);
 
 /* paths.c */
 
-void spp_stack_release(struct spp_stack *st);
+void paths_spp_stack_release(struct spp_stack *st);
 /* The branch tracer's counts into the trace's. */
-void hw_sync(struct path_trace *tr);
+void paths_hw_sync(struct path_trace *tr);
 
 #endif

@@ -26,8 +26,8 @@
 #include "paths_uprobe.h"
 #include "tfile.h"
 
-int read_code(pid_t pid, const struct uprobe_site *site, uint64_t start, uint8_t *code, size_t len,
-	      const char *name, char *err, size_t errlen)
+int paths_read_code(pid_t pid, const struct uprobe_site *site, uint64_t start, uint8_t *code,
+		    size_t len, const char *name, char *err, size_t errlen)
 {
 	_cleanup_free_ uint8_t *file = malloc(len);
 	struct iovec local = {code, len}, remote = {(void *)(uintptr_t)start, len};
@@ -80,8 +80,8 @@ int read_code(pid_t pid, const struct uprobe_site *site, uint64_t start, uint8_t
 
 /* ---- BPF state ---- */
 
-int put_edge(struct bpf_map *map, uint32_t id, uint32_t from, uint32_t to, uint32_t act,
-	     uint32_t flags, uint64_t add, uint64_t reset)
+int paths_put_edge(struct bpf_map *map, uint32_t id, uint32_t from, uint32_t to, uint32_t act,
+		   uint32_t flags, uint64_t add, uint64_t reset)
 {
 	struct kp_path_key k = {.trace = id, .from = from, .to = to};
 	struct kp_path_val v = {.act = act, .flags = flags, .add = add, .reset = reset};
@@ -91,7 +91,7 @@ int put_edge(struct bpf_map *map, uint32_t id, uint32_t from, uint32_t to, uint3
 	return 0;
 }
 
-int fill_edges(struct bpf_map *map, uint32_t id, const struct cfg *g, bool edges)
+int paths_fill_edges(struct bpf_map *map, uint32_t id, const struct cfg *g, bool edges)
 {
 	int r = 0;
 
@@ -102,31 +102,31 @@ int fill_edges(struct bpf_map *map, uint32_t id, const struct cfg *g, bool edges
 		if (e->dst == CFG_EXIT)
 			continue;
 		if (edges) { /* parallel edges share a key: counted once, as the first */
-			r = put_edge(map, id, e->src, e->dst, KP_PACT_EDGE, 0, 0, 0);
+			r = paths_put_edge(map, id, e->src, e->dst, KP_PACT_EDGE, 0, 0, 0);
 			continue;
 		}
 		r = cfg_transition(g, e->src, e->dst, &tr);
 		if (r < 0)
 			return r;
-		r = put_edge(map, id, e->src, e->dst,
-			     tr.act == CFG_ACT_BACK ? KP_PACT_BACK : KP_PACT_ADD, 0, tr.add,
-			     tr.reset);
+		r = paths_put_edge(map, id, e->src, e->dst,
+				   tr.act == CFG_ACT_BACK ? KP_PACT_BACK : KP_PACT_ADD, 0, tr.add,
+				   tr.reset);
 	}
 	for (uint32_t b = 0; r == 0 && b < cfg_nblocks(g); b++) {
 		const struct cfg_block *blk = cfg_block_get(g, b);
 
 		if (blk->flags & CFG_BLOCK_EXIT)
-			r = put_edge(map, id, b, KP_PATH_EXIT, KP_PACT_EXIT,
-				     blk->flags & CFG_BLOCK_EXIT_ONLY ? KP_PEF_EXIT_ONLY : 0,
-				     edges ? 0 : blk->exit_val, 0);
+			r = paths_put_edge(map, id, b, KP_PATH_EXIT, KP_PACT_EXIT,
+					   blk->flags & CFG_BLOCK_EXIT_ONLY ? KP_PEF_EXIT_ONLY : 0,
+					   edges ? 0 : blk->exit_val, 0);
 	}
 	return r;
 }
 
 /* After the probes are gone: the trace's edges and the target's thread states. */
-void bpf_cleanup(void *arg)
+void paths_bpf_cleanup(void *arg)
 {
-	struct bpf_cleanup *c = arg;
+	struct paths_cleanup *c = arg;
 	struct kp_path_key k, nk;
 	struct kp_path_thread st;
 	uint32_t tid, ntid;
@@ -176,7 +176,8 @@ void paths_read_edges(struct path_trace *tr)
 	}
 }
 
-int attach_probes(struct path_trace *tr, const struct uprobe_site *site, char *err, size_t errlen)
+int paths_attach_probes(struct path_trace *tr, const struct uprobe_site *site, char *err,
+			size_t errlen)
 {
 	struct bpf_program *prog = loader_path_prog(tr->env.loader);
 	uint32_t entry = cfg_entry_block(tr->cfg);

@@ -73,7 +73,7 @@ static int on_range_step(sd_event_source *s, void *userdata)
 	if (err == 0)
 		err = windows_range_end(w, cl->job, &cl->job_range, msg, sizeof(msg));
 	if (err < 0) {
-		reply_error(cl, err, "%s", msg);
+		requests_error(cl, err, "%s", msg);
 	} else {
 		cl->job_ready = true;
 		dispatch(cl, cl->job_frame, cl->job_len); /* range_of takes the range */
@@ -124,7 +124,7 @@ static int range_of(struct client *cl, struct target *t, uint32_t session, uint6
 		return 0;
 	}
 	if (!w) {
-		reply_error(cl, -ENODATA, "time windows are not kept by this kprofd");
+		requests_error(cl, -ENODATA, "time windows are not kept by this kprofd");
 		return -ENODATA;
 	}
 	err = windows_range_begin(w, t, session != 0, since, until, &j, msg, sizeof(msg));
@@ -142,7 +142,7 @@ static int range_of(struct client *cl, struct target *t, uint32_t session, uint6
 		err = windows_range_end(w, j, r, msg, sizeof(msg));
 	wrange_job_free(j);
 	if (err < 0)
-		reply_error(cl, err, "%s", msg);
+		requests_error(cl, err, "%s", msg);
 	return err;
 }
 
@@ -160,7 +160,7 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__ReportReply rr = KPROF__REPORT_REPLY__INIT;
 	Kprof__Target tpb = KPROF__TARGET__INIT;
-	struct target *t = request_session(cl, req->pid, req->session);
+	struct target *t = requests_session(cl, req->pid, req->session);
 	_cleanup_free_ struct profile_row *rows = NULL;
 	_cleanup_free_ Kprof__FlatEntry *ev = NULL;
 	_cleanup_free_ Kprof__FlatEntry **ep = NULL;
@@ -175,15 +175,15 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 	if (ranged && range_of(cl, t, req->session, req->since_ns, req->until_ns, &wr) < 0)
 		return;
 	prof = ranged ? wr.prof : t->profile;
-	if (profile_flat_view(prof, client_view(cl), &rows, &n) < 0) {
-		reply_error(cl, -ENOMEM, "out of memory");
+	if (profile_flat_view(prof, requests_view(cl), &rows, &n) < 0) {
+		requests_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
 	shown = req->top && req->top < n ? req->top : n;
 	ev = calloc(shown ? shown : 1, sizeof(*ev));
 	ep = calloc(shown ? shown : 1, sizeof(*ep));
 	if (!ev || !ep) {
-		reply_error(cl, -ENOMEM, "out of memory");
+		requests_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
 	for (size_t i = 0; i < shown; i++) {
@@ -201,7 +201,7 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 		ep[i] = &ev[i];
 	}
 	profile_get_stats(prof, &ps);
-	fill_target(cl, t, &tpb);
+	requests_fill_target(cl, t, &tpb);
 	if (ranged)
 		range_target(&tpb, &wr);
 	rr.target = &tpb;
@@ -211,7 +211,7 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 	rr.functions = n;
 	rep.body_case = KPROF__REPLY__BODY_REPORT;
 	rep.report = &rr;
-	client_queue(cl, &rep);
+	requests_queue(cl, &rep);
 }
 
 static void do_folded(struct client *cl, const Kprof__FoldedRequest *req)
@@ -219,8 +219,8 @@ static void do_folded(struct client *cl, const Kprof__FoldedRequest *req)
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__FoldedReply fr = KPROF__FOLDED_REPLY__INIT;
 	Kprof__Target tpb = KPROF__TARGET__INIT;
-	struct target *t = request_session(cl, req->pid, req->session);
-	struct profile_folded_opts o = {.max_bytes = FOLDED_MAX_BYTES, .view = client_view(cl)};
+	struct target *t = requests_session(cl, req->pid, req->session);
+	struct profile_folded_opts o = {.max_bytes = FOLDED_MAX_BYTES, .view = requests_view(cl)};
 	struct profile_folded_info fi;
 	_cleanup_free_ char *text = NULL;
 	_cleanup_(wrange_free) struct wrange wr = {0};
@@ -232,10 +232,10 @@ static void do_folded(struct client *cl, const Kprof__FoldedRequest *req)
 	if (ranged && range_of(cl, t, req->session, req->since_ns, req->until_ns, &wr) < 0)
 		return;
 	if (profile_folded_view(ranged ? wr.prof : t->profile, &o, &text, &len, &fi) < 0) {
-		reply_error(cl, -ENOMEM, "out of memory");
+		requests_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
-	fill_target(cl, t, &tpb);
+	requests_fill_target(cl, t, &tpb);
 	if (ranged)
 		range_target(&tpb, &wr);
 	fr.target = &tpb;
@@ -246,7 +246,7 @@ static void do_folded(struct client *cl, const Kprof__FoldedRequest *req)
 	fr.max_bytes = FOLDED_MAX_BYTES;
 	rep.body_case = KPROF__REPLY__BODY_FOLDED;
 	rep.folded = &fr;
-	client_queue(cl, &rep);
+	requests_queue(cl, &rep);
 }
 
 /* An export through a kernel view: kernel functions renamed and without addresses; with
@@ -296,7 +296,7 @@ static void do_export(struct client *cl, const Kprof__ExportRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__ExportReply er = KPROF__EXPORT_REPLY__INIT;
-	struct target *t = request_session(cl, req->pid, req->session);
+	struct target *t = requests_session(cl, req->pid, req->session);
 	_cleanup_free_ uint32_t *arena = NULL;
 	_cleanup_(wrange_free) struct wrange wr = {0};
 	const bool ranged = req->since_ns || req->until_ns;
@@ -307,21 +307,21 @@ static void do_export(struct client *cl, const Kprof__ExportRequest *req)
 	if (ranged && range_of(cl, t, req->session, req->since_ns, req->until_ns, &wr) < 0)
 		return;
 	if (saved_msg_build_range(t, wr.prof, wr.tree, &m) < 0) {
-		reply_error(cl, -ENOMEM, "out of memory");
+		requests_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
 	if (ranged)
 		range_target(&m.target, &wr);
-	if (export_view(ranged ? wr.prof : t->profile, client_view(cl), &m, &arena) < 0) {
+	if (export_view(ranged ? wr.prof : t->profile, requests_view(cl), &m, &arena) < 0) {
 		saved_msg_release(&m);
-		reply_error(cl, -ENOMEM, "out of memory");
+		requests_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
-	m.target.session = session_of(cl, t, &m.target.sessions);
+	m.target.session = requests_session_of(cl, t, &m.target.sessions);
 	er.profile = &m.msg;
 	rep.body_case = KPROF__REPLY__BODY_EXPORT;
 	rep.export = &er;
-	client_queue(cl, &rep);
+	requests_queue(cl, &rep);
 	saved_msg_release(&m);
 }
 
@@ -355,11 +355,11 @@ static int hcct_phi(struct client *cl, const struct target *t, double *phi, uint
 	if (!*phi)
 		*phi = fmax(cl->rq->m->conf.hcct_phi, t->eps);
 	if (!(*phi > 0 && *phi <= 1) || hcct_ratio_from_double(*phi, num, den) < 0) {
-		reply_error(cl, -EINVAL, "phi %g is not in (0, 1]", *phi);
+		requests_error(cl, -EINVAL, "phi %g is not in (0, 1]", *phi);
 		return -EINVAL;
 	}
 	if (*phi < t->eps) {
-		reply_error(
+		requests_error(
 		    cl, -EINVAL,
 		    "phi %g is below the target's eps %g: the HCCT guarantees nothing there "
 		    "(attach with a smaller --eps)",
@@ -400,13 +400,13 @@ static void hcct_send(struct client *cl, const struct target *t, const struct hc
 	Kprof__Target tpb = KPROF__TARGET__INIT;
 	_cleanup_free_ Kprof__HcctNode *nv = NULL;
 	_cleanup_free_ Kprof__HcctNode **np = NULL;
-	unsigned view = client_view(cl);
+	unsigned view = requests_view(cl);
 	struct hcct_stats hs;
 
 	nv = calloc(tree->len ? tree->len : 1, sizeof(*nv));
 	np = calloc(tree->len ? tree->len : 1, sizeof(*np));
 	if (!nv || !np) {
-		reply_error(cl, -ENOMEM, "out of memory");
+		requests_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
 	for (size_t i = 0; i < tree->len; i++) {
@@ -419,7 +419,7 @@ static void hcct_send(struct client *cl, const struct target *t, const struct hc
 	else
 		hs = (struct hcct_stats){.nodes = saved->len,
 					 .bytes = saved->len * sizeof(*saved->entries)};
-	fill_target(cl, t, &tpb);
+	requests_fill_target(cl, t, &tpb);
 	if (wr)
 		range_target(&tpb, wr);
 	hr.target = &tpb;
@@ -434,12 +434,12 @@ static void hcct_send(struct client *cl, const struct target *t, const struct hc
 	hr.lost = hs.lost;
 	rep.body_case = KPROF__REPLY__BODY_HCCT;
 	rep.hcct = &hr;
-	client_queue(cl, &rep);
+	requests_queue(cl, &rep);
 }
 
 static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 {
-	struct target *t = request_session(cl, req->pid, req->session);
+	struct target *t = requests_session(cl, req->pid, req->session);
 	double phi = req->phi;
 	struct hcct_tree *tree = NULL;
 	const struct hcct *tree_src;
@@ -451,7 +451,7 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 	if (!t)
 		return;
 	if (ranged && req->exact) {
-		reply_error(cl, -EINVAL, "--exact has no time windows: only sampled HCCTs do");
+		requests_error(cl, -EINVAL, "--exact has no time windows: only sampled HCCTs do");
 		return;
 	}
 	if (ranged && range_of(cl, t, req->session, req->since_ns, req->until_ns, &wr) < 0)
@@ -460,19 +460,19 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 	tree_src = ranged ? NULL : req->exact ? t->calls.exact : t->hcct;
 	saved = ranged ? wr.tree : req->exact ? t->calls.saved_exact : t->saved_hcct;
 	if (req->exact && !tree_src && !saved) {
-		reply_error(cl, -ENODATA, "pid %u: exact mode is off (attach with --calls)",
-			    req->pid);
+		requests_error(cl, -ENODATA, "pid %u: exact mode is off (attach with --calls)",
+			       req->pid);
 		return;
 	}
 	if (!tree_src && !saved) {
-		reply_error(cl, -ENODATA, "pid %u: no HCCT in this profile", req->pid);
+		requests_error(cl, -ENODATA, "pid %u: no HCCT in this profile", req->pid);
 		return;
 	}
 	if (hcct_phi(cl, t, &phi, &num, &den) < 0)
 		return;
 	if ((ranged ? hcct_tree_filter(saved, num, den, &tree)
 		    : hcct_result(t, req->exact, tree_src, saved, num, den, &tree)) < 0) {
-		reply_error(cl, -ENOMEM, "out of memory");
+		requests_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
 	hcct_send(cl, t, tree, tree_src, saved, ranged ? wr.prof : t->profile, phi,
@@ -485,7 +485,7 @@ static void dispatch(struct client *cl, const uint8_t *data, size_t len)
 	Kprof__Request *req = kprof__request__unpack(NULL, len, data);
 
 	if (!req) {
-		reply_error(cl, -EBADMSG, "malformed request: not a kprof.Request message");
+		requests_error(cl, -EBADMSG, "malformed request: not a kprof.Request message");
 		transport_close(cl->tc);
 		return;
 	}
@@ -494,16 +494,16 @@ static void dispatch(struct client *cl, const uint8_t *data, size_t len)
 	cl->frame_len = len;
 	switch (req->body_case) {
 	case KPROF__REQUEST__BODY_ATTACH:
-		do_attach(cl, req->attach);
+		requests_attach(cl, req->attach);
 		break;
 	case KPROF__REQUEST__BODY_DETACH:
-		do_detach(cl, req->detach);
+		requests_detach(cl, req->detach);
 		break;
 	case KPROF__REQUEST__BODY_LIST:
-		do_list(cl, req->list);
+		requests_list(cl, req->list);
 		break;
 	case KPROF__REQUEST__BODY_STATUS:
-		do_status(cl);
+		requests_status(cl);
 		break;
 	case KPROF__REQUEST__BODY_REPORT:
 		do_report(cl, req->report);
@@ -512,7 +512,7 @@ static void dispatch(struct client *cl, const uint8_t *data, size_t len)
 		do_folded(cl, req->folded);
 		break;
 	case KPROF__REQUEST__BODY_SUBSCRIBE:
-		do_subscribe(cl, req->subscribe);
+		requests_subscribe(cl, req->subscribe);
 		break;
 	case KPROF__REQUEST__BODY_HCCT:
 		do_hcct(cl, req->hcct);
@@ -521,19 +521,19 @@ static void dispatch(struct client *cl, const uint8_t *data, size_t len)
 		do_export(cl, req->export);
 		break;
 	case KPROF__REQUEST__BODY_WATCH:
-		do_watch_rules(cl, req->watch);
+		requests_watch_rules(cl, req->watch);
 		break;
 	case KPROF__REQUEST__BODY_PATHS:
-		do_paths(cl, req->paths);
+		requests_paths(cl, req->paths);
 		break;
 	case KPROF__REQUEST__BODY_ANNOTATE:
-		do_annotate(cl, req->annotate);
+		requests_annotate(cl, req->annotate);
 		break;
 	case KPROF__REQUEST__BODY_DRIFT:
-		do_drift(cl, req->drift);
+		requests_drift(cl, req->drift);
 		break;
 	default:
-		reply_error(cl, -EOPNOTSUPP, "unknown request (a newer kprofctl than kprofd?)");
+		requests_error(cl, -EOPNOTSUPP, "unknown request (a newer kprofctl than kprofd?)");
 		break;
 	}
 	cl->frame = NULL;
@@ -569,7 +569,7 @@ static void on_disconnect(void *ctx, struct transport_client *tc)
 	(void)ctx;
 	if (!cl)
 		return;
-	live_stop(cl);
+	requests_live_stop(cl);
 	range_job_stop(cl);
 	free(cl);
 	transport_client_set_data(tc, NULL);

@@ -21,12 +21,12 @@
 #include "target_pb.h"
 #include "transport.h"
 
-void client_queue(struct client *cl, Kprof__Reply *rep)
+void requests_queue(struct client *cl, Kprof__Reply *rep)
 {
 	transport_reply(cl->tc, &rep->base);
 }
 
-void reply_error(struct client *cl, int err, const char *fmt, ...)
+void requests_error(struct client *cl, int err, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -56,7 +56,7 @@ static int read_sysctl(const char *path, int fallback)
 	return atoi(buf);
 }
 
-unsigned client_view(const struct client *cl)
+unsigned requests_view(const struct client *cl)
 {
 	int kptr, paranoid;
 
@@ -70,20 +70,20 @@ unsigned client_view(const struct client *cl)
 }
 
 /* May cl attach to or detach a process of uid owner? */
-bool allowed(const struct client *cl, uid_t owner)
+bool requests_allowed(const struct client *cl, uid_t owner)
 {
 	return cl->uid == 0 || cl->uid == owner;
 }
 
 /* May cl read the profile of a process of uid owner? */
-bool may_read(const struct client *cl, uid_t owner)
+bool requests_may_read(const struct client *cl, uid_t owner)
 {
-	return allowed(cl, owner) || cl->reader;
+	return requests_allowed(cl, owner) || cl->reader;
 }
 
-bool visible_to(const struct target *t, void *arg)
+bool requests_visible_to(const struct target *t, void *arg)
 {
-	return may_read(arg, t->uid);
+	return requests_may_read(arg, t->uid);
 }
 
 /* The target of a read (write = false) or detach request, or NULL after queueing the error
@@ -92,12 +92,12 @@ bool visible_to(const struct target *t, void *arg)
 /* The sessions of a pid (one per attach; a PID reused by another process is another session)
  * are numbered from 1, oldest first, among those cl may read. The place of t among them, and
  * (ret) how many there are. */
-uint32_t session_of(const struct client *cl, const struct target *t, uint32_t *n)
+uint32_t requests_session_of(const struct client *cl, const struct target *t, uint32_t *n)
 {
 	uint32_t rank = 1, count = 0;
 
 	for (const struct target *o = cl->rq->m->targets; o; o = o->next) {
-		if (o->pid != t->pid || !may_read(cl, o->uid))
+		if (o->pid != t->pid || !requests_may_read(cl, o->uid))
 			continue;
 		count++;
 		if (o != t && (o->attached_ns < t->attached_ns ||
@@ -108,7 +108,7 @@ uint32_t session_of(const struct client *cl, const struct target *t, uint32_t *n
 	return rank;
 }
 
-/* Session number session of pid (session_of), or NULL; *n: how many there are. */
+/* Session number session of pid (requests_session_of), or NULL; *n: how many there are. */
 static struct target *nth_session(const struct client *cl, uint32_t pid, uint32_t session,
 				  uint32_t *n)
 {
@@ -118,8 +118,8 @@ static struct target *nth_session(const struct client *cl, uint32_t pid, uint32_
 	for (struct target *o = cl->rq->m->targets; o; o = o->next) {
 		uint32_t count;
 
-		if ((uint32_t)o->pid == pid && may_read(cl, o->uid)) {
-			if (session_of(cl, o, &count) == session)
+		if ((uint32_t)o->pid == pid && requests_may_read(cl, o->uid)) {
+			if (requests_session_of(cl, o, &count) == session)
 				found = o;
 			*n = count;
 		}
@@ -128,90 +128,91 @@ static struct target *nth_session(const struct client *cl, uint32_t pid, uint32_
 }
 
 /* A target's facts as cl sees them: with its session number among those cl may read. */
-void fill_target(const struct client *cl, const struct target *t, Kprof__Target *pb)
+void requests_fill_target(const struct client *cl, const struct target *t, Kprof__Target *pb)
 {
 	target_fill_pb(t, pb);
-	pb->session = session_of(cl, t, &pb->sessions);
+	pb->session = requests_session_of(cl, t, &pb->sessions);
 }
 
-/* As request_target, for a read of one session (0: the attached or newest one). */
-struct target *request_session(struct client *cl, uint32_t pid, uint32_t session)
+/* As requests_target, for a read of one session (0: the attached or newest one). */
+struct target *requests_session(struct client *cl, uint32_t pid, uint32_t session)
 {
 	struct target *t;
 	uint32_t n;
 
 	if (!session)
-		return request_target(cl, pid, false);
+		return requests_target(cl, pid, false);
 	t = nth_session(cl, pid, session, &n);
 	if (!t && n)
-		reply_error(cl, -ENOENT,
-			    "pid %u has %u session%s (kprofctl list --all): no session %u", pid, n,
-			    n == 1 ? "" : "s", session);
+		requests_error(cl, -ENOENT,
+			       "pid %u has %u session%s (kprofctl list --all): no session %u", pid,
+			       n, n == 1 ? "" : "s", session);
 	else if (!t)
-		reply_error(cl, -ENOENT, "pid %u is not attached and no profile of it is kept",
-			    pid);
+		requests_error(cl, -ENOENT, "pid %u is not attached and no profile of it is kept",
+			       pid);
 	return t;
 }
 
-struct target *request_target(struct client *cl, uint32_t pid, bool write)
+struct target *requests_target(struct client *cl, uint32_t pid, bool write)
 {
-	struct target *t = manager_find_for(cl->rq->m, pid, visible_to, cl);
+	struct target *t = manager_find_for(cl->rq->m, pid, requests_visible_to, cl);
 
 	/* Credentials may have changed since the last check (a setuid exec). */
 	if (t && t->state == TARGET_ATTACHED && manager_recheck(cl->rq->m, t))
-		t = manager_find_for(cl->rq->m, pid, visible_to, cl);
+		t = manager_find_for(cl->rq->m, pid, requests_visible_to, cl);
 	if (!t)
 		t = manager_find(cl->rq->m, pid);
 	if (!t) {
-		reply_error(cl, -ENOENT, "pid %u is not attached and no profile of it is kept",
-			    pid);
+		requests_error(cl, -ENOENT, "pid %u is not attached and no profile of it is kept",
+			       pid);
 		return NULL;
 	}
-	if (write ? !allowed(cl, t->uid) : !may_read(cl, t->uid)) {
-		reply_error(cl, -EPERM,
-			    "permission denied: pid %u belongs to uid %u; uid %u may only "
-			    "profile its own processes",
-			    pid, t->uid, cl->uid);
+	if (write ? !requests_allowed(cl, t->uid) : !requests_may_read(cl, t->uid)) {
+		requests_error(cl, -EPERM,
+			       "permission denied: pid %u belongs to uid %u; uid %u may only "
+			       "profile its own processes",
+			       pid, t->uid, cl->uid);
 		return NULL;
 	}
 	return t;
 }
 
 /* The process pid may be attached by cl: 0, or an error reply queued. */
-int check_attachable(struct client *cl, uint32_t pid)
+int requests_check_attachable(struct client *cl, uint32_t pid)
 {
 	uid_t owner;
 	int err;
 
 	if (pid == 0 || pid > INT32_MAX) {
-		reply_error(cl, -EINVAL, "invalid pid %u", pid);
+		requests_error(cl, -EINVAL, "invalid pid %u", pid);
 		return -EINVAL;
 	}
 	err = target_proc_uid(pid, &owner);
 	if (err < 0) {
 		if (err == -ESRCH && kill(pid, 0) == 0)
-			reply_error(cl, err,
-				    "pid %u has exited (a zombie its parent has not reaped)", pid);
+			requests_error(
+			    cl, err, "pid %u has exited (a zombie its parent has not reaped)", pid);
 		else if (err == -ESRCH)
-			reply_error(cl, err, "no such process: %u", pid);
+			requests_error(cl, err, "no such process: %u", pid);
 		else if (err == -EINVAL)
-			reply_error(cl, err, "%u is a thread id, not a process id", pid);
+			requests_error(cl, err, "%u is a thread id, not a process id", pid);
 		else
-			reply_error(cl, err, "cannot read process %u: %s", pid, strerror(-err));
+			requests_error(cl, err, "cannot read process %u: %s", pid, strerror(-err));
 		return err;
 	}
-	if (!allowed(cl, owner)) {
+	if (!requests_allowed(cl, owner)) {
 		if (owner == 0)
-			reply_error(
+			requests_error(
 			    cl, -EPERM,
 			    "permission denied: pid %u runs with root's or mixed "
 			    "credentials (setuid, or not dumpable); only root may profile it",
 			    pid);
 		else
-			reply_error(cl, -EPERM,
-				    "permission denied: pid %u belongs to uid %u; uid %u may only "
-				    "profile its own processes",
-				    pid, owner, cl->uid);
+			requests_error(
+			    cl, -EPERM,
+			    "permission denied: pid %u belongs to uid %u; uid %u may only "
+			    "profile its own processes",
+			    pid, owner, cl->uid);
 		return -EPERM;
 	}
 	return 0;

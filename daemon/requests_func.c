@@ -29,14 +29,14 @@ static struct target *paths_begin(struct client *cl, const Kprof__PathsRequest *
 	bool attached_here = false;
 	int err;
 
-	if (check_attachable(cl, req->pid) < 0)
+	if (requests_check_attachable(cl, req->pid) < 0)
 		return NULL;
 	if (!t || t->state != TARGET_ATTACHED) {
 		/* Tracing needs the target's symbols: attach it with the defaults. */
 		err = manager_attach(m, req->pid, &(struct attach_opts){.by = cl->uid}, &t, err_msg,
 				     sizeof(err_msg));
 		if (err < 0) {
-			reply_error(cl, err, "%s", err_msg);
+			requests_error(cl, err, "%s", err_msg);
 			return NULL;
 		}
 		attached_here = true;
@@ -55,7 +55,7 @@ static struct target *paths_begin(struct client *cl, const Kprof__PathsRequest *
 		if (err < 0) {
 			if (attached_here) /* a failed request leaves nothing behind */
 				manager_forget(m, t);
-			reply_error(cl, err, "%s", err_msg);
+			requests_error(cl, err, "%s", err_msg);
 			return NULL;
 		}
 		manager_probes_started(m);
@@ -63,7 +63,7 @@ static struct target *paths_begin(struct client *cl, const Kprof__PathsRequest *
 	return t;
 }
 
-void do_paths(struct client *cl, const Kprof__PathsRequest *req)
+void requests_paths(struct client *cl, const Kprof__PathsRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__Target tpb = KPROF__TARGET__INIT;
@@ -77,8 +77,8 @@ void do_paths(struct client *cl, const Kprof__PathsRequest *req)
 			return;
 	} else {
 		t = req->op == KPROF__PATHS_OP__PATHS_OP_STOP
-			? request_target(cl, req->pid, true)
-			: request_session(cl, req->pid, req->session);
+			? requests_target(cl, req->pid, true)
+			: requests_session(cl, req->pid, req->session);
 		if (!t)
 			return;
 		if (req->op == KPROF__PATHS_OP__PATHS_OP_STOP)
@@ -86,19 +86,19 @@ void do_paths(struct client *cl, const Kprof__PathsRequest *req)
 	}
 	err = paths_reply(t, req->top, req->brief, &pm);
 	if (err < 0) {
-		reply_error(cl, err,
-			    err == -ENODATA
-				? "pid %u: no path trace (start one with kprofctl paths "
-				  "PID FUNCTION)"
-				: "pid %u: out of memory",
-			    req->pid);
+		requests_error(cl, err,
+			       err == -ENODATA
+				   ? "pid %u: no path trace (start one with kprofctl paths "
+				     "PID FUNCTION)"
+				   : "pid %u: out of memory",
+			       req->pid);
 		return;
 	}
-	fill_target(cl, t, &tpb);
+	requests_fill_target(cl, t, &tpb);
 	pm.r.target = &tpb;
 	rep.body_case = KPROF__REPLY__BODY_PATHS;
 	rep.paths = &pm.r;
-	client_queue(cl, &rep);
+	requests_queue(cl, &rep);
 	paths_msg_release(&pm);
 }
 
@@ -112,11 +112,11 @@ static bool still_running(const struct target *t)
 	       st.start_ticks == t->start_ticks;
 }
 
-void do_annotate(struct client *cl, const Kprof__AnnotateRequest *req)
+void requests_annotate(struct client *cl, const Kprof__AnnotateRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__Target tpb = KPROF__TARGET__INIT;
-	struct target *t = request_session(cl, req->pid, req->session);
+	struct target *t = requests_session(cl, req->pid, req->session);
 	struct annotate_result res;
 	struct annotate_msg am;
 	char err_msg[512] = "";
@@ -125,18 +125,20 @@ void do_annotate(struct client *cl, const Kprof__AnnotateRequest *req)
 	if (!t)
 		return;
 	/* The reply holds the target's code: for who may read its memory, not every reader. */
-	if (!allowed(cl, t->uid)) {
-		reply_error(cl, -EPERM,
-			    "permission denied: annotate shows the code of pid %u, which only uid "
-			    "%u and root may read",
-			    req->pid, t->uid);
+	if (!requests_allowed(cl, t->uid)) {
+		requests_error(
+		    cl, -EPERM,
+		    "permission denied: annotate shows the code of pid %u, which only uid "
+		    "%u and root may read",
+		    req->pid, t->uid);
 		return;
 	}
 	if (!t->annot) {
-		reply_error(cl, -ENODATA,
-			    "pid %u: this profile was restored from disk; per-instruction samples "
-			    "are kept only while kprofd runs",
-			    req->pid);
+		requests_error(
+		    cl, -ENODATA,
+		    "pid %u: this profile was restored from disk; per-instruction samples "
+		    "are kept only while kprofd runs",
+		    req->pid);
 		return;
 	}
 	err = annotate_query(&(struct annotate_src){.a = t->annot,
@@ -147,38 +149,38 @@ void do_annotate(struct client *cl, const Kprof__AnnotateRequest *req)
 			     req->function ? req->function : "", &res, err_msg, sizeof(err_msg));
 	if (err < 0) {
 		annotate_result_release(&res);
-		reply_error(cl, err, "pid %u: %s", req->pid, err_msg);
+		requests_error(cl, err, "pid %u: %s", req->pid, err_msg);
 		return;
 	}
 	err = annotate_reply(&res, &am);
 	if (err < 0) {
 		annotate_result_release(&res);
-		reply_error(cl, err, "pid %u: out of memory", req->pid);
+		requests_error(cl, err, "pid %u: out of memory", req->pid);
 		return;
 	}
-	fill_target(cl, t, &tpb);
+	requests_fill_target(cl, t, &tpb);
 	am.r.target = &tpb;
 	rep.body_case = KPROF__REPLY__BODY_ANNOTATE;
 	rep.annotate = &am.r;
-	client_queue(cl, &rep);
+	requests_queue(cl, &rep);
 	annotate_msg_release(&am);
 	annotate_result_release(&res);
 }
 
 /* kprofctl drift PID: an attached target's profile drift (ALGORITHMS.md §12), or the result
  * kept with an ended one's profile. */
-void do_drift(struct client *cl, const Kprof__DriftRequest *req)
+void requests_drift(struct client *cl, const Kprof__DriftRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__Target tpb = KPROF__TARGET__INIT;
 	struct drift_reply_msg m;
-	struct target *t = request_session(cl, req->pid, req->session);
+	struct target *t = requests_session(cl, req->pid, req->session);
 	int err;
 
 	if (!t)
 		return;
 	if (t->state == TARGET_ATTACHED && !t->drift) {
-		reply_error(
+		requests_error(
 		    cl, -EOPNOTSUPP,
 		    "profile drift is off for pid %u: it was attached while kprofd.conf had "
 		    "[drift] enabled = off",
@@ -186,28 +188,29 @@ void do_drift(struct client *cl, const Kprof__DriftRequest *req)
 		return;
 	}
 	if (req->keys > DRIFT_REPLY_MAX_KEYS) {
-		reply_error(cl, -EINVAL, "keys %u: at most %d keys per function", req->keys,
-			    DRIFT_REPLY_MAX_KEYS);
+		requests_error(cl, -EINVAL, "keys %u: at most %d keys per function", req->keys,
+			       DRIFT_REPLY_MAX_KEYS);
 		return;
 	}
 	err = drift_reply_answer(t, req->keys ? req->keys : 5, &m);
 	if (err < 0) {
 		drift_reply_release(&m);
 		if (err == -ENODATA)
-			reply_error(
+			requests_error(
 			    cl, err,
 			    "pid %u (%s, %s): no drift data was kept with this profile (saved "
 			    "by an older kprofd or drift was off)",
 			    req->pid, t->comm, t->state == TARGET_EXITED ? "exited" : "detached");
 		else
-			reply_error(cl, err, "pid %u: the drift result kept with its profile: %s",
-				    req->pid, strerror(-err));
+			requests_error(cl, err,
+				       "pid %u: the drift result kept with its profile: %s",
+				       req->pid, strerror(-err));
 		return;
 	}
-	fill_target(cl, t, &tpb);
+	requests_fill_target(cl, t, &tpb);
 	m.r.target = &tpb;
 	rep.body_case = KPROF__REPLY__BODY_DRIFT;
 	rep.drift = &m.r;
-	client_queue(cl, &rep);
+	requests_queue(cl, &rep);
 	drift_reply_release(&m);
 }

@@ -7,10 +7,10 @@
 
 struct client;
 
-void do_paths(struct client *cl, const Kprof__PathsRequest *req);
-void do_annotate(struct client *cl, const Kprof__AnnotateRequest *req);
+void requests_paths(struct client *cl, const Kprof__PathsRequest *req);
+void requests_annotate(struct client *cl, const Kprof__AnnotateRequest *req);
 /* kprofctl drift PID: an attached target's profile drift, or the result kept with an ended
  * one's profile. */
-void do_drift(struct client *cl, const Kprof__DriftRequest *req);
+void requests_drift(struct client *cl, const Kprof__DriftRequest *req);
 
 #endif

@@ -30,57 +30,58 @@ static int on_live_tick(sd_event_source *src, uint64_t usec, void *userdata)
 	if (transport_busy(cl->tc))
 		return 0;
 	manager_drain(cl->rq->m); /* the interval's samples, not those of the last timer drain */
-	if (fill_status(cl->rq, &sr, &drops, freqs) < 0 ||
-	    live_update(cl->live, client_view(cl), &msg) < 0) {
+	if (requests_fill_status(cl->rq, &sr, &drops, freqs) < 0 ||
+	    live_update(cl->live, requests_view(cl), &msg) < 0) {
 		live_msg_release(&msg);
-		reply_error(cl, -ENOMEM, "cannot build the live update");
+		requests_error(cl, -ENOMEM, "cannot build the live update");
 	} else {
 		msg.up.status = &sr;
 		rep.body_case = KPROF__REPLY__BODY_UPDATE;
 		rep.update = &msg.up;
-		client_queue(cl, &rep);
+		requests_queue(cl, &rep);
 		live_msg_release(&msg);
 	}
 	transport_flush(cl->tc); /* may free cl (a write error) */
 	return 0;
 }
 
-void live_stop(struct client *cl)
+void requests_live_stop(struct client *cl)
 {
 	cl->live_timer = sd_event_source_disable_unref(cl->live_timer);
 	live_free(cl->live);
 	cl->live = NULL;
 }
 
-void do_subscribe(struct client *cl, const Kprof__SubscribeRequest *req)
+void requests_subscribe(struct client *cl, const Kprof__SubscribeRequest *req)
 {
 	int err;
 
-	live_stop(cl);
+	requests_live_stop(cl);
 	for (size_t i = 0; i < req->n_pids; i++) {
-		struct target *t = manager_find_for(cl->rq->m, req->pids[i], visible_to, cl);
+		struct target *t =
+		    manager_find_for(cl->rq->m, req->pids[i], requests_visible_to, cl);
 
 		if (!t)
 			t = manager_find(cl->rq->m, req->pids[i]);
 
 		if (!t) {
-			reply_error(cl, -ENOENT,
-				    "pid %u is not attached and no profile of it is kept",
-				    req->pids[i]);
+			requests_error(cl, -ENOENT,
+				       "pid %u is not attached and no profile of it is kept",
+				       req->pids[i]);
 			return;
 		}
-		if (!may_read(cl, t->uid)) {
-			reply_error(cl, -EPERM, "permission denied: pid %u belongs to uid %u",
-				    req->pids[i], t->uid);
+		if (!requests_may_read(cl, t->uid)) {
+			requests_error(cl, -EPERM, "permission denied: pid %u belongs to uid %u",
+				       req->pids[i], t->uid);
 			return;
 		}
 	}
 	err = live_new(cl->rq->m, req, cl->uid, cl->reader, &cl->live);
 	if (err < 0) {
-		reply_error(cl, err,
-			    err == -E2BIG    ? "too many pids (at most 64)"
-			    : err == -ERANGE ? "interval must be 100-60000 ms"
-					     : "out of memory");
+		requests_error(cl, err,
+			       err == -E2BIG	? "too many pids (at most 64)"
+			       : err == -ERANGE ? "interval must be 100-60000 ms"
+						: "out of memory");
 		return;
 	}
 	/* The first update comes at once: it carries the counts so far. */
@@ -89,7 +90,7 @@ void do_subscribe(struct client *cl, const Kprof__SubscribeRequest *req)
 	if (err >= 0) /* a repeating timer, not a one-shot: each tick moves it on */
 		err = sd_event_source_set_enabled(cl->live_timer, SD_EVENT_ON);
 	if (err < 0) {
-		live_stop(cl);
-		reply_error(cl, err, "cannot start the live timer: %s", strerror(-err));
+		requests_live_stop(cl);
+		requests_error(cl, err, "cannot start the live timer: %s", strerror(-err));
 	}
 }

@@ -8,7 +8,7 @@
 struct client;
 
 /* End cl's subscription, if any (a new one, or the client gone). */
-void live_stop(struct client *cl);
-void do_subscribe(struct client *cl, const Kprof__SubscribeRequest *req);
+void requests_live_stop(struct client *cl);
+void requests_subscribe(struct client *cl, const Kprof__SubscribeRequest *req);
 
 #endif

@@ -36,8 +36,8 @@ static void do_watch(struct client *cl, const Kprof__AttachRequest *req)
 	int err;
 
 	if (req->pid || (req->cgroup[0] && req->unit[0]) || req->calls || req->duration_sec) {
-		reply_error(cl, -EINVAL,
-			    "a cgroup or unit is attached alone: no pid, --calls or --duration");
+		requests_error(cl, -EINVAL,
+			       "a cgroup or unit is attached alone: no pid, --calls or --duration");
 		return;
 	}
 	err = manager_watch(cl->rq->m, req->cgroup[0] ? req->cgroup : NULL,
@@ -49,7 +49,7 @@ static void do_watch(struct client *cl, const Kprof__AttachRequest *req)
 						  .by = cl->uid},
 			    &w, &attached, &refused, err_msg, sizeof(err_msg));
 	if (err < 0) {
-		reply_error(cl, err, "%s", err_msg);
+		requests_error(cl, err, "%s", err_msg);
 		return;
 	}
 	ar.cgroup = w->name;
@@ -58,7 +58,7 @@ static void do_watch(struct client *cl, const Kprof__AttachRequest *req)
 	ar.refused = refused;
 	rep.body_case = KPROF__REPLY__BODY_ATTACH;
 	rep.attach = &ar;
-	client_queue(cl, &rep);
+	requests_queue(cl, &rep);
 }
 
 static void fill_syswide(const struct syswide *sw, Kprof__SystemWide *pb)
@@ -103,35 +103,37 @@ static void do_attach_all(struct client *cl, const Kprof__AttachRequest *req)
 	int err;
 
 	if (cl->uid != 0) {
-		reply_error(cl, -EPERM,
-			    "permission denied: system-wide profiling (attach --all) samples every "
-			    "user's processes and needs root, as perf record -a does");
+		requests_error(
+		    cl, -EPERM,
+		    "permission denied: system-wide profiling (attach --all) samples every "
+		    "user's processes and needs root, as perf record -a does");
 		return;
 	}
 	if (req->pid || req->cgroup[0] || req->unit[0] || req->calls || req->duration_sec ||
 	    req->children) {
-		reply_error(cl, -EINVAL,
-			    "--all stands alone: no pid, --cgroup, --unit, --children, --calls or "
-			    "--duration");
+		requests_error(
+		    cl, -EINVAL,
+		    "--all stands alone: no pid, --cgroup, --unit, --children, --calls or "
+		    "--duration");
 		return;
 	}
 	if (!cl->rq->m->sw) {
-		reply_error(cl, -EOPNOTSUPP, "system-wide mode is not available");
+		requests_error(cl, -EOPNOTSUPP, "system-wide mode is not available");
 		return;
 	}
 	err = syswide_start(cl->rq->m->sw, req->freq_hz, err_msg, sizeof(err_msg));
 	if (err < 0) {
-		reply_error(cl, err, "%s", err_msg);
+		requests_error(cl, err, "%s", err_msg);
 		return;
 	}
 	fill_syswide(cl->rq->m->sw, &sw);
 	ar.system_wide = &sw;
 	rep.body_case = KPROF__REPLY__BODY_ATTACH;
 	rep.attach = &ar;
-	client_queue(cl, &rep);
+	requests_queue(cl, &rep);
 }
 
-void do_attach(struct client *cl, const Kprof__AttachRequest *req)
+void requests_attach(struct client *cl, const Kprof__AttachRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__AttachReply ar = KPROF__ATTACH_REPLY__INIT;
@@ -148,7 +150,7 @@ void do_attach(struct client *cl, const Kprof__AttachRequest *req)
 		do_watch(cl, req);
 		return;
 	}
-	if (check_attachable(cl, req->pid) < 0)
+	if (requests_check_attachable(cl, req->pid) < 0)
 		return;
 	err = manager_attach(cl->rq->m, req->pid,
 			     &(struct attach_opts){.freq = req->freq_hz,
@@ -165,14 +167,14 @@ void do_attach(struct client *cl, const Kprof__AttachRequest *req)
 						   .calls_functions = req->calls_functions},
 			     &t, err_msg, sizeof(err_msg));
 	if (err < 0) {
-		reply_error(cl, err, "%s", err_msg);
+		requests_error(cl, err, "%s", err_msg);
 		return;
 	}
-	fill_target(cl, t, &tpb);
+	requests_fill_target(cl, t, &tpb);
 	ar.target = &tpb;
 	rep.body_case = KPROF__REPLY__BODY_ATTACH;
 	rep.attach = &ar;
-	client_queue(cl, &rep);
+	requests_queue(cl, &rep);
 }
 
 /* detach --all: system-wide mode off, root only. */
@@ -183,18 +185,18 @@ static void do_detach_all(struct client *cl, const Kprof__DetachRequest *req)
 	int n;
 
 	if (cl->uid != 0) {
-		reply_error(cl, -EPERM,
-			    "permission denied: only root starts and stops system-wide "
-			    "profiling");
+		requests_error(cl, -EPERM,
+			       "permission denied: only root starts and stops system-wide "
+			       "profiling");
 		return;
 	}
 	if (req->pid || req->cgroup[0] || req->unit[0]) {
-		reply_error(cl, -EINVAL, "--all stands alone: no pid, --cgroup or --unit");
+		requests_error(cl, -EINVAL, "--all stands alone: no pid, --cgroup or --unit");
 		return;
 	}
 	n = cl->rq->m->sw ? syswide_stop(cl->rq->m->sw) : -ENOENT;
 	if (n < 0) {
-		reply_error(cl, -ENOENT, "system-wide sampling is not on");
+		requests_error(cl, -ENOENT, "system-wide sampling is not on");
 		return;
 	}
 	dr.all = true;
@@ -202,7 +204,7 @@ static void do_detach_all(struct client *cl, const Kprof__DetachRequest *req)
 	dr.cgroup = (char *)"";
 	rep.body_case = KPROF__REPLY__BODY_DETACH;
 	rep.detach = &dr;
-	client_queue(cl, &rep);
+	requests_queue(cl, &rep);
 }
 
 /* detach --cgroup/--unit: the watch ends, its members are detached. */
@@ -218,29 +220,29 @@ static void do_unwatch(struct client *cl, const Kprof__DetachRequest *req)
 	if (!w && req->cgroup[0] && cgroup_resolve(name, &ref) == 0)
 		w = manager_find_watch(cl->rq->m, ref.path);
 	if (!w) {
-		reply_error(cl, -ENOENT, "%s is not watched", name);
+		requests_error(cl, -ENOENT, "%s is not watched", name);
 		return;
 	}
-	if (!allowed(cl, w->opts.by)) {
-		reply_error(cl, -EPERM, "permission denied: %s is watched by uid %u", name,
-			    w->opts.by);
+	if (!requests_allowed(cl, w->opts.by)) {
+		requests_error(cl, -EPERM, "permission denied: %s is watched by uid %u", name,
+			       w->opts.by);
 		return;
 	}
 	if (w->opts.rule) {
-		reply_error(cl, -EPERM,
-			    "%s is watched by the watch rule %s: kprofctl watch "
-			    "remove it",
-			    name, w->opts.rule);
+		requests_error(cl, -EPERM,
+			       "%s is watched by the watch rule %s: kprofctl watch "
+			       "remove it",
+			       name, w->opts.rule);
 		return;
 	}
 	dr.cgroup = (char *)name;
 	dr.detached = manager_unwatch(cl->rq->m, w);
 	rep.body_case = KPROF__REPLY__BODY_DETACH;
 	rep.detach = &dr;
-	client_queue(cl, &rep);
+	requests_queue(cl, &rep);
 }
 
-void do_detach(struct client *cl, const Kprof__DetachRequest *req)
+void requests_detach(struct client *cl, const Kprof__DetachRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	struct target *t;
@@ -253,20 +255,20 @@ void do_detach(struct client *cl, const Kprof__DetachRequest *req)
 		do_unwatch(cl, req);
 		return;
 	}
-	t = request_target(cl, req->pid, true);
+	t = requests_target(cl, req->pid, true);
 
 	if (!t)
 		return;
 	if (manager_detach(cl->rq->m, t) < 0) {
-		reply_error(cl, -ENOENT, "pid %u is not attached (its profile is kept: %s)",
-			    req->pid,
-			    t->state == TARGET_EXITED ? "the process exited" : "already detached");
+		requests_error(
+		    cl, -ENOENT, "pid %u is not attached (its profile is kept: %s)", req->pid,
+		    t->state == TARGET_EXITED ? "the process exited" : "already detached");
 		return;
 	}
-	client_queue(cl, &rep);
+	requests_queue(cl, &rep);
 }
 
-void do_list(struct client *cl, const Kprof__ListRequest *req)
+void requests_list(struct client *cl, const Kprof__ListRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__ListReply lr = KPROF__LIST_REPLY__INIT;
@@ -282,15 +284,15 @@ void do_list(struct client *cl, const Kprof__ListRequest *req)
 	if (!tv || !tp) {
 		free(tv);
 		free(tp);
-		reply_error(cl, -ENOMEM, "out of memory");
+		requests_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
 	n = 0;
 	for (struct target *t = m->targets; t; t = t->next) {
-		if (!may_read(cl, t->uid) || (!req->all && t->state != TARGET_ATTACHED))
+		if (!requests_may_read(cl, t->uid) || (!req->all && t->state != TARGET_ATTACHED))
 			continue;
 		kprof__target__init(&tv[n]);
-		fill_target(cl, t, &tv[n]);
+		requests_fill_target(cl, t, &tv[n]);
 		tp[n] = &tv[n];
 		n++;
 	}
@@ -300,7 +302,7 @@ void do_list(struct client *cl, const Kprof__ListRequest *req)
 	lr.system_wide = &sw;
 	rep.body_case = KPROF__REPLY__BODY_LIST;
 	rep.list = &lr;
-	client_queue(cl, &rep);
+	requests_queue(cl, &rep);
 	free(tv);
 	free(tp);
 }
@@ -327,8 +329,8 @@ static void fill_windows_status(const struct windows *w, Kprof__StatusReply *sr)
 }
 
 /* The daemon's status; *drops (malloc'd) and freqs back its arrays. */
-int fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t **drops,
-		unsigned freqs[MANAGER_MAX_FREQS])
+int requests_fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t **drops,
+			 unsigned freqs[MANAGER_MAX_FREQS])
 {
 	struct manager *m = rq->m;
 	int ncpus = loader_ncpus(m->loader);
@@ -373,7 +375,7 @@ int fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t **drops,
 	return 0;
 }
 
-void do_status(struct client *cl)
+void requests_status(struct client *cl)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__StatusReply sr;
@@ -383,8 +385,8 @@ void do_status(struct client *cl)
 	Kprof__SystemWide sw;
 	struct manager *m = cl->rq->m;
 
-	if (fill_status(cl->rq, &sr, &drops, freqs) < 0) {
-		reply_error(cl, -EIO, "cannot read the BPF counters");
+	if (requests_fill_status(cl->rq, &sr, &drops, freqs) < 0) {
+		requests_error(cl, -EIO, "cannot read the BPF counters");
 		return;
 	}
 	fill_syswide(m->sw, &sw);
@@ -394,7 +396,7 @@ void do_status(struct client *cl)
 		const struct cgwatch *w = m->watches[i];
 		Kprof__Watch *v = &wv[sr.n_watches];
 
-		if (!may_read(cl, w->opts.by))
+		if (!requests_may_read(cl, w->opts.by))
 			continue;
 		kprof__watch__init(v);
 		v->name = (char *)w->name;
@@ -410,7 +412,7 @@ void do_status(struct client *cl)
 	sr.watches = wp;
 	rep.body_case = KPROF__REPLY__BODY_STATUS;
 	rep.status = &sr;
-	client_queue(cl, &rep);
+	requests_queue(cl, &rep);
 }
 
 /* One rule of a watch reply, with the targets it attached now. */
@@ -430,7 +432,7 @@ static void watch_rule_fill(const struct watch *ws, const struct manager *m, con
 }
 
 /* kprofctl watch add|remove|list: the reply lists the rules the client may see. */
-void do_watch_rules(struct client *cl, const Kprof__WatchRequest *req)
+void requests_watch_rules(struct client *cl, const Kprof__WatchRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__WatchReply wr = KPROF__WATCH_REPLY__INIT;
@@ -442,11 +444,11 @@ void do_watch_rules(struct client *cl, const Kprof__WatchRequest *req)
 	int err = 0;
 
 	if (!ws) {
-		reply_error(cl, -ENOTSUP, "watch rules are not available");
+		requests_error(cl, -ENOTSUP, "watch rules are not available");
 		return;
 	}
 	if (req->add[0] && req->remove[0]) {
-		reply_error(cl, -EINVAL, "add or remove, not both");
+		requests_error(cl, -EINVAL, "add or remove, not both");
 		return;
 	}
 	if (req->add[0]) {
@@ -460,20 +462,20 @@ void do_watch_rules(struct client *cl, const Kprof__WatchRequest *req)
 			wr.detached = watch_remove(ws, r);
 	}
 	if (err < 0) {
-		reply_error(cl, err, "%s", err_msg);
+		requests_error(cl, err, "%s", err_msg);
 		return;
 	}
 	rv = calloc(ws->n ? ws->n : 1, sizeof(*rv));
 	rp = calloc(ws->n ? ws->n : 1, sizeof(*rp));
 	if (!rv || !rp) {
-		reply_error(cl, -ENOMEM, "out of memory");
+		requests_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
 	for (unsigned i = 0; i < ws->n; i++) {
 		const struct wrule *r = ws->rules[i];
 		Kprof__WatchRule *v = &rv[wr.n_rules];
 
-		if (!may_read(cl, r->owner))
+		if (!requests_may_read(cl, r->owner))
 			continue;
 		watch_rule_fill(ws, m, r, v);
 		rp[wr.n_rules++] = v;
@@ -484,5 +486,5 @@ void do_watch_rules(struct client *cl, const Kprof__WatchRequest *req)
 	wr.auto_refused = m->auto_refused;
 	rep.body_case = KPROF__REPLY__BODY_WATCH;
 	rep.watch = &wr;
-	client_queue(cl, &rep);
+	requests_queue(cl, &rep);
 }

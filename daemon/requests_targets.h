@@ -12,14 +12,14 @@
 struct client;
 struct requests;
 
-void do_attach(struct client *cl, const Kprof__AttachRequest *req);
-void do_detach(struct client *cl, const Kprof__DetachRequest *req);
-void do_list(struct client *cl, const Kprof__ListRequest *req);
+void requests_attach(struct client *cl, const Kprof__AttachRequest *req);
+void requests_detach(struct client *cl, const Kprof__DetachRequest *req);
+void requests_list(struct client *cl, const Kprof__ListRequest *req);
 /* The daemon's status; *drops (malloc'd) and freqs back its arrays. */
-int fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t **drops,
-		unsigned freqs[MANAGER_MAX_FREQS]);
-void do_status(struct client *cl);
+int requests_fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t **drops,
+			 unsigned freqs[MANAGER_MAX_FREQS]);
+void requests_status(struct client *cl);
 /* kprofctl watch add|remove|list: the reply lists the rules the client may see. */
-void do_watch_rules(struct client *cl, const Kprof__WatchRequest *req);
+void requests_watch_rules(struct client *cl, const Kprof__WatchRequest *req);
 
 #endif
