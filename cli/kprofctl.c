@@ -31,6 +31,10 @@
 #include "record.h"
 #include "render.h"
 #include "render_annotate.h"
+#include "render_paths.h"
+#include "render_profile.h"
+#include "render_spp.h"
+#include "render_targets.h"
 #include "top.h"
 #include "drift.h"
 

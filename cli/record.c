@@ -32,6 +32,7 @@
 #include "kprof/merge.h"
 #include "record.h"
 #include "render.h"
+#include "render_profile.h"
 
 #define RECORD_END_WAIT_MS 10000 /* for kprofd to see the exit */
 #define RECORD_MAX_PROCS 1024	 /* processes merged into one profile */

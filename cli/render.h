@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* render.h: replies turned into text or JSON (render.c); no I/O besides the FILE it is given,
- * so it is unit-tested on canned replies. */
+/* render.h: what kprofctl's output shares (render.c): the sanitizer, JSON strings, names, a
+ * target's line and JSON object; no I/O besides the FILE it is given, so it is unit-tested on
+ * canned replies. The views of whole replies have their own headers: render_targets.h,
+ * render_profile.h, render_paths.h, render_spp.h, render_annotate.h. */
 #ifndef KPROF_CLI_RENDER_H
 #define KPROF_CLI_RENDER_H
 
@@ -32,23 +34,11 @@ const char *render_plural(uint64_t n);
 const char *render_state(Kprof__TargetState s);
 const char *render_kind(Kprof__FrameKind k);
 void render_target_line(FILE *f, const Kprof__Target *t);
-void render_list(FILE *f, const Kprof__ListReply *r, bool json);
-void render_status(FILE *f, const Kprof__StatusReply *r, bool json);
 /* The names to show for the n function names (NULL is ""): each in its short form
  * (cxxname_short: no parameter list, return type or qualifiers), but whole where two different
  * names have one short form (overloads, foo(int) and foo(double)), so that no two rows look
  * alike. One allocation to free(); NULL when out of memory (show the names whole then). */
 const char **render_names(const char *const *names, size_t n);
-/* Text (json false) shows names as render_names does, or whole with full_names; JSON always
- * shows them whole. */
-void render_report(FILE *f, const Kprof__ReportReply *r, bool json, bool full_names);
-void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json, bool full_names);
 void render_target_json(FILE *f, const Kprof__Target *t);
-void render_paths(FILE *f, const Kprof__PathsReply *r, bool json);
-/* The paths JSON object of render_paths without its closing brace (for render_spp.c). */
-void render_paths_json_open(FILE *f, const Kprof__PathsReply *r);
-/* render_spp.c: render_paths, then the event counts (text: with events, `paths --events`;
- * JSON: always) and the structural profile when the reply has one. */
-void render_paths_ex(FILE *f, const Kprof__PathsReply *r, bool json, bool events);
 
 #endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* render_spp.c: kprofctl's rendering of a path trace's event counts (`paths --events`) and
  * structural path profile (`paths --structural`), as text and as JSON fields appended to the
- * paths object of render.c.
+ * paths object of render_paths.c.
  *
  * A local path's node is a block index (B3) or, negative, the loop node of a structure graph
  * (printed [L@B2]: the loop headed by block 2); a path starts with E (entering the graph's
@@ -12,7 +12,10 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "render_spp.h"
+
 #include "render.h"
+#include "render_paths.h"
 
 static void json_u64s(FILE *f, const uint64_t *v, size_t n)
 {

@@ -42,6 +42,7 @@
 #include "kprof/cleanup.h"
 #include "client.h"
 #include "render.h"
+#include "render_profile.h"
 #include "drift.h"
 
 #define TREND_LEN 8

@@ -15,7 +15,7 @@
 #include "fuzz.h"
 #include "fuzz_pb.h"
 #include "proto/kprof.pb-c.h"
-#include "../../cli/render.h"
+#include "../../cli/render_paths.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

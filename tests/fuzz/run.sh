@@ -40,7 +40,7 @@ LOGS=$OUT/logs
 # that lists the modules' sources. The CLI objects go into an archive too, so that each target
 # links only what it calls.
 LIB_FLAGS='-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all'
-CLI_OBJS=(cli/render.o)
+CLI_OBJS=(cli/render.o cli/render_paths.o)
 CFLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE
 	-std=gnu11 -Wall -Wextra -Werror -Iinclude -I"$LIB" -Itests/fuzz)
 LINK=("$LIB/libkprofcli.a" "$LIB/libkprofwire.a" "$LIB/libkprof.a"

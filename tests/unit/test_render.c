@@ -20,6 +20,10 @@
 #include <cmocka.h>
 
 #include "../../cli/render.h"
+#include "../../cli/render_paths.h"
+#include "../../cli/render_profile.h"
+#include "../../cli/render_spp.h"
+#include "../../cli/render_targets.h"
 
 struct capture {
 	FILE *f;

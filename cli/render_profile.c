@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* render_profile.c: kprofctl's views of a profile: `report` (the flat profile, self and total
+ * samples per function) and `hcct` (the hot calling contexts as a tree), text and JSON. Apart
+ * from render.c because they are whole replies; names in text are shown short through
+ * render_names (row_names here picks them for a reply's rows).
+ */
+#include "render_profile.h"
+
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "render.h"
+#include "render_internal.h"
+
+/* The names of a reply's rows to show in text: NULL for the names whole (full_names, no memory),
+ * else from render_names. get(r, i) is row i's name. */
+static const char **row_names(const void *r, size_t n, const char *(*get)(const void *, size_t),
+			      bool full_names)
+{
+	const char **names, **shown;
+
+	if (full_names || !n)
+		return NULL;
+	names = malloc(n * sizeof(*names));
+	if (!names)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		names[i] = get(r, i);
+	shown = render_names(names, n);
+	free(names);
+	return shown;
+}
+
+static const char *report_name(const void *r, size_t i)
+{
+	return ((const Kprof__ReportReply *)r)->entries[i]->function;
+}
+
+static const char *hcct_name(const void *r, size_t i)
+{
+	return ((const Kprof__HcctReply *)r)->nodes[i]->function;
+}
+
+void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json, bool full_names)
+{
+	const char **shown;
+	size_t hot = 0;
+
+	for (size_t i = 0; i < r->n_nodes; i++)
+		hot += r->nodes[i]->hot;
+	if (json) {
+		fputs("{\"target\":", f);
+		if (r->target)
+			render_target_json(f, r->target);
+		else
+			fputs("null", f);
+		fprintf(f,
+			",\"n\":%" PRIu64 ",\"phi\":%g,\"eps\":%g,\"threshold\":%" PRIu64
+			",\"mcct_nodes\":%" PRIu64 ",\"mcct_bytes\":%" PRIu64 ",\"lost\":%" PRIu64
+			",\"nodes\":[",
+			r->n, r->phi, r->eps, r->threshold, r->mcct_nodes, r->mcct_bytes, r->lost);
+		for (size_t i = 0; i < r->n_nodes; i++) {
+			const Kprof__HcctNode *n = r->nodes[i];
+
+			fprintf(f, "%s{\"function\":", i ? "," : "");
+			render_json_string(f, n->function);
+			fputs(",\"module\":", f);
+			render_json_string(f, n->module);
+			fprintf(
+			    f,
+			    ",\"kind\":\"%s\",\"count\":%" PRIu64 ",\"err\":%" PRIu64
+			    ",\"pct\":%.2f,\"parent\":%d,\"depth\":%u,\"hot\":%s,\"monitored\":%s}",
+			    render_kind(n->kind), n->count, n->err, pct(n->count, r->n), n->parent,
+			    n->depth, n->hot ? "true" : "false", n->monitored ? "true" : "false");
+		}
+		fputs("]}\n", f);
+		return;
+	}
+	if (r->target)
+		render_target_line(f, r->target);
+	fprintf(f,
+		"HCCT: %" PRIu64 " sampled context%s, phi %g (hot: count >= %" PRIu64 "), eps %g; "
+		"%zu hot context%s, %zu shown; MCCT %" PRIu64 " node%s, %" PRIu64 " KiB\n",
+		r->n, render_plural(r->n), r->phi, r->threshold, r->eps, hot, render_plural(hot),
+		r->n_nodes, r->mcct_nodes, render_plural(r->mcct_nodes), r->mcct_bytes / 1024);
+	if (r->lost)
+		fprintf(f, "%" PRIu64 " sample%s not taken (node cap or depth)\n", r->lost,
+			render_plural(r->lost));
+	fputs("\n   COUNT       %   +-ERR  CONTEXT  (* hot, . cold ancestor)\n", f);
+	shown = row_names(r, r->n_nodes, hcct_name, full_names);
+	for (size_t i = 0; i < r->n_nodes; i++) {
+		const Kprof__HcctNode *n = r->nodes[i];
+
+		if (n->monitored)
+			fprintf(f, "%8" PRIu64 " %6.2f%% %7" PRIu64 "  ", n->count,
+				pct(n->count, r->n), n->err);
+		else
+			fprintf(f, "%8s %7s %7s  ", "", "", "");
+		for (uint32_t d = 1; d < n->depth; d++)
+			fputs("  ", f);
+		fputs(n->hot ? "* " : n->monitored ? "  " : ". ", f);
+		put_text(f, shown ? shown[i] : n->function, 0);
+		fputs("  (", f);
+		put_text(f, n->module, 0);
+		fputs(")\n", f);
+	}
+	free(shown);
+}
+
+void render_report(FILE *f, const Kprof__ReportReply *r, bool json, bool full_names)
+{
+	uint64_t n = r->total_samples;
+	const char **shown;
+
+	if (json) {
+		fputs("{\"target\":", f);
+		if (r->target)
+			render_target_json(f, r->target);
+		else
+			fputs("null", f);
+		fprintf(f, ",\"total_samples\":%" PRIu64 ",\"functions\":%u,\"entries\":[", n,
+			r->functions);
+		for (size_t i = 0; i < r->n_entries; i++) {
+			const Kprof__FlatEntry *e = r->entries[i];
+
+			fprintf(f, "%s{\"function\":", i ? "," : "");
+			render_json_string(f, e->function);
+			fputs(",\"module\":", f);
+			render_json_string(f, e->module);
+			fprintf(f,
+				",\"kind\":\"%s\",\"self\":%" PRIu64 ",\"self_pct\":%.2f,"
+				"\"total\":%" PRIu64 ",\"total_pct\":%.2f,\"address\":%" PRIu64
+				",\"calls\":%" PRIu64 "}",
+				render_kind(e->kind), e->self, pct(e->self, n), e->total,
+				pct(e->total, n), e->address, e->calls);
+		}
+		fputs("]}\n", f);
+		return;
+	}
+	if (r->target)
+		render_target_line(f, r->target);
+	fprintf(f, "%" PRIu64 " sample%s, %u function%s%s\n\n", n, render_plural(n), r->functions,
+		render_plural(r->functions), r->n_entries < r->functions ? " (top shown)" : "");
+	/* The CALLS column only when exact mode counted something. */
+	bool calls = r->target && r->target->calls;
+
+	fprintf(f, "%10s %7s %10s %7s  ", "SELF", "SELF%", "TOTAL", "TOTAL%");
+	if (calls)
+		fprintf(f, "%10s  ", "CALLS");
+	fprintf(f, "%-7s %-40s %s\n", "KIND", "FUNCTION", "MODULE");
+	shown = row_names(r, r->n_entries, report_name, full_names);
+	for (size_t i = 0; i < r->n_entries; i++) {
+		const Kprof__FlatEntry *e = r->entries[i];
+
+		fprintf(f, "%10" PRIu64 " %6.2f%% %10" PRIu64 " %6.2f%%  ", e->self,
+			pct(e->self, n), e->total, pct(e->total, n));
+		if (calls)
+			fprintf(f, "%10" PRIu64 "  ", e->calls);
+		fprintf(f, "%-7s ", render_kind(e->kind));
+		put_text(f, shown ? shown[i] : e->function, 40);
+		fputc(' ', f);
+		put_text(f, e->module, 0);
+		fputc('\n', f);
+	}
+	free(shown);
+}
