@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* verbs.c: what kprofctl's verbs share: options parsed with errors that name the verb and the
+ * option ("kprofctl VERB: ... (see kprofctl VERB --help)"), numbers, sessions and time ranges,
+ * a verb's help, and the one call to kprofd (connect, send, wait out a busy uprobe removal,
+ * print the daemon's error). Apart from kprofctl.c (main and the verb table) so that the verbs,
+ * in verbs_targets.c, verbs_profile.c and verbs_export.c, call down into this file and the
+ * table calls down into them: no cycle between the files.
+ */
+#include "verbs.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kprof/cleanup.h"
+#include "kprof/when.h"
+#include "cli/manhelp.h"
+#include "client.h"
+#include "group.h"
+#include "render.h"
+
+/* kprofd's socket: DEFAULT_SOCKET, $KPROF_SOCKET or --socket (set by main). */
+const char *socket_path = DEFAULT_SOCKET;
+/* The verb being run, for messages ("kprofctl VERB: ..."). */
+static const char *verb_name;
+
+/* A bad command line: "kprofctl VERB: MESSAGE (see kprofctl VERB --help)" on stderr. Returns
+ * the exit code. */
+__attribute__((format(printf, 1, 2))) int usage_errorf(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "kprofctl%s%s: ", verb_name ? " " : "", verb_name ? verb_name : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see kprofctl%s%s --help)\n", verb_name ? " " : "",
+		verb_name ? verb_name : "");
+	return KPROFCTL_EXIT_USAGE;
+}
+
+int usage_error(const char *verb, const char *msg)
+{
+	verb_name = verb;
+	return usage_errorf("%s", msg);
+}
+
+int parse_uint(const char *what, const char *s, unsigned long min, unsigned long max, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
+		usage_errorf("%s: '%s' is not a number in %lu-%lu", what, s, min, max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+/* A number in (0, 1] and at least min; range says which numbers these are, for the message. */
+int parse_fraction(const char *what, const char *s, double min, const char *range, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0 && v <= 1 && v >= min)) {
+		usage_errorf("%s: '%s' is not a number in %s", what, s, range);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Print verb's help (its section of kprofctl(1)) on stdout. Returns the exit code. */
+int verb_help(const char *verb)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(manhelp); i++) {
+		if (!strcmp(manhelp[i].verb, verb)) {
+			fputs(manhelp[i].text, stdout);
+			return fflush(stdout) ? KPROFCTL_EXIT_ERROR : 0;
+		}
+	}
+	fprintf(stderr, "kprofctl %s: no help in this build (see kprofctl(1))\n", verb);
+	return KPROFCTL_EXIT_ERROR;
+}
+
+/* getopt_long's '?' or ':' (opterr is 0, so getopt printed nothing): which option, and why. */
+int option_error(int c, char **argv, const struct option *opts)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	size_t len = strcspn(arg, "=");
+	char name[64], which[256] = "";
+	int n = 0;
+
+	if (!strncmp(arg, "--", 2) && arg[2] && (c == ':' || !optopt || arg[len])) {
+		snprintf(name, sizeof(name), "%.*s", (int)len, arg);
+		if (c == ':')
+			return usage_errorf("option '%s' needs an argument", name);
+		if (optopt)
+			return usage_errorf("option '%s' takes no argument", name);
+		for (const struct option *o = opts; o->name; o++) {
+			if (strncmp(o->name, name + 2, len - 2))
+				continue;
+			snprintf(which + strlen(which), sizeof(which) - strlen(which), "%s--%s",
+				 n++ ? ", " : "", o->name);
+		}
+		if (n > 1)
+			return usage_errorf("option '%s' is ambiguous (%s)", name, which);
+		return usage_errorf("unknown option '%s'", name);
+	}
+	if (c == ':')
+		return usage_errorf("option '-%c' needs an argument", optopt);
+	return usage_errorf("unknown option '-%c'", optopt);
+}
+
+/* getopt_long over a verb's options, and -h/--help besides them. Returns the next option, or
+ * -1 when there is none left or the verb is to stop: *status is then the exit code, 0 after
+ * printing the verb's help, KPROFCTL_EXIT_USAGE after an unknown option or a missing argument
+ * (both reported). */
+int verb_getopt(int *status, const char *verb, int argc, char **argv, const char *shortopts,
+		const struct option *opts)
+{
+	struct option all[16];
+	char so[32];
+	size_t n = 0;
+	int c;
+
+	verb_name = verb;
+	for (; opts[n].name; n++) {
+		assert(n < ARRAY_SIZE(all) - 2);
+		all[n] = opts[n];
+	}
+	all[n++] = (struct option){"help", no_argument, NULL, 'h'};
+	all[n] = (struct option){};
+	/* ':' first: a missing argument is ':', not '?'. */
+	snprintf(so, sizeof(so), ":%sh", shortopts);
+	c = getopt_long(argc, argv, so, all, NULL);
+	if (c == 'h')
+		*status = verb_help(verb);
+	else if (c == '?' || c == ':')
+		*status = option_error(c, argv, all);
+	else
+		return c;
+	return -1;
+}
+
+/* --session N: which kept session of the pid (kprofctl list --all numbers them from 1). */
+int parse_session(const char *s, uint32_t *out)
+{
+	unsigned v;
+
+	if (parse_uint("--session", s, 1, 0x7fffffff, &v) < 0)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* Send req and print the daemon's error if there is one. Returns the exit code; *ret is the
+ * reply on success. */
+/* Seconds to wait, retrying, while kprofd refuses uprobes because the kernel is still removing
+ * earlier ones in the same code (it refuses rather than stall; a removal takes about a second
+ * per 32 probes). */
+#define BUSY_RETRY_SEC 60
+
+static bool removal_busy(const Kprof__Reply *rep)
+{
+	return rep->error == -EBUSY && rep->message && strstr(rep->message, "still being removed");
+}
+
+int call(const Kprof__Request *req, Kprof__Reply **ret)
+{
+	_cleanup_close_ int fd = client_connect(socket_path);
+	Kprof__Reply *rep = NULL;
+	int err;
+	static unsigned waited_ms;
+
+	if (fd < 0) {
+		fprintf(stderr, "kprofctl: cannot connect to kprofd at %s: %s%s\n", socket_path,
+			strerror(-fd),
+			fd == -ENOENT || fd == -ECONNREFUSED ? " (is kprofd running?)"
+			: fd == -EACCES			     ? " (no permission to use the socket)"
+							     : "");
+		return KPROFCTL_EXIT_NO_DAEMON;
+	}
+	err = client_call(fd, req, &rep);
+	if (err < 0) {
+		fprintf(stderr, "kprofctl: talking to kprofd at %s: %s\n", socket_path,
+			err == -EBADMSG ? "malformed reply" : strerror(-err));
+		return KPROFCTL_EXIT_NO_DAEMON;
+	}
+	if (removal_busy(rep) && waited_ms < BUSY_RETRY_SEC * 1000) {
+		if (!waited_ms)
+			fputs("kprofctl: waiting for the kernel to remove earlier uprobes in the "
+			      "same "
+			      "code...\n",
+			      stderr);
+		kprof__reply__free_unpacked(rep, NULL);
+		close(TAKE_FD(fd));
+		usleep(250000);
+		waited_ms += 250;
+		return call(req, ret);
+	}
+	if (rep->error) {
+		/* The message may quote names from the target: sanitized. */
+		fputs("kprofctl: ", stderr);
+		render_text(stderr,
+			    rep->message && *rep->message ? rep->message : strerror(-rep->error));
+		fputc('\n', stderr);
+		kprof__reply__free_unpacked(rep, NULL);
+		return KPROFCTL_EXIT_ERROR;
+	}
+	*ret = rep;
+	return 0;
+}
+
+/* Parse "PID" as the one positional argument after options. */
+int one_pid(const char *verb, int argc, char **argv, unsigned *pid)
+{
+	if (optind != argc - 1)
+		return usage_error(verb,
+				   optind >= argc ? "a PID is required" : "too many arguments");
+	if (parse_uint("PID", argv[optind], 1, 0x7fffffff, pid) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	return 0;
+}
+
+/* --cgroup PATH / --unit NAME instead of a PID: the watch's name, or NULL. Sets *err to an exit
+ * code on a bad command line. */
+const char *group_arg(const char *verb, const char *cgroup, const char *unit, int argc,
+		      bool session, int *err)
+{
+	*err = 0;
+	if (!cgroup && !unit)
+		return NULL;
+	if ((cgroup && unit) || optind < argc || session) {
+		*err = usage_error(verb, "--cgroup, --unit or --all, alone: no PID or --session");
+		return NULL;
+	}
+	return cgroup ? cgroup : unit;
+}
+
+/* --since/--until T: CLOCK_REALTIME ns (kprof/when.h). */
+int parse_when(const char *opt, const char *s, uint64_t *out)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (when_parse(s, (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec, mktime, out) < 0) {
+		usage_errorf("%s: '%s' is not a time kprofctl reads (10m, \"10m ago\", "
+			     "11:05, \"2026-11-24 11:05\", @EPOCH, now)",
+			     opt, s);
+		return -1;
+	}
+	if (!*out)
+		*out = 1; /* the epoch itself: still a range */
+	return 0;
+}
+
+/* One --since or --until option into since or until; an exit code on bad input. */
+int range_opt(int c, uint64_t *since, uint64_t *until)
+{
+	if (c == OPT_SINCE && parse_when("--since", optarg, since) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	if (c == OPT_UNTIL && parse_when("--until", optarg, until) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	return 0;
+}
+
+/* --all: the processes of system-wide mode merged, as group_arg's name (cgroup is then set). */
+const char *all_arg(bool all, const char **cgroup)
+{
+	if (all && !*cgroup)
+		*cgroup = group_all;
+	return *cgroup;
+}

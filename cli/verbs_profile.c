@@ -1,0 +1,570 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* verbs_profile.c: the verbs that read a profile from kprofd and print it: report, hcct, folded
+ * (of a process, or merged over a watched cgroup, a unit or system-wide mode), top (the live
+ * view, top.c), drift, and the two about one function's code: paths (the path tracer, waited
+ * for until it ends or Ctrl-C) and annotate. Apart from the verbs that choose targets
+ * (verbs_targets.c) and write profiles to files (verbs_export.c).
+ */
+#include "verbs_profile.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kprof/cleanup.h"
+#include "kprof/when.h"
+#include "client.h"
+#include "export.h"
+#include "group.h"
+#include "render.h"
+#include "render_annotate.h"
+#include "render_profile.h"
+#include "render_spp.h"
+#include "top.h"
+#include "drift.h"
+#include "verbs.h"
+
+int verb_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"top", required_argument, NULL, 'n'},
+	    {"session", required_argument, NULL, 'S'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"full-names", no_argument, NULL, 'W'},
+	    {"cgroup", required_argument, NULL, 'G'},
+	    {"unit", required_argument, NULL, 'U'},
+	    {"all", no_argument, NULL, 'A'},
+	    RANGE_OPTS,
+	    {},
+	};
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__ReportRequest rr = KPROF__REPORT_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	bool json = false, full_names = false, all = false;
+	const char *cgroup = NULL, *unit = NULL, *name;
+	int c, r, st = -1;
+
+	rr.top = 20;
+	while ((c = verb_getopt(&st, "report", argc, argv, "n:", opts)) != -1) {
+		if (c == 'n' && parse_uint("--top", optarg, 0, 100000000, &rr.top) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'S' && parse_session(optarg, &rr.session) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'j')
+			json = true;
+		if (c == 'W')
+			full_names = true;
+		if (c == 'G')
+			cgroup = optarg;
+		if (c == 'U')
+			unit = optarg;
+		if (c == 'A')
+			all = true;
+		if (range_opt(c, &rr.since_ns, &rr.until_ns))
+			return KPROFCTL_EXIT_USAGE;
+	}
+	if (st >= 0)
+		return st;
+	if (all && (cgroup || unit))
+		return usage_error("report", "--all, --cgroup or --unit: one of them");
+	all_arg(all, &cgroup);
+	name = group_arg("report", cgroup, unit, argc, rr.session, &r);
+	if (r)
+		return r;
+	if (name) { /* the merged view of a watched cgroup or unit */
+		struct group g;
+		Kprof__ReportReply *gr = NULL;
+
+		if ((r = group_load_range(call, name, rr.since_ns, rr.until_ns, &g)) == 0 &&
+		    merge_report(g.sp, rr.top, &gr) < 0)
+			r = KPROFCTL_EXIT_ERROR;
+		if (r == 0) {
+			if (!json && all) {
+				printf("system-wide (attach --all): %zu process%s\n", g.n,
+				       g.n == 1 ? "" : "es");
+			} else if (!json) {
+				fputs(cgroup ? "cgroup " : "unit ", stdout);
+				render_text(stdout, name);
+				printf(": %zu process%s\n", g.n, g.n == 1 ? "" : "es");
+			}
+			gr->target = NULL;
+			render_report(stdout, gr, json, full_names);
+		}
+		merge_report_free(gr);
+		group_free(&g);
+		return r;
+	}
+	if ((r = one_pid("report", argc, argv, &rr.pid)))
+		return r;
+	req.body_case = KPROF__REQUEST__BODY_REPORT;
+	req.report = &rr;
+	if ((r = call(&req, &rep)))
+		return r;
+	render_report(stdout, rep->report, json, full_names);
+	kprof__reply__free_unpacked(rep, NULL);
+	return 0;
+}
+
+int verb_hcct(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"phi", required_argument, NULL, 'p'},
+	    {"exact", no_argument, NULL, 'x'},
+	    {"session", required_argument, NULL, 'S'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"full-names", no_argument, NULL, 'W'},
+	    RANGE_OPTS,
+	    {},
+	};
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__HcctRequest hr = KPROF__HCCT_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	bool json = false, full_names = false;
+	int c, r, st = -1;
+
+	while ((c = verb_getopt(&st, "hcct", argc, argv, "", opts)) != -1) {
+		if (c == 'p' && parse_fraction("--phi", optarg, 0, "(0, 1]", &hr.phi) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'S' && parse_session(optarg, &hr.session) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'x')
+			hr.exact = true;
+		if (c == 'j')
+			json = true;
+		if (c == 'W')
+			full_names = true;
+		if (range_opt(c, &hr.since_ns, &hr.until_ns))
+			return KPROFCTL_EXIT_USAGE;
+	}
+	if (st >= 0)
+		return st;
+	if ((r = one_pid("hcct", argc, argv, &hr.pid)))
+		return r;
+	req.body_case = KPROF__REQUEST__BODY_HCCT;
+	req.hcct = &hr;
+	if ((r = call(&req, &rep)))
+		return r;
+	render_hcct(stdout, rep->hcct, json, full_names);
+	kprof__reply__free_unpacked(rep, NULL);
+	return 0;
+}
+
+int verb_drift(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"keys", required_argument, NULL, 'k'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"session", required_argument, NULL, 'S'},
+	    {},
+	};
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__DriftRequest dr = KPROF__DRIFT_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	bool json = false;
+	int c, r, st = -1;
+
+	while ((c = verb_getopt(&st, "drift", argc, argv, "", opts)) != -1) {
+		if (c == 'k' && parse_uint("--keys", optarg, 1, 16, &dr.keys) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'S' && parse_session(optarg, &dr.session) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'j')
+			json = true;
+	}
+	if (st >= 0)
+		return st;
+	if ((r = one_pid("drift", argc, argv, &dr.pid)))
+		return r;
+	req.body_case = KPROF__REQUEST__BODY_DRIFT;
+	req.drift = &dr;
+	if ((r = call(&req, &rep)))
+		return r;
+	drift_render(stdout, rep->drift, json);
+	kprof__reply__free_unpacked(rep, NULL);
+	return 0;
+}
+
+static volatile sig_atomic_t paths_interrupted;
+
+static void on_paths_sigint(int sig)
+{
+	(void)sig;
+	paths_interrupted = 1;
+}
+
+/* One PathsRequest; the reply in *ret. */
+static int paths_call(Kprof__PathsRequest *pr, Kprof__PathsOp op, uint32_t top, bool brief,
+		      Kprof__Reply **ret)
+{
+	Kprof__Request req = KPROF__REQUEST__INIT;
+
+	pr->op = op;
+	pr->top = top;
+	pr->brief = brief;
+	req.body_case = KPROF__REQUEST__BODY_PATHS;
+	req.paths = pr;
+	return call(&req, ret);
+}
+
+int verb_paths(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"k", required_argument, NULL, 'k'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"budget", required_argument, NULL, 'b'},
+	    {"top", required_argument, NULL, 't'},
+	    {"force", no_argument, NULL, 'f'},
+	    {"show", no_argument, NULL, 's'},
+	    {"stop", no_argument, NULL, 'S'},
+	    {"session", required_argument, NULL, 'e'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"events", no_argument, NULL, 'E'},
+	    {"structural", no_argument, NULL, 'T'},
+	    {"spp-budget", required_argument, NULL, 'B'},
+	    {"spp-timeout", required_argument, NULL, 'O'},
+	    {},
+	};
+	Kprof__PathsRequest pr = KPROF__PATHS_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	struct sigaction sa = {.sa_handler = on_paths_sigint}, old_int, old_term;
+	unsigned top = 10;
+	bool json = false, show = false, stop = false, interrupted = false, events = false;
+	double secs;
+	char *end;
+	int c, r, st = -1;
+
+	while ((c = verb_getopt(&st, "paths", argc, argv, "", opts)) != -1) {
+		switch (c) {
+		case 'k':
+			if (parse_uint("--k", optarg, 1, 64, &pr.k) < 0)
+				return KPROFCTL_EXIT_USAGE;
+			break;
+		case 'd':
+			errno = 0;
+			secs = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(secs >= 0.001 && secs <= 86400))
+				return usage_errorf("--duration: '%s' is not a number of seconds "
+						    "in 0.001-86400",
+						    optarg);
+			pr.duration_ms = (uint32_t)lround(secs * 1000);
+			break;
+		case 'b':
+			errno = 0;
+			pr.budget = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || !pr.budget)
+				return usage_errorf("--budget: '%s' is not a positive number",
+						    optarg);
+			break;
+		case 't':
+			if (parse_uint("--top", optarg, 0, 1000000, &top) < 0)
+				return KPROFCTL_EXIT_USAGE;
+			break;
+		case 'f':
+			pr.force = true;
+			break;
+		case 's':
+			show = true;
+			break;
+		case 'S':
+			stop = true;
+			break;
+		case 'e':
+			if (parse_session(optarg, &pr.session) < 0)
+				return KPROFCTL_EXIT_USAGE;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'E':
+			events = true;
+			break;
+		case 'T':
+			pr.structural = true;
+			break;
+		case 'O':
+			errno = 0;
+			pr.spp_timeout = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || !pr.spp_timeout ||
+			    pr.spp_timeout > 100000000)
+				return usage_errorf(
+				    "--spp-timeout: '%s' is not a number of activations "
+				    "in 1-100000000",
+				    optarg);
+			pr.structural = true;
+			break;
+		case 'B':
+			errno = 0;
+			pr.spp_budget = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || !pr.spp_budget ||
+			    pr.spp_budget > 100000000)
+				return usage_errorf("--spp-budget: '%s' is not a number in "
+						    "1-100000000",
+						    optarg);
+			pr.structural = true;
+			break;
+		}
+	}
+	if (st >= 0)
+		return st;
+	if ((show || stop) && pr.structural)
+		return usage_errorf(
+		    "--structural, --spp-budget and --spp-timeout start a trace: not with "
+		    "--show or --stop (a structural trace shows its profile "
+		    "anyway)");
+	if (optind >= argc || argc - optind > 2 || (!show && !stop && argc - optind != 2))
+		return usage_error("paths", optind >= argc	? "a PID is required"
+					    : argc - optind > 2 ? "too many arguments"
+								: "a FUNCTION is required");
+	if (parse_uint("PID", argv[optind], 1, 0x7fffffff, &pr.pid) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	pr.function = argc - optind == 2 ? argv[optind + 1] : "";
+	if (show || stop) {
+		r = paths_call(
+		    &pr, stop ? KPROF__PATHS_OP__PATHS_OP_STOP : KPROF__PATHS_OP__PATHS_OP_QUERY,
+		    top, false, &rep);
+		if (r)
+			return r;
+		render_paths_ex(stdout, rep->paths, json, events);
+		kprof__reply__free_unpacked(rep, NULL);
+		return 0;
+	}
+	if ((r = paths_call(&pr, KPROF__PATHS_OP__PATHS_OP_START, 1, true, &rep)))
+		return r;
+	fputs("kprofctl: tracing the paths of ", stderr);
+	render_text(stderr, rep->paths->function);
+	if (rep->paths->hw && rep->paths->hw_turn &&
+	    !strncmp(rep->paths->hw_turn, "structure graph", 15))
+		fprintf(stderr,
+			" in pid %u (anonymous memory) with hardware breakpoints, one structure "
+			"graph at a time,",
+			pr.pid);
+	else if (rep->paths->hw)
+		fprintf(stderr,
+			" in pid %u (anonymous memory) with hardware breakpoints on %u loop "
+			"branch%s, 4 at a time,",
+			pr.pid, rep->paths->probes, rep->paths->probes == 1 ? "" : "es");
+	else
+		fprintf(stderr, " in pid %u with %u uprobe%s", pr.pid, rep->paths->probes,
+			render_plural(rep->paths->probes));
+	fprintf(stderr, " for up to %.1f s%s (Ctrl-C stops)\n", rep->paths->duration_ms / 1e3,
+		rep->paths->budget ? " or until the budget" : "");
+	/* Wait for the trace to end: duration, budget, the target's exit, or Ctrl-C. */
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	while (rep->paths->state == KPROF__PATHS_STATE__PATHS_STATE_TRACING) {
+		struct timespec ts = {0, 100 * 1000 * 1000};
+
+		kprof__reply__free_unpacked(rep, NULL);
+		rep = NULL;
+		nanosleep(&ts, NULL);
+		interrupted = paths_interrupted;
+		r = paths_call(&pr,
+			       interrupted ? KPROF__PATHS_OP__PATHS_OP_STOP
+					   : KPROF__PATHS_OP__PATHS_OP_QUERY,
+			       1, true, &rep);
+		if (r)
+			break;
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (rep)
+		kprof__reply__free_unpacked(rep, NULL);
+	if (r)
+		return r;
+	if ((r = paths_call(&pr, KPROF__PATHS_OP__PATHS_OP_QUERY, top, false, &rep)))
+		return r;
+	render_paths_ex(stdout, rep->paths, json, events);
+	kprof__reply__free_unpacked(rep, NULL);
+	return 0;
+}
+
+int verb_folded(int argc, char **argv)
+{
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	static const struct option opts[] = {
+	    {"session", required_argument, NULL, 'S'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"cgroup", required_argument, NULL, 'G'},
+	    {"unit", required_argument, NULL, 'U'},
+	    {"all", no_argument, NULL, 'A'},
+	    RANGE_OPTS,
+	    {},
+	};
+	Kprof__FoldedRequest fr = KPROF__FOLDED_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	bool json = false, all = false;
+	const char *cgroup = NULL, *unit = NULL, *name;
+	int c, r, st = -1;
+
+	while ((c = verb_getopt(&st, "folded", argc, argv, "", opts)) != -1) {
+		if (c == 'S' && parse_session(optarg, &fr.session) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'j')
+			json = true;
+		if (c == 'G')
+			cgroup = optarg;
+		if (c == 'U')
+			unit = optarg;
+		if (c == 'A')
+			all = true;
+		if (range_opt(c, &fr.since_ns, &fr.until_ns))
+			return KPROFCTL_EXIT_USAGE;
+	}
+	if (st >= 0)
+		return st;
+	if (all && (cgroup || unit))
+		return usage_error("folded", "--all, --cgroup or --unit: one of them");
+	all_arg(all, &cgroup);
+	name = group_arg("folded", cgroup, unit, argc, fr.session, &r);
+	if (r)
+		return r;
+	if (name) {
+		struct group g;
+
+		if (json)
+			return usage_error("folded",
+					   "--json is for one PID; use export --format json");
+		if ((r = group_load_range(call, name, fr.since_ns, fr.until_ns, &g)) == 0 &&
+		    export_profile(g.sp, "folded", "-") < 0)
+			r = KPROFCTL_EXIT_ERROR;
+		group_free(&g);
+		return r;
+	}
+	if ((r = one_pid("folded", argc, argv, &fr.pid)))
+		return r;
+	req.body_case = KPROF__REQUEST__BODY_FOLDED;
+	req.folded = &fr;
+	if ((r = call(&req, &rep)))
+		return r;
+	if (json) {
+		/* {"stacks":[{"frames":[root,...,leaf],"count":N},...]} from the folded lines. */
+		const char *p = rep->folded->folded;
+		bool first = true;
+
+		fputs("{\"stacks\":[", stdout);
+		while (*p) {
+			const char *nl = strchr(p, '\n'), *end = nl ? nl : p + strlen(p);
+			const char *sp = end;
+
+			while (sp > p && sp[-1] != ' ')
+				sp--;
+			if (sp > p) {
+				printf("%s{\"frames\":[", first ? "" : ",");
+				for (const char *q = p, *semi; q < sp - 1; q = semi + 1) {
+					semi = memchr(q, ';', sp - 1 - q);
+					if (!semi)
+						semi = sp - 1;
+					if (q != p)
+						putchar(',');
+					render_json_strn(stdout, q, semi - q);
+				}
+				/* The count as a number: its digits only. */
+				printf("],\"count\":%llu}", strtoull(sp, NULL, 10));
+				first = false;
+			}
+			p = nl ? nl + 1 : end;
+		}
+		fprintf(stdout,
+			"],\"truncated\":%s,\"stacks_omitted\":%" PRIu64
+			",\"samples_omitted\":%" PRIu64 "}\n",
+			rep->folded->truncated ? "true" : "false", rep->folded->stacks_omitted,
+			rep->folded->samples_omitted);
+	} else {
+		render_lines(stdout, rep->folded->folded);
+	}
+	if (rep->folded->truncated)
+		fprintf(stderr,
+			"kprofctl: folded text cut at %" PRIu64 " MiB: the %" PRIu64
+			" coldest stack%s (%" PRIu64
+			" sample%s) left out; kprofctl export has them all\n",
+			rep->folded->max_bytes >> 20, rep->folded->stacks_omitted,
+			render_plural(rep->folded->stacks_omitted), rep->folded->samples_omitted,
+			render_plural(rep->folded->samples_omitted));
+	kprof__reply__free_unpacked(rep, NULL);
+	return 0;
+}
+
+int verb_top(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"interval", required_argument, NULL, 'i'},
+	    {"iterations", required_argument, NULL, 'n'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"full-names", no_argument, NULL, 'W'},
+	    {},
+	};
+	struct top_opts o = {.socket_path = socket_path, .interval_ms = 1000};
+	uint32_t pids[64];
+	int c, st = -1;
+
+	while ((c = verb_getopt(&st, "top", argc, argv, "i:n:", opts)) != -1) {
+		if (c == 'i' && parse_uint("--interval", optarg, 100, 60000, &o.interval_ms) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'n' && parse_uint("--iterations", optarg, 1, 1000000, &o.iterations) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'j')
+			o.json = true;
+		if (c == 'W')
+			o.full_names = true;
+	}
+	if (st >= 0)
+		return st;
+	for (; optind < argc; optind++) {
+		if (o.npids == ARRAY_SIZE(pids))
+			return usage_error("top", "at most 64 PIDs");
+		if (parse_uint("PID", argv[optind], 1, 0x7fffffff, &pids[o.npids]) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		o.npids++;
+	}
+	o.pids = pids;
+	return top_run(&o);
+}
+
+int verb_annotate(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"top", required_argument, NULL, 't'},
+	    {"session", required_argument, NULL, 'S'},
+	    {"json", no_argument, NULL, 'j'},
+	    {},
+	};
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__AnnotateRequest ar = KPROF__ANNOTATE_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	unsigned top = 10;
+	bool json = false;
+	int c, r, st = -1;
+
+	while ((c = verb_getopt(&st, "annotate", argc, argv, "", opts)) != -1) {
+		if (c == 't' && parse_uint("--top", optarg, 0, 100000, &top) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'S' && parse_session(optarg, &ar.session) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'j')
+			json = true;
+	}
+	if (st >= 0)
+		return st;
+	if (argc - optind != 2)
+		return usage_error("annotate", optind >= argc	   ? "a PID is required"
+					       : argc - optind > 2 ? "too many arguments"
+								   : "a FUNCTION is required");
+	if (parse_uint("PID", argv[optind], 1, 0x7fffffff, &ar.pid) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	if (!argv[optind + 1][0])
+		return usage_error("annotate", "FUNCTION is empty");
+	ar.function = argv[optind + 1];
+	req.body_case = KPROF__REQUEST__BODY_ANNOTATE;
+	req.annotate = &ar;
+	if ((r = call(&req, &rep)))
+		return r;
+	render_annotate(stdout, rep->annotate, json, top);
+	kprof__reply__free_unpacked(rep, NULL);
+	return 0;
+}
