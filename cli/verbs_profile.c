@@ -212,7 +212,61 @@ static int paths_call(Kprof__PathsRequest *pr, Kprof__PathsOp op, uint32_t top, 
 	return call(&req, ret);
 }
 
-int verb_paths(int argc, char **argv)
+/* What paths' options ask besides the request. */
+struct paths_opts {
+	unsigned top;
+	bool json, show, stop, events;
+};
+
+/* paths' options that take a number parsed here (--duration, --budget, --spp-timeout,
+ * --spp-budget) into pr. Returns 0, or the exit code of a bad number (reported). */
+static int paths_number_opt(int c, Kprof__PathsRequest *pr)
+{
+	double secs;
+	char *end;
+
+	switch (c) {
+	case 'd':
+		errno = 0;
+		secs = strtod(optarg, &end);
+		if (errno || end == optarg || *end || !(secs >= 0.001 && secs <= 86400))
+			return usage_errorf("--duration: '%s' is not a number of seconds "
+					    "in 0.001-86400",
+					    optarg);
+		pr->duration_ms = (uint32_t)lround(secs * 1000);
+		break;
+	case 'b':
+		errno = 0;
+		pr->budget = strtoull(optarg, &end, 10);
+		if (errno || end == optarg || *end || optarg[0] == '-' || !pr->budget)
+			return usage_errorf("--budget: '%s' is not a positive number", optarg);
+		break;
+	case 'O':
+		errno = 0;
+		pr->spp_timeout = strtoull(optarg, &end, 10);
+		if (errno || end == optarg || *end || optarg[0] == '-' || !pr->spp_timeout ||
+		    pr->spp_timeout > 100000000)
+			return usage_errorf("--spp-timeout: '%s' is not a number of activations "
+					    "in 1-100000000",
+					    optarg);
+		pr->structural = true;
+		break;
+	case 'B':
+		errno = 0;
+		pr->spp_budget = strtoull(optarg, &end, 10);
+		if (errno || end == optarg || *end || optarg[0] == '-' || !pr->spp_budget ||
+		    pr->spp_budget > 100000000)
+			return usage_errorf("--spp-budget: '%s' is not a number in "
+					    "1-100000000",
+					    optarg);
+		pr->structural = true;
+		break;
+	}
+	return 0;
+}
+
+/* paths' options into pr and o. Returns -1 to go on, else the exit code. */
+static int paths_options(int argc, char **argv, Kprof__PathsRequest *pr, struct paths_opts *o)
 {
 	static const struct option opts[] = {
 	    {"k", required_argument, NULL, 'k'},
@@ -230,131 +284,63 @@ int verb_paths(int argc, char **argv)
 	    {"spp-timeout", required_argument, NULL, 'O'},
 	    {},
 	};
-	Kprof__PathsRequest pr = KPROF__PATHS_REQUEST__INIT;
-	Kprof__Reply *rep = NULL;
-	struct sigaction sa = {.sa_handler = on_paths_sigint}, old_int, old_term;
-	unsigned top = 10;
-	bool json = false, show = false, stop = false, interrupted = false, events = false;
-	double secs;
-	char *end;
 	int c, r, st = -1;
 
 	while ((c = verb_getopt(&st, "paths", argc, argv, "", opts)) != -1) {
-		switch (c) {
-		case 'k':
-			if (parse_uint("--k", optarg, 1, 64, &pr.k) < 0)
-				return KPROFCTL_EXIT_USAGE;
-			break;
-		case 'd':
-			errno = 0;
-			secs = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(secs >= 0.001 && secs <= 86400))
-				return usage_errorf("--duration: '%s' is not a number of seconds "
-						    "in 0.001-86400",
-						    optarg);
-			pr.duration_ms = (uint32_t)lround(secs * 1000);
-			break;
-		case 'b':
-			errno = 0;
-			pr.budget = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-' || !pr.budget)
-				return usage_errorf("--budget: '%s' is not a positive number",
-						    optarg);
-			break;
-		case 't':
-			if (parse_uint("--top", optarg, 0, 1000000, &top) < 0)
-				return KPROFCTL_EXIT_USAGE;
-			break;
-		case 'f':
-			pr.force = true;
-			break;
-		case 's':
-			show = true;
-			break;
-		case 'S':
-			stop = true;
-			break;
-		case 'e':
-			if (parse_session(optarg, &pr.session) < 0)
-				return KPROFCTL_EXIT_USAGE;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'E':
-			events = true;
-			break;
-		case 'T':
-			pr.structural = true;
-			break;
-		case 'O':
-			errno = 0;
-			pr.spp_timeout = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-' || !pr.spp_timeout ||
-			    pr.spp_timeout > 100000000)
-				return usage_errorf(
-				    "--spp-timeout: '%s' is not a number of activations "
-				    "in 1-100000000",
-				    optarg);
-			pr.structural = true;
-			break;
-		case 'B':
-			errno = 0;
-			pr.spp_budget = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-' || !pr.spp_budget ||
-			    pr.spp_budget > 100000000)
-				return usage_errorf("--spp-budget: '%s' is not a number in "
-						    "1-100000000",
-						    optarg);
-			pr.structural = true;
-			break;
-		}
-	}
-	if (st >= 0)
-		return st;
-	if ((show || stop) && pr.structural)
-		return usage_errorf(
-		    "--structural, --spp-budget and --spp-timeout start a trace: not with "
-		    "--show or --stop (a structural trace shows its profile "
-		    "anyway)");
-	if (optind >= argc || argc - optind > 2 || (!show && !stop && argc - optind != 2))
-		return usage_error("paths", optind >= argc	? "a PID is required"
-					    : argc - optind > 2 ? "too many arguments"
-								: "a FUNCTION is required");
-	if (parse_uint("PID", argv[optind], 1, 0x7fffffff, &pr.pid) < 0)
-		return KPROFCTL_EXIT_USAGE;
-	pr.function = argc - optind == 2 ? argv[optind + 1] : "";
-	if (show || stop) {
-		r = paths_call(
-		    &pr, stop ? KPROF__PATHS_OP__PATHS_OP_STOP : KPROF__PATHS_OP__PATHS_OP_QUERY,
-		    top, false, &rep);
-		if (r)
+		if ((r = paths_number_opt(c, pr)))
 			return r;
-		render_paths_ex(stdout, rep->paths, json, events);
-		kprof__reply__free_unpacked(rep, NULL);
-		return 0;
+		if (c == 'k' && parse_uint("--k", optarg, 1, 64, &pr->k) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 't' && parse_uint("--top", optarg, 0, 1000000, &o->top) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'e' && parse_session(optarg, &pr->session) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'f')
+			pr->force = true;
+		if (c == 's')
+			o->show = true;
+		if (c == 'S')
+			o->stop = true;
+		if (c == 'j')
+			o->json = true;
+		if (c == 'E')
+			o->events = true;
+		if (c == 'T')
+			pr->structural = true;
 	}
-	if ((r = paths_call(&pr, KPROF__PATHS_OP__PATHS_OP_START, 1, true, &rep)))
-		return r;
+	return st;
+}
+
+/* "tracing the paths of FUNCTION in pid PID with ..." on stderr, from the START reply. */
+static void paths_announce(const Kprof__PathsRequest *pr, const Kprof__PathsReply *p)
+{
 	fputs("kprofctl: tracing the paths of ", stderr);
-	render_text(stderr, rep->paths->function);
-	if (rep->paths->hw && rep->paths->hw_turn &&
-	    !strncmp(rep->paths->hw_turn, "structure graph", 15))
+	render_text(stderr, p->function);
+	if (p->hw && p->hw_turn && !strncmp(p->hw_turn, "structure graph", 15))
 		fprintf(stderr,
 			" in pid %u (anonymous memory) with hardware breakpoints, one structure "
 			"graph at a time,",
-			pr.pid);
-	else if (rep->paths->hw)
+			pr->pid);
+	else if (p->hw)
 		fprintf(stderr,
 			" in pid %u (anonymous memory) with hardware breakpoints on %u loop "
 			"branch%s, 4 at a time,",
-			pr.pid, rep->paths->probes, rep->paths->probes == 1 ? "" : "es");
+			pr->pid, p->probes, p->probes == 1 ? "" : "es");
 	else
-		fprintf(stderr, " in pid %u with %u uprobe%s", pr.pid, rep->paths->probes,
-			render_plural(rep->paths->probes));
-	fprintf(stderr, " for up to %.1f s%s (Ctrl-C stops)\n", rep->paths->duration_ms / 1e3,
-		rep->paths->budget ? " or until the budget" : "");
-	/* Wait for the trace to end: duration, budget, the target's exit, or Ctrl-C. */
+		fprintf(stderr, " in pid %u with %u uprobe%s", pr->pid, p->probes,
+			render_plural(p->probes));
+	fprintf(stderr, " for up to %.1f s%s (Ctrl-C stops)\n", p->duration_ms / 1e3,
+		p->budget ? " or until the budget" : "");
+}
+
+/* Wait for the trace started with *rep to end: duration, budget, the target's exit, or Ctrl-C
+ * (which stops it). *rep is freed. Returns 0 or the exit code of a failed query. */
+static int paths_wait(Kprof__PathsRequest *pr, Kprof__Reply *rep)
+{
+	struct sigaction sa = {.sa_handler = on_paths_sigint}, old_int, old_term;
+	bool interrupted = false;
+	int r = 0;
+
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	while (rep->paths->state == KPROF__PATHS_STATE__PATHS_STATE_TRACING) {
@@ -364,7 +350,7 @@ int verb_paths(int argc, char **argv)
 		rep = NULL;
 		nanosleep(&ts, NULL);
 		interrupted = paths_interrupted;
-		r = paths_call(&pr,
+		r = paths_call(pr,
 			       interrupted ? KPROF__PATHS_OP__PATHS_OP_STOP
 					   : KPROF__PATHS_OP__PATHS_OP_QUERY,
 			       1, true, &rep);
@@ -375,11 +361,48 @@ int verb_paths(int argc, char **argv)
 	sigaction(SIGTERM, &old_term, NULL);
 	if (rep)
 		kprof__reply__free_unpacked(rep, NULL);
-	if (r)
+	return r;
+}
+
+int verb_paths(int argc, char **argv)
+{
+	Kprof__PathsRequest pr = KPROF__PATHS_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	struct paths_opts o = {.top = 10};
+	int r;
+
+	if ((r = paths_options(argc, argv, &pr, &o)) >= 0)
 		return r;
-	if ((r = paths_call(&pr, KPROF__PATHS_OP__PATHS_OP_QUERY, top, false, &rep)))
+	if ((o.show || o.stop) && pr.structural)
+		return usage_errorf(
+		    "--structural, --spp-budget and --spp-timeout start a trace: not with "
+		    "--show or --stop (a structural trace shows its profile "
+		    "anyway)");
+	if (optind >= argc || argc - optind > 2 || (!o.show && !o.stop && argc - optind != 2))
+		return usage_error("paths", optind >= argc	? "a PID is required"
+					    : argc - optind > 2 ? "too many arguments"
+								: "a FUNCTION is required");
+	if (parse_uint("PID", argv[optind], 1, 0x7fffffff, &pr.pid) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	pr.function = argc - optind == 2 ? argv[optind + 1] : "";
+	if (o.show || o.stop) {
+		r = paths_call(
+		    &pr, o.stop ? KPROF__PATHS_OP__PATHS_OP_STOP : KPROF__PATHS_OP__PATHS_OP_QUERY,
+		    o.top, false, &rep);
+		if (r)
+			return r;
+		render_paths_ex(stdout, rep->paths, o.json, o.events);
+		kprof__reply__free_unpacked(rep, NULL);
+		return 0;
+	}
+	if ((r = paths_call(&pr, KPROF__PATHS_OP__PATHS_OP_START, 1, true, &rep)))
 		return r;
-	render_paths_ex(stdout, rep->paths, json, events);
+	paths_announce(&pr, rep->paths);
+	if ((r = paths_wait(&pr, rep)))
+		return r;
+	if ((r = paths_call(&pr, KPROF__PATHS_OP__PATHS_OP_QUERY, o.top, false, &rep)))
+		return r;
+	render_paths_ex(stdout, rep->paths, o.json, o.events);
 	kprof__reply__free_unpacked(rep, NULL);
 	return 0;
 }

@@ -17,7 +17,8 @@
 #include "render_targets.h"
 #include "verbs.h"
 
-int verb_attach(int argc, char **argv)
+/* attach's options into ar and *json. Returns -1 to go on, else the exit code. */
+static int attach_options(int argc, char **argv, Kprof__AttachRequest *ar, bool *json)
 {
 	static const struct option opts[] = {
 	    {"freq", required_argument, NULL, 'F'},
@@ -36,74 +37,79 @@ int verb_attach(int argc, char **argv)
 	    {"all", no_argument, NULL, 'A'},
 	    {},
 	};
-	Kprof__Request req = KPROF__REQUEST__INIT;
-	Kprof__AttachRequest ar = KPROF__ATTACH_REQUEST__INIT;
-	Kprof__Reply *rep = NULL;
-	bool json = false;
-	int c, r, st = -1;
+	int c, st = -1;
 
 	while ((c = verb_getopt(&st, "attach", argc, argv, "F:d:", opts)) != -1) {
-		if (c == 'F' && parse_uint("--freq", optarg, 1, 4999, &ar.freq_hz) < 0)
+		if (c == 'F' && parse_uint("--freq", optarg, 1, 4999, &ar->freq_hz) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'd' &&
-		    parse_uint("--duration", optarg, 1, 86400 * 365, &ar.duration_sec) < 0)
+		    parse_uint("--duration", optarg, 1, 86400 * 365, &ar->duration_sec) < 0)
 			return KPROFCTL_EXIT_USAGE;
-		if (c == 'e' && parse_fraction("--eps", optarg, 1e-7, "[1e-7, 1]", &ar.eps) < 0)
+		if (c == 'e' && parse_fraction("--eps", optarg, 1e-7, "[1e-7, 1]", &ar->eps) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'k')
-			ar.hcct_kernel = true;
+			ar->hcct_kernel = true;
 		if (c == 'c') {
-			ar.calls = true;
+			ar->calls = true;
 			if (optarg && !optarg[0])
 				return usage_error("attach", "--calls= needs function names");
 			if (optarg)
-				ar.calls_functions = optarg;
+				ar->calls_functions = optarg;
 		}
 		if (c == 'f')
-			ar.force = true;
-		if (c == 'b' && parse_uint("--burst", optarg, 1, 3600000, &ar.burst_ms) < 0)
+			ar->force = true;
+		if (c == 'b' && parse_uint("--burst", optarg, 1, 3600000, &ar->burst_ms) < 0)
 			return KPROFCTL_EXIT_USAGE;
-		if (c == 'P' && parse_uint("--period", optarg, 2, 3600000, &ar.period_ms) < 0)
+		if (c == 'P' && parse_uint("--period", optarg, 2, 3600000, &ar->period_ms) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
-			json = true;
+			*json = true;
 		if (c == 'J')
-			ar.no_jvm_map = true;
+			ar->no_jvm_map = true;
 		if (c == 'C')
-			ar.children = true;
+			ar->children = true;
 		if (c == 'G')
-			ar.cgroup = optarg;
+			ar->cgroup = optarg;
 		if (c == 'U')
-			ar.unit = optarg;
+			ar->unit = optarg;
 		if (c == 'A')
-			ar.all = true;
+			ar->all = true;
 	}
-	if (st >= 0)
-		return st;
-	if (ar.all && (optind < argc || ar.cgroup[0] || ar.unit[0] || ar.children || ar.calls ||
-		       ar.duration_sec || ar.eps || ar.hcct_kernel || ar.no_jvm_map))
+	return st;
+}
+
+/* The options of attach that go together, and its PID (into ar->pid). Returns 0 or the exit
+ * code. */
+static int attach_check(int argc, char **argv, Kprof__AttachRequest *ar)
+{
+	if (ar->all &&
+	    (optind < argc || ar->cgroup[0] || ar->unit[0] || ar->children || ar->calls ||
+	     ar->duration_sec || ar->eps || ar->hcct_kernel || ar->no_jvm_map))
 		return usage_error("attach", "--all takes only --freq and --json: no PID, "
 					     "--cgroup, --unit, --children, --calls or --duration");
-	if ((ar.burst_ms || ar.period_ms || ar.force) && !ar.calls)
+	if ((ar->burst_ms || ar->period_ms || ar->force) && !ar->calls)
 		return usage_error("attach", "--burst, --period and --force go with --calls");
-	if (!ar.burst_ms != !ar.period_ms || (ar.burst_ms && ar.burst_ms >= ar.period_ms))
+	if (!ar->burst_ms != !ar->period_ms || (ar->burst_ms && ar->burst_ms >= ar->period_ms))
 		return usage_error("attach", "--burst MS needs --period MS, longer than the burst");
-	if (ar.cgroup[0] || ar.unit[0]) {
-		if (ar.cgroup[0] && ar.unit[0])
+	if (ar->cgroup[0] || ar->unit[0]) {
+		if (ar->cgroup[0] && ar->unit[0])
 			return usage_error("attach", "--cgroup or --unit, not both");
 		if (optind < argc)
 			return usage_error("attach", "--cgroup and --unit take no PID");
-		if (ar.calls || ar.duration_sec)
+		if (ar->calls || ar->duration_sec)
 			return usage_error("attach", "--calls and --duration need a PID");
-	} else if (!ar.all && (r = one_pid("attach", argc, argv, &ar.pid))) {
-		return r;
+		return 0;
 	}
-	req.body_case = KPROF__REQUEST__BODY_ATTACH;
-	req.attach = &ar;
-	if ((r = call(&req, &rep)))
-		return r;
-	if (rep->attach->system_wide) {
-		const Kprof__SystemWide *w = rep->attach->system_wide;
+	if (!ar->all)
+		return one_pid("attach", argc, argv, &ar->pid);
+	return 0;
+}
+
+/* attach's reply: system-wide mode on, a cgroup or unit watched, or the target. */
+static void attach_print(const Kprof__AttachReply *a, bool json)
+{
+	if (a->system_wide) {
+		const Kprof__SystemWide *w = a->system_wide;
 
 		if (json)
 			printf("{\"system_wide\":true,\"freq_hz\":%u,\"cpus\":%u}\n", w->freq_hz,
@@ -113,12 +119,7 @@ int verb_attach(int argc, char **argv)
 			       "a sample becomes a target (kprofctl list, status; detach --all "
 			       "stops it)\n",
 			       w->freq_hz, w->cpus);
-		kprof__reply__free_unpacked(rep, NULL);
-		return 0;
-	}
-	if (!rep->attach->target) { /* a cgroup or unit watched */
-		const Kprof__AttachReply *a = rep->attach;
-
+	} else if (!a->target) { /* a cgroup or unit watched */
 		if (json) {
 			fputs("{\"cgroup\":", stdout);
 			render_json_string(stdout, a->cgroup);
@@ -136,16 +137,32 @@ int verb_attach(int argc, char **argv)
 				printf(", %u not (another user's, a limit, or gone)", a->refused);
 			printf("; processes that enter it are attached too\n");
 		}
-		kprof__reply__free_unpacked(rep, NULL);
-		return 0;
-	}
-	if (json) {
-		render_target_json(stdout, rep->attach->target);
+	} else if (json) {
+		render_target_json(stdout, a->target);
 		fputc('\n', stdout);
 	} else {
 		printf("attached: ");
-		render_target_line(stdout, rep->attach->target);
+		render_target_line(stdout, a->target);
 	}
+}
+
+int verb_attach(int argc, char **argv)
+{
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__AttachRequest ar = KPROF__ATTACH_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	bool json = false;
+	int r;
+
+	if ((r = attach_options(argc, argv, &ar, &json)) >= 0)
+		return r;
+	if ((r = attach_check(argc, argv, &ar)))
+		return r;
+	req.body_case = KPROF__REQUEST__BODY_ATTACH;
+	req.attach = &ar;
+	if ((r = call(&req, &rep)))
+		return r;
+	attach_print(rep->attach, json);
 	kprof__reply__free_unpacked(rep, NULL);
 	return 0;
 }
