@@ -262,19 +262,10 @@ const char **render_names(const char *const *names, size_t n)
 	return shown;
 }
 
-void render_target_line(FILE *f, const Kprof__Target *t)
+/* What went wrong naming a target's code or keeping its samples: bad perf-map lines and
+ * jitdump records, budgets spent, lost stacks. */
+static void target_symbols_text(FILE *f, const Kprof__Target *t)
 {
-	fprintf(f, "pid %u (", t->pid);
-	put_text(f, t->comm, 0);
-	fprintf(f, ") uid %u: %s, %u Hz, %" PRIu64 " sample%s, %" PRIu64 " JIT symbol%s", t->uid,
-		render_state(t->state), t->freq_hz, t->samples, render_plural(t->samples),
-		t->jit_symbols + t->jitdump_symbols,
-		render_plural(t->jit_symbols + t->jitdump_symbols));
-	if (t->sessions > 1) /* the pid was attached before: which profile this is */
-		fprintf(f, ", session %u of %u", t->session, t->sessions);
-	if (t->state == KPROF__TARGET_STATE__TARGET_STATE_EXITED)
-		fprintf(f, t->exit_code < 0 ? ", killed by signal %d" : ", exit status %d",
-			t->exit_code < 0 ? -t->exit_code : t->exit_code);
 	if (t->perfmap_bad_lines)
 		fprintf(f, ", %" PRIu64 " bad perf-map line%s", t->perfmap_bad_lines,
 			render_plural(t->perfmap_bad_lines));
@@ -299,6 +290,12 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 	if (t->lost_stacks)
 		fprintf(f, ", %" PRIu64 " sample%s lost (stack table full)", t->lost_stacks,
 			render_plural(t->lost_stacks));
+}
+
+/* A target's threads, how it came to be one (parent, cgroup, rule, attach --all), its
+ * children, and a HotSpot JVM's perf map. */
+static void target_origin_text(FILE *f, const Kprof__Target *t)
+{
 	if (t->thread_events)
 		fprintf(f, ", %u thread event%s", t->thread_events,
 			t->thread_events == 1 ? "" : "s");
@@ -331,19 +328,11 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 			fputc(')', f);
 		}
 	}
-	if (t->named_late)
-		fprintf(f, ", %" PRIu64 " function%s named late", t->named_late,
-			render_plural(t->named_late));
-	if (t->unresolved_dropped)
-		fprintf(f, ", %" PRIu64 " unnamed frame%s kept by mapping (address limit reached)",
-			t->unresolved_dropped, render_plural(t->unresolved_dropped));
-	if (t->unnamed_note && t->unnamed_note[0]) {
-		fputs("; unnamed code: ", f);
-		put_text(f, t->unnamed_note, 0);
-	}
-	if (t->probe_samples)
-		fprintf(f, "; %" PRIu64 " sample%s taken in probes ([kprof probes])",
-			t->probe_samples, render_plural(t->probe_samples));
+}
+
+/* Exact mode (attach --calls): probes, call events, bursts, hardware breakpoints. */
+static void target_exact_text(FILE *f, const Kprof__Target *t)
+{
 	if (t->calls) {
 		fprintf(f, "; exact mode: %u function%s probed, %" PRIu64 " call event%s",
 			t->probes, render_plural(t->probes), t->call_events,
@@ -367,7 +356,11 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 			put_text(f, t->hw_stopped, 0);
 		}
 	}
-	fputc('\n', f);
+}
+
+/* The time range of a profile built from kept windows (--since/--until). */
+static void target_range_text(FILE *f, const Kprof__Target *t)
+{
 	if (t->windows) { /* a time range (--since/--until) */
 		char a[32], b[32];
 		time_t sa = t->window_start_ns / 1000000000ULL,
@@ -379,6 +372,39 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 		fprintf(f, "time range: %s to %s, %u window%s\n", a, b, t->windows,
 			render_plural(t->windows));
 	}
+}
+
+void render_target_line(FILE *f, const Kprof__Target *t)
+{
+	fprintf(f, "pid %u (", t->pid);
+	put_text(f, t->comm, 0);
+	fprintf(f, ") uid %u: %s, %u Hz, %" PRIu64 " sample%s, %" PRIu64 " JIT symbol%s", t->uid,
+		render_state(t->state), t->freq_hz, t->samples, render_plural(t->samples),
+		t->jit_symbols + t->jitdump_symbols,
+		render_plural(t->jit_symbols + t->jitdump_symbols));
+	if (t->sessions > 1) /* the pid was attached before: which profile this is */
+		fprintf(f, ", session %u of %u", t->session, t->sessions);
+	if (t->state == KPROF__TARGET_STATE__TARGET_STATE_EXITED)
+		fprintf(f, t->exit_code < 0 ? ", killed by signal %d" : ", exit status %d",
+			t->exit_code < 0 ? -t->exit_code : t->exit_code);
+	target_symbols_text(f, t);
+	target_origin_text(f, t);
+	if (t->named_late)
+		fprintf(f, ", %" PRIu64 " function%s named late", t->named_late,
+			render_plural(t->named_late));
+	if (t->unresolved_dropped)
+		fprintf(f, ", %" PRIu64 " unnamed frame%s kept by mapping (address limit reached)",
+			t->unresolved_dropped, render_plural(t->unresolved_dropped));
+	if (t->unnamed_note && t->unnamed_note[0]) {
+		fputs("; unnamed code: ", f);
+		put_text(f, t->unnamed_note, 0);
+	}
+	if (t->probe_samples)
+		fprintf(f, "; %" PRIu64 " sample%s taken in probes ([kprof probes])",
+			t->probe_samples, render_plural(t->probe_samples));
+	target_exact_text(f, t);
+	fputc('\n', f);
+	target_range_text(f, t);
 }
 
 void render_target_json(FILE *f, const Kprof__Target *t)

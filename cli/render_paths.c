@@ -269,12 +269,10 @@ static void put_path(FILE *f, const Kprof__PathInfo *p)
 			edge_name(p->steps[j]->edge));
 }
 
-void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
+/* The head of a path trace in text: the target, the function, how long it was traced, what
+ * the probes saw. */
+static void paths_head_text(FILE *f, const Kprof__PathsReply *r)
 {
-	if (json) {
-		paths_json(f, r, true);
-		return;
-	}
 	if (r->target)
 		render_target_line(f, r->target);
 	fputs("Paths of ", f);
@@ -301,6 +299,12 @@ void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 		r->probes, render_plural(r->probes), r->activations, render_plural(r->activations),
 		r->path_events, render_plural(r->path_events), r->probe_hits,
 		render_plural(r->probe_hits));
+}
+
+/* What tracing cost the target, and what the counts miss (lost events, stray hits, the
+ * k-SF bound). */
+static void paths_cost_text(FILE *f, const Kprof__PathsReply *r)
+{
 	if (r->slowdown > 0 && r->kernel_share_before >= 0)
 		fprintf(f,
 			"Cost: the target spent %.1f%% of its CPU time in the kernel while traced "
@@ -333,6 +337,11 @@ void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 			"Counts are lower bounds, short by at most %" PRIu64
 			" (k-SF node budget reached: %" PRIu64 " item%s pruned)\n",
 			r->max_error, r->pruned_items, render_plural(r->pruned_items));
+}
+
+/* The function's basic blocks. */
+static void paths_blocks_text(FILE *f, const Kprof__PathsReply *r)
+{
 	fputs("\nBlocks:\n", f);
 	for (size_t i = 0; i < r->n_blocks; i++) {
 		const Kprof__PathBlock *b = r->blocks[i];
@@ -346,28 +355,31 @@ void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 			fprintf(f, " loop header (depth %u)", b->loop_depth);
 		fputc('\n', f);
 	}
-	paths_hw_text(f, r);
-	if (hw_structural(r))
-		return;
-	if (r->edge_profile) {
-		fputs("\nEdge profile: ", f);
-		put_text(f, r->function ? r->function : "the function", 0);
-		fputs(" has more acyclic paths than kprofd numbers ([limits] max_paths), so its "
-		      "edges were counted instead of its paths\n"
-		      "     COUNT  EDGE\n",
-		      f);
-		for (size_t i = 0; i < r->n_edges; i++) {
-			const Kprof__EdgeCount *e = r->edges[i];
+}
 
-			fprintf(f, "%10" PRIu64 "  B%u -%s-> ", e->count, e->from,
-				edge_name(e->kind));
-			if (e->exit)
-				fputs("exit\n", f);
-			else
-				fprintf(f, "B%u\n", e->to);
-		}
-		return;
+/* The edge counts of a function with more acyclic paths than kprofd numbers. */
+static void paths_edges_text(FILE *f, const Kprof__PathsReply *r)
+{
+	fputs("\nEdge profile: ", f);
+	put_text(f, r->function ? r->function : "the function", 0);
+	fputs(" has more acyclic paths than kprofd numbers ([limits] max_paths), so its "
+	      "edges were counted instead of its paths\n"
+	      "     COUNT  EDGE\n",
+	      f);
+	for (size_t i = 0; i < r->n_edges; i++) {
+		const Kprof__EdgeCount *e = r->edges[i];
+
+		fprintf(f, "%10" PRIu64 "  B%u -%s-> ", e->count, e->from, edge_name(e->kind));
+		if (e->exit)
+			fputs("exit\n", f);
+		else
+			fprintf(f, "B%u\n", e->to);
 	}
+}
+
+/* The top Ball-Larus paths, then those only listed because a sequence uses them. */
+static void paths_bl_text(FILE *f, const Kprof__PathsReply *r)
+{
 	size_t ntop = 0, nextra;
 
 	for (size_t i = 0; i < r->n_paths; i++)
@@ -391,8 +403,11 @@ void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 			fputc('\n', f);
 		}
 	}
-	if (r->k < 2)
-		return;
+}
+
+/* The hottest multi-iteration paths (k >= 2), each with its paths' blocks. */
+static void paths_seq_text(FILE *f, const Kprof__PathsReply *r)
+{
 	fprintf(
 	    f,
 	    "\nHottest multi-iteration paths (2 to %u consecutive paths of one activation): "
@@ -412,4 +427,26 @@ void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
 			fputc('\n', f);
 		}
 	}
+}
+
+void render_paths(FILE *f, const Kprof__PathsReply *r, bool json)
+{
+	if (json) {
+		paths_json(f, r, true);
+		return;
+	}
+	paths_head_text(f, r);
+	paths_cost_text(f, r);
+	paths_blocks_text(f, r);
+	paths_hw_text(f, r);
+	if (hw_structural(r))
+		return;
+	if (r->edge_profile) {
+		paths_edges_text(f, r);
+		return;
+	}
+	paths_bl_text(f, r);
+	if (r->k < 2)
+		return;
+	paths_seq_text(f, r);
 }

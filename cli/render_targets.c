@@ -204,85 +204,79 @@ void render_list(FILE *f, const Kprof__ListReply *r, bool json)
 			    r->targets[i]->pid, r->targets[i]->threads_unsampled);
 }
 
-void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
+/* The watched cgroups and units of a status reply, as a JSON array's members. */
+static void status_watches_json(FILE *f, const Kprof__StatusReply *r)
 {
-	double cpu_per_sample = r->samples ? (double)r->cpu_ns / (double)r->samples : 0;
-	double rate = isfinite(r->samples_per_sec) ? r->samples_per_sec : 0; /* JSON has no NaN */
+	for (size_t i = 0; i < r->n_watches; i++) {
+		const Kprof__Watch *w = r->watches[i];
 
-	if (json) {
-		fputs("{\"version\":", f);
-		render_json_string(f, r->version);
+		fputs(i ? ",{\"name\":" : "{\"name\":", f);
+		render_json_string(f, w->name);
+		fputs(",\"path\":", f);
+		render_json_string(f, w->path);
 		fprintf(f,
-			",\"pid\":%u,\"uptime_ns\":%" PRIu64 ",\"targets_attached\":%u"
-			",\"targets_kept\":%u,\"samples\":%" PRIu64 ",\"samples_per_sec\":%.1f"
-			",\"drops\":%" PRIu64 ",\"drops_per_cpu\":[",
-			r->pid, r->uptime_ns, r->targets_attached, r->targets_kept, r->samples,
-			rate, r->drops);
-		for (size_t i = 0; i < r->n_drops_per_cpu; i++)
-			fprintf(f, "%s%" PRIu64, i ? "," : "", r->drops_per_cpu[i]);
-		fprintf(f, "],\"bad_records\":%" PRIu64 ",\"ringbuf_bytes\":%u,\"frequencies\":[",
-			r->bad_records, r->ringbuf_bytes);
-		for (size_t i = 0; i < r->n_frequencies; i++)
-			fprintf(f, "%s%u", i ? "," : "", r->frequencies[i]);
-		fprintf(f,
-			"],\"cpu_ns\":%" PRIu64 ",\"cpu_ns_per_sample\":%.0f,\"clients\":%u"
-			",\"symbol_bytes\":%" PRIu64 ",\"symbol_refusals\":%" PRIu64
-			",\"profile_bytes\":%" PRIu64 ",\"sampling\":",
-			r->cpu_ns, cpu_per_sample, r->clients, r->symbol_bytes, r->symbol_refusals,
-			r->profile_bytes);
-		render_json_string(f, r->sampling);
-		fprintf(f,
-			",\"thread_events\":%u,\"sampler_runs\":%" PRIu64
-			",\"threads_created\":%" PRIu64 ",\"thread_reports\":%" PRIu64
-			",\"thread_reports_lost\":%" PRIu64 ",\"forks_lost\":%" PRIu64
-			",\"watch_rules\":%u,\"auto_targets\":%u,\"max_auto_targets\":%u"
-			",\"auto_refused\":%" PRIu64 ",\"watch_execs_lost\":%" PRIu64
-			",\"watches\":[",
-			r->thread_events, r->sampler_runs, r->threads_created, r->thread_reports,
-			r->thread_reports_lost, r->forks_lost, r->watch_rules, r->auto_targets,
-			r->max_auto_targets, r->auto_refused, r->watch_execs_lost);
-		for (size_t i = 0; i < r->n_watches; i++) {
-			const Kprof__Watch *w = r->watches[i];
-
-			fputs(i ? ",{\"name\":" : "{\"name\":", f);
-			render_json_string(f, w->name);
-			fputs(",\"path\":", f);
-			render_json_string(f, w->path);
-			fprintf(f,
-				",\"uid\":%u,\"attached\":%u,\"refused\":%u,\"since_ns\":%" PRIu64
-				",\"waiting\":%s,\"restarts\":%u}",
-				w->uid, w->attached, w->refused, w->since_ns,
-				w->waiting ? "true" : "false", w->restarts);
-		}
-		fputc(']', f);
-		if (r->system_wide) {
-			fputs(",\"system_wide\":", f);
-			syswide_json(f, r->system_wide);
-		}
-		fprintf(f,
-			",\"window_sec\":%u,\"windows\":%" PRIu64 ",\"windows_in_memory\":%" PRIu64
-			",\"window_memory_bytes\":%" PRIu64 ",\"window_disk_bytes\":%" PRIu64
-			",\"windows_dropped\":%" PRIu64 ",\"windows_aged\":%" PRIu64
-			",\"window_bad_files\":%" PRIu64 ",\"window_write_failures\":%" PRIu64
-			",\"windows_unsaved\":%" PRIu64 ",\"range_queries\":%" PRIu64
-			",\"range_sliced\":%" PRIu64 ",\"range_slices\":%" PRIu64 "}\n",
-			r->window_sec, r->windows, r->windows_in_memory, r->window_memory_bytes,
-			r->window_disk_bytes, r->windows_dropped, r->windows_aged,
-			r->window_bad_files, r->window_write_failures, r->windows_unsaved,
-			r->range_queries, r->range_sliced, r->range_slices);
-		return;
+			",\"uid\":%u,\"attached\":%u,\"refused\":%u,\"since_ns\":%" PRIu64
+			",\"waiting\":%s,\"restarts\":%u}",
+			w->uid, w->attached, w->refused, w->since_ns, w->waiting ? "true" : "false",
+			w->restarts);
 	}
-	fputs("kprofd ", f);
-	render_text(f, r->version);
-	fprintf(f, " (pid %u), up %.0f s\n", r->pid, r->uptime_ns / 1e9);
-	fprintf(f, "targets:     %u attached, %u kept\n", r->targets_attached, r->targets_kept);
-	fprintf(f, "samples:     %" PRIu64 " total, %.1f/s now\n", r->samples, r->samples_per_sec);
-	fprintf(f, "drops:       %" PRIu64 " (ring buffer full)", r->drops);
-	for (size_t i = 0; i < r->n_drops_per_cpu && r->drops; i++)
-		fprintf(f, "%s cpu%zu=%" PRIu64, i ? "," : ":", i, r->drops_per_cpu[i]);
-	fputc('\n', f);
-	if (r->bad_records)
-		fprintf(f, "bad records: %" PRIu64 "\n", r->bad_records);
+}
+
+/* A status reply as JSON; cpu_per_sample and rate as render_status computes them. */
+static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sample, double rate)
+{
+	fputs("{\"version\":", f);
+	render_json_string(f, r->version);
+	fprintf(f,
+		",\"pid\":%u,\"uptime_ns\":%" PRIu64 ",\"targets_attached\":%u"
+		",\"targets_kept\":%u,\"samples\":%" PRIu64 ",\"samples_per_sec\":%.1f"
+		",\"drops\":%" PRIu64 ",\"drops_per_cpu\":[",
+		r->pid, r->uptime_ns, r->targets_attached, r->targets_kept, r->samples, rate,
+		r->drops);
+	for (size_t i = 0; i < r->n_drops_per_cpu; i++)
+		fprintf(f, "%s%" PRIu64, i ? "," : "", r->drops_per_cpu[i]);
+	fprintf(f, "],\"bad_records\":%" PRIu64 ",\"ringbuf_bytes\":%u,\"frequencies\":[",
+		r->bad_records, r->ringbuf_bytes);
+	for (size_t i = 0; i < r->n_frequencies; i++)
+		fprintf(f, "%s%u", i ? "," : "", r->frequencies[i]);
+	fprintf(f,
+		"],\"cpu_ns\":%" PRIu64 ",\"cpu_ns_per_sample\":%.0f,\"clients\":%u"
+		",\"symbol_bytes\":%" PRIu64 ",\"symbol_refusals\":%" PRIu64
+		",\"profile_bytes\":%" PRIu64 ",\"sampling\":",
+		r->cpu_ns, cpu_per_sample, r->clients, r->symbol_bytes, r->symbol_refusals,
+		r->profile_bytes);
+	render_json_string(f, r->sampling);
+	fprintf(f,
+		",\"thread_events\":%u,\"sampler_runs\":%" PRIu64 ",\"threads_created\":%" PRIu64
+		",\"thread_reports\":%" PRIu64 ",\"thread_reports_lost\":%" PRIu64
+		",\"forks_lost\":%" PRIu64
+		",\"watch_rules\":%u,\"auto_targets\":%u,\"max_auto_targets\":%u"
+		",\"auto_refused\":%" PRIu64 ",\"watch_execs_lost\":%" PRIu64 ",\"watches\":[",
+		r->thread_events, r->sampler_runs, r->threads_created, r->thread_reports,
+		r->thread_reports_lost, r->forks_lost, r->watch_rules, r->auto_targets,
+		r->max_auto_targets, r->auto_refused, r->watch_execs_lost);
+	status_watches_json(f, r);
+	fputc(']', f);
+	if (r->system_wide) {
+		fputs(",\"system_wide\":", f);
+		syswide_json(f, r->system_wide);
+	}
+	fprintf(f,
+		",\"window_sec\":%u,\"windows\":%" PRIu64 ",\"windows_in_memory\":%" PRIu64
+		",\"window_memory_bytes\":%" PRIu64 ",\"window_disk_bytes\":%" PRIu64
+		",\"windows_dropped\":%" PRIu64 ",\"windows_aged\":%" PRIu64
+		",\"window_bad_files\":%" PRIu64 ",\"window_write_failures\":%" PRIu64
+		",\"windows_unsaved\":%" PRIu64 ",\"range_queries\":%" PRIu64
+		",\"range_sliced\":%" PRIu64 ",\"range_slices\":%" PRIu64 "}\n",
+		r->window_sec, r->windows, r->windows_in_memory, r->window_memory_bytes,
+		r->window_disk_bytes, r->windows_dropped, r->windows_aged, r->window_bad_files,
+		r->window_write_failures, r->windows_unsaved, r->range_queries, r->range_sliced,
+		r->range_slices);
+}
+
+/* The sampling lines of status in text: frequencies, events, the sampler, lost forks. */
+static void status_sampling_text(FILE *f, const Kprof__StatusReply *r)
+{
 	fprintf(f, "sampling:    ");
 	if (!r->n_frequencies)
 		fprintf(f, "idle");
@@ -305,6 +299,11 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 			"\nchildren:    %" PRIu64
 			" not followed (BPF targets map or ring buffer full)",
 			r->forks_lost);
+}
+
+/* The watches and watch rules of status in text. */
+static void status_watches_text(FILE *f, const Kprof__StatusReply *r)
+{
 	for (size_t i = 0; i < r->n_watches; i++) {
 		fputs(i ? "\n             " : "\nwatching:    ", f);
 		put_text(f, r->watches[i]->name, 0);
@@ -330,6 +329,30 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 			fprintf(f, " (%" PRIu64 " execs lost: ring buffer full)",
 				r->watch_execs_lost);
 	}
+}
+
+void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
+{
+	double cpu_per_sample = r->samples ? (double)r->cpu_ns / (double)r->samples : 0;
+	double rate = isfinite(r->samples_per_sec) ? r->samples_per_sec : 0; /* JSON has no NaN */
+
+	if (json) {
+		status_json(f, r, cpu_per_sample, rate);
+		return;
+	}
+	fputs("kprofd ", f);
+	render_text(f, r->version);
+	fprintf(f, " (pid %u), up %.0f s\n", r->pid, r->uptime_ns / 1e9);
+	fprintf(f, "targets:     %u attached, %u kept\n", r->targets_attached, r->targets_kept);
+	fprintf(f, "samples:     %" PRIu64 " total, %.1f/s now\n", r->samples, r->samples_per_sec);
+	fprintf(f, "drops:       %" PRIu64 " (ring buffer full)", r->drops);
+	for (size_t i = 0; i < r->n_drops_per_cpu && r->drops; i++)
+		fprintf(f, "%s cpu%zu=%" PRIu64, i ? "," : ":", i, r->drops_per_cpu[i]);
+	fputc('\n', f);
+	if (r->bad_records)
+		fprintf(f, "bad records: %" PRIu64 "\n", r->bad_records);
+	status_sampling_text(f, r);
+	status_watches_text(f, r);
 	syswide_text(f, r->system_wide);
 	fprintf(f, "\nring buffer: %u KiB\n", r->ringbuf_bytes / 1024);
 	fprintf(f, "daemon CPU:  %.3f s (%.1f us per sample)\n", r->cpu_ns / 1e9,
