@@ -407,6 +407,54 @@ int verb_paths(int argc, char **argv)
 	return 0;
 }
 
+/* A folded reply: its lines, or (json) its stacks as JSON; a note on stderr when it was
+ * cut short. */
+static void folded_print(const Kprof__FoldedReply *f, bool json)
+{
+	if (json) {
+		/* {"stacks":[{"frames":[root,...,leaf],"count":N},...]} from the folded lines. */
+		const char *p = f->folded;
+		bool first = true;
+
+		fputs("{\"stacks\":[", stdout);
+		while (*p) {
+			const char *nl = strchr(p, '\n'), *end = nl ? nl : p + strlen(p);
+			const char *sp = end;
+
+			while (sp > p && sp[-1] != ' ')
+				sp--;
+			if (sp > p) {
+				printf("%s{\"frames\":[", first ? "" : ",");
+				for (const char *q = p, *semi; q < sp - 1; q = semi + 1) {
+					semi = memchr(q, ';', sp - 1 - q);
+					if (!semi)
+						semi = sp - 1;
+					if (q != p)
+						putchar(',');
+					render_json_strn(stdout, q, semi - q);
+				}
+				/* The count as a number: its digits only. */
+				printf("],\"count\":%llu}", strtoull(sp, NULL, 10));
+				first = false;
+			}
+			p = nl ? nl + 1 : end;
+		}
+		fprintf(stdout,
+			"],\"truncated\":%s,\"stacks_omitted\":%" PRIu64
+			",\"samples_omitted\":%" PRIu64 "}\n",
+			f->truncated ? "true" : "false", f->stacks_omitted, f->samples_omitted);
+	} else {
+		render_lines(stdout, f->folded);
+	}
+	if (f->truncated)
+		fprintf(stderr,
+			"kprofctl: folded text cut at %" PRIu64 " MiB: the %" PRIu64
+			" coldest stack%s (%" PRIu64
+			" sample%s) left out; kprofctl export has them all\n",
+			f->max_bytes >> 20, f->stacks_omitted, render_plural(f->stacks_omitted),
+			f->samples_omitted, render_plural(f->samples_omitted));
+}
+
 int verb_folded(int argc, char **argv)
 {
 	Kprof__Request req = KPROF__REQUEST__INIT;
@@ -465,50 +513,7 @@ int verb_folded(int argc, char **argv)
 	req.folded = &fr;
 	if ((r = call(&req, &rep)))
 		return r;
-	if (json) {
-		/* {"stacks":[{"frames":[root,...,leaf],"count":N},...]} from the folded lines. */
-		const char *p = rep->folded->folded;
-		bool first = true;
-
-		fputs("{\"stacks\":[", stdout);
-		while (*p) {
-			const char *nl = strchr(p, '\n'), *end = nl ? nl : p + strlen(p);
-			const char *sp = end;
-
-			while (sp > p && sp[-1] != ' ')
-				sp--;
-			if (sp > p) {
-				printf("%s{\"frames\":[", first ? "" : ",");
-				for (const char *q = p, *semi; q < sp - 1; q = semi + 1) {
-					semi = memchr(q, ';', sp - 1 - q);
-					if (!semi)
-						semi = sp - 1;
-					if (q != p)
-						putchar(',');
-					render_json_strn(stdout, q, semi - q);
-				}
-				/* The count as a number: its digits only. */
-				printf("],\"count\":%llu}", strtoull(sp, NULL, 10));
-				first = false;
-			}
-			p = nl ? nl + 1 : end;
-		}
-		fprintf(stdout,
-			"],\"truncated\":%s,\"stacks_omitted\":%" PRIu64
-			",\"samples_omitted\":%" PRIu64 "}\n",
-			rep->folded->truncated ? "true" : "false", rep->folded->stacks_omitted,
-			rep->folded->samples_omitted);
-	} else {
-		render_lines(stdout, rep->folded->folded);
-	}
-	if (rep->folded->truncated)
-		fprintf(stderr,
-			"kprofctl: folded text cut at %" PRIu64 " MiB: the %" PRIu64
-			" coldest stack%s (%" PRIu64
-			" sample%s) left out; kprofctl export has them all\n",
-			rep->folded->max_bytes >> 20, rep->folded->stacks_omitted,
-			render_plural(rep->folded->stacks_omitted), rep->folded->samples_omitted,
-			render_plural(rep->folded->samples_omitted));
+	folded_print(rep->folded, json);
 	kprof__reply__free_unpacked(rep, NULL);
 	return 0;
 }

@@ -276,8 +276,15 @@ static void print_rules(const Kprof__WatchReply *w, bool json)
 	       w->auto_targets, w->max_auto_targets, (unsigned long long)w->auto_refused);
 }
 
-/* kprofctl watch add|list|remove. */
-int verb_watch(int argc, char **argv)
+/* watch's options: a rule's kind and value (--comm, --exe, ...) and settings. */
+struct watch_opts {
+	const char *kind, *value;
+	unsigned freq;
+	bool json, nojvm, children;
+};
+
+/* watch's options into o. Returns -1 to go on, else the exit code. */
+static int watch_options(int argc, char **argv, struct watch_opts *o)
 {
 	static const struct option opts[] = {
 	    {"comm", required_argument, NULL, 'c'}, {"exe", required_argument, NULL, 'x'},
@@ -286,14 +293,7 @@ int verb_watch(int argc, char **argv)
 	    {"no-jvm-map", no_argument, NULL, 'J'}, {"children", no_argument, NULL, 'C'},
 	    {"json", no_argument, NULL, 'j'},	    {},
 	};
-	Kprof__Request req = KPROF__REQUEST__INIT;
-	Kprof__WatchRequest wr = KPROF__WATCH_REQUEST__INIT;
-	Kprof__Reply *rep = NULL;
-	const char *kind = NULL, *value = NULL, *sub;
-	char rule[1024];
-	unsigned freq = 0;
-	bool json = false, nojvm = false, children = false;
-	int c, r, st = -1;
+	int c, st = -1;
 
 	while ((c = verb_getopt(&st, "watch", argc, argv, "F:", opts)) != -1) {
 		const char *k = c == 'c'   ? "comm"
@@ -304,67 +304,93 @@ int verb_watch(int argc, char **argv)
 					   : NULL;
 
 		if (k) {
-			if (kind)
+			if (o->kind)
 				return usage_error("watch",
 						   "one of --comm, --exe, --uid, --cgroup, "
 						   "--unit");
-			kind = k;
-			value = optarg;
+			o->kind = k;
+			o->value = optarg;
 		}
-		if (c == 'F' && parse_uint("--freq", optarg, 1, 4999, &freq) < 0)
+		if (c == 'F' && parse_uint("--freq", optarg, 1, 4999, &o->freq) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'J')
-			nojvm = true;
+			o->nojvm = true;
 		if (c == 'C')
-			children = true;
+			o->children = true;
 		if (c == 'j')
-			json = true;
+			o->json = true;
 	}
-	if (st >= 0)
-		return st;
+	return st;
+}
+
+/* `watch add`: the rule to send, from a RULE argument or the options, into rule (size bytes).
+ * Returns 0 or the exit code. */
+static int watch_add_rule(const struct watch_opts *o, int argc, char **argv, char *rule,
+			  size_t size)
+{
+	const char *value = o->value;
+	char uidbuf[16];
+	int n;
+
+	if (o->kind && optind < argc)
+		return usage_error("watch", "a RULE or --comm/--exe/--uid/--cgroup/--unit, "
+					    "not both");
+	if (!o->kind && (optind != argc - 1 || !argv[optind][0]))
+		return usage_error("watch", "add takes one RULE (quoted) or --comm NAME, "
+					    "--exe PATH, --uid USER, --cgroup PATH, "
+					    "--unit NAME");
+	if (o->kind && !strcmp(o->kind, "uid") && !(value[0] >= '0' && value[0] <= '9')) {
+		struct passwd *pw = getpwnam(value);
+
+		if (!pw) {
+			fprintf(stderr, "kprofctl watch: no such user: %s\n", value);
+			return KPROFCTL_EXIT_USAGE;
+		}
+		snprintf(uidbuf, sizeof(uidbuf), "%u", (unsigned)pw->pw_uid);
+		value = uidbuf;
+	}
+	if (o->kind)
+		n = snprintf(rule, size, "%s:%s", o->kind, value);
+	else
+		n = snprintf(rule, size, "%s", argv[optind]);
+	if (n >= 0 && o->freq && (size_t)n < size)
+		n += snprintf(rule + n, size - n, " freq=%u", o->freq);
+	if (n >= 0 && o->nojvm && (size_t)n < size)
+		n += snprintf(rule + n, size - n, " jvm=off");
+	if (n >= 0 && o->children && (size_t)n < size)
+		n += snprintf(rule + n, size - n, " children=on");
+	if (n < 0 || (size_t)n >= size)
+		return usage_error("watch", "the rule is too long");
+	return 0;
+}
+
+/* kprofctl watch add|list|remove. */
+int verb_watch(int argc, char **argv)
+{
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__WatchRequest wr = KPROF__WATCH_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	struct watch_opts o = {0};
+	const char *sub;
+	char rule[1024];
+	int r;
+
+	if ((r = watch_options(argc, argv, &o)) >= 0)
+		return r;
 	if (optind >= argc)
 		return usage_error("watch", "add, list or remove");
 	sub = argv[optind++];
 	if (!strcmp(sub, "add")) {
-		char uidbuf[16];
-		int n;
-
-		if (kind && optind < argc)
-			return usage_error("watch", "a RULE or --comm/--exe/--uid/--cgroup/--unit, "
-						    "not both");
-		if (!kind && (optind != argc - 1 || !argv[optind][0]))
-			return usage_error("watch", "add takes one RULE (quoted) or --comm NAME, "
-						    "--exe PATH, --uid USER, --cgroup PATH, "
-						    "--unit NAME");
-		if (kind && !strcmp(kind, "uid") && !(value[0] >= '0' && value[0] <= '9')) {
-			struct passwd *pw = getpwnam(value);
-
-			if (!pw) {
-				fprintf(stderr, "kprofctl watch: no such user: %s\n", value);
-				return KPROFCTL_EXIT_USAGE;
-			}
-			snprintf(uidbuf, sizeof(uidbuf), "%u", (unsigned)pw->pw_uid);
-			value = uidbuf;
-		}
-		if (kind)
-			n = snprintf(rule, sizeof(rule), "%s:%s", kind, value);
-		else
-			n = snprintf(rule, sizeof(rule), "%s", argv[optind]);
-		if (n >= 0 && freq && (size_t)n < sizeof(rule))
-			n += snprintf(rule + n, sizeof(rule) - n, " freq=%u", freq);
-		if (n >= 0 && nojvm && (size_t)n < sizeof(rule))
-			n += snprintf(rule + n, sizeof(rule) - n, " jvm=off");
-		if (n >= 0 && children && (size_t)n < sizeof(rule))
-			n += snprintf(rule + n, sizeof(rule) - n, " children=on");
-		if (n < 0 || (size_t)n >= sizeof(rule))
-			return usage_error("watch", "the rule is too long");
+		if ((r = watch_add_rule(&o, argc, argv, rule, sizeof(rule))))
+			return r;
 		wr.add = rule;
 	} else if (!strcmp(sub, "remove")) {
-		if (kind || freq || nojvm || children || optind != argc - 1 || !argv[optind][0])
+		if (o.kind || o.freq || o.nojvm || o.children || optind != argc - 1 ||
+		    !argv[optind][0])
 			return usage_error("watch", "remove takes one rule ID or RULE");
 		wr.remove = argv[optind];
 	} else if (!strcmp(sub, "list")) {
-		if (kind || freq || nojvm || children || optind != argc)
+		if (o.kind || o.freq || o.nojvm || o.children || optind != argc)
 			return usage_error("watch", "list takes no argument but --json");
 	} else {
 		return usage_error("watch", "add, list or remove");
@@ -378,16 +404,16 @@ int verb_watch(int argc, char **argv)
 		fputs("kprofctl: unexpected reply (an older kprofd?)\n", stderr);
 		return KPROFCTL_EXIT_ERROR;
 	}
-	if (!json && wr.add[0])
+	if (!o.json && wr.add[0])
 		printf("rule %u: %u process%s attached now%s%u refused; matching processes are "
 		       "attached as they start\n",
 		       rep->watch->added, rep->watch->attached,
 		       rep->watch->attached == 1 ? "" : "es", ", ", rep->watch->refused);
-	else if (!json && wr.remove[0])
+	else if (!o.json && wr.remove[0])
 		printf("rule removed: %u process%s detached (profiles kept)\n",
 		       rep->watch->detached, rep->watch->detached == 1 ? "" : "es");
 	else
-		print_rules(rep->watch, json);
+		print_rules(rep->watch, o.json);
 	kprof__reply__free_unpacked(rep, NULL);
 	return 0;
 }
