@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* test_render.c: unit tests for kprofctl's rendering (links cli/render.c and the protobuf-c code).
+/* test_render.c: unit tests for kprofctl's rendering (links cli/render.c, the views beside it
+ * (render_targets.c, render_profile.c, render_paths.c, render_spp.c) and the protobuf-c code).
  *
  * Each renderer writes to an open_memstream FILE; text output is compared byte for byte, JSON
  * output too, and is also checked for balanced brackets outside strings and for raw control
