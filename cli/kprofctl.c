@@ -2,7 +2,7 @@
 /* kprofctl.c: the command line of kprof: one verb, one request to kprofd, one rendered reply.
  *
  * A table maps each verb to its handler and usage line; every handler parses its own options
- * with verb_getopt (getopt_long, plus -h/--help and errors that name the verb and the option).
+ * with verbs_getopt (getopt_long, plus -h/--help and errors that name the verb and the option).
  * A verb's help is its section of kprofctl(1), turned into text at build time by
  * cli/manhelp.py (manhelp.h), so `kprofctl VERB --help` and the man page say the same. Exit
  * codes: 0 ok, 1 kprofd refused or failed the request (its message is printed), 2 bad command
@@ -144,7 +144,7 @@ static int verb_help_verb(int argc, char **argv)
 	static const struct option opts[] = {{}};
 	int st = -1;
 
-	while (verb_getopt(&st, "help", argc, argv, "", opts) != -1)
+	while (verbs_getopt(&st, "help", argc, argv, "", opts) != -1)
 		;
 	if (st >= 0)
 		return st;
@@ -153,10 +153,10 @@ static int verb_help_verb(int argc, char **argv)
 		return 0;
 	}
 	if (argc - optind > 1)
-		return usage_error("help", "too many arguments");
+		return verbs_usage_error("help", "too many arguments");
 	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
 		if (!strcmp(argv[optind], verbs[i].name))
-			return verb_help(verbs[i].name);
+			return verbs_help(verbs[i].name);
 	fprintf(stderr, "kprofctl help: unknown verb '%s' (see kprofctl --help)\n", argv[optind]);
 	return KPROFCTL_EXIT_USAGE;
 }
@@ -191,7 +191,7 @@ int main(int argc, char **argv)
 
 	if (getenv("KPROF_SOCKET") && *getenv("KPROF_SOCKET"))
 		socket_path = getenv("KPROF_SOCKET");
-	/* Every getopt error is reported by option_error, which names the verb. */
+	/* Every getopt error is reported by verbs_option_error, which names the verb. */
 	opterr = 0;
 	/* '+': stop at the verb, whose options are its own; ':': a missing argument is ':'. */
 	while ((c = getopt_long(argc, argv, "+:s:hV", opts, NULL)) != -1) {
@@ -206,7 +206,7 @@ int main(int argc, char **argv)
 			printf("kprofctl %s\n", KPROF_VERSION);
 			return 0;
 		default:
-			return option_error(c, argv, opts);
+			return verbs_option_error(c, argv, opts);
 		}
 	}
 	if (optind >= argc) {

@@ -32,7 +32,7 @@ static const char *verb_name;
 
 /* A bad command line: "kprofctl VERB: MESSAGE (see kprofctl VERB --help)" on stderr. Returns
  * the exit code. */
-__attribute__((format(printf, 1, 2))) int usage_errorf(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) int verbs_usage_errorf(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -45,13 +45,14 @@ __attribute__((format(printf, 1, 2))) int usage_errorf(const char *fmt, ...)
 	return KPROFCTL_EXIT_USAGE;
 }
 
-int usage_error(const char *verb, const char *msg)
+int verbs_usage_error(const char *verb, const char *msg)
 {
 	verb_name = verb;
-	return usage_errorf("%s", msg);
+	return verbs_usage_errorf("%s", msg);
 }
 
-int parse_uint(const char *what, const char *s, unsigned long min, unsigned long max, unsigned *out)
+int verbs_parse_uint(const char *what, const char *s, unsigned long min, unsigned long max,
+		     unsigned *out)
 {
 	char *end;
 	unsigned long v;
@@ -59,7 +60,7 @@ int parse_uint(const char *what, const char *s, unsigned long min, unsigned long
 	errno = 0;
 	v = strtoul(s, &end, 10);
 	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
-		usage_errorf("%s: '%s' is not a number in %lu-%lu", what, s, min, max);
+		verbs_usage_errorf("%s: '%s' is not a number in %lu-%lu", what, s, min, max);
 		return -EINVAL;
 	}
 	*out = v;
@@ -67,7 +68,8 @@ int parse_uint(const char *what, const char *s, unsigned long min, unsigned long
 }
 
 /* A number in (0, 1] and at least min; range says which numbers these are, for the message. */
-int parse_fraction(const char *what, const char *s, double min, const char *range, double *out)
+int verbs_parse_fraction(const char *what, const char *s, double min, const char *range,
+			 double *out)
 {
 	char *end;
 	double v;
@@ -75,7 +77,7 @@ int parse_fraction(const char *what, const char *s, double min, const char *rang
 	errno = 0;
 	v = strtod(s, &end);
 	if (errno || end == s || *end || !(v > 0 && v <= 1 && v >= min)) {
-		usage_errorf("%s: '%s' is not a number in %s", what, s, range);
+		verbs_usage_errorf("%s: '%s' is not a number in %s", what, s, range);
 		return -EINVAL;
 	}
 	*out = v;
@@ -83,7 +85,7 @@ int parse_fraction(const char *what, const char *s, double min, const char *rang
 }
 
 /* Print verb's help (its section of kprofctl(1)) on stdout. Returns the exit code. */
-int verb_help(const char *verb)
+int verbs_help(const char *verb)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(manhelp); i++) {
 		if (!strcmp(manhelp[i].verb, verb)) {
@@ -96,7 +98,7 @@ int verb_help(const char *verb)
 }
 
 /* getopt_long's '?' or ':' (opterr is 0, so getopt printed nothing): which option, and why. */
-int option_error(int c, char **argv, const struct option *opts)
+int verbs_option_error(int c, char **argv, const struct option *opts)
 {
 	const char *arg = optind > 0 ? argv[optind - 1] : "";
 	size_t len = strcspn(arg, "=");
@@ -106,9 +108,9 @@ int option_error(int c, char **argv, const struct option *opts)
 	if (!strncmp(arg, "--", 2) && arg[2] && (c == ':' || !optopt || arg[len])) {
 		snprintf(name, sizeof(name), "%.*s", (int)len, arg);
 		if (c == ':')
-			return usage_errorf("option '%s' needs an argument", name);
+			return verbs_usage_errorf("option '%s' needs an argument", name);
 		if (optopt)
-			return usage_errorf("option '%s' takes no argument", name);
+			return verbs_usage_errorf("option '%s' takes no argument", name);
 		for (const struct option *o = opts; o->name; o++) {
 			if (strncmp(o->name, name + 2, len - 2))
 				continue;
@@ -116,20 +118,20 @@ int option_error(int c, char **argv, const struct option *opts)
 				 n++ ? ", " : "", o->name);
 		}
 		if (n > 1)
-			return usage_errorf("option '%s' is ambiguous (%s)", name, which);
-		return usage_errorf("unknown option '%s'", name);
+			return verbs_usage_errorf("option '%s' is ambiguous (%s)", name, which);
+		return verbs_usage_errorf("unknown option '%s'", name);
 	}
 	if (c == ':')
-		return usage_errorf("option '-%c' needs an argument", optopt);
-	return usage_errorf("unknown option '-%c'", optopt);
+		return verbs_usage_errorf("option '-%c' needs an argument", optopt);
+	return verbs_usage_errorf("unknown option '-%c'", optopt);
 }
 
 /* getopt_long over a verb's options, and -h/--help besides them. Returns the next option, or
  * -1 when there is none left or the verb is to stop: *status is then the exit code, 0 after
  * printing the verb's help, KPROFCTL_EXIT_USAGE after an unknown option or a missing argument
  * (both reported). */
-int verb_getopt(int *status, const char *verb, int argc, char **argv, const char *shortopts,
-		const struct option *opts)
+int verbs_getopt(int *status, const char *verb, int argc, char **argv, const char *shortopts,
+		 const struct option *opts)
 {
 	struct option all[16];
 	char so[32];
@@ -147,20 +149,20 @@ int verb_getopt(int *status, const char *verb, int argc, char **argv, const char
 	snprintf(so, sizeof(so), ":%sh", shortopts);
 	c = getopt_long(argc, argv, so, all, NULL);
 	if (c == 'h')
-		*status = verb_help(verb);
+		*status = verbs_help(verb);
 	else if (c == '?' || c == ':')
-		*status = option_error(c, argv, all);
+		*status = verbs_option_error(c, argv, all);
 	else
 		return c;
 	return -1;
 }
 
 /* --session N: which kept session of the pid (kprofctl list --all numbers them from 1). */
-int parse_session(const char *s, uint32_t *out)
+int verbs_parse_session(const char *s, uint32_t *out)
 {
 	unsigned v;
 
-	if (parse_uint("--session", s, 1, 0x7fffffff, &v) < 0)
+	if (verbs_parse_uint("--session", s, 1, 0x7fffffff, &v) < 0)
 		return -EINVAL;
 	*out = v;
 	return 0;
@@ -178,7 +180,7 @@ static bool removal_busy(const Kprof__Reply *rep)
 	return rep->error == -EBUSY && rep->message && strstr(rep->message, "still being removed");
 }
 
-int call(const Kprof__Request *req, Kprof__Reply **ret)
+int verbs_call(const Kprof__Request *req, Kprof__Reply **ret)
 {
 	_cleanup_close_ int fd = client_connect(socket_path);
 	Kprof__Reply *rep = NULL;
@@ -209,7 +211,7 @@ int call(const Kprof__Request *req, Kprof__Reply **ret)
 		close(TAKE_FD(fd));
 		usleep(250000);
 		waited_ms += 250;
-		return call(req, ret);
+		return verbs_call(req, ret);
 	}
 	if (rep->error) {
 		/* The message may quote names from the target: sanitized. */
@@ -225,41 +227,42 @@ int call(const Kprof__Request *req, Kprof__Reply **ret)
 }
 
 /* Parse "PID" as the one positional argument after options. */
-int one_pid(const char *verb, int argc, char **argv, unsigned *pid)
+int verbs_one_pid(const char *verb, int argc, char **argv, unsigned *pid)
 {
 	if (optind != argc - 1)
-		return usage_error(verb,
-				   optind >= argc ? "a PID is required" : "too many arguments");
-	if (parse_uint("PID", argv[optind], 1, 0x7fffffff, pid) < 0)
+		return verbs_usage_error(verb, optind >= argc ? "a PID is required"
+							      : "too many arguments");
+	if (verbs_parse_uint("PID", argv[optind], 1, 0x7fffffff, pid) < 0)
 		return KPROFCTL_EXIT_USAGE;
 	return 0;
 }
 
 /* --cgroup PATH / --unit NAME instead of a PID: the watch's name, or NULL. Sets *err to an exit
  * code on a bad command line. */
-const char *group_arg(const char *verb, const char *cgroup, const char *unit, int argc,
-		      bool session, int *err)
+const char *verbs_group_arg(const char *verb, const char *cgroup, const char *unit, int argc,
+			    bool session, int *err)
 {
 	*err = 0;
 	if (!cgroup && !unit)
 		return NULL;
 	if ((cgroup && unit) || optind < argc || session) {
-		*err = usage_error(verb, "--cgroup, --unit or --all, alone: no PID or --session");
+		*err = verbs_usage_error(verb,
+					 "--cgroup, --unit or --all, alone: no PID or --session");
 		return NULL;
 	}
 	return cgroup ? cgroup : unit;
 }
 
 /* --since/--until T: CLOCK_REALTIME ns (kprof/when.h). */
-int parse_when(const char *opt, const char *s, uint64_t *out)
+int verbs_parse_when(const char *opt, const char *s, uint64_t *out)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	if (when_parse(s, (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec, mktime, out) < 0) {
-		usage_errorf("%s: '%s' is not a time kprofctl reads (10m, \"10m ago\", "
-			     "11:05, \"2026-11-24 11:05\", @EPOCH, now)",
-			     opt, s);
+		verbs_usage_errorf("%s: '%s' is not a time kprofctl reads (10m, \"10m ago\", "
+				   "11:05, \"2026-11-24 11:05\", @EPOCH, now)",
+				   opt, s);
 		return -1;
 	}
 	if (!*out)
@@ -268,17 +271,18 @@ int parse_when(const char *opt, const char *s, uint64_t *out)
 }
 
 /* One --since or --until option into since or until; an exit code on bad input. */
-int range_opt(int c, uint64_t *since, uint64_t *until)
+int verbs_range_opt(int c, uint64_t *since, uint64_t *until)
 {
-	if (c == OPT_SINCE && parse_when("--since", optarg, since) < 0)
+	if (c == OPT_SINCE && verbs_parse_when("--since", optarg, since) < 0)
 		return KPROFCTL_EXIT_USAGE;
-	if (c == OPT_UNTIL && parse_when("--until", optarg, until) < 0)
+	if (c == OPT_UNTIL && verbs_parse_when("--until", optarg, until) < 0)
 		return KPROFCTL_EXIT_USAGE;
 	return 0;
 }
 
-/* --all: the processes of system-wide mode merged, as group_arg's name (cgroup is then set). */
-const char *all_arg(bool all, const char **cgroup)
+/* --all: the processes of system-wide mode merged, as verbs_group_arg's name (cgroup is then set).
+ */
+const char *verbs_all_arg(bool all, const char **cgroup)
 {
 	if (all && !*cgroup)
 		*cgroup = group_all;

@@ -16,36 +16,38 @@
 extern const char *socket_path;
 
 /* A bad command line: "kprofctl VERB: MESSAGE (see kprofctl VERB --help)" on stderr, VERB the
- * verb being run (usage_error sets it). Return the exit code. */
-__attribute__((format(printf, 1, 2))) int usage_errorf(const char *fmt, ...);
-int usage_error(const char *verb, const char *msg);
+ * verb being run (verbs_usage_error sets it). Return the exit code. */
+__attribute__((format(printf, 1, 2))) int verbs_usage_errorf(const char *fmt, ...);
+int verbs_usage_error(const char *verb, const char *msg);
 /* A number in min-max (a usage error if not); a fraction in (0, 1] and at least min. */
-int parse_uint(const char *what, const char *s, unsigned long min, unsigned long max,
-	       unsigned *out);
-int parse_fraction(const char *what, const char *s, double min, const char *range, double *out);
+int verbs_parse_uint(const char *what, const char *s, unsigned long min, unsigned long max,
+		     unsigned *out);
+int verbs_parse_fraction(const char *what, const char *s, double min, const char *range,
+			 double *out);
 /* Print verb's help (its section of kprofctl(1)) on stdout. Returns the exit code. */
-int verb_help(const char *verb);
+int verbs_help(const char *verb);
 /* getopt_long's '?' or ':': which option, and why, as a usage error. */
-int option_error(int c, char **argv, const struct option *opts);
+int verbs_option_error(int c, char **argv, const struct option *opts);
 /* getopt_long over a verb's options and -h/--help: the next option, or -1 with *status the
  * exit code (0 after the help, KPROFCTL_EXIT_USAGE after a bad option). */
-int verb_getopt(int *status, const char *verb, int argc, char **argv, const char *shortopts,
-		const struct option *opts);
+int verbs_getopt(int *status, const char *verb, int argc, char **argv, const char *shortopts,
+		 const struct option *opts);
 /* --session N. */
-int parse_session(const char *s, uint32_t *out);
+int verbs_parse_session(const char *s, uint32_t *out);
 /* Send req, print kprofd's error if any. Returns the exit code; *ret is the reply on success. */
-int call(const Kprof__Request *req, Kprof__Reply **ret);
+int verbs_call(const Kprof__Request *req, Kprof__Reply **ret);
 /* "PID" as the one positional argument after options. */
-int one_pid(const char *verb, int argc, char **argv, unsigned *pid);
+int verbs_one_pid(const char *verb, int argc, char **argv, unsigned *pid);
 /* --cgroup PATH / --unit NAME instead of a PID: the watch's name, or NULL (*err: exit code). */
-const char *group_arg(const char *verb, const char *cgroup, const char *unit, int argc,
-		      bool session, int *err);
+const char *verbs_group_arg(const char *verb, const char *cgroup, const char *unit, int argc,
+			    bool session, int *err);
 /* --since/--until T: CLOCK_REALTIME ns (kprof/when.h). */
-int parse_when(const char *opt, const char *s, uint64_t *out);
+int verbs_parse_when(const char *opt, const char *s, uint64_t *out);
 /* One --since or --until option (RANGE_OPTS) into since or until; an exit code on bad input. */
-int range_opt(int c, uint64_t *since, uint64_t *until);
-/* --all: the processes of system-wide mode merged, as group_arg's name (cgroup is then set). */
-const char *all_arg(bool all, const char **cgroup);
+int verbs_range_opt(int c, uint64_t *since, uint64_t *until);
+/* --all: the processes of system-wide mode merged, as verbs_group_arg's name (cgroup is then set).
+ */
+const char *verbs_all_arg(bool all, const char **cgroup);
 
 #define OPT_SINCE 1001
 #define OPT_UNTIL 1002

@@ -40,15 +40,15 @@ static int base_opt(int c, struct base_sel *b)
 {
 	if (c == OPT_BASE_PID) {
 		b->set = true;
-		return parse_uint("--base-pid", optarg, 1, 0x7fffffff, &b->pid) < 0
+		return verbs_parse_uint("--base-pid", optarg, 1, 0x7fffffff, &b->pid) < 0
 			   ? KPROFCTL_EXIT_USAGE
 			   : 0;
 	}
 	if (c == OPT_BASE_SINCE || c == OPT_BASE_UNTIL)
 		b->set = true;
-	if (c == OPT_BASE_SINCE && parse_when("--base-since", optarg, &b->since) < 0)
+	if (c == OPT_BASE_SINCE && verbs_parse_when("--base-since", optarg, &b->since) < 0)
 		return KPROFCTL_EXIT_USAGE;
-	if (c == OPT_BASE_UNTIL && parse_when("--base-until", optarg, &b->until) < 0)
+	if (c == OPT_BASE_UNTIL && verbs_parse_when("--base-until", optarg, &b->until) < 0)
 		return KPROFCTL_EXIT_USAGE;
 	return 0;
 }
@@ -72,7 +72,7 @@ static int export_one(const Kprof__ExportRequest *er, Kprof__Reply **rep)
 
 	req.body_case = KPROF__REQUEST__BODY_EXPORT;
 	req.export = (Kprof__ExportRequest *)er;
-	return call(&req, rep);
+	return verbs_call(&req, rep);
 }
 
 int verb_export(int argc, char **argv)
@@ -100,14 +100,14 @@ int verb_export(int argc, char **argv)
 	bool force = false, all = false;
 	int c, r, st = -1;
 
-	while ((c = verb_getopt(&st, "export", argc, argv, "o:f:", opts)) != -1) {
+	while ((c = verbs_getopt(&st, "export", argc, argv, "o:f:", opts)) != -1) {
 		if (c == 'o')
 			out = optarg;
 		else if (c == 'f')
 			format = optarg;
 		else if (c == 'F')
 			force = true;
-		else if (c == 'S' && parse_session(optarg, &er.session) < 0)
+		else if (c == 'S' && verbs_parse_session(optarg, &er.session) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		else if (c == 'G')
 			cgroup = optarg;
@@ -117,30 +117,30 @@ int verb_export(int argc, char **argv)
 			all = true;
 		else if (c == OPT_BASE)
 			base_out = optarg;
-		else if (range_opt(c, &er.since_ns, &er.until_ns) || base_opt(c, &base))
+		else if (verbs_range_opt(c, &er.since_ns, &er.until_ns) || base_opt(c, &base))
 			return KPROFCTL_EXIT_USAGE;
 	}
 	if (st >= 0)
 		return st;
 	if (all && (cgroup || unit))
-		return usage_error("export", "--all, --cgroup or --unit: one of them");
-	all_arg(all, &cgroup);
+		return verbs_usage_error("export", "--all, --cgroup or --unit: one of them");
+	verbs_all_arg(all, &cgroup);
 	if (strcmp(format, "pprof") && strcmp(format, "folded") && strcmp(format, "json"))
-		return usage_error("export", "--format must be pprof, folded or json");
+		return verbs_usage_error("export", "--format must be pprof, folded or json");
 	if (!out)
-		return usage_error("export", "-o FILE is required (- for stdout)");
+		return verbs_usage_error("export", "-o FILE is required (- for stdout)");
 	if (!base_out != !base.set)
-		return usage_error("export", base_out
-						 ? "--base FILE needs --base-since, --base-until "
-						   "or --base-pid: which profile is the base"
-						 : "--base-since/--base-until/--base-pid go "
-						   "with --base FILE");
-	name = group_arg("export", cgroup, unit, argc, er.session, &r);
+		return verbs_usage_error("export",
+					 base_out ? "--base FILE needs --base-since, --base-until "
+						    "or --base-pid: which profile is the base"
+						  : "--base-since/--base-until/--base-pid go "
+						    "with --base FILE");
+	name = verbs_group_arg("export", cgroup, unit, argc, er.session, &r);
 	if (r)
 		return r;
 	if (name && base_out)
-		return usage_error("export", "--base is for one PID, not --cgroup/--unit");
-	if (!name && (r = one_pid("export", argc, argv, &er.pid)))
+		return verbs_usage_error("export", "--base is for one PID, not --cgroup/--unit");
+	if (!name && (r = verbs_one_pid("export", argc, argv, &er.pid)))
 		return r;
 	/* As gzip does: binary data on a terminal helps nobody and may upset it. */
 	if (!strcmp(out, "-") && !strcmp(format, "pprof") && !force && isatty(STDOUT_FILENO)) {
@@ -152,7 +152,7 @@ int verb_export(int argc, char **argv)
 	if (name) {
 		struct group g;
 
-		if ((r = group_load_range(call, name, er.since_ns, er.until_ns, &g)) == 0 &&
+		if ((r = group_load_range(verbs_call, name, er.since_ns, er.until_ns, &g)) == 0 &&
 		    export_profile(g.sp, format, out) < 0)
 			r = KPROFCTL_EXIT_ERROR;
 		group_free(&g);
@@ -270,23 +270,23 @@ int verb_diff(int argc, char **argv)
 	bool json = false;
 	int c, r, st = -1;
 
-	while ((c = verb_getopt(&st, "diff", argc, argv, "n:", opts)) != -1) {
-		if (c == 'n' && parse_uint("--top", optarg, 0, 100000000, &top) < 0)
+	while ((c = verbs_getopt(&st, "diff", argc, argv, "n:", opts)) != -1) {
+		if (c == 'n' && verbs_parse_uint("--top", optarg, 0, 100000000, &top) < 0)
 			return KPROFCTL_EXIT_USAGE;
-		if (c == 'S' && parse_session(optarg, &er.session) < 0)
+		if (c == 'S' && verbs_parse_session(optarg, &er.session) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			json = true;
-		if (range_opt(c, &er.since_ns, &er.until_ns) || base_opt(c, &base))
+		if (verbs_range_opt(c, &er.since_ns, &er.until_ns) || base_opt(c, &base))
 			return KPROFCTL_EXIT_USAGE;
 	}
 	if (st >= 0)
 		return st;
 	if (!base.set)
-		return usage_error("diff",
-				   "the base is required: --base-since/--base-until (another "
-				   "range) or --base-pid (another process)");
-	if ((r = one_pid("diff", argc, argv, &er.pid)))
+		return verbs_usage_error("diff",
+					 "the base is required: --base-since/--base-until (another "
+					 "range) or --base-pid (another process)");
+	if ((r = verbs_one_pid("diff", argc, argv, &er.pid)))
 		return r;
 	base_request(&er, &base, &ber);
 	if ((r = export_one(&ber, &brep)) || (r = export_one(&er, &nrep)))
@@ -321,15 +321,15 @@ int verb_record(int argc, char **argv)
 	    {"full-names", no_argument, NULL, 'N'},
 	    {},
 	};
-	struct record_opts o = {.call = call, .format = "pprof", .top = 20};
+	struct record_opts o = {.call = verbs_call, .format = "pprof", .top = 20};
 	bool force = false;
 	int c, st = -1;
 
 	/* '+': options end at the command's name, so its own options stay its own. */
-	while ((c = verb_getopt(&st, "record", argc, argv, "+F:o:f:", opts)) != -1) {
-		if (c == 'F' && parse_uint("--freq", optarg, 1, 4999, &o.freq) < 0)
+	while ((c = verbs_getopt(&st, "record", argc, argv, "+F:o:f:", opts)) != -1) {
+		if (c == 'F' && verbs_parse_uint("--freq", optarg, 1, 4999, &o.freq) < 0)
 			return KPROFCTL_EXIT_USAGE;
-		if (c == 'n' && parse_uint("--top", optarg, 0, 100000000, &o.top) < 0)
+		if (c == 'n' && verbs_parse_uint("--top", optarg, 0, 100000000, &o.top) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'o')
 			o.output = optarg;
@@ -348,17 +348,19 @@ int verb_record(int argc, char **argv)
 		return st;
 	if (strcmp(o.format, "pprof") && strcmp(o.format, "folded") && strcmp(o.format, "json") &&
 	    strcmp(o.format, "report"))
-		return usage_error("record", "--format must be pprof, folded, json or report");
+		return verbs_usage_error("record",
+					 "--format must be pprof, folded, json or report");
 	if (optind >= argc)
-		return usage_error("record",
-				   "a command to run is required (kprofctl record -- CMD ...)");
+		return verbs_usage_error(
+		    "record", "a command to run is required (kprofctl record -- CMD ...)");
 	if (!o.output)
 		o.output = !strcmp(o.format, "pprof")	 ? "kprof.pb.gz"
 			   : !strcmp(o.format, "folded") ? "kprof.folded"
 			   : !strcmp(o.format, "json")	 ? "kprof.json"
 							 : "-";
 	if (!strcmp(o.output, "-") && !strcmp(o.format, "pprof") && !force && isatty(STDOUT_FILENO))
-		return usage_error("record", "compressed data not written to a terminal; use -o "
-					     "FILE, pipe it, or --force");
+		return verbs_usage_error("record",
+					 "compressed data not written to a terminal; use -o "
+					 "FILE, pipe it, or --force");
 	return record_run(&o, argv + optind);
 }

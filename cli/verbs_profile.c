@@ -51,10 +51,10 @@ int verb_report(int argc, char **argv)
 	int c, r, st = -1;
 
 	rr.top = 20;
-	while ((c = verb_getopt(&st, "report", argc, argv, "n:", opts)) != -1) {
-		if (c == 'n' && parse_uint("--top", optarg, 0, 100000000, &rr.top) < 0)
+	while ((c = verbs_getopt(&st, "report", argc, argv, "n:", opts)) != -1) {
+		if (c == 'n' && verbs_parse_uint("--top", optarg, 0, 100000000, &rr.top) < 0)
 			return KPROFCTL_EXIT_USAGE;
-		if (c == 'S' && parse_session(optarg, &rr.session) < 0)
+		if (c == 'S' && verbs_parse_session(optarg, &rr.session) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			json = true;
@@ -66,22 +66,22 @@ int verb_report(int argc, char **argv)
 			unit = optarg;
 		if (c == 'A')
 			all = true;
-		if (range_opt(c, &rr.since_ns, &rr.until_ns))
+		if (verbs_range_opt(c, &rr.since_ns, &rr.until_ns))
 			return KPROFCTL_EXIT_USAGE;
 	}
 	if (st >= 0)
 		return st;
 	if (all && (cgroup || unit))
-		return usage_error("report", "--all, --cgroup or --unit: one of them");
-	all_arg(all, &cgroup);
-	name = group_arg("report", cgroup, unit, argc, rr.session, &r);
+		return verbs_usage_error("report", "--all, --cgroup or --unit: one of them");
+	verbs_all_arg(all, &cgroup);
+	name = verbs_group_arg("report", cgroup, unit, argc, rr.session, &r);
 	if (r)
 		return r;
 	if (name) { /* the merged view of a watched cgroup or unit */
 		struct group g;
 		Kprof__ReportReply *gr = NULL;
 
-		if ((r = group_load_range(call, name, rr.since_ns, rr.until_ns, &g)) == 0 &&
+		if ((r = group_load_range(verbs_call, name, rr.since_ns, rr.until_ns, &g)) == 0 &&
 		    merge_report(g.sp, rr.top, &gr) < 0)
 			r = KPROFCTL_EXIT_ERROR;
 		if (r == 0) {
@@ -100,11 +100,11 @@ int verb_report(int argc, char **argv)
 		group_free(&g);
 		return r;
 	}
-	if ((r = one_pid("report", argc, argv, &rr.pid)))
+	if ((r = verbs_one_pid("report", argc, argv, &rr.pid)))
 		return r;
 	req.body_case = KPROF__REQUEST__BODY_REPORT;
 	req.report = &rr;
-	if ((r = call(&req, &rep)))
+	if ((r = verbs_call(&req, &rep)))
 		return r;
 	render_report(stdout, rep->report, json, full_names);
 	kprof__reply__free_unpacked(rep, NULL);
@@ -128,10 +128,10 @@ int verb_hcct(int argc, char **argv)
 	bool json = false, full_names = false;
 	int c, r, st = -1;
 
-	while ((c = verb_getopt(&st, "hcct", argc, argv, "", opts)) != -1) {
-		if (c == 'p' && parse_fraction("--phi", optarg, 0, "(0, 1]", &hr.phi) < 0)
+	while ((c = verbs_getopt(&st, "hcct", argc, argv, "", opts)) != -1) {
+		if (c == 'p' && verbs_parse_fraction("--phi", optarg, 0, "(0, 1]", &hr.phi) < 0)
 			return KPROFCTL_EXIT_USAGE;
-		if (c == 'S' && parse_session(optarg, &hr.session) < 0)
+		if (c == 'S' && verbs_parse_session(optarg, &hr.session) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'x')
 			hr.exact = true;
@@ -139,16 +139,16 @@ int verb_hcct(int argc, char **argv)
 			json = true;
 		if (c == 'W')
 			full_names = true;
-		if (range_opt(c, &hr.since_ns, &hr.until_ns))
+		if (verbs_range_opt(c, &hr.since_ns, &hr.until_ns))
 			return KPROFCTL_EXIT_USAGE;
 	}
 	if (st >= 0)
 		return st;
-	if ((r = one_pid("hcct", argc, argv, &hr.pid)))
+	if ((r = verbs_one_pid("hcct", argc, argv, &hr.pid)))
 		return r;
 	req.body_case = KPROF__REQUEST__BODY_HCCT;
 	req.hcct = &hr;
-	if ((r = call(&req, &rep)))
+	if ((r = verbs_call(&req, &rep)))
 		return r;
 	render_hcct(stdout, rep->hcct, json, full_names);
 	kprof__reply__free_unpacked(rep, NULL);
@@ -169,21 +169,21 @@ int verb_drift(int argc, char **argv)
 	bool json = false;
 	int c, r, st = -1;
 
-	while ((c = verb_getopt(&st, "drift", argc, argv, "", opts)) != -1) {
-		if (c == 'k' && parse_uint("--keys", optarg, 1, 16, &dr.keys) < 0)
+	while ((c = verbs_getopt(&st, "drift", argc, argv, "", opts)) != -1) {
+		if (c == 'k' && verbs_parse_uint("--keys", optarg, 1, 16, &dr.keys) < 0)
 			return KPROFCTL_EXIT_USAGE;
-		if (c == 'S' && parse_session(optarg, &dr.session) < 0)
+		if (c == 'S' && verbs_parse_session(optarg, &dr.session) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			json = true;
 	}
 	if (st >= 0)
 		return st;
-	if ((r = one_pid("drift", argc, argv, &dr.pid)))
+	if ((r = verbs_one_pid("drift", argc, argv, &dr.pid)))
 		return r;
 	req.body_case = KPROF__REQUEST__BODY_DRIFT;
 	req.drift = &dr;
-	if ((r = call(&req, &rep)))
+	if ((r = verbs_call(&req, &rep)))
 		return r;
 	drift_render(stdout, rep->drift, json);
 	kprof__reply__free_unpacked(rep, NULL);
@@ -209,7 +209,7 @@ static int paths_call(Kprof__PathsRequest *pr, Kprof__PathsOp op, uint32_t top, 
 	pr->brief = brief;
 	req.body_case = KPROF__REQUEST__BODY_PATHS;
 	req.paths = pr;
-	return call(&req, ret);
+	return verbs_call(&req, ret);
 }
 
 /* What paths' options ask besides the request. */
@@ -230,25 +230,27 @@ static int paths_number_opt(int c, Kprof__PathsRequest *pr)
 		errno = 0;
 		secs = strtod(optarg, &end);
 		if (errno || end == optarg || *end || !(secs >= 0.001 && secs <= 86400))
-			return usage_errorf("--duration: '%s' is not a number of seconds "
-					    "in 0.001-86400",
-					    optarg);
+			return verbs_usage_errorf("--duration: '%s' is not a number of seconds "
+						  "in 0.001-86400",
+						  optarg);
 		pr->duration_ms = (uint32_t)lround(secs * 1000);
 		break;
 	case 'b':
 		errno = 0;
 		pr->budget = strtoull(optarg, &end, 10);
 		if (errno || end == optarg || *end || optarg[0] == '-' || !pr->budget)
-			return usage_errorf("--budget: '%s' is not a positive number", optarg);
+			return verbs_usage_errorf("--budget: '%s' is not a positive number",
+						  optarg);
 		break;
 	case 'O':
 		errno = 0;
 		pr->spp_timeout = strtoull(optarg, &end, 10);
 		if (errno || end == optarg || *end || optarg[0] == '-' || !pr->spp_timeout ||
 		    pr->spp_timeout > 100000000)
-			return usage_errorf("--spp-timeout: '%s' is not a number of activations "
-					    "in 1-100000000",
-					    optarg);
+			return verbs_usage_errorf(
+			    "--spp-timeout: '%s' is not a number of activations "
+			    "in 1-100000000",
+			    optarg);
 		pr->structural = true;
 		break;
 	case 'B':
@@ -256,9 +258,9 @@ static int paths_number_opt(int c, Kprof__PathsRequest *pr)
 		pr->spp_budget = strtoull(optarg, &end, 10);
 		if (errno || end == optarg || *end || optarg[0] == '-' || !pr->spp_budget ||
 		    pr->spp_budget > 100000000)
-			return usage_errorf("--spp-budget: '%s' is not a number in "
-					    "1-100000000",
-					    optarg);
+			return verbs_usage_errorf("--spp-budget: '%s' is not a number in "
+						  "1-100000000",
+						  optarg);
 		pr->structural = true;
 		break;
 	}
@@ -286,14 +288,14 @@ static int paths_options(int argc, char **argv, Kprof__PathsRequest *pr, struct 
 	};
 	int c, r, st = -1;
 
-	while ((c = verb_getopt(&st, "paths", argc, argv, "", opts)) != -1) {
+	while ((c = verbs_getopt(&st, "paths", argc, argv, "", opts)) != -1) {
 		if ((r = paths_number_opt(c, pr)))
 			return r;
-		if (c == 'k' && parse_uint("--k", optarg, 1, 64, &pr->k) < 0)
+		if (c == 'k' && verbs_parse_uint("--k", optarg, 1, 64, &pr->k) < 0)
 			return KPROFCTL_EXIT_USAGE;
-		if (c == 't' && parse_uint("--top", optarg, 0, 1000000, &o->top) < 0)
+		if (c == 't' && verbs_parse_uint("--top", optarg, 0, 1000000, &o->top) < 0)
 			return KPROFCTL_EXIT_USAGE;
-		if (c == 'e' && parse_session(optarg, &pr->session) < 0)
+		if (c == 'e' && verbs_parse_session(optarg, &pr->session) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'f')
 			pr->force = true;
@@ -374,15 +376,15 @@ int verb_paths(int argc, char **argv)
 	if ((r = paths_options(argc, argv, &pr, &o)) >= 0)
 		return r;
 	if ((o.show || o.stop) && pr.structural)
-		return usage_errorf(
+		return verbs_usage_errorf(
 		    "--structural, --spp-budget and --spp-timeout start a trace: not with "
 		    "--show or --stop (a structural trace shows its profile "
 		    "anyway)");
 	if (optind >= argc || argc - optind > 2 || (!o.show && !o.stop && argc - optind != 2))
-		return usage_error("paths", optind >= argc	? "a PID is required"
-					    : argc - optind > 2 ? "too many arguments"
-								: "a FUNCTION is required");
-	if (parse_uint("PID", argv[optind], 1, 0x7fffffff, &pr.pid) < 0)
+		return verbs_usage_error("paths", optind >= argc      ? "a PID is required"
+						  : argc - optind > 2 ? "too many arguments"
+								      : "a FUNCTION is required");
+	if (verbs_parse_uint("PID", argv[optind], 1, 0x7fffffff, &pr.pid) < 0)
 		return KPROFCTL_EXIT_USAGE;
 	pr.function = argc - optind == 2 ? argv[optind + 1] : "";
 	if (o.show || o.stop) {
@@ -473,8 +475,8 @@ int verb_folded(int argc, char **argv)
 	const char *cgroup = NULL, *unit = NULL, *name;
 	int c, r, st = -1;
 
-	while ((c = verb_getopt(&st, "folded", argc, argv, "", opts)) != -1) {
-		if (c == 'S' && parse_session(optarg, &fr.session) < 0)
+	while ((c = verbs_getopt(&st, "folded", argc, argv, "", opts)) != -1) {
+		if (c == 'S' && verbs_parse_session(optarg, &fr.session) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			json = true;
@@ -484,34 +486,34 @@ int verb_folded(int argc, char **argv)
 			unit = optarg;
 		if (c == 'A')
 			all = true;
-		if (range_opt(c, &fr.since_ns, &fr.until_ns))
+		if (verbs_range_opt(c, &fr.since_ns, &fr.until_ns))
 			return KPROFCTL_EXIT_USAGE;
 	}
 	if (st >= 0)
 		return st;
 	if (all && (cgroup || unit))
-		return usage_error("folded", "--all, --cgroup or --unit: one of them");
-	all_arg(all, &cgroup);
-	name = group_arg("folded", cgroup, unit, argc, fr.session, &r);
+		return verbs_usage_error("folded", "--all, --cgroup or --unit: one of them");
+	verbs_all_arg(all, &cgroup);
+	name = verbs_group_arg("folded", cgroup, unit, argc, fr.session, &r);
 	if (r)
 		return r;
 	if (name) {
 		struct group g;
 
 		if (json)
-			return usage_error("folded",
-					   "--json is for one PID; use export --format json");
-		if ((r = group_load_range(call, name, fr.since_ns, fr.until_ns, &g)) == 0 &&
+			return verbs_usage_error("folded",
+						 "--json is for one PID; use export --format json");
+		if ((r = group_load_range(verbs_call, name, fr.since_ns, fr.until_ns, &g)) == 0 &&
 		    export_profile(g.sp, "folded", "-") < 0)
 			r = KPROFCTL_EXIT_ERROR;
 		group_free(&g);
 		return r;
 	}
-	if ((r = one_pid("folded", argc, argv, &fr.pid)))
+	if ((r = verbs_one_pid("folded", argc, argv, &fr.pid)))
 		return r;
 	req.body_case = KPROF__REQUEST__BODY_FOLDED;
 	req.folded = &fr;
-	if ((r = call(&req, &rep)))
+	if ((r = verbs_call(&req, &rep)))
 		return r;
 	folded_print(rep->folded, json);
 	kprof__reply__free_unpacked(rep, NULL);
@@ -531,10 +533,12 @@ int verb_top(int argc, char **argv)
 	uint32_t pids[64];
 	int c, st = -1;
 
-	while ((c = verb_getopt(&st, "top", argc, argv, "i:n:", opts)) != -1) {
-		if (c == 'i' && parse_uint("--interval", optarg, 100, 60000, &o.interval_ms) < 0)
+	while ((c = verbs_getopt(&st, "top", argc, argv, "i:n:", opts)) != -1) {
+		if (c == 'i' &&
+		    verbs_parse_uint("--interval", optarg, 100, 60000, &o.interval_ms) < 0)
 			return KPROFCTL_EXIT_USAGE;
-		if (c == 'n' && parse_uint("--iterations", optarg, 1, 1000000, &o.iterations) < 0)
+		if (c == 'n' &&
+		    verbs_parse_uint("--iterations", optarg, 1, 1000000, &o.iterations) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			o.json = true;
@@ -545,8 +549,8 @@ int verb_top(int argc, char **argv)
 		return st;
 	for (; optind < argc; optind++) {
 		if (o.npids == ARRAY_SIZE(pids))
-			return usage_error("top", "at most 64 PIDs");
-		if (parse_uint("PID", argv[optind], 1, 0x7fffffff, &pids[o.npids]) < 0)
+			return verbs_usage_error("top", "at most 64 PIDs");
+		if (verbs_parse_uint("PID", argv[optind], 1, 0x7fffffff, &pids[o.npids]) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		o.npids++;
 	}
@@ -569,10 +573,10 @@ int verb_annotate(int argc, char **argv)
 	bool json = false;
 	int c, r, st = -1;
 
-	while ((c = verb_getopt(&st, "annotate", argc, argv, "", opts)) != -1) {
-		if (c == 't' && parse_uint("--top", optarg, 0, 100000, &top) < 0)
+	while ((c = verbs_getopt(&st, "annotate", argc, argv, "", opts)) != -1) {
+		if (c == 't' && verbs_parse_uint("--top", optarg, 0, 100000, &top) < 0)
 			return KPROFCTL_EXIT_USAGE;
-		if (c == 'S' && parse_session(optarg, &ar.session) < 0)
+		if (c == 'S' && verbs_parse_session(optarg, &ar.session) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			json = true;
@@ -580,17 +584,18 @@ int verb_annotate(int argc, char **argv)
 	if (st >= 0)
 		return st;
 	if (argc - optind != 2)
-		return usage_error("annotate", optind >= argc	   ? "a PID is required"
-					       : argc - optind > 2 ? "too many arguments"
-								   : "a FUNCTION is required");
-	if (parse_uint("PID", argv[optind], 1, 0x7fffffff, &ar.pid) < 0)
+		return verbs_usage_error("annotate", optind >= argc ? "a PID is required"
+						     : argc - optind > 2
+							 ? "too many arguments"
+							 : "a FUNCTION is required");
+	if (verbs_parse_uint("PID", argv[optind], 1, 0x7fffffff, &ar.pid) < 0)
 		return KPROFCTL_EXIT_USAGE;
 	if (!argv[optind + 1][0])
-		return usage_error("annotate", "FUNCTION is empty");
+		return verbs_usage_error("annotate", "FUNCTION is empty");
 	ar.function = argv[optind + 1];
 	req.body_case = KPROF__REQUEST__BODY_ANNOTATE;
 	req.annotate = &ar;
-	if ((r = call(&req, &rep)))
+	if ((r = verbs_call(&req, &rep)))
 		return r;
 	render_annotate(stdout, rep->annotate, json, top);
 	kprof__reply__free_unpacked(rep, NULL);

@@ -39,28 +39,30 @@ static int attach_options(int argc, char **argv, Kprof__AttachRequest *ar, bool 
 	};
 	int c, st = -1;
 
-	while ((c = verb_getopt(&st, "attach", argc, argv, "F:d:", opts)) != -1) {
-		if (c == 'F' && parse_uint("--freq", optarg, 1, 4999, &ar->freq_hz) < 0)
+	while ((c = verbs_getopt(&st, "attach", argc, argv, "F:d:", opts)) != -1) {
+		if (c == 'F' && verbs_parse_uint("--freq", optarg, 1, 4999, &ar->freq_hz) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'd' &&
-		    parse_uint("--duration", optarg, 1, 86400 * 365, &ar->duration_sec) < 0)
+		    verbs_parse_uint("--duration", optarg, 1, 86400 * 365, &ar->duration_sec) < 0)
 			return KPROFCTL_EXIT_USAGE;
-		if (c == 'e' && parse_fraction("--eps", optarg, 1e-7, "[1e-7, 1]", &ar->eps) < 0)
+		if (c == 'e' &&
+		    verbs_parse_fraction("--eps", optarg, 1e-7, "[1e-7, 1]", &ar->eps) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'k')
 			ar->hcct_kernel = true;
 		if (c == 'c') {
 			ar->calls = true;
 			if (optarg && !optarg[0])
-				return usage_error("attach", "--calls= needs function names");
+				return verbs_usage_error("attach", "--calls= needs function names");
 			if (optarg)
 				ar->calls_functions = optarg;
 		}
 		if (c == 'f')
 			ar->force = true;
-		if (c == 'b' && parse_uint("--burst", optarg, 1, 3600000, &ar->burst_ms) < 0)
+		if (c == 'b' && verbs_parse_uint("--burst", optarg, 1, 3600000, &ar->burst_ms) < 0)
 			return KPROFCTL_EXIT_USAGE;
-		if (c == 'P' && parse_uint("--period", optarg, 2, 3600000, &ar->period_ms) < 0)
+		if (c == 'P' &&
+		    verbs_parse_uint("--period", optarg, 2, 3600000, &ar->period_ms) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			*json = true;
@@ -85,23 +87,25 @@ static int attach_check(int argc, char **argv, Kprof__AttachRequest *ar)
 	if (ar->all &&
 	    (optind < argc || ar->cgroup[0] || ar->unit[0] || ar->children || ar->calls ||
 	     ar->duration_sec || ar->eps || ar->hcct_kernel || ar->no_jvm_map))
-		return usage_error("attach", "--all takes only --freq and --json: no PID, "
-					     "--cgroup, --unit, --children, --calls or --duration");
+		return verbs_usage_error("attach",
+					 "--all takes only --freq and --json: no PID, "
+					 "--cgroup, --unit, --children, --calls or --duration");
 	if ((ar->burst_ms || ar->period_ms || ar->force) && !ar->calls)
-		return usage_error("attach", "--burst, --period and --force go with --calls");
+		return verbs_usage_error("attach", "--burst, --period and --force go with --calls");
 	if (!ar->burst_ms != !ar->period_ms || (ar->burst_ms && ar->burst_ms >= ar->period_ms))
-		return usage_error("attach", "--burst MS needs --period MS, longer than the burst");
+		return verbs_usage_error("attach",
+					 "--burst MS needs --period MS, longer than the burst");
 	if (ar->cgroup[0] || ar->unit[0]) {
 		if (ar->cgroup[0] && ar->unit[0])
-			return usage_error("attach", "--cgroup or --unit, not both");
+			return verbs_usage_error("attach", "--cgroup or --unit, not both");
 		if (optind < argc)
-			return usage_error("attach", "--cgroup and --unit take no PID");
+			return verbs_usage_error("attach", "--cgroup and --unit take no PID");
 		if (ar->calls || ar->duration_sec)
-			return usage_error("attach", "--calls and --duration need a PID");
+			return verbs_usage_error("attach", "--calls and --duration need a PID");
 		return 0;
 	}
 	if (!ar->all)
-		return one_pid("attach", argc, argv, &ar->pid);
+		return verbs_one_pid("attach", argc, argv, &ar->pid);
 	return 0;
 }
 
@@ -160,7 +164,7 @@ int verb_attach(int argc, char **argv)
 		return r;
 	req.body_case = KPROF__REQUEST__BODY_ATTACH;
 	req.attach = &ar;
-	if ((r = call(&req, &rep)))
+	if ((r = verbs_call(&req, &rep)))
 		return r;
 	attach_print(rep->attach, json);
 	kprof__reply__free_unpacked(rep, NULL);
@@ -182,7 +186,7 @@ int verb_detach(int argc, char **argv)
 	bool json = false;
 	int c, r, st = -1;
 
-	while ((c = verb_getopt(&st, "detach", argc, argv, "", opts)) != -1) {
+	while ((c = verbs_getopt(&st, "detach", argc, argv, "", opts)) != -1) {
 		if (c == 'j')
 			json = true;
 		else if (c == 'G')
@@ -196,18 +200,18 @@ int verb_detach(int argc, char **argv)
 		return st;
 	if (dr.all) {
 		if (dr.cgroup[0] || dr.unit[0] || optind < argc)
-			return usage_error("detach",
-					   "--all stands alone: no PID, --cgroup or --unit");
+			return verbs_usage_error("detach",
+						 "--all stands alone: no PID, --cgroup or --unit");
 	} else if (dr.cgroup[0] || dr.unit[0]) {
 		if ((dr.cgroup[0] && dr.unit[0]) || optind < argc)
-			return usage_error("detach",
-					   "a PID, --cgroup PATH or --unit NAME: one of them");
-	} else if ((r = one_pid("detach", argc, argv, &dr.pid))) {
+			return verbs_usage_error(
+			    "detach", "a PID, --cgroup PATH or --unit NAME: one of them");
+	} else if ((r = verbs_one_pid("detach", argc, argv, &dr.pid))) {
 		return r;
 	}
 	req.body_case = KPROF__REQUEST__BODY_DETACH;
 	req.detach = &dr;
-	if ((r = call(&req, &rep)))
+	if ((r = verbs_call(&req, &rep)))
 		return r;
 	if (rep->body_case == KPROF__REPLY__BODY_DETACH && rep->detach->all) {
 		if (json)
@@ -295,7 +299,7 @@ static int watch_options(int argc, char **argv, struct watch_opts *o)
 	};
 	int c, st = -1;
 
-	while ((c = verb_getopt(&st, "watch", argc, argv, "F:", opts)) != -1) {
+	while ((c = verbs_getopt(&st, "watch", argc, argv, "F:", opts)) != -1) {
 		const char *k = c == 'c'   ? "comm"
 				: c == 'x' ? "exe"
 				: c == 'u' ? "uid"
@@ -305,13 +309,13 @@ static int watch_options(int argc, char **argv, struct watch_opts *o)
 
 		if (k) {
 			if (o->kind)
-				return usage_error("watch",
-						   "one of --comm, --exe, --uid, --cgroup, "
-						   "--unit");
+				return verbs_usage_error("watch",
+							 "one of --comm, --exe, --uid, --cgroup, "
+							 "--unit");
 			o->kind = k;
 			o->value = optarg;
 		}
-		if (c == 'F' && parse_uint("--freq", optarg, 1, 4999, &o->freq) < 0)
+		if (c == 'F' && verbs_parse_uint("--freq", optarg, 1, 4999, &o->freq) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'J')
 			o->nojvm = true;
@@ -333,12 +337,12 @@ static int watch_add_rule(const struct watch_opts *o, int argc, char **argv, cha
 	int n;
 
 	if (o->kind && optind < argc)
-		return usage_error("watch", "a RULE or --comm/--exe/--uid/--cgroup/--unit, "
-					    "not both");
+		return verbs_usage_error("watch", "a RULE or --comm/--exe/--uid/--cgroup/--unit, "
+						  "not both");
 	if (!o->kind && (optind != argc - 1 || !argv[optind][0]))
-		return usage_error("watch", "add takes one RULE (quoted) or --comm NAME, "
-					    "--exe PATH, --uid USER, --cgroup PATH, "
-					    "--unit NAME");
+		return verbs_usage_error("watch", "add takes one RULE (quoted) or --comm NAME, "
+						  "--exe PATH, --uid USER, --cgroup PATH, "
+						  "--unit NAME");
 	if (o->kind && !strcmp(o->kind, "uid") && !(value[0] >= '0' && value[0] <= '9')) {
 		struct passwd *pw = getpwnam(value);
 
@@ -360,7 +364,7 @@ static int watch_add_rule(const struct watch_opts *o, int argc, char **argv, cha
 	if (n >= 0 && o->children && (size_t)n < size)
 		n += snprintf(rule + n, size - n, " children=on");
 	if (n < 0 || (size_t)n >= size)
-		return usage_error("watch", "the rule is too long");
+		return verbs_usage_error("watch", "the rule is too long");
 	return 0;
 }
 
@@ -378,7 +382,7 @@ int verb_watch(int argc, char **argv)
 	if ((r = watch_options(argc, argv, &o)) >= 0)
 		return r;
 	if (optind >= argc)
-		return usage_error("watch", "add, list or remove");
+		return verbs_usage_error("watch", "add, list or remove");
 	sub = argv[optind++];
 	if (!strcmp(sub, "add")) {
 		if ((r = watch_add_rule(&o, argc, argv, rule, sizeof(rule))))
@@ -387,17 +391,17 @@ int verb_watch(int argc, char **argv)
 	} else if (!strcmp(sub, "remove")) {
 		if (o.kind || o.freq || o.nojvm || o.children || optind != argc - 1 ||
 		    !argv[optind][0])
-			return usage_error("watch", "remove takes one rule ID or RULE");
+			return verbs_usage_error("watch", "remove takes one rule ID or RULE");
 		wr.remove = argv[optind];
 	} else if (!strcmp(sub, "list")) {
 		if (o.kind || o.freq || o.nojvm || o.children || optind != argc)
-			return usage_error("watch", "list takes no argument but --json");
+			return verbs_usage_error("watch", "list takes no argument but --json");
 	} else {
-		return usage_error("watch", "add, list or remove");
+		return verbs_usage_error("watch", "add, list or remove");
 	}
 	req.body_case = KPROF__REQUEST__BODY_WATCH;
 	req.watch = &wr;
-	if ((r = call(&req, &rep)))
+	if ((r = verbs_call(&req, &rep)))
 		return r;
 	if (rep->body_case != KPROF__REPLY__BODY_WATCH) {
 		kprof__reply__free_unpacked(rep, NULL);
@@ -424,12 +428,12 @@ static int simple_verb(const char *name, int argc, char **argv, bool *json)
 	static const struct option opts[] = {{"json", no_argument, NULL, 'j'}, {}};
 	int c, st = -1;
 
-	while ((c = verb_getopt(&st, name, argc, argv, "", opts)) != -1)
+	while ((c = verbs_getopt(&st, name, argc, argv, "", opts)) != -1)
 		*json = true;
 	if (st >= 0)
 		return st;
 	if (optind != argc)
-		return usage_error(name, "too many arguments");
+		return verbs_usage_error(name, "too many arguments");
 	return -1;
 }
 
@@ -446,7 +450,7 @@ int verb_list(int argc, char **argv)
 	bool json = false;
 	int c, r, st = -1;
 
-	while ((c = verb_getopt(&st, "list", argc, argv, "a", opts)) != -1) {
+	while ((c = verbs_getopt(&st, "list", argc, argv, "a", opts)) != -1) {
 		if (c == 'a')
 			lr.all = true;
 		else if (c == 'j')
@@ -455,10 +459,10 @@ int verb_list(int argc, char **argv)
 	if (st >= 0)
 		return st;
 	if (optind != argc)
-		return usage_error("list", "too many arguments");
+		return verbs_usage_error("list", "too many arguments");
 	req.body_case = KPROF__REQUEST__BODY_LIST;
 	req.list = &lr;
-	if ((r = call(&req, &rep)))
+	if ((r = verbs_call(&req, &rep)))
 		return r;
 	render_list(stdout, rep->list, json);
 	kprof__reply__free_unpacked(rep, NULL);
@@ -477,7 +481,7 @@ int verb_status(int argc, char **argv)
 		return r;
 	req.body_case = KPROF__REQUEST__BODY_STATUS;
 	req.status = &sr;
-	if ((r = call(&req, &rep)))
+	if ((r = verbs_call(&req, &rep)))
 		return r;
 	render_status(stdout, rep->status, json);
 	kprof__reply__free_unpacked(rep, NULL);
