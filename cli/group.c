@@ -7,6 +7,7 @@
  * view of the cgroup, from the first watch to now, live and ended processes alike. At most
  * GROUP_MAX_PROCS processes, the newest first; the rest are counted and said.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 #include "client.h"
 #include "group.h"
+#include "render.h"
 
 const char group_all[] = "--all";
 
@@ -32,14 +34,53 @@ static bool watch_is(const char *cg, const char *name)
 	return name[0] != '/' && a > b && cg[a - b - 1] == '/' && !strncmp(cg + a - b, name, b);
 }
 
-int group_load(int (*call)(const Kprof__Request *req, Kprof__Reply **rep), const char *name,
-	       struct group *g)
+/* One process's profile (of the range) into g, or counted as left out: its kept profile dropped
+ * since the list was read (gone), or no window in the range. 0 or an exit code. */
+static int fetch_one(int (*call_raw)(const Kprof__Request *req, Kprof__Reply **rep),
+		     const Kprof__Target *t, uint64_t since_ns, uint64_t until_ns, struct group *g)
 {
-	return group_load_range(call, name, 0, 0, g);
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__ExportRequest er = KPROF__EXPORT_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	int r;
+
+	er.pid = t->pid;
+	er.session = t->session;
+	er.since_ns = since_ns;
+	er.until_ns = until_ns;
+	req.body_case = KPROF__REQUEST__BODY_EXPORT;
+	req.export = &er;
+	if ((r = call_raw(&req, &rep)))
+		return r;
+	if (rep->error == -ENODATA) {
+		if (!g->no_window++ && rep->message)
+			snprintf(g->no_window_why, sizeof(g->no_window_why), "%s", rep->message);
+		kprof__reply__free_unpacked(rep, NULL);
+		return 0;
+	}
+	if (rep->error == -ENOENT || (!rep->error && !rep->export)) {
+		g->gone++;
+		kprof__reply__free_unpacked(rep, NULL);
+		return 0;
+	}
+	if (rep->error) {
+		render_reply_error(stderr, rep);
+		kprof__reply__free_unpacked(rep, NULL);
+		return KPROFCTL_EXIT_ERROR;
+	}
+	g->reps[g->n] = rep;
+	g->sps[g->n] = rep->export->profile;
+	if (!g->sps[g->n] || !g->sps[g->n]->target) {
+		kprof__reply__free_unpacked(rep, NULL);
+		g->gone++;
+		return 0;
+	}
+	g->n++;
+	return 0;
 }
 
-int group_load_range(int (*call)(const Kprof__Request *req, Kprof__Reply **rep), const char *name,
-		     uint64_t since_ns, uint64_t until_ns, struct group *g)
+int group_load_range(int (*call_raw)(const Kprof__Request *req, Kprof__Reply **rep),
+		     const char *name, uint64_t since_ns, uint64_t until_ns, struct group *g)
 {
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ListRequest lr = KPROF__LIST_REQUEST__INIT;
@@ -50,33 +91,22 @@ int group_load_range(int (*call)(const Kprof__Request *req, Kprof__Reply **rep),
 	lr.all = true;
 	req.body_case = KPROF__REQUEST__BODY_LIST;
 	req.list = &lr;
-	if ((r = call(&req, &list)))
+	if ((r = call_raw(&req, &list)))
 		return r;
-	for (size_t i = 0; i < list->list->n_targets; i++) {
+	if (list->error || !list->list) {
+		render_reply_error(stderr, list);
+		kprof__reply__free_unpacked(list, NULL);
+		return KPROFCTL_EXIT_ERROR;
+	}
+	for (size_t i = 0; i < list->list->n_targets && !r; i++) {
 		const Kprof__Target *t = list->list->targets[i];
-		Kprof__Request er_req = KPROF__REQUEST__INIT;
-		Kprof__ExportRequest er = KPROF__EXPORT_REQUEST__INIT;
 
 		if (!(name == group_all ? t->all : watch_is(t->cgroup, name)) || !t->samples)
 			continue;
-		if (g->n == GROUP_MAX_PROCS) {
+		if (g->n == GROUP_MAX_PROCS)
 			g->left_out++;
-			continue;
-		}
-		er.pid = t->pid;
-		er.session = t->session;
-		er.since_ns = since_ns;
-		er.until_ns = until_ns;
-		er_req.body_case = KPROF__REQUEST__BODY_EXPORT;
-		er_req.export = &er;
-		if (call(&er_req, &g->reps[g->n]))
-			continue; /* gone meanwhile (said by call) */
-		g->sps[g->n] = g->reps[g->n]->export->profile;
-		if (!g->sps[g->n] || !g->sps[g->n]->target) {
-			kprof__reply__free_unpacked(g->reps[g->n], NULL);
-			continue;
-		}
-		g->n++;
+		else
+			r = fetch_one(call_raw, t, since_ns, until_ns, g);
 	}
 	kprof__reply__free_unpacked(list, NULL);
 	/* The process with the most samples first: its executable names a pprof profile. */
@@ -90,7 +120,13 @@ int group_load_range(int (*call)(const Kprof__Request *req, Kprof__Reply **rep),
 			g->reps[j - 1] = r, g->sps[j - 1] = sp;
 		}
 	if (!g->n) {
-		if (name == group_all)
+		if (g->no_window_why[0]) { /* kprofd's reason may quote names: sanitized */
+			fprintf(stderr,
+				"kprofctl: %s: %zu processes without a time window there: ", name,
+				g->no_window);
+			render_text(stderr, g->no_window_why);
+			fputc('\n', stderr);
+		} else if (name == group_all)
 			fputs("kprofctl: no profile with samples of system-wide mode (kprofctl "
 			      "attach --all)\n",
 			      stderr);
@@ -104,6 +140,11 @@ int group_load_range(int (*call)(const Kprof__Request *req, Kprof__Reply **rep),
 	if (g->left_out)
 		fprintf(stderr, "kprofctl: %s: %zu processes merged, %zu more left out\n", name,
 			g->n, g->left_out);
+	if (g->gone)
+		fprintf(stderr,
+			"kprofctl: %s: %zu processes merged, %zu left out: ended and their kept "
+			"profiles dropped (kprofd's max_kept) while they were read\n",
+			name, g->n, g->gone);
 	if (g->n == 1) {
 		g->sp = g->sps[0];
 		return 0;

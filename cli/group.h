@@ -15,8 +15,11 @@
 struct group {
 	Kprof__Reply *reps[GROUP_MAX_PROCS];
 	Kprof__SavedProfile *sps[GROUP_MAX_PROCS];
-	size_t n;	 /* processes merged */
-	size_t left_out; /* beyond GROUP_MAX_PROCS */
+	size_t n;		 /* processes merged */
+	size_t left_out;	 /* beyond GROUP_MAX_PROCS */
+	size_t gone;		 /* listed, then dropped (max_kept) before it was fetched */
+	size_t no_window;	 /* without a time window in the range */
+	char no_window_why[256]; /* kprofd's reason for the first of them */
 	struct merged m;
 	const Kprof__SavedProfile *sp; /* the merged profile (NULL if none) */
 };
@@ -26,14 +29,13 @@ extern const char group_all[];
 
 /* Every kept or live profile kprofd has of the processes watch name attached (name as given to
  * attach --cgroup/--unit: a unit, or a cgroup's path, absolute or relative to the cgroup2
- * mount), fetched with call (which prints kprofd's errors) and merged. 0, an exit code, or
+ * mount), with only the time windows in [since_ns, until_ns) of each (both 0: the whole
+ * profiles), fetched with call_raw (which returns kprofd's errors unprinted) and merged. A
+ * process without a window in the range, or whose kept profile was dropped after the list was
+ * read (system-wide mode's storms), is left out and counted. 0, an exit code, or
  * KPROFCTL_EXIT_ERROR with a message when there is none. */
-int group_load(int (*call)(const Kprof__Request *req, Kprof__Reply **rep), const char *name,
-	       struct group *g);
-/* The same with only the time windows in [since_ns, until_ns) of each process (both 0: the
- * whole profiles); a process without a window in the range is left out. */
-int group_load_range(int (*call)(const Kprof__Request *req, Kprof__Reply **rep), const char *name,
-		     uint64_t since_ns, uint64_t until_ns, struct group *g);
+int group_load_range(int (*call_raw)(const Kprof__Request *req, Kprof__Reply **rep),
+		     const char *name, uint64_t since_ns, uint64_t until_ns, struct group *g);
 void group_free(struct group *g);
 
 #endif

@@ -115,6 +115,14 @@ void render_text(FILE *f, const char *s)
 		render_sanitize(f, s, strlen(s), SIZE_MAX);
 }
 
+void render_reply_error(FILE *f, const Kprof__Reply *rep)
+{
+	/* The message may quote names from the target: sanitized. */
+	fputs("kprofctl: ", f);
+	render_text(f, rep->message && *rep->message ? rep->message : strerror(-rep->error));
+	fputc('\n', f);
+}
+
 void render_lines(FILE *f, const char *s)
 {
 	while (s && *s) {

@@ -180,7 +180,7 @@ static bool removal_busy(const Kprof__Reply *rep)
 	return rep->error == -EBUSY && rep->message && strstr(rep->message, "still being removed");
 }
 
-int verbs_call(const Kprof__Request *req, Kprof__Reply **ret)
+int verbs_call_raw(const Kprof__Request *req, Kprof__Reply **ret)
 {
 	_cleanup_close_ int fd = client_connect(socket_path);
 	Kprof__Reply *rep = NULL;
@@ -211,14 +211,21 @@ int verbs_call(const Kprof__Request *req, Kprof__Reply **ret)
 		close(TAKE_FD(fd));
 		usleep(250000);
 		waited_ms += 250;
-		return verbs_call(req, ret);
+		return verbs_call_raw(req, ret);
 	}
+	*ret = rep;
+	return 0;
+}
+
+int verbs_call(const Kprof__Request *req, Kprof__Reply **ret)
+{
+	Kprof__Reply *rep = NULL;
+	int r = verbs_call_raw(req, &rep);
+
+	if (r)
+		return r;
 	if (rep->error) {
-		/* The message may quote names from the target: sanitized. */
-		fputs("kprofctl: ", stderr);
-		render_text(stderr,
-			    rep->message && *rep->message ? rep->message : strerror(-rep->error));
-		fputc('\n', stderr);
+		render_reply_error(stderr, rep);
 		kprof__reply__free_unpacked(rep, NULL);
 		return KPROFCTL_EXIT_ERROR;
 	}

@@ -36,6 +36,8 @@ int verbs_getopt(int *status, const char *verb, int argc, char **argv, const cha
 int verbs_parse_session(const char *s, uint32_t *out);
 /* Send req, print kprofd's error if any. Returns the exit code; *ret is the reply on success. */
 int verbs_call(const Kprof__Request *req, Kprof__Reply **ret);
+/* The same, but a reply that is kprofd's error is returned as it is, not printed (0). */
+int verbs_call_raw(const Kprof__Request *req, Kprof__Reply **ret);
 /* "PID" as the one positional argument after options. */
 int verbs_one_pid(const char *verb, int argc, char **argv, unsigned *pid);
 /* --cgroup PATH / --unit NAME instead of a PID: the watch's name, or NULL (*err: exit code). */

@@ -152,7 +152,8 @@ int verb_export(int argc, char **argv)
 	if (name) {
 		struct group g;
 
-		if ((r = group_load_range(verbs_call, name, er.since_ns, er.until_ns, &g)) == 0 &&
+		if ((r = group_load_range(verbs_call_raw, name, er.since_ns, er.until_ns, &g)) ==
+			0 &&
 		    export_profile(g.sp, format, out) < 0)
 			r = KPROFCTL_EXIT_ERROR;
 		group_free(&g);

@@ -81,7 +81,8 @@ int verb_report(int argc, char **argv)
 		struct group g;
 		Kprof__ReportReply *gr = NULL;
 
-		if ((r = group_load_range(verbs_call, name, rr.since_ns, rr.until_ns, &g)) == 0 &&
+		if ((r = group_load_range(verbs_call_raw, name, rr.since_ns, rr.until_ns, &g)) ==
+			0 &&
 		    merge_report(g.sp, rr.top, &gr) < 0)
 			r = KPROFCTL_EXIT_ERROR;
 		if (r == 0) {
@@ -503,7 +504,8 @@ int verb_folded(int argc, char **argv)
 		if (json)
 			return verbs_usage_error("folded",
 						 "--json is for one PID; use export --format json");
-		if ((r = group_load_range(verbs_call, name, fr.since_ns, fr.until_ns, &g)) == 0 &&
+		if ((r = group_load_range(verbs_call_raw, name, fr.since_ns, fr.until_ns, &g)) ==
+			0 &&
 		    export_profile(g.sp, "folded", "-") < 0)
 			r = KPROFCTL_EXIT_ERROR;
 		group_free(&g);
