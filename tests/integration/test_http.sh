@@ -138,6 +138,7 @@ got=$(status "$URL/debug/pprof/profile?seconds=1&pid=$MJ_PID&x=$long")
 # range; status counts the HTTP range among those built in steps; a socket `list` sent just after
 # the HTTP request is answered first; more than 4 ranges at once: 503 with Retry-After, the 4
 # others the same profile; clients that leave mid-merge free their jobs (none is counted built).
+RS0=$SECONDS
 cp "$(dirname "$0")/kpraw.py" "$(dirname "$0")/http_steps.py" "$TDIR/"
 T1=$(($(date +%s) - 2))
 RANGE="/debug/pprof/profile?pid=$MJ_PID&since=1h&until=@$T1"
@@ -177,6 +178,7 @@ read -r Q1 _ <<<"$(ranges)"
 [ "$got" = 200 ] && [ "$Q1" = $((Q0 + 1)) ] &&
 	pass "8 clients that left mid-merge: their jobs freed (ranges built $Q0 -> $Q1: the next one only)" ||
 	fail "clients leaving mid-merge" "status $got, ranges built $Q0 -> $Q1"
+echo "the since=/until= steps checks took $((SECONDS - RS0)) s"
 
 # Hostile clients, with samples still counted and the socket served meanwhile.
 before=$(samples "$MJ_PID")
