@@ -138,31 +138,41 @@ got=$(status "$URL/debug/pprof/profile?seconds=1&pid=$MJ_PID&x=$long")
 # range; status counts the HTTP range among those built in steps; a socket `list` sent just after
 # the HTTP request is answered first; more than 4 ranges at once: 503 with Retry-After, the 4
 # others the same profile; clients that leave mid-merge free their jobs (none is counted built).
+# The range: 3 s of Node's manystacks.js at 999 Hz (almost every sample a new stack: windows
+# that take milliseconds each to merge, so that a job outlasts its client's next send), else
+# minijit's windows so far (cheap: the order, cap and leaving checks may then race the merge).
 RS0=$SECONDS
 cp "$(dirname "$0")/kpraw.py" "$(dirname "$0")/http_steps.py" "$TDIR/"
+RP=$MJ_PID
+if command -v node >/dev/null; then
+	node --perf-basic-prof --interpreted-frames-native-stack "$(dirname "$0")/../fixtures/manystacks.js" 30 \
+		>/dev/null 2>"$TDIR/many.err" &
+	MSP=$!; PIDS+=("$MSP")
+	if wait_for 10 grep -q ready "$TDIR/many.err" && ctl attach "$MSP" --freq 999 >/dev/null; then
+		sleep 3
+		ctl detach "$MSP" >/dev/null && RP=$MSP
+	fi
+	kill "$MSP" 2>/dev/null
+fi
 T1=$(($(date +%s) - 2))
-RANGE="/debug/pprof/profile?pid=$MJ_PID&since=1h&until=@$T1"
+[ "$RP" != "$MJ_PID" ] && T1=$((T1 + 60)) # ended: its windows are all there
+RANGE="/debug/pprof/profile?pid=$RP&since=1h&until=@$T1"
 ranges() { ctl status --json | python3 -c 'import json, sys
 r = json.load(sys.stdin); print(r.get("range_queries", 0), r.get("range_sliced", 0), r.get("range_slices", 0))'; }
-traces() { go tool pprof -traces "$1" 2>/dev/null | grep -v '^Time:\|^Duration:'; }
 read -r Q0 S0 N0 <<<"$(ranges)"
 got=$(status "$URL$RANGE")
 mv "$TDIR/body" "$TDIR/range.pb.gz"
 read -r Q1 S1 N1 <<<"$(ranges)"
-ctl export "$MJ_PID" --since 1h --until "@$T1" -o "$TDIR/range_sock.pb.gz" >/dev/null
-if [ "$got" = 200 ] && [ "$Q1" = $((Q0 + 1)) ] && [ "$S1" = $((S0 + 1)) ] && [ $((N1 - N0)) -ge 3 ]; then
+ctl export "$RP" --since 1h --until "@$T1" -o "$TDIR/range_sock.pb.gz" >/dev/null
+if [ "$got" = 200 ] && [ "$Q1" = $((Q0 + 1)) ] && [ "$S1" = $((S0 + 1)) ] && [ $((N1 - N0)) -ge 2 ]; then
 	pass "since=/until= merged in $((N1 - N0)) steps, counted in status (ranges $Q0 -> $Q1)"
 else
 	fail "since=/until= in steps" "status $got; ranges $Q0/$S0/$N0 -> $Q1/$S1/$N1"
 fi
-if ! command -v go >/dev/null; then
-	skip "since=/until= equals the socket's export" "go is not installed"
-elif [ -s "$TDIR/range_sock.pb.gz" ] && traces "$TDIR/range.pb.gz" >"$TDIR/range.tr" &&
-	[ "$(grep -c '^-----' "$TDIR/range.tr")" -ge 3 ] && traces "$TDIR/range_sock.pb.gz" | cmp -s - "$TDIR/range.tr"; then
-	pass "since=/until=: the same stacks and counts as export --since/--until ($(grep -c '^-----' "$TDIR/range.tr") stacks)"
-else
-	fail "since=/until= equals the socket's export" "$(traces "$TDIR/range_sock.pb.gz" | diff - "$TDIR/range.tr" | head -5)"
-fi
+out=$(cd "$TDIR" && python3 http_steps.py same range.pb.gz range_sock.pb.gz 2>&1)
+[ "${out%% *}" = same ] && [ "${out#same }" -ge 3 ] &&
+	pass "since=/until=: the same stacks and counts as export --since/--until (${out#same } stacks)" ||
+	fail "since=/until= equals the socket's export" "$out"
 out=$(cd "$TDIR" && timeout 30 python3 http_steps.py "$PORT" "$SOCK" "$RANGE" order 2>&1)
 [ "${out%% *}" = socket ] && [ "$(echo "$out" | cut -d' ' -f2)" = 200 ] &&
 	pass "a socket list sent after the range request is answered before it: $out" ||
@@ -171,12 +181,14 @@ read -r ok busy same retry msg <<<"$(cd "$TDIR" && timeout 30 python3 http_steps
 [ "$ok" = 4 ] && [ "$busy" = 2 ] && [ "$same" = same ] && [ "$retry" = 1 ] &&
 	pass "6 ranges at once: 4 merged (the same profile), 2 refused: 503, Retry-After $retry: $msg" ||
 	fail "ranges at once" "$ok merged, $busy refused, $same, Retry-After $retry: $msg"
+# (A leaver whose close comes after its whole merge, descheduled for that long, is built: rare;
+# without the check at every step the first 4, at least, would be.)
 read -r Q0 _ <<<"$(ranges)"
 (cd "$TDIR" && timeout 30 python3 http_steps.py "$PORT" "$SOCK" "$RANGE" leave 8 >/dev/null)
 got=$(status "$URL$RANGE")
 read -r Q1 _ <<<"$(ranges)"
-[ "$got" = 200 ] && [ "$Q1" = $((Q0 + 1)) ] &&
-	pass "8 clients that left mid-merge: their jobs freed (ranges built $Q0 -> $Q1: the next one only)" ||
+[ "$got" = 200 ] && [ "$Q1" -gt "$Q0" ] && [ $((Q1 - Q0 - 1)) -lt 4 ] &&
+	pass "8 clients that left mid-merge: their jobs freed ($((Q1 - Q0 - 1)) built; then the next one answered)" ||
 	fail "clients leaving mid-merge" "status $got, ranges built $Q0 -> $Q1"
 echo "the since=/until= steps checks took $((SECONDS - RS0)) s"
 
