@@ -131,8 +131,8 @@ static int range_answer(struct http_range *rg)
 	} else if (!n && gone) {
 		http_answer(
 		    rg->r, MHD_HTTP_GONE,
-		    "the profile was dropped (kprofctl remove, or the kept profiles' bound) "
-		    "while its range was merged");
+		    "the profile was dropped while its range was merged (the kept profiles' "
+		    "bounds: [limits] max_kept, kept_max_age)");
 	} else if (!n) {
 		http_answer(rg->r, MHD_HTTP_NOT_FOUND,
 			    rg->by_pid ? rg->msg
