@@ -85,7 +85,7 @@ static void render_kept(FILE *f, const Kprof__DriftReply *r)
 			r->events_left_out, render_plural(r->events_left_out));
 }
 
-static void render_json(FILE *f, const Kprof__DriftReply *r)
+void drift_render_json(FILE *f, const Kprof__DriftReply *r)
 {
 	fputs("{\"target\":", f);
 	if (r->target)
@@ -133,13 +133,14 @@ static void render_json(FILE *f, const Kprof__DriftReply *r)
 		fputs(i ? "," : "", f);
 		drift_render_event_json(f, r->events[i]);
 	}
-	fputs("]}\n", f);
+	fputs("]}", f);
 }
 
 void drift_render(FILE *f, const Kprof__DriftReply *r, bool json)
 {
 	if (json) {
-		render_json(f, r);
+		drift_render_json(f, r);
+		fputc('\n', f);
 		return;
 	}
 	if (r->target)

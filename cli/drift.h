@@ -10,6 +10,8 @@
 
 /* The reply of `kprofctl drift PID`, as text or one JSON object. */
 void drift_render(FILE *f, const Kprof__DriftReply *r, bool json);
+/* The reply as one JSON object (no newline), also the "drift" member of export --format json. */
+void drift_render_json(FILE *f, const Kprof__DriftReply *r);
 /* One drift event on one line (no newline), for the text output and `kprofctl top`. */
 void drift_render_event(FILE *f, const Kprof__DriftEvent *e);
 /* A drift event as a JSON object. */

@@ -25,6 +25,7 @@
 #include "kprof/profile.h"
 #include "kprof/saved.h"
 #include "kprof/pprof.h"
+#include "drift.h"
 #include "render.h"
 
 /* The profile rebuilt in a struct profile, refused for what kprofd would refuse. */
@@ -102,7 +103,12 @@ static int export_json(const Kprof__SavedProfile *sp, uint8_t **ret, size_t *ret
 			fprintf(f, "%s%u", j ? "," : "", s->ids[j]);
 		fputs("]}", f);
 	}
-	fputs("]}\n", f);
+	fputs("]", f);
+	if (sp->drift) {
+		fputs(",\"drift\":", f);
+		drift_render_json(f, sp->drift);
+	}
+	fputs("}\n", f);
 	if (fclose(f) != 0) {
 		free(buf);
 		return -ENOMEM;

@@ -264,6 +264,14 @@ static void reply_cut(struct drift_reply_msg *m)
 	}
 }
 
+/* The answer for an ended target: its result, kept since it ended. */
+static void mark_kept(const struct target *t, struct drift_reply_msg *m)
+{
+	m->r.kept = true;
+	m->r.kept_ended_ns = t->ended_ns;
+	m->r.kept_reason = (char *)(t->state == TARGET_EXITED ? "exited" : "detached");
+}
+
 int drift_reply_keep(const struct target *t, struct drift_reply_msg *m)
 {
 	int err = drift_reply_build(t, SAVED_MAX_DRIFT_KEYS, m);
@@ -271,6 +279,8 @@ int drift_reply_keep(const struct target *t, struct drift_reply_msg *m)
 	if (err < 0)
 		return err;
 	reply_cut(m);
+	if (t->state != TARGET_ATTACHED)
+		mark_kept(t, m);
 	return 0;
 }
 
@@ -319,9 +329,7 @@ int drift_reply_answer(const struct target *t, unsigned keys, struct drift_reply
 			return err;
 		m->r.kept_restored = !t->drift_kept_at_end;
 	}
-	m->r.kept = true;
-	m->r.kept_ended_ns = t->ended_ns;
-	m->r.kept_reason = (char *)(t->state == TARGET_EXITED ? "exited" : "detached");
+	mark_kept(t, m);
 	return 0;
 }
 

@@ -36,7 +36,8 @@ void drift_reply_release(struct drift_reply_msg *m);
 
 /* The result kept with t's profile when it is saved: its detectors' reply with
  * SAVED_MAX_DRIFT_KEYS keys a function, cut to the first SAVED_MAX_DRIFT_FUNCS functions and the
- * newest SAVED_MAX_DRIFT_EVENTS drifts (what is cut is counted in it). 0 or -ENOMEM. */
+ * newest SAVED_MAX_DRIFT_EVENTS drifts (what is cut is counted in it), marked kept once t has
+ * ended. 0 or -ENOMEM. */
 int drift_reply_keep(const struct target *t, struct drift_reply_msg *m);
 /* The reply to `kprofctl drift` (keys per function, 1..DRIFT_REPLY_MAX_KEYS): live while t is
  * attached; for an ended target the kept result (kept set, ended when and why), from its

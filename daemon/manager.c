@@ -47,6 +47,7 @@
 #include "symbolize.h"
 #include "log.h"
 #include "paths.h"
+#include "paths_events.h"
 #include "procfs.h"
 
 #define HOUSEKEEPING_USEC 1000000ULL
@@ -494,12 +495,104 @@ static unsigned thread_fd_limit(unsigned wanted)
 	return rl.rlim_cur / 2;
 }
 
+/* SIGTERM, SIGINT and SIGHUP through the loop (the first two end it, SIGHUP reloads the
+ * config); SIGPIPE ignored: a client gone mid-reply is a write error. */
+static int setup_signals(struct manager *m)
+{
+	sigset_t mask;
+	int err;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if ((err = sd_event_add_signal(m->event, NULL, SIGTERM, NULL, NULL)) < 0 ||
+	    (err = sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL)) < 0 ||
+	    (err = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m)) < 0)
+		return err;
+	return 0;
+}
+
+/* The symbolizer, the BPF side, the sampler and the JVM attach context, and the target_env
+ * that hands them to each target. */
+static int setup_sampling(struct manager *m)
+{
+	const struct config *conf = &m->conf;
+	int err;
+
+	err = symbolizer_new((uint64_t)conf->symbols_mb << 20,
+			     (uint64_t)conf->symbols_per_uid_mb << 20, &m->sym);
+	if (err < 0)
+		return err;
+	err = loader_new(
+	    &(struct loader_opts){.ringbuf_bytes = conf->ringbuf_bytes,
+				  .ringbuf_max_bytes = (uint64_t)conf->ringbuf_max_mb << 20,
+				  .max_freq = KPROF_MAX_FREQ,
+				  .drain_ms = SAMPLE_BATCH_MS},
+	    &m->loader);
+	if (err < 0)
+		return err;
+	m->per_cpu = conf->sampling == CONFIG_SAMPLING_CPUS || !loader_threads_supported(m->loader);
+	m->max_thread_fds = thread_fd_limit(conf->max_thread_fds);
+	err = sampler_new(m->loader, m->max_thread_fds, &m->sampler);
+	if (err < 0)
+		return err;
+	err = jvmattach_ctx_new(m->event, JVM_EXCHANGES_MAX, &m->jvm);
+	if (err < 0)
+		return err;
+	m->env = (struct target_env){
+	    .conf = &m->conf, .sym = m->sym, .loader = m->loader, .event = m->event, .jvm = m->jvm};
+	return 0;
+}
+
+/* The loop's sources: the ring buffer, the drain and housekeeping timers, the watchdog. */
+static int setup_loop(struct manager *m)
+{
+	const struct config *conf = &m->conf;
+	int err;
+
+	err = ringbuf_new(loader_ringbuf_fd(m->loader), &ringbuf_ops, m, &m->ringbuf);
+	if (err < 0) {
+		log_err("ring buffer: %s", strerror(-err));
+		return err;
+	}
+	if ((err = sd_event_add_io(m->event, &m->rb_source, ringbuf_epoll_fd(m->ringbuf), EPOLLIN,
+				   on_ringbuf, m)) < 0 ||
+	    (err = sd_event_add_time_relative(m->event, &m->drain_timer, CLOCK_MONOTONIC,
+					      conf->drain_ms * 1000ULL, 1000, on_drain, m)) < 0 ||
+	    (err = sd_event_source_set_enabled(m->drain_timer, SD_EVENT_ON)) < 0 ||
+	    (err = sd_event_add_time_relative(m->event, &m->refresh_timer, CLOCK_MONOTONIC,
+					      HOUSEKEEPING_USEC, 10000, on_housekeeping, m)) < 0 ||
+	    (err = sd_event_source_set_enabled(m->refresh_timer, SD_EVENT_ON)) < 0)
+		return err;
+	/* Under systemd with WatchdogSec=, sd-event sends WATCHDOG=1 from the loop itself, so a
+	 * wedged loop stops the pings and gets the service restarted. */
+	return sd_event_set_watchdog(m->event, true);
+}
+
+/* The profiles kept in the state directory, if there is one (else in memory only). */
+static void restore_kept(struct manager *m)
+{
+	const struct config *conf = &m->conf;
+	int err;
+
+	if (!conf->state_dir[0])
+		return;
+	err = store_open(conf->state_dir, &m->store);
+	if (err < 0)
+		log_warn("state directory %s: %s; profiles are kept in memory only",
+			 conf->state_dir, strerror(-err));
+	else
+		log_info("kept profiles: %d restored from %s",
+			 store_foreach(m->store, ".kprof", restore_one, m), conf->state_dir);
+}
+
 int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 {
 	struct manager *m = calloc(1, sizeof(*m));
-	const struct config *conf;
 	char errbuf[512];
-	sigset_t mask;
 	int err;
 
 	if (!m)
@@ -512,73 +605,13 @@ int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 		free(m);
 		return err;
 	}
-	conf = &m->conf;
 	resolve_read_group(m);
 	m->start_ns = now_ns(CLOCK_MONOTONIC);
 	err = sd_event_default(&m->event);
-	if (err < 0)
+	if (err < 0 || (err = setup_signals(m)) < 0 || (err = setup_sampling(m)) < 0 ||
+	    (err = setup_loop(m)) < 0)
 		goto fail;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	if ((err = sd_event_add_signal(m->event, NULL, SIGTERM, NULL, NULL)) < 0 ||
-	    (err = sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL)) < 0 ||
-	    (err = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m)) < 0)
-		goto fail;
-	err = symbolizer_new((uint64_t)conf->symbols_mb << 20,
-			     (uint64_t)conf->symbols_per_uid_mb << 20, &m->sym);
-	if (err < 0)
-		goto fail;
-	err = loader_new(
-	    &(struct loader_opts){.ringbuf_bytes = conf->ringbuf_bytes,
-				  .ringbuf_max_bytes = (uint64_t)conf->ringbuf_max_mb << 20,
-				  .max_freq = KPROF_MAX_FREQ,
-				  .drain_ms = SAMPLE_BATCH_MS},
-	    &m->loader);
-	if (err < 0)
-		goto fail;
-	m->per_cpu = conf->sampling == CONFIG_SAMPLING_CPUS || !loader_threads_supported(m->loader);
-	m->max_thread_fds = thread_fd_limit(conf->max_thread_fds);
-	err = sampler_new(m->loader, m->max_thread_fds, &m->sampler);
-	if (err < 0)
-		goto fail;
-	err = jvmattach_ctx_new(m->event, JVM_EXCHANGES_MAX, &m->jvm);
-	if (err < 0)
-		goto fail;
-	m->env = (struct target_env){
-	    .conf = &m->conf, .sym = m->sym, .loader = m->loader, .event = m->event, .jvm = m->jvm};
-	err = ringbuf_new(loader_ringbuf_fd(m->loader), &ringbuf_ops, m, &m->ringbuf);
-	if (err < 0) {
-		log_err("ring buffer: %s", strerror(-err));
-		goto fail;
-	}
-	if ((err = sd_event_add_io(m->event, &m->rb_source, ringbuf_epoll_fd(m->ringbuf), EPOLLIN,
-				   on_ringbuf, m)) < 0 ||
-	    (err = sd_event_add_time_relative(m->event, &m->drain_timer, CLOCK_MONOTONIC,
-					      conf->drain_ms * 1000ULL, 1000, on_drain, m)) < 0 ||
-	    (err = sd_event_source_set_enabled(m->drain_timer, SD_EVENT_ON)) < 0 ||
-	    (err = sd_event_add_time_relative(m->event, &m->refresh_timer, CLOCK_MONOTONIC,
-					      HOUSEKEEPING_USEC, 10000, on_housekeeping, m)) < 0 ||
-	    (err = sd_event_source_set_enabled(m->refresh_timer, SD_EVENT_ON)) < 0)
-		goto fail;
-	/* Under systemd with WatchdogSec=, sd-event sends WATCHDOG=1 from the loop itself, so a
-	 * wedged loop stops the pings and gets the service restarted. */
-	err = sd_event_set_watchdog(m->event, true);
-	if (err < 0)
-		goto fail;
-	if (conf->state_dir[0]) {
-		err = store_open(conf->state_dir, &m->store);
-		if (err < 0)
-			log_warn("state directory %s: %s; profiles are kept in memory only",
-				 conf->state_dir, strerror(-err));
-		else
-			log_info("kept profiles: %d restored from %s",
-				 store_foreach(m->store, ".kprof", restore_one, m),
-				 conf->state_dir);
-	}
+	restore_kept(m);
 	*ret = m;
 	return 0;
 fail:

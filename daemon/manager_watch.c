@@ -81,29 +81,30 @@ void manager_on_cgroup(void *ctx, pid_t tgid, uint64_t cgid, uint64_t start_tick
 		}
 }
 
-int manager_watch(struct manager *m, const char *cgroup, const char *unit,
-		  const struct attach_opts *o, struct cgwatch **ret, unsigned *attached,
-		  unsigned *refused, char *errbuf, size_t errlen)
+/* Room for one more watch of uid by: 0, or -EUSERS with errbuf set. */
+static int watch_check_quota(struct manager *m, uid_t by, char *errbuf, size_t errlen)
 {
-	_cleanup_free_ pid_t *pids = NULL;
-	struct cgwatch *w;
 	unsigned mine = 0;
-	size_t n = 0;
-	int err;
 
-	if (!cgroup == !unit) {
-		snprintf(errbuf, errlen, "a cgroup or a unit, not both");
-		return -EINVAL;
-	}
 	for (unsigned i = 0; i < m->n_watches; i++)
-		mine += m->watches[i]->opts.by == o->by;
-	if (m->n_watches >= MANAGER_MAX_WATCHES ||
-	    (o->by != 0 && mine >= MANAGER_WATCHES_PER_USER)) {
+		mine += m->watches[i]->opts.by == by;
+	if (m->n_watches >= MANAGER_MAX_WATCHES || (by != 0 && mine >= MANAGER_WATCHES_PER_USER)) {
 		snprintf(errbuf, errlen, "too many cgroups watched (%u; %u per user)",
 			 MANAGER_MAX_WATCHES, MANAGER_WATCHES_PER_USER);
 		return -EUSERS;
 	}
-	w = calloc(1, sizeof(*w));
+	return 0;
+}
+
+/* A new watch of the cgroup or unit, resolved and named (not watched yet), or an error with
+ * errbuf set: not found (unless a watch rule's, which waits for it), or already watched. */
+static int watch_resolve(struct manager *m, const char *cgroup, const char *unit,
+			 const struct attach_opts *o, struct cgwatch **ret, char *errbuf,
+			 size_t errlen)
+{
+	struct cgwatch *w = calloc(1, sizeof(*w));
+	int err;
+
 	if (!w)
 		return -ENOMEM;
 	err = cgroup ? cgroup_resolve(cgroup, &w->ref) : cgroup_of_unit(unit, &w->ref);
@@ -129,6 +130,41 @@ int manager_watch(struct manager *m, const char *cgroup, const char *unit,
 		free(w);
 		return -EALREADY;
 	}
+	*ret = w;
+	return 0;
+}
+
+/* The processes in w's cgroup now (not kprofd itself) are attached. */
+static void watch_attach_members(struct manager *m, struct cgwatch *w)
+{
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t n = 0;
+
+	pids = w->waiting ? NULL : calloc(KP_MAX_TARGETS, sizeof(*pids));
+	if (pids)
+		cgroup_procs(&w->ref, pids, KP_MAX_TARGETS, &n);
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] != getpid())
+			watch_attach(m, w, pids[i], 0);
+}
+
+int manager_watch(struct manager *m, const char *cgroup, const char *unit,
+		  const struct attach_opts *o, struct cgwatch **ret, unsigned *attached,
+		  unsigned *refused, char *errbuf, size_t errlen)
+{
+	struct cgwatch *w;
+	int err;
+
+	if (!cgroup == !unit) {
+		snprintf(errbuf, errlen, "a cgroup or a unit, not both");
+		return -EINVAL;
+	}
+	err = watch_check_quota(m, o->by, errbuf, errlen);
+	if (err < 0)
+		return err;
+	err = watch_resolve(m, cgroup, unit, o, &w, errbuf, errlen);
+	if (err < 0)
+		return err;
 	w->opts = *o;
 	w->opts.children = true;
 	w->opts.duration_sec = 0;
@@ -143,12 +179,7 @@ int manager_watch(struct manager *m, const char *cgroup, const char *unit,
 		return err;
 	}
 	m->watches[m->n_watches++] = w;
-	pids = w->waiting ? NULL : calloc(KP_MAX_TARGETS, sizeof(*pids));
-	if (pids)
-		cgroup_procs(&w->ref, pids, KP_MAX_TARGETS, &n);
-	for (size_t i = 0; i < n; i++)
-		if (pids[i] != getpid())
-			watch_attach(m, w, pids[i], 0);
+	watch_attach_members(m, w);
 	*attached = w->joined;
 	*refused = w->refused;
 	log_info("watching %s (cgroup %s, by uid %u): %u processes attached, %u refused", w->name,

@@ -26,18 +26,19 @@
  * Cost: a uprobe trap per block executed while tracing. It shows as system time of the target,
  * so the slowdown is estimated from the target's user and system times before and during the
  * trace (/proc/PID/stat).
+ *
+ * The parts, each calling only those before it (what they share is paths_internal.h):
+ * paths_uprobe.c (the uprobe side's BPF state: reading and checking the code, the edge table,
+ * the probes, cleaning up after them), this file (a trace's start, both tracers', and its stop,
+ * lifetime and timer) and paths_events.c (what a running trace is fed: the uprobe tracer's
+ * path events and the hardware breakpoints' hits). The hardware breakpoints' start stays here
+ * with the uprobes' because both arm this file's timer and stop, and the stop reads both back.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
-
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include "kprof/cfg.h"
 #include "kprof/cleanup.h"
@@ -47,21 +48,20 @@
 #include "kprof/procmaps.h"
 #include "clock.h"
 #include "loader.h"
-#include "kprof/config.h"
 #include "paths.h"
+#include "paths_internal.h"
 #include "hwbp.h"
 #include "hwpaths.h"
 #include "hwstruct.h"
 #include "symbolize.h"
 #include "procfs.h"
-#include "tfile.h"
 #include "log.h"
 
 static uint32_t next_trace_id = 1;
 
 /* ---- target CPU times ---- */
 
-struct cpu_times read_cpu(pid_t pid)
+struct cpu_times paths_read_cpu(pid_t pid)
 {
 	struct procinfo_stat st;
 	struct cpu_times c = {0};
@@ -76,64 +76,12 @@ struct cpu_times read_cpu(pid_t pid)
 
 /* ---- structural path profiling: per-thread activations ---- */
 
-static void spp_stack_release(struct spp_stack *st)
+void paths_spp_stack_release(struct spp_stack *st)
 {
 	for (uint32_t i = 0; st->a && i < 2 * PATHS_SPP_MAX_DEPTH; i++)
 		spp_act_release(&st->a[i]);
 	free(st->a);
 	memset(st, 0, sizeof(*st));
-}
-
-static void spp_on_enter(struct path_trace *tr, struct spp_stack *st)
-{
-	if (!st->a)
-		st->a = calloc(2 * PATHS_SPP_MAX_DEPTH, sizeof(*st->a));
-	if (!st->a || st->dead || st->depth == PATHS_SPP_MAX_DEPTH ||
-	    spp_enter(tr->spp, &st->a[2 * st->depth]) < 0 ||
-	    spp_enter(tr->spp_full, &st->a[2 * st->depth + 1]) < 0) {
-		st->dead++;
-		tr->spp_untracked++;
-		return;
-	}
-	st->depth++;
-}
-
-/* Path id of the innermost activation: its blocks go to both profiles; exit: it returned. */
-static void spp_on_path(struct path_trace *tr, struct spp_stack *st, uint64_t id, bool exit)
-{
-	struct spp_act *a;
-	int n;
-
-	spp_flat_add(tr->flat, id);
-	spp_flat_add(tr->flat_full, id);
-	if (st->dead || !st->depth)
-		return;
-	a = &st->a[2 * (st->depth - 1)];
-	n = cfg_path_decode(tr->cfg, id, tr->steps, cfg_nblocks(tr->cfg));
-	for (int i = 0; i < n; i++) {
-		spp_block(tr->spp, &a[0], tr->steps[i].block);
-		spp_block(tr->spp_full, &a[1], tr->steps[i].block);
-	}
-	if (exit) {
-		spp_exit(tr->spp, &a[0]);
-		spp_exit(tr->spp_full, &a[1]);
-	}
-}
-
-/* The innermost activation is gone (returned, or abandoned when !returned). */
-static void spp_on_leave(struct spp_stack *st, bool returned)
-{
-	if (st->dead) {
-		st->dead--;
-		return;
-	}
-	if (!st->depth)
-		return;
-	st->depth--;
-	if (!returned) {
-		spp_act_reset(&st->a[2 * st->depth]);
-		spp_act_reset(&st->a[2 * st->depth + 1]);
-	}
 }
 
 static int spp_setup(struct path_trace *tr, const struct paths_opts *req, char *err, size_t errlen)
@@ -210,165 +158,9 @@ static int find_cb(const struct perfmap_sym *s, void *userdata)
 	return 0;
 }
 
-static int read_code(pid_t pid, const struct uprobe_site *site, uint64_t start, uint8_t *code,
-		     size_t len, const char *name, char *err, size_t errlen)
-{
-	_cleanup_free_ uint8_t *file = malloc(len);
-	struct iovec local = {code, len}, remote = {(void *)(uintptr_t)start, len};
-	char path[96];
-	ssize_t n;
-	int fd;
-
-	if (!file)
-		return -ENOMEM;
-	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-	if (n != (ssize_t)len) {
-		int e = n < 0 ? -errno : -EIO;
-
-		snprintf(err, errlen, "cannot read the code of %s (0x%" PRIx64 ", %zu bytes): %s",
-			 name, start, len, n < 0 ? strerror(-e) : "short read");
-		return e;
-	}
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid,
-		 site->map_start, site->map_end);
-	{
-		char why[128] = "";
-		struct stat st;
-
-		fd = tfile_open(AT_FDCWD, path, false, NULL, &st, why, sizeof(why));
-		if (fd < 0) {
-			snprintf(err, errlen, "cannot open %s: %s", path, why);
-			return fd;
-		}
-	}
-	n = pread(fd, file, len, (off_t)site->offset);
-	close(fd);
-	if (n != (ssize_t)len) {
-		snprintf(err, errlen, "cannot read the code of %s from %s", name, path);
-		return -EIO;
-	}
-	for (size_t i = 0; i < len; i++) {
-		if (code[i] == file[i])
-			continue;
-		if (code[i] != 0xcc) { /* another probe's int3 is fine: the file has the insn */
-			snprintf(err, errlen,
-				 "the code of %s differs in memory from its file at 0x%" PRIx64
-				 ": uprobes would run the file's instructions",
-				 name, start + i);
-			return -EILSEQ;
-		}
-		code[i] = file[i];
-	}
-	return 0;
-}
-
-/* ---- BPF state ---- */
-
-static int put_edge(struct bpf_map *map, uint32_t id, uint32_t from, uint32_t to, uint32_t act,
-		    uint32_t flags, uint64_t add, uint64_t reset)
-{
-	struct kp_path_key k = {.trace = id, .from = from, .to = to};
-	struct kp_path_val v = {.act = act, .flags = flags, .add = add, .reset = reset};
-
-	if (bpf_map__update_elem(map, &k, sizeof(k), &v, sizeof(v), BPF_ANY) < 0)
-		return -errno;
-	return 0;
-}
-
-static int fill_edges(struct bpf_map *map, uint32_t id, const struct cfg *g, bool edges)
-{
-	int r = 0;
-
-	for (uint32_t i = 0; r == 0 && i < cfg_nedges(g); i++) {
-		const struct cfg_edge *e = cfg_edge_get(g, i);
-		struct cfg_transition tr;
-
-		if (e->dst == CFG_EXIT)
-			continue;
-		if (edges) { /* parallel edges share a key: counted once, as the first */
-			r = put_edge(map, id, e->src, e->dst, KP_PACT_EDGE, 0, 0, 0);
-			continue;
-		}
-		r = cfg_transition(g, e->src, e->dst, &tr);
-		if (r < 0)
-			return r;
-		r = put_edge(map, id, e->src, e->dst,
-			     tr.act == CFG_ACT_BACK ? KP_PACT_BACK : KP_PACT_ADD, 0, tr.add,
-			     tr.reset);
-	}
-	for (uint32_t b = 0; r == 0 && b < cfg_nblocks(g); b++) {
-		const struct cfg_block *blk = cfg_block_get(g, b);
-
-		if (blk->flags & CFG_BLOCK_EXIT)
-			r = put_edge(map, id, b, KP_PATH_EXIT, KP_PACT_EXIT,
-				     blk->flags & CFG_BLOCK_EXIT_ONLY ? KP_PEF_EXIT_ONLY : 0,
-				     edges ? 0 : blk->exit_val, 0);
-	}
-	return r;
-}
-
-struct bpf_cleanup {
-	struct bpf_map *edges, *threads;
-	uint32_t id;
-	pid_t pid;
-};
-
-/* After the probes are gone: the trace's edges and the target's thread states. */
-static void bpf_cleanup(void *arg)
-{
-	struct bpf_cleanup *c = arg;
-	struct kp_path_key k, nk;
-	struct kp_path_thread st;
-	uint32_t tid, ntid;
-	bool first = true;
-
-	while (bpf_map__get_next_key(c->edges, first ? NULL : &k, &nk, sizeof(nk)) == 0) {
-		if (nk.trace == c->id)
-			bpf_map__delete_elem(c->edges, &nk, sizeof(nk), 0);
-		else
-			k = nk, first = false;
-	}
-	first = true;
-	while (bpf_map__get_next_key(c->threads, first ? NULL : &tid, &ntid, sizeof(ntid)) == 0) {
-		if (bpf_map__lookup_elem(c->threads, &ntid, sizeof(ntid), &st, sizeof(st), 0) ==
-			0 &&
-		    st.tgid == (uint32_t)c->pid)
-			bpf_map__delete_elem(c->threads, &ntid, sizeof(ntid), 0);
-		else
-			tid = ntid, first = false;
-	}
-	free(c);
-}
-
-void paths_read_edges(struct path_trace *tr)
-{
-	struct bpf_map *map = loader_path_edges(tr->env.loader);
-	struct kp_path_key k, nk;
-	struct kp_path_val v;
-	bool first = true;
-
-	while (bpf_map__get_next_key(map, first ? NULL : &k, &nk, sizeof(nk)) == 0) {
-		k = nk;
-		first = false;
-		if (nk.trace != tr->id ||
-		    bpf_map__lookup_elem(map, &nk, sizeof(nk), &v, sizeof(v), 0) < 0)
-			continue;
-		if (v.act == KP_PACT_START) {
-			tr->edge_activations = v.add;
-		} else if (v.act == KP_PACT_EXIT && nk.from < cfg_nblocks(tr->cfg)) {
-			tr->exit_counts[nk.from] = v.reset;
-		} else if (v.act == KP_PACT_EDGE) {
-			int e = cfg_edge_find(tr->cfg, nk.from, nk.to);
-
-			if (e >= 0)
-				tr->edge_counts[e] = v.add;
-		}
-	}
-}
-
 /* ---- lifetime ---- */
 
-void trace_free(struct path_trace *tr)
+void paths_trace_free(struct path_trace *tr)
 {
 	if (!tr)
 		return;
@@ -376,7 +168,7 @@ void trace_free(struct path_trace *tr)
 	sd_event_source_disable_unref(tr->timer);
 	for (size_t i = 0; tr->threads && i < PATHS_THREAD_SLOTS; i++) {
 		ksf_ctx_release(&tr->threads[i].ctx);
-		spp_stack_release(&tr->threads[i].spp);
+		paths_spp_stack_release(&tr->threads[i].spp);
 	}
 	free(tr->threads);
 	free(tr->blockev);
@@ -399,7 +191,7 @@ void trace_free(struct path_trace *tr)
 void paths_free(struct path_trace *tr)
 {
 	paths_stop(tr, "target freed");
-	trace_free(tr);
+	paths_trace_free(tr);
 }
 
 bool paths_tracing(const struct path_trace *tr)
@@ -423,7 +215,7 @@ bool paths_is_function(const struct path_trace *tr, const char *function)
 	return !errno && *end == '\0' && a >= tr->start && a - tr->start < tr->size;
 }
 
-static void hw_sync(struct path_trace *tr)
+void paths_hw_sync(struct path_trace *tr)
 {
 	const struct hwpaths *h = tr->hw;
 
@@ -451,7 +243,7 @@ static void hw_sync(struct path_trace *tr)
 void paths_stop(struct path_trace *tr, const char *reason)
 {
 	struct loader *l;
-	struct bpf_cleanup *c;
+	struct paths_cleanup *c;
 
 	if (!tr || !tr->tracing)
 		return;
@@ -460,7 +252,7 @@ void paths_stop(struct path_trace *tr, const char *reason)
 	snprintf(tr->reason, sizeof(tr->reason), "%s", reason);
 	tr->stopped_ns = now_ns(CLOCK_MONOTONIC);
 	{
-		struct cpu_times c = read_cpu(tr->pid);
+		struct cpu_times c = paths_read_cpu(tr->pid);
 
 		if (c.ok) /* else (the target is gone) the last reading while tracing stands */
 			tr->cpu_end = c;
@@ -469,7 +261,7 @@ void paths_stop(struct path_trace *tr, const char *reason)
 	tr->timer = sd_event_source_disable_unref(tr->timer);
 	if (tr->hw) {
 		hwpaths_stop(tr->hw);
-		hw_sync(tr);
+		paths_hw_sync(tr);
 		log_info("pid %d: branch trace of %s ended (%s): %" PRIu64 " hits, %" PRIu64
 			 " loop activations, %" PRIu64 " paths",
 			 tr->pid, tr->func, reason, tr->events, tr->activations, tr->path_events);
@@ -479,11 +271,11 @@ void paths_stop(struct path_trace *tr, const char *reason)
 		paths_read_edges(tr); /* the final counts, before the table entries go */
 	c = malloc(sizeof(*c));
 	if (c)
-		*c = (struct bpf_cleanup){loader_path_edges(l), loader_path_threads(l), tr->id,
-					  tr->pid};
+		*c = (struct paths_cleanup){loader_path_edges(l), loader_path_threads(l), tr->id,
+					    tr->pid};
 	removal_put(tr->removal);
-	tr->removal =
-	    links_remove_async(tr->links, tr->nlinks, &tr->file, 1, c ? bpf_cleanup : NULL, c);
+	tr->removal = links_remove_async(tr->links, tr->nlinks, &tr->file, 1,
+					 c ? paths_bpf_cleanup : NULL, c);
 	tr->links = NULL;
 	tr->nlinks = 0;
 	log_info("pid %d: path trace of %s ended (%s): %" PRIu64 " activations, %" PRIu64 " paths",
@@ -500,72 +292,15 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-static int attach_probes(struct path_trace *tr, const struct uprobe_site *site, char *err,
+/* The JIT function named (or at the address in) function, from sym's perf map: tr->func, start
+ * and size set. */
+static int find_function(struct tsym *sym, struct path_trace *tr, const char *function, char *err,
 			 size_t errlen)
 {
-	struct bpf_program *prog = loader_path_prog(tr->env.loader);
-	uint32_t entry = cfg_entry_block(tr->cfg);
-	char path[96];
-
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, tr->pid,
-		 site->map_start, site->map_end);
-	tr->file = site->file;
-	if (removals_pending(&site->file)) {
-		snprintf(err, errlen,
-			 "uprobes in the code of %s are still being removed by the kernel: "
-			 "attaching now would stall kprofd until they are gone; try again in a few "
-			 "seconds",
-			 tr->func);
-		return -EBUSY;
-	}
-	tr->links = calloc(cfg_nblocks(tr->cfg), sizeof(*tr->links));
-	if (!tr->links)
-		return -ENOMEM;
-	for (uint32_t b = 0; b < cfg_nblocks(tr->cfg); b++) {
-		const struct cfg_block *blk = cfg_block_get(tr->cfg, b);
-		uint64_t cookie = (uint64_t)tr->id << 32 | b;
-		struct bpf_link *lk;
-
-		if (blk->ninsns == 0 || (blk->term == CFG_TERM_TRAP && blk->ninsns == 1))
-			continue; /* nothing to run, or a lone trap (it never returns here) */
-		if (b == entry)
-			cookie |= KP_PATH_BLK_ENTRY;
-		if (blk->flags & CFG_BLOCK_EXIT_ONLY)
-			cookie |= KP_PATH_BLK_EXIT_ONLY;
-		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = cookie);
-		lk = bpf_program__attach_uprobe_opts(prog, tr->pid, path,
-						     site->offset + (blk->start - tr->start), &o);
-		if (!lk) {
-			int e = -errno;
-
-			snprintf(err, errlen,
-				 "cannot attach a uprobe to block 0x%" PRIx64 " of %s: %s%s",
-				 blk->start, tr->func, strerror(-e),
-				 e == -EACCES || e == -EPERM ? " (uprobes need CAP_SYS_ADMIN)"
-							     : "");
-			return e;
-		}
-		tr->links[tr->nlinks++] = lk;
-	}
-	tr->probes = tr->nlinks;
-	return 0;
-}
-
-/* Resolve, read, analyze: tr->func/start/size/cfg set, site filled. */
-static int prepare(struct tsym *sym, struct path_trace *tr, const char *function, bool force,
-		   struct uprobe_site *site, char *err, size_t errlen)
-{
 	struct find f = {.name = function};
-	struct procmaps *pm = NULL;
-	_cleanup_free_ uint8_t *code = NULL;
-	struct cfg_stats cs;
 	char *end;
 	int r;
 
-	if (!sym) {
-		snprintf(err, errlen, "pid %d has no symbols loaded", tr->pid);
-		return -ENODATA;
-	}
 	if (!strncmp(function, "0x", 2)) {
 		errno = 0;
 		f.addr = strtoull(function, &end, 16);
@@ -594,6 +329,17 @@ static int prepare(struct tsym *sym, struct path_trace *tr, const char *function
 	tr->func = f.hit_name;
 	tr->start = f.hit.start;
 	tr->size = f.hit.size;
+	return 0;
+}
+
+/* Where tr's code is mapped: a file uprobes may go in (site filled), else anonymous memory
+ * (tr->hw allocated); tr->size cut to the mapping and checked. */
+static int locate_code(struct path_trace *tr, bool force, struct uprobe_site *site, char *err,
+		       size_t errlen)
+{
+	struct procmaps *pm = NULL;
+	int r;
+
 	r = procmaps_read_pid(tr->pid, &pm, err, errlen);
 	if (r < 0)
 		return r;
@@ -616,6 +362,27 @@ static int prepare(struct tsym *sym, struct path_trace *tr, const char *function
 			 tr->func, tr->size, PATHS_MAX_CODE);
 		return -E2BIG;
 	}
+	return 0;
+}
+
+/* Resolve, read, analyze: tr->func/start/size/cfg set, site filled. */
+static int prepare(struct tsym *sym, struct path_trace *tr, const char *function, bool force,
+		   struct uprobe_site *site, char *err, size_t errlen)
+{
+	_cleanup_free_ uint8_t *code = NULL;
+	struct cfg_stats cs;
+	int r;
+
+	if (!sym) {
+		snprintf(err, errlen, "pid %d has no symbols loaded", tr->pid);
+		return -ENODATA;
+	}
+	r = find_function(sym, tr, function, err, errlen);
+	if (r < 0)
+		return r;
+	r = locate_code(tr, force, site, err, errlen);
+	if (r < 0)
+		return r;
 	code = malloc(tr->size);
 	if (!code)
 		return -ENOMEM;
@@ -625,7 +392,8 @@ static int prepare(struct tsym *sym, struct path_trace *tr, const char *function
 			snprintf(err, errlen, "cannot read the code of %s (0x%" PRIx64 "): %s",
 				 tr->func, tr->start, strerror(-r));
 	} else {
-		r = read_code(tr->pid, site, tr->start, code, tr->size, tr->func, err, errlen);
+		r = paths_read_code(tr->pid, site, tr->start, code, tr->size, tr->func, err,
+				    errlen);
 	}
 	if (r < 0)
 		return r;
@@ -710,7 +478,7 @@ static int start_hw(struct path_trace *tr, char *err, size_t errlen)
 	h->budget = tr->budget;
 	h->stop = hw_stop;
 	h->stop_arg = tr;
-	tr->cpu_attach = read_cpu(tr->pid);
+	tr->cpu_attach = paths_read_cpu(tr->pid);
 	tr->attach_wall_ns = now_ns(CLOCK_MONOTONIC);
 	loader_counters(tr->env.loader, tr->ctr0, NULL);
 	if (tr->spp) {
@@ -733,7 +501,7 @@ static int start_hw(struct path_trace *tr, char *err, size_t errlen)
 	}
 	tr->tracing = true;
 	tr->started_ns = now_ns(CLOCK_MONOTONIC);
-	tr->cpu_start = read_cpu(tr->pid);
+	tr->cpu_start = paths_read_cpu(tr->pid);
 	log_info("pid %d: tracing the branches of %s (0x%" PRIx64 ", anonymous memory) with "
 		 "hardware breakpoints: %zu branches in %zu groups, k %u, for %u ms",
 		 tr->pid, tr->func, tr->start, h->plan.nbr, h->plan.ngroups, tr->k,
@@ -741,33 +509,10 @@ static int start_hw(struct path_trace *tr, char *err, size_t errlen)
 	return 0;
 }
 
-void paths_on_hwbp(struct path_trace *tr, const struct kp_hwbp *ev)
+/* A trace request for pid (k iterations) that may start: 0, or why not in err. */
+static int check_request(const struct paths_opts *req, pid_t pid, const struct path_trace *old,
+			 unsigned k, char *err, size_t errlen)
 {
-	if (!tr || !tr->hw || !tr->tracing)
-		return;
-	if (tr->hw->st)
-		hwstruct_on_event(tr->hw->st, ev);
-	else
-		hwpaths_on_event(tr->hw, ev);
-	if (tr->hw) /* the event may have ended the trace, which keeps hw */
-		hw_sync(tr);
-	if ((tr->events & 1023) == 0) {
-		struct cpu_times c = read_cpu(tr->pid);
-
-		if (c.ok)
-			tr->cpu_end = c;
-	}
-}
-
-static int start_one(struct path_trace **slot, const struct paths_env *env, pid_t pid,
-		     struct tsym *sym, const struct paths_opts *req, bool *no_loop, char *err,
-		     size_t errlen)
-{
-	struct path_trace *tr, *old = *slot;
-	struct uprobe_site site;
-	unsigned k = req->k ? req->k : 4;
-	int r;
-
 	if (k < 1 || k > KSF_K_MAX) {
 		snprintf(err, errlen, "k %u is out of range 1-%d", k, KSF_K_MAX);
 		return -EINVAL;
@@ -787,6 +532,78 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 			 old->func);
 		return -EBUSY;
 	}
+	return 0;
+}
+
+/* The uprobe tracer armed on a prepared trace: the edge table, a probe on every block, the
+ * start entry, the duration timer. On error the links (if any) and the edges go, the same way
+ * a stopped trace's do. */
+static int start_uprobes(struct path_trace *tr, const struct uprobe_site *site, char *err,
+			 size_t errlen)
+{
+	const struct paths_env *env = &tr->env;
+	int r;
+
+	r = paths_fill_edges(loader_path_edges(env->loader), tr->id, tr->cfg, tr->edges);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot fill the BPF edge table: %s", strerror(-r));
+		goto fail_bpf;
+	}
+	tr->cpu_attach = paths_read_cpu(tr->pid);
+	tr->attach_wall_ns = now_ns(CLOCK_MONOTONIC);
+	loader_counters(env->loader, tr->ctr0, NULL);
+	r = paths_attach_probes(tr, site, err, errlen);
+	if (r < 0)
+		goto fail_bpf;
+	/* Armed: activations may begin now that every probe is on. */
+	r = paths_put_edge(loader_path_edges(env->loader), tr->id, KP_PATH_NONE,
+			   cfg_entry_block(tr->cfg), KP_PACT_START, tr->edges ? KP_PEF_EDGES : 0, 0,
+			   0);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot fill the BPF edge table: %s", strerror(-r));
+		goto fail_bpf;
+	}
+	/* Not sd_event_add_time_relative: the loop's cached time is stale after a wait above. */
+	r = sd_event_add_time(env->event, &tr->timer, CLOCK_MONOTONIC,
+			      now_ns(CLOCK_MONOTONIC) / 1000 + (uint64_t)tr->duration_ms * 1000,
+			      1000, on_timer, tr);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot arm the duration timer: %s", strerror(-r));
+		goto fail_bpf;
+	}
+	tr->tracing = true;
+	tr->started_ns = now_ns(CLOCK_MONOTONIC);
+	tr->cpu_start = paths_read_cpu(tr->pid);
+	return 0;
+
+fail_bpf:
+	/* Links (if any) and the edges go, the same way a stopped trace's do. */
+	{
+		struct paths_cleanup *c = malloc(sizeof(*c));
+
+		if (c)
+			*c = (struct paths_cleanup){loader_path_edges(env->loader),
+						    loader_path_threads(env->loader), tr->id,
+						    tr->pid};
+		tr->removal = links_remove_async(tr->links, tr->nlinks, &tr->file, 1,
+						 c ? paths_bpf_cleanup : NULL, c);
+		tr->links = NULL;
+	}
+	return r;
+}
+
+static int start_one(struct path_trace **slot, const struct paths_env *env, pid_t pid,
+		     struct tsym *sym, const struct paths_opts *req, bool *no_loop, char *err,
+		     size_t errlen)
+{
+	struct path_trace *tr, *old = *slot;
+	struct uprobe_site site;
+	unsigned k = req->k ? req->k : 4;
+	int r;
+
+	r = check_request(req, pid, old, k, err, errlen);
+	if (r < 0)
+		return r;
 	tr = calloc(1, sizeof(*tr));
 	if (!tr)
 		return -ENOMEM;
@@ -809,7 +626,7 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 	if (r < 0)
 		goto fail;
 	if (old) /* the previous trace's probes must be gone first */
-		trace_free(old);
+		paths_trace_free(old);
 	*slot = NULL;
 	tr->id = next_trace_id++;
 	if (next_trace_id == 0)
@@ -822,35 +639,9 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 		*slot = tr;
 		return 0;
 	}
-	r = fill_edges(loader_path_edges(env->loader), tr->id, tr->cfg, tr->edges);
-	if (r < 0) {
-		snprintf(err, errlen, "cannot fill the BPF edge table: %s", strerror(-r));
-		goto fail_bpf;
-	}
-	tr->cpu_attach = read_cpu(tr->pid);
-	tr->attach_wall_ns = now_ns(CLOCK_MONOTONIC);
-	loader_counters(env->loader, tr->ctr0, NULL);
-	r = attach_probes(tr, &site, err, errlen);
+	r = start_uprobes(tr, &site, err, errlen);
 	if (r < 0)
-		goto fail_bpf;
-	/* Armed: activations may begin now that every probe is on. */
-	r = put_edge(loader_path_edges(env->loader), tr->id, KP_PATH_NONE, cfg_entry_block(tr->cfg),
-		     KP_PACT_START, tr->edges ? KP_PEF_EDGES : 0, 0, 0);
-	if (r < 0) {
-		snprintf(err, errlen, "cannot fill the BPF edge table: %s", strerror(-r));
-		goto fail_bpf;
-	}
-	/* Not sd_event_add_time_relative: the loop's cached time is stale after a wait above. */
-	r = sd_event_add_time(env->event, &tr->timer, CLOCK_MONOTONIC,
-			      now_ns(CLOCK_MONOTONIC) / 1000 + (uint64_t)tr->duration_ms * 1000,
-			      1000, on_timer, tr);
-	if (r < 0) {
-		snprintf(err, errlen, "cannot arm the duration timer: %s", strerror(-r));
-		goto fail_bpf;
-	}
-	tr->tracing = true;
-	tr->started_ns = now_ns(CLOCK_MONOTONIC);
-	tr->cpu_start = read_cpu(tr->pid);
+		goto fail;
 	*slot = tr;
 	log_info("pid %d: tracing the %s of %s (0x%" PRIx64 ", %zu blocks, %" PRIu64
 		 " paths, k %u) for %u ms",
@@ -858,130 +649,10 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 		 tr->start, cfg_nblocks(tr->cfg), cfg_num_paths(tr->cfg), k, tr->duration_ms);
 	return 0;
 
-fail_bpf:
-	/* Links (if any) and the edges go, the same way a stopped trace's do. */
-	{
-		struct bpf_cleanup *c = malloc(sizeof(*c));
-
-		if (c)
-			*c =
-			    (struct bpf_cleanup){loader_path_edges(env->loader),
-						 loader_path_threads(env->loader), tr->id, tr->pid};
-		tr->removal = links_remove_async(tr->links, tr->nlinks, &tr->file, 1,
-						 c ? bpf_cleanup : NULL, c);
-		tr->links = NULL;
-	}
 fail:
 	free(tr->links);
-	trace_free(tr);
+	paths_trace_free(tr);
 	return r;
-}
-
-/* ---- events ---- */
-
-static struct path_thread *thread_get(struct path_trace *tr, uint32_t tid)
-{
-	size_t mask = PATHS_THREAD_SLOTS - 1, i = (tid * 2654435761u) & mask;
-
-	for (size_t n = 0; n < PATHS_THREAD_SLOTS; n++, i = (i + 1) & mask) {
-		if (tr->threads[i].tid == tid)
-			return &tr->threads[i];
-		if (tr->threads[i].tid == 0) {
-			if (tr->nthreads >= PATHS_THREAD_SLOTS / 2)
-				return NULL;
-			tr->nthreads++;
-			tr->threads[i].tid = tid;
-			return &tr->threads[i];
-		}
-	}
-	return NULL;
-}
-
-/* Lost track of th: forget its activations until its next outermost entry. */
-static void desync(struct path_trace *tr, struct path_thread *th)
-{
-	ksf_ctx_release(&th->ctx);
-	spp_stack_release(&th->spp);
-	if (!th->desync)
-		tr->resyncs++;
-	th->desync = true;
-}
-
-void paths_on_event(struct path_trace *tr, const struct kp_path *ev)
-{
-	struct path_thread *th;
-	size_t depth;
-
-	if (!tr || !tr->tracing || ev->trace != tr->id || ev->tid == 0)
-		return;
-	tr->events++;
-	th = thread_get(tr, ev->tid);
-	if (!th) {
-		tr->lost_threads++;
-		return;
-	}
-	if (th->seq && ev->seq != th->seq + 1)
-		desync(tr, th); /* events of this thread were lost */
-	th->seq = ev->seq;
-	depth = ksf_ctx_depth(&th->ctx, NULL);
-	if (ev->op == KP_POP_ENTER && ev->depth == 1 && (th->desync || depth != 0)) {
-		ksf_ctx_release(&th->ctx);
-		spp_stack_release(&th->spp);
-		th->desync = false;
-		depth = 0;
-	}
-	if (!th->desync) {
-		bool ok = ev->op == KP_POP_ENTER ? depth + 1 == ev->depth : depth == ev->depth;
-
-		if (!ok || ev->depth == 0)
-			desync(tr, th);
-	}
-	if (th->desync) {
-		tr->dropped++;
-		return;
-	}
-	switch (ev->op) {
-	case KP_POP_ENTER:
-		ksf_enter(tr->ksf, &th->ctx, 0);
-		tr->activations++;
-		if (tr->spp)
-			spp_on_enter(tr, &th->spp);
-		break;
-	case KP_POP_PATH:
-	case KP_POP_EXIT:
-		if (ev->id >= cfg_num_paths(tr->cfg)) {
-			desync(tr, th);
-			tr->dropped++;
-			return;
-		}
-		ksf_push(tr->ksf, &th->ctx, ev->id);
-		tr->path_events++;
-		if (tr->spp)
-			spp_on_path(tr, &th->spp, ev->id, ev->op == KP_POP_EXIT);
-		if (ev->op == KP_POP_EXIT) {
-			ksf_exit(tr->ksf, &th->ctx);
-			if (tr->spp)
-				spp_on_leave(&th->spp, true);
-		}
-		break;
-	case KP_POP_ABORT:
-		ksf_exit(tr->ksf, &th->ctx);
-		tr->aborted++;
-		if (tr->spp)
-			spp_on_leave(&th->spp, false);
-		break;
-	default:
-		desync(tr, th);
-		return;
-	}
-	if ((tr->events & 1023) == 0) { /* the target may be gone when the trace stops */
-		struct cpu_times c = read_cpu(tr->pid);
-
-		if (c.ok)
-			tr->cpu_end = c;
-	}
-	if (tr->budget && tr->path_events >= tr->budget)
-		paths_stop(tr, "budget");
 }
 
 struct same {

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* paths.h: the path tracer (paths.c), and what its wire mapping (paths_reply.c) reads of it.
  * The first part is the interface to the rest of kprofd, the rest is private to the tracer.
+ * paths_uprobe.h is included here; paths_events.h, the events of a running trace, is not (it is
+ * the part above paths.c).
  */
 #ifndef KPROF_DAEMON_PATHS_H
 #define KPROF_DAEMON_PATHS_H
@@ -19,6 +21,7 @@
 #include "kprof/ksf_ipf.h"
 #include "kprof/spp.h"
 #include "probes.h"
+#include "paths_uprobe.h"
 
 struct path_trace;
 
@@ -53,9 +56,6 @@ void paths_stop(struct path_trace *tr, const char *reason);
 bool paths_tracing(const struct path_trace *tr);
 /* Is the trace (running or last) of this function (a name, or an address inside it)? */
 bool paths_is_function(const struct path_trace *tr, const char *function);
-void paths_on_event(struct path_trace *tr, const struct kp_path *ev);
-/* A hit of the branch tracer's breakpoints (code in anonymous memory). */
-void paths_on_hwbp(struct path_trace *tr, const struct kp_hwbp *ev);
 /* Stop and free (NULL: nothing). */
 void paths_free(struct path_trace *tr);
 
@@ -135,10 +135,8 @@ struct path_trace {
 };
 
 /* The target's user and system CPU times (ok false if unreadable). */
-struct cpu_times read_cpu(pid_t pid);
-/* Edge profile: read the counts of a running trace from the BPF edge table. */
-void paths_read_edges(struct path_trace *tr);
+struct cpu_times paths_read_cpu(pid_t pid);
 /* Free a trace (joining its probe removal first). */
-void trace_free(struct path_trace *tr);
+void paths_trace_free(struct path_trace *tr);
 
 #endif

@@ -171,7 +171,7 @@ static void fill_stats(const struct path_trace *tr, Kprof__PathsReply *r)
 	const uint64_t *c1 = tr->tracing ? NULL : tr->ctr1;
 	uint64_t ctr_now[KP_CTR_NR];
 	uint64_t end_ns = tr->tracing ? now_ns(CLOCK_MONOTONIC) : tr->stopped_ns;
-	struct cpu_times now = tr->tracing ? read_cpu(tr->pid) : tr->cpu_end;
+	struct cpu_times now = tr->tracing ? paths_read_cpu(tr->pid) : tr->cpu_end;
 	double before, during;
 
 	if (!c1) {
@@ -620,12 +620,12 @@ int paths_restore(struct target *t, const Kprof__PathsReply *saved)
 	tr->saved = kprof__paths_reply__unpack(NULL, len, buf);
 	tr->func = strdup(saved->function ? saved->function : "");
 	if (!tr->saved || !tr->func) {
-		trace_free(tr);
+		paths_trace_free(tr);
 		return -ENOMEM;
 	}
 	((Kprof__PathsReply *)tr->saved)->state = KPROF__PATHS_STATE__PATHS_STATE_DONE;
 	((Kprof__PathsReply *)tr->saved)->target = NULL;
-	trace_free(t->paths);
+	paths_trace_free(t->paths);
 	t->paths = tr;
 	return 0;
 }

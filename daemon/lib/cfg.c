@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* cfg.c: control-flow graph recovery and Ball-Larus numbering (see include/kprof/cfg.h).
  *
- * Four passes over one function:
+ * Four passes over one function. This file holds the two that see instructions (Capstone and
+ * the builder's state stay here), cfg_build, which runs all four, and the plain queries. What
+ * sees only blocks and edges is apart: passes 3 and 4 in cfg_graph.c, the transitions and path
+ * ids a tracer uses in cfg_paths.c, the invariant checker in cfg_check.c; struct cfg, which
+ * they share, in cfg_internal.h. cfg.c calls cfg_graph.c; cfg_paths.c and cfg_check.c call
+ * cfg.c's queries; nothing calls back.
+ *
  * 1. explore: a worklist of addresses, each decoded straight on with Capstone until an
  *    instruction that ends the run. One state byte per code byte (instruction start, inside an
  *    instruction, block leader) decodes every byte once and catches branches into the middle of
@@ -10,19 +16,8 @@
  *    instructions. Out-edges in a fixed order (fallthrough, then taken or jump, then exit); a jcc
  *    whose target is its own fallthrough gives a single edge, so a (from, to) pair names at most
  *    one edge, which is what a probe at block leaders can observe.
- * 3. loops: an iterative DFS from the entry, successors in edge order. Back edges are the edges
- *    to a DFS ancestor or to the block itself (retreating edges); removing them leaves a DAG for
- *    any DFS. Havlak's algorithm (TOPLAS 19(4), 1997) over the same DFS builds the loop nesting
- *    forest and flags irreducible loops: a loop's header is its first block in DFS preorder, only
- *    edges into that header are back edges, and the loop's other entries stay ordinary edges, so
- *    a path may enter an irreducible loop at any of its entries. The successor order is fixed, so
- *    the choice of header is deterministic.
- * 4. numbering: per DAG vertex an out-list (dummies first, as in ALGORITHMS.md TV-BL: v->EXIT when
- *    v is a back edge source, then ENTRY->h for every header h when v is the entry block, then
- *    the real edges that are not back edges), vals and NumPaths computed in DFS postorder (a
- *    reverse topological order of the DAG). ENTRY is the entry block: a back edge to the entry
- *    block needs no dummy, as the path it starts is numbered like one from function entry.
- *    Counts are checked against the cap on every addition, so they never wrap.
+ * 3. loops (cfg_graph.c): a DFS from the entry, its back edges, Havlak's loop nesting forest.
+ * 4. numbering (cfg_graph.c): Ball-Larus values on the DAG the back edges leave.
  */
 #include <assert.h>
 #include <errno.h>
@@ -35,6 +30,7 @@
 #include "kprof/array.h"
 #include "kprof/cfg.h"
 #include "kprof/cleanup.h"
+#include "cfg_internal.h"
 
 enum insn_kind { K_PLAIN, K_COND, K_JMP, K_INDIRECT, K_RET, K_CALL, K_TRAP, K_BAD };
 
@@ -62,42 +58,6 @@ struct builder {
 	size_t nwork, work_cap;
 	uint32_t *block_last; /* block -> index of its last insn */
 };
-
-/* A vertex's out-list entry in the numbering DAG. edge == CFG_NONE marks a dummy: to CFG_EXIT
- * (a back edge source) or to a header (from the entry block). */
-struct dag_edge {
-	uint32_t dst;
-	uint32_t edge;
-	uint64_t val;
-};
-
-struct cfg {
-	uint64_t start;
-	size_t len;
-	uint32_t entry;
-	struct cfg_block *blocks;
-	uint32_t nblocks;
-	struct cfg_edge *edges;
-	uint32_t nedges;
-	struct dag_edge *dag;
-	uint32_t *dag_first; /* nblocks + 1 offsets into dag */
-	uint32_t ndag;
-	size_t ninsns, nback, nloops, nirreducible;
-	uint64_t num_paths;
-	bool bl_ok;
-};
-
-struct dfs {
-	uint32_t *pre;	/* block -> preorder number */
-	uint32_t *last; /* block -> highest preorder number in its subtree */
-	uint32_t *node; /* preorder number -> block */
-	uint32_t *post; /* blocks in postorder */
-};
-
-static bool in_code(uint64_t start, size_t len, uint64_t addr)
-{
-	return addr >= start && addr - start < len;
-}
 
 /* ---- pass 1: decoding ---- */
 
@@ -406,299 +366,6 @@ static int edges_make(const struct builder *b, struct cfg *g)
 	return 0;
 }
 
-/* ---- pass 3: DFS, back edges, loop nesting forest ---- */
-
-static bool dfs_ancestor(const struct dfs *d, uint32_t w, uint32_t v)
-{
-	return d->pre[w] <= d->pre[v] && d->pre[v] <= d->last[w];
-}
-
-static void dfs_free(struct dfs *d)
-{
-	free(d->pre);
-	free(d->last);
-	free(d->node);
-	free(d->post);
-}
-
-static int dfs_run(const struct cfg *g, struct dfs *d)
-{
-	uint32_t n = g->nblocks, npre = 0, npost = 0, sp = 0;
-	_cleanup_free_ uint32_t *stk = calloc(n, sizeof(*stk)), *pos = calloc(n, sizeof(*pos));
-
-	d->pre = malloc(n * sizeof(*d->pre));
-	d->last = malloc(n * sizeof(*d->last));
-	d->node = malloc(n * sizeof(*d->node));
-	d->post = malloc(n * sizeof(*d->post));
-	if (!stk || !pos || !d->pre || !d->last || !d->node || !d->post)
-		return -ENOMEM;
-	memset(d->pre, 0xff, n * sizeof(*d->pre));
-	d->pre[g->entry] = npre;
-	d->node[npre++] = g->entry;
-	stk[sp++] = g->entry;
-	while (sp > 0) {
-		uint32_t v = stk[sp - 1], w;
-		const struct cfg_block *bl = &g->blocks[v];
-
-		if (pos[sp - 1] == bl->nedges) {
-			d->last[v] = npre - 1;
-			d->post[npost++] = v;
-			sp--;
-			continue;
-		}
-		w = g->edges[bl->first_edge + pos[sp - 1]++].dst;
-		if (w == CFG_EXIT || d->pre[w] != CFG_NONE)
-			continue;
-		d->pre[w] = npre;
-		d->node[npre++] = w;
-		pos[sp] = 0;
-		stk[sp++] = w;
-	}
-	assert(npre == n && npost == n); /* every block was reached from the entry */
-	return 0;
-}
-
-struct plist {
-	uint32_t node, next;
-};
-
-struct havlak {
-	uint32_t *uf;	 /* union-find parent */
-	uint32_t *mark;	 /* block -> header whose loop body it was last added to */
-	uint32_t *body;	 /* the loop body being collected, also the worklist */
-	uint32_t *nb;	 /* block -> head of its non-back predecessor list in pool */
-	uint32_t *bp;	 /* block -> head of its back predecessor list in pool */
-	uint32_t *outer; /* block -> header it was last recorded as an outside entry of */
-	struct plist *pool;
-	size_t npool, pool_cap, pool_max;
-};
-
-static uint32_t uf_find(uint32_t *uf, uint32_t x)
-{
-	while (uf[x] != x) {
-		uf[x] = uf[uf[x]];
-		x = uf[x];
-	}
-	return x;
-}
-
-static int plist_push(struct havlak *h, uint32_t *head, uint32_t node)
-{
-	if (h->npool == h->pool_max)
-		return -E2BIG;
-	if (array_grow((void **)&h->pool, &h->pool_cap, h->npool + 1, sizeof(*h->pool), 16) < 0)
-		return -ENOMEM;
-	h->pool[h->npool] = (struct plist){.node = node, .next = *head};
-	*head = (uint32_t)h->npool++;
-	return 0;
-}
-
-/* The loop headed by w: its body from the back edges into w, walking non-back predecessors. */
-static int havlak_loop(struct cfg *g, const struct dfs *d, struct havlak *h, uint32_t w)
-{
-	uint32_t nbody = 0;
-	int r;
-
-	for (uint32_t p = h->bp[w]; p != CFG_NONE; p = h->pool[p].next) {
-		uint32_t x = uf_find(h->uf, h->pool[p].node);
-
-		g->blocks[w].flags |= CFG_BLOCK_HEADER;
-		if (x != w && h->mark[x] != w) {
-			h->mark[x] = w;
-			h->body[nbody++] = x;
-		}
-	}
-	for (uint32_t k = 0; k < nbody; k++) {
-		for (uint32_t p = h->nb[h->body[k]]; p != CFG_NONE; p = h->pool[p].next) {
-			uint32_t y = uf_find(h->uf, h->pool[p].node);
-
-			if (!dfs_ancestor(d, w, y)) {
-				/* Another entry into the loop: w's own predecessor from now on. */
-				g->blocks[w].flags |= CFG_BLOCK_IRREDUCIBLE;
-				if (h->outer[y] == w)
-					continue;
-				h->outer[y] = w;
-				r = plist_push(h, &h->nb[w], y);
-				if (r < 0)
-					return r;
-			} else if (y != w && h->mark[y] != w) {
-				h->mark[y] = w;
-				h->body[nbody++] = y;
-			}
-		}
-	}
-	for (uint32_t k = 0; k < nbody; k++) {
-		g->blocks[h->body[k]].loop_parent = w;
-		h->uf[h->body[k]] = w;
-	}
-	return 0;
-}
-
-static int loops_find(struct cfg *g, const struct dfs *d)
-{
-	uint32_t n = g->nblocks;
-	/* Outside entries are passed up to every enclosing loop: quadratic in the worst case. */
-	struct havlak h = {.pool_max = 16 * ((size_t)g->nedges + n) + 65536};
-	int r = -ENOMEM;
-
-	for (uint32_t e = 0; e < g->nedges; e++) {
-		struct cfg_edge *ed = &g->edges[e];
-
-		ed->back = ed->dst != CFG_EXIT && dfs_ancestor(d, ed->dst, ed->src);
-		g->nback += ed->back;
-	}
-	h.uf = malloc(n * sizeof(*h.uf));
-	h.mark = malloc(n * sizeof(*h.mark));
-	h.body = malloc(n * sizeof(*h.body));
-	h.nb = malloc(n * sizeof(*h.nb));
-	h.bp = malloc(n * sizeof(*h.bp));
-	h.outer = malloc(n * sizeof(*h.outer));
-	if (!h.uf || !h.mark || !h.body || !h.nb || !h.bp || !h.outer)
-		goto out;
-	for (uint32_t i = 0; i < n; i++) {
-		h.uf[i] = i;
-		h.mark[i] = h.nb[i] = h.bp[i] = h.outer[i] = CFG_NONE;
-	}
-	r = 0;
-	for (uint32_t e = 0; e < g->nedges && r >= 0; e++) {
-		const struct cfg_edge *ed = &g->edges[e];
-
-		if (ed->dst != CFG_EXIT)
-			r = plist_push(&h, ed->back ? &h.bp[ed->dst] : &h.nb[ed->dst], ed->src);
-	}
-	for (uint32_t i = n; i-- > 0 && r >= 0;)
-		r = havlak_loop(g, d, &h, d->node[i]);
-out:
-	free(h.uf);
-	free(h.mark);
-	free(h.body);
-	free(h.nb);
-	free(h.bp);
-	free(h.outer);
-	free(h.pool);
-	return r;
-}
-
-/* Flags and loop depth; in preorder, so a block's loop header is done before it. */
-static void blocks_finish(struct cfg *g, const struct dfs *d)
-{
-	for (uint32_t e = 0; e < g->nedges; e++) {
-		struct cfg_block *src = &g->blocks[g->edges[e].src];
-
-		if (g->edges[e].back)
-			src->flags |= CFG_BLOCK_BACK_SRC;
-		if (g->edges[e].dst == CFG_EXIT)
-			src->flags |= CFG_BLOCK_EXIT;
-	}
-	g->blocks[g->entry].flags |= CFG_BLOCK_ENTRY;
-	for (uint32_t i = 0; i < g->nblocks; i++) {
-		struct cfg_block *bl = &g->blocks[d->node[i]];
-		bool all_exit = true;
-
-		for (uint32_t k = 0; k < bl->nedges; k++)
-			all_exit &= g->edges[bl->first_edge + k].dst == CFG_EXIT;
-		if (all_exit)
-			bl->flags |= CFG_BLOCK_EXIT_ONLY;
-		bl->loop_depth =
-		    bl->loop_parent == CFG_NONE ? 0 : g->blocks[bl->loop_parent].loop_depth;
-		if (bl->flags & CFG_BLOCK_HEADER) {
-			bl->loop_depth++;
-			g->nloops++;
-			g->nirreducible += !!(bl->flags & CFG_BLOCK_IRREDUCIBLE);
-		}
-	}
-}
-
-/* ---- pass 4: Ball-Larus numbering ---- */
-
-static int dag_make(struct cfg *g)
-{
-	uint32_t n = g->nblocks, k = 0;
-
-	g->dag_first = calloc((size_t)n + 1, sizeof(*g->dag_first));
-	g->dag = calloc((size_t)g->nedges + g->nback + 2 * (size_t)n, sizeof(*g->dag));
-	if (!g->dag_first || !g->dag)
-		return -ENOMEM;
-	for (uint32_t v = 0; v < n; v++) {
-		const struct cfg_block *bl = &g->blocks[v];
-
-		g->dag_first[v] = k;
-		if (bl->flags & CFG_BLOCK_BACK_SRC)
-			g->dag[k++] = (struct dag_edge){.dst = CFG_EXIT, .edge = CFG_NONE};
-		for (uint32_t h = 0; v == g->entry && h < n; h++)
-			if (h != g->entry && (g->blocks[h].flags & CFG_BLOCK_HEADER))
-				g->dag[k++] = (struct dag_edge){.dst = h, .edge = CFG_NONE};
-		for (uint32_t e = bl->first_edge; e < bl->first_edge + bl->nedges; e++)
-			if (!g->edges[e].back)
-				g->dag[k++] = (struct dag_edge){.dst = g->edges[e].dst, .edge = e};
-	}
-	g->dag_first[n] = g->ndag = k;
-	return 0;
-}
-
-static uint64_t dag_npaths(const struct cfg *g, uint32_t v)
-{
-	return v == CFG_EXIT ? 1 : g->blocks[v].num_paths;
-}
-
-/* NumPaths and vals; false when a count passes the cap. */
-static bool bl_count(struct cfg *g, const struct dfs *d, uint64_t cap)
-{
-	for (uint32_t i = 0; i < g->nblocks; i++) {
-		uint32_t v = d->post[i];
-		uint64_t sum = 0;
-
-		for (uint32_t k = g->dag_first[v]; k < g->dag_first[v + 1]; k++) {
-			g->dag[k].val = sum;
-			if (__builtin_add_overflow(sum, dag_npaths(g, g->dag[k].dst), &sum) ||
-			    sum > cap)
-				return false;
-		}
-		g->blocks[v].num_paths = sum;
-	}
-	return true;
-}
-
-static void bl_export(struct cfg *g)
-{
-	for (uint32_t v = 0; v < g->nblocks; v++) {
-		for (uint32_t k = g->dag_first[v]; k < g->dag_first[v + 1]; k++) {
-			const struct dag_edge *de = &g->dag[k];
-
-			if (de->edge != CFG_NONE)
-				g->edges[de->edge].val = de->val;
-			if (de->edge != CFG_NONE && de->dst == CFG_EXIT)
-				g->blocks[v].exit_val = de->val;
-			else if (de->edge == CFG_NONE && de->dst == CFG_EXIT)
-				g->blocks[v].back_exit_val = de->val;
-			else if (de->edge == CFG_NONE)
-				g->blocks[de->dst].entry_val = de->val;
-		}
-	}
-}
-
-static int bl_number(struct cfg *g, const struct dfs *d, uint64_t cap)
-{
-	int r = dag_make(g);
-
-	if (r < 0)
-		return r;
-	g->bl_ok = bl_count(g, d, cap);
-	if (g->bl_ok) {
-		g->num_paths = g->blocks[g->entry].num_paths;
-		bl_export(g);
-		return 0;
-	}
-	for (uint32_t v = 0; v < g->nblocks; v++)
-		g->blocks[v].num_paths = 0;
-	free(g->dag);
-	free(g->dag_first);
-	g->dag = NULL;
-	g->dag_first = NULL;
-	g->ndag = 0;
-	return 0;
-}
-
 /* ---- building ---- */
 
 static void builder_done(struct builder *b)
@@ -755,14 +422,14 @@ static int cfg_analyze(struct cfg *g, struct builder *b)
 	if (r < 0)
 		return r;
 	g->entry = block_at(g, b->entry);
-	r = dfs_run(g, &d);
+	r = cfg_dfs_run(g, &d);
 	if (r >= 0)
-		r = loops_find(g, &d);
+		r = cfg_loops_find(g, &d);
 	if (r >= 0) {
-		blocks_finish(g, &d);
-		r = bl_number(g, &d, b->lim.max_paths);
+		cfg_blocks_finish(g, &d);
+		r = cfg_bl_number(g, &d, b->lim.max_paths);
 	}
-	dfs_free(&d);
+	cfg_dfs_free(&d);
 	return r;
 }
 
@@ -889,251 +556,6 @@ int cfg_edge_find(const struct cfg *g, uint32_t from, uint32_t to)
 		if (g->edges[e].dst == to)
 			return (int)e;
 	return -ENOENT;
-}
-
-int cfg_transition(const struct cfg *g, uint32_t from, uint32_t to, struct cfg_transition *t)
-{
-	const struct cfg_edge *ed;
-	int e;
-
-	if (!g->bl_ok)
-		return -EOVERFLOW;
-	if (from == CFG_NONE) {
-		if (to != g->entry)
-			return -ENOENT;
-		*t = (struct cfg_transition){.act = CFG_ACT_START, .edge = CFG_NONE};
-		return 0;
-	}
-	e = to < g->nblocks ? cfg_edge_find(g, from, to) : -ENOENT;
-	if (e < 0)
-		return e;
-	ed = &g->edges[e];
-	if (ed->back)
-		*t = (struct cfg_transition){.act = CFG_ACT_BACK,
-					     .edge = (uint32_t)e,
-					     .add = g->blocks[from].back_exit_val,
-					     .reset = g->blocks[to].entry_val};
-	else
-		*t = (struct cfg_transition){
-		    .act = CFG_ACT_ADD, .edge = (uint32_t)e, .add = ed->val};
-	return 0;
-}
-
-/* The out-list entry of v that path remainder r goes through: the last one with val <= r. */
-static const struct dag_edge *dag_pick(const struct cfg *g, uint32_t v, uint64_t r)
-{
-	uint32_t k = g->dag_first[v + 1];
-
-	assert(k > g->dag_first[v]);
-	while (--k > g->dag_first[v] && g->dag[k].val > r)
-		;
-	return &g->dag[k];
-}
-
-int cfg_path_decode(const struct cfg *g, uint64_t id, struct cfg_step *steps, size_t cap)
-{
-	uint32_t v = g->entry;
-	uint64_t r = id;
-	size_t n = 0;
-
-	if (!g->bl_ok)
-		return -EOVERFLOW;
-	if (id >= g->num_paths)
-		return -ERANGE;
-	for (;;) {
-		const struct dag_edge *de = dag_pick(g, v, r);
-
-		r -= de->val;
-		if (de->edge == CFG_NONE && de->dst != CFG_EXIT) {
-			v = de->dst; /* ENTRY->header: the path starts at the header */
-			continue;
-		}
-		if (n == cap)
-			return -ENOSPC;
-		steps[n++] = (struct cfg_step){.block = v, .edge = de->edge};
-		if (de->dst == CFG_EXIT)
-			break;
-		v = de->dst;
-	}
-	assert(r == 0);
-	return (int)n;
-}
-
-int cfg_path_encode(const struct cfg *g, const struct cfg_step *steps, size_t n, uint64_t *id)
-{
-	uint64_t sum = 0;
-
-	if (!g->bl_ok)
-		return -EOVERFLOW;
-	if (!n || steps[0].block >= g->nblocks)
-		return -EINVAL;
-	if (steps[0].block != g->entry) {
-		if (!(g->blocks[steps[0].block].flags & CFG_BLOCK_HEADER))
-			return -EINVAL;
-		sum = g->blocks[steps[0].block].entry_val;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const struct cfg_block *bl = &g->blocks[steps[i].block];
-		const struct cfg_edge *ed;
-		bool lastone = i + 1 == n;
-
-		if (steps[i].edge == CFG_NONE) {
-			if (!lastone || !(bl->flags & CFG_BLOCK_BACK_SRC))
-				return -EINVAL;
-			sum += bl->back_exit_val;
-			break;
-		}
-		ed = cfg_edge_get(g, steps[i].edge);
-		if (!ed || ed->src != steps[i].block || ed->back ||
-		    lastone != (ed->dst == CFG_EXIT) || (!lastone && ed->dst != steps[i + 1].block))
-			return -EINVAL;
-		sum += ed->val;
-	}
-	*id = sum;
-	return 0;
-}
-
-/* ---- invariants ---- */
-
-static bool check_blocks(const struct cfg *g)
-{
-	if (!g->nblocks || g->entry >= g->nblocks)
-		return false;
-	for (uint32_t i = 0; i < g->nblocks; i++) {
-		const struct cfg_block *bl = &g->blocks[i];
-		uint32_t e0 = bl->first_edge;
-
-		if (bl->start > bl->end || !in_code(g->start, g->len, bl->start) ||
-		    bl->end - g->start > g->len || (i && bl->start < g->blocks[i - 1].end) ||
-		    (i && bl->start <= g->blocks[i - 1].start) ||
-		    (bl->ninsns && (bl->last < bl->start || bl->last >= bl->end)) ||
-		    !!(bl->flags & CFG_BLOCK_ENTRY) != (i == g->entry))
-			return false;
-		if (!bl->nedges || bl->nedges > 2 ||
-		    e0 != (i ? g->blocks[i - 1].first_edge + g->blocks[i - 1].nedges : 0))
-			return false;
-		if (bl->loop_parent != CFG_NONE &&
-		    (bl->loop_parent >= g->nblocks ||
-		     !(g->blocks[bl->loop_parent].flags & CFG_BLOCK_HEADER)))
-			return false;
-	}
-	return g->blocks[g->nblocks - 1].first_edge + g->blocks[g->nblocks - 1].nedges == g->nedges;
-}
-
-/* u is in the loop headed by h. */
-static bool in_loop(const struct cfg *g, uint32_t u, uint32_t h)
-{
-	for (uint32_t x = u; x != CFG_NONE; x = g->blocks[x].loop_parent)
-		if (x == h)
-			return true;
-	return false;
-}
-
-static bool check_edge(const struct cfg *g, uint32_t e)
-{
-	const struct cfg_edge *ed = &g->edges[e];
-	const struct cfg_block *src;
-
-	if (ed->src >= g->nblocks || (ed->dst != CFG_EXIT && ed->dst >= g->nblocks))
-		return false;
-	src = &g->blocks[ed->src];
-	if (e < src->first_edge || e >= src->first_edge + src->nedges ||
-	    (uint32_t)cfg_edge_find(g, ed->src, ed->dst) != e)
-		return false; /* also catches two edges with the same ends */
-	if (ed->back && (ed->dst == CFG_EXIT || !(g->blocks[ed->dst].flags & CFG_BLOCK_HEADER) ||
-			 !in_loop(g, ed->src, ed->dst)))
-		return false;
-	return ed->kind == CFG_EDGE_EXIT ? ed->dst == CFG_EXIT : ed->kind >= CFG_EDGE_FALL;
-}
-
-/* Edges, and the block flags that follow from them. */
-static bool check_edges(const struct cfg *g)
-{
-	_cleanup_free_ uint32_t *back_in = calloc(g->nblocks, sizeof(*back_in));
-
-	if (!back_in)
-		return false;
-	for (uint32_t e = 0; e < g->nedges; e++) {
-		if (!check_edge(g, e))
-			return false;
-		if (g->edges[e].back)
-			back_in[g->edges[e].dst]++;
-	}
-	for (uint32_t v = 0; v < g->nblocks; v++) {
-		const struct cfg_block *bl = &g->blocks[v];
-		unsigned int flags = 0, nexit = 0;
-
-		for (uint32_t e = bl->first_edge; e < bl->first_edge + bl->nedges; e++) {
-			flags |= g->edges[e].back ? CFG_BLOCK_BACK_SRC : 0;
-			nexit += g->edges[e].dst == CFG_EXIT;
-		}
-		flags |= nexit ? CFG_BLOCK_EXIT : 0;
-		flags |= nexit == bl->nedges ? CFG_BLOCK_EXIT_ONLY : 0;
-		flags |= back_in[v] ? CFG_BLOCK_HEADER : 0;
-		if ((bl->flags & ~(unsigned int)(CFG_BLOCK_ENTRY | CFG_BLOCK_IRREDUCIBLE)) !=
-			flags ||
-		    ((bl->flags & CFG_BLOCK_IRREDUCIBLE) && !back_in[v]))
-			return false;
-	}
-	return true;
-}
-
-/* Kahn's algorithm over the edges that are not back edges. */
-static bool check_acyclic(const struct cfg *g)
-{
-	_cleanup_free_ uint32_t *indeg = calloc(g->nblocks, sizeof(*indeg));
-	_cleanup_free_ uint32_t *queue = calloc(g->nblocks, sizeof(*queue));
-	uint32_t head = 0, tail = 0;
-
-	if (!indeg || !queue)
-		return false;
-	for (uint32_t e = 0; e < g->nedges; e++)
-		if (!g->edges[e].back && g->edges[e].dst != CFG_EXIT)
-			indeg[g->edges[e].dst]++;
-	for (uint32_t v = 0; v < g->nblocks; v++)
-		if (!indeg[v])
-			queue[tail++] = v;
-	while (head < tail) {
-		const struct cfg_block *bl = &g->blocks[queue[head++]];
-
-		for (uint32_t e = bl->first_edge; e < bl->first_edge + bl->nedges; e++)
-			if (!g->edges[e].back && g->edges[e].dst != CFG_EXIT &&
-			    --indeg[g->edges[e].dst] == 0)
-				queue[tail++] = g->edges[e].dst;
-	}
-	return tail == g->nblocks && indeg[g->entry] == 0;
-}
-
-static bool check_numbering(const struct cfg *g)
-{
-	if (!g->bl_ok) {
-		for (uint32_t e = 0; e < g->nedges; e++)
-			if (g->edges[e].val)
-				return false;
-		return g->num_paths == 0 && !g->dag;
-	}
-	for (uint32_t v = 0; v < g->nblocks; v++) {
-		uint64_t sum = 0;
-
-		for (uint32_t k = g->dag_first[v]; k < g->dag_first[v + 1]; k++) {
-			const struct dag_edge *de = &g->dag[k];
-
-			if (de->val != sum ||
-			    (de->edge != CFG_NONE && g->edges[de->edge].val != de->val))
-				return false;
-			sum += dag_npaths(g, de->dst);
-		}
-		if (sum != g->blocks[v].num_paths || !sum)
-			return false;
-	}
-	return g->num_paths == g->blocks[g->entry].num_paths;
-}
-
-int cfg_check(const struct cfg *g)
-{
-	if (!check_blocks(g) || !check_edges(g) || !check_acyclic(g) || !check_numbering(g))
-		return -EUCLEAN;
-	return 0;
 }
 
 const char *cfg_term_name(enum cfg_term t)

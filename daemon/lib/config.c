@@ -146,33 +146,128 @@ void config_defaults(struct config *conf)
 	strcpy(conf->state_dir, KPROF_DEFAULT_STATE_DIR);
 }
 
+/* [watch] rule = ...: each line adds a rule. */
+static int set_watch_rule(struct config *conf, const char *key, const char *value, char *err,
+			  size_t errlen)
+{
+	struct rule r;
+	char why[200];
+
+	if (strcmp(key, "rule")) {
+		snprintf(err, errlen, "unknown key '%s' in section [watch] (only rule)", key);
+		return -EINVAL;
+	}
+	if (rule_parse(value, strlen(value), &r, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "watch.rule: %s", why);
+		return -EINVAL;
+	}
+	if (conf->n_watch_rules >= CONFIG_MAX_RULES) {
+		snprintf(err, errlen, "watch.rule: more than %d rules", CONFIG_MAX_RULES);
+		return -EINVAL;
+	}
+	conf->watch_rules[conf->n_watch_rules++] = r;
+	return 0;
+}
+
+static int set_fraction(struct config *conf, const struct key *k, const char *value, char *err,
+			size_t errlen)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(value, &end);
+	/* eps >= 1e-7: at most 10M counters (400 MB) per target. */
+	if (errno || end == value || *end || !(v >= 1e-7 && v <= 1)) {
+		snprintf(err, errlen, "%s.%s: '%s' is not a number in [1e-7, 1]", k->section,
+			 k->name, value);
+		return -EINVAL;
+	}
+	*(double *)((char *)conf + k->offset) = v;
+	return 0;
+}
+
+static int set_bool(struct config *conf, const struct key *k, const char *value, char *err,
+		    size_t errlen)
+{
+	static const char *const on[] = {"on", "yes", "true", "1"};
+	static const char *const off[] = {"off", "no", "false", "0"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(on); i++) {
+		if (!strcmp(value, on[i]) || !strcmp(value, off[i])) {
+			*(bool *)((char *)conf + k->offset) = !strcmp(value, on[i]);
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "%s.%s: '%s' is not on or off", k->section, k->name, value);
+	return -EINVAL;
+}
+
+static int set_choice(struct config *conf, const struct key *k, const char *value, char *err,
+		      size_t errlen)
+{
+	for (unsigned i = 0; k->choices[i]; i++) {
+		if (!strcmp(value, k->choices[i])) {
+			*(unsigned *)((char *)conf + k->offset) = i;
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "%s.%s: '%s' is not one of", k->section, k->name, value);
+	for (unsigned i = 0; k->choices[i]; i++) {
+		size_t n = strlen(err);
+
+		snprintf(err + n, errlen - n, "%s '%s'", i ? " or" : "", k->choices[i]);
+	}
+	return -EINVAL;
+}
+
+static int set_string(struct config *conf, const struct key *k, const char *value, char *err,
+		      size_t errlen)
+{
+	if (strlen(value) >= k->size) {
+		snprintf(err, errlen, "%s.%s: value longer than %zu bytes", k->section, k->name,
+			 k->size - 1);
+		return -EINVAL;
+	}
+	/* The address is checked here, so a bad one fails the start or the reload. */
+	if (k->offset == offsetof(struct config, http_listen) && value[0]) {
+		struct httpq_addr a;
+		char why[160];
+
+		if (httpq_listen(value, &a, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "%s.%s: %s", k->section, k->name, why);
+			return -EINVAL;
+		}
+	}
+	strcpy((char *)conf + k->offset, value);
+	return 0;
+}
+
+static int set_uint(struct config *conf, const struct key *k, const char *value, char *err,
+		    size_t errlen)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(value, &end, 10);
+	if (errno || end == value || *end || value[0] == '-' || v < k->min || v > k->max) {
+		snprintf(err, errlen, "%s.%s: '%s' is not a number in %lu-%lu", k->section, k->name,
+			 value, k->min, k->max);
+		return -EINVAL;
+	}
+	*(unsigned *)((char *)conf + k->offset) = v;
+	return 0;
+}
+
 int config_set(struct config *conf, const char *section, const char *key, const char *value,
 	       char *err, size_t errlen)
 {
 	const struct key *k = NULL;
 	int known_section = 0;
 
-	/* [watch] rule = ...: each line adds a rule. */
-	if (!strcmp(section, "watch")) {
-		struct rule r;
-		char why[200];
-
-		if (strcmp(key, "rule")) {
-			snprintf(err, errlen, "unknown key '%s' in section [watch] (only rule)",
-				 key);
-			return -EINVAL;
-		}
-		if (rule_parse(value, strlen(value), &r, why, sizeof(why)) < 0) {
-			snprintf(err, errlen, "watch.rule: %s", why);
-			return -EINVAL;
-		}
-		if (conf->n_watch_rules >= CONFIG_MAX_RULES) {
-			snprintf(err, errlen, "watch.rule: more than %d rules", CONFIG_MAX_RULES);
-			return -EINVAL;
-		}
-		conf->watch_rules[conf->n_watch_rules++] = r;
-		return 0;
-	}
+	if (!strcmp(section, "watch"))
+		return set_watch_rule(conf, key, value, err, errlen);
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
 		known_section |= !strcmp(keys[i].section, section);
 		if (!strcmp(keys[i].section, section) && !strcmp(keys[i].name, key))
@@ -186,82 +281,19 @@ int config_set(struct config *conf, const char *section, const char *key, const 
 		snprintf(err, errlen, "unknown key '%s' in section [%s]", key, section);
 		return -EINVAL;
 	}
-	if (k->type == KEY_FRACTION) {
-		char *end;
-		double v;
-
-		errno = 0;
-		v = strtod(value, &end);
-		/* eps >= 1e-7: at most 10M counters (400 MB) per target. */
-		if (errno || end == value || *end || !(v >= 1e-7 && v <= 1)) {
-			snprintf(err, errlen, "%s.%s: '%s' is not a number in [1e-7, 1]", section,
-				 key, value);
-			return -EINVAL;
-		}
-		*(double *)((char *)conf + k->offset) = v;
-		return 0;
+	switch (k->type) {
+	case KEY_FRACTION:
+		return set_fraction(conf, k, value, err, errlen);
+	case KEY_BOOL:
+		return set_bool(conf, k, value, err, errlen);
+	case KEY_CHOICE:
+		return set_choice(conf, k, value, err, errlen);
+	case KEY_STRING:
+		return set_string(conf, k, value, err, errlen);
+	case KEY_UINT:
+		break;
 	}
-	if (k->type == KEY_BOOL) {
-		static const char *const on[] = {"on", "yes", "true", "1"};
-		static const char *const off[] = {"off", "no", "false", "0"};
-
-		for (size_t i = 0; i < ARRAY_SIZE(on); i++) {
-			if (!strcmp(value, on[i]) || !strcmp(value, off[i])) {
-				*(bool *)((char *)conf + k->offset) = !strcmp(value, on[i]);
-				return 0;
-			}
-		}
-		snprintf(err, errlen, "%s.%s: '%s' is not on or off", section, key, value);
-		return -EINVAL;
-	}
-	if (k->type == KEY_CHOICE) {
-		for (unsigned i = 0; k->choices[i]; i++) {
-			if (!strcmp(value, k->choices[i])) {
-				*(unsigned *)((char *)conf + k->offset) = i;
-				return 0;
-			}
-		}
-		snprintf(err, errlen, "%s.%s: '%s' is not one of", section, key, value);
-		for (unsigned i = 0; k->choices[i]; i++) {
-			size_t n = strlen(err);
-
-			snprintf(err + n, errlen - n, "%s '%s'", i ? " or" : "", k->choices[i]);
-		}
-		return -EINVAL;
-	}
-	if (k->type == KEY_STRING) {
-		if (strlen(value) >= k->size) {
-			snprintf(err, errlen, "%s.%s: value longer than %zu bytes", section, key,
-				 k->size - 1);
-			return -EINVAL;
-		}
-		/* The address is checked here, so a bad one fails the start or the reload. */
-		if (k->offset == offsetof(struct config, http_listen) && value[0]) {
-			struct httpq_addr a;
-			char why[160];
-
-			if (httpq_listen(value, &a, why, sizeof(why)) < 0) {
-				snprintf(err, errlen, "%s.%s: %s", section, key, why);
-				return -EINVAL;
-			}
-		}
-		strcpy((char *)conf + k->offset, value);
-		return 0;
-	}
-	{
-		char *end;
-		unsigned long v;
-
-		errno = 0;
-		v = strtoul(value, &end, 10);
-		if (errno || end == value || *end || value[0] == '-' || v < k->min || v > k->max) {
-			snprintf(err, errlen, "%s.%s: '%s' is not a number in %lu-%lu", section,
-				 key, value, k->min, k->max);
-			return -EINVAL;
-		}
-		*(unsigned *)((char *)conf + k->offset) = v;
-	}
-	return 0;
+	return set_uint(conf, k, value, err, errlen);
 }
 
 struct parse_ctx {

@@ -253,103 +253,136 @@ static size_t scan_nested(const char *s, size_t i, size_t lim, char *stack, size
 	return i + 1;
 }
 
+/* scan_name's state: the name s[0..p), the next byte i, where what is still to be written
+ * starts (run), the bytes of the component being read (comp), the brackets open. */
+struct scan {
+	const char *s;
+	size_t p, i, run, comp, depth;
+	bool type_only; /* '*' or '&' since the last space: a return type */
+	struct out *o;
+	char stack[MAX_DEPTH];
+};
+
+/* An identifier's byte or an operator at depth 0. false: not C++. */
+static bool scan_ident(struct scan *sc)
+{
+	const char *s = sc->s;
+	size_t i = sc->i, p = sc->p;
+
+	if (is_operator(s, i, p)) {
+		size_t e = sc->comp ? 0 : operator_end(s, i + 8, p);
+
+		if (!e)
+			return false;
+		sc->comp += e - i;
+		sc->i = e;
+		return true;
+	}
+	if (!sc->comp && is_digit(s[i]))
+		return false;
+	sc->comp++;
+	sc->i++;
+	return true;
+}
+
+/* '(' at depth 0: "(anonymous namespace)" as a component, or after a component the parameters
+ * and qualifiers of an enclosing function, then "::", left out of the short form. false: not
+ * C++. */
+static bool scan_paren(struct scan *sc)
+{
+	const char *s = sc->s;
+	size_t i = sc->i, p = sc->p, j;
+
+	if (!sc->comp) {
+		if (!has_at(s, i, p, "(anonymous namespace)"))
+			return false;
+		sc->comp = 21;
+		sc->i += 21;
+		return true;
+	}
+	/* An enclosing function's parameters and qualifiers, then "::". */
+	j = match_paren(s, i, p);
+	if (!j || sc->type_only)
+		return false;
+	j = skip_quals(s, j, p);
+	if (!has_at(s, j, p, "::"))
+		return false;
+	put(sc->o, s + sc->run, i - sc->run);
+	sc->run = sc->i = j;
+	return true;
+}
+
+/* Any other byte at depth 0. false: not C++. */
+static bool scan_punct(struct scan *sc)
+{
+	unsigned char c = sc->s[sc->i];
+
+	switch (c) {
+	case ':':
+		if (!sc->comp || !has_at(sc->s, sc->i, sc->p, "::"))
+			return false;
+		sc->comp = 0;
+		sc->i += 2;
+		return true;
+	case '~':
+		if (sc->comp)
+			return false;
+		break;
+	case ' ':
+		/* The end of a return type: the name starts after it. */
+		if (!sc->comp)
+			return false;
+		sc->o->len = sc->o->base;
+		sc->run = sc->i + 1;
+		sc->comp = 0;
+		sc->type_only = false;
+		sc->i++;
+		return true;
+	case '*':
+	case '&':
+		if (!sc->comp)
+			return false;
+		sc->type_only = true;
+		break;
+	case '(':
+		return scan_paren(sc);
+	case '<':
+	case '[':
+	case '{':
+		/* Template arguments and ABI tags follow a name; a brace starts one. */
+		if ((c == '{') != !sc->comp)
+			return false;
+		sc->stack[sc->depth++] = c;
+		break;
+	default:
+		return false;
+	}
+	sc->comp++;
+	sc->i++;
+	return true;
+}
+
 /* Read the name s[0..p) that precedes the parameter list (see the top of the file) and write
  * its short form. false: not C++. */
 static bool scan_name(const char *s, size_t p, struct out *o)
 {
-	char stack[MAX_DEPTH];
-	size_t depth = 0, run = 0, comp = 0, i = 0;
-	bool type_only = false; /* '*' or '&' since the last space: a return type */
+	struct scan sc = {.s = s, .p = p, .o = o};
 
-	while (i < p) {
-		unsigned char c = s[i];
+	while (sc.i < p) {
+		unsigned char c = s[sc.i];
 
-		if (depth) {
-			i = scan_nested(s, i, p, stack, &depth);
-			if (!i)
+		if (sc.depth) {
+			sc.i = scan_nested(s, sc.i, p, sc.stack, &sc.depth);
+			if (!sc.i)
 				return false;
 			continue;
 		}
-		if (is_ident(c) && is_operator(s, i, p)) {
-			size_t e = comp ? 0 : operator_end(s, i + 8, p);
-
-			if (!e)
-				return false;
-			comp += e - i;
-			i = e;
-			continue;
-		}
-		if (is_ident(c)) {
-			if (!comp && is_digit(c))
-				return false;
-			comp++;
-			i++;
-			continue;
-		}
-		switch (c) {
-		case ':':
-			if (!comp || !has_at(s, i, p, "::"))
-				return false;
-			comp = 0;
-			i += 2;
-			continue;
-		case '~':
-			if (comp)
-				return false;
-			break;
-		case ' ':
-			/* The end of a return type: the name starts after it. */
-			if (!comp)
-				return false;
-			o->len = o->base;
-			run = i + 1;
-			comp = 0;
-			type_only = false;
-			i++;
-			continue;
-		case '*':
-		case '&':
-			if (!comp)
-				return false;
-			type_only = true;
-			break;
-		case '(':
-			if (!comp) {
-				if (!has_at(s, i, p, "(anonymous namespace)"))
-					return false;
-				comp = 21;
-				i += 21;
-				continue;
-			} else {
-				/* An enclosing function's parameters and qualifiers, then "::". */
-				size_t j = match_paren(s, i, p);
-
-				if (!j || type_only)
-					return false;
-				j = skip_quals(s, j, p);
-				if (!has_at(s, j, p, "::"))
-					return false;
-				put(o, s + run, i - run);
-				run = i = j;
-				continue;
-			}
-		case '<':
-		case '[':
-		case '{':
-			/* Template arguments and ABI tags follow a name; a brace starts one. */
-			if ((c == '{') != !comp)
-				return false;
-			stack[depth++] = c;
-			break;
-		default:
+		if (!(is_ident(c) ? scan_ident(&sc) : scan_punct(&sc)))
 			return false;
-		}
-		comp++;
-		i++;
 	}
-	if (depth || !comp || type_only)
+	if (sc.depth || !sc.comp || sc.type_only)
 		return false;
-	put(o, s + run, p - run);
+	put(o, s + sc.run, p - sc.run);
 	return true;
 }
 

@@ -142,40 +142,31 @@ int hcct_snapshot(const struct hcct *h, struct hcct_tree **ret)
 	return tree_build(h, 0, 1, true, ret);
 }
 
-int hcct_tree_filter(const struct hcct_tree *snap, uint64_t phi_num, uint64_t phi_den,
-		     struct hcct_tree **ret)
+/* Parents come first: one backward pass marks the hot entries and their ancestors. -EINVAL
+ * when an entry comes before its parent. */
+static int filter_mark(const struct hcct_tree *snap, uint64_t thr, bool *keep)
 {
-	size_t n, k = 0;
-	uint64_t thr;
-	uint32_t *newidx = NULL;
-	bool *keep = NULL;
-	struct hcct_tree *tree = NULL;
-	int err = -ENOMEM;
-
-	if (!snap || !ret || !phi_den || phi_num > phi_den)
-		return -EINVAL;
-	n = snap->len;
-	thr = (uint64_t)((unsigned __int128)phi_num * snap->n / phi_den);
-	newidx = calloc(n ? n : 1, sizeof(*newidx));
-	keep = calloc(n ? n : 1, sizeof(*keep));
-	tree = calloc(1, sizeof(*tree));
-	if (!newidx || !keep || !tree ||
-	    !(tree->entries = calloc(n ? n : 1, sizeof(*tree->entries))))
-		goto out;
-	/* Parents come first: one backward pass marks the hot entries and their ancestors. */
-	err = -EINVAL;
-	for (size_t i = n; i-- > 0;) {
+	for (size_t i = snap->len; i-- > 0;) {
 		const struct hcct_entry *e = &snap->entries[i];
 		bool mon = e->flags & HCCT_ENTRY_MONITORED;
 
 		if (e->parent != HCCT_NONE && e->parent >= i)
-			goto out;
+			return -EINVAL;
 		if (mon && e->count >= thr && e->count > 0)
 			keep[i] = true;
 		if (keep[i] && e->parent != HCCT_NONE)
 			keep[e->parent] = true;
 	}
-	for (size_t i = 0; i < n; i++) {
+	return 0;
+}
+
+/* The kept entries in order into tree (room for snap->len), re-indexed through newidx. */
+static void filter_copy(const struct hcct_tree *snap, uint64_t thr, const bool *keep,
+			uint32_t *newidx, struct hcct_tree *tree)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < snap->len; i++) {
 		const struct hcct_entry *e = &snap->entries[i];
 		bool mon = e->flags & HCCT_ENTRY_MONITORED;
 		struct hcct_entry *o;
@@ -196,6 +187,32 @@ int hcct_tree_filter(const struct hcct_tree *snap, uint64_t phi_num, uint64_t ph
 			tree->entries[o->parent].children++;
 	}
 	tree->len = k;
+}
+
+int hcct_tree_filter(const struct hcct_tree *snap, uint64_t phi_num, uint64_t phi_den,
+		     struct hcct_tree **ret)
+{
+	size_t n;
+	uint64_t thr;
+	uint32_t *newidx = NULL;
+	bool *keep = NULL;
+	struct hcct_tree *tree = NULL;
+	int err = -ENOMEM;
+
+	if (!snap || !ret || !phi_den || phi_num > phi_den)
+		return -EINVAL;
+	n = snap->len;
+	thr = (uint64_t)((unsigned __int128)phi_num * snap->n / phi_den);
+	newidx = calloc(n ? n : 1, sizeof(*newidx));
+	keep = calloc(n ? n : 1, sizeof(*keep));
+	tree = calloc(1, sizeof(*tree));
+	if (!newidx || !keep || !tree ||
+	    !(tree->entries = calloc(n ? n : 1, sizeof(*tree->entries))))
+		goto out;
+	err = filter_mark(snap, thr, keep);
+	if (err < 0)
+		goto out;
+	filter_copy(snap, thr, keep, newidx, tree);
 	tree->n = snap->n;
 	tree->phi_num = phi_num;
 	tree->phi_den = phi_den;
@@ -304,6 +321,50 @@ out:
 	return err;
 }
 
+/* Each entry of in, parents first, into its merged entry; to[i]: in's entry i's. -EINVAL when
+ * a child comes before its parent. */
+static int relabel_merge(struct relabel *r, const struct hcct_tree *in, const uint32_t *map,
+			 size_t nmap, uint32_t *to)
+{
+	for (size_t i = 0; i < in->len; i++) {
+		const struct hcct_entry *e = &in->entries[i];
+		uint32_t id = e->id < nmap ? map[e->id] : e->id, k;
+		struct hcct_entry *o;
+
+		if (e->parent != HCCT_NONE && e->parent >= i)
+			return -EINVAL;
+		k = relabel_get(r, e->parent == HCCT_NONE ? HCCT_NONE : to[e->parent], id,
+				e->call_site);
+		to[i] = k;
+		o = &r->m[k];
+		/* Merged contexts: the counters add up, and so do their error bounds. */
+		if (e->flags & HCCT_ENTRY_MONITORED) {
+			o->count += e->count;
+			o->err += e->err;
+			if (o->slot == HCCT_NONE)
+				o->slot = e->slot;
+		}
+		o->flags |= e->flags;
+	}
+	return 0;
+}
+
+/* in's threshold and totals on t, and the hot flag of each merged entry that reaches it. */
+static void relabel_finish(const struct hcct_tree *in, struct hcct_tree *t)
+{
+	for (size_t i = 0; i < t->len; i++) {
+		struct hcct_entry *e = &t->entries[i];
+
+		if (in->phi_den && (e->flags & HCCT_ENTRY_MONITORED) && e->count > 0 &&
+		    e->count >= in->threshold && in->threshold > 0)
+			e->flags |= HCCT_ENTRY_HOT;
+	}
+	t->n = in->n;
+	t->phi_num = in->phi_num;
+	t->phi_den = in->phi_den;
+	t->threshold = in->threshold;
+}
+
 int hcct_tree_relabel(const struct hcct_tree *in, const uint32_t *map, size_t nmap,
 		      struct hcct_tree **ret)
 {
@@ -328,40 +389,12 @@ int hcct_tree_relabel(const struct hcct_tree *in, const uint32_t *map, size_t nm
 		err = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
-		const struct hcct_entry *e = &in->entries[i];
-		uint32_t id = e->id < nmap ? map[e->id] : e->id, k;
-		struct hcct_entry *o;
-
-		if (e->parent != HCCT_NONE && e->parent >= i)
-			goto out; /* -EINVAL: a child before its parent */
-		k = relabel_get(&r, e->parent == HCCT_NONE ? HCCT_NONE : to[e->parent], id,
-				e->call_site);
-		to[i] = k;
-		o = &r.m[k];
-		/* Merged contexts: the counters add up, and so do their error bounds. */
-		if (e->flags & HCCT_ENTRY_MONITORED) {
-			o->count += e->count;
-			o->err += e->err;
-			if (o->slot == HCCT_NONE)
-				o->slot = e->slot;
-		}
-		o->flags |= e->flags;
-	}
-	err = relabel_emit(&r, t);
+	err = relabel_merge(&r, in, map, nmap, to);
+	if (err >= 0)
+		err = relabel_emit(&r, t);
 	if (err < 0)
 		goto out;
-	for (size_t i = 0; i < t->len; i++) {
-		struct hcct_entry *e = &t->entries[i];
-
-		if (in->phi_den && (e->flags & HCCT_ENTRY_MONITORED) && e->count > 0 &&
-		    e->count >= in->threshold && in->threshold > 0)
-			e->flags |= HCCT_ENTRY_HOT;
-	}
-	t->n = in->n;
-	t->phi_num = in->phi_num;
-	t->phi_den = in->phi_den;
-	t->threshold = in->threshold;
+	relabel_finish(in, t);
 	*ret = t;
 	t = NULL;
 	err = 0;

@@ -18,6 +18,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The numeric address host (of the text s) and port p into a, as a->ipv6 says. */
+static int listen_addr(const char *s, const char *host, unsigned long p, struct httpq_addr *a,
+		       char *err, size_t errlen)
+{
+	if (a->ipv6) {
+		struct sockaddr_in6 *sa = (struct sockaddr_in6 *)&a->ss;
+
+		if (inet_pton(AF_INET6, host, &sa->sin6_addr) != 1) {
+			snprintf(err, errlen, "'%s': '%s' is not a numeric IPv6 address", s, host);
+			return -EINVAL;
+		}
+		sa->sin6_family = AF_INET6;
+		sa->sin6_port = htons(p);
+		a->len = sizeof(*sa);
+		a->loopback = IN6_IS_ADDR_LOOPBACK(&sa->sin6_addr);
+	} else {
+		struct sockaddr_in *sa = (struct sockaddr_in *)&a->ss;
+
+		if (inet_pton(AF_INET, host, &sa->sin_addr) != 1) {
+			snprintf(err, errlen, "'%s': '%s' is not a numeric IPv4 address", s, host);
+			return -EINVAL;
+		}
+		sa->sin_family = AF_INET;
+		sa->sin_port = htons(p);
+		a->len = sizeof(*sa);
+		a->loopback = (ntohl(sa->sin_addr.s_addr) >> 24) == 127;
+	}
+	return 0;
+}
+
 int httpq_listen(const char *s, struct httpq_addr *a, char *err, size_t errlen)
 {
 	char host[64];
@@ -59,30 +89,7 @@ int httpq_listen(const char *s, struct httpq_addr *a, char *err, size_t errlen)
 		snprintf(err, errlen, "'%s': the port must be a number in 1-65535", s);
 		return -EINVAL;
 	}
-	if (a->ipv6) {
-		struct sockaddr_in6 *sa = (struct sockaddr_in6 *)&a->ss;
-
-		if (inet_pton(AF_INET6, host, &sa->sin6_addr) != 1) {
-			snprintf(err, errlen, "'%s': '%s' is not a numeric IPv6 address", s, host);
-			return -EINVAL;
-		}
-		sa->sin6_family = AF_INET6;
-		sa->sin6_port = htons(p);
-		a->len = sizeof(*sa);
-		a->loopback = IN6_IS_ADDR_LOOPBACK(&sa->sin6_addr);
-	} else {
-		struct sockaddr_in *sa = (struct sockaddr_in *)&a->ss;
-
-		if (inet_pton(AF_INET, host, &sa->sin_addr) != 1) {
-			snprintf(err, errlen, "'%s': '%s' is not a numeric IPv4 address", s, host);
-			return -EINVAL;
-		}
-		sa->sin_family = AF_INET;
-		sa->sin_port = htons(p);
-		a->len = sizeof(*sa);
-		a->loopback = (ntohl(sa->sin_addr.s_addr) >> 24) == 127;
-	}
-	return 0;
+	return listen_addr(s, host, p, a, err, errlen);
 }
 
 void httpq_init(struct httpq *q)

@@ -46,10 +46,124 @@ static bool line_is(const char *p, const char *eol, const char *key)
 	return (size_t)(eol - p) >= k && !memcmp(p, key, k);
 }
 
+/* n numbers separated by white space (the Uid and Gid lines). */
+static int ids_parse(const char *q, const char *eol, unsigned *const *f, int n)
+{
+	for (int i = 0; i < n; i++) {
+		long long v;
+
+		q = skip_ws(q, eol);
+		v = num(&q, eol);
+		if (v < 0 || v > UINT32_MAX)
+			return -EBADMSG;
+		*f[i] = v;
+	}
+	return 0;
+}
+
+/* NStgid: one value per PID namespace, outermost first: *last is the last (-1 if none). */
+static int nstgid_parse(const char *q, const char *eol, long long *last)
+{
+	long long v = -1;
+
+	while (q < eol) {
+		long long w = num(&q, eol);
+
+		if (w <= 0 || w > INT32_MAX)
+			return -EBADMSG;
+		v = w;
+		q = skip_ws(q, eol);
+	}
+	*last = v;
+	return 0;
+}
+
+/* SigCgt: 1 to 16 lower-case hex digits. */
+static int sigcgt_parse(const char *q, const char *eol, uint64_t *out)
+{
+	uint64_t v = 0;
+	int digits = 0;
+
+	for (; q < eol; q++, digits++) {
+		int d = *q >= '0' && *q <= '9'	 ? *q - '0'
+			: *q >= 'a' && *q <= 'f' ? *q - 'a' + 10
+						 : -1;
+
+		if (d < 0 || digits >= 16)
+			return -EBADMSG;
+		v = v << 4 | (unsigned)d;
+	}
+	if (!digits)
+		return -EBADMSG;
+	*out = v;
+	return 0;
+}
+
+/* The status lines read once, and whether they were. */
+struct status_seen {
+	bool name, state, uid, gid, sigcgt;
+};
+
+/* One line [p, eol) of status into st; lines not read (or read before) are skipped. */
+static int status_line(const char *p, const char *eol, struct procinfo_status *st,
+		       struct status_seen *seen)
+{
+	if (!seen->name && line_is(p, eol, "Name:\t")) {
+		size_t n = eol - (p + 6);
+
+		if (n >= sizeof(st->comm))
+			n = sizeof(st->comm) - 1;
+		memcpy(st->comm, p + 6, n);
+		st->comm[n] = '\0';
+		seen->name = true;
+	} else if (!seen->state && line_is(p, eol, "State:\t") && eol > p + 7) {
+		st->state = p[7];
+		seen->state = true;
+	} else if (!st->tgid && line_is(p, eol, "Tgid:\t")) {
+		const char *q = p + 6;
+		long long v = num(&q, eol);
+
+		if (v <= 0 || v > INT32_MAX)
+			return -EBADMSG;
+		st->tgid = v;
+	} else if (line_is(p, eol, "NStgid:\t")) {
+		long long v;
+
+		if (nstgid_parse(p + 8, eol, &v) < 0)
+			return -EBADMSG;
+		if (v > 0)
+			st->nstgid = v;
+	} else if (!st->threads && line_is(p, eol, "Threads:\t")) {
+		const char *q = p + 9;
+		long long v = num(&q, eol);
+
+		if (v < 0 || v > UINT32_MAX)
+			return -EBADMSG;
+		st->threads = v;
+	} else if (!seen->uid && line_is(p, eol, "Uid:\t")) {
+		unsigned *f[4] = {&st->ruid, &st->euid, &st->suid, &st->fsuid};
+
+		if (ids_parse(p + 5, eol, f, 4) < 0)
+			return -EBADMSG;
+		seen->uid = true;
+	} else if (!seen->gid && line_is(p, eol, "Gid:\t")) {
+		unsigned *f[2] = {&st->rgid, &st->egid};
+
+		if (ids_parse(p + 5, eol, f, 2) < 0)
+			return -EBADMSG;
+		seen->gid = true;
+	} else if (!seen->sigcgt && line_is(p, eol, "SigCgt:\t")) {
+		if (sigcgt_parse(p + 8, eol, &st->sigcgt) < 0)
+			return -EBADMSG;
+		seen->sigcgt = true;
+	}
+	return 0;
+}
+
 int procinfo_status(const char *text, size_t len, struct procinfo_status *st)
 {
 	const char *p = text, *end = text + len;
-	bool name = false, state = false, uid = false, gid = false, sigcgt = false;
+	struct status_seen seen = {0};
 
 	memset(st, 0, sizeof(*st));
 	while (p < end) {
@@ -57,95 +171,11 @@ int procinfo_status(const char *text, size_t len, struct procinfo_status *st)
 
 		if (!eol)
 			eol = end;
-		if (!name && line_is(p, eol, "Name:\t")) {
-			size_t n = eol - (p + 6);
-
-			if (n >= sizeof(st->comm))
-				n = sizeof(st->comm) - 1;
-			memcpy(st->comm, p + 6, n);
-			st->comm[n] = '\0';
-			name = true;
-		} else if (!state && line_is(p, eol, "State:\t") && eol > p + 7) {
-			st->state = p[7];
-			state = true;
-		} else if (!st->tgid && line_is(p, eol, "Tgid:\t")) {
-			const char *q = p + 6;
-			long long v = num(&q, eol);
-
-			if (v <= 0 || v > INT32_MAX)
-				return -EBADMSG;
-			st->tgid = v;
-		} else if (line_is(p, eol, "NStgid:\t")) {
-			const char *q = p + 8;
-			long long v = -1;
-
-			/* One value per PID namespace, outermost first: keep the last. */
-			while (q < eol) {
-				long long w = num(&q, eol);
-
-				if (w <= 0 || w > INT32_MAX)
-					return -EBADMSG;
-				v = w;
-				q = skip_ws(q, eol);
-			}
-			if (v > 0)
-				st->nstgid = v;
-		} else if (!st->threads && line_is(p, eol, "Threads:\t")) {
-			const char *q = p + 9;
-			long long v = num(&q, eol);
-
-			if (v < 0 || v > UINT32_MAX)
-				return -EBADMSG;
-			st->threads = v;
-		} else if (!uid && line_is(p, eol, "Uid:\t")) {
-			const char *q = p + 5;
-			unsigned *f[4] = {&st->ruid, &st->euid, &st->suid, &st->fsuid};
-
-			for (int i = 0; i < 4; i++) {
-				long long v;
-
-				q = skip_ws(q, eol);
-				v = num(&q, eol);
-				if (v < 0 || v > UINT32_MAX)
-					return -EBADMSG;
-				*f[i] = v;
-			}
-			uid = true;
-		} else if (!gid && line_is(p, eol, "Gid:\t")) {
-			const char *q = p + 5;
-			unsigned *f[2] = {&st->rgid, &st->egid};
-
-			for (int i = 0; i < 2; i++) {
-				long long v;
-
-				q = skip_ws(q, eol);
-				v = num(&q, eol);
-				if (v < 0 || v > UINT32_MAX)
-					return -EBADMSG;
-				*f[i] = v;
-			}
-			gid = true;
-		} else if (!sigcgt && line_is(p, eol, "SigCgt:\t")) {
-			uint64_t v = 0;
-			int digits = 0;
-
-			for (const char *q = p + 8; q < eol; q++, digits++) {
-				int d = *q >= '0' && *q <= '9'	 ? *q - '0'
-					: *q >= 'a' && *q <= 'f' ? *q - 'a' + 10
-								 : -1;
-
-				if (d < 0 || digits >= 16)
-					return -EBADMSG;
-				v = v << 4 | (unsigned)d;
-			}
-			if (!digits)
-				return -EBADMSG;
-			st->sigcgt = v;
-			sigcgt = true;
-		}
+		if (status_line(p, eol, st, &seen) < 0)
+			return -EBADMSG;
 		p = eol + 1;
 	}
-	if (!name || !state || !uid || !st->tgid)
+	if (!seen.name || !seen.state || !seen.uid || !st->tgid)
 		return -EBADMSG;
 	if (!st->nstgid)
 		st->nstgid = st->tgid;

@@ -506,6 +506,38 @@ static void pending_compact(struct profile *p)
 	p->npending = k;
 }
 
+/* The slot of stack st, its ids v made canonical, hash h, in the table being built (stacks,
+ * slots, ids): an equal stack's, or the empty slot where it goes. */
+static size_t canon_slot(const struct pstack *stacks, const struct sslot *slots, size_t nslots,
+			 const uint32_t *ids, const struct pstack *st, const uint32_t *v,
+			 uint64_t h)
+{
+	size_t j;
+
+	for (j = h & (nslots - 1); slots[j].idx; j = (j + 1) & (nslots - 1)) {
+		const struct pstack *o = &stacks[slots[j].idx - 1];
+
+		if (o->hash == h && o->len == st->len && o->tid == st->tid &&
+		    (!st->len || !memcmp(ids + o->off, v, st->len * sizeof(*v))))
+			break;
+	}
+	return j;
+}
+
+/* The flat counts again from the stacks; the sample and loss totals do not change. */
+static void stacks_recount(struct profile *p)
+{
+	uint64_t samples = p->samples, lost = p->lost;
+
+	for (size_t i = 0; i < p->nfuncs; i++)
+		p->funcs[i].f.self = p->funcs[i].f.total = 0;
+	p->kernel_samples = 0;
+	for (size_t i = 0; i < p->nstacks; i++)
+		count_flat(p, p->ids + p->stacks[i].off, p->stacks[i].len, p->stacks[i].count);
+	p->samples = samples; /* count_flat counted them again */
+	p->lost = lost;
+}
+
 /* The stacks again with every id canonical, equal stacks merged, and the flat counts recounted
  * from them. All new tables are made before the old ones go: on -ENOMEM nothing changed (and
  * the next commit tries again). */
@@ -515,7 +547,6 @@ static int stacks_canonicalize(struct profile *p)
 	_cleanup_free_ struct sslot *slots = NULL;
 	_cleanup_free_ uint32_t *ids = NULL;
 	size_t nslots = p->stack_nslots ? p->stack_nslots : 1024, n = 0, nids = 0;
-	uint64_t samples = p->samples, lost = p->lost;
 
 	stacks = malloc((p->stacks_cap ? p->stacks_cap : 1) * sizeof(*stacks));
 	slots = calloc(nslots, sizeof(*slots));
@@ -531,13 +562,7 @@ static int stacks_canonicalize(struct profile *p)
 		for (size_t k = 0; k < st->len; k++)
 			v[k] = profile_canon(p, p->ids[st->off + k]);
 		h = profile_stack_hash(st->tid, v, st->len);
-		for (j = h & (nslots - 1); slots[j].idx; j = (j + 1) & (nslots - 1)) {
-			struct pstack *o = &stacks[slots[j].idx - 1];
-
-			if (o->hash == h && o->len == st->len && o->tid == st->tid &&
-			    (!st->len || !memcmp(ids + o->off, v, st->len * sizeof(*v))))
-				break;
-		}
+		j = canon_slot(stacks, slots, nslots, ids, st, v, h);
 		if (slots[j].idx) {
 			struct pstack *o = &stacks[slots[j].idx - 1];
 
@@ -565,13 +590,7 @@ static int stacks_canonicalize(struct profile *p)
 	p->nstacks = n;
 	p->nids = nids;
 	/* The caps stay the old arrays' sizes: the copies were allocated at them. */
-	for (size_t i = 0; i < p->nfuncs; i++)
-		p->funcs[i].f.self = p->funcs[i].f.total = 0;
-	p->kernel_samples = 0;
-	for (size_t i = 0; i < p->nstacks; i++)
-		count_flat(p, p->ids + p->stacks[i].off, p->stacks[i].len, p->stacks[i].count);
-	p->samples = samples; /* count_flat counted them again */
-	p->lost = lost;
+	stacks_recount(p);
 	return 0;
 }
 

@@ -95,45 +95,9 @@ static int parse_bool(const char *s, bool *out)
 	return 0;
 }
 
-/* KIND:VALUE into r. */
-static int parse_match(const char *tok, struct rule *r, char *err, size_t errlen)
+/* r's value v (vlen bytes, copied to r->value) checked for r's kind. */
+static int match_check(struct rule *r, const char *v, size_t vlen, char *err, size_t errlen)
 {
-	const char *colon = strchr(tok, ':');
-	const char *v;
-	size_t klen, vlen;
-
-	if (!colon) {
-		snprintf(err, errlen, "'%.40s': expected KIND:VALUE (comm, exe, uid, cgroup, unit)",
-			 tok);
-		return -EINVAL;
-	}
-	klen = colon - tok;
-	v = colon + 1;
-	vlen = strlen(v);
-	r->kind = 0;
-	for (int k = RULE_COMM; k <= RULE_UNIT; k++)
-		if (strlen(kind_names[k]) == klen && !strncmp(tok, kind_names[k], klen))
-			r->kind = k;
-	if (!r->kind) {
-		snprintf(err, errlen, "'%.*s': not a kind of rule (comm, exe, uid, cgroup, unit)",
-			 (int)(klen > 40 ? 40 : klen), tok);
-		return -EINVAL;
-	}
-	if (!vlen || vlen >= RULE_VALUE_MAX) {
-		snprintf(err, errlen, "%s: the value must be 1 to %d bytes", kind_names[r->kind],
-			 RULE_VALUE_MAX - 1);
-		return -EINVAL;
-	}
-	for (size_t i = 0; i < vlen; i++)
-		if (!value_byte_ok((unsigned char)v[i])) {
-			snprintf(
-			    err, errlen,
-			    "%s: the value holds a byte 0x%02x (white space, quotes, '#', ';', "
-			    "'\\' and control bytes are not allowed)",
-			    kind_names[r->kind], (unsigned char)v[i]);
-			return -EINVAL;
-		}
-	memcpy(r->value, v, vlen + 1);
 	switch (r->kind) {
 	case RULE_COMM:
 		if (vlen > RULE_COMM_MAX) {
@@ -186,6 +150,48 @@ static int parse_match(const char *tok, struct rule *r, char *err, size_t errlen
 		return 0;
 	}
 	return -EINVAL;
+}
+
+/* KIND:VALUE into r. */
+static int parse_match(const char *tok, struct rule *r, char *err, size_t errlen)
+{
+	const char *colon = strchr(tok, ':');
+	const char *v;
+	size_t klen, vlen;
+
+	if (!colon) {
+		snprintf(err, errlen, "'%.40s': expected KIND:VALUE (comm, exe, uid, cgroup, unit)",
+			 tok);
+		return -EINVAL;
+	}
+	klen = colon - tok;
+	v = colon + 1;
+	vlen = strlen(v);
+	r->kind = 0;
+	for (int k = RULE_COMM; k <= RULE_UNIT; k++)
+		if (strlen(kind_names[k]) == klen && !strncmp(tok, kind_names[k], klen))
+			r->kind = k;
+	if (!r->kind) {
+		snprintf(err, errlen, "'%.*s': not a kind of rule (comm, exe, uid, cgroup, unit)",
+			 (int)(klen > 40 ? 40 : klen), tok);
+		return -EINVAL;
+	}
+	if (!vlen || vlen >= RULE_VALUE_MAX) {
+		snprintf(err, errlen, "%s: the value must be 1 to %d bytes", kind_names[r->kind],
+			 RULE_VALUE_MAX - 1);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < vlen; i++)
+		if (!value_byte_ok((unsigned char)v[i])) {
+			snprintf(
+			    err, errlen,
+			    "%s: the value holds a byte 0x%02x (white space, quotes, '#', ';', "
+			    "'\\' and control bytes are not allowed)",
+			    kind_names[r->kind], (unsigned char)v[i]);
+			return -EINVAL;
+		}
+	memcpy(r->value, v, vlen + 1);
+	return match_check(r, v, vlen, err, errlen);
 }
 
 static int parse_option(const char *tok, struct rule *r, char *err, size_t errlen)
@@ -340,13 +346,14 @@ int rule_file_format(const struct rule_entry *e, size_t n, char *buf, size_t len
 	return (int)off;
 }
 
-int rule_file_parse(const char *buf, size_t len, struct rule_entry *e, size_t max, char *err,
-		    size_t errlen)
+/* The header line "FILE_MAGIC N CRC" of a rules file, and the CRC of what follows it: *count
+ * is N, *body the byte after the line. */
+static int file_header(const char *buf, size_t len, const char **body, unsigned long *count,
+		       char *err, size_t errlen)
 {
-	const char *nl = memchr(buf, '\n', len < 64 ? len : 64), *p, *end = buf + len;
+	const char *nl = memchr(buf, '\n', len < 64 ? len : 64), *end = buf + len;
 	char head[64], *q;
-	unsigned long count, crc;
-	size_t n = 0;
+	unsigned long crc;
 
 	if (!nl || (size_t)(nl - buf) < strlen(FILE_MAGIC) ||
 	    memcmp(buf, FILE_MAGIC, strlen(FILE_MAGIC))) {
@@ -356,8 +363,8 @@ int rule_file_parse(const char *buf, size_t len, struct rule_entry *e, size_t ma
 	memcpy(head, buf, nl - buf);
 	head[nl - buf] = '\0';
 	q = head + strlen(FILE_MAGIC);
-	count = strtoul(q, &q, 10);
-	if (*q != ' ' || count > RULE_FILE_MAX || strlen(q + 1) != 8) {
+	*count = strtoul(q, &q, 10);
+	if (*q != ' ' || *count > RULE_FILE_MAX || strlen(q + 1) != 8) {
 		snprintf(err, errlen, "bad header line");
 		return -EBADMSG;
 	}
@@ -370,7 +377,22 @@ int rule_file_parse(const char *buf, size_t len, struct rule_entry *e, size_t ma
 		snprintf(err, errlen, "CRC mismatch: the file is torn or was changed");
 		return -EBADMSG;
 	}
-	for (p = nl + 1; p < end;) {
+	*body = nl + 1;
+	return 0;
+}
+
+int rule_file_parse(const char *buf, size_t len, struct rule_entry *e, size_t max, char *err,
+		    size_t errlen)
+{
+	const char *p, *end = buf + len;
+	unsigned long count;
+	size_t n = 0;
+	int r;
+
+	r = file_header(buf, len, &p, &count, err, errlen);
+	if (r < 0)
+		return r;
+	while (p < end) {
 		const char *eol = memchr(p, '\n', end - p), *sp;
 		unsigned long owner;
 		char num[16];

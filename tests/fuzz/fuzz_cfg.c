@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* fuzz_cfg.c: libFuzzer target for CFG recovery and Ball-Larus numbering (daemon/lib/cfg.c).
+/* fuzz_cfg.c: libFuzzer target for CFG recovery and Ball-Larus numbering (daemon/lib/cfg*.c).
  *
  * The input is the code bytes of a function, as read from a target process, mapped at a fixed
  * address and entered at its first byte. It is built three ways: strict (flags 0), with

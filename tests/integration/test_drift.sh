@@ -204,6 +204,22 @@ assert a['samples'] >= b['samples'] and a['events_total'] >= b['events_total']" 
 else
 	fail "detached target: drift shows the same drift, kept" "$(cat "$TDIR/kept.txt")"
 fi
+# export --format json carries the same kept result.
+ctl export "$FP" --format json -o "$TDIR/export.json" >/dev/null 2>&1
+ctl drift "$FP" --json --keys 16 >"$TDIR/kept16.json"
+if python3 -c "import json,sys
+e, k = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+d = e['drift']
+assert e['stacks'] and d['kept'], (len(e['stacks']), d['kept'], d['kept_reason'])
+for a, b in zip(d['functions'], k['functions']):  # kept with 16 top keys a function
+    assert a == b, [(x, a[x], b.get(x)) for x in a if a[x] != b.get(x)]
+assert len(d['functions']) == len(k['functions'])
+assert [dict(x, realtime_ns=0) for x in d['events']] == [dict(x, realtime_ns=0) for x in k['events']]" \
+	"$TDIR/export.json" "$TDIR/kept16.json" 2>"$TDIR/export.err"; then
+	pass "export --format json: the profile with its drift result"
+else
+	fail "export --format json: the profile with its drift result" "$(tail -n 3 "$TDIR/export.err" | cut -c 1-300)"
+fi
 # Attached again: a new session, live; the first one keeps its result (--session 1).
 ctl attach "$FP" --freq 99 >/dev/null
 ctl drift "$FP" --json >"$TDIR/again.json"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* test_cfg.c: unit tests for the cfg module (links daemon/lib/cfg.c and Capstone alone).
+/* test_cfg.c: unit tests for the cfg module (links daemon/lib/cfg*.c and Capstone alone).
  *
  * Hand-assembled byte sequences (each instruction written out with its offset) check the
  * recovered blocks, edges, back edges and loop forest; every path id of every small graph is
