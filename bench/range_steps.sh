@@ -9,11 +9,14 @@
 # Then, alternating step_ms 10 and 1000 (changed by SIGHUP, same windows), RS_ROUNDS (3) times
 # each: `kprofctl export PID --since 2h` timed, while a second client sends `status` back to
 # back; the slowest status answer during the export is how long the loop was held.
+# RS_VIA=http: the range is asked from the HTTP endpoint instead (`curl
+# .../debug/pprof/profile?pid=PID&since=2h`, merged in the same steps, http_range.c).
 set -u
 . "$(dirname "$0")/lib.sh"
 BUILD=${BUILD:-build}
 SECONDS_RUN=${RS_SECONDS:-120}
 ROUNDS=${RS_ROUNDS:-3}
+VIA=${RS_VIA:-socket}
 need_root
 need_bins "$BUILD/kprofd" "$BUILD/kprofctl"
 need_cmds node python3
@@ -21,7 +24,12 @@ need_ints SECONDS_RUN ROUNDS
 bench_start rsbench
 T=$TDIR
 CTL="$BUILD/kprofctl --socket $T/sock"
-conf() { printf '[windows]\nseconds = 1\nmemory_mb = 1024\nstep_ms = %s\n' "$1" >"$T/kprofd.conf"; }
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+conf() {
+	printf '[windows]\nseconds = 1\nmemory_mb = 1024\nstep_ms = %s\n' "$1" >"$T/kprofd.conf"
+	[ "$VIA" = http ] && printf '[http]\nlisten = 127.0.0.1:%s\n' "$PORT" >>"$T/kprofd.conf"
+	return 0
+}
 conf 10
 kprofd_start "$BUILD/kprofd" "$BUILD/kprofctl" "$T/sock" "$T/state" "$T/kprofd.log" --config "$T/kprofd.conf"
 DPID=$DAEMON_PID
@@ -68,12 +76,18 @@ for r in $(seq "$ROUNDS"); do
 		pp=$!
 		sleep 0.3
 		s=$(date +%s%N)
-		$CTL export "$NP" --since 2h -o /dev/null || echo "export failed"
+		if [ "$VIA" = http ]; then
+			code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 300 \
+				"http://127.0.0.1:$PORT/debug/pprof/profile?pid=$NP&since=2h")
+			[ "$code" = 200 ] || echo "http range: status $code"
+		else
+			$CTL export "$NP" --since 2h -o /dev/null || echo "export failed"
+		fi
 		e=$(date +%s%N)
 		touch "$T/stop"
 		wait "$pp"
 		read -r worst n <"$T/probe.out"
-		echo "round $r step_ms $step: export --since 2h $(((e - s) / 1000000)) ms; slowest status meanwhile $worst ms ($n answered)"
+		echo "round $r step_ms $step: $VIA range --since 2h $(((e - s) / 1000000)) ms; slowest status meanwhile $worst ms ($n answered)"
 	done
 done
 $CTL status | grep '^ranges:'

@@ -470,5 +470,7 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 		",\"annotate_dropped\":%" PRIu64,
 		t->probe_samples, t->annotate_bytes, t->annotate_dropped);
 	fprintf(f, ",\"all\":%s", t->all ? "true" : "false");
+	fprintf(f, ",\"memory_bytes\":%" PRIu64 ",\"drift_bytes\":%" PRIu64, t->memory_bytes,
+		t->drift_bytes);
 	fputc('}', f);
 }

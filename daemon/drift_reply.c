@@ -6,12 +6,15 @@
  * are rendered by target_drift_name and target_drift_key. Monotonic times
  * are also given as CLOCK_REALTIME, by the offset between the two clocks now.
  *
- * Nothing is lost when a target ends: the detectors stay with the kept target, and the reply is
- * also saved with its profile (SavedProfile.drift, drift_reply_keep, capped by saved.h); after a
- * restart of kprofd that saved reply is the answer, kept packed in the target (t->drift_kept) and
- * cut to the keys asked, which gives what the detectors would (keys come by share, descending).
+ * Nothing is lost when a target ends: its detectors' reply, as it is saved with its profile
+ * (SavedProfile.drift, drift_reply_keep, capped by saved.h), is packed into the target
+ * (t->drift_kept, drift_reply_end) and the detectors, with their windows of keys (up to a few
+ * hundred KB), are freed; from then on, and after a restart of kprofd (the saved reply
+ * restored), that packed reply is the answer, cut to the keys asked, which gives what the
+ * detectors would (keys come by share, descending), and its newest events are top's.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +64,38 @@ static int cmp_time(const void *a, const void *b)
 	return (x->e->time_ns > y->e->time_ns) - (x->e->time_ns < y->e->time_ns);
 }
 
+/* The newest max events of t's kept result (an ended target's), their strings copied. */
+static int events_kept(const struct target *t, size_t max, struct drift_events_msg *m)
+{
+	Kprof__DriftReply *d = kprof__drift_reply__unpack(NULL, t->drift_kept_len, t->drift_kept);
+	size_t first, n;
+
+	if (!d)
+		return -EBADMSG;
+	first = d->n_events > max ? d->n_events - max : 0;
+	n = d->n_events - first;
+	m->ev = calloc(n + 1, sizeof(*m->ev));
+	m->ep = calloc(n + 1, sizeof(*m->ep));
+	m->names = calloc(n + 1, sizeof(*m->names));
+	for (size_t i = first; m->ev && m->ep && m->names && i < d->n_events; i++) {
+		Kprof__DriftEvent *e = &m->ev[m->n];
+		char(*nm)[128] = m->names[m->n];
+
+		*e = *d->events[i];
+		e->base.n_unknown_fields = 0;
+		e->base.unknown_fields = NULL;
+		snprintf(nm[0], sizeof(nm[0]), "%s", e->gained ? e->gained : "");
+		snprintf(nm[1], sizeof(nm[1]), "%s", e->lost ? e->lost : "");
+		snprintf(nm[2], sizeof(nm[2]), "%s", e->function ? e->function : "");
+		e->gained = nm[0];
+		e->lost = nm[1];
+		e->function = nm[2];
+		m->ep[m->n++] = e;
+	}
+	kprof__drift_reply__free_unpacked(d, NULL);
+	return m->ev && m->ep && m->names ? 0 : -ENOMEM;
+}
+
 int drift_events_build(const struct target *t, size_t max, struct drift_events_msg *m)
 {
 	size_t na = t->drift ? drift_nevents(t->drift) : 0;
@@ -71,6 +106,8 @@ int drift_events_build(const struct target *t, size_t max, struct drift_events_m
 	memset(m, 0, sizeof(*m));
 	if (!all)
 		return -ENOMEM;
+	if (!t->drift && t->drift_kept)
+		return events_kept(t, max, m);
 	for (size_t i = 0; i < na; i++)
 		all[i] = (struct src_event){drift_event_get(t->drift, i), false};
 	for (size_t i = 0; i < nb; i++)
@@ -290,8 +327,39 @@ int drift_reply_answer(const struct target *t, unsigned keys, struct drift_reply
 		err = reply_restored(t, keys, m);
 		if (err < 0)
 			return err;
-		m->r.kept_restored = true;
+		m->r.kept_restored = !t->drift_kept_at_end;
 	}
 	mark_kept(t, m);
+	return 0;
+}
+
+int drift_reply_end(struct target *t)
+{
+	struct drift_reply_msg m;
+	uint8_t *buf;
+	size_t len;
+	int err;
+
+	if (!t->drift || t->drift_kept)
+		return 0;
+	err = drift_reply_keep(t, &m);
+	if (err < 0) {
+		drift_reply_release(&m);
+		return err;
+	}
+	len = kprof__drift_reply__get_packed_size(&m.r);
+	buf = malloc(len ? len : 1);
+	if (buf)
+		len = kprof__drift_reply__pack(&m.r, buf);
+	drift_reply_release(&m);
+	if (!buf)
+		return -ENOMEM;
+	t->drift_kept = buf;
+	t->drift_kept_len = len;
+	t->drift_kept_at_end = true;
+	drift_free(t->drift);
+	drift_free(t->drift_paths);
+	t->drift = t->drift_paths = NULL;
+	t->drift_code_tried = 0;
 	return 0;
 }

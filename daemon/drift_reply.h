@@ -41,9 +41,15 @@ void drift_reply_release(struct drift_reply_msg *m);
 int drift_reply_keep(const struct target *t, struct drift_reply_msg *m);
 /* The reply to `kprofctl drift` (keys per function, 1..DRIFT_REPLY_MAX_KEYS): live while t is
  * attached; for an ended target the kept result (kept set, ended when and why), from its
- * detectors while kprofd still has them, else from the one restored with its profile. 0,
+ * detectors if they are still there, else from the one packed at its end (drift_reply_end) or
+ * restored with its profile (kept_restored). 0,
  * -ENODATA (an ended target with nothing kept: an older kprofd's profile, or drift was off),
  * -EBADMSG (a kept result that does not decode), -ENOMEM. */
 int drift_reply_answer(const struct target *t, unsigned keys, struct drift_reply_msg *m);
+/* t ended: its detectors' result packed as it is saved (drift_reply_keep) into t->drift_kept,
+ * and the detectors freed (their windows of keys are no use once no sample comes); the answers
+ * above are the same from then on. 0 (also with no detectors, or a result already kept) or
+ * -ENOMEM (the detectors are left as they were). */
+int drift_reply_end(struct target *t);
 
 #endif

@@ -8,8 +8,9 @@
  * are built on the loop like every other reply. GET /debug/pprof/profile?seconds=N&pid=P (or
  * unit=U, a watched unit or cgroup) snapshots the target's stack counts (sdelta.c), suspends
  * the connection and answers N seconds later with the later profile minus the snapshot, as
- * gzip'd pprof (pprof.c; a unit's members merged by merge.c). GET /debug/pprof/targets lists
- * the targets and watches as JSON.
+ * gzip'd pprof (pprof.c; a unit's members merged by merge.c). With since=/until= it answers
+ * from the kept time windows instead, merged in steps between other work (http_range.c).
+ * GET /debug/pprof/targets lists the targets and watches as JSON.
  *
  * Bounds: MHD's connection limit and per-connection memory (the request line and headers:
  * a longer URL gets 414 from MHD), HTTPQ_MAX_ARGS/HTTPQ_MAX_QUERY, seconds <= max_seconds;
@@ -45,147 +46,12 @@
 #include "log.h"
 #include "manager.h"
 #include "target_pb.h"
+#include "http_internal.h"
 #include "windows.h"
 
-#define HTTP_SEND_SEC 60	     /* to take a response */
 #define HTTP_CONN_MEMORY (16u << 10) /* request line and headers of one connection */
-#define HTTP_MAX_MEMBERS 64	     /* targets of one unit= profile */
-#define NSEC 1000000000ULL
 
-struct http_conn {
-	struct http_conn *prev, *next;
-	struct MHD_Connection *c;
-	uint64_t deadline; /* CLOCK_MONOTONIC; 0: none (suspended) */
-};
-
-struct http_member {
-	pid_t pid;
-	uint64_t attached_ns;
-	struct sdelta *d;
-};
-
-/* A profile request, from its snapshot to its answer. */
-struct http_req {
-	struct httpd *h;
-	struct http_req *prev, *next;
-	struct MHD_Connection *c;
-	struct http_conn *hc;
-	sd_event_source *timer;
-	char unit[PATH_MAX]; /* the watch's name; "" for pid= */
-	pid_t pid;
-	struct http_member mv[HTTP_MAX_MEMBERS];
-	size_t nm;
-	uint64_t start_real;
-	bool answered;
-	unsigned status;
-	char *body; /* malloc'd */
-	size_t len;
-	bool pprof;
-};
-
-struct httpd {
-	struct manager *m;
-	struct MHD_Daemon *d;
-	sd_event_source *io, *timer, *sweep;
-	struct http_conn *conns;
-	unsigned nconns;
-	struct http_req *reqs;
-	char token[HTTPQ_MAX_TOKEN + 1];
-	size_t token_len;
-};
-
-static void http_run(struct httpd *h);
 static void sweep_arm(struct httpd *h);
-
-static void conn_deadline(struct MHD_Connection *c, unsigned sec)
-{
-	const union MHD_ConnectionInfo *ci =
-	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	struct http_conn *hc = ci ? ci->socket_context : NULL;
-
-	if (hc)
-		hc->deadline = sec ? now_ns(CLOCK_MONOTONIC) + (uint64_t)sec * NSEC : 0;
-}
-
-static enum MHD_Result queue_buf(struct MHD_Connection *c, unsigned status, const char *type,
-				 void *buf, size_t len, enum MHD_ResponseMemoryMode mode)
-{
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, buf, mode);
-	enum MHD_Result ret;
-
-	if (!r)
-		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-	if (status == MHD_HTTP_UNAUTHORIZED)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-					"Bearer realm=\"kprofd\"");
-	if (!strcmp(type, "application/octet-stream"))
-		MHD_add_response_header(r, "Content-Disposition",
-					"attachment; filename=\"profile\"");
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	conn_deadline(c, HTTP_SEND_SEC);
-	return ret;
-}
-
-/* A text answer: the status and why, one line. */
-static enum MHD_Result queue_text(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static enum MHD_Result queue_text(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		n = 0;
-	if ((size_t)n > sizeof(buf) - 2)
-		n = sizeof(buf) - 2;
-	buf[n++] = '\n';
-	return queue_buf(c, status, "text/plain; charset=utf-8", buf, n, MHD_RESPMEM_MUST_COPY);
-}
-
-static struct target *find_target(struct manager *m, pid_t pid, uint64_t attached_ns)
-{
-	for (struct target *t = m->targets; t; t = t->next)
-		if (t->pid == pid && t->attached_ns == attached_ns)
-			return t;
-	return NULL;
-}
-
-/* ---- Profiles ---- */
-
-static void req_free(struct http_req *r)
-{
-	if (!r)
-		return;
-	if (r->prev)
-		r->prev->next = r->next;
-	else if (r->h->reqs == r)
-		r->h->reqs = r->next;
-	if (r->next)
-		r->next->prev = r->prev;
-	sd_event_source_disable_unref(r->timer);
-	for (size_t i = 0; i < r->nm; i++)
-		sdelta_free(r->mv[i].d);
-	free(r->body);
-	free(r);
-}
-
-static void answer(struct http_req *r, unsigned status, const char *msg)
-{
-	free(r->body);
-	r->body = NULL;
-	r->len = 0;
-	if (asprintf(&r->body, "%s\n", msg) >= 0)
-		r->len = strlen(r->body);
-	r->status = status;
-	r->pprof = false;
-}
 
 /* A target's stack counts now, for the start of an interval. */
 static int snapshot(struct http_req *r, struct target *t)
@@ -208,22 +74,9 @@ static int snapshot(struct http_req *r, struct target *t)
 	return 0;
 }
 
-static bool in_unit(const struct target *t, const char *unit)
-{
-	return t->cgroup && !strcmp(t->cgroup, unit);
-}
-
-/* HTTP readers see kernel functions' names, not their addresses. */
-static void hide_kaddr_of(const struct profile *p, struct saved_msg *sm)
-{
-	for (size_t i = 0; i < sm->msg.n_functions; i++)
-		if (profile_func_is_kernel(profile_func_get(p, i)))
-			sm->fv[i].start = 0;
-}
-
 static void hide_kaddr(const struct target *t, struct saved_msg *sm)
 {
-	hide_kaddr_of(t->profile, sm);
+	http_hide_kaddr(t->profile, sm);
 }
 
 /* The interval's profile of every member still known (and, for a unit, of members attached
@@ -240,7 +93,7 @@ static int build_answer(struct http_req *r)
 
 	manager_drain(m);
 	for (size_t i = 0; i < r->nm && n < cap; i++) {
-		struct target *t = find_target(m, r->mv[i].pid, r->mv[i].attached_ns);
+		struct target *t = http_find_target(m, r->mv[i].pid, r->mv[i].attached_ns);
 
 		if (!t || saved_msg_build(t, &sm[n]) < 0)
 			continue;
@@ -251,7 +104,7 @@ static int build_answer(struct http_req *r)
 		n++;
 	}
 	for (struct target *t = m->targets; r->unit[0] && t && n < cap; t = t->next) {
-		if (!in_unit(t, r->unit) || t->attached_ns < r->start_real ||
+		if (!http_in_unit(t, r->unit) || t->attached_ns < r->start_real ||
 		    saved_msg_build(t, &sm[n]) < 0)
 			continue;
 		hide_kaddr(t, &sm[n]);
@@ -260,7 +113,8 @@ static int build_answer(struct http_req *r)
 		n++;
 	}
 	if (!n) {
-		answer(r, MHD_HTTP_GONE, "the target ended and its profile was dropped meanwhile");
+		http_answer(r, MHD_HTTP_GONE,
+			    "the target ended and its profile was dropped meanwhile");
 		return 0;
 	}
 	err = merge_profiles(pv, n, &mg);
@@ -297,7 +151,7 @@ static int on_req_timer(sd_event_source *s, uint64_t usec, void *userdata)
 			log_warn("http: profile of unit %s: %s", r->unit, strerror(-err));
 		else
 			log_warn("http: profile of pid %d: %s", (int)r->pid, strerror(-err));
-		answer(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "the profile could not be built");
+		http_answer(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "the profile could not be built");
 	}
 	r->answered = true;
 	MHD_resume_connection(r->c);
@@ -324,121 +178,6 @@ static enum MHD_Result on_arg(void *cls, enum MHD_ValueKind kind, const char *ke
 	return a->err ? MHD_NO : MHD_YES;
 }
 
-/* ---- Kept time windows (since=/until=): answered at once ---- */
-
-struct range_answer {
-	struct saved_msg sm[HTTP_MAX_MEMBERS];
-	Kprof__SavedProfile *pv[HTTP_MAX_MEMBERS];
-	struct wrange wr[HTTP_MAX_MEMBERS];
-	size_t n;
-	uint64_t start, end, samples;
-};
-
-/* t's profile of [since, until) into the answer; -ENODATA if it has no window there. */
-static int range_member(struct windows *w, struct target *t, uint64_t since, uint64_t until,
-			struct range_answer *ra, char *msg, size_t msglen)
-{
-	struct wrange *wr = &ra->wr[ra->n];
-	struct saved_msg *sm = &ra->sm[ra->n];
-	int err;
-
-	if (ra->n >= HTTP_MAX_MEMBERS)
-		return -E2BIG;
-	err = windows_range(w, t, false, since, until, wr, msg, msglen);
-	if (err < 0)
-		return err;
-	if (saved_msg_build_range(t, wr->prof, wr->tree, sm) < 0) {
-		wrange_free(wr);
-		return -ENOMEM;
-	}
-	hide_kaddr_of(wr->prof, sm);
-	sm->target.samples = wr->samples;
-	sm->target.window_start_ns = wr->start;
-	sm->target.window_end_ns = wr->end;
-	sm->target.windows = wr->windows;
-	ra->pv[ra->n++] = &sm->msg;
-	if (!ra->start || wr->start < ra->start)
-		ra->start = wr->start;
-	ra->end = wr->end > ra->end ? wr->end : ra->end;
-	ra->samples += wr->samples;
-	return 0;
-}
-
-static enum MHD_Result range_reply(struct httpd *h, struct MHD_Connection *c,
-				   struct range_answer *ra, char *msg)
-{
-	uint64_t now = now_ns(CLOCK_REALTIME);
-	struct merged mg;
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	int err;
-
-	(void)h;
-	if (!ra->n)
-		return queue_text(c, MHD_HTTP_NOT_FOUND, "%s", msg);
-	if (ra->n == 1)
-		err = pprof_build(ra->pv[0], now, KPROF_VERSION, &buf, &len);
-	else if ((err = merge_profiles(ra->pv, ra->n, &mg)) >= 0) {
-		mg.target.samples = ra->samples;
-		mg.target.window_start_ns = ra->start;
-		mg.target.window_end_ns = ra->end;
-		mg.target.attached_at_ns = ra->start;
-		mg.target.ended_at_ns = ra->end;
-		err = pprof_build(&mg.sp, now, KPROF_VERSION, &buf, &len);
-		merge_free(&mg);
-	}
-	if (err < 0)
-		return queue_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				  "the profile could not be built: %s", strerror(-err));
-	return queue_buf(c, MHD_HTTP_OK, "application/octet-stream", buf, len,
-			 MHD_RESPMEM_MUST_FREE);
-}
-
-static enum MHD_Result range_profile(struct httpd *h, struct MHD_Connection *c,
-				     const struct httpq *q)
-{
-	struct manager *m = h->m;
-	uint64_t now = now_ns(CLOCK_REALTIME), since = 0, until = 0;
-	struct range_answer *ra;
-	char msg[512] = "no kept time window of that selector in that range";
-	enum MHD_Result res;
-	int err = 0;
-
-	if (!m->windows)
-		return queue_text(c, MHD_HTTP_NOT_FOUND, "kprofd keeps no time windows");
-	if ((q->since[0] && when_parse(q->since, now, mktime, &since) < 0) ||
-	    (q->until[0] && when_parse(q->until, now, mktime, &until) < 0))
-		return queue_text(c, MHD_HTTP_BAD_REQUEST, "since=/until= out of range");
-	if (until && until <= since)
-		return queue_text(c, MHD_HTTP_BAD_REQUEST, "until= is not after since=");
-	ra = calloc(1, sizeof(*ra));
-	if (!ra)
-		return queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
-	if (q->pid) {
-		struct target *t = manager_find(m, q->pid);
-
-		if (t)
-			err = range_member(m->windows, t, since, until, ra, msg, sizeof(msg));
-		else
-			snprintf(msg, sizeof(msg), "pid %d has no profile here", (int)q->pid);
-	} else {
-		for (struct target *t = m->targets; t && err != -E2BIG; t = t->next) {
-			char tmp[512];
-
-			if (in_unit(t, q->unit))
-				err =
-				    range_member(m->windows, t, since, until, ra, tmp, sizeof(tmp));
-		}
-	}
-	res = range_reply(h, c, ra, msg);
-	for (size_t i = 0; i < ra->n; i++) {
-		saved_msg_release(&ra->sm[i]);
-		wrange_free(&ra->wr[i]);
-	}
-	free(ra);
-	return res;
-}
-
 static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, void **con_cls)
 {
 	struct manager *m = h->m;
@@ -451,31 +190,26 @@ static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, 
 	if (!a.err)
 		a.err = httpq_check(&a.q, a.msg, sizeof(a.msg));
 	if (a.err)
-		return queue_text(c, MHD_HTTP_BAD_REQUEST, "%s", a.msg);
+		return http_queue_text(c, MHD_HTTP_BAD_REQUEST, "%s", a.msg);
 	if (a.q.since[0] || a.q.until[0])
-		return range_profile(h, c, &a.q);
-	r = calloc(1, sizeof(*r));
+		return http_range_start(h, c, &a.q, con_cls);
+	r = http_req_new(h, c);
 	if (!r)
-		return queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
-	r->h = h;
-	r->c = c;
+		return http_queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
 	r->pid = a.q.pid;
 	snprintf(r->unit, sizeof(r->unit), "%s", a.q.unit);
 	r->start_real = now_ns(CLOCK_REALTIME);
-	r->next = h->reqs;
-	if (h->reqs)
-		h->reqs->prev = r;
-	h->reqs = r;
 	manager_drain(m);
 	if (r->pid) {
 		struct target *t = manager_find(m, r->pid);
 
 		if (!t || t->state != TARGET_ATTACHED) {
-			req_free(r);
-			return queue_text(c, MHD_HTTP_NOT_FOUND,
-					  "pid %d is not being profiled (attach it first: kprofctl "
-					  "attach %d; GET /debug/pprof/targets lists the targets)",
-					  (int)a.q.pid, (int)a.q.pid);
+			http_req_free(r);
+			return http_queue_text(
+			    c, MHD_HTTP_NOT_FOUND,
+			    "pid %d is not being profiled (attach it first: kprofctl "
+			    "attach %d; GET /debug/pprof/targets lists the targets)",
+			    (int)a.q.pid, (int)a.q.pid);
 		}
 		err = snapshot(r, t);
 	} else {
@@ -486,22 +220,24 @@ static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, 
 		if (!w && cgroup_resolve(r->unit, &ref) == 0)
 			w = manager_find_watch(m, ref.path);
 		if (!w) {
-			req_free(r);
-			return queue_text(c, MHD_HTTP_NOT_FOUND,
-					  "unit '%.200s' is not watched (kprofctl attach --unit; "
-					  "GET /debug/pprof/targets lists the watches)",
-					  a.q.unit);
+			http_req_free(r);
+			return http_queue_text(
+			    c, MHD_HTTP_NOT_FOUND,
+			    "unit '%.200s' is not watched (kprofctl attach --unit; "
+			    "GET /debug/pprof/targets lists the watches)",
+			    a.q.unit);
 		}
 		/* Members name their watch by its name, whether asked by name or by path. */
 		snprintf(r->unit, sizeof(r->unit), "%s", w->name);
 		for (struct target *t = m->targets; t && err >= 0; t = t->next)
-			if (in_unit(t, r->unit) && t->state == TARGET_ATTACHED)
+			if (http_in_unit(t, r->unit) && t->state == TARGET_ATTACHED)
 				err = snapshot(r, t);
 		if (err == -E2BIG) {
-			req_free(r);
-			return queue_text(c, MHD_HTTP_BAD_REQUEST,
-					  "unit '%.200s' has more than %d processes: ask by pid=",
-					  a.q.unit, HTTP_MAX_MEMBERS);
+			http_req_free(r);
+			return http_queue_text(
+			    c, MHD_HTTP_BAD_REQUEST,
+			    "unit '%.200s' has more than %d processes: ask by pid=", a.q.unit,
+			    HTTP_MAX_MEMBERS);
 		}
 	}
 	if (err >= 0)
@@ -509,12 +245,12 @@ static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, 
 						 (uint64_t)a.q.seconds * 1000000, 1000,
 						 on_req_timer, r);
 	if (err < 0) {
-		req_free(r);
-		return queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "could not start: %s",
-				  strerror(-err));
+		http_req_free(r);
+		return http_queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "could not start: %s",
+				       strerror(-err));
 	}
 	*con_cls = r;
-	conn_deadline(c, 0);
+	http_conn_deadline(c, 0);
 	MHD_suspend_connection(c);
 	return MHD_YES;
 }
@@ -549,7 +285,7 @@ static enum MHD_Result list_targets(struct httpd *h, struct MHD_Connection *c)
 	bool first = true;
 
 	if (!f)
-		return queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
+		return http_queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
 	fputs("{\"targets\":[", f);
 	for (const struct target *t = m->targets; t; t = t->next) {
 		fprintf(f, "%s{\"pid\":%d,\"comm\":", first ? "" : ",", (int)t->pid);
@@ -576,9 +312,9 @@ static enum MHD_Result list_targets(struct httpd *h, struct MHD_Connection *c)
 	fputs("]}\n", f);
 	if (fclose(f) != 0) {
 		free(buf);
-		return queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
+		return http_queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
 	}
-	return queue_buf(c, MHD_HTTP_OK, "application/json", buf, len, MHD_RESPMEM_MUST_FREE);
+	return http_queue_buf(c, MHD_HTTP_OK, "application/json", buf, len, MHD_RESPMEM_MUST_FREE);
 }
 
 static const char index_text[] =
@@ -599,38 +335,31 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
 
 	(void)version;
 	(void)upload_data;
-	if (r) { /* resumed: the answer is ready */
-		if (!r->answered)
-			return MHD_YES;
-		if (r->pprof) {
-			char *body = TAKE_PTR(r->body);
-
-			return queue_buf(c, r->status, "application/octet-stream", body, r->len,
-					 MHD_RESPMEM_MUST_FREE);
-		}
-		return queue_buf(c, r->status, "text/plain; charset=utf-8", r->body, r->len,
-				 MHD_RESPMEM_MUST_COPY);
-	}
+	if (r) /* resumed: the answer is ready */
+		return r->answered ? http_queue_answer(r) : MHD_YES;
 	if (*upload_data_size)
-		return queue_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "no request body is accepted");
+		return http_queue_text(c, MHD_HTTP_CONTENT_TOO_LARGE,
+				       "no request body is accepted");
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return queue_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET is served");
+		return http_queue_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET is served");
 	if (h->token_len && !httpq_bearer_ok(MHD_lookup_connection_value(
 						 c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
 					     h->token, h->token_len))
-		return queue_text(c, MHD_HTTP_UNAUTHORIZED,
-				  "a bearer token is required (Authorization: Bearer TOKEN, "
-				  "[http] token_file)");
+		return http_queue_text(c, MHD_HTTP_UNAUTHORIZED,
+				       "a bearer token is required (Authorization: Bearer TOKEN, "
+				       "[http] token_file)");
 	if (!strcmp(url, "/debug/pprof/profile"))
 		return start_profile(h, c, con_cls);
 	if (!strcmp(url, "/debug/pprof/targets") || !strcmp(url, "/targets"))
 		return list_targets(h, c);
 	if (!strcmp(url, "/debug/pprof/") || !strcmp(url, "/debug/pprof") || !strcmp(url, "/"))
-		return queue_buf(c, MHD_HTTP_OK, "text/plain; charset=utf-8", (void *)index_text,
-				 sizeof(index_text) - 1, MHD_RESPMEM_PERSISTENT);
-	return queue_text(c, MHD_HTTP_NOT_FOUND,
-			  "no such page: only /debug/pprof/profile (CPU) and /debug/pprof/targets "
-			  "are served");
+		return http_queue_buf(c, MHD_HTTP_OK, "text/plain; charset=utf-8",
+				      (void *)index_text, sizeof(index_text) - 1,
+				      MHD_RESPMEM_PERSISTENT);
+	return http_queue_text(
+	    c, MHD_HTTP_NOT_FOUND,
+	    "no such page: only /debug/pprof/profile (CPU) and /debug/pprof/targets "
+	    "are served");
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -639,10 +368,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct httpd *h = cls;
 
 	(void)toe;
-	req_free(*con_cls);
+	http_req_free(*con_cls);
 	*con_cls = NULL;
 	/* The next request on a kept-alive connection has request_timeout again. */
-	conn_deadline(c, h->m->conf.http_request_timeout);
+	http_conn_deadline(c, h->m->conf.http_request_timeout);
 }
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -702,31 +431,6 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 }
 
 /* ---- The loop ---- */
-
-static int on_mhd_timer(sd_event_source *s, uint64_t usec, void *userdata);
-
-/* MHD_run, again while a run closes connections: at its connection limit MHD takes its listen
- * socket out of its epoll set, and puts it back only at the start of a later run, so a run that
- * made room must be followed by one that listens again (else nothing would wake the loop for
- * the connections waiting in the backlog). */
-static void http_run(struct httpd *h)
-{
-	MHD_UNSIGNED_LONG_LONG ms;
-
-	for (unsigned i = 0; i < 64; i++) {
-		unsigned before = h->nconns;
-
-		MHD_run(h->d);
-		if (h->nconns >= before)
-			break;
-	}
-	if (MHD_get_timeout(h->d, &ms) == MHD_YES) {
-		sd_event_source_set_time_relative(h->timer, ms * 1000);
-		sd_event_source_set_enabled(h->timer, SD_EVENT_ONESHOT);
-	} else {
-		sd_event_source_set_enabled(h->timer, SD_EVENT_OFF);
-	}
-}
 
 static int on_mhd_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
@@ -888,9 +592,11 @@ void httpd_free(struct httpd *h)
 		for (struct http_req *r = h->reqs; r; r = r->next) {
 			if (r->answered)
 				continue;
-			answer(r, MHD_HTTP_SERVICE_UNAVAILABLE, "kprofd is stopping");
+			http_answer(r, MHD_HTTP_SERVICE_UNAVAILABLE, "kprofd is stopping");
 			r->answered = true;
 			sd_event_source_set_enabled(r->timer, SD_EVENT_OFF);
+			if (r->stop)
+				r->stop(r);
 			MHD_resume_connection(r->c);
 		}
 		MHD_run(h->d);

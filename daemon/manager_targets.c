@@ -285,6 +285,7 @@ void manager_end_target(struct manager *m, struct target *t, enum target_state s
 	paths_stop(t->paths, state == TARGET_EXITED ? "target exited" : "detached");
 	t->state = state;
 	t->ended_ns = now_ns(CLOCK_REALTIME);
+	drift_reply_end(t); /* the drift detectors freed, their result kept */
 	m->n_attached--;
 	m->n_kept++;
 	save_target(m, t);

@@ -414,19 +414,23 @@ uint64_t target_memory(const struct target *t)
 		annot_get_stats(t->annot, &as);
 		n += as.memory;
 	}
-	if (t->drift) {
-		struct drift_stats ds;
+	return n + target_drift_memory(t);
+}
 
+uint64_t target_drift_memory(const struct target *t)
+{
+	uint64_t n = t->drift_kept_len;
+	struct drift_stats ds;
+
+	if (t->drift) {
 		drift_get_stats(t->drift, &ds);
 		n += ds.memory;
 	}
 	if (t->drift_paths) {
-		struct drift_stats ds;
-
 		drift_get_stats(t->drift_paths, &ds);
 		n += ds.memory;
 	}
-	return n + t->drift_kept_len;
+	return n;
 }
 
 /* ---- profile drift (ALGORITHMS.md §12) ---- */

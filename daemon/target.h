@@ -137,10 +137,14 @@ struct target {
 	/* The path mix of its path traces (keys: path ids; functions: trace ids), made at the
 	 * first path event. */
 	struct drift *drift_paths;
-	/* A restored profile's drift result as it was kept (a packed kprof.DriftReply,
-	 * drift_reply.c); NULL while the detectors above are there, or if none was kept. */
+	/* An ended target's drift result as it is kept (a packed kprof.DriftReply, drift_reply.c):
+	 * a restored profile's, or packed at the end; NULL while the detectors above are there, or
+	 * if none was kept. */
 	uint8_t *drift_kept;
 	size_t drift_kept_len;
+	/* drift_kept was packed when the target ended, its detectors freed (drift_reply_end), not
+	 * restored from a saved profile. */
+	bool drift_kept_at_end;
 };
 
 /* What an attach asks for; zero fields take the daemon's defaults. */
@@ -192,6 +196,8 @@ int target_tables_new(struct target *t);
 void target_drop_symbols(struct target *t);
 /* Memory held by the target's profile, HCCTs and path trace. */
 uint64_t target_memory(const struct target *t);
+/* ... of it, the drift detectors' and their kept result's. */
+uint64_t target_drift_memory(const struct target *t);
 void target_free(struct target *t);
 void target_add_sample(struct target *t, const struct kp_sample *s);
 /* Housekeeping: look for the basic blocks of the functions the drift detector began following

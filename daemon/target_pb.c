@@ -126,6 +126,8 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->named_late = ps.renamed;
 	pb->unnamed_note = (char *)t->unnamed_note;
 	pb->probe_samples = t->probe_samples;
+	pb->memory_bytes = target_memory(t);
+	pb->drift_bytes = target_drift_memory(t);
 	if (t->annot) {
 		struct annot_stats as;
 

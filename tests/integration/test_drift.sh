@@ -5,7 +5,8 @@
 # long (attached by a watch rule), the same in `kprofctl drift` text and --json, in the journal
 # line and in `top --json`; a Node function whose hot loop changes behaviour halfway
 # (tests/fixtures/drift.js) is reported after its marker, and so is the path mix of mj_phase
-# traced across the flip (paths). Nothing lost: the flipped minijit detached, the steady one
+# traced across the flip (paths). Nothing lost, but the detectors' memory freed at the end
+# (list --json drift_bytes): the flipped minijit detached, the steady one
 # exited, the traced one still attached when kprofd stops, each answers `drift` with the
 # result kept with its profile, the same after a restart of kprofd (restored from its state
 # directory); a profile kept without drift data (drift off) says so. Bad input: no PID, a bad
@@ -172,7 +173,23 @@ PY
 }
 # The flipped minijit detached: the same drift as live, now the kept result.
 ctl drift "$FP" --json >"$TDIR/flip2.json"
+mem_of() { # PID: state, drift_bytes and memory_bytes of its newest session
+	ctl list --all --json | python3 -c "import json,sys
+t = max((t for t in json.load(sys.stdin)['targets'] if t['pid'] == $1), key=lambda t: t['attached_at_ns'])
+print(t['state'], t['drift_bytes'], t['memory_bytes'])"
+}
+read -r S0 D0 M0 <<<"$(mem_of "$FP")"
 ctl detach "$FP" >/dev/null
+# Ended, its detectors are freed: only their result is kept (a packed DriftReply).
+read -r S1 D1 M1 <<<"$(mem_of "$FP")"
+if [ "$S0" != attached ]; then
+	skip "detached: the drift detectors freed" "minijit ended before the detach (a slow machine)"
+elif [ "${D0:-0}" -gt 4096 ] && [ "${D1:-0}" -gt 0 ] && [ $((D1 * 4)) -lt "$D0" ] &&
+	[ "$M1" -lt "$M0" ]; then
+	pass "detached: the drift detectors freed (drift $D0 -> $D1 bytes; target memory $M0 -> $M1)"
+else
+	fail "detached: the drift detectors freed" "drift ${D0:-?} -> ${D1:-?}, memory ${M0:-?} -> ${M1:-?} ($S0 -> $S1)"
+fi
 ctl drift "$FP" --json >"$TDIR/kept.json"
 ctl drift "$FP" >"$TDIR/kept.txt" 2>&1
 if python3 -c "import json,sys
