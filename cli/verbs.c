@@ -22,6 +22,7 @@
 #include "kprof/when.h"
 #include "cli/manhelp.h"
 #include "client.h"
+#include "export.h"
 #include "group.h"
 #include "render.h"
 
@@ -246,18 +247,47 @@ int verbs_one_pid(const char *verb, int argc, char **argv, unsigned *pid)
 
 /* --cgroup PATH / --unit NAME instead of a PID: the watch's name, or NULL. Sets *err to an exit
  * code on a bad command line. */
-const char *verbs_group_arg(const char *verb, const char *cgroup, const char *unit, int argc,
-			    bool session, int *err)
+bool verbs_group_opt(int c, struct verbs_group *g)
+{
+	if (c == 'G')
+		g->cgroup = optarg;
+	else if (c == 'U')
+		g->unit = optarg;
+	else if (c == 'A')
+		g->all = true;
+	return c == 'G' || c == 'U' || c == 'A';
+}
+
+const char *verbs_group_name(const char *verb, struct verbs_group *g, int argc, bool session,
+			     int *err)
 {
 	*err = 0;
-	if (!cgroup && !unit)
+	if (g->all && (g->cgroup || g->unit)) {
+		*err = verbs_usage_error(verb, "--all, --cgroup or --unit: one of them");
 		return NULL;
-	if ((cgroup && unit) || optind < argc || session) {
+	}
+	if (g->all)
+		g->cgroup = group_all;
+	if (!g->cgroup && !g->unit)
+		return NULL;
+	if ((g->cgroup && g->unit) || optind < argc || session) {
 		*err = verbs_usage_error(verb,
 					 "--cgroup, --unit or --all, alone: no PID or --session");
 		return NULL;
 	}
-	return cgroup ? cgroup : unit;
+	return g->cgroup ? g->cgroup : g->unit;
+}
+
+int verbs_group_export(const char *name, uint64_t since, uint64_t until, const char *format,
+		       const char *out)
+{
+	struct group g;
+	int r = group_load_range(verbs_call_raw, name, since, until, &g);
+
+	if (r == 0 && export_profile(g.sp, format, out) < 0)
+		r = KPROFCTL_EXIT_ERROR;
+	group_free(&g);
+	return r;
 }
 
 /* --since/--until T: CLOCK_REALTIME ns (kprof/when.h). */
@@ -285,13 +315,4 @@ int verbs_range_opt(int c, uint64_t *since, uint64_t *until)
 	if (c == OPT_UNTIL && verbs_parse_when("--until", optarg, until) < 0)
 		return KPROFCTL_EXIT_USAGE;
 	return 0;
-}
-
-/* --all: the processes of system-wide mode merged, as verbs_group_arg's name (cgroup is then set).
- */
-const char *verbs_all_arg(bool all, const char **cgroup)
-{
-	if (all && !*cgroup)
-		*cgroup = group_all;
-	return *cgroup;
 }

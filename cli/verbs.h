@@ -40,17 +40,30 @@ int verbs_call(const Kprof__Request *req, Kprof__Reply **ret);
 int verbs_call_raw(const Kprof__Request *req, Kprof__Reply **ret);
 /* "PID" as the one positional argument after options. */
 int verbs_one_pid(const char *verb, int argc, char **argv, unsigned *pid);
-/* --cgroup PATH / --unit NAME instead of a PID: the watch's name, or NULL (*err: exit code). */
-const char *verbs_group_arg(const char *verb, const char *cgroup, const char *unit, int argc,
-			    bool session, int *err);
+/* --cgroup PATH, --unit NAME or --all (GROUP_OPTS) instead of a PID: merged processes. */
+struct verbs_group {
+	const char *cgroup, *unit;
+	bool all;
+};
+/* c into g if it is one of GROUP_OPTS' options; true if it was. */
+bool verbs_group_opt(int c, struct verbs_group *g);
+/* The group's name for group_load_range (--all: group_all, g->cgroup set to it), or NULL for one
+ * PID; *err: the exit code of a bad combination (two of them, or with a PID or --session). */
+const char *verbs_group_name(const char *verb, struct verbs_group *g, int argc, bool session,
+			     int *err);
+/* The merged profile of name (of [since, until), both 0: whole) written as export does. */
+int verbs_group_export(const char *name, uint64_t since, uint64_t until, const char *format,
+		       const char *out);
 /* --since/--until T: CLOCK_REALTIME ns (kprof/when.h). */
 int verbs_parse_when(const char *opt, const char *s, uint64_t *out);
 /* One --since or --until option (RANGE_OPTS) into since or until; an exit code on bad input. */
 int verbs_range_opt(int c, uint64_t *since, uint64_t *until);
-/* --all: the processes of system-wide mode merged, as verbs_group_arg's name (cgroup is then set).
- */
-const char *verbs_all_arg(bool all, const char **cgroup);
 
+#define GROUP_OPTS                                                                                 \
+	{"cgroup", required_argument, NULL, 'G'}, {"unit", required_argument, NULL, 'U'},          \
+	{                                                                                          \
+		"all", no_argument, NULL, 'A'                                                      \
+	}
 #define OPT_SINCE 1001
 #define OPT_UNTIL 1002
 #define RANGE_OPTS                                                                                 \

@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/merge.h"
 #include "client.h"
 #include "export.h"
-#include "group.h"
 #include "record.h"
 #include "render.h"
 #include "verbs.h"
@@ -82,22 +82,21 @@ int verb_export(int argc, char **argv)
 	    {"format", required_argument, NULL, 'f'},
 	    {"force", no_argument, NULL, 'F'},
 	    {"session", required_argument, NULL, 'S'},
-	    {"cgroup", required_argument, NULL, 'G'},
-	    {"unit", required_argument, NULL, 'U'},
 	    {"base", required_argument, NULL, OPT_BASE},
 	    {"base-since", required_argument, NULL, OPT_BASE_SINCE},
 	    {"base-until", required_argument, NULL, OPT_BASE_UNTIL},
 	    {"base-pid", required_argument, NULL, OPT_BASE_PID},
-	    {"all", no_argument, NULL, 'A'},
+	    GROUP_OPTS,
 	    RANGE_OPTS,
 	    {},
 	};
-	const char *cgroup = NULL, *unit = NULL, *name, *base_out = NULL;
+	const char *name, *base_out = NULL;
+	struct verbs_group grp = {0};
 	Kprof__ExportRequest er = KPROF__EXPORT_REQUEST__INIT, ber;
 	Kprof__Reply *rep = NULL;
 	const char *out = NULL, *format = "pprof";
 	struct base_sel base = {0};
-	bool force = false, all = false;
+	bool force = false;
 	int c, r, st = -1;
 
 	while ((c = verbs_getopt(&st, "export", argc, argv, "o:f:", opts)) != -1) {
@@ -109,12 +108,8 @@ int verb_export(int argc, char **argv)
 			force = true;
 		else if (c == 'S' && verbs_parse_session(optarg, &er.session) < 0)
 			return KPROFCTL_EXIT_USAGE;
-		else if (c == 'G')
-			cgroup = optarg;
-		else if (c == 'U')
-			unit = optarg;
-		else if (c == 'A')
-			all = true;
+		else if (verbs_group_opt(c, &grp))
+			continue;
 		else if (c == OPT_BASE)
 			base_out = optarg;
 		else if (verbs_range_opt(c, &er.since_ns, &er.until_ns) || base_opt(c, &base))
@@ -122,9 +117,6 @@ int verb_export(int argc, char **argv)
 	}
 	if (st >= 0)
 		return st;
-	if (all && (cgroup || unit))
-		return verbs_usage_error("export", "--all, --cgroup or --unit: one of them");
-	verbs_all_arg(all, &cgroup);
 	if (strcmp(format, "pprof") && strcmp(format, "folded") && strcmp(format, "json"))
 		return verbs_usage_error("export", "--format must be pprof, folded or json");
 	if (!out)
@@ -135,7 +127,7 @@ int verb_export(int argc, char **argv)
 						    "or --base-pid: which profile is the base"
 						  : "--base-since/--base-until/--base-pid go "
 						    "with --base FILE");
-	name = verbs_group_arg("export", cgroup, unit, argc, er.session, &r);
+	name = verbs_group_name("export", &grp, argc, er.session, &r);
 	if (r)
 		return r;
 	if (name && base_out)
@@ -149,16 +141,8 @@ int verb_export(int argc, char **argv)
 		      stderr);
 		return KPROFCTL_EXIT_USAGE;
 	}
-	if (name) {
-		struct group g;
-
-		if ((r = group_load_range(verbs_call_raw, name, er.since_ns, er.until_ns, &g)) ==
-			0 &&
-		    export_profile(g.sp, format, out) < 0)
-			r = KPROFCTL_EXIT_ERROR;
-		group_free(&g);
-		return r;
-	}
+	if (name)
+		return verbs_group_export(name, er.since_ns, er.until_ns, format, out);
 	if (base_out) { /* the base first: a bad base range leaves no new file behind */
 		base_request(&er, &base, &ber);
 		if ((r = export_one(&ber, &rep)))

@@ -20,7 +20,6 @@
 #include "kprof/cleanup.h"
 #include "kprof/when.h"
 #include "client.h"
-#include "export.h"
 #include "group.h"
 #include "render.h"
 #include "render_annotate.h"
@@ -37,17 +36,16 @@ int verb_report(int argc, char **argv)
 	    {"session", required_argument, NULL, 'S'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"full-names", no_argument, NULL, 'W'},
-	    {"cgroup", required_argument, NULL, 'G'},
-	    {"unit", required_argument, NULL, 'U'},
-	    {"all", no_argument, NULL, 'A'},
+	    GROUP_OPTS,
 	    RANGE_OPTS,
 	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ReportRequest rr = KPROF__REPORT_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
-	bool json = false, full_names = false, all = false;
-	const char *cgroup = NULL, *unit = NULL, *name;
+	bool json = false, full_names = false;
+	struct verbs_group grp = {0};
+	const char *name;
 	int c, r, st = -1;
 
 	rr.top = 20;
@@ -60,21 +58,12 @@ int verb_report(int argc, char **argv)
 			json = true;
 		if (c == 'W')
 			full_names = true;
-		if (c == 'G')
-			cgroup = optarg;
-		if (c == 'U')
-			unit = optarg;
-		if (c == 'A')
-			all = true;
-		if (verbs_range_opt(c, &rr.since_ns, &rr.until_ns))
+		if (!verbs_group_opt(c, &grp) && verbs_range_opt(c, &rr.since_ns, &rr.until_ns))
 			return KPROFCTL_EXIT_USAGE;
 	}
 	if (st >= 0)
 		return st;
-	if (all && (cgroup || unit))
-		return verbs_usage_error("report", "--all, --cgroup or --unit: one of them");
-	verbs_all_arg(all, &cgroup);
-	name = verbs_group_arg("report", cgroup, unit, argc, rr.session, &r);
+	name = verbs_group_name("report", &grp, argc, rr.session, &r);
 	if (r)
 		return r;
 	if (name) { /* the merged view of a watched cgroup or unit */
@@ -86,11 +75,11 @@ int verb_report(int argc, char **argv)
 		    merge_report(g.sp, rr.top, &gr) < 0)
 			r = KPROFCTL_EXIT_ERROR;
 		if (r == 0) {
-			if (!json && all) {
+			if (!json && grp.all) {
 				printf("system-wide (attach --all): %zu process%s\n", g.n,
 				       g.n == 1 ? "" : "es");
 			} else if (!json) {
-				fputs(cgroup ? "cgroup " : "unit ", stdout);
+				fputs(grp.cgroup ? "cgroup " : "unit ", stdout);
 				render_text(stdout, name);
 				printf(": %zu process%s\n", g.n, g.n == 1 ? "" : "es");
 			}
@@ -464,16 +453,15 @@ int verb_folded(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"session", required_argument, NULL, 'S'},
 	    {"json", no_argument, NULL, 'j'},
-	    {"cgroup", required_argument, NULL, 'G'},
-	    {"unit", required_argument, NULL, 'U'},
-	    {"all", no_argument, NULL, 'A'},
+	    GROUP_OPTS,
 	    RANGE_OPTS,
 	    {},
 	};
 	Kprof__FoldedRequest fr = KPROF__FOLDED_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
-	bool json = false, all = false;
-	const char *cgroup = NULL, *unit = NULL, *name;
+	bool json = false;
+	struct verbs_group grp = {0};
+	const char *name;
 	int c, r, st = -1;
 
 	while ((c = verbs_getopt(&st, "folded", argc, argv, "", opts)) != -1) {
@@ -481,36 +469,19 @@ int verb_folded(int argc, char **argv)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			json = true;
-		if (c == 'G')
-			cgroup = optarg;
-		if (c == 'U')
-			unit = optarg;
-		if (c == 'A')
-			all = true;
-		if (verbs_range_opt(c, &fr.since_ns, &fr.until_ns))
+		if (!verbs_group_opt(c, &grp) && verbs_range_opt(c, &fr.since_ns, &fr.until_ns))
 			return KPROFCTL_EXIT_USAGE;
 	}
 	if (st >= 0)
 		return st;
-	if (all && (cgroup || unit))
-		return verbs_usage_error("folded", "--all, --cgroup or --unit: one of them");
-	verbs_all_arg(all, &cgroup);
-	name = verbs_group_arg("folded", cgroup, unit, argc, fr.session, &r);
+	name = verbs_group_name("folded", &grp, argc, fr.session, &r);
 	if (r)
 		return r;
-	if (name) {
-		struct group g;
-
-		if (json)
-			return verbs_usage_error("folded",
-						 "--json is for one PID; use export --format json");
-		if ((r = group_load_range(verbs_call_raw, name, fr.since_ns, fr.until_ns, &g)) ==
-			0 &&
-		    export_profile(g.sp, "folded", "-") < 0)
-			r = KPROFCTL_EXIT_ERROR;
-		group_free(&g);
-		return r;
-	}
+	if (name && json)
+		return verbs_usage_error("folded",
+					 "--json is for one PID; use export --format json");
+	if (name)
+		return verbs_group_export(name, fr.since_ns, fr.until_ns, "folded", "-");
 	if ((r = verbs_one_pid("folded", argc, argv, &fr.pid)))
 		return r;
 	req.body_case = KPROF__REQUEST__BODY_FOLDED;
