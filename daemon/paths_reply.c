@@ -164,6 +164,35 @@ static double share(const struct cpu_times *a, const struct cpu_times *b, uint64
 	return u + s >= min_ticks ? (double)s / (double)(u + s) : -1;
 }
 
+/* The kernel's share of the target's CPU time before and while traced, the CPU time traced,
+ * and the slowdown estimated from them. */
+static void fill_cpu(const struct path_trace *tr, const struct cpu_times *now, Kprof__PathsReply *r)
+{
+	double before, during;
+
+	/* The share of system time before the trace is the target's whole life until then. */
+	before = share(&(struct cpu_times){0, 0, true}, &tr->cpu_attach, 10);
+	during = share(&tr->cpu_start, now, 50);
+	if (tr->cpu_start.ok && now->ok &&
+	    now->user + now->sys >= tr->cpu_start.user + tr->cpu_start.sys)
+		r->traced_cpu_ms = (now->user + now->sys - tr->cpu_start.user - tr->cpu_start.sys) *
+				   1000 / (uint64_t)sysconf(_SC_CLK_TCK);
+	r->kernel_share_before = before;
+	r->kernel_share_during = during;
+	r->slowdown = 0; /* unknown: under half a second of CPU time while traced */
+	if (during > 0.99)
+		during = 0.99; /* every tick in the kernel: "100x or more" */
+	if (during >= 0) {
+		/* CPU time T while tracing, a share `during` of it in the kernel; without the
+		 * probes the kernel would have taken the share it had before (taken as 0 when the
+		 * target had not run long enough to tell: the estimate is then an upper bound). */
+		double b = before >= 0 && before < 1 ? before : 0;
+		double extra = during - b * (1 - during) / (1 - b);
+
+		r->slowdown = extra > 0 ? 1.0 / (1.0 - extra) : 1.0;
+	}
+}
+
 static void fill_stats(const struct path_trace *tr, Kprof__PathsReply *r)
 {
 	struct cfg_stats cs;
@@ -172,7 +201,6 @@ static void fill_stats(const struct path_trace *tr, Kprof__PathsReply *r)
 	uint64_t ctr_now[KP_CTR_NR];
 	uint64_t end_ns = tr->tracing ? now_ns(CLOCK_MONOTONIC) : tr->stopped_ns;
 	struct cpu_times now = tr->tracing ? paths_read_cpu(tr->pid) : tr->cpu_end;
-	double before, during;
 
 	if (!c1) {
 		loader_counters(tr->env.loader, ctr_now, NULL);
@@ -209,27 +237,7 @@ static void fill_stats(const struct path_trace *tr, Kprof__PathsReply *r)
 	r->aborted = tr->aborted;
 	r->ksf_nodes = ks.nodes;
 	r->pruned_items = ks.pruned_items;
-	/* The share of system time before the trace is the target's whole life until then. */
-	before = share(&(struct cpu_times){0, 0, true}, &tr->cpu_attach, 10);
-	during = share(&tr->cpu_start, &now, 50);
-	if (tr->cpu_start.ok && now.ok &&
-	    now.user + now.sys >= tr->cpu_start.user + tr->cpu_start.sys)
-		r->traced_cpu_ms = (now.user + now.sys - tr->cpu_start.user - tr->cpu_start.sys) *
-				   1000 / (uint64_t)sysconf(_SC_CLK_TCK);
-	r->kernel_share_before = before;
-	r->kernel_share_during = during;
-	r->slowdown = 0; /* unknown: under half a second of CPU time while traced */
-	if (during > 0.99)
-		during = 0.99; /* every tick in the kernel: "100x or more" */
-	if (during >= 0) {
-		/* CPU time T while tracing, a share `during` of it in the kernel; without the
-		 * probes the kernel would have taken the share it had before (taken as 0 when the
-		 * target had not run long enough to tell: the estimate is then an upper bound). */
-		double b = before >= 0 && before < 1 ? before : 0;
-		double extra = during - b * (1 - during) / (1 - b);
-
-		r->slowdown = extra > 0 ? 1.0 / (1.0 - extra) : 1.0;
-	}
+	fill_cpu(tr, &now, r);
 }
 
 void paths_msg_release(struct paths_msg *pm)
