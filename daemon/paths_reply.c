@@ -362,12 +362,9 @@ static void not_covered_loops(const struct hwpaths *h, struct paths_msg *pm)
 		       p->not_flag, p->not_flag == 1 ? "" : "es");
 }
 
-static int build_hw(struct path_trace *tr, struct paths_msg *pm)
+static int hw_alloc(const struct hwpaths *h, size_t nb, struct paths_msg *pm)
 {
-	const struct hwpaths *h = tr->hw;
 	const struct hwbranch_plan *p = &h->plan;
-	Kprof__PathsReply *r = &pm->r;
-	size_t nl = 0, nb = cfg_nblocks(tr->cfg), off = 0, noff = 0;
 
 	pm->bcv = calloc(p->nbr + 1, sizeof(*pm->bcv));
 	pm->bcp = calloc(p->nbr + 1, sizeof(*pm->bcp));
@@ -380,9 +377,15 @@ static int build_hw(struct path_trace *tr, struct paths_msg *pm)
 	if (!pm->bcv || !pm->bcp || !pm->hlv || !pm->hlp || !pm->lblocks || !pm->nc || !pm->ncbuf ||
 	    !pm->assumed)
 		return -ENOMEM;
-	r->hw = true;
-	r->hw_stray = h->stray;
-	r->hw_stopped = (char *)h->stopped;
+	return 0;
+}
+
+/* Each conditional branch with a breakpoint: where it goes when taken, and its counts. */
+static void hw_branches(const struct path_trace *tr, struct paths_msg *pm)
+{
+	const struct hwpaths *h = tr->hw;
+	const struct hwbranch_plan *p = &h->plan;
+
 	for (size_t i = 0; i < p->nbr; i++) {
 		const struct cfg_block *blk = cfg_block_get(tr->cfg, p->br[i].block);
 		Kprof__BranchCount *b = &pm->bcv[i];
@@ -403,8 +406,17 @@ static int build_hw(struct path_trace *tr, struct paths_msg *pm)
 		b->loop = p->br[i].loop;
 		pm->bcp[i] = b;
 	}
-	r->n_branches = p->nbr;
-	r->branches = pm->bcp;
+	pm->r.n_branches = p->nbr;
+	pm->r.branches = pm->bcp;
+}
+
+/* One entry per loop that a group of turns covers, its blocks and assumed branches, with the
+ * activations and time of all its groups summed. */
+static void hw_loops(const struct path_trace *tr, size_t nb, struct paths_msg *pm)
+{
+	const struct hwpaths *h = tr->hw;
+	size_t nl = 0, off = 0, noff = 0;
+
 	for (size_t q = 0; q < h->nturns; q++) {
 		const struct hwpaths_turn *g = &h->turns[q];
 		uint64_t ns =
@@ -438,8 +450,24 @@ static int build_hw(struct path_trace *tr, struct paths_msg *pm)
 		x->activations += h->group_acts[q];
 		x->covered_ns += ns;
 	}
-	r->n_hw_loops = nl;
-	r->hw_loops = pm->hlp;
+	pm->r.n_hw_loops = nl;
+	pm->r.hw_loops = pm->hlp;
+}
+
+static int build_hw(struct path_trace *tr, struct paths_msg *pm)
+{
+	const struct hwpaths *h = tr->hw;
+	const struct hwbranch_plan *p = &h->plan;
+	Kprof__PathsReply *r = &pm->r;
+	size_t nb = cfg_nblocks(tr->cfg);
+
+	if (hw_alloc(h, nb, pm) < 0)
+		return -ENOMEM;
+	r->hw = true;
+	r->hw_stray = h->stray;
+	r->hw_stopped = (char *)h->stopped;
+	hw_branches(tr, pm);
+	hw_loops(tr, nb, pm);
 	r->not_covered = pm->nc;
 	not_covered_loops(h, pm);
 	for (size_t q = 0; q < h->ncount; q++)
