@@ -480,11 +480,101 @@ static int build_hw(struct path_trace *tr, struct paths_msg *pm)
 	return 0;
 }
 
+/* The reply's arrays for c's paths and sequences over nb blocks and k levels. */
+static int live_alloc(const struct collect *c, size_t nb, unsigned k, struct paths_msg *pm)
+{
+	pm->levels = calloc(k, sizeof(uint64_t));
+	pm->bv = calloc(nb, sizeof(*pm->bv));
+	pm->bp = calloc(nb, sizeof(*pm->bp));
+	pm->pv = calloc(c->np ? c->np : 1, sizeof(*pm->pv));
+	pm->pp = calloc(c->np ? c->np : 1, sizeof(*pm->pp));
+	pm->sv = calloc(c->np * nb + 1, sizeof(*pm->sv));
+	pm->sp = calloc(c->np * nb + 1, sizeof(*pm->sp));
+	pm->qv = calloc(c->nseq ? c->nseq : 1, sizeof(*pm->qv));
+	pm->qp = calloc(c->nseq ? c->nseq : 1, sizeof(*pm->qp));
+	pm->ids = malloc((c->nids ? c->nids : 1) * sizeof(uint64_t));
+	if (!pm->levels || !pm->bv || !pm->bp || !pm->pv || !pm->pp || !pm->sv || !pm->sp ||
+	    !pm->qv || !pm->qp || !pm->ids)
+		return -ENOMEM;
+	return 0;
+}
+
+static void live_blocks(const struct cfg *g, struct paths_msg *pm)
+{
+	size_t nb = cfg_nblocks(g);
+
+	for (uint32_t b = 0; b < nb; b++) {
+		const struct cfg_block *blk = cfg_block_get(g, b);
+		Kprof__PathBlock *x = &pm->bv[b];
+
+		kprof__path_block__init(x);
+		x->start = blk->start;
+		x->end = blk->end;
+		x->insns = blk->ninsns;
+		x->entry = blk->flags & CFG_BLOCK_ENTRY;
+		x->loop_header = blk->flags & CFG_BLOCK_HEADER;
+		x->loop_depth = blk->loop_depth;
+		x->term = (char *)cfg_term_name(blk->term);
+		pm->bp[b] = x;
+	}
+	pm->r.n_blocks = nb;
+	pm->r.blocks = pm->bp;
+}
+
+/* Each kept path decoded into its blocks and edges (steps: room for nb of them). */
+static void live_paths(const struct path_trace *tr, const struct collect *c, struct cfg_step *steps,
+		       struct paths_msg *pm)
+{
+	const struct cfg *g = tr->cfg;
+	size_t nb = cfg_nblocks(g), nsteps = 0;
+
+	for (size_t i = 0; i < c->np; i++) {
+		Kprof__PathInfo *x = &pm->pv[i];
+		int n = tr->hw ? hwpaths_decode(tr->hw, c->pid[i], steps, nb)
+			       : cfg_path_decode(g, c->pid[i], steps, nb);
+
+		kprof__path_info__init(x);
+		x->id = c->pid[i];
+		x->count = c->pcount[i];
+		x->for_sequences = i >= c->np_top;
+		x->steps = &pm->sp[nsteps];
+		for (int j = 0; j < n; j++) {
+			Kprof__PathStep *s = &pm->sv[nsteps];
+
+			kprof__path_step__init(s);
+			s->block = steps[j].block;
+			s->edge = pb_edge(g, steps[j].edge);
+			pm->sp[nsteps++] = s;
+			x->n_steps++;
+		}
+		pm->pp[i] = x;
+	}
+	pm->r.n_paths = c->np;
+	pm->r.paths = pm->pp;
+}
+
+static void live_sequences(const struct collect *c, struct paths_msg *pm)
+{
+	if (c->nids)
+		memcpy(pm->ids, c->seq_ids, c->nids * sizeof(uint64_t));
+	for (size_t i = 0, off = 0; i < c->nseq; i++) {
+		Kprof__PathSeq *q = &pm->qv[i];
+
+		kprof__path_seq__init(q);
+		q->ids = pm->ids + off;
+		q->n_ids = c->seq_len[i];
+		q->count = c->seq_count[i];
+		off += c->seq_len[i];
+		pm->qp[i] = q;
+	}
+	pm->r.n_sequences = c->nseq;
+	pm->r.sequences = pm->qp;
+}
+
 static int build_live(struct path_trace *tr, uint32_t top, struct paths_msg *pm)
 {
 	Kprof__PathsReply *r = &pm->r;
-	const struct cfg *g = tr->cfg;
-	size_t nb = cfg_nblocks(g), nsteps = 0;
+	size_t nb = cfg_nblocks(tr->cfg);
 	struct ksf_ipf *ipf = NULL;
 	struct ksf_ipf_stats is;
 	struct collect c = {.top = top};
@@ -504,77 +594,16 @@ static int build_live(struct path_trace *tr, uint32_t top, struct paths_msg *pm)
 	r->max_error = is.max_error > is.max_error_1 ? is.max_error : is.max_error_1;
 	r->paths_total = c.total_paths;
 	r->sequences_total = c.total_seqs;
-	pm->levels = calloc(tr->k, sizeof(uint64_t));
-	pm->bv = calloc(nb, sizeof(*pm->bv));
-	pm->bp = calloc(nb, sizeof(*pm->bp));
-	pm->pv = calloc(c.np ? c.np : 1, sizeof(*pm->pv));
-	pm->pp = calloc(c.np ? c.np : 1, sizeof(*pm->pp));
-	pm->sv = calloc(c.np * nb + 1, sizeof(*pm->sv));
-	pm->sp = calloc(c.np * nb + 1, sizeof(*pm->sp));
-	pm->qv = calloc(c.nseq ? c.nseq : 1, sizeof(*pm->qv));
-	pm->qp = calloc(c.nseq ? c.nseq : 1, sizeof(*pm->qp));
-	pm->ids = malloc((c.nids ? c.nids : 1) * sizeof(uint64_t));
 	steps = calloc(nb, sizeof(*steps));
-	if (!pm->levels || !pm->bv || !pm->bp || !pm->pv || !pm->pp || !pm->sv || !pm->sp ||
-	    !pm->qv || !pm->qp || !pm->ids || !steps)
+	if (live_alloc(&c, nb, tr->k, pm) < 0 || !steps)
 		goto out;
 	for (unsigned i = 0; i < tr->k; i++)
 		pm->levels[i] = is.level_sum[i];
 	r->n_level_sums = tr->k;
 	r->level_sums = pm->levels;
-	for (uint32_t b = 0; b < nb; b++) {
-		const struct cfg_block *blk = cfg_block_get(g, b);
-		Kprof__PathBlock *x = &pm->bv[b];
-
-		kprof__path_block__init(x);
-		x->start = blk->start;
-		x->end = blk->end;
-		x->insns = blk->ninsns;
-		x->entry = blk->flags & CFG_BLOCK_ENTRY;
-		x->loop_header = blk->flags & CFG_BLOCK_HEADER;
-		x->loop_depth = blk->loop_depth;
-		x->term = (char *)cfg_term_name(blk->term);
-		pm->bp[b] = x;
-	}
-	r->n_blocks = nb;
-	r->blocks = pm->bp;
-	for (size_t i = 0; i < c.np; i++) {
-		Kprof__PathInfo *x = &pm->pv[i];
-		int n = tr->hw ? hwpaths_decode(tr->hw, c.pid[i], steps, nb)
-			       : cfg_path_decode(g, c.pid[i], steps, nb);
-
-		kprof__path_info__init(x);
-		x->id = c.pid[i];
-		x->count = c.pcount[i];
-		x->for_sequences = i >= c.np_top;
-		x->steps = &pm->sp[nsteps];
-		for (int j = 0; j < n; j++) {
-			Kprof__PathStep *s = &pm->sv[nsteps];
-
-			kprof__path_step__init(s);
-			s->block = steps[j].block;
-			s->edge = pb_edge(g, steps[j].edge);
-			pm->sp[nsteps++] = s;
-			x->n_steps++;
-		}
-		pm->pp[i] = x;
-	}
-	r->n_paths = c.np;
-	r->paths = pm->pp;
-	if (c.nids)
-		memcpy(pm->ids, c.seq_ids, c.nids * sizeof(uint64_t));
-	for (size_t i = 0, off = 0; i < c.nseq; i++) {
-		Kprof__PathSeq *q = &pm->qv[i];
-
-		kprof__path_seq__init(q);
-		q->ids = pm->ids + off;
-		q->n_ids = c.seq_len[i];
-		q->count = c.seq_count[i];
-		off += c.seq_len[i];
-		pm->qp[i] = q;
-	}
-	r->n_sequences = c.nseq;
-	r->sequences = pm->qp;
+	live_blocks(tr->cfg, pm);
+	live_paths(tr, &c, steps, pm);
+	live_sequences(&c, pm);
 	err = tr->edges ? build_edges(tr, pm) : 0;
 	if (err == 0)
 		err = paths_events_fill(tr, ipf, pm);
