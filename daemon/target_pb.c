@@ -70,6 +70,84 @@ Kprof__FrameKind target_pb_kind(enum profile_kind k)
 	}
 }
 
+/* The perf map's and jitdump's files and the profile's stack and name counters. */
+static void fill_pb_names(const struct target *t, const struct tsym_stats *ss,
+			  const struct profile_stats *ps, Kprof__Target *pb)
+{
+	/* Strings point into the target (or its tsym), not into the copy in live. */
+	pb->perfmap_path = (char *)(t->sym ? tsym_perfmap_path(t->sym) : t->saved_sym.perfmap_path);
+	pb->jitdump_path = (char *)(t->sym ? tsym_jitdump_path(t->sym) : t->saved_sym.jitdump_path);
+	pb->jitdump_problem =
+	    (char *)(t->sym ? tsym_jitdump_problem(t->sym) : t->saved_sym.jitdump_problem);
+	pb->jitdump_symbols = ss->jitdump_symbols;
+	pb->jitdump_bad_records = ss->jitdump_bad_records;
+	pb->jitdump_bytes = ss->jitdump_bytes;
+	pb->stacks = ps->stacks;
+	pb->lost_stacks = ps->lost;
+	pb->truncated_stacks = t->truncated;
+	pb->eps = t->eps;
+	pb->hcct_kernel = t->hcct_kernel;
+	pb->unnamed_leaf_samples = t->unnamed_leaf;
+	pb->unresolved_addresses = ps->unresolved;
+	pb->unresolved_dropped = ps->unresolved_over;
+	pb->named_late = ps->renamed;
+	pb->unnamed_note = (char *)t->unnamed_note;
+	pb->probe_samples = t->probe_samples;
+}
+
+/* The annotation's memory and the JVM's map requests, when the target has them. */
+static void fill_pb_annot_jvm(const struct target *t, Kprof__Target *pb)
+{
+	if (t->annot) {
+		struct annot_stats as;
+
+		annot_get_stats(t->annot, &as);
+		pb->annotate_bytes = as.memory;
+		pb->annotate_dropped = as.dropped;
+	}
+	if (t->jvm && jvmmap_get_stats(t->jvm)->jvm) {
+		const struct jvmmap_stats *js = jvmmap_get_stats(t->jvm);
+
+		pb->jvm = true;
+		pb->jvm_map_asks = js->asks;
+		pb->jvm_map_answers = js->answers;
+		pb->jvm_map_failures = js->failures;
+		pb->jvm_note = (char *)js->note;
+	}
+}
+
+/* Exact mode's (--calls) counters and duty cycle. */
+static void fill_pb_calls(const struct target *t, Kprof__Target *pb)
+{
+	const struct calls *c = &t->calls;
+	uint64_t now = c->ended_ns ? c->ended_ns : now_ns(CLOCK_MONOTONIC);
+	/* The window the probes were asked to be in place; their removal's wait for the
+	 * kernel's grace period comes after the breakpoints are gone. */
+	uint64_t active = c->active_ns + (c->on_since_ns ? now - c->on_since_ns : 0);
+
+	pb->call_events = c->events;
+	/* Without bursts the probes stay in: no bursts to count, duty 1 once in. */
+	pb->bursts = c->burst_ms ? c->bursts : 0;
+	pb->probes = c->probes ? c->nprobes : c->saved_nprobes;
+	pb->unmatched_exits = c->unmatched_exits;
+	pb->calls_hot = c->hot;
+	if (c->hw && c->hw->n) {
+		pb->hw_functions = c->hw->n;
+		pb->hw_estimated = hwcalls_estimated(c->hw);
+		pb->hw_covered = hwcalls_covered(c->hw);
+		pb->hw_stopped = c->hw->stopped;
+	} else if (c->saved_hw_n) {
+		pb->hw_functions = c->saved_hw_n;
+		pb->hw_estimated = c->saved_hw_estimated;
+		pb->hw_covered = c->saved_hw_covered;
+		pb->hw_stopped = (char *)c->saved_hw_stopped;
+	}
+	if (!c->enabled_ns) /* never attached here: a restored profile's, or 0 */
+		pb->calls_duty = c->saved_duty;
+	else
+		pb->calls_duty = now > c->enabled_ns ? (double)active / (now - c->enabled_ns) : 0;
+}
+
 void target_fill_pb(const struct target *t, Kprof__Target *pb)
 {
 	struct profile_stats ps;
@@ -107,72 +185,11 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->cgroup = t->cgroup ? t->cgroup : (char *)"";
 	pb->rule = t->rule ? t->rule : (char *)"";
 	pb->all = t->all;
-	/* Strings point into the target (or its tsym), not into the copy in live. */
-	pb->perfmap_path = (char *)(t->sym ? tsym_perfmap_path(t->sym) : t->saved_sym.perfmap_path);
-	pb->jitdump_path = (char *)(t->sym ? tsym_jitdump_path(t->sym) : t->saved_sym.jitdump_path);
-	pb->jitdump_problem =
-	    (char *)(t->sym ? tsym_jitdump_problem(t->sym) : t->saved_sym.jitdump_problem);
-	pb->jitdump_symbols = ss->jitdump_symbols;
-	pb->jitdump_bad_records = ss->jitdump_bad_records;
-	pb->jitdump_bytes = ss->jitdump_bytes;
-	pb->stacks = ps.stacks;
-	pb->lost_stacks = ps.lost;
-	pb->truncated_stacks = t->truncated;
-	pb->eps = t->eps;
-	pb->hcct_kernel = t->hcct_kernel;
-	pb->unnamed_leaf_samples = t->unnamed_leaf;
-	pb->unresolved_addresses = ps.unresolved;
-	pb->unresolved_dropped = ps.unresolved_over;
-	pb->named_late = ps.renamed;
-	pb->unnamed_note = (char *)t->unnamed_note;
-	pb->probe_samples = t->probe_samples;
-	if (t->annot) {
-		struct annot_stats as;
-
-		annot_get_stats(t->annot, &as);
-		pb->annotate_bytes = as.memory;
-		pb->annotate_dropped = as.dropped;
-	}
-	if (t->jvm && jvmmap_get_stats(t->jvm)->jvm) {
-		const struct jvmmap_stats *js = jvmmap_get_stats(t->jvm);
-
-		pb->jvm = true;
-		pb->jvm_map_asks = js->asks;
-		pb->jvm_map_answers = js->answers;
-		pb->jvm_map_failures = js->failures;
-		pb->jvm_note = (char *)js->note;
-	}
+	fill_pb_names(t, ss, &ps, pb);
+	fill_pb_annot_jvm(t, pb);
 	pb->calls = t->calls.enabled;
-	if (t->calls.enabled) {
-		const struct calls *c = &t->calls;
-		uint64_t now = c->ended_ns ? c->ended_ns : now_ns(CLOCK_MONOTONIC);
-		/* The window the probes were asked to be in place; their removal's wait for the
-		 * kernel's grace period comes after the breakpoints are gone. */
-		uint64_t active = c->active_ns + (c->on_since_ns ? now - c->on_since_ns : 0);
-
-		pb->call_events = c->events;
-		/* Without bursts the probes stay in: no bursts to count, duty 1 once in. */
-		pb->bursts = c->burst_ms ? c->bursts : 0;
-		pb->probes = c->probes ? c->nprobes : c->saved_nprobes;
-		pb->unmatched_exits = c->unmatched_exits;
-		pb->calls_hot = c->hot;
-		if (c->hw && c->hw->n) {
-			pb->hw_functions = c->hw->n;
-			pb->hw_estimated = hwcalls_estimated(c->hw);
-			pb->hw_covered = hwcalls_covered(c->hw);
-			pb->hw_stopped = c->hw->stopped;
-		} else if (c->saved_hw_n) {
-			pb->hw_functions = c->saved_hw_n;
-			pb->hw_estimated = c->saved_hw_estimated;
-			pb->hw_covered = c->saved_hw_covered;
-			pb->hw_stopped = (char *)c->saved_hw_stopped;
-		}
-		if (!c->enabled_ns) /* never attached here: a restored profile's, or 0 */
-			pb->calls_duty = c->saved_duty;
-		else
-			pb->calls_duty =
-			    now > c->enabled_ns ? (double)active / (now - c->enabled_ns) : 0;
-	}
+	if (t->calls.enabled)
+		fill_pb_calls(t, pb);
 }
 
 /* Exact mode's results (checked by saved_check): counts moved to the restored profile's ids. */
