@@ -279,20 +279,9 @@ static int restore_drift(struct target *t, const Kprof__DriftReply *d)
 	return 0;
 }
 
-int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, struct target **ret)
+/* The saved target's own fields: identity, state, times and counters. */
+static void restore_fields(const Kprof__Target *pb, struct target *t)
 {
-	const Kprof__Target *pb = sp->target;
-	_cleanup_free_ uint32_t *map = NULL;
-	struct target *t;
-	int err;
-
-	err = saved_check(sp);
-	if (err < 0)
-		return err;
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	t->env = env;
 	t->pid = pb->pid;
 	t->uid = pb->uid;
 	snprintf(t->comm, sizeof(t->comm), "%s", pb->comm ? pb->comm : "");
@@ -313,14 +302,16 @@ int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, 
 	t->all = pb->all;
 	t->eps = pb->eps;
 	t->hcct_kernel = pb->hcct_kernel;
-	restore_symbol_stats(pb, &t->saved_sym);
-	if (pb->cgroup && pb->cgroup[0])
-		t->cgroup = strdup(pb->cgroup);
-	if (pb->rule && pb->rule[0])
-		t->rule = strdup(pb->rule);
-	err = (pb->cgroup && pb->cgroup[0] && !t->cgroup) || (pb->rule && pb->rule[0] && !t->rule)
-		  ? -ENOMEM
-		  : target_tables_new(t);
+}
+
+/* The tables, profile, HCCT, exact mode's results, paths and drift, each if saved. */
+static int restore_parts(const Kprof__SavedProfile *sp, struct target *t)
+{
+	const Kprof__Target *pb = sp->target;
+	_cleanup_free_ uint32_t *map = NULL;
+	int err;
+
+	err = target_tables_new(t);
 	if (err >= 0) {
 		restore_tables(sp, t);
 		err = saved_profile(sp, NULL, &t->profile, &map);
@@ -333,6 +324,31 @@ int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, 
 		err = paths_restore(t, sp->paths);
 	if (err >= 0 && sp->drift)
 		err = restore_drift(t, sp->drift);
+	return err;
+}
+
+int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, struct target **ret)
+{
+	const Kprof__Target *pb = sp->target;
+	struct target *t;
+	int err;
+
+	err = saved_check(sp);
+	if (err < 0)
+		return err;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->env = env;
+	restore_fields(pb, t);
+	restore_symbol_stats(pb, &t->saved_sym);
+	if (pb->cgroup && pb->cgroup[0])
+		t->cgroup = strdup(pb->cgroup);
+	if (pb->rule && pb->rule[0])
+		t->rule = strdup(pb->rule);
+	err = (pb->cgroup && pb->cgroup[0] && !t->cgroup) || (pb->rule && pb->rule[0] && !t->rule)
+		  ? -ENOMEM
+		  : restore_parts(sp, t);
 	if (err < 0) {
 		target_free(t);
 		return err;
