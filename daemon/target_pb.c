@@ -468,6 +468,36 @@ int saved_msg_build(const struct target *t, struct saved_msg *m)
 	return saved_msg_build_range(t, NULL, NULL, m);
 }
 
+static void pack_functions(const struct profile *prof, size_t nf, struct saved_msg *m)
+{
+	for (size_t i = 0; i < nf; i++) {
+		const struct profile_func *f = profile_func_get(prof, i);
+
+		kprof__saved_function__init(&m->fv[i]);
+		m->fv[i].name = (char *)f->name;
+		m->fv[i].module = (char *)f->module;
+		m->fv[i].start = f->start;
+		m->fv[i].kind = (Kprof__FrameKind)f->kind;
+		m->fv[i].file = (char *)(f->file ? f->file : "");
+		m->fv[i].line = f->line;
+		m->fp[i] = &m->fv[i];
+	}
+}
+
+/* The whole profile's paths trace and drift result (live, or as kept), if it has them. */
+static void pack_paths_drift(const struct target *t, struct saved_msg *m)
+{
+	if (t->paths && paths_reply(t, 0, false, &m->pm) == 0) {
+		m->pm.r.target = NULL; /* the profile's target says it */
+		m->msg.paths = &m->pm.r;
+	}
+	if (t->drift && drift_reply_keep(t, &m->dm) == 0)
+		m->msg.drift = &m->dm.r;
+	else if (t->drift_kept &&
+		 (m->dk = kprof__drift_reply__unpack(NULL, t->drift_kept_len, t->drift_kept)))
+		m->msg.drift = m->dk;
+}
+
 int saved_msg_build_range(const struct target *t, const struct profile *range,
 			  const struct hcct_tree *tree, struct saved_msg *m)
 {
@@ -489,18 +519,7 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 		saved_msg_release(m);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < nf; i++) {
-		const struct profile_func *f = profile_func_get(prof, i);
-
-		kprof__saved_function__init(&m->fv[i]);
-		m->fv[i].name = (char *)f->name;
-		m->fv[i].module = (char *)f->module;
-		m->fv[i].start = f->start;
-		m->fv[i].kind = (Kprof__FrameKind)f->kind;
-		m->fv[i].file = (char *)(f->file ? f->file : "");
-		m->fv[i].line = f->line;
-		m->fp[i] = &m->fv[i];
-	}
+	pack_functions(prof, nf, m);
 	profile_foreach_stack(prof, pack_stack, m);
 	err = pack_tables(t, m);
 	if (err >= 0)
@@ -524,15 +543,8 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 		m->target.stacks = ps.stacks;
 		m->target.lost_stacks = ps.lost;
 	}
-	if (!r && t->paths && paths_reply(t, 0, false, &m->pm) == 0) {
-		m->pm.r.target = NULL; /* the profile's target says it */
-		m->msg.paths = &m->pm.r;
-	}
-	if (!r && t->drift && drift_reply_keep(t, &m->dm) == 0)
-		m->msg.drift = &m->dm.r;
-	else if (!r && t->drift_kept &&
-		 (m->dk = kprof__drift_reply__unpack(NULL, t->drift_kept_len, t->drift_kept)))
-		m->msg.drift = m->dk;
+	if (!r)
+		pack_paths_drift(t, m);
 	m->msg.format = 1;
 	m->msg.target = &m->target;
 	m->msg.n_functions = nf;
