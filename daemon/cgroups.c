@@ -119,11 +119,65 @@ static bool unit_name_ok(const char *u)
 	return strlen(u) <= 255 && rule_unit_ok(u);
 }
 
+/* The breadth-first walk of cgroup_of_unit: directories still to read, and how many seen. */
+struct cg_walk {
+	char *queue; /* paths, NUL-separated, breadth first */
+	size_t qlen, qcap;
+	unsigned dirs;
+};
+
+static void walk_free(struct cg_walk *w)
+{
+	free(w->queue);
+}
+
+/* Appends p to the queue: false if it cannot grow. */
+static bool walk_push(struct cg_walk *w, const char *p)
+{
+	size_t need = strlen(p) + 1;
+
+	if (w->qlen + need > w->qcap) {
+		size_t ncap = (w->qlen + need) * 2;
+		char *nq = realloc(w->queue, ncap);
+
+		if (!nq)
+			return false;
+		w->queue = nq;
+		w->qcap = ncap;
+	}
+	memcpy(w->queue + w->qlen, p, need);
+	w->qlen += need;
+	return true;
+}
+
+/* Reads directory d (at dir): true with its path in found (PATH_MAX bytes) if it holds the
+ * unit's directory, otherwise its subdirectories queued. */
+static bool walk_scan(struct cg_walk *w, DIR *d, const char *dir, const char *unit, char *found)
+{
+	struct dirent *de;
+
+	while ((de = readdir(d)) && w->dirs < CG_WALK_DIRS) {
+		char p[PATH_MAX];
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		w->dirs++;
+		if (snprintf(p, sizeof(p), "%s/%s", dir, de->d_name) >= (int)sizeof(p))
+			continue;
+		if (!strcmp(de->d_name, unit)) {
+			memcpy(found, p, sizeof(p));
+			return true;
+		}
+		if (!walk_push(w, p))
+			break;
+	}
+	return false;
+}
+
 int cgroup_of_unit(const char *unit, struct cgroup_ref *ref)
 {
-	_cleanup_free_ char *queue = NULL; /* paths, NUL-separated, breadth first */
-	size_t qlen = 0, qcap = 0, head = 0;
-	unsigned dirs = 0;
+	_cleanup_(walk_free) struct cg_walk w = {};
+	size_t head = 0;
 	char want[300];
 
 	if (!unit_name_ok(unit))
@@ -134,52 +188,29 @@ int cgroup_of_unit(const char *unit, struct cgroup_ref *ref)
 	/* Breadth first from the root: units nest as slices do (user.slice/user-0.slice/...). */
 	if (cgroup_root(want, sizeof(want)) < 0)
 		return -ENOENT;
-	qcap = 4096 + sizeof(want);
-	queue = malloc(qcap);
-	if (!queue)
+	w.qcap = 4096 + sizeof(want);
+	w.queue = malloc(w.qcap);
+	if (!w.queue)
 		return -ENOMEM;
-	qlen = strlen(want) + 1;
-	memcpy(queue, want, qlen);
-	while (head < qlen && dirs < CG_WALK_DIRS) {
-		char dir[PATH_MAX];
+	w.qlen = strlen(want) + 1;
+	memcpy(w.queue, want, w.qlen);
+	while (head < w.qlen && w.dirs < CG_WALK_DIRS) {
+		char dir[PATH_MAX], found[PATH_MAX];
 		unsigned depth = 0;
-		struct dirent *de;
+		bool hit;
 		DIR *d;
 
 		/* A copy: the queue moves when it grows. */
-		snprintf(dir, sizeof(dir), "%s", queue + head);
-		head += strlen(queue + head) + 1;
-		for (const char *s = dir + strlen(queue); *s; s++)
+		snprintf(dir, sizeof(dir), "%s", w.queue + head);
+		head += strlen(w.queue + head) + 1;
+		for (const char *s = dir + strlen(w.queue); *s; s++)
 			depth += *s == '/';
 		if (depth >= CG_WALK_DEPTH || !(d = opendir(dir)))
 			continue;
-		while ((de = readdir(d)) && dirs < CG_WALK_DIRS) {
-			char p[PATH_MAX];
-
-			if (de->d_type != DT_DIR || de->d_name[0] == '.')
-				continue;
-			dirs++;
-			if (snprintf(p, sizeof(p), "%s/%s", dir, de->d_name) >= (int)sizeof(p))
-				continue;
-			if (!strcmp(de->d_name, unit)) {
-				closedir(d);
-				return cgroup_resolve(p, ref);
-			}
-			size_t need = strlen(p) + 1;
-
-			if (qlen + need > qcap) {
-				size_t ncap = (qlen + need) * 2;
-				char *nq = realloc(queue, ncap);
-
-				if (!nq)
-					break;
-				queue = nq;
-				qcap = ncap;
-			}
-			memcpy(queue + qlen, p, need);
-			qlen += need;
-		}
+		hit = walk_scan(&w, d, dir, unit, found);
 		closedir(d);
+		if (hit)
+			return cgroup_resolve(found, ref);
 	}
 	return -ENOENT;
 }

@@ -162,6 +162,48 @@ static int open_err(int e, pid_t pid, pid_t tid, uint64_t addr, char *err, size_
 	return e == -ENOSPC ? -EBUSY : e;
 }
 
+/* The threads of pid into tids (HWBP_MAX_THREADS of them): their number, or a negative errno
+ * with err filled. */
+static int list_threads(pid_t pid, pid_t *tids, char *err, size_t errlen)
+{
+	int nt = list_tids(pid, tids, HWBP_MAX_THREADS), r;
+
+	if (nt > 0)
+		return nt;
+	r = nt ? nt : -ESRCH;
+	if (r == -E2BIG)
+		snprintf(
+		    err, errlen,
+		    "pid %d has more than %d threads: hardware breakpoints are put on at most %d",
+		    pid, HWBP_MAX_THREADS, HWBP_MAX_THREADS);
+	else
+		snprintf(err, errlen, "cannot list the threads of pid %d: %s", pid, strerror(-r));
+	return r;
+}
+
+/* Thread tid's row of n breakpoints appended to s, or none if it exited meanwhile: 0, or a
+ * negative errno with err filled. */
+static int open_row(struct hwbp_set *s, pid_t pid, pid_t tid, const uint64_t *addrs, size_t n,
+		    int prog_fd, char *err, size_t errlen)
+{
+	for (size_t a = 0; a < n; a++) {
+		int fd = bp_open(tid, addrs[a], prog_fd);
+
+		if (fd == -ESRCH && a == 0)
+			break; /* the thread exited meanwhile */
+		if (fd < 0)
+			return open_err(fd, pid, tid, addrs[a], err, errlen);
+		s->fds[s->nfds++] = fd;
+	}
+	if (s->nfds % n) { /* gone between two opens: drop its partial row */
+		while (s->nfds % n)
+			close(s->fds[--s->nfds]);
+		return 0;
+	}
+	s->nthreads = s->nfds / n;
+	return 0;
+}
+
 int hwbp_set_open(pid_t pid, const uint64_t *addrs, size_t n, int prog_fd, struct hwbp_set **ret,
 		  char *err, size_t errlen)
 {
@@ -180,17 +222,9 @@ int hwbp_set_open(pid_t pid, const uint64_t *addrs, size_t n, int prog_fd, struc
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	nt = list_tids(pid, tids, HWBP_MAX_THREADS);
-	if (nt <= 0) {
-		r = nt ? nt : -ESRCH;
-		if (r == -E2BIG)
-			snprintf(err, errlen,
-				 "pid %d has more than %d threads: hardware breakpoints are put on "
-				 "at most %d",
-				 pid, HWBP_MAX_THREADS, HWBP_MAX_THREADS);
-		else
-			snprintf(err, errlen, "cannot list the threads of pid %d: %s", pid,
-				 strerror(-r));
+	nt = list_threads(pid, tids, err, errlen);
+	if (nt < 0) {
+		r = nt;
 		goto out;
 	}
 	s->pid = pid;
@@ -202,23 +236,9 @@ int hwbp_set_open(pid_t pid, const uint64_t *addrs, size_t n, int prog_fd, struc
 		goto out;
 	}
 	for (int t = 0; t < nt; t++) {
-		for (size_t a = 0; a < n; a++) {
-			int fd = bp_open(tids[t], addrs[a], prog_fd);
-
-			if (fd == -ESRCH && a == 0)
-				break; /* the thread exited meanwhile */
-			if (fd < 0) {
-				r = open_err(fd, pid, tids[t], addrs[a], err, errlen);
-				goto out;
-			}
-			s->fds[s->nfds++] = fd;
-		}
-		if (s->nfds % n) { /* gone between two opens: drop its partial row */
-			while (s->nfds % n)
-				close(s->fds[--s->nfds]);
-			continue;
-		}
-		s->nthreads = s->nfds / n;
+		r = open_row(s, pid, tids[t], addrs, n, prog_fd, err, errlen);
+		if (r < 0)
+			goto out;
 	}
 	if (!s->nthreads) {
 		r = -ESRCH;

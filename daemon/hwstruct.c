@@ -454,11 +454,57 @@ static void count_hit(struct hwstruct *s, const struct kp_hwbp *ev)
 	s->stray++;
 }
 
+/* With the entry breakpoint, a thread's hits count from its first call in the turn, as
+ * spp.c counts a graph from the call after it became active: a loop graph then starts
+ * with its entry, not in the middle of an activation (which would leave a long loop's
+ * window without an entry, and its coefficient without a denominator). False (counted as
+ * unsynced) for a hit to ignore. */
+static bool thread_sync(struct hwstruct *s, struct hwstruct_thread *th, const struct kp_hwbp *ev)
+{
+	bool entry = false;
+
+	if (!s->has_entry || th->synced)
+		return true;
+	for (uint32_t i = 0; i < s->nslots; i++)
+		entry |= s->slots[i].addr == ev->ip && s->slots[i].kind == HWSTRUCT_ENTRY;
+	if (!entry) {
+		s->unsynced++;
+		return false;
+	}
+	th->synced = true;
+	return true;
+}
+
+/* The hit through the current graph's walk for each slot at its address: false if none. */
+static bool walk_hit(struct hwstruct *s, struct hwstruct_thread *th, const struct kp_hwbp *ev,
+		     struct emit_ctx *c)
+{
+	bool used = false;
+
+	for (uint32_t i = 0; i < s->nslots; i++) { /* the entry first, then its jcc if one */
+		const struct hwstruct_slot *sl = &s->slots[i];
+
+		if (sl->addr != ev->ip || sl->kind != HWSTRUCT_ENTRY)
+			continue;
+		hwspp_entry(s->gr[s->cur].walk, &th->w, emit, c);
+		used = true;
+	}
+	for (uint32_t i = 0; i < s->nslots; i++) {
+		const struct hwstruct_slot *sl = &s->slots[i];
+
+		if (sl->addr != ev->ip || sl->kind == HWSTRUCT_ENTRY)
+			continue;
+		hwspp_hit(s->gr[s->cur].walk, &th->w, sl->block,
+			  sl->kind == HWSTRUCT_JCC && hwbranch_taken(sl->cc, ev->flags), emit, c);
+		used = true;
+	}
+	return used;
+}
+
 void hwstruct_on_event(struct hwstruct *s, const struct kp_hwbp *ev)
 {
 	struct hwstruct_thread *th;
 	struct emit_ctx c;
-	bool used = false;
 
 	if (ev->trace >> TURN_BITS != s->id ||
 	    (ev->trace & ((1u << TURN_BITS) - 1)) != (s->turn & ((1u << TURN_BITS) - 1)) ||
@@ -478,39 +524,9 @@ void hwstruct_on_event(struct hwstruct *s, const struct kp_hwbp *ev)
 		s->lost_threads++;
 		return;
 	}
-	/* With the entry breakpoint, a thread's hits count from its first call in the turn, as
-	 * spp.c counts a graph from the call after it became active: a loop graph then starts
-	 * with its entry, not in the middle of an activation (which would leave a long loop's
-	 * window without an entry, and its coefficient without a denominator). */
-	if (s->has_entry && !th->synced) {
-		bool entry = false;
-
-		for (uint32_t i = 0; i < s->nslots; i++)
-			entry |= s->slots[i].addr == ev->ip && s->slots[i].kind == HWSTRUCT_ENTRY;
-		if (!entry) {
-			s->unsynced++;
-			return;
-		}
-		th->synced = true;
-	}
-	for (uint32_t i = 0; i < s->nslots; i++) { /* the entry first, then its jcc if one */
-		const struct hwstruct_slot *sl = &s->slots[i];
-
-		if (sl->addr != ev->ip || sl->kind != HWSTRUCT_ENTRY)
-			continue;
-		hwspp_entry(s->gr[s->cur].walk, &th->w, emit, &c);
-		used = true;
-	}
-	for (uint32_t i = 0; i < s->nslots; i++) {
-		const struct hwstruct_slot *sl = &s->slots[i];
-
-		if (sl->addr != ev->ip || sl->kind == HWSTRUCT_ENTRY)
-			continue;
-		hwspp_hit(s->gr[s->cur].walk, &th->w, sl->block,
-			  sl->kind == HWSTRUCT_JCC && hwbranch_taken(sl->cc, ev->flags), emit, &c);
-		used = true;
-	}
-	if (!used)
+	if (!thread_sync(s, th, ev))
+		return;
+	if (!walk_hit(s, th, ev, &c))
 		s->stray++;
 	if (s->next)
 		next_turn(s, NULL);

@@ -312,6 +312,36 @@ static int read_proc(const char *path, char *buf, size_t cap)
 	return len;
 }
 
+/* The target's command line and environment into the shared page: -ESRCH if it exited
+ * meanwhile (its PID may be another's then). */
+static int read_args(const struct jvmhelper_args *a)
+{
+	struct jvmhelper_shared *sh = a->sh;
+	int err;
+
+	/* Pages of the target: a read may wait for ever, here and not in kprofd. */
+	sh->step = JVMHELPER_STEP_ARGS;
+	err = read_proc(a->proc_cmdline, sh->cmdline, sizeof(sh->cmdline));
+	sh->cmdline_len = err > 0 ? err : 0;
+	err = read_proc(a->proc_environ, sh->environ, sizeof(sh->environ));
+	sh->environ_len = err > 0 ? err : 0;
+	if (poll(&(struct pollfd){.fd = a->target_fd, .events = POLLIN}, 1, 0) != 0)
+		return -ESRCH;
+	sh->args_read = 1;
+	return 0;
+}
+
+/* The target's user and group, no supplementary groups. */
+static int take_creds(const struct jvmhelper_args *a)
+{
+	a->sh->step = JVMHELPER_STEP_CREDS;
+	if (syscall(SYS_setgroups, 0, NULL) < 0 ||
+	    syscall(SYS_setresgid, a->gid, a->gid, a->gid) < 0 ||
+	    syscall(SYS_setresuid, a->uid, a->uid, a->uid) < 0)
+		return -errno;
+	return 0;
+}
+
 int jvmhelper_run(const struct jvmhelper_args *a)
 {
 	struct jvmhelper_shared *sh = a->sh;
@@ -321,17 +351,8 @@ int jvmhelper_run(const struct jvmhelper_args *a)
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != a->parent)
 		return -ECHILD; /* kprofd is gone */
-	if (a->args) {
-		/* Pages of the target: a read may wait for ever, here and not in kprofd. */
-		sh->step = JVMHELPER_STEP_ARGS;
-		err = read_proc(a->proc_cmdline, sh->cmdline, sizeof(sh->cmdline));
-		sh->cmdline_len = err > 0 ? err : 0;
-		err = read_proc(a->proc_environ, sh->environ, sizeof(sh->environ));
-		sh->environ_len = err > 0 ? err : 0;
-		if (poll(&(struct pollfd){.fd = a->target_fd, .events = POLLIN}, 1, 0) != 0)
-			return -ESRCH;
-		sh->args_read = 1;
-	}
+	if (a->args && (err = read_args(a)) < 0)
+		return err;
 	if (!a->ncmds) {
 		sh->step = JVMHELPER_STEP_DONE;
 		return 0;
@@ -344,11 +365,9 @@ int jvmhelper_run(const struct jvmhelper_args *a)
 	/* A pidfd is readable once its process has exited: then the PID may be another's. */
 	if (poll(&(struct pollfd){.fd = a->target_fd, .events = POLLIN}, 1, 0) != 0)
 		return -ESRCH;
-	sh->step = JVMHELPER_STEP_CREDS;
-	if (syscall(SYS_setgroups, 0, NULL) < 0 ||
-	    syscall(SYS_setresgid, a->gid, a->gid, a->gid) < 0 ||
-	    syscall(SYS_setresuid, a->uid, a->uid, a->uid) < 0)
-		return -errno;
+	err = take_creds(a);
+	if (err < 0)
+		return err;
 	/* New credentials cleared the parent-death signal: from here on the child has files to
 	 * clean up, and stops on the cancel fd, which kprofd's end closes too. */
 	sh->step = JVMHELPER_STEP_SOCKET;

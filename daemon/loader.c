@@ -214,6 +214,96 @@ static int ringbuf_size(const struct loader_opts *o, unsigned *bytes)
 	return 0;
 }
 
+/* The opened object's settings before it is loaded: thread programs, namespaces, clock and
+ * ring buffer. */
+static void loader_setup(struct loader *l, uint32_t pidns)
+{
+	char why[256];
+
+	l->threads_ok = threads_supported(why, sizeof(why));
+	if (!l->threads_ok) {
+		log_warn("per-thread sampling is not available: %s; every target is sampled by "
+			 "per-CPU events",
+			 why);
+		bpf_program__set_autoload(l->skel->progs.kp_thread_new, false);
+		bpf_program__set_autoload(l->skel->progs.kp_scan_threads, false);
+		bpf_map__set_autocreate(l->skel->maps.kp_scan_tids, false);
+	}
+	l->skel->rodata->kp_pidns_ino = pidns;
+	l->skel->rodata->kp_self_tgid = getpid(); /* the id current_ids() gives kprofd */
+	l->skel->rodata->kp_boottime_offset_ns = boottime_offset_ns();
+	if (l->skel->rodata->kp_boottime_offset_ns)
+		log_info("time namespace: boot time offset %lld ns",
+			 (long long)l->skel->rodata->kp_boottime_offset_ns);
+	if (!pidns)
+		bpf_program__set_autoload(l->skel->progs.kp_pidns_probe, false);
+	l->skel->rodata->kp_wakeup_bytes = l->rb_bytes / 8;
+	/* The kernel's nsec_to_clock_t for /proc/PID/stat: USER_HZ divides a second exactly. */
+	l->skel->rodata->kp_nsec_per_tick = 1000000000ULL / sysconf(_SC_CLK_TCK);
+}
+
+/* Sizes the ring buffer, loads the programs, finds the PID namespace's level, attaches. */
+static int loader_load(struct loader *l, uint32_t pidns)
+{
+	int err;
+
+	err = bpf_map__set_max_entries(l->skel->maps.kp_events, l->rb_bytes);
+	if (err < 0)
+		return err;
+	err = kprof_bpf__load(l->skel);
+	if (err < 0) {
+		log_err("BPF: cannot load the BPF programs: %s (root, CAP_BPF and CAP_PERFMON "
+			"are needed)",
+			strerror(-err));
+		return err;
+	}
+	if (pidns) {
+		err = pidns_probe(l);
+		if (err < 0) {
+			log_err("BPF: cannot find the level of kprofd's PID namespace: %s",
+				strerror(-err));
+			return err;
+		}
+	}
+	err = kprof_bpf__attach(l->skel);
+	if (err < 0) {
+		log_err("BPF: cannot attach the exit/exec/thread programs: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* Per-thread sampling: the sampler's program id for the thread programs, and the thread
+ * scan's results mapped. */
+static int loader_threads(struct loader *l)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	size_t page = getpagesize();
+	void *p;
+	int err;
+
+	/* The thread programs know kp_sample's events by its id. */
+	err = bpf_obj_get_info_by_fd(bpf_program__fd(l->skel->progs.kp_sample), &info, &len);
+	if (err < 0) {
+		err = -errno;
+		log_err("BPF: cannot read the sampler's id: %s", strerror(-err));
+		return err;
+	}
+	l->skel->bss->kp_sample_id = info.id;
+
+	l->scan_len = (KP_SCAN_MAX * sizeof(uint64_t) + page - 1) / page * page;
+	p = mmap(NULL, l->scan_len, PROT_READ, MAP_SHARED, bpf_map__fd(l->skel->maps.kp_scan_tids),
+		 0);
+	if (p == MAP_FAILED) {
+		err = -errno;
+		log_err("BPF: cannot map the thread scan's results: %s", strerror(-err));
+		return err;
+	}
+	l->scan_tids = p;
+	return 0;
+}
+
 int loader_new(const struct loader_opts *o, struct loader **ret)
 {
 	struct loader *l = calloc(1, sizeof(*l));
@@ -242,74 +332,14 @@ int loader_new(const struct loader_opts *o, struct loader **ret)
 		log_err("BPF: cannot open the BPF object: %s", strerror(-err));
 		goto fail;
 	}
-	l->threads_ok = threads_supported(why, sizeof(why));
-	if (!l->threads_ok) {
-		log_warn("per-thread sampling is not available: %s; every target is sampled by "
-			 "per-CPU events",
-			 why);
-		bpf_program__set_autoload(l->skel->progs.kp_thread_new, false);
-		bpf_program__set_autoload(l->skel->progs.kp_scan_threads, false);
-		bpf_map__set_autocreate(l->skel->maps.kp_scan_tids, false);
-	}
-	l->skel->rodata->kp_pidns_ino = pidns;
-	l->skel->rodata->kp_self_tgid = getpid(); /* the id current_ids() gives kprofd */
-	l->skel->rodata->kp_boottime_offset_ns = boottime_offset_ns();
-	if (l->skel->rodata->kp_boottime_offset_ns)
-		log_info("time namespace: boot time offset %lld ns",
-			 (long long)l->skel->rodata->kp_boottime_offset_ns);
-	if (!pidns)
-		bpf_program__set_autoload(l->skel->progs.kp_pidns_probe, false);
-	l->skel->rodata->kp_wakeup_bytes = l->rb_bytes / 8;
-	/* The kernel's nsec_to_clock_t for /proc/PID/stat: USER_HZ divides a second exactly. */
-	l->skel->rodata->kp_nsec_per_tick = 1000000000ULL / sysconf(_SC_CLK_TCK);
-	err = bpf_map__set_max_entries(l->skel->maps.kp_events, l->rb_bytes);
+	loader_setup(l, pidns);
+	err = loader_load(l, pidns);
 	if (err < 0)
 		goto fail;
-	err = kprof_bpf__load(l->skel);
-	if (err < 0) {
-		log_err("BPF: cannot load the BPF programs: %s (root, CAP_BPF and CAP_PERFMON "
-			"are needed)",
-			strerror(-err));
-		goto fail;
-	}
-	if (pidns) {
-		err = pidns_probe(l);
-		if (err < 0) {
-			log_err("BPF: cannot find the level of kprofd's PID namespace: %s",
-				strerror(-err));
-			goto fail;
-		}
-	}
-	err = kprof_bpf__attach(l->skel);
-	if (err < 0) {
-		log_err("BPF: cannot attach the exit/exec/thread programs: %s", strerror(-err));
-		goto fail;
-	}
 	if (l->threads_ok) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		size_t page = getpagesize();
-		void *p;
-
-		/* The thread programs know kp_sample's events by its id. */
-		err =
-		    bpf_obj_get_info_by_fd(bpf_program__fd(l->skel->progs.kp_sample), &info, &len);
-		if (err < 0) {
-			err = -errno;
-			log_err("BPF: cannot read the sampler's id: %s", strerror(-err));
+		err = loader_threads(l);
+		if (err < 0)
 			goto fail;
-		}
-		l->skel->bss->kp_sample_id = info.id;
-
-		l->scan_len = (KP_SCAN_MAX * sizeof(uint64_t) + page - 1) / page * page;
-		p = mmap(NULL, l->scan_len, PROT_READ, MAP_SHARED,
-			 bpf_map__fd(l->skel->maps.kp_scan_tids), 0);
-		if (p == MAP_FAILED) {
-			err = -errno;
-			log_err("BPF: cannot map the thread scan's results: %s", strerror(-err));
-			goto fail;
-		}
-		l->scan_tids = p;
 	}
 	*ret = l;
 	return 0;

@@ -169,70 +169,82 @@ static void raise_nofile(void)
 	}
 }
 
-int main(int argc, char **argv)
+static const struct option opts[] = {
+    {"config", required_argument, NULL, 'c'},
+    {"socket", required_argument, NULL, 's'},
+    {"freq", required_argument, NULL, 'F'},
+    {"max-targets", required_argument, NULL, 1},
+    {"max-kept", required_argument, NULL, 2},
+    {"max-clients", required_argument, NULL, 3},
+    {"ringbuf-size", required_argument, NULL, 4},
+    {"drain-ms", required_argument, NULL, 5},
+    {"client-timeout", required_argument, NULL, 6},
+    {"read-group", required_argument, NULL, 7},
+    {"state-dir", required_argument, NULL, 8},
+    {"kept-max-age", required_argument, NULL, 9},
+    {"sampling", required_argument, NULL, 10},
+    {"max-threads", required_argument, NULL, 11},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {},
+};
+
+/* The long options that only set a config key: option code to (section, key). */
+static const struct {
+	int opt;
+	const char *section, *key;
+} opt_map[] = {
+    {'s', "daemon", "socket"},	   {'F', "daemon", "frequency"},    {1, "limits", "max_targets"},
+    {2, "limits", "max_kept"},	   {3, "limits", "max_clients"},    {4, "daemon", "ringbuf_size"},
+    {5, "daemon", "drain_ms"},	   {6, "limits", "client_timeout"}, {7, "access", "read_group"},
+    {8, "daemon", "state_dir"},	   {9, "limits", "kept_max_age"},   {10, "daemon", "sampling"},
+    {11, "limits", "max_threads"},
+};
+
+/* The daemon's parts, started in this order and freed in the reverse one. */
+struct daemon {
+	struct manager *m;
+	struct syswide *sw;
+	struct watch *ws;
+	struct windows *wn;
+	struct requests *rq;
+	struct httpd *hd;
+};
+
+/* Option c into st if it only sets a config key: 1 if it did, 0 if not, -1 on error. */
+static int map_option(struct settings *st, int c)
 {
-	static const struct option opts[] = {
-	    {"config", required_argument, NULL, 'c'},
-	    {"socket", required_argument, NULL, 's'},
-	    {"freq", required_argument, NULL, 'F'},
-	    {"max-targets", required_argument, NULL, 1},
-	    {"max-kept", required_argument, NULL, 2},
-	    {"max-clients", required_argument, NULL, 3},
-	    {"ringbuf-size", required_argument, NULL, 4},
-	    {"drain-ms", required_argument, NULL, 5},
-	    {"client-timeout", required_argument, NULL, 6},
-	    {"read-group", required_argument, NULL, 7},
-	    {"state-dir", required_argument, NULL, 8},
-	    {"kept-max-age", required_argument, NULL, 9},
-	    {"sampling", required_argument, NULL, 10},
-	    {"max-threads", required_argument, NULL, 11},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},
-	    {},
-	};
-	static const struct {
-		int opt;
-		const char *section, *key;
-	} map[] = {
-	    {'s', "daemon", "socket"},	   {'F', "daemon", "frequency"},
-	    {1, "limits", "max_targets"},  {2, "limits", "max_kept"},
-	    {3, "limits", "max_clients"},  {4, "daemon", "ringbuf_size"},
-	    {5, "daemon", "drain_ms"},	   {6, "limits", "client_timeout"},
-	    {7, "access", "read_group"},   {8, "daemon", "state_dir"},
-	    {9, "limits", "kept_max_age"}, {10, "daemon", "sampling"},
-	    {11, "limits", "max_threads"},
-	};
-	struct settings st = {.config_path = KPROF_DEFAULT_CONFIG};
-	struct manager *m = NULL;
-	struct requests *rq = NULL;
-	struct watch *ws = NULL;
-	struct windows *wn = NULL;
-	struct syswide *sw = NULL;
-	struct httpd *hd = NULL;
-	struct config probe;
-	char err[512];
+	bool mapped = false;
+
+	for (size_t i = 0; i < ARRAY_SIZE(opt_map); i++) {
+		if (opt_map[i].opt == c) {
+			if (add_override(st, opt_map[i].section, opt_map[i].key, optarg) < 0)
+				return -1;
+			mapped = true;
+		}
+	}
+	return mapped;
+}
+
+/* The command line into st: -1 to go on, otherwise the exit status to return at once. */
+static int parse_args(int argc, char **argv, struct settings *st)
+{
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, "c:s:F:vhV", opts, NULL)) != -1) {
-		bool mapped = false;
-
-		for (size_t i = 0; i < ARRAY_SIZE(map); i++) {
-			if (map[i].opt == c) {
-				if (add_override(&st, map[i].section, map[i].key, optarg) < 0)
-					return 2;
-				mapped = true;
-			}
-		}
-		if (mapped)
+		r = map_option(st, c);
+		if (r < 0)
+			return 2;
+		if (r > 0)
 			continue;
 		switch (c) {
 		case 'c':
-			st.config_path = optarg;
-			st.config_required = 1;
+			st->config_path = optarg;
+			st->config_required = 1;
 			break;
 		case 'v':
-			st.verbose = 1;
+			st->verbose = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -249,75 +261,98 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kprofd: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	/* Bad flags and config errors are reported before anything is loaded. */
-	if (load_settings(&probe, err, sizeof(err), &st) < 0) {
-		fprintf(stderr, "kprofd: %s\n", err);
-		return 2;
-	}
+	return -1;
+}
+
+/* Logging, terminal, fd limit and the root check, once the settings are known good. */
+static void setup_process(const struct settings *st)
+{
 	log_init();
-	if (st.verbose)
+	if (st->verbose)
 		log_max_level = LOG_DEBUG;
 	drop_tty();
 	raise_nofile();
 	if (geteuid() != 0)
 		log_warn("not running as root: loading BPF programs will most likely fail");
+}
+
+static void daemon_stop(struct daemon *d)
+{
+	httpd_free(d->hd);
+	requests_free(d->rq);
+	windows_free(d->wn);
+	watch_free(d->ws);
+	syswide_free(d->sw);
+	manager_free(d->m);
+}
+
+/* Creates the parts in order; on failure logs which one and returns the error, the parts
+ * created so far left in d for daemon_stop. */
+static int daemon_start(struct daemon *d, struct settings *st)
+{
+	int r;
+
+	r = manager_new(load_settings, st, &d->m);
+	if (r < 0) {
+		log_err("cannot start: %s", strerror(-r));
+		return r;
+	}
+	r = syswide_new(d->m, &d->sw);
+	if (r < 0) {
+		log_err("cannot start: system-wide mode: %s", strerror(-r));
+		return r;
+	}
+	r = watch_new(d->m, &d->ws);
+	if (r < 0) {
+		log_err("cannot start: watch rules: %s", strerror(-r));
+		return r;
+	}
+	r = windows_new(d->m, &d->wn);
+	if (r < 0) {
+		log_err("cannot start: time windows: %s", strerror(-r));
+		return r;
+	}
+	r = requests_new(d->m, d->ws, &d->rq);
+	if (r < 0) {
+		log_err("cannot start: control socket: %s", strerror(-r));
+		return r;
+	}
+	r = httpd_new(d->m, &d->hd);
+	if (r < 0) {
+		log_err("cannot start: http endpoint: %s", strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct settings st = {.config_path = KPROF_DEFAULT_CONFIG};
+	struct daemon d = {};
+	struct config probe;
+	char err[512];
+	int r;
+
+	r = parse_args(argc, argv, &st);
+	if (r >= 0)
+		return r;
+	/* Bad flags and config errors are reported before anything is loaded. */
+	if (load_settings(&probe, err, sizeof(err), &st) < 0) {
+		fprintf(stderr, "kprofd: %s\n", err);
+		return 2;
+	}
+	setup_process(&st);
 	/* Before anything is loaded or read: a second kprofd on the socket leaves no trace. */
 	if (transport_check_free(probe.socket_path) < 0) {
 		log_err("%s: another kprofd is already listening there", probe.socket_path);
 		return 1;
 	}
-	r = manager_new(load_settings, &st, &m);
-	if (r < 0) {
-		log_err("cannot start: %s", strerror(-r));
+	if (daemon_start(&d, &st) < 0) {
+		daemon_stop(&d);
 		return 1;
 	}
-	r = syswide_new(m, &sw);
-	if (r < 0) {
-		log_err("cannot start: system-wide mode: %s", strerror(-r));
-		manager_free(m);
-		return 1;
-	}
-	r = watch_new(m, &ws);
-	if (r < 0) {
-		log_err("cannot start: watch rules: %s", strerror(-r));
-		syswide_free(sw);
-		manager_free(m);
-		return 1;
-	}
-	r = windows_new(m, &wn);
-	if (r < 0) {
-		log_err("cannot start: time windows: %s", strerror(-r));
-		watch_free(ws);
-		syswide_free(sw);
-		manager_free(m);
-		return 1;
-	}
-	r = requests_new(m, ws, &rq);
-	if (r < 0) {
-		log_err("cannot start: control socket: %s", strerror(-r));
-		windows_free(wn);
-		watch_free(ws);
-		syswide_free(sw);
-		manager_free(m);
-		return 1;
-	}
-	r = httpd_new(m, &hd);
-	if (r < 0) {
-		log_err("cannot start: http endpoint: %s", strerror(-r));
-		requests_free(rq);
-		windows_free(wn);
-		watch_free(ws);
-		syswide_free(sw);
-		manager_free(m);
-		return 1;
-	}
-	r = manager_run(m);
-	httpd_free(hd);
-	requests_free(rq);
-	windows_free(wn);
-	watch_free(ws);
-	syswide_free(sw);
-	manager_free(m);
+	r = manager_run(d.m);
+	daemon_stop(&d);
 	if (r < 0) {
 		log_err("event loop failed: %s", strerror(-r));
 		return 1;

@@ -365,6 +365,42 @@ static int locate_code(struct path_trace *tr, bool force, struct uprobe_site *si
 	return 0;
 }
 
+/* The function's tr->size bytes of code into code, through the uprobe site's file or, for
+ * hardware breakpoints, the target's memory. */
+static int read_code(struct path_trace *tr, struct uprobe_site *site, uint8_t *code, char *err,
+		     size_t errlen)
+{
+	int r;
+
+	if (tr->hw) {
+		r = hwbp_read_code(tr->pid, tr->start, code, tr->size);
+		if (r < 0)
+			snprintf(err, errlen, "cannot read the code of %s (0x%" PRIx64 "): %s",
+				 tr->func, tr->start, strerror(-r));
+		return r;
+	}
+	return paths_read_code(tr->pid, site, tr->start, code, tr->size, tr->func, err, errlen);
+}
+
+/* Each block's instruction classes into tr->blockev; without them (logged) the trace goes
+ * on with no event counts. */
+static int classify_blocks(struct path_trace *tr, const uint8_t *code)
+{
+	int r;
+
+	tr->blockev = calloc(cfg_nblocks(tr->cfg) * EV_NR, sizeof(uint32_t));
+	if (!tr->blockev)
+		return -ENOMEM;
+	r = events_blocks(code, tr->size, tr->start, tr->cfg, tr->blockev);
+	if (r < 0) { /* the paths do not need the events: trace without them */
+		log_warn("pid %d: cannot classify the instructions of %s: %s; no event counts",
+			 tr->pid, tr->func, strerror(-r));
+		free(tr->blockev);
+		tr->blockev = NULL;
+	}
+	return 0;
+}
+
 /* Resolve, read, analyze: tr->func/start/size/cfg set, site filled. */
 static int prepare(struct tsym *sym, struct path_trace *tr, const char *function, bool force,
 		   struct uprobe_site *site, char *err, size_t errlen)
@@ -386,15 +422,7 @@ static int prepare(struct tsym *sym, struct path_trace *tr, const char *function
 	code = malloc(tr->size);
 	if (!code)
 		return -ENOMEM;
-	if (tr->hw) {
-		r = hwbp_read_code(tr->pid, tr->start, code, tr->size);
-		if (r < 0)
-			snprintf(err, errlen, "cannot read the code of %s (0x%" PRIx64 "): %s",
-				 tr->func, tr->start, strerror(-r));
-	} else {
-		r = paths_read_code(tr->pid, site, tr->start, code, tr->size, tr->func, err,
-				    errlen);
-	}
+	r = read_code(tr, site, code, err, errlen);
 	if (r < 0)
 		return r;
 	r = cfg_build(code, tr->size, tr->start, tr->start,
@@ -409,16 +437,9 @@ static int prepare(struct tsym *sym, struct path_trace *tr, const char *function
 		return r;
 	}
 	cfg_get_stats(tr->cfg, &cs);
-	tr->blockev = calloc(cfg_nblocks(tr->cfg) * EV_NR, sizeof(uint32_t));
-	if (!tr->blockev)
-		return -ENOMEM;
-	r = events_blocks(code, tr->size, tr->start, tr->cfg, tr->blockev);
-	if (r < 0) { /* the paths do not need the events: trace without them */
-		log_warn("pid %d: cannot classify the instructions of %s: %s; no event counts",
-			 tr->pid, tr->func, strerror(-r));
-		free(tr->blockev);
-		tr->blockev = NULL;
-	}
+	r = classify_blocks(tr, code);
+	if (r < 0)
+		return r;
 	if (tr->hw) { /* paths above the numbering's are the tracer's own: no edge profile */
 		tr->hw->code = TAKE_PTR(code);
 		tr->hw->len = tr->size;

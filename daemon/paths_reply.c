@@ -164,6 +164,35 @@ static double share(const struct cpu_times *a, const struct cpu_times *b, uint64
 	return u + s >= min_ticks ? (double)s / (double)(u + s) : -1;
 }
 
+/* The kernel's share of the target's CPU time before and while traced, the CPU time traced,
+ * and the slowdown estimated from them. */
+static void fill_cpu(const struct path_trace *tr, const struct cpu_times *now, Kprof__PathsReply *r)
+{
+	double before, during;
+
+	/* The share of system time before the trace is the target's whole life until then. */
+	before = share(&(struct cpu_times){0, 0, true}, &tr->cpu_attach, 10);
+	during = share(&tr->cpu_start, now, 50);
+	if (tr->cpu_start.ok && now->ok &&
+	    now->user + now->sys >= tr->cpu_start.user + tr->cpu_start.sys)
+		r->traced_cpu_ms = (now->user + now->sys - tr->cpu_start.user - tr->cpu_start.sys) *
+				   1000 / (uint64_t)sysconf(_SC_CLK_TCK);
+	r->kernel_share_before = before;
+	r->kernel_share_during = during;
+	r->slowdown = 0; /* unknown: under half a second of CPU time while traced */
+	if (during > 0.99)
+		during = 0.99; /* every tick in the kernel: "100x or more" */
+	if (during >= 0) {
+		/* CPU time T while tracing, a share `during` of it in the kernel; without the
+		 * probes the kernel would have taken the share it had before (taken as 0 when the
+		 * target had not run long enough to tell: the estimate is then an upper bound). */
+		double b = before >= 0 && before < 1 ? before : 0;
+		double extra = during - b * (1 - during) / (1 - b);
+
+		r->slowdown = extra > 0 ? 1.0 / (1.0 - extra) : 1.0;
+	}
+}
+
 static void fill_stats(const struct path_trace *tr, Kprof__PathsReply *r)
 {
 	struct cfg_stats cs;
@@ -172,7 +201,6 @@ static void fill_stats(const struct path_trace *tr, Kprof__PathsReply *r)
 	uint64_t ctr_now[KP_CTR_NR];
 	uint64_t end_ns = tr->tracing ? now_ns(CLOCK_MONOTONIC) : tr->stopped_ns;
 	struct cpu_times now = tr->tracing ? paths_read_cpu(tr->pid) : tr->cpu_end;
-	double before, during;
 
 	if (!c1) {
 		loader_counters(tr->env.loader, ctr_now, NULL);
@@ -209,27 +237,7 @@ static void fill_stats(const struct path_trace *tr, Kprof__PathsReply *r)
 	r->aborted = tr->aborted;
 	r->ksf_nodes = ks.nodes;
 	r->pruned_items = ks.pruned_items;
-	/* The share of system time before the trace is the target's whole life until then. */
-	before = share(&(struct cpu_times){0, 0, true}, &tr->cpu_attach, 10);
-	during = share(&tr->cpu_start, &now, 50);
-	if (tr->cpu_start.ok && now.ok &&
-	    now.user + now.sys >= tr->cpu_start.user + tr->cpu_start.sys)
-		r->traced_cpu_ms = (now.user + now.sys - tr->cpu_start.user - tr->cpu_start.sys) *
-				   1000 / (uint64_t)sysconf(_SC_CLK_TCK);
-	r->kernel_share_before = before;
-	r->kernel_share_during = during;
-	r->slowdown = 0; /* unknown: under half a second of CPU time while traced */
-	if (during > 0.99)
-		during = 0.99; /* every tick in the kernel: "100x or more" */
-	if (during >= 0) {
-		/* CPU time T while tracing, a share `during` of it in the kernel; without the
-		 * probes the kernel would have taken the share it had before (taken as 0 when the
-		 * target had not run long enough to tell: the estimate is then an upper bound). */
-		double b = before >= 0 && before < 1 ? before : 0;
-		double extra = during - b * (1 - during) / (1 - b);
-
-		r->slowdown = extra > 0 ? 1.0 / (1.0 - extra) : 1.0;
-	}
+	fill_cpu(tr, &now, r);
 }
 
 void paths_msg_release(struct paths_msg *pm)
@@ -354,12 +362,9 @@ static void not_covered_loops(const struct hwpaths *h, struct paths_msg *pm)
 		       p->not_flag, p->not_flag == 1 ? "" : "es");
 }
 
-static int build_hw(struct path_trace *tr, struct paths_msg *pm)
+static int hw_alloc(const struct hwpaths *h, size_t nb, struct paths_msg *pm)
 {
-	const struct hwpaths *h = tr->hw;
 	const struct hwbranch_plan *p = &h->plan;
-	Kprof__PathsReply *r = &pm->r;
-	size_t nl = 0, nb = cfg_nblocks(tr->cfg), off = 0, noff = 0;
 
 	pm->bcv = calloc(p->nbr + 1, sizeof(*pm->bcv));
 	pm->bcp = calloc(p->nbr + 1, sizeof(*pm->bcp));
@@ -372,9 +377,15 @@ static int build_hw(struct path_trace *tr, struct paths_msg *pm)
 	if (!pm->bcv || !pm->bcp || !pm->hlv || !pm->hlp || !pm->lblocks || !pm->nc || !pm->ncbuf ||
 	    !pm->assumed)
 		return -ENOMEM;
-	r->hw = true;
-	r->hw_stray = h->stray;
-	r->hw_stopped = (char *)h->stopped;
+	return 0;
+}
+
+/* Each conditional branch with a breakpoint: where it goes when taken, and its counts. */
+static void hw_branches(const struct path_trace *tr, struct paths_msg *pm)
+{
+	const struct hwpaths *h = tr->hw;
+	const struct hwbranch_plan *p = &h->plan;
+
 	for (size_t i = 0; i < p->nbr; i++) {
 		const struct cfg_block *blk = cfg_block_get(tr->cfg, p->br[i].block);
 		Kprof__BranchCount *b = &pm->bcv[i];
@@ -395,8 +406,17 @@ static int build_hw(struct path_trace *tr, struct paths_msg *pm)
 		b->loop = p->br[i].loop;
 		pm->bcp[i] = b;
 	}
-	r->n_branches = p->nbr;
-	r->branches = pm->bcp;
+	pm->r.n_branches = p->nbr;
+	pm->r.branches = pm->bcp;
+}
+
+/* One entry per loop that a group of turns covers, its blocks and assumed branches, with the
+ * activations and time of all its groups summed. */
+static void hw_loops(const struct path_trace *tr, size_t nb, struct paths_msg *pm)
+{
+	const struct hwpaths *h = tr->hw;
+	size_t nl = 0, off = 0, noff = 0;
+
 	for (size_t q = 0; q < h->nturns; q++) {
 		const struct hwpaths_turn *g = &h->turns[q];
 		uint64_t ns =
@@ -430,8 +450,24 @@ static int build_hw(struct path_trace *tr, struct paths_msg *pm)
 		x->activations += h->group_acts[q];
 		x->covered_ns += ns;
 	}
-	r->n_hw_loops = nl;
-	r->hw_loops = pm->hlp;
+	pm->r.n_hw_loops = nl;
+	pm->r.hw_loops = pm->hlp;
+}
+
+static int build_hw(struct path_trace *tr, struct paths_msg *pm)
+{
+	const struct hwpaths *h = tr->hw;
+	const struct hwbranch_plan *p = &h->plan;
+	Kprof__PathsReply *r = &pm->r;
+	size_t nb = cfg_nblocks(tr->cfg);
+
+	if (hw_alloc(h, nb, pm) < 0)
+		return -ENOMEM;
+	r->hw = true;
+	r->hw_stray = h->stray;
+	r->hw_stopped = (char *)h->stopped;
+	hw_branches(tr, pm);
+	hw_loops(tr, nb, pm);
 	r->not_covered = pm->nc;
 	not_covered_loops(h, pm);
 	for (size_t q = 0; q < h->ncount; q++)
@@ -444,11 +480,101 @@ static int build_hw(struct path_trace *tr, struct paths_msg *pm)
 	return 0;
 }
 
+/* The reply's arrays for c's paths and sequences over nb blocks and k levels. */
+static int live_alloc(const struct collect *c, size_t nb, unsigned k, struct paths_msg *pm)
+{
+	pm->levels = calloc(k, sizeof(uint64_t));
+	pm->bv = calloc(nb, sizeof(*pm->bv));
+	pm->bp = calloc(nb, sizeof(*pm->bp));
+	pm->pv = calloc(c->np ? c->np : 1, sizeof(*pm->pv));
+	pm->pp = calloc(c->np ? c->np : 1, sizeof(*pm->pp));
+	pm->sv = calloc(c->np * nb + 1, sizeof(*pm->sv));
+	pm->sp = calloc(c->np * nb + 1, sizeof(*pm->sp));
+	pm->qv = calloc(c->nseq ? c->nseq : 1, sizeof(*pm->qv));
+	pm->qp = calloc(c->nseq ? c->nseq : 1, sizeof(*pm->qp));
+	pm->ids = malloc((c->nids ? c->nids : 1) * sizeof(uint64_t));
+	if (!pm->levels || !pm->bv || !pm->bp || !pm->pv || !pm->pp || !pm->sv || !pm->sp ||
+	    !pm->qv || !pm->qp || !pm->ids)
+		return -ENOMEM;
+	return 0;
+}
+
+static void live_blocks(const struct cfg *g, struct paths_msg *pm)
+{
+	size_t nb = cfg_nblocks(g);
+
+	for (uint32_t b = 0; b < nb; b++) {
+		const struct cfg_block *blk = cfg_block_get(g, b);
+		Kprof__PathBlock *x = &pm->bv[b];
+
+		kprof__path_block__init(x);
+		x->start = blk->start;
+		x->end = blk->end;
+		x->insns = blk->ninsns;
+		x->entry = blk->flags & CFG_BLOCK_ENTRY;
+		x->loop_header = blk->flags & CFG_BLOCK_HEADER;
+		x->loop_depth = blk->loop_depth;
+		x->term = (char *)cfg_term_name(blk->term);
+		pm->bp[b] = x;
+	}
+	pm->r.n_blocks = nb;
+	pm->r.blocks = pm->bp;
+}
+
+/* Each kept path decoded into its blocks and edges (steps: room for nb of them). */
+static void live_paths(const struct path_trace *tr, const struct collect *c, struct cfg_step *steps,
+		       struct paths_msg *pm)
+{
+	const struct cfg *g = tr->cfg;
+	size_t nb = cfg_nblocks(g), nsteps = 0;
+
+	for (size_t i = 0; i < c->np; i++) {
+		Kprof__PathInfo *x = &pm->pv[i];
+		int n = tr->hw ? hwpaths_decode(tr->hw, c->pid[i], steps, nb)
+			       : cfg_path_decode(g, c->pid[i], steps, nb);
+
+		kprof__path_info__init(x);
+		x->id = c->pid[i];
+		x->count = c->pcount[i];
+		x->for_sequences = i >= c->np_top;
+		x->steps = &pm->sp[nsteps];
+		for (int j = 0; j < n; j++) {
+			Kprof__PathStep *s = &pm->sv[nsteps];
+
+			kprof__path_step__init(s);
+			s->block = steps[j].block;
+			s->edge = pb_edge(g, steps[j].edge);
+			pm->sp[nsteps++] = s;
+			x->n_steps++;
+		}
+		pm->pp[i] = x;
+	}
+	pm->r.n_paths = c->np;
+	pm->r.paths = pm->pp;
+}
+
+static void live_sequences(const struct collect *c, struct paths_msg *pm)
+{
+	if (c->nids)
+		memcpy(pm->ids, c->seq_ids, c->nids * sizeof(uint64_t));
+	for (size_t i = 0, off = 0; i < c->nseq; i++) {
+		Kprof__PathSeq *q = &pm->qv[i];
+
+		kprof__path_seq__init(q);
+		q->ids = pm->ids + off;
+		q->n_ids = c->seq_len[i];
+		q->count = c->seq_count[i];
+		off += c->seq_len[i];
+		pm->qp[i] = q;
+	}
+	pm->r.n_sequences = c->nseq;
+	pm->r.sequences = pm->qp;
+}
+
 static int build_live(struct path_trace *tr, uint32_t top, struct paths_msg *pm)
 {
 	Kprof__PathsReply *r = &pm->r;
-	const struct cfg *g = tr->cfg;
-	size_t nb = cfg_nblocks(g), nsteps = 0;
+	size_t nb = cfg_nblocks(tr->cfg);
 	struct ksf_ipf *ipf = NULL;
 	struct ksf_ipf_stats is;
 	struct collect c = {.top = top};
@@ -468,77 +594,16 @@ static int build_live(struct path_trace *tr, uint32_t top, struct paths_msg *pm)
 	r->max_error = is.max_error > is.max_error_1 ? is.max_error : is.max_error_1;
 	r->paths_total = c.total_paths;
 	r->sequences_total = c.total_seqs;
-	pm->levels = calloc(tr->k, sizeof(uint64_t));
-	pm->bv = calloc(nb, sizeof(*pm->bv));
-	pm->bp = calloc(nb, sizeof(*pm->bp));
-	pm->pv = calloc(c.np ? c.np : 1, sizeof(*pm->pv));
-	pm->pp = calloc(c.np ? c.np : 1, sizeof(*pm->pp));
-	pm->sv = calloc(c.np * nb + 1, sizeof(*pm->sv));
-	pm->sp = calloc(c.np * nb + 1, sizeof(*pm->sp));
-	pm->qv = calloc(c.nseq ? c.nseq : 1, sizeof(*pm->qv));
-	pm->qp = calloc(c.nseq ? c.nseq : 1, sizeof(*pm->qp));
-	pm->ids = malloc((c.nids ? c.nids : 1) * sizeof(uint64_t));
 	steps = calloc(nb, sizeof(*steps));
-	if (!pm->levels || !pm->bv || !pm->bp || !pm->pv || !pm->pp || !pm->sv || !pm->sp ||
-	    !pm->qv || !pm->qp || !pm->ids || !steps)
+	if (live_alloc(&c, nb, tr->k, pm) < 0 || !steps)
 		goto out;
 	for (unsigned i = 0; i < tr->k; i++)
 		pm->levels[i] = is.level_sum[i];
 	r->n_level_sums = tr->k;
 	r->level_sums = pm->levels;
-	for (uint32_t b = 0; b < nb; b++) {
-		const struct cfg_block *blk = cfg_block_get(g, b);
-		Kprof__PathBlock *x = &pm->bv[b];
-
-		kprof__path_block__init(x);
-		x->start = blk->start;
-		x->end = blk->end;
-		x->insns = blk->ninsns;
-		x->entry = blk->flags & CFG_BLOCK_ENTRY;
-		x->loop_header = blk->flags & CFG_BLOCK_HEADER;
-		x->loop_depth = blk->loop_depth;
-		x->term = (char *)cfg_term_name(blk->term);
-		pm->bp[b] = x;
-	}
-	r->n_blocks = nb;
-	r->blocks = pm->bp;
-	for (size_t i = 0; i < c.np; i++) {
-		Kprof__PathInfo *x = &pm->pv[i];
-		int n = tr->hw ? hwpaths_decode(tr->hw, c.pid[i], steps, nb)
-			       : cfg_path_decode(g, c.pid[i], steps, nb);
-
-		kprof__path_info__init(x);
-		x->id = c.pid[i];
-		x->count = c.pcount[i];
-		x->for_sequences = i >= c.np_top;
-		x->steps = &pm->sp[nsteps];
-		for (int j = 0; j < n; j++) {
-			Kprof__PathStep *s = &pm->sv[nsteps];
-
-			kprof__path_step__init(s);
-			s->block = steps[j].block;
-			s->edge = pb_edge(g, steps[j].edge);
-			pm->sp[nsteps++] = s;
-			x->n_steps++;
-		}
-		pm->pp[i] = x;
-	}
-	r->n_paths = c.np;
-	r->paths = pm->pp;
-	if (c.nids)
-		memcpy(pm->ids, c.seq_ids, c.nids * sizeof(uint64_t));
-	for (size_t i = 0, off = 0; i < c.nseq; i++) {
-		Kprof__PathSeq *q = &pm->qv[i];
-
-		kprof__path_seq__init(q);
-		q->ids = pm->ids + off;
-		q->n_ids = c.seq_len[i];
-		q->count = c.seq_count[i];
-		off += c.seq_len[i];
-		pm->qp[i] = q;
-	}
-	r->n_sequences = c.nseq;
-	r->sequences = pm->qp;
+	live_blocks(tr->cfg, pm);
+	live_paths(tr, &c, steps, pm);
+	live_sequences(&c, pm);
 	err = tr->edges ? build_edges(tr, pm) : 0;
 	if (err == 0)
 		err = paths_events_fill(tr, ipf, pm);

@@ -341,12 +341,70 @@ static int spp_events_fill(const struct path_trace *tr, struct paths_msg *pm)
 	return 0;
 }
 
-int paths_events_fill(const struct path_trace *tr, const struct ksf_ipf *ipf, struct paths_msg *pm)
+/* Each block's events point into the trace's table. */
+static void block_events(const struct path_trace *tr, struct paths_msg *pm)
+{
+	uint32_t nb = cfg_nblocks(tr->cfg);
+
+	for (uint32_t b = 0; b < nb; b++) {
+		pm->bv[b].n_events = EV_NR;
+		pm->bv[b].events = tr->blockev + (size_t)b * EV_NR;
+	}
+}
+
+/* One LoopEvents per loop header of c, its counts in pm->evloops. */
+static void loop_events(const struct cfg *g, const struct evctx *c, struct paths_msg *pm)
+{
+	for (size_t l = 0; l < c->nloops; l++) {
+		kprof__loop_events__init(&pm->lv[l]);
+		pm->lv[l].header = c->hdr[l];
+		pm->lv[l].depth = cfg_block_get(g, c->hdr[l])->loop_depth;
+		pm->lv[l].n_counts = EV_NR;
+		pm->lv[l].counts = pm->evloops + l * EV_NR;
+		pm->lp[l] = &pm->lv[l];
+	}
+}
+
+/* Without hardware breakpoints: the function's and each loop's events from the edge counts
+ * or the k-SF's paths (c->hdr has room for every block). */
+static int cfg_events_fill(const struct path_trace *tr, const struct ksf_ipf *ipf,
+			   struct paths_msg *pm, struct evctx *c)
 {
 	const struct cfg *g = tr->cfg;
 	Kprof__PathsReply *r = &pm->r;
-	struct evctx c = {.tr = tr};
 	uint32_t nb = cfg_nblocks(g);
+	int err;
+
+	for (uint32_t b = 0; b < nb; b++)
+		if (cfg_block_get(g, b)->flags & CFG_BLOCK_HEADER)
+			c->hdr[c->nloops++] = b;
+	pm->evfunc = calloc(EV_NR, sizeof(uint64_t));
+	pm->evloops = calloc(c->nloops * EV_NR + 1, sizeof(uint64_t));
+	pm->lv = calloc(c->nloops + 1, sizeof(*pm->lv));
+	pm->lp = calloc(c->nloops + 1, sizeof(*pm->lp));
+	if (!pm->evfunc || !pm->evloops || !pm->lv || !pm->lp)
+		return -ENOMEM;
+	c->func = pm->evfunc;
+	c->loops = pm->evloops;
+	err = tr->edges ? events_from_edges(tr, c) : ksf_ipf_foreach(ipf, KSF_ORDER_TREE, ev_cb, c);
+	if (err < 0)
+		return err;
+	block_events(tr, pm);
+	loop_events(g, c, pm);
+	r->n_event_names = EV_NR;
+	r->event_names = (char **)ev_names;
+	r->n_events = EV_NR;
+	r->events = pm->evfunc;
+	r->n_loop_events = c->nloops;
+	r->loop_events = pm->lp;
+	return 0;
+}
+
+int paths_events_fill(const struct path_trace *tr, const struct ksf_ipf *ipf, struct paths_msg *pm)
+{
+	Kprof__PathsReply *r = &pm->r;
+	struct evctx c = {.tr = tr};
+	uint32_t nb = cfg_nblocks(tr->cfg);
 	int err;
 
 	if (!tr->blockev)
@@ -358,58 +416,16 @@ int paths_events_fill(const struct path_trace *tr, const struct ksf_ipf *ipf, st
 		return -ENOMEM;
 	if (tr->hw && tr->hw->st) {
 		err = spp_events_fill(tr, pm);
-		free(c.hdr);
-		return err;
-	}
-	if (tr->hw) {
+	} else if (tr->hw) {
 		err = hw_events_fill(tr, pm, c.hdr);
 		if (err == 0) {
-			for (uint32_t b = 0; b < nb; b++) {
-				pm->bv[b].n_events = EV_NR;
-				pm->bv[b].events = tr->blockev + (size_t)b * EV_NR;
-			}
+			block_events(tr, pm);
 			r->n_event_names = EV_NR;
 			r->event_names = (char **)ev_names;
 		}
-		free(c.hdr);
-		return err;
+	} else {
+		err = cfg_events_fill(tr, ipf, pm, &c);
 	}
-	for (uint32_t b = 0; b < nb; b++)
-		if (cfg_block_get(g, b)->flags & CFG_BLOCK_HEADER)
-			c.hdr[c.nloops++] = b;
-	pm->evfunc = calloc(EV_NR, sizeof(uint64_t));
-	pm->evloops = calloc(c.nloops * EV_NR + 1, sizeof(uint64_t));
-	pm->lv = calloc(c.nloops + 1, sizeof(*pm->lv));
-	pm->lp = calloc(c.nloops + 1, sizeof(*pm->lp));
-	err = -ENOMEM;
-	if (!pm->evfunc || !pm->evloops || !pm->lv || !pm->lp)
-		goto out;
-	c.func = pm->evfunc;
-	c.loops = pm->evloops;
-	err =
-	    tr->edges ? events_from_edges(tr, &c) : ksf_ipf_foreach(ipf, KSF_ORDER_TREE, ev_cb, &c);
-	if (err < 0)
-		goto out;
-	for (uint32_t b = 0; b < nb; b++) {
-		pm->bv[b].n_events = EV_NR;
-		pm->bv[b].events = tr->blockev + (size_t)b * EV_NR;
-	}
-	for (size_t l = 0; l < c.nloops; l++) {
-		kprof__loop_events__init(&pm->lv[l]);
-		pm->lv[l].header = c.hdr[l];
-		pm->lv[l].depth = cfg_block_get(g, c.hdr[l])->loop_depth;
-		pm->lv[l].n_counts = EV_NR;
-		pm->lv[l].counts = pm->evloops + l * EV_NR;
-		pm->lp[l] = &pm->lv[l];
-	}
-	r->n_event_names = EV_NR;
-	r->event_names = (char **)ev_names;
-	r->n_events = EV_NR;
-	r->events = pm->evfunc;
-	r->n_loop_events = c.nloops;
-	r->loop_events = pm->lp;
-	err = 0;
-out:
 	free(c.hdr);
 	return err;
 }

@@ -44,6 +44,65 @@ static int on_record(void *ctx, void *data, size_t len)
 	return --s->budget ? 0 : -EAGAIN;
 }
 
+/* A sample record: false if it is shorter than its stacks say. */
+static inline bool record_sample(struct ringbuf *s, const void *data, size_t len)
+{
+	const struct kp_sample *smp = data;
+	size_t need;
+
+	if (len < offsetof(struct kp_sample, ips))
+		return false;
+	need = offsetof(struct kp_sample, ips) + 8 * ((size_t)smp->n_kernel + smp->n_user);
+	if (smp->n_kernel > KP_MAX_STACK || smp->n_user > KP_MAX_STACK || len < need)
+		return false;
+	s->ops.on_sample(s->ctx, smp);
+	return true;
+}
+
+static inline bool record_thread(struct ringbuf *s, const void *data, size_t len)
+{
+	const struct kp_thread *th = data;
+
+	if (len < sizeof(*th))
+		return false;
+	s->ops.on_thread(s->ctx, th->hdr.tgid, th->tid, th->creator);
+	return true;
+}
+
+static inline bool record_fork(struct ringbuf *s, const void *data, size_t len)
+{
+	const struct kp_fork *f = data;
+
+	if (len < sizeof(*f))
+		return false;
+	s->ops.on_fork(s->ctx, f->hdr.tgid, f->parent, f->start_ticks, f->added);
+	return true;
+}
+
+static inline bool record_cgroup(struct ringbuf *s, const void *data, size_t len)
+{
+	const struct kp_cgjoin *c = data;
+
+	if (len < sizeof(*c))
+		return false;
+	s->ops.on_cgroup(s->ctx, c->hdr.tgid, c->cgid, c->start_ticks);
+	return true;
+}
+
+/* An exit or an exec record: the same layout, told apart by its kind. */
+static inline bool record_lifecycle(struct ringbuf *s, const void *data, size_t len)
+{
+	const struct kp_lifecycle *lc = data;
+
+	if (len < sizeof(*lc))
+		return false;
+	if (lc->hdr.kind == KP_REC_EXIT)
+		s->ops.on_exit(s->ctx, lc->hdr.tgid, lc->start_ticks, lc->exit_code);
+	else
+		s->ops.on_exec(s->ctx, lc->hdr.tgid, lc->start_ticks, lc->comm);
+	return true;
+}
+
 static int handle_record(struct ringbuf *s, void *data, size_t len)
 {
 	const struct kp_rec_hdr *h = data;
@@ -51,18 +110,10 @@ static int handle_record(struct ringbuf *s, void *data, size_t len)
 	if (len < sizeof(*h))
 		goto bad;
 	switch (h->kind) {
-	case KP_REC_SAMPLE: {
-		const struct kp_sample *smp = data;
-		size_t need;
-
-		if (len < offsetof(struct kp_sample, ips))
+	case KP_REC_SAMPLE:
+		if (!record_sample(s, data, len))
 			goto bad;
-		need = offsetof(struct kp_sample, ips) + 8 * ((size_t)smp->n_kernel + smp->n_user);
-		if (smp->n_kernel > KP_MAX_STACK || smp->n_user > KP_MAX_STACK || len < need)
-			goto bad;
-		s->ops.on_sample(s->ctx, smp);
 		return 0;
-	}
 	case KP_REC_CALL:
 		if (len < sizeof(struct kp_call))
 			goto bad;
@@ -79,47 +130,28 @@ static int handle_record(struct ringbuf *s, void *data, size_t len)
 		if (s->ops.on_hwbp)
 			s->ops.on_hwbp(s->ctx, data);
 		return 0;
-	case KP_REC_THREAD: {
-		const struct kp_thread *th = data;
-
-		if (len < sizeof(*th))
+	case KP_REC_THREAD:
+		if (!record_thread(s, data, len))
 			goto bad;
-		s->ops.on_thread(s->ctx, h->tgid, th->tid, th->creator);
 		return 0;
-	}
-	case KP_REC_FORK: {
-		const struct kp_fork *f = data;
-
-		if (len < sizeof(*f))
+	case KP_REC_FORK:
+		if (!record_fork(s, data, len))
 			goto bad;
-		s->ops.on_fork(s->ctx, h->tgid, f->parent, f->start_ticks, f->added);
 		return 0;
-	}
-	case KP_REC_CGROUP: {
-		const struct kp_cgjoin *c = data;
-
-		if (len < sizeof(*c))
+	case KP_REC_CGROUP:
+		if (!record_cgroup(s, data, len))
 			goto bad;
-		s->ops.on_cgroup(s->ctx, h->tgid, c->cgid, c->start_ticks);
 		return 0;
-	}
 	case KP_REC_WATCH:
 		if (len < sizeof(struct kp_execwatch))
 			goto bad;
 		s->ops.on_watch(s->ctx, data);
 		return 0;
 	case KP_REC_EXIT:
-	case KP_REC_EXEC: {
-		const struct kp_lifecycle *lc = data;
-
-		if (len < sizeof(*lc))
+	case KP_REC_EXEC:
+		if (!record_lifecycle(s, data, len))
 			goto bad;
-		if (h->kind == KP_REC_EXIT)
-			s->ops.on_exit(s->ctx, h->tgid, lc->start_ticks, lc->exit_code);
-		else
-			s->ops.on_exec(s->ctx, h->tgid, lc->start_ticks, lc->comm);
 		return 0;
-	}
 	}
 bad:
 	s->bad_records++;

@@ -70,6 +70,86 @@ Kprof__FrameKind target_pb_kind(enum profile_kind k)
 	}
 }
 
+/* The perf map's and jitdump's files and the profile's stack and name counters. */
+static void fill_pb_names(const struct target *t, const struct tsym_stats *ss,
+			  const struct profile_stats *ps, Kprof__Target *pb)
+{
+	/* Strings point into the target (or its tsym), not into the copy in live. */
+	pb->perfmap_path = (char *)(t->sym ? tsym_perfmap_path(t->sym) : t->saved_sym.perfmap_path);
+	pb->jitdump_path = (char *)(t->sym ? tsym_jitdump_path(t->sym) : t->saved_sym.jitdump_path);
+	pb->jitdump_problem =
+	    (char *)(t->sym ? tsym_jitdump_problem(t->sym) : t->saved_sym.jitdump_problem);
+	pb->jitdump_symbols = ss->jitdump_symbols;
+	pb->jitdump_bad_records = ss->jitdump_bad_records;
+	pb->jitdump_bytes = ss->jitdump_bytes;
+	pb->stacks = ps->stacks;
+	pb->lost_stacks = ps->lost;
+	pb->truncated_stacks = t->truncated;
+	pb->eps = t->eps;
+	pb->hcct_kernel = t->hcct_kernel;
+	pb->unnamed_leaf_samples = t->unnamed_leaf;
+	pb->unresolved_addresses = ps->unresolved;
+	pb->unresolved_dropped = ps->unresolved_over;
+	pb->named_late = ps->renamed;
+	pb->unnamed_note = (char *)t->unnamed_note;
+	pb->probe_samples = t->probe_samples;
+	pb->memory_bytes = target_memory(t);
+	pb->drift_bytes = target_drift_memory(t);
+}
+
+/* The annotation's memory and the JVM's map requests, when the target has them. */
+static void fill_pb_annot_jvm(const struct target *t, Kprof__Target *pb)
+{
+	if (t->annot) {
+		struct annot_stats as;
+
+		annot_get_stats(t->annot, &as);
+		pb->annotate_bytes = as.memory;
+		pb->annotate_dropped = as.dropped;
+	}
+	if (t->jvm && jvmmap_get_stats(t->jvm)->jvm) {
+		const struct jvmmap_stats *js = jvmmap_get_stats(t->jvm);
+
+		pb->jvm = true;
+		pb->jvm_map_asks = js->asks;
+		pb->jvm_map_answers = js->answers;
+		pb->jvm_map_failures = js->failures;
+		pb->jvm_note = (char *)js->note;
+	}
+}
+
+/* Exact mode's (--calls) counters and duty cycle. */
+static void fill_pb_calls(const struct target *t, Kprof__Target *pb)
+{
+	const struct calls *c = &t->calls;
+	uint64_t now = c->ended_ns ? c->ended_ns : now_ns(CLOCK_MONOTONIC);
+	/* The window the probes were asked to be in place; their removal's wait for the
+	 * kernel's grace period comes after the breakpoints are gone. */
+	uint64_t active = c->active_ns + (c->on_since_ns ? now - c->on_since_ns : 0);
+
+	pb->call_events = c->events;
+	/* Without bursts the probes stay in: no bursts to count, duty 1 once in. */
+	pb->bursts = c->burst_ms ? c->bursts : 0;
+	pb->probes = c->probes ? c->nprobes : c->saved_nprobes;
+	pb->unmatched_exits = c->unmatched_exits;
+	pb->calls_hot = c->hot;
+	if (c->hw && c->hw->n) {
+		pb->hw_functions = c->hw->n;
+		pb->hw_estimated = hwcalls_estimated(c->hw);
+		pb->hw_covered = hwcalls_covered(c->hw);
+		pb->hw_stopped = c->hw->stopped;
+	} else if (c->saved_hw_n) {
+		pb->hw_functions = c->saved_hw_n;
+		pb->hw_estimated = c->saved_hw_estimated;
+		pb->hw_covered = c->saved_hw_covered;
+		pb->hw_stopped = (char *)c->saved_hw_stopped;
+	}
+	if (!c->enabled_ns) /* never attached here: a restored profile's, or 0 */
+		pb->calls_duty = c->saved_duty;
+	else
+		pb->calls_duty = now > c->enabled_ns ? (double)active / (now - c->enabled_ns) : 0;
+}
+
 void target_fill_pb(const struct target *t, Kprof__Target *pb)
 {
 	struct profile_stats ps;
@@ -107,74 +187,11 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->cgroup = t->cgroup ? t->cgroup : (char *)"";
 	pb->rule = t->rule ? t->rule : (char *)"";
 	pb->all = t->all;
-	/* Strings point into the target (or its tsym), not into the copy in live. */
-	pb->perfmap_path = (char *)(t->sym ? tsym_perfmap_path(t->sym) : t->saved_sym.perfmap_path);
-	pb->jitdump_path = (char *)(t->sym ? tsym_jitdump_path(t->sym) : t->saved_sym.jitdump_path);
-	pb->jitdump_problem =
-	    (char *)(t->sym ? tsym_jitdump_problem(t->sym) : t->saved_sym.jitdump_problem);
-	pb->jitdump_symbols = ss->jitdump_symbols;
-	pb->jitdump_bad_records = ss->jitdump_bad_records;
-	pb->jitdump_bytes = ss->jitdump_bytes;
-	pb->stacks = ps.stacks;
-	pb->lost_stacks = ps.lost;
-	pb->truncated_stacks = t->truncated;
-	pb->eps = t->eps;
-	pb->hcct_kernel = t->hcct_kernel;
-	pb->unnamed_leaf_samples = t->unnamed_leaf;
-	pb->unresolved_addresses = ps.unresolved;
-	pb->unresolved_dropped = ps.unresolved_over;
-	pb->named_late = ps.renamed;
-	pb->unnamed_note = (char *)t->unnamed_note;
-	pb->probe_samples = t->probe_samples;
-	pb->memory_bytes = target_memory(t);
-	pb->drift_bytes = target_drift_memory(t);
-	if (t->annot) {
-		struct annot_stats as;
-
-		annot_get_stats(t->annot, &as);
-		pb->annotate_bytes = as.memory;
-		pb->annotate_dropped = as.dropped;
-	}
-	if (t->jvm && jvmmap_get_stats(t->jvm)->jvm) {
-		const struct jvmmap_stats *js = jvmmap_get_stats(t->jvm);
-
-		pb->jvm = true;
-		pb->jvm_map_asks = js->asks;
-		pb->jvm_map_answers = js->answers;
-		pb->jvm_map_failures = js->failures;
-		pb->jvm_note = (char *)js->note;
-	}
+	fill_pb_names(t, ss, &ps, pb);
+	fill_pb_annot_jvm(t, pb);
 	pb->calls = t->calls.enabled;
-	if (t->calls.enabled) {
-		const struct calls *c = &t->calls;
-		uint64_t now = c->ended_ns ? c->ended_ns : now_ns(CLOCK_MONOTONIC);
-		/* The window the probes were asked to be in place; their removal's wait for the
-		 * kernel's grace period comes after the breakpoints are gone. */
-		uint64_t active = c->active_ns + (c->on_since_ns ? now - c->on_since_ns : 0);
-
-		pb->call_events = c->events;
-		/* Without bursts the probes stay in: no bursts to count, duty 1 once in. */
-		pb->bursts = c->burst_ms ? c->bursts : 0;
-		pb->probes = c->probes ? c->nprobes : c->saved_nprobes;
-		pb->unmatched_exits = c->unmatched_exits;
-		pb->calls_hot = c->hot;
-		if (c->hw && c->hw->n) {
-			pb->hw_functions = c->hw->n;
-			pb->hw_estimated = hwcalls_estimated(c->hw);
-			pb->hw_covered = hwcalls_covered(c->hw);
-			pb->hw_stopped = c->hw->stopped;
-		} else if (c->saved_hw_n) {
-			pb->hw_functions = c->saved_hw_n;
-			pb->hw_estimated = c->saved_hw_estimated;
-			pb->hw_covered = c->saved_hw_covered;
-			pb->hw_stopped = (char *)c->saved_hw_stopped;
-		}
-		if (!c->enabled_ns) /* never attached here: a restored profile's, or 0 */
-			pb->calls_duty = c->saved_duty;
-		else
-			pb->calls_duty =
-			    now > c->enabled_ns ? (double)active / (now - c->enabled_ns) : 0;
-	}
+	if (t->calls.enabled)
+		fill_pb_calls(t, pb);
 }
 
 /* Exact mode's results (checked by saved_check): counts moved to the restored profile's ids. */
@@ -264,20 +281,9 @@ static int restore_drift(struct target *t, const Kprof__DriftReply *d)
 	return 0;
 }
 
-int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, struct target **ret)
+/* The saved target's own fields: identity, state, times and counters. */
+static void restore_fields(const Kprof__Target *pb, struct target *t)
 {
-	const Kprof__Target *pb = sp->target;
-	_cleanup_free_ uint32_t *map = NULL;
-	struct target *t;
-	int err;
-
-	err = saved_check(sp);
-	if (err < 0)
-		return err;
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	t->env = env;
 	t->pid = pb->pid;
 	t->uid = pb->uid;
 	snprintf(t->comm, sizeof(t->comm), "%s", pb->comm ? pb->comm : "");
@@ -298,14 +304,16 @@ int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, 
 	t->all = pb->all;
 	t->eps = pb->eps;
 	t->hcct_kernel = pb->hcct_kernel;
-	restore_symbol_stats(pb, &t->saved_sym);
-	if (pb->cgroup && pb->cgroup[0])
-		t->cgroup = strdup(pb->cgroup);
-	if (pb->rule && pb->rule[0])
-		t->rule = strdup(pb->rule);
-	err = (pb->cgroup && pb->cgroup[0] && !t->cgroup) || (pb->rule && pb->rule[0] && !t->rule)
-		  ? -ENOMEM
-		  : target_tables_new(t);
+}
+
+/* The tables, profile, HCCT, exact mode's results, paths and drift, each if saved. */
+static int restore_parts(const Kprof__SavedProfile *sp, struct target *t)
+{
+	const Kprof__Target *pb = sp->target;
+	_cleanup_free_ uint32_t *map = NULL;
+	int err;
+
+	err = target_tables_new(t);
 	if (err >= 0) {
 		restore_tables(sp, t);
 		err = saved_profile(sp, NULL, &t->profile, &map);
@@ -318,6 +326,31 @@ int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, 
 		err = paths_restore(t, sp->paths);
 	if (err >= 0 && sp->drift)
 		err = restore_drift(t, sp->drift);
+	return err;
+}
+
+int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, struct target **ret)
+{
+	const Kprof__Target *pb = sp->target;
+	struct target *t;
+	int err;
+
+	err = saved_check(sp);
+	if (err < 0)
+		return err;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->env = env;
+	restore_fields(pb, t);
+	restore_symbol_stats(pb, &t->saved_sym);
+	if (pb->cgroup && pb->cgroup[0])
+		t->cgroup = strdup(pb->cgroup);
+	if (pb->rule && pb->rule[0])
+		t->rule = strdup(pb->rule);
+	err = (pb->cgroup && pb->cgroup[0] && !t->cgroup) || (pb->rule && pb->rule[0] && !t->rule)
+		  ? -ENOMEM
+		  : restore_parts(sp, t);
 	if (err < 0) {
 		target_free(t);
 		return err;
@@ -437,6 +470,36 @@ int saved_msg_build(const struct target *t, struct saved_msg *m)
 	return saved_msg_build_range(t, NULL, NULL, m);
 }
 
+static void pack_functions(const struct profile *prof, size_t nf, struct saved_msg *m)
+{
+	for (size_t i = 0; i < nf; i++) {
+		const struct profile_func *f = profile_func_get(prof, i);
+
+		kprof__saved_function__init(&m->fv[i]);
+		m->fv[i].name = (char *)f->name;
+		m->fv[i].module = (char *)f->module;
+		m->fv[i].start = f->start;
+		m->fv[i].kind = (Kprof__FrameKind)f->kind;
+		m->fv[i].file = (char *)(f->file ? f->file : "");
+		m->fv[i].line = f->line;
+		m->fp[i] = &m->fv[i];
+	}
+}
+
+/* The whole profile's paths trace and drift result (live, or as kept), if it has them. */
+static void pack_paths_drift(const struct target *t, struct saved_msg *m)
+{
+	if (t->paths && paths_reply(t, 0, false, &m->pm) == 0) {
+		m->pm.r.target = NULL; /* the profile's target says it */
+		m->msg.paths = &m->pm.r;
+	}
+	if (t->drift && drift_reply_keep(t, &m->dm) == 0)
+		m->msg.drift = &m->dm.r;
+	else if (t->drift_kept &&
+		 (m->dk = kprof__drift_reply__unpack(NULL, t->drift_kept_len, t->drift_kept)))
+		m->msg.drift = m->dk;
+}
+
 int saved_msg_build_range(const struct target *t, const struct profile *range,
 			  const struct hcct_tree *tree, struct saved_msg *m)
 {
@@ -458,18 +521,7 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 		saved_msg_release(m);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < nf; i++) {
-		const struct profile_func *f = profile_func_get(prof, i);
-
-		kprof__saved_function__init(&m->fv[i]);
-		m->fv[i].name = (char *)f->name;
-		m->fv[i].module = (char *)f->module;
-		m->fv[i].start = f->start;
-		m->fv[i].kind = (Kprof__FrameKind)f->kind;
-		m->fv[i].file = (char *)(f->file ? f->file : "");
-		m->fv[i].line = f->line;
-		m->fp[i] = &m->fv[i];
-	}
+	pack_functions(prof, nf, m);
 	profile_foreach_stack(prof, pack_stack, m);
 	err = pack_tables(t, m);
 	if (err >= 0)
@@ -493,15 +545,8 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 		m->target.stacks = ps.stacks;
 		m->target.lost_stacks = ps.lost;
 	}
-	if (!r && t->paths && paths_reply(t, 0, false, &m->pm) == 0) {
-		m->pm.r.target = NULL; /* the profile's target says it */
-		m->msg.paths = &m->pm.r;
-	}
-	if (!r && t->drift && drift_reply_keep(t, &m->dm) == 0)
-		m->msg.drift = &m->dm.r;
-	else if (!r && t->drift_kept &&
-		 (m->dk = kprof__drift_reply__unpack(NULL, t->drift_kept_len, t->drift_kept)))
-		m->msg.drift = m->dk;
+	if (!r)
+		pack_paths_drift(t, m);
 	m->msg.format = 1;
 	m->msg.target = &m->target;
 	m->msg.n_functions = nf;
