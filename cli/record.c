@@ -193,6 +193,38 @@ static int export_of(const struct record_opts *o, const struct proc_ref *p, Kpro
 	return o->call(&req, rep);
 }
 
+/* --format report: each process's report in turn. 0, or an exit code. */
+static int write_report(const struct record_opts *o, const struct proc_ref *procs, size_t n)
+{
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__ReportRequest rr = KPROF__REPORT_REQUEST__INIT;
+	_cleanup_fclose_ FILE *f = NULL;
+	Kprof__Reply *rep = NULL;
+	int r = 0;
+
+	f = strcmp(o->output, "-") ? fopen(o->output, "we") : NULL;
+	if (strcmp(o->output, "-") && !f) {
+		fprintf(stderr, "kprofctl record: %s: %s\n", o->output, strerror(errno));
+		return KPROFCTL_EXIT_ERROR;
+	}
+	for (size_t i = 0; i < n && !r; i++) {
+		rr.pid = procs[i].pid;
+		rr.session = procs[i].session;
+		rr.top = o->top;
+		req.body_case = KPROF__REQUEST__BODY_REPORT;
+		req.report = &rr;
+		if ((r = o->call(&req, &rep)))
+			break;
+		render_report(f ? f : stdout, rep->report, false, o->full_names);
+		kprof__reply__free_unpacked(rep, NULL);
+	}
+	if (!r && f && fflush(f)) {
+		fprintf(stderr, "kprofctl record: %s: %s\n", o->output, strerror(errno));
+		r = KPROFCTL_EXIT_ERROR;
+	}
+	return r;
+}
+
 /* Write the profile of the processes recorded. 0, or an exit code. */
 static int write_profile(const struct record_opts *o, const struct proc_ref *procs, size_t n)
 {
@@ -203,34 +235,8 @@ static int write_profile(const struct record_opts *o, const struct proc_ref *pro
 	uint64_t samples = 0;
 	int r = 0;
 
-	if (!strcmp(o->format, "report")) {
-		Kprof__Request req = KPROF__REQUEST__INIT;
-		Kprof__ReportRequest rr = KPROF__REPORT_REQUEST__INIT;
-		_cleanup_fclose_ FILE *f = NULL;
-		Kprof__Reply *rep = NULL;
-
-		f = strcmp(o->output, "-") ? fopen(o->output, "we") : NULL;
-		if (strcmp(o->output, "-") && !f) {
-			fprintf(stderr, "kprofctl record: %s: %s\n", o->output, strerror(errno));
-			return KPROFCTL_EXIT_ERROR;
-		}
-		for (size_t i = 0; i < n && !r; i++) {
-			rr.pid = procs[i].pid;
-			rr.session = procs[i].session;
-			rr.top = o->top;
-			req.body_case = KPROF__REQUEST__BODY_REPORT;
-			req.report = &rr;
-			if ((r = o->call(&req, &rep)))
-				break;
-			render_report(f ? f : stdout, rep->report, false, o->full_names);
-			kprof__reply__free_unpacked(rep, NULL);
-		}
-		if (!r && f && fflush(f)) {
-			fprintf(stderr, "kprofctl record: %s: %s\n", o->output, strerror(errno));
-			r = KPROFCTL_EXIT_ERROR;
-		}
-		return r;
-	}
+	if (!strcmp(o->format, "report"))
+		return write_report(o, procs, n);
 	for (size_t i = 0; i < n; i++) {
 		if ((r = export_of(o, &procs[i], &reps[got])))
 			goto out;
