@@ -18,6 +18,30 @@
 #include "verbs.h"
 
 /* attach's options into ar and *json. Returns -1 to go on, else the exit code. */
+/* The options with a value to check (and --calls). 0, or an exit code. */
+static int attach_value_opt(int c, Kprof__AttachRequest *ar)
+{
+	if (c == 'F' && verbs_parse_uint("--freq", optarg, 1, 4999, &ar->freq_hz) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	if (c == 'd' &&
+	    verbs_parse_uint("--duration", optarg, 1, 86400 * 365, &ar->duration_sec) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	if (c == 'e' && verbs_parse_fraction("--eps", optarg, 1e-7, "[1e-7, 1]", &ar->eps) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	if (c == 'c') {
+		ar->calls = true;
+		if (optarg && !optarg[0])
+			return verbs_usage_error("attach", "--calls= needs function names");
+		if (optarg)
+			ar->calls_functions = optarg;
+	}
+	if (c == 'b' && verbs_parse_uint("--burst", optarg, 1, 3600000, &ar->burst_ms) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	if (c == 'P' && verbs_parse_uint("--period", optarg, 2, 3600000, &ar->period_ms) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	return 0;
+}
+
 static int attach_options(int argc, char **argv, Kprof__AttachRequest *ar, bool *json)
 {
 	static const struct option opts[] = {
@@ -37,33 +61,15 @@ static int attach_options(int argc, char **argv, Kprof__AttachRequest *ar, bool 
 	    {"all", no_argument, NULL, 'A'},
 	    {},
 	};
-	int c, st = -1;
+	int c, r, st = -1;
 
 	while ((c = verbs_getopt(&st, "attach", argc, argv, "F:d:", opts)) != -1) {
-		if (c == 'F' && verbs_parse_uint("--freq", optarg, 1, 4999, &ar->freq_hz) < 0)
-			return KPROFCTL_EXIT_USAGE;
-		if (c == 'd' &&
-		    verbs_parse_uint("--duration", optarg, 1, 86400 * 365, &ar->duration_sec) < 0)
-			return KPROFCTL_EXIT_USAGE;
-		if (c == 'e' &&
-		    verbs_parse_fraction("--eps", optarg, 1e-7, "[1e-7, 1]", &ar->eps) < 0)
-			return KPROFCTL_EXIT_USAGE;
+		if ((r = attach_value_opt(c, ar)))
+			return r;
 		if (c == 'k')
 			ar->hcct_kernel = true;
-		if (c == 'c') {
-			ar->calls = true;
-			if (optarg && !optarg[0])
-				return verbs_usage_error("attach", "--calls= needs function names");
-			if (optarg)
-				ar->calls_functions = optarg;
-		}
 		if (c == 'f')
 			ar->force = true;
-		if (c == 'b' && verbs_parse_uint("--burst", optarg, 1, 3600000, &ar->burst_ms) < 0)
-			return KPROFCTL_EXIT_USAGE;
-		if (c == 'P' &&
-		    verbs_parse_uint("--period", optarg, 2, 3600000, &ar->period_ms) < 0)
-			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			*json = true;
 		if (c == 'J')
