@@ -193,6 +193,38 @@ static int export_of(const struct record_opts *o, const struct proc_ref *p, Kpro
 	return o->call(&req, rep);
 }
 
+/* --format report: each process's report in turn. 0, or an exit code. */
+static int write_report(const struct record_opts *o, const struct proc_ref *procs, size_t n)
+{
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__ReportRequest rr = KPROF__REPORT_REQUEST__INIT;
+	_cleanup_fclose_ FILE *f = NULL;
+	Kprof__Reply *rep = NULL;
+	int r = 0;
+
+	f = strcmp(o->output, "-") ? fopen(o->output, "we") : NULL;
+	if (strcmp(o->output, "-") && !f) {
+		fprintf(stderr, "kprofctl record: %s: %s\n", o->output, strerror(errno));
+		return KPROFCTL_EXIT_ERROR;
+	}
+	for (size_t i = 0; i < n && !r; i++) {
+		rr.pid = procs[i].pid;
+		rr.session = procs[i].session;
+		rr.top = o->top;
+		req.body_case = KPROF__REQUEST__BODY_REPORT;
+		req.report = &rr;
+		if ((r = o->call(&req, &rep)))
+			break;
+		render_report(f ? f : stdout, rep->report, false, o->full_names);
+		kprof__reply__free_unpacked(rep, NULL);
+	}
+	if (!r && f && fflush(f)) {
+		fprintf(stderr, "kprofctl record: %s: %s\n", o->output, strerror(errno));
+		r = KPROFCTL_EXIT_ERROR;
+	}
+	return r;
+}
+
 /* Write the profile of the processes recorded. 0, or an exit code. */
 static int write_profile(const struct record_opts *o, const struct proc_ref *procs, size_t n)
 {
@@ -203,34 +235,8 @@ static int write_profile(const struct record_opts *o, const struct proc_ref *pro
 	uint64_t samples = 0;
 	int r = 0;
 
-	if (!strcmp(o->format, "report")) {
-		Kprof__Request req = KPROF__REQUEST__INIT;
-		Kprof__ReportRequest rr = KPROF__REPORT_REQUEST__INIT;
-		_cleanup_fclose_ FILE *f = NULL;
-		Kprof__Reply *rep = NULL;
-
-		f = strcmp(o->output, "-") ? fopen(o->output, "we") : NULL;
-		if (strcmp(o->output, "-") && !f) {
-			fprintf(stderr, "kprofctl record: %s: %s\n", o->output, strerror(errno));
-			return KPROFCTL_EXIT_ERROR;
-		}
-		for (size_t i = 0; i < n && !r; i++) {
-			rr.pid = procs[i].pid;
-			rr.session = procs[i].session;
-			rr.top = o->top;
-			req.body_case = KPROF__REQUEST__BODY_REPORT;
-			req.report = &rr;
-			if ((r = o->call(&req, &rep)))
-				break;
-			render_report(f ? f : stdout, rep->report, false, o->full_names);
-			kprof__reply__free_unpacked(rep, NULL);
-		}
-		if (!r && f && fflush(f)) {
-			fprintf(stderr, "kprofctl record: %s: %s\n", o->output, strerror(errno));
-			r = KPROFCTL_EXIT_ERROR;
-		}
-		return r;
-	}
+	if (!strcmp(o->format, "report"))
+		return write_report(o, procs, n);
 	for (size_t i = 0; i < n; i++) {
 		if ((r = export_of(o, &procs[i], &reps[got])))
 			goto out;
@@ -268,14 +274,84 @@ out:
 	return r;
 }
 
-int record_run(const struct record_opts *o, char **argv)
+/* In the child: held until kprofd samples it; the pipes close at the exec. */
+static _Noreturn void child_exec(int go_r, int err_w, char **argv)
 {
-	_cleanup_close_ int go_r = -1, go_w = -1, err_r = -1, err_w = -1;
-	struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = pass_on};
+	char go;
+	int err;
+
+	if (read(go_r, &go, 1) != 1)
+		_exit(127); /* kprofctl gave up: nothing is run */
+	execvp(argv[0], argv);
+	err = errno;
+	if (write(err_w, &err, sizeof(err)) < 0)
+		_exit(127);
+	_exit(err == ENOENT ? 127 : 126);
+}
+
+/* Ask kprofd to attach the held child. 0, or an exit code. */
+static int attach_child(const struct record_opts *o, pid_t pid)
+{
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__AttachRequest ar = KPROF__ATTACH_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
+	int r;
+
+	ar.pid = pid;
+	ar.freq_hz = o->freq;
+	ar.children = o->children;
+	ar.no_jvm_map = o->no_jvm_map;
+	req.body_case = KPROF__REQUEST__BODY_ATTACH;
+	req.attach = &ar;
+	r = o->call(&req, &rep);
+	if (!r)
+		kprof__reply__free_unpacked(rep, NULL);
+	return r;
+}
+
+/* The terminal's SIGINT and SIGQUIT are the command's to handle; SIGTERM and SIGHUP pass on. */
+static void hand_signals(void)
+{
+	struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = pass_on};
+
+	sigaction(SIGINT, &ign, NULL);
+	sigaction(SIGQUIT, &ign, NULL);
+	sigaction(SIGTERM, &fwd, NULL);
+	sigaction(SIGHUP, &fwd, NULL);
+}
+
+/* waitpid through EINTR. 0, or -1 after a message. */
+static int wait_child(pid_t pid, const char *name, int *status)
+{
+	while (waitpid(pid, status, 0) < 0) {
+		if (errno != EINTR) {
+			fprintf(stderr, "kprofctl record: waiting for %s: %s\n", name,
+				strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* After the command's exit (code): settle its processes and write their profile. */
+static int settle_and_write(const struct record_opts *o, pid_t pid, uint64_t since, int code)
+{
 	struct proc_ref procs[RECORD_MAX_PROCS];
+	int r;
+
+	r = settle(o, pid, since, procs, o->children ? ARRAY_SIZE(procs) : 1);
+	if (r <= 0) {
+		if (r == 0)
+			fprintf(stderr, "kprofctl record: kprofd kept no profile of pid %d\n", pid);
+		return code ? code : r ? -r : KPROFCTL_EXIT_ERROR;
+	}
+	r = write_profile(o, procs, (size_t)r);
+	return code ? code : r;
+}
+
+int record_run(const struct record_opts *o, char **argv)
+{
+	_cleanup_close_ int go_r = -1, go_w = -1, err_r = -1, err_w = -1;
 	int fds[2], status, r, exec_err = 0, code;
 	uint64_t since;
 	pid_t pid;
@@ -297,65 +373,34 @@ int record_run(const struct record_opts *o, char **argv)
 	if (pid < 0)
 		goto sys;
 	if (pid == 0) {
-		char go;
-
-		/* Held until kprofd samples it; the pipes close at the exec. */
 		close(go_w);
 		close(err_r);
-		if (read(go_r, &go, 1) != 1)
-			_exit(127); /* kprofctl gave up: nothing is run */
-		execvp(argv[0], argv);
-		r = errno;
-		if (write(err_w, &r, sizeof(r)) < 0)
-			_exit(127);
-		_exit(r == ENOENT ? 127 : 126);
+		child_exec(go_r, err_w, argv);
 	}
 	child_pid = pid;
 	close(go_r), go_r = -1;
 	close(err_w), err_w = -1;
 	since = (uint64_t)time(NULL) * 1000000000ull - 1000000000ull; /* a clock step's margin */
-	ar.pid = pid;
-	ar.freq_hz = o->freq;
-	ar.children = o->children;
-	ar.no_jvm_map = o->no_jvm_map;
-	req.body_case = KPROF__REQUEST__BODY_ATTACH;
-	req.attach = &ar;
-	r = o->call(&req, &rep);
+	r = attach_child(o, pid);
 	if (r) { /* the command is not run: closing the pipe ends the child */
 		close(go_w), go_w = -1;
 		waitpid(pid, NULL, 0);
 		return r;
 	}
-	kprof__reply__free_unpacked(rep, NULL);
-	sigaction(SIGINT, &ign, NULL);
-	sigaction(SIGQUIT, &ign, NULL);
-	sigaction(SIGTERM, &fwd, NULL);
-	sigaction(SIGHUP, &fwd, NULL);
+	hand_signals();
 	if (write(go_w, "g", 1) != 1)
 		kill(pid, SIGKILL);
 	close(go_w), go_w = -1;
 	if (read(err_r, &exec_err, sizeof(exec_err)) == sizeof(exec_err))
 		fprintf(stderr, "kprofctl record: cannot run %s: %s\n", argv[0],
 			strerror(exec_err));
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			fprintf(stderr, "kprofctl record: waiting for %s: %s\n", argv[0],
-				strerror(errno));
-			return KPROFCTL_EXIT_ERROR;
-		}
-	}
+	if (wait_child(pid, argv[0], &status) < 0)
+		return KPROFCTL_EXIT_ERROR;
 	child_pid = 0;
 	code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (exec_err)
 		return code;
-	r = settle(o, pid, since, procs, o->children ? ARRAY_SIZE(procs) : 1);
-	if (r <= 0) {
-		if (r == 0)
-			fprintf(stderr, "kprofctl record: kprofd kept no profile of pid %d\n", pid);
-		return code ? code : r ? -r : KPROFCTL_EXIT_ERROR;
-	}
-	r = write_profile(o, procs, (size_t)r);
-	return code ? code : r;
+	return settle_and_write(o, pid, since, code);
 sys:
 	fprintf(stderr, "kprofctl record: %s\n", strerror(errno));
 	return KPROFCTL_EXIT_ERROR;

@@ -32,6 +32,56 @@ static void json_u64s(FILE *f, const char *name, const uint32_t *v, size_t n)
 	fputc(']', f);
 }
 
+static void annotate_blocks_json(FILE *f, const Kprof__AnnotateReply *r)
+{
+	fputs(",\"blocks\":[", f);
+	for (size_t i = 0; i < r->n_blocks; i++) {
+		const Kprof__AnnotateBlock *b = r->blocks[i];
+
+		fprintf(f,
+			"%s{\"index\":%zu,\"start\":%" PRIu64 ",\"end\":%" PRIu64
+			",\"self\":%" PRIu64 ",\"below\":%" PRIu64
+			",\"insns\":%u,\"loop_depth\":%u,\"entry\":%s,\"loop_header\":%s"
+			",\"back_edge_source\":%s,\"loop\":%d,\"term\":",
+			i ? "," : "", i, b->start, b->end, b->self, b->below, b->insns,
+			b->loop_depth, yes(b->entry), yes(b->loop_header), yes(b->back_edge_source),
+			b->loop);
+		render_json_string(f, b->term);
+		fputc('}', f);
+	}
+}
+
+static void annotate_edges_json(FILE *f, const Kprof__AnnotateReply *r)
+{
+	fputs("],\"back_edges\":[", f);
+	for (size_t i = 0; i < r->n_back_edges; i++) {
+		const Kprof__AnnotateBackEdge *e = r->back_edges[i];
+
+		fprintf(f,
+			"%s{\"from_block\":%u,\"to_block\":%u,\"from_address\":%" PRIu64
+			",\"to_address\":%" PRIu64 "}",
+			i ? "," : "", e->from_block, e->to_block, e->from_address, e->to_address);
+	}
+}
+
+static void annotate_insns_json(FILE *f, const Kprof__AnnotateReply *r)
+{
+	fputs("],\"insns\":[", f);
+	for (size_t i = 0; i < r->n_insns; i++) {
+		const Kprof__AnnotateInsn *in = r->insns[i];
+
+		fprintf(f,
+			"%s{\"address\":%" PRIu64 ",\"size\":%u,\"self\":%" PRIu64
+			",\"below\":%" PRIu64 ",\"block\":%d,\"bytes\":\"",
+			i ? "," : "", in->address, in->size, in->self, in->below, in->block);
+		for (size_t k = 0; k < in->code.len; k++)
+			fprintf(f, "%02x", in->code.data[k]);
+		fputs("\",\"text\":", f);
+		render_json_string(f, in->text);
+		fputc('}', f);
+	}
+}
+
 static void annotate_json(FILE *f, const Kprof__AnnotateReply *r)
 {
 	fputs("{\"target\":", f);
@@ -57,44 +107,9 @@ static void annotate_json(FILE *f, const Kprof__AnnotateReply *r)
 		r->same_name, r->dropped, r->memory, r->sampled_addresses, r->loops);
 	render_json_string(f, r->cfg_error);
 	json_u64s(f, "hot_blocks", r->hot_blocks, r->n_hot_blocks);
-	fputs(",\"blocks\":[", f);
-	for (size_t i = 0; i < r->n_blocks; i++) {
-		const Kprof__AnnotateBlock *b = r->blocks[i];
-
-		fprintf(f,
-			"%s{\"index\":%zu,\"start\":%" PRIu64 ",\"end\":%" PRIu64
-			",\"self\":%" PRIu64 ",\"below\":%" PRIu64
-			",\"insns\":%u,\"loop_depth\":%u,\"entry\":%s,\"loop_header\":%s"
-			",\"back_edge_source\":%s,\"loop\":%d,\"term\":",
-			i ? "," : "", i, b->start, b->end, b->self, b->below, b->insns,
-			b->loop_depth, yes(b->entry), yes(b->loop_header), yes(b->back_edge_source),
-			b->loop);
-		render_json_string(f, b->term);
-		fputc('}', f);
-	}
-	fputs("],\"back_edges\":[", f);
-	for (size_t i = 0; i < r->n_back_edges; i++) {
-		const Kprof__AnnotateBackEdge *e = r->back_edges[i];
-
-		fprintf(f,
-			"%s{\"from_block\":%u,\"to_block\":%u,\"from_address\":%" PRIu64
-			",\"to_address\":%" PRIu64 "}",
-			i ? "," : "", e->from_block, e->to_block, e->from_address, e->to_address);
-	}
-	fputs("],\"insns\":[", f);
-	for (size_t i = 0; i < r->n_insns; i++) {
-		const Kprof__AnnotateInsn *in = r->insns[i];
-
-		fprintf(f,
-			"%s{\"address\":%" PRIu64 ",\"size\":%u,\"self\":%" PRIu64
-			",\"below\":%" PRIu64 ",\"block\":%d,\"bytes\":\"",
-			i ? "," : "", in->address, in->size, in->self, in->below, in->block);
-		for (size_t k = 0; k < in->code.len; k++)
-			fprintf(f, "%02x", in->code.data[k]);
-		fputs("\",\"text\":", f);
-		render_json_string(f, in->text);
-		fputc('}', f);
-	}
+	annotate_blocks_json(f, r);
+	annotate_edges_json(f, r);
+	annotate_insns_json(f, r);
 	fputs("]}\n", f);
 }
 

@@ -153,11 +153,9 @@ static void paths_hw_text(FILE *f, const Kprof__PathsReply *r)
 	}
 }
 
-/* The paths object; without its closing brace when !close (render_spp.c appends fields). */
-static void paths_json(FILE *f, const Kprof__PathsReply *r, bool close)
+/* The scalar fields, up to the open level_sums array. */
+static void paths_scalars_json(FILE *f, const Kprof__PathsReply *r)
 {
-	bool first = true;
-
 	fputs("{\"target\":", f);
 	if (r->target)
 		render_target_json(f, r->target);
@@ -186,6 +184,10 @@ static void paths_json(FILE *f, const Kprof__PathsReply *r, bool close)
 		r->stray_hits, r->aborted, r->paths_total, r->sequences_total);
 	for (size_t i = 0; i < r->n_level_sums; i++)
 		fprintf(f, "%s%" PRIu64, i ? "," : "", r->level_sums[i]);
+}
+
+static void paths_blocks_json(FILE *f, const Kprof__PathsReply *r)
+{
 	fputs("],\"blocks\":[", f);
 	for (size_t i = 0; i < r->n_blocks; i++) {
 		const Kprof__PathBlock *b = r->blocks[i];
@@ -198,6 +200,10 @@ static void paths_json(FILE *f, const Kprof__PathsReply *r, bool close)
 		render_json_string(f, b->term);
 		fputc('}', f);
 	}
+}
+
+static void paths_list_json(FILE *f, const Kprof__PathsReply *r)
+{
 	fputs("],\"paths\":[", f);
 	for (size_t i = 0; i < r->n_paths; i++) {
 		const Kprof__PathInfo *p = r->paths[i];
@@ -220,6 +226,10 @@ static void paths_json(FILE *f, const Kprof__PathsReply *r, bool close)
 		}
 		fputs("]}", f);
 	}
+}
+
+static void paths_edges_json(FILE *f, const Kprof__PathsReply *r)
+{
 	fprintf(f, "],\"edge_profile\":%s,\"edges\":[", r->edge_profile ? "true" : "false");
 	for (size_t i = 0; i < r->n_edges; i++) {
 		const Kprof__EdgeCount *e = r->edges[i];
@@ -232,7 +242,13 @@ static void paths_json(FILE *f, const Kprof__PathsReply *r, bool close)
 		fprintf(f, "\"exit\":%s,\"kind\":\"%s\",\"count\":%" PRIu64 "}",
 			e->exit ? "true" : "false", edge_name(e->kind), e->count);
 	}
-	/* Sequences of every length: the paths themselves (length 1), then 2..k. */
+}
+
+/* Sequences of every length: the paths themselves (length 1), then 2..k. */
+static void paths_sequences_json(FILE *f, const Kprof__PathsReply *r)
+{
+	bool first = true;
+
 	fputs("],\"sequences\":[", f);
 	for (size_t i = 0; i < r->n_paths; i++, first = false)
 		fprintf(f, "%s{\"count\":%" PRIu64 ",\"percent\":%.4f,\"paths\":[%" PRIu64 "]}",
@@ -248,6 +264,16 @@ static void paths_json(FILE *f, const Kprof__PathsReply *r, bool close)
 		fputs("]}", f);
 	}
 	fputc(']', f);
+}
+
+/* The paths object; without its closing brace when !close (render_spp.c appends fields). */
+static void paths_json(FILE *f, const Kprof__PathsReply *r, bool close)
+{
+	paths_scalars_json(f, r);
+	paths_blocks_json(f, r);
+	paths_list_json(f, r);
+	paths_edges_json(f, r);
+	paths_sequences_json(f, r);
 	paths_hw_json(f, r);
 	if (close)
 		fputs("}\n", f);

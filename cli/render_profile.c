@@ -43,52 +43,39 @@ static const char *hcct_name(const void *r, size_t i)
 	return ((const Kprof__HcctReply *)r)->nodes[i]->function;
 }
 
-void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json, bool full_names)
+static void hcct_json(FILE *f, const Kprof__HcctReply *r)
+{
+	fputs("{\"target\":", f);
+	if (r->target)
+		render_target_json(f, r->target);
+	else
+		fputs("null", f);
+	fprintf(f,
+		",\"n\":%" PRIu64 ",\"phi\":%g,\"eps\":%g,\"threshold\":%" PRIu64
+		",\"mcct_nodes\":%" PRIu64 ",\"mcct_bytes\":%" PRIu64 ",\"lost\":%" PRIu64
+		",\"nodes\":[",
+		r->n, r->phi, r->eps, r->threshold, r->mcct_nodes, r->mcct_bytes, r->lost);
+	for (size_t i = 0; i < r->n_nodes; i++) {
+		const Kprof__HcctNode *n = r->nodes[i];
+
+		fprintf(f, "%s{\"function\":", i ? "," : "");
+		render_json_string(f, n->function);
+		fputs(",\"module\":", f);
+		render_json_string(f, n->module);
+		fprintf(f,
+			",\"kind\":\"%s\",\"count\":%" PRIu64 ",\"err\":%" PRIu64
+			",\"pct\":%.2f,\"parent\":%d,\"depth\":%u,\"hot\":%s,\"monitored\":%s}",
+			render_kind(n->kind), n->count, n->err, pct(n->count, r->n), n->parent,
+			n->depth, n->hot ? "true" : "false", n->monitored ? "true" : "false");
+	}
+	fputs("]}\n", f);
+}
+
+/* The contexts, indented by depth. */
+static void hcct_rows(FILE *f, const Kprof__HcctReply *r, bool full_names)
 {
 	const char **shown;
-	size_t hot = 0;
 
-	for (size_t i = 0; i < r->n_nodes; i++)
-		hot += r->nodes[i]->hot;
-	if (json) {
-		fputs("{\"target\":", f);
-		if (r->target)
-			render_target_json(f, r->target);
-		else
-			fputs("null", f);
-		fprintf(f,
-			",\"n\":%" PRIu64 ",\"phi\":%g,\"eps\":%g,\"threshold\":%" PRIu64
-			",\"mcct_nodes\":%" PRIu64 ",\"mcct_bytes\":%" PRIu64 ",\"lost\":%" PRIu64
-			",\"nodes\":[",
-			r->n, r->phi, r->eps, r->threshold, r->mcct_nodes, r->mcct_bytes, r->lost);
-		for (size_t i = 0; i < r->n_nodes; i++) {
-			const Kprof__HcctNode *n = r->nodes[i];
-
-			fprintf(f, "%s{\"function\":", i ? "," : "");
-			render_json_string(f, n->function);
-			fputs(",\"module\":", f);
-			render_json_string(f, n->module);
-			fprintf(
-			    f,
-			    ",\"kind\":\"%s\",\"count\":%" PRIu64 ",\"err\":%" PRIu64
-			    ",\"pct\":%.2f,\"parent\":%d,\"depth\":%u,\"hot\":%s,\"monitored\":%s}",
-			    render_kind(n->kind), n->count, n->err, pct(n->count, r->n), n->parent,
-			    n->depth, n->hot ? "true" : "false", n->monitored ? "true" : "false");
-		}
-		fputs("]}\n", f);
-		return;
-	}
-	if (r->target)
-		render_target_line(f, r->target);
-	fprintf(f,
-		"HCCT: %" PRIu64 " sampled context%s, phi %g (hot: count >= %" PRIu64 "), eps %g; "
-		"%zu hot context%s, %zu shown; MCCT %" PRIu64 " node%s, %" PRIu64 " KiB\n",
-		r->n, render_plural(r->n), r->phi, r->threshold, r->eps, hot, render_plural(hot),
-		r->n_nodes, r->mcct_nodes, render_plural(r->mcct_nodes), r->mcct_bytes / 1024);
-	if (r->lost)
-		fprintf(f, "%" PRIu64 " sample%s not taken (node cap or depth)\n", r->lost,
-			render_plural(r->lost));
-	fputs("\n   COUNT       %   +-ERR  CONTEXT  (* hot, . cold ancestor)\n", f);
 	shown = row_names(r, r->n_nodes, hcct_name, full_names);
 	for (size_t i = 0; i < r->n_nodes; i++) {
 		const Kprof__HcctNode *n = r->nodes[i];
@@ -107,6 +94,30 @@ void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json, bool full_names)
 		fputs(")\n", f);
 	}
 	free(shown);
+}
+
+void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json, bool full_names)
+{
+	size_t hot = 0;
+
+	for (size_t i = 0; i < r->n_nodes; i++)
+		hot += r->nodes[i]->hot;
+	if (json) {
+		hcct_json(f, r);
+		return;
+	}
+	if (r->target)
+		render_target_line(f, r->target);
+	fprintf(f,
+		"HCCT: %" PRIu64 " sampled context%s, phi %g (hot: count >= %" PRIu64 "), eps %g; "
+		"%zu hot context%s, %zu shown; MCCT %" PRIu64 " node%s, %" PRIu64 " KiB\n",
+		r->n, render_plural(r->n), r->phi, r->threshold, r->eps, hot, render_plural(hot),
+		r->n_nodes, r->mcct_nodes, render_plural(r->mcct_nodes), r->mcct_bytes / 1024);
+	if (r->lost)
+		fprintf(f, "%" PRIu64 " sample%s not taken (node cap or depth)\n", r->lost,
+			render_plural(r->lost));
+	fputs("\n   COUNT       %   +-ERR  CONTEXT  (* hot, . cold ancestor)\n", f);
+	hcct_rows(f, r, full_names);
 }
 
 void render_report(FILE *f, const Kprof__ReportReply *r, bool json, bool full_names)

@@ -139,21 +139,48 @@ static void syswide_text(FILE *f, const Kprof__SystemWide *w)
 			w->taken_over, w->kept_dropped, w->late_samples);
 }
 
+static void list_json(FILE *f, const Kprof__ListReply *r)
+{
+	fputs("{\"targets\":[", f);
+	for (size_t i = 0; i < r->n_targets; i++) {
+		if (i)
+			fputc(',', f);
+		render_target_json(f, r->targets[i]);
+	}
+	fputc(']', f);
+	if (r->system_wide) {
+		fputs(",\"system_wide\":", f);
+		syswide_json(f, r->system_wide);
+	}
+	fputs("}\n", f);
+}
+
+/* One target's row; d: its depth under the target it was followed from. */
+static void list_row(FILE *f, const Kprof__Target *t, unsigned d)
+{
+	char threads[32] = "-", pid[32];
+
+	/* Thread events while attached (per-thread sampling); "+N!" counts the threads
+	 * left unsampled by a limit. */
+	if (t->thread_events || t->threads_unsampled)
+		snprintf(threads, sizeof(threads), t->threads_unsampled ? "%u+%u!" : "%u",
+			 t->thread_events, t->threads_unsampled);
+	/* A followed child under its parent: "`-PID", two columns further per level. */
+	if (d)
+		snprintf(pid, sizeof(pid), "%*s`-%u", (int)(2 * (d > 8 ? 8 : d) - 2), "", t->pid);
+	else
+		snprintf(pid, sizeof(pid), "%u", t->pid);
+	fprintf(f, "%-8s %-7u ", pid, t->session);
+	put_text(f, t->comm, 16);
+	fprintf(f, " %-6u %-9s %6u %10" PRIu64 " %8" PRIu64 " %8s%s\n", t->uid,
+		render_state(t->state), t->freq_hz, t->samples, t->jit_symbols + t->jitdump_symbols,
+		threads, t->all ? " --all" : "");
+}
+
 void render_list(FILE *f, const Kprof__ListReply *r, bool json)
 {
 	if (json) {
-		fputs("{\"targets\":[", f);
-		for (size_t i = 0; i < r->n_targets; i++) {
-			if (i)
-				fputc(',', f);
-			render_target_json(f, r->targets[i]);
-		}
-		fputc(']', f);
-		if (r->system_wide) {
-			fputs(",\"system_wide\":", f);
-			syswide_json(f, r->system_wide);
-		}
-		fputs("}\n", f);
+		list_json(f, r);
 		return;
 	}
 	if (r->system_wide && r->system_wide->on)
@@ -174,26 +201,8 @@ void render_list(FILE *f, const Kprof__ListReply *r, bool json)
 		"STATE", "HZ", "SAMPLES", "JITSYMS", "THREADS");
 	for (size_t k = 0; k < r->n_targets; k++) {
 		size_t i = tree ? order[k] : k;
-		const Kprof__Target *t = r->targets[i];
-		char threads[32] = "-", pid[32];
-		unsigned d = tree ? depth[i] : 0;
 
-		/* Thread events while attached (per-thread sampling); "+N!" counts the threads
-		 * left unsampled by a limit. */
-		if (t->thread_events || t->threads_unsampled)
-			snprintf(threads, sizeof(threads), t->threads_unsampled ? "%u+%u!" : "%u",
-				 t->thread_events, t->threads_unsampled);
-		/* A followed child under its parent: "`-PID", two columns further per level. */
-		if (d)
-			snprintf(pid, sizeof(pid), "%*s`-%u", (int)(2 * (d > 8 ? 8 : d) - 2), "",
-				 t->pid);
-		else
-			snprintf(pid, sizeof(pid), "%u", t->pid);
-		fprintf(f, "%-8s %-7u ", pid, t->session);
-		put_text(f, t->comm, 16);
-		fprintf(f, " %-6u %-9s %6u %10" PRIu64 " %8" PRIu64 " %8s%s\n", t->uid,
-			render_state(t->state), t->freq_hz, t->samples,
-			t->jit_symbols + t->jitdump_symbols, threads, t->all ? " --all" : "");
+		list_row(f, r->targets[i], tree ? depth[i] : 0);
 	}
 	for (size_t i = 0; i < r->n_targets; i++)
 		if (r->targets[i]->threads_unsampled)

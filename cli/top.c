@@ -758,10 +758,52 @@ static char *screen_text(void)
 	return buf;
 }
 
-int top_run(const struct top_opts *o)
+static int subscribe(int fd, const struct top_opts *o)
 {
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__SubscribeRequest sr = KPROF__SUBSCRIBE_REQUEST__INIT;
+
+	sr.pids = o->pids;
+	sr.n_pids = o->npids;
+	sr.interval_ms = o->interval_ms;
+	sr.top = 200;
+	req.body_case = KPROF__REQUEST__BODY_SUBSCRIBE;
+	req.subscribe = &sr;
+	return client_send(fd, &req);
+}
+
+static void screen_start(struct view *v)
+{
+	setlocale(LC_ALL, "");
+	/* The terminal's size from TIOCGWINSZ first; $COLUMNS and $LINES only without it. */
+	use_tioctl(TRUE);
+	initscr();
+	cbreak();
+	noecho();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	timeout(0);
+	draw(v);
+}
+
+/* Print the view's error, if any, and free it. */
+static void view_end(struct view *v)
+{
+	if (v->error) {
+		fprintf(stderr, "kprofctl top: %s\n", v->error);
+		free(v->error);
+	}
+	if (v->last)
+		kprof__reply__free_unpacked(v->last, NULL);
+	for (size_t i = 0; i < v->nhist; i++)
+		free(v->hist[i].key);
+	free(v->hist);
+	free(v->rows);
+	free(v->names);
+}
+
+int top_run(const struct top_opts *o)
+{
 	_cleanup_close_ int fd = client_connect(o->socket_path);
 	struct view v = {.o = o};
 	struct sigaction sa = {.sa_handler = on_quit_signal}, old_int, old_term;
@@ -774,13 +816,7 @@ int top_run(const struct top_opts *o)
 			fd == -ENOENT || fd == -ECONNREFUSED ? " (is kprofd running?)" : "");
 		return KPROFCTL_EXIT_NO_DAEMON;
 	}
-	sr.pids = o->pids;
-	sr.n_pids = o->npids;
-	sr.interval_ms = o->interval_ms;
-	sr.top = 200;
-	req.body_case = KPROF__REQUEST__BODY_SUBSCRIBE;
-	req.subscribe = &sr;
-	err = client_send(fd, &req);
+	err = subscribe(fd, o);
 	if (err < 0) {
 		fprintf(stderr, "kprofctl top: %s\n", strerror(-err));
 		return KPROFCTL_EXIT_NO_DAEMON;
@@ -794,19 +830,8 @@ int top_run(const struct top_opts *o)
 	 * SA_RESTART: poll returns. */
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
-	if (!o->json) {
-		setlocale(LC_ALL, "");
-		/* The terminal's size from TIOCGWINSZ first; $COLUMNS and $LINES only without it.
-		 */
-		use_tioctl(TRUE);
-		initscr();
-		cbreak();
-		noecho();
-		keypad(stdscr, TRUE);
-		curs_set(0);
-		timeout(0);
-		draw(&v);
-	}
+	if (!o->json)
+		screen_start(&v);
 	err = loop(&v, fd);
 	if (!o->json) {
 		if (!err && o->iterations)
@@ -817,17 +842,7 @@ int top_run(const struct top_opts *o)
 	}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
-	if (v.error) {
-		fprintf(stderr, "kprofctl top: %s\n", v.error);
-		free(v.error);
-	}
-	if (v.last)
-		kprof__reply__free_unpacked(v.last, NULL);
-	for (size_t i = 0; i < v.nhist; i++)
-		free(v.hist[i].key);
-	free(v.hist);
-	free(v.rows);
-	free(v.names);
+	view_end(&v);
 	if (err == -EPROTO)
 		return KPROFCTL_EXIT_ERROR;
 	if (err < 0) {

@@ -75,6 +75,48 @@ static int export_one(const Kprof__ExportRequest *er, Kprof__Reply **rep)
 	return verbs_call(&req, rep);
 }
 
+/* The options that do not depend on the target. 0, or an exit code. */
+static int export_check(const char *format, const char *out, const char *base_out,
+			const struct base_sel *base)
+{
+	if (strcmp(format, "pprof") && strcmp(format, "folded") && strcmp(format, "json"))
+		return verbs_usage_error("export", "--format must be pprof, folded or json");
+	if (!out)
+		return verbs_usage_error("export", "-o FILE is required (- for stdout)");
+	if (!base_out != !base->set)
+		return verbs_usage_error("export",
+					 base_out ? "--base FILE needs --base-since, --base-until "
+						    "or --base-pid: which profile is the base"
+						  : "--base-since/--base-until/--base-pid go "
+						    "with --base FILE");
+	return 0;
+}
+
+/* As gzip does: binary data on a terminal helps nobody and may upset it. */
+static int export_tty_check(const char *format, const char *out)
+{
+	if (!strcmp(out, "-") && !strcmp(format, "pprof") && isatty(STDOUT_FILENO)) {
+		fputs("kprofctl export: compressed data not written to a terminal; use -o FILE, "
+		      "pipe it, or --force\n",
+		      stderr);
+		return KPROFCTL_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Export one profile to path. 0, or an exit code. */
+static int export_write(const Kprof__ExportRequest *er, const char *format, const char *path)
+{
+	Kprof__Reply *rep = NULL;
+	int r;
+
+	if ((r = export_one(er, &rep)))
+		return r;
+	r = export_profile(rep->export->profile, format, path) < 0 ? KPROFCTL_EXIT_ERROR : 0;
+	kprof__reply__free_unpacked(rep, NULL);
+	return r;
+}
+
 int verb_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -93,7 +135,6 @@ int verb_export(int argc, char **argv)
 	const char *name, *base_out = NULL;
 	struct verbs_group grp = {0};
 	Kprof__ExportRequest er = KPROF__EXPORT_REQUEST__INIT, ber;
-	Kprof__Reply *rep = NULL;
 	const char *out = NULL, *format = "pprof";
 	struct base_sel base = {0};
 	bool force = false;
@@ -117,16 +158,8 @@ int verb_export(int argc, char **argv)
 	}
 	if (st >= 0)
 		return st;
-	if (strcmp(format, "pprof") && strcmp(format, "folded") && strcmp(format, "json"))
-		return verbs_usage_error("export", "--format must be pprof, folded or json");
-	if (!out)
-		return verbs_usage_error("export", "-o FILE is required (- for stdout)");
-	if (!base_out != !base.set)
-		return verbs_usage_error("export",
-					 base_out ? "--base FILE needs --base-since, --base-until "
-						    "or --base-pid: which profile is the base"
-						  : "--base-since/--base-until/--base-pid go "
-						    "with --base FILE");
+	if ((r = export_check(format, out, base_out, &base)))
+		return r;
 	name = verbs_group_name("export", &grp, argc, er.session, &r);
 	if (r)
 		return r;
@@ -134,30 +167,16 @@ int verb_export(int argc, char **argv)
 		return verbs_usage_error("export", "--base is for one PID, not --cgroup/--unit");
 	if (!name && (r = verbs_one_pid("export", argc, argv, &er.pid)))
 		return r;
-	/* As gzip does: binary data on a terminal helps nobody and may upset it. */
-	if (!strcmp(out, "-") && !strcmp(format, "pprof") && !force && isatty(STDOUT_FILENO)) {
-		fputs("kprofctl export: compressed data not written to a terminal; use -o FILE, "
-		      "pipe it, or --force\n",
-		      stderr);
-		return KPROFCTL_EXIT_USAGE;
-	}
+	if (!force && (r = export_tty_check(format, out)))
+		return r;
 	if (name)
 		return verbs_group_export(name, er.since_ns, er.until_ns, format, out);
 	if (base_out) { /* the base first: a bad base range leaves no new file behind */
 		base_request(&er, &base, &ber);
-		if ((r = export_one(&ber, &rep)))
-			return r;
-		r = export_profile(rep->export->profile, format, base_out) < 0 ? KPROFCTL_EXIT_ERROR
-									       : 0;
-		kprof__reply__free_unpacked(rep, NULL);
-		if (r)
+		if ((r = export_write(&ber, format, base_out)))
 			return r;
 	}
-	if ((r = export_one(&er, &rep)))
-		return r;
-	r = export_profile(rep->export->profile, format, out) < 0 ? KPROFCTL_EXIT_ERROR : 0;
-	kprof__reply__free_unpacked(rep, NULL);
-	return r;
+	return export_write(&er, format, out);
 }
 
 /* Self share of a function in a merged report, by (function, module); -1 if absent. */

@@ -29,6 +29,34 @@
 #include "drift.h"
 #include "verbs.h"
 
+/* The merged report of a watched cgroup or unit. 0, or an exit code. */
+static int report_group(const char *name, const struct verbs_group *grp,
+			const Kprof__ReportRequest *rr, bool json, bool full_names)
+{
+	struct group g;
+	Kprof__ReportReply *gr = NULL;
+	int r;
+
+	if ((r = group_load_range(verbs_call_raw, name, rr->since_ns, rr->until_ns, &g)) == 0 &&
+	    merge_report(g.sp, rr->top, &gr) < 0)
+		r = KPROFCTL_EXIT_ERROR;
+	if (r == 0) {
+		if (!json && grp->all) {
+			printf("system-wide (attach --all): %zu process%s\n", g.n,
+			       g.n == 1 ? "" : "es");
+		} else if (!json) {
+			fputs(grp->cgroup ? "cgroup " : "unit ", stdout);
+			render_text(stdout, name);
+			printf(": %zu process%s\n", g.n, g.n == 1 ? "" : "es");
+		}
+		gr->target = NULL;
+		render_report(stdout, gr, json, full_names);
+	}
+	merge_report_free(gr);
+	group_free(&g);
+	return r;
+}
+
 int verb_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -66,30 +94,8 @@ int verb_report(int argc, char **argv)
 	name = verbs_group_name("report", &grp, argc, rr.session, &r);
 	if (r)
 		return r;
-	if (name) { /* the merged view of a watched cgroup or unit */
-		struct group g;
-		Kprof__ReportReply *gr = NULL;
-
-		if ((r = group_load_range(verbs_call_raw, name, rr.since_ns, rr.until_ns, &g)) ==
-			0 &&
-		    merge_report(g.sp, rr.top, &gr) < 0)
-			r = KPROFCTL_EXIT_ERROR;
-		if (r == 0) {
-			if (!json && grp.all) {
-				printf("system-wide (attach --all): %zu process%s\n", g.n,
-				       g.n == 1 ? "" : "es");
-			} else if (!json) {
-				fputs(grp.cgroup ? "cgroup " : "unit ", stdout);
-				render_text(stdout, name);
-				printf(": %zu process%s\n", g.n, g.n == 1 ? "" : "es");
-			}
-			gr->target = NULL;
-			render_report(stdout, gr, json, full_names);
-		}
-		merge_report_free(gr);
-		group_free(&g);
-		return r;
-	}
+	if (name)
+		return report_group(name, &grp, &rr, json, full_names);
 	if ((r = verbs_one_pid("report", argc, argv, &rr.pid)))
 		return r;
 	req.body_case = KPROF__REQUEST__BODY_REPORT;

@@ -18,6 +18,30 @@
 #include "verbs.h"
 
 /* attach's options into ar and *json. Returns -1 to go on, else the exit code. */
+/* The options with a value to check (and --calls). 0, or an exit code. */
+static int attach_value_opt(int c, Kprof__AttachRequest *ar)
+{
+	if (c == 'F' && verbs_parse_uint("--freq", optarg, 1, 4999, &ar->freq_hz) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	if (c == 'd' &&
+	    verbs_parse_uint("--duration", optarg, 1, 86400 * 365, &ar->duration_sec) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	if (c == 'e' && verbs_parse_fraction("--eps", optarg, 1e-7, "[1e-7, 1]", &ar->eps) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	if (c == 'c') {
+		ar->calls = true;
+		if (optarg && !optarg[0])
+			return verbs_usage_error("attach", "--calls= needs function names");
+		if (optarg)
+			ar->calls_functions = optarg;
+	}
+	if (c == 'b' && verbs_parse_uint("--burst", optarg, 1, 3600000, &ar->burst_ms) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	if (c == 'P' && verbs_parse_uint("--period", optarg, 2, 3600000, &ar->period_ms) < 0)
+		return KPROFCTL_EXIT_USAGE;
+	return 0;
+}
+
 static int attach_options(int argc, char **argv, Kprof__AttachRequest *ar, bool *json)
 {
 	static const struct option opts[] = {
@@ -37,33 +61,15 @@ static int attach_options(int argc, char **argv, Kprof__AttachRequest *ar, bool 
 	    {"all", no_argument, NULL, 'A'},
 	    {},
 	};
-	int c, st = -1;
+	int c, r, st = -1;
 
 	while ((c = verbs_getopt(&st, "attach", argc, argv, "F:d:", opts)) != -1) {
-		if (c == 'F' && verbs_parse_uint("--freq", optarg, 1, 4999, &ar->freq_hz) < 0)
-			return KPROFCTL_EXIT_USAGE;
-		if (c == 'd' &&
-		    verbs_parse_uint("--duration", optarg, 1, 86400 * 365, &ar->duration_sec) < 0)
-			return KPROFCTL_EXIT_USAGE;
-		if (c == 'e' &&
-		    verbs_parse_fraction("--eps", optarg, 1e-7, "[1e-7, 1]", &ar->eps) < 0)
-			return KPROFCTL_EXIT_USAGE;
+		if ((r = attach_value_opt(c, ar)))
+			return r;
 		if (c == 'k')
 			ar->hcct_kernel = true;
-		if (c == 'c') {
-			ar->calls = true;
-			if (optarg && !optarg[0])
-				return verbs_usage_error("attach", "--calls= needs function names");
-			if (optarg)
-				ar->calls_functions = optarg;
-		}
 		if (c == 'f')
 			ar->force = true;
-		if (c == 'b' && verbs_parse_uint("--burst", optarg, 1, 3600000, &ar->burst_ms) < 0)
-			return KPROFCTL_EXIT_USAGE;
-		if (c == 'P' &&
-		    verbs_parse_uint("--period", optarg, 2, 3600000, &ar->period_ms) < 0)
-			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			*json = true;
 		if (c == 'J')
@@ -171,6 +177,51 @@ int verb_attach(int argc, char **argv)
 	return 0;
 }
 
+/* A PID, --cgroup, --unit or --all, exactly one. 0, or an exit code. */
+static int detach_check(int argc, char **argv, Kprof__DetachRequest *dr)
+{
+	int r;
+
+	if (dr->all) {
+		if (dr->cgroup[0] || dr->unit[0] || optind < argc)
+			return verbs_usage_error("detach",
+						 "--all stands alone: no PID, --cgroup or --unit");
+	} else if (dr->cgroup[0] || dr->unit[0]) {
+		if ((dr->cgroup[0] && dr->unit[0]) || optind < argc)
+			return verbs_usage_error(
+			    "detach", "a PID, --cgroup PATH or --unit NAME: one of them");
+	} else if ((r = verbs_one_pid("detach", argc, argv, &dr->pid))) {
+		return r;
+	}
+	return 0;
+}
+
+static void detach_print(const Kprof__Reply *rep, uint32_t pid, bool json)
+{
+	if (rep->body_case == KPROF__REPLY__BODY_DETACH && rep->detach->all) {
+		if (json)
+			printf("{\"system_wide\":false,\"detached\":%u}\n", rep->detach->detached);
+		else
+			printf("system-wide sampling off: %u process%s detached (profiles kept: "
+			       "kprofctl list --all)\n",
+			       rep->detach->detached, rep->detach->detached == 1 ? "" : "es");
+	} else if (rep->body_case == KPROF__REPLY__BODY_DETACH) {
+		if (json) {
+			fputs("{\"cgroup\":", stdout);
+			render_json_string(stdout, rep->detach->cgroup);
+			printf(",\"detached\":%u}\n", rep->detach->detached);
+		} else {
+			printf("no longer watching ");
+			render_text(stdout, rep->detach->cgroup);
+			printf(": %u process%s detached (profiles kept)\n", rep->detach->detached,
+			       rep->detach->detached == 1 ? "" : "es");
+		}
+	} else if (json)
+		printf("{\"pid\":%u,\"detached\":true}\n", pid);
+	else
+		printf("detached %u (profile kept: kprofctl report %u)\n", pid, pid);
+}
+
 int verb_detach(int argc, char **argv)
 {
 	Kprof__Request req = KPROF__REQUEST__INIT;
@@ -198,43 +249,13 @@ int verb_detach(int argc, char **argv)
 	}
 	if (st >= 0)
 		return st;
-	if (dr.all) {
-		if (dr.cgroup[0] || dr.unit[0] || optind < argc)
-			return verbs_usage_error("detach",
-						 "--all stands alone: no PID, --cgroup or --unit");
-	} else if (dr.cgroup[0] || dr.unit[0]) {
-		if ((dr.cgroup[0] && dr.unit[0]) || optind < argc)
-			return verbs_usage_error(
-			    "detach", "a PID, --cgroup PATH or --unit NAME: one of them");
-	} else if ((r = verbs_one_pid("detach", argc, argv, &dr.pid))) {
+	if ((r = detach_check(argc, argv, &dr)))
 		return r;
-	}
 	req.body_case = KPROF__REQUEST__BODY_DETACH;
 	req.detach = &dr;
 	if ((r = verbs_call(&req, &rep)))
 		return r;
-	if (rep->body_case == KPROF__REPLY__BODY_DETACH && rep->detach->all) {
-		if (json)
-			printf("{\"system_wide\":false,\"detached\":%u}\n", rep->detach->detached);
-		else
-			printf("system-wide sampling off: %u process%s detached (profiles kept: "
-			       "kprofctl list --all)\n",
-			       rep->detach->detached, rep->detach->detached == 1 ? "" : "es");
-	} else if (rep->body_case == KPROF__REPLY__BODY_DETACH) {
-		if (json) {
-			fputs("{\"cgroup\":", stdout);
-			render_json_string(stdout, rep->detach->cgroup);
-			printf(",\"detached\":%u}\n", rep->detach->detached);
-		} else {
-			printf("no longer watching ");
-			render_text(stdout, rep->detach->cgroup);
-			printf(": %u process%s detached (profiles kept)\n", rep->detach->detached,
-			       rep->detach->detached == 1 ? "" : "es");
-		}
-	} else if (json)
-		printf("{\"pid\":%u,\"detached\":true}\n", dr.pid);
-	else
-		printf("detached %u (profile kept: kprofctl report %u)\n", dr.pid, dr.pid);
+	detach_print(rep, dr.pid, json);
 	kprof__reply__free_unpacked(rep, NULL);
 	return 0;
 }
