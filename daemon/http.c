@@ -543,40 +543,34 @@ static int read_token(struct httpd *h, const char *path)
 	return 0;
 }
 
-int httpd_new(struct manager *m, struct httpd **ret)
+/* [http] listen parsed into addr, with a token file required off loopback: 0 or a negative
+ * errno, logged. */
+static int check_listen(const struct config *conf, struct httpq_addr *addr)
 {
-	const struct config *conf = &m->conf;
-	const union MHD_DaemonInfo *di;
-	struct httpq_addr addr;
-	struct httpd *h;
 	char why[160];
-	int err;
 
-	*ret = NULL;
-	if (!conf->http_listen[0])
-		return 0;
-	if (httpq_listen(conf->http_listen, &addr, why, sizeof(why)) < 0) {
+	if (httpq_listen(conf->http_listen, addr, why, sizeof(why)) < 0) {
 		log_err("http: listen %s", why);
 		return -EINVAL;
 	}
-	if (!addr.loopback && !conf->http_token_file[0]) {
+	if (!addr->loopback && !conf->http_token_file[0]) {
 		log_err("http: listen %s is not a loopback address: set [http] token_file",
 			conf->http_listen);
 		return -EPERM;
 	}
-	h = calloc(1, sizeof(*h));
-	if (!h)
-		return -ENOMEM;
-	h->m = m;
-	if (conf->http_token_file[0] && (err = read_token(h, conf->http_token_file)) < 0) {
-		httpd_free(h);
-		return err;
-	}
+	return 0;
+}
+
+/* MHD listening on addr in its external-epoll mode: 0 or a negative errno, logged. */
+static int start_mhd(struct httpd *h, const struct config *conf, const struct httpq_addr *addr)
+{
+	int err;
+
 	/* The logger first: MHD logs through it only from the option after it on. */
 	h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
-				    (addr.ipv6 ? MHD_USE_IPv6 : 0),
+				    (addr->ipv6 ? MHD_USE_IPv6 : 0),
 				0, NULL, NULL, on_access, h, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log,
-				h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr.ss,
+				h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr->ss,
 				MHD_OPTION_CONNECTION_LIMIT, conf->http_max_connections,
 				MHD_OPTION_LISTEN_BACKLOG_SIZE, conf->http_max_connections,
 				MHD_OPTION_CONNECTION_TIMEOUT, conf->http_request_timeout,
@@ -586,25 +580,63 @@ int httpd_new(struct manager *m, struct httpd **ret)
 	if (!h->d) {
 		err = errno ? -errno : -EIO;
 		log_err("http: cannot listen on %s: %s", conf->http_listen, strerror(-err));
-		httpd_free(h);
 		return err;
 	}
-	di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
+	return 0;
+}
+
+/* MHD's epoll fd, its timer and the sweep on the manager's loop (timer and sweep off): 0 or a
+ * negative errno, logged. */
+static int add_sources(struct httpd *h)
+{
+	sd_event *event = h->m->event;
+	const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
+	int err;
+
 	if (!di ||
-	    (err = sd_event_add_io(m->event, &h->io, di->epoll_fd, EPOLLIN, on_mhd_io, h)) < 0 ||
+	    (err = sd_event_add_io(event, &h->io, di->epoll_fd, EPOLLIN, on_mhd_io, h)) < 0 ||
 	    /* Accuracy 1 us, not sd-event's default 250 ms: MHD asks for a run "now" (timeout 0)
 	     * for every step of a request that did not fit its first read buffer. */
-	    (err = sd_event_add_time_relative(m->event, &h->timer, CLOCK_MONOTONIC, NSEC / 1000, 1,
+	    (err = sd_event_add_time_relative(event, &h->timer, CLOCK_MONOTONIC, NSEC / 1000, 1,
 					      on_mhd_timer, h)) < 0 ||
-	    (err = sd_event_add_time_relative(m->event, &h->sweep, CLOCK_MONOTONIC, NSEC / 1000, 0,
+	    (err = sd_event_add_time_relative(event, &h->sweep, CLOCK_MONOTONIC, NSEC / 1000, 0,
 					      on_sweep, h)) < 0) {
 		err = di ? err : -EIO;
 		log_err("http: event sources: %s", strerror(-err));
-		httpd_free(h);
 		return err;
 	}
 	sd_event_source_set_enabled(h->timer, SD_EVENT_OFF);
 	sd_event_source_set_enabled(h->sweep, SD_EVENT_OFF);
+	return 0;
+}
+
+int httpd_new(struct manager *m, struct httpd **ret)
+{
+	const struct config *conf = &m->conf;
+	struct httpq_addr addr;
+	struct httpd *h;
+	int err;
+
+	*ret = NULL;
+	if (!conf->http_listen[0])
+		return 0;
+	err = check_listen(conf, &addr);
+	if (err < 0)
+		return err;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->m = m;
+	if (conf->http_token_file[0])
+		err = read_token(h, conf->http_token_file);
+	if (err >= 0)
+		err = start_mhd(h, conf, &addr);
+	if (err >= 0)
+		err = add_sources(h);
+	if (err < 0) {
+		httpd_free(h);
+		return err;
+	}
 	log_info("http: pprof endpoint on %s%s", conf->http_listen,
 		 h->token_len ? " (bearer token required)" : "");
 	*ret = h;
