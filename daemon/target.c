@@ -156,14 +156,9 @@ static int read_identity(struct target *t)
 	return 0;
 }
 
-int target_new(const struct target_env *env, pid_t pid, const struct attach_opts *o,
-	       struct target **ret)
+static void set_options(struct target *t, const struct target_env *env, pid_t pid,
+			const struct attach_opts *o)
 {
-	struct target *t = calloc(1, sizeof(*t));
-	int err;
-
-	if (!t)
-		return -ENOMEM;
 	t->env = env;
 	t->pid = pid;
 	t->freq = o->freq;
@@ -178,47 +173,69 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 	t->attached_ns = now_ns(CLOCK_REALTIME);
 	t->win_start_boot = now_ns(CLOCK_BOOTTIME);
 	t->win_start_real = t->attached_ns;
+}
+
+/* The id buffer, memo, names and tables: 0 or a negative errno. */
+static int alloc_tables(struct target *t, const struct attach_opts *o)
+{
 	t->ids = malloc((2 * KP_MAX_STACK + 2) * sizeof(*t->ids)); /* + [truncated], probes */
 	t->memo = calloc(1, sizeof(*t->memo));
 	if (o->cgroup)
 		t->cgroup = strdup(o->cgroup);
 	if (o->rule)
 		t->rule = strdup(o->rule);
-	err = t->ids && t->memo && (!o->cgroup || t->cgroup) && (!o->rule || t->rule)
-		  ? target_tables_new(t)
-		  : -ENOMEM;
-	if (err >= 0)
-		err = read_identity(t);
+	return t->ids && t->memo && (!o->cgroup || t->cgroup) && (!o->rule || t->rule)
+		   ? target_tables_new(t)
+		   : -ENOMEM;
+}
+
+/* The profile, HCCT, annotation and (if enabled) drift models: 0 or a negative errno. */
+static int new_models(struct target *t, const struct config *conf)
+{
+	int err;
+
+	err = profile_new(&(struct profile_limits){.max_stacks = conf->max_stacks,
+						   .max_stack_ids = 32 * (size_t)conf->max_stacks},
+			  &t->profile);
 	if (err < 0)
-		goto fail;
-	err = profile_new(
-	    &(struct profile_limits){.max_stacks = env->conf->max_stacks,
-				     .max_stack_ids = 32 * (size_t)env->conf->max_stacks},
-	    &t->profile);
-	if (err < 0)
-		goto fail;
+		return err;
 	/* Memory bounded by eps: m counters, at most 32 m + 1024 MCCT nodes. */
 	err = hcct_new(&(struct hcct_params){.slots = hcct_slots_for_eps(t->eps),
-					     .max_nodes = env->conf->hcct_max_nodes,
+					     .max_nodes = conf->hcct_max_nodes,
 					     .max_depth = 2 * KP_MAX_STACK + 1},
 		       &t->hcct);
 	if (err < 0)
-		goto fail;
+		return err;
 	err = annot_new(&(struct annot_limits){.max_addrs = ANNOTATE_MAX_ADDRS,
 					       .max_code_bytes = ANNOTATE_MAX_CODE,
 					       .max_chunk = ANNOTATE_MAX_FUNC},
 			&t->annot);
 	if (err < 0)
-		goto fail;
-
-	if (env->conf->drift_enabled) {
-		err = drift_new(&(struct drift_config){.window = env->conf->drift_window,
-						       .min_samples = env->conf->drift_min_samples,
-						       .threshold = env->conf->drift_threshold},
+		return err;
+	if (conf->drift_enabled)
+		err = drift_new(&(struct drift_config){.window = conf->drift_window,
+						       .min_samples = conf->drift_min_samples,
+						       .threshold = conf->drift_threshold},
 				&t->drift);
-		if (err < 0)
-			goto fail;
-	}
+	return err;
+}
+
+int target_new(const struct target_env *env, pid_t pid, const struct attach_opts *o,
+	       struct target **ret)
+{
+	struct target *t = calloc(1, sizeof(*t));
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	set_options(t, env, pid, o);
+	err = alloc_tables(t, o);
+	if (err >= 0)
+		err = read_identity(t);
+	if (err >= 0)
+		err = new_models(t, env->conf);
+	if (err < 0)
+		goto fail;
 	err = tsym_new(env->sym, pid, t->proc_uid, t->proc_euid,
 		       (uint64_t)env->conf->perfmap_max_mb << 20, &t->sym);
 	if (err < 0)
