@@ -599,11 +599,57 @@ static void drift_feed(struct target *t, const struct kp_sample *s)
 	}
 }
 
+/* The sample's kernel frames, root first, appended to t->ids[n..]: the new n; *probe set if one
+ * is a probe's. */
+static inline size_t kernel_frames(struct target *t, const struct kp_sample *s, size_t n,
+				   bool *probe)
+{
+	for (int i = s->n_kernel - 1; i >= 0; i--) {
+		uint64_t ip = s->ips[i];
+		int id = frame_id(t, i > 0 && ip ? ip - 1 : ip, true);
+
+		if (id < 0) {
+			t->bad_frames++;
+			continue;
+		}
+		t->ids[n++] = id;
+		*probe |= t->nprobe_ids && is_probe_id(t, id);
+	}
+	return n;
+}
+
+/* The sample's stack t->ids[0..n) ([no stack] if empty) counted in the profile and the HCCT
+ * (its first n_user frames the user's), its leaf annotated, drift fed and its thread named. */
+static inline void add_stack(struct target *t, const struct kp_sample *s, size_t n, size_t n_user,
+			     size_t n_leaf, int leaf)
+{
+	uint64_t hash;
+	int id;
+
+	if (n == 0 && (id = special_id(t, "[no stack]")) >= 0)
+		t->ids[n++] = id;
+	t->samples++;
+	/* The profile's tables are fetched while the HCCT works. The HCCT sees user contexts
+	 * only unless asked: kernel leaves would split every hot user context into many cold
+	 * ones. */
+	hash = profile_stack_hash(s->tid, t->ids, n);
+	profile_prefetch_stack(t->profile, hash, t->ids, n);
+	if (t->hcct && (t->hcct_kernel ? n : n_user) > 0)
+		hcct_add_stack(t->hcct, t->ids, t->hcct_kernel ? n : n_user, 1);
+	profile_add_hashed(t->profile, s->tid, t->ids, n, 1, hash);
+	if (leaf >= 0)
+		annotate_sample(t->annot, t->state == TARGET_ATTACHED ? t->sym : NULL, t->pid, leaf,
+				user_addr(s, 0), n > n_leaf);
+	/* While uprobes trace its paths, samples show the probes' traps, not the code. */
+	if (t->drift && !(t->paths && t->paths->tracing))
+		drift_feed(t, s);
+	tnames_set(t->tnames, s->tid, s->comm, sizeof(s->comm)); /* a full table counts */
+}
+
 void target_add_sample(struct target *t, const struct kp_sample *s)
 {
 	struct frame_memo *memo = t->memo;
 	size_t n = 0, n_user, n_leaf;
-	uint64_t hash;
 	int id, leaf = -1;
 	bool probe = false;
 
@@ -648,17 +694,7 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	n_user = n_leaf = n;
 	if (n_user && is_unnamed_code(t, t->ids[n_user - 1]))
 		t->unnamed_leaf++;
-	for (int i = s->n_kernel - 1; i >= 0; i--) {
-		uint64_t ip = s->ips[i];
-
-		id = frame_id(t, i > 0 && ip ? ip - 1 : ip, true);
-		if (id < 0) {
-			t->bad_frames++;
-			continue;
-		}
-		t->ids[n++] = id;
-		probe |= t->nprobe_ids && is_probe_id(t, id);
-	}
+	n = kernel_frames(t, s, n, &probe);
 	/* Taken while a probe ran in the thread (the sampler put the probed instruction back in
 	 * the stack, or the kernel was handling a uprobe): kprof's own cost, counted under one
 	 * frame between the probed function and the kernel's. */
@@ -668,24 +704,7 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 		n++;
 		t->probe_samples++;
 	}
-	if (n == 0 && (id = special_id(t, "[no stack]")) >= 0)
-		t->ids[n++] = id;
-	t->samples++;
-	/* The profile's tables are fetched while the HCCT works. The HCCT sees user contexts
-	 * only unless asked: kernel leaves would split every hot user context into many cold
-	 * ones. */
-	hash = profile_stack_hash(s->tid, t->ids, n);
-	profile_prefetch_stack(t->profile, hash, t->ids, n);
-	if (t->hcct && (t->hcct_kernel ? n : n_user) > 0)
-		hcct_add_stack(t->hcct, t->ids, t->hcct_kernel ? n : n_user, 1);
-	profile_add_hashed(t->profile, s->tid, t->ids, n, 1, hash);
-	if (leaf >= 0)
-		annotate_sample(t->annot, t->state == TARGET_ATTACHED ? t->sym : NULL, t->pid, leaf,
-				user_addr(s, 0), n > n_leaf);
-	/* While uprobes trace its paths, samples show the probes' traps, not the code. */
-	if (t->drift && !(t->paths && t->paths->tracing))
-		drift_feed(t, s);
-	tnames_set(t->tnames, s->tid, s->comm, sizeof(s->comm)); /* a full table counts */
+	add_stack(t, s, n, n_user, n_leaf, leaf);
 }
 
 /* ---- names given late ---- */
