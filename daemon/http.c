@@ -178,12 +178,89 @@ static enum MHD_Result on_arg(void *cls, enum MHD_ValueKind kind, const char *ke
 	return a->err ? MHD_NO : MHD_YES;
 }
 
+/* Snapshot of pid's target into r: 0 or a negative errno, or 1 when it is not profiled, with r
+ * freed and a 404 queued (its result in *res). */
+static int snapshot_pid(struct http_req *r, struct MHD_Connection *c, enum MHD_Result *res)
+{
+	struct target *t = manager_find(r->h->m, r->pid);
+
+	if (!t || t->state != TARGET_ATTACHED) {
+		pid_t pid = r->pid;
+
+		http_req_free(r);
+		*res = http_queue_text(c, MHD_HTTP_NOT_FOUND,
+				       "pid %d is not being profiled (attach it first: kprofctl "
+				       "attach %d; GET /debug/pprof/targets lists the targets)",
+				       (int)pid, (int)pid);
+		return 1;
+	}
+	return snapshot(r, t);
+}
+
+/* Snapshots of the attached members of the watch asked as unit: 0 or a negative errno, or 1
+ * when it is not watched or too big, with r freed and the answer queued (its result in *res). */
+static int snapshot_unit(struct http_req *r, struct MHD_Connection *c, const char *unit,
+			 enum MHD_Result *res)
+{
+	struct manager *m = r->h->m;
+	const struct cgwatch *w = manager_find_watch(m, r->unit);
+	struct cgroup_ref ref;
+	int err = 0;
+
+	/* A cgroup may be named as given to attach --cgroup or by its full path. */
+	if (!w && cgroup_resolve(r->unit, &ref) == 0)
+		w = manager_find_watch(m, ref.path);
+	if (!w) {
+		http_req_free(r);
+		*res = http_queue_text(c, MHD_HTTP_NOT_FOUND,
+				       "unit '%.200s' is not watched (kprofctl attach --unit; "
+				       "GET /debug/pprof/targets lists the watches)",
+				       unit);
+		return 1;
+	}
+	/* Members name their watch by its name, whether asked by name or by path. */
+	snprintf(r->unit, sizeof(r->unit), "%s", w->name);
+	for (struct target *t = m->targets; t && err >= 0; t = t->next)
+		if (http_in_unit(t, r->unit) && t->state == TARGET_ATTACHED)
+			err = snapshot(r, t);
+	if (err == -E2BIG) {
+		http_req_free(r);
+		*res =
+		    http_queue_text(c, MHD_HTTP_BAD_REQUEST,
+				    "unit '%.200s' has more than %d processes: ask by pid=", unit,
+				    HTTP_MAX_MEMBERS);
+		return 1;
+	}
+	return err;
+}
+
+/* The answer's timer set seconds on and the connection suspended until it fires, unless err
+ * (a failed snapshot) or the timer failed: then a 503. */
+static enum MHD_Result wait_answer(struct http_req *r, struct MHD_Connection *c, unsigned seconds,
+				   int err, void **con_cls)
+{
+	if (err >= 0)
+		err =
+		    sd_event_add_time_relative(r->h->m->event, &r->timer, CLOCK_MONOTONIC,
+					       (uint64_t)seconds * 1000000, 1000, on_req_timer, r);
+	if (err < 0) {
+		http_req_free(r);
+		return http_queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "could not start: %s",
+				       strerror(-err));
+	}
+	*con_cls = r;
+	http_conn_deadline(c, 0);
+	MHD_suspend_connection(c);
+	return MHD_YES;
+}
+
 static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, void **con_cls)
 {
 	struct manager *m = h->m;
 	struct args a = {.max_seconds = m->conf.http_max_seconds};
+	enum MHD_Result res = MHD_NO;
 	struct http_req *r;
-	int err = 0;
+	int err;
 
 	httpq_init(&a.q);
 	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, on_arg, &a);
@@ -200,59 +277,10 @@ static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, 
 	snprintf(r->unit, sizeof(r->unit), "%s", a.q.unit);
 	r->start_real = now_ns(CLOCK_REALTIME);
 	manager_drain(m);
-	if (r->pid) {
-		struct target *t = manager_find(m, r->pid);
-
-		if (!t || t->state != TARGET_ATTACHED) {
-			http_req_free(r);
-			return http_queue_text(
-			    c, MHD_HTTP_NOT_FOUND,
-			    "pid %d is not being profiled (attach it first: kprofctl "
-			    "attach %d; GET /debug/pprof/targets lists the targets)",
-			    (int)a.q.pid, (int)a.q.pid);
-		}
-		err = snapshot(r, t);
-	} else {
-		const struct cgwatch *w = manager_find_watch(m, r->unit);
-		struct cgroup_ref ref;
-
-		/* A cgroup may be named as given to attach --cgroup or by its full path. */
-		if (!w && cgroup_resolve(r->unit, &ref) == 0)
-			w = manager_find_watch(m, ref.path);
-		if (!w) {
-			http_req_free(r);
-			return http_queue_text(
-			    c, MHD_HTTP_NOT_FOUND,
-			    "unit '%.200s' is not watched (kprofctl attach --unit; "
-			    "GET /debug/pprof/targets lists the watches)",
-			    a.q.unit);
-		}
-		/* Members name their watch by its name, whether asked by name or by path. */
-		snprintf(r->unit, sizeof(r->unit), "%s", w->name);
-		for (struct target *t = m->targets; t && err >= 0; t = t->next)
-			if (http_in_unit(t, r->unit) && t->state == TARGET_ATTACHED)
-				err = snapshot(r, t);
-		if (err == -E2BIG) {
-			http_req_free(r);
-			return http_queue_text(
-			    c, MHD_HTTP_BAD_REQUEST,
-			    "unit '%.200s' has more than %d processes: ask by pid=", a.q.unit,
-			    HTTP_MAX_MEMBERS);
-		}
-	}
-	if (err >= 0)
-		err = sd_event_add_time_relative(m->event, &r->timer, CLOCK_MONOTONIC,
-						 (uint64_t)a.q.seconds * 1000000, 1000,
-						 on_req_timer, r);
-	if (err < 0) {
-		http_req_free(r);
-		return http_queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "could not start: %s",
-				       strerror(-err));
-	}
-	*con_cls = r;
-	http_conn_deadline(c, 0);
-	MHD_suspend_connection(c);
-	return MHD_YES;
+	err = r->pid ? snapshot_pid(r, c, &res) : snapshot_unit(r, c, a.q.unit, &res);
+	if (err > 0)
+		return res;
+	return wait_answer(r, c, a.q.seconds, err, con_cls);
 }
 
 /* ---- Listing ---- */
@@ -515,40 +543,34 @@ static int read_token(struct httpd *h, const char *path)
 	return 0;
 }
 
-int httpd_new(struct manager *m, struct httpd **ret)
+/* [http] listen parsed into addr, with a token file required off loopback: 0 or a negative
+ * errno, logged. */
+static int check_listen(const struct config *conf, struct httpq_addr *addr)
 {
-	const struct config *conf = &m->conf;
-	const union MHD_DaemonInfo *di;
-	struct httpq_addr addr;
-	struct httpd *h;
 	char why[160];
-	int err;
 
-	*ret = NULL;
-	if (!conf->http_listen[0])
-		return 0;
-	if (httpq_listen(conf->http_listen, &addr, why, sizeof(why)) < 0) {
+	if (httpq_listen(conf->http_listen, addr, why, sizeof(why)) < 0) {
 		log_err("http: listen %s", why);
 		return -EINVAL;
 	}
-	if (!addr.loopback && !conf->http_token_file[0]) {
+	if (!addr->loopback && !conf->http_token_file[0]) {
 		log_err("http: listen %s is not a loopback address: set [http] token_file",
 			conf->http_listen);
 		return -EPERM;
 	}
-	h = calloc(1, sizeof(*h));
-	if (!h)
-		return -ENOMEM;
-	h->m = m;
-	if (conf->http_token_file[0] && (err = read_token(h, conf->http_token_file)) < 0) {
-		httpd_free(h);
-		return err;
-	}
+	return 0;
+}
+
+/* MHD listening on addr in its external-epoll mode: 0 or a negative errno, logged. */
+static int start_mhd(struct httpd *h, const struct config *conf, const struct httpq_addr *addr)
+{
+	int err;
+
 	/* The logger first: MHD logs through it only from the option after it on. */
 	h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
-				    (addr.ipv6 ? MHD_USE_IPv6 : 0),
+				    (addr->ipv6 ? MHD_USE_IPv6 : 0),
 				0, NULL, NULL, on_access, h, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log,
-				h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr.ss,
+				h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr->ss,
 				MHD_OPTION_CONNECTION_LIMIT, conf->http_max_connections,
 				MHD_OPTION_LISTEN_BACKLOG_SIZE, conf->http_max_connections,
 				MHD_OPTION_CONNECTION_TIMEOUT, conf->http_request_timeout,
@@ -558,25 +580,63 @@ int httpd_new(struct manager *m, struct httpd **ret)
 	if (!h->d) {
 		err = errno ? -errno : -EIO;
 		log_err("http: cannot listen on %s: %s", conf->http_listen, strerror(-err));
-		httpd_free(h);
 		return err;
 	}
-	di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
+	return 0;
+}
+
+/* MHD's epoll fd, its timer and the sweep on the manager's loop (timer and sweep off): 0 or a
+ * negative errno, logged. */
+static int add_sources(struct httpd *h)
+{
+	sd_event *event = h->m->event;
+	const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
+	int err;
+
 	if (!di ||
-	    (err = sd_event_add_io(m->event, &h->io, di->epoll_fd, EPOLLIN, on_mhd_io, h)) < 0 ||
+	    (err = sd_event_add_io(event, &h->io, di->epoll_fd, EPOLLIN, on_mhd_io, h)) < 0 ||
 	    /* Accuracy 1 us, not sd-event's default 250 ms: MHD asks for a run "now" (timeout 0)
 	     * for every step of a request that did not fit its first read buffer. */
-	    (err = sd_event_add_time_relative(m->event, &h->timer, CLOCK_MONOTONIC, NSEC / 1000, 1,
+	    (err = sd_event_add_time_relative(event, &h->timer, CLOCK_MONOTONIC, NSEC / 1000, 1,
 					      on_mhd_timer, h)) < 0 ||
-	    (err = sd_event_add_time_relative(m->event, &h->sweep, CLOCK_MONOTONIC, NSEC / 1000, 0,
+	    (err = sd_event_add_time_relative(event, &h->sweep, CLOCK_MONOTONIC, NSEC / 1000, 0,
 					      on_sweep, h)) < 0) {
 		err = di ? err : -EIO;
 		log_err("http: event sources: %s", strerror(-err));
-		httpd_free(h);
 		return err;
 	}
 	sd_event_source_set_enabled(h->timer, SD_EVENT_OFF);
 	sd_event_source_set_enabled(h->sweep, SD_EVENT_OFF);
+	return 0;
+}
+
+int httpd_new(struct manager *m, struct httpd **ret)
+{
+	const struct config *conf = &m->conf;
+	struct httpq_addr addr;
+	struct httpd *h;
+	int err;
+
+	*ret = NULL;
+	if (!conf->http_listen[0])
+		return 0;
+	err = check_listen(conf, &addr);
+	if (err < 0)
+		return err;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->m = m;
+	if (conf->http_token_file[0])
+		err = read_token(h, conf->http_token_file);
+	if (err >= 0)
+		err = start_mhd(h, conf, &addr);
+	if (err >= 0)
+		err = add_sources(h);
+	if (err < 0) {
+		httpd_free(h);
+		return err;
+	}
 	log_info("http: pprof endpoint on %s%s", conf->http_listen,
 		 h->token_len ? " (bearer token required)" : "");
 	*ret = h;

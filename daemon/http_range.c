@@ -73,67 +73,94 @@ static void range_stop(struct http_req *r)
 	r->rg = NULL;
 }
 
-/* The members' ranges as one pprof profile in r's answer (each member's SavedProfile built
- * now, while its target is known). */
-static int range_answer(struct http_range *rg)
-{
-	struct manager *m = rg->r->h->m;
+/* The members' SavedProfiles for range_answer, and their span. */
+struct range_parts {
 	struct saved_msg sm[HTTP_MAX_MEMBERS];
 	Kprof__SavedProfile *pv[HTTP_MAX_MEMBERS];
-	uint64_t start = 0, end = 0, samples = 0, now = now_ns(CLOCK_REALTIME);
-	size_t n = 0, gone = rg->dropped;
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	struct merged mg;
-	int err = 0;
+	size_t n, gone; /* built; members with a range whose target is gone */
+	uint64_t start, end, samples;
+};
 
+/* Each merged member's SavedProfile built into p (p->gone counting up from rg->dropped): 0, or
+ * -ENOMEM with the ones built before kept in p. */
+static int build_parts(struct http_range *rg, struct range_parts *p)
+{
+	struct manager *m = rg->r->h->m;
+
+	p->n = 0;
+	p->gone = rg->dropped;
+	p->start = p->end = p->samples = 0;
 	for (size_t i = 0; i < rg->nm; i++) {
 		const struct wrange *wr = &rg->mv[i].wr;
+		struct saved_msg *sm = &p->sm[p->n];
 		struct target *t;
 
 		if (!wr->windows)
 			continue;
 		t = http_find_target(m, rg->mv[i].pid, rg->mv[i].attached_ns);
 		if (!t) {
-			gone++;
+			p->gone++;
 			continue;
 		}
-		if (saved_msg_build_range(t, wr->prof, wr->tree, &sm[n]) < 0) {
-			err = -ENOMEM;
-			break;
-		}
-		http_hide_kaddr(wr->prof, &sm[n]);
-		sm[n].target.samples = wr->samples;
-		sm[n].target.window_start_ns = wr->start;
-		sm[n].target.window_end_ns = wr->end;
-		sm[n].target.windows = wr->windows;
-		pv[n] = &sm[n].msg;
-		start = !start || wr->start < start ? wr->start : start;
-		end = wr->end > end ? wr->end : end;
-		samples += wr->samples;
-		n++;
+		if (saved_msg_build_range(t, wr->prof, wr->tree, sm) < 0)
+			return -ENOMEM;
+		http_hide_kaddr(wr->prof, sm);
+		sm->target.samples = wr->samples;
+		sm->target.window_start_ns = wr->start;
+		sm->target.window_end_ns = wr->end;
+		sm->target.windows = wr->windows;
+		p->pv[p->n] = &sm->msg;
+		p->start = !p->start || wr->start < p->start ? wr->start : p->start;
+		p->end = wr->end > p->end ? wr->end : p->end;
+		p->samples += wr->samples;
+		p->n++;
 	}
-	if (err >= 0 && n == 1) {
-		err = pprof_build(pv[0], now, KPROF_VERSION, &buf, &len);
-	} else if (err >= 0 && n > 1 && (err = merge_profiles(pv, n, &mg)) >= 0) {
-		mg.target.samples = samples;
-		mg.target.window_start_ns = mg.target.attached_at_ns = start;
-		mg.target.window_end_ns = mg.target.ended_at_ns = end;
-		err = pprof_build(&mg.sp, now, KPROF_VERSION, &buf, &len);
+	return 0;
+}
+
+/* The parts as one pprof profile (merged if more than one): 0 or a negative errno. */
+static int parts_pprof(struct range_parts *p, uint64_t now, uint8_t **buf, size_t *len)
+{
+	struct merged mg;
+	int err = 0;
+
+	if (p->n == 1) {
+		err = pprof_build(p->pv[0], now, KPROF_VERSION, buf, len);
+	} else if (p->n > 1 && (err = merge_profiles(p->pv, p->n, &mg)) >= 0) {
+		mg.target.samples = p->samples;
+		mg.target.window_start_ns = mg.target.attached_at_ns = p->start;
+		mg.target.window_end_ns = mg.target.ended_at_ns = p->end;
+		err = pprof_build(&mg.sp, now, KPROF_VERSION, buf, len);
 		merge_free(&mg);
 	}
-	for (size_t i = 0; i < n; i++)
-		saved_msg_release(&sm[i]);
+	return err;
+}
+
+/* The members' ranges as one pprof profile in r's answer (each member's SavedProfile built
+ * now, while its target is known). */
+static int range_answer(struct http_range *rg)
+{
+	struct range_parts p;
+	uint64_t now = now_ns(CLOCK_REALTIME);
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int err;
+
+	err = build_parts(rg, &p);
+	if (err >= 0)
+		err = parts_pprof(&p, now, &buf, &len);
+	for (size_t i = 0; i < p.n; i++)
+		saved_msg_release(&p.sm[i]);
 	if (err < 0) {
 		snprintf(rg->msg, sizeof(rg->msg), "the profile could not be built: %s",
 			 strerror(-err));
 		http_answer(rg->r, MHD_HTTP_INTERNAL_SERVER_ERROR, rg->msg);
-	} else if (!n && gone) {
+	} else if (!p.n && p.gone) {
 		http_answer(
 		    rg->r, MHD_HTTP_GONE,
 		    "the profile was dropped while its range was merged (the kept profiles' "
 		    "bounds: [limits] max_kept, kept_max_age)");
-	} else if (!n) {
+	} else if (!p.n) {
 		http_answer(rg->r, MHD_HTTP_NOT_FOUND,
 			    rg->by_pid ? rg->msg
 				       : "no kept time window of that selector in that range");

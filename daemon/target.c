@@ -156,14 +156,9 @@ static int read_identity(struct target *t)
 	return 0;
 }
 
-int target_new(const struct target_env *env, pid_t pid, const struct attach_opts *o,
-	       struct target **ret)
+static void set_options(struct target *t, const struct target_env *env, pid_t pid,
+			const struct attach_opts *o)
 {
-	struct target *t = calloc(1, sizeof(*t));
-	int err;
-
-	if (!t)
-		return -ENOMEM;
 	t->env = env;
 	t->pid = pid;
 	t->freq = o->freq;
@@ -178,47 +173,69 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 	t->attached_ns = now_ns(CLOCK_REALTIME);
 	t->win_start_boot = now_ns(CLOCK_BOOTTIME);
 	t->win_start_real = t->attached_ns;
+}
+
+/* The id buffer, memo, names and tables: 0 or a negative errno. */
+static int alloc_tables(struct target *t, const struct attach_opts *o)
+{
 	t->ids = malloc((2 * KP_MAX_STACK + 2) * sizeof(*t->ids)); /* + [truncated], probes */
 	t->memo = calloc(1, sizeof(*t->memo));
 	if (o->cgroup)
 		t->cgroup = strdup(o->cgroup);
 	if (o->rule)
 		t->rule = strdup(o->rule);
-	err = t->ids && t->memo && (!o->cgroup || t->cgroup) && (!o->rule || t->rule)
-		  ? target_tables_new(t)
-		  : -ENOMEM;
-	if (err >= 0)
-		err = read_identity(t);
+	return t->ids && t->memo && (!o->cgroup || t->cgroup) && (!o->rule || t->rule)
+		   ? target_tables_new(t)
+		   : -ENOMEM;
+}
+
+/* The profile, HCCT, annotation and (if enabled) drift models: 0 or a negative errno. */
+static int new_models(struct target *t, const struct config *conf)
+{
+	int err;
+
+	err = profile_new(&(struct profile_limits){.max_stacks = conf->max_stacks,
+						   .max_stack_ids = 32 * (size_t)conf->max_stacks},
+			  &t->profile);
 	if (err < 0)
-		goto fail;
-	err = profile_new(
-	    &(struct profile_limits){.max_stacks = env->conf->max_stacks,
-				     .max_stack_ids = 32 * (size_t)env->conf->max_stacks},
-	    &t->profile);
-	if (err < 0)
-		goto fail;
+		return err;
 	/* Memory bounded by eps: m counters, at most 32 m + 1024 MCCT nodes. */
 	err = hcct_new(&(struct hcct_params){.slots = hcct_slots_for_eps(t->eps),
-					     .max_nodes = env->conf->hcct_max_nodes,
+					     .max_nodes = conf->hcct_max_nodes,
 					     .max_depth = 2 * KP_MAX_STACK + 1},
 		       &t->hcct);
 	if (err < 0)
-		goto fail;
+		return err;
 	err = annot_new(&(struct annot_limits){.max_addrs = ANNOTATE_MAX_ADDRS,
 					       .max_code_bytes = ANNOTATE_MAX_CODE,
 					       .max_chunk = ANNOTATE_MAX_FUNC},
 			&t->annot);
 	if (err < 0)
-		goto fail;
-
-	if (env->conf->drift_enabled) {
-		err = drift_new(&(struct drift_config){.window = env->conf->drift_window,
-						       .min_samples = env->conf->drift_min_samples,
-						       .threshold = env->conf->drift_threshold},
+		return err;
+	if (conf->drift_enabled)
+		err = drift_new(&(struct drift_config){.window = conf->drift_window,
+						       .min_samples = conf->drift_min_samples,
+						       .threshold = conf->drift_threshold},
 				&t->drift);
-		if (err < 0)
-			goto fail;
-	}
+	return err;
+}
+
+int target_new(const struct target_env *env, pid_t pid, const struct attach_opts *o,
+	       struct target **ret)
+{
+	struct target *t = calloc(1, sizeof(*t));
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	set_options(t, env, pid, o);
+	err = alloc_tables(t, o);
+	if (err >= 0)
+		err = read_identity(t);
+	if (err >= 0)
+		err = new_models(t, env->conf);
+	if (err < 0)
+		goto fail;
 	err = tsym_new(env->sym, pid, t->proc_uid, t->proc_euid,
 		       (uint64_t)env->conf->perfmap_max_mb << 20, &t->sym);
 	if (err < 0)
@@ -582,11 +599,57 @@ static void drift_feed(struct target *t, const struct kp_sample *s)
 	}
 }
 
+/* The sample's kernel frames, root first, appended to t->ids[n..]: the new n; *probe set if one
+ * is a probe's. */
+static inline size_t kernel_frames(struct target *t, const struct kp_sample *s, size_t n,
+				   bool *probe)
+{
+	for (int i = s->n_kernel - 1; i >= 0; i--) {
+		uint64_t ip = s->ips[i];
+		int id = frame_id(t, i > 0 && ip ? ip - 1 : ip, true);
+
+		if (id < 0) {
+			t->bad_frames++;
+			continue;
+		}
+		t->ids[n++] = id;
+		*probe |= t->nprobe_ids && is_probe_id(t, id);
+	}
+	return n;
+}
+
+/* The sample's stack t->ids[0..n) ([no stack] if empty) counted in the profile and the HCCT
+ * (its first n_user frames the user's), its leaf annotated, drift fed and its thread named. */
+static inline void add_stack(struct target *t, const struct kp_sample *s, size_t n, size_t n_user,
+			     size_t n_leaf, int leaf)
+{
+	uint64_t hash;
+	int id;
+
+	if (n == 0 && (id = special_id(t, "[no stack]")) >= 0)
+		t->ids[n++] = id;
+	t->samples++;
+	/* The profile's tables are fetched while the HCCT works. The HCCT sees user contexts
+	 * only unless asked: kernel leaves would split every hot user context into many cold
+	 * ones. */
+	hash = profile_stack_hash(s->tid, t->ids, n);
+	profile_prefetch_stack(t->profile, hash, t->ids, n);
+	if (t->hcct && (t->hcct_kernel ? n : n_user) > 0)
+		hcct_add_stack(t->hcct, t->ids, t->hcct_kernel ? n : n_user, 1);
+	profile_add_hashed(t->profile, s->tid, t->ids, n, 1, hash);
+	if (leaf >= 0)
+		annotate_sample(t->annot, t->state == TARGET_ATTACHED ? t->sym : NULL, t->pid, leaf,
+				user_addr(s, 0), n > n_leaf);
+	/* While uprobes trace its paths, samples show the probes' traps, not the code. */
+	if (t->drift && !(t->paths && t->paths->tracing))
+		drift_feed(t, s);
+	tnames_set(t->tnames, s->tid, s->comm, sizeof(s->comm)); /* a full table counts */
+}
+
 void target_add_sample(struct target *t, const struct kp_sample *s)
 {
 	struct frame_memo *memo = t->memo;
 	size_t n = 0, n_user, n_leaf;
-	uint64_t hash;
 	int id, leaf = -1;
 	bool probe = false;
 
@@ -631,17 +694,7 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	n_user = n_leaf = n;
 	if (n_user && is_unnamed_code(t, t->ids[n_user - 1]))
 		t->unnamed_leaf++;
-	for (int i = s->n_kernel - 1; i >= 0; i--) {
-		uint64_t ip = s->ips[i];
-
-		id = frame_id(t, i > 0 && ip ? ip - 1 : ip, true);
-		if (id < 0) {
-			t->bad_frames++;
-			continue;
-		}
-		t->ids[n++] = id;
-		probe |= t->nprobe_ids && is_probe_id(t, id);
-	}
+	n = kernel_frames(t, s, n, &probe);
 	/* Taken while a probe ran in the thread (the sampler put the probed instruction back in
 	 * the stack, or the kernel was handling a uprobe): kprof's own cost, counted under one
 	 * frame between the probed function and the kernel's. */
@@ -651,24 +704,7 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 		n++;
 		t->probe_samples++;
 	}
-	if (n == 0 && (id = special_id(t, "[no stack]")) >= 0)
-		t->ids[n++] = id;
-	t->samples++;
-	/* The profile's tables are fetched while the HCCT works. The HCCT sees user contexts
-	 * only unless asked: kernel leaves would split every hot user context into many cold
-	 * ones. */
-	hash = profile_stack_hash(s->tid, t->ids, n);
-	profile_prefetch_stack(t->profile, hash, t->ids, n);
-	if (t->hcct && (t->hcct_kernel ? n : n_user) > 0)
-		hcct_add_stack(t->hcct, t->ids, t->hcct_kernel ? n : n_user, 1);
-	profile_add_hashed(t->profile, s->tid, t->ids, n, 1, hash);
-	if (leaf >= 0)
-		annotate_sample(t->annot, t->state == TARGET_ATTACHED ? t->sym : NULL, t->pid, leaf,
-				user_addr(s, 0), n > n_leaf);
-	/* While uprobes trace its paths, samples show the probes' traps, not the code. */
-	if (t->drift && !(t->paths && t->paths->tracing))
-		drift_feed(t, s);
-	tnames_set(t->tnames, s->tid, s->comm, sizeof(s->comm)); /* a full table counts */
+	add_stack(t, s, n, n_user, n_leaf, leaf);
 }
 
 /* ---- names given late ---- */

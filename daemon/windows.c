@@ -131,6 +131,53 @@ static void cut_release(struct cut *c)
 	free(c->ids);
 }
 
+/* The window's functions as SavedFunctions (their strings the profile's). */
+static void pack_functions(const struct cut *c, Kprof__SavedFunction *fv, Kprof__SavedFunction **fp)
+{
+	for (size_t i = 0; i < c->nused; i++) {
+		const struct profile_func *f = profile_func_get(c->p, c->used[i]);
+
+		kprof__saved_function__init(&fv[i]);
+		fv[i].name = (char *)f->name;
+		fv[i].module = (char *)f->module;
+		fv[i].start = f->start;
+		fv[i].kind = (Kprof__FrameKind)f->kind;
+		fv[i].file = (char *)(f->file ? f->file : "");
+		fv[i].line = f->line;
+		fp[i] = &fv[i];
+	}
+}
+
+/* The window's stacks as SavedStacks (their ids c's). */
+static void pack_stacks(const struct cut *c, Kprof__SavedStack *sv, Kprof__SavedStack **spp)
+{
+	for (size_t i = 0; i < c->ns; i++) {
+		kprof__saved_stack__init(&sv[i]);
+		sv[i].ids = c->ids + c->st[i].off;
+		sv[i].n_ids = c->st[i].n;
+		sv[i].count = c->st[i].count;
+		sv[i].tid = c->st[i].tid;
+		spp[i] = &sv[i];
+	}
+}
+
+static void pack_target(const struct target *t, const struct cut *c, const struct window_entry *e,
+			Kprof__Target *tg)
+{
+	tg->pid = t->pid;
+	tg->uid = t->uid;
+	tg->comm = (char *)t->comm;
+	tg->state = KPROF__TARGET_STATE__TARGET_STATE_ATTACHED;
+	tg->freq_hz = t->freq;
+	tg->samples = c->samples;
+	tg->attached_at_ns = t->attached_ns;
+	tg->eps = t->eps;
+	tg->hcct_kernel = t->hcct_kernel;
+	tg->window_start_ns = e->start_real;
+	tg->window_end_ns = e->end_real;
+	tg->windows = 1;
+}
+
 /* The window as a packed SavedProfile. */
 static int cut_pack(const struct target *t, const struct cut *c, const struct window_entry *e,
 		    uint8_t **ret, size_t *ret_len)
@@ -145,41 +192,12 @@ static int cut_pack(const struct target *t, const struct cut *c, const struct wi
 
 	if (!fv || !fp || !sv || !spp)
 		return -ENOMEM;
-	for (size_t i = 0; i < c->nused; i++) {
-		const struct profile_func *f = profile_func_get(c->p, c->used[i]);
-
-		kprof__saved_function__init(&fv[i]);
-		fv[i].name = (char *)f->name;
-		fv[i].module = (char *)f->module;
-		fv[i].start = f->start;
-		fv[i].kind = (Kprof__FrameKind)f->kind;
-		fv[i].file = (char *)(f->file ? f->file : "");
-		fv[i].line = f->line;
-		fp[i] = &fv[i];
-	}
-	for (size_t i = 0; i < c->ns; i++) {
-		kprof__saved_stack__init(&sv[i]);
-		sv[i].ids = c->ids + c->st[i].off;
-		sv[i].n_ids = c->st[i].n;
-		sv[i].count = c->st[i].count;
-		sv[i].tid = c->st[i].tid;
-		spp[i] = &sv[i];
-	}
+	pack_functions(c, fv, fp);
+	pack_stacks(c, sv, spp);
 	/* Its summary is built from its exact stacks when a range needs it (summary_of_stacks). */
 	sp.hcct_from_stacks = m != 0;
 	sp.hcct_slots = m;
-	tg.pid = t->pid;
-	tg.uid = t->uid;
-	tg.comm = (char *)t->comm;
-	tg.state = KPROF__TARGET_STATE__TARGET_STATE_ATTACHED;
-	tg.freq_hz = t->freq;
-	tg.samples = c->samples;
-	tg.attached_at_ns = t->attached_ns;
-	tg.eps = t->eps;
-	tg.hcct_kernel = t->hcct_kernel;
-	tg.window_start_ns = e->start_real;
-	tg.window_end_ns = e->end_real;
-	tg.windows = 1;
+	pack_target(t, c, e, &tg);
 	sp.format = SAVED_FORMAT;
 	sp.target = &tg;
 	sp.n_functions = c->nused;
