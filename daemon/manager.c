@@ -43,6 +43,7 @@
 #include "ringbuf.h"
 #include "sampler.h"
 #include "store.h"
+#include "target_drift.h"
 #include "target_pb.h"
 #include "symbolize.h"
 #include "log.h"

@@ -441,7 +441,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 {
 	struct target *old = manager_find(m, pid), *t = NULL;
 	struct attach_opts o = *opts;
-	struct proc_ident id;
+	struct procfs_ident id;
 	int err;
 
 	err = attach_opts_check(m, pid, &o, errbuf, errlen);
@@ -460,7 +460,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 	}
 	/* From here on an exec is reported; one that came between reading the process and
 	 * now would not be: read it again. */
-	if (proc_ident_read(pid, &id) == 0 && strcmp(id.comm, t->comm)) {
+	if (procfs_ident_read(pid, &id) == 0 && strcmp(id.comm, t->comm)) {
 		log_info("pid %d exec'd %s while being attached: reloading its symbols", pid,
 			 id.comm);
 		memcpy(t->comm, id.comm, sizeof(t->comm));
@@ -515,12 +515,12 @@ int manager_detach(struct manager *m, struct target *t)
 
 bool manager_recheck(struct manager *m, struct target *t)
 {
-	struct proc_ident id;
+	struct procfs_ident id;
 	uid_t owner;
 
-	if (t->state != TARGET_ATTACHED || proc_ident_read(t->pid, &id) < 0)
+	if (t->state != TARGET_ATTACHED || procfs_ident_read(t->pid, &id) < 0)
 		return false;
-	owner = proc_ident_owner(&id);
+	owner = procfs_ident_owner(&id);
 	if (owner == t->uid)
 		return false;
 	if (t->by == 0) {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -100,4 +101,42 @@ ssize_t procfs_read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
 		done += n;
 	}
 	return done;
+}
+
+int procfs_ident_read(pid_t pid, struct procfs_ident *id)
+{
+	struct procinfo_status ps;
+	char path[64];
+	struct stat st;
+	int err;
+
+	memset(id, 0, sizeof(*id));
+	err = procfs_status(pid, &ps);
+	if (err < 0)
+		return err == -EBADMSG ? -EIO : err;
+	if (ps.tgid != pid)
+		return -EINVAL; /* a thread id, not a process */
+	memcpy(id->comm, ps.comm, sizeof(id->comm));
+	/* A leader that exited before its other threads shows Z too: not a zombie process. */
+	id->zombie = (ps.state == 'Z' || ps.state == 'X') && ps.threads <= 1;
+	id->ruid = ps.ruid;
+	id->euid = ps.euid;
+	id->suid = ps.suid;
+	id->fsuid = ps.fsuid;
+	/* The kernel gives the /proc/PID files of a process that is not dumpable (setuid,
+	 * prctl(PR_SET_DUMPABLE, 0)) to root: its owner is the ptrace rule's "dumpable". */
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (stat(path, &st) < 0)
+		return -errno == -ENOENT ? -ESRCH : -errno;
+	id->dumpable = st.st_uid == id->euid;
+	return 0;
+}
+
+uid_t procfs_ident_owner(const struct procfs_ident *id)
+{
+	/* The kernel's ptrace rule (which perf's follows): a user may trace only a dumpable
+	 * process whose real, effective, saved and filesystem uids are all its own. */
+	if (id->ruid == id->euid && id->ruid == id->suid && id->ruid == id->fsuid && id->dumpable)
+		return id->ruid;
+	return 0;
 }

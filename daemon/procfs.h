@@ -3,6 +3,7 @@
 #ifndef KPROF_PROCFS_H
 #define KPROF_PROCFS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -25,5 +26,17 @@ int procmaps_read_pid(pid_t pid, struct procmaps **ret, char *err, size_t errlen
  * ptrace right over it): the bytes read from addr on (a short count where an unreadable page
  * begins), or -ESRCH (gone), -EFAULT (nothing readable at addr), another negative errno. */
 ssize_t procfs_read_mem(pid_t pid, uint64_t addr, void *buf, size_t len);
+/* A process's identity from /proc/PID/status and who owns /proc/PID. */
+struct procfs_ident {
+	char comm[17];
+	uid_t ruid, euid, suid, fsuid;
+	bool zombie;   /* exited, not yet reaped */
+	bool dumpable; /* /proc/PID owned by its euid: not setuid, not made non-dumpable */
+};
+/* -ESRCH (gone), -EINVAL (a thread id), -EIO. */
+int procfs_ident_read(pid_t pid, struct procfs_ident *id);
+/* The uid that may profile the process besides root: its uid when real, effective, saved and
+ * filesystem uids agree and it is dumpable (the kernel's ptrace rule), else 0 (root only). */
+uid_t procfs_ident_owner(const struct procfs_ident *id);
 
 #endif

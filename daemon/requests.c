@@ -4,7 +4,7 @@
  * The transport (transport.c) hands over whole frames; this file decodes them as kprof.Request,
  * checks who may do what and builds the kprof.Reply. Authorization: uid 0 may do anything; any
  * other uid may attach to, read and detach only processes it could ptrace itself
- * (proc_ident_owner), and lists only those; members of the configured read group may list and
+ * (procfs_ident_owner), and lists only those; members of the configured read group may list and
  * read every profile. Kernel detail follows what the kernel itself would show the client
  * (kallsyms_show_value, perf_event_paranoid), read at each request: addresses zeroed, or every
  * kernel frame shown as "[kernel]" (the views are profile.c's). Folded text is built within

@@ -41,54 +41,16 @@
 #include "log.h"
 #include "procfs.h"
 
-int proc_ident_read(pid_t pid, struct proc_ident *id)
-{
-	struct procinfo_status ps;
-	char path[64];
-	struct stat st;
-	int err;
-
-	memset(id, 0, sizeof(*id));
-	err = procfs_status(pid, &ps);
-	if (err < 0)
-		return err == -EBADMSG ? -EIO : err;
-	if (ps.tgid != pid)
-		return -EINVAL; /* a thread id, not a process */
-	memcpy(id->comm, ps.comm, sizeof(id->comm));
-	/* A leader that exited before its other threads shows Z too: not a zombie process. */
-	id->zombie = (ps.state == 'Z' || ps.state == 'X') && ps.threads <= 1;
-	id->ruid = ps.ruid;
-	id->euid = ps.euid;
-	id->suid = ps.suid;
-	id->fsuid = ps.fsuid;
-	/* The kernel gives the /proc/PID files of a process that is not dumpable (setuid,
-	 * prctl(PR_SET_DUMPABLE, 0)) to root: its owner is the ptrace rule's "dumpable". */
-	snprintf(path, sizeof(path), "/proc/%d", pid);
-	if (stat(path, &st) < 0)
-		return -errno == -ENOENT ? -ESRCH : -errno;
-	id->dumpable = st.st_uid == id->euid;
-	return 0;
-}
-
-uid_t proc_ident_owner(const struct proc_ident *id)
-{
-	/* The kernel's ptrace rule (which perf's follows): a user may trace only a dumpable
-	 * process whose real, effective, saved and filesystem uids are all its own. */
-	if (id->ruid == id->euid && id->ruid == id->suid && id->ruid == id->fsuid && id->dumpable)
-		return id->ruid;
-	return 0;
-}
-
 int target_proc_uid(pid_t pid, uid_t *uid)
 {
-	struct proc_ident id;
-	int err = proc_ident_read(pid, &id);
+	struct procfs_ident id;
+	int err = procfs_ident_read(pid, &id);
 
 	if (err < 0)
 		return err;
 	if (id.zombie)
 		return -ESRCH;
-	*uid = proc_ident_owner(&id);
+	*uid = procfs_ident_owner(&id);
 	return 0;
 }
 
@@ -142,15 +104,15 @@ static void record_mappings(struct target *t)
 
 static int read_identity(struct target *t)
 {
-	struct proc_ident id;
-	int err = proc_ident_read(t->pid, &id);
+	struct procfs_ident id;
+	int err = procfs_ident_read(t->pid, &id);
 
 	if (err < 0)
 		return err;
 	if (id.zombie)
 		return -ECHILD;
 	memcpy(t->comm, id.comm, sizeof(t->comm));
-	t->uid = proc_ident_owner(&id);
+	t->uid = procfs_ident_owner(&id);
 	t->proc_uid = id.ruid;
 	t->proc_euid = id.euid;
 	return 0;
@@ -486,9 +448,7 @@ void target_drift_key(const struct target *t, bool paths, uint64_t key, char *bu
 		snprintf(buf, len, "-> ?");
 }
 
-/* One journal line per drift, at most one a second per target: a process that keeps changing
- * cannot flood the log; the lines left out are counted in the next one. */
-static void drift_log(struct target *t, bool paths, const struct drift_event *e)
+void target_drift_log(struct target *t, bool paths, const struct drift_event *e)
 {
 	char name[160], up[96], down[96], more[48] = "";
 
@@ -509,64 +469,6 @@ static void drift_log(struct target *t, bool paths, const struct drift_event *e)
 		 t->pid, t->comm, name, 100 * e->overlap, e->window, paths ? "paths" : "samples",
 		 e->ref, 100 * drift_get_config(t->drift)->threshold, up, 100 * e->gained_ref,
 		 100 * e->gained_win, down, 100 * e->lost_ref, 100 * e->lost_win, more);
-}
-
-struct jit_size {
-	uint64_t start, size;
-};
-
-static int jit_size_cb(const struct perfmap_sym *s, void *userdata)
-{
-	struct jit_size *js = userdata;
-
-	if (s->start == js->start) /* the last one is the live one */
-		js->size = s->size;
-	return 0;
-}
-
-void target_drift_path(struct target *t, const struct kp_path *p)
-{
-	const struct path_trace *tr = t->paths;
-
-	if (!t->drift || !tr || !tr->tracing || p->trace != tr->id ||
-	    (p->op != KP_POP_PATH && p->op != KP_POP_EXIT))
-		return;
-	if (!t->drift_paths && drift_new(drift_get_config(t->drift), &t->drift_paths) < 0)
-		return; /* no memory: the samples' detector goes on */
-	if (drift_add(t->drift_paths, tr->id, p->id, now_ns(CLOCK_MONOTONIC)) == 1)
-		drift_log(t, true,
-			  drift_event_get(t->drift_paths, drift_nevents(t->drift_paths) - 1));
-}
-
-void target_drift_tick(struct target *t)
-{
-	size_t n = t->drift ? drift_nfuncs(t->drift) : 0;
-	struct procmaps *pm = NULL;
-	char err[256];
-
-	if (t->state != TARGET_ATTACHED || !t->sym)
-		return;
-	for (unsigned done = 0; t->drift_code_tried < n && done < 8; t->drift_code_tried++) {
-		_cleanup_free_ uint64_t *starts = NULL;
-		const struct profile_func *f;
-		struct drift_func_info fi;
-		struct jit_size js = {0};
-		int r;
-
-		if (drift_func_get(t->drift, t->drift_code_tried, &fi) < 0 ||
-		    !(f = profile_func_get(t->profile, fi.func)) || f->kind != PROFILE_KIND_JIT)
-			continue;
-		js.start = f->start;
-		if (tsym_foreach_jit(t->sym, jit_size_cb, &js) < 0 || !js.size)
-			continue;
-		done++;
-		if (!pm && procmaps_read_pid(t->pid, &pm, err, sizeof(err)) < 0)
-			break; /* gone: nothing more to do */
-		r = driftcode_blocks(t->pid, pm, f->start, js.size, &starts);
-		if (r > 0)
-			drift_func_set_blocks(t->drift, fi.func, starts, (size_t)r);
-	}
-	procmaps_free(pm);
 }
 
 /* The innermost two JIT frames of the user stack (among the 8 nearest the leaf) go to the drift
@@ -595,7 +497,8 @@ static void drift_feed(struct target *t, const struct kp_sample *s)
 			continue;
 		fed++;
 		if (drift_add(t->drift, memo->id[d], key, s->time_ns) == 1)
-			drift_log(t, false, drift_event_get(t->drift, drift_nevents(t->drift) - 1));
+			target_drift_log(t, false,
+					 drift_event_get(t->drift, drift_nevents(t->drift) - 1));
 	}
 }
 

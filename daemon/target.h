@@ -58,7 +58,7 @@ struct target {
 	const struct target_env *env;
 	pid_t pid;
 	uint64_t start_ticks; /* clock ticks after boot: pid and start name the process */
-	uid_t uid;	      /* who may profile it: the process's uid, or 0 (proc_ident_owner) */
+	uid_t uid;	      /* who may profile it: the process's uid, or 0 (procfs_ident_owner) */
 	uid_t proc_uid, proc_euid; /* the process's real and effective uids at attach */
 	char comm[17];
 	enum target_state state;
@@ -174,19 +174,6 @@ struct attach_opts {
 	const char *calls_functions; /* --calls=NAME,...: only these (NULL: every function) */
 };
 
-/* A process's identity from /proc/PID/status. */
-struct proc_ident {
-	char comm[17];
-	uid_t ruid, euid, suid, fsuid;
-	bool zombie;   /* exited, not yet reaped */
-	bool dumpable; /* /proc/PID owned by its euid: not setuid, not made non-dumpable */
-};
-/* -ESRCH (gone), -EINVAL (a thread id), -EIO. */
-int proc_ident_read(pid_t pid, struct proc_ident *id);
-/* The uid that may profile the process besides root: its uid when real, effective, saved and
- * filesystem uids agree and it is dumpable (the kernel's ptrace rule), else 0 (root only). */
-uid_t proc_ident_owner(const struct proc_ident *id);
-
 /* -ECHILD: a zombie. */
 int target_new(const struct target_env *env, pid_t pid, const struct attach_opts *o,
 	       struct target **ret);
@@ -200,11 +187,10 @@ uint64_t target_memory(const struct target *t);
 uint64_t target_drift_memory(const struct target *t);
 void target_free(struct target *t);
 void target_add_sample(struct target *t, const struct kp_sample *s);
-/* Housekeeping: look for the basic blocks of the functions the drift detector began following
- * (file-backed JIT code only, driftcode.c), up to 8 a call. */
-void target_drift_tick(struct target *t);
-/* A path trace's event: its path id to the path-mix detector (ALGORITHMS.md §12.1). */
-void target_drift_path(struct target *t, const struct kp_path *p);
+/* One journal line for drift e of t, at most one a second per target: a process that keeps
+ * changing cannot flood the log; the lines left out are counted in the next one. */
+struct drift_event;
+void target_drift_log(struct target *t, bool paths, const struct drift_event *e);
 /* The name of a function of the drift detectors: the samples' (its name) or the paths' (paths:
  * "FUNC (paths)"). */
 void target_drift_name(const struct target *t, bool paths, uint32_t func, char *buf, size_t len);
@@ -227,7 +213,7 @@ void target_jvm_tick(struct target *t, uint64_t now_ns);
 void target_on_call(struct target *t, const struct kp_call *c);
 /* Start tracing the paths of one JIT function of an attached target; err says why not. */
 int target_paths_start(struct target *t, const struct paths_opts *o, char *err, size_t errlen);
-/* Who besides root may profile process pid (proc_ident_owner): -ESRCH if there is none or it
+/* Who besides root may profile process pid (procfs_ident_owner): -ESRCH if there is none or it
  * is a zombie. */
 int target_proc_uid(pid_t pid, uid_t *uid);
 

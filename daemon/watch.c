@@ -118,14 +118,14 @@ static void scan_present(struct watch *w, struct wrule *only)
 		return;
 	}
 	while ((de = readdir(d)) && seen++ < WATCH_SCAN_MAX) {
-		struct proc_ident id;
+		struct procfs_ident id;
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
 
 		char exe[PATH_MAX];
 
 		/* Kernel threads have no executable: never targets. */
-		if (*end || pid <= 0 || pid > INT32_MAX || proc_ident_read(pid, &id) < 0 ||
+		if (*end || pid <= 0 || pid > INT32_MAX || procfs_ident_read(pid, &id) < 0 ||
 		    id.zombie || procfs_exe(pid, exe, sizeof(exe)) == -ENOENT)
 			continue;
 		for (unsigned i = 0; i < w->n; i++) {
