@@ -87,11 +87,7 @@ static void render_kept(FILE *f, const Kprof__DriftReply *r)
 
 void drift_render_json(FILE *f, const Kprof__DriftReply *r)
 {
-	fputs("{\"target\":", f);
-	if (r->target)
-		render_target_json(f, r->target);
-	else
-		fputs("null", f);
+	render_json_open_target(f, r->target);
 	fprintf(f,
 		",\"window\":%u,\"min_samples\":%u,\"refresh\":%u,\"threshold\":%.6f,"
 		"\"samples\":%" PRIu64 ",\"functions_over\":%" PRIu64 ",\"keys_over\":%" PRIu64

@@ -77,11 +77,7 @@ static int export_json(const Kprof__SavedProfile *sp, uint8_t **ret, size_t *ret
 		return -errno;
 	for (size_t i = 0; i < sp->n_stacks; i++)
 		total += sp->stacks[i]->count;
-	fputs("{\"target\":", f);
-	if (sp->target)
-		render_target_json(f, sp->target);
-	else
-		fputs("null", f);
+	render_json_open_target(f, sp->target);
 	fprintf(f, ",\"total_samples\":%" PRIu64 ",\"functions\":[", total);
 	for (size_t i = 0; i < sp->n_functions; i++) {
 		const Kprof__SavedFunction *fn = sp->functions[i];

@@ -415,6 +415,15 @@ void render_target_line(FILE *f, const Kprof__Target *t)
 	target_range_text(f, t);
 }
 
+void render_json_open_target(FILE *f, const Kprof__Target *t)
+{
+	fputs("{\"target\":", f);
+	if (t)
+		render_target_json(f, t);
+	else
+		fputs("null", f);
+}
+
 void render_target_json(FILE *f, const Kprof__Target *t)
 {
 	fprintf(f, "{\"pid\":%u,\"uid\":%u,\"comm\":", t->pid, t->uid);

@@ -84,11 +84,7 @@ static void annotate_insns_json(FILE *f, const Kprof__AnnotateReply *r)
 
 static void annotate_json(FILE *f, const Kprof__AnnotateReply *r)
 {
-	fputs("{\"target\":", f);
-	if (r->target)
-		render_target_json(f, r->target);
-	else
-		fputs("null", f);
+	render_json_open_target(f, r->target);
 	fputs(",\"function\":", f);
 	render_json_string(f, r->function);
 	fputs(",\"module\":", f);

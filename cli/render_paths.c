@@ -156,11 +156,7 @@ static void paths_hw_text(FILE *f, const Kprof__PathsReply *r)
 /* The scalar fields, up to the open level_sums array. */
 static void paths_scalars_json(FILE *f, const Kprof__PathsReply *r)
 {
-	fputs("{\"target\":", f);
-	if (r->target)
-		render_target_json(f, r->target);
-	else
-		fputs("null", f);
+	render_json_open_target(f, r->target);
 	fputs(",\"function\":", f);
 	render_json_string(f, r->function);
 	fprintf(f, ",\"start\":%" PRIu64 ",\"size\":%" PRIu64 ",\"k\":%u,\"state\":\"%s\"",

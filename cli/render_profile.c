@@ -45,11 +45,7 @@ static const char *hcct_name(const void *r, size_t i)
 
 static void hcct_json(FILE *f, const Kprof__HcctReply *r)
 {
-	fputs("{\"target\":", f);
-	if (r->target)
-		render_target_json(f, r->target);
-	else
-		fputs("null", f);
+	render_json_open_target(f, r->target);
 	fprintf(f,
 		",\"n\":%" PRIu64 ",\"phi\":%g,\"eps\":%g,\"threshold\":%" PRIu64
 		",\"mcct_nodes\":%" PRIu64 ",\"mcct_bytes\":%" PRIu64 ",\"lost\":%" PRIu64
@@ -126,11 +122,7 @@ void render_report(FILE *f, const Kprof__ReportReply *r, bool json, bool full_na
 	const char **shown;
 
 	if (json) {
-		fputs("{\"target\":", f);
-		if (r->target)
-			render_target_json(f, r->target);
-		else
-			fputs("null", f);
+		render_json_open_target(f, r->target);
 		fprintf(f, ",\"total_samples\":%" PRIu64 ",\"functions\":%u,\"entries\":[", n,
 			r->functions);
 		for (size_t i = 0; i < r->n_entries; i++) {
