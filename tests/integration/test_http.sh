@@ -136,7 +136,7 @@ got=$(status "$URL/debug/pprof/profile?seconds=1&pid=$MJ_PID&x=$long")
 # since=/until= merged in steps ([windows] step_ms = 0 here: one window a step, each step a loop
 # iteration, the connection suspended between): the same profile as the socket's export of the
 # range; status counts the HTTP range among those built in steps; a socket `list` sent just after
-# the HTTP request is answered first; more than 4 ranges at once: 503 with Retry-After, the 4
+# the HTTP request is answered first; more than 4 ranges at once: 503 with Retry-After, the
 # others the same profile; clients that leave mid-merge free their jobs (none is counted built).
 # The range: 3 s of Node's manystacks.js at 999 Hz (almost every sample a new stack: windows
 # that take milliseconds each to merge, so that a job outlasts its client's next send), else
@@ -177,9 +177,12 @@ out=$(cd "$TDIR" && timeout 30 python3 http_steps.py "$PORT" "$SOCK" "$RANGE" or
 [ "${out%% *}" = socket ] && [ "$(echo "$out" | cut -d' ' -f2)" = 200 ] &&
 	pass "a socket list sent after the range request is answered before it: $out" ||
 	fail "socket served while a range merges" "$out"
-read -r ok busy same retry msg <<<"$(cd "$TDIR" && timeout 30 python3 http_steps.py "$PORT" "$SOCK" "$RANGE" cap 6 2>&1)"
-[ "$ok" = 4 ] && [ "$busy" = 2 ] && [ "$same" = same ] && [ "$retry" = 1 ] &&
-	pass "6 ranges at once: 4 merged (the same profile), 2 refused: 503, Retry-After $retry: $msg" ||
+# 8 sent at once: at least 4 merged, some refused (a job may end before the last ones are read,
+# and its place be taken: 5 or 6 merged is the cap working too), every refusal with Retry-After.
+read -r ok busy same retry msg <<<"$(cd "$TDIR" && timeout 30 python3 http_steps.py "$PORT" "$SOCK" "$RANGE" cap 8 2>&1)"
+[ "${ok:-0}" -ge 4 ] && [ "${busy:-0}" -ge 1 ] && [ $((ok + busy)) = 8 ] && [ "$same" = same ] &&
+	[ "$retry" = 1 ] &&
+	pass "8 ranges at once: $ok merged (the same profile), $busy refused: 503, Retry-After $retry: $msg" ||
 	fail "ranges at once" "$ok merged, $busy refused, $same, Retry-After $retry: $msg"
 # (A leaver whose close comes after its whole merge, descheduled for that long, is built: rare;
 # without the check at every step the first 4, at least, would be.)
