@@ -103,7 +103,8 @@ static int build_answer(struct http_req *r)
 		pv[n] = &sm[n].msg;
 		n++;
 	}
-	for (struct target *t = m->targets; r->unit[0] && t && n < cap; t = t->next) {
+	for (struct target *t = manager_targets_first(m); r->unit[0] && t && n < cap;
+	     t = manager_targets_next(t)) {
 		if (!http_in_unit(t, r->unit) || t->attached_ns < r->start_real ||
 		    saved_msg_build(t, &sm[n]) < 0)
 			continue;
@@ -220,7 +221,8 @@ static int snapshot_unit(struct http_req *r, struct MHD_Connection *c, const cha
 	}
 	/* Members name their watch by its name, whether asked by name or by path. */
 	snprintf(r->unit, sizeof(r->unit), "%s", w->name);
-	for (struct target *t = m->targets; t && err >= 0; t = t->next)
+	for (struct target *t = manager_targets_first(m); t && err >= 0;
+	     t = manager_targets_next(t))
 		if (http_in_unit(t, r->unit) && t->state == TARGET_ATTACHED)
 			err = snapshot(r, t);
 	if (err == -E2BIG) {
@@ -315,7 +317,7 @@ static enum MHD_Result list_targets(struct httpd *h, struct MHD_Connection *c)
 	if (!f)
 		return http_queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
 	fputs("{\"targets\":[", f);
-	for (const struct target *t = m->targets; t; t = t->next) {
+	for (const struct target *t = manager_targets_first(m); t; t = manager_targets_next(t)) {
 		fprintf(f, "%s{\"pid\":%d,\"comm\":", first ? "" : ",", (int)t->pid);
 		json_str(f, t->comm);
 		fprintf(f,

@@ -101,7 +101,7 @@ enum MHD_Result http_queue_busy(struct MHD_Connection *c, unsigned retry_sec, co
 
 struct target *http_find_target(struct manager *m, pid_t pid, uint64_t attached_ns)
 {
-	for (struct target *t = m->targets; t; t = t->next)
+	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t))
 		if (t->pid == pid && t->attached_ns == attached_ns)
 			return t;
 	return NULL;

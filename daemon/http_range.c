@@ -284,7 +284,7 @@ static unsigned range_members(struct http_range *rg, const struct httpq *q)
 		    (struct range_member){.pid = t->pid, .attached_ns = t->attached_ns};
 		return 0;
 	}
-	for (struct target *t = m->targets; t; t = t->next) {
+	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t)) {
 		if (!http_in_unit(t, q->unit))
 			continue;
 		if (rg->nm >= HTTP_MAX_MEMBERS) {

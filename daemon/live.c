@@ -257,7 +257,7 @@ int live_update(struct live *lv, unsigned view, struct live_msg *msg)
 
 	memset(msg, 0, sizeof(*msg));
 	kprof__update_reply__init(&msg->up);
-	for (struct target *t = lv->m->targets; t; t = t->next)
+	for (struct target *t = manager_targets_first(lv->m); t; t = manager_targets_next(t))
 		n += watched(lv, t);
 	msg->tv = calloc(n + 1, sizeof(*msg->tv));
 	msg->tp = calloc(n + 1, sizeof(*msg->tp));
@@ -267,7 +267,8 @@ int live_update(struct live *lv, unsigned view, struct live_msg *msg)
 	msg->n = n;
 	if (!msg->tv || !msg->tp || !msg->tpb || !msg->ev || !msg->dv)
 		return -ENOMEM;
-	for (struct target *t = lv->m->targets; t && k < n; t = t->next) {
+	for (struct target *t = manager_targets_first(lv->m); t && k < n;
+	     t = manager_targets_next(t)) {
 		if (!watched(lv, t))
 			continue;
 		err = fill_target(lv, t, view, msg, k);

@@ -218,14 +218,15 @@ static void on_exec_rec(void *ctx, pid_t tgid, uint64_t start_ticks, const char 
  * with the symbols read while the process ran, not "[unknown]". */
 static void drop_ended_symbols(struct manager *m)
 {
-	for (struct target *t = m->targets; t; t = t->next)
+	struct target *t;
+
+	manager_for_each_target(m, t)
 		if (t->state != TARGET_ATTACHED && t->sym && t->drains_ended++ >= 1)
 			target_drop_symbols(t);
 	/* A followed child that ran too briefly to be sampled (a pipeline's `cat`, each command of
 	 * a shell loop) holds nothing: it is not kept, so that a fork storm does not push every
 	 * kept profile out. Once its symbols are dropped, no late sample can come for it. */
-	for (struct target *t = m->targets, *next; t; t = next) {
-		next = t->next;
+	manager_for_each_target(m, t) {
 		if (t->state == TARGET_EXITED && t->parent && !t->samples && !t->sym) {
 			log_debug("pid %d (%s), a child of %d: no samples, not kept", t->pid,
 				  t->comm, t->parent);
@@ -245,7 +246,9 @@ void manager_drain(struct manager *m)
  * drained every drain_ms. */
 static bool probes_active(const struct manager *m)
 {
-	for (const struct target *t = m->targets; t; t = t->next)
+	const struct target *t;
+
+	manager_for_each_target(m, t)
 		if (t->calls.enabled || (t->paths && t->paths->tracing))
 			return true;
 	return false;
@@ -291,20 +294,21 @@ static int on_drain(sd_event_source *s, uint64_t usec, void *userdata)
 static void check_profile_budget(struct manager *m)
 {
 	uint64_t total = 0, per_uid = (uint64_t)m->conf.profiles_per_uid_mb << 20;
+	struct target *t, *u;
 	bool over_total;
 
-	for (struct target *t = m->targets; t; t = t->next)
+	manager_for_each_target(m, t)
 		total += t->memory = target_memory(t);
 	m->profile_bytes = total;
 	over_total = total > (uint64_t)m->conf.profiles_mb << 20;
-	for (struct target *t = m->targets; t; t = t->next) {
+	manager_for_each_target(m, t) {
 		uint64_t mine = 0;
 		bool over;
 
 		if (t->state != TARGET_ATTACHED)
 			continue;
 		if (t->uid != 0)
-			for (struct target *u = m->targets; u; u = u->next)
+			manager_for_each_target(m, u)
 				mine += u->uid == t->uid ? u->memory : 0;
 		over = over_total || (t->uid != 0 && mine > per_uid);
 		if (over && !t->over_budget)
@@ -325,6 +329,7 @@ static void check_profile_budget(struct manager *m)
 static void rescan_threads(struct manager *m)
 {
 	uint64_t ctr[KP_CTR_NR];
+	struct target *t;
 	bool lost = false;
 
 	if (m->per_cpu)
@@ -337,7 +342,7 @@ static void rescan_threads(struct manager *m)
 		m->thread_drops = ctr[KP_CTR_THREAD_DROPS];
 		lost = true;
 	}
-	for (struct target *t = m->targets; t; t = t->next) {
+	manager_for_each_target(m, t) {
 		if (t->state != TARGET_ATTACHED || !t->events ||
 		    !(lost || (t->threads.unsampled && t->threads.events < m->conf.max_threads)))
 			continue;
@@ -352,10 +357,9 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 	struct manager *m = userdata;
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 	struct procinfo_stat pst;
-	struct target *t, *next;
+	struct target *t;
 
-	for (t = m->targets; t; t = next) {
-		next = t->next;
+	manager_for_each_target(m, t) {
 		if (t->state != TARGET_ATTACHED)
 			continue;
 		/* An exit the BPF side could not report (ring buffer full) must still be seen,
@@ -610,7 +614,7 @@ int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 	m->start_ns = now_ns(CLOCK_MONOTONIC);
 	err = sd_event_default(&m->event);
 	if (err < 0 || (err = setup_signals(m)) < 0 || (err = setup_sampling(m)) < 0 ||
-	    (err = setup_loop(m)) < 0)
+	    (err = setup_loop(m)) < 0 || (err = manager_targets_init(m)) < 0)
 		goto fail;
 	restore_kept(m);
 	*ret = m;
@@ -627,12 +631,7 @@ void manager_free(struct manager *m)
 	store_free(m->store);
 	for (unsigned i = 0; i < m->n_watches; i++)
 		free(m->watches[i]);
-	while (m->targets) {
-		struct target *t = m->targets;
-
-		m->targets = t->next;
-		target_free(t);
-	}
+	manager_targets_free(m);
 	sd_event_source_disable_unref(m->rb_source);
 	sd_event_source_disable_unref(m->drain_timer);
 	sd_event_source_disable_unref(m->refresh_timer);
@@ -650,20 +649,21 @@ void manager_free(struct manager *m)
 /* Stopping: every attached target ends as detached, so its profile is drained and saved. */
 static void manager_stop_targets(struct manager *m)
 {
-	struct target *t, *next;
+	struct target *t;
 	unsigned n = 0;
 
 	/* No new target while stopping: system-wide mode's samples are only counted. */
 	loader_all_set(m->loader, 0);
 	m->on_stranger = NULL;
-	for (t = m->targets; t; t = next) {
-		next = t->next;
-		if (t->state == TARGET_ATTACHED) {
-			manager_end_target(m, t, TARGET_DETACHED, LOG_INFO,
-					   "detached: kprofd stopping");
-			n++;
+	/* Again while some are attached: a drain inside may have followed a child (bounded). */
+	for (int pass = 0; pass < 4 && m->n_attached; pass++)
+		manager_for_each_target(m, t) {
+			if (t->state == TARGET_ATTACHED) {
+				manager_end_target(m, t, TARGET_DETACHED, LOG_INFO,
+						   "detached: kprofd stopping");
+				n++;
+			}
 		}
-	}
 	while (ringbuf_drain(m->ringbuf) > 0)
 		;
 	manager_save_dirty(m, true);
@@ -689,9 +689,10 @@ int manager_run(struct manager *m)
 
 int manager_freqs(const struct manager *m, unsigned *out, int max)
 {
+	const struct target *t;
 	int n = 0;
 
-	for (const struct target *t = m->targets; t; t = t->next) {
+	manager_for_each_target(m, t) {
 		bool seen = false;
 
 		if (t->state != TARGET_ATTACHED)

@@ -22,6 +22,7 @@
 #include "target.h"
 
 struct jvmattach_ctx;
+struct target_list;
 
 /* attach --cgroup/--unit: a cgroup whose present and future processes are attached (each with
  * --children), kp_cgroups telling kprofd of those that enter it. */
@@ -71,7 +72,7 @@ struct manager {
 	struct symbolizer *sym;
 	struct jvmattach_ctx *jvm; /* exchanges with HotSpot JVMs (jvmattach.c) */
 	struct target_env env;	   /* what targets get of the daemon (target.h) */
-	struct target *targets;
+	struct target_list *list; /* private to manager_targets.c: manager_for_each_target */
 	unsigned n_attached, n_kept;
 	uint64_t start_ns;
 	uint64_t samples, unknown_tgid;

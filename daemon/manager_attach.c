@@ -39,11 +39,12 @@
 static int on_duration(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct manager *m = userdata;
-	struct target *t = m->targets;
+	struct target *t;
 
 	(void)usec;
-	while (t && t->duration_timer != s)
-		t = t->next;
+	manager_for_each_target(m, t)
+		if (t->duration_timer == s)
+			break;
 	if (!t)
 		return sd_event_source_set_enabled(s, SD_EVENT_OFF);
 	manager_end_target(m, t, TARGET_DETACHED, LOG_INFO, "detached: duration of %us over",
@@ -81,9 +82,10 @@ static int on_burst(sd_event_source *s, uint64_t usec, void *userdata)
 
 static unsigned probes_of(const struct manager *m, uid_t uid)
 {
+	const struct target *t;
 	unsigned n = 0;
 
-	for (const struct target *t = m->targets; t; t = t->next)
+	manager_for_each_target(m, t)
 		if (t->state == TARGET_ATTACHED && t->uid == uid && t->calls.enabled)
 			n += t->calls.nprobes;
 	return n;
@@ -213,6 +215,7 @@ static int check_quotas(struct manager *m, uid_t by, unsigned freq, char *errbuf
 	unsigned mine = 0, freqs[KPROF_MAX_FREQ_SETS], my_freqs[KPROF_MAX_FREQ_SETS];
 	int nf = sampler_freqs(m->sampler, freqs, KPROF_MAX_FREQ_SETS), nmine = 0;
 	bool new_freq = true, mine_has = false;
+	struct target *t;
 
 	if (m->n_attached >= m->conf.max_targets) {
 		snprintf(errbuf, errlen, "too many targets: %u attached (limit %u)", m->n_attached,
@@ -223,7 +226,7 @@ static int check_quotas(struct manager *m, uid_t by, unsigned freq, char *errbuf
 		return 0;
 	for (int i = 0; i < nf; i++)
 		new_freq &= freqs[i] != freq;
-	for (struct target *t = m->targets; t; t = t->next) {
+	manager_for_each_target(m, t) {
 		bool seen = false;
 
 		if (t->state != TARGET_ATTACHED || t->uid != by)
@@ -481,8 +484,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 			log_warn("pid %d: no duration timer: %s", pid, strerror(-err));
 	}
 	/* A kept profile of the same pid stays, as an earlier session. */
-	t->next = m->targets;
-	m->targets = t;
+	manager_targets_link(m, t);
 	m->n_attached++;
 	/* A JVM is asked for its perf map now, off the loop; its answer comes later. */
 	if (target_jvm_start(t, &o) < 0)

@@ -16,9 +16,16 @@
 
 /* manager_targets.c */
 
+/* The list made (at manager_new) and freed with every target in it (manager_free). */
+int manager_targets_init(struct manager *m);
+void manager_targets_free(struct manager *m);
+/* t goes in at the head of the list. */
+void manager_targets_link(struct manager *m, struct target *t);
+
 /* The part of a global limit that non-root users may take: all but an eighth (at least one
  * kept for root when the limit allows it). */
 unsigned manager_user_share(unsigned limit);
+/* t out of the list and its saved file deleted; freed when control is back in the loop. */
 void manager_drop_target(struct manager *m, struct target *t);
 /* Keep at most max_kept ended profiles, and users within their quotas. */
 void manager_trim_kept(struct manager *m);

@@ -35,12 +35,104 @@
 #include "paths.h"
 #include "procfs.h"
 
+/* The list is private to this file. It tolerates anything during a walk: a target ended,
+ * dropped or trimmed in the body of a walk (or by a drain inside it) is only marked and stays
+ * linked, skipped by manager_targets_next, and the sweep frees it once control is back in the
+ * event loop, where no walk is running and no caller holds a target. New targets go in at the
+ * head, so a walk started before them does not see them. */
+struct target_list {
+	struct target *head;
+	unsigned dropped;	/* marked, not freed yet */
+	sd_event_source *sweep; /* a defer source: frees the marked ones */
+};
+
+static struct target *live_from(struct target *t)
+{
+	while (t && t->list_dropped)
+		t = t->list_next;
+	return t;
+}
+
+struct target *manager_targets_first(const struct manager *m)
+{
+	return m->list ? live_from(m->list->head) : NULL;
+}
+
+struct target *manager_targets_next(const struct target *t)
+{
+	return live_from(t->list_next);
+}
+
+static void sweep(struct target_list *l)
+{
+	struct target **pp = &l->head;
+
+	while (*pp) {
+		struct target *t = *pp;
+
+		if (t->list_dropped) {
+			*pp = t->list_next;
+			target_free(t);
+		} else {
+			pp = &t->list_next;
+		}
+	}
+	l->dropped = 0;
+}
+
+static int on_sweep(sd_event_source *s, void *userdata)
+{
+	(void)s;
+	sweep(userdata);
+	return 0;
+}
+
+int manager_targets_init(struct manager *m)
+{
+	struct target_list *l = calloc(1, sizeof(*l));
+	int err;
+
+	if (!l)
+		return -ENOMEM;
+	err = sd_event_add_defer(m->event, &l->sweep, on_sweep, l);
+	if (err >= 0)
+		err = sd_event_source_set_enabled(l->sweep, SD_EVENT_OFF);
+	if (err < 0) {
+		sd_event_source_disable_unref(l->sweep);
+		free(l);
+		return err;
+	}
+	m->list = l;
+	return 0;
+}
+
+void manager_targets_free(struct manager *m)
+{
+	struct target_list *l = m->list;
+
+	if (!l)
+		return;
+	for (struct target *t = l->head; t; t = t->list_next)
+		t->list_dropped = true;
+	sweep(l);
+	sd_event_source_disable_unref(l->sweep);
+	free(l);
+	m->list = NULL;
+}
+
+void manager_targets_link(struct manager *m, struct target *t)
+{
+	t->list_next = m->list->head;
+	t->list_dropped = false;
+	m->list->head = t;
+}
+
 struct target *manager_find_for(struct manager *m, pid_t pid,
 				bool (*ok)(const struct target *t, void *arg), void *arg)
 {
-	struct target *best = NULL;
+	struct target *best = NULL, *t;
 
-	for (struct target *t = m->targets; t; t = t->next) {
+	manager_for_each_target(m, t) {
 		if (t->pid != pid || !ok(t, arg))
 			continue;
 		if (t->state == TARGET_ATTACHED)
@@ -74,26 +166,21 @@ unsigned manager_user_share(unsigned limit)
 	return limit - reserve;
 }
 
-static void unlink_target(struct manager *m, struct target *t)
-{
-	for (struct target **pp = &m->targets; *pp; pp = &(*pp)->next) {
-		if (*pp == t) {
-			*pp = t->next;
-			return;
-		}
-	}
-}
-
+/* Marked, not freed: see struct target_list. */
 void manager_drop_target(struct manager *m, struct target *t)
 {
-	unlink_target(m, t);
+	if (t->list_dropped)
+		return;
+	t->list_dropped = true;
+	m->list->dropped++;
+	if (sd_event_source_set_enabled(m->list->sweep, SD_EVENT_ONESHOT) < 0)
+		log_warn("pid %d: its dropped profile stays in memory until kprofd stops", t->pid);
 	if (m->store)
 		store_remove(m->store, t->saved_name);
 	if (t->state == TARGET_ATTACHED)
 		m->n_attached--;
 	else
 		m->n_kept--;
-	target_free(t);
 }
 
 /* A restored target that is not in the list: delete its file, free it. */
@@ -106,9 +193,10 @@ static void drop_target_unsaved(struct manager *m, struct target *t)
 
 static unsigned kept_of(const struct manager *m, uid_t uid)
 {
+	const struct target *t;
 	unsigned n = 0;
 
-	for (const struct target *t = m->targets; t; t = t->next)
+	manager_for_each_target(m, t)
 		n += t->state != TARGET_ATTACHED && t->uid == uid;
 	return n;
 }
@@ -131,16 +219,16 @@ static bool drops_before(const struct target *a, const struct target *b)
  * over max_kept (root's go only when root's alone exceed it); --all's first (drops_before). */
 static struct target *kept_victim(struct manager *m)
 {
-	struct target *user_oldest = NULL, *oldest = NULL;
+	struct target *user_oldest = NULL, *oldest = NULL, *t, *u;
 	unsigned users = 0;
 
-	for (struct target *t = m->targets; t; t = t->next) {
+	manager_for_each_target(m, t) {
 		if (t->state == TARGET_ATTACHED)
 			continue;
 		if (t->uid != 0 && kept_of(m, t->uid) > m->conf.max_kept_per_uid) {
 			struct target *o = t;
 
-			for (struct target *u = m->targets; u; u = u->next)
+			manager_for_each_target(m, u)
 				if (u->state != TARGET_ATTACHED && u->uid == t->uid &&
 				    drops_before(u, o))
 					o = u;
@@ -233,6 +321,8 @@ void manager_drain_all(struct manager *m)
  * set released. */
 void manager_stop_sampling(struct manager *m, struct target *t)
 {
+	struct target *o;
+
 	loader_target_del(m->loader, t->pid);
 	if (t->per_cpu) {
 		sampler_freq_put(m->sampler, t->freq);
@@ -244,7 +334,7 @@ void manager_stop_sampling(struct manager *m, struct target *t)
 	t->events = NULL;
 	/* Room for events again: the targets a limit left with unsampled threads get them. The
 	 * followed children that sampled with t's inherited events (now gone) get their own. */
-	for (struct target *o = m->targets; o; o = o->next) {
+	manager_for_each_target(m, o) {
 		if (o->state != TARGET_ATTACHED || !o->events ||
 		    (!o->threads.unsampled && !(t->children && o->parent)))
 			continue;
@@ -260,8 +350,9 @@ void manager_end_target(struct manager *m, struct target *t, enum target_state s
 	char why[256];
 	va_list ap;
 
-	if (t->state != TARGET_ATTACHED)
+	if (t->state != TARGET_ATTACHED || t->ending)
 		return;
+	t->ending = true;
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
@@ -286,6 +377,7 @@ void manager_end_target(struct manager *m, struct target *t, enum target_state s
 	t->state = state;
 	t->ended_ns = now_ns(CLOCK_REALTIME);
 	drift_reply_end(t); /* the drift detectors freed, their result kept */
+	t->ending = false;
 	m->n_attached--;
 	m->n_kept++;
 	save_target(m, t);
@@ -294,15 +386,16 @@ void manager_end_target(struct manager *m, struct target *t, enum target_state s
 
 void manager_add_kept(struct manager *m, struct target *t)
 {
+	struct target *o;
+
 	/* The same session twice (a copy of a file): keep one. */
-	for (struct target *o = m->targets; o; o = o->next) {
+	manager_for_each_target(m, o) {
 		if (o->pid == t->pid && o->attached_ns == t->attached_ns) {
 			drop_target_unsaved(m, t);
 			return;
 		}
 	}
-	t->next = m->targets;
-	m->targets = t;
+	manager_targets_link(m, t);
 	m->n_kept++;
 	manager_trim_kept(m);
 }
@@ -311,12 +404,11 @@ void manager_add_kept(struct manager *m, struct target *t)
 void manager_expire_kept(struct manager *m)
 {
 	uint64_t now = now_ns(CLOCK_REALTIME), max = m->conf.kept_max_age_sec * 1000000000ULL;
-	struct target *t, *next;
+	struct target *t;
 
 	if (!m->conf.kept_max_age_sec)
 		return;
-	for (t = m->targets; t; t = next) {
-		next = t->next;
+	manager_for_each_target(m, t) {
 		if (t->state != TARGET_ATTACHED && now - t->ended_ns > max) {
 			log_info("dropping the kept profile of pid %d (%s): older than %u s",
 				 t->pid, t->comm, m->conf.kept_max_age_sec);
@@ -330,8 +422,9 @@ void manager_expire_kept(struct manager *m)
 void manager_save_dirty(struct manager *m, bool force)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	struct target *t;
 
-	for (struct target *t = m->targets; t; t = t->next)
+	manager_for_each_target(m, t)
 		if (t->dirty && t->state != TARGET_ATTACHED &&
 		    (force || !t->save_failures || now >= t->save_retry_ns))
 			save_target(m, t);
@@ -339,9 +432,10 @@ void manager_save_dirty(struct manager *m, bool force)
 
 unsigned manager_auto_targets(const struct manager *m, const char *rule)
 {
+	const struct target *t;
 	unsigned n = 0;
 
-	for (const struct target *t = m->targets; t; t = t->next)
+	manager_for_each_target(m, t)
 		n += t->state == TARGET_ATTACHED &&
 		     (rule ? t->rule && !strcmp(t->rule, rule) : t->rule || t->all);
 	return n;

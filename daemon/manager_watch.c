@@ -190,6 +190,7 @@ int manager_watch(struct manager *m, const char *cgroup, const char *unit,
 
 unsigned manager_unwatch(struct manager *m, struct cgwatch *w)
 {
+	struct target *t;
 	unsigned n = 0;
 
 	if (!w->waiting)
@@ -199,7 +200,7 @@ unsigned manager_unwatch(struct manager *m, struct cgwatch *w)
 			m->watches[i] = m->watches[--m->n_watches];
 			break;
 		}
-	for (struct target *t = m->targets; t; t = t->next)
+	manager_for_each_target(m, t)
 		if (t->state == TARGET_ATTACHED && t->cgroup && !strcmp(t->cgroup, w->name)) {
 			manager_end_target(m, t, TARGET_DETACHED, LOG_DEBUG,
 					   "detached (%s no longer watched)", w->name);

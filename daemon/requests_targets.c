@@ -277,7 +277,7 @@ void requests_list(struct client *cl, const Kprof__ListRequest *req)
 	Kprof__Target *tv, **tp;
 	size_t n = 0;
 
-	for (struct target *t = m->targets; t; t = t->next)
+	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t))
 		n++;
 	tv = calloc(n ? n : 1, sizeof(*tv));
 	tp = calloc(n ? n : 1, sizeof(*tp));
@@ -288,7 +288,7 @@ void requests_list(struct client *cl, const Kprof__ListRequest *req)
 		return;
 	}
 	n = 0;
-	for (struct target *t = m->targets; t; t = t->next) {
+	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t)) {
 		if (!requests_may_read(cl, t->uid) || (!req->all && t->state != TARGET_ATTACHED))
 			continue;
 		kprof__target__init(&tv[n]);

@@ -54,7 +54,12 @@ struct target_env {
 };
 
 struct target {
-	struct target *next;
+	/* The manager's list (manager_targets.c's alone: others walk it with
+	 * manager_targets_first/next). A dropped target stays linked, skipped, until the loop
+	 * frees it, so that a walk or a caller holding it never reads freed memory. */
+	struct target *list_next;
+	bool list_dropped;
+	bool ending; /* manager_end_target runs: a drain inside it does not end it again */
 	const struct target_env *env;
 	pid_t pid;
 	uint64_t start_ticks; /* clock ticks after boot: pid and start name the process */

@@ -315,7 +315,7 @@ void windows_cut_all(struct windows *w)
 	uint64_t boot = now_ns(CLOCK_BOOTTIME), real = now_ns(CLOCK_REALTIME);
 
 	manager_drain(w->m);
-	for (struct target *t = w->m->targets; t; t = t->next)
+	for (struct target *t = manager_targets_first(w->m); t; t = manager_targets_next(t))
 		cut_target(w, t, boot, real);
 	retain(w);
 }
@@ -394,7 +394,7 @@ int windows_new(struct manager *m, struct windows **ret)
 		window_store_sort(w->ws);
 		retain(w);
 	}
-	for (struct target *t = m->targets; t; t = t->next)
+	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t))
 		profile_take_recent(t->profile, NULL, NULL); /* restored: no new samples */
 	err = sd_event_add_time_relative(m->event, &w->timer, CLOCK_MONOTONIC,
 					 m->conf.window_sec * 1000000ULL, 10000, on_timer, w);
