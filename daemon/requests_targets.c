@@ -318,7 +318,8 @@ static void fill_windows_status(const struct windows *w, Kprof__StatusReply *sr)
 	sr->windows_in_memory = ws.s.in_memory;
 	sr->window_memory_bytes = ws.s.mem_bytes;
 	sr->window_disk_bytes = ws.s.disk_bytes;
-	sr->windows_dropped = ws.s.dropped_mem + ws.s.dropped_disk + ws.s.dropped_full;
+	sr->windows_dropped =
+	    ws.s.dropped_mem + ws.s.dropped_disk + ws.s.dropped_full + ws.s.dropped_quota;
 	sr->window_bad_files = ws.bad_files;
 	sr->window_write_failures = ws.write_failures;
 	sr->windows_unsaved = ws.s.unsaved;

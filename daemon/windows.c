@@ -72,7 +72,9 @@ static void limits_of(const struct config *c, struct window_limits *l)
 {
 	*l = (struct window_limits){.max_age_ns = (uint64_t)c->window_max_age_sec * NS,
 				    .mem_bytes = (uint64_t)c->window_memory_mb << 20,
-				    .disk_bytes = (uint64_t)c->window_disk_mb << 20};
+				    .disk_bytes = (uint64_t)c->window_disk_mb << 20,
+				    .mem_per_uid = (uint64_t)c->window_memory_per_uid_mb << 20,
+				    .disk_per_uid = (uint64_t)c->window_disk_per_uid_mb << 20};
 }
 
 static void file_name(const struct window_entry *e, char *buf, size_t len)

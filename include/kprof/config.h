@@ -90,6 +90,8 @@ struct config {
 	unsigned window_max_age_sec; /* 0: no age limit */
 	unsigned window_memory_mb;
 	unsigned window_disk_mb; /* 0: windows are not written */
+	/* One non-root uid's windows at most (the users' together never the last eighth) */
+	unsigned window_memory_per_uid_mb, window_disk_per_uid_mb;
 	unsigned window_step_ms; /* a range query's step between other work (0: one window) */
 };
 
