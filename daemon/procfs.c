@@ -103,9 +103,7 @@ ssize_t procfs_read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return done;
 }
 
-/* Whether uid may read process pid's memory now: root always, another uid by the kernel's
- * ptrace rule (procfs_ident_owner). */
-static bool may_read(pid_t pid, uid_t uid)
+bool procfs_may_read(pid_t pid, uid_t uid)
 {
 	struct procfs_ident id;
 
@@ -116,12 +114,12 @@ ssize_t procfs_read_mem_for(pid_t pid, uid_t uid, uint64_t addr, void *buf, size
 {
 	ssize_t n;
 
-	if (!may_read(pid, uid))
+	if (!procfs_may_read(pid, uid))
 		return -EPERM;
 	n = procfs_read_mem(pid, addr, buf, len);
 	/* An exec or a change of credentials since the first check: process_vm_readv waited
 	 * for an exec in progress, so this check sees its credentials. */
-	if (n > 0 && !may_read(pid, uid)) {
+	if (n > 0 && !procfs_may_read(pid, uid)) {
 		memset(buf, 0, n);
 		return -EPERM;
 	}

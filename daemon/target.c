@@ -205,6 +205,7 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 		       (uint64_t)env->conf->perfmap_max_mb << 20, &t->sym);
 	if (err < 0)
 		goto fail;
+	tsym_set_reader(t->sym, t->uid);
 	t->cache_gen = t->names_gen = tsym_generation(t->sym);
 	record_mappings(t);
 	names_note(t);

@@ -10,7 +10,8 @@
 #   1.  nobody's process samples unnamed code on an anonymous page at the address where a
 #       non-PIE setuid-root (4711) program keeps a page of secret data, then execs it: the
 #       samples are drained after the exec, and no byte of the secret reaches nobody's
-#       `annotate` (nor is read when annotate compares with the code "now");
+#       `annotate` (nor is read when annotate compares with the code "now"), and no name
+#       from the setuid program's maps reaches nobody's profile;
 #   10. nobody's kprofctl inside its own user and PID namespace (unshare -Urpf) names its
 #       process by the PID it sees: kprofd attaches that process (the PID translated), and a
 #       PID no process of that namespace has is refused, saying so.
@@ -118,6 +119,7 @@ kill -9 "$X2" 2>/dev/null
 echo "-- 1. (at ${SECONDS} s)"
 ADDR=$(nm "$R/secret" | awk '$3 == "secret_page" { print "0x" $1 }')
 leaked=0
+named=0
 tried=0
 for round in 1 2 3; do
 	ensure_daemon || { fail "daemon restarts" "see log"; break; }
@@ -136,6 +138,12 @@ for round in 1 2 3; do
 	fi
 	wait_for 5 eval '[ "$(tfield "$AE" state)" != attached ]'
 	tried=$((tried + 1))
+	# Samples drained after the exec, before kprofd saw it: not named from the setuid
+	# program's maps (nor its symbols) for nobody.
+	if nreport "$AE" | grep -q "secret"; then
+		named=$((named + 1))
+		echo "round $round: nobody's profile names the setuid program: $(nreport "$AE" | grep secret | head -2)"
+	fi
 	# Every function nobody's profile holds, annotated as nobody: no byte of the secret.
 	nctl report "$AE" --top 0 --json >"$TDIR/rep.$round.json" 2>&1
 	python3 -c "import json,sys
@@ -169,5 +177,8 @@ if [ "$tried" = 0 ]; then :
 elif [ "$leaked" = 0 ]; then
 	pass "no byte of a setuid program's data reaches nobody's annotate after an exec ($tried rounds; $(grep -c '"captured_bytes"' "$TDIR"/ann.* | awk -F: '{ s += $2 } END { print s }') replies)"
 else fail "setuid data through annotate" "the secret in $leaked of $tried rounds"; fi
+if [ "$tried" != 0 ] && [ "$named" = 0 ]; then
+	pass "samples drained after a setuid exec are not named from the setuid program for nobody"
+elif [ "$tried" != 0 ]; then fail "names of a setuid program" "in $named of $tried rounds"; fi
 
 finish
