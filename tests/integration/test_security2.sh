@@ -181,4 +181,38 @@ if [ "$tried" != 0 ] && [ "$named" = 0 ]; then
 	pass "samples drained after a setuid exec are not named from the setuid program for nobody"
 elif [ "$tried" != 0 ]; then fail "names of a setuid program" "in $named of $tried rounds"; fi
 
+# --- 10. nobody's kprofctl in its own user and PID namespace names its process by its PID there.
+echo "-- 10. (at ${SECONDS} s)"
+ensure_daemon || { fail "daemon restarts" "see log"; exit 1; }
+if ! "${AS_NOBODY[@]}" unshare -Urpf true 2>/dev/null; then
+	skip "PIDs of a client in a PID namespace" "nobody cannot create user and PID namespaces here"
+else
+	# Inside: busy (a small PID there), attached by that PID, then a PID no process there has.
+	"${AS_NOBODY[@]}" unshare -Urpf sh -c '
+		"$1" 2>"$2/ns.err" &
+		b=$!
+		echo "$b" >"$2/ns.pid"
+		while ! grep -q ready "$2/ns.err"; do sleep 0.1; done
+		"$3" --socket "$4" attach "$b" --freq 99 >"$2/ns.attach" 2>&1
+		"$3" --socket "$4" report 99999 >"$2/ns.bad" 2>&1
+		touch "$2/ns.asked"
+		while [ ! -e "$2/ns.done" ]; do sleep 0.1; done
+		kill -9 "$b"' sh "$BIN/busy" "$NB" "$KPROFCTL" "$SOCK" &
+	NSJ=$!
+	PIDS+=("$NSJ")
+	if wait_for 20 test -e "$NB/ns.asked"; then
+		nsb=$(cat "$NB/ns.pid")
+		hb=$(host_pid "$nsb" "$BIN/busy")
+		if [ -n "$hb" ] && [ "$hb" != "$nsb" ] && tfield_is "$hb" state attached; then
+			pass "attach $nsb inside a PID namespace attaches that process (pid $hb in kprofd's): $(head -1 "$NB/ns.attach")"
+		else fail "a PID of the client's namespace" "pid $nsb there is $hb here; attach said: $(cat "$NB/ns.attach"); targets: $(ctl list --all 2>&1 | tail -n +2 | head -3)"; fi
+		if grep -q "no process has this PID in kprofctl's PID namespace" "$NB/ns.bad"; then
+			pass "a PID no process of the client's namespace has is refused, saying so: $(cat "$NB/ns.bad")"
+		else fail "an unknown PID of the client's namespace" "$(cat "$NB/ns.bad")"; fi
+		[ -n "$hb" ] && ctl detach "$hb" >/dev/null 2>&1
+	else fail "kprofctl in a PID namespace" "no answer: $(cat "$NB"/ns.* 2>&1 | head -5)"; fi
+	touch "$NB/ns.done"
+	wait "$NSJ" 2>/dev/null
+fi
+
 finish
