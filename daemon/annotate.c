@@ -38,7 +38,7 @@
 #include "procfs.h"
 
 #define PAGE 4096u
-#define QUEUE_MAX 256 /* copies asked for per target per drain; more are not made */
+#define QUEUE_MAX 4096 /* copies asked for per target per drain; more are not made */
 
 struct annotate_job {
 	uint32_t id;
@@ -49,9 +49,8 @@ struct annotate_job {
 };
 
 struct annotate_queue {
-	size_t n;
-	uint64_t dropped; /* copies not made: queue full, exec, credentials */
-	struct annotate_job jobs[QUEUE_MAX];
+	size_t n, cap;
+	struct annotate_job *jobs; /* past QUEUE_MAX, copies are not made (read at the query) */
 };
 
 int annotate_queue_new(struct annotate_queue **ret)
@@ -62,14 +61,22 @@ int annotate_queue_new(struct annotate_queue **ret)
 
 void annotate_queue_free(struct annotate_queue *q)
 {
+	if (q)
+		free(q->jobs);
 	free(q);
 }
 
 static void enqueue(struct annotate_queue *q, const struct annotate_job *j)
 {
-	if (q->n == QUEUE_MAX) {
-		q->dropped++;
-		return;
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? 2 * q->cap : 16;
+		struct annotate_job *jobs =
+		    cap <= QUEUE_MAX ? realloc(q->jobs, cap * sizeof(*jobs)) : NULL;
+
+		if (!jobs)
+			return;
+		q->jobs = jobs;
+		q->cap = cap;
 	}
 	q->jobs[q->n++] = *j;
 }
@@ -116,10 +123,8 @@ void annotate_sample(struct annot *a, struct annotate_queue *q, struct tsym *sym
 
 void annotate_exec(struct annotate_queue *q)
 {
-	if (!q)
-		return;
-	q->dropped += q->n;
-	q->n = 0;
+	if (q)
+		q->n = 0;
 }
 
 void annotate_flush(struct annot *a, struct annotate_queue *q, pid_t pid, uid_t uid)
@@ -143,13 +148,7 @@ void annotate_flush(struct annot *a, struct annotate_queue *q, pid_t pid, uid_t 
 		if (n > 0)
 			annot_put_code(a, j->id, j->start, buf, n); /* a full store counts */
 	}
-	q->dropped += q->n - i;
 	q->n = 0;
-}
-
-uint64_t annotate_dropped(const struct annotate_queue *q)
-{
-	return q ? q->dropped : 0;
 }
 
 /* ---- the query ---- */

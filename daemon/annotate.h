@@ -33,8 +33,6 @@ void annotate_exec(struct annotate_queue *q);
 /* The queued copies made from process pid, each only while uid may read its memory
  * (procfs_read_mem_for); the queue is empty after. */
 void annotate_flush(struct annot *a, struct annotate_queue *q, pid_t pid, uid_t uid);
-/* Copies asked for and not made (queue full, exec, credentials changed). */
-uint64_t annotate_dropped(const struct annotate_queue *q);
 
 struct annotate_src {
 	struct annot *a;
