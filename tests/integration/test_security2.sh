@@ -15,7 +15,7 @@
 #   10. nobody's kprofctl inside its own user and PID namespace (unshare -Urpf) names its
 #       process by the PID it sees: kprofd attaches that process (the PID translated), and a
 #       PID no process of that namespace has is refused, saying so.
-# Needs root, setpriv, setsid, unshare, cc, nm, python3. About 30 s.
+# Needs root, setpriv, setsid, unshare, cc, nm, python3. About 40 s (60 s sanitized).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/hostile_lib.sh"
 for tool in setpriv setsid unshare cc nm; do
