@@ -11,6 +11,15 @@
  * frees, moves or rewrites it. A function that reuses the addresses of freed code gets its own
  * copy, preferred when its code is assembled.
  *
+ * Who may read the copy: the target's owner (its uid, or root). So no byte is copied from a
+ * process image that owner could not read at that moment (RELIABILITY.md, second round, 1-2):
+ * a sample asks for a copy, which waits in the target's queue until the end of the drain; an
+ * exec record of the target in the meantime drops the queue (the samples were of code that is
+ * gone: an exec generation per queue), and each copy is made only between two checks of the
+ * kernel's ptrace rule for that owner (procfs_read_mem_for), both passing. process_vm_readv
+ * waits for an exec in progress (exec_update_lock), so an exec between the checks fails the
+ * second one.
+ *
  * A query finds the function in the profile (by name, or the one address it holds), gathers the
  * counts of every id that profile_canon maps to it (addresses kept before a perf map named them
  * are aliases of the named function), assembles its bytes from the store, compares them with the
@@ -29,26 +38,56 @@
 #include "procfs.h"
 
 #define PAGE 4096u
+#define QUEUE_MAX 4096 /* copies asked for per target per drain; more are not made */
 
-static void capture(struct annot *a, pid_t pid, uint32_t id, uint64_t start, size_t len)
+struct annotate_job {
+	uint32_t id;
+	bool page;     /* the page around addr (unless covered by then), else a whole function */
+	uint64_t addr; /* page: the sampled address */
+	uint64_t start;
+	size_t len;
+};
+
+struct annotate_queue {
+	size_t n, cap;
+	struct annotate_job *jobs; /* past QUEUE_MAX, copies are not made (read at the query) */
+};
+
+int annotate_queue_new(struct annotate_queue **ret)
 {
-	_cleanup_free_ uint8_t *buf = malloc(len);
-	ssize_t n;
-
-	if (!buf)
-		return;
-	n = procfs_read_mem(pid, start, buf, len);
-	if (n > 0)
-		annot_put_code(a, id, start, buf, n); /* a full store counts what it refuses */
+	*ret = calloc(1, sizeof(**ret));
+	return *ret ? 0 : -ENOMEM;
 }
 
-void annotate_sample(struct annot *a, struct tsym *sym, pid_t pid, uint32_t id, uint64_t addr,
-		     bool below)
+void annotate_queue_free(struct annotate_queue *q)
+{
+	if (q)
+		free(q->jobs);
+	free(q);
+}
+
+static void enqueue(struct annotate_queue *q, const struct annotate_job *j)
+{
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? 2 * q->cap : 16;
+		struct annotate_job *jobs =
+		    cap <= QUEUE_MAX ? realloc(q->jobs, cap * sizeof(*jobs)) : NULL;
+
+		if (!jobs)
+			return;
+		q->jobs = jobs;
+		q->cap = cap;
+	}
+	q->jobs[q->n++] = *j;
+}
+
+void annotate_sample(struct annot *a, struct annotate_queue *q, struct tsym *sym, uint32_t id,
+		     uint64_t addr, bool below)
 {
 	uint64_t lo = 0, hi = 0, start;
 	size_t len;
 
-	if (!a || annot_add(a, id, addr, below) != 1 || !sym)
+	if (!a || annot_add(a, id, addr, below) != 1 || !sym || !q)
 		return;
 	if (!annot_range(a, id, &lo, &hi)) {
 		struct sym_result r;
@@ -65,7 +104,7 @@ void annotate_sample(struct annot *a, struct tsym *sym, pid_t pid, uint32_t id, 
 		 * code that was there before (a JIT reuses addresses) or for its unnamed
 		 * addresses (a page) are not the function's. */
 		if (!annot_has_chunk(a, lo, hi - lo))
-			capture(a, pid, id, lo, hi - lo);
+			enqueue(q, &(struct annotate_job){.id = id, .start = lo, .len = hi - lo});
 		return;
 	}
 	if (annot_covered(a, addr))
@@ -78,7 +117,38 @@ void annotate_sample(struct annot *a, struct tsym *sym, pid_t pid, uint32_t id, 
 		start = start > lo ? start : lo;
 		len = end - start;
 	}
-	capture(a, pid, id, start, len);
+	enqueue(q, &(struct annotate_job){
+		       .id = id, .page = true, .addr = addr, .start = start, .len = len});
+}
+
+void annotate_exec(struct annotate_queue *q)
+{
+	if (q)
+		q->n = 0;
+}
+
+void annotate_flush(struct annot *a, struct annotate_queue *q, pid_t pid, uid_t uid)
+{
+	_cleanup_free_ uint8_t *buf = NULL;
+	size_t i;
+
+	if (!a || !q || !q->n)
+		return;
+	buf = malloc(ANNOTATE_MAX_FUNC);
+	for (i = 0; buf && i < q->n; i++) {
+		const struct annotate_job *j = &q->jobs[i];
+		ssize_t n;
+
+		/* Asked for by several samples of the drain: the first copy serves them all. */
+		if (j->page ? annot_covered(a, j->addr) : annot_has_chunk(a, j->start, j->len))
+			continue;
+		n = procfs_read_mem_for(pid, uid, j->start, buf, j->len);
+		if (n == -EPERM)
+			break; /* no longer the owner's to read: none of it is */
+		if (n > 0)
+			annot_put_code(a, j->id, j->start, buf, n); /* a full store counts */
+	}
+	q->n = 0;
 }
 
 /* ---- the query ---- */
@@ -295,7 +365,7 @@ static void compare_now(const struct annotate_src *src, uint8_t *code, uint8_t *
 
 	if (!now || !src->alive)
 		return;
-	n = procfs_read_mem(src->pid, res->lo, now, len);
+	n = procfs_read_mem_for(src->pid, src->uid, res->lo, now, len);
 	if (n <= 0)
 		return;
 	res->compared = true;

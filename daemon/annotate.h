@@ -18,17 +18,28 @@
 #define ANNOTATE_MAX_CODE (2u << 20)
 #define ANNOTATE_MAX_FUNC (64u << 10) /* a function's code read at once; more: a page */
 
+/* Copies of code asked for by the samples of one drain, made at its end (see annotate.c). */
+struct annotate_queue;
+int annotate_queue_new(struct annotate_queue **ret);
+void annotate_queue_free(struct annotate_queue *q);
+
 /* One sample's user leaf: addr in function id (the profile's), below when its self went to a
  * frame under it. On the first sample of (id, addr) the function's extent is looked up (sym,
- * NULL once the target's symbols are gone) and its code read from process pid unless held. */
-void annotate_sample(struct annot *a, struct tsym *sym, pid_t pid, uint32_t id, uint64_t addr,
-		     bool below);
+ * NULL once the target's symbols are gone) and a copy of its code is queued on q unless held. */
+void annotate_sample(struct annot *a, struct annotate_queue *q, struct tsym *sym, uint32_t id,
+		     uint64_t addr, bool below);
+/* The process exec'd: the queued copies are of code that is gone; they are dropped. */
+void annotate_exec(struct annotate_queue *q);
+/* The queued copies made from process pid, each only while uid may read its memory
+ * (procfs_read_mem_for); the queue is empty after. */
+void annotate_flush(struct annot *a, struct annotate_queue *q, pid_t pid, uid_t uid);
 
 struct annotate_src {
 	struct annot *a;
 	struct profile *p;
 	struct tsym *sym; /* NULL once the target's symbols are gone */
 	pid_t pid;
+	uid_t uid;  /* who may read the reply: the process is read only while it is its */
 	bool alive; /* the process may still be read (its code compared) */
 };
 

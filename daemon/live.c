@@ -6,7 +6,9 @@
  * top N by interval self time. It is fed from the profiles the daemon keeps anyway, so a live
  * view costs O(functions) per interval and nothing per sample. Targets are matched by pid and
  * attach time, so a pid reused by a new attach starts from zero. Each update is seen through
- * the reader's kernel view (profile.h): kernel functions may become one "[kernel]" row.
+ * the reader's kernel view (profile.h): kernel functions may become one "[kernel]" row. The
+ * counts at the subscription are its baseline (live_baseline): the first update is an interval
+ * too, not the whole profile.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -247,6 +249,26 @@ static int fill_target(struct live *lv, struct target *t, unsigned view, struct 
 	tt->n_drift_events = msg->dv[k].n;
 	tt->drift_events = msg->dv[k].ep;
 	msg->tp[k] = tt;
+	return 0;
+}
+
+int live_baseline(struct live *lv, unsigned view)
+{
+	for (struct target *t = lv->m->targets; t; t = t->next) {
+		struct live_target *s;
+		_cleanup_free_ struct delta *d = NULL;
+		struct profile_func kernel;
+		size_t nf = profile_nfuncs(t->profile);
+
+		if (!watched(lv, t))
+			continue;
+		s = state_of(lv, t);
+		d = calloc(nf + 1, sizeof(*d));
+		if (!s || !d || grow_state(s, nf) < 0)
+			return -ENOMEM;
+		deltas(t, s, view, d, &kernel);
+		s->samples = t->samples;
+	}
 	return 0;
 }
 

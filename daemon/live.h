@@ -27,6 +27,8 @@ int live_new(struct manager *m, const Kprof__SubscribeRequest *req, uid_t uid, b
 	     struct live **ret);
 void live_free(struct live *lv);
 unsigned live_interval_ms(const struct live *lv);
+/* The counts now of every watched target: the next update's deltas start here. 0 or -ENOMEM. */
+int live_baseline(struct live *lv, unsigned view);
 /* The next update (targets and deltas; the caller adds the status), kernel frames seen through
  * view (PROFILE_VIEW_*: the reader's policy, decided by the caller). */
 int live_update(struct live *lv, unsigned view, struct live_msg *msg);

@@ -34,6 +34,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "kprof/cleanup.h"
+#include "annotate.h"
 #include "clock.h"
 #include "jvmattach.h"
 #include "jvmmap.h"
@@ -203,6 +204,7 @@ static void on_exec_rec(void *ctx, pid_t tgid, uint64_t start_ticks, const char 
 	memcpy(t->comm, comm, 16);
 	t->comm[16] = '\0';
 	paths_stop(t->paths, "target called exec"); /* the traced code is gone */
+	annotate_exec(t->annot_q);		    /* so is the sampled code */
 	if (manager_recheck(m, t))
 		return;
 	log_msg(t->parent || t->all ? LOG_DEBUG : LOG_INFO,
@@ -239,6 +241,8 @@ void manager_drain(struct manager *m)
 {
 	ringbuf_drain(m->ringbuf);
 	m->drained_ns = now_ns(CLOCK_MONOTONIC);
+	for (struct target *t = m->targets; t; t = t->next)
+		target_flush_captures(t);
 	drop_ended_symbols(m);
 }
 

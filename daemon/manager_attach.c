@@ -462,7 +462,21 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		return err;
 	}
 	/* From here on an exec is reported; one that came between reading the process and
-	 * now would not be: read it again. */
+	 * now would not be: read it again, its credentials too (a setuid exec, or a process
+	 * made non-dumpable meanwhile, is not the user's to profile). */
+	if (procfs_ident_read(pid, &id) == 0 && procfs_ident_owner(&id) != t->uid) {
+		if (t->by != 0) {
+			manager_stop_sampling(m, t);
+			target_free(t);
+			snprintf(errbuf, errlen,
+				 "permission denied: pid %d changed credentials while being attached "
+				 "(setuid, or not dumpable); only root may profile it",
+				 pid);
+			return -EPERM;
+		}
+		t->uid = procfs_ident_owner(&id);
+		tsym_set_reader(t->sym, t->uid);
+	}
 	if (procfs_ident_read(pid, &id) == 0 && strcmp(id.comm, t->comm)) {
 		log_info("pid %d exec'd %s while being attached: reloading its symbols", pid,
 			 id.comm);
@@ -531,6 +545,7 @@ bool manager_recheck(struct manager *m, struct target *t)
 			 "root's only",
 			 t->pid, id.comm, id.ruid, id.euid, id.suid, id.dumpable ? "" : "not ");
 		t->uid = owner;
+		tsym_set_reader(t->sym, owner);
 		return false;
 	}
 	manager_end_target(

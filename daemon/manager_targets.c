@@ -364,6 +364,7 @@ void manager_end_target(struct manager *m, struct target *t, enum target_state s
 		tsym_gone(t->sym);
 	/* Samples already in the ring buffer still belong to this profile. */
 	manager_drain_all(m);
+	target_flush_captures(t);
 	/* What the last read of its perf map and jitdump names, before the profile is kept. */
 	target_names_update(t, true);
 	tsym_done(t->sym);

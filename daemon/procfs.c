@@ -103,6 +103,29 @@ ssize_t procfs_read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return done;
 }
 
+bool procfs_may_read(pid_t pid, uid_t uid)
+{
+	struct procfs_ident id;
+
+	return uid == 0 || (procfs_ident_read(pid, &id) == 0 && procfs_ident_owner(&id) == uid);
+}
+
+ssize_t procfs_read_mem_for(pid_t pid, uid_t uid, uint64_t addr, void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (!procfs_may_read(pid, uid))
+		return -EPERM;
+	n = procfs_read_mem(pid, addr, buf, len);
+	/* An exec or a change of credentials since the first check: process_vm_readv waited
+	 * for an exec in progress, so this check sees its credentials. */
+	if (n > 0 && !procfs_may_read(pid, uid)) {
+		memset(buf, 0, n);
+		return -EPERM;
+	}
+	return n;
+}
+
 int procfs_ident_read(pid_t pid, struct procfs_ident *id)
 {
 	struct procinfo_status ps;
@@ -123,11 +146,13 @@ int procfs_ident_read(pid_t pid, struct procfs_ident *id)
 	id->euid = ps.euid;
 	id->suid = ps.suid;
 	id->fsuid = ps.fsuid;
-	/* The kernel gives the /proc/PID files of a process that is not dumpable (setuid,
-	 * prctl(PR_SET_DUMPABLE, 0)) to root: its owner is the ptrace rule's "dumpable". */
-	snprintf(path, sizeof(path), "/proc/%d", pid);
+	/* The kernel gives the files inside /proc/PID of a process that is not dumpable
+	 * (setuid, an execute-only binary, prctl(PR_SET_DUMPABLE, 0)) to root (its user
+	 * namespace's): their owner is the ptrace rule's "dumpable". Not the directory
+	 * /proc/PID itself: the kernel always gives that one the euid (task_dump_owner). */
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	if (stat(path, &st) < 0)
-		return -errno == -ENOENT ? -ESRCH : -errno;
+		return errno == ENOENT ? -ESRCH : -errno;
 	id->dumpable = st.st_uid == id->euid;
 	return 0;
 }

@@ -26,12 +26,19 @@ int procmaps_read_pid(pid_t pid, struct procmaps **ret, char *err, size_t errlen
  * ptrace right over it): the bytes read from addr on (a short count where an unreadable page
  * begins), or -ESRCH (gone), -EFAULT (nothing readable at addr), another negative errno. */
 ssize_t procfs_read_mem(pid_t pid, uint64_t addr, void *buf, size_t len);
-/* A process's identity from /proc/PID/status and who owns /proc/PID. */
+/* Whether uid may read process pid's memory now: root (0) always, another uid by the kernel's
+ * ptrace rule (procfs_ident_owner gives it). */
+bool procfs_may_read(pid_t pid, uid_t uid);
+/* procfs_read_mem for a reader uid: only while uid may profile the process (root, or the uid
+ * procfs_ident_owner gives), checked before and after the copy; -EPERM if either check fails
+ * (nothing copied then). */
+ssize_t procfs_read_mem_for(pid_t pid, uid_t uid, uint64_t addr, void *buf, size_t len);
+/* A process's identity from /proc/PID/status and who owns /proc/PID/stat. */
 struct procfs_ident {
 	char comm[17];
 	uid_t ruid, euid, suid, fsuid;
 	bool zombie;   /* exited, not yet reaped */
-	bool dumpable; /* /proc/PID owned by its euid: not setuid, not made non-dumpable */
+	bool dumpable; /* /proc/PID/stat owned by its euid: not setuid, not made non-dumpable */
 };
 /* -ESRCH (gone), -EINVAL (a thread id), -EIO. */
 int procfs_ident_read(pid_t pid, struct procfs_ident *id);

@@ -40,6 +40,61 @@
 
 #define FOLDED_MAX_BYTES (64u << 20)
 
+/* One PID of a client in another PID namespace, as kprofd's: false (the client told why) if
+ * it has none. */
+static bool translate_pid(struct client *cl, uint32_t *pid)
+{
+	pid_t host;
+	int err;
+
+	if (!*pid)
+		return true;
+	err = pidns_translate(&cl->pidns, *pid, &host);
+	if (err == -EXDEV)
+		requests_error(cl, -EXDEV,
+			       "pid %u: kprofctl runs in a PID namespace kprofd cannot see into, so "
+			       "its PIDs cannot be translated: run it in kprofd's PID namespace",
+			       *pid);
+	else if (err < 0)
+		requests_error(cl, err == -ESRCH ? -ESRCH : err,
+			       "pid %u: no process has this PID in kprofctl's PID namespace%s",
+			       *pid, err == -ESRCH ? "" : " (cannot scan /proc)");
+	else
+		*pid = host;
+	return err == 0;
+}
+
+/* The PIDs a request names ("pid", "pids" of its body), given in the client's PID namespace,
+ * as kprofd's (pidns.c); replies name kprofd's PIDs. False (the client told) if one has none. */
+static bool translate_pids(struct client *cl, Kprof__Request *req)
+{
+	const ProtobufCFieldDescriptor *bf, *f;
+	const ProtobufCMessage *body;
+
+	if (!cl->pidns.foreign)
+		return true;
+	bf = protobuf_c_message_descriptor_get_field(&kprof__request__descriptor, req->body_case);
+	if (!bf || bf->type != PROTOBUF_C_TYPE_MESSAGE)
+		return true;
+	body = *(ProtobufCMessage **)((char *)req + bf->offset);
+	if (!body)
+		return true;
+	f = protobuf_c_message_descriptor_get_field_by_name(body->descriptor, "pid");
+	if (f && f->type == PROTOBUF_C_TYPE_UINT32 && f->label != PROTOBUF_C_LABEL_REPEATED &&
+	    !translate_pid(cl, (uint32_t *)((char *)body + f->offset)))
+		return false;
+	f = protobuf_c_message_descriptor_get_field_by_name(body->descriptor, "pids");
+	if (f && f->type == PROTOBUF_C_TYPE_UINT32 && f->label == PROTOBUF_C_LABEL_REPEATED) {
+		size_t n = *(size_t *)((char *)body + f->quantifier_offset);
+		uint32_t *pids = *(uint32_t **)((char *)body + f->offset);
+
+		for (size_t i = 0; i < n; i++)
+			if (!translate_pid(cl, &pids[i]))
+				return false;
+	}
+	return true;
+}
+
 static void dispatch(struct client *cl, const uint8_t *data, size_t len);
 
 static uint64_t range_step_ns(const struct client *cl)
@@ -489,6 +544,10 @@ static void dispatch(struct client *cl, const uint8_t *data, size_t len)
 		transport_close(cl->tc);
 		return;
 	}
+	if (!translate_pids(cl, req)) {
+		kprof__request__free_unpacked(req, NULL);
+		return;
+	}
 	manager_drain(cl->rq->m);
 	cl->frame = data;
 	cl->frame_len = len;
@@ -557,6 +616,7 @@ static int on_connect(void *ctx, struct transport_client *tc)
 	cl->tc = tc;
 	cl->uid = transport_client_uid(tc);
 	cl->pid = transport_client_pid(tc);
+	pidns_client_init(cl->pid, &cl->pidns);
 	cl->reader = transport_client_in_group(tc, rq->m->read_gid);
 	transport_client_set_data(tc, cl);
 	return 0;

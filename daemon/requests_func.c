@@ -145,6 +145,7 @@ void requests_annotate(struct client *cl, const Kprof__AnnotateRequest *req)
 						    .p = t->profile,
 						    .sym = t->sym,
 						    .pid = t->pid,
+						    .uid = t->uid,
 						    .alive = still_running(t)},
 			     req->function ? req->function : "", &res, err_msg, sizeof(err_msg));
 	if (err < 0) {

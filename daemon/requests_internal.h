@@ -13,6 +13,7 @@
 
 #include <systemd/sd-event.h>
 
+#include "pidns.h"
 #include "windows.h"
 
 struct live;
@@ -33,6 +34,7 @@ struct client {
 	struct transport_client *tc;
 	uid_t uid;
 	pid_t pid;
+	struct pidns_client pidns; /* its PIDs: kprofd's, or another namespace's (pidns.h) */
 	bool reader;	   /* in the configured read group: may list and read every profile */
 	struct live *live; /* a live subscription (kprofctl top), or NULL */
 	sd_event_source *live_timer;

@@ -84,9 +84,18 @@ void requests_subscribe(struct client *cl, const Kprof__SubscribeRequest *req)
 						: "out of memory");
 		return;
 	}
-	/* The first update comes at once: it carries the counts so far. */
-	err = sd_event_add_time_relative(cl->rq->m->event, &cl->live_timer, CLOCK_MONOTONIC, 0,
-					 1000, on_live_tick, cl);
+	/* The counts so far are the baseline: the first update, one interval from now, shows
+	 * that interval, as every other one does. */
+	manager_drain(cl->rq->m);
+	err = live_baseline(cl->live, requests_view(cl));
+	if (err < 0) {
+		requests_live_stop(cl);
+		requests_error(cl, err, "out of memory");
+		return;
+	}
+	err = sd_event_add_time_relative(cl->rq->m->event, &cl->live_timer, CLOCK_MONOTONIC,
+					 live_interval_ms(cl->live) * 1000ULL, 1000, on_live_tick,
+					 cl);
 	if (err >= 0) /* a repeating timer, not a one-shot: each tick moves it on */
 		err = sd_event_source_set_enabled(cl->live_timer, SD_EVENT_ON);
 	if (err < 0) {

@@ -377,6 +377,12 @@ void tsym_free(struct tsym *ts)
 	free(ts);
 }
 
+void tsym_set_reader(struct tsym *ts, uid_t uid)
+{
+	if (ts)
+		ts->reader = uid;
+}
+
 uint64_t tsym_generation(const struct tsym *ts)
 {
 	return ts->gen;
@@ -485,9 +491,17 @@ static const struct procmaps_entry *find_mapping(struct tsym *ts, uint64_t addr,
 {
 	const struct procmaps_entry *m = ts->maps ? procmaps_find(ts->maps, addr) : NULL;
 
+	/* A sample's address unknown: maps read again, only while its reader may read the
+	 * process, checked before and after (an exec not yet reported may have replaced it by
+	 * a program the reader cannot read: its names are not read for it). */
 	if (!m && !ts->gone && now_ns(CLOCK_MONOTONIC) - ts->maps_loaded_ns > MAPS_RELOAD_NS &&
-	    maps_load(ts) == 0)
+	    procfs_may_read(ts->pid, ts->reader) && maps_load(ts) == 0) {
+		if (!procfs_may_read(ts->pid, ts->reader)) {
+			maps_drop(ts);
+			return NULL;
+		}
 		m = procmaps_find(ts->maps, addr);
+	}
 	if (m)
 		*idx = m - procmaps_at(ts->maps, 0);
 	return m;

@@ -53,6 +53,9 @@ uint64_t tsym_generation(const struct tsym *ts);
 void tsym_refresh(struct tsym *ts);
 /* The process exec'd: forget all of its symbols. */
 void tsym_exec(struct tsym *ts);
+/* Who may read the names (the target's owner, 0 for root only): a sample's unknown address
+ * makes the maps be read again only while that uid may read the process (procfs_may_read). */
+void tsym_set_reader(struct tsym *ts, uid_t uid);
 /* The process is gone: stop reading its /proc files, keep what is loaded. */
 void tsym_gone(struct tsym *ts);
 /* The target ended and its last samples are named: its root is closed (no fd is held for a

@@ -63,6 +63,7 @@ struct tsym {
 	struct symbolizer *sz;
 	pid_t pid, nspid;
 	uid_t uid, euid;
+	uid_t reader; /* who may read the names (tsym_set_reader): 0 root */
 	uint64_t refused; /* symbol sources left out for lack of budget */
 	uint64_t pm_charged;
 	bool gone;

@@ -174,6 +174,9 @@ static int new_models(struct target *t, const struct config *conf)
 			&t->annot);
 	if (err < 0)
 		return err;
+	err = annotate_queue_new(&t->annot_q);
+	if (err < 0)
+		return err;
 	if (conf->drift_enabled)
 		err = drift_new(&(struct drift_config){.window = conf->drift_window,
 						       .min_samples = conf->drift_min_samples,
@@ -202,6 +205,7 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 		       (uint64_t)env->conf->perfmap_max_mb << 20, &t->sym);
 	if (err < 0)
 		goto fail;
+	tsym_set_reader(t->sym, t->uid);
 	t->cache_gen = t->names_gen = tsym_generation(t->sym);
 	record_mappings(t);
 	names_note(t);
@@ -234,9 +238,18 @@ void target_free(struct target *t)
 	maptab_free(t->maps);
 	tnames_free(t->tnames);
 	annot_free(t->annot);
+	annotate_queue_free(t->annot_q);
 	free(t->ids);
 	free(t->memo);
 	free(t);
+}
+
+void target_flush_captures(struct target *t)
+{
+	if (t->state == TARGET_ATTACHED)
+		annotate_flush(t->annot, t->annot_q, t->pid, t->uid);
+	else
+		annotate_exec(t->annot_q); /* exited or detached: its process is not read */
 }
 
 void target_drop_symbols(struct target *t)
@@ -541,8 +554,8 @@ static inline void add_stack(struct target *t, const struct kp_sample *s, size_t
 		hcct_add_stack(t->hcct, t->ids, t->hcct_kernel ? n : n_user, 1);
 	profile_add_hashed(t->profile, s->tid, t->ids, n, 1, hash);
 	if (leaf >= 0)
-		annotate_sample(t->annot, t->state == TARGET_ATTACHED ? t->sym : NULL, t->pid, leaf,
-				user_addr(s, 0), n > n_leaf);
+		annotate_sample(t->annot, t->annot_q, t->state == TARGET_ATTACHED ? t->sym : NULL,
+				leaf, user_addr(s, 0), n > n_leaf);
 	/* While uprobes trace its paths, samples show the probes' traps, not the code. */
 	if (t->drift && !(t->paths && t->paths->tracing))
 		drift_feed(t, s);

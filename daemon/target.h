@@ -22,6 +22,7 @@
 #include "kprof/profile.h"
 #include "kprof/tnames.h"
 
+struct annotate_queue;
 struct config;
 struct drift;
 struct jvmattach_ctx;
@@ -131,6 +132,7 @@ struct target {
 	/* Per-instruction samples and code snapshots for annotate (annotate.c); NULL for a
 	 * profile restored from disk. */
 	struct annot *annot;
+	struct annotate_queue *annot_q; /* its code copies asked for in this drain */
 	uint64_t
 	    probe_samples; /* samples taken while a probe ran (counted under KPROF_PROBE_NAME) */
 	uint32_t probe_ids[16]; /* kernel functions that handle uprobes (target.c) */
@@ -186,6 +188,9 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 int target_tables_new(struct target *t);
 /* The target ended: free its symbol sources (perf map, mappings), keeping their counts. */
 void target_drop_symbols(struct target *t);
+/* End of a drain: the code copies its samples asked for are made (attached, and only while its
+ * owner may read it: annotate_flush), or dropped. */
+void target_flush_captures(struct target *t);
 /* Memory held by the target's profile, HCCTs and path trace. */
 uint64_t target_memory(const struct target *t);
 /* ... of it, the drift detectors' and their kept result's. */
