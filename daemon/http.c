@@ -17,7 +17,12 @@
  * a connection whose request is not whole request_timeout seconds after it began (or after the
  * previous one ended) is shut down by a 1 s sweep (MHD's own idle timeout alone would let a
  * client sending a byte a second keep a connection for ever), and a response not taken within
- * HTTP_SEND_SEC is cut the same way. A token ([http] token_file) is required off loopback.
+ * HTTP_SEND_SEC is cut the same way. Over max_connections, the oldest connection that has not
+ * passed the token check is cut (conn_evict); profile requests that wait are capped in all and
+ * per client address (http_wait_check), and one whose client hangs up is released at once
+ * (http_watch_client). A token ([http] token_file) is required on every address, loopback
+ * too, unless insecure_no_auth (loopback only); without one the endpoint stays off and kprofd
+ * runs on. It is checked before anything else, so no unauthenticated request waits.
  * HTTP readers see kernel frames by name, never their addresses.
  */
 #include "http.h"
@@ -50,6 +55,7 @@
 #include "windows.h"
 
 #define HTTP_CONN_MEMORY (16u << 10) /* request line and headers of one connection */
+#define HTTP_SPARE_CONNS 8	     /* accepted above max_connections, to evict others for */
 
 static void sweep_arm(struct httpd *h);
 
@@ -154,6 +160,7 @@ static int on_req_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		http_answer(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "the profile could not be built");
 	}
 	r->answered = true;
+	sd_event_source_set_enabled(r->gone, SD_EVENT_OFF);
 	MHD_resume_connection(r->c);
 	http_run(r->h);
 	return 0;
@@ -243,6 +250,8 @@ static enum MHD_Result wait_answer(struct http_req *r, struct MHD_Connection *c,
 		err =
 		    sd_event_add_time_relative(r->h->m->event, &r->timer, CLOCK_MONOTONIC,
 					       (uint64_t)seconds * 1000000, 1000, on_req_timer, r);
+	if (err >= 0)
+		err = http_watch_client(r);
 	if (err < 0) {
 		http_req_free(r);
 		return http_queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "could not start: %s",
@@ -268,6 +277,8 @@ static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, 
 		a.err = httpq_check(&a.q, a.msg, sizeof(a.msg));
 	if (a.err)
 		return http_queue_text(c, MHD_HTTP_BAD_REQUEST, "%s", a.msg);
+	if (http_wait_check(h, c, &res) < 0)
+		return res;
 	if (a.q.since[0] || a.q.until[0])
 		return http_range_start(h, c, &a.q, con_cls);
 	r = http_req_new(h, c);
@@ -360,6 +371,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
 {
 	struct httpd *h = cls;
 	struct http_req *r = *con_cls;
+	const union MHD_ConnectionInfo *ci;
 
 	(void)version;
 	(void)upload_data;
@@ -370,12 +382,18 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
 				       "no request body is accepted");
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return http_queue_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET is served");
+	/* Before anything is looked at or waited for. */
 	if (h->token_len && !httpq_bearer_ok(MHD_lookup_connection_value(
 						 c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
-					     h->token, h->token_len))
+					     h->token, h->token_len)) {
+		h->unauthorized++;
 		return http_queue_text(c, MHD_HTTP_UNAUTHORIZED,
 				       "a bearer token is required (Authorization: Bearer TOKEN, "
 				       "[http] token_file)");
+	}
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	if (ci && ci->socket_context)
+		((struct http_conn *)ci->socket_context)->authed = true;
 	if (!strcmp(url, "/debug/pprof/profile"))
 		return start_profile(h, c, con_cls);
 	if (!strcmp(url, "/debug/pprof/targets") || !strcmp(url, "/targets"))
@@ -402,6 +420,40 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	http_conn_deadline(c, h->m->conf.http_request_timeout);
 }
 
+/* hc shut down: MHD sees the end and closes it on its next run. */
+static void conn_cut(struct http_conn *hc)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(hc->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+	if (ci && ci->connect_fd >= 0)
+		shutdown(ci->connect_fd, SHUT_RDWR);
+	hc->deadline = 0;
+	hc->cut = true;
+}
+
+/* Over max_connections, the oldest connection that has not passed the token check is cut (the
+ * new one if it is the only one): clients that stall or have no token cannot keep a scraper
+ * with the token out, and the scraper's connection, the newest, is the last to go while it
+ * sends its request. MHD's own limit, HTTP_SPARE_CONNS higher, bounds the descriptors. */
+static void conn_evict(struct httpd *h)
+{
+	struct http_conn *oldest = NULL;
+	unsigned live = 0;
+
+	for (struct http_conn *hc = h->conns; hc; hc = hc->next) {
+		if (hc->cut)
+			continue;
+		live++;
+		if (!hc->authed)
+			oldest = hc; /* newest first: the last one seen is the oldest */
+	}
+	if (live <= h->m->conf.http_max_connections || !oldest)
+		return;
+	conn_cut(oldest);
+	h->evicted++;
+}
+
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
 			  enum MHD_ConnectionNotificationCode toe)
 {
@@ -421,6 +473,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		h->conns = hc;
 		h->nconns++;
 		*socket_context = hc;
+		conn_evict(h);
 		sweep_arm(h);
 		return;
 	}
@@ -487,14 +540,9 @@ static int on_sweep(sd_event_source *s, uint64_t usec, void *userdata)
 
 	(void)usec;
 	for (struct http_conn *hc = h->conns; hc; hc = hc->next) {
-		const union MHD_ConnectionInfo *ci;
-
 		if (!hc->deadline || hc->deadline > now)
 			continue;
-		ci = MHD_get_connection_info(hc->c, MHD_CONNECTION_INFO_CONNECTION_FD);
-		if (ci && ci->connect_fd >= 0)
-			shutdown(ci->connect_fd, SHUT_RDWR);
-		hc->deadline = 0;
+		conn_cut(hc);
 		cut++;
 	}
 	if (cut) {
@@ -509,7 +557,8 @@ static int on_sweep(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-/* The token file: a regular file, not readable by others, its text checked by httpq_token. */
+/* The token file: a regular file of kprofd's user that others can neither read nor write (a
+ * group may read it: a scraper's), its text checked by httpq_token. */
 static int read_token(struct httpd *h, const char *path)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
@@ -524,6 +573,11 @@ static int read_token(struct httpd *h, const char *path)
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_mode & S_IROTH)) {
 		log_err("http: token file %s: must be a regular file not readable by others", path);
+		return -EPERM;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		log_err("http: token file %s: must be owned by uid %u and writable by it alone",
+			path, (unsigned)geteuid());
 		return -EPERM;
 	}
 	n = read(fd, buf, sizeof(buf));
@@ -543,8 +597,7 @@ static int read_token(struct httpd *h, const char *path)
 	return 0;
 }
 
-/* [http] listen parsed into addr, with a token file required off loopback: 0 or a negative
- * errno, logged. */
+/* [http] listen parsed into addr: 0, or -EINVAL logged. */
 static int check_listen(const struct config *conf, struct httpq_addr *addr)
 {
 	char why[160];
@@ -553,11 +606,41 @@ static int check_listen(const struct config *conf, struct httpq_addr *addr)
 		log_err("http: listen %s", why);
 		return -EINVAL;
 	}
-	if (!addr->loopback && !conf->http_token_file[0]) {
-		log_err("http: listen %s is not a loopback address: set [http] token_file",
-			conf->http_listen);
+	return 0;
+}
+
+/* The token, or the opt-out from it on loopback: 0, or -EPERM with the endpoint to stay off,
+ * logged with how to turn it on. Any local user can connect to loopback, so loopback needs
+ * the token as much as any other address. */
+static int check_auth(struct httpd *h, const struct config *conf, const struct httpq_addr *addr)
+{
+	static const char how[] = "set [http] token_file = FILE (16-1024 printable characters, "
+				  "mode 0600 or 0640, owned by root; scrapers send "
+				  "\"Authorization: Bearer TOKEN\"; docs/SERVICE.md)";
+
+	if (conf->http_token_file[0]) {
+		if (read_token(h, conf->http_token_file) < 0) {
+			log_err("http: endpoint %s OFF: its token file is unusable (above): %s",
+				conf->http_listen, how);
+			return -EPERM;
+		}
+		return 0;
+	}
+	if (!conf->http_insecure_no_auth) {
+		log_err("http: endpoint %s OFF: no token: without one every local user could read "
+			"every profile: %s",
+			conf->http_listen, how);
 		return -EPERM;
 	}
+	if (!addr->loopback) {
+		log_err("http: endpoint %s OFF: insecure_no_auth applies to loopback addresses "
+			"only: %s",
+			conf->http_listen, how);
+		return -EPERM;
+	}
+	log_warn("http: INSECURE: insecure_no_auth = yes: every local user can read every "
+		 "profile (of every user, with kernel function names) from %s without a token",
+		 conf->http_listen);
 	return 0;
 }
 
@@ -571,7 +654,12 @@ static int start_mhd(struct httpd *h, const struct config *conf, const struct ht
 				    (addr->ipv6 ? MHD_USE_IPv6 : 0),
 				0, NULL, NULL, on_access, h, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log,
 				h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr->ss,
-				MHD_OPTION_CONNECTION_LIMIT, conf->http_max_connections,
+				MHD_OPTION_CONNECTION_LIMIT,
+				conf->http_max_connections + HTTP_SPARE_CONNS,
+				/* 0: none. Every local client is 127.0.0.1: on loopback a cap by
+				 * address would be one user's to fill. */
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				addr->loopback ? 0u : conf->http_max_per_source,
 				MHD_OPTION_LISTEN_BACKLOG_SIZE, conf->http_max_connections,
 				MHD_OPTION_CONNECTION_TIMEOUT, conf->http_request_timeout,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
@@ -627,10 +715,12 @@ int httpd_new(struct manager *m, struct httpd **ret)
 	if (!h)
 		return -ENOMEM;
 	h->m = m;
-	if (conf->http_token_file[0])
-		err = read_token(h, conf->http_token_file);
-	if (err >= 0)
-		err = start_mhd(h, conf, &addr);
+	h->per_source = !addr.loopback;
+	if (check_auth(h, conf, &addr) < 0) {
+		httpd_free(h);
+		return 0; /* kprofd runs on, the endpoint off */
+	}
+	err = start_mhd(h, conf, &addr);
 	if (err >= 0)
 		err = add_sources(h);
 	if (err < 0) {
@@ -638,15 +728,33 @@ int httpd_new(struct manager *m, struct httpd **ret)
 		return err;
 	}
 	log_info("http: pprof endpoint on %s%s", conf->http_listen,
-		 h->token_len ? " (bearer token required)" : "");
+		 h->token_len ? " (bearer token required)" : " (NO AUTHENTICATION)");
+	m->http = h;
 	*ret = h;
 	return 0;
+}
+
+void httpd_get_stats(const struct httpd *h, struct httpd_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->listen = h->m->conf.http_listen;
+	st->token = h->token_len > 0;
+	st->connections = h->nconns;
+	for (const struct http_req *r = h->reqs; r; r = r->next)
+		st->waiting += !r->answered;
+	st->unauthorized = h->unauthorized;
+	st->left = h->left;
+	st->evicted = h->evicted;
+	st->busy = h->busy;
+	st->served = h->served;
 }
 
 void httpd_free(struct httpd *h)
 {
 	if (!h)
 		return;
+	if (h->m->http == h)
+		h->m->http = NULL;
 	if (h->d) {
 		/* Waiting profiles are answered, then MHD ends every connection. */
 		for (struct http_req *r = h->reqs; r; r = r->next) {
@@ -655,6 +763,7 @@ void httpd_free(struct httpd *h)
 			http_answer(r, MHD_HTTP_SERVICE_UNAVAILABLE, "kprofd is stopping");
 			r->answered = true;
 			sd_event_source_set_enabled(r->timer, SD_EVENT_OFF);
+			sd_event_source_set_enabled(r->gone, SD_EVENT_OFF);
 			if (r->stop)
 				r->stop(r);
 			MHD_resume_connection(r->c);

@@ -23,10 +23,13 @@
 
 struct http_range;
 
+/* A connection, newest first in httpd.conns. */
 struct http_conn {
 	struct http_conn *prev, *next;
 	struct MHD_Connection *c;
 	uint64_t deadline; /* CLOCK_MONOTONIC; 0: none (suspended) */
+	bool authed;	   /* a whole request of it passed the token check: not evicted */
+	bool cut;	   /* shut down by us, closed by MHD at its next run */
 };
 
 struct http_member {
@@ -42,6 +45,8 @@ struct http_req {
 	struct MHD_Connection *c;
 	struct http_conn *hc;
 	sd_event_source *timer;
+	sd_event_source *gone; /* the client's socket hung up while r waits */
+	struct sockaddr_storage src; /* the client's address (its port 0) */
 	char unit[PATH_MAX]; /* the watch's name; "" for pid= */
 	pid_t pid;
 	struct http_member mv[HTTP_MAX_MEMBERS];
@@ -66,6 +71,8 @@ struct httpd {
 	unsigned nranges; /* range jobs being merged (http_range.c) */
 	char token[HTTPQ_MAX_TOKEN + 1];
 	size_t token_len;
+	bool per_source; /* connections capped per address (not on loopback: all share it) */
+	uint64_t unauthorized, left, evicted, busy, served; /* counts for status */
 };
 
 /* http_answer.c */
@@ -85,6 +92,12 @@ bool http_in_unit(const struct target *t, const char *unit);
 void http_hide_kaddr(const struct profile *p, struct saved_msg *sm);
 /* A new request of h on c, linked (answered later: its http_answer, then resumed). */
 struct http_req *http_req_new(struct httpd *h, struct MHD_Connection *c);
+/* 0 if a request of c may wait now, else -EBUSY with a 503 queued (its result in *res, counted):
+ * [http] max_waiting in all, max_waiting_per_source from c's address. */
+int http_wait_check(struct httpd *h, struct MHD_Connection *c, enum MHD_Result *res);
+/* r's client is watched while r waits: when it hangs up, r is answered at once (nobody reads
+ * it), its connection resumed and closed, r freed by MHD's completion. 0 or a negative errno. */
+int http_watch_client(struct http_req *r);
 void http_req_free(struct http_req *r);
 void http_answer(struct http_req *r, unsigned status, const char *msg);
 /* r's answer queued (r->answered); r keeps nothing of it. */
