@@ -44,7 +44,7 @@ expect() {
 	else fail "$name" "status $got, not $want: $(head -c 300 "$TDIR/body")"; fi
 }
 
-start_minijit --seconds 120 || { fail "minijit starts" ""; exit 1; }
+start_minijit --seconds 400 || { fail "minijit starts" ""; exit 1; }
 check "attach minijit" ctl attach "$MJ_PID" --freq 199
 wait_for 10 at_least_samples "$MJ_PID" 100 || fail "samples arrive" "$(ctl list)"
 
