@@ -5,10 +5,10 @@
  * libmicrohttpd parses HTTP; it runs in its external-epoll mode on the manager's sd-event loop:
  * its epoll fd is one IO source, its timeout one timer, and every call into it is MHD_run from
  * the loop, so nothing here blocks on a client (MHD's sockets are non-blocking) and profiles
- * are built on the loop like every other reply. GET /debug/pprof/profile?seconds=N&pid=P (or
- * unit=U, a watched unit or cgroup) snapshots the target's stack counts (sdelta.c), suspends
- * the connection and answers N seconds later with the later profile minus the snapshot, as
- * gzip'd pprof (pprof.c; a unit's members merged by merge.c). With since=/until= it answers
+ * are built on the loop like every other reply. GET /debug/pprof/profile?seconds=N (every
+ * target, or those pid=, unit=, cgroup=, comm= select) snapshots the targets' stack counts,
+ * suspends the connection and answers N seconds later with the later profiles minus the
+ * snapshots, merged and labelled per process (http_profile.c). With since=/until= it answers
  * from the kept time windows instead, merged in steps between other work (http_range.c).
  * GET /debug/pprof/targets lists the targets and watches as JSON.
  *
@@ -59,113 +59,6 @@
 
 static void sweep_arm(struct httpd *h);
 
-/* A target's stack counts now, for the start of an interval. */
-static int snapshot(struct http_req *r, struct target *t)
-{
-	struct saved_msg sm;
-	int err;
-
-	if (r->nm >= HTTP_MAX_MEMBERS)
-		return -E2BIG;
-	err = saved_msg_build(t, &sm);
-	if (err < 0)
-		return err;
-	err = sdelta_new(&sm.msg, &r->mv[r->nm].d);
-	saved_msg_release(&sm);
-	if (err < 0)
-		return err;
-	r->mv[r->nm].pid = t->pid;
-	r->mv[r->nm].attached_ns = t->attached_ns;
-	r->nm++;
-	return 0;
-}
-
-static void hide_kaddr(const struct target *t, struct saved_msg *sm)
-{
-	http_hide_kaddr(t->profile, sm);
-}
-
-/* The interval's profile of every member still known (and, for a unit, of members attached
- * during it: all their samples are the interval's), merged, as pprof. */
-static int build_answer(struct http_req *r)
-{
-	struct manager *m = r->h->m;
-	struct saved_msg sm[HTTP_MAX_MEMBERS + 8];
-	Kprof__SavedProfile *pv[HTTP_MAX_MEMBERS + 8];
-	size_t n = 0, cap = ARRAY_SIZE(sm);
-	uint64_t end = now_ns(CLOCK_REALTIME), samples = 0;
-	struct merged mg;
-	int err = 0;
-
-	manager_drain(m);
-	for (size_t i = 0; i < r->nm && n < cap; i++) {
-		struct target *t = http_find_target(m, r->mv[i].pid, r->mv[i].attached_ns);
-
-		if (!t || saved_msg_build(t, &sm[n]) < 0)
-			continue;
-		hide_kaddr(t, &sm[n]);
-		sm[n].target.samples = sdelta_apply(r->mv[i].d, &sm[n].msg);
-		samples += sm[n].target.samples;
-		pv[n] = &sm[n].msg;
-		n++;
-	}
-	for (struct target *t = m->targets; r->unit[0] && t && n < cap; t = t->next) {
-		if (!http_in_unit(t, r->unit) || t->attached_ns < r->start_real ||
-		    saved_msg_build(t, &sm[n]) < 0)
-			continue;
-		hide_kaddr(t, &sm[n]);
-		samples += sm[n].target.samples;
-		pv[n] = &sm[n].msg;
-		n++;
-	}
-	if (!n) {
-		http_answer(r, MHD_HTTP_GONE,
-			    "the target ended and its profile was dropped meanwhile");
-		return 0;
-	}
-	err = merge_profiles(pv, n, &mg);
-	if (err >= 0) {
-		uint8_t *buf;
-
-		mg.target.attached_at_ns = r->start_real;
-		mg.target.ended_at_ns = end;
-		mg.target.samples = samples;
-		err = pprof_build(&mg.sp, end, KPROF_VERSION, &buf, &r->len);
-		if (err >= 0) {
-			free(r->body);
-			r->body = (char *)buf;
-			r->status = MHD_HTTP_OK;
-			r->pprof = true;
-		}
-		merge_free(&mg);
-	}
-	for (size_t i = 0; i < n; i++)
-		saved_msg_release(&sm[i]);
-	return err;
-}
-
-static int on_req_timer(sd_event_source *s, uint64_t usec, void *userdata)
-{
-	struct http_req *r = userdata;
-	int err;
-
-	(void)s;
-	(void)usec;
-	err = build_answer(r);
-	if (err < 0) {
-		if (r->unit[0])
-			log_warn("http: profile of unit %s: %s", r->unit, strerror(-err));
-		else
-			log_warn("http: profile of pid %d: %s", (int)r->pid, strerror(-err));
-		http_answer(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "the profile could not be built");
-	}
-	r->answered = true;
-	sd_event_source_set_enabled(r->gone, SD_EVENT_OFF);
-	MHD_resume_connection(r->c);
-	http_run(r->h);
-	return 0;
-}
-
 struct args {
 	struct httpq q;
 	unsigned max_seconds;
@@ -185,91 +78,11 @@ static enum MHD_Result on_arg(void *cls, enum MHD_ValueKind kind, const char *ke
 	return a->err ? MHD_NO : MHD_YES;
 }
 
-/* Snapshot of pid's target into r: 0 or a negative errno, or 1 when it is not profiled, with r
- * freed and a 404 queued (its result in *res). */
-static int snapshot_pid(struct http_req *r, struct MHD_Connection *c, enum MHD_Result *res)
-{
-	struct target *t = manager_find(r->h->m, r->pid);
-
-	if (!t || t->state != TARGET_ATTACHED) {
-		pid_t pid = r->pid;
-
-		http_req_free(r);
-		*res = http_queue_text(c, MHD_HTTP_NOT_FOUND,
-				       "pid %d is not being profiled (attach it first: kprofctl "
-				       "attach %d; GET /debug/pprof/targets lists the targets)",
-				       (int)pid, (int)pid);
-		return 1;
-	}
-	return snapshot(r, t);
-}
-
-/* Snapshots of the attached members of the watch asked as unit: 0 or a negative errno, or 1
- * when it is not watched or too big, with r freed and the answer queued (its result in *res). */
-static int snapshot_unit(struct http_req *r, struct MHD_Connection *c, const char *unit,
-			 enum MHD_Result *res)
-{
-	struct manager *m = r->h->m;
-	const struct cgwatch *w = manager_find_watch(m, r->unit);
-	struct cgroup_ref ref;
-	int err = 0;
-
-	/* A cgroup may be named as given to attach --cgroup or by its full path. */
-	if (!w && cgroup_resolve(r->unit, &ref) == 0)
-		w = manager_find_watch(m, ref.path);
-	if (!w) {
-		http_req_free(r);
-		*res = http_queue_text(c, MHD_HTTP_NOT_FOUND,
-				       "unit '%.200s' is not watched (kprofctl attach --unit; "
-				       "GET /debug/pprof/targets lists the watches)",
-				       unit);
-		return 1;
-	}
-	/* Members name their watch by its name, whether asked by name or by path. */
-	snprintf(r->unit, sizeof(r->unit), "%s", w->name);
-	for (struct target *t = m->targets; t && err >= 0; t = t->next)
-		if (http_in_unit(t, r->unit) && t->state == TARGET_ATTACHED)
-			err = snapshot(r, t);
-	if (err == -E2BIG) {
-		http_req_free(r);
-		*res =
-		    http_queue_text(c, MHD_HTTP_BAD_REQUEST,
-				    "unit '%.200s' has more than %d processes: ask by pid=", unit,
-				    HTTP_MAX_MEMBERS);
-		return 1;
-	}
-	return err;
-}
-
-/* The answer's timer set seconds on and the connection suspended until it fires, unless err
- * (a failed snapshot) or the timer failed: then a 503. */
-static enum MHD_Result wait_answer(struct http_req *r, struct MHD_Connection *c, unsigned seconds,
-				   int err, void **con_cls)
-{
-	if (err >= 0)
-		err =
-		    sd_event_add_time_relative(r->h->m->event, &r->timer, CLOCK_MONOTONIC,
-					       (uint64_t)seconds * 1000000, 1000, on_req_timer, r);
-	if (err >= 0)
-		err = http_watch_client(r);
-	if (err < 0) {
-		http_req_free(r);
-		return http_queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "could not start: %s",
-				       strerror(-err));
-	}
-	*con_cls = r;
-	http_conn_deadline(c, 0);
-	MHD_suspend_connection(c);
-	return MHD_YES;
-}
-
 static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, void **con_cls)
 {
 	struct manager *m = h->m;
 	struct args a = {.max_seconds = m->conf.http_max_seconds};
 	enum MHD_Result res = MHD_NO;
-	struct http_req *r;
-	int err;
 
 	httpq_init(&a.q);
 	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, on_arg, &a);
@@ -281,17 +94,7 @@ static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, 
 		return res;
 	if (a.q.since[0] || a.q.until[0])
 		return http_range_start(h, c, &a.q, con_cls);
-	r = http_req_new(h, c);
-	if (!r)
-		return http_queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
-	r->pid = a.q.pid;
-	snprintf(r->unit, sizeof(r->unit), "%s", a.q.unit);
-	r->start_real = now_ns(CLOCK_REALTIME);
-	manager_drain(m);
-	err = r->pid ? snapshot_pid(r, c, &res) : snapshot_unit(r, c, a.q.unit, &res);
-	if (err > 0)
-		return res;
-	return wait_answer(r, c, a.q.seconds, err, con_cls);
+	return http_profile_start(h, c, &a.q, con_cls);
 }
 
 /* ---- Listing ---- */
@@ -357,11 +160,18 @@ static enum MHD_Result list_targets(struct httpd *h, struct MHD_Connection *c)
 }
 
 static const char index_text[] =
-    "kprofd pprof endpoint\n"
+    "kprofd pprof endpoint (every request needs Authorization: Bearer TOKEN)\n"
     "\n"
-    "GET /debug/pprof/profile?seconds=N&pid=PID   CPU profile of PID over the next N seconds\n"
-    "GET /debug/pprof/profile?seconds=N&unit=UNIT the same for a watched unit's processes\n"
-    "GET /debug/pprof/targets                     targets and watched units (JSON)\n";
+    "GET /debug/pprof/profile?seconds=N          CPU profile of every profiled process over the\n"
+    "                                            next N seconds (default 30), gzip'd pprof; each\n"
+    "                                            sample labelled pid, comm, exe, unit, cgroup,\n"
+    "                                            runtime, thread_id, thread_name, kind\n"
+    "    &pid=PID &unit=UNIT &cgroup=PATH &comm=NAME  only the processes matching all of these\n"
+    "    &since=TIME&until=TIME                   kept windows of one pid= or unit= instead\n"
+    "GET /debug/pprof/targets                    targets and watched units (JSON)\n"
+    "GET /debug/pprof/                           this page\n"
+    "\n"
+    "Other arguments are ignored. No heap, goroutine, mutex, block or trace profiles: 404.\n";
 
 /* ---- MHD's callbacks ---- */
 

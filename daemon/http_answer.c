@@ -203,6 +203,7 @@ void http_req_free(struct http_req *r)
 	sd_event_source_disable_unref(r->gone);
 	for (size_t i = 0; i < r->nm; i++)
 		sdelta_free(r->mv[i].d);
+	free(r->mv);
 	free(r->body);
 	free(r);
 }

@@ -18,7 +18,8 @@
 #include "target_pb.h"
 
 #define HTTP_SEND_SEC 60    /* to take a response */
-#define HTTP_MAX_MEMBERS 64 /* targets of one unit= profile */
+#define HTTP_MAX_MEMBERS 64 /* targets of one since=/until= range of a unit */
+#define HTTP_MAX_HOST 4096  /* targets of one interval profile (the whole host) */
 #define NSEC 1000000000ULL
 
 struct http_range;
@@ -47,10 +48,14 @@ struct http_req {
 	sd_event_source *timer;
 	sd_event_source *gone; /* the client's socket hung up while r waits */
 	struct sockaddr_storage src; /* the client's address (its port 0) */
-	char unit[PATH_MAX]; /* the watch's name; "" for pid= */
+	/* The selection (http_profile.c): all that are set must match; none: the whole host. */
+	char unit[PATH_MAX]; /* a watch's name (unit_watch) or a systemd unit; "": none */
+	char cgroup[256];    /* a cgroup and those under it; "": none */
+	char comm[16];
 	pid_t pid;
-	struct http_member mv[HTTP_MAX_MEMBERS];
-	size_t nm;
+	bool unit_watch, whole;
+	struct http_member *mv; /* the targets snapshotted, malloc'd */
+	size_t nm, cap;
 	uint64_t start_real;
 	bool answered;
 	unsigned status;
@@ -102,6 +107,15 @@ void http_req_free(struct http_req *r);
 void http_answer(struct http_req *r, unsigned status, const char *msg);
 /* r's answer queued (r->answered); r keeps nothing of it. */
 enum MHD_Result http_queue_answer(struct http_req *r);
+
+/* http_profile.c */
+/* GET /debug/pprof/profile?seconds=N (q checked, no since=/until=): the selected targets
+ * snapshotted and the connection suspended with *con_cls set, answered N seconds later; or a
+ * 404 (nothing selected) or 503 at once. */
+enum MHD_Result http_profile_start(struct httpd *h, struct MHD_Connection *c,
+				   const struct httpq *q, void **con_cls);
+/* r's answer built (its status and body set): 0 or a negative errno. */
+int http_profile_answer(struct http_req *r);
 
 /* http_range.c */
 /* GET ...?since=&until= (q checked): answered at once if the range is merged in one step, else
