@@ -5,10 +5,10 @@
  * libmicrohttpd parses HTTP; it runs in its external-epoll mode on the manager's sd-event loop:
  * its epoll fd is one IO source, its timeout one timer, and every call into it is MHD_run from
  * the loop, so nothing here blocks on a client (MHD's sockets are non-blocking) and profiles
- * are built on the loop like every other reply. GET /debug/pprof/profile?seconds=N&pid=P (or
- * unit=U, a watched unit or cgroup) snapshots the target's stack counts (sdelta.c), suspends
- * the connection and answers N seconds later with the later profile minus the snapshot, as
- * gzip'd pprof (pprof.c; a unit's members merged by merge.c). With since=/until= it answers
+ * are built on the loop like every other reply. GET /debug/pprof/profile?seconds=N (every
+ * target, or those pid=, unit=, cgroup=, comm= select) snapshots the targets' stack counts,
+ * suspends the connection and answers N seconds later with the later profiles minus the
+ * snapshots, merged and labelled per process (http_profile.c). With since=/until= it answers
  * from the kept time windows instead, merged in steps between other work (http_range.c).
  * GET /debug/pprof/targets lists the targets and watches as JSON.
  *
@@ -17,7 +17,12 @@
  * a connection whose request is not whole request_timeout seconds after it began (or after the
  * previous one ended) is shut down by a 1 s sweep (MHD's own idle timeout alone would let a
  * client sending a byte a second keep a connection for ever), and a response not taken within
- * HTTP_SEND_SEC is cut the same way. A token ([http] token_file) is required off loopback.
+ * HTTP_SEND_SEC is cut the same way. Over max_connections, the oldest connection that has not
+ * passed the token check is cut (conn_evict); profile requests that wait are capped in all and
+ * per client address (http_wait_check), and one whose client hangs up is released at once
+ * (http_watch_client). A token ([http] token_file) is required on every address, loopback
+ * too, unless insecure_no_auth (loopback only); without one the endpoint stays off and kprofd
+ * runs on. It is checked before anything else, so no unauthenticated request waits.
  * HTTP readers see kernel frames by name, never their addresses.
  */
 #include "http.h"
@@ -50,115 +55,9 @@
 #include "windows.h"
 
 #define HTTP_CONN_MEMORY (16u << 10) /* request line and headers of one connection */
+#define HTTP_SPARE_CONNS 8	     /* accepted above max_connections, to evict others for */
 
 static void sweep_arm(struct httpd *h);
-
-/* A target's stack counts now, for the start of an interval. */
-static int snapshot(struct http_req *r, struct target *t)
-{
-	struct saved_msg sm;
-	int err;
-
-	if (r->nm >= HTTP_MAX_MEMBERS)
-		return -E2BIG;
-	err = saved_msg_build(t, &sm);
-	if (err < 0)
-		return err;
-	err = sdelta_new(&sm.msg, &r->mv[r->nm].d);
-	saved_msg_release(&sm);
-	if (err < 0)
-		return err;
-	r->mv[r->nm].pid = t->pid;
-	r->mv[r->nm].attached_ns = t->attached_ns;
-	r->nm++;
-	return 0;
-}
-
-static void hide_kaddr(const struct target *t, struct saved_msg *sm)
-{
-	http_hide_kaddr(t->profile, sm);
-}
-
-/* The interval's profile of every member still known (and, for a unit, of members attached
- * during it: all their samples are the interval's), merged, as pprof. */
-static int build_answer(struct http_req *r)
-{
-	struct manager *m = r->h->m;
-	struct saved_msg sm[HTTP_MAX_MEMBERS + 8];
-	Kprof__SavedProfile *pv[HTTP_MAX_MEMBERS + 8];
-	size_t n = 0, cap = ARRAY_SIZE(sm);
-	uint64_t end = now_ns(CLOCK_REALTIME), samples = 0;
-	struct merged mg;
-	int err = 0;
-
-	manager_drain(m);
-	for (size_t i = 0; i < r->nm && n < cap; i++) {
-		struct target *t = http_find_target(m, r->mv[i].pid, r->mv[i].attached_ns);
-
-		if (!t || saved_msg_build(t, &sm[n]) < 0)
-			continue;
-		hide_kaddr(t, &sm[n]);
-		sm[n].target.samples = sdelta_apply(r->mv[i].d, &sm[n].msg);
-		samples += sm[n].target.samples;
-		pv[n] = &sm[n].msg;
-		n++;
-	}
-	for (struct target *t = manager_targets_first(m); r->unit[0] && t && n < cap;
-	     t = manager_targets_next(t)) {
-		if (!http_in_unit(t, r->unit) || t->attached_ns < r->start_real ||
-		    saved_msg_build(t, &sm[n]) < 0)
-			continue;
-		hide_kaddr(t, &sm[n]);
-		samples += sm[n].target.samples;
-		pv[n] = &sm[n].msg;
-		n++;
-	}
-	if (!n) {
-		http_answer(r, MHD_HTTP_GONE,
-			    "the target ended and its profile was dropped meanwhile");
-		return 0;
-	}
-	err = merge_profiles(pv, n, &mg);
-	if (err >= 0) {
-		uint8_t *buf;
-
-		mg.target.attached_at_ns = r->start_real;
-		mg.target.ended_at_ns = end;
-		mg.target.samples = samples;
-		err = pprof_build(&mg.sp, end, KPROF_VERSION, &buf, &r->len);
-		if (err >= 0) {
-			free(r->body);
-			r->body = (char *)buf;
-			r->status = MHD_HTTP_OK;
-			r->pprof = true;
-		}
-		merge_free(&mg);
-	}
-	for (size_t i = 0; i < n; i++)
-		saved_msg_release(&sm[i]);
-	return err;
-}
-
-static int on_req_timer(sd_event_source *s, uint64_t usec, void *userdata)
-{
-	struct http_req *r = userdata;
-	int err;
-
-	(void)s;
-	(void)usec;
-	err = build_answer(r);
-	if (err < 0) {
-		if (r->unit[0])
-			log_warn("http: profile of unit %s: %s", r->unit, strerror(-err));
-		else
-			log_warn("http: profile of pid %d: %s", (int)r->pid, strerror(-err));
-		http_answer(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "the profile could not be built");
-	}
-	r->answered = true;
-	MHD_resume_connection(r->c);
-	http_run(r->h);
-	return 0;
-}
 
 struct args {
 	struct httpq q;
@@ -179,90 +78,11 @@ static enum MHD_Result on_arg(void *cls, enum MHD_ValueKind kind, const char *ke
 	return a->err ? MHD_NO : MHD_YES;
 }
 
-/* Snapshot of pid's target into r: 0 or a negative errno, or 1 when it is not profiled, with r
- * freed and a 404 queued (its result in *res). */
-static int snapshot_pid(struct http_req *r, struct MHD_Connection *c, enum MHD_Result *res)
-{
-	struct target *t = manager_find(r->h->m, r->pid);
-
-	if (!t || t->state != TARGET_ATTACHED) {
-		pid_t pid = r->pid;
-
-		http_req_free(r);
-		*res = http_queue_text(c, MHD_HTTP_NOT_FOUND,
-				       "pid %d is not being profiled (attach it first: kprofctl "
-				       "attach %d; GET /debug/pprof/targets lists the targets)",
-				       (int)pid, (int)pid);
-		return 1;
-	}
-	return snapshot(r, t);
-}
-
-/* Snapshots of the attached members of the watch asked as unit: 0 or a negative errno, or 1
- * when it is not watched or too big, with r freed and the answer queued (its result in *res). */
-static int snapshot_unit(struct http_req *r, struct MHD_Connection *c, const char *unit,
-			 enum MHD_Result *res)
-{
-	struct manager *m = r->h->m;
-	const struct cgwatch *w = manager_find_watch(m, r->unit);
-	struct cgroup_ref ref;
-	int err = 0;
-
-	/* A cgroup may be named as given to attach --cgroup or by its full path. */
-	if (!w && cgroup_resolve(r->unit, &ref) == 0)
-		w = manager_find_watch(m, ref.path);
-	if (!w) {
-		http_req_free(r);
-		*res = http_queue_text(c, MHD_HTTP_NOT_FOUND,
-				       "unit '%.200s' is not watched (kprofctl attach --unit; "
-				       "GET /debug/pprof/targets lists the watches)",
-				       unit);
-		return 1;
-	}
-	/* Members name their watch by its name, whether asked by name or by path. */
-	snprintf(r->unit, sizeof(r->unit), "%s", w->name);
-	for (struct target *t = manager_targets_first(m); t && err >= 0;
-	     t = manager_targets_next(t))
-		if (http_in_unit(t, r->unit) && t->state == TARGET_ATTACHED)
-			err = snapshot(r, t);
-	if (err == -E2BIG) {
-		http_req_free(r);
-		*res =
-		    http_queue_text(c, MHD_HTTP_BAD_REQUEST,
-				    "unit '%.200s' has more than %d processes: ask by pid=", unit,
-				    HTTP_MAX_MEMBERS);
-		return 1;
-	}
-	return err;
-}
-
-/* The answer's timer set seconds on and the connection suspended until it fires, unless err
- * (a failed snapshot) or the timer failed: then a 503. */
-static enum MHD_Result wait_answer(struct http_req *r, struct MHD_Connection *c, unsigned seconds,
-				   int err, void **con_cls)
-{
-	if (err >= 0)
-		err =
-		    sd_event_add_time_relative(r->h->m->event, &r->timer, CLOCK_MONOTONIC,
-					       (uint64_t)seconds * 1000000, 1000, on_req_timer, r);
-	if (err < 0) {
-		http_req_free(r);
-		return http_queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "could not start: %s",
-				       strerror(-err));
-	}
-	*con_cls = r;
-	http_conn_deadline(c, 0);
-	MHD_suspend_connection(c);
-	return MHD_YES;
-}
-
 static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, void **con_cls)
 {
 	struct manager *m = h->m;
 	struct args a = {.max_seconds = m->conf.http_max_seconds};
 	enum MHD_Result res = MHD_NO;
-	struct http_req *r;
-	int err;
 
 	httpq_init(&a.q);
 	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, on_arg, &a);
@@ -270,19 +90,11 @@ static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, 
 		a.err = httpq_check(&a.q, a.msg, sizeof(a.msg));
 	if (a.err)
 		return http_queue_text(c, MHD_HTTP_BAD_REQUEST, "%s", a.msg);
+	if (http_wait_check(h, c, &res) < 0)
+		return res;
 	if (a.q.since[0] || a.q.until[0])
 		return http_range_start(h, c, &a.q, con_cls);
-	r = http_req_new(h, c);
-	if (!r)
-		return http_queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
-	r->pid = a.q.pid;
-	snprintf(r->unit, sizeof(r->unit), "%s", a.q.unit);
-	r->start_real = now_ns(CLOCK_REALTIME);
-	manager_drain(m);
-	err = r->pid ? snapshot_pid(r, c, &res) : snapshot_unit(r, c, a.q.unit, &res);
-	if (err > 0)
-		return res;
-	return wait_answer(r, c, a.q.seconds, err, con_cls);
+	return http_profile_start(h, c, &a.q, con_cls);
 }
 
 /* ---- Listing ---- */
@@ -348,11 +160,18 @@ static enum MHD_Result list_targets(struct httpd *h, struct MHD_Connection *c)
 }
 
 static const char index_text[] =
-    "kprofd pprof endpoint\n"
+    "kprofd pprof endpoint (every request needs Authorization: Bearer TOKEN)\n"
     "\n"
-    "GET /debug/pprof/profile?seconds=N&pid=PID   CPU profile of PID over the next N seconds\n"
-    "GET /debug/pprof/profile?seconds=N&unit=UNIT the same for a watched unit's processes\n"
-    "GET /debug/pprof/targets                     targets and watched units (JSON)\n";
+    "GET /debug/pprof/profile?seconds=N          CPU profile of every profiled process over the\n"
+    "                                            next N seconds (default 30), gzip'd pprof; each\n"
+    "                                            sample labelled pid, comm, exe, unit, cgroup,\n"
+    "                                            runtime, thread_id, thread_name, kind\n"
+    "    &pid=PID &unit=UNIT &cgroup=PATH &comm=NAME  only the processes matching all of these\n"
+    "    &since=TIME&until=TIME                   kept windows of one pid= or unit= instead\n"
+    "GET /debug/pprof/targets                    targets and watched units (JSON)\n"
+    "GET /debug/pprof/                           this page\n"
+    "\n"
+    "Other arguments are ignored. No heap, goroutine, mutex, block or trace profiles: 404.\n";
 
 /* ---- MHD's callbacks ---- */
 
@@ -362,6 +181,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
 {
 	struct httpd *h = cls;
 	struct http_req *r = *con_cls;
+	const union MHD_ConnectionInfo *ci;
 
 	(void)version;
 	(void)upload_data;
@@ -372,12 +192,18 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
 				       "no request body is accepted");
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return http_queue_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET is served");
+	/* Before anything is looked at or waited for. */
 	if (h->token_len && !httpq_bearer_ok(MHD_lookup_connection_value(
 						 c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
-					     h->token, h->token_len))
+					     h->token, h->token_len)) {
+		h->unauthorized++;
 		return http_queue_text(c, MHD_HTTP_UNAUTHORIZED,
 				       "a bearer token is required (Authorization: Bearer TOKEN, "
 				       "[http] token_file)");
+	}
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	if (ci && ci->socket_context)
+		((struct http_conn *)ci->socket_context)->authed = true;
 	if (!strcmp(url, "/debug/pprof/profile"))
 		return start_profile(h, c, con_cls);
 	if (!strcmp(url, "/debug/pprof/targets") || !strcmp(url, "/targets"))
@@ -404,6 +230,40 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	http_conn_deadline(c, h->m->conf.http_request_timeout);
 }
 
+/* hc shut down: MHD sees the end and closes it on its next run. */
+static void conn_cut(struct http_conn *hc)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(hc->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+	if (ci && ci->connect_fd >= 0)
+		shutdown(ci->connect_fd, SHUT_RDWR);
+	hc->deadline = 0;
+	hc->cut = true;
+}
+
+/* Over max_connections, the oldest connection that has not passed the token check is cut (the
+ * new one if it is the only one): clients that stall or have no token cannot keep a scraper
+ * with the token out, and the scraper's connection, the newest, is the last to go while it
+ * sends its request. MHD's own limit, HTTP_SPARE_CONNS higher, bounds the descriptors. */
+static void conn_evict(struct httpd *h)
+{
+	struct http_conn *oldest = NULL;
+	unsigned live = 0;
+
+	for (struct http_conn *hc = h->conns; hc; hc = hc->next) {
+		if (hc->cut)
+			continue;
+		live++;
+		if (!hc->authed)
+			oldest = hc; /* newest first: the last one seen is the oldest */
+	}
+	if (live <= h->m->conf.http_max_connections || !oldest)
+		return;
+	conn_cut(oldest);
+	h->evicted++;
+}
+
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
 			  enum MHD_ConnectionNotificationCode toe)
 {
@@ -423,6 +283,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		h->conns = hc;
 		h->nconns++;
 		*socket_context = hc;
+		conn_evict(h);
 		sweep_arm(h);
 		return;
 	}
@@ -489,14 +350,9 @@ static int on_sweep(sd_event_source *s, uint64_t usec, void *userdata)
 
 	(void)usec;
 	for (struct http_conn *hc = h->conns; hc; hc = hc->next) {
-		const union MHD_ConnectionInfo *ci;
-
 		if (!hc->deadline || hc->deadline > now)
 			continue;
-		ci = MHD_get_connection_info(hc->c, MHD_CONNECTION_INFO_CONNECTION_FD);
-		if (ci && ci->connect_fd >= 0)
-			shutdown(ci->connect_fd, SHUT_RDWR);
-		hc->deadline = 0;
+		conn_cut(hc);
 		cut++;
 	}
 	if (cut) {
@@ -511,7 +367,8 @@ static int on_sweep(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-/* The token file: a regular file, not readable by others, its text checked by httpq_token. */
+/* The token file: a regular file of kprofd's user that others can neither read nor write (a
+ * group may read it: a scraper's), its text checked by httpq_token. */
 static int read_token(struct httpd *h, const char *path)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
@@ -526,6 +383,11 @@ static int read_token(struct httpd *h, const char *path)
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_mode & S_IROTH)) {
 		log_err("http: token file %s: must be a regular file not readable by others", path);
+		return -EPERM;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		log_err("http: token file %s: must be owned by uid %u and writable by it alone",
+			path, (unsigned)geteuid());
 		return -EPERM;
 	}
 	n = read(fd, buf, sizeof(buf));
@@ -545,8 +407,7 @@ static int read_token(struct httpd *h, const char *path)
 	return 0;
 }
 
-/* [http] listen parsed into addr, with a token file required off loopback: 0 or a negative
- * errno, logged. */
+/* [http] listen parsed into addr: 0, or -EINVAL logged. */
 static int check_listen(const struct config *conf, struct httpq_addr *addr)
 {
 	char why[160];
@@ -555,11 +416,41 @@ static int check_listen(const struct config *conf, struct httpq_addr *addr)
 		log_err("http: listen %s", why);
 		return -EINVAL;
 	}
-	if (!addr->loopback && !conf->http_token_file[0]) {
-		log_err("http: listen %s is not a loopback address: set [http] token_file",
-			conf->http_listen);
+	return 0;
+}
+
+/* The token, or the opt-out from it on loopback: 0, or -EPERM with the endpoint to stay off,
+ * logged with how to turn it on. Any local user can connect to loopback, so loopback needs
+ * the token as much as any other address. */
+static int check_auth(struct httpd *h, const struct config *conf, const struct httpq_addr *addr)
+{
+	static const char how[] = "set [http] token_file = FILE (16-1024 printable characters, "
+				  "mode 0600 or 0640, owned by root; scrapers send "
+				  "\"Authorization: Bearer TOKEN\"; docs/SERVICE.md)";
+
+	if (conf->http_token_file[0]) {
+		if (read_token(h, conf->http_token_file) < 0) {
+			log_err("http: endpoint %s OFF: its token file is unusable (above): %s",
+				conf->http_listen, how);
+			return -EPERM;
+		}
+		return 0;
+	}
+	if (!conf->http_insecure_no_auth) {
+		log_err("http: endpoint %s OFF: no token: without one every local user could read "
+			"every profile: %s",
+			conf->http_listen, how);
 		return -EPERM;
 	}
+	if (!addr->loopback) {
+		log_err("http: endpoint %s OFF: insecure_no_auth applies to loopback addresses "
+			"only: %s",
+			conf->http_listen, how);
+		return -EPERM;
+	}
+	log_warn("http: INSECURE: insecure_no_auth = yes: every local user can read every "
+		 "profile (of every user, with kernel function names) from %s without a token",
+		 conf->http_listen);
 	return 0;
 }
 
@@ -573,7 +464,12 @@ static int start_mhd(struct httpd *h, const struct config *conf, const struct ht
 				    (addr->ipv6 ? MHD_USE_IPv6 : 0),
 				0, NULL, NULL, on_access, h, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log,
 				h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr->ss,
-				MHD_OPTION_CONNECTION_LIMIT, conf->http_max_connections,
+				MHD_OPTION_CONNECTION_LIMIT,
+				conf->http_max_connections + HTTP_SPARE_CONNS,
+				/* 0: none. Every local client is 127.0.0.1: on loopback a cap by
+				 * address would be one user's to fill. */
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				addr->loopback ? 0u : conf->http_max_per_source,
 				MHD_OPTION_LISTEN_BACKLOG_SIZE, conf->http_max_connections,
 				MHD_OPTION_CONNECTION_TIMEOUT, conf->http_request_timeout,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
@@ -629,10 +525,12 @@ int httpd_new(struct manager *m, struct httpd **ret)
 	if (!h)
 		return -ENOMEM;
 	h->m = m;
-	if (conf->http_token_file[0])
-		err = read_token(h, conf->http_token_file);
-	if (err >= 0)
-		err = start_mhd(h, conf, &addr);
+	h->per_source = !addr.loopback;
+	if (check_auth(h, conf, &addr) < 0) {
+		httpd_free(h);
+		return 0; /* kprofd runs on, the endpoint off */
+	}
+	err = start_mhd(h, conf, &addr);
 	if (err >= 0)
 		err = add_sources(h);
 	if (err < 0) {
@@ -640,15 +538,33 @@ int httpd_new(struct manager *m, struct httpd **ret)
 		return err;
 	}
 	log_info("http: pprof endpoint on %s%s", conf->http_listen,
-		 h->token_len ? " (bearer token required)" : "");
+		 h->token_len ? " (bearer token required)" : " (NO AUTHENTICATION)");
+	m->http = h;
 	*ret = h;
 	return 0;
+}
+
+void httpd_get_stats(const struct httpd *h, struct httpd_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->listen = h->m->conf.http_listen;
+	st->token = h->token_len > 0;
+	st->connections = h->nconns;
+	for (const struct http_req *r = h->reqs; r; r = r->next)
+		st->waiting += !r->answered;
+	st->unauthorized = h->unauthorized;
+	st->left = h->left;
+	st->evicted = h->evicted;
+	st->busy = h->busy;
+	st->served = h->served;
 }
 
 void httpd_free(struct httpd *h)
 {
 	if (!h)
 		return;
+	if (h->m->http == h)
+		h->m->http = NULL;
 	if (h->d) {
 		/* Waiting profiles are answered, then MHD ends every connection. */
 		for (struct http_req *r = h->reqs; r; r = r->next) {
@@ -657,6 +573,7 @@ void httpd_free(struct httpd *h)
 			http_answer(r, MHD_HTTP_SERVICE_UNAVAILABLE, "kprofd is stopping");
 			r->answered = true;
 			sd_event_source_set_enabled(r->timer, SD_EVENT_OFF);
+			sd_event_source_set_enabled(r->gone, SD_EVENT_OFF);
 			if (r->stop)
 				r->stop(r);
 			MHD_resume_connection(r->c);

@@ -4,13 +4,25 @@
 #ifndef KPROF_DAEMON_HTTP_H
 #define KPROF_DAEMON_HTTP_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 struct manager;
 struct httpd;
 
-/* Listen on conf.http_listen, served from m's event loop. *ret is NULL (and 0 returned) when
- * the endpoint is off. A negative errno, logged with why: a bad or missing token file, no token
- * for an address other than loopback, the address in use. */
+/* Listen on conf.http_listen, served from m's event loop (m->http set). *ret is NULL (and 0
+ * returned) when the endpoint is off: listen unset, or no usable token (no token_file without
+ * insecure_no_auth, or a bad token file: logged with how to enable it; kprofd runs on). A
+ * negative errno, logged: the address in use, out of memory. */
 int httpd_new(struct manager *m, struct httpd **ret);
+
+struct httpd_stats {
+	const char *listen;
+	bool token;
+	unsigned connections, waiting;
+	uint64_t unauthorized, left, evicted, busy, served;
+};
+void httpd_get_stats(const struct httpd *h, struct httpd_stats *st);
 /* Answers waiting profiles with 503 and closes every connection. */
 void httpd_free(struct httpd *h);
 

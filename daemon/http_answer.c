@@ -7,6 +7,7 @@
  * kept ranges) do.
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "http_internal.h"
 #include "kprof/cleanup.h"
 #include "kprof/sdelta.h"
+#include "log.h"
 
 void http_conn_deadline(struct MHD_Connection *c, unsigned sec)
 {
@@ -44,9 +46,12 @@ static enum MHD_Result queue_retry(struct MHD_Connection *c, unsigned status, co
 		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, retry);
 	}
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-	if (status == MHD_HTTP_UNAUTHORIZED)
+	if (status == MHD_HTTP_UNAUTHORIZED) {
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 					"Bearer realm=\"kprofd\"");
+		/* An unauthenticated client keeps no connection. */
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	}
 	if (!strcmp(type, "application/octet-stream"))
 		MHD_add_response_header(r, "Content-Disposition",
 					"attachment; filename=\"profile\"");
@@ -109,6 +114,63 @@ struct target *http_find_target(struct manager *m, pid_t pid, uint64_t attached_
 
 /* ---- Profiles ---- */
 
+/* c's client address, its port cleared, in ss (zeroed if MHD does not know it). */
+static void client_source(struct MHD_Connection *c, struct sockaddr_storage *ss)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+	memset(ss, 0, sizeof(*ss));
+	if (!ci || !ci->client_addr)
+		return;
+	if (ci->client_addr->sa_family == AF_INET6) {
+		memcpy(ss, ci->client_addr, sizeof(struct sockaddr_in6));
+		((struct sockaddr_in6 *)ss)->sin6_port = 0;
+		((struct sockaddr_in6 *)ss)->sin6_flowinfo = 0;
+	} else if (ci->client_addr->sa_family == AF_INET) {
+		memcpy(ss, ci->client_addr, sizeof(struct sockaddr_in));
+		((struct sockaddr_in *)ss)->sin_port = 0;
+	}
+}
+
+static bool same_source(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+	return a->ss_family == AF_INET && ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+					      ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+}
+
+int http_wait_check(struct httpd *h, struct MHD_Connection *c, enum MHD_Result *res)
+{
+	const struct config *conf = &h->m->conf;
+	struct sockaddr_storage src;
+	unsigned all = 0, mine = 0;
+
+	client_source(c, &src);
+	for (const struct http_req *r = h->reqs; r; r = r->next) {
+		if (r->answered)
+			continue;
+		all++;
+		mine += same_source(&r->src, &src);
+	}
+	if (all < conf->http_max_waiting && mine < conf->http_max_waiting_per_source)
+		return 0;
+	h->busy++;
+	if (all >= conf->http_max_waiting)
+		*res = http_queue_busy(c, 5, "%u profile requests are waiting already ([http] "
+					  "max_waiting): try again later",
+				       all);
+	else
+		*res = http_queue_busy(c, 5, "%u profile requests of this address are waiting "
+					  "already ([http] max_waiting_per_source)",
+				       mine);
+	return -EBUSY;
+}
+
 struct http_req *http_req_new(struct httpd *h, struct MHD_Connection *c)
 {
 	struct http_req *r = calloc(1, sizeof(*r));
@@ -117,6 +179,7 @@ struct http_req *http_req_new(struct httpd *h, struct MHD_Connection *c)
 		return NULL;
 	r->h = h;
 	r->c = c;
+	client_source(c, &r->src);
 	r->next = h->reqs;
 	if (h->reqs)
 		h->reqs->prev = r;
@@ -137,8 +200,10 @@ void http_req_free(struct http_req *r)
 	if (r->next)
 		r->next->prev = r->prev;
 	sd_event_source_disable_unref(r->timer);
+	sd_event_source_disable_unref(r->gone);
 	for (size_t i = 0; i < r->nm; i++)
 		sdelta_free(r->mv[i].d);
+	free(r->mv);
 	free(r->body);
 	free(r);
 }
@@ -154,8 +219,47 @@ void http_answer(struct http_req *r, unsigned status, const char *msg)
 	r->pprof = false;
 }
 
+/* The client hung up (EPOLLRDHUP, or the socket's error): nothing will read r's answer, so r's
+ * snapshots and timer go now, not seconds later, and its place counts no more. */
+static int on_client_gone(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct http_req *r = userdata;
+
+	(void)fd;
+	(void)revents;
+	sd_event_source_set_enabled(s, SD_EVENT_OFF);
+	if (r->answered)
+		return 0;
+	log_debug("http: a client left while its profile was waiting: released");
+	r->h->left++;
+	sd_event_source_set_enabled(r->timer, SD_EVENT_OFF);
+	if (r->stop)
+		r->stop(r);
+	for (size_t i = 0; i < r->nm; i++)
+		sdelta_free(r->mv[i].d);
+	r->nm = 0;
+	http_answer(r, MHD_HTTP_SERVICE_UNAVAILABLE, "the client left");
+	r->answered = true;
+	MHD_resume_connection(r->c);
+	http_run(r->h);
+	return 0;
+}
+
+int http_watch_client(struct http_req *r)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(r->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+	if (!ci || ci->connect_fd < 0)
+		return -EBADF;
+	return sd_event_add_io(r->h->m->event, &r->gone, ci->connect_fd, EPOLLRDHUP,
+			       on_client_gone, r);
+}
+
 enum MHD_Result http_queue_answer(struct http_req *r)
 {
+	if (r->status == MHD_HTTP_OK)
+		r->h->served++;
 	if (r->pprof) {
 		char *body = TAKE_PTR(r->body);
 

@@ -254,7 +254,7 @@ static int fill_target(struct live *lv, struct target *t, unsigned view, struct 
 
 int live_baseline(struct live *lv, unsigned view)
 {
-	for (struct target *t = lv->m->targets; t; t = t->next) {
+	for (struct target *t = manager_targets_first(lv->m); t; t = manager_targets_next(t)) {
 		struct live_target *s;
 		_cleanup_free_ struct delta *d = NULL;
 		struct profile_func kernel;

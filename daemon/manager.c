@@ -241,7 +241,7 @@ void manager_drain(struct manager *m)
 {
 	ringbuf_drain(m->ringbuf);
 	m->drained_ns = now_ns(CLOCK_MONOTONIC);
-	for (struct target *t = m->targets; t; t = t->next)
+	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t))
 		target_flush_captures(t);
 	drop_ended_symbols(m);
 }

@@ -50,6 +50,7 @@ struct manager_hooks {
 struct loader;
 struct ringbuf;
 struct syswide;
+struct httpd;
 struct sampler;
 struct store;
 struct windows;
@@ -98,6 +99,7 @@ struct manager {
 	struct target *(*on_stranger)(void *ud, const struct kp_sample *s);
 	void *stranger_ud;
 	struct syswide *sw;
+	struct httpd *http; /* the pprof endpoint (http.c, a layer above), NULL when off */
 	uint64_t all_taken_over;   /* --all targets ended by another attach of their process */
 	uint64_t all_kept_dropped; /* --all ended profiles dropped by limits.max_kept */
 	uint64_t all_samples;	   /* samples added to --all targets */

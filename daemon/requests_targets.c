@@ -15,6 +15,7 @@
 #include "requests_targets.h"
 #include "windows.h"
 #include "clock.h"
+#include "http.h"
 #include "loader.h"
 #include "sampler.h"
 #include "manager.h"
@@ -384,6 +385,8 @@ void requests_status(struct client *cl)
 	unsigned freqs[MANAGER_MAX_FREQS];
 	Kprof__Watch wv[MANAGER_MAX_WATCHES], *wp[MANAGER_MAX_WATCHES];
 	Kprof__SystemWide sw;
+	Kprof__HttpStatus hp;
+	struct httpd_stats hs;
 	struct manager *m = cl->rq->m;
 
 	if (requests_fill_status(cl->rq, &sr, &drops, freqs) < 0) {
@@ -392,6 +395,20 @@ void requests_status(struct client *cl)
 	}
 	fill_syswide(m->sw, &sw);
 	sr.system_wide = &sw;
+	if (m->http) {
+		httpd_get_stats(m->http, &hs);
+		kprof__http_status__init(&hp);
+		hp.listen = (char *)hs.listen;
+		hp.token = hs.token;
+		hp.connections = hs.connections;
+		hp.waiting = hs.waiting;
+		hp.unauthorized = hs.unauthorized;
+		hp.left = hs.left;
+		hp.evicted = hs.evicted;
+		hp.busy = hs.busy;
+		hp.served = hs.served;
+		sr.http = &hp;
+	}
 	/* The client's own watches (all of them for root and readers). */
 	for (unsigned i = 0; i < m->n_watches; i++) {
 		const struct cgwatch *w = m->watches[i];

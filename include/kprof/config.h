@@ -75,8 +75,12 @@ struct config {
 	unsigned n_watch_rules;
 	/* [http]: the pprof endpoint (daemon/http.c), off when listen is "" */
 	char http_listen[64];	   /* ADDRESS:PORT, numeric (httpq_listen) */
-	char http_token_file[256]; /* "Authorization: Bearer" token; required off loopback */
+	char http_token_file[256]; /* "Authorization: Bearer" token; required unless the opt-out */
+	bool http_insecure_no_auth;  /* loopback without a token: every local user reads all */
 	unsigned http_max_connections;
+	unsigned http_max_per_source;	      /* connections from one address (off loopback) */
+	unsigned http_max_waiting;	      /* profile requests waiting at once */
+	unsigned http_max_waiting_per_source; /* ... of them from one address */
 	unsigned http_max_seconds;     /* bound of seconds= */
 	unsigned http_request_timeout; /* seconds from connect to a whole request */
 	/* [drift]: profile drift of JIT functions (drift.h), for targets attached from then on */
