@@ -448,8 +448,10 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 	render_json_string(f, t->jitdump_path);
 	fprintf(f,
 		",\"jitdump_symbols\":%" PRIu64 ",\"jitdump_bad_records\":%" PRIu64
-		",\"jitdump_bytes\":%" PRIu64 ",\"jitdump_problem\":",
-		t->jitdump_symbols, t->jitdump_bad_records, t->jitdump_bytes);
+		",\"jitdump_bytes\":%" PRIu64 ",\"symbol_read_bytes\":%" PRIu64
+		",\"symbol_read_deferred\":%" PRIu64 ",\"jitdump_problem\":",
+		t->jitdump_symbols, t->jitdump_bad_records, t->jitdump_bytes, t->symbol_read_bytes,
+		t->symbol_read_deferred);
 	render_json_string(f, t->jitdump_problem);
 	fprintf(f,
 		",\"unnamed_leaf_samples\":%" PRIu64

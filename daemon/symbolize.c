@@ -246,12 +246,11 @@ static int perfmap_open(struct tsym *ts, struct stat *st)
 	return TAKE_FD(fd);
 }
 
-/* Read what the perf map gained; whether its symbols changed. */
-static bool perfmap_refresh(struct tsym *ts)
+/* Read what the perf map gained, as far as the step allows; whether its symbols changed. */
+static bool perfmap_refresh(struct tsym *ts, struct tfile_step *step)
 {
 	_cleanup_close_ int fd = -1;
 	struct stat st;
-	uint64_t budget = PERFMAP_READ_PER_REFRESH;
 	char buf[65536];
 	int added = 0;
 	bool reset = false, had = ts->pm_track.ino != 0;
@@ -269,14 +268,19 @@ static bool perfmap_refresh(struct tsym *ts)
 		ts->pm_charged = 0;
 		reset = true;
 	}
-	while (budget > 0) {
-		ssize_t n = pread(fd, buf, sizeof(buf), ts->pm_track.off);
+	for (;;) {
+		size_t req = tfile_step_take(step, sizeof(buf), false);
+		ssize_t n;
 		int r;
 
+		if (!req)
+			break;
+		n = pread(fd, buf, req, ts->pm_track.off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
+		tfile_step_done(step, (size_t)n);
 		/* A parsed line costs about its bytes plus an entry: charge twice the bytes. */
 		if (budget_charge(ts->sz->budget, ts->uid, 2 * (uint64_t)n) < 0) {
 			if (!ts->refused++)
@@ -293,7 +297,8 @@ static bool perfmap_refresh(struct tsym *ts)
 			break;
 		added += r;
 		tfile_track_advance(&ts->pm_track, buf, n);
-		budget -= (uint64_t)n > budget ? budget : (uint64_t)n;
+		if ((size_t)n < req)
+			break;
 	}
 	return added || reset;
 }
@@ -311,15 +316,40 @@ static int jitfile_start(struct tsym *ts)
 	return jitfile_new(&p, &ts->jf);
 }
 
+static uint64_t min3(uint64_t a, uint64_t b, uint64_t c)
+{
+	return a < b ? (a < c ? a : c) : (b < c ? b : c);
+}
+
 void tsym_refresh(struct tsym *ts)
 {
+	uint64_t now = now_ns(CLOCK_MONOTONIC), cpu0, cpu;
+	struct tfile_step step = {.bytes = READ_STEP_BYTES < allowance_avail(&ts->read_bytes, now)
+					       ? READ_STEP_BYTES
+					       : allowance_avail(&ts->read_bytes, now)};
 	bool changed;
 
-	ts->pm_refreshed_ns = now_ns(CLOCK_MONOTONIC);
-	changed = perfmap_refresh(ts);
+	ts->pm_refreshed_ns = now;
+	cpu = min3(READ_STEP_CPU_NS, allowance_avail(&ts->read_cpu, now),
+		   allowance_avail(&ts->sz->read_cpu, now));
+	if (!step.bytes || !cpu) {
+		ts->read_deferred++; /* the next refresh with an allowance goes on */
+		ts->behind = true;
+		return;
+	}
+	cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	step.cpu_end_ns = cpu0 + cpu;
+	changed = perfmap_refresh(ts, &step);
 	/* Gone: its /proc/PID may be another process's already. */
-	if (ts->jf && !ts->gone && jitfile_refresh(ts->jf, ts->maps) > 0)
+	if (ts->jf && !ts->gone && jitfile_refresh(ts->jf, ts->maps, &step) > 0)
 		changed = true;
+	cpu = now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	allowance_spend(&ts->read_bytes, step.read);
+	allowance_spend(&ts->read_cpu, cpu);
+	allowance_spend(&ts->sz->read_cpu, cpu);
+	ts->read_total += step.read;
+	ts->read_deferred += step.cut;
+	ts->behind = step.cut;
 	if (changed)
 		ts->gen++;
 }
@@ -348,6 +378,10 @@ int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, uid_t euid, uint64_t p
 	if (err < 0)
 		goto fail;
 	ts->perfmap_max_bytes = perfmap_max_bytes;
+	allowance_init(&ts->read_bytes, READ_RATE_BYTES, READ_RATE_BYTES,
+		       now_ns(CLOCK_MONOTONIC));
+	allowance_init(&ts->read_cpu, READ_RATE_CPU_NS, READ_RATE_CPU_NS,
+		       now_ns(CLOCK_MONOTONIC));
 	err = jitfile_start(ts);
 	if (err < 0)
 		goto fail;
@@ -375,6 +409,11 @@ void tsym_free(struct tsym *ts)
 	if (ts->root >= 0)
 		close(ts->root);
 	free(ts);
+}
+
+bool tsym_behind(const struct tsym *ts)
+{
+	return ts->behind && !ts->done;
 }
 
 uint64_t tsym_generation(const struct tsym *ts)
@@ -477,6 +516,8 @@ void tsym_get_stats(const struct tsym *ts, struct tsym_stats *st)
 	st->jitdump_bad_records = js.bad_records;
 	st->jitdump_bytes = js.bytes;
 	st->jitdump_reloads = js.reloads;
+	st->symbol_read_bytes = ts->read_total;
+	st->symbol_read_deferred = ts->read_deferred;
 }
 
 /* ---- resolution ---- */

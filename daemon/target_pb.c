@@ -82,6 +82,8 @@ static void fill_pb_names(const struct target *t, const struct tsym_stats *ss,
 	pb->jitdump_symbols = ss->jitdump_symbols;
 	pb->jitdump_bad_records = ss->jitdump_bad_records;
 	pb->jitdump_bytes = ss->jitdump_bytes;
+	pb->symbol_read_bytes = ss->symbol_read_bytes;
+	pb->symbol_read_deferred = ss->symbol_read_deferred;
 	pb->stacks = ps->stacks;
 	pb->lost_stacks = ps->lost;
 	pb->truncated_stacks = t->truncated;
@@ -240,6 +242,8 @@ static void restore_symbol_stats(const Kprof__Target *pb, struct tsym_stats *ss)
 	ss->jitdump_symbols = pb->jitdump_symbols;
 	ss->jitdump_bad_records = pb->jitdump_bad_records;
 	ss->jitdump_bytes = pb->jitdump_bytes;
+	ss->symbol_read_bytes = pb->symbol_read_bytes;
+	ss->symbol_read_deferred = pb->symbol_read_deferred;
 }
 
 _Static_assert(MAPTAB_DEFAULT_MAX <= SAVED_MAX_MAPPINGS, "a saved table fits a target's");
