@@ -11,7 +11,6 @@
 #   2. root attaches its JVM: asked at once (its session counts 1 exchange right after the
 #      attach; before, 0: all 4 were taken), and named: its map answered.
 # Needs root, java, javac, setpriv.
-# Not sanitized: five JVMs take a while; the code it checks runs in every JVM test.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/hostile_lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
