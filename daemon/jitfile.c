@@ -520,7 +520,7 @@ int jitfile_refresh(struct jitfile *jf, const struct procmaps *maps, struct tfil
 
 const struct perfmap_sym *jitfile_lookup(struct jitfile *jf, uint64_t addr)
 {
-	return perfmap_lookup(jf->syms, addr);
+	return perfmap_lookup_frame(jf->syms, addr);
 }
 
 bool jitfile_source(const struct jitfile *jf, uint64_t start, const char **file, uint32_t *line)

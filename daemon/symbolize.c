@@ -541,7 +541,7 @@ static bool jit_lookup(struct tsym *ts, uint64_t addr, struct sym_result *r)
 	const char *module = s ? jitfile_module(ts->jf) : ts->pm_module;
 
 	if (!s)
-		s = perfmap_lookup(ts->pm, addr);
+		s = perfmap_lookup_frame(ts->pm, addr);
 	if (!s)
 		return false;
 	r->name = s->name;
