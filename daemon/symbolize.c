@@ -475,7 +475,7 @@ size_t tsym_anon_exec(const struct tsym *ts)
 	for (size_t i = 0; ts->maps && i < procmaps_count(ts->maps); i++) {
 		const struct procmaps_entry *m = procmaps_at(ts->maps, i);
 
-		if (procmaps_is_exec(m) && (!m->path[0] || !strncmp(m->path, "/memfd:", 7)))
+		if (procmaps_is_exec(m) && procmaps_is_anon(m))
 			n++;
 	}
 	return n;
@@ -602,12 +602,29 @@ static bool elf_lookup(struct tsym *ts, const struct procmaps_entry *m, size_t i
 
 /* Code no symbol covers is named after its mapping, one name in every view and export (the
  * "[libc.so.6]" of flame graph tools): "[libc.so.6]" and kind native for a file, "[vdso]" for
- * the kernel's, "[anon]" (anonymous memory) or "[memfd:NAME]" and kind unknown for what a
- * process wrote itself (JIT code without a perf map). */
+ * the kernel's; anonymous memory (procmaps_is_anon: no path, "[anon_shmem]", "/dev/zero
+ * (deleted)", System V shared memory, a memfd...) is what a process wrote itself, JIT code
+ * without a perf map: "[anon]" (or "[memfd:NAME]") and kind unknown, kept by address to be
+ * named later. Only executable memory: an address in data or in no mapping at all is a junk
+ * frame pointer, "[unknown]" as perf shows it. */
 static void name_by_mapping(const struct procmaps_entry *m, struct sym_result *r)
 {
-	const char *base = m->path[0] ? symbolize_base_name(m->path) : "[anon]";
+	const char *base;
 
+	if (!procmaps_is_exec(m))
+		return; /* "[unknown]" */
+	if (procmaps_is_anon(m)) {
+		base = strncmp(m->path, "/memfd:", 7) ? "[anon]" : symbolize_base_name(m->path);
+		if (base[0] != '[') {
+			snprintf(r->buf, sizeof(r->buf), "[%s]", base);
+			base = r->buf;
+		}
+		r->name = r->module = base;
+		r->kind = PROFILE_KIND_UNKNOWN;
+		r->jit_memory = true;
+		return;
+	}
+	base = m->path[0] ? symbolize_base_name(m->path) : "[anon]";
 	r->module = base;
 	if (base[0] == '[') {
 		r->name = base;
@@ -616,14 +633,14 @@ static void name_by_mapping(const struct procmaps_entry *m, struct sym_result *r
 	}
 	snprintf(r->buf, sizeof(r->buf), "[%s]", base);
 	r->name = r->buf;
-	/* A memfd holds what its process put there (JIT code, most often): not native code. */
-	r->kind = strncmp(base, "memfd:", 6) ? PROFILE_KIND_NATIVE : PROFILE_KIND_UNKNOWN;
+	r->kind = PROFILE_KIND_NATIVE;
 }
 
 void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result *r)
 {
 	const struct procmaps_entry *m;
 	size_t idx = 0;
+	bool elf;
 
 	*r = (struct sym_result){
 	    .name = "[unknown]", .module = "[unknown]", .kind = PROFILE_KIND_UNKNOWN};
@@ -641,10 +658,17 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 		}
 		return;
 	}
+	/* One rule, whatever was read first: inside a file mapping, an ELF symbol that covers the
+	 * address names it (perf's choice: V8's embedded builtins are both in node's .text and in
+	 * its perf map, as Builtins_X and Builtin:X); then the JIT's files; then the ELF file's
+	 * nearest symbol. */
+	m = find_mapping(ts, addr, &idx);
+	elf = m && m->path[0] == '/' && elf_lookup(ts, m, idx, addr, r);
+	if (elf && r->hi > addr && r->lo <= addr)
+		return;
 	if (jit_lookup(ts, addr, r))
 		return;
-	m = find_mapping(ts, addr, &idx);
-	if (m && m->path[0] == '/' && elf_lookup(ts, m, idx, addr, r))
+	if (elf)
 		return;
 	if (m && symbolize_vdso_lookup(ts->sz, m, addr, r))
 		return;

@@ -27,6 +27,10 @@ struct sym_result {
 	 * both 0 otherwise. A native function's start is its ELF address, lo its address in
 	 * the process. */
 	uint64_t lo, hi;
+	/* Unnamed code in anonymous executable memory (procmaps_is_anon: JIT code a perf map or
+	 * jitdump may name later). An unnamed address anywhere else (no mapping, or memory that is
+	 * not executable: a junk frame pointer) is "[unknown]" and never will be named. */
+	bool jit_memory;
 };
 
 struct tsym_stats {

@@ -90,6 +90,7 @@ static void fill_pb_names(const struct target *t, const struct tsym_stats *ss,
 	pb->eps = t->eps;
 	pb->hcct_kernel = t->hcct_kernel;
 	pb->unnamed_leaf_samples = t->unnamed_leaf;
+	pb->unknown_samples = t->unknown_samples;
 	pb->unresolved_addresses = ps->unresolved;
 	pb->unresolved_dropped = ps->unresolved_over;
 	pb->named_late = ps->renamed;
@@ -301,6 +302,7 @@ static void restore_fields(const Kprof__Target *pb, struct target *t)
 	t->samples = pb->samples;
 	t->truncated = pb->truncated_stacks;
 	t->unnamed_leaf = pb->unnamed_leaf_samples;
+	t->unknown_samples = pb->unknown_samples;
 	t->children = pb->children;
 	t->parent = pb->parent;
 	t->children_followed = pb->children_followed;
