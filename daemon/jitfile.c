@@ -17,7 +17,9 @@
  * The bytes go to the pure parser (daemon/lib/jitdump.c) in chunks; a record torn at the end of
  * the file waits for its bytes, one larger than the chunk gets a buffer its size (at most the
  * parser's 16 MiB record cap, and only once the file holds it all). At most max_bytes of a file
- * are read (perfmap_max_mb), at most 64 MiB per refresh; a file the parser rejects (bad magic,
+ * are read (perfmap_max_mb); a refresh reads what its step allows (struct tfile_step: bytes and
+ * CPU time, set by symbolize.c from the target's allowance) and the next one goes on from
+ * there, a record cut by the step is read whole at the next; a file the parser rejects (bad magic,
  * a record size out of bounds) is read no further. Each stop is logged once and named.
  *
  * Its symbols. Code loads go into a perf-map symbol table (perfmap_add: the load read last wins
@@ -52,7 +54,6 @@
 #include "tfile.h"
 
 #define DEFAULT_MAX_BYTES (UINT64_C(512) << 20)
-#define READ_PER_REFRESH (UINT64_C(64) << 20)
 #define CHUNK (64u << 10)
 #define SYM_COST 128 /* bytes charged per symbol besides its name */
 #define ADDRS_MIN 1024
@@ -432,37 +433,38 @@ static void parse_failed(struct jitfile *jf, int r)
 	}
 }
 
-/* Read and parse what the file (size bytes when opened) gained, within the caps. */
-static void read_more(struct jitfile *jf, int fd, uint64_t size)
+/* Read and parse what the file (size bytes when opened) gained, within the caps and the step. */
+static void read_more(struct jitfile *jf, int fd, uint64_t size, struct tfile_step *step)
 {
 	_cleanup_free_ uint8_t *buf = NULL;
-	uint64_t left = READ_PER_REFRESH;
 	size_t cap = CHUNK;
 
 	buf = malloc(cap);
 	if (!buf)
 		return;
-	while (left && !jf->stopped[0]) {
+	while (!jf->stopped[0]) {
 		uint64_t room =
 		    jf->p.max_bytes > jf->track.off ? jf->p.max_bytes - jf->track.off : 0;
-		size_t req = room < cap ? (size_t)room : cap, pos = 0;
+		size_t want = room < cap ? (size_t)room : cap, req, pos = 0;
 		ssize_t n;
 		int r;
 
-		if (!req) {
+		if (!want) {
 			stop_at_cap(jf);
 			break;
 		}
+		req = tfile_step_take(step, want, cap > CHUNK);
+		if (!req)
+			break; /* the step is over: the next one goes on from here */
 		n = pread(fd, buf, req, (off_t)jf->track.off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
+		tfile_step_done(step, (size_t)n);
 		r = jitdump_parse(&jf->jd, buf, (size_t)n, &pos, &ops, jf);
-		if (pos) {
+		if (pos)
 			tfile_track_advance(&jf->track, buf, pos);
-			left -= pos < left ? pos : left;
-		}
 		if (r < 0) {
 			parse_failed(jf, r);
 			break;
@@ -472,6 +474,8 @@ static void read_more(struct jitfile *jf, int fd, uint64_t size)
 			break; /* the end of the file, for now */
 		if (pos)
 			continue;
+		if (req < want)
+			break; /* the step's bound cut the record: it is read whole at the next */
 		/* Not one whole record in a full buffer: a record larger than it, or the cap. */
 		if (jf->jd.want > room) {
 			stop_at_cap(jf);
@@ -489,7 +493,7 @@ static void read_more(struct jitfile *jf, int fd, uint64_t size)
 	}
 }
 
-int jitfile_refresh(struct jitfile *jf, const struct procmaps *maps)
+int jitfile_refresh(struct jitfile *jf, const struct procmaps *maps, struct tfile_step *step)
 {
 	_cleanup_close_ int fd = -1;
 	struct stat st;
@@ -508,7 +512,7 @@ int jitfile_refresh(struct jitfile *jf, const struct procmaps *maps)
 		log_info("pid %d: reading jitdump %s", jf->p.pid, jf->path);
 	}
 	if (!jf->stopped[0])
-		read_more(jf, fd, (uint64_t)st.st_size);
+		read_more(jf, fd, (uint64_t)st.st_size, step);
 	if (jf->stopped[0])
 		memcpy(jf->problem, jf->stopped, sizeof(jf->problem));
 	return jf->changed || reset;
@@ -516,7 +520,7 @@ int jitfile_refresh(struct jitfile *jf, const struct procmaps *maps)
 
 const struct perfmap_sym *jitfile_lookup(struct jitfile *jf, uint64_t addr)
 {
-	return perfmap_lookup(jf->syms, addr);
+	return perfmap_lookup_frame(jf->syms, addr);
 }
 
 bool jitfile_source(const struct jitfile *jf, uint64_t start, const char **file, uint32_t *line)

@@ -63,9 +63,26 @@ static const char *const step_names[] = {
     [JVMHELPER_STEP_DONE] = "done",
 };
 
+/* Fair shares of the exchanges (security issue 25, item 9): one uid (the JVM's euid) runs at
+ * most half of them, so that a user whose JVMs never answer (each holds its exchange until the
+ * 10 s deadline) leaves the other half to everyone else; and when they are all taken, the uids
+ * refused meanwhile get the next free ones in turn, the one served longest ago first. A refused
+ * JVM asks again a second later (jvmmap.c): a uid not heard of for WAIT_FRESH_NS waits no more. */
+#define SHARE_UIDS 64
+#define WAIT_FRESH_NS (3 * 1000000000ULL)
+
+struct uid_share {
+	uid_t uid;
+	unsigned running;
+	uint64_t since_ns; /* refused for want of a free exchange since (0: not waiting) */
+	uint64_t heard_ns; /* ... and refused again last then (a waiter asks every second) */
+	uint64_t served_ns; /* its last exchange started (0: never) */
+};
+
 struct jvmattach_ctx {
 	sd_event *event;
 	unsigned running, max;
+	struct uid_share uids[SHARE_UIDS];
 };
 
 struct jvmattach {
@@ -101,6 +118,85 @@ int jvmattach_ctx_new(sd_event *e, unsigned max, struct jvmattach_ctx **ret)
 void jvmattach_ctx_free(struct jvmattach_ctx *ctx)
 {
 	free(ctx);
+}
+
+static bool waiting(const struct uid_share *u, uint64_t now)
+{
+	return u->since_ns && now - u->heard_ns < WAIT_FRESH_NS;
+}
+
+/* Whether u's turn comes before me's: served longer ago, then waiting longer, then the uid. */
+static bool before(const struct uid_share *u, const struct uid_share *me, uint64_t now)
+{
+	uint64_t my_since = waiting(me, now) ? me->since_ns : now;
+
+	if (u->served_ns != me->served_ns)
+		return u->served_ns < me->served_ns;
+	if (u->since_ns != my_since)
+		return u->since_ns < my_since;
+	return u->uid < me->uid;
+}
+
+/* uid's entry, made if need be (NULL: the table is full of uids running or waiting). */
+static struct uid_share *share_of(struct jvmattach_ctx *ctx, uid_t uid, uint64_t now)
+{
+	struct uid_share *free_one = NULL;
+
+	for (size_t i = 0; i < SHARE_UIDS; i++) {
+		struct uid_share *u = &ctx->uids[i];
+
+		if (u->uid == uid && (u->running || u->since_ns || u->served_ns))
+			return u;
+		if (!u->running && !waiting(u, now) &&
+		    (!free_one || u->served_ns < free_one->served_ns))
+			free_one = u;
+	}
+	if (free_one)
+		*free_one = (struct uid_share){.uid = uid};
+	return free_one;
+}
+
+/* May uid start an exchange now? 0, or -EBUSY with why said. */
+static int share_admit(struct jvmattach_ctx *ctx, uid_t uid, char *why, size_t whylen)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	struct uid_share *me = share_of(ctx, uid, now);
+	unsigned per_uid = ctx->max > 1 ? ctx->max / 2 : 1, ahead = 0;
+
+	if (me && me->running >= per_uid) {
+		snprintf(why, whylen, "uid %u runs %u exchanges with JVMs already, its share", uid,
+			 me->running);
+		return -EBUSY;
+	}
+	/* Waiting uids whose turn comes first keep the free exchanges they need. */
+	for (size_t i = 0; me && i < SHARE_UIDS; i++) {
+		const struct uid_share *u = &ctx->uids[i];
+
+		ahead += u != me && waiting(u, now) && u->running < per_uid && before(u, me, now);
+	}
+	if (ctx->running + ahead >= ctx->max) {
+		if (me && !waiting(me, now))
+			me->since_ns = now;
+		if (me)
+			me->heard_ns = now;
+		snprintf(why, whylen, "%u exchanges with JVMs are running already%s", ctx->running,
+			 ahead ? ", other users' JVMs wait first" : "");
+		return -EBUSY;
+	}
+	if (me) {
+		me->since_ns = 0;
+		me->served_ns = now;
+	}
+	return 0;
+}
+
+static void share_add(struct jvmattach_ctx *ctx, uid_t uid, int n)
+{
+	for (size_t i = 0; i < SHARE_UIDS; i++)
+		if (ctx->uids[i].uid == uid && (ctx->uids[i].running || n > 0)) {
+			ctx->uids[i].running += n;
+			return;
+		}
 }
 
 /* The flag in environment variable name: 1, 0 or -ENOENT. */
@@ -252,6 +348,7 @@ static void ja_free(struct jvmattach *ja)
 		close(ja->cancel_fd);
 	munmap(ja->sh, sizeof(*ja->sh));
 	ja->ctx->running--;
+	share_add(ja->ctx, ja->uid, -1);
 	free(ja);
 }
 
@@ -382,7 +479,7 @@ static int spawn(struct jvmhelper_args *a)
 
 /* A new exchange of rq, counted as running, with its shared mapping; NULL if out of memory. */
 static struct jvmattach *ja_new(struct jvmattach_ctx *ctx, const struct jvmattach_req *rq,
-				jvmattach_done_fn done, void *userdata)
+				uid_t uid, jvmattach_done_fn done, void *userdata)
 {
 	struct jvmattach *ja = calloc(1, sizeof(*ja));
 
@@ -404,7 +501,9 @@ static struct jvmattach *ja_new(struct jvmattach_ctx *ctx, const struct jvmattac
 	for (size_t i = 0; i < rq->ncmds; i++)
 		snprintf(ja->cmd[i], sizeof(ja->cmd[i]), "%s", rq->cmds[i]);
 	ja->started_ns = now_ns(CLOCK_MONOTONIC);
+	ja->uid = uid;
 	ctx->running++;
+	share_add(ctx, uid, 1);
 	return ja;
 }
 
@@ -458,10 +557,6 @@ int jvmattach_start(struct jvmattach_ctx *ctx, const struct jvmattach_req *rq,
 
 	if ((rq->ncmds == 0 && !rq->args) || rq->ncmds > JVMATTACH_MAX_CMDS)
 		return -EINVAL;
-	if (ctx->running >= ctx->max) {
-		snprintf(why, whylen, "%u exchanges with JVMs are running already", ctx->running);
-		return -EBUSY;
-	}
 	for (size_t i = 0; i < rq->ncmds; i++) {
 		ssize_t len =
 		    hsattach_request(req[i], sizeof(req[i]), "jcmd", rq->cmds[i], NULL, NULL);
@@ -474,13 +569,14 @@ int jvmattach_start(struct jvmattach_ctx *ctx, const struct jvmattach_req *rq,
 		a.reqlen[i] = len;
 	}
 	err = target_args(rq->pid, rq->start_ticks, &a, &nspid, why, whylen);
-	if (err == 0 && !(ja = ja_new(ctx, rq, done, userdata))) {
+	if (err == 0)
+		err = share_admit(ctx, a.uid, why, whylen);
+	if (err == 0 && !(ja = ja_new(ctx, rq, a.uid, done, userdata))) {
 		snprintf(why, whylen, "out of memory");
 		err = -ENOMEM;
 	}
 	if (err == 0) {
 		ja->nspid = nspid;
-		ja->uid = a.uid;
 		a.deadline_ns = ja->started_ns + rq->timeout_ms * 1000000ULL;
 		a.sh = ja->sh;
 		err = ja_run(ja, &a);

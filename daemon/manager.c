@@ -279,6 +279,17 @@ static int on_ringbuf(sd_event_source *s, int fd, uint32_t revents, void *userda
 /* The timer runs every drain_ms while probes are in, and every SAMPLE_BATCH_MS (or drain_ms if
  * longer) otherwise: an idle kprofd, or one whose targets sleep, wakes twice a second, not 20
  * times (manager_probes_started brings the short period back at once). */
+/* Perf maps and jitdumps are read in bounded steps (symbolize.c): one more step for each
+ * target whose last one stopped short, between drains, never a whole file at once. */
+static void symbol_steps(struct manager *m)
+{
+	for (struct target *t = m->targets; t; t = t->next)
+		if (t->state == TARGET_ATTACHED && t->sym && tsym_behind(t->sym)) {
+			tsym_refresh(t->sym);
+			target_names_update(t, false);
+		}
+}
+
 static int on_drain(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct manager *m = userdata;
@@ -287,6 +298,7 @@ static int on_drain(sd_event_source *s, uint64_t usec, void *userdata)
 
 	if (probes || now_ns(CLOCK_MONOTONIC) - m->drained_ns >= SAMPLE_BATCH_MS * 1000000ULL)
 		manager_drain(m);
+	symbol_steps(m);
 	if (!probes && next_ms < SAMPLE_BATCH_MS)
 		next_ms = SAMPLE_BATCH_MS;
 	return sd_event_source_set_time(s, usec + next_ms * 1000ULL);

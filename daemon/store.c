@@ -6,7 +6,10 @@
  * temporary file in the same directory, fsync, rename), so a crash leaves the old file or the new
  * one, never half of one. At start every blob with the suffix asked for is read back (at most
  * STORE_MAX_FILE bytes, never through a symlink) and handed to a callback; one the callback
- * refuses is renamed NAME.bad and reported, so it is neither lost nor read again.
+ * refuses is renamed NAME.bad and reported, so it is neither lost nor read again. A blob is
+ * opened O_NONBLOCK and read only if it is a regular file: a FIFO, socket or device put in the
+ * directory never blocks a start (an open of a FIFO would wait for a writer for ever); such an
+ * entry is skipped, left where it is, and logged.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -122,18 +125,24 @@ const char *store_path(const struct store *st)
 	return st->path;
 }
 
+/* -EFTYPE is BSD's: what is not a regular file. */
+#define NOT_REGULAR (-ENODEV)
+
 static int read_one(struct store *st, const char *name, uint8_t **ret, size_t *retlen)
 {
-	_cleanup_close_ int fd = openat(st->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_close_ int fd = openat(st->dirfd, name,
+					O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	_cleanup_free_ uint8_t *buf = NULL;
 	struct stat sb;
 	size_t off = 0;
 
 	if (fd < 0)
-		return -errno;
+		return errno == ENXIO ? NOT_REGULAR : -errno; /* ENXIO: a FIFO, or a socket */
 	if (fstat(fd, &sb) < 0)
 		return -errno;
-	if (!S_ISREG(sb.st_mode) || sb.st_size > STORE_MAX_FILE)
+	if (!S_ISREG(sb.st_mode))
+		return NOT_REGULAR;
+	if (sb.st_size > STORE_MAX_FILE)
 		return -EFBIG;
 	buf = malloc(sb.st_size ? sb.st_size : 1);
 	if (!buf)
@@ -187,6 +196,12 @@ int store_foreach(struct store *st, const char *suffix, store_blob_fn fn, void *
 		if (de->d_name[0] == '.' || len <= slen || strcmp(de->d_name + len - slen, suffix))
 			continue;
 		err = read_one(st, de->d_name, &buf, &blen);
+		if (err == NOT_REGULAR) {
+			log_warn("%s/%s is not a regular file: skipped (kept profiles are files "
+				 "kprofd writes)",
+				 st->path, de->d_name);
+			continue;
+		}
 		if (err >= 0)
 			err = fn(ctx, de->d_name, buf, blen);
 		if (err < 0) {

@@ -246,12 +246,11 @@ static int perfmap_open(struct tsym *ts, struct stat *st)
 	return TAKE_FD(fd);
 }
 
-/* Read what the perf map gained; whether its symbols changed. */
-static bool perfmap_refresh(struct tsym *ts)
+/* Read what the perf map gained, as far as the step allows; whether its symbols changed. */
+static bool perfmap_refresh(struct tsym *ts, struct tfile_step *step)
 {
 	_cleanup_close_ int fd = -1;
 	struct stat st;
-	uint64_t budget = PERFMAP_READ_PER_REFRESH;
 	char buf[65536];
 	int added = 0;
 	bool reset = false, had = ts->pm_track.ino != 0;
@@ -269,14 +268,19 @@ static bool perfmap_refresh(struct tsym *ts)
 		ts->pm_charged = 0;
 		reset = true;
 	}
-	while (budget > 0) {
-		ssize_t n = pread(fd, buf, sizeof(buf), ts->pm_track.off);
+	for (;;) {
+		size_t req = tfile_step_take(step, sizeof(buf), false);
+		ssize_t n;
 		int r;
 
+		if (!req)
+			break;
+		n = pread(fd, buf, req, ts->pm_track.off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
+		tfile_step_done(step, (size_t)n);
 		/* A parsed line costs about its bytes plus an entry: charge twice the bytes. */
 		if (budget_charge(ts->sz->budget, ts->uid, 2 * (uint64_t)n) < 0) {
 			if (!ts->refused++)
@@ -293,7 +297,8 @@ static bool perfmap_refresh(struct tsym *ts)
 			break;
 		added += r;
 		tfile_track_advance(&ts->pm_track, buf, n);
-		budget -= (uint64_t)n > budget ? budget : (uint64_t)n;
+		if ((size_t)n < req)
+			break;
 	}
 	return added || reset;
 }
@@ -311,15 +316,40 @@ static int jitfile_start(struct tsym *ts)
 	return jitfile_new(&p, &ts->jf);
 }
 
+static uint64_t min3(uint64_t a, uint64_t b, uint64_t c)
+{
+	return a < b ? (a < c ? a : c) : (b < c ? b : c);
+}
+
 void tsym_refresh(struct tsym *ts)
 {
+	uint64_t now = now_ns(CLOCK_MONOTONIC), cpu0, cpu;
+	struct tfile_step step = {.bytes = READ_STEP_BYTES < allowance_avail(&ts->read_bytes, now)
+					       ? READ_STEP_BYTES
+					       : allowance_avail(&ts->read_bytes, now)};
 	bool changed;
 
-	ts->pm_refreshed_ns = now_ns(CLOCK_MONOTONIC);
-	changed = perfmap_refresh(ts);
+	ts->pm_refreshed_ns = now;
+	cpu = min3(READ_STEP_CPU_NS, allowance_avail(&ts->read_cpu, now),
+		   allowance_avail(&ts->sz->read_cpu, now));
+	if (!step.bytes || !cpu) {
+		ts->read_deferred++; /* the next refresh with an allowance goes on */
+		ts->behind = true;
+		return;
+	}
+	cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	step.cpu_end_ns = cpu0 + cpu;
+	changed = perfmap_refresh(ts, &step);
 	/* Gone: its /proc/PID may be another process's already. */
-	if (ts->jf && !ts->gone && jitfile_refresh(ts->jf, ts->maps) > 0)
+	if (ts->jf && !ts->gone && jitfile_refresh(ts->jf, ts->maps, &step) > 0)
 		changed = true;
+	cpu = now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	allowance_spend(&ts->read_bytes, step.read);
+	allowance_spend(&ts->read_cpu, cpu);
+	allowance_spend(&ts->sz->read_cpu, cpu);
+	ts->read_total += step.read;
+	ts->read_deferred += step.cut;
+	ts->behind = step.cut;
 	if (changed)
 		ts->gen++;
 }
@@ -348,6 +378,10 @@ int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, uid_t euid, uint64_t p
 	if (err < 0)
 		goto fail;
 	ts->perfmap_max_bytes = perfmap_max_bytes;
+	allowance_init(&ts->read_bytes, READ_RATE_BYTES, READ_RATE_BYTES,
+		       now_ns(CLOCK_MONOTONIC));
+	allowance_init(&ts->read_cpu, READ_RATE_CPU_NS, READ_RATE_CPU_NS,
+		       now_ns(CLOCK_MONOTONIC));
 	err = jitfile_start(ts);
 	if (err < 0)
 		goto fail;
@@ -381,6 +415,11 @@ void tsym_set_reader(struct tsym *ts, uid_t uid)
 {
 	if (ts)
 		ts->reader = uid;
+}
+
+bool tsym_behind(const struct tsym *ts)
+{
+	return ts->behind && !ts->done;
 }
 
 uint64_t tsym_generation(const struct tsym *ts)
@@ -442,7 +481,7 @@ size_t tsym_anon_exec(const struct tsym *ts)
 	for (size_t i = 0; ts->maps && i < procmaps_count(ts->maps); i++) {
 		const struct procmaps_entry *m = procmaps_at(ts->maps, i);
 
-		if (procmaps_is_exec(m) && (!m->path[0] || !strncmp(m->path, "/memfd:", 7)))
+		if (procmaps_is_exec(m) && procmaps_is_anon(m))
 			n++;
 	}
 	return n;
@@ -483,6 +522,8 @@ void tsym_get_stats(const struct tsym *ts, struct tsym_stats *st)
 	st->jitdump_bad_records = js.bad_records;
 	st->jitdump_bytes = js.bytes;
 	st->jitdump_reloads = js.reloads;
+	st->symbol_read_bytes = ts->read_total;
+	st->symbol_read_deferred = ts->read_deferred;
 }
 
 /* ---- resolution ---- */
@@ -514,7 +555,7 @@ static bool jit_lookup(struct tsym *ts, uint64_t addr, struct sym_result *r)
 	const char *module = s ? jitfile_module(ts->jf) : ts->pm_module;
 
 	if (!s)
-		s = perfmap_lookup(ts->pm, addr);
+		s = perfmap_lookup_frame(ts->pm, addr);
 	if (!s)
 		return false;
 	r->name = s->name;
@@ -575,12 +616,29 @@ static bool elf_lookup(struct tsym *ts, const struct procmaps_entry *m, size_t i
 
 /* Code no symbol covers is named after its mapping, one name in every view and export (the
  * "[libc.so.6]" of flame graph tools): "[libc.so.6]" and kind native for a file, "[vdso]" for
- * the kernel's, "[anon]" (anonymous memory) or "[memfd:NAME]" and kind unknown for what a
- * process wrote itself (JIT code without a perf map). */
+ * the kernel's; anonymous memory (procmaps_is_anon: no path, "[anon_shmem]", "/dev/zero
+ * (deleted)", System V shared memory, a memfd...) is what a process wrote itself, JIT code
+ * without a perf map: "[anon]" (or "[memfd:NAME]") and kind unknown, kept by address to be
+ * named later. Only executable memory: an address in data or in no mapping at all is a junk
+ * frame pointer, "[unknown]" as perf shows it. */
 static void name_by_mapping(const struct procmaps_entry *m, struct sym_result *r)
 {
-	const char *base = m->path[0] ? symbolize_base_name(m->path) : "[anon]";
+	const char *base;
 
+	if (!procmaps_is_exec(m))
+		return; /* "[unknown]" */
+	if (procmaps_is_anon(m)) {
+		base = strncmp(m->path, "/memfd:", 7) ? "[anon]" : symbolize_base_name(m->path);
+		if (base[0] != '[') {
+			snprintf(r->buf, sizeof(r->buf), "[%s]", base);
+			base = r->buf;
+		}
+		r->name = r->module = base;
+		r->kind = PROFILE_KIND_UNKNOWN;
+		r->jit_memory = true;
+		return;
+	}
+	base = m->path[0] ? symbolize_base_name(m->path) : "[anon]";
 	r->module = base;
 	if (base[0] == '[') {
 		r->name = base;
@@ -589,14 +647,14 @@ static void name_by_mapping(const struct procmaps_entry *m, struct sym_result *r
 	}
 	snprintf(r->buf, sizeof(r->buf), "[%s]", base);
 	r->name = r->buf;
-	/* A memfd holds what its process put there (JIT code, most often): not native code. */
-	r->kind = strncmp(base, "memfd:", 6) ? PROFILE_KIND_NATIVE : PROFILE_KIND_UNKNOWN;
+	r->kind = PROFILE_KIND_NATIVE;
 }
 
 void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result *r)
 {
 	const struct procmaps_entry *m;
 	size_t idx = 0;
+	bool elf;
 
 	*r = (struct sym_result){
 	    .name = "[unknown]", .module = "[unknown]", .kind = PROFILE_KIND_UNKNOWN};
@@ -614,10 +672,17 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 		}
 		return;
 	}
+	/* One rule, whatever was read first: inside a file mapping, an ELF symbol that covers the
+	 * address names it (perf's choice: V8's embedded builtins are both in node's .text and in
+	 * its perf map, as Builtins_X and Builtin:X); then the JIT's files; then the ELF file's
+	 * nearest symbol. */
+	m = find_mapping(ts, addr, &idx);
+	elf = m && m->path[0] == '/' && elf_lookup(ts, m, idx, addr, r);
+	if (elf && r->hi > addr && r->lo <= addr)
+		return;
 	if (jit_lookup(ts, addr, r))
 		return;
-	m = find_mapping(ts, addr, &idx);
-	if (m && m->path[0] == '/' && elf_lookup(ts, m, idx, addr, r))
+	if (elf)
 		return;
 	if (m && symbolize_vdso_lookup(ts->sz, m, addr, r))
 		return;

@@ -27,6 +27,10 @@ struct sym_result {
 	 * both 0 otherwise. A native function's start is its ELF address, lo its address in
 	 * the process. */
 	uint64_t lo, hi;
+	/* Unnamed code in anonymous executable memory (procmaps_is_anon: JIT code a perf map or
+	 * jitdump may name later). An unnamed address anywhere else (no mapping, or memory that is
+	 * not executable: a junk frame pointer) is "[unknown]" and never will be named. */
+	bool jit_memory;
 };
 
 struct tsym_stats {
@@ -38,6 +42,9 @@ struct tsym_stats {
 	char jitdump_path[256];	   /* the jitdump read ("" if none was found) */
 	char jitdump_problem[512]; /* why one was refused or read no further ("" if neither) */
 	uint64_t jitdump_symbols, jitdump_bad_records, jitdump_bytes, jitdump_reloads;
+	/* Bytes of the perf map and jitdump read (every read again counted), and the refreshes
+	 * a per-second or per-step bound cut short (the rest read at a later one). */
+	uint64_t symbol_read_bytes, symbol_read_deferred;
 };
 
 /* Symbols of process pid of real uid uid (charged to it) and effective uid euid (its perf map
@@ -49,8 +56,12 @@ void tsym_free(struct tsym *ts);
 void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result *r);
 /* Bumped whenever earlier resolutions may have changed (new JIT symbols, new mappings). */
 uint64_t tsym_generation(const struct tsym *ts);
-/* Re-read the perf map and the jitdump if they grew or were replaced. */
+/* Re-read the perf map and the jitdump if they grew or were replaced: one step, bounded in
+ * bytes and CPU time per call and per second (symbolize.c, "Reading in steps"). */
 void tsym_refresh(struct tsym *ts);
+/* Whether the last refresh stopped at a bound with more to read: call tsym_refresh again soon
+ * (each call reads one bounded step). */
+bool tsym_behind(const struct tsym *ts);
 /* The process exec'd: forget all of its symbols. */
 void tsym_exec(struct tsym *ts);
 /* Who may read the names (the target's owner, 0 for root only): a sample's unknown address

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "kprof/allowance.h"
 #include "kprof/elfsym.h"
 #include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
@@ -26,7 +27,16 @@
 #define MAPS_MAX_ENTRIES 65536
 #define MAPS_RELOAD_NS (100 * 1000000ULL)
 #define PERFMAP_REFRESH_MIN_NS (50 * 1000000ULL)
-#define PERFMAP_READ_PER_REFRESH (64u << 20)
+/* Reading a target's perf map and jitdump (symbolize.c, "Reading in steps"): per target, at
+ * most READ_RATE_BYTES and READ_RATE_CPU_NS of CPU time a second (each held up to a second's
+ * worth), at most READ_STEP_BYTES and READ_STEP_CPU_NS in one refresh; all targets together
+ * at most READ_ALL_CPU_NS a second, READ_ALL_BURST_NS at once. */
+#define READ_RATE_BYTES (16u << 20)
+#define READ_RATE_CPU_NS (100 * 1000000ULL)
+#define READ_STEP_BYTES (4u << 20)
+#define READ_STEP_CPU_NS (25 * 1000000ULL)
+#define READ_ALL_CPU_NS (300 * 1000000ULL)
+#define READ_ALL_BURST_NS (50 * 1000000ULL)
 
 struct elf_entry {
 	dev_t dev;
@@ -57,6 +67,7 @@ struct symbolizer {
 	uint64_t vdso_size;
 	bool vdso_tried;
 	uint64_t tsym_serial; /* of the last struct tsym made */
+	struct allowance read_cpu; /* of all targets' perf maps and jitdumps */
 };
 
 struct tsym {
@@ -86,6 +97,11 @@ struct tsym {
 	bool pm_warned;
 	uint64_t perfmap_max_bytes;
 	struct jitfile *jf; /* the jitdump */
+	/* What reading the perf map and jitdump may still cost, what it read (every byte, files
+	 * read again included) and how often a bound deferred the rest to a later step. */
+	struct allowance read_bytes, read_cpu;
+	uint64_t read_total, read_deferred;
+	bool behind; /* the last refresh was cut short: more may be waiting */
 	char *demangled;    /* last demangled name, valid until the next resolve */
 };
 

@@ -351,10 +351,15 @@ static int frame_id(struct target *t, uint64_t addr, bool kernel)
 	forget_if_symbols_changed(t); /* they may have while resolving */
 	nfuncs = profile_nfuncs(t->profile);
 	ret = -E2BIG;
-	if (!kernel && r.kind == PROFILE_KIND_UNKNOWN && addr)
+	/* Kept by address only in anonymous executable memory, where a perf map or jitdump may
+	 * name it later; a junk address stays "[unknown]" (counted in unknown_frames). */
+	if (!kernel && r.kind == PROFILE_KIND_UNKNOWN && addr && r.jit_memory)
 		ret = profile_intern_unresolved(t->profile, addr, r.module);
 	if (ret == -E2BIG) /* not by address: too many are waiting (counted) */
 		ret = profile_intern(t->profile, r.name, r.module, r.start, r.kind);
+	if (ret >= 0 && !kernel && r.kind == PROFILE_KIND_UNKNOWN && !r.jit_memory &&
+	    !strcmp(r.module, "[unknown]"))
+		t->unknown_id = ret + 1;
 	if (ret >= 0)
 		profile_cache_put(t->profile, addr, ret);
 	if (ret >= 0 && kernel && (size_t)ret == nfuncs && is_probe_function(r.name) &&
@@ -372,12 +377,13 @@ static int special_id(struct target *t, const char *name)
 }
 
 /* Code nothing names (name_by_mapping's unknown kinds: anonymous or memfd memory), not one of
- * kprofd's own markers. */
+ * kprofd's own markers nor a junk address ("[unknown]": no executable memory there). */
 static bool is_unnamed_code(const struct target *t, uint32_t id)
 {
 	const struct profile_func *f = profile_func_get(t->profile, id);
 
-	return f && f->kind == PROFILE_KIND_UNKNOWN && strcmp(f->module, "[kprof]") != 0;
+	return f && f->kind == PROFILE_KIND_UNKNOWN && strcmp(f->module, "[kprof]") != 0 &&
+	       strcmp(f->module, "[unknown]") != 0;
 }
 
 uint64_t target_memory(const struct target *t)
@@ -610,6 +616,11 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	n_user = n_leaf = n;
 	if (n_user && is_unnamed_code(t, t->ids[n_user - 1]))
 		t->unnamed_leaf++;
+	for (size_t i = 0; t->unknown_id && i < n_user; i++)
+		if (t->ids[i] == t->unknown_id - 1) {
+			t->unknown_samples++;
+			break;
+		}
 	n = kernel_frames(t, s, n, &probe);
 	/* Taken while a probe ran in the thread (the sampler put the probed instruction back in
 	 * the stack, or the kernel was handling a uprobe): kprof's own cost, counted under one

@@ -76,6 +76,11 @@ struct target {
 	/* Samples whose user leaf is code nothing names (anonymous or memfd memory: JIT code
 	 * without a perf-map entry); a JVM is asked for its map again while they keep coming. */
 	uint64_t unnamed_leaf;
+	/* Samples with a user frame at an address in no executable memory (a junk frame pointer,
+	 * "[unknown]"), counted apart from unnamed JIT code; unknown_id is that function's id + 1
+	 * (0: none yet). */
+	uint64_t unknown_samples;
+	uint32_t unknown_id;
 	uint64_t cache_gen;
 	uint64_t names_gen;	/* symbols' generation at the last look at unnamed addresses */
 	char unnamed_note[512]; /* why code is shown by address, how to get names ("" if not) */

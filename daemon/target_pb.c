@@ -82,12 +82,15 @@ static void fill_pb_names(const struct target *t, const struct tsym_stats *ss,
 	pb->jitdump_symbols = ss->jitdump_symbols;
 	pb->jitdump_bad_records = ss->jitdump_bad_records;
 	pb->jitdump_bytes = ss->jitdump_bytes;
+	pb->symbol_read_bytes = ss->symbol_read_bytes;
+	pb->symbol_read_deferred = ss->symbol_read_deferred;
 	pb->stacks = ps->stacks;
 	pb->lost_stacks = ps->lost;
 	pb->truncated_stacks = t->truncated;
 	pb->eps = t->eps;
 	pb->hcct_kernel = t->hcct_kernel;
 	pb->unnamed_leaf_samples = t->unnamed_leaf;
+	pb->unknown_samples = t->unknown_samples;
 	pb->unresolved_addresses = ps->unresolved;
 	pb->unresolved_dropped = ps->unresolved_over;
 	pb->named_late = ps->renamed;
@@ -240,6 +243,8 @@ static void restore_symbol_stats(const Kprof__Target *pb, struct tsym_stats *ss)
 	ss->jitdump_symbols = pb->jitdump_symbols;
 	ss->jitdump_bad_records = pb->jitdump_bad_records;
 	ss->jitdump_bytes = pb->jitdump_bytes;
+	ss->symbol_read_bytes = pb->symbol_read_bytes;
+	ss->symbol_read_deferred = pb->symbol_read_deferred;
 }
 
 _Static_assert(MAPTAB_DEFAULT_MAX <= SAVED_MAX_MAPPINGS, "a saved table fits a target's");
@@ -297,6 +302,7 @@ static void restore_fields(const Kprof__Target *pb, struct target *t)
 	t->samples = pb->samples;
 	t->truncated = pb->truncated_stacks;
 	t->unnamed_leaf = pb->unnamed_leaf_samples;
+	t->unknown_samples = pb->unknown_samples;
 	t->children = pb->children;
 	t->parent = pb->parent;
 	t->children_followed = pb->children_followed;

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "kprof/cleanup.h"
+#include "clock.h"
 #include "tfile.h"
 
 #ifndef OVERLAYFS_SUPER_MAGIC
@@ -228,4 +229,19 @@ int tfile_proc_root(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/root", pid);
 	fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
+}
+
+size_t tfile_step_take(struct tfile_step *s, size_t want, bool whole)
+{
+	if (!s->bytes || (s->cpu_end_ns && now_ns(CLOCK_THREAD_CPUTIME_ID) >= s->cpu_end_ns)) {
+		s->cut = true;
+		return 0;
+	}
+	return whole || want < s->bytes ? want : (size_t)s->bytes;
+}
+
+void tfile_step_done(struct tfile_step *s, size_t n)
+{
+	s->read += n;
+	s->bytes -= n < s->bytes ? n : s->bytes;
 }

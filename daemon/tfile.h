@@ -32,6 +32,24 @@ int tfile_open(int dirfd, const char *path, bool in_root, const struct tfile_wan
  * the file is shorter or shrinks meanwhile. The length, or a negative errno. */
 ssize_t tfile_read(int fd, uint64_t off, size_t max, char **ret);
 
+/* One step of reading the files a target writes (its perf map and jitdump), bounded so that
+ * no file makes kprofd's loop wait: bytes it may still read, and the thread CPU time
+ * (CLOCK_THREAD_CPUTIME_ID) it may run until. The caller sets the bounds; readers ask before
+ * each chunk. */
+struct tfile_step {
+	uint64_t bytes;	     /* may still be read */
+	uint64_t cpu_end_ns; /* thread CPU time not to pass (0: no CPU bound) */
+	uint64_t read;	     /* read in this step */
+	bool cut;	     /* a bound was reached: there may be more to read */
+};
+
+/* How much of want the step may read now: 0 (and cut set) once a bound is reached. whole: all
+ * of want while any byte is left (one record larger than what is left, overdrawn once: the
+ * caller's allowance is charged what was read, after the fact). */
+size_t tfile_step_take(struct tfile_step *s, size_t want, bool whole);
+/* n bytes were read. */
+void tfile_step_done(struct tfile_step *s, size_t n);
+
 /* How far a file that grows (a perf map, a jitdump) has been read, and what was read: enough
  * to tell that the file at the same path must be read again from its start. */
 struct tfile_track {

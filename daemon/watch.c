@@ -306,7 +306,8 @@ static void load_saved(struct watch *w)
 					sizeof(err))
 		      : -ENOMEM;
 	} else {
-		snprintf(err, sizeof(err), "%s", strerror(-n));
+		snprintf(err, sizeof(err), "%s",
+			 n == -ENODEV ? "not a regular file" : strerror(-n));
 	}
 	if (n < 0) {
 		log_err("watch rules %s/%s are unusable (%s): renamed %s.bad, no rule restored",

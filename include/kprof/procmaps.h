@@ -38,4 +38,10 @@ static inline int procmaps_is_exec(const struct procmaps_entry *e)
 	return e->perms[2] == 'x';
 }
 
+/* 1 if the entry is anonymous memory, which only its process fills (JIT code when executable):
+ * no path, "[anon_shmem]", "[anon:NAME]" (prctl PR_SET_VMA_ANON_NAME), "[heap]", a memfd
+ * ("/memfd:NAME (deleted)"), shared anonymous memory ("/dev/zero (deleted)", what PHP's opcache
+ * JIT buffer is), System V shared memory ("/SYSVKEY (deleted)"). */
+int procmaps_is_anon(const struct procmaps_entry *e);
+
 #endif
