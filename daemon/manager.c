@@ -283,7 +283,7 @@ static int on_ringbuf(sd_event_source *s, int fd, uint32_t revents, void *userda
  * target whose last one stopped short, between drains, never a whole file at once. */
 static void symbol_steps(struct manager *m)
 {
-	for (struct target *t = m->targets; t; t = t->next)
+	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t))
 		if (t->state == TARGET_ATTACHED && t->sym && tsym_behind(t->sym)) {
 			tsym_refresh(t->sym);
 			target_names_update(t, false);
