@@ -19,16 +19,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cgroups.h"
-#include "clock.h"
-#include "http_internal.h"
+#include "os/cgroups.h"
+#include "os/clock.h"
+#include "http/http_internal.h"
 #include "kprof/cleanup.h"
 #include "kprof/httpq.h"
 #include "kprof/merge.h"
 #include "kprof/pprof.h"
 #include "kprof/sdelta.h"
-#include "log.h"
-#include "procfs.h"
+#include "os/log.h"
+#include "os/procfs.h"
 
 /* Where a process runs: its cgroup v2 path and systemd unit ("" for either if unknown). */
 struct where {

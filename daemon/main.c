@@ -14,14 +14,14 @@
 #include <unistd.h>
 
 #include "kprof/cleanup.h"
-#include "http.h"
-#include "manager.h"
-#include "requests.h"
-#include "watch.h"
-#include "windows.h"
-#include "syswide.h"
-#include "transport.h"
-#include "log.h"
+#include "http/http.h"
+#include "manager/manager.h"
+#include "service/requests.h"
+#include "manager/watch.h"
+#include "manager/windows.h"
+#include "manager/syswide.h"
+#include "os/transport.h"
+#include "os/log.h"
 
 #define CONFIG_MAX_BYTES (1u << 20)
 

@@ -24,7 +24,7 @@
 
 #include "kprof/cleanup.h"
 #include "pidns.h"
-#include "procfs.h"
+#include "os/procfs.h"
 
 #define SCAN_MAX 1000000 /* /proc entries looked at per PID */
 

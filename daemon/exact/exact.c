@@ -27,14 +27,14 @@
 #include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
 #include "kprof/profile.h"
-#include "clock.h"
-#include "exact.h"
-#include "hwcalls.h"
-#include "loader.h"
-#include "probes.h"
-#include "symbolize.h"
-#include "log.h"
-#include "procfs.h"
+#include "os/clock.h"
+#include "exact/exact.h"
+#include "exact/hwcalls.h"
+#include "kernel/loader.h"
+#include "kernel/probes.h"
+#include "symbols/symbolize.h"
+#include "os/log.h"
+#include "os/procfs.h"
 
 #define CALLS_MAX_PROBES 4096
 

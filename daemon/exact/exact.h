@@ -12,7 +12,7 @@
 
 #include "kprof/abi.h"
 #include "kprof/hcct.h"
-#include "probes.h"
+#include "kernel/probes.h"
 
 struct bpf_link;
 struct hwcalls;

@@ -20,10 +20,10 @@
 
 #include "kprof/array.h"
 #include "kprof/hwbranch.h"
-#include "clock.h"
-#include "hwbp.h"
-#include "hwcalls.h"
-#include "log.h"
+#include "os/clock.h"
+#include "kernel/hwbp.h"
+#include "exact/hwcalls.h"
+#include "os/log.h"
 
 static size_t ngroups(const struct hwcalls *h)
 {

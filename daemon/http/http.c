@@ -25,7 +25,7 @@
  * runs on. It is checked before anything else, so no unauthenticated request waits.
  * HTTP readers see kernel frames by name, never their addresses.
  */
-#include "http.h"
+#include "http/http.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,8 +39,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cgroups.h"
-#include "clock.h"
+#include "os/cgroups.h"
+#include "os/clock.h"
 #include "kprof/cleanup.h"
 #include "kprof/httpq.h"
 #include "kprof/merge.h"
@@ -48,11 +48,11 @@
 #include "kprof/profile.h"
 #include "kprof/sdelta.h"
 #include "kprof/when.h"
-#include "log.h"
-#include "manager.h"
-#include "target_pb.h"
-#include "http_internal.h"
-#include "windows.h"
+#include "os/log.h"
+#include "manager/manager.h"
+#include "wire/target_pb.h"
+#include "http/http_internal.h"
+#include "manager/windows.h"
 
 #define HTTP_CONN_MEMORY (16u << 10) /* request line and headers of one connection */
 #define HTTP_SPARE_CONNS 8	     /* accepted above max_connections, to evict others for */

@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
-#include "http_internal.h"
+#include "os/clock.h"
+#include "http/http_internal.h"
 #include "kprof/cleanup.h"
 #include "kprof/sdelta.h"
-#include "log.h"
+#include "os/log.h"
 
 void http_conn_deadline(struct MHD_Connection *c, unsigned sec)
 {

@@ -14,8 +14,8 @@
 
 #include "kprof/httpq.h"
 #include "kprof/profile.h"
-#include "manager.h"
-#include "target_pb.h"
+#include "manager/manager.h"
+#include "wire/target_pb.h"
 
 #define HTTP_SEND_SEC 60    /* to take a response */
 #define HTTP_MAX_MEMBERS 64 /* targets of one since=/until= range of a unit */

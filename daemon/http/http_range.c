@@ -23,13 +23,13 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "clock.h"
-#include "http_internal.h"
+#include "os/clock.h"
+#include "http/http_internal.h"
 #include "kprof/merge.h"
 #include "kprof/pprof.h"
 #include "kprof/when.h"
-#include "log.h"
-#include "windows.h"
+#include "os/log.h"
+#include "manager/windows.h"
 
 #define HTTP_MAX_RANGES 4      /* range jobs being merged at once */
 #define HTTP_RANGE_RETRY_SEC 1 /* the Retry-After of a 503 over that */

@@ -29,7 +29,7 @@
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 
-#include "hwbp.h"
+#include "kernel/hwbp.h"
 #include "kprof/cleanup.h"
 
 struct hwbp_set {

@@ -41,8 +41,8 @@
 
 #include "kprof/cleanup.h"
 #include "kprof/rbsize.h"
-#include "loader.h"
-#include "log.h"
+#include "kernel/loader.h"
+#include "os/log.h"
 #include "kprof.skel.h"
 
 struct loader {

@@ -24,9 +24,9 @@
 #include <bpf/libbpf.h>
 
 #include "kprof/procmaps.h"
-#include "probes.h"
-#include "clock.h"
-#include "log.h"
+#include "kernel/probes.h"
+#include "os/clock.h"
+#include "os/log.h"
 
 /* Is the file of mapping m also mapped writable anywhere in the target? */
 static const struct procmaps_entry *writable_alias(const struct procmaps *pm,

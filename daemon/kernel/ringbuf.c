@@ -18,7 +18,7 @@
 
 #include <bpf/libbpf.h>
 
-#include "ringbuf.h"
+#include "kernel/ringbuf.h"
 
 struct ringbuf {
 	struct ringbuf_ops ops;

@@ -42,9 +42,9 @@
 
 #include <bpf/libbpf.h>
 
-#include "loader.h"
-#include "log.h"
-#include "sampler.h"
+#include "kernel/loader.h"
+#include "os/log.h"
+#include "kernel/sampler.h"
 
 #define SCAN_ROUNDS 8 /* scans of a target at attach; each opens what the last found missing */
 

@@ -15,11 +15,11 @@
 
 #include "kprof/abi.h"
 #include "kprof/config.h"
-#include "cgroups.h"
-#include "manager_attach.h"
-#include "manager_targets.h"
-#include "manager_watch.h"
-#include "target.h"
+#include "os/cgroups.h"
+#include "manager/manager_attach.h"
+#include "manager/manager_targets.h"
+#include "manager/manager_watch.h"
+#include "target/target.h"
 
 struct jvmattach_ctx;
 struct target_list;

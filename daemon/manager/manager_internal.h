@@ -11,8 +11,8 @@
 #include <sys/types.h>
 
 #include "kprof/abi.h"
-#include "manager.h"
-#include "target.h"
+#include "manager/manager.h"
+#include "target/target.h"
 
 /* manager_targets.c */
 

@@ -37,12 +37,12 @@
 #include <unistd.h>
 
 #include "kprof/pmemo.h"
-#include "clock.h"
-#include "loader.h"
-#include "log.h"
-#include "manager.h"
-#include "sampler.h"
-#include "syswide.h"
+#include "os/clock.h"
+#include "kernel/loader.h"
+#include "os/log.h"
+#include "manager/manager.h"
+#include "kernel/sampler.h"
+#include "manager/syswide.h"
 
 /* Each second: the refused processes are tried again when there is room, and a reload's
  * daemon.system_wide is applied. */

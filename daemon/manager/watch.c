@@ -28,14 +28,14 @@
 #include <string.h>
 
 #include "kprof/cleanup.h"
-#include "cgroups.h"
-#include "clock.h"
-#include "loader.h"
-#include "log.h"
-#include "manager.h"
-#include "procfs.h"
-#include "store.h"
-#include "watch.h"
+#include "os/cgroups.h"
+#include "os/clock.h"
+#include "kernel/loader.h"
+#include "os/log.h"
+#include "manager/manager.h"
+#include "os/procfs.h"
+#include "os/store.h"
+#include "manager/watch.h"
 
 #define WATCH_FILE "watch.rules"
 #define WATCH_FILE_MAX (WATCH_MAX_RULES * (RULE_TEXT_MAX + 16) + 64)

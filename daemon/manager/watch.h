@@ -9,7 +9,7 @@
 #include <sys/types.h>
 
 #include "kprof/rule.h"
-#include "target.h"
+#include "target/target.h"
 
 #define WATCH_MAX_RULES RULE_FILE_MAX /* rules of clients, and of the config file apart */
 #define WATCH_RULES_PER_USER 8	      /* a non-root uid's */

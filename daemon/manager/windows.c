@@ -27,16 +27,16 @@
 #include <string.h>
 #include <systemd/sd-event.h>
 
-#include "clock.h"
+#include "os/clock.h"
 #include "kprof/array.h"
 #include "kprof/cleanup.h"
 #include "kprof/saved.h"
 #include "kprof/window.h"
-#include "log.h"
-#include "manager.h"
-#include "store.h"
-#include "target.h"
-#include "windows.h"
+#include "os/log.h"
+#include "manager/manager.h"
+#include "os/store.h"
+#include "target/target.h"
+#include "manager/windows.h"
 
 #define WINDOW_SUFFIX ".kpw"
 #define NS 1000000000ULL

@@ -24,7 +24,7 @@
 
 #include "kprof/cleanup.h"
 #include "kprof/rule.h"
-#include "cgroups.h"
+#include "os/cgroups.h"
 
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #define CG_ROOT "/sys/fs/cgroup"

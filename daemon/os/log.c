@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "os/log.h"
 
 int log_max_level = LOG_INFO;
 static int log_journal;

@@ -14,8 +14,8 @@
 
 #include "kprof/cleanup.h"
 #include "kprof/procmaps.h"
-#include "procfs.h"
-#include "tfile.h"
+#include "os/procfs.h"
+#include "os/tfile.h"
 
 ssize_t procfs_read(pid_t pid, const char *name, char **ret, size_t max)
 {

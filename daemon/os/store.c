@@ -22,8 +22,8 @@
 
 #include "kprof/cleanup.h"
 #include "kprof/io.h"
-#include "store.h"
-#include "log.h"
+#include "os/store.h"
+#include "os/log.h"
 
 #define STORE_MAX_FILE (512u << 20)
 

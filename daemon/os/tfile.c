@@ -29,8 +29,8 @@
 #include <unistd.h>
 
 #include "kprof/cleanup.h"
-#include "clock.h"
-#include "tfile.h"
+#include "os/clock.h"
+#include "os/tfile.h"
 
 #ifndef OVERLAYFS_SUPER_MAGIC
 #define OVERLAYFS_SUPER_MAGIC 0x794c7630

@@ -40,9 +40,9 @@
 
 #include "kprof/cleanup.h"
 #include "kprof/frame.h"
-#include "clock.h"
-#include "transport.h"
-#include "log.h"
+#include "os/clock.h"
+#include "os/transport.h"
+#include "os/log.h"
 
 /* Replies this small (errors) are always queued, whatever the reply budgets say. */
 #define REPLY_SMALL 4096

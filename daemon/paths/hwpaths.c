@@ -28,12 +28,12 @@
 #include <bpf/libbpf.h>
 
 #include "kprof/events.h"
-#include "clock.h"
-#include "hwbp.h"
-#include "hwpaths.h"
-#include "hwstruct.h"
-#include "loader.h"
-#include "log.h"
+#include "os/clock.h"
+#include "kernel/hwbp.h"
+#include "paths/hwpaths.h"
+#include "paths/hwstruct.h"
+#include "kernel/loader.h"
+#include "os/log.h"
 
 #define TURN_BITS 10
 

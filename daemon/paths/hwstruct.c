@@ -30,10 +30,10 @@
 #include <bpf/libbpf.h>
 
 #include "kprof/hwbranch.h"
-#include "clock.h"
-#include "hwstruct.h"
-#include "loader.h"
-#include "log.h"
+#include "os/clock.h"
+#include "paths/hwstruct.h"
+#include "kernel/loader.h"
+#include "os/log.h"
 
 #define TURN_BITS 10
 

@@ -16,7 +16,7 @@
 #include "kprof/cfg.h"
 #include "kprof/hwspp.h"
 #include "kprof/spp.h"
-#include "hwbp.h"
+#include "kernel/hwbp.h"
 
 #define HWSTRUCT_MAX_GRAPHS 64
 #define HWSTRUCT_MAX_CONDS 64	 /* own conditional branches of one graph */

@@ -20,8 +20,8 @@
 #include "kprof/ksf.h"
 #include "kprof/ksf_ipf.h"
 #include "kprof/spp.h"
-#include "probes.h"
-#include "paths_uprobe.h"
+#include "kernel/probes.h"
+#include "paths/paths_uprobe.h"
 
 struct path_trace;
 

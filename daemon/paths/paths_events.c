@@ -14,11 +14,11 @@
 #include "kprof/cfg.h"
 #include "kprof/ksf.h"
 #include "kprof/spp.h"
-#include "paths.h"
-#include "paths_internal.h"
-#include "paths_events.h"
-#include "hwpaths.h"
-#include "hwstruct.h"
+#include "paths/paths.h"
+#include "paths/paths_internal.h"
+#include "paths/paths_events.h"
+#include "paths/hwpaths.h"
+#include "paths/hwstruct.h"
 
 /* ---- structural path profiling: per-thread activations ---- */
 

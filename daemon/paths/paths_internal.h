@@ -12,8 +12,8 @@
 #include <sys/types.h>
 
 #include "kprof/cfg.h"
-#include "paths.h"
-#include "probes.h"
+#include "paths/paths.h"
+#include "kernel/probes.h"
 
 struct bpf_map;
 

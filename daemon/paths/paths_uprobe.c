@@ -20,11 +20,11 @@
 
 #include "kprof/cfg.h"
 #include "kprof/cleanup.h"
-#include "loader.h"
-#include "paths.h"
-#include "paths_internal.h"
-#include "paths_uprobe.h"
-#include "tfile.h"
+#include "kernel/loader.h"
+#include "paths/paths.h"
+#include "paths/paths_internal.h"
+#include "paths/paths_uprobe.h"
+#include "os/tfile.h"
 
 int paths_read_code(pid_t pid, const struct uprobe_site *site, uint64_t start, uint8_t *code,
 		    size_t len, const char *name, char *err, size_t errlen)

@@ -15,9 +15,9 @@
 #include <string.h>
 
 #include "kprof/cleanup.h"
-#include "live.h"
-#include "manager.h"
-#include "target_pb.h"
+#include "service/live.h"
+#include "manager/manager.h"
+#include "wire/target_pb.h"
 
 #define LIVE_MAX_PIDS 64
 

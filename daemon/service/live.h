@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "drift_reply.h"
+#include "wire/drift_reply.h"
 #include "proto/kprof.pb-c.h"
 
 struct manager;

@@ -27,16 +27,16 @@
 
 #include "kprof/cleanup.h"
 #include "kprof/frame.h"
-#include "requests.h"
-#include "requests_internal.h"
-#include "requests_access.h"
-#include "requests_targets.h"
-#include "requests_live.h"
-#include "requests_func.h"
-#include "windows.h"
-#include "manager.h"
-#include "target_pb.h"
-#include "transport.h"
+#include "service/requests.h"
+#include "service/requests_internal.h"
+#include "service/requests_access.h"
+#include "service/requests_targets.h"
+#include "service/requests_live.h"
+#include "service/requests_func.h"
+#include "manager/windows.h"
+#include "manager/manager.h"
+#include "wire/target_pb.h"
+#include "os/transport.h"
 
 #define FOLDED_MAX_BYTES (64u << 20)
 

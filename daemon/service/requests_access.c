@@ -15,11 +15,11 @@
 #include <unistd.h>
 
 #include "kprof/cleanup.h"
-#include "requests_internal.h"
-#include "requests_access.h"
-#include "manager.h"
-#include "target_pb.h"
-#include "transport.h"
+#include "service/requests_internal.h"
+#include "service/requests_access.h"
+#include "manager/manager.h"
+#include "wire/target_pb.h"
+#include "os/transport.h"
 
 void requests_queue(struct client *cl, Kprof__Reply *rep)
 {

@@ -7,16 +7,16 @@
 #include <errno.h>
 #include <string.h>
 
-#include "requests_internal.h"
-#include "requests_access.h"
-#include "requests_func.h"
-#include "manager.h"
-#include "paths.h"
-#include "paths_reply.h"
-#include "annotate_reply.h"
-#include "procfs.h"
-#include "target.h"
-#include "drift_reply.h"
+#include "service/requests_internal.h"
+#include "service/requests_access.h"
+#include "service/requests_func.h"
+#include "manager/manager.h"
+#include "paths/paths.h"
+#include "wire/paths_reply.h"
+#include "wire/annotate_reply.h"
+#include "os/procfs.h"
+#include "target/target.h"
+#include "wire/drift_reply.h"
 
 /* kprofctl paths PID FUNCTION: the trace of the function started on pid's target (attached
  * with the defaults first if it is not), unless it runs already. The target, or NULL after the

@@ -14,7 +14,7 @@
 #include <systemd/sd-event.h>
 
 #include "pidns.h"
-#include "windows.h"
+#include "manager/windows.h"
 
 struct live;
 struct manager;

@@ -7,13 +7,13 @@
 #include <string.h>
 
 #include "kprof/cleanup.h"
-#include "requests_internal.h"
-#include "requests_access.h"
-#include "requests_targets.h"
-#include "requests_live.h"
-#include "live.h"
-#include "manager.h"
-#include "transport.h"
+#include "service/requests_internal.h"
+#include "service/requests_access.h"
+#include "service/requests_targets.h"
+#include "service/requests_live.h"
+#include "service/live.h"
+#include "manager/manager.h"
+#include "os/transport.h"
 
 /* One live update for a subscribed client; skipped while its last one is still unsent (a
  * slow client gets fewer updates, never a growing queue). */

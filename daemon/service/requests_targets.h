@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "proto/kprof.pb-c.h"
-#include "manager.h"
+#include "manager/manager.h"
 
 struct client;
 struct requests;

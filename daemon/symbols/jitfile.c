@@ -49,9 +49,9 @@
 #include "kprof/jitdump.h"
 #include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
-#include "jitfile.h"
-#include "log.h"
-#include "tfile.h"
+#include "symbols/jitfile.h"
+#include "os/log.h"
+#include "os/tfile.h"
 
 #define DEFAULT_MAX_BYTES (UINT64_C(512) << 20)
 #define CHUNK (64u << 10)

@@ -38,10 +38,10 @@
 #include "kprof/cleanup.h"
 #include "kprof/hsattach.h"
 #include "kprof/procmaps.h"
-#include "clock.h"
-#include "jvmattach.h"
-#include "jvmhelper.h"
-#include "procfs.h"
+#include "os/clock.h"
+#include "symbols/jvmattach.h"
+#include "symbols/jvmhelper.h"
+#include "os/procfs.h"
 
 #define KILL_GRACE_MS 500 /* the helper's own deadline comes first */
 

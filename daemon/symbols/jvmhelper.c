@@ -41,8 +41,8 @@
 #include <unistd.h>
 
 #include "kprof/cleanup.h"
-#include "clock.h"
-#include "jvmhelper.h"
+#include "os/clock.h"
+#include "symbols/jvmhelper.h"
 
 #define POLL_FIRST_MS 10
 #define POLL_MAX_MS 100

@@ -21,11 +21,11 @@
 
 #include "kprof/config.h"
 #include "kprof/hsattach.h"
-#include "clock.h"
-#include "jvmattach.h"
-#include "jvmmap.h"
-#include "log.h"
-#include "symbolize.h"
+#include "os/clock.h"
+#include "symbols/jvmattach.h"
+#include "symbols/jvmmap.h"
+#include "os/log.h"
+#include "symbols/symbolize.h"
 
 #define SEC 1000000000ULL
 #define ASK_TIMEOUT_MS 10000	 /* one exchange: the listener's start, the map written */

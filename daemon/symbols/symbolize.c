@@ -51,13 +51,13 @@
 #include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
 #include "kprof/symtab.h"
-#include "clock.h"
-#include "symbolize.h"
-#include "jitfile.h"
-#include "log.h"
-#include "procfs.h"
-#include "tfile.h"
-#include "symbolize_internal.h"
+#include "os/clock.h"
+#include "symbols/symbolize.h"
+#include "symbols/jitfile.h"
+#include "os/log.h"
+#include "os/procfs.h"
+#include "os/tfile.h"
+#include "symbols/symbolize_internal.h"
 
 /* The C++ ABI's demangler (libstdc++): C++ symbols (node, the JVM, ...) are shown readable. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);

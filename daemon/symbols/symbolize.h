@@ -12,7 +12,7 @@
 #include "kprof/elfsym.h"
 #include "kprof/perfmap.h"
 #include "kprof/profile.h"
-#include "symbolize_elf.h"
+#include "symbols/symbolize_elf.h"
 
 struct symbolizer;
 struct tsym;

@@ -26,14 +26,14 @@
 #include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
 #include "kprof/symtab.h"
-#include "clock.h"
-#include "symbolize.h"
-#include "jitfile.h"
-#include "log.h"
-#include "procfs.h"
-#include "tfile.h"
-#include "symbolize_elf.h"
-#include "symbolize_internal.h"
+#include "os/clock.h"
+#include "symbols/symbolize.h"
+#include "symbols/jitfile.h"
+#include "os/log.h"
+#include "os/procfs.h"
+#include "os/tfile.h"
+#include "symbols/symbolize_elf.h"
+#include "symbols/symbolize_internal.h"
 
 struct elf_entry symbolize_elf_none; /* marks "looked up, nothing usable" in map_elf */
 

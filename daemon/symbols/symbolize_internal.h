@@ -18,9 +18,9 @@
 #include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
 #include "kprof/symtab.h"
-#include "jitfile.h"
-#include "symbolize.h"
-#include "tfile.h"
+#include "symbols/jitfile.h"
+#include "symbols/symbolize.h"
+#include "os/tfile.h"
 
 #define ELF_CACHE_MAX 1024
 #define MAPS_MAX_BYTES (16u << 20)

@@ -34,8 +34,8 @@
 #include <string.h>
 
 #include "kprof/cleanup.h"
-#include "annotate.h"
-#include "procfs.h"
+#include "target/annotate.h"
+#include "os/procfs.h"
 
 #define PAGE 4096u
 #define QUEUE_MAX 4096 /* copies asked for per target per drain; more are not made */

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "symbolize.h"
+#include "symbols/symbolize.h"
 #include "kprof/annot.h"
 #include "kprof/annview.h"
 #include "kprof/profile.h"

@@ -20,9 +20,9 @@
 
 #include "kprof/cfg.h"
 #include "kprof/cleanup.h"
-#include "driftcode.h"
-#include "probes.h"
-#include "tfile.h"
+#include "target/driftcode.h"
+#include "kernel/probes.h"
+#include "os/tfile.h"
 
 static int read_file_code(pid_t pid, const struct uprobe_site *site, uint8_t *code, size_t len)
 {

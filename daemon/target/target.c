@@ -27,19 +27,19 @@
 #include <time.h>
 
 #include "kprof/cleanup.h"
-#include "clock.h"
+#include "os/clock.h"
 #include "kprof/config.h"
-#include "annotate.h"
+#include "target/annotate.h"
 #include "kprof/drift.h"
-#include "driftcode.h"
+#include "target/driftcode.h"
 #include "kprof/procmaps.h"
-#include "jvmmap.h"
-#include "paths.h"
-#include "sampler.h"
-#include "symbolize.h"
-#include "target.h"
-#include "log.h"
-#include "procfs.h"
+#include "symbols/jvmmap.h"
+#include "paths/paths.h"
+#include "kernel/sampler.h"
+#include "symbols/symbolize.h"
+#include "target/target.h"
+#include "os/log.h"
+#include "os/procfs.h"
 
 int target_proc_uid(pid_t pid, uid_t *uid)
 {

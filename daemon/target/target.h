@@ -11,10 +11,10 @@
 #include <linux/types.h>
 #include <systemd/sd-event.h>
 
-#include "exact.h"
-#include "paths.h"
-#include "symbolize.h"
-#include "sampler.h"
+#include "exact/exact.h"
+#include "paths/paths.h"
+#include "symbols/symbolize.h"
+#include "kernel/sampler.h"
 #include "kprof/abi.h"
 #include "kprof/annot.h"
 #include "kprof/hcct.h"

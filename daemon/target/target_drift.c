@@ -6,18 +6,18 @@
  * Apart from target.c, which feeds the samples' detector from target_add_sample and names
  * drifts for the journal (target_drift_log); this file calls into target.c, never the reverse.
  */
-#include "target_drift.h"
+#include "target/target_drift.h"
 
 #include <stdlib.h>
 
 #include "kprof/cleanup.h"
 #include "kprof/drift.h"
 #include "kprof/procmaps.h"
-#include "clock.h"
-#include "driftcode.h"
-#include "paths.h"
-#include "procfs.h"
-#include "symbolize.h"
+#include "os/clock.h"
+#include "target/driftcode.h"
+#include "paths/paths.h"
+#include "os/procfs.h"
+#include "symbols/symbolize.h"
 
 struct jit_size {
 	uint64_t start, size;

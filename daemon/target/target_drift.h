@@ -3,8 +3,8 @@
 #ifndef KPROF_TARGET_DRIFT_H
 #define KPROF_TARGET_DRIFT_H
 
-#include "sampler.h"
-#include "target.h"
+#include "kernel/sampler.h"
+#include "target/target.h"
 
 /* Housekeeping: look for the basic blocks of the functions the drift detector began following
  * (file-backed JIT code only, driftcode.c), up to 8 a call. */

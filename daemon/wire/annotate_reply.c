@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "annotate_reply.h"
-#include "target_pb.h"
+#include "wire/annotate_reply.h"
+#include "wire/target_pb.h"
 #include "kprof/cfg.h"
 
 static void fill_insns(const struct annview *v, struct annotate_msg *m)

@@ -3,7 +3,7 @@
 #ifndef KPROF_DAEMON_ANNOTATE_REPLY_H
 #define KPROF_DAEMON_ANNOTATE_REPLY_H
 
-#include "annotate.h"
+#include "target/annotate.h"
 #include "proto/kprof.pb-c.h"
 
 /* An AnnotateReply and the arrays it points into. */

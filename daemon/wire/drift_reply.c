@@ -21,8 +21,8 @@
 #include "kprof/cleanup.h"
 #include "kprof/drift.h"
 #include "kprof/saved.h"
-#include "clock.h"
-#include "drift_reply.h"
+#include "os/clock.h"
+#include "wire/drift_reply.h"
 
 /* One detector's event or function: the samples' (t->drift) or the traced paths' (t->drift_paths).
  */

@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "proto/kprof.pb-c.h"
-#include "target.h"
+#include "target/target.h"
 
 #define DRIFT_REPLY_MAX_KEYS 16
 

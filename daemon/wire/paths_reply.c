@@ -22,12 +22,12 @@
 #include "kprof/cfg.h"
 #include "kprof/cleanup.h"
 #include "kprof/ksf.h"
-#include "clock.h"
-#include "loader.h"
-#include "hwpaths.h"
-#include "hwstruct.h"
-#include "paths.h"
-#include "paths_reply.h"
+#include "os/clock.h"
+#include "kernel/loader.h"
+#include "paths/hwpaths.h"
+#include "paths/hwstruct.h"
+#include "paths/paths.h"
+#include "wire/paths_reply.h"
 
 static Kprof__PathEdge pb_edge(const struct cfg *g, uint32_t edge)
 {

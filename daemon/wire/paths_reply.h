@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "proto/kprof.pb-c.h"
-#include "target.h"
+#include "target/target.h"
 
 /* A PathsReply and the arrays it points into. */
 struct paths_msg {

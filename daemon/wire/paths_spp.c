@@ -23,11 +23,11 @@
 #include "kprof/ksf.h"
 #include "kprof/spp.h"
 #include "kprof/hwbranch.h"
-#include "clock.h"
-#include "paths.h"
-#include "hwpaths.h"
-#include "hwstruct.h"
-#include "paths_reply.h"
+#include "os/clock.h"
+#include "paths/paths.h"
+#include "paths/hwpaths.h"
+#include "paths/hwstruct.h"
+#include "wire/paths_reply.h"
 
 static const char *ev_names[EV_NR];
 

@@ -17,13 +17,13 @@
 
 #include "kprof/cleanup.h"
 #include "kprof/saved.h"
-#include "target_pb.h"
-#include "clock.h"
-#include "hwcalls.h"
-#include "jvmmap.h"
-#include "paths.h"
-#include "paths_reply.h"
-#include "symbolize.h"
+#include "wire/target_pb.h"
+#include "os/clock.h"
+#include "exact/hwcalls.h"
+#include "symbols/jvmmap.h"
+#include "paths/paths.h"
+#include "wire/paths_reply.h"
+#include "symbols/symbolize.h"
 
 /* The saved MCCT (checked by saved_check: parents before children, ids in range) as an HCCT
  * snapshot, its functions mapped to the restored profile's ids. */

@@ -6,10 +6,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "drift_reply.h"
-#include "paths_reply.h"
+#include "wire/drift_reply.h"
+#include "wire/paths_reply.h"
 #include "proto/kprof.pb-c.h"
-#include "target.h"
+#include "target/target.h"
 
 /* The target's facts (pointers into t: use pb before t changes). */
 void target_fill_pb(const struct target *t, Kprof__Target *pb);

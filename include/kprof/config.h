@@ -73,7 +73,7 @@ struct config {
 	/* [watch] rule = KIND:VALUE ...: one line each (rule.h), root's rules. */
 	struct rule watch_rules[CONFIG_MAX_RULES];
 	unsigned n_watch_rules;
-	/* [http]: the pprof endpoint (daemon/http.c), off when listen is "" */
+	/* [http]: the pprof endpoint (daemon/http/http.c), off when listen is "" */
 	char http_listen[64];	   /* ADDRESS:PORT, numeric (httpq_listen) */
 	char http_token_file[256]; /* "Authorization: Bearer" token; required unless the opt-out */
 	bool http_insecure_no_auth;  /* loopback without a token: every local user reads all */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* window.h: time windows of the targets' samples (ARCHITECTURE.md §1.6, ALGORITHMS.md §14).
  *
- * Three pure pieces the glue (daemon/windows.c) puts together:
+ * Three pure pieces the glue (daemon/manager/windows.c) puts together:
  *  - the index of kept windows and its retention: each window is one blob (a framed, packed
  *    kprof.SavedProfile of that window's samples), held in memory, on disk, or both. Retention
  *    by age, by bytes in memory (the oldest blobs that are on disk leave memory first; one that

@@ -13,7 +13,7 @@
  * re-encodes it minimally, which it then rejects. kprofd never re-encodes what it decodes (it
  * ignores unknown fields), so messages holding such a field skip the round trip.
  *
- * saved_replay() is what target_restore() (daemon/target.c) does with a kprof.SavedProfile read
+ * saved_replay() is what target_restore() (daemon/target/target.c) does with a kprof.SavedProfile read
  * from the state directory, minus the daemon: the same code (proto/saved.c: saved_check, then
  * saved_profile), and the profile is then folded and sorted as a report would.
  */

@@ -2,7 +2,7 @@
 # A state directory holding what is not a file (security issue 25, item 8). Before, a FIFO
 # named like a kept profile made kprofd wait at start for ever (open() of a FIFO waits for a
 # writer). Now every entry is opened O_NONBLOCK and read only if it is a regular file
-# (daemon/store.c): a FIFO, a socket and a device node named as kept profiles (.kprof), time
+# (daemon/os/store.c): a FIFO, a socket and a device node named as kept profiles (.kprof), time
 # windows (.kpw) and the watch rules (watch.rules) are skipped and logged; kprofd answers; a
 # real kept profile next to them is restored; the entries are left where they are.
 # Needs root, setsid, python3.

@@ -2,7 +2,7 @@
 # Fair shares of the JVM perf-map exchanges (security issue 25, item 9). kprofd runs at most 4
 # exchanges with JVMs at once; before, one user's JVMs that never answer held all 4 (each until
 # its 10 s deadline) and root's JVM waited: asked 1 s after its attach at best, 10 s here. Now
-# one uid runs at most 2, and uids refused meanwhile take turns (daemon/jvmattach.c).
+# one uid runs at most 2, and uids refused meanwhile take turns (daemon/symbols/jvmattach.c).
 # The attack, with real JVMs: nobody starts 4 JVMs, attaches them (kprofd asks each for its map:
 # their attach listeners start), detaches them, stops them (SIGSTOP: a listener that takes the
 # connection and the request and never replies), and attaches them again: each exchange now waits
