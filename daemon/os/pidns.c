@@ -23,7 +23,7 @@
 #include <linux/nsfs.h>
 
 #include "kprof/cleanup.h"
-#include "pidns.h"
+#include "os/pidns.h"
 #include "os/procfs.h"
 
 #define SCAN_MAX 1000000 /* /proc entries looked at per PID */

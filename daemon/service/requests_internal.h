@@ -13,7 +13,7 @@
 
 #include <systemd/sd-event.h>
 
-#include "pidns.h"
+#include "os/pidns.h"
 #include "manager/windows.h"
 
 struct live;
