@@ -272,8 +272,7 @@ int calls_on(struct calls *c, struct loader *l, pid_t pid, char *err, size_t err
 		const struct probe *pr = &c->probes[i];
 		char path[96];
 
-		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid,
-			 (unsigned long long)pr->map_start, (unsigned long long)pr->map_end);
+		procmaps_file_path(path, sizeof(path), pid, pr->map_start, pr->map_end);
 		for (int ret = 0; ret < 2; ret++) {
 			LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = ret, .bpf_cookie = pr->func);
 			struct bpf_link *lk = bpf_program__attach_uprobe_opts(

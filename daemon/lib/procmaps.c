@@ -10,7 +10,9 @@
  * address and stop as soon as no earlier entry can contain it (at once when none overlap).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -207,4 +209,9 @@ int procmaps_is_anon(const struct procmaps_entry *e)
 	       !strcmp(p, "[heap]") || has_prefix(p, "/memfd:") ||
 	       !strcmp(p, "/dev/zero (deleted)") ||
 	       (has_prefix(p, "/SYSV") && has_suffix(p, " (deleted)"));
+}
+
+int procmaps_file_path(char *buf, size_t len, int pid, uint64_t start, uint64_t end)
+{
+	return snprintf(buf, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
 }

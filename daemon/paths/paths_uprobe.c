@@ -20,6 +20,7 @@
 
 #include "kprof/cfg.h"
 #include "kprof/cleanup.h"
+#include "kprof/procmaps.h"
 #include "kernel/loader.h"
 #include "paths/paths.h"
 #include "paths/paths_internal.h"
@@ -45,8 +46,7 @@ int paths_read_code(pid_t pid, const struct uprobe_site *site, uint64_t start, u
 			 name, start, len, n < 0 ? strerror(-e) : "short read");
 		return e;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid,
-		 site->map_start, site->map_end);
+	procmaps_file_path(path, sizeof(path), pid, site->map_start, site->map_end);
 	{
 		char why[128] = "";
 		struct stat st;
@@ -183,8 +183,7 @@ int paths_attach_probes(struct path_trace *tr, const struct uprobe_site *site, c
 	uint32_t entry = cfg_entry_block(tr->cfg);
 	char path[96];
 
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, tr->pid,
-		 site->map_start, site->map_end);
+	procmaps_file_path(path, sizeof(path), tr->pid, site->map_start, site->map_end);
 	tr->file = site->file;
 	if (removals_pending(&site->file)) {
 		snprintf(err, errlen,

@@ -352,8 +352,7 @@ static int open_mapped(struct jitfile *jf, const struct procmaps *maps, int root
 		if (base[1 + len] && !deleted)
 			continue;
 		snprintf(shown, shownlen, "/proc/%d/root%s", jf->p.pid, m->path);
-		snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", jf->p.pid,
-			 (unsigned long long)m->start, (unsigned long long)m->end);
+		procmaps_file_path(mf, sizeof(mf), jf->p.pid, m->start, m->end);
 		fd = tfile_open(AT_FDCWD, mf, false, &want, st, why, sizeof(why));
 		if (fd < 0 && deleted)
 			return -ENOENT; /* only map_files reaches it: look elsewhere */

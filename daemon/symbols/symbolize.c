@@ -127,8 +127,7 @@ static struct elf_entry *mapping_elf(struct tsym *ts, size_t idx, const struct p
 	if (m->path[0] != '/' || !m->inode || ts->gone)
 		return &symbolize_elf_none;
 	/* map_files reaches the very file mapped, even deleted or in another mount namespace. */
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", ts->pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
+	procmaps_file_path(path, sizeof(path), ts->pid, m->start, m->end);
 	fd = tfile_open(AT_FDCWD, path, false, &want, &st, why, sizeof(why));
 	/* map_files needs CAP_SYS_ADMIN; without it, the same path inside the target's root,
 	 * unless the file was deleted (then only map_files reaches it). The target controls

@@ -20,6 +20,7 @@
 
 #include "kprof/cfg.h"
 #include "kprof/cleanup.h"
+#include "kprof/procmaps.h"
 #include "target/driftcode.h"
 #include "kernel/probes.h"
 #include "os/tfile.h"
@@ -31,8 +32,7 @@ static int read_file_code(pid_t pid, const struct uprobe_site *site, uint8_t *co
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid,
-		 site->map_start, site->map_end);
+	procmaps_file_path(path, sizeof(path), pid, site->map_start, site->map_end);
 	fd = tfile_open(AT_FDCWD, path, false, NULL, &st, why, sizeof(why));
 	if (fd < 0)
 		return fd;

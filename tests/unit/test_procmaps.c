@@ -354,6 +354,21 @@ static void test_is_anon(void **state)
 	procmaps_free(pm);
 }
 
+/* The one spelling of a mapping's map_files path, at the widest pid and addresses too. */
+static void test_file_path(void **state)
+{
+	char buf[PROCMAPS_FILE_PATH_MAX];
+	int n;
+
+	(void)state;
+	n = procmaps_file_path(buf, sizeof(buf), 4242, 0x7f0000001000, 0x7f0000003000);
+	assert_string_equal(buf, "/proc/4242/map_files/7f0000001000-7f0000003000");
+	assert_int_equal(n, (int)strlen(buf));
+	n = procmaps_file_path(buf, sizeof(buf), 2147483647, UINT64_MAX - 1, UINT64_MAX);
+	assert_true(n > 0 && (size_t)n < sizeof(buf));
+	assert_string_equal(buf, "/proc/2147483647/map_files/fffffffffffffffe-ffffffffffffffff");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +377,7 @@ int main(void)
 	    cmocka_unit_test(test_malformed),	cmocka_unit_test(test_blank_lines),
 	    cmocka_unit_test(test_max_entries), cmocka_unit_test(test_empty),
 	    cmocka_unit_test(test_is_exec),	cmocka_unit_test(test_is_anon),
+	    cmocka_unit_test(test_file_path),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
