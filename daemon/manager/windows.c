@@ -133,36 +133,6 @@ static void cut_release(struct cut *c)
 	free(c->ids);
 }
 
-/* The window's functions as SavedFunctions (their strings the profile's). */
-static void pack_functions(const struct cut *c, Kprof__SavedFunction *fv, Kprof__SavedFunction **fp)
-{
-	for (size_t i = 0; i < c->nused; i++) {
-		const struct profile_func *f = profile_func_get(c->p, c->used[i]);
-
-		kprof__saved_function__init(&fv[i]);
-		fv[i].name = (char *)f->name;
-		fv[i].module = (char *)f->module;
-		fv[i].start = f->start;
-		fv[i].kind = (Kprof__FrameKind)f->kind;
-		fv[i].file = (char *)(f->file ? f->file : "");
-		fv[i].line = f->line;
-		fp[i] = &fv[i];
-	}
-}
-
-/* The window's stacks as SavedStacks (their ids c's). */
-static void pack_stacks(const struct cut *c, Kprof__SavedStack *sv, Kprof__SavedStack **spp)
-{
-	for (size_t i = 0; i < c->ns; i++) {
-		kprof__saved_stack__init(&sv[i]);
-		sv[i].ids = c->ids + c->st[i].off;
-		sv[i].n_ids = c->st[i].n;
-		sv[i].count = c->st[i].count;
-		sv[i].tid = c->st[i].tid;
-		spp[i] = &sv[i];
-	}
-}
-
 static void pack_target(const struct target *t, const struct cut *c, const struct window_entry *e,
 			Kprof__Target *tg)
 {
@@ -194,8 +164,11 @@ static int cut_pack(const struct target *t, const struct cut *c, const struct wi
 
 	if (!fv || !fp || !sv || !spp)
 		return -ENOMEM;
-	pack_functions(c, fv, fp);
-	pack_stacks(c, sv, spp);
+	saved_functions(c->p, c->used, c->nused, fv, fp);
+	for (size_t i = 0; i < c->ns; i++) { /* their ids c's */
+		saved_stack(&sv[i], c->st[i].tid, c->ids + c->st[i].off, c->st[i].n, c->st[i].count);
+		spp[i] = &sv[i];
+	}
 	/* Its summary is built from its exact stacks when a range needs it (summary_of_stacks). */
 	sp.hcct_from_stacks = m != 0;
 	sp.hcct_slots = m;
@@ -450,39 +423,6 @@ void wrange_free(struct wrange *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* One window's saved summary as a snapshot tree of its own function indexes. */
-static int summary_tree(const Kprof__SavedProfile *sp, struct hcct_tree **ret)
-{
-	struct hcct_tree *tr = calloc(1, sizeof(*tr));
-
-	if (!tr)
-		return -ENOMEM;
-	tr->entries = calloc(sp->n_hcct + 1, sizeof(*tr->entries));
-	if (!tr->entries) {
-		free(tr);
-		return -ENOMEM;
-	}
-	tr->n = sp->hcct_n;
-	tr->phi_den = 1;
-	tr->len = sp->n_hcct;
-	for (size_t i = 0; i < sp->n_hcct; i++) { /* saved_check: parents first */
-		const Kprof__SavedHcctNode *h = sp->hcct[i];
-		struct hcct_entry *e = &tr->entries[i];
-
-		e->id = h->func;
-		e->parent = h->parent < 0 ? HCCT_NONE : (uint32_t)h->parent;
-		e->depth = h->parent < 0 ? 1 : tr->entries[h->parent].depth + 1;
-		e->slot = HCCT_NONE;
-		if (h->monitored) {
-			e->flags = HCCT_ENTRY_MONITORED;
-			e->count = h->count;
-			e->err = h->err;
-		}
-	}
-	*ret = tr;
-	return 0;
-}
-
 struct rbuild {
 	struct wrange *r;
 	struct window_merge *mg; /* the windows' summaries, merged as they come */
@@ -557,7 +497,7 @@ static int range_add(struct rbuild *b, const Kprof__SavedProfile *sp)
 	if (sp->hcct_from_stacks)
 		err = summary_of_stacks(sp, r->prof, map, &tr, &min);
 	else if (sp->n_hcct)
-		err = summary_tree(sp, &tr);
+		err = saved_hcct_tree(sp->hcct, sp->n_hcct, sp->hcct_n, NULL, &tr);
 	else
 		return 0;
 	if (err < 0)

@@ -25,37 +25,6 @@
 #include "wire/paths_reply.h"
 #include "symbols/symbolize.h"
 
-/* The saved MCCT (checked by saved_check: parents before children, ids in range) as an HCCT
- * snapshot, its functions mapped to the restored profile's ids. */
-static int restore_hcct(Kprof__SavedHcctNode *const *v, size_t n, uint64_t hcct_n,
-			const uint32_t *map, struct hcct_tree **ret)
-{
-	struct hcct_tree *tree = calloc(1, sizeof(*tree));
-
-	if (!tree || !(tree->entries = calloc(n ? n : 1, sizeof(*tree->entries)))) {
-		hcct_tree_free(tree);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const Kprof__SavedHcctNode *h = v[i];
-		struct hcct_entry *e = &tree->entries[i];
-
-		e->id = map[h->func];
-		e->count = h->count;
-		e->err = h->err;
-		e->parent = h->parent < 0 ? HCCT_NONE : (uint32_t)h->parent;
-		e->depth = h->parent < 0 ? 1 : tree->entries[h->parent].depth + 1;
-		e->slot = HCCT_NONE;
-		e->flags = h->monitored ? HCCT_ENTRY_MONITORED : 0;
-		if (h->parent >= 0)
-			tree->entries[h->parent].children++;
-	}
-	tree->len = n;
-	tree->n = hcct_n;
-	*ret = tree;
-	return 0;
-}
-
 Kprof__FrameKind target_pb_kind(enum profile_kind k)
 {
 	switch (k) {
@@ -223,7 +192,7 @@ static int restore_calls(const Kprof__SavedProfile *sp, const uint32_t *map, str
 			c->counts[map[i]] += sp->call_counts[i];
 	}
 	if (sp->n_exact_hcct)
-		return restore_hcct(sp->exact_hcct, sp->n_exact_hcct, sp->exact_hcct_n, map,
+		return saved_hcct_tree(sp->exact_hcct, sp->n_exact_hcct, sp->exact_hcct_n, map,
 				    &c->saved_exact);
 	return 0;
 }
@@ -325,7 +294,7 @@ static int restore_parts(const Kprof__SavedProfile *sp, struct target *t)
 		err = saved_profile(sp, NULL, &t->profile, &map);
 	}
 	if (err >= 0 && sp->n_hcct)
-		err = restore_hcct(sp->hcct, sp->n_hcct, sp->hcct_n, map, &t->saved_hcct);
+		err = saved_hcct_tree(sp->hcct, sp->n_hcct, sp->hcct_n, map, &t->saved_hcct);
 	if (err >= 0 && pb->calls)
 		err = restore_calls(sp, map, &t->calls);
 	if (err >= 0 && sp->paths)
@@ -370,11 +339,7 @@ static int pack_stack(uint32_t tid, const uint32_t *ids, size_t n, uint64_t coun
 	struct saved_msg *m = userdata;
 	Kprof__SavedStack *s = &m->sv[m->msg.n_stacks];
 
-	kprof__saved_stack__init(s);
-	s->ids = (uint32_t *)ids;
-	s->n_ids = n;
-	s->count = count;
-	s->tid = tid;
+	saved_stack(s, tid, ids, n, count);
 	m->sp[m->msg.n_stacks++] = s;
 	return 0;
 }
@@ -476,22 +441,6 @@ int saved_msg_build(const struct target *t, struct saved_msg *m)
 	return saved_msg_build_range(t, NULL, NULL, m);
 }
 
-static void pack_functions(const struct profile *prof, size_t nf, struct saved_msg *m)
-{
-	for (size_t i = 0; i < nf; i++) {
-		const struct profile_func *f = profile_func_get(prof, i);
-
-		kprof__saved_function__init(&m->fv[i]);
-		m->fv[i].name = (char *)f->name;
-		m->fv[i].module = (char *)f->module;
-		m->fv[i].start = f->start;
-		m->fv[i].kind = (Kprof__FrameKind)f->kind;
-		m->fv[i].file = (char *)(f->file ? f->file : "");
-		m->fv[i].line = f->line;
-		m->fp[i] = &m->fv[i];
-	}
-}
-
 /* The whole profile's paths trace and drift result (live, or as kept), if it has them. */
 static void pack_paths_drift(const struct target *t, struct saved_msg *m)
 {
@@ -527,7 +476,7 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 		saved_msg_release(m);
 		return -ENOMEM;
 	}
-	pack_functions(prof, nf, m);
+	saved_functions(prof, NULL, nf, m->fv, m->fp);
 	profile_foreach_stack(prof, pack_stack, m);
 	err = pack_tables(t, m);
 	if (err >= 0)
