@@ -2,7 +2,9 @@
 # The structure of the code, read from the sources and the built objects ($BUILD/obj): every file
 # of kprofd and kprofctl is in one layer of tests/layers.txt and includes nothing of a higher
 # layer, no files depend on each other in a cycle (tests/check_structure.py), and each shared
-# helper is defined once (tests/check_dupes.sh). Needs no root, no daemon and no kernel feature.
+# helper is defined once and no new code repeats a block of 6 lines (tests/check_dupes.sh, which
+# runs tests/check_dupes.py against the floor tests/dupes.txt). Needs no root, no daemon and no
+# kernel feature.
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
