@@ -317,21 +317,17 @@ int calls_on(struct calls *c, struct loader *l, pid_t pid, char *err, size_t err
 /* The cursor of thread tid (open addressing on a fixed table), NULL when the table is full. */
 static struct hcct_cursor *thread_cursor(struct calls *c, uint32_t tid)
 {
-	size_t j;
+	long j;
 
 	if (!c->threads) {
 		c->threads = calloc(CALLS_MAX_THREADS, sizeof(*c->threads));
 		if (!c->threads)
 			return NULL;
+		tidtab_init(&c->tids, CALLS_MAX_THREADS);
 	}
-	for (j = (tid * 2654435761u) & (CALLS_MAX_THREADS - 1); c->threads[j].tid;
-	     j = (j + 1) & (CALLS_MAX_THREADS - 1)) {
-		if (c->threads[j].tid == tid)
-			return &c->threads[j].cur;
-	}
-	if (c->nthreads * 2 >= CALLS_MAX_THREADS)
+	j = tidtab_get(&c->tids, tid, NULL);
+	if (j < 0)
 		return NULL;
-	c->nthreads++;
 	c->threads[j].tid = tid;
 	return &c->threads[j].cur;
 }
@@ -374,7 +370,7 @@ void calls_reset_cursors(struct calls *c)
 			hcct_cursor_release(c->exact, &c->threads[j].cur);
 		c->threads[j].tid = 0;
 	}
-	c->nthreads = 0;
+	tidtab_clear(&c->tids);
 }
 
 int calls_hot_names(const struct profile *p, unsigned n, char **ret)
@@ -421,6 +417,7 @@ void calls_free(struct calls *c)
 	c->timer = sd_event_source_disable_unref(c->timer);
 	free(c->threads);
 	c->threads = NULL;
+	tidtab_release(&c->tids);
 	free(c->probes);
 	c->probes = NULL;
 	hwcalls_free(c->hw);

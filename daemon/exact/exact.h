@@ -12,6 +12,7 @@
 
 #include "kprof/abi.h"
 #include "kprof/hcct.h"
+#include "kprof/tidtab.h"
 #include "kernel/probes.h"
 
 struct bpf_link;
@@ -48,8 +49,8 @@ struct calls {
 	struct {
 		uint32_t tid; /* 0: free */
 		struct hcct_cursor cur;
-	} * threads;
-	size_t nthreads;
+	} * threads; /* CALLS_MAX_THREADS, by their slot in tids */
+	struct tidtab tids;
 	uint64_t lost_threads;
 	/* attach --calls=NAME,...: only these functions (comma-separated; NULL: every one);
 	 * those in anonymous memory are counted by hardware breakpoints (hwcalls.c). */

@@ -122,28 +122,13 @@ static void emit(void *ud, enum hwbranch_op op, const struct cfg_step *steps, si
 
 static struct hwpaths_thread *thread_get(struct hwpaths *h, uint32_t tid)
 {
-	size_t mask = HWPATHS_THREAD_SLOTS - 1, i = (tid * 2654435761u) & mask;
+	long i = h->threads ? tidtab_get(&h->tids, tid, NULL) : -ENOMEM;
 
-	if (!h->threads) {
-		h->threads = calloc(HWPATHS_THREAD_SLOTS, sizeof(*h->threads));
-		if (!h->threads)
-			return NULL;
-	}
-	for (size_t n = 0; n < HWPATHS_THREAD_SLOTS; n++, i = (i + 1) & mask) {
-		if (h->threads[i] && h->threads[i]->tid == tid)
-			return h->threads[i];
-		if (!h->threads[i]) {
-			if (h->nthreads >= HWPATHS_THREAD_SLOTS / 2)
-				return NULL;
-			h->threads[i] = calloc(1, sizeof(**h->threads));
-			if (!h->threads[i])
-				return NULL;
-			h->threads[i]->tid = tid;
-			h->nthreads++;
-			return h->threads[i];
-		}
-	}
-	return NULL;
+	if (i < 0)
+		return NULL;
+	if (!h->threads[i] && (h->threads[i] = calloc(1, sizeof(**h->threads))))
+		h->threads[i]->tid = tid;
+	return h->threads[i];
 }
 
 static void turn_close(struct hwpaths *h)
@@ -293,6 +278,14 @@ int hwpaths_start(struct hwpaths *h, sd_event *event, char *err, size_t errlen)
 {
 	int r = hwbranch_plan(h->cfg, h->code, h->len, h->start, &h->plan);
 
+	if (!h->threads) { /* the threads' states, each allocated at its first event */
+		h->threads = calloc(HWPATHS_THREAD_SLOTS, sizeof(*h->threads));
+		tidtab_init(&h->tids, HWPATHS_THREAD_SLOTS);
+		if (!h->threads) {
+			snprintf(err, errlen, "no memory for the threads' states");
+			return -ENOMEM;
+		}
+	}
 	if (r == -ENOENT) {
 		snprintf(
 		    err, errlen,
@@ -438,6 +431,7 @@ void hwpaths_free(struct hwpaths *h)
 		free(h->threads[i]);
 	}
 	free(h->threads);
+	tidtab_release(&h->tids);
 	for (size_t i = 0; i < h->nturns; i++) {
 		free(h->turns[i].assume);
 		free(h->runs[i]);

@@ -16,6 +16,7 @@
 #include "kprof/cfg.h"
 #include "kprof/hwbranch.h"
 #include "kprof/ksf.h"
+#include "kprof/tidtab.h"
 
 #define HWPATHS_THREAD_SLOTS 2048 /* open addressing; at most half used */
 #define HWPATHS_MAX_LOCAL 4096	  /* distinct iterations that leave a loop */
@@ -70,8 +71,8 @@ struct hwpaths {
 	/* per turn that follows a loop: executions of each block (cfg index) in the iterations it
 	 * followed (allocated at its first path), for the loop's event counts (events.h) */
 	uint64_t *runs[HWBRANCH_MAX];
-	struct hwpaths_thread **threads;
-	size_t nthreads;
+	struct hwpaths_thread **threads; /* HWPATHS_THREAD_SLOTS, by their slot in tids */
+	struct tidtab tids;
 	struct hwpaths_local *local;
 	size_t nlocal;
 	uint64_t events, stray, late, lost_threads, activations, path_events, aborted;

@@ -219,6 +219,7 @@ static void turn_close(struct hwstruct *s)
 	}
 	if (s->threads)
 		memset(s->threads, 0, HWSTRUCT_THREADS * sizeof(*s->threads));
+	tidtab_clear(&s->tids);
 }
 
 static int turn_open(struct hwstruct *s, const struct hwstruct_slot *slots, uint32_t n, char *err,
@@ -371,6 +372,7 @@ int hwstruct_start(struct hwstruct *s, sd_event *event, char *err, size_t errlen
 	for (uint32_t g = 0; g < s->ngraphs; g++)
 		plan_graph(s, g);
 	s->threads = calloc(HWSTRUCT_THREADS, sizeof(*s->threads));
+	tidtab_init(&s->tids, HWSTRUCT_THREADS);
 	if (!s->threads)
 		return -ENOMEM;
 	turns = s->ngraphs + s->ncount;
@@ -400,22 +402,16 @@ int hwstruct_start(struct hwstruct *s, sd_event *event, char *err, size_t errlen
 
 static struct hwstruct_thread *thread_get(struct hwstruct *s, uint32_t tid)
 {
-	size_t mask = HWSTRUCT_THREADS - 1, i = (tid * 2654435761u) & mask, used = 0;
+	bool added;
+	long i = tidtab_get(&s->tids, tid, &added);
 
-	for (size_t n = 0; n < HWSTRUCT_THREADS; n++, i = (i + 1) & mask) {
-		if (s->threads[i].tid == tid)
-			return &s->threads[i];
-		if (!s->threads[i].tid) {
-			for (size_t k = 0; k < HWSTRUCT_THREADS; k++)
-				used += s->threads[k].tid != 0;
-			if (used >= HWSTRUCT_THREADS / 2)
-				return NULL;
-			s->threads[i].tid = tid;
-			s->threads[i].w.lost = true; /* where it is, is unknown */
-			return &s->threads[i];
-		}
+	if (i < 0)
+		return NULL;
+	if (added) {
+		s->threads[i].tid = tid;
+		s->threads[i].w.lost = true; /* where it is, is unknown */
 	}
-	return NULL;
+	return &s->threads[i];
 }
 
 struct emit_ctx {
@@ -553,5 +549,6 @@ void hwstruct_release(struct hwstruct *s)
 		free(s->gr[g].assume);
 	}
 	free(s->threads);
+	tidtab_release(&s->tids);
 	s->threads = NULL;
 }

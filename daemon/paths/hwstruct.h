@@ -16,6 +16,7 @@
 #include "kprof/cfg.h"
 #include "kprof/hwspp.h"
 #include "kprof/spp.h"
+#include "kprof/tidtab.h"
 #include "kernel/hwbp.h"
 
 #define HWSTRUCT_MAX_GRAPHS 64
@@ -76,7 +77,8 @@ struct hwstruct {
 	uint32_t turn; /* turns opened so far */
 	uint32_t nslots;
 	struct hwstruct_slot slots[HWBP_SLOTS]; /* the turn's breakpoints */
-	struct hwstruct_thread *threads;
+	struct hwstruct_thread *threads; /* HWSTRUCT_THREADS, by their slot in tids */
+	struct tidtab tids;
 	uint64_t hits, late, stray, lost_threads, paths, given_up, unsynced;
 	bool next, has_entry;
 	/* has_entry: the turn on has the function's entry breakpoint */ /* the graph on is

@@ -171,6 +171,7 @@ void paths_trace_free(struct path_trace *tr)
 		paths_spp_stack_release(&tr->threads[i].spp);
 	}
 	free(tr->threads);
+	tidtab_release(&tr->tids);
 	free(tr->blockev);
 	free(tr->steps);
 	spp_free(tr->spp);
@@ -634,6 +635,7 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 	tr->budget = req->budget;
 	tr->duration_ms = req->duration_ms ? req->duration_ms : 10000;
 	tr->threads = calloc(PATHS_THREAD_SLOTS, sizeof(*tr->threads));
+	tidtab_init(&tr->tids, PATHS_THREAD_SLOTS);
 	if (!tr->threads) {
 		r = -ENOMEM;
 		goto fail;

@@ -20,6 +20,7 @@
 #include "kprof/ksf.h"
 #include "kprof/ksf_ipf.h"
 #include "kprof/spp.h"
+#include "kprof/tidtab.h"
 #include "kernel/probes.h"
 #include "paths/paths_uprobe.h"
 
@@ -106,8 +107,8 @@ struct path_trace {
 	struct removal *removal; /* the probes' removal, running or done */
 	struct code_file file;	 /* the code's file (removals of its probes block new ones) */
 	sd_event_source *timer;
-	struct path_thread *threads;
-	size_t nthreads;
+	struct path_thread *threads; /* PATHS_THREAD_SLOTS, by their slot in tids */
+	struct tidtab tids;
 	uint64_t events, activations, path_events, aborted, resyncs, lost_threads, dropped;
 	uint64_t started_ns, stopped_ns; /* CLOCK_MONOTONIC */
 	uint64_t ctr0[KP_CTR_NR], ctr1[KP_CTR_NR];

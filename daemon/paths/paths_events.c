@@ -78,20 +78,12 @@ static void spp_on_leave(struct spp_stack *st, bool returned)
 
 static struct path_thread *thread_get(struct path_trace *tr, uint32_t tid)
 {
-	size_t mask = PATHS_THREAD_SLOTS - 1, i = (tid * 2654435761u) & mask;
+	long i = tidtab_get(&tr->tids, tid, NULL);
 
-	for (size_t n = 0; n < PATHS_THREAD_SLOTS; n++, i = (i + 1) & mask) {
-		if (tr->threads[i].tid == tid)
-			return &tr->threads[i];
-		if (tr->threads[i].tid == 0) {
-			if (tr->nthreads >= PATHS_THREAD_SLOTS / 2)
-				return NULL;
-			tr->nthreads++;
-			tr->threads[i].tid = tid;
-			return &tr->threads[i];
-		}
-	}
-	return NULL;
+	if (i < 0)
+		return NULL;
+	tr->threads[i].tid = tid;
+	return &tr->threads[i];
 }
 
 /* Lost track of th: forget its activations until its next outermost entry. */
