@@ -256,10 +256,12 @@ check:
 		$(BUILD)/check-results; \
 	exit $$st
 
-# The layers of tests/layers.txt and no cycles between files, on this build's objects (also run
-# by the suite: tests/integration/test_structure.sh).
+# The layers of tests/layers.txt and no cycles between files, on this build's objects, and the
+# generated file table of docs/ARCHITECTURE.md (also run by the suite:
+# tests/integration/test_structure.sh).
 check-structure: $(DAEMON_OBJS) $(CLI_OBJS) $(LIBS)
 	python3 tests/check_structure.py --build $(BUILD)
+	python3 tests/doc_table.py
 
 # The integration suite again on an AddressSanitizer + UndefinedBehaviorSanitizer build of kprofd
 # and kprofctl (the fixture stays as it is); any sanitizer report fails the run.
