@@ -65,7 +65,7 @@ static void on_sample(void *ctx, const struct kp_sample *s)
 	 * counted by syswide.c. */
 	if ((s->flags & KP_SF_STRANGER) &&
 	    (!t || t->state != TARGET_ATTACHED || t->start_ticks != s->start_ticks)) {
-		t = m->on_stranger ? m->on_stranger(m->stranger_ud, s) : NULL;
+		t = manager_emit_stranger(m, s);
 		if (!t)
 			return;
 	}
@@ -165,18 +165,11 @@ static void on_fork(void *ctx, pid_t child, pid_t parent, uint64_t start_ticks, 
 	p->children_followed++;
 }
 
-void manager_set_hooks(struct manager *m, const struct manager_hooks *h, void *ud)
-{
-	m->hooks = h;
-	m->hooks_ud = ud;
-}
-
 static void on_watch_rec(void *ctx, const struct kp_execwatch *w)
 {
 	struct manager *m = ctx;
 
-	if (m->hooks && m->hooks->on_exec)
-		m->hooks->on_exec(m->hooks_ud, w);
+	manager_emit_exec(m, w);
 }
 
 static void on_exit_rec(void *ctx, pid_t tgid, uint64_t start_ticks, int code)
@@ -454,8 +447,7 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 	symbolizer_set_budget(m->sym, (uint64_t)c.symbols_mb << 20,
 			      (uint64_t)c.symbols_per_uid_mb << 20);
 	manager_trim_kept(m);
-	if (m->hooks && m->hooks->on_reload)
-		m->hooks->on_reload(m->hooks_ud);
+	manager_emit_reload(m);
 	log_info("reloaded the settings: %u Hz default, %u targets, %u kept, %u clients",
 		 c.default_freq, c.max_targets, c.max_kept, c.max_clients);
 	return 0;
@@ -670,7 +662,7 @@ static void manager_stop_targets(struct manager *m)
 
 	/* No new target while stopping: system-wide mode's samples are only counted. */
 	loader_all_set(m->loader, 0);
-	m->on_stranger = NULL;
+	m->stopping = true;
 	/* Again while some are attached: a drain inside may have followed a child (bounded). */
 	for (int pass = 0; pass < 4 && m->n_attached; pass++)
 		manager_for_each_target(m, t) {

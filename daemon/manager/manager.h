@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* manager.h: the event loop and the targets' lifetimes (manager.c), and the settings loader.
- * The manager's other parts declare theirs in manager_targets.h, manager_attach.h and
- * manager_watch.h, included here. */
+ * The manager's other parts declare theirs in manager_targets.h, manager_attach.h,
+ * manager_watch.h and manager_events.h (its subscribers), included here. */
 #ifndef KPROF_DAEMON_MANAGER_H
 #define KPROF_DAEMON_MANAGER_H
 
@@ -17,6 +17,7 @@
 #include "kprof/config.h"
 #include "os/cgroups.h"
 #include "manager/manager_attach.h"
+#include "manager/manager_events.h"
 #include "manager/manager_targets.h"
 #include "manager/manager_watch.h"
 #include "target/target.h"
@@ -39,13 +40,6 @@ struct cgwatch {
 	 * a watch rule's: opts.rule). A rule's watch may also start waiting (not there yet). */
 	bool unit, waiting;
 	unsigned restarts; /* the unit's cgroup found again after it had gone */
-};
-/* What the watch rules (watch.c, a layer above) are told of: set with manager_set_hooks. */
-struct manager_hooks {
-	/* A process that is no target exec'd with a comm or uid a rule names (KP_REC_WATCH). */
-	void (*on_exec)(void *ud, const struct kp_execwatch *w);
-	/* The settings were read again (SIGHUP): m->conf holds the new ones. */
-	void (*on_reload)(void *ud);
 };
 struct loader;
 struct ringbuf;
@@ -88,16 +82,14 @@ struct manager {
 	uint64_t thread_drops;	 /* KP_CTR_THREAD_DROPS at the last housekeeping */
 	struct cgwatch *watches[MANAGER_MAX_WATCHES];
 	unsigned n_watches;
-	const struct manager_hooks *hooks;
-	void *hooks_ud;
+	/* The modules built on the manager, told of its events (manager_events.h). */
+	struct manager_sub subs[MANAGER_MAX_SUBSCRIBERS];
+	unsigned n_subs;
+	bool stopping; /* no new target from a stranger's sample */
 	uint64_t auto_refused; /* attaches refused by limits.max_auto_targets */
-	/* The time windows (windows.c), NULL until set up. */
+	/* The time windows (windows.c) and system-wide mode (syswide.c), for the requests that
+	 * use them: set by main.c, which creates them, NULL before. */
 	struct windows *windows;
-	/* System-wide mode (syswide.c, a layer above, sets these): a sample of a process that
-	 * is no target (KP_SF_STRANGER) goes to on_stranger, which makes it one (returned) or
-	 * counts it (NULL). */
-	struct target *(*on_stranger)(void *ud, const struct kp_sample *s);
-	void *stranger_ud;
 	struct syswide *sw;
 	struct httpd *http; /* the pprof endpoint (http.c, a layer above), NULL when off */
 	uint64_t all_taken_over;   /* --all targets ended by another attach of their process */
@@ -114,7 +106,6 @@ int manager_run(struct manager *m);
  * and live views then include samples taken up to the request, whatever drain_ms is. */
 void manager_drain(struct manager *m);
 uint64_t manager_cpu_ns(void);
-void manager_set_hooks(struct manager *m, const struct manager_hooks *h, void *ud);
 /* The distinct sampling frequencies of the attached targets, at most max. */
 int manager_freqs(const struct manager *m, unsigned *out, int max);
 

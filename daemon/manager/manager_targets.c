@@ -382,6 +382,7 @@ void manager_end_target(struct manager *m, struct target *t, enum target_state s
 	m->n_attached--;
 	m->n_kept++;
 	save_target(m, t);
+	manager_emit_target_end(m, t);
 	manager_trim_kept(m);
 }
 

@@ -185,6 +185,10 @@ static struct target *on_stranger(void *ud, const struct kp_sample *s)
 	return NULL;
 }
 
+static const struct manager_events events = {
+    .on_stranger = on_stranger,
+};
+
 int syswide_new(struct manager *m, struct syswide **ret)
 {
 	struct syswide *sw = calloc(1, sizeof(*sw));
@@ -203,9 +207,11 @@ int syswide_new(struct manager *m, struct syswide **ret)
 		syswide_free(sw);
 		return err;
 	}
-	m->on_stranger = on_stranger;
-	m->stranger_ud = sw;
-	m->sw = sw;
+	err = manager_subscribe(m, &events, sw);
+	if (err < 0) {
+		syswide_free(sw);
+		return err;
+	}
 	apply_config(sw);
 	*ret = sw;
 	return 0;
@@ -219,11 +225,7 @@ void syswide_free(struct syswide *sw)
 		loader_all_set(sw->m->loader, 0);
 		sampler_freq_put(sw->m->sampler, sw->freq);
 	}
-	if (sw->m->sw == sw) {
-		sw->m->on_stranger = NULL;
-		sw->m->stranger_ud = NULL;
-		sw->m->sw = NULL;
-	}
+	manager_unsubscribe(sw->m, &events, sw);
 	sd_event_source_disable_unref(sw->timer);
 	pmemo_free(sw->memo);
 	free(sw);

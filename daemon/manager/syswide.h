@@ -40,7 +40,8 @@ struct syswide_stats {
 	uint64_t late_samples; /* of no target, after it stopped */
 };
 
-/* Hooks itself into m (on_stranger, m->sw); off until syswide_start. */
+/* Subscribes to m's strangers (manager_events.h: on_stranger); off until syswide_start.
+ * main.c sets m->sw for the requests. */
 int syswide_new(struct manager *m, struct syswide **ret);
 void syswide_free(struct syswide *sw);
 /* Start at freq Hz (0: SYSWIDE_DEFAULT_FREQ): -EALREADY, -ERANGE, -EBUSY (the per-CPU sets in

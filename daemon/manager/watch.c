@@ -9,7 +9,7 @@
  *
  * * comm, exe and uid rules put their comm (an exe rule: its file name's first 15 bytes) or uid
  *   in the BPF pre-filter maps (loader_watch_sync); the exec program reports a process that is
- *   no target and matches one of them (KP_REC_WATCH, manager_hooks.on_exec), and the rule is
+ *   no target and matches one of them (KP_REC_WATCH, manager_events.on_exec), and the rule is
  *   checked here: an exe rule's path against /proc/PID/exe (as given, or resolved).
  * * cgroup and unit rules are cgroup watches of the manager (attach --cgroup/--unit) that
  *   wait for their cgroup while it is not there: the manager's housekeeping watches it again
@@ -409,7 +409,7 @@ static void on_reload(void *ud)
 	scan_present(w, NULL);
 }
 
-static const struct manager_hooks hooks = {
+static const struct manager_events events = {
     .on_exec = on_exec,
     .on_reload = on_reload,
 };
@@ -417,6 +417,7 @@ static const struct manager_hooks hooks = {
 int watch_new(struct manager *m, struct watch **ret)
 {
 	struct watch *w = calloc(1, sizeof(*w));
+	int err;
 
 	if (!w)
 		return -ENOMEM;
@@ -425,7 +426,11 @@ int watch_new(struct manager *m, struct watch **ret)
 	load_saved(w);
 	sync_bpf(w);
 	scan_present(w, NULL);
-	manager_set_hooks(m, &hooks, w);
+	err = manager_subscribe(m, &events, w);
+	if (err < 0) {
+		watch_free(w);
+		return err;
+	}
 	*ret = w;
 	return 0;
 }
@@ -434,7 +439,7 @@ void watch_free(struct watch *w)
 {
 	if (!w)
 		return;
-	manager_set_hooks(w->m, NULL, NULL);
+	manager_unsubscribe(w->m, &events, w);
 	for (unsigned i = 0; i < w->n; i++)
 		free(w->rules[i]);
 	free(w);

@@ -380,7 +380,6 @@ int windows_new(struct manager *m, struct windows **ret)
 	if (n > 0 || w->bad_files)
 		log_info("time windows: %d restored, %llu unusable (renamed .bad)", n > 0 ? n : 0,
 			 (unsigned long long)w->bad_files);
-	m->windows = w;
 	*ret = w;
 	return 0;
 fail:
@@ -395,8 +394,6 @@ void windows_free(struct windows *w)
 		return;
 	windows_cut_all(w); /* the last partial windows, so that a restart loses none */
 	sd_event_source_disable_unref(w->timer);
-	if (w->m->windows == w)
-		w->m->windows = NULL;
 	window_store_free(w->ws);
 	free(w);
 }

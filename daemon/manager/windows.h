@@ -15,7 +15,8 @@ struct manager;
 struct target;
 struct windows;
 
-/* Restore the window files of the state directory, start the window timer; sets m->windows. */
+/* Restore the window files of the state directory, start the window timer. main.c sets
+ * m->windows for the requests. */
 int windows_new(struct manager *m, struct windows **ret);
 /* Cut the last partial windows (written), then free. */
 void windows_free(struct windows *w);
