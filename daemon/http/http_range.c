@@ -185,32 +185,21 @@ static int range_work(struct http_range *rg, uint64_t budget_ns)
 	while (rg->cur < rg->nm) {
 		struct range_member *mb = &rg->mv[rg->cur];
 
+		struct target *t = NULL;
+
 		if (spent && spent >= budget_ns)
 			return 1;
-		if (!rg->job) {
-			struct target *t = http_find_target(m, mb->pid, mb->attached_ns);
-
-			if (!t) {
-				rg->dropped++;
-				rg->cur++;
-				continue;
-			}
-			err = windows_range_begin(m->windows, t, false, rg->since, rg->until,
-						  &rg->job, rg->msg, sizeof(rg->msg));
-			if (err < 0)
-				goto fail;
+		if (!rg->job && !(t = http_find_target(m, mb->pid, mb->attached_ns))) {
+			rg->dropped++;
+			rg->cur++;
+			continue;
 		}
-		err = windows_range_step(m->windows, rg->job,
-					 budget_ns > spent ? budget_ns - spent : 0, rg->msg,
-					 sizeof(rg->msg));
+		err = windows_range_run(m->windows, &rg->job, t, false, rg->since, rg->until,
+					budget_ns > spent ? budget_ns - spent : 0, &mb->wr, rg->msg,
+					sizeof(rg->msg));
 		spent = now_ns(CLOCK_MONOTONIC) - t0;
 		if (err > 0)
 			return 1;
-		if (err == 0)
-			err = windows_range_end(m->windows, rg->job, &mb->wr, rg->msg,
-						sizeof(rg->msg));
-		wrange_job_free(rg->job);
-		rg->job = NULL;
 		rg->cur++;
 		if (err < 0 && err != -ENODATA)
 			goto fail;

@@ -684,18 +684,34 @@ int windows_range_end(struct windows *w, struct wrange_job *j, struct wrange *r,
 	return 0;
 }
 
+int windows_range_run(struct windows *w, struct wrange_job **jp, struct target *t, bool session,
+		      uint64_t since, uint64_t until, uint64_t budget_ns, struct wrange *r, char *msg,
+		      size_t msglen)
+{
+	int err = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (!*jp)
+		err = windows_range_begin(w, t, session, since, until, jp, msg, msglen);
+	if (err >= 0)
+		err = windows_range_step(w, *jp, budget_ns, msg, msglen);
+	if (err > 0)
+		return 1;
+	if (err == 0)
+		err = windows_range_end(w, *jp, r, msg, msglen);
+	wrange_job_free(*jp);
+	*jp = NULL;
+	return err;
+}
+
 int windows_range(struct windows *w, struct target *t, bool session, uint64_t since, uint64_t until,
 		  struct wrange *r, char *msg, size_t msglen)
 {
-	struct wrange_job *j;
+	struct wrange_job *j = NULL;
 	int err;
 
-	memset(r, 0, sizeof(*r));
-	err = windows_range_begin(w, t, session, since, until, &j, msg, msglen);
-	while (err >= 0 && (err = windows_range_step(w, j, UINT64_MAX, msg, msglen)) > 0)
+	while ((err = windows_range_run(w, &j, t, session, since, until, UINT64_MAX, r, msg,
+					msglen)) > 0)
 		;
-	if (err >= 0)
-		err = windows_range_end(w, j, r, msg, msglen);
-	wrange_job_free(j);
 	return err;
 }

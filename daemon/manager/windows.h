@@ -52,6 +52,14 @@ int windows_range_step(struct windows *w, struct wrange_job *j, uint64_t budget_
 int windows_range_end(struct windows *w, struct wrange_job *j, struct wrange *r, char *msg,
 		      size_t msglen);
 void wrange_job_free(struct wrange_job *j);
+/* The one stepper of a range merged between other work (the control socket's requests, the
+ * HTTP endpoint's, windows_range at once): with *jp NULL it begins a job for t in *jp (t,
+ * session, since and until are read then only), and in every call it takes one step of
+ * budget_ns: 1 while windows are left (call again at a later loop iteration), 0 with the range
+ * in *r, or a negative errno with msg; on 0 or an error the job is freed (*jp NULL). */
+int windows_range_run(struct windows *w, struct wrange_job **jp, struct target *t, bool session,
+		      uint64_t since, uint64_t until, uint64_t budget_ns, struct wrange *r, char *msg,
+		      size_t msglen);
 
 struct windows_stats {
 	struct window_stats s;

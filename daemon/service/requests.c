@@ -95,7 +95,7 @@ static bool translate_pids(struct client *cl, Kprof__Request *req)
 	return true;
 }
 
-static void dispatch(struct client *cl, const uint8_t *data, size_t len);
+static void handle(struct client *cl, const Kprof__Request *req);
 
 static uint64_t range_step_ns(const struct client *cl)
 {
@@ -107,47 +107,43 @@ static void range_job_stop(struct client *cl)
 	cl->job_src = sd_event_source_disable_unref(cl->job_src);
 	wrange_job_free(cl->job);
 	cl->job = NULL;
-	free(cl->job_frame);
-	cl->job_frame = NULL;
+	kprof__request__free_unpacked(cl->job_req, NULL);
+	cl->job_req = NULL;
 	wrange_free(&cl->job_range);
 	cl->job_ready = false;
 }
 
-/* One step of a held range; when it is whole, the request is handled again with it, then the
- * client is read on. */
+/* One step of a held range; when it is whole, its handler goes on with it (the request, kept
+ * decoded, is not dispatched again), then the client is read on. */
 static int on_range_step(sd_event_source *s, void *userdata)
 {
 	struct client *cl = userdata;
 	struct windows *w = cl->rq->m->windows;
 	char msg[512] = "";
-	int err = windows_range_step(w, cl->job, range_step_ns(cl), msg, sizeof(msg));
+	int err = windows_range_run(w, &cl->job, NULL, false, 0, 0, range_step_ns(cl),
+				    &cl->job_range, msg, sizeof(msg));
 
 	(void)s;
 	if (err > 0)
 		return 0; /* the next step at a later loop iteration */
-	if (err == 0)
-		err = windows_range_end(w, cl->job, &cl->job_range, msg, sizeof(msg));
 	if (err < 0) {
 		requests_error(cl, err, "%s", msg);
 	} else {
 		cl->job_ready = true;
-		dispatch(cl, cl->job_frame, cl->job_len); /* range_of takes the range */
+		handle(cl, cl->job_req); /* range_of takes the range */
 	}
 	range_job_stop(cl);
 	transport_resume(cl->tc); /* may free cl */
 	return 0;
 }
 
-/* Go on with j between other work: hold the client, keep its request. */
+/* Go on with j between other work: hold the client, keep its request (decoded). */
 static int range_defer(struct client *cl, struct wrange_job *j)
 {
 	int err;
 
-	cl->job_frame = malloc(cl->frame_len ? cl->frame_len : 1);
-	if (!cl->job_frame || !cl->frame)
-		return -ENOMEM;
-	memcpy(cl->job_frame, cl->frame, cl->frame_len);
-	cl->job_len = cl->frame_len;
+	if (!cl->req)
+		return -EINVAL;
 	err = sd_event_add_defer(cl->rq->m->event, &cl->job_src, on_range_step, cl);
 	if (err >= 0) /* after the ring buffer, timers and other clients */
 		err = sd_event_source_set_priority(cl->job_src, SD_EVENT_PRIORITY_IDLE);
@@ -156,6 +152,8 @@ static int range_defer(struct client *cl, struct wrange_job *j)
 	if (err < 0)
 		return err;
 	cl->job = j;
+	cl->job_req = cl->req; /* dispatch leaves it to range_job_stop */
+	cl->req = NULL;
 	transport_hold(cl->tc);
 	return 0;
 }
@@ -182,20 +180,17 @@ static int range_of(struct client *cl, struct target *t, uint32_t session, uint6
 		requests_error(cl, -ENODATA, "time windows are not kept by this kprofd");
 		return -ENODATA;
 	}
-	err = windows_range_begin(w, t, session != 0, since, until, &j, msg, sizeof(msg));
-	if (err >= 0)
-		err = windows_range_step(w, j, range_step_ns(cl), msg, sizeof(msg));
+	err = windows_range_run(w, &j, t, session != 0, since, until, range_step_ns(cl), r, msg,
+				sizeof(msg));
 	if (err > 0) {
 		err = range_defer(cl, j);
 		if (err >= 0)
 			return -EINPROGRESS;
+		wrange_job_free(j);
 		range_job_stop(cl);
 		snprintf(msg, sizeof(msg), "pid %d: the range's profile: %s", t->pid,
 			 strerror(-err));
 	}
-	if (err >= 0)
-		err = windows_range_end(w, j, r, msg, sizeof(msg));
-	wrange_job_free(j);
 	if (err < 0)
 		requests_error(cl, err, "%s", msg);
 	return err;
@@ -535,22 +530,9 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 	hcct_tree_free(tree);
 }
 
-static void dispatch(struct client *cl, const uint8_t *data, size_t len)
+/* The handler of req's kind. */
+static void handle(struct client *cl, const Kprof__Request *req)
 {
-	Kprof__Request *req = kprof__request__unpack(NULL, len, data);
-
-	if (!req) {
-		requests_error(cl, -EBADMSG, "malformed request: not a kprof.Request message");
-		transport_close(cl->tc);
-		return;
-	}
-	if (!translate_pids(cl, req)) {
-		kprof__request__free_unpacked(req, NULL);
-		return;
-	}
-	manager_drain(cl->rq->m);
-	cl->frame = data;
-	cl->frame_len = len;
 	switch (req->body_case) {
 	case KPROF__REQUEST__BODY_ATTACH:
 		requests_attach(cl, req->attach);
@@ -595,8 +577,29 @@ static void dispatch(struct client *cl, const uint8_t *data, size_t len)
 		requests_error(cl, -EOPNOTSUPP, "unknown request (a newer kprofctl than kprofd?)");
 		break;
 	}
-	cl->frame = NULL;
-	kprof__request__free_unpacked(req, NULL);
+}
+
+/* A request frame: decoded, the ring buffer drained, handled once. A handler that holds it (a
+ * range merged in steps, range_defer) takes cl->req, and resumes through handle. */
+static void dispatch(struct client *cl, const uint8_t *data, size_t len)
+{
+	Kprof__Request *req = kprof__request__unpack(NULL, len, data);
+
+	if (!req) {
+		requests_error(cl, -EBADMSG, "malformed request: not a kprof.Request message");
+		transport_close(cl->tc);
+		return;
+	}
+	if (!translate_pids(cl, req)) {
+		kprof__request__free_unpacked(req, NULL);
+		return;
+	}
+	manager_drain(cl->rq->m);
+	cl->req = req;
+	handle(cl, req);
+	if (cl->req) /* not kept by range_defer */
+		kprof__request__free_unpacked(cl->req, NULL);
+	cl->req = NULL;
 }
 
 static void on_frame(void *ctx, struct transport_client *tc, const uint8_t *data, size_t len)

@@ -15,6 +15,7 @@
 
 #include "os/pidns.h"
 #include "manager/windows.h"
+#include "proto/kprof.pb-c.h"
 
 struct live;
 struct manager;
@@ -38,14 +39,12 @@ struct client {
 	bool reader;	   /* in the configured read group: may list and read every profile */
 	struct live *live; /* a live subscription (kprofctl top), or NULL */
 	sd_event_source *live_timer;
-	const uint8_t *frame; /* the request being handled, and its length */
-	size_t frame_len;
-	/* A --since/--until range being merged in steps (range_defer): the request is held, then
-	 * handled again with the range ready. */
+	Kprof__Request *req; /* the request being handled (dispatch) */
+	/* A --since/--until range being merged in steps (range_defer): the request is held,
+	 * decoded, and its handler resumes with the range ready (not dispatched again). */
 	struct wrange_job *job;
 	sd_event_source *job_src;
-	uint8_t *job_frame;
-	size_t job_len;
+	Kprof__Request *job_req;
 	struct wrange job_range;
 	bool job_ready;
 };
