@@ -4,7 +4,7 @@
  * loop's other work as the socket's ranges are (ARCHITECTURE.md §1.6, "Ranges in steps").
  *
  * A request picks its members (pid and attach time) and merges a first step at once
- * (windows_range_begin/step/end, about [windows] step_ms of CPU): a range that fits in it is
+ * (windows_range_run, about [windows] step_ms of CPU): a range that fits in it is
  * answered at once. Else the connection is suspended (MHD_suspend_connection) and an
  * idle-priority defer source merges one step per loop iteration, after the ring buffer, timers,
  * socket clients and other HTTP requests, member after member; when all are merged, their

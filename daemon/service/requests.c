@@ -160,7 +160,8 @@ static int range_defer(struct client *cl, struct wrange_job *j)
 
 /* A --since/--until request: the profile of that time range of t (windows.c) in *r, else the
  * error replied. A range that takes more than one step (windows.step_ms) is merged between
- * other work: -EINPROGRESS, and the request is handled again when it is ready. */
+ * other work: -EINPROGRESS, and the request's handler runs again when it is ready (the request
+ * kept decoded, not dispatched again; the handler looks its target up again). */
 static int range_of(struct client *cl, struct target *t, uint32_t session, uint64_t since,
 		    uint64_t until, struct wrange *r)
 {
