@@ -322,6 +322,13 @@ static void target_origin_text(FILE *f, const Kprof__Target *t)
 	}
 	if (t->all)
 		fputs(", by attach --all", f);
+	if (t->resumes)
+		fprintf(f, ", attached again after %u kprofd restart%s (profile continued)",
+			t->resumes, render_plural(t->resumes));
+	if (t->resume_note && t->resume_note[0]) {
+		fputs(", ", f);
+		put_text(f, t->resume_note, 0);
+	}
 	if (t->children)
 		fprintf(f, ", following its children (%u followed, %u not)", t->children_followed,
 			t->children_refused);
@@ -481,6 +488,8 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 		",\"annotate_dropped\":%" PRIu64,
 		t->probe_samples, t->annotate_bytes, t->annotate_dropped);
 	fprintf(f, ",\"all\":%s", t->all ? "true" : "false");
+	fprintf(f, ",\"resumes\":%u,\"resume_note\":", t->resumes);
+	render_json_string(f, t->resume_note ? t->resume_note : "");
 	fprintf(f, ",\"memory_bytes\":%" PRIu64 ",\"drift_bytes\":%" PRIu64, t->memory_bytes,
 		t->drift_bytes);
 	fputc('}', f);

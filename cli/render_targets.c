@@ -174,7 +174,7 @@ static void list_row(FILE *f, const Kprof__Target *t, unsigned d)
 	put_text(f, t->comm, 16);
 	fprintf(f, " %-6u %-9s %6u %10" PRIu64 " %8" PRIu64 " %8s%s\n", t->uid,
 		render_state(t->state), t->freq_hz, t->samples, t->jit_symbols + t->jitdump_symbols,
-		threads, t->all ? " --all" : "");
+		threads, t->all ? " --all" : t->resumes ? " resumed" : t->resume_note && t->resume_note[0] ? " not resumed" : "");
 }
 
 void render_list(FILE *f, const Kprof__ListReply *r, bool json)

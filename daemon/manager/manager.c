@@ -41,6 +41,7 @@
 #include "kernel/loader.h"
 #include "manager/manager.h"
 #include "manager/manager_internal.h"
+#include "manager/manager_resume.h"
 #include "kernel/ringbuf.h"
 #include "kernel/sampler.h"
 #include "os/store.h"
@@ -624,7 +625,11 @@ int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 	if (err < 0 || (err = setup_signals(m)) < 0 || (err = setup_sampling(m)) < 0 ||
 	    (err = setup_loop(m)) < 0 || (err = manager_targets_init(m)) < 0)
 		goto fail;
+	err = manager_resume_init(m);
+	if (err < 0)
+		goto fail;
 	restore_kept(m);
+	manager_resume_kept(m);
 	*ret = m;
 	return 0;
 fail:
@@ -667,6 +672,7 @@ static void manager_stop_targets(struct manager *m)
 	for (int pass = 0; pass < 4 && m->n_attached; pass++)
 		manager_for_each_target(m, t) {
 			if (t->state == TARGET_ATTACHED) {
+				manager_mark_resume(t); /* attached again at the next start */
 				manager_end_target(m, t, TARGET_DETACHED, LOG_INFO,
 						   "detached: kprofd stopping");
 				n++;

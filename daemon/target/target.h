@@ -61,6 +61,12 @@ struct target {
 	struct target *list_next;
 	bool list_dropped;
 	bool ending; /* manager_end_target runs: a drain inside it does not end it again */
+	/* Attached by a client when kprofd stopped: attached again at the next start if the
+	 * process still runs (manager_resume). resumes: times that happened to this profile;
+	 * resume_note: why a kept one was not. duration_left: of a --duration, in seconds. */
+	bool resume;
+	unsigned resumes, duration_left;
+	char resume_note[96];
 	const struct target_env *env;
 	pid_t pid;
 	uint64_t start_ticks; /* clock ticks after boot: pid and start name the process */
