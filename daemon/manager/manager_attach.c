@@ -26,7 +26,6 @@
 #include "manager/manager.h"
 #include "manager/manager_attach.h"
 #include "manager/manager_internal.h"
-#include "manager/manager_resume.h"
 #include "kernel/ringbuf.h"
 #include "kernel/sampler.h"
 #include "os/store.h"
@@ -505,7 +504,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 	if (target_jvm_start(t, &o) < 0)
 		log_warn("pid %d: out of memory: its JVM perf map is not asked for", pid);
 	attach_log(t, &o);
-	manager_resume_track(m, t); /* attached again if kprofd dies */
+	manager_emit_target_attach(m, t);
 	*ret = t;
 	return 0;
 }

@@ -122,7 +122,14 @@ static void on_target_end(void *ud, struct target *t)
 	store_remove(m->store, name);
 }
 
-static const struct manager_events resume_events = {.on_target_end = on_target_end};
+/* t was attached: its record, so that it is attached again if kprofd dies. */
+static void on_target_attach(void *ud, struct target *t)
+{
+	manager_resume_track(ud, t);
+}
+
+static const struct manager_events resume_events = {.on_target_end = on_target_end,
+						    .on_target_attach = on_target_attach};
 
 int manager_resume_init(struct manager *m)
 {
