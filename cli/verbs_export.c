@@ -319,13 +319,15 @@ int verb_record(int argc, char **argv)
 	    {"output", required_argument, NULL, 'o'},
 	    {"format", required_argument, NULL, 'f'},
 	    {"children", no_argument, NULL, 'c'},
+	    {"no-children", no_argument, NULL, 'C'},
 	    {"no-jvm-map", no_argument, NULL, 'J'},
 	    {"top", required_argument, NULL, 'n'},
 	    {"force", no_argument, NULL, 'B'},
 	    {"full-names", no_argument, NULL, 'N'},
 	    {},
 	};
-	struct record_opts o = {.call = verbs_call, .format = "pprof", .top = 20};
+	/* Children followed by default, as perf record inherits (--no-inherit). */
+	struct record_opts o = {.call = verbs_call, .format = "pprof", .top = 20, .children = true};
 	bool force = false;
 	int c, st = -1;
 
@@ -341,6 +343,8 @@ int verb_record(int argc, char **argv)
 			o.format = optarg;
 		else if (c == 'c')
 			o.children = true;
+		else if (c == 'C')
+			o.children = false;
 		else if (c == 'J')
 			o.no_jvm_map = true;
 		else if (c == 'B')

@@ -59,6 +59,7 @@ int merge_profiles(Kprof__SavedProfile *const *v, size_t n, struct merged *m)
 			kprof__saved_stack__init(d);
 			d->count = s->count;
 			d->tid = s->tid;
+			d->pid = s->pid ? s->pid : v[i]->target ? v[i]->target->pid : 0;
 			d->ids = m->ids + io;
 			d->n_ids = s->n_ids;
 			for (size_t k = 0; k < s->n_ids; k++)

@@ -13,7 +13,8 @@
  * its mapping's load bias; a JIT or kernel function's own), or 0 where that is not known.
  * Each distinct (thread, stack) becomes a Sample with two values, [samples/count,
  * cpu/nanoseconds] (count times the sampling period), leaf first, and labels thread_id,
- * thread_name (when kprof kept it) and kind (jit, native, kernel or unknown, of the leaf).
+ * thread_name (when kprof kept it), kind (jit, native, kernel or unknown, of the leaf) and pid
+ * (the process: a merged profile's stacks are of several).
  * Strings are interned in a small open-addressing table.
  */
 #include "kprof/pprof.h"
@@ -166,7 +167,7 @@ struct pp {
 	Perftools__Profiles__Sample **sp;
 	uint64_t *locs;			  /* all samples' location ids, one arena */
 	int64_t *values;		  /* 2 per sample */
-	Perftools__Profiles__Label *labv; /* 3 per sample */
+	Perftools__Profiles__Label *labv; /* 4 per sample */
 	Perftools__Profiles__Label **labp;
 };
 
@@ -458,11 +459,12 @@ static int by_tid(const void *a, const void *b)
 static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t period)
 {
 	int64_t k_tid = strtab_id(&pp->st, "thread_id"),
-		k_tname = strtab_id(&pp->st, "thread_name"), k_kind = strtab_id(&pp->st, "kind");
+		k_tname = strtab_id(&pp->st, "thread_name"), k_kind = strtab_id(&pp->st, "kind"),
+		k_pid = strtab_id(&pp->st, "pid");
 	_cleanup_free_ uint32_t *order = calloc(sp->n_threads + 1, sizeof(*order));
 	size_t off = 0;
 
-	if (k_tid < 0 || k_tname < 0 || k_kind < 0 || !order)
+	if (k_tid < 0 || k_tname < 0 || k_kind < 0 || k_pid < 0 || !order)
 		return -ENOMEM;
 	for (size_t i = 0; i < sp->n_threads; i++)
 		order[i] = i;
@@ -471,7 +473,7 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 	for (size_t i = 0; i < sp->n_stacks; i++) {
 		const Kprof__SavedStack *s = sp->stacks[i];
 		Perftools__Profiles__Sample *smp = &pp->sv[i];
-		Perftools__Profiles__Label *lab = &pp->labv[3 * i];
+		Perftools__Profiles__Label *lab = &pp->labv[4 * i];
 		const char *tname = thread_name(sp, order, s->tid);
 		int64_t kind, tn = 0;
 		size_t nl = 0;
@@ -505,9 +507,12 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 		perftools__profiles__label__init(&lab[nl]);
 		lab[nl].key = k_kind;
 		lab[nl++].str = kind;
+		perftools__profiles__label__init(&lab[nl]);
+		lab[nl].key = k_pid;
+		lab[nl++].num = s->pid ? s->pid : sp->target ? sp->target->pid : 0;
 		for (size_t j = 0; j < nl; j++)
-			pp->labp[3 * i + j] = &lab[j];
-		smp->label = &pp->labp[3 * i];
+			pp->labp[4 * i + j] = &lab[j];
+		smp->label = &pp->labp[4 * i];
 		smp->n_label = nl;
 		pp->sp[i] = smp;
 	}
@@ -547,8 +552,8 @@ int pprof_build(const Kprof__SavedProfile *sp, uint64_t now_ns, const char *vers
 	pp.sp = calloc(ns + 1, sizeof(*pp.sp));
 	pp.locs = calloc(nlocs + 1, sizeof(*pp.locs));
 	pp.values = calloc(2 * ns + 1, sizeof(*pp.values));
-	pp.labv = calloc(3 * ns + 1, sizeof(*pp.labv));
-	pp.labp = calloc(3 * ns + 1, sizeof(*pp.labp));
+	pp.labv = calloc(4 * ns + 1, sizeof(*pp.labv));
+	pp.labp = calloc(4 * ns + 1, sizeof(*pp.labp));
 	if (!pp.fv || !pp.fp || !pp.lv || !pp.lp || !pp.linev || !pp.linep || !pp.mv || !pp.mp ||
 	    !pp.tab_order || !pp.tab_base || !pp.sv || !pp.sp || !pp.locs || !pp.values ||
 	    !pp.labv || !pp.labp || strtab_id(&pp.st, "") != 0)

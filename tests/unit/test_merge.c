@@ -86,6 +86,9 @@ static void test_merge_ids(void **state)
 	assert_int_equal(m.sp.stacks[3]->ids[2], 6);
 	assert_string_equal(m.sp.functions[6]->module, "perf-200.map");
 	assert_int_equal(m.sp.stacks[4]->tid, 201);
+	/* each stack knows its process: a pid label in pprof */
+	assert_int_equal(m.sp.stacks[0]->pid, 100);
+	assert_int_equal(m.sp.stacks[4]->pid, 200);
 	/* the inputs are untouched */
 	assert_int_equal(b.sv[0].ids[0], 0);
 	merge_free(&m);
