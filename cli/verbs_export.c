@@ -179,12 +179,16 @@ int verb_export(int argc, char **argv)
 	return export_write(&er, format, out);
 }
 
-/* Self share of a function in a merged report, by (function, module); -1 if absent. */
+/* Self share of a function in a merged report, by (function, module); -1 if absent. A JIT
+ * module is matched without its pid (perf-PID.map): the same method in two processes. */
 static double share_of(const Kprof__ReportReply *r, const Kprof__FlatEntry *e)
 {
+	char ka[512], kb[512];
+	const char *key = merge_module_key(e->module, ka, sizeof(ka));
+
 	for (size_t i = 0; i < r->n_entries; i++)
 		if (!strcmp(r->entries[i]->function, e->function) &&
-		    !strcmp(r->entries[i]->module, e->module))
+		    !strcmp(merge_module_key(r->entries[i]->module, kb, sizeof(kb)), key))
 			return r->total_samples ? 100.0 * r->entries[i]->self / r->total_samples
 						: 0;
 	return -1;
