@@ -189,11 +189,13 @@ int verbs_call_raw(const Kprof__Request *req, Kprof__Reply **ret)
 	static unsigned waited_ms;
 
 	if (fd < 0) {
+		char why[256];
+
 		fprintf(stderr, "kprofctl: cannot connect to kprofd at %s: %s%s\n", socket_path,
 			strerror(-fd),
 			fd == -ENOENT || fd == -ECONNREFUSED ? " (is kprofd running?)"
-			: fd == -EACCES			     ? " (no permission to use the socket)"
-							     : "");
+			: fd == -EACCES ? client_no_permission(socket_path, why, sizeof(why))
+					: "");
 		return KPROFCTL_EXIT_NO_DAEMON;
 	}
 	err = client_call(fd, req, &rep);
