@@ -68,22 +68,34 @@ static void hcct_json(FILE *f, const Kprof__HcctReply *r)
 	fputs("]}\n", f);
 }
 
-/* The contexts, indented by depth. */
+/* The contexts, indented by depth (3 columns a level, so that a marker, in the 2 columns
+ * before its name, never sits where a shallower context's name starts). TOTAL is the
+ * context's count with its callees' (as perf -g and flame graphs count), SELF its own. */
 static void hcct_rows(FILE *f, const Kprof__HcctReply *r, bool full_names)
 {
 	const char **shown;
+	uint64_t *incl = calloc(r->n_nodes + 1, sizeof(*incl));
 
+	/* Parents come before their children: summed from the last up. */
+	for (size_t i = r->n_nodes; incl && i-- > 0;) {
+		const Kprof__HcctNode *n = r->nodes[i];
+
+		incl[i] += n->count;
+		if (n->parent >= 0 && (size_t)n->parent < i)
+			incl[n->parent] += incl[i];
+	}
 	shown = row_names(r, r->n_nodes, hcct_name, full_names);
 	for (size_t i = 0; i < r->n_nodes; i++) {
 		const Kprof__HcctNode *n = r->nodes[i];
+		uint64_t total = incl ? incl[i] : n->count;
 
 		if (n->monitored)
-			fprintf(f, "%8" PRIu64 " %6.2f%% %7" PRIu64 "  ", n->count,
-				pct(n->count, r->n), n->err);
+			fprintf(f, "%8" PRIu64 " %6.2f%% %8" PRIu64 " %7" PRIu64 "  ", total,
+				pct(total, r->n), n->count, n->err);
 		else
-			fprintf(f, "%8s %7s %7s  ", "", "", "");
+			fprintf(f, "%8s %7s %8s %7s  ", "", "", "", "");
 		for (uint32_t d = 1; d < n->depth; d++)
-			fputs("  ", f);
+			fputs("   ", f);
 		fputs(n->hot ? "* " : n->monitored ? "  " : ". ", f);
 		put_text(f, shown ? shown[i] : n->function, 0);
 		fputs("  (", f);
@@ -91,6 +103,7 @@ static void hcct_rows(FILE *f, const Kprof__HcctReply *r, bool full_names)
 		fputs(")\n", f);
 	}
 	free(shown);
+	free(incl);
 }
 
 void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json, bool full_names)
@@ -113,7 +126,9 @@ void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json, bool full_names)
 	if (r->lost)
 		fprintf(f, "%" PRIu64 " sample%s not taken (node cap or depth)\n", r->lost,
 			render_plural(r->lost));
-	fputs("\n   COUNT       %   +-ERR  CONTEXT  (* hot, . cold ancestor)\n", f);
+	fputs("\n   TOTAL  TOTAL%     SELF   +-ERR  CONTEXT  (TOTAL: with its callees shown; * hot, . "
+	      "cold ancestor)\n",
+	      f);
 	hcct_rows(f, r, full_names);
 }
 
