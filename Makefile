@@ -107,7 +107,7 @@ all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit $(BUILD)/native $(BUILD)
 help:
 	@echo "make deps      install build/test packages (apt-get, idempotent)"
 	@echo "make           build kprofd, kprofctl and the minijit, native and threadmill fixtures into $(BUILD)/"
-	@echo "make check     test, test-asan and a 30 s fuzz run of every target (what CI runs)"
+	@echo "make check     test, test-asan and a 5 s fuzz run of every target (what CI runs)"
 	@echo "make test      build and run unit and integration tests (root for integration)"
 	@echo "make unit      build and run the unit tests alone"
 	@echo "make check-structure  layers and cycles of the sources and objects (tests/layers.txt)"

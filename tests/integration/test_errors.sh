@@ -86,6 +86,21 @@ out=$(ctl attach "$TID" 2>&1); rc=$?
 if [ $rc -eq 1 ] && grep -q "thread" <<<"$out"; then pass "attach to a thread id refused"
 else fail "attach thread id" "rc=$rc out=$out"; fi
 
+# The spellings a perf and systemctl user types (issue 29, item 10): attach -p PID, --duration
+# with a unit, --since "2 minutes ago", --unit NAME without .service.
+start_minijit --seconds 60 || fail "minijit starts" ""
+out=$(ctl attach -p "$MJ_PID" --duration 2s --json 2>&1); rc=$?
+if [ $rc -eq 0 ] && [ "$(target_json "$MJ_PID" duration_sec)" = 2 ]; then
+	pass "attach -p PID --duration 2s: attached for 2 s"
+else fail "attach -p PID --duration 2s" "rc=$rc out=$out"; fi
+out=$(ctl report "$MJ_PID" --since "2 minutes ago" 2>&1); rc=$?
+if [ $rc -eq 0 ]; then pass "report --since \"2 minutes ago\""
+else fail "report --since \"2 minutes ago\"" "rc=$rc out=$out"; fi
+out=$(ctl report --unit kprof-no-such-unit 2>&1); rc=$?
+if [ $rc -ne 0 ] && ! grep -q "not a unit name" <<<"$out" && grep -q "kprof-no-such-unit.service" <<<"$out"; then
+	pass "--unit NAME is NAME.service, as for systemctl: $out"
+else fail "--unit without .service" "rc=$rc out=$out"; fi
+
 if stop_daemon; then pass "daemon stops cleanly on SIGTERM"
 else fail "daemon stops cleanly on SIGTERM" "exit status $?: $(tail -3 "$TDIR/kprofd.log")"; fi
 if [ ! -e "$SOCK" ]; then pass "socket removed at exit"; else fail "socket removed" "$SOCK still there"; fi
