@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "../../cli/render.h"
+#include "../../cli/render_annotate.h"
 #include "../../cli/render_paths.h"
 #include "../../cli/render_profile.h"
 #include "../../cli/render_spp.h"
@@ -1491,6 +1492,37 @@ static void test_renderers_hostile(void **state)
 	}
 }
 
+/* annotate's "Hottest blocks": each column under its header, however long the addresses. */
+static void test_annotate_blocks(void **state)
+{
+	Kprof__AnnotateReply r = KPROF__ANNOTATE_REPLY__INIT;
+	Kprof__AnnotateBlock b = KPROF__ANNOTATE_BLOCK__INIT, *bp = &b;
+	uint32_t hot = 0;
+	struct capture c;
+	char *s, *h, *row;
+
+	(void)state;
+	b.start = 0x7f2a76d1f188;
+	b.end = 0x7f2a76d1f1c0;
+	b.self = 42;
+	b.insns = 12345;
+	r.self = 42;
+	r.blocks = &bp;
+	r.n_blocks = 1;
+	r.hot_blocks = &hot;
+	r.n_hot_blocks = 1;
+	render_annotate(cap_open(&c), &r, false, 10);
+	s = cap_close(&c);
+	h = strstr(s, "Hottest blocks:\n");
+	assert_non_null(h);
+	h = strchr(h, '\n') + 1;
+	row = strchr(h, '\n') + 1;
+	/* INSNS ends where the count ends */
+	assert_int_equal(strstr(h, "INSNS") + 5 - h, strstr(row, "12345") + 5 - row);
+	assert_int_equal(strstr(h, "ADDRESSES") - h, strstr(row, "0x7f2a76d1f188") - row);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1501,6 +1533,7 @@ int main(void)
 	    cmocka_unit_test(test_json_hostile),
 	    cmocka_unit_test(test_names),
 	    cmocka_unit_test(test_target_line),
+	    cmocka_unit_test(test_annotate_blocks),
 	    cmocka_unit_test(test_report_text),
 	    cmocka_unit_test(test_report_names),
 	    cmocka_unit_test(test_report_json),
