@@ -94,7 +94,7 @@ rc=$?
 grep -q 'of [2-9] processes' "$TDIR/pipe.err" && pass "the profile merges the processes ($(sed -n 's/.*(\(.*\))/\1/p' "$TDIR/pipe.err"))" ||
 	fail "merged processes" "$(cat "$TDIR/pipe.err")"
 ctl list --all >"$TDIR/tree"
-if awk '/^[0-9]/ { root = $3 } /^`-[0-9]+ +[0-9]+ +minijit / && root == "sh" { ok = 1 } END { exit !ok }' "$TDIR/tree"; then
+if awk '/^[0-9]/ { root = $3 } /^[`|]-[0-9]+ +[0-9]+ +minijit / && root == "sh" { ok = 1 } END { exit !ok }' "$TDIR/tree"; then
 	pass "list shows the child under the shell"
 else fail "list tree" "$(head -12 "$TDIR/tree")"; fi
 # A child that outlives its parent: sampled by the parent's inherited events at first, by its

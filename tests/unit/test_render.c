@@ -776,19 +776,19 @@ static char *list(const Kprof__ListReply *r, bool json)
 static void test_list_tree(void **state)
 {
 	Kprof__ListReply r = KPROF__LIST_REPLY__INIT;
-	Kprof__Target t[5], *tp[5] = {&t[0], &t[1], &t[2], &t[3], &t[4]};
+	Kprof__Target t[6], *tp[6] = {&t[0], &t[1], &t[2], &t[3], &t[4], &t[5]};
 	static const struct {
 		uint32_t pid, parent;
 		uint64_t at;
 		const char *comm;
-	} v[5] = {
+	} v[6] = {
 	    {30, 20, 300, "grandchild"}, {20, 10, 200, "child"},     {40, 0, 50, "other"},
-	    {10, 0, 100, "parent"},	 {10, 0, 10, "old-session"},
+	    {10, 0, 100, "parent"},	 {10, 0, 10, "old-session"}, {21, 10, 250, "child2"},
 	};
 	char *s;
 
 	(void)state;
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 6; i++) {
 		fill_target(&t[i]);
 		t[i].pid = v[i].pid;
 		t[i].parent = v[i].parent;
@@ -797,15 +797,18 @@ static void test_list_tree(void **state)
 		t[i].jit_symbols = 0;
 	}
 	r.targets = tp;
-	r.n_targets = 5;
+	r.n_targets = 6;
 	s = list(&r, false);
 	assert_non_null(strstr(s, "\n40       0       other "));
+	/* as tree(1) draws it: |- for a child with a sibling after it, `- for the last */
 	assert_non_null(
 	    strstr(s, "\n10       0       parent           1000   attached      99        200 "
 		      "       0        -\n"
-		      "`-20     0       child            1000   attached      99        200 "
+		      "|-20     0       child            1000   attached      99        200 "
 		      "       0        -\n"
-		      "  `-30   0       grandchild "));
+		      "| `-30   0       grandchild       1000   attached      99        200 "
+		      "       0        -\n"
+		      "`-21     0       child2 "));
 	assert_non_null(strstr(s, "\n10       0       old-session "));
 	assert_true(strstr(s, "other") < strstr(s, "parent"));
 	free(s);
