@@ -22,6 +22,7 @@
 
 #include "../../cli/render.h"
 #include "../../cli/render_annotate.h"
+#include "../../cli/drift.h"
 #include "../../cli/render_paths.h"
 #include "../../cli/render_profile.h"
 #include "../../cli/render_spp.h"
@@ -1526,6 +1527,33 @@ static void test_annotate_blocks(void **state)
 	free(s);
 }
 
+/* drift: a function whose window is empty (still learning) shows no window share, not 0%. */
+static void test_drift_empty_window(void **state)
+{
+	Kprof__DriftReply r = KPROF__DRIFT_REPLY__INIT;
+	Kprof__DriftFunction d = KPROF__DRIFT_FUNCTION__INIT, *dp = &d;
+	Kprof__DriftKey k = KPROF__DRIFT_KEY__INIT, *kp = &k;
+	struct capture c;
+	char *s;
+
+	(void)state;
+	d.state = "learning";
+	d.function = "mj_hot";
+	d.reference_samples = 100;
+	d.window_samples = 0;
+	d.top_keys = &kp;
+	d.n_top_keys = 1;
+	k.key = "+0x10";
+	k.reference = 0.47;
+	r.functions = &dp;
+	r.n_functions = 1;
+	drift_render(cap_open(&c), &r, false);
+	s = cap_close(&c);
+	assert_non_null(strstr(s, " 47% ->    -  +0x10"));
+	assert_null(strstr(s, "->   0%"));
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1537,6 +1565,7 @@ int main(void)
 	    cmocka_unit_test(test_names),
 	    cmocka_unit_test(test_target_line),
 	    cmocka_unit_test(test_annotate_blocks),
+	    cmocka_unit_test(test_drift_empty_window),
 	    cmocka_unit_test(test_report_text),
 	    cmocka_unit_test(test_report_names),
 	    cmocka_unit_test(test_report_json),
