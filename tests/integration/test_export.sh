@@ -84,6 +84,10 @@ wait_for 10 state_is "$Q" exited
 if ctl export "$Q" -o "$TDIR/q.pb.gz" && go tool pprof -top "$TDIR/q.pb.gz" 2>/dev/null | grep -q mj_hot; then
 	pass "export of an exited target, read by go tool pprof"
 else fail "export exited" "$(go tool pprof -top "$TDIR/q.pb.gz" 2>&1 | head -5)"; fi
+# folded --comm roots every stack at the target's comm (issue 29, item 10).
+ctl folded "$Q" --comm >"$TDIR/comm.folded"
+[ -s "$TDIR/comm.folded" ] && ! grep -qv '^minijit;' "$TDIR/comm.folded" &&
+	pass "folded --comm: every stack rooted at minijit" || fail "folded --comm" "$(head -3 "$TDIR/comm.folded")"
 # diff --base-pid of two processes running the same JIT code (issue 29, item 6): each function
 # is one row, matched across perf-P.map and perf-Q.map, not +x% and -y% as two.
 if ctl diff "$Q" --base-pid "$P" --top 0 --json >"$TDIR/diff.json" && python3 -c "

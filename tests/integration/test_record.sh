@@ -160,6 +160,10 @@ rc=$?
 [ $rc = 0 ] && grep -q 'mj_main;mj_hot ' <<<"$out" &&
 	pass "record follows children by default: sh -c 'minijit; true' has minijit's samples" ||
 	fail "record follows children by default" "rc $rc: $(cat "$TDIR/wrap.err"); $(head -3 <<<"$out")"
+# Folded stacks of several processes are rooted at their comm (as stackcollapse-perf does).
+! grep 'mj_hot' <<<"$out" | grep -qv '^minijit;' && grep -q '^minijit;' <<<"$out" &&
+	pass "merged folded stacks rooted at their process's comm ($(grep -c '^minijit;' <<<"$out") minijit lines)" ||
+	fail "folded comm roots" "$(head -3 <<<"$out")"
 out=$(ctl record --no-children --freq 999 --format folded -o - -- sh -c "$MJ --seconds 1 >/dev/null; true" 2>"$TDIR/nochild.err")
 rc=$?
 [ $rc = 0 ] && ! grep -q 'mj_hot' <<<"$out" &&
