@@ -359,6 +359,17 @@ for v in $ORDER; do
 			fail "PIDs from kprofd" "got: $(oneline "$out" | head -c 200)"
 	fi
 done
+# watch completes its subcommands, not PIDs; paths and annotate complete FUNCTION from the
+# PID's sampled functions (issue 29, item 10).
+out=$(complete_words kprofctl watch "")
+[ "$(sort <<<"$out" | tr '\n' ' ')" = "add list remove " ] && pass "watch <TAB>: list, add, remove" ||
+	fail "watch completion" "got: $(oneline "$out" | head -c 200)"
+out=$(complete_words "$KPROFCTL" --socket "$SOCK" annotate "$J" mj_h)
+has "$out" mj_hot && pass "annotate PID <TAB> completes the sampled functions ($(oneline "$out"))" ||
+	fail "annotate FUNCTION completion" "got: $(oneline "$out" | head -c 200)"
+out=$(complete_words "$KPROFCTL" --socket "$SOCK" paths "$J" "")
+has "$out" mj_hot && pass "paths PID <TAB> completes the sampled functions" ||
+	fail "paths FUNCTION completion" "got: $(oneline "$out" | head -c 200)"
 # The root holds the project's layout and nothing else (no stray logs or scratch files).
 extra=$(git ls-files 2>/dev/null | cut -d/ -f1 | sort -u | grep -vxE \
 	'bpf|daemon|cli|proto|include|tests|systemd|bench|docs|Makefile|README.md|VERSION|LICENSE|\.ci|\.clang-format|\.gitignore')
