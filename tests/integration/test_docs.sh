@@ -359,6 +359,11 @@ for v in $ORDER; do
 			fail "PIDs from kprofd" "got: $(oneline "$out" | head -c 200)"
 	fi
 done
+# make help says how long make check fuzzes each target: what the check target runs.
+said=$(make -s -C "$ROOT" help 2>/dev/null | sed -nE 's/.*a ([0-9]+) s fuzz run.*/\1/p')
+runs=$(sed -nE 's/.*\$\(MAKE\) fuzz FUZZ_SECONDS=([0-9]+).*/\1/p' "$ROOT/Makefile" | head -1)
+[ -n "$said" ] && [ "$said" = "$runs" ] && pass "make help: make check fuzzes $said s a target, as it does" ||
+	fail "make help's fuzz time" "help says '${said}' s, make check runs '${runs}' s"
 # watch completes its subcommands, not PIDs; paths and annotate complete FUNCTION from the
 # PID's sampled functions (issue 29, item 10).
 out=$(complete_words kprofctl watch "")
