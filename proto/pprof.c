@@ -169,7 +169,7 @@ struct pp {
 	Perftools__Profiles__Sample **sp;
 	uint64_t *locs;			  /* all samples' location ids, one arena */
 	int64_t *values;		  /* 2 per sample */
-	Perftools__Profiles__Label *labv; /* 3 per sample */
+	Perftools__Profiles__Label *labv; /* 4 per sample */
 	Perftools__Profiles__Label **labp;
 };
 
@@ -507,11 +507,12 @@ static int add_origin_labels(struct pp *pp, const Kprof__SavedProfile *sp,
 static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t period)
 {
 	int64_t k_tid = strtab_id(&pp->st, "thread_id"),
-		k_tname = strtab_id(&pp->st, "thread_name"), k_kind = strtab_id(&pp->st, "kind");
+		k_tname = strtab_id(&pp->st, "thread_name"), k_kind = strtab_id(&pp->st, "kind"),
+		k_pid = strtab_id(&pp->st, "pid");
 	_cleanup_free_ uint32_t *order = calloc(sp->n_threads + 1, sizeof(*order));
 	size_t off = 0;
 
-	if (k_tid < 0 || k_tname < 0 || k_kind < 0 || !order)
+	if (k_tid < 0 || k_tname < 0 || k_kind < 0 || k_pid < 0 || !order)
 		return -ENOMEM;
 	for (size_t i = 0; i < sp->n_threads; i++)
 		order[i] = i;

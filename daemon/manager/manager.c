@@ -203,7 +203,7 @@ static void on_exec_rec(void *ctx, pid_t tgid, uint64_t start_ticks, const char 
 		return;
 	log_msg(t->parent || t->all ? LOG_DEBUG : LOG_INFO,
 		"pid %d exec'd %s: reloading its symbols", tgid, t->comm);
-	tsym_exec(t->sym);
+	target_exec(t);
 	jvmmap_exec(t->jvm);
 }
 

@@ -481,7 +481,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		log_info("pid %d exec'd %s while being attached: reloading its symbols", pid,
 			 id.comm);
 		memcpy(t->comm, id.comm, sizeof(t->comm));
-		tsym_exec(t->sym);
+		target_exec(t);
 	}
 	if (o.calls) {
 		err = start_calls(m, t, &o, errbuf, errlen);

@@ -199,6 +199,8 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 int target_tables_new(struct target *t);
 /* The target ended: free its symbol sources (perf map, mappings), keeping their counts. */
 void target_drop_symbols(struct target *t);
+/* It exec'd: its symbols read again (tsym_exec), its mapping table the new program's only. */
+void target_exec(struct target *t);
 /* End of a drain: the code copies its samples asked for are made (attached, and only while its
  * owner may read it: annotate_flush), or dropped. */
 void target_flush_captures(struct target *t);
