@@ -19,6 +19,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/hash.h"
 #include "clock.h"
 #include "jvmattach.h"
 #include "jvmmap.h"
@@ -39,12 +40,73 @@
  * dropped or trimmed in the body of a walk (or by a drain inside it) is only marked and stays
  * linked, skipped by manager_targets_next, and the sweep frees it once control is back in the
  * event loop, where no walk is running and no caller holds a target. New targets go in at the
- * head, so a walk started before them does not see them. */
+ * head, so a walk started before them does not see them.
+ *
+ * A sample finds its target by PID in a hash table (chains through hash_next, at most one
+ * target per bucket on average: the table doubles as targets come), not by a walk: its cost
+ * does not grow with the targets and kept profiles there are. A new target goes in at the head
+ * of its chain, so an attached target is behind only those attached after it in its bucket.
+ * lookups/lookup_steps count the chain entries looked at (status --json), which a test checks
+ * for staying flat as kept profiles pile up. */
+#define HASH_MIN 64
+
 struct target_list {
 	struct target *head;
 	unsigned dropped;	/* marked, not freed yet */
 	sd_event_source *sweep; /* a defer source: frees the marked ones */
+	struct target **buckets;
+	size_t nbuckets, count; /* a power of two; targets linked (marked ones too) */
+	uint64_t lookups, lookup_steps;
 };
+
+static struct target **bucket_of(const struct target_list *l, pid_t pid)
+{
+	return &l->buckets[mix64((uint32_t)pid) & (l->nbuckets - 1)];
+}
+
+/* Twice the buckets when the targets outnumber them (on no memory: longer chains). */
+static void hash_grow(struct target_list *l)
+{
+	size_t n = l->nbuckets * 2;
+	struct target **nb;
+
+	if (l->count < l->nbuckets)
+		return;
+	nb = calloc(n, sizeof(*nb));
+	if (!nb)
+		return;
+	for (size_t i = 0; i < l->nbuckets; i++) {
+		/* Each chain keeps its order (newest first) in its new bucket. */
+		struct target *t = l->buckets[i], *rev = NULL;
+
+		while (t) {
+			struct target *next = t->hash_next;
+
+			t->hash_next = rev;
+			rev = t;
+			t = next;
+		}
+		for (t = rev; t;) {
+			struct target *next = t->hash_next, **b = &nb[mix64((uint32_t)t->pid) & (n - 1)];
+
+			t->hash_next = *b;
+			*b = t;
+			t = next;
+		}
+	}
+	free(l->buckets);
+	l->buckets = nb;
+	l->nbuckets = n;
+}
+
+static void hash_unlink(struct target_list *l, struct target *t)
+{
+	for (struct target **pp = bucket_of(l, t->pid); *pp; pp = &(*pp)->hash_next)
+		if (*pp == t) {
+			*pp = t->hash_next;
+			return;
+		}
+}
 
 static struct target *live_from(struct target *t)
 {
@@ -72,6 +134,8 @@ static void sweep(struct target_list *l)
 
 		if (t->list_dropped) {
 			*pp = t->list_next;
+			hash_unlink(l, t);
+			l->count--;
 			target_free(t);
 		} else {
 			pp = &t->list_next;
@@ -94,11 +158,18 @@ int manager_targets_init(struct manager *m)
 
 	if (!l)
 		return -ENOMEM;
+	l->nbuckets = HASH_MIN;
+	l->buckets = calloc(l->nbuckets, sizeof(*l->buckets));
+	if (!l->buckets) {
+		free(l);
+		return -ENOMEM;
+	}
 	err = sd_event_add_defer(m->event, &l->sweep, on_sweep, l);
 	if (err >= 0)
 		err = sd_event_source_set_enabled(l->sweep, SD_EVENT_OFF);
 	if (err < 0) {
 		sd_event_source_disable_unref(l->sweep);
+		free(l->buckets);
 		free(l);
 		return err;
 	}
@@ -116,24 +187,41 @@ void manager_targets_free(struct manager *m)
 		t->list_dropped = true;
 	sweep(l);
 	sd_event_source_disable_unref(l->sweep);
+	free(l->buckets);
 	free(l);
 	m->list = NULL;
 }
 
 void manager_targets_link(struct manager *m, struct target *t)
 {
-	t->list_next = m->list->head;
+	struct target_list *l = m->list;
+	struct target **b;
+
+	t->list_next = l->head;
 	t->list_dropped = false;
-	m->list->head = t;
+	l->head = t;
+	l->count++;
+	hash_grow(l);
+	b = bucket_of(l, t->pid);
+	t->hash_next = *b;
+	*b = t;
+}
+
+void manager_lookup_stats(const struct manager *m, uint64_t *lookups, uint64_t *steps)
+{
+	*lookups = m->list->lookups;
+	*steps = m->list->lookup_steps;
 }
 
 struct target *manager_find_for(struct manager *m, pid_t pid,
 				bool (*ok)(const struct target *t, void *arg), void *arg)
 {
-	struct target *best = NULL, *t;
+	struct target *best = NULL;
 
-	manager_for_each_target(m, t) {
-		if (t->pid != pid || !ok(t, arg))
+	m->list->lookups++;
+	for (struct target *t = *bucket_of(m->list, pid); t; t = t->hash_next) {
+		m->list->lookup_steps++;
+		if (t->list_dropped || t->pid != pid || !ok(t, arg))
 			continue;
 		if (t->state == TARGET_ATTACHED)
 			return t;
@@ -191,16 +279,6 @@ static void drop_target_unsaved(struct manager *m, struct target *t)
 	target_free(t);
 }
 
-static unsigned kept_of(const struct manager *m, uid_t uid)
-{
-	const struct target *t;
-	unsigned n = 0;
-
-	manager_for_each_target(m, t)
-		n += t->state != TARGET_ATTACHED && t->uid == uid;
-	return n;
-}
-
 /* Whether kept profile a goes before b: the profiles system-wide mode made (attach --all) go
  * first, so that a storm of short processes never pushes out a profile someone asked for, and
  * among them the smallest (a busy host ends many processes of a sample or two, which would
@@ -214,26 +292,66 @@ static bool drops_before(const struct target *a, const struct target *b)
 	return a->ended_ns < b->ended_ns;
 }
 
+/* Kept profiles per uid, counted in one walk (an open-addressing table of 2n slots). */
+struct uid_count {
+	uid_t uid;
+	unsigned n; /* 0: a free slot */
+};
+
+static struct uid_count *count_of(struct uid_count *tab, size_t size, uid_t uid)
+{
+	for (size_t i = mix64(uid) & (size - 1);; i = (i + 1) & (size - 1))
+		if (!tab[i].n || tab[i].uid == uid)
+			return &tab[i];
+}
+
+/* The oldest kept profile (drops_before) of a non-root uid over max_kept_per_uid, if any:
+ * two walks whatever the number of users and profiles. -ENOMEM: no room for the table. */
+static int over_quota(struct manager *m, struct target **ret)
+{
+	size_t size = 16;
+	struct target *t, *o = NULL;
+	_cleanup_free_ struct uid_count *tab = NULL;
+
+	*ret = NULL;
+	while (size < 2 * (size_t)m->n_kept + 2)
+		size *= 2;
+	tab = calloc(size, sizeof(*tab));
+	if (!tab)
+		return -ENOMEM;
+	manager_for_each_target(m, t) {
+		struct uid_count *c;
+
+		if (t->state == TARGET_ATTACHED || !t->uid)
+			continue;
+		c = count_of(tab, size, t->uid);
+		c->uid = t->uid;
+		c->n++;
+	}
+	manager_for_each_target(m, t)
+		if (t->state != TARGET_ATTACHED && t->uid &&
+		    count_of(tab, size, t->uid)->n > m->conf.max_kept_per_uid &&
+		    (!o || drops_before(t, o)))
+			o = t;
+	*ret = o;
+	return 0;
+}
+
 /* The kept profile to drop first, if one must go: the oldest of a user over its quota, else
  * the oldest of the users when they hold more than their share, else the oldest of all when
  * over max_kept (root's go only when root's alone exceed it); --all's first (drops_before). */
 static struct target *kept_victim(struct manager *m)
 {
-	struct target *user_oldest = NULL, *oldest = NULL, *t, *u;
+	struct target *user_oldest = NULL, *oldest = NULL, *t;
 	unsigned users = 0;
 
+	/* Without memory for the count, a user's quota waits for the next trim; the global
+	 * limits below still hold. */
+	if (over_quota(m, &t) == 0 && t)
+		return t;
 	manager_for_each_target(m, t) {
 		if (t->state == TARGET_ATTACHED)
 			continue;
-		if (t->uid != 0 && kept_of(m, t->uid) > m->conf.max_kept_per_uid) {
-			struct target *o = t;
-
-			manager_for_each_target(m, u)
-				if (u->state != TARGET_ATTACHED && u->uid == t->uid &&
-				    drops_before(u, o))
-					o = u;
-			return o;
-		}
 		if (t->uid != 0) {
 			users++;
 			if (!user_oldest || drops_before(t, user_oldest))

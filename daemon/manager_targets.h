@@ -5,6 +5,7 @@
 #define KPROF_DAEMON_MANAGER_TARGETS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct manager;
@@ -22,6 +23,9 @@ struct target *manager_targets_next(const struct target *t);
 #define manager_for_each_target(m, t)                                                         \
 	for ((t) = manager_targets_first(m); (t); (t) = manager_targets_next(t))
 
+/* Lookups by PID (manager_find*) and the hash-chain entries they looked at, since start: a
+ * debug counter of the per-sample cost (status --json). */
+void manager_lookup_stats(const struct manager *m, uint64_t *lookups, uint64_t *steps);
 /* The attached target of pid, else its newest kept profile; NULL if none. */
 struct target *manager_find(struct manager *m, pid_t pid);
 /* The same among the targets ok() accepts (the ones a client may see). */

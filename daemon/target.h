@@ -58,6 +58,7 @@ struct target {
 	 * manager_targets_first/next). A dropped target stays linked, skipped, until the loop
 	 * frees it, so that a walk or a caller holding it never reads freed memory. */
 	struct target *list_next;
+	struct target *hash_next; /* the chain of its PID's bucket (manager_find) */
 	bool list_dropped;
 	bool ending; /* manager_end_target runs: a drain inside it does not end it again */
 	const struct target_env *env;
