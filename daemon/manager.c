@@ -248,7 +248,7 @@ static bool probes_active(const struct manager *m)
 {
 	const struct target *t;
 
-	manager_for_each_target(m, t)
+	manager_for_each_attached(m, t)
 		if (t->calls.enabled || (t->paths && t->paths->tracing))
 			return true;
 	return false;
@@ -342,8 +342,8 @@ static void rescan_threads(struct manager *m)
 		m->thread_drops = ctr[KP_CTR_THREAD_DROPS];
 		lost = true;
 	}
-	manager_for_each_target(m, t) {
-		if (t->state != TARGET_ATTACHED || !t->events ||
+	manager_for_each_attached(m, t) {
+		if (!t->events ||
 		    !(lost || (t->threads.unsampled && t->threads.events < m->conf.max_threads)))
 			continue;
 		if (sampler_target_rescan(t->events) < 0)
@@ -359,9 +359,7 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 	struct procinfo_stat pst;
 	struct target *t;
 
-	manager_for_each_target(m, t) {
-		if (t->state != TARGET_ATTACHED)
-			continue;
+	manager_for_each_attached(m, t) {
 		/* An exit the BPF side could not report (ring buffer full) must still be seen,
 		 * also when the PID was taken by another process since. */
 		if (procfs_stat(t->pid, &pst) == -ESRCH || pst.start_ticks != t->start_ticks) {
@@ -657,12 +655,10 @@ static void manager_stop_targets(struct manager *m)
 	m->on_stranger = NULL;
 	/* Again while some are attached: a drain inside may have followed a child (bounded). */
 	for (int pass = 0; pass < 4 && m->n_attached; pass++)
-		manager_for_each_target(m, t) {
-			if (t->state == TARGET_ATTACHED) {
-				manager_end_target(m, t, TARGET_DETACHED, LOG_INFO,
-						   "detached: kprofd stopping");
-				n++;
-			}
+		manager_for_each_attached(m, t) {
+			manager_end_target(m, t, TARGET_DETACHED, LOG_INFO,
+					   "detached: kprofd stopping");
+			n++;
 		}
 	while (ringbuf_drain(m->ringbuf) > 0)
 		;
@@ -692,11 +688,9 @@ int manager_freqs(const struct manager *m, unsigned *out, int max)
 	const struct target *t;
 	int n = 0;
 
-	manager_for_each_target(m, t) {
+	manager_for_each_attached(m, t) {
 		bool seen = false;
 
-		if (t->state != TARGET_ATTACHED)
-			continue;
 		for (int i = 0; i < n; i++)
 			seen |= out[i] == t->freq;
 		if (!seen && n < max)

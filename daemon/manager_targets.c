@@ -47,11 +47,16 @@
  * does not grow with the targets and kept profiles there are. A new target goes in at the head
  * of its chain, so an attached target is behind only those attached after it in its bucket.
  * lookups/lookup_steps count the chain entries looked at (status --json), which a test checks
- * for staying flat as kept profiles pile up. */
+ * for staying flat as kept profiles pile up.
+ *
+ * The attached targets are also on a list of their own, which the per-second and per-attach
+ * work walks (manager_for_each_attached): kept profiles cost those walks nothing. A target
+ * leaves it when it ends; its att_next stays as it was, so a walk standing on it goes on. */
 #define HASH_MIN 64
 
 struct target_list {
 	struct target *head;
+	struct target *attached; /* the attached ones alone (att_next/att_prev), newest first */
 	unsigned dropped;	/* marked, not freed yet */
 	sd_event_source *sweep; /* a defer source: frees the marked ones */
 	struct target **buckets;
@@ -123,6 +128,37 @@ struct target *manager_targets_first(const struct manager *m)
 struct target *manager_targets_next(const struct target *t)
 {
 	return live_from(t->list_next);
+}
+
+static struct target *attached_from(struct target *t)
+{
+	while (t && (t->list_dropped || t->state != TARGET_ATTACHED))
+		t = t->att_next;
+	return t;
+}
+
+struct target *manager_attached_first(const struct manager *m)
+{
+	return m->list ? attached_from(m->list->attached) : NULL;
+}
+
+struct target *manager_attached_next(const struct target *t)
+{
+	return attached_from(t->att_next);
+}
+
+/* t leaves the attached list (it ends, or is dropped while attached). */
+static void unattach(struct target_list *l, struct target *t)
+{
+	if (t->att_prev)
+		t->att_prev->att_next = t->att_next;
+	else if (l->attached == t)
+		l->attached = t->att_next;
+	else
+		return; /* not on it */
+	if (t->att_next)
+		t->att_next->att_prev = t->att_prev;
+	t->att_prev = NULL;
 }
 
 static void sweep(struct target_list *l)
@@ -200,6 +236,13 @@ void manager_targets_link(struct manager *m, struct target *t)
 	t->list_next = l->head;
 	t->list_dropped = false;
 	l->head = t;
+	t->att_prev = t->att_next = NULL;
+	if (t->state == TARGET_ATTACHED) {
+		t->att_next = l->attached;
+		if (l->attached)
+			l->attached->att_prev = t;
+		l->attached = t;
+	}
 	l->count++;
 	hash_grow(l);
 	b = bucket_of(l, t->pid);
@@ -265,10 +308,12 @@ void manager_drop_target(struct manager *m, struct target *t)
 		log_warn("pid %d: its dropped profile stays in memory until kprofd stops", t->pid);
 	if (m->store)
 		store_remove(m->store, t->saved_name);
-	if (t->state == TARGET_ATTACHED)
+	if (t->state == TARGET_ATTACHED) {
+		unattach(m->list, t);
 		m->n_attached--;
-	else
+	} else {
 		m->n_kept--;
+	}
 }
 
 /* A restored target that is not in the list: delete its file, free it. */
@@ -452,8 +497,8 @@ void manager_stop_sampling(struct manager *m, struct target *t)
 	t->events = NULL;
 	/* Room for events again: the targets a limit left with unsampled threads get them. The
 	 * followed children that sampled with t's inherited events (now gone) get their own. */
-	manager_for_each_target(m, o) {
-		if (o->state != TARGET_ATTACHED || !o->events ||
+	manager_for_each_attached(m, o) {
+		if (!o->events ||
 		    (!o->threads.unsampled && !(t->children && o->parent)))
 			continue;
 		if (sampler_target_rescan(o->events) < 0)
@@ -492,6 +537,7 @@ void manager_end_target(struct manager *m, struct target *t, enum target_state s
 	t->calls.timer = sd_event_source_disable_unref(t->calls.timer);
 	t->calls.ended_ns = now_ns(CLOCK_MONOTONIC);
 	paths_stop(t->paths, state == TARGET_EXITED ? "target exited" : "detached");
+	unattach(m->list, t);
 	t->state = state;
 	t->ended_ns = now_ns(CLOCK_REALTIME);
 	drift_reply_end(t); /* the drift detectors freed, their result kept */
@@ -507,8 +553,8 @@ void manager_add_kept(struct manager *m, struct target *t)
 	struct target *o;
 
 	/* The same session twice (a copy of a file): keep one. */
-	manager_for_each_target(m, o) {
-		if (o->pid == t->pid && o->attached_ns == t->attached_ns) {
+	for (o = *bucket_of(m->list, t->pid); o; o = o->hash_next) {
+		if (!o->list_dropped && o->pid == t->pid && o->attached_ns == t->attached_ns) {
 			drop_target_unsaved(m, t);
 			return;
 		}
@@ -553,8 +599,7 @@ unsigned manager_auto_targets(const struct manager *m, const char *rule)
 	const struct target *t;
 	unsigned n = 0;
 
-	manager_for_each_target(m, t)
-		n += t->state == TARGET_ATTACHED &&
-		     (rule ? t->rule && !strcmp(t->rule, rule) : t->rule || t->all);
+	manager_for_each_attached(m, t)
+		n += (rule ? t->rule && !strcmp(t->rule, rule) : t->rule || t->all);
 	return n;
 }

@@ -59,6 +59,7 @@ struct target {
 	 * frees it, so that a walk or a caller holding it never reads freed memory. */
 	struct target *list_next;
 	struct target *hash_next; /* the chain of its PID's bucket (manager_find) */
+	struct target *att_next, *att_prev; /* the attached ones' list, while attached */
 	bool list_dropped;
 	bool ending; /* manager_end_target runs: a drain inside it does not end it again */
 	const struct target_env *env;
