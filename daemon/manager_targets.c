@@ -62,7 +62,86 @@ struct target_list {
 	struct target **buckets;
 	size_t nbuckets, count; /* a power of two; targets linked (marked ones too) */
 	uint64_t lookups, lookup_steps;
+	struct target *recent; /* ended lately, symbols still held (recent_next) */
+	bool dirty_hint;       /* a kept profile may have changed since it was saved */
+	uint64_t next_expiry;  /* CLOCK_REALTIME: no kept profile is older than its age before */
+	/* Kept profiles' memory, all and per uid (it changes only when a late sample comes) */
+	uint64_t kept_bytes;
+	struct uid_bytes {
+		uid_t uid;
+		bool used;
+		uint64_t bytes;
+	} *kb;
+	size_t nkb, kb_used; /* slots (a power of two, or 0), used */
 };
+
+static struct uid_bytes *kb_find(const struct uid_bytes *kb, size_t n, uid_t uid)
+{
+	for (size_t i = mix64(uid) & (n - 1);; i = (i + 1) & (n - 1))
+		if (!kb[i].used || kb[i].uid == uid)
+			return (struct uid_bytes *)&kb[i];
+}
+
+/* Room for one more uid in the table (false: no memory; the uid is then not counted apart). */
+static bool kb_room(struct target_list *l)
+{
+	size_t n = l->nkb ? l->nkb * 2 : 16;
+	struct uid_bytes *nb;
+
+	if (2 * (l->kb_used + 1) <= l->nkb)
+		return true;
+	nb = calloc(n, sizeof(*nb));
+	if (!nb)
+		return false;
+	for (size_t i = 0; i < l->nkb; i++)
+		if (l->kb[i].used)
+			*kb_find(nb, n, l->kb[i].uid) = l->kb[i];
+	free(l->kb);
+	l->kb = nb;
+	l->nkb = n;
+	return true;
+}
+
+/* t's memory (t->memory) in the kept accounts: out (its old figure), then in again (now). */
+static void kept_account(struct target_list *l, struct target *t, bool in)
+{
+	struct uid_bytes *u = NULL;
+
+	if (in)
+		t->memory = target_memory(t);
+	if (l->nkb && kb_find(l->kb, l->nkb, t->uid)->used)
+		u = kb_find(l->kb, l->nkb, t->uid);
+	else if (in && kb_room(l)) {
+		u = kb_find(l->kb, l->nkb, t->uid);
+		u->used = true;
+		u->uid = t->uid;
+		l->kb_used++;
+	}
+	if (in) {
+		l->kept_bytes += t->memory;
+		if (u)
+			u->bytes += t->memory;
+	} else {
+		l->kept_bytes -= t->memory;
+		if (u)
+			u->bytes -= u->bytes < t->memory ? u->bytes : t->memory;
+	}
+}
+
+void manager_kept_memory(const struct manager *m, uid_t uid, uint64_t *mine, uint64_t *all)
+{
+	const struct target_list *l = m->list;
+
+	*all = l->kept_bytes;
+	*mine = l->nkb && kb_find(l->kb, l->nkb, uid)->used ? kb_find(l->kb, l->nkb, uid)->bytes
+							     : 0;
+}
+
+void manager_mark_dirty(struct manager *m, struct target *t)
+{
+	t->dirty = true;
+	m->list->dirty_hint = true;
+}
 
 static struct target **bucket_of(const struct target_list *l, pid_t pid)
 {
@@ -224,6 +303,7 @@ void manager_targets_free(struct manager *m)
 	sweep(l);
 	sd_event_source_disable_unref(l->sweep);
 	free(l->buckets);
+	free(l->kb);
 	free(l);
 	m->list = NULL;
 }
@@ -312,8 +392,16 @@ void manager_drop_target(struct manager *m, struct target *t)
 		unattach(m->list, t);
 		m->n_attached--;
 	} else {
+		kept_account(m->list, t, false);
 		m->n_kept--;
 	}
+	if (t->recent)
+		for (struct target **pp = &m->list->recent; *pp; pp = &(*pp)->recent_next)
+			if (*pp == t) {
+				*pp = t->recent_next;
+				t->recent = false;
+				break;
+			}
 }
 
 /* A restored target that is not in the list: delete its file, free it. */
@@ -467,7 +555,7 @@ static void save_target(struct manager *m, struct target *t)
 		t->save_failures = 0;
 		return;
 	}
-	t->dirty = true;
+	manager_mark_dirty(m, t);
 	t->save_failures++;
 	t->save_retry_ns =
 	    now + (t->save_failures < 6 ? 1ULL << t->save_failures : 60) * 1000000000ULL;
@@ -544,6 +632,11 @@ void manager_end_target(struct manager *m, struct target *t, enum target_state s
 	t->ending = false;
 	m->n_attached--;
 	m->n_kept++;
+	kept_account(m->list, t, true);
+	t->recent_next = m->list->recent;
+	t->recent = true;
+	t->drains_ended = 0;
+	m->list->recent = t;
 	save_target(m, t);
 	manager_trim_kept(m);
 }
@@ -561,6 +654,7 @@ void manager_add_kept(struct manager *m, struct target *t)
 	}
 	manager_targets_link(m, t);
 	m->n_kept++;
+	kept_account(m->list, t, true);
 	manager_trim_kept(m);
 }
 
@@ -570,15 +664,30 @@ void manager_expire_kept(struct manager *m)
 	uint64_t now = now_ns(CLOCK_REALTIME), max = m->conf.kept_max_age_sec * 1000000000ULL;
 	struct target *t;
 
-	if (!m->conf.kept_max_age_sec)
+	uint64_t oldest = UINT64_MAX;
+
+	/* Nothing is due before the oldest kept profile is: no walk until then (a SIGHUP that
+	 * shortens the age walks again: next_expiry is reset). */
+	if (!m->conf.kept_max_age_sec || now < m->list->next_expiry)
 		return;
 	manager_for_each_target(m, t) {
-		if (t->state != TARGET_ATTACHED && now - t->ended_ns > max) {
+		if (t->state == TARGET_ATTACHED)
+			continue;
+		if (now - t->ended_ns > max) {
 			log_info("dropping the kept profile of pid %d (%s): older than %u s",
 				 t->pid, t->comm, m->conf.kept_max_age_sec);
 			manager_drop_target(m, t);
+		} else if (t->ended_ns < oldest) {
+			oldest = t->ended_ns;
 		}
 	}
+	/* Ended from now on are newer: the oldest left is the next one due. */
+	m->list->next_expiry = oldest == UINT64_MAX ? now + max : oldest + max + 1;
+}
+
+void manager_expiry_reset(struct manager *m)
+{
+	m->list->next_expiry = 0;
 }
 
 /* Save ended profiles that changed after they were saved, or whose save failed (when its
@@ -587,11 +696,56 @@ void manager_save_dirty(struct manager *m, bool force)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 	struct target *t;
+	bool left = false;
 
-	manager_for_each_target(m, t)
-		if (t->dirty && t->state != TARGET_ATTACHED &&
-		    (force || !t->save_failures || now >= t->save_retry_ns))
+	if (!m->list->dirty_hint)
+		return;
+	manager_for_each_target(m, t) {
+		if (!t->dirty || t->state == TARGET_ATTACHED)
+			continue;
+		/* Late samples: its memory again (out, then in). */
+		kept_account(m->list, t, false);
+		kept_account(m->list, t, true);
+		if (!m->store)
+			t->dirty = false; /* nowhere to save it: in memory it is up to date */
+		else if (force || !t->save_failures || now >= t->save_retry_ns)
 			save_target(m, t);
+		left |= t->dirty;
+	}
+	m->list->dirty_hint = left;
+}
+
+/* An ended target's symbols are dropped once the drain in which it ended and the next one are
+ * over (see manager.c); only the targets that ended lately are looked at. A followed child
+ * that ran too briefly to be sampled (a pipeline's `cat`, each command of a shell loop) holds
+ * nothing: it is not kept, so that a fork storm does not push every kept profile out. Once its
+ * symbols are dropped, no late sample can come for it. */
+void manager_drop_ended_symbols(struct manager *m)
+{
+	struct target **pp = &m->list->recent;
+
+	while (*pp) {
+		struct target *t = *pp;
+
+		if (!t->list_dropped && t->sym && t->drains_ended++ < 1) {
+			pp = &t->recent_next;
+			continue;
+		}
+		*pp = t->recent_next;
+		t->recent = false;
+		if (t->list_dropped)
+			continue;
+		if (t->sym) {
+			target_drop_symbols(t);
+			if (t->dirty)
+				manager_mark_dirty(m, t);
+		}
+		if (t->state == TARGET_EXITED && t->parent && !t->samples && !t->sym) {
+			log_debug("pid %d (%s), a child of %d: no samples, not kept", t->pid,
+				  t->comm, t->parent);
+			manager_drop_target(m, t);
+		}
+	}
 }
 
 unsigned manager_auto_targets(const struct manager *m, const char *rule)

@@ -338,7 +338,7 @@ def check_cycles(tree, build):
 PRIVATE = [
     # The target list (security issue 25, item 3): walked only with manager_for_each_target,
     # whose entries survive ends and trims in a walk's body.
-    (r"\b(list_next|list_dropped|hash_next|att_next|att_prev)\b", {"manager_targets.c", "target.h"}),
+    (r"\b(list_next|list_dropped|hash_next|att_next|att_prev|recent_next)\b", {"manager_targets.c", "target.h"}),
 ]
 
 
