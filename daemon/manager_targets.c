@@ -70,9 +70,12 @@ struct target_list {
 	struct uid_bytes {
 		uid_t uid;
 		bool used;
+		unsigned kept; /* its kept profiles */
 		uint64_t bytes;
 	} *kb;
 	size_t nkb, kb_used; /* slots (a power of two, or 0), used */
+	bool kb_incomplete;  /* a uid was left out (no memory): trims walk every time */
+	unsigned users_kept; /* kept profiles of non-root uids */
 };
 
 static struct uid_bytes *kb_find(const struct uid_bytes *kb, size_t n, uid_t uid)
@@ -117,14 +120,18 @@ static void kept_account(struct target_list *l, struct target *t, bool in)
 		u->uid = t->uid;
 		l->kb_used++;
 	}
+	l->kb_incomplete |= in && !u;
+	l->users_kept += t->uid ? (in ? 1 : -1) : 0;
 	if (in) {
 		l->kept_bytes += t->memory;
 		if (u)
-			u->bytes += t->memory;
+			u->bytes += t->memory, u->kept++;
 	} else {
 		l->kept_bytes -= t->memory;
-		if (u)
+		if (u) {
 			u->bytes -= u->bytes < t->memory ? u->bytes : t->memory;
+			u->kept -= u->kept > 0;
+		}
 	}
 }
 
@@ -499,12 +506,25 @@ static struct target *kept_victim(struct manager *m)
 	return m->n_kept > m->conf.max_kept ? oldest : NULL;
 }
 
-/* Keep at most max_kept ended profiles, and users within their quotas. */
-void manager_trim_kept(struct manager *m)
+/* Whether a trim may find a profile to drop (false: surely none, and no walk): a global
+ * limit over, or uid's quota (any uid's, when all). */
+static bool may_trim(const struct manager *m, bool all, uid_t uid)
+{
+	const struct target_list *l = m->list;
+
+	if (all || l->kb_incomplete || m->n_kept > m->conf.max_kept ||
+	    l->users_kept > manager_user_share(m->conf.max_kept))
+		return true;
+	return uid && l->nkb && kb_find(l->kb, l->nkb, uid)->kept > m->conf.max_kept_per_uid;
+}
+
+/* Keep at most max_kept ended profiles, and users within their quotas (all: any uid's may be
+ * over, else only uid's can be: a profile of uid was just kept). */
+static void trim(struct manager *m, bool all, uid_t uid)
 {
 	struct target *t;
 
-	while ((t = kept_victim(m))) {
+	while (may_trim(m, all, uid) && (t = kept_victim(m))) {
 		log_msg(t->all ? LOG_DEBUG : LOG_INFO,
 			"dropping the kept profile of pid %d (%s, uid %u): more than %u kept (%u "
 			"for one user)",
@@ -512,6 +532,11 @@ void manager_trim_kept(struct manager *m)
 		m->all_kept_dropped += t->all;
 		manager_drop_target(m, t);
 	}
+}
+
+void manager_trim_kept(struct manager *m)
+{
+	trim(m, true, 0);
 }
 
 /* Write t's profile to the store as PID-ATTACHTIME.kprof; sets t->saved_name. */
@@ -638,7 +663,7 @@ void manager_end_target(struct manager *m, struct target *t, enum target_state s
 	t->drains_ended = 0;
 	m->list->recent = t;
 	save_target(m, t);
-	manager_trim_kept(m);
+	trim(m, false, t->uid);
 }
 
 void manager_add_kept(struct manager *m, struct target *t)
@@ -655,7 +680,7 @@ void manager_add_kept(struct manager *m, struct target *t)
 	manager_targets_link(m, t);
 	m->n_kept++;
 	kept_account(m->list, t, true);
-	manager_trim_kept(m);
+	trim(m, false, t->uid);
 }
 
 /* Drop kept profiles older than the configured age. */
