@@ -486,8 +486,15 @@ static int add_origin_labels(struct pp *pp, const Kprof__SavedProfile *sp,
 	char pid[16];
 	int err = 0;
 
-	if (!s->origin || s->origin > sp->n_origins)
-		return 0;
+	if (!s->origin || s->origin > sp->n_origins) {
+		/* One process's profile: its pid still, so profiles put together can be told apart. */
+		int64_t k = strtab_id(&pp->st, keys[0]);
+
+		if (!sp->target || !sp->target->pid)
+			return 0;
+		snprintf(pid, sizeof(pid), "%u", sp->target->pid);
+		return k < 0 ? -ENOMEM : add_str_label(pp, lab, nl, k, pid);
+	}
 	o = sp->origins[s->origin - 1];
 	snprintf(pid, sizeof(pid), "%u", o->pid);
 	vals[0] = o->pid ? pid : NULL;

@@ -85,8 +85,8 @@ static unsigned probes_of(const struct manager *m, uid_t uid)
 	const struct target *t;
 	unsigned n = 0;
 
-	manager_for_each_target(m, t)
-		if (t->state == TARGET_ATTACHED && t->uid == uid && t->calls.enabled)
+	manager_for_each_attached(m, t)
+		if (t->uid == uid && t->calls.enabled)
 			n += t->calls.nprobes;
 	return n;
 }
@@ -226,10 +226,10 @@ static int check_quotas(struct manager *m, uid_t by, unsigned freq, char *errbuf
 		return 0;
 	for (int i = 0; i < nf; i++)
 		new_freq &= freqs[i] != freq;
-	manager_for_each_target(m, t) {
+	manager_for_each_attached(m, t) {
 		bool seen = false;
 
-		if (t->state != TARGET_ATTACHED || t->uid != by)
+		if (t->uid != by)
 			continue;
 		mine++;
 		mine_has |= t->freq == freq;

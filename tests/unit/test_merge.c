@@ -100,8 +100,8 @@ static void test_merge_ids(void **state)
 	assert_string_equal(m.sp.functions[6]->module, "perf-200.map");
 	assert_int_equal(m.sp.stacks[4]->tid, 201);
 	/* each stack knows its process: a pid label in pprof */
-	assert_int_equal(m.sp.stacks[0]->pid, 100);
-	assert_int_equal(m.sp.stacks[4]->pid, 200);
+	assert_int_equal(m.sp.origins[m.sp.stacks[0]->origin - 1]->pid, 100);
+	assert_int_equal(m.sp.origins[m.sp.stacks[4]->origin - 1]->pid, 200);
 	/* the inputs are untouched */
 	assert_int_equal(b.sv[0].ids[0], 0);
 	merge_free(&m);

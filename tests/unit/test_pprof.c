@@ -150,7 +150,7 @@ static void test_roundtrip(void **state)
 	assert_int_equal(p->sample[0]->n_label, 3); /* no thread names saved: no thread_name */
 	assert_string_equal(str(p, p->sample[0]->label[1]->key), "kind");
 	assert_string_equal(str(p, p->sample[0]->label[2]->key), "pid");
-	assert_int_equal(p->sample[0]->label[2]->num, 42); /* the target's */
+	assert_string_equal(str(p, p->sample[0]->label[2]->str), "42"); /* the target's */
 	assert_string_equal(str(p, p->sample[0]->label[1]->str), "jit");
 	assert_int_equal(p->sample[1]->label[0]->num, 43);
 	assert_string_equal(str(p, p->sample[1]->label[1]->str), "kernel");
@@ -213,7 +213,8 @@ static void test_origin_labels(void **state)
 	assert_int_equal(p->sample[1]->n_label, 4); /* empty labels left out */
 	assert_string_equal(str(p, p->sample[1]->label[3]->str), "other");
 	assert_int_equal(p->sample[1]->value[1], 2 * 20000000LL);
-	assert_int_equal(p->sample[2]->n_label, 2);
+	assert_int_equal(p->sample[2]->n_label, 3); /* no origin: the target's pid alone */
+	assert_string_equal(str(p, p->sample[2]->label[2]->key), "pid");
 	perftools__profiles__profile__free_unpacked(p, NULL);
 	free(gz);
 }
