@@ -723,7 +723,7 @@ static void test_report_json(void **state)
 	       "\"calls_hot\":0,\"hw_functions\":0,\"hw_estimated\":false,\"hw_covered\":0.000,"
 	       "\"hw_stopped\":\"\","
 	       "\"probe_samples\":0,\"annotate_bytes\":0,\"annotate_dropped\":0,"
-	       "\"all\":false,\"memory_bytes\":0,\"drift_bytes\":0},"
+	       "\"all\":false,\"resumes\":0,\"resume_note\":\"\",\"memory_bytes\":0,\"drift_bytes\":0},"
 	       "\"total_samples\":200,\"functions\":5,\"entries\":["
 	       "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
 	       "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
@@ -903,7 +903,7 @@ static void test_list(void **state)
 	       "\"calls_hot\":0,\"hw_functions\":0,\"hw_estimated\":false,\"hw_covered\":0.000,"
 	       "\"hw_stopped\":\"\","
 	       "\"probe_samples\":0,\"annotate_bytes\":0,\"annotate_dropped\":0,"
-	       "\"all\":false,\"memory_bytes\":0,\"drift_bytes\":0},"
+	       "\"all\":false,\"resumes\":0,\"resume_note\":\"\",\"memory_bytes\":0,\"drift_bytes\":0},"
 	       "{\"pid\":31337,\"uid\":0,"
 	       "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
 	       "\"freq_hz\":997,\"samples\":0,"));
@@ -1214,7 +1214,7 @@ static void test_system_wide(void **state)
 	s = list(&lr, true);
 	assert_non_null(strstr(
 	    s,
-	    "\"all\":true,\"memory_bytes\":0,\"drift_bytes\":0}],\"system_wide\":{\"on\":true,"));
+	    "\"all\":true,\"resumes\":0,\"resume_note\":\"\",\"memory_bytes\":0,\"drift_bytes\":0}],\"system_wide\":{\"on\":true,"));
 	free(s);
 }
 
