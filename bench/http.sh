@@ -2,8 +2,9 @@
 # bench/http.sh: the pprof HTTP endpoint ([http] listen, issue 17 item 3).
 #
 # 1. Time to answer GET /debug/pprof/profile?seconds=3&pid=PID (a minijit attached at 99 Hz):
-#    curl's time_total, ROUNDS times, and the wall time of `go tool pprof -top URL` once (Go's
-#    own start and symbolization included). Ideally 3 s plus the time to build the profile.
+#    curl's time_total, ROUNDS times, and the wall time of curl then `go tool pprof -top` of
+#    the file once (Go's own start and symbolization included; every request carries the
+#    token, which go tool pprof cannot send). Ideally 3 s plus the time to build the profile.
 # 2. kprofd's CPU (utime + stime of /proc/PID/stat) over WINDOW seconds: with no HTTP client,
 #    then while CLIENTS clients each ask in a loop for a 1 s profile of the minijit (what a
 #    scraper with a 1 s interval does; CLIENTS requests in flight at all times), then while
@@ -30,7 +31,9 @@ bench_on_exit() {
 }
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 URL=http://127.0.0.1:$PORT
-printf '[http]\nlisten = 127.0.0.1:%s\n' "$PORT" >"$TDIR/kprofd.conf"
+(umask 077; head -c 24 /dev/urandom | base64 | tr -d '/+=' >"$TDIR/token")
+AUTH="Authorization: Bearer $(cat "$TDIR/token")"
+printf '[http]\nlisten = 127.0.0.1:%s\ntoken_file = %s\n' "$PORT" "$TDIR/token" >"$TDIR/kprofd.conf"
 SOCK=$TDIR/kprofd.sock
 kprofd_start "$BUILD/kprofd" "$BUILD/kprofctl" "$SOCK" "" "$TDIR/kprofd.log" --config "$TDIR/kprofd.conf"
 DPID=$DAEMON_PID
@@ -59,7 +62,7 @@ cpu_window() {
 	echo "| client | median | min | max | bytes |"
 	echo "|---|---|---|---|---|"
 	for ((i = 0; i < ROUNDS; i++)); do
-		curl -s -o "$TDIR/p.pb.gz" -w '%{time_total} %{size_download}\n' \
+		curl -s -o "$TDIR/p.pb.gz" -w '%{time_total} %{size_download}\n' -H "$AUTH" \
 			"$URL/debug/pprof/profile?seconds=3&pid=$MJ"
 	done >"$TDIR/curl.txt"
 	python3 - "$TDIR/curl.txt" "$ROUNDS" <<'PY'
@@ -71,9 +74,10 @@ PY
 	if command -v go >/dev/null; then
 		export PPROF_TMPDIR=$TDIR
 		s0=$(date +%s.%N)
-		go tool pprof -top "$URL/debug/pprof/profile?seconds=3&pid=$MJ" >"$TDIR/top.txt" 2>&1
+		curl -s -o "$TDIR/g.pb.gz" -H "$AUTH" "$URL/debug/pprof/profile?seconds=3&pid=$MJ"
+		go tool pprof -top "$TDIR/g.pb.gz" >"$TDIR/top.txt" 2>&1
 		s1=$(date +%s.%N)
-		python3 -c "d = $s1 - $s0; print('| go tool pprof -top (1 run) | %.3f s | | | |' % d)"
+		python3 -c "d = $s1 - $s0; print('| curl, then go tool pprof -top of the file (1 run) | %.3f s | | | |' % d)"
 	fi
 	echo
 	echo "### kprofd's CPU while HTTP clients poll (${WINDOW} s windows, % of one CPU)"
@@ -90,7 +94,7 @@ PY
 			else
 				u="$URL/debug/pprof/targets"
 			fi
-			(while :; do curl -s -o /dev/null -w '%{http_code}\n' "$u"; done >>"$TDIR/codes.$mode") &
+			(while :; do curl -s -o /dev/null -w '%{http_code}\n' -H "$AUTH" "$u"; done >>"$TDIR/codes.$mode") &
 			CL+=($!)
 		done
 		sleep 1

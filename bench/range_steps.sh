@@ -27,9 +27,10 @@ CTL="$BUILD/kprofctl --socket $T/sock"
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 conf() {
 	printf '[windows]\nseconds = 1\nmemory_mb = 1024\nstep_ms = %s\n' "$1" >"$T/kprofd.conf"
-	[ "$VIA" = http ] && printf '[http]\nlisten = 127.0.0.1:%s\n' "$PORT" >>"$T/kprofd.conf"
+	[ "$VIA" = http ] && printf '[http]\nlisten = 127.0.0.1:%s\ntoken_file = %s\n' "$PORT" "$T/token" >>"$T/kprofd.conf"
 	return 0
 }
+(umask 077; head -c 24 /dev/urandom | base64 | tr -d '/+=' >"$T/token")
 conf 10
 kprofd_start "$BUILD/kprofd" "$BUILD/kprofctl" "$T/sock" "$T/state" "$T/kprofd.log" --config "$T/kprofd.conf"
 DPID=$DAEMON_PID
@@ -77,7 +78,7 @@ for r in $(seq "$ROUNDS"); do
 		sleep 0.3
 		s=$(date +%s%N)
 		if [ "$VIA" = http ]; then
-			code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 300 \
+			code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 300 -H "Authorization: Bearer $(cat "$T/token")" \
 				"http://127.0.0.1:$PORT/debug/pprof/profile?pid=$NP&since=2h")
 			[ "$code" = 200 ] || echo "http range: status $code"
 		else

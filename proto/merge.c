@@ -56,8 +56,7 @@ const char *merge_runtime(const Kprof__Target *t, const char *exe)
 	for (size_t i = 0; base && i < sizeof(names) / sizeof(names[0]); i++)
 		if (exe_is(base, names[i][0]))
 			return names[i][1];
-	if (t && ((t->perfmap_path && t->perfmap_path[0]) ||
-		  (t->jitdump_path && t->jitdump_path[0]) || t->jit_symbols || t->jitdump_symbols))
+	if (t && (t->jit_symbols || t->jitdump_symbols))
 		return "jit";
 	return "native";
 }

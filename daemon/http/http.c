@@ -175,6 +175,12 @@ static const char index_text[] =
 
 /* ---- MHD's callbacks ---- */
 
+/* The *con_cls of a request whose headers passed the checks, until MHD's next call. */
+static const char headers_checked;
+
+static enum MHD_Result dispatch(struct httpd *h, struct MHD_Connection *c, const char *url,
+				void **con_cls);
+
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char *url,
 				 const char *method, const char *version, const char *upload_data,
 				 size_t *upload_data_size, void **con_cls)
@@ -185,11 +191,18 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
 
 	(void)version;
 	(void)upload_data;
+	if (r == (void *)&headers_checked) { /* the request is whole: answer it */
+		*con_cls = NULL;
+		if (*upload_data_size)
+			return http_queue_text(c, MHD_HTTP_CONTENT_TOO_LARGE,
+					       "no request body is accepted");
+		return dispatch(h, c, url, con_cls);
+	}
 	if (r) /* resumed: the answer is ready */
 		return r->answered ? http_queue_answer(r) : MHD_YES;
-	if (*upload_data_size)
-		return http_queue_text(c, MHD_HTTP_CONTENT_TOO_LARGE,
-				       "no request body is accepted");
+	/* MHD's first call, with the headers: refusals are queued now (MHD then closes the
+	 * connection), anything else on its next call, once the request is whole, so that the
+	 * connection can be kept alive for the next scrape. */
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return http_queue_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET is served");
 	/* Before anything is looked at or waited for. */
@@ -204,6 +217,13 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
 	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	if (ci && ci->socket_context)
 		((struct http_conn *)ci->socket_context)->authed = true;
+	*con_cls = (void *)&headers_checked;
+	return MHD_YES;
+}
+
+static enum MHD_Result dispatch(struct httpd *h, struct MHD_Connection *c, const char *url,
+				void **con_cls)
+{
 	if (!strcmp(url, "/debug/pprof/profile"))
 		return start_profile(h, c, con_cls);
 	if (!strcmp(url, "/debug/pprof/targets") || !strcmp(url, "/targets"))
@@ -224,7 +244,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct httpd *h = cls;
 
 	(void)toe;
-	http_req_free(*con_cls);
+	if (*con_cls != (void *)&headers_checked)
+		http_req_free(*con_cls);
 	*con_cls = NULL;
 	/* The next request on a kept-alive connection has request_timeout again. */
 	http_conn_deadline(c, h->m->conf.http_request_timeout);

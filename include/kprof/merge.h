@@ -31,7 +31,7 @@ struct merged {
 int merge_profiles(Kprof__SavedProfile *const *v, size_t n, struct merged *m);
 void merge_free(struct merged *m);
 /* The runtime of a process with this executable path (NULL: unknown) and target: jvm, node,
- * python, ruby, php, dotnet, bun, deno, beam, else jit when a perf map or jitdump was read,
+ * python, ruby, php, dotnet, bun, deno, beam, else jit when a perf map or jitdump named code,
  * else native. A static string. */
 const char *merge_runtime(const Kprof__Target *t, const char *exe);
 /* A module as functions are matched across processes: a per-process JIT module (perf-PID.map,

@@ -152,7 +152,9 @@ static void test_merge_origins(void **state)
 	assert_string_equal(merge_runtime(NULL, "/usr/lib/jvm/bin/java"), "jvm");
 	assert_string_equal(merge_runtime(NULL, "/usr/bin/nodered"), "native");
 	assert_string_equal(merge_runtime(NULL, NULL), "native");
-	t.perfmap_path = (char *)"/tmp/perf-1.map";
+	t.perfmap_path = (char *)"/tmp/perf-1.map"; /* looked for, named nothing */
+	assert_string_equal(merge_runtime(&t, "/opt/minijit"), "native");
+	t.jit_symbols = 3;
 	assert_string_equal(merge_runtime(&t, "/opt/minijit"), "jit");
 }
 
