@@ -632,6 +632,13 @@ static const char *perfmap_recipe(const char *comm)
 		return "CPython 3.12 and later: run it with -X perf (or PYTHONPERFSUPPORT=1)";
 	if (strstr(comm, "dotnet") || strstr(comm, "DOTNET"))
 		return "set DOTNET_PerfMapEnabled=1 in its environment";
+	if (!strncmp(comm, "php", 3))
+		return "PHP's opcache JIT: php -d opcache.jit_debug=0x10 (a perf map) or 0x20 (a "
+		       "jitdump)";
+	if (!strncmp(comm, "beam", 4))
+		return "Erlang/OTP 25 and later: erl +JPperf map (or +JPperf dump, +JPperf true)";
+	if (!strncmp(comm, "mono", 4))
+		return "Mono: mono --jitmap";
 	return "Node: --perf-basic-prof or --perf-prof; JVM: jcmd PID Compiler.perfmap or "
 	       "-XX:+DumpPerfMapAtExit; .NET: DOTNET_PerfMapEnabled=1; CPython 3.12: -X perf";
 }
