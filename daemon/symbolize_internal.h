@@ -100,7 +100,8 @@ struct tsym {
 	 * read again included) and how often a bound deferred the rest to a later step. */
 	struct allowance read_bytes, read_cpu;
 	uint64_t read_total, read_deferred;
-	bool behind; /* the last refresh was cut short: more may be waiting */
+	bool behind;  /* the last refresh was cut short: more may be waiting */
+	bool exiting; /* tsym_gone's last reads: the jitdump only through its fd kept open */
 	char *demangled;    /* last demangled name, valid until the next resolve */
 };
 
