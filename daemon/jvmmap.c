@@ -272,11 +272,18 @@ static void read_args(struct jvmmap *jm)
 		log_debug("pid %d: its command line is not read: %s", jm->t.pid, why);
 }
 
-/* Is the process a HotSpot JVM? */
-static void look(struct jvmmap *jm)
+/* Is the process a HotSpot JVM? From its symbols' maps (read at attach, exec and whenever a
+ * sample lands outside them: libjvm.so's first samples bring it in), else, at most every
+ * LOOK_NS, from /proc/PID/maps. */
+static void look(struct jvmmap *jm, uint64_t now)
 {
-	if (jvmattach_is_hotspot(jm->t.pid) <= 0)
-		return;
+	if (!(jm->t.sym && tsym_maps_any(jm->t.sym, hsattach_is_libjvm))) {
+		if (now < jm->next_look_ns)
+			return;
+		jm->next_look_ns = now + LOOK_NS;
+		if (jvmattach_is_hotspot(jm->t.pid) <= 0)
+			return;
+	}
 	jm->st.jvm = true;
 	update_note(jm);
 }
@@ -292,9 +299,8 @@ int jvmmap_new(struct jvmattach_ctx *ctx, const struct jvmmap_target *t, struct 
 	jm->t = *t;
 	jm->interval_ns = ASK_MIN_NS;
 	jm->preserve_fp = -ENOENT;
-	jm->next_look_ns = now + LOOK_NS;
 	rebase(jm);
-	look(jm);
+	look(jm, now);
 	if (jm->st.jvm && may_ask(jm)) {
 		log_info("pid %d: a HotSpot JVM: asking it for its perf map (Compiler.perfmap)",
 			 t->pid);
@@ -319,21 +325,25 @@ void jvmmap_tick(struct jvmmap *jm, uint64_t now)
 		return;
 	samples = *jm->t.samples - jm->base_samples;
 	unnamed = *jm->t.unnamed - jm->base_unnamed;
-	/* Ask only while samples keep landing in code nothing names. */
-	if (unnamed < UNNAMED_MIN || unnamed * 1000 < samples * UNNAMED_PERMILLE)
-		return;
 	if (!jm->st.jvm) {
-		/* An exec, or attached before the JVM was loaded: look again, now and then. */
-		if (now < jm->next_look_ns)
-			return;
-		jm->next_look_ns = now + LOOK_NS;
-		rebase(jm);
-		look(jm);
+		/* An exec (kprofctl record -- java ...: libjvm.so is loaded after the exec), or
+		 * attached before the JVM was loaded: look at every tick, in the maps kprofd has. */
+		look(jm, now);
 		if (!jm->st.jvm)
 			return;
+		rebase(jm);
 		log_info("pid %d: now a HotSpot JVM (libjvm.so mapped)%s", jm->t.pid,
-			 may_ask(jm) ? ": asking it for its perf map" : "");
+			 may_ask(jm) ? ": asking it for its perf map once its code runs" : "");
 		jm->next_ask_ns = 0;
+		return;
+	}
+	/* Ask only while samples keep landing in code nothing names; the first time as soon as
+	 * one does (a short JVM exits before a second ask could be answered). */
+	if (jm->st.answers || jm->st.asks) {
+		if (unnamed < UNNAMED_MIN || unnamed * 1000 < samples * UNNAMED_PERMILLE)
+			return;
+	} else if (!unnamed) {
+		return;
 	}
 	if (may_ask(jm) && now >= jm->next_ask_ns)
 		ask(jm, now);
@@ -363,6 +373,14 @@ void jvmmap_stop(struct jvmmap *jm)
 	jvmattach_cancel(jm->req);
 	jm->req = NULL;
 	jm->stopped = true;
+	/* A JVM that ended before it could answer (a short run: its listener and the map take a
+	 * moment) and wrote no map: how to get one. Its map written at exit is read by then. */
+	if (jm->st.jvm && !jm->st.answers && !jit_symbols(jm) && !jm->unsupported) {
+		snprintf(jm->fail, sizeof(jm->fail),
+			 "it ended before it wrote its perf map on request: run it with "
+			 "-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit (read at its exit)");
+		update_note(jm);
+	}
 	jm->t.sym = NULL;
 }
 

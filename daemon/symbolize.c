@@ -494,6 +494,14 @@ size_t tsym_anon_exec(const struct tsym *ts)
 	return n;
 }
 
+bool tsym_maps_any(const struct tsym *ts, bool (*pred)(const char *path))
+{
+	for (size_t i = 0; ts->maps && i < procmaps_count(ts->maps); i++)
+		if (pred(procmaps_at(ts->maps, i)->path))
+			return true;
+	return false;
+}
+
 const char *tsym_perfmap_path(const struct tsym *ts)
 {
 	return ts->pm_path;
