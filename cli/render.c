@@ -22,7 +22,8 @@
  * \u00XX, invalid bytes as \ufffd, so the output is valid UTF-8 JSON.
  *
  * Function names in text are shown short by default (render_names: cxxname_short, the whole
- * name where two names would look alike); --full-names, JSON and pprof keep them whole.
+ * name where two names would look alike); --full-names and JSON keep them whole; pprof keeps
+ * them whole in system_name, its Function.name short (proto/pprof.c).
  */
 #include "render.h"
 
