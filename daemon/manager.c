@@ -219,7 +219,8 @@ static void on_exec_rec(void *ctx, pid_t tgid, uint64_t start_ticks, const char 
 static void drop_ended_symbols(struct manager *m)
 {
 	for (struct target *t = m->targets; t; t = t->next)
-		if (t->state != TARGET_ATTACHED && t->sym && t->drains_ended++ >= 1)
+		if (t->state != TARGET_ATTACHED && t->sym && t->drains_ended++ >= 1 &&
+		    !target_late_names(t))
 			target_drop_symbols(t);
 	/* A followed child that ran too briefly to be sampled (a pipeline's `cat`, each command of
 	 * a shell loop) holds nothing: it is not kept, so that a fork storm does not push every

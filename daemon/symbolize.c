@@ -460,6 +460,12 @@ void tsym_gone(struct tsym *ts)
 	ts->gone = true;
 }
 
+void tsym_resume(struct tsym *ts)
+{
+	ts->gone = ts->done = false;
+	symbolize_root_update(ts);
+}
+
 void tsym_done(struct tsym *ts)
 {
 	ts->gone = true;
