@@ -9,7 +9,6 @@
 #   hotFunction named from jit-PID.dump (above warmFunction, within 10 points of perf's share),
 #   nothing left in [anon], no "No such process" in jitdump_problem or the log.
 # Needs root, node; perf for the comparison.
-# Not sanitized: V8 takes its time; the reading code runs under ASan in test_hostile_jitload.sh.
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 command -v node >/dev/null || { skip "jitdump at exit" "node is not installed"; exit 0; }

@@ -7,7 +7,6 @@
 # on, and to its end through the fd kept open when the process exits (target_late_names).
 # Checked against perf record -g + perf inject --jit of the same seconds.
 # Needs root, node; perf for the comparison.
-# Not sanitized: node takes its time; the late reading runs the code test_jitdump_exit covers.
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 command -v node >/dev/null || { skip "late names of a kept profile" "node is not installed"; exit 0; }
