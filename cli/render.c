@@ -458,8 +458,8 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 		",\"unnamed_leaf_samples\":%" PRIu64 ",\"unknown_samples\":%" PRIu64
 		",\"jvm\":%s,\"jvm_map_asks\":%u,\"jvm_map_answers\":%u,\"jvm_map_failures\":%u,"
 		"\"jvm_note\":",
-		t->unnamed_leaf_samples, t->unknown_samples, t->jvm ? "true" : "false", t->jvm_map_asks,
-		t->jvm_map_answers, t->jvm_map_failures);
+		t->unnamed_leaf_samples, t->unknown_samples, t->jvm ? "true" : "false",
+		t->jvm_map_asks, t->jvm_map_answers, t->jvm_map_failures);
 	render_json_string(f, t->jvm_note ? t->jvm_note : "");
 	fprintf(f,
 		",\"thread_events\":%u,\"threads_unsampled\":%u,\"children\":%s,\"parent\":%u,"

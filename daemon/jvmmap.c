@@ -273,12 +273,12 @@ static void read_args(struct jvmmap *jm)
 }
 
 /* Is the process a HotSpot JVM? From its symbols' maps (read at attach, exec and whenever a
- * sample lands outside them: libjvm.so's first samples bring it in), else, at most every
- * LOOK_NS, from /proc/PID/maps. */
-static void look(struct jvmmap *jm, uint64_t now)
+ * sample lands outside them: libjvm.so's first samples bring it in), else (proc: its samples
+ * land in unnamed code), at most every LOOK_NS, from /proc/PID/maps. */
+static void look(struct jvmmap *jm, uint64_t now, bool proc)
 {
 	if (!(jm->t.sym && tsym_maps_any(jm->t.sym, hsattach_is_libjvm))) {
-		if (now < jm->next_look_ns)
+		if (!proc || now < jm->next_look_ns)
 			return;
 		jm->next_look_ns = now + LOOK_NS;
 		if (jvmattach_is_hotspot(jm->t.pid) <= 0)
@@ -300,7 +300,7 @@ int jvmmap_new(struct jvmattach_ctx *ctx, const struct jvmmap_target *t, struct 
 	jm->interval_ns = ASK_MIN_NS;
 	jm->preserve_fp = -ENOENT;
 	rebase(jm);
-	look(jm, now);
+	look(jm, now, true);
 	if (jm->st.jvm && may_ask(jm)) {
 		log_info("pid %d: a HotSpot JVM: asking it for its perf map (Compiler.perfmap)",
 			 t->pid);
@@ -327,8 +327,10 @@ void jvmmap_tick(struct jvmmap *jm, uint64_t now)
 	unnamed = *jm->t.unnamed - jm->base_unnamed;
 	if (!jm->st.jvm) {
 		/* An exec (kprofctl record -- java ...: libjvm.so is loaded after the exec), or
-		 * attached before the JVM was loaded: look at every tick, in the maps kprofd has. */
-		look(jm, now);
+		 * attached before the JVM was loaded: look at every tick, in the maps kprofd has.
+		 */
+		look(jm, now,
+		     unnamed >= UNNAMED_MIN && unnamed * 1000 >= samples * UNNAMED_PERMILLE);
 		if (!jm->st.jvm)
 			return;
 		rebase(jm);
@@ -376,9 +378,10 @@ void jvmmap_stop(struct jvmmap *jm)
 	/* A JVM that ended before it could answer (a short run: its listener and the map take a
 	 * moment) and wrote no map: how to get one. Its map written at exit is read by then. */
 	if (jm->st.jvm && !jm->st.answers && !jit_symbols(jm) && !jm->unsupported) {
-		snprintf(jm->fail, sizeof(jm->fail),
-			 "it ended before it wrote its perf map on request: run it with "
-			 "-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit (read at its exit)");
+		snprintf(
+		    jm->fail, sizeof(jm->fail),
+		    "it ended before it wrote its perf map on request: run it with "
+		    "-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit (read at its exit)");
 		update_note(jm);
 	}
 	jm->t.sym = NULL;

@@ -379,10 +379,8 @@ int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, uid_t euid, uint64_t p
 	if (err < 0)
 		goto fail;
 	ts->perfmap_max_bytes = perfmap_max_bytes;
-	allowance_init(&ts->read_bytes, READ_RATE_BYTES, READ_RATE_BYTES,
-		       now_ns(CLOCK_MONOTONIC));
-	allowance_init(&ts->read_cpu, READ_RATE_CPU_NS, READ_RATE_CPU_NS,
-		       now_ns(CLOCK_MONOTONIC));
+	allowance_init(&ts->read_bytes, READ_RATE_BYTES, READ_RATE_BYTES, now_ns(CLOCK_MONOTONIC));
+	allowance_init(&ts->read_cpu, READ_RATE_CPU_NS, READ_RATE_CPU_NS, now_ns(CLOCK_MONOTONIC));
 	err = jitfile_start(ts);
 	if (err < 0)
 		goto fail;
@@ -722,8 +720,8 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 	 * gone) may miss code mapped or made executable since: anonymous memory or no mapping is
 	 * then kept by address, to be named by what the JIT's files say at its exit. Outside user
 	 * space (non-canonical) or in the first 64 KiB, always junk. */
-	if (!r->jit_memory && r->kind == PROFILE_KIND_UNKNOWN && !fresh &&
-	    addr >= 0x10000 && addr < 0x800000000000ULL && (!m || procmaps_is_anon(m))) {
+	if (!r->jit_memory && r->kind == PROFILE_KIND_UNKNOWN && !fresh && addr >= 0x10000 &&
+	    addr < 0x800000000000ULL && (!m || procmaps_is_anon(m))) {
 		r->jit_memory = true;
 		if (m)
 			r->name = r->module = "[anon]";

@@ -723,8 +723,7 @@ static void names_note(struct target *t)
 	tsym_get_stats(t->sym, &st);
 	/* Only anonymous executable memory is JIT code: junk addresses ("[unknown]") and those
 	 * kept after the exit for lack of fresh maps get no recipe. */
-	if (st.jit_symbols + st.jitdump_symbols == 0 &&
-	    (t->unnamed_leaf || tsym_anon_exec(t->sym)))
+	if (st.jit_symbols + st.jitdump_symbols == 0 && (t->unnamed_leaf || tsym_anon_exec(t->sym)))
 		snprintf(t->unnamed_note, sizeof(t->unnamed_note),
 			 "code in anonymous memory and no perf map (%s) or jitdump: JIT code is "
 			 "shown by address until one names it; %s",

@@ -444,8 +444,8 @@ static int build_functions(struct pp *pp, const Kprof__SavedProfile *sp)
 		size_t m;
 
 		name = strtab_id(&pp->st, f->kind == KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN
-						   ? pprof_display_name(f, buf)
-						   : shorts[i]);
+					      ? pprof_display_name(f, buf)
+					      : shorts[i]);
 		sys = strtab_id(&pp->st, f->name);
 		module = strtab_id(&pp->st, f->module);
 		if (function_source(f, src, sizeof(src), &line))

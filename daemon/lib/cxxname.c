@@ -453,7 +453,8 @@ static bool java_method(const char *name, size_t n, size_t *at, size_t *len)
 	if (!i || i >= n || name[i] != ' ' || !java_char(name[0]))
 		return false;
 	q = ++i;
-	while (i < n && (java_char(name[i]) || name[i] == '.' || name[i] == '<' || name[i] == '>')) {
+	while (i < n &&
+	       (java_char(name[i]) || name[i] == '.' || name[i] == '<' || name[i] == '>')) {
 		dots += name[i] == '.';
 		i++;
 	}

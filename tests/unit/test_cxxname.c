@@ -475,7 +475,8 @@ static void test_java(void **state)
 		    "double[], int, int, int)",
 		    "java.util.DualPivotQuicksort.sort");
 	expect_func("long Hot$Alpha.run(long, int)", "Hot$Alpha.run");
-	expect_func("java.lang.Object[] java.util.ArrayList.toArray()", "java.util.ArrayList.toArray");
+	expect_func("java.lang.Object[] java.util.ArrayList.toArray()",
+		    "java.util.ArrayList.toArray");
 	expect_func("void java.lang.Object.<init>()", "java.lang.Object.<init>");
 	/* Not Java methods: unchanged (or C++'s short form). */
 	expect_func("Interpreter", "Interpreter");
