@@ -33,8 +33,10 @@
 #define ASK_STALE_NS (300 * SEC) /* ... while answers bring no new symbols */
 #define BACKOFF_MAX_NS (600 * SEC)
 #define LOOK_NS                                                                                    \
-	(10 * SEC)     /* a process that is no JVM (yet) is looked at again at most this often */
-#define UNNAMED_MIN 10 /* samples in unnamed code since the last answer, and ... */
+	(10 * SEC) /* a process that is no JVM (yet) is looked at again at most this often */
+#define LOOK_EARLY_NS (10 * SEC)
+#define LOOK_EARLY_EVERY_NS (SEC / 4)
+#define UNNAMED_MIN 10	    /* samples in unnamed code since the last answer, and ... */
 #define UNNAMED_PERMILLE 10 /* ... at least this share of all samples since */
 
 struct jvmmap {
@@ -50,6 +52,7 @@ struct jvmmap {
 	bool hint_logged, fail_logged;
 	unsigned fails_in_row;
 	uint64_t next_ask_ns, next_look_ns, interval_ns;
+	uint64_t since_ns; /* attach or last exec: a JVM's launcher loads libjvm.so just after */
 	uint64_t base_samples, base_unnamed; /* the target's counts at the last answer or look */
 	uint64_t syms_before;		     /* JIT symbols when the running exchange began */
 	char fail[200];			     /* the last failure; "" after an answer */
@@ -273,14 +276,18 @@ static void read_args(struct jvmmap *jm)
 }
 
 /* Is the process a HotSpot JVM? From its symbols' maps (read at attach, exec and whenever a
- * sample lands outside them: libjvm.so's first samples bring it in), else (proc: its samples
- * land in unnamed code), at most every LOOK_NS, from /proc/PID/maps. */
+ * sample lands outside them: libjvm.so's first samples bring it in), else from /proc/PID/maps:
+ * every LOOK_EARLY_EVERY_NS in the first LOOK_EARLY_NS after the attach or an exec (the java
+ * launcher loads libjvm.so then), later at most every LOOK_NS while its samples land in unnamed
+ * code (proc). */
 static void look(struct jvmmap *jm, uint64_t now, bool proc)
 {
 	if (!(jm->t.sym && tsym_maps_any(jm->t.sym, hsattach_is_libjvm))) {
-		if (!proc || now < jm->next_look_ns)
+		bool early = now - jm->since_ns < LOOK_EARLY_NS;
+
+		if (!(proc || early) || now < jm->next_look_ns)
 			return;
-		jm->next_look_ns = now + LOOK_NS;
+		jm->next_look_ns = now + (early ? LOOK_EARLY_EVERY_NS : LOOK_NS);
 		if (jvmattach_is_hotspot(jm->t.pid) <= 0)
 			return;
 	}
@@ -298,6 +305,7 @@ int jvmmap_new(struct jvmattach_ctx *ctx, const struct jvmmap_target *t, struct 
 	jm->ctx = ctx;
 	jm->t = *t;
 	jm->interval_ns = ASK_MIN_NS;
+	jm->since_ns = now;
 	jm->preserve_fp = -ENOENT;
 	rebase(jm);
 	look(jm, now, true);
@@ -364,6 +372,7 @@ void jvmmap_exec(struct jvmmap *jm)
 	jm->fails_in_row = 0;
 	jm->fail[0] = '\0';
 	jm->next_look_ns = 0;
+	jm->since_ns = now_ns(CLOCK_MONOTONIC);
 	rebase(jm);
 	update_note(jm);
 }
