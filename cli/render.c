@@ -22,7 +22,8 @@
  * \u00XX, invalid bytes as \ufffd, so the output is valid UTF-8 JSON.
  *
  * Function names in text are shown short by default (render_names: cxxname_short, the whole
- * name where two names would look alike); --full-names, JSON and pprof keep them whole.
+ * name where two names would look alike); --full-names and JSON keep them whole; pprof keeps
+ * them whole in system_name, its Function.name short (proto/pprof.c).
  */
 #include "render.h"
 
@@ -575,8 +576,8 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 		",\"unnamed_leaf_samples\":%" PRIu64 ",\"unknown_samples\":%" PRIu64
 		",\"jvm\":%s,\"jvm_map_asks\":%u,\"jvm_map_answers\":%u,\"jvm_map_failures\":%u,"
 		"\"jvm_note\":",
-		t->unnamed_leaf_samples, t->unknown_samples, t->jvm ? "true" : "false", t->jvm_map_asks,
-		t->jvm_map_answers, t->jvm_map_failures);
+		t->unnamed_leaf_samples, t->unknown_samples, t->jvm ? "true" : "false",
+		t->jvm_map_asks, t->jvm_map_answers, t->jvm_map_failures);
 	render_json_string(f, t->jvm_note ? t->jvm_note : "");
 	fprintf(f,
 		",\"thread_events\":%u,\"threads_unsampled\":%u,\"children\":%s,\"parent\":%u,"

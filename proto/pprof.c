@@ -17,6 +17,7 @@
  * for a merged profile its process's pid, comm, exe, unit, cgroup and runtime (its origin).
  * Strings are interned in a small open-addressing table.
  */
+#include "kprof/cxxname.h"
 #include "kprof/pprof.h"
 
 #include <errno.h>
@@ -371,14 +372,71 @@ static bool named(const Kprof__SavedFunction *f)
 	return f->kind != KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN && f->name[0] != '[';
 }
 
+/* The names flame graphs show (Function.name), one per function: kprof's short form
+ * (funcname_short: a Java method without its return type and parameters, a C++ function without
+ * its parameter list, return type and qualifiers), but the whole name where two different names
+ * share a short form (overloads: foo(int), foo(double)), so that none merges with another; the
+ * whole name is Function.system_name. One allocation (names, then their bytes); NULL when out of
+ * memory. */
+struct short_name {
+	const char *s;
+	size_t i;
+};
+
+static int by_short(const void *a, const void *b)
+{
+	return strcmp(((const struct short_name *)a)->s, ((const struct short_name *)b)->s);
+}
+
+static const char **short_names(const Kprof__SavedProfile *sp)
+{
+	size_t nf = sp->n_functions, bytes = 0;
+	struct short_name *v;
+	const char **out;
+	char *p;
+
+	for (size_t i = 0; i < nf; i++)
+		bytes += strlen(sp->functions[i]->name) + 1;
+	out = malloc(nf * sizeof(*out) + bytes + 1);
+	v = malloc((nf ? nf : 1) * sizeof(*v));
+	if (!out || !v) {
+		free(out);
+		free(v);
+		return NULL;
+	}
+	p = (char *)(out + nf);
+	for (size_t i = 0; i < nf; i++) {
+		const char *full = sp->functions[i]->name;
+
+		v[i] = (struct short_name){p, i};
+		p += funcname_short(full, p, strlen(full) + 1) + 1;
+	}
+	qsort(v, nf, sizeof(*v), by_short);
+	for (size_t i = 0; i < nf; i++) {
+		const char *full = sp->functions[v[i].i]->name;
+		bool clash = (i > 0 && !strcmp(v[i - 1].s, v[i].s) &&
+			      strcmp(sp->functions[v[i - 1].i]->name, full)) ||
+			     (i + 1 < nf && !strcmp(v[i + 1].s, v[i].s) &&
+			      strcmp(sp->functions[v[i + 1].i]->name, full));
+
+		out[v[i].i] = clash ? full : v[i].s;
+	}
+	free(v);
+	return out;
+}
+
 /* Functions, locations (one per function, at its start address) and their mappings. */
 static int build_functions(struct pp *pp, const Kprof__SavedProfile *sp)
 {
 	size_t nf = sp->n_functions;
+	_cleanup_free_ const char **shorts = NULL;
 	int err = build_table(pp, sp);
 
 	if (err < 0)
 		return err;
+	shorts = short_names(sp);
+	if (!shorts)
+		return -ENOMEM;
 	place_exe_module(pp, sp);
 	for (size_t i = 0; i < nf; i++) {
 		const Kprof__SavedFunction *f = sp->functions[i];
@@ -388,7 +446,9 @@ static int build_functions(struct pp *pp, const Kprof__SavedProfile *sp)
 		uint32_t line = 0;
 		size_t m;
 
-		name = strtab_id(&pp->st, pprof_display_name(f, buf));
+		name = strtab_id(&pp->st, f->kind == KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN
+					      ? pprof_display_name(f, buf)
+					      : shorts[i]);
 		sys = strtab_id(&pp->st, f->name);
 		module = strtab_id(&pp->st, f->module);
 		if (function_source(f, src, sizeof(src), &line))

@@ -9,7 +9,8 @@ void allowance_init(struct allowance *a, uint64_t rate, uint64_t burst, uint64_t
 {
 	if (burst > INT64_MAX)
 		burst = INT64_MAX;
-	*a = (struct allowance){.rate = rate, .burst = burst, .left = (int64_t)burst, .at_ns = now_ns};
+	*a = (struct allowance){
+	    .rate = rate, .burst = burst, .left = (int64_t)burst, .at_ns = now_ns};
 }
 
 static void refill(struct allowance *a, uint64_t now_ns)

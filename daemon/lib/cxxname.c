@@ -432,3 +432,51 @@ size_t cxxname_short(const char *name, char *out, size_t cap)
 		out[o.len < o.cap ? o.len : o.cap] = '\0';
 	return o.len;
 }
+
+/* A Java identifier character of HotSpot's names: letters, digits, _ and $ (ASCII; a name with
+ * other bytes is left alone). */
+static bool java_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '$';
+}
+
+/* "RET Q.NAME(PARAMS)": the offset and length of Q.NAME, or false. RET is one token of
+ * identifier characters, dots and [] (a type); Q.NAME holds a dot and identifier characters
+ * (<init> and <clinit> too); the name ends at the ')' closing its parameters. */
+static bool java_method(const char *name, size_t n, size_t *at, size_t *len)
+{
+	size_t i = 0, q, dots = 0;
+
+	while (i < n && (java_char(name[i]) || name[i] == '.' || name[i] == '[' || name[i] == ']'))
+		i++;
+	if (!i || i >= n || name[i] != ' ' || !java_char(name[0]))
+		return false;
+	q = ++i;
+	while (i < n &&
+	       (java_char(name[i]) || name[i] == '.' || name[i] == '<' || name[i] == '>')) {
+		dots += name[i] == '.';
+		i++;
+	}
+	if (i == q || !dots || i >= n || name[i] != '(' || name[n - 1] != ')' ||
+	    memchr(name + i + 1, '(', n - i - 1))
+		return false;
+	*at = q;
+	*len = i - q;
+	return true;
+}
+
+size_t funcname_short(const char *name, char *out, size_t cap)
+{
+	size_t n = strlen(name), at, len;
+
+	if (!java_method(name, n, &at, &len))
+		return cxxname_short(name, out, cap);
+	if (cap) {
+		size_t k = len < cap - 1 ? len : cap - 1;
+
+		memcpy(out, name + at, k);
+		out[k] = '\0';
+	}
+	return len;
+}

@@ -257,14 +257,23 @@ static int on_ringbuf(sd_event_source *s, int fd, uint32_t revents, void *userda
  * longer) otherwise: an idle kprofd, or one whose targets sleep, wakes twice a second, not 20
  * times (manager_probes_started brings the short period back at once). */
 /* Perf maps and jitdumps are read in bounded steps (symbolize.c): one more step for each
- * target whose last one stopped short, between drains, never a whole file at once. */
+ * target whose last one stopped short, between drains, never a whole file at once. A JVM is
+ * looked at here too (jvmmap_tick: nothing read, its rate limits inside), so that a short one
+ * is asked for its map as soon as its code runs, not at the next housekeeping second. */
 static void symbol_steps(struct manager *m)
 {
-	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t))
-		if (t->state == TARGET_ATTACHED && t->sym && tsym_behind(t->sym)) {
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	struct target *t;
+
+	manager_for_each_attached(m, t) {
+		if (!t->sym)
+			continue;
+		if (tsym_behind(t->sym)) {
 			tsym_refresh(t->sym);
 			target_names_update(t, false);
 		}
+		target_jvm_tick(t, now); /* a JVM's first ask as soon as its code runs */
+	}
 }
 
 static int on_drain(sd_event_source *s, uint64_t usec, void *userdata)

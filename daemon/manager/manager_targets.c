@@ -754,7 +754,8 @@ void manager_drop_ended_symbols(struct manager *m)
 	while (*pp) {
 		struct target *t = *pp;
 
-		if (!t->list_dropped && t->sym && t->drains_ended++ < 1) {
+		/* Held one more drain (late samples), and while names may still come late. */
+		if (!t->list_dropped && t->sym && (t->drains_ended++ < 1 || target_late_names(t))) {
 			pp = &t->recent_next;
 			continue;
 		}

@@ -130,8 +130,8 @@ const char *store_path(const struct store *st)
 
 static int read_one(struct store *st, const char *name, uint8_t **ret, size_t *retlen)
 {
-	_cleanup_close_ int fd = openat(st->dirfd, name,
-					O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	_cleanup_close_ int fd =
+	    openat(st->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	_cleanup_free_ uint8_t *buf = NULL;
 	struct stat sb;
 	size_t off = 0;

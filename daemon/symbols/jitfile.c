@@ -12,7 +12,11 @@
  * and must be owned by the target's real or effective uid and not be older than the process.
  * A candidate refused is logged once and named in the stats; the next one is tried.
  *
- * Reading it. Like the perf map, while it grows: struct tfile_track keeps the offset reached and
+ * Reading it. The file found is kept open from one refresh to the next (V8 buffers its records
+ * and writes the last ones at its exit, when /proc/PID/cwd and map_files are gone): after the
+ * exit only that fd is read, to its end, never a path through /proc/PID (another process may
+ * have the PID by then); it is closed when the target's symbols are done. Like the perf map,
+ * while it grows: struct tfile_track keeps the offset reached and
  * tells when the file was replaced, shrunk or rewritten (read from scratch, its symbols dropped).
  * The bytes go to the pure parser (daemon/lib/jitdump.c) in chunks; a record torn at the end of
  * the file waits for its bytes, one larger than the chunk gets a buffer its size (at most the
@@ -76,6 +80,7 @@ struct jitfile {
 	struct addr_slot *addrs;
 	size_t naddrs, addrs_cap;
 	struct tfile_track track;
+	int fd; /* the file being read, kept open: read to its end after the process exits */
 	uint64_t charged;
 	uint64_t reloads, refused;
 	bool budget_short; /* the last charge was refused: said once */
@@ -102,6 +107,7 @@ int jitfile_new(const struct jitfile_params *p, struct jitfile **ret)
 	if (!jf)
 		return -ENOMEM;
 	jf->p = *p;
+	jf->fd = -1;
 	if (!jf->p.max_bytes)
 		jf->p.max_bytes = DEFAULT_MAX_BYTES;
 	snprintf(jf->module, sizeof(jf->module), "jit-%d.dump", p->nspid);
@@ -131,10 +137,19 @@ static void drop_symbols(struct jitfile *jf)
 	jf->stopped[0] = '\0';
 }
 
+void jitfile_close(struct jitfile *jf)
+{
+	if (jf && jf->fd >= 0)
+		close(jf->fd);
+	if (jf)
+		jf->fd = -1;
+}
+
 void jitfile_free(struct jitfile *jf)
 {
 	if (!jf)
 		return;
+	jitfile_close(jf);
 	drop_symbols(jf);
 	perfmap_free(jf->syms);
 	free(jf);
@@ -316,8 +331,8 @@ static int refuse(struct jitfile *jf, enum where w, const char *path, const char
 static int check_candidate(struct jitfile *jf, enum where w, int fd, const char *why,
 			   const char *shown, const struct stat *st)
 {
-	if (fd == -ENOENT)
-		return fd;
+	if (fd == -ENOENT || fd == -ESRCH)
+		return -ENOENT; /* ESRCH: the process is gone, its /proc entries with it */
 	if (fd < 0)
 		return refuse(jf, w, shown, why);
 	if (older_than_process(jf, st)) {
@@ -492,17 +507,31 @@ static void read_more(struct jitfile *jf, int fd, uint64_t size, struct tfile_st
 	}
 }
 
-int jitfile_refresh(struct jitfile *jf, const struct procmaps *maps, struct tfile_step *step)
+int jitfile_refresh(struct jitfile *jf, const struct procmaps *maps, struct tfile_step *step,
+		    bool exited)
 {
-	_cleanup_close_ int fd = -1;
 	struct stat st;
 	bool had = jf->track.ino != 0, reset = false;
+	int fd;
 
 	jf->changed = false;
-	fd = open_jitdump(jf, maps, &st);
-	memcpy(jf->problem, jf->refusal, sizeof(jf->problem));
-	if (fd < 0)
-		return 0;
+	if (exited) {
+		/* Its /proc/PID is gone (or another process's): only the file kept open. */
+		if (jf->fd < 0 || fstat(jf->fd, &st) < 0)
+			return 0;
+		fd = jf->fd;
+	} else {
+		fd = open_jitdump(jf, maps, &st);
+		if (fd == -ENOENT && jf->fd >= 0 && fstat(jf->fd, &st) == 0) {
+			fd = jf->fd; /* no longer reached (the process exiting): the file kept */
+		} else {
+			memcpy(jf->problem, jf->refusal, sizeof(jf->problem));
+			if (fd < 0)
+				return 0;
+			jitfile_close(jf);
+			jf->fd = fd;
+		}
+	}
 	if (tfile_track_check(fd, &st, &jf->track)) {
 		if (had)
 			jf->reloads++;

@@ -34,10 +34,14 @@ struct jitfile_stats {
 
 int jitfile_new(const struct jitfile_params *p, struct jitfile **ret);
 void jitfile_free(struct jitfile *jf);
+/* Close the file kept open (nothing more will be read); the symbols stay. */
+void jitfile_close(struct jitfile *jf);
 /* Find the file (a mapping of jit-NSPID.dump in maps, which may be NULL; then the target's
  * working directory; then /tmp inside its root) and read what it gained, as far as the step
- * allows. 1 if the symbols changed (new ones, or all dropped for a file replaced), else 0. */
-int jitfile_refresh(struct jitfile *jf, const struct procmaps *maps, struct tfile_step *step);
+ * allows. exited: the process is gone, only read on in the file kept open since the last
+ * refresh. 1 if the symbols changed (new ones, or all dropped for a file replaced), else 0. */
+int jitfile_refresh(struct jitfile *jf, const struct procmaps *maps, struct tfile_step *step,
+		    bool exited);
 /* The symbol at addr (the load read last wins), or NULL. Valid until the next refresh. */
 const struct perfmap_sym *jitfile_lookup(struct jitfile *jf, uint64_t addr);
 /* The first source line of the code loaded (or moved) at start, if its debug info said it:

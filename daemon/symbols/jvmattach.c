@@ -74,8 +74,8 @@ static const char *const step_names[] = {
 struct uid_share {
 	uid_t uid;
 	unsigned running;
-	uint64_t since_ns; /* refused for want of a free exchange since (0: not waiting) */
-	uint64_t heard_ns; /* ... and refused again last then (a waiter asks every second) */
+	uint64_t since_ns;  /* refused for want of a free exchange since (0: not waiting) */
+	uint64_t heard_ns;  /* ... and refused again last then (a waiter asks every second) */
 	uint64_t served_ns; /* its last exchange started (0: never) */
 };
 

@@ -33,8 +33,10 @@
 #define ASK_STALE_NS (300 * SEC) /* ... while answers bring no new symbols */
 #define BACKOFF_MAX_NS (600 * SEC)
 #define LOOK_NS                                                                                    \
-	(10 * SEC)     /* a process that is no JVM (yet) is looked at again at most this often */
-#define UNNAMED_MIN 10 /* samples in unnamed code since the last answer, and ... */
+	(10 * SEC) /* a process that is no JVM (yet) is looked at again at most this often */
+#define LOOK_EARLY_NS (10 * SEC)
+#define LOOK_EARLY_EVERY_NS (SEC / 4)
+#define UNNAMED_MIN 10	    /* samples in unnamed code since the last answer, and ... */
 #define UNNAMED_PERMILLE 10 /* ... at least this share of all samples since */
 
 struct jvmmap {
@@ -50,6 +52,7 @@ struct jvmmap {
 	bool hint_logged, fail_logged;
 	unsigned fails_in_row;
 	uint64_t next_ask_ns, next_look_ns, interval_ns;
+	uint64_t since_ns; /* attach or last exec: a JVM's launcher loads libjvm.so just after */
 	uint64_t base_samples, base_unnamed; /* the target's counts at the last answer or look */
 	uint64_t syms_before;		     /* JIT symbols when the running exchange began */
 	char fail[200];			     /* the last failure; "" after an answer */
@@ -272,11 +275,22 @@ static void read_args(struct jvmmap *jm)
 		log_debug("pid %d: its command line is not read: %s", jm->t.pid, why);
 }
 
-/* Is the process a HotSpot JVM? */
-static void look(struct jvmmap *jm)
+/* Is the process a HotSpot JVM? From its symbols' maps (read at attach, exec and whenever a
+ * sample lands outside them: libjvm.so's first samples bring it in), else from /proc/PID/maps:
+ * every LOOK_EARLY_EVERY_NS in the first LOOK_EARLY_NS after the attach or an exec (the java
+ * launcher loads libjvm.so then), later at most every LOOK_NS while its samples land in unnamed
+ * code (proc). */
+static void look(struct jvmmap *jm, uint64_t now, bool proc)
 {
-	if (jvmattach_is_hotspot(jm->t.pid) <= 0)
-		return;
+	if (!(jm->t.sym && tsym_maps_any(jm->t.sym, hsattach_is_libjvm))) {
+		bool early = now - jm->since_ns < LOOK_EARLY_NS;
+
+		if (!(proc || early) || now < jm->next_look_ns)
+			return;
+		jm->next_look_ns = now + (early ? LOOK_EARLY_EVERY_NS : LOOK_NS);
+		if (jvmattach_is_hotspot(jm->t.pid) <= 0)
+			return;
+	}
 	jm->st.jvm = true;
 	update_note(jm);
 }
@@ -291,10 +305,10 @@ int jvmmap_new(struct jvmattach_ctx *ctx, const struct jvmmap_target *t, struct 
 	jm->ctx = ctx;
 	jm->t = *t;
 	jm->interval_ns = ASK_MIN_NS;
+	jm->since_ns = now;
 	jm->preserve_fp = -ENOENT;
-	jm->next_look_ns = now + LOOK_NS;
 	rebase(jm);
-	look(jm);
+	look(jm, now, true);
 	if (jm->st.jvm && may_ask(jm)) {
 		log_info("pid %d: a HotSpot JVM: asking it for its perf map (Compiler.perfmap)",
 			 t->pid);
@@ -319,21 +333,27 @@ void jvmmap_tick(struct jvmmap *jm, uint64_t now)
 		return;
 	samples = *jm->t.samples - jm->base_samples;
 	unnamed = *jm->t.unnamed - jm->base_unnamed;
-	/* Ask only while samples keep landing in code nothing names. */
-	if (unnamed < UNNAMED_MIN || unnamed * 1000 < samples * UNNAMED_PERMILLE)
-		return;
 	if (!jm->st.jvm) {
-		/* An exec, or attached before the JVM was loaded: look again, now and then. */
-		if (now < jm->next_look_ns)
-			return;
-		jm->next_look_ns = now + LOOK_NS;
-		rebase(jm);
-		look(jm);
+		/* An exec (kprofctl record -- java ...: libjvm.so is loaded after the exec), or
+		 * attached before the JVM was loaded: look at every tick, in the maps kprofd has.
+		 */
+		look(jm, now,
+		     unnamed >= UNNAMED_MIN && unnamed * 1000 >= samples * UNNAMED_PERMILLE);
 		if (!jm->st.jvm)
 			return;
+		rebase(jm);
 		log_info("pid %d: now a HotSpot JVM (libjvm.so mapped)%s", jm->t.pid,
-			 may_ask(jm) ? ": asking it for its perf map" : "");
+			 may_ask(jm) ? ": asking it for its perf map once its code runs" : "");
 		jm->next_ask_ns = 0;
+		return;
+	}
+	/* Ask only while samples keep landing in code nothing names; the first time as soon as
+	 * one does (a short JVM exits before a second ask could be answered). */
+	if (jm->st.answers || jm->st.asks) {
+		if (unnamed < UNNAMED_MIN || unnamed * 1000 < samples * UNNAMED_PERMILLE)
+			return;
+	} else if (!unnamed) {
+		return;
 	}
 	if (may_ask(jm) && now >= jm->next_ask_ns)
 		ask(jm, now);
@@ -352,6 +372,7 @@ void jvmmap_exec(struct jvmmap *jm)
 	jm->fails_in_row = 0;
 	jm->fail[0] = '\0';
 	jm->next_look_ns = 0;
+	jm->since_ns = now_ns(CLOCK_MONOTONIC);
 	rebase(jm);
 	update_note(jm);
 }
@@ -363,6 +384,15 @@ void jvmmap_stop(struct jvmmap *jm)
 	jvmattach_cancel(jm->req);
 	jm->req = NULL;
 	jm->stopped = true;
+	/* A JVM that ended before it could answer (a short run: its listener and the map take a
+	 * moment) and wrote no map: how to get one. Its map written at exit is read by then. */
+	if (jm->st.jvm && !jm->st.answers && !jit_symbols(jm) && !jm->unsupported) {
+		snprintf(
+		    jm->fail, sizeof(jm->fail),
+		    "it ended before it wrote its perf map on request: run it with "
+		    "-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit (read at its exit)");
+		update_note(jm);
+	}
 	jm->t.sym = NULL;
 }
 

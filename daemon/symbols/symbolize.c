@@ -340,7 +340,8 @@ void tsym_refresh(struct tsym *ts)
 	step.cpu_end_ns = cpu0 + cpu;
 	changed = perfmap_refresh(ts, &step);
 	/* Gone: its /proc/PID may be another process's already. */
-	if (ts->jf && !ts->gone && jitfile_refresh(ts->jf, ts->maps, &step) > 0)
+	if (ts->jf && !ts->gone &&
+	    jitfile_refresh(ts->jf, ts->exiting ? NULL : ts->maps, &step, ts->exiting) > 0)
 		changed = true;
 	cpu = now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 	allowance_spend(&ts->read_bytes, step.read);
@@ -377,10 +378,8 @@ int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, uid_t euid, uint64_t p
 	if (err < 0)
 		goto fail;
 	ts->perfmap_max_bytes = perfmap_max_bytes;
-	allowance_init(&ts->read_bytes, READ_RATE_BYTES, READ_RATE_BYTES,
-		       now_ns(CLOCK_MONOTONIC));
-	allowance_init(&ts->read_cpu, READ_RATE_CPU_NS, READ_RATE_CPU_NS,
-		       now_ns(CLOCK_MONOTONIC));
+	allowance_init(&ts->read_bytes, READ_RATE_BYTES, READ_RATE_BYTES, now_ns(CLOCK_MONOTONIC));
+	allowance_init(&ts->read_cpu, READ_RATE_CPU_NS, READ_RATE_CPU_NS, now_ns(CLOCK_MONOTONIC));
 	err = jitfile_start(ts);
 	if (err < 0)
 		goto fail;
@@ -446,17 +445,35 @@ void tsym_exec(struct tsym *ts)
 	ts->gen++;
 }
 
+/* The last reads after an exit: the steps the target's allowance has left (16 MiB and 100 ms of
+ * CPU at most), the jitdump through its fd kept open (V8 writes its last records at exit). */
+#define GONE_STEPS 4
+
 void tsym_gone(struct tsym *ts)
 {
-	if (!ts->gone)
+	if (ts->gone)
+		return;
+	ts->exiting = true;
+	for (int i = 0; i < GONE_STEPS; i++) {
 		tsym_refresh(ts); /* last chance for symbols written just before the exit */
+		if (!ts->behind)
+			break;
+	}
+	ts->exiting = false;
 	ts->gone = true;
+}
+
+void tsym_resume(struct tsym *ts)
+{
+	ts->gone = ts->done = false;
+	symbolize_root_update(ts);
 }
 
 void tsym_done(struct tsym *ts)
 {
 	ts->gone = true;
 	ts->done = true;
+	jitfile_close(ts->jf);
 	if (ts->root >= 0)
 		close(ts->root);
 	ts->root = -1;
@@ -484,6 +501,14 @@ size_t tsym_anon_exec(const struct tsym *ts)
 			n++;
 	}
 	return n;
+}
+
+bool tsym_maps_any(const struct tsym *ts, bool (*pred)(const char *path))
+{
+	for (size_t i = 0; ts->maps && i < procmaps_count(ts->maps); i++)
+		if (pred(procmaps_at(ts->maps, i)->path))
+			return true;
+	return false;
 }
 
 const char *tsym_perfmap_path(const struct tsym *ts)
@@ -527,21 +552,31 @@ void tsym_get_stats(const struct tsym *ts, struct tsym_stats *st)
 
 /* ---- resolution ---- */
 
-static const struct procmaps_entry *find_mapping(struct tsym *ts, uint64_t addr, size_t *idx)
+/* The mapping of addr. The maps are read again (at most every 100 ms, while the process lives)
+ * when addr is in none of them or in one that was not executable: code may have been mapped or
+ * made executable since (V8 commits its code space inside a reserved "---p" region). *fresh:
+ * the maps were read while the process lived, within the last 100 ms (after the sample was
+ * taken, as samples are named when drained): what they say of addr holds for the sample. */
+static const struct procmaps_entry *find_mapping(struct tsym *ts, uint64_t addr, size_t *idx,
+						 bool *fresh)
 {
 	const struct procmaps_entry *m = ts->maps ? procmaps_find(ts->maps, addr) : NULL;
+	uint64_t age = now_ns(CLOCK_MONOTONIC) - ts->maps_loaded_ns;
 
-	/* A sample's address unknown: maps read again, only while its reader may read the
-	 * process, checked before and after (an exec not yet reported may have replaced it by
-	 * a program the reader cannot read: its names are not read for it). */
-	if (!m && !ts->gone && now_ns(CLOCK_MONOTONIC) - ts->maps_loaded_ns > MAPS_RELOAD_NS &&
+	/* Maps read again only while the reader may read the process, checked before and after
+	 * (an exec not yet reported may have replaced it by a program the reader cannot read:
+	 * its names are not read for it). */
+	if ((!m || !procmaps_is_exec(m)) && !ts->gone && age > MAPS_RELOAD_NS &&
 	    procfs_may_read(ts->pid, ts->reader) && maps_load(ts) == 0) {
 		if (!procfs_may_read(ts->pid, ts->reader)) {
 			maps_drop(ts);
+			*fresh = false;
 			return NULL;
 		}
 		m = procmaps_find(ts->maps, addr);
+		age = 0;
 	}
+	*fresh = !ts->gone && ts->maps && age <= MAPS_RELOAD_NS;
 	if (m)
 		*idx = m - procmaps_at(ts->maps, 0);
 	return m;
@@ -653,7 +688,7 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 {
 	const struct procmaps_entry *m;
 	size_t idx = 0;
-	bool elf;
+	bool elf, fresh;
 
 	*r = (struct sym_result){
 	    .name = "[unknown]", .module = "[unknown]", .kind = PROFILE_KIND_UNKNOWN};
@@ -675,7 +710,7 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 	 * address names it (perf's choice: V8's embedded builtins are both in node's .text and in
 	 * its perf map, as Builtins_X and Builtin:X); then the JIT's files; then the ELF file's
 	 * nearest symbol. */
-	m = find_mapping(ts, addr, &idx);
+	m = find_mapping(ts, addr, &idx, &fresh);
 	elf = m && m->path[0] == '/' && elf_lookup(ts, m, idx, addr, r);
 	if (elf && r->hi > addr && r->lo <= addr)
 		return;
@@ -693,6 +728,17 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 	}
 	if (m && !strcmp(r->name, "[unknown]"))
 		name_by_mapping(m, r);
+	/* Where maps read after the sample show nothing executable, the address is junk (a frame
+	 * pointer that was none): "[unknown]", never named. Maps read before it (the process is
+	 * gone) may miss code mapped or made executable since: anonymous memory or no mapping is
+	 * then kept by address, to be named by what the JIT's files say at its exit. Outside user
+	 * space (non-canonical) or in the first 64 KiB, always junk. */
+	if (!r->jit_memory && r->kind == PROFILE_KIND_UNKNOWN && !fresh && addr >= 0x10000 &&
+	    addr < 0x800000000000ULL && (!m || procmaps_is_anon(m))) {
+		r->jit_memory = true;
+		if (m)
+			r->name = r->module = "[anon]";
+	}
 }
 
 /* ---- mappings, for exports ---- */

@@ -72,8 +72,13 @@ void tsym_gone(struct tsym *ts);
 /* The target ended and its last samples are named: its root is closed (no fd is held for a
  * kept profile), nothing of the process is read again. */
 void tsym_done(struct tsym *ts);
+/* The same process still runs the same program after the target was detached (the caller
+ * checked it): its files may be read again (late names for a kept profile). */
+void tsym_resume(struct tsym *ts);
 void tsym_get_stats(const struct tsym *ts, struct tsym_stats *st);
 const char *tsym_perfmap_path(const struct tsym *ts);
+/* Whether a mapping of the last read of the maps has a path pred accepts (reads nothing). */
+bool tsym_maps_any(const struct tsym *ts, bool (*pred)(const char *path));
 /* Executable mappings of anonymous or memfd memory (where JIT code lives) at the last read. */
 size_t tsym_anon_exec(const struct tsym *ts);
 /* The jitdump read ("" if none) and why one was refused or read no further ("" if neither):

@@ -389,8 +389,7 @@ int symbolizer_new(uint64_t total_bytes, uint64_t per_uid_bytes, struct symboliz
 		free(sz);
 		return err;
 	}
-	allowance_init(&sz->read_cpu, READ_ALL_CPU_NS, READ_ALL_BURST_NS,
-		       now_ns(CLOCK_MONOTONIC));
+	allowance_init(&sz->read_cpu, READ_ALL_CPU_NS, READ_ALL_BURST_NS, now_ns(CLOCK_MONOTONIC));
 	*ret = sz;
 	return 0;
 }

@@ -66,7 +66,7 @@ struct symbolizer {
 	struct elfsym vdso; /* kprofd's own vdso, the image every process of this kernel maps */
 	uint64_t vdso_size;
 	bool vdso_tried;
-	uint64_t tsym_serial; /* of the last struct tsym made */
+	uint64_t tsym_serial;	   /* of the last struct tsym made */
 	struct allowance read_cpu; /* of all targets' perf maps and jitdumps */
 };
 
@@ -101,8 +101,9 @@ struct tsym {
 	 * read again included) and how often a bound deferred the rest to a later step. */
 	struct allowance read_bytes, read_cpu;
 	uint64_t read_total, read_deferred;
-	bool behind; /* the last refresh was cut short: more may be waiting */
-	char *demangled;    /* last demangled name, valid until the next resolve */
+	bool behind;	 /* the last refresh was cut short: more may be waiting */
+	bool exiting;	 /* tsym_gone's last reads: the jitdump only through its fd kept open */
+	char *demangled; /* last demangled name, valid until the next resolve */
 };
 
 /* Marks "looked up, nothing usable" in map_elf (symbolize_elf.c). */

@@ -268,6 +268,21 @@ void target_flush_captures(struct target *t)
 		annotate_exec(t->annot_q); /* exited or detached: its process is not read */
 }
 
+/* Its symbols dropped: what the note can still promise. */
+static void unnamed_note_final(struct target *t)
+{
+	struct profile_stats ps;
+
+	profile_get_stats(t->profile, &ps);
+	if (!ps.unresolved || t->unnamed_note[0] == '\0' ||
+	    !strstr(t->unnamed_note, "(named when they are)"))
+		return;
+	snprintf(t->unnamed_note, sizeof(t->unnamed_note),
+		 "%zu address%s of unnamed code no perf map or jitdump named while kprofd read "
+		 "them (until the process ended, exec'd, or 10 min after the detach)",
+		 ps.unresolved, ps.unresolved == 1 ? "" : "es");
+}
+
 void target_drop_symbols(struct target *t)
 {
 	jvmmap_stop(t->jvm); /* it refreshes the perf map: no more */
@@ -280,11 +295,62 @@ void target_drop_symbols(struct target *t)
 	tsym_get_stats(t->sym, &t->saved_sym);
 	tsym_free(t->sym);
 	t->sym = NULL;
+	unnamed_note_final(t);
 	/* A perf map can be hundreds of MB: give the pages back now, not at the next growth of
 	 * the heap's top (glibc keeps freed memory in the middle of the heap otherwise). */
 	malloc_trim(0);
 	profile_cache_clear(t->profile);
 	memset(t->memo->addr, 0, sizeof(t->memo->addr));
+}
+
+/* How long a detached target's symbols are kept for names that come late. */
+#define LATE_NAMES_NS (600 * 1000000000ULL)
+
+/* The process of t still runs the program its symbols were read for, with the same owner: 1;
+ * ended (gone or a zombie): 0; exec'd or changed credentials: -1. */
+static int same_program(struct target *t)
+{
+	struct procinfo_stat ps;
+	struct procfs_ident id;
+	struct stat exe;
+	char path[48];
+
+	if (procfs_stat(t->pid, &ps) < 0 || ps.start_ticks != t->start_ticks ||
+	    procfs_ident_read(t->pid, &id) < 0 || id.zombie)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/exe", t->pid);
+	if (procfs_ident_owner(&id) != t->uid || stat(path, &exe) < 0)
+		return -1;
+	if (!t->late_ino) {
+		t->late_dev = exe.st_dev;
+		t->late_ino = exe.st_ino;
+	}
+	return exe.st_dev == t->late_dev && exe.st_ino == t->late_ino ? 1 : -1;
+}
+
+bool target_late_names(struct target *t)
+{
+	struct profile_stats ps;
+	int same;
+
+	if (t->state != TARGET_DETACHED || !t->sym)
+		return false;
+	profile_get_stats(t->profile, &ps);
+	if (!ps.unresolved || now_ns(CLOCK_REALTIME) - t->ended_ns > LATE_NAMES_NS)
+		return false;
+	same = same_program(t);
+	if (same < 0)
+		return false; /* another program now: its files say nothing of these addresses */
+	tsym_resume(t->sym);
+	if (!same) /* ended: what it wrote at its exit, through the files kept open */
+		tsym_gone(t->sym);
+	else
+		tsym_refresh(t->sym);
+	if (target_names_update(t, !same) > 0)
+		t->dirty = true;
+	if (!same)
+		tsym_done(t->sym);
+	return same;
 }
 
 /* Cached and memoized answers may be stale once the target's symbols changed. */
@@ -661,6 +727,13 @@ static const char *perfmap_recipe(const char *comm)
 		return "CPython 3.12 and later: run it with -X perf (or PYTHONPERFSUPPORT=1)";
 	if (strstr(comm, "dotnet") || strstr(comm, "DOTNET"))
 		return "set DOTNET_PerfMapEnabled=1 in its environment";
+	if (!strncmp(comm, "php", 3))
+		return "PHP's opcache JIT: php -d opcache.jit_debug=0x10 (a perf map) or 0x20 (a "
+		       "jitdump)";
+	if (!strncmp(comm, "beam", 4))
+		return "Erlang/OTP 25 and later: erl +JPperf map (or +JPperf dump, +JPperf true)";
+	if (!strncmp(comm, "mono", 4))
+		return "Mono: mono --jitmap";
 	return "Node: --perf-basic-prof or --perf-prof; JVM: jcmd PID Compiler.perfmap or "
 	       "-XX:+DumpPerfMapAtExit; .NET: DOTNET_PerfMapEnabled=1; CPython 3.12: -X perf";
 }
@@ -677,8 +750,9 @@ static void names_note(struct target *t)
 		return;
 	profile_get_stats(t->profile, &ps);
 	tsym_get_stats(t->sym, &st);
-	if (st.jit_symbols + st.jitdump_symbols == 0 &&
-	    (ps.unresolved || t->unnamed_leaf || tsym_anon_exec(t->sym)))
+	/* Only anonymous executable memory is JIT code: junk addresses ("[unknown]") and those
+	 * kept after the exit for lack of fresh maps get no recipe. */
+	if (st.jit_symbols + st.jitdump_symbols == 0 && (t->unnamed_leaf || tsym_anon_exec(t->sym)))
 		snprintf(t->unnamed_note, sizeof(t->unnamed_note),
 			 "code in anonymous memory and no perf map (%s) or jitdump: JIT code is "
 			 "shown by address until one names it; %s",

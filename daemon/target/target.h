@@ -91,6 +91,10 @@ struct target {
 	 * (0: none yet). */
 	uint64_t unknown_samples;
 	uint32_t unknown_id;
+	/* Detached with addresses still unnamed: the program its symbols were read for (the
+	 * inode of /proc/PID/exe; 0: not looked at yet), see target_late_names. */
+	dev_t late_dev;
+	ino_t late_ino;
 	uint64_t cache_gen;
 	uint64_t names_gen;	/* symbols' generation at the last look at unnamed addresses */
 	char unnamed_note[512]; /* why code is shown by address, how to get names ("" if not) */
@@ -208,6 +212,12 @@ void target_exec(struct target *t);
 /* End of a drain: the code copies its samples asked for are made (attached, and only while its
  * owner may read it: annotate_flush), or dropped. */
 void target_flush_captures(struct target *t);
+/* For a target whose symbols are held after it ended, on each drain: true while it keeps them
+ * for names that come late (detached, not exited, addresses still unnamed, the same process
+ * running the same program, at most 10 min): its perf map and jitdump read one more step and
+ * its addresses named. Its process gone: the files read a last time (the jitdump through its
+ * fd kept open), its addresses named, false. */
+bool target_late_names(struct target *t);
 /* Memory held by the target's profile, HCCTs and path trace. */
 uint64_t target_memory(const struct target *t);
 /* ... of it, the drift detectors' and their kept result's. */

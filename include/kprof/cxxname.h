@@ -25,4 +25,11 @@
  * than name: cap = strlen(name) + 1 always holds it whole. out must not overlap name. */
 size_t cxxname_short(const char *name, char *out, size_t cap);
 
+/* The short form of any function name, for flame-graph boxes (pprof's Function.name): a Java
+ * method as HotSpot names it in perf maps, "RET QUALIFIED.NAME(PARAMS)", without its return type
+ * and parameters ("void java.util.DualPivotQuicksort.sort(java.util.DualPivotQuicksort$Sorter,
+ * double[], int, int, int)" -> "java.util.DualPivotQuicksort.sort"); else cxxname_short. Same
+ * contract as cxxname_short. */
+size_t funcname_short(const char *name, char *out, size_t cap);
+
 #endif

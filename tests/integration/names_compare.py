@@ -18,6 +18,10 @@ prints one PASS or FAIL line with both tools' figures:
     unnamed             samples whose user leaf, or any user frame, has no name (perf:
                         "[unknown]"; kprof: "[unknown]" or a name made up from its mapping,
                         "[libc.so.6]", "[vdso]", "[anon]"): kprof's share at most perf's + TOL
+    noroot:NAME         kprof roots no stack at NAME (perf may: only kprof is checked)
+    noprefix:PFX        no kprof user frame is named PFX... (e.g. "Builtin:": the perf-map
+                        name of code an ELF symbol covers)
+    top                 the heaviest user leaf is the same function in both (same run)
 TOL is 8 percentage points (NAMES_TOL): two profiles of one process, or of two runs, differ by
 sampling noise and by the moments each tool starts and stops. Exit status 1 if a check failed.
 """
@@ -128,6 +132,23 @@ def main():
                     f"unnamed: kprof {kl:.1f}% of leaves and {ka:.1f}% of stacks, perf "
                     f"{pl:.1f}% and {pa:.1f}% ({sum(n for _, n in kp)} and {len(pf)} samples)"
                     + (f"; kprof's: {', '.join(worst)}" if worst else ""))
+        elif check.startswith(("noroot:", "noprefix:")):
+            kind, want = check.split(":", 1)
+            if kind == "noroot":
+                k = share(kp, lambda s: s[-1][0] == want)
+            else:
+                k = share(kp, lambda s: any(f.startswith(want) for f, _ in s))
+            verdict(k == 0, f"{check}: kprof {k:.1f}% of samples")
+        elif check == "top":
+            def top(stacks):
+                c = {}
+                for s, n in stacks:
+                    if s:
+                        c[s[0][0]] = c.get(s[0][0], 0) + n
+                return max(c.items(), key=lambda kv: kv[1])[0] if c else ""
+            kt = top(kp)
+            pt = top(pf) if pf is not None else kt
+            verdict(kt == pt and kt != "", f"top: kprof's heaviest leaf {kt!r}, perf's {pt!r}")
         else:
             sys.exit(f"names_compare.py: unknown check {check}")
     sys.exit(0 if ok else 1)

@@ -452,6 +452,48 @@ static void test_huge(void **state)
 	free(out);
 }
 
+static void expect_func(const char *name, const char *want)
+{
+	size_t n = strlen(name), len;
+	char *out = malloc(n + 1);
+
+	assert_non_null(out);
+	len = funcname_short(name, out, n + 1);
+	if (strcmp(out, want))
+		fail_msg("%s\n  gave %s\n  want %s", name, out, want);
+	assert_int_equal(len, strlen(want));
+	free(out);
+}
+
+/* Java names as HotSpot writes them in perf maps (issue 30, item 8), and what is not one. */
+static void test_java(void **state)
+{
+	char small[8];
+
+	(void)state;
+	expect_func("void java.util.DualPivotQuicksort.sort(java.util.DualPivotQuicksort$Sorter, "
+		    "double[], int, int, int)",
+		    "java.util.DualPivotQuicksort.sort");
+	expect_func("long Hot$Alpha.run(long, int)", "Hot$Alpha.run");
+	expect_func("java.lang.Object[] java.util.ArrayList.toArray()",
+		    "java.util.ArrayList.toArray");
+	expect_func("void java.lang.Object.<init>()", "java.lang.Object.<init>");
+	/* Not Java methods: unchanged (or C++'s short form). */
+	expect_func("Interpreter", "Interpreter");
+	expect_func("StubRoutines (1)", "StubRoutines (1)");
+	expect_func("NullPointerException at call throw_exception",
+		    "NullPointerException at call throw_exception");
+	expect_func("JS:*hotFunction /x.js:11:21", "JS:*hotFunction /x.js:11:21");
+	expect_func("foo(int)", "foo");
+	expect_func("v8::internal::Handle<v8::internal::Object> v8::internal::Foo::Bar(int) const",
+		    "v8::internal::Foo::Bar");
+	expect_func("int main(int, char**)", "main");
+	expect_func("long noqualifier(long)", "noqualifier"); /* C++ rules: no dot */
+	/* Cut like snprintf. */
+	assert_int_equal(funcname_short("long Hot$Alpha.run(long, int)", small, sizeof(small)), 13);
+	assert_string_equal(small, "Hot$Alp");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -464,6 +506,7 @@ int main(void)
 	    cmocka_unit_test(test_random_bytes),
 	    cmocka_unit_test(test_random_cxx),
 	    cmocka_unit_test(test_huge),
+	    cmocka_unit_test(test_java),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -366,6 +366,39 @@ static void test_empty_and_live(void **state)
 	free(gz);
 }
 
+/* Function.name: kprof's short form, whole where two names share one; system_name whole. */
+static void test_short_names(void **state)
+{
+	static const char *const names[] = {
+	    "void java.util.DualPivotQuicksort.sort(java.util.DualPivotQuicksort$Sorter, double[], "
+	    "int, int, int)",
+	    "v8::internal::Handle<v8::internal::Object> v8::internal::StringTable::LookupKey(int)",
+	    "foo(int)",
+	    "foo(double)",
+	};
+	struct fixture x;
+	uint8_t *gz;
+	size_t len;
+	Perftools__Profiles__Profile *p;
+
+	(void)state;
+	fill(&x);
+	for (int i = 0; i < 4; i++) {
+		x.f[i].name = (char *)names[i];
+		x.f[i].kind = KPROF__FRAME_KIND__FRAME_KIND_NATIVE;
+	}
+	assert_int_equal(pprof_build(&x.p, 0, "test", &gz, &len), 0);
+	p = decode(gz, len);
+	assert_string_equal(str(p, p->function[0]->name), "java.util.DualPivotQuicksort.sort");
+	assert_string_equal(str(p, p->function[1]->name), "v8::internal::StringTable::LookupKey");
+	assert_string_equal(str(p, p->function[2]->name), "foo(int)"); /* overloads: whole */
+	assert_string_equal(str(p, p->function[3]->name), "foo(double)");
+	for (int i = 0; i < 4; i++)
+		assert_string_equal(str(p, p->function[i]->system_name), names[i]);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(gz);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -375,6 +408,7 @@ int main(void)
 	    cmocka_unit_test(test_js_source),
 	    cmocka_unit_test(test_bad_ids),
 	    cmocka_unit_test(test_empty_and_live),
+	    cmocka_unit_test(test_short_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

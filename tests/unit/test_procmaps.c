@@ -329,19 +329,18 @@ static void test_is_exec(void **state)
 /* Anonymous memory in its forms (issue 30, item 6): what a process fills itself. */
 static void test_is_anon(void **state)
 {
-	static const char text[] =
-	    "10000-11000 r-xp 00000000 00:00 0 \n"
-	    "11000-12000 rwxs 00000000 00:01 1029 /dev/zero (deleted)\n"
-	    "12000-13000 r-xs 00000000 00:01 5 [anon_shmem]\n"
-	    "13000-14000 r-xs 00000000 00:01 32768 /SYSV0000002a (deleted)\n"
-	    "14000-15000 r-xp 00000000 00:01 7 /memfd:jit (deleted)\n"
-	    "15000-16000 r-xp 00000000 00:00 0 [anon:v8 code]\n"
-	    "16000-17000 rwxp 00000000 00:00 0 [heap]\n"
-	    "17000-18000 r-xp 00000000 08:01 42 /usr/bin/zero (deleted)\n"
-	    "18000-19000 r-xp 00000000 08:01 43 /dev/zero\n"
-	    "19000-1a000 r-xp 00000000 08:01 44 /SYSV-notes\n"
-	    "1a000-1b000 r-xp 00000000 00:00 0 [vdso]\n"
-	    "1b000-1c000 r-xp 00000000 08:01 45 /usr/lib/libc.so.6\n";
+	static const char text[] = "10000-11000 r-xp 00000000 00:00 0 \n"
+				   "11000-12000 rwxs 00000000 00:01 1029 /dev/zero (deleted)\n"
+				   "12000-13000 r-xs 00000000 00:01 5 [anon_shmem]\n"
+				   "13000-14000 r-xs 00000000 00:01 32768 /SYSV0000002a (deleted)\n"
+				   "14000-15000 r-xp 00000000 00:01 7 /memfd:jit (deleted)\n"
+				   "15000-16000 r-xp 00000000 00:00 0 [anon:v8 code]\n"
+				   "16000-17000 rwxp 00000000 00:00 0 [heap]\n"
+				   "17000-18000 r-xp 00000000 08:01 42 /usr/bin/zero (deleted)\n"
+				   "18000-19000 r-xp 00000000 08:01 43 /dev/zero\n"
+				   "19000-1a000 r-xp 00000000 08:01 44 /SYSV-notes\n"
+				   "1a000-1b000 r-xp 00000000 00:00 0 [vdso]\n"
+				   "1b000-1c000 r-xp 00000000 08:01 45 /usr/lib/libc.so.6\n";
 	static const int want[] = {1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0};
 	struct procmaps *pm = parse(text, sizeof(text) - 1, 100);
 
