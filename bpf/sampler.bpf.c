@@ -107,10 +107,22 @@ static __always_inline void probe_unstep(struct kp_sample *s, __u64 nk, __u64 nu
 	s->flags |= KP_SF_UPROBE;
 }
 
+/* The event's cookie: its attach cookie, or before Linux 5.15 (no bpf_get_attach_cookie) its
+ * frequency, which is the cookie of a per-CPU set (per-thread events need Linux 6.7 and never run
+ * there). The context is the kernel's struct bpf_perf_event_data_kern, which holds the event. */
+static __always_inline __u64 event_cookie(struct bpf_perf_event_data *ctx)
+{
+	struct bpf_perf_event_data_kern *k = (void *)ctx;
+
+	if (kp_has_cookie)
+		return bpf_get_attach_cookie(ctx);
+	return BPF_CORE_READ(k, event, attr.sample_freq);
+}
+
 SEC("perf_event")
 int kp_sample(struct bpf_perf_event_data *ctx)
 {
-	__u64 id = current_ids(), cookie = bpf_get_attach_cookie(ctx);
+	__u64 id = current_ids(), cookie = event_cookie(ctx);
 	__u32 tgid = id >> 32, zero = 0, flags = 0;
 	struct kp_target *t;
 	struct kp_sample *s;

@@ -15,6 +15,7 @@
 #include "requests_targets.h"
 #include "windows.h"
 #include "clock.h"
+#include "features.h"
 #include "loader.h"
 #include "sampler.h"
 #include "manager.h"
@@ -383,12 +384,24 @@ void requests_status(struct client *cl)
 	unsigned freqs[MANAGER_MAX_FREQS];
 	Kprof__Watch wv[MANAGER_MAX_WATCHES], *wp[MANAGER_MAX_WATCHES];
 	Kprof__SystemWide sw;
+	Kprof__KernelFeature fv[FEAT_NR], *fp[FEAT_NR];
 	struct manager *m = cl->rq->m;
+	const struct features *fs = loader_features(m->loader);
 
 	if (requests_fill_status(cl->rq, &sr, &drops, freqs) < 0) {
 		requests_error(cl, -EIO, "cannot read the BPF counters");
 		return;
 	}
+	for (int i = 0; i < FEAT_NR; i++) {
+		kprof__kernel_feature__init(&fv[i]);
+		fv[i].name = (char *)fs->f[i].name;
+		fv[i].on = fs->f[i].on;
+		fv[i].kernel = (char *)fs->f[i].kernel;
+		fv[i].why = (char *)fs->f[i].why;
+		fp[i] = &fv[i];
+	}
+	sr.n_features = FEAT_NR;
+	sr.features = fp;
 	fill_syswide(m->sw, &sw);
 	sr.system_wide = &sw;
 	/* The client's own watches (all of them for root and readers). */

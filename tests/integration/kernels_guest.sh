@@ -1,0 +1,133 @@
+#!/bin/sh
+# tests/integration/kernels_guest.sh: the checks test_kernels.sh runs inside each QEMU guest
+# (busybox sh, no python): kprofd, kprofctl and minijit are the host's build, copied into the
+# initramfs with their libraries. Results go to the serial console as PASS:/FAIL:/SKIP: lines
+# (the host adds the kernel's version), plus "SHARE: mj_hot N" (mj_hot's share of the JIT
+# samples at 99 Hz, which the host compares with its own) and "GUEST-DONE" at the end.
+# $1: "full" to also check attach --all and --cgroup (6.1 and newer), else "base".
+MODE=${1:-base}
+SOCK=/run/kprofd.sock
+T=/tmp/kt
+mkdir -p $T /run
+FAILS=0
+pass() { echo "PASS: $1"; }
+fail() { echo "FAIL: $1: $2"; FAILS=$((FAILS + 1)); }
+ctl() { /bin/kprofctl --socket $SOCK "$@"; }
+# wait_for SECONDS CMD...: poll CMD every 0.2 s until it succeeds; 1 on timeout. TCG is slow:
+# deadlines are generous.
+wait_for() {
+	n=$(($1 * 5))
+	shift
+	while ! "$@" >/dev/null 2>&1; do
+		n=$((n - 1))
+		[ $n -le 0 ] && return 1
+		sleep 0.2
+	done
+}
+# samples PID: the sample count in `kprofctl list --all` of PID's newest session.
+samples() { ctl list --all | awk -v p="pid $1 " 'index($0, p) == 1 { for (i = 1; i < NF; i++) if ($(i + 1) ~ /^samples/) n = $i } END { print n + 0 }'; }
+at_least() { [ "$(samples "$1")" -ge "$2" ]; }
+state_is() { ctl list --all | grep "^pid $1 " | grep -q "$2"; }
+# mj_ready FILE: minijit wrote its ready line.
+mj_ready() { grep -q ready "$1"; }
+
+echo "GUEST-START $(uname -r)"
+/bin/kprofd --socket $SOCK --state-dir $T/state >$T/kprofd.log 2>&1 &
+KD=$!
+if wait_for 120 ctl status; then
+	pass "kprofd starts"
+else
+	fail "kprofd starts" "$(tail -5 $T/kprofd.log | tr '\n' ' ')"
+	echo "GUEST-DONE fails=$FAILS"
+	exit 1
+fi
+# Every feature line of status, with on/off and why, for the host's log; the JSON has them too.
+ctl status >$T/status
+sed -n '/^features:/,$p' $T/status
+if grep -q '^features:' $T/status && ctl status --json | grep -q '"features":\[{"name":'; then
+	pass "status lists the kernel features (text and JSON)"
+else fail "status features" "$(tr '\n' ' ' <$T/status)"; fi
+
+# 1. Names at 99 Hz: mj_hot is the hottest JIT function; its share goes to the host.
+/bin/minijit --seconds 600 >$T/mj1.out 2>$T/mj1.err &
+P=$!
+wait_for 60 mj_ready $T/mj1.err
+if ctl attach $P --freq 99 >$T/a1 2>&1 && wait_for 240 at_least $P 1500; then
+	ctl report $P --top 8 >$T/r1
+	top=$(awk '$5 == "jit" { print $6; exit }' $T/r1)
+	share=$(awk '$5 == "jit" && $6 ~ /^mj_(hot|warm|cold|leaf)$/ { s[$6] = $1; t += $1 }
+		END { if (t) printf "%.1f", 100 * s["mj_hot"] / t }' $T/r1)
+	echo "SHARE: mj_hot $share"
+	[ "$top" = mj_hot ] && pass "minijit at 99 Hz: mj_hot is named, the hottest ($(samples $P) samples)" ||
+		fail "names" "$(head -8 $T/r1 | tr '\n' ' ')"
+	if ctl hcct $P >$T/h1 2>&1 && grep -q '\* mj_hot' $T/h1 && grep -q 'mj_warm' $T/h1; then
+		pass "hcct: mj_main > mj_hot hot"
+	else fail "hcct" "$(head -12 $T/h1 | tr '\n' ' ')"; fi
+else fail "attach at 99 Hz" "$(cat $T/a1) $(ctl list --all | head -3 | tr '\n' ' ')"; fi
+kill $P
+
+# 2. Exact call counts (uprobes and uretprobes): equal to minijit's own.
+/bin/minijit --wait-usr1 --rounds 20 --truth --cleanup >$T/mj2.out 2>$T/mj2.err &
+P=$!
+wait_for 60 mj_ready $T/mj2.err
+if ctl attach $P --calls >$T/a2 2>&1; then
+	kill -USR1 $P
+	wait $P
+	wait_for 60 state_is $P exited
+	ctl report $P --top 0 >$T/r2
+	bad=$(awk 'NR == FNR { if ($1 == "func") want[$2] = $6; next }
+		$6 == "jit" && $7 in want { got[$7] = $5 }
+		END { for (f in want) if (got[f] != want[f]) printf "%s %s!=%s ", f, got[f], want[f]; n = 0
+		      for (f in want) n++; if (!n) print "no truth" }' $T/mj2.out $T/r2)
+	[ -z "$bad" ] && pass "attach --calls: exact counts equal minijit's --truth" ||
+		fail "exact counts" "$bad"
+else fail "attach --calls" "$(cat $T/a2)"; kill $P; fi
+
+# 3. Path profiles (uprobes on every block of mj_paths): every activation seen.
+/bin/minijit --wait-usr1 --rounds 3 --paths 100 --cleanup >/dev/null 2>$T/mj3.err &
+P=$!
+wait_for 60 mj_ready $T/mj3.err
+ctl paths $P mj_paths --duration 300 --top 0 --json >$T/p3 2>$T/p3.err &
+C=$!
+wait_for 120 grep -q tracing $T/p3.err
+kill -USR1 $P
+wait $P
+if wait $C && grep -q '"activations":300,' $T/p3; then
+	pass "paths: mj_paths traced, 300 activations"
+else fail "paths" "$(cat $T/p3.err) $(grep -o '"activations":[0-9]*' $T/p3)"; fi
+
+# 4. record: a command run under kprofd, its profile printed at its end.
+if ctl record --format report --freq 99 -- /bin/minijit --seconds 8 >$T/rec 2>$T/rec.err &&
+	grep -q 'jit  *mj_hot' $T/rec; then
+	pass "record: minijit's report names mj_hot"
+else fail "record" "$(tail -3 $T/rec.err) $(head -5 $T/rec | tr '\n' ' ')"; fi
+
+if [ "$MODE" = full ]; then
+	# 5. attach --all: a process nobody attached is sampled and named.
+	if ctl attach --all >$T/all 2>&1 && grep -q "system-wide sampling on" $T/all; then
+		/bin/minijit --seconds 120 >/dev/null 2>$T/mj5.err &
+		P=$!
+		if wait_for 180 at_least $P 200 && ctl report $P --top 3 | grep -q mj_hot; then
+			pass "attach --all: an unattached minijit is sampled and named"
+		else fail "attach --all" "$(ctl list --all | head -5 | tr '\n' ' ')"; fi
+		ctl detach --all >/dev/null 2>&1
+		kill $P
+	else fail "attach --all" "$(cat $T/all)"; fi
+
+	# 6. attach --cgroup: a process moved into the cgroup is attached and sampled.
+	mkdir /sys/fs/cgroup/kt
+	if ctl attach --cgroup kt --freq 99 >$T/cg 2>&1; then
+		/bin/minijit --seconds 120 >/dev/null 2>$T/mj6.err &
+		P=$!
+		echo $P >/sys/fs/cgroup/kt/cgroup.procs
+		if wait_for 180 at_least $P 200 && ctl report $P --top 3 | grep -q mj_hot; then
+			pass "attach --cgroup: a process moved in is attached, sampled and named"
+		else fail "attach --cgroup" "$(ctl list --all | head -5 | tr '\n' ' ')"; fi
+		kill $P
+	else fail "attach --cgroup" "$(cat $T/cg)"; fi
+fi
+
+kill $KD
+wait $KD
+grep -i 'error\|warn' $T/kprofd.log | head -20 | sed 's/^/kprofd.log: /'
+echo "GUEST-DONE fails=$FAILS"
