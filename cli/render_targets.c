@@ -270,39 +270,29 @@ static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sam
 		fputs(",\"system_wide\":", f);
 		syswide_json(f, r->system_wide);
 	}
-	fputs(",\"features\":[", f);
-	for (size_t i = 0; i < r->n_features; i++) {
-		fputs(i ? ",{\"name\":" : "{\"name\":", f);
-		render_json_string(f, r->features[i]->name);
-		fprintf(f, ",\"on\":%s,\"kernel\":", r->features[i]->on ? "true" : "false");
-		render_json_string(f, r->features[i]->kernel);
-		fputs(",\"why\":", f);
-		render_json_string(f, r->features[i]->why);
-		fputc('}', f);
-	}
-	fputc(']', f);
-	fputs(",\"features\":[", f);
-	for (size_t i = 0; i < r->n_features; i++) {
-		fputs(i ? ",{\"name\":" : "{\"name\":", f);
-		render_json_string(f, r->features[i]->name);
-		fprintf(f, ",\"on\":%s,\"kernel\":", r->features[i]->on ? "true" : "false");
-		render_json_string(f, r->features[i]->kernel);
-		fputs(",\"why\":", f);
-		render_json_string(f, r->features[i]->why);
-		fputc('}', f);
-	}
-	fputc(']', f);
 	fprintf(f,
 		",\"window_sec\":%u,\"windows\":%" PRIu64 ",\"windows_in_memory\":%" PRIu64
 		",\"window_memory_bytes\":%" PRIu64 ",\"window_disk_bytes\":%" PRIu64
 		",\"windows_dropped\":%" PRIu64 ",\"windows_aged\":%" PRIu64
 		",\"window_bad_files\":%" PRIu64 ",\"window_write_failures\":%" PRIu64
 		",\"windows_unsaved\":%" PRIu64 ",\"range_queries\":%" PRIu64
-		",\"range_sliced\":%" PRIu64 ",\"range_slices\":%" PRIu64 "}\n",
+		",\"range_sliced\":%" PRIu64 ",\"range_slices\":%" PRIu64,
 		r->window_sec, r->windows, r->windows_in_memory, r->window_memory_bytes,
 		r->window_disk_bytes, r->windows_dropped, r->windows_aged, r->window_bad_files,
 		r->window_write_failures, r->windows_unsaved, r->range_queries, r->range_sliced,
 		r->range_slices);
+	fputs(",\"features\":[", f);
+	for (size_t i = 0; i < r->n_features; i++) {
+		fputs(i ? ",{\"name\":" : "{\"name\":", f);
+		render_json_string(f, r->features[i]->name);
+		fprintf(f, ",\"on\":%s,\"kernel\":", r->features[i]->on ? "true" : "false");
+		render_json_string(f, r->features[i]->kernel);
+		fputs(",\"why\":", f);
+		render_json_string(f, r->features[i]->why);
+		fputc('}', f);
+	}
+	fputc(']', f);
+	fputs("}\n", f);
 }
 
 /* The sampling lines of status in text: frequencies, events, the sampler, lost forks. */
