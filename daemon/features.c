@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <bpf/btf.h>
@@ -92,6 +93,27 @@ static void probe_optional(struct features *fs, const struct btf *btf)
 	    "the host it is not used");
 }
 
+/* KPROF_FEATURES_OFF (a comma-separated list): features turned off as if the kernel lacked them,
+ * so that a test runs the fallbacks on a kernel that has them; only those the loader chooses
+ * (attach-cookie, per-thread-sampling), the others are CO-RE's choice. */
+static void features_off(struct features *fs)
+{
+	const char *env = getenv("KPROF_FEATURES_OFF");
+	static const enum feature_id may[] = {FEAT_ATTACH_COOKIE, FEAT_THREAD_EVENTS};
+
+	for (size_t i = 0; env && i < sizeof(may) / sizeof(may[0]); i++) {
+		struct feature *f = &fs->f[may[i]];
+		size_t n = strlen(f->name);
+		const char *p = strstr(env, f->name);
+
+		if (!p || (p != env && p[-1] != ',') || (p[n] && p[n] != ','))
+			continue;
+		f->on = false;
+		snprintf(f->why, sizeof(f->why),
+			 "turned off by KPROF_FEATURES_OFF (a test's setting)");
+	}
+}
+
 int features_probe(struct features *fs, char *why, size_t len)
 {
 	_cleanup_(btf_freep) struct btf *btf = btf__load_vmlinux_btf();
@@ -114,5 +136,6 @@ int features_probe(struct features *fs, char *why, size_t len)
 		return -ENOTSUP;
 	}
 	probe_optional(fs, btf);
+	features_off(fs);
 	return 0;
 }

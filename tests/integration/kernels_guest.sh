@@ -27,10 +27,11 @@ wait_for() {
 		sleep 1
 	done
 }
-# samples PID: the sample count in `kprofctl list --all` of PID's newest session.
-samples() { ctl list --all | awk -v p="pid $1 " 'index($0, p) == 1 { for (i = 1; i < NF; i++) if ($(i + 1) ~ /^samples/) n = $i } END { print n + 0 }'; }
+# samples PID, state PID: the SAMPLES and STATE columns of `kprofctl list --all` for PID's newest
+# session (PID SESSION COMM UID STATE HZ SAMPLES ...).
+samples() { ctl list --all | awk -v p="$1" '$1 == p { n = $7 } END { print n + 0 }'; }
 at_least() { [ "$(samples "$1")" -ge "$2" ]; }
-state_is() { ctl list --all | grep "^pid $1 " | grep -q "$2"; }
+state_is() { [ "$(ctl list --all | awk -v p="$1" '$1 == p { s = $5 } END { print s }')" = "$2" ]; }
 # mj_ready FILE: minijit wrote its ready line.
 mj_ready() { grep -q ready "$1"; }
 
@@ -82,7 +83,7 @@ wait_for 60 mj_ready $T/mj2.err
 if ctl attach $P --calls >$T/a2 2>&1; then
 	kill -USR1 $P
 	wait $P
-	wait_for 60 state_is $P exited
+	wait_for 120 state_is $P exited
 	ctl report $P --top 0 >$T/r2
 	bad=$(awk 'NR == FNR { if ($1 == "func") want[$2] = $6; next }
 		$6 == "jit" && $7 in want { got[$7] = $5 }
