@@ -19,11 +19,12 @@ LLVM_STRIP ?= llvm-strip
 PROTOC_C ?= protoc-c
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.1.0)
 
-# Packages the build, the tests and the demo need (Debian 12).
+# Packages the build, the tests and the demo need (Debian 12). QEMU and a static busybox boot
+# Debian's older kernels for tests/integration/test_kernels.sh.
 DEPS := clang llvm make g++ pkg-config golang-go libbpf-dev bpftool libelf-dev zlib1g-dev libsystemd-dev \
 	protobuf-c-compiler libprotobuf-c-dev libcmocka-dev libcapstone-dev libncurses-dev \
 	binutils-dev libinih-dev libmicrohttpd-dev nodejs procps util-linux tmux python3 systemd systemd-container groff-base \
-	linux-perf bpftrace libc6-dbg openjdk-17-jdk-headless
+	linux-perf bpftrace libc6-dbg openjdk-17-jdk-headless qemu-system-x86 busybox-static
 
 WFLAGS := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
 OPTFLAGS ?= -O2 -g

@@ -4,7 +4,7 @@
 # initramfs with their libraries. Results go to the serial console as PASS:/FAIL:/SKIP: lines
 # (the host adds the kernel's version), plus "SHARE: mj_hot N" (mj_hot's share of the JIT
 # samples at 99 Hz, which the host compares with its own) and "GUEST-DONE" at the end.
-# $1: "full" to also check attach --all and --cgroup (6.1 and newer), else "base".
+# $1: "full" to also check attach --all and --cgroup, else "base".
 MODE=${1:-base}
 SOCK=/run/kprofd.sock
 T=/tmp/kt
@@ -128,14 +128,16 @@ if [ "$MODE" = full ]; then
 	else fail "attach --all" "$(cat $T/all)"; fi
 
 	step "6. attach --cgroup"
-	# 6. attach --cgroup: a process moved into the cgroup is attached and sampled.
-	mkdir /sys/fs/cgroup/kt
+	# 6. attach --cgroup: a process moved into a cgroup below the watched one is attached and
+	#    sampled (the BPF program walks the ancestors: struct cgroup.ancestors from Linux 6.0,
+	#    ancestor_ids before).
+	mkdir -p /sys/fs/cgroup/kt/sub
 	if ctl attach --cgroup kt --freq 99 >$T/cg 2>&1; then
 		/bin/minijit --seconds 120 >/dev/null 2>$T/mj6.err &
 		P=$!
-		echo $P >/sys/fs/cgroup/kt/cgroup.procs
+		echo $P >/sys/fs/cgroup/kt/sub/cgroup.procs
 		if wait_for 180 at_least $P 200 && ctl report $P --top 3 | grep -q mj_hot; then
-			pass "attach --cgroup: a process moved in is attached, sampled and named"
+			pass "attach --cgroup: a process moved below it is attached, sampled and named"
 		else fail "attach --cgroup" "$(ctl list --all | head -5 | tr '\n' ' ')"; fi
 		kill $P
 	else fail "attach --cgroup" "$(cat $T/cg)"; fi
