@@ -93,24 +93,36 @@ static void probe_optional(struct features *fs, const struct btf *btf)
 	    "the host it is not used");
 }
 
-/* KPROF_FEATURES_OFF (a comma-separated list): features turned off as if the kernel lacked them,
- * so that a test runs the fallbacks on a kernel that has them; only those the loader chooses
- * (attach-cookie, per-thread-sampling), the others are CO-RE's choice. */
-static void features_off(struct features *fs)
+/* Whether name is an item of the comma-separated list env. */
+static bool listed(const char *env, const char *name)
 {
-	const char *env = getenv("KPROF_FEATURES_OFF");
+	size_t n = strlen(name);
+
+	for (const char *p = env; p && (p = strstr(p, name)); p += n)
+		if ((p == env || p[-1] == ',') && (!p[n] || p[n] == ','))
+			return true;
+	return false;
+}
+
+/* KPROF_FEATURES_OFF and KPROF_FEATURES_ON (comma-separated lists), a test's settings: features
+ * turned off as if the kernel lacked them, so that the fallbacks run on a kernel that has them,
+ * or on although the kernel lacks them, so that the load fails as it would have without the
+ * probe. Only the features the loader chooses (attach-cookie, per-thread-sampling); the others
+ * are CO-RE's choice. */
+static void features_env(struct features *fs)
+{
 	static const enum feature_id may[] = {FEAT_ATTACH_COOKIE, FEAT_THREAD_EVENTS};
+	const char *off = getenv("KPROF_FEATURES_OFF"), *on = getenv("KPROF_FEATURES_ON");
 
-	for (size_t i = 0; env && i < sizeof(may) / sizeof(may[0]); i++) {
+	for (size_t i = 0; i < sizeof(may) / sizeof(may[0]); i++) {
 		struct feature *f = &fs->f[may[i]];
-		size_t n = strlen(f->name);
-		const char *p = strstr(env, f->name);
 
-		if (!p || (p != env && p[-1] != ',') || (p[n] && p[n] != ','))
-			continue;
-		f->on = false;
-		snprintf(f->why, sizeof(f->why),
-			 "turned off by KPROF_FEATURES_OFF (a test's setting)");
+		if (listed(off, f->name) || listed(on, f->name)) {
+			f->on = listed(on, f->name);
+			snprintf(f->why, sizeof(f->why),
+				 "turned %s by KPROF_FEATURES_%s (a test's setting)",
+				 f->on ? "on" : "off", f->on ? "ON" : "OFF");
+		}
 	}
 }
 
@@ -136,6 +148,6 @@ int features_probe(struct features *fs, char *why, size_t len)
 		return -ENOTSUP;
 	}
 	probe_optional(fs, btf);
-	features_off(fs);
+	features_env(fs);
 	return 0;
 }

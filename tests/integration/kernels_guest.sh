@@ -146,4 +146,18 @@ fi
 kill $KD
 wait $KD
 grep -i 'error\|warn' $T/kprofd.log | head -20 | sed 's/^/kprofd.log: /'
+
+# 7. Honest errors: where the kernel has no attach cookies, kprofd made to load the programs that
+#    call bpf_get_attach_cookie (a test's setting) fails, naming the program, the helper and the
+#    version that has it, and no privilege hint (it runs as root).
+if grep -q '^  attach-cookie  *off' $T/status; then
+	step "7. a load failure explained"
+	KPROF_FEATURES_ON=attach-cookie /bin/kprofd --socket /run/k2.sock --state-dir $T/st2 >$T/k2.log 2>&1
+	rc=$?
+	line=$(grep 'cannot load the BPF programs' $T/k2.log)
+	if [ $rc -ne 0 ] && echo "$line" | grep -q 'program kp_[a-z_]*: this kernel has no BPF helper bpf_get_attach_cookie (#174; Linux 5.15' &&
+		! grep -q CAP_BPF $T/k2.log; then
+		pass "a load failure names the program, the helper and Linux 5.15, no privilege hint: ${line#*error: }"
+	else fail "load failure explained" "rc $rc: $(grep -v '^ *[0-9]*: ' $T/k2.log | tail -8 | tr '\n' ' ')"; fi
+fi
 echo "GUEST-DONE fails=$FAILS"
