@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
@@ -130,7 +133,21 @@ int features_probe(struct features *fs, char *why, size_t len)
 {
 	_cleanup_(btf_freep) struct btf *btf = btf__load_vmlinux_btf();
 
+	int fd;
+
 	memset(fs, 0, sizeof(*fs));
+	/* A probe refused for lack of privileges reads as "not supported": check them first. */
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL);
+	if (fd < 0) {
+		int err = -errno;
+
+		snprintf(why, len, "cannot create a BPF map: %s%s", strerror(-err),
+			 err == -EPERM || err == -EACCES
+			     ? " (root, or CAP_BPF and CAP_PERFMON, are needed)"
+			     : "");
+		return err;
+	}
+	close(fd);
 	if (!btf) {
 		snprintf(why, len,
 			 "this kernel has no BTF (/sys/kernel/btf/vmlinux: CONFIG_DEBUG_INFO_BTF, "

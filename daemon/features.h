@@ -31,7 +31,8 @@ struct features {
 
 /* Probes the running kernel (its BTF, libbpf's feature probes). 0, or -ENOTSUP with why set
  * when a feature kprofd cannot run without is missing (kernel BTF, the BPF ring buffer, BTF
- * tracepoints), naming it and the Linux version that has it. */
+ * tracepoints), naming it and the Linux version that has it; -EPERM/-EACCES (why says which
+ * privileges) when kprofd may not use BPF at all. */
 int features_probe(struct features *fs, char *why, size_t len);
 
 #endif
