@@ -4,8 +4,9 @@
 # Each guest is a busybox initramfs holding the binaries and their libraries (ldd) and runs
 # kernels_guest.sh: kprofd starts, status lists the features, minijit at 99 Hz is named (its
 # mj_hot share within 5 points of the host's, measured here meanwhile), hcct, paths (uprobes),
-# attach --calls counts equal minijit's --truth, record; on 6.1 and 6.12 also attach --all and
-# --cgroup. The guest's PASS/FAIL lines come back on the serial console.
+# attach --calls counts equal minijit's --truth, record, attach --all and --cgroup (a process moved
+# below the watched cgroup), and where the kernel has no attach cookies (5.10) a load failure
+# explained. The guest's PASS/FAIL lines come back on the serial console.
 #
 # The kernel packages come through apt from deb.debian.org (a private sources list under
 # $KPROF_KERNELS, /var/cache/kprof-kernels by default, which also caches the packages: later runs
