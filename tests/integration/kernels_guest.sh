@@ -154,6 +154,7 @@ if grep -q '^  attach-cookie  *off' $T/status; then
 	step "7. a load failure explained"
 	KPROF_FEATURES_ON=attach-cookie /bin/kprofd --socket /run/k2.sock --state-dir $T/st2 >$T/k2.log 2>&1
 	rc=$?
+	grep -E "invalid func|unknown func|load failed|CO-RE" $T/k2.log | head -5 | sed 's/^/kprofd.log: /'
 	line=$(grep 'cannot load the BPF programs' $T/k2.log)
 	if [ $rc -ne 0 ] && echo "$line" | grep -q 'program kp_[a-z_]*: this kernel has no BPF helper bpf_get_attach_cookie (#174; Linux 5.15' &&
 		! grep -q CAP_BPF $T/k2.log; then
