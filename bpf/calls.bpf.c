@@ -23,7 +23,7 @@ static __always_inline int call_event(struct pt_regs *ctx, __u32 is_exit)
 	r->hdr.kind = KP_REC_CALL;
 	r->hdr.tgid = id >> 32;
 	r->tid = (__u32)id;
-	r->func = (__u32)probe_cookie(ctx, is_exit);
+	r->func = (__u32)probe_cookie(ctx, KP_PROBE_CALL, is_exit);
 	r->exit = is_exit;
 	r->pad = 0;
 	r->time_ns = bpf_ktime_get_ns();

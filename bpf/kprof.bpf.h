@@ -132,9 +132,9 @@ static __always_inline __u64 current_ids(void)
  * instruction pointer; a uretprobe's sees the return address, and the probed function's address
  * is in the newest of the task's return instances (the kernel runs the handlers of a return
  * before it pops them). 0 when not found. */
-static __always_inline __u64 probe_cookie(struct pt_regs *ctx, bool ret)
+static __always_inline __u64 probe_cookie(struct pt_regs *ctx, __u32 kind, bool ret)
 {
-	struct kp_probe_key k = {.tgid = current_ids() >> 32};
+	struct kp_probe_key k = {.tgid = current_ids() >> 32, .kind = kind};
 	__u64 *v;
 
 	if (kp_has_cookie)

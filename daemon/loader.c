@@ -465,7 +465,11 @@ struct bpf_link *loader_uprobe_attach(struct loader *l, bool ret, struct bpf_pro
 	LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = ret, .bpf_cookie = cookie);
 
 	if (!l->feat.f[FEAT_ATTACH_COOKIE].on) {
-		struct kp_probe_key k = {.tgid = pid, .addr = addr};
+		struct kp_probe_key k = {
+		    .tgid = pid,
+		    .kind = prog == l->skel->progs.kp_path_block ? KP_PROBE_PATH : KP_PROBE_CALL,
+		    .addr = addr,
+		};
 
 		if (bpf_map__update_elem(l->skel->maps.kp_probe_cookies, &k, sizeof(k), &cookie,
 					 sizeof(cookie), BPF_ANY) < 0)

@@ -140,9 +140,11 @@ struct kp_execwatch {
  * by the probed address instead, in kp_probe_cookies (key: the process and the address; for a
  * uretprobe, the probed function's address). An LRU map: entries of detached probes age out. */
 #define KP_MAX_PROBE_COOKIES 32768
+#define KP_PROBE_CALL 0 /* kp_call_enter, kp_call_return: the function's id */
+#define KP_PROBE_PATH 1 /* kp_path_block: trace << 32 | block (and flags) */
 struct kp_probe_key {
 	__u32 tgid;
-	__u32 pad;
+	__u32 kind; /* KP_PROBE_*: exact mode and a path trace may probe the same address */
 	__u64 addr;
 };
 
