@@ -230,25 +230,33 @@ static void loader_setup(struct loader *l, uint32_t pidns)
 }
 
 /* libbpf's messages during the load, for an explanation if it fails (libbpf's own printing,
- * to stderr, goes on). */
-static char load_log[16384];
+ * to stderr, goes on): the last ones, which say why (a verifier log can be long). */
+static char load_log[32768];
 static size_t load_log_len;
 static libbpf_print_fn_t load_log_next;
 
 static int load_log_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
+	char line[4096];
 	va_list copy;
-	int n;
+	size_t n;
+	int r;
 
 	va_copy(copy, ap);
-	if (level != LIBBPF_DEBUG && load_log_len < sizeof(load_log) - 1) {
-		n = vsnprintf(load_log + load_log_len, sizeof(load_log) - load_log_len, fmt, copy);
-		if (n > 0)
-			load_log_len += (size_t)n < sizeof(load_log) - load_log_len
-					    ? (size_t)n
-					    : sizeof(load_log) - 1 - load_log_len;
-	}
+	r = vsnprintf(line, sizeof(line), fmt, copy);
 	va_end(copy);
+	if (level != LIBBPF_DEBUG && r > 0) {
+		n = (size_t)r < sizeof(line) ? (size_t)r : sizeof(line) - 1;
+		if (load_log_len + n >= sizeof(load_log)) { /* keep the newer half */
+			size_t keep = load_log_len / 2;
+
+			memmove(load_log, load_log + load_log_len - keep, keep);
+			load_log_len = keep;
+		}
+		memcpy(load_log + load_log_len, line, n);
+		load_log_len += n;
+		load_log[load_log_len] = '\0';
+	}
 	return load_log_next ? load_log_next(level, fmt, ap) : 0;
 }
 
