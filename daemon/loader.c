@@ -260,6 +260,28 @@ static int load_log_print(enum libbpf_print_level level, const char *fmt, va_lis
 	return load_log_next ? load_log_next(level, fmt, ap) : 0;
 }
 
+/* Whether the kernel lacks the program type of program name (a failed load's); why says so. */
+static bool prog_type_missing(struct loader *l, const char *name, char *why, size_t len)
+{
+	char prog[64];
+	size_t n = strnlen(name, sizeof(prog) - 1);
+	struct bpf_program *p;
+	enum bpf_prog_type t;
+	const char *s, *v;
+
+	memcpy(prog, name, n); /* name may be in why */
+	prog[n] = '\0';
+	p = bpf_object__find_program_by_name(l->skel->obj, prog);
+	t = p ? bpf_program__type(p) : BPF_PROG_TYPE_UNSPEC;
+	s = p ? libbpf_bpf_prog_type_str(t) : NULL;
+	if (!s || libbpf_probe_bpf_prog_type(t, NULL) != 0)
+		return false;
+	v = bpferr_prog_type(s);
+	snprintf(why, len, "program %s: this kernel has no BPF program type %s%s%s%s", prog, s,
+		 v ? " (Linux " : "", v ? v : "", v ? " and newer have it)" : "");
+	return true;
+}
+
 /* kprof_bpf__load; a failure logged with the program and what the kernel lacks, when libbpf's
  * messages say, and the privilege hint only when the kernel refused for lack of privileges. */
 static int load_explained(struct loader *l)
@@ -281,6 +303,8 @@ static int load_explained(struct loader *l)
 		return err;
 	}
 	if (bpferr_explain(load_log, why, sizeof(why)) == 0)
+		log_err("BPF: cannot load the BPF programs: %s", why);
+	else if (!strncmp(why, "program ", 8) && prog_type_missing(l, why + 8, why, sizeof(why)))
 		log_err("BPF: cannot load the BPF programs: %s", why);
 	else
 		log_err("BPF: cannot load the BPF programs: %s%s%s (libbpf's messages above say "

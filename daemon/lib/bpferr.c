@@ -2,11 +2,12 @@
 /* bpferr.c: why a BPF program failed to load, read from libbpf's and the verifier's messages.
  *
  * kprofd probes the kernel before the load (features.c) and leaves out what it lacks, so a
- * failure here is something the probes missed. Three causes are named: a CO-RE relocation that
+ * failure here is something the probes missed. Three causes are named here: a CO-RE relocation that
  * found no field ("failed to resolve CO-RE relocation ... struct cgroup.ancestors"), a helper the
  * kernel does not have ("invalid func unknown#174", "unknown func bpf_x#174"), and a program the
- * kernel refused to verify for another reason (its name, and the verifier's last line). The
- * versions are mainline Linux's first with the helper or field.
+ * kernel refused for another reason (its name: the loader then asks whether the kernel has its
+ * program type, bpferr_prog_type). The versions are mainline Linux's first with the helper, field
+ * or program type.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -33,6 +34,23 @@ static const struct {
     {"struct task_struct.perf_event_ctxp", "6.2"},
     {"struct bpf_iter_task", "6.7"},
 };
+
+static const struct {
+	const char *name, *version;
+} prog_types[] = {
+    {"kprobe", "4.1"},
+    {"perf_event", "4.9"},
+    {"tracing", "5.5"},
+    {"syscall", "5.14"},
+};
+
+const char *bpferr_prog_type(const char *name)
+{
+	for (size_t i = 0; i < sizeof(prog_types) / sizeof(prog_types[0]); i++)
+		if (!strcmp(prog_types[i].name, name))
+			return prog_types[i].version;
+	return NULL;
+}
 
 const char *bpferr_helper(unsigned id, const char **version)
 {

@@ -13,6 +13,9 @@ const char *bpferr_helper(unsigned id, const char **version);
 /* The first Linux version with field "struct S.f" (as libbpf names it) of the ones kprof reads that
  * some supported kernel lacks; NULL for another. */
 const char *bpferr_field(const char *field);
+/* The first Linux version with BPF program type name (libbpf's names: "syscall", "tracing",
+ * "perf_event", "kprobe") of kprof's; NULL for another. */
+const char *bpferr_prog_type(const char *name);
 /* The explanation of log (libbpf's messages of a failed load, NUL-terminated) into out: "program
  * P: ..." naming what the kernel lacks and the version that has it. 0, or -ENOENT when log names
  * no cause kprof knows (out then has the program if the log names one, else ""). */

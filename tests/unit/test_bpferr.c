@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* test_bpferr.c: unit tests of the load-failure explanations (daemon/lib/bpferr.c), on the
- * messages libbpf 1.1 and the verifier print on a failed load. */
+ * messages libbpf 1.1 and the verifier print on a failed load (the helper case's words are those
+ * of a real load on Debian's 5.10, which test_kernels.sh shows; the CO-RE case follows libbpf
+ * 1.1's fixed-up log). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -67,6 +69,9 @@ static void test_helper(void **state)
 	assert_string_equal(bpferr_helper(130, &v), "bpf_ringbuf_output");
 	assert_string_equal(v, "5.8");
 	assert_null(bpferr_helper(1, &v));
+	assert_string_equal(bpferr_prog_type("syscall"), "5.14");
+	assert_string_equal(bpferr_prog_type("tracing"), "5.5");
+	assert_null(bpferr_prog_type("xdp"));
 }
 
 static void test_unknown_cause(void **state)
