@@ -161,4 +161,17 @@ if grep -q '^  attach-cookie  *off' $T/status; then
 		pass "a load failure names the program, the helper and Linux 5.15, no privilege hint: ${line#*error: }"
 	else fail "load failure explained" "rc $rc: $(grep -v '^ *[0-9]*: ' $T/k2.log | tail -8 | tr '\n' ' ')"; fi
 fi
+# 8. The same where the kernel has no per-thread sampling (before 6.7): the thread programs,
+#    loaded all the same, fail on what this kernel lacks (a field, a program type or a kfunc).
+if grep -q '^  per-thread-sampling  *off' $T/status; then
+	step "8. the thread programs' failure explained"
+	KPROF_FEATURES_ON=per-thread-sampling /bin/kprofd --socket /run/k3.sock --state-dir $T/st3 >$T/k3.log 2>&1
+	rc=$?
+	grep -E "invalid func|unknown func|load failed|CO-RE|program type" $T/k3.log | head -5 | sed 's/^/kprofd.log: /'
+	line=$(grep 'cannot load the BPF programs' $T/k3.log)
+	if [ $rc -ne 0 ] && echo "$line" | grep -q 'program kp_[a-z_]*: this kernel has no .*Linux [0-9.]* and newer have it' &&
+		! grep -q CAP_BPF $T/k3.log; then
+		pass "the thread programs' load failure names what this kernel lacks: ${line#*error: }"
+	else fail "thread programs' failure explained" "rc $rc: $(grep -v '^ *[0-9]*: ' $T/k3.log | tail -8 | tr '\n' ' ')"; fi
+fi
 echo "GUEST-DONE fails=$FAILS"
