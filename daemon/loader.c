@@ -237,26 +237,38 @@ static libbpf_print_fn_t load_log_next;
 
 static int load_log_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char line[4096];
+	char *m = NULL;
 	va_list copy;
 	size_t n;
 	int r;
 
 	va_copy(copy, ap);
-	r = vsnprintf(line, sizeof(line), fmt, copy);
+	/* One message may be a whole verifier log, whose end says why: its tail is kept. */
+	r = level != LIBBPF_DEBUG ? vasprintf(&m, fmt, copy) : -1;
 	va_end(copy);
-	if (level != LIBBPF_DEBUG && r > 0) {
-		n = (size_t)r < sizeof(line) ? (size_t)r : sizeof(line) - 1;
+	if (r < 0)
+		m = NULL; /* undefined after a failure */
+	if (r > 0) {
+		const char *tail = m;
+
+		n = (size_t)r;
+		if (n > sizeof(load_log) / 2) {
+			tail = m + n - sizeof(load_log) / 2;
+			n = sizeof(load_log) / 2;
+		}
 		if (load_log_len + n >= sizeof(load_log)) { /* keep the newer half */
-			size_t keep = load_log_len / 2;
+			size_t keep = load_log_len < sizeof(load_log) / 2 - 1
+					  ? load_log_len
+					  : sizeof(load_log) / 2 - 1;
 
 			memmove(load_log, load_log + load_log_len - keep, keep);
 			load_log_len = keep;
 		}
-		memcpy(load_log + load_log_len, line, n);
+		memcpy(load_log + load_log_len, tail, n);
 		load_log_len += n;
 		load_log[load_log_len] = '\0';
 	}
+	free(m);
 	return load_log_next ? load_log_next(level, fmt, ap) : 0;
 }
 

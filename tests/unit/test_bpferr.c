@@ -37,6 +37,28 @@ static void test_core_field(void **state)
 				 "(Linux 6.0 and newer have it)");
 }
 
+/* The words of a real failed load on Debian's 5.10 and 6.1 (kp_thread_new loaded all the same). */
+static void test_real_core_field(void **state)
+{
+	const char *log =
+	    "libbpf: prog 'kp_thread_new': BPF program load failed: Invalid argument\n"
+	    "libbpf: prog 'kp_thread_new': -- BEGIN PROG LOAD LOG --\n"
+	    "77: (85) call unknown#195896080\n"
+	    "invalid func unknown#195896080\n"
+	    "processed 1599 insns (limit 1000000) max_states_per_insn 4 total_states 60\n"
+	    "-- END PROG LOAD LOG --\n"
+	    "libbpf: prog 'kp_thread_new': failed to load: -22\n"
+	    "77: <invalid CO-RE relocation>\n"
+	    "failed to resolve CO-RE relocation <byte_off> [80] struct task_struct.perf_event_ctxp "
+	    "(0:185 @ offset 2480)\n";
+	char out[256];
+
+	(void)state;
+	assert_int_equal(bpferr_explain(log, out, sizeof(out)), 0);
+	assert_string_equal(out, "program kp_thread_new: this kernel has no struct "
+				 "task_struct.perf_event_ctxp (Linux 6.2 and newer have it)");
+}
+
 static void test_unknown_field(void **state)
 {
 	const char *log = "libbpf: prog 'kp_x': failed to load: -22\n"
@@ -98,9 +120,8 @@ static void test_unknown_cause(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_core_field),
-	    cmocka_unit_test(test_unknown_field),
-	    cmocka_unit_test(test_helper),
+	    cmocka_unit_test(test_core_field),	  cmocka_unit_test(test_real_core_field),
+	    cmocka_unit_test(test_unknown_field), cmocka_unit_test(test_helper),
 	    cmocka_unit_test(test_unknown_cause),
 	};
 
