@@ -1,6 +1,6 @@
 # kprof: build, test, demo, install. `make help` lists the targets.
 #
-# Everything built goes to $(BUILD)/ (build/ by default): generated files (vmlinux.h, BPF objects
+# Everything built goes to $(BUILD)/ (build/ by default): generated files (BPF objects
 # and skeletons, protobuf-c code), objects under obj/ (obj/<path>.o from <path>.c, with a .d file
 # of the headers it includes), the libraries libkprof.a (the pure modules of daemon/lib/) and
 # libkprofwire.a (frames, kept profiles, protobuf-c code) that kprofd, kprofctl, the benchmarks
@@ -19,11 +19,12 @@ LLVM_STRIP ?= llvm-strip
 PROTOC_C ?= protoc-c
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.1.0)
 
-# Packages the build, the tests and the demo need (Debian 12).
+# Packages the build, the tests and the demo need (Debian 12). QEMU and a static busybox boot
+# Debian's older kernels for tests/integration/test_kernels.sh.
 DEPS := clang llvm make g++ pkg-config golang-go libbpf-dev bpftool libelf-dev zlib1g-dev libsystemd-dev \
 	protobuf-c-compiler libprotobuf-c-dev libcmocka-dev libcapstone-dev libncurses-dev \
 	binutils-dev libinih-dev libmicrohttpd-dev nodejs procps util-linux tmux python3 systemd systemd-container groff-base \
-	linux-perf bpftrace libc6-dbg openjdk-17-jdk-headless erlang-base php-cli
+	linux-perf bpftrace libc6-dbg openjdk-17-jdk-headless erlang-base php-cli qemu-system-x86 busybox-static
 
 WFLAGS := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
 OPTFLAGS ?= -O2 -g
@@ -100,7 +101,7 @@ FUZZ_RUNS ?= 10000000
 FUZZ_MAX_TIME ?= 7200
 FUZZ_JOBS ?= 1
 
-.PHONY: bench-peers all deps check check-structure test test-asan unit integration demo bench \
+.PHONY: bench-peers all deps vmlinux-update check check-structure test test-asan unit integration demo bench \
 	install uninstall clean help format fuzz
 
 all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit $(BUILD)/native $(BUILD)/threadmill
@@ -122,6 +123,7 @@ help:
 	@echo "make install   install into \$$(DESTDIR)\$$(PREFIX) (PREFIX=$(PREFIX))"
 	@echo "make uninstall remove what make install installed (the config in $(SYSCONFDIR)/kprofd stays)"
 	@echo "make clean     remove $(BUILD)/"
+	@echo "make vmlinux-update  regenerate bpf/vmlinux/x86/vmlinux.h from the running kernel's BTF"
 	@echo "make format    clang-format every C file in place"
 	@echo "make help      this list"
 
@@ -137,14 +139,21 @@ deps:
 $(BUILD) $(BUILD)/tests:
 	mkdir -p $@
 
-$(BUILD)/vmlinux.h: | $(BUILD)
-	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+# The kernel's types for the BPF programs: a committed vmlinux.h (bpftool btf dump of Linux 6.18's
+# BTF, as libbpf-tools commit theirs), so the build does not depend on the kernel it runs on; CO-RE
+# relocations and the loader's feature checks (features.c) fit the programs to the kernel
+# they run on. `make vmlinux-update` regenerates it from the running kernel (a newer one only).
+VMLINUX_DIR := bpf/vmlinux/x86
+
+vmlinux-update:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_DIR)/vmlinux.h.tmp && \
+		mv $(VMLINUX_DIR)/vmlinux.h.tmp $(VMLINUX_DIR)/vmlinux.h
 
 # DWARF is stripped from each object; BTF stays, for the linker (externs, maps) and libbpf.
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c bpf/kprof.bpf.h include/kprof/abi.h $(BUILD)/vmlinux.h
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c bpf/kprof.bpf.h include/kprof/abi.h $(VMLINUX_DIR)/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 $(WFLAGS) -Wno-unused-parameter \
-		-I$(BUILD) -Iinclude -c $< -o $@
+		-I$(VMLINUX_DIR) -Iinclude -c $< -o $@
 	$(LLVM_STRIP) -g $@
 
 # libbpf's static linker resolves each tool's extern maps to shared.bpf.c's definitions.

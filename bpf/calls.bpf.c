@@ -4,13 +4,14 @@
  *
  * kp_call_enter / kp_call_return are attached by the daemon as uprobes / uretprobes at the
  * entries of JIT functions, each with the function's id as its cookie and the target's pid as the
- * probe's filter, so they need no kp_targets lookup. Each hit puts one call record (thread,
+ * probe's filter, so they need no kp_targets lookup. Before Linux 5.15 (no attach cookies) the
+ * function's id is found by its address (probe_cookie(), kprof.bpf.h). Each hit puts one call record (thread,
  * function, entry or return, time) in the ring buffer, with batched wakeups; from each thread's
  * entries and returns kprofd rebuilds its call stack (exact call counts and calling contexts).
  */
 #include "kprof.bpf.h"
 
-static __always_inline int call_event(void *ctx, __u32 is_exit)
+static __always_inline int call_event(struct pt_regs *ctx, __u32 is_exit)
 {
 	__u64 id = current_ids();
 	struct kp_call *r = bpf_ringbuf_reserve(&kp_events, sizeof(*r), 0);
@@ -22,7 +23,7 @@ static __always_inline int call_event(void *ctx, __u32 is_exit)
 	r->hdr.kind = KP_REC_CALL;
 	r->hdr.tgid = id >> 32;
 	r->tid = (__u32)id;
-	r->func = (__u32)bpf_get_attach_cookie(ctx);
+	r->func = (__u32)probe_cookie(ctx, KP_PROBE_CALL, is_exit);
 	r->exit = is_exit;
 	r->pad = 0;
 	r->time_ns = bpf_ktime_get_ns();

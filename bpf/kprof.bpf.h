@@ -41,7 +41,16 @@ struct kp_counters_map {
 	__type(value, __u64);
 };
 
+/* Uprobe cookies by address, for kernels without attach cookies (kp_has_cookie 0). */
+struct kp_probe_cookies_map {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, KP_MAX_PROBE_COOKIES); /* set small by the loader when unused */
+	__type(key, struct kp_probe_key);
+	__type(value, __u64);
+};
+
 extern struct kp_events_map kp_events SEC(".maps");
+extern struct kp_probe_cookies_map kp_probe_cookies SEC(".maps");
 extern struct kp_targets_map kp_targets SEC(".maps");
 extern struct kp_counters_map kp_counters SEC(".maps");
 
@@ -55,6 +64,9 @@ extern const volatile __s64 kp_boottime_offset_ns;
  * costs more than the helpers did. kp_pidns_level, its depth, is found by kp_pidns_probe
  * (pidns.bpf.c) after the load and before any program is attached. */
 extern const volatile __u32 kp_pidns_ino;
+/* The kernel has bpf_get_attach_cookie (Linux 5.15), probed by the loader: when 0, no program
+ * calls it (the verifier skips the branch of a constant) and the fallbacks below serve. */
+extern const volatile __u32 kp_has_cookie;
 extern __u32 kp_pidns_level;
 
 static __always_inline void count(__u32 idx)
@@ -113,6 +125,28 @@ static __always_inline __u64 current_ids(void)
 	if (!kp_pidns_ino)
 		return bpf_get_current_pid_tgid();
 	return task_ids((struct task_struct *)bpf_get_current_task());
+}
+
+/* The cookie of the uprobe that runs ctx: its attach cookie, or (before Linux 5.15) the one the
+ * loader stored for the probed address. A uprobe's handler sees the probed address as its
+ * instruction pointer; a uretprobe's sees the return address, and the probed function's address
+ * is in the newest of the task's return instances (the kernel runs the handlers of a return
+ * before it pops them). 0 when not found. */
+static __always_inline __u64 probe_cookie(struct pt_regs *ctx, __u32 kind, bool ret)
+{
+	struct kp_probe_key k = {.tgid = current_ids() >> 32, .kind = kind};
+	__u64 *v;
+
+	if (kp_has_cookie)
+		return bpf_get_attach_cookie(ctx);
+	if (ret) {
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+		k.addr = BPF_CORE_READ(task, utask, return_instances, func);
+	} else
+		k.addr = PT_REGS_IP(ctx);
+	v = bpf_map_lookup_elem(&kp_probe_cookies, &k);
+	return v ? *v : 0;
 }
 
 /* Wakeups are batched: user space is woken only when the buffer holds more than

@@ -142,6 +142,53 @@ struct {
 
 __u32 kp_cgroups_n; /* entries in kp_cgroups, kept by the loader: 0 skips the walk */
 
+/* struct cgroup before Linux 6.0: the ids of its ancestors, not pointers to them. */
+struct cgroup___pre60 {
+	int level;
+	u64 ancestor_ids[];
+} __attribute__((preserve_access_index));
+
+/* The nearest watched ancestor of cg (at level, itself included), Linux 6.0 and newer:
+ * ancestors[level] is cg itself, ancestors[0] the root. One function per layout, each called only
+ * where its field exists: clang hoists field offsets out of a shared loop, above the check, and a
+ * missing field's relocation then fails the program on every kernel. */
+static __noinline __u64 watched_ancestors(struct cgroup *cg, int level)
+{
+	for (int i = 0; i < KP_CGROUP_DEPTH; i++) {
+		struct cgroup *a = NULL;
+		__u64 id;
+
+		if (level - i < 0)
+			break;
+		bpf_core_read(&a, sizeof(a), &cg->ancestors[level - i]);
+		if (!a)
+			break;
+		id = BPF_CORE_READ(a, kn, id);
+		if (bpf_map_lookup_elem(&kp_cgroups, &id))
+			return id;
+	}
+	return 0;
+}
+
+/* The same before Linux 6.0: ancestor_ids[level] is cg's own id. */
+static __noinline __u64 watched_ancestor_ids(struct cgroup *cg, int level)
+{
+	struct cgroup___pre60 *old = (void *)cg;
+
+	for (int i = 0; i < KP_CGROUP_DEPTH; i++) {
+		__u64 id = 0;
+
+		if (level - i < 0)
+			break;
+		bpf_core_read(&id, sizeof(id), &old->ancestor_ids[level - i]);
+		if (!id)
+			break;
+		if (bpf_map_lookup_elem(&kp_cgroups, &id))
+			return id;
+	}
+	return 0;
+}
+
 /* The id of cg or of its nearest ancestor that is watched, else 0. */
 static __always_inline __u64 watched_cgroup(struct cgroup *cg)
 {
@@ -151,21 +198,10 @@ static __always_inline __u64 watched_cgroup(struct cgroup *cg)
 	if (!kp_cgroups_n || !cg || BPF_CORE_READ(cg, root, hierarchy_id) != 0)
 		return 0;
 	level = BPF_CORE_READ(cg, level);
-
-	for (int i = 0; i < KP_CGROUP_DEPTH; i++) {
-		struct cgroup *a = NULL;
-		__u64 id;
-
-		if (level - i < 0)
-			break;
-		/* ancestors[level] is cg itself, ancestors[0] the root. */
-		bpf_core_read(&a, sizeof(a), &cg->ancestors[level - i]);
-		if (!a)
-			break;
-		id = BPF_CORE_READ(a, kn, id);
-		if (bpf_map_lookup_elem(&kp_cgroups, &id))
-			return id;
-	}
+	if (bpf_core_field_exists(cg->ancestors))
+		return watched_ancestors(cg, level);
+	if (bpf_core_field_exists(struct cgroup___pre60, ancestor_ids))
+		return watched_ancestor_ids(cg, level);
 	return 0;
 }
 

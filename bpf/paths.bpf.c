@@ -99,7 +99,7 @@ static __always_inline void path_pop(struct kp_path_thread *st, __u64 id_tgid)
 SEC("uprobe")
 int kp_path_block(struct pt_regs *ctx)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx), id_tgid = current_ids();
+	__u64 cookie = probe_cookie(ctx, KP_PROBE_PATH, false), id_tgid = current_ids();
 	__u32 trace = cookie >> 32, blk = (__u32)cookie & KP_PATH_BLK_MASK;
 	bool is_entry = cookie & KP_PATH_BLK_ENTRY, exit_only = cookie & KP_PATH_BLK_EXIT_ONLY;
 	__u32 tid = (__u32)id_tgid, zero = 0, d;

@@ -107,10 +107,30 @@ static __always_inline void probe_unstep(struct kp_sample *s, __u64 nk, __u64 nu
 	s->flags |= KP_SF_UPROBE;
 }
 
+/* The event's cookie: its attach cookie, or before Linux 5.15 (no bpf_get_attach_cookie) its
+ * frequency, which is the cookie of a per-CPU set (per-thread events need Linux 6.7 and never run
+ * there). The context is the kernel's struct bpf_perf_event_data_kern, which holds the event. A
+ * cpu-clock event's frequency was turned into a period by the kernel (perf_swevent_init_hrtimer:
+ * NSEC_PER_SEC / freq, attr.freq cleared), which gives the frequency back exactly (below 31 kHz). */
+static __always_inline __u64 event_cookie(struct bpf_perf_event_data *ctx)
+{
+	struct bpf_perf_event_data_kern *k = (void *)ctx;
+	struct perf_event *ev;
+	__u64 p;
+
+	if (kp_has_cookie)
+		return bpf_get_attach_cookie(ctx);
+	ev = BPF_CORE_READ(k, event);
+	p = BPF_CORE_READ(ev, attr.sample_period);
+	if (BPF_CORE_READ_BITFIELD_PROBED(&ev->attr, freq))
+		return p; /* sample_freq, the same union */
+	return p ? 1000000000ULL / p : 0;
+}
+
 SEC("perf_event")
 int kp_sample(struct bpf_perf_event_data *ctx)
 {
-	__u64 id = current_ids(), cookie = bpf_get_attach_cookie(ctx);
+	__u64 id = current_ids(), cookie = event_cookie(ctx);
 	__u32 tgid = id >> 32, zero = 0, flags = 0;
 	struct kp_target *t;
 	struct kp_sample *s;

@@ -331,11 +331,23 @@ static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sam
 		",\"windows_dropped\":%" PRIu64 ",\"windows_aged\":%" PRIu64
 		",\"window_bad_files\":%" PRIu64 ",\"window_write_failures\":%" PRIu64
 		",\"windows_unsaved\":%" PRIu64 ",\"range_queries\":%" PRIu64
-		",\"range_sliced\":%" PRIu64 ",\"range_slices\":%" PRIu64 "}\n",
+		",\"range_sliced\":%" PRIu64 ",\"range_slices\":%" PRIu64,
 		r->window_sec, r->windows, r->windows_in_memory, r->window_memory_bytes,
 		r->window_disk_bytes, r->windows_dropped, r->windows_aged, r->window_bad_files,
 		r->window_write_failures, r->windows_unsaved, r->range_queries, r->range_sliced,
 		r->range_slices);
+	fputs(",\"features\":[", f);
+	for (size_t i = 0; i < r->n_features; i++) {
+		fputs(i ? ",{\"name\":" : "{\"name\":", f);
+		render_json_string(f, r->features[i]->name);
+		fprintf(f, ",\"on\":%s,\"kernel\":", r->features[i]->on ? "true" : "false");
+		render_json_string(f, r->features[i]->kernel);
+		fputs(",\"why\":", f);
+		render_json_string(f, r->features[i]->why);
+		fputc('}', f);
+	}
+	fputc(']', f);
+	fputs("}\n", f);
 }
 
 /* The sampling lines of status in text: frequencies, events, the sampler, lost forks. */
@@ -395,6 +407,26 @@ static void status_watches_text(FILE *f, const Kprof__StatusReply *r)
 	}
 }
 
+/* The kernel features of status in text: one line each, on or off, the version that has it. */
+static void status_features_text(FILE *f, const Kprof__StatusReply *r)
+{
+	if (!r->n_features)
+		return;
+	fputs("features:    this kernel's, of what kprofd uses (Linux version that has each)\n", f);
+	for (size_t i = 0; i < r->n_features; i++) {
+		size_t n = strlen(r->features[i]->name);
+
+		fputs("  ", f);
+		put_text(f, r->features[i]->name, 0);
+		fprintf(f, "%*s%-4s Linux ", n < 22 ? (int)(22 - n) : 1, "",
+			r->features[i]->on ? "on" : "off");
+		put_text(f, r->features[i]->kernel, 0);
+		fputs(": ", f);
+		put_text(f, r->features[i]->why, 0);
+		fputc('\n', f);
+	}
+}
+
 void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 {
 	double cpu_per_sample = r->samples ? (double)r->cpu_ns / (double)r->samples : 0;
@@ -441,4 +473,5 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 			"ranges:      %" PRIu64 " --since/--until profiles built, %" PRIu64
 			" of them in %" PRIu64 " steps between other work\n",
 			r->range_queries, r->range_sliced, r->range_slices);
+	status_features_text(f, r);
 }

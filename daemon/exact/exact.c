@@ -274,9 +274,9 @@ int calls_on(struct calls *c, struct loader *l, pid_t pid, char *err, size_t err
 
 		procmaps_file_path(path, sizeof(path), pid, pr->map_start, pr->map_end);
 		for (int ret = 0; ret < 2; ret++) {
-			LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = ret, .bpf_cookie = pr->func);
-			struct bpf_link *lk = bpf_program__attach_uprobe_opts(
-			    loader_call_prog(l, ret), pid, path, pr->offset, &o);
+			struct bpf_link *lk =
+			    loader_uprobe_attach(l, ret, loader_call_prog(l, ret), pid, path,
+						 pr->offset, pr->start, pr->func);
 
 			if (!lk) {
 				int e = -errno;

@@ -16,9 +16,17 @@
  * kp_exit deletes the entry when that process ends. A process that reuses the pid is then never
  * sampled, even while kprofd is stalled and has not handled the exit.
  *
- * Per-thread sampling needs kp_scan_threads and kp_thread_new (threads.bpf.c), which use the
- * task iterator (Linux 6.7) and the single perf context of a task (6.2): on an older kernel they
- * are left out of the load and only the per-CPU sets sample.
+ * What the kernel has is probed before the load (features.c), and what it lacks is left out or
+ * replaced, down to Linux 5.10:
+ *  - per-thread sampling needs kp_scan_threads and kp_thread_new (threads.bpf.c), which use the
+ *    task iterator (Linux 6.7), the single perf context of a task (6.2) and syscall programs
+ *    (5.14): on an older kernel they are left out and only the per-CPU sets sample;
+ *  - without attach cookies (5.15) kp_has_cookie is 0: the sampler tells its sets apart by their
+ *    events' frequency, and uprobes find their cookie by address in kp_probe_cookies, which
+ *    loader_uprobe_attach fills (the map is left at one entry when the cookies serve);
+ *  - the cgroup watch reads the layout of struct cgroup the kernel has (lifecycle.bpf.c).
+ * A load that fails all the same is explained from libbpf's messages (bpferr.h): the program and
+ * what this kernel lacks, with the version that has it; the privilege hint only for EPERM/EACCES.
  *
  * In a PID namespace other than the initial one (a container), the pids kprofd is given and
  * shows are its namespace's, which the kernel's BPF helpers do not give: the programs read them
@@ -28,6 +36,7 @@
  * before anything is attached. In the initial namespace none of this is loaded or run.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,8 +48,10 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "kprof/bpferr.h"
 #include "kprof/cleanup.h"
 #include "kprof/rbsize.h"
+#include "kernel/features.h"
 #include "kernel/loader.h"
 #include "os/log.h"
 #include "kprof.skel.h"
@@ -49,41 +60,11 @@ struct loader {
 	struct kprof_bpf *skel;
 	int ncpus; /* possible CPUs: size of per-CPU map values */
 	unsigned rb_bytes;
+	struct features feat;
 	bool threads_ok;
 	const uint64_t *scan_tids; /* kp_scan_tids, mmapped */
 	size_t scan_len;
 };
-
-/* The kernel has what the thread programs use; why not in why. */
-static bool threads_supported(char *why, size_t len)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	const struct btf_member *m;
-	const struct btf_type *t;
-	bool ctxp_ptr = false;
-	int id;
-
-	if (!btf) {
-		snprintf(why, len, "no kernel BTF");
-		return false;
-	}
-	if (btf__find_by_name_kind(btf, "bpf_iter_task_new", BTF_KIND_FUNC) < 0 ||
-	    btf__find_by_name_kind(btf, "bpf_task_from_pid", BTF_KIND_FUNC) < 0) {
-		snprintf(why, len, "no task iterator kfuncs (Linux 6.7 or newer needed)");
-		btf__free(btf);
-		return false;
-	}
-	id = btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT);
-	t = id < 0 ? NULL : btf__type_by_id(btf, id);
-	m = t ? btf_members(t) : NULL;
-	for (int i = 0; t && i < btf_vlen(t); i++, m++)
-		if (!strcmp(btf__name_by_offset(btf, m->name_off), "perf_event_ctxp"))
-			ctxp_ptr = btf_is_ptr(btf__type_by_id(btf, m->type));
-	btf__free(btf);
-	if (!ctxp_ptr)
-		snprintf(why, len, "task_struct.perf_event_ctxp is not one pointer (Linux 6.2+)");
-	return ctxp_ptr;
-}
 
 /* The initial PID namespace's inode number (the kernel's PROC_PID_INIT_INO). */
 #define PIDNS_INIT_INO 0xEFFFFFFCU
@@ -218,17 +199,23 @@ static int ringbuf_size(const struct loader_opts *o, unsigned *bytes)
  * ring buffer. */
 static void loader_setup(struct loader *l, uint32_t pidns)
 {
-	char why[256];
+	const struct feature *f = l->feat.f;
 
-	l->threads_ok = threads_supported(why, sizeof(why));
+	for (int i = 0; i < FEAT_NR; i++)
+		if (!f[i].on && (i != FEAT_TASK_FROM_VPID || pidns))
+			log_info("kernel feature %s (Linux %s) is off: %s", f[i].name, f[i].kernel,
+				 f[i].why);
+	l->threads_ok = f[FEAT_THREAD_EVENTS].on;
 	if (!l->threads_ok) {
-		log_warn("per-thread sampling is not available: %s; every target is sampled by "
-			 "per-CPU events",
-			 why);
+		log_warn("per-thread sampling is not available (Linux 6.7 or newer): every target "
+			 "is sampled by per-CPU events");
 		bpf_program__set_autoload(l->skel->progs.kp_thread_new, false);
 		bpf_program__set_autoload(l->skel->progs.kp_scan_threads, false);
 		bpf_map__set_autocreate(l->skel->maps.kp_scan_tids, false);
 	}
+	l->skel->rodata->kp_has_cookie = f[FEAT_ATTACH_COOKIE].on;
+	if (f[FEAT_ATTACH_COOKIE].on)
+		bpf_map__set_max_entries(l->skel->maps.kp_probe_cookies, 64);
 	l->skel->rodata->kp_pidns_ino = pidns;
 	l->skel->rodata->kp_self_tgid = getpid(); /* the id current_ids() gives kprofd */
 	l->skel->rodata->kp_boottime_offset_ns = boottime_offset_ns();
@@ -242,6 +229,102 @@ static void loader_setup(struct loader *l, uint32_t pidns)
 	l->skel->rodata->kp_nsec_per_tick = 1000000000ULL / sysconf(_SC_CLK_TCK);
 }
 
+/* libbpf's messages during the load, for an explanation if it fails (libbpf's own printing,
+ * to stderr, goes on): the last ones, which say why (a verifier log can be long). */
+static char load_log[32768];
+static size_t load_log_len;
+static libbpf_print_fn_t load_log_next;
+
+static int load_log_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char *m = NULL;
+	va_list copy;
+	size_t n;
+	int r;
+
+	va_copy(copy, ap);
+	/* One message may be a whole verifier log, whose end says why: its tail is kept. */
+	r = level != LIBBPF_DEBUG ? vasprintf(&m, fmt, copy) : -1;
+	va_end(copy);
+	if (r < 0)
+		m = NULL; /* undefined after a failure */
+	if (r > 0) {
+		const char *tail = m;
+
+		n = (size_t)r;
+		if (n > sizeof(load_log) / 2) {
+			tail = m + n - sizeof(load_log) / 2;
+			n = sizeof(load_log) / 2;
+		}
+		if (load_log_len + n >= sizeof(load_log)) { /* keep the newer half */
+			size_t keep = load_log_len < sizeof(load_log) / 2 - 1
+					  ? load_log_len
+					  : sizeof(load_log) / 2 - 1;
+
+			memmove(load_log, load_log + load_log_len - keep, keep);
+			load_log_len = keep;
+		}
+		memcpy(load_log + load_log_len, tail, n);
+		load_log_len += n;
+		load_log[load_log_len] = '\0';
+	}
+	free(m);
+	return load_log_next ? load_log_next(level, fmt, ap) : 0;
+}
+
+/* Whether the kernel lacks the program type of program name (a failed load's); why says so. */
+static bool prog_type_missing(struct loader *l, const char *name, char *why, size_t len)
+{
+	char prog[64];
+	size_t n = strnlen(name, sizeof(prog) - 1);
+	struct bpf_program *p;
+	enum bpf_prog_type t;
+	const char *s, *v;
+
+	memcpy(prog, name, n); /* name may be in why */
+	prog[n] = '\0';
+	p = bpf_object__find_program_by_name(l->skel->obj, prog);
+	t = p ? bpf_program__type(p) : BPF_PROG_TYPE_UNSPEC;
+	s = p ? libbpf_bpf_prog_type_str(t) : NULL;
+	if (!s || libbpf_probe_bpf_prog_type(t, NULL) != 0)
+		return false;
+	v = bpferr_prog_type(s);
+	snprintf(why, len, "program %s: this kernel has no BPF program type %s%s%s%s", prog, s,
+		 v ? " (Linux " : "", v ? v : "", v ? " and newer have it)" : "");
+	return true;
+}
+
+/* kprof_bpf__load; a failure logged with the program and what the kernel lacks, when libbpf's
+ * messages say, and the privilege hint only when the kernel refused for lack of privileges. */
+static int load_explained(struct loader *l)
+{
+	char why[320];
+	int err;
+
+	load_log_len = 0;
+	load_log[0] = '\0';
+	load_log_next = libbpf_set_print(load_log_print);
+	err = kprof_bpf__load(l->skel);
+	libbpf_set_print(load_log_next);
+	if (err >= 0)
+		return 0;
+	if (err == -EPERM || err == -EACCES) {
+		log_err("BPF: cannot load the BPF programs: %s (root, or CAP_BPF and CAP_PERFMON, "
+			"are needed)",
+			strerror(-err));
+		return err;
+	}
+	if (bpferr_explain(load_log, why, sizeof(why)) == 0)
+		log_err("BPF: cannot load the BPF programs: %s", why);
+	else if (!strncmp(why, "program ", 8) && prog_type_missing(l, why + 8, why, sizeof(why)))
+		log_err("BPF: cannot load the BPF programs: %s", why);
+	else
+		log_err("BPF: cannot load the BPF programs: %s%s%s (libbpf's messages above say "
+			"more)",
+			why, why[0] ? ": " : "", strerror(-err));
+	return err;
+}
+
 /* Sizes the ring buffer, loads the programs, finds the PID namespace's level, attaches. */
 static int loader_load(struct loader *l, uint32_t pidns)
 {
@@ -250,13 +333,9 @@ static int loader_load(struct loader *l, uint32_t pidns)
 	err = bpf_map__set_max_entries(l->skel->maps.kp_events, l->rb_bytes);
 	if (err < 0)
 		return err;
-	err = kprof_bpf__load(l->skel);
-	if (err < 0) {
-		log_err("BPF: cannot load the BPF programs: %s (root, CAP_BPF and CAP_PERFMON "
-			"are needed)",
-			strerror(-err));
+	err = load_explained(l);
+	if (err < 0)
 		return err;
-	}
 	if (pidns) {
 		err = pidns_probe(l);
 		if (err < 0) {
@@ -316,6 +395,11 @@ int loader_new(const struct loader_opts *o, struct loader **ret)
 	l->ncpus = libbpf_num_possible_cpus();
 	if (l->ncpus <= 0) {
 		err = l->ncpus ? l->ncpus : -ENODEV;
+		goto fail;
+	}
+	err = features_probe(&l->feat, why, sizeof(why));
+	if (err < 0) {
+		log_err("BPF: %s", why);
 		goto fail;
 	}
 	err = pidns_find(&pidns, why, sizeof(why));
@@ -411,6 +495,37 @@ int loader_ncpus(const struct loader *l)
 bool loader_threads_supported(const struct loader *l)
 {
 	return l->threads_ok;
+}
+
+const struct features *loader_features(const struct loader *l)
+{
+	return &l->feat;
+}
+
+struct bpf_link *loader_uprobe_attach(struct loader *l, bool ret, struct bpf_program *prog,
+				      pid_t pid, const char *path, uint64_t offset, uint64_t addr,
+				      uint64_t cookie)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = ret, .bpf_cookie = cookie);
+
+	if (!l->feat.f[FEAT_ATTACH_COOKIE].on) {
+		struct kp_probe_key k = {
+		    .tgid = pid,
+		    .kind = prog == l->skel->progs.kp_path_block ? KP_PROBE_PATH : KP_PROBE_CALL,
+		    .addr = addr,
+		};
+
+		if (bpf_map__update_elem(l->skel->maps.kp_probe_cookies, &k, sizeof(k), &cookie,
+					 sizeof(cookie), BPF_ANY) < 0)
+			return NULL; /* errno set */
+		o.bpf_cookie = 0;
+	}
+	return bpf_program__attach_uprobe_opts(prog, pid, path, offset, &o);
+}
+
+uint64_t loader_event_cookie(const struct loader *l, uint64_t cookie)
+{
+	return l->feat.f[FEAT_ATTACH_COOKIE].on ? cookie : 0;
 }
 
 int loader_scan_threads(struct loader *l, pid_t tgid, pid_t tid, struct kp_scan *res,

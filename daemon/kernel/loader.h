@@ -13,8 +13,10 @@
 
 #include "kprof/abi.h"
 
+struct bpf_link;
 struct bpf_map;
 struct bpf_program;
+struct features;
 
 struct loader_opts {
 	uint64_t ringbuf_bytes;	    /* explicit size; 0: from what can arrive (rbsize.h) */
@@ -45,6 +47,17 @@ int loader_ncpus(const struct loader *l);
 /* Per-thread sampling needs the thread programs, which need Linux 6.7 or newer (the task
  * iterator); false: only the per-CPU sets can sample (the reason is logged at start). */
 bool loader_threads_supported(const struct loader *l);
+/* What this kernel has of what the programs use (probed at load, features.h). */
+const struct features *loader_features(const struct loader *l);
+/* A uprobe (ret: uretprobe) of prog at offset of path in process pid, the code at address addr
+ * there (for a uretprobe: the function's), with cookie; before Linux 5.15 the cookie goes to
+ * kp_probe_cookies by address instead. NULL with errno on failure, as libbpf's. */
+struct bpf_link *loader_uprobe_attach(struct loader *l, bool ret, struct bpf_program *prog,
+				      pid_t pid, const char *path, uint64_t offset, uint64_t addr,
+				      uint64_t cookie);
+/* The cookie to attach a per-CPU set's event with: cookie, or 0 where the kernel has no attach
+ * cookies (the sampler then reads the event's frequency). */
+uint64_t loader_event_cookie(const struct loader *l, uint64_t cookie);
 /* Threads of tgid (of only thread tid when tid > 0) without a kprofd event: *tids points to
  * min(res->missing, KP_SCAN_MAX) of them, valid until the next scan. 0, or -ESRCH, -errno. */
 int loader_scan_threads(struct loader *l, pid_t tgid, pid_t tid, struct kp_scan *res,

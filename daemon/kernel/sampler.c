@@ -123,7 +123,8 @@ static int set_open(struct sampler *s, struct freq_set *fs, unsigned freq)
 	    .freq = 1,
 	    .sample_freq = freq,
 	};
-	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = freq);
+	/* Before Linux 5.15 no cookie: kp_sample reads the event's frequency instead. */
+	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = loader_event_cookie(s->loader, freq));
 	int opened = 0, err = 0;
 
 	fs->freq = freq;

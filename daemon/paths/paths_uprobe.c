@@ -207,9 +207,9 @@ int paths_attach_probes(struct path_trace *tr, const struct uprobe_site *site, c
 			cookie |= KP_PATH_BLK_ENTRY;
 		if (blk->flags & CFG_BLOCK_EXIT_ONLY)
 			cookie |= KP_PATH_BLK_EXIT_ONLY;
-		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = cookie);
-		lk = bpf_program__attach_uprobe_opts(prog, tr->pid, path,
-						     site->offset + (blk->start - tr->start), &o);
+		lk = loader_uprobe_attach(tr->env.loader, false, prog, tr->pid, path,
+					  site->offset + (blk->start - tr->start), blk->start,
+					  cookie);
 		if (!lk) {
 			int e = -errno;
 

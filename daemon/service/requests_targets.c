@@ -24,6 +24,7 @@
 #include "target/target.h"
 #include "os/transport.h"
 #include "manager/watch.h"
+#include "kernel/features.h"
 
 /* attach --cgroup/--unit: a watch, its members attached with the request's settings. */
 static void do_watch(struct client *cl, const Kprof__AttachRequest *req)
@@ -387,12 +388,24 @@ void requests_status(struct client *cl)
 	Kprof__SystemWide sw;
 	Kprof__HttpStatus hp;
 	const struct http_stats *hs;
+	Kprof__KernelFeature fv[FEAT_NR], *fp[FEAT_NR];
 	struct manager *m = cl->rq->m;
+	const struct features *fs = loader_features(m->loader);
 
 	if (requests_fill_status(cl->rq, &sr, &drops, freqs) < 0) {
 		requests_error(cl, -EIO, "cannot read the BPF counters");
 		return;
 	}
+	for (int i = 0; i < FEAT_NR; i++) {
+		kprof__kernel_feature__init(&fv[i]);
+		fv[i].name = (char *)fs->f[i].name;
+		fv[i].on = fs->f[i].on;
+		fv[i].kernel = (char *)fs->f[i].kernel;
+		fv[i].why = (char *)fs->f[i].why;
+		fp[i] = &fv[i];
+	}
+	sr.n_features = FEAT_NR;
+	sr.features = fp;
 	fill_syswide(m->sw, &sw);
 	sr.system_wide = &sw;
 	hs = &m->http_stats;

@@ -136,6 +136,18 @@ struct kp_execwatch {
  * pushed out is refused again at its next sample, and counted again. */
 #define KP_MAX_ALL_SKIP 4096
 
+/* Kernels without attach cookies (bpf_get_attach_cookie, Linux 5.15): a uprobe's cookie is found
+ * by the probed address instead, in kp_probe_cookies (key: the process and the address; for a
+ * uretprobe, the probed function's address). An LRU map: entries of detached probes age out. */
+#define KP_MAX_PROBE_COOKIES 32768
+#define KP_PROBE_CALL 0 /* kp_call_enter, kp_call_return: the function's id */
+#define KP_PROBE_PATH 1 /* kp_path_block: trace << 32 | block (and flags) */
+struct kp_probe_key {
+	__u32 tgid;
+	__u32 kind; /* KP_PROBE_*: exact mode and a path trace may probe the same address */
+	__u64 addr;
+};
+
 /* Argument and result of kp_scan_threads, a BPF_PROG_TYPE_SYSCALL program kprofd runs with
  * BPF_PROG_TEST_RUN: the threads of process tgid (or only thread tid) that carry no kprofd
  * event with the sampler attached. Their tids go to the array map kp_scan_tids (__u64 values),
@@ -305,6 +317,7 @@ _Static_assert(sizeof(struct kp_path) == 40, "kp_path layout");
 _Static_assert(sizeof(struct kp_thread) == 24, "kp_thread layout");
 _Static_assert(sizeof(struct kp_scan) == 24, "kp_scan layout");
 _Static_assert(sizeof(struct kp_pidns) == 16, "kp_pidns layout");
+_Static_assert(sizeof(struct kp_probe_key) == 16, "kp_probe_key layout");
 _Static_assert(sizeof(struct kp_path_key) == 16, "kp_path_key layout");
 _Static_assert(sizeof(struct kp_path_val) == 24, "kp_path_val layout");
 _Static_assert(sizeof(struct kp_path_thread) == 24 + 24 * KP_PATH_DEPTH, "kp_path_thread layout");

@@ -126,5 +126,21 @@ cpu_ms() {
 	echo $(((${12} + ${13}) * 1000 / $(getconf CLK_TCK)))
 }
 
+# kernel_has FEATURE: the running kprofd found FEATURE on this kernel (kprofctl status, features).
+kernel_has() {
+	ctl status --json | python3 -c "import json,sys
+f = [f for f in json.load(sys.stdin).get('features', []) if f['name'] == '$1']
+sys.exit(0 if f and f[0]['on'] else 1)"
+}
+
+# need_feature FEATURE TEST: skip the rest of the test (exit 0) when this kernel lacks FEATURE,
+# naming it and the Linux version that has it.
+need_feature() {
+	kernel_has "$1" && return 0
+	skip "$2" "this kernel has no $1 (Linux $(ctl status --json | python3 -c "import json,sys
+print(''.join(f['kernel'] for f in json.load(sys.stdin).get('features', []) if f['name'] == '$1') or '?')") or newer)"
+	exit 0
+}
+
 # state_is PID STATE: for wait_for, which needs a command evaluated on every poll.
 state_is() { [ "$(target_state "$1")" = "$2" ]; }

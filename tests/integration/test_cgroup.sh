@@ -8,7 +8,8 @@
 #   4. bad input: no such cgroup or unit, "..", a v1 hierarchy's path, a unit name that is not
 #      one, twice the same cgroup; another user's watch attaches only their processes; the
 #      cgroup removed while watched ends the watch; detach --cgroup; nothing left behind.
-# Needs root and a cgroup2 hierarchy (skipped without one); go for the pprof check.
+# Needs root, a cgroup2 hierarchy and per-thread sampling (Linux 6.7; skipped without them); go for
+# the pprof check. test_kernels.sh checks --cgroup on 6.1 and 6.12.
 . "$(dirname "$0")/lib.sh"
 MJ=$(realpath "$MINIJIT")
 CGROOT=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
@@ -37,6 +38,8 @@ cg_cleanup() {
 }
 trap cg_cleanup EXIT
 start_daemon || { fail "daemon starts" "see log"; exit 1; }
+# Members are sampled by per-thread events (a sleeping one costs nothing, checked below).
+need_feature per-thread-sampling "cgroup watches (per-thread members)"
 kd_fds() { ls "/proc/$DAEMON_PID/fd" | wc -l; }
 FDS0=$(kd_fds)
 status_key() { ctl status --json | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }

@@ -49,10 +49,7 @@ loc_added() {
 }
 
 start_daemon || { fail "daemon starts" "see log"; exit 1; }
-if [ "$(status_key sampling)" != threads ]; then
-	skip "per-thread sampling" "not available on this kernel: $(grep -m1 'per-thread' "$TDIR/kprofd.log")"
-	exit 0
-fi
+need_feature per-thread-sampling "per-thread sampling"
 FDS0=$(kd_fds)
 LINKS0=$(our_links)
 

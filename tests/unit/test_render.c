@@ -1044,8 +1044,39 @@ static void test_status_json(void **state)
 	    "\"watches\":[],\"window_sec\":0,\"windows\":0,\"windows_in_memory\":0,"
 	    "\"window_memory_bytes\":0,\"window_disk_bytes\":0,\"windows_dropped\":0,"
 	    "\"windows_aged\":0,\"window_bad_files\":0,\"window_write_failures\":0,"
-	    "\"windows_unsaved\":0,\"range_queries\":0,\"range_sliced\":0,\"range_slices\":0}\n");
+	    "\"windows_unsaved\":0,\"range_queries\":0,\"range_sliced\":0,\"range_slices\":0,"
+	    "\"features\":[]}\n");
 	free(s);
+
+	/* the kernel's features: JSON objects, and one text line each with on/off and version */
+	{
+		Kprof__KernelFeature f1 = KPROF__KERNEL_FEATURE__INIT, f2 = f1, *fp[2] = {&f1, &f2};
+
+		f1.name = "attach-cookie";
+		f1.on = true;
+		f1.kernel = "5.15";
+		f1.why = "bpf_get_attach_cookie \"x\"";
+		f2.name = "task-iterator";
+		f2.kernel = "6.7";
+		f2.why = "kfuncs";
+		r.n_features = 2;
+		r.features = fp;
+		s = status(&r, true);
+		assert_true(json_balanced(s));
+		assert_non_null(strstr(
+		    s, ",\"features\":[{\"name\":\"attach-cookie\",\"on\":true,\"kernel\":\"5.15\","
+		       "\"why\":\"bpf_get_attach_cookie \\\"x\\\"\"},{\"name\":\"task-iterator\","
+		       "\"on\":false,\"kernel\":\"6.7\",\"why\":\"kfuncs\"}]}\n"));
+		free(s);
+		s = status(&r, false);
+		assert_non_null(strstr(s, "\nfeatures:"));
+		assert_non_null(strstr(s, "\n  attach-cookie         on   Linux 5.15: "
+					  "bpf_get_attach_cookie \"x\"\n"));
+		assert_non_null(strstr(s, "\n  task-iterator         off  Linux 6.7: kfuncs\n"));
+		free(s);
+		r.n_features = 0;
+		r.features = NULL;
+	}
 
 	/* empty arrays, no samples */
 	r.n_drops_per_cpu = 0;
