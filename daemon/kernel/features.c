@@ -22,7 +22,7 @@
 #include <bpf/libbpf.h>
 
 #include "kprof/cleanup.h"
-#include "features.h"
+#include "kernel/features.h"
 
 static void btf_freep(struct btf **b)
 {
