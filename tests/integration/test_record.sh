@@ -169,7 +169,7 @@ rc=$?
 [ $rc = 0 ] && ! grep -q 'mj_hot' <<<"$out" &&
 	pass "record --no-children: only the command itself ($(sed -n 's/.*(\(.*\))/\1/p' "$TDIR/nochild.err"))" ||
 	fail "record --no-children" "rc $rc: $(cat "$TDIR/nochild.err")"
-ctl record --freq 99 --format folded -o /dev/null -- sh -c "sleep 0.3; true" 2>"$TDIR/empty.err"
+ctl record --freq 1 --format folded -o /dev/null -- sh -c "sleep 0.3; true" 2>"$TDIR/empty.err"
 grep -q "no samples: the command and the 1 process it started ran too briefly" "$TDIR/empty.err" &&
 	pass "an empty profile of a command that forked says so: $(grep 'no samples' "$TDIR/empty.err")" ||
 	fail "empty profile note" "$(cat "$TDIR/empty.err")"
