@@ -13,6 +13,7 @@
 # need no network). QEMU runs under TCG (no KVM here), one CPU a guest, two guests at a time: about
 # 3-4 minutes a boot, so about 8 minutes for the three.
 # Not sanitized: the guests run the plain build's binaries (booting them twice adds nothing).
+# Timeout: 1200 (tests/run.sh gives each test 300 s unless its header says otherwise)
 . "$(dirname "$0")/lib.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 KC=${KPROF_KERNELS:-/var/cache/kprof-kernels}
