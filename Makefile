@@ -43,7 +43,7 @@ PPROF_H := $(BUILD)/proto/profile.pb-c.h
 MANHELP_H := $(BUILD)/cli/manhelp.h
 # One BPF source per tool (bpf/*.bpf.c), linked into one object and one skeleton.
 BPF_SRC := bpf/shared.bpf.c bpf/sampler.bpf.c bpf/lifecycle.bpf.c bpf/calls.bpf.c bpf/paths.bpf.c \
-	bpf/threads.bpf.c bpf/pidns.bpf.c bpf/hwbp.bpf.c
+	bpf/threads.bpf.c bpf/pidns.bpf.c bpf/hwbp.bpf.c bpf/offcpu.bpf.c
 BPF_OBJS := $(patsubst bpf/%.c,$(BUILD)/bpf/%.o,$(BPF_SRC))
 SKELS := $(BUILD)/kprof.skel.h
 

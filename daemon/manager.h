@@ -17,6 +17,7 @@
 #include "kprof/config.h"
 #include "cgroups.h"
 #include "manager_attach.h"
+#include "manager_offcpu.h"
 #include "manager_targets.h"
 #include "manager_watch.h"
 #include "target.h"
@@ -47,6 +48,7 @@ struct manager_hooks {
 	void (*on_reload)(void *ud);
 };
 struct loader;
+struct offcpu_bpf;
 struct ringbuf;
 struct syswide;
 struct sampler;
@@ -100,6 +102,10 @@ struct manager {
 	uint64_t all_taken_over;   /* --all targets ended by another attach of their process */
 	uint64_t all_kept_dropped; /* --all ended profiles dropped by limits.max_kept */
 	uint64_t all_samples;	   /* samples added to --all targets */
+	/* Off-CPU time (manager_offcpu.c): its maps' reader, made at the first target that
+	 * asks; sums of no such target. */
+	struct offcpu_bpf *offcpu;
+	uint64_t offcpu_unknown;
 };
 
 #define MANAGER_MAX_FREQS 64 /* distinct frequencies a status lists */
