@@ -102,7 +102,8 @@ FUZZ_JOBS ?= 1
 .PHONY: bench-peers all deps check check-structure test test-asan unit integration demo bench \
 	install uninstall clean help format fuzz
 
-all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit $(BUILD)/native $(BUILD)/threadmill
+all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit $(BUILD)/native $(BUILD)/threadmill \
+	$(BUILD)/offcpu_mix
 
 help:
 	@echo "make deps      install build/test packages (apt-get, idempotent)"
@@ -207,6 +208,10 @@ $(BUILD)/minijit: tests/fixtures/minijit/minijit.c tests/prng.h include/kprof/io
 # Native code named only by the vdso, libm's and libc's debug files (tests/fixtures/native/).
 $(BUILD)/native: tests/fixtures/native/native.c | $(BUILD)
 	$(CLANG) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -o $@ $< -lm -lpthread
+
+# Threads that run and wait in known proportions, for test_offcpu.sh.
+$(BUILD)/offcpu_mix: tests/fixtures/offcpu_mix.c | $(BUILD)
+	$(CLANG) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -pthread -o $@ $<
 
 # A multi-threaded target for test_threads.sh (late threads, a thread storm, sleepers).
 $(BUILD)/threadmill: tests/fixtures/threadmill.c | $(BUILD)

@@ -301,6 +301,7 @@ static int attach_child(const struct record_opts *o, pid_t pid)
 	ar.freq_hz = o->freq;
 	ar.children = o->children;
 	ar.no_jvm_map = o->no_jvm_map;
+	ar.off_cpu = o->off_cpu;
 	req.body_case = KPROF__REQUEST__BODY_ATTACH;
 	req.attach = &ar;
 	r = o->call(&req, &rep);

@@ -134,7 +134,7 @@ int verbs_option_error(int c, char **argv, const struct option *opts)
 int verbs_getopt(int *status, const char *verb, int argc, char **argv, const char *shortopts,
 		 const struct option *opts)
 {
-	struct option all[16];
+	struct option all[24];
 	char so[32];
 	size_t n = 0;
 	int c;

@@ -112,7 +112,15 @@ static int export_write(const Kprof__ExportRequest *er, const char *format, cons
 
 	if ((r = export_one(er, &rep)))
 		return r;
-	r = export_profile(rep->export->profile, format, path) < 0 ? KPROFCTL_EXIT_ERROR : 0;
+	if (er->off_cpu && !rep->export->off_cpu) {
+		fputs("kprofctl: kprofd sent no off-CPU profile\n", stderr);
+		kprof__reply__free_unpacked(rep, NULL);
+		return KPROFCTL_EXIT_ERROR;
+	}
+	r = export_offcpu(rep->export->profile, er->off_cpu ? rep->export->off_cpu : NULL, format,
+			  path) < 0
+		? KPROFCTL_EXIT_ERROR
+		: 0;
 	kprof__reply__free_unpacked(rep, NULL);
 	return r;
 }
@@ -128,6 +136,7 @@ int verb_export(int argc, char **argv)
 	    {"base-since", required_argument, NULL, OPT_BASE_SINCE},
 	    {"base-until", required_argument, NULL, OPT_BASE_UNTIL},
 	    {"base-pid", required_argument, NULL, OPT_BASE_PID},
+	    {"off-cpu", no_argument, NULL, 'O'},
 	    GROUP_OPTS,
 	    RANGE_OPTS,
 	    {},
@@ -147,6 +156,8 @@ int verb_export(int argc, char **argv)
 			format = optarg;
 		else if (c == 'F')
 			force = true;
+		else if (c == 'O')
+			er.off_cpu = true;
 		else if (c == 'S' && verbs_parse_session(optarg, &er.session) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		else if (verbs_group_opt(c, &grp))
@@ -323,6 +334,7 @@ int verb_record(int argc, char **argv)
 	    {"top", required_argument, NULL, 'n'},
 	    {"force", no_argument, NULL, 'B'},
 	    {"full-names", no_argument, NULL, 'N'},
+	    {"off-cpu", no_argument, NULL, 'O'},
 	    {},
 	};
 	struct record_opts o = {.call = verbs_call, .format = "pprof", .top = 20};
@@ -347,6 +359,8 @@ int verb_record(int argc, char **argv)
 			force = true;
 		else if (c == 'N')
 			o.full_names = true;
+		else if (c == 'O')
+			o.off_cpu = true;
 	}
 	if (st >= 0)
 		return st;

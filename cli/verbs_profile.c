@@ -23,6 +23,7 @@
 #include "group.h"
 #include "render.h"
 #include "render_annotate.h"
+#include "render_offcpu.h"
 #include "render_profile.h"
 #include "render_spp.h"
 #include "top.h"
@@ -57,6 +58,33 @@ static int report_group(const char *name, const struct verbs_group *grp,
 	return r;
 }
 
+/* report --off-cpu, or --wall (the CPU report too, the whole of both merged). */
+static int report_offcpu(Kprof__ReportRequest *rr, bool wall, bool json)
+{
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__Reply *off = NULL, *cpu = NULL;
+	unsigned top = rr->top;
+	int r;
+
+	req.body_case = KPROF__REQUEST__BODY_REPORT;
+	req.report = rr;
+	rr->off_cpu = true;
+	if (wall)
+		rr->top = 0; /* merged: every function of both, cut after */
+	if ((r = verbs_call(&req, &off)))
+		return r;
+	rr->off_cpu = false;
+	if (wall && (r = verbs_call(&req, &cpu))) {
+		kprof__reply__free_unpacked(off, NULL);
+		return r;
+	}
+	render_offcpu_report(stdout, off->report, cpu ? cpu->report : NULL, top, json);
+	kprof__reply__free_unpacked(off, NULL);
+	if (cpu)
+		kprof__reply__free_unpacked(cpu, NULL);
+	return 0;
+}
+
 int verb_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -64,6 +92,8 @@ int verb_report(int argc, char **argv)
 	    {"session", required_argument, NULL, 'S'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"full-names", no_argument, NULL, 'W'},
+	    {"off-cpu", no_argument, NULL, 'O'},
+	    {"wall", no_argument, NULL, 'w'},
 	    GROUP_OPTS,
 	    RANGE_OPTS,
 	    {},
@@ -71,7 +101,7 @@ int verb_report(int argc, char **argv)
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ReportRequest rr = KPROF__REPORT_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
-	bool json = false, full_names = false;
+	bool json = false, full_names = false, wall = false;
 	struct verbs_group grp = {0};
 	const char *name;
 	int c, r, st = -1;
@@ -86,6 +116,10 @@ int verb_report(int argc, char **argv)
 			json = true;
 		if (c == 'W')
 			full_names = true;
+		if (c == 'O')
+			rr.off_cpu = true;
+		if (c == 'w')
+			wall = true;
 		if (!verbs_group_opt(c, &grp) && verbs_range_opt(c, &rr.since_ns, &rr.until_ns))
 			return KPROFCTL_EXIT_USAGE;
 	}
@@ -94,10 +128,14 @@ int verb_report(int argc, char **argv)
 	name = verbs_group_name("report", &grp, argc, rr.session, &r);
 	if (r)
 		return r;
+	if (name && (rr.off_cpu || wall))
+		return verbs_usage_error("report", "--off-cpu and --wall are for one PID");
 	if (name)
 		return report_group(name, &grp, &rr, json, full_names);
 	if ((r = verbs_one_pid("report", argc, argv, &rr.pid)))
 		return r;
+	if (rr.off_cpu || wall)
+		return report_offcpu(&rr, wall, json);
 	req.body_case = KPROF__REQUEST__BODY_REPORT;
 	req.report = &rr;
 	if ((r = verbs_call(&req, &rep)))
@@ -112,6 +150,7 @@ int verb_hcct(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"phi", required_argument, NULL, 'p'},
 	    {"exact", no_argument, NULL, 'x'},
+	    {"off-cpu", no_argument, NULL, 'O'},
 	    {"session", required_argument, NULL, 'S'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"full-names", no_argument, NULL, 'W'},
@@ -131,6 +170,8 @@ int verb_hcct(int argc, char **argv)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'x')
 			hr.exact = true;
+		if (c == 'O')
+			hr.off_cpu = true;
 		if (c == 'j')
 			json = true;
 		if (c == 'W')
@@ -453,19 +494,47 @@ static void folded_print(const Kprof__FoldedReply *f, bool json)
 			f->samples_omitted, render_plural(f->samples_omitted));
 }
 
+/* folded --wall: the CPU stacks (under "[running]", weighted by the period) and the off-CPU
+ * ones, in nanoseconds. */
+static int folded_wall(Kprof__FoldedRequest *fr)
+{
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__Reply *off = NULL, *cpu = NULL;
+	int r;
+
+	req.body_case = KPROF__REQUEST__BODY_FOLDED;
+	req.folded = fr;
+	fr->off_cpu = true;
+	if ((r = verbs_call(&req, &off)))
+		return r;
+	fr->off_cpu = false;
+	if ((r = verbs_call(&req, &cpu))) {
+		kprof__reply__free_unpacked(off, NULL);
+		return r;
+	}
+	render_offcpu_wall_folded(stdout, cpu->folded->folded,
+				  cpu->folded->target ? cpu->folded->target->freq_hz : 0,
+				  off->folded->folded);
+	kprof__reply__free_unpacked(off, NULL);
+	kprof__reply__free_unpacked(cpu, NULL);
+	return 0;
+}
+
 int verb_folded(int argc, char **argv)
 {
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	static const struct option opts[] = {
 	    {"session", required_argument, NULL, 'S'},
 	    {"json", no_argument, NULL, 'j'},
+	    {"off-cpu", no_argument, NULL, 'O'},
+	    {"wall", no_argument, NULL, 'w'},
 	    GROUP_OPTS,
 	    RANGE_OPTS,
 	    {},
 	};
 	Kprof__FoldedRequest fr = KPROF__FOLDED_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
-	bool json = false;
+	bool json = false, wall = false;
 	struct verbs_group grp = {0};
 	const char *name;
 	int c, r, st = -1;
@@ -475,11 +544,17 @@ int verb_folded(int argc, char **argv)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			json = true;
+		if (c == 'O')
+			fr.off_cpu = true;
+		if (c == 'w')
+			wall = true;
 		if (!verbs_group_opt(c, &grp) && verbs_range_opt(c, &fr.since_ns, &fr.until_ns))
 			return KPROFCTL_EXIT_USAGE;
 	}
 	if (st >= 0)
 		return st;
+	if (wall && (json || fr.off_cpu))
+		return verbs_usage_error("folded", "--wall goes alone: no --json or --off-cpu");
 	name = verbs_group_name("folded", &grp, argc, fr.session, &r);
 	if (r)
 		return r;
@@ -488,8 +563,12 @@ int verb_folded(int argc, char **argv)
 					 "--json is for one PID; use export --format json");
 	if (name)
 		return verbs_group_export(name, fr.since_ns, fr.until_ns, "folded", "-");
+	if (name && (fr.off_cpu || wall))
+		return verbs_usage_error("folded", "--off-cpu and --wall are for one PID");
 	if ((r = verbs_one_pid("folded", argc, argv, &fr.pid)))
 		return r;
+	if (wall)
+		return folded_wall(&fr);
 	req.body_case = KPROF__REQUEST__BODY_FOLDED;
 	req.folded = &fr;
 	if ((r = verbs_call(&req, &rep)))

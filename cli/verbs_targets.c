@@ -59,11 +59,14 @@ static int attach_options(int argc, char **argv, Kprof__AttachRequest *ar, bool 
 	    {"cgroup", required_argument, NULL, 'G'},
 	    {"unit", required_argument, NULL, 'U'},
 	    {"all", no_argument, NULL, 'A'},
+	    {"off-cpu", no_argument, NULL, 'O'},
 	    {},
 	};
 	int c, r, st = -1;
 
 	while ((c = verbs_getopt(&st, "attach", argc, argv, "F:d:", opts)) != -1) {
+		if (c == 'O')
+			ar->off_cpu = true;
 		if ((r = attach_value_opt(c, ar)))
 			return r;
 		if (c == 'k')
@@ -92,10 +95,10 @@ static int attach_check(int argc, char **argv, Kprof__AttachRequest *ar)
 {
 	if (ar->all &&
 	    (optind < argc || ar->cgroup[0] || ar->unit[0] || ar->children || ar->calls ||
-	     ar->duration_sec || ar->eps || ar->hcct_kernel || ar->no_jvm_map))
+	     ar->duration_sec || ar->eps || ar->hcct_kernel || ar->no_jvm_map || ar->off_cpu))
 		return verbs_usage_error("attach",
 					 "--all takes only --freq and --json: no PID, "
-					 "--cgroup, --unit, --children, --calls or --duration");
+					 "--cgroup, --unit, --children, --calls, --duration or --off-cpu");
 	if ((ar->burst_ms || ar->period_ms || ar->force) && !ar->calls)
 		return verbs_usage_error("attach", "--burst, --period and --force go with --calls");
 	if (!ar->burst_ms != !ar->period_ms || (ar->burst_ms && ar->burst_ms >= ar->period_ms))

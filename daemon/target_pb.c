@@ -23,6 +23,7 @@
 #include "jvmmap.h"
 #include "paths.h"
 #include "paths_reply.h"
+#include "offcpu.h"
 #include "symbolize.h"
 
 /* The saved MCCT (checked by saved_check: parents before children, ids in range) as an HCCT
@@ -192,6 +193,14 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->calls = t->calls.enabled;
 	if (t->calls.enabled)
 		fill_pb_calls(t, pb);
+	if (t->offcpu) {
+		pb->off_cpu = true;
+		pb->off_cpu_ns = offcpu_total_ns(t->offcpu);
+		pb->n_off_cpu_state_ns = KP_OFF_NSTATES;
+		pb->off_cpu_state_ns = (uint64_t *)t->offcpu->ns;
+		pb->off_cpu_intervals = t->offcpu->intervals;
+		pb->off_cpu_lost_stacks = t->offcpu->lost_stacks;
+	}
 }
 
 /* Exact mode's results (checked by saved_check): counts moved to the restored profile's ids. */
