@@ -1,33 +1,33 @@
 #!/usr/bin/env bash
-# Off-CPU cost (docs/BENCHMARKS.md "Off-CPU time"): bench/pingpong's round trips per second
-# alone, attached with --off-cpu, and unattached while another pingpong is attached with
-# --off-cpu (the sched_switch program then runs for every switch of the machine); kprofd's CPU
-# time for the attached run. Root. Usage: bench/offcpu.sh [BUILD] [SECONDS] [ROUNDS]
+# Off-CPU cost (docs/BENCHMARKS.md "Off-CPU time"): bench/pingpong (two threads passing a byte
+# through pipes) run ROUNDS times in each of three modes, interleaved: plain (nothing attached
+# with --off-cpu: the sched_switch program is not attached), other (a sleeping process is
+# attached with --off-cpu: the program runs at every switch of the machine and returns at once
+# for pingpong) and attached (pingpong itself attached with --off-cpu). Prints each run's
+# round trips per second and CPU per round trip, and kprofd's CPU time over the attached runs.
+# Root. Usage: bench/offcpu.sh [BUILD] [SECONDS] [ROUNDS]
 set -eu
 BUILD=${1:-build}; SECS=${2:-5}; ROUNDS=${3:-3}
 D=$(mktemp -d /tmp/kprof-bench-offcpu.XXXXXX)
-trap 'kill $KP 2>/dev/null; rm -rf "$D"' EXIT
+KP=; SL=
+trap '[ -n "$SL" ] && kill $SL; [ -n "$KP" ] && { kill $KP; wait $KP; }; rm -rf "$D"' EXIT
 cc -O2 -g -fno-omit-frame-pointer -pthread -o "$D/pingpong" "$(dirname "$0")/pingpong.c"
 "$BUILD/kprofd" --socket "$D/s" --state-dir "$D/st" >"$D/log" 2>&1 & KP=$!
 for i in $(seq 50); do "$BUILD/kprofctl" --socket "$D/s" status >/dev/null 2>&1 && break; sleep 0.1; done
 ctl() { "$BUILD/kprofctl" --socket "$D/s" "$@"; }
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-# run MODE: one pingpong; MODE plain, attached (it, --off-cpu) or other (another one is)
-run() {
-	local other= p fifo=$D/in.$RANDOM
-	mkfifo "$fifo"
-	if [ "$1" = other ]; then
-		mkfifo "$fifo.o"; "$D/pingpong" $((SECS + 5)) <"$fifo.o" >/dev/null 2>&1 & other=$!
-		exec 4>"$fifo.o"; ctl attach $other --off-cpu >/dev/null; echo >&4
-	fi
-	"$D/pingpong" "$SECS" <"$fifo" >"$D/out" 2>/dev/null & p=$!
-	exec 3>"$fifo"
-	[ "$1" = attached ] && ctl attach $p --off-cpu >/dev/null
-	local c0; c0=$(cpu_ticks $KP)
-	echo >&3; wait $p; exec 3>&-
-	local c1; c1=$(cpu_ticks $KP)
-	[ -n "$other" ] && { kill $other; wait $other 2>/dev/null; exec 4>&-; }
-	echo "$1: $(cat "$D/out"), kprofd $(( (c1 - c0) * 10 )) ms CPU in ${SECS} s"
-}
-for r in $(seq "$ROUNDS"); do run plain; run attached; run other; done
-ctl status | grep -i off-cpu || true
+cpu_ms() { awk '{ print ($14 + $15) * 10 }' "/proc/$1/stat"; }
+sleep 100000 & SL=$!
+KCPU=0
+for r in $(seq "$ROUNDS"); do
+	echo -n "plain:    "; echo | "$D/pingpong" "$SECS" 2>/dev/null
+	ctl attach $SL --off-cpu >/dev/null
+	echo -n "other:    "; echo | "$D/pingpong" "$SECS" 2>/dev/null
+	ctl detach $SL >/dev/null
+	{ sleep 1; echo; } | "$D/pingpong" "$SECS" >"$D/out" 2>/dev/null & P=$!
+	ctl attach $P --off-cpu >/dev/null
+	c0=$(cpu_ms $KP); wait $P; c1=$(cpu_ms $KP)
+	KCPU=$((KCPU + c1 - c0))
+	echo "attached: $(cat "$D/out") (kprofd $((c1 - c0)) ms CPU)"
+done
+echo "kprofd: $KCPU ms CPU over $ROUNDS attached runs of ${SECS} s (+1 s waiting each)"
+ctl status | grep -i 'off-CPU' || true

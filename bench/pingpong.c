@@ -2,8 +2,11 @@
 /* pingpong: two threads pass a byte back and forth through two pipes for SECONDS seconds, then
  * print the round trips per second (each round trip blocks both threads once: the
  * context-switch-heavy load of docs/BENCHMARKS.md "Off-CPU time"). Prints "ready" and waits for
- * a line on stdin first, so that kprofd can be attached before it starts (bench/offcpu.sh). */
+ * a line on stdin first, so that kprofd can be attached before it starts (bench/offcpu.sh).
+ * Also the process's CPU time (user + system) per round trip, which a loaded machine disturbs
+ * less than the rate. */
 #include <pthread.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -43,6 +46,12 @@ int main(int argc, char **argv)
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		t = ts.tv_sec + ts.tv_nsec / 1e9;
 	} while (t - t0 < secs);
-	printf("%.0f round trips/s\n", n / (t - t0));
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	printf("%.0f round trips/s, %.0f ns CPU per round trip\n", n / (t - t0),
+	       ((ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e9 +
+		(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e3) /
+		   n);
 	return 0;
 }
