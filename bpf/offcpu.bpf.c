@@ -78,12 +78,13 @@ static __always_inline long task_state(struct task_struct *p)
 
 /* The target entry of p's process if it asks for off-CPU time (the same process: its leader's
  * start matches), else NULL. */
-static __always_inline struct kp_target *offcpu_target(struct task_struct *p, __u64 *ids)
+static __always_inline struct kp_target *offcpu_target(struct task_struct *p, bool running,
+						     __u64 *ids)
 {
 	struct kp_target *t;
 	__u32 tgid;
 
-	*ids = task_ids(p);
+	*ids = running ? current_ids() : task_ids(p); /* the helper is the cheaper */
 	tgid = *ids >> 32;
 	if (!tgid)
 		return NULL;
@@ -101,7 +102,7 @@ static __always_inline void switch_out(void *ctx, bool preempt, struct task_stru
 	__u64 ids;
 	__u32 tid;
 
-	if (!offcpu_target(prev, &ids))
+	if (!offcpu_target(prev, true, &ids))
 		return;
 	st = task_state(prev);
 	if (st & KP_TASK_DEAD)
@@ -140,7 +141,7 @@ static __always_inline void switch_in(struct task_struct *next)
 	__u64 ids, now;
 	__u32 tid;
 
-	if (!offcpu_target(next, &ids))
+	if (!offcpu_target(next, false, &ids))
 		return;
 	tid = (__u32)ids;
 	b = bpf_map_lookup_elem(&kp_offcpu_start, &tid);

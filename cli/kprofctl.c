@@ -38,10 +38,13 @@ static int verb_help_verb(int argc, char **argv);
 static const struct verb verbs[] = {
     {"attach", verb_attach,
      "PID [--freq HZ] [--duration SEC] [--eps E] [--hcct-kernel] [--no-jvm-map] [--json]\n"
-     "          [--children] [--calls[=NAME,...|=hot:N] [--burst MS --period MS] [--force]]\n"
+     "          [--children] [--off-cpu] [--calls[=NAME,...|=hot:N] [--burst MS --period MS]\n"
+     "          [--force]]\n"
      "          | --cgroup PATH | --unit NAME [--freq HZ] [...] | --all [--freq HZ]",
      "start sampling PID (default 99 Hz, 1-4999; until detached, exit or SEC seconds);\n"
      "          --children: every process it forks from then on is a target too;\n"
+     "          --off-cpu: also where its threads wait off CPU (sched_switch), by stack\n"
+     "          and state, for report/folded/hcct/export --off-cpu and --wall;\n"
      "          --cgroup/--unit: every process in the cgroup or unit, now and later;\n"
      "          --all (root): system-wide, per-CPU events at 19 Hz by default, every\n"
      "          process that gets a sample a target of its own (kernel threads and idle\n"
@@ -62,25 +65,32 @@ static const struct verb verbs[] = {
      "daemon version, targets, samples/s, ring-buffer drops, own CPU"},
     {"report", verb_report,
      "PID [--top N] [--session N] [--since T] [--until T] [--full-names] [--json]\n"
-     "          | --cgroup PATH | --unit NAME | --all [--top N] [--since T] [--until T] [...]",
+     "          [--off-cpu | --wall] | --cgroup PATH | --unit NAME | --all [--top N] [--since T] [--until T] [...]",
      "flat profile: self and total samples per function (default top 20, 0 = all);\n"
      "          C++ names without their parameter lists unless --full-names;\n"
      "          --cgroup/--unit: the processes of a watched cgroup or unit, merged;\n"
      "          --all: those of system-wide mode (attach --all), merged;\n"
      "          --since/--until: only the kept time windows in that range (10m, \"10m ago\",\n"
-     "          11:05, \"2026-11-24 11:05\", @EPOCH, now); default: everything"},
+     "          11:05, \"2026-11-24 11:05\", @EPOCH, now); default: everything;\n"
+     "          --off-cpu (attach --off-cpu): functions by time off CPU, states first;\n"
+     "          --wall: CPU samples weighted by their period plus the off-CPU time"},
     {"folded", verb_folded,
-     "PID [--session N] [--since T] [--until T] [--json] | --cgroup PATH | --unit NAME | --all",
-     "folded stacks (root;...;leaf count) for flame graphs"},
+     "PID [--session N] [--since T] [--until T] [--json] [--off-cpu | --wall]\n"
+     "          | --cgroup PATH | --unit NAME | --all",
+     "folded stacks (root;...;leaf count) for flame graphs; --off-cpu: the off-CPU\n"
+     "          stacks in nanoseconds, under their state ([sleeping], [runnable], ...);\n"
+     "          --wall: those and the CPU stacks under [running], in nanoseconds"},
     {"top", verb_top, "[PID...] [--interval MS] [--iterations N] [--full-names] [--json]",
      "live view: functions by self time in the last interval (default 1000 ms), keys\n"
      "          q quit, s sort, p pause, t HCCT tree, / filter, arrows, PgUp/PgDn, Home/End\n"
      "          scroll; --json prints one JSON line per interval instead"},
     {"hcct", verb_hcct,
-     "PID [--phi X] [--exact] [--session N] [--since T] [--until T] [--full-names] [--json]",
+     "PID [--phi X] [--exact | --off-cpu] [--session N] [--since T] [--until T]\n"
+     "          [--full-names] [--json]",
      "hot calling contexts: every context with at least phi of the samples (default\n"
      "          0.001, at least the target's eps, set at attach: default 0.0002), as a tree;\n"
-     "          --exact: the contexts of the probed calls (attach --calls)"},
+     "          --exact: the contexts of the probed calls (attach --calls); --off-cpu:\n"
+     "          those of the off-CPU time (counts in nanoseconds)"},
     {"paths", verb_paths,
      "PID FUNCTION [--k K] [--duration S] [--budget N] [--top N] [--force] [--json]\n"
      "          | PID --show [--session N] | PID --stop",
@@ -99,23 +109,28 @@ static const struct verb verbs[] = {
      "          totals from it). --show prints the last trace, --stop ends the running one"},
     {"export", verb_export,
      "PID -o FILE [--format pprof|folded|json] [--force] [--session N] [--since T]\n"
-     "          [--until T] [--base FILE --base-since T --base-until T --base-pid PID]\n"
+     "          [--until T] [--off-cpu] [--base FILE --base-since T --base-until T\n"
+     "          --base-pid PID]\n"
      "          | --cgroup PATH | --unit NAME | --all -o FILE [--format ...] [--force]",
      "write the profile to FILE (- for stdout): pprof (gzip, for go tool pprof;\n"
      "          the default), folded stacks, or JSON (functions and per-thread stacks);\n"
      "          pprof is not written to a terminal without --force; --base FILE also\n"
-     "          writes the base side (for go tool pprof -diff_base)"},
+     "          writes the base side (for go tool pprof -diff_base); --off-cpu: pprof with\n"
+     "          the sample types samples, cpu, off_cpu and wall (-sample_index=off_cpu),\n"
+     "          folded or JSON of the off-CPU profile alone (nanoseconds)"},
     {"diff", verb_diff,
      "PID [--since T] [--until T] [--session N] [--top N] [--json]\n"
      "          --base-since T [--base-until T] | --base-pid PID2",
      "function by function: self share of the samples in the base (another time range\n"
      "          or another process) and now, largest changes first (default top 20)"},
     {"record", verb_record,
-     "[--freq HZ] [-o FILE] [--format pprof|folded|json|report] [--children] [--full-names]\n"
+     "[--freq HZ] [-o FILE] [--format pprof|folded|json|report] [--children] [--off-cpu]\n"
+     "          [--full-names]\n"
      "          -- CMD [ARG...]",
      "run CMD sampled from its first instruction and write its profile when it exits\n"
      "          (default pprof to kprof.pb.gz); --children follows the processes it\n"
-     "          forks; CMD's exit status is kprofctl's"},
+     "          forks; --off-cpu records its off-CPU time too (as export --off-cpu);\n"
+     "          CMD's exit status is kprofctl's"},
     {"watch", verb_watch,
      "list [--json] | add RULE | add --comm NAME | --exe PATH | --uid USER | --cgroup PATH\n"
      "          | --unit NAME [--freq HZ] [--no-jvm-map] [--children] [--json] | remove ID|RULE",

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Off-CPU time (attach --off-cpu, bpf/offcpu.bpf.c, ARCHITECTURE.md §1.2.7): the offcpu_mix
+# Off-CPU time (attach --off-cpu, bpf/offcpu.bpf.c, ARCHITECTURE.md §1.2.6): the offcpu_mix
 # fixture's worker thread waits in known proportions (a futex held by another thread, nanosleep)
 # and runs in between, measuring each phase's wall time itself. kprof's off-CPU shares of the
 # worker (from export --off-cpu --format json: its stacks hold the worker function) must be
