@@ -265,15 +265,7 @@ static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sam
 		r->thread_reports_lost, r->forks_lost, r->watch_rules, r->auto_targets,
 		r->max_auto_targets, r->auto_refused, r->watch_execs_lost);
 	status_watches_json(f, r);
-	fputs("],\"off_cpu_program\":", f);
-	render_json_string(f, r->off_cpu_program);
-	fprintf(f,
-		",\"off_cpu_targets\":%u,\"off_cpu_runs\":%" PRIu64 ",\"off_cpu_switches\":%" PRIu64
-		",\"off_cpu_intervals\":%" PRIu64 ",\"off_cpu_lost\":%" PRIu64
-		",\"off_cpu_lost_ns\":%" PRIu64 ",\"off_cpu_no_stack\":%" PRIu64
-		",\"off_cpu_stacks_gone\":%" PRIu64,
-		r->off_cpu_targets, r->off_cpu_runs, r->off_cpu_switches, r->off_cpu_intervals,
-		r->off_cpu_lost, r->off_cpu_lost_ns, r->off_cpu_no_stack, r->off_cpu_stacks_gone);
+	fputc(']', f);
 	if (r->system_wide) {
 		fputs(",\"system_wide\":", f);
 		syswide_json(f, r->system_wide);
@@ -284,11 +276,21 @@ static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sam
 		",\"windows_dropped\":%" PRIu64 ",\"windows_aged\":%" PRIu64
 		",\"window_bad_files\":%" PRIu64 ",\"window_write_failures\":%" PRIu64
 		",\"windows_unsaved\":%" PRIu64 ",\"range_queries\":%" PRIu64
-		",\"range_sliced\":%" PRIu64 ",\"range_slices\":%" PRIu64 "}\n",
+		",\"range_sliced\":%" PRIu64 ",\"range_slices\":%" PRIu64,
 		r->window_sec, r->windows, r->windows_in_memory, r->window_memory_bytes,
 		r->window_disk_bytes, r->windows_dropped, r->windows_aged, r->window_bad_files,
 		r->window_write_failures, r->windows_unsaved, r->range_queries, r->range_sliced,
 		r->range_slices);
+	fputs(",\"off_cpu_program\":", f);
+	render_json_string(f, r->off_cpu_program);
+	fprintf(f,
+		",\"off_cpu_targets\":%u,\"off_cpu_runs\":%" PRIu64 ",\"off_cpu_switches\":%" PRIu64
+		",\"off_cpu_intervals\":%" PRIu64 ",\"off_cpu_lost\":%" PRIu64
+		",\"off_cpu_lost_ns\":%" PRIu64 ",\"off_cpu_no_stack\":%" PRIu64
+		",\"off_cpu_stacks_gone\":%" PRIu64,
+		r->off_cpu_targets, r->off_cpu_runs, r->off_cpu_switches, r->off_cpu_intervals,
+		r->off_cpu_lost, r->off_cpu_lost_ns, r->off_cpu_no_stack, r->off_cpu_stacks_gone);
+	fputs("}\n", f);
 }
 
 /* The sampling lines of status in text: frequencies, events, the sampler, lost forks. */
