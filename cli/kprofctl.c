@@ -133,10 +133,11 @@ static const struct verb verbs[] = {
      "          CMD's exit status is kprofctl's"},
     {"watch", verb_watch,
      "list [--json] | add RULE | add --comm NAME | --exe PATH | --uid USER | --cgroup PATH\n"
-     "          | --unit NAME [--freq HZ] [--no-jvm-map] [--children] [--json] | remove ID|RULE",
+     "          | --unit NAME [--freq HZ] [--no-jvm-map] [--children] [--off-cpu] [--json]\n          | remove ID|RULE",
      "watch rules: every present and future process matching a comm, an executable, a\n"
      "          uid, a cgroup or a unit is attached by kprofd itself (kept across restarts);\n"
-     "          RULE is KIND:VALUE [freq=N] [jvm=on|off] [children=on|off]"},
+     "          RULE is KIND:VALUE [freq=N] [jvm=on|off] [children=on|off]\n"
+     "          [offcpu=on|off] (offcpu=on, --off-cpu: attach --off-cpu)"},
     {"annotate", verb_annotate, "PID FUNCTION [--top N] [--session N] [--json]",
      "where inside one sampled function its self samples fall: its code as it ran\n"
      "          (read when first sampled; a change since is said), disassembled, samples\n"

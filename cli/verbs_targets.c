@@ -308,7 +308,7 @@ static void print_rules(const Kprof__WatchReply *w, bool json)
 struct watch_opts {
 	const char *kind, *value;
 	unsigned freq;
-	bool json, nojvm, children;
+	bool json, nojvm, children, off_cpu;
 };
 
 /* watch's options into o. Returns -1 to go on, else the exit code. */
@@ -319,7 +319,8 @@ static int watch_options(int argc, char **argv, struct watch_opts *o)
 	    {"uid", required_argument, NULL, 'u'},  {"cgroup", required_argument, NULL, 'G'},
 	    {"unit", required_argument, NULL, 'U'}, {"freq", required_argument, NULL, 'F'},
 	    {"no-jvm-map", no_argument, NULL, 'J'}, {"children", no_argument, NULL, 'C'},
-	    {"json", no_argument, NULL, 'j'},	    {},
+	    {"json", no_argument, NULL, 'j'},	    {"off-cpu", no_argument, NULL, 'O'},
+	    {},
 	};
 	int c, st = -1;
 
@@ -345,6 +346,8 @@ static int watch_options(int argc, char **argv, struct watch_opts *o)
 			o->nojvm = true;
 		if (c == 'C')
 			o->children = true;
+		if (c == 'O')
+			o->off_cpu = true;
 		if (c == 'j')
 			o->json = true;
 	}
@@ -387,6 +390,8 @@ static int watch_add_rule(const struct watch_opts *o, int argc, char **argv, cha
 		n += snprintf(rule + n, size - n, " jvm=off");
 	if (n >= 0 && o->children && (size_t)n < size)
 		n += snprintf(rule + n, size - n, " children=on");
+	if (n >= 0 && o->off_cpu && (size_t)n < size)
+		n += snprintf(rule + n, size - n, " offcpu=on");
 	if (n < 0 || (size_t)n >= size)
 		return verbs_usage_error("watch", "the rule is too long");
 	return 0;
@@ -413,12 +418,12 @@ int verb_watch(int argc, char **argv)
 			return r;
 		wr.add = rule;
 	} else if (!strcmp(sub, "remove")) {
-		if (o.kind || o.freq || o.nojvm || o.children || optind != argc - 1 ||
+		if (o.kind || o.freq || o.nojvm || o.children || o.off_cpu || optind != argc - 1 ||
 		    !argv[optind][0])
 			return verbs_usage_error("watch", "remove takes one rule ID or RULE");
 		wr.remove = argv[optind];
 	} else if (!strcmp(sub, "list")) {
-		if (o.kind || o.freq || o.nojvm || o.children || optind != argc)
+		if (o.kind || o.freq || o.nojvm || o.children || o.off_cpu || optind != argc)
 			return verbs_usage_error("watch", "list takes no argument but --json");
 	} else {
 		return verbs_usage_error("watch", "add, list or remove");

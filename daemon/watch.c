@@ -78,6 +78,7 @@ static int rule_attach(struct watch *w, struct wrule *r, pid_t pid, uint64_t sta
 	    .freq = r->r.freq,
 	    .no_jvm_map = r->r.no_jvm_map,
 	    .children = r->r.children,
+	    .off_cpu = r->r.off_cpu,
 	    .by = r->owner,
 	    .rule = r->text,
 	};
@@ -203,6 +204,7 @@ static int cg_start(struct watch *w, struct wrule *r, unsigned *attached, unsign
 	struct attach_opts o = {
 	    .freq = r->r.freq,
 	    .no_jvm_map = r->r.no_jvm_map,
+	    .off_cpu = r->r.off_cpu,
 	    .by = r->owner,
 	    .rule = r->text,
 	    .counts = &r->counts,

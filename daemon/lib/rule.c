@@ -225,7 +225,17 @@ static int parse_option(const char *tok, struct rule *r, char *err, size_t errle
 		r->children = b;
 		return 0;
 	}
-	snprintf(err, errlen, "'%.40s': unknown option (freq=N, jvm=on|off, children=on|off)", tok);
+	if (eq && !strncmp(tok, "offcpu=", 7)) {
+		if (parse_bool(eq + 1, &b) < 0) {
+			snprintf(err, errlen, "offcpu: '%.20s' is not on or off", eq + 1);
+			return -EINVAL;
+		}
+		r->off_cpu = b;
+		return 0;
+	}
+	snprintf(err, errlen,
+		 "'%.40s': unknown option (freq=N, jvm=on|off, children=on|off, offcpu=on|off)",
+		 tok);
 	return -EINVAL;
 }
 
@@ -287,6 +297,8 @@ int rule_format(const struct rule *r, char *buf, size_t len)
 		n += snprintf(buf + n, (size_t)n < len ? len - n : 0, " jvm=off");
 	if (n >= 0 && r->children && r->kind != RULE_CGROUP && r->kind != RULE_UNIT)
 		n += snprintf(buf + n, (size_t)n < len ? len - n : 0, " children=on");
+	if (n >= 0 && r->off_cpu)
+		n += snprintf(buf + n, (size_t)n < len ? len - n : 0, " offcpu=on");
 	if (n < 0 || (size_t)n >= len)
 		return -ENOSPC;
 	return n;
