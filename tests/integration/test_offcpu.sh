@@ -166,4 +166,13 @@ ctl attach "$MIXP" --off-cpu >/dev/null
 check "status names the raw_tp program" test "$(status_key off_cpu_program)" = "raw_tp/sched_switch"
 kill -USR1 "$MIXP"
 check "raw_tp: off-CPU time comes" wait_for 30 sh -c "'$KPROFCTL' --socket '$SOCK' folded '$MIXP' --off-cpu | grep -q do_nanosleep"
+
+# record --off-cpu: the command's waits in the file (sleep: do_nanosleep).
+check "record --off-cpu writes the off-CPU stacks" \
+	sh -c "'$KPROFCTL' --socket '$SOCK' record --off-cpu --format folded -o '$TDIR/rec.folded' -- sleep 0.3 2>/dev/null && grep -q 'do_nanosleep' '$TDIR/rec.folded'"
+# A watch rule with offcpu=on attaches its matches with off-CPU time.
+ctl watch add --comm offcpu_mix --off-cpu >/dev/null || fail "watch add --off-cpu" "refused"
+start_mix
+mix_offcpu() { [ "$(target_json "$MIXP" off_cpu 2>/dev/null)" = True ]; }
+check "a watch rule's target records off-CPU time" wait_for 30 mix_offcpu
 finish
