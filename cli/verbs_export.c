@@ -176,6 +176,8 @@ int verb_export(int argc, char **argv)
 		return r;
 	if (name && base_out)
 		return verbs_usage_error("export", "--base is for one PID, not --cgroup/--unit");
+	if (er.off_cpu && (name || base_out))
+		return verbs_usage_error("export", "--off-cpu is for one PID, without --base");
 	if (!name && (r = verbs_one_pid("export", argc, argv, &er.pid)))
 		return r;
 	if (!force && (r = export_tty_check(format, out)))

@@ -160,7 +160,9 @@ static void range_target(Kprof__Target *pb, const struct wrange *r)
 static const struct offcpu *offcpu_of(struct client *cl, const struct target *t, bool ranged)
 {
 	if (!t->offcpu) {
-		requests_error(cl, -ENODATA, "pid %d: no off-CPU time recorded (attach with --off-cpu)",
+		requests_error(cl, -ENODATA,
+			       "pid %d: no off-CPU time in this profile (attach with --off-cpu; "
+			       "off-CPU time is not kept across a restart of kprofd)",
 			       t->pid);
 		return NULL;
 	}
