@@ -85,8 +85,8 @@ static const struct verb verbs[] = {
      "          q quit, s sort, p pause, t HCCT tree, / filter, arrows, PgUp/PgDn, Home/End\n"
      "          scroll; --json prints one JSON line per interval instead"},
     {"hcct", verb_hcct,
-     "PID [--phi X] [--exact | --off-cpu] [--session N] [--since T] [--until T]\n"
-     "          [--full-names] [--json]",
+     "PID [--phi X] [--exact | --off-cpu] [--session N] [--full-names] [--json]\n"
+     "          [--since T] [--until T]",
      "hot calling contexts: every context with at least phi of the samples (default\n"
      "          0.001, at least the target's eps, set at attach: default 0.0002), as a tree;\n"
      "          --exact: the contexts of the probed calls (attach --calls); --off-cpu:\n"
