@@ -29,7 +29,7 @@ WFLAGS := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
 OPTFLAGS ?= -O2 -g
 CFLAGS ?=
 ALL_CFLAGS = $(OPTFLAGS) $(CFLAGS) -std=gnu11 $(WFLAGS) -fno-omit-frame-pointer -D_GNU_SOURCE \
-	-DKPROF_VERSION='"$(VERSION)"' -Iinclude -I$(BUILD)
+	-DKPROF_VERSION='"$(VERSION)"' -Iinclude -Idaemon -I$(BUILD)
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 
 DAEMON_LIBS := -lpthread -lbpf -lelf -lz -lsystemd -lprotobuf-c -linih -lcapstone -lmicrohttpd -lstdc++ -lm
@@ -49,11 +49,12 @@ SKELS := $(BUILD)/kprof.skel.h
 
 # One list of sources per module; every program, test and fuzz target links these. libkprof.a:
 # the pure modules. libkprofwire.a: frames and protobuf (kprofd's and kprofctl's wire). kprofd:
-# its glue (any daemon/*.c) and both. kprofctl: cli/*.c and both. liboracles.a: the exact CCT and
-# the HCCT metrics, for unit tests and bench_hcct.
+# its glue (daemon/main.c and daemon/FOLDER/*.c, a subsystem per folder, included as
+# "kernel/loader.h" through -Idaemon) and both. kprofctl: cli/*.c and both. liboracles.a: the
+# exact CCT and the HCCT metrics, for unit tests and bench_hcct.
 LIB_SRC := $(wildcard daemon/lib/*.c)
 WIRE_SRC := proto/frame.c proto/saved.c proto/pprof.c proto/sdelta.c proto/merge.c $(PROTO_C) $(PPROF_C)
-DAEMON_SRC := $(wildcard daemon/*.c)
+DAEMON_SRC := $(wildcard daemon/*.c) $(filter-out daemon/lib/%,$(wildcard daemon/*/*.c))
 CLI_SRC := $(wildcard cli/*.c)
 ORACLE_SRC := $(wildcard tests/oracles/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -261,10 +262,12 @@ check:
 		$(BUILD)/check-results; \
 	exit $$st
 
-# The layers of tests/layers.txt and no cycles between files, on this build's objects (also run
-# by the suite: tests/integration/test_structure.sh).
+# The layers of tests/layers.txt and no cycles between files, on this build's objects, and the
+# generated file table of docs/ARCHITECTURE.md (also run by the suite:
+# tests/integration/test_structure.sh).
 check-structure: $(DAEMON_OBJS) $(CLI_OBJS) $(LIBS)
 	python3 tests/check_structure.py --build $(BUILD)
+	python3 tests/doc_table.py
 
 # The integration suite again on an AddressSanitizer + UndefinedBehaviorSanitizer build of kprofd
 # and kprofctl (the fixture stays as it is); any sanitizer report fails the run.

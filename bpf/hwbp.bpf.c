@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* hwbp.bpf.c: the branch tracer on anonymous JIT code (daemon/hwpaths.c).
+/* hwbp.bpf.c: the branch tracer on anonymous JIT code (daemon/paths/hwpaths.c).
  *
  * kp_hwbp_hit runs at every hit of a hardware execute breakpoint kprofd put on a conditional
  * branch of a traced function (per-thread perf events, PERF_TYPE_BREAKPOINT, sample period 1).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* paths.bpf.c: the path tracer, Ball-Larus path profiles of one JIT function of a target
- * (daemon/paths.c starts a trace and feeds its events to a k-SF).
+ * (daemon/paths/paths.c starts a trace and feeds its events to a k-SF).
  *
  * kp_path_block is attached as a uprobe at every basic-block leader of a traced function; its
  * cookie is (trace << 32 | block), with KP_PATH_BLK_ENTRY set on the entry block and

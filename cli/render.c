@@ -451,14 +451,16 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 	render_json_string(f, t->jitdump_path);
 	fprintf(f,
 		",\"jitdump_symbols\":%" PRIu64 ",\"jitdump_bad_records\":%" PRIu64
-		",\"jitdump_bytes\":%" PRIu64 ",\"jitdump_problem\":",
-		t->jitdump_symbols, t->jitdump_bad_records, t->jitdump_bytes);
+		",\"jitdump_bytes\":%" PRIu64 ",\"symbol_read_bytes\":%" PRIu64
+		",\"symbol_read_deferred\":%" PRIu64 ",\"jitdump_problem\":",
+		t->jitdump_symbols, t->jitdump_bad_records, t->jitdump_bytes, t->symbol_read_bytes,
+		t->symbol_read_deferred);
 	render_json_string(f, t->jitdump_problem);
 	fprintf(f,
-		",\"unnamed_leaf_samples\":%" PRIu64
+		",\"unnamed_leaf_samples\":%" PRIu64 ",\"unknown_samples\":%" PRIu64
 		",\"jvm\":%s,\"jvm_map_asks\":%u,\"jvm_map_answers\":%u,\"jvm_map_failures\":%u,"
 		"\"jvm_note\":",
-		t->unnamed_leaf_samples, t->jvm ? "true" : "false", t->jvm_map_asks,
+		t->unnamed_leaf_samples, t->unknown_samples, t->jvm ? "true" : "false", t->jvm_map_asks,
 		t->jvm_map_answers, t->jvm_map_failures);
 	render_json_string(f, t->jvm_note ? t->jvm_note : "");
 	fprintf(f,

@@ -231,6 +231,33 @@ static void status_watches_json(FILE *f, const Kprof__StatusReply *r)
 	}
 }
 
+/* The pprof HTTP endpoint's part of status (absent when it is off). */
+static void http_json(FILE *f, const Kprof__HttpStatus *h)
+{
+	if (!h)
+		return;
+	fputs(",\"http\":{\"listen\":", f);
+	render_json_string(f, h->listen);
+	fprintf(f,
+		",\"token\":%s,\"connections\":%u,\"waiting\":%u,\"unauthorized\":%" PRIu64
+		",\"left\":%" PRIu64 ",\"evicted\":%" PRIu64 ",\"busy\":%" PRIu64
+		",\"served\":%" PRIu64 "}",
+		h->token ? "true" : "false", h->connections, h->waiting, h->unauthorized, h->left,
+		h->evicted, h->busy, h->served);
+}
+
+static void http_text(FILE *f, const Kprof__HttpStatus *h)
+{
+	if (!h)
+		return;
+	fprintf(f,
+		"http:        %s%s, %u connections, %u waiting; %" PRIu64 " served, %" PRIu64
+		" unauthorized (401), %" PRIu64 " left while waiting, %" PRIu64
+		" evicted, %" PRIu64 " refused busy\n",
+		h->listen, h->token ? " (token)" : " (NO AUTHENTICATION)", h->connections,
+		h->waiting, h->served, h->unauthorized, h->left, h->evicted, h->busy);
+}
+
 /* A status reply as JSON; cpu_per_sample and rate as render_status computes them. */
 static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sample, double rate)
 {
@@ -270,6 +297,7 @@ static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sam
 		fputs(",\"system_wide\":", f);
 		syswide_json(f, r->system_wide);
 	}
+	http_json(f, r->http);
 	fprintf(f,
 		",\"window_sec\":%u,\"windows\":%" PRIu64 ",\"windows_in_memory\":%" PRIu64
 		",\"window_memory_bytes\":%" PRIu64 ",\"window_disk_bytes\":%" PRIu64
@@ -384,6 +412,7 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 	status_watches_text(f, r);
 	syswide_text(f, r->system_wide);
 	fprintf(f, "\nring buffer: %u KiB\n", r->ringbuf_bytes / 1024);
+	http_text(f, r->http);
 	fprintf(f, "daemon CPU:  %.3f s (%.1f us per sample)\n", r->cpu_ns / 1e9,
 		cpu_per_sample / 1e3);
 	fprintf(f, "clients:     %u\n", r->clients);

@@ -14,14 +14,14 @@
 #include <unistd.h>
 
 #include "kprof/cleanup.h"
-#include "http.h"
-#include "manager.h"
-#include "requests.h"
-#include "watch.h"
-#include "windows.h"
-#include "syswide.h"
-#include "transport.h"
-#include "log.h"
+#include "http/http.h"
+#include "manager/manager.h"
+#include "service/requests.h"
+#include "manager/watch.h"
+#include "manager/windows.h"
+#include "manager/syswide.h"
+#include "os/transport.h"
+#include "os/log.h"
 
 #define CONFIG_MAX_BYTES (1u << 20)
 
@@ -280,6 +280,8 @@ static void daemon_stop(struct daemon *d)
 {
 	httpd_free(d->hd);
 	requests_free(d->rq);
+	if (d->m) /* what the requests found through the manager goes first */
+		d->m->windows = NULL, d->m->sw = NULL;
 	windows_free(d->wn);
 	watch_free(d->ws);
 	syswide_free(d->sw);
@@ -302,6 +304,7 @@ static int daemon_start(struct daemon *d, struct settings *st)
 		log_err("cannot start: system-wide mode: %s", strerror(-r));
 		return r;
 	}
+	d->m->sw = d->sw;
 	r = watch_new(d->m, &d->ws);
 	if (r < 0) {
 		log_err("cannot start: watch rules: %s", strerror(-r));
@@ -312,6 +315,7 @@ static int daemon_start(struct daemon *d, struct settings *st)
 		log_err("cannot start: time windows: %s", strerror(-r));
 		return r;
 	}
+	d->m->windows = d->wn;
 	r = requests_new(d->m, d->ws, &d->rq);
 	if (r < 0) {
 		log_err("cannot start: control socket: %s", strerror(-r));

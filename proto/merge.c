@@ -12,6 +12,7 @@
  * stack).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,13 +29,84 @@ void merge_free(struct merged *m)
 	free(m->stacks);
 	free(m->stack_v);
 	free(m->ids);
+	free(m->origin_v);
+	free(m->origins);
+}
+
+/* The executable's basename without a version suffix ("python3.11" -> "python"). */
+static bool exe_is(const char *base, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(base, name, n) && strspn(base + n, "0123456789.") == strlen(base + n);
+}
+
+const char *merge_runtime(const Kprof__Target *t, const char *exe)
+{
+	static const char *const names[][2] = {
+	    {"java", "jvm"},	 {"node", "node"},     {"nodejs", "node"}, {"python", "python"},
+	    {"ruby", "ruby"},	 {"php", "php"},       {"php-fpm", "php"}, {"dotnet", "dotnet"},
+	    {"bun", "bun"},	 {"deno", "deno"},     {"beam.smp", "beam"},
+	};
+	const char *base = exe ? strrchr(exe, '/') : NULL;
+
+	if (t && t->jvm)
+		return "jvm";
+	base = base ? base + 1 : exe;
+	for (size_t i = 0; base && i < sizeof(names) / sizeof(names[0]); i++)
+		if (exe_is(base, names[i][0]))
+			return names[i][1];
+	if (t && ((t->perfmap_path && t->perfmap_path[0]) ||
+		  (t->jitdump_path && t->jitdump_path[0]) || t->jit_symbols || t->jitdump_symbols))
+		return "jit";
+	return "native";
+}
+
+/* v's executable mapping's path, or NULL. */
+static const char *exe_of(const Kprof__SavedProfile *v)
+{
+	for (size_t j = 0; j < v->n_mappings; j++)
+		if (v->mappings[j]->exe && v->mappings[j]->path && v->mappings[j]->path[0])
+			return v->mappings[j]->path;
+	return NULL;
+}
+
+/* Input v's origins appended at m->origin_v[*no]: its own, or one made of its target. Returns
+ * the offset its stacks' origins get (their origin + offset; a stack without one: base). */
+static uint32_t add_origins(struct merged *m, const Kprof__SavedProfile *v, size_t *no,
+			    uint32_t *base)
+{
+	uint32_t off = *no;
+
+	if (v->n_origins) {
+		for (size_t j = 0; j < v->n_origins; j++)
+			m->origin_v[(*no)++] = *v->origins[j];
+		*base = 0;
+		return off;
+	}
+	kprof__origin__init(&m->origin_v[*no]);
+	if (v->target) {
+		const char *exe = exe_of(v);
+
+		m->origin_v[*no].pid = v->target->pid;
+		m->origin_v[*no].freq_hz = v->target->freq_hz;
+		m->origin_v[*no].comm = v->target->comm;
+		m->origin_v[*no].unit = v->target->cgroup;
+		m->origin_v[*no].exe = (char *)(exe ? exe : "");
+		m->origin_v[*no].runtime = (char *)merge_runtime(v->target, exe);
+	}
+	(*no)++;
+	*base = off + 1;
+	return off;
 }
 
 int merge_profiles(Kprof__SavedProfile *const *v, size_t n, struct merged *m)
 {
 	size_t nf = 0, ns = 0, nid = 0, nm = 0, nt = 0, fo = 0, so = 0, io = 0, mo = 0, to = 0;
+	size_t norig = 0, no = 0;
 
 	for (size_t i = 0; i < n; i++) {
+		norig += v[i]->n_origins ? v[i]->n_origins : 1;
 		nf += v[i]->n_functions;
 		ns += v[i]->n_stacks;
 		nm += v[i]->n_mappings;
@@ -49,9 +121,14 @@ int merge_profiles(Kprof__SavedProfile *const *v, size_t n, struct merged *m)
 	kprof__saved_profile__init(&m->sp);
 	m->maps = calloc(nm + 1, sizeof(*m->maps));
 	m->threads = calloc(nt + 1, sizeof(*m->threads));
-	if (!m->funcs || !m->stacks || !m->stack_v || !m->ids || !m->maps || !m->threads)
+	m->origin_v = calloc(norig + 1, sizeof(*m->origin_v));
+	m->origins = calloc(norig + 1, sizeof(*m->origins));
+	if (!m->funcs || !m->stacks || !m->stack_v || !m->ids || !m->maps || !m->threads ||
+	    !m->origin_v || !m->origins)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
+		uint32_t base, ooff = add_origins(m, v[i], &no, &base);
+
 		for (size_t j = 0; j < v[i]->n_stacks; j++) {
 			const Kprof__SavedStack *s = v[i]->stacks[j];
 			Kprof__SavedStack *d = &m->stack_v[so];
@@ -59,6 +136,7 @@ int merge_profiles(Kprof__SavedProfile *const *v, size_t n, struct merged *m)
 			kprof__saved_stack__init(d);
 			d->count = s->count;
 			d->tid = s->tid;
+			d->origin = s->origin && s->origin <= v[i]->n_origins ? s->origin + ooff : base;
 			d->ids = m->ids + io;
 			d->n_ids = s->n_ids;
 			for (size_t k = 0; k < s->n_ids; k++)
@@ -94,6 +172,10 @@ int merge_profiles(Kprof__SavedProfile *const *v, size_t n, struct merged *m)
 	m->sp.threads = m->threads;
 	m->sp.n_threads = to < SAVED_MAX_THREADS ? to : SAVED_MAX_THREADS;
 	m->sp.threads_dropped += to - m->sp.n_threads;
+	for (size_t i = 0; i < no; i++)
+		m->origins[i] = &m->origin_v[i];
+	m->sp.origins = m->origins;
+	m->sp.n_origins = no;
 	return 0;
 }
 

@@ -15,7 +15,8 @@
  * cpu/nanoseconds] (count times the sampling period), or with an off-CPU profile
  * (pprof_build_offcpu: its stacks after the samples') four, [samples/count, cpu/nanoseconds,
  * off_cpu/nanoseconds, wall/nanoseconds] (wall: cpu + off_cpu), leaf first, and labels thread_id,
- * thread_name (when kprof kept it) and kind (jit, native, kernel or unknown, of the leaf).
+ * thread_name (when kprof kept it) and kind (jit, native, kernel or unknown, of the leaf), and
+ * for a merged profile its process's pid, comm, exe, unit, cgroup and runtime (its origin).
  * Strings are interned in a small open-addressing table.
  */
 #include "kprof/pprof.h"
@@ -30,6 +31,8 @@
 #include "kprof/array.h"
 #include "kprof/cleanup.h"
 #include "proto/profile.pb-c.h"
+
+#define PPROF_LABELS 9 /* at most, a sample: thread_id, thread_name, kind, 6 of its origin */
 
 /* The leaf's kind as a label (as kprofctl's text output names it). */
 const char *pprof_kind_name(Kprof__FrameKind k)
@@ -457,6 +460,52 @@ static int by_tid(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A string label key=val appended to lab[*nl] (nothing for an empty val). */
+static int add_str_label(struct pp *pp, Perftools__Profiles__Label *lab, size_t *nl, int64_t key,
+			 const char *val)
+{
+	int64_t v;
+
+	if (!val || !val[0])
+		return 0;
+	v = strtab_id(&pp->st, val);
+	if (v < 0)
+		return -ENOMEM;
+	perftools__profiles__label__init(&lab[*nl]);
+	lab[*nl].key = key;
+	lab[(*nl)++].str = v;
+	return 0;
+}
+
+/* A merged profile's sample: the labels of its process (pid as a string, as label filters of
+ * Pyroscope and Parca want them). */
+static int add_origin_labels(struct pp *pp, const Kprof__SavedProfile *sp,
+			     const Kprof__SavedStack *s, Perftools__Profiles__Label *lab, size_t *nl)
+{
+	static const char *const keys[] = {"pid", "comm", "exe", "unit", "cgroup", "runtime"};
+	const char *vals[ARRAY_SIZE(keys)];
+	const Kprof__Origin *o;
+	char pid[16];
+	int err = 0;
+
+	if (!s->origin || s->origin > sp->n_origins)
+		return 0;
+	o = sp->origins[s->origin - 1];
+	snprintf(pid, sizeof(pid), "%u", o->pid);
+	vals[0] = o->pid ? pid : NULL;
+	vals[1] = o->comm;
+	vals[2] = o->exe;
+	vals[3] = o->unit;
+	vals[4] = o->cgroup;
+	vals[5] = o->runtime;
+	for (size_t i = 0; i < ARRAY_SIZE(keys) && err >= 0; i++) {
+		int64_t k = strtab_id(&pp->st, keys[i]);
+
+		err = k < 0 ? -ENOMEM : add_str_label(pp, lab, nl, k, vals[i]);
+	}
+	return err;
+}
+
 static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t period,
 			 size_t off_from, size_t nv)
 {
@@ -474,7 +523,7 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 	for (size_t i = 0; i < sp->n_stacks; i++) {
 		const Kprof__SavedStack *s = sp->stacks[i];
 		Perftools__Profiles__Sample *smp = &pp->sv[i];
-		Perftools__Profiles__Label *lab = &pp->labv[3 * i];
+		Perftools__Profiles__Label *lab = &pp->labv[PPROF_LABELS * i];
 		const char *tname = thread_name(sp, order, s->tid);
 		int64_t kind, tn = 0;
 		size_t nl = 0;
@@ -490,12 +539,17 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 		off += s->n_ids;
 		smp->value = pp->values + nv * i;
 		smp->n_value = nv;
-		smp->value[0] = i < off_from ? s->count : 0;
-		smp->value[1] = i < off_from ? s->count * period : 0;
-		if (nv == 4) {
-			smp->value[2] = i < off_from ? 0 : s->count;
-			smp->value[3] = smp->value[1] + smp->value[2];
+		smp->value[0] = s->count;
+		smp->value[1] = s->count * period;
+		/* A merged profile's process sampled at its own frequency: its CPU time. */
+		if (s->origin && s->origin <= sp->n_origins && sp->origins[s->origin - 1]->freq_hz)
+			smp->value[1] = s->count * (1000000000LL / sp->origins[s->origin - 1]->freq_hz);
+		if (nv == 4 && i >= off_from) { /* off-CPU: its count is nanoseconds */
+			smp->value[0] = smp->value[1] = 0;
+			smp->value[2] = s->count;
 		}
+		if (nv == 4)
+			smp->value[3] = smp->value[1] + smp->value[2];
 		kind = strtab_id(
 		    &pp->st, s->n_ids ? pprof_kind_name(sp->functions[s->ids[s->n_ids - 1]]->kind)
 				      : "unknown");
@@ -512,9 +566,11 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 		perftools__profiles__label__init(&lab[nl]);
 		lab[nl].key = k_kind;
 		lab[nl++].str = kind;
+		if (add_origin_labels(pp, sp, s, lab, &nl) < 0)
+			return -ENOMEM;
 		for (size_t j = 0; j < nl; j++)
-			pp->labp[3 * i + j] = &lab[j];
-		smp->label = &pp->labp[3 * i];
+			pp->labp[PPROF_LABELS * i + j] = &lab[j];
+		smp->label = &pp->labp[PPROF_LABELS * i];
 		smp->n_label = nl;
 		pp->sp[i] = smp;
 	}
@@ -562,14 +618,15 @@ int pprof_build_offcpu(const Kprof__SavedProfile *sp, size_t off_from, uint64_t 
 	pp.sp = calloc(ns + 1, sizeof(*pp.sp));
 	pp.locs = calloc(nlocs + 1, sizeof(*pp.locs));
 	pp.values = calloc(nv * ns + 1, sizeof(*pp.values));
-	pp.labv = calloc(3 * ns + 1, sizeof(*pp.labv));
-	pp.labp = calloc(3 * ns + 1, sizeof(*pp.labp));
+	pp.labv = calloc(PPROF_LABELS * ns + 1, sizeof(*pp.labv));
+	pp.labp = calloc(PPROF_LABELS * ns + 1, sizeof(*pp.labp));
 	if (!pp.fv || !pp.fp || !pp.lv || !pp.lp || !pp.linev || !pp.linep || !pp.mv || !pp.mp ||
 	    !pp.tab_order || !pp.tab_base || !pp.sv || !pp.sp || !pp.locs || !pp.values ||
 	    !pp.labv || !pp.labp || strtab_id(&pp.st, "") != 0)
 		goto out;
 	prof.period = t && t->freq_hz ? 1000000000LL / t->freq_hz : 10000000LL;
-	if ((err = build_functions(&pp, sp)) < 0 || (err = build_samples(&pp, sp, prof.period, off_from, nv)) < 0)
+	if ((err = build_functions(&pp, sp)) < 0 ||
+	    (err = build_samples(&pp, sp, prof.period, off_from, nv)) < 0)
 		goto out;
 	err = -ENOMEM;
 	snprintf(text, sizeof(text), "kprof %s: pid %u (%s), %u Hz", version, t ? t->pid : 0,
@@ -580,14 +637,14 @@ int pprof_build_offcpu(const Kprof__SavedProfile *sp, size_t off_from, uint64_t 
 	    (vt[1].unit = strtab_id(&pp.st, "nanoseconds")) < 0 ||
 	    (comment = strtab_id(&pp.st, text)) < 0)
 		goto out;
+	period_type.type = vt[1].type;
+	period_type.unit = vt[1].unit;
 	if (nv == 4 &&
 	    ((vt[2].type = strtab_id(&pp.st, "off_cpu")) < 0 ||
 	     (vt[2].unit = strtab_id(&pp.st, "nanoseconds")) < 0 ||
 	     (vt[3].type = strtab_id(&pp.st, "wall")) < 0 ||
 	     (vt[3].unit = strtab_id(&pp.st, "nanoseconds")) < 0))
 		goto out;
-	period_type.type = vt[1].type;
-	period_type.unit = vt[1].unit;
 	prof.n_sample_type = nv;
 	prof.sample_type = vtp;
 	prof.period_type = &period_type;

@@ -16,6 +16,7 @@
 #include <linux/types.h>
 
 #include "kprof/abi.h"
+#include "kprof/hcct.h"
 #include "kprof/saved.h"
 
 /* A saved MCCT: every node's function exists, parents come first. */
@@ -172,4 +173,67 @@ int saved_profile(const Kprof__SavedProfile *sp, const struct profile_limits *li
 	else
 		free(m);
 	return 0;
+}
+
+int saved_hcct_tree(Kprof__SavedHcctNode *const *v, size_t n, uint64_t n_samples,
+		    const uint32_t *map, struct hcct_tree **ret)
+{
+	struct hcct_tree *tree = calloc(1, sizeof(*tree));
+
+	if (!tree || !(tree->entries = calloc(n ? n : 1, sizeof(*tree->entries)))) {
+		hcct_tree_free(tree);
+		return -ENOMEM;
+	}
+	tree->n = n_samples;
+	tree->phi_den = 1;
+	for (size_t i = 0; i < n; i++) {
+		const Kprof__SavedHcctNode *h = v[i];
+		struct hcct_entry *e = &tree->entries[i];
+
+		if (h->parent >= (int64_t)i) { /* saved_check was not called */
+			hcct_tree_free(tree);
+			return -EBADMSG;
+		}
+		e->id = map ? map[h->func] : h->func;
+		e->parent = h->parent < 0 ? HCCT_NONE : (uint32_t)h->parent;
+		e->depth = h->parent < 0 ? 1 : tree->entries[h->parent].depth + 1;
+		e->slot = HCCT_NONE;
+		if (h->parent >= 0)
+			tree->entries[h->parent].children++;
+		if (h->monitored) {
+			e->flags = HCCT_ENTRY_MONITORED;
+			e->count = h->count;
+			e->err = h->err;
+		}
+	}
+	tree->len = n;
+	*ret = tree;
+	return 0;
+}
+
+void saved_functions(const struct profile *p, const uint32_t *ids, size_t n,
+		     Kprof__SavedFunction *fv, Kprof__SavedFunction **fp)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_func *f = profile_func_get(p, ids ? ids[i] : (uint32_t)i);
+
+		kprof__saved_function__init(&fv[i]);
+		fv[i].name = (char *)f->name;
+		fv[i].module = (char *)f->module;
+		fv[i].start = f->start;
+		fv[i].kind = (Kprof__FrameKind)f->kind;
+		fv[i].file = (char *)(f->file ? f->file : "");
+		fv[i].line = f->line;
+		fp[i] = &fv[i];
+	}
+}
+
+void saved_stack(Kprof__SavedStack *s, uint32_t tid, const uint32_t *ids, size_t n,
+		 uint64_t count)
+{
+	kprof__saved_stack__init(s);
+	s->ids = (uint32_t *)ids;
+	s->n_ids = n;
+	s->count = count;
+	s->tid = tid;
 }

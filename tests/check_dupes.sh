@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# check_dupes.sh: each shared helper is defined once.
+# check_dupes.sh: no new code repeats a block of 6 or more lines (tests/check_dupes.py, against
+# the floor of tests/dupes.txt), and, as a floor under that, each shared helper is defined once:
 #
 # mix64, last_le, array_grow and write_all live in include/kprof/, the test PRNG (prng_next,
 # prng_unit) in tests/prng.h. A second definition of one of those names, or a second copy of the
@@ -38,4 +39,6 @@ for c in "${CONSTS[@]}"; do
 	places=$(grep -rliE --include='*.c' --include='*.h' "$c" "${DIRS[@]}")
 	dupe_report "file spelling $c" "$places"
 done
+# Repeated blocks: its own PASS/FAIL lines.
+python3 tests/check_dupes.py || dupe_fails=$((dupe_fails + 1))
 [ "$dupe_fails" -eq 0 ]

@@ -3,7 +3,7 @@
 
   python3 tests/check_structure.py [--build DIR] [--layers FILE]    (DIR: $BUILD, else build)
 
-Two checks, one line per finding, "PASS: check" or "FAIL: check: why" (the format of the
+Four checks, one line per finding, "PASS: check" or "FAIL: check: why" (the format of the
 integration tests; tests/integration/test_structure.sh counts them), and "note: ..." lines
 for rules that are switched off. Exit status 1 if anything FAILs, 2 on a usage or table error.
 
@@ -13,7 +13,11 @@ for rules that are switched off. Exit status 1 if anything FAILs, 2 on a usage o
     file of a higher layer fails, naming both files and their layers. A `noinclude on` line
     forbids a layer some files even of lower layers; `noinclude off` only notes who would fail.
 
-(b) cycles. A graph of files: A -> B when A's object (DIR/obj/<path>.o, from `nm`) has an
+(b) folders. kprofd's glue is one folder per subsystem (daemon/os/, daemon/kernel/, ...), and
+    one folder is one layer: every file of a folder must be in the same layer, unless the
+    folder is named by a `mixed` line of tests/layers.txt (kprofctl's cli/).
+
+(c) cycles. A graph of files: A -> B when A's object (DIR/obj/<path>.o, from `nm`) has an
     undefined symbol that B's object defines (T, D, B, R...), or when A's header includes B's
     header. A .c file and the header of the same stem are one node (include/kprof/X.h goes
     with the one X.c there is); a header without a .c is a node of its own. Every strongly
@@ -23,6 +27,10 @@ for rules that are switched off. Exit status 1 if anything FAILs, 2 on a usage o
     gets. What a .c file uses of another file shows in its object, as symbols; a .c file that
     includes a header only for its types (reads another module's struct) adds no edge here,
     but if that header is of a higher layer, check (a) reports it.
+
+(d) arrows. On the same graph: no file's object calls into (or a header includes) a file of a
+    higher layer, and the graph of folders (A -> B when a file of A uses one of B, by symbol or
+    by any #include) has no cycle: no arrow between folders runs upward.
 """
 import argparse
 import os
@@ -31,7 +39,7 @@ import subprocess
 import sys
 
 ROOTS = ("daemon", "cli", "proto", "include")
-INCLUDE_DIRS = ("include",)  # -Iinclude; then -I$BUILD
+INCLUDE_DIRS = ("include", "daemon")  # -Iinclude -Idaemon; then -I$BUILD
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 DEFINED = set("TDBRCGSVW")
 
@@ -74,6 +82,7 @@ class Table:
         self.layers = {}  # number -> name
         self.globs = []  # (regex, glob, number)
         self.rules = []  # (on, layer, [(regex, glob)])
+        self.mixed = set()  # folders exempt from "one folder, one layer"
         with open(path) as f:
             for lineno, line in enumerate(f, 1):
                 words = line.split("#", 1)[0].split()
@@ -86,12 +95,14 @@ class Table:
                         if self.layers.setdefault(n, name) != name:
                             raise ValueError(f"layer {n} is {self.layers[n]}, not {name}")
                         self.globs += [(glob_re(g), g, n) for g in words[3:]]
+                    elif words[0] == "mixed" and len(words) >= 2:
+                        self.mixed.update(w.rstrip("/") for w in words[1:])
                     elif words[0] == "noinclude" and len(words) >= 4 and words[1] in ("on", "off"):
                         pats = [(glob_re(g), g) for g in words[3:]]
                         self.rules.append((words[1] == "on", int(words[2]), pats))
                     else:
-                        raise ValueError("expected 'layer N NAME GLOB...' or "
-                                         "'noinclude on|off N GLOB...'")
+                        raise ValueError("expected 'layer N NAME GLOB...', "
+                                         "'noinclude on|off N GLOB...' or 'mixed DIR...'")
                 except ValueError as e:
                     sys.exit(f"check_structure.py: {where}: {e}")
         for _, layer, _ in self.rules:
@@ -173,6 +184,7 @@ def check_layers(table, tree):
             ok = False
         else:
             layer[name] = ls[0]
+    tree.layer = layer
     if ok:
         report("PASS", f"layers: each of {len(tree.files)} files is in one layer of {table.path}")
 
@@ -204,6 +216,32 @@ def check_layers(table, tree):
                 report("FAIL", "noinclude", f"{a} ({table.label(n)}) includes {b}")
         else:
             report("PASS", f"noinclude: {what}")
+
+
+def check_folders(table, tree):
+    """One folder, one layer: the layers of the files of each folder in the tree."""
+    by_folder = {}
+    for name, n in tree.layer.items():
+        if os.path.exists(os.path.join(tree.root, name)):  # generated files have no folder here
+            by_folder.setdefault(os.path.dirname(name), {}).setdefault(n, []).append(name)
+    bad = 0
+    for folder in sorted(by_folder):
+        layers = by_folder[folder]
+        if len(layers) < 2 or folder in table.mixed:
+            continue
+        bad += 1
+        report("FAIL", "folders", f"{folder}/ spans layers: " + "; ".join(
+            f"{table.label(n)}: {', '.join(os.path.basename(f) for f in sorted(fs))}"
+            for n, fs in sorted(layers.items()))
+            + " (move the files, or name the folder in a mixed line)")
+    for folder in sorted(table.mixed):
+        if folder not in by_folder:
+            report("FAIL", "folders", f"mixed {folder} in {table.path}: no such folder")
+            bad += 1
+    if not bad:
+        one = len([f for f in by_folder if f not in table.mixed])
+        report("PASS", f"folders: each of {one} folders is in one layer"
+               + (f" (mixed: {', '.join(sorted(table.mixed))})" if table.mixed else ""))
 
 
 def nm_symbols(path):
@@ -250,7 +288,7 @@ def tarjan(nodes, edges):
     return sccs
 
 
-def check_cycles(tree, build):
+def check_cycles(table, tree, build):
     # Nodes: a .c file with the header of its stem; a header alone if there is no such .c.
     sources = [n for n in tree.files if n.endswith(".c")]
     by_stem = {}
@@ -333,6 +371,47 @@ def check_cycles(tree, build):
         report("FAIL", "cycles", f"{len(scc)} files depend on each other: {' '.join(scc)}: "
                + ", ".join(inside))
 
+    # (d) Arrows: no edge to a higher layer (the symbols of check (a)'s includes), and no cycle
+    # between folders (a node's folder is its .c file's, so include/kprof/X.h is daemon/lib's).
+    layer = tree.layer
+    up = [(a, b) for a in sorted(edges) for b in sorted(edges[a])
+          if a in layer and b in layer and layer[b] > layer[a]]
+    for a, b in up:
+        report("FAIL", "arrows", f"{a} ({table.label(layer[a])}) uses {b} "
+               f"({table.label(layer[b])}): {example[(a, b)]}")
+    fedges, fexample = {}, {}
+    for a in edges:
+        for b in edges[a]:
+            fa, fb = os.path.dirname(a), os.path.dirname(b)
+            if fa != fb:
+                fedges.setdefault(fa, set()).add(fb)
+                fexample.setdefault((fa, fb), f"{a} -> {b} ({example[(a, b)]})")
+    for name in sorted(tree.includes):  # a .c file's includes: the edges of its types
+        for _, inc, target in tree.includes[name]:
+            if target and name in node and target in node:
+                fa, fb = os.path.dirname(node[name]), os.path.dirname(node[target])
+                if fa != fb:
+                    fedges.setdefault(fa, set()).add(fb)
+                    fexample.setdefault((fa, fb), f'{name}: #include "{inc}"')
+    folders = set(os.path.dirname(n) for n in nodes)
+    fcycles = sorted(scc for scc in tarjan(folders, fedges) if len(scc) > 1)
+    flayer = {}  # a folder's layer: its files' lowest
+    for n in nodes:
+        if n in layer:
+            f = os.path.dirname(n)
+            flayer[f] = min(flayer.get(f, layer[n]), layer[n])
+    for scc in fcycles:
+        members = set(scc)
+        inside = [(a, b) for a in scc for b in sorted(fedges.get(a, ())) if b in members]
+        # The arrows that run upward close the cycle; name those (or a few, if none does).
+        upward = [(a, b) for a, b in inside if flayer.get(b, -1) > flayer.get(a, -1)]
+        report("FAIL", "arrows", f"{len(scc)} folders depend on each other "
+               f"({', '.join(f + '/' for f in scc)}): "
+               + ", ".join(f"{a}/ -> {b}/ ({fexample[(a, b)]})" for a, b in (upward or inside[:6])))
+    if not up and not fcycles:
+        report("PASS", f"arrows: none to a higher layer, no cycle among {len(folders)} folders "
+               f"({sum(len(v) for v in fedges.values())} folder edges)")
+
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
@@ -357,7 +436,8 @@ def main():
         return 1
     tree = Tree(root, build)
     check_layers(table, tree)
-    check_cycles(tree, build)
+    check_folders(table, tree)
+    check_cycles(table, tree, build)
     print(f"{findings['PASS']} passed, {findings['FAIL']} failed")
     return 1 if findings["FAIL"] else 0
 

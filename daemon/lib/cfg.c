@@ -30,6 +30,7 @@
 #include "kprof/array.h"
 #include "kprof/cfg.h"
 #include "kprof/cleanup.h"
+#include "kprof/x86.h"
 #include "cfg_internal.h"
 
 enum insn_kind { K_PLAIN, K_COND, K_JMP, K_INDIRECT, K_RET, K_CALL, K_TRAP, K_BAD };
@@ -83,46 +84,27 @@ static int insn_undecodable(const struct builder *b, size_t off)
 	return -EINVAL;
 }
 
-static uint8_t insn_branch(const cs_insn *ci, uint64_t *target)
-{
-	const cs_x86 *x = &ci->detail->x86;
-
-	if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
-		return K_INDIRECT;
-	*target = (uint64_t)x->operands[0].imm;
-	return ci->id == X86_INS_JMP ? K_JMP : K_COND;
-}
-
+/* The block-ending kind of one instruction, from the one x86 classifier (x86.h). */
 static uint8_t insn_classify(const struct builder *b, const cs_insn *ci, uint64_t *target)
 {
-	switch (ci->id) {
-	case X86_INS_LJMP:
+	switch (x86_flow(b->cs, ci)) {
+	case X86_FLOW_JUMP:
+		return x86_target(ci, target) ? K_JMP : K_INDIRECT;
+	case X86_FLOW_COND:
+		return x86_target(ci, target) ? K_COND : K_INDIRECT;
+	case X86_FLOW_IJUMP:
 		return K_INDIRECT;
-	case X86_INS_RET:
-	case X86_INS_RETF:
-	case X86_INS_RETFQ:
-	case X86_INS_IRET:
-	case X86_INS_IRETD:
-	case X86_INS_IRETQ:
-	case X86_INS_SYSRET:
-	case X86_INS_SYSEXIT:
-		return K_RET;
-	case X86_INS_UD0:
-	case X86_INS_UD2:
-	case X86_INS_UD2B:
-	case X86_INS_HLT:
-	case X86_INS_INT3:
-	case X86_INS_INT1:
-		return K_TRAP;
-	case X86_INS_LOOP: /* not in Capstone 4's jump group */
-	case X86_INS_LOOPE:
-	case X86_INS_LOOPNE:
-		return insn_branch(ci, target);
-	}
-	if (cs_insn_group(b->cs, ci, CS_GRP_JUMP))
-		return insn_branch(ci, target);
-	if (cs_insn_group(b->cs, ci, CS_GRP_CALL))
+	case X86_FLOW_CALL:
+	case X86_FLOW_ICALL:
 		return K_CALL;
+	case X86_FLOW_RET:
+		return K_RET;
+	case X86_FLOW_TRAP:
+		return K_TRAP;
+	case X86_FLOW_SYS:
+	case X86_FLOW_PLAIN:
+		break;
+	}
 	return K_PLAIN;
 }
 

@@ -2,9 +2,10 @@
 /* events.c: event classes of machine instructions and event counts from path counts (see
  * include/kprof/events.h for the class table, ALGORITHMS.md §7 for the method).
  *
- * The classifier looks at what Capstone says about one instruction: its id (branches, calls,
- * returns, stack, division, multiplication, system calls), its operands (an immediate target
- * makes a branch or call direct; a memory operand's access flags make a load or a store), its
+ * The classifier looks at what Capstone says about one instruction: its control transfer (the
+ * one x86 classifier, x86.c, which the CFG builder uses too: branches, calls, returns, system
+ * calls), its id (stack, division, multiplication), its operands (a memory operand's access
+ * flags make a load or a store), its
  * prefixes (lock) and its instruction groups (x87, MMX, SSE and AVX make floating point or
  * vector; the mnemonic's ss/sd suffix tells scalar from packed). It never looks at what a
  * JIT meant by the code, only at the bytes, so a comparison with a JIT's own accounting (the
@@ -20,6 +21,7 @@
 #include "kprof/cfg.h"
 #include "kprof/cleanup.h"
 #include "kprof/events.h"
+#include "kprof/x86.h"
 
 static const char *const ev_names[EV_NR] = {
     [EV_INSNS] = "insns",	  [EV_COND] = "cond_branch", [EV_JUMP] = "jump",
@@ -35,37 +37,22 @@ const char *events_name(unsigned cls)
 	return cls < EV_NR ? ev_names[cls] : NULL;
 }
 
-static bool has_imm_target(const cs_x86 *x)
-{
-	return x->op_count == 1 && x->operands[0].type == X86_OP_IMM;
-}
-
-/* Control transfers, stack, arithmetic and system classes from the instruction id. */
+/* Control transfers (the one x86 classifier, x86.h), then stack, arithmetic and loop
+ * classes from the instruction id. */
 static void classify_id(csh cs, const cs_insn *ci, uint32_t *ev)
 {
-	const cs_x86 *x = &ci->detail->x86;
+	static const int flow_ev[] = {
+	    [X86_FLOW_JUMP] = EV_JUMP, [X86_FLOW_IJUMP] = EV_IJUMP, [X86_FLOW_COND] = EV_COND,
+	    [X86_FLOW_CALL] = EV_CALL, [X86_FLOW_ICALL] = EV_ICALL, [X86_FLOW_RET] = EV_RET,
+	    [X86_FLOW_SYS] = EV_SYS,
+	};
+	enum x86_flow fl = x86_flow(cs, ci);
 
+	if (fl != X86_FLOW_PLAIN && fl != X86_FLOW_TRAP) {
+		ev[flow_ev[fl]]++;
+		return;
+	}
 	switch (ci->id) {
-	case X86_INS_JMP:
-		ev[has_imm_target(x) ? EV_JUMP : EV_IJUMP]++;
-		return;
-	case X86_INS_LJMP:
-		ev[EV_IJUMP]++;
-		return;
-	case X86_INS_CALL:
-		ev[has_imm_target(x) ? EV_CALL : EV_ICALL]++;
-		return;
-	case X86_INS_LCALL:
-		ev[EV_ICALL]++;
-		return;
-	case X86_INS_RET:
-	case X86_INS_RETF:
-	case X86_INS_RETFQ:
-	case X86_INS_IRET:
-	case X86_INS_IRETD:
-	case X86_INS_IRETQ:
-		ev[EV_RET]++;
-		return;
 	case X86_INS_PUSH:
 	case X86_INS_POP:
 	case X86_INS_PUSHF:
@@ -85,19 +72,7 @@ static void classify_id(csh cs, const cs_insn *ci, uint32_t *ev)
 	case X86_INS_MULX:
 		ev[EV_MUL]++;
 		return;
-	case X86_INS_SYSCALL:
-	case X86_INS_SYSENTER:
-	case X86_INS_INT:
-		ev[EV_SYS]++;
-		return;
-	case X86_INS_LOOP:
-	case X86_INS_LOOPE:
-	case X86_INS_LOOPNE:
-		ev[EV_COND]++;
-		return;
 	}
-	if (cs_insn_group(cs, ci, CS_GRP_JUMP))
-		ev[EV_COND]++; /* every other jump is conditional: jcc, jrcxz, jecxz */
 }
 
 /* Loads, stores and atomics from the operands and prefixes. */

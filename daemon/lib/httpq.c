@@ -4,8 +4,10 @@
  * The listen address is numeric only: a name would need a resolver in the daemon, and whether
  * it is loopback (no token needed) must not depend on DNS. The query of a profile is checked
  * key by key against a short list, every value fully parsed and bounded, so that a client gets
- * a 400 naming what is wrong instead of a profile it did not ask for. The token comparison
- * looks at every byte whatever the first difference.
+ * a 400 naming what is wrong instead of a profile it did not ask for; keys it does not know are
+ * ignored, as Go's net/http/pprof does. The token comparison looks at every byte whatever the
+ * first difference. The cgroup helpers turn /proc/PID/cgroup text into the labels and filters
+ * of a whole-host profile.
  */
 #include "kprof/httpq.h"
 #include "kprof/when.h"
@@ -142,15 +144,21 @@ int httpq_arg(struct httpq *q, const char *key, const char *value, unsigned max_
 		q->pid = n;
 		return 0;
 	}
-	if (!strcmp(key, "unit")) {
+	if (!strcmp(key, "unit") || !strcmp(key, "cgroup") || !strcmp(key, "comm")) {
+		char *dst = key[0] == 'u' ? q->unit : key[1] == 'g' ? q->cgroup : q->comm;
+		size_t cap = key[0] == 'u' ? sizeof(q->unit) : key[1] == 'g' ? sizeof(q->cgroup) :
+					    sizeof(q->comm);
 		size_t len = value ? strlen(value) : 0;
 
-		if (!len || len >= sizeof(q->unit)) {
-			snprintf(err, errlen, "unit must be a watched unit or cgroup (1-%zu bytes)",
-				 sizeof(q->unit) - 1);
+		if (!len || len >= cap || (key[1] == 'g' && value[0] != '/')) {
+			snprintf(err, errlen, "%s must be %s (1-%zu bytes)", key,
+				 key[0] == 'u'	 ? "a unit or a watched cgroup"
+				 : key[1] == 'g' ? "a cgroup path from the cgroup2 root (/...)"
+						 : "a process name",
+				 cap - 1);
 			return -EINVAL;
 		}
-		memcpy(q->unit, value, len + 1);
+		memcpy(dst, value, len + 1);
 		return 0;
 	}
 	if (!strcmp(key, "since") || !strcmp(key, "until")) {
@@ -168,20 +176,78 @@ int httpq_arg(struct httpq *q, const char *key, const char *value, unsigned max_
 		strcpy(dst, value);
 		return 0;
 	}
-	snprintf(err, errlen, "unknown argument '%.64s' (known: seconds, pid, unit, since, until)",
-		 key);
-	return -EINVAL;
+	return 0; /* unknown: ignored */
 }
 
 int httpq_check(const struct httpq *q, char *err, size_t errlen)
 {
-	if (!q->pid == !q->unit[0]) {
+	if ((q->since[0] || q->until[0]) && !q->pid == !q->unit[0]) {
 		snprintf(err, errlen,
-			 "exactly one of pid= and unit= is needed (GET /debug/pprof/targets "
-			 "lists them)");
+			 "since=/until= need exactly one of pid= and unit= (GET "
+			 "/debug/pprof/targets lists them)");
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int httpq_cgroup_path(const char *text, size_t len, char *out, size_t outlen)
+{
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', end - p);
+		size_t n = (nl ? nl : end) - p;
+
+		if (n >= 3 && !memcmp(p, "0::", 3)) {
+			if (n - 3 >= outlen)
+				return -ENAMETOOLONG;
+			memcpy(out, p + 3, n - 3);
+			out[n - 3] = 0;
+			return 0;
+		}
+		p += n + 1;
+	}
+	return -ENOENT;
+}
+
+void httpq_unit_of(const char *cgroup, char *out, size_t outlen)
+{
+	static const char *const kinds[] = {".service", ".scope",	".socket",
+					    ".mount",	".swap",	".timer"};
+	const char *best = NULL, *p = cgroup;
+	size_t best_len = 0;
+
+	while (p && *p) {
+		const char *c = *p == '/' ? p + 1 : p, *slash = strchr(c, '/');
+		size_t n = slash ? (size_t)(slash - c) : strlen(c);
+
+		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+			size_t k = strlen(kinds[i]);
+
+			if (n > k && !memcmp(c + n - k, kinds[i], k)) {
+				best = c;
+				best_len = n;
+			}
+		}
+		p = slash;
+	}
+	if (!outlen)
+		return;
+	if (best_len >= outlen)
+		best_len = 0; /* too long for out: none rather than a cut name */
+	memcpy(out, best ? best : "", best_len);
+	out[best_len] = 0;
+}
+
+bool httpq_cgroup_under(const char *cgroup, const char *path)
+{
+	size_t n = strlen(path);
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	if (n == 1 && path[0] == '/')
+		return cgroup[0] == '/';
+	return !strncmp(cgroup, path, n) && (cgroup[n] == 0 || cgroup[n] == '/');
 }
 
 bool httpq_bearer_ok(const char *header, const char *token, size_t token_len)

@@ -592,6 +592,16 @@ const struct perfmap_sym *perfmap_lookup(struct perfmap *pm, uint64_t addr)
 	return ent_at(pm, x->tail[b].idx);
 }
 
+const struct perfmap_sym *perfmap_lookup_frame(struct perfmap *pm, uint64_t addr)
+{
+	const struct perfmap_sym *s = perfmap_lookup(pm, addr), *next;
+
+	if (addr == UINT64_MAX || (s && s->start + s->size != addr + 1))
+		return s;
+	next = perfmap_lookup(pm, addr + 1);
+	return next && next->start == addr + 1 ? next : s;
+}
+
 void perfmap_get_stats(const struct perfmap *pm, struct perfmap_stats *st)
 {
 	if (!st)

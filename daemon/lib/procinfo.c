@@ -61,17 +61,21 @@ static int ids_parse(const char *q, const char *eol, unsigned *const *f, int n)
 	return 0;
 }
 
-/* NStgid: one value per PID namespace, outermost first: *last is the last (-1 if none). */
-static int nstgid_parse(const char *q, const char *eol, long long *last)
+/* NStgid: one value per PID namespace, outermost first, into st->ns_tgid; *last is the last
+ * (-1 if none). */
+static int nstgid_parse(const char *q, const char *eol, struct procinfo_status *st,
+			long long *last)
 {
 	long long v = -1;
 
+	st->ns_levels = 0;
 	while (q < eol) {
 		long long w = num(&q, eol);
 
-		if (w <= 0 || w > INT32_MAX)
+		if (w <= 0 || w > INT32_MAX || st->ns_levels == PROCINFO_NS_MAX)
 			return -EBADMSG;
 		v = w;
+		st->ns_tgid[st->ns_levels++] = w;
 		q = skip_ws(q, eol);
 	}
 	*last = v;
@@ -129,7 +133,7 @@ static int status_line(const char *p, const char *eol, struct procinfo_status *s
 	} else if (line_is(p, eol, "NStgid:\t")) {
 		long long v;
 
-		if (nstgid_parse(p + 8, eol, &v) < 0)
+		if (nstgid_parse(p + 8, eol, st, &v) < 0)
 			return -EBADMSG;
 		if (v > 0)
 			st->nstgid = v;
@@ -179,6 +183,10 @@ int procinfo_status(const char *text, size_t len, struct procinfo_status *st)
 		return -EBADMSG;
 	if (!st->nstgid)
 		st->nstgid = st->tgid;
+	if (!st->ns_levels) {
+		st->ns_levels = 1;
+		st->ns_tgid[0] = st->tgid;
+	}
 	return 0;
 }
 

@@ -10,6 +10,9 @@
  * address and stop as soon as no earlier entry can contain it (at once when none overlap).
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -184,4 +187,31 @@ const struct procmaps_entry *procmaps_at(const struct procmaps *pm, size_t i)
 size_t procmaps_bad_lines(const struct procmaps *pm)
 {
 	return pm->bad;
+}
+
+static bool has_prefix(const char *s, const char *pre)
+{
+	return !strncmp(s, pre, strlen(pre));
+}
+
+static bool has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), k = strlen(suf);
+
+	return n >= k && !strcmp(s + n - k, suf);
+}
+
+int procmaps_is_anon(const struct procmaps_entry *e)
+{
+	const char *p = e->path;
+
+	return !p[0] || !strcmp(p, "[anon_shmem]") || has_prefix(p, "[anon:") ||
+	       !strcmp(p, "[heap]") || has_prefix(p, "/memfd:") ||
+	       !strcmp(p, "/dev/zero (deleted)") ||
+	       (has_prefix(p, "/SYSV") && has_suffix(p, " (deleted)"));
+}
+
+int procmaps_file_path(char *buf, size_t len, int pid, uint64_t start, uint64_t end)
+{
+	return snprintf(buf, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
 }

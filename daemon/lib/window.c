@@ -10,6 +10,13 @@
  * Removed entries are compacted away in one pass. Memory counts the blobs and the index
  * entries. An add refuses a window only at twice max_windows (no retention ran meanwhile).
  *
+ * Per-user quotas (mem_per_uid, disk_per_uid): retention first adds up each uid's bytes in a
+ * small open-addressing table (rebuilt at each retention, so it holds only uids with windows),
+ * then each bound is applied in turn to a smaller circle of victims: a uid over its quota
+ * loses its oldest, then non-root uids over their share (all but the last eighth) lose their
+ * oldest, then over the global bound users' oldest go before anyone's. One user's flood thus
+ * pushes out only its own history.
+ *
  * The merge keys merged contexts by (parent, routine, call site) in an open-addressing table;
  * a context is created the first time any summary shows it, after its parent (summaries list
  * parents first), so the result lists parents first too.
@@ -26,12 +33,22 @@
 
 #define DEFAULT_MAX_WINDOWS (1u << 20)
 
+/* One uid's bytes, during a retention. */
+struct uid_use {
+	uint32_t uid;
+	bool used;
+	uint64_t mem, disk;
+};
+
 struct window_store {
 	struct window_limits lim;
 	struct window_entry *v;
 	size_t n, cap;
 	uint64_t mem, disk;
 	struct window_stats st; /* the counters; sizes are computed */
+	struct uid_use *uses;	/* NULL: no quotas this retention (off, or out of memory) */
+	size_t nuses;		/* slots, a power of two */
+	uint64_t users_mem, users_disk; /* non-root uids' bytes, during a retention */
 };
 
 static uint64_t entry_mem(const struct window_entry *e)
@@ -128,10 +145,36 @@ void window_store_saved(struct window_store *ws, uint64_t seq)
 }
 
 /* Take e out of the accounts and mark it for compaction (len 0). */
+static struct uid_use *use_of(const struct window_store *ws, uint32_t uid)
+{
+	size_t mask = ws->nuses - 1;
+
+	if (!ws->uses)
+		return NULL;
+	for (size_t i = mix64(uid) & mask;; i = (i + 1) & mask)
+		if (!ws->uses[i].used || ws->uses[i].uid == uid)
+			return &ws->uses[i];
+}
+
+/* Bytes of e's uid going (negative) or coming. */
+static void account(struct window_store *ws, const struct window_entry *e, int64_t mem,
+		    int64_t disk)
+{
+	struct uid_use *u = use_of(ws, e->uid);
+
+	if (!u || !e->uid)
+		return;
+	u->used = true;
+	u->uid = e->uid;
+	u->mem += mem, u->disk += disk;
+	ws->users_mem += mem, ws->users_disk += disk;
+}
+
 static void drop(struct window_store *ws, struct window_entry *e, window_drop_fn fn, void *ud)
 {
 	if (e->on_disk && fn)
 		fn(ud, e);
+	account(ws, e, -(int64_t)entry_mem(e), e->on_disk ? -(int64_t)e->len : 0);
 	ws->mem -= entry_mem(e);
 	if (e->on_disk)
 		ws->disk -= e->len;
@@ -148,26 +191,100 @@ static uint64_t age_of(const struct window_entry *e, uint64_t now_boot, uint64_t
 	return now_real > e->end_real ? now_real - e->end_real : 0;
 }
 
+/* The circles of victims, smallest first (see the top of the file). */
+enum circle { OVER_QUOTA, OVER_SHARE, USERS_FIRST, ANYONE };
+#define CIRCLES 4
+
+static uint64_t user_share(uint64_t limit)
+{
+	return limit - limit / 8;
+}
+
+/* Whether e must give up bytes of the memory (disk false) or disk bound of circle c. */
+static bool over(const struct window_store *ws, const struct window_entry *e, enum circle c,
+		 bool disk)
+{
+	uint64_t total = disk ? ws->disk : ws->mem;
+	uint64_t limit = disk ? ws->lim.disk_bytes : ws->lim.mem_bytes, quota;
+	const struct uid_use *u;
+
+	if (c == ANYONE)
+		return total > limit;
+	if (!e->uid)
+		return false;
+	if (c == USERS_FIRST)
+		return total > limit;
+	if (!ws->uses)
+		return false;
+	if (c == OVER_SHARE)
+		return (disk ? ws->users_disk : ws->users_mem) > user_share(limit);
+	quota = disk ? ws->lim.disk_per_uid : ws->lim.mem_per_uid;
+	u = use_of(ws, e->uid);
+	return quota && (disk ? u->disk : u->mem) > quota;
+}
+
 static void evict_memory(struct window_store *ws, window_drop_fn fn, void *ud)
 {
 	/* Blobs with a file first, oldest first; then blobs without; then whole entries. */
-	for (size_t i = 0; i < ws->n && ws->mem > ws->lim.mem_bytes; i++) {
-		struct window_entry *e = &ws->v[i];
+	for (int c = 0; c < CIRCLES; c++)
+		for (size_t i = 0; i < ws->n; i++) {
+			struct window_entry *e = &ws->v[i];
 
-		if (e->len && e->blob && e->on_disk) {
-			ws->mem -= e->len;
-			free(e->blob);
-			e->blob = NULL;
-			ws->st.evicted++;
+			if (e->len && e->blob && e->on_disk && over(ws, e, c, false)) {
+				account(ws, e, -(int64_t)e->len, 0);
+				ws->mem -= e->len;
+				free(e->blob);
+				e->blob = NULL;
+				ws->st.evicted++;
+			}
 		}
-	}
-	for (size_t i = 0; i < ws->n && ws->mem > ws->lim.mem_bytes; i++) {
-		struct window_entry *e = &ws->v[i];
+	for (int c = 0; c < CIRCLES; c++)
+		for (size_t i = 0; i < ws->n; i++) {
+			struct window_entry *e = &ws->v[i];
 
-		if (e->len) {
-			ws->st.dropped_mem++;
-			drop(ws, e, fn, ud);
+			if (e->len && over(ws, e, c, false)) {
+				ws->st.dropped_mem += c != OVER_QUOTA;
+				ws->st.dropped_quota += c == OVER_QUOTA;
+				drop(ws, e, fn, ud);
+			}
 		}
+}
+
+static void evict_disk(struct window_store *ws, window_drop_fn fn, void *ud)
+{
+	for (int c = 0; c < CIRCLES; c++)
+		for (size_t i = 0; i < ws->n; i++) {
+			struct window_entry *e = &ws->v[i];
+
+			if (e->len && e->on_disk && over(ws, e, c, true)) {
+				ws->st.dropped_disk += c != OVER_QUOTA;
+				ws->st.dropped_quota += c == OVER_QUOTA;
+				drop(ws, e, fn, ud);
+			}
+		}
+}
+
+/* Each uid's bytes, when quotas are on (without memory for the table: global bounds only). */
+static void tally(struct window_store *ws)
+{
+	size_t want = 16;
+
+	free(ws->uses);
+	ws->uses = NULL;
+	ws->users_mem = ws->users_disk = 0;
+	if (!ws->lim.mem_per_uid && !ws->lim.disk_per_uid)
+		return;
+	while (want < 2 * ws->n)
+		want *= 2;
+	ws->uses = calloc(want, sizeof(*ws->uses));
+	if (!ws->uses)
+		return;
+	ws->nuses = want;
+	for (size_t i = 0; i < ws->n; i++) {
+		const struct window_entry *e = &ws->v[i];
+
+		if (e->len)
+			account(ws, e, entry_mem(e), e->on_disk ? e->len : 0);
 	}
 }
 
@@ -185,15 +302,11 @@ void window_store_retain(struct window_store *ws, uint64_t now_boot, uint64_t no
 			drop(ws, e, fn, ud);
 		}
 	}
+	tally(ws);
 	evict_memory(ws, fn, ud);
-	for (size_t i = 0; i < ws->n && ws->disk > ws->lim.disk_bytes; i++) {
-		struct window_entry *e = &ws->v[i];
-
-		if (e->len && e->on_disk) {
-			ws->st.dropped_disk++;
-			drop(ws, e, fn, ud);
-		}
-	}
+	evict_disk(ws, fn, ud);
+	free(ws->uses);
+	ws->uses = NULL;
 	for (size_t i = 0; i < ws->n; i++)
 		if (ws->v[i].len)
 			ws->v[k++] = ws->v[i];

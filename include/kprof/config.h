@@ -73,10 +73,14 @@ struct config {
 	/* [watch] rule = KIND:VALUE ...: one line each (rule.h), root's rules. */
 	struct rule watch_rules[CONFIG_MAX_RULES];
 	unsigned n_watch_rules;
-	/* [http]: the pprof endpoint (daemon/http.c), off when listen is "" */
+	/* [http]: the pprof endpoint (daemon/http/http.c), off when listen is "" */
 	char http_listen[64];	   /* ADDRESS:PORT, numeric (httpq_listen) */
-	char http_token_file[256]; /* "Authorization: Bearer" token; required off loopback */
+	char http_token_file[256]; /* "Authorization: Bearer" token; required unless the opt-out */
+	bool http_insecure_no_auth;  /* loopback without a token: every local user reads all */
 	unsigned http_max_connections;
+	unsigned http_max_per_source;	      /* connections from one address (off loopback) */
+	unsigned http_max_waiting;	      /* profile requests waiting at once */
+	unsigned http_max_waiting_per_source; /* ... of them from one address */
 	unsigned http_max_seconds;     /* bound of seconds= */
 	unsigned http_request_timeout; /* seconds from connect to a whole request */
 	/* [drift]: profile drift of JIT functions (drift.h), for targets attached from then on */
@@ -90,6 +94,8 @@ struct config {
 	unsigned window_max_age_sec; /* 0: no age limit */
 	unsigned window_memory_mb;
 	unsigned window_disk_mb; /* 0: windows are not written */
+	/* One non-root uid's windows at most (the users' together never the last eighth) */
+	unsigned window_memory_per_uid_mb, window_disk_per_uid_mb;
 	unsigned window_step_ms; /* a range query's step between other work (0: one window) */
 };
 

@@ -5,7 +5,7 @@
  * JVM sees itself) and writes one request, protocol version 1: the strings "1", the command
  * ("jcmd"), then exactly three arguments (the jcmd command line, two empty), each ended by a
  * NUL. The JVM answers with its result code in decimal and a newline ("0\n", "-1\n"), then the
- * command's output, and closes the connection. The glue (daemon/jvmattach.c) does the I/O;
+ * command's output, and closes the connection. The glue (daemon/symbols/jvmattach.c) does the I/O;
  * this module builds the request, parses the reply and reads flags out of VM.flags output and
  * command lines. No I/O, no globals.
  */

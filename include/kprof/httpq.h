@@ -10,8 +10,8 @@
 #include <sys/types.h>
 
 #define HTTPQ_DEFAULT_SECONDS 30 /* Go's net/http/pprof default */
-#define HTTPQ_MAX_ARGS 8
-#define HTTPQ_MAX_QUERY 1024 /* bytes of all keys and values together */
+#define HTTPQ_MAX_ARGS 16
+#define HTTPQ_MAX_QUERY 2048 /* bytes of all keys and values together */
 #define HTTPQ_MAX_TOKEN 1024
 
 struct httpq_addr {
@@ -28,6 +28,8 @@ struct httpq {
 	unsigned seconds;
 	pid_t pid;		   /* 0: none */
 	char unit[256];		   /* "": none */
+	char cgroup[256];	   /* a cgroup v2 path: it and the cgroups under it; "": none */
+	char comm[16];		   /* a process name (comm); "": none */
 	char since[64], until[64]; /* a time range of kept windows (when.h syntax); "": none */
 	unsigned nargs;
 	size_t bytes;
@@ -36,13 +38,25 @@ struct httpq {
 /* Before the first argument. */
 void httpq_init(struct httpq *q);
 /* One decoded query argument of /debug/pprof/profile (value NULL for "?key"). 0, or -EINVAL
- * (a bad value, an unknown key, too many or too long arguments) with err saying why, for a
- * 400. since=/until= take kprofctl's times (when.h): then the answer is the kept windows of
- * that range at once, and seconds= does not apply. */
+ * (a bad value, too many or too long arguments) with err saying why, for a 400. Unknown keys
+ * are ignored, as Go's net/http/pprof does (scrapers add their own). since=/until= take
+ * kprofctl's times (when.h): then the answer is the kept windows of that range at once, and
+ * seconds= does not apply. */
 int httpq_arg(struct httpq *q, const char *key, const char *value, unsigned max_seconds, char *err,
 	      size_t errlen);
-/* After the last argument: exactly one of pid= and unit=. 0 or -EINVAL with err. */
+/* After the last argument: since=/until= need pid= or unit= (a range is one target's or one
+ * watch's). 0 or -EINVAL with err. Without pid=, unit=, cgroup= or comm=, a profile covers
+ * every target; with several, the targets that match them all. */
 int httpq_check(const struct httpq *q, char *err, size_t errlen);
+
+/* The cgroup v2 path ("0::/PATH") of a /proc/PID/cgroup text into out: 0, or -ENOENT (none:
+ * cgroup v1 only) or -ENAMETOOLONG. */
+int httpq_cgroup_path(const char *text, size_t len, char *out, size_t outlen);
+/* The systemd unit of a cgroup path: its innermost component naming a unit (.service, .scope,
+ * .socket, .mount, .swap, .timer), "" if none. */
+void httpq_unit_of(const char *cgroup, char *out, size_t outlen);
+/* Whether cgroup is path or a cgroup under it. */
+bool httpq_cgroup_under(const char *cgroup, const char *path);
 
 /* The Authorization header (NULL if none) against the token, "Bearer TOKEN", in time that does
  * not depend on where they differ. */

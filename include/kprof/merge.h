@@ -19,13 +19,21 @@ struct merged {
 	uint32_t *ids;
 	Kprof__SavedMapping **maps;
 	Kprof__SavedThread **threads;
+	Kprof__Origin *origin_v, **origins;
 };
 
 /* v[0..n) as one profile: functions, mappings and thread names concatenated (v[0]'s first),
  * every stack's ids moved to its function's new index; v[0]'s target with the samples of all.
- * Tables beyond the saved profile's caps are cut and counted. 0 or -ENOMEM. */
+ * Each stack's origin names its process: an input's own origins (a merged input), else one
+ * origin per input made of its target (pid, comm, the watch as unit), its executable mapping
+ * and its runtime (merge_runtime). Tables beyond the saved profile's caps are cut and counted.
+ * 0 or -ENOMEM. */
 int merge_profiles(Kprof__SavedProfile *const *v, size_t n, struct merged *m);
 void merge_free(struct merged *m);
+/* The runtime of a process with this executable path (NULL: unknown) and target: jvm, node,
+ * python, ruby, php, dotnet, bun, deno, beam, else jit when a perf map or jitdump was read,
+ * else native. A static string. */
+const char *merge_runtime(const Kprof__Target *t, const char *exe);
 /* The flat profile of sp, as kprofd's report computes it: per function (name, module and kind
  * alike across processes are one), self and total samples, sorted by self then total, at most
  * top entries (0: all). *ret is freed with merge_report_free. 0 or -ENOMEM. */

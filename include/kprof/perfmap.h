@@ -65,6 +65,15 @@ void perfmap_reset(struct perfmap *pm);
  * NULL if none. The index is rebuilt lazily after feeds, so the first lookup after a feed
  * costs O(n log n); later ones O(log n). */
 const struct perfmap_sym *perfmap_lookup(struct perfmap *pm, uint64_t addr);
+/* The symbol naming a sampled frame looked up at addr (a caller frame at its return address
+ * - 1, the leaf at its address): perfmap_lookup's, except where addr + 1 is exactly the start
+ * of a symbol and addr is the last byte of the symbol containing it (or of none): then that next
+ * symbol. A caller frame whose address is a function's own first byte (BEAM puts
+ * `normal_exit/0`'s at the bottom of every Erlang process stack) is so named by that function,
+ * as perf names it (perf looks caller frames up at the address itself), not by the one before
+ * it. The price: a leaf sampled on the very last byte of a symbol followed at once by another
+ * is named by the next one. */
+const struct perfmap_sym *perfmap_lookup_frame(struct perfmap *pm, uint64_t addr);
 
 /* Bring the lookup index up to date now (perfmap_lookup() does it lazily, and returns NULL if
  * that fails). Incremental: O(n + k log k) for k entries fed since the last build. 0 or -ENOMEM. */

@@ -12,11 +12,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define PROCINFO_NS_MAX 33 /* PID namespace levels: the kernel's 32 below the initial one */
+
 struct procinfo_status {
 	char comm[17];
 	char state; /* R, S, D, Z, X, ... */
 	int tgid;   /* 0 if absent */
 	int nstgid; /* the tgid in the innermost PID namespace (tgid if none shown) */
+	/* The tgid in each PID namespace from /proc's (0) down to its own (ns_levels - 1): the
+	 * NStgid line (ns_levels 1, ns_tgid[0] = tgid if none shown). */
+	int ns_levels;
+	int ns_tgid[PROCINFO_NS_MAX];
 	unsigned ruid, euid, suid, fsuid;
 	unsigned rgid, egid; /* 0 if absent (Gid is not required) */
 	unsigned threads;    /* 0 if absent */

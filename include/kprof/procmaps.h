@@ -32,10 +32,23 @@ size_t procmaps_count(const struct procmaps *pm);
 const struct procmaps_entry *procmaps_at(const struct procmaps *pm, size_t i);
 size_t procmaps_bad_lines(const struct procmaps *pm);
 
+/* The path of the mapping [start, end) of process pid under /proc/PID/map_files/, which opens
+ * the very file mapped (even deleted, or in another mount namespace) and names the uprobe
+ * target of an address: the one place that spells it. Returns snprintf's count; a buffer of
+ * PROCMAPS_FILE_PATH_MAX bytes always holds it. */
+#define PROCMAPS_FILE_PATH_MAX 64
+int procmaps_file_path(char *buf, size_t len, int pid, uint64_t start, uint64_t end);
+
 /* 1 if the entry is executable. */
 static inline int procmaps_is_exec(const struct procmaps_entry *e)
 {
 	return e->perms[2] == 'x';
 }
+
+/* 1 if the entry is anonymous memory, which only its process fills (JIT code when executable):
+ * no path, "[anon_shmem]", "[anon:NAME]" (prctl PR_SET_VMA_ANON_NAME), "[heap]", a memfd
+ * ("/memfd:NAME (deleted)"), shared anonymous memory ("/dev/zero (deleted)", what PHP's opcache
+ * JIT buffer is), System V shared memory ("/SYSVKEY (deleted)"). */
+int procmaps_is_anon(const struct procmaps_entry *e);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "kprof/hcct_tree.h"
 #include "kprof/profile.h"
 #include "proto/kprof.pb-c.h"
 
@@ -42,5 +43,22 @@ int saved_check(const Kprof__SavedProfile *sp);
  * negative errno (-E2BIG past the profile's limits). */
 int saved_profile(const Kprof__SavedProfile *sp, const struct profile_limits *lim,
 		  struct profile **ret, uint32_t **map);
+
+/* The saved MCCT nodes v[0..n) of a checked message (SavedProfile.hcct or .exact_hcct) as an
+ * HCCT snapshot (hcct_snapshot's format: phi 0/1, counts and errors of monitored nodes only,
+ * children counted) of n_samples samples, each node's function id mapped through map (the
+ * saved_profile map; NULL keeps the saved ids). The one decoder of a saved HCCT: a target's
+ * restore and a time range's window summaries. 0, -EBADMSG for a node whose parent does not
+ * come before it, or -ENOMEM. */
+int saved_hcct_tree(Kprof__SavedHcctNode *const *v, size_t n, uint64_t n_samples,
+		    const uint32_t *map, struct hcct_tree **ret);
+
+/* The encoders of a profile's parts, for a target's kept profile and a time window's file alike.
+ * saved_functions: functions ids[0..n) of p (ids NULL: 0..n-1) into fv[0..n), pointed at by
+ * fp[0..n); their strings stay p's. saved_stack: one stack (its ids stay the caller's). */
+void saved_functions(const struct profile *p, const uint32_t *ids, size_t n,
+		     Kprof__SavedFunction *fv, Kprof__SavedFunction **fp);
+void saved_stack(Kprof__SavedStack *s, uint32_t tid, const uint32_t *ids, size_t n,
+		 uint64_t count);
 
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* window.h: time windows of the targets' samples (ARCHITECTURE.md §1.6, ALGORITHMS.md §14).
  *
- * Three pure pieces the glue (daemon/windows.c) puts together:
+ * Three pure pieces the glue (daemon/manager/windows.c) puts together:
  *  - the index of kept windows and its retention: each window is one blob (a framed, packed
  *    kprof.SavedProfile of that window's samples), held in memory, on disk, or both. Retention
  *    by age, by bytes in memory (the oldest blobs that are on disk leave memory first; one that
@@ -35,6 +35,11 @@ struct window_limits {
 	uint64_t mem_bytes;  /* blobs and index entries in memory */
 	uint64_t disk_bytes; /* files */
 	size_t max_windows;  /* index entries kept by retention (the oldest beyond go); 0: 1M */
+	/* Per-user quotas, as for kept profiles (0: none): one non-root uid's windows hold at
+	 * most these bytes, and all non-root uids' together never the last eighth of mem_bytes
+	 * and disk_bytes, which stays for root. Over a bound, the oldest of whoever is over go
+	 * first; over a global bound, users' oldest go before root's. */
+	uint64_t mem_per_uid, disk_per_uid;
 };
 
 struct window_entry {
@@ -58,6 +63,7 @@ struct window_stats {
 	uint64_t dropped_mem;  /* windows lost: memory full, and not on disk */
 	uint64_t dropped_disk; /* windows whose file went: disk bytes */
 	uint64_t dropped_full; /* windows dropped or refused by max_windows */
+	uint64_t dropped_quota; /* windows dropped (memory or disk) from a user over its quota */
 };
 
 int window_store_new(const struct window_limits *lim, struct window_store **ret);

@@ -13,9 +13,9 @@
  * re-encodes it minimally, which it then rejects. kprofd never re-encodes what it decodes (it
  * ignores unknown fields), so messages holding such a field skip the round trip.
  *
- * saved_replay() is what target_restore() (daemon/target.c) does with a kprof.SavedProfile read
+ * saved_replay() is what target_restore() (daemon/target/target.c) does with a kprof.SavedProfile read
  * from the state directory, minus the daemon: the same code (proto/saved.c: saved_check, then
- * saved_profile), and the profile is then folded and sorted as a report would.
+ * saved_profile, saved_hcct_tree), and the profile is then folded and sorted as a report would.
  */
 #ifndef KPROF_FUZZ_PB_H
 #define KPROF_FUZZ_PB_H
@@ -29,6 +29,7 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "fuzz.h"
+#include "kprof/hcct.h"
 #include "kprof/profile.h"
 #include "kprof/saved.h"
 #include "proto/kprof.pb-c.h"
@@ -144,16 +145,43 @@ static int saved_stack_cb(uint32_t tid, const uint32_t *ids, size_t n, uint64_t 
 	return 0;
 }
 
+/* A checked saved HCCT as target_restore() rebuilds it (saved_hcct_tree, ids mapped), then
+ * filtered as a report's query would: every id a function of p, parents first. */
+static void saved_replay_hcct(Kprof__SavedHcctNode *const *v, size_t n, uint64_t hcct_n,
+			      const uint32_t *map, const struct profile *p)
+{
+	struct hcct_tree *tr = NULL, *hot = NULL;
+	int err = saved_hcct_tree(v, n, hcct_n, map, &tr);
+
+	FUZZ_CHECK(err == 0 || err == -ENOMEM, "saved_hcct_tree of a checked message: %d", err);
+	if (err < 0)
+		return;
+	for (size_t i = 0; i < tr->len; i++) {
+		const struct hcct_entry *e = &tr->entries[i];
+
+		FUZZ_CHECK(e->id < profile_nfuncs(p), "hcct id %u out of range", e->id);
+		FUZZ_CHECK(e->parent == HCCT_NONE || e->parent < i, "parent %u of %zu", e->parent,
+			   i);
+	}
+	err = hcct_tree_filter(tr, 1, 100, &hot);
+	FUZZ_CHECK(err == 0 || err == -ENOMEM, "hcct_tree_filter of a saved HCCT: %d", err);
+	hcct_tree_free(hot);
+	hcct_tree_free(tr);
+}
+
 /* target_restore()'s checks and profile building; 0 if the daemon would keep the profile. */
 static int saved_replay(const Kprof__SavedProfile *sp)
 {
 	struct profile *p = NULL;
+	uint32_t *map = NULL;
 	int err = saved_check(sp);
 
 	if (err < 0)
 		return err;
-	err = saved_profile(sp, NULL, &p, NULL);
+	err = saved_profile(sp, NULL, &p, &map);
 	if (err >= 0) {
+		saved_replay_hcct(sp->hcct, sp->n_hcct, sp->hcct_n, map, p);
+		saved_replay_hcct(sp->exact_hcct, sp->n_exact_hcct, sp->exact_hcct_n, map, p);
 		struct profile_stats st;
 		uint32_t *sorted = NULL;
 		size_t nsorted = 0, len = 0;
@@ -177,6 +205,7 @@ static int saved_replay(const Kprof__SavedProfile *sp)
 		FUZZ_CHECK(st.funcs == profile_nfuncs(p), "stats.funcs");
 	}
 	profile_free(p);
+	free(map);
 	return err;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* fuzz_saved.c: libFuzzer target for a kept profile file as kprofd reads it back from its state
- * directory at start (daemon/store.c load_one, then target_restore in daemon/target.c).
+ * directory at start (daemon/os/store.c load_one, then target_restore in daemon/target/target.c).
  *
  * The input is the whole file: decoded as a kprof.SavedProfile, walked and re-encoded
  * (fuzz_pb.h), then checked and replayed into a profile by proto/saved.c, the decoder kprofd's

@@ -3,6 +3,7 @@
 #   cap N: N range requests sent at once; the status of each (503s: with Retry-After?), and
 #          whether the 200 bodies are all the same
 #   leave N: N range requests whose clients close at once
+# The bearer token, if the endpoint wants one, is in $KPROF_HTTP_TOKEN.
 # http_steps.py same A.pb.gz B.pb.gz: whether two pprof files hold the same samples (stacks by
 # function name, labels, values, summed): prints "same N" (N distinct samples) or "differ ...".
 import collections, gzip, os, select, socket, sys
@@ -72,7 +73,9 @@ if sys.argv[1] == "same":
     sys.exit(0)
 from kpraw import connect, send, recv_frame, LIST_ALL
 port, sock, path, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
-REQ = ("GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % path).encode()
+TOKEN = os.environ.get("KPROF_HTTP_TOKEN", "")
+AUTH = "Authorization: Bearer %s\r\n" % TOKEN if TOKEN else ""
+REQ = ("GET %s HTTP/1.1\r\nHost: x\r\n%sConnection: close\r\n\r\n" % (path, AUTH)).encode()
 
 def http_conn():
     c = socket.create_connection(("127.0.0.1", port), timeout=30)

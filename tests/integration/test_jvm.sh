@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # HotSpot JVMs write their perf maps when kprofd asks (jcmd Compiler.perfmap through the attach
-# protocol, daemon/jvmattach.c), with nothing run by hand:
+# protocol, daemon/symbols/jvmattach.c), with nothing run by hand:
 #  (a) a JVM started with no perf-map flag, attached by PID: its hot method is named within
 #      seconds, and the attach file is gone again;
 #  (b) the same run side by side with `perf record -g -p PID` + `jcmd PID Compiler.perfmap` +

@@ -4,7 +4,7 @@
 # survives a resize (down to 40 columns, where the header flows onto the next lines and rows are
 # cut, nothing wraps) and the target's exit, q and Ctrl-C exit with status 0 and restore the
 # terminal, and --iterations leaves its last screen on the terminal. Also --json: one JSON line
-# per interval.
+# per interval, the first one an interval too.
 . "$(dirname "$0")/lib.sh"
 if ! command -v tmux >/dev/null; then skip "top" "tmux not installed"; exit 0; fi
 start_daemon || { fail "daemon starts" "see log"; exit 1; }
@@ -24,6 +24,17 @@ for x in u:
     assert t['entries'][0]['function'] == 'mj_hot', t['entries'][:2]
 "; then pass "top --json: one line per interval, mj_hot first"
 else fail "top --json" "see above"; fi
+
+# The first update is an interval too (issue 29, item 4), not the whole profile so far.
+wait_for 30 at_least_samples "$P" 1500
+if ctl top "$P" --json --iterations 1 --interval 500 | python3 -c "
+import json, sys
+t = json.loads(sys.stdin.readline())['targets'][0]
+n, all = t['interval_samples'], t['target']['samples']
+print(f'first interval {n} samples, {all} in all')
+assert 0 < n <= all // 2 and n <= 1000, (n, all)
+"; then pass "top's first update is an interval of 500 ms, not the whole profile"
+else fail "top's first update" "its interval_samples is not an interval's (see above)"; fi
 
 SES=kprof-top-$$
 export TMUX_TMPDIR=$TDIR

@@ -143,6 +143,17 @@ static void test_http(void **state)
 	assert_string_equal(c.http_listen, "127.0.0.1:6060");
 	assert_int_equal(config_set(&c, "http", "listen", "", err, sizeof(err)), 0);
 	assert_int_equal(config_set(&c, "http", "max_seconds", "0", err, sizeof(err)), -EINVAL);
+	/* The opt-out from the token is off unless said; the caps on waiting requests. */
+	assert_false(c.http_insecure_no_auth);
+	assert_int_equal(c.http_max_waiting, 16);
+	assert_int_equal(c.http_max_waiting_per_source, 4);
+	assert_int_equal(c.http_max_per_source, 16);
+	assert_int_equal(config_set(&c, "http", "insecure_no_auth", "yes", err, sizeof(err)), 0);
+	assert_true(c.http_insecure_no_auth);
+	assert_int_equal(config_set(&c, "http", "max_waiting", "0", err, sizeof(err)), -EINVAL);
+	assert_int_equal(config_set(&c, "http", "max_waiting_per_source", "2", err, sizeof(err)),
+			 0);
+	assert_int_equal(c.http_max_waiting_per_source, 2);
 }
 
 /* [drift]: on with the detector's defaults; window and min_samples are checked together. */

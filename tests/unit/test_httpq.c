@@ -53,19 +53,28 @@ static void test_listen(void **state)
 static void test_query(void **state)
 {
 	struct httpq q;
-	char err[256], big[2000];
+	char err[256], big[HTTPQ_MAX_QUERY + 100];
 
 	(void)state;
 	httpq_init(&q);
 	assert_int_equal(q.seconds, HTTPQ_DEFAULT_SECONDS);
-	assert_int_equal(httpq_check(&q, err, sizeof(err)), -EINVAL);
+	assert_int_equal(httpq_check(&q, err, sizeof(err)), 0); /* no selector: every target */
 	assert_int_equal(httpq_arg(&q, "seconds", "3", 300, err, sizeof(err)), 0);
 	assert_int_equal(httpq_arg(&q, "pid", "4242", 300, err, sizeof(err)), 0);
 	assert_int_equal(httpq_check(&q, err, sizeof(err)), 0);
 	assert_int_equal(q.seconds, 3);
 	assert_int_equal(q.pid, 4242);
 	assert_int_equal(httpq_arg(&q, "unit", "x.service", 300, err, sizeof(err)), 0);
-	assert_int_equal(httpq_check(&q, err, sizeof(err)), -EINVAL); /* both */
+	assert_int_equal(httpq_check(&q, err, sizeof(err)), 0); /* both: the targets of both */
+	assert_int_equal(httpq_arg(&q, "since", "10m", 300, err, sizeof(err)), 0);
+	assert_int_equal(httpq_check(&q, err, sizeof(err)), -EINVAL); /* a range: one of them */
+	httpq_init(&q);
+	assert_int_equal(httpq_arg(&q, "cgroup", "/system.slice", 300, err, sizeof(err)), 0);
+	assert_string_equal(q.cgroup, "/system.slice");
+	assert_int_equal(httpq_arg(&q, "cgroup", "system.slice", 300, err, sizeof(err)), -EINVAL);
+	assert_int_equal(httpq_arg(&q, "comm", "node", 300, err, sizeof(err)), 0);
+	assert_string_equal(q.comm, "node");
+	assert_int_equal(httpq_arg(&q, "comm", "0123456789abcdef", 300, err, sizeof(err)), -EINVAL);
 
 	const char *bad_seconds[] = {"0",  "-1", "100000", "301", "",
 				     "3s", " 3", "+3",	   "1e3", "99999999999999999999"};
@@ -87,9 +96,10 @@ static void test_query(void **state)
 	assert_int_equal(httpq_arg(&q, "since", "garbage", 300, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "since= is not a time"));
 	assert_int_equal(httpq_arg(&q, "until", NULL, 300, err, sizeof(err)), -EINVAL);
-	httpq_init(&q);
-	assert_int_equal(httpq_arg(&q, "debug", "1", 300, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "unknown argument 'debug'"));
+	httpq_init(&q); /* unknown keys are ignored, as Go's net/http/pprof does */
+	assert_int_equal(httpq_arg(&q, "debug", "1", 300, err, sizeof(err)), 0);
+	assert_int_equal(httpq_arg(&q, "gc", NULL, 300, err, sizeof(err)), 0);
+	assert_int_equal(httpq_check(&q, err, sizeof(err)), 0);
 
 	memset(big, 'a', sizeof(big) - 1);
 	big[sizeof(big) - 1] = 0;
@@ -100,6 +110,36 @@ static void test_query(void **state)
 	for (int i = 0; i < HTTPQ_MAX_ARGS; i++)
 		assert_int_equal(httpq_arg(&q, "seconds", "1", 300, err, sizeof(err)), 0);
 	assert_int_equal(httpq_arg(&q, "seconds", "1", 300, err, sizeof(err)), -EINVAL);
+}
+
+static void test_cgroup(void **state)
+{
+	char out[64];
+
+	(void)state;
+	assert_int_equal(httpq_cgroup_path("0::/system.slice/a.service\n", 27, out, sizeof(out)), 0);
+	assert_string_equal(out, "/system.slice/a.service");
+	assert_int_equal(httpq_cgroup_path("12:cpu:/x\n0::/\n", 15, out, sizeof(out)), 0);
+	assert_string_equal(out, "/");
+	assert_int_equal(httpq_cgroup_path("12:cpu:/x\n", 10, out, sizeof(out)), -ENOENT);
+	assert_int_equal(httpq_cgroup_path("0::/aaaaaaaaaa", 14, out, 5), -ENAMETOOLONG);
+	httpq_unit_of("/system.slice/nginx.service", out, sizeof(out));
+	assert_string_equal(out, "nginx.service");
+	httpq_unit_of("/user.slice/user-1000.slice/user@1000.service/app.slice/x.scope", out,
+		      sizeof(out));
+	assert_string_equal(out, "x.scope");
+	httpq_unit_of("/user.slice/user-1000.slice/session-3.scope/sub", out, sizeof(out));
+	assert_string_equal(out, "session-3.scope");
+	httpq_unit_of("/kprof-test/.service", out, sizeof(out));
+	assert_string_equal(out, "");
+	httpq_unit_of("/", out, sizeof(out));
+	assert_string_equal(out, "");
+	httpq_unit_of("/a/averyveryverylongname.service", out, 8);
+	assert_string_equal(out, "");
+	assert_true(httpq_cgroup_under("/system.slice/a.service", "/system.slice"));
+	assert_true(httpq_cgroup_under("/system.slice", "/system.slice/"));
+	assert_false(httpq_cgroup_under("/system.slice2", "/system.slice"));
+	assert_true(httpq_cgroup_under("/x", "/"));
 }
 
 static void test_token(void **state)
@@ -128,6 +168,7 @@ int main(void)
 	    cmocka_unit_test(test_listen),
 	    cmocka_unit_test(test_query),
 	    cmocka_unit_test(test_token),
+	    cmocka_unit_test(test_cgroup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

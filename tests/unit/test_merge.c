@@ -4,6 +4,7 @@
  * function of two processes' perf maps is one), self at the leaf, total once per stack. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -89,6 +90,55 @@ static void test_merge_ids(void **state)
 	/* the inputs are untouched */
 	assert_int_equal(b.sv[0].ids[0], 0);
 	merge_free(&m);
+}
+
+/* Each stack names its process (an origin per input, made of its target and executable
+ * mapping); a merged input keeps its own origins. */
+static void test_merge_origins(void **state)
+{
+	struct proc a, b, c;
+	Kprof__SavedProfile *v[2] = {&a.sp, &b.sp}, *w[2];
+	struct merged m = {0}, m2 = {0};
+
+	(void)state;
+	proc_init(&a, 100, "perf-100.map");
+	proc_init(&b, 200, "perf-200.map");
+	proc_init(&c, 300, "perf-300.map");
+	a.t.comm = (char *)"app";
+	a.t.cgroup = (char *)"app.service";
+	a.t.freq_hz = 99;
+	a.mv[0].exe = true;
+	b.t.jvm = true;
+	assert_int_equal(merge_profiles(v, 2, &m), 0);
+	assert_int_equal(m.sp.n_origins, 2);
+	assert_int_equal(m.sp.stacks[0]->origin, 1);
+	assert_int_equal(m.sp.stacks[5]->origin, 2);
+	assert_int_equal(m.sp.origins[0]->pid, 100);
+	assert_int_equal(m.sp.origins[0]->freq_hz, 99);
+	assert_string_equal(m.sp.origins[0]->comm, "app");
+	assert_string_equal(m.sp.origins[0]->unit, "app.service");
+	assert_string_equal(m.sp.origins[0]->exe, "/usr/bin/app");
+	assert_string_equal(m.sp.origins[0]->runtime, "native");
+	assert_string_equal(m.sp.origins[1]->exe, ""); /* no mapping marked exe */
+	assert_string_equal(m.sp.origins[1]->runtime, "jvm");
+	w[0] = &m.sp;
+	w[1] = &c.sp;
+	assert_int_equal(merge_profiles(w, 2, &m2), 0);
+	assert_int_equal(m2.sp.n_origins, 3);
+	assert_int_equal(m2.sp.stacks[4]->origin, 2);
+	assert_int_equal(m2.sp.stacks[6]->origin, 3);
+	assert_int_equal(m2.sp.origins[2]->pid, 300);
+	merge_free(&m2);
+	merge_free(&m);
+
+	Kprof__Target t = KPROF__TARGET__INIT;
+	assert_string_equal(merge_runtime(NULL, "/usr/bin/node"), "node");
+	assert_string_equal(merge_runtime(NULL, "/usr/bin/python3.11"), "python");
+	assert_string_equal(merge_runtime(NULL, "/usr/lib/jvm/bin/java"), "jvm");
+	assert_string_equal(merge_runtime(NULL, "/usr/bin/nodered"), "native");
+	assert_string_equal(merge_runtime(NULL, NULL), "native");
+	t.perfmap_path = (char *)"/tmp/perf-1.map";
+	assert_string_equal(merge_runtime(&t, "/opt/minijit"), "jit");
 }
 
 static void test_merge_report(void **state)
@@ -183,6 +233,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_merge_ids),
+	    cmocka_unit_test(test_merge_origins),
 	    cmocka_unit_test(test_merge_report),
 	    cmocka_unit_test(test_merge_report_modules),
 	    cmocka_unit_test(test_merge_empty),

@@ -87,6 +87,48 @@ static void test_plain(void **state)
 	perfmap_free(NULL);
 }
 
+/* A frame at a symbol's very first byte (issue 30, item 3): the map Erlang/OTP 25 writes with
+ * +JPperf map, where each function's CodeInfoPrologue lies just before it. */
+static void test_frame_at_start(void **state)
+{
+	struct perfmap *pm = NULL;
+	const char *map = "7f0000001000 40 $erts_beamasm:normal_exit/0-CodeInfoPrologue\n"
+			  "7f0000001040 20 $erts_beamasm:normal_exit/0\n"
+			  "7f0000002000 10 gap_before\n"
+			  "7f0000002020 10 after_gap\n"
+			  "7f0000003000 100 outer\n"
+			  "7f0000003080 10 inner\n";
+	const struct perfmap_sym *s;
+
+	(void)state;
+	assert_int_equal(perfmap_new(NULL, &pm), 0);
+	assert_int_equal(feed_str(pm, map), 6);
+	/* The root of a BEAM process stack: normal_exit/0's first byte, looked up at - 1. */
+	s = perfmap_lookup_frame(pm, 0x7f0000001040 - 1);
+	assert_non_null(s);
+	assert_string_equal(s->name, "$erts_beamasm:normal_exit/0");
+	/* Plain lookups keep their meaning. */
+	assert_string_equal(perfmap_lookup(pm, 0x7f0000001040 - 1)->name,
+			    "$erts_beamasm:normal_exit/0-CodeInfoPrologue");
+	/* Inside a symbol, not at its end: that symbol. */
+	s = perfmap_lookup_frame(pm, 0x7f000000103e);
+	assert_string_equal(s->name, "$erts_beamasm:normal_exit/0-CodeInfoPrologue");
+	s = perfmap_lookup_frame(pm, 0x7f0000001040);
+	assert_string_equal(s->name, "$erts_beamasm:normal_exit/0");
+	/* Nothing at addr, a symbol starting at addr + 1. */
+	s = perfmap_lookup_frame(pm, 0x7f0000002020 - 1);
+	assert_string_equal(s->name, "after_gap");
+	/* Nothing at addr nor at addr + 1's start: none. */
+	assert_null(perfmap_lookup_frame(pm, 0x7f0000002010));
+	/* A symbol starting inside another (overlapping lines, the later wins at its range): the
+	 * byte before it is the outer one's, not its last byte: outer. */
+	s = perfmap_lookup_frame(pm, 0x7f0000003080 - 1);
+	assert_string_equal(s->name, "outer");
+	/* The last address there is. */
+	assert_null(perfmap_lookup_frame(pm, UINT64_MAX));
+	perfmap_free(pm);
+}
+
 static void test_hex_forms(void **state)
 {
 	struct perfmap *pm = new_map(0, 0, 0);
@@ -794,7 +836,7 @@ int main(void)
 	    cmocka_unit_test(test_later_wins), cmocka_unit_test(test_reset),
 	    cmocka_unit_test(test_caps),       cmocka_unit_test(test_misses),
 	    cmocka_unit_test(test_random),     cmocka_unit_test(test_add),
-	    cmocka_unit_test(test_name_match),
+	    cmocka_unit_test(test_name_match), cmocka_unit_test(test_frame_at_start),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -170,6 +170,52 @@ static void test_roundtrip(void **state)
 /* The mapping table: the executable first with its range, offset, path and build id, native
  * functions at runtime addresses, V8 names' files and lines, the daemon's source lines, the
  * has_ flags per mapping, thread names. */
+/* A merged profile's samples carry their process's labels, and each its own frequency's CPU
+ * time. */
+static void test_origin_labels(void **state)
+{
+	struct fixture x;
+	Kprof__Origin o[2] = {KPROF__ORIGIN__INIT, KPROF__ORIGIN__INIT}, *op[2] = {&o[0], &o[1]};
+	Perftools__Profiles__Profile *p;
+	uint8_t *gz;
+	size_t len;
+
+	(void)state;
+	fill(&x);
+	o[0].pid = 42;
+	o[0].comm = (char *)"minijit";
+	o[0].exe = (char *)"/usr/bin/minijit";
+	o[0].unit = (char *)"mj.service";
+	o[0].cgroup = (char *)"/system.slice/mj.service";
+	o[0].runtime = (char *)"jit";
+	o[0].freq_hz = 100;
+	o[1].pid = 43;
+	o[1].comm = (char *)"other";
+	o[1].freq_hz = 50;
+	x.p.origins = op;
+	x.p.n_origins = 2;
+	x.s[0].origin = 1;
+	x.s[1].origin = 2;
+	x.s[2].origin = 3; /* out of range: no labels of a process */
+	assert_int_equal(pprof_build(&x.p, 0, "t", &gz, &len), 0);
+	p = decode(gz, len);
+	assert_non_null(p);
+	assert_int_equal(p->sample[0]->n_label, 8); /* thread_id, kind, 6 of the process */
+	assert_string_equal(str(p, p->sample[0]->label[2]->key), "pid");
+	assert_string_equal(str(p, p->sample[0]->label[2]->str), "42");
+	assert_string_equal(str(p, p->sample[0]->label[4]->str), "/usr/bin/minijit");
+	assert_string_equal(str(p, p->sample[0]->label[5]->key), "unit");
+	assert_string_equal(str(p, p->sample[0]->label[6]->str), "/system.slice/mj.service");
+	assert_string_equal(str(p, p->sample[0]->label[7]->str), "jit");
+	assert_int_equal(p->sample[0]->value[1], 7 * 10000000LL);
+	assert_int_equal(p->sample[1]->n_label, 4); /* empty labels left out */
+	assert_string_equal(str(p, p->sample[1]->label[3]->str), "other");
+	assert_int_equal(p->sample[1]->value[1], 2 * 20000000LL);
+	assert_int_equal(p->sample[2]->n_label, 2);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(gz);
+}
+
 static void test_mappings(void **state)
 {
 	struct fixture x;
@@ -320,8 +366,11 @@ static void test_empty_and_live(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_roundtrip),	   cmocka_unit_test(test_mappings),
-	    cmocka_unit_test(test_js_source),	   cmocka_unit_test(test_bad_ids),
+	    cmocka_unit_test(test_roundtrip),
+	    cmocka_unit_test(test_origin_labels),
+	    cmocka_unit_test(test_mappings),
+	    cmocka_unit_test(test_js_source),
+	    cmocka_unit_test(test_bad_ids),
 	    cmocka_unit_test(test_empty_and_live),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -79,6 +79,10 @@ static void test_namespaces_and_cuts(void **state)
 	(void)state;
 	assert_int_equal(procinfo_status(status, sizeof(status) - 1, &s), 0);
 	assert_int_equal(s.nstgid, 1);
+	assert_int_equal(s.ns_levels, 3);
+	assert_int_equal(s.ns_tgid[0], 4242);
+	assert_int_equal(s.ns_tgid[1], 17);
+	assert_int_equal(s.ns_tgid[2], 1);
 	assert_int_equal(s.state, 'Z');
 	assert_int_equal(s.ruid, 1000);
 	assert_int_equal(s.euid, 0);

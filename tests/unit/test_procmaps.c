@@ -326,6 +326,49 @@ static void test_is_exec(void **state)
 	procmaps_free(pm);
 }
 
+/* Anonymous memory in its forms (issue 30, item 6): what a process fills itself. */
+static void test_is_anon(void **state)
+{
+	static const char text[] =
+	    "10000-11000 r-xp 00000000 00:00 0 \n"
+	    "11000-12000 rwxs 00000000 00:01 1029 /dev/zero (deleted)\n"
+	    "12000-13000 r-xs 00000000 00:01 5 [anon_shmem]\n"
+	    "13000-14000 r-xs 00000000 00:01 32768 /SYSV0000002a (deleted)\n"
+	    "14000-15000 r-xp 00000000 00:01 7 /memfd:jit (deleted)\n"
+	    "15000-16000 r-xp 00000000 00:00 0 [anon:v8 code]\n"
+	    "16000-17000 rwxp 00000000 00:00 0 [heap]\n"
+	    "17000-18000 r-xp 00000000 08:01 42 /usr/bin/zero (deleted)\n"
+	    "18000-19000 r-xp 00000000 08:01 43 /dev/zero\n"
+	    "19000-1a000 r-xp 00000000 08:01 44 /SYSV-notes\n"
+	    "1a000-1b000 r-xp 00000000 00:00 0 [vdso]\n"
+	    "1b000-1c000 r-xp 00000000 08:01 45 /usr/lib/libc.so.6\n";
+	static const int want[] = {1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0};
+	struct procmaps *pm = parse(text, sizeof(text) - 1, 100);
+
+	(void)state;
+	assert_int_equal(procmaps_count(pm), 12);
+	for (size_t i = 0; i < 12; i++)
+		if (procmaps_is_anon(procmaps_at(pm, i)) != want[i])
+			fail_msg("'%s': is_anon %d", procmaps_at(pm, i)->path,
+				 procmaps_is_anon(procmaps_at(pm, i)));
+	procmaps_free(pm);
+}
+
+/* The one spelling of a mapping's map_files path, at the widest pid and addresses too. */
+static void test_file_path(void **state)
+{
+	char buf[PROCMAPS_FILE_PATH_MAX];
+	int n;
+
+	(void)state;
+	n = procmaps_file_path(buf, sizeof(buf), 4242, 0x7f0000001000, 0x7f0000003000);
+	assert_string_equal(buf, "/proc/4242/map_files/7f0000001000-7f0000003000");
+	assert_int_equal(n, (int)strlen(buf));
+	n = procmaps_file_path(buf, sizeof(buf), 2147483647, UINT64_MAX - 1, UINT64_MAX);
+	assert_true(n > 0 && (size_t)n < sizeof(buf));
+	assert_string_equal(buf, "/proc/2147483647/map_files/fffffffffffffffe-ffffffffffffffff");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -333,7 +376,8 @@ int main(void)
 	    cmocka_unit_test(test_find),	cmocka_unit_test(test_unsorted),
 	    cmocka_unit_test(test_malformed),	cmocka_unit_test(test_blank_lines),
 	    cmocka_unit_test(test_max_entries), cmocka_unit_test(test_empty),
-	    cmocka_unit_test(test_is_exec),
+	    cmocka_unit_test(test_is_exec),	cmocka_unit_test(test_is_anon),
+	    cmocka_unit_test(test_file_path),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

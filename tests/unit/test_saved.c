@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "kprof/hcct.h"
 #include "kprof/saved.h"
 
 struct fixture {
@@ -102,6 +103,81 @@ static void test_duplicate_function(void **state)
 	assert_int_equal(profile_nfuncs(p), 2);
 	assert_int_equal(map[1], map[2]);
 	assert_int_equal(profile_func_get(p, map[1])->self, 8);
+	profile_free(p);
+	free(map);
+}
+
+/* The saved HCCT as a snapshot: ids mapped (or kept), depth and children rebuilt, counts of
+ * monitored nodes only (as hcct_snapshot gives them), phi 0/1; a parent after its child is
+ * refused even without saved_check. */
+static void test_hcct_tree(void **state)
+{
+	struct fixture x;
+	struct hcct_tree *tr = NULL, *hot = NULL;
+	uint32_t map[3] = {7, 9, 8};
+
+	(void)state;
+	make(&x);
+	assert_int_equal(saved_hcct_tree(x.sp.hcct, x.sp.n_hcct, 8, map, &tr), 0);
+	assert_int_equal(tr->len, 2);
+	assert_int_equal(tr->n, 8);
+	assert_int_equal(tr->phi_den, 1);
+	assert_int_equal(tr->entries[0].id, 7);
+	assert_int_equal(tr->entries[0].parent, HCCT_NONE);
+	assert_int_equal(tr->entries[0].depth, 1);
+	assert_int_equal(tr->entries[0].children, 1);
+	assert_int_equal(tr->entries[0].count, 0); /* not monitored: no count */
+	assert_int_equal(tr->entries[1].id, 9);
+	assert_int_equal(tr->entries[1].parent, 0);
+	assert_int_equal(tr->entries[1].depth, 2);
+	assert_int_equal(tr->entries[1].count, 5);
+	assert_true(tr->entries[1].flags & HCCT_ENTRY_MONITORED);
+	/* A snapshot hcct_tree_filter accepts: phi 1/2 of 8 keeps hot (5) and its parent. */
+	assert_int_equal(hcct_tree_filter(tr, 1, 2, &hot), 0);
+	assert_int_equal(hot->len, 2);
+	hcct_tree_free(hot);
+	hcct_tree_free(tr);
+	assert_int_equal(saved_hcct_tree(x.sp.hcct, x.sp.n_hcct, 8, NULL, &tr), 0);
+	assert_int_equal(tr->entries[1].id, 1);
+	hcct_tree_free(tr);
+	x.h[0].parent = 1; /* after itself */
+	tr = NULL;
+	assert_int_equal(saved_hcct_tree(x.sp.hcct, x.sp.n_hcct, 8, NULL, &tr), -EBADMSG);
+	assert_null(tr);
+}
+
+/* The encoders give back what the decoder read: functions (all, or some by id) and stacks. */
+static void test_encode(void **state)
+{
+	struct fixture x;
+	struct profile *p;
+	uint32_t *map = NULL, some[2];
+	Kprof__SavedFunction fv[3], *fp[3];
+	Kprof__SavedStack s;
+
+	(void)state;
+	make(&x);
+	x.f[2].file = "warm.js";
+	x.f[2].line = 12;
+	assert_int_equal(saved_profile(&x.sp, NULL, &p, &map), 0);
+	saved_functions(p, NULL, profile_nfuncs(p), fv, fp);
+	for (size_t i = 0; i < 3; i++) {
+		assert_ptr_equal(fp[map[i]], &fv[map[i]]);
+		assert_string_equal(fv[map[i]].name, x.f[i].name);
+		assert_int_equal(fv[map[i]].kind, x.f[i].kind);
+	}
+	assert_string_equal(fv[map[2]].file, "warm.js");
+	assert_int_equal(fv[map[2]].line, 12);
+	assert_string_equal(fv[map[0]].file, "");
+	some[0] = map[2], some[1] = map[0];
+	saved_functions(p, some, 2, fv, fp);
+	assert_string_equal(fv[0].name, "warm");
+	assert_string_equal(fv[1].name, "main");
+	saved_stack(&s, 3, x.ids1, 3, 11);
+	assert_ptr_equal(s.ids, x.ids1);
+	assert_int_equal(s.n_ids, 3);
+	assert_int_equal(s.count, 11);
+	assert_int_equal(s.tid, 3);
 	profile_free(p);
 	free(map);
 }
@@ -321,6 +397,8 @@ int main(void)
 	    cmocka_unit_test(test_tables_roundtrip),
 	    cmocka_unit_test(test_duplicate_function),
 	    cmocka_unit_test(test_refused),
+	    cmocka_unit_test(test_hcct_tree),
+	    cmocka_unit_test(test_encode),
 	    cmocka_unit_test(test_drift),
 	};
 

@@ -54,6 +54,65 @@ static void on_drop(void *ud, const struct window_entry *e)
 	d->seq[d->n++] = e->seq;
 }
 
+/* Per-user quotas (security issue 25, item 7): a flood of one user's windows pushes out that
+ * user's oldest windows only; users together never take root's last eighth; past a global
+ * bound, users' windows go before root's. */
+static void test_user_quota(void **state)
+{
+	const uint64_t ent = sizeof(struct window_entry);
+	struct window_limits l = {.mem_bytes = 1 << 20,
+				  .disk_bytes = 16 * 1000,
+				  .mem_per_uid = 1 << 20,
+				  .disk_per_uid = 4 * 1000};
+	struct window_store *ws;
+	struct window_stats st;
+	struct dropped d = {0};
+	uint64_t seq = 1;
+
+	(void)state;
+	assert_int_equal(window_store_new(&l, &ws), 0);
+	/* Oldest first: root's 2 windows, user 1000's 2, then user 2000 floods with 20. */
+	for (uint32_t i = 0; i < 24; i++) {
+		struct window_entry e = entry(seq, 100 + i, i, i + 1, 1000, true);
+
+		e.uid = i < 2 ? 0 : i < 4 ? 1000 : 2000;
+		seq++;
+		assert_int_equal(window_store_add(ws, &e), 0);
+	}
+	window_store_retain(ws, 30 * S, 1030 * S, 1, on_drop, &d);
+	window_store_stats(ws, &st);
+	/* 2000 keeps its newest 4 (its quota); 1000's and root's windows all stay. */
+	assert_int_equal(st.windows, 8);
+	assert_int_equal(st.dropped_quota, 16);
+	assert_int_equal(d.n, 16);
+	for (size_t i = 0; i < 8; i++)
+		assert_int_equal(window_store_at(ws, i)->seq, i < 4 ? i + 1 : 21 + i - 4);
+	/* Many users, each within its quota, together past the users' share (7/8 of 16000
+	 * bytes: 14000): users' oldest go, root's 2 stay. */
+	for (uint32_t u = 0; u < 4; u++)
+		for (uint32_t i = 0; i < 3; i++) {
+			struct window_entry e = entry(seq++, 500 + u, 40 + i, 41 + i, 1000, true);
+
+			e.uid = 3000 + u;
+			assert_int_equal(window_store_add(ws, &e), 0);
+		}
+	window_store_retain(ws, 50 * S, 1050 * S, 1, on_drop, &d);
+	window_store_stats(ws, &st);
+	assert_true(st.disk_bytes <= 16000);
+	assert_int_equal(window_store_at(ws, 0)->seq, 1);
+	assert_int_equal(window_store_at(ws, 1)->seq, 2);
+	assert_int_equal(window_store_at(ws, 0)->uid, 0);
+	/* Memory: each entry costs ent + its blob; a user past its memory quota loses its blobs
+	 * that are on disk first (the windows stay, their files read when needed). */
+	l.mem_per_uid = 2 * (ent + 1000);
+	window_store_set_limits(ws, &l);
+	window_store_retain(ws, 50 * S, 1050 * S, 1, on_drop, &d);
+	window_store_stats(ws, &st);
+	assert_true(st.evicted > 0);
+	assert_non_null(window_store_at(ws, 0)->blob); /* root's: untouched */
+	window_store_free(ws);
+}
+
 static void test_select(void **state)
 {
 	struct window_limits l = {.mem_bytes = 1 << 20, .disk_bytes = 1 << 20};
@@ -431,6 +490,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_select),
+	    cmocka_unit_test(test_user_quota),
 	    cmocka_unit_test(test_retention),
 	    cmocka_unit_test(test_memory_only_dropped_last),
 	    cmocka_unit_test(test_frame),

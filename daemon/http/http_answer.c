@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* http_answer.c: what the pprof HTTP endpoint's request handlers share (http_internal.h):
+ * responses queued on a connection (text with a one-line reason, a 503 with Retry-After, a
+ * profile), the connection's deadline for the sweep, a request's lifetime (linked in the
+ * daemon's list until MHD says it completed), MHD runs from the event loop, and the lookups and
+ * the hiding of kernel addresses that both profile kinds (http.c's intervals, http_range.c's
+ * kept ranges) do.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "os/clock.h"
+#include "http/http_internal.h"
+#include "kprof/cleanup.h"
+#include "kprof/sdelta.h"
+#include "os/log.h"
+
+void http_conn_deadline(struct MHD_Connection *c, unsigned sec)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct http_conn *hc = ci ? ci->socket_context : NULL;
+
+	if (hc)
+		hc->deadline = sec ? now_ns(CLOCK_MONOTONIC) + (uint64_t)sec * NSEC : 0;
+}
+
+/* A response; retry_sec: its Retry-After (0: none). */
+static enum MHD_Result queue_retry(struct MHD_Connection *c, unsigned status, const char *type,
+				   void *buf, size_t len, enum MHD_ResponseMemoryMode mode,
+				   unsigned retry_sec)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, buf, mode);
+	enum MHD_Result ret;
+	char retry[16];
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (retry_sec) {
+		snprintf(retry, sizeof(retry), "%u", retry_sec);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, retry);
+	}
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	if (status == MHD_HTTP_UNAUTHORIZED) {
+		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					"Bearer realm=\"kprofd\"");
+		/* An unauthenticated client keeps no connection. */
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	}
+	if (!strcmp(type, "application/octet-stream"))
+		MHD_add_response_header(r, "Content-Disposition",
+					"attachment; filename=\"profile\"");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	http_conn_deadline(c, HTTP_SEND_SEC);
+	return ret;
+}
+
+enum MHD_Result http_queue_buf(struct MHD_Connection *c, unsigned status, const char *type,
+			       void *buf, size_t len, enum MHD_ResponseMemoryMode mode)
+{
+	return queue_retry(c, status, type, buf, len, mode, 0);
+}
+
+static enum MHD_Result queue_vtext(struct MHD_Connection *c, unsigned status, unsigned retry_sec,
+				   const char *fmt, va_list ap)
+{
+	char buf[1024];
+	int n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
+
+	if (n < 0)
+		n = 0;
+	if ((size_t)n > sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+	return queue_retry(c, status, "text/plain; charset=utf-8", buf, n, MHD_RESPMEM_MUST_COPY,
+			   retry_sec);
+}
+
+enum MHD_Result http_queue_text(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
+{
+	enum MHD_Result ret;
+	va_list ap;
+
+	va_start(ap, fmt);
+	ret = queue_vtext(c, status, 0, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+enum MHD_Result http_queue_busy(struct MHD_Connection *c, unsigned retry_sec, const char *fmt, ...)
+{
+	enum MHD_Result ret;
+	va_list ap;
+
+	va_start(ap, fmt);
+	ret = queue_vtext(c, MHD_HTTP_SERVICE_UNAVAILABLE, retry_sec, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+struct target *http_find_target(struct manager *m, pid_t pid, uint64_t attached_ns)
+{
+	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t))
+		if (t->pid == pid && t->attached_ns == attached_ns)
+			return t;
+	return NULL;
+}
+
+/* ---- Profiles ---- */
+
+/* c's client address, its port cleared, in ss (zeroed if MHD does not know it). */
+static void client_source(struct MHD_Connection *c, struct sockaddr_storage *ss)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+	memset(ss, 0, sizeof(*ss));
+	if (!ci || !ci->client_addr)
+		return;
+	if (ci->client_addr->sa_family == AF_INET6) {
+		memcpy(ss, ci->client_addr, sizeof(struct sockaddr_in6));
+		((struct sockaddr_in6 *)ss)->sin6_port = 0;
+		((struct sockaddr_in6 *)ss)->sin6_flowinfo = 0;
+	} else if (ci->client_addr->sa_family == AF_INET) {
+		memcpy(ss, ci->client_addr, sizeof(struct sockaddr_in));
+		((struct sockaddr_in *)ss)->sin_port = 0;
+	}
+}
+
+static bool same_source(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+	return a->ss_family == AF_INET && ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+					      ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+}
+
+int http_wait_check(struct httpd *h, struct MHD_Connection *c, enum MHD_Result *res)
+{
+	const struct config *conf = &h->m->conf;
+	struct sockaddr_storage src;
+	unsigned all = 0, mine = 0;
+
+	client_source(c, &src);
+	for (const struct http_req *r = h->reqs; r; r = r->next) {
+		if (r->answered)
+			continue;
+		all++;
+		mine += same_source(&r->src, &src);
+	}
+	if (all < conf->http_max_waiting && mine < conf->http_max_waiting_per_source)
+		return 0;
+	h->busy++;
+	if (all >= conf->http_max_waiting)
+		*res = http_queue_busy(c, 5, "%u profile requests are waiting already ([http] "
+					  "max_waiting): try again later",
+				       all);
+	else
+		*res = http_queue_busy(c, 5, "%u profile requests of this address are waiting "
+					  "already ([http] max_waiting_per_source)",
+				       mine);
+	return -EBUSY;
+}
+
+struct http_req *http_req_new(struct httpd *h, struct MHD_Connection *c)
+{
+	struct http_req *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->h = h;
+	r->c = c;
+	client_source(c, &r->src);
+	r->next = h->reqs;
+	if (h->reqs)
+		h->reqs->prev = r;
+	h->reqs = r;
+	return r;
+}
+
+void http_req_free(struct http_req *r)
+{
+	if (!r)
+		return;
+	if (r->stop)
+		r->stop(r);
+	if (r->prev)
+		r->prev->next = r->next;
+	else if (r->h->reqs == r)
+		r->h->reqs = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	sd_event_source_disable_unref(r->timer);
+	sd_event_source_disable_unref(r->gone);
+	for (size_t i = 0; i < r->nm; i++)
+		sdelta_free(r->mv[i].d);
+	free(r->mv);
+	free(r->body);
+	free(r);
+}
+
+void http_answer(struct http_req *r, unsigned status, const char *msg)
+{
+	free(r->body);
+	r->body = NULL;
+	r->len = 0;
+	if (asprintf(&r->body, "%s\n", msg) >= 0)
+		r->len = strlen(r->body);
+	r->status = status;
+	r->pprof = false;
+}
+
+/* The client hung up (EPOLLRDHUP, or the socket's error): nothing will read r's answer, so r's
+ * snapshots and timer go now, not seconds later, and its place counts no more. */
+static int on_client_gone(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct http_req *r = userdata;
+
+	(void)fd;
+	(void)revents;
+	sd_event_source_set_enabled(s, SD_EVENT_OFF);
+	if (r->answered)
+		return 0;
+	log_debug("http: a client left while its profile was waiting: released");
+	r->h->left++;
+	sd_event_source_set_enabled(r->timer, SD_EVENT_OFF);
+	if (r->stop)
+		r->stop(r);
+	for (size_t i = 0; i < r->nm; i++)
+		sdelta_free(r->mv[i].d);
+	r->nm = 0;
+	http_answer(r, MHD_HTTP_SERVICE_UNAVAILABLE, "the client left");
+	r->answered = true;
+	MHD_resume_connection(r->c);
+	http_run(r->h);
+	return 0;
+}
+
+int http_watch_client(struct http_req *r)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(r->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+	if (!ci || ci->connect_fd < 0)
+		return -EBADF;
+	return sd_event_add_io(r->h->m->event, &r->gone, ci->connect_fd, EPOLLRDHUP,
+			       on_client_gone, r);
+}
+
+enum MHD_Result http_queue_answer(struct http_req *r)
+{
+	if (r->status == MHD_HTTP_OK)
+		r->h->served++;
+	if (r->pprof) {
+		char *body = TAKE_PTR(r->body);
+
+		return http_queue_buf(r->c, r->status, "application/octet-stream", body, r->len,
+				      MHD_RESPMEM_MUST_FREE);
+	}
+	return http_queue_buf(r->c, r->status, "text/plain; charset=utf-8", r->body, r->len,
+			      MHD_RESPMEM_MUST_COPY);
+}
+
+bool http_in_unit(const struct target *t, const char *unit)
+{
+	return t->cgroup && !strcmp(t->cgroup, unit);
+}
+
+/* HTTP readers see kernel functions' names, not their addresses. */
+void http_hide_kaddr(const struct profile *p, struct saved_msg *sm)
+{
+	for (size_t i = 0; i < sm->msg.n_functions; i++)
+		if (profile_func_is_kernel(profile_func_get(p, i)))
+			sm->fv[i].start = 0;
+}
+
+/* MHD_run, again while a run closes connections: at its connection limit MHD takes its listen
+ * socket out of its epoll set, and puts it back only at the start of a later run, so a run that
+ * made room must be followed by one that listens again (else nothing would wake the loop for
+ * the connections waiting in the backlog). */
+void http_run(struct httpd *h)
+{
+	MHD_UNSIGNED_LONG_LONG ms;
+
+	for (unsigned i = 0; i < 64; i++) {
+		unsigned before = h->nconns;
+
+		MHD_run(h->d);
+		if (h->nconns >= before)
+			break;
+	}
+	if (MHD_get_timeout(h->d, &ms) == MHD_YES) {
+		sd_event_source_set_time_relative(h->timer, ms * 1000);
+		sd_event_source_set_enabled(h->timer, SD_EVENT_ONESHOT);
+	} else {
+		sd_event_source_set_enabled(h->timer, SD_EVENT_OFF);
+	}
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* http_internal.h: what the pprof HTTP endpoint's files share (http.c: the daemon, its
+ * connections and the interval profiles; http_range.c: since=/until= merged in steps;
+ * http_answer.c: responses and requests, for both). Not for other files. */
+#ifndef KPROF_DAEMON_HTTP_INTERNAL_H
+#define KPROF_DAEMON_HTTP_INTERNAL_H
+
+#include <limits.h>
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+#include "kprof/httpq.h"
+#include "kprof/profile.h"
+#include "manager/manager.h"
+#include "wire/target_pb.h"
+
+#define HTTP_SEND_SEC 60    /* to take a response */
+#define HTTP_MAX_MEMBERS 64 /* targets of one since=/until= range of a unit */
+#define HTTP_MAX_HOST 4096  /* targets of one interval profile (the whole host) */
+#define NSEC 1000000000ULL
+
+struct http_range;
+
+/* A connection, newest first in httpd.conns. */
+struct http_conn {
+	struct http_conn *prev, *next;
+	struct MHD_Connection *c;
+	uint64_t deadline; /* CLOCK_MONOTONIC; 0: none (suspended) */
+	bool authed;	   /* a whole request of it passed the token check: not evicted */
+	bool cut;	   /* shut down by us, closed by MHD at its next run */
+};
+
+struct http_member {
+	pid_t pid;
+	uint64_t attached_ns;
+	struct sdelta *d;
+};
+
+/* A profile request, from its snapshot (or its range's first step) to its answer. */
+struct http_req {
+	struct httpd *h;
+	struct http_req *prev, *next;
+	struct MHD_Connection *c;
+	struct http_conn *hc;
+	sd_event_source *timer;
+	sd_event_source *gone; /* the client's socket hung up while r waits */
+	struct sockaddr_storage src; /* the client's address (its port 0) */
+	/* The selection (http_profile.c): all that are set must match; none: the whole host. */
+	char unit[PATH_MAX]; /* a watch's name (unit_watch) or a systemd unit; "": none */
+	char cgroup[256];    /* a cgroup and those under it; "": none */
+	char comm[16];
+	pid_t pid;
+	bool unit_watch, whole;
+	struct http_member *mv; /* the targets snapshotted, malloc'd */
+	size_t nm, cap;
+	uint64_t start_real;
+	bool answered;
+	unsigned status;
+	char *body; /* malloc'd */
+	size_t len;
+	bool pprof;
+	struct http_range *rg;		  /* since=/until= being merged (http_range.c), or NULL */
+	void (*stop)(struct http_req *r); /* frees rg (and stops its merge) */
+};
+
+struct httpd {
+	struct manager *m;
+	struct MHD_Daemon *d;
+	sd_event_source *io, *timer, *sweep;
+	struct http_conn *conns;
+	unsigned nconns;
+	struct http_req *reqs;
+	unsigned nranges; /* range jobs being merged (http_range.c) */
+	char token[HTTPQ_MAX_TOKEN + 1];
+	size_t token_len;
+	bool per_source; /* connections capped per address (not on loopback: all share it) */
+	uint64_t unauthorized, left, evicted, busy, served; /* counts for status */
+};
+
+/* http_answer.c */
+void http_run(struct httpd *h);
+/* The connection's deadline: sec from now (0: none, while it is suspended). */
+void http_conn_deadline(struct MHD_Connection *c, unsigned sec);
+enum MHD_Result http_queue_buf(struct MHD_Connection *c, unsigned status, const char *type,
+			       void *buf, size_t len, enum MHD_ResponseMemoryMode mode);
+/* A text answer: the status and why, one line (503: with Retry-After: retry_sec, if not 0). */
+enum MHD_Result http_queue_text(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+enum MHD_Result http_queue_busy(struct MHD_Connection *c, unsigned retry_sec, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+struct target *http_find_target(struct manager *m, pid_t pid, uint64_t attached_ns);
+bool http_in_unit(const struct target *t, const char *unit);
+/* HTTP readers see kernel functions' names, not their addresses. */
+void http_hide_kaddr(const struct profile *p, struct saved_msg *sm);
+/* A new request of h on c, linked (answered later: its http_answer, then resumed). */
+struct http_req *http_req_new(struct httpd *h, struct MHD_Connection *c);
+/* 0 if a request of c may wait now, else -EBUSY with a 503 queued (its result in *res, counted):
+ * [http] max_waiting in all, max_waiting_per_source from c's address. */
+int http_wait_check(struct httpd *h, struct MHD_Connection *c, enum MHD_Result *res);
+/* r's client is watched while r waits: when it hangs up, r is answered at once (nobody reads
+ * it), its connection resumed and closed, r freed by MHD's completion. 0 or a negative errno. */
+int http_watch_client(struct http_req *r);
+void http_req_free(struct http_req *r);
+void http_answer(struct http_req *r, unsigned status, const char *msg);
+/* r's answer queued (r->answered); r keeps nothing of it. */
+enum MHD_Result http_queue_answer(struct http_req *r);
+
+/* http_profile.c */
+/* GET /debug/pprof/profile?seconds=N (q checked, no since=/until=): the selected targets
+ * snapshotted and the connection suspended with *con_cls set, answered N seconds later; or a
+ * 404 (nothing selected) or 503 at once. */
+enum MHD_Result http_profile_start(struct httpd *h, struct MHD_Connection *c,
+				   const struct httpq *q, void **con_cls);
+/* r's answer built (its status and body set): 0 or a negative errno. */
+int http_profile_answer(struct http_req *r);
+
+/* http_range.c */
+/* GET ...?since=&until= (q checked): answered at once if the range is merged in one step, else
+ * the connection suspended with *con_cls set, and answered when the merge is done. */
+enum MHD_Result http_range_start(struct httpd *h, struct MHD_Connection *c, const struct httpq *q,
+				 void **con_cls);
+
+#endif

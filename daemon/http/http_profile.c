@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* http_profile.c: the interval profiles of the pprof endpoint (http_internal.h),
+ * GET /debug/pprof/profile?seconds=N with any of pid=, unit=, cgroup=, comm= (all must match;
+ * none: every target, the whole host, as fleet scrapers ask by default).
+ *
+ * When the request comes, every attached target selected is snapshotted (its stack counts,
+ * sdelta.c) and the connection suspended; N seconds later the answer is each one's profile
+ * minus its snapshot, plus the whole profile of targets selected that were attached during the
+ * interval (a watched unit's new processes, system-wide mode's), merged (merge.c) into one
+ * gzip'd pprof whose samples carry their process's labels: pid, comm, exe, runtime from the
+ * merge, and cgroup and unit read from /proc/PID/cgroup here (the systemd unit, else the watch
+ * that attached the target). unit= is a watch's name or cgroup (as before), or else a systemd
+ * unit a process runs in; cgroup= takes a cgroup and the ones under it. A request with the
+ * token reads every target, root's too: the token is root's to give (SERVICE.md).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "os/cgroups.h"
+#include "os/clock.h"
+#include "http/http_internal.h"
+#include "kprof/cleanup.h"
+#include "kprof/httpq.h"
+#include "kprof/merge.h"
+#include "kprof/pprof.h"
+#include "kprof/sdelta.h"
+#include "os/log.h"
+#include "os/procfs.h"
+
+/* Where a process runs: its cgroup v2 path and systemd unit ("" for either if unknown). */
+struct where {
+	char cgroup[256];
+	char unit[256];
+};
+
+static void where_read(pid_t pid, struct where *w)
+{
+	_cleanup_free_ char *text = NULL;
+	ssize_t n = procfs_read(pid, "cgroup", &text, 8192);
+
+	w->cgroup[0] = w->unit[0] = 0;
+	if (n < 0 || httpq_cgroup_path(text, n, w->cgroup, sizeof(w->cgroup)) < 0)
+		w->cgroup[0] = 0;
+	httpq_unit_of(w->cgroup, w->unit, sizeof(w->unit));
+}
+
+/* Whether t is one of r's selection. */
+static bool selected(const struct http_req *r, const struct target *t)
+{
+	struct where w;
+
+	if (r->pid && t->pid != r->pid)
+		return false;
+	if (r->comm[0] && strcmp(t->comm, r->comm))
+		return false;
+	if (r->unit_watch && !http_in_unit(t, r->unit))
+		return false;
+	if ((r->unit[0] && !r->unit_watch) || r->cgroup[0]) {
+		where_read(t->pid, &w);
+		if (r->unit[0] && !r->unit_watch && strcmp(w.unit, r->unit))
+			return false;
+		if (r->cgroup[0] && (!w.cgroup[0] || !httpq_cgroup_under(w.cgroup, r->cgroup)))
+			return false;
+	}
+	return true;
+}
+
+/* A target's stack counts now, for the start of an interval. */
+static int snapshot(struct http_req *r, struct target *t)
+{
+	struct saved_msg sm;
+	int err;
+
+	if (r->nm >= HTTP_MAX_HOST)
+		return -E2BIG;
+	if (r->nm == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 16;
+		struct http_member *mv = realloc(r->mv, cap * sizeof(*mv));
+
+		if (!mv)
+			return -ENOMEM;
+		r->mv = mv;
+		r->cap = cap;
+	}
+	err = saved_msg_build(t, &sm);
+	if (err < 0)
+		return err;
+	err = sdelta_new(&sm.msg, &r->mv[r->nm].d);
+	saved_msg_release(&sm);
+	if (err < 0)
+		return err;
+	r->mv[r->nm].pid = t->pid;
+	r->mv[r->nm].attached_ns = t->attached_ns;
+	r->nm++;
+	return 0;
+}
+
+/* The answer: the interval's profiles merged (sm[0..n)), labelled, as pprof into r. */
+static int answer_merged(struct http_req *r, struct saved_msg *sm, Kprof__SavedProfile **pv,
+			 size_t n, uint64_t samples, uint64_t end)
+{
+	_cleanup_free_ struct where *wv = calloc(n + 1, sizeof(*wv));
+	struct merged mg = {0};
+	uint8_t *buf;
+	int err;
+
+	if (!wv)
+		return -ENOMEM;
+	err = merge_profiles(pv, n, &mg);
+	if (err < 0)
+		goto out;
+	/* One origin per input, in order (the inputs have none of their own). */
+	for (size_t i = 0; i < n && i < mg.sp.n_origins; i++) {
+		Kprof__Origin *o = mg.sp.origins[i];
+
+		where_read(sm[i].target.pid, &wv[i]);
+		o->cgroup = wv[i].cgroup;
+		if (wv[i].unit[0] || (o->unit && o->unit[0] == '/'))
+			o->unit = wv[i].unit; /* the systemd unit, not a watched cgroup's path */
+	}
+	mg.target.attached_at_ns = r->start_real;
+	mg.target.ended_at_ns = end;
+	mg.target.samples = samples;
+	if (n > 1 || !r->pid) { /* the comment names no single process */
+		mg.target.pid = 0;
+		mg.target.comm = (char *)(r->whole ? "the host" : r->unit[0] ? r->unit : "a selection");
+	}
+	err = pprof_build(&mg.sp, end, KPROF_VERSION, &buf, &r->len);
+	if (err >= 0) {
+		free(r->body);
+		r->body = (char *)buf;
+		r->status = MHD_HTTP_OK;
+		r->pprof = true;
+	}
+out:
+	merge_free(&mg);
+	return err;
+}
+
+/* An empty profile of the interval (a whole-host request while nothing is profiled). */
+static int answer_empty(struct http_req *r, uint64_t end)
+{
+	Kprof__SavedProfile sp = KPROF__SAVED_PROFILE__INIT;
+	Kprof__Target t = KPROF__TARGET__INIT;
+	uint8_t *buf;
+	int err;
+
+	sp.format = 1;
+	sp.target = &t;
+	t.attached_at_ns = r->start_real;
+	t.ended_at_ns = end;
+	t.freq_hz = r->h->m->conf.default_freq;
+	err = pprof_build(&sp, end, KPROF_VERSION, &buf, &r->len);
+	if (err >= 0) {
+		free(r->body);
+		r->body = (char *)buf;
+		r->status = MHD_HTTP_OK;
+		r->pprof = true;
+	}
+	return err;
+}
+
+static bool is_member(const struct http_req *r, const struct target *t)
+{
+	for (size_t i = 0; i < r->nm; i++)
+		if (r->mv[i].pid == t->pid && r->mv[i].attached_ns == t->attached_ns)
+			return true;
+	return false;
+}
+
+int http_profile_answer(struct http_req *r)
+{
+	struct manager *m = r->h->m;
+	size_t n = 0, cap = r->nm + 1;
+	uint64_t end = now_ns(CLOCK_REALTIME), samples = 0;
+	struct saved_msg *sm;
+	Kprof__SavedProfile **pv;
+	int err = 0;
+
+	manager_drain(m);
+	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t))
+		cap += t->attached_ns >= r->start_real;
+	sm = calloc(cap, sizeof(*sm));
+	pv = calloc(cap, sizeof(*pv));
+	if (!sm || !pv) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < r->nm && n < cap; i++) {
+		struct target *t = http_find_target(m, r->mv[i].pid, r->mv[i].attached_ns);
+
+		if (!t || saved_msg_build(t, &sm[n]) < 0)
+			continue;
+		http_hide_kaddr(t->profile, &sm[n]);
+		sm[n].target.samples = sdelta_apply(r->mv[i].d, &sm[n].msg);
+		samples += sm[n].target.samples;
+		pv[n] = &sm[n].msg;
+		n++;
+	}
+	/* Attached during the interval: all their samples are the interval's. */
+	for (struct target *t = manager_targets_first(m); t && n < cap && n < HTTP_MAX_HOST; t = manager_targets_next(t)) {
+		if (t->attached_ns < r->start_real || is_member(r, t) || !selected(r, t) ||
+		    saved_msg_build(t, &sm[n]) < 0)
+			continue;
+		http_hide_kaddr(t->profile, &sm[n]);
+		samples += sm[n].target.samples;
+		pv[n] = &sm[n].msg;
+		n++;
+	}
+	if (n)
+		err = answer_merged(r, sm, pv, n, samples, end);
+	else if (r->whole)
+		err = answer_empty(r, end);
+	else
+		http_answer(r, MHD_HTTP_GONE, "the target ended and its profile was dropped meanwhile");
+out:
+	for (size_t i = 0; sm && i < n; i++)
+		saved_msg_release(&sm[i]);
+	free(sm);
+	free(pv);
+	return err;
+}
+
+/* unit= resolved: a watch (by its name, or its cgroup by path) sets r->unit to the watch's
+ * name; anything else stays a systemd unit name to match processes' cgroups against. */
+static void resolve_unit(struct http_req *r)
+{
+	const struct cgwatch *w = manager_find_watch(r->h->m, r->unit);
+	struct cgroup_ref ref;
+
+	if (!w && cgroup_resolve(r->unit, &ref) == 0)
+		w = manager_find_watch(r->h->m, ref.path);
+	if (!w)
+		return;
+	snprintf(r->unit, sizeof(r->unit), "%s", w->name);
+	r->unit_watch = true;
+}
+
+/* Snapshots of every attached target r selects: 0 or a negative errno, or 1 when a selector
+ * matched nothing or too much, with r freed and the answer queued (its result in *res). */
+static int snapshot_all(struct http_req *r, struct MHD_Connection *c, enum MHD_Result *res)
+{
+	struct manager *m = r->h->m;
+	char what[512];
+	int err = 0;
+
+	for (struct target *t = manager_targets_first(m); t && err >= 0; t = manager_targets_next(t))
+		if (t->state == TARGET_ATTACHED && selected(r, t))
+			err = snapshot(r, t);
+	if (err == -E2BIG) {
+		http_req_free(r);
+		*res = http_queue_text(c, MHD_HTTP_BAD_REQUEST,
+				       "more than %d processes are selected: narrow with pid=, "
+				       "unit=, cgroup= or comm=",
+				       HTTP_MAX_HOST);
+		return 1;
+	}
+	if (err < 0 || r->nm || r->whole || r->unit_watch)
+		return err; /* a watch's members may come during the interval */
+	if (r->pid && !r->unit[0] && !r->cgroup[0] && !r->comm[0])
+		snprintf(what, sizeof(what),
+			 "pid %d is not being profiled (attach it first: kprofctl attach %d; GET "
+			 "/debug/pprof/targets lists the targets)",
+			 (int)r->pid, (int)r->pid);
+	else if (r->unit[0] && !r->pid && !r->cgroup[0] && !r->comm[0])
+		snprintf(what, sizeof(what),
+			 "unit '%.200s' is not watched and no profiled process runs in it "
+			 "(kprofctl attach --unit; GET /debug/pprof/targets lists the watches)",
+			 r->unit);
+	else
+		snprintf(what, sizeof(what),
+			 "no profiled process matches the selection (GET /debug/pprof/targets "
+			 "lists the targets)");
+	http_req_free(r);
+	*res = http_queue_text(c, MHD_HTTP_NOT_FOUND, "%s", what);
+	return 1;
+}
+
+static int on_req_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct http_req *r = userdata;
+	int err;
+
+	(void)s;
+	(void)usec;
+	err = http_profile_answer(r);
+	if (err < 0) {
+		log_warn("http: profile of %s: %s", r->whole ? "the host" : "a selection",
+			 strerror(-err));
+		http_answer(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "the profile could not be built");
+	}
+	r->answered = true;
+	sd_event_source_set_enabled(r->gone, SD_EVENT_OFF);
+	MHD_resume_connection(r->c);
+	http_run(r->h);
+	return 0;
+}
+
+/* The answer's timer set seconds on, the client watched and the connection suspended until it
+ * fires, unless err (a failed snapshot) or the timer failed: then a 503. */
+static enum MHD_Result wait_answer(struct http_req *r, struct MHD_Connection *c, unsigned seconds,
+				   int err, void **con_cls)
+{
+	if (err >= 0)
+		err =
+		    sd_event_add_time_relative(r->h->m->event, &r->timer, CLOCK_MONOTONIC,
+					       (uint64_t)seconds * 1000000, 1000, on_req_timer, r);
+	if (err >= 0)
+		err = http_watch_client(r);
+	if (err < 0) {
+		http_req_free(r);
+		return http_queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "could not start: %s",
+				       strerror(-err));
+	}
+	*con_cls = r;
+	http_conn_deadline(c, 0);
+	MHD_suspend_connection(c);
+	return MHD_YES;
+}
+
+enum MHD_Result http_profile_start(struct httpd *h, struct MHD_Connection *c,
+				   const struct httpq *q, void **con_cls)
+{
+	enum MHD_Result res = MHD_NO;
+	struct http_req *r = http_req_new(h, c);
+	int err;
+
+	if (!r)
+		return http_queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
+	r->pid = q->pid;
+	snprintf(r->unit, sizeof(r->unit), "%s", q->unit);
+	snprintf(r->cgroup, sizeof(r->cgroup), "%s", q->cgroup);
+	snprintf(r->comm, sizeof(r->comm), "%s", q->comm);
+	r->whole = !r->pid && !r->unit[0] && !r->cgroup[0] && !r->comm[0];
+	r->start_real = now_ns(CLOCK_REALTIME);
+	if (r->unit[0])
+		resolve_unit(r);
+	manager_drain(h->m);
+	err = snapshot_all(r, c, &res);
+	if (err > 0)
+		return res;
+	return wait_answer(r, c, q->seconds, err, con_cls);
+}

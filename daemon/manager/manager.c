@@ -1,0 +1,727 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* manager.c: kprofd's event loop and the lifetimes of its targets. This file runs the loop
+ * (ring buffer records, drains, housekeeping, SIGHUP) and builds and frees the manager; the
+ * target list, ending targets and kept profiles are manager_targets.c's, attaching is
+ * manager_attach.c's, cgroup and unit watches manager_watch.c's (each calls only the ones
+ * before it; manager_internal.h has what they share). The policy of the whole:
+ *
+ * One sd-event loop runs everything: SIGTERM/SIGINT, the ring buffer (its epoll fd plus a drain
+ * timer, see ringbuf.c), a periodic housekeeping timer (perf map refresh, processes that vanished
+ * without an exit record, the samples/s rate), per-target duration timers and the control socket.
+ * A target is ATTACHED while sampled; it becomes EXITED when its process exits and DETACHED when
+ * a client detaches it or its duration ends. Ended targets keep their profiles (up to max_kept,
+ * oldest dropped first) so a profile outlives its process; a new attach of the same PID (the
+ * same process again, or another process that got the PID) never drops them: they stay as
+ * earlier sessions, and requests by PID see the attached target first, then the newest.
+ * An ended target keeps only its profile (interned names): its symbol sources are freed.
+ *
+ * Users share kprofd: a non-root uid may hold at most max_*_per_uid targets, kept profiles,
+ * sampling frequencies and probed functions, and never the last eighth of a global limit,
+ * which stays for root. A target's credentials are checked again at every exec and every
+ * second: one that a user attached and that became another user's (a setuid exec) is ended.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "kprof/cleanup.h"
+#include "target/annotate.h"
+#include "os/clock.h"
+#include "symbols/jvmattach.h"
+#include "symbols/jvmmap.h"
+#include "kernel/loader.h"
+#include "manager/manager.h"
+#include "manager/manager_internal.h"
+#include "kernel/ringbuf.h"
+#include "kernel/sampler.h"
+#include "os/store.h"
+#include "target/target_drift.h"
+#include "wire/target_pb.h"
+#include "symbols/symbolize.h"
+#include "os/log.h"
+#include "paths/paths.h"
+#include "paths/paths_events.h"
+#include "os/procfs.h"
+
+#define HOUSEKEEPING_USEC 1000000ULL
+#define JVM_EXCHANGES_MAX 4 /* JVMs asked for their perf maps at once */
+
+static void on_sample(void *ctx, const struct kp_sample *s)
+{
+	struct manager *m = ctx;
+	struct target *t = manager_find(m, s->hdr.tgid);
+
+	m->samples++;
+	/* Taken by the system-wide set while the process was no target: a target now, or
+	 * counted by syswide.c. */
+	if ((s->flags & KP_SF_STRANGER) &&
+	    (!t || t->state != TARGET_ATTACHED || t->start_ticks != s->start_ticks)) {
+		t = manager_emit_stranger(m, s);
+		if (!t)
+			return;
+	}
+	if (!t) {
+		m->unknown_tgid++;
+		return;
+	}
+	m->all_samples += t->all || (s->flags & KP_SF_STRANGER);
+	if (t->all)
+		t->last_sample_ns = s->time_ns;
+	target_add_sample(t, s);
+	/* Samples taken just before an exit can arrive after it from another CPU's records. */
+	if (t->state != TARGET_ATTACHED)
+		t->dirty = true;
+}
+
+static void on_call(void *ctx, const struct kp_call *c)
+{
+	struct manager *m = ctx;
+	struct target *t = manager_find(m, c->hdr.tgid);
+
+	if (t)
+		target_on_call(t, c);
+}
+
+static void on_path(void *ctx, const struct kp_path *p)
+{
+	struct manager *m = ctx;
+	struct target *t = manager_find(m, p->hdr.tgid);
+
+	if (t) {
+		paths_on_event(t->paths, p);
+		target_drift_path(t, p);
+	}
+}
+
+/* A thread of a per-thread target started without an event: its creator had none either (it
+ * was being opened, or a limit left it out). The creator first, so that the threads it creates
+ * next inherit. */
+static void on_thread(void *ctx, pid_t tgid, pid_t tid, pid_t creator)
+{
+	struct manager *m = ctx;
+	struct target *t = manager_find(m, tgid);
+	int err;
+
+	if (!t || t->state != TARGET_ATTACHED || !t->events)
+		return;
+	err = sampler_target_report(t->events, tid, creator);
+	if (err < 0 && err != -EUSERS)
+		log_warn("pid %d: cannot open the sampling event of its new thread %d: %s", tgid,
+			 tid, strerror(-err));
+	sampler_target_stats(t->events, &t->threads);
+}
+
+/* A target attached with --children forked: the child becomes a target of its own, with the
+ * parent's settings, attached for the same client (quotas and limits apply as to any attach).
+ * kp_fork has already put it in kp_targets; a child refused, or gone before it could be read,
+ * is taken out again and counted. */
+static void on_fork(void *ctx, pid_t child, pid_t parent, uint64_t start_ticks, bool added)
+{
+	struct manager *m = ctx;
+	struct target *p = manager_find(m, parent), *c = NULL;
+	char err[256];
+	int r;
+
+	if (!p || p->state != TARGET_ATTACHED || !p->children) {
+		if (added)
+			loader_target_del(m->loader, child);
+		return;
+	}
+	struct attach_opts o = {
+	    .freq = p->freq,
+	    .eps = p->eps,
+	    .hcct_kernel = p->hcct_kernel,
+	    .no_jvm_map = p->no_jvm_map,
+	    .children = true,
+	    .parent = parent,
+	    .by = p->by,
+	    .cgroup = p->cgroup,
+	    .rule = p->rule,
+	    .off_cpu = p->offcpu != NULL,
+	};
+	r = added ? manager_attach(m, child, &o, &c, err, sizeof(err)) : -ENOSPC;
+	if (r == 0 && c->start_ticks != start_ticks) { /* gone, and the pid already reused */
+		manager_forget(m, c);
+		r = -ESRCH;
+	}
+	if (r < 0) {
+		if (added)
+			loader_target_del(m->loader, child);
+		p->children_refused++;
+		/* A child that is gone already (a short pipeline stage) is no news; the rest is. */
+		log_msg(r == -ESRCH ? LOG_DEBUG : LOG_WARNING,
+			"pid %d (%s): child %d not followed: %s", parent, p->comm, child,
+			r == -ENOSPC ? "BPF targets map full" : err);
+		return;
+	}
+	p->children_followed++;
+}
+
+static void on_watch_rec(void *ctx, const struct kp_execwatch *w)
+{
+	struct manager *m = ctx;
+
+	manager_emit_exec(m, w);
+}
+
+static void on_exit_rec(void *ctx, pid_t tgid, uint64_t start_ticks, int code)
+{
+	struct manager *m = ctx;
+	struct target *t = manager_find(m, tgid);
+
+	if (!t || t->state != TARGET_ATTACHED || t->start_ticks != start_ticks)
+		return;
+	/* exit_code is a wait status: low 7 bits the signal, the next 8 the exit status. */
+	t->exit_code = (code & 0x7f) ? -(code & 0x7f) : (code >> 8) & 0xff;
+	manager_end_target(m, t, TARGET_EXITED, t->parent || t->all ? LOG_DEBUG : LOG_INFO,
+			   "exited (%s %d)", t->exit_code < 0 ? "signal" : "status",
+			   t->exit_code < 0 ? -t->exit_code : t->exit_code);
+}
+
+static void on_exec_rec(void *ctx, pid_t tgid, uint64_t start_ticks, const char comm[16])
+{
+	struct manager *m = ctx;
+	struct target *t = manager_find(m, tgid);
+
+	if (!t || t->state != TARGET_ATTACHED || t->start_ticks != start_ticks)
+		return;
+	/* From the record: the process may be gone already (a short command). */
+	memcpy(t->comm, comm, 16);
+	t->comm[16] = '\0';
+	paths_stop(t->paths, "target called exec"); /* the traced code is gone */
+	annotate_exec(t->annot_q);		    /* so is the sampled code */
+	if (manager_recheck(m, t))
+		return;
+	log_msg(t->parent || t->all ? LOG_DEBUG : LOG_INFO,
+		"pid %d exec'd %s: reloading its symbols", tgid, t->comm);
+	tsym_exec(t->sym);
+	jvmmap_exec(t->jvm);
+}
+
+/* An ended target's symbols are dropped once the drain in which it ended and the next one are
+ * over, not when it ends: an exit is most often seen in the middle of a drain (its record is in
+ * the ring buffer), where the records after it cannot be read yet, and samples taken just before
+ * the exit on another CPU can come after its record, in that batch or the next. They are named
+ * with the symbols read while the process ran, not "[unknown]". */
+static void drop_ended_symbols(struct manager *m)
+{
+	struct target *t;
+
+	manager_for_each_target(m, t)
+		if (t->state != TARGET_ATTACHED && t->sym && t->drains_ended++ >= 1)
+			target_drop_symbols(t);
+	/* A followed child that ran too briefly to be sampled (a pipeline's `cat`, each command of
+	 * a shell loop) holds nothing: it is not kept, so that a fork storm does not push every
+	 * kept profile out. Once its symbols are dropped, no late sample can come for it. */
+	manager_for_each_target(m, t) {
+		if (t->state == TARGET_EXITED && t->parent && !t->samples && !t->sym) {
+			log_debug("pid %d (%s), a child of %d: no samples, not kept", t->pid,
+				  t->comm, t->parent);
+			manager_drop_target(m, t);
+		}
+	}
+}
+
+void manager_drain(struct manager *m)
+{
+	ringbuf_drain(m->ringbuf);
+	manager_offcpu_drain(m, manager_find);
+	m->drained_ns = now_ns(CLOCK_MONOTONIC);
+	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t))
+		target_flush_captures(t);
+	drop_ended_symbols(m);
+}
+
+/* Uprobes of exact mode or a path trace: their records drive budgets and bursts, so they are
+ * drained every drain_ms. */
+static bool probes_active(const struct manager *m)
+{
+	const struct target *t;
+
+	manager_for_each_target(m, t)
+		if (t->calls.enabled || (t->paths && t->paths->tracing))
+			return true;
+	return false;
+}
+
+static int on_ringbuf(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct manager *m = userdata;
+
+	(void)s;
+	(void)fd;
+	(void)revents;
+	manager_drain(m);
+	return 0;
+}
+
+/* Samples alone wait for a batch of SAMPLE_BATCH_MS: each drain starts with kprofd's data
+ * evicted by the targets running meanwhile, and larger batches pay for that less often (a
+ * fifth less CPU per sample at 500 ms than at 50 on a many-stacks load). Replies and live
+ * updates drain first, and the BPF side wakes us once an eighth of the buffer is full, so
+ * nothing is staler or lost for it. */
+#define SAMPLE_BATCH_MS 500
+
+/* The timer runs every drain_ms while probes are in, and every SAMPLE_BATCH_MS (or drain_ms if
+ * longer) otherwise: an idle kprofd, or one whose targets sleep, wakes twice a second, not 20
+ * times (manager_probes_started brings the short period back at once). */
+/* Perf maps and jitdumps are read in bounded steps (symbolize.c): one more step for each
+ * target whose last one stopped short, between drains, never a whole file at once. */
+static void symbol_steps(struct manager *m)
+{
+	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t))
+		if (t->state == TARGET_ATTACHED && t->sym && tsym_behind(t->sym)) {
+			tsym_refresh(t->sym);
+			target_names_update(t, false);
+		}
+}
+
+static int on_drain(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct manager *m = userdata;
+	bool probes = probes_active(m);
+	unsigned next_ms = m->conf.drain_ms;
+
+	if (probes || now_ns(CLOCK_MONOTONIC) - m->drained_ns >= SAMPLE_BATCH_MS * 1000000ULL)
+		manager_drain(m);
+	symbol_steps(m);
+	if (!probes && next_ms < SAMPLE_BATCH_MS)
+		next_ms = SAMPLE_BATCH_MS;
+	return sd_event_source_set_time(s, usec + next_ms * 1000ULL);
+}
+
+/* Profiles grow with every new stack: once a second, the memory of each user's profiles
+ * (attached and kept) is added up, and the attached targets of a user over its budget, or of
+ * every user when the total is over, stop taking samples (they are counted) until it fits. */
+static void check_profile_budget(struct manager *m)
+{
+	uint64_t total = 0, per_uid = (uint64_t)m->conf.profiles_per_uid_mb << 20;
+	struct target *t, *u;
+	bool over_total;
+
+	manager_for_each_target(m, t)
+		total += t->memory = target_memory(t);
+	m->profile_bytes = total;
+	over_total = total > (uint64_t)m->conf.profiles_mb << 20;
+	manager_for_each_target(m, t) {
+		uint64_t mine = 0;
+		bool over;
+
+		if (t->state != TARGET_ATTACHED)
+			continue;
+		if (t->uid != 0)
+			manager_for_each_target(m, u)
+				mine += u->uid == t->uid ? u->memory : 0;
+		over = over_total || (t->uid != 0 && mine > per_uid);
+		if (over && !t->over_budget)
+			log_warn(
+			    "pid %d (%s): new samples dropped: the profiles of %s hold %.0f MiB "
+			    "(limit %u MiB)",
+			    t->pid, t->comm, over_total ? "all users" : "its user",
+			    (over_total ? total : mine) / 1048576.0,
+			    over_total ? m->conf.profiles_mb : m->conf.profiles_per_uid_mb);
+		t->over_budget = over;
+	}
+}
+
+/* Threads without an event: a new-thread report lost to a full ring buffer (every per-thread
+ * target is scanned again), or threads still being created when a target's scans at attach
+ * ended (a storm on a loaded machine: that target is scanned again, unless a limit left them
+ * out). A scan opens what it finds missing and recounts the rest. */
+static void rescan_threads(struct manager *m)
+{
+	uint64_t ctr[KP_CTR_NR];
+	struct target *t;
+	bool lost = false;
+
+	if (m->per_cpu)
+		return;
+	if (loader_counters(m->loader, ctr, NULL) == 0 &&
+	    ctr[KP_CTR_THREAD_DROPS] != m->thread_drops) {
+		log_warn("%llu new-thread reports lost (ring buffer full): scanning the targets' "
+			 "threads again",
+			 (unsigned long long)(ctr[KP_CTR_THREAD_DROPS] - m->thread_drops));
+		m->thread_drops = ctr[KP_CTR_THREAD_DROPS];
+		lost = true;
+	}
+	manager_for_each_target(m, t) {
+		if (t->state != TARGET_ATTACHED || !t->events ||
+		    !(lost || (t->threads.unsampled && t->threads.events < m->conf.max_threads)))
+			continue;
+		if (sampler_target_rescan(t->events) < 0)
+			log_warn("pid %d: cannot scan its threads again", t->pid);
+		sampler_target_stats(t->events, &t->threads);
+	}
+}
+
+static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct manager *m = userdata;
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	struct procinfo_stat pst;
+	struct target *t;
+
+	manager_for_each_target(m, t) {
+		if (t->state != TARGET_ATTACHED)
+			continue;
+		/* An exit the BPF side could not report (ring buffer full) must still be seen,
+		 * also when the PID was taken by another process since. */
+		if (procfs_stat(t->pid, &pst) == -ESRCH || pst.start_ticks != t->start_ticks) {
+			manager_drain_all(m);
+			if (t->state == TARGET_ATTACHED)
+				manager_end_target(m, t, TARGET_EXITED,
+						   t->all ? LOG_DEBUG : LOG_INFO, "is gone");
+			continue;
+		}
+		if (!manager_recheck(m, t)) {
+			tsym_refresh(t->sym);
+			target_jvm_tick(t, now);
+			target_names_update(t, false);
+			target_drift_tick(t);
+		}
+	}
+	rescan_threads(m);
+	manager_check_watches(m);
+	sd_notifyf(0, "STATUS=%u targets attached, %u kept, %.0f samples/s", m->n_attached,
+		   m->n_kept, m->rate);
+	manager_expire_kept(m);
+	manager_save_dirty(m, false);
+	check_profile_budget(m);
+	if (m->rate_prev_ns && now > m->rate_prev_ns)
+		m->rate =
+		    (double)(m->samples - m->rate_prev_samples) * 1e9 / (now - m->rate_prev_ns);
+	m->rate_prev_ns = now;
+	m->rate_prev_samples = m->samples;
+	return sd_event_source_set_time(s, usec + m->conf.perfmap_refresh_ms * 1000ULL);
+}
+
+static void resolve_read_group(struct manager *m)
+{
+	struct group gr, *res = NULL;
+	char buf[4096];
+
+	m->read_gid = (gid_t)-1;
+	if (!m->conf.read_group[0])
+		return;
+	if (getgrnam_r(m->conf.read_group, &gr, buf, sizeof(buf), &res) != 0 || !res) {
+		log_warn("read group '%s' does not exist: nobody gets read access through it",
+			 m->conf.read_group);
+		return;
+	}
+	m->read_gid = gr.gr_gid;
+}
+
+/* SIGHUP: build the settings again; apply what can change live, keep the rest. */
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct manager *m = userdata;
+	struct config c;
+	char err[512];
+
+	(void)s;
+	(void)si;
+	if (m->load_config(&c, err, sizeof(err), m->load_userdata) < 0) {
+		log_err("reload: %s; keeping the current settings", err);
+		return 0;
+	}
+	if (strcmp(c.socket_path, m->conf.socket_path) ||
+	    c.ringbuf_bytes != m->conf.ringbuf_bytes ||
+	    c.ringbuf_max_mb != m->conf.ringbuf_max_mb || c.sampling != m->conf.sampling ||
+	    c.max_thread_fds != m->conf.max_thread_fds)
+		log_warn("reload: the socket path, the ring buffer size, the sampling events and "
+			 "limits.max_thread_fds change only at restart");
+	strcpy(c.socket_path, m->conf.socket_path);
+	c.ringbuf_bytes = m->conf.ringbuf_bytes;
+	c.ringbuf_max_mb = m->conf.ringbuf_max_mb;
+	c.sampling = m->conf.sampling;
+	c.max_thread_fds = m->conf.max_thread_fds;
+	m->conf = c;
+	resolve_read_group(m);
+	symbolizer_set_budget(m->sym, (uint64_t)c.symbols_mb << 20,
+			      (uint64_t)c.symbols_per_uid_mb << 20);
+	manager_trim_kept(m);
+	manager_emit_reload(m);
+	log_info("reloaded the settings: %u Hz default, %u targets, %u kept, %u clients",
+		 c.default_freq, c.max_targets, c.max_kept, c.max_clients);
+	return 0;
+}
+
+/* A saved profile found at start: a kept target again (an unusable one is renamed *.bad). */
+static int restore_one(void *ctx, const char *name, const uint8_t *buf, size_t len)
+{
+	struct manager *m = ctx;
+	struct target *t = NULL;
+	int err = target_unpack(&m->env, buf, len, &t);
+
+	if (err < 0)
+		return err;
+	t->saved_name = strdup(name);
+	if (!t->saved_name) {
+		target_free(t);
+		return -ENOMEM;
+	}
+	manager_add_kept(m, t);
+	return 0;
+}
+
+static void on_hwbp(void *ctx, const struct kp_hwbp *b)
+{
+	struct manager *m = ctx;
+	struct target *t = manager_find(m, b->hdr.tgid);
+
+	if (t)
+		paths_on_hwbp(t->paths, b);
+}
+
+static const struct ringbuf_ops ringbuf_ops = {
+    .on_sample = on_sample,
+    .on_call = on_call,
+    .on_path = on_path,
+    .on_exit = on_exit_rec,
+    .on_exec = on_exec_rec,
+    .on_thread = on_thread,
+    .on_fork = on_fork,
+    .on_cgroup = manager_on_cgroup,
+    .on_watch = on_watch_rec,
+    .on_hwbp = on_hwbp,
+};
+
+/* Per-thread events hold one fd each: at most half the open files limit, the rest staying
+ * for clients, probes and symbol files. */
+static unsigned thread_fd_limit(unsigned wanted)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    wanted <= rl.rlim_cur / 2)
+		return wanted;
+	log_info("thread events: at most %llu (half the open files limit), not %u "
+		 "(limits.max_thread_fds)",
+		 (unsigned long long)rl.rlim_cur / 2, wanted);
+	return rl.rlim_cur / 2;
+}
+
+/* SIGTERM, SIGINT and SIGHUP through the loop (the first two end it, SIGHUP reloads the
+ * config); SIGPIPE ignored: a client gone mid-reply is a write error. */
+static int setup_signals(struct manager *m)
+{
+	sigset_t mask;
+	int err;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if ((err = sd_event_add_signal(m->event, NULL, SIGTERM, NULL, NULL)) < 0 ||
+	    (err = sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL)) < 0 ||
+	    (err = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m)) < 0)
+		return err;
+	return 0;
+}
+
+/* The symbolizer, the BPF side, the sampler and the JVM attach context, and the target_env
+ * that hands them to each target. */
+static int setup_sampling(struct manager *m)
+{
+	const struct config *conf = &m->conf;
+	int err;
+
+	err = symbolizer_new((uint64_t)conf->symbols_mb << 20,
+			     (uint64_t)conf->symbols_per_uid_mb << 20, &m->sym);
+	if (err < 0)
+		return err;
+	err = loader_new(
+	    &(struct loader_opts){.ringbuf_bytes = conf->ringbuf_bytes,
+				  .ringbuf_max_bytes = (uint64_t)conf->ringbuf_max_mb << 20,
+				  .max_freq = KPROF_MAX_FREQ,
+				  .drain_ms = SAMPLE_BATCH_MS},
+	    &m->loader);
+	if (err < 0)
+		return err;
+	m->per_cpu = conf->sampling == CONFIG_SAMPLING_CPUS || !loader_threads_supported(m->loader);
+	m->max_thread_fds = thread_fd_limit(conf->max_thread_fds);
+	err = sampler_new(m->loader, m->max_thread_fds, &m->sampler);
+	if (err < 0)
+		return err;
+	err = jvmattach_ctx_new(m->event, JVM_EXCHANGES_MAX, &m->jvm);
+	if (err < 0)
+		return err;
+	m->env = (struct target_env){
+	    .conf = &m->conf, .sym = m->sym, .loader = m->loader, .event = m->event, .jvm = m->jvm};
+	return 0;
+}
+
+/* The loop's sources: the ring buffer, the drain and housekeeping timers, the watchdog. */
+static int setup_loop(struct manager *m)
+{
+	const struct config *conf = &m->conf;
+	int err;
+
+	err = ringbuf_new(loader_ringbuf_fd(m->loader), &ringbuf_ops, m, &m->ringbuf);
+	if (err < 0) {
+		log_err("ring buffer: %s", strerror(-err));
+		return err;
+	}
+	if ((err = sd_event_add_io(m->event, &m->rb_source, ringbuf_epoll_fd(m->ringbuf), EPOLLIN,
+				   on_ringbuf, m)) < 0 ||
+	    (err = sd_event_add_time_relative(m->event, &m->drain_timer, CLOCK_MONOTONIC,
+					      conf->drain_ms * 1000ULL, 1000, on_drain, m)) < 0 ||
+	    (err = sd_event_source_set_enabled(m->drain_timer, SD_EVENT_ON)) < 0 ||
+	    (err = sd_event_add_time_relative(m->event, &m->refresh_timer, CLOCK_MONOTONIC,
+					      HOUSEKEEPING_USEC, 10000, on_housekeeping, m)) < 0 ||
+	    (err = sd_event_source_set_enabled(m->refresh_timer, SD_EVENT_ON)) < 0)
+		return err;
+	/* Under systemd with WatchdogSec=, sd-event sends WATCHDOG=1 from the loop itself, so a
+	 * wedged loop stops the pings and gets the service restarted. */
+	return sd_event_set_watchdog(m->event, true);
+}
+
+/* The profiles kept in the state directory, if there is one (else in memory only). */
+static void restore_kept(struct manager *m)
+{
+	const struct config *conf = &m->conf;
+	int err;
+
+	if (!conf->state_dir[0])
+		return;
+	err = store_open(conf->state_dir, &m->store);
+	if (err < 0)
+		log_warn("state directory %s: %s; profiles are kept in memory only",
+			 conf->state_dir, strerror(-err));
+	else
+		log_info("kept profiles: %d restored from %s",
+			 store_foreach(m->store, ".kprof", restore_one, m), conf->state_dir);
+}
+
+int manager_new(config_load_fn load, void *userdata, struct manager **ret)
+{
+	struct manager *m = calloc(1, sizeof(*m));
+	char errbuf[512];
+	int err;
+
+	if (!m)
+		return -ENOMEM;
+	m->load_config = load;
+	m->load_userdata = userdata;
+	err = load(&m->conf, errbuf, sizeof(errbuf), userdata);
+	if (err < 0) {
+		log_err("%s", errbuf);
+		free(m);
+		return err;
+	}
+	resolve_read_group(m);
+	m->start_ns = now_ns(CLOCK_MONOTONIC);
+	err = sd_event_default(&m->event);
+	if (err < 0 || (err = setup_signals(m)) < 0 || (err = setup_sampling(m)) < 0 ||
+	    (err = setup_loop(m)) < 0 || (err = manager_targets_init(m)) < 0)
+		goto fail;
+	restore_kept(m);
+	*ret = m;
+	return 0;
+fail:
+	manager_free(m);
+	return err;
+}
+
+void manager_free(struct manager *m)
+{
+	if (!m)
+		return;
+	store_free(m->store);
+	for (unsigned i = 0; i < m->n_watches; i++)
+		free(m->watches[i]);
+	manager_targets_free(m);
+	sd_event_source_disable_unref(m->rb_source);
+	sd_event_source_disable_unref(m->drain_timer);
+	sd_event_source_disable_unref(m->refresh_timer);
+	links_removals_wait(2000); /* the kernel drops the rest with kprofd's fds */
+	ringbuf_free(m->ringbuf);
+	manager_offcpu_free(m);
+	sampler_free(m->sampler);
+	loader_free(m->loader);
+	symbolizer_free(m->sym);
+	/* After the loop: it reaps and frees exchanges that were cancelled. */
+	sd_event_unref(m->event);
+	jvmattach_ctx_free(m->jvm);
+	free(m);
+}
+
+/* Stopping: every attached target ends as detached, so its profile is drained and saved. */
+static void manager_stop_targets(struct manager *m)
+{
+	struct target *t;
+	unsigned n = 0;
+
+	/* No new target while stopping: system-wide mode's samples are only counted. */
+	loader_all_set(m->loader, 0);
+	m->stopping = true;
+	/* Again while some are attached: a drain inside may have followed a child (bounded). */
+	for (int pass = 0; pass < 4 && m->n_attached; pass++)
+		manager_for_each_target(m, t) {
+			if (t->state == TARGET_ATTACHED) {
+				manager_end_target(m, t, TARGET_DETACHED, LOG_INFO,
+						   "detached: kprofd stopping");
+				n++;
+			}
+		}
+	while (ringbuf_drain(m->ringbuf) > 0)
+		;
+	manager_save_dirty(m, true);
+	if (n)
+		log_info("stopping: %u attached profiles ended%s", n,
+			 m->store ? " and saved" : " (no state directory: not saved)");
+}
+
+int manager_run(struct manager *m)
+{
+	int err;
+
+	log_info("kprofd %s ready: socket %s, ring buffer %u KiB, %d CPUs, %s", KPROF_VERSION,
+		 m->conf.socket_path, loader_ringbuf_bytes(m->loader) / 1024,
+		 loader_ncpus(m->loader),
+		 m->per_cpu ? "per-CPU sampling events" : "per-thread sampling events");
+	sd_notifyf(0, "READY=1\nSTATUS=ready, no targets\nMAINPID=%d", getpid());
+	err = sd_event_loop(m->event);
+	sd_notify(0, "STOPPING=1\nSTATUS=stopping: saving profiles");
+	manager_stop_targets(m);
+	return err;
+}
+
+int manager_freqs(const struct manager *m, unsigned *out, int max)
+{
+	const struct target *t;
+	int n = 0;
+
+	manager_for_each_target(m, t) {
+		bool seen = false;
+
+		if (t->state != TARGET_ATTACHED)
+			continue;
+		for (int i = 0; i < n; i++)
+			seen |= out[i] == t->freq;
+		if (!seen && n < max)
+			out[n++] = t->freq;
+	}
+	return n;
+}
+
+uint64_t manager_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
+}

@@ -1,0 +1,572 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* manager_attach.c: attaching a process (manager_attach): the users' quotas, sampling started,
+ * --calls (exact mode, including --calls=hot:N's warm-up) and --burst, the --duration timer;
+ * and detaching, forgetting and re-checking a target's credentials. Apart from manager.c because
+ * it is what a request or a watch does to start a target, where manager.c runs the loop; it
+ * calls only manager_targets.c. The policy is explained at the top of manager.c.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "kprof/cleanup.h"
+#include "os/clock.h"
+#include "symbols/jvmattach.h"
+#include "symbols/jvmmap.h"
+#include "kernel/loader.h"
+#include "manager/manager.h"
+#include "manager/manager_attach.h"
+#include "manager/manager_internal.h"
+#include "kernel/ringbuf.h"
+#include "kernel/sampler.h"
+#include "os/store.h"
+#include "wire/target_pb.h"
+#include "symbols/symbolize.h"
+#include "os/log.h"
+#include "paths/paths.h"
+#include "os/procfs.h"
+
+/* The --duration timer of one target (the manager's loop: the target is found by its timer). */
+static int on_duration(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct manager *m = userdata;
+	struct target *t;
+
+	(void)usec;
+	manager_for_each_target(m, t)
+		if (t->duration_timer == s)
+			break;
+	if (!t)
+		return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+	manager_end_target(m, t, TARGET_DETACHED, LOG_INFO, "detached: duration of %us over",
+			   t->duration_sec);
+	return 0;
+}
+
+/* Bursting: probes on for burst_ms, off for the rest of each period_ms. */
+static int on_burst(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct target *t = userdata;
+	struct calls *c = &t->calls;
+	char err[256];
+
+	if (t->state != TARGET_ATTACHED)
+		return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+	log_debug("pid %d: burst timer at %llu: probes %s", t->pid, (unsigned long long)usec,
+		  c->nlinks ? "off" : "on");
+	if (c->nlinks) {
+		calls_off(c);
+		return sd_event_source_set_time(s, usec + (c->period_ms - c->burst_ms) * 1000ULL);
+	}
+	/* A removal of probes in the same code is still waiting for the kernel: come back
+	 * rather than block the loop (a probe attached now would wait for it in the kernel). */
+	if (calls_may_attach(c, err, sizeof(err)) < 0)
+		return sd_event_source_set_time(s, usec + 50000);
+	if (calls_on(c, t->env->loader, t->pid, err, sizeof(err)) < 0) {
+		log_warn("pid %d: exact mode stopped: %s", t->pid, err);
+		return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+	}
+	/* The window starts once the probes are in (attaching may have waited for the last
+	 * removal to finish). */
+	return sd_event_source_set_time(s, now_ns(CLOCK_MONOTONIC) / 1000 + c->burst_ms * 1000ULL);
+}
+
+static unsigned probes_of(const struct manager *m, uid_t uid)
+{
+	const struct target *t;
+	unsigned n = 0;
+
+	manager_for_each_target(m, t)
+		if (t->state == TARGET_ATTACHED && t->uid == uid && t->calls.enabled)
+			n += t->calls.nprobes;
+	return n;
+}
+
+#define CALLS_HOT_WARMUP_MS 1000 /* --calls=hot:N: samples before the choice */
+#define CALLS_HOT_TRIES 10	 /* warm-ups before giving up (no JIT function sampled) */
+#define CALLS_HOT_MAX 16
+
+/* --calls=hot:N, after a warm-up: exact mode on the N hottest JIT functions sampled. */
+static int on_hot(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct target *t = userdata;
+	struct calls *c = &t->calls;
+	char err[256], *names = NULL;
+	int r, got;
+
+	if (t->state != TARGET_ATTACHED || !c->hot)
+		return 0;
+	r = got = calls_hot_names(t->profile, c->hot, &names);
+	if (r == 0 && ++c->hot_tries < CALLS_HOT_TRIES) {
+		free(names);
+		r = sd_event_source_set_time(s, usec + CALLS_HOT_WARMUP_MS * 1000ULL);
+		return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	}
+	c->hot = 0;
+	if (r <= 0) {
+		free(names);
+		log_warn("pid %d: exact mode: no JIT function sampled after %u s: no calls counted",
+			 t->pid, CALLS_HOT_TRIES * CALLS_HOT_WARMUP_MS / 1000);
+		return 0;
+	}
+	free(c->names);
+	c->names = names;
+	r = calls_plan(c, &(struct calls_target){t->pid, t->sym, t->profile}, c->force, err,
+		       sizeof(err));
+	if (r >= 0)
+		r = calls_on(c, t->env->loader, t->pid, err, sizeof(err));
+	if (r < 0)
+		log_warn("pid %d: exact mode on the hottest functions (%s): %s", t->pid, names,
+			 err);
+	else
+		log_info("pid %d: exact mode on the %d hottest JIT functions sampled: %s", t->pid,
+			 got, names);
+	return 0;
+}
+
+/* --calls=hot:N: sample first, choose after a warm-up (on_hot). */
+static int start_calls_hot(struct manager *m, struct target *t, const struct attach_opts *o,
+			   char *errbuf, size_t errlen)
+{
+	struct calls *c = &t->calls;
+	char *end;
+	unsigned long n;
+	int err;
+
+	errno = 0;
+	n = strtoul(o->calls_functions + 4, &end, 10);
+	if (errno || *end || end == o->calls_functions + 4 || n < 1 || n > CALLS_HOT_MAX) {
+		snprintf(errbuf, errlen, "--calls=hot:N takes N from 1 to %d", CALLS_HOT_MAX);
+		return -EINVAL;
+	}
+	if (o->burst_ms) {
+		snprintf(errbuf, errlen, "--calls=hot:N does not go with --burst");
+		return -EINVAL;
+	}
+	c->hot = (unsigned)n;
+	err = sd_event_add_time_relative(m->event, &c->hot_timer, CLOCK_MONOTONIC,
+					 CALLS_HOT_WARMUP_MS * 1000ULL, 1000, on_hot, t);
+	if (err < 0)
+		snprintf(errbuf, errlen, "cannot arm the warm-up timer: %s", strerror(-err));
+	return err;
+}
+
+/* Exact mode for a new target: plan, attach, and arm the burst timer. */
+static int start_calls(struct manager *m, struct target *t, const struct attach_opts *o,
+		       char *errbuf, size_t errlen)
+{
+	struct calls *c = &t->calls;
+	unsigned held;
+	int err;
+
+	err = hcct_new(&(struct hcct_params){.slots = hcct_slots_for_eps(t->eps)}, &c->exact);
+	if (err < 0) {
+		snprintf(errbuf, errlen, "out of memory");
+		return err;
+	}
+	c->enabled = true;
+	c->force = o->force;
+	if (o->calls_functions && !strncmp(o->calls_functions, "hot:", 4))
+		return start_calls_hot(m, t, o, errbuf, errlen);
+	if (o->calls_functions && o->calls_functions[0]) {
+		c->names = strdup(o->calls_functions);
+		if (!c->names)
+			return -ENOMEM;
+	}
+	c->burst_ms = o->burst_ms;
+	c->period_ms = o->period_ms;
+	err = calls_plan(c, &(struct calls_target){t->pid, t->sym, t->profile}, o->force, errbuf,
+			 errlen);
+	held = probes_of(m, o->by);
+	if (err >= 0 && o->by != 0 && held + c->nprobes > m->conf.max_probes_per_uid) {
+		snprintf(errbuf, errlen,
+			 "exact mode would probe %zu functions; uid %u has %u probed already "
+			 "(limit %u per user)",
+			 c->nprobes, o->by, held, m->conf.max_probes_per_uid);
+		err = -EUSERS;
+	}
+	if (err >= 0)
+		err = calls_on(c, m->loader, t->pid, errbuf, errlen);
+	if (err >= 0)
+		manager_probes_started(m);
+	if (err >= 0 && c->burst_ms) {
+		err = sd_event_add_time_relative(m->event, &c->timer, CLOCK_MONOTONIC,
+						 c->burst_ms * 1000ULL, 1000, on_burst, t);
+		if (err >= 0)
+			err = sd_event_source_set_enabled(c->timer, SD_EVENT_ON);
+		if (err < 0)
+			snprintf(errbuf, errlen, "cannot arm the burst timer: %s", strerror(-err));
+	}
+	return err;
+}
+
+/* The per-user quotas of an attach by uid by (root has only the global limits). */
+static int check_quotas(struct manager *m, uid_t by, unsigned freq, char *errbuf, size_t errlen)
+{
+	unsigned mine = 0, freqs[KPROF_MAX_FREQ_SETS], my_freqs[KPROF_MAX_FREQ_SETS];
+	int nf = sampler_freqs(m->sampler, freqs, KPROF_MAX_FREQ_SETS), nmine = 0;
+	bool new_freq = true, mine_has = false;
+	struct target *t;
+
+	if (m->n_attached >= m->conf.max_targets) {
+		snprintf(errbuf, errlen, "too many targets: %u attached (limit %u)", m->n_attached,
+			 m->conf.max_targets);
+		return -EMFILE;
+	}
+	if (by == 0)
+		return 0;
+	for (int i = 0; i < nf; i++)
+		new_freq &= freqs[i] != freq;
+	manager_for_each_target(m, t) {
+		bool seen = false;
+
+		if (t->state != TARGET_ATTACHED || t->uid != by)
+			continue;
+		mine++;
+		mine_has |= t->freq == freq;
+		for (int i = 0; i < nmine; i++)
+			seen |= my_freqs[i] == t->freq;
+		if (!seen && nmine < KPROF_MAX_FREQ_SETS)
+			my_freqs[nmine++] = t->freq;
+	}
+	if (m->n_attached >= manager_user_share(m->conf.max_targets)) {
+		snprintf(
+		    errbuf, errlen,
+		    "too many targets: %u attached; the last of the %u slots are kept for root",
+		    m->n_attached, m->conf.max_targets);
+		return -EMFILE;
+	}
+	if (mine >= m->conf.max_targets_per_uid) {
+		snprintf(errbuf, errlen, "uid %u has %u targets attached (limit %u per user)", by,
+			 mine, m->conf.max_targets_per_uid);
+		return -EUSERS;
+	}
+	if (!mine_has && (unsigned)nmine >= m->conf.max_freqs_per_uid) {
+		snprintf(errbuf, errlen,
+			 "uid %u samples at %d distinct frequencies already (limit %u per user): "
+			 "use one of them",
+			 by, nmine, m->conf.max_freqs_per_uid);
+		return -EUSERS;
+	}
+	if (m->per_cpu && new_freq && nf >= KPROF_MAX_FREQ_SETS - 1) {
+		snprintf(errbuf, errlen,
+			 "%d distinct sampling frequencies are in use; the last of %d is kept for "
+			 "root: use one of those in use",
+			 nf, KPROF_MAX_FREQ_SETS);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/* Put t in kp_targets and open what samples it: its per-thread events (the entry first, so
+ * that threads created while they are opened are reported), or the per-CPU set of its
+ * frequency. */
+static int start_sampling(struct manager *m, struct target *t, char *errbuf, size_t errlen)
+{
+	struct sampler_limits lim = {m->conf.max_threads, m->max_thread_fds};
+	int err;
+
+	t->per_cpu = m->per_cpu || t->all; /* --all's targets: its per-CPU set samples them */
+	if (t->per_cpu) {
+		err = sampler_freq_get(m->sampler, t->freq);
+		if (err < 0) {
+			snprintf(errbuf, errlen,
+				 err == -EBUSY ? "too many distinct frequencies in use (%d)"
+					       : "cannot start sampling at %u Hz: %s",
+				 err == -EBUSY ? KPROF_MAX_FREQ_SETS : t->freq, strerror(-err));
+			return err;
+		}
+	}
+	err = manager_offcpu_start(m, t, errbuf, errlen);
+	if (err < 0) {
+		if (t->per_cpu)
+			sampler_freq_put(m->sampler, t->freq);
+		return err;
+	}
+	err = loader_target_add(m->loader, t->pid, t->freq, t->start_ticks,
+				(t->per_cpu ? 0 : KP_TF_THREADS) |
+				    (t->children ? KP_TF_CHILDREN : 0) | (t->all ? KP_TF_ALL : 0) |
+				    (t->offcpu ? KP_TF_OFFCPU : 0));
+	if (err < 0) {
+		snprintf(errbuf, errlen, "cannot add pid %d to the BPF targets map: %s", t->pid,
+			 strerror(-err));
+		manager_offcpu_stop(m, t);
+		if (t->per_cpu)
+			sampler_freq_put(m->sampler, t->freq);
+		return err;
+	}
+	if (t->per_cpu)
+		return 0;
+	/* Users leave the last eighth of the thread events to root, as with every limit. */
+	if (t->by != 0)
+		lim.max_total = manager_user_share(lim.max_total);
+	err = sampler_target_new(m->sampler, t->pid, t->freq, t->children, &lim, &t->events, errbuf,
+				 errlen);
+	if (err < 0) {
+		loader_target_del(m->loader, t->pid);
+		return err;
+	}
+	sampler_target_stats(t->events, &t->threads);
+	if (t->threads.unsampled)
+		log_warn("pid %d: %u of its %u threads are not sampled: limit of %u thread events "
+			 "per target (limits.max_threads) or %u in all (limits.max_thread_fds)",
+			 t->pid, t->threads.unsampled, t->threads.threads, m->conf.max_threads,
+			 m->max_thread_fds);
+	return 0;
+}
+
+/* manager_attach's options checked, and the daemon's defaults filled in (frequency, eps). */
+static int attach_opts_check(const struct manager *m, pid_t pid, struct attach_opts *o,
+			     char *errbuf, size_t errlen)
+{
+	if (pid <= 0) {
+		snprintf(errbuf, errlen, "invalid pid %d", pid);
+		return -EINVAL;
+	}
+	if (pid == getpid()) {
+		snprintf(errbuf, errlen, "kprofd does not profile itself");
+		return -EINVAL;
+	}
+	if (o->freq == 0)
+		o->freq = m->conf.default_freq;
+	if (o->eps == 0)
+		o->eps = m->conf.hcct_eps;
+	if (o->burst_ms && (!o->calls || o->period_ms <= o->burst_ms || o->period_ms > 3600000)) {
+		snprintf(errbuf, errlen, "bursts need --calls and a period longer than the burst");
+		return -EINVAL;
+	}
+	if (!(o->eps >= 1e-7 && o->eps <= 1)) {
+		snprintf(errbuf, errlen, "eps %g out of range [1e-7, 1]", o->eps);
+		return -ERANGE;
+	}
+	if (o->freq > KPROF_MAX_FREQ) {
+		snprintf(errbuf, errlen, "frequency %u Hz out of range 1-%u", o->freq,
+			 KPROF_MAX_FREQ);
+		return -ERANGE;
+	}
+	return 0;
+}
+
+/* Whether pid may be attached with o: not attached yet (or by --all, which a plain attach takes
+ * over), within the client's quotas and the limit of automatic targets. */
+static int attach_admit(struct manager *m, struct target *old, pid_t pid,
+			const struct attach_opts *o, char *errbuf, size_t errlen)
+{
+	int err;
+
+	if (old && old->state == TARGET_ATTACHED && (!old->all || o->all)) {
+		snprintf(errbuf, errlen, "pid %d is already attached", pid);
+		return -EALREADY;
+	}
+	/* An attach of a process system-wide mode profiles takes it over with its own settings
+	 * (ARCHITECTURE.md §1.2.5); the --all profile is kept, as any detached one. */
+	if (old && old->state == TARGET_ATTACHED) {
+		manager_end_target(m, old, TARGET_DETACHED, LOG_INFO,
+				   "detached: taken over by an attach");
+		m->all_taken_over++;
+	}
+	err = check_quotas(m, o->by, o->freq, errbuf, errlen);
+	if (err < 0)
+		return err;
+	if ((o->rule || o->all) && manager_auto_targets(m, NULL) >= m->conf.max_auto_targets) {
+		m->auto_refused++;
+		snprintf(errbuf, errlen,
+			 "too many automatic targets: %u attached by watch rules and --all "
+			 "(limits.max_auto_targets)",
+			 m->conf.max_auto_targets);
+		return -EUSERS;
+	}
+	return 0;
+}
+
+/* The target of pid, read from /proc, for the client o->by: not sampled yet, in no list. */
+static int attach_new_target(struct manager *m, pid_t pid, const struct attach_opts *o,
+			     struct target **ret, char *errbuf, size_t errlen)
+{
+	struct procinfo_stat pst;
+	struct target *t = NULL;
+	uint64_t start_ticks;
+	int err;
+
+	/* The start first: if the pid is reused meanwhile, target_new reads the new process and
+	 * BPF samples only the old one, never one process under another's identity. */
+	err = procfs_stat(pid, &pst);
+	start_ticks = pst.start_ticks;
+	if (err >= 0)
+		err = target_new(&m->env, pid, o, &t);
+	if (err < 0) {
+		snprintf(errbuf, errlen,
+			 err == -ESRCH	  ? "no such process: %d"
+			 : err == -ECHILD ? "pid %d has exited (a zombie its parent has not reaped)"
+			 : err == -EINVAL ? "%d is a thread, not a process"
+					  : "cannot read process %d: %s",
+			 pid, strerror(-err));
+		return err == -ECHILD ? -ESRCH : err;
+	}
+	t->by = o->by;
+	t->start_ticks = start_ticks;
+	/* The client was checked against the process that had the PID then: if another got it
+	 * since, that one is the client's too or is refused. */
+	if (o->by != 0 && t->uid != o->by) {
+		snprintf(errbuf, errlen, "permission denied: pid %d is no longer uid %u's", pid,
+			 o->by);
+		target_free(t);
+		return -EPERM;
+	}
+	*ret = t;
+	return 0;
+}
+
+/* The log line of an attach: how t is sampled, and its JIT symbol sources. */
+static void attach_log(struct target *t, const struct attach_opts *o)
+{
+	struct tsym_stats ss;
+	char how[96];
+
+	tsym_get_stats(t->sym, &ss);
+	if (t->per_cpu)
+		snprintf(how, sizeof(how), "per-CPU events");
+	else
+		snprintf(how, sizeof(how), "%u thread events (%u threads, %u unsampled)",
+			 t->threads.events, t->threads.threads, t->threads.unsampled);
+	/* A followed child is news only when debugging: a shell loop forks thousands. */
+	log_msg(o->parent || o->all ? LOG_DEBUG : LOG_INFO,
+		"attached pid %d (%s, uid %u) at %u Hz by %s, duration %us (0: "
+		"unlimited); perf map %s: %llu JIT symbols; jitdump %s: %llu symbols",
+		t->pid, t->comm, t->uid, o->freq, how, o->duration_sec, ss.perfmap_path,
+		(unsigned long long)ss.jit_symbols, ss.jitdump_path[0] ? ss.jitdump_path : "(none)",
+		(unsigned long long)ss.jitdump_symbols);
+}
+
+int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
+		   struct target **ret, char *errbuf, size_t errlen)
+{
+	struct target *old = manager_find(m, pid), *t = NULL;
+	struct attach_opts o = *opts;
+	struct procfs_ident id;
+	int err;
+
+	err = attach_opts_check(m, pid, &o, errbuf, errlen);
+	if (err < 0)
+		return err;
+	err = attach_admit(m, old, pid, &o, errbuf, errlen);
+	if (err < 0)
+		return err;
+	err = attach_new_target(m, pid, &o, &t, errbuf, errlen);
+	if (err < 0)
+		return err;
+	err = start_sampling(m, t, errbuf, errlen);
+	if (err < 0) {
+		target_free(t);
+		return err;
+	}
+	/* From here on an exec is reported; one that came between reading the process and
+	 * now would not be: read it again, its credentials too (a setuid exec, or a process
+	 * made non-dumpable meanwhile, is not the user's to profile). */
+	if (procfs_ident_read(pid, &id) == 0 && procfs_ident_owner(&id) != t->uid) {
+		if (t->by != 0) {
+			manager_stop_sampling(m, t);
+			target_free(t);
+			snprintf(errbuf, errlen,
+				 "permission denied: pid %d changed credentials while being attached "
+				 "(setuid, or not dumpable); only root may profile it",
+				 pid);
+			return -EPERM;
+		}
+		t->uid = procfs_ident_owner(&id);
+		tsym_set_reader(t->sym, t->uid);
+	}
+	if (procfs_ident_read(pid, &id) == 0 && strcmp(id.comm, t->comm)) {
+		log_info("pid %d exec'd %s while being attached: reloading its symbols", pid,
+			 id.comm);
+		memcpy(t->comm, id.comm, sizeof(t->comm));
+		tsym_exec(t->sym);
+	}
+	if (o.calls) {
+		err = start_calls(m, t, &o, errbuf, errlen);
+		if (err < 0) {
+			manager_stop_sampling(m, t);
+			target_free(t);
+			return err;
+		}
+	}
+	if (o.duration_sec) {
+		err = sd_event_add_time_relative(m->event, &t->duration_timer, CLOCK_MONOTONIC,
+						 o.duration_sec * 1000000ULL, 0, on_duration, m);
+		if (err < 0)
+			log_warn("pid %d: no duration timer: %s", pid, strerror(-err));
+	}
+	/* A kept profile of the same pid stays, as an earlier session. */
+	manager_targets_link(m, t);
+	m->n_attached++;
+	/* A JVM is asked for its perf map now, off the loop; its answer comes later. */
+	if (target_jvm_start(t, &o) < 0)
+		log_warn("pid %d: out of memory: its JVM perf map is not asked for", pid);
+	attach_log(t, &o);
+	*ret = t;
+	return 0;
+}
+
+void manager_forget(struct manager *m, struct target *t)
+{
+	if (t->state == TARGET_ATTACHED) {
+		manager_stop_sampling(m, t);
+		t->duration_timer = sd_event_source_disable_unref(t->duration_timer);
+		calls_off(&t->calls);
+		t->calls.timer = sd_event_source_disable_unref(t->calls.timer);
+	}
+	log_info("pid %d (%s): attach undone, nothing kept", t->pid, t->comm);
+	manager_drop_target(m, t);
+}
+
+int manager_detach(struct manager *m, struct target *t)
+{
+	if (t->state != TARGET_ATTACHED)
+		return -ENOENT;
+	/* --all's targets come and go by the hundred: syswide.c says how many. */
+	manager_end_target(m, t, TARGET_DETACHED, t->all ? LOG_DEBUG : LOG_INFO, "detached");
+	return 0;
+}
+
+bool manager_recheck(struct manager *m, struct target *t)
+{
+	struct procfs_ident id;
+	uid_t owner;
+
+	if (t->state != TARGET_ATTACHED || procfs_ident_read(t->pid, &id) < 0)
+		return false;
+	owner = procfs_ident_owner(&id);
+	if (owner == t->uid)
+		return false;
+	if (t->by == 0) {
+		/* Root attached it: root goes on; the former owner may no longer read it. */
+		log_info("pid %d (%s): credentials changed (uids %u/%u/%u, %sdumpable): now "
+			 "root's only",
+			 t->pid, id.comm, id.ruid, id.euid, id.suid, id.dumpable ? "" : "not ");
+		t->uid = owner;
+		tsym_set_reader(t->sym, owner);
+		return false;
+	}
+	manager_end_target(
+	    m, t, TARGET_DETACHED, LOG_WARNING,
+	    "ended: credentials changed away from uid %u (uids %u/%u/%u, %sdumpable)", t->uid,
+	    id.ruid, id.euid, id.suid, id.dumpable ? "" : "not ");
+	return true;
+}
+
+void manager_probes_started(struct manager *m)
+{
+	uint64_t next = now_ns(CLOCK_MONOTONIC) / 1000 + m->conf.drain_ms * 1000ULL, at;
+
+	if (sd_event_source_get_time(m->drain_timer, &at) >= 0 && at > next)
+		sd_event_source_set_time(m->drain_timer, next);
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* manager_targets.h: the manager's list of targets and kept profiles (manager_targets.c).
+ * Included by manager.h. */
+#ifndef KPROF_DAEMON_MANAGER_TARGETS_H
+#define KPROF_DAEMON_MANAGER_TARGETS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct manager;
+struct target;
+
+/* The one way to walk the targets (attached and kept), newest first:
+ *	struct target *t;
+ *	manager_for_each_target(m, t) { ... }
+ * Anything may happen in the body: ending, detaching, dropping or trimming any target (t
+ * too), attaching new ones (a walk under way may not see those). A target dropped meanwhile is
+ * skipped and freed only once control is back in the event loop, so neither a walk nor a
+ * caller still holding a target pointer reads freed memory. */
+struct target *manager_targets_first(const struct manager *m);
+struct target *manager_targets_next(const struct target *t);
+#define manager_for_each_target(m, t)                                                         \
+	for ((t) = manager_targets_first(m); (t); (t) = manager_targets_next(t))
+
+/* The attached target of pid, else its newest kept profile; NULL if none. */
+struct target *manager_find(struct manager *m, pid_t pid);
+/* The same among the targets ok() accepts (the ones a client may see). */
+struct target *manager_find_for(struct manager *m, pid_t pid,
+				bool (*ok)(const struct target *t, void *arg), void *arg);
+/* Add a restored (kept) target. */
+void manager_add_kept(struct manager *m, struct target *t);
+/* Targets attached by watch rules now (attach_opts.rule), and those of one rule. */
+unsigned manager_auto_targets(const struct manager *m, const char *rule);
+
+#endif

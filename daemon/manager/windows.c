@@ -1,0 +1,717 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* windows.c: each target's samples in time windows, kept in memory and in the state directory,
+ * and the profile of a time range built from them (ARCHITECTURE.md §1.6).
+ *
+ * Every [windows] seconds a timer cuts a window of every target that got samples: the stacks
+ * whose counts grew since the last cut (profile_take_recent: the per-sample path pays one add)
+ * and the functions they name, packed as a kprof.SavedProfile, framed with a CRC (window.h),
+ * handed to the pure index (daemon/lib/window.c), then written to the state directory as
+ * w-SEQ-PID.kpw (atomically: temporary file, fsync, rename). A failed write (a full disk)
+ * leaves the window in memory, counted, and is tried again at the next tick. A range query
+ * cuts the target's window at once (so "the last minute" includes the last second), then
+ * decodes the windows whose middle lies in the range, from memory or from their files, and
+ * merges them: stacks into one profile (equal functions and stacks added up), and each
+ * window's summary (its m heaviest contexts, exact: window_summary_exact) into one HCCT
+ * (window_hcct_merge). At start every window file is read and checked; one whose frame, CRC
+ * or content is wrong (a torn write) is renamed .bad, said in the log and counted; the others
+ * are kept in the index, on disk until a range reads them.
+ *
+ * Windows are ordered, aged and measured by CLOCK_BOOTTIME (with the boot's id: a window of
+ * an earlier boot is aged by CLOCK_REALTIME), and shown and selected by the CLOCK_REALTIME
+ * read when they were cut: a clock set back or forward changes no window's length and no
+ * order, only the wall time the next windows carry.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-event.h>
+
+#include "os/clock.h"
+#include "kprof/array.h"
+#include "kprof/cleanup.h"
+#include "kprof/saved.h"
+#include "kprof/window.h"
+#include "os/log.h"
+#include "manager/manager.h"
+#include "os/store.h"
+#include "target/target.h"
+#include "manager/windows.h"
+
+#define WINDOW_SUFFIX ".kpw"
+#define NS 1000000000ULL
+#define QUERY_CUT_MIN_NS (NS / 2) /* a query cuts a window at least this long */
+
+struct windows {
+	struct manager *m;
+	struct window_store *ws;
+	sd_event_source *timer;
+	uint64_t seq;
+	uint64_t boot_id;
+	uint64_t bad_files, write_failures;
+	uint64_t range_queries, range_sliced, range_slices;
+};
+
+static uint64_t read_boot_id(void)
+{
+	char buf[64] = "";
+	uint64_t h = 1469598103934665603ULL;
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+	for (const char *p = buf; *p && *p != '\n'; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	return h;
+}
+
+static void limits_of(const struct config *c, struct window_limits *l)
+{
+	*l = (struct window_limits){.max_age_ns = (uint64_t)c->window_max_age_sec * NS,
+				    .mem_bytes = (uint64_t)c->window_memory_mb << 20,
+				    .disk_bytes = (uint64_t)c->window_disk_mb << 20,
+				    .mem_per_uid = (uint64_t)c->window_memory_per_uid_mb << 20,
+				    .disk_per_uid = (uint64_t)c->window_disk_per_uid_mb << 20};
+}
+
+static void file_name(const struct window_entry *e, char *buf, size_t len)
+{
+	snprintf(buf, len, "w-%016llx-%u" WINDOW_SUFFIX, (unsigned long long)e->seq, e->pid);
+}
+
+/* ---- Cutting ---- */
+
+struct cut {
+	const struct profile *p;
+	uint32_t *fmap; /* profile id -> window function + 1 */
+	uint32_t *used; /* window function -> profile id */
+	size_t nused, cap_used;
+	struct cstack {
+		size_t off, n;
+		uint32_t tid;
+		uint64_t count;
+	} * st;
+	size_t ns, cap_st;
+	uint32_t *ids;
+	size_t nids, cap_ids;
+	uint64_t samples;
+};
+
+static int take(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count, void *ud)
+{
+	struct cut *c = ud;
+
+	if (array_grow((void **)&c->st, &c->cap_st, c->ns + 1, sizeof(*c->st), 64) < 0 ||
+	    array_grow((void **)&c->ids, &c->cap_ids, c->nids + n + 1, sizeof(*c->ids), 1024) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t id = ids[i];
+
+		if (!c->fmap[id]) {
+			if (array_grow((void **)&c->used, &c->cap_used, c->nused + 1,
+				       sizeof(*c->used), 64) < 0)
+				return -ENOMEM;
+			c->used[c->nused++] = id;
+			c->fmap[id] = c->nused;
+		}
+		c->ids[c->nids + i] = c->fmap[id] - 1;
+	}
+	c->st[c->ns++] = (struct cstack){.off = c->nids, .n = n, .tid = tid, .count = count};
+	c->nids += n;
+	c->samples += count;
+	return 0;
+}
+
+static void cut_release(struct cut *c)
+{
+	free(c->fmap);
+	free(c->used);
+	free(c->st);
+	free(c->ids);
+}
+
+static void pack_target(const struct target *t, const struct cut *c, const struct window_entry *e,
+			Kprof__Target *tg)
+{
+	tg->pid = t->pid;
+	tg->uid = t->uid;
+	tg->comm = (char *)t->comm;
+	tg->state = KPROF__TARGET_STATE__TARGET_STATE_ATTACHED;
+	tg->freq_hz = t->freq;
+	tg->samples = c->samples;
+	tg->attached_at_ns = t->attached_ns;
+	tg->eps = t->eps;
+	tg->hcct_kernel = t->hcct_kernel;
+	tg->window_start_ns = e->start_real;
+	tg->window_end_ns = e->end_real;
+	tg->windows = 1;
+}
+
+/* The window as a packed SavedProfile. */
+static int cut_pack(const struct target *t, const struct cut *c, const struct window_entry *e,
+		    uint8_t **ret, size_t *ret_len)
+{
+	Kprof__SavedProfile sp = KPROF__SAVED_PROFILE__INIT;
+	Kprof__Target tg = KPROF__TARGET__INIT;
+	_cleanup_free_ Kprof__SavedFunction *fv = calloc(c->nused + 1, sizeof(*fv));
+	_cleanup_free_ Kprof__SavedFunction **fp = calloc(c->nused + 1, sizeof(*fp));
+	_cleanup_free_ Kprof__SavedStack *sv = calloc(c->ns + 1, sizeof(*sv));
+	_cleanup_free_ Kprof__SavedStack **spp = calloc(c->ns + 1, sizeof(*spp));
+	uint32_t m = hcct_slots_for_eps(t->eps);
+
+	if (!fv || !fp || !sv || !spp)
+		return -ENOMEM;
+	saved_functions(c->p, c->used, c->nused, fv, fp);
+	for (size_t i = 0; i < c->ns; i++) { /* their ids c's */
+		saved_stack(&sv[i], c->st[i].tid, c->ids + c->st[i].off, c->st[i].n, c->st[i].count);
+		spp[i] = &sv[i];
+	}
+	/* Its summary is built from its exact stacks when a range needs it (summary_of_stacks). */
+	sp.hcct_from_stacks = m != 0;
+	sp.hcct_slots = m;
+	pack_target(t, c, e, &tg);
+	sp.format = SAVED_FORMAT;
+	sp.target = &tg;
+	sp.n_functions = c->nused;
+	sp.functions = fp;
+	sp.n_stacks = c->ns;
+	sp.stacks = spp;
+	sp.window_start_boot = e->start_boot;
+	sp.window_end_boot = e->end_boot;
+	sp.boot_id = e->boot_id;
+	sp.window_seq = e->seq;
+	*ret_len = kprof__saved_profile__get_packed_size(&sp);
+	*ret = malloc(*ret_len ? *ret_len : 1);
+	if (*ret)
+		kprof__saved_profile__pack(&sp, *ret);
+	return *ret ? 0 : -ENOMEM;
+}
+
+static void write_window(struct windows *w, const struct window_entry *e)
+{
+	char name[64];
+	int err;
+
+	if (!w->m->store || !w->m->conf.window_disk_mb)
+		return;
+	file_name(e, name, sizeof(name));
+	err = store_write(w->m->store, name, e->blob, e->len);
+	if (err < 0) {
+		if (!w->write_failures++ || err != -ENOSPC)
+			log_warn("window %s/%s: cannot write it (%s): kept in memory, tried again",
+				 store_path(w->m->store), name, strerror(-err));
+		return;
+	}
+	window_store_saved(w->ws, e->seq);
+}
+
+/* Cut t's window [t->win_start, now): 1 if one was kept, 0 if it had no samples. */
+static int cut_target(struct windows *w, struct target *t, uint64_t now_boot, uint64_t now_real)
+{
+	struct cut c = {.p = t->profile};
+	struct window_entry e = {0};
+	_cleanup_free_ uint8_t *payload = NULL;
+	size_t plen = 0;
+	int err;
+
+	if (!t->win_start_boot) { /* restored, or attached before windows: from now on */
+		profile_take_recent(t->profile, NULL, NULL);
+		t->win_start_boot = now_boot, t->win_start_real = now_real;
+		return 0;
+	}
+	c.fmap = calloc(profile_nfuncs(t->profile) + 1, sizeof(*c.fmap));
+	if (!c.fmap)
+		return -ENOMEM;
+	err = profile_take_recent(t->profile, take, &c);
+	if (err <= 0) {
+		cut_release(&c);
+		return err;
+	}
+	e = (struct window_entry){.seq = w->seq++,
+				  .pid = t->pid,
+				  .uid = t->uid,
+				  .attached_ns = t->attached_ns,
+				  .boot_id = w->boot_id,
+				  .start_boot = t->win_start_boot,
+				  .end_boot = now_boot,
+				  .end_real = now_real,
+				  .samples = c.samples};
+	/* Wall time of the start through the window's length: a clock step moves no window. */
+	e.start_real =
+	    now_real > now_boot - e.start_boot ? now_real - (now_boot - e.start_boot) : 0;
+	t->win_start_boot = now_boot, t->win_start_real = now_real;
+	err = cut_pack(t, &c, &e, &payload, &plen);
+	cut_release(&c);
+	if (err >= 0)
+		err = window_frame(payload, plen, &e.blob, &e.len);
+	if (err >= 0)
+		err = window_store_add(w->ws, &e);
+	if (err < 0) {
+		log_warn("pid %d: a window of %llu samples is lost: %s", t->pid,
+			 (unsigned long long)e.samples, strerror(-err));
+		return err;
+	}
+	write_window(w, window_store_at(w->ws, window_store_count(w->ws) - 1));
+	return 1;
+}
+
+static void on_drop(void *ud, const struct window_entry *e)
+{
+	struct windows *w = ud;
+	char name[64];
+
+	file_name(e, name, sizeof(name));
+	if (w->m->store)
+		store_remove(w->m->store, name);
+}
+
+static void retain(struct windows *w)
+{
+	struct window_limits l;
+
+	limits_of(&w->m->conf, &l);
+	window_store_set_limits(w->ws, &l);
+	/* Windows a failed write left in memory: try again. */
+	for (size_t i = 0; i < window_store_count(w->ws); i++) {
+		const struct window_entry *e = window_store_at(w->ws, i);
+
+		if (!e->on_disk && e->blob)
+			write_window(w, e);
+	}
+	window_store_retain(w->ws, now_ns(CLOCK_BOOTTIME), now_ns(CLOCK_REALTIME), w->boot_id,
+			    on_drop, w);
+}
+
+void windows_cut_all(struct windows *w)
+{
+	uint64_t boot = now_ns(CLOCK_BOOTTIME), real = now_ns(CLOCK_REALTIME);
+
+	manager_drain(w->m);
+	for (struct target *t = manager_targets_first(w->m); t; t = manager_targets_next(t))
+		cut_target(w, t, boot, real);
+	retain(w);
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct windows *w = userdata;
+
+	windows_cut_all(w);
+	return sd_event_source_set_time(s, usec + w->m->conf.window_sec * 1000000ULL);
+}
+
+/* ---- Start ---- */
+
+static int restore_one(void *ctx, const char *name, const uint8_t *buf, size_t len)
+{
+	struct windows *w = ctx;
+	const uint8_t *payload;
+	size_t plen;
+	Kprof__SavedProfile *sp;
+	struct window_entry e = {0};
+	int err = window_unframe(buf, len, &payload, &plen);
+
+	if (err < 0) {
+		w->bad_files++;
+		log_warn("window %s: %s", name,
+			 err == -EPIPE	  ? "torn (shorter than its header says)"
+			 : err == -EILSEQ ? "corrupt (CRC mismatch)"
+					  : "not a window file");
+		return err;
+	}
+	sp = kprof__saved_profile__unpack(NULL, plen, payload);
+	if (!sp || saved_check(sp) < 0 || !sp->window_seq || !sp->target->window_end_ns ||
+	    sp->window_end_boot < sp->window_start_boot) {
+		if (sp)
+			kprof__saved_profile__free_unpacked(sp, NULL);
+		w->bad_files++;
+		log_warn("window %s: its CRC holds but its content is not a window", name);
+		return -EBADMSG;
+	}
+	e = (struct window_entry){.seq = sp->window_seq,
+				  .pid = sp->target->pid,
+				  .uid = sp->target->uid,
+				  .attached_ns = sp->target->attached_at_ns,
+				  .boot_id = sp->boot_id,
+				  .start_boot = sp->window_start_boot,
+				  .end_boot = sp->window_end_boot,
+				  .start_real = sp->target->window_start_ns,
+				  .end_real = sp->target->window_end_ns,
+				  .samples = sp->target->samples,
+				  .len = len,
+				  .on_disk = true}; /* read again when a range needs it */
+	kprof__saved_profile__free_unpacked(sp, NULL);
+	if (e.seq >= w->seq)
+		w->seq = e.seq + 1;
+	return window_store_add(w->ws, &e) == -ENOMEM ? -ENOMEM : 0;
+}
+
+int windows_new(struct manager *m, struct windows **ret)
+{
+	struct windows *w = calloc(1, sizeof(*w));
+	struct window_limits l;
+	int err, n = 0;
+
+	if (!w)
+		return -ENOMEM;
+	w->m = m;
+	w->seq = 1;
+	w->boot_id = read_boot_id();
+	limits_of(&m->conf, &l);
+	err = window_store_new(&l, &w->ws);
+	if (err < 0)
+		goto fail;
+	if (m->store) {
+		n = store_foreach(m->store, WINDOW_SUFFIX, restore_one, w);
+		window_store_sort(w->ws);
+		retain(w);
+	}
+	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t))
+		profile_take_recent(t->profile, NULL, NULL); /* restored: no new samples */
+	err = sd_event_add_time_relative(m->event, &w->timer, CLOCK_MONOTONIC,
+					 m->conf.window_sec * 1000000ULL, 10000, on_timer, w);
+	if (err >= 0)
+		err = sd_event_source_set_enabled(w->timer, SD_EVENT_ON);
+	if (err < 0)
+		goto fail;
+	if (n > 0 || w->bad_files)
+		log_info("time windows: %d restored, %llu unusable (renamed .bad)", n > 0 ? n : 0,
+			 (unsigned long long)w->bad_files);
+	*ret = w;
+	return 0;
+fail:
+	window_store_free(w->ws);
+	free(w);
+	return err;
+}
+
+void windows_free(struct windows *w)
+{
+	if (!w)
+		return;
+	windows_cut_all(w); /* the last partial windows, so that a restart loses none */
+	sd_event_source_disable_unref(w->timer);
+	window_store_free(w->ws);
+	free(w);
+}
+
+void windows_get_stats(const struct windows *w, struct windows_stats *st)
+{
+	window_store_stats(w->ws, &st->s);
+	if (!w->m->store || !w->m->conf.window_disk_mb)
+		st->s.unsaved = 0; /* memory only by choice: nothing waits to be written */
+	st->bad_files = w->bad_files;
+	st->write_failures = w->write_failures;
+	st->range_queries = w->range_queries;
+	st->range_sliced = w->range_sliced;
+	st->range_slices = w->range_slices;
+	st->window_sec = w->m->conf.window_sec;
+}
+
+/* ---- Ranges ---- */
+
+void wrange_free(struct wrange *r)
+{
+	profile_free(r->prof);
+	hcct_tree_free(r->tree);
+	memset(r, 0, sizeof(*r));
+}
+
+struct rbuild {
+	struct wrange *r;
+	struct window_merge *mg; /* the windows' summaries, merged as they come */
+};
+
+/* The summary of a window (hcct_from_stacks) from its exact stacks: its m heaviest user
+ * contexts (all frames with hcct_kernel), as the target's HCCT sees samples
+ * (window_summary_exact). Ids are the window's; kernel frames are told by the range's
+ * functions (map). */
+static int summary_of_stacks(const Kprof__SavedProfile *sp, const struct profile *prof,
+			     const uint32_t *map, struct hcct_tree **ret, uint64_t *min)
+{
+	_cleanup_free_ struct window_stack *v = calloc(sp->n_stacks + 1, sizeof(*v));
+	size_t k = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < sp->n_stacks; i++) {
+		const Kprof__SavedStack *s = sp->stacks[i];
+		size_t n = s->n_ids;
+
+		if (!sp->target->hcct_kernel)
+			for (n = 0; n < s->n_ids; n++)
+				if (profile_func_is_kernel(profile_func_get(prof, map[s->ids[n]])))
+					break;
+		if (n && s->count)
+			v[k++] = (struct window_stack){.ids = s->ids, .n = n, .count = s->count};
+	}
+	return window_summary_exact(v, k, sp->hcct_slots ? sp->hcct_slots : 1, ret, min);
+}
+
+/* Add one window (its packed SavedProfile) to the range. */
+static int range_add(struct rbuild *b, const Kprof__SavedProfile *sp)
+{
+	struct wrange *r = b->r;
+	_cleanup_free_ uint32_t *map = calloc(sp->n_functions + 1, sizeof(*map));
+	_cleanup_free_ uint32_t *ids = NULL;
+	struct hcct_tree *tr = NULL;
+	uint64_t min = sp->hcct_min;
+	int err;
+
+	if (!map)
+		return -ENOMEM;
+	for (size_t i = 0; i < sp->n_functions; i++) {
+		const Kprof__SavedFunction *f = sp->functions[i];
+		int id = profile_intern(r->prof, f->name, f->module, f->start,
+					(enum profile_kind)f->kind);
+
+		if (id < 0)
+			return id;
+		map[i] = id;
+		if (f->file && f->file[0])
+			profile_set_source(r->prof, id, f->file, f->line);
+	}
+	for (size_t i = 0; i < sp->n_stacks; i++) {
+		const Kprof__SavedStack *s = sp->stacks[i];
+		uint32_t *v = realloc(ids, (s->n_ids + 1) * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		ids = v;
+		for (size_t k = 0; k < s->n_ids; k++)
+			ids[k] = map[s->ids[k]];
+		profile_add_tid(r->prof, s->tid, ids, s->n_ids, s->count); /* full: lost */
+	}
+	r->samples += sp->target->samples;
+	if (!r->start || sp->target->window_start_ns < r->start)
+		r->start = sp->target->window_start_ns;
+	if (sp->target->window_end_ns > r->end)
+		r->end = sp->target->window_end_ns;
+	r->windows++;
+	if (sp->hcct_from_stacks)
+		err = summary_of_stacks(sp, r->prof, map, &tr, &min);
+	else if (sp->n_hcct)
+		err = saved_hcct_tree(sp->hcct, sp->n_hcct, sp->hcct_n, NULL, &tr);
+	else
+		return 0;
+	if (err < 0)
+		return err;
+	err = window_merge_add(
+	    b->mg,
+	    &(struct window_summary){.tree = tr, .map = map, .nmap = sp->n_functions, .min = min});
+	hcct_tree_free(tr);
+	return err;
+}
+
+/* The file bytes of window i: its blob, else read from its file (*tmp then holds them). */
+static int window_bytes(struct windows *w, size_t i, const uint8_t **buf, size_t *len,
+			uint8_t **tmp)
+{
+	const struct window_entry *e = window_store_at(w->ws, i);
+	char name[64];
+	int err;
+
+	*tmp = NULL;
+	if (e->blob) {
+		*buf = e->blob, *len = e->len;
+		return 0;
+	}
+	if (!w->m->store)
+		return -ENOENT;
+	file_name(e, name, sizeof(name));
+	err = store_read(w->m->store, name, tmp, len);
+	*buf = *tmp;
+	return err;
+}
+
+static int range_one(struct windows *w, struct rbuild *b, size_t i)
+{
+	_cleanup_free_ uint8_t *tmp = NULL;
+	const uint8_t *buf, *payload;
+	size_t len, plen;
+	Kprof__SavedProfile *sp;
+	int err;
+
+	err = window_bytes(w, i, &buf, &len, &tmp);
+	if (err >= 0)
+		err = window_unframe(buf, len, &payload, &plen);
+	if (err < 0)
+		return err;
+	sp = kprof__saved_profile__unpack(NULL, plen, payload);
+	if (!sp || saved_check(sp) < 0) {
+		if (sp)
+			kprof__saved_profile__free_unpacked(sp, NULL);
+		return -EBADMSG;
+	}
+	err = range_add(b, sp);
+	kprof__saved_profile__free_unpacked(sp, NULL);
+	return err;
+}
+
+/* A range being built: the windows chosen at its start (by seq: the store's indexes move as
+ * windows age out), the next one to merge, and what is merged so far. */
+struct wrange_job {
+	struct rbuild b;
+	struct wrange r;
+	uint64_t *seq;
+	size_t n, next, skipped;
+	uint32_t pid, uid;
+	uint64_t slices;
+};
+
+void wrange_job_free(struct wrange_job *j)
+{
+	if (!j)
+		return;
+	window_merge_free(j->b.mg);
+	wrange_free(&j->r);
+	free(j->seq);
+	free(j);
+}
+
+int windows_range_begin(struct windows *w, struct target *t, bool session, uint64_t since,
+			uint64_t until, struct wrange_job **ret, char *msg, size_t msglen)
+{
+	_cleanup_free_ size_t *sel = NULL;
+	struct wrange_job *j;
+	uint64_t boot = now_ns(CLOCK_BOOTTIME);
+	size_t n = 0;
+	int err;
+
+	*ret = NULL;
+	if (until && until <= since) {
+		snprintf(msg, msglen, "the range is empty: --until is not after --since");
+		return -EINVAL;
+	}
+	/* The current window up to now, so that a range ending now has the last samples (of an
+	 * ended target too: its last window would wait for the next tick). */
+	if (t->win_start_boot &&
+	    (t->state != TARGET_ATTACHED || boot - t->win_start_boot >= QUERY_CUT_MIN_NS)) {
+		manager_drain(w->m);
+		cut_target(w, t, boot, now_ns(CLOCK_REALTIME));
+	}
+	err = window_store_select(w->ws, t->pid, session ? t->attached_ns : 0, since, until, &sel,
+				  &n);
+	if (err < 0)
+		goto fail;
+	j = calloc(1, sizeof(*j));
+	if (!j || !(j->seq = calloc(n + 1, sizeof(*j->seq)))) {
+		free(j);
+		err = -ENOMEM;
+		goto fail;
+	}
+	j->b.r = &j->r;
+	j->pid = t->pid;
+	j->uid = t->uid;
+	for (size_t i = 0; i < n; i++) {
+		const struct window_entry *e = window_store_at(w->ws, sel[i]);
+
+		if (e->uid == t->uid) /* else another user's process had this pid */
+			j->seq[j->n++] = e->seq;
+	}
+	/* A range's profile is bounded as a target's. */
+	err =
+	    profile_new(&(struct profile_limits){.max_stacks = w->m->conf.max_stacks}, &j->r.prof);
+	if (err >= 0)
+		err = window_merge_new(&j->b.mg);
+	if (err < 0) {
+		wrange_job_free(j);
+		goto fail;
+	}
+	*ret = j;
+	return 0;
+fail:
+	snprintf(msg, msglen, "pid %d: the range's profile: %s", t->pid, strerror(-err));
+	return err;
+}
+
+int windows_range_step(struct windows *w, struct wrange_job *j, uint64_t budget_ns, char *msg,
+		       size_t msglen)
+{
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+	int err = 0;
+
+	j->slices++;
+	/* At least one window a step; more while the step is within its budget. */
+	while (j->next < j->n) {
+		int i = window_store_find(w->ws, j->seq[j->next++]);
+
+		err = i < 0 ? i : range_one(w, &j->b, (size_t)i);
+		if (err == -ENOENT || err == -EBADMSG || err == -EILSEQ || err == -EPIPE) {
+			j->skipped++; /* aged out, or a file gone or damaged since: said */
+			err = 0;
+		}
+		if (err < 0) {
+			snprintf(msg, msglen, "pid %u: the range's profile: %s", j->pid,
+				 strerror(-err));
+			return err;
+		}
+		if (now_ns(CLOCK_MONOTONIC) - t0 >= budget_ns)
+			break;
+	}
+	return j->next < j->n;
+}
+
+int windows_range_end(struct windows *w, struct wrange_job *j, struct wrange *r, char *msg,
+		      size_t msglen)
+{
+	int err = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (!j->r.windows) {
+		snprintf(msg, msglen,
+			 "pid %u: no kept time window in that range (windows are cut every %u s; "
+			 "kprofctl status says how many are kept)",
+			 j->pid, w->m->conf.window_sec);
+		return -ENODATA;
+	}
+	err = window_merge_finish(j->b.mg, &j->r.tree);
+	if (err < 0) {
+		snprintf(msg, msglen, "pid %u: the range's profile: %s", j->pid, strerror(-err));
+		return err;
+	}
+	j->r.skipped = j->skipped;
+	w->range_queries++;
+	if (j->slices > 1) {
+		w->range_sliced++;
+		w->range_slices += j->slices;
+	}
+	*r = j->r;
+	memset(&j->r, 0, sizeof(j->r));
+	return 0;
+}
+
+int windows_range_run(struct windows *w, struct wrange_job **jp, struct target *t, bool session,
+		      uint64_t since, uint64_t until, uint64_t budget_ns, struct wrange *r, char *msg,
+		      size_t msglen)
+{
+	int err = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (!*jp)
+		err = windows_range_begin(w, t, session, since, until, jp, msg, msglen);
+	if (err >= 0)
+		err = windows_range_step(w, *jp, budget_ns, msg, msglen);
+	if (err > 0)
+		return 1;
+	if (err == 0)
+		err = windows_range_end(w, *jp, r, msg, msglen);
+	wrange_job_free(*jp);
+	*jp = NULL;
+	return err;
+}
+
+int windows_range(struct windows *w, struct target *t, bool session, uint64_t since, uint64_t until,
+		  struct wrange *r, char *msg, size_t msglen)
+{
+	struct wrange_job *j = NULL;
+	int err;
+
+	while ((err = windows_range_run(w, &j, t, session, since, until, UINT64_MAX, r, msg,
+					msglen)) > 0)
+		;
+	return err;
+}

@@ -1,0 +1,721 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* paths.c: the path tracer: multi-iteration path profiles of one JIT function of a target.
+ *
+ * Start: the function is found in the perf map (by name, or an address inside it), its code is
+ * checked against the uprobe safety rules (exact.c), read with process_vm_readv and compared
+ * with the mapped file (uprobes run the file's instructions: a difference other than another
+ * probe's int3 is refused), and given to cfg.c: basic blocks, loops, Ball-Larus numbering. The
+ * edge table kp_path_edges gets one action per edge (cfg_transition) and the exit value of every
+ * block that can leave; then one uprobe goes on every block leader (kp_path_block, cookie:
+ * trace id, block, entry and exit-only flags). The BPF side keeps the path register per thread
+ * and activation and sends ENTER / PATH / EXIT / ABORT events; here they feed a k-SF (ksf.c)
+ * through one ksf_ctx per thread. A per-thread sequence number and the activation depth in
+ * every event show lost events: the thread is then resynchronized at its next outermost entry,
+ * and the loss is counted, never silent.
+ *
+ * The trace ends at its duration, at its event budget, on request, or with the target; the
+ * probes are then removed off the event loop (links_remove_async) and the BPF state of the
+ * trace deleted after them. The k-SF stays for queries: a reply is its k-IPF, each path id
+ * decoded back into its blocks. One trace runs per target at a time; the last one's results
+ * are kept with the target (and in its saved profile, as a PathsReply).
+ *
+ * Code in anonymous memory (V8's, HotSpot's), where uprobes cannot go, is traced by hardware
+ * breakpoints on the conditional branches of its loops instead (hwpaths.c): branch counts, and
+ * the paths of every loop whose branches fit in the debug registers, into the same k-SF.
+ *
+ * Cost: a uprobe trap per block executed while tracing. It shows as system time of the target,
+ * so the slowdown is estimated from the target's user and system times before and during the
+ * trace (/proc/PID/stat).
+ *
+ * The parts, each calling only those before it (what they share is paths_internal.h):
+ * paths_uprobe.c (the uprobe side's BPF state: reading and checking the code, the edge table,
+ * the probes, cleaning up after them), this file (a trace's start, both tracers', and its stop,
+ * lifetime and timer) and paths_events.c (what a running trace is fed: the uprobe tracer's
+ * path events and the hardware breakpoints' hits). The hardware breakpoints' start stays here
+ * with the uprobes' because both arm this file's timer and stop, and the stop reads both back.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kprof/cfg.h"
+#include "kprof/cleanup.h"
+#include "kprof/events.h"
+#include "kprof/ksf.h"
+#include "kprof/perfmap.h"
+#include "kprof/procmaps.h"
+#include "os/clock.h"
+#include "kernel/loader.h"
+#include "paths/paths.h"
+#include "paths/paths_internal.h"
+#include "kernel/hwbp.h"
+#include "paths/hwpaths.h"
+#include "paths/hwstruct.h"
+#include "symbols/symbolize.h"
+#include "os/procfs.h"
+#include "os/log.h"
+
+static uint32_t next_trace_id = 1;
+
+/* ---- target CPU times ---- */
+
+struct cpu_times paths_read_cpu(pid_t pid)
+{
+	struct procinfo_stat st;
+	struct cpu_times c = {0};
+
+	if (procfs_stat(pid, &st) == 0) {
+		c.user = st.utime;
+		c.sys = st.stime;
+		c.ok = true;
+	}
+	return c;
+}
+
+/* ---- structural path profiling: per-thread activations ---- */
+
+void paths_spp_stack_release(struct spp_stack *st)
+{
+	for (uint32_t i = 0; st->a && i < 2 * PATHS_SPP_MAX_DEPTH; i++)
+		spp_act_release(&st->a[i]);
+	free(st->a);
+	memset(st, 0, sizeof(*st));
+}
+
+static int spp_setup(struct path_trace *tr, const struct paths_opts *req, char *err, size_t errlen)
+{
+	uint64_t budget = req->spp_budget ? req->spp_budget : PATHS_SPP_BUDGET;
+
+	if (budget > PATHS_SPP_MAX_BUDGET) {
+		snprintf(err, errlen, "SPP budget %" PRIu64 " is over the limit of %u", budget,
+			 PATHS_SPP_MAX_BUDGET);
+		return -EINVAL;
+	}
+	if (tr->edges) {
+		snprintf(err, errlen,
+			 "%s has more acyclic paths than kprofd numbers: structural path "
+			 "profiling needs a path numbering (raise [limits] max_paths)",
+			 tr->func);
+		return -E2BIG;
+	}
+	if (req->spp_timeout > PATHS_SPP_MAX_BUDGET) {
+		snprintf(err, errlen, "SPP timeout %" PRIu64 " is over the limit of %u activations",
+			 req->spp_timeout, PATHS_SPP_MAX_BUDGET);
+		return -EINVAL;
+	}
+	tr->spp_budget = budget;
+	tr->spp_timeout = req->spp_timeout;
+	tr->steps = calloc(cfg_nblocks(tr->cfg) + 1, sizeof(*tr->steps));
+	if (!tr->steps ||
+	    spp_new(tr->cfg, &(struct spp_opts){.budget = budget, .timeout = tr->spp_timeout},
+		    &tr->spp) < 0 ||
+	    spp_new(tr->cfg, NULL, &tr->spp_full) < 0 || spp_flat_new(budget, 0, &tr->flat) < 0 ||
+	    spp_flat_new(0, 0, &tr->flat_full) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ---- finding the function and reading its code ---- */
+
+struct find {
+	const char *name;
+	uint64_t addr;
+	bool by_addr;
+	bool exact;	 /* hit is the name itself, not a name that starts with it */
+	unsigned others; /* other names that start with it (V8's "JS:*f FILE:LINE:COL") */
+	char other[160]; /* one of them */
+	struct perfmap_sym hit;
+	char *hit_name;
+	int err;
+};
+
+static int find_cb(const struct perfmap_sym *s, void *userdata)
+{
+	struct find *f = userdata;
+	int m = f->by_addr ? (f->addr >= s->start && f->addr - s->start < s->size ? 2 : 0)
+			   : perfmap_name_match(s->name, f->name, strlen(f->name));
+
+	if (!m || (f->exact && m < 2))
+		return 0;
+	if (m < 2 && f->hit_name && strcmp(f->hit_name, s->name) && !f->others++)
+		snprintf(f->other, sizeof(f->other), "%s", f->hit_name); /* starts the same */
+	if (m == 2 && !f->exact)
+		f->others = 0;
+	f->exact = m == 2;
+	/* The perf map is in feed order: a later line for the same name is the live code. */
+	free(f->hit_name);
+	f->hit_name = strdup(s->name);
+	if (!f->hit_name) {
+		f->err = -ENOMEM;
+		return -ENOMEM;
+	}
+	f->hit = *s;
+	f->hit.name = f->hit_name;
+	return 0;
+}
+
+/* ---- lifetime ---- */
+
+void paths_trace_free(struct path_trace *tr)
+{
+	if (!tr)
+		return;
+	removal_put(tr->removal);
+	sd_event_source_disable_unref(tr->timer);
+	for (size_t i = 0; tr->threads && i < PATHS_THREAD_SLOTS; i++) {
+		ksf_ctx_release(&tr->threads[i].ctx);
+		paths_spp_stack_release(&tr->threads[i].spp);
+	}
+	free(tr->threads);
+	tidtab_release(&tr->tids);
+	free(tr->blockev);
+	free(tr->steps);
+	spp_free(tr->spp);
+	spp_free(tr->spp_full);
+	spp_flat_free(tr->flat);
+	spp_flat_free(tr->flat_full);
+	free(tr->edge_counts);
+	free(tr->exit_counts);
+	hwpaths_free(tr->hw); /* before the k-SF its threads' contexts point into */
+	ksf_free(tr->ksf);
+	cfg_free(tr->cfg);
+	free(tr->func);
+	if (tr->saved)
+		tr->saved_free(tr->saved);
+	free(tr);
+}
+
+void paths_free(struct path_trace *tr)
+{
+	paths_stop(tr, "target freed");
+	paths_trace_free(tr);
+}
+
+bool paths_tracing(const struct path_trace *tr)
+{
+	return tr && tr->tracing;
+}
+
+bool paths_is_function(const struct path_trace *tr, const char *function)
+{
+	uint64_t a;
+	char *end;
+
+	if (!tr || !function)
+		return false;
+	if (!strcmp(tr->func, function))
+		return true;
+	if (strncmp(function, "0x", 2))
+		return false;
+	errno = 0;
+	a = strtoull(function, &end, 16);
+	return !errno && *end == '\0' && a >= tr->start && a - tr->start < tr->size;
+}
+
+void paths_hw_sync(struct path_trace *tr)
+{
+	const struct hwpaths *h = tr->hw;
+
+	if (h->st) {
+		struct spp_graph_info gi;
+
+		/* activations: the outline's paths counted (one per call), the unit of the
+		 * structural profile's global counts */
+		if (spp_graph_get(tr->spp, 0, &gi) == 0)
+			tr->activations = gi.counted;
+		tr->events = h->st->hits;
+		tr->path_events = h->st->paths;
+		tr->aborted = h->st->given_up;
+		tr->lost_threads = h->st->lost_threads;
+		return;
+	}
+
+	tr->events = h->events;
+	tr->activations = h->activations;
+	tr->path_events = h->path_events;
+	tr->aborted = h->aborted;
+	tr->lost_threads = h->lost_threads;
+}
+
+void paths_stop(struct path_trace *tr, const char *reason)
+{
+	struct loader *l;
+	struct paths_cleanup *c;
+
+	if (!tr || !tr->tracing)
+		return;
+	l = tr->env.loader;
+	tr->tracing = false;
+	snprintf(tr->reason, sizeof(tr->reason), "%s", reason);
+	tr->stopped_ns = now_ns(CLOCK_MONOTONIC);
+	{
+		struct cpu_times c = paths_read_cpu(tr->pid);
+
+		if (c.ok) /* else (the target is gone) the last reading while tracing stands */
+			tr->cpu_end = c;
+	}
+	loader_counters(l, tr->ctr1, NULL);
+	tr->timer = sd_event_source_disable_unref(tr->timer);
+	if (tr->hw) {
+		hwpaths_stop(tr->hw);
+		paths_hw_sync(tr);
+		log_info("pid %d: branch trace of %s ended (%s): %" PRIu64 " hits, %" PRIu64
+			 " loop activations, %" PRIu64 " paths",
+			 tr->pid, tr->func, reason, tr->events, tr->activations, tr->path_events);
+		return;
+	}
+	if (tr->edges)
+		paths_read_edges(tr); /* the final counts, before the table entries go */
+	c = malloc(sizeof(*c));
+	if (c)
+		*c = (struct paths_cleanup){loader_path_edges(l), loader_path_threads(l), tr->id,
+					    tr->pid};
+	removal_put(tr->removal);
+	tr->removal = links_remove_async(tr->links, tr->nlinks, &tr->file, 1,
+					 c ? paths_bpf_cleanup : NULL, c);
+	tr->links = NULL;
+	tr->nlinks = 0;
+	log_info("pid %d: path trace of %s ended (%s): %" PRIu64 " activations, %" PRIu64 " paths",
+		 tr->pid, tr->func, reason, tr->activations, tr->path_events);
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct path_trace *tr = userdata;
+
+	(void)s;
+	(void)usec;
+	paths_stop(tr, "duration");
+	return 0;
+}
+
+/* The JIT function named (or at the address in) function, from sym's perf map: tr->func, start
+ * and size set. */
+static int find_function(struct tsym *sym, struct path_trace *tr, const char *function, char *err,
+			 size_t errlen)
+{
+	struct find f = {.name = function};
+	char *end;
+	int r;
+
+	if (!strncmp(function, "0x", 2)) {
+		errno = 0;
+		f.addr = strtoull(function, &end, 16);
+		f.by_addr = !errno && *end == '\0' && end != function + 2;
+	}
+	tsym_refresh(sym);
+	r = tsym_foreach_jit(sym, find_cb, &f);
+	if (r < 0 || f.err < 0) {
+		free(f.hit_name);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (!f.hit_name) {
+		snprintf(err, errlen, "no JIT function %s %s in the perf map of pid %d (%s)",
+			 f.by_addr ? "at" : "named", function, tr->pid, tsym_perfmap_path(sym));
+		return -ENOENT;
+	}
+	if (!f.exact && f.others) {
+		snprintf(err, errlen,
+			 "more than one function of pid %d is %s followed by its source (%s; %s): "
+			 "give the whole name",
+			 tr->pid, function, f.other, f.hit_name);
+		free(f.hit_name);
+		return -ENOENT;
+	}
+	tr->func = f.hit_name;
+	tr->start = f.hit.start;
+	tr->size = f.hit.size;
+	return 0;
+}
+
+/* Where tr's code is mapped: a file uprobes may go in (site filled), else anonymous memory
+ * (tr->hw allocated); tr->size cut to the mapping and checked. */
+static int locate_code(struct path_trace *tr, bool force, struct uprobe_site *site, char *err,
+		       size_t errlen)
+{
+	struct procmaps *pm = NULL;
+	int r;
+
+	r = procmaps_read_pid(tr->pid, &pm, err, errlen);
+	if (r < 0)
+		return r;
+	r = uprobe_site_check(pm, tr->start, tr->func, force, site, err, errlen);
+	if (r == 0 && tr->size > site->map_end - tr->start)
+		tr->size = site->map_end - tr->start; /* a perf-map size past the mapping */
+	if (r == -EOPNOTSUPP) { /* anonymous memory: hardware breakpoints instead */
+		const struct procmaps_entry *m = procmaps_find(pm, tr->start);
+
+		tr->hw = calloc(1, sizeof(*tr->hw));
+		r = tr->hw ? 0 : -ENOMEM;
+		if (m && tr->size > m->end - tr->start)
+			tr->size = m->end - tr->start;
+	}
+	procmaps_free(pm);
+	if (r < 0)
+		return r;
+	if (tr->size == 0 || tr->size > PATHS_MAX_CODE) {
+		snprintf(err, errlen, "%s is %" PRIu64 " bytes long: path tracing takes 1 to %u",
+			 tr->func, tr->size, PATHS_MAX_CODE);
+		return -E2BIG;
+	}
+	return 0;
+}
+
+/* The function's tr->size bytes of code into code, through the uprobe site's file or, for
+ * hardware breakpoints, the target's memory. */
+static int read_code(struct path_trace *tr, struct uprobe_site *site, uint8_t *code, char *err,
+		     size_t errlen)
+{
+	int r;
+
+	if (tr->hw) {
+		r = hwbp_read_code(tr->pid, tr->start, code, tr->size);
+		if (r < 0)
+			snprintf(err, errlen, "cannot read the code of %s (0x%" PRIx64 "): %s",
+				 tr->func, tr->start, strerror(-r));
+		return r;
+	}
+	return paths_read_code(tr->pid, site, tr->start, code, tr->size, tr->func, err, errlen);
+}
+
+/* Each block's instruction classes into tr->blockev; without them (logged) the trace goes
+ * on with no event counts. */
+static int classify_blocks(struct path_trace *tr, const uint8_t *code)
+{
+	int r;
+
+	tr->blockev = calloc(cfg_nblocks(tr->cfg) * EV_NR, sizeof(uint32_t));
+	if (!tr->blockev)
+		return -ENOMEM;
+	r = events_blocks(code, tr->size, tr->start, tr->cfg, tr->blockev);
+	if (r < 0) { /* the paths do not need the events: trace without them */
+		log_warn("pid %d: cannot classify the instructions of %s: %s; no event counts",
+			 tr->pid, tr->func, strerror(-r));
+		free(tr->blockev);
+		tr->blockev = NULL;
+	}
+	return 0;
+}
+
+/* Resolve, read, analyze: tr->func/start/size/cfg set, site filled. */
+static int prepare(struct tsym *sym, struct path_trace *tr, const char *function, bool force,
+		   struct uprobe_site *site, char *err, size_t errlen)
+{
+	_cleanup_free_ uint8_t *code = NULL;
+	struct cfg_stats cs;
+	int r;
+
+	if (!sym) {
+		snprintf(err, errlen, "pid %d has no symbols loaded", tr->pid);
+		return -ENODATA;
+	}
+	r = find_function(sym, tr, function, err, errlen);
+	if (r < 0)
+		return r;
+	r = locate_code(tr, force, site, err, errlen);
+	if (r < 0)
+		return r;
+	code = malloc(tr->size);
+	if (!code)
+		return -ENOMEM;
+	r = read_code(tr, site, code, err, errlen);
+	if (r < 0)
+		return r;
+	r = cfg_build(code, tr->size, tr->start, tr->start,
+		      &(struct cfg_limits){.max_blocks = PATHS_MAX_BLOCKS,
+					   .max_paths = tr->env.max_paths,
+					   .flags = CFG_BAD_IS_EXIT},
+		      &tr->cfg);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot recover the control flow of %s: %s%s", tr->func,
+			 strerror(-r),
+			 r == -E2BIG ? " (more than 1024 basic blocks or too much code)" : "");
+		return r;
+	}
+	cfg_get_stats(tr->cfg, &cs);
+	r = classify_blocks(tr, code);
+	if (r < 0)
+		return r;
+	if (tr->hw) { /* paths above the numbering's are the tracer's own: no edge profile */
+		tr->hw->code = TAKE_PTR(code);
+		tr->hw->len = tr->size;
+		tr->hw->start = tr->start;
+		return 0;
+	}
+	if (!cs.bl_ok) { /* too many paths to number: count the edges instead */
+		tr->edges = true;
+		tr->edge_counts = calloc(cfg_nedges(tr->cfg) + 1, sizeof(uint64_t));
+		tr->exit_counts = calloc(cfg_nblocks(tr->cfg) + 1, sizeof(uint64_t));
+		if (!tr->edge_counts || !tr->exit_counts)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void hw_stop(void *arg, const char *reason)
+{
+	paths_stop(arg, reason);
+}
+
+/* paths --structural on anonymous code: the structure graphs take turns (hwstruct.c). */
+static int start_hw_spp(struct path_trace *tr, char *err, size_t errlen)
+{
+	struct hwpaths *h = tr->hw;
+	struct hwstruct *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return -ENOMEM;
+	h->st = st;
+	st->pid = tr->pid;
+	st->loader = tr->env.loader;
+	st->cfg = tr->cfg;
+	st->spp = tr->spp;
+	st->code = h->code;
+	st->len = h->len;
+	st->start = h->start;
+	st->id = h->id;
+	st->duration_ns = h->duration_ns;
+	st->stop = hw_stop;
+	st->stop_arg = tr;
+	return hwstruct_start(st, tr->env.event, err, errlen);
+}
+
+/* The branch tracer on anonymous code: breakpoints on the first group of branches. */
+static int start_hw(struct path_trace *tr, char *err, size_t errlen)
+{
+	struct hwpaths *h = tr->hw;
+	int r;
+
+	h->pid = tr->pid;
+	h->loader = tr->env.loader;
+	h->cfg = tr->cfg;
+	h->ksf = tr->ksf;
+	h->id = tr->id & 0x3fffff;
+	h->duration_ns = (uint64_t)tr->duration_ms * 1000000;
+	h->budget = tr->budget;
+	h->stop = hw_stop;
+	h->stop_arg = tr;
+	tr->cpu_attach = paths_read_cpu(tr->pid);
+	tr->attach_wall_ns = now_ns(CLOCK_MONOTONIC);
+	loader_counters(tr->env.loader, tr->ctr0, NULL);
+	if (tr->spp) {
+		r = start_hw_spp(tr, err, errlen);
+		if (r < 0)
+			return r;
+	} else {
+		r = hwpaths_start(h, tr->env.event, err, errlen);
+		if (r < 0)
+			return r;
+	}
+	tr->probes = h->plan.nbr;
+	r = sd_event_add_time(tr->env.event, &tr->timer, CLOCK_MONOTONIC,
+			      now_ns(CLOCK_MONOTONIC) / 1000 + (uint64_t)tr->duration_ms * 1000,
+			      1000, on_timer, tr);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot arm the duration timer: %s", strerror(-r));
+		hwpaths_stop(h);
+		return r;
+	}
+	tr->tracing = true;
+	tr->started_ns = now_ns(CLOCK_MONOTONIC);
+	tr->cpu_start = paths_read_cpu(tr->pid);
+	log_info("pid %d: tracing the branches of %s (0x%" PRIx64 ", anonymous memory) with "
+		 "hardware breakpoints: %zu branches in %zu groups, k %u, for %u ms",
+		 tr->pid, tr->func, tr->start, h->plan.nbr, h->plan.ngroups, tr->k,
+		 tr->duration_ms);
+	return 0;
+}
+
+/* A trace request for pid (k iterations) that may start: 0, or why not in err. */
+static int check_request(const struct paths_opts *req, pid_t pid, const struct path_trace *old,
+			 unsigned k, char *err, size_t errlen)
+{
+	if (k < 1 || k > KSF_K_MAX) {
+		snprintf(err, errlen, "k %u is out of range 1-%d", k, KSF_K_MAX);
+		return -EINVAL;
+	}
+	if (req->duration_ms > PATHS_MAX_DURATION_MS) {
+		snprintf(err, errlen, "duration %u ms is over the limit of %u ms", req->duration_ms,
+			 PATHS_MAX_DURATION_MS);
+		return -EINVAL;
+	}
+	if (!req->function || !req->function[0] || strlen(req->function) > 4096) {
+		snprintf(err, errlen, "no function given");
+		return -EINVAL;
+	}
+	if (old && old->tracing) {
+		snprintf(err, errlen,
+			 "pid %d is already tracing the paths of %s (one trace at a time)", pid,
+			 old->func);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/* The uprobe tracer armed on a prepared trace: the edge table, a probe on every block, the
+ * start entry, the duration timer. On error the links (if any) and the edges go, the same way
+ * a stopped trace's do. */
+static int start_uprobes(struct path_trace *tr, const struct uprobe_site *site, char *err,
+			 size_t errlen)
+{
+	const struct paths_env *env = &tr->env;
+	int r;
+
+	r = paths_fill_edges(loader_path_edges(env->loader), tr->id, tr->cfg, tr->edges);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot fill the BPF edge table: %s", strerror(-r));
+		goto fail_bpf;
+	}
+	tr->cpu_attach = paths_read_cpu(tr->pid);
+	tr->attach_wall_ns = now_ns(CLOCK_MONOTONIC);
+	loader_counters(env->loader, tr->ctr0, NULL);
+	r = paths_attach_probes(tr, site, err, errlen);
+	if (r < 0)
+		goto fail_bpf;
+	/* Armed: activations may begin now that every probe is on. */
+	r = paths_put_edge(loader_path_edges(env->loader), tr->id, KP_PATH_NONE,
+			   cfg_entry_block(tr->cfg), KP_PACT_START, tr->edges ? KP_PEF_EDGES : 0, 0,
+			   0);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot fill the BPF edge table: %s", strerror(-r));
+		goto fail_bpf;
+	}
+	/* Not sd_event_add_time_relative: the loop's cached time is stale after a wait above. */
+	r = sd_event_add_time(env->event, &tr->timer, CLOCK_MONOTONIC,
+			      now_ns(CLOCK_MONOTONIC) / 1000 + (uint64_t)tr->duration_ms * 1000,
+			      1000, on_timer, tr);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot arm the duration timer: %s", strerror(-r));
+		goto fail_bpf;
+	}
+	tr->tracing = true;
+	tr->started_ns = now_ns(CLOCK_MONOTONIC);
+	tr->cpu_start = paths_read_cpu(tr->pid);
+	return 0;
+
+fail_bpf:
+	/* Links (if any) and the edges go, the same way a stopped trace's do. */
+	{
+		struct paths_cleanup *c = malloc(sizeof(*c));
+
+		if (c)
+			*c = (struct paths_cleanup){loader_path_edges(env->loader),
+						    loader_path_threads(env->loader), tr->id,
+						    tr->pid};
+		tr->removal = links_remove_async(tr->links, tr->nlinks, &tr->file, 1,
+						 c ? paths_bpf_cleanup : NULL, c);
+		tr->links = NULL;
+	}
+	return r;
+}
+
+static int start_one(struct path_trace **slot, const struct paths_env *env, pid_t pid,
+		     struct tsym *sym, const struct paths_opts *req, bool *no_loop, char *err,
+		     size_t errlen)
+{
+	struct path_trace *tr, *old = *slot;
+	struct uprobe_site site;
+	unsigned k = req->k ? req->k : 4;
+	int r;
+
+	r = check_request(req, pid, old, k, err, errlen);
+	if (r < 0)
+		return r;
+	tr = calloc(1, sizeof(*tr));
+	if (!tr)
+		return -ENOMEM;
+	tr->pid = pid;
+	tr->env = *env;
+	tr->k = k;
+	tr->budget = req->budget;
+	tr->duration_ms = req->duration_ms ? req->duration_ms : 10000;
+	tr->threads = calloc(PATHS_THREAD_SLOTS, sizeof(*tr->threads));
+	tidtab_init(&tr->tids, PATHS_THREAD_SLOTS);
+	if (!tr->threads) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	r = prepare(sym, tr, req->function, req->force, &site, err, errlen);
+	if (r < 0)
+		goto fail;
+	if (req->structural && (r = spp_setup(tr, req, err, errlen)) < 0)
+		goto fail;
+	r = ksf_new(k, &(struct ksf_limits){.max_nodes = env->ksf_max_nodes}, &tr->ksf);
+	if (r < 0)
+		goto fail;
+	if (old) /* the previous trace's probes must be gone first */
+		paths_trace_free(old);
+	*slot = NULL;
+	tr->id = next_trace_id++;
+	if (next_trace_id == 0)
+		next_trace_id = 1;
+	if (tr->hw) {
+		r = start_hw(tr, err, errlen);
+		*no_loop = r == -ENOENT;
+		if (r < 0)
+			goto fail;
+		*slot = tr;
+		return 0;
+	}
+	r = start_uprobes(tr, &site, err, errlen);
+	if (r < 0)
+		goto fail;
+	*slot = tr;
+	log_info("pid %d: tracing the %s of %s (0x%" PRIx64 ", %zu blocks, %" PRIu64
+		 " paths, k %u) for %u ms",
+		 tr->pid, tr->edges ? "edges (too many paths to number)" : "paths", tr->func,
+		 tr->start, cfg_nblocks(tr->cfg), cfg_num_paths(tr->cfg), k, tr->duration_ms);
+	return 0;
+
+fail:
+	free(tr->links);
+	paths_trace_free(tr);
+	return r;
+}
+
+struct same {
+	const char *name;
+	uint64_t starts[PATHS_SAME_NAME_MAX];
+	size_t n;
+};
+
+static int same_cb(const struct perfmap_sym *s, void *userdata)
+{
+	struct same *c = userdata;
+
+	if (strcmp(s->name, c->name))
+		return 0;
+	if (c->n == PATHS_SAME_NAME_MAX) /* keep the newest */
+		memmove(c->starts, c->starts + 1, --c->n * sizeof(c->starts[0]));
+	c->starts[c->n++] = s->start;
+	return 0;
+}
+
+int paths_start(struct path_trace **slot, const struct paths_env *env, pid_t pid, struct tsym *sym,
+		const struct paths_opts *req, char *err, size_t errlen)
+{
+	struct same c = {.name = req->function};
+	bool no_loop = false;
+	int r = start_one(slot, env, pid, sym, req, &no_loop, err, errlen);
+
+	/* A JIT may give several copies of a function one name (V8's on-stack-replacement code,
+	 * entered in the middle of its loop, which the CFG from its start does not reach): on
+	 * anonymous code, when the newest has no loop to follow, the older ones are tried. */
+	if (!no_loop || !strncmp(req->function, "0x", 2) || tsym_foreach_jit(sym, same_cb, &c) < 0)
+		return r;
+	for (size_t i = c.n - 1; i-- > 0 && no_loop;) {
+		char addr[24];
+		struct paths_opts o = *req;
+
+		snprintf(addr, sizeof(addr), "0x%" PRIx64, c.starts[i]);
+		o.function = addr;
+		no_loop = false;
+		r = start_one(slot, env, pid, sym, &o, &no_loop, err, errlen);
+	}
+	return r;
+}

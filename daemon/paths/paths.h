@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* paths.h: the path tracer (paths.c), and what its wire mapping (paths_reply.c) reads of it.
+ * The first part is the interface to the rest of kprofd, the rest is private to the tracer.
+ * paths_uprobe.h is included here; paths_events.h, the events of a running trace, is not (it is
+ * the part above paths.c).
+ */
+#ifndef KPROF_DAEMON_PATHS_H
+#define KPROF_DAEMON_PATHS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <linux/types.h>
+#include <systemd/sd-event.h>
+
+#include "kprof/abi.h"
+#include "kprof/cfg.h"
+#include "kprof/ksf.h"
+#include "kprof/ksf_ipf.h"
+#include "kprof/spp.h"
+#include "kprof/tidtab.h"
+#include "kernel/probes.h"
+#include "paths/paths_uprobe.h"
+
+struct path_trace;
+
+/* What a trace is asked for (0: the defaults). */
+struct paths_opts {
+	const char *function; /* a JIT function's name, or an address inside it (hex) */
+	unsigned k;	      /* iterations per sequence, 1-KSF_K_MAX (4) */
+	unsigned duration_ms; /* 10000 */
+	uint64_t budget;      /* events; 0: no budget */
+	bool force;	      /* probe even where the code file is also mapped writable */
+	bool structural;      /* structural path profiling alongside (spp.h) */
+	uint64_t spp_budget;  /* its budget in local paths (0: PATHS_SPP_BUDGET) */
+	uint64_t spp_timeout; /* activations a graph waits for its share (0: forever) */
+};
+
+/* What the tracer needs of the daemon, copied at the start of a trace. */
+struct paths_env {
+	struct loader *loader;
+	sd_event *event;
+	unsigned max_paths;	/* Ball-Larus paths per function before an edge profile */
+	unsigned ksf_max_nodes; /* k-SF cap */
+};
+
+struct tsym;
+/* Start tracing the paths of one JIT function of process pid (symbols sym); the new trace
+ * replaces *slot (the last one, kept until then). err says why not. */
+int paths_start(struct path_trace **slot, const struct paths_env *env, pid_t pid, struct tsym *sym,
+		const struct paths_opts *o, char *err, size_t errlen);
+/* End the running trace (no-op if none or NULL), keeping its results; reason goes in the
+ * reply. */
+void paths_stop(struct path_trace *tr, const char *reason);
+bool paths_tracing(const struct path_trace *tr);
+/* Is the trace (running or last) of this function (a name, or an address inside it)? */
+bool paths_is_function(const struct path_trace *tr, const char *function);
+/* Stop and free (NULL: nothing). */
+void paths_free(struct path_trace *tr);
+
+#define PATHS_MAX_BLOCKS 1024 /* uprobes per traced function */
+#define PATHS_MAX_CODE (1u << 20)
+#define PATHS_THREAD_SLOTS 4096 /* open addressing; at most half used */
+#define PATHS_MAX_DURATION_MS (24u * 3600 * 1000)
+#define PATHS_SAME_NAME_MAX 8 /* copies of one name tried on anonymous code (V8's OSR code) */
+
+#define PATHS_SPP_BUDGET 1000
+#define PATHS_SPP_MAX_BUDGET 100000000
+#define PATHS_SPP_MAX_DEPTH 64 /* activations of one thread followed by SPP */
+
+/* One thread's SPP activations: two spp_acts each (the budgeted profile, the complete one). */
+struct spp_stack {
+	struct spp_act *a;
+	uint32_t depth, dead;
+};
+
+struct path_thread {
+	uint32_t tid; /* 0: free */
+	uint32_t seq;
+	bool desync;
+	struct ksf_ctx ctx;
+	struct spp_stack spp;
+};
+
+struct cpu_times {
+	uint64_t user, sys; /* clock ticks */
+	bool ok;
+};
+
+struct path_trace {
+	pid_t pid;
+	struct paths_env env; /* given at creation */
+	uint32_t id;
+	char *func;
+	uint64_t start, size;
+	unsigned k;
+	uint64_t budget;
+	unsigned duration_ms;
+	struct cfg *cfg;
+	struct ksf *ksf;
+	bool tracing;
+	char reason[64];
+	struct bpf_link **links;
+	size_t nlinks, probes;
+	struct removal *removal; /* the probes' removal, running or done */
+	struct code_file file;	 /* the code's file (removals of its probes block new ones) */
+	sd_event_source *timer;
+	struct path_thread *threads; /* PATHS_THREAD_SLOTS, by their slot in tids */
+	struct tidtab tids;
+	uint64_t events, activations, path_events, aborted, resyncs, lost_threads, dropped;
+	uint64_t started_ns, stopped_ns; /* CLOCK_MONOTONIC */
+	uint64_t ctr0[KP_CTR_NR], ctr1[KP_CTR_NR];
+	struct cpu_times cpu_attach, cpu_start, cpu_end;
+	uint64_t attach_wall_ns; /* when cpu_attach was read (CLOCK_MONOTONIC) */
+	/* Edge profile (the function has too many paths to number): counts read from the BPF
+	 * edge table, per CFG edge and per block exit; no ksf. */
+	bool edges;
+	uint64_t *edge_counts, *exit_counts, edge_activations;
+	/* Events: per block, EV_NR counts (events.h); NULL for an edge profile. */
+	uint32_t *blockev;
+	/* Structural path profiling (opts.structural): the budgeted profile, the complete one, and
+	 * flat Ball-Larus profiles with the same budget and without one; a decoding scratch. */
+	struct spp *spp, *spp_full;
+	struct spp_flat *flat, *flat_full;
+	uint64_t spp_budget, spp_timeout, spp_untracked;
+	struct cfg_step *steps;
+	/* A trace restored from a saved profile: its final reply (no cfg, no ksf), held for
+	 * paths_reply.c, which made it and gave the function that frees it. */
+	void *saved;
+	void (*saved_free)(void *saved);
+	/* Code in anonymous memory: hardware breakpoints on its loops' branches (hwpaths.c)
+	 * instead of uprobes; NULL otherwise. */
+	struct hwpaths *hw;
+};
+
+/* The target's user and system CPU times (ok false if unreadable). */
+struct cpu_times paths_read_cpu(pid_t pid);
+/* Free a trace (joining its probe removal first). */
+void paths_trace_free(struct path_trace *tr);
+
+#endif

@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* jitfile.c: a target's jitdump, perf's binary JIT file (jit-PID.dump), as JIT symbols.
+ *
+ * Finding it, the way perf does. A JIT that writes a jitdump maps it (V8 maps its first page
+ * read+exec, so that perf sees the mapping and `perf inject --jit` finds the file): the first
+ * mapping of the target whose file is named jit-NSPID.dump (NSPID: the PID in the target's own
+ * namespace, what the JIT puts in the name) is opened as /proc/PID/map_files/START-END, or by its
+ * path inside the target's root with its device and inode checked against the mapping. Without
+ * such a mapping: jit-NSPID.dump in the target's working directory (where `node --perf-prof`
+ * writes it), then tmp/jit-NSPID.dump inside the target's root (never the host's /tmp). Every
+ * candidate goes through tfile_open (no symbolic link, a regular file on an ordinary filesystem)
+ * and must be owned by the target's real or effective uid and not be older than the process.
+ * A candidate refused is logged once and named in the stats; the next one is tried.
+ *
+ * Reading it. Like the perf map, while it grows: struct tfile_track keeps the offset reached and
+ * tells when the file was replaced, shrunk or rewritten (read from scratch, its symbols dropped).
+ * The bytes go to the pure parser (daemon/lib/jitdump.c) in chunks; a record torn at the end of
+ * the file waits for its bytes, one larger than the chunk gets a buffer its size (at most the
+ * parser's 16 MiB record cap, and only once the file holds it all). At most max_bytes of a file
+ * are read (perfmap_max_mb); a refresh reads what its step allows (struct tfile_step: bytes and
+ * CPU time, set by symbolize.c from the target's allowance) and the next one goes on from
+ * there, a record cut by the step is read whole at the next; a file the parser rejects (bad magic,
+ * a record size out of bounds) is read no further. Each stop is logged once and named.
+ *
+ * Its symbols. Code loads go into a perf-map symbol table (perfmap_add: the load read last wins
+ * where loads overlap), charged to the target's uid per symbol kept (its name and SYM_COST bytes
+ * for the entry, its index and the table below); a refused charge stops reading until the next
+ * refresh. A code move adds the moved function at its new address under the name of the load
+ * at its old one, found in a hash table of load addresses (a lookup in the symbol table would
+ * rebuild its index at every move); the old range keeps its name until code is loaded over it,
+ * as perf keeps it. Of a debug-info record (written just before the load it describes) the
+ * first line is kept with that load, for exports (a JIT function's source file and line); its
+ * file name is stored once while the loads that follow share it, charged like a name. Unwinding
+ * records are checked and counted, not kept.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "kprof/arena.h"
+#include "kprof/budget.h"
+#include "kprof/cleanup.h"
+#include "kprof/hash.h"
+#include "kprof/jitdump.h"
+#include "kprof/perfmap.h"
+#include "kprof/procmaps.h"
+#include "symbols/jitfile.h"
+#include "os/log.h"
+#include "os/tfile.h"
+
+#define DEFAULT_MAX_BYTES (UINT64_C(512) << 20)
+#define CHUNK (64u << 10)
+#define SYM_COST 128 /* bytes charged per symbol besides its name */
+#define ADDRS_MIN 1024
+
+enum where { WHERE_MAPS, WHERE_CWD, WHERE_TMP, WHERE_N };
+
+/* Load addresses to their symbols, for code moves: open addressing, sym NULL = empty. */
+struct addr_slot {
+	uint64_t addr;
+	const struct perfmap_sym *sym;
+	const char *file; /* the first source line of the load (NULL: none said) */
+	uint32_t line;
+};
+
+struct jitfile {
+	struct jitfile_params p;
+	char module[64];
+	struct jitdump jd;
+	struct perfmap *syms;
+	struct addr_slot *addrs;
+	size_t naddrs, addrs_cap;
+	struct tfile_track track;
+	uint64_t charged;
+	uint64_t reloads, refused;
+	bool budget_short; /* the last charge was refused: said once */
+	bool changed;	   /* symbols added during this refresh */
+	bool warned[WHERE_N];
+	char path[256];	   /* of the file being read */
+	char stopped[512]; /* "PATH read no further than ...": why this file is read no further */
+	char refusal[512]; /* "PATH ignored: ...": the last candidate refused */
+	char problem[512]; /* what jitfile_problem says */
+	/* The first line of the last debug-info record, for the load that follows it. */
+	uint64_t pend_addr;
+	uint32_t pend_line;
+	bool pend;
+	char pend_file[JITDUMP_MAX_NAME + 1];
+	struct arena files; /* source file names, the last one reused while it repeats */
+	const char *last_file;
+};
+
+int jitfile_new(const struct jitfile_params *p, struct jitfile **ret)
+{
+	struct jitfile *jf = calloc(1, sizeof(*jf));
+	int err;
+
+	if (!jf)
+		return -ENOMEM;
+	jf->p = *p;
+	if (!jf->p.max_bytes)
+		jf->p.max_bytes = DEFAULT_MAX_BYTES;
+	snprintf(jf->module, sizeof(jf->module), "jit-%d.dump", p->nspid);
+	jitdump_init(&jf->jd, NULL);
+	err = perfmap_new(NULL, &jf->syms);
+	if (err < 0) {
+		free(jf);
+		return err;
+	}
+	*ret = jf;
+	return 0;
+}
+
+/* Forget the file's symbols: it is read from its start again. */
+static void drop_symbols(struct jitfile *jf)
+{
+	perfmap_reset(jf->syms);
+	free(jf->addrs);
+	jf->addrs = NULL;
+	jf->naddrs = jf->addrs_cap = 0;
+	budget_release(jf->p.budget, jf->p.uid, jf->charged);
+	jf->charged = 0;
+	arena_release(&jf->files);
+	jf->last_file = NULL;
+	jf->pend = false;
+	jitdump_init(&jf->jd, NULL);
+	jf->stopped[0] = '\0';
+}
+
+void jitfile_free(struct jitfile *jf)
+{
+	if (!jf)
+		return;
+	drop_symbols(jf);
+	perfmap_free(jf->syms);
+	free(jf);
+}
+
+static struct addr_slot *addr_find(const struct jitfile *jf, uint64_t addr)
+{
+	size_t mask = jf->addrs_cap - 1, i = mix64(addr) & mask;
+
+	while (jf->addrs[i].sym && jf->addrs[i].addr != addr)
+		i = (i + 1) & mask;
+	return &jf->addrs[i];
+}
+
+static int addr_put(struct jitfile *jf, const struct perfmap_sym *sym)
+{
+	struct addr_slot *s;
+
+	if (2 * (jf->naddrs + 1) > jf->addrs_cap) {
+		struct addr_slot *old = jf->addrs;
+		size_t n = jf->addrs_cap, cap = n ? 2 * n : ADDRS_MIN;
+
+		jf->addrs = calloc(cap, sizeof(*jf->addrs));
+		if (!jf->addrs) {
+			jf->addrs = old;
+			return -ENOMEM;
+		}
+		jf->addrs_cap = cap;
+		for (size_t i = 0; i < n; i++)
+			if (old[i].sym)
+				*addr_find(jf, old[i].addr) = old[i];
+		free(old);
+	}
+	s = addr_find(jf, sym->start);
+	jf->naddrs += !s->sym;
+	*s = (struct addr_slot){.addr = sym->start, .sym = sym};
+	return 0;
+}
+
+/* The pending debug line's file, stored (or the last one, if the same): NULL if there is none
+ * for code at addr, or no room. */
+static const char *pending_file(struct jitfile *jf, uint64_t addr)
+{
+	size_t len = strlen(jf->pend_file);
+	char *copy;
+
+	if (!jf->pend || jf->pend_addr != addr || !len)
+		return NULL;
+	jf->pend = false;
+	if (jf->last_file && !strcmp(jf->last_file, jf->pend_file))
+		return jf->last_file;
+	if (budget_charge(jf->p.budget, jf->p.uid, len + 1) < 0)
+		return NULL;
+	copy = arena_alloc(&jf->files, len + 1);
+	if (!copy) {
+		budget_release(jf->p.budget, jf->p.uid, len + 1);
+		return NULL;
+	}
+	jf->charged += len + 1;
+	memcpy(copy, jf->pend_file, len + 1);
+	return jf->last_file = copy;
+}
+
+/* One symbol into the table, charged first. 0, or -ENOSPC (budget), -ENOMEM. */
+static int add_symbol(struct jitfile *jf, uint64_t start, uint64_t size, const char *name,
+		      size_t len, const char *file, uint32_t line)
+{
+	uint64_t cost = len + SYM_COST;
+	int r;
+
+	if (budget_charge(jf->p.budget, jf->p.uid, cost) < 0)
+		return -ENOSPC;
+	r = perfmap_add(jf->syms, start, size, name, len);
+	if (r <= 0) { /* 0: over the table's entries cap, counted there */
+		budget_release(jf->p.budget, jf->p.uid, cost);
+		return r;
+	}
+	jf->charged += cost;
+	jf->changed = true;
+	/* Out of memory here only costs a later move of this code its name. */
+	if (addr_put(jf, perfmap_last(jf->syms)) == 0 && file) {
+		struct addr_slot *s = addr_find(jf, start);
+
+		s->file = file;
+		s->line = line;
+	}
+	return 0;
+}
+
+static int on_load(const struct jitdump_load *l, void *userdata)
+{
+	struct jitfile *jf = userdata;
+	uint32_t line = jf->pend_line;
+	const char *file = pending_file(jf, l->code_addr);
+
+	return add_symbol(jf, l->code_addr, l->code_size, l->name, l->name_len, file, line);
+}
+
+/* A file name worth showing: UTF-8 text without control characters. V8 (node 20) writes
+ * garbage bytes for the files of user scripts in some entries; such a line is not kept (an
+ * export then takes the file and line from V8's name, "JS:*f /app/x.js:12:3"). */
+static bool plausible_file(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len;) {
+		unsigned char c = s[i];
+		size_t n = c < 0x80		? 1
+			   : (c & 0xe0) == 0xc0 ? 2
+			   : (c & 0xf0) == 0xe0 ? 3
+			   : (c & 0xf8) == 0xf0 ? 4
+						: 0;
+
+		if (!n || (n == 1 && (c < 0x20 || c == 0x7f)) || (n == 2 && c < 0xc2) ||
+		    i + n > len)
+			return false;
+		for (size_t k = 1; k < n; k++)
+			if (((unsigned char)s[i + k] & 0xc0) != 0x80)
+				return false;
+		i += n;
+	}
+	return len > 0;
+}
+
+static int on_debug(const struct jitdump_debug *d, void *userdata)
+{
+	struct jitfile *jf = userdata;
+	struct jitdump_line line = {0};
+
+	jf->pend = false;
+	if (jitdump_debug_next(d, &line) != 1 || !line.lineno ||
+	    !plausible_file(line.file, line.file_len))
+		return 0;
+	/* file_len is at most the parser's max_name (JITDUMP_MAX_NAME); no NUL inside. */
+	memcpy(jf->pend_file, line.file, line.file_len);
+	jf->pend_file[line.file_len] = '\0';
+	jf->pend_addr = d->code_addr;
+	jf->pend_line = line.lineno;
+	jf->pend = true;
+	return 0;
+}
+
+static int on_move(const struct jitdump_move *m, void *userdata)
+{
+	struct jitfile *jf = userdata;
+	const struct addr_slot *old;
+
+	if (!jf->addrs_cap)
+		return 0;
+	old = addr_find(jf, m->old_code_addr);
+	if (!old->sym)
+		return 0; /* code never loaded: nothing to name it by */
+	return add_symbol(jf, m->new_code_addr, m->code_size, old->sym->name,
+			  strlen(old->sym->name), old->file, old->line);
+}
+
+static const struct jitdump_ops ops = {
+    .on_load = on_load, .on_move = on_move, .on_debug = on_debug};
+
+/* ---- finding the file ---- */
+
+static bool older_than_process(const struct jitfile *jf, const struct stat *st)
+{
+	uint64_t mtime = (uint64_t)st->st_mtim.tv_sec * 1000000000ULL + st->st_mtim.tv_nsec;
+
+	return jf->p.start_realtime_ns && mtime + 2000000000ULL < jf->p.start_realtime_ns;
+}
+
+/* A candidate that exists but may not be read: say why, once per place. */
+static int refuse(struct jitfile *jf, enum where w, const char *path, const char *why)
+{
+	snprintf(jf->refusal, sizeof(jf->refusal), "%s ignored: %s", path, why);
+	if (!jf->warned[w])
+		log_warn("pid %d: jitdump %s ignored: %s", jf->p.pid, path, why);
+	jf->warned[w] = true;
+	return -EPERM;
+}
+
+/* Check the age of a candidate tfile_open gave (fd, or its error with why). The fd, -ENOENT
+ * (none there) or -EPERM (refused, said). */
+static int check_candidate(struct jitfile *jf, enum where w, int fd, const char *why,
+			   const char *shown, const struct stat *st)
+{
+	if (fd == -ENOENT)
+		return fd;
+	if (fd < 0)
+		return refuse(jf, w, shown, why);
+	if (older_than_process(jf, st)) {
+		close(fd);
+		return refuse(jf, w, shown, "it is older than the process (PID reuse?)");
+	}
+	return fd;
+}
+
+/* The first mapping of a file named jit-NSPID.dump: its very file, through map_files
+ * (CAP_SYS_ADMIN), else its path inside the target's root, checked to be the file mapped. */
+static int open_mapped(struct jitfile *jf, const struct procmaps *maps, int root, char *shown,
+		       size_t shownlen, struct stat *st)
+{
+	size_t n = maps ? procmaps_count(maps) : 0, len = strlen(jf->module);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct procmaps_entry *m = procmaps_at(maps, i);
+		const char *base = strrchr(m->path, '/');
+		const struct tfile_want want = {.check_id = true,
+						.dev = makedev(m->dev_major, m->dev_minor),
+						.ino = m->inode,
+						.owners = {jf->p.uid, jf->p.euid},
+						.nowners = 2};
+		bool deleted;
+		char mf[96], why[160] = "";
+		int fd;
+
+		if (!base || !m->inode || strncmp(base + 1, jf->module, len))
+			continue;
+		deleted = !strcmp(base + 1 + len, " (deleted)");
+		if (base[1 + len] && !deleted)
+			continue;
+		snprintf(shown, shownlen, "/proc/%d/root%s", jf->p.pid, m->path);
+		procmaps_file_path(mf, sizeof(mf), jf->p.pid, m->start, m->end);
+		fd = tfile_open(AT_FDCWD, mf, false, &want, st, why, sizeof(why));
+		if (fd < 0 && deleted)
+			return -ENOENT; /* only map_files reaches it: look elsewhere */
+		if (fd < 0 && root >= 0)
+			fd = tfile_open(root, m->path, true, &want, st, why, sizeof(why));
+		return check_candidate(jf, WHERE_MAPS, fd, why, shown, st);
+	}
+	return -ENOENT;
+}
+
+/* Open the target's jitdump by the rules at the top of this file; on success jf->path names
+ * it. The fd, -ENOENT if there is none, or another negative errno. */
+static int open_jitdump(struct jitfile *jf, const struct procmaps *maps, struct stat *st)
+{
+	const struct tfile_want want = {.owners = {jf->p.uid, jf->p.euid}, .nowners = 2};
+	_cleanup_close_ int root = tfile_proc_root(jf->p.pid), cwd = -1;
+	char shown[sizeof(jf->path)], rel[80], why[160] = "";
+	int fd;
+
+	jf->refusal[0] = '\0';
+	fd = open_mapped(jf, maps, root, shown, sizeof(shown), st);
+	if (fd < 0) {
+		snprintf(shown, sizeof(shown), "/proc/%d/cwd", jf->p.pid);
+		cwd = open(shown, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		snprintf(shown, sizeof(shown), "/proc/%d/cwd/%s", jf->p.pid, jf->module);
+		fd = cwd < 0 ? -ENOENT
+			     : tfile_open(cwd, jf->module, true, &want, st, why, sizeof(why));
+		fd = check_candidate(jf, WHERE_CWD, fd, why, shown, st);
+	}
+	if (fd < 0 && root >= 0) {
+		snprintf(rel, sizeof(rel), "tmp/%s", jf->module);
+		snprintf(shown, sizeof(shown), "/proc/%d/root/%s", jf->p.pid, rel);
+		fd = tfile_open(root, rel, true, &want, st, why, sizeof(why));
+		fd = check_candidate(jf, WHERE_TMP, fd, why, shown, st);
+	}
+	if (fd >= 0)
+		snprintf(jf->path, sizeof(jf->path), "%s", shown);
+	return fd;
+}
+
+/* ---- reading it ---- */
+
+static void stop(struct jitfile *jf, const char *why)
+{
+	snprintf(jf->stopped, sizeof(jf->stopped), "%s read no further than byte %llu: %s",
+		 jf->path, (unsigned long long)jf->track.off, why);
+	log_warn("pid %d: jitdump %s", jf->p.pid, jf->stopped);
+}
+
+static void stop_at_cap(struct jitfile *jf)
+{
+	char why[96];
+
+	snprintf(why, sizeof(why), "the cap of %llu MiB (perfmap_max_mb) is reached",
+		 (unsigned long long)(jf->p.max_bytes >> 20));
+	stop(jf, why);
+}
+
+/* jitdump_parse returned r < 0: a file to read no further, the budget, or memory. */
+static void parse_failed(struct jitfile *jf, int r)
+{
+	if (jf->jd.err == -EPROTONOSUPPORT) {
+		stop(jf, "not a jitdump version or flags kprofd reads");
+	} else if (jf->jd.err) {
+		stop(jf, "malformed (bad magic, or a record size out of bounds)");
+	} else if (r == -ENOSPC) {
+		if (!jf->budget_short) {
+			jf->refused++;
+			log_warn(
+			    "pid %d: jitdump %s read up to byte %llu: uid %u's symbol budget is "
+			    "spent",
+			    jf->p.pid, jf->path, (unsigned long long)jf->track.off, jf->p.uid);
+		}
+		jf->budget_short = true;
+	} else {
+		log_warn("pid %d: jitdump %s: %s", jf->p.pid, jf->path, strerror(-r));
+	}
+}
+
+/* Read and parse what the file (size bytes when opened) gained, within the caps and the step. */
+static void read_more(struct jitfile *jf, int fd, uint64_t size, struct tfile_step *step)
+{
+	_cleanup_free_ uint8_t *buf = NULL;
+	size_t cap = CHUNK;
+
+	buf = malloc(cap);
+	if (!buf)
+		return;
+	while (!jf->stopped[0]) {
+		uint64_t room =
+		    jf->p.max_bytes > jf->track.off ? jf->p.max_bytes - jf->track.off : 0;
+		size_t want = room < cap ? (size_t)room : cap, req, pos = 0;
+		ssize_t n;
+		int r;
+
+		if (!want) {
+			stop_at_cap(jf);
+			break;
+		}
+		req = tfile_step_take(step, want, cap > CHUNK);
+		if (!req)
+			break; /* the step is over: the next one goes on from here */
+		n = pread(fd, buf, req, (off_t)jf->track.off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		tfile_step_done(step, (size_t)n);
+		r = jitdump_parse(&jf->jd, buf, (size_t)n, &pos, &ops, jf);
+		if (pos)
+			tfile_track_advance(&jf->track, buf, pos);
+		if (r < 0) {
+			parse_failed(jf, r);
+			break;
+		}
+		jf->budget_short = false;
+		if ((size_t)n < req)
+			break; /* the end of the file, for now */
+		if (pos)
+			continue;
+		if (req < want)
+			break; /* the step's bound cut the record: it is read whole at the next */
+		/* Not one whole record in a full buffer: a record larger than it, or the cap. */
+		if (jf->jd.want > room) {
+			stop_at_cap(jf);
+			break;
+		}
+		if (jf->jd.want <= cap)
+			break; /* cannot happen: the parser consumes a whole record it has */
+		if (jf->track.off + jf->jd.want > size)
+			break; /* not all written yet: no buffer for it before it is */
+		cap = jf->jd.want;
+		free(buf);
+		buf = malloc(cap);
+		if (!buf)
+			break;
+	}
+}
+
+int jitfile_refresh(struct jitfile *jf, const struct procmaps *maps, struct tfile_step *step)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	bool had = jf->track.ino != 0, reset = false;
+
+	jf->changed = false;
+	fd = open_jitdump(jf, maps, &st);
+	memcpy(jf->problem, jf->refusal, sizeof(jf->problem));
+	if (fd < 0)
+		return 0;
+	if (tfile_track_check(fd, &st, &jf->track)) {
+		if (had)
+			jf->reloads++;
+		reset = had;
+		drop_symbols(jf);
+		log_info("pid %d: reading jitdump %s", jf->p.pid, jf->path);
+	}
+	if (!jf->stopped[0])
+		read_more(jf, fd, (uint64_t)st.st_size, step);
+	if (jf->stopped[0])
+		memcpy(jf->problem, jf->stopped, sizeof(jf->problem));
+	return jf->changed || reset;
+}
+
+const struct perfmap_sym *jitfile_lookup(struct jitfile *jf, uint64_t addr)
+{
+	return perfmap_lookup_frame(jf->syms, addr);
+}
+
+bool jitfile_source(const struct jitfile *jf, uint64_t start, const char **file, uint32_t *line)
+{
+	const struct addr_slot *s;
+
+	if (!jf->addrs_cap)
+		return false;
+	s = addr_find(jf, start);
+	if (!s->sym || !s->file)
+		return false;
+	*file = s->file;
+	*line = s->line;
+	return true;
+}
+
+const char *jitfile_module(const struct jitfile *jf)
+{
+	return jf->module;
+}
+
+const char *jitfile_path(const struct jitfile *jf)
+{
+	return jf->track.ino ? jf->path : "";
+}
+
+const char *jitfile_problem(const struct jitfile *jf)
+{
+	return jf->problem;
+}
+
+void jitfile_get_stats(const struct jitfile *jf, struct jitfile_stats *st)
+{
+	struct perfmap_stats ps;
+
+	perfmap_get_stats(jf->syms, &ps);
+	memset(st, 0, sizeof(*st));
+	st->symbols = ps.entries;
+	st->bad_records = jf->jd.st.bad_records;
+	st->bytes = jf->jd.st.bytes;
+	st->reloads = jf->reloads;
+	st->refused = jf->refused;
+}

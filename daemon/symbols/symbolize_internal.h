@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* symbolize_internal.h: what symbolize.c (per-target symbols: maps, perf map, jitdump,
+ * resolution) and symbolize_elf.c (the sources every target shares: the ELF cache, separate
+ * debug files, kallsyms, the vdso) share, and nothing else includes: the structures of both
+ * halves and the functions symbolize.c calls in symbolize_elf.c. The design is explained at
+ * the top of symbolize.c. */
+#ifndef KPROF_DAEMON_SYMBOLIZE_INTERNAL_H
+#define KPROF_DAEMON_SYMBOLIZE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "kprof/allowance.h"
+#include "kprof/elfsym.h"
+#include "kprof/perfmap.h"
+#include "kprof/procmaps.h"
+#include "kprof/symtab.h"
+#include "symbols/jitfile.h"
+#include "symbols/symbolize.h"
+#include "os/tfile.h"
+
+#define ELF_CACHE_MAX 1024
+#define MAPS_MAX_BYTES (16u << 20)
+#define MAPS_MAX_ENTRIES 65536
+#define MAPS_RELOAD_NS (100 * 1000000ULL)
+#define PERFMAP_REFRESH_MIN_NS (50 * 1000000ULL)
+/* Reading a target's perf map and jitdump (symbolize.c, "Reading in steps"): per target, at
+ * most READ_RATE_BYTES and READ_RATE_CPU_NS of CPU time a second (each held up to a second's
+ * worth), at most READ_STEP_BYTES and READ_STEP_CPU_NS in one refresh; all targets together
+ * at most READ_ALL_CPU_NS a second, READ_ALL_BURST_NS at once. */
+#define READ_RATE_BYTES (16u << 20)
+#define READ_RATE_CPU_NS (100 * 1000000ULL)
+#define READ_STEP_BYTES (4u << 20)
+#define READ_STEP_CPU_NS (25 * 1000000ULL)
+#define READ_ALL_CPU_NS (300 * 1000000ULL)
+#define READ_ALL_BURST_NS (50 * 1000000ULL)
+
+struct elf_entry {
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;
+	unsigned refs;
+	uid_t uid;	/* charged to */
+	uint64_t bytes; /* charged */
+	int failed;	/* not an ELF file or no symbols: remembered so it is not parsed again */
+	char *module;
+	struct elfsym es;
+	struct elfsym dbg; /* its separate debug file's .symtab (dbg.syms NULL: none) */
+	uid_t dbg_owner;   /* who owns that file: it names only that user's and root's targets */
+	uid_t dbg_uid;	   /* charged to: the uid of the target that found it */
+	uint64_t dbg_bytes;
+	/* The target that last looked for it in vain: another one, which may see other files
+	 * (another root or mount namespace), looks again. */
+	uint64_t dbg_searched_by;
+};
+
+struct symbolizer {
+	struct elf_entry *elf[ELF_CACHE_MAX];
+	int nelf;
+	struct budget *budget;
+	struct symtab *kallsyms;
+	int kallsyms_tried;
+	struct elfsym vdso; /* kprofd's own vdso, the image every process of this kernel maps */
+	uint64_t vdso_size;
+	bool vdso_tried;
+	uint64_t tsym_serial; /* of the last struct tsym made */
+	struct allowance read_cpu; /* of all targets' perf maps and jitdumps */
+};
+
+struct tsym {
+	struct symbolizer *sz;
+	pid_t pid, nspid;
+	uid_t uid, euid;
+	uid_t reader; /* who may read the names (tsym_set_reader): 0 root */
+	uint64_t refused; /* symbol sources left out for lack of budget */
+	uint64_t pm_charged;
+	bool gone;
+	uint64_t start_realtime_ns; /* process start, for the perf map's PID-reuse check */
+	uint64_t gen;
+	int root;  /* its /proc/PID/root as of the last maps read: still there once it is gone */
+	bool done; /* no samples will come: root closed, /proc/PID no longer read */
+	uint64_t serial; /* unique among all targets kprofd ever had */
+
+	struct procmaps *maps;
+	struct elf_entry **map_elf; /* per mapping: NULL = not looked up yet */
+	uint64_t maps_loaded_ns;
+
+	struct perfmap *pm;
+	struct tfile_track pm_track; /* where reading stopped, and what was read */
+	uint64_t pm_refreshed_ns;
+	uint64_t pm_reloads;
+	char pm_path[256];
+	char pm_module[64];
+	bool pm_warned;
+	uint64_t perfmap_max_bytes;
+	struct jitfile *jf; /* the jitdump */
+	/* What reading the perf map and jitdump may still cost, what it read (every byte, files
+	 * read again included) and how often a bound deferred the rest to a later step. */
+	struct allowance read_bytes, read_cpu;
+	uint64_t read_total, read_deferred;
+	bool behind; /* the last refresh was cut short: more may be waiting */
+	char *demangled;    /* last demangled name, valid until the next resolve */
+};
+
+/* Marks "looked up, nothing usable" in map_elf (symbolize_elf.c). */
+extern struct elf_entry symbolize_elf_none;
+
+/* Whether the debug file's names may be shown for ts: the file is root's or the target's. */
+static __attribute__((unused)) bool debug_trusted(const struct tsym *ts, const struct elf_entry *e)
+{
+	return e->dbg.syms &&
+	       (e->dbg_owner == 0 || e->dbg_owner == ts->uid || e->dbg_owner == ts->euid);
+}
+
+void symbolize_kallsyms_load(struct symbolizer *sz);
+
+/* Kept from the last read of the maps (attach, exec, re-reads), not opened when needed: the
+ * files of a process that exited before its samples were read are still reached through it,
+ * and a PID reused meanwhile cannot send kprofd into another process's root. */
+void symbolize_root_update(struct tsym *ts);
+
+/* A new fd of the target's root (O_PATH), or a negative errno. */
+int tsym_root(struct tsym *ts);
+
+/* A stripped file's names from its debug file, looked for as gdb and perf do, inside the
+ * target's root (where the debug files of its libraries are; the host's for a host process):
+ * by build id, DEBUG_DIR/.build-id/xx/rest.debug; by .gnu_debuglink NAME, in the file's
+ * directory, its .debug/ and DEBUG_DIR/<directory>/. path is the file's in the target. Once
+ * per target: a file shared by targets of several roots or mount namespaces (a host library
+ * bind-mounted into a container) is looked for again by the next one (neither a root's inode
+ * nor a namespace's inode number tells them apart: both are reused). */
+void symbolize_debug_attach(struct tsym *ts, struct elf_entry *e, const char *path);
+
+/* An unused entry stays cached (libc's symbols serve the next target) only if it is charged
+ * to root: a user's budget is not held by files none of its targets maps any more. */
+void symbolize_elf_put(struct symbolizer *sz, struct elf_entry *e);
+const char *symbolize_base_name(const char *path);
+
+/* The cached symbols of the file open at fd (a mapping of path, checked by tfile_open),
+ * loading them on first use, charged to the target's uid. */
+struct elf_entry *symbolize_elf_get(struct tsym *ts, int fd, const struct stat *sp,
+				    const char *path);
+bool symbolize_vdso_lookup(struct symbolizer *sz, const struct procmaps_entry *m, uint64_t addr,
+			   struct sym_result *r);
+
+#endif

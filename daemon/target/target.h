@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* target.h: one profiled process (target.c): identity, state, symbols, profile, HCCT. */
+#ifndef KPROF_DAEMON_TARGET_H
+#define KPROF_DAEMON_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <linux/types.h>
+#include <systemd/sd-event.h>
+
+#include "exact/exact.h"
+#include "paths/paths.h"
+#include "symbols/symbolize.h"
+#include "kernel/sampler.h"
+#include "kprof/abi.h"
+#include "kprof/annot.h"
+#include "kprof/hcct.h"
+#include "kprof/maptab.h"
+#include "kprof/profile.h"
+#include "kprof/tnames.h"
+
+struct annotate_queue;
+struct config;
+struct drift;
+struct jvmattach_ctx;
+struct jvmmap;
+struct loader;
+struct path_trace;
+struct offcpu;
+
+enum target_state {
+	TARGET_ATTACHED = 1,
+	TARGET_EXITED = 2,
+	TARGET_DETACHED = 3,
+};
+
+/* The frame under which samples taken inside kprof's own probes are counted (module "[kprof]"). */
+#define KPROF_PROBE_NAME "[kprof probes]"
+
+struct frame_memo {
+	uint64_t addr[KP_MAX_STACK]; /* 0: nothing memoized at this depth */
+	uint32_t id[KP_MAX_STACK];
+};
+
+/* What a target needs of the daemon, given at creation; the manager's, and alive as long as the
+ * manager (settings change in place on reload). */
+struct target_env {
+	const struct config *conf;
+	struct symbolizer *sym;
+	struct loader *loader;
+	sd_event *event;
+	struct jvmattach_ctx *jvm; /* asking HotSpot JVMs for their perf maps (jvmattach.c) */
+};
+
+struct target {
+	/* The manager's list (manager_targets.c's alone: others walk it with
+	 * manager_targets_first/next). A dropped target stays linked, skipped, until the loop
+	 * frees it, so that a walk or a caller holding it never reads freed memory. */
+	struct target *list_next;
+	bool list_dropped;
+	bool ending; /* manager_end_target runs: a drain inside it does not end it again */
+	const struct target_env *env;
+	pid_t pid;
+	uint64_t start_ticks; /* clock ticks after boot: pid and start name the process */
+	uid_t uid;	      /* who may profile it: the process's uid, or 0 (procfs_ident_owner) */
+	uid_t proc_uid, proc_euid; /* the process's real and effective uids at attach */
+	char comm[17];
+	enum target_state state;
+	unsigned freq;
+	unsigned duration_sec;
+	int exit_code;
+	uint64_t attached_ns, ended_ns; /* CLOCK_REALTIME */
+	uint64_t samples, truncated, bad_frames;
+	/* Samples whose user leaf is code nothing names (anonymous or memfd memory: JIT code
+	 * without a perf-map entry); a JVM is asked for its map again while they keep coming. */
+	uint64_t unnamed_leaf;
+	/* Samples with a user frame at an address in no executable memory (a junk frame pointer,
+	 * "[unknown]"), counted apart from unnamed JIT code; unknown_id is that function's id + 1
+	 * (0: none yet). */
+	uint64_t unknown_samples;
+	uint32_t unknown_id;
+	uint64_t cache_gen;
+	uint64_t names_gen;	/* symbols' generation at the last look at unnamed addresses */
+	char unnamed_note[512]; /* why code is shown by address, how to get names ("" if not) */
+	struct profile *profile;
+	struct tsym *sym;
+	sd_event_source *duration_timer;
+	uint32_t *ids; /* scratch for one stack */
+	/* The last user frame seen at each depth (root first): the address looked up and its id.
+	 * Consecutive samples share most of their root side, so most frames are found here
+	 * without a probe of the profile's cache; cleared with that cache when symbols change. */
+	struct frame_memo *memo;
+	struct hcct *hcct; /* hot calling contexts of the samples; NULL for a restored profile */
+	struct calls calls;
+	/* A restored profile's HCCT: the saved MCCT as a snapshot, queried with hcct_tree_filter
+	 * (hcct is NULL then). */
+	struct hcct_tree *saved_hcct;
+	double eps;
+	bool hcct_kernel;
+	char *saved_name;      /* file in the state directory holding this profile, if written */
+	bool dirty;	       /* ended, but changed since saved (a late sample, a failed save) */
+	unsigned drains_ended; /* drains since it ended with its symbols still held */
+	unsigned save_failures;
+	uint64_t save_retry_ns; /* CLOCK_MONOTONIC: next try after a failed save */
+	uid_t by;		/* who attached it (attach_opts.by) */
+	bool over_budget;	/* its uid's profiles hold more than their budget: drop samples */
+	uint64_t memory;	/* target_memory at the last housekeeping */
+	uint64_t samples_refused;
+	/* Symbol statistics once its symbols are dropped, or of a profile restored from disk (sym
+	 * is NULL then). */
+	struct tsym_stats saved_sym;
+	struct path_trace *paths; /* the running or last path trace (paths.c) */
+	struct jvmmap *jvm;	  /* a HotSpot JVM's perf map on demand (jvmmap.c) */
+	/* Sampling: its own per-thread events (events, while attached), or the per-CPU set of
+	 * its frequency (per_cpu). threads: the events' counts, kept when they are closed. */
+	struct sampler_target *events;
+	struct sampler_stats threads;
+	bool per_cpu;
+	/* attach --children: the processes it forks become targets too (their parent is this
+	 * pid), attached with its settings; refused ones (quotas, limits, gone) are counted. */
+	bool children;
+	bool no_jvm_map;
+	pid_t parent; /* the target that forked it (0: attached by a client) */
+	unsigned children_followed, children_refused;
+	char *cgroup; /* the watch (attach --cgroup/--unit) that attached it, else NULL */
+	char *rule;   /* the watch rule (kprofctl watch) that attached it, else NULL */
+	bool all;     /* attach --all made it a target: per-CPU sampled, an automatic target */
+	uint64_t last_sample_ns; /* --all's: CLOCK_MONOTONIC of its last sample (idle eviction) */
+	/* For exports: the executable file mappings it had (the union of every read of its maps)
+	 * and its threads' names. */
+	struct maptab *maps;
+	struct tnames *tnames;
+	/* Its current time window began here (windows.c); 0: not windowed yet (restored). */
+	uint64_t win_start_boot, win_start_real;
+	/* Per-instruction samples and code snapshots for annotate (annotate.c); NULL for a
+	 * profile restored from disk. */
+	struct annot *annot;
+	struct annotate_queue *annot_q; /* its code copies asked for in this drain */
+	uint64_t
+	    probe_samples; /* samples taken while a probe ran (counted under KPROF_PROBE_NAME) */
+	uint32_t probe_ids[16]; /* kernel functions that handle uprobes (target.c) */
+	unsigned nprobe_ids;
+	struct drift *drift;	  /* profile drift of its JIT functions (ALGORITHMS.md §12) */
+	uint64_t drift_logged_ns; /* the sample time of the last drift logged */
+	unsigned drift_unlogged;  /* drifts not logged since: at most one line a second */
+	size_t drift_code_tried;  /* functions of drift whose blocks were looked for */
+	/* The path mix of its path traces (keys: path ids; functions: trace ids), made at the
+	 * first path event. */
+	struct drift *drift_paths;
+	/* An ended target's drift result as it is kept (a packed kprof.DriftReply, drift_reply.c):
+	 * a restored profile's, or packed at the end; NULL while the detectors above are there, or
+	 * if none was kept. */
+	uint8_t *drift_kept;
+	size_t drift_kept_len;
+	/* drift_kept was packed when the target ended, its detectors freed (drift_reply_end), not
+	 * restored from a saved profile. */
+	bool drift_kept_at_end;
+	/* attach --off-cpu: where its threads waited (offcpu.c); NULL if not asked. */
+	struct offcpu *offcpu;
+};
+
+/* What an attach asks for; zero fields take the daemon's defaults. */
+/* What a watch rule has attached and refused, wherever it attaches (a cgroup watch too). */
+struct watch_counts {
+	unsigned attached, refused;
+};
+
+struct attach_opts {
+	unsigned freq;
+	unsigned duration_sec;
+	double eps;	  /* HCCT: m = ceil(1/eps) counters */
+	bool hcct_kernel; /* HCCT contexts include kernel frames */
+	bool calls;	  /* exact mode: uprobes on JIT functions */
+	bool force;	  /* probe even where the code file is also mapped writable */
+	unsigned burst_ms, period_ms;
+	bool no_jvm_map;    /* never ask a HotSpot JVM to write its perf map */
+	bool children;	    /* its new processes become targets too (KP_TF_CHILDREN) */
+	pid_t parent;	    /* a child of this target (kp_fork), not a client's attach */
+	const char *cgroup; /* the watch that attached it (copied), else NULL */
+	const char *rule;   /* the watch rule that attached it (copied), else NULL: an automatic
+			     * target, within limits.max_auto_targets */
+	struct watch_counts *counts; /* a cgroup watch's members attached and refused, if set */
+	bool all; /* system-wide mode (attach --all): sampled by its per-CPU set, an automatic
+		   * target; any other attach of the process takes it over */
+	uid_t by; /* the client's uid: quotas, and whether a change of credentials ends it */
+	const char *calls_functions; /* --calls=NAME,...: only these (NULL: every function) */
+	bool off_cpu; /* also where its threads wait off CPU (offcpu.bpf.c, KP_TF_OFFCPU) */
+};
+
+/* -ECHILD: a zombie. */
+int target_new(const struct target_env *env, pid_t pid, const struct attach_opts *o,
+	       struct target **ret);
+/* Its empty mapping and thread-name tables (target_new's, and a restored profile's). */
+int target_tables_new(struct target *t);
+/* The target ended: free its symbol sources (perf map, mappings), keeping their counts. */
+void target_drop_symbols(struct target *t);
+/* End of a drain: the code copies its samples asked for are made (attached, and only while its
+ * owner may read it: annotate_flush), or dropped. */
+void target_flush_captures(struct target *t);
+/* Memory held by the target's profile, HCCTs and path trace. */
+uint64_t target_memory(const struct target *t);
+/* ... of it, the drift detectors' and their kept result's. */
+uint64_t target_drift_memory(const struct target *t);
+void target_free(struct target *t);
+void target_add_sample(struct target *t, const struct kp_sample *s);
+/* One journal line for drift e of t, at most one a second per target: a process that keeps
+ * changing cannot flood the log; the lines left out are counted in the next one. */
+struct drift_event;
+void target_drift_log(struct target *t, bool paths, const struct drift_event *e);
+/* The name of a function of the drift detectors: the samples' (its name) or the paths' (paths:
+ * "FUNC (paths)"). */
+void target_drift_name(const struct target *t, bool paths, uint32_t func, char *buf, size_t len);
+/* A drift detector key of t as text: "block +0x40", "+0x1c" (an offset), "-> NAME" (a callee),
+ * "other"; of the paths' detector: "path N". */
+void target_drift_key(const struct target *t, bool paths, uint64_t key, char *buf, size_t len);
+/* Name the frames kept by address that the symbols cover now (when they changed since the last
+ * call, or always with force). The count named, or -ENOMEM. */
+int target_names_update(struct target *t, bool force);
+/* src with the functions p merged after the fact merged (hcct_tree_relabel): the new tree
+ * replaces *owned (freed; src may be it). Nothing changes when p has no merged functions. 0 or
+ * a negative errno. */
+int target_canon_tree(const struct profile *p, struct hcct_tree **owned,
+		      const struct hcct_tree *src);
+/* Look at the attached process: a HotSpot JVM is asked for its perf map (unless o says not). */
+int target_jvm_start(struct target *t, const struct attach_opts *o);
+/* Housekeeping: ask a JVM again while samples land in unnamed code (jvmmap_tick). */
+void target_jvm_tick(struct target *t, uint64_t now_ns);
+/* Exact mode: a probe hit. */
+void target_on_call(struct target *t, const struct kp_call *c);
+/* Start tracing the paths of one JIT function of an attached target; err says why not. */
+int target_paths_start(struct target *t, const struct paths_opts *o, char *err, size_t errlen);
+/* Who besides root may profile process pid (procfs_ident_owner): -ESRCH if there is none or it
+ * is a zombie. */
+int target_proc_uid(pid_t pid, uid_t *uid);
+
+#endif

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* target_pb.h: a target as protobuf messages, and back (target_pb.c). */
+#ifndef KPROF_DAEMON_TARGET_PB_H
+#define KPROF_DAEMON_TARGET_PB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire/drift_reply.h"
+#include "wire/paths_reply.h"
+#include "proto/kprof.pb-c.h"
+#include "target/target.h"
+
+/* The target's facts (pointers into t: use pb before t changes). */
+void target_fill_pb(const struct target *t, Kprof__Target *pb);
+/* A frame kind of the profile as kprof.proto's. */
+Kprof__FrameKind target_pb_kind(enum profile_kind k);
+
+/* A target's profile as a kprof.SavedProfile message (for the state directory and for export);
+ * it points into the target's profile, so use it before the target changes. */
+struct saved_msg {
+	Kprof__SavedProfile msg;
+	Kprof__Target target;
+	Kprof__SavedFunction *fv, **fp;
+	Kprof__SavedStack *sv, **sp;
+	Kprof__SavedHcctNode *hv, **hp;
+	Kprof__SavedHcctNode *xv, **xp; /* the exact tree */
+	struct paths_msg pm;		/* the last path trace, if any */
+	Kprof__SavedMapping *mv, **mp;
+	Kprof__SavedThread *tv, **tp;
+	struct drift_reply_msg dm; /* the drift result kept (drift_reply_keep) */
+	Kprof__DriftReply *dk;	   /* ... or the one a restored profile kept */
+};
+int saved_msg_build(const struct target *t, struct saved_msg *m);
+/* The same with the stacks and functions of range and the HCCT snapshot tree instead of t's (a
+ * time range's, windows.c; range NULL: t's whole profile); no exact-mode calls or path trace
+ * then. The caller sets the range's Target fields (samples, window span). */
+int saved_msg_build_range(const struct target *t, const struct profile *range,
+			  const struct hcct_tree *tree, struct saved_msg *m);
+void saved_msg_release(struct saved_msg *m);
+
+/* The SavedProfile of t, packed (malloc'd). */
+int target_pack(const struct target *t, uint8_t **buf, size_t *len);
+/* A kept target rebuilt from a saved profile (validated by saved_check: -EBADMSG if it is not
+ * a SavedProfile or is inconsistent). */
+int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp,
+		   struct target **ret);
+int target_unpack(const struct target_env *env, const uint8_t *buf, size_t len,
+		  struct target **ret);
+
+#endif
