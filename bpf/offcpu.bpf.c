@@ -21,33 +21,28 @@
  */
 #include "kprof.bpf.h"
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, KP_OFFCPU_MAX_THREADS);
-	__type(key, __u32);
-	__type(value, struct kp_offcpu_begin);
-} kp_offcpu_start SEC(".maps");
+/* A map of this file by its type, size, key and value. */
+#define KP_OFFCPU_MAP(name, kind, n, k, v)                                                     \
+	struct {                                                                               \
+		__uint(type, kind);                                                            \
+		__uint(max_entries, n);                                                        \
+		__type(key, k);                                                                \
+		__type(value, v);                                                              \
+	} name SEC(".maps")
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, KP_OFFCPU_MAX_SUMS);
-	__type(key, struct kp_offcpu_key);
-	__type(value, struct kp_offcpu_val);
-} kp_offcpu_sums SEC(".maps");
+KP_OFFCPU_MAP(kp_offcpu_start, BPF_MAP_TYPE_HASH, KP_OFFCPU_MAX_THREADS, __u32,
+	      struct kp_offcpu_begin);
+KP_OFFCPU_MAP(kp_offcpu_sums, BPF_MAP_TYPE_HASH, KP_OFFCPU_MAX_SUMS, struct kp_offcpu_key,
+	      struct kp_offcpu_val);
+KP_OFFCPU_MAP(kp_offcpu_ctrs, BPF_MAP_TYPE_PERCPU_ARRAY, KP_OFFC_NR, __u32, __u64);
 
+/* Stack-trace maps take sizes, not BTF types: ids to KP_MAX_STACK addresses. */
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(max_entries, KP_OFFCPU_MAX_STACKS);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, KP_MAX_STACK * sizeof(__u64));
 } kp_offcpu_stacks SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, KP_OFFC_NR);
-	__type(key, __u32);
-	__type(value, __u64);
-} kp_offcpu_ctrs SEC(".maps");
 
 /* task_struct.state before Linux 5.14 named it __state. */
 struct task_struct___old {

@@ -146,36 +146,6 @@ static int write_out(const char *path, const uint8_t *data, size_t len)
 	return err;
 }
 
-int export_profile(const Kprof__SavedProfile *sp, const char *format, const char *path)
-{
-	_cleanup_free_ uint8_t *data = NULL;
-	struct timespec now;
-	size_t len = 0;
-	int err;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	if (!strcmp(format, "pprof")) {
-		err = saved_check(sp); /* refused for what kprofd would refuse */
-		if (err >= 0)
-			err = pprof_build(sp, (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec,
-					  KPROF_VERSION, &data, &len);
-	} else if (!strcmp(format, "folded"))
-		err = export_folded(sp, &data, &len);
-	else if (!strcmp(format, "json"))
-		err = export_json(sp, &data, &len);
-	else
-		return -EINVAL;
-	if (err < 0) {
-		fprintf(stderr, "kprofctl export: cannot build the %s profile: %s\n", format,
-			strerror(-err));
-		return err;
-	}
-	err = write_out(path, data, len);
-	if (err < 0)
-		fprintf(stderr, "kprofctl export: cannot write %s: %s\n", path, strerror(-err));
-	return err;
-}
-
 /* sp with off's functions and stacks after its own (off's ids moved past sp's functions), for
  * pprof_build_offcpu. Shallow: the arrays in *m (freed by merged_free) point into sp and off. */
 struct merged {
@@ -239,33 +209,47 @@ static int merged_build(const Kprof__SavedProfile *sp, const Kprof__SavedProfile
 	return 0;
 }
 
+/* The pprof of sp, with off's stacks after its own when off is not NULL. */
+static int build_pprof(const Kprof__SavedProfile *sp, const Kprof__SavedProfile *off,
+		       uint64_t now_ns, uint8_t **data, size_t *len)
+{
+	struct merged m;
+	int err = saved_check(sp); /* refused for what kprofd would refuse */
+
+	if (err >= 0 && off)
+		err = saved_check(off);
+	if (err < 0)
+		return err;
+	if (!off)
+		return pprof_build(sp, now_ns, KPROF_VERSION, data, len);
+	err = merged_build(sp, off, &m);
+	if (err < 0)
+		return err;
+	err = pprof_build_offcpu(&m.msg, sp->n_stacks, now_ns, KPROF_VERSION, data, len);
+	merged_free(&m);
+	return err;
+}
+
 int export_offcpu(const Kprof__SavedProfile *sp, const Kprof__SavedProfile *off,
 		  const char *format, const char *path)
 {
 	_cleanup_free_ uint8_t *data = NULL;
 	struct timespec now;
-	struct merged m;
 	size_t len = 0;
 	int err;
 
-	if (!off)
-		return export_profile(sp, format, path);
-	if (strcmp(format, "pprof"))
-		return export_profile(off, format, path);
 	clock_gettime(CLOCK_REALTIME, &now);
-	err = saved_check(sp);
-	if (err >= 0)
-		err = saved_check(off);
-	if (err >= 0)
-		err = merged_build(sp, off, &m);
-	if (err >= 0) {
-		err = pprof_build_offcpu(&m.msg, sp->n_stacks,
-					 (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec,
-					 KPROF_VERSION, &data, &len);
-		merged_free(&m);
-	}
+	if (!strcmp(format, "pprof"))
+		err = build_pprof(sp, off, (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec, &data,
+				  &len);
+	else if (!strcmp(format, "folded"))
+		err = export_folded(off ? off : sp, &data, &len);
+	else if (!strcmp(format, "json"))
+		err = export_json(off ? off : sp, &data, &len);
+	else
+		return -EINVAL;
 	if (err < 0) {
-		fprintf(stderr, "kprofctl export: cannot build the pprof profile: %s\n",
+		fprintf(stderr, "kprofctl export: cannot build the %s profile: %s\n", format,
 			strerror(-err));
 		return err;
 	}
@@ -273,4 +257,9 @@ int export_offcpu(const Kprof__SavedProfile *sp, const Kprof__SavedProfile *off,
 	if (err < 0)
 		fprintf(stderr, "kprofctl export: cannot write %s: %s\n", path, strerror(-err));
 	return err;
+}
+
+int export_profile(const Kprof__SavedProfile *sp, const char *format, const char *path)
+{
+	return export_offcpu(sp, NULL, format, path);
 }

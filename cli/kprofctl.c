@@ -43,8 +43,6 @@ static const struct verb verbs[] = {
      "          | --cgroup PATH | --unit NAME [--freq HZ] [...] | --all [--freq HZ]",
      "start sampling PID (default 99 Hz, 1-4999; until detached, exit or SEC seconds);\n"
      "          --children: every process it forks from then on is a target too;\n"
-     "          --off-cpu: also where its threads wait off CPU (sched_switch), by stack\n"
-     "          and state, for report/folded/hcct/export --off-cpu and --wall;\n"
      "          --cgroup/--unit: every process in the cgroup or unit, now and later;\n"
      "          --all (root): system-wide, per-CPU events at 19 Hz by default, every\n"
      "          process that gets a sample a target of its own (kernel threads and idle\n"
@@ -65,21 +63,17 @@ static const struct verb verbs[] = {
      "daemon version, targets, samples/s, ring-buffer drops, own CPU"},
     {"report", verb_report,
      "PID [--top N] [--session N] [--since T] [--until T] [--full-names] [--json]\n"
-     "          [--off-cpu | --wall] | --cgroup PATH | --unit NAME | --all [--top N] [--since T] [--until T] [...]",
+     "          [--off-cpu | --wall] | --cgroup PATH | --unit NAME | --all [--top N] [...]",
      "flat profile: self and total samples per function (default top 20, 0 = all);\n"
      "          C++ names without their parameter lists unless --full-names;\n"
      "          --cgroup/--unit: the processes of a watched cgroup or unit, merged;\n"
      "          --all: those of system-wide mode (attach --all), merged;\n"
      "          --since/--until: only the kept time windows in that range (10m, \"10m ago\",\n"
-     "          11:05, \"2026-11-24 11:05\", @EPOCH, now); default: everything;\n"
-     "          --off-cpu (attach --off-cpu): functions by time off CPU, states first;\n"
-     "          --wall: CPU samples weighted by their period plus the off-CPU time"},
+     "          11:05, \"2026-11-24 11:05\", @EPOCH, now); default: everything"},
     {"folded", verb_folded,
      "PID [--session N] [--since T] [--until T] [--json] [--off-cpu | --wall]\n"
      "          | --cgroup PATH | --unit NAME | --all",
-     "folded stacks (root;...;leaf count) for flame graphs; --off-cpu: the off-CPU\n"
-     "          stacks in nanoseconds, under their state ([sleeping], [runnable], ...);\n"
-     "          --wall: those and the CPU stacks under [running], in nanoseconds"},
+     "folded stacks (root;...;leaf count) for flame graphs (--off-cpu, --wall: in ns)"},
     {"top", verb_top, "[PID...] [--interval MS] [--iterations N] [--full-names] [--json]",
      "live view: functions by self time in the last interval (default 1000 ms), keys\n"
      "          q quit, s sort, p pause, t HCCT tree, / filter, arrows, PgUp/PgDn, Home/End\n"
@@ -89,8 +83,7 @@ static const struct verb verbs[] = {
      "          [--since T] [--until T]",
      "hot calling contexts: every context with at least phi of the samples (default\n"
      "          0.001, at least the target's eps, set at attach: default 0.0002), as a tree;\n"
-     "          --exact: the contexts of the probed calls (attach --calls); --off-cpu:\n"
-     "          those of the off-CPU time (counts in nanoseconds)"},
+     "          --exact: the contexts of the probed calls (attach --calls), --off-cpu: waits"},
     {"paths", verb_paths,
      "PID FUNCTION [--k K] [--duration S] [--budget N] [--top N] [--force] [--json]\n"
      "          | PID --show [--session N] | PID --stop",
@@ -115,29 +108,24 @@ static const struct verb verbs[] = {
      "write the profile to FILE (- for stdout): pprof (gzip, for go tool pprof;\n"
      "          the default), folded stacks, or JSON (functions and per-thread stacks);\n"
      "          pprof is not written to a terminal without --force; --base FILE also\n"
-     "          writes the base side (for go tool pprof -diff_base); --off-cpu: pprof with\n"
-     "          the sample types samples, cpu, off_cpu and wall (-sample_index=off_cpu),\n"
-     "          folded or JSON of the off-CPU profile alone (nanoseconds)"},
+     "          writes the base side (for go tool pprof -diff_base); --off-cpu: off_cpu, wall"},
     {"diff", verb_diff,
      "PID [--since T] [--until T] [--session N] [--top N] [--json]\n"
      "          --base-since T [--base-until T] | --base-pid PID2",
      "function by function: self share of the samples in the base (another time range\n"
      "          or another process) and now, largest changes first (default top 20)"},
     {"record", verb_record,
-     "[--freq HZ] [-o FILE] [--format pprof|folded|json|report] [--children] [--off-cpu]\n"
-     "          [--full-names]\n"
-     "          -- CMD [ARG...]",
+     "[--freq HZ] [-o FILE] [--format pprof|folded|json|report] [--children] [--full-names]\n"
+     "          [--off-cpu] -- CMD [ARG...]",
      "run CMD sampled from its first instruction and write its profile when it exits\n"
      "          (default pprof to kprof.pb.gz); --children follows the processes it\n"
-     "          forks; --off-cpu records its off-CPU time too (as export --off-cpu);\n"
-     "          CMD's exit status is kprofctl's"},
+     "          forks; CMD's exit status is kprofctl's"},
     {"watch", verb_watch,
      "list [--json] | add RULE | add --comm NAME | --exe PATH | --uid USER | --cgroup PATH\n"
      "          | --unit NAME [--freq HZ] [--no-jvm-map] [--children] [--off-cpu] [--json]\n          | remove ID|RULE",
      "watch rules: every present and future process matching a comm, an executable, a\n"
      "          uid, a cgroup or a unit is attached by kprofd itself (kept across restarts);\n"
-     "          RULE is KIND:VALUE [freq=N] [jvm=on|off] [children=on|off]\n"
-     "          [offcpu=on|off] (offcpu=on, --off-cpu: attach --off-cpu)"},
+     "          RULE is KIND:VALUE [freq=N] [jvm=on|off] [children=on|off] [offcpu=on|off]"},
     {"annotate", verb_annotate, "PID FUNCTION [--top N] [--session N] [--json]",
      "where inside one sampled function its self samples fall: its code as it ran\n"
      "          (read when first sampled; a change since is said), disassembled, samples\n"

@@ -35,15 +35,14 @@ struct row {
 	uint64_t self, total, cpu_self;
 };
 
+/* By self, then total, descending (as report sorts), then by name. */
 static int row_cmp(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
+	int by_self = (x->self < y->self) - (x->self > y->self);
+	int by_total = (x->total < y->total) - (x->total > y->total);
 
-	if (x->self != y->self)
-		return x->self < y->self ? 1 : -1;
-	if (x->total != y->total)
-		return x->total < y->total ? 1 : -1;
-	return strcmp(x->e->function, y->e->function);
+	return by_self ? by_self : by_total ? by_total : strcmp(x->e->function, y->e->function);
 }
 
 static bool same_func(const Kprof__FlatEntry *a, const Kprof__FlatEntry *b)

@@ -150,14 +150,13 @@ int verb_export(int argc, char **argv)
 	int c, r, st = -1;
 
 	while ((c = verbs_getopt(&st, "export", argc, argv, "o:f:", opts)) != -1) {
+		er.off_cpu |= c == 'O';
 		if (c == 'o')
 			out = optarg;
 		else if (c == 'f')
 			format = optarg;
 		else if (c == 'F')
 			force = true;
-		else if (c == 'O')
-			er.off_cpu = true;
 		else if (c == 'S' && verbs_parse_session(optarg, &er.session) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		else if (verbs_group_opt(c, &grp))
@@ -345,6 +344,7 @@ int verb_record(int argc, char **argv)
 
 	/* '+': options end at the command's name, so its own options stay its own. */
 	while ((c = verbs_getopt(&st, "record", argc, argv, "+F:o:f:", opts)) != -1) {
+		o.off_cpu |= c == 'O';
 		if (c == 'F' && verbs_parse_uint("--freq", optarg, 1, 4999, &o.freq) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'n' && verbs_parse_uint("--top", optarg, 0, 100000000, &o.top) < 0)
@@ -361,8 +361,6 @@ int verb_record(int argc, char **argv)
 			force = true;
 		else if (c == 'N')
 			o.full_names = true;
-		else if (c == 'O')
-			o.off_cpu = true;
 	}
 	if (st >= 0)
 		return st;

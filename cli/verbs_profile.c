@@ -58,6 +58,22 @@ static int report_group(const char *name, const struct verbs_group *grp,
 	return r;
 }
 
+/* req asked with its off_cpu set into *off, then (cpu not NULL: --wall) cleared into *cpu. 0,
+ * or the exit code (nothing to free then). */
+static int call_offcpu(const Kprof__Request *req, protobuf_c_boolean *off_cpu, Kprof__Reply **off,
+		       Kprof__Reply **cpu)
+{
+	int r;
+
+	*off_cpu = true;
+	r = verbs_call(req, off);
+	*off_cpu = false;
+	if (r || !cpu || !(r = verbs_call(req, cpu)))
+		return r;
+	kprof__reply__free_unpacked(*off, NULL);
+	return r;
+}
+
 /* report --off-cpu, or --wall (the CPU report too, the whole of both merged). */
 static int report_offcpu(Kprof__ReportRequest *rr, bool wall, bool json)
 {
@@ -68,16 +84,10 @@ static int report_offcpu(Kprof__ReportRequest *rr, bool wall, bool json)
 
 	req.body_case = KPROF__REQUEST__BODY_REPORT;
 	req.report = rr;
-	rr->off_cpu = true;
 	if (wall)
 		rr->top = 0; /* merged: every function of both, cut after */
-	if ((r = verbs_call(&req, &off)))
+	if ((r = call_offcpu(&req, &rr->off_cpu, &off, wall ? &cpu : NULL)))
 		return r;
-	rr->off_cpu = false;
-	if (wall && (r = verbs_call(&req, &cpu))) {
-		kprof__reply__free_unpacked(off, NULL);
-		return r;
-	}
 	render_offcpu_report(stdout, off->report, cpu ? cpu->report : NULL, top, json);
 	kprof__reply__free_unpacked(off, NULL);
 	if (cpu)
@@ -92,10 +102,10 @@ int verb_report(int argc, char **argv)
 	    {"session", required_argument, NULL, 'S'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"full-names", no_argument, NULL, 'W'},
-	    {"off-cpu", no_argument, NULL, 'O'},
-	    {"wall", no_argument, NULL, 'w'},
 	    GROUP_OPTS,
 	    RANGE_OPTS,
+	    {"off-cpu", no_argument, NULL, 'O'},
+	    {"wall", no_argument, NULL, 'w'},
 	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
@@ -116,10 +126,8 @@ int verb_report(int argc, char **argv)
 			json = true;
 		if (c == 'W')
 			full_names = true;
-		if (c == 'O')
-			rr.off_cpu = true;
-		if (c == 'w')
-			wall = true;
+		rr.off_cpu |= c == 'O';
+		wall |= c == 'w';
 		if (!verbs_group_opt(c, &grp) && verbs_range_opt(c, &rr.since_ns, &rr.until_ns))
 			return KPROFCTL_EXIT_USAGE;
 	}
@@ -132,10 +140,8 @@ int verb_report(int argc, char **argv)
 		return verbs_usage_error("report", "--off-cpu and --wall are for one PID");
 	if (name)
 		return report_group(name, &grp, &rr, json, full_names);
-	if ((r = verbs_one_pid("report", argc, argv, &rr.pid)))
-		return r;
-	if (rr.off_cpu || wall)
-		return report_offcpu(&rr, wall, json);
+	if ((r = verbs_one_pid("report", argc, argv, &rr.pid)) || rr.off_cpu || wall)
+		return r ? r : report_offcpu(&rr, wall, json);
 	req.body_case = KPROF__REQUEST__BODY_REPORT;
 	req.report = &rr;
 	if ((r = verbs_call(&req, &rep)))
@@ -150,11 +156,11 @@ int verb_hcct(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"phi", required_argument, NULL, 'p'},
 	    {"exact", no_argument, NULL, 'x'},
-	    {"off-cpu", no_argument, NULL, 'O'},
 	    {"session", required_argument, NULL, 'S'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"full-names", no_argument, NULL, 'W'},
 	    RANGE_OPTS,
+	    {"off-cpu", no_argument, NULL, 'O'},
 	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
@@ -170,8 +176,7 @@ int verb_hcct(int argc, char **argv)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'x')
 			hr.exact = true;
-		if (c == 'O')
-			hr.off_cpu = true;
+		hr.off_cpu |= c == 'O';
 		if (c == 'j')
 			json = true;
 		if (c == 'W')
@@ -504,14 +509,8 @@ static int folded_wall(Kprof__FoldedRequest *fr)
 
 	req.body_case = KPROF__REQUEST__BODY_FOLDED;
 	req.folded = fr;
-	fr->off_cpu = true;
-	if ((r = verbs_call(&req, &off)))
+	if ((r = call_offcpu(&req, &fr->off_cpu, &off, &cpu)))
 		return r;
-	fr->off_cpu = false;
-	if ((r = verbs_call(&req, &cpu))) {
-		kprof__reply__free_unpacked(off, NULL);
-		return r;
-	}
 	render_offcpu_wall_folded(stdout, cpu->folded->folded,
 				  cpu->folded->target ? cpu->folded->target->freq_hz : 0,
 				  off->folded->folded);
@@ -526,10 +525,10 @@ int verb_folded(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"session", required_argument, NULL, 'S'},
 	    {"json", no_argument, NULL, 'j'},
-	    {"off-cpu", no_argument, NULL, 'O'},
-	    {"wall", no_argument, NULL, 'w'},
 	    GROUP_OPTS,
 	    RANGE_OPTS,
+	    {"off-cpu", no_argument, NULL, 'O'},
+	    {"wall", no_argument, NULL, 'w'},
 	    {},
 	};
 	Kprof__FoldedRequest fr = KPROF__FOLDED_REQUEST__INIT;
@@ -544,10 +543,8 @@ int verb_folded(int argc, char **argv)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			json = true;
-		if (c == 'O')
-			fr.off_cpu = true;
-		if (c == 'w')
-			wall = true;
+		fr.off_cpu |= c == 'O';
+		wall |= c == 'w';
 		if (!verbs_group_opt(c, &grp) && verbs_range_opt(c, &fr.since_ns, &fr.until_ns))
 			return KPROFCTL_EXIT_USAGE;
 	}
@@ -561,14 +558,12 @@ int verb_folded(int argc, char **argv)
 	if (name && json)
 		return verbs_usage_error("folded",
 					 "--json is for one PID; use export --format json");
-	if (name)
-		return verbs_group_export(name, fr.since_ns, fr.until_ns, "folded", "-");
 	if (name && (fr.off_cpu || wall))
 		return verbs_usage_error("folded", "--off-cpu and --wall are for one PID");
-	if ((r = verbs_one_pid("folded", argc, argv, &fr.pid)))
-		return r;
-	if (wall)
-		return folded_wall(&fr);
+	if (name)
+		return verbs_group_export(name, fr.since_ns, fr.until_ns, "folded", "-");
+	if ((r = verbs_one_pid("folded", argc, argv, &fr.pid)) || wall)
+		return r ? r : folded_wall(&fr);
 	req.body_case = KPROF__REQUEST__BODY_FOLDED;
 	req.folded = &fr;
 	if ((r = verbs_call(&req, &rep)))

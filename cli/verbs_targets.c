@@ -65,8 +65,7 @@ static int attach_options(int argc, char **argv, Kprof__AttachRequest *ar, bool 
 	int c, r, st = -1;
 
 	while ((c = verbs_getopt(&st, "attach", argc, argv, "F:d:", opts)) != -1) {
-		if (c == 'O')
-			ar->off_cpu = true;
+		ar->off_cpu |= c == 'O';
 		if ((r = attach_value_opt(c, ar)))
 			return r;
 		if (c == 'k')
@@ -325,6 +324,7 @@ static int watch_options(int argc, char **argv, struct watch_opts *o)
 	int c, st = -1;
 
 	while ((c = verbs_getopt(&st, "watch", argc, argv, "F:", opts)) != -1) {
+		o->off_cpu |= c == 'O';
 		const char *k = c == 'c'   ? "comm"
 				: c == 'x' ? "exe"
 				: c == 'u' ? "uid"
@@ -346,8 +346,6 @@ static int watch_options(int argc, char **argv, struct watch_opts *o)
 			o->nojvm = true;
 		if (c == 'C')
 			o->children = true;
-		if (c == 'O')
-			o->off_cpu = true;
 		if (c == 'j')
 			o->json = true;
 	}

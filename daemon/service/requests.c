@@ -224,6 +224,24 @@ static const struct offcpu *offcpu_of(struct client *cl, const struct target *t,
 	return t->offcpu;
 }
 
+/* The profile a report or folded request of t reads: t's, its off-CPU one, or a range's
+ * (held in *wr); NULL when t is NULL or the error is replied. */
+static const struct profile *query_profile(struct client *cl, struct target *t, bool off_cpu,
+					   uint32_t session, uint64_t since, uint64_t until,
+					   struct wrange *wr)
+{
+	const bool ranged = since || until;
+	const struct offcpu *off;
+
+	if (!t)
+		return NULL;
+	if (off_cpu)
+		return (off = offcpu_of(cl, t, ranged)) ? off->prof : NULL;
+	if (ranged && range_of(cl, t, session, since, until, wr) < 0)
+		return NULL;
+	return ranged ? wr->prof : t->profile;
+}
+
 static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
@@ -236,17 +254,12 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 	_cleanup_(wrange_free) struct wrange wr = {0};
 	const bool ranged = req->since_ns || req->until_ns;
 	const struct profile *prof;
-	const struct offcpu *off = NULL;
 	struct profile_stats ps;
 	size_t n, shown;
 
-	if (!t)
+	prof = query_profile(cl, t, req->off_cpu, req->session, req->since_ns, req->until_ns, &wr);
+	if (!prof)
 		return;
-	if (req->off_cpu && !(off = offcpu_of(cl, t, ranged)))
-		return;
-	if (ranged && range_of(cl, t, req->session, req->since_ns, req->until_ns, &wr) < 0)
-		return;
-	prof = off ? off->prof : ranged ? wr.prof : t->profile;
 	if (profile_flat_view(prof, requests_view(cl), &rows, &n) < 0) {
 		requests_error(cl, -ENOMEM, "out of memory");
 		return;
@@ -269,7 +282,7 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 		ev[i].self = f->self;
 		ev[i].total = f->total;
 		ev[i].address = f->start;
-		ev[i].calls = !ranged && !off && id < t->calls.ncounts ? t->calls.counts[id] : 0;
+		ev[i].calls = prof == t->profile && id < t->calls.ncounts ? t->calls.counts[id] : 0;
 		ep[i] = &ev[i];
 	}
 	profile_get_stats(prof, &ps);
@@ -297,17 +310,13 @@ static void do_folded(struct client *cl, const Kprof__FoldedRequest *req)
 	_cleanup_free_ char *text = NULL;
 	_cleanup_(wrange_free) struct wrange wr = {0};
 	const bool ranged = req->since_ns || req->until_ns;
-	const struct offcpu *off = NULL;
+	const struct profile *prof;
 	size_t len;
 
-	if (!t)
+	prof = query_profile(cl, t, req->off_cpu, req->session, req->since_ns, req->until_ns, &wr);
+	if (!prof)
 		return;
-	if (req->off_cpu && !(off = offcpu_of(cl, t, ranged)))
-		return;
-	if (ranged && range_of(cl, t, req->session, req->since_ns, req->until_ns, &wr) < 0)
-		return;
-	if (profile_folded_view(off ? off->prof : ranged ? wr.prof : t->profile, &o, &text, &len,
-				&fi) < 0) {
+	if (profile_folded_view(prof, &o, &text, &len, &fi) < 0) {
 		requests_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
