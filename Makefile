@@ -109,7 +109,7 @@ all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit $(BUILD)/native $(BUILD)
 help:
 	@echo "make deps      install build/test packages (apt-get, idempotent)"
 	@echo "make           build kprofd, kprofctl and the minijit, native and threadmill fixtures into $(BUILD)/"
-	@echo "make check     test, test-asan and a 30 s fuzz run of every target (what CI runs)"
+	@echo "make check     test, test-asan and a 5 s fuzz run of every target (what CI runs)"
 	@echo "make test      build and run unit and integration tests (root for integration)"
 	@echo "make unit      build and run the unit tests alone"
 	@echo "make check-structure  layers and cycles of the sources and objects (tests/layers.txt)"
@@ -223,7 +223,7 @@ $(BUILD)/threadmill: tests/fixtures/threadmill.c | $(BUILD)
 # and, for kprofctl's output, the CLI objects they test.
 $(BUILD)/tests/test_render: $(SAN_OBJ)/cli/render.o $(SAN_OBJ)/cli/render_spp.o
 $(BUILD)/tests/test_render: $(SAN_OBJ)/cli/render_targets.o $(SAN_OBJ)/cli/render_profile.o \
-	$(SAN_OBJ)/cli/render_paths.o
+	$(SAN_OBJ)/cli/render_paths.o $(SAN_OBJ)/cli/render_annotate.o $(SAN_OBJ)/cli/drift.o
 $(BUILD)/tests/test_render_offcpu: $(SAN_OBJ)/cli/render_offcpu.o $(SAN_OBJ)/cli/render.o
 $(BUILD)/tests/test_%: $(SAN_OBJ)/tests/unit/test_%.o $(SAN_LIBS) | $(BUILD)/tests
 	$(CC) $(LINK_FLAGS) $(SAN) -o $@ $(filter %.o,$^) $(filter %.a,$^) $(UNIT_LIBS)

@@ -18,6 +18,7 @@ bash bench/hwbp.sh
 mkdir -p "$BUILD/bench" && bash bench/spp.sh | tee "$BUILD/bench/spp.md"
 bash bench/threads.sh # BEFORE=DIR adds a build to compare with
 bash bench/http.sh
+mkdir -p "$BUILD/bench" && SC_SHORT=1 bash bench/scale.sh | tee "$BUILD/bench/scale.md"
 mkdir -p "$BUILD/bench"
 "$BUILD/bench_hcct" | tee "$BUILD/bench/hcct.md"
 "$BUILD/bench_ksf" | tee "$BUILD/bench/ksf.md"

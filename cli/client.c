@@ -4,9 +4,12 @@
 #include "client.h"
 
 #include <errno.h>
+#include <grp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -16,6 +19,27 @@
 #include "kprof/io.h"
 
 #define CLIENT_TIMEOUT_SEC 30
+
+const char *client_no_permission(const char *path, char *buf, size_t len)
+{
+	struct stat st;
+	struct group *g;
+
+	if (stat(path, &st) < 0 || !(st.st_mode & S_IWGRP)) {
+		snprintf(buf, len, " (no permission to use the socket)");
+		return buf;
+	}
+	g = getgrgid(st.st_gid);
+	if (g)
+		snprintf(buf, len,
+			 " (no permission to use the socket: it is for group %s; join it, e.g. "
+			 "sudo usermod -aG %s $USER, then log in again)",
+			 g->gr_name, g->gr_name);
+	else
+		snprintf(buf, len, " (no permission to use the socket: it is for group %u)",
+			 (unsigned)st.st_gid);
+	return buf;
+}
 
 int client_connect(const char *path)
 {

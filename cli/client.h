@@ -11,6 +11,9 @@
 
 /* Connect to path. -errno. */
 int client_connect(const char *path);
+/* Why connecting to the socket at path was refused (EACCES), into buf (len bytes): the group
+ * it is for, to join (the installed unit: SocketMode 0660, group kprof). */
+const char *client_no_permission(const char *path, char *buf, size_t len);
 /* Send req, wait for one reply (*ret, free with kprof__reply__free_unpacked). -errno; -EBADMSG
  * for a reply that is not a kprof.Reply; -EMSGSIZE above FRAME_MAX_REPLY. */
 int client_call(int fd, const Kprof__Request *req, Kprof__Reply **ret);

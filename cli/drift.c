@@ -172,7 +172,8 @@ void drift_render(FILE *f, const Kprof__DriftReply *r, bool json)
 			fprintf(f, "%54s", "");
 			put_pct(f, d->top_keys[k]->reference);
 			fputs(" -> ", f);
-			put_pct(f, d->top_keys[k]->window);
+			/* An empty window (still learning, or idle) has no shares: not 0%. */
+			put_pct(f, d->window_samples ? d->top_keys[k]->window : -1);
 			fputs("  ", f);
 			put_name(f, d->top_keys[k]->key);
 			fputc('\n', f);

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kprof/abi.h"
 #include "kprof/cleanup.h"
 #include "kprof/io.h"
 #include "kprof/profile.h"
@@ -36,21 +37,137 @@ static int to_profile(const Kprof__SavedProfile *sp, struct profile **ret)
 	return err < 0 ? err : saved_profile(sp, NULL, ret, NULL);
 }
 
+/* The processes of a merged profile (its stacks' pids) and a root frame for each: copies of
+ * sp's stacks with the process's comm first, as stackcollapse-perf roots every stack at its
+ * comm (the comm: its main thread's name, tid == pid). */
+struct comm_roots {
+	Kprof__SavedProfile sp;
+	Kprof__SavedFunction *fv, **fp;
+	Kprof__SavedStack *sv, **spp;
+	uint32_t *ids;
+	char (*names)[32];
+};
+
+static void comm_roots_free(struct comm_roots *c)
+{
+	free(c->fv);
+	free(c->fp);
+	free(c->sv);
+	free(c->spp);
+	free(c->ids);
+	free(c->names);
+}
+
+/* The process a stack of sp was sampled in: its origin's (a merged profile), else 0. */
+static uint32_t stack_pid(const Kprof__SavedProfile *sp, const Kprof__SavedStack *s)
+{
+	return s->origin && s->origin <= sp->n_origins ? sp->origins[s->origin - 1]->pid : 0;
+}
+
+/* Whether sp is a merge of processes (record's, a cgroup's): stacks of several pids, or of
+ * another than its target's (the merge's first process may have none). */
+static bool several_processes(const Kprof__SavedProfile *sp)
+{
+	uint32_t first = sp->n_stacks ? stack_pid(sp, sp->stacks[0]) : 0;
+
+	for (size_t i = 0; i < sp->n_stacks; i++) {
+		uint32_t pid = stack_pid(sp, sp->stacks[i]);
+
+		if (pid && (pid != first || (sp->target && pid != sp->target->pid)))
+			return true;
+	}
+	return false;
+}
+
+static const char *comm_of(const Kprof__SavedProfile *sp, uint32_t pid, char *buf, size_t len)
+{
+	for (size_t i = 0; i < sp->n_threads; i++)
+		if (sp->threads[i]->tid == pid && sp->threads[i]->name && sp->threads[i]->name[0]) {
+			snprintf(buf, len, "%s", sp->threads[i]->name);
+			return buf;
+		}
+	snprintf(buf, len, "pid %u", pid);
+	return buf;
+}
+
+static int comm_roots(const Kprof__SavedProfile *sp, struct comm_roots *c)
+{
+	size_t nf = sp->n_functions, nid = 0, io = 0, nroots = 0;
+
+	for (size_t i = 0; i < sp->n_stacks; i++)
+		nid += sp->stacks[i]->n_ids + 1;
+	c->sp = *sp;
+	c->fv = calloc(sp->n_stacks + 1, sizeof(*c->fv));
+	c->fp = calloc(nf + sp->n_stacks + 1, sizeof(*c->fp));
+	c->sv = calloc(sp->n_stacks + 1, sizeof(*c->sv));
+	c->spp = calloc(sp->n_stacks + 1, sizeof(*c->spp));
+	c->ids = calloc(nid + 1, sizeof(*c->ids));
+	c->names = calloc(sp->n_stacks + 1, sizeof(*c->names));
+	if (!c->fv || !c->fp || !c->sv || !c->spp || !c->ids || !c->names)
+		return -ENOMEM;
+	memcpy(c->fp, sp->functions, nf * sizeof(*c->fp));
+	for (size_t i = 0; i < sp->n_stacks; i++) {
+		const Kprof__SavedStack *s = sp->stacks[i];
+		uint32_t pid = stack_pid(sp, s);
+		size_t r = 0;
+
+		/* One root function per process (few: a linear search). */
+		for (r = 0; r < nroots && c->fv[r].start != pid; r++)
+			;
+		if (r == nroots) {
+			kprof__saved_function__init(&c->fv[r]);
+			c->fv[r].name = (char *)comm_of(sp, pid, c->names[r], sizeof(c->names[r]));
+			c->fv[r].module = "[comm]";
+			c->fv[r].kind = KPROF__FRAME_KIND__FRAME_KIND_NATIVE;
+			c->fv[r].start = pid; /* its key here only */
+			c->fp[nf + r] = &c->fv[r];
+			nroots++;
+		}
+		c->sv[i] = *s;
+		c->spp[i] = &c->sv[i];
+		if (s->n_ids >= 2 * KP_MAX_STACK + 1)
+			continue; /* as deep as a stack may be: left as it is */
+		c->sv[i].ids = c->ids + io;
+		c->ids[io++] = nf + r;
+		memcpy(c->ids + io, s->ids, s->n_ids * sizeof(*s->ids));
+		io += s->n_ids;
+		c->sv[i].n_ids = s->n_ids + 1;
+	}
+	c->sp.functions = c->fp;
+	c->sp.n_functions = nf + nroots;
+	c->sp.stacks = c->spp;
+	return 0;
+}
+
 /* Folded stacks, each line through render_lines() as `kprofctl folded` prints them: the names
- * come from the target, and the file is text meant for terminals and tools alike. */
-static int export_folded(const Kprof__SavedProfile *sp, uint8_t **ret, size_t *ret_len)
+ * come from the target, and the file is text meant for terminals and tools alike. A merged
+ * profile's stacks are rooted at their process's comm, so that processes stay apart. */
+static int export_folded(const Kprof__SavedProfile *in, uint8_t **ret, size_t *ret_len)
 {
 	_cleanup_free_ char *text = NULL;
+	struct comm_roots roots = {0};
+	const Kprof__SavedProfile *sp = in;
 	struct profile *p;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f;
-	int err = to_profile(sp, &p);
+	int err;
 
-	if (err < 0)
+	if (several_processes(in)) {
+		if (comm_roots(in, &roots) < 0) {
+			comm_roots_free(&roots);
+			return -ENOMEM;
+		}
+		sp = &roots.sp;
+	}
+	err = to_profile(sp, &p);
+	if (err < 0) {
+		comm_roots_free(&roots);
 		return err;
+	}
 	err = profile_folded(p, &text, &len);
 	profile_free(p);
+	comm_roots_free(&roots);
 	if (err < 0)
 		return err;
 	f = open_memstream(&buf, &len);
@@ -148,14 +265,14 @@ static int write_out(const char *path, const uint8_t *data, size_t len)
 
 /* sp with off's functions and stacks after its own (off's ids moved past sp's functions), for
  * pprof_build_offcpu. Shallow: the arrays in *m (freed by merged_free) point into sp and off. */
-struct merged {
+struct offcpu_merged {
 	Kprof__SavedProfile msg;
 	Kprof__SavedFunction **fp;
 	Kprof__SavedStack *sv, **spp;
 	uint32_t *ids;
 };
 
-static void merged_free(struct merged *m)
+static void merged_free(struct offcpu_merged *m)
 {
 	free(m->fp);
 	free(m->sv);
@@ -164,7 +281,7 @@ static void merged_free(struct merged *m)
 }
 
 static int merged_build(const Kprof__SavedProfile *sp, const Kprof__SavedProfile *off,
-			struct merged *m)
+			struct offcpu_merged *m)
 {
 	size_t nf = sp->n_functions + off->n_functions, ns = sp->n_stacks + off->n_stacks, nids = 0;
 
@@ -213,7 +330,7 @@ static int merged_build(const Kprof__SavedProfile *sp, const Kprof__SavedProfile
 static int build_pprof(const Kprof__SavedProfile *sp, const Kprof__SavedProfile *off,
 		       uint64_t now_ns, uint8_t **data, size_t *len)
 {
-	struct merged m;
+	struct offcpu_merged m;
 	int err = saved_check(sp); /* refused for what kprofd would refuse */
 
 	if (err >= 0 && off)

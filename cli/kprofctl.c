@@ -17,9 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "kprof/cleanup.h"
 #include "client.h"
+#include "render.h"
 #include "verbs.h"
 #include "verbs_export.h"
 #include "verbs_profile.h"
@@ -191,8 +194,12 @@ int main(int argc, char **argv)
 	    {"version", no_argument, NULL, 'V'},
 	    {},
 	};
+	struct winsize ws;
 	int c;
 
+	/* Text for a terminal fits its width (report's rows). */
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col)
+		render_set_columns(ws.ws_col);
 	if (getenv("KPROF_SOCKET") && *getenv("KPROF_SOCKET"))
 		socket_path = getenv("KPROF_SOCKET");
 	/* Every getopt error is reported by verbs_option_error, which names the verb. */

@@ -7,10 +7,11 @@
  * everything after it are sampled. While it runs kprofctl ignores SIGINT and SIGQUIT (the
  * terminal sends them to the command too, which decides) and passes SIGTERM and SIGHUP on. When
  * it has exited, kprofctl waits until kprofd has ended the target (its exit record, the last
- * drain), detaches what is left of its followed children (--children; as perf record stops at
- * the command's exit), and writes the profile: the command's alone, or merged with its
- * children's (functions, mappings and thread names concatenated, the command's first; every
- * stack kept with its thread). The exit code is the
+ * drain), detaches what is left of its followed children (followed unless --no-children, as
+ * perf record inherits; as perf record stops at the command's exit), and writes the profile:
+ * the command's alone, or merged with its children's (functions and thread names concatenated,
+ * every stack kept with its thread and a pid label; the mappings of the busiest process first,
+ * so that the program that did the work, not a wrapper shell, names the profile). The exit code is the
  * command's (128 + N after signal N, 127 if it could not be run, as shells do).
  */
 #include <errno.h>
@@ -236,6 +237,49 @@ static int write_report(const struct record_opts *o, const struct proc_ref *proc
 	return r;
 }
 
+/* The merged mappings with those of the process with the most samples first: pprof names the
+ * profile after the first executable (a wrapper shell's otherwise). 0 or -ENOMEM. */
+static int busiest_first(struct merged *m, Kprof__SavedProfile *const *sps, size_t n)
+{
+	size_t best = 0, off = 0, k = 0, total = m->sp.n_mappings;
+	_cleanup_free_ Kprof__SavedMapping **v = calloc(total + 1, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 1; i < n; i++)
+		if (sps[i]->target->samples > sps[best]->target->samples)
+			best = i;
+	for (size_t i = 0; i < best; i++)
+		off += sps[i]->n_mappings;
+	for (size_t j = 0; j < sps[best]->n_mappings && off + j < total; j++)
+		v[k++] = m->sp.mappings[off + j];
+	for (size_t j = 0; j < total; j++)
+		if (j < off || j >= off + sps[best]->n_mappings)
+			v[k++] = m->sp.mappings[j];
+	memcpy(m->sp.mappings, v, total * sizeof(*v));
+	return 0;
+}
+
+/* No sample at all: say why it may be. */
+static void empty_note(const struct record_opts *o, Kprof__SavedProfile *const *sps, size_t n)
+{
+	uint32_t forked = sps[0]->target->children_followed;
+
+	if (!o->children)
+		fprintf(stderr,
+			"kprofctl record: no samples: with --no-children only the command itself "
+			"is sampled, not the processes it starts\n");
+	else if (forked || n > 1)
+		fprintf(stderr,
+			"kprofctl record: no samples: the command and the %u process%s it "
+			"started ran too briefly to be sampled (raise --freq)\n",
+			forked, forked == 1 ? "" : "es");
+	else
+		fprintf(stderr,
+			"kprofctl record: no samples: the command ran too briefly to be sampled "
+			"(raise --freq)\n");
+}
+
 /* Write the profile of the processes recorded. 0, or an exit code. */
 static int write_profile(const struct record_opts *o, const struct proc_ref *procs, size_t n)
 {
@@ -266,18 +310,20 @@ static int write_profile(const struct record_opts *o, const struct proc_ref *pro
 		r = KPROFCTL_EXIT_ERROR;
 		goto out;
 	}
-	if (got > 1 && merge_profiles(sps, got, &m) < 0) {
+	if (got > 1 && (merge_profiles(sps, got, &m) < 0 || busiest_first(&m, sps, got) < 0)) {
 		fprintf(stderr, "kprofctl record: out of memory\n");
 		r = KPROFCTL_EXIT_ERROR;
 		goto out;
 	}
+	if (!samples)
+		empty_note(o, sps, got);
 	if (got > 1 && o->off_cpu)
-		fprintf(stderr, "kprofctl record: %zu processes: their CPU profiles merged, without "
-				"off-CPU time (kprofctl export PID --off-cpu --session N has each's)\n",
+		fprintf(stderr, "kprofctl record: %zu processes: their CPU profiles merged, the "
+				"off-CPU time of the command's alone (kprofctl export PID --off-cpu "
+				"--session N has each's)\n",
 			got);
-	if (export_offcpu(got > 1 ? &m.sp : sps[0],
-			  got == 1 && o->off_cpu ? reps[0]->export->off_cpu : NULL, o->format,
-			  o->output) < 0) {
+	if (export_offcpu(got > 1 ? &m.sp : sps[0], o->off_cpu ? reps[0]->export->off_cpu : NULL,
+			  o->format, o->output) < 0) {
 		r = KPROFCTL_EXIT_ERROR;
 		goto out;
 	}

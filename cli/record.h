@@ -11,7 +11,7 @@ struct record_opts {
 	/* Send a request to kprofd, print its error if any: 0 with *rep, else an exit code. */
 	int (*call)(const Kprof__Request *req, Kprof__Reply **rep);
 	unsigned freq;	    /* 0: the daemon's default */
-	bool children;	    /* follow the processes it forks */
+	bool children;	    /* follow the processes it forks (the default; --no-children) */
 	bool no_jvm_map;    /* attach --no-jvm-map */
 	bool off_cpu;	    /* attach --off-cpu: the export has its off-CPU profile too */
 	const char *format; /* pprof, folded, json or report */

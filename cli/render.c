@@ -33,6 +33,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kprof/cleanup.h"
 #include "kprof/pprof.h"
 #include "kprof/cxxname.h"
 #include "render_internal.h"
@@ -230,6 +231,62 @@ static int cmp_shown(const void *a, const void *b, void *ctx)
 	return c ? c : x < y ? -1 : x > y;
 }
 
+static unsigned columns;
+
+int render_width(const char *s)
+{
+	_cleanup_free_ char *t = render_sanitize_dup(s ? s : "", SIZE_MAX);
+	int n = 0;
+
+	for (const char *p = t; p && *p; p++)
+		n += (*p & 0xc0) != 0x80;
+	return n;
+}
+
+void render_set_columns(unsigned cols)
+{
+	columns = cols;
+}
+
+unsigned render_columns(void)
+{
+	return columns;
+}
+
+/* k moved back (head) or on (tail) to the start of a UTF-8 character of t. */
+static size_t char_start(const char *t, size_t k, bool on)
+{
+	while (k && (t[k] & 0xc0) == 0x80)
+		k += on ? 1 : -1;
+	return k;
+}
+
+void render_fit(FILE *f, const char *s, int w, bool pad)
+{
+	_cleanup_free_ char *t = render_sanitize_dup(s ? s : "", SIZE_MAX);
+	const char *sp;
+	size_t n, keep;
+
+	if (!t || w <= 0)
+		return;
+	n = strlen(t); /* sanitized: '?' for every control and bad byte; UTF-8 counted as bytes */
+	if (n <= (size_t)w || w < 6) {
+		fprintf(f, "%.*s", (int)char_start(t, n < (size_t)w ? n : (size_t)w, false), t);
+		for (; pad && n < (size_t)w; n++)
+			fputc(' ', f);
+		return;
+	}
+	sp = strchr(t, ' ');
+	if (sp && (size_t)(sp - t) + 4 <= (size_t)w) { /* NAME ..END OF PATH */
+		keep = w - (sp - t) - 3;
+		fprintf(f, "%.*s ..%s", (int)(sp - t), t, t + char_start(t, n - keep, true));
+	} else if (t[0] == '/' || t[0] == '[') { /* a path: its end names the file */
+		fprintf(f, "..%s", t + char_start(t, n - (w - 2), true));
+	} else {
+		fprintf(f, "%.*s..", (int)char_start(t, w - 2, false), t);
+	}
+}
+
 const char **render_names(const char *const *names, size_t n)
 {
 	size_t bytes = 0, *idx;
@@ -322,6 +379,13 @@ static void target_origin_text(FILE *f, const Kprof__Target *t)
 	}
 	if (t->all)
 		fputs(", by attach --all", f);
+	if (t->resumes)
+		fprintf(f, ", attached again after %u kprofd restart%s (profile continued)",
+			t->resumes, render_plural(t->resumes));
+	if (t->resume_note && t->resume_note[0]) {
+		fputs(", ", f);
+		put_text(f, t->resume_note, 0);
+	}
 	if (t->children)
 		fprintf(f, ", following its children (%u followed, %u not)", t->children_followed,
 			t->children_refused);
@@ -382,7 +446,61 @@ static void target_range_text(FILE *f, const Kprof__Target *t)
 	}
 }
 
+static void target_line(FILE *f, const Kprof__Target *t);
+
+/* Lines of text (sanitized already) within the terminal's width: a longer line breaks after
+ * its last ", " or "; " (else space) that fits, and goes on indented by two. */
+static void put_flowed(FILE *f, const char *s)
+{
+	size_t w = columns;
+
+	while (*s) {
+		size_t n = strcspn(s, "\n"), cut = n;
+		bool first = true;
+
+		if (!n)
+			fputc('\n', f);
+		for (const char *l = s; n;) {
+			if (!first)
+				fputs("  ", f);
+			cut = n;
+			if (n > w - (first ? 0 : 2)) {
+				size_t lim = w - (first ? 0 : 2);
+
+				for (cut = lim; cut > lim / 3 && l[cut - 1] != ' '; cut--)
+					;
+				if (cut <= lim / 3)
+					cut = lim;
+			}
+			fwrite(l, 1, cut, f);
+			fputc('\n', f);
+			l += cut;
+			n -= cut;
+			first = false;
+		}
+		s += strcspn(s, "\n");
+		if (*s == '\n')
+			s++;
+	}
+}
+
 void render_target_line(FILE *f, const Kprof__Target *t)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	if (columns < 40 || !(m = open_memstream(&buf, &len))) {
+		target_line(f, t);
+		return;
+	}
+	target_line(m, t);
+	fclose(m);
+	put_flowed(f, buf);
+	free(buf);
+}
+
+static void target_line(FILE *f, const Kprof__Target *t)
 {
 	fprintf(f, "pid %u (", t->pid);
 	put_text(f, t->comm, 0);
@@ -484,6 +602,8 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 		",\"annotate_dropped\":%" PRIu64,
 		t->probe_samples, t->annotate_bytes, t->annotate_dropped);
 	fprintf(f, ",\"all\":%s", t->all ? "true" : "false");
+	fprintf(f, ",\"resumes\":%u,\"resume_note\":", t->resumes);
+	render_json_string(f, t->resume_note ? t->resume_note : "");
 	fprintf(f, ",\"memory_bytes\":%" PRIu64 ",\"drift_bytes\":%" PRIu64, t->memory_bytes,
 		t->drift_bytes);
 	if (t->off_cpu) /* attach --off-cpu: only then, so other targets' JSON stays as it was */

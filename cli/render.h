@@ -31,6 +31,16 @@ char *render_sanitize_dup(const char *s, size_t max);
  * bytes that are not valid UTF-8 as \ufffd, so the output is valid UTF-8 JSON. */
 void render_json_strn(FILE *f, const char *s, size_t len);
 void render_json_string(FILE *f, const char *s);
+/* The width of the terminal the text goes to (0: not a terminal, lines whole). kprofctl sets
+ * it from standard output; report fits its rows in it. */
+void render_set_columns(unsigned cols);
+/* The columns s takes once sanitized (its characters). */
+int render_width(const char *s);
+unsigned render_columns(void);
+/* Print the sanitized s in at most w columns, padded to w when pad: a longer name loses its
+ * least useful part, marked "..": a path after a space (a JS function's "NAME /path/f.js:3:9"
+ * keeps NAME and the path's end), else a path's start, else its end. */
+void render_fit(FILE *f, const char *s, int w, bool pad);
 /* "s" unless n is 1, for counted nouns: printf("%u target%s", n, render_plural(n)). */
 const char *render_plural(uint64_t n);
 const char *render_state(Kprof__TargetState s);

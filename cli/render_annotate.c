@@ -171,11 +171,20 @@ static void hot_blocks(FILE *f, const Kprof__AnnotateReply *r, uint32_t top)
 	uint64_t whole = r->self + r->outside;
 	size_t shown = 0;
 
+	int w = 9; /* "ADDRESSES", or as wide as the widest range shown */
+	char addr[64];
+
 	if (!r->n_blocks)
 		return;
-	fputs("\nHottest blocks:\n    SELF       %  BLOCK  ADDRESSES                              "
-	      "INSNS  LOOP\n",
-	      f);
+	for (size_t i = 0; i < r->n_hot_blocks && (!top || i < top); i++)
+		if (r->hot_blocks[i] < r->n_blocks) {
+			int n = snprintf(addr, sizeof(addr), "0x%" PRIx64 "-0x%" PRIx64,
+					 r->blocks[r->hot_blocks[i]]->start,
+					 r->blocks[r->hot_blocks[i]]->end);
+			w = n > w ? n : w;
+		}
+	fprintf(f, "\nHottest blocks:\n    SELF       %%  BLOCK  %-*s  INSNS  LOOP\n", w,
+		"ADDRESSES");
 	for (size_t i = 0; i < r->n_hot_blocks && (!top || shown < top); i++) {
 		uint32_t k = r->hot_blocks[i];
 		const Kprof__AnnotateBlock *b;
@@ -185,8 +194,9 @@ static void hot_blocks(FILE *f, const Kprof__AnnotateReply *r, uint32_t top)
 		b = r->blocks[k];
 		if (!b->self && !b->below)
 			break;
-		fprintf(f, "%8" PRIu64 "  %5.1f%%  #%-4u  0x%" PRIx64 "-0x%" PRIx64 "  %5u  ",
-			b->self, share(b->self, whole), k, b->start, b->end, b->insns);
+		snprintf(addr, sizeof(addr), "0x%" PRIx64 "-0x%" PRIx64, b->start, b->end);
+		fprintf(f, "%8" PRIu64 "  %5.1f%%  #%-4u  %-*s  %5u  ", b->self,
+			share(b->self, whole), k, w, addr, b->insns);
 		if (b->loop_depth)
 			fprintf(f, "depth %u, %s #%d%s\n", b->loop_depth,
 				b->loop_header ? "header of loop" : "in loop", b->loop,

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "render.h"
 #include "render_internal.h"
@@ -67,22 +68,34 @@ static void hcct_json(FILE *f, const Kprof__HcctReply *r)
 	fputs("]}\n", f);
 }
 
-/* The contexts, indented by depth. */
+/* The contexts, indented by depth (3 columns a level, so that a marker, in the 2 columns
+ * before its name, never sits where a shallower context's name starts). TOTAL is the
+ * context's count with its callees' (as perf -g and flame graphs count), SELF its own. */
 static void hcct_rows(FILE *f, const Kprof__HcctReply *r, bool full_names)
 {
 	const char **shown;
+	uint64_t *incl = calloc(r->n_nodes + 1, sizeof(*incl));
 
+	/* Parents come before their children: summed from the last up. */
+	for (size_t i = r->n_nodes; incl && i-- > 0;) {
+		const Kprof__HcctNode *n = r->nodes[i];
+
+		incl[i] += n->count;
+		if (n->parent >= 0 && (size_t)n->parent < i)
+			incl[n->parent] += incl[i];
+	}
 	shown = row_names(r, r->n_nodes, hcct_name, full_names);
 	for (size_t i = 0; i < r->n_nodes; i++) {
 		const Kprof__HcctNode *n = r->nodes[i];
+		uint64_t total = incl ? incl[i] : n->count;
 
 		if (n->monitored)
-			fprintf(f, "%8" PRIu64 " %6.2f%% %7" PRIu64 "  ", n->count,
-				pct(n->count, r->n), n->err);
+			fprintf(f, "%8" PRIu64 " %6.2f%% %8" PRIu64 " %7" PRIu64 "  ", total,
+				pct(total, r->n), n->count, n->err);
 		else
-			fprintf(f, "%8s %7s %7s  ", "", "", "");
+			fprintf(f, "%8s %7s %8s %7s  ", "", "", "", "");
 		for (uint32_t d = 1; d < n->depth; d++)
-			fputs("  ", f);
+			fputs("   ", f);
 		fputs(n->hot ? "* " : n->monitored ? "  " : ". ", f);
 		put_text(f, shown ? shown[i] : n->function, 0);
 		fputs("  (", f);
@@ -90,6 +103,7 @@ static void hcct_rows(FILE *f, const Kprof__HcctReply *r, bool full_names)
 		fputs(")\n", f);
 	}
 	free(shown);
+	free(incl);
 }
 
 void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json, bool full_names)
@@ -112,8 +126,45 @@ void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json, bool full_names)
 	if (r->lost)
 		fprintf(f, "%" PRIu64 " sample%s not taken (node cap or depth)\n", r->lost,
 			render_plural(r->lost));
-	fputs("\n   COUNT       %   +-ERR  CONTEXT  (* hot, . cold ancestor)\n", f);
+	fputs("\n   TOTAL  TOTAL%     SELF   +-ERR  CONTEXT  (TOTAL: with its callees shown; * hot, . "
+	      "cold ancestor)\n",
+	      f);
 	hcct_rows(f, r, full_names);
+}
+
+#define REPORT_MODULE_MAX 24 /* columns of MODULE at most: a longer one keeps its end */
+
+struct report_widths {
+	int self, total, calls, module;
+	int prefix; /* the columns before FUNCTION */
+};
+
+static int digits(uint64_t v)
+{
+	int d = 1;
+
+	for (; v >= 10; v /= 10)
+		d++;
+	return d;
+}
+
+/* The report's columns as wide as their widest value (headers included). */
+static struct report_widths widths(const Kprof__ReportReply *r, bool calls)
+{
+	struct report_widths w = {4, 5, 5, 6, 0};
+
+	for (size_t i = 0; i < r->n_entries; i++) {
+		const Kprof__FlatEntry *e = r->entries[i];
+		int m = render_width(e->module);
+
+		w.self = digits(e->self) > w.self ? digits(e->self) : w.self;
+		w.total = digits(e->total) > w.total ? digits(e->total) : w.total;
+		w.calls = digits(e->calls) > w.calls ? digits(e->calls) : w.calls;
+		w.module = m > w.module ? (m < REPORT_MODULE_MAX ? m : REPORT_MODULE_MAX) : w.module;
+	}
+	w.prefix = w.self + 1 + 7 + 1 + w.total + 1 + 7 + 2 + (calls ? w.calls + 2 : 0) + 8 +
+		   w.module;
+	return w;
 }
 
 void render_report(FILE *f, const Kprof__ReportReply *r, bool json, bool full_names)
@@ -148,23 +199,31 @@ void render_report(FILE *f, const Kprof__ReportReply *r, bool json, bool full_na
 		render_plural(r->functions), r->n_entries < r->functions ? " (top shown)" : "");
 	/* The CALLS column only when exact mode counted something. */
 	bool calls = r->target && r->target->calls;
+	struct report_widths w = widths(r, calls);
+	/* The name last, as perf report puts the symbol: on a terminal it gets what is left of
+	 * its width (and loses its least useful part); otherwise it is whole. */
+	int left = render_columns() ? (int)render_columns() - w.prefix - 1 : 0;
 
-	fprintf(f, "%10s %7s %10s %7s  ", "SELF", "SELF%", "TOTAL", "TOTAL%");
+	fprintf(f, "%*s %7s %*s %7s  ", w.self, "SELF", "SELF%", w.total, "TOTAL", "TOTAL%");
 	if (calls)
-		fprintf(f, "%10s  ", "CALLS");
-	fprintf(f, "%-7s %-40s %s\n", "KIND", "FUNCTION", "MODULE");
+		fprintf(f, "%*s  ", w.calls, "CALLS");
+	fprintf(f, "%-7s %-*s %s\n", "KIND", w.module, "MODULE", "FUNCTION");
 	shown = row_names(r, r->n_entries, report_name, full_names);
 	for (size_t i = 0; i < r->n_entries; i++) {
 		const Kprof__FlatEntry *e = r->entries[i];
+		const char *name = shown ? shown[i] : e->function;
 
-		fprintf(f, "%10" PRIu64 " %6.2f%% %10" PRIu64 " %6.2f%%  ", e->self,
-			pct(e->self, n), e->total, pct(e->total, n));
+		fprintf(f, "%*" PRIu64 " %6.2f%% %*" PRIu64 " %6.2f%%  ", w.self, e->self,
+			pct(e->self, n), w.total, e->total, pct(e->total, n));
 		if (calls)
-			fprintf(f, "%10" PRIu64 "  ", e->calls);
+			fprintf(f, "%*" PRIu64 "  ", w.calls, e->calls);
 		fprintf(f, "%-7s ", render_kind(e->kind));
-		put_text(f, shown ? shown[i] : e->function, 40);
+		render_fit(f, e->module, w.module, true);
 		fputc(' ', f);
-		put_text(f, e->module, 0);
+		if (left > 0)
+			render_fit(f, name, left < 12 ? 12 : left, false);
+		else
+			put_text(f, name, 0);
 		fputc('\n', f);
 	}
 	free(shown);

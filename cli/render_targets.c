@@ -155,26 +155,50 @@ static void list_json(FILE *f, const Kprof__ListReply *r)
 	fputs("}\n", f);
 }
 
-/* One target's row; d: its depth under the target it was followed from. */
-static void list_row(FILE *f, const Kprof__Target *t, unsigned d)
+/* One target's row; branch: the tree's lines before its pid ("" for a root). */
+static void list_row(FILE *f, const Kprof__Target *t, const char *branch)
 {
-	char threads[32] = "-", pid[32];
+	char threads[32] = "-", pid[48];
 
 	/* Thread events while attached (per-thread sampling); "+N!" counts the threads
 	 * left unsampled by a limit. */
 	if (t->thread_events || t->threads_unsampled)
 		snprintf(threads, sizeof(threads), t->threads_unsampled ? "%u+%u!" : "%u",
 			 t->thread_events, t->threads_unsampled);
-	/* A followed child under its parent: "`-PID", two columns further per level. */
-	if (d)
-		snprintf(pid, sizeof(pid), "%*s`-%u", (int)(2 * (d > 8 ? 8 : d) - 2), "", t->pid);
-	else
-		snprintf(pid, sizeof(pid), "%u", t->pid);
+	snprintf(pid, sizeof(pid), "%s%u", branch, t->pid);
 	fprintf(f, "%-8s %-7u ", pid, t->session);
 	put_text(f, t->comm, 16);
 	fprintf(f, " %-6u %-9s %6u %10" PRIu64 " %8" PRIu64 " %8s%s\n", t->uid,
 		render_state(t->state), t->freq_hz, t->samples, t->jit_symbols + t->jitdump_symbols,
-		threads, t->all ? " --all" : "");
+		threads, t->all ? " --all" : t->resumes ? " resumed" : t->resume_note && t->resume_note[0] ? " not resumed" : "");
+}
+
+/* Whether, after row k of the tree, another row is at depth d before one is above it. */
+static bool more_at(const size_t *order, const unsigned *depth, size_t n, size_t k, unsigned d)
+{
+	for (size_t j = k + 1; j < n; j++) {
+		if (depth[order[j]] < d)
+			return false;
+		if (depth[order[j]] == d)
+			return true;
+	}
+	return false;
+}
+
+/* The tree's lines before row k's pid, as tree(1) draws them: "|-" for a child with siblings
+ * after it, "`-" for the last, and "| " below an ancestor that has more; two columns a level,
+ * at most 8 levels. k SIZE_MAX: not a tree. */
+static void tree_branch(const size_t *order, const unsigned *depth, size_t n, size_t k,
+			char *out)
+{
+	unsigned d = k == SIZE_MAX ? 0 : depth[order[k]];
+
+	*out = '\0';
+	d = d > 8 ? 8 : d;
+	for (unsigned l = 1; l < d; l++)
+		strcat(out, more_at(order, depth, n, k, l) ? "| " : "  ");
+	if (d)
+		strcat(out, more_at(order, depth, n, k, d) ? "|-" : "`-");
 }
 
 void render_list(FILE *f, const Kprof__ListReply *r, bool json)
@@ -201,8 +225,10 @@ void render_list(FILE *f, const Kprof__ListReply *r, bool json)
 		"STATE", "HZ", "SAMPLES", "JITSYMS", "THREADS");
 	for (size_t k = 0; k < r->n_targets; k++) {
 		size_t i = tree ? order[k] : k;
+		char branch[24];
 
-		list_row(f, r->targets[i], tree ? depth[i] : 0);
+		tree_branch(order, depth, r->n_targets, tree ? k : SIZE_MAX, branch);
+		list_row(f, r->targets[i], branch);
 	}
 	for (size_t i = 0; i < r->n_targets; i++)
 		if (r->targets[i]->threads_unsampled)
@@ -278,9 +304,10 @@ static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sam
 	fprintf(f,
 		"],\"cpu_ns\":%" PRIu64 ",\"cpu_ns_per_sample\":%.0f,\"clients\":%u"
 		",\"symbol_bytes\":%" PRIu64 ",\"symbol_refusals\":%" PRIu64
-		",\"profile_bytes\":%" PRIu64 ",\"sampling\":",
+		",\"profile_bytes\":%" PRIu64 ",\"lookups\":%" PRIu64 ",\"lookup_steps\":%" PRIu64
+		",\"sampling\":",
 		r->cpu_ns, cpu_per_sample, r->clients, r->symbol_bytes, r->symbol_refusals,
-		r->profile_bytes);
+		r->profile_bytes, r->lookups, r->lookup_steps);
 	render_json_string(f, r->sampling);
 	fprintf(f,
 		",\"thread_events\":%u,\"sampler_runs\":%" PRIu64 ",\"threads_created\":%" PRIu64

@@ -210,6 +210,20 @@ static void put_fitted(FILE *f, const char *s, int w)
 		fwrite(s, 1, head, f);
 		return;
 	}
+	/* "NAME /path/file.js:3:9" (V8, and a JIT's "NAME FILE" in general): the path is the
+	 * least useful part: NAME whole, the path's end. */
+	const char *sp = strchr(s, ' ');
+	int nw = sp ? text_width(s, sp - s, INT32_MAX, NULL) : 0;
+
+	if (sp && nw + 4 <= w) {
+		text_width(s, len, sw - (w - nw - 3), &tail);
+		while (tail < len && (s[tail] & 0xc0) == 0x80)
+			tail++;
+		fwrite(s, 1, sp - s, f);
+		fputs(" ..", f);
+		fputs(s + tail, f);
+		return;
+	}
 	/* A third before "..", the rest after it: the end names the function. */
 	text_width(s, len, (w - 2) / 3, &head);
 	text_width(s, len, sw - (w - 2 - (w - 2) / 3), &tail);
@@ -238,13 +252,19 @@ static void draw_rows(struct view *v, int top, int height)
 		modw = w > modw ? w : modw;
 		free(mod);
 	}
-	fw = COLS - ROW_PREFIX - 1 - modw;
+	/* One target: its pid is in the header, not a column repeating it on every row. */
+	bool pids = false;
+
+	for (size_t i = 1; i < v->nrows; i++)
+		pids |= v->rows[i].pid != v->rows[0].pid;
+	fw = COLS - ROW_PREFIX + (pids ? 0 : 9) - 1 - modw;
 	fw = fw < MIN_FN ? MIN_FN : fw;
 	f = open_memstream(&line, &len);
 	if (!f)
 		return;
-	fprintf(f, "%-8s %7s %7s %10s %-8s %-7s ", "PID", "SELF%", "TOTAL%", "SELF(all)", "TREND",
-		"KIND");
+	if (pids)
+		fprintf(f, "%-8s ", "PID");
+	fprintf(f, "%7s %7s %10s %-8s %-7s ", "SELF%", "TOTAL%", "SELF(all)", "TREND", "KIND");
 	put_fitted(f, "FUNCTION", fw);
 	fputs(" MODULE", f);
 	fflush(f);
@@ -258,8 +278,10 @@ static void draw_rows(struct view *v, int top, int height)
 		char *mod = render_sanitize_dup(r->e->module, 200);
 
 		rewind(f);
-		fprintf(f, "%-8u %6.1f%% %6.1f%% %10" PRIu64 " %-8s %-7s ", r->pid, r->self_pct,
-			r->total_pct, r->e->self_all, r->trend, render_kind(r->e->kind));
+		if (pids)
+			fprintf(f, "%-8u ", r->pid);
+		fprintf(f, "%6.1f%% %6.1f%% %10" PRIu64 " %-8s %-7s ", r->self_pct, r->total_pct,
+			r->e->self_all, r->trend, render_kind(r->e->kind));
 		put_fitted(f, fn ? fn : "?", fw);
 		fprintf(f, " %s", mod ? mod : "?");
 		fputc('\0', f);

@@ -189,11 +189,13 @@ int verbs_call_raw(const Kprof__Request *req, Kprof__Reply **ret)
 	static unsigned waited_ms;
 
 	if (fd < 0) {
+		char why[256];
+
 		fprintf(stderr, "kprofctl: cannot connect to kprofd at %s: %s%s\n", socket_path,
 			strerror(-fd),
 			fd == -ENOENT || fd == -ECONNREFUSED ? " (is kprofd running?)"
-			: fd == -EACCES			     ? " (no permission to use the socket)"
-							     : "");
+			: fd == -EACCES ? client_no_permission(socket_path, why, sizeof(why))
+					: "");
 		return KPROFCTL_EXIT_NO_DAEMON;
 	}
 	err = client_call(fd, req, &rep);
@@ -235,6 +237,35 @@ int verbs_call(const Kprof__Request *req, Kprof__Reply **ret)
 }
 
 /* Parse "PID" as the one positional argument after options. */
+int verbs_parse_seconds(const char *what, const char *s, unsigned long min, unsigned long max,
+			unsigned *out)
+{
+	uint64_t ns;
+
+	if (s[0] >= '0' && s[0] <= '9' && s[strspn(s, "0123456789")] == '\0')
+		return verbs_parse_uint(what, s, min, max, out);
+	if (when_duration(s, &ns) < 0 || ns % 1000000000ULL || ns / 1000000000ULL < min ||
+	    ns / 1000000000ULL > max) {
+		verbs_usage_errorf("%s: '%s' is not a duration of %lu s to %lu s in whole seconds "
+				   "(e.g. 90, 90s, 10m, 2h)",
+				   what, s, min, max);
+		return -1;
+	}
+	*out = ns / 1000000000ULL;
+	return 0;
+}
+
+const char *verbs_unit_name(const char *name)
+{
+	static char buf[512];
+
+	if (!name || !name[0] || strchr(name, '.') || strchr(name, '/') ||
+	    strlen(name) + 9 > sizeof(buf))
+		return name;
+	snprintf(buf, sizeof(buf), "%s.service", name);
+	return buf;
+}
+
 int verbs_one_pid(const char *verb, int argc, char **argv, unsigned *pid)
 {
 	if (optind != argc - 1)
@@ -252,7 +283,7 @@ bool verbs_group_opt(int c, struct verbs_group *g)
 	if (c == 'G')
 		g->cgroup = optarg;
 	else if (c == 'U')
-		g->unit = optarg;
+		g->unit = verbs_unit_name(optarg);
 	else if (c == 'A')
 		g->all = true;
 	return c == 'G' || c == 'U' || c == 'A';

@@ -24,6 +24,13 @@ int verbs_parse_uint(const char *what, const char *s, unsigned long min, unsigne
 		     unsigned *out);
 int verbs_parse_fraction(const char *what, const char *s, double min, const char *range,
 			 double *out);
+/* A duration in whole seconds, min-max: a number of seconds, or with a unit ("10s", "5m",
+ * "2 hours": when_duration). A usage error if not. */
+int verbs_parse_seconds(const char *what, const char *s, unsigned long min, unsigned long max,
+			unsigned *out);
+/* A unit's name as systemctl takes it: NAME without a suffix is NAME.service (a static buffer,
+ * or name itself). */
+const char *verbs_unit_name(const char *name);
 /* Print verb's help (its section of kprofctl(1)) on stdout. Returns the exit code. */
 int verbs_help(const char *verb);
 /* getopt_long's '?' or ':': which option, and why, as a usage error. */

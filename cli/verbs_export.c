@@ -191,12 +191,16 @@ int verb_export(int argc, char **argv)
 	return export_write(&er, format, out);
 }
 
-/* Self share of a function in a merged report, by (function, module); -1 if absent. */
+/* Self share of a function in a merged report, by (function, module); -1 if absent. A JIT
+ * module is matched without its pid (perf-PID.map): the same method in two processes. */
 static double share_of(const Kprof__ReportReply *r, const Kprof__FlatEntry *e)
 {
+	char ka[512], kb[512];
+	const char *key = merge_module_key(e->module, ka, sizeof(ka));
+
 	for (size_t i = 0; i < r->n_entries; i++)
 		if (!strcmp(r->entries[i]->function, e->function) &&
-		    !strcmp(r->entries[i]->module, e->module))
+		    !strcmp(merge_module_key(r->entries[i]->module, kb, sizeof(kb)), key))
 			return r->total_samples ? 100.0 * r->entries[i]->self / r->total_samples
 						: 0;
 	return -1;
@@ -331,6 +335,7 @@ int verb_record(int argc, char **argv)
 	    {"output", required_argument, NULL, 'o'},
 	    {"format", required_argument, NULL, 'f'},
 	    {"children", no_argument, NULL, 'c'},
+	    {"no-children", no_argument, NULL, 'C'},
 	    {"no-jvm-map", no_argument, NULL, 'J'},
 	    {"top", required_argument, NULL, 'n'},
 	    {"force", no_argument, NULL, 'B'},
@@ -338,7 +343,8 @@ int verb_record(int argc, char **argv)
 	    {"off-cpu", no_argument, NULL, 'O'},
 	    {},
 	};
-	struct record_opts o = {.call = verbs_call, .format = "pprof", .top = 20};
+	/* Children followed by default, as perf record inherits (--no-inherit). */
+	struct record_opts o = {.call = verbs_call, .format = "pprof", .top = 20, .children = true};
 	bool force = false;
 	int c, st = -1;
 
@@ -355,6 +361,8 @@ int verb_record(int argc, char **argv)
 			o.format = optarg;
 		else if (c == 'c')
 			o.children = true;
+		else if (c == 'C')
+			o.children = false;
 		else if (c == 'J')
 			o.no_jvm_map = true;
 		else if (c == 'B')

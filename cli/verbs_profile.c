@@ -519,12 +519,42 @@ static int folded_wall(Kprof__FoldedRequest *fr)
 	return 0;
 }
 
+/* --comm: every line of f's text rooted at the target's comm (as stackcollapse-perf does), in
+ * place. 0 or -ENOMEM. */
+static int folded_comm(Kprof__FoldedReply *f)
+{
+	const char *comm = f->target && f->target->comm[0] ? f->target->comm : "?";
+	size_t lines = 0, n = strlen(f->folded), k = 0;
+	char *out;
+
+	for (const char *p = f->folded; *p; p++)
+		lines += *p == '\n';
+	out = malloc(n + (lines + 1) * (strlen(comm) + 1) + 1);
+	if (!out)
+		return -ENOMEM;
+	for (const char *p = f->folded; *p;) {
+		size_t len = strcspn(p, "\n");
+
+		k += sprintf(out + k, "%s;", comm);
+		memcpy(out + k, p, len);
+		k += len;
+		p += len;
+		if (*p == '\n')
+			out[k++] = *p++;
+	}
+	out[k] = '\0';
+	free(f->folded);
+	f->folded = out;
+	return 0;
+}
+
 int verb_folded(int argc, char **argv)
 {
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	static const struct option opts[] = {
 	    {"session", required_argument, NULL, 'S'},
 	    {"json", no_argument, NULL, 'j'},
+	    {"comm", no_argument, NULL, 'C'},
 	    GROUP_OPTS,
 	    RANGE_OPTS,
 	    {"off-cpu", no_argument, NULL, 'O'},
@@ -533,7 +563,7 @@ int verb_folded(int argc, char **argv)
 	};
 	Kprof__FoldedRequest fr = KPROF__FOLDED_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
-	bool json = false, wall = false;
+	bool json = false, comm = false, wall = false;
 	struct verbs_group grp = {0};
 	const char *name;
 	int c, r, st = -1;
@@ -545,6 +575,8 @@ int verb_folded(int argc, char **argv)
 			json = true;
 		fr.off_cpu |= c == 'O';
 		wall |= c == 'w';
+		if (c == 'C')
+			comm = true;
 		if (!verbs_group_opt(c, &grp) && verbs_range_opt(c, &fr.since_ns, &fr.until_ns))
 			return KPROFCTL_EXIT_USAGE;
 	}
@@ -568,6 +600,11 @@ int verb_folded(int argc, char **argv)
 	req.folded = &fr;
 	if ((r = verbs_call(&req, &rep)))
 		return r;
+	if (comm && folded_comm(rep->folded) < 0) {
+		kprof__reply__free_unpacked(rep, NULL);
+		fputs("kprofctl: out of memory\n", stderr);
+		return KPROFCTL_EXIT_ERROR;
+	}
 	folded_print(rep->folded, json);
 	kprof__reply__free_unpacked(rep, NULL);
 	return 0;

@@ -24,7 +24,7 @@ static int attach_value_opt(int c, Kprof__AttachRequest *ar)
 	if (c == 'F' && verbs_parse_uint("--freq", optarg, 1, 4999, &ar->freq_hz) < 0)
 		return KPROFCTL_EXIT_USAGE;
 	if (c == 'd' &&
-	    verbs_parse_uint("--duration", optarg, 1, 86400 * 365, &ar->duration_sec) < 0)
+	    verbs_parse_seconds("--duration", optarg, 1, 86400 * 365, &ar->duration_sec) < 0)
 		return KPROFCTL_EXIT_USAGE;
 	if (c == 'e' && verbs_parse_fraction("--eps", optarg, 1e-7, "[1e-7, 1]", &ar->eps) < 0)
 		return KPROFCTL_EXIT_USAGE;
@@ -60,14 +60,18 @@ static int attach_options(int argc, char **argv, Kprof__AttachRequest *ar, bool 
 	    {"unit", required_argument, NULL, 'U'},
 	    {"all", no_argument, NULL, 'A'},
 	    {"off-cpu", no_argument, NULL, 'O'},
+	    {"pid", required_argument, NULL, 'p'},
 	    {},
 	};
 	int c, r, st = -1;
 
-	while ((c = verbs_getopt(&st, "attach", argc, argv, "F:d:", opts)) != -1) {
+	/* -p PID, perf's spelling, as well as the PID alone. */
+	while ((c = verbs_getopt(&st, "attach", argc, argv, "F:d:p:", opts)) != -1) {
 		ar->off_cpu |= c == 'O';
 		if ((r = attach_value_opt(c, ar)))
 			return r;
+		if (c == 'p' && verbs_parse_uint("-p", optarg, 1, 0x7fffffff, &ar->pid) < 0)
+			return KPROFCTL_EXIT_USAGE;
 		if (c == 'k')
 			ar->hcct_kernel = true;
 		if (c == 'f')
@@ -81,7 +85,7 @@ static int attach_options(int argc, char **argv, Kprof__AttachRequest *ar, bool 
 		if (c == 'G')
 			ar->cgroup = optarg;
 		if (c == 'U')
-			ar->unit = optarg;
+			ar->unit = (char *)verbs_unit_name(optarg);
 		if (c == 'A')
 			ar->all = true;
 	}
@@ -93,8 +97,9 @@ static int attach_options(int argc, char **argv, Kprof__AttachRequest *ar, bool 
 static int attach_check(int argc, char **argv, Kprof__AttachRequest *ar)
 {
 	if (ar->all &&
-	    (optind < argc || ar->cgroup[0] || ar->unit[0] || ar->children || ar->calls ||
-	     ar->duration_sec || ar->eps || ar->hcct_kernel || ar->no_jvm_map || ar->off_cpu))
+	    (optind < argc || ar->pid || ar->cgroup[0] || ar->unit[0] || ar->children || ar->calls ||
+	     ar->duration_sec || ar->eps || ar->hcct_kernel || ar->no_jvm_map ||
+	     ar->off_cpu))
 		return verbs_usage_error("attach",
 					 "--all takes only --freq and --json: no PID, "
 					 "--cgroup, --unit, --children, --calls, --duration or --off-cpu");
@@ -106,10 +111,15 @@ static int attach_check(int argc, char **argv, Kprof__AttachRequest *ar)
 	if (ar->cgroup[0] || ar->unit[0]) {
 		if (ar->cgroup[0] && ar->unit[0])
 			return verbs_usage_error("attach", "--cgroup or --unit, not both");
-		if (optind < argc)
+		if (optind < argc || ar->pid)
 			return verbs_usage_error("attach", "--cgroup and --unit take no PID");
 		if (ar->calls || ar->duration_sec)
 			return verbs_usage_error("attach", "--calls and --duration need a PID");
+		return 0;
+	}
+	if (ar->pid) { /* -p PID */
+		if (ar->all || optind < argc)
+			return verbs_usage_error("attach", "-p PID or a PID, not both");
 		return 0;
 	}
 	if (!ar->all)
@@ -245,7 +255,7 @@ int verb_detach(int argc, char **argv)
 		else if (c == 'G')
 			dr.cgroup = optarg;
 		else if (c == 'U')
-			dr.unit = optarg;
+			dr.unit = (char *)verbs_unit_name(optarg);
 		else if (c == 'A')
 			dr.all = true;
 	}

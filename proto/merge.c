@@ -186,7 +186,7 @@ static int str_cmp(const char *a, const char *b)
 
 /* A per-process JIT module (perf-PID.map, jit-PID.dump) without its pid: the same JIT code of
  * two processes is one function. */
-static const char *module_key(const char *m, char *buf, size_t len)
+const char *merge_module_key(const char *m, char *buf, size_t len)
 {
 	size_t n = m ? strlen(m) : 0;
 
@@ -210,8 +210,8 @@ static int func_cmp(const void *a, const void *b, void *arg)
 	int c = str_cmp(x->name, y->name);
 
 	if (!c)
-		c = strcmp(module_key(x->module, bx, sizeof(bx)),
-			   module_key(y->module, by, sizeof(by)));
+		c = strcmp(merge_module_key(x->module, bx, sizeof(bx)),
+			   merge_module_key(y->module, by, sizeof(by)));
 	if (!c)
 		c = (int)x->kind - (int)y->kind;
 	return c;

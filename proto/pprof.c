@@ -171,7 +171,7 @@ struct pp {
 	Perftools__Profiles__Sample **sp;
 	uint64_t *locs;			  /* all samples' location ids, one arena */
 	int64_t *values;		  /* 2 per sample */
-	Perftools__Profiles__Label *labv; /* 3 per sample */
+	Perftools__Profiles__Label *labv; /* 4 per sample */
 	Perftools__Profiles__Label **labp;
 };
 
@@ -488,8 +488,15 @@ static int add_origin_labels(struct pp *pp, const Kprof__SavedProfile *sp,
 	char pid[16];
 	int err = 0;
 
-	if (!s->origin || s->origin > sp->n_origins)
-		return 0;
+	if (!s->origin || s->origin > sp->n_origins) {
+		/* One process's profile: its pid still, so profiles put together can be told apart. */
+		int64_t k = strtab_id(&pp->st, keys[0]);
+
+		if (!sp->target || !sp->target->pid)
+			return 0;
+		snprintf(pid, sizeof(pid), "%u", sp->target->pid);
+		return k < 0 ? -ENOMEM : add_str_label(pp, lab, nl, k, pid);
+	}
 	o = sp->origins[s->origin - 1];
 	snprintf(pid, sizeof(pid), "%u", o->pid);
 	vals[0] = o->pid ? pid : NULL;
@@ -510,11 +517,12 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 			 size_t off_from, size_t nv)
 {
 	int64_t k_tid = strtab_id(&pp->st, "thread_id"),
-		k_tname = strtab_id(&pp->st, "thread_name"), k_kind = strtab_id(&pp->st, "kind");
+		k_tname = strtab_id(&pp->st, "thread_name"), k_kind = strtab_id(&pp->st, "kind"),
+		k_pid = strtab_id(&pp->st, "pid");
 	_cleanup_free_ uint32_t *order = calloc(sp->n_threads + 1, sizeof(*order));
 	size_t off = 0;
 
-	if (k_tid < 0 || k_tname < 0 || k_kind < 0 || !order)
+	if (k_tid < 0 || k_tname < 0 || k_kind < 0 || k_pid < 0 || !order)
 		return -ENOMEM;
 	for (size_t i = 0; i < sp->n_threads; i++)
 		order[i] = i;

@@ -413,6 +413,35 @@ def check_cycles(table, tree, build):
                f"({sum(len(v) for v in fedges.values())} folder edges)")
 
 
+# Fields only their owner may touch: (identifier, owner file names; others anywhere fail).
+PRIVATE = [
+    # The target list (security issue 25, item 3): walked only with manager_for_each_target,
+    # whose entries survive ends and trims in a walk's body.
+    (r"\b(list_next|list_dropped|hash_next|att_next|att_prev|recent_next)\b", {"manager_targets.c", "target.h"}),
+]
+
+
+def check_private(root):
+    bad = {}
+    for rel in source_files(root):
+        if not rel.endswith((".c", ".h")):
+            continue
+        try:
+            with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            continue
+        for pat, owners in PRIVATE:
+            if os.path.basename(rel) not in owners and re.search(pat, text):
+                bad.setdefault(pat, []).append(rel)
+    for pat, owners in PRIVATE:
+        if pat in bad:
+            report("FAIL", f"private {pat}", "used outside " + ", ".join(sorted(owners)) +
+                   ": " + " ".join(bad[pat]))
+        else:
+            report("PASS", f"private {pat}: only in " + ", ".join(sorted(owners)))
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -438,6 +467,7 @@ def main():
     check_layers(table, tree)
     check_folders(table, tree)
     check_cycles(table, tree, build)
+    check_private(root)
     print(f"{findings['PASS']} passed, {findings['FAIL']} failed")
     return 1 if findings["FAIL"] else 0
 

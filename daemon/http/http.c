@@ -540,23 +540,9 @@ int httpd_new(struct manager *m, struct httpd **ret)
 	log_info("http: pprof endpoint on %s%s", conf->http_listen,
 		 h->token_len ? " (bearer token required)" : " (NO AUTHENTICATION)");
 	m->http = h;
+	http_publish(h);
 	*ret = h;
 	return 0;
-}
-
-void httpd_get_stats(const struct httpd *h, struct httpd_stats *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->listen = h->m->conf.http_listen;
-	st->token = h->token_len > 0;
-	st->connections = h->nconns;
-	for (const struct http_req *r = h->reqs; r; r = r->next)
-		st->waiting += !r->answered;
-	st->unauthorized = h->unauthorized;
-	st->left = h->left;
-	st->evicted = h->evicted;
-	st->busy = h->busy;
-	st->served = h->served;
 }
 
 void httpd_free(struct httpd *h)
@@ -585,5 +571,7 @@ void httpd_free(struct httpd *h)
 	sd_event_source_disable_unref(h->timer);
 	sd_event_source_disable_unref(h->sweep);
 	explicit_bzero(h->token, sizeof(h->token));
+	if (!h->m->http) /* it was the endpoint, not one that failed to start */
+		memset(&h->m->http_stats, 0, sizeof(h->m->http_stats));
 	free(h);
 }

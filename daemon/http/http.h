@@ -16,13 +16,6 @@ struct httpd;
  * negative errno, logged: the address in use, out of memory. */
 int httpd_new(struct manager *m, struct httpd **ret);
 
-struct httpd_stats {
-	const char *listen;
-	bool token;
-	unsigned connections, waiting;
-	uint64_t unauthorized, left, evicted, busy, served;
-};
-void httpd_get_stats(const struct httpd *h, struct httpd_stats *st);
 /* Answers waiting profiles with 503 and closes every connection. */
 void httpd_free(struct httpd *h);
 

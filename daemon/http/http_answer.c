@@ -287,6 +287,24 @@ void http_hide_kaddr(const struct profile *p, struct saved_msg *sm)
  * socket out of its epoll set, and puts it back only at the start of a later run, so a run that
  * made room must be followed by one that listens again (else nothing would wake the loop for
  * the connections waiting in the backlog). */
+void http_publish(const struct httpd *h)
+{
+	struct http_stats *st = &h->m->http_stats;
+
+	memset(st, 0, sizeof(*st));
+	st->on = true;
+	st->listen = h->m->conf.http_listen;
+	st->token = h->token_len > 0;
+	st->connections = h->nconns;
+	for (const struct http_req *r = h->reqs; r; r = r->next)
+		st->waiting += !r->answered;
+	st->unauthorized = h->unauthorized;
+	st->left = h->left;
+	st->evicted = h->evicted;
+	st->busy = h->busy;
+	st->served = h->served;
+}
+
 void http_run(struct httpd *h)
 {
 	MHD_UNSIGNED_LONG_LONG ms;
@@ -304,4 +322,5 @@ void http_run(struct httpd *h)
 	} else {
 		sd_event_source_set_enabled(h->timer, SD_EVENT_OFF);
 	}
+	http_publish(h);
 }

@@ -123,4 +123,7 @@ int http_profile_answer(struct http_req *r);
 enum MHD_Result http_range_start(struct httpd *h, struct MHD_Connection *c, const struct httpq *q,
 				 void **con_cls);
 
+/* The endpoint's counts into the manager's http_stats (for status), after each step. */
+void http_publish(const struct httpd *h);
+
 #endif

@@ -12,13 +12,21 @@
 
 #define NS 1e9
 
-static int duration(const char *s, double *ret)
+/* "10m", "10 m", "2 minutes" (ago if ago): ns in *ret. Longer unit names first: a unit is
+ * matched whole. */
+static int duration(const char *s, bool ago, double *ret)
 {
 	static const struct {
 		const char *u;
 		double ns;
-	} units[] = {{"ms", 1e6},    {"s", NS},	       {"min", 60 * NS},
-		     {"m", 60 * NS}, {"h", 3600 * NS}, {"d", 86400 * NS}};
+	} units[] = {{"milliseconds", 1e6}, {"millisecond", 1e6}, {"minutes", 60 * NS},
+		     {"seconds", NS},	    {"minute", 60 * NS},  {"second", NS},
+		     {"hours", 3600 * NS},  {"msec", 1e6},	  {"mins", 60 * NS},
+		     {"secs", NS},	    {"hour", 3600 * NS},  {"days", 86400 * NS},
+		     {"min", 60 * NS},	    {"sec", NS},	  {"day", 86400 * NS},
+		     {"hrs", 3600 * NS},    {"ms", 1e6},	  {"hr", 3600 * NS},
+		     {"s", NS},		    {"m", 60 * NS},	  {"h", 3600 * NS},
+		     {"d", 86400 * NS}};
 	char *end;
 	double v;
 
@@ -27,20 +35,34 @@ static int duration(const char *s, double *ret)
 	v = strtod(s, &end);
 	if (end == s || !isfinite(v))
 		return -EINVAL;
+	while (*end == ' ')
+		end++;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		size_t n = strlen(units[i].u);
 
-		if (strncmp(end, units[i].u, n))
+		if (strncmp(end, units[i].u, n) || (end[n] && end[n] != ' '))
 			continue;
 		end += n;
 		while (*end == ' ')
 			end++;
-		if (*end && strcmp(end, "ago"))
+		if (*end && (!ago || strcmp(end, "ago")))
 			return -EINVAL;
 		*ret = v * units[i].ns;
 		return 0;
 	}
 	return -EINVAL;
+}
+
+int when_duration(const char *s, uint64_t *ret)
+{
+	double ns;
+
+	if (duration(s, false, &ns) < 0)
+		return -EINVAL;
+	if (ns >= 1.8e19)
+		return -ERANGE;
+	*ret = (uint64_t)ns;
+	return 0;
 }
 
 static int absolute(const char *s, uint64_t now_ns, when_local_fn local, uint64_t *ret)
@@ -106,7 +128,7 @@ int when_parse(const char *s, uint64_t now_ns, when_local_fn local, uint64_t *re
 		*ret = (uint64_t)(v * NS);
 		return 0;
 	}
-	if (duration(s[0] == '-' ? s + 1 : s, &d) == 0) {
+	if (duration(s[0] == '-' ? s + 1 : s, true, &d) == 0) {
 		if (d > (double)now_ns)
 			return -ERANGE;
 		*ret = now_ns - (uint64_t)d;

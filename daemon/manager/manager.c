@@ -41,6 +41,7 @@
 #include "kernel/loader.h"
 #include "manager/manager.h"
 #include "manager/manager_internal.h"
+#include "manager/manager_resume.h"
 #include "kernel/ringbuf.h"
 #include "kernel/sampler.h"
 #include "os/store.h"
@@ -79,7 +80,7 @@ static void on_sample(void *ctx, const struct kp_sample *s)
 	target_add_sample(t, s);
 	/* Samples taken just before an exit can arrive after it from another CPU's records. */
 	if (t->state != TARGET_ATTACHED)
-		t->dirty = true;
+		manager_mark_dirty(m, t);
 }
 
 static void on_call(void *ctx, const struct kp_call *c)
@@ -203,7 +204,7 @@ static void on_exec_rec(void *ctx, pid_t tgid, uint64_t start_ticks, const char 
 		return;
 	log_msg(t->parent || t->all ? LOG_DEBUG : LOG_INFO,
 		"pid %d exec'd %s: reloading its symbols", tgid, t->comm);
-	tsym_exec(t->sym);
+	target_exec(t);
 	jvmmap_exec(t->jvm);
 }
 
@@ -211,34 +212,17 @@ static void on_exec_rec(void *ctx, pid_t tgid, uint64_t start_ticks, const char 
  * over, not when it ends: an exit is most often seen in the middle of a drain (its record is in
  * the ring buffer), where the records after it cannot be read yet, and samples taken just before
  * the exit on another CPU can come after its record, in that batch or the next. They are named
- * with the symbols read while the process ran, not "[unknown]". */
-static void drop_ended_symbols(struct manager *m)
+ * with the symbols read while the process ran, not "[unknown]" (manager_drop_ended_symbols). */
+void manager_drain(struct manager *m)
 {
 	struct target *t;
 
-	manager_for_each_target(m, t)
-		if (t->state != TARGET_ATTACHED && t->sym && t->drains_ended++ >= 1)
-			target_drop_symbols(t);
-	/* A followed child that ran too briefly to be sampled (a pipeline's `cat`, each command of
-	 * a shell loop) holds nothing: it is not kept, so that a fork storm does not push every
-	 * kept profile out. Once its symbols are dropped, no late sample can come for it. */
-	manager_for_each_target(m, t) {
-		if (t->state == TARGET_EXITED && t->parent && !t->samples && !t->sym) {
-			log_debug("pid %d (%s), a child of %d: no samples, not kept", t->pid,
-				  t->comm, t->parent);
-			manager_drop_target(m, t);
-		}
-	}
-}
-
-void manager_drain(struct manager *m)
-{
 	ringbuf_drain(m->ringbuf);
 	manager_offcpu_drain(m, manager_find);
 	m->drained_ns = now_ns(CLOCK_MONOTONIC);
-	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t))
+	manager_for_each_attached(m, t)
 		target_flush_captures(t);
-	drop_ended_symbols(m);
+	manager_drop_ended_symbols(m);
 }
 
 /* Uprobes of exact mode or a path trace: their records drive budgets and bursts, so they are
@@ -247,7 +231,7 @@ static bool probes_active(const struct manager *m)
 {
 	const struct target *t;
 
-	manager_for_each_target(m, t)
+	manager_for_each_attached(m, t)
 		if (t->calls.enabled || (t->paths && t->paths->tracing))
 			return true;
 	return false;
@@ -304,23 +288,28 @@ static int on_drain(sd_event_source *s, uint64_t usec, void *userdata)
  * every user when the total is over, stop taking samples (they are counted) until it fits. */
 static void check_profile_budget(struct manager *m)
 {
-	uint64_t total = 0, per_uid = (uint64_t)m->conf.profiles_per_uid_mb << 20;
+	uint64_t total, per_uid = (uint64_t)m->conf.profiles_per_uid_mb << 20, mine;
 	struct target *t, *u;
 	bool over_total;
 
-	manager_for_each_target(m, t)
+	/* Kept profiles' memory is kept up to date as they change (manager_targets.c): only the
+	 * attached ones are measured here. */
+	manager_kept_memory(m, 0, &mine, &total);
+	manager_for_each_attached(m, t)
 		total += t->memory = target_memory(t);
 	m->profile_bytes = total;
 	over_total = total > (uint64_t)m->conf.profiles_mb << 20;
-	manager_for_each_target(m, t) {
-		uint64_t mine = 0;
+	manager_for_each_attached(m, t) {
 		bool over;
 
-		if (t->state != TARGET_ATTACHED)
-			continue;
-		if (t->uid != 0)
-			manager_for_each_target(m, u)
+		mine = 0;
+		if (t->uid != 0) {
+			uint64_t all;
+
+			manager_kept_memory(m, t->uid, &mine, &all);
+			manager_for_each_attached(m, u)
 				mine += u->uid == t->uid ? u->memory : 0;
+		}
 		over = over_total || (t->uid != 0 && mine > per_uid);
 		if (over && !t->over_budget)
 			log_warn(
@@ -353,8 +342,8 @@ static void rescan_threads(struct manager *m)
 		m->thread_drops = ctr[KP_CTR_THREAD_DROPS];
 		lost = true;
 	}
-	manager_for_each_target(m, t) {
-		if (t->state != TARGET_ATTACHED || !t->events ||
+	manager_for_each_attached(m, t) {
+		if (!t->events ||
 		    !(lost || (t->threads.unsampled && t->threads.events < m->conf.max_threads)))
 			continue;
 		if (sampler_target_rescan(t->events) < 0)
@@ -370,9 +359,7 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 	struct procinfo_stat pst;
 	struct target *t;
 
-	manager_for_each_target(m, t) {
-		if (t->state != TARGET_ATTACHED)
-			continue;
+	manager_for_each_attached(m, t) {
 		/* An exit the BPF side could not report (ring buffer full) must still be seen,
 		 * also when the PID was taken by another process since. */
 		if (procfs_stat(t->pid, &pst) == -ESRCH || pst.start_ticks != t->start_ticks) {
@@ -448,6 +435,7 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 	resolve_read_group(m);
 	symbolizer_set_budget(m->sym, (uint64_t)c.symbols_mb << 20,
 			      (uint64_t)c.symbols_per_uid_mb << 20);
+	manager_expiry_reset(m);
 	manager_trim_kept(m);
 	manager_emit_reload(m);
 	log_info("reloaded the settings: %u Hz default, %u targets, %u kept, %u clients",
@@ -626,7 +614,11 @@ int manager_new(config_load_fn load, void *userdata, struct manager **ret)
 	if (err < 0 || (err = setup_signals(m)) < 0 || (err = setup_sampling(m)) < 0 ||
 	    (err = setup_loop(m)) < 0 || (err = manager_targets_init(m)) < 0)
 		goto fail;
+	err = manager_resume_init(m);
+	if (err < 0)
+		goto fail;
 	restore_kept(m);
+	manager_resume_kept(m);
 	*ret = m;
 	return 0;
 fail:
@@ -668,12 +660,11 @@ static void manager_stop_targets(struct manager *m)
 	m->stopping = true;
 	/* Again while some are attached: a drain inside may have followed a child (bounded). */
 	for (int pass = 0; pass < 4 && m->n_attached; pass++)
-		manager_for_each_target(m, t) {
-			if (t->state == TARGET_ATTACHED) {
-				manager_end_target(m, t, TARGET_DETACHED, LOG_INFO,
-						   "detached: kprofd stopping");
-				n++;
-			}
+		manager_for_each_attached(m, t) {
+			manager_mark_resume(t); /* attached again at the next start */
+			manager_end_target(m, t, TARGET_DETACHED, LOG_INFO,
+					   "detached: kprofd stopping");
+			n++;
 		}
 	while (ringbuf_drain(m->ringbuf) > 0)
 		;
@@ -703,11 +694,9 @@ int manager_freqs(const struct manager *m, unsigned *out, int max)
 	const struct target *t;
 	int n = 0;
 
-	manager_for_each_target(m, t) {
+	manager_for_each_attached(m, t) {
 		bool seen = false;
 
-		if (t->state != TARGET_ATTACHED)
-			continue;
 		for (int i = 0; i < n; i++)
 			seen |= out[i] == t->freq;
 		if (!seen && n < max)

@@ -47,6 +47,15 @@ struct offcpu_bpf;
 struct ringbuf;
 struct syswide;
 struct httpd;
+/* The pprof endpoint's counts for `status`, written by http/ (a layer above) after each of its
+ * steps, read by service/: the manager holds them so neither reaches up. */
+struct http_stats {
+	bool on; /* the endpoint runs */
+	const char *listen;
+	bool token;
+	unsigned connections, waiting;
+	uint64_t unauthorized, left, evicted, busy, served;
+};
 struct sampler;
 struct store;
 struct windows;
@@ -94,6 +103,7 @@ struct manager {
 	struct windows *windows;
 	struct syswide *sw;
 	struct httpd *http; /* the pprof endpoint (http.c, a layer above), NULL when off */
+	struct http_stats http_stats; /* its counts (http_publish) */
 	uint64_t all_taken_over;   /* --all targets ended by another attach of their process */
 	uint64_t all_kept_dropped; /* --all ended profiles dropped by limits.max_kept */
 	uint64_t all_samples;	   /* samples added to --all targets */

@@ -85,8 +85,8 @@ static unsigned probes_of(const struct manager *m, uid_t uid)
 	const struct target *t;
 	unsigned n = 0;
 
-	manager_for_each_target(m, t)
-		if (t->state == TARGET_ATTACHED && t->uid == uid && t->calls.enabled)
+	manager_for_each_attached(m, t)
+		if (t->uid == uid && t->calls.enabled)
 			n += t->calls.nprobes;
 	return n;
 }
@@ -226,10 +226,10 @@ static int check_quotas(struct manager *m, uid_t by, unsigned freq, char *errbuf
 		return 0;
 	for (int i = 0; i < nf; i++)
 		new_freq &= freqs[i] != freq;
-	manager_for_each_target(m, t) {
+	manager_for_each_attached(m, t) {
 		bool seen = false;
 
-		if (t->state != TARGET_ATTACHED || t->uid != by)
+		if (t->uid != by)
 			continue;
 		mine++;
 		mine_has |= t->freq == freq;
@@ -489,7 +489,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		log_info("pid %d exec'd %s while being attached: reloading its symbols", pid,
 			 id.comm);
 		memcpy(t->comm, id.comm, sizeof(t->comm));
-		tsym_exec(t->sym);
+		target_exec(t);
 	}
 	if (o.calls) {
 		err = start_calls(m, t, &o, errbuf, errlen);
@@ -512,6 +512,7 @@ int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 	if (target_jvm_start(t, &o) < 0)
 		log_warn("pid %d: out of memory: its JVM perf map is not asked for", pid);
 	attach_log(t, &o);
+	manager_emit_target_attach(m, t);
 	*ret = t;
 	return 0;
 }

@@ -91,3 +91,13 @@ void manager_emit_target_end(struct manager *m, struct target *t)
 		if (subs[i].ev->on_target_end && subscribed(m, &subs[i]))
 			subs[i].ev->on_target_end(subs[i].ud, t);
 }
+
+void manager_emit_target_attach(struct manager *m, struct target *t)
+{
+	struct manager_sub subs[MANAGER_MAX_SUBSCRIBERS];
+	unsigned n = snapshot(m, subs);
+
+	for (unsigned i = 0; i < n; i++)
+		if (subs[i].ev->on_target_attach && subscribed(m, &subs[i]))
+			subs[i].ev->on_target_attach(subs[i].ud, t);
+}

@@ -29,6 +29,8 @@ struct manager_events {
 	struct target *(*on_stranger)(void *ud, const struct kp_sample *s);
 	/* t has ended (exited, detached): its sampling stopped, its profile kept. */
 	void (*on_target_end)(void *ud, struct target *t);
+	/* t was attached (by a client, a watch, a rule, --all or as a followed child). */
+	void (*on_target_attach)(void *ud, struct target *t);
 };
 
 struct manager_sub {
@@ -46,5 +48,6 @@ void manager_emit_exec(struct manager *m, const struct kp_execwatch *w);
 void manager_emit_reload(struct manager *m);
 struct target *manager_emit_stranger(struct manager *m, const struct kp_sample *s);
 void manager_emit_target_end(struct manager *m, struct target *t);
+void manager_emit_target_attach(struct manager *m, struct target *t);
 
 #endif

@@ -39,8 +39,16 @@ void manager_stop_sampling(struct manager *m, struct target *t);
  * is the kept profile's. Its symbols stay a little longer (drop_ended_symbols). */
 void manager_end_target(struct manager *m, struct target *t, enum target_state state, int level,
 			const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-/* Drop kept profiles older than the configured age. */
+/* Drop kept profiles older than the configured age (a walk only when the oldest is due; the
+ * age changed: manager_expiry_reset). */
 void manager_expire_kept(struct manager *m);
+void manager_expiry_reset(struct manager *m);
+/* Kept profiles' memory: of uid (mine) and of all (all), kept up to date as they change. */
+void manager_kept_memory(const struct manager *m, uid_t uid, uint64_t *mine, uint64_t *all);
+/* t (ended) changed after it was saved: saved again at the next housekeeping. */
+void manager_mark_dirty(struct manager *m, struct target *t);
+/* The symbols of targets ended before the last drain dropped; childless children dropped. */
+void manager_drop_ended_symbols(struct manager *m);
 /* Save ended profiles that changed after they were saved, or whose save failed (when its
  * back-off is over, or at once when force). */
 void manager_save_dirty(struct manager *m, bool force);

@@ -19,6 +19,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/hash.h"
 #include "os/clock.h"
 #include "symbols/jvmattach.h"
 #include "symbols/jvmmap.h"
@@ -39,12 +40,164 @@
  * dropped or trimmed in the body of a walk (or by a drain inside it) is only marked and stays
  * linked, skipped by manager_targets_next, and the sweep frees it once control is back in the
  * event loop, where no walk is running and no caller holds a target. New targets go in at the
- * head, so a walk started before them does not see them. */
+ * head, so a walk started before them does not see them.
+ *
+ * A sample finds its target by PID in a hash table (chains through hash_next, at most one
+ * target per bucket on average: the table doubles as targets come), not by a walk: its cost
+ * does not grow with the targets and kept profiles there are. A new target goes in at the head
+ * of its chain, so an attached target is behind only those attached after it in its bucket.
+ * lookups/lookup_steps count the chain entries looked at (status --json), which a test checks
+ * for staying flat as kept profiles pile up.
+ *
+ * The attached targets are also on a list of their own, which the per-second and per-attach
+ * work walks (manager_for_each_attached): kept profiles cost those walks nothing. A target
+ * leaves it when it ends; its att_next stays as it was, so a walk standing on it goes on. */
+#define HASH_MIN 64
+
 struct target_list {
 	struct target *head;
+	struct target *attached; /* the attached ones alone (att_next/att_prev), newest first */
 	unsigned dropped;	/* marked, not freed yet */
 	sd_event_source *sweep; /* a defer source: frees the marked ones */
+	struct target **buckets;
+	size_t nbuckets, count; /* a power of two; targets linked (marked ones too) */
+	uint64_t lookups, lookup_steps;
+	struct target *recent; /* ended lately, symbols still held (recent_next) */
+	bool dirty_hint;       /* a kept profile may have changed since it was saved */
+	uint64_t next_expiry;  /* CLOCK_REALTIME: no kept profile is older than its age before */
+	/* Kept profiles' memory, all and per uid (it changes only when a late sample comes) */
+	uint64_t kept_bytes;
+	struct uid_bytes {
+		uid_t uid;
+		bool used;
+		unsigned kept; /* its kept profiles */
+		uint64_t bytes;
+	} *kb;
+	size_t nkb, kb_used; /* slots (a power of two, or 0), used */
+	bool kb_incomplete;  /* a uid was left out (no memory): trims walk every time */
+	unsigned users_kept; /* kept profiles of non-root uids */
 };
+
+static struct uid_bytes *kb_find(const struct uid_bytes *kb, size_t n, uid_t uid)
+{
+	for (size_t i = mix64(uid) & (n - 1);; i = (i + 1) & (n - 1))
+		if (!kb[i].used || kb[i].uid == uid)
+			return (struct uid_bytes *)&kb[i];
+}
+
+/* Room for one more uid in the table (false: no memory; the uid is then not counted apart). */
+static bool kb_room(struct target_list *l)
+{
+	size_t n = l->nkb ? l->nkb * 2 : 16;
+	struct uid_bytes *nb;
+
+	if (2 * (l->kb_used + 1) <= l->nkb)
+		return true;
+	nb = calloc(n, sizeof(*nb));
+	if (!nb)
+		return false;
+	for (size_t i = 0; i < l->nkb; i++)
+		if (l->kb[i].used)
+			*kb_find(nb, n, l->kb[i].uid) = l->kb[i];
+	free(l->kb);
+	l->kb = nb;
+	l->nkb = n;
+	return true;
+}
+
+/* t's memory (t->memory) in the kept accounts: out (its old figure), then in again (now). */
+static void kept_account(struct target_list *l, struct target *t, bool in)
+{
+	struct uid_bytes *u = NULL;
+
+	if (in)
+		t->memory = target_memory(t);
+	if (l->nkb && kb_find(l->kb, l->nkb, t->uid)->used)
+		u = kb_find(l->kb, l->nkb, t->uid);
+	else if (in && kb_room(l)) {
+		u = kb_find(l->kb, l->nkb, t->uid);
+		u->used = true;
+		u->uid = t->uid;
+		l->kb_used++;
+	}
+	l->kb_incomplete |= in && !u;
+	l->users_kept += t->uid ? (in ? 1 : -1) : 0;
+	if (in) {
+		l->kept_bytes += t->memory;
+		if (u)
+			u->bytes += t->memory, u->kept++;
+	} else {
+		l->kept_bytes -= t->memory;
+		if (u) {
+			u->bytes -= u->bytes < t->memory ? u->bytes : t->memory;
+			u->kept -= u->kept > 0;
+		}
+	}
+}
+
+void manager_kept_memory(const struct manager *m, uid_t uid, uint64_t *mine, uint64_t *all)
+{
+	const struct target_list *l = m->list;
+
+	*all = l->kept_bytes;
+	*mine = l->nkb && kb_find(l->kb, l->nkb, uid)->used ? kb_find(l->kb, l->nkb, uid)->bytes
+							     : 0;
+}
+
+void manager_mark_dirty(struct manager *m, struct target *t)
+{
+	t->dirty = true;
+	m->list->dirty_hint = true;
+}
+
+static struct target **bucket_of(const struct target_list *l, pid_t pid)
+{
+	return &l->buckets[mix64((uint32_t)pid) & (l->nbuckets - 1)];
+}
+
+/* Twice the buckets when the targets outnumber them (on no memory: longer chains). */
+static void hash_grow(struct target_list *l)
+{
+	size_t n = l->nbuckets * 2;
+	struct target **nb;
+
+	if (l->count < l->nbuckets)
+		return;
+	nb = calloc(n, sizeof(*nb));
+	if (!nb)
+		return;
+	for (size_t i = 0; i < l->nbuckets; i++) {
+		/* Each chain keeps its order (newest first) in its new bucket. */
+		struct target *t = l->buckets[i], *rev = NULL;
+
+		while (t) {
+			struct target *next = t->hash_next;
+
+			t->hash_next = rev;
+			rev = t;
+			t = next;
+		}
+		for (t = rev; t;) {
+			struct target *next = t->hash_next, **b = &nb[mix64((uint32_t)t->pid) & (n - 1)];
+
+			t->hash_next = *b;
+			*b = t;
+			t = next;
+		}
+	}
+	free(l->buckets);
+	l->buckets = nb;
+	l->nbuckets = n;
+}
+
+static void hash_unlink(struct target_list *l, struct target *t)
+{
+	for (struct target **pp = bucket_of(l, t->pid); *pp; pp = &(*pp)->hash_next)
+		if (*pp == t) {
+			*pp = t->hash_next;
+			return;
+		}
+}
 
 static struct target *live_from(struct target *t)
 {
@@ -63,6 +216,37 @@ struct target *manager_targets_next(const struct target *t)
 	return live_from(t->list_next);
 }
 
+static struct target *attached_from(struct target *t)
+{
+	while (t && (t->list_dropped || t->state != TARGET_ATTACHED))
+		t = t->att_next;
+	return t;
+}
+
+struct target *manager_attached_first(const struct manager *m)
+{
+	return m->list ? attached_from(m->list->attached) : NULL;
+}
+
+struct target *manager_attached_next(const struct target *t)
+{
+	return attached_from(t->att_next);
+}
+
+/* t leaves the attached list (it ends, or is dropped while attached). */
+static void unattach(struct target_list *l, struct target *t)
+{
+	if (t->att_prev)
+		t->att_prev->att_next = t->att_next;
+	else if (l->attached == t)
+		l->attached = t->att_next;
+	else
+		return; /* not on it */
+	if (t->att_next)
+		t->att_next->att_prev = t->att_prev;
+	t->att_prev = NULL;
+}
+
 static void sweep(struct target_list *l)
 {
 	struct target **pp = &l->head;
@@ -72,6 +256,8 @@ static void sweep(struct target_list *l)
 
 		if (t->list_dropped) {
 			*pp = t->list_next;
+			hash_unlink(l, t);
+			l->count--;
 			target_free(t);
 		} else {
 			pp = &t->list_next;
@@ -94,11 +280,18 @@ int manager_targets_init(struct manager *m)
 
 	if (!l)
 		return -ENOMEM;
+	l->nbuckets = HASH_MIN;
+	l->buckets = calloc(l->nbuckets, sizeof(*l->buckets));
+	if (!l->buckets) {
+		free(l);
+		return -ENOMEM;
+	}
 	err = sd_event_add_defer(m->event, &l->sweep, on_sweep, l);
 	if (err >= 0)
 		err = sd_event_source_set_enabled(l->sweep, SD_EVENT_OFF);
 	if (err < 0) {
 		sd_event_source_disable_unref(l->sweep);
+		free(l->buckets);
 		free(l);
 		return err;
 	}
@@ -116,24 +309,49 @@ void manager_targets_free(struct manager *m)
 		t->list_dropped = true;
 	sweep(l);
 	sd_event_source_disable_unref(l->sweep);
+	free(l->buckets);
+	free(l->kb);
 	free(l);
 	m->list = NULL;
 }
 
 void manager_targets_link(struct manager *m, struct target *t)
 {
-	t->list_next = m->list->head;
+	struct target_list *l = m->list;
+	struct target **b;
+
+	t->list_next = l->head;
 	t->list_dropped = false;
-	m->list->head = t;
+	l->head = t;
+	t->att_prev = t->att_next = NULL;
+	if (t->state == TARGET_ATTACHED) {
+		t->att_next = l->attached;
+		if (l->attached)
+			l->attached->att_prev = t;
+		l->attached = t;
+	}
+	l->count++;
+	hash_grow(l);
+	b = bucket_of(l, t->pid);
+	t->hash_next = *b;
+	*b = t;
+}
+
+void manager_lookup_stats(const struct manager *m, uint64_t *lookups, uint64_t *steps)
+{
+	*lookups = m->list->lookups;
+	*steps = m->list->lookup_steps;
 }
 
 struct target *manager_find_for(struct manager *m, pid_t pid,
 				bool (*ok)(const struct target *t, void *arg), void *arg)
 {
-	struct target *best = NULL, *t;
+	struct target *best = NULL;
 
-	manager_for_each_target(m, t) {
-		if (t->pid != pid || !ok(t, arg))
+	m->list->lookups++;
+	for (struct target *t = *bucket_of(m->list, pid); t; t = t->hash_next) {
+		m->list->lookup_steps++;
+		if (t->list_dropped || t->pid != pid || !ok(t, arg))
 			continue;
 		if (t->state == TARGET_ATTACHED)
 			return t;
@@ -177,10 +395,20 @@ void manager_drop_target(struct manager *m, struct target *t)
 		log_warn("pid %d: its dropped profile stays in memory until kprofd stops", t->pid);
 	if (m->store)
 		store_remove(m->store, t->saved_name);
-	if (t->state == TARGET_ATTACHED)
+	if (t->state == TARGET_ATTACHED) {
+		unattach(m->list, t);
 		m->n_attached--;
-	else
+	} else {
+		kept_account(m->list, t, false);
 		m->n_kept--;
+	}
+	if (t->recent)
+		for (struct target **pp = &m->list->recent; *pp; pp = &(*pp)->recent_next)
+			if (*pp == t) {
+				*pp = t->recent_next;
+				t->recent = false;
+				break;
+			}
 }
 
 /* A restored target that is not in the list: delete its file, free it. */
@@ -189,16 +417,6 @@ static void drop_target_unsaved(struct manager *m, struct target *t)
 	if (m->store)
 		store_remove(m->store, t->saved_name);
 	target_free(t);
-}
-
-static unsigned kept_of(const struct manager *m, uid_t uid)
-{
-	const struct target *t;
-	unsigned n = 0;
-
-	manager_for_each_target(m, t)
-		n += t->state != TARGET_ATTACHED && t->uid == uid;
-	return n;
 }
 
 /* Whether kept profile a goes before b: the profiles system-wide mode made (attach --all) go
@@ -214,26 +432,66 @@ static bool drops_before(const struct target *a, const struct target *b)
 	return a->ended_ns < b->ended_ns;
 }
 
+/* Kept profiles per uid, counted in one walk (an open-addressing table of 2n slots). */
+struct uid_count {
+	uid_t uid;
+	unsigned n; /* 0: a free slot */
+};
+
+static struct uid_count *count_of(struct uid_count *tab, size_t size, uid_t uid)
+{
+	for (size_t i = mix64(uid) & (size - 1);; i = (i + 1) & (size - 1))
+		if (!tab[i].n || tab[i].uid == uid)
+			return &tab[i];
+}
+
+/* The oldest kept profile (drops_before) of a non-root uid over max_kept_per_uid, if any:
+ * two walks whatever the number of users and profiles. -ENOMEM: no room for the table. */
+static int over_quota(struct manager *m, struct target **ret)
+{
+	size_t size = 16;
+	struct target *t, *o = NULL;
+	_cleanup_free_ struct uid_count *tab = NULL;
+
+	*ret = NULL;
+	while (size < 2 * (size_t)m->n_kept + 2)
+		size *= 2;
+	tab = calloc(size, sizeof(*tab));
+	if (!tab)
+		return -ENOMEM;
+	manager_for_each_target(m, t) {
+		struct uid_count *c;
+
+		if (t->state == TARGET_ATTACHED || !t->uid)
+			continue;
+		c = count_of(tab, size, t->uid);
+		c->uid = t->uid;
+		c->n++;
+	}
+	manager_for_each_target(m, t)
+		if (t->state != TARGET_ATTACHED && t->uid &&
+		    count_of(tab, size, t->uid)->n > m->conf.max_kept_per_uid &&
+		    (!o || drops_before(t, o)))
+			o = t;
+	*ret = o;
+	return 0;
+}
+
 /* The kept profile to drop first, if one must go: the oldest of a user over its quota, else
  * the oldest of the users when they hold more than their share, else the oldest of all when
  * over max_kept (root's go only when root's alone exceed it); --all's first (drops_before). */
 static struct target *kept_victim(struct manager *m)
 {
-	struct target *user_oldest = NULL, *oldest = NULL, *t, *u;
+	struct target *user_oldest = NULL, *oldest = NULL, *t;
 	unsigned users = 0;
 
+	/* Without memory for the count, a user's quota waits for the next trim; the global
+	 * limits below still hold. */
+	if (over_quota(m, &t) == 0 && t)
+		return t;
 	manager_for_each_target(m, t) {
 		if (t->state == TARGET_ATTACHED)
 			continue;
-		if (t->uid != 0 && kept_of(m, t->uid) > m->conf.max_kept_per_uid) {
-			struct target *o = t;
-
-			manager_for_each_target(m, u)
-				if (u->state != TARGET_ATTACHED && u->uid == t->uid &&
-				    drops_before(u, o))
-					o = u;
-			return o;
-		}
 		if (t->uid != 0) {
 			users++;
 			if (!user_oldest || drops_before(t, user_oldest))
@@ -248,12 +506,25 @@ static struct target *kept_victim(struct manager *m)
 	return m->n_kept > m->conf.max_kept ? oldest : NULL;
 }
 
-/* Keep at most max_kept ended profiles, and users within their quotas. */
-void manager_trim_kept(struct manager *m)
+/* Whether a trim may find a profile to drop (false: surely none, and no walk): a global
+ * limit over, or uid's quota (any uid's, when all). */
+static bool may_trim(const struct manager *m, bool all, uid_t uid)
+{
+	const struct target_list *l = m->list;
+
+	if (all || l->kb_incomplete || m->n_kept > m->conf.max_kept ||
+	    l->users_kept > manager_user_share(m->conf.max_kept))
+		return true;
+	return uid && l->nkb && kb_find(l->kb, l->nkb, uid)->kept > m->conf.max_kept_per_uid;
+}
+
+/* Keep at most max_kept ended profiles, and users within their quotas (all: any uid's may be
+ * over, else only uid's can be: a profile of uid was just kept). */
+static void trim(struct manager *m, bool all, uid_t uid)
 {
 	struct target *t;
 
-	while ((t = kept_victim(m))) {
+	while (may_trim(m, all, uid) && (t = kept_victim(m))) {
 		log_msg(t->all ? LOG_DEBUG : LOG_INFO,
 			"dropping the kept profile of pid %d (%s, uid %u): more than %u kept (%u "
 			"for one user)",
@@ -261,6 +532,11 @@ void manager_trim_kept(struct manager *m)
 		m->all_kept_dropped += t->all;
 		manager_drop_target(m, t);
 	}
+}
+
+void manager_trim_kept(struct manager *m)
+{
+	trim(m, true, 0);
 }
 
 /* Write t's profile to the store as PID-ATTACHTIME.kprof; sets t->saved_name. */
@@ -304,7 +580,7 @@ static void save_target(struct manager *m, struct target *t)
 		t->save_failures = 0;
 		return;
 	}
-	t->dirty = true;
+	manager_mark_dirty(m, t);
 	t->save_failures++;
 	t->save_retry_ns =
 	    now + (t->save_failures < 6 ? 1ULL << t->save_failures : 60) * 1000000000ULL;
@@ -336,8 +612,8 @@ void manager_stop_sampling(struct manager *m, struct target *t)
 	t->events = NULL;
 	/* Room for events again: the targets a limit left with unsampled threads get them. The
 	 * followed children that sampled with t's inherited events (now gone) get their own. */
-	manager_for_each_target(m, o) {
-		if (o->state != TARGET_ATTACHED || !o->events ||
+	manager_for_each_attached(m, o) {
+		if (!o->events ||
 		    (!o->threads.unsampled && !(t->children && o->parent)))
 			continue;
 		if (sampler_target_rescan(o->events) < 0)
@@ -377,15 +653,21 @@ void manager_end_target(struct manager *m, struct target *t, enum target_state s
 	t->calls.timer = sd_event_source_disable_unref(t->calls.timer);
 	t->calls.ended_ns = now_ns(CLOCK_MONOTONIC);
 	paths_stop(t->paths, state == TARGET_EXITED ? "target exited" : "detached");
+	unattach(m->list, t);
 	t->state = state;
 	t->ended_ns = now_ns(CLOCK_REALTIME);
 	drift_reply_end(t); /* the drift detectors freed, their result kept */
 	t->ending = false;
 	m->n_attached--;
 	m->n_kept++;
+	kept_account(m->list, t, true);
+	t->recent_next = m->list->recent;
+	t->recent = true;
+	t->drains_ended = 0;
+	m->list->recent = t;
 	save_target(m, t);
 	manager_emit_target_end(m, t);
-	manager_trim_kept(m);
+	trim(m, false, t->uid);
 }
 
 void manager_add_kept(struct manager *m, struct target *t)
@@ -393,15 +675,16 @@ void manager_add_kept(struct manager *m, struct target *t)
 	struct target *o;
 
 	/* The same session twice (a copy of a file): keep one. */
-	manager_for_each_target(m, o) {
-		if (o->pid == t->pid && o->attached_ns == t->attached_ns) {
+	for (o = *bucket_of(m->list, t->pid); o; o = o->hash_next) {
+		if (!o->list_dropped && o->pid == t->pid && o->attached_ns == t->attached_ns) {
 			drop_target_unsaved(m, t);
 			return;
 		}
 	}
 	manager_targets_link(m, t);
 	m->n_kept++;
-	manager_trim_kept(m);
+	kept_account(m->list, t, true);
+	trim(m, false, t->uid);
 }
 
 /* Drop kept profiles older than the configured age. */
@@ -410,15 +693,30 @@ void manager_expire_kept(struct manager *m)
 	uint64_t now = now_ns(CLOCK_REALTIME), max = m->conf.kept_max_age_sec * 1000000000ULL;
 	struct target *t;
 
-	if (!m->conf.kept_max_age_sec)
+	uint64_t oldest = UINT64_MAX;
+
+	/* Nothing is due before the oldest kept profile is: no walk until then (a SIGHUP that
+	 * shortens the age walks again: next_expiry is reset). */
+	if (!m->conf.kept_max_age_sec || now < m->list->next_expiry)
 		return;
 	manager_for_each_target(m, t) {
-		if (t->state != TARGET_ATTACHED && now - t->ended_ns > max) {
+		if (t->state == TARGET_ATTACHED)
+			continue;
+		if (now - t->ended_ns > max) {
 			log_info("dropping the kept profile of pid %d (%s): older than %u s",
 				 t->pid, t->comm, m->conf.kept_max_age_sec);
 			manager_drop_target(m, t);
+		} else if (t->ended_ns < oldest) {
+			oldest = t->ended_ns;
 		}
 	}
+	/* Ended from now on are newer: the oldest left is the next one due. */
+	m->list->next_expiry = oldest == UINT64_MAX ? now + max : oldest + max + 1;
+}
+
+void manager_expiry_reset(struct manager *m)
+{
+	m->list->next_expiry = 0;
 }
 
 /* Save ended profiles that changed after they were saved, or whose save failed (when its
@@ -427,11 +725,56 @@ void manager_save_dirty(struct manager *m, bool force)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 	struct target *t;
+	bool left = false;
 
-	manager_for_each_target(m, t)
-		if (t->dirty && t->state != TARGET_ATTACHED &&
-		    (force || !t->save_failures || now >= t->save_retry_ns))
+	if (!m->list->dirty_hint)
+		return;
+	manager_for_each_target(m, t) {
+		if (!t->dirty || t->state == TARGET_ATTACHED)
+			continue;
+		/* Late samples: its memory again (out, then in). */
+		kept_account(m->list, t, false);
+		kept_account(m->list, t, true);
+		if (!m->store)
+			t->dirty = false; /* nowhere to save it: in memory it is up to date */
+		else if (force || !t->save_failures || now >= t->save_retry_ns)
 			save_target(m, t);
+		left |= t->dirty;
+	}
+	m->list->dirty_hint = left;
+}
+
+/* An ended target's symbols are dropped once the drain in which it ended and the next one are
+ * over (see manager.c); only the targets that ended lately are looked at. A followed child
+ * that ran too briefly to be sampled (a pipeline's `cat`, each command of a shell loop) holds
+ * nothing: it is not kept, so that a fork storm does not push every kept profile out. Once its
+ * symbols are dropped, no late sample can come for it. */
+void manager_drop_ended_symbols(struct manager *m)
+{
+	struct target **pp = &m->list->recent;
+
+	while (*pp) {
+		struct target *t = *pp;
+
+		if (!t->list_dropped && t->sym && t->drains_ended++ < 1) {
+			pp = &t->recent_next;
+			continue;
+		}
+		*pp = t->recent_next;
+		t->recent = false;
+		if (t->list_dropped)
+			continue;
+		if (t->sym) {
+			target_drop_symbols(t);
+			if (t->dirty)
+				manager_mark_dirty(m, t);
+		}
+		if (t->state == TARGET_EXITED && t->parent && !t->samples && !t->sym) {
+			log_debug("pid %d (%s), a child of %d: no samples, not kept", t->pid,
+				  t->comm, t->parent);
+			manager_drop_target(m, t);
+		}
+	}
 }
 
 unsigned manager_auto_targets(const struct manager *m, const char *rule)
@@ -439,8 +782,7 @@ unsigned manager_auto_targets(const struct manager *m, const char *rule)
 	const struct target *t;
 	unsigned n = 0;
 
-	manager_for_each_target(m, t)
-		n += t->state == TARGET_ATTACHED &&
-		     (rule ? t->rule && !strcmp(t->rule, rule) : t->rule || t->all);
+	manager_for_each_attached(m, t)
+		n += (rule ? t->rule && !strcmp(t->rule, rule) : t->rule || t->all);
 	return n;
 }

@@ -5,6 +5,7 @@
 #define KPROF_DAEMON_MANAGER_TARGETS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct manager;
@@ -21,7 +22,16 @@ struct target *manager_targets_first(const struct manager *m);
 struct target *manager_targets_next(const struct target *t);
 #define manager_for_each_target(m, t)                                                         \
 	for ((t) = manager_targets_first(m); (t); (t) = manager_targets_next(t))
+/* The same over the attached targets alone (as safe): what per-second and per-attach work
+ * walks, so that it does not grow with the kept profiles. */
+struct target *manager_attached_first(const struct manager *m);
+struct target *manager_attached_next(const struct target *t);
+#define manager_for_each_attached(m, t)                                                       \
+	for ((t) = manager_attached_first(m); (t); (t) = manager_attached_next(t))
 
+/* Lookups by PID (manager_find*) and the hash-chain entries they looked at, since start: a
+ * debug counter of the per-sample cost (status --json). */
+void manager_lookup_stats(const struct manager *m, uint64_t *lookups, uint64_t *steps);
 /* The attached target of pid, else its newest kept profile; NULL if none. */
 struct target *manager_find(struct manager *m, pid_t pid);
 /* The same among the targets ok() accepts (the ones a client may see). */

@@ -200,8 +200,8 @@ unsigned manager_unwatch(struct manager *m, struct cgwatch *w)
 			m->watches[i] = m->watches[--m->n_watches];
 			break;
 		}
-	manager_for_each_target(m, t)
-		if (t->state == TARGET_ATTACHED && t->cgroup && !strcmp(t->cgroup, w->name)) {
+	manager_for_each_attached(m, t)
+		if (t->cgroup && !strcmp(t->cgroup, w->name)) {
 			manager_end_target(m, t, TARGET_DETACHED, LOG_DEBUG,
 					   "detached (%s no longer watched)", w->name);
 			n++;

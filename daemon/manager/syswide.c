@@ -120,10 +120,10 @@ static bool evict_idle(struct syswide *sw)
 	uint64_t now = now_ns(CLOCK_MONOTONIC), idle = SYSWIDE_IDLE_SEC * 1000000000ULL;
 	struct target *victim = NULL;
 
-	for (struct target *t = manager_targets_first(sw->m); t; t = manager_targets_next(t)) {
+	for (struct target *t = manager_attached_first(sw->m); t; t = manager_attached_next(t)) {
 		uint64_t last = t->last_sample_ns;
 
-		if (t->state != TARGET_ATTACHED || !t->all || now < last || now - last < idle)
+		if (!t->all || now < last || now - last < idle)
 			continue;
 		if (!victim || last < victim->last_sample_ns)
 			victim = t;
@@ -282,8 +282,8 @@ int syswide_start(struct syswide *sw, unsigned freq, char *err, size_t errlen)
  * drop kept targets). */
 static struct target *all_target(struct manager *m)
 {
-	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t))
-		if (t->state == TARGET_ATTACHED && t->all)
+	for (struct target *t = manager_attached_first(m); t; t = manager_attached_next(t))
+		if (t->all)
 			return t;
 	return NULL;
 }
@@ -347,6 +347,6 @@ void syswide_get_stats(const struct syswide *sw, struct syswide_stats *out)
 	out->runs = ctr[KP_CTR_ALL_TICKS] - sw->ctr0[KP_CTR_ALL_TICKS];
 	out->own_samples = ctr[KP_CTR_ALL_OWN] - sw->ctr0[KP_CTR_ALL_OWN];
 	out->drops = ctr[KP_CTR_DROPS] - sw->ctr0[KP_CTR_DROPS];
-	for (const struct target *t = manager_targets_first(m); t; t = manager_targets_next(t))
-		out->targets += t->all && t->state == TARGET_ATTACHED;
+	for (const struct target *t = manager_attached_first(m); t; t = manager_attached_next(t))
+		out->targets += t->all;
 }

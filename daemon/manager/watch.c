@@ -334,8 +334,8 @@ static void config_rules(struct watch *w)
  * targets (limits.max_kept), so the list is not walked across one. */
 static struct target *rule_target(struct watch *w, const struct wrule *r)
 {
-	for (struct target *t = manager_targets_first(w->m); t; t = manager_targets_next(t))
-		if (t->state == TARGET_ATTACHED && t->rule && !strcmp(t->rule, r->text))
+	for (struct target *t = manager_attached_first(w->m); t; t = manager_attached_next(t))
+		if (t->rule && !strcmp(t->rule, r->text))
 			return t;
 	return NULL;
 }

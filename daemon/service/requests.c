@@ -507,6 +507,18 @@ static void hcct_node_fill(Kprof__HcctNode *nv, const struct hcct_entry *e,
 	nv->monitored = e->flags & HCCT_ENTRY_MONITORED;
 }
 
+/* Whether exact mode's tree of t holds no call. */
+static bool exact_empty(const struct target *t)
+{
+	struct hcct_stats hs;
+
+	if (t->calls.exact) {
+		hcct_get_stats(t->calls.exact, &hs);
+		return hs.n == 0;
+	}
+	return !t->calls.saved_exact || !t->calls.saved_exact->len;
+}
+
 /* The reply to an HCCT request: tree (of t at phi, its functions those of prof), the size of
  * the summary it came from (the live tree_src, else saved), and a range's span (wr, or NULL). */
 static void hcct_send(struct client *cl, const struct target *t, const struct hcct_tree *tree,
@@ -597,6 +609,14 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 	}
 	if (!tree_src && !saved) {
 		requests_error(cl, -ENODATA, "pid %u: no HCCT in this profile", req->pid);
+		return;
+	}
+	if (req->exact && !ranged && (t->calls.hw || t->calls.saved_hw_n) && exact_empty(t)) {
+		requests_error(cl, -ENODATA,
+			       "pid %u: its calls were counted by hardware breakpoints (code in "
+			       "anonymous memory), which build no exact calling-context tree: the "
+			       "counts are report's CALLS column; the tree is hcct without --exact",
+			       req->pid);
 		return;
 	}
 	if (hcct_phi(cl, t, &phi, &num, &den) < 0)

@@ -96,7 +96,8 @@ uint32_t requests_session_of(const struct client *cl, const struct target *t, ui
 {
 	uint32_t rank = 1, count = 0;
 
-	for (const struct target *o = manager_targets_first(cl->rq->m); o; o = manager_targets_next(o)) {
+	for (const struct target *o = manager_targets_first(cl->rq->m); o;
+	     o = manager_targets_next(o)) {
 		if (o->pid != t->pid || !requests_may_read(cl, o->uid))
 			continue;
 		count++;
@@ -115,7 +116,8 @@ static struct target *nth_session(const struct client *cl, uint32_t pid, uint32_
 	struct target *found = NULL;
 
 	*n = 0;
-	for (struct target *o = manager_targets_first(cl->rq->m); o; o = manager_targets_next(o)) {
+	for (struct target *o = manager_targets_first(cl->rq->m); o;
+	     o = manager_targets_next(o)) {
 		uint32_t count;
 
 		if ((uint32_t)o->pid == pid && requests_may_read(cl, o->uid)) {

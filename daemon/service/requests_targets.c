@@ -15,7 +15,6 @@
 #include "service/requests_targets.h"
 #include "manager/windows.h"
 #include "os/clock.h"
-#include "http/http.h"
 #include "kernel/loader.h"
 #include "kernel/sampler.h"
 #include "manager/manager.h"
@@ -379,6 +378,7 @@ int requests_fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t *
 	sr->clients = transport_clients(rq->tr);
 	symbolizer_get_stats(m->sym, &sr->symbol_bytes, &sr->symbol_refusals);
 	sr->profile_bytes = m->profile_bytes;
+	manager_lookup_stats(m, &sr->lookups, &sr->lookup_steps);
 	sr->sampling = m->per_cpu ? "cpus" : "threads";
 	sr->thread_events = sampler_thread_events(m->sampler);
 	sr->sampler_runs = ctr[KP_CTR_TICKS];
@@ -406,7 +406,7 @@ void requests_status(struct client *cl)
 	Kprof__Watch wv[MANAGER_MAX_WATCHES], *wp[MANAGER_MAX_WATCHES];
 	Kprof__SystemWide sw;
 	Kprof__HttpStatus hp;
-	struct httpd_stats hs;
+	const struct http_stats *hs;
 	struct manager *m = cl->rq->m;
 
 	if (requests_fill_status(cl->rq, &sr, &drops, freqs) < 0) {
@@ -415,18 +415,18 @@ void requests_status(struct client *cl)
 	}
 	fill_syswide(m->sw, &sw);
 	sr.system_wide = &sw;
-	if (m->http) {
-		httpd_get_stats(m->http, &hs);
+	hs = &m->http_stats;
+	if (hs->on) {
 		kprof__http_status__init(&hp);
-		hp.listen = (char *)hs.listen;
-		hp.token = hs.token;
-		hp.connections = hs.connections;
-		hp.waiting = hs.waiting;
-		hp.unauthorized = hs.unauthorized;
-		hp.left = hs.left;
-		hp.evicted = hs.evicted;
-		hp.busy = hs.busy;
-		hp.served = hs.served;
+		hp.listen = (char *)hs->listen;
+		hp.token = hs->token;
+		hp.connections = hs->connections;
+		hp.waiting = hs->waiting;
+		hp.unauthorized = hs->unauthorized;
+		hp.left = hs->left;
+		hp.evicted = hs->evicted;
+		hp.busy = hs->busy;
+		hp.served = hs->served;
 		sr.http = &hp;
 	}
 	/* The client's own watches (all of them for root and readers). */

@@ -251,6 +251,22 @@ void target_free(struct target *t)
 	free(t);
 }
 
+void target_exec(struct target *t)
+{
+	uint64_t gen = tsym_generation(t->sym);
+	struct maptab *mt;
+
+	tsym_exec(t->sym);
+	/* The mappings of the program before the exec are gone: an export names the new one
+	 * (record's held child was kprofctl until its exec). */
+	if (maptab_new(0, &mt) < 0)
+		return;
+	maptab_free(t->maps);
+	t->maps = mt;
+	if (tsym_generation(t->sym) != gen) /* read: the process still runs */
+		record_mappings(t);
+}
+
 void target_flush_captures(struct target *t)
 {
 	if (t->state == TARGET_ATTACHED)

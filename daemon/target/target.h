@@ -60,8 +60,18 @@ struct target {
 	 * manager_targets_first/next). A dropped target stays linked, skipped, until the loop
 	 * frees it, so that a walk or a caller holding it never reads freed memory. */
 	struct target *list_next;
+	struct target *hash_next; /* the chain of its PID's bucket (manager_find) */
+	struct target *att_next, *att_prev; /* the attached ones' list, while attached */
+	struct target *recent_next;	     /* ended, its symbols not dropped yet */
+	bool recent;
 	bool list_dropped;
 	bool ending; /* manager_end_target runs: a drain inside it does not end it again */
+	/* Attached by a client when kprofd stopped: attached again at the next start if the
+	 * process still runs (manager_resume). resumes: times that happened to this profile;
+	 * resume_note: why a kept one was not. duration_left: of a --duration, in seconds. */
+	bool resume;
+	unsigned resumes, duration_left;
+	char resume_note[96];
 	const struct target_env *env;
 	pid_t pid;
 	uint64_t start_ticks; /* clock ticks after boot: pid and start name the process */
@@ -197,6 +207,8 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 int target_tables_new(struct target *t);
 /* The target ended: free its symbol sources (perf map, mappings), keeping their counts. */
 void target_drop_symbols(struct target *t);
+/* It exec'd: its symbols read again (tsym_exec), its mapping table the new program's only. */
+void target_exec(struct target *t);
 /* End of a drain: the code copies its samples asked for are made (attached, and only while its
  * owner may read it: annotate_flush), or dropped. */
 void target_flush_captures(struct target *t);

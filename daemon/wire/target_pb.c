@@ -134,6 +134,8 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 		tsym_get_stats(t->sym, &live);
 		ss = &live;
 	}
+	pb->resumes = t->resumes;
+	pb->resume_note = (char *)t->resume_note;
 	pb->pid = t->pid;
 	pb->uid = t->uid;
 	pb->comm = (char *)t->comm;
@@ -288,6 +290,22 @@ static void restore_fields(const Kprof__Target *pb, struct target *t)
 	t->all = pb->all;
 	t->eps = pb->eps;
 	t->hcct_kernel = pb->hcct_kernel;
+	t->resumes = pb->resumes;
+	snprintf(t->resume_note, sizeof(t->resume_note), "%s",
+		 pb->resume_note ? pb->resume_note : "");
+}
+
+/* A profile saved while attached at kprofd's stop: who and what to attach again. */
+static void restore_resume(const Kprof__SavedResume *r, struct target *t)
+{
+	if (!r)
+		return;
+	t->resume = true;
+	t->start_ticks = r->start_ticks;
+	t->by = r->by;
+	t->no_jvm_map = r->no_jvm_map;
+	t->duration_left = r->duration_left_sec;
+	t->resumes = r->resumes;
 }
 
 /* The tables, profile, HCCT, exact mode's results, paths and drift, each if saved. */
@@ -327,6 +345,7 @@ int target_restore(const struct target_env *env, const Kprof__SavedProfile *sp, 
 		return -ENOMEM;
 	t->env = env;
 	restore_fields(pb, t);
+	restore_resume(sp->resume, t);
 	restore_symbol_stats(pb, &t->saved_sym);
 	if (pb->cgroup && pb->cgroup[0])
 		t->cgroup = strdup(pb->cgroup);
@@ -511,6 +530,15 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 	}
 	if (!r)
 		pack_paths_drift(t, m);
+	if (!r && t->resume) {
+		kprof__saved_resume__init(&m->resume);
+		m->resume.start_ticks = t->start_ticks;
+		m->resume.by = t->by;
+		m->resume.no_jvm_map = t->no_jvm_map;
+		m->resume.duration_left_sec = t->duration_left;
+		m->resume.resumes = t->resumes;
+		m->msg.resume = &m->resume;
+	}
 	m->msg.format = 1;
 	m->msg.target = &m->target;
 	m->msg.n_functions = nf;

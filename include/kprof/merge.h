@@ -34,6 +34,10 @@ void merge_free(struct merged *m);
  * python, ruby, php, dotnet, bun, deno, beam, else jit when a perf map or jitdump was read,
  * else native. A static string. */
 const char *merge_runtime(const Kprof__Target *t, const char *exe);
+/* A module as functions are matched across processes: a per-process JIT module (perf-PID.map,
+ * jit-PID.dump) as "perf-PID.map"/"jit-PID.dump", any other as it is (copied to buf, len
+ * bytes). */
+const char *merge_module_key(const char *m, char *buf, size_t len);
 /* The flat profile of sp, as kprofd's report computes it: per function (name, module and kind
  * alike across processes are one), self and total samples, sorted by self then total, at most
  * top entries (0: all). *ret is freed with merge_report_free. 0 or -ENOMEM. */

@@ -87,7 +87,7 @@ echo "-- 2. (at ${SECONDS} s)"
 out=$(ctl report --cgroup "$CG" --top 5 2>&1); rc=$?
 n=$(sed -n 's/^cgroup .*: \([0-9]*\) process.*/\1/p' <<<"$out")
 [ $rc = 0 ] && [ "${n:-0}" -ge 2 ] && grep -q 'mj_hot' <<<"$out" &&
-	[ "$(grep -c ' mj_hot ' <<<"$out")" = 1 ] &&
+	[ "$(grep -c ' mj_hot$' <<<"$out")" = 1 ] &&
 	pass "report --cgroup merges $n processes (mj_hot one row for both)" ||
 	fail "report --cgroup" "rc $rc: $out"
 ctl report --cgroup "$CG" --json | python3 -c "import json,sys; r = json.load(sys.stdin); sys.exit(not r['total_samples'] >= 500)" &&

@@ -359,6 +359,22 @@ for v in $ORDER; do
 			fail "PIDs from kprofd" "got: $(oneline "$out" | head -c 200)"
 	fi
 done
+# make help says how long make check fuzzes each target: what the check target runs.
+said=$(make -s -C "$ROOT" help 2>/dev/null | sed -nE 's/.*a ([0-9]+) s fuzz run.*/\1/p')
+runs=$(sed -nE 's/.*\$\(MAKE\) fuzz FUZZ_SECONDS=([0-9]+).*/\1/p' "$ROOT/Makefile" | head -1)
+[ -n "$said" ] && [ "$said" = "$runs" ] && pass "make help: make check fuzzes $said s a target, as it does" ||
+	fail "make help's fuzz time" "help says '${said}' s, make check runs '${runs}' s"
+# watch completes its subcommands, not PIDs; paths and annotate complete FUNCTION from the
+# PID's sampled functions (issue 29, item 10).
+out=$(complete_words kprofctl watch "")
+[ "$(sort <<<"$out" | tr '\n' ' ')" = "add list remove " ] && pass "watch <TAB>: list, add, remove" ||
+	fail "watch completion" "got: $(oneline "$out" | head -c 200)"
+out=$(complete_words "$KPROFCTL" --socket "$SOCK" annotate "$J" mj_h)
+has "$out" mj_hot && pass "annotate PID <TAB> completes the sampled functions ($(oneline "$out"))" ||
+	fail "annotate FUNCTION completion" "got: $(oneline "$out" | head -c 200)"
+out=$(complete_words "$KPROFCTL" --socket "$SOCK" paths "$J" "")
+has "$out" mj_hot && pass "paths PID <TAB> completes the sampled functions" ||
+	fail "paths FUNCTION completion" "got: $(oneline "$out" | head -c 200)"
 # The root holds the project's layout and nothing else (no stray logs or scratch files).
 extra=$(git ls-files 2>/dev/null | cut -d/ -f1 | sort -u | grep -vxE \
 	'bpf|daemon|cli|proto|include|tests|systemd|bench|docs|Makefile|README.md|VERSION|LICENSE|\.ci|\.clang-format|\.gitignore')

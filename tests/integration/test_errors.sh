@@ -10,6 +10,18 @@ else fail "no daemon" "rc=$rc out=$out"; fi
 start_daemon || { fail "daemon starts" "see log"; exit 1; }
 pass "daemon starts"
 
+# A socket for a group the user is not in (the installed unit: 0660, group kprof): the error
+# names the group to join (issue 29, item 7).
+if command -v setpriv >/dev/null; then
+	mode=$(stat -c %a "$SOCK") grp=$(stat -c %G "$SOCK")
+	chgrp root "$SOCK" && chmod 660 "$SOCK"
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$KPROFCTL" --socket "$SOCK" status 2>&1); rc=$?
+	chmod "$mode" "$SOCK"; chgrp "$grp" "$SOCK"
+	if [ $rc -eq 3 ] && grep -q "it is for group root; join it, e.g. sudo usermod -aG root" <<<"$out"; then
+		pass "no permission on the socket: the group to join is named"
+	else fail "socket permission error" "rc=$rc out=$out"; fi
+fi
+
 # A second daemon on the same socket refuses to start and leaves the first one alone.
 # It says so before it loads anything: its state directory is not read (a bad file there would be
 # renamed .bad and reported) and no BPF program is loaded.
@@ -73,6 +85,21 @@ TID=$(ls /proc/$PY/task | grep -v "^$PY$" | head -1)
 out=$(ctl attach "$TID" 2>&1); rc=$?
 if [ $rc -eq 1 ] && grep -q "thread" <<<"$out"; then pass "attach to a thread id refused"
 else fail "attach thread id" "rc=$rc out=$out"; fi
+
+# The spellings a perf and systemctl user types (issue 29, item 10): attach -p PID, --duration
+# with a unit, --since "2 minutes ago", --unit NAME without .service.
+start_minijit --seconds 60 || fail "minijit starts" ""
+out=$(ctl attach -p "$MJ_PID" --duration 2s --json 2>&1); rc=$?
+if [ $rc -eq 0 ] && [ "$(target_json "$MJ_PID" duration_sec)" = 2 ]; then
+	pass "attach -p PID --duration 2s: attached for 2 s"
+else fail "attach -p PID --duration 2s" "rc=$rc out=$out"; fi
+out=$(ctl report "$MJ_PID" --since "2 minutes ago" 2>&1); rc=$?
+if [ $rc -eq 0 ]; then pass "report --since \"2 minutes ago\""
+else fail "report --since \"2 minutes ago\"" "rc=$rc out=$out"; fi
+out=$(ctl report --unit kprof-no-such-unit 2>&1); rc=$?
+if [ $rc -ne 0 ] && ! grep -q "not a unit name" <<<"$out" && grep -q "kprof-no-such-unit.service" <<<"$out"; then
+	pass "--unit NAME is NAME.service, as for systemctl: $out"
+else fail "--unit without .service" "rc=$rc out=$out"; fi
 
 if stop_daemon; then pass "daemon stops cleanly on SIGTERM"
 else fail "daemon stops cleanly on SIGTERM" "exit status $?: $(tail -3 "$TDIR/kprofd.log")"; fi

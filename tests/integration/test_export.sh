@@ -2,7 +2,8 @@
 # Exports read by independent tools: `go tool pprof` reads the pprof file and finds the same
 # total and the same top functions as `kprofctl report`; folded and JSON exports add up to the
 # same total; the export works for a live target and for one that has exited. pprof (gzip) is
-# not written to a terminal without --force, as gzip refuses to; to a pipe it is.
+# not written to a terminal without --force, as gzip refuses to; to a pipe it is. diff
+# --base-pid matches JIT functions across two processes (their perf-PID.map modules).
 . "$(dirname "$0")/lib.sh"
 if ! command -v go >/dev/null; then skip "export" "go (golang-go) not installed"; exit 0; fi
 export GOCACHE=$TDIR/gocache HOME=$TDIR
@@ -83,6 +84,23 @@ wait_for 10 state_is "$Q" exited
 if ctl export "$Q" -o "$TDIR/q.pb.gz" && go tool pprof -top "$TDIR/q.pb.gz" 2>/dev/null | grep -q mj_hot; then
 	pass "export of an exited target, read by go tool pprof"
 else fail "export exited" "$(go tool pprof -top "$TDIR/q.pb.gz" 2>&1 | head -5)"; fi
+# folded --comm roots every stack at the target's comm (issue 29, item 10).
+ctl folded "$Q" --comm >"$TDIR/comm.folded"
+[ -s "$TDIR/comm.folded" ] && ! grep -qv '^minijit;' "$TDIR/comm.folded" &&
+	pass "folded --comm: every stack rooted at minijit" || fail "folded --comm" "$(head -3 "$TDIR/comm.folded")"
+# diff --base-pid of two processes running the same JIT code (issue 29, item 6): each function
+# is one row, matched across perf-P.map and perf-Q.map, not +x% and -y% as two.
+if ctl diff "$Q" --base-pid "$P" --top 0 --json >"$TDIR/diff.json" && python3 -c "
+import json, sys
+fs = json.load(open(sys.argv[1]))['functions']
+hot = [f for f in fs if f['function'] == 'mj_hot']
+assert len(hot) == 1, hot
+h = hot[0]
+assert h['base_self_pct'] > 10 and h['self_pct'] > 10 and abs(h['delta_pct']) < 25, h
+print('mj_hot: base %.1f%%, new %.1f%% (%s)' % (h['base_self_pct'], h['self_pct'], h['module']))
+" "$TDIR/diff.json" >"$TDIR/diff.out" 2>&1; then
+	pass "diff --base-pid matches JIT functions across processes: $(cat "$TDIR/diff.out")"
+else fail "diff --base-pid of JIT code" "$(cat "$TDIR/diff.out"; head -c 600 "$TDIR/diff.json")"; fi
 out=$(ctl export "$Q" --format xml -o "$TDIR/x" 2>&1); rc=$?
 [ $rc -eq 2 ] && pass "unknown export format refused" || fail "bad format" "rc=$rc $out"
 finish

@@ -10,8 +10,38 @@ P=$MJ_PID
 check "attach with --eps 0.002" ctl attach "$P" --freq 999 --eps 0.002
 wait_for 30 at_least_samples "$P" 3000 || fail "samples" "$(ctl list)"
 ctl detach "$P" >/dev/null # freeze: the HCCT and the export see the same samples
-ctl hcct "$P" --phi 0.01
+ctl hcct "$P" --phi 0.01 | tee "$TDIR/h.txt"
 ctl hcct "$P" --phi 0.01 --json >"$TDIR/h.json"
+# The text (issue 29, item 5): TOTAL is inclusive (each context's at least its children's),
+# SELF its own, the header says which; a marker never sits where a shallower context's name
+# starts (3 columns a level, the marker in the 2 before the name).
+python3 - "$TDIR/h.txt" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().split("\n")
+hdr = [l for l in lines if "CONTEXT" in l]
+ok = bool(hdr) and "TOTAL" in hdr[0] and "SELF" in hdr[0] and "with its callees" in hdr[0]
+rows = []  # (name column, total or None, marker column or None)
+for l in lines[lines.index(hdr[0]) + 1:] if hdr else []:
+    m = re.match(r"^( *)([*.] )?(\S.*)$", l[35:])
+    if len(l) <= 35 or not m:
+        continue
+    nums = l[:35].split()
+    mcol = 35 + len(m.group(1)) if m.group(2) else None
+    rows.append((35 + len(m.group(1)) + len(m.group(2) or ""), int(nums[0]) if nums else None, mcol))
+bad = []
+for i, (col, tot, mark) in enumerate(rows):
+    for j in range(i + 1, len(rows)):
+        if rows[j][0] <= col:
+            break
+        if rows[j][0] == col + 3 and tot is not None and rows[j][1] is not None and rows[j][1] > tot:
+            bad.append(("child total above its parent's", i, j))
+    if mark is not None and any(c == mark for c, _, _ in rows if c < col):
+        bad.append(("marker where a shallower name starts", i))
+ok = ok and rows and not bad
+print(("PASS" if ok else "FAIL") + f": hcct text: TOTAL inclusive, SELF own, markers clear of shallower names ({len(rows)} rows; {bad[:3]})")
+sys.exit(0 if ok else 1)
+PY
+[ $? -eq 0 ] || FAILS=$((FAILS + 1))
 ctl export "$P" --format json -o "$TDIR/e.json"
 python3 - "$TDIR" <<'PY'
 import json, sys

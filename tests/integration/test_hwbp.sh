@@ -40,6 +40,12 @@ got = {f: calls.get(f, 0) for f in want}
 ok = got == want and calls.get("mj_cold", 0) == 0 and not r["target"]["hw_estimated"]
 print(("PASS" if ok else "FAIL") + f": exact call counts by breakpoints equal minijit's counters: {got} vs {want}")
 PY
+# hcct --exact of breakpoint-only counting: said to build no tree (issue 29, item 10), not an
+# empty tree.
+out=$(ctl hcct "$P" --exact 2>&1); rc=$?
+[ $rc -ne 0 ] && grep -q "hardware breakpoints .*build no exact calling-context tree" <<<"$out" &&
+	pass "hcct --exact after breakpoint counting says there is no exact tree" ||
+	fail "hcct --exact of breakpoint counts" "rc=$rc: $(head -5 <<<"$out")"
 n=$(perf_fds)
 [ "$n" -eq "$BASE" ] && pass "no breakpoint event left in kprofd after the target exited ($n perf events, as before)" ||
 	fail "bp fds after exit" "$BASE before, $n now"

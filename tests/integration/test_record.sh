@@ -8,6 +8,8 @@
 #   3. children: a shell pipeline recorded with --children (merged profile, the tree in list),
 #      a Node parent that forks a Node child (child_process.fork) attached with --children, and
 #      without --children no child is followed;
+#   3b. children followed by default (--no-children opts out), a wrapper shell's program names
+#      the pprof, a pid label per sample, no mapping of kprofctl, an empty profile says why;
 #   4. bad input: a fork storm of 300 short children, a child that execs a setuid program; the
 #      daemon unharmed, no fd or BPF link left behind.
 # Needs root; node for the Node child; go for the pprof check (folded otherwise); setpriv for
@@ -92,7 +94,7 @@ rc=$?
 grep -q 'of [2-9] processes' "$TDIR/pipe.err" && pass "the profile merges the processes ($(sed -n 's/.*(\(.*\))/\1/p' "$TDIR/pipe.err"))" ||
 	fail "merged processes" "$(cat "$TDIR/pipe.err")"
 ctl list --all >"$TDIR/tree"
-if awk '/^[0-9]/ { root = $3 } /^`-[0-9]+ +[0-9]+ +minijit / && root == "sh" { ok = 1 } END { exit !ok }' "$TDIR/tree"; then
+if awk '/^[0-9]/ { root = $3 } /^[`|]-[0-9]+ +[0-9]+ +minijit / && root == "sh" { ok = 1 } END { exit !ok }' "$TDIR/tree"; then
 	pass "list shows the child under the shell"
 else fail "list tree" "$(head -12 "$TDIR/tree")"; fi
 # A child that outlives its parent: sampled by the parent's inherited events at first, by its
@@ -148,6 +150,42 @@ if command -v node >/dev/null; then
 else
 	skip "Node child" "node is not installed"
 fi
+
+# --- 3b. Children by default, as perf record inherits (issue 29, items 2 and 3): a wrapper
+# shell's forked program is recorded, the pprof is named after it (not kprofctl, not sh) with a
+# pid label per sample; --no-children opts out; an empty profile says why.
+echo "-- 3b. (at ${SECONDS} s)"
+out=$(ctl record --freq 999 --format folded -o - -- sh -c "$MJ --seconds 1 >/dev/null; true" 2>"$TDIR/wrap.err")
+rc=$?
+[ $rc = 0 ] && grep -q 'mj_main;mj_hot ' <<<"$out" &&
+	pass "record follows children by default: sh -c 'minijit; true' has minijit's samples" ||
+	fail "record follows children by default" "rc $rc: $(cat "$TDIR/wrap.err"); $(head -3 <<<"$out")"
+# Folded stacks of several processes are rooted at their comm (as stackcollapse-perf does).
+! grep 'mj_hot' <<<"$out" | grep -qv '^minijit;' && grep -q '^minijit;' <<<"$out" &&
+	pass "merged folded stacks rooted at their process's comm ($(grep -c '^minijit;' <<<"$out") minijit lines)" ||
+	fail "folded comm roots" "$(head -3 <<<"$out")"
+out=$(ctl record --no-children --freq 999 --format folded -o - -- sh -c "$MJ --seconds 1 >/dev/null; true" 2>"$TDIR/nochild.err")
+rc=$?
+[ $rc = 0 ] && ! grep -q 'mj_hot' <<<"$out" &&
+	pass "record --no-children: only the command itself ($(sed -n 's/.*(\(.*\))/\1/p' "$TDIR/nochild.err"))" ||
+	fail "record --no-children" "rc $rc: $(cat "$TDIR/nochild.err")"
+ctl record --freq 99 --format folded -o /dev/null -- sh -c "sleep 0.3; true" 2>"$TDIR/empty.err"
+grep -q "no samples: the command and the 1 process it started ran too briefly" "$TDIR/empty.err" &&
+	pass "an empty profile of a command that forked says so: $(grep 'no samples' "$TDIR/empty.err")" ||
+	fail "empty profile note" "$(cat "$TDIR/empty.err")"
+if command -v go >/dev/null; then
+	ctl record --freq 999 -o "$TDIR/wrap.pb.gz" -- sh -c "$MJ --seconds 1.5 >/dev/null; true" 2>"$TDIR/wrap2.err"
+	file=$(go tool pprof -top "$TDIR/wrap.pb.gz" 2>/dev/null | sed -n 's/^File: //p' | head -1)
+	[ "$file" = minijit ] && pass "the pprof of a wrapped command is named after its program (File: $file)" ||
+		fail "pprof File of a wrapped command" "File: '$file' ($(cat "$TDIR/wrap2.err"))"
+	pids=$(go tool pprof -tags "$TDIR/wrap.pb.gz" 2>/dev/null | awk '/^ *pid:/ { on = 1; next } on && NF == 0 { on = 0 } on' | wc -l)
+	[ "$pids" -ge 1 ] && pass "every sample has a pid label ($pids pids: $(go tool pprof -tags "$TDIR/wrap.pb.gz" 2>/dev/null | awk '/^ *pid:/ { on = 1; next } on && NF == 0 { on = 0 } on' | tr -s ' ' | tr '\n' ';'))" ||
+		fail "pid labels" "$(go tool pprof -tags "$TDIR/wrap.pb.gz" 2>&1 | head -20)"
+	ctl record --freq 999 -o "$TDIR/direct.pb.gz" -- "$MJ" --seconds 1 >/dev/null 2>&1
+	! go tool pprof -raw "$TDIR/direct.pb.gz" 2>/dev/null | grep -q "kprofctl" &&
+		pass "record's profile has none of kprofctl's mappings (read before the exec)" ||
+		fail "kprofctl's mappings in record's profile" "$(go tool pprof -raw "$TDIR/direct.pb.gz" 2>&1 | grep kprofctl | head -3)"
+else skip "record's pprof names" "go is not installed"; fi
 
 # --- 4. bad input: a fork storm, a setuid child; nothing left behind.
 echo "-- 4. (at ${SECONDS} s)"

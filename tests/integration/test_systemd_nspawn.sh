@@ -164,7 +164,22 @@ print([t['samples'] for t in json.load(sys.stdin)['targets'] if t['pid'] == $MJ]
 in_ct mkdir -p /run/systemd/system/kprofd.service.d
 printf '[Service]\nWatchdogSec=2s\n' | in_ct tee /run/systemd/system/kprofd.service.d/wd.conf >/dev/null
 in_ct systemctl daemon-reload
+# A long-running process attached by PID goes on being profiled through the restarts (issue 29).
+nsenter -t "$LEADER" -a /kprof/minijit --seconds 300 2>"$TDIR/lj.err" >/dev/null &
+wait_for 10 grep -q ready "$TDIR/lj.err"
+LJ=$(sed -n 's/^minijit: pid \([0-9]*\) ready.*/\1/p' "$TDIR/lj.err")
+check "attach a long-running minijit (pid $LJ)" kd attach "$LJ"
+# lj FIELD: LJ's field in list --all --json.
+lj() { kd list --all --json | python3 -c "import json,sys
+t = [t for t in json.load(sys.stdin)['targets'] if t['pid'] == $LJ]
+print(t[-1]['$1'] if t else '')"; }
+lj_more() { local v; v=$(lj samples); [ "$(lj state)" = attached ] && [ -n "$v" ] && [ "$v" -gt "$1" ]; }
+wait_for 20 lj_more 10 || fail "long-running minijit sampled" "$(kd list --all 2>&1)"
 check "systemctl restart kprofd" in_ct systemctl restart kprofd
+lj_before=$(lj samples)
+if wait_for 30 lj_more "$((lj_before + 20))" && [ "$(lj resumes)" = 1 ]; then
+	pass "after systemctl restart, the running process is attached again and sampled ($(lj samples) samples, its profile continued)"
+else fail "attached again after systemctl restart" "$(kd list --all 2>&1)"; fi
 kept() { kd list --all --json | python3 -c "import json,sys
 t = [t for t in json.load(sys.stdin)['targets'] if t['pid'] == $MJ]
 sys.exit(not (t and t[0]['samples'] >= $n_before))"; }
@@ -189,6 +204,9 @@ else fail "watchdog restart" "NRestarts=$(prop NRestarts) Result=$(prop Result) 
 in_ct journalctl -u kprofd --no-pager -o cat | grep -qi "watchdog timeout" &&
 	pass "the journal says it was the watchdog" || fail "watchdog in the journal" "$(in_ct journalctl -u kprofd --no-pager -o cat | tail -5)"
 wait_for 10 kd status >/dev/null || fail "kprofd answers after the watchdog restart" "$(kd status 2>&1)"
+if wait_for 20 lj_more 20 && [ "$(lj resumes)" = 2 ]; then
+	pass "after the watchdog's kill, the running process is attached again and sampled ($(lj samples) samples)"
+else fail "attached again after the watchdog kill" "$(kd list --all 2>&1)"; fi
 
 # --- Exposure, as systemd in the container sees the installed unit.
 score=$(in_ct systemd-analyze security kprofd.service 2>/dev/null | sed -n 's/.*exposure level for kprofd.service: \([0-9.]*\).*/\1/p')

@@ -42,11 +42,37 @@ tmux kill-session -t "$SES" 2>/dev/null
 tmux new-session -d -s "$SES" -x 150 -y 35 \
 	"$PWD/$KPROFCTL --socket $SOCK top $P; echo TOP-EXIT rc=\$?; sleep 120"
 screen() { tmux capture-pane -t "$SES" -p; }
-first_row() { screen | sed -n '/^PID .*SELF%/{n;p;q}'; }
+first_row() { screen | sed -n '/SELF% .*TOTAL% .*KIND/{n;p;q}'; }
 row_has() { first_row | grep -q "$1"; }
 shows() { screen | grep -q -- "$1"; }
-cleanup_tmux() { local s; for s in "$SES" "$SES-int" "$SES-n" "$SES-2"; do tmux kill-session -t "$s" 2>/dev/null; done; }
+cleanup_tmux() { local s; for s in "$SES" "$SES-int" "$SES-n" "$SES-2" "$SES-w80" "$SES-w160"; do tmux kill-session -t "$s" 2>/dev/null; done; }
 trap 'cleanup_tmux; cleanup' EXIT
+
+# Layout at real terminal widths (issue 29, item 5), in tmux at 80 and 160 columns: report's
+# rows fit (nothing wraps: the pane's rows are its lines), MODULE before the name; top with one
+# target has no PID column.
+# wraps SESSION: the rows of the pane that are the continuation of a wrapped line.
+wraps() { echo $(($(tmux capture-pane -t "$1" -p | wc -l) - $(tmux capture-pane -t "$1" -pJ | wc -l))); }
+for W in 80 160; do
+	tmux new-session -d -s "$SES-w$W" -x "$W" -y 40 \
+		"$PWD/$KPROFCTL --socket $SOCK report $P --top 12; echo REPORT-END; sleep 120"
+	if wait_for 10 eval "tmux capture-pane -t $SES-w$W -p | grep -q REPORT-END"; then
+		n=$(wraps "$SES-w$W")
+		if [ "$n" = 0 ] && tmux capture-pane -t "$SES-w$W" -p | grep -q "KIND    MODULE .*FUNCTION"; then
+			pass "report at $W columns: no row wraps, the name last"
+		else fail "report at $W columns" "$n wrapped rows: $(tmux capture-pane -t "$SES-w$W" -p | head -8)"; fi
+	else fail "report at $W columns" "no output"; fi
+	tmux kill-session -t "$SES-w$W" 2>/dev/null
+done
+tmux new-session -d -s "$SES-w80" -x 80 -y 24 "$PWD/$KPROFCTL --socket $SOCK top $P; sleep 120"
+top80_row() { tmux capture-pane -t "$SES-w80" -p | grep -q "mj_hot"; }
+if wait_for 10 top80_row; then
+	hdr=$(tmux capture-pane -t "$SES-w80" -p | grep -m1 'SELF% .*TOTAL% .*KIND')
+	n=$(wraps "$SES-w80")
+	if [ "$n" = 0 ] && ! grep -q "^PID" <<<"$hdr"; then pass "top at 80x24 with one target: no PID column, nothing wraps"
+	else fail "top at 80x24" "$n wrapped; header: $hdr"; fi
+else fail "top at 80x24" "$(tmux capture-pane -t "$SES-w80" -p | head -5)"; fi
+tmux kill-session -t "$SES-w80" 2>/dev/null
 
 if wait_for 10 row_has mj_hot; then pass "hottest function mj_hot on top within 10 s: $(first_row | tr -s ' ' | cut -c1-60)"
 else fail "mj_hot on top" "$(screen | head -12)"; fi
@@ -93,7 +119,7 @@ narrow_ok() {
 	screen | grep -qE "^pid $P \(minijit\) attached, [0-9]+ Hz," &&
 		screen | grep -qE "^  [0-9]+ samples? in [0-9.]+ s, [0-9]+ in all\$" &&
 		screen | grep -qE "(^| )kprofd CPU [0-9.]+%\$" &&
-		first_row | grep -qE "^$P +[0-9.]+% +[0-9.]+% +[0-9]+"
+		first_row | grep -qE "^ *[0-9.]+% +[0-9.]+% +[0-9]+"
 }
 sleep 1.5 # a resize is an event with nothing to poll for; give ncurses one redraw
 if wait_for 5 narrow_ok; then pass "40 columns: header reflowed, rows cut, nothing wraps"
@@ -116,8 +142,8 @@ tmux new-session -d -s "$SES-n" -x 150 -y 35 \
 n_screen() { tmux capture-pane -t "$SES-n" -p; }
 n_done() { n_screen | grep -q "TOP-EXIT rc=0"; }
 if wait_for 15 n_done && [ "$(tmux display -p -t "$SES-n" '#{alternate_on}')" = 0 ] &&
-	n_screen | sed '/TOP-EXIT/q' | grep -q '^PID .*SELF%' &&
-	n_screen | sed '/TOP-EXIT/q' | sed -n '/^PID .*SELF%/{n;p;q}' | grep -q mj_hot; then
+	n_screen | sed '/TOP-EXIT/q' | grep -q 'SELF% .*TOTAL% .*KIND' &&
+	n_screen | sed '/TOP-EXIT/q' | sed -n '/SELF% .*TOTAL% .*KIND/{n;p;q}' | grep -q mj_hot; then
 	pass "--iterations 3: exit 0, the last screen (mj_hot first) left on the terminal"
 else fail "--iterations leaves the screen" "$(n_screen | grep -v '^$' | head -8)"; fi
 

@@ -20,7 +20,12 @@ mkdir -p "$TDIR/state"
 FULL=0
 if mount -t tmpfs -o size=2m tmpfs "$TDIR/state" 2>/dev/null; then FULL=1; fi
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-printf '[windows]\nseconds = 1\n[http]\nlisten = 127.0.0.1:%s\n' "$PORT" >"$TDIR/kprofd.conf"
+# The endpoint needs its bearer token (test_http_auth.sh).
+head -c 24 /dev/urandom | base64 | tr -d '/+=' >"$TDIR/token"
+chmod 600 "$TDIR/token"
+AUTH="Authorization: Bearer $(cat "$TDIR/token")"
+printf '[windows]\nseconds = 1\n[http]\nlisten = 127.0.0.1:%s\ntoken_file = %s\n' "$PORT" "$TDIR/token" \
+	>"$TDIR/kprofd.conf"
 start_daemon --config "$TDIR/kprofd.conf" || { fail "daemon starts" "see log"; exit 1; }
 
 # A full state disk from the start: every window write fails (ENOSPC).
@@ -118,7 +123,7 @@ fi
 
 # The HTTP endpoint's since=/until=: the kept windows at once.
 URL="http://127.0.0.1:$PORT/debug/pprof/profile?pid=$PH_PID"
-if curl -sf -o "$TDIR/http.pb.gz" "$URL&since=@$TB&until=@$TD"; then
+if curl -sf -H "$AUTH" -o "$TDIR/http.pb.gz" "$URL&since=@$TB&until=@$TD"; then
 	if command -v go >/dev/null && go version >/dev/null 2>&1; then
 		go tool pprof -top "$TDIR/http.pb.gz" 2>/dev/null | grep -E '^ *[0-9.]+m?s' | head -1 | grep -q phase_beta &&
 			pass "http since=/until=: go tool pprof's top function is phase_beta" ||
@@ -129,7 +134,7 @@ if curl -sf -o "$TDIR/http.pb.gz" "$URL&since=@$TB&until=@$TD"; then
 else
 	fail "http since=" "curl failed"
 fi
-CODE=$(curl -s -o "$TDIR/body" -w '%{http_code}' "$URL&since=2099-01-01T00:00:00Z")
+CODE=$(curl -s -H "$AUTH" -o "$TDIR/body" -w '%{http_code}' "$URL&since=2099-01-01T00:00:00Z")
 [ "$CODE" = 404 ] && grep -q "no kept time window" "$TDIR/body" && pass "http: a range without windows: 404, said" ||
 	fail "http empty range" "$CODE $(cat "$TDIR/body")"
 

@@ -67,6 +67,18 @@ static void proc_init(struct proc *p, uint32_t pid, const char *jit_module)
 	p->sp.n_mappings = 1;
 }
 
+static void test_module_key(void **state)
+{
+	char buf[64];
+
+	(void)state;
+	assert_string_equal(merge_module_key("perf-1234.map", buf, sizeof(buf)), "perf-PID.map");
+	assert_string_equal(merge_module_key("jit-99.dump", buf, sizeof(buf)), "jit-PID.dump");
+	assert_string_equal(merge_module_key("perf-12a.map", buf, sizeof(buf)), "perf-12a.map");
+	assert_string_equal(merge_module_key("libc.so.6", buf, sizeof(buf)), "libc.so.6");
+	assert_string_equal(merge_module_key(NULL, buf, sizeof(buf)), "");
+}
+
 static void test_merge_ids(void **state)
 {
 	struct proc a, b;
@@ -87,6 +99,9 @@ static void test_merge_ids(void **state)
 	assert_int_equal(m.sp.stacks[3]->ids[2], 6);
 	assert_string_equal(m.sp.functions[6]->module, "perf-200.map");
 	assert_int_equal(m.sp.stacks[4]->tid, 201);
+	/* each stack knows its process: a pid label in pprof */
+	assert_int_equal(m.sp.origins[m.sp.stacks[0]->origin - 1]->pid, 100);
+	assert_int_equal(m.sp.origins[m.sp.stacks[4]->origin - 1]->pid, 200);
 	/* the inputs are untouched */
 	assert_int_equal(b.sv[0].ids[0], 0);
 	merge_free(&m);
@@ -232,6 +247,7 @@ static void test_merge_empty(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_module_key),
 	    cmocka_unit_test(test_merge_ids),
 	    cmocka_unit_test(test_merge_origins),
 	    cmocka_unit_test(test_merge_report),

@@ -147,8 +147,10 @@ static void test_roundtrip(void **state)
 	assert_int_equal(p->sample[0]->value[1], 70000000);
 	assert_string_equal(str(p, p->sample[0]->label[0]->key), "thread_id");
 	assert_int_equal(p->sample[0]->label[0]->num, 42);
-	assert_int_equal(p->sample[0]->n_label, 2); /* no thread names saved: no thread_name */
+	assert_int_equal(p->sample[0]->n_label, 3); /* no thread names saved: no thread_name */
 	assert_string_equal(str(p, p->sample[0]->label[1]->key), "kind");
+	assert_string_equal(str(p, p->sample[0]->label[2]->key), "pid");
+	assert_string_equal(str(p, p->sample[0]->label[2]->str), "42"); /* the target's */
 	assert_string_equal(str(p, p->sample[0]->label[1]->str), "jit");
 	assert_int_equal(p->sample[1]->label[0]->num, 43);
 	assert_string_equal(str(p, p->sample[1]->label[1]->str), "kernel");
@@ -211,7 +213,8 @@ static void test_origin_labels(void **state)
 	assert_int_equal(p->sample[1]->n_label, 4); /* empty labels left out */
 	assert_string_equal(str(p, p->sample[1]->label[3]->str), "other");
 	assert_int_equal(p->sample[1]->value[1], 2 * 20000000LL);
-	assert_int_equal(p->sample[2]->n_label, 2);
+	assert_int_equal(p->sample[2]->n_label, 3); /* no origin: the target's pid alone */
+	assert_string_equal(str(p, p->sample[2]->label[2]->key), "pid");
 	perftools__profiles__profile__free_unpacked(p, NULL);
 	free(gz);
 }
@@ -293,10 +296,10 @@ static void test_mappings(void **state)
 	assert_string_equal(str(p, p->function[5]->filename), "/src/loop.lua");
 	assert_int_equal(p->location[5]->line[0]->line, 7);
 	/* Thread names beside thread ids. */
-	assert_int_equal(p->sample[3]->n_label, 3);
+	assert_int_equal(p->sample[3]->n_label, 4);
 	assert_string_equal(str(p, p->sample[3]->label[1]->key), "thread_name");
 	assert_string_equal(str(p, p->sample[3]->label[1]->str), "worker");
-	assert_int_equal(p->sample[0]->n_label, 2); /* tid 42 has no saved name */
+	assert_int_equal(p->sample[0]->n_label, 3); /* tid 42 has no saved name */
 	perftools__profiles__profile__free_unpacked(p, NULL);
 	free(gz);
 }

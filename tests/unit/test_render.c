@@ -21,6 +21,8 @@
 #include <cmocka.h>
 
 #include "../../cli/render.h"
+#include "../../cli/render_annotate.h"
+#include "../../cli/drift.h"
 #include "../../cli/render_paths.h"
 #include "../../cli/render_profile.h"
 #include "../../cli/render_spp.h"
@@ -457,9 +459,8 @@ static void test_target_line(void **state)
 	free(s);
 }
 
-#define REPORT_HEADER                                                                              \
-	"      SELF   SELF%      TOTAL  TOTAL%  KIND    FUNCTION                                 " \
-	"MODULE\n"
+/* The header of the fixture's three rows: columns as wide as their widest value. */
+#define REPORT_HEADER "SELF   SELF% TOTAL  TOTAL%  KIND    MODULE                   FUNCTION\n"
 
 struct report_fixture {
 	Kprof__Target target;
@@ -544,19 +545,19 @@ static void test_report_names(void **state)
 	render_report(cap_open(&c), &r, false, false);
 	s = cap_close(&c);
 	assert_non_null(
-	    strstr(s, "v8::internal::JsonParser<unsigned char>::ParseJsonValue node\n"));
+	    strstr(s, "node   v8::internal::JsonParser<unsigned char>::ParseJsonValue\n"));
 	assert_null(strstr(s, "Handle"));
-	assert_non_null(strstr(s, "JS:*parse /app/x.js:12:3 "));
-	assert_non_null(strstr(s, "foo::bar(int) "));
-	assert_non_null(strstr(s, "foo::bar(double) const "));
-	assert_non_null(strstr(s, "void java.util.HashMap.get(java.lang.Object) "));
-	assert_non_null(strstr(s, "baz [clone .cold] "));
+	assert_non_null(strstr(s, " JS:*parse /app/x.js:12:3\n"));
+	assert_non_null(strstr(s, " foo::bar(int)\n"));
+	assert_non_null(strstr(s, " foo::bar(double) const\n"));
+	assert_non_null(strstr(s, " void java.util.HashMap.get(java.lang.Object)\n"));
+	assert_non_null(strstr(s, " baz [clone .cold]\n"));
 	free(s);
 	render_report(cap_open(&c), &r, false, true);
 	s = cap_close(&c);
 	assert_non_null(
-	    strstr(s, "ParseJsonValue(v8::internal::Handle<v8::internal::Object>) node"));
-	assert_non_null(strstr(s, "baz(int) [clone .cold] "));
+	    strstr(s, "ParseJsonValue(v8::internal::Handle<v8::internal::Object>)\n"));
+	assert_non_null(strstr(s, "baz(int) [clone .cold]\n"));
 	free(s);
 	render_report(cap_open(&c), &r, true, false);
 	s = cap_close(&c);
@@ -597,12 +598,9 @@ static void test_report_text(void **state)
 			    "3 JIT symbols\n"
 			    "200 samples, 5 functions (top shown)\n"
 			    "\n" REPORT_HEADER
-			    "        50  25.00%        150  75.00%  jit     jit_hot_loop          "
-			    "                   /memfd:minijit (deleted)\n"
-			    "         0   0.00%        200 100.00%  native  main                  "
-			    "                   /usr/bin/minijit\n"
-			    "         1   0.50%          3   1.50%  unknown [unknown]             "
-			    "                   [anon]\n");
+			    "  50  25.00%   150  75.00%  jit     /memfd:minijit (deleted) jit_hot_loop\n"
+			    "   0   0.00%   200 100.00%  native  /usr/bin/minijit         main\n"
+			    "   1   0.50%     3   1.50%  unknown [anon]                   [unknown]\n");
 	free(s);
 
 	/* all functions shown: no marker; no target: no target line */
@@ -615,23 +613,29 @@ static void test_report_text(void **state)
 	assert_true(strncmp(s, "200 samples", 11) == 0);
 	free(s);
 
-	/* a long name pushes the module out rather than being cut */
+	/* the name last, whole when not for a terminal */
 	x.r.entries = &x.ep[3];
 	x.r.n_entries = 1;
 	x.r.functions = 1;
 	x.r.total_samples = 0; /* no division by zero: 0% */
 	s = report(&x.r, false);
-	assert_string_equal(s,
-			    "0 samples, 1 function\n\n" REPORT_HEADER
-			    "         9   0.00%          9   0.00%  kernel  "
-			    "a_function_name_longer_than_forty_characters_x [kernel.kallsyms]\n");
+	assert_string_equal(s, "0 samples, 1 function\n\n" "SELF   SELF% TOTAL  TOTAL%  KIND    MODULE            FUNCTION\n"
+			       "   9   0.00%     9   0.00%  kernel  [kernel.kallsyms] a_function_name_longer_than_forty_characters_x\n");
+	free(s);
+	/* for an 80-column terminal: the row fits, the name loses its end */
+	render_set_columns(80);
+	s = report(&x.r, false);
+	render_set_columns(0);
+	for (char *l = s; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		assert_true(strcspn(l, "\n") <= 80);
+	assert_non_null(strstr(s, "[kernel.kallsyms] a_function_name_longer_t..\n"));
 	free(s);
 
 	/* empty profile */
 	x.r.n_entries = 0;
 	x.r.functions = 0;
 	s = report(&x.r, false);
-	assert_string_equal(s, "0 samples, 0 functions\n\n" REPORT_HEADER);
+	assert_string_equal(s, "0 samples, 0 functions\n\n" "SELF   SELF% TOTAL  TOTAL%  KIND    MODULE FUNCTION\n");
 	free(s);
 
 	/* percentages are of total_samples, not of the entries shown */
@@ -642,8 +646,7 @@ static void test_report_text(void **state)
 	x.e[0].self = 1;
 	x.e[0].total = 2;
 	s = report(&x.r, false);
-	assert_non_null(
-	    strstr(s, "\n         1  33.33%          2  66.67%  jit     jit_hot_loop "));
+	assert_non_null(strstr(s, "\n   1  33.33%     2  66.67%  jit     /memfd:minijit (deleted) jit_hot_loop\n"));
 	free(s);
 }
 
@@ -664,8 +667,7 @@ static void test_text_control_chars(void **state)
 	assert_null(strchr(s, 0x07));
 	assert_null(strchr(s, '\r'));
 	assert_non_null(strstr(s, "pid 4242 (evil?[2J) uid 1000"));
-	assert_non_null(strstr(s, "  jit     f?]0;title? "));
-	assert_non_null(strstr(s, " m??\n"));
+	assert_non_null(strstr(s, "  jit     m??    f?]0;title?\n"));
 	free(s);
 
 	/* C1 controls, raw 0x9B, invalid UTF-8: all '?'; é kept; column widths in characters */
@@ -677,8 +679,7 @@ static void test_text_control_chars(void **state)
 	assert_true(clean_text(s, true));
 	assert_non_null(strstr(s, "pid 4242 (c???"
 				  ") uid 1000"));
-	assert_non_null(strstr(s, "  jit     \xc3\xa9?]52;c;aGVsbG8=??2J????" /* 24 characters */
-				  "                 /tmp/???\n"));
+	assert_non_null(strstr(s, "  jit     /tmp/??? \xc3\xa9?]52;c;aGVsbG8=??2J????\n"));
 	free(s);
 	s = report(&x.r, true);
 	assert_true(json_balanced(s));
@@ -722,7 +723,7 @@ static void test_report_json(void **state)
 	       "\"calls_hot\":0,\"hw_functions\":0,\"hw_estimated\":false,\"hw_covered\":0.000,"
 	       "\"hw_stopped\":\"\","
 	       "\"probe_samples\":0,\"annotate_bytes\":0,\"annotate_dropped\":0,"
-	       "\"all\":false,\"memory_bytes\":0,\"drift_bytes\":0},"
+	       "\"all\":false,\"resumes\":0,\"resume_note\":\"\",\"memory_bytes\":0,\"drift_bytes\":0},"
 	       "\"total_samples\":200,\"functions\":5,\"entries\":["
 	       "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
 	       "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
@@ -776,19 +777,19 @@ static char *list(const Kprof__ListReply *r, bool json)
 static void test_list_tree(void **state)
 {
 	Kprof__ListReply r = KPROF__LIST_REPLY__INIT;
-	Kprof__Target t[5], *tp[5] = {&t[0], &t[1], &t[2], &t[3], &t[4]};
+	Kprof__Target t[6], *tp[6] = {&t[0], &t[1], &t[2], &t[3], &t[4], &t[5]};
 	static const struct {
 		uint32_t pid, parent;
 		uint64_t at;
 		const char *comm;
-	} v[5] = {
+	} v[6] = {
 	    {30, 20, 300, "grandchild"}, {20, 10, 200, "child"},     {40, 0, 50, "other"},
-	    {10, 0, 100, "parent"},	 {10, 0, 10, "old-session"},
+	    {10, 0, 100, "parent"},	 {10, 0, 10, "old-session"}, {21, 10, 250, "child2"},
 	};
 	char *s;
 
 	(void)state;
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 6; i++) {
 		fill_target(&t[i]);
 		t[i].pid = v[i].pid;
 		t[i].parent = v[i].parent;
@@ -797,15 +798,18 @@ static void test_list_tree(void **state)
 		t[i].jit_symbols = 0;
 	}
 	r.targets = tp;
-	r.n_targets = 5;
+	r.n_targets = 6;
 	s = list(&r, false);
 	assert_non_null(strstr(s, "\n40       0       other "));
+	/* as tree(1) draws it: |- for a child with a sibling after it, `- for the last */
 	assert_non_null(
 	    strstr(s, "\n10       0       parent           1000   attached      99        200 "
 		      "       0        -\n"
-		      "`-20     0       child            1000   attached      99        200 "
+		      "|-20     0       child            1000   attached      99        200 "
 		      "       0        -\n"
-		      "  `-30   0       grandchild "));
+		      "| `-30   0       grandchild       1000   attached      99        200 "
+		      "       0        -\n"
+		      "`-21     0       child2 "));
 	assert_non_null(strstr(s, "\n10       0       old-session "));
 	assert_true(strstr(s, "other") < strstr(s, "parent"));
 	free(s);
@@ -899,7 +903,7 @@ static void test_list(void **state)
 	       "\"calls_hot\":0,\"hw_functions\":0,\"hw_estimated\":false,\"hw_covered\":0.000,"
 	       "\"hw_stopped\":\"\","
 	       "\"probe_samples\":0,\"annotate_bytes\":0,\"annotate_dropped\":0,"
-	       "\"all\":false,\"memory_bytes\":0,\"drift_bytes\":0},"
+	       "\"all\":false,\"resumes\":0,\"resume_note\":\"\",\"memory_bytes\":0,\"drift_bytes\":0},"
 	       "{\"pid\":31337,\"uid\":0,"
 	       "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
 	       "\"freq_hz\":997,\"samples\":0,"));
@@ -1030,6 +1034,7 @@ static void test_status_json(void **state)
 	    "\"bad_records\":4,\"ringbuf_bytes\":262144,\"frequencies\":[99,997],"
 	    "\"cpu_ns\":1500000000,\"cpu_ns_per_sample\":500000,\"clients\":1,"
 	    "\"symbol_bytes\":0,\"symbol_refusals\":0,\"profile_bytes\":0,"
+	    "\"lookups\":0,\"lookup_steps\":0,"
 	    "\"sampling\":\"\",\"thread_events\":0,\"sampler_runs\":0,"
 	    "\"threads_created\":0,\"thread_reports\":0,\"thread_reports_lost\":0,"
 	    "\"forks_lost\":0,\"watch_rules\":0,\"auto_targets\":0,"
@@ -1212,7 +1217,7 @@ static void test_system_wide(void **state)
 	s = list(&lr, true);
 	assert_non_null(strstr(
 	    s,
-	    "\"all\":true,\"memory_bytes\":0,\"drift_bytes\":0}],\"system_wide\":{\"on\":true,"));
+	    "\"all\":true,\"resumes\":0,\"resume_note\":\"\",\"memory_bytes\":0,\"drift_bytes\":0}],\"system_wide\":{\"on\":true,"));
 	free(s);
 }
 
@@ -1495,6 +1500,64 @@ static void test_renderers_hostile(void **state)
 	}
 }
 
+/* annotate's "Hottest blocks": each column under its header, however long the addresses. */
+static void test_annotate_blocks(void **state)
+{
+	Kprof__AnnotateReply r = KPROF__ANNOTATE_REPLY__INIT;
+	Kprof__AnnotateBlock b = KPROF__ANNOTATE_BLOCK__INIT, *bp = &b;
+	uint32_t hot = 0;
+	struct capture c;
+	char *s, *h, *row;
+
+	(void)state;
+	b.start = 0x7f2a76d1f188;
+	b.end = 0x7f2a76d1f1c0;
+	b.self = 42;
+	b.insns = 12345;
+	r.self = 42;
+	r.blocks = &bp;
+	r.n_blocks = 1;
+	r.hot_blocks = &hot;
+	r.n_hot_blocks = 1;
+	render_annotate(cap_open(&c), &r, false, 10);
+	s = cap_close(&c);
+	h = strstr(s, "Hottest blocks:\n");
+	assert_non_null(h);
+	h = strchr(h, '\n') + 1;
+	row = strchr(h, '\n') + 1;
+	/* INSNS ends where the count ends */
+	assert_int_equal(strstr(h, "INSNS") + 5 - h, strstr(row, "12345") + 5 - row);
+	assert_int_equal(strstr(h, "ADDRESSES") - h, strstr(row, "0x7f2a76d1f188") - row);
+	free(s);
+}
+
+/* drift: a function whose window is empty (still learning) shows no window share, not 0%. */
+static void test_drift_empty_window(void **state)
+{
+	Kprof__DriftReply r = KPROF__DRIFT_REPLY__INIT;
+	Kprof__DriftFunction d = KPROF__DRIFT_FUNCTION__INIT, *dp = &d;
+	Kprof__DriftKey k = KPROF__DRIFT_KEY__INIT, *kp = &k;
+	struct capture c;
+	char *s;
+
+	(void)state;
+	d.state = "learning";
+	d.function = "mj_hot";
+	d.reference_samples = 100;
+	d.window_samples = 0;
+	d.top_keys = &kp;
+	d.n_top_keys = 1;
+	k.key = "+0x10";
+	k.reference = 0.47;
+	r.functions = &dp;
+	r.n_functions = 1;
+	drift_render(cap_open(&c), &r, false);
+	s = cap_close(&c);
+	assert_non_null(strstr(s, " 47% ->    -  +0x10"));
+	assert_null(strstr(s, "->   0%"));
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1505,6 +1568,8 @@ int main(void)
 	    cmocka_unit_test(test_json_hostile),
 	    cmocka_unit_test(test_names),
 	    cmocka_unit_test(test_target_line),
+	    cmocka_unit_test(test_annotate_blocks),
+	    cmocka_unit_test(test_drift_empty_window),
 	    cmocka_unit_test(test_report_text),
 	    cmocka_unit_test(test_report_names),
 	    cmocka_unit_test(test_report_json),

@@ -29,6 +29,9 @@ static void test_relative(void **state)
 	assert_int_equal(when("now"), NOW);
 	assert_int_equal(when("10m"), NOW - 600 * S);
 	assert_int_equal(when("10m ago"), NOW - 600 * S);
+	assert_int_equal(when("2 minutes ago"), NOW - 120 * S);
+	assert_int_equal(when("1 hour ago"), NOW - 3600 * S);
+	assert_int_equal(when("90 sec"), NOW - 90 * S);
 	assert_int_equal(when("-10min"), NOW - 600 * S);
 	assert_int_equal(when("90s"), NOW - 90 * S);
 	assert_int_equal(when("1.5h"), NOW - 5400 * S);
@@ -65,9 +68,29 @@ static void test_refused(void **state)
 	assert_int_equal(when_parse(NULL, NOW, timegm, &t), -EINVAL);
 }
 
+/* --duration's values: a duration alone, no "ago". */
+static void test_duration(void **state)
+{
+	uint64_t d = 7;
+
+	(void)state;
+	assert_int_equal(when_duration("10s", &d), 0);
+	assert_int_equal(d, 10 * S);
+	assert_int_equal(when_duration("2 minutes", &d), 0);
+	assert_int_equal(d, 120 * S);
+	assert_int_equal(when_duration("1.5h", &d), 0);
+	assert_int_equal(d, 5400 * S);
+	d = 7;
+	assert_int_equal(when_duration("10", &d), -EINVAL); /* plain seconds: the caller's */
+	assert_int_equal(when_duration("10m ago", &d), -EINVAL);
+	assert_int_equal(when_duration("10 parsecs", &d), -EINVAL);
+	assert_int_equal(d, 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_duration),
 	    cmocka_unit_test(test_relative),
 	    cmocka_unit_test(test_absolute),
 	    cmocka_unit_test(test_refused),

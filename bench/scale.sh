@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# bench/scale.sh: does kprofd's cost per sample and per child stay flat as kept profiles and
+# children pile up (issue 34, items 1, 2 and 5)? kprofd's CPU is read from /proc (utime +
+# stime), so the load of a shared machine barely distorts it.
+#
+# 1. per sample: a busy shell loop attached at 999 Hz first, then SC_KEPT kept profiles of
+#    other processes (sleepers attached and detached through one raw socket connection), then
+#    SC_SECONDS of sampling: kprofd's CPU over that time / the samples it took in, and the
+#    lookup steps per lookup (status --json).
+# 2. per child: `attach --children` of a shell loop running /bin/true SC_CHILDREN times (the
+#    loop waits for a file, so every child is followed): kprofd's CPU from the start of the
+#    loop to 2 s after its end, / the children; the loop's wall time, and alone.
+# Usage: [BUILD=build] [SC_KEPT="0 1000 2000"] [SC_CHILDREN="500 1000 2000"] [SC_SECONDS=10]
+#        bash bench/scale.sh          (make bench runs it short: SC_SHORT=1)
+set -u
+BUILD=${BUILD:-build}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+if [ -n "${SC_SHORT:-}" ]; then
+	SC_KEPT=${SC_KEPT:-"0 300"} SC_CHILDREN=${SC_CHILDREN:-"200 400"} SC_SECONDS=${SC_SECONDS:-3}
+fi
+SC_KEPT=${SC_KEPT:-"0 1000 2000"}
+SC_CHILDREN=${SC_CHILDREN:-"500 1000 2000"}
+SC_SECONDS=${SC_SECONDS:-10}
+KPROFD=$BUILD/kprofd KPROFCTL=$BUILD/kprofctl
+[ "$(id -u)" = 0 ] || { echo "bench/scale.sh: must run as root" >&2; exit 1; }
+[ -x "$KPROFD" ] && [ -x "$KPROFCTL" ] || { echo "bench/scale.sh: build first ($BUILD)" >&2; exit 1; }
+T=$(mktemp -d /tmp/kprof-scale.XXXXXX)
+chmod 755 "$T"
+SOCK=$T/s KD= KILL=()
+cleanup() {
+	[ ${#KILL[@]} -gt 0 ] && kill -9 "${KILL[@]}" 2>/dev/null
+	[ -n "$KD" ] && kill -TERM "$KD" 2>/dev/null && wait "$KD" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+ctl() { "$KPROFCTL" --socket "$SOCK" "$@"; }
+cpu_us() { awk '{ printf "%.0f\n", $1 / 1000 }' "/proc/$1/schedstat"; } # on-CPU time, ns resolution
+status() { ctl status --json | python3 -c "import json,sys; s = json.load(sys.stdin); print(s['samples'], s.get('lookups', 0), s.get('lookup_steps', 0))"; }
+start() {
+	rm -rf "$T/st"
+	"$KPROFD" --socket "$SOCK" --state-dir "$T/st" --max-kept 5000 "$@" >>"$T/kprofd.log" 2>&1 &
+	KD=$!
+	for _ in $(seq 100); do ctl status >/dev/null 2>&1 && return 0; sleep 0.1; done
+	echo "bench/scale.sh: kprofd did not start: $(tail -3 "$T/kprofd.log")" >&2
+	exit 1
+}
+stop() { kill -TERM "$KD"; wait "$KD" 2>/dev/null; KD=; }
+cp "$ROOT/tests/integration/kpraw.py" "$T/"
+
+echo "# kprofd $("$KPROFD" --version 2>/dev/null | head -1) ($KPROFD), $(nproc) CPUs, $(uname -r)"
+echo "## per sample: busy target at 999 Hz attached first, then K kept profiles, ${SC_SECONDS} s"
+printf "%8s %10s %12s %14s\n" kept samples "us/sample" "steps/lookup"
+for K in $SC_KEPT; do
+	start
+	sh -c 'while :; do :; done' & BUSY=$!; KILL+=("$BUSY")
+	ctl attach "$BUSY" --freq 999 >/dev/null
+	[ "$K" -gt 0 ] && PYTHONPATH=$T python3 - "$SOCK" "$K" <<'PY'
+import subprocess, sys, kpraw
+procs = [subprocess.Popen(["sleep", "600"]) for _ in range(int(sys.argv[2]))]
+s = kpraw.connect(sys.argv[1], timeout=120)
+for p in procs:
+    for req in (kpraw.field(1, b"\x08" + kpraw.varint(p.pid) + b"\x10\x63"),
+                kpraw.field(2, b"\x08" + kpraw.varint(p.pid))):
+        kpraw.send(s, req)
+        kpraw.recv_frame(s)
+for p in procs:
+    p.kill()
+    p.wait()
+PY
+	sleep 2 # the detaches' last drains and saves over
+	read -r s0 l0 st0 < <(status); c0=$(cpu_us "$KD")
+	sleep "$SC_SECONDS"
+	read -r s1 l1 st1 < <(status); c1=$(cpu_us "$KD")
+	python3 -c "import sys
+k, ds, dc, dl, dst = map(float, sys.argv[1:])
+print('%8d %10d %12.2f %14s' % (k, ds, dc / max(ds, 1), '%.2f' % (dst / dl) if dl else '-'))" \
+		"$K" $((s1 - s0)) "$(echo "$c1 - $c0" | bc)" $((l1 - l0)) $((st1 - st0))
+	kill -9 "$BUSY"; wait "$BUSY" 2>/dev/null
+	stop
+done
+
+echo "## per child: attach --children of a loop of N /bin/true (default frequency)"
+printf "%8s %12s %12s %12s\n" children "us/child" "wall s" "alone s"
+for N in $SC_CHILDREN; do
+	loop='until [ -e "$0" ]; do sleep 0.05; done; i=0; while [ $i -lt '"$N"' ]; do /bin/true; i=$((i+1)); done'
+	a0=$(date +%s.%N)
+	sh -c "${loop/until*done; /}"
+	alone=$(echo "$(date +%s.%N) - $a0" | bc)
+	start
+	rm -f "$T/go"
+	sh -c "$loop" "$T/go" & LP=$!; KILL+=("$LP")
+	ctl attach "$LP" --children >/dev/null
+	c0=$(cpu_us "$KD"); w0=$(date +%s.%N)
+	touch "$T/go"
+	wait "$LP"
+	w1=$(date +%s.%N)
+	sleep 2
+	c1=$(cpu_us "$KD")
+	python3 -c "import sys
+n, dc, w, a = map(float, sys.argv[1:])
+print('%8d %12.0f %12.2f %12.2f' % (n, dc / n, w, a))" "$N" "$(echo "$c1 - $c0" | bc)" "$(echo "$w1 - $w0" | bc)" "$alone"
+	stop
+done
