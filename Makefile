@@ -44,7 +44,7 @@ PPROF_H := $(BUILD)/proto/profile.pb-c.h
 MANHELP_H := $(BUILD)/cli/manhelp.h
 # One BPF source per tool (bpf/*.bpf.c), linked into one object and one skeleton.
 BPF_SRC := bpf/shared.bpf.c bpf/sampler.bpf.c bpf/lifecycle.bpf.c bpf/calls.bpf.c bpf/paths.bpf.c \
-	bpf/threads.bpf.c bpf/pidns.bpf.c bpf/hwbp.bpf.c
+	bpf/threads.bpf.c bpf/pidns.bpf.c bpf/hwbp.bpf.c bpf/offcpu.bpf.c
 BPF_OBJS := $(patsubst bpf/%.c,$(BUILD)/bpf/%.o,$(BPF_SRC))
 SKELS := $(BUILD)/kprof.skel.h
 
@@ -104,7 +104,8 @@ FUZZ_JOBS ?= 1
 .PHONY: bench-peers all deps vmlinux-update check check-structure test test-asan unit integration demo bench \
 	install uninstall clean help format fuzz
 
-all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit $(BUILD)/native $(BUILD)/threadmill
+all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit $(BUILD)/native $(BUILD)/threadmill \
+	$(BUILD)/offcpu_mix
 
 help:
 	@echo "make deps      install build/test packages (apt-get, idempotent)"
@@ -218,6 +219,10 @@ $(BUILD)/minijit: tests/fixtures/minijit/minijit.c tests/prng.h include/kprof/io
 $(BUILD)/native: tests/fixtures/native/native.c | $(BUILD)
 	$(CLANG) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -o $@ $< -lm -lpthread
 
+# Threads that run and wait in known proportions, for test_offcpu.sh.
+$(BUILD)/offcpu_mix: tests/fixtures/offcpu_mix.c | $(BUILD)
+	$(CLANG) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -pthread -o $@ $<
+
 # A multi-threaded target for test_threads.sh (late threads, a thread storm, sleepers).
 $(BUILD)/threadmill: tests/fixtures/threadmill.c | $(BUILD)
 	$(CLANG) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -pthread -o $@ $<
@@ -228,6 +233,7 @@ $(BUILD)/threadmill: tests/fixtures/threadmill.c | $(BUILD)
 $(BUILD)/tests/test_render: $(SAN_OBJ)/cli/render.o $(SAN_OBJ)/cli/render_spp.o
 $(BUILD)/tests/test_render: $(SAN_OBJ)/cli/render_targets.o $(SAN_OBJ)/cli/render_profile.o \
 	$(SAN_OBJ)/cli/render_paths.o $(SAN_OBJ)/cli/render_annotate.o $(SAN_OBJ)/cli/drift.o
+$(BUILD)/tests/test_render_offcpu: $(SAN_OBJ)/cli/render_offcpu.o $(SAN_OBJ)/cli/render.o
 $(BUILD)/tests/test_%: $(SAN_OBJ)/tests/unit/test_%.o $(SAN_LIBS) | $(BUILD)/tests
 	$(CC) $(LINK_FLAGS) $(SAN) -o $@ $(filter %.o,$^) $(filter %.a,$^) $(UNIT_LIBS)
 

@@ -263,7 +263,92 @@ static int write_out(const char *path, const uint8_t *data, size_t len)
 	return err;
 }
 
-int export_profile(const Kprof__SavedProfile *sp, const char *format, const char *path)
+/* sp with off's functions and stacks after its own (off's ids moved past sp's functions), for
+ * pprof_build_offcpu. Shallow: the arrays in *m (freed by merged_free) point into sp and off. */
+struct offcpu_merged {
+	Kprof__SavedProfile msg;
+	Kprof__SavedFunction **fp;
+	Kprof__SavedStack *sv, **spp;
+	uint32_t *ids;
+};
+
+static void merged_free(struct offcpu_merged *m)
+{
+	free(m->fp);
+	free(m->sv);
+	free(m->spp);
+	free(m->ids);
+}
+
+static int merged_build(const Kprof__SavedProfile *sp, const Kprof__SavedProfile *off,
+			struct offcpu_merged *m)
+{
+	size_t nf = sp->n_functions + off->n_functions, ns = sp->n_stacks + off->n_stacks, nids = 0;
+
+	memset(m, 0, sizeof(*m));
+	for (size_t i = 0; i < off->n_stacks; i++)
+		nids += off->stacks[i]->n_ids;
+	m->fp = calloc(nf + 1, sizeof(*m->fp));
+	m->sv = calloc(off->n_stacks + 1, sizeof(*m->sv));
+	m->spp = calloc(ns + 1, sizeof(*m->spp));
+	m->ids = calloc(nids + 1, sizeof(*m->ids));
+	if (!m->fp || !m->sv || !m->spp || !m->ids) {
+		merged_free(m);
+		return -ENOMEM;
+	}
+	memcpy(m->fp, sp->functions, sp->n_functions * sizeof(*m->fp));
+	memcpy(m->fp + sp->n_functions, off->functions, off->n_functions * sizeof(*m->fp));
+	memcpy(m->spp, sp->stacks, sp->n_stacks * sizeof(*m->spp));
+	nids = 0;
+	for (size_t i = 0; i < off->n_stacks; i++) {
+		const Kprof__SavedStack *s = off->stacks[i];
+
+		kprof__saved_stack__init(&m->sv[i]);
+		m->sv[i].tid = s->tid;
+		m->sv[i].count = s->count;
+		m->sv[i].ids = m->ids + nids;
+		m->sv[i].n_ids = s->n_ids;
+		for (size_t j = 0; j < s->n_ids; j++) {
+			if (s->ids[j] >= off->n_functions) {
+				merged_free(m);
+				return -EINVAL;
+			}
+			m->ids[nids++] = s->ids[j] + sp->n_functions;
+		}
+		m->spp[sp->n_stacks + i] = &m->sv[i];
+	}
+	m->msg = *sp;
+	m->msg.functions = m->fp;
+	m->msg.n_functions = nf;
+	m->msg.stacks = m->spp;
+	m->msg.n_stacks = ns;
+	m->msg.n_call_counts = 0; /* indexed like sp's functions alone */
+	return 0;
+}
+
+/* The pprof of sp, with off's stacks after its own when off is not NULL. */
+static int build_pprof(const Kprof__SavedProfile *sp, const Kprof__SavedProfile *off,
+		       uint64_t now_ns, uint8_t **data, size_t *len)
+{
+	struct offcpu_merged m;
+	int err = saved_check(sp); /* refused for what kprofd would refuse */
+
+	if (err >= 0 && off)
+		err = saved_check(off);
+	if (err < 0)
+		return err;
+	if (!off)
+		return pprof_build(sp, now_ns, KPROF_VERSION, data, len);
+	err = merged_build(sp, off, &m);
+	if (err < 0)
+		return err;
+	err = pprof_build_offcpu(&m.msg, sp->n_stacks, now_ns, KPROF_VERSION, data, len);
+	merged_free(&m);
+	return err;
+}
+
+int export_offcpu(const Kprof__SavedProfile *sp, const Kprof__SavedProfile *off,
+		  const char *format, const char *path)
 {
 	_cleanup_free_ uint8_t *data = NULL;
 	struct timespec now;
@@ -271,15 +356,13 @@ int export_profile(const Kprof__SavedProfile *sp, const char *format, const char
 	int err;
 
 	clock_gettime(CLOCK_REALTIME, &now);
-	if (!strcmp(format, "pprof")) {
-		err = saved_check(sp); /* refused for what kprofd would refuse */
-		if (err >= 0)
-			err = pprof_build(sp, (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec,
-					  KPROF_VERSION, &data, &len);
-	} else if (!strcmp(format, "folded"))
-		err = export_folded(sp, &data, &len);
+	if (!strcmp(format, "pprof"))
+		err = build_pprof(sp, off, (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec, &data,
+				  &len);
+	else if (!strcmp(format, "folded"))
+		err = export_folded(off ? off : sp, &data, &len);
 	else if (!strcmp(format, "json"))
-		err = export_json(sp, &data, &len);
+		err = export_json(off ? off : sp, &data, &len);
 	else
 		return -EINVAL;
 	if (err < 0) {
@@ -291,4 +374,9 @@ int export_profile(const Kprof__SavedProfile *sp, const char *format, const char
 	if (err < 0)
 		fprintf(stderr, "kprofctl export: cannot write %s: %s\n", path, strerror(-err));
 	return err;
+}
+
+int export_profile(const Kprof__SavedProfile *sp, const char *format, const char *path)
+{
+	return export_offcpu(sp, NULL, format, path);
 }

@@ -7,5 +7,10 @@
 
 /* Write sp as format ("pprof", "folded", "json") to path ("-": stdout). */
 int export_profile(const Kprof__SavedProfile *sp, const char *format, const char *path);
+/* With off (attach --off-cpu's profile, counts in nanoseconds): pprof has both, with the
+ * sample types samples, cpu, off_cpu and wall; folded and json are off's alone. off NULL:
+ * export_profile. */
+int export_offcpu(const Kprof__SavedProfile *sp, const Kprof__SavedProfile *off,
+		  const char *format, const char *path);
 
 #endif

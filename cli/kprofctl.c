@@ -41,7 +41,8 @@ static int verb_help_verb(int argc, char **argv);
 static const struct verb verbs[] = {
     {"attach", verb_attach,
      "PID [--freq HZ] [--duration SEC] [--eps E] [--hcct-kernel] [--no-jvm-map] [--json]\n"
-     "          [--children] [--calls[=NAME,...|=hot:N] [--burst MS --period MS] [--force]]\n"
+     "          [--children] [--off-cpu] [--calls[=NAME,...|=hot:N] [--burst MS --period MS]\n"
+     "          [--force]]\n"
      "          | --cgroup PATH | --unit NAME [--freq HZ] [...] | --all [--freq HZ]",
      "start sampling PID (default 99 Hz, 1-4999; until detached, exit or SEC seconds);\n"
      "          --children: every process it forks from then on is a target too;\n"
@@ -65,7 +66,7 @@ static const struct verb verbs[] = {
      "daemon version, targets, samples/s, ring-buffer drops, own CPU"},
     {"report", verb_report,
      "PID [--top N] [--session N] [--since T] [--until T] [--full-names] [--json]\n"
-     "          | --cgroup PATH | --unit NAME | --all [--top N] [--since T] [--until T] [...]",
+     "          [--off-cpu | --wall] | --cgroup PATH | --unit NAME | --all [--top N] [...]",
      "flat profile: self and total samples per function (default top 20, 0 = all);\n"
      "          C++ names without their parameter lists unless --full-names;\n"
      "          --cgroup/--unit: the processes of a watched cgroup or unit, merged;\n"
@@ -73,17 +74,19 @@ static const struct verb verbs[] = {
      "          --since/--until: only the kept time windows in that range (10m, \"10m ago\",\n"
      "          11:05, \"2026-11-24 11:05\", @EPOCH, now); default: everything"},
     {"folded", verb_folded,
-     "PID [--session N] [--since T] [--until T] [--json] | --cgroup PATH | --unit NAME | --all",
-     "folded stacks (root;...;leaf count) for flame graphs"},
+     "PID [--session N] [--since T] [--until T] [--json] [--off-cpu | --wall]\n"
+     "          | --cgroup PATH | --unit NAME | --all",
+     "folded stacks (root;...;leaf count) for flame graphs (--off-cpu, --wall: in ns)"},
     {"top", verb_top, "[PID...] [--interval MS] [--iterations N] [--full-names] [--json]",
      "live view: functions by self time in the last interval (default 1000 ms), keys\n"
      "          q quit, s sort, p pause, t HCCT tree, / filter, arrows, PgUp/PgDn, Home/End\n"
      "          scroll; --json prints one JSON line per interval instead"},
     {"hcct", verb_hcct,
-     "PID [--phi X] [--exact] [--session N] [--since T] [--until T] [--full-names] [--json]",
+     "PID [--phi X] [--exact | --off-cpu] [--session N] [--full-names] [--json]\n"
+     "          [--since T] [--until T]",
      "hot calling contexts: every context with at least phi of the samples (default\n"
      "          0.001, at least the target's eps, set at attach: default 0.0002), as a tree;\n"
-     "          --exact: the contexts of the probed calls (attach --calls)"},
+     "          --exact: the contexts of the probed calls (attach --calls), --off-cpu: waits"},
     {"paths", verb_paths,
      "PID FUNCTION [--k K] [--duration S] [--budget N] [--top N] [--force] [--json]\n"
      "          | PID --show [--session N] | PID --stop",
@@ -102,12 +105,13 @@ static const struct verb verbs[] = {
      "          totals from it). --show prints the last trace, --stop ends the running one"},
     {"export", verb_export,
      "PID -o FILE [--format pprof|folded|json] [--force] [--session N] [--since T]\n"
-     "          [--until T] [--base FILE --base-since T --base-until T --base-pid PID]\n"
+     "          [--until T] [--off-cpu] [--base FILE --base-since T --base-until T\n"
+     "          --base-pid PID]\n"
      "          | --cgroup PATH | --unit NAME | --all -o FILE [--format ...] [--force]",
      "write the profile to FILE (- for stdout): pprof (gzip, for go tool pprof;\n"
      "          the default), folded stacks, or JSON (functions and per-thread stacks);\n"
      "          pprof is not written to a terminal without --force; --base FILE also\n"
-     "          writes the base side (for go tool pprof -diff_base)"},
+     "          writes the base side (for go tool pprof -diff_base); --off-cpu: off_cpu, wall"},
     {"diff", verb_diff,
      "PID [--since T] [--until T] [--session N] [--top N] [--json]\n"
      "          --base-since T [--base-until T] | --base-pid PID2",
@@ -115,16 +119,16 @@ static const struct verb verbs[] = {
      "          or another process) and now, largest changes first (default top 20)"},
     {"record", verb_record,
      "[--freq HZ] [-o FILE] [--format pprof|folded|json|report] [--children] [--full-names]\n"
-     "          -- CMD [ARG...]",
+     "          [--off-cpu] -- CMD [ARG...]",
      "run CMD sampled from its first instruction and write its profile when it exits\n"
      "          (default pprof to kprof.pb.gz); --children follows the processes it\n"
      "          forks; CMD's exit status is kprofctl's"},
     {"watch", verb_watch,
      "list [--json] | add RULE | add --comm NAME | --exe PATH | --uid USER | --cgroup PATH\n"
-     "          | --unit NAME [--freq HZ] [--no-jvm-map] [--children] [--json] | remove ID|RULE",
+     "          | --unit NAME [--freq HZ] [--no-jvm-map] [--children] [--off-cpu] [--json]\n          | remove ID|RULE",
      "watch rules: every present and future process matching a comm, an executable, a\n"
      "          uid, a cgroup or a unit is attached by kprofd itself (kept across restarts);\n"
-     "          RULE is KIND:VALUE [freq=N] [jvm=on|off] [children=on|off]"},
+     "          RULE is KIND:VALUE [freq=N] [jvm=on|off] [children=on|off] [offcpu=on|off]"},
     {"annotate", verb_annotate, "PID FUNCTION [--top N] [--session N] [--json]",
      "where inside one sampled function its self samples fall: its code as it ran\n"
      "          (read when first sampled; a change since is said), disassembled, samples\n"

@@ -33,6 +33,7 @@
 #include "kprof/merge.h"
 #include "record.h"
 #include "render.h"
+#include "render_offcpu.h"
 #include "render_profile.h"
 
 #define RECORD_END_WAIT_MS 10000 /* for kprofd to see the exit */
@@ -189,6 +190,7 @@ static int export_of(const struct record_opts *o, const struct proc_ref *p, Kpro
 
 	er.pid = p->pid;
 	er.session = p->session;
+	er.off_cpu = o->off_cpu;
 	req.body_case = KPROF__REQUEST__BODY_EXPORT;
 	req.export = &er;
 	return o->call(&req, rep);
@@ -218,6 +220,15 @@ static int write_report(const struct record_opts *o, const struct proc_ref *proc
 			break;
 		render_report(f ? f : stdout, rep->report, false, o->full_names);
 		kprof__reply__free_unpacked(rep, NULL);
+		if (o->off_cpu) { /* its off-CPU time, after its samples */
+			rr.off_cpu = true;
+			if ((r = o->call(&req, &rep)))
+				break;
+			fputc('\n', f ? f : stdout);
+			render_offcpu_report(f ? f : stdout, rep->report, NULL, o->top, false);
+			kprof__reply__free_unpacked(rep, NULL);
+			rr.off_cpu = false;
+		}
 	}
 	if (!r && f && fflush(f)) {
 		fprintf(stderr, "kprofctl record: %s: %s\n", o->output, strerror(errno));
@@ -306,7 +317,13 @@ static int write_profile(const struct record_opts *o, const struct proc_ref *pro
 	}
 	if (!samples)
 		empty_note(o, sps, got);
-	if (export_profile(got > 1 ? &m.sp : sps[0], o->format, o->output) < 0) {
+	if (got > 1 && o->off_cpu)
+		fprintf(stderr, "kprofctl record: %zu processes: their CPU profiles merged, the "
+				"off-CPU time of the command's alone (kprofctl export PID --off-cpu "
+				"--session N has each's)\n",
+			got);
+	if (export_offcpu(got > 1 ? &m.sp : sps[0], o->off_cpu ? reps[0]->export->off_cpu : NULL,
+			  o->format, o->output) < 0) {
 		r = KPROFCTL_EXIT_ERROR;
 		goto out;
 	}
@@ -347,6 +364,7 @@ static int attach_child(const struct record_opts *o, pid_t pid)
 	ar.freq_hz = o->freq;
 	ar.children = o->children;
 	ar.no_jvm_map = o->no_jvm_map;
+	ar.off_cpu = o->off_cpu;
 	req.body_case = KPROF__REQUEST__BODY_ATTACH;
 	req.attach = &ar;
 	r = o->call(&req, &rep);

@@ -13,6 +13,7 @@ struct record_opts {
 	unsigned freq;	    /* 0: the daemon's default */
 	bool children;	    /* follow the processes it forks (the default; --no-children) */
 	bool no_jvm_map;    /* attach --no-jvm-map */
+	bool off_cpu;	    /* attach --off-cpu: the export has its off-CPU profile too */
 	const char *format; /* pprof, folded, json or report */
 	const char *output; /* a path, or "-" for stdout */
 	unsigned top;	    /* report: functions shown (0: all) */

@@ -530,6 +530,9 @@ static void target_line(FILE *f, const Kprof__Target *t)
 		fprintf(f, "; %" PRIu64 " sample%s taken in probes ([kprof probes])",
 			t->probe_samples, render_plural(t->probe_samples));
 	target_exact_text(f, t);
+	if (t->off_cpu)
+		fprintf(f, ", off CPU %.3f s in %" PRIu64 " interval%s", t->off_cpu_ns / 1e9,
+			t->off_cpu_intervals, render_plural(t->off_cpu_intervals));
 	fputc('\n', f);
 	target_range_text(f, t);
 }
@@ -604,5 +607,10 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 	render_json_string(f, t->resume_note ? t->resume_note : "");
 	fprintf(f, ",\"memory_bytes\":%" PRIu64 ",\"drift_bytes\":%" PRIu64, t->memory_bytes,
 		t->drift_bytes);
+	if (t->off_cpu) /* attach --off-cpu: only then, so other targets' JSON stays as it was */
+		fprintf(f,
+			",\"off_cpu\":true,\"off_cpu_ns\":%" PRIu64 ",\"off_cpu_intervals\":%" PRIu64
+			",\"off_cpu_lost_stacks\":%" PRIu64,
+			t->off_cpu_ns, t->off_cpu_intervals, t->off_cpu_lost_stacks);
 	fputc('}', f);
 }

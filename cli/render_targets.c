@@ -347,6 +347,15 @@ static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sam
 		fputc('}', f);
 	}
 	fputc(']', f);
+	fputs(",\"off_cpu_program\":", f);
+	render_json_string(f, r->off_cpu_program);
+	fprintf(f,
+		",\"off_cpu_targets\":%u,\"off_cpu_runs\":%" PRIu64 ",\"off_cpu_switches\":%" PRIu64
+		",\"off_cpu_intervals\":%" PRIu64 ",\"off_cpu_lost\":%" PRIu64
+		",\"off_cpu_lost_ns\":%" PRIu64 ",\"off_cpu_no_stack\":%" PRIu64
+		",\"off_cpu_stacks_gone\":%" PRIu64,
+		r->off_cpu_targets, r->off_cpu_runs, r->off_cpu_switches, r->off_cpu_intervals,
+		r->off_cpu_lost, r->off_cpu_lost_ns, r->off_cpu_no_stack, r->off_cpu_stacks_gone);
 	fputs("}\n", f);
 }
 
@@ -370,6 +379,16 @@ static void status_sampling_text(FILE *f, const Kprof__StatusReply *r)
 				" without an event (%" PRIu64 " reports lost)",
 				r->threads_created, r->thread_reports, r->thread_reports_lost);
 	}
+	if (r->off_cpu_program && r->off_cpu_program[0])
+		fprintf(f,
+			"\noff-CPU:     %s, %u target%s; %" PRIu64 " switches seen, %" PRIu64
+			" intervals, %" PRIu64 " lost (maps full), %" PRIu64 " without a stack",
+			r->off_cpu_program, r->off_cpu_targets, render_plural(r->off_cpu_targets),
+			r->off_cpu_runs, r->off_cpu_intervals, r->off_cpu_lost,
+			r->off_cpu_no_stack + r->off_cpu_stacks_gone);
+	else if (r->off_cpu_runs)
+		fprintf(f, "\noff-CPU:     off (no target asks); %" PRIu64 " switches seen before",
+			r->off_cpu_runs);
 	if (r->forks_lost)
 		fprintf(f,
 			"\nchildren:    %" PRIu64

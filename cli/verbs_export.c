@@ -112,7 +112,15 @@ static int export_write(const Kprof__ExportRequest *er, const char *format, cons
 
 	if ((r = export_one(er, &rep)))
 		return r;
-	r = export_profile(rep->export->profile, format, path) < 0 ? KPROFCTL_EXIT_ERROR : 0;
+	if (er->off_cpu && !rep->export->off_cpu) {
+		fputs("kprofctl: kprofd sent no off-CPU profile\n", stderr);
+		kprof__reply__free_unpacked(rep, NULL);
+		return KPROFCTL_EXIT_ERROR;
+	}
+	r = export_offcpu(rep->export->profile, er->off_cpu ? rep->export->off_cpu : NULL, format,
+			  path) < 0
+		? KPROFCTL_EXIT_ERROR
+		: 0;
 	kprof__reply__free_unpacked(rep, NULL);
 	return r;
 }
@@ -128,6 +136,7 @@ int verb_export(int argc, char **argv)
 	    {"base-since", required_argument, NULL, OPT_BASE_SINCE},
 	    {"base-until", required_argument, NULL, OPT_BASE_UNTIL},
 	    {"base-pid", required_argument, NULL, OPT_BASE_PID},
+	    {"off-cpu", no_argument, NULL, 'O'},
 	    GROUP_OPTS,
 	    RANGE_OPTS,
 	    {},
@@ -141,6 +150,7 @@ int verb_export(int argc, char **argv)
 	int c, r, st = -1;
 
 	while ((c = verbs_getopt(&st, "export", argc, argv, "o:f:", opts)) != -1) {
+		er.off_cpu |= c == 'O';
 		if (c == 'o')
 			out = optarg;
 		else if (c == 'f')
@@ -165,6 +175,8 @@ int verb_export(int argc, char **argv)
 		return r;
 	if (name && base_out)
 		return verbs_usage_error("export", "--base is for one PID, not --cgroup/--unit");
+	if (er.off_cpu && (name || base_out))
+		return verbs_usage_error("export", "--off-cpu is for one PID, without --base");
 	if (!name && (r = verbs_one_pid("export", argc, argv, &er.pid)))
 		return r;
 	if (!force && (r = export_tty_check(format, out)))
@@ -328,6 +340,7 @@ int verb_record(int argc, char **argv)
 	    {"top", required_argument, NULL, 'n'},
 	    {"force", no_argument, NULL, 'B'},
 	    {"full-names", no_argument, NULL, 'N'},
+	    {"off-cpu", no_argument, NULL, 'O'},
 	    {},
 	};
 	/* Children followed by default, as perf record inherits (--no-inherit). */
@@ -337,6 +350,7 @@ int verb_record(int argc, char **argv)
 
 	/* '+': options end at the command's name, so its own options stay its own. */
 	while ((c = verbs_getopt(&st, "record", argc, argv, "+F:o:f:", opts)) != -1) {
+		o.off_cpu |= c == 'O';
 		if (c == 'F' && verbs_parse_uint("--freq", optarg, 1, 4999, &o.freq) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'n' && verbs_parse_uint("--top", optarg, 0, 100000000, &o.top) < 0)

@@ -23,6 +23,7 @@
 #include "group.h"
 #include "render.h"
 #include "render_annotate.h"
+#include "render_offcpu.h"
 #include "render_profile.h"
 #include "render_spp.h"
 #include "top.h"
@@ -57,6 +58,43 @@ static int report_group(const char *name, const struct verbs_group *grp,
 	return r;
 }
 
+/* req asked with its off_cpu set into *off, then (cpu not NULL: --wall) cleared into *cpu. 0,
+ * or the exit code (nothing to free then). */
+static int call_offcpu(const Kprof__Request *req, protobuf_c_boolean *off_cpu, Kprof__Reply **off,
+		       Kprof__Reply **cpu)
+{
+	int r;
+
+	*off_cpu = true;
+	r = verbs_call(req, off);
+	*off_cpu = false;
+	if (r || !cpu || !(r = verbs_call(req, cpu)))
+		return r;
+	kprof__reply__free_unpacked(*off, NULL);
+	return r;
+}
+
+/* report --off-cpu, or --wall (the CPU report too, the whole of both merged). */
+static int report_offcpu(Kprof__ReportRequest *rr, bool wall, bool json)
+{
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__Reply *off = NULL, *cpu = NULL;
+	unsigned top = rr->top;
+	int r;
+
+	req.body_case = KPROF__REQUEST__BODY_REPORT;
+	req.report = rr;
+	if (wall)
+		rr->top = 0; /* merged: every function of both, cut after */
+	if ((r = call_offcpu(&req, &rr->off_cpu, &off, wall ? &cpu : NULL)))
+		return r;
+	render_offcpu_report(stdout, off->report, cpu ? cpu->report : NULL, top, json);
+	kprof__reply__free_unpacked(off, NULL);
+	if (cpu)
+		kprof__reply__free_unpacked(cpu, NULL);
+	return 0;
+}
+
 int verb_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -66,12 +104,14 @@ int verb_report(int argc, char **argv)
 	    {"full-names", no_argument, NULL, 'W'},
 	    GROUP_OPTS,
 	    RANGE_OPTS,
+	    {"off-cpu", no_argument, NULL, 'O'},
+	    {"wall", no_argument, NULL, 'w'},
 	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ReportRequest rr = KPROF__REPORT_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
-	bool json = false, full_names = false;
+	bool json = false, full_names = false, wall = false;
 	struct verbs_group grp = {0};
 	const char *name;
 	int c, r, st = -1;
@@ -86,6 +126,8 @@ int verb_report(int argc, char **argv)
 			json = true;
 		if (c == 'W')
 			full_names = true;
+		rr.off_cpu |= c == 'O';
+		wall |= c == 'w';
 		if (!verbs_group_opt(c, &grp) && verbs_range_opt(c, &rr.since_ns, &rr.until_ns))
 			return KPROFCTL_EXIT_USAGE;
 	}
@@ -94,10 +136,12 @@ int verb_report(int argc, char **argv)
 	name = verbs_group_name("report", &grp, argc, rr.session, &r);
 	if (r)
 		return r;
+	if (name && (rr.off_cpu || wall))
+		return verbs_usage_error("report", "--off-cpu and --wall are for one PID");
 	if (name)
 		return report_group(name, &grp, &rr, json, full_names);
-	if ((r = verbs_one_pid("report", argc, argv, &rr.pid)))
-		return r;
+	if ((r = verbs_one_pid("report", argc, argv, &rr.pid)) || rr.off_cpu || wall)
+		return r ? r : report_offcpu(&rr, wall, json);
 	req.body_case = KPROF__REQUEST__BODY_REPORT;
 	req.report = &rr;
 	if ((r = verbs_call(&req, &rep)))
@@ -116,6 +160,7 @@ int verb_hcct(int argc, char **argv)
 	    {"json", no_argument, NULL, 'j'},
 	    {"full-names", no_argument, NULL, 'W'},
 	    RANGE_OPTS,
+	    {"off-cpu", no_argument, NULL, 'O'},
 	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
@@ -131,6 +176,7 @@ int verb_hcct(int argc, char **argv)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'x')
 			hr.exact = true;
+		hr.off_cpu |= c == 'O';
 		if (c == 'j')
 			json = true;
 		if (c == 'W')
@@ -453,6 +499,26 @@ static void folded_print(const Kprof__FoldedReply *f, bool json)
 			f->samples_omitted, render_plural(f->samples_omitted));
 }
 
+/* folded --wall: the CPU stacks (under "[running]", weighted by the period) and the off-CPU
+ * ones, in nanoseconds. */
+static int folded_wall(Kprof__FoldedRequest *fr)
+{
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__Reply *off = NULL, *cpu = NULL;
+	int r;
+
+	req.body_case = KPROF__REQUEST__BODY_FOLDED;
+	req.folded = fr;
+	if ((r = call_offcpu(&req, &fr->off_cpu, &off, &cpu)))
+		return r;
+	render_offcpu_wall_folded(stdout, cpu->folded->folded,
+				  cpu->folded->target ? cpu->folded->target->freq_hz : 0,
+				  off->folded->folded);
+	kprof__reply__free_unpacked(off, NULL);
+	kprof__reply__free_unpacked(cpu, NULL);
+	return 0;
+}
+
 /* --comm: every line of f's text rooted at the target's comm (as stackcollapse-perf does), in
  * place. 0 or -ENOMEM. */
 static int folded_comm(Kprof__FoldedReply *f)
@@ -491,11 +557,13 @@ int verb_folded(int argc, char **argv)
 	    {"comm", no_argument, NULL, 'C'},
 	    GROUP_OPTS,
 	    RANGE_OPTS,
+	    {"off-cpu", no_argument, NULL, 'O'},
+	    {"wall", no_argument, NULL, 'w'},
 	    {},
 	};
 	Kprof__FoldedRequest fr = KPROF__FOLDED_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
-	bool json = false, comm = false;
+	bool json = false, comm = false, wall = false;
 	struct verbs_group grp = {0};
 	const char *name;
 	int c, r, st = -1;
@@ -505,6 +573,8 @@ int verb_folded(int argc, char **argv)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			json = true;
+		fr.off_cpu |= c == 'O';
+		wall |= c == 'w';
 		if (c == 'C')
 			comm = true;
 		if (!verbs_group_opt(c, &grp) && verbs_range_opt(c, &fr.since_ns, &fr.until_ns))
@@ -512,16 +582,20 @@ int verb_folded(int argc, char **argv)
 	}
 	if (st >= 0)
 		return st;
+	if (wall && (json || fr.off_cpu))
+		return verbs_usage_error("folded", "--wall goes alone: no --json or --off-cpu");
 	name = verbs_group_name("folded", &grp, argc, fr.session, &r);
 	if (r)
 		return r;
 	if (name && json)
 		return verbs_usage_error("folded",
 					 "--json is for one PID; use export --format json");
+	if (name && (fr.off_cpu || wall))
+		return verbs_usage_error("folded", "--off-cpu and --wall are for one PID");
 	if (name)
 		return verbs_group_export(name, fr.since_ns, fr.until_ns, "folded", "-");
-	if ((r = verbs_one_pid("folded", argc, argv, &fr.pid)))
-		return r;
+	if ((r = verbs_one_pid("folded", argc, argv, &fr.pid)) || wall)
+		return r ? r : folded_wall(&fr);
 	req.body_case = KPROF__REQUEST__BODY_FOLDED;
 	req.folded = &fr;
 	if ((r = verbs_call(&req, &rep)))

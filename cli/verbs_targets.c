@@ -59,6 +59,7 @@ static int attach_options(int argc, char **argv, Kprof__AttachRequest *ar, bool 
 	    {"cgroup", required_argument, NULL, 'G'},
 	    {"unit", required_argument, NULL, 'U'},
 	    {"all", no_argument, NULL, 'A'},
+	    {"off-cpu", no_argument, NULL, 'O'},
 	    {"pid", required_argument, NULL, 'p'},
 	    {},
 	};
@@ -66,6 +67,7 @@ static int attach_options(int argc, char **argv, Kprof__AttachRequest *ar, bool 
 
 	/* -p PID, perf's spelling, as well as the PID alone. */
 	while ((c = verbs_getopt(&st, "attach", argc, argv, "F:d:p:", opts)) != -1) {
+		ar->off_cpu |= c == 'O';
 		if ((r = attach_value_opt(c, ar)))
 			return r;
 		if (c == 'p' && verbs_parse_uint("-p", optarg, 1, 0x7fffffff, &ar->pid) < 0)
@@ -96,10 +98,11 @@ static int attach_check(int argc, char **argv, Kprof__AttachRequest *ar)
 {
 	if (ar->all &&
 	    (optind < argc || ar->pid || ar->cgroup[0] || ar->unit[0] || ar->children || ar->calls ||
-	     ar->duration_sec || ar->eps || ar->hcct_kernel || ar->no_jvm_map))
+	     ar->duration_sec || ar->eps || ar->hcct_kernel || ar->no_jvm_map ||
+	     ar->off_cpu))
 		return verbs_usage_error("attach",
 					 "--all takes only --freq and --json: no PID, "
-					 "--cgroup, --unit, --children, --calls or --duration");
+					 "--cgroup, --unit, --children, --calls, --duration or --off-cpu");
 	if ((ar->burst_ms || ar->period_ms || ar->force) && !ar->calls)
 		return verbs_usage_error("attach", "--burst, --period and --force go with --calls");
 	if (!ar->burst_ms != !ar->period_ms || (ar->burst_ms && ar->burst_ms >= ar->period_ms))
@@ -314,7 +317,7 @@ static void print_rules(const Kprof__WatchReply *w, bool json)
 struct watch_opts {
 	const char *kind, *value;
 	unsigned freq;
-	bool json, nojvm, children;
+	bool json, nojvm, children, off_cpu;
 };
 
 /* watch's options into o. Returns -1 to go on, else the exit code. */
@@ -325,11 +328,13 @@ static int watch_options(int argc, char **argv, struct watch_opts *o)
 	    {"uid", required_argument, NULL, 'u'},  {"cgroup", required_argument, NULL, 'G'},
 	    {"unit", required_argument, NULL, 'U'}, {"freq", required_argument, NULL, 'F'},
 	    {"no-jvm-map", no_argument, NULL, 'J'}, {"children", no_argument, NULL, 'C'},
-	    {"json", no_argument, NULL, 'j'},	    {},
+	    {"json", no_argument, NULL, 'j'},	    {"off-cpu", no_argument, NULL, 'O'},
+	    {},
 	};
 	int c, st = -1;
 
 	while ((c = verbs_getopt(&st, "watch", argc, argv, "F:", opts)) != -1) {
+		o->off_cpu |= c == 'O';
 		const char *k = c == 'c'   ? "comm"
 				: c == 'x' ? "exe"
 				: c == 'u' ? "uid"
@@ -393,6 +398,8 @@ static int watch_add_rule(const struct watch_opts *o, int argc, char **argv, cha
 		n += snprintf(rule + n, size - n, " jvm=off");
 	if (n >= 0 && o->children && (size_t)n < size)
 		n += snprintf(rule + n, size - n, " children=on");
+	if (n >= 0 && o->off_cpu && (size_t)n < size)
+		n += snprintf(rule + n, size - n, " offcpu=on");
 	if (n < 0 || (size_t)n >= size)
 		return verbs_usage_error("watch", "the rule is too long");
 	return 0;
@@ -419,12 +426,12 @@ int verb_watch(int argc, char **argv)
 			return r;
 		wr.add = rule;
 	} else if (!strcmp(sub, "remove")) {
-		if (o.kind || o.freq || o.nojvm || o.children || optind != argc - 1 ||
+		if (o.kind || o.freq || o.nojvm || o.children || o.off_cpu || optind != argc - 1 ||
 		    !argv[optind][0])
 			return verbs_usage_error("watch", "remove takes one rule ID or RULE");
 		wr.remove = argv[optind];
 	} else if (!strcmp(sub, "list")) {
-		if (o.kind || o.freq || o.nojvm || o.children || optind != argc)
+		if (o.kind || o.freq || o.nojvm || o.children || o.off_cpu || optind != argc)
 			return verbs_usage_error("watch", "list takes no argument but --json");
 	} else {
 		return verbs_usage_error("watch", "add, list or remove");

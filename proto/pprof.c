@@ -12,7 +12,9 @@
  * is at the function's start, as a runtime address (a native function's ELF address moved by
  * its mapping's load bias; a JIT or kernel function's own), or 0 where that is not known.
  * Each distinct (thread, stack) becomes a Sample with two values, [samples/count,
- * cpu/nanoseconds] (count times the sampling period), leaf first, and labels thread_id,
+ * cpu/nanoseconds] (count times the sampling period), or with an off-CPU profile
+ * (pprof_build_offcpu: its stacks after the samples') four, [samples/count, cpu/nanoseconds,
+ * off_cpu/nanoseconds, wall/nanoseconds] (wall: cpu + off_cpu), leaf first, and labels thread_id,
  * thread_name (when kprof kept it) and kind (jit, native, kernel or unknown, of the leaf), and
  * for a merged profile its process's pid, comm, exe, unit, cgroup and runtime (its origin).
  * Strings are interned in a small open-addressing table.
@@ -571,7 +573,8 @@ static int add_origin_labels(struct pp *pp, const Kprof__SavedProfile *sp,
 	return err;
 }
 
-static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t period)
+static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t period,
+			 size_t off_from, size_t nv)
 {
 	int64_t k_tid = strtab_id(&pp->st, "thread_id"),
 		k_tname = strtab_id(&pp->st, "thread_name"), k_kind = strtab_id(&pp->st, "kind"),
@@ -602,13 +605,19 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 		for (size_t j = 0; j < s->n_ids; j++) /* leaf first */
 			pp->locs[off + j] = s->ids[s->n_ids - 1 - j] + 1;
 		off += s->n_ids;
-		smp->value = pp->values + 2 * i;
-		smp->n_value = 2;
+		smp->value = pp->values + nv * i;
+		smp->n_value = nv;
 		smp->value[0] = s->count;
 		smp->value[1] = s->count * period;
 		/* A merged profile's process sampled at its own frequency: its CPU time. */
 		if (s->origin && s->origin <= sp->n_origins && sp->origins[s->origin - 1]->freq_hz)
 			smp->value[1] = s->count * (1000000000LL / sp->origins[s->origin - 1]->freq_hz);
+		if (nv == 4 && i >= off_from) { /* off-CPU: its count is nanoseconds */
+			smp->value[0] = smp->value[1] = 0;
+			smp->value[2] = s->count;
+		}
+		if (nv == 4)
+			smp->value[3] = smp->value[1] + smp->value[2];
 		kind = strtab_id(
 		    &pp->st, s->n_ids ? pprof_kind_name(sp->functions[s->ids[s->n_ids - 1]]->kind)
 				      : "unknown");
@@ -639,10 +648,18 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 int pprof_build(const Kprof__SavedProfile *sp, uint64_t now_ns, const char *version, uint8_t **ret,
 		size_t *ret_len)
 {
+	return pprof_build_offcpu(sp, sp->n_stacks, now_ns, version, ret, ret_len);
+}
+
+int pprof_build_offcpu(const Kprof__SavedProfile *sp, size_t off_from, uint64_t now_ns,
+		       const char *version, uint8_t **ret, size_t *ret_len)
+{
 	Perftools__Profiles__Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
-	Perftools__Profiles__ValueType vt[2] = {PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
-						PERFTOOLS__PROFILES__VALUE_TYPE__INIT};
-	Perftools__Profiles__ValueType *vtp[2] = {&vt[0], &vt[1]};
+	Perftools__Profiles__ValueType vt[4] = {
+	    PERFTOOLS__PROFILES__VALUE_TYPE__INIT, PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
+	    PERFTOOLS__PROFILES__VALUE_TYPE__INIT, PERFTOOLS__PROFILES__VALUE_TYPE__INIT};
+	Perftools__Profiles__ValueType *vtp[4] = {&vt[0], &vt[1], &vt[2], &vt[3]};
+	const size_t nv = off_from < sp->n_stacks ? 4 : 2;
 	Perftools__Profiles__ValueType period_type = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
 	const Kprof__Target *t = sp->target;
 	size_t nf = sp->n_functions, ns = sp->n_stacks, nlocs = 0;
@@ -668,7 +685,7 @@ int pprof_build(const Kprof__SavedProfile *sp, uint64_t now_ns, const char *vers
 	pp.sv = calloc(ns + 1, sizeof(*pp.sv));
 	pp.sp = calloc(ns + 1, sizeof(*pp.sp));
 	pp.locs = calloc(nlocs + 1, sizeof(*pp.locs));
-	pp.values = calloc(2 * ns + 1, sizeof(*pp.values));
+	pp.values = calloc(nv * ns + 1, sizeof(*pp.values));
 	pp.labv = calloc(PPROF_LABELS * ns + 1, sizeof(*pp.labv));
 	pp.labp = calloc(PPROF_LABELS * ns + 1, sizeof(*pp.labp));
 	if (!pp.fv || !pp.fp || !pp.lv || !pp.lp || !pp.linev || !pp.linep || !pp.mv || !pp.mp ||
@@ -676,7 +693,8 @@ int pprof_build(const Kprof__SavedProfile *sp, uint64_t now_ns, const char *vers
 	    !pp.labv || !pp.labp || strtab_id(&pp.st, "") != 0)
 		goto out;
 	prof.period = t && t->freq_hz ? 1000000000LL / t->freq_hz : 10000000LL;
-	if ((err = build_functions(&pp, sp)) < 0 || (err = build_samples(&pp, sp, prof.period)) < 0)
+	if ((err = build_functions(&pp, sp)) < 0 ||
+	    (err = build_samples(&pp, sp, prof.period, off_from, nv)) < 0)
 		goto out;
 	err = -ENOMEM;
 	snprintf(text, sizeof(text), "kprof %s: pid %u (%s), %u Hz", version, t ? t->pid : 0,
@@ -689,7 +707,13 @@ int pprof_build(const Kprof__SavedProfile *sp, uint64_t now_ns, const char *vers
 		goto out;
 	period_type.type = vt[1].type;
 	period_type.unit = vt[1].unit;
-	prof.n_sample_type = 2;
+	if (nv == 4 &&
+	    ((vt[2].type = strtab_id(&pp.st, "off_cpu")) < 0 ||
+	     (vt[2].unit = strtab_id(&pp.st, "nanoseconds")) < 0 ||
+	     (vt[3].type = strtab_id(&pp.st, "wall")) < 0 ||
+	     (vt[3].unit = strtab_id(&pp.st, "nanoseconds")) < 0))
+		goto out;
+	prof.n_sample_type = nv;
 	prof.sample_type = vtp;
 	prof.period_type = &period_type;
 	prof.n_sample = ns;

@@ -64,6 +64,11 @@ struct loader {
 	bool threads_ok;
 	const uint64_t *scan_tids; /* kp_scan_tids, mmapped */
 	size_t scan_len;
+	/* Off-CPU time (offcpu.bpf.c): the sched_switch program, attached only while a target
+	 * asks; tp_btf unless the kernel's BTF lacks the tracepoint or KPROF_OFFCPU=raw_tp. */
+	struct bpf_link *offcpu_link;
+	bool offcpu_btf;
+	const char *offcpu_type; /* of the attached program, NULL while none is */
 };
 
 /* The initial PID namespace's inode number (the kernel's PROC_PID_INIT_INO). */
@@ -195,6 +200,24 @@ static int ringbuf_size(const struct loader_opts *o, unsigned *bytes)
 	return 0;
 }
 
+/* Off-CPU time: neither sched_switch program is attached at load (loader_offcpu_set is); the
+ * tp_btf one is loaded where the kernel's BTF has the tracepoint's type. */
+static void offcpu_setup(struct loader *l)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const char *force = getenv("KPROF_OFFCPU");
+
+	l->offcpu_btf = btf && btf__find_by_name_kind(btf, "btf_trace_sched_switch",
+						      BTF_KIND_TYPEDEF) >= 0;
+	btf__free(btf);
+	if (force && !strcmp(force, "raw_tp"))
+		l->offcpu_btf = false;
+	bpf_program__set_autoattach(l->skel->progs.kp_offcpu_btf, false);
+	bpf_program__set_autoattach(l->skel->progs.kp_offcpu_raw, false);
+	if (!l->offcpu_btf)
+		bpf_program__set_autoload(l->skel->progs.kp_offcpu_btf, false);
+}
+
 /* The opened object's settings before it is loaded: thread programs, namespaces, clock and
  * ring buffer. */
 static void loader_setup(struct loader *l, uint32_t pidns)
@@ -224,6 +247,7 @@ static void loader_setup(struct loader *l, uint32_t pidns)
 			 (long long)l->skel->rodata->kp_boottime_offset_ns);
 	if (!pidns)
 		bpf_program__set_autoload(l->skel->progs.kp_pidns_probe, false);
+	offcpu_setup(l);
 	l->skel->rodata->kp_wakeup_bytes = l->rb_bytes / 8;
 	/* The kernel's nsec_to_clock_t for /proc/PID/stat: USER_HZ divides a second exactly. */
 	l->skel->rodata->kp_nsec_per_tick = 1000000000ULL / sysconf(_SC_CLK_TCK);
@@ -436,6 +460,7 @@ void loader_free(struct loader *l)
 {
 	if (!l)
 		return;
+	bpf_link__destroy(l->offcpu_link);
 	if (l->scan_tids)
 		munmap((void *)l->scan_tids, l->scan_len);
 	kprof_bpf__destroy(l->skel);
@@ -701,4 +726,53 @@ void loader_all_skip_clear(struct loader *l)
 	while (bpf_map__get_next_key(l->skel->maps.kp_all_skip, NULL, &key, sizeof(key)) == 0)
 		if (bpf_map__delete_elem(l->skel->maps.kp_all_skip, &key, sizeof(key), 0) < 0)
 			break;
+}
+
+int loader_offcpu_set(struct loader *l, bool on)
+{
+	struct bpf_link *link = NULL;
+	int err = 0;
+
+	if (!on) {
+		bpf_link__destroy(l->offcpu_link);
+		l->offcpu_link = NULL;
+		l->offcpu_type = NULL;
+		return 0;
+	}
+	if (l->offcpu_link)
+		return 0;
+	if (l->offcpu_btf) {
+		link = bpf_program__attach(l->skel->progs.kp_offcpu_btf);
+		if (!link)
+			log_warn("BPF: cannot attach the tp_btf off-CPU program (%s); trying raw_tp",
+				 strerror(errno));
+		else
+			l->offcpu_type = "tp_btf";
+	}
+	if (!link) {
+		link = bpf_program__attach(l->skel->progs.kp_offcpu_raw);
+		if (!link) {
+			err = -errno;
+			log_err("BPF: cannot attach the off-CPU program to sched_switch: %s",
+				strerror(-err));
+			return err;
+		}
+		l->offcpu_type = "raw_tp";
+	}
+	l->offcpu_link = link;
+	log_info("off-CPU time: %s/sched_switch attached", l->offcpu_type);
+	return 0;
+}
+
+const char *loader_offcpu_type(const struct loader *l)
+{
+	return l->offcpu_type;
+}
+
+void loader_offcpu_fds(const struct loader *l, struct loader_offcpu_fds *fds)
+{
+	fds->start = bpf_map__fd(l->skel->maps.kp_offcpu_start);
+	fds->sums = bpf_map__fd(l->skel->maps.kp_offcpu_sums);
+	fds->stacks = bpf_map__fd(l->skel->maps.kp_offcpu_stacks);
+	fds->counters = bpf_map__fd(l->skel->maps.kp_offcpu_ctrs);
 }

@@ -82,5 +82,15 @@ int loader_all_skip(struct loader *l, pid_t tgid, uint64_t start_ticks);
 void loader_all_skip_clear(struct loader *l);
 /* Sums over CPUs of kp_counters; per_cpu_drops (may be NULL) gets ncpus values. */
 int loader_counters(const struct loader *l, uint64_t ctr[KP_CTR_NR], uint64_t *per_cpu_drops);
+/* Off-CPU time (offcpu.bpf.c): attach the sched_switch program (tp_btf, else raw_tp) or detach
+ * it. 0 or a negative errno (logged). */
+int loader_offcpu_set(struct loader *l, bool on);
+/* "tp_btf" or "raw_tp" while attached, NULL while not. */
+const char *loader_offcpu_type(const struct loader *l);
+/* Its maps, for offcpu_bpf.c. */
+struct loader_offcpu_fds {
+	int start, sums, stacks, counters;
+};
+void loader_offcpu_fds(const struct loader *l, struct loader_offcpu_fds *fds);
 
 #endif

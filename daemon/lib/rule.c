@@ -10,6 +10,7 @@
  * half-read (the store renames such a file .bad).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +195,17 @@ static int parse_match(const char *tok, struct rule *r, char *err, size_t errlen
 	return match_check(r, v, vlen, err, errlen);
 }
 
+/* The on|off options: the field of struct rule each sets (inverted: off sets it). */
+static const struct {
+	const char *name;
+	size_t field;
+	bool inverted;
+} switches[] = {
+    {"jvm", offsetof(struct rule, no_jvm_map), true},
+    {"children", offsetof(struct rule, children), false},
+    {"offcpu", offsetof(struct rule, off_cpu), false},
+};
+
 static int parse_option(const char *tok, struct rule *r, char *err, size_t errlen)
 {
 	const char *eq = strchr(tok, '=');
@@ -209,23 +221,21 @@ static int parse_option(const char *tok, struct rule *r, char *err, size_t errle
 		r->freq = f;
 		return 0;
 	}
-	if (eq && !strncmp(tok, "jvm=", 4)) {
+	for (size_t i = 0; eq && i < sizeof(switches) / sizeof(switches[0]); i++) {
+		size_t n = strlen(switches[i].name);
+
+		if ((size_t)(eq - tok) != n || strncmp(tok, switches[i].name, n))
+			continue;
 		if (parse_bool(eq + 1, &b) < 0) {
-			snprintf(err, errlen, "jvm: '%.20s' is not on or off", eq + 1);
+			snprintf(err, errlen, "%s: '%.20s' is not on or off", switches[i].name, eq + 1);
 			return -EINVAL;
 		}
-		r->no_jvm_map = !b;
+		*(bool *)((char *)r + switches[i].field) = b != switches[i].inverted;
 		return 0;
 	}
-	if (eq && !strncmp(tok, "children=", 9)) {
-		if (parse_bool(eq + 1, &b) < 0) {
-			snprintf(err, errlen, "children: '%.20s' is not on or off", eq + 1);
-			return -EINVAL;
-		}
-		r->children = b;
-		return 0;
-	}
-	snprintf(err, errlen, "'%.40s': unknown option (freq=N, jvm=on|off, children=on|off)", tok);
+	snprintf(err, errlen,
+		 "'%.40s': unknown option (freq=N, jvm=on|off, children=on|off, offcpu=on|off)",
+		 tok);
 	return -EINVAL;
 }
 
@@ -287,6 +297,8 @@ int rule_format(const struct rule *r, char *buf, size_t len)
 		n += snprintf(buf + n, (size_t)n < len ? len - n : 0, " jvm=off");
 	if (n >= 0 && r->children && r->kind != RULE_CGROUP && r->kind != RULE_UNIT)
 		n += snprintf(buf + n, (size_t)n < len ? len - n : 0, " children=on");
+	if (n >= 0 && r->off_cpu)
+		n += snprintf(buf + n, (size_t)n < len ? len - n : 0, " offcpu=on");
 	if (n < 0 || (size_t)n >= len)
 		return -ENOSPC;
 	return n;

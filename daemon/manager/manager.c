@@ -147,6 +147,7 @@ static void on_fork(void *ctx, pid_t child, pid_t parent, uint64_t start_ticks, 
 	    .by = p->by,
 	    .cgroup = p->cgroup,
 	    .rule = p->rule,
+	    .off_cpu = p->offcpu != NULL,
 	};
 	r = added ? manager_attach(m, child, &o, &c, err, sizeof(err)) : -ENOSPC;
 	if (r == 0 && c->start_ticks != start_ticks) { /* gone, and the pid already reused */
@@ -217,6 +218,7 @@ void manager_drain(struct manager *m)
 	struct target *t;
 
 	ringbuf_drain(m->ringbuf);
+	manager_offcpu_drain(m, manager_find);
 	m->drained_ns = now_ns(CLOCK_MONOTONIC);
 	manager_for_each_attached(m, t)
 		target_flush_captures(t);
@@ -646,6 +648,7 @@ void manager_free(struct manager *m)
 	sd_event_source_disable_unref(m->refresh_timer);
 	links_removals_wait(2000); /* the kernel drops the rest with kprofd's fds */
 	ringbuf_free(m->ringbuf);
+	manager_offcpu_free(m);
 	sampler_free(m->sampler);
 	loader_free(m->loader);
 	symbolizer_free(m->sym);

@@ -21,6 +21,7 @@
 #include "manager/manager_targets.h"
 #include "manager/manager_watch.h"
 #include "target/target.h"
+#include "manager/manager_offcpu.h"
 
 struct jvmattach_ctx;
 struct target_list;
@@ -42,6 +43,7 @@ struct cgwatch {
 	unsigned restarts; /* the unit's cgroup found again after it had gone */
 };
 struct loader;
+struct offcpu_bpf;
 struct ringbuf;
 struct syswide;
 struct httpd;
@@ -105,6 +107,11 @@ struct manager {
 	uint64_t all_taken_over;   /* --all targets ended by another attach of their process */
 	uint64_t all_kept_dropped; /* --all ended profiles dropped by limits.max_kept */
 	uint64_t all_samples;	   /* samples added to --all targets */
+	/* Off-CPU time (manager_offcpu.c): its maps' reader, made at the first target that
+	 * asks; sums of no such target. */
+	struct offcpu_bpf *offcpu;
+	uint64_t offcpu_unknown;
+	unsigned offcpu_attached; /* attached targets that ask for it */
 };
 
 #define MANAGER_MAX_FREQS 64 /* distinct frequencies a status lists */

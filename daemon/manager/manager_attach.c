@@ -286,12 +286,20 @@ static int start_sampling(struct manager *m, struct target *t, char *errbuf, siz
 			return err;
 		}
 	}
+	err = manager_offcpu_start(m, t, errbuf, errlen);
+	if (err < 0) {
+		if (t->per_cpu)
+			sampler_freq_put(m->sampler, t->freq);
+		return err;
+	}
 	err = loader_target_add(m->loader, t->pid, t->freq, t->start_ticks,
 				(t->per_cpu ? 0 : KP_TF_THREADS) |
-				    (t->children ? KP_TF_CHILDREN : 0) | (t->all ? KP_TF_ALL : 0));
+				    (t->children ? KP_TF_CHILDREN : 0) | (t->all ? KP_TF_ALL : 0) |
+				    (t->offcpu ? KP_TF_OFFCPU : 0));
 	if (err < 0) {
 		snprintf(errbuf, errlen, "cannot add pid %d to the BPF targets map: %s", t->pid,
 			 strerror(-err));
+		manager_offcpu_stop(m, t);
 		if (t->per_cpu)
 			sampler_freq_put(m->sampler, t->freq);
 		return err;

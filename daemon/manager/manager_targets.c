@@ -591,6 +591,7 @@ void manager_drain_all(struct manager *m)
 {
 	for (int i = 0; i < 64 && ringbuf_drain(m->ringbuf) > 0; i++)
 		;
+	manager_offcpu_drain(m, manager_find);
 }
 
 /* Sampling of t stops: out of kp_targets, its events closed (their counts kept) or its per-CPU
@@ -600,6 +601,7 @@ void manager_stop_sampling(struct manager *m, struct target *t)
 	struct target *o;
 
 	loader_target_del(m->loader, t->pid);
+	manager_offcpu_stop(m, t);
 	if (t->per_cpu) {
 		sampler_freq_put(m->sampler, t->freq);
 		return;

@@ -69,18 +69,23 @@ static bool rule_matches(const struct wrule *r, pid_t pid, const char *comm, uin
 	}
 }
 
+/* The attach settings of rule r's processes, attached for its owner. */
+static struct attach_opts rule_opts(struct wrule *r)
+{
+	return (struct attach_opts){.freq = r->r.freq,
+				    .no_jvm_map = r->r.no_jvm_map,
+				    .children = r->r.children,
+				    .off_cpu = r->r.off_cpu,
+				    .by = r->owner,
+				    .rule = r->text};
+}
+
 /* Attach pid for rule r (started at start_ticks, 0: not known): 1 attached, 0 not a match
  * (another user's, attached already), a negative errno when refused (counted). */
 static int rule_attach(struct watch *w, struct wrule *r, pid_t pid, uint64_t start_ticks)
 {
 	struct target *t = manager_find(w->m, pid);
-	struct attach_opts o = {
-	    .freq = r->r.freq,
-	    .no_jvm_map = r->r.no_jvm_map,
-	    .children = r->r.children,
-	    .by = r->owner,
-	    .rule = r->text,
-	};
+	struct attach_opts o = rule_opts(r);
 	char err[256];
 	uid_t owner;
 	int e;
@@ -200,17 +205,14 @@ static void save_rules(struct watch *w)
 static int cg_start(struct watch *w, struct wrule *r, unsigned *attached, unsigned *refused,
 		    char *err, size_t errlen)
 {
-	struct attach_opts o = {
-	    .freq = r->r.freq,
-	    .no_jvm_map = r->r.no_jvm_map,
-	    .by = r->owner,
-	    .rule = r->text,
-	    .counts = &r->counts,
-	};
+	struct attach_opts o = rule_opts(r);
 	struct cgwatch *cw;
 	unsigned a = 0, f = 0;
-	int e =
-	    manager_watch(w->m, r->r.kind == RULE_CGROUP ? r->r.value : NULL,
+	int e;
+
+	o.children = false; /* a watch's members follow their children anyway */
+	o.counts = &r->counts;
+	e = manager_watch(w->m, r->r.kind == RULE_CGROUP ? r->r.value : NULL,
 			  r->r.kind == RULE_UNIT ? r->r.value : NULL, &o, &cw, &a, &f, err, errlen);
 
 	if (e < 0)

@@ -37,6 +37,7 @@
 #include "manager/manager.h"
 #include "wire/target_pb.h"
 #include "os/transport.h"
+#include "target/offcpu.h"
 
 #define FOLDED_MAX_BYTES (64u << 20)
 
@@ -206,6 +207,41 @@ static void range_target(Kprof__Target *pb, const struct wrange *r)
 	pb->windows = r->windows;
 }
 
+/* An off-CPU request for t: its off-CPU profile, else the error replied (NULL). */
+static const struct offcpu *offcpu_of(struct client *cl, const struct target *t, bool ranged)
+{
+	if (!t->offcpu) {
+		requests_error(cl, -ENODATA,
+			       "pid %d: no off-CPU time in this profile (attach with --off-cpu; "
+			       "off-CPU time is not kept across a restart of kprofd)",
+			       t->pid);
+		return NULL;
+	}
+	if (ranged) {
+		requests_error(cl, -EINVAL, "--since/--until: off-CPU time has no time windows");
+		return NULL;
+	}
+	return t->offcpu;
+}
+
+/* The profile a report or folded request of t reads: t's, its off-CPU one, or a range's
+ * (held in *wr); NULL when t is NULL or the error is replied. */
+static const struct profile *query_profile(struct client *cl, struct target *t, bool off_cpu,
+					   uint32_t session, uint64_t since, uint64_t until,
+					   struct wrange *wr)
+{
+	const bool ranged = since || until;
+	const struct offcpu *off;
+
+	if (!t)
+		return NULL;
+	if (off_cpu)
+		return (off = offcpu_of(cl, t, ranged)) ? off->prof : NULL;
+	if (ranged && range_of(cl, t, session, since, until, wr) < 0)
+		return NULL;
+	return ranged ? wr->prof : t->profile;
+}
+
 static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
@@ -221,11 +257,9 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 	struct profile_stats ps;
 	size_t n, shown;
 
-	if (!t)
+	prof = query_profile(cl, t, req->off_cpu, req->session, req->since_ns, req->until_ns, &wr);
+	if (!prof)
 		return;
-	if (ranged && range_of(cl, t, req->session, req->since_ns, req->until_ns, &wr) < 0)
-		return;
-	prof = ranged ? wr.prof : t->profile;
 	if (profile_flat_view(prof, requests_view(cl), &rows, &n) < 0) {
 		requests_error(cl, -ENOMEM, "out of memory");
 		return;
@@ -248,7 +282,7 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 		ev[i].self = f->self;
 		ev[i].total = f->total;
 		ev[i].address = f->start;
-		ev[i].calls = !ranged && id < t->calls.ncounts ? t->calls.counts[id] : 0;
+		ev[i].calls = prof == t->profile && id < t->calls.ncounts ? t->calls.counts[id] : 0;
 		ep[i] = &ev[i];
 	}
 	profile_get_stats(prof, &ps);
@@ -276,13 +310,13 @@ static void do_folded(struct client *cl, const Kprof__FoldedRequest *req)
 	_cleanup_free_ char *text = NULL;
 	_cleanup_(wrange_free) struct wrange wr = {0};
 	const bool ranged = req->since_ns || req->until_ns;
+	const struct profile *prof;
 	size_t len;
 
-	if (!t)
+	prof = query_profile(cl, t, req->off_cpu, req->session, req->since_ns, req->until_ns, &wr);
+	if (!prof)
 		return;
-	if (ranged && range_of(cl, t, req->session, req->since_ns, req->until_ns, &wr) < 0)
-		return;
-	if (profile_folded_view(ranged ? wr.prof : t->profile, &o, &text, &len, &fi) < 0) {
+	if (profile_folded_view(prof, &o, &text, &len, &fi) < 0) {
 		requests_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
@@ -343,15 +377,41 @@ static int export_view(const struct profile *prof, unsigned view, struct saved_m
 	return 0;
 }
 
+/* The off-CPU profile of t as a second SavedProfile in *om (released by the caller), through
+ * the client's kernel view; else the error replied. */
+static int export_offcpu(struct client *cl, const struct target *t, bool ranged,
+			 struct saved_msg *om, uint32_t **arena)
+{
+	const struct offcpu *off = offcpu_of(cl, t, ranged);
+	struct profile_stats ps;
+
+	if (!off)
+		return -ENODATA;
+	if (saved_msg_build_range(t, off->prof, NULL, om) < 0) {
+		requests_error(cl, -ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
+	profile_get_stats(off->prof, &ps);
+	om->target.stacks = ps.stacks;
+	om->target.lost_stacks = ps.lost;
+	om->target.samples = ps.samples; /* nanoseconds */
+	if (export_view(off->prof, requests_view(cl), om, arena) < 0) {
+		saved_msg_release(om);
+		requests_error(cl, -ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static void do_export(struct client *cl, const Kprof__ExportRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
 	Kprof__ExportReply er = KPROF__EXPORT_REPLY__INIT;
 	struct target *t = requests_session(cl, req->pid, req->session);
-	_cleanup_free_ uint32_t *arena = NULL;
+	_cleanup_free_ uint32_t *arena = NULL, *off_arena = NULL;
 	_cleanup_(wrange_free) struct wrange wr = {0};
 	const bool ranged = req->since_ns || req->until_ns;
-	struct saved_msg m;
+	struct saved_msg m, om;
 
 	if (!t)
 		return;
@@ -370,10 +430,17 @@ static void do_export(struct client *cl, const Kprof__ExportRequest *req)
 	}
 	m.target.session = requests_session_of(cl, t, &m.target.sessions);
 	er.profile = &m.msg;
+	if (req->off_cpu && export_offcpu(cl, t, ranged, &om, &off_arena) < 0) {
+		saved_msg_release(&m);
+		return;
+	}
+	er.off_cpu = req->off_cpu ? &om.msg : NULL;
 	rep.body_case = KPROF__REPLY__BODY_EXPORT;
 	rep.export = &er;
 	requests_queue(cl, &rep);
 	saved_msg_release(&m);
+	if (req->off_cpu)
+		saved_msg_release(&om);
 }
 
 /* The (phi, eps)-HCCT of the live tree, else of the saved snapshot; functions merged after the
@@ -513,6 +580,19 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 
 	if (!t)
 		return;
+	if (req->off_cpu) {
+		const struct offcpu *off = offcpu_of(cl, t, ranged || req->exact);
+
+		if (!off || hcct_phi(cl, t, &phi, &num, &den) < 0)
+			return;
+		if (hcct_query(off->hcct, num, den, &tree) < 0) {
+			requests_error(cl, -ENOMEM, "out of memory");
+			return;
+		}
+		hcct_send(cl, t, tree, off->hcct, NULL, off->prof, phi, NULL);
+		hcct_tree_free(tree);
+		return;
+	}
 	if (ranged && req->exact) {
 		requests_error(cl, -EINVAL, "--exact has no time windows: only sampled HCCTs do");
 		return;

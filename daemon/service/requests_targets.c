@@ -47,6 +47,7 @@ static void do_watch(struct client *cl, const Kprof__AttachRequest *req)
 						  .eps = req->eps,
 						  .hcct_kernel = req->hcct_kernel,
 						  .no_jvm_map = req->no_jvm_map,
+						  .off_cpu = req->off_cpu,
 						  .by = cl->uid},
 			    &w, &attached, &refused, err_msg, sizeof(err_msg));
 	if (err < 0) {
@@ -164,6 +165,7 @@ void requests_attach(struct client *cl, const Kprof__AttachRequest *req)
 						   .period_ms = req->period_ms,
 						   .no_jvm_map = req->no_jvm_map,
 						   .children = req->children,
+						   .off_cpu = req->off_cpu,
 						   .by = cl->uid,
 						   .calls_functions = req->calls_functions},
 			     &t, err_msg, sizeof(err_msg));
@@ -331,6 +333,23 @@ static void fill_windows_status(const struct windows *w, Kprof__StatusReply *sr)
 }
 
 /* The daemon's status; *drops (malloc'd) and freqs back its arrays. */
+/* Off-CPU time: the program in use and its counts. */
+static void fill_offcpu_status(const struct manager *m, Kprof__StatusReply *sr)
+{
+	struct manager_offcpu_status st;
+
+	manager_offcpu_status(m, &st);
+	sr->off_cpu_program = (char *)st.program;
+	sr->off_cpu_targets = st.targets;
+	sr->off_cpu_runs = st.runs;
+	sr->off_cpu_switches = st.switches;
+	sr->off_cpu_intervals = st.intervals;
+	sr->off_cpu_lost = st.lost;
+	sr->off_cpu_lost_ns = st.lost_ns;
+	sr->off_cpu_no_stack = st.no_stack;
+	sr->off_cpu_stacks_gone = st.stacks_gone;
+}
+
 int requests_fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t **drops,
 			 unsigned freqs[MANAGER_MAX_FREQS])
 {
@@ -375,6 +394,7 @@ int requests_fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t *
 	sr->watch_execs_lost = ctr[KP_CTR_WATCH_DROPS];
 	if (m->windows)
 		fill_windows_status(m->windows, sr);
+	fill_offcpu_status(m, sr);
 	return 0;
 }
 

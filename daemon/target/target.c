@@ -40,6 +40,7 @@
 #include "target/target.h"
 #include "os/log.h"
 #include "os/procfs.h"
+#include "target/offcpu.h"
 
 int target_proc_uid(pid_t pid, uid_t *uid)
 {
@@ -199,6 +200,11 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 		err = read_identity(t);
 	if (err >= 0)
 		err = new_models(t, env->conf);
+	if (err >= 0 && o->off_cpu)
+		err = offcpu_new(&(struct offcpu_limits){.max_stacks = env->conf->max_stacks,
+							 .hcct_slots = hcct_slots_for_eps(t->eps),
+							 .hcct_max_nodes = env->conf->hcct_max_nodes},
+				 &t->offcpu);
 	if (err < 0)
 		goto fail;
 	err = tsym_new(env->sym, pid, t->proc_uid, t->proc_euid,
@@ -239,6 +245,7 @@ void target_free(struct target *t)
 	tnames_free(t->tnames);
 	annot_free(t->annot);
 	annotate_queue_free(t->annot_q);
+	offcpu_free(t->offcpu);
 	free(t->ids);
 	free(t->memo);
 	free(t);
@@ -494,7 +501,7 @@ uint64_t target_memory(const struct target *t)
 		annot_get_stats(t->annot, &as);
 		n += as.memory;
 	}
-	return n + target_drift_memory(t);
+	return n + target_drift_memory(t) + offcpu_memory(t->offcpu);
 }
 
 uint64_t target_drift_memory(const struct target *t)

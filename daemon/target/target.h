@@ -29,6 +29,7 @@ struct jvmattach_ctx;
 struct jvmmap;
 struct loader;
 struct path_trace;
+struct offcpu;
 
 enum target_state {
 	TARGET_ATTACHED = 1,
@@ -171,6 +172,8 @@ struct target {
 	/* drift_kept was packed when the target ended, its detectors freed (drift_reply_end), not
 	 * restored from a saved profile. */
 	bool drift_kept_at_end;
+	/* attach --off-cpu: where its threads waited (offcpu.c); NULL if not asked. */
+	struct offcpu *offcpu;
 };
 
 /* What an attach asks for; zero fields take the daemon's defaults. */
@@ -198,6 +201,7 @@ struct attach_opts {
 		   * target; any other attach of the process takes it over */
 	uid_t by; /* the client's uid: quotas, and whether a change of credentials ends it */
 	const char *calls_functions; /* --calls=NAME,...: only these (NULL: every function) */
+	bool off_cpu; /* also where its threads wait off CPU (offcpu.bpf.c, KP_TF_OFFCPU) */
 };
 
 /* -ECHILD: a zombie. */

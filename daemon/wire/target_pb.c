@@ -24,6 +24,7 @@
 #include "paths/paths.h"
 #include "wire/paths_reply.h"
 #include "symbols/symbolize.h"
+#include "target/offcpu.h"
 
 Kprof__FrameKind target_pb_kind(enum profile_kind k)
 {
@@ -166,6 +167,14 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->calls = t->calls.enabled;
 	if (t->calls.enabled)
 		fill_pb_calls(t, pb);
+	if (t->offcpu) {
+		pb->off_cpu = true;
+		pb->off_cpu_ns = offcpu_total_ns(t->offcpu);
+		pb->n_off_cpu_state_ns = KP_OFF_NSTATES;
+		pb->off_cpu_state_ns = (uint64_t *)t->offcpu->ns;
+		pb->off_cpu_intervals = t->offcpu->intervals;
+		pb->off_cpu_lost_stacks = t->offcpu->lost_stacks;
+	}
 }
 
 /* Exact mode's results (checked by saved_check): counts moved to the restored profile's ids. */

@@ -41,6 +41,7 @@ enum kp_rec_kind {
 #define KP_TF_THREADS (1u << 0)	 /* sampled by its own per-thread events, not the per-CPU sets */
 #define KP_TF_CHILDREN (1u << 1) /* its new processes become targets too (attach --children) */
 #define KP_TF_ALL (1u << 2) /* made a target by system-wide mode: a watch rule may take it over */
+#define KP_TF_OFFCPU (1u << 3) /* its threads' time off CPU is summed too (offcpu.bpf.c) */
 
 struct kp_rec_hdr {
 	__u32 kind;
@@ -271,6 +272,61 @@ struct kp_target {
 	__u64 start_ticks;
 };
 
+/* Off-CPU time (offcpu.bpf.c, attach --off-cpu). At a target thread's switch out, kp_offcpu_start
+ * keeps (key: tid) when and with which stacks it left; at its switch in, the interval is added
+ * to kp_offcpu_sums under (thread, stacks, state), which kprofd drains and empties each period,
+ * with the stacks of kp_offcpu_stacks (a stack-trace map it empties after each drain). A thread
+ * that blocks 100,000 times a second costs one map update per interval and no ring buffer at
+ * all; what does not fit is counted in kp_offcpu_ctrs, its time included. */
+#define KP_OFFCPU_MAX_THREADS 16384 /* threads off CPU at once (kp_offcpu_start) */
+#define KP_OFFCPU_MAX_SUMS 16384    /* distinct (thread, stacks, state) between two drains */
+#define KP_OFFCPU_MAX_STACKS 8192   /* distinct stacks between two drains (kp_offcpu_stacks) */
+
+/* Why the thread left the CPU: its state at the switch. */
+enum kp_offcpu_state {
+	KP_OFF_RUNNABLE = 0,	   /* preempted or yielded: waiting for a CPU */
+	KP_OFF_SLEEPING = 1,	   /* TASK_INTERRUPTIBLE: a sleep, a lock, a poll, a read */
+	KP_OFF_UNINTERRUPTIBLE = 2, /* TASK_UNINTERRUPTIBLE: disk I/O, page faults, some locks */
+	KP_OFF_IDLE = 3,	   /* TASK_IDLE: an uninterruptible wait that is not load */
+	KP_OFF_STOPPED = 4,	   /* stopped or traced */
+	KP_OFF_NSTATES = 5,
+};
+
+struct kp_offcpu_begin {
+	__u64 time_ns; /* bpf_ktime_get_ns at the switch out */
+	__u32 tgid;
+	__s32 kstack; /* kp_offcpu_stacks ids, < 0: not taken (the error) */
+	__s32 ustack;
+	__u32 state; /* enum kp_offcpu_state */
+};
+
+struct kp_offcpu_key {
+	__u32 tgid;
+	__u32 tid;
+	__s32 kstack;
+	__s32 ustack;
+	__u32 state;
+	__u32 pad;
+};
+
+struct kp_offcpu_val {
+	__u64 ns;    /* time off CPU, summed */
+	__u64 count; /* intervals */
+	char comm[16];
+};
+
+/* Per-CPU kp_offcpu_ctrs[KP_OFFC_*]. */
+enum kp_offcpu_counter {
+	KP_OFFC_RUNS = 0,	/* runs of the switch program, targets' or not */
+	KP_OFFC_SWITCHES = 1,	/* target threads switched out */
+	KP_OFFC_INTERVALS = 2,	/* intervals summed */
+	KP_OFFC_NOBEGIN = 3,	/* kp_offcpu_start full: an interval not measured */
+	KP_OFFC_NOSUM = 4,	/* kp_offcpu_sums full: an interval lost (its time below) */
+	KP_OFFC_LOST_NS = 5,	/* time of the intervals lost */
+	KP_OFFC_NOSTACK = 6,	/* a stack not taken (kp_offcpu_stacks full or a collision) */
+	KP_OFFC_NR = 7,
+};
+
 /* Per-CPU counters, kp_counters[KP_CTR_*]. */
 enum kp_counter {
 	KP_CTR_SAMPLES = 0,	  /* samples submitted */
@@ -311,6 +367,9 @@ _Static_assert(sizeof(struct kp_fork) == 32, "kp_fork layout");
 _Static_assert(sizeof(struct kp_cgjoin) == 32, "kp_cgjoin layout");
 _Static_assert(sizeof(struct kp_execwatch) == 48, "kp_execwatch layout");
 _Static_assert(sizeof(struct kp_target) == 16, "kp_target layout");
+_Static_assert(sizeof(struct kp_offcpu_begin) == 24, "kp_offcpu_begin layout");
+_Static_assert(sizeof(struct kp_offcpu_key) == 24, "kp_offcpu_key layout");
+_Static_assert(sizeof(struct kp_offcpu_val) == 32, "kp_offcpu_val layout");
 _Static_assert(sizeof(struct kp_call) == 32, "kp_call layout");
 _Static_assert(sizeof(struct kp_hwbp) == 40, "kp_hwbp layout");
 _Static_assert(sizeof(struct kp_path) == 40, "kp_path layout");

@@ -15,6 +15,12 @@
 int pprof_build(const Kprof__SavedProfile *sp, uint64_t now_ns, const char *version, uint8_t **ret,
 		size_t *ret_len);
 
+/* The same for a profile whose stacks from off_from on are off-CPU ones (counts: nanoseconds):
+ * four sample types, samples/count, cpu/nanoseconds, off_cpu/nanoseconds and wall/nanoseconds.
+ * off_from >= n_stacks: pprof_build. */
+int pprof_build_offcpu(const Kprof__SavedProfile *sp, size_t off_from, uint64_t now_ns,
+		       const char *version, uint8_t **ret, size_t *ret_len);
+
 /* The name kprof shows for a function: an unresolved one ("[unknown]") is named after its
  * module ("[libc.so.6]"), as in folded output. buf must hold 256 bytes. */
 const char *pprof_display_name(const Kprof__SavedFunction *f, char buf[256]);

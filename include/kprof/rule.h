@@ -4,7 +4,7 @@
  *
  * A rule is one line of text, the same in the config file, on the wire and on disk:
  *
- *     KIND:VALUE [freq=N] [jvm=on|off] [children=on|off]
+ *     KIND:VALUE [freq=N] [jvm=on|off] [children=on|off] [offcpu=on|off]
  *
  * KIND is comm (a process name, 1-15 bytes, as the kernel truncates it), exe (an absolute path
  * of an executable), uid (a number), cgroup (a path under /sys/fs/cgroup, or relative to it) or
@@ -46,6 +46,7 @@ struct rule {
 	unsigned freq;		    /* 0: the daemon's default */
 	bool no_jvm_map;
 	bool children;
+	bool off_cpu; /* offcpu=on: attach --off-cpu */
 };
 
 /* Parse one rule from text (len bytes, no NUL needed). 0, or -EINVAL with why in err. */

@@ -1045,7 +1045,10 @@ static void test_status_json(void **state)
 	    "\"window_memory_bytes\":0,\"window_disk_bytes\":0,\"windows_dropped\":0,"
 	    "\"windows_aged\":0,\"window_bad_files\":0,\"window_write_failures\":0,"
 	    "\"windows_unsaved\":0,\"range_queries\":0,\"range_sliced\":0,\"range_slices\":0,"
-	    "\"features\":[]}\n");
+	    "\"features\":[],"
+	    "\"off_cpu_program\":\"\",\"off_cpu_targets\":0,\"off_cpu_runs\":0,\"off_cpu_switches\":0,"
+	    "\"off_cpu_intervals\":0,\"off_cpu_lost\":0,\"off_cpu_lost_ns\":0,\"off_cpu_no_stack\":0,"
+	    "\"off_cpu_stacks_gone\":0}\n");
 	free(s);
 
 	/* the kernel's features: JSON objects, and one text line each with on/off and version */
@@ -1066,7 +1069,7 @@ static void test_status_json(void **state)
 		assert_non_null(strstr(
 		    s, ",\"features\":[{\"name\":\"attach-cookie\",\"on\":true,\"kernel\":\"5.15\","
 		       "\"why\":\"bpf_get_attach_cookie \\\"x\\\"\"},{\"name\":\"task-iterator\","
-		       "\"on\":false,\"kernel\":\"6.7\",\"why\":\"kfuncs\"}]}\n"));
+		       "\"on\":false,\"kernel\":\"6.7\",\"why\":\"kfuncs\"}],"));
 		free(s);
 		s = status(&r, false);
 		assert_non_null(strstr(s, "\nfeatures:"));

@@ -50,6 +50,13 @@ static void test_parse_kinds(void **state)
 	assert_int_equal(parse("comm:sh children=yes freq=4999", &r), 0);
 	rule_format(&r, t, sizeof(t));
 	assert_string_equal(t, "comm:sh freq=4999 children=on");
+	assert_int_equal(parse("exe:/usr/bin/node offcpu=on", &r), 0);
+	assert_true(r.off_cpu);
+	rule_format(&r, t, sizeof(t));
+	assert_string_equal(t, "exe:/usr/bin/node offcpu=on");
+	assert_int_equal(parse("comm:x offcpu=off", &r), 0);
+	assert_false(r.off_cpu);
+	assert_int_not_equal(parse("comm:x offcpu=maybe", &r), 0);
 }
 
 static void test_parse_bad(void **state)

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0
+/* offcpu.bpf.c: off-CPU time of the targets attached with --off-cpu (KP_TF_OFFCPU), as bcc's
+ * offcputime measures it: for each thread, every interval from the sched_switch that takes it off
+ * a CPU to the one that brings it back, under the user and kernel stacks it left with and its
+ * state then (sleeping, uninterruptible, runnable: preempted).
+ *
+ * One program on sched_switch, in two forms with the same body: kp_offcpu_btf (tp_btf, typed
+ * arguments) and kp_offcpu_raw (raw_tp, for kernels whose BTF cannot attach tp_btf there);
+ * kprofd attaches one of them while a target asks for off-CPU time, none otherwise
+ * (loader_offcpu_set). For a task that is no such target it does one hash lookup per side of
+ * the switch and returns: unattached processes pay that and nothing else.
+ *
+ * Switch out (prev, the running task): its stacks go to kp_offcpu_stacks (bpf_get_stackid, so
+ * equal stacks are stored once) and the time, stacks and state to kp_offcpu_start[tid]. Switch
+ * in (next): that entry is taken and the interval added to kp_offcpu_sums[(tgid, tid, stacks,
+ * state)] (ns and count). kprofd drains kp_offcpu_sums each period and then deletes the stacks it
+ * read, so neither map grows with time, and a thread blocking 100,000 times a second costs two
+ * map updates per interval and no ring buffer. What does not fit is counted (kp_offcpu_ctrs):
+ * a full start map loses the interval, a full sums map its time (KP_OFFC_LOST_NS), a stack not
+ * stored leaves its id negative and the time is kept under a "[stack lost]" frame.
+ */
+#include "kprof.bpf.h"
+
+/* A map of this file by its type, size, key and value. */
+#define KP_OFFCPU_MAP(name, kind, n, k, v)                                                     \
+	struct {                                                                               \
+		__uint(type, kind);                                                            \
+		__uint(max_entries, n);                                                        \
+		__type(key, k);                                                                \
+		__type(value, v);                                                              \
+	} name SEC(".maps")
+
+KP_OFFCPU_MAP(kp_offcpu_start, BPF_MAP_TYPE_HASH, KP_OFFCPU_MAX_THREADS, __u32,
+	      struct kp_offcpu_begin);
+KP_OFFCPU_MAP(kp_offcpu_sums, BPF_MAP_TYPE_HASH, KP_OFFCPU_MAX_SUMS, struct kp_offcpu_key,
+	      struct kp_offcpu_val);
+KP_OFFCPU_MAP(kp_offcpu_ctrs, BPF_MAP_TYPE_PERCPU_ARRAY, KP_OFFC_NR, __u32, __u64);
+
+/* Stack-trace maps take sizes, not BTF types: ids to KP_MAX_STACK addresses. */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, KP_OFFCPU_MAX_STACKS);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, KP_MAX_STACK * sizeof(__u64));
+} kp_offcpu_stacks SEC(".maps");
+
+/* task_struct.state before Linux 5.14 named it __state. */
+struct task_struct___old {
+	long state;
+} __attribute__((preserve_access_index));
+
+#define KP_TASK_INTERRUPTIBLE 0x1
+#define KP_TASK_UNINTERRUPTIBLE 0x2
+#define KP_TASK_STOPPED 0x4
+#define KP_TASK_TRACED 0x8
+#define KP_TASK_DEAD 0x80
+#define KP_TASK_NOLOAD 0x400
+
+static __always_inline void offc_add(__u32 idx, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&kp_offcpu_ctrs, &idx);
+
+	if (v)
+		*v += n;
+}
+
+static __always_inline long task_state(struct task_struct *p)
+{
+	if (bpf_core_field_exists(p->__state))
+		return BPF_CORE_READ(p, __state);
+	return BPF_CORE_READ((struct task_struct___old *)p, state);
+}
+
+/* The target entry of p's process if it asks for off-CPU time (the same process: its leader's
+ * start matches), else NULL. */
+static __always_inline struct kp_target *offcpu_target(struct task_struct *p, bool running,
+						     __u64 *ids)
+{
+	struct kp_target *t;
+	__u32 tgid;
+
+	*ids = running ? current_ids() : task_ids(p); /* the helper is the cheaper */
+	tgid = *ids >> 32;
+	if (!tgid)
+		return NULL;
+	t = bpf_map_lookup_elem(&kp_targets, &tgid);
+	if (!t || !(t->flags & KP_TF_OFFCPU) || t->start_ticks != start_ticks(p))
+		return NULL;
+	return t;
+}
+
+/* prev leaves the CPU: it is the running task, so the stacks taken now are its. */
+static __always_inline void switch_out(void *ctx, bool preempt, struct task_struct *prev)
+{
+	struct kp_offcpu_begin b = {};
+	long st;
+	__u64 ids;
+	__u32 tid;
+
+	if (!offcpu_target(prev, true, &ids))
+		return;
+	st = task_state(prev);
+	if (st & KP_TASK_DEAD)
+		return; /* its last switch: it never comes back */
+	offc_add(KP_OFFC_SWITCHES, 1);
+	if (preempt || !st)
+		b.state = KP_OFF_RUNNABLE;
+	else if (st & KP_TASK_NOLOAD)
+		b.state = KP_OFF_IDLE;
+	else if (st & KP_TASK_UNINTERRUPTIBLE)
+		b.state = KP_OFF_UNINTERRUPTIBLE;
+	else if (st & KP_TASK_INTERRUPTIBLE)
+		b.state = KP_OFF_SLEEPING;
+	else if (st & (KP_TASK_STOPPED | KP_TASK_TRACED))
+		b.state = KP_OFF_STOPPED;
+	else
+		b.state = KP_OFF_RUNNABLE;
+	b.tgid = ids >> 32;
+	b.kstack = bpf_get_stackid(ctx, &kp_offcpu_stacks, 0);
+	b.ustack = bpf_get_stackid(ctx, &kp_offcpu_stacks, BPF_F_USER_STACK);
+	/* -EFAULT: no user stack (a kernel thread's, or none walked); -EEXIST: a collision */
+	if (b.kstack < 0 || (b.ustack < 0 && b.ustack != -14))
+		offc_add(KP_OFFC_NOSTACK, 1);
+	b.time_ns = bpf_ktime_get_ns();
+	tid = (__u32)ids;
+	if (bpf_map_update_elem(&kp_offcpu_start, &tid, &b, BPF_ANY) < 0)
+		offc_add(KP_OFFC_NOBEGIN, 1);
+}
+
+/* next comes back: its interval ends. */
+static __always_inline void switch_in(struct task_struct *next)
+{
+	struct kp_offcpu_begin *b;
+	struct kp_offcpu_key k = {};
+	struct kp_offcpu_val *v, nv = {};
+	__u64 ids, now;
+	__u32 tid;
+
+	if (!offcpu_target(next, false, &ids))
+		return;
+	tid = (__u32)ids;
+	b = bpf_map_lookup_elem(&kp_offcpu_start, &tid);
+	if (!b)
+		return; /* it left before the target was attached */
+	now = bpf_ktime_get_ns();
+	k.tgid = b->tgid;
+	k.tid = tid;
+	k.kstack = b->kstack;
+	k.ustack = b->ustack;
+	k.state = b->state;
+	nv.ns = now > b->time_ns ? now - b->time_ns : 0;
+	bpf_map_delete_elem(&kp_offcpu_start, &tid);
+	v = bpf_map_lookup_elem(&kp_offcpu_sums, &k);
+	if (v) {
+		__sync_fetch_and_add(&v->ns, nv.ns);
+		__sync_fetch_and_add(&v->count, 1);
+	} else {
+		nv.count = 1;
+		BPF_CORE_READ_STR_INTO(&nv.comm, next, comm);
+		if (bpf_map_update_elem(&kp_offcpu_sums, &k, &nv, BPF_NOEXIST) < 0) {
+			/* another CPU made it meanwhile, or the map is full */
+			v = bpf_map_lookup_elem(&kp_offcpu_sums, &k);
+			if (!v) {
+				offc_add(KP_OFFC_NOSUM, 1);
+				offc_add(KP_OFFC_LOST_NS, nv.ns);
+				return;
+			}
+			__sync_fetch_and_add(&v->ns, nv.ns);
+			__sync_fetch_and_add(&v->count, 1);
+		}
+	}
+	offc_add(KP_OFFC_INTERVALS, 1);
+}
+
+static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,
+				     struct task_struct *next)
+{
+	offc_add(KP_OFFC_RUNS, 1);
+	switch_out(ctx, preempt, prev);
+	switch_in(next);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(kp_offcpu_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return on_switch(ctx, preempt, prev, next);
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(kp_offcpu_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return on_switch(ctx, preempt, prev, next);
+}

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* manager_offcpu.c: off-CPU time (attach --off-cpu) for the manager: the sched_switch program
+ * attached while an attached target asks for it and detached when none does, so that kprofd
+ * costs nothing at context switches otherwise; and each drain (with the ring buffer's), the
+ * sums of offcpu.bpf.c handed to their targets' off-CPU profiles (offcpu.c).
+ *
+ * A sum names its process by tgid: it goes to the target the caller's find gives for that pid
+ * (manager_find: the attached one, else the newest kept, so a sum that comes late goes to the
+ * ended session), if it asks for off-CPU time; other sums are counted (unknown). The caller
+ * passes the lookup, and the attached off-CPU targets are counted here, so that this file uses
+ * nothing of the target list's (which calls it) and the two make no cycle.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kernel/loader.h"
+#include "kernel/offcpu_bpf.h"
+#include "manager/manager.h"
+#include "manager/manager_offcpu.h"
+#include "os/log.h"
+#include "target/offcpu.h"
+
+int manager_offcpu_start(struct manager *m, struct target *t, char *errbuf, size_t errlen)
+{
+	int err;
+
+	if (!t->offcpu || t->offcpu->attached)
+		return 0;
+	if (!m->offcpu && (err = offcpu_bpf_new(m->loader, &m->offcpu)) < 0) {
+		snprintf(errbuf, errlen, "off-CPU time: %s", strerror(-err));
+		return err;
+	}
+	err = loader_offcpu_set(m->loader, true);
+	if (err < 0) {
+		snprintf(errbuf, errlen, "off-CPU time: cannot attach to sched_switch: %s",
+			 strerror(-err));
+		return err;
+	}
+	t->offcpu->attached = true;
+	m->offcpu_attached++;
+	return 0;
+}
+
+void manager_offcpu_stop(struct manager *m, struct target *t)
+{
+	if (!t->offcpu || !t->offcpu->attached)
+		return;
+	t->offcpu->attached = false;
+	m->offcpu_attached--;
+	offcpu_bpf_forget(m->offcpu, t->pid);
+	if (!m->offcpu_attached)
+		loader_offcpu_set(m->loader, false);
+}
+
+struct drain_ctx {
+	struct manager *m;
+	manager_offcpu_find_fn find;
+};
+
+static void on_sum(void *userdata, const struct offcpu_interval *iv)
+{
+	struct drain_ctx *c = userdata;
+	struct target *t = c->find(c->m, iv->tgid);
+
+	if (!t || !t->offcpu) {
+		c->m->offcpu_unknown++;
+		return;
+	}
+	if (t->over_budget) {
+		t->samples_refused++;
+		return;
+	}
+	offcpu_add(t->offcpu, t->sym, t->tnames, iv);
+	if (t->state != TARGET_ATTACHED)
+		t->dirty = true;
+}
+
+void manager_offcpu_drain(struct manager *m, manager_offcpu_find_fn find)
+{
+	struct drain_ctx c = {m, find};
+	int n;
+
+	if (!m->offcpu)
+		return;
+	n = offcpu_bpf_drain(m->offcpu, on_sum, &c);
+	if (n < 0)
+		log_warn("off-CPU time: cannot drain its map: %s", strerror(-n));
+}
+
+void manager_offcpu_status(const struct manager *m, struct manager_offcpu_status *st)
+{
+	struct offcpu_bpf_stats bs;
+	const char *type = loader_offcpu_type(m->loader);
+
+	memset(st, 0, sizeof(*st));
+	st->program = !type ? "" : !strcmp(type, "tp_btf") ? "tp_btf/sched_switch"
+							    : "raw_tp/sched_switch";
+	st->targets = m->offcpu_attached;
+	st->unknown = m->offcpu_unknown;
+	if (!m->offcpu || offcpu_bpf_stats(m->offcpu, &bs) < 0)
+		return;
+	st->runs = bs.ctr[KP_OFFC_RUNS];
+	st->switches = bs.ctr[KP_OFFC_SWITCHES];
+	st->intervals = bs.ctr[KP_OFFC_INTERVALS];
+	st->lost = bs.ctr[KP_OFFC_NOBEGIN] + bs.ctr[KP_OFFC_NOSUM];
+	st->lost_ns = bs.ctr[KP_OFFC_LOST_NS];
+	st->no_stack = bs.ctr[KP_OFFC_NOSTACK];
+	st->stacks_gone = bs.stacks_gone;
+}
+
+void manager_offcpu_free(struct manager *m)
+{
+	offcpu_bpf_free(m->offcpu);
+	m->offcpu = NULL;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* offcpu.h: a target's off-CPU profile (offcpu.c): where its threads waited, in nanoseconds. */
+#ifndef KPROF_DAEMON_OFFCPU_H
+#define KPROF_DAEMON_OFFCPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kernel/offcpu_bpf.h"
+#include "kprof/abi.h"
+#include "kprof/hcct.h"
+#include "kprof/profile.h"
+
+struct tsym;
+struct tnames;
+
+/* The root frame of each off-CPU stack: the thread's state when it left ("[sleeping]"), and of
+ * each CPU stack in a wall-clock view ("[running]"). */
+const char *offcpu_state_name(uint32_t state);
+#define OFFCPU_RUNNING_NAME "[running]"
+
+struct offcpu {
+	struct profile *prof; /* counts are nanoseconds */
+	struct hcct *hcct;    /* hot contexts, weighted by nanoseconds */
+	uint64_t ns[KP_OFF_NSTATES], intervals;
+	uint64_t lost_stacks; /* sums kept under "[stack lost]" */
+	uint64_t sym_gen;
+	bool attached; /* its target asks the sched_switch program now (manager_offcpu.c) */
+	uint32_t ids[2 * KP_MAX_STACK + 3];
+};
+
+struct offcpu_limits {
+	size_t max_stacks;
+	uint32_t hcct_slots;
+	size_t hcct_max_nodes;
+};
+
+int offcpu_new(const struct offcpu_limits *lim, struct offcpu **ret);
+void offcpu_free(struct offcpu *o);
+/* Add one drained sum, its frames named by sym (NULL: the target's symbols are gone, frames
+ * are "[unknown]"), its thread's name to names (may be NULL). 0, or a negative errno (the time
+ * is counted as lost by the profile). */
+int offcpu_add(struct offcpu *o, struct tsym *sym, struct tnames *names,
+	       const struct offcpu_interval *iv);
+uint64_t offcpu_memory(const struct offcpu *o);
+uint64_t offcpu_total_ns(const struct offcpu *o);
+
+#endif
