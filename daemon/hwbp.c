@@ -181,7 +181,8 @@ static int list_threads(pid_t pid, pid_t *tids, char *err, size_t errlen)
 	return r;
 }
 
-/* Thread tid's row of n breakpoints appended to s, or none if it exited meanwhile: 0, or a
+/* Thread tid's row of n breakpoints appended to s, or none if it exited meanwhile (before its
+ * first open or between two: ESRCH, the kernel's answer for a thread past its exit): 0, or a
  * negative errno with err filled. */
 static int open_row(struct hwbp_set *s, pid_t pid, pid_t tid, const uint64_t *addrs, size_t n,
 		    int prog_fd, char *err, size_t errlen)
@@ -189,17 +190,14 @@ static int open_row(struct hwbp_set *s, pid_t pid, pid_t tid, const uint64_t *ad
 	for (size_t a = 0; a < n; a++) {
 		int fd = bp_open(tid, addrs[a], prog_fd);
 
-		if (fd == -ESRCH && a == 0)
+		if (fd == -ESRCH)
 			break; /* the thread exited meanwhile */
 		if (fd < 0)
 			return open_err(fd, pid, tid, addrs[a], err, errlen);
 		s->fds[s->nfds++] = fd;
 	}
-	if (s->nfds % n) { /* gone between two opens: drop its partial row */
-		while (s->nfds % n)
-			close(s->fds[--s->nfds]);
-		return 0;
-	}
+	while (s->nfds % n) /* gone between two opens: drop its partial row */
+		close(s->fds[--s->nfds]);
 	s->nthreads = s->nfds / n;
 	return 0;
 }

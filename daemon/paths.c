@@ -613,8 +613,16 @@ fail_bpf:
 	return r;
 }
 
+/* The copies of one JIT function (its whole name) seen in a perf map, and the one tried. */
+struct same {
+	char *name; /* the whole name start_one resolved, owned */
+	uint64_t tried;
+	uint64_t starts[PATHS_SAME_NAME_MAX];
+	size_t n;
+};
+
 static int start_one(struct path_trace **slot, const struct paths_env *env, pid_t pid,
-		     struct tsym *sym, const struct paths_opts *req, bool *no_loop, char *err,
+		     struct tsym *sym, const struct paths_opts *req, struct same *same, char *err,
 		     size_t errlen)
 {
 	struct path_trace *tr, *old = *slot;
@@ -654,7 +662,10 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 		next_trace_id = 1;
 	if (tr->hw) {
 		r = start_hw(tr, err, errlen);
-		*no_loop = r == -ENOENT;
+		if (r == -ENOENT && same && !same->name) { /* no loop: the caller may try others */
+			same->name = strdup(tr->func);
+			same->tried = tr->start;
+		}
 		if (r < 0)
 			goto fail;
 		*slot = tr;
@@ -676,17 +687,11 @@ fail:
 	return r;
 }
 
-struct same {
-	const char *name;
-	uint64_t starts[PATHS_SAME_NAME_MAX];
-	size_t n;
-};
-
 static int same_cb(const struct perfmap_sym *s, void *userdata)
 {
 	struct same *c = userdata;
 
-	if (strcmp(s->name, c->name))
+	if (strcmp(s->name, c->name) || s->start == c->tried)
 		return 0;
 	if (c->n == PATHS_SAME_NAME_MAX) /* keep the newest */
 		memmove(c->starts, c->starts + 1, --c->n * sizeof(c->starts[0]));
@@ -697,23 +702,27 @@ static int same_cb(const struct perfmap_sym *s, void *userdata)
 int paths_start(struct path_trace **slot, const struct paths_env *env, pid_t pid, struct tsym *sym,
 		const struct paths_opts *req, char *err, size_t errlen)
 {
-	struct same c = {.name = req->function};
-	bool no_loop = false;
-	int r = start_one(slot, env, pid, sym, req, &no_loop, err, errlen);
+	struct same c = {0};
+	int r = start_one(slot, env, pid, sym, req, &c, err, errlen);
 
 	/* A JIT may give several copies of a function one name (V8's on-stack-replacement code,
 	 * entered in the middle of its loop, which the CFG from its start does not reach): on
-	 * anonymous code, when the newest has no loop to follow, the older ones are tried. */
-	if (!no_loop || !strncmp(req->function, "0x", 2) || tsym_foreach_jit(sym, same_cb, &c) < 0)
+	 * anonymous code, when the one tried has no loop to follow, the others of its whole name
+	 * are tried, newest first. */
+	if (!c.name || !strncmp(req->function, "0x", 2) || tsym_foreach_jit(sym, same_cb, &c) < 0) {
+		free(c.name);
 		return r;
-	for (size_t i = c.n - 1; i-- > 0 && no_loop;) {
-		char addr[24];
+	}
+	for (size_t i = c.n; i-- > 0 && r == -ENOENT;) {
+		char addr[24], why[256];
 		struct paths_opts o = *req;
 
 		snprintf(addr, sizeof(addr), "0x%" PRIx64, c.starts[i]);
 		o.function = addr;
-		no_loop = false;
-		r = start_one(slot, env, pid, sym, &o, &no_loop, err, errlen);
+		r = start_one(slot, env, pid, sym, &o, NULL, why, sizeof(why));
+		if (r != -ENOENT && r < 0) /* else the first copy's reason stands */
+			snprintf(err, errlen, "%s", why);
 	}
+	free(c.name);
 	return r;
 }
