@@ -49,6 +49,7 @@
 #include "clock.h"
 #include "loader.h"
 #include "paths.h"
+#include "probecost.h"
 #include "paths_internal.h"
 #include "hwbp.h"
 #include "hwpaths.h"
@@ -654,6 +655,9 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 	r = ksf_new(k, &(struct ksf_limits){.max_nodes = env->ksf_max_nodes}, &tr->ksf);
 	if (r < 0)
 		goto fail;
+	/* Measured once per kprofd, before the counters are read: the calibration's hits are
+	 * not this trace's. */
+	tr->hit_ns = probecost_hit_ns(env->loader, tr->hw ? PROBECOST_HWBP : PROBECOST_UPROBE);
 	if (old) /* the previous trace's probes must be gone first */
 		paths_trace_free(old);
 	*slot = NULL;

@@ -63,6 +63,7 @@ void paths_free(struct path_trace *tr);
 #define PATHS_MAX_CODE (1u << 20)
 #define PATHS_THREAD_SLOTS 4096 /* open addressing; at most half used */
 #define PATHS_MAX_DURATION_MS (24u * 3600 * 1000)
+#define PATHS_MIN_CPU_MS 500 /* a slowdown needs this much of the target's CPU time traced */
 #define PATHS_SAME_NAME_MAX 8 /* copies of one name tried on anonymous code (V8's OSR code) */
 
 #define PATHS_SPP_BUDGET 1000
@@ -112,6 +113,7 @@ struct path_trace {
 	uint64_t started_ns, stopped_ns; /* CLOCK_MONOTONIC */
 	uint64_t ctr0[KP_CTR_NR], ctr1[KP_CTR_NR];
 	struct cpu_times cpu_attach, cpu_start, cpu_end;
+	uint64_t hit_ns; /* one probe hit's CPU time on this host (probecost.h); 0: unknown */
 	uint64_t attach_wall_ns; /* when cpu_attach was read (CLOCK_MONOTONIC) */
 	/* Edge profile (the function has too many paths to number): counts read from the BPF
 	 * edge table, per CFG edge and per block exit; no ksf. */
