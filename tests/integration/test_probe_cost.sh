@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# What probes cost, measured: kprofd measures one hit's CPU time on this host (a uprobe, a
+# hardware breakpoint) and reports each trace's slowdown from its hits. A workload that reports
+# its own work per CPU second (minijit --progress, tests/fixtures/rate.js) is traced with
+# paths; its rate before and while traced gives the real slowdown, which kprof's must be within
+# a factor 1.5 of: uprobes on minijit's file-backed code, breakpoints on its anonymous code and
+# on Node's. Rates per CPU second, not per wall second: a loaded host slows both alike.
+# Not sanitized: the runs need their full length and the sanitizers change the rates.
+. "$(dirname "$0")/lib.sh"
+start_daemon || { fail "daemon starts" "see log"; exit 1; }
+
+tracing() {
+	ctl paths "$1" --show --json 2>/dev/null | python3 -c "import json,sys
+sys.exit(0 if json.load(sys.stdin)['state'] == 'tracing' else 1)"
+}
+lines() { wc -l <"$1"; }
+grown() { [ "$(lines "$1")" -ge "$2" ]; }
+show() { ctl paths "$1" --show --json 2>/dev/null; }
+# compare NAME PID FUNCTION OUT WHOLE: the workload's rate over 12 progress lines before the
+# trace, then over 25 lines while traced, with kprof's hits read at both ends of those: the
+# slowdown kprof's hits and measured cost give for that interval must be within a factor 1.5 of
+# the rate's. WHOLE=1: so must the slowdown of the whole trace, in its reply (a steady load;
+# breakpoints that take turns on loops of different heat are not: Node's).
+compare() {
+	local name=$1 pid=$2 func=$3 out=$4 whole=$5 n0 b0 b1 t0 t1 s0 s1 ctl_pid
+	n0=$(lines "$out")
+	wait_for 60 grown "$out" $((n0 + 12)) || { fail "$name: progress" "$(tail -2 "$out")"; return; }
+	b0=$(sed -n "$((n0 + 1))p" "$out") b1=$(tail -1 "$out")
+	ctl paths "$pid" "$func" --duration 30 --json >"$TDIR/p.json" 2>"$TDIR/p.err" &
+	ctl_pid=$!
+	wait_for 30 tracing "$pid" || { fail "$name: trace starts" "$(cat "$TDIR/p.err")"; return; }
+	n0=$(lines "$out")
+	wait_for 30 grown "$out" $((n0 + 1))
+	t0=$(tail -1 "$out") s0=$(show "$pid")
+	n0=$(lines "$out")
+	wait_for 90 grown "$out" $((n0 + 25))
+	t1=$(tail -1 "$out") s1=$(show "$pid")
+	ctl paths "$pid" --stop >/dev/null 2>&1
+	wait "$ctl_pid" || { fail "$name: paths" "$(cat "$TDIR/p.err")"; return; }
+	python3 - "$name" "$b0" "$b1" "$t0" "$t1" "$s0" "$s1" "$TDIR/p.json" "$whole" <<'PY'
+import json, sys
+name, b0, b1, t0, t1, s0, s1, whole = sys.argv[1:6] + [json.loads(sys.argv[6]),
+                                                       json.loads(sys.argv[7]), sys.argv[9]]
+def parse(l):
+    l = l.split()
+    return int(l[2]), int(l[4])
+def rate(a, b):
+    (ca, ua), (cb, ub) = parse(a), parse(b)
+    return (ub - ua) / ((cb - ca) / 1e9), cb - ca
+base, _ = rate(b0, b1)
+traced, cpu = rate(t0, t1)
+real = base / traced if traced > 0 else float("inf")
+hits, cost = s1["probe_hits"] - s0["probe_hits"], s1["hit_cost_ns"]
+est = cpu / max(cpu - hits * cost, cpu / 100) if cost else 0
+r = json.load(open(sys.argv[8]))
+ok = hits > 0 and cost > 0 and s1["state"] == "tracing" and 1 / 1.5 <= est / real <= 1.5
+if whole == "1":
+    ok = ok and r["slowdown"] > 0 and 1 / 1.5 <= r["slowdown"] / real <= 1.5
+print(("PASS" if ok else "FAIL") + f": {name}: kprof's hits give {est:.2f}x slower ({hits} hits of"
+      f" {cost / 1000:.1f} us, {r['cost_kind']}, in {cpu / 1e6:.0f} ms of CPU), the workload ran"
+      f" {real:.2f}x slower ({base:.0f} -> {traced:.0f} units per CPU second); whole trace:"
+      f" kprof says {r['slowdown']:.2f}x ({r['hits_per_s']:.0f} hits/s)")
+PY
+}
+
+# 1. Uprobes on minijit's code in a memfd, every block of mj_paths.
+start_minijit --seconds 120 --paths 2 --progress --cleanup || { fail "minijit starts" ""; exit 1; }
+compare "uprobes on minijit" "$MJ_PID" mj_paths "$MJ_OUT" 1
+kill "$MJ_PID"; wait "$MJ_PID" 2>/dev/null
+
+# 2. Hardware breakpoints on minijit's anonymous code (mj_paths's loop branches, in turns).
+start_minijit --anon --seconds 120 --paths 10 --progress --cleanup || { fail "minijit starts" ""; exit 1; }
+compare "breakpoints on minijit" "$MJ_PID" mj_paths "$MJ_OUT" 1
+kill "$MJ_PID"; wait "$MJ_PID" 2>/dev/null
+
+# 3. Hardware breakpoints on Node's optimized code, V8's default flags.
+if command -v node >/dev/null; then
+	(cd "$TDIR" && exec node --perf-basic-prof "$OLDPWD/$(dirname "$0")/../fixtures/rate.js" 4 100) \
+		>"$TDIR/node.out" 2>"$TDIR/node.err" &
+	NP=$!; PIDS+=("$NP")
+	wait_for 30 grep -q ready "$TDIR/node.err" || fail "node starts" "$(cat "$TDIR/node.err")"
+	compare "breakpoints on Node" "$NP" 'JS:*batch' "$TDIR/node.out" 0
+else skip "breakpoints on Node" "no node"; fi
+exit $((FAILS > 0))
