@@ -178,8 +178,10 @@ static void paths_scalars_json(FILE *f, const Kprof__PathsReply *r)
 		r->kernel_share_before, r->kernel_share_during, r->traced_cpu_ms, r->ksf_nodes,
 		r->ipf_nodes, r->pruned_items, r->max_error, r->lost_events, r->resyncs,
 		r->stray_hits, r->aborted, r->paths_total, r->sequences_total);
-	fprintf(f, ",\"hit_cost_ns\":%" PRIu64 ",\"hits_per_s\":%.1f,\"cost_kind\":",
-		r->hit_cost_ns, r->hits_per_s);
+	fprintf(f,
+		",\"hit_cost_ns\":%" PRIu64 ",\"hits_per_s\":%.1f,\"max_slowdown\":%.2f"
+		",\"cost_kind\":",
+		r->hit_cost_ns, r->hits_per_s, r->max_slowdown);
 	render_json_string(f, r->cost_kind ? r->cost_kind : "");
 	fputs(",\"level_sums\":[", f);
 	for (size_t i = 0; i < r->n_level_sums; i++)
@@ -347,6 +349,9 @@ static void paths_cost_text(FILE *f, const Kprof__PathsReply *r)
 		fputs("Cost: the target used too little CPU time while traced (under 0.5 s) to "
 		      "estimate the slowdown\n",
 		      f);
+	if (r->max_slowdown > 0)
+		fprintf(f, "Budget: at most %.2fx slower (--max-slowdown): the trace stops beyond\n",
+			r->max_slowdown);
 	if (r->lost_events || r->resyncs || r->aborted)
 		fprintf(f,
 			"Lost: %" PRIu64 " event%s, %" PRIu64 " thread resync%s, %" PRIu64

@@ -39,11 +39,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kprof/cfg.h"
 #include "kprof/cleanup.h"
 #include "kprof/events.h"
 #include "kprof/ksf.h"
+#include "kprof/pcost.h"
 #include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
 #include "clock.h"
@@ -73,6 +75,71 @@ struct cpu_times paths_read_cpu(pid_t pid)
 		c.ok = true;
 	}
 	return c;
+}
+
+double paths_slowdown(const struct path_trace *tr, const struct cpu_times *now, uint64_t hits,
+		      unsigned min_cpu_ms)
+{
+	const struct cpu_times *a = &tr->cpu_attach;
+	long tck = sysconf(_SC_CLK_TCK);
+	uint64_t ticks;
+
+	if (tck <= 0 || !a->ok || !now->ok || now->user + now->sys < a->user + a->sys)
+		return 0;
+	ticks = now->user + now->sys - a->user - a->sys;
+	if (ticks * 1000 / (uint64_t)tck < min_cpu_ms)
+		return 0;
+	return pcost_slowdown(ticks * (1000000000 / (uint64_t)tck), hits, tr->hit_ns);
+}
+
+/* The probe hits of the trace so far (every trace's of the daemon: the BPF counter). */
+static uint64_t hits_now(const struct path_trace *tr)
+{
+	uint64_t c[KP_CTR_NR];
+
+	loader_counters(tr->env.loader, c, NULL);
+	return c[KP_CTR_PATH_HITS] - tr->ctr0[KP_CTR_PATH_HITS];
+}
+
+/* --max-slowdown: every PATHS_COST_CHECK_MS, the slowdown so far against the limit; over it,
+ * the trace stops, saying by how much. */
+static int on_cost_check(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct path_trace *tr = userdata;
+	struct cpu_times now = paths_read_cpu(tr->pid);
+	double sd = paths_slowdown(tr, &now, hits_now(tr), PATHS_COST_MIN_CPU_MS);
+	int r;
+
+	if (tr->tracing && sd > tr->max_slowdown) {
+		char why[64];
+
+		snprintf(why, sizeof(why), "slowdown %.2fx over the %.2fx allowed", sd,
+			 tr->max_slowdown);
+		paths_stop(tr, why);
+		return 0;
+	}
+	r = sd_event_source_set_time(s, usec + PATHS_COST_CHECK_MS * 1000ULL);
+	return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+static int arm_cost_check(struct path_trace *tr, char *err, size_t errlen)
+{
+	int r;
+
+	if (!tr->max_slowdown)
+		return 0;
+	if (!tr->hit_ns) {
+		snprintf(err, errlen,
+			 "--max-slowdown needs the cost of a probe hit, which could not be measured "
+			 "on this host (see kprofd's log)");
+		return -EOPNOTSUPP;
+	}
+	r = sd_event_add_time(tr->env.event, &tr->cost_timer, CLOCK_MONOTONIC,
+			      now_ns(CLOCK_MONOTONIC) / 1000 + PATHS_COST_CHECK_MS * 1000ULL, 1000,
+			      on_cost_check, tr);
+	if (r < 0)
+		snprintf(err, errlen, "cannot arm the cost check: %s", strerror(-r));
+	return r;
 }
 
 /* ---- structural path profiling: per-thread activations ---- */
@@ -167,6 +234,7 @@ void paths_trace_free(struct path_trace *tr)
 		return;
 	removal_put(tr->removal);
 	sd_event_source_disable_unref(tr->timer);
+	sd_event_source_disable_unref(tr->cost_timer);
 	for (size_t i = 0; tr->threads && i < PATHS_THREAD_SLOTS; i++) {
 		ksf_ctx_release(&tr->threads[i].ctx);
 		paths_spp_stack_release(&tr->threads[i].spp);
@@ -260,6 +328,7 @@ void paths_stop(struct path_trace *tr, const char *reason)
 	}
 	loader_counters(l, tr->ctr1, NULL);
 	tr->timer = sd_event_source_disable_unref(tr->timer);
+	tr->cost_timer = sd_event_source_disable_unref(tr->cost_timer);
 	if (tr->hw) {
 		hwpaths_stop(tr->hw);
 		paths_hw_sync(tr);
@@ -548,6 +617,12 @@ static int check_request(const struct paths_opts *req, pid_t pid, const struct p
 		snprintf(err, errlen, "no function given");
 		return -EINVAL;
 	}
+	if (req->max_slowdown != 0 &&
+	    !(req->max_slowdown >= 1.01 && req->max_slowdown <= PCOST_MAX_SLOWDOWN)) {
+		snprintf(err, errlen, "--max-slowdown %g is out of range: 1.01 to %g, or 0 (none)",
+			 req->max_slowdown, PCOST_MAX_SLOWDOWN);
+		return -EINVAL;
+	}
 	if (old && old->tracing) {
 		snprintf(err, errlen,
 			 "pid %d is already tracing the paths of %s (one trace at a time)", pid,
@@ -658,6 +733,7 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 	/* Measured once per kprofd, before the counters are read: the calibration's hits are
 	 * not this trace's. */
 	tr->hit_ns = probecost_hit_ns(env->loader, tr->hw ? PROBECOST_HWBP : PROBECOST_UPROBE);
+	tr->max_slowdown = req->max_slowdown;
 	if (old) /* the previous trace's probes must be gone first */
 		paths_trace_free(old);
 	*slot = NULL;
@@ -673,12 +749,18 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 		if (r < 0)
 			goto fail;
 		*slot = tr;
-		return 0;
+		if ((r = arm_cost_check(tr, err, errlen)) < 0)
+			paths_stop(tr, "cost check");
+		return r < 0 ? r : 0;
 	}
 	r = start_uprobes(tr, &site, err, errlen);
 	if (r < 0)
 		goto fail;
 	*slot = tr;
+	if ((r = arm_cost_check(tr, err, errlen)) < 0) {
+		paths_stop(tr, "cost check");
+		return r;
+	}
 	log_info("pid %d: tracing the %s of %s (0x%" PRIx64 ", %zu blocks, %" PRIu64
 		 " paths, k %u) for %u ms",
 		 tr->pid, tr->edges ? "edges (too many paths to number)" : "paths", tr->func,

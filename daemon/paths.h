@@ -35,6 +35,7 @@ struct paths_opts {
 	bool structural;      /* structural path profiling alongside (spp.h) */
 	uint64_t spp_budget;  /* its budget in local paths (0: PATHS_SPP_BUDGET) */
 	uint64_t spp_timeout; /* activations a graph waits for its share (0: forever) */
+	double max_slowdown;  /* stop above this slowdown (pcost.h); 0: no limit */
 };
 
 /* What the tracer needs of the daemon, copied at the start of a trace. */
@@ -64,6 +65,8 @@ void paths_free(struct path_trace *tr);
 #define PATHS_THREAD_SLOTS 4096 /* open addressing; at most half used */
 #define PATHS_MAX_DURATION_MS (24u * 3600 * 1000)
 #define PATHS_MIN_CPU_MS 500 /* a slowdown needs this much of the target's CPU time traced */
+#define PATHS_COST_CHECK_MS 250	 /* --max-slowdown: the slowdown checked this often */
+#define PATHS_COST_MIN_CPU_MS 200 /* and once the target used this much CPU time traced */
 #define PATHS_SAME_NAME_MAX 8 /* copies of one name tried on anonymous code (V8's OSR code) */
 
 #define PATHS_SPP_BUDGET 1000
@@ -114,6 +117,8 @@ struct path_trace {
 	uint64_t ctr0[KP_CTR_NR], ctr1[KP_CTR_NR];
 	struct cpu_times cpu_attach, cpu_start, cpu_end;
 	uint64_t hit_ns; /* one probe hit's CPU time on this host (probecost.h); 0: unknown */
+	double max_slowdown;	     /* 0: no limit */
+	sd_event_source *cost_timer; /* checks the slowdown against max_slowdown */
 	uint64_t attach_wall_ns; /* when cpu_attach was read (CLOCK_MONOTONIC) */
 	/* Edge profile (the function has too many paths to number): counts read from the BPF
 	 * edge table, per CFG edge and per block exit; no ksf. */
@@ -138,6 +143,10 @@ struct path_trace {
 
 /* The target's user and system CPU times (ok false if unreadable). */
 struct cpu_times paths_read_cpu(pid_t pid);
+/* The target's slowdown from the trace's attach to now (CPU times now, hits probe hits since):
+ * pcost_slowdown with the measured cost; 0 under min_cpu_ms of CPU time or without a cost. */
+double paths_slowdown(const struct path_trace *tr, const struct cpu_times *now, uint64_t hits,
+		      unsigned min_cpu_ms);
 /* Free a trace (joining its probe removal first). */
 void paths_trace_free(struct path_trace *tr);
 

@@ -22,7 +22,6 @@
 #include "kprof/cfg.h"
 #include "kprof/cleanup.h"
 #include "kprof/ksf.h"
-#include "kprof/pcost.h"
 #include "clock.h"
 #include "loader.h"
 #include "hwpaths.h"
@@ -174,7 +173,6 @@ static void fill_cpu(const struct path_trace *tr, const struct cpu_times *now, u
 {
 	long tck = sysconf(_SC_CLK_TCK);
 	const struct cpu_times *a = &tr->cpu_attach;
-	uint64_t ticks = 0;
 
 	/* The share of system time before the trace is the target's whole life until then. */
 	r->kernel_share_before = share(&(struct cpu_times){0, 0, true}, a, 10);
@@ -187,11 +185,9 @@ static void fill_cpu(const struct path_trace *tr, const struct cpu_times *now, u
 	r->cost_kind = (char *)probecost_name(tr->hw ? PROBECOST_HWBP : PROBECOST_UPROBE);
 	if (end_ns > tr->attach_wall_ns)
 		r->hits_per_s = (double)hits * 1e9 / (double)(end_ns - tr->attach_wall_ns);
-	r->slowdown = 0; /* unknown: no cost measured, or under half a second of CPU time */
-	if (a->ok && now->ok && now->user + now->sys >= a->user + a->sys)
-		ticks = now->user + now->sys - a->user - a->sys;
-	if (tck > 0 && ticks * 1000 / (uint64_t)tck >= PATHS_MIN_CPU_MS)
-		r->slowdown = pcost_slowdown(ticks * (1000000000 / (uint64_t)tck), hits, tr->hit_ns);
+	r->max_slowdown = tr->max_slowdown;
+	/* 0 (unknown): no cost measured, or under half a second of CPU time */
+	r->slowdown = paths_slowdown(tr, now, hits, PATHS_MIN_CPU_MS);
 }
 
 static void fill_stats(const struct path_trace *tr, Kprof__PathsReply *r)
