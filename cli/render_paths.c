@@ -180,8 +180,9 @@ static void paths_scalars_json(FILE *f, const Kprof__PathsReply *r)
 		r->stray_hits, r->aborted, r->paths_total, r->sequences_total);
 	fprintf(f,
 		",\"hit_cost_ns\":%" PRIu64 ",\"hits_per_s\":%.1f,\"max_slowdown\":%.2f"
-		",\"cost_kind\":",
-		r->hit_cost_ns, r->hits_per_s, r->max_slowdown);
+		",\"max_slowdown_default\":%s,\"cost_kind\":",
+		r->hit_cost_ns, r->hits_per_s, r->max_slowdown,
+		r->max_slowdown_default ? "true" : "false");
 	render_json_string(f, r->cost_kind ? r->cost_kind : "");
 	fputs(",\"level_sums\":[", f);
 	for (size_t i = 0; i < r->n_level_sums; i++)
@@ -350,8 +351,12 @@ static void paths_cost_text(FILE *f, const Kprof__PathsReply *r)
 		      "estimate the slowdown\n",
 		      f);
 	if (r->max_slowdown > 0)
-		fprintf(f, "Budget: at most %.2fx slower (--max-slowdown): the trace stops beyond\n",
-			r->max_slowdown);
+		fprintf(f, "Budget: at most %.2fx slower (%s): the trace stops beyond\n",
+			r->max_slowdown,
+			r->max_slowdown_default ? "kprofd's default; --max-slowdown X or 0 for none"
+						: "--max-slowdown");
+	else
+		fputs("Budget: none (--max-slowdown 0, or kprofd's probe_slowdown_pct 0)\n", f);
 	if (r->lost_events || r->resyncs || r->aborted)
 		fprintf(f,
 			"Lost: %" PRIu64 " event%s, %" PRIu64 " thread resync%s, %" PRIu64

@@ -267,6 +267,8 @@ static int paths_number_opt(int c, Kprof__PathsRequest *pr)
 			return verbs_usage_errorf("--max-slowdown: '%s' is not 0 or a factor in "
 						  "1.01-100",
 						  optarg);
+		if (pr->max_slowdown == 0)
+			pr->max_slowdown = -1; /* no limit (0 asks for kprofd's default) */
 		break;
 	}
 	return 0;

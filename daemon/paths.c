@@ -128,6 +128,10 @@ static int arm_cost_check(struct path_trace *tr, char *err, size_t errlen)
 
 	if (!tr->max_slowdown)
 		return 0;
+	if (!tr->hit_ns && tr->max_slowdown_default) { /* logged when the measure failed */
+		tr->max_slowdown = 0;
+		return 0;
+	}
 	if (!tr->hit_ns) {
 		snprintf(err, errlen,
 			 "--max-slowdown needs the cost of a probe hit, which could not be measured "
@@ -617,7 +621,7 @@ static int check_request(const struct paths_opts *req, pid_t pid, const struct p
 		snprintf(err, errlen, "no function given");
 		return -EINVAL;
 	}
-	if (req->max_slowdown != 0 &&
+	if (req->max_slowdown > 0 &&
 	    !(req->max_slowdown >= 1.01 && req->max_slowdown <= PCOST_MAX_SLOWDOWN)) {
 		snprintf(err, errlen, "--max-slowdown %g is out of range: 1.01 to %g, or 0 (none)",
 			 req->max_slowdown, PCOST_MAX_SLOWDOWN);
@@ -733,7 +737,10 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 	/* Measured once per kprofd, before the counters are read: the calibration's hits are
 	 * not this trace's. */
 	tr->hit_ns = probecost_hit_ns(env->loader, tr->hw ? PROBECOST_HWBP : PROBECOST_UPROBE);
-	tr->max_slowdown = req->max_slowdown;
+	tr->max_slowdown_default = req->max_slowdown == 0 && env->max_slowdown > 1;
+	tr->max_slowdown = req->max_slowdown > 0   ? req->max_slowdown
+			   : tr->max_slowdown_default ? env->max_slowdown
+						      : 0;
 	if (old) /* the previous trace's probes must be gone first */
 		paths_trace_free(old);
 	*slot = NULL;

@@ -35,7 +35,7 @@ struct paths_opts {
 	bool structural;      /* structural path profiling alongside (spp.h) */
 	uint64_t spp_budget;  /* its budget in local paths (0: PATHS_SPP_BUDGET) */
 	uint64_t spp_timeout; /* activations a graph waits for its share (0: forever) */
-	double max_slowdown;  /* stop above this slowdown (pcost.h); 0: no limit */
+	double max_slowdown;  /* stop above this slowdown (pcost.h); 0: env's default; < 0: none */
 };
 
 /* What the tracer needs of the daemon, copied at the start of a trace. */
@@ -44,6 +44,7 @@ struct paths_env {
 	sd_event *event;
 	unsigned max_paths;	/* Ball-Larus paths per function before an edge profile */
 	unsigned ksf_max_nodes; /* k-SF cap */
+	double max_slowdown;	/* a trace's budget unless its request gives one; 0: none */
 };
 
 struct tsym;
@@ -118,6 +119,7 @@ struct path_trace {
 	struct cpu_times cpu_attach, cpu_start, cpu_end;
 	uint64_t hit_ns; /* one probe hit's CPU time on this host (probecost.h); 0: unknown */
 	double max_slowdown;	     /* 0: no limit */
+	bool max_slowdown_default;   /* env's, not the request's */
 	sd_event_source *cost_timer; /* checks the slowdown against max_slowdown */
 	uint64_t attach_wall_ns; /* when cpu_attach was read (CLOCK_MONOTONIC) */
 	/* Edge profile (the function has too many paths to number): counts read from the BPF

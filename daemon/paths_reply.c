@@ -186,6 +186,7 @@ static void fill_cpu(const struct path_trace *tr, const struct cpu_times *now, u
 	if (end_ns > tr->attach_wall_ns)
 		r->hits_per_s = (double)hits * 1e9 / (double)(end_ns - tr->attach_wall_ns);
 	r->max_slowdown = tr->max_slowdown;
+	r->max_slowdown_default = tr->max_slowdown_default;
 	/* 0 (unknown): no cost measured, or under half a second of CPU time */
 	r->slowdown = paths_slowdown(tr, now, hits, PATHS_MIN_CPU_MS);
 }

@@ -788,6 +788,7 @@ int target_paths_start(struct target *t, const struct paths_opts *o, char *err, 
 	    .event = t->env->event,
 	    .max_paths = t->env->conf->max_paths,
 	    .ksf_max_nodes = t->env->conf->ksf_max_nodes,
+	    .max_slowdown = t->env->conf->probe_slowdown_pct / 100.0,
 	};
 
 	if (t->state != TARGET_ATTACHED) {

@@ -8,7 +8,7 @@
 # --max-slowdown stops a trace beyond it, with the reason.
 # Not sanitized: the runs need their full length and the sanitizers change the rates.
 . "$(dirname "$0")/lib.sh"
-start_daemon || { fail "daemon starts" "see log"; exit 1; }
+PROBE_SLOWDOWN=default start_daemon || { fail "daemon starts" "see log"; exit 1; }
 
 tracing() {
 	ctl paths "$1" --show --json 2>/dev/null | python3 -c "import json,sys
@@ -27,7 +27,7 @@ compare() {
 	n0=$(lines "$out")
 	wait_for 60 grown "$out" $((n0 + 12)) || { fail "$name: progress" "$(tail -2 "$out")"; return; }
 	b0=$(sed -n "$((n0 + 1))p" "$out") b1=$(tail -1 "$out")
-	ctl paths "$pid" "$func" --duration 30 --json >"$TDIR/p.json" 2>"$TDIR/p.err" &
+	ctl paths "$pid" "$func" --duration 30 --max-slowdown 0 --json >"$TDIR/p.json" 2>"$TDIR/p.err" &
 	ctl_pid=$!
 	wait_for 30 tracing "$pid" || { fail "$name: trace starts" "$(cat "$TDIR/p.err")"; return; }
 	n0=$(lines "$out")
@@ -80,16 +80,22 @@ PY
 # 1. Uprobes on minijit's code in a memfd, every block of mj_paths.
 start_minijit --seconds 120 --paths 2 --progress --cleanup || { fail "minijit starts" ""; exit 1; }
 compare "uprobes on minijit" "$MJ_PID" mj_paths "$MJ_OUT" 1
-# A trace over its slowdown budget stops itself, saying why and by how much.
-out=$(ctl paths "$MJ_PID" mj_paths --duration 60 --max-slowdown 1.1 --json 2>"$TDIR/m.err")
-python3 - "$out" <<'PY'
+# A trace over its slowdown budget stops itself, saying why and by how much: kprofd's default
+# (1.1x), and one asked for.
+out=$(ctl paths "$MJ_PID" mj_paths --duration 60 --json 2>"$TDIR/m.err")
+python3 - "$out" 1.1 True "by default" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
-ok = (r["end_reason"].startswith("slowdown ") and "over the 1.10x allowed" in r["end_reason"]
-      and r["traced_ms"] < 30000 and r["max_slowdown"] == 1.1)
-print(("PASS" if ok else "FAIL") + f": --max-slowdown 1.1 stops a 1.6x trace: '{r['end_reason']}'"
-      f" after {r['traced_ms']:.0f} ms")
+ok = (r["end_reason"].startswith("slowdown ") and f"over the {float(sys.argv[2]):.2f}x allowed"
+      in r["end_reason"] and r["traced_ms"] < 30000 and r["max_slowdown"] == float(sys.argv[2])
+      and str(r.get("max_slowdown_default", False)) == sys.argv[3])
+print(("PASS" if ok else "FAIL") + f": a 1.6x trace stops at its budget {sys.argv[4]}:"
+      f" '{r['end_reason']}' after {r['traced_ms']:.0f} ms")
 PY
+out=$(ctl paths "$MJ_PID" mj_paths --duration 60 --max-slowdown 1.3 2>&1)
+grep -q "Budget: at most 1.30x slower (--max-slowdown)" <<<"$out" && grep -q "over the 1.30x allowed" <<<"$out" &&
+	pass "--max-slowdown 1.3: the budget asked for, stated, and the trace stopped at it" ||
+	fail "--max-slowdown 1.3" "$(grep -i "budget\|trace of\|ended" <<<"$out" | head -3)"
 out=$(ctl paths "$MJ_PID" mj_paths --max-slowdown 1.0 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q "max-slowdown" <<<"$out" && pass "--max-slowdown 1.0: a usage error" ||
 	fail "--max-slowdown 1.0" "rc=$rc $out"
@@ -102,7 +108,7 @@ kill "$MJ_PID"; wait "$MJ_PID" 2>/dev/null
 
 # 3. Hardware breakpoints on Node's optimized code, V8's default flags.
 if command -v node >/dev/null; then
-	(cd "$TDIR" && exec node --perf-basic-prof "$OLDPWD/$(dirname "$0")/../fixtures/rate.js" 4 100) \
+	(cd "$TDIR" && exec node --perf-basic-prof "$OLDPWD/$(dirname "$0")/../fixtures/rate.js" 16 50) \
 		>"$TDIR/node.out" 2>"$TDIR/node.err" &
 	NP=$!; PIDS+=("$NP")
 	wait_for 30 grep -q ready "$TDIR/node.err" || fail "node starts" "$(cat "$TDIR/node.err")"
