@@ -82,8 +82,8 @@ static const struct verb verbs[] = {
      "          0.001, at least the target's eps, set at attach: default 0.0002), as a tree;\n"
      "          --exact: the contexts of the probed calls (attach --calls)"},
     {"paths", verb_paths,
-     "PID FUNCTION [--k K] [--duration S] [--budget N] [--top N] [--force]\n"
-     "          [--max-slowdown X] [--json]\n"
+     "PID FUNCTION [--k K] [--duration S] [--budget N] [--top N] [--force] [--json]\n"
+     "          [--max-slowdown X]\n"
      "          | PID --show [--session N] | PID --stop",
      "multi-iteration path profile of one JIT function (a perf-map name or an address\n"
      "          in it): uprobes on its basic blocks for S seconds (default 10) or N path\n"
