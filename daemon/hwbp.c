@@ -36,6 +36,7 @@ struct hwbp_set {
 	pid_t pid;
 	bool held; /* counted in held[] */
 	size_t naddrs, nthreads, nfds;
+	uint64_t addrs[HWBP_SLOTS];
 	int *fds; /* nthreads * naddrs, thread-major */
 };
 
@@ -227,6 +228,7 @@ int hwbp_set_open(pid_t pid, const uint64_t *addrs, size_t n, int prog_fd, struc
 	}
 	s->pid = pid;
 	s->naddrs = n;
+	memcpy(s->addrs, addrs, n * sizeof(*addrs));
 	s->fds = calloc((size_t)nt * n, sizeof(int));
 	if (!s->fds) {
 		r = -ENOMEM;
@@ -265,6 +267,14 @@ int hwbp_set_read(const struct hwbp_set *s, uint64_t *counts, size_t n)
 			counts[i % s->naddrs] += v;
 	}
 	return 0;
+}
+
+bool hwbp_set_has(const struct hwbp_set *s, uint64_t addr)
+{
+	for (size_t i = 0; s && i < s->naddrs; i++)
+		if (s->addrs[i] == addr)
+			return true;
+	return false;
 }
 
 size_t hwbp_set_threads(const struct hwbp_set *s)

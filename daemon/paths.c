@@ -92,6 +92,13 @@ double paths_slowdown(const struct path_trace *tr, const struct cpu_times *now, 
 	return pcost_slowdown(ticks * (1000000000 / (uint64_t)tck), hits, tr->hit_ns);
 }
 
+bool paths_breakpoint_at(const struct path_trace *tr, uint64_t addr)
+{
+	if (!tr || !tr->tracing || !tr->hw)
+		return false;
+	return hwbp_set_has(tr->hw->set, addr) || (tr->hw->st && hwbp_set_has(tr->hw->st->set, addr));
+}
+
 /* The probe hits of the trace so far (every trace's of the daemon: the BPF counter). */
 static uint64_t hits_now(const struct path_trace *tr)
 {

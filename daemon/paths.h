@@ -149,6 +149,8 @@ struct cpu_times paths_read_cpu(pid_t pid);
  * pcost_slowdown with the measured cost; 0 under min_cpu_ms of CPU time or without a cost. */
 double paths_slowdown(const struct path_trace *tr, const struct cpu_times *now, uint64_t hits,
 		      unsigned min_cpu_ms);
+/* Is addr a hardware breakpoint of tr's now (a sample there is the cost of its trap)? */
+bool paths_breakpoint_at(const struct path_trace *tr, uint64_t addr);
 /* Free a trace (joining its probe removal first). */
 void paths_trace_free(struct path_trace *tr);
 

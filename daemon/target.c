@@ -32,6 +32,8 @@
 #include "annotate.h"
 #include "kprof/drift.h"
 #include "driftcode.h"
+#include "hwbp.h"
+#include "hwcalls.h"
 #include "kprof/procmaps.h"
 #include "jvmmap.h"
 #include "paths.h"
@@ -311,6 +313,20 @@ static bool is_probe_function(const char *name)
 		if (!strcmp(name, names[i]))
 			return true;
 	return false;
+}
+
+/* A sample whose user leaf is one of t's hardware breakpoints (a path trace's or exact mode's):
+ * an execute breakpoint stops before its instruction, and on a VM its debug trap is a VM exit
+ * whose time the guest books to that user instruction, so the sample is the probe's cost. */
+static bool at_breakpoint(const struct target *t, const struct kp_sample *s)
+{
+	uint64_t ip;
+
+	if (!s->n_user || (!t->paths && !t->calls.hw))
+		return false;
+	ip = user_addr(s, 0);
+	return paths_breakpoint_at(t->paths, ip) ||
+	       (t->calls.hw && hwbp_set_has(t->calls.hw->set, ip));
 }
 
 static bool is_probe_id(const struct target *t, uint32_t id)
@@ -598,9 +614,10 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	if (n_user && is_unnamed_code(t, t->ids[n_user - 1]))
 		t->unnamed_leaf++;
 	n = kernel_frames(t, s, n, &probe);
+	probe = probe || at_breakpoint(t, s);
 	/* Taken while a probe ran in the thread (the sampler put the probed instruction back in
-	 * the stack, or the kernel was handling a uprobe): kprof's own cost, counted under one
-	 * frame between the probed function and the kernel's. */
+	 * the stack, the kernel was handling a uprobe, or at a hardware breakpoint): kprof's own
+	 * cost, counted under one frame between the probed function and the kernel's. */
 	if ((probe || (s->flags & KP_SF_UPROBE)) && (id = special_id(t, KPROF_PROBE_NAME)) >= 0) {
 		memmove(&t->ids[n_user + 1], &t->ids[n_user], (n - n_user) * sizeof(*t->ids));
 		t->ids[n_user++] = id;
