@@ -108,18 +108,47 @@ static uint64_t hits_now(const struct path_trace *tr)
 	return c[KP_CTR_PATH_HITS] - tr->ctr0[KP_CTR_PATH_HITS];
 }
 
-/* --max-slowdown: every PATHS_COST_CHECK_MS, the slowdown so far against the limit; over it,
- * the trace stops, saying by how much. */
+/* The target's CPU time since the trace attached, ms (0 if unknown). */
+static uint64_t cpu_ms_since_attach(const struct path_trace *tr, const struct cpu_times *now)
+{
+	const struct cpu_times *a = &tr->cpu_attach;
+	long tck = sysconf(_SC_CLK_TCK);
+
+	if (tck <= 0 || !a->ok || !now->ok || now->user + now->sys < a->user + a->sys)
+		return 0;
+	return (now->user + now->sys - a->user - a->sys) * 1000 / (uint64_t)tck;
+}
+
+/* Every PATHS_COST_CHECK_MS: a trace whose code got no hit in its first PATHS_NO_HIT_MS while
+ * the target ran PATHS_NO_HIT_CPU_MS stops (the code traced is not what runs), and with a budget the slowdown so
+ * far is checked against it; over it, the trace stops, saying by how much. */
 static int on_cost_check(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct path_trace *tr = userdata;
 	struct cpu_times now = paths_read_cpu(tr->pid);
-	double sd = paths_slowdown(tr, &now, hits_now(tr), PATHS_COST_MIN_CPU_MS);
+	uint64_t hits = hits_now(tr), cpu_ms = cpu_ms_since_attach(tr, &now);
+	double sd = paths_slowdown(tr, &now, hits, PATHS_COST_MIN_CPU_MS);
+	char why[sizeof(tr->reason)];
 	int r;
 
-	if (tr->tracing && sd > tr->max_slowdown) {
-		char why[64];
-
+	if (!tr->tracing)
+		return 0;
+	tr->hit_seen |= hits > 0;
+	/* Uprobes are on every block (any run hits them); breakpoints only when one turn holds
+	 * every branch followed (a turn on a cold loop's branches is no evidence). */
+	if (!tr->hit_seen && (!tr->hw || (!tr->hw->st && tr->hw->nturns == 1)) &&
+	    now_ns(CLOCK_MONOTONIC) - tr->attach_wall_ns >=
+				 PATHS_NO_HIT_MS * 1000000ULL &&
+	    cpu_ms >= PATHS_NO_HIT_CPU_MS) {
+		snprintf(why, sizeof(why),
+			 "no hit in the first second while the target ran %" PRIu64
+			 " ms: the code at 0x%" PRIx64 " did not run then, or was inlined into "
+			 "its callers or replaced by a newer copy",
+			 cpu_ms, tr->start);
+		paths_stop(tr, why);
+		return 0;
+	}
+	if (tr->max_slowdown && sd > tr->max_slowdown) {
 		snprintf(why, sizeof(why), "slowdown %.2fx over the %.2fx allowed", sd,
 			 tr->max_slowdown);
 		paths_stop(tr, why);
@@ -133,13 +162,9 @@ static int arm_cost_check(struct path_trace *tr, char *err, size_t errlen)
 {
 	int r;
 
-	if (!tr->max_slowdown)
-		return 0;
-	if (!tr->hit_ns && tr->max_slowdown_default) { /* logged when the measure failed */
+	if (!tr->hit_ns && tr->max_slowdown_default) /* logged when the measure failed */
 		tr->max_slowdown = 0;
-		return 0;
-	}
-	if (!tr->hit_ns) {
+	if (tr->max_slowdown && !tr->hit_ns) {
 		snprintf(err, errlen,
 			 "--max-slowdown needs the cost of a probe hit, which could not be measured "
 			 "on this host (see kprofd's log)");

@@ -68,6 +68,8 @@ void paths_free(struct path_trace *tr);
 #define PATHS_MIN_CPU_MS 500 /* a slowdown needs this much of the target's CPU time traced */
 #define PATHS_COST_CHECK_MS 250	 /* --max-slowdown: the slowdown checked this often */
 #define PATHS_COST_MIN_CPU_MS 200 /* and once the target used this much CPU time traced */
+#define PATHS_NO_HIT_MS 1000	  /* a trace with no hit this long after its start stops, */
+#define PATHS_NO_HIT_CPU_MS 100	  /* if the target ran this much meanwhile */
 #define PATHS_SAME_NAME_MAX 8 /* copies of one name tried on anonymous code (V8's OSR code) */
 
 #define PATHS_SPP_BUDGET 1000
@@ -105,7 +107,7 @@ struct path_trace {
 	struct cfg *cfg;
 	struct ksf *ksf;
 	bool tracing;
-	char reason[64];
+	char reason[192];
 	struct bpf_link **links;
 	size_t nlinks, probes;
 	struct removal *removal; /* the probes' removal, running or done */
@@ -120,6 +122,7 @@ struct path_trace {
 	uint64_t hit_ns; /* one probe hit's CPU time on this host (probecost.h); 0: unknown */
 	double max_slowdown;	     /* 0: no limit */
 	bool max_slowdown_default;   /* env's, not the request's */
+	bool hit_seen;		     /* a probe hit since the attach */
 	sd_event_source *cost_timer; /* checks the slowdown against max_slowdown */
 	uint64_t attach_wall_ns; /* when cpu_attach was read (CLOCK_MONOTONIC) */
 	/* Edge profile (the function has too many paths to number): counts read from the BPF

@@ -3,7 +3,8 @@
 # short name (a JIT's "NAME SOURCE" perf-map line) whose code has no loop: refused with the
 # reason, every copy of its whole name tried, nothing read out of bounds (the sanitized run
 # aborts on that); (2) threads that start and end all the time (minijit --churn): every trace
-# starts, a thread that exits between two breakpoint opens is skipped, not an error.
+# starts, a thread that exits between two breakpoint opens is skipped, not an error; (3) a trace
+# of code that does not run stops after its first second, saying why.
 . "$(dirname "$0")/lib.sh"
 start_daemon || { fail "daemon starts" "see log"; exit 1; }
 
@@ -38,5 +39,19 @@ for i in $(seq 1 40); do
 done
 [ "$bad" -eq 0 ] && pass "40 traces on a target whose threads come and go: all started" ||
 	fail "paths with exiting threads" "$ok started, $bad failed: $why"
+kill "$P"; wait "$P" 2>/dev/null
+
+# 3. Code that does not run: minijit without --paths never calls mj_paths while its rounds run.
+#    The trace stops after its first second with no hit, saying why, not at its duration.
+start_minijit --seconds 120 --cleanup || { fail "minijit starts" ""; exit 1; }
+P=$MJ_PID
+out=$(ctl paths "$P" mj_paths --duration 60 --json 2>"$TDIR/nh.err")
+python3 - "$out" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+ok = r["end_reason"].startswith("no hit in the first second") and r["traced_ms"] < 30000
+print(("PASS" if ok else "FAIL") + f": a trace of code that does not run stops: '{r['end_reason']}'"
+      f" after {r['traced_ms']:.0f} ms")
+PY
 kill "$P"; wait "$P" 2>/dev/null
 exit $((FAILS > 0))
