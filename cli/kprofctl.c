@@ -89,6 +89,7 @@ static const struct verb verbs[] = {
      "          --exact: the contexts of the probed calls (attach --calls), --off-cpu: waits"},
     {"paths", verb_paths,
      "PID FUNCTION [--k K] [--duration S] [--budget N] [--top N] [--force] [--json]\n"
+     "          [--max-slowdown X]\n"
      "          | PID --show [--session N] | PID --stop",
      "multi-iteration path profile of one JIT function (a perf-map name or an address\n"
      "          in it): uprobes on its basic blocks for S seconds (default 10) or N path\n"
@@ -102,7 +103,9 @@ static const struct verb verbs[] = {
      "          covered; there --events gives the followed loops' event counts (no\n"
      "          function total), and --structural profiles one structure graph at a\n"
      "          time by breakpoints (no overlap figure; --events then estimates function\n"
-     "          totals from it). --show prints the last trace, --stop ends the running one"},
+     "          totals from it). --max-slowdown X stops the trace once the target runs\n"
+     "          X times slower (measured hit cost x hits). --show prints the last trace,\n"
+     "          --stop ends the running one"},
     {"export", verb_export,
      "PID -o FILE [--format pprof|folded|json] [--force] [--session N] [--since T]\n"
      "          [--until T] [--off-cpu] [--base FILE --base-since T --base-until T\n"

@@ -172,12 +172,19 @@ static void paths_scalars_json(FILE *f, const Kprof__PathsReply *r)
 		",\"traced_cpu_ms\":%" PRIu64 ",\"ksf_nodes\":%" PRIu64 ",\"ipf_nodes\":%" PRIu64
 		",\"pruned_items\":%" PRIu64 ",\"max_error\":%" PRIu64 ",\"lost_events\":%" PRIu64
 		",\"resyncs\":%" PRIu64 ",\"stray_hits\":%" PRIu64 ",\"aborted\":%" PRIu64
-		",\"paths_total\":%u,\"sequences_total\":%u,\"level_sums\":[",
+		",\"paths_total\":%u,\"sequences_total\":%u",
 		r->num_paths, r->loops, r->back_edges, r->probes, r->activations, r->path_events,
 		r->budget, r->duration_ms, r->traced_ns / 1e6, r->probe_hits, r->slowdown,
 		r->kernel_share_before, r->kernel_share_during, r->traced_cpu_ms, r->ksf_nodes,
 		r->ipf_nodes, r->pruned_items, r->max_error, r->lost_events, r->resyncs,
 		r->stray_hits, r->aborted, r->paths_total, r->sequences_total);
+	fprintf(f,
+		",\"hit_cost_ns\":%" PRIu64 ",\"hits_per_s\":%.1f,\"max_slowdown\":%.2f"
+		",\"max_slowdown_default\":%s,\"cost_kind\":",
+		r->hit_cost_ns, r->hits_per_s, r->max_slowdown,
+		r->max_slowdown_default ? "true" : "false");
+	render_json_string(f, r->cost_kind ? r->cost_kind : "");
+	fputs(",\"level_sums\":[", f);
 	for (size_t i = 0; i < r->n_level_sums; i++)
 		fprintf(f, "%s%" PRIu64, i ? "," : "", r->level_sums[i]);
 }
@@ -327,21 +334,29 @@ static void paths_head_text(FILE *f, const Kprof__PathsReply *r)
  * k-SF bound). */
 static void paths_cost_text(FILE *f, const Kprof__PathsReply *r)
 {
-	if (r->slowdown > 0 && r->kernel_share_before >= 0)
+	if (r->slowdown > 0)
 		fprintf(f,
-			"Cost: the target spent %.1f%% of its CPU time in the kernel while traced "
-			"(%.1f%% before): about %.2fx slower\n",
-			100 * r->kernel_share_during, 100 * r->kernel_share_before, r->slowdown);
-	else if (r->slowdown > 0)
-		fprintf(
-		    f,
-		    "Cost: the target spent %.1f%% of its CPU time in the kernel while traced "
-		    "(before: too little CPU time to tell, taken as 0%%): at most %.2fx slower\n",
-		    100 * r->kernel_share_during, r->slowdown);
+			"Cost: %" PRIu64 " probe hit%s (%.0f/s), %.1f us of CPU time each (a %s, "
+			"measured on this host): %s%.2fx slower (CPU time per unit of work)\n",
+			r->probe_hits, render_plural(r->probe_hits), r->hits_per_s,
+			r->hit_cost_ns / 1000.0, r->cost_kind, r->slowdown >= 100 ? "at least " : "about ",
+			r->slowdown);
+	else if (r->hit_cost_ns == 0 && r->cost_kind && *r->cost_kind)
+		fprintf(f,
+			"Cost: %" PRIu64 " probe hit%s (%.0f/s); what a %s hit costs could not be "
+			"measured on this host (see kprofd's log): no slowdown estimate\n",
+			r->probe_hits, render_plural(r->probe_hits), r->hits_per_s, r->cost_kind);
 	else
 		fputs("Cost: the target used too little CPU time while traced (under 0.5 s) to "
 		      "estimate the slowdown\n",
 		      f);
+	if (r->max_slowdown > 0)
+		fprintf(f, "Budget: at most %.2fx slower (%s): the trace stops beyond\n",
+			r->max_slowdown,
+			r->max_slowdown_default ? "kprofd's default; --max-slowdown X or 0 for none"
+						: "--max-slowdown");
+	else
+		fputs("Budget: none (--max-slowdown 0, or kprofd's probe_slowdown_pct 0)\n", f);
 	if (r->lost_events || r->resyncs || r->aborted)
 		fprintf(f,
 			"Lost: %" PRIu64 " event%s, %" PRIu64 " thread resync%s, %" PRIu64

@@ -261,7 +261,7 @@ struct paths_opts {
 };
 
 /* paths' options that take a number parsed here (--duration, --budget, --spp-timeout,
- * --spp-budget) into pr. Returns 0, or the exit code of a bad number (reported). */
+ * --spp-budget, --max-slowdown) into pr. Returns 0, or the exit code of a bad number (reported). */
 static int paths_number_opt(int c, Kprof__PathsRequest *pr)
 {
 	double secs;
@@ -305,6 +305,17 @@ static int paths_number_opt(int c, Kprof__PathsRequest *pr)
 						  optarg);
 		pr->structural = true;
 		break;
+	case 'M':
+		errno = 0;
+		pr->max_slowdown = strtod(optarg, &end);
+		if (errno || end == optarg || *end ||
+		    !(pr->max_slowdown == 0 || (pr->max_slowdown >= 1.01 && pr->max_slowdown <= 100)))
+			return verbs_usage_errorf("--max-slowdown: '%s' is not 0 or a factor in "
+						  "1.01-100",
+						  optarg);
+		if (pr->max_slowdown == 0)
+			pr->max_slowdown = -1; /* no limit (0 asks for kprofd's default) */
+		break;
 	}
 	return 0;
 }
@@ -326,6 +337,7 @@ static int paths_options(int argc, char **argv, Kprof__PathsRequest *pr, struct 
 	    {"structural", no_argument, NULL, 'T'},
 	    {"spp-budget", required_argument, NULL, 'B'},
 	    {"spp-timeout", required_argument, NULL, 'O'},
+	    {"max-slowdown", required_argument, NULL, 'M'},
 	    {},
 	};
 	int c, r, st = -1;

@@ -59,6 +59,9 @@ static void usage(FILE *f)
 	    "      --sampling HOW      threads: each thread of a target has its own sampling\n"
 	    "                          event (default); cpus: per-CPU events [daemon]\n"
 	    "      --max-threads N     thread events of one target (default 4096) [limits]\n"
+	    "      --probe-slowdown PCT  a path trace stops once its target runs PCT%% of its\n"
+	    "                          untraced CPU time per unit of work (default 110: 1.1x;\n"
+	    "                          0: no default) [limits] probe_slowdown_pct\n"
 	    "      --drain-ms MS       ring buffer drain period while probes are in (default\n"
 	    "                          50; samples alone: 500 or MS if longer) [daemon]\n"
 	    "      --read-group NAME   members may list and read every profile [access]\n"
@@ -184,6 +187,7 @@ static const struct option opts[] = {
     {"kept-max-age", required_argument, NULL, 9},
     {"sampling", required_argument, NULL, 10},
     {"max-threads", required_argument, NULL, 11},
+    {"probe-slowdown", required_argument, NULL, 12},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -199,7 +203,7 @@ static const struct {
     {2, "limits", "max_kept"},	   {3, "limits", "max_clients"},    {4, "daemon", "ringbuf_size"},
     {5, "daemon", "drain_ms"},	   {6, "limits", "client_timeout"}, {7, "access", "read_group"},
     {8, "daemon", "state_dir"},	   {9, "limits", "kept_max_age"},   {10, "daemon", "sampling"},
-    {11, "limits", "max_threads"},
+    {11, "limits", "max_threads"},  {12, "limits", "probe_slowdown_pct"},
 };
 
 /* The daemon's parts, started in this order and freed in the reverse one. */

@@ -11,6 +11,9 @@
  * anonymous memory, where uprobes cannot go, by hardware execute breakpoints (hwcalls.c).
  * Bursting: probes are attached for burst_ms every period_ms and detached in between (a uprobe
  * costs its trap whether or not anyone listens, so detaching is the only way to stop paying).
+ * The kernel attaches and removes a set probe by probe (removal takes about a second), so only
+ * the events stamped inside a burst's window, from its last probe in to its first out, count:
+ * a set half in would pair an entry with no return and build contexts that never happened.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -236,7 +239,8 @@ void calls_off(struct calls *c)
 		c->active_ns += now_ns(CLOCK_MONOTONIC) - c->on_since_ns;
 		c->on_since_ns = 0;
 	}
-	calls_reset_cursors(c);
+	if (c->win_start_ns && !c->win_end_ns)
+		c->win_end_ns = now_ns(CLOCK_MONOTONIC);
 }
 
 int calls_may_attach(const struct calls *c, char *err, size_t errlen)
@@ -307,7 +311,13 @@ int calls_on(struct calls *c, struct loader *l, pid_t pid, char *err, size_t err
 			return r;
 		}
 	}
+	/* Every probe is in: the window opens, and the threads start over from where they are
+	 * (the thesis's static bursting re-aligns from the stack; here a context starts at the
+	 * first entry seen and an exit of a call entered before is an unmatched exit). */
+	calls_reset_cursors(c);
 	c->on_since_ns = now_ns(CLOCK_MONOTONIC);
+	c->win_start_ns = c->on_since_ns;
+	c->win_end_ns = 0;
 	if (!c->enabled_ns) /* the duty's window begins with the first probes in */
 		c->enabled_ns = c->on_since_ns;
 	c->bursts++;
@@ -338,6 +348,11 @@ void calls_on_event(struct calls *c, const struct kp_call *ev, size_t nfuncs)
 
 	if (!c->exact || ev->func >= nfuncs)
 		return;
+	if (!c->win_start_ns || ev->time_ns < c->win_start_ns ||
+	    (c->win_end_ns && ev->time_ns >= c->win_end_ns)) {
+		c->outside++; /* a probe set half attached or half removed */
+		return;
+	}
 	c->events++;
 	if (!ev->exit) {
 		if (ev->func >= c->ncounts) {
@@ -412,6 +427,7 @@ void calls_free(struct calls *c)
 {
 	c->hot_timer = sd_event_source_disable_unref(c->hot_timer);
 	calls_off(c);
+	calls_reset_cursors(c);
 	removal_put(c->removal);
 	c->removal = NULL;
 	c->timer = sd_event_source_disable_unref(c->timer);

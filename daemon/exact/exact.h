@@ -38,6 +38,11 @@ struct calls {
 	 * thread does it off the event loop, and nothing in the loop waits for it. */
 	struct removal *removal;
 	uint64_t bursts, events, unmatched_exits;
+	/* The window of the probe set now or last in (CLOCK_MONOTONIC, the events' clock): from
+	 * when the last probe of a burst was in to when the first went (0: still in). Events
+	 * outside it, of a set half attached or half removed, are counted apart and never enter
+	 * the counts or the tree. */
+	uint64_t win_start_ns, win_end_ns, outside;
 	uint64_t *counts; /* entries per function id */
 	size_t ncounts;
 	struct hcct *exact; /* contexts of the calls, exactly as entered */
@@ -81,7 +86,8 @@ struct calls_target {
 int calls_plan(struct calls *c, const struct calls_target *t, bool force, char *err, size_t errlen);
 /* Attach the planned probes and breakpoints (a burst begins); err says why not. */
 int calls_on(struct calls *c, struct loader *l, pid_t pid, char *err, size_t errlen);
-/* Take the probes away (asynchronously: probes.c); the counts stay. */
+/* Take the probes away (asynchronously: probes.c); the counts stay, and the threads' cursors,
+ * for the events of the window still on their way. */
 void calls_off(struct calls *c);
 /* The probes may attach now (no removal of their files running); else why in err. */
 int calls_may_attach(const struct calls *c, char *err, size_t errlen);

@@ -36,6 +36,7 @@ struct hwbp_set {
 	pid_t pid;
 	bool held; /* counted in held[] */
 	size_t naddrs, nthreads, nfds;
+	uint64_t addrs[HWBP_SLOTS];
 	int *fds; /* nthreads * naddrs, thread-major */
 };
 
@@ -181,7 +182,8 @@ static int list_threads(pid_t pid, pid_t *tids, char *err, size_t errlen)
 	return r;
 }
 
-/* Thread tid's row of n breakpoints appended to s, or none if it exited meanwhile: 0, or a
+/* Thread tid's row of n breakpoints appended to s, or none if it exited meanwhile (before its
+ * first open or between two: ESRCH, the kernel's answer for a thread past its exit): 0, or a
  * negative errno with err filled. */
 static int open_row(struct hwbp_set *s, pid_t pid, pid_t tid, const uint64_t *addrs, size_t n,
 		    int prog_fd, char *err, size_t errlen)
@@ -189,17 +191,14 @@ static int open_row(struct hwbp_set *s, pid_t pid, pid_t tid, const uint64_t *ad
 	for (size_t a = 0; a < n; a++) {
 		int fd = bp_open(tid, addrs[a], prog_fd);
 
-		if (fd == -ESRCH && a == 0)
+		if (fd == -ESRCH)
 			break; /* the thread exited meanwhile */
 		if (fd < 0)
 			return open_err(fd, pid, tid, addrs[a], err, errlen);
 		s->fds[s->nfds++] = fd;
 	}
-	if (s->nfds % n) { /* gone between two opens: drop its partial row */
-		while (s->nfds % n)
-			close(s->fds[--s->nfds]);
-		return 0;
-	}
+	while (s->nfds % n) /* gone between two opens: drop its partial row */
+		close(s->fds[--s->nfds]);
 	s->nthreads = s->nfds / n;
 	return 0;
 }
@@ -229,6 +228,7 @@ int hwbp_set_open(pid_t pid, const uint64_t *addrs, size_t n, int prog_fd, struc
 	}
 	s->pid = pid;
 	s->naddrs = n;
+	memcpy(s->addrs, addrs, n * sizeof(*addrs));
 	s->fds = calloc((size_t)nt * n, sizeof(int));
 	if (!s->fds) {
 		r = -ENOMEM;
@@ -267,6 +267,14 @@ int hwbp_set_read(const struct hwbp_set *s, uint64_t *counts, size_t n)
 			counts[i % s->naddrs] += v;
 	}
 	return 0;
+}
+
+bool hwbp_set_has(const struct hwbp_set *s, uint64_t addr)
+{
+	for (size_t i = 0; s && i < s->naddrs; i++)
+		if (s->addrs[i] == addr)
+			return true;
+	return false;
 }
 
 size_t hwbp_set_threads(const struct hwbp_set *s)

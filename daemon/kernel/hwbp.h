@@ -24,6 +24,8 @@ int hwbp_set_open(pid_t pid, const uint64_t *addrs, size_t n, int prog_fd, struc
 /* Hits per address since the open (counting events: every thread's, the exited ones' too). */
 int hwbp_set_read(const struct hwbp_set *s, uint64_t *counts, size_t n);
 size_t hwbp_set_threads(const struct hwbp_set *s);
+/* Is addr one of the set's breakpoints? (NULL: no) */
+bool hwbp_set_has(const struct hwbp_set *s, uint64_t addr);
 size_t hwbp_set_fds(const struct hwbp_set *s);
 /* Read len bytes of pid's memory at addr (process_vm_readv): 0, -EFAULT, -errno. */
 int hwbp_read_code(pid_t pid, uint64_t addr, void *buf, size_t len);

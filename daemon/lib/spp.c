@@ -272,13 +272,16 @@ static void mark_cold(struct spp *s, uint32_t g)
 			mark_cold(s, c);
 }
 
+/* Graph g is done (st): its inner graphs start, but those its counted paths never entered are
+ * cold. A graph that counted nothing (timed out unprofiled: a breakpoint plan that did not fit,
+ * code that did not run) is no evidence either way: its inner graphs start. */
 static void finish(struct spp *s, uint32_t g, enum spp_state st)
 {
 	s->gr[g].state = st;
 	for (uint32_t c = 1; c < s->ngraphs; c++) {
 		if (s->gr[c].parent != g || s->gr[c].state != SPP_IDLE)
 			continue;
-		if (s->gr[c].loop_count == 0) {
+		if (s->gr[c].loop_count == 0 && s->gr[g].counted > 0) {
 			mark_cold(s, c);
 		} else {
 			s->gr[c].state = SPP_ACTIVE;

@@ -39,23 +39,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kprof/cfg.h"
 #include "kprof/cleanup.h"
 #include "kprof/events.h"
 #include "kprof/ksf.h"
+#include "kprof/pcost.h"
 #include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
-#include "os/clock.h"
-#include "kernel/loader.h"
-#include "paths/paths.h"
-#include "paths/paths_internal.h"
-#include "kernel/hwbp.h"
-#include "paths/hwpaths.h"
-#include "paths/hwstruct.h"
-#include "symbols/symbolize.h"
-#include "os/procfs.h"
-#include "os/log.h"
+#include "clock.h"
+#include "loader.h"
+#include "paths.h"
+#include "probecost.h"
+#include "paths_internal.h"
+#include "hwbp.h"
+#include "hwpaths.h"
+#include "hwstruct.h"
+#include "symbolize.h"
+#include "procfs.h"
+#include "log.h"
 
 static uint32_t next_trace_id = 1;
 
@@ -72,6 +75,107 @@ struct cpu_times paths_read_cpu(pid_t pid)
 		c.ok = true;
 	}
 	return c;
+}
+
+double paths_slowdown(const struct path_trace *tr, const struct cpu_times *now, uint64_t hits,
+		      unsigned min_cpu_ms)
+{
+	const struct cpu_times *a = &tr->cpu_attach;
+	long tck = sysconf(_SC_CLK_TCK);
+	uint64_t ticks;
+
+	if (tck <= 0 || !a->ok || !now->ok || now->user + now->sys < a->user + a->sys)
+		return 0;
+	ticks = now->user + now->sys - a->user - a->sys;
+	if (ticks * 1000 / (uint64_t)tck < min_cpu_ms)
+		return 0;
+	return pcost_slowdown(ticks * (1000000000 / (uint64_t)tck), hits, tr->hit_ns);
+}
+
+bool paths_breakpoint_at(const struct path_trace *tr, uint64_t addr)
+{
+	if (!tr || !tr->tracing || !tr->hw)
+		return false;
+	return hwbp_set_has(tr->hw->set, addr) || (tr->hw->st && hwbp_set_has(tr->hw->st->set, addr));
+}
+
+/* The probe hits of the trace so far (every trace's of the daemon: the BPF counter). */
+static uint64_t hits_now(const struct path_trace *tr)
+{
+	uint64_t c[KP_CTR_NR];
+
+	loader_counters(tr->env.loader, c, NULL);
+	return c[KP_CTR_PATH_HITS] - tr->ctr0[KP_CTR_PATH_HITS];
+}
+
+/* The target's CPU time since the trace attached, ms (0 if unknown). */
+static uint64_t cpu_ms_since_attach(const struct path_trace *tr, const struct cpu_times *now)
+{
+	const struct cpu_times *a = &tr->cpu_attach;
+	long tck = sysconf(_SC_CLK_TCK);
+
+	if (tck <= 0 || !a->ok || !now->ok || now->user + now->sys < a->user + a->sys)
+		return 0;
+	return (now->user + now->sys - a->user - a->sys) * 1000 / (uint64_t)tck;
+}
+
+/* Every PATHS_COST_CHECK_MS: a trace whose code got no hit in its first PATHS_NO_HIT_MS while
+ * the target ran PATHS_NO_HIT_CPU_MS stops (the code traced is not what runs), and with a budget the slowdown so
+ * far is checked against it; over it, the trace stops, saying by how much. */
+static int on_cost_check(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct path_trace *tr = userdata;
+	struct cpu_times now = paths_read_cpu(tr->pid);
+	uint64_t hits = hits_now(tr), cpu_ms = cpu_ms_since_attach(tr, &now);
+	double sd = paths_slowdown(tr, &now, hits, PATHS_COST_MIN_CPU_MS);
+	char why[sizeof(tr->reason)];
+	int r;
+
+	if (!tr->tracing)
+		return 0;
+	tr->hit_seen |= hits > 0;
+	/* Uprobes are on every block (any run hits them); breakpoints only when one turn holds
+	 * every branch followed (a turn on a cold loop's branches is no evidence). */
+	if (!tr->hit_seen && (!tr->hw || (!tr->hw->st && tr->hw->nturns == 1)) &&
+	    now_ns(CLOCK_MONOTONIC) - tr->attach_wall_ns >=
+				 PATHS_NO_HIT_MS * 1000000ULL &&
+	    cpu_ms >= PATHS_NO_HIT_CPU_MS) {
+		snprintf(why, sizeof(why),
+			 "no hit in the first second while the target ran %" PRIu64
+			 " ms: the code at 0x%" PRIx64 " did not run then, or was inlined into "
+			 "its callers or replaced by a newer copy",
+			 cpu_ms, tr->start);
+		paths_stop(tr, why);
+		return 0;
+	}
+	if (tr->max_slowdown && sd > tr->max_slowdown) {
+		snprintf(why, sizeof(why), "slowdown %.2fx over the %.2fx allowed", sd,
+			 tr->max_slowdown);
+		paths_stop(tr, why);
+		return 0;
+	}
+	r = sd_event_source_set_time(s, usec + PATHS_COST_CHECK_MS * 1000ULL);
+	return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+static int arm_cost_check(struct path_trace *tr, char *err, size_t errlen)
+{
+	int r;
+
+	if (!tr->hit_ns && tr->max_slowdown_default) /* logged when the measure failed */
+		tr->max_slowdown = 0;
+	if (tr->max_slowdown && !tr->hit_ns) {
+		snprintf(err, errlen,
+			 "--max-slowdown needs the cost of a probe hit, which could not be measured "
+			 "on this host (see kprofd's log)");
+		return -EOPNOTSUPP;
+	}
+	r = sd_event_add_time(tr->env.event, &tr->cost_timer, CLOCK_MONOTONIC,
+			      now_ns(CLOCK_MONOTONIC) / 1000 + PATHS_COST_CHECK_MS * 1000ULL, 1000,
+			      on_cost_check, tr);
+	if (r < 0)
+		snprintf(err, errlen, "cannot arm the cost check: %s", strerror(-r));
+	return r;
 }
 
 /* ---- structural path profiling: per-thread activations ---- */
@@ -166,6 +270,7 @@ void paths_trace_free(struct path_trace *tr)
 		return;
 	removal_put(tr->removal);
 	sd_event_source_disable_unref(tr->timer);
+	sd_event_source_disable_unref(tr->cost_timer);
 	for (size_t i = 0; tr->threads && i < PATHS_THREAD_SLOTS; i++) {
 		ksf_ctx_release(&tr->threads[i].ctx);
 		paths_spp_stack_release(&tr->threads[i].spp);
@@ -260,6 +365,7 @@ void paths_stop(struct path_trace *tr, const char *reason)
 	}
 	loader_counters(l, tr->ctr1, NULL);
 	tr->timer = sd_event_source_disable_unref(tr->timer);
+	tr->cost_timer = sd_event_source_disable_unref(tr->cost_timer);
 	if (tr->hw) {
 		hwpaths_stop(tr->hw);
 		paths_hw_sync(tr);
@@ -548,6 +654,12 @@ static int check_request(const struct paths_opts *req, pid_t pid, const struct p
 		snprintf(err, errlen, "no function given");
 		return -EINVAL;
 	}
+	if (req->max_slowdown > 0 &&
+	    !(req->max_slowdown >= 1.01 && req->max_slowdown <= PCOST_MAX_SLOWDOWN)) {
+		snprintf(err, errlen, "--max-slowdown %g is out of range: 1.01 to %g, or 0 (none)",
+			 req->max_slowdown, PCOST_MAX_SLOWDOWN);
+		return -EINVAL;
+	}
 	if (old && old->tracing) {
 		snprintf(err, errlen,
 			 "pid %d is already tracing the paths of %s (one trace at a time)", pid,
@@ -614,8 +726,16 @@ fail_bpf:
 	return r;
 }
 
+/* The copies of one JIT function (its whole name) seen in a perf map, and the one tried. */
+struct same {
+	char *name; /* the whole name start_one resolved, owned */
+	uint64_t tried;
+	uint64_t starts[PATHS_SAME_NAME_MAX];
+	size_t n;
+};
+
 static int start_one(struct path_trace **slot, const struct paths_env *env, pid_t pid,
-		     struct tsym *sym, const struct paths_opts *req, bool *no_loop, char *err,
+		     struct tsym *sym, const struct paths_opts *req, struct same *same, char *err,
 		     size_t errlen)
 {
 	struct path_trace *tr, *old = *slot;
@@ -648,6 +768,13 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 	r = ksf_new(k, &(struct ksf_limits){.max_nodes = env->ksf_max_nodes}, &tr->ksf);
 	if (r < 0)
 		goto fail;
+	/* Measured once per kprofd, before the counters are read: the calibration's hits are
+	 * not this trace's. */
+	tr->hit_ns = probecost_hit_ns(env->loader, tr->hw ? PROBECOST_HWBP : PROBECOST_UPROBE);
+	tr->max_slowdown_default = req->max_slowdown == 0 && env->max_slowdown > 1;
+	tr->max_slowdown = req->max_slowdown > 0   ? req->max_slowdown
+			   : tr->max_slowdown_default ? env->max_slowdown
+						      : 0;
 	if (old) /* the previous trace's probes must be gone first */
 		paths_trace_free(old);
 	*slot = NULL;
@@ -656,16 +783,25 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 		next_trace_id = 1;
 	if (tr->hw) {
 		r = start_hw(tr, err, errlen);
-		*no_loop = r == -ENOENT;
+		if (r == -ENOENT && same && !same->name) { /* no loop: the caller may try others */
+			same->name = strdup(tr->func);
+			same->tried = tr->start;
+		}
 		if (r < 0)
 			goto fail;
 		*slot = tr;
-		return 0;
+		if ((r = arm_cost_check(tr, err, errlen)) < 0)
+			paths_stop(tr, "cost check");
+		return r < 0 ? r : 0;
 	}
 	r = start_uprobes(tr, &site, err, errlen);
 	if (r < 0)
 		goto fail;
 	*slot = tr;
+	if ((r = arm_cost_check(tr, err, errlen)) < 0) {
+		paths_stop(tr, "cost check");
+		return r;
+	}
 	log_info("pid %d: tracing the %s of %s (0x%" PRIx64 ", %zu blocks, %" PRIu64
 		 " paths, k %u) for %u ms",
 		 tr->pid, tr->edges ? "edges (too many paths to number)" : "paths", tr->func,
@@ -678,17 +814,11 @@ fail:
 	return r;
 }
 
-struct same {
-	const char *name;
-	uint64_t starts[PATHS_SAME_NAME_MAX];
-	size_t n;
-};
-
 static int same_cb(const struct perfmap_sym *s, void *userdata)
 {
 	struct same *c = userdata;
 
-	if (strcmp(s->name, c->name))
+	if (strcmp(s->name, c->name) || s->start == c->tried)
 		return 0;
 	if (c->n == PATHS_SAME_NAME_MAX) /* keep the newest */
 		memmove(c->starts, c->starts + 1, --c->n * sizeof(c->starts[0]));
@@ -699,23 +829,27 @@ static int same_cb(const struct perfmap_sym *s, void *userdata)
 int paths_start(struct path_trace **slot, const struct paths_env *env, pid_t pid, struct tsym *sym,
 		const struct paths_opts *req, char *err, size_t errlen)
 {
-	struct same c = {.name = req->function};
-	bool no_loop = false;
-	int r = start_one(slot, env, pid, sym, req, &no_loop, err, errlen);
+	struct same c = {0};
+	int r = start_one(slot, env, pid, sym, req, &c, err, errlen);
 
 	/* A JIT may give several copies of a function one name (V8's on-stack-replacement code,
 	 * entered in the middle of its loop, which the CFG from its start does not reach): on
-	 * anonymous code, when the newest has no loop to follow, the older ones are tried. */
-	if (!no_loop || !strncmp(req->function, "0x", 2) || tsym_foreach_jit(sym, same_cb, &c) < 0)
+	 * anonymous code, when the one tried has no loop to follow, the others of its whole name
+	 * are tried, newest first. */
+	if (!c.name || !strncmp(req->function, "0x", 2) || tsym_foreach_jit(sym, same_cb, &c) < 0) {
+		free(c.name);
 		return r;
-	for (size_t i = c.n - 1; i-- > 0 && no_loop;) {
-		char addr[24];
+	}
+	for (size_t i = c.n; i-- > 0 && r == -ENOENT;) {
+		char addr[24], why[256];
 		struct paths_opts o = *req;
 
 		snprintf(addr, sizeof(addr), "0x%" PRIx64, c.starts[i]);
 		o.function = addr;
-		no_loop = false;
-		r = start_one(slot, env, pid, sym, &o, &no_loop, err, errlen);
+		r = start_one(slot, env, pid, sym, &o, NULL, why, sizeof(why));
+		if (r != -ENOENT && r < 0) /* else the first copy's reason stands */
+			snprintf(err, errlen, "%s", why);
 	}
+	free(c.name);
 	return r;
 }

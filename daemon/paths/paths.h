@@ -36,6 +36,7 @@ struct paths_opts {
 	bool structural;      /* structural path profiling alongside (spp.h) */
 	uint64_t spp_budget;  /* its budget in local paths (0: PATHS_SPP_BUDGET) */
 	uint64_t spp_timeout; /* activations a graph waits for its share (0: forever) */
+	double max_slowdown;  /* stop above this slowdown (pcost.h); 0: env's default; < 0: none */
 };
 
 /* What the tracer needs of the daemon, copied at the start of a trace. */
@@ -44,6 +45,7 @@ struct paths_env {
 	sd_event *event;
 	unsigned max_paths;	/* Ball-Larus paths per function before an edge profile */
 	unsigned ksf_max_nodes; /* k-SF cap */
+	double max_slowdown;	/* a trace's budget unless its request gives one; 0: none */
 };
 
 struct tsym;
@@ -64,6 +66,11 @@ void paths_free(struct path_trace *tr);
 #define PATHS_MAX_CODE (1u << 20)
 #define PATHS_THREAD_SLOTS 4096 /* open addressing; at most half used */
 #define PATHS_MAX_DURATION_MS (24u * 3600 * 1000)
+#define PATHS_MIN_CPU_MS 500 /* a slowdown needs this much of the target's CPU time traced */
+#define PATHS_COST_CHECK_MS 250	 /* --max-slowdown: the slowdown checked this often */
+#define PATHS_COST_MIN_CPU_MS 200 /* and once the target used this much CPU time traced */
+#define PATHS_NO_HIT_MS 1000	  /* a trace with no hit this long after its start stops, */
+#define PATHS_NO_HIT_CPU_MS 100	  /* if the target ran this much meanwhile */
 #define PATHS_SAME_NAME_MAX 8 /* copies of one name tried on anonymous code (V8's OSR code) */
 
 #define PATHS_SPP_BUDGET 1000
@@ -101,7 +108,7 @@ struct path_trace {
 	struct cfg *cfg;
 	struct ksf *ksf;
 	bool tracing;
-	char reason[64];
+	char reason[192];
 	struct bpf_link **links;
 	size_t nlinks, probes;
 	struct removal *removal; /* the probes' removal, running or done */
@@ -113,6 +120,11 @@ struct path_trace {
 	uint64_t started_ns, stopped_ns; /* CLOCK_MONOTONIC */
 	uint64_t ctr0[KP_CTR_NR], ctr1[KP_CTR_NR];
 	struct cpu_times cpu_attach, cpu_start, cpu_end;
+	uint64_t hit_ns; /* one probe hit's CPU time on this host (probecost.h); 0: unknown */
+	double max_slowdown;	     /* 0: no limit */
+	bool max_slowdown_default;   /* env's, not the request's */
+	bool hit_seen;		     /* a probe hit since the attach */
+	sd_event_source *cost_timer; /* checks the slowdown against max_slowdown */
 	uint64_t attach_wall_ns; /* when cpu_attach was read (CLOCK_MONOTONIC) */
 	/* Edge profile (the function has too many paths to number): counts read from the BPF
 	 * edge table, per CFG edge and per block exit; no ksf. */
@@ -137,6 +149,12 @@ struct path_trace {
 
 /* The target's user and system CPU times (ok false if unreadable). */
 struct cpu_times paths_read_cpu(pid_t pid);
+/* The target's slowdown from the trace's attach to now (CPU times now, hits probe hits since):
+ * pcost_slowdown with the measured cost; 0 under min_cpu_ms of CPU time or without a cost. */
+double paths_slowdown(const struct path_trace *tr, const struct cpu_times *now, uint64_t hits,
+		      unsigned min_cpu_ms);
+/* Is addr a hardware breakpoint of tr's now (a sample there is the cost of its trap)? */
+bool paths_breakpoint_at(const struct path_trace *tr, uint64_t addr);
 /* Free a trace (joining its probe removal first). */
 void paths_trace_free(struct path_trace *tr);
 

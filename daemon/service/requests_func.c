@@ -49,7 +49,8 @@ static struct target *paths_begin(struct client *cl, const Kprof__PathsRequest *
 					      .force = req->force,
 					      .structural = req->structural,
 					      .spp_budget = req->spp_budget,
-					      .spp_timeout = req->spp_timeout};
+					      .spp_timeout = req->spp_timeout,
+					      .max_slowdown = req->max_slowdown};
 
 		err = target_paths_start(t, &po, err_msg, sizeof(err_msg));
 		if (err < 0) {

@@ -31,7 +31,9 @@
 #include "kprof/config.h"
 #include "target/annotate.h"
 #include "kprof/drift.h"
-#include "target/driftcode.h"
+#include "driftcode.h"
+#include "hwbp.h"
+#include "hwcalls.h"
 #include "kprof/procmaps.h"
 #include "symbols/jvmmap.h"
 #include "paths/paths.h"
@@ -415,6 +417,20 @@ static bool is_probe_function(const char *name)
 	return false;
 }
 
+/* A sample whose user leaf is one of t's hardware breakpoints (a path trace's or exact mode's):
+ * an execute breakpoint stops before its instruction, and on a VM its debug trap is a VM exit
+ * whose time the guest books to that user instruction, so the sample is the probe's cost. */
+static bool at_breakpoint(const struct target *t, const struct kp_sample *s)
+{
+	uint64_t ip;
+
+	if (!s->n_user || (!t->paths && !t->calls.hw))
+		return false;
+	ip = user_addr(s, 0);
+	return paths_breakpoint_at(t->paths, ip) ||
+	       (t->calls.hw && hwbp_set_has(t->calls.hw->set, ip));
+}
+
 static bool is_probe_id(const struct target *t, uint32_t id)
 {
 	for (unsigned i = 0; i < t->nprobe_ids; i++)
@@ -711,9 +727,10 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 			break;
 		}
 	n = kernel_frames(t, s, n, &probe);
+	probe = probe || at_breakpoint(t, s);
 	/* Taken while a probe ran in the thread (the sampler put the probed instruction back in
-	 * the stack, or the kernel was handling a uprobe): kprof's own cost, counted under one
-	 * frame between the probed function and the kernel's. */
+	 * the stack, the kernel was handling a uprobe, or at a hardware breakpoint): kprof's own
+	 * cost, counted under one frame between the probed function and the kernel's. */
 	if ((probe || (s->flags & KP_SF_UPROBE)) && (id = special_id(t, KPROF_PROBE_NAME)) >= 0) {
 		memmove(&t->ids[n_user + 1], &t->ids[n_user], (n - n_user) * sizeof(*t->ids));
 		t->ids[n_user++] = id;
@@ -909,6 +926,7 @@ int target_paths_start(struct target *t, const struct paths_opts *o, char *err, 
 	    .event = t->env->event,
 	    .max_paths = t->env->conf->max_paths,
 	    .ksf_max_nodes = t->env->conf->ksf_max_nodes,
+	    .max_slowdown = t->env->conf->probe_slowdown_pct / 100.0,
 	};
 
 	if (t->state != TARGET_ATTACHED) {

@@ -22,12 +22,13 @@
 #include "kprof/cfg.h"
 #include "kprof/cleanup.h"
 #include "kprof/ksf.h"
-#include "os/clock.h"
-#include "kernel/loader.h"
-#include "paths/hwpaths.h"
-#include "paths/hwstruct.h"
-#include "paths/paths.h"
-#include "wire/paths_reply.h"
+#include "clock.h"
+#include "loader.h"
+#include "hwpaths.h"
+#include "hwstruct.h"
+#include "paths.h"
+#include "paths_reply.h"
+#include "probecost.h"
 
 static Kprof__PathEdge pb_edge(const struct cfg *g, uint32_t edge)
 {
@@ -164,33 +165,30 @@ static double share(const struct cpu_times *a, const struct cpu_times *b, uint64
 	return u + s >= min_ticks ? (double)s / (double)(u + s) : -1;
 }
 
-/* The kernel's share of the target's CPU time before and while traced, the CPU time traced,
- * and the slowdown estimated from them. */
-static void fill_cpu(const struct path_trace *tr, const struct cpu_times *now, Kprof__PathsReply *r)
+/* The kernel's share of the target's CPU time before and while traced (for information), the
+ * CPU time traced, and the slowdown from the hits and the measured cost of one (pcost.h): over
+ * the same interval, from the counters' first reading at attach to now (or the end). */
+static void fill_cpu(const struct path_trace *tr, const struct cpu_times *now, uint64_t hits,
+		     uint64_t end_ns, Kprof__PathsReply *r)
 {
-	double before, during;
+	long tck = sysconf(_SC_CLK_TCK);
+	const struct cpu_times *a = &tr->cpu_attach;
 
 	/* The share of system time before the trace is the target's whole life until then. */
-	before = share(&(struct cpu_times){0, 0, true}, &tr->cpu_attach, 10);
-	during = share(&tr->cpu_start, now, 50);
+	r->kernel_share_before = share(&(struct cpu_times){0, 0, true}, a, 10);
+	r->kernel_share_during = share(&tr->cpu_start, now, 50);
 	if (tr->cpu_start.ok && now->ok &&
 	    now->user + now->sys >= tr->cpu_start.user + tr->cpu_start.sys)
 		r->traced_cpu_ms = (now->user + now->sys - tr->cpu_start.user - tr->cpu_start.sys) *
-				   1000 / (uint64_t)sysconf(_SC_CLK_TCK);
-	r->kernel_share_before = before;
-	r->kernel_share_during = during;
-	r->slowdown = 0; /* unknown: under half a second of CPU time while traced */
-	if (during > 0.99)
-		during = 0.99; /* every tick in the kernel: "100x or more" */
-	if (during >= 0) {
-		/* CPU time T while tracing, a share `during` of it in the kernel; without the
-		 * probes the kernel would have taken the share it had before (taken as 0 when the
-		 * target had not run long enough to tell: the estimate is then an upper bound). */
-		double b = before >= 0 && before < 1 ? before : 0;
-		double extra = during - b * (1 - during) / (1 - b);
-
-		r->slowdown = extra > 0 ? 1.0 / (1.0 - extra) : 1.0;
-	}
+				   1000 / (uint64_t)(tck > 0 ? tck : 100);
+	r->hit_cost_ns = tr->hit_ns;
+	r->cost_kind = (char *)probecost_name(tr->hw ? PROBECOST_HWBP : PROBECOST_UPROBE);
+	if (end_ns > tr->attach_wall_ns)
+		r->hits_per_s = (double)hits * 1e9 / (double)(end_ns - tr->attach_wall_ns);
+	r->max_slowdown = tr->max_slowdown;
+	r->max_slowdown_default = tr->max_slowdown_default;
+	/* 0 (unknown): no cost measured, or under half a second of CPU time */
+	r->slowdown = paths_slowdown(tr, now, hits, PATHS_MIN_CPU_MS);
 }
 
 static void fill_stats(const struct path_trace *tr, Kprof__PathsReply *r)
@@ -237,7 +235,7 @@ static void fill_stats(const struct path_trace *tr, Kprof__PathsReply *r)
 	r->aborted = tr->aborted;
 	r->ksf_nodes = ks.nodes;
 	r->pruned_items = ks.pruned_items;
-	fill_cpu(tr, &now, r);
+	fill_cpu(tr, &now, r->probe_hits, end_ns, r);
 }
 
 void paths_msg_release(struct paths_msg *pm)

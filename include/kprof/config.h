@@ -49,6 +49,9 @@ struct config {
 	unsigned hcct_max_nodes; /* MCCT nodes per HCCT; 0: 32 m + 1024 for m = ceil(1/eps) */
 	unsigned ksf_max_nodes;	 /* k-SF nodes of a path trace (32 bytes each) */
 	unsigned max_paths;	 /* acyclic paths numbered per traced function; 0: 2^40 */
+	/* A path trace stops once its target runs this many percent of its untraced CPU time
+	 * per unit of work (110: 1.1x), unless its request says otherwise; 0: no default. */
+	unsigned probe_slowdown_pct;
 	/* What one non-root uid may hold (root is held only by the global limits, and the last
 	 * eighth of each global limit is kept for root). */
 	unsigned max_targets_per_uid;

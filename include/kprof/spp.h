@@ -49,7 +49,8 @@ enum spp_state {
 	SPP_ACTIVE,   /* counting its paths */
 	SPP_FINISHED, /* has its share of the budget */
 	SPP_TIMEOUT,  /* waited `timeout` activations without reaching its share */
-	SPP_COLD,     /* skipped: its loop node was not on any counted path of its outer graph */
+	SPP_COLD,     /* skipped: its loop node was on none of its outer graph's counted paths
+		       * (never when the outer graph counted none: it then starts) */
 };
 
 struct spp_opts {

@@ -83,6 +83,30 @@ b = t['bursts']
 ok = b >= 3 and 0.10 * (b - 1) <= on <= 0.45 * b and t['calls_duty'] <= 0.2 and t['call_events'] > 0
 print(('PASS' if ok else 'FAIL') + ': %d bursts, probes in for %.0f ms in all (200 ms a burst, the last perhaps cut by the detach), %.0f%% of the time (10%% nominal), %d events'
       % (b, 1000 * on, 100 * t['calls_duty'], t['call_events']))"
+# Every exact context must be a path of minijit's call graph (main -> hot, warm, cold; warm ->
+# leaf): no event of a probe set half attached or half removed enters the tree, and each burst
+# starts from the stacks it finds (a context may begin anywhere, never take an edge that does
+# not exist). Also without bursts (section 1).
+EDGES='("mj_main","mj_hot"),("mj_main","mj_warm"),("mj_main","mj_cold"),("mj_warm","mj_leaf")'
+contexts_ok() {
+	python3 - "$1" "$2" "$EDGES" <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1])); edges = set(eval("[" + sys.argv[3] + "]"))
+paths, bad, n = [], {}, 0
+for x in h["nodes"]:
+    p = (() if x["parent"] < 0 else paths[x["parent"]]) + (x["function"],)
+    paths.append(p)
+    n += x["count"]
+    if any(e not in edges for e in zip(p, p[1:])):
+        bad[">".join(p)] = x["count"]
+ok = not bad and len(paths) > 0
+print(("PASS" if ok else "FAIL") + f": {sys.argv[2]}: every exact context is a path of minijit's call"
+      f" graph ({len(paths)} contexts, {n} calls; not: {dict(list(bad.items())[:5])})")
+PY
+}
+ctl hcct "$B" --exact --phi 0.001 --json >"$TDIR/hb.json" 2>&1
+contexts_ok "$TDIR/hb.json" "--burst 200 --period 2000"
+contexts_ok "$TDIR/h.json" "without --burst"
 ctl hcct "$B" --exact --phi 0.01 | grep -q "\* mj_hot" && pass "exact HCCT from bursts has mj_hot hot" ||
 	fail "burst HCCT" "$(ctl hcct "$B" --exact --phi 0.01 2>&1 | tail -5)"
 out=$(ctl attach "$B" --burst 200 --period 2000 2>&1); rc=$?

@@ -33,6 +33,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.hcct_max_nodes, 0);
 	assert_int_equal(c.ksf_max_nodes, 1u << 20);
 	assert_int_equal(c.max_paths, 0);
+	assert_int_equal(c.probe_slowdown_pct, 110);
 	assert_int_equal(c.max_targets_per_uid, 64);
 	assert_int_equal(c.max_kept_per_uid, 16);
 	assert_int_equal(c.max_clients_per_uid, 16);

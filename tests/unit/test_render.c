@@ -1302,14 +1302,19 @@ static void test_paths_text(void **state)
 	x.r.slowdown = 2.5;
 	x.r.kernel_share_before = 0.1;
 	x.r.kernel_share_during = 0.64;
+	x.r.probe_hits = 90000;
+	x.r.hits_per_s = 9000;
+	x.r.hit_cost_ns = 13900;
+	x.r.cost_kind = "hardware breakpoint";
 	x.r.lost_events = 3;
 	x.r.max_error = 7;
 	x.r.pruned_items = 9;
 	x.r.k = 1;
 	s = paths(&x.r, false);
 	assert_non_null(strstr(s,
-			       "64.0% of its CPU time in the kernel while traced (10.0% before): "
-			       "about 2.50x slower\n"));
+			       "Cost: 90000 probe hits (9000/s), 13.9 us of CPU time each (a hardware "
+			       "breakpoint, measured on this host): about 2.50x slower (CPU time per "
+			       "unit of work)\n"));
 	assert_non_null(strstr(s, "Lost: 3 events"));
 	assert_non_null(strstr(s, "short by at most 7 (k-SF node budget reached: 9 items pruned)"));
 	assert_null(strstr(s, "Hottest multi-iteration"));

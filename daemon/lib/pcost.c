@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* pcost.c: what probes cost a target (see include/kprof/pcost.h).
+ *
+ * A probe hit (a uprobe's trap, a hardware breakpoint's debug exception: on a VM a VM exit)
+ * costs the thread that hits it a roughly fixed CPU time, booked to that thread, as user or
+ * system time depending on where the hypervisor's clock ran. So the time the probes took is
+ * hits x cost per hit, whatever the split, and the slowdown of the target's work is its CPU
+ * time over that time less the probes'. The cost per hit is measured on the host (probecost.c
+ * runs the rounds); this file only does the arithmetic, no I/O.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "kprof/pcost.h"
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int pcost_per_hit(const struct pcost_round *rounds, size_t n, uint64_t *ret_ns)
+{
+	uint64_t c[PCOST_ROUNDS_MAX];
+	size_t k = 0;
+
+	if (!rounds || !ret_ns || n > PCOST_ROUNDS_MAX)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		const struct pcost_round *r = &rounds[i];
+
+		if (r->hits == 0 || r->probed_ns <= r->base_ns)
+			continue;
+		c[k++] = (r->probed_ns - r->base_ns) / r->hits;
+	}
+	if (k == 0)
+		return -ENODATA;
+	qsort(c, k, sizeof(c[0]), cmp_u64);
+	*ret_ns = k % 2 ? c[k / 2] : (c[k / 2 - 1] + c[k / 2]) / 2;
+	return 0;
+}
+
+double pcost_slowdown(uint64_t cpu_ns, uint64_t hits, uint64_t hit_ns)
+{
+	double probes, work;
+
+	if (cpu_ns == 0 || hit_ns == 0)
+		return 0;
+	probes = (double)hits * (double)hit_ns;
+	work = (double)cpu_ns - probes;
+	if (work <= (double)cpu_ns / PCOST_MAX_SLOWDOWN)
+		return PCOST_MAX_SLOWDOWN;
+	return (double)cpu_ns / work;
+}
+
+uint64_t pcost_hits_allowed(uint64_t cpu_ns, double max, uint64_t hit_ns)
+{
+	if (hit_ns == 0 || !(max > 1))
+		return 0;
+	return (uint64_t)((double)cpu_ns * (1.0 - 1.0 / max) / (double)hit_ns);
+}

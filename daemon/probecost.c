@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* probecost.c: measure what one probe hit costs on this host.
+ *
+ * What a uprobe or a hardware breakpoint costs the thread that hits it depends on the host: on
+ * bare metal a debug exception is a microsecond, on a VM each one is a VM exit (16 us here), and
+ * neither shows as "system" time reliably. So kprofd measures it, once, when a trace first
+ * needs it: a forked child of kprofd calls a small function PROBECOST_CALLS times per round,
+ * its CPU time (schedstat, ns) read around each round, rounds alternating without and with the
+ * probe on the function's entry (the same BPF program a trace uses; the child is no trace, so
+ * the program returns early). The median of the rounds' (probed - bare) / calls is the cost
+ * per hit (lib/pcost.c), kept for the life of kprofd. CPU time, not wall time: a loaded host
+ * delays the child but does not make its rounds cost more CPU.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
+
+#include "kprof/cleanup.h"
+#include "kprof/pcost.h"
+#include "kprof/procmaps.h"
+#include "loader.h"
+#include "log.h"
+#include "probecost.h"
+#include "procfs.h"
+
+#define PROBECOST_ROUNDS 3
+
+static const unsigned calls_per_round[PROBECOST_NR] = {[PROBECOST_UPROBE] = 4000,
+							[PROBECOST_HWBP] = 1500};
+static uint64_t cost_ns[PROBECOST_NR];
+static bool tried[PROBECOST_NR];
+
+const char *probecost_name(enum probecost_kind kind)
+{
+	return kind == PROBECOST_HWBP ? "hardware breakpoint" : "uprobe";
+}
+
+/* The function the child calls, its entry the probe's site. Written out, because what a uprobe
+ * costs depends on the instruction under it: the kernel emulates a few (push, jmp, call, nop)
+ * with one trap, and steps the others out of line, a second trap (a debug exception: on a VM a
+ * VM exit, 0.45 us against 14 us here). Most blocks a path trace probes start with an
+ * instruction that is stepped, as this mov is, whatever the compiler's flags. */
+void probecost_spot(volatile uint64_t *x);
+__asm__(".text\n"
+	".globl probecost_spot\n"
+	".type probecost_spot, @function\n"
+	"probecost_spot:\n"
+	"\tmovq (%rdi), %rax\n"
+	"\taddq $1, %rax\n"
+	"\tmovq %rax, (%rdi)\n"
+	"\tret\n"
+	".size probecost_spot, .-probecost_spot\n");
+
+/* The child: a round of n calls for each byte read, a byte written after it; ends with its
+ * parent or at EOF. */
+static _Noreturn void child_main(int cmd, int ack, unsigned n)
+{
+	volatile uint64_t x = 0;
+	char c;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	while (read(cmd, &c, 1) == 1) {
+		for (unsigned i = 0; i < n; i++)
+			probecost_spot(&x);
+		if (write(ack, &c, 1) != 1)
+			break;
+	}
+	_exit(0);
+}
+
+struct child {
+	pid_t pid;
+	int cmd, ack;
+};
+
+static int child_start(struct child *ch, unsigned n)
+{
+	int a[2], b[2];
+
+	if (pipe2(a, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(b, O_CLOEXEC) < 0) {
+		int e = -errno;
+
+		close(a[0]), close(a[1]);
+		return e;
+	}
+	ch->pid = fork();
+	if (ch->pid == 0)
+		child_main(a[0], b[1], n);
+	close(a[0]);
+	close(b[1]);
+	ch->cmd = a[1];
+	ch->ack = b[0];
+	if (ch->pid < 0) {
+		int e = -errno;
+
+		close(ch->cmd), close(ch->ack);
+		return e;
+	}
+	return 0;
+}
+
+static void child_end(struct child *ch)
+{
+	close(ch->cmd);
+	close(ch->ack);
+	kill(ch->pid, SIGKILL);
+	waitpid(ch->pid, NULL, 0);
+}
+
+/* The child's CPU time so far, ns, into *ns: its CPU clock, which counts the slice it is
+ * running now (schedstat does not, until it stops running). 0 (a child not run yet) is fine. */
+static int child_cpu_ns(pid_t pid, uint64_t *ns)
+{
+	struct timespec ts;
+	clockid_t c;
+	int r = clock_getcpuclockid(pid, &c);
+
+	if (r)
+		return -r;
+	if (clock_gettime(c, &ts) < 0)
+		return -errno;
+	*ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return 0;
+}
+
+/* One round: the child's CPU time for it, ns; 0 on failure. */
+static uint64_t child_round(const struct child *ch)
+{
+	uint64_t t0, t1;
+	char c = 'r';
+
+	if (child_cpu_ns(ch->pid, &t0) < 0 || write(ch->cmd, &c, 1) != 1 ||
+	    read(ch->ack, &c, 1) != 1 || child_cpu_ns(ch->pid, &t1) < 0)
+		return 0;
+	return t1 > t0 ? t1 - t0 : 0;
+}
+
+/* A breakpoint on the child's probecost_spot (the same address: a fork), running prog_fd. */
+static int hwbp_on(pid_t pid, int prog_fd)
+{
+	struct perf_event_attr a = {
+	    .type = PERF_TYPE_BREAKPOINT,
+	    .size = sizeof(a),
+	    .bp_type = HW_BREAKPOINT_X,
+	    .bp_addr = (uint64_t)(uintptr_t)probecost_spot,
+	    .bp_len = sizeof(long),
+	    .sample_period = prog_fd >= 0 ? 1 : 0,
+	    .exclude_kernel = 1,
+	    .exclude_hv = 1,
+	};
+	int fd = syscall(SYS_perf_event_open, &a, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (prog_fd >= 0 && ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd) < 0) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+/* A uprobe with the path tracer's program on the child's probecost_spot, in kprofd's file. */
+static struct bpf_link *uprobe_on(struct loader *l, pid_t pid, char *why, size_t whylen)
+{
+	struct procmaps *pm = NULL;
+	const struct procmaps_entry *m;
+	struct bpf_link *lk = NULL;
+	uint64_t addr = (uint64_t)(uintptr_t)probecost_spot;
+
+	if (procmaps_read_pid(getpid(), &pm, why, whylen) < 0)
+		return NULL;
+	m = procmaps_find(pm, addr);
+	if (!m || m->path[0] != '/')
+		snprintf(why, whylen, "kprofd's code is not in a file");
+	else
+		lk = bpf_program__attach_uprobe(loader_path_prog(l), false, pid, m->path,
+						addr - m->start + m->offset);
+	if (m && m->path[0] == '/' && !lk)
+		snprintf(why, whylen, "cannot attach a uprobe: %s", strerror(errno));
+	procmaps_free(pm);
+	return lk;
+}
+
+static int measure(struct loader *l, enum probecost_kind kind, uint64_t *ret, char *why,
+		   size_t whylen)
+{
+	struct pcost_round rounds[PROBECOST_ROUNDS] = {{0}};
+	unsigned n = calls_per_round[kind];
+	struct child ch;
+	int r = child_start(&ch, n);
+
+	if (r < 0) {
+		snprintf(why, whylen, "cannot start the child: %s", strerror(-r));
+		return r;
+	}
+	child_round(&ch); /* warm: pages in, caches */
+	for (size_t i = 0; i < PROBECOST_ROUNDS && r == 0; i++) {
+		struct bpf_link *lk = NULL;
+		int fd = -1;
+
+		rounds[i].base_ns = child_round(&ch);
+		if (kind == PROBECOST_HWBP) {
+			fd = hwbp_on(ch.pid, loader_hwbp_prog_fd(l));
+			if (fd < 0) {
+				r = fd;
+				snprintf(why, whylen, "cannot open a breakpoint: %s", strerror(-r));
+				break;
+			}
+		} else if (!(lk = uprobe_on(l, ch.pid, why, whylen))) {
+			r = -EIO;
+			break;
+		}
+		rounds[i].probed_ns = child_round(&ch);
+		rounds[i].hits = n;
+		if (fd >= 0) { /* the breakpoint counts its hits: 0 if it missed */
+			uint64_t v;
+
+			if (read(fd, &v, sizeof(v)) == sizeof(v))
+				rounds[i].hits = v;
+			close(fd);
+		}
+		bpf_link__destroy(lk);
+	}
+	child_end(&ch);
+	if (r == 0 && (r = pcost_per_hit(rounds, PROBECOST_ROUNDS, ret)) < 0)
+		snprintf(why, whylen,
+			 "the probed rounds did not cost more than the bare ones (%" PRIu64
+			 " ns bare, %" PRIu64 " ns probed, %" PRIu64 " hits in the last)",
+			 rounds[PROBECOST_ROUNDS - 1].base_ns, rounds[PROBECOST_ROUNDS - 1].probed_ns,
+			 rounds[PROBECOST_ROUNDS - 1].hits);
+	return r;
+}
+
+uint64_t probecost_hit_ns(struct loader *l, enum probecost_kind kind)
+{
+	char why[256] = "";
+
+	if (kind >= PROBECOST_NR)
+		return 0;
+	if (tried[kind])
+		return cost_ns[kind];
+	tried[kind] = true;
+	if (measure(l, kind, &cost_ns[kind], why, sizeof(why)) < 0) {
+		cost_ns[kind] = 0;
+		log_warn("cannot measure what a %s hit costs on this host: %s; slowdowns not estimated",
+			 probecost_name(kind), why);
+		return 0;
+	}
+	log_info("a %s hit costs %.2f us of CPU time on this host (measured)", probecost_name(kind),
+		 cost_ns[kind] / 1000.0);
+	return cost_ns[kind];
+}

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* test_pcost.c: unit tests of the probe cost arithmetic (daemon/lib/pcost.c). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "kprof/pcost.h"
+
+static void test_per_hit_median(void **state)
+{
+	/* 16 us, 15 us and 40 us a hit (one round slowed by a neighbour): the median, 16 us. */
+	struct pcost_round r[] = {{1000000, 33000000, 2000},
+				  {1000000, 31000000, 2000},
+				  {1000000, 81000000, 2000}};
+	uint64_t c;
+
+	(void)state;
+	assert_int_equal(pcost_per_hit(r, 3, &c), 0);
+	assert_int_equal(c, 16000);
+	/* Two rounds: the mean of the middle two. */
+	assert_int_equal(pcost_per_hit(r, 2, &c), 0);
+	assert_int_equal(c, 15500);
+}
+
+static void test_per_hit_noise_left_out(void **state)
+{
+	/* No hit (the probe missed), or faster with the probe (noise): left out. */
+	struct pcost_round r[] = {{1000000, 5000000, 0}, {2000000, 1000000, 100}, {0, 300000, 100}};
+	uint64_t c = 7;
+
+	(void)state;
+	assert_int_equal(pcost_per_hit(r, 2, &c), -ENODATA);
+	assert_int_equal(c, 7);
+	assert_int_equal(pcost_per_hit(r, 3, &c), 0);
+	assert_int_equal(c, 3000);
+	assert_int_equal(pcost_per_hit(NULL, 1, &c), -EINVAL);
+	assert_int_equal(pcost_per_hit(r, PCOST_ROUNDS_MAX + 1, &c), -EINVAL);
+}
+
+static void test_slowdown(void **state)
+{
+	(void)state;
+	/* 1 s of CPU, 50000 hits of 10 us: half of it the probes', 2x. */
+	assert_float_equal(pcost_slowdown(1000000000, 50000, 10000), 2.0, 1e-9);
+	/* No hit: 1x. */
+	assert_float_equal(pcost_slowdown(1000000000, 0, 10000), 1.0, 1e-9);
+	/* More probe time than CPU time (the cost measured on a quieter CPU): capped. */
+	assert_float_equal(pcost_slowdown(1000000000, 200000, 10000), PCOST_MAX_SLOWDOWN, 1e-9);
+	assert_float_equal(pcost_slowdown(1000000000, 99500, 10000), PCOST_MAX_SLOWDOWN, 1e-9);
+	/* Unknown: no CPU time, no cost. */
+	assert_float_equal(pcost_slowdown(0, 10, 10000), 0, 0);
+	assert_float_equal(pcost_slowdown(1000000000, 10, 0), 0, 0);
+}
+
+static void test_hits_allowed(void **state)
+{
+	(void)state;
+	/* 1.1x over 1 s of CPU at 16 us a hit: 1/11 s of probes, 5681 hits. */
+	assert_int_equal(pcost_hits_allowed(1000000000, 1.1, 16000), 5681);
+	/* And those hits give that slowdown back. */
+	assert_true(pcost_slowdown(1000000000, 5681, 16000) <= 1.1);
+	assert_true(pcost_slowdown(1000000000, 5700, 16000) > 1.1);
+	assert_int_equal(pcost_hits_allowed(1000000000, 1.0, 16000), 0);
+	assert_int_equal(pcost_hits_allowed(1000000000, 2, 0), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_per_hit_median),
+	    cmocka_unit_test(test_per_hit_noise_left_out),
+	    cmocka_unit_test(test_slowdown),
+	    cmocka_unit_test(test_hits_allowed),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
