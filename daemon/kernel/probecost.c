@@ -32,10 +32,10 @@
 #include "kprof/cleanup.h"
 #include "kprof/pcost.h"
 #include "kprof/procmaps.h"
-#include "loader.h"
-#include "log.h"
-#include "probecost.h"
-#include "procfs.h"
+#include "kernel/loader.h"
+#include "os/log.h"
+#include "kernel/probecost.h"
+#include "os/procfs.h"
 
 #define PROBECOST_ROUNDS 3
 

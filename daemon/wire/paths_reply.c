@@ -22,13 +22,13 @@
 #include "kprof/cfg.h"
 #include "kprof/cleanup.h"
 #include "kprof/ksf.h"
-#include "clock.h"
-#include "loader.h"
-#include "hwpaths.h"
-#include "hwstruct.h"
-#include "paths.h"
-#include "paths_reply.h"
-#include "probecost.h"
+#include "os/clock.h"
+#include "kernel/loader.h"
+#include "paths/hwpaths.h"
+#include "paths/hwstruct.h"
+#include "paths/paths.h"
+#include "wire/paths_reply.h"
+#include "kernel/probecost.h"
 
 static Kprof__PathEdge pb_edge(const struct cfg *g, uint32_t edge)
 {
