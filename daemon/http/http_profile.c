@@ -98,13 +98,27 @@ static int snapshot(struct http_req *r, struct target *t)
 	return 0;
 }
 
+/* sp as the gzip'd pprof answer of r. */
+static int answer_pprof(struct http_req *r, const Kprof__SavedProfile *sp, uint64_t end)
+{
+	uint8_t *buf;
+	int err = pprof_build(sp, end, KPROF_VERSION, &buf, &r->len);
+
+	if (err >= 0) {
+		free(r->body);
+		r->body = (char *)buf;
+		r->status = MHD_HTTP_OK;
+		r->pprof = true;
+	}
+	return err;
+}
+
 /* The answer: the interval's profiles merged (sm[0..n)), labelled, as pprof into r. */
 static int answer_merged(struct http_req *r, struct saved_msg *sm, Kprof__SavedProfile **pv,
 			 size_t n, uint64_t samples, uint64_t end)
 {
 	_cleanup_free_ struct where *wv = calloc(n + 1, sizeof(*wv));
 	struct merged mg = {0};
-	uint8_t *buf;
 	int err;
 
 	if (!wv)
@@ -128,13 +142,7 @@ static int answer_merged(struct http_req *r, struct saved_msg *sm, Kprof__SavedP
 		mg.target.pid = 0;
 		mg.target.comm = (char *)(r->whole ? "the host" : r->unit[0] ? r->unit : "a selection");
 	}
-	err = pprof_build(&mg.sp, end, KPROF_VERSION, &buf, &r->len);
-	if (err >= 0) {
-		free(r->body);
-		r->body = (char *)buf;
-		r->status = MHD_HTTP_OK;
-		r->pprof = true;
-	}
+	err = answer_pprof(r, &mg.sp, end);
 out:
 	merge_free(&mg);
 	return err;
@@ -145,22 +153,13 @@ static int answer_empty(struct http_req *r, uint64_t end)
 {
 	Kprof__SavedProfile sp = KPROF__SAVED_PROFILE__INIT;
 	Kprof__Target t = KPROF__TARGET__INIT;
-	uint8_t *buf;
-	int err;
 
 	sp.format = 1;
 	sp.target = &t;
 	t.attached_at_ns = r->start_real;
 	t.ended_at_ns = end;
 	t.freq_hz = r->h->m->conf.default_freq;
-	err = pprof_build(&sp, end, KPROF_VERSION, &buf, &r->len);
-	if (err >= 0) {
-		free(r->body);
-		r->body = (char *)buf;
-		r->status = MHD_HTTP_OK;
-		r->pprof = true;
-	}
-	return err;
+	return answer_pprof(r, &sp, end);
 }
 
 static bool is_member(const struct http_req *r, const struct target *t)

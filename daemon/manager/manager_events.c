@@ -82,22 +82,30 @@ struct target *manager_emit_stranger(struct manager *m, const struct kp_sample *
 	return t;
 }
 
-void manager_emit_target_end(struct manager *m, struct target *t)
+/* The callback of a target event: on_target_end or on_target_attach. */
+typedef void (*target_event_fn)(void *ud, struct target *t);
+
+static target_event_fn target_event(const struct manager_events *ev, bool attach)
+{
+	return attach ? ev->on_target_attach : ev->on_target_end;
+}
+
+static void emit_target(struct manager *m, struct target *t, bool attach)
 {
 	struct manager_sub subs[MANAGER_MAX_SUBSCRIBERS];
 	unsigned n = snapshot(m, subs);
 
 	for (unsigned i = 0; i < n; i++)
-		if (subs[i].ev->on_target_end && subscribed(m, &subs[i]))
-			subs[i].ev->on_target_end(subs[i].ud, t);
+		if (target_event(subs[i].ev, attach) && subscribed(m, &subs[i]))
+			target_event(subs[i].ev, attach)(subs[i].ud, t);
+}
+
+void manager_emit_target_end(struct manager *m, struct target *t)
+{
+	emit_target(m, t, false);
 }
 
 void manager_emit_target_attach(struct manager *m, struct target *t)
 {
-	struct manager_sub subs[MANAGER_MAX_SUBSCRIBERS];
-	unsigned n = snapshot(m, subs);
-
-	for (unsigned i = 0; i < n; i++)
-		if (subs[i].ev->on_target_attach && subscribed(m, &subs[i]))
-			subs[i].ev->on_target_attach(subs[i].ud, t);
+	emit_target(m, t, true);
 }
