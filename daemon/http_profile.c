@@ -153,6 +153,7 @@ static int answer_empty(struct http_req *r, uint64_t end)
 	t.attached_at_ns = r->start_real;
 	t.ended_at_ns = end;
 	t.freq_hz = r->h->m->conf.default_freq;
+	t.comm = (char *)"the host";
 	err = pprof_build(&sp, end, KPROF_VERSION, &buf, &r->len);
 	if (err >= 0) {
 		free(r->body);
