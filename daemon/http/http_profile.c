@@ -159,6 +159,7 @@ static int answer_empty(struct http_req *r, uint64_t end)
 	t.attached_at_ns = r->start_real;
 	t.ended_at_ns = end;
 	t.freq_hz = r->h->m->conf.default_freq;
+	t.comm = (char *)"the host";
 	return answer_pprof(r, &sp, end);
 }
 

@@ -7,7 +7,8 @@
  * "Bearer " (any case) followed by the token, nothing more or less. It is also a token file
  * (a token accepted is printable, within bounds, and then matches itself as a header), a listen
  * address (one that parses has a length and family that agree), and a query split at '&' and
- * '=' (arguments accepted are in their bounds and terminated).
+ * '=' (arguments accepted are in their bounds and terminated), and a /proc/PID/cgroup text (the
+ * path, its systemd unit).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,8 +51,24 @@ static void check_args(char *s)
 			   "not terminated");
 		FUZZ_CHECK(q.nargs <= HTTPQ_MAX_ARGS && q.bytes <= HTTPQ_MAX_QUERY, "bounds");
 	}
-	if (httpq_check(&q, err, sizeof(err)) == 0)
-		FUZZ_CHECK(!q.pid != !q.unit[0], "selector");
+	/* No selector: the whole host; a range needs exactly one of pid= and unit=. */
+	if (httpq_check(&q, err, sizeof(err)) == 0 && (q.since[0] || q.until[0]))
+		FUZZ_CHECK(!q.pid != !q.unit[0], "selector of a range");
+}
+
+/* /proc/PID/cgroup text: a path found is terminated and within bounds; its unit is one of its
+ * components; a path is under itself. */
+static void check_cgroup(const uint8_t *data, size_t size)
+{
+	char cg[256], unit[64];
+
+	if (httpq_cgroup_path((const char *)data, size, cg, sizeof(cg)) < 0)
+		return;
+	FUZZ_CHECK(memchr(cg, 0, sizeof(cg)) != NULL, "path not terminated");
+	httpq_unit_of(cg, unit, sizeof(unit));
+	FUZZ_CHECK(memchr(unit, 0, sizeof(unit)) != NULL, "unit not terminated");
+	FUZZ_CHECK(!unit[0] || strstr(cg, unit), "unit '%s' not in '%s'", unit, cg);
+	FUZZ_CHECK(!cg[0] || httpq_cgroup_under(cg, cg), "'%s' not under itself", cg);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -85,6 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				  : a.len == sizeof(struct sockaddr_in) && a.ss.ss_family == AF_INET,
 			   "address");
 	check_args(s);
+	check_cgroup(data, size);
 	free(s);
 	return 0;
 }
