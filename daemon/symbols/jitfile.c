@@ -546,6 +546,11 @@ int jitfile_refresh(struct jitfile *jf, const struct procmaps *maps, struct tfil
 	return jf->changed || reset;
 }
 
+void jitfile_index(struct jitfile *jf)
+{
+	perfmap_build_index(jf->syms); /* out of memory: the next lookup tries again */
+}
+
 const struct perfmap_sym *jitfile_lookup(struct jitfile *jf, uint64_t addr)
 {
 	return perfmap_lookup_frame(jf->syms, addr);

@@ -42,6 +42,8 @@ void jitfile_close(struct jitfile *jf);
  * refresh. 1 if the symbols changed (new ones, or all dropped for a file replaced), else 0. */
 int jitfile_refresh(struct jitfile *jf, const struct procmaps *maps, struct tfile_step *step,
 		    bool exited);
+/* Build the lookup index of what the last refresh read (else the next lookup does). */
+void jitfile_index(struct jitfile *jf);
 /* The symbol at addr (the load read last wins), or NULL. Valid until the next refresh. */
 const struct perfmap_sym *jitfile_lookup(struct jitfile *jf, uint64_t addr);
 /* The first source line of the code loaded (or moved) at start, if its debug info said it:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Hostile symbol files (security issue 25, item 6): nobody attaches its own process, which
-# replaces its 48 MiB jitdump with a new copy every second (tests/fixtures/hostile/jitflood.py).
+# replaces its 48 MiB jitdump (350,000 code loads) with a new copy every second
+# (tests/fixtures/hostile/jitflood.py).
 # Before, kprofd parsed the whole file again each second on its loop (status took 1.2 s). Now a
 # target's perf map and jitdump are read in bounded steps: at most 16 MiB and 100 ms of CPU a
 # second per target (symbolize.c). Checked:
@@ -20,7 +21,8 @@ start_daemon_setsid || { fail "daemon starts" "see log"; exit 1; }
 MB=48
 mkdir -p "$NB/flood"
 chown $NOBODY:$NOBODY "$NB/flood"
-"${AS_NOBODY[@]}" "$PY" "$HFIX/jitflood.py" "$NB/flood" $MB 2>"$TDIR/flood.err" &
+CODE=64 # bytes of code per record: 350,000 code loads, each a symbol to keep
+"${AS_NOBODY[@]}" "$PY" "$HFIX/jitflood.py" "$NB/flood" $MB $CODE 2>"$TDIR/flood.err" &
 P=$!
 PIDS+=("$P")
 wait_for 60 has_ready "$TDIR/flood.err" || { fail "jitflood starts" "$(cat "$TDIR/flood.err")"; exit 1; }
@@ -68,7 +70,7 @@ fi
 
 # 3: the file no longer replaced is read to its end, in steps.
 kill -USR1 "$P"
-nfun=$(((MB << 20) / (4096 + 80)))
+nfun=$(((MB << 20) / (CODE + 80)))
 sleep 1.5 # the last copy written: fixture's replacing flag is checked each iteration
 want=$(stat -c %s "$NB/flood/jit-$P.dump")
 if wait_for 60 tfield_is "$P" jitdump_symbols "$nfun" && tfield_is "$P" jitdump_bytes "$want"; then

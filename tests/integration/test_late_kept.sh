@@ -35,7 +35,9 @@ echo "detached, node still running: hotFunction $hot0%, [anon] $anon0%; note: $(
 [ -n "$PERF" ] && wait "$PERF"
 wait_for 30 eval "! kill -0 $NP 2>/dev/null"
 named() { read -r h a <<<"$(split)"; python3 -c "import sys; sys.exit(not ($h > 30 and $a < 5))"; }
-if wait_for 20 named; then
+if python3 -c "import sys; sys.exit(not $anon0 < 5)"; then
+	skip "named after the exit" "V8 flushed its jitdump buffer before the detach (hotFunction $hot0%): nothing was left to name late in this run"
+elif wait_for 20 named; then
 	read -r hot1 anon1 <<<"$(split)"
 	pass "the kept profile named after node's exit: hotFunction $hot0% -> $hot1%, [anon] $anon0% -> $anon1%"
 else
