@@ -9,10 +9,11 @@
  * and the rule of the first attach (a non-root client's process must still be its, and
  * dumpable), within today's quotas. The new target continues the kept profile: it takes over
  * its stacks, functions, mappings, thread names, counts, its attach time (so `list`, the
- * saved file and the time windows go on under the same session) and its file in the state
- * directory; the old entry goes. What is not carried: the hot-context tree starts afresh (its
- * saved snapshot cannot be continued by the streaming HCCT), and exact mode and path traces
- * are not restarted (they cost the target; the log says so). A profile not attached again
+ * saved file and the time windows go on under the same session), its file in the state
+ * directory and, with drift off, its kept drift result; the old entry goes. What is not
+ * carried: the hot-context tree and the drift detectors start afresh (their saved snapshots
+ * cannot be continued by the streaming structures), and exact mode and path traces are not
+ * restarted (they cost the target; the log says so). A profile not attached again
  * stays kept, with the reason in its resume_note (list --all shows it) and the log.
  *
  * A kprofd that dies without stopping (a watchdog's SIGABRT, SIGKILL, a crash) saves nothing at
@@ -173,6 +174,14 @@ static void continue_profile(struct target *n, struct target *old)
 	n->unknown_samples += old->unknown_samples;
 	n->samples_refused += old->samples_refused;
 	n->unknown_id = 0; /* re-interned in the profile taken over */
+	/* With drift off now, its drift result as kept (drift_reply shows it); with drift on, the
+	 * detectors start again. */
+	if (!n->drift && !n->drift_kept) {
+		SWAP(n->drift_kept, old->drift_kept);
+		SWAP(n->drift_kept_len, old->drift_kept_len);
+		n->drift_kept_at_end = false;
+		n->drift_kept_ns = old->ended_ns;
+	}
 	n->attached_ns = old->attached_ns;
 	n->resumes = old->resumes + 1;
 	SWAP(n->saved_name, old->saved_name);

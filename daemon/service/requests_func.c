@@ -181,7 +181,7 @@ void requests_drift(struct client *cl, const Kprof__DriftRequest *req)
 
 	if (!t)
 		return;
-	if (t->state == TARGET_ATTACHED && !t->drift) {
+	if (t->state == TARGET_ATTACHED && !t->drift && !t->drift_kept) {
 		requests_error(
 		    cl, -EOPNOTSUPP,
 		    "profile drift is off for pid %u: it was attached while kprofd.conf had "

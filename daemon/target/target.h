@@ -172,6 +172,9 @@ struct target {
 	/* drift_kept was packed when the target ended, its detectors freed (drift_reply_end), not
 	 * restored from a saved profile. */
 	bool drift_kept_at_end;
+	/* An attached target that continues a profile kept across a restart of kprofd
+	 * (manager_resume.c) with its drift result: when that profile's session ended. */
+	uint64_t drift_kept_ns;
 	/* attach --off-cpu: where its threads waited (offcpu.c); NULL if not asked. */
 	struct offcpu *offcpu;
 };

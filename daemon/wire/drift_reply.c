@@ -268,8 +268,10 @@ static void reply_cut(struct drift_reply_msg *m)
 static void mark_kept(const struct target *t, struct drift_reply_msg *m)
 {
 	m->r.kept = true;
-	m->r.kept_ended_ns = t->ended_ns;
-	m->r.kept_reason = (char *)(t->state == TARGET_EXITED ? "exited" : "detached");
+	m->r.kept_ended_ns = t->state == TARGET_ATTACHED ? t->drift_kept_ns : t->ended_ns;
+	m->r.kept_reason = (char *)(t->state == TARGET_ATTACHED ? "kprofd stopped"
+				    : t->state == TARGET_EXITED ? "exited"
+								: "detached");
 }
 
 int drift_reply_keep(const struct target *t, struct drift_reply_msg *m)
@@ -322,7 +324,8 @@ int drift_reply_answer(const struct target *t, unsigned keys, struct drift_reply
 		reply_cut(m); /* as it is saved */
 	} else {
 		memset(m, 0, sizeof(*m));
-		if (t->state == TARGET_ATTACHED || !t->drift_kept)
+		/* Attached without detectors: a result kept across a restart of kprofd, if any. */
+		if (!t->drift_kept)
 			return -ENODATA;
 		err = reply_restored(t, keys, m);
 		if (err < 0)

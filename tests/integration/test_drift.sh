@@ -18,7 +18,7 @@
 start_daemon || { fail "daemon starts" "see log"; exit 1; }
 
 FLIP=6
-start_minijit --phase 40 --flip-after "$FLIP" --seconds 16 || { fail "minijit starts" ""; exit 1; }
+start_minijit --phase 40 --flip-after "$FLIP" --seconds 60 || { fail "minijit starts" ""; exit 1; }
 FP=$MJ_PID FOUT=$MJ_OUT
 ctl attach "$FP" --freq 999 >/dev/null
 # The steady one is a watched target: a copy of minijit under its own name, attached by a rule.
