@@ -90,6 +90,7 @@ c=$(code "$URL/debug/pprof/targets" -H "Authorization: Bearer $TOKEN")
 [ "$c" = 200 ] && grep -q "\"pid\":$MJ_PID" "$TDIR/n/body" && pass "the right token: 200" || fail "the right token" "status $c"
 c=$(code "$URL/debug/pprof/profile?seconds=1&pid=$MJ_PID" -H "authorization: bearer $TOKEN")
 [ "$c" = 200 ] && pass "header name and scheme in any case (RFC 7235): 200" || fail "case" "status $c"
+ctl detach "$MJ_PID" >/dev/null # else it is attached again at the next start (test_restart.sh)
 stop_daemon
 
 # The opt-out: loopback only, loudly.
