@@ -33,7 +33,9 @@ static bool passes(const Kprof__SavedProfile *sp, const struct tview_filter *f, 
 		return true;
 	if (tid != *last_tid || !*last_ok) {
 		*last_tid = tid;
-		*last_ok = !strcmp(tview_name(sp, tid), f->comm);
+		const char *name = tview_name(sp, tid);
+
+		*last_ok = name[0] && !strcmp(name, f->comm); /* no name matches no --comm */
 	}
 	return *last_ok;
 }

@@ -11,7 +11,8 @@
 
 #define TVIEW_NO_FUNC UINT32_MAX
 
-/* Which threads: tid (0: any) and comm, a thread's name exactly (NULL: any); both must hold. */
+/* Which threads: tid (0: any) and comm, a thread's name exactly (NULL: any; a thread the
+ * profile kept no name of matches none); both must hold. */
 struct tview_filter {
 	uint32_t tid;
 	const char *comm;
