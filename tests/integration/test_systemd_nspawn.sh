@@ -4,8 +4,9 @@
 # (DESTDIR, then bound at /usr/local and /etc/kprofd), kprofd.socket started. Checked there:
 # socket activation (the first connection starts kprofd.service), Type=notify readiness and
 # STATUS= (StatusText), the watchdog (WatchdogUSec, pings, and a stopped kprofd restarted by it),
-# `systemctl reload` (SIGHUP re-reads the config), the journal, a restart keeping the saved
-# profiles, JIT, native and kernel names of processes attached under the hardened unit (kernel
+# `systemctl reload` (SIGHUP re-reads the config; an [http] listen it cannot apply is said, and
+# without the network drop-in kprofd starts without the endpoint, saying how to enable it), the
+# journal, a restart keeping the saved profiles, JIT, native and kernel names of processes attached under the hardened unit (kernel
 # names need StandardInput=file:/proc/kallsyms: ProtectKernelTunables= hides the file), and the
 # exposure of `systemd-analyze security` (at most 2.5). kprofd runs in the container's PID
 # namespace (ARCHITECTURE.md §1.2.2). The container is powered off, and its mounts gone, on every
