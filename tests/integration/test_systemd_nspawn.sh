@@ -6,9 +6,9 @@
 # STATUS= (StatusText), the watchdog (WatchdogUSec, pings, and a stopped kprofd restarted by it),
 # `systemctl reload` (SIGHUP re-reads the config; an [http] listen it cannot apply is said, and
 # without the network drop-in kprofd starts without the endpoint, saying how to enable it), the
-# journal, a restart keeping the saved profiles, JIT, native and kernel names of processes attached under the hardened unit (kernel
-# names need StandardInput=file:/proc/kallsyms: ProtectKernelTunables= hides the file), and the
-# exposure of `systemd-analyze security` (at most 2.5). kprofd runs in the container's PID
+# journal, a restart keeping the saved profiles, JIT, native and kernel names of processes
+# attached under the hardened unit (kernel names need StandardInput=file:/proc/kallsyms:
+# ProtectKernelTunables= hides the file), and the exposure of `systemd-analyze security` (at most 2.5). kprofd runs in the container's PID
 # namespace (ARCHITECTURE.md §1.2.2). The container is powered off, and its mounts gone, on every
 # exit. Needs root, systemd-container (make deps) and a kernel that lets nspawn boot.
 # Not sanitized: it runs the installed build under systemd in a container (about 30 s).
