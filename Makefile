@@ -234,6 +234,7 @@ $(BUILD)/tests/test_render: $(SAN_OBJ)/cli/render.o $(SAN_OBJ)/cli/render_spp.o
 $(BUILD)/tests/test_render: $(SAN_OBJ)/cli/render_targets.o $(SAN_OBJ)/cli/render_profile.o \
 	$(SAN_OBJ)/cli/render_paths.o $(SAN_OBJ)/cli/render_annotate.o $(SAN_OBJ)/cli/drift.o
 $(BUILD)/tests/test_render_offcpu: $(SAN_OBJ)/cli/render_offcpu.o $(SAN_OBJ)/cli/render.o
+$(BUILD)/tests/test_render_threads: $(SAN_OBJ)/cli/render.o $(SAN_OBJ)/cli/render_threads.o
 $(BUILD)/tests/test_%: $(SAN_OBJ)/tests/unit/test_%.o $(SAN_LIBS) | $(BUILD)/tests
 	$(CC) $(LINK_FLAGS) $(SAN) -o $@ $(filter %.o,$^) $(filter %.a,$^) $(UNIT_LIBS)
 

@@ -22,14 +22,15 @@ static const char *func_name(const Kprof__SavedProfile *sp, uint32_t f)
 	return f < sp->n_functions && sp->functions[f]->name ? sp->functions[f]->name : "";
 }
 
-void render_threads(FILE *f, const Kprof__SavedProfile *sp, const struct tview_thread *t,
-		    size_t n, unsigned top, uint64_t total, bool json)
+void render_threads(FILE *f, const Kprof__Target *target, const Kprof__SavedProfile *sp,
+		    const struct tview_thread *t, size_t n, unsigned top, uint64_t total,
+		    bool json)
 {
 	size_t shown = top && top < n ? top : n;
 	int left;
 
 	if (json) {
-		render_json_open_target(f, sp->target);
+		render_json_open_target(f, target);
 		fprintf(f, ",\"total_samples\":%" PRIu64 ",\"threads\":[", total);
 		for (size_t i = 0; i < n; i++) {
 			fprintf(f, "%s{\"tid\":%u,\"comm\":", i ? "," : "", t[i].tid);
@@ -48,8 +49,8 @@ void render_threads(FILE *f, const Kprof__SavedProfile *sp, const struct tview_t
 		fputs("]}\n", f);
 		return;
 	}
-	if (sp->target)
-		render_target_line(f, sp->target);
+	if (target)
+		render_target_line(f, target);
 	fprintf(f, "%" PRIu64 " sample%s, %zu thread%s%s\n\n", total, render_plural(total), n,
 		render_plural(n), shown < n ? " (top shown)" : "");
 	/* TID SAMPLES SHARE THREAD(16) TOP%: 8+1+10+1+7+2+16+1+6+1 */

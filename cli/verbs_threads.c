@@ -54,9 +54,10 @@ bool verbs_threads_any(const struct verbs_threads *t)
 	return t->threads || t->only.tid || t->only.comm;
 }
 
-/* The view's threads table or flat profile. 0 or an exit code. */
+/* The view's threads table or flat profile (of a merged profile: without a target line). 0 or
+ * an exit code. */
 static int show(const struct verbs_threads *t, const Kprof__ReportRequest *rr,
-		const Kprof__SavedProfile *sp, bool json, bool full_names)
+		const Kprof__SavedProfile *sp, bool merged, bool json, bool full_names)
 {
 	struct tview v;
 	int r = 0;
@@ -81,13 +82,16 @@ static int show(const struct verbs_threads *t, const Kprof__ReportRequest *rr,
 
 		if (tview_threads(&v.sp, &th, &n) < 0)
 			goto nomem;
-		render_threads(stdout, &v.sp, th, n, rr->top, v.target.samples, json);
+		render_threads(stdout, merged ? NULL : &v.target, &v.sp, th, n, rr->top,
+			       v.target.samples, json);
 		free(th);
 	} else {
 		Kprof__ReportReply *rep;
 
 		if (merge_report(&v.sp, rr->top, &rep) < 0)
 			goto nomem;
+		if (merged) /* its target is its first process's: not the group's */
+			rep->target = NULL;
 		render_report(stdout, rep, json, full_names);
 		merge_report_free(rep);
 	}
@@ -111,7 +115,7 @@ int verbs_report_threads(const struct verbs_threads *t, const Kprof__ReportReque
 	if (group) {
 		if ((r = group_load_range(verbs_call_raw, group, rr->since_ns, rr->until_ns, &g)))
 			return r;
-		r = show(t, rr, g.sp, json, full_names);
+		r = show(t, rr, g.sp, true, json, full_names);
 		group_free(&g);
 		return r;
 	}
@@ -128,7 +132,7 @@ int verbs_report_threads(const struct verbs_threads *t, const Kprof__ReportReque
 		kprof__reply__free_unpacked(rep, NULL);
 		return KPROFCTL_EXIT_ERROR;
 	}
-	r = show(t, rr, rep->export->profile, json, full_names);
+	r = show(t, rr, rep->export->profile, false, json, full_names);
 	kprof__reply__free_unpacked(rep, NULL);
 	return r;
 }
