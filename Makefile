@@ -54,7 +54,7 @@ SKELS := $(BUILD)/kprof.skel.h
 # "kernel/loader.h" through -Idaemon) and both. kprofctl: cli/*.c and both. liboracles.a: the
 # exact CCT and the HCCT metrics, for unit tests and bench_hcct.
 LIB_SRC := $(wildcard daemon/lib/*.c)
-WIRE_SRC := proto/frame.c proto/saved.c proto/pprof.c proto/sdelta.c proto/merge.c $(PROTO_C) $(PPROF_C)
+WIRE_SRC := proto/frame.c proto/saved.c proto/pprof.c proto/sdelta.c proto/merge.c proto/tview.c $(PROTO_C) $(PPROF_C)
 DAEMON_SRC := $(wildcard daemon/*.c) $(filter-out daemon/lib/%,$(wildcard daemon/*/*.c))
 CLI_SRC := $(wildcard cli/*.c)
 ORACLE_SRC := $(wildcard tests/oracles/*.c)
@@ -234,6 +234,7 @@ $(BUILD)/tests/test_render: $(SAN_OBJ)/cli/render.o $(SAN_OBJ)/cli/render_spp.o
 $(BUILD)/tests/test_render: $(SAN_OBJ)/cli/render_targets.o $(SAN_OBJ)/cli/render_profile.o \
 	$(SAN_OBJ)/cli/render_paths.o $(SAN_OBJ)/cli/render_annotate.o $(SAN_OBJ)/cli/drift.o
 $(BUILD)/tests/test_render_offcpu: $(SAN_OBJ)/cli/render_offcpu.o $(SAN_OBJ)/cli/render.o
+$(BUILD)/tests/test_render_threads: $(SAN_OBJ)/cli/render.o $(SAN_OBJ)/cli/render_threads.o
 $(BUILD)/tests/test_%: $(SAN_OBJ)/tests/unit/test_%.o $(SAN_LIBS) | $(BUILD)/tests
 	$(CC) $(LINK_FLAGS) $(SAN) -o $@ $(filter %.o,$^) $(filter %.a,$^) $(UNIT_LIBS)
 

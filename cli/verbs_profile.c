@@ -29,6 +29,7 @@
 #include "top.h"
 #include "drift.h"
 #include "verbs.h"
+#include "verbs_threads.h"
 
 /* The merged report of a watched cgroup or unit. 0, or an exit code. */
 static int report_group(const char *name, const struct verbs_group *grp,
@@ -106,6 +107,7 @@ int verb_report(int argc, char **argv)
 	    RANGE_OPTS,
 	    {"off-cpu", no_argument, NULL, 'O'},
 	    {"wall", no_argument, NULL, 'w'},
+	    THREAD_OPTS,
 	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
@@ -113,6 +115,7 @@ int verb_report(int argc, char **argv)
 	Kprof__Reply *rep = NULL;
 	bool json = false, full_names = false, wall = false;
 	struct verbs_group grp = {0};
+	struct verbs_threads th = {0};
 	const char *name;
 	int c, r, st = -1;
 
@@ -128,7 +131,10 @@ int verb_report(int argc, char **argv)
 			full_names = true;
 		rr.off_cpu |= c == 'O';
 		wall |= c == 'w';
-		if (!verbs_group_opt(c, &grp) && verbs_range_opt(c, &rr.since_ns, &rr.until_ns))
+		if ((r = verbs_threads_opt(c, &th)) < 0)
+			return -r;
+		if (!r && !verbs_group_opt(c, &grp) &&
+		    verbs_range_opt(c, &rr.since_ns, &rr.until_ns))
 			return KPROFCTL_EXIT_USAGE;
 	}
 	if (st >= 0)
@@ -138,6 +144,13 @@ int verb_report(int argc, char **argv)
 		return r;
 	if (name && (rr.off_cpu || wall))
 		return verbs_usage_error("report", "--off-cpu and --wall are for one PID");
+	if (verbs_threads_any(&th) && (rr.off_cpu || wall))
+		return verbs_usage_error("report", "--threads, --tid and --comm read the CPU "
+						   "profile: not with --off-cpu or --wall");
+	if (!name && verbs_threads_any(&th) && (r = verbs_one_pid("report", argc, argv, &rr.pid)))
+		return r;
+	if (verbs_threads_any(&th))
+		return verbs_report_threads(&th, &rr, name, json, full_names);
 	if (name)
 		return report_group(name, &grp, &rr, json, full_names);
 	if ((r = verbs_one_pid("report", argc, argv, &rr.pid)) || rr.off_cpu || wall)

@@ -280,6 +280,9 @@ int merge_report(const Kprof__SavedProfile *sp, unsigned top, Kprof__ReportReply
 		}
 	}
 	qsort(g, ng, sizeof(*g), flat_cmp);
+	/* Functions in no stack (a view cut to some threads: tview.c) are left out, last. */
+	while (ng && !g[ng - 1].total)
+		ng--;
 	ne = top && top < ng ? top : ng;
 	kprof__report_reply__init(r);
 	r->entries = calloc(ne + 1, sizeof(*r->entries));

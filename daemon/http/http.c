@@ -498,7 +498,17 @@ static int start_mhd(struct httpd *h, const struct config *conf, const struct ht
 				MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_END);
 	if (!h->d) {
 		err = errno ? -errno : -EIO;
-		log_err("http: cannot listen on %s: %s", conf->http_listen, strerror(-err));
+		if (err == -EAFNOSUPPORT) /* the unit's RestrictAddressFamilies=AF_UNIX */
+			log_err("http: endpoint %s OFF: no network sockets here (%s): under "
+				"kprofd.service install the drop-in kprofd-http.conf "
+				"($PREFIX/share/kprof/, PREFIX /usr/local by default) as "
+				"/etc/systemd/system/kprofd.service.d/http.conf, then "
+				"`systemctl daemon-reload && systemctl restart kprofd` "
+				"(docs/SERVICE.md); kprofd runs on without the endpoint",
+				conf->http_listen, strerror(-err));
+		else
+			log_err("http: cannot listen on %s: %s", conf->http_listen,
+				strerror(-err));
 		return err;
 	}
 	return 0;
@@ -552,6 +562,10 @@ int httpd_new(struct manager *m, struct httpd **ret)
 		return 0; /* kprofd runs on, the endpoint off */
 	}
 	err = start_mhd(h, conf, &addr);
+	if (err == -EAFNOSUPPORT) {
+		httpd_free(h);
+		return 0; /* an optional endpoint: the profiler runs on, logged how to enable */
+	}
 	if (err >= 0)
 		err = add_sources(h);
 	if (err < 0) {

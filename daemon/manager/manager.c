@@ -416,6 +416,17 @@ static void resolve_read_group(struct manager *m)
 	m->read_gid = gr.gr_gid;
 }
 
+/* The [http] keys read only when the endpoint starts, from old into c. */
+static void reload_keep_http(struct config *c, const struct config *old)
+{
+	strcpy(c->http_listen, old->http_listen);
+	strcpy(c->http_token_file, old->http_token_file);
+	c->http_insecure_no_auth = old->http_insecure_no_auth;
+	c->http_max_connections = old->http_max_connections;
+	c->http_max_per_source = old->http_max_per_source;
+	c->http_request_timeout = old->http_request_timeout;
+}
+
 /* SIGHUP: build the settings again; apply what can change live, keep the rest. */
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
@@ -435,6 +446,17 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 	    c.max_thread_fds != m->conf.max_thread_fds)
 		log_warn("reload: the socket path, the ring buffer size, the sampling events and "
 			 "limits.max_thread_fds change only at restart");
+	if (strcmp(c.http_listen, m->conf.http_listen) ||
+	    strcmp(c.http_token_file, m->conf.http_token_file) ||
+	    c.http_insecure_no_auth != m->conf.http_insecure_no_auth ||
+	    c.http_max_connections != m->conf.http_max_connections ||
+	    c.http_max_per_source != m->conf.http_max_per_source ||
+	    c.http_request_timeout != m->conf.http_request_timeout)
+		log_warn("reload: NOT applied: [http] listen, token_file, insecure_no_auth, "
+			 "max_connections, max_per_source and request_timeout change only at "
+			 "restart (systemctl restart kprofd); the pprof endpoint stays %s%s",
+			 m->http ? "on " : "off", m->http ? m->conf.http_listen : "");
+	reload_keep_http(&c, &m->conf);
 	strcpy(c.socket_path, m->conf.socket_path);
 	c.ringbuf_bytes = m->conf.ringbuf_bytes;
 	c.ringbuf_max_mb = m->conf.ringbuf_max_mb;

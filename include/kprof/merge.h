@@ -39,8 +39,8 @@ const char *merge_runtime(const Kprof__Target *t, const char *exe);
  * bytes). */
 const char *merge_module_key(const char *m, char *buf, size_t len);
 /* The flat profile of sp, as kprofd's report computes it: per function (name, module and kind
- * alike across processes are one), self and total samples, sorted by self then total, at most
- * top entries (0: all). *ret is freed with merge_report_free. 0 or -ENOMEM. */
+ * alike across processes are one; those in no stack left out), self and total samples, sorted
+ * by self then total, at most top entries (0: all). *ret is freed with merge_report_free. 0 or -ENOMEM. */
 int merge_report(const Kprof__SavedProfile *sp, unsigned top, Kprof__ReportReply **ret);
 void merge_report_free(Kprof__ReportReply *r);
 
