@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The per-sample cost does not grow with the kept profiles (issue 34, items 1 and the
+# The per-sample cost does not grow with the kept profiles (issue 34, item 1 and the
 # complexity check; not a timing assert): a sample finds its target by PID in a hash table, and
 # status --json counts the lookups and the hash-chain entries they looked at. A busy target
 # attached first, then 400 kept profiles of other processes attached and detached after it
-# (the newest first in the list a walk would take): the chain entries looked at per lookup
-# stay under 2, with 0 and with 400 kept (attached targets come first in each chain) (a walk of the list would look at ~400).
-# Needs root (BPF).
+# (the newest first in the list a walk would take): the chain entries looked at per lookup stay
+# under 2 with 0 and with 400 kept (attached targets come first in each chain; a walk of the
+# list would look at ~400). Needs root (BPF).
 . "$(dirname "$0")/lib.sh"
 N=400
 cp "$(dirname "$0")/kpraw.py" "$TDIR/"
