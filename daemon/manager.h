@@ -90,6 +90,7 @@ struct manager {
 	const struct manager_hooks *hooks;
 	void *hooks_ud;
 	uint64_t auto_refused; /* attaches refused by limits.max_auto_targets */
+	uint64_t rt_window_ns, rt_used_ns; /* attaches run SCHED_FIFO: this second's, and time */
 	/* The time windows (windows.c), NULL until set up. */
 	struct windows *windows;
 	/* System-wide mode (syswide.c, a layer above, sets these): a sample of a process that

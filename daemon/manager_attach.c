@@ -273,8 +273,11 @@ static int check_quotas(struct manager *m, uid_t by, unsigned freq, char *errbuf
  * timeslice every ~100 ms (measured: 500 busy threads, 7.8 s to attach, of which kprofd ran
  * 19 ms and waited to run the rest). For an attach kprofd runs SCHED_FIFO (where it may:
  * CAP_SYS_NICE; the systemd unit's cgroup weight does the same for the service), then goes
- * back to its policy. The burst is bounded (limits.max_threads events), so it cannot hog a
- * CPU; children do not inherit it (SCHED_RESET_ON_FORK). */
+ * back to its policy. Each attach is bounded (limits.max_threads events), and all of them
+ * together run SCHED_FIFO at most RT_BUDGET_MS a second (the rest as usual), so that a user
+ * attaching in a loop cannot lend itself a real-time share of the CPU through kprofd; children
+ * do not inherit it (SCHED_RESET_ON_FORK). */
+#define RT_BUDGET_MS 100
 static bool burst_enter(void)
 {
 	struct sched_param p = {.sched_priority = 1};
@@ -521,10 +524,18 @@ static int attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 int manager_attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
 		   struct target **ret, char *errbuf, size_t errlen)
 {
-	bool rt = burst_enter();
-	int err = attach(m, pid, opts, ret, errbuf, errlen);
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	bool rt;
+	int err;
 
-	burst_leave(rt);
+	if (now - m->rt_window_ns >= 1000000000ULL)
+		m->rt_window_ns = now, m->rt_used_ns = 0;
+	rt = m->rt_used_ns < RT_BUDGET_MS * 1000000ULL && burst_enter();
+	err = attach(m, pid, opts, ret, errbuf, errlen);
+	if (rt) {
+		m->rt_used_ns += now_ns(CLOCK_MONOTONIC) - now;
+		burst_leave(rt);
+	}
 	return err;
 }
 
