@@ -466,8 +466,8 @@ static void attach_log(struct target *t, const struct attach_opts *o)
 		(unsigned long long)ss.jitdump_symbols);
 }
 
-static int attach(struct manager *m, pid_t pid, const struct attach_opts *opts,
-		  struct target **ret, char *errbuf, size_t errlen)
+static int attach(struct manager *m, pid_t pid, const struct attach_opts *opts, struct target **ret,
+		  char *errbuf, size_t errlen)
 {
 	struct target *old = manager_find(m, pid), *t = NULL;
 	struct attach_opts o = *opts;

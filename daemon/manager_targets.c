@@ -58,8 +58,8 @@
 struct target_list {
 	struct target *head;
 	struct target *attached; /* the attached ones alone (att_next/att_prev), newest first */
-	unsigned dropped;	/* marked, not freed yet */
-	sd_event_source *sweep; /* a defer source: frees the marked ones */
+	unsigned dropped;	 /* marked, not freed yet */
+	sd_event_source *sweep;	 /* a defer source: frees the marked ones */
 	struct target **buckets;
 	size_t nbuckets, count; /* a power of two; targets linked (marked ones too) */
 	uint64_t lookups, lookup_steps;
@@ -73,7 +73,7 @@ struct target_list {
 		bool used;
 		unsigned kept; /* its kept profiles */
 		uint64_t bytes;
-	} *kb;
+	} * kb;
 	size_t nkb, kb_used; /* slots (a power of two, or 0), used */
 	bool kb_incomplete;  /* a uid was left out (no memory): trims walk every time */
 	unsigned users_kept; /* kept profiles of non-root uids */
@@ -141,8 +141,8 @@ void manager_kept_memory(const struct manager *m, uid_t uid, uint64_t *mine, uin
 	const struct target_list *l = m->list;
 
 	*all = l->kept_bytes;
-	*mine = l->nkb && kb_find(l->kb, l->nkb, uid)->used ? kb_find(l->kb, l->nkb, uid)->bytes
-							     : 0;
+	*mine =
+	    l->nkb && kb_find(l->kb, l->nkb, uid)->used ? kb_find(l->kb, l->nkb, uid)->bytes : 0;
 }
 
 void manager_mark_dirty(struct manager *m, struct target *t)
@@ -179,7 +179,8 @@ static void hash_grow(struct target_list *l)
 			t = next;
 		}
 		for (t = rev; t;) {
-			struct target *next = t->hash_next, **b = &nb[mix64((uint32_t)t->pid) & (n - 1)];
+			struct target *next = t->hash_next,
+				      **b = &nb[mix64((uint32_t)t->pid) & (n - 1)];
 
 			t->hash_next = *b;
 			*b = t;
@@ -621,8 +622,7 @@ void manager_stop_sampling(struct manager *m, struct target *t)
 	/* Room for events again: the targets a limit left with unsampled threads get them. The
 	 * followed children that sampled with t's inherited events (now gone) get their own. */
 	manager_for_each_attached(m, o) {
-		if (!o->events ||
-		    (!o->threads.unsampled && !(t->children && o->parent)))
+		if (!o->events || (!o->threads.unsampled && !(t->children && o->parent)))
 			continue;
 		if (sampler_target_rescan(o->events) < 0)
 			log_warn("pid %d: cannot scan its threads again", o->pid);

@@ -45,9 +45,9 @@ struct window_store {
 	struct window_entry *v;
 	size_t n, cap;
 	uint64_t mem, disk;
-	struct window_stats st; /* the counters; sizes are computed */
-	struct uid_use *uses;	/* NULL: no quotas this retention (off, or out of memory) */
-	size_t nuses;		/* slots, a power of two */
+	struct window_stats st;		/* the counters; sizes are computed */
+	struct uid_use *uses;		/* NULL: no quotas this retention (off, or out of memory) */
+	size_t nuses;			/* slots, a power of two */
 	uint64_t users_mem, users_disk; /* non-root uids' bytes, during a retention */
 };
 
