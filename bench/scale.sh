@@ -14,7 +14,7 @@
 #    attached 2 s after its start: the wall time of `kprofctl attach`, kprofd's time on CPU
 #    and waiting to run (/proc/PID/schedstat) meanwhile.
 # Usage: [BUILD=build] [SC_KEPT="0 1000 2000"] [SC_CHILDREN="500 1000 2000"] [SC_SECONDS=10]
-#        [SC_THREADS="100 500"] bash bench/scale.sh    (make bench runs it short: SC_SHORT=1)
+#        [SC_THREADS="100 500"] [SC_CHILD_FREQ=99] bash bench/scale.sh    (make bench runs it short: SC_SHORT=1)
 set -u
 BUILD=${BUILD:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -84,7 +84,7 @@ print('%8d %10d %12.2f %14s' % (k, ds, dc / max(ds, 1), '%.2f' % (dst / dl) if d
 	stop
 done
 
-echo "## per child: attach --children of a loop of N /bin/true (default frequency)"
+echo "## per child: attach --children --freq ${SC_CHILD_FREQ:-99} of a loop of N /bin/true"
 printf "%8s %12s %12s %12s\n" children "us/child" "wall s" "alone s"
 for N in $SC_CHILDREN; do
 	loop='until [ -e "$0" ]; do sleep 0.05; done; i=0; while [ $i -lt '"$N"' ]; do /bin/true; i=$((i+1)); done'
@@ -94,7 +94,7 @@ for N in $SC_CHILDREN; do
 	start
 	rm -f "$T/go"
 	sh -c "$loop" "$T/go" & LP=$!; KILL+=("$LP")
-	ctl attach "$LP" --children >/dev/null
+	ctl attach "$LP" --children --freq "${SC_CHILD_FREQ:-99}" >/dev/null
 	c0=$(cpu_us "$KD"); w0=$(date +%s.%N)
 	touch "$T/go"
 	wait "$LP"
