@@ -10,17 +10,22 @@
 # 2. per child: `attach --children` of a shell loop running /bin/true SC_CHILDREN times (the
 #    loop waits for a file, so every child is followed): kprofd's CPU from the start of the
 #    loop to 2 s after its end, / the children; the loop's wall time, and alone.
+# 3. per attach: a process of SC_THREADS threads, each spinning ~1 ms and sleeping 1 ms,
+#    attached 2 s after its start: the wall time of `kprofctl attach`, kprofd's time on CPU
+#    and waiting to run (/proc/PID/schedstat) meanwhile.
 # Usage: [BUILD=build] [SC_KEPT="0 1000 2000"] [SC_CHILDREN="500 1000 2000"] [SC_SECONDS=10]
-#        bash bench/scale.sh          (make bench runs it short: SC_SHORT=1)
+#        [SC_THREADS="100 500"] [SC_CHILD_FREQ=99] bash bench/scale.sh    (make bench runs it short: SC_SHORT=1)
 set -u
 BUILD=${BUILD:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 if [ -n "${SC_SHORT:-}" ]; then
 	SC_KEPT=${SC_KEPT:-"0 300"} SC_CHILDREN=${SC_CHILDREN:-"200 400"} SC_SECONDS=${SC_SECONDS:-3}
+	SC_THREADS=${SC_THREADS:-"100"}
 fi
 SC_KEPT=${SC_KEPT:-"0 1000 2000"}
 SC_CHILDREN=${SC_CHILDREN:-"500 1000 2000"}
 SC_SECONDS=${SC_SECONDS:-10}
+SC_THREADS=${SC_THREADS:-"100 500"}
 KPROFD=$BUILD/kprofd KPROFCTL=$BUILD/kprofctl
 [ "$(id -u)" = 0 ] || { echo "bench/scale.sh: must run as root" >&2; exit 1; }
 [ -x "$KPROFD" ] && [ -x "$KPROFCTL" ] || { echo "bench/scale.sh: build first ($BUILD)" >&2; exit 1; }
@@ -79,7 +84,7 @@ print('%8d %10d %12.2f %14s' % (k, ds, dc / max(ds, 1), '%.2f' % (dst / dl) if d
 	stop
 done
 
-echo "## per child: attach --children of a loop of N /bin/true (default frequency)"
+echo "## per child: attach --children --freq ${SC_CHILD_FREQ:-99} of a loop of N /bin/true"
 printf "%8s %12s %12s %12s\n" children "us/child" "wall s" "alone s"
 for N in $SC_CHILDREN; do
 	loop='until [ -e "$0" ]; do sleep 0.05; done; i=0; while [ $i -lt '"$N"' ]; do /bin/true; i=$((i+1)); done'
@@ -89,7 +94,7 @@ for N in $SC_CHILDREN; do
 	start
 	rm -f "$T/go"
 	sh -c "$loop" "$T/go" & LP=$!; KILL+=("$LP")
-	ctl attach "$LP" --children >/dev/null
+	ctl attach "$LP" --children --freq "${SC_CHILD_FREQ:-99}" >/dev/null
 	c0=$(cpu_us "$KD"); w0=$(date +%s.%N)
 	touch "$T/go"
 	wait "$LP"
@@ -101,3 +106,28 @@ n, dc, w, a = map(float, sys.argv[1:])
 print('%8d %12.0f %12.2f %12.2f' % (n, dc / n, w, a))" "$N" "$(echo "$c1 - $c0" | bc)" "$(echo "$w1 - $w0" | bc)" "$alone"
 	stop
 done
+
+echo "## per attach: N threads busy half the time, kprofctl attach --freq 99"
+printf "%8s %10s %14s %16s\n" threads "wall s" "kprofd cpu ms" "kprofd wait ms"
+cat >"$T/busy.c" <<'EOF'
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+static void *w(void *a) { for (;;) { volatile unsigned s = 0; for (int i = 0; i < 200000; i++) s += i; usleep(1000); } return a; }
+int main(int argc, char **argv) { pthread_t t; for (int i = 0; i < atoi(argv[1]); i++) pthread_create(&t, NULL, w, NULL); pause(); }
+EOF
+cc -O1 -pthread -o "$T/busy" "$T/busy.c" || exit 1
+start
+for N in $SC_THREADS; do
+	"$T/busy" "$N" & BP=$!; KILL+=("$BP")
+	sleep 2
+	read -r c0 w0 _ <"/proc/$KD/schedstat"; t0=$(date +%s.%N)
+	ctl attach "$BP" --freq 99 >/dev/null
+	t1=$(date +%s.%N); read -r c1 w1 _ <"/proc/$KD/schedstat"
+	python3 -c "import sys
+n, w, c, q = map(float, sys.argv[1:])
+print('%8d %10.2f %14.1f %16.0f' % (n, w, c / 1e6, q / 1e6))" "$N" "$(echo "$t1 - $t0" | bc)" $((c1 - c0)) $((w1 - w0))
+	kill -9 "$BP"; wait "$BP" 2>/dev/null
+done
+stop

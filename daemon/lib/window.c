@@ -45,9 +45,9 @@ struct window_store {
 	struct window_entry *v;
 	size_t n, cap;
 	uint64_t mem, disk;
-	struct window_stats st; /* the counters; sizes are computed */
-	struct uid_use *uses;	/* NULL: no quotas this retention (off, or out of memory) */
-	size_t nuses;		/* slots, a power of two */
+	struct window_stats st;		/* the counters; sizes are computed */
+	struct uid_use *uses;		/* NULL: no quotas this retention (off, or out of memory) */
+	size_t nuses, nuids;		/* slots (a power of two, at least twice the uids), uids */
 	uint64_t users_mem, users_disk; /* non-root uids' bytes, during a retention */
 };
 
@@ -156,6 +156,22 @@ static struct uid_use *use_of(const struct window_store *ws, uint32_t uid)
 			return &ws->uses[i];
 }
 
+/* Twice the slots, when half are used (without memory: no quotas this retention). */
+static void uses_grow(struct window_store *ws)
+{
+	struct window_store old = {.uses = ws->uses, .nuses = ws->nuses};
+	size_t n = ws->nuses * 2;
+
+	if (2 * (ws->nuids + 1) <= ws->nuses)
+		return;
+	ws->uses = calloc(n, sizeof(*ws->uses));
+	ws->nuses = n;
+	for (size_t i = 0; ws->uses && i < old.nuses; i++)
+		if (old.uses[i].used)
+			*use_of(ws, old.uses[i].uid) = old.uses[i];
+	free(old.uses);
+}
+
 /* Bytes of e's uid going (negative) or coming. */
 static void account(struct window_store *ws, const struct window_entry *e, int64_t mem,
 		    int64_t disk)
@@ -164,6 +180,13 @@ static void account(struct window_store *ws, const struct window_entry *e, int64
 
 	if (!u || !e->uid)
 		return;
+	if (!u->used) {
+		uses_grow(ws);
+		u = use_of(ws, e->uid);
+		if (!u)
+			return;
+		ws->nuids++;
+	}
 	u->used = true;
 	u->uid = e->uid;
 	u->mem += mem, u->disk += disk;
@@ -267,19 +290,16 @@ static void evict_disk(struct window_store *ws, window_drop_fn fn, void *ud)
 /* Each uid's bytes, when quotas are on (without memory for the table: global bounds only). */
 static void tally(struct window_store *ws)
 {
-	size_t want = 16;
-
 	free(ws->uses);
 	ws->uses = NULL;
 	ws->users_mem = ws->users_disk = 0;
+	ws->nuids = 0;
 	if (!ws->lim.mem_per_uid && !ws->lim.disk_per_uid)
 		return;
-	while (want < 2 * ws->n)
-		want *= 2;
-	ws->uses = calloc(want, sizeof(*ws->uses));
+	ws->nuses = 16; /* grows with the uids (uses_grow), not with the windows */
+	ws->uses = calloc(ws->nuses, sizeof(*ws->uses));
 	if (!ws->uses)
 		return;
-	ws->nuses = want;
 	for (size_t i = 0; i < ws->n; i++) {
 		const struct window_entry *e = &ws->v[i];
 

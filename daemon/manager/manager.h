@@ -78,7 +78,7 @@ struct manager {
 	struct symbolizer *sym;
 	struct jvmattach_ctx *jvm; /* exchanges with HotSpot JVMs (jvmattach.c) */
 	struct target_env env;	   /* what targets get of the daemon (target.h) */
-	struct target_list *list; /* private to manager_targets.c: manager_for_each_target */
+	struct target_list *list;  /* private to manager_targets.c: manager_for_each_target */
 	unsigned n_attached, n_kept;
 	uint64_t start_ns;
 	uint64_t samples, unknown_tgid;
@@ -98,6 +98,7 @@ struct manager {
 	unsigned n_subs;
 	bool stopping; /* no new target from a stranger's sample */
 	uint64_t auto_refused; /* attaches refused by limits.max_auto_targets */
+	uint64_t rt_window_ns, rt_used_ns; /* attaches run SCHED_FIFO: this second's, and time */
 	/* The time windows (windows.c) and system-wide mode (syswide.c), for the requests that
 	 * use them: set by main.c, which creates them, NULL before. */
 	struct windows *windows;

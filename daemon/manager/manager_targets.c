@@ -44,8 +44,9 @@
  *
  * A sample finds its target by PID in a hash table (chains through hash_next, at most one
  * target per bucket on average: the table doubles as targets come), not by a walk: its cost
- * does not grow with the targets and kept profiles there are. A new target goes in at the head
- * of its chain, so an attached target is behind only those attached after it in its bucket.
+ * does not grow with the targets and kept profiles there are. In each chain the attached
+ * targets come first (one attaching goes in at the head) and the ended ones after them (one
+ * ending moves to the tail): a sample of an attached target passes no kept profile.
  * lookups/lookup_steps count the chain entries looked at (status --json), which a test checks
  * for staying flat as kept profiles pile up.
  *
@@ -57,8 +58,8 @@
 struct target_list {
 	struct target *head;
 	struct target *attached; /* the attached ones alone (att_next/att_prev), newest first */
-	unsigned dropped;	/* marked, not freed yet */
-	sd_event_source *sweep; /* a defer source: frees the marked ones */
+	unsigned dropped;	 /* marked, not freed yet */
+	sd_event_source *sweep;	 /* a defer source: frees the marked ones */
 	struct target **buckets;
 	size_t nbuckets, count; /* a power of two; targets linked (marked ones too) */
 	uint64_t lookups, lookup_steps;
@@ -72,7 +73,7 @@ struct target_list {
 		bool used;
 		unsigned kept; /* its kept profiles */
 		uint64_t bytes;
-	} *kb;
+	} * kb;
 	size_t nkb, kb_used; /* slots (a power of two, or 0), used */
 	bool kb_incomplete;  /* a uid was left out (no memory): trims walk every time */
 	unsigned users_kept; /* kept profiles of non-root uids */
@@ -140,8 +141,8 @@ void manager_kept_memory(const struct manager *m, uid_t uid, uint64_t *mine, uin
 	const struct target_list *l = m->list;
 
 	*all = l->kept_bytes;
-	*mine = l->nkb && kb_find(l->kb, l->nkb, uid)->used ? kb_find(l->kb, l->nkb, uid)->bytes
-							     : 0;
+	*mine =
+	    l->nkb && kb_find(l->kb, l->nkb, uid)->used ? kb_find(l->kb, l->nkb, uid)->bytes : 0;
 }
 
 void manager_mark_dirty(struct manager *m, struct target *t)
@@ -167,7 +168,7 @@ static void hash_grow(struct target_list *l)
 	if (!nb)
 		return;
 	for (size_t i = 0; i < l->nbuckets; i++) {
-		/* Each chain keeps its order (newest first) in its new bucket. */
+		/* Each chain keeps its order (attached first) in its new bucket. */
 		struct target *t = l->buckets[i], *rev = NULL;
 
 		while (t) {
@@ -178,7 +179,8 @@ static void hash_grow(struct target_list *l)
 			t = next;
 		}
 		for (t = rev; t;) {
-			struct target *next = t->hash_next, **b = &nb[mix64((uint32_t)t->pid) & (n - 1)];
+			struct target *next = t->hash_next,
+				      **b = &nb[mix64((uint32_t)t->pid) & (n - 1)];
 
 			t->hash_next = *b;
 			*b = t;
@@ -197,6 +199,18 @@ static void hash_unlink(struct target_list *l, struct target *t)
 			*pp = t->hash_next;
 			return;
 		}
+}
+
+/* t at the head of its chain if attached, else at its tail (see above). */
+static void hash_place(struct target_list *l, struct target *t)
+{
+	struct target **pp = bucket_of(l, t->pid);
+
+	if (t->state != TARGET_ATTACHED)
+		while (*pp)
+			pp = &(*pp)->hash_next;
+	t->hash_next = *pp;
+	*pp = t;
 }
 
 static struct target *live_from(struct target *t)
@@ -318,7 +332,6 @@ void manager_targets_free(struct manager *m)
 void manager_targets_link(struct manager *m, struct target *t)
 {
 	struct target_list *l = m->list;
-	struct target **b;
 
 	t->list_next = l->head;
 	t->list_dropped = false;
@@ -332,9 +345,7 @@ void manager_targets_link(struct manager *m, struct target *t)
 	}
 	l->count++;
 	hash_grow(l);
-	b = bucket_of(l, t->pid);
-	t->hash_next = *b;
-	*b = t;
+	hash_place(l, t);
 }
 
 void manager_lookup_stats(const struct manager *m, uint64_t *lookups, uint64_t *steps)
@@ -613,8 +624,7 @@ void manager_stop_sampling(struct manager *m, struct target *t)
 	/* Room for events again: the targets a limit left with unsampled threads get them. The
 	 * followed children that sampled with t's inherited events (now gone) get their own. */
 	manager_for_each_attached(m, o) {
-		if (!o->events ||
-		    (!o->threads.unsampled && !(t->children && o->parent)))
+		if (!o->events || (!o->threads.unsampled && !(t->children && o->parent)))
 			continue;
 		if (sampler_target_rescan(o->events) < 0)
 			log_warn("pid %d: cannot scan its threads again", o->pid);
@@ -656,6 +666,8 @@ void manager_end_target(struct manager *m, struct target *t, enum target_state s
 	unattach(m->list, t);
 	t->state = state;
 	t->ended_ns = now_ns(CLOCK_REALTIME);
+	hash_unlink(m->list, t); /* behind the attached ones of its chain */
+	hash_place(m->list, t);
 	drift_reply_end(t); /* the drift detectors freed, their result kept */
 	t->ending = false;
 	m->n_attached--;

@@ -20,13 +20,13 @@ struct target;
  * caller still holding a target pointer reads freed memory. */
 struct target *manager_targets_first(const struct manager *m);
 struct target *manager_targets_next(const struct target *t);
-#define manager_for_each_target(m, t)                                                         \
+#define manager_for_each_target(m, t)                                                              \
 	for ((t) = manager_targets_first(m); (t); (t) = manager_targets_next(t))
 /* The same over the attached targets alone (as safe): what per-second and per-attach work
  * walks, so that it does not grow with the kept profiles. */
 struct target *manager_attached_first(const struct manager *m);
 struct target *manager_attached_next(const struct target *t);
-#define manager_for_each_attached(m, t)                                                       \
+#define manager_for_each_attached(m, t)                                                            \
 	for ((t) = manager_attached_first(m); (t); (t) = manager_attached_next(t))
 
 /* Lookups by PID (manager_find*) and the hash-chain entries they looked at, since start: a

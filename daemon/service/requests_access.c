@@ -116,8 +116,7 @@ static struct target *nth_session(const struct client *cl, uint32_t pid, uint32_
 	struct target *found = NULL;
 
 	*n = 0;
-	for (struct target *o = manager_targets_first(cl->rq->m); o;
-	     o = manager_targets_next(o)) {
+	for (struct target *o = manager_targets_first(cl->rq->m); o; o = manager_targets_next(o)) {
 		uint32_t count;
 
 		if ((uint32_t)o->pid == pid && requests_may_read(cl, o->uid)) {

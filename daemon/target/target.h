@@ -60,9 +60,9 @@ struct target {
 	 * manager_targets_first/next). A dropped target stays linked, skipped, until the loop
 	 * frees it, so that a walk or a caller holding it never reads freed memory. */
 	struct target *list_next;
-	struct target *hash_next; /* the chain of its PID's bucket (manager_find) */
+	struct target *hash_next;	    /* the chain of its PID's bucket (manager_find) */
 	struct target *att_next, *att_prev; /* the attached ones' list, while attached */
-	struct target *recent_next;	     /* ended, its symbols not dropped yet */
+	struct target *recent_next;	    /* ended, its symbols not dropped yet */
 	bool recent;
 	bool list_dropped;
 	bool ending; /* manager_end_target runs: a drain inside it does not end it again */

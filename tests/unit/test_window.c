@@ -113,6 +113,46 @@ static void test_user_quota(void **state)
 	window_store_free(ws);
 }
 
+/* Forty users (the per-uid table grows past its first size): within their quotas nothing
+ * goes; one over its quota loses its own oldest window, the only one dropped. */
+static void test_many_users(void **state)
+{
+	struct window_limits l = {.mem_bytes = 1 << 20,
+				  .disk_bytes = 1 << 20,
+				  .mem_per_uid = 1 << 20,
+				  .disk_per_uid = 2000};
+	struct window_store *ws;
+	struct window_stats st;
+	struct dropped d = {0};
+	uint64_t seq = 1;
+
+	(void)state;
+	assert_int_equal(window_store_new(&l, &ws), 0);
+	for (uint32_t u = 0; u < 40; u++) {
+		struct window_entry e = entry(seq++, 100 + u, u, u + 1, 1000, true);
+
+		e.uid = 5000 + u;
+		assert_int_equal(window_store_add(ws, &e), 0);
+	}
+	window_store_retain(ws, 50 * S, 1050 * S, 1, on_drop, &d);
+	window_store_stats(ws, &st);
+	assert_int_equal(st.windows, 40);
+	assert_int_equal(st.dropped_quota, 0);
+	for (uint32_t i = 0; i < 2; i++) {
+		struct window_entry e = entry(seq++, 105, 41 + i, 42 + i, 1000, true);
+
+		e.uid = 5005;
+		assert_int_equal(window_store_add(ws, &e), 0);
+	}
+	window_store_retain(ws, 50 * S, 1050 * S, 1, on_drop, &d);
+	window_store_stats(ws, &st);
+	assert_int_equal(st.windows, 41);
+	assert_int_equal(st.dropped_quota, 1);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(d.seq[0], 6); /* uid 5005's first */
+	window_store_free(ws);
+}
+
 static void test_select(void **state)
 {
 	struct window_limits l = {.mem_bytes = 1 << 20, .disk_bytes = 1 << 20};
@@ -491,6 +531,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_select),
 	    cmocka_unit_test(test_user_quota),
+	    cmocka_unit_test(test_many_users),
 	    cmocka_unit_test(test_retention),
 	    cmocka_unit_test(test_memory_only_dropped_last),
 	    cmocka_unit_test(test_frame),
