@@ -44,12 +44,7 @@ static int fetch_one(int (*call_raw)(const Kprof__Request *req, Kprof__Reply **r
 	Kprof__Reply *rep = NULL;
 	int r;
 
-	er.pid = t->pid;
-	er.session = t->session;
-	er.since_ns = since_ns;
-	er.until_ns = until_ns;
-	req.body_case = KPROF__REQUEST__BODY_EXPORT;
-	req.export = &er;
+	group_export_request(&req, &er, t->pid, t->session, since_ns, until_ns);
 	if ((r = call_raw(&req, &rep)))
 		return r;
 	if (rep->error == -ENODATA) {
@@ -163,4 +158,15 @@ void group_free(struct group *g)
 	for (size_t i = 0; i < g->n; i++)
 		kprof__reply__free_unpacked(g->reps[i], NULL);
 	g->n = 0;
+}
+
+void group_export_request(Kprof__Request *req, Kprof__ExportRequest *er, uint32_t pid,
+			  uint32_t session, uint64_t since_ns, uint64_t until_ns)
+{
+	er->pid = pid;
+	er->session = session;
+	er->since_ns = since_ns;
+	er->until_ns = until_ns;
+	req->body_case = KPROF__REQUEST__BODY_EXPORT;
+	req->export = er;
 }

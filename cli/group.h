@@ -37,5 +37,8 @@ extern const char group_all[];
 int group_load_range(int (*call_raw)(const Kprof__Request *req, Kprof__Reply **rep),
 		     const char *name, uint64_t since_ns, uint64_t until_ns, struct group *g);
 void group_free(struct group *g);
+/* req as an export request er of pid's session in [since_ns, until_ns) (both 0: all of it). */
+void group_export_request(Kprof__Request *req, Kprof__ExportRequest *er, uint32_t pid,
+			  uint32_t session, uint64_t since_ns, uint64_t until_ns);
 
 #endif

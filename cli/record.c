@@ -31,6 +31,7 @@
 #include "client.h"
 #include "export.h"
 #include "kprof/merge.h"
+#include "group.h"
 #include "record.h"
 #include "render.h"
 #include "render_offcpu.h"
@@ -188,11 +189,8 @@ static int export_of(const struct record_opts *o, const struct proc_ref *p, Kpro
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ExportRequest er = KPROF__EXPORT_REQUEST__INIT;
 
-	er.pid = p->pid;
-	er.session = p->session;
+	group_export_request(&req, &er, p->pid, p->session, 0, 0);
 	er.off_cpu = o->off_cpu;
-	req.body_case = KPROF__REQUEST__BODY_EXPORT;
-	req.export = &er;
 	return o->call(&req, rep);
 }
 

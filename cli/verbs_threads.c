@@ -119,12 +119,7 @@ int verbs_report_threads(const struct verbs_threads *t, const Kprof__ReportReque
 		group_free(&g);
 		return r;
 	}
-	er.pid = rr->pid;
-	er.session = rr->session;
-	er.since_ns = rr->since_ns;
-	er.until_ns = rr->until_ns;
-	req.body_case = KPROF__REQUEST__BODY_EXPORT;
-	req.export = &er;
+	group_export_request(&req, &er, rr->pid, rr->session, rr->since_ns, rr->until_ns);
 	if ((r = verbs_call(&req, &rep)))
 		return r;
 	if (!rep->export || !rep->export->profile) {
