@@ -427,7 +427,7 @@ PY
 	kill -USR1 "$JS"
 	wait_for 10 grep -q swapped "$TDIR/js.err"
 	wait_for 10 sh -c "$KPROFCTL --socket $SOCK list --json | grep -q 'changed (recompiled or freed)'"
-	ctl report "$JS" --top 5 --json >"$TDIR/js.json"
+	ctl report "$JS" --top 0 --json >"$TDIR/js.json"
 	python3 - "$TDIR/js.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); t = r["target"]
