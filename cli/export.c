@@ -22,6 +22,7 @@
 
 #include "kprof/abi.h"
 #include "kprof/cleanup.h"
+#include "lines.h"
 #include "kprof/io.h"
 #include "kprof/profile.h"
 #include "kprof/saved.h"
@@ -263,6 +264,8 @@ static int write_out(const char *path, const uint8_t *data, size_t len)
 	return err;
 }
 
+bool export_lines = true;
+
 int export_profile(const Kprof__SavedProfile *sp, const char *format, const char *path)
 {
 	_cleanup_free_ uint8_t *data = NULL;
@@ -272,10 +275,17 @@ int export_profile(const Kprof__SavedProfile *sp, const char *format, const char
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	if (!strcmp(format, "pprof")) {
+		struct lines *lines = NULL;
+		struct pprof_lines pl;
+
 		err = saved_check(sp); /* refused for what kprofd would refuse */
+		if (err >= 0 && export_lines && sp->n_leaf_addrs &&
+		    lines_new(sp->target->pid, &lines, &pl) < 0)
+			fprintf(stderr, "kprofctl export: no kprof-lines helper: no source lines\n");
 		if (err >= 0)
-			err = pprof_build(sp, (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec,
-					  KPROF_VERSION, &data, &len);
+			err = pprof_build_lines(sp, (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec,
+						KPROF_VERSION, lines ? &pl : NULL, &data, &len);
+		lines_free(lines);
 	} else if (!strcmp(format, "folded"))
 		err = export_folded(sp, &data, &len);
 	else if (!strcmp(format, "json"))
