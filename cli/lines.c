@@ -140,7 +140,11 @@ static void child(const struct lines *l, int elf, int in, int out)
 {
 	struct rlimit as = {1UL << 30, 1UL << 30}, cpu = {20, 20}, zero = {0, 0}, nf = {16, 16};
 
-	if (dup2(elf, 3) < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0)
+	/* Above 3 first, so that no dup2 is onto itself (which would keep O_CLOEXEC). */
+	elf = fcntl(elf, F_DUPFD_CLOEXEC, 10);
+	in = fcntl(in, F_DUPFD_CLOEXEC, 10);
+	out = fcntl(out, F_DUPFD_CLOEXEC, 10);
+	if (elf < 0 || in < 0 || out < 0 || dup2(elf, 3) < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0)
 		_exit(127);
 	syscall(SYS_close_range, 4, ~0U, 0);
 	if (setrlimit(RLIMIT_AS, &as) < 0 || setrlimit(RLIMIT_CPU, &cpu) < 0 ||
