@@ -592,8 +592,8 @@ static int leaf_lines(struct pp *pp, const Kprof__SavedProfile *sp, const struct
 			n = PPROF_MAX_INLINE;
 		pp->lines_found += n > 0;
 	}
-	if (n <= 0)
-		return push_line(pp, func + 1, 0);
+	if (n <= 0) /* as its function's location says */
+		return push_line(pp, func + 1, pp->fv[func].start_line);
 	for (int i = 0; i < n; i++) {
 		int64_t fid = func + 1, file = strtab_id(&pp->st, fr[i].file ? fr[i].file : "");
 
@@ -639,8 +639,10 @@ static int build_leaf_locations(struct pp *pp, const Kprof__SavedProfile *sp,
 		Perftools__Profiles__Location *v = &pp->lv[nf + k];
 		size_t j = pp->lv[la->func].mapping_id - 1;
 
-		for (size_t t = 0; t < pp->ntab; t++)
-			if (la->address >= pp->mv[t].memory_start &&
+		/* A native function's address in another mapping of its file (a function split
+		 * into .text.unlikely, say); JIT and kernel code keep their module's mapping. */
+		for (size_t t = 0; j < pp->ntab && t < pp->ntab; t++)
+			if (pp->tab_base[t] == pp->tab_base[j] && la->address >= pp->mv[t].memory_start &&
 			    la->address < pp->mv[t].memory_limit) {
 				j = t;
 				break;

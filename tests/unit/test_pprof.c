@@ -431,6 +431,9 @@ static void test_leaf_addrs(void **state)
 	(void)state;
 	fill(&x);
 	x.s[1].ids = st_ab; /* mj_hot is the leaf of 7 + 2 samples */
+	x.f[1].kind = KPROF__FRAME_KIND__FRAME_KIND_NATIVE; /* at ELF 0x1000 of /x/lib.so */
+	x.f[1].module = "lib.so";
+	x.f[1].start = 0x1000;
 	kprof__saved_mapping__init(&mp);
 	mp.start = 0x7f0000001000;
 	mp.limit = 0x7f0000002000;
