@@ -90,6 +90,8 @@ static int sandbox(void)
 	    ALLOW(SYS_exit_group),
 	    ALLOW(SYS_rt_sigreturn),
 	    ALLOW(SYS_futex),
+	    ALLOW(SYS_sysinfo), /* libbfd sizes its caches by the memory */
+	    ALLOW(SYS_getrandom),
 	    /* libbfd may look for a dwz file or a debug link: refused, not fatal */
 	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 0, 1),
 	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EACCES),
