@@ -4,7 +4,8 @@
  * export time, never on kprofd's sample path.
  *
  * One helper process per ELF file (the mapping's file, or its separate debug file found by build
- * id under /usr/lib/debug/.build-id/), started at the first address of that file and kept for
+ * id under .build-id/ of $KPROF_DEBUG_DIR, the process's /usr/lib/debug or the host's; not by
+ * .gnu_debuglink yet), started at the first address of that file and kept for
  * the export: the files' answers are cached per (build id or path) by that. The helper gets the
  * file as fd 3 (opened here, with kprofctl's own rights: a user resolves only files they can
  * read) and runs with no privileges: when kprofctl is root it becomes nobody (65534), no
@@ -110,24 +111,41 @@ static ssize_t read_answer(struct lines *l, struct lfile *f, unsigned ms, bool s
 	}
 }
 
-/* The file to read for m: its debug file by build id, else the file itself (through the
- * process's root when it is still there). */
+/* Opens the debug file of build id bid under dir (a .build-id tree's parent), or -1. */
+static int open_debug(const char *dir, const char *bid)
+{
+	char p[PATH_MAX];
+
+	if ((size_t)snprintf(p, sizeof(p), "%s/.build-id/%.2s/%s.debug", dir, bid, bid + 2) >=
+	    sizeof(p))
+		return -1;
+	return open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+}
+
+/* The file to read for m: its debug file by build id ($KPROF_DEBUG_DIR, the process's
+ * /usr/lib/debug, the host's), else the file itself (through the process's root while it is
+ * still there). */
 static int open_elf(const struct lines *l, const Kprof__SavedMapping *m)
 {
 	char p[PATH_MAX];
-	const char *bid = m->build_id ? m->build_id : "";
-	int fd;
+	const char *bid = m->build_id ? m->build_id : "", *env = getenv("KPROF_DEBUG_DIR");
+	int fd = -1;
 
 	if (strlen(bid) > 2 && strlen(bid) <= 128 && strspn(bid, "0123456789abcdef") == strlen(bid)) {
-		snprintf(p, sizeof(p), "/usr/lib/debug/.build-id/%.2s/%s.debug", bid, bid + 2);
-		fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (env && env[0])
+			fd = open_debug(env, bid);
+		if (fd < 0 && l->pid) {
+			snprintf(p, sizeof(p), "/proc/%u/root/usr/lib/debug", l->pid);
+			fd = open_debug(p, bid);
+		}
+		if (fd < 0)
+			fd = open_debug("/usr/lib/debug", bid);
 		if (fd >= 0)
 			return fd;
 	}
 	if (!m->path || m->path[0] != '/')
 		return -ENOENT;
-	if (l->pid) {
-		snprintf(p, sizeof(p), "/proc/%u/root%s", l->pid, m->path);
+	if (l->pid && (size_t)snprintf(p, sizeof(p), "/proc/%u/root%s", l->pid, m->path) < sizeof(p)) {
 		fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		if (fd >= 0)
 			return fd;

@@ -4,6 +4,7 @@
 #  - `go tool pprof -lines -top` of the export names hotline.c:HOT in mix (inline) first, and
 #    spin as the function it was inlined into; the leaf locations are per sampled instruction
 #    (several addresses, all inside spin's symbol);
+#  - a stripped copy with its debug file (by build id, KPROF_DEBUG_DIR): the same; without: none;
 #  - `--no-lines`: the same samples, no file:line;
 #  - a copy whose DWARF was overwritten with random bytes: the export still works, kprofd is
 #    unharmed, and the profile's comments say how many addresses had lines;
@@ -64,6 +65,24 @@ if m and hits:
 res("kprof lines: " in text and " not available" in text, "the comments say what lines it has",
     text[-600:])
 PY
+
+# A stripped copy and its separate debug file (found by build id): the same hot line.
+STRIPPED=$TDIR/stripped
+BID=$(readelf -n "$HOTLINE" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
+mkdir -p "$TDIR/debug/.build-id/${BID:0:2}"
+objcopy --only-keep-debug "$HOTLINE" "$TDIR/debug/.build-id/${BID:0:2}/${BID:2}.debug"
+strip -g -o "$STRIPPED" "$HOTLINE"
+if profile "$STRIPPED" stripped; then
+	KPROF_DEBUG_DIR=$TDIR/debug ctl export "$HP" -o "$TDIR/dbg.pb.gz" 2>"$TDIR/dbg.err"
+	go tool pprof -lines -top "$TDIR/dbg.pb.gz" 2>&1 | grep -m1 -E "^ +[0-9.]+(ms|s|us) " |
+		grep -Eq " mix $SRC:$HOT \(inline\)$" &&
+		pass "a stripped executable, its debug file by build id: mix $SRC:$HOT (inline) first" ||
+		fail "debug file" "$(go tool pprof -lines -top "$TDIR/dbg.pb.gz" 2>&1 | head -12)"
+	ctl export "$HP" -o "$TDIR/nodbg.pb.gz" 2>/dev/null
+	go tool pprof -lines -top "$TDIR/nodbg.pb.gz" 2>&1 | grep -q "hotline.c:$HOT" &&
+		fail "stripped without its debug file" "has lines" ||
+		pass "the stripped executable without its debug file: no lines"
+fi
 
 ctl export "$HP" --no-lines -o "$TDIR/nolines.pb.gz" 2>"$TDIR/export2.err" || fail "export --no-lines" "$(cat "$TDIR/export2.err")"
 go tool pprof -lines -top "$TDIR/nolines.pb.gz" 2>&1 | grep -q "hotline.c:" &&
