@@ -3,6 +3,9 @@
 #ifndef KPROF_CLI_LINES_H
 #define KPROF_CLI_LINES_H
 
+#include <stdbool.h>
+#include <stdio.h>
+
 #include "kprof/pprof.h"
 
 struct lines;
@@ -11,5 +14,10 @@ struct lines;
  * -ENOENT when the helper program is not found, -ENOMEM. */
 int lines_new(uint32_t pid, struct lines **ret, struct pprof_lines *pl);
 void lines_free(struct lines *l);
+
+/* kprofctl report --lines: sp's self samples per source line (the innermost frame's file:line
+ * of each sampled leaf address; perf report -s srcline), the top of them (0: all), as text or
+ * JSON. 0, or a negative errno. */
+int lines_report(FILE *f, const Kprof__SavedProfile *sp, uint32_t top, bool json);
 
 #endif

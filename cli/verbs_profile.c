@@ -18,9 +18,11 @@
 #include <time.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/saved.h"
 #include "kprof/when.h"
 #include "client.h"
 #include "group.h"
+#include "lines.h"
 #include "render.h"
 #include "render_annotate.h"
 #include "render_profile.h"
@@ -57,6 +59,31 @@ static int report_group(const char *name, const struct verbs_group *grp,
 	return r;
 }
 
+/* report --lines: the whole profile (an export request), its samples per source line. */
+static int report_lines(const Kprof__ReportRequest *rr, bool json)
+{
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__ExportRequest er = KPROF__EXPORT_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	int r;
+
+	er.pid = rr->pid;
+	er.session = rr->session;
+	er.since_ns = rr->since_ns;
+	er.until_ns = rr->until_ns;
+	req.body_case = KPROF__REQUEST__BODY_EXPORT;
+	req.export = &er;
+	if ((r = verbs_call(&req, &rep)))
+		return r;
+	r = saved_check(rep->export->profile);
+	if (r >= 0)
+		r = lines_report(stdout, rep->export->profile, rr->top, json);
+	if (r < 0)
+		fprintf(stderr, "kprofctl report --lines: %s\n", strerror(-r));
+	kprof__reply__free_unpacked(rep, NULL);
+	return r < 0 ? KPROFCTL_EXIT_ERROR : 0;
+}
+
 int verb_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -64,12 +91,14 @@ int verb_report(int argc, char **argv)
 	    {"session", required_argument, NULL, 'S'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"full-names", no_argument, NULL, 'W'},
+	    {"lines", no_argument, NULL, 'L'},
 	    GROUP_OPTS,
 	    RANGE_OPTS,
 	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ReportRequest rr = KPROF__REPORT_REQUEST__INIT;
+	bool lines = false;
 	Kprof__Reply *rep = NULL;
 	bool json = false, full_names = false;
 	struct verbs_group grp = {0};
@@ -86,6 +115,8 @@ int verb_report(int argc, char **argv)
 			json = true;
 		if (c == 'W')
 			full_names = true;
+		if (c == 'L')
+			lines = true;
 		if (!verbs_group_opt(c, &grp) && verbs_range_opt(c, &rr.since_ns, &rr.until_ns))
 			return KPROFCTL_EXIT_USAGE;
 	}
@@ -98,6 +129,8 @@ int verb_report(int argc, char **argv)
 		return report_group(name, &grp, &rr, json, full_names);
 	if ((r = verbs_one_pid("report", argc, argv, &rr.pid)))
 		return r;
+	if (lines)
+		return report_lines(&rr, json);
 	req.body_case = KPROF__REQUEST__BODY_REPORT;
 	req.report = &rr;
 	if ((r = verbs_call(&req, &rep)))

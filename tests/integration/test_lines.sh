@@ -5,6 +5,7 @@
 #    spin as the function it was inlined into; the leaf locations are per sampled instruction
 #    (several addresses, all inside spin's symbol);
 #  - a stripped copy with its debug file (by build id, KPROF_DEBUG_DIR): the same; without: none;
+#  - `report --lines` lists that line first, mix inlined into spin;
 #  - `--no-lines`: the same samples, no file:line;
 #  - a copy whose DWARF was overwritten with random bytes: the export still works, kprofd is
 #    unharmed, and the profile's comments say how many addresses had lines;
@@ -37,6 +38,10 @@ first=$(grep -m1 -E "^ +[0-9.]+(ms|s|us) " "$TDIR/top.txt")
 echo "$first" | grep -Eq " mix $SRC:$HOT \(inline\)$" &&
 	pass "pprof -lines -top: the hot line first: mix $SRC:$HOT (inline)" ||
 	fail "hot line" "$(head -12 "$TDIR/top.txt")"
+ctl report "$HP" --lines --top 3 >"$TDIR/report.txt" 2>&1
+sed -n 3p "$TDIR/report.txt" | grep -Eq "^ +[0-9]+ +[0-9.]+%  $SRC:$HOT  mix \(inlined into spin\)$" &&
+	pass "report --lines: the hot line first, mix inlined into spin" ||
+	fail "report --lines" "$(cat "$TDIR/report.txt")"
 go tool pprof -raw "$TDIR/lines.pb.gz" >"$TDIR/raw.txt" 2>&1
 python3 - "$TDIR/raw.txt" "$HOTLINE" "$SRC" "$HOT" <<'PY'
 import re, subprocess, sys
