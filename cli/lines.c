@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -187,9 +188,12 @@ static int start(struct lines *l, struct lfile *f, const Kprof__SavedMapping *m)
 {
 	_cleanup_close_ int elf = open_elf(l, m);
 	int in[2], out[2];
+	struct stat st;
 
 	if (elf < 0)
 		return elf;
+	if (fstat(elf, &st) < 0 || !S_ISREG(st.st_mode)) /* a FIFO or device the target put there */
+		return -EINVAL;
 	if (pipe2(in, O_CLOEXEC) < 0)
 		return -errno;
 	if (pipe2(out, O_CLOEXEC) < 0) {
