@@ -131,6 +131,7 @@ int verb_export(int argc, char **argv)
 	    {"output", required_argument, NULL, 'o'},
 	    {"format", required_argument, NULL, 'f'},
 	    {"force", no_argument, NULL, 'F'},
+	    {"no-lines", no_argument, NULL, 'L'},
 	    {"session", required_argument, NULL, 'S'},
 	    {"base", required_argument, NULL, OPT_BASE},
 	    {"base-since", required_argument, NULL, OPT_BASE_SINCE},
@@ -157,6 +158,8 @@ int verb_export(int argc, char **argv)
 			format = optarg;
 		else if (c == 'F')
 			force = true;
+		else if (c == 'L')
+			export_lines = false;
 		else if (c == 'S' && verbs_parse_session(optarg, &er.session) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		else if (verbs_group_opt(c, &grp))
