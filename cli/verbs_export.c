@@ -131,13 +131,13 @@ int verb_export(int argc, char **argv)
 	    {"output", required_argument, NULL, 'o'},
 	    {"format", required_argument, NULL, 'f'},
 	    {"force", no_argument, NULL, 'F'},
-	    {"no-lines", no_argument, NULL, 'L'},
 	    {"session", required_argument, NULL, 'S'},
 	    {"base", required_argument, NULL, OPT_BASE},
 	    {"base-since", required_argument, NULL, OPT_BASE_SINCE},
 	    {"base-until", required_argument, NULL, OPT_BASE_UNTIL},
 	    {"base-pid", required_argument, NULL, OPT_BASE_PID},
 	    {"off-cpu", no_argument, NULL, 'O'},
+	    {"no-lines", no_argument, NULL, 'L'},
 	    GROUP_OPTS,
 	    RANGE_OPTS,
 	    {},
@@ -152,14 +152,13 @@ int verb_export(int argc, char **argv)
 
 	while ((c = verbs_getopt(&st, "export", argc, argv, "o:f:", opts)) != -1) {
 		er.off_cpu |= c == 'O';
+		export_lines &= c != 'L'; /* --no-lines */
 		if (c == 'o')
 			out = optarg;
 		else if (c == 'f')
 			format = optarg;
 		else if (c == 'F')
 			force = true;
-		else if (c == 'L')
-			export_lines = false;
 		else if (c == 'S' && verbs_parse_session(optarg, &er.session) < 0)
 			return KPROFCTL_EXIT_USAGE;
 		else if (verbs_group_opt(c, &grp))

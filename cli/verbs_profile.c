@@ -101,18 +101,10 @@ static int report_offcpu(Kprof__ReportRequest *rr, bool wall, bool json)
 /* report --lines: the whole profile (an export request), its samples per source line. */
 static int report_lines(const Kprof__ReportRequest *rr, bool json)
 {
-	Kprof__Request req = KPROF__REQUEST__INIT;
-	Kprof__ExportRequest er = KPROF__EXPORT_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
 	int r;
 
-	er.pid = rr->pid;
-	er.session = rr->session;
-	er.since_ns = rr->since_ns;
-	er.until_ns = rr->until_ns;
-	req.body_case = KPROF__REQUEST__BODY_EXPORT;
-	req.export = &er;
-	if ((r = verbs_call(&req, &rep)))
+	if ((r = verbs_report_profile(rr, &rep)))
 		return r;
 	r = saved_check(rep->export->profile);
 	if (r >= 0)
