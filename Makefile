@@ -106,6 +106,7 @@ FUZZ_JOBS ?= 1
 
 all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit $(BUILD)/native $(BUILD)/threadmill \
 	$(BUILD)/offcpu_mix
+all: $(BUILD)/kprof-lines $(BUILD)/hotline
 
 help:
 	@echo "make deps      install build/test packages (apt-get, idempotent)"
@@ -210,6 +211,17 @@ $(BUILD)/kprofd: $(DAEMON_OBJS) $(LIBS)
 
 $(BUILD)/kprofctl: $(CLI_OBJS) $(LIBS)
 	$(CC) $(LINK_FLAGS) -o $@ $^ $(CLI_LIBS)
+
+# The source-line helper (lines/kprof-lines.c): its own program, the only one linking libbfd
+# (GPL-3.0-or-later; docs/ARCHITECTURE.md "Source lines" says why kprofd and kprofctl never do).
+# Never sanitized: it runs under RLIMIT_AS 1 GiB and its own seccomp filter, which ASan's shadow
+# memory and its system calls do not fit.
+$(BUILD)/kprof-lines: lines/kprof-lines.c | $(BUILD)
+	$(CC) -O2 -g -std=gnu11 $(WFLAGS) -o $@ $< -lbfd
+
+# A hot loop in an always_inline function, for source lines (tests/integration/test_lines.sh).
+$(BUILD)/hotline: tests/fixtures/lines/hotline.c | $(BUILD)
+	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -o $@ $<
 
 # The fixture is built with clang: gcc may drop leaf frames even with -fno-omit-frame-pointer.
 $(BUILD)/minijit: tests/fixtures/minijit/minijit.c tests/prng.h include/kprof/io.h | $(BUILD)

@@ -22,6 +22,7 @@
 
 #include "kprof/abi.h"
 #include "kprof/cleanup.h"
+#include "lines.h"
 #include "kprof/io.h"
 #include "kprof/profile.h"
 #include "kprof/saved.h"
@@ -326,24 +327,31 @@ static int merged_build(const Kprof__SavedProfile *sp, const Kprof__SavedProfile
 	return 0;
 }
 
-/* The pprof of sp, with off's stacks after its own when off is not NULL. */
+bool export_lines = true;
+
+/* The pprof of sp, with off's stacks after its own when off is not NULL, and the source lines of
+ * its leaf addresses through the kprof-lines helper (unless export --no-lines). */
 static int build_pprof(const Kprof__SavedProfile *sp, const Kprof__SavedProfile *off,
 		       uint64_t now_ns, uint8_t **data, size_t *len)
 {
 	struct offcpu_merged m;
+	struct lines *lines = NULL;
+	struct pprof_lines pl;
 	int err = saved_check(sp); /* refused for what kprofd would refuse */
 
 	if (err >= 0 && off)
 		err = saved_check(off);
+	if (err >= 0 && off)
+		err = merged_build(sp, off, &m);
 	if (err < 0)
 		return err;
-	if (!off)
-		return pprof_build(sp, now_ns, KPROF_VERSION, data, len);
-	err = merged_build(sp, off, &m);
-	if (err < 0)
-		return err;
-	err = pprof_build_offcpu(&m.msg, sp->n_stacks, now_ns, KPROF_VERSION, data, len);
-	merged_free(&m);
+	if (export_lines && sp->n_leaf_addrs && lines_new(sp->target->pid, &lines, &pl) < 0)
+		fprintf(stderr, "kprofctl export: no kprof-lines helper: no source lines\n");
+	err = pprof_build_offcpu(off ? &m.msg : sp, sp->n_stacks, now_ns, KPROF_VERSION,
+				 lines ? &pl : NULL, data, len);
+	lines_free(lines);
+	if (off)
+		merged_free(&m);
 	return err;
 }
 

@@ -3,8 +3,12 @@
 #ifndef KPROF_CLI_EXPORT_H
 #define KPROF_CLI_EXPORT_H
 
+#include <stdbool.h>
+
 #include "proto/kprof.pb-c.h"
 
+/* Whether a pprof export resolves source lines (kprofctl export --no-lines: not). */
+extern bool export_lines;
 /* Write sp as format ("pprof", "folded", "json") to path ("-": stdout). */
 int export_profile(const Kprof__SavedProfile *sp, const char *format, const char *path);
 /* With off (attach --off-cpu's profile, counts in nanoseconds): pprof has both, with the

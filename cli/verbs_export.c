@@ -137,6 +137,7 @@ int verb_export(int argc, char **argv)
 	    {"base-until", required_argument, NULL, OPT_BASE_UNTIL},
 	    {"base-pid", required_argument, NULL, OPT_BASE_PID},
 	    {"off-cpu", no_argument, NULL, 'O'},
+	    {"no-lines", no_argument, NULL, 'L'},
 	    GROUP_OPTS,
 	    RANGE_OPTS,
 	    {},
@@ -151,6 +152,7 @@ int verb_export(int argc, char **argv)
 
 	while ((c = verbs_getopt(&st, "export", argc, argv, "o:f:", opts)) != -1) {
 		er.off_cpu |= c == 'O';
+		export_lines &= c != 'L'; /* --no-lines */
 		if (c == 'o')
 			out = optarg;
 		else if (c == 'f')

@@ -18,9 +18,11 @@
 #include <time.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/saved.h"
 #include "kprof/when.h"
 #include "client.h"
 #include "group.h"
+#include "lines.h"
 #include "render.h"
 #include "render_annotate.h"
 #include "render_offcpu.h"
@@ -96,6 +98,23 @@ static int report_offcpu(Kprof__ReportRequest *rr, bool wall, bool json)
 	return 0;
 }
 
+/* report --lines: the whole profile (an export request), its samples per source line. */
+static int report_lines(const Kprof__ReportRequest *rr, bool json)
+{
+	Kprof__Reply *rep = NULL;
+	int r;
+
+	if ((r = verbs_report_profile(rr, &rep)))
+		return r;
+	r = saved_check(rep->export->profile);
+	if (r >= 0)
+		r = lines_report(stdout, rep->export->profile, rr->top, json);
+	if (r < 0)
+		fprintf(stderr, "kprofctl report --lines: %s\n", strerror(-r));
+	kprof__reply__free_unpacked(rep, NULL);
+	return r < 0 ? KPROFCTL_EXIT_ERROR : 0;
+}
+
 int verb_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -103,6 +122,7 @@ int verb_report(int argc, char **argv)
 	    {"session", required_argument, NULL, 'S'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"full-names", no_argument, NULL, 'W'},
+	    {"lines", no_argument, NULL, 'L'},
 	    GROUP_OPTS,
 	    RANGE_OPTS,
 	    {"off-cpu", no_argument, NULL, 'O'},
@@ -112,6 +132,7 @@ int verb_report(int argc, char **argv)
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ReportRequest rr = KPROF__REPORT_REQUEST__INIT;
+	bool lines = false;
 	Kprof__Reply *rep = NULL;
 	bool json = false, full_names = false, wall = false;
 	struct verbs_group grp = {0};
@@ -131,6 +152,7 @@ int verb_report(int argc, char **argv)
 			full_names = true;
 		rr.off_cpu |= c == 'O';
 		wall |= c == 'w';
+		lines |= c == 'L';
 		if ((r = verbs_threads_opt(c, &th)) < 0)
 			return -r;
 		if (!r && !verbs_group_opt(c, &grp) &&
@@ -142,6 +164,9 @@ int verb_report(int argc, char **argv)
 	name = verbs_group_name("report", &grp, argc, rr.session, &r);
 	if (r)
 		return r;
+	if (lines && (name || rr.off_cpu || wall || verbs_threads_any(&th)))
+		return verbs_usage_error("report", "--lines is for one PID, without --off-cpu, "
+						   "--wall, --threads, --tid or --comm");
 	if (name && (rr.off_cpu || wall))
 		return verbs_usage_error("report", "--off-cpu and --wall are for one PID");
 	if (verbs_threads_any(&th) && (rr.off_cpu || wall))
@@ -153,8 +178,12 @@ int verb_report(int argc, char **argv)
 		return verbs_report_threads(&th, &rr, name, json, full_names);
 	if (name)
 		return report_group(name, &grp, &rr, json, full_names);
-	if ((r = verbs_one_pid("report", argc, argv, &rr.pid)) || rr.off_cpu || wall)
-		return r ? r : report_offcpu(&rr, wall, json);
+	if ((r = verbs_one_pid("report", argc, argv, &rr.pid)))
+		return r;
+	if (lines)
+		return report_lines(&rr, json);
+	if (rr.off_cpu || wall)
+		return report_offcpu(&rr, wall, json);
 	req.body_case = KPROF__REQUEST__BODY_REPORT;
 	req.report = &rr;
 	if ((r = verbs_call(&req, &rep)))

@@ -103,11 +103,26 @@ nomem:
 	return KPROFCTL_EXIT_ERROR;
 }
 
-int verbs_report_threads(const struct verbs_threads *t, const Kprof__ReportRequest *rr,
-			 const char *group, bool json, bool full_names)
+int verbs_report_profile(const Kprof__ReportRequest *rr, Kprof__Reply **rep)
 {
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ExportRequest er = KPROF__EXPORT_REQUEST__INIT;
+	int r;
+
+	group_export_request(&req, &er, rr->pid, rr->session, rr->since_ns, rr->until_ns);
+	if ((r = verbs_call(&req, rep)))
+		return r;
+	if (!(*rep)->export || !(*rep)->export->profile) {
+		fputs("kprofctl report: kprofd sent no profile\n", stderr);
+		kprof__reply__free_unpacked(*rep, NULL);
+		return KPROFCTL_EXIT_ERROR;
+	}
+	return 0;
+}
+
+int verbs_report_threads(const struct verbs_threads *t, const Kprof__ReportRequest *rr,
+			 const char *group, bool json, bool full_names)
+{
 	Kprof__Reply *rep = NULL;
 	struct group g;
 	int r;
@@ -119,14 +134,8 @@ int verbs_report_threads(const struct verbs_threads *t, const Kprof__ReportReque
 		group_free(&g);
 		return r;
 	}
-	group_export_request(&req, &er, rr->pid, rr->session, rr->since_ns, rr->until_ns);
-	if ((r = verbs_call(&req, &rep)))
+	if ((r = verbs_report_profile(rr, &rep)))
 		return r;
-	if (!rep->export || !rep->export->profile) {
-		fputs("kprofctl report: kprofd sent no profile\n", stderr);
-		kprof__reply__free_unpacked(rep, NULL);
-		return KPROFCTL_EXIT_ERROR;
-	}
 	r = show(t, rr, rep->export->profile, false, json, full_names);
 	kprof__reply__free_unpacked(rep, NULL);
 	return r;

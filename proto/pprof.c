@@ -11,10 +11,20 @@
  * One Location and one Function per kprof function: kprof aggregates by function, so a location
  * is at the function's start, as a runtime address (a native function's ELF address moved by
  * its mapping's load bias; a JIT or kernel function's own), or 0 where that is not known.
- * Each distinct (thread, stack) becomes a Sample with two values, [samples/count,
- * cpu/nanoseconds] (count times the sampling period), or with an off-CPU profile
- * (pprof_build_offcpu: its stacks after the samples') four, [samples/count, cpu/nanoseconds,
- * off_cpu/nanoseconds, wall/nanoseconds] (wall: cpu + off_cpu), leaf first, and labels thread_id,
+ * Per-address locations (issue 32): each sampled leaf instruction the profile kept
+ * (sp->leaf_addrs, per function, from kprofd's annotate store) is a Location of its own, in the
+ * table mapping that holds it, and takes its samples from the stacks whose leaf is its function:
+ * the stacks in order are filled from the function's addresses in address order, so each
+ * address's and each stack's totals are exact, but which stack (thread, callers) an address's
+ * samples go to is not known to kprof (it counts addresses per function, not per stack) and is
+ * this order's. Samples left over (addresses beyond the profile's budget) stay at the function's
+ * start. With a line resolver (pprof_build_lines) each such location gets one Line per frame,
+ * inlined functions first (a Function per inlined name and file), the function itself last.
+ * Each distinct (thread, stack) (each piece of it, split by leaf address) becomes a Sample with
+ * two values, [samples/count, cpu/nanoseconds] (count times the sampling period), or with an
+ * off-CPU profile (pprof_build_offcpu: its stacks after the samples', never split: leaf addresses
+ * are CPU samples') four, [samples/count, cpu/nanoseconds, off_cpu/nanoseconds,
+ * wall/nanoseconds] (wall: cpu + off_cpu), leaf first, and labels thread_id,
  * thread_name (when kprof kept it) and kind (jit, native, kernel or unknown, of the leaf), and
  * for a merged profile its process's pid, comm, exe, unit, cgroup and runtime (its origin).
  * Strings are interned in a small open-addressing table.
@@ -23,6 +33,7 @@
 #include "kprof/pprof.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +42,7 @@
 
 #include "kprof/array.h"
 #include "kprof/cleanup.h"
+#include "kprof/saved.h"
 #include "proto/profile.pb-c.h"
 
 #define PPROF_LABELS 9 /* at most, a sample: thread_id, thread_name, kind, 6 of its origin */
@@ -156,6 +168,20 @@ static int gzip(const uint8_t *in, size_t len, uint8_t **ret, size_t *ret_len)
 
 struct pp {
 	struct strtab st;
+	struct strtab fkeys; /* "name\001file" of each function only an inlined frame names */
+	size_t nfv, fv_cap;  /* functions: the profile's, then those */
+	size_t nlines, lines_cap;
+	uint32_t *loc_line; /* per location: its first Line in linev, and (loc_nline) how many */
+	uint32_t *loc_nline;
+	size_t nla;	    /* leaf address locations, after the nf function locations */
+	uint32_t *la_order; /* leaf_addrs indexes by (function, address) */
+	uint32_t *fn_la;    /* per function f: its addresses are la_order[fn_la[f]..fn_la[f+1]) */
+	uint32_t *fn_cur;   /* the split's cursor per function */
+	uint64_t *la_left;  /* samples of each leaf address not yet given to a sample */
+	size_t nsv, nlocs;  /* samples and location ids the split makes */
+	size_t off_from;    /* the first off-CPU stack (never split: no leaf addresses) */
+	size_t nloc;	    /* locations: nf + nla */
+	uint64_t lines_asked, lines_found, lines_failed;
 	Perftools__Profiles__Function *fv;
 	Perftools__Profiles__Function **fp;
 	Perftools__Profiles__Location *lv;
@@ -179,6 +205,13 @@ struct pp {
 static void pp_release(struct pp *pp)
 {
 	strtab_release(&pp->st);
+	strtab_release(&pp->fkeys);
+	free(pp->loc_line);
+	free(pp->loc_nline);
+	free(pp->la_order);
+	free(pp->fn_la);
+	free(pp->fn_cur);
+	free(pp->la_left);
 	free(pp->fv);
 	free(pp->fp);
 	free(pp->lv);
@@ -427,6 +460,49 @@ static const char **short_names(const Kprof__SavedProfile *sp)
 	return out;
 }
 
+/* One more Line (pointers are set by finish_tables, linev may move). */
+static int push_line(struct pp *pp, uint64_t function_id, int64_t line)
+{
+	Perftools__Profiles__Line *l;
+
+	if (array_grow((void **)&pp->linev, &pp->lines_cap, pp->nlines + 1, sizeof(*pp->linev),
+		       256) < 0)
+		return -ENOMEM;
+	l = &pp->linev[pp->nlines++];
+	perftools__profiles__line__init(l);
+	l->function_id = function_id;
+	l->line = line;
+	return 0;
+}
+
+/* The Function of an inlined frame (name, file): interned by both, after the profile's. */
+static int64_t inline_function(struct pp *pp, const struct pprof_frame *f, size_t nf)
+{
+	_cleanup_free_ char *key = NULL;
+	int64_t k, name, file;
+	Perftools__Profiles__Function *v;
+
+	if (asprintf(&key, "%s\001%s", f->func, f->file) < 0)
+		return -ENOMEM;
+	k = strtab_id(&pp->fkeys, key);
+	if (k < 0)
+		return k;
+	if ((size_t)k < pp->nfv - nf)
+		return nf + k + 1;
+	name = strtab_id(&pp->st, f->func[0] ? f->func : "[inlined]");
+	file = strtab_id(&pp->st, f->file);
+	if (name < 0 || file < 0 ||
+	    array_grow((void **)&pp->fv, &pp->fv_cap, pp->nfv + 1, sizeof(*pp->fv), 64) < 0)
+		return -ENOMEM;
+	v = &pp->fv[pp->nfv++];
+	perftools__profiles__function__init(v);
+	v->id = pp->nfv;
+	v->name = name;
+	v->system_name = name;
+	v->filename = file;
+	return v->id;
+}
+
 /* Functions, locations (one per function, at its start address) and their mappings. */
 static int build_functions(struct pp *pp, const Kprof__SavedProfile *sp)
 {
@@ -475,18 +551,189 @@ static int build_functions(struct pp *pp, const Kprof__SavedProfile *sp)
 		pp->fv[i].system_name = sys;
 		pp->fv[i].filename = file;
 		pp->fv[i].start_line = line;
-		pp->fp[i] = &pp->fv[i];
-		perftools__profiles__line__init(&pp->linev[i]);
-		pp->linev[i].function_id = i + 1;
-		pp->linev[i].line = line;
-		pp->linep[i] = &pp->linev[i];
+		pp->loc_line[i] = pp->nlines;
+		pp->loc_nline[i] = 1;
+		if (push_line(pp, i + 1, line) < 0)
+			return -ENOMEM;
 		perftools__profiles__location__init(&pp->lv[i]);
 		pp->lv[i].id = i + 1;
 		pp->lv[i].mapping_id = m + 1;
 		pp->lv[i].address = addr;
-		pp->lv[i].n_line = 1;
-		pp->lv[i].line = &pp->linep[i];
 		pp->lp[i] = &pp->lv[i];
+	}
+	pp->nfv = nf;
+	return 0;
+}
+
+static const Kprof__SavedProfile *la_sp; /* qsort has no context argument */
+
+static int by_func_addr(const void *a, const void *b)
+{
+	const Kprof__SavedLeafAddr *x = la_sp->leaf_addrs[*(const uint32_t *)a],
+				   *y = la_sp->leaf_addrs[*(const uint32_t *)b];
+
+	if (x->func != y->func)
+		return x->func < y->func ? -1 : 1;
+	return x->address < y->address ? -1 : x->address > y->address;
+}
+
+/* The Lines of leaf address location k (index nf + k) at runtime address addr of table mapping
+ * j: the resolver's frames, else one Line of its function. */
+static int leaf_lines(struct pp *pp, const Kprof__SavedProfile *sp, const struct pprof_lines *lines,
+		      size_t j, uint32_t func, uint64_t addr)
+{
+	const Kprof__SavedMapping *m = j < pp->ntab ? sp->mappings[pp->tab_order[j]] : NULL;
+	struct pprof_frame fr[PPROF_MAX_INLINE];
+	int n = 0;
+
+	if (lines && m && m->has_vaddr) {
+		pp->lines_asked++;
+		n = lines->resolve(lines->userdata, m, m->vaddr + (addr - m->start), fr,
+				   PPROF_MAX_INLINE);
+		if (n < 0)
+			pp->lines_failed++;
+		if (n > PPROF_MAX_INLINE)
+			n = PPROF_MAX_INLINE;
+		pp->lines_found += n > 0;
+	}
+	if (n <= 0) /* as its function's location says */
+		return push_line(pp, func + 1, pp->fv[func].start_line);
+	for (int i = 0; i < n; i++) {
+		int64_t fid = func + 1, file = strtab_id(&pp->st, fr[i].file ? fr[i].file : "");
+
+		if (file < 0)
+			return -ENOMEM;
+		if (i + 1 < n && (fid = inline_function(pp, &fr[i], sp->n_functions)) < 0)
+			return -ENOMEM;
+		if (i + 1 == n && !pp->fv[func].filename)
+			pp->fv[func].filename = file;
+		if (push_line(pp, fid, fr[i].line) < 0)
+			return -ENOMEM;
+		pp->mv[j].has_filenames |= file > 0;
+		pp->mv[j].has_line_numbers |= fr[i].line > 0;
+		pp->mv[j].has_inline_frames |= n > 1;
+	}
+	return 0;
+}
+
+/* A Location per sampled leaf address (see the top), after the functions' ones. */
+static int build_leaf_locations(struct pp *pp, const Kprof__SavedProfile *sp,
+				const struct pprof_lines *lines)
+{
+	size_t nf = sp->n_functions, n = sp->n_leaf_addrs;
+
+	pp->fn_la = calloc(nf + 2, sizeof(*pp->fn_la));
+	pp->fn_cur = calloc(nf + 1, sizeof(*pp->fn_cur));
+	pp->la_order = calloc(n + 1, sizeof(*pp->la_order));
+	pp->la_left = calloc(n + 1, sizeof(*pp->la_left));
+	if (!pp->fn_la || !pp->fn_cur || !pp->la_order || !pp->la_left)
+		return -ENOMEM;
+	for (size_t k = 0; k < n; k++) {
+		if (sp->leaf_addrs[k]->func >= nf)
+			return -EINVAL;
+		pp->la_order[k] = k;
+		pp->fn_la[sp->leaf_addrs[k]->func + 1]++;
+	}
+	for (size_t f = 0; f < nf; f++)
+		pp->fn_la[f + 1] += pp->fn_la[f];
+	la_sp = sp;
+	qsort(pp->la_order, n, sizeof(*pp->la_order), by_func_addr);
+	for (size_t k = 0; k < n; k++) {
+		const Kprof__SavedLeafAddr *la = sp->leaf_addrs[pp->la_order[k]];
+		Perftools__Profiles__Location *v = &pp->lv[nf + k];
+		size_t j = pp->lv[la->func].mapping_id - 1;
+
+		/* A native function's address in another mapping of its file (a function split
+		 * into .text.unlikely, say); JIT and kernel code keep their module's mapping. */
+		for (size_t t = 0; j < pp->ntab && t < pp->ntab; t++)
+			if (pp->tab_base[t] == pp->tab_base[j] && la->address >= pp->mv[t].memory_start &&
+			    la->address < pp->mv[t].memory_limit) {
+				j = t;
+				break;
+			}
+		pp->loc_line[nf + k] = pp->nlines;
+		if (leaf_lines(pp, sp, lines, j, la->func, la->address) < 0)
+			return -ENOMEM;
+		pp->loc_nline[nf + k] = pp->nlines - pp->loc_line[nf + k];
+		perftools__profiles__location__init(v);
+		v->id = nf + k + 1;
+		v->mapping_id = j + 1;
+		v->address = la->address;
+		pp->lp[nf + k] = v;
+	}
+	pp->nla = n;
+	pp->nloc = nf + n;
+	return 0;
+}
+
+/* The next piece of stack s's *left samples: its leaf's location id (a leaf address's while the
+ * leaf function has samples of addresses left, else the function's) and its count. */
+static uint64_t next_piece(struct pp *pp, const Kprof__SavedProfile *sp, const Kprof__SavedStack *s,
+			   uint64_t *left, uint64_t *loc)
+{
+	uint32_t f = s->ids[s->n_ids - 1];
+	uint64_t take = *left;
+
+	*loc = f + 1;
+	while (pp->fn_cur[f] < pp->fn_la[f + 1] && !pp->la_left[pp->fn_cur[f]])
+		pp->fn_cur[f]++;
+	if (pp->fn_cur[f] < pp->fn_la[f + 1]) {
+		uint64_t *have = &pp->la_left[pp->fn_cur[f]];
+
+		take = *have < take ? *have : take;
+		*have -= take;
+		*loc = sp->n_functions + pp->fn_cur[f] + 1;
+	}
+	*left -= take;
+	return take;
+}
+
+/* Sets the split's state back to its start: the cursors and the addresses' samples. */
+static void split_reset(struct pp *pp, const Kprof__SavedProfile *sp)
+{
+	for (size_t f = 0; f < sp->n_functions; f++)
+		pp->fn_cur[f] = pp->fn_la[f];
+	for (size_t k = 0; k < pp->nla; k++)
+		pp->la_left[k] = sp->leaf_addrs[pp->la_order[k]]->count;
+}
+
+/* How many samples and location ids the split makes (for the arrays' sizes). */
+static int split_count(struct pp *pp, const Kprof__SavedProfile *sp)
+{
+	split_reset(pp, sp);
+	for (size_t i = 0; i < sp->n_stacks; i++) {
+		const Kprof__SavedStack *s = sp->stacks[i];
+		const bool split = s->n_ids && i < pp->off_from;
+		uint64_t left = s->count, loc;
+
+		for (size_t j = 0; j < s->n_ids; j++)
+			if (s->ids[j] >= sp->n_functions)
+				return -EINVAL;
+		do {
+			if (split)
+				next_piece(pp, sp, s, &left, &loc);
+			pp->nsv++;
+			pp->nlocs += s->n_ids;
+		} while (left && split);
+	}
+	split_reset(pp, sp);
+	return 0;
+}
+
+/* The pointers into the function and line arrays, once they are complete. */
+static int finish_tables(struct pp *pp)
+{
+	pp->fp = calloc(pp->nfv + 1, sizeof(*pp->fp));
+	pp->linep = calloc(pp->nlines + 1, sizeof(*pp->linep));
+	if (!pp->fp || !pp->linep)
+		return -ENOMEM;
+	for (size_t i = 0; i < pp->nfv; i++)
+		pp->fp[i] = &pp->fv[i];
+	for (size_t i = 0; i < pp->nlines; i++)
+		pp->linep[i] = &pp->linev[i];
+	for (size_t i = 0; i < pp->nloc; i++) {
+		pp->lv[i].n_line = pp->loc_nline[i];
+		pp->lv[i].line = &pp->linep[pp->loc_line[i]];
 	}
 	return 0;
 }
@@ -574,7 +821,7 @@ static int add_origin_labels(struct pp *pp, const Kprof__SavedProfile *sp,
 }
 
 static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t period,
-			 size_t off_from, size_t nv)
+			 size_t nv)
 {
 	int64_t k_tid = strtab_id(&pp->st, "thread_id"),
 		k_tname = strtab_id(&pp->st, "thread_name"), k_kind = strtab_id(&pp->st, "kind"),
@@ -588,33 +835,40 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 		order[i] = i;
 	sort_sp = sp;
 	qsort(order, sp->n_threads, sizeof(*order), by_tid);
-	for (size_t i = 0; i < sp->n_stacks; i++) {
-		const Kprof__SavedStack *s = sp->stacks[i];
+	uint64_t left = sp->n_stacks ? sp->stacks[0]->count : 0;
+
+	for (size_t si = 0, i = 0; si < sp->n_stacks; i++) {
+		const Kprof__SavedStack *s = sp->stacks[si];
 		Perftools__Profiles__Sample *smp = &pp->sv[i];
 		Perftools__Profiles__Label *lab = &pp->labv[PPROF_LABELS * i];
 		const char *tname = thread_name(sp, order, s->tid);
+		const bool offcpu = si >= pp->off_from, split = s->n_ids && !offcpu;
+		uint64_t count = s->count, leaf = s->n_ids ? s->ids[s->n_ids - 1] + 1 : 0;
 		int64_t kind, tn = 0;
 		size_t nl = 0;
 
-		for (size_t j = 0; j < s->n_ids; j++)
-			if (s->ids[j] >= sp->n_functions)
-				return -EINVAL;
+		if (i >= pp->nsv)
+			return -EINVAL;
+		if (split)
+			count = next_piece(pp, sp, s, &left, &leaf);
+		if (!left || !split) /* the next sample is of the next stack */
+			left = ++si < sp->n_stacks ? sp->stacks[si]->count : 0;
 		perftools__profiles__sample__init(smp);
 		smp->location_id = pp->locs + off;
 		smp->n_location_id = s->n_ids;
 		for (size_t j = 0; j < s->n_ids; j++) /* leaf first */
-			pp->locs[off + j] = s->ids[s->n_ids - 1 - j] + 1;
+			pp->locs[off + j] = j ? s->ids[s->n_ids - 1 - j] + 1 : leaf;
 		off += s->n_ids;
 		smp->value = pp->values + nv * i;
 		smp->n_value = nv;
-		smp->value[0] = s->count;
-		smp->value[1] = s->count * period;
+		smp->value[0] = count;
+		smp->value[1] = count * period;
 		/* A merged profile's process sampled at its own frequency: its CPU time. */
 		if (s->origin && s->origin <= sp->n_origins && sp->origins[s->origin - 1]->freq_hz)
-			smp->value[1] = s->count * (1000000000LL / sp->origins[s->origin - 1]->freq_hz);
-		if (nv == 4 && i >= off_from) { /* off-CPU: its count is nanoseconds */
+			smp->value[1] = count * (1000000000LL / sp->origins[s->origin - 1]->freq_hz);
+		if (offcpu) { /* off-CPU: its count is nanoseconds */
 			smp->value[0] = smp->value[1] = 0;
-			smp->value[2] = s->count;
+			smp->value[2] = count;
 		}
 		if (nv == 4)
 			smp->value[3] = smp->value[1] + smp->value[2];
@@ -648,11 +902,50 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 int pprof_build(const Kprof__SavedProfile *sp, uint64_t now_ns, const char *version, uint8_t **ret,
 		size_t *ret_len)
 {
-	return pprof_build_offcpu(sp, sp->n_stacks, now_ns, version, ret, ret_len);
+	return pprof_build_offcpu(sp, sp->n_stacks, now_ns, version, NULL, ret, ret_len);
+}
+
+int pprof_build_lines(const Kprof__SavedProfile *sp, uint64_t now_ns, const char *version,
+		      const struct pprof_lines *lines, uint8_t **ret, size_t *ret_len)
+{
+	return pprof_build_offcpu(sp, sp->n_stacks, now_ns, version, lines, ret, ret_len);
+}
+
+/* The profile's comments: what it is, and what its leaf addresses and lines hold. */
+static int comments(struct pp *pp, const Kprof__SavedProfile *sp, const char *version,
+		    const struct pprof_lines *lines, int64_t *c, size_t *n)
+{
+	const Kprof__Target *t = sp->target;
+	const char *sum = lines && lines->summary ? lines->summary(lines->userdata) : NULL;
+	char text[512];
+
+	*n = 0;
+	snprintf(text, sizeof(text), "kprof %s: pid %u (%s), %u Hz", version, t ? t->pid : 0,
+		 t && t->comm ? t->comm : "", t ? t->freq_hz : 0);
+	if ((c[(*n)++] = strtab_id(&pp->st, text)) < 0)
+		return -ENOMEM;
+	snprintf(text, sizeof(text),
+		 "kprof leaf addresses: %zu kept (at most %u), %" PRIu64
+		 " samples beyond them at their function's start",
+		 pp->nla, SAVED_MAX_LEAF_ADDRS, sp->leaf_addrs_dropped);
+	if ((c[(*n)++] = strtab_id(&pp->st, text)) < 0)
+		return -ENOMEM;
+	if (!lines)
+		snprintf(text, sizeof(text), "kprof lines: not asked for");
+	else
+		snprintf(text, sizeof(text),
+			 "kprof lines: %" PRIu64 " of %" PRIu64 " addresses resolved, %" PRIu64
+			 " not available%s%s",
+			 pp->lines_found, pp->lines_asked, pp->lines_failed, sum ? ": " : "",
+			 sum ? sum : "");
+	if ((c[(*n)++] = strtab_id(&pp->st, text)) < 0)
+		return -ENOMEM;
+	return 0;
 }
 
 int pprof_build_offcpu(const Kprof__SavedProfile *sp, size_t off_from, uint64_t now_ns,
-		       const char *version, uint8_t **ret, size_t *ret_len)
+		       const char *version, const struct pprof_lines *lines, uint8_t **ret,
+		       size_t *ret_len)
 {
 	Perftools__Profiles__Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
 	Perftools__Profiles__ValueType vt[4] = {
@@ -665,45 +958,49 @@ int pprof_build_offcpu(const Kprof__SavedProfile *sp, size_t off_from, uint64_t 
 	size_t nf = sp->n_functions, ns = sp->n_stacks, nlocs = 0;
 	struct pp pp = {0};
 	_cleanup_free_ uint8_t *raw = NULL;
-	int64_t comment = 0;
-	char text[256];
-	size_t len;
+	int64_t comment[3];
+	size_t len, ncomment = 0;
 	int err = -ENOMEM;
 
-	for (size_t i = 0; i < ns; i++)
-		nlocs += sp->stacks[i]->n_ids;
-	pp.fv = calloc(nf + 1, sizeof(*pp.fv));
-	pp.fp = calloc(nf + 1, sizeof(*pp.fp));
-	pp.lv = calloc(nf + 1, sizeof(*pp.lv));
-	pp.lp = calloc(nf + 1, sizeof(*pp.lp));
-	pp.linev = calloc(nf + 1, sizeof(*pp.linev));
-	pp.linep = calloc(nf + 1, sizeof(*pp.linep));
+	size_t nla = sp->n_leaf_addrs;
+
+	pp.off_from = off_from;
+	pp.fv_cap = nf + 1;
+	pp.fv = calloc(pp.fv_cap, sizeof(*pp.fv));
+	pp.lv = calloc(nf + nla + 1, sizeof(*pp.lv));
+	pp.lp = calloc(nf + nla + 1, sizeof(*pp.lp));
+	pp.loc_line = calloc(nf + nla + 1, sizeof(*pp.loc_line));
+	pp.loc_nline = calloc(nf + nla + 1, sizeof(*pp.loc_nline));
 	pp.mv = calloc(nf + sp->n_mappings + 1, sizeof(*pp.mv));
 	pp.mp = calloc(nf + sp->n_mappings + 1, sizeof(*pp.mp));
 	pp.tab_order = calloc(sp->n_mappings + 1, sizeof(*pp.tab_order));
 	pp.tab_base = calloc(sp->n_mappings + 1, sizeof(*pp.tab_base));
+	if (!pp.fv || !pp.lv || !pp.lp || !pp.loc_line || !pp.loc_nline || !pp.mv || !pp.mp ||
+	    !pp.tab_order || !pp.tab_base || strtab_id(&pp.st, "") != 0)
+		goto out;
+	if ((err = build_functions(&pp, sp)) < 0 || (err = build_leaf_locations(&pp, sp, lines)) < 0 ||
+	    (err = split_count(&pp, sp)) < 0 || (err = finish_tables(&pp)) < 0)
+		goto out;
+	err = -ENOMEM;
+	ns = pp.nsv;
+	nlocs = pp.nlocs;
 	pp.sv = calloc(ns + 1, sizeof(*pp.sv));
 	pp.sp = calloc(ns + 1, sizeof(*pp.sp));
 	pp.locs = calloc(nlocs + 1, sizeof(*pp.locs));
 	pp.values = calloc(nv * ns + 1, sizeof(*pp.values));
 	pp.labv = calloc(PPROF_LABELS * ns + 1, sizeof(*pp.labv));
 	pp.labp = calloc(PPROF_LABELS * ns + 1, sizeof(*pp.labp));
-	if (!pp.fv || !pp.fp || !pp.lv || !pp.lp || !pp.linev || !pp.linep || !pp.mv || !pp.mp ||
-	    !pp.tab_order || !pp.tab_base || !pp.sv || !pp.sp || !pp.locs || !pp.values ||
-	    !pp.labv || !pp.labp || strtab_id(&pp.st, "") != 0)
+	if (!pp.sv || !pp.sp || !pp.locs || !pp.values || !pp.labv || !pp.labp)
 		goto out;
 	prof.period = t && t->freq_hz ? 1000000000LL / t->freq_hz : 10000000LL;
-	if ((err = build_functions(&pp, sp)) < 0 ||
-	    (err = build_samples(&pp, sp, prof.period, off_from, nv)) < 0)
+	if ((err = build_samples(&pp, sp, prof.period, nv)) < 0)
 		goto out;
 	err = -ENOMEM;
-	snprintf(text, sizeof(text), "kprof %s: pid %u (%s), %u Hz", version, t ? t->pid : 0,
-		 t && t->comm ? t->comm : "", t ? t->freq_hz : 0);
-	if ((vt[0].type = strtab_id(&pp.st, "samples")) < 0 ||
+	if (comments(&pp, sp, version, lines, comment, &ncomment) < 0 ||
+	    (vt[0].type = strtab_id(&pp.st, "samples")) < 0 ||
 	    (vt[0].unit = strtab_id(&pp.st, "count")) < 0 ||
 	    (vt[1].type = strtab_id(&pp.st, "cpu")) < 0 ||
-	    (vt[1].unit = strtab_id(&pp.st, "nanoseconds")) < 0 ||
-	    (comment = strtab_id(&pp.st, text)) < 0)
+	    (vt[1].unit = strtab_id(&pp.st, "nanoseconds")) < 0)
 		goto out;
 	period_type.type = vt[1].type;
 	period_type.unit = vt[1].unit;
@@ -720,14 +1017,14 @@ int pprof_build_offcpu(const Kprof__SavedProfile *sp, size_t off_from, uint64_t 
 	prof.sample = pp.sp;
 	prof.n_mapping = pp.nmap;
 	prof.mapping = pp.mp;
-	prof.n_location = nf;
+	prof.n_location = pp.nloc;
 	prof.location = pp.lp;
-	prof.n_function = nf;
+	prof.n_function = pp.nfv;
 	prof.function = pp.fp;
 	prof.n_string_table = pp.st.n;
 	prof.string_table = pp.st.v;
-	prof.n_comment = 1;
-	prof.comment = &comment;
+	prof.n_comment = ncomment;
+	prof.comment = comment;
 	if (t) {
 		uint64_t end = t->ended_at_ns ? t->ended_at_ns : now_ns;
 

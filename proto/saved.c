@@ -123,8 +123,11 @@ int saved_check(const Kprof__SavedProfile *sp)
 	    check_hcct(sp->exact_hcct, sp->n_exact_hcct, sp->n_functions) < 0 ||
 	    sp->n_call_counts > sp->n_functions)
 		return -EBADMSG;
-	if (check_drift(sp->drift) < 0)
+	if (check_drift(sp->drift) < 0 || sp->n_leaf_addrs > SAVED_MAX_LEAF_ADDRS)
 		return -EBADMSG;
+	for (size_t i = 0; i < sp->n_leaf_addrs; i++)
+		if (sp->leaf_addrs[i]->func >= sp->n_functions)
+			return -EBADMSG;
 	return check_tables(sp);
 }
 

@@ -483,6 +483,63 @@ static void pack_paths_drift(const struct target *t, struct saved_msg *m)
 		m->msg.drift = m->dk;
 }
 
+static bool any_id(uint32_t id, void *userdata)
+{
+	(void)id;
+	(void)userdata;
+	return true;
+}
+
+static int by_count_desc(const void *a, const void *b)
+{
+	const struct annot_addr *x = a, *y = b;
+
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The annotate store's per-address self samples as leaf_addrs (issue 32), canonical function
+ * ids, the heaviest SAVED_MAX_LEAF_ADDRS kept (the others' samples counted as dropped). */
+static int pack_leaf_addrs(const struct target *t, struct saved_msg *m)
+{
+	_cleanup_free_ struct annot_addr *v = NULL;
+	size_t n = 0, k = 0;
+	uint64_t dropped = 0;
+	int err;
+
+	if (!t->annot)
+		return 0;
+	err = annot_collect(t->annot, any_id, NULL, &v, &n);
+	if (err < 0 || !n)
+		return err;
+	qsort(v, n, sizeof(*v), by_count_desc);
+	m->lv = calloc(n < SAVED_MAX_LEAF_ADDRS ? n : SAVED_MAX_LEAF_ADDRS, sizeof(*m->lv));
+	m->lp = calloc(n < SAVED_MAX_LEAF_ADDRS ? n : SAVED_MAX_LEAF_ADDRS, sizeof(*m->lp));
+	if (!m->lv || !m->lp)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t id = profile_canon(t->profile, v[i].id);
+
+		if (!v[i].self || id >= profile_nfuncs(t->profile))
+			continue;
+		if (k == SAVED_MAX_LEAF_ADDRS) {
+			dropped += v[i].self;
+			continue;
+		}
+		kprof__saved_leaf_addr__init(&m->lv[k]);
+		m->lv[k].func = id;
+		m->lv[k].address = v[i].addr;
+		m->lv[k].count = v[i].self;
+		m->lp[k] = &m->lv[k];
+		k++;
+	}
+	m->msg.n_leaf_addrs = k;
+	m->msg.leaf_addrs = m->lp;
+	m->msg.leaf_addrs_dropped = dropped;
+	return 0;
+}
+
 int saved_msg_build_range(const struct target *t, const struct profile *range,
 			  const struct hcct_tree *tree, struct saved_msg *m)
 {
@@ -512,6 +569,8 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 		    r ? pack_hcct(NULL, tree, NULL, &m->hv, &m->hp, &m->msg.n_hcct, &m->msg.hcct_n)
 		      : pack_hcct(t->hcct, t->saved_hcct, t->profile, &m->hv, &m->hp,
 				  &m->msg.n_hcct, &m->msg.hcct_n);
+	if (err >= 0 && !r)
+		err = pack_leaf_addrs(t, m);
 	if (err >= 0 && !r)
 		err = pack_hcct(t->calls.exact, t->calls.saved_exact, NULL, &m->xv, &m->xp,
 				&m->msg.n_exact_hcct, &m->msg.exact_hcct_n);
@@ -561,6 +620,8 @@ void saved_msg_release(struct saved_msg *m)
 	free(m->mp);
 	free(m->tv);
 	free(m->tp);
+	free(m->lv);
+	free(m->lp);
 	paths_msg_release(&m->pm);
 	drift_reply_release(&m->dm);
 	if (m->dk)

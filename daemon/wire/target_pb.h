@@ -31,6 +31,7 @@ struct saved_msg {
 	struct drift_reply_msg dm; /* the drift result kept (drift_reply_keep) */
 	Kprof__DriftReply *dk;	   /* ... or the one a restored profile kept */
 	Kprof__SavedResume resume; /* t->resume: kprofd attaches it again at its next start */
+	Kprof__SavedLeafAddr *lv, **lp; /* the sampled leaf addresses (annotate store) */
 };
 int saved_msg_build(const struct target *t, struct saved_msg *m);
 /* The same with the stacks and functions of range and the HCCT snapshot tree instead of t's (a

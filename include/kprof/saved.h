@@ -21,6 +21,7 @@
 #define SAVED_MAX_PATH 4096	 /* bytes of a mapping's path or a function's source file */
 #define SAVED_MAX_BUILD_ID 128	 /* hex digits of a build id (64 bytes) */
 #define SAVED_MAX_THREAD_NAME 15 /* a comm: TASK_COMM_LEN - 1 */
+#define SAVED_MAX_LEAF_ADDRS 16384 /* sampled leaf addresses of one profile (issue 32) */
 /* The drift result kept with a profile (SavedProfile.drift): functions, drift events, top keys
  * per function, bytes of a name or key (as drift_reply.c renders them). */
 #define SAVED_MAX_DRIFT_FUNCS 128
@@ -34,7 +35,8 @@
  * a missing function or a parent that does not come before it, more than SAVED_MAX_MAPPINGS
  * mappings or SAVED_MAX_THREADS thread names, a mapping ending before it starts, a string
  * longer than its SAVED_MAX_ limit, a drift result with more functions, events or keys than
- * SAVED_MAX_DRIFT_* or an overlap or share that is not a number in [-1, 1]. */
+ * SAVED_MAX_DRIFT_* or an overlap or share that is not a number in [-1, 1], more than
+ * SAVED_MAX_LEAF_ADDRS leaf addresses or one naming a function that does not exist. */
 int saved_check(const Kprof__SavedProfile *sp);
 
 /* The functions and stacks of a checked sp in a new profile (limits lim, NULL for defaults).

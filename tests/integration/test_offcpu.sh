@@ -8,8 +8,9 @@
 # burn loop. A bpftrace offcputime-style script on the same run, when bpftrace is there, gives
 # the same shares within 3 points. Also: status names the program type (tp_btf, and raw_tp when
 # KPROF_OFFCPU=raw_tp), report --off-cpu/--wall, folded --off-cpu, hcct --off-cpu and a pprof
-# export with the off_cpu and wall sample types; a target without --off-cpu is refused an
-# off-CPU view; the program is detached when no target asks. Needs root.
+# export with the off_cpu and wall sample types (and the CPU samples' source lines); a target
+# without --off-cpu is refused an off-CPU view; the program is detached when no target asks.
+# Needs root.
 . "$(dirname "$0")/lib.sh"
 MIX=$BUILD/offcpu_mix
 [ -x "$MIX" ] || { fail "offcpu_mix fixture" "$MIX not built (make)"; exit 1; }
@@ -145,6 +146,9 @@ if ctl export "$MIXP" --off-cpu -o "$TDIR/p.pb.gz" && command -v go >/dev/null; 
 		sh -c "go tool pprof -raw '$TDIR/p.pb.gz' 2>/dev/null | grep -q 'off_cpu/nanoseconds.*wall/nanoseconds'"
 	check "go tool pprof -sample_index=off_cpu shows the waits" \
 		sh -c "go tool pprof -sample_index=off_cpu -top '$TDIR/p.pb.gz' 2>/dev/null | grep -q do_nanosleep"
+	check "pprof: the CPU samples' source lines too (kprof-lines)" \
+		sh -c "go tool pprof -raw '$TDIR/p.pb.gz' 2>/dev/null | grep -qE 'kprof lines: [1-9][0-9]* of' &&
+			go tool pprof -sample_index=cpu -lines -top '$TDIR/p.pb.gz' 2>/dev/null | grep -q 'offcpu_mix.c:[0-9]'"
 else
 	skip "pprof sample types" "no export or no go"
 fi

@@ -2,7 +2,8 @@
 # pprof that other tools can use, checked with `go tool pprof -raw`: the main executable is the
 # first mapping, with its address range, file offset, path and build id (those of readelf); a
 # native function's location is its runtime address (ELF address of nm moved by the mapping's
-# load bias); the has_functions / has_filenames / has_line_numbers flags say what each mapping
+# load bias; its sampled addresses have locations of their own after it, tested in
+# test_lines.sh, with --no-lines here); the has_functions / has_filenames / has_line_numbers flags say what each mapping
 # has; JS functions carry their file and line (V8's perf map with --perf-basic-prof, the jitdump
 # with --perf-prof); samples carry thread_id and thread_name labels. Needs root and go; node for
 # the JS parts (skipped without it).
@@ -16,7 +17,7 @@ start_daemon || { fail "daemon starts" "see log"; exit 1; }
 
 # raw NAME PID: export PID's profile and write `go tool pprof -raw` of it to $TDIR/NAME.raw.
 raw() {
-	ctl export "$2" -o "$TDIR/$1.pb.gz" &&
+	ctl export "$2" --no-lines -o "$TDIR/$1.pb.gz" &&
 		go tool pprof -raw "$TDIR/$1.pb.gz" >"$TDIR/$1.raw" 2>"$TDIR/$1.err"
 }
 
@@ -48,7 +49,8 @@ res("[FN]" in first.get("bits", "") and "[FL]" not in first["bits"] and "[LN]" n
     first.get("bits"))
 locs = {}
 for l in re.finditer(r"^\s+(\d+): (0x[0-9a-f]+) M=(\d+) (.*)$", raw.split("Locations")[1].split("Mappings")[0], re.M):
-    locs[l.group(4).split(" ")[0]] = (int(l.group(2), 16), int(l.group(3)), l.group(4))
+    # the function's own location (at its start) comes before those of its sampled addresses
+    locs.setdefault(l.group(4).split(" ")[0], (int(l.group(2), 16), int(l.group(3)), l.group(4)))
 nm = subprocess.run(["nm", "-C", exe], capture_output=True, text=True).stdout
 sym = int(re.search(r"^([0-9a-f]+) [tT] " + re.escape(func) + r"(\(.*\))?$", nm, re.M).group(1), 16)
 addr, mid, _ = locs.get(func, (0, 0, ""))

@@ -399,10 +399,172 @@ static void test_short_names(void **state)
 	free(gz);
 }
 
+static int fake_resolve(void *userdata, const Kprof__SavedMapping *m, uint64_t addr,
+			struct pprof_frame *fr, size_t max)
+{
+	int *calls = userdata;
+
+	(*calls)++;
+	assert_string_equal(m->path, "/x/lib.so");
+	assert_true(max >= 2);
+	if (addr != 0x1010) /* ELF address: runtime 0x7f0000001010 - start + vaddr */
+		return -EIO;
+	fr[0] = (struct pprof_frame){.func = "inl", .file = "a.c", .line = 7};
+	fr[1] = (struct pprof_frame){.func = "mj_hot", .file = "a.c", .line = 9};
+	return 2;
+}
+
+/* fill's profile with two leaf addresses of mj_hot (made native, in /x/lib.so), the leaf of
+ * 7 + 2 samples (the first two stacks). */
+struct leaf_fixture {
+	struct fixture x;
+	Kprof__SavedLeafAddr la[2], *lap[2];
+	Kprof__SavedMapping mp, *mpp;
+};
+
+static void fill_leaf(struct leaf_fixture *lf)
+{
+	struct fixture *x = &lf->x;
+
+	fill(x);
+	x->s[1].ids = st_ab; /* mj_hot is the leaf of 7 + 2 samples */
+	x->f[1].kind = KPROF__FRAME_KIND__FRAME_KIND_NATIVE; /* at ELF 0x1000 of /x/lib.so */
+	x->f[1].module = "lib.so";
+	x->f[1].start = 0x1000;
+	kprof__saved_mapping__init(&lf->mp);
+	lf->mp.start = 0x7f0000001000;
+	lf->mp.limit = 0x7f0000002000;
+	lf->mp.vaddr = 0x1000;
+	lf->mp.has_vaddr = true;
+	lf->mp.path = "/x/lib.so";
+	lf->mp.build_id = "";
+	lf->mpp = &lf->mp;
+	x->p.n_mappings = 1;
+	x->p.mappings = &lf->mpp;
+	for (int i = 0; i < 2; i++) {
+		kprof__saved_leaf_addr__init(&lf->la[i]);
+		lf->lap[i] = &lf->la[i];
+	}
+	lf->la[0] = (Kprof__SavedLeafAddr){lf->la[0].base, 1, 0x7f0000001020, 2};
+	lf->la[1] = (Kprof__SavedLeafAddr){lf->la[1].base, 1, 0x7f0000001010, 4};
+	x->p.n_leaf_addrs = 2;
+	x->p.leaf_addrs = lf->lap;
+}
+
+/* Per-address leaf locations (issue 32): a stack's samples split over its leaf function's
+ * addresses (address order), the rest at the function's start; lines from the resolver. */
+static void test_leaf_addrs(void **state)
+{
+	struct leaf_fixture lf;
+	struct fixture *x = &lf.x;
+	int calls = 0;
+	struct pprof_lines pl = {.resolve = fake_resolve, .userdata = &calls};
+	uint64_t at[7] = {0}, total = 0;
+	uint8_t *gz;
+	size_t len;
+	Perftools__Profiles__Profile *p;
+
+	(void)state;
+	fill_leaf(&lf);
+	assert_int_equal(pprof_build_lines(&x->p, 0, "test", &pl, &gz, &len), 0);
+	assert_int_equal(calls, 2);
+	p = decode(gz, len);
+	assert_int_equal(p->n_location, 6);
+	assert_int_equal(p->location[4]->address, 0x7f0000001010); /* address order */
+	assert_int_equal(p->location[5]->address, 0x7f0000001020);
+	assert_int_equal(p->location[4]->mapping_id, 1);
+	/* 0x...10: the inlined frame first (a function of its own), the function last. */
+	assert_int_equal(p->n_function, 5);
+	assert_int_equal(p->location[4]->n_line, 2);
+	assert_string_equal(str(p, p->function[p->location[4]->line[0]->function_id - 1]->name),
+			    "inl");
+	assert_int_equal(p->location[4]->line[0]->line, 7);
+	assert_int_equal(p->location[4]->line[1]->function_id, 2);
+	assert_int_equal(p->location[4]->line[1]->line, 9);
+	assert_string_equal(str(p, p->function[1]->filename), "a.c");
+	assert_true(p->mapping[0]->has_inline_frames && p->mapping[0]->has_line_numbers);
+	assert_int_equal(p->location[5]->n_line, 1); /* not resolved: its function, line 0 */
+	assert_int_equal(p->location[5]->line[0]->line, 0);
+	/* 7 + 2 samples of mj_hot: 4 at 0x10, 2 at 0x20, 3 at its start; the third stack's 1. */
+	assert_int_equal(p->n_sample, 5);
+	for (size_t i = 0; i < p->n_sample; i++) {
+		assert_true(p->sample[i]->location_id[0] <= 6);
+		at[p->sample[i]->location_id[0]] += p->sample[i]->value[0];
+		total += p->sample[i]->value[0];
+		assert_int_equal(p->sample[i]->value[1], p->sample[i]->value[0] * 10000000);
+	}
+	assert_int_equal(at[5], 4);
+	assert_int_equal(at[6], 2);
+	assert_int_equal(at[2], 3);
+	assert_int_equal(total, 10);
+	assert_int_equal(p->n_comment, 3);
+	assert_non_null(strstr(str(p, p->comment[2]), "1 of 2 addresses resolved, 1 not available"));
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(gz);
+	/* A leaf address naming a function that does not exist. */
+	lf.la[0].func = 4;
+	assert_int_equal(pprof_build(&x->p, 0, "test", &gz, &len), -EINVAL);
+}
+
+/* Off-CPU stacks and leaf addresses together: the CPU stacks (before off_from) split over the
+ * addresses with lines, the off-CPU ones (nanoseconds) never, at their function's start. */
+static void test_offcpu_leaf_addrs(void **state)
+{
+	struct leaf_fixture lf;
+	struct fixture *x = &lf.x;
+	int calls = 0;
+	struct pprof_lines pl = {.resolve = fake_resolve, .userdata = &calls};
+	uint64_t at[7] = {0}, off_ns = 0;
+	uint8_t *gz;
+	size_t len;
+	Perftools__Profiles__Profile *p;
+
+	(void)state;
+	fill_leaf(&lf);
+	/* Stack 0 (mj_hot, 3 samples) is on CPU; stacks 1 (mj_hot, 2 ns) and 2 (1 ns) off it: the
+	 * addresses' samples left (1 at 0x10, 2 at 0x20) are not given to stack 1. */
+	x->s[0].count = 3;
+	assert_int_equal(pprof_build_offcpu(&x->p, 1, 0, "test", &pl, &gz, &len), 0);
+	assert_int_equal(calls, 2);
+	p = decode(gz, len);
+	assert_int_equal(p->n_sample_type, 4);
+	assert_string_equal(str(p, p->sample_type[2]->type), "off_cpu");
+	assert_string_equal(str(p, p->sample_type[3]->type), "wall");
+	assert_int_equal(p->n_location, 6);
+	assert_int_equal(p->location[4]->n_line, 2); /* the lines as without off-CPU stacks */
+	/* 3 samples, all at 0x10; then the two off-CPU stacks whole. */
+	assert_int_equal(p->n_sample, 3);
+	for (size_t i = 0; i < p->n_sample; i++) {
+		const Perftools__Profiles__Sample *smp = p->sample[i];
+
+		assert_int_equal(smp->n_value, 4);
+		assert_int_equal(smp->value[3], smp->value[1] + smp->value[2]);
+		if (smp->value[2]) { /* off-CPU: no samples, no CPU time, its leaf function's start */
+			assert_int_equal(smp->value[0], 0);
+			assert_int_equal(smp->value[1], 0);
+			assert_true(smp->location_id[0] == 2 || smp->location_id[0] == 4);
+			off_ns += smp->value[2];
+			continue;
+		}
+		assert_true(smp->location_id[0] <= 6);
+		at[smp->location_id[0]] += smp->value[0];
+		assert_int_equal(smp->value[1], smp->value[0] * 10000000);
+	}
+	assert_int_equal(at[5], 3);
+	assert_int_equal(at[6] + at[2], 0);
+	assert_int_equal(off_ns, 3);
+	assert_int_equal(p->sample[1]->location_id[0], 2); /* stack 1: mj_hot, 2 ns */
+	assert_int_equal(p->sample[1]->value[2], 2);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(gz);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_roundtrip),
+	    cmocka_unit_test(test_leaf_addrs),
+	    cmocka_unit_test(test_offcpu_leaf_addrs),
 	    cmocka_unit_test(test_origin_labels),
 	    cmocka_unit_test(test_mappings),
 	    cmocka_unit_test(test_js_source),

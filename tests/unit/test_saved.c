@@ -223,6 +223,23 @@ static void test_refused(void **state)
 	make(&x);
 	x.h[1].func = 3;
 	assert_int_equal(saved_check(&x.sp), -EBADMSG);
+	/* Leaf addresses (issue 32): of functions that exist, at most SAVED_MAX_LEAF_ADDRS. */
+	{
+		Kprof__SavedLeafAddr la = KPROF__SAVED_LEAF_ADDR__INIT, *lap = &la;
+
+		make(&x);
+		la.func = 2;
+		la.address = 0x1234;
+		la.count = 5;
+		x.sp.n_leaf_addrs = 1;
+		x.sp.leaf_addrs = &lap;
+		assert_int_equal(saved_check(&x.sp), 0);
+		la.func = 3;
+		assert_int_equal(saved_check(&x.sp), -EBADMSG);
+		la.func = 0;
+		x.sp.n_leaf_addrs = SAVED_MAX_LEAF_ADDRS + 1; /* refused before reading them */
+		assert_int_equal(saved_check(&x.sp), -EBADMSG);
+	}
 	/* Exact mode: the exact tree has the same rules, the counts at most one per function. */
 	{
 		uint64_t counts[4] = {1, 2, 3, 4};
