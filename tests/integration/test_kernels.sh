@@ -144,7 +144,8 @@ start_daemon || { fail "host kprofd starts" "see log"; }
 start_minijit --seconds 600 || fail "host minijit starts" ""
 ctl attach "$MJ_PID" --freq 99 >/dev/null
 wait_for 600 at_least_samples "$MJ_PID" 1000 || fail "host samples" "$(ctl list)"
-HOST_SHARE=$(ctl report "$MJ_PID" --top 8 | awk '$5 == "jit" && $6 ~ /^mj_(hot|warm|cold|leaf)$/ { s[$6] = $1; t += $1 }
+HOST_SHARE=$(ctl report "$MJ_PID" --top 8 | awk '$1 == "SELF" { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	c["KIND"] && $c["KIND"] == "jit" && $NF ~ /^mj_(hot|warm|cold|leaf)$/ { s[$NF] = $1; t += $1 }
 	END { if (t) printf "%.1f", 100 * s["mj_hot"] / t }')
 echo "host: mj_hot is $HOST_SHARE% of minijit's JIT samples at 99 Hz"
 kill "$MJ_PID"
