@@ -212,12 +212,18 @@ $(BUILD)/kprofd: $(DAEMON_OBJS) $(LIBS)
 $(BUILD)/kprofctl: $(CLI_OBJS) $(LIBS)
 	$(CC) $(LINK_FLAGS) -o $@ $^ $(CLI_LIBS)
 
-# The source-line helper (lines/kprof-lines.c): its own program, the only one linking libbfd
+# The source-line helper (cli/helper/kprof-lines.c): its own program, the only one linking libbfd
 # (GPL-3.0-or-later; docs/ARCHITECTURE.md "Source lines" says why kprofd and kprofctl never do).
 # Never sanitized: it runs under RLIMIT_AS 1 GiB and its own seccomp filter, which ASan's shadow
 # memory and its system calls do not fit.
-$(BUILD)/kprof-lines: lines/kprof-lines.c | $(BUILD)
-	$(CC) -O2 -g -std=gnu11 $(WFLAGS) -o $@ $< -lbfd
+# Its object under obj/ like every C file's (make check-structure reads it), built without
+# CFLAGS (no sanitizer even in the ASan build).
+HELPER_OBJ := $(OBJ)/cli/helper/kprof-lines.o
+$(HELPER_OBJ): cli/helper/kprof-lines.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=gnu11 $(WFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/kprof-lines: $(HELPER_OBJ) | $(BUILD)
+	$(CC) -O2 -g -o $@ $< -lbfd
 
 # A hot loop in an always_inline function, for source lines (tests/integration/test_lines.sh).
 $(BUILD)/hotline: tests/fixtures/lines/hotline.c | $(BUILD)
@@ -287,7 +293,7 @@ check:
 # The layers of tests/layers.txt and no cycles between files, on this build's objects, and the
 # generated file table of docs/ARCHITECTURE.md (also run by the suite:
 # tests/integration/test_structure.sh).
-check-structure: $(DAEMON_OBJS) $(CLI_OBJS) $(LIBS)
+check-structure: $(DAEMON_OBJS) $(CLI_OBJS) $(HELPER_OBJ) $(LIBS)
 	python3 tests/check_structure.py --build $(BUILD)
 	python3 tests/doc_table.py
 
@@ -296,7 +302,8 @@ check-structure: $(DAEMON_OBJS) $(CLI_OBJS) $(LIBS)
 ASAN_BUILD ?= build-asan
 test-asan:
 	$(MAKE) BUILD=$(ASAN_BUILD) OPTFLAGS="-O1 -g" CFLAGS="$(SAN)" $(ASAN_BUILD)/kprofd $(ASAN_BUILD)/kprofctl \
-		$(ASAN_BUILD)/minijit $(ASAN_BUILD)/native $(ASAN_BUILD)/threadmill
+		$(ASAN_BUILD)/minijit $(ASAN_BUILD)/native $(ASAN_BUILD)/threadmill \
+		$(ASAN_BUILD)/offcpu_mix $(ASAN_BUILD)/kprof-lines $(ASAN_BUILD)/hotline
 	BUILD=$(ASAN_BUILD) SANITIZED=1 RESULTS_FILE=$(RESULTS_FILE) bash tests/run.sh --integration-only
 
 demo: all

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* lines.c: kprofctl's side of the kprof-lines helper (lines/kprof-lines.c; issue 32): resolves
+/* lines.c: kprofctl's side of the kprof-lines helper (cli/helper/kprof-lines.c; issue 32): resolves
  * the sampled leaf addresses of a pprof export to source lines and inlined frames, lazily, at
  * export time, never on kprofd's sample path.
  *
