@@ -323,6 +323,7 @@ fuzz:
 install: all
 	install -D -m 0755 $(BUILD)/kprofd $(DESTDIR)$(PREFIX)/sbin/kprofd
 	install -D -m 0755 $(BUILD)/kprofctl $(DESTDIR)$(PREFIX)/bin/kprofctl
+	install -D -m 0755 $(BUILD)/kprof-lines $(DESTDIR)$(PREFIX)/bin/kprof-lines
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(PREFIX)/lib/sysusers.d \
 		$(DESTDIR)$(PREFIX)/lib/tmpfiles.d $(DESTDIR)$(SYSCONFDIR)/kprofd
 	sed 's|/usr/local/sbin/kprofd|$(PREFIX)/sbin/kprofd|' systemd/kprofd.service \
@@ -340,7 +341,7 @@ install: all
 		install -m 0644 systemd/kprofd.conf $(DESTDIR)$(SYSCONFDIR)/kprofd/kprofd.conf
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/sbin/kprofd $(DESTDIR)$(PREFIX)/bin/kprofctl \
+	rm -f $(DESTDIR)$(PREFIX)/sbin/kprofd $(DESTDIR)$(PREFIX)/bin/kprofctl $(DESTDIR)$(PREFIX)/bin/kprof-lines \
 		$(DESTDIR)$(UNITDIR)/kprofd.service $(DESTDIR)$(UNITDIR)/kprofd.socket \
 		$(DESTDIR)$(PREFIX)/lib/sysusers.d/kprof.conf $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/kprof.conf \
 		$(DESTDIR)$(PREFIX)/share/man/man1/kprofctl.1 $(DESTDIR)$(PREFIX)/share/man/man8/kprofd.8 \
