@@ -44,8 +44,16 @@ void pidns_client_init(pid_t peer, struct pidns_client *c)
 	memset(c, 0, sizeof(*c));
 	if (ns_of("/proc/self/ns/pid", &self) < 0)
 		return; /* no namespaces to tell apart */
+	if (peer <= 0 || procfs_status(peer, &ps) < 0) {
+		c->foreign = c->unknown = true;
+		return;
+	}
+	/* One NStgid value: the client is in the namespace of kprofd's /proc, kprofd's own (this
+	 * needs no ptrace right over the client, which a kprofd without CAP_SYS_PTRACE lacks). */
+	if (ps.ns_levels <= 1)
+		return;
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", peer);
-	if (peer <= 0 || ns_of(path, &their) < 0 || procfs_status(peer, &ps) < 0) {
+	if (ns_of(path, &their) < 0) {
 		c->foreign = c->unknown = true;
 		return;
 	}
