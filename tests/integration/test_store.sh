@@ -28,6 +28,9 @@ ls "$ST"/"$B"-*.kprof >/dev/null 2>&1 && pass "attached target saved when kprofd
 grep -q "stopping: 1 attached profiles ended and saved" "$TDIR/kprofd.log" && pass "stop logged" ||
 	fail "stop logged" "$(tail -3 "$TDIR/kprofd.log")"
 
+# B ends while kprofd is down, so it comes back as a kept profile (a process still running
+# would be attached again: test_restart.sh).
+kill -9 "$B"; wait "$B" 2>/dev/null
 # A corrupt file beside them.
 head -c 3000 /dev/urandom >"$ST/4000000-1.kprof"
 start_daemon || { fail "daemon restarts" "see log"; exit 1; }
