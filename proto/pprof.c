@@ -42,6 +42,7 @@
 
 #include "kprof/array.h"
 #include "kprof/cleanup.h"
+#include "kprof/idxtab.h"
 #include "kprof/saved.h"
 #include "proto/profile.pb-c.h"
 
@@ -65,8 +66,7 @@ const char *pprof_kind_name(Kprof__FrameKind k)
 struct strtab {
 	char **v;
 	size_t n, cap;
-	uint32_t *slots; /* index + 1 */
-	size_t nslots;
+	struct idxtab tab;
 };
 
 static uint64_t hash_str(const char *s)
@@ -78,24 +78,9 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
-static int strtab_grow(struct strtab *t)
+static uint64_t strtab_hash(const void *ctx, uint32_t i)
 {
-	size_t ns = t->nslots ? t->nslots * 2 : 256;
-	uint32_t *slots = calloc(ns, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->n; i++) {
-		size_t j = hash_str(t->v[i]) & (ns - 1);
-
-		while (slots[j])
-			j = (j + 1) & (ns - 1);
-		slots[j] = i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = ns;
-	return 0;
+	return hash_str(((const struct strtab *)ctx)->v[i]);
 }
 
 /* Index of s in the table (interned on first sight), or -ENOMEM. */
@@ -103,17 +88,17 @@ static int64_t strtab_id(struct strtab *t, const char *s)
 {
 	size_t j;
 
-	if ((t->n + 1) * 2 > t->nslots && strtab_grow(t) < 0)
+	if (idxtab_reserve(&t->tab, t->n + 1, 256, strtab_hash, t) < 0)
 		return -ENOMEM;
-	for (j = hash_str(s) & (t->nslots - 1); t->slots[j]; j = (j + 1) & (t->nslots - 1))
-		if (!strcmp(t->v[t->slots[j] - 1], s))
-			return t->slots[j] - 1;
+	idxtab_probe(&t->tab, hash_str(s), j)
+		if (!strcmp(t->v[t->tab.slot[j] - 1], s))
+			return t->tab.slot[j] - 1;
 	if (array_grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v), 256) < 0)
 		return -ENOMEM;
 	t->v[t->n] = strdup(s);
 	if (!t->v[t->n])
 		return -ENOMEM;
-	t->slots[j] = t->n + 1;
+	t->tab.slot[j] = t->n + 1;
 	return t->n++;
 }
 
@@ -122,7 +107,7 @@ static void strtab_release(struct strtab *t)
 	for (size_t i = 0; i < t->n; i++)
 		free(t->v[i]);
 	free(t->v);
-	free(t->slots);
+	idxtab_release(&t->tab);
 }
 
 const char *pprof_display_name(const Kprof__SavedFunction *f, char buf[256])

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kprof/idxtab.h"
+
 struct sdelta_entry {
 	uint64_t hash, count;
 	uint32_t tid, n;
@@ -21,9 +23,9 @@ struct sdelta_entry {
 };
 
 struct sdelta {
-	struct sdelta_entry *slots; /* hash 0 and count 0: empty */
-	bool *used;
-	size_t nslots, n;
+	struct sdelta_entry *v; /* one per distinct (thread, stack) */
+	struct idxtab tab;	/* (tid, ids) -> index in v */
+	size_t n;
 	uint32_t *ids;
 };
 
@@ -39,27 +41,29 @@ static uint64_t stack_hash(uint32_t tid, const uint32_t *ids, size_t n)
 	return h ^ (n * 0x9e3779b97f4a7c15ULL);
 }
 
-static const struct sdelta_entry *lookup(const struct sdelta *d, uint64_t h, uint32_t tid,
-					 const uint32_t *ids, size_t n)
+/* The slot of (tid, ids): the entry's, or the free one where it goes. */
+static size_t slot_of(const struct sdelta *d, uint64_t h, uint32_t tid, const uint32_t *ids,
+		      size_t n)
 {
-	for (size_t i = h & (d->nslots - 1);; i = (i + 1) & (d->nslots - 1)) {
-		const struct sdelta_entry *e = &d->slots[i];
+	size_t j;
 
-		if (!d->used[i])
-			return NULL;
+	idxtab_probe(&d->tab, h, j) {
+		const struct sdelta_entry *e = &d->v[d->tab.slot[j] - 1];
+
 		if (e->hash == h && e->tid == tid && e->n == n &&
 		    (!n || !memcmp(d->ids + e->off, ids, n * sizeof(*ids))))
-			return e;
+			break;
 	}
+	return j;
 }
 
 void sdelta_free(struct sdelta *d)
 {
 	if (!d)
 		return;
-	free(d->slots);
-	free(d->used);
 	free(d->ids);
+	free(d->v);
+	idxtab_release(&d->tab);
 	free(d);
 }
 
@@ -78,40 +82,28 @@ int sdelta_new(const Kprof__SavedProfile *start, struct sdelta **ret)
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	d->nslots = 16;
-	while (d->nslots < 2 * start->n_stacks)
-		d->nslots *= 2;
-	d->slots = calloc(d->nslots, sizeof(*d->slots));
-	d->used = calloc(d->nslots, sizeof(*d->used));
+	d->v = calloc(start->n_stacks ? start->n_stacks : 1, sizeof(*d->v));
 	d->ids = malloc((nids ? nids : 1) * sizeof(*d->ids));
-	if (!d->slots || !d->used || !d->ids) {
+	if (!d->v || !d->ids || idxtab_reserve(&d->tab, start->n_stacks, 16, NULL, NULL) < 0) {
 		sdelta_free(d);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < start->n_stacks; i++) {
 		const Kprof__SavedStack *s = start->stacks[i];
 		uint64_t h = stack_hash(s->tid, s->ids, s->n_ids);
-		size_t j = h & (d->nslots - 1);
+		size_t j = slot_of(d, h, s->tid, s->ids, s->n_ids);
 
 		/* The same (thread, stack) twice (not in a kprofd profile): counts add up. */
-		for (; d->used[j]; j = (j + 1) & (d->nslots - 1)) {
-			struct sdelta_entry *e = &d->slots[j];
-
-			if (e->hash == h && e->tid == s->tid && e->n == s->n_ids &&
-			    (!e->n || !memcmp(d->ids + e->off, s->ids, e->n * sizeof(*s->ids))))
-				break;
-		}
-		if (d->used[j]) {
-			d->slots[j].count += s->count;
+		if (d->tab.slot[j]) {
+			d->v[d->tab.slot[j] - 1].count += s->count;
 			continue;
 		}
 		if (s->n_ids)
 			memcpy(d->ids + off, s->ids, s->n_ids * sizeof(*s->ids));
-		d->slots[j] = (struct sdelta_entry){
+		d->v[d->n] = (struct sdelta_entry){
 		    .hash = h, .count = s->count, .tid = s->tid, .n = s->n_ids, .off = off};
-		d->used[j] = true;
+		d->tab.slot[j] = ++d->n;
 		off += s->n_ids;
-		d->n++;
 	}
 	*ret = d;
 	return 0;
@@ -124,9 +116,8 @@ uint64_t sdelta_apply(const struct sdelta *d, Kprof__SavedProfile *end)
 
 	for (size_t i = 0; i < end->n_stacks; i++) {
 		Kprof__SavedStack *s = end->stacks[i];
-		const struct sdelta_entry *e =
-		    lookup(d, stack_hash(s->tid, s->ids, s->n_ids), s->tid, s->ids, s->n_ids);
-		uint64_t before = e ? e->count : 0;
+		size_t j = slot_of(d, stack_hash(s->tid, s->ids, s->n_ids), s->tid, s->ids, s->n_ids);
+		uint64_t before = d->tab.slot[j] ? d->v[d->tab.slot[j] - 1].count : 0;
 
 		if (s->count <= before)
 			continue;

@@ -24,6 +24,7 @@
 
 #include "kprof/drift.h"
 #include "kprof/hash.h"
+#include "kprof/idxtab.h"
 
 #define KEY_SLOTS 512 /* power of two, >= 2 * DRIFT_MAX_KEYS */
 #define NIDX (DRIFT_MAX_KEYS + 1)
@@ -50,8 +51,7 @@ struct drift {
 	struct drift_config c;
 	struct dfunc **funcs;
 	size_t nfuncs;
-	uint32_t *fslots; /* func index + 1, 0 = empty */
-	size_t nfslots;
+	struct idxtab ftab; /* function id -> index in funcs (sized for max_funcs once) */
 	struct dfunc *last; /* the function of the last sample */
 	struct drift_event *events;
 	uint64_t nevents; /* reported; the newest max_events are kept */
@@ -95,13 +95,9 @@ int drift_new(const struct drift_config *cfg, struct drift **ret)
 	if (!d)
 		return -ENOMEM;
 	d->c = c;
-	d->nfslots = 1;
-	while (d->nfslots < 2 * (size_t)c.max_funcs)
-		d->nfslots <<= 1;
 	d->funcs = calloc(c.max_funcs, sizeof(*d->funcs));
-	d->fslots = calloc(d->nfslots, sizeof(*d->fslots));
 	d->events = calloc(c.max_events, sizeof(*d->events));
-	if (!d->funcs || !d->fslots || !d->events) {
+	if (!d->funcs || !d->events || idxtab_reserve(&d->ftab, c.max_funcs, 2, NULL, NULL) < 0) {
 		drift_free(d);
 		return -ENOMEM;
 	}
@@ -118,7 +114,7 @@ void drift_free(struct drift *d)
 		free(d->funcs[i]);
 	}
 	free(d->funcs);
-	free(d->fslots);
+	idxtab_release(&d->ftab);
 	free(d->events);
 	free(d);
 }
@@ -144,11 +140,11 @@ double drift_overlap(const uint32_t *a, uint64_t na, const uint32_t *b, uint64_t
 
 static struct dfunc *func_find(struct drift *d, uint32_t func, size_t *slot)
 {
-	size_t mask = d->nfslots - 1, i = mix64(func) & mask;
+	size_t i;
 
-	for (; d->fslots[i]; i = (i + 1) & mask)
-		if (d->funcs[d->fslots[i] - 1]->func == func)
-			return d->funcs[d->fslots[i] - 1];
+	idxtab_probe(&d->ftab, mix64(func), i)
+		if (d->funcs[d->ftab.slot[i] - 1]->func == func)
+			return d->funcs[d->ftab.slot[i] - 1];
 	*slot = i;
 	return NULL;
 }
@@ -173,7 +169,7 @@ static int func_get(struct drift *d, uint32_t func, struct dfunc **ret)
 		f->state = DRIFT_LEARNING;
 		f->overlap = f->min_overlap = -1;
 		d->funcs[d->nfuncs++] = f;
-		d->fslots[slot] = d->nfuncs;
+		d->ftab.slot[slot] = d->nfuncs;
 	}
 	d->last = f;
 	*ret = f;
@@ -460,7 +456,7 @@ void drift_get_stats(const struct drift *d, struct drift_stats *st)
 				   .events = d->nevents,
 				   .funcs = d->nfuncs};
 	st->memory = sizeof(*d) + d->c.max_funcs * sizeof(*d->funcs) +
-		     d->nfslots * sizeof(*d->fslots) + d->c.max_events * sizeof(*d->events) +
+		     d->ftab.nslots * sizeof(*d->ftab.slot) + d->c.max_events * sizeof(*d->events) +
 		     d->nfuncs * (sizeof(struct dfunc) + d->c.window);
 	for (size_t i = 0; i < d->nfuncs; i++)
 		st->memory += d->funcs[i]->nblocks * sizeof(uint64_t);
