@@ -73,6 +73,7 @@ void profile_free(struct profile *p)
 	}
 	free(p->funcs);
 	idxtab_release(&p->func_tab);
+	profile_same_release(p);
 	free(p->stacks);
 	free(p->stack_slots);
 	free(p->ids);
@@ -282,6 +283,7 @@ static int func_alias(struct profile *p, uint32_t id, uint32_t to)
 	f->f.start = p->funcs[to].f.start;
 	f->f.kind = p->funcs[to].f.kind;
 	p->canon[id] = to + 1;
+	profile_same_forget(p);
 	p->merges = true;
 	p->merged++;
 	return 0;
@@ -326,6 +328,7 @@ int profile_rename(struct profile *p, uint32_t id, const char *name, const char 
 	f->f.kind = kind;
 	f->hash = h;
 	func_link(p, id);
+	profile_same_forget(p);
 	p->renamed++;
 	return id;
 }

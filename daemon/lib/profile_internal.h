@@ -49,6 +49,11 @@ struct profile {
 	struct pfunc *funcs;
 	size_t nfuncs, funcs_cap;
 	struct idxtab func_tab; /* function identity -> id */
+	/* profile_same.c: per id below nsame_done, the first function of its name; the index of
+	 * those first functions */
+	uint32_t *same;
+	size_t nsame, nsame_done, nsame_firsts;
+	struct idxtab same_tab;
 
 	struct pstack *stacks;
 	size_t nstacks, stacks_cap;

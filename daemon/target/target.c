@@ -597,7 +597,9 @@ void target_drift_log(struct target *t, bool paths, const struct drift_event *e)
 
 /* The innermost two JIT frames of the user stack (among the 8 nearest the leaf) go to the drift
  * detector: the leaf one keyed by the sampled offset inside it, a caller by the function it was
- * calling. Frame ids come from the memo target_add_sample just filled. */
+ * calling (any copy of it: profile_same, so that a JIT swapping the callee's code for a new copy
+ * or tier is no drift of the caller). Frame ids come from the memo target_add_sample just
+ * filled. */
 static void drift_feed(struct target *t, const struct kp_sample *s)
 {
 	const struct frame_memo *memo = t->memo;
@@ -616,7 +618,7 @@ static void drift_feed(struct target *t, const struct kp_sample *s)
 		if (i == 0)
 			key = a - f->start;
 		else if (memo->addr[d + 1])
-			key = DRIFT_CALLEE | memo->id[d + 1];
+			key = DRIFT_CALLEE | profile_same(t->profile, memo->id[d + 1]);
 		else
 			continue;
 		fed++;

@@ -161,6 +161,7 @@ struct target {
 	uint64_t drift_logged_ns; /* the sample time of the last drift logged */
 	unsigned drift_unlogged;  /* drifts not logged since: at most one line a second */
 	size_t drift_code_tried;  /* functions of drift whose blocks were looked for */
+	uint64_t drift_recycled;  /* drift's recycled count when they were (a place reused) */
 	/* The path mix of its path traces (keys: path ids; functions: trace ids), made at the
 	 * first path event. */
 	struct drift *drift_paths;
