@@ -341,11 +341,15 @@ void jvmmap_tick(struct jvmmap *jm, uint64_t now)
 		     unnamed >= UNNAMED_MIN && unnamed * 1000 >= samples * UNNAMED_PERMILLE);
 		if (!jm->st.jvm)
 			return;
-		rebase(jm);
 		log_info("pid %d: now a HotSpot JVM (libjvm.so mapped)%s", jm->t.pid,
 			 may_ask(jm) ? ": asking it for its perf map once its code runs" : "");
 		jm->next_ask_ns = 0;
-		return;
+		/* Its unnamed samples so far are its code's already (the launcher's are named):
+		 * a short JVM may be gone by the next tick, so ask now if there are any. */
+		if (!unnamed) {
+			rebase(jm);
+			return;
+		}
 	}
 	/* Ask only while samples keep landing in code nothing names; the first time as soon as
 	 * one does (a short JVM exits before a second ask could be answered). */
