@@ -138,15 +138,16 @@ double drift_overlap(const uint32_t *a, uint64_t na, const uint32_t *b, uint64_t
 	return s > 1 ? 1 : s;
 }
 
-static struct dfunc *func_find(struct drift *d, uint32_t func, size_t *slot)
+/* func's entry, or NULL; *slot: its slot in the index, or the free one where it goes. */
+static struct dfunc *func_find(const struct drift *d, uint32_t func, size_t *slot)
 {
 	size_t i;
 
 	idxtab_probe(&d->ftab, mix64(func), i)
 		if (d->funcs[d->ftab.slot[i] - 1]->func == func)
-			return d->funcs[d->ftab.slot[i] - 1];
+			break;
 	*slot = i;
-	return NULL;
+	return d->ftab.slot[i] ? d->funcs[d->ftab.slot[i] - 1] : NULL;
 }
 
 static uint64_t func_hash_at(const void *ctx, uint32_t i)
@@ -468,6 +469,16 @@ int drift_func_get(const struct drift *d, size_t i, struct drift_func_info *out)
 					.last_ns = f->last_ns,
 					.ended_ns = f->ended_ns};
 	return 0;
+}
+
+int drift_func_find(const struct drift *d, uint32_t func, struct drift_func_info *out)
+{
+	size_t slot;
+	const struct dfunc *f = func_find(d, func, &slot);
+
+	if (!f)
+		return -ENOENT;
+	return drift_func_get(d, d->ftab.slot[slot] - 1, out);
 }
 
 static int cmp_key(const void *a, const void *b)

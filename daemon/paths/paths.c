@@ -119,6 +119,34 @@ static uint64_t cpu_ms_since_attach(const struct path_trace *tr, const struct cp
 	return (now->user + now->sys - a->user - a->sys) * 1000 / (uint64_t)tck;
 }
 
+static void mark_samples(struct path_trace *tr)
+{
+	if (tr->env.code_samples)
+		tr->env.code_samples(tr->env.ctx, tr->start, tr->size, &tr->samples0,
+				     &tr->samples_in0, NULL, 0);
+}
+
+/* No hit yet, and probes that cannot tell (breakpoints turned over the loops, one structure
+ * graph at a time): the samples can. Stopped with the reason if none of PATHS_NO_HIT_SAMPLES
+ * since the attach was in the code. */
+static bool stop_if_not_sampled(struct path_trace *tr)
+{
+	uint64_t all = 0, in = 0;
+	char hot[128] = "", why[sizeof(tr->reason)];
+
+	if (!tr->env.code_samples)
+		return false;
+	tr->env.code_samples(tr->env.ctx, tr->start, tr->size, &all, &in, hot, sizeof(hot));
+	if (in > tr->samples_in0 || all < tr->samples0 + PATHS_NO_HIT_SAMPLES)
+		return false;
+	snprintf(why, sizeof(why),
+		 "no hit, and none of the target's %" PRIu64 " samples since the start in this code:"
+		 " it does not run (inlined into callers%s%.96s, or replaced by a newer copy)",
+		 all - tr->samples0, hot[0] ? " such as " : "", hot);
+	paths_stop(tr, why);
+	return true;
+}
+
 /* Every PATHS_COST_CHECK_MS: a trace whose code got no hit in its first PATHS_NO_HIT_MS while
  * the target ran PATHS_NO_HIT_CPU_MS stops (the code traced is not what runs), and with a budget the slowdown so
  * far is checked against it; over it, the trace stops, saying by how much. */
@@ -134,6 +162,10 @@ static int on_cost_check(sd_event_source *s, uint64_t usec, void *userdata)
 	if (!tr->tracing)
 		return 0;
 	tr->hit_seen |= hits > 0;
+	if (!tr->hit_seen && tr->hw && (tr->hw->st || tr->hw->nturns > 1) &&
+	    now_ns(CLOCK_MONOTONIC) - tr->attach_wall_ns >= PATHS_NO_HIT_MS * 1000000ULL &&
+	    stop_if_not_sampled(tr))
+		return 0;
 	/* Uprobes are on every block (any run hits them); breakpoints only when one turn holds
 	 * every branch followed (a turn on a cold loop's branches is no evidence). */
 	if (!tr->hit_seen && (!tr->hw || (!tr->hw->st && tr->hw->nturns == 1)) &&
@@ -608,6 +640,7 @@ static int start_hw(struct path_trace *tr, char *err, size_t errlen)
 	h->stop_arg = tr;
 	tr->cpu_attach = paths_read_cpu(tr->pid);
 	tr->attach_wall_ns = now_ns(CLOCK_MONOTONIC);
+	mark_samples(tr);
 	loader_counters(tr->env.loader, tr->ctr0, NULL);
 	if (tr->spp) {
 		r = start_hw_spp(tr, err, errlen);
@@ -685,6 +718,7 @@ static int start_uprobes(struct path_trace *tr, const struct uprobe_site *site, 
 	}
 	tr->cpu_attach = paths_read_cpu(tr->pid);
 	tr->attach_wall_ns = now_ns(CLOCK_MONOTONIC);
+	mark_samples(tr);
 	loader_counters(env->loader, tr->ctr0, NULL);
 	r = paths_attach_probes(tr, site, err, errlen);
 	if (r < 0)

@@ -900,22 +900,73 @@ void target_on_call(struct target *t, const struct kp_call *c)
 	calls_on_event(&t->calls, c, profile_nfuncs(t->profile));
 }
 
-/* Of the JIT functions named name, the start of the one with the most samples (0: none has any).
- * A JIT keeps several copies under one name (HotSpot's tiers, V8's on-stack replacement):
- * the hot one is the one to trace. */
-static uint64_t hottest_copy(const struct profile *p, const char *name)
-{
-	uint64_t best = 0, start = 0;
+#define COPY_RECENT_NS (2 * 1000000000ULL)
 
+/* When the copy id was last sampled (the drift detector follows the JIT functions of the
+ * samples; 0: not known). */
+static uint64_t copy_last_ns(const struct target *t, uint32_t id)
+{
+	struct drift_func_info fi;
+
+	return t->drift && drift_func_find(t->drift, id, &fi) == 0 ? fi.last_ns : 0;
+}
+
+/* Of the JIT functions named name, the start of the one to trace (0: none has samples): a JIT
+ * keeps several copies under one name (HotSpot's tiers, V8's on-stack replacement and the copy
+ * it makes after a deoptimization), and the one that runs now is the one to trace. So among the
+ * copies sampled within COPY_RECENT_NS of the newest sample of any of them, the one with the
+ * most samples; the most samples overall when the times are not known. */
+static uint64_t hottest_copy(const struct target *t, const char *name)
+{
+	const struct profile *p = t->profile;
+	uint64_t best = 0, start = 0, newest = 0;
+
+	for (size_t i = 0; i < profile_nfuncs(p); i++) {
+		const struct profile_func *f = profile_func_get(p, (uint32_t)i);
+		uint64_t last;
+
+		if (f && f->kind == PROFILE_KIND_JIT && f->name && !strcmp(f->name, name) &&
+		    (last = copy_last_ns(t, (uint32_t)i)) > newest)
+			newest = last;
+	}
 	for (size_t i = 0; i < profile_nfuncs(p); i++) {
 		const struct profile_func *f = profile_func_get(p, (uint32_t)i);
 
 		if (!f || f->kind != PROFILE_KIND_JIT || !f->name || strcmp(f->name, name))
 			continue;
+		if (newest && copy_last_ns(t, (uint32_t)i) + COPY_RECENT_NS < newest)
+			continue; /* not run lately: replaced */
 		if (f->self > best)
 			best = f->self, start = f->start;
 	}
 	return start;
+}
+
+/* paths_env.code_samples: the target's samples, those whose leaf is in the code traced, and the
+ * JIT function with the most. */
+static void code_samples(void *ctx, uint64_t start, uint64_t size, uint64_t *all, uint64_t *in,
+			 char *hot, size_t hotlen)
+{
+	const struct target *t = ctx;
+	const struct profile *p = t->profile;
+	const struct profile_func *best = NULL;
+	struct profile_stats st;
+
+	profile_get_stats(p, &st);
+	*all = st.samples;
+	*in = 0;
+	for (size_t i = 0; i < profile_nfuncs(p); i++) {
+		const struct profile_func *f = profile_func_get(p, (uint32_t)i);
+
+		if (!f || f->kind != PROFILE_KIND_JIT)
+			continue;
+		if (f->start >= start && f->start < start + size)
+			*in += f->self;
+		else if (!best || f->self > best->self)
+			best = f;
+	}
+	if (hot && hotlen)
+		snprintf(hot, hotlen, "%s", best && best->self ? best->name : "");
 }
 
 int target_paths_start(struct target *t, const struct paths_opts *o, char *err, size_t errlen)
@@ -929,6 +980,8 @@ int target_paths_start(struct target *t, const struct paths_opts *o, char *err, 
 	    .max_paths = t->env->conf->max_paths,
 	    .ksf_max_nodes = t->env->conf->ksf_max_nodes,
 	    .max_slowdown = t->env->conf->probe_slowdown_pct / 100.0,
+	    .code_samples = code_samples,
+	    .ctx = t,
 	};
 
 	if (t->state != TARGET_ATTACHED) {
@@ -936,7 +989,7 @@ int target_paths_start(struct target *t, const struct paths_opts *o, char *err, 
 			 t->state == TARGET_EXITED ? "it exited" : "detached");
 		return -ESRCH;
 	}
-	hot = o->function && strncmp(o->function, "0x", 2) ? hottest_copy(t->profile, o->function)
+	hot = o->function && strncmp(o->function, "0x", 2) ? hottest_copy(t, o->function)
 							   : 0;
 	if (hot) {
 		snprintf(addr, sizeof(addr), "0x%" PRIx64, hot);
