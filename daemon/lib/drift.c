@@ -471,16 +471,6 @@ int drift_func_get(const struct drift *d, size_t i, struct drift_func_info *out)
 	return 0;
 }
 
-int drift_func_find(const struct drift *d, uint32_t func, struct drift_func_info *out)
-{
-	size_t slot;
-	const struct dfunc *f = func_find(d, func, &slot);
-
-	if (!f)
-		return -ENOENT;
-	return drift_func_get(d, d->ftab.slot[slot] - 1, out);
-}
-
 static int cmp_key(const void *a, const void *b)
 {
 	const struct drift_key *x = a, *y = b;

@@ -116,9 +116,43 @@ static void add_exit_arrivals(struct hwstruct *s, uint32_t g, struct hwstruct_gr
 	}
 }
 
+/* Whether the branch ending block b is a latch of loop graph g that can also leave it: one
+ * edge back to the header, one out of the loop (not into an inner loop of its own). A loop
+ * with a finite trip count goes both ways there over its runs, whether a counting turn, a
+ * slice of one long run, saw it leave or not. (A JIT's checks that leave the loop for a
+ * deoptimization have no back edge: they may never be taken, and are counted as they are.) */
+static bool exit_latch(const struct hwstruct *s, uint32_t b, uint32_t g)
+{
+	const struct cfg_block *blk = cfg_block_get(s->cfg, b);
+	bool back = false, out = false;
+
+	if (!g)
+		return false;
+	for (uint32_t k = 0; k < blk->nedges; k++) {
+		const struct cfg_edge *e = cfg_edge_get(s->cfg, blk->first_edge + k);
+		struct spp_graph_info gi;
+		uint32_t dg;
+
+		if (e->back) {
+			back = true;
+			continue;
+		}
+		if (e->dst == CFG_EXIT) {
+			out = true;
+			continue;
+		}
+		if ((dg = hwspp_block_graph(s->cfg, s->spp, e->dst)) == g)
+			continue;
+		spp_graph_get(s->spp, dg, &gi);
+		out |= gi.parent != g;
+	}
+	return back && out;
+}
+
 /* The own branches that keep a breakpoint (keep[], their number; -1: too many, note set):
  * all of them, or after counting those that went both ways (the header's always). */
-static int keep_branches(struct hwstruct_graph *x, uint32_t hdr, uint32_t avail, uint32_t *keep)
+static int keep_branches(const struct hwstruct *s, uint32_t g, struct hwstruct_graph *x,
+			 uint32_t hdr, uint32_t avail, uint32_t *keep)
 {
 	int r;
 
@@ -126,16 +160,24 @@ static int keep_branches(struct hwstruct_graph *x, uint32_t hdr, uint32_t avail,
 		memcpy(keep, x->conds, x->nconds * sizeof(uint32_t));
 		return (int)x->nconds;
 	}
-	/* the header's jcc stays watched, whatever it did: every path crosses it */
+	/* the header's jcc stays watched, whatever it did: every path crosses it; so does the
+	 * latch that leaves the loop (exit_latch) */
 	for (uint32_t i = 0; i < x->nconds; i++)
-		if (x->conds[i] == hdr && !(x->taken[i] && x->not_taken[i]))
+		if ((x->conds[i] == hdr || exit_latch(s, x->conds[i], g)) &&
+		    !(x->taken[i] && x->not_taken[i]))
 			x->taken[i] = x->not_taken[i] = 1;
 	r = hwspp_assume(x->conds, x->nconds, x->taken, x->not_taken, avail, x->assume, keep);
 	if (r < 0) {
-		snprintf(
-		    x->note, sizeof(x->note),
-		    "not profiled: more than %u of its %u branches went both ways while counted",
-		    avail, x->nconds);
+		if (x->unseen)
+			snprintf(x->note, sizeof(x->note),
+				 "not profiled: more than %u of its %u branches went both ways while "
+				 "counted, or were not seen (%u: the code hardly ran then)",
+				 avail, x->nconds, x->unseen);
+		else
+			snprintf(x->note, sizeof(x->note),
+				 "not profiled: more than %u of its %u branches went both ways while "
+				 "counted",
+				 avail, x->nconds);
 		return -1;
 	}
 	x->nassumed = x->nconds - (uint32_t)r;
@@ -165,7 +207,7 @@ static void build_graph(struct hwstruct *s, uint32_t g)
 		snprintf(x->note, sizeof(x->note), "not profiled: out of memory");
 		return;
 	}
-	r = keep_branches(x, hdr, avail, keep);
+	r = keep_branches(s, g, x, hdr, avail, keep);
 	if (r < 0)
 		return;
 	nkeep = (uint32_t)r;
@@ -301,12 +343,37 @@ static int pick_graph(struct hwstruct *s)
 	return -1;
 }
 
+/* Is the counting turn running evidence yet: HWSTRUCT_MIN_COUNT_HITS hits in the graph's
+ * counting turns so far (its code runs: a branch not hit then is cold)? */
+static bool count_evidence(const struct hwstruct *s)
+{
+	return s->gr[s->count_graph[s->count_turn - 1]].count_hits >= HWSTRUCT_MIN_COUNT_HITS;
+}
+
+/* A counting turn ends: with too few hits to be evidence (the code hardly ran), the branches it
+ * did not see are taken as going both ways, so none is assumed one way on no evidence. */
+static void count_close(struct hwstruct *s)
+{
+	uint32_t g = s->count_graph[s->count_turn - 1], f = s->count_first[s->count_turn - 1];
+	struct hwstruct_graph *x = &s->gr[g];
+
+	if (x->count_hits >= HWSTRUCT_MIN_COUNT_HITS)
+		return;
+	for (uint32_t i = f; i < x->nconds && i < f + HWBP_SLOTS; i++)
+		if (!x->taken[i] && !x->not_taken[i]) {
+			x->taken[i] = x->not_taken[i] = 1;
+			x->unseen++;
+		}
+}
+
 /* The next turn, or the end of the trace (1). */
 static int next_turn(struct hwstruct *s, const char *why)
 {
 	char err[256];
 	int g, r;
 
+	if (s->cur < 0 && s->count_turn > 0)
+		count_close(s);
 	turn_close(s);
 	s->next = false;
 	if (s->count_turn < s->ncount) {
@@ -353,6 +420,8 @@ static int on_timer(sd_event_source *src, uint64_t usec, void *userdata)
 		return 0;
 	}
 	limit = s->cur < 0 ? s->count_ns : s->turn_ns;
+	if (s->cur < 0 && s->count_turn > 0 && !count_evidence(s))
+		limit *= 4; /* no evidence yet: count on */
 	if (now - s->turn_since >= limit && next_turn(s, "time limit"))
 		return 0;
 	return sd_event_source_set_time(src, (now + HWSTRUCT_CHECK_MS * 1000000ULL) / 1000);
@@ -445,6 +514,7 @@ static void count_hit(struct hwstruct *s, const struct kp_hwbp *ev)
 			x->taken[i]++;
 		else
 			x->not_taken[i]++;
+		x->count_hits++;
 		return;
 	}
 	s->stray++;

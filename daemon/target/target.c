@@ -666,9 +666,11 @@ static inline void add_stack(struct target *t, const struct kp_sample *s, size_t
 	if (t->hcct && (t->hcct_kernel ? n : n_user) > 0)
 		hcct_add_stack(t->hcct, t->ids, t->hcct_kernel ? n : n_user, 1);
 	profile_add_hashed(t->profile, s->tid, t->ids, n, 1, hash);
-	if (leaf >= 0)
+	if (leaf >= 0) {
 		annotate_sample(t->annot, t->annot_q, t->state == TARGET_ATTACHED ? t->sym : NULL,
 				leaf, user_addr(s, 0), n > n_leaf);
+		t->recent_leaf[t->recent_head++ % TARGET_RECENT_LEAVES] = (uint32_t)leaf + 1;
+	}
 	/* While uprobes trace its paths, samples show the probes' traps, not the code. */
 	if (t->drift && !(t->paths && t->paths->tracing))
 		drift_feed(t, s);
@@ -900,43 +902,40 @@ void target_on_call(struct target *t, const struct kp_call *c)
 	calls_on_event(&t->calls, c, profile_nfuncs(t->profile));
 }
 
-#define COPY_RECENT_NS (2 * 1000000000ULL)
-
-/* When the copy id was last sampled (the drift detector follows the JIT functions of the
- * samples; 0: not known). */
-static uint64_t copy_last_ns(const struct target *t, uint32_t id)
+static bool is_copy(const struct profile_func *f, const char *name)
 {
-	struct drift_func_info fi;
-
-	return t->drift && drift_func_find(t->drift, id, &fi) == 0 ? fi.last_ns : 0;
+	return f && f->kind == PROFILE_KIND_JIT && f->name && !strcmp(f->name, name);
 }
 
 /* Of the JIT functions named name, the start of the one to trace (0: none has samples): a JIT
  * keeps several copies under one name (HotSpot's tiers, V8's on-stack replacement and the copy
- * it makes after a deoptimization), and the one that runs now is the one to trace. So among the
- * copies sampled within COPY_RECENT_NS of the newest sample of any of them, the one with the
- * most samples; the most samples overall when the times are not known. */
+ * it makes after a deoptimization), and the one that runs now is the one to trace. So the copy
+ * that is the leaf of most of the target's last TARGET_RECENT_LEAVES samples; the one with the
+ * most samples overall when none of them is in any. */
 static uint64_t hottest_copy(const struct target *t, const char *name)
 {
 	const struct profile *p = t->profile;
-	uint64_t best = 0, start = 0, newest = 0;
+	uint64_t best = 0, start = 0;
+	uint32_t ids[TARGET_RECENT_LEAVES], counts[TARGET_RECENT_LEAVES], n = 0, top = 0;
 
-	for (size_t i = 0; i < profile_nfuncs(p); i++) {
-		const struct profile_func *f = profile_func_get(p, (uint32_t)i);
-		uint64_t last;
+	for (uint32_t k = 0; k < TARGET_RECENT_LEAVES; k++) {
+		uint32_t id = t->recent_leaf[k], j;
 
-		if (f && f->kind == PROFILE_KIND_JIT && f->name && !strcmp(f->name, name) &&
-		    (last = copy_last_ns(t, (uint32_t)i)) > newest)
-			newest = last;
-	}
-	for (size_t i = 0; i < profile_nfuncs(p); i++) {
-		const struct profile_func *f = profile_func_get(p, (uint32_t)i);
-
-		if (!f || f->kind != PROFILE_KIND_JIT || !f->name || strcmp(f->name, name))
+		if (!id || !is_copy(profile_func_get(p, id - 1), name))
 			continue;
-		if (newest && copy_last_ns(t, (uint32_t)i) + COPY_RECENT_NS < newest)
-			continue; /* not run lately: replaced */
-		if (f->self > best)
+		for (j = 0; j < n && ids[j] != id; j++)
+			;
+		if (j == n)
+			ids[n] = id, counts[n++] = 0;
+		if (++counts[j] > top)
+			top = counts[j], start = profile_func_get(p, id - 1)->start;
+	}
+	if (top)
+		return start;
+	for (size_t i = 0; i < profile_nfuncs(p); i++) {
+		const struct profile_func *f = profile_func_get(p, (uint32_t)i);
+
+		if (is_copy(f, name) && f->self > best)
 			best = f->self, start = f->start;
 	}
 	return start;

@@ -39,6 +39,7 @@ enum target_state {
 
 /* The frame under which samples taken inside kprof's own probes are counted (module "[kprof]"). */
 #define KPROF_PROBE_NAME "[kprof probes]"
+#define TARGET_RECENT_LEAVES 256 /* samples whose leaves tell which copy runs now */
 
 struct frame_memo {
 	uint64_t addr[KP_MAX_STACK]; /* 0: nothing memoized at this depth */
@@ -160,6 +161,10 @@ struct target {
 	struct drift *drift;	  /* profile drift of its JIT functions (ALGORITHMS.md §12) */
 	uint64_t drift_logged_ns; /* the sample time of the last drift logged */
 	unsigned drift_unlogged;  /* drifts not logged since: at most one line a second */
+	/* The leaf function ids + 1 of the last TARGET_RECENT_LEAVES samples (0: none): which
+	 * copy of a JIT function runs now (target_paths_start). */
+	uint32_t recent_leaf[TARGET_RECENT_LEAVES];
+	uint32_t recent_head;
 	size_t drift_code_tried;  /* functions of drift whose blocks were looked for */
 	uint64_t drift_recycled;  /* drift's recycled count when they were (a place reused) */
 	/* The path mix of its path traces (keys: path ids; functions: trace ids), made at the

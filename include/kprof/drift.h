@@ -122,8 +122,6 @@ size_t drift_nfuncs(const struct drift *d);
 int drift_func_get(const struct drift *d, size_t i, struct drift_func_info *out);
 /* Up to max keys of function i, by reference share plus window share, descending. The count. */
 size_t drift_func_keys(const struct drift *d, size_t i, struct drift_key *out, size_t max);
-/* The function func followed: 0 and *out, or -ENOENT. */
-int drift_func_find(const struct drift *d, uint32_t func, struct drift_func_info *out);
 
 void drift_get_stats(const struct drift *d, struct drift_stats *st);
 
