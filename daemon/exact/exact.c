@@ -125,8 +125,8 @@ static int check_plan(struct calls *c, const struct calls_target *t, struct plan
 		}
 		if (r < 0 && !(r == -EOPNOTSUPP && p->names))
 			return r;
-		id = profile_intern(t->profile, pr->name, tsym_perfmap_module(t->sym), pr->start,
-				    PROFILE_KIND_JIT);
+		id = profile_intern(t->profile, pr->name, tsym_get_stats(t->sym)->perfmap_module,
+				    pr->start, PROFILE_KIND_JIT);
 		if (id < 0) {
 			snprintf(err, errlen, "profile full: %s", strerror(-id));
 			return id;
@@ -148,11 +148,11 @@ static int check_plan(struct calls *c, const struct calls_target *t, struct plan
 	if (!w && !c->hw->n) {
 		if (p->names)
 			snprintf(err, errlen, "no JIT function of pid %d named %s in %s", t->pid,
-				 p->names, tsym_perfmap_path(t->sym));
+				 p->names, tsym_get_stats(t->sym)->perfmap_path);
 		else
 			snprintf(err, errlen,
 				 "no JIT function of pid %d to probe (empty perf map %s?)", t->pid,
-				 tsym_perfmap_path(t->sym));
+				 tsym_get_stats(t->sym)->perfmap_path);
 		return -ENOENT;
 	}
 	return 0;
