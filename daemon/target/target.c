@@ -754,7 +754,10 @@ static const char *perfmap_recipe(const char *comm)
 	if (!strncmp(comm, "beam", 4))
 		return "Erlang/OTP 25 and later: erl +JPperf map (or +JPperf dump, +JPperf true)";
 	if (!strncmp(comm, "mono", 4))
-		return "Mono: mono --jitmap";
+		return "Mono: mono --jitmap (or MONO_ENV_OPTIONS=--jitmap)";
+	if (!strncmp(comm, "luajit", 6))
+		return "LuaJIT: luajit -l kprof_perfmap (share/kprof/kprof_perfmap.lua), or a build with "
+		       "-DLUAJIT_USE_PERFTOOLS";
 	return "Node: --perf-basic-prof or --perf-prof; JVM: jcmd PID Compiler.perfmap or "
 	       "-XX:+DumpPerfMapAtExit; .NET: DOTNET_PerfMapEnabled=1; CPython 3.12: -X perf";
 }
