@@ -59,7 +59,9 @@ struct sym_source {
 	int (*open)(struct sym_ctx *c, void **ret);
 	void (*free)(struct sym_ctx *c, void *state);
 	/* Read what the target's files gained, as far as the step allows, and index it (inside
-	 * the step's measured CPU time, not at the next lookup). 1: the names changed. */
+	 * the step's measured CPU time, not at the next lookup). 1: the names changed. A
+	 * SYM_SPACE_USER source that has one is asked again when nothing named an address and
+	 * a refresh was due (the JIT may have written the name since). */
 	int (*refresh)(struct sym_ctx *c, void *state, struct tfile_step *step);
 	/* Name w->addr into r (SYM_HIT, SYM_NEAR or SYM_MISS); the strings stay valid until
 	 * the next refresh or lookup of this source. The hot path: no I/O but what the first use
