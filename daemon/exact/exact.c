@@ -102,8 +102,11 @@ static int cmp_probe(const void *a, const void *b)
 static int check_plan(struct calls *c, const struct calls_target *t, struct plan *p,
 		      const struct procmaps *pm, bool force, char *err, size_t errlen)
 {
+	const struct tsym_stats *ss = tsym_get_stats(t->sym);
+	char module[sizeof(ss->perfmap_module)];
 	size_t w = 0;
 
+	memcpy(module, ss->perfmap_module, sizeof(module)); /* the perf map's, for every probe */
 	if (p->n) /* an empty perf map: p->v is NULL, which qsort must not get */
 		qsort(p->v, p->n, sizeof(*p->v), cmp_probe);
 	for (size_t i = 0; i < p->n; i++) {
@@ -125,8 +128,7 @@ static int check_plan(struct calls *c, const struct calls_target *t, struct plan
 		}
 		if (r < 0 && !(r == -EOPNOTSUPP && p->names))
 			return r;
-		id = profile_intern(t->profile, pr->name, tsym_perfmap_module(t->sym), pr->start,
-				    PROFILE_KIND_JIT);
+		id = profile_intern(t->profile, pr->name, module, pr->start, PROFILE_KIND_JIT);
 		if (id < 0) {
 			snprintf(err, errlen, "profile full: %s", strerror(-id));
 			return id;
@@ -148,11 +150,11 @@ static int check_plan(struct calls *c, const struct calls_target *t, struct plan
 	if (!w && !c->hw->n) {
 		if (p->names)
 			snprintf(err, errlen, "no JIT function of pid %d named %s in %s", t->pid,
-				 p->names, tsym_perfmap_path(t->sym));
+				 p->names, tsym_get_stats(t->sym)->perfmap_path);
 		else
 			snprintf(err, errlen,
 				 "no JIT function of pid %d to probe (empty perf map %s?)", t->pid,
-				 tsym_perfmap_path(t->sym));
+				 tsym_get_stats(t->sym)->perfmap_path);
 		return -ENOENT;
 	}
 	return 0;

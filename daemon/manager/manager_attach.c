@@ -22,7 +22,6 @@
 #include "kprof/cleanup.h"
 #include "os/clock.h"
 #include "symbols/jvmattach.h"
-#include "symbols/jvmmap.h"
 #include "kernel/loader.h"
 #include "manager/manager.h"
 #include "manager/manager_attach.h"
@@ -456,10 +455,9 @@ static int attach_new_target(struct manager *m, pid_t pid, const struct attach_o
 /* The log line of an attach: how t is sampled, and its JIT symbol sources. */
 static void attach_log(struct target *t, const struct attach_opts *o)
 {
-	struct tsym_stats ss;
+	const struct tsym_stats *ss = tsym_get_stats(t->sym);
 	char how[96];
 
-	tsym_get_stats(t->sym, &ss);
 	if (t->per_cpu)
 		snprintf(how, sizeof(how), "per-CPU events");
 	else
@@ -469,9 +467,10 @@ static void attach_log(struct target *t, const struct attach_opts *o)
 	log_msg(o->parent || o->all ? LOG_DEBUG : LOG_INFO,
 		"attached pid %d (%s, uid %u) at %u Hz by %s, duration %us (0: "
 		"unlimited); perf map %s: %llu JIT symbols; jitdump %s: %llu symbols",
-		t->pid, t->comm, t->uid, o->freq, how, o->duration_sec, ss.perfmap_path,
-		(unsigned long long)ss.jit_symbols, ss.jitdump_path[0] ? ss.jitdump_path : "(none)",
-		(unsigned long long)ss.jitdump_symbols);
+		t->pid, t->comm, t->uid, o->freq, how, o->duration_sec, ss->perfmap_path,
+		(unsigned long long)ss->jit_symbols,
+		ss->jitdump_path[0] ? ss->jitdump_path : "(none)",
+		(unsigned long long)ss->jitdump_symbols);
 }
 
 static int attach(struct manager *m, pid_t pid, const struct attach_opts *opts, struct target **ret,
@@ -536,8 +535,7 @@ static int attach(struct manager *m, pid_t pid, const struct attach_opts *opts, 
 	manager_targets_link(m, t);
 	m->n_attached++;
 	/* A JVM is asked for its perf map now, off the loop; its answer comes later. */
-	if (target_jvm_start(t, &o) < 0)
-		log_warn("pid %d: out of memory: its JVM perf map is not asked for", pid);
+	target_sources_start(t, &o);
 	attach_log(t, &o);
 	manager_emit_target_attach(m, t);
 	*ret = t;

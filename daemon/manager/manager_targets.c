@@ -22,7 +22,6 @@
 #include "kprof/hash.h"
 #include "os/clock.h"
 #include "symbols/jvmattach.h"
-#include "symbols/jvmmap.h"
 #include "kernel/loader.h"
 #include "manager/manager.h"
 #include "manager/manager_targets.h"

@@ -454,7 +454,8 @@ static int find_function(struct tsym *sym, struct path_trace *tr, const char *fu
 	}
 	if (!f.hit_name) {
 		snprintf(err, errlen, "no JIT function %s %s in the perf map of pid %d (%s)",
-			 f.by_addr ? "at" : "named", function, tr->pid, tsym_perfmap_path(sym));
+			 f.by_addr ? "at" : "named", function, tr->pid,
+			 tsym_get_stats(sym)->perfmap_path);
 		return -ENOENT;
 	}
 	if (!f.exact && f.others) {

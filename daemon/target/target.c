@@ -35,7 +35,6 @@
 #include "kernel/hwbp.h"
 #include "exact/hwcalls.h"
 #include "kprof/procmaps.h"
-#include "symbols/jvmmap.h"
 #include "paths/paths.h"
 #include "kernel/sampler.h"
 #include "symbols/symbolize.h"
@@ -228,7 +227,6 @@ void target_free(struct target *t)
 {
 	if (!t)
 		return;
-	jvmmap_free(t->jvm);
 	sampler_target_free(t->events);
 	calls_free(&t->calls);
 	paths_free(t->paths);
@@ -294,14 +292,13 @@ static void unnamed_note_final(struct target *t)
 
 void target_drop_symbols(struct target *t)
 {
-	jvmmap_stop(t->jvm); /* it refreshes the perf map: no more */
 	if (!t->sym)
 		return;
 	record_mappings(t); /* libraries read since the last change */
 	/* Samples that came after the profile was kept may have been named since. */
 	if (target_names_update(t, true) > 0 && t->state != TARGET_ATTACHED)
 		t->dirty = true;
-	tsym_get_stats(t->sym, &t->saved_sym);
+	t->saved_sym = *tsym_get_stats(t->sym);
 	tsym_free(t->sym);
 	t->sym = NULL;
 	unnamed_note_final(t);
@@ -761,7 +758,10 @@ static const char *perfmap_recipe(const char *comm)
 	if (!strncmp(comm, "beam", 4))
 		return "Erlang/OTP 25 and later: erl +JPperf map (or +JPperf dump, +JPperf true)";
 	if (!strncmp(comm, "mono", 4))
-		return "Mono: mono --jitmap";
+		return "Mono: mono --jitmap (or MONO_ENV_OPTIONS=--jitmap)";
+	if (!strncmp(comm, "luajit", 6))
+		return "LuaJIT: luajit -l kprof_perfmap (share/kprof/kprof_perfmap.lua), or a build with "
+		       "-DLUAJIT_USE_PERFTOOLS";
 	return "Node: --perf-basic-prof or --perf-prof; JVM: jcmd PID Compiler.perfmap or "
 	       "-XX:+DumpPerfMapAtExit; .NET: DOTNET_PerfMapEnabled=1; CPython 3.12: -X perf";
 }
@@ -769,22 +769,24 @@ static const char *perfmap_recipe(const char *comm)
 /* Why code of t is shown by address, and how to get names ("" when nothing to say). */
 static void names_note(struct target *t)
 {
-	struct tsym_stats st;
+	const struct tsym_stats *st;
 	struct profile_stats ps;
-	bool jvm = t->jvm && jvmmap_get_stats(t->jvm)->jvm;
 
 	t->unnamed_note[0] = '\0';
-	if (!t->sym || jvm) /* a JVM is asked for its map; its note says how that went */
+	if (!t->sym)
+		return;
+	st = tsym_get_stats(t->sym);
+	if (st->jvm) /* a JVM is asked for its map; its note says how that went */
 		return;
 	profile_get_stats(t->profile, &ps);
-	tsym_get_stats(t->sym, &st);
 	/* Only anonymous executable memory is JIT code: junk addresses ("[unknown]") and those
 	 * kept after the exit for lack of fresh maps get no recipe. */
-	if (st.jit_symbols + st.jitdump_symbols == 0 && (t->unnamed_leaf || tsym_anon_exec(t->sym)))
+	if (st->jit_symbols + st->jitdump_symbols == 0 &&
+	    (t->unnamed_leaf || tsym_anon_exec(t->sym)))
 		snprintf(t->unnamed_note, sizeof(t->unnamed_note),
 			 "code in anonymous memory and no perf map (%s) or jitdump: JIT code is "
 			 "shown by address until one names it; %s",
-			 tsym_perfmap_path(t->sym), perfmap_recipe(t->comm));
+			 st->perfmap_path, perfmap_recipe(t->comm));
 	else if (ps.unresolved)
 		snprintf(t->unnamed_note, sizeof(t->unnamed_note),
 			 "%zu address%s of unnamed code not in the perf map or jitdump (named when "
@@ -871,30 +873,26 @@ int target_canon_tree(const struct profile *p, struct hcct_tree **owned,
 	return 0;
 }
 
-int target_jvm_start(struct target *t, const struct attach_opts *o)
+void target_sources_start(struct target *t, const struct attach_opts *o)
 {
-	const struct jvmmap_target jt = {
-	    .pid = t->pid,
-	    .start_ticks = t->start_ticks,
-	    .sym = t->sym,
+	const struct tsym_start st = {
+	    .jvmattach = t->env->jvm,
+	    .conf = t->env->conf,
 	    .samples = &t->samples,
 	    .unnamed = &t->unnamed_leaf,
-	    .conf = t->env->conf,
 	    .no_ask = o->no_jvm_map,
 	};
 
-	int err;
-
-	if (t->jvm || !t->env->jvm || !t->sym)
-		return 0;
-	err = jvmmap_new(t->env->jvm, &jt, &t->jvm);
+	if (!t->env->jvm || !t->sym)
+		return;
+	tsym_start(t->sym, &st);
 	names_note(t); /* a JVM's own note says how its map is asked for */
-	return err;
 }
 
-void target_jvm_tick(struct target *t, uint64_t now)
+void target_sources_tick(struct target *t, uint64_t now)
 {
-	jvmmap_tick(t->jvm, now);
+	if (t->sym)
+		tsym_tick(t->sym, now);
 }
 
 void target_on_call(struct target *t, const struct kp_call *c)

@@ -26,7 +26,6 @@ struct annotate_queue;
 struct config;
 struct drift;
 struct jvmattach_ctx;
-struct jvmmap;
 struct loader;
 struct path_trace;
 struct offcpu;
@@ -128,7 +127,6 @@ struct target {
 	 * is NULL then). */
 	struct tsym_stats saved_sym;
 	struct path_trace *paths; /* the running or last path trace (paths.c) */
-	struct jvmmap *jvm;	  /* a HotSpot JVM's perf map on demand (jvmmap.c) */
 	/* Sampling: its own per-thread events (events, while attached), or the per-CPU set of
 	 * its frequency (per_cpu). threads: the events' counts, kept when they are closed. */
 	struct sampler_target *events;
@@ -255,10 +253,11 @@ int target_names_update(struct target *t, bool force);
  * a negative errno. */
 int target_canon_tree(const struct profile *p, struct hcct_tree **owned,
 		      const struct hcct_tree *src);
-/* Look at the attached process: a HotSpot JVM is asked for its perf map (unless o says not). */
-int target_jvm_start(struct target *t, const struct attach_opts *o);
-/* Housekeeping: ask a JVM again while samples land in unnamed code (jvmmap_tick). */
-void target_jvm_tick(struct target *t, uint64_t now_ns);
+/* The process is attached: its symbol sources that ask the runtime for names begin (a HotSpot
+ * JVM is asked for its perf map, unless o says not). */
+void target_sources_start(struct target *t, const struct attach_opts *o);
+/* Housekeeping of its symbol sources: a JVM asked again while samples land in unnamed code. */
+void target_sources_tick(struct target *t, uint64_t now_ns);
 /* Exact mode: a probe hit. */
 void target_on_call(struct target *t, const struct kp_call *c);
 /* Start tracing the paths of one JIT function of an attached target; err says why not. */

@@ -20,7 +20,6 @@
 #include "wire/target_pb.h"
 #include "os/clock.h"
 #include "exact/hwcalls.h"
-#include "symbols/jvmmap.h"
 #include "paths/paths.h"
 #include "wire/paths_reply.h"
 #include "symbols/symbolize.h"
@@ -44,11 +43,10 @@ Kprof__FrameKind target_pb_kind(enum profile_kind k)
 static void fill_pb_names(const struct target *t, const struct tsym_stats *ss,
 			  const struct profile_stats *ps, Kprof__Target *pb)
 {
-	/* Strings point into the target (or its tsym), not into the copy in live. */
-	pb->perfmap_path = (char *)(t->sym ? tsym_perfmap_path(t->sym) : t->saved_sym.perfmap_path);
-	pb->jitdump_path = (char *)(t->sym ? tsym_jitdump_path(t->sym) : t->saved_sym.jitdump_path);
-	pb->jitdump_problem =
-	    (char *)(t->sym ? tsym_jitdump_problem(t->sym) : t->saved_sym.jitdump_problem);
+	/* Strings point into the target's saved statistics or its tsym's. */
+	pb->perfmap_path = (char *)ss->perfmap_path;
+	pb->jitdump_path = (char *)ss->jitdump_path;
+	pb->jitdump_problem = (char *)ss->jitdump_problem;
 	pb->jitdump_symbols = ss->jitdump_symbols;
 	pb->jitdump_bad_records = ss->jitdump_bad_records;
 	pb->jitdump_bytes = ss->jitdump_bytes;
@@ -71,7 +69,8 @@ static void fill_pb_names(const struct target *t, const struct tsym_stats *ss,
 }
 
 /* The annotation's memory and the JVM's map requests, when the target has them. */
-static void fill_pb_annot_jvm(const struct target *t, Kprof__Target *pb)
+static void fill_pb_annot_jvm(const struct target *t, const struct tsym_stats *ss,
+			      Kprof__Target *pb)
 {
 	if (t->annot) {
 		struct annot_stats as;
@@ -80,14 +79,12 @@ static void fill_pb_annot_jvm(const struct target *t, Kprof__Target *pb)
 		pb->annotate_bytes = as.memory;
 		pb->annotate_dropped = as.dropped;
 	}
-	if (t->jvm && jvmmap_get_stats(t->jvm)->jvm) {
-		const struct jvmmap_stats *js = jvmmap_get_stats(t->jvm);
-
+	if (ss->jvm) {
 		pb->jvm = true;
-		pb->jvm_map_asks = js->asks;
-		pb->jvm_map_answers = js->answers;
-		pb->jvm_map_failures = js->failures;
-		pb->jvm_note = (char *)js->note;
+		pb->jvm_map_asks = ss->jvm_asks;
+		pb->jvm_map_answers = ss->jvm_answers;
+		pb->jvm_map_failures = ss->jvm_failures;
+		pb->jvm_note = (char *)ss->jvm_note;
 	}
 }
 
@@ -126,14 +123,9 @@ static void fill_pb_calls(const struct target *t, Kprof__Target *pb)
 void target_fill_pb(const struct target *t, Kprof__Target *pb)
 {
 	struct profile_stats ps;
-	struct tsym_stats live;
-	const struct tsym_stats *ss = &t->saved_sym;
+	const struct tsym_stats *ss = t->sym ? tsym_get_stats(t->sym) : &t->saved_sym;
 
 	profile_get_stats(t->profile, &ps);
-	if (t->sym) {
-		tsym_get_stats(t->sym, &live);
-		ss = &live;
-	}
 	pb->resumes = t->resumes;
 	pb->resume_note = (char *)t->resume_note;
 	pb->pid = t->pid;
@@ -163,7 +155,7 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->rule = t->rule ? t->rule : (char *)"";
 	pb->all = t->all;
 	fill_pb_names(t, ss, &ps, pb);
-	fill_pb_annot_jvm(t, pb);
+	fill_pb_annot_jvm(t, ss, pb);
 	pb->calls = t->calls.enabled;
 	if (t->calls.enabled)
 		fill_pb_calls(t, pb);
