@@ -33,7 +33,6 @@
 #include "kprof/drift.h"
 #include "target/driftcode.h"
 #include "kernel/hwbp.h"
-#include "exact/hwcalls.h"
 #include "kprof/procmaps.h"
 #include "symbols/jvmmap.h"
 #include "paths/paths.h"
@@ -230,7 +229,7 @@ void target_free(struct target *t)
 		return;
 	jvmmap_free(t->jvm);
 	sampler_target_free(t->events);
-	calls_free(&t->calls);
+	calls_free(t->calls);
 	paths_free(t->paths);
 	hcct_tree_free(t->saved_hcct);
 	free(t->saved_name);
@@ -424,11 +423,10 @@ static bool at_breakpoint(const struct target *t, const struct kp_sample *s)
 {
 	uint64_t ip;
 
-	if (!s->n_user || (!t->paths && !t->calls.hw))
+	if (!s->n_user || (!t->paths && !t->calls))
 		return false;
 	ip = user_addr(s, 0);
-	return paths_breakpoint_at(t->paths, ip) ||
-	       (t->calls.hw && hwbp_set_has(t->calls.hw->set, ip));
+	return paths_breakpoint_at(t->paths, ip) || calls_breakpoint_at(t->calls, ip);
 }
 
 static bool is_probe_id(const struct target *t, uint32_t id)
@@ -501,16 +499,11 @@ uint64_t target_memory(const struct target *t)
 	n = ps.memory;
 	if (t->saved_hcct)
 		n += t->saved_hcct->len * sizeof(*t->saved_hcct->entries);
-	if (t->calls.saved_exact)
-		n += t->calls.saved_exact->len * sizeof(*t->calls.saved_exact->entries);
 	if (t->hcct) {
 		hcct_get_stats(t->hcct, &hs);
 		n += hs.bytes;
 	}
-	if (t->calls.exact) {
-		hcct_get_stats(t->calls.exact, &hs);
-		n += hs.bytes;
-	}
+	n += calls_memory(t->calls);
 	if (t->annot) {
 		struct annot_stats as;
 
@@ -895,7 +888,8 @@ void target_jvm_tick(struct target *t, uint64_t now)
 
 void target_on_call(struct target *t, const struct kp_call *c)
 {
-	calls_on_event(&t->calls, c, profile_nfuncs(t->profile));
+	if (t->calls)
+		calls_on_event(t->calls, c, profile_nfuncs(t->profile));
 }
 
 /* Of the JIT functions named name, the start of the one with the most samples (0: none has any).

@@ -108,7 +108,7 @@ struct target {
 	 * without a probe of the profile's cache; cleared with that cache when symbols change. */
 	struct frame_memo *memo;
 	struct hcct *hcct; /* hot calling contexts of the samples; NULL for a restored profile */
-	struct calls calls;
+	struct calls *calls; /* exact mode (exact.h); NULL: off */
 	/* A restored profile's HCCT: the saved MCCT as a snapshot, queried with hcct_tree_filter
 	 * (hcct is NULL then). */
 	struct hcct_tree *saved_hcct;
