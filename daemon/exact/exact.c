@@ -11,6 +11,15 @@
  * told when probes go in (calls_env.probes_in) so that it drains their events sooner.
  * Events (calls_on_event, on the ring buffer's path): only those stamped inside the window of
  * the probe set in count; each thread's cursor in the HCCT follows its entries and returns.
+ *
+ * Cost and budget: a hit of a call probe (entry or return) and of a breakpoint costs the
+ * thread a roughly fixed CPU time, measured on this host (probecost.c), so the probes' time is
+ * the hits times that, and the slowdown of the target is its CPU time (its CPU clock, whatever
+ * the kernel books the traps as) over that time less the probes'. Every CALLS_COST_CHECK_MS the
+ * budget (--max-slowdown, else kprofd's probe_slowdown_pct) is kept by pcost_budget: a stretch
+ * of probes over it goes off at once, and they come back when the target's work has paid for it
+ * (with --burst, bursts are skipped meanwhile). The counts then cover the part of the time the
+ * probes were in (the duty, shown with the times the budget took them off).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,17 +27,21 @@
 #include <string.h>
 #include <time.h>
 
+#include "kprof/pcost.h"
 #include "kprof/profile.h"
 #include "os/clock.h"
 #include "exact/exact.h"
 #include "exact/exact_internal.h"
 #include "exact/hwcalls.h"
 #include "kernel/hwbp.h"
+#include "kernel/probecost.h"
 #include "os/log.h"
+#include "os/procfs.h"
 
 #define CALLS_HOT_WARMUP_MS 1000 /* --calls=hot:N: samples before the choice */
 #define CALLS_HOT_TRIES 10	 /* warm-ups before giving up (no JIT function sampled) */
 #define CALLS_HOT_MAX 16
+#define CALLS_COST_CHECK_MS 250 /* the probes' cost read, and the budget kept, this often */
 
 /* "hot:N" of --calls: N, or -EINVAL with why. */
 static int parse_hot(const char *functions, const struct calls_opts *o, char *err, size_t errlen)
@@ -49,6 +62,19 @@ static int parse_hot(const char *functions, const struct calls_opts *o, char *er
 	return (int)n;
 }
 
+/* The probes' cost per hit (measured once per kprofd) and the budget; err says why not. */
+static int budget_setup(struct calls *c, const struct calls_opts *o, char *err, size_t errlen)
+{
+	struct probecost_budget b;
+	int r = probecost_budget(c->env.loader, PROBECOST_CALL, o->max_slowdown,
+				 c->env.max_slowdown, &b, err, errlen);
+
+	c->hit_ns = b.hit_ns;
+	c->max_slowdown = b.max;
+	c->max_slowdown_default = b.max_default;
+	return r;
+}
+
 static int calls_setup(struct calls *c, const struct calls_opts *o, char *err, size_t errlen)
 {
 	int r;
@@ -59,6 +85,9 @@ static int calls_setup(struct calls *c, const struct calls_opts *o, char *err, s
 		return r;
 	}
 	c->force = o->force;
+	r = budget_setup(c, o, err, errlen);
+	if (r < 0)
+		return r;
 	if (o->functions && !strncmp(o->functions, "hot:", 4)) {
 		r = parse_hot(o->functions, o, err, errlen);
 		if (r > 0)
@@ -100,10 +129,131 @@ size_t calls_nprobes(const struct calls *c)
 	return c ? c->nprobes : 0;
 }
 
-static void probes_in(const struct calls *c)
+/* The uprobes' hits so far: their events received, and those estimated while they linger. */
+static uint64_t uprobe_hits(const struct calls *c)
 {
+	return c->events + c->outside + (uint64_t)c->hidden_hits;
+}
+
+/* The CPU time of the probes so far, ns: their hits (the uprobes', and the breakpoints') at
+ * the cost of one. */
+static uint64_t probe_ns(const struct calls *c)
+{
+	return uprobe_hits(c) * c->hit_ns + hwcalls_hits(c->hw) * c->hw_hit_ns;
+}
+
+/* The target's CPU time now, ns (0: gone; its last reading stays in the stretch figures). */
+static uint64_t target_cpu_ns(const struct calls *c)
+{
+	uint64_t ns = 0;
+
+	return procfs_cpu_ns(c->env.pid, &ns) < 0 ? 0 : ns;
+}
+
+/* Probes off (calls_off), and their lingering watched: the kernel detaches their program at
+ * once and removes their int3 about a second later, and the traps in between cost the target
+ * as much as before while no event tells of them. */
+static void go_off(struct calls *c)
+{
+	uint64_t cpu = target_cpu_ns(c), hits = c->events + c->outside - c->stretch_hits;
+
+	calls_off(c);
+	c->linger_addr = c->nprobes && cpu > c->stretch_cpu_ns ? calls_hottest_probe(c) : 0;
+	c->linger_rate = c->linger_addr ? (double)hits / (double)(cpu - c->stretch_cpu_ns) : 0;
+	c->linger_cpu_ns = cpu;
+}
+
+/* While the hottest probe's int3 is still in the code: its traps so far, at the rate before. */
+static void linger_step(struct calls *c, uint64_t cpu)
+{
+	uint8_t b = 0;
+
+	if (!c->linger_addr || cpu < c->linger_cpu_ns)
+		return;
+	c->hidden_hits += c->linger_rate * (double)(cpu - c->linger_cpu_ns);
+	c->linger_cpu_ns = cpu;
+	if (procfs_read_mem(c->env.pid, c->linger_addr, &b, 1) != 1 || b != 0xcc)
+		c->linger_addr = 0; /* gone (at most one check ago: counted to now) */
+}
+
+static int on_cost(sd_event_source *s, uint64_t usec, void *userdata);
+
+/* Probes in (calls_on), the stretch's figures taken, the caller told, the cost's check armed
+ * at the first; err says why not. */
+static int go_on(struct calls *c, char *err, size_t errlen)
+{
+	bool first = !c->enabled_ns;
+	int r = calls_on(c, err, errlen);
+
+	if (r < 0)
+		return r;
+	c->linger_addr = 0; /* whatever lingered is gone: the kernel let the probes in */
+	c->stretch_cpu_ns = target_cpu_ns(c);
+	c->stretch_hits = c->events + c->outside;
+	if (first)
+		c->cpu0_ns = c->cpu_last_ns = c->stretch_cpu_ns;
 	if (c->env.probes_in)
 		c->env.probes_in(c->env.ctx);
+	if (c->cost_timer || !(c->hit_ns || c->hw_hit_ns))
+		return 0;
+	r = sd_event_add_time_relative(c->env.event, &c->cost_timer, CLOCK_MONOTONIC,
+				       CALLS_COST_CHECK_MS * 1000ULL, 1000, on_cost, c);
+	if (r < 0)
+		log_warn("pid %d: exact mode: no cost check (%s): its budget is not kept",
+			 c->env.pid, strerror(-r));
+	return 0;
+}
+
+/* The budget's check: probes off for it, or back in (pcost_budget). */
+static void budget_step(struct calls *c, uint64_t cpu)
+{
+	uint64_t p = probe_ns(c);
+	struct pcost_use all = {cpu - c->cpu0_ns, p},
+			 st = {cpu - c->stretch_cpu_ns,
+			       (c->events + c->outside - c->stretch_hits) * c->hit_ns};
+	enum pcost_step step = pcost_budget(c->on_since_ns != 0, &all, &st, c->max_slowdown);
+	char err[256];
+
+	log_debug("pid %d: exact mode's cost: %.3fx over %.0f ms of CPU time, %.3fx over the last "
+		  "%.0f ms%s: %s",
+		  c->env.pid, pcost_slowdown_ns(all.cpu_ns, all.probe_ns), all.cpu_ns / 1e6,
+		  pcost_slowdown_ns(st.cpu_ns, st.probe_ns), st.cpu_ns / 1e6,
+		  c->on_since_ns ? "" : c->held ? " (off: budget)" : " (off)",
+		  step == PCOST_OFF ? "off" : step == PCOST_ON ? "on" : "as is");
+	if (step == PCOST_OFF) {
+		if (!c->budget_offs)
+			log_info("pid %d: exact mode over its budget (%.2fx slower in the last %.0f ms "
+				 "of its CPU time, %.2fx allowed): probes off until the target's "
+				 "work has paid for them, and so on",
+				 c->env.pid, pcost_slowdown_ns(st.cpu_ns, st.probe_ns),
+				 st.cpu_ns / 1e6, c->max_slowdown);
+		go_off(c);
+		c->held = true;
+		c->budget_offs++;
+	} else if (step == PCOST_ON && c->held) {
+		/* With --burst the next burst puts them back in; else here, once the kernel is
+		 * done removing the last ones (else at a later check). */
+		if (!c->burst_ms && calls_may_attach(c, err, sizeof(err)) < 0)
+			return;
+		c->held = false;
+		if (!c->burst_ms && go_on(c, err, sizeof(err)) < 0)
+			log_warn("pid %d: exact mode stopped: %s", c->env.pid, err);
+	}
+}
+
+static int on_cost(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct calls *c = userdata;
+	uint64_t cpu = target_cpu_ns(c);
+	int r;
+
+	if (cpu >= c->cpu0_ns && cpu >= c->stretch_cpu_ns && cpu) {
+		c->cpu_last_ns = cpu;
+		linger_step(c, cpu);
+		budget_step(c, cpu);
+	}
+	r = sd_event_source_set_time(s, usec + CALLS_COST_CHECK_MS * 1000ULL);
+	return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
 /* Bursting: probes on for burst_ms, off for the rest of each period_ms. */
@@ -113,16 +263,18 @@ static int on_burst(sd_event_source *s, uint64_t usec, void *userdata)
 	char err[256];
 
 	log_debug("pid %d: burst timer at %llu: probes %s", c->env.pid, (unsigned long long)usec,
-		  c->nlinks ? "off" : "on");
-	if (c->nlinks) {
-		calls_off(c);
+		  c->on_since_ns ? "off" : c->held ? "off (budget)" : "on");
+	if (c->on_since_ns) {
+		go_off(c);
 		return sd_event_source_set_time(s, usec + (c->period_ms - c->burst_ms) * 1000ULL);
 	}
+	if (c->held) /* over the budget: this burst left out */
+		return sd_event_source_set_time(s, usec + c->period_ms * 1000ULL);
 	/* A removal of probes in the same code is still waiting for the kernel: come back
 	 * rather than block the loop (a probe attached now would wait for it in the kernel). */
 	if (calls_may_attach(c, err, sizeof(err)) < 0)
 		return sd_event_source_set_time(s, usec + 50000);
-	if (calls_on(c, err, sizeof(err)) < 0) {
+	if (go_on(c, err, sizeof(err)) < 0) {
 		log_warn("pid %d: exact mode stopped: %s", c->env.pid, err);
 		return sd_event_source_set_enabled(s, SD_EVENT_OFF);
 	}
@@ -156,8 +308,10 @@ static int on_hot(sd_event_source *s, uint64_t usec, void *userdata)
 	free(c->names);
 	c->names = names;
 	r = calls_plan(c, c->force, err, sizeof(err));
+	if (r >= 0 && c->hw && c->hw->n)
+		c->hw_hit_ns = probecost_hit_ns(c->env.loader, PROBECOST_HWBP);
 	if (r >= 0)
-		r = calls_on(c, err, sizeof(err));
+		r = go_on(c, err, sizeof(err));
 	if (r < 0) {
 		log_warn("pid %d: exact mode on the hottest functions (%s): %s", c->env.pid, names,
 			 err);
@@ -165,7 +319,6 @@ static int on_hot(sd_event_source *s, uint64_t usec, void *userdata)
 	}
 	log_info("pid %d: exact mode on the %d hottest JIT functions sampled: %s", c->env.pid, got,
 		 names);
-	probes_in(c);
 	return 0;
 }
 
@@ -180,10 +333,11 @@ int calls_start(struct calls *c, char *err, size_t errlen)
 			snprintf(err, errlen, "cannot arm the warm-up timer: %s", strerror(-r));
 		return r;
 	}
-	r = calls_on(c, err, errlen);
+	if (c->hw && c->hw->n)
+		c->hw_hit_ns = probecost_hit_ns(c->env.loader, PROBECOST_HWBP);
+	r = go_on(c, err, errlen);
 	if (r < 0)
 		return r;
-	probes_in(c);
 	if (!c->burst_ms)
 		return 0;
 	r = sd_event_add_time_relative(c->env.event, &c->timer, CLOCK_MONOTONIC,
@@ -197,11 +351,16 @@ int calls_start(struct calls *c, char *err, size_t errlen)
 
 void calls_end(struct calls *c)
 {
+	uint64_t cpu;
+
 	if (!c)
 		return;
+	if (c->enabled_ns && (cpu = target_cpu_ns(c)) > c->cpu_last_ns)
+		c->cpu_last_ns = cpu; /* an exited process reads nothing: the last check's */
 	calls_off(c);
 	c->timer = sd_event_source_disable_unref(c->timer);
 	c->hot_timer = sd_event_source_disable_unref(c->hot_timer);
+	c->cost_timer = sd_event_source_disable_unref(c->cost_timer);
 	if (!c->ended_ns)
 		c->ended_ns = now_ns(CLOCK_MONOTONIC);
 }
@@ -212,6 +371,7 @@ void calls_free(struct calls *c)
 		return;
 	c->hot_timer = sd_event_source_disable_unref(c->hot_timer);
 	c->timer = sd_event_source_disable_unref(c->timer);
+	c->cost_timer = sd_event_source_disable_unref(c->cost_timer);
 	calls_probes_free(c);
 	free(c->names);
 	free(c->counts);
@@ -316,6 +476,36 @@ uint64_t calls_memory(const struct calls *c)
 	return n;
 }
 
+/* The probes' cost since the first went in (a restored profile's as saved). */
+static void cost_stats(const struct calls *c, uint64_t now, struct calls_stats *s)
+{
+	uint64_t hw = hwcalls_hits(c->hw), up = uprobe_hits(c), cpu = c->cpu_last_ns;
+
+	s->max_slowdown = c->max_slowdown;
+	s->max_slowdown_default = c->max_slowdown_default;
+	s->budget_offs = c->budget_offs;
+	s->budget_off = c->held;
+	if (!c->enabled_ns) {
+		s->hits = c->saved_hits;
+		s->hit_ns = c->hit_ns;
+		s->cost_kind = c->saved_cost_kind;
+		s->hits_per_s = c->saved_hits_per_s;
+		s->slowdown = c->saved_slowdown;
+		return;
+	}
+	s->hits = up + hw;
+	s->hit_ns = s->hits ? probe_ns(c) / s->hits : c->hit_ns ? c->hit_ns : c->hw_hit_ns;
+	s->cost_kind = !hw ? probecost_name(PROBECOST_CALL)
+		       : up ? "call probe and hardware breakpoint"
+			    : probecost_name(PROBECOST_HWBP);
+	if (now > c->enabled_ns)
+		s->hits_per_s = (double)s->hits * 1e9 / (double)(now - c->enabled_ns);
+	if (!c->ended_ns && (cpu = target_cpu_ns(c)) < c->cpu_last_ns)
+		cpu = c->cpu_last_ns;
+	if ((c->hit_ns || c->hw_hit_ns) && cpu > c->cpu0_ns)
+		s->slowdown = pcost_slowdown_ns(cpu - c->cpu0_ns, probe_ns(c));
+}
+
 void calls_get_stats(const struct calls *c, struct calls_stats *s)
 {
 	uint64_t now = c->ended_ns ? c->ended_ns : now_ns(CLOCK_MONOTONIC);
@@ -348,6 +538,7 @@ void calls_get_stats(const struct calls *c, struct calls_stats *s)
 		s->duty = c->saved_duty;
 	else
 		s->duty = now > c->enabled_ns ? (double)active / (now - c->enabled_ns) : 0;
+	cost_stats(c, now, s);
 }
 
 int calls_restore(const struct calls_stats *s, uint64_t *counts, size_t ncounts,
@@ -367,6 +558,15 @@ int calls_restore(const struct calls_stats *s, uint64_t *counts, size_t ncounts,
 	c->saved_hw_covered = s->hw_covered;
 	snprintf(c->saved_hw_stopped, sizeof(c->saved_hw_stopped), "%s",
 		 s->hw_stopped ? s->hw_stopped : "");
+	c->saved_hits = s->hits;
+	c->hit_ns = s->hit_ns;
+	snprintf(c->saved_cost_kind, sizeof(c->saved_cost_kind), "%s",
+		 s->cost_kind ? s->cost_kind : "");
+	c->saved_hits_per_s = s->hits_per_s;
+	c->saved_slowdown = s->slowdown;
+	c->max_slowdown = s->max_slowdown;
+	c->max_slowdown_default = s->max_slowdown_default;
+	c->budget_offs = s->budget_offs;
 	c->counts = counts;
 	c->ncounts = counts ? ncounts : 0;
 	c->saved_exact = tree;

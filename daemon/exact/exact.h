@@ -29,6 +29,7 @@ struct calls_env {
 	struct loader *loader;
 	sd_event *event;	 /* the loop of the burst, warm-up and breakpoint timers */
 	uint32_t hcct_slots;	 /* of the exact HCCT */
+	double max_slowdown;	 /* the budget unless the attach gives one (pcost.h); 0: none */
 	/* Probes went in (the caller drains their events sooner); ctx is given back. */
 	void (*probes_in)(void *ctx);
 	void *ctx;
@@ -41,6 +42,7 @@ struct calls_opts {
 	const char *functions;
 	bool force; /* probe even where the code file is also mapped writable */
 	unsigned burst_ms, period_ms; /* probes in for burst_ms of every period_ms; 0: always */
+	double max_slowdown; /* the budget: 1.01-100; 0: the env's; < 0: none */
 };
 
 /* Plan exact mode for a target (the probes are not in yet: calls_start); err says why not. */
@@ -81,6 +83,19 @@ struct calls_stats {
 	bool hw_estimated;     /* estimated (they took turns), */
 	double hw_covered;     /* each counted this fraction of the time, */
 	const char *hw_stopped; /* why the breakpoints stopped ("": they did not); the object's */
+	/* What the probes cost (pcost.h): their hits since the first went in, a hit's cost as
+	 * measured on this host (the mean over the kinds hit; 0: unknown), the hits a second of
+	 * that time, the slowdown they imply over it (0: unknown); the budget (0: none), and how
+	 * often it took the probes off (and whether they are off for it now). */
+	uint64_t hits;
+	uint64_t hit_ns;
+	const char *cost_kind;
+	double hits_per_s;
+	double slowdown;
+	double max_slowdown;
+	bool max_slowdown_default; /* kprofd's, not the attach's */
+	uint64_t budget_offs;
+	bool budget_off;
 };
 void calls_get_stats(const struct calls *c, struct calls_stats *s);
 /* Exact mode of a restored profile: its figures, counts (ncounts of them) and tree, which it

@@ -68,6 +68,27 @@ struct calls {
 	 * (hot_timer); 0 when the functions were named or are chosen. */
 	unsigned hot, hot_tries;
 	sd_event_source *hot_timer;
+	/* The budget (exact.c, pcost.h): a hit's cost measured on this host (uprobes: a call
+	 * probe's; breakpoints), the target's CPU time and the probes' when the first probes went
+	 * in and when the last stretch began, and the budget's state: probes off for it (held),
+	 * times it took them off, the check's timer. */
+	uint64_t hit_ns, hw_hit_ns;
+	double max_slowdown;
+	bool max_slowdown_default;
+	uint64_t cpu0_ns, cpu_last_ns, stretch_cpu_ns, stretch_hits;
+	bool held;
+	/* Uprobes taken off keep trapping, their program already gone, until the kernel removes
+	 * them (about a second here): their hits then are estimated (hidden_hits) from the rate of
+	 * the stretch before (hits per ns of the target's CPU time), for as long as the int3 is
+	 * still at the entry of the hottest function probed (linger_addr; 0: none lingers). */
+	double hidden_hits, linger_rate;
+	uint64_t linger_addr, linger_cpu_ns;
+	uint64_t budget_offs;
+	sd_event_source *cost_timer;
+	/* A restored profile's cost figures. */
+	uint64_t saved_hits;
+	double saved_hits_per_s, saved_slowdown;
+	char saved_cost_kind[32];
 	/* A restored profile's breakpoint figures (hw is NULL then). */
 	uint32_t saved_hw_n;
 	bool saved_hw_estimated;
@@ -92,6 +113,8 @@ void calls_reset_cursors(struct calls *c);
 /* The n JIT functions with the most self samples so far, comma-separated (*ret malloc'd):
  * how many, 0 if none has samples yet, or -ENOMEM. */
 int calls_hot_names(const struct profile *p, unsigned n, char **ret);
+/* The entry of the probed function called most so far (0: no probe). */
+uint64_t calls_hottest_probe(const struct calls *c);
 /* Probes off and everything of the probes freed (plan, links, breakpoints, cursors). */
 void calls_probes_free(struct calls *c);
 

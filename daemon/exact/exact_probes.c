@@ -380,3 +380,17 @@ void calls_probes_free(struct calls *c)
 	hwcalls_free(c->hw);
 	c->hw = NULL;
 }
+
+uint64_t calls_hottest_probe(const struct calls *c)
+{
+	uint64_t best = 0, addr = 0;
+
+	for (size_t i = 0; i < c->nprobes; i++) {
+		uint32_t f = c->probes[i].func;
+		uint64_t n = f < c->ncounts ? c->counts[f] : 0;
+
+		if (!addr || n > best)
+			best = n, addr = c->probes[i].start;
+	}
+	return addr;
+}

@@ -80,13 +80,15 @@ static int start_calls(struct manager *m, struct target *t, const struct attach_
 	    .loader = m->loader,
 	    .event = m->event,
 	    .hcct_slots = hcct_slots_for_eps(t->eps),
+	    .max_slowdown = m->conf.probe_slowdown_pct / 100.0,
 	    .probes_in = probes_in,
 	    .ctx = m,
 	};
 	const struct calls_opts co = {.functions = o->calls_functions,
 				      .force = o->force,
 				      .burst_ms = o->burst_ms,
-				      .period_ms = o->period_ms};
+				      .period_ms = o->period_ms,
+				      .max_slowdown = o->max_slowdown};
 	unsigned held = probes_of(m, o->by);
 	int err = calls_new(&env, &co, &t->calls, errbuf, errlen);
 

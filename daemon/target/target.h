@@ -204,6 +204,7 @@ struct attach_opts {
 		   * target; any other attach of the process takes it over */
 	uid_t by; /* the client's uid: quotas, and whether a change of credentials ends it */
 	const char *calls_functions; /* --calls=NAME,...: only these (NULL: every function) */
+	double max_slowdown;	     /* exact mode's budget (exact.h); 0: kprofd's; < 0: none */
 	bool off_cpu; /* also where its threads wait off CPU (offcpu.bpf.c, KP_TF_OFFCPU) */
 };
 

@@ -106,6 +106,15 @@ static void fill_pb_calls(const struct target *t, Kprof__Target *pb)
 	pb->hw_covered = cs.hw_covered;
 	pb->hw_stopped = (char *)cs.hw_stopped;
 	pb->calls_duty = cs.duty;
+	pb->calls_hits = cs.hits;
+	pb->calls_hits_per_s = cs.hits_per_s;
+	pb->calls_hit_cost_ns = cs.hit_ns;
+	pb->calls_cost_kind = (char *)(cs.cost_kind ? cs.cost_kind : "");
+	pb->calls_slowdown = cs.slowdown;
+	pb->calls_max_slowdown = cs.max_slowdown;
+	pb->calls_max_slowdown_default = cs.max_slowdown_default;
+	pb->calls_budget_offs = cs.budget_offs;
+	pb->calls_budget_off = cs.budget_off;
 }
 
 void target_fill_pb(const struct target *t, Kprof__Target *pb)
@@ -152,6 +161,7 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->calls = t->calls != NULL;
 	if (t->calls)
 		fill_pb_calls(t, pb);
+	paths_fill_target(t->paths, pb);
 	if (t->offcpu) {
 		pb->off_cpu = true;
 		pb->off_cpu_ns = offcpu_total_ns(t->offcpu);
@@ -176,6 +186,14 @@ static int restore_calls(const Kprof__SavedProfile *sp, const uint32_t *map, str
 	    .hw_estimated = pb->hw_estimated,
 	    .hw_covered = pb->hw_covered,
 	    .hw_stopped = pb->hw_stopped,
+	    .hits = pb->calls_hits,
+	    .hit_ns = pb->calls_hit_cost_ns,
+	    .cost_kind = pb->calls_cost_kind,
+	    .hits_per_s = pb->calls_hits_per_s,
+	    .slowdown = pb->calls_slowdown,
+	    .max_slowdown = pb->calls_max_slowdown,
+	    .max_slowdown_default = pb->calls_max_slowdown_default,
+	    .budget_offs = pb->calls_budget_offs,
 	};
 	size_t nf = sp->n_functions;
 	_cleanup_free_ uint64_t *counts = NULL;
