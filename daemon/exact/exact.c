@@ -19,7 +19,10 @@
  * budget (--max-slowdown, else kprofd's probe_slowdown_pct) is kept by pcost_budget: a stretch
  * of probes over it goes off at once, and they come back when the target's work has paid for it
  * (with --burst, bursts are skipped meanwhile). The counts then cover the part of the time the
- * probes were in (the duty, shown with the times the budget took them off).
+ * probes were in (the duty, shown with the times the budget took them off). Uprobes taken off
+ * keep trapping for about a second, their program already detached (the kernel waits for a
+ * grace period before it removes the int3): those hits send no event, so they are counted at
+ * the rate of the stretch before, for as long as the int3 is at the hottest probed entry.
  */
 #include <errno.h>
 #include <stdio.h>
