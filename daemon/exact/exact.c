@@ -352,20 +352,51 @@ int calls_start(struct calls *c, char *err, size_t errlen)
 	return r;
 }
 
+/* The probes' cost since the first went in, now (now: CLOCK_MONOTONIC). */
+static void cost_live(const struct calls *c, uint64_t now, struct calls_stats *s)
+{
+	uint64_t hw = hwcalls_hits(c->hw), up = uprobe_hits(c), cpu;
+
+	s->hits = up + hw;
+	s->hit_ns = s->hits ? probe_ns(c) / s->hits : c->hit_ns ? c->hit_ns : c->hw_hit_ns;
+	s->cost_kind = !hw ? probecost_name(PROBECOST_CALL)
+		       : up ? "call probe and hardware breakpoint"
+			    : probecost_name(PROBECOST_HWBP);
+	if (now > c->enabled_ns)
+		s->hits_per_s = (double)s->hits * 1e9 / (double)(now - c->enabled_ns);
+	if ((cpu = target_cpu_ns(c)) < c->cpu_last_ns)
+		cpu = c->cpu_last_ns; /* gone: the last check's */
+	if ((c->hit_ns || c->hw_hit_ns) && cpu > c->cpu0_ns)
+		s->slowdown = pcost_slowdown_ns(cpu - c->cpu0_ns, probe_ns(c));
+}
+
+/* Exact mode ended: its cost as it stands kept (the saved profile's), nothing added later. */
+static void cost_freeze(struct calls *c)
+{
+	struct calls_stats s = {0};
+
+	if (!c->enabled_ns)
+		return;
+	cost_live(c, c->ended_ns, &s);
+	c->saved_hits = s.hits;
+	c->saved_hit_ns = s.hit_ns;
+	snprintf(c->saved_cost_kind, sizeof(c->saved_cost_kind), "%s", s.cost_kind);
+	c->saved_hits_per_s = s.hits_per_s;
+	c->saved_slowdown = s.slowdown;
+}
+
 void calls_end(struct calls *c)
 {
-	uint64_t cpu;
-
 	if (!c)
 		return;
-	if (c->enabled_ns && (cpu = target_cpu_ns(c)) > c->cpu_last_ns)
-		c->cpu_last_ns = cpu; /* an exited process reads nothing: the last check's */
 	calls_off(c);
 	c->timer = sd_event_source_disable_unref(c->timer);
 	c->hot_timer = sd_event_source_disable_unref(c->hot_timer);
 	c->cost_timer = sd_event_source_disable_unref(c->cost_timer);
-	if (!c->ended_ns)
-		c->ended_ns = now_ns(CLOCK_MONOTONIC);
+	if (c->ended_ns)
+		return;
+	c->ended_ns = now_ns(CLOCK_MONOTONIC);
+	cost_freeze(c);
 }
 
 void calls_free(struct calls *c)
@@ -479,34 +510,23 @@ uint64_t calls_memory(const struct calls *c)
 	return n;
 }
 
-/* The probes' cost since the first went in (a restored profile's as saved). */
+/* The probes' cost since the first went in: as saved once exact mode ended (the events still on
+ * their way then are left out, as the saved profile leaves them), or a restored profile's. */
 static void cost_stats(const struct calls *c, uint64_t now, struct calls_stats *s)
 {
-	uint64_t hw = hwcalls_hits(c->hw), up = uprobe_hits(c), cpu = c->cpu_last_ns;
-
 	s->max_slowdown = c->max_slowdown;
 	s->max_slowdown_default = c->max_slowdown_default;
 	s->budget_offs = c->budget_offs;
 	s->budget_off = c->held;
-	if (!c->enabled_ns) {
-		s->hits = c->saved_hits;
-		s->hit_ns = c->hit_ns;
-		s->cost_kind = c->saved_cost_kind;
-		s->hits_per_s = c->saved_hits_per_s;
-		s->slowdown = c->saved_slowdown;
+	if (c->enabled_ns && !c->ended_ns) {
+		cost_live(c, now, s);
 		return;
 	}
-	s->hits = up + hw;
-	s->hit_ns = s->hits ? probe_ns(c) / s->hits : c->hit_ns ? c->hit_ns : c->hw_hit_ns;
-	s->cost_kind = !hw ? probecost_name(PROBECOST_CALL)
-		       : up ? "call probe and hardware breakpoint"
-			    : probecost_name(PROBECOST_HWBP);
-	if (now > c->enabled_ns)
-		s->hits_per_s = (double)s->hits * 1e9 / (double)(now - c->enabled_ns);
-	if (!c->ended_ns && (cpu = target_cpu_ns(c)) < c->cpu_last_ns)
-		cpu = c->cpu_last_ns;
-	if ((c->hit_ns || c->hw_hit_ns) && cpu > c->cpu0_ns)
-		s->slowdown = pcost_slowdown_ns(cpu - c->cpu0_ns, probe_ns(c));
+	s->hits = c->saved_hits;
+	s->hit_ns = c->saved_hit_ns;
+	s->cost_kind = c->saved_cost_kind;
+	s->hits_per_s = c->saved_hits_per_s;
+	s->slowdown = c->saved_slowdown;
 }
 
 void calls_get_stats(const struct calls *c, struct calls_stats *s)
@@ -562,7 +582,7 @@ int calls_restore(const struct calls_stats *s, uint64_t *counts, size_t ncounts,
 	snprintf(c->saved_hw_stopped, sizeof(c->saved_hw_stopped), "%s",
 		 s->hw_stopped ? s->hw_stopped : "");
 	c->saved_hits = s->hits;
-	c->hit_ns = s->hit_ns;
+	c->saved_hit_ns = s->hit_ns;
 	snprintf(c->saved_cost_kind, sizeof(c->saved_cost_kind), "%s",
 		 s->cost_kind ? s->cost_kind : "");
 	c->saved_hits_per_s = s->hits_per_s;

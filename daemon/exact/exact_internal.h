@@ -85,8 +85,8 @@ struct calls {
 	uint64_t linger_addr, linger_cpu_ns;
 	uint64_t budget_offs;
 	sd_event_source *cost_timer;
-	/* A restored profile's cost figures. */
-	uint64_t saved_hits;
+	/* The cost figures kept when exact mode ended (calls_end), or a restored profile's. */
+	uint64_t saved_hits, saved_hit_ns;
 	double saved_hits_per_s, saved_slowdown;
 	char saved_cost_kind[32];
 	/* A restored profile's breakpoint figures (hw is NULL then). */
