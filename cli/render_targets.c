@@ -201,6 +201,23 @@ static void tree_branch(const size_t *order, const unsigned *depth, size_t n, si
 		strcat(out, more_at(order, depth, n, k, d) ? "|-" : "`-");
 }
 
+/* The costs of the probing modes of the attached targets, a line each after indent. */
+static void list_costs(FILE *f, Kprof__Target *const *t, size_t n, const char *indent)
+{
+	for (size_t i = 0; i < n; i++) {
+		char lead[96];
+		int k;
+
+		if (t[i]->state != KPROF__TARGET_STATE__TARGET_STATE_ATTACHED)
+			continue;
+		k = snprintf(lead, sizeof(lead), "%spid %u (", indent, t[i]->pid);
+		for (const char *c = t[i]->comm; c && *c && k < 40; c++)
+			lead[k++] = (*c >= 0x20 && *c < 0x7f) ? *c : '?';
+		snprintf(lead + k, sizeof(lead) - k, "): ");
+		render_probe_costs(f, t[i], lead);
+	}
+}
+
 void render_list(FILE *f, const Kprof__ListReply *r, bool json)
 {
 	if (json) {
@@ -230,6 +247,7 @@ void render_list(FILE *f, const Kprof__ListReply *r, bool json)
 		tree_branch(order, depth, r->n_targets, tree ? k : SIZE_MAX, branch);
 		list_row(f, r->targets[i], branch);
 	}
+	list_costs(f, r->targets, r->n_targets, "");
 	for (size_t i = 0; i < r->n_targets; i++)
 		if (r->targets[i]->threads_unsampled)
 			fprintf(
@@ -325,6 +343,12 @@ static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sam
 		syswide_json(f, r->system_wide);
 	}
 	http_json(f, r->http);
+	for (size_t i = 0; i < r->n_probing; i++) { /* only when probes are in */
+		fputs(i ? "," : ",\"probing\":[", f);
+		render_target_json(f, r->probing[i]);
+		if (i + 1 == r->n_probing)
+			fputc(']', f);
+	}
 	fprintf(f,
 		",\"window_sec\":%u,\"windows\":%" PRIu64 ",\"windows_in_memory\":%" PRIu64
 		",\"window_memory_bytes\":%" PRIu64 ",\"window_disk_bytes\":%" PRIu64
@@ -469,6 +493,10 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 	status_sampling_text(f, r);
 	status_watches_text(f, r);
 	syswide_text(f, r->system_wide);
+	if (r->n_probing) {
+		fputs("\nprobes:\n", f);
+		list_costs(f, r->probing, r->n_probing, "  ");
+	}
 	fprintf(f, "\nring buffer: %u KiB\n", r->ringbuf_bytes / 1024);
 	http_text(f, r->http);
 	fprintf(f, "daemon CPU:  %.3f s (%.1f us per sample)\n", r->cpu_ns / 1e9,

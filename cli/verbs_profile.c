@@ -348,15 +348,8 @@ static int paths_number_opt(int c, Kprof__PathsRequest *pr)
 		pr->structural = true;
 		break;
 	case 'M':
-		errno = 0;
-		pr->max_slowdown = strtod(optarg, &end);
-		if (errno || end == optarg || *end ||
-		    !(pr->max_slowdown == 0 || (pr->max_slowdown >= 1.01 && pr->max_slowdown <= 100)))
-			return verbs_usage_errorf("--max-slowdown: '%s' is not 0 or a factor in "
-						  "1.01-100",
-						  optarg);
-		if (pr->max_slowdown == 0)
-			pr->max_slowdown = -1; /* no limit (0 asks for kprofd's default) */
+		if (verbs_parse_slowdown(optarg, &pr->max_slowdown) < 0)
+			return KPROFCTL_EXIT_USAGE;
 		break;
 	}
 	return 0;

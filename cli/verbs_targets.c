@@ -28,6 +28,8 @@ static int attach_value_opt(int c, Kprof__AttachRequest *ar)
 		return KPROFCTL_EXIT_USAGE;
 	if (c == 'e' && verbs_parse_fraction("--eps", optarg, 1e-7, "[1e-7, 1]", &ar->eps) < 0)
 		return KPROFCTL_EXIT_USAGE;
+	if (c == 'M') /* exact mode's budget */
+		return verbs_parse_slowdown(optarg, &ar->max_slowdown) < 0 ? KPROFCTL_EXIT_USAGE : 0;
 	if (c == 'c') {
 		ar->calls = true;
 		if (optarg && !optarg[0])
@@ -60,6 +62,7 @@ static int attach_options(int argc, char **argv, Kprof__AttachRequest *ar, bool 
 	    {"unit", required_argument, NULL, 'U'},
 	    {"all", no_argument, NULL, 'A'},
 	    {"off-cpu", no_argument, NULL, 'O'},
+	    {"max-slowdown", required_argument, NULL, 'M'},
 	    {"pid", required_argument, NULL, 'p'},
 	    {},
 	};
@@ -103,8 +106,9 @@ static int attach_check(int argc, char **argv, Kprof__AttachRequest *ar)
 		return verbs_usage_error("attach",
 					 "--all takes only --freq and --json: no PID, "
 					 "--cgroup, --unit, --children, --calls, --duration or --off-cpu");
-	if ((ar->burst_ms || ar->period_ms || ar->force) && !ar->calls)
-		return verbs_usage_error("attach", "--burst, --period and --force go with --calls");
+	if ((ar->burst_ms || ar->period_ms || ar->force || ar->max_slowdown) && !ar->calls)
+		return verbs_usage_error("attach",
+					 "--burst, --period, --force and --max-slowdown go with --calls");
 	if (!ar->burst_ms != !ar->period_ms || (ar->burst_ms && ar->burst_ms >= ar->period_ms))
 		return verbs_usage_error("attach",
 					 "--burst MS needs --period MS, longer than the burst");

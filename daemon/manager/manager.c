@@ -230,7 +230,7 @@ static bool probes_active(const struct manager *m)
 	const struct target *t;
 
 	manager_for_each_attached(m, t)
-		if (t->calls.enabled || (t->paths && t->paths->tracing))
+		if (t->calls || (t->paths && t->paths->tracing))
 			return true;
 	return false;
 }

@@ -366,6 +366,31 @@ static void count_close(struct hwstruct *s)
 		}
 }
 
+/* Every graph done: the trace ends, saying whether each counted something. A graph that counted
+ * nothing (not profiled: its plan did not fit; or its code did not run in its turn) is no
+ * evidence about its loops, so "complete" is not said then. */
+static void stop_done(struct hwstruct *s)
+{
+	char why[160];
+	uint32_t none = 0;
+
+	for (uint32_t g = 0; g < s->ngraphs; g++) {
+		struct spp_graph_info gi;
+
+		spp_graph_get(s->spp, g, &gi);
+		none += gi.state == SPP_TIMEOUT && gi.counted == 0;
+	}
+	if (!none) {
+		s->stop(s->stop_arg, "structural profile complete");
+		return;
+	}
+	snprintf(why, sizeof(why),
+		 "structural profile done, but %u of its %u structure graphs counted nothing: "
+		 "see each graph's state and note",
+		 none, s->ngraphs);
+	s->stop(s->stop_arg, why);
+}
+
 /* The next turn, or the end of the trace (1). */
 static int next_turn(struct hwstruct *s, const char *why)
 {
@@ -380,13 +405,21 @@ static int next_turn(struct hwstruct *s, const char *why)
 		r = open_count(s, err, sizeof(err));
 		s->count_turn++;
 	} else {
-		if (s->cur >= 0 && why)
-			spp_finish(s->spp, (uint32_t)s->cur); /* its time is up */
+		if (s->cur >= 0 && why) { /* its time is up */
+			struct hwstruct_graph *x = &s->gr[s->cur];
+
+			if (!x->paths && !x->note[0])
+				snprintf(x->note, sizeof(x->note),
+					 "its turn of %.0f ms passed with no path counted: its code did "
+					 "not run then (no evidence about its loops)",
+					 x->ns / 1e6);
+			spp_finish(s->spp, (uint32_t)s->cur);
+		}
 		g = pick_graph(s);
 		if (g < 0) {
 			s->cur = -1;
 			s->turn_desc[0] = '\0';
-			s->stop(s->stop_arg, "structural profile complete");
+			stop_done(s);
 			return 1;
 		}
 		s->cur = g;

@@ -194,14 +194,6 @@ static int arm_cost_check(struct path_trace *tr, char *err, size_t errlen)
 {
 	int r;
 
-	if (!tr->hit_ns && tr->max_slowdown_default) /* logged when the measure failed */
-		tr->max_slowdown = 0;
-	if (tr->max_slowdown && !tr->hit_ns) {
-		snprintf(err, errlen,
-			 "--max-slowdown needs the cost of a probe hit, which could not be measured "
-			 "on this host (see kprofd's log)");
-		return -EOPNOTSUPP;
-	}
 	r = sd_event_add_time(tr->env.event, &tr->cost_timer, CLOCK_MONOTONIC,
 			      now_ns(CLOCK_MONOTONIC) / 1000 + PATHS_COST_CHECK_MS * 1000ULL, 1000,
 			      on_cost_check, tr);
@@ -688,12 +680,6 @@ static int check_request(const struct paths_opts *req, pid_t pid, const struct p
 		snprintf(err, errlen, "no function given");
 		return -EINVAL;
 	}
-	if (req->max_slowdown > 0 &&
-	    !(req->max_slowdown >= 1.01 && req->max_slowdown <= PCOST_MAX_SLOWDOWN)) {
-		snprintf(err, errlen, "--max-slowdown %g is out of range: 1.01 to %g, or 0 (none)",
-			 req->max_slowdown, PCOST_MAX_SLOWDOWN);
-		return -EINVAL;
-	}
 	if (old && old->tracing) {
 		snprintf(err, errlen,
 			 "pid %d is already tracing the paths of %s (one trace at a time)", pid,
@@ -774,6 +760,7 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 		     size_t errlen)
 {
 	struct path_trace *tr, *old = *slot;
+	struct probecost_budget bud;
 	struct uprobe_site site;
 	unsigned k = req->k ? req->k : 4;
 	int r;
@@ -805,11 +792,13 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 		goto fail;
 	/* Measured once per kprofd, before the counters are read: the calibration's hits are
 	 * not this trace's. */
-	tr->hit_ns = probecost_hit_ns(env->loader, tr->hw ? PROBECOST_HWBP : PROBECOST_UPROBE);
-	tr->max_slowdown_default = req->max_slowdown == 0 && env->max_slowdown > 1;
-	tr->max_slowdown = req->max_slowdown > 0   ? req->max_slowdown
-			   : tr->max_slowdown_default ? env->max_slowdown
-						      : 0;
+	r = probecost_budget(env->loader, tr->hw ? PROBECOST_HWBP : PROBECOST_UPROBE,
+			     req->max_slowdown, env->max_slowdown, &bud, err, errlen);
+	if (r < 0)
+		goto fail;
+	tr->hit_ns = bud.hit_ns;
+	tr->max_slowdown = bud.max;
+	tr->max_slowdown_default = bud.max_default;
 	if (old) /* the previous trace's probes must be gone first */
 		paths_trace_free(old);
 	*slot = NULL;

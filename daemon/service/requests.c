@@ -255,7 +255,8 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 	const bool ranged = req->since_ns || req->until_ns;
 	const struct profile *prof;
 	struct profile_stats ps;
-	size_t n, shown;
+	size_t n, shown, ncounts;
+	const uint64_t *counts;
 
 	prof = query_profile(cl, t, req->off_cpu, req->session, req->since_ns, req->until_ns, &wr);
 	if (!prof)
@@ -271,6 +272,7 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 		requests_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
+	counts = calls_counts(t->calls, &ncounts);
 	for (size_t i = 0; i < shown; i++) {
 		const struct profile_func *f = &rows[i].f;
 		uint32_t id = rows[i].id;
@@ -282,7 +284,7 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 		ev[i].self = f->self;
 		ev[i].total = f->total;
 		ev[i].address = f->start;
-		ev[i].calls = prof == t->profile && id < t->calls.ncounts ? t->calls.counts[id] : 0;
+		ev[i].calls = prof == t->profile && id < ncounts ? counts[id] : 0;
 		ep[i] = &ev[i];
 	}
 	profile_get_stats(prof, &ps);
@@ -512,11 +514,13 @@ static bool exact_empty(const struct target *t)
 {
 	struct hcct_stats hs;
 
-	if (t->calls.exact) {
-		hcct_get_stats(t->calls.exact, &hs);
+	const struct hcct_tree *saved = calls_saved_tree(t->calls);
+
+	if (calls_tree(t->calls)) {
+		hcct_get_stats(calls_tree(t->calls), &hs);
 		return hs.n == 0;
 	}
-	return !t->calls.saved_exact || !t->calls.saved_exact->len;
+	return !saved || !saved->len;
 }
 
 /* The reply to an HCCT request: tree (of t at phi, its functions those of prof), the size of
@@ -600,8 +604,8 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 	if (ranged && range_of(cl, t, req->session, req->since_ns, req->until_ns, &wr) < 0)
 		return;
 	/* A live tree, else the snapshot a restored profile keeps; a range's merged summaries. */
-	tree_src = ranged ? NULL : req->exact ? t->calls.exact : t->hcct;
-	saved = ranged ? wr.tree : req->exact ? t->calls.saved_exact : t->saved_hcct;
+	tree_src = ranged ? NULL : req->exact ? calls_tree(t->calls) : t->hcct;
+	saved = ranged ? wr.tree : req->exact ? calls_saved_tree(t->calls) : t->saved_hcct;
 	if (req->exact && !tree_src && !saved) {
 		requests_error(cl, -ENODATA, "pid %u: exact mode is off (attach with --calls)",
 			       req->pid);
@@ -611,7 +615,7 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 		requests_error(cl, -ENODATA, "pid %u: no HCCT in this profile", req->pid);
 		return;
 	}
-	if (req->exact && !ranged && (t->calls.hw || t->calls.saved_hw_n) && exact_empty(t)) {
+	if (req->exact && !ranged && calls_by_breakpoints(t->calls) && exact_empty(t)) {
 		requests_error(cl, -ENODATA,
 			       "pid %u: its calls were counted by hardware breakpoints (code in "
 			       "anonymous memory), which build no exact calling-context tree: the "

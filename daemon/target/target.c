@@ -33,7 +33,6 @@
 #include "kprof/drift.h"
 #include "target/driftcode.h"
 #include "kernel/hwbp.h"
-#include "exact/hwcalls.h"
 #include "kprof/procmaps.h"
 #include "paths/paths.h"
 #include "kernel/sampler.h"
@@ -228,7 +227,7 @@ void target_free(struct target *t)
 	if (!t)
 		return;
 	sampler_target_free(t->events);
-	calls_free(&t->calls);
+	calls_free(t->calls);
 	paths_free(t->paths);
 	hcct_tree_free(t->saved_hcct);
 	free(t->saved_name);
@@ -421,11 +420,10 @@ static bool at_breakpoint(const struct target *t, const struct kp_sample *s)
 {
 	uint64_t ip;
 
-	if (!s->n_user || (!t->paths && !t->calls.hw))
+	if (!s->n_user || (!t->paths && !t->calls))
 		return false;
 	ip = user_addr(s, 0);
-	return paths_breakpoint_at(t->paths, ip) ||
-	       (t->calls.hw && hwbp_set_has(t->calls.hw->set, ip));
+	return paths_breakpoint_at(t->paths, ip) || calls_breakpoint_at(t->calls, ip);
 }
 
 static bool is_probe_id(const struct target *t, uint32_t id)
@@ -498,16 +496,11 @@ uint64_t target_memory(const struct target *t)
 	n = ps.memory;
 	if (t->saved_hcct)
 		n += t->saved_hcct->len * sizeof(*t->saved_hcct->entries);
-	if (t->calls.saved_exact)
-		n += t->calls.saved_exact->len * sizeof(*t->calls.saved_exact->entries);
 	if (t->hcct) {
 		hcct_get_stats(t->hcct, &hs);
 		n += hs.bytes;
 	}
-	if (t->calls.exact) {
-		hcct_get_stats(t->calls.exact, &hs);
-		n += hs.bytes;
-	}
+	n += calls_memory(t->calls);
 	if (t->annot) {
 		struct annot_stats as;
 
@@ -897,7 +890,8 @@ void target_sources_tick(struct target *t, uint64_t now)
 
 void target_on_call(struct target *t, const struct kp_call *c)
 {
-	calls_on_event(&t->calls, c, profile_nfuncs(t->profile));
+	if (t->calls)
+		calls_on_event(t->calls, c, profile_nfuncs(t->profile));
 }
 
 static bool is_copy(const struct profile_func *f, const char *name)

@@ -108,7 +108,7 @@ struct target {
 	 * without a probe of the profile's cache; cleared with that cache when symbols change. */
 	struct frame_memo *memo;
 	struct hcct *hcct; /* hot calling contexts of the samples; NULL for a restored profile */
-	struct calls calls;
+	struct calls *calls; /* exact mode (exact.h); NULL: off */
 	/* A restored profile's HCCT: the saved MCCT as a snapshot, queried with hcct_tree_filter
 	 * (hcct is NULL then). */
 	struct hcct_tree *saved_hcct;
@@ -208,6 +208,7 @@ struct attach_opts {
 		   * target; any other attach of the process takes it over */
 	uid_t by; /* the client's uid: quotas, and whether a change of credentials ends it */
 	const char *calls_functions; /* --calls=NAME,...: only these (NULL: every function) */
+	double max_slowdown;	     /* exact mode's budget (exact.h); 0: kprofd's; < 0: none */
 	bool off_cpu; /* also where its threads wait off CPU (offcpu.bpf.c, KP_TF_OFFCPU) */
 };
 

@@ -19,7 +19,6 @@
 #include "kprof/saved.h"
 #include "wire/target_pb.h"
 #include "os/clock.h"
-#include "exact/hwcalls.h"
 #include "paths/paths.h"
 #include "wire/paths_reply.h"
 #include "symbols/symbolize.h"
@@ -91,33 +90,28 @@ static void fill_pb_annot_jvm(const struct target *t, const struct tsym_stats *s
 /* Exact mode's (--calls) counters and duty cycle. */
 static void fill_pb_calls(const struct target *t, Kprof__Target *pb)
 {
-	const struct calls *c = &t->calls;
-	uint64_t now = c->ended_ns ? c->ended_ns : now_ns(CLOCK_MONOTONIC);
-	/* The window the probes were asked to be in place; their removal's wait for the
-	 * kernel's grace period comes after the breakpoints are gone. */
-	uint64_t active = c->active_ns + (c->on_since_ns ? now - c->on_since_ns : 0);
+	struct calls_stats cs;
 
-	pb->call_events = c->events;
-	/* Without bursts the probes stay in: no bursts to count, duty 1 once in. */
-	pb->bursts = c->burst_ms ? c->bursts : 0;
-	pb->probes = c->probes ? c->nprobes : c->saved_nprobes;
-	pb->unmatched_exits = c->unmatched_exits;
-	pb->calls_hot = c->hot;
-	if (c->hw && c->hw->n) {
-		pb->hw_functions = c->hw->n;
-		pb->hw_estimated = hwcalls_estimated(c->hw);
-		pb->hw_covered = hwcalls_covered(c->hw);
-		pb->hw_stopped = c->hw->stopped;
-	} else if (c->saved_hw_n) {
-		pb->hw_functions = c->saved_hw_n;
-		pb->hw_estimated = c->saved_hw_estimated;
-		pb->hw_covered = c->saved_hw_covered;
-		pb->hw_stopped = (char *)c->saved_hw_stopped;
-	}
-	if (!c->enabled_ns) /* never attached here: a restored profile's, or 0 */
-		pb->calls_duty = c->saved_duty;
-	else
-		pb->calls_duty = now > c->enabled_ns ? (double)active / (now - c->enabled_ns) : 0;
+	calls_get_stats(t->calls, &cs);
+	pb->call_events = cs.events;
+	pb->bursts = cs.bursts;
+	pb->probes = cs.probes;
+	pb->unmatched_exits = cs.unmatched_exits;
+	pb->calls_hot = cs.hot;
+	pb->hw_functions = cs.hw_functions;
+	pb->hw_estimated = cs.hw_estimated;
+	pb->hw_covered = cs.hw_covered;
+	pb->hw_stopped = (char *)cs.hw_stopped;
+	pb->calls_duty = cs.duty;
+	pb->calls_hits = cs.hits;
+	pb->calls_hits_per_s = cs.hits_per_s;
+	pb->calls_hit_cost_ns = cs.hit_ns;
+	pb->calls_cost_kind = (char *)(cs.cost_kind ? cs.cost_kind : "");
+	pb->calls_slowdown = cs.slowdown;
+	pb->calls_max_slowdown = cs.max_slowdown;
+	pb->calls_max_slowdown_default = cs.max_slowdown_default;
+	pb->calls_budget_offs = cs.budget_offs;
+	pb->calls_budget_off = cs.budget_off;
 }
 
 void target_fill_pb(const struct target *t, Kprof__Target *pb)
@@ -156,9 +150,10 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->all = t->all;
 	fill_pb_names(t, ss, &ps, pb);
 	fill_pb_annot_jvm(t, ss, pb);
-	pb->calls = t->calls.enabled;
-	if (t->calls.enabled)
+	pb->calls = t->calls != NULL;
+	if (t->calls)
 		fill_pb_calls(t, pb);
+	paths_fill_target(t->paths, pb);
 	if (t->offcpu) {
 		pb->off_cpu = true;
 		pb->off_cpu_ns = offcpu_total_ns(t->offcpu);
@@ -170,33 +165,51 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 }
 
 /* Exact mode's results (checked by saved_check): counts moved to the restored profile's ids. */
-static int restore_calls(const Kprof__SavedProfile *sp, const uint32_t *map, struct calls *c)
+static int restore_calls(const Kprof__SavedProfile *sp, const uint32_t *map, struct calls **ret)
 {
 	const Kprof__Target *pb = sp->target;
+	const struct calls_stats cs = {
+	    .events = pb->call_events,
+	    .bursts = pb->bursts,
+	    .unmatched_exits = pb->unmatched_exits,
+	    .probes = pb->probes,
+	    .duty = pb->calls_duty,
+	    .hw_functions = pb->hw_functions,
+	    .hw_estimated = pb->hw_estimated,
+	    .hw_covered = pb->hw_covered,
+	    .hw_stopped = pb->hw_stopped,
+	    .hits = pb->calls_hits,
+	    .hit_ns = pb->calls_hit_cost_ns,
+	    .cost_kind = pb->calls_cost_kind,
+	    .hits_per_s = pb->calls_hits_per_s,
+	    .slowdown = pb->calls_slowdown,
+	    .max_slowdown = pb->calls_max_slowdown,
+	    .max_slowdown_default = pb->calls_max_slowdown_default,
+	    .budget_offs = pb->calls_budget_offs,
+	};
 	size_t nf = sp->n_functions;
+	_cleanup_free_ uint64_t *counts = NULL;
+	struct hcct_tree *tree = NULL;
+	int err;
 
-	c->enabled = true;
-	c->events = pb->call_events;
-	c->bursts = pb->bursts;
-	c->unmatched_exits = pb->unmatched_exits;
-	c->saved_nprobes = pb->probes;
-	c->saved_duty = pb->calls_duty;
-	c->saved_hw_n = pb->hw_functions;
-	c->saved_hw_estimated = pb->hw_estimated;
-	c->saved_hw_covered = pb->hw_covered;
-	snprintf(c->saved_hw_stopped, sizeof(c->saved_hw_stopped), "%s",
-		 pb->hw_stopped ? pb->hw_stopped : "");
 	if (sp->n_call_counts) {
-		c->counts = calloc(nf, sizeof(*c->counts));
-		if (!c->counts)
+		counts = calloc(nf, sizeof(*counts));
+		if (!counts)
 			return -ENOMEM;
-		c->ncounts = nf;
 		for (size_t i = 0; i < sp->n_call_counts; i++)
-			c->counts[map[i]] += sp->call_counts[i];
+			counts[map[i]] += sp->call_counts[i];
 	}
-	if (sp->n_exact_hcct)
-		return saved_hcct_tree(sp->exact_hcct, sp->n_exact_hcct, sp->exact_hcct_n, map,
-				    &c->saved_exact);
+	if (sp->n_exact_hcct) {
+		err = saved_hcct_tree(sp->exact_hcct, sp->n_exact_hcct, sp->exact_hcct_n, map, &tree);
+		if (err < 0)
+			return err;
+	}
+	err = calls_restore(&cs, counts, nf, tree, ret);
+	if (err < 0) {
+		hcct_tree_free(tree);
+		return err;
+	}
+	counts = NULL; /* calls_restore's now */
 	return 0;
 }
 
@@ -538,7 +551,8 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 	const struct profile *prof = range ? range : t->profile;
 	const bool r = range != NULL;
 	struct profile_stats ps;
-	size_t nf = profile_nfuncs(prof);
+	size_t nf = profile_nfuncs(prof), ncounts;
+	const uint64_t *counts;
 	int err;
 
 	memset(m, 0, sizeof(*m));
@@ -564,7 +578,7 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 	if (err >= 0 && !r)
 		err = pack_leaf_addrs(t, m);
 	if (err >= 0 && !r)
-		err = pack_hcct(t->calls.exact, t->calls.saved_exact, NULL, &m->xv, &m->xp,
+		err = pack_hcct(calls_tree(t->calls), calls_saved_tree(t->calls), NULL, &m->xv, &m->xp,
 				&m->msg.n_exact_hcct, &m->msg.exact_hcct_n);
 	if (err < 0) {
 		saved_msg_release(m);
@@ -572,8 +586,9 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 	}
 	m->msg.hcct = m->hp;
 	m->msg.exact_hcct = m->xp;
-	m->msg.n_call_counts = r ? 0 : t->calls.ncounts < nf ? t->calls.ncounts : nf;
-	m->msg.call_counts = t->calls.counts;
+	counts = calls_counts(t->calls, &ncounts);
+	m->msg.n_call_counts = r ? 0 : ncounts < nf ? ncounts : nf;
+	m->msg.call_counts = (uint64_t *)counts;
 	target_fill_pb(t, &m->target);
 	if (r) {
 		m->target.stacks = ps.stacks;

@@ -105,6 +105,14 @@ s = json.load(open(sys.argv[1]))["spp"]
 notes = [(g["header"], g["hw_note"]) for g in s["graphs"] if g["hw_note"]]
 ok = any("went both ways" in n for _, n in notes) and s["graphs"][0]["counted"] > 0
 print(("PASS" if ok else "FAIL") + f": a graph whose branches do not fit is not profiled: {notes}")
+# Said so: "unprofiled", not "timeout", and the trace does not call itself complete.
+r = json.load(open(sys.argv[1]))
+bad = [g for g in s["graphs"] if "went both ways" in g["hw_note"]]
+ok = (bad and all(g["state"] == "unprofiled" and g["counted"] == 0 for g in bad)
+      and "complete" not in r["end_reason"]
+      and ("counted nothing" in r["end_reason"] or s["graphs"][0]["state"] == "unfinished"))
+print(("PASS" if ok else "FAIL") + f": the unprofiled graph is said so ({[g['state'] for g in s['graphs']]}),"
+      f" the end: '{r['end_reason']}'")
 PY
 
 # 3. Node: fig1(20, c) enters its outer loop when c % 16 == 0, runs it 3 times around an inner
