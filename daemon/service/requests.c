@@ -383,18 +383,13 @@ static int export_offcpu(struct client *cl, const struct target *t, bool ranged,
 			 struct saved_msg *om, uint32_t **arena)
 {
 	const struct offcpu *off = offcpu_of(cl, t, ranged);
-	struct profile_stats ps;
 
 	if (!off)
 		return -ENODATA;
-	if (saved_msg_build_range(t, off->prof, NULL, om) < 0) {
+	if (saved_msg_build_offcpu(t, om) < 0) {
 		requests_error(cl, -ENOMEM, "out of memory");
 		return -ENOMEM;
 	}
-	profile_get_stats(off->prof, &ps);
-	om->target.stacks = ps.stacks;
-	om->target.lost_stacks = ps.lost;
-	om->target.samples = ps.samples; /* nanoseconds */
 	if (export_view(off->prof, requests_view(cl), om, arena) < 0) {
 		saved_msg_release(om);
 		requests_error(cl, -ENOMEM, "out of memory");

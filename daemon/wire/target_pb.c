@@ -606,6 +606,21 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 	return 0;
 }
 
+int saved_msg_build_offcpu(const struct target *t, struct saved_msg *m)
+{
+	struct profile_stats ps;
+	int err;
+
+	if (!t->offcpu)
+		return -ENODATA;
+	err = saved_msg_build_range(t, t->offcpu->prof, NULL, m);
+	if (err < 0)
+		return err;
+	profile_get_stats(t->offcpu->prof, &ps);
+	m->target.samples = ps.samples; /* nanoseconds */
+	return 0;
+}
+
 void saved_msg_release(struct saved_msg *m)
 {
 	free(m->fv);

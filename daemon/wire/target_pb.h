@@ -39,6 +39,9 @@ int saved_msg_build(const struct target *t, struct saved_msg *m);
  * then. The caller sets the range's Target fields (samples, window span). */
 int saved_msg_build_range(const struct target *t, const struct profile *range,
 			  const struct hcct_tree *tree, struct saved_msg *m);
+/* The off-CPU profile of t (attach --off-cpu) as a SavedProfile, counts in nanoseconds: its
+ * target's samples the nanoseconds in all. -ENODATA if t has none, -ENOMEM. */
+int saved_msg_build_offcpu(const struct target *t, struct saved_msg *m);
 void saved_msg_release(struct saved_msg *m);
 
 /* The SavedProfile of t, packed (malloc'd). */
