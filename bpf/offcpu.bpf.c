@@ -18,6 +18,11 @@
  * map updates per interval and no ring buffer. What does not fit is counted (kp_offcpu_ctrs):
  * a full start map loses the interval, a full sums map its time (KP_OFFC_LOST_NS), a stack not
  * stored leaves its id negative and the time is kept under a "[stack lost]" frame.
+ *
+ * System-wide mode with off-CPU time (attach --all --off-cpu, kp_all_offcpu): a process that
+ * is no target and leaves a CPU is reported once (waiter()), so that kprofd makes it a target
+ * even if it never runs when the system-wide set samples; kp_offcpu_waiters keeps the reported
+ * ones until kprofd has handled them, so a process costs one record however often it switches.
  */
 #include "kprof.bpf.h"
 
@@ -35,6 +40,10 @@ KP_OFFCPU_MAP(kp_offcpu_start, BPF_MAP_TYPE_HASH, KP_OFFCPU_MAX_THREADS, __u32,
 KP_OFFCPU_MAP(kp_offcpu_sums, BPF_MAP_TYPE_HASH, KP_OFFCPU_MAX_SUMS, struct kp_offcpu_key,
 	      struct kp_offcpu_val);
 KP_OFFCPU_MAP(kp_offcpu_ctrs, BPF_MAP_TYPE_PERCPU_ARRAY, KP_OFFC_NR, __u32, __u64);
+/* tgid -> start of the processes reported waiting, until kprofd has handled them. */
+KP_OFFCPU_MAP(kp_offcpu_waiters, BPF_MAP_TYPE_LRU_HASH, KP_OFFCPU_MAX_WAITERS, __u32, __u64);
+
+__u32 kp_all_offcpu; /* system-wide mode asks for off-CPU time (attach --all --off-cpu) */
 
 /* Stack-trace maps take sizes, not BTF types: ids to KP_MAX_STACK addresses. */
 struct {
@@ -71,10 +80,10 @@ static __always_inline long task_state(struct task_struct *p)
 	return BPF_CORE_READ((struct task_struct___old *)p, state);
 }
 
-/* The target entry of p's process if it asks for off-CPU time (the same process: its leader's
- * start matches), else NULL. */
-static __always_inline struct kp_target *offcpu_target(struct task_struct *p, bool running,
-						     __u64 *ids)
+/* The target entry of p's process (the same process: its leader's start matches), else NULL;
+ * *ids its ids. */
+static __always_inline struct kp_target *target_of(struct task_struct *p, bool running,
+						 __u64 *ids)
 {
 	struct kp_target *t;
 	__u32 tgid;
@@ -84,20 +93,58 @@ static __always_inline struct kp_target *offcpu_target(struct task_struct *p, bo
 	if (!tgid)
 		return NULL;
 	t = bpf_map_lookup_elem(&kp_targets, &tgid);
-	if (!t || !(t->flags & KP_TF_OFFCPU) || t->start_ticks != start_ticks(p))
+	if (!t || t->start_ticks != start_ticks(p))
 		return NULL;
 	return t;
+}
+
+/* attach --all --off-cpu: the running task's process is no target and left a CPU: reported
+ * once (KP_SF_WAITER, as a stranger's sample without a stack), so that kprofd makes it a target
+ * and its next waits are summed, unless it is one system-wide mode leaves out. */
+static __always_inline void waiter(struct task_struct *p, __u64 ids)
+{
+	const __u32 len = __builtin_offsetof(struct kp_sample, ips);
+	__u32 tgid = ids >> 32;
+	struct kp_sample *s;
+	__u64 start = 0, *seen;
+
+	if (all_candidate(p, tgid, &start))
+		return;
+	seen = bpf_map_lookup_elem(&kp_offcpu_waiters, &tgid);
+	if ((seen && *seen == start) ||
+	    bpf_map_update_elem(&kp_offcpu_waiters, &tgid, &start, BPF_ANY) < 0)
+		return;
+	s = bpf_ringbuf_reserve(&kp_events, len, 0);
+	if (!s) {
+		count(KP_CTR_DROPS);
+		bpf_map_delete_elem(&kp_offcpu_waiters, &tgid); /* reported at its next wait */
+		return;
+	}
+	__builtin_memset(s, 0, len);
+	s->hdr.kind = KP_REC_SAMPLE;
+	s->hdr.tgid = tgid;
+	s->tid = (__u32)ids;
+	s->cpu = bpf_get_smp_processor_id();
+	s->time_ns = bpf_ktime_get_ns();
+	s->flags = KP_SF_STRANGER | KP_SF_WAITER;
+	s->start_ticks = start;
+	bpf_get_current_comm(s->comm, sizeof(s->comm));
+	bpf_ringbuf_submit(s, BPF_RB_FORCE_WAKEUP); /* it must be read while it lives */
 }
 
 /* prev leaves the CPU: it is the running task, so the stacks taken now are its. */
 static __always_inline void switch_out(void *ctx, bool preempt, struct task_struct *prev)
 {
 	struct kp_offcpu_begin b = {};
+	struct kp_target *t;
 	long st;
 	__u64 ids;
 	__u32 tid;
 
-	if (!offcpu_target(prev, true, &ids))
+	t = target_of(prev, true, &ids);
+	if (!t && kp_all_offcpu)
+		waiter(prev, ids);
+	if (!t || !(t->flags & KP_TF_OFFCPU))
 		return;
 	st = task_state(prev);
 	if (st & KP_TASK_DEAD)
@@ -133,10 +180,12 @@ static __always_inline void switch_in(struct task_struct *next)
 	struct kp_offcpu_begin *b;
 	struct kp_offcpu_key k = {};
 	struct kp_offcpu_val *v, nv = {};
+	struct kp_target *t;
 	__u64 ids, now;
 	__u32 tid;
 
-	if (!offcpu_target(next, false, &ids))
+	t = target_of(next, false, &ids);
+	if (!t || !(t->flags & KP_TF_OFFCPU))
 		return;
 	tid = (__u32)ids;
 	b = bpf_map_lookup_elem(&kp_offcpu_start, &tid);

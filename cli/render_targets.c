@@ -100,11 +100,13 @@ static void syswide_json(FILE *f, const Kprof__SystemWide *w)
 	    ",\"idle_samples\":%" PRIu64 ",\"self_samples\":%" PRIu64
 	    ",\"foreign_samples\":%" PRIu64 ",\"taken_over\":%" PRIu64 ",\"kept_dropped\":%" PRIu64
 	    ",\"samples\":%" PRIu64 ",\"late_samples\":%" PRIu64 ",\"runs\":%" PRIu64
-	    ",\"own_samples\":%" PRIu64 ",\"drops\":%" PRIu64 ",\"evicted\":%" PRIu64 "}",
+	    ",\"own_samples\":%" PRIu64 ",\"drops\":%" PRIu64 ",\"evicted\":%" PRIu64
+	    ",\"off_cpu\":%s,\"waiters\":%" PRIu64 "}",
 	    w->on ? "true" : "false", w->freq_hz, w->since_ns, w->cpus, w->targets, w->profiled,
 	    w->refused, w->refused_samples, w->gone, w->gone_samples, w->kernel_samples,
 	    w->idle_samples, w->self_samples, w->foreign_samples, w->taken_over, w->kept_dropped,
-	    w->samples, w->late_samples, w->runs, w->own_samples, w->drops, w->evicted);
+	    w->samples, w->late_samples, w->runs, w->own_samples, w->drops, w->evicted,
+	    w->off_cpu ? "true" : "false", w->waiters);
 }
 
 /* System-wide mode as status shows it: where every sample of its set went. */
@@ -118,6 +120,11 @@ static void syswide_text(FILE *f, const Kprof__SystemWide *w)
 		"\n             %" PRIu64 " sampler runs: %" PRIu64 " processes profiled, %" PRIu64
 		" samples in their profiles; %" PRIu64 " in processes attached otherwise",
 		w->runs, w->profiled, w->samples, w->own_samples);
+	if (w->off_cpu)
+		fprintf(f,
+			"\n             with off-CPU time (--off-cpu): %" PRIu64
+			" of those made targets when they left a CPU",
+			w->waiters);
 	fprintf(f,
 		"\n             no profile: %" PRIu64 " processes refused by a limit (%" PRIu64
 		" samples; limits.max_auto_targets, max_targets), %" PRIu64

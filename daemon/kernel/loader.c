@@ -764,6 +764,18 @@ int loader_offcpu_set(struct loader *l, bool on)
 	return 0;
 }
 
+void loader_all_offcpu_set(struct loader *l, bool on)
+{
+	l->skel->bss->kp_all_offcpu = on;
+}
+
+void loader_offcpu_waiter_done(struct loader *l, pid_t tgid)
+{
+	__u32 key = tgid;
+
+	bpf_map__delete_elem(l->skel->maps.kp_offcpu_waiters, &key, sizeof(key), 0);
+}
+
 const char *loader_offcpu_type(const struct loader *l)
 {
 	return l->offcpu_type;

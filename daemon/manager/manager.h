@@ -113,6 +113,7 @@ struct manager {
 	struct offcpu_bpf *offcpu;
 	uint64_t offcpu_unknown;
 	unsigned offcpu_attached; /* attached targets that ask for it */
+	bool offcpu_all;	  /* system-wide mode asks for it (attach --all --off-cpu) */
 };
 
 #define MANAGER_MAX_FREQS 64 /* distinct frequencies a status lists */

@@ -18,8 +18,32 @@
 #include "kernel/offcpu_bpf.h"
 #include "manager/manager.h"
 #include "manager/manager_offcpu.h"
+#include "os/clock.h"
 #include "os/log.h"
 #include "target/offcpu.h"
+
+/* The maps' reader and the program, attached if it is not yet. */
+static int program_on(struct manager *m, char *errbuf, size_t errlen)
+{
+	int err;
+
+	if (!m->offcpu && (err = offcpu_bpf_new(m->loader, &m->offcpu)) < 0) {
+		snprintf(errbuf, errlen, "off-CPU time: %s", strerror(-err));
+		return err;
+	}
+	err = loader_offcpu_set(m->loader, true);
+	if (err < 0)
+		snprintf(errbuf, errlen, "off-CPU time: cannot attach to sched_switch: %s",
+			 strerror(-err));
+	return err;
+}
+
+/* The program detached when nothing asks any more. */
+static void program_off(struct manager *m)
+{
+	if (!m->offcpu_attached && !m->offcpu_all)
+		loader_offcpu_set(m->loader, false);
+}
 
 int manager_offcpu_start(struct manager *m, struct target *t, char *errbuf, size_t errlen)
 {
@@ -27,18 +51,25 @@ int manager_offcpu_start(struct manager *m, struct target *t, char *errbuf, size
 
 	if (!t->offcpu || t->offcpu->attached)
 		return 0;
-	if (!m->offcpu && (err = offcpu_bpf_new(m->loader, &m->offcpu)) < 0) {
-		snprintf(errbuf, errlen, "off-CPU time: %s", strerror(-err));
+	if ((err = program_on(m, errbuf, errlen)) < 0)
 		return err;
-	}
-	err = loader_offcpu_set(m->loader, true);
-	if (err < 0) {
-		snprintf(errbuf, errlen, "off-CPU time: cannot attach to sched_switch: %s",
-			 strerror(-err));
-		return err;
-	}
 	t->offcpu->attached = true;
 	m->offcpu_attached++;
+	return 0;
+}
+
+int manager_offcpu_all(struct manager *m, bool on, char *errbuf, size_t errlen)
+{
+	int err;
+
+	if (on == m->offcpu_all)
+		return 0;
+	if (on && (err = program_on(m, errbuf, errlen)) < 0)
+		return err;
+	m->offcpu_all = on;
+	loader_all_offcpu_set(m->loader, on);
+	if (!on)
+		program_off(m);
 	return 0;
 }
 
@@ -49,13 +80,13 @@ void manager_offcpu_stop(struct manager *m, struct target *t)
 	t->offcpu->attached = false;
 	m->offcpu_attached--;
 	offcpu_bpf_forget(m->offcpu, t->pid);
-	if (!m->offcpu_attached)
-		loader_offcpu_set(m->loader, false);
+	program_off(m);
 }
 
 struct drain_ctx {
 	struct manager *m;
 	manager_offcpu_find_fn find;
+	uint64_t now; /* CLOCK_MONOTONIC */
 };
 
 static void on_sum(void *userdata, const struct offcpu_interval *iv)
@@ -72,13 +103,15 @@ static void on_sum(void *userdata, const struct offcpu_interval *iv)
 		return;
 	}
 	offcpu_add(t->offcpu, t->sym, t->tnames, iv);
+	if (t->all) /* it waited: not idle (syswide.c detaches the idle first at a limit) */
+		t->last_sample_ns = c->now;
 	if (t->state != TARGET_ATTACHED)
 		t->dirty = true;
 }
 
 void manager_offcpu_drain(struct manager *m, manager_offcpu_find_fn find)
 {
-	struct drain_ctx c = {m, find};
+	struct drain_ctx c = {m, find, now_ns(CLOCK_MONOTONIC)};
 	int n;
 
 	if (!m->offcpu)

@@ -93,6 +93,8 @@ static void fill_syswide(const struct syswide *sw, Kprof__SystemWide *pb)
 	pb->own_samples = st.own_samples;
 	pb->drops = st.drops;
 	pb->evicted = st.evicted;
+	pb->off_cpu = st.off_cpu;
+	pb->waiters = st.waiters;
 }
 
 /* attach --all: system-wide mode, root only (as perf record -a needs CAP_PERFMON). */
@@ -123,7 +125,7 @@ static void do_attach_all(struct client *cl, const Kprof__AttachRequest *req)
 		requests_error(cl, -EOPNOTSUPP, "system-wide mode is not available");
 		return;
 	}
-	err = syswide_start(cl->rq->m->sw, req->freq_hz, err_msg, sizeof(err_msg));
+	err = syswide_start(cl->rq->m->sw, req->freq_hz, req->off_cpu, err_msg, sizeof(err_msg));
 	if (err < 0) {
 		requests_error(cl, err, "%s", err_msg);
 		return;

@@ -36,6 +36,11 @@ enum kp_rec_kind {
 /* Taken while a uprobe ran in the thread (its probed instruction stepped out of line in the
  * kernel's [uprobes] page): the user leaf is the probed instruction again, not the page. */
 #define KP_SF_UPROBE (1u << 8)
+/* No sample (no stack, n_kernel = n_user = 0): with KP_SF_STRANGER, a process that is no target
+ * left a CPU while system-wide mode asks for off-CPU time (attach --all --off-cpu,
+ * offcpu.bpf.c): kprofd makes it a target as it does a stranger's sample, and counts no
+ * sample. */
+#define KP_SF_WAITER (1u << 9)
 
 /* kp_target.flags */
 #define KP_TF_THREADS (1u << 0)	 /* sampled by its own per-thread events, not the per-CPU sets */
@@ -281,6 +286,9 @@ struct kp_target {
 #define KP_OFFCPU_MAX_THREADS 16384 /* threads off CPU at once (kp_offcpu_start) */
 #define KP_OFFCPU_MAX_SUMS 16384    /* distinct (thread, stacks, state) between two drains */
 #define KP_OFFCPU_MAX_STACKS 8192   /* distinct stacks between two drains (kp_offcpu_stacks) */
+/* attach --all --off-cpu: processes reported waiting (KP_SF_WAITER) that kprofd has not handled
+ * yet (kp_offcpu_waiters, an LRU map): each is reported once until then. */
+#define KP_OFFCPU_MAX_WAITERS 1024
 
 /* Why the thread left the CPU: its state at the switch. */
 enum kp_offcpu_state {
