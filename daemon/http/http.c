@@ -90,10 +90,6 @@ static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, 
 		a.err = httpq_check(&a.q, a.msg, sizeof(a.msg));
 	if (a.err)
 		return http_queue_text(c, MHD_HTTP_BAD_REQUEST, "%s", a.msg);
-	if ((a.q.since[0] || a.q.until[0]) && a.q.type != HTTPQ_TYPE_CPU)
-		return http_queue_text(c, MHD_HTTP_BAD_REQUEST,
-				       "type=off_cpu|wall: off-CPU time has no time windows (ask "
-				       "without since=/until=)");
 	if (http_wait_check(h, c, &res) < 0)
 		return res;
 	if (a.q.since[0] || a.q.until[0])

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kprof/cleanup.h"
 #include "kprof/tnames.h"
 #include "target/offcpu.h"
 #include "symbols/symbolize.h"
@@ -159,6 +160,70 @@ int offcpu_add(struct offcpu *o, struct tsym *sym, struct tnames *names,
 	if (names)
 		tnames_set(names, iv->tid, iv->comm, sizeof(iv->comm));
 	return err;
+}
+
+static int add_hcct(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count, void *ud)
+{
+	struct offcpu *o = ud;
+
+	(void)tid;
+	if (n)
+		hcct_add_stack(o->hcct, ids, n, count);
+	return 0;
+}
+
+int offcpu_restore(const struct offcpu_limits *lim, struct profile *prof, struct offcpu **ret)
+{
+	struct offcpu *o;
+	int err = offcpu_new(lim, &o);
+
+	if (err < 0) {
+		profile_free(prof);
+		return err;
+	}
+	profile_free(o->prof);
+	o->prof = prof;
+	profile_foreach_stack(prof, add_hcct, o);
+	*ret = o;
+	return 0;
+}
+
+void offcpu_take(struct offcpu *dst, struct offcpu *src)
+{
+	SWAP(dst->prof, src->prof);
+	SWAP(dst->hcct, src->hcct);
+	for (int i = 0; i < KP_OFF_NSTATES; i++)
+		dst->ns[i] += src->ns[i];
+	dst->intervals += src->intervals;
+	dst->lost_stacks += src->lost_stacks;
+	dst->sym_gen = 0; /* the profile taken over caches no address yet */
+}
+
+struct states {
+	const struct profile *p;
+	uint64_t *ns, total;
+};
+
+static int add_state(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count, void *ud)
+{
+	struct states *s = ud;
+	const struct profile_func *f = n ? profile_func_get(s->p, ids[0]) : NULL;
+
+	(void)tid;
+	s->total += count;
+	for (int i = 0; f && i < KP_OFF_NSTATES; i++)
+		if (!strcmp(f->name, state_names[i]))
+			s->ns[i] += count;
+	return 0;
+}
+
+void offcpu_states(const struct profile *p, uint64_t ns[KP_OFF_NSTATES], uint64_t *total)
+{
+	struct states s = {p, ns, 0};
+
+	memset(ns, 0, KP_OFF_NSTATES * sizeof(*ns));
+	profile_foreach_stack(p, add_state, &s);
+	*total = s.total;
 }
 
 uint64_t offcpu_memory(const struct offcpu *o)

@@ -26,7 +26,7 @@ struct offcpu {
 	uint64_t lost_stacks; /* sums kept under "[stack lost]" */
 	uint64_t sym_gen;
 	bool attached; /* its target asks the sched_switch program now (manager_offcpu.c) */
-	uint32_t ids[2 * KP_MAX_STACK + 3];
+	uint32_t ids[KP_MAX_FRAMES];
 };
 
 struct offcpu_limits {
@@ -42,6 +42,15 @@ void offcpu_free(struct offcpu *o);
  * is counted as lost by the profile). */
 int offcpu_add(struct offcpu *o, struct tsym *sym, struct tnames *names,
 	       const struct offcpu_interval *iv);
+/* A kept off-CPU profile (prof, counts in nanoseconds, taken over: freed with *ret, or on an
+ * error) as a target's, its HCCT rebuilt from its stacks; its counters are the caller's to
+ * set. */
+int offcpu_restore(const struct offcpu_limits *lim, struct profile *prof, struct offcpu **ret);
+/* dst, attached again after kprofd's restart, continues src's profile (src keeps dst's empty
+ * one). */
+void offcpu_take(struct offcpu *dst, struct offcpu *src);
+/* The states of p's stacks (their root frames) added up into ns, and the total. */
+void offcpu_states(const struct profile *p, uint64_t ns[KP_OFF_NSTATES], uint64_t *total);
 uint64_t offcpu_memory(const struct offcpu *o);
 uint64_t offcpu_total_ns(const struct offcpu *o);
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/config.h"
 #include "kprof/saved.h"
 #include "wire/target_pb.h"
 #include "os/clock.h"
@@ -306,6 +307,27 @@ static void restore_resume(const Kprof__SavedResume *r, struct target *t)
 	t->no_jvm_map = r->no_jvm_map;
 	t->duration_left = r->duration_left_sec;
 	t->resumes = r->resumes;
+	t->resume_off_cpu = r->off_cpu;
+}
+
+/* attach --off-cpu's kept profile, and its totals from the target's fields. */
+static int restore_offcpu(const Kprof__SavedProfile *off, const Kprof__Target *pb,
+			  struct target *t)
+{
+	struct profile *prof;
+	int err = saved_profile(off, &(struct profile_limits){.max_stacks =
+								   t->env->conf->max_stacks},
+				&prof, NULL);
+
+	if (err >= 0)
+		err = target_offcpu_restore(t, prof);
+	if (err < 0)
+		return err;
+	for (size_t i = 0; i < pb->n_off_cpu_state_ns && i < KP_OFF_NSTATES; i++)
+		t->offcpu->ns[i] = pb->off_cpu_state_ns[i];
+	t->offcpu->intervals = pb->off_cpu_intervals;
+	t->offcpu->lost_stacks = pb->off_cpu_lost_stacks;
+	return 0;
 }
 
 /* The tables, profile, HCCT, exact mode's results, paths and drift, each if saved. */
@@ -328,6 +350,8 @@ static int restore_parts(const Kprof__SavedProfile *sp, struct target *t)
 		err = paths_restore(t, sp->paths);
 	if (err >= 0 && sp->drift)
 		err = restore_drift(t, sp->drift);
+	if (err >= 0 && sp->off_cpu && pb->off_cpu)
+		err = restore_offcpu(sp->off_cpu, pb, t);
 	return err;
 }
 
@@ -596,6 +620,7 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 		m->resume.no_jvm_map = t->no_jvm_map;
 		m->resume.duration_left_sec = t->duration_left;
 		m->resume.resumes = t->resumes;
+		m->resume.off_cpu = t->offcpu != NULL;
 		m->msg.resume = &m->resume;
 	}
 	m->msg.format = 1;
@@ -646,19 +671,27 @@ void saved_msg_release(struct saved_msg *m)
 
 int target_pack(const struct target *t, uint8_t **ret, size_t *retlen)
 {
-	struct saved_msg m;
+	struct saved_msg m, om;
 	uint8_t *buf;
 	size_t len;
 	int err;
 
 	err = saved_msg_build(t, &m);
+	if (err >= 0 && t->offcpu && (err = saved_msg_build_offcpu(t, &om)) < 0)
+		saved_msg_release(&m);
 	if (err < 0)
 		return err;
+	if (t->offcpu) { /* its own Target is the profile's */
+		om.msg.target = &m.target;
+		m.msg.off_cpu = &om.msg;
+	}
 	len = kprof__saved_profile__get_packed_size(&m.msg);
 	buf = malloc(len ? len : 1);
 	if (buf)
 		kprof__saved_profile__pack(&m.msg, buf);
 	saved_msg_release(&m);
+	if (t->offcpu)
+		saved_msg_release(&om);
 	if (!buf)
 		return -ENOMEM;
 	*ret = buf;

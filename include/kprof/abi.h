@@ -9,6 +9,9 @@
 #define KPROF_ABI_H
 
 #define KP_MAX_STACK 127    /* frames per stack (user or kernel), the kernel's own cap */
+/* Frames of a kept stack: the user and kernel ones, and the few kprof adds ([truncated], a
+ * thread's state, [stack lost], the callers of a wait, [caller lost]). */
+#define KP_MAX_FRAMES (2 * KP_MAX_STACK + 8)
 #define KP_MAX_TARGETS 1024 /* entries in kp_targets */
 
 /* Record kinds, first field of every ring-buffer record. */

@@ -6,8 +6,9 @@
 # records the same run's context switches (perf record -e sched:sched_switch -g): the share of
 # the futex in the worker's waits of the 3 s interval is kprof's within 3 points of perf's and
 # within 5 of the fixture's own truth, its wall time in the interval about the interval. Also:
-# type=cpu (and none) as before; bad types, type= with since=, and a pid without off-CPU time
-# are refused with a clear status; the whole host (no pid=) with type=wall. Every request
+# type=cpu (and none) as before; since= with type=off_cpu (the kept windows); bad types and a
+# pid without off-CPU time are refused with a clear status; the whole host (no pid=) with
+# type=wall. Every request
 # carries the bearer token. Needs root (BPF, perf), go and python3.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/offcpu_lib.sh"
@@ -92,8 +93,12 @@ done
 # Refusals.
 check "type=offcpu: 400" test "$(get "seconds=1&pid=$MIXP&type=offcpu")" = 400
 check "its message names the types" grep -q "cpu, off_cpu or wall" "$TDIR/body"
-check "type=off_cpu with since=: 400" test "$(get "pid=$MIXP&type=off_cpu&since=1m")" = 400
-check "its message says why" grep -q "no time windows" "$TDIR/body"
+check "type=off_cpu with since=: the kept windows' off-CPU time" test "$(get "pid=$MIXP&type=off_cpu&since=1m")" = 200
+raw since
+check "since=: four sample types, off_cpu the default, the waits" python3 -c "
+import json; d = json.load(open('$TDIR/since.json'))
+assert d['default'] == 'off_cpu' and len(d['types']) == 4, d['types']
+assert any('do_nanosleep' in s['frames'] for s in d['samples'] if s['values']['off_cpu'])"
 check "type=off_cpu of a pid without off-CPU time: 404" \
 	test "$(get "seconds=1&pid=$MJ_PID&type=off_cpu")" = 404
 check "its message says how" grep -q "attach $MJ_PID --off-cpu" "$TDIR/body"
