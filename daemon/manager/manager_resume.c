@@ -87,15 +87,9 @@ void manager_resume_track(struct manager *m, struct target *t)
 		return;
 	kprof__saved_profile__init(&sp);
 	kprof__target__init(&pb);
-	kprof__saved_resume__init(&r);
 	target_fill_pb(t, &pb);
 	pb.resume_note = (char *)"";
-	r.start_ticks = t->start_ticks;
-	r.by = t->by;
-	r.no_jvm_map = t->no_jvm_map;
-	r.duration_left_sec = t->duration_sec;
-	r.resumes = t->resumes;
-	r.off_cpu = t->offcpu != NULL;
+	target_resume_pb(t, t->duration_sec, &r);
 	sp.format = 1;
 	sp.target = &pb;
 	sp.resume = &r;

@@ -564,6 +564,17 @@ static int pack_leaf_addrs(const struct target *t, struct saved_msg *m)
 	return 0;
 }
 
+void target_resume_pb(const struct target *t, unsigned duration_left, Kprof__SavedResume *r)
+{
+	kprof__saved_resume__init(r);
+	r->start_ticks = t->start_ticks;
+	r->by = t->by;
+	r->no_jvm_map = t->no_jvm_map;
+	r->duration_left_sec = duration_left;
+	r->resumes = t->resumes;
+	r->off_cpu = t->offcpu != NULL;
+}
+
 int saved_msg_build_range(const struct target *t, const struct profile *range,
 			  const struct hcct_tree *tree, struct saved_msg *m)
 {
@@ -614,13 +625,7 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 	if (!r)
 		pack_paths_drift(t, m);
 	if (!r && t->resume) {
-		kprof__saved_resume__init(&m->resume);
-		m->resume.start_ticks = t->start_ticks;
-		m->resume.by = t->by;
-		m->resume.no_jvm_map = t->no_jvm_map;
-		m->resume.duration_left_sec = t->duration_left;
-		m->resume.resumes = t->resumes;
-		m->resume.off_cpu = t->offcpu != NULL;
+		target_resume_pb(t, t->duration_left, &m->resume);
 		m->msg.resume = &m->resume;
 	}
 	m->msg.format = 1;

@@ -16,6 +16,9 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb);
 /* A frame kind of the profile as kprof.proto's. */
 Kprof__FrameKind target_pb_kind(enum profile_kind k);
 
+/* What attaches t again after kprofd's restart (its --duration left: duration_left seconds). */
+void target_resume_pb(const struct target *t, unsigned duration_left, Kprof__SavedResume *r);
+
 /* A target's profile as a kprof.SavedProfile message (for the state directory and for export);
  * it points into the target's profile, so use it before the target changes. */
 struct saved_msg {
