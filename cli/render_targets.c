@@ -291,6 +291,23 @@ static void http_text(FILE *f, const Kprof__HttpStatus *h)
 		h->waiting, h->served, h->unauthorized, h->left, h->evicted, h->busy);
 }
 
+/* The off-CPU counts of status, as JSON members. */
+static void status_offcpu_json(FILE *f, const Kprof__StatusReply *r)
+{
+	static const char *const names[] = {
+	    "off_cpu_targets",	   "off_cpu_runs",	   "off_cpu_switches",
+	    "off_cpu_intervals",   "off_cpu_lost",	   "off_cpu_lost_ns",
+	    "off_cpu_no_stack",	   "off_cpu_stacks_gone",  "off_cpu_callers_found",
+	    "off_cpu_callers_lost", "off_cpu_rules"};
+	const uint64_t v[] = {r->off_cpu_targets,	r->off_cpu_runs,	r->off_cpu_switches,
+			      r->off_cpu_intervals,	r->off_cpu_lost,	r->off_cpu_lost_ns,
+			      r->off_cpu_no_stack,	r->off_cpu_stacks_gone, r->off_cpu_callers_found,
+			      r->off_cpu_callers_lost, r->off_cpu_rules};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		fprintf(f, ",\"%s\":%" PRIu64, names[i], v[i]);
+}
+
 /* A status reply as JSON; cpu_per_sample and rate as render_status computes them. */
 static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sample, double rate)
 {
@@ -356,13 +373,7 @@ static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sam
 	fputc(']', f);
 	fputs(",\"off_cpu_program\":", f);
 	render_json_string(f, r->off_cpu_program);
-	fprintf(f,
-		",\"off_cpu_targets\":%u,\"off_cpu_runs\":%" PRIu64 ",\"off_cpu_switches\":%" PRIu64
-		",\"off_cpu_intervals\":%" PRIu64 ",\"off_cpu_lost\":%" PRIu64
-		",\"off_cpu_lost_ns\":%" PRIu64 ",\"off_cpu_no_stack\":%" PRIu64
-		",\"off_cpu_stacks_gone\":%" PRIu64,
-		r->off_cpu_targets, r->off_cpu_runs, r->off_cpu_switches, r->off_cpu_intervals,
-		r->off_cpu_lost, r->off_cpu_lost_ns, r->off_cpu_no_stack, r->off_cpu_stacks_gone);
+	status_offcpu_json(f, r);
 	fputs("}\n", f);
 }
 
@@ -393,6 +404,13 @@ static void status_sampling_text(FILE *f, const Kprof__StatusReply *r)
 			r->off_cpu_program, r->off_cpu_targets, render_plural(r->off_cpu_targets),
 			r->off_cpu_runs, r->off_cpu_intervals, r->off_cpu_lost,
 			r->off_cpu_no_stack + r->off_cpu_stacks_gone);
+	if (r->off_cpu_program && r->off_cpu_program[0] &&
+	    (r->off_cpu_callers_found || r->off_cpu_callers_lost))
+		fprintf(f,
+			"\n             leaves without a frame pointer: %" PRIu64
+			" sums with their callers (%" PRIu64 " .eh_frame rules), %" PRIu64
+			" with a caller lost",
+			r->off_cpu_callers_found, r->off_cpu_rules, r->off_cpu_callers_lost);
 	else if (r->off_cpu_runs)
 		fprintf(f, "\noff-CPU:     off (no target asks); %" PRIu64 " switches seen before",
 			r->off_cpu_runs);

@@ -237,6 +237,7 @@ static void loader_setup(struct loader *l, uint32_t pidns)
 		bpf_map__set_autocreate(l->skel->maps.kp_scan_tids, false);
 	}
 	l->skel->rodata->kp_has_cookie = f[FEAT_ATTACH_COOKIE].on;
+	l->skel->rodata->kp_has_task_regs = f[FEAT_TASK_REGS].on;
 	if (f[FEAT_ATTACH_COOKIE].on)
 		bpf_map__set_max_entries(l->skel->maps.kp_probe_cookies, 64);
 	l->skel->rodata->kp_pidns_ino = pidns;
@@ -787,4 +788,5 @@ void loader_offcpu_fds(const struct loader *l, struct loader_offcpu_fds *fds)
 	fds->sums = bpf_map__fd(l->skel->maps.kp_offcpu_sums);
 	fds->stacks = bpf_map__fd(l->skel->maps.kp_offcpu_stacks);
 	fds->counters = bpf_map__fd(l->skel->maps.kp_offcpu_ctrs);
+	fds->rules = bpf_map__fd(l->skel->maps.kp_offcpu_rules);
 }

@@ -94,7 +94,7 @@ void loader_all_offcpu_set(struct loader *l, bool on);
 void loader_offcpu_waiter_done(struct loader *l, pid_t tgid);
 /* Its maps, for offcpu_bpf.c. */
 struct loader_offcpu_fds {
-	int start, sums, stacks, counters;
+	int start, sums, stacks, counters, rules;
 };
 void loader_offcpu_fds(const struct loader *l, struct loader_offcpu_fds *fds);
 

@@ -31,6 +31,7 @@ struct manager_offcpu_status {
 	const char *program; /* "tp_btf/sched_switch", "raw_tp/sched_switch", or "" when off */
 	unsigned targets;    /* attached targets with off-CPU time */
 	uint64_t runs, switches, intervals, lost, lost_ns, no_stack, stacks_gone, unknown;
+	uint64_t callers_found, callers_lost, rules; /* of frameless user leaves */
 };
 void manager_offcpu_status(const struct manager *m, struct manager_offcpu_status *st);
 

@@ -350,6 +350,9 @@ static void fill_offcpu_status(const struct manager *m, Kprof__StatusReply *sr)
 	sr->off_cpu_lost_ns = st.lost_ns;
 	sr->off_cpu_no_stack = st.no_stack;
 	sr->off_cpu_stacks_gone = st.stacks_gone;
+	sr->off_cpu_callers_found = st.callers_found;
+	sr->off_cpu_callers_lost = st.callers_lost;
+	sr->off_cpu_rules = st.rules;
 }
 
 int requests_fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t **drops,

@@ -47,6 +47,7 @@
 
 #include "kprof/budget.h"
 #include "kprof/cleanup.h"
+#include "kprof/ehframe.h"
 #include "kprof/elfsym.h"
 #include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
@@ -113,19 +114,15 @@ static int maps_load(struct tsym *ts)
 	return 0;
 }
 
-static struct elf_entry *mapping_elf(struct tsym *ts, size_t idx, const struct procmaps_entry *m)
+/* The file mapped at m, opened as the target maps it: an fd, or a negative errno. */
+static int mapping_open(struct tsym *ts, const struct procmaps_entry *m, struct stat *stp)
 {
 	const struct tfile_want want = {
 	    .check_id = true, .dev = makedev(m->dev_major, m->dev_minor), .ino = m->inode};
-	_cleanup_close_ int fd = -1;
+	int fd;
 	char path[96], why[128] = "";
 	struct stat st;
 
-	if (ts->map_elf[idx])
-		return ts->map_elf[idx];
-	ts->map_elf[idx] = &symbolize_elf_none;
-	if (m->path[0] != '/' || !m->inode || ts->gone)
-		return &symbolize_elf_none;
 	/* map_files reaches the very file mapped, even deleted or in another mount namespace. */
 	procmaps_file_path(path, sizeof(path), ts->pid, m->start, m->end);
 	fd = tfile_open(AT_FDCWD, path, false, &want, &st, why, sizeof(why));
@@ -140,6 +137,22 @@ static struct elf_entry *mapping_elf(struct tsym *ts, size_t idx, const struct p
 		if (fd < 0 && fd != -ENOENT)
 			log_debug("pid %d: %s not read: %s", ts->pid, m->path, why);
 	}
+	if (fd >= 0)
+		*stp = st;
+	return fd;
+}
+
+static struct elf_entry *mapping_elf(struct tsym *ts, size_t idx, const struct procmaps_entry *m)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	if (ts->map_elf[idx])
+		return ts->map_elf[idx];
+	ts->map_elf[idx] = &symbolize_elf_none;
+	if (m->path[0] != '/' || !m->inode || ts->gone)
+		return &symbolize_elf_none;
+	fd = mapping_open(ts, m, &st);
 	if (fd < 0)
 		return &symbolize_elf_none;
 	ts->map_elf[idx] = symbolize_elf_get(ts, fd, &st, m->path);
@@ -689,6 +702,48 @@ static void name_by_mapping(const struct procmaps_entry *m, struct sym_result *r
 	snprintf(r->buf, sizeof(r->buf), "[%s]", base);
 	r->name = r->buf;
 	r->kind = PROFILE_KIND_NATIVE;
+}
+
+#define FRAME_MAX_CFA (1u << 20) /* a larger frame is taken for a rule misread */
+
+void tsym_frame_rule(struct tsym *ts, uint64_t addr, bool ret, struct tsym_frame_rule *r)
+{
+	uint64_t pc = ret ? addr - 1 : addr;
+	const struct procmaps_entry *m;
+	struct ehframe_rule er;
+	struct elf_entry *e;
+	struct stat st;
+	size_t idx = 0;
+	bool fresh;
+
+	memset(r, 0, sizeof(*r));
+	m = find_mapping(ts, pc, &idx, &fresh);
+	if (!m || !procmaps_is_exec(m))
+		return;
+	e = mapping_elf(ts, idx, m);
+	if (e == &symbolize_elf_none || e->failed)
+		return;
+	if (!e->eh_state) {
+		_cleanup_close_ int fd = mapping_open(ts, m, &st);
+
+		if (fd < 0)
+			return; /* tried again at the next rule asked */
+		symbolize_elf_eh(ts, e, fd);
+	}
+	if (e->eh_state < 0 || ehframe_rule_at(e->eh, e->eh_len, e->eh_addr,
+					       elfsym_vaddr(&e->es, pc - m->start + m->offset),
+					       &er) < 0)
+		return;
+	r->rbp_saved = er.rbp_saved;
+	if (er.rbp_saved && er.rbp_off < 0 && er.rbp_off > -(int64_t)FRAME_MAX_CFA)
+		r->rbp_off = (uint32_t)-er.rbp_off;
+	if (er.cfa == EHFRAME_CFA_FP)
+		r->kind = TSYM_FRAME_FP;
+	else if (er.cfa == EHFRAME_CFA_SP && er.ra_off == -8 && er.cfa_off >= 8 &&
+		 er.cfa_off < FRAME_MAX_CFA && !er.signal) {
+		r->kind = TSYM_FRAME_SP;
+		r->cfa = (uint32_t)er.cfa_off;
+	}
 }
 
 void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result *r)

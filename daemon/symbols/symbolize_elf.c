@@ -22,6 +22,7 @@
 
 #include "kprof/budget.h"
 #include "kprof/cleanup.h"
+#include "kprof/ehframe.h"
 #include "kprof/elfsym.h"
 #include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
@@ -281,7 +282,8 @@ static void elf_entry_free(struct symbolizer *sz, struct elf_entry *e)
 {
 	if (!e)
 		return;
-	budget_release(sz->budget, e->uid, e->bytes);
+	budget_release(sz->budget, e->uid, e->bytes + e->eh_len);
+	free(e->eh);
 	elfsym_release(&e->es);
 	debug_drop(sz, e);
 	free(e->module);
@@ -374,6 +376,28 @@ struct elf_entry *symbolize_elf_get(struct tsym *ts, int fd, const struct stat *
 	e->refs = 1;
 	sz->elf[slot] = e;
 	return e;
+}
+
+int symbolize_elf_eh(struct tsym *ts, struct elf_entry *e, int fd)
+{
+	uint64_t room = budget_room(ts->sz->budget, e->uid);
+	int err = elfsym_section_fd(fd, ".eh_frame", room < EHFRAME_MAX_BYTES ? room : EHFRAME_MAX_BYTES,
+				    &e->eh, &e->eh_len, &e->eh_addr);
+
+	if (err == 0 && budget_charge(ts->sz->budget, e->uid, e->eh_len) < 0) {
+		free(e->eh);
+		e->eh = NULL;
+		e->eh_len = 0;
+		err = -ENOSPC;
+	}
+	e->eh_state = err == 0 ? 1 : -1;
+	if (err == -ENOSPC || err == -E2BIG) {
+		ts->refused++;
+		log_warn("pid %d: the call frame information of %s left out: uid %u's symbol budget "
+			 "is spent",
+			 ts->pid, e->module, e->uid);
+	}
+	return err;
 }
 
 int symbolizer_new(uint64_t total_bytes, uint64_t per_uid_bytes, struct symbolizer **ret)

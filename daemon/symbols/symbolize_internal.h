@@ -52,6 +52,12 @@ struct elf_entry {
 	uid_t dbg_owner;   /* who owns that file: it names only that user's and root's targets */
 	uid_t dbg_uid;	   /* charged to: the uid of the target that found it */
 	uint64_t dbg_bytes;
+	/* Its .eh_frame (tsym_unwind), read when a rule is first asked: eh_state 0 not yet, 1
+	 * read (charged to uid with the symbols), -1 none or refused. */
+	uint8_t *eh;
+	size_t eh_len;
+	uint64_t eh_addr;
+	int eh_state;
 	/* The target that last looked for it in vain: another one, which may see other files
 	 * (another root or mount namespace), looks again. */
 	uint64_t dbg_searched_by;
@@ -117,6 +123,9 @@ static __attribute__((unused)) bool debug_trusted(const struct tsym *ts, const s
 }
 
 void symbolize_kallsyms_load(struct symbolizer *sz);
+/* e's .eh_frame read from the file open at fd (mapped by ts), charged to e's uid: 0 or a
+ * negative errno (e->eh_state says so after). */
+int symbolize_elf_eh(struct tsym *ts, struct elf_entry *e, int fd);
 
 /* Kept from the last read of the maps (attach, exec, re-reads), not opened when needed: the
  * files of a process that exited before its samples were read are still reached through it,

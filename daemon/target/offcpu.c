@@ -9,7 +9,10 @@
  * graph splits by why the threads waited and the functions keep their self time. The leaf
  * kernel frames that every switch has (__schedule, schedule, the tracepoint and BPF frames) are
  * dropped: the leaf is then what waited (do_nanosleep, futex_wait_queue, ep_poll, io_schedule,
- * pipe_read), the "reason" column of the report.
+ * pipe_read), the "reason" column of the report. A user leaf without a frame pointer (libc's
+ * syscall wrappers) hides its caller from the frame-pointer walk: the callers found at the
+ * switch from the stack and .eh_frame (offcpu.bpf.c) go between the leaf and the walk's frames,
+ * and where one is still missing a "[caller lost]" frame says so.
  *
  * Frames are named with the target's symbols (tsym_resolve) and cached by address in this
  * profile, the cache cleared when the symbols change. Names given late to the CPU profile's
@@ -50,7 +53,7 @@ int offcpu_new(const struct offcpu_limits *lim, struct offcpu **ret)
 	if (err >= 0)
 		err = hcct_new(&(struct hcct_params){.slots = lim->hcct_slots,
 						     .max_nodes = lim->hcct_max_nodes,
-						     .max_depth = 2 * KP_MAX_STACK + 2},
+						     .max_depth = KP_MAX_FRAMES},
 			       &o->hcct);
 	if (err < 0) {
 		offcpu_free(o);
@@ -127,8 +130,29 @@ static size_t kernel_frames(struct offcpu *o, struct tsym *sym, const struct off
 	return n;
 }
 
+/* The user frames of iv, root first, appended at ids[n]: the walk's (uips[1..], unless cs cuts
+ * them), "[caller lost]" if cs says one is, the callers cs found, the leaf: the new n. */
+static size_t user_frames(struct offcpu *o, struct tsym *sym, const struct offcpu_interval *iv,
+			  const struct offcpu_callers *cs, size_t n)
+{
+	size_t nu = cs && cs->cut && iv->nu > 1 ? 1 : iv->nu;
+	int id;
+
+	for (size_t i = nu; i-- > 1;) /* return addresses: their calls are named */
+		if ((id = frame(o, sym, iv->uips[i] - 1, false)) >= 0)
+			o->ids[n++] = id;
+	if (cs && cs->lost && nu && (id = special(o, OFFCPU_CALLER_LOST)) >= 0)
+		o->ids[n++] = id;
+	for (size_t i = cs ? cs->n : 0; i-- > 0;)
+		if ((id = frame(o, sym, cs->ips[i] - 1, false)) >= 0)
+			o->ids[n++] = id;
+	if (nu && (id = frame(o, sym, iv->uips[0], false)) >= 0)
+		o->ids[n++] = id;
+	return n;
+}
+
 int offcpu_add(struct offcpu *o, struct tsym *sym, struct tnames *names,
-	       const struct offcpu_interval *iv)
+	       const struct offcpu_interval *iv, const struct offcpu_callers *cs)
 {
 	size_t n = 0;
 	int id, err;
@@ -146,11 +170,7 @@ int offcpu_add(struct offcpu *o, struct tsym *sym, struct tnames *names,
 		if ((id = special(o, "[stack lost]")) >= 0)
 			o->ids[n++] = id;
 	}
-	for (size_t i = iv->nu; i-- > 0;) {
-		id = frame(o, sym, i > 0 ? iv->uips[i] - 1 : iv->uips[i], false);
-		if (id >= 0)
-			o->ids[n++] = id;
-	}
+	n = user_frames(o, sym, iv, cs, n);
 	n = kernel_frames(o, sym, iv, n);
 	o->ns[iv->state < KP_OFF_NSTATES ? iv->state : 0] += iv->ns;
 	o->intervals += iv->count;

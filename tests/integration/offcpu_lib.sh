@@ -23,7 +23,8 @@ mix_tid() {
 	return 1
 }
 
-# perf_start NAME FILTER: perf record -e sched:sched_switch -g on all CPUs with the tracepoint
+# perf_start NAME FILTER [CALLGRAPH]: perf record -e sched:sched_switch -g (--call-graph
+# CALLGRAPH: dwarf unwinds the user stacks from a copy of them) on all CPUs with the tracepoint
 # filter FILTER, in a mount namespace of its own where tracefs is mounted if the machine has
 # none (nothing changes outside it); started disabled and enabled through its control fifo,
 # so that it records from the moment perf_start returns (0), or 1 if perf could not start.
@@ -33,7 +34,8 @@ perf_start() {
 	mkfifo "$TDIR/$1.ctl" "$TDIR/$1.ack" || return 1
 	unshare -m sh -c '[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
 		exec perf record -q -D -1 --control "fifo:$1.ctl,$1.ack" -e sched:sched_switch \
-			--filter "$2" -a -g -o "$1.data"' sh "$TDIR/$1" "$2" >"$TDIR/$1.log" 2>&1 &
+			--filter "$2" -a --call-graph "$3" -o "$1.data"' sh "$TDIR/$1" "$2" "${3:-fp}" \
+		>"$TDIR/$1.log" 2>&1 &
 	PERF_PID=$!
 	PIDS+=("$PERF_PID")
 	exec {PERF_CTL}<>"$TDIR/$1.ctl" {PERF_ACK}<>"$TDIR/$1.ack" # no wait for perf to open them

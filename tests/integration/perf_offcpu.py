@@ -7,8 +7,10 @@ compute.
 
   perf_offcpu.py SCRIPT.txt  ->  JSON {tid: {"comm": C, "ns": N, "stacks": [[frames], ns]...}}
 
-Frames are leaf first, kernel then user, as perf prints them ("[unknown]" kept). Intervals cut
-by the recording's start or end are not counted.
+Frames are leaf first, kernel then user, as perf prints them ("[unknown]" kept); of the lines
+of one address (a --call-graph dwarf record lists the functions inlined there first), the last,
+the function that holds the address. Intervals cut by the recording's start or end are not
+counted.
 """
 import json
 import re
@@ -19,12 +21,12 @@ EV = re.compile(r"\s(\d+\.\d+):\s+sched:sched_switch:.*?prev_comm=(.*?) prev_pid
 
 
 def events(path):
-    ev, frames = None, []
+    ev, frames, addrs = None, [], []
     for line in open(path, errors="replace"):
         if not line.strip():
             if ev:
                 yield ev + (frames,)
-            ev, frames = None, []
+            ev, frames, addrs = None, [], []
             continue
         m = EV.search(line)
         if m:
@@ -32,10 +34,17 @@ def events(path):
                 yield ev + (frames,)
             t = m.group(1).split(".")
             ns = int(t[0]) * 1000000000 + int(t[1].ljust(9, "0")[:9])
-            ev, frames = (ns, m.group(2), int(m.group(3)), m.group(4), int(m.group(5))), []
+            ev, frames, addrs = (ns, m.group(2), int(m.group(3)), m.group(4), int(m.group(5))), [], []
         elif ev:
             parts = line.split(None, 1)
-            frames.append(parts[1].strip() if len(parts) > 1 else "[unknown]")
+            sym = parts[1].strip() if len(parts) > 1 else "[unknown]"
+            if sym.endswith(" (inlined)"):
+                sym = sym[:-len(" (inlined)")]
+            if addrs and addrs[-1] == parts[0]:
+                frames[-1] = sym  # an inlined function's line before its holder's
+            else:
+                frames.append(sym)
+                addrs.append(parts[0])
     if ev:
         yield ev + (frames,)
 
