@@ -182,11 +182,12 @@ static __always_inline void unwind(struct kp_offcpu_begin *b, __u32 tgid)
 		if (i == KP_OFFCPU_CFI_LEVELS)
 			break; /* KP_UW_DEPTH */
 		cfa = sp + r->cfa;
-		if (r->rbp == KP_RBP_LOST)
+		if (r->rbp == KP_RBP_SAVED)
+			flags |= bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa - r->rbp_off)) == 0
+				     ? KP_UW_WALKED
+				     : KP_UW_RBP;
+		else if (r->rbp == KP_RBP_LOST)
 			flags |= KP_UW_RBP;
-		if (r->rbp == KP_RBP_SAVED &&
-		    bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa - r->rbp_off)) == 0)
-			flags |= KP_UW_WALKED;
 		if (bpf_probe_read_user(&ret, sizeof(ret), (void *)(cfa - 8)) < 0) {
 			end = KP_UW_FAULT;
 			break;
