@@ -598,9 +598,11 @@ static void target_line(FILE *f, const Kprof__Target *t)
 		fprintf(f, "; %" PRIu64 " sample%s taken in probes ([kprof probes])",
 			t->probe_samples, render_plural(t->probe_samples));
 	target_exact_text(f, t);
-	if (t->off_cpu)
-		fprintf(f, ", off CPU %.3f s in %" PRIu64 " interval%s", t->off_cpu_ns / 1e9,
-			t->off_cpu_intervals, render_plural(t->off_cpu_intervals));
+	if (t->off_cpu) /* no count of intervals: a view of some threads (report --tid) */
+		fprintf(f, ", off CPU %.3f s", t->off_cpu_ns / 1e9);
+	if (t->off_cpu && t->off_cpu_intervals)
+		fprintf(f, " in %" PRIu64 " interval%s", t->off_cpu_intervals,
+			render_plural(t->off_cpu_intervals));
 	fputc('\n', f);
 	target_range_text(f, t);
 }

@@ -100,11 +100,13 @@ static void syswide_json(FILE *f, const Kprof__SystemWide *w)
 	    ",\"idle_samples\":%" PRIu64 ",\"self_samples\":%" PRIu64
 	    ",\"foreign_samples\":%" PRIu64 ",\"taken_over\":%" PRIu64 ",\"kept_dropped\":%" PRIu64
 	    ",\"samples\":%" PRIu64 ",\"late_samples\":%" PRIu64 ",\"runs\":%" PRIu64
-	    ",\"own_samples\":%" PRIu64 ",\"drops\":%" PRIu64 ",\"evicted\":%" PRIu64 "}",
+	    ",\"own_samples\":%" PRIu64 ",\"drops\":%" PRIu64 ",\"evicted\":%" PRIu64
+	    ",\"off_cpu\":%s,\"waiters\":%" PRIu64 "}",
 	    w->on ? "true" : "false", w->freq_hz, w->since_ns, w->cpus, w->targets, w->profiled,
 	    w->refused, w->refused_samples, w->gone, w->gone_samples, w->kernel_samples,
 	    w->idle_samples, w->self_samples, w->foreign_samples, w->taken_over, w->kept_dropped,
-	    w->samples, w->late_samples, w->runs, w->own_samples, w->drops, w->evicted);
+	    w->samples, w->late_samples, w->runs, w->own_samples, w->drops, w->evicted,
+	    w->off_cpu ? "true" : "false", w->waiters);
 }
 
 /* System-wide mode as status shows it: where every sample of its set went. */
@@ -118,6 +120,11 @@ static void syswide_text(FILE *f, const Kprof__SystemWide *w)
 		"\n             %" PRIu64 " sampler runs: %" PRIu64 " processes profiled, %" PRIu64
 		" samples in their profiles; %" PRIu64 " in processes attached otherwise",
 		w->runs, w->profiled, w->samples, w->own_samples);
+	if (w->off_cpu)
+		fprintf(f,
+			"\n             with off-CPU time (--off-cpu): %" PRIu64
+			" of those made targets when they left a CPU",
+			w->waiters);
 	fprintf(f,
 		"\n             no profile: %" PRIu64 " processes refused by a limit (%" PRIu64
 		" samples; limits.max_auto_targets, max_targets), %" PRIu64
@@ -302,6 +309,23 @@ static void http_text(FILE *f, const Kprof__HttpStatus *h)
 		h->waiting, h->served, h->unauthorized, h->left, h->evicted, h->busy);
 }
 
+/* The off-CPU counts of status, as JSON members. */
+static void status_offcpu_json(FILE *f, const Kprof__StatusReply *r)
+{
+	static const char *const names[] = {
+	    "off_cpu_targets",	   "off_cpu_runs",	   "off_cpu_switches",
+	    "off_cpu_intervals",   "off_cpu_lost",	   "off_cpu_lost_ns",
+	    "off_cpu_no_stack",	   "off_cpu_stacks_gone",  "off_cpu_callers_found",
+	    "off_cpu_callers_lost", "off_cpu_rules"};
+	const uint64_t v[] = {r->off_cpu_targets,	r->off_cpu_runs,	r->off_cpu_switches,
+			      r->off_cpu_intervals,	r->off_cpu_lost,	r->off_cpu_lost_ns,
+			      r->off_cpu_no_stack,	r->off_cpu_stacks_gone, r->off_cpu_callers_found,
+			      r->off_cpu_callers_lost, r->off_cpu_rules};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		fprintf(f, ",\"%s\":%" PRIu64, names[i], v[i]);
+}
+
 /* A status reply as JSON; cpu_per_sample and rate as render_status computes them. */
 static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sample, double rate)
 {
@@ -373,13 +397,7 @@ static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sam
 	fputc(']', f);
 	fputs(",\"off_cpu_program\":", f);
 	render_json_string(f, r->off_cpu_program);
-	fprintf(f,
-		",\"off_cpu_targets\":%u,\"off_cpu_runs\":%" PRIu64 ",\"off_cpu_switches\":%" PRIu64
-		",\"off_cpu_intervals\":%" PRIu64 ",\"off_cpu_lost\":%" PRIu64
-		",\"off_cpu_lost_ns\":%" PRIu64 ",\"off_cpu_no_stack\":%" PRIu64
-		",\"off_cpu_stacks_gone\":%" PRIu64,
-		r->off_cpu_targets, r->off_cpu_runs, r->off_cpu_switches, r->off_cpu_intervals,
-		r->off_cpu_lost, r->off_cpu_lost_ns, r->off_cpu_no_stack, r->off_cpu_stacks_gone);
+	status_offcpu_json(f, r);
 	fputs("}\n", f);
 }
 
@@ -410,6 +428,13 @@ static void status_sampling_text(FILE *f, const Kprof__StatusReply *r)
 			r->off_cpu_program, r->off_cpu_targets, render_plural(r->off_cpu_targets),
 			r->off_cpu_runs, r->off_cpu_intervals, r->off_cpu_lost,
 			r->off_cpu_no_stack + r->off_cpu_stacks_gone);
+	if (r->off_cpu_program && r->off_cpu_program[0] &&
+	    (r->off_cpu_callers_found || r->off_cpu_callers_lost))
+		fprintf(f,
+			"\n             leaves without a frame pointer: %" PRIu64
+			" sums with their callers (%" PRIu64 " .eh_frame rules), %" PRIu64
+			" with a caller lost",
+			r->off_cpu_callers_found, r->off_cpu_rules, r->off_cpu_callers_lost);
 	else if (r->off_cpu_runs)
 		fprintf(f, "\noff-CPU:     off (no target asks); %" PRIu64 " switches seen before",
 			r->off_cpu_runs);

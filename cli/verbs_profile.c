@@ -104,7 +104,7 @@ static int report_lines(const Kprof__ReportRequest *rr, bool json)
 	Kprof__Reply *rep = NULL;
 	int r;
 
-	if ((r = verbs_report_profile(rr, &rep)))
+	if ((r = verbs_report_profile(rr, false, &rep)))
 		return r;
 	r = saved_check(rep->export->profile);
 	if (r >= 0)
@@ -169,13 +169,10 @@ int verb_report(int argc, char **argv)
 						   "--wall, --threads, --tid or --comm");
 	if (name && (rr.off_cpu || wall))
 		return verbs_usage_error("report", "--off-cpu and --wall are for one PID");
-	if (verbs_threads_any(&th) && (rr.off_cpu || wall))
-		return verbs_usage_error("report", "--threads, --tid and --comm read the CPU "
-						   "profile: not with --off-cpu or --wall");
 	if (!name && verbs_threads_any(&th) && (r = verbs_one_pid("report", argc, argv, &rr.pid)))
 		return r;
 	if (verbs_threads_any(&th))
-		return verbs_report_threads(&th, &rr, name, json, full_names);
+		return verbs_report_threads(&th, &rr, name, wall, json, full_names);
 	if (name)
 		return report_group(name, &grp, &rr, json, full_names);
 	if ((r = verbs_one_pid("report", argc, argv, &rr.pid)))

@@ -101,11 +101,10 @@ static int attach_check(int argc, char **argv, Kprof__AttachRequest *ar)
 {
 	if (ar->all &&
 	    (optind < argc || ar->pid || ar->cgroup[0] || ar->unit[0] || ar->children || ar->calls ||
-	     ar->duration_sec || ar->eps || ar->hcct_kernel || ar->no_jvm_map ||
-	     ar->off_cpu))
+	     ar->duration_sec || ar->eps || ar->hcct_kernel || ar->no_jvm_map))
 		return verbs_usage_error("attach",
-					 "--all takes only --freq and --json: no PID, "
-					 "--cgroup, --unit, --children, --calls, --duration or --off-cpu");
+					 "--all takes only --freq, --off-cpu and --json: no PID, "
+					 "--cgroup, --unit, --children, --calls or --duration");
 	if ((ar->burst_ms || ar->period_ms || ar->force || ar->max_slowdown) && !ar->calls)
 		return verbs_usage_error("attach",
 					 "--burst, --period, --force and --max-slowdown go with --calls");
@@ -138,13 +137,14 @@ static void attach_print(const Kprof__AttachReply *a, bool json)
 		const Kprof__SystemWide *w = a->system_wide;
 
 		if (json)
-			printf("{\"system_wide\":true,\"freq_hz\":%u,\"cpus\":%u}\n", w->freq_hz,
-			       w->cpus);
+			printf("{\"system_wide\":true,\"freq_hz\":%u,\"cpus\":%u,\"off_cpu\":%s}\n",
+			       w->freq_hz, w->cpus, w->off_cpu ? "true" : "false");
 		else
 			printf("system-wide sampling on: %u Hz on %u CPUs; every process that gets "
-			       "a sample becomes a target (kprofctl list, status; detach --all "
+			       "a sample%s becomes a target%s (kprofctl list, status; detach --all "
 			       "stops it)\n",
-			       w->freq_hz, w->cpus);
+			       w->freq_hz, w->cpus, w->off_cpu ? " or leaves a CPU" : "",
+			       w->off_cpu ? " with its off-CPU time" : "");
 	} else if (!a->target) { /* a cgroup or unit watched */
 		if (json) {
 			fputs("{\"cgroup\":", stdout);

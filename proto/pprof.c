@@ -928,16 +928,18 @@ static int comments(struct pp *pp, const Kprof__SavedProfile *sp, const char *ve
 	return 0;
 }
 
-int pprof_build_offcpu(const Kprof__SavedProfile *sp, size_t off_from, uint64_t now_ns,
-		       const char *version, const struct pprof_lines *lines, uint8_t **ret,
-		       size_t *ret_len)
+/* The profile of sp with four sample types when four (else two unless off_from < n_stacks), the
+ * default one named by default_type (NULL: none). */
+static int build(const Kprof__SavedProfile *sp, size_t off_from, bool four,
+		 const char *default_type, uint64_t now_ns, const char *version,
+		 const struct pprof_lines *lines, uint8_t **ret, size_t *ret_len)
 {
 	Perftools__Profiles__Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
 	Perftools__Profiles__ValueType vt[4] = {
 	    PERFTOOLS__PROFILES__VALUE_TYPE__INIT, PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
 	    PERFTOOLS__PROFILES__VALUE_TYPE__INIT, PERFTOOLS__PROFILES__VALUE_TYPE__INIT};
 	Perftools__Profiles__ValueType *vtp[4] = {&vt[0], &vt[1], &vt[2], &vt[3]};
-	const size_t nv = off_from < sp->n_stacks ? 4 : 2;
+	const size_t nv = four || off_from < sp->n_stacks ? 4 : 2;
 	Perftools__Profiles__ValueType period_type = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
 	const Kprof__Target *t = sp->target;
 	size_t nf = sp->n_functions, ns = sp->n_stacks, nlocs = 0;
@@ -995,6 +997,8 @@ int pprof_build_offcpu(const Kprof__SavedProfile *sp, size_t off_from, uint64_t 
 	     (vt[3].type = strtab_id(&pp.st, "wall")) < 0 ||
 	     (vt[3].unit = strtab_id(&pp.st, "nanoseconds")) < 0))
 		goto out;
+	if (default_type && (prof.default_sample_type = strtab_id(&pp.st, default_type)) < 0)
+		goto out;
 	prof.n_sample_type = nv;
 	prof.sample_type = vtp;
 	prof.period_type = &period_type;
@@ -1031,4 +1035,17 @@ int pprof_build_offcpu(const Kprof__SavedProfile *sp, size_t off_from, uint64_t 
 out:
 	pp_release(&pp);
 	return err;
+}
+
+int pprof_build_offcpu(const Kprof__SavedProfile *sp, size_t off_from, uint64_t now_ns,
+		       const char *version, const struct pprof_lines *lines, uint8_t **ret,
+		       size_t *ret_len)
+{
+	return build(sp, off_from, false, NULL, now_ns, version, lines, ret, ret_len);
+}
+
+int pprof_build_wall(const Kprof__SavedProfile *sp, size_t off_from, const char *default_type,
+		     uint64_t now_ns, const char *version, uint8_t **ret, size_t *ret_len)
+{
+	return build(sp, off_from, true, default_type, now_ns, version, NULL, ret, ret_len);
 }

@@ -60,6 +60,14 @@ static void on_sample(void *ctx, const struct kp_sample *s)
 	struct manager *m = ctx;
 	struct target *t = manager_find(m, s->hdr.tgid);
 
+	/* No sample: a process that is no target waited, system-wide mode asking for off-CPU
+	 * time (offcpu.bpf.c): a target now, or counted by syswide.c. */
+	if (s->flags & KP_SF_WAITER) {
+		if (!t || t->state != TARGET_ATTACHED || t->start_ticks != s->start_ticks)
+			manager_emit_stranger(m, s);
+		loader_offcpu_waiter_done(m->loader, s->hdr.tgid);
+		return;
+	}
 	m->samples++;
 	/* Taken by the system-wide set while the process was no target: a target now, or
 	 * counted by syswide.c. */

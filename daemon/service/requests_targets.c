@@ -93,6 +93,8 @@ static void fill_syswide(const struct syswide *sw, Kprof__SystemWide *pb)
 	pb->own_samples = st.own_samples;
 	pb->drops = st.drops;
 	pb->evicted = st.evicted;
+	pb->off_cpu = st.off_cpu;
+	pb->waiters = st.waiters;
 }
 
 /* attach --all: system-wide mode, root only (as perf record -a needs CAP_PERFMON). */
@@ -123,7 +125,7 @@ static void do_attach_all(struct client *cl, const Kprof__AttachRequest *req)
 		requests_error(cl, -EOPNOTSUPP, "system-wide mode is not available");
 		return;
 	}
-	err = syswide_start(cl->rq->m->sw, req->freq_hz, err_msg, sizeof(err_msg));
+	err = syswide_start(cl->rq->m->sw, req->freq_hz, req->off_cpu, err_msg, sizeof(err_msg));
 	if (err < 0) {
 		requests_error(cl, err, "%s", err_msg);
 		return;
@@ -349,6 +351,9 @@ static void fill_offcpu_status(const struct manager *m, Kprof__StatusReply *sr)
 	sr->off_cpu_lost_ns = st.lost_ns;
 	sr->off_cpu_no_stack = st.no_stack;
 	sr->off_cpu_stacks_gone = st.stacks_gone;
+	sr->off_cpu_callers_found = st.callers_found;
+	sr->off_cpu_callers_lost = st.callers_lost;
+	sr->off_cpu_rules = st.rules;
 }
 
 int requests_fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t **drops,

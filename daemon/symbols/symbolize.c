@@ -41,6 +41,7 @@
 
 #include "kprof/budget.h"
 #include "kprof/cleanup.h"
+#include "kprof/ehframe.h"
 #include "kprof/elfsym.h"
 #include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
@@ -512,6 +513,48 @@ static void name_by_mapping(const struct procmaps_entry *m, struct sym_result *r
 	snprintf(r->buf, sizeof(r->buf), "[%s]", base);
 	r->name = r->buf;
 	r->kind = PROFILE_KIND_NATIVE;
+}
+
+#define FRAME_MAX_CFA (1u << 20) /* a larger frame is taken for a rule misread */
+
+void tsym_frame_rule(struct tsym *ts, uint64_t addr, bool ret, struct tsym_frame_rule *r)
+{
+	uint64_t pc = ret ? addr - 1 : addr;
+	const struct procmaps_entry *m;
+	struct ehframe_rule er;
+	struct elf_entry *e;
+	struct stat st;
+	size_t idx = 0;
+	bool fresh;
+
+	memset(r, 0, sizeof(*r));
+	m = find_mapping(ts, pc, &idx, &fresh);
+	if (!m || !procmaps_is_exec(m))
+		return;
+	e = symbolize_mapping_elf(ts, idx, m);
+	if (e == &symbolize_elf_none || e->failed)
+		return;
+	if (!e->eh_state) {
+		_cleanup_close_ int fd = symbolize_mapping_open(ts, m, &st);
+
+		if (fd < 0)
+			return; /* tried again at the next rule asked */
+		symbolize_elf_eh(ts, e, fd);
+	}
+	if (e->eh_state < 0 || ehframe_rule_at(e->eh, e->eh_len, e->eh_addr,
+					       elfsym_vaddr(&e->es, pc - m->start + m->offset),
+					       &er) < 0)
+		return;
+	r->rbp_saved = er.rbp_saved;
+	if (er.rbp_saved && er.rbp_off < 0 && er.rbp_off > -(int64_t)FRAME_MAX_CFA)
+		r->rbp_off = (uint32_t)-er.rbp_off;
+	if (er.cfa == EHFRAME_CFA_FP)
+		r->kind = TSYM_FRAME_FP;
+	else if (er.cfa == EHFRAME_CFA_SP && er.ra_off == -8 && er.cfa_off >= 8 &&
+		 er.cfa_off < FRAME_MAX_CFA && !er.signal) {
+		r->kind = TSYM_FRAME_SP;
+		r->cfa = (uint32_t)er.cfa_off;
+	}
 }
 
 void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result *r)

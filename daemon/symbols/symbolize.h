@@ -59,6 +59,19 @@ int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, uid_t euid, uint64_t p
 void tsym_free(struct tsym *ts);
 /* Resolve one address; the strings stay valid until the tsym's generation changes. */
 void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result *r);
+/* How to find the caller of the user code at addr (a return address when ret: its call
+ * instruction is looked up), from its file's .eh_frame (read on first use, charged with its
+ * symbols): TSYM_FRAME_SP, no frame pointer there, the return address at sp + cfa - 8;
+ * TSYM_FRAME_FP, a frame pointer (a frame-pointer walk finds the caller); TSYM_FRAME_UNKNOWN,
+ * no such information (not a file's code, no entry for it, a rule it does not read). */
+enum tsym_frame { TSYM_FRAME_UNKNOWN, TSYM_FRAME_SP, TSYM_FRAME_FP };
+struct tsym_frame_rule {
+	enum tsym_frame kind;
+	uint32_t cfa;
+	bool rbp_saved; /* the function saved rbp there (it may use it for something else) */
+	uint32_t rbp_off; /* ... at CFA - rbp_off; 0: not somewhere it can be read back from */
+};
+void tsym_frame_rule(struct tsym *ts, uint64_t addr, bool ret, struct tsym_frame_rule *r);
 /* Bumped whenever earlier resolutions may have changed (new JIT symbols, new mappings). */
 uint64_t tsym_generation(const struct tsym *ts);
 /* Re-read the files of its sources (the perf map, the jitdump) if they grew or were replaced:

@@ -23,6 +23,7 @@
 
 #include "kprof/budget.h"
 #include "kprof/cleanup.h"
+#include "kprof/ehframe.h"
 #include "kprof/elfsym.h"
 #include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
@@ -309,7 +310,8 @@ static void elf_entry_free(struct symbolizer *sz, struct elf_entry *e)
 {
 	if (!e)
 		return;
-	budget_release(sz->budget, e->uid, e->bytes);
+	budget_release(sz->budget, e->uid, e->bytes + e->eh_len);
+	free(e->eh);
 	elfsym_release(&e->es);
 	debug_drop(sz, e);
 	free(e->module);
@@ -405,19 +407,37 @@ static struct elf_entry *elf_get(struct tsym *ts, int fd, const struct stat *sp,
 
 /* ---- a target's ELF files ---- */
 
-struct elf_entry *symbolize_mapping_elf(struct tsym *ts, size_t idx, const struct procmaps_entry *m)
+int symbolize_elf_eh(struct tsym *ts, struct elf_entry *e, int fd)
+{
+	uint64_t room = budget_room(ts->sz->budget, e->uid);
+	int err = elfsym_section_fd(fd, ".eh_frame",
+				    room < EHFRAME_MAX_BYTES ? room : EHFRAME_MAX_BYTES, &e->eh,
+				    &e->eh_len, &e->eh_addr);
+
+	if (err == 0 && budget_charge(ts->sz->budget, e->uid, e->eh_len) < 0) {
+		free(e->eh);
+		e->eh = NULL;
+		e->eh_len = 0;
+		err = -ENOSPC;
+	}
+	e->eh_state = err == 0 ? 1 : -1;
+	if (err == -ENOSPC || err == -E2BIG) {
+		ts->refused++;
+		log_warn("pid %d: the call frame information of %s left out: uid %u's symbol budget "
+			 "is spent",
+			 ts->c.pid, e->module, e->uid);
+	}
+	return err;
+}
+
+int symbolize_mapping_open(struct tsym *ts, const struct procmaps_entry *m, struct stat *stp)
 {
 	const struct tfile_want want = {
 	    .check_id = true, .dev = makedev(m->dev_major, m->dev_minor), .ino = m->inode};
-	_cleanup_close_ int fd = -1;
+	int fd;
 	char path[96], why[128] = "";
 	struct stat st;
 
-	if (ts->map_elf[idx])
-		return ts->map_elf[idx];
-	ts->map_elf[idx] = &symbolize_elf_none;
-	if (m->path[0] != '/' || !m->inode || ts->c.gone)
-		return &symbolize_elf_none;
 	/* map_files reaches the very file mapped, even deleted or in another mount namespace. */
 	procmaps_file_path(path, sizeof(path), ts->c.pid, m->start, m->end);
 	fd = tfile_open(AT_FDCWD, path, false, &want, &st, why, sizeof(why));
@@ -432,6 +452,22 @@ struct elf_entry *symbolize_mapping_elf(struct tsym *ts, size_t idx, const struc
 		if (fd < 0 && fd != -ENOENT)
 			log_debug("pid %d: %s not read: %s", ts->c.pid, m->path, why);
 	}
+	if (fd >= 0)
+		*stp = st;
+	return fd;
+}
+
+struct elf_entry *symbolize_mapping_elf(struct tsym *ts, size_t idx, const struct procmaps_entry *m)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	if (ts->map_elf[idx])
+		return ts->map_elf[idx];
+	ts->map_elf[idx] = &symbolize_elf_none;
+	if (m->path[0] != '/' || !m->inode || ts->c.gone)
+		return &symbolize_elf_none;
+	fd = symbolize_mapping_open(ts, m, &st);
 	if (fd < 0)
 		return &symbolize_elf_none;
 	ts->map_elf[idx] = elf_get(ts, fd, &st, m->path);

@@ -53,6 +53,12 @@ struct elf_entry {
 	uid_t dbg_owner;   /* who owns that file: it names only that user's and root's targets */
 	uid_t dbg_uid;	   /* charged to: the uid of the target that found it */
 	uint64_t dbg_bytes;
+	/* Its .eh_frame (tsym_frame_rule), read when a rule is first asked: eh_state 0 not yet,
+	 * 1 read (charged to uid with the symbols), -1 none or refused. */
+	uint8_t *eh;
+	size_t eh_len;
+	uint64_t eh_addr;
+	int eh_state;
 	/* The target that last looked for it in vain: another one, which may see other files
 	 * (another root or mount namespace), looks again. */
 	uint64_t dbg_searched_by;
@@ -127,5 +133,11 @@ const char *symbolize_base_name(const char *path);
  * none (not a file, not readable, no symbols). */
 struct elf_entry *symbolize_mapping_elf(struct tsym *ts, size_t idx,
 					const struct procmaps_entry *m);
+/* The file mapped at m, opened as the target maps it (the very file, checked): an fd and *st,
+ * or a negative errno. */
+int symbolize_mapping_open(struct tsym *ts, const struct procmaps_entry *m, struct stat *st);
+/* e's .eh_frame read from the file open at fd (mapped by ts), charged to e's uid: 0 or a
+ * negative errno (e->eh_state says so after). */
+int symbolize_elf_eh(struct tsym *ts, struct elf_entry *e, int fd);
 
 #endif

@@ -57,6 +57,22 @@ int target_proc_uid(pid_t pid, uid_t *uid)
 
 static void names_note(struct target *t);
 
+/* The bounds of t's off-CPU profile: its CPU profile's. */
+static void offcpu_limits_of(const struct target *t, struct offcpu_limits *lim)
+{
+	*lim = (struct offcpu_limits){.max_stacks = t->env->conf->max_stacks,
+				      .hcct_slots = hcct_slots_for_eps(t->eps),
+				      .hcct_max_nodes = t->env->conf->hcct_max_nodes};
+}
+
+int target_offcpu_restore(struct target *t, struct profile *prof)
+{
+	struct offcpu_limits lim;
+
+	offcpu_limits_of(t, &lim);
+	return offcpu_restore(&lim, prof, &t->offcpu);
+}
+
 int target_tables_new(struct target *t)
 {
 	int err = maptab_new(0, &t->maps);
@@ -190,6 +206,7 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 	       struct target **ret)
 {
 	struct target *t = calloc(1, sizeof(*t));
+	struct offcpu_limits lim;
 	int err;
 
 	if (!t)
@@ -200,11 +217,10 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 		err = read_identity(t);
 	if (err >= 0)
 		err = new_models(t, env->conf);
-	if (err >= 0 && o->off_cpu)
-		err = offcpu_new(&(struct offcpu_limits){.max_stacks = env->conf->max_stacks,
-							 .hcct_slots = hcct_slots_for_eps(t->eps),
-							 .hcct_max_nodes = env->conf->hcct_max_nodes},
-				 &t->offcpu);
+	if (err >= 0 && o->off_cpu) {
+		offcpu_limits_of(t, &lim);
+		err = offcpu_new(&lim, &t->offcpu);
+	}
 	if (err < 0)
 		goto fail;
 	err = tsym_new(env->sym, pid, t->proc_uid, t->proc_euid,

@@ -70,6 +70,7 @@ struct target {
 	 * process still runs (manager_resume). resumes: times that happened to this profile;
 	 * resume_note: why a kept one was not. duration_left: of a --duration, in seconds. */
 	bool resume;
+	bool resume_off_cpu; /* a resume record (no profile) of a target attached with --off-cpu */
 	unsigned resumes, duration_left;
 	char resume_note[96];
 	const struct target_env *env;
@@ -217,6 +218,8 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 	       struct target **ret);
 /* Its empty mapping and thread-name tables (target_new's, and a restored profile's). */
 int target_tables_new(struct target *t);
+/* A restored target's off-CPU profile from its kept one (prof taken over, freed on an error). */
+int target_offcpu_restore(struct target *t, struct profile *prof);
 /* The target ended: free its symbol sources (perf map, mappings), keeping their counts. */
 void target_drop_symbols(struct target *t);
 /* It exec'd: its symbols read again (tsym_exec), its mapping table the new program's only. */

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/config.h"
 #include "kprof/saved.h"
 #include "wire/target_pb.h"
 #include "os/clock.h"
@@ -311,6 +312,27 @@ static void restore_resume(const Kprof__SavedResume *r, struct target *t)
 	t->no_jvm_map = r->no_jvm_map;
 	t->duration_left = r->duration_left_sec;
 	t->resumes = r->resumes;
+	t->resume_off_cpu = r->off_cpu;
+}
+
+/* attach --off-cpu's kept profile, and its totals from the target's fields. */
+static int restore_offcpu(const Kprof__SavedProfile *off, const Kprof__Target *pb,
+			  struct target *t)
+{
+	struct profile *prof;
+	int err = saved_profile(off, &(struct profile_limits){.max_stacks =
+								   t->env->conf->max_stacks},
+				&prof, NULL);
+
+	if (err >= 0)
+		err = target_offcpu_restore(t, prof);
+	if (err < 0)
+		return err;
+	for (size_t i = 0; i < pb->n_off_cpu_state_ns && i < KP_OFF_NSTATES; i++)
+		t->offcpu->ns[i] = pb->off_cpu_state_ns[i];
+	t->offcpu->intervals = pb->off_cpu_intervals;
+	t->offcpu->lost_stacks = pb->off_cpu_lost_stacks;
+	return 0;
 }
 
 /* The tables, profile, HCCT, exact mode's results, paths and drift, each if saved. */
@@ -333,6 +355,8 @@ static int restore_parts(const Kprof__SavedProfile *sp, struct target *t)
 		err = paths_restore(t, sp->paths);
 	if (err >= 0 && sp->drift)
 		err = restore_drift(t, sp->drift);
+	if (err >= 0 && sp->off_cpu && pb->off_cpu)
+		err = restore_offcpu(sp->off_cpu, pb, t);
 	return err;
 }
 
@@ -545,6 +569,17 @@ static int pack_leaf_addrs(const struct target *t, struct saved_msg *m)
 	return 0;
 }
 
+void target_resume_pb(const struct target *t, unsigned duration_left, Kprof__SavedResume *r)
+{
+	kprof__saved_resume__init(r);
+	r->start_ticks = t->start_ticks;
+	r->by = t->by;
+	r->no_jvm_map = t->no_jvm_map;
+	r->duration_left_sec = duration_left;
+	r->resumes = t->resumes;
+	r->off_cpu = t->offcpu != NULL;
+}
+
 int saved_msg_build_range(const struct target *t, const struct profile *range,
 			  const struct hcct_tree *tree, struct saved_msg *m)
 {
@@ -597,12 +632,7 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 	if (!r)
 		pack_paths_drift(t, m);
 	if (!r && t->resume) {
-		kprof__saved_resume__init(&m->resume);
-		m->resume.start_ticks = t->start_ticks;
-		m->resume.by = t->by;
-		m->resume.no_jvm_map = t->no_jvm_map;
-		m->resume.duration_left_sec = t->duration_left;
-		m->resume.resumes = t->resumes;
+		target_resume_pb(t, t->duration_left, &m->resume);
 		m->msg.resume = &m->resume;
 	}
 	m->msg.format = 1;
@@ -610,6 +640,21 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 	m->msg.n_functions = nf;
 	m->msg.functions = m->fp;
 	m->msg.stacks = m->sp;
+	return 0;
+}
+
+int saved_msg_build_offcpu(const struct target *t, struct saved_msg *m)
+{
+	struct profile_stats ps;
+	int err;
+
+	if (!t->offcpu)
+		return -ENODATA;
+	err = saved_msg_build_range(t, t->offcpu->prof, NULL, m);
+	if (err < 0)
+		return err;
+	profile_get_stats(t->offcpu->prof, &ps);
+	m->target.samples = ps.samples; /* nanoseconds */
 	return 0;
 }
 
@@ -638,19 +683,27 @@ void saved_msg_release(struct saved_msg *m)
 
 int target_pack(const struct target *t, uint8_t **ret, size_t *retlen)
 {
-	struct saved_msg m;
+	struct saved_msg m, om;
 	uint8_t *buf;
 	size_t len;
 	int err;
 
 	err = saved_msg_build(t, &m);
+	if (err >= 0 && t->offcpu && (err = saved_msg_build_offcpu(t, &om)) < 0)
+		saved_msg_release(&m);
 	if (err < 0)
 		return err;
+	if (t->offcpu) { /* its own Target is the profile's */
+		om.msg.target = &m.target;
+		m.msg.off_cpu = &om.msg;
+	}
 	len = kprof__saved_profile__get_packed_size(&m.msg);
 	buf = malloc(len ? len : 1);
 	if (buf)
 		kprof__saved_profile__pack(&m.msg, buf);
 	saved_msg_release(&m);
+	if (t->offcpu)
+		saved_msg_release(&om);
 	if (!buf)
 		return -ENOMEM;
 	*ret = buf;
