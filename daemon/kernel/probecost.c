@@ -38,6 +38,7 @@
 #include "kprof/pcost.h"
 #include "kprof/procmaps.h"
 #include "kernel/loader.h"
+#include "os/clock.h"
 #include "os/log.h"
 #include "kernel/probecost.h"
 #include "os/procfs.h"
@@ -47,7 +48,11 @@
 static const unsigned calls_per_round[PROBECOST_NR] = {
     [PROBECOST_UPROBE] = 4000, [PROBECOST_HWBP] = 1500, [PROBECOST_CALL] = 1000};
 static uint64_t cost_ns[PROBECOST_NR];
-static bool tried[PROBECOST_NR];
+/* When each kind was last measured (CLOCK_MONOTONIC, 0: never). A measure that failed (a busy
+ * host's noise: the probed rounds no costlier than the bare ones) is tried again, at most every
+ * PROBECOST_RETRY_NS, instead of leaving kprofd without slowdowns for its whole life. */
+#define PROBECOST_RETRY_NS (10 * 1000000000ULL)
+static uint64_t tried_ns[PROBECOST_NR];
 
 const char *probecost_name(enum probecost_kind kind)
 {
@@ -268,13 +273,16 @@ static int measure(struct loader *l, enum probecost_kind kind, uint64_t *ret, ch
 uint64_t probecost_hit_ns(struct loader *l, enum probecost_kind kind)
 {
 	char why[256] = "";
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
 
 	if (kind >= PROBECOST_NR)
 		return 0;
-	if (tried[kind])
+	if (tried_ns[kind] && (cost_ns[kind] || now - tried_ns[kind] < PROBECOST_RETRY_NS))
 		return cost_ns[kind];
-	tried[kind] = true;
-	if (measure(l, kind, &cost_ns[kind], why, sizeof(why)) < 0) {
+	tried_ns[kind] = now;
+	/* A second measure at once when the first drowned in a busy host's noise. */
+	if (measure(l, kind, &cost_ns[kind], why, sizeof(why)) < 0 &&
+	    measure(l, kind, &cost_ns[kind], why, sizeof(why)) < 0) {
 		cost_ns[kind] = 0;
 		log_warn("cannot measure what a %s hit costs on this host: %s; slowdowns not estimated",
 			 probecost_name(kind), why);
