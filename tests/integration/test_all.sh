@@ -43,7 +43,7 @@ check "detach --all refused while off" bash -c "! $KPROFCTL --socket $SOCK detac
 
 echo "-- 2. attach --all (at $SECONDS s)"
 # --- Workloads started before the attach; one attached by PID first, with its own settings.
-start_minijit --seconds 90 || { fail "minijit starts" "no ready line"; exit 1; }
+start_minijit --seconds 600 || { fail "minijit starts" "no ready line"; exit 1; } # killed at the end
 NP=
 if command -v node >/dev/null; then
 	(cd "$TDIR" && exec node --perf-basic-prof "$OLDPWD/tests/fixtures/hot.js" 90) >"$TDIR/node.out" 2>"$TDIR/node.err" &
