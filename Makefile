@@ -286,11 +286,12 @@ test: all $(UNIT_BINS)
 # a bounded run of every fuzz target. Builds use every CPU (the tests themselves run one by one).
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 check:
-	@rm -f $(BUILD)/check-results; mkdir -p $(BUILD)
+	@rm -f $(BUILD)/check-results $(BUILD)/check-results.failed; mkdir -p $(BUILD)
 	@st=0; \
 	$(MAKE) -j$(NPROC) test RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
 	$(MAKE) -j$(NPROC) test-asan RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
 	$(MAKE) fuzz FUZZ_SECONDS=5 FUZZ_JOBS=2 RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
+	if [ -s $(BUILD)/check-results.failed ]; then echo "failed checks:"; cat $(BUILD)/check-results.failed; fi; \
 	awk '{ p += $$1; f += $$2; s += $$3 } END { printf "total: %d passed, %d failed, %d skipped\n", p, f, s }' \
 		$(BUILD)/check-results; \
 	exit $$st

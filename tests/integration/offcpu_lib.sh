@@ -46,10 +46,38 @@ perf_start() {
 }
 
 # perf_stop OUT: stop the recording; OUT gets perf_offcpu.py's JSON of it (0, else 1).
+# PERF_WARN gets what perf itself says is wrong with its record (events lost, events out of
+# order: a loaded machine), empty if nothing.
 perf_stop() {
 	kill -INT "$PERF_PID" 2>/dev/null
 	wait "$PERF_PID" 2>/dev/null
 	exec {PERF_CTL}>&- {PERF_ACK}<&-
-	perf script --ns -i "$PERF_DATA" -F comm,tid,time,event,trace,ip,sym >"$PERF_DATA.txt" 2>/dev/null &&
-		python3 "$(dirname "${BASH_SOURCE[0]}")/perf_offcpu.py" "$PERF_DATA.txt" >"$1"
+	PERF_WARN=$(perf report --stats -i "$PERF_DATA" 2>/dev/null |
+		grep -E 'LOST[A-Z_]* events: *[1-9]' | tr -s ' ' | tr '\n' ';')
+	perf script --ns -i "$PERF_DATA" -F comm,tid,time,event,trace,ip,sym >"$PERF_DATA.txt" \
+		2>"$PERF_DATA.err" || return 1
+	PERF_WARN+=$(grep -iE 'out of order|lost' "$PERF_DATA.err" | head -2 | tr '\n' ';')
+	python3 "$(dirname "${BASH_SOURCE[0]}")/perf_offcpu.py" "$PERF_DATA.txt" >"$1"
 }
+
+# near A B TOL: A is B within TOL (both numbers).
+near() { python3 -c "import sys; sys.exit(0 if abs($1 - $2) <= $3 else 1)"; }
+
+# vs_perf NAME K P TOL [TRUTH]: the check NAME that kprof's value K is perf's P of the same run
+# within TOL. When they differ and the fixture measured the same quantity itself (TRUTH, from
+# its own clock), perf's side is judged by the truth too: if perf's record is off the truth by
+# more than TOL (it lost switches under load: PERF_WARN says so when perf noticed) while kprof's
+# is within TOL of it, kprof is right and the check says so; otherwise it fails.
+vs_perf() {
+	local name=$1 k=$2 p=$3 tol=$4 t=${5:-}
+	if near "$k" "$p" "$tol"; then
+		pass "$name: kprof $k vs perf $p (within $tol)"
+	elif [ -n "$t" ] && ! near "$p" "$t" "$tol" && near "$k" "$t" "$tol"; then
+		pass "$name: kprof $k is the fixture's own $t (within $tol); perf's record $p is off it${PERF_WARN:+ (perf: $PERF_WARN)}"
+	else
+		local truth=
+		[ -z "$t" ] || truth=", the fixture measured $t"
+		fail "$name" "kprof $k vs perf $p (within $tol)$truth${PERF_WARN:+; perf: $PERF_WARN}"
+	fi
+}
+
