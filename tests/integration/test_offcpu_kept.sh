@@ -13,6 +13,9 @@
 #    (its off-CPU profile continued: as much as before, then more) and after a SIGKILL of kprofd
 #    (from its resume record); over the whole run, kprof's shares are perf's within 3 points.
 # Needs root (BPF, perf), python3; go for the HTTP part.
+# Not sanitized: perf and the fixture run twice for the comparison; the off-CPU code runs
+# sanitized in test_offcpu, test_offcpu_http and test_offcpu_threads, windows and saving in
+# test_windows_quota and test_restart.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/offcpu_lib.sh"
 if [ "$(id -u)" != 0 ]; then skip "off-CPU kept" "needs root"; exit 0; fi
