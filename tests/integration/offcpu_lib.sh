@@ -46,16 +46,17 @@ perf_start() {
 }
 
 # perf_stop OUT: stop the recording; OUT gets perf_offcpu.py's JSON of it (0, else 1).
-# PERF_WARN gets what perf itself says is wrong with its record (events lost, events out of
+# PERF_WARN gets what perf itself says is wrong with its record (events lost or throttled, out of
 # order: a loaded machine), empty if nothing.
 perf_stop() {
 	kill -INT "$PERF_PID" 2>/dev/null
 	wait "$PERF_PID" 2>/dev/null
 	exec {PERF_CTL}>&- {PERF_ACK}<&-
 	PERF_WARN=$(perf report --stats -i "$PERF_DATA" 2>/dev/null |
-		grep -E 'LOST[A-Z_]* events: *[1-9]' | tr -s ' ' | tr '\n' ';')
+		grep -E '(LOST|THROTTLE)[A-Z_]* events: *[1-9]' | tr -s ' ' | tr '\n' ';')
+	# perf script's complaint goes where the callers look (the recording's log, NAME.log).
 	perf script --ns -i "$PERF_DATA" -F comm,tid,time,event,trace,ip,sym >"$PERF_DATA.txt" \
-		2>"$PERF_DATA.err" || return 1
+		2>"$PERF_DATA.err" || { grep -v "not valid for" "$PERF_DATA.err" >>"${PERF_DATA%.data}.log"; return 1; }
 	PERF_WARN+=$(grep -iE 'out of order|lost' "$PERF_DATA.err" | head -2 | tr '\n' ';')
 	python3 "$(dirname "${BASH_SOURCE[0]}")/perf_offcpu.py" "$PERF_DATA.txt" >"$1"
 }
@@ -81,3 +82,23 @@ vs_perf() {
 	fi
 }
 
+# worker_vs_perf WHAT K P [shares]: the worker's waits, kprof's (K) against perf's (P), files of
+# offcpu_check.py lines ("total N", "futex N", "sleep N"), both of the worker's whole run: its
+# futex and sleep shares of its waits within 3 points, its off-CPU time within 5%, each judged
+# by the fixture's own clock too ($MIX_OUT.out: its phases' wall times, and its wall time less
+# its CPU time) when kprof's and perf's differ. With "shares", the shares only (kprof was away
+# for a while: a restart).
+worker_vs_perf() {
+	local t k p c
+	t=$(awk '$1 == "offcpu" { print $2 }' "$MIX_OUT.out")
+	for c in futex sleep; do
+		k=$(awk -v c=$c '$1 == c { k = $2 } $1 == "total" { t = $2 } END { printf "%.2f", t ? 100.0 * k / t : -100 }' "$2")
+		p=$(awk -v c=$c '$1 == c { k = $2 } $1 == "total" { t = $2 } END { printf "%.2f", t ? 100.0 * k / t : -100 }' "$3")
+		vs_perf "$1: the worker's $c share of its waits (points)" "$k" "$p" 3 \
+			"$(awk -v c=$c -v t="$t" '$1 == c { printf "%.2f", t ? 100.0 * $2 / t : -100 }' "$MIX_OUT.out")"
+	done
+	[ "${4:-}" != shares ] || return 0
+	k=$(awk '$1 == "total" { print $2 }' "$2")
+	p=$(awk '$1 == "total" { print $2 }' "$3")
+	vs_perf "$1: the worker's off-CPU time (ns)" "$k" "$p" "$((t / 20))" "$t"
+}

@@ -10,7 +10,7 @@ compute.
 Frames are leaf first, kernel then user, as perf prints them ("[unknown]" kept); of the lines
 of one address (a --call-graph dwarf record lists the functions inlined there first), the last,
 the function that holds the address. Intervals cut by the recording's start or end are not
-counted.
+counted. Events are taken in time order, whatever order perf script printed them in.
 """
 import json
 import re
@@ -51,7 +51,10 @@ def events(path):
 
 def main():
     start, out = {}, {}
-    for ns, pcomm, prev, ncomm, nxt, frames in events(sys.argv[1]):
+    # In time order: perf script delivers a CPU's buffer late when perf record could not write
+    # it in time (a loaded machine: "out of order events"), and a switch back in seen before its
+    # switch out would lose the whole wait.
+    for ns, pcomm, prev, ncomm, nxt, frames in sorted(events(sys.argv[1]), key=lambda e: e[0]):
         if prev:
             start[prev] = (ns, pcomm, tuple(frames))
         if nxt in start:

@@ -39,11 +39,12 @@ check "status names the tp_btf program" test "$(status_key off_cpu_program)" = "
 BT_OUT=$TDIR/bt.out
 if command -v bpftrace >/dev/null; then
 	cat >"$TDIR/off.bt" <<'EOF'
-tracepoint:sched:sched_switch /args->prev_comm == "kpoc-worker"/ { @ts[args->prev_pid] = nsecs; @ks[args->prev_pid] = kstack; }
+tracepoint:sched:sched_switch /args->prev_comm == "kpoc-worker" && pid == MIXP/ { @ts[args->prev_pid] = nsecs; @ks[args->prev_pid] = kstack; }
 tracepoint:sched:sched_switch /args->next_comm == "kpoc-worker" && @ts[args->next_pid]/ {
 	@off[@ks[args->next_pid]] = sum(nsecs - @ts[args->next_pid]); delete(@ts[args->next_pid]);
 }
 EOF
+	sed -i "s/MIXP/$MIXP/" "$TDIR/off.bt" # this fixture's worker only (the one switched out is current)
 	# tracepoint:sched needs tracefs: mounted in a mount namespace of bpftrace's own, if the
 	# machine has none mounted (this VM), so nothing changes outside it.
 	unshare -m sh -c '[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing

@@ -51,17 +51,7 @@ perf_stop "$TDIR/perf.json" || fail "perf script" "$(head -c 300 "$TDIR/sw.log")
 ctl export "$MIXP" --off-cpu --format json -o "$TDIR/off.json" || fail "export --off-cpu" "refused"
 python3 "$(dirname "$0")/offcpu_check.py" export "$TDIR/off.json" "$WT" >"$TDIR/k"
 python3 "$(dirname "$0")/offcpu_check.py" perf "$TDIR/perf.json" "$WT" >"$TDIR/p"
-val() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
-share() { python3 -c "t = $(val "$1" total); print('%.2f' % (100.0 * $(val "$1" "$2") / t if t else -100))"; }
-# The fixture's own clock: its futex and sleep phases, what perf and kprof see as its waits.
-printf 'total %s\n' "$(($(val "$MIX_OUT.out" futex) + $(val "$MIX_OUT.out" sleep)))" |
-	cat - <(grep -v total "$MIX_OUT.out") >"$TDIR/t"
-for c in futex sleep; do
-	vs_perf "the fixture's worker: $c share of its waits (points)" \
-		"$(share "$TDIR/k" $c)" "$(share "$TDIR/p" $c)" 3 "$(share "$TDIR/t" $c)"
-done
-vs_perf "the worker's off-CPU time (ns)" "$(val "$TDIR/k" total)" "$(val "$TDIR/p" total)" \
-	"$(($(val "$TDIR/t" total) / 20))" "$(val "$TDIR/t" total)"
+worker_vs_perf "the fixture" "$TDIR/k" "$TDIR/p"
 
 # No kernel thread, no kprofd.
 check "kprofd is no target" sh -c "! '$KPROFCTL' --socket '$SOCK' list --json | grep -q '\"pid\":$DAEMON_PID,'"

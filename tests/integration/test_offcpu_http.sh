@@ -36,7 +36,7 @@ raw() {
 jq1() { python3 -c "import json,sys; d=json.load(open('$TDIR/$1.json')); print($2)"; }
 val() { awk -v k="$2" '$1 == k { print $2 }' "$TDIR/$1"; }
 
-start_mix 20 || { fail "fixture" "not ready"; exit 1; }
+start_mix 600 || { fail "fixture" "not ready"; exit 1; } # ended by SIGUSR2 below
 ctl attach "$MIXP" --off-cpu >/dev/null || { fail "attach --off-cpu" "refused"; exit 1; }
 kill -USR1 "$MIXP"
 wait_for 10 mix_tid kpoc-worker || { fail "fixture" "no worker thread"; exit 1; }
@@ -64,8 +64,9 @@ share() { python3 -c "f, s = $(val "$1" "$2"), $(val "$1" "$3"); print('%.2f' % 
 kf=$(share k futex sleep) pf=$(share p futex sleep)
 echo "worker's waits in the interval: kprof futex $(val k futex) ns, sleep $(val k sleep) ns;" \
 	"perf futex $(val p futex) ns, sleep $(val p sleep) ns; futex share kprof $kf%, perf $pf%"
-close() { python3 -c "import sys; sys.exit(0 if abs($1 - $2) <= $3 else 1)"; }
-check "futex share of the worker's waits: kprof $kf% vs perf $pf% (3 points)" close "$kf" "$pf" 3
+# The fixture's design judges perf's side too (offcpu_lib.sh: vs_perf): each cycle the worker
+# waits 30 ms on the futex and sleeps 50 ms, whatever the load does to its CPU phase.
+vs_perf "futex share of the worker's waits in the interval (points)" "$kf" "$pf" 3 37.50
 wall=$(val kw total)
 check "the worker's wall time in the 3 s interval is about 3 s ($wall ns)" \
 	python3 -c "import sys; sys.exit(0 if 0.7 * 3e9 <= $wall <= 1.3 * 3e9 else 1)"
@@ -104,7 +105,8 @@ check "type=off_cpu of a pid without off-CPU time: 404" \
 check "its message says how" grep -q "attach $MJ_PID --off-cpu" "$TDIR/body"
 
 # The fixture's own truth of the whole run.
+kill -USR2 "$MIXP"
 wait_for 60 grep -q total "$MIX_OUT.out" || fail "fixture run" "no result"
 tf=$(python3 -c "d = dict(l.split() for l in open('$MIX_OUT.out')); print('%.2f' % (100.0 * int(d['futex']) / (int(d['futex']) + int(d['sleep']))))")
-check "futex share of the worker's waits: kprof $kf% vs the fixture's $tf% (5 points)" close "$kf" "$tf" 5
+check "futex share of the worker's waits: kprof $kf% vs the fixture's $tf% (5 points)" near "$kf" "$tf" 5
 finish

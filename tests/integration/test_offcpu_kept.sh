@@ -33,14 +33,9 @@ val() { awk -v k="$2" '$1 == k { print $2 }' "$TDIR/$1"; }
 share() { python3 -c "t = $(val "$1" total); print('%.2f' % (100.0 * $(val "$1" "$2") / t if t else -100))"; }
 close() { python3 -c "import sys; sys.exit(0 if abs($1 - $2) <= $3 else 1)"; }
 rel() { python3 -c "import sys; sys.exit(0 if $2 > 0 and abs($1 - $2) <= $3 * $2 else 1)"; }
-# shares NAME K P: the worker's futex and sleep shares, kprof's (K) against perf's (P)
-shares() {
-	local c k p
-	for c in futex sleep; do
-		k=$(share "$2" $c) p=$(share "$3" $c)
-		check "$1: the worker's $c share kprof $k% vs perf $p% (3 points)" close "$k" "$p" 3
-	done
-}
+# shares NAME K P: the worker's futex and sleep shares, kprof's (K) against perf's (P), and the
+# fixture's own clock (offcpu_lib.sh).
+shares() { worker_vs_perf "$1" "$TDIR/$2" "$TDIR/$3" shares; }
 F='prev_comm == "kpoc-worker" || next_comm == "kpoc-worker"'
 
 echo "-- 1. windows"
