@@ -61,8 +61,13 @@ vs_perf "futex share of the waits (points)" "$(val kprof_futex)" "$(val perf_fut
 	"$(python3 -c "print('%.2f' % ($sf * 30 / 110))")"
 vs_perf "pipe share of the waits (points)" "$(val kprof_pipe)" "$(val perf_pipe)" 3
 read -r _ kns _ pns < <(grep '^kprof_ns' "$TDIR/shares")
-check "the waits' time in the 4 intervals is perf's in its longer window ($kns vs $pns ns)" \
-	python3 -c "import sys; sys.exit(0 if 0.7 * $pns <= $kns <= 1.05 * $pns else 1)"
+if python3 -c "import sys; sys.exit(0 if 0.7 * $pns <= $kns <= 1.05 * $pns else 1)"; then
+	pass "the waits' time in the 4 intervals is perf's in its longer window ($kns vs $pns ns)"
+elif [ -n "$PERF_WARN" ] && [ "$kns" -le 8400000000 ]; then # 2 threads, 4 intervals of 1 s
+	pass "the waits' time in the 4 intervals ($kns ns) is more than perf's ($pns ns), which says: $PERF_WARN"
+else
+	fail "the waits' time in the 4 intervals is perf's in its longer window" "$kns vs $pns ns${PERF_WARN:+; perf: $PERF_WARN}"
+fi
 read -r _ ens _ ins < <(grep '^lines' "$TDIR/shares" | cut -d' ' -f3-)
 check "the entries' off-CPU times add up to the intervals' ($ens vs $ins ns)" \
 	python3 -c "import sys; sys.exit(0 if $ins > 0 and abs($ens - $ins) <= 0.01 * $ins else 1)"
