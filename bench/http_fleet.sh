@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench/http_fleet.sh: what a whole-host scrape costs kprofd (issue 31).
 #
-# TARGETS minijits attached at FREQ Hz (each its own target). kprofd's CPU (utime + stime of
-# /proc/PID/stat) is measured over WINDOW seconds with no scrape, then over WINDOW seconds while
+# TARGETS minijits attached at FREQ Hz (each its own target). kprofd's CPU (its on-CPU time in
+# /proc/PID/schedstat, nanoseconds: the 10 ms ticks of /proc/PID/stat are too coarse for a few
+# ms a scrape) is measured over WINDOW seconds with no scrape, then over WINDOW seconds while
 # one client scrapes GET /debug/pprof/profile?seconds=SCRAPE_SECONDS (no selector: every target)
 # back to back, as a fleet scraper would with that interval. The extra CPU divided by the
 # scrapes answered is the cost of one scrape; it is set beside the samples the scrape reports
@@ -47,7 +48,7 @@ for ((i = 0; i < TARGETS; i++)); do
 done
 sleep 5
 
-HZ=$(getconf CLK_TCK)
+cpu_ns() { awk '{ print $1 }' "/proc/$1/schedstat"; }
 samples() { "$BUILD/kprofctl" --socket "$SOCK" status --json | json_get "['samples']"; }
 # pprof_samples FILE: the samples (first value) of a gzip'd pprof.
 pprof_samples() {
@@ -79,9 +80,9 @@ print(total)
 PY
 }
 
-t0=$(cpu_ticks "$DPID"); n0=$(samples); s0=$(date +%s.%N)
+t0=$(cpu_ns "$DPID"); n0=$(samples); s0=$(date +%s.%N)
 sleep "$WINDOW"
-t1=$(cpu_ticks "$DPID"); n1=$(samples); s1=$(date +%s.%N)
+t1=$(cpu_ns "$DPID"); n1=$(samples); s1=$(date +%s.%N)
 : >"$TDIR/scrapes"
 (while :; do
 	curl -s -o "$TDIR/s.pb.gz.tmp" -w '%{http_code} %{time_total} %{size_download}\n' -H "$AUTH" \
@@ -91,15 +92,21 @@ done) &
 CL+=($!)
 sleep 1
 k0=$(wc -l <"$TDIR/scrapes")
-t2=$(cpu_ticks "$DPID"); n2=$(samples); s2=$(date +%s.%N)
+t2=$(cpu_ns "$DPID"); n2=$(samples); s2=$(date +%s.%N)
 sleep "$WINDOW"
-t3=$(cpu_ticks "$DPID"); n3=$(samples); s3=$(date +%s.%N)
+t3=$(cpu_ns "$DPID"); n3=$(samples); s3=$(date +%s.%N)
 k1=$(wc -l <"$TDIR/scrapes")
 kill "${CL[@]}" 2>/dev/null || true
 CL=()
+sleep $((SECONDS_Q + 2)) # the last scrape answered (or abandoned)
+# kprofd's own count of its CPU in the scrapes' snapshots and answers (thread clock): 0 0 if
+# this kprofd has none.
+read -r np npc < <("$BUILD/kprofctl" --socket "$SOCK" status --json |
+	python3 -c 'import json,sys; h = json.load(sys.stdin).get("http", {}); print(h.get("profiles", 0), h.get("profile_cpu_ns", 0))')
 ps=$(pprof_samples "$TDIR/s.pb.gz")
-python3 - "$HZ" "$t0" "$t1" "$s0" "$s1" "$n0" "$n1" "$t2" "$t3" "$s2" "$s3" "$n2" "$n3" "$k0" "$k1" \
-	"$ps" "$TARGETS" "$FREQ" "$SECONDS_Q" "$TDIR/scrapes" <<'PY' | tee "$TDIR/out.md"
+LOAD=$(loadavg)
+python3 - 1e9 "$t0" "$t1" "$s0" "$s1" "$n0" "$n1" "$t2" "$t3" "$s2" "$s3" "$n2" "$n3" "$k0" "$k1" \
+	"$ps" "$TARGETS" "$FREQ" "$SECONDS_Q" "$TDIR/scrapes" "$LOAD" "$np" "$npc" <<'PY' | tee "$TDIR/out.md"
 import statistics, sys
 a = sys.argv[1:]
 hz = float(a[0])
@@ -128,6 +135,12 @@ print("| kprofd CPU for the samples it reports (their count x CPU per sample) | 
       % (1e3 * ps * per_sample))
 print("| the scrape's cost / the sampling it reports | %.1f %% |"
       % (100 * scrape_cpu / max(ps * per_sample, 1e-9)))
+np, npc = int(a[21]), int(a[22])
+if np:
+    print("| kprofd CPU in the scrapes' own code (snapshots, answers; its thread clock), per scrape "
+          "| %.2f ms (%d scrapes) |" % (npc / np / 1e6, np))
+    print("| that / the sampling it reports | %.1f %% |" % (100 * npc / np / 1e9 / max(ps * per_sample, 1e-9)))
+print("| load average at the end (the targets' own included) | %s |" % a[20])
 PY
 mkdir -p "$BUILD/bench"
 cp "$TDIR/out.md" "$OUT"

@@ -16,7 +16,6 @@
 #include "os/clock.h"
 #include "http/http_internal.h"
 #include "kprof/cleanup.h"
-#include "kprof/sdelta.h"
 #include "os/log.h"
 
 void http_conn_deadline(struct MHD_Connection *c, unsigned sec)
@@ -202,7 +201,7 @@ void http_req_free(struct http_req *r)
 	sd_event_source_disable_unref(r->timer);
 	sd_event_source_disable_unref(r->gone);
 	for (size_t i = 0; i < r->nm; i++)
-		sdelta_free(r->mv[i].d);
+		target_since_release(&r->mv[i].since);
 	free(r->mv);
 	free(r->body);
 	free(r);
@@ -236,7 +235,7 @@ static int on_client_gone(sd_event_source *s, int fd, uint32_t revents, void *us
 	if (r->stop)
 		r->stop(r);
 	for (size_t i = 0; i < r->nm; i++)
-		sdelta_free(r->mv[i].d);
+		target_since_release(&r->mv[i].since);
 	r->nm = 0;
 	http_answer(r, MHD_HTTP_SERVICE_UNAVAILABLE, "the client left");
 	r->answered = true;
@@ -279,7 +278,7 @@ bool http_in_unit(const struct target *t, const char *unit)
 void http_hide_kaddr(const struct profile *p, struct saved_msg *sm)
 {
 	for (size_t i = 0; i < sm->msg.n_functions; i++)
-		if (profile_func_is_kernel(profile_func_get(p, i)))
+		if (profile_func_is_kernel(profile_func_get(p, sm->fids ? sm->fids[i] : i)))
 			sm->fv[i].start = 0;
 }
 
@@ -303,6 +302,8 @@ void http_publish(const struct httpd *h)
 	st->evicted = h->evicted;
 	st->busy = h->busy;
 	st->served = h->served;
+	st->profiles = h->profiles;
+	st->profile_cpu_ns = h->profile_cpu_ns;
 }
 
 void http_run(struct httpd *h)

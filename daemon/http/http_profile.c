@@ -3,10 +3,11 @@
  * GET /debug/pprof/profile?seconds=N with any of pid=, unit=, cgroup=, comm= (all must match;
  * none: every target, the whole host, as fleet scrapers ask by default).
  *
- * When the request comes, every attached target selected is snapshotted (its stack counts,
- * sdelta.c) and the connection suspended; N seconds later the answer is each one's profile
- * minus its snapshot, plus the whole profile of targets selected that were attached during the
- * interval (a watched unit's new processes, system-wide mode's), merged (merge.c) into one
+ * When the request comes, every attached target selected is snapshotted (a copy of its stack
+ * counts, target_since.c) and the connection suspended; N seconds later the answer is what each
+ * one took since (only the stacks that gained, the functions they name; nothing of a target
+ * that took no sample), plus the whole profile of targets selected that were attached during
+ * the interval (a watched unit's new processes, system-wide mode's), merged (merge.c) into one
  * gzip'd pprof whose samples carry their process's labels: pid, comm, exe, runtime from the
  * merge, and cgroup and unit read from /proc/PID/cgroup here (the systemd unit, else the watch
  * that attached the target). unit= is a watch's name or cgroup (as before), or else a systemd
@@ -26,7 +27,6 @@
 #include "kprof/httpq.h"
 #include "kprof/merge.h"
 #include "kprof/pprof.h"
-#include "kprof/sdelta.h"
 #include "os/log.h"
 #include "os/procfs.h"
 
@@ -71,7 +71,6 @@ static bool selected(const struct http_req *r, const struct target *t)
 /* A target's stack counts now, for the start of an interval. */
 static int snapshot(struct http_req *r, struct target *t)
 {
-	struct saved_msg sm;
 	int err;
 
 	if (r->nm >= HTTP_MAX_HOST)
@@ -85,11 +84,7 @@ static int snapshot(struct http_req *r, struct target *t)
 		r->mv = mv;
 		r->cap = cap;
 	}
-	err = saved_msg_build(t, &sm);
-	if (err < 0)
-		return err;
-	err = sdelta_new(&sm.msg, &r->mv[r->nm].d);
-	saved_msg_release(&sm);
+	err = target_since_take(t, &r->mv[r->nm].since);
 	if (err < 0)
 		return err;
 	r->mv[r->nm].pid = t->pid;
@@ -148,7 +143,7 @@ out:
 	return err;
 }
 
-/* An empty profile of the interval (a whole-host request while nothing is profiled). */
+/* An empty profile of the interval (nothing profiled, or no sample taken). */
 static int answer_empty(struct http_req *r, uint64_t end)
 {
 	Kprof__SavedProfile sp = KPROF__SAVED_PROFILE__INIT;
@@ -159,7 +154,8 @@ static int answer_empty(struct http_req *r, uint64_t end)
 	t.attached_at_ns = r->start_real;
 	t.ended_at_ns = end;
 	t.freq_hz = r->h->m->conf.default_freq;
-	t.comm = (char *)"the host";
+	t.pid = r->pid;
+	t.comm = (char *)(r->whole ? "the host" : r->unit[0] ? r->unit : "a selection");
 	return answer_pprof(r, &sp, end);
 }
 
@@ -176,11 +172,11 @@ int http_profile_answer(struct http_req *r)
 	struct manager *m = r->h->m;
 	size_t n = 0, cap = r->nm + 1;
 	uint64_t end = now_ns(CLOCK_REALTIME), samples = 0;
+	bool live = false; /* some target selected is still there */
 	struct saved_msg *sm;
 	Kprof__SavedProfile **pv;
 	int err = 0;
 
-	manager_drain(m);
 	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t))
 		cap += t->attached_ns >= r->start_real;
 	sm = calloc(cap, sizeof(*sm));
@@ -192,18 +188,20 @@ int http_profile_answer(struct http_req *r)
 	for (size_t i = 0; i < r->nm && n < cap; i++) {
 		struct target *t = http_find_target(m, r->mv[i].pid, r->mv[i].attached_ns);
 
-		if (!t || saved_msg_build(t, &sm[n]) < 0)
-			continue;
+		live |= t != NULL;
+		if (!t || target_since_build(t, &r->mv[i].since, &sm[n]) <= 0)
+			continue; /* ended and dropped, or no sample since */
 		http_hide_kaddr(t->profile, &sm[n]);
-		sm[n].target.samples = sdelta_apply(r->mv[i].d, &sm[n].msg);
 		samples += sm[n].target.samples;
 		pv[n] = &sm[n].msg;
 		n++;
 	}
 	/* Attached during the interval: all their samples are the interval's. */
 	for (struct target *t = manager_targets_first(m); t && n < cap && n < HTTP_MAX_HOST; t = manager_targets_next(t)) {
-		if (t->attached_ns < r->start_real || is_member(r, t) || !selected(r, t) ||
-		    saved_msg_build(t, &sm[n]) < 0)
+		if (t->attached_ns < r->start_real || is_member(r, t) || !selected(r, t))
+			continue;
+		live = true;
+		if (target_since_build(t, NULL, &sm[n]) <= 0)
 			continue;
 		http_hide_kaddr(t->profile, &sm[n]);
 		samples += sm[n].target.samples;
@@ -212,7 +210,7 @@ int http_profile_answer(struct http_req *r)
 	}
 	if (n)
 		err = answer_merged(r, sm, pv, n, samples, end);
-	else if (r->whole)
+	else if (r->whole || live)
 		err = answer_empty(r, end);
 	else
 		http_answer(r, MHD_HTTP_GONE, "the target ended and its profile was dropped meanwhile");
@@ -282,11 +280,16 @@ static int snapshot_all(struct http_req *r, struct MHD_Connection *c, enum MHD_R
 static int on_req_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct http_req *r = userdata;
+	uint64_t cpu;
 	int err;
 
 	(void)s;
 	(void)usec;
+	manager_drain(r->h->m); /* the samples up to now (sampling's work, not the answer's) */
+	cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	err = http_profile_answer(r);
+	r->h->profile_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
+	r->h->profiles++;
 	if (err < 0) {
 		log_warn("http: profile of %s: %s", r->whole ? "the host" : "a selection",
 			 strerror(-err));
@@ -326,6 +329,7 @@ enum MHD_Result http_profile_start(struct httpd *h, struct MHD_Connection *c,
 {
 	enum MHD_Result res = MHD_NO;
 	struct http_req *r = http_req_new(h, c);
+	uint64_t cpu;
 	int err;
 
 	if (!r)
@@ -339,7 +343,9 @@ enum MHD_Result http_profile_start(struct httpd *h, struct MHD_Connection *c,
 	if (r->unit[0])
 		resolve_unit(r);
 	manager_drain(h->m);
+	cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	err = snapshot_all(r, c, &res);
+	h->profile_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
 	if (err > 0)
 		return res;
 	return wait_answer(r, c, q->seconds, err, con_cls);

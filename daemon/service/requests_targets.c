@@ -440,6 +440,8 @@ void requests_status(struct client *cl)
 		hp.evicted = hs->evicted;
 		hp.busy = hs->busy;
 		hp.served = hs->served;
+		hp.profiles = hs->profiles;
+		hp.profile_cpu_ns = hs->profile_cpu_ns;
 		sr.http = &hp;
 	}
 	/* The client's own watches (all of them for root and readers). */
