@@ -123,19 +123,15 @@ static void fill_pb_calls(const struct target *t, Kprof__Target *pb)
 		pb->calls_duty = now > c->enabled_ns ? (double)active / (now - c->enabled_ns) : 0;
 }
 
-void target_fill_pb(const struct target *t, Kprof__Target *pb)
+void target_fill_pb_brief(const struct target *t, Kprof__Target *pb)
 {
-	struct profile_stats ps;
 	struct tsym_stats live;
 	const struct tsym_stats *ss = &t->saved_sym;
 
-	profile_get_stats(t->profile, &ps);
 	if (t->sym) {
 		tsym_get_stats(t->sym, &live);
 		ss = &live;
 	}
-	pb->resumes = t->resumes;
-	pb->resume_note = (char *)t->resume_note;
 	pb->pid = t->pid;
 	pb->uid = t->uid;
 	pb->comm = (char *)t->comm;
@@ -146,9 +142,30 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->samples = t->samples;
 	pb->attached_at_ns = t->attached_ns;
 	pb->ended_at_ns = t->ended_ns;
+	pb->jit_symbols = ss->jit_symbols;
+	pb->jitdump_symbols = ss->jitdump_symbols;
+	pb->jvm = t->jvm && jvmmap_get_stats(t->jvm)->jvm;
+	pb->cgroup = t->cgroup ? t->cgroup : (char *)"";
+	pb->rule = t->rule ? t->rule : (char *)"";
+	pb->all = t->all;
+}
+
+void target_fill_pb(const struct target *t, Kprof__Target *pb)
+{
+	struct profile_stats ps;
+	struct tsym_stats live;
+	const struct tsym_stats *ss = &t->saved_sym;
+
+	target_fill_pb_brief(t, pb);
+	profile_get_stats(t->profile, &ps);
+	if (t->sym) {
+		tsym_get_stats(t->sym, &live);
+		ss = &live;
+	}
+	pb->resumes = t->resumes;
+	pb->resume_note = (char *)t->resume_note;
 	pb->duration_sec = t->duration_sec;
 	pb->exit_code = t->exit_code;
-	pb->jit_symbols = ss->jit_symbols;
 	pb->perfmap_bad_lines = ss->perfmap_bad_lines;
 	pb->symbols_refused = ss->refused;
 	pb->save_failures = t->save_failures;
@@ -159,9 +176,6 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->parent = t->parent;
 	pb->children_followed = t->children_followed;
 	pb->children_refused = t->children_refused;
-	pb->cgroup = t->cgroup ? t->cgroup : (char *)"";
-	pb->rule = t->rule ? t->rule : (char *)"";
-	pb->all = t->all;
 	fill_pb_names(t, ss, &ps, pb);
 	fill_pb_annot_jvm(t, pb);
 	pb->calls = t->calls.enabled;

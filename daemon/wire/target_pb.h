@@ -13,6 +13,10 @@
 
 /* The target's facts (pointers into t: use pb before t changes). */
 void target_fill_pb(const struct target *t, Kprof__Target *pb);
+/* Only those that say which process it is and how it was sampled (pid, uid, comm, state,
+ * frequency, samples, times, cgroup, rule, all, and the runtime's: JIT symbols, jitdump, JVM):
+ * what a pprof of it needs, without the statistics that walk its tables. */
+void target_fill_pb_brief(const struct target *t, Kprof__Target *pb);
 /* A frame kind of the profile as kprof.proto's. */
 Kprof__FrameKind target_pb_kind(enum profile_kind k);
 

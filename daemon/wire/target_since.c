@@ -5,12 +5,15 @@
  * A scrape's cost should follow what it reports, not what the target holds: a whole profile
  * packed at the start and again at the end (every function, stack, HCCT node, drift model) then
  * diffed made every scrape cost about 100 us a target whatever the samples. Instead the start
- * is a copy of the stack counts (profile_snap.c: memcpy) and of the annotate store's addresses,
- * and the end walks only the stacks that gained (nothing at all for a target that took no
- * sample), keeps only the functions they name, renumbered densely in the profile's order (the
- * merge and the pprof encoder then see those alone), and the leaf addresses of their leaves
- * with what each gained (their count now minus then, so the interval's per-address samples are
- * its own, not the whole profile's).
+ * is a copy of the stack counts (profile_snap.c: memcpy), and the end walks only the stacks that
+ * gained (nothing at all for a target that took no sample), keeps only the functions they name,
+ * renumbered densely in the profile's order (the merge and the pprof encoder then see those
+ * alone), and the sampled addresses of their leaf functions (issue 32's per-address locations).
+ * An address's samples in the interval are not known without a copy of the annotate store at
+ * the start (as costly as the rest of the scrape together: its table is far larger than a
+ * minijit's stacks), so each leaf function's samples in the interval are spread over its
+ * addresses in the proportions of the whole profile: exact per function, an estimate per
+ * address (before, the whole profile's counts were given as they were).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,30 +26,15 @@
 
 #define NONE UINT32_MAX
 
-static bool any_id(uint32_t id, void *userdata)
-{
-	(void)id;
-	(void)userdata;
-	return true;
-}
-
 int target_since_take(const struct target *t, struct target_since *s)
 {
-	int err;
-
 	memset(s, 0, sizeof(*s));
-	err = profile_snap_new(t->profile, &s->ps);
-	if (err >= 0 && t->annot)
-		err = annot_collect(t->annot, any_id, NULL, &s->la, &s->nla);
-	if (err < 0)
-		target_since_release(s);
-	return err < 0 ? err : 0;
+	return profile_snap_new(t->profile, &s->ps);
 }
 
 void target_since_release(struct target_since *s)
 {
 	profile_snap_free(s->ps);
-	free(s->la);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -58,8 +46,8 @@ struct gained {
 	size_t n, cap, off_cap;
 	uint32_t *ids;
 	size_t nids, ids_cap;
-	uint32_t *newid; /* per profile id: its function's index in the message, NONE: unused */
-	bool *leaf;	 /* per profile id: the leaf of some stack */
+	uint32_t *newid;    /* per profile id: its function's index in the message, NONE: unused */
+	uint64_t *leaf_self; /* per profile id: its samples as the leaf of the stacks that gained */
 };
 
 static int on_gain(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count, void *userdata)
@@ -77,7 +65,7 @@ static int on_gain(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count, 
 	for (size_t i = 0; i < n; i++)
 		g->newid[ids[i]] = 0;
 	if (n)
-		g->leaf[ids[n - 1]] = true;
+		g->leaf_self[ids[n - 1]] += count;
 	g->nids += n;
 	return 0;
 }
@@ -111,34 +99,29 @@ static int renumber(struct gained *g, struct saved_msg *m, size_t nf, size_t *nu
 	return 0;
 }
 
-/* The message index of annotate id: its canonical function's, if that is a leaf of a stack
- * that gained (else its own, for a merge not committed yet), or NONE. */
-static uint32_t leaf_index(const struct gained *g, uint32_t id)
+/* The profile id annotate id counts for: its canonical function, if that is the leaf of a
+ * stack that gained (else its own, for a merge not committed yet), or NONE. */
+static uint32_t leaf_of(const struct gained *g, uint32_t id)
 {
 	uint32_t c = profile_canon(g->p, id);
+	size_t nf = profile_nfuncs(g->p);
 
-	if (c < profile_nfuncs(g->p) && g->leaf[c])
-		return g->newid[c];
-	if (id < profile_nfuncs(g->p) && g->leaf[id])
-		return g->newid[id];
+	if (c < nf && g->leaf_self[c])
+		return c;
+	if (id < nf && g->leaf_self[id])
+		return id;
 	return NONE;
 }
 
 static bool is_leaf(uint32_t id, void *userdata)
 {
-	return leaf_index(userdata, id) != NONE;
+	return leaf_of(userdata, id) != NONE;
 }
 
-static int by_addr(const void *a, const void *b)
-{
-	const struct annot_addr *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* The leaf addresses of the stacks that gained, with what each gained since s. */
-static int leaf_addrs(const struct target *t, const struct target_since *s, struct gained *g,
-		      struct saved_msg *m, size_t nused)
+/* The sampled addresses of the leaves of the stacks that gained: since a moment (since), each
+ * leaf's samples spread over its addresses as the whole profile's are (see the top). */
+static int leaf_addrs(const struct target *t, bool since, struct gained *g, struct saved_msg *m,
+		      size_t nused)
 {
 	_cleanup_free_ struct annot_addr *v = NULL;
 	size_t n = 0;
@@ -150,12 +133,13 @@ static int leaf_addrs(const struct target *t, const struct target_since *s, stru
 	if (err < 0 || !n)
 		return err;
 	for (size_t i = 0; i < n; i++) {
-		const struct annot_addr *then =
-		    s && s->nla ? bsearch(&v[i], s->la, s->nla, sizeof(*s->la), by_addr) : NULL;
+		uint32_t f = leaf_of(g, v[i].id);
+		uint64_t all = profile_func_get(g->p, f)->self;
 
-		if (then)
-			v[i].self = v[i].self > then->self ? v[i].self - then->self : 0;
-		v[i].id = leaf_index(g, v[i].id);
+		if (since)
+			v[i].self = all ? (uint32_t)((double)v[i].self * g->leaf_self[f] / all + 0.5)
+					: 0;
+		v[i].id = g->newid[f];
 	}
 	return saved_msg_leaf_addrs(m, v, n, nused);
 }
@@ -175,7 +159,7 @@ static void gained_release(struct gained *g)
 	free(g->off);
 	free(g->ids);
 	free(g->newid);
-	free(g->leaf);
+	free(g->leaf_self);
 }
 
 /* m from the stacks g gathered (sum: their samples): 0 or -ENOMEM (m released). */
@@ -195,12 +179,12 @@ static int fill(const struct target *t, const struct target_since *s, struct gai
 		err = saved_msg_tables(t, m);
 	}
 	if (err >= 0)
-		err = leaf_addrs(t, s, g, m, nused);
+		err = leaf_addrs(t, s != NULL, g, m, nused);
 	if (err < 0) {
 		saved_msg_release(m);
 		return err;
 	}
-	target_fill_pb(t, &m->target);
+	target_fill_pb_brief(t, &m->target);
 	m->target.samples = sum;
 	m->msg.format = 1;
 	m->msg.target = &m->target;
@@ -222,8 +206,8 @@ int target_since_build(const struct target *t, const struct target_since *s, str
 	if (s && !profile_snap_gained(t->profile, s->ps))
 		return 0; /* nothing to walk */
 	g.newid = malloc((nf ? nf : 1) * sizeof(*g.newid));
-	g.leaf = calloc(nf ? nf : 1, sizeof(*g.leaf));
-	if (!g.newid || !g.leaf)
+	g.leaf_self = calloc(nf ? nf : 1, sizeof(*g.leaf_self));
+	if (!g.newid || !g.leaf_self)
 		return -ENOMEM;
 	memset(g.newid, 0xff, (nf ? nf : 1) * sizeof(*g.newid));
 	err = s ? profile_snap_delta(t->profile, s->ps, on_gain, &g, &sum)

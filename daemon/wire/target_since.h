@@ -6,7 +6,6 @@
 
 #include <stddef.h>
 
-#include "kprof/annot.h"
 #include "kprof/profile_snap.h"
 #include "target/target.h"
 #include "wire/target_pb.h"
@@ -14,8 +13,6 @@
 /* A target's counts at the start of an interval. */
 struct target_since {
 	struct profile_snap *ps;
-	struct annot_addr *la; /* the annotate store's addresses then, by address */
-	size_t nla;
 };
 
 /* t's counts now into *s. 0 or -ENOMEM (nothing held then). */
@@ -23,8 +20,9 @@ int target_since_take(const struct target *t, struct target_since *s);
 void target_since_release(struct target_since *s);
 /* The samples t took since s (NULL: all of them) as m: the stacks that gained, with their
  * gains; only the functions those stacks name, in the profile's order (m->fids: their profile
- * ids); the leaf addresses of their leaf functions, with what they gained; the mapping and
- * thread-name tables and t's facts, m->target.samples the gains' sum. No HCCT, exact calls,
+ * ids); the sampled addresses of their leaf functions (each leaf's gain spread over them as
+ * in the whole profile); the mapping and
+ * thread-name tables and t's facts (target_fill_pb_brief), m->target.samples the gains' sum. No HCCT, exact calls,
  * paths, drift or resume. 0 if t took no sample since (m empty: nothing to release), 1 if m was
  * built (saved_msg_release it), or -ENOMEM. */
 int target_since_build(const struct target *t, const struct target_since *s, struct saved_msg *m);
