@@ -327,6 +327,7 @@ static void fill_windows_status(const struct windows *w, Kprof__StatusReply *sr)
 	sr->window_write_failures = ws.write_failures;
 	sr->windows_unsaved = ws.s.unsaved;
 	sr->windows_aged = ws.s.aged;
+	sr->window_files = ws.files;
 	sr->range_queries = ws.range_queries;
 	sr->range_sliced = ws.range_sliced;
 	sr->range_slices = ws.range_slices;

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Issue 34, item 4: time windows are persisted in one file a tick, not one per target. Four busy
+# processes attached with 1 s windows: each tick's windows (one per target that had samples)
+# share one batch file (status window_files counts the files; each holds several windows, their
+# frames one after the other); after a restart every window is back and a range reads them from
+# their place in the batch files; a torn batch file costs its own windows only (renamed .bad,
+# counted), the others come back.
+# Needs root (BPF).
+. "$(dirname "$0")/lib.sh"
+if [ "$(id -u)" != 0 ]; then skip "window files" "needs root"; exit 0; fi
+FRAMES="$(dirname "$0")/kpw_frames.py"
+printf '[windows]\nseconds = 1\n' >"$TDIR/k.conf"
+start_daemon --config "$TDIR/k.conf" || { fail "daemon starts" "see log"; exit 1; }
+BUSY=()
+for i in 1 2 3 4; do
+	sh -c 'while :; do :; done' &
+	BUSY+=($!)
+	PIDS+=($!)
+	ctl attach "$!" --freq 99 >/dev/null || fail "attach a busy loop" "pid $!"
+done
+sjson() { ctl status --json | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+enough() { [ "$(sjson windows)" -ge 16 ] && [ "$(sjson windows_unsaved)" = 0 ]; }
+wait_for 90 enough || fail "windows are cut" "$(sjson windows) windows, $(sjson windows_unsaved) unsaved"
+# Detached (their last windows cut at the next tick) and gone, so that the counts below hold
+# still and nothing is attached again after the restarts.
+for p in "${BUSY[@]}"; do ctl detach "$p" >/dev/null; kill "$p"; done
+settled() { local w; w=$(sjson windows); sleep 1.5; [ "$(sjson windows)" = "$w" ] && [ "$(sjson windows_unsaved)" = 0 ]; }
+wait_for 30 settled || fail "windows settle after the detach" "$(sjson windows)"
+W=$(sjson windows)
+F=$(sjson window_files)
+ON=$(ls "$TDIR"/state/profiles/wb-*.kpw 2>/dev/null | wc -l)
+FR=$(python3 "$FRAMES" "$TDIR"/state/profiles/wb-*.kpw)
+[ "$F" -ge 1 ] && [ $((2 * F)) -le "$W" ] && [ "$ON" = "$F" ] && [ "$FR" = "$W" ] &&
+	pass "one file a tick: $W windows of 4 targets in $F files ($FR frames on disk)" ||
+	fail "one file a tick" "$W windows, $F files written, $ON on disk, $FR frames"
+ls "$TDIR"/state/profiles/w-*.kpw >/dev/null 2>&1 &&
+	fail "no file of one window" "$(ls "$TDIR"/state/profiles/w-*.kpw | head -3)" ||
+	pass "no file of one window"
+
+stop_daemon
+N=$(python3 "$FRAMES" "$TDIR"/state/profiles/wb-*.kpw)
+start_daemon --config "$TDIR/k.conf" || { fail "daemon restarts" "see log"; exit 1; }
+W2=$(sjson windows)
+[ "$W2" = "$N" ] && [ "$(sjson window_bad_files)" = 0 ] && [ "$(sjson windows_in_memory)" = 0 ] &&
+	pass "restart: all $N windows back from their batch files" ||
+	fail "restart" "$W2 windows for $N frames, bad $(sjson window_bad_files)"
+# A range reads each window at its place in its batch file.
+S=$(ctl report "${BUSY[2]}" --since 10m --json | python3 -c "import json,sys; print(json.load(sys.stdin)['total_samples'])")
+[ "${S:-0}" -gt 0 ] && pass "a range of the third loop from the files: $S samples" ||
+	fail "range from the files" "${S:-none} samples; $(tail -3 "$TDIR/kprofd.log")"
+
+stop_daemon
+N=$(python3 "$FRAMES" "$TDIR"/state/profiles/wb-*.kpw)
+TORN=$(ls "$TDIR"/state/profiles/wb-*.kpw | sed -n 2p)
+LOST=$(python3 "$FRAMES" "$TORN")
+truncate -s $(($(stat -c %s "$TORN") - 10)) "$TORN"
+start_daemon --config "$TDIR/k.conf" || { fail "daemon restarts" "see log"; exit 1; }
+W3=$(sjson windows)
+[ "$W3" = $((N - LOST)) ] && [ "$(sjson window_bad_files)" = 1 ] && [ -e "$TORN.bad" ] &&
+	grep -q "torn" "$TDIR/kprofd.log" &&
+	pass "a torn batch file: its $LOST windows set aside (.bad, counted), the other $W3 back" ||
+	fail "torn batch" "$W3 windows for $N - $LOST, bad $(sjson window_bad_files); $(grep -i window "$TDIR/kprofd.log" | tail -2)"
+finish
