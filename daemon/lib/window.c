@@ -29,6 +29,7 @@
  * parents first), so the result lists parents first too.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -53,6 +54,8 @@ struct wfile {
 	size_t live;
 	uint64_t held;
 };
+_Static_assert(offsetof(struct wfile, id) == 0 && offsetof(struct window_entry, seq) == 0,
+	       "lower_bound reads the key each element starts with");
 
 struct window_store {
 	struct window_limits lim;
@@ -87,10 +90,10 @@ void window_store_free(struct window_store *ws)
 {
 	if (!ws)
 		return;
+	free(ws->files);
 	for (size_t i = 0; i < ws->n; i++)
 		free(ws->v[i].blob);
 	free(ws->v);
-	free(ws->files);
 	free(ws);
 }
 
@@ -101,20 +104,30 @@ void window_store_set_limits(struct window_store *ws, const struct window_limits
 		ws->lim.max_windows = DEFAULT_MAX_WINDOWS;
 }
 
-/* The index in ws->files where file id is, or goes. */
-static size_t file_pos(const struct window_store *ws, uint64_t id)
+/* The index of the first of the n elements of v (stride bytes each, sorted by the uint64_t key
+ * each one starts with: struct window_entry's seq, struct wfile's id) whose key is not below
+ * key: where key is, or goes. */
+static size_t lower_bound(const void *v, size_t n, size_t stride, uint64_t key)
 {
-	size_t lo = 0, hi = ws->nfiles;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
 
-		if (ws->files[mid].id < id)
+		memcpy(&k, (const char *)v + mid * stride, sizeof(k));
+		if (k < key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+/* The index in ws->files where file id is, or goes. */
+static size_t file_pos(const struct window_store *ws, uint64_t id)
+{
+	return lower_bound(ws->files, ws->nfiles, sizeof(*ws->files), id);
 }
 
 /* One more window of batch file id on disk. 0 or -ENOMEM. */
@@ -194,17 +207,9 @@ void window_store_sort(struct window_store *ws)
 
 static struct window_entry *find_seq(const struct window_store *ws, uint64_t seq)
 {
-	size_t lo = 0, hi = ws->n;
+	size_t i = lower_bound(ws->v, ws->n, sizeof(*ws->v), seq);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ws->v[mid].seq < seq)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < ws->n && ws->v[lo].seq == seq ? &ws->v[lo] : NULL;
+	return i < ws->n && ws->v[i].seq == seq ? &ws->v[i] : NULL;
 }
 
 void window_store_saved(struct window_store *ws, uint64_t seq, uint64_t file, size_t off)

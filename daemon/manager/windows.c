@@ -403,8 +403,13 @@ static int restore_one(void *ctx, const char *name, const uint8_t *buf, size_t l
 	uint64_t file = 0;
 	int err = 0;
 
-	if (!strncmp(name, BATCH_PREFIX, strlen(BATCH_PREFIX)))
-		file = strtoull(name + strlen(BATCH_PREFIX), NULL, 16);
+	if (!strncmp(name, BATCH_PREFIX, strlen(BATCH_PREFIX))) {
+		char *end = NULL;
+
+		file = strtoull(name + strlen(BATCH_PREFIX), &end, 16);
+		if (!file || strcmp(end, WINDOW_SUFFIX))
+			err = -EBADMSG; /* not a name kprofd writes: on_drop could not remove it */
+	}
 	while (err >= 0 && off < len) {
 		const uint8_t *payload;
 		size_t plen, used;
@@ -460,6 +465,7 @@ int windows_new(struct manager *m, struct windows **ret)
 		n = store_foreach(m->store, WINDOW_SUFFIX, restore_one, w);
 		window_store_sort(w->ws);
 		retain(w);
+		n = n < 0 ? 0 : (int)window_store_count(w->ws); /* windows, not files */
 	}
 	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t))
 		profile_take_recent(t->profile, NULL, NULL); /* restored: no new samples */
@@ -470,7 +476,7 @@ int windows_new(struct manager *m, struct windows **ret)
 	if (err < 0)
 		goto fail;
 	if (n > 0 || w->bad_files)
-		log_info("time windows: %d restored, %llu unusable (renamed .bad)", n > 0 ? n : 0,
+		log_info("time windows: %d restored, %llu unusable files (renamed .bad)", n,
 			 (unsigned long long)w->bad_files);
 	*ret = w;
 	return 0;

@@ -4,7 +4,8 @@
 # share one batch file (status window_files counts the files; each holds several windows, their
 # frames one after the other); after a restart every window is back and a range reads them from
 # their place in the batch files; a torn batch file costs its own windows only (renamed .bad,
-# counted), the others come back.
+# counted), the others come back; the files of one window each an earlier kprofd wrote are
+# still read (an upgrade loses nothing).
 # Needs root (BPF).
 . "$(dirname "$0")/lib.sh"
 if [ "$(id -u)" != 0 ]; then skip "window files" "needs root"; exit 0; fi
@@ -60,4 +61,15 @@ W3=$(sjson windows)
 	grep -q "torn" "$TDIR/kprofd.log" &&
 	pass "a torn batch file: its $LOST windows set aside (.bad, counted), the other $W3 back" ||
 	fail "torn batch" "$W3 windows for $N - $LOST, bad $(sjson window_bad_files); $(grep -i window "$TDIR/kprofd.log" | tail -2)"
+
+# An upgrade: the files of one window each that kprofd wrote before batches (w-SEQ-PID.kpw,
+# made here from the batches' frames) are all read, and a range reads them.
+stop_daemon
+SPLIT=$(python3 "$FRAMES" --split "$TDIR"/state/profiles/wb-*.kpw)
+start_daemon --config "$TDIR/k.conf" || { fail "daemon restarts" "see log"; exit 1; }
+W4=$(sjson windows)
+S4=$(ctl report "${BUSY[2]}" --since 10m --json | python3 -c "import json,sys; print(json.load(sys.stdin)['total_samples'])")
+[ "$SPLIT" = "$W3" ] && [ "$W4" = "$W3" ] && [ "$(sjson window_bad_files)" = 0 ] && [ "${S4:-0}" -gt 0 ] &&
+	pass "upgrade: the $W4 windows of files of one window each back, a range of them $S4 samples" ||
+	fail "upgrade" "$W4 windows for $SPLIT files ($W3 before), bad $(sjson window_bad_files), range ${S4:-none}"
 finish
