@@ -20,11 +20,13 @@ PROTOC_C ?= protoc-c
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.1.0)
 
 # Packages the build, the tests and the demo need (Debian 12). QEMU and a static busybox boot
-# Debian's older kernels for tests/integration/test_kernels.sh.
+# Debian's older kernels for tests/integration/test_kernels.sh; the runtimes (a JVM, Erlang,
+# PHP, Mono, LuaJIT) are profiled side by side with perf by the naming tests.
 DEPS := clang llvm make g++ pkg-config golang-go libbpf-dev bpftool libelf-dev zlib1g-dev libsystemd-dev \
 	protobuf-c-compiler libprotobuf-c-dev libcmocka-dev libcapstone-dev libncurses-dev \
 	binutils-dev libinih-dev libmicrohttpd-dev nodejs procps util-linux tmux python3 systemd systemd-container groff-base \
-	linux-perf bpftrace libc6-dbg openjdk-17-jdk-headless erlang-base php-cli qemu-system-x86 busybox-static
+	linux-perf bpftrace libc6-dbg openjdk-17-jdk-headless erlang-base php-cli qemu-system-x86 busybox-static \
+	mono-runtime mono-mcs luajit
 
 WFLAGS := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
 OPTFLAGS ?= -O2 -g
@@ -54,12 +56,12 @@ SKELS := $(BUILD)/kprof.skel.h
 # "kernel/loader.h" through -Idaemon) and both. kprofctl: cli/*.c and both. liboracles.a: the
 # exact CCT and the HCCT metrics, for unit tests and bench_hcct.
 LIB_SRC := $(wildcard daemon/lib/*.c)
-WIRE_SRC := proto/frame.c proto/saved.c proto/pprof.c proto/merge.c proto/tview.c $(PROTO_C) $(PPROF_C)
+WIRE_SRC := proto/frame.c proto/saved.c proto/pprof.c proto/sdelta.c proto/merge.c proto/tview.c $(PROTO_C) $(PPROF_C)
 DAEMON_SRC := $(wildcard daemon/*.c) $(filter-out daemon/lib/%,$(wildcard daemon/*/*.c))
 CLI_SRC := $(wildcard cli/*.c)
 ORACLE_SRC := $(wildcard tests/oracles/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
-BENCH_SRC := $(wildcard tests/bench/*.c) bench/symbolize_bench.c bench/spp_bench.c
+BENCH_SRC := $(wildcard tests/bench/*.c) bench/symbolize_bench.c bench/spp_bench.c bench/resolve_bench.c
 
 # Objects: $(OBJ)/<path>.o from <path>.c, $(OBJ)/gen/<path>.o from $(BUILD)/<path>.c; the unit
 # tests' ASan/UBSan builds of the same files under $(SAN_DIR)/obj/.
@@ -263,6 +265,9 @@ $(BUILD)/bench_%: $(OBJ)/tests/bench/bench_%.o $(BUILD)/liboracles.a $(BUILD)/li
 	$(CC) $(LINK_FLAGS) -o $@ $^ -lm
 $(BUILD)/symbolize_bench: $(OBJ)/bench/symbolize_bench.o $(BUILD)/libkprof.a
 	$(CC) $(LINK_FLAGS) -o $@ $^
+# tsym_resolve on a real process (bench/resolve_bench.c): kprofd's glue without its main().
+$(BUILD)/resolve_bench: $(OBJ)/bench/resolve_bench.o $(filter-out $(OBJ)/daemon/main.o,$(DAEMON_OBJS)) $(LIBS)
+	$(CC) $(LINK_FLAGS) -o $@ $^ $(DAEMON_LIBS)
 # SPP vs flat Ball-Larus overlap on minijit's traces (bench/spp.sh).
 $(BUILD)/spp_bench: $(OBJ)/bench/spp_bench.o $(BUILD)/libkprof.a
 	$(CC) $(LINK_FLAGS) -o $@ $^ -lcapstone
@@ -281,11 +286,12 @@ test: all $(UNIT_BINS)
 # a bounded run of every fuzz target. Builds use every CPU (the tests themselves run one by one).
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 check:
-	@rm -f $(BUILD)/check-results; mkdir -p $(BUILD)
+	@rm -f $(BUILD)/check-results $(BUILD)/check-results.failed; mkdir -p $(BUILD)
 	@st=0; \
 	$(MAKE) -j$(NPROC) test RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
 	$(MAKE) -j$(NPROC) test-asan RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
 	$(MAKE) fuzz FUZZ_SECONDS=5 FUZZ_JOBS=2 RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
+	if [ -s $(BUILD)/check-results.failed ]; then echo "failed checks:"; cat $(BUILD)/check-results.failed; fi; \
 	awk '{ p += $$1; f += $$2; s += $$3 } END { printf "total: %d passed, %d failed, %d skipped\n", p, f, s }' \
 		$(BUILD)/check-results; \
 	exit $$st
@@ -330,6 +336,7 @@ install: all
 		> $(DESTDIR)$(UNITDIR)/kprofd.service
 	install -m 0644 systemd/kprofd.socket $(DESTDIR)$(UNITDIR)/kprofd.socket
 	install -D -m 0644 systemd/kprofd-http.conf $(DESTDIR)$(PREFIX)/share/kprof/kprofd-http.conf
+	install -D -m 0644 docs/recipes/kprof_perfmap.lua $(DESTDIR)$(PREFIX)/share/kprof/kprof_perfmap.lua
 	install -m 0644 systemd/kprof.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/kprof.conf
 	install -m 0644 systemd/kprof.tmpfiles $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/kprof.conf
 	install -D -m 0644 docs/man/kprofctl.1 $(DESTDIR)$(PREFIX)/share/man/man1/kprofctl.1
@@ -346,7 +353,8 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/lib/sysusers.d/kprof.conf $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/kprof.conf \
 		$(DESTDIR)$(PREFIX)/share/man/man1/kprofctl.1 $(DESTDIR)$(PREFIX)/share/man/man8/kprofd.8 \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/kprofctl \
-		$(DESTDIR)$(PREFIX)/share/kprof/kprofd-http.conf
+		$(DESTDIR)$(PREFIX)/share/kprof/kprofd-http.conf \
+		$(DESTDIR)$(PREFIX)/share/kprof/kprof_perfmap.lua
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

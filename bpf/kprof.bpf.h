@@ -49,7 +49,17 @@ struct kp_probe_cookies_map {
 	__type(value, __u64);
 };
 
+/* Processes system-wide mode refused a profile (key: tgid; value: their start): their samples
+ * and waits are counted here, not sent (sampler.bpf.c, offcpu.bpf.c). */
+struct kp_all_skip_map {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, KP_MAX_ALL_SKIP);
+	__type(key, __u32);
+	__type(value, __u64);
+};
+
 extern struct kp_events_map kp_events SEC(".maps");
+extern struct kp_all_skip_map kp_all_skip SEC(".maps");
 extern struct kp_probe_cookies_map kp_probe_cookies SEC(".maps");
 extern struct kp_targets_map kp_targets SEC(".maps");
 extern struct kp_counters_map kp_counters SEC(".maps");
@@ -68,6 +78,7 @@ extern const volatile __u32 kp_pidns_ino;
  * calls it (the verifier skips the branch of a constant) and the fallbacks below serve. */
 extern const volatile __u32 kp_has_cookie;
 extern __u32 kp_pidns_level;
+extern const volatile __u32 kp_self_tgid; /* kprofd, as current_ids() names it */
 
 static __always_inline void count(__u32 idx)
 {
@@ -84,6 +95,30 @@ static __always_inline __u64 start_ticks(struct task_struct *task)
 {
 	return (BPF_CORE_READ(task, group_leader, start_boottime) + kp_boottime_offset_ns) /
 	       kp_nsec_per_tick;
+}
+
+#define KP_PF_KTHREAD 0x00200000 /* task_struct.flags: a kernel thread */
+
+/* Whether the running task's process (tgid as current_ids() names it) may become a target of
+ * system-wide mode: 0 with *start its start, else why not as the KP_CTR_ALL_* counter of it (the
+ * idle task, a kernel thread, a process outside kprofd's PID namespace, kprofd, one refused). */
+static __always_inline __u32 all_candidate(struct task_struct *task, __u32 tgid, __u64 *start)
+{
+	__u64 *skip;
+
+	if (!BPF_CORE_READ(task, pid))
+		return KP_CTR_ALL_IDLE;
+	if (BPF_CORE_READ(task, flags) & KP_PF_KTHREAD)
+		return KP_CTR_ALL_KTHREAD;
+	if (!tgid)
+		return KP_CTR_ALL_FOREIGN;
+	if (tgid == kp_self_tgid)
+		return KP_CTR_ALL_SELF;
+	*start = start_ticks(task);
+	skip = bpf_map_lookup_elem(&kp_all_skip, &tgid);
+	if (skip && *skip == *start)
+		return KP_CTR_ALL_SKIPPED;
+	return 0;
 }
 
 /* The number of pid in kprofd's PID namespace, 0 if it has none there (a process of the host or

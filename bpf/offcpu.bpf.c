@@ -18,6 +18,11 @@
  * map updates per interval and no ring buffer. What does not fit is counted (kp_offcpu_ctrs):
  * a full start map loses the interval, a full sums map its time (KP_OFFC_LOST_NS), a stack not
  * stored leaves its id negative and the time is kept under a "[stack lost]" frame.
+ *
+ * System-wide mode with off-CPU time (attach --all --off-cpu, kp_all_offcpu): a process that
+ * is no target and leaves a CPU is reported once (waiter()), so that kprofd makes it a target
+ * even if it never runs when the system-wide set samples; kp_offcpu_waiters keeps the reported
+ * ones until kprofd has handled them, so a process costs one record however often it switches.
  */
 #include "kprof.bpf.h"
 
@@ -35,6 +40,15 @@ KP_OFFCPU_MAP(kp_offcpu_start, BPF_MAP_TYPE_HASH, KP_OFFCPU_MAX_THREADS, __u32,
 KP_OFFCPU_MAP(kp_offcpu_sums, BPF_MAP_TYPE_HASH, KP_OFFCPU_MAX_SUMS, struct kp_offcpu_key,
 	      struct kp_offcpu_val);
 KP_OFFCPU_MAP(kp_offcpu_ctrs, BPF_MAP_TYPE_PERCPU_ARRAY, KP_OFFC_NR, __u32, __u64);
+/* (tgid, address) -> how to find the caller there (kprofd's, from .eh_frame). */
+KP_OFFCPU_MAP(kp_offcpu_rules, BPF_MAP_TYPE_LRU_HASH, KP_OFFCPU_MAX_RULES, struct kp_unwind_key,
+	      struct kp_unwind_rule);
+/* tgid -> start of the processes reported waiting, until kprofd has handled them. */
+KP_OFFCPU_MAP(kp_offcpu_waiters, BPF_MAP_TYPE_LRU_HASH, KP_OFFCPU_MAX_WAITERS, __u32, __u64);
+
+__u32 kp_all_offcpu; /* system-wide mode asks for off-CPU time (attach --all --off-cpu) */
+/* bpf_task_pt_regs (Linux 5.15), probed by the loader: 0, no caller is looked for. */
+const volatile __u32 kp_has_task_regs = 0;
 
 /* Stack-trace maps take sizes, not BTF types: ids to KP_MAX_STACK addresses. */
 struct {
@@ -71,10 +85,10 @@ static __always_inline long task_state(struct task_struct *p)
 	return BPF_CORE_READ((struct task_struct___old *)p, state);
 }
 
-/* The target entry of p's process if it asks for off-CPU time (the same process: its leader's
- * start matches), else NULL. */
-static __always_inline struct kp_target *offcpu_target(struct task_struct *p, bool running,
-						     __u64 *ids)
+/* The target entry of p's process (the same process: its leader's start matches), else NULL;
+ * *ids its ids. */
+static __always_inline struct kp_target *target_of(struct task_struct *p, bool running,
+						 __u64 *ids)
 {
 	struct kp_target *t;
 	__u32 tgid;
@@ -84,20 +98,127 @@ static __always_inline struct kp_target *offcpu_target(struct task_struct *p, bo
 	if (!tgid)
 		return NULL;
 	t = bpf_map_lookup_elem(&kp_targets, &tgid);
-	if (!t || !(t->flags & KP_TF_OFFCPU) || t->start_ticks != start_ticks(p))
+	if (!t || t->start_ticks != start_ticks(p))
 		return NULL;
 	return t;
+}
+
+/* attach --all --off-cpu: the running task's process is no target and left a CPU: reported
+ * once (KP_SF_WAITER, as a stranger's sample without a stack), so that kprofd makes it a target
+ * and its next waits are summed, unless it is one system-wide mode leaves out. */
+static __always_inline void waiter(struct task_struct *p, __u64 ids)
+{
+	const __u32 len = __builtin_offsetof(struct kp_sample, ips);
+	__u32 tgid = ids >> 32;
+	struct kp_sample *s;
+	__u64 start = 0, *seen;
+
+	if (all_candidate(p, tgid, &start))
+		return;
+	seen = bpf_map_lookup_elem(&kp_offcpu_waiters, &tgid);
+	if ((seen && *seen == start) ||
+	    bpf_map_update_elem(&kp_offcpu_waiters, &tgid, &start, BPF_ANY) < 0)
+		return;
+	s = bpf_ringbuf_reserve(&kp_events, len, 0);
+	if (!s) {
+		count(KP_CTR_DROPS);
+		bpf_map_delete_elem(&kp_offcpu_waiters, &tgid); /* reported at its next wait */
+		return;
+	}
+	__builtin_memset(s, 0, len);
+	s->hdr.kind = KP_REC_SAMPLE;
+	s->hdr.tgid = tgid;
+	s->tid = (__u32)ids;
+	s->cpu = bpf_get_smp_processor_id();
+	s->time_ns = bpf_ktime_get_ns();
+	s->flags = KP_SF_STRANGER | KP_SF_WAITER;
+	s->start_ticks = start;
+	bpf_get_current_comm(s->comm, sizeof(s->comm));
+	bpf_ringbuf_submit(s, BPF_RB_FORCE_WAKEUP); /* it must be read while it lives */
+}
+
+/* The frames past a frame-pointer function from its frame pointer bp (read back from the
+ * stack): the return addresses of the frame chain, after b's callers, up to KP_OFFCPU_CALLERS. */
+static __always_inline void fp_walk(struct kp_offcpu_begin *b, __u64 bp)
+{
+	__u64 fr[2];
+
+	for (int i = 0; i < KP_OFFCPU_CALLERS; i++) {
+		__u32 n = b->ncallers;
+
+		if (n >= KP_OFFCPU_CALLERS || !bp ||
+		    bpf_probe_read_user(fr, sizeof(fr), (void *)bp) < 0 || !fr[1])
+			return;
+		b->callers[n & (KP_OFFCPU_CALLERS - 1)] = fr[1]; /* [bp + 8]: the return address */
+		b->ncallers = n + 1;
+		if (fr[0] <= bp) /* the chain goes up the stack, or it ends */
+			return;
+		bp = fr[0];
+	}
+}
+
+/* The callers of the running task's user leaf that a frame-pointer walk skips: from its user
+ * registers, each return address read at sp + cfa - 8 with the rule of the address before it,
+ * while the rules say "no frame pointer" (KP_RULE_SP), at most KP_OFFCPU_CFI_LEVELS; rbp read
+ * back where a frame saved it, and when one did, the rest walked from it (fp_walk). */
+static __always_inline void unwind(struct kp_offcpu_begin *b, __u32 tgid)
+{
+	struct kp_unwind_key k = {.tgid = tgid};
+	struct kp_unwind_rule *r = NULL;
+	struct pt_regs *regs;
+	__u32 flags = 0, end = KP_UW_DEPTH;
+	__u64 sp, bp, ret, cfa;
+
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	k.ip = BPF_CORE_READ(regs, ip);
+	sp = BPF_CORE_READ(regs, sp);
+	bp = BPF_CORE_READ(regs, bp);
+	for (int i = 0; i <= KP_OFFCPU_CFI_LEVELS; i++) {
+		r = bpf_map_lookup_elem(&kp_offcpu_rules, &k);
+		if (!r || r->kind != KP_RULE_SP) {
+			end = !r ? KP_UW_NORULE : r->kind == KP_RULE_FP ? KP_UW_FP : KP_UW_UNKNOWN;
+			break;
+		}
+		if (i == KP_OFFCPU_CFI_LEVELS)
+			break; /* KP_UW_DEPTH */
+		cfa = sp + r->cfa;
+		if (r->rbp == KP_RBP_SAVED)
+			flags |= bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa - r->rbp_off)) == 0
+				     ? KP_UW_WALKED
+				     : KP_UW_RBP;
+		else if (r->rbp == KP_RBP_LOST)
+			flags |= KP_UW_RBP;
+		if (bpf_probe_read_user(&ret, sizeof(ret), (void *)(cfa - 8)) < 0) {
+			end = KP_UW_FAULT;
+			break;
+		}
+		b->callers[i & (KP_OFFCPU_CALLERS - 1)] = ret;
+		b->ncallers = i + 1;
+		sp = cfa;
+		k.ip = ret;
+	}
+	/* at a frame-pointer function, or JIT code (which keeps them), with rbp read back */
+	if ((end == KP_UW_FP || end == KP_UW_UNKNOWN) &&
+	    (flags & (KP_UW_WALKED | KP_UW_RBP)) == KP_UW_WALKED)
+		fp_walk(b, bp);
+	else
+		flags &= ~KP_UW_WALKED;
+	b->unwind = end | flags;
 }
 
 /* prev leaves the CPU: it is the running task, so the stacks taken now are its. */
 static __always_inline void switch_out(void *ctx, bool preempt, struct task_struct *prev)
 {
 	struct kp_offcpu_begin b = {};
+	struct kp_target *t;
 	long st;
 	__u64 ids;
 	__u32 tid;
 
-	if (!offcpu_target(prev, true, &ids))
+	t = target_of(prev, true, &ids);
+	if (!t && kp_all_offcpu)
+		waiter(prev, ids);
+	if (!t || !(t->flags & KP_TF_OFFCPU))
 		return;
 	st = task_state(prev);
 	if (st & KP_TASK_DEAD)
@@ -121,6 +242,8 @@ static __always_inline void switch_out(void *ctx, bool preempt, struct task_stru
 	/* -EFAULT: no user stack (a kernel thread's, or none walked); -EEXIST: a collision */
 	if (b.kstack < 0 || (b.ustack < 0 && b.ustack != -14))
 		offc_add(KP_OFFC_NOSTACK, 1);
+	if (kp_has_task_regs && b.ustack >= 0)
+		unwind(&b, b.tgid);
 	b.time_ns = bpf_ktime_get_ns();
 	tid = (__u32)ids;
 	if (bpf_map_update_elem(&kp_offcpu_start, &tid, &b, BPF_ANY) < 0)
@@ -133,10 +256,12 @@ static __always_inline void switch_in(struct task_struct *next)
 	struct kp_offcpu_begin *b;
 	struct kp_offcpu_key k = {};
 	struct kp_offcpu_val *v, nv = {};
+	struct kp_target *t;
 	__u64 ids, now;
 	__u32 tid;
 
-	if (!offcpu_target(next, false, &ids))
+	t = target_of(next, false, &ids);
+	if (!t || !(t->flags & KP_TF_OFFCPU))
 		return;
 	tid = (__u32)ids;
 	b = bpf_map_lookup_elem(&kp_offcpu_start, &tid);
@@ -148,6 +273,9 @@ static __always_inline void switch_in(struct task_struct *next)
 	k.kstack = b->kstack;
 	k.ustack = b->ustack;
 	k.state = b->state;
+	k.unwind = b->unwind;
+	k.ncallers = b->ncallers;
+	__builtin_memcpy(k.callers, b->callers, sizeof(k.callers));
 	nv.ns = now > b->time_ns ? now - b->time_ns : 0;
 	bpf_map_delete_elem(&kp_offcpu_start, &tid);
 	v = bpf_map_lookup_elem(&kp_offcpu_sums, &k);

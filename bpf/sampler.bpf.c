@@ -37,50 +37,16 @@ struct {
 	__type(value, struct kp_sample);
 } kp_scratch SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, KP_MAX_ALL_SKIP);
-	__type(key, __u32);
-	__type(value, __u64); /* the refused process's start */
-} kp_all_skip SEC(".maps");
-
-__u32 kp_all_freq;		       /* the system-wide set's frequency (its cookie); 0: off */
-const volatile __u32 kp_self_tgid = 0; /* kprofd, as current_ids() names it */
-
-#define KP_PF_KTHREAD 0x00200000 /* task_struct.flags: a kernel thread */
+__u32 kp_all_freq; /* the system-wide set's frequency (its cookie); 0: off */
 
 /* A sample of the system-wide set in a process that is no target: 0 to drop it (counted), 1 to
  * send it with *start set. */
 static __always_inline int stranger(__u64 id, __u64 *start)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	__u32 tgid = id >> 32;
-	__u64 *skip;
+	__u32 why = all_candidate((struct task_struct *)bpf_get_current_task(), id >> 32, start);
 
-	if (!BPF_CORE_READ(task, pid)) {
-		count(KP_CTR_ALL_IDLE);
-		return 0;
-	}
-	if (BPF_CORE_READ(task, flags) & KP_PF_KTHREAD) {
-		count(KP_CTR_ALL_KTHREAD);
-		return 0;
-	}
-	if (!tgid) {
-		count(KP_CTR_ALL_FOREIGN);
-		return 0;
-	}
-	if (tgid == kp_self_tgid) {
-		count(KP_CTR_ALL_SELF);
-		return 0;
-	}
-	*start = start_ticks(task);
-	skip = bpf_map_lookup_elem(&kp_all_skip, &tgid);
-	if (skip && *skip == *start) {
-		count(KP_CTR_ALL_SKIPPED);
-		return 0;
-	}
-	count(KP_CTR_ALL_SENT);
-	return 1;
+	count(why ? why : KP_CTR_ALL_SENT);
+	return !why;
 }
 
 /* The kernel steps a uprobe's probed instruction out of line, in a slot of the process's [uprobes]

@@ -91,9 +91,11 @@ void drift_render_json(FILE *f, const Kprof__DriftReply *r)
 	fprintf(f,
 		",\"window\":%u,\"min_samples\":%u,\"refresh\":%u,\"threshold\":%.6f,"
 		"\"samples\":%" PRIu64 ",\"functions_over\":%" PRIu64 ",\"keys_over\":%" PRIu64
-		",\"events_total\":%" PRIu64,
+		",\"events_total\":%" PRIu64 ",\"end_after\":%u,\"functions_ended\":%" PRIu64
+		",\"functions_recycled\":%" PRIu64,
 		r->window, r->min_samples, r->refresh, r->threshold, r->samples, r->functions_over,
-		r->keys_over, r->events_total);
+		r->keys_over, r->events_total, r->end_after, r->functions_ended,
+		r->functions_recycled);
 	fprintf(f, ",\"kept\":%s,\"kept_ended_ns\":%" PRIu64 ",\"kept_reason\":",
 		r->kept ? "true" : "false", r->kept_ended_ns);
 	render_json_string(f, r->kept_reason ? r->kept_reason : "");
@@ -153,6 +155,12 @@ void drift_render(FILE *f, const Kprof__DriftReply *r, bool json)
 			"left out: %" PRIu64 " samples (too many functions), %" PRIu64
 			" filed as \"other\" (too many keys)\n",
 			r->functions_over, r->keys_over);
+	if (r->functions_ended)
+		fprintf(f,
+			"ended: %" PRIu64 " function%s without a sample for %u s (code replaced, "
+			"e.g. a deoptimized copy, or no longer run)%s\n",
+			r->functions_ended, render_plural(r->functions_ended), r->end_after,
+			r->functions_recycled ? "; their places reused" : "");
 	if (!r->n_functions)
 		fputs("no samples in JIT functions yet (they need a perf map or jitdump)\n", f);
 	else

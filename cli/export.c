@@ -126,7 +126,7 @@ static int comm_roots(const Kprof__SavedProfile *sp, struct comm_roots *c)
 		}
 		c->sv[i] = *s;
 		c->spp[i] = &c->sv[i];
-		if (s->n_ids >= 2 * KP_MAX_STACK + 1)
+		if (s->n_ids >= KP_MAX_FRAMES)
 			continue; /* as deep as a stack may be: left as it is */
 		c->sv[i].ids = c->ids + io;
 		c->ids[io++] = nf + r;

@@ -42,7 +42,7 @@ static const struct verb verbs[] = {
     {"attach", verb_attach,
      "PID [--freq HZ] [--duration SEC] [--eps E] [--hcct-kernel] [--no-jvm-map] [--json]\n"
      "          [--children] [--off-cpu] [--calls[=NAME,...|=hot:N] [--burst MS --period MS]\n"
-     "          [--force]]\n"
+     "          [--force] [--max-slowdown X]]\n"
      "          | --cgroup PATH | --unit NAME [--freq HZ] [...] | --all [--freq HZ]",
      "start sampling PID (default 99 Hz, 1-4999; until detached, exit or SEC seconds);\n"
      "          --children: every process it forks from then on is a target too;\n"
@@ -56,7 +56,9 @@ static const struct verb verbs[] = {
      "          --calls=NAME,... only those functions; those in anonymous memory (V8,\n"
      "          HotSpot) are counted by hardware breakpoints, 4 exactly, more in turns\n"
      "          (estimated counts, the share of the time each was counted shown);\n"
-     "          --calls=hot:N: the N hottest JIT functions sampled (1-16), chosen after 1 s"},
+     "          --calls=hot:N: the N hottest JIT functions sampled (1-16), chosen after 1 s;\n"
+     "          its probes go off while the target runs over kprofd's budget (1.1x) or\n"
+     "          --max-slowdown X (0: none), and back once its work has paid for them"},
     {"detach", verb_detach, "PID [--json] | --cgroup PATH | --unit NAME | --all",
      "stop sampling PID (or watching a cgroup or unit, or system-wide mode with --all:\n"
      "          its targets are detached); profiles are kept"},

@@ -403,6 +403,70 @@ static void target_origin_text(FILE *f, const Kprof__Target *t)
 	}
 }
 
+/* A rate with a k/M suffix ("45.1k"). */
+static void put_rate(FILE *f, double r)
+{
+	if (r >= 1e6)
+		fprintf(f, "%.1fM", r / 1e6);
+	else if (r >= 1e4)
+		fprintf(f, "%.1fk", r / 1e3);
+	else
+		fprintf(f, "%.0f", r);
+}
+
+/* One probing mode's cost: "N probe hits/s at X us a hit (KIND): S slower, budget M (...)". */
+static void cost_text(FILE *f, double hits_per_s, uint64_t hit_ns, const char *kind,
+		      double slowdown, double max, bool max_default, const char *max_opt)
+{
+	put_rate(f, hits_per_s);
+	fputs(" probe hits/s", f);
+	if (hit_ns)
+		fprintf(f, " at %.2f us a hit (%s, measured here)", hit_ns / 1e3, kind ? kind : "?");
+	if (slowdown > 0)
+		fprintf(f, ": %.2fx%s slower", slowdown, slowdown >= 100 ? " or more" : "");
+	else if (hit_ns)
+		fputs(": slowdown not known yet", f);
+	else
+		fputs(" (a hit's cost could not be measured: no slowdown)", f);
+	if (max > 0)
+		fprintf(f, ", budget %.2fx (%s)", max,
+			max_default ? "kprofd's default" : max_opt);
+	else
+		fputs(", no budget", f);
+}
+
+/* Exact mode's cost, and what its budget did. */
+static void exact_cost_text(FILE *f, const Kprof__Target *t)
+{
+	cost_text(f, t->calls_hits_per_s, t->calls_hit_cost_ns, t->calls_cost_kind,
+		  t->calls_slowdown, t->calls_max_slowdown, t->calls_max_slowdown_default,
+		  "attach --max-slowdown");
+	if (t->calls_budget_offs)
+		fprintf(f,
+			"; the budget took the probes off %" PRIu64
+			" time%s: calls counted %.0f%% of the time%s",
+			t->calls_budget_offs, render_plural(t->calls_budget_offs),
+			100.0 * t->calls_duty, t->calls_budget_off ? " (off now)" : "");
+}
+
+void render_probe_costs(FILE *f, const Kprof__Target *t, const char *lead)
+{
+	if (t->calls && (t->calls_hits || t->calls_hit_cost_ns)) {
+		fprintf(f, "%sexact mode: ", lead);
+		exact_cost_text(f, t);
+		fputc('\n', f);
+	}
+	if (t->paths_function && t->paths_function[0]) {
+		fprintf(f, "%spaths ", lead);
+		put_text(f, t->paths_function, 0);
+		fprintf(f, " (%s): ", t->paths_mode ? t->paths_mode : "?");
+		cost_text(f, t->paths_hits_per_s, t->paths_hit_cost_ns, t->paths_cost_kind,
+			  t->paths_slowdown, t->paths_max_slowdown, t->paths_max_slowdown_default,
+			  "paths --max-slowdown");
+		fputc('\n', f);
+	}
+}
+
 /* Exact mode (attach --calls): probes, call events, bursts, hardware breakpoints. */
 static void target_exact_text(FILE *f, const Kprof__Target *t)
 {
@@ -427,6 +491,10 @@ static void target_exact_text(FILE *f, const Kprof__Target *t)
 		if (t->hw_stopped && t->hw_stopped[0]) {
 			fputs("; breakpoints stopped: ", f);
 			put_text(f, t->hw_stopped, 0);
+		}
+		if (t->calls_hits || t->calls_hit_cost_ns) {
+			fputs("; ", f);
+			exact_cost_text(f, t);
 		}
 	}
 }
@@ -530,9 +598,11 @@ static void target_line(FILE *f, const Kprof__Target *t)
 		fprintf(f, "; %" PRIu64 " sample%s taken in probes ([kprof probes])",
 			t->probe_samples, render_plural(t->probe_samples));
 	target_exact_text(f, t);
-	if (t->off_cpu)
-		fprintf(f, ", off CPU %.3f s in %" PRIu64 " interval%s", t->off_cpu_ns / 1e9,
-			t->off_cpu_intervals, render_plural(t->off_cpu_intervals));
+	if (t->off_cpu) /* no count of intervals: a view of some threads (report --tid) */
+		fprintf(f, ", off CPU %.3f s", t->off_cpu_ns / 1e9);
+	if (t->off_cpu && t->off_cpu_intervals)
+		fprintf(f, " in %" PRIu64 " interval%s", t->off_cpu_intervals,
+			render_plural(t->off_cpu_intervals));
 	fputc('\n', f);
 	target_range_text(f, t);
 }
@@ -544,6 +614,35 @@ void render_json_open_target(FILE *f, const Kprof__Target *t)
 		render_target_json(f, t);
 	else
 		fputs("null", f);
+}
+
+/* Exact mode's and a running path trace's costs (render_probe_costs in JSON); each only with
+ * exact mode or a trace, so that other targets' JSON stays as it was. */
+static void calls_costs_json(FILE *f, const Kprof__Target *t)
+{
+	fprintf(f,
+		",\"calls_hits\":%" PRIu64 ",\"calls_hits_per_s\":%.1f,\"calls_hit_cost_ns\":%" PRIu64
+		",\"calls_slowdown\":%.3f,\"calls_max_slowdown\":%.2f,\"calls_max_slowdown_default\":%s"
+		",\"calls_budget_offs\":%" PRIu64 ",\"calls_budget_off\":%s,\"calls_cost_kind\":",
+		t->calls_hits, t->calls_hits_per_s, t->calls_hit_cost_ns, t->calls_slowdown,
+		t->calls_max_slowdown, t->calls_max_slowdown_default ? "true" : "false",
+		t->calls_budget_offs, t->calls_budget_off ? "true" : "false");
+	render_json_string(f, t->calls_cost_kind ? t->calls_cost_kind : "");
+}
+
+static void paths_costs_json(FILE *f, const Kprof__Target *t)
+{
+	fputs(",\"paths_function\":", f);
+	render_json_string(f, t->paths_function);
+	fputs(",\"paths_mode\":", f);
+	render_json_string(f, t->paths_mode ? t->paths_mode : "");
+	fprintf(f,
+		",\"paths_hits\":%" PRIu64 ",\"paths_hits_per_s\":%.1f,\"paths_hit_cost_ns\":%" PRIu64
+		",\"paths_slowdown\":%.3f,\"paths_max_slowdown\":%.2f,\"paths_max_slowdown_default\":%s"
+		",\"paths_cost_kind\":",
+		t->paths_hits, t->paths_hits_per_s, t->paths_hit_cost_ns, t->paths_slowdown,
+		t->paths_max_slowdown, t->paths_max_slowdown_default ? "true" : "false");
+	render_json_string(f, t->paths_cost_kind ? t->paths_cost_kind : "");
 }
 
 void render_target_json(FILE *f, const Kprof__Target *t)
@@ -607,6 +706,10 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 	render_json_string(f, t->resume_note ? t->resume_note : "");
 	fprintf(f, ",\"memory_bytes\":%" PRIu64 ",\"drift_bytes\":%" PRIu64, t->memory_bytes,
 		t->drift_bytes);
+	if (t->calls)
+		calls_costs_json(f, t);
+	if (t->paths_function && t->paths_function[0])
+		paths_costs_json(f, t);
 	if (t->off_cpu) /* attach --off-cpu: only then, so other targets' JSON stays as it was */
 		fprintf(f,
 			",\"off_cpu\":true,\"off_cpu_ns\":%" PRIu64 ",\"off_cpu_intervals\":%" PRIu64

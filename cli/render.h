@@ -52,6 +52,8 @@ void render_target_line(FILE *f, const Kprof__Target *t);
  * alike. One allocation to free(); NULL when out of memory (show the names whole then). */
 const char **render_names(const char *const *names, size_t n);
 void render_target_json(FILE *f, const Kprof__Target *t);
+/* The costs of t's probing modes (exact mode; a path trace running), a line each after lead. */
+void render_probe_costs(FILE *f, const Kprof__Target *t, const char *lead);
 /* The start of a reply's JSON object, its target first: {"target":{...} (t NULL: null). */
 void render_json_open_target(FILE *f, const Kprof__Target *t);
 

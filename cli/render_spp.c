@@ -267,19 +267,41 @@ static void graph_row(FILE *f, const Kprof__SppGraph *g)
 	fprintf(f, "  %-14s ", name);
 	render_text(f, g->state ? g->state : "?");
 	fprintf(f, "%*s %6" PRIu64 " %8" PRIu64 "  %11.3f",
-		g->state && strlen(g->state) < 8 ? (int)(8 - strlen(g->state)) : 0, "", g->share,
+		g->state && strlen(g->state) < 11 ? (int)(11 - strlen(g->state)) : 0, "", g->share,
 		g->counted, g->coefficient);
 }
 
-static void spp_hw_text(FILE *f, const Kprof__SppReply *s)
+/* Where the profile stands, after its count: complete only when every graph counted something
+ * or was skipped as cold; a trace that ended with graphs waiting says so. */
+static void spp_done_text(FILE *f, const Kprof__SppReply *s, bool tracing)
 {
+	size_t none = 0;
+
+	for (size_t i = 0; i < s->n_graphs; i++)
+		none += s->graphs[i]->counted == 0 && s->graphs[i]->state &&
+			(!strcmp(s->graphs[i]->state, "timeout") ||
+			 !strcmp(s->graphs[i]->state, "unprofiled"));
+	if (s->complete && !none)
+		fputs(" (complete)", f);
+	else if (s->complete)
+		fprintf(f, " (done, but %zu of %zu graph%s counted nothing)", none, s->n_graphs,
+			s->n_graphs == 1 ? "" : "s");
+	else
+		fputs(tracing ? " (still profiling)" : " (the trace ended before every graph was done)",
+		      f);
+}
+
+static void spp_hw_text(FILE *f, const Kprof__SppReply *s, bool tracing)
+{
+	fprintf(f, ", %" PRIu64 " counted", s->counted);
+	spp_done_text(f, s, tracing);
 	fprintf(
 	    f,
-	    ", %" PRIu64 " counted%s, by hardware breakpoints one structure graph at a time\n"
+	    ", by hardware breakpoints one structure graph at a time\n"
 	    "(no complete profile of anonymous code to compare with: no overlap figure; %" PRIu64
 	    " local paths given up)\n"
-	    "  GRAPH          STATE     SHARE  COUNTED  COEFFICIENT  TURN(ms)  BPS  ASSUMED\n",
-	    s->counted, s->complete ? " (complete)" : " (still profiling)", s->hw_given_up);
+	    "  GRAPH          STATE        SHARE  COUNTED  COEFFICIENT  TURN(ms)  BPS  ASSUMED\n",
+	    s->hw_given_up);
 	for (size_t i = 0; i < s->n_graphs; i++) {
 		const Kprof__SppGraph *g = s->graphs[i];
 
@@ -297,6 +319,7 @@ static void spp_hw_text(FILE *f, const Kprof__SppReply *s)
 static void paths_spp(FILE *f, const Kprof__PathsReply *r)
 {
 	const Kprof__SppReply *s = r->spp;
+	bool tracing = r->state == KPROF__PATHS_STATE__PATHS_STATE_TRACING;
 
 	if (!s)
 		return;
@@ -304,16 +327,16 @@ static void paths_spp(FILE *f, const Kprof__PathsReply *r)
 	if (s->timeout)
 		fprintf(f, " (a graph waits at most %" PRIu64 " activations)", s->timeout);
 	if (s->hw) {
-		spp_hw_text(f, s);
+		spp_hw_text(f, s, tracing);
 		return;
 	}
+	fprintf(f, ", %" PRIu64 " counted", s->counted);
+	spp_done_text(f, s, tracing);
 	fprintf(f,
-		", %" PRIu64 " counted%s\n"
-		"Overlap with the complete trace (%" PRIu64
+		"\nOverlap with the complete trace (%" PRIu64
 		" local paths): %.1f%% (flat Ball-Larus with the same budget: %.1f%%)\n"
-		"  GRAPH          STATE     SHARE  COUNTED  COEFFICIENT\n",
-		s->counted, s->complete ? " (complete)" : " (still profiling)", s->full_counted,
-		s->overlap, s->flat_overlap);
+		"  GRAPH          STATE        SHARE  COUNTED  COEFFICIENT\n",
+		s->full_counted, s->overlap, s->flat_overlap);
 	for (size_t i = 0; i < s->n_graphs; i++) {
 		graph_row(f, s->graphs[i]);
 		fputc('\n', f);

@@ -100,11 +100,13 @@ static void syswide_json(FILE *f, const Kprof__SystemWide *w)
 	    ",\"idle_samples\":%" PRIu64 ",\"self_samples\":%" PRIu64
 	    ",\"foreign_samples\":%" PRIu64 ",\"taken_over\":%" PRIu64 ",\"kept_dropped\":%" PRIu64
 	    ",\"samples\":%" PRIu64 ",\"late_samples\":%" PRIu64 ",\"runs\":%" PRIu64
-	    ",\"own_samples\":%" PRIu64 ",\"drops\":%" PRIu64 ",\"evicted\":%" PRIu64 "}",
+	    ",\"own_samples\":%" PRIu64 ",\"drops\":%" PRIu64 ",\"evicted\":%" PRIu64
+	    ",\"off_cpu\":%s,\"waiters\":%" PRIu64 "}",
 	    w->on ? "true" : "false", w->freq_hz, w->since_ns, w->cpus, w->targets, w->profiled,
 	    w->refused, w->refused_samples, w->gone, w->gone_samples, w->kernel_samples,
 	    w->idle_samples, w->self_samples, w->foreign_samples, w->taken_over, w->kept_dropped,
-	    w->samples, w->late_samples, w->runs, w->own_samples, w->drops, w->evicted);
+	    w->samples, w->late_samples, w->runs, w->own_samples, w->drops, w->evicted,
+	    w->off_cpu ? "true" : "false", w->waiters);
 }
 
 /* System-wide mode as status shows it: where every sample of its set went. */
@@ -118,6 +120,11 @@ static void syswide_text(FILE *f, const Kprof__SystemWide *w)
 		"\n             %" PRIu64 " sampler runs: %" PRIu64 " processes profiled, %" PRIu64
 		" samples in their profiles; %" PRIu64 " in processes attached otherwise",
 		w->runs, w->profiled, w->samples, w->own_samples);
+	if (w->off_cpu)
+		fprintf(f,
+			"\n             with off-CPU time (--off-cpu): %" PRIu64
+			" of those made targets when they left a CPU",
+			w->waiters);
 	fprintf(f,
 		"\n             no profile: %" PRIu64 " processes refused by a limit (%" PRIu64
 		" samples; limits.max_auto_targets, max_targets), %" PRIu64
@@ -201,6 +208,23 @@ static void tree_branch(const size_t *order, const unsigned *depth, size_t n, si
 		strcat(out, more_at(order, depth, n, k, d) ? "|-" : "`-");
 }
 
+/* The costs of the probing modes of the attached targets, a line each after indent. */
+static void list_costs(FILE *f, Kprof__Target *const *t, size_t n, const char *indent)
+{
+	for (size_t i = 0; i < n; i++) {
+		char lead[96];
+		int k;
+
+		if (t[i]->state != KPROF__TARGET_STATE__TARGET_STATE_ATTACHED)
+			continue;
+		k = snprintf(lead, sizeof(lead), "%spid %u (", indent, t[i]->pid);
+		for (const char *c = t[i]->comm; c && *c && k < 40; c++)
+			lead[k++] = (*c >= 0x20 && *c < 0x7f) ? *c : '?';
+		snprintf(lead + k, sizeof(lead) - k, "): ");
+		render_probe_costs(f, t[i], lead);
+	}
+}
+
 void render_list(FILE *f, const Kprof__ListReply *r, bool json)
 {
 	if (json) {
@@ -230,6 +254,7 @@ void render_list(FILE *f, const Kprof__ListReply *r, bool json)
 		tree_branch(order, depth, r->n_targets, tree ? k : SIZE_MAX, branch);
 		list_row(f, r->targets[i], branch);
 	}
+	list_costs(f, r->targets, r->n_targets, "");
 	for (size_t i = 0; i < r->n_targets; i++)
 		if (r->targets[i]->threads_unsampled)
 			fprintf(
@@ -284,6 +309,23 @@ static void http_text(FILE *f, const Kprof__HttpStatus *h)
 		h->waiting, h->served, h->unauthorized, h->left, h->evicted, h->busy);
 }
 
+/* The off-CPU counts of status, as JSON members. */
+static void status_offcpu_json(FILE *f, const Kprof__StatusReply *r)
+{
+	static const char *const names[] = {
+	    "off_cpu_targets",	   "off_cpu_runs",	   "off_cpu_switches",
+	    "off_cpu_intervals",   "off_cpu_lost",	   "off_cpu_lost_ns",
+	    "off_cpu_no_stack",	   "off_cpu_stacks_gone",  "off_cpu_callers_found",
+	    "off_cpu_callers_lost", "off_cpu_rules"};
+	const uint64_t v[] = {r->off_cpu_targets,	r->off_cpu_runs,	r->off_cpu_switches,
+			      r->off_cpu_intervals,	r->off_cpu_lost,	r->off_cpu_lost_ns,
+			      r->off_cpu_no_stack,	r->off_cpu_stacks_gone, r->off_cpu_callers_found,
+			      r->off_cpu_callers_lost, r->off_cpu_rules};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		fprintf(f, ",\"%s\":%" PRIu64, names[i], v[i]);
+}
+
 /* A status reply as JSON; cpu_per_sample and rate as render_status computes them. */
 static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sample, double rate)
 {
@@ -325,6 +367,12 @@ static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sam
 		syswide_json(f, r->system_wide);
 	}
 	http_json(f, r->http);
+	for (size_t i = 0; i < r->n_probing; i++) { /* only when probes are in */
+		fputs(i ? "," : ",\"probing\":[", f);
+		render_target_json(f, r->probing[i]);
+		if (i + 1 == r->n_probing)
+			fputc(']', f);
+	}
 	fprintf(f,
 		",\"window_sec\":%u,\"windows\":%" PRIu64 ",\"windows_in_memory\":%" PRIu64
 		",\"window_memory_bytes\":%" PRIu64 ",\"window_disk_bytes\":%" PRIu64
@@ -350,13 +398,7 @@ static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sam
 	fputc(']', f);
 	fputs(",\"off_cpu_program\":", f);
 	render_json_string(f, r->off_cpu_program);
-	fprintf(f,
-		",\"off_cpu_targets\":%u,\"off_cpu_runs\":%" PRIu64 ",\"off_cpu_switches\":%" PRIu64
-		",\"off_cpu_intervals\":%" PRIu64 ",\"off_cpu_lost\":%" PRIu64
-		",\"off_cpu_lost_ns\":%" PRIu64 ",\"off_cpu_no_stack\":%" PRIu64
-		",\"off_cpu_stacks_gone\":%" PRIu64,
-		r->off_cpu_targets, r->off_cpu_runs, r->off_cpu_switches, r->off_cpu_intervals,
-		r->off_cpu_lost, r->off_cpu_lost_ns, r->off_cpu_no_stack, r->off_cpu_stacks_gone);
+	status_offcpu_json(f, r);
 	fputs("}\n", f);
 }
 
@@ -387,6 +429,13 @@ static void status_sampling_text(FILE *f, const Kprof__StatusReply *r)
 			r->off_cpu_program, r->off_cpu_targets, render_plural(r->off_cpu_targets),
 			r->off_cpu_runs, r->off_cpu_intervals, r->off_cpu_lost,
 			r->off_cpu_no_stack + r->off_cpu_stacks_gone);
+	if (r->off_cpu_program && r->off_cpu_program[0] &&
+	    (r->off_cpu_callers_found || r->off_cpu_callers_lost))
+		fprintf(f,
+			"\n             leaves without a frame pointer: %" PRIu64
+			" sums with their callers (%" PRIu64 " .eh_frame rules), %" PRIu64
+			" with a caller lost",
+			r->off_cpu_callers_found, r->off_cpu_rules, r->off_cpu_callers_lost);
 	else if (r->off_cpu_runs)
 		fprintf(f, "\noff-CPU:     off (no target asks); %" PRIu64 " switches seen before",
 			r->off_cpu_runs);
@@ -470,6 +519,10 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 	status_sampling_text(f, r);
 	status_watches_text(f, r);
 	syswide_text(f, r->system_wide);
+	if (r->n_probing) {
+		fputs("\nprobes:\n", f);
+		list_costs(f, r->probing, r->n_probing, "  ");
+	}
 	fprintf(f, "\nring buffer: %u KiB\n", r->ringbuf_bytes / 1024);
 	http_text(f, r->http);
 	fprintf(f, "daemon CPU:  %.3f s (%.1f us per sample)\n", r->cpu_ns / 1e9,

@@ -12,7 +12,10 @@
  * the modules (ncurses' COLS: TIOCGWINSZ on the terminal, else $COLUMNS, else terminfo's 80), at
  * least MIN_FN columns; a longer name loses its middle ("..") rather than its end, where C++
  * names keep the method and JS names the line. Names are shown as render_names() makes them
- * (C++ without parameter lists) unless --full-names. Keys: q quit, s sort column, p pause, t
+ * (C++ without parameter lists) unless --full-names. A target attached with --off-cpu adds
+ * an OFF-CPU column: the time its threads waited with the function as the wait's leaf frame in
+ * the interval (rows of functions that only wait come from kprofd too), a sort key of its own.
+ * Keys: q quit, s sort column, p pause, t
  * hot-context tree (a separate connection asks for the HCCT of the first target), / filter, arrows,
  * PgUp/PgDn, Home/End scroll. Ctrl-C and SIGTERM quit as q does; after --iterations N the last
  * screen is printed again once ncurses has left the alternate screen, so it stays on the terminal
@@ -97,6 +100,10 @@ static int cmp_rows(const void *a, const void *b, void *ctx)
 		break;
 	case SORT_NAME:
 		return strcmp(x->name, y->name);
+	case SORT_OFF_CPU:
+		if (x->off_cpu != y->off_cpu)
+			return x->off_cpu > y->off_cpu ? -1 : 1;
+		break;
 	default:
 		break;
 	}
@@ -147,12 +154,15 @@ static void build_rows(struct view *v)
 	free(v->rows);
 	v->rows = calloc(n + 1, sizeof(*v->rows));
 	v->nrows = 0;
+	v->off_cpu = false;
 	if (!v->rows)
 		return;
 	for (size_t i = 0; i < u->n_targets; i++) {
 		const Kprof__TopTarget *t = u->targets[i];
 		uint64_t all = t->interval_samples;
 		unsigned hz = t->target ? t->target->freq_hz : 0;
+
+		v->off_cpu |= t->target && t->target->off_cpu;
 
 		for (size_t j = 0; j < t->n_entries; j++) {
 			const Kprof__TopEntry *e = t->entries[j];
@@ -165,11 +175,12 @@ static void build_rows(struct view *v)
 			r->total_pct = all ? 100.0 * e->total / all : 0;
 			r->self_cpu = hz ? (double)e->self / hz : 0;
 			r->total_cpu = hz ? (double)e->total / hz : 0;
+			r->off_cpu = e->off_cpu_self / 1e9;
 			if (h) {
 				hist_push(h, r->self_pct, u->seq);
 				memcpy(r->trend, h->trend, sizeof(r->trend));
 			}
-			if (!e->self_all && !e->total_all)
+			if (!e->self_all && !e->total_all && !e->off_cpu_self_all && !e->off_cpu_total)
 				continue;
 			v->nrows++;
 		}
@@ -259,7 +270,10 @@ static void print_json(const Kprof__UpdateReply *u)
 			fputs(j ? "," : "", stdout);
 			drift_render_event_json(stdout, t->drift_events[j]);
 		}
-		printf("],\"interval_samples\":%" PRIu64 ",\"entries\":[", t->interval_samples);
+		printf("],\"interval_samples\":%" PRIu64, t->interval_samples);
+		if (t->target && t->target->off_cpu)
+			printf(",\"interval_off_cpu_ns\":%" PRIu64, t->interval_off_cpu);
+		fputs(",\"entries\":[", stdout);
 		for (size_t j = 0; j < t->n_entries; j++) {
 			const Kprof__TopEntry *e = t->entries[j];
 
@@ -268,8 +282,13 @@ static void print_json(const Kprof__UpdateReply *u)
 			fputs(",\"module\":", stdout);
 			render_json_string(stdout, e->module);
 			printf(",\"kind\":\"%s\",\"self\":%" PRIu64 ",\"total\":%" PRIu64
-			       ",\"self_all\":%" PRIu64 ",\"total_all\":%" PRIu64 "}",
+			       ",\"self_all\":%" PRIu64 ",\"total_all\":%" PRIu64,
 			       render_kind(e->kind), e->self, e->total, e->self_all, e->total_all);
+			if (t->target && t->target->off_cpu)
+				printf(",\"off_cpu_ns\":%" PRIu64 ",\"off_cpu_total_ns\":%" PRIu64
+				       ",\"off_cpu_all_ns\":%" PRIu64,
+				       e->off_cpu_self, e->off_cpu_total, e->off_cpu_self_all);
+			putchar('}');
 		}
 		fputs("]}", stdout);
 	}

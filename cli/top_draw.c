@@ -27,7 +27,7 @@
 #include "render.h"
 #include "render_profile.h"
 
-static const char *const sort_names[] = {"self%", "total%", "self(all)", "name"};
+static const char *const sort_names[] = {"self%", "total%", "self(all)", "name", "off-cpu"};
 
 /* The display width of the first len bytes of s (valid UTF-8 from render_sanitize, or ASCII),
  * and in *fit how many of its bytes fit in max columns. */
@@ -172,6 +172,9 @@ static int draw_header(struct view *v)
 		flow_itemf(&f, "%" PRIu64 " sample%s in %.1f s,", t->interval_samples,
 			   render_plural(t->interval_samples), u->interval_ms / 1000.0);
 		flow_itemf(&f, "%" PRIu64 " in all", t->target->samples);
+		if (t->target->off_cpu)
+			flow_itemf(&f, ", off CPU %.2f s in the interval",
+				   t->interval_off_cpu / 1e9);
 		flow_end(&f);
 		if (t->n_drift_events)
 			header_drift(&f, t->drift_events[t->n_drift_events - 1]);
@@ -234,6 +237,17 @@ static void put_fitted(FILE *f, const char *s, int w)
 	fputs(s + tail, f);
 }
 
+/* The OFF-CPU column: the time a function's threads waited in it in the interval, "-" if none. */
+static void off_cpu_cell(FILE *f, uint64_t ns)
+{
+	if (!ns)
+		fprintf(f, "%8s ", "-");
+	else if (ns >= 1000000000ULL)
+		fprintf(f, "%7.2fs ", ns / 1e9);
+	else
+		fprintf(f, "%6.1fms ", ns / 1e6);
+}
+
 static void draw_rows(struct view *v, int top, int height)
 {
 	char *line = NULL;
@@ -257,14 +271,17 @@ static void draw_rows(struct view *v, int top, int height)
 
 	for (size_t i = 1; i < v->nrows; i++)
 		pids |= v->rows[i].pid != v->rows[0].pid;
-	fw = COLS - ROW_PREFIX + (pids ? 0 : 9) - 1 - modw;
+	fw = COLS - ROW_PREFIX + (pids ? 0 : 9) - (v->off_cpu ? OFF_CPU_COL : 0) - 1 - modw;
 	fw = fw < MIN_FN ? MIN_FN : fw;
 	f = open_memstream(&line, &len);
 	if (!f)
 		return;
 	if (pids)
 		fprintf(f, "%-8s ", "PID");
-	fprintf(f, "%7s %7s %10s %-8s %-7s ", "SELF%", "TOTAL%", "SELF(all)", "TREND", "KIND");
+	fprintf(f, "%7s %7s ", "SELF%", "TOTAL%");
+	if (v->off_cpu)
+		fprintf(f, "%8s ", "OFF-CPU");
+	fprintf(f, "%10s %-8s %-7s ", "SELF(all)", "TREND", "KIND");
 	put_fitted(f, "FUNCTION", fw);
 	fputs(" MODULE", f);
 	fflush(f);
@@ -280,8 +297,11 @@ static void draw_rows(struct view *v, int top, int height)
 		rewind(f);
 		if (pids)
 			fprintf(f, "%-8u ", r->pid);
-		fprintf(f, "%6.1f%% %6.1f%% %10" PRIu64 " %-8s %-7s ", r->self_pct, r->total_pct,
-			r->e->self_all, r->trend, render_kind(r->e->kind));
+		fprintf(f, "%6.1f%% %6.1f%% ", r->self_pct, r->total_pct);
+		if (v->off_cpu)
+			off_cpu_cell(f, r->e->off_cpu_self);
+		fprintf(f, "%10" PRIu64 " %-8s %-7s ", r->e->self_all, r->trend,
+			render_kind(r->e->kind));
 		put_fitted(f, fn ? fn : "?", fw);
 		fprintf(f, " %s", mod ? mod : "?");
 		fputc('\0', f);

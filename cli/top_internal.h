@@ -19,7 +19,9 @@ struct top_opts;
 #define MIN_FN 24
 #define MAX_MODULE 32
 
-enum sort_key { SORT_SELF, SORT_TOTAL, SORT_SELF_ALL, SORT_NAME, SORT_N };
+enum sort_key { SORT_SELF, SORT_TOTAL, SORT_SELF_ALL, SORT_NAME, SORT_OFF_CPU, SORT_N };
+/* The OFF-CPU column, shown when a target records off-CPU time: "%8s ". */
+#define OFF_CPU_COL 9
 
 struct row {
 	uint32_t pid;
@@ -29,6 +31,7 @@ struct row {
 	/* CPU seconds in the interval (samples / Hz): what compares across targets, whose
 	 * percentages have different wholes and whose samples different rates. */
 	double self_cpu, total_cpu;
+	double off_cpu; /* seconds its threads waited in it (leaf) in the interval (--off-cpu) */
 	/* A copy: the histories live in an array that grows (moves) while rows are built. */
 	char trend[TREND_LEN + 1];
 };
@@ -49,6 +52,7 @@ struct view {
 	size_t nrows;
 	const char **names; /* render_names of the rows, or NULL: names whole */
 	enum sort_key sort;
+	bool off_cpu; /* a target of the last update records off-CPU time: the OFF-CPU column */
 	bool paused, tree;
 	char filter[64];
 	int scroll, page; /* first row shown; rows on a page */

@@ -85,6 +85,21 @@ int verbs_parse_fraction(const char *what, const char *s, double min, const char
 	return 0;
 }
 
+int verbs_parse_slowdown(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v == 0 || (v >= 1.01 && v <= 100))) {
+		verbs_usage_errorf("--max-slowdown: '%s' is not 0 or a factor in 1.01-100", s);
+		return -EINVAL;
+	}
+	*out = v == 0 ? -1 : v; /* no limit (0 asks for kprofd's default) */
+	return 0;
+}
+
 /* Print verb's help (its section of kprofctl(1)) on stdout. Returns the exit code. */
 int verbs_help(const char *verb)
 {

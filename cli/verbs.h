@@ -26,6 +26,9 @@ int verbs_parse_fraction(const char *what, const char *s, double min, const char
 			 double *out);
 /* A duration in whole seconds, min-max: a number of seconds, or with a unit ("10s", "5m",
  * "2 hours": when_duration). A usage error if not. */
+/* --max-slowdown X: a factor in 1.01-100, or 0 for none (-1 in the request: 0 there asks for
+ * kprofd's default). 0, or -EINVAL (reported). */
+int verbs_parse_slowdown(const char *s, double *out);
 int verbs_parse_seconds(const char *what, const char *s, unsigned long min, unsigned long max,
 			unsigned *out);
 /* A unit's name as systemctl takes it: NAME without a suffix is NAME.service (a static buffer,

@@ -104,7 +104,7 @@ static int report_lines(const Kprof__ReportRequest *rr, bool json)
 	Kprof__Reply *rep = NULL;
 	int r;
 
-	if ((r = verbs_report_profile(rr, &rep)))
+	if ((r = verbs_report_profile(rr, false, &rep)))
 		return r;
 	r = saved_check(rep->export->profile);
 	if (r >= 0)
@@ -169,13 +169,10 @@ int verb_report(int argc, char **argv)
 						   "--wall, --threads, --tid or --comm");
 	if (name && (rr.off_cpu || wall))
 		return verbs_usage_error("report", "--off-cpu and --wall are for one PID");
-	if (verbs_threads_any(&th) && (rr.off_cpu || wall))
-		return verbs_usage_error("report", "--threads, --tid and --comm read the CPU "
-						   "profile: not with --off-cpu or --wall");
 	if (!name && verbs_threads_any(&th) && (r = verbs_one_pid("report", argc, argv, &rr.pid)))
 		return r;
 	if (verbs_threads_any(&th))
-		return verbs_report_threads(&th, &rr, name, json, full_names);
+		return verbs_report_threads(&th, &rr, name, wall, json, full_names);
 	if (name)
 		return report_group(name, &grp, &rr, json, full_names);
 	if ((r = verbs_one_pid("report", argc, argv, &rr.pid)))
@@ -348,15 +345,8 @@ static int paths_number_opt(int c, Kprof__PathsRequest *pr)
 		pr->structural = true;
 		break;
 	case 'M':
-		errno = 0;
-		pr->max_slowdown = strtod(optarg, &end);
-		if (errno || end == optarg || *end ||
-		    !(pr->max_slowdown == 0 || (pr->max_slowdown >= 1.01 && pr->max_slowdown <= 100)))
-			return verbs_usage_errorf("--max-slowdown: '%s' is not 0 or a factor in "
-						  "1.01-100",
-						  optarg);
-		if (pr->max_slowdown == 0)
-			pr->max_slowdown = -1; /* no limit (0 asks for kprofd's default) */
+		if (verbs_parse_slowdown(optarg, &pr->max_slowdown) < 0)
+			return KPROFCTL_EXIT_USAGE;
 		break;
 	}
 	return 0;

@@ -28,6 +28,8 @@ static int attach_value_opt(int c, Kprof__AttachRequest *ar)
 		return KPROFCTL_EXIT_USAGE;
 	if (c == 'e' && verbs_parse_fraction("--eps", optarg, 1e-7, "[1e-7, 1]", &ar->eps) < 0)
 		return KPROFCTL_EXIT_USAGE;
+	if (c == 'M') /* exact mode's budget */
+		return verbs_parse_slowdown(optarg, &ar->max_slowdown) < 0 ? KPROFCTL_EXIT_USAGE : 0;
 	if (c == 'c') {
 		ar->calls = true;
 		if (optarg && !optarg[0])
@@ -60,6 +62,7 @@ static int attach_options(int argc, char **argv, Kprof__AttachRequest *ar, bool 
 	    {"unit", required_argument, NULL, 'U'},
 	    {"all", no_argument, NULL, 'A'},
 	    {"off-cpu", no_argument, NULL, 'O'},
+	    {"max-slowdown", required_argument, NULL, 'M'},
 	    {"pid", required_argument, NULL, 'p'},
 	    {},
 	};
@@ -98,13 +101,13 @@ static int attach_check(int argc, char **argv, Kprof__AttachRequest *ar)
 {
 	if (ar->all &&
 	    (optind < argc || ar->pid || ar->cgroup[0] || ar->unit[0] || ar->children || ar->calls ||
-	     ar->duration_sec || ar->eps || ar->hcct_kernel || ar->no_jvm_map ||
-	     ar->off_cpu))
+	     ar->duration_sec || ar->eps || ar->hcct_kernel || ar->no_jvm_map))
 		return verbs_usage_error("attach",
-					 "--all takes only --freq and --json: no PID, "
-					 "--cgroup, --unit, --children, --calls, --duration or --off-cpu");
-	if ((ar->burst_ms || ar->period_ms || ar->force) && !ar->calls)
-		return verbs_usage_error("attach", "--burst, --period and --force go with --calls");
+					 "--all takes only --freq, --off-cpu and --json: no PID, "
+					 "--cgroup, --unit, --children, --calls or --duration");
+	if ((ar->burst_ms || ar->period_ms || ar->force || ar->max_slowdown) && !ar->calls)
+		return verbs_usage_error("attach",
+					 "--burst, --period, --force and --max-slowdown go with --calls");
 	if (!ar->burst_ms != !ar->period_ms || (ar->burst_ms && ar->burst_ms >= ar->period_ms))
 		return verbs_usage_error("attach",
 					 "--burst MS needs --period MS, longer than the burst");
@@ -134,13 +137,14 @@ static void attach_print(const Kprof__AttachReply *a, bool json)
 		const Kprof__SystemWide *w = a->system_wide;
 
 		if (json)
-			printf("{\"system_wide\":true,\"freq_hz\":%u,\"cpus\":%u}\n", w->freq_hz,
-			       w->cpus);
+			printf("{\"system_wide\":true,\"freq_hz\":%u,\"cpus\":%u,\"off_cpu\":%s}\n",
+			       w->freq_hz, w->cpus, w->off_cpu ? "true" : "false");
 		else
 			printf("system-wide sampling on: %u Hz on %u CPUs; every process that gets "
-			       "a sample becomes a target (kprofctl list, status; detach --all "
+			       "a sample%s becomes a target%s (kprofctl list, status; detach --all "
 			       "stops it)\n",
-			       w->freq_hz, w->cpus);
+			       w->freq_hz, w->cpus, w->off_cpu ? " or leaves a CPU" : "",
+			       w->off_cpu ? " with its off-CPU time" : "");
 	} else if (!a->target) { /* a cgroup or unit watched */
 		if (json) {
 			fputs("{\"cgroup\":", stdout);

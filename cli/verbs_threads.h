@@ -28,12 +28,14 @@ int verbs_threads_opt(int c, struct verbs_threads *t);
 /* Whether any of them was given. */
 bool verbs_threads_any(const struct verbs_threads *t);
 /* The whole profile of rr's pid, session and range (an export request) into *rep, its
- * export->profile set (report --threads, --lines). 0, or an exit code (nothing to free then). */
-int verbs_report_profile(const Kprof__ReportRequest *rr, Kprof__Reply **rep);
+ * export->profile set, and with off_cpu its export->off_cpu (report --threads, --lines). 0, or
+ * an exit code (nothing to free then). */
+int verbs_report_profile(const Kprof__ReportRequest *rr, bool off_cpu, Kprof__Reply **rep);
 /* report of rr's pid (group NULL) or of the group of processes name, per t: the profile
- * exported, cut to the threads of --tid/--comm, then the threads' table or the flat profile.
- * 0 or an exit code. */
+ * exported, cut to the threads of --tid/--comm, then the threads' table or the flat profile;
+ * of a pid's off-CPU profile with rr->off_cpu, of both with wall (in time units). 0 or an exit
+ * code. */
 int verbs_report_threads(const struct verbs_threads *t, const Kprof__ReportRequest *rr,
-			 const char *group, bool json, bool full_names);
+			 const char *group, bool wall, bool json, bool full_names);
 
 #endif

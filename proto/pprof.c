@@ -42,6 +42,7 @@
 
 #include "kprof/array.h"
 #include "kprof/cleanup.h"
+#include "kprof/idxtab.h"
 #include "kprof/saved.h"
 #include "proto/profile.pb-c.h"
 
@@ -65,8 +66,7 @@ const char *pprof_kind_name(Kprof__FrameKind k)
 struct strtab {
 	char **v;
 	size_t n, cap;
-	uint32_t *slots; /* index + 1 */
-	size_t nslots;
+	struct idxtab tab;
 };
 
 static uint64_t hash_str(const char *s)
@@ -78,24 +78,9 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
-static int strtab_grow(struct strtab *t)
+static uint64_t strtab_hash(const void *ctx, uint32_t i)
 {
-	size_t ns = t->nslots ? t->nslots * 2 : 256;
-	uint32_t *slots = calloc(ns, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->n; i++) {
-		size_t j = hash_str(t->v[i]) & (ns - 1);
-
-		while (slots[j])
-			j = (j + 1) & (ns - 1);
-		slots[j] = i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = ns;
-	return 0;
+	return hash_str(((const struct strtab *)ctx)->v[i]);
 }
 
 /* Index of s in the table (interned on first sight), or -ENOMEM. */
@@ -103,17 +88,17 @@ static int64_t strtab_id(struct strtab *t, const char *s)
 {
 	size_t j;
 
-	if ((t->n + 1) * 2 > t->nslots && strtab_grow(t) < 0)
+	if (idxtab_reserve(&t->tab, t->n + 1, 256, strtab_hash, t) < 0)
 		return -ENOMEM;
-	for (j = hash_str(s) & (t->nslots - 1); t->slots[j]; j = (j + 1) & (t->nslots - 1))
-		if (!strcmp(t->v[t->slots[j] - 1], s))
-			return t->slots[j] - 1;
+	idxtab_probe(&t->tab, hash_str(s), j)
+		if (!strcmp(t->v[t->tab.slot[j] - 1], s))
+			return t->tab.slot[j] - 1;
 	if (array_grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v), 256) < 0)
 		return -ENOMEM;
 	t->v[t->n] = strdup(s);
 	if (!t->v[t->n])
 		return -ENOMEM;
-	t->slots[j] = t->n + 1;
+	t->tab.slot[j] = t->n + 1;
 	return t->n++;
 }
 
@@ -122,7 +107,7 @@ static void strtab_release(struct strtab *t)
 	for (size_t i = 0; i < t->n; i++)
 		free(t->v[i]);
 	free(t->v);
-	free(t->slots);
+	idxtab_release(&t->tab);
 }
 
 const char *pprof_display_name(const Kprof__SavedFunction *f, char buf[256])
@@ -943,16 +928,18 @@ static int comments(struct pp *pp, const Kprof__SavedProfile *sp, const char *ve
 	return 0;
 }
 
-int pprof_build_offcpu(const Kprof__SavedProfile *sp, size_t off_from, uint64_t now_ns,
-		       const char *version, const struct pprof_lines *lines, uint8_t **ret,
-		       size_t *ret_len)
+/* The profile of sp with four sample types when four (else two unless off_from < n_stacks), the
+ * default one named by default_type (NULL: none). */
+static int build(const Kprof__SavedProfile *sp, size_t off_from, bool four,
+		 const char *default_type, uint64_t now_ns, const char *version,
+		 const struct pprof_lines *lines, uint8_t **ret, size_t *ret_len)
 {
 	Perftools__Profiles__Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
 	Perftools__Profiles__ValueType vt[4] = {
 	    PERFTOOLS__PROFILES__VALUE_TYPE__INIT, PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
 	    PERFTOOLS__PROFILES__VALUE_TYPE__INIT, PERFTOOLS__PROFILES__VALUE_TYPE__INIT};
 	Perftools__Profiles__ValueType *vtp[4] = {&vt[0], &vt[1], &vt[2], &vt[3]};
-	const size_t nv = off_from < sp->n_stacks ? 4 : 2;
+	const size_t nv = four || off_from < sp->n_stacks ? 4 : 2;
 	Perftools__Profiles__ValueType period_type = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
 	const Kprof__Target *t = sp->target;
 	size_t nf = sp->n_functions, ns = sp->n_stacks, nlocs = 0;
@@ -1010,6 +997,8 @@ int pprof_build_offcpu(const Kprof__SavedProfile *sp, size_t off_from, uint64_t 
 	     (vt[3].type = strtab_id(&pp.st, "wall")) < 0 ||
 	     (vt[3].unit = strtab_id(&pp.st, "nanoseconds")) < 0))
 		goto out;
+	if (default_type && (prof.default_sample_type = strtab_id(&pp.st, default_type)) < 0)
+		goto out;
 	prof.n_sample_type = nv;
 	prof.sample_type = vtp;
 	prof.period_type = &period_type;
@@ -1046,4 +1035,17 @@ int pprof_build_offcpu(const Kprof__SavedProfile *sp, size_t off_from, uint64_t 
 out:
 	pp_release(&pp);
 	return err;
+}
+
+int pprof_build_offcpu(const Kprof__SavedProfile *sp, size_t off_from, uint64_t now_ns,
+		       const char *version, const struct pprof_lines *lines, uint8_t **ret,
+		       size_t *ret_len)
+{
+	return build(sp, off_from, false, NULL, now_ns, version, lines, ret, ret_len);
+}
+
+int pprof_build_wall(const Kprof__SavedProfile *sp, size_t off_from, const char *default_type,
+		     uint64_t now_ns, const char *version, uint8_t **ret, size_t *ret_len)
+{
+	return build(sp, off_from, true, default_type, now_ns, version, NULL, ret, ret_len);
 }

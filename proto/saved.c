@@ -113,7 +113,7 @@ int saved_check(const Kprof__SavedProfile *sp)
 	for (size_t i = 0; i < sp->n_stacks; i++) {
 		const Kprof__SavedStack *s = sp->stacks[i];
 
-		if (s->n_ids > 2 * KP_MAX_STACK + 1)
+		if (s->n_ids > KP_MAX_FRAMES)
 			return -EBADMSG;
 		for (size_t j = 0; j < s->n_ids; j++)
 			if (s->ids[j] >= sp->n_functions)
@@ -128,6 +128,10 @@ int saved_check(const Kprof__SavedProfile *sp)
 	for (size_t i = 0; i < sp->n_leaf_addrs; i++)
 		if (sp->leaf_addrs[i]->func >= sp->n_functions)
 			return -EBADMSG;
+	/* attach --off-cpu's profile, one level deep, with the target's own Target */
+	if (sp->off_cpu && (sp->off_cpu->off_cpu || sp->off_cpu->format != SAVED_FORMAT ||
+			    !sp->off_cpu->target || saved_check(sp->off_cpu) < 0))
+		return -EBADMSG;
 	return check_tables(sp);
 }
 
@@ -149,9 +153,9 @@ int saved_profile(const Kprof__SavedProfile *sp, const struct profile_limits *li
 	}
 	for (size_t i = 0; err >= 0 && i < sp->n_stacks; i++) {
 		const Kprof__SavedStack *s = sp->stacks[i];
-		uint32_t ids[2 * KP_MAX_STACK + 1];
+		uint32_t ids[KP_MAX_FRAMES];
 
-		if (s->n_ids > 2 * KP_MAX_STACK + 1) { /* saved_check was not called */
+		if (s->n_ids > KP_MAX_FRAMES) { /* saved_check was not called */
 			err = -EBADMSG;
 			break;
 		}

@@ -37,8 +37,10 @@ for t in "$BUILD"/tests/test_*; do
 	if [ "$rc" -ne 0 ] && [ -z "$f" ]; then
 		echo "$name: exited with status $rc"; tail -20 "$log/$name.out"
 		failed=$((failed + 1))
+		echo "$name: exited with status $rc" >>"$log/failed"
 	elif [ -n "$f" ]; then
 		grep -E 'FAILED|ERROR|error|Failure' "$log/$name.out" | head -20
+		grep -E '^\[  FAILED  \] [a-z]' "$log/$name.out" | sed "s/^/$name: /" >>"$log/failed"
 	fi
 done
 
@@ -86,6 +88,8 @@ if [ "${#tests[@]}" -gt 0 ]; then
 		fi
 		if [ "$rc" -ne 0 ] || [ "$f" -ne 0 ]; then
 			echo "   (log: $log/$name.out)"; tail -30 "$log/$name.out" | sed 's/^/   | /'
+			grep '^FAIL:' "$log/$name.out" | cut -c1-240 | sed "s/^/$name${SANITIZED:+ (sanitized)}: /" >>"$log/failed"
+			[ "$f" -gt 0 ] || echo "$name${SANITIZED:+ (sanitized)}: script exited with status $rc" >>"$log/failed"
 		fi
 	done
 fi
@@ -99,10 +103,17 @@ if [ -n "${SANITIZED:-}" ]; then
 		echo "FAIL: sanitizers: $reports report(s):"
 		head -40 "$log"/san/* | sed 's/^/   | /'
 		failed=$((failed + 1))
+		echo "sanitizers: $reports report(s) in $log/san" >>"$log/failed"
 	fi
 fi
 
 echo
+# Every failed check once more, one line each, where a reader of the run's tail sees them.
+if [ -s "$log/failed" ]; then
+	echo "failed checks:"
+	sed 's/^/  /' "$log/failed"
+	[ -n "${RESULTS_FILE:-}" ] && sed 's/^/  /' "$log/failed" >>"$RESULTS_FILE.failed"
+fi
 [ -n "${RESULTS_FILE:-}" ] && echo "$passed $failed $skipped" >>"$RESULTS_FILE"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -1,327 +1,417 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* exact.c: exact mode: entry and return uprobes on the JIT functions of a target.
+/* exact.c: exact mode of a target (attach --calls): its life, its timers and what its probes
+ * report.
  *
- * Exact mode owns its state (struct calls): the plan of probes, the links, the burst clock and
- * what the probes report (counts per function, the HCCT of the calls as entered). Where a probe
- * may go and how probes are taken away is probes.c's: only code in a file-backed private
- * read+exec mapping, so anonymous code (V8's and HotSpot's default code caches) is refused
- * naming the function and the reason. The functions are the perf map's symbols; each probe carries
- * the function's profile id as its BPF cookie and the target's pid as its filter.
- * With names (attach --calls=NAME,...) only those functions are counted, and the ones in
- * anonymous memory, where uprobes cannot go, by hardware execute breakpoints (hwcalls.c).
- * Bursting: probes are attached for burst_ms every period_ms and detached in between (a uprobe
- * costs its trap whether or not anyone listens, so detaching is the only way to stop paying).
- * The kernel attaches and removes a set probe by probe (removal takes about a second), so only
- * the events stamped inside a burst's window, from its last probe in to its first out, count:
- * a set half in would pair an entry with no return and build contexts that never happened.
+ * Exact mode owns its state (struct calls, exact_internal.h; opaque to the rest of kprofd): the
+ * plan of probes and their links (exact_probes.c), the burst clock, the counts per function and
+ * the HCCT of the calls as entered. Its timers run on the daemon's loop, given at creation with
+ * the target's symbols and profile: --burst's (probes in for burst_ms of every period_ms) and
+ * --calls=hot:N's warm-up (sampling first, then the N hottest JIT functions sampled are probed;
+ * a try every CALLS_HOT_WARMUP_MS until one is sampled, CALLS_HOT_TRIES at most). The caller is
+ * told when probes go in (calls_env.probes_in) so that it drains their events sooner.
+ * Events (calls_on_event, on the ring buffer's path): only those stamped inside the window of
+ * the probe set in count; each thread's cursor in the HCCT follows its entries and returns.
+ *
+ * Cost and budget: a hit of a call probe (entry or return) and of a breakpoint costs the
+ * thread a roughly fixed CPU time, measured on this host (probecost.c), so the probes' time is
+ * the hits times that, and the slowdown of the target is its CPU time (its CPU clock, whatever
+ * the kernel books the traps as) over that time less the probes'. Every CALLS_COST_CHECK_MS the
+ * budget (--max-slowdown, else kprofd's probe_slowdown_pct) is kept by pcost_budget: a stretch
+ * of probes over it goes off at once, and they come back when the target's work has paid for it
+ * (with --burst, bursts are skipped meanwhile). The counts then cover the part of the time the
+ * probes were in (the duty, shown with the times the budget took them off). Uprobes taken off
+ * keep trapping for about a second, their program already detached (the kernel waits for a
+ * grace period before it removes the int3): those hits send no event, so they are counted at
+ * the rate of the stretch before, for as long as the int3 is at the hottest probed entry.
  */
 #include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include <bpf/libbpf.h>
-
-#include "kprof/array.h"
-#include "kprof/cleanup.h"
-#include "kprof/perfmap.h"
-#include "kprof/procmaps.h"
+#include "kprof/pcost.h"
 #include "kprof/profile.h"
 #include "os/clock.h"
 #include "exact/exact.h"
+#include "exact/exact_internal.h"
 #include "exact/hwcalls.h"
-#include "kernel/loader.h"
-#include "kernel/probes.h"
-#include "symbols/symbolize.h"
+#include "kernel/hwbp.h"
+#include "kernel/probecost.h"
 #include "os/log.h"
 #include "os/procfs.h"
 
-#define CALLS_MAX_PROBES 4096
+#define CALLS_HOT_WARMUP_MS 1000 /* --calls=hot:N: samples before the choice */
+#define CALLS_HOT_TRIES 10	 /* warm-ups before giving up (no JIT function sampled) */
+#define CALLS_HOT_MAX 16
+#define CALLS_COST_CHECK_MS 250 /* the probes' cost read, and the budget kept, this often */
 
-struct probe {
-	uint64_t start;	 /* function address in the target */
-	uint64_t offset; /* in the mapped file */
-	uint64_t map_start, map_end;
-	struct code_file file;
-	uint32_t func;
-	uint32_t seq; /* perf-map order: the latest line for a start wins */
-	const char *name;
-};
-
-struct plan {
-	struct probe *v;
-	size_t n, cap;
-	bool overflow;
-	const char *names;
-};
-
-/* Is name one of the comma-separated names (or one of them followed by its source)? */
-static bool named(const char *names, const char *name)
+/* "hot:N" of --calls: N, or -EINVAL with why. */
+static int parse_hot(const char *functions, const struct calls_opts *o, char *err, size_t errlen)
 {
-	for (const char *w = names; w && *w;) {
-		const char *e = strchrnul(w, ',');
+	char *end;
+	unsigned long n;
 
-		if (perfmap_name_match(name, w, e - w))
-			return true;
-		w = *e ? e + 1 : e;
+	errno = 0;
+	n = strtoul(functions + 4, &end, 10);
+	if (errno || *end || end == functions + 4 || n < 1 || n > CALLS_HOT_MAX) {
+		snprintf(err, errlen, "--calls=hot:N takes N from 1 to %d", CALLS_HOT_MAX);
+		return -EINVAL;
 	}
-	return false;
+	if (o->burst_ms) {
+		snprintf(err, errlen, "--calls=hot:N does not go with --burst");
+		return -EINVAL;
+	}
+	return (int)n;
 }
 
-static int collect(const struct perfmap_sym *sym, void *userdata)
+/* The probes' cost per hit (measured once per kprofd) and the budget; err says why not. */
+static int budget_setup(struct calls *c, const struct calls_opts *o, char *err, size_t errlen)
 {
-	struct plan *p = userdata;
+	struct probecost_budget b;
+	int r = probecost_budget(c->env.loader, PROBECOST_CALL, o->max_slowdown,
+				 c->env.max_slowdown, &b, err, errlen);
 
-	if (p->names && !named(p->names, sym->name))
-		return 0;
-
-	if (p->n == CALLS_MAX_PROBES) {
-		p->overflow = true;
-		return 1;
-	}
-	if (array_grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v), 64) < 0)
-		return -ENOMEM;
-	p->v[p->n] = (struct probe){.start = sym->start, .seq = p->n, .name = sym->name};
-	p->n++;
-	return 0;
+	c->hit_ns = b.hit_ns;
+	c->max_slowdown = b.max;
+	c->max_slowdown_default = b.max_default;
+	return r;
 }
 
-static int cmp_probe(const void *a, const void *b)
+static int calls_setup(struct calls *c, const struct calls_opts *o, char *err, size_t errlen)
 {
-	const struct probe *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* Check every function against the safety rules and fill offsets. -EPERM/-EINVAL with why. */
-static int check_plan(struct calls *c, const struct calls_target *t, struct plan *p,
-		      const struct procmaps *pm, bool force, char *err, size_t errlen)
-{
-	size_t w = 0;
-
-	if (p->n) /* an empty perf map: p->v is NULL, which qsort must not get */
-		qsort(p->v, p->n, sizeof(*p->v), cmp_probe);
-	for (size_t i = 0; i < p->n; i++) {
-		struct probe *pr = &p->v[i];
-		struct uprobe_site site;
-		int id, r;
-
-		if (i + 1 < p->n && p->v[i + 1].start == pr->start)
-			continue; /* re-declared later: the later line is the live one */
-		r = uprobe_site_check(pm, pr->start, pr->name, force, &site, err, errlen);
-		if (r == -ENOENT)
-			continue; /* code already unmapped: nothing to probe */
-		if (r == -EOPNOTSUPP && !p->names) {
-			size_t l = strlen(err);
-
-			snprintf(err + l, errlen - l,
-				 "; or name the functions (--calls=NAME,...) to count their calls "
-				 "with hardware breakpoints");
-		}
-		if (r < 0 && !(r == -EOPNOTSUPP && p->names))
-			return r;
-		id = profile_intern(t->profile, pr->name, tsym_perfmap_module(t->sym), pr->start,
-				    PROFILE_KIND_JIT);
-		if (id < 0) {
-			snprintf(err, errlen, "profile full: %s", strerror(-id));
-			return id;
-		}
-		if (r == -EOPNOTSUPP) { /* anonymous: a hardware breakpoint counts it */
-			r = hwcalls_add(c->hw, id, pr->start, pr->name, err, errlen);
-			if (r < 0)
-				return r;
-			continue;
-		}
-		pr->func = id;
-		pr->offset = site.offset;
-		pr->map_start = site.map_start;
-		pr->map_end = site.map_end;
-		pr->file = site.file;
-		p->v[w++] = *pr;
-	}
-	p->n = w;
-	if (!w && !c->hw->n) {
-		if (p->names)
-			snprintf(err, errlen, "no JIT function of pid %d named %s in %s", t->pid,
-				 p->names, tsym_perfmap_path(t->sym));
-		else
-			snprintf(err, errlen,
-				 "no JIT function of pid %d to probe (empty perf map %s?)", t->pid,
-				 tsym_perfmap_path(t->sym));
-		return -ENOENT;
-	}
-	return 0;
-}
-
-/* Every name given is a function of the plan (probed or counted by breakpoints)? */
-static int check_names(const struct calls *c, const struct plan *p, char *err, size_t errlen)
-{
-	for (const char *w = c->names; w && *w;) {
-		const char *e = strchrnul(w, ',');
-		bool found = false;
-
-		for (size_t i = 0; i < p->n && !found; i++)
-			found = perfmap_name_match(p->v[i].name, w, e - w);
-		for (size_t i = 0; i < c->hw->n && !found; i++)
-			found = perfmap_name_match(c->hw->f[i].name, w, e - w);
-		if (!found && e > w) {
-			snprintf(err, errlen, "no JIT function named %.*s in the perf map",
-				 (int)(e - w), w);
-			return -ENOENT;
-		}
-		w = *e ? e + 1 : e;
-	}
-	return 0;
-}
-
-int calls_plan(struct calls *c, const struct calls_target *t, bool force, char *err, size_t errlen)
-{
-	struct procmaps *pm = NULL;
-	struct plan p = {.names = c->names};
 	int r;
 
-	hwcalls_free(c->hw);
-	c->hw = calloc(1, sizeof(*c->hw));
-	if (!c->hw)
-		return -ENOMEM;
-	c->hw->pid = t->pid;
-	c->hw->countsp = &c->counts;
-	c->hw->ncountsp = &c->ncounts;
-	r = procmaps_read_pid(t->pid, &pm, err, errlen);
+	r = hcct_new(&(struct hcct_params){.slots = c->env.hcct_slots}, &c->exact);
+	if (r < 0) {
+		snprintf(err, errlen, "out of memory");
+		return r;
+	}
+	c->force = o->force;
+	r = budget_setup(c, o, err, errlen);
 	if (r < 0)
 		return r;
-	tsym_refresh(t->sym);
-	r = tsym_foreach_jit(t->sym, collect, &p);
-	if (r < 0 || p.overflow) {
-		snprintf(err, errlen, r < 0 ? "out of memory" : "more than %d JIT functions",
-			 CALLS_MAX_PROBES);
-		r = r < 0 ? r : -E2BIG;
-	} else {
-		r = check_plan(c, t, &p, pm, force, err, errlen);
-	}
-	if (r >= 0)
-		r = check_names(c, &p, err, errlen);
-	procmaps_free(pm);
-	if (r < 0) {
-		free(p.v);
+	if (o->functions && !strncmp(o->functions, "hot:", 4)) {
+		r = parse_hot(o->functions, o, err, errlen);
+		if (r > 0)
+			c->hot = (unsigned)r;
 		return r;
 	}
-	free(c->probes);
-	c->probes = p.v;
-	c->nprobes = p.n;
-	return 0;
+	if (o->functions && o->functions[0]) {
+		c->names = strdup(o->functions);
+		if (!c->names)
+			return -ENOMEM;
+	}
+	c->burst_ms = o->burst_ms;
+	c->period_ms = o->period_ms;
+	return calls_plan(c, o->force, err, errlen);
 }
 
-void calls_off(struct calls *c)
+int calls_new(const struct calls_env *env, const struct calls_opts *o, struct calls **ret,
+	      char *err, size_t errlen)
 {
-	if (c->nlinks) {
-		struct code_file files[REMOVAL_MAX_FILES];
-		size_t nf = 0;
-
-		for (size_t i = 0; i < c->nprobes && nf < REMOVAL_MAX_FILES; i++)
-			if (!i || memcmp(&c->probes[i].file, &files[nf - 1], sizeof(files[0])))
-				files[nf++] = c->probes[i].file;
-		removal_put(c->removal);
-		c->removal = links_remove_async(c->links, c->nlinks, files, nf, NULL, NULL);
-		c->links = NULL;
-		c->nlinks = 0;
-	}
-	free(c->links); /* allocated, nothing attached yet (a failed calls_on) */
-	c->links = NULL;
-	if (c->hw)
-		hwcalls_off(c->hw);
-	if (c->on_since_ns) {
-		c->active_ns += now_ns(CLOCK_MONOTONIC) - c->on_since_ns;
-		c->on_since_ns = 0;
-	}
-	if (c->win_start_ns && !c->win_end_ns)
-		c->win_end_ns = now_ns(CLOCK_MONOTONIC);
-}
-
-int calls_may_attach(const struct calls *c, char *err, size_t errlen)
-{
-	for (size_t i = 0; i < c->nprobes; i++) {
-		uint64_t since = removals_pending(&c->probes[i].file);
-
-		if (since) {
-			snprintf(
-			    err, errlen,
-			    "uprobes in the code of %s are still being removed by the kernel "
-			    "(for %.1f s): attaching now would stall kprofd until they are gone; "
-			    "try again in a few seconds",
-			    c->probes[i].name, since / 1e9);
-			return -EBUSY;
-		}
-	}
-	return 0;
-}
-
-int calls_on(struct calls *c, struct loader *l, pid_t pid, char *err, size_t errlen)
-{
+	struct calls *c = calloc(1, sizeof(*c));
 	int r;
+
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	c->env = *env;
+	r = calls_setup(c, o, err, errlen);
+	if (r < 0) {
+		calls_free(c);
+		return r;
+	}
+	*ret = c;
+	return 0;
+}
+
+size_t calls_nprobes(const struct calls *c)
+{
+	return c ? c->nprobes : 0;
+}
+
+/* The uprobes' hits so far: their events received, and those estimated while they linger. */
+static uint64_t uprobe_hits(const struct calls *c)
+{
+	return c->events + c->outside + (uint64_t)c->hidden_hits;
+}
+
+/* The CPU time of the probes so far, ns: their hits (the uprobes', and the breakpoints') at
+ * the cost of one. */
+static uint64_t probe_ns(const struct calls *c)
+{
+	return uprobe_hits(c) * c->hit_ns + hwcalls_hits(c->hw) * c->hw_hit_ns;
+}
+
+/* The target's CPU time now, ns (0: gone; its last reading stays in the stretch figures). */
+static uint64_t target_cpu_ns(const struct calls *c)
+{
+	uint64_t ns = 0;
+
+	return procfs_cpu_ns(c->env.pid, &ns) < 0 ? 0 : ns;
+}
+
+/* Probes off (calls_off), and their lingering watched: the kernel detaches their program at
+ * once and removes their int3 about a second later, and the traps in between cost the target
+ * as much as before while no event tells of them. */
+static void go_off(struct calls *c)
+{
+	uint64_t cpu = target_cpu_ns(c), hits = c->events + c->outside - c->stretch_hits;
 
 	calls_off(c);
-	r = calls_may_attach(c, err, errlen);
+	c->linger_addr = c->nprobes && cpu > c->stretch_cpu_ns ? calls_hottest_probe(c) : 0;
+	c->linger_rate = c->linger_addr ? (double)hits / (double)(cpu - c->stretch_cpu_ns) : 0;
+	c->linger_cpu_ns = cpu;
+}
+
+/* While the hottest probe's int3 is still in the code: its traps so far, at the rate before. */
+static void linger_step(struct calls *c, uint64_t cpu)
+{
+	uint8_t b = 0;
+
+	if (!c->linger_addr || cpu < c->linger_cpu_ns)
+		return;
+	c->hidden_hits += c->linger_rate * (double)(cpu - c->linger_cpu_ns);
+	c->linger_cpu_ns = cpu;
+	if (procfs_read_mem(c->env.pid, c->linger_addr, &b, 1) != 1 || b != 0xcc)
+		c->linger_addr = 0; /* gone (at most one check ago: counted to now) */
+}
+
+static int on_cost(sd_event_source *s, uint64_t usec, void *userdata);
+
+/* Probes in (calls_on), the stretch's figures taken, the caller told, the cost's check armed
+ * at the first; err says why not. */
+static int go_on(struct calls *c, char *err, size_t errlen)
+{
+	bool first = !c->enabled_ns;
+	int r = calls_on(c, err, errlen);
+
 	if (r < 0)
 		return r;
-	c->links = calloc(2 * c->nprobes + 1, sizeof(*c->links));
-	if (!c->links)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->nprobes; i++) {
-		const struct probe *pr = &c->probes[i];
-		char path[96];
-
-		procmaps_file_path(path, sizeof(path), pid, pr->map_start, pr->map_end);
-		for (int ret = 0; ret < 2; ret++) {
-			struct bpf_link *lk =
-			    loader_uprobe_attach(l, ret, loader_call_prog(l, ret), pid, path,
-						 pr->offset, pr->start, pr->func);
-
-			if (!lk) {
-				int e = -errno;
-
-				snprintf(err, errlen, "cannot attach a %s to %s (%s+0x%llx): %s%s",
-					 ret ? "uretprobe" : "uprobe", pr->name, path,
-					 (unsigned long long)pr->offset, strerror(-e),
-					 e == -EACCES || e == -EPERM
-					     ? " (exact mode needs CAP_SYS_ADMIN)"
-					     : "");
-				calls_off(c);
-				return e;
-			}
-			c->links[c->nlinks++] = lk;
-		}
-	}
-	if (c->hw && c->hw->n) {
-		sd_event *ev = NULL;
-
-		r = sd_event_default(&ev); /* the manager's loop (the thread's default) */
-		if (r >= 0)
-			r = hwcalls_on(c->hw, ev, err, errlen);
-		else
-			snprintf(err, errlen, "no event loop: %s", strerror(-r));
-		sd_event_unref(ev);
-		if (r < 0) {
-			calls_off(c);
-			return r;
-		}
-	}
-	/* Every probe is in: the window opens, and the threads start over from where they are
-	 * (the thesis's static bursting re-aligns from the stack; here a context starts at the
-	 * first entry seen and an exit of a call entered before is an unmatched exit). */
-	calls_reset_cursors(c);
-	c->on_since_ns = now_ns(CLOCK_MONOTONIC);
-	c->win_start_ns = c->on_since_ns;
-	c->win_end_ns = 0;
-	if (!c->enabled_ns) /* the duty's window begins with the first probes in */
-		c->enabled_ns = c->on_since_ns;
-	c->bursts++;
+	c->linger_addr = 0; /* whatever lingered is gone: the kernel let the probes in */
+	c->stretch_cpu_ns = target_cpu_ns(c);
+	c->stretch_hits = c->events + c->outside;
+	if (first)
+		c->cpu0_ns = c->cpu_last_ns = c->stretch_cpu_ns;
+	if (c->env.probes_in)
+		c->env.probes_in(c->env.ctx);
+	if (c->cost_timer || !(c->hit_ns || c->hw_hit_ns))
+		return 0;
+	r = sd_event_add_time_relative(c->env.event, &c->cost_timer, CLOCK_MONOTONIC,
+				       CALLS_COST_CHECK_MS * 1000ULL, 1000, on_cost, c);
+	if (r < 0)
+		log_warn("pid %d: exact mode: no cost check (%s): its budget is not kept",
+			 c->env.pid, strerror(-r));
 	return 0;
+}
+
+/* The budget's check: probes off for it, or back in (pcost_budget). */
+static void budget_step(struct calls *c, uint64_t cpu)
+{
+	uint64_t p = probe_ns(c);
+	struct pcost_use all = {cpu - c->cpu0_ns, p},
+			 st = {cpu - c->stretch_cpu_ns,
+			       (c->events + c->outside - c->stretch_hits) * c->hit_ns};
+	enum pcost_step step = pcost_budget(c->on_since_ns != 0, &all, &st, c->max_slowdown);
+	char err[256];
+
+	log_debug("pid %d: exact mode's cost: %.3fx over %.0f ms of CPU time, %.3fx over the last "
+		  "%.0f ms%s: %s",
+		  c->env.pid, pcost_slowdown_ns(all.cpu_ns, all.probe_ns), all.cpu_ns / 1e6,
+		  pcost_slowdown_ns(st.cpu_ns, st.probe_ns), st.cpu_ns / 1e6,
+		  c->on_since_ns ? "" : c->held ? " (off: budget)" : " (off)",
+		  step == PCOST_OFF ? "off" : step == PCOST_ON ? "on" : "as is");
+	if (step == PCOST_OFF) {
+		if (!c->budget_offs)
+			log_info("pid %d: exact mode over its budget (%.2fx slower in the last %.0f ms "
+				 "of its CPU time, %.2fx allowed): probes off until the target's "
+				 "work has paid for them, and so on",
+				 c->env.pid, pcost_slowdown_ns(st.cpu_ns, st.probe_ns),
+				 st.cpu_ns / 1e6, c->max_slowdown);
+		go_off(c);
+		c->held = true;
+		c->budget_offs++;
+	} else if (step == PCOST_ON && c->held) {
+		/* With --burst the next burst puts them back in; else here, once the kernel is
+		 * done removing the last ones (else at a later check). */
+		if (!c->burst_ms && calls_may_attach(c, err, sizeof(err)) < 0)
+			return;
+		c->held = false;
+		if (!c->burst_ms && go_on(c, err, sizeof(err)) < 0)
+			log_warn("pid %d: exact mode stopped: %s", c->env.pid, err);
+	}
+}
+
+static int on_cost(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct calls *c = userdata;
+	uint64_t cpu = target_cpu_ns(c);
+	int r;
+
+	if (cpu >= c->cpu0_ns && cpu >= c->stretch_cpu_ns && cpu) {
+		c->cpu_last_ns = cpu;
+		linger_step(c, cpu);
+		budget_step(c, cpu);
+	}
+	r = sd_event_source_set_time(s, usec + CALLS_COST_CHECK_MS * 1000ULL);
+	return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+/* Bursting: probes on for burst_ms, off for the rest of each period_ms. */
+static int on_burst(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct calls *c = userdata;
+	char err[256];
+
+	log_debug("pid %d: burst timer at %llu: probes %s", c->env.pid, (unsigned long long)usec,
+		  c->on_since_ns ? "off" : c->held ? "off (budget)" : "on");
+	if (c->on_since_ns) {
+		go_off(c);
+		return sd_event_source_set_time(s, usec + (c->period_ms - c->burst_ms) * 1000ULL);
+	}
+	if (c->held) /* over the budget: this burst left out */
+		return sd_event_source_set_time(s, usec + c->period_ms * 1000ULL);
+	/* A removal of probes in the same code is still waiting for the kernel: come back
+	 * rather than block the loop (a probe attached now would wait for it in the kernel). */
+	if (calls_may_attach(c, err, sizeof(err)) < 0)
+		return sd_event_source_set_time(s, usec + 50000);
+	if (go_on(c, err, sizeof(err)) < 0) {
+		log_warn("pid %d: exact mode stopped: %s", c->env.pid, err);
+		return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+	}
+	/* The window starts once the probes are in (attaching may have waited for the last
+	 * removal to finish). */
+	return sd_event_source_set_time(s, now_ns(CLOCK_MONOTONIC) / 1000 + c->burst_ms * 1000ULL);
+}
+
+/* --calls=hot:N, after a warm-up: exact mode on the N hottest JIT functions sampled. */
+static int on_hot(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct calls *c = userdata;
+	char err[256], *names = NULL;
+	int r, got;
+
+	if (!c->hot)
+		return 0;
+	r = got = calls_hot_names(c->env.profile, c->hot, &names);
+	if (r == 0 && ++c->hot_tries < CALLS_HOT_TRIES) {
+		free(names);
+		r = sd_event_source_set_time(s, usec + CALLS_HOT_WARMUP_MS * 1000ULL);
+		return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	}
+	c->hot = 0;
+	if (r <= 0) {
+		free(names);
+		log_warn("pid %d: exact mode: no JIT function sampled after %u s: no calls counted",
+			 c->env.pid, CALLS_HOT_TRIES * CALLS_HOT_WARMUP_MS / 1000);
+		return 0;
+	}
+	free(c->names);
+	c->names = names;
+	r = calls_plan(c, c->force, err, sizeof(err));
+	if (r >= 0 && c->hw && c->hw->n)
+		c->hw_hit_ns = probecost_hit_ns(c->env.loader, PROBECOST_HWBP);
+	if (r >= 0)
+		r = go_on(c, err, sizeof(err));
+	if (r < 0) {
+		log_warn("pid %d: exact mode on the hottest functions (%s): %s", c->env.pid, names,
+			 err);
+		return 0;
+	}
+	log_info("pid %d: exact mode on the %d hottest JIT functions sampled: %s", c->env.pid, got,
+		 names);
+	return 0;
+}
+
+int calls_start(struct calls *c, char *err, size_t errlen)
+{
+	int r;
+
+	if (c->hot) { /* sample first, choose after a warm-up (on_hot) */
+		r = sd_event_add_time_relative(c->env.event, &c->hot_timer, CLOCK_MONOTONIC,
+					       CALLS_HOT_WARMUP_MS * 1000ULL, 1000, on_hot, c);
+		if (r < 0)
+			snprintf(err, errlen, "cannot arm the warm-up timer: %s", strerror(-r));
+		return r;
+	}
+	if (c->hw && c->hw->n)
+		c->hw_hit_ns = probecost_hit_ns(c->env.loader, PROBECOST_HWBP);
+	r = go_on(c, err, errlen);
+	if (r < 0)
+		return r;
+	if (!c->burst_ms)
+		return 0;
+	r = sd_event_add_time_relative(c->env.event, &c->timer, CLOCK_MONOTONIC,
+				       c->burst_ms * 1000ULL, 1000, on_burst, c);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(c->timer, SD_EVENT_ON);
+	if (r < 0)
+		snprintf(err, errlen, "cannot arm the burst timer: %s", strerror(-r));
+	return r;
+}
+
+/* The probes' cost since the first went in, now (now: CLOCK_MONOTONIC). */
+static void cost_live(const struct calls *c, uint64_t now, struct calls_stats *s)
+{
+	uint64_t hw = hwcalls_hits(c->hw), up = uprobe_hits(c), cpu;
+
+	s->hits = up + hw;
+	s->hit_ns = s->hits ? probe_ns(c) / s->hits : c->hit_ns ? c->hit_ns : c->hw_hit_ns;
+	s->cost_kind = !hw ? probecost_name(PROBECOST_CALL)
+		       : up ? "call probe and hardware breakpoint"
+			    : probecost_name(PROBECOST_HWBP);
+	if (now > c->enabled_ns)
+		s->hits_per_s = (double)s->hits * 1e9 / (double)(now - c->enabled_ns);
+	if ((cpu = target_cpu_ns(c)) < c->cpu_last_ns)
+		cpu = c->cpu_last_ns; /* gone: the last check's */
+	if ((c->hit_ns || c->hw_hit_ns) && cpu > c->cpu0_ns)
+		s->slowdown = pcost_slowdown_ns(cpu - c->cpu0_ns, probe_ns(c));
+}
+
+/* Exact mode ended: its cost as it stands kept (the saved profile's), nothing added later. */
+static void cost_freeze(struct calls *c)
+{
+	struct calls_stats s = {0};
+
+	if (!c->enabled_ns)
+		return;
+	cost_live(c, c->ended_ns, &s);
+	c->saved_hits = s.hits;
+	c->saved_hit_ns = s.hit_ns;
+	snprintf(c->saved_cost_kind, sizeof(c->saved_cost_kind), "%s", s.cost_kind);
+	c->saved_hits_per_s = s.hits_per_s;
+	c->saved_slowdown = s.slowdown;
+}
+
+void calls_end(struct calls *c)
+{
+	if (!c)
+		return;
+	calls_off(c);
+	c->timer = sd_event_source_disable_unref(c->timer);
+	c->hot_timer = sd_event_source_disable_unref(c->hot_timer);
+	c->cost_timer = sd_event_source_disable_unref(c->cost_timer);
+	if (c->ended_ns)
+		return;
+	c->ended_ns = now_ns(CLOCK_MONOTONIC);
+	cost_freeze(c);
+}
+
+void calls_free(struct calls *c)
+{
+	if (!c)
+		return;
+	c->hot_timer = sd_event_source_disable_unref(c->hot_timer);
+	c->timer = sd_event_source_disable_unref(c->timer);
+	c->cost_timer = sd_event_source_disable_unref(c->cost_timer);
+	calls_probes_free(c);
+	free(c->names);
+	free(c->counts);
+	hcct_free(c->exact);
+	hcct_tree_free(c->saved_exact);
+	free(c);
 }
 
 /* The cursor of thread tid (open addressing on a fixed table), NULL when the table is full. */
@@ -378,72 +468,131 @@ void calls_on_event(struct calls *c, const struct kp_call *ev, size_t nfuncs)
 		c->unmatched_exits++; /* entered before the probes were attached */
 }
 
-void calls_reset_cursors(struct calls *c)
+const uint64_t *calls_counts(const struct calls *c, size_t *n)
 {
-	for (size_t j = 0; c->threads && j < CALLS_MAX_THREADS; j++) {
-		if (c->threads[j].tid)
-			hcct_cursor_release(c->exact, &c->threads[j].cur);
-		c->threads[j].tid = 0;
-	}
-	tidtab_clear(&c->tids);
+	*n = c ? c->ncounts : 0;
+	return c ? c->counts : NULL;
 }
 
-int calls_hot_names(const struct profile *p, unsigned n, char **ret)
+const struct hcct *calls_tree(const struct calls *c)
 {
-	_cleanup_free_ uint32_t *ids = NULL;
-	size_t nids = 0, len = 0;
-	char *s = NULL;
-	unsigned got = 0;
-	int r = profile_sorted(p, &ids, &nids);
-
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < nids && got < n; i++) {
-		const struct profile_func *f = profile_func_get(p, ids[i]);
-		size_t l;
-		char *v;
-
-		if (!f || f->kind != PROFILE_KIND_JIT || !f->self || !f->name ||
-		    strchr(f->name, ','))
-			continue;
-		l = strlen(f->name);
-		v = realloc(s, len + l + 2);
-		if (!v) {
-			free(s);
-			return -ENOMEM;
-		}
-		s = v;
-		if (len)
-			s[len++] = ',';
-		memcpy(s + len, f->name, l + 1);
-		len += l;
-		got++;
-	}
-	*ret = s;
-	return (int)got;
+	return c ? c->exact : NULL;
 }
 
-void calls_free(struct calls *c)
+const struct hcct_tree *calls_saved_tree(const struct calls *c)
 {
-	c->hot_timer = sd_event_source_disable_unref(c->hot_timer);
-	calls_off(c);
-	calls_reset_cursors(c);
-	removal_put(c->removal);
-	c->removal = NULL;
-	c->timer = sd_event_source_disable_unref(c->timer);
-	free(c->threads);
-	c->threads = NULL;
-	tidtab_release(&c->tids);
-	free(c->probes);
-	c->probes = NULL;
-	hwcalls_free(c->hw);
-	c->hw = NULL;
-	free(c->names);
-	c->names = NULL;
-	free(c->counts);
-	c->counts = NULL;
-	hcct_free(c->exact);
-	c->exact = NULL;
-	hcct_tree_free(c->saved_exact);
-	c->saved_exact = NULL;
+	return c ? c->saved_exact : NULL;
+}
+
+bool calls_by_breakpoints(const struct calls *c)
+{
+	return c && (c->hw || c->saved_hw_n);
+}
+
+bool calls_breakpoint_at(const struct calls *c, uint64_t addr)
+{
+	return c && c->hw && hwbp_set_has(c->hw->set, addr);
+}
+
+uint64_t calls_memory(const struct calls *c)
+{
+	struct hcct_stats hs;
+	uint64_t n = 0;
+
+	if (!c)
+		return 0;
+	if (c->saved_exact)
+		n += c->saved_exact->len * sizeof(*c->saved_exact->entries);
+	if (c->exact) {
+		hcct_get_stats(c->exact, &hs);
+		n += hs.bytes;
+	}
+	return n;
+}
+
+/* The probes' cost since the first went in: as saved once exact mode ended (the events still on
+ * their way then are left out, as the saved profile leaves them), or a restored profile's. */
+static void cost_stats(const struct calls *c, uint64_t now, struct calls_stats *s)
+{
+	s->max_slowdown = c->max_slowdown;
+	s->max_slowdown_default = c->max_slowdown_default;
+	s->budget_offs = c->budget_offs;
+	s->budget_off = c->held;
+	if (c->enabled_ns && !c->ended_ns) {
+		cost_live(c, now, s);
+		return;
+	}
+	s->hits = c->saved_hits;
+	s->hit_ns = c->saved_hit_ns;
+	s->cost_kind = c->saved_cost_kind;
+	s->hits_per_s = c->saved_hits_per_s;
+	s->slowdown = c->saved_slowdown;
+}
+
+void calls_get_stats(const struct calls *c, struct calls_stats *s)
+{
+	uint64_t now = c->ended_ns ? c->ended_ns : now_ns(CLOCK_MONOTONIC);
+	/* The window the probes were asked to be in place; their removal's wait for the
+	 * kernel's grace period comes after the breakpoints are gone. */
+	uint64_t active = c->active_ns + (c->on_since_ns ? now - c->on_since_ns : 0);
+
+	*s = (struct calls_stats){
+	    .events = c->events,
+	    .unmatched_exits = c->unmatched_exits,
+	    /* Without bursts the probes stay in: no bursts to count, duty 1 once in. A restored
+	     * profile's are as saved. */
+	    .bursts = c->burst_ms || !c->env.loader ? c->bursts : 0,
+	    .probes = c->probes ? c->nprobes : c->saved_nprobes,
+	    .hot = c->hot,
+	    .hw_stopped = "",
+	};
+	if (c->hw && c->hw->n) {
+		s->hw_functions = c->hw->n;
+		s->hw_estimated = hwcalls_estimated(c->hw);
+		s->hw_covered = hwcalls_covered(c->hw);
+		s->hw_stopped = c->hw->stopped;
+	} else if (c->saved_hw_n) {
+		s->hw_functions = c->saved_hw_n;
+		s->hw_estimated = c->saved_hw_estimated;
+		s->hw_covered = c->saved_hw_covered;
+		s->hw_stopped = c->saved_hw_stopped;
+	}
+	if (!c->enabled_ns) /* never attached here: a restored profile's, or 0 */
+		s->duty = c->saved_duty;
+	else
+		s->duty = now > c->enabled_ns ? (double)active / (now - c->enabled_ns) : 0;
+	cost_stats(c, now, s);
+}
+
+int calls_restore(const struct calls_stats *s, uint64_t *counts, size_t ncounts,
+		  struct hcct_tree *tree, struct calls **ret)
+{
+	struct calls *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	c->events = s->events;
+	c->bursts = s->bursts;
+	c->unmatched_exits = s->unmatched_exits;
+	c->saved_nprobes = s->probes;
+	c->saved_duty = s->duty;
+	c->saved_hw_n = s->hw_functions;
+	c->saved_hw_estimated = s->hw_estimated;
+	c->saved_hw_covered = s->hw_covered;
+	snprintf(c->saved_hw_stopped, sizeof(c->saved_hw_stopped), "%s",
+		 s->hw_stopped ? s->hw_stopped : "");
+	c->saved_hits = s->hits;
+	c->saved_hit_ns = s->hit_ns;
+	snprintf(c->saved_cost_kind, sizeof(c->saved_cost_kind), "%s",
+		 s->cost_kind ? s->cost_kind : "");
+	c->saved_hits_per_s = s->hits_per_s;
+	c->saved_slowdown = s->slowdown;
+	c->max_slowdown = s->max_slowdown;
+	c->max_slowdown_default = s->max_slowdown_default;
+	c->budget_offs = s->budget_offs;
+	c->counts = counts;
+	c->ncounts = counts ? ncounts : 0;
+	c->saved_exact = tree;
+	*ret = c;
+	return 0;
 }

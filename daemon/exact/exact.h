@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* exact.h: exact mode (exact.c): uprobes at every JIT function entry and return. */
+/* exact.h: exact mode (exact.c): uprobes at every JIT function entry and return, and hardware
+ * breakpoints at the entries of those in anonymous memory; an opaque object with its timers. */
 #ifndef KPROF_DAEMON_EXACT_H
 #define KPROF_DAEMON_EXACT_H
 
@@ -8,97 +9,98 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <linux/types.h>
 #include <systemd/sd-event.h>
 
 #include "kprof/abi.h"
 #include "kprof/hcct.h"
-#include "kprof/tidtab.h"
-#include "kernel/probes.h"
 
-struct bpf_link;
-struct hwcalls;
+struct calls;
 struct loader;
-struct probe;
-struct removal;
-#define CALLS_MAX_THREADS 2048
-
-/* Exact mode of a target: uprobes at every JIT function entry and return. */
-struct calls {
-	bool enabled;
-	bool force;
-	unsigned burst_ms, period_ms; /* 0: probes stay attached */
-	struct probe *probes;
-	size_t nprobes;
-	struct bpf_link **links;
-	size_t nlinks;
-	sd_event_source *timer;
-	/* CLOCK_MONOTONIC; enabled_ns: when the first probes were in (0: not yet) */
-	uint64_t on_since_ns, active_ns, enabled_ns, ended_ns;
-	/* Removing uprobes waits for an RCU grace period in the kernel (about 1 s here): a worker
-	 * thread does it off the event loop, and nothing in the loop waits for it. */
-	struct removal *removal;
-	uint64_t bursts, events, unmatched_exits;
-	/* The window of the probe set now or last in (CLOCK_MONOTONIC, the events' clock): from
-	 * when the last probe of a burst was in to when the first went (0: still in). Events
-	 * outside it, of a set half attached or half removed, are counted apart and never enter
-	 * the counts or the tree. */
-	uint64_t win_start_ns, win_end_ns, outside;
-	uint64_t *counts; /* entries per function id */
-	size_t ncounts;
-	struct hcct *exact; /* contexts of the calls, exactly as entered */
-	/* A profile restored from disk: the exact tree as a snapshot (exact is NULL), the number
-	 * of probes and their duty then (probes is NULL). */
-	struct hcct_tree *saved_exact;
-	size_t saved_nprobes;
-	double saved_duty;
-	struct {
-		uint32_t tid; /* 0: free */
-		struct hcct_cursor cur;
-	} * threads; /* CALLS_MAX_THREADS, by their slot in tids */
-	struct tidtab tids;
-	uint64_t lost_threads;
-	/* attach --calls=NAME,...: only these functions (comma-separated; NULL: every one);
-	 * those in anonymous memory are counted by hardware breakpoints (hwcalls.c). */
-	char *names;
-	struct hwcalls *hw;
-	/* --calls=hot:N: the N hottest JIT functions of the samples, chosen after a warm-up
-	 * (hot_timer); 0 when the functions were named or are chosen. */
-	unsigned hot, hot_tries;
-	sd_event_source *hot_timer;
-	/* A restored profile's breakpoint figures (hw is NULL then). */
-	uint32_t saved_hw_n;
-	bool saved_hw_estimated;
-	double saved_hw_covered;
-	char saved_hw_stopped[256];
-};
-
-/* What exact mode reads of its target when it plans the probes. */
 struct profile;
 struct tsym;
-struct calls_target {
+
+/* What exact mode needs of its target and of the daemon, given at creation; the pointers are
+ * the target's and the daemon's and outlive it. */
+struct calls_env {
 	pid_t pid;
 	struct tsym *sym;	 /* its perf map: the functions to probe */
-	struct profile *profile; /* their ids (the probes' cookies) */
+	struct profile *profile; /* their ids (the probes' cookies), the samples hot:N picks from */
+	struct loader *loader;
+	sd_event *event;	 /* the loop of the burst, warm-up and breakpoint timers */
+	uint32_t hcct_slots;	 /* of the exact HCCT */
+	double max_slowdown;	 /* the budget unless the attach gives one (pcost.h); 0: none */
+	/* Probes went in (the caller drains their events sooner); ctx is given back. */
+	void (*probes_in)(void *ctx);
+	void *ctx;
 };
 
-/* Pick the functions to probe (c->names: only those; then the ones uprobes cannot reach go to
- * hardware breakpoints) and check the safety rules; err says why not. */
-int calls_plan(struct calls *c, const struct calls_target *t, bool force, char *err, size_t errlen);
-/* Attach the planned probes and breakpoints (a burst begins); err says why not. */
-int calls_on(struct calls *c, struct loader *l, pid_t pid, char *err, size_t errlen);
-/* Take the probes away (asynchronously: probes.c); the counts stay, and the threads' cursors,
- * for the events of the window still on their way. */
-void calls_off(struct calls *c);
-/* The probes may attach now (no removal of their files running); else why in err. */
-int calls_may_attach(const struct calls *c, char *err, size_t errlen);
+/* What an attach asks of exact mode. */
+struct calls_opts {
+	/* NULL or "": every JIT function of the perf map; "NAME,...": those; "hot:N": the N
+	 * hottest JIT functions sampled, chosen after a warm-up. */
+	const char *functions;
+	bool force; /* probe even where the code file is also mapped writable */
+	unsigned burst_ms, period_ms; /* probes in for burst_ms of every period_ms; 0: always */
+	double max_slowdown; /* the budget: 1.01-100; 0: the env's; < 0: none */
+};
+
+/* Plan exact mode for a target (the probes are not in yet: calls_start); err says why not. */
+int calls_new(const struct calls_env *env, const struct calls_opts *o, struct calls **ret,
+	      char *err, size_t errlen);
+/* The functions planned to be probed by uprobes (0 before hot:N's choice). */
+size_t calls_nprobes(const struct calls *c);
+/* Probes in and the burst timer armed, or hot:N's warm-up begun; err says why not. */
+int calls_start(struct calls *c, char *err, size_t errlen);
+/* The target ended: probes off for good, the timers stopped; the results stay. */
+void calls_end(struct calls *c);
+/* Everything freed (NULL: nothing). */
+void calls_free(struct calls *c);
+
 /* A probe hit; nfuncs: the profile's functions (ids at or above are ignored). */
 void calls_on_event(struct calls *c, const struct kp_call *ev, size_t nfuncs);
-/* Forget where every thread stands (probes went away). */
-void calls_reset_cursors(struct calls *c);
-/* The n JIT functions with the most self samples so far, comma-separated (*ret malloc'd):
- * how many, 0 if none has samples yet, or -ENOMEM. */
-int calls_hot_names(const struct profile *p, unsigned n, char **ret);
-/* Probes off, everything freed; c can be set up again. */
-void calls_free(struct calls *c);
+
+/* The calls counted per function id (*n of them; NULL when none). */
+const uint64_t *calls_counts(const struct calls *c, size_t *n);
+/* The exact HCCT: live (NULL for a restored profile), or a restored profile's snapshot. */
+const struct hcct *calls_tree(const struct calls *c);
+const struct hcct_tree *calls_saved_tree(const struct calls *c);
+/* Whether hardware breakpoints count (or counted) some of the functions. */
+bool calls_by_breakpoints(const struct calls *c);
+/* Is addr one of its hardware breakpoints now (a sample there is the cost of its trap)? */
+bool calls_breakpoint_at(const struct calls *c, uint64_t addr);
+/* Memory of its trees. */
+uint64_t calls_memory(const struct calls *c);
+
+/* What exact mode did: its replies' figures, and what a saved profile keeps. */
+struct calls_stats {
+	uint64_t events, unmatched_exits;
+	uint64_t bursts; /* 0 without --burst */
+	size_t probes;	 /* functions probed by uprobes */
+	unsigned hot;	 /* hot:N still warming up: N */
+	double duty;	 /* the fraction of the time the probes were in */
+	uint32_t hw_functions; /* counted by hardware breakpoints, */
+	bool hw_estimated;     /* estimated (they took turns), */
+	double hw_covered;     /* each counted this fraction of the time, */
+	const char *hw_stopped; /* why the breakpoints stopped ("": they did not); the object's */
+	/* What the probes cost (pcost.h): their hits since the first went in, a hit's cost as
+	 * measured on this host (the mean over the kinds hit; 0: unknown), the hits a second of
+	 * that time, the slowdown they imply over it (0: unknown); the budget (0: none), and how
+	 * often it took the probes off (and whether they are off for it now). */
+	uint64_t hits;
+	uint64_t hit_ns;
+	const char *cost_kind;
+	double hits_per_s;
+	double slowdown;
+	double max_slowdown;
+	bool max_slowdown_default; /* kprofd's, not the attach's */
+	uint64_t budget_offs;
+	bool budget_off;
+};
+void calls_get_stats(const struct calls *c, struct calls_stats *s);
+/* Exact mode of a restored profile: its figures, counts (ncounts of them) and tree, which it
+ * takes (on success). */
+int calls_restore(const struct calls_stats *s, uint64_t *counts, size_t ncounts,
+		  struct hcct_tree *tree, struct calls **ret);
 
 #endif

@@ -235,6 +235,21 @@ bool hwcalls_estimated(const struct hwcalls *h)
 	return h && h->n > HWBP_SLOTS;
 }
 
+uint64_t hwcalls_hits(const struct hwcalls *h)
+{
+	uint64_t live[HWBP_SLOTS] = {0}, n = 0;
+
+	if (!h)
+		return 0;
+	if (h->set)
+		hwbp_set_read(h->set, live, HWBP_SLOTS);
+	for (size_t i = 0; i < h->n; i++)
+		n += h->f[i].counted;
+	for (size_t i = 0; i < HWBP_SLOTS; i++)
+		n += live[i];
+	return n;
+}
+
 double hwcalls_covered(const struct hwcalls *h)
 {
 	uint64_t on = h && h->set ? now_ns(CLOCK_MONOTONIC) - h->on_since_ns : 0, total;

@@ -52,6 +52,8 @@ void hwcalls_sync(struct hwcalls *h, uint64_t **counts, size_t *ncounts);
 /* Estimated (more functions than registers, taken in turns)? The mean fraction of the
  * counting time each function was counted. */
 bool hwcalls_estimated(const struct hwcalls *h);
+/* The breakpoints' hits so far (what they cost the target: each one a debug trap). */
+uint64_t hwcalls_hits(const struct hwcalls *h);
 double hwcalls_covered(const struct hwcalls *h);
 void hwcalls_free(struct hwcalls *h);
 

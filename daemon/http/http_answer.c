@@ -16,6 +16,7 @@
 #include "os/clock.h"
 #include "http/http_internal.h"
 #include "kprof/cleanup.h"
+#include "kprof/sdelta.h"
 #include "os/log.h"
 
 void http_conn_deadline(struct MHD_Connection *c, unsigned sec)
@@ -200,11 +201,19 @@ void http_req_free(struct http_req *r)
 		r->next->prev = r->prev;
 	sd_event_source_disable_unref(r->timer);
 	sd_event_source_disable_unref(r->gone);
-	for (size_t i = 0; i < r->nm; i++)
-		target_since_release(&r->mv[i].since);
+	http_members_free(r);
 	free(r->mv);
 	free(r->body);
 	free(r);
+}
+
+void http_members_free(struct http_req *r)
+{
+	for (size_t i = 0; i < r->nm; i++) {
+		target_since_release(&r->mv[i].since);
+		sdelta_free(r->mv[i].od);
+	}
+	r->nm = 0;
 }
 
 void http_answer(struct http_req *r, unsigned status, const char *msg)
@@ -234,9 +243,7 @@ static int on_client_gone(sd_event_source *s, int fd, uint32_t revents, void *us
 	sd_event_source_set_enabled(r->timer, SD_EVENT_OFF);
 	if (r->stop)
 		r->stop(r);
-	for (size_t i = 0; i < r->nm; i++)
-		target_since_release(&r->mv[i].since);
-	r->nm = 0;
+	http_members_free(r);
 	http_answer(r, MHD_HTTP_SERVICE_UNAVAILABLE, "the client left");
 	r->answered = true;
 	MHD_resume_connection(r->c);

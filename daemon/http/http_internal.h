@@ -38,6 +38,7 @@ struct http_member {
 	pid_t pid;
 	uint64_t attached_ns;
 	struct target_since since; /* its counts at the start */
+	struct sdelta *od; /* its off-CPU profile's (type=off_cpu|wall), NULL: none */
 };
 
 /* A profile request, from its snapshot (or its range's first step) to its answer. */
@@ -55,6 +56,7 @@ struct http_req {
 	char comm[16];
 	pid_t pid;
 	bool unit_watch, whole;
+	enum httpq_type type;
 	struct http_member *mv; /* the targets snapshotted, malloc'd */
 	size_t nm, cap;
 	uint64_t start_real;
@@ -106,6 +108,8 @@ int http_wait_check(struct httpd *h, struct MHD_Connection *c, enum MHD_Result *
  * it), its connection resumed and closed, r freed by MHD's completion. 0 or a negative errno. */
 int http_watch_client(struct http_req *r);
 void http_req_free(struct http_req *r);
+/* r's snapshots freed (r->nm 0). */
+void http_members_free(struct http_req *r);
 void http_answer(struct http_req *r, unsigned status, const char *msg);
 /* r's answer queued (r->answered); r keeps nothing of it. */
 enum MHD_Result http_queue_answer(struct http_req *r);

@@ -13,6 +13,12 @@
  * that attached the target). unit= is a watch's name or cgroup (as before), or else a systemd
  * unit a process runs in; cgroup= takes a cgroup and the ones under it. A request with the
  * token reads every target, root's too: the token is root's to give (SERVICE.md).
+ *
+ * type=off_cpu|wall: the targets' off-CPU profiles (attach --off-cpu) are snapshotted too, and
+ * the answer is, merged, every CPU profile then every off-CPU one (merging keeps the inputs'
+ * order), so that the stacks from the first off-CPU one on are off-CPU stacks: pprof with four
+ * sample types (samples, cpu, off_cpu, wall), the one asked the default. A selected target
+ * without off-CPU time adds its CPU time alone; a pid= of such a target alone is a 404.
  */
 #include <errno.h>
 #include <limits.h>
@@ -27,8 +33,10 @@
 #include "kprof/httpq.h"
 #include "kprof/merge.h"
 #include "kprof/pprof.h"
+#include "kprof/sdelta.h"
 #include "os/log.h"
 #include "os/procfs.h"
+#include "target/offcpu.h"
 
 /* Where a process runs: its cgroup v2 path and systemd unit ("" for either if unknown). */
 struct where {
@@ -68,7 +76,24 @@ static bool selected(const struct http_req *r, const struct target *t)
 	return true;
 }
 
-/* A target's stack counts now, for the start of an interval. */
+/* The snapshot of t's off-CPU profile into *d (none if t has none). */
+static int snapshot_offcpu(const struct target *t, struct sdelta **d)
+{
+	struct saved_msg sm;
+	int err;
+
+	if (!t->offcpu)
+		return 0;
+	err = saved_msg_build_offcpu(t, &sm);
+	if (err < 0)
+		return err;
+	err = sdelta_new(&sm.msg, d);
+	saved_msg_release(&sm);
+	return err;
+}
+
+/* A target's stack counts now (and its off-CPU times when asked), for the start of an
+ * interval. */
 static int snapshot(struct http_req *r, struct target *t)
 {
 	int err;
@@ -84,7 +109,11 @@ static int snapshot(struct http_req *r, struct target *t)
 		r->mv = mv;
 		r->cap = cap;
 	}
+	r->mv[r->nm].od = NULL;
 	err = target_since_take(t, &r->mv[r->nm].since);
+	if (err >= 0 && r->type != HTTPQ_TYPE_CPU &&
+	    (err = snapshot_offcpu(t, &r->mv[r->nm].od)) < 0)
+		target_since_release(&r->mv[r->nm].since);
 	if (err < 0)
 		return err;
 	r->mv[r->nm].pid = t->pid;
@@ -93,11 +122,17 @@ static int snapshot(struct http_req *r, struct target *t)
 	return 0;
 }
 
-/* sp as the gzip'd pprof answer of r. */
-static int answer_pprof(struct http_req *r, const Kprof__SavedProfile *sp, uint64_t end)
+/* sp as the gzip'd pprof answer of r: with type=off_cpu|wall its stacks from off_from on are
+ * off-CPU ones, and the profile has the four sample types, the one asked the default. */
+static int answer_pprof(struct http_req *r, const Kprof__SavedProfile *sp, size_t off_from,
+			uint64_t end)
 {
 	uint8_t *buf;
-	int err = pprof_build(sp, end, KPROF_VERSION, &buf, &r->len);
+	int err = r->type == HTTPQ_TYPE_CPU
+		      ? pprof_build(sp, end, KPROF_VERSION, &buf, &r->len)
+		      : pprof_build_wall(sp, off_from,
+					 r->type == HTTPQ_TYPE_WALL ? "wall" : "off_cpu", end,
+					 KPROF_VERSION, &buf, &r->len);
 
 	if (err >= 0) {
 		free(r->body);
@@ -108,12 +143,14 @@ static int answer_pprof(struct http_req *r, const Kprof__SavedProfile *sp, uint6
 	return err;
 }
 
-/* The answer: the interval's profiles merged (sm[0..n)), labelled, as pprof into r. */
+/* The answer: the interval's profiles merged (sm[0..n)), labelled, as pprof into r; those from
+ * off_from on are off-CPU profiles. */
 static int answer_merged(struct http_req *r, struct saved_msg *sm, Kprof__SavedProfile **pv,
-			 size_t n, uint64_t samples, uint64_t end)
+			 size_t n, size_t off_from, uint64_t samples, uint64_t end)
 {
 	_cleanup_free_ struct where *wv = calloc(n + 1, sizeof(*wv));
 	struct merged mg = {0};
+	size_t nstacks = 0;
 	int err;
 
 	if (!wv)
@@ -121,6 +158,8 @@ static int answer_merged(struct http_req *r, struct saved_msg *sm, Kprof__SavedP
 	err = merge_profiles(pv, n, &mg);
 	if (err < 0)
 		goto out;
+	for (size_t i = 0; i < off_from && i < n; i++) /* merging keeps the inputs' order */
+		nstacks += pv[i]->n_stacks;
 	/* One origin per input, in order (the inputs have none of their own). */
 	for (size_t i = 0; i < n && i < mg.sp.n_origins; i++) {
 		Kprof__Origin *o = mg.sp.origins[i];
@@ -133,11 +172,11 @@ static int answer_merged(struct http_req *r, struct saved_msg *sm, Kprof__SavedP
 	mg.target.attached_at_ns = r->start_real;
 	mg.target.ended_at_ns = end;
 	mg.target.samples = samples;
-	if (n > 1 || !r->pid) { /* the comment names no single process */
+	if (off_from > 1 || !r->pid) { /* the comment names no single process */
 		mg.target.pid = 0;
 		mg.target.comm = (char *)(r->whole ? "the host" : r->unit[0] ? r->unit : "a selection");
 	}
-	err = answer_pprof(r, &mg.sp, end);
+	err = answer_pprof(r, &mg.sp, nstacks, end);
 out:
 	merge_free(&mg);
 	return err;
@@ -156,7 +195,7 @@ static int answer_empty(struct http_req *r, uint64_t end)
 	t.freq_hz = r->h->m->conf.default_freq;
 	t.pid = r->pid;
 	t.comm = (char *)(r->whole ? "the host" : r->unit[0] ? r->unit : "a selection");
-	return answer_pprof(r, &sp, end);
+	return answer_pprof(r, &sp, 0, end);
 }
 
 static bool is_member(const struct http_req *r, const struct target *t)
@@ -167,30 +206,62 @@ static bool is_member(const struct http_req *r, const struct target *t)
 	return false;
 }
 
+/* The off-CPU profiles of the targets tv[0..nt) (od: their snapshots, NULL for a target
+ * attached during the interval) after the CPU profiles sm[0..n), in sm[n..): the new count.
+ * A target that waited for nothing in the interval adds nothing; one that took no CPU sample
+ * (asleep all along) adds its waits alone. */
+static size_t add_offcpu(struct saved_msg *sm, Kprof__SavedProfile **pv, size_t n,
+			 struct target *const *tv, struct sdelta *const *od, size_t nt)
+{
+	size_t k = n;
+
+	for (size_t i = 0; i < nt; i++) {
+		if (!tv[i]->offcpu || saved_msg_build_offcpu(tv[i], &sm[k]) < 0)
+			continue;
+		http_hide_kaddr(tv[i]->offcpu->prof, &sm[k]);
+		if (od[i] && !sdelta_apply(od[i], &sm[k].msg)) {
+			saved_msg_release(&sm[k]);
+			continue;
+		}
+		sm[k].msg.n_mappings = sm[k].msg.n_threads = 0;
+		pv[k] = &sm[k].msg;
+		k++;
+	}
+	return k;
+}
+
 int http_profile_answer(struct http_req *r)
 {
 	struct manager *m = r->h->m;
-	size_t n = 0, cap = r->nm + 1;
+	size_t n = 0, nt = 0, cap = r->nm + 1, all;
 	uint64_t end = now_ns(CLOCK_REALTIME), samples = 0;
 	bool live = false; /* some target selected is still there */
 	struct saved_msg *sm;
 	Kprof__SavedProfile **pv;
+	_cleanup_free_ struct target **tv = NULL;
+	_cleanup_free_ struct sdelta **od = NULL;
 	int err = 0;
 
 	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t))
 		cap += t->attached_ns >= r->start_real;
-	sm = calloc(cap, sizeof(*sm));
-	pv = calloc(cap, sizeof(*pv));
-	if (!sm || !pv) {
+	sm = calloc(2 * cap, sizeof(*sm)); /* CPU profiles, then off-CPU ones */
+	pv = calloc(2 * cap, sizeof(*pv));
+	tv = calloc(cap, sizeof(*tv));
+	od = calloc(cap, sizeof(*od));
+	if (!sm || !pv || !tv || !od) {
 		err = -ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < r->nm && n < cap; i++) {
 		struct target *t = http_find_target(m, r->mv[i].pid, r->mv[i].attached_ns);
 
-		live |= t != NULL;
-		if (!t || target_since_build(t, &r->mv[i].since, &sm[n]) <= 0)
-			continue; /* ended and dropped, or no sample since */
+		if (!t)
+			continue; /* ended and dropped */
+		live = true;
+		tv[nt] = t;
+		od[nt++] = r->mv[i].od;
+		if (target_since_build(t, &r->mv[i].since, &sm[n]) <= 0)
+			continue; /* no sample since */
 		http_hide_kaddr(t->profile, &sm[n]);
 		samples += sm[n].target.samples;
 		pv[n] = &sm[n].msg;
@@ -201,6 +272,7 @@ int http_profile_answer(struct http_req *r)
 		if (t->attached_ns < r->start_real || is_member(r, t) || !selected(r, t))
 			continue;
 		live = true;
+		tv[nt++] = t;
 		if (target_since_build(t, NULL, &sm[n]) <= 0)
 			continue;
 		http_hide_kaddr(t->profile, &sm[n]);
@@ -208,12 +280,14 @@ int http_profile_answer(struct http_req *r)
 		pv[n] = &sm[n].msg;
 		n++;
 	}
-	if (n)
-		err = answer_merged(r, sm, pv, n, samples, end);
+	all = r->type == HTTPQ_TYPE_CPU ? n : add_offcpu(sm, pv, n, tv, od, nt);
+	if (all)
+		err = answer_merged(r, sm, pv, all, n, samples, end);
 	else if (r->whole || live)
 		err = answer_empty(r, end);
 	else
 		http_answer(r, MHD_HTTP_GONE, "the target ended and its profile was dropped meanwhile");
+	n = all;
 out:
 	for (size_t i = 0; sm && i < n; i++)
 		saved_msg_release(&sm[i]);
@@ -254,6 +328,17 @@ static int snapshot_all(struct http_req *r, struct MHD_Connection *c, enum MHD_R
 				       "more than %d processes are selected: narrow with pid=, "
 				       "unit=, cgroup= or comm=",
 				       HTTP_MAX_HOST);
+		return 1;
+	}
+	if (err >= 0 && r->type != HTTPQ_TYPE_CPU && r->nm == 1 && !r->mv[0].od && r->pid &&
+	    !r->unit[0] && !r->cgroup[0] && !r->comm[0]) {
+		int pid = r->pid;
+
+		http_req_free(r);
+		*res = http_queue_text(c, MHD_HTTP_NOT_FOUND,
+				       "pid %d records no off-CPU time (attach it with kprofctl "
+				       "attach %d --off-cpu)",
+				       pid, pid);
 		return 1;
 	}
 	if (err < 0 || r->nm || r->whole || r->unit_watch)
@@ -335,6 +420,7 @@ enum MHD_Result http_profile_start(struct httpd *h, struct MHD_Connection *c,
 	if (!r)
 		return http_queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
 	r->pid = q->pid;
+	r->type = q->type;
 	snprintf(r->unit, sizeof(r->unit), "%s", q->unit);
 	snprintf(r->cgroup, sizeof(r->cgroup), "%s", q->cgroup);
 	snprintf(r->comm, sizeof(r->comm), "%s", q->comm);

@@ -73,21 +73,43 @@ static void range_stop(struct http_req *r)
 	r->rg = NULL;
 }
 
-/* The members' SavedProfiles for range_answer, and their span. */
+/* The members' SavedProfiles for range_answer, and their span: with type=off_cpu|wall their
+ * off-CPU ones after the CPU ones (n_cpu). */
 struct range_parts {
-	struct saved_msg sm[HTTP_MAX_MEMBERS];
-	Kprof__SavedProfile *pv[HTTP_MAX_MEMBERS];
-	size_t n, gone; /* built; members with a range whose target is gone */
+	struct saved_msg sm[2 * HTTP_MAX_MEMBERS];
+	Kprof__SavedProfile *pv[2 * HTTP_MAX_MEMBERS];
+	size_t n, n_cpu, gone; /* built; members with a range whose target is gone */
 	uint64_t start, end, samples;
 };
+
+/* The off-CPU time of the ranges of the parts' targets (tv) after them in p. */
+static int build_offcpu_parts(struct range_parts *p, struct target *const *tv,
+			      const struct wrange *const *wv)
+{
+	p->n_cpu = p->n;
+	for (size_t i = 0; i < p->n_cpu; i++) {
+		struct saved_msg *sm = &p->sm[p->n];
+
+		if (!wv[i]->off)
+			continue;
+		if (saved_msg_build_range(tv[i], wv[i]->off, NULL, sm) < 0)
+			return -ENOMEM;
+		http_hide_kaddr(wv[i]->off, sm);
+		sm->msg.n_mappings = sm->msg.n_threads = 0; /* the CPU part's */
+		p->pv[p->n++] = &sm->msg;
+	}
+	return 0;
+}
 
 /* Each merged member's SavedProfile built into p (p->gone counting up from rg->dropped): 0, or
  * -ENOMEM with the ones built before kept in p. */
 static int build_parts(struct http_range *rg, struct range_parts *p)
 {
 	struct manager *m = rg->r->h->m;
+	struct target *tv[HTTP_MAX_MEMBERS];
+	const struct wrange *wv[HTTP_MAX_MEMBERS];
 
-	p->n = 0;
+	p->n = p->n_cpu = 0;
 	p->gone = rg->dropped;
 	p->start = p->end = p->samples = 0;
 	for (size_t i = 0; i < rg->nm; i++) {
@@ -113,24 +135,35 @@ static int build_parts(struct http_range *rg, struct range_parts *p)
 		p->start = !p->start || wr->start < p->start ? wr->start : p->start;
 		p->end = wr->end > p->end ? wr->end : p->end;
 		p->samples += wr->samples;
-		p->n++;
+		tv[p->n] = t;
+		wv[p->n++] = wr;
 	}
-	return 0;
+	return rg->r->type == HTTPQ_TYPE_CPU ? 0 : build_offcpu_parts(p, tv, wv);
 }
 
-/* The parts as one pprof profile (merged if more than one): 0 or a negative errno. */
-static int parts_pprof(struct range_parts *p, uint64_t now, uint8_t **buf, size_t *len)
+/* The parts as one pprof profile (merged if more than one): 0 or a negative errno. With
+ * type=off_cpu|wall, the four sample types, the stacks of the off-CPU parts (merging keeps the
+ * parts' order) off-CPU ones. */
+static int parts_pprof(const struct http_req *r, struct range_parts *p, uint64_t now,
+		       uint8_t **buf, size_t *len)
 {
 	struct merged mg;
+	size_t off_from = 0;
 	int err = 0;
 
-	if (p->n == 1) {
+	if (p->n == 1 && r->type == HTTPQ_TYPE_CPU) {
 		err = pprof_build(p->pv[0], now, KPROF_VERSION, buf, len);
-	} else if (p->n > 1 && (err = merge_profiles(p->pv, p->n, &mg)) >= 0) {
+	} else if (p->n >= 1 && (err = merge_profiles(p->pv, p->n, &mg)) >= 0) {
 		mg.target.samples = p->samples;
 		mg.target.window_start_ns = mg.target.attached_at_ns = p->start;
 		mg.target.window_end_ns = mg.target.ended_at_ns = p->end;
-		err = pprof_build(&mg.sp, now, KPROF_VERSION, buf, len);
+		for (size_t i = 0; i < p->n_cpu; i++)
+			off_from += p->pv[i]->n_stacks;
+		err = r->type == HTTPQ_TYPE_CPU
+			  ? pprof_build(&mg.sp, now, KPROF_VERSION, buf, len)
+			  : pprof_build_wall(&mg.sp, off_from,
+					     r->type == HTTPQ_TYPE_WALL ? "wall" : "off_cpu", now,
+					     KPROF_VERSION, buf, len);
 		merge_free(&mg);
 	}
 	return err;
@@ -148,7 +181,7 @@ static int range_answer(struct http_range *rg)
 
 	err = build_parts(rg, &p);
 	if (err >= 0)
-		err = parts_pprof(&p, now, &buf, &len);
+		err = parts_pprof(rg->r, &p, now, &buf, &len);
 	for (size_t i = 0; i < p.n; i++)
 		saved_msg_release(&p.sm[i]);
 	if (err < 0) {
@@ -339,6 +372,7 @@ enum MHD_Result http_range_start(struct httpd *h, struct MHD_Connection *c, cons
 	r->rg = rg;
 	r->stop = range_stop;
 	rg->r = r;
+	r->type = q->type;
 	rg->by_pid = q->pid != 0;
 	rg->deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t)m->conf.http_max_seconds * NSEC;
 	if ((q->since[0] && when_parse(q->since, now, mktime, &rg->since) < 0) ||

@@ -91,6 +91,11 @@ static void probe_optional(struct features *fs, const struct btf *btf)
 		? "one sampling event per thread of a target: a sleeping target costs nothing"
 		: "needs syscall-programs, perf-context and task-iterator; without them every "
 		  "target is sampled by per-CPU events (each CPU interrupted at the frequency)");
+	set(fs, FEAT_TASK_REGS, "task-regs", "5.15",
+	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_pt_regs, NULL) > 0,
+	    "bpf_task_pt_regs: off-CPU stacks get the callers of a leaf without a frame pointer "
+	    "(libc's syscall wrappers) from the stack and .eh_frame; without it they are marked "
+	    "[caller lost]");
 	set(fs, FEAT_TASK_FROM_VPID, "pid-namespaces", "6.13", btf_func(btf, "bpf_task_from_vpid"),
 	    "bpf_task_from_vpid: kprofd inside a container (its own PID namespace) needs it; on "
 	    "the host it is not used");
@@ -110,11 +115,12 @@ static bool listed(const char *env, const char *name)
 /* KPROF_FEATURES_OFF and KPROF_FEATURES_ON (comma-separated lists), a test's settings: features
  * turned off as if the kernel lacked them, so that the fallbacks run on a kernel that has them,
  * or on although the kernel lacks them, so that the load fails as it would have without the
- * probe. Only the features the loader chooses (attach-cookie, per-thread-sampling); the others
+ * probe. Only the features the loader chooses (attach-cookie, per-thread-sampling, task-regs); the others
  * are CO-RE's choice. */
 static void features_env(struct features *fs)
 {
-	static const enum feature_id may[] = {FEAT_ATTACH_COOKIE, FEAT_THREAD_EVENTS};
+	static const enum feature_id may[] = {FEAT_ATTACH_COOKIE, FEAT_THREAD_EVENTS,
+					      FEAT_TASK_REGS};
 	const char *off = getenv("KPROF_FEATURES_OFF"), *on = getenv("KPROF_FEATURES_ON");
 
 	for (size_t i = 0; i < sizeof(may) / sizeof(may[0]); i++) {

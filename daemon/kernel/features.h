@@ -15,6 +15,7 @@ enum feature_id {
 	FEAT_TASK_ITER,	       /* bpf_iter_task kfuncs, Linux 6.7 */
 	FEAT_THREAD_EVENTS,    /* per-thread sampling: the three above */
 	FEAT_TASK_FROM_VPID,   /* bpf_task_from_vpid, Linux 6.13: kprofd in a PID namespace */
+	FEAT_TASK_REGS,	       /* bpf_task_pt_regs, Linux 5.15: the callers of off-CPU leaves */
 	FEAT_NR
 };
 

@@ -237,6 +237,7 @@ static void loader_setup(struct loader *l, uint32_t pidns)
 		bpf_map__set_autocreate(l->skel->maps.kp_scan_tids, false);
 	}
 	l->skel->rodata->kp_has_cookie = f[FEAT_ATTACH_COOKIE].on;
+	l->skel->rodata->kp_has_task_regs = f[FEAT_TASK_REGS].on;
 	if (f[FEAT_ATTACH_COOKIE].on)
 		bpf_map__set_max_entries(l->skel->maps.kp_probe_cookies, 64);
 	l->skel->rodata->kp_pidns_ino = pidns;
@@ -764,6 +765,18 @@ int loader_offcpu_set(struct loader *l, bool on)
 	return 0;
 }
 
+void loader_all_offcpu_set(struct loader *l, bool on)
+{
+	l->skel->bss->kp_all_offcpu = on;
+}
+
+void loader_offcpu_waiter_done(struct loader *l, pid_t tgid)
+{
+	__u32 key = tgid;
+
+	bpf_map__delete_elem(l->skel->maps.kp_offcpu_waiters, &key, sizeof(key), 0);
+}
+
 const char *loader_offcpu_type(const struct loader *l)
 {
 	return l->offcpu_type;
@@ -775,4 +788,5 @@ void loader_offcpu_fds(const struct loader *l, struct loader_offcpu_fds *fds)
 	fds->sums = bpf_map__fd(l->skel->maps.kp_offcpu_sums);
 	fds->stacks = bpf_map__fd(l->skel->maps.kp_offcpu_stacks);
 	fds->counters = bpf_map__fd(l->skel->maps.kp_offcpu_ctrs);
+	fds->rules = bpf_map__fd(l->skel->maps.kp_offcpu_rules);
 }

@@ -87,9 +87,14 @@ int loader_counters(const struct loader *l, uint64_t ctr[KP_CTR_NR], uint64_t *p
 int loader_offcpu_set(struct loader *l, bool on);
 /* "tp_btf" or "raw_tp" while attached, NULL while not. */
 const char *loader_offcpu_type(const struct loader *l);
+/* attach --all --off-cpu: processes that are no target report their first wait (KP_SF_WAITER)
+ * while on; loader_offcpu_waiter_done: tgid's report was handled (its next wait reports it
+ * again if it is still no target). */
+void loader_all_offcpu_set(struct loader *l, bool on);
+void loader_offcpu_waiter_done(struct loader *l, pid_t tgid);
 /* Its maps, for offcpu_bpf.c. */
 struct loader_offcpu_fds {
-	int start, sums, stacks, counters;
+	int start, sums, stacks, counters, rules;
 };
 void loader_offcpu_fds(const struct loader *l, struct loader_offcpu_fds *fds);
 

@@ -9,7 +9,9 @@
  * thread holds are deleted, so the stack map never fills with old stacks (a full map, or two
  * stacks in one bucket, costs new stacks: counted by the BPF side). A thread that leaves the CPU
  * between the scan of kp_offcpu_start and the delete can lose its stack that way: its time is
- * kept, under "[stack lost]", and counted (stacks_gone).
+ * kept, under "[stack lost]", and counted (stacks_gone). The callers of a leaf without a frame
+ * pointer come with the sum (its key); their rules, kprofd's, go into kp_offcpu_rules, an LRU
+ * map (rule_add).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -36,6 +38,7 @@ struct offcpu_bpf {
 	uint8_t seen[STACK_BITS / 8]; /* ids read since the last free */
 	unsigned nseen;
 	uint64_t stacks_gone, drains, sums, stacks_freed;
+	uint64_t rules, rules_failed;
 };
 
 int offcpu_bpf_new(struct loader *l, struct offcpu_bpf **ret)
@@ -97,7 +100,11 @@ static void sum_emit(struct offcpu_bpf *ob, const struct kp_offcpu_key *k,
 				     .ns = v->ns,
 				     .count = v->count,
 				     .kips = ob->kips,
-				     .uips = ob->uips};
+				     .uips = ob->uips,
+				     .callers = (const uint64_t *)k->callers,
+				     .ncallers = k->ncallers < KP_OFFCPU_CALLERS ? k->ncallers
+									: KP_OFFCPU_CALLERS,
+				     .unwind = k->unwind};
 	int n;
 
 	memcpy(iv.comm, v->comm, sizeof(iv.comm));
@@ -172,6 +179,26 @@ int offcpu_bpf_drain(struct offcpu_bpf *ob, offcpu_sum_fn fn, void *userdata)
 	return err == -ENOENT || err == 0 ? total : err;
 }
 
+int offcpu_bpf_rule_get(struct offcpu_bpf *ob, pid_t tgid, uint64_t ip, struct kp_unwind_rule *r)
+{
+	struct kp_unwind_key k = {.tgid = tgid, .ip = ip};
+
+	return bpf_map_lookup_elem(ob->fd.rules, &k, r) < 0 ? -ENOENT : 0;
+}
+
+int offcpu_bpf_rule_add(struct offcpu_bpf *ob, pid_t tgid, uint64_t ip,
+			const struct kp_unwind_rule *r)
+{
+	struct kp_unwind_key k = {.tgid = tgid, .ip = ip};
+
+	if (bpf_map_update_elem(ob->fd.rules, &k, r, BPF_ANY) < 0) {
+		ob->rules_failed++;
+		return -errno;
+	}
+	ob->rules++;
+	return 0;
+}
+
 void offcpu_bpf_forget(struct offcpu_bpf *ob, pid_t tgid)
 {
 	uint32_t tid, next, *prev = NULL;
@@ -205,5 +232,7 @@ int offcpu_bpf_stats(const struct offcpu_bpf *ob, struct offcpu_bpf_stats *st)
 	st->drains = ob->drains;
 	st->sums = ob->sums;
 	st->stacks_freed = ob->stacks_freed;
+	st->rules = ob->rules;
+	st->rules_failed = ob->rules_failed;
 	return 0;
 }

@@ -25,6 +25,11 @@ struct offcpu_interval {
 	size_t nk, nu;
 	bool kstack_lost; /* the kernel stack was not stored, or was gone when read */
 	bool ustack_lost; /* the same for a user stack (none at all is not lost) */
+	/* The callers of the user leaf that the frame-pointer walk skipped (innermost first), and
+	 * how their walk ended (enum kp_unwind | KP_UW_RBP). */
+	const uint64_t *callers;
+	size_t ncallers;
+	uint32_t unwind;
 };
 
 typedef void (*offcpu_sum_fn)(void *userdata, const struct offcpu_interval *iv);
@@ -36,6 +41,11 @@ void offcpu_bpf_free(struct offcpu_bpf *ob);
 /* Take every sum out of the map (each to fn), within a bound; then free the stacks no thread
  * off CPU now refers to once enough of them are held. The number of sums, or a negative errno. */
 int offcpu_bpf_drain(struct offcpu_bpf *ob, offcpu_sum_fn fn, void *userdata);
+/* The rule for address ip of process tgid in kp_offcpu_rules: 0 with *r, or -ENOENT. */
+int offcpu_bpf_rule_get(struct offcpu_bpf *ob, pid_t tgid, uint64_t ip, struct kp_unwind_rule *r);
+/* Put it there (the next switches at ip follow it): 0 or a negative errno (counted). */
+int offcpu_bpf_rule_add(struct offcpu_bpf *ob, pid_t tgid, uint64_t ip,
+			const struct kp_unwind_rule *r);
 /* The threads of process tgid that left the CPU and have not come back: forgotten (it is no
  * off-CPU target any more). */
 void offcpu_bpf_forget(struct offcpu_bpf *ob, pid_t tgid);
@@ -46,6 +56,7 @@ struct offcpu_bpf_stats {
 	uint64_t stacks_gone; /* stacks of drained sums that were no longer there */
 	uint64_t drains, sums;
 	uint64_t stacks_freed;
+	uint64_t rules, rules_failed; /* put in kp_offcpu_rules, or not */
 };
 int offcpu_bpf_stats(const struct offcpu_bpf *ob, struct offcpu_bpf_stats *st);
 

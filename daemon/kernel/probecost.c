@@ -10,6 +10,11 @@
  * the program returns early). The median of the rounds' (probed - bare) / calls is the cost
  * per hit (lib/pcost.c), kept for the life of kprofd. CPU time, not wall time: a loaded host
  * delays the child but does not make its rounds cost more CPU.
+ * Exact mode's probes (PROBECOST_CALL) are measured as they are used: a uprobe with kp_call_enter
+ * at the entry of a function that begins as JIT code does (push rbp, which the kernel emulates:
+ * one trap) and a uretprobe with kp_call_return, two hits a call; their records go into the
+ * ring buffer as a target's do (kprofd drops them: the child is no target), so fewer calls a
+ * round keep them well inside it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,20 +38,27 @@
 #include "kprof/pcost.h"
 #include "kprof/procmaps.h"
 #include "kernel/loader.h"
+#include "os/clock.h"
 #include "os/log.h"
 #include "kernel/probecost.h"
 #include "os/procfs.h"
 
 #define PROBECOST_ROUNDS 3
 
-static const unsigned calls_per_round[PROBECOST_NR] = {[PROBECOST_UPROBE] = 4000,
-							[PROBECOST_HWBP] = 1500};
+static const unsigned calls_per_round[PROBECOST_NR] = {
+    [PROBECOST_UPROBE] = 4000, [PROBECOST_HWBP] = 1500, [PROBECOST_CALL] = 1000};
 static uint64_t cost_ns[PROBECOST_NR];
-static bool tried[PROBECOST_NR];
+/* When each kind was last measured (CLOCK_MONOTONIC, 0: never). A measure that failed (a busy
+ * host's noise: the probed rounds no costlier than the bare ones) is tried again, at most every
+ * PROBECOST_RETRY_NS, instead of leaving kprofd without slowdowns for its whole life. */
+#define PROBECOST_RETRY_NS (10 * 1000000000ULL)
+static uint64_t tried_ns[PROBECOST_NR];
 
 const char *probecost_name(enum probecost_kind kind)
 {
-	return kind == PROBECOST_HWBP ? "hardware breakpoint" : "uprobe";
+	return kind == PROBECOST_HWBP ? "hardware breakpoint"
+	       : kind == PROBECOST_CALL ? "call probe"
+					: "uprobe";
 }
 
 /* The function the child calls, its entry the probe's site. Written out, because what a uprobe
@@ -65,9 +77,17 @@ __asm__(".text\n"
 	"\tret\n"
 	".size probecost_spot, .-probecost_spot\n");
 
-/* The child: a round of n calls for each byte read, a byte written after it; ends with its
- * parent or at EOF. */
-static _Noreturn void child_main(int cmd, int ack, unsigned n)
+/* Exact mode's site: a function entered as JIT code is (push rbp: emulated, one trap), left by
+ * its ret (the return probe's). */
+void probecost_call_spot(volatile uint64_t *x);
+__asm__(".text\n.globl probecost_call_spot\n.type probecost_call_spot, @function\n"
+	"probecost_call_spot:\n\tpushq %rbp\n\tmovq %rsp, %rbp\n"
+	"\taddq $1, (%rdi)\n\tpopq %rbp\n\tret\n"
+	".size probecost_call_spot, .-probecost_call_spot\n");
+
+/* The child: a round of n calls of fn for each byte read, a byte written after it; ends with
+ * its parent or at EOF. */
+static _Noreturn void child_main(int cmd, int ack, unsigned n, void (*fn)(volatile uint64_t *))
 {
 	volatile uint64_t x = 0;
 	char c;
@@ -75,7 +95,7 @@ static _Noreturn void child_main(int cmd, int ack, unsigned n)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	while (read(cmd, &c, 1) == 1) {
 		for (unsigned i = 0; i < n; i++)
-			probecost_spot(&x);
+			fn(&x);
 		if (write(ack, &c, 1) != 1)
 			break;
 	}
@@ -87,7 +107,7 @@ struct child {
 	int cmd, ack;
 };
 
-static int child_start(struct child *ch, unsigned n)
+static int child_start(struct child *ch, unsigned n, void (*fn)(volatile uint64_t *))
 {
 	int a[2], b[2];
 
@@ -101,7 +121,7 @@ static int child_start(struct child *ch, unsigned n)
 	}
 	ch->pid = fork();
 	if (ch->pid == 0)
-		child_main(a[0], b[1], n);
+		child_main(a[0], b[1], n, fn);
 	close(a[0]);
 	close(b[1]);
 	ch->cmd = a[1];
@@ -123,30 +143,14 @@ static void child_end(struct child *ch)
 	waitpid(ch->pid, NULL, 0);
 }
 
-/* The child's CPU time so far, ns, into *ns: its CPU clock, which counts the slice it is
- * running now (schedstat does not, until it stops running). 0 (a child not run yet) is fine. */
-static int child_cpu_ns(pid_t pid, uint64_t *ns)
-{
-	struct timespec ts;
-	clockid_t c;
-	int r = clock_getcpuclockid(pid, &c);
-
-	if (r)
-		return -r;
-	if (clock_gettime(c, &ts) < 0)
-		return -errno;
-	*ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-	return 0;
-}
-
 /* One round: the child's CPU time for it, ns; 0 on failure. */
 static uint64_t child_round(const struct child *ch)
 {
 	uint64_t t0, t1;
 	char c = 'r';
 
-	if (child_cpu_ns(ch->pid, &t0) < 0 || write(ch->cmd, &c, 1) != 1 ||
-	    read(ch->ack, &c, 1) != 1 || child_cpu_ns(ch->pid, &t1) < 0)
+	if (procfs_cpu_ns(ch->pid, &t0) < 0 || write(ch->cmd, &c, 1) != 1 ||
+	    read(ch->ack, &c, 1) != 1 || procfs_cpu_ns(ch->pid, &t1) < 0)
 		return 0;
 	return t1 > t0 ? t1 - t0 : 0;
 }
@@ -177,13 +181,14 @@ static int hwbp_on(pid_t pid, int prog_fd)
 	return fd;
 }
 
-/* A uprobe with the path tracer's program on the child's probecost_spot, in kprofd's file. */
-static struct bpf_link *uprobe_on(struct loader *l, pid_t pid, char *why, size_t whylen)
+/* A uprobe (ret: a uretprobe) running prog on the child's fn, in kprofd's file. */
+static struct bpf_link *uprobe_on(struct loader *l, struct bpf_program *prog, bool ret, pid_t pid,
+				  void (*fn)(volatile uint64_t *), char *why, size_t whylen)
 {
 	struct procmaps *pm = NULL;
 	const struct procmaps_entry *m;
 	struct bpf_link *lk = NULL;
-	uint64_t addr = (uint64_t)(uintptr_t)probecost_spot;
+	uint64_t addr = (uint64_t)(uintptr_t)fn;
 
 	if (procmaps_read_pid(getpid(), &pm, why, whylen) < 0)
 		return NULL;
@@ -191,12 +196,36 @@ static struct bpf_link *uprobe_on(struct loader *l, pid_t pid, char *why, size_t
 	if (!m || m->path[0] != '/')
 		snprintf(why, whylen, "kprofd's code is not in a file");
 	else
-		lk = bpf_program__attach_uprobe(loader_path_prog(l), false, pid, m->path,
-						addr - m->start + m->offset);
+		lk = loader_uprobe_attach(l, ret, prog, pid, m->path, addr - m->start + m->offset,
+					  addr, 0);
 	if (m && m->path[0] == '/' && !lk)
-		snprintf(why, whylen, "cannot attach a uprobe: %s", strerror(errno));
+		snprintf(why, whylen, "cannot attach a %s: %s", ret ? "uretprobe" : "uprobe",
+			 strerror(errno));
 	procmaps_free(pm);
 	return lk;
+}
+
+/* The probes of kind on the child (lk: up to two links; fd: a breakpoint's): 0, or -errno with
+ * why. */
+static int probes_on(struct loader *l, enum probecost_kind kind, pid_t pid, struct bpf_link **lk,
+		     int *fd, char *why, size_t whylen)
+{
+	if (kind == PROBECOST_HWBP) {
+		*fd = hwbp_on(pid, loader_hwbp_prog_fd(l));
+		if (*fd < 0)
+			snprintf(why, whylen, "cannot open a breakpoint: %s", strerror(-*fd));
+		return *fd < 0 ? *fd : 0;
+	}
+	if (kind == PROBECOST_UPROBE) {
+		lk[0] = uprobe_on(l, loader_path_prog(l), false, pid, probecost_spot, why, whylen);
+		return lk[0] ? 0 : -EIO;
+	}
+	lk[0] = uprobe_on(l, loader_call_prog(l, false), false, pid, probecost_call_spot, why,
+			  whylen);
+	lk[1] = lk[0] ? uprobe_on(l, loader_call_prog(l, true), true, pid, probecost_call_spot,
+				  why, whylen)
+		      : NULL;
+	return lk[1] ? 0 : -EIO;
 }
 
 static int measure(struct loader *l, enum probecost_kind kind, uint64_t *ret, char *why,
@@ -205,7 +234,7 @@ static int measure(struct loader *l, enum probecost_kind kind, uint64_t *ret, ch
 	struct pcost_round rounds[PROBECOST_ROUNDS] = {{0}};
 	unsigned n = calls_per_round[kind];
 	struct child ch;
-	int r = child_start(&ch, n);
+	int r = child_start(&ch, n, kind == PROBECOST_CALL ? probecost_call_spot : probecost_spot);
 
 	if (r < 0) {
 		snprintf(why, whylen, "cannot start the child: %s", strerror(-r));
@@ -213,23 +242,14 @@ static int measure(struct loader *l, enum probecost_kind kind, uint64_t *ret, ch
 	}
 	child_round(&ch); /* warm: pages in, caches */
 	for (size_t i = 0; i < PROBECOST_ROUNDS && r == 0; i++) {
-		struct bpf_link *lk = NULL;
+		struct bpf_link *lk[2] = {NULL, NULL};
 		int fd = -1;
 
 		rounds[i].base_ns = child_round(&ch);
-		if (kind == PROBECOST_HWBP) {
-			fd = hwbp_on(ch.pid, loader_hwbp_prog_fd(l));
-			if (fd < 0) {
-				r = fd;
-				snprintf(why, whylen, "cannot open a breakpoint: %s", strerror(-r));
-				break;
-			}
-		} else if (!(lk = uprobe_on(l, ch.pid, why, whylen))) {
-			r = -EIO;
-			break;
-		}
-		rounds[i].probed_ns = child_round(&ch);
-		rounds[i].hits = n;
+		r = probes_on(l, kind, ch.pid, lk, &fd, why, whylen);
+		if (r == 0)
+			rounds[i].probed_ns = child_round(&ch);
+		rounds[i].hits = kind == PROBECOST_CALL ? 2 * n : n; /* entry and return */
 		if (fd >= 0) { /* the breakpoint counts its hits: 0 if it missed */
 			uint64_t v;
 
@@ -237,7 +257,8 @@ static int measure(struct loader *l, enum probecost_kind kind, uint64_t *ret, ch
 				rounds[i].hits = v;
 			close(fd);
 		}
-		bpf_link__destroy(lk);
+		bpf_link__destroy(lk[0]);
+		bpf_link__destroy(lk[1]);
 	}
 	child_end(&ch);
 	if (r == 0 && (r = pcost_per_hit(rounds, PROBECOST_ROUNDS, ret)) < 0)
@@ -252,13 +273,16 @@ static int measure(struct loader *l, enum probecost_kind kind, uint64_t *ret, ch
 uint64_t probecost_hit_ns(struct loader *l, enum probecost_kind kind)
 {
 	char why[256] = "";
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
 
 	if (kind >= PROBECOST_NR)
 		return 0;
-	if (tried[kind])
+	if (tried_ns[kind] && (cost_ns[kind] || now - tried_ns[kind] < PROBECOST_RETRY_NS))
 		return cost_ns[kind];
-	tried[kind] = true;
-	if (measure(l, kind, &cost_ns[kind], why, sizeof(why)) < 0) {
+	tried_ns[kind] = now;
+	/* A second measure at once when the first drowned in a busy host's noise. */
+	if (measure(l, kind, &cost_ns[kind], why, sizeof(why)) < 0 &&
+	    measure(l, kind, &cost_ns[kind], why, sizeof(why)) < 0) {
 		cost_ns[kind] = 0;
 		log_warn("cannot measure what a %s hit costs on this host: %s; slowdowns not estimated",
 			 probecost_name(kind), why);
@@ -267,4 +291,26 @@ uint64_t probecost_hit_ns(struct loader *l, enum probecost_kind kind)
 	log_info("a %s hit costs %.2f us of CPU time on this host (measured)", probecost_name(kind),
 		 cost_ns[kind] / 1000.0);
 	return cost_ns[kind];
+}
+
+int probecost_budget(struct loader *l, enum probecost_kind kind, double asked, double dflt,
+		     struct probecost_budget *b, char *err, size_t errlen)
+{
+	if (asked > 0 && !(asked >= 1.01 && asked <= PCOST_MAX_SLOWDOWN)) {
+		snprintf(err, errlen, "--max-slowdown %g is out of range: 1.01 to %g, or 0 (none)",
+			 asked, PCOST_MAX_SLOWDOWN);
+		return -EINVAL;
+	}
+	b->hit_ns = probecost_hit_ns(l, kind);
+	b->max_default = asked == 0 && dflt > 1;
+	b->max = asked > 0 ? asked : b->max_default ? dflt : 0;
+	if (!b->hit_ns && b->max_default)
+		b->max = 0;
+	if (b->max && !b->hit_ns) {
+		snprintf(err, errlen,
+			 "--max-slowdown needs the cost of a probe hit, which could not be measured "
+			 "on this host (see kprofd's log)");
+		return -EOPNOTSUPP;
+	}
+	return 0;
 }

@@ -100,6 +100,7 @@ static const struct key keys[] = {
     {"drift", "enabled", KEY_BOOL, offsetof(struct config, drift_enabled), 0, 0, 0, NULL},
     UINT_KEY("drift", "window", drift_window, 16, 4096),
     UINT_KEY("drift", "min_samples", drift_min_samples, 8, 4096),
+    UINT_KEY("drift", "end_after", drift_end_after, 0, 86400),
     {"drift", "threshold", KEY_FRACTION, offsetof(struct config, drift_threshold), 0, 0, 0, NULL},
 };
 
@@ -154,6 +155,7 @@ void config_defaults(struct config *conf)
 	    .drift_enabled = true,
 	    .drift_window = 256,
 	    .drift_min_samples = 128,
+	    .drift_end_after = 30,
 	    .drift_threshold = 0.5,
 	};
 	strcpy(conf->socket_path, KPROF_DEFAULT_SOCKET);

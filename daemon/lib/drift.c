@@ -24,6 +24,7 @@
 
 #include "kprof/drift.h"
 #include "kprof/hash.h"
+#include "kprof/idxtab.h"
 
 #define KEY_SLOTS 512 /* power of two, >= 2 * DRIFT_MAX_KEYS */
 #define NIDX (DRIFT_MAX_KEYS + 1)
@@ -37,7 +38,7 @@ struct dfunc {
 	uint64_t judged; /* samples watched since the reference was set */
 	double overlap, min_overlap;
 	uint32_t drifts, refreshes;
-	uint64_t first_ns, last_ns, ref_ns;
+	uint64_t first_ns, last_ns, ref_ns, ended_ns;
 	uint64_t *blocks; /* block start offsets, ascending (drift_func_set_blocks) */
 	uint32_t nblocks;
 	uint64_t keys[DRIFT_MAX_KEYS];
@@ -50,12 +51,11 @@ struct drift {
 	struct drift_config c;
 	struct dfunc **funcs;
 	size_t nfuncs;
-	uint32_t *fslots; /* func index + 1, 0 = empty */
-	size_t nfslots;
+	struct idxtab ftab; /* function id -> index in funcs (sized for max_funcs once) */
 	struct dfunc *last; /* the function of the last sample */
 	struct drift_event *events;
 	uint64_t nevents; /* reported; the newest max_events are kept */
-	uint64_t samples, funcs_over, keys_over;
+	uint64_t samples, funcs_over, keys_over, ended, recycled;
 };
 
 static int config_fill(const struct drift_config *in, struct drift_config *c)
@@ -95,13 +95,9 @@ int drift_new(const struct drift_config *cfg, struct drift **ret)
 	if (!d)
 		return -ENOMEM;
 	d->c = c;
-	d->nfslots = 1;
-	while (d->nfslots < 2 * (size_t)c.max_funcs)
-		d->nfslots <<= 1;
 	d->funcs = calloc(c.max_funcs, sizeof(*d->funcs));
-	d->fslots = calloc(d->nfslots, sizeof(*d->fslots));
 	d->events = calloc(c.max_events, sizeof(*d->events));
-	if (!d->funcs || !d->fslots || !d->events) {
+	if (!d->funcs || !d->events || idxtab_reserve(&d->ftab, c.max_funcs, 2, NULL, NULL) < 0) {
 		drift_free(d);
 		return -ENOMEM;
 	}
@@ -118,7 +114,7 @@ void drift_free(struct drift *d)
 		free(d->funcs[i]);
 	}
 	free(d->funcs);
-	free(d->fslots);
+	idxtab_release(&d->ftab);
 	free(d->events);
 	free(d);
 }
@@ -142,15 +138,39 @@ double drift_overlap(const uint32_t *a, uint64_t na, const uint32_t *b, uint64_t
 	return s > 1 ? 1 : s;
 }
 
-static struct dfunc *func_find(struct drift *d, uint32_t func, size_t *slot)
+/* func's entry, or NULL; *slot: its slot in the index, or the free one where it goes. */
+static struct dfunc *func_find(const struct drift *d, uint32_t func, size_t *slot)
 {
-	size_t mask = d->nfslots - 1, i = mix64(func) & mask;
+	size_t i;
 
-	for (; d->fslots[i]; i = (i + 1) & mask)
-		if (d->funcs[d->fslots[i] - 1]->func == func)
-			return d->funcs[d->fslots[i] - 1];
+	idxtab_probe(&d->ftab, mix64(func), i)
+		if (d->funcs[d->ftab.slot[i] - 1]->func == func)
+			break;
 	*slot = i;
-	return NULL;
+	return d->ftab.slot[i] ? d->funcs[d->ftab.slot[i] - 1] : NULL;
+}
+
+static uint64_t func_hash_at(const void *ctx, uint32_t i)
+{
+	return mix64(((const struct drift *)ctx)->funcs[i]->func);
+}
+
+/* The place of an ended function, taken out of the index and cleared for a new one: its index
+ * in funcs, or -1 if none is ended. */
+static long func_recycle(struct drift *d)
+{
+	for (size_t i = 0; i < d->nfuncs; i++) {
+		struct dfunc *f = d->funcs[i];
+
+		if (f->state != DRIFT_ENDED)
+			continue;
+		idxtab_remove(&d->ftab, mix64(f->func), (uint32_t)i, func_hash_at, d);
+		free(f->blocks);
+		memset(f, 0, sizeof(*f) + d->c.window);
+		d->recycled++;
+		return (long)i;
+	}
+	return -1;
 }
 
 static int func_get(struct drift *d, uint32_t func, struct dfunc **ret)
@@ -164,16 +184,24 @@ static int func_get(struct drift *d, uint32_t func, struct dfunc **ret)
 	}
 	f = func_find(d, func, &slot);
 	if (!f) {
-		if (d->nfuncs >= d->c.max_funcs)
-			return -E2BIG;
-		f = calloc(1, sizeof(*f) + d->c.window);
-		if (!f)
-			return -ENOMEM;
+		long idx = (long)d->nfuncs;
+
+		if (d->nfuncs >= d->c.max_funcs) {
+			idx = func_recycle(d);
+			if (idx < 0)
+				return -E2BIG;
+			f = d->funcs[idx];
+			func_find(d, func, &slot); /* the removal may have moved the free slot */
+		} else {
+			f = calloc(1, sizeof(*f) + d->c.window);
+			if (!f)
+				return -ENOMEM;
+			d->funcs[d->nfuncs++] = f;
+		}
 		f->func = func;
 		f->state = DRIFT_LEARNING;
 		f->overlap = f->min_overlap = -1;
-		d->funcs[d->nfuncs++] = f;
-		d->fslots[slot] = d->nfuncs;
+		d->ftab.slot[slot] = (uint32_t)idx + 1;
 	}
 	d->last = f;
 	*ret = f;
@@ -354,6 +382,10 @@ int drift_add(struct drift *d, uint32_t func, uint64_t key, uint64_t time_ns)
 		d->funcs_over++;
 	if (err < 0)
 		return err;
+	if (f->state == DRIFT_ENDED) {
+		func_reset(d, f);
+		f->ended_ns = 0;
+	}
 	d->samples++;
 	f->samples++;
 	if (!f->first_ns)
@@ -375,6 +407,25 @@ int drift_add(struct drift *d, uint32_t func, uint64_t key, uint64_t time_ns)
 	if (f->win_n < d->c.min_samples || f->judged % d->c.check_every)
 		return 0;
 	return judge(d, f, time_ns);
+}
+
+size_t drift_end_idle(struct drift *d, uint64_t now_ns, uint64_t idle_ns)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->nfuncs; i++) {
+		struct dfunc *f = d->funcs[i];
+
+		if (f->state == DRIFT_ENDED || !f->last_ns || now_ns < f->last_ns ||
+		    now_ns - f->last_ns < idle_ns)
+			continue;
+		func_reset(d, f);
+		f->state = DRIFT_ENDED;
+		f->ended_ns = now_ns;
+		d->ended++;
+		n++;
+	}
+	return n;
 }
 
 size_t drift_nevents(const struct drift *d)
@@ -415,7 +466,8 @@ int drift_func_get(const struct drift *d, size_t i, struct drift_func_info *out)
 					.refreshes = f->refreshes,
 					.blocks = f->nblocks,
 					.first_ns = f->first_ns,
-					.last_ns = f->last_ns};
+					.last_ns = f->last_ns,
+					.ended_ns = f->ended_ns};
 	return 0;
 }
 
@@ -458,9 +510,11 @@ void drift_get_stats(const struct drift *d, struct drift_stats *st)
 				   .funcs_over = d->funcs_over,
 				   .keys_over = d->keys_over,
 				   .events = d->nevents,
-				   .funcs = d->nfuncs};
+				   .funcs = d->nfuncs,
+				   .ended = d->ended,
+				   .recycled = d->recycled};
 	st->memory = sizeof(*d) + d->c.max_funcs * sizeof(*d->funcs) +
-		     d->nfslots * sizeof(*d->fslots) + d->c.max_events * sizeof(*d->events) +
+		     d->ftab.nslots * sizeof(*d->ftab.slot) + d->c.max_events * sizeof(*d->events) +
 		     d->nfuncs * (sizeof(struct dfunc) + d->c.window);
 	for (size_t i = 0; i < d->nfuncs; i++)
 		st->memory += d->funcs[i]->nblocks * sizeof(uint64_t);

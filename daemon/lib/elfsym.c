@@ -466,6 +466,57 @@ int elfsym_load_mem(const void *buf, size_t len, uint64_t max_bytes, struct elfs
 	return load_and_end(elf_memory((char *)buf, len), max_bytes, es);
 }
 
+/* The bytes of elf's section name (not NOBITS) into a malloc'd copy. */
+static int read_section(Elf *elf, const char *name, size_t max_bytes, uint8_t **data, size_t *len,
+			uint64_t *addr)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return -ENOEXEC;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    strcmp(n, name))
+			continue;
+		if (sh.sh_type == SHT_NOBITS)
+			return -ENOENT;
+		if (sh.sh_size > max_bytes)
+			return -E2BIG;
+		d = elf_rawdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size != sh.sh_size)
+			return -EINVAL;
+		*data = malloc(d->d_size ? d->d_size : 1);
+		if (!*data)
+			return -ENOMEM;
+		memcpy(*data, d->d_buf, d->d_size);
+		*len = d->d_size;
+		*addr = sh.sh_addr;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int elfsym_section_fd(int fd, const char *name, size_t max_bytes, uint8_t **data, size_t *len,
+		      uint64_t *addr)
+{
+	Elf *elf;
+	int err;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOTSUP;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf)
+		return -EINVAL;
+	err = read_section(elf, name, max_bytes, data, len, addr);
+	elf_end(elf);
+	return err;
+}
+
 void elfsym_release(struct elfsym *es)
 {
 	symtab_free(es->syms);

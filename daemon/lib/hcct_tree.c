@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kprof/hash.h"
+#include "kprof/idxtab.h"
 #include "kprof/hcct.h"
 #include "hcct_internal.h"
 
@@ -233,8 +234,8 @@ out:
  * too. The result is then laid out depth first with sorted siblings, as a query's. */
 struct relabel {
 	struct hcct_entry *m; /* merged entries, parent = merged index */
-	uint32_t *slots;      /* (parent, id, site) -> merged index + 1 */
-	size_t nslots, n;
+	struct idxtab tab;    /* (parent, id, site) -> merged index */
+	size_t n;
 };
 
 static uint64_t relabel_hash(uint32_t parent, uint32_t id, uint64_t site)
@@ -242,22 +243,29 @@ static uint64_t relabel_hash(uint32_t parent, uint32_t id, uint64_t site)
 	return mix64(((uint64_t)parent << 32 | id) ^ mix64(site));
 }
 
-/* The merged entry of key (parent, id, site), made if missing. */
+/* The merged entry of key (parent, id, site), made if missing (the table has room for every
+ * entry of the input: reserved once). */
 static uint32_t relabel_get(struct relabel *r, uint32_t parent, uint32_t id, uint64_t site)
 {
 	size_t j;
 
-	for (j = relabel_hash(parent, id, site) & (r->nslots - 1); r->slots[j];
-	     j = (j + 1) & (r->nslots - 1)) {
-		const struct hcct_entry *e = &r->m[r->slots[j] - 1];
+	idxtab_probe(&r->tab, relabel_hash(parent, id, site), j) {
+		const struct hcct_entry *e = &r->m[r->tab.slot[j] - 1];
 
 		if (e->parent == parent && e->id == id && e->call_site == site)
-			return r->slots[j] - 1;
+			return r->tab.slot[j] - 1;
 	}
 	r->m[r->n] =
 	    (struct hcct_entry){.id = id, .call_site = site, .parent = parent, .slot = HCCT_NONE};
-	r->slots[j] = ++r->n;
+	r->tab.slot[j] = ++r->n;
 	return r->n - 1;
+}
+
+static uint64_t relabel_hash_of(const void *ctx, uint32_t i)
+{
+	const struct hcct_entry *e = &((const struct relabel *)ctx)->m[i];
+
+	return relabel_hash(e->parent, e->id, e->call_site);
 }
 
 static int cmp_entry_key(const void *a, const void *b, void *ctx)
@@ -377,14 +385,10 @@ int hcct_tree_relabel(const struct hcct_tree *in, const uint32_t *map, size_t nm
 	if (!in || !ret || (nmap && !map))
 		return -EINVAL;
 	n = in->len;
-	r.nslots = 16;
-	while (r.nslots < 2 * n)
-		r.nslots *= 2;
-	r.slots = calloc(r.nslots, sizeof(*r.slots));
 	r.m = calloc(n ? n : 1, sizeof(*r.m));
 	to = malloc((n ? n : 1) * sizeof(*to));
 	t = calloc(1, sizeof(*t));
-	if (!r.slots || !r.m || !to || !t ||
+	if (idxtab_reserve(&r.tab, n, 16, relabel_hash_of, &r) < 0 || !r.m || !to || !t ||
 	    !(t->entries = calloc(n ? n : 1, sizeof(*t->entries)))) {
 		err = -ENOMEM;
 		goto out;
@@ -399,7 +403,7 @@ int hcct_tree_relabel(const struct hcct_tree *in, const uint32_t *map, size_t nm
 	t = NULL;
 	err = 0;
 out:
-	free(r.slots);
+	idxtab_release(&r.tab);
 	free(r.m);
 	free(to);
 	hcct_tree_free(t);

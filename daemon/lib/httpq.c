@@ -161,6 +161,17 @@ int httpq_arg(struct httpq *q, const char *key, const char *value, unsigned max_
 		memcpy(dst, value, len + 1);
 		return 0;
 	}
+	if (!strcmp(key, "type")) {
+		static const char *const names[] = {"cpu", "off_cpu", "wall"};
+
+		for (size_t i = 0; value && i < sizeof(names) / sizeof(names[0]); i++)
+			if (!strcmp(value, names[i])) {
+				q->type = (enum httpq_type)i;
+				return 0;
+			}
+		snprintf(err, errlen, "type must be cpu, off_cpu or wall");
+		return -EINVAL;
+	}
 	if (!strcmp(key, "since") || !strcmp(key, "until")) {
 		char *dst = key[0] == 's' ? q->since : q->until;
 		uint64_t t;

@@ -11,6 +11,7 @@
 
 #include "kprof/array.h"
 #include "kprof/hash.h"
+#include "kprof/idxtab.h"
 #include "kprof/ksf_ipf.h"
 #include "ksf_internal.h"
 
@@ -25,8 +26,7 @@ struct inode {
 struct ksf_ipf {
 	struct inode *nodes;
 	size_t n, cap;
-	uint32_t *slots; /* node + 1 (0 = empty), keyed by (parent, routine, label) */
-	size_t nslots;
+	struct idxtab tab; /* (parent, routine, label) -> node */
 	unsigned max_len;
 	size_t max_nodes;
 	uint64_t max_error, max_error_1;
@@ -42,24 +42,27 @@ static size_t ipf_hash(uint32_t parent, uint32_t routine, uint64_t label)
 static uint32_t *ipf_slot(const struct ksf_ipf *ipf, uint32_t parent, uint32_t routine,
 			  uint64_t label)
 {
-	size_t mask = ipf->nslots - 1, j = ipf_hash(parent, routine, label) & mask;
+	size_t j;
 
-	for (;; j = (j + 1) & mask) {
-		const struct inode *x;
+	idxtab_probe(&ipf->tab, ipf_hash(parent, routine, label), j) {
+		const struct inode *x = &ipf->nodes[ipf->tab.slot[j] - 1];
 
-		if (!ipf->slots[j])
-			return &ipf->slots[j];
-		x = &ipf->nodes[ipf->slots[j] - 1];
 		if (x->parent == parent && x->routine == routine && x->label == label)
-			return &ipf->slots[j];
+			break;
 	}
+	return &ipf->tab.slot[j];
+}
+
+static uint64_t ipf_hash_at(const void *ctx, uint32_t i)
+{
+	const struct inode *x = &((const struct ksf_ipf *)ctx)->nodes[i];
+
+	return ipf_hash(x->parent, x->routine, x->label);
 }
 
 /* Room for one more node and its index entry. */
 static int ipf_grow(struct ksf_ipf *ipf)
 {
-	size_t old_n = ipf->nslots;
-	uint32_t *old = ipf->slots;
 	struct inode *nodes;
 
 	if (ipf->n == ipf->cap) {
@@ -69,22 +72,7 @@ static int ipf_grow(struct ksf_ipf *ipf)
 		ipf->nodes = nodes;
 		ipf->cap = ipf->cap ? ipf->cap * 2 : 1024;
 	}
-	if ((ipf->n + 1) * 2 <= ipf->nslots)
-		return 0;
-	ipf->slots = calloc(old_n ? old_n * 2 : 2048, sizeof(*ipf->slots));
-	if (!ipf->slots) {
-		ipf->slots = old;
-		return -ENOMEM;
-	}
-	ipf->nslots = old_n ? old_n * 2 : 2048;
-	for (size_t i = 0; i < old_n; i++) {
-		const struct inode *x = old[i] ? &ipf->nodes[old[i] - 1] : NULL;
-
-		if (x)
-			*ipf_slot(ipf, x->parent, x->routine, x->label) = old[i];
-	}
-	free(old);
-	return 0;
+	return idxtab_reserve(&ipf->tab, ipf->n + 1, 2048, ipf_hash_at, ipf);
 }
 
 /* The k-IPF child of parent labelled label, created with count 0. */
@@ -93,14 +81,14 @@ static int ipf_child(struct ksf_ipf *ipf, uint32_t parent, uint32_t routine, uin
 	uint32_t *s;
 	int err;
 
-	if (ipf->nslots) {
+	if (ipf->tab.nslots) {
 		s = ipf_slot(ipf, parent, routine, label);
 		if (*s)
 			return *s - 1;
 	}
 	if (ipf->n >= ipf->max_nodes)
 		return -E2BIG;
-	if ((ipf->n == ipf->cap || (ipf->n + 1) * 2 > ipf->nslots) && (err = ipf_grow(ipf)) < 0)
+	if ((ipf->n == ipf->cap || (ipf->n + 1) * 2 > ipf->tab.nslots) && (err = ipf_grow(ipf)) < 0)
 		return err;
 	ipf->nodes[ipf->n] = (struct inode){label, 0, parent, KNONE, KNONE, routine, 0};
 	if (ipf->n) {
@@ -181,7 +169,7 @@ void ksf_ipf_free(struct ksf_ipf *ipf)
 	if (!ipf)
 		return;
 	free(ipf->nodes);
-	free(ipf->slots);
+	idxtab_release(&ipf->tab);
 	free(ipf);
 }
 
@@ -277,7 +265,7 @@ void ksf_ipf_get_stats(const struct ksf_ipf *ipf, struct ksf_ipf_stats *st)
 	    .max_error = ipf->max_error,
 	    .max_error_1 = ipf->max_error_1,
 	    .memory =
-		sizeof(*ipf) + ipf->cap * sizeof(*ipf->nodes) + ipf->nslots * sizeof(*ipf->slots),
+		sizeof(*ipf) + ipf->cap * sizeof(*ipf->nodes) + ipf->tab.nslots * sizeof(*ipf->tab.slot),
 	};
 	for (size_t i = 1; i < ipf->n; i++) {
 		st->roots += ipf->nodes[i].depth == 1;

@@ -41,17 +41,25 @@ int pcost_per_hit(const struct pcost_round *rounds, size_t n, uint64_t *ret_ns)
 	return 0;
 }
 
-double pcost_slowdown(uint64_t cpu_ns, uint64_t hits, uint64_t hit_ns)
+static double slowdown(uint64_t cpu_ns, double probes)
 {
-	double probes, work;
+	double work = (double)cpu_ns - probes;
 
-	if (cpu_ns == 0 || hit_ns == 0)
+	if (cpu_ns == 0)
 		return 0;
-	probes = (double)hits * (double)hit_ns;
-	work = (double)cpu_ns - probes;
 	if (work <= (double)cpu_ns / PCOST_MAX_SLOWDOWN)
 		return PCOST_MAX_SLOWDOWN;
 	return (double)cpu_ns / work;
+}
+
+double pcost_slowdown(uint64_t cpu_ns, uint64_t hits, uint64_t hit_ns)
+{
+	return hit_ns ? slowdown(cpu_ns, (double)hits * (double)hit_ns) : 0;
+}
+
+double pcost_slowdown_ns(uint64_t cpu_ns, uint64_t probe_ns)
+{
+	return slowdown(cpu_ns, (double)probe_ns);
 }
 
 uint64_t pcost_hits_allowed(uint64_t cpu_ns, double max, uint64_t hit_ns)
@@ -59,4 +67,26 @@ uint64_t pcost_hits_allowed(uint64_t cpu_ns, double max, uint64_t hit_ns)
 	if (hit_ns == 0 || !(max > 1))
 		return 0;
 	return (uint64_t)((double)cpu_ns * (1.0 - 1.0 / max) / (double)hit_ns);
+}
+
+/* The probes' share of u's CPU time over share, the most max allows: whether they are over. */
+static bool over(const struct pcost_use *u, double share)
+{
+	return (double)u->probe_ns > share * (double)u->cpu_ns;
+}
+
+enum pcost_step pcost_budget(bool on, const struct pcost_use *all, const struct pcost_use *stretch,
+			     double max)
+{
+	double share;
+
+	if (!(max > 1) || !all || !stretch)
+		return PCOST_KEEP;
+	share = 1.0 - 1.0 / max;
+	if (on)
+		return (stretch->cpu_ns >= PCOST_STRETCH_MIN_CPU_NS && over(stretch, share)) ||
+			       (all->cpu_ns >= PCOST_STRETCH_MIN_CPU_NS && over(all, share))
+			   ? PCOST_OFF
+			   : PCOST_KEEP;
+	return all->cpu_ns && !over(all, PCOST_RESUME * share) ? PCOST_ON : PCOST_KEEP;
 }

@@ -72,7 +72,8 @@ void profile_free(struct profile *p)
 		free((char *)p->funcs[i].f.file);
 	}
 	free(p->funcs);
-	free(p->func_slots);
+	idxtab_release(&p->func_tab);
+	profile_same_release(p);
 	free(p->stacks);
 	free(p->stack_slots);
 	free(p->ids);
@@ -83,31 +84,6 @@ void profile_free(struct profile *p)
 }
 
 /* Rebuild a slot index of n entries whose hashes hash_of(i) gives, into nslots slots. */
-static int reindex(uint32_t **slots, size_t *nslots, size_t want, size_t n,
-		   uint64_t (*hash_of)(const struct profile *, size_t), const struct profile *p)
-{
-	uint32_t *s = calloc(want, sizeof(*s));
-
-	if (!s)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		size_t j = hash_of(p, i) & (want - 1);
-
-		while (s[j])
-			j = (j + 1) & (want - 1);
-		s[j] = i + 1;
-	}
-	free(*slots);
-	*slots = s;
-	*nslots = want;
-	return 0;
-}
-
-static uint64_t func_hash_of(const struct profile *p, size_t i)
-{
-	return p->funcs[i].hash;
-}
-
 /* Rebuild the stack slots into want slots. */
 static int stack_reindex(struct profile *p, size_t want)
 {
@@ -135,19 +111,25 @@ static uint64_t func_hash(const char *name, const char *module, uint64_t start,
 	return mix64(hash_str(hash_str(0xcbf29ce484222325ULL ^ kind, name), module) ^ start);
 }
 
+static uint64_t func_hash_at(const void *ctx, uint32_t i)
+{
+	return ((const struct profile *)ctx)->funcs[i].hash;
+}
+
 /* The id of the function of this identity and hash, or -1. */
 static int func_find(const struct profile *p, uint64_t h, const char *name, const char *module,
 		     uint64_t start, enum profile_kind kind)
 {
-	if (!p->func_nslots)
+	size_t j;
+
+	if (!p->func_tab.nslots)
 		return -1;
-	for (size_t j = h & (p->func_nslots - 1); p->func_slots[j];
-	     j = (j + 1) & (p->func_nslots - 1)) {
-		const struct pfunc *f = &p->funcs[p->func_slots[j] - 1];
+	idxtab_probe(&p->func_tab, h, j) {
+		const struct pfunc *f = &p->funcs[p->func_tab.slot[j] - 1];
 
 		if (f->hash == h && f->f.start == start && f->f.kind == kind &&
 		    !strcmp(f->f.name, name) && !strcmp(f->f.module, module))
-			return p->func_slots[j] - 1;
+			return p->func_tab.slot[j] - 1;
 	}
 	return -1;
 }
@@ -156,34 +138,15 @@ static void func_link(struct profile *p, uint32_t id)
 {
 	size_t j;
 
-	for (j = p->funcs[id].hash & (p->func_nslots - 1); p->func_slots[j];
-	     j = (j + 1) & (p->func_nslots - 1))
+	idxtab_probe(&p->func_tab, p->funcs[id].hash, j)
 		;
-	p->func_slots[j] = id + 1;
+	p->func_tab.slot[j] = id + 1;
 }
 
-/* Take id out of the function index (linear probing: the entries after it that would no
- * longer be found are shifted back). */
+/* Take id out of the function index. */
 static void func_unlink(struct profile *p, uint32_t id)
 {
-	size_t mask = p->func_nslots - 1, i, k;
-
-	for (i = p->funcs[id].hash & mask; p->func_slots[i] && p->func_slots[i] != id + 1;
-	     i = (i + 1) & mask)
-		;
-	if (!p->func_slots[i])
-		return;
-	p->func_slots[i] = 0;
-	for (k = (i + 1) & mask; p->func_slots[k]; k = (k + 1) & mask) {
-		size_t h = p->funcs[p->func_slots[k] - 1].hash & mask;
-
-		/* It stays if its home lies cyclically in (i, k]. */
-		if (i <= k ? (i < h && h <= k) : (i < h || h <= k))
-			continue;
-		p->func_slots[i] = p->func_slots[k];
-		p->func_slots[k] = 0;
-		i = k;
-	}
+	idxtab_remove(&p->func_tab, p->funcs[id].hash, id, func_hash_at, p);
 }
 
 int profile_intern(struct profile *p, const char *name, const char *module, uint64_t start,
@@ -204,13 +167,9 @@ int profile_intern(struct profile *p, const char *name, const char *module, uint
 	err = array_grow((void **)&p->funcs, &p->funcs_cap, p->nfuncs + 1, sizeof(*p->funcs), 64);
 	if (err < 0)
 		return err;
-	if ((p->nfuncs + 1) * 2 > p->func_nslots) {
-		err =
-		    reindex(&p->func_slots, &p->func_nslots,
-			    p->func_nslots ? p->func_nslots * 2 : 256, p->nfuncs, func_hash_of, p);
-		if (err < 0)
-			return err;
-	}
+	err = idxtab_reserve(&p->func_tab, p->nfuncs + 1, 256, func_hash_at, p);
+	if (err < 0)
+		return err;
 	n = strdup(name);
 	m = strdup(module);
 	if (!n || !m)
@@ -324,6 +283,7 @@ static int func_alias(struct profile *p, uint32_t id, uint32_t to)
 	f->f.start = p->funcs[to].f.start;
 	f->f.kind = p->funcs[to].f.kind;
 	p->canon[id] = to + 1;
+	profile_same_forget(p);
 	p->merges = true;
 	p->merged++;
 	return 0;
@@ -368,6 +328,7 @@ int profile_rename(struct profile *p, uint32_t id, const char *name, const char 
 	f->f.kind = kind;
 	f->hash = h;
 	func_link(p, id);
+	profile_same_forget(p);
 	p->renamed++;
 	return id;
 }
@@ -696,7 +657,7 @@ void profile_get_stats(const struct profile *p, struct profile_stats *st)
 	    .renamed = p->renamed,
 	    .memory = sizeof(*p) + p->funcs_cap * sizeof(*p->funcs) +
 		      p->pending_cap * sizeof(*p->pending) + p->ncanon * sizeof(*p->canon) +
-		      p->func_nslots * sizeof(*p->func_slots) + p->stacks_cap * sizeof(*p->stacks) +
+		      p->func_tab.nslots * sizeof(*p->func_tab.slot) + p->stacks_cap * sizeof(*p->stacks) +
 		      p->stack_nslots * sizeof(*p->stack_slots) + p->ids_cap * sizeof(*p->ids) +
 		      p->cache_nslots * sizeof(*p->cache) + p->str_bytes,
 	};

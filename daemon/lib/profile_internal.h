@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "kprof/hash.h"
+#include "kprof/idxtab.h"
 #include "kprof/profile.h"
 
 struct pfunc {
@@ -47,8 +48,12 @@ struct profile {
 
 	struct pfunc *funcs;
 	size_t nfuncs, funcs_cap;
-	uint32_t *func_slots; /* id + 1, 0 = empty */
-	size_t func_nslots;
+	struct idxtab func_tab; /* function identity -> id */
+	/* profile_same.c: per id below nsame_done, the first function of its name; the index of
+	 * those first functions */
+	uint32_t *same;
+	size_t nsame, nsame_done, nsame_firsts;
+	struct idxtab same_tab;
 
 	struct pstack *stacks;
 	size_t nstacks, stacks_cap;

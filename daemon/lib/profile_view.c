@@ -130,14 +130,11 @@ static void fset_release(struct fset *fs)
 
 static int fset_merge(const struct profile *p, unsigned view, struct fset *fs)
 {
-	size_t nslots = 16, nids = 0;
-	_cleanup_free_ uint32_t *slots = NULL;
+	_cleanup_(idxtab_release) struct idxtab tab = {0};
+	size_t nids = 0;
 
-	while (nslots < 2 * p->nstacks)
-		nslots *= 2;
-	slots = calloc(nslots, sizeof(*slots));
 	fs->arena = malloc((p->nids ? p->nids : 1) * sizeof(*fs->arena)); /* a view never grows */
-	if (!slots || !fs->arena)
+	if (idxtab_reserve(&tab, p->nstacks, 16, NULL, NULL) < 0 || !fs->arena)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->nstacks; i++) {
 		const struct pstack *st = &p->stacks[i];
@@ -152,20 +149,20 @@ static int fset_merge(const struct profile *p, unsigned view, struct fset *fs)
 				v[k] = fs->rep[v[k]];
 		h = hash_ids(v, len);
 
-		for (j = h & (nslots - 1); slots[j]; j = (j + 1) & (nslots - 1)) {
-			const struct fline *l = &fs->lines[slots[j] - 1];
+		idxtab_probe(&tab, h, j) {
+			const struct fline *l = &fs->lines[tab.slot[j] - 1];
 
 			if (l->hash == h && l->len == len &&
 			    (len == 0 || !memcmp(fs->arena + l->off, v, len * sizeof(*v))))
 				break;
 		}
-		if (slots[j]) {
-			fs->lines[slots[j] - 1].count += st->count;
+		if (tab.slot[j]) {
+			fs->lines[tab.slot[j] - 1].count += st->count;
 			continue;
 		}
 		fs->lines[fs->n] =
 		    (struct fline){.hash = h, .count = st->count, .off = nids, .len = len};
-		slots[j] = ++fs->n;
+		tab.slot[j] = ++fs->n;
 		nids += len;
 	}
 	fs->ids = fs->arena;
@@ -196,14 +193,10 @@ static const char *folded_name(const struct profile_func *f, bool *bracket)
  * the first one of its module, and the lines are merged by those ids. */
 static int fset_reps(const struct profile *p, struct fset *fs)
 {
-	size_t nslots = 16;
-	_cleanup_free_ uint32_t *slots = NULL;
+	_cleanup_(idxtab_release) struct idxtab tab = {0};
 
-	while (nslots < 2 * p->nfuncs)
-		nslots *= 2;
-	slots = calloc(nslots, sizeof(*slots));
 	fs->rep = malloc((p->nfuncs ? p->nfuncs : 1) * sizeof(*fs->rep));
-	if (!slots || !fs->rep)
+	if (idxtab_reserve(&tab, p->nfuncs, 16, NULL, NULL) < 0 || !fs->rep)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->nfuncs; i++) {
 		const struct profile_func *f = &p->funcs[i].f;
@@ -212,14 +205,13 @@ static int fset_reps(const struct profile *p, struct fset *fs)
 		fs->rep[i] = i;
 		if (!func_by_addr(f))
 			continue;
-		for (j = mix64(hash_str(0xcbf29ce484222325ULL, f->module)) & (nslots - 1); slots[j];
-		     j = (j + 1) & (nslots - 1))
-			if (!strcmp(p->funcs[slots[j] - 1].f.module, f->module))
+		idxtab_probe(&tab, mix64(hash_str(0xcbf29ce484222325ULL, f->module)), j)
+			if (!strcmp(p->funcs[tab.slot[j] - 1].f.module, f->module))
 				break;
-		if (slots[j])
-			fs->rep[i] = slots[j] - 1;
+		if (tab.slot[j])
+			fs->rep[i] = tab.slot[j] - 1;
 		else
-			slots[j] = i + 1;
+			tab.slot[j] = i + 1;
 	}
 	return 0;
 }

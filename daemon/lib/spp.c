@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "kprof/cfg.h"
+#include "kprof/idxtab.h"
 #include "kprof/spp.h"
 
 #define NO UINT32_MAX
@@ -50,8 +51,7 @@ struct spp {
 	size_t npaths, pcap;
 	uint32_t *arena;
 	size_t alen, acap;
-	uint32_t *ht; /* path index + 1; 0 empty */
-	size_t htcap;
+	struct idxtab ht; /* (graph, nodes) -> path index */
 	uint64_t acts, counted, dropped;
 };
 
@@ -155,7 +155,7 @@ void spp_free(struct spp *s)
 	free(s->cv);
 	free(s->paths);
 	free(s->arena);
-	free(s->ht);
+	idxtab_release(&s->ht);
 	free(s);
 }
 
@@ -191,36 +191,22 @@ static bool key_eq(const struct spp *s, const struct prec *p, uint32_t g, const 
 
 static long path_find(const struct spp *s, uint32_t g, const uint32_t *nodes, size_t n)
 {
-	size_t mask, i;
+	size_t i;
 
-	if (!s->htcap)
+	if (!s->ht.nslots)
 		return -1;
-	mask = s->htcap - 1;
-	for (i = key_hash(g, nodes, n) & mask; s->ht[i]; i = (i + 1) & mask)
-		if (key_eq(s, &s->paths[s->ht[i] - 1], g, nodes, n))
-			return (long)s->ht[i] - 1;
+	idxtab_probe(&s->ht, key_hash(g, nodes, n), i)
+		if (key_eq(s, &s->paths[s->ht.slot[i] - 1], g, nodes, n))
+			return (long)s->ht.slot[i] - 1;
 	return -1;
 }
 
-static int ht_grow(struct spp *s)
+static uint64_t path_hash(const void *ctx, uint32_t k)
 {
-	size_t cap = s->htcap ? 2 * s->htcap : 64;
-	uint32_t *ht = calloc(cap, sizeof(*ht));
+	const struct spp *s = ctx;
+	const struct prec *p = &s->paths[k];
 
-	if (!ht)
-		return -ENOMEM;
-	for (size_t k = 0; k < s->npaths; k++) {
-		const struct prec *p = &s->paths[k];
-		size_t i = key_hash(p->graph, s->arena + p->off, p->n) & (cap - 1);
-
-		while (ht[i])
-			i = (i + 1) & (cap - 1);
-		ht[i] = (uint32_t)k + 1;
-	}
-	free(s->ht);
-	s->ht = ht;
-	s->htcap = cap;
-	return 0;
+	return key_hash(p->graph, s->arena + p->off, p->n);
 }
 
 static long path_insert(struct spp *s, uint32_t g, const uint32_t *nodes, size_t n)
@@ -229,7 +215,7 @@ static long path_insert(struct spp *s, uint32_t g, const uint32_t *nodes, size_t
 
 	if (s->npaths >= s->o.max_paths)
 		return -ENOSPC;
-	if ((s->npaths + 1) * 2 > s->htcap && ht_grow(s) < 0)
+	if (idxtab_reserve(&s->ht, s->npaths + 1, 64, path_hash, s) < 0)
 		return -ENOMEM;
 	if (s->npaths == s->pcap) {
 		size_t cap = s->pcap ? 2 * s->pcap : 64;
@@ -255,9 +241,9 @@ static long path_insert(struct spp *s, uint32_t g, const uint32_t *nodes, size_t
 	memcpy(s->arena + s->alen, nodes, n * sizeof(*nodes));
 	s->paths[s->npaths] = (struct prec){.graph = g, .off = (uint32_t)s->alen, .n = (uint32_t)n};
 	s->alen += n;
-	for (i = key_hash(g, nodes, n) & (s->htcap - 1); s->ht[i]; i = (i + 1) & (s->htcap - 1))
+	idxtab_probe(&s->ht, key_hash(g, nodes, n), i)
 		;
-	s->ht[i] = (uint32_t)s->npaths + 1;
+	s->ht.slot[i] = (uint32_t)s->npaths + 1;
 	s->gr[g].npaths++;
 	return (long)s->npaths++;
 }
@@ -533,7 +519,7 @@ void spp_get_stats(const struct spp *s, struct spp_stats *st)
 	    .dropped = s->dropped,
 	    .complete = complete,
 	    .memory = sizeof(*s) + s->ngraphs * sizeof(struct graph) +
-		      s->pcap * sizeof(struct prec) + s->acap * 4 + s->htcap * 4 + s->nblocks * 4,
+		      s->pcap * sizeof(struct prec) + s->acap * 4 + s->ht.nslots * 4 + s->nblocks * 4,
 	};
 }
 

@@ -12,6 +12,7 @@
 
 #include "kprof/array.h"
 #include "kprof/hash.h"
+#include "kprof/idxtab.h"
 #include "kprof/tnames.h"
 
 struct tname {
@@ -22,8 +23,7 @@ struct tname {
 struct tnames {
 	struct tname *v;
 	size_t n, cap, max;
-	uint32_t *slots; /* index + 1, 0 = empty */
-	size_t nslots;
+	struct idxtab tab; /* tid -> index */
 	uint64_t dropped;
 };
 
@@ -42,37 +42,24 @@ void tnames_free(struct tnames *t)
 {
 	if (!t)
 		return;
+	idxtab_release(&t->tab);
 	free(t->v);
-	free(t->slots);
 	free(t);
 }
 
 static size_t slot_of(const struct tnames *t, uint32_t tid)
 {
-	size_t mask = t->nslots - 1, j = mix64(tid) & mask;
+	size_t j;
 
-	while (t->slots[j] && t->v[t->slots[j] - 1].tid != tid)
-		j = (j + 1) & mask;
+	idxtab_probe(&t->tab, mix64(tid), j)
+		if (t->v[t->tab.slot[j] - 1].tid == tid)
+			break;
 	return j;
 }
 
-static int grow(struct tnames *t)
+static uint64_t tid_hash(const void *ctx, uint32_t i)
 {
-	size_t ns = t->nslots ? 2 * t->nslots : 64;
-	uint32_t *old = t->slots;
-	size_t oldn = t->nslots;
-
-	t->slots = calloc(ns, sizeof(*t->slots));
-	if (!t->slots) {
-		t->slots = old;
-		return -ENOMEM;
-	}
-	t->nslots = ns;
-	for (size_t i = 0; i < oldn; i++)
-		if (old[i])
-			t->slots[slot_of(t, t->v[old[i] - 1].tid)] = old[i];
-	free(old);
-	return 0;
+	return mix64(((const struct tnames *)ctx)->v[i].tid);
 }
 
 int tnames_set(struct tnames *t, uint32_t tid, const char *name, size_t len)
@@ -85,10 +72,10 @@ int tnames_set(struct tnames *t, uint32_t tid, const char *name, size_t len)
 		return -EINVAL;
 	len = strnlen(name, len < TNAMES_NAME_MAX - 1 ? len : TNAMES_NAME_MAX - 1);
 	memcpy(buf, name, len);
-	if (t->nslots) {
+	if (t->tab.nslots) {
 		j = slot_of(t, tid);
-		if (t->slots[j]) {
-			e = &t->v[t->slots[j] - 1];
+		if (t->tab.slot[j]) {
+			e = &t->v[t->tab.slot[j] - 1];
 			if (!memcmp(e->name, buf, sizeof(buf)))
 				return 0;
 			memcpy(e->name, buf, sizeof(buf));
@@ -99,13 +86,13 @@ int tnames_set(struct tnames *t, uint32_t tid, const char *name, size_t len)
 		t->dropped++;
 		return -ENOSPC;
 	}
-	if ((2 * (t->n + 1) > t->nslots && grow(t) < 0) ||
+	if (idxtab_reserve(&t->tab, t->n + 1, 64, tid_hash, t) < 0 ||
 	    array_grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v), 64) < 0)
 		return -ENOMEM;
 	e = &t->v[t->n];
 	e->tid = tid;
 	memcpy(e->name, buf, sizeof(buf));
-	t->slots[slot_of(t, tid)] = ++t->n;
+	t->tab.slot[slot_of(t, tid)] = ++t->n;
 	return 1;
 }
 
@@ -113,10 +100,10 @@ const char *tnames_get(const struct tnames *t, uint32_t tid)
 {
 	size_t j;
 
-	if (!t->nslots)
+	if (!t->tab.nslots)
 		return NULL;
 	j = slot_of(t, tid);
-	return t->slots[j] ? t->v[t->slots[j] - 1].name : NULL;
+	return t->tab.slot[j] ? t->v[t->tab.slot[j] - 1].name : NULL;
 }
 
 size_t tnames_count(const struct tnames *t)

@@ -37,6 +37,7 @@
 #include "kprof/array.h"
 #include "kprof/cleanup.h"
 #include "kprof/hash.h"
+#include "kprof/idxtab.h"
 #include "kprof/window.h"
 
 #define DEFAULT_MAX_WINDOWS (1u << 20)
@@ -583,8 +584,7 @@ struct mnode {
 struct mtab {
 	struct mnode *v;
 	size_t n, cap;
-	uint32_t *slots; /* index + 1 */
-	size_t nslots;
+	struct idxtab tab;
 };
 
 static uint64_t mkey(uint32_t parent, uint32_t id, uint64_t site)
@@ -592,24 +592,11 @@ static uint64_t mkey(uint32_t parent, uint32_t id, uint64_t site)
 	return mix64(((uint64_t)parent << 32 | id) ^ mix64(site));
 }
 
-static int mtab_grow(struct mtab *t)
+static uint64_t mtab_hash(const void *ctx, uint32_t i)
 {
-	size_t ns = t->nslots ? t->nslots * 2 : 1024;
-	uint32_t *s = calloc(ns, sizeof(*s));
+	const struct mnode *x = &((const struct mtab *)ctx)->v[i];
 
-	if (!s)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->n; i++) {
-		size_t j = mkey(t->v[i].parent, t->v[i].id, t->v[i].site) & (ns - 1);
-
-		while (s[j])
-			j = (j + 1) & (ns - 1);
-		s[j] = i + 1;
-	}
-	free(t->slots);
-	t->slots = s;
-	t->nslots = ns;
-	return 0;
+	return mkey(x->parent, x->id, x->site);
 }
 
 /* The merged context (parent, id, site), created if new: its index, or -ENOMEM. */
@@ -617,20 +604,19 @@ static int64_t mtab_get(struct mtab *t, uint32_t parent, uint32_t id, uint64_t s
 {
 	size_t j;
 
-	if ((t->n + 1) * 2 > t->nslots && mtab_grow(t) < 0)
+	if (idxtab_reserve(&t->tab, t->n + 1, 1024, mtab_hash, t) < 0)
 		return -ENOMEM;
-	for (j = mkey(parent, id, site) & (t->nslots - 1); t->slots[j];
-	     j = (j + 1) & (t->nslots - 1)) {
-		const struct mnode *x = &t->v[t->slots[j] - 1];
+	idxtab_probe(&t->tab, mkey(parent, id, site), j) {
+		const struct mnode *x = &t->v[t->tab.slot[j] - 1];
 
 		if (x->parent == parent && x->id == id && x->site == site)
-			return t->slots[j] - 1;
+			return t->tab.slot[j] - 1;
 	}
 	if (t->n >= UINT32_MAX - 1 ||
 	    array_grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v), 256) < 0)
 		return -ENOMEM;
 	t->v[t->n] = (struct mnode){.site = site, .id = id, .parent = parent};
-	t->slots[j] = t->n + 1;
+	t->tab.slot[j] = t->n + 1;
 	return t->n++;
 }
 
@@ -732,7 +718,7 @@ void window_merge_free(struct window_merge *mg)
 	if (!mg)
 		return;
 	free(mg->t.v);
-	free(mg->t.slots);
+	idxtab_release(&mg->t.tab);
 	free(mg);
 }
 
@@ -844,6 +830,6 @@ int window_summary_exact(const struct window_stack *v, size_t n, uint32_t m, str
 	err = merged_tree(&t, total, 0, ret);
 out:
 	free(t.v);
-	free(t.slots);
+	idxtab_release(&t.tab);
 	return err;
 }

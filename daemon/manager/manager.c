@@ -37,7 +37,6 @@
 #include "target/annotate.h"
 #include "os/clock.h"
 #include "symbols/jvmattach.h"
-#include "symbols/jvmmap.h"
 #include "kernel/loader.h"
 #include "manager/manager.h"
 #include "manager/manager_internal.h"
@@ -61,6 +60,14 @@ static void on_sample(void *ctx, const struct kp_sample *s)
 	struct manager *m = ctx;
 	struct target *t = manager_find(m, s->hdr.tgid);
 
+	/* No sample: a process that is no target waited, system-wide mode asking for off-CPU
+	 * time (offcpu.bpf.c): a target now, or counted by syswide.c. */
+	if (s->flags & KP_SF_WAITER) {
+		if (!t || t->state != TARGET_ATTACHED || t->start_ticks != s->start_ticks)
+			manager_emit_stranger(m, s);
+		loader_offcpu_waiter_done(m->loader, s->hdr.tgid);
+		return;
+	}
 	m->samples++;
 	/* Taken by the system-wide set while the process was no target: a target now, or
 	 * counted by syswide.c. */
@@ -205,7 +212,6 @@ static void on_exec_rec(void *ctx, pid_t tgid, uint64_t start_ticks, const char 
 	log_msg(t->parent || t->all ? LOG_DEBUG : LOG_INFO,
 		"pid %d exec'd %s: reloading its symbols", tgid, t->comm);
 	target_exec(t);
-	jvmmap_exec(t->jvm);
 }
 
 /* An ended target's symbols are dropped once the drain in which it ended and the next one are
@@ -232,7 +238,7 @@ static bool probes_active(const struct manager *m)
 	const struct target *t;
 
 	manager_for_each_attached(m, t)
-		if (t->calls.enabled || (t->paths && t->paths->tracing))
+		if (t->calls || (t->paths && t->paths->tracing))
 			return true;
 	return false;
 }
@@ -260,8 +266,8 @@ static int on_ringbuf(sd_event_source *s, int fd, uint32_t revents, void *userda
  * times (manager_probes_started brings the short period back at once). */
 /* Perf maps and jitdumps are read in bounded steps (symbolize.c): one more step for each
  * target whose last one stopped short, between drains, never a whole file at once. A JVM is
- * looked at here too (jvmmap_tick: nothing read, its rate limits inside), so that a short one
- * is asked for its map as soon as its code runs, not at the next housekeeping second. */
+ * looked at here too (target_sources_tick: nothing read, its rate limits inside), so that a short
+ * one is asked for its map as soon as its code runs, not at the next housekeeping second. */
 static void symbol_steps(struct manager *m)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
@@ -274,7 +280,7 @@ static void symbol_steps(struct manager *m)
 			tsym_refresh(t->sym);
 			target_names_update(t, false);
 		}
-		target_jvm_tick(t, now); /* a JVM's first ask as soon as its code runs */
+		target_sources_tick(t, now); /* a JVM's first ask as soon as its code runs */
 	}
 }
 
@@ -380,7 +386,7 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 		}
 		if (!manager_recheck(m, t)) {
 			tsym_refresh(t->sym);
-			target_jvm_tick(t, now);
+			target_sources_tick(t, now);
 			target_names_update(t, false);
 			target_drift_tick(t);
 		}

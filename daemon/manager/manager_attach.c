@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* manager_attach.c: attaching a process (manager_attach): the users' quotas, sampling started,
- * --calls (exact mode, including --calls=hot:N's warm-up) and --burst, the --duration timer;
- * and detaching, forgetting and re-checking a target's credentials. Apart from manager.c because
- * it is what a request or a watch does to start a target, where manager.c runs the loop; it
- * calls only manager_targets.c. The policy is explained at the top of manager.c.
+ * exact mode started (--calls; exact.c owns it and its burst and warm-up timers), the --duration
+ * timer; and detaching, forgetting and re-checking a target's credentials. Apart from manager.c
+ * because it is what a request or a watch does to start a target, where manager.c runs the loop;
+ * it calls only manager_targets.c. The policy is explained at the top of manager.c.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -22,7 +22,6 @@
 #include "kprof/cleanup.h"
 #include "os/clock.h"
 #include "symbols/jvmattach.h"
-#include "symbols/jvmmap.h"
 #include "kernel/loader.h"
 #include "manager/manager.h"
 #include "manager/manager_attach.h"
@@ -53,160 +52,54 @@ static int on_duration(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-/* Bursting: probes on for burst_ms, off for the rest of each period_ms. */
-static int on_burst(sd_event_source *s, uint64_t usec, void *userdata)
-{
-	struct target *t = userdata;
-	struct calls *c = &t->calls;
-	char err[256];
-
-	if (t->state != TARGET_ATTACHED)
-		return sd_event_source_set_enabled(s, SD_EVENT_OFF);
-	log_debug("pid %d: burst timer at %llu: probes %s", t->pid, (unsigned long long)usec,
-		  c->nlinks ? "off" : "on");
-	if (c->nlinks) {
-		calls_off(c);
-		return sd_event_source_set_time(s, usec + (c->period_ms - c->burst_ms) * 1000ULL);
-	}
-	/* A removal of probes in the same code is still waiting for the kernel: come back
-	 * rather than block the loop (a probe attached now would wait for it in the kernel). */
-	if (calls_may_attach(c, err, sizeof(err)) < 0)
-		return sd_event_source_set_time(s, usec + 50000);
-	if (calls_on(c, t->env->loader, t->pid, err, sizeof(err)) < 0) {
-		log_warn("pid %d: exact mode stopped: %s", t->pid, err);
-		return sd_event_source_set_enabled(s, SD_EVENT_OFF);
-	}
-	/* The window starts once the probes are in (attaching may have waited for the last
-	 * removal to finish). */
-	return sd_event_source_set_time(s, now_ns(CLOCK_MONOTONIC) / 1000 + c->burst_ms * 1000ULL);
-}
-
 static unsigned probes_of(const struct manager *m, uid_t uid)
 {
 	const struct target *t;
 	unsigned n = 0;
 
 	manager_for_each_attached(m, t)
-		if (t->uid == uid && t->calls.enabled)
-			n += t->calls.nprobes;
+		if (t->uid == uid)
+			n += calls_nprobes(t->calls);
 	return n;
 }
 
-#define CALLS_HOT_WARMUP_MS 1000 /* --calls=hot:N: samples before the choice */
-#define CALLS_HOT_TRIES 10	 /* warm-ups before giving up (no JIT function sampled) */
-#define CALLS_HOT_MAX 16
-
-/* --calls=hot:N, after a warm-up: exact mode on the N hottest JIT functions sampled. */
-static int on_hot(sd_event_source *s, uint64_t usec, void *userdata)
+static void probes_in(void *ctx)
 {
-	struct target *t = userdata;
-	struct calls *c = &t->calls;
-	char err[256], *names = NULL;
-	int r, got;
-
-	if (t->state != TARGET_ATTACHED || !c->hot)
-		return 0;
-	r = got = calls_hot_names(t->profile, c->hot, &names);
-	if (r == 0 && ++c->hot_tries < CALLS_HOT_TRIES) {
-		free(names);
-		r = sd_event_source_set_time(s, usec + CALLS_HOT_WARMUP_MS * 1000ULL);
-		return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-	}
-	c->hot = 0;
-	if (r <= 0) {
-		free(names);
-		log_warn("pid %d: exact mode: no JIT function sampled after %u s: no calls counted",
-			 t->pid, CALLS_HOT_TRIES * CALLS_HOT_WARMUP_MS / 1000);
-		return 0;
-	}
-	free(c->names);
-	c->names = names;
-	r = calls_plan(c, &(struct calls_target){t->pid, t->sym, t->profile}, c->force, err,
-		       sizeof(err));
-	if (r >= 0)
-		r = calls_on(c, t->env->loader, t->pid, err, sizeof(err));
-	if (r < 0)
-		log_warn("pid %d: exact mode on the hottest functions (%s): %s", t->pid, names,
-			 err);
-	else
-		log_info("pid %d: exact mode on the %d hottest JIT functions sampled: %s", t->pid,
-			 got, names);
-	return 0;
+	manager_probes_started(ctx);
 }
 
-/* --calls=hot:N: sample first, choose after a warm-up (on_hot). */
-static int start_calls_hot(struct manager *m, struct target *t, const struct attach_opts *o,
-			   char *errbuf, size_t errlen)
-{
-	struct calls *c = &t->calls;
-	char *end;
-	unsigned long n;
-	int err;
-
-	errno = 0;
-	n = strtoul(o->calls_functions + 4, &end, 10);
-	if (errno || *end || end == o->calls_functions + 4 || n < 1 || n > CALLS_HOT_MAX) {
-		snprintf(errbuf, errlen, "--calls=hot:N takes N from 1 to %d", CALLS_HOT_MAX);
-		return -EINVAL;
-	}
-	if (o->burst_ms) {
-		snprintf(errbuf, errlen, "--calls=hot:N does not go with --burst");
-		return -EINVAL;
-	}
-	c->hot = (unsigned)n;
-	err = sd_event_add_time_relative(m->event, &c->hot_timer, CLOCK_MONOTONIC,
-					 CALLS_HOT_WARMUP_MS * 1000ULL, 1000, on_hot, t);
-	if (err < 0)
-		snprintf(errbuf, errlen, "cannot arm the warm-up timer: %s", strerror(-err));
-	return err;
-}
-
-/* Exact mode for a new target: plan, attach, and arm the burst timer. */
+/* Exact mode for a new target: planned, within the user's probes, started. */
 static int start_calls(struct manager *m, struct target *t, const struct attach_opts *o,
 		       char *errbuf, size_t errlen)
 {
-	struct calls *c = &t->calls;
-	unsigned held;
-	int err;
+	const struct calls_env env = {
+	    .pid = t->pid,
+	    .sym = t->sym,
+	    .profile = t->profile,
+	    .loader = m->loader,
+	    .event = m->event,
+	    .hcct_slots = hcct_slots_for_eps(t->eps),
+	    .max_slowdown = m->conf.probe_slowdown_pct / 100.0,
+	    .probes_in = probes_in,
+	    .ctx = m,
+	};
+	const struct calls_opts co = {.functions = o->calls_functions,
+				      .force = o->force,
+				      .burst_ms = o->burst_ms,
+				      .period_ms = o->period_ms,
+				      .max_slowdown = o->max_slowdown};
+	unsigned held = probes_of(m, o->by);
+	int err = calls_new(&env, &co, &t->calls, errbuf, errlen);
 
-	err = hcct_new(&(struct hcct_params){.slots = hcct_slots_for_eps(t->eps)}, &c->exact);
-	if (err < 0) {
-		snprintf(errbuf, errlen, "out of memory");
-		return err;
-	}
-	c->enabled = true;
-	c->force = o->force;
-	if (o->calls_functions && !strncmp(o->calls_functions, "hot:", 4))
-		return start_calls_hot(m, t, o, errbuf, errlen);
-	if (o->calls_functions && o->calls_functions[0]) {
-		c->names = strdup(o->calls_functions);
-		if (!c->names)
-			return -ENOMEM;
-	}
-	c->burst_ms = o->burst_ms;
-	c->period_ms = o->period_ms;
-	err = calls_plan(c, &(struct calls_target){t->pid, t->sym, t->profile}, o->force, errbuf,
-			 errlen);
-	held = probes_of(m, o->by);
-	if (err >= 0 && o->by != 0 && held + c->nprobes > m->conf.max_probes_per_uid) {
+	if (err >= 0 && o->by != 0 && held + calls_nprobes(t->calls) > m->conf.max_probes_per_uid) {
 		snprintf(errbuf, errlen,
 			 "exact mode would probe %zu functions; uid %u has %u probed already "
 			 "(limit %u per user)",
-			 c->nprobes, o->by, held, m->conf.max_probes_per_uid);
+			 calls_nprobes(t->calls), o->by, held, m->conf.max_probes_per_uid);
 		err = -EUSERS;
 	}
 	if (err >= 0)
-		err = calls_on(c, m->loader, t->pid, errbuf, errlen);
-	if (err >= 0)
-		manager_probes_started(m);
-	if (err >= 0 && c->burst_ms) {
-		err = sd_event_add_time_relative(m->event, &c->timer, CLOCK_MONOTONIC,
-						 c->burst_ms * 1000ULL, 1000, on_burst, t);
-		if (err >= 0)
-			err = sd_event_source_set_enabled(c->timer, SD_EVENT_ON);
-		if (err < 0)
-			snprintf(errbuf, errlen, "cannot arm the burst timer: %s", strerror(-err));
-	}
+		err = calls_start(t->calls, errbuf, errlen);
 	return err;
 }
 
@@ -456,10 +349,9 @@ static int attach_new_target(struct manager *m, pid_t pid, const struct attach_o
 /* The log line of an attach: how t is sampled, and its JIT symbol sources. */
 static void attach_log(struct target *t, const struct attach_opts *o)
 {
-	struct tsym_stats ss;
+	const struct tsym_stats *ss = tsym_get_stats(t->sym);
 	char how[96];
 
-	tsym_get_stats(t->sym, &ss);
 	if (t->per_cpu)
 		snprintf(how, sizeof(how), "per-CPU events");
 	else
@@ -469,9 +361,10 @@ static void attach_log(struct target *t, const struct attach_opts *o)
 	log_msg(o->parent || o->all ? LOG_DEBUG : LOG_INFO,
 		"attached pid %d (%s, uid %u) at %u Hz by %s, duration %us (0: "
 		"unlimited); perf map %s: %llu JIT symbols; jitdump %s: %llu symbols",
-		t->pid, t->comm, t->uid, o->freq, how, o->duration_sec, ss.perfmap_path,
-		(unsigned long long)ss.jit_symbols, ss.jitdump_path[0] ? ss.jitdump_path : "(none)",
-		(unsigned long long)ss.jitdump_symbols);
+		t->pid, t->comm, t->uid, o->freq, how, o->duration_sec, ss->perfmap_path,
+		(unsigned long long)ss->jit_symbols,
+		ss->jitdump_path[0] ? ss->jitdump_path : "(none)",
+		(unsigned long long)ss->jitdump_symbols);
 }
 
 static int attach(struct manager *m, pid_t pid, const struct attach_opts *opts, struct target **ret,
@@ -536,8 +429,7 @@ static int attach(struct manager *m, pid_t pid, const struct attach_opts *opts, 
 	manager_targets_link(m, t);
 	m->n_attached++;
 	/* A JVM is asked for its perf map now, off the loop; its answer comes later. */
-	if (target_jvm_start(t, &o) < 0)
-		log_warn("pid %d: out of memory: its JVM perf map is not asked for", pid);
+	target_sources_start(t, &o);
 	attach_log(t, &o);
 	manager_emit_target_attach(m, t);
 	*ret = t;
@@ -567,8 +459,7 @@ void manager_forget(struct manager *m, struct target *t)
 	if (t->state == TARGET_ATTACHED) {
 		manager_stop_sampling(m, t);
 		t->duration_timer = sd_event_source_disable_unref(t->duration_timer);
-		calls_off(&t->calls);
-		t->calls.timer = sd_event_source_disable_unref(t->calls.timer);
+		calls_end(t->calls);
 	}
 	log_info("pid %d (%s): attach undone, nothing kept", t->pid, t->comm);
 	manager_drop_target(m, t);

@@ -15,6 +15,10 @@ int manager_offcpu_start(struct manager *m, struct target *t, char *errbuf, size
 /* t stopped sampling: its threads off CPU now are forgotten, and the program detached when no
  * attached target asks any more. Its sums still in the map are drained later. */
 void manager_offcpu_stop(struct manager *m, struct target *t);
+/* System-wide mode asks for off-CPU time (on), or no more: the program stays attached while it
+ * does, and waiting processes that are no target are reported (KP_SF_WAITER). 0, or a negative
+ * errno with errbuf said. */
+int manager_offcpu_all(struct manager *m, bool on, char *errbuf, size_t errlen);
 /* kprofd stops: the maps' reader freed. */
 void manager_offcpu_free(struct manager *m);
 /* The sums in the map, to their targets' off-CPU profiles: find gives the target of a pid
@@ -27,6 +31,7 @@ struct manager_offcpu_status {
 	const char *program; /* "tp_btf/sched_switch", "raw_tp/sched_switch", or "" when off */
 	unsigned targets;    /* attached targets with off-CPU time */
 	uint64_t runs, switches, intervals, lost, lost_ns, no_stack, stacks_gone, unknown;
+	uint64_t callers_found, callers_lost, rules; /* of frameless user leaves */
 };
 void manager_offcpu_status(const struct manager *m, struct manager_offcpu_status *st);
 

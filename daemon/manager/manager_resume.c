@@ -10,7 +10,8 @@
  * dumpable), within today's quotas. The new target continues the kept profile: it takes over
  * its stacks, functions, mappings, thread names, counts, its attach time (so `list`, the
  * saved file and the time windows go on under the same session), its file in the state
- * directory and, with drift off, its kept drift result; the old entry goes. What is not
+ * directory, its off-CPU profile (attach --off-cpu: attached again with it) and, with drift
+ * off, its kept drift result; the old entry goes. What is not
  * carried: the hot-context tree and the drift detectors start afresh (their saved snapshots
  * cannot be continued by the streaming structures), and exact mode and path traces are not
  * restarted (they cost the target; the log says so). A profile not attached again
@@ -41,6 +42,7 @@
 #include "os/procfs.h"
 #include "os/store.h"
 #include "wire/target_pb.h"
+#include "target/offcpu.h"
 #include "target/target.h"
 
 static bool resumable(const struct target *t)
@@ -85,14 +87,9 @@ void manager_resume_track(struct manager *m, struct target *t)
 		return;
 	kprof__saved_profile__init(&sp);
 	kprof__target__init(&pb);
-	kprof__saved_resume__init(&r);
 	target_fill_pb(t, &pb);
 	pb.resume_note = (char *)"";
-	r.start_ticks = t->start_ticks;
-	r.by = t->by;
-	r.no_jvm_map = t->no_jvm_map;
-	r.duration_left_sec = t->duration_sec;
-	r.resumes = t->resumes;
+	target_resume_pb(t, t->duration_sec, &r);
 	sp.format = 1;
 	sp.target = &pb;
 	sp.resume = &r;
@@ -154,13 +151,6 @@ static const char *resume_refusal(const struct target *old)
 	return "";
 }
 
-#define SWAP(a, b)                                                                             \
-	do {                                                                                   \
-		__typeof__(a) tmp_ = (a);                                                      \
-		(a) = (b);                                                                     \
-		(b) = tmp_;                                                                    \
-	} while (0)
-
 /* n, just attached and not sampled yet, continues old's profile. */
 static void continue_profile(struct target *n, struct target *old)
 {
@@ -182,6 +172,8 @@ static void continue_profile(struct target *n, struct target *old)
 		n->drift_kept_at_end = false;
 		n->drift_kept_ns = old->ended_ns;
 	}
+	if (n->offcpu && old->offcpu)
+		offcpu_take(n->offcpu, old->offcpu);
 	n->attached_ns = old->attached_ns;
 	n->resumes = old->resumes + 1;
 	SWAP(n->saved_name, old->saved_name);
@@ -201,6 +193,7 @@ static int resume_one(struct manager *m, struct target *old)
 	    .children = old->children,
 	    .parent = old->parent,
 	    .by = old->by,
+	    .off_cpu = old->offcpu || old->resume_off_cpu,
 	};
 	struct target *n = NULL;
 	char err[256];
@@ -279,6 +272,7 @@ static int resume_record(void *ctx, const char *name, const uint8_t *buf, size_t
 	rec.no_jvm_map = sp->resume->no_jvm_map;
 	rec.duration_sec = sp->resume->duration_left_sec;
 	rec.resumes = sp->resume->resumes;
+	rec.resume_off_cpu = sp->resume->off_cpu;
 	kprof__saved_profile__free_unpacked(sp, NULL);
 	ran = now > rec.attached_ns ? (now - rec.attached_ns) / 1000000000ULL : 0;
 	if (rec.duration_sec && ran >= rec.duration_sec) {

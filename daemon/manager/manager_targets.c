@@ -22,7 +22,6 @@
 #include "kprof/hash.h"
 #include "os/clock.h"
 #include "symbols/jvmattach.h"
-#include "symbols/jvmmap.h"
 #include "kernel/loader.h"
 #include "manager/manager.h"
 #include "manager/manager_targets.h"
@@ -659,9 +658,7 @@ void manager_end_target(struct manager *m, struct target *t, enum target_state s
 	log_msg(level, "pid %d (%s) %s, %llu samples kept", t->pid, t->comm, why,
 		(unsigned long long)t->samples);
 	t->duration_timer = sd_event_source_disable_unref(t->duration_timer);
-	calls_off(&t->calls);
-	t->calls.timer = sd_event_source_disable_unref(t->calls.timer);
-	t->calls.ended_ns = now_ns(CLOCK_MONOTONIC);
+	calls_end(t->calls);
 	paths_stop(t->paths, state == TARGET_EXITED ? "target exited" : "detached");
 	unattach(m->list, t);
 	t->state = state;

@@ -53,8 +53,9 @@ struct syswide {
 	struct manager *m;
 	struct pmemo *memo;
 	sd_event_source *timer;
-	bool on;
+	bool on, off_cpu;
 	unsigned freq, cpus;
+	uint64_t waiters; /* processes made targets from a wait (KP_SF_WAITER) */
 	uint64_t since_ns;
 	uint64_t profiled, refused, refused_samples, gone, gone_samples, late_samples, evicted;
 	uint64_t ctr0[KP_CTR_NR];	  /* the BPF counters when it started */
@@ -80,7 +81,7 @@ static void apply_config(struct syswide *sw)
 	sw->conf_freq = want;
 	if (sw->on && want != sw->freq)
 		syswide_stop(sw);
-	if (want && !sw->on && syswide_start(sw, want, err, sizeof(err)) < 0)
+	if (want && !sw->on && syswide_start(sw, want, false, err, sizeof(err)) < 0)
 		log_err("daemon.system_wide = %u: %s", want, err);
 }
 
@@ -143,22 +144,27 @@ static bool evict_idle(struct syswide *sw)
 static struct target *on_stranger(void *ud, const struct kp_sample *s)
 {
 	struct syswide *sw = ud;
-	struct attach_opts o = {
-	    .freq = sw->freq, .eps = SYSWIDE_EPS, .no_jvm_map = true, .all = true, .by = 0};
+	struct attach_opts o = {.freq = sw->freq,
+				.eps = SYSWIDE_EPS,
+				.no_jvm_map = true,
+				.all = true,
+				.off_cpu = sw->off_cpu,
+				.by = 0};
+	const bool sample = !(s->flags & KP_SF_WAITER); /* else a wait: no sample to count */
 	struct target *t = NULL;
 	char err[256] = "";
 	int e;
 
 	if (!sw->on) {
-		sw->late_samples++;
+		sw->late_samples += sample;
 		return NULL;
 	}
 	switch (pmemo_hit(sw->memo, s->hdr.tgid, s->start_ticks)) {
 	case PMEMO_REFUSED:
-		sw->refused_samples++;
+		sw->refused_samples += sample;
 		return NULL;
 	case PMEMO_GONE:
-		sw->gone_samples++;
+		sw->gone_samples += sample;
 		return NULL;
 	default:
 		break;
@@ -173,11 +179,12 @@ static struct target *on_stranger(void *ud, const struct kp_sample *s)
 	}
 	if (e == 0) {
 		sw->profiled++;
+		sw->waiters += !sample;
 		return t;
 	}
 	if (e == -ESRCH || e == -ECHILD || e == -ENOENT) {
 		sw->gone++;
-		sw->gone_samples++;
+		sw->gone_samples += sample;
 		pmemo_put(sw->memo, s->hdr.tgid, s->start_ticks, PMEMO_GONE);
 		return NULL;
 	}
@@ -224,6 +231,7 @@ void syswide_free(struct syswide *sw)
 	if (sw->on) {
 		loader_all_set(sw->m->loader, 0);
 		sampler_freq_put(sw->m->sampler, sw->freq);
+		manager_offcpu_all(sw->m, false, NULL, 0);
 	}
 	manager_unsubscribe(sw->m, &events, sw);
 	sd_event_source_disable_unref(sw->timer);
@@ -231,7 +239,7 @@ void syswide_free(struct syswide *sw)
 	free(sw);
 }
 
-int syswide_start(struct syswide *sw, unsigned freq, char *err, size_t errlen)
+int syswide_start(struct syswide *sw, unsigned freq, bool off_cpu, char *err, size_t errlen)
 {
 	struct manager *m = sw->m;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -258,10 +266,15 @@ int syswide_start(struct syswide *sw, unsigned freq, char *err, size_t errlen)
 			 e == -EBUSY ? KPROF_MAX_FREQ_SETS : freq, strerror(-e));
 		return e;
 	}
+	if (off_cpu && (e = manager_offcpu_all(m, true, err, errlen)) < 0) {
+		sampler_freq_put(m->sampler, freq);
+		return e;
+	}
 	if (loader_counters(m->loader, sw->ctr0, NULL) < 0)
 		memset(sw->ctr0, 0, sizeof(sw->ctr0));
 	sw->profiled = sw->refused = sw->refused_samples = sw->gone = sw->gone_samples = 0;
-	sw->late_samples = sw->evicted = 0;
+	sw->late_samples = sw->evicted = sw->waiters = 0;
+	sw->off_cpu = off_cpu;
 	sw->taken0 = m->all_taken_over;
 	sw->kept0 = m->all_kept_dropped;
 	sw->samples0 = m->all_samples;
@@ -273,8 +286,9 @@ int syswide_start(struct syswide *sw, unsigned freq, char *err, size_t errlen)
 	sw->on = true;
 	loader_all_set(m->loader, freq);
 	log_info("system-wide sampling on: %u Hz on %u CPUs, at most %u automatic targets "
-		 "(limits.max_auto_targets)",
-		 freq, sw->cpus, m->conf.max_auto_targets);
+		 "(limits.max_auto_targets)%s",
+		 freq, sw->cpus, m->conf.max_auto_targets,
+		 off_cpu ? ", with off-CPU time (processes that wait become targets too)" : "");
 	return 0;
 }
 
@@ -304,6 +318,7 @@ int syswide_stop(struct syswide *sw)
 	while ((t = all_target(m)) && manager_detach(m, t) == 0)
 		n++;
 	loader_all_set(m->loader, 0);
+	manager_offcpu_all(m, false, NULL, 0);
 	manager_drain(m);
 	sampler_freq_put(m->sampler, sw->freq);
 	pmemo_forget(sw->memo, PMEMO_NONE);
@@ -343,6 +358,8 @@ void syswide_get_stats(const struct syswide *sw, struct syswide_stats *out)
 	out->kept_dropped = m->all_kept_dropped - sw->kept0;
 	out->late_samples = sw->late_samples;
 	out->evicted = sw->evicted;
+	out->off_cpu = sw->off_cpu;
+	out->waiters = sw->waiters;
 	out->samples = m->all_samples - sw->samples0;
 	out->runs = ctr[KP_CTR_ALL_TICKS] - sw->ctr0[KP_CTR_ALL_TICKS];
 	out->own_samples = ctr[KP_CTR_ALL_OWN] - sw->ctr0[KP_CTR_ALL_OWN];

@@ -38,15 +38,18 @@ struct syswide_stats {
 	uint64_t own_samples;  /* in processes attached otherwise (their own settings) */
 	uint64_t drops;	       /* lost to a full ring buffer (all of kprofd's, not only its) */
 	uint64_t late_samples; /* of no target, after it stopped */
+	bool off_cpu;	       /* attach --all --off-cpu */
+	uint64_t waiters;      /* processes made targets when they left a CPU (off_cpu) */
 };
 
 /* Subscribes to m's strangers (manager_events.h: on_stranger); off until syswide_start.
  * main.c sets m->sw for the requests. */
 int syswide_new(struct manager *m, struct syswide **ret);
 void syswide_free(struct syswide *sw);
-/* Start at freq Hz (0: SYSWIDE_DEFAULT_FREQ): -EALREADY, -ERANGE, -EBUSY (the per-CPU sets in
- * use), -errno, with why in err. */
-int syswide_start(struct syswide *sw, unsigned freq, char *err, size_t errlen);
+/* Start at freq Hz (0: SYSWIDE_DEFAULT_FREQ), its targets with off-CPU time if off_cpu (and
+ * then also the processes that wait without being sampled): -EALREADY, -ERANGE, -EBUSY (the
+ * per-CPU sets in use), -errno, with why in err. */
+int syswide_start(struct syswide *sw, unsigned freq, bool off_cpu, char *err, size_t errlen);
 /* Stop: its targets are detached (profiles kept), how many; -ENOENT if it is off. */
 int syswide_stop(struct syswide *sw);
 void syswide_get_stats(const struct syswide *sw, struct syswide_stats *out);

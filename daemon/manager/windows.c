@@ -25,6 +25,11 @@
  * an earlier boot is aged by CLOCK_REALTIME), and shown and selected by the CLOCK_REALTIME
  * read when they were cut: a clock set back or forward changes no window's length and no
  * order, only the wall time the next windows carry.
+ *
+ * A target attached with --off-cpu has its off-CPU time in its windows too: the off-CPU
+ * stacks whose time grew since the last cut, as the window's SavedProfile.off_cpu, and a
+ * range merges them into an off-CPU profile of its own (wrange.off), so that report, folded
+ * and export --off-cpu take --since/--until.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -40,6 +45,7 @@
 #include "os/log.h"
 #include "manager/manager.h"
 #include "os/store.h"
+#include "target/offcpu.h"
 #include "target/target.h"
 #include "manager/windows.h"
 
@@ -162,35 +168,62 @@ static void pack_target(const struct target *t, const struct cut *c, const struc
 	tg->windows = 1;
 }
 
-/* The window as a packed SavedProfile. */
-static int cut_pack(const struct target *t, const struct cut *c, const struct window_entry *e,
-		    uint8_t **ret, size_t *ret_len)
+/* A cut's functions and stacks as a SavedProfile's (sp points into them until cut_msg_free). */
+struct cut_msg {
+	Kprof__SavedFunction *fv, **fp;
+	Kprof__SavedStack *sv, **spp;
+};
+
+static void cut_msg_free(struct cut_msg *cm)
 {
-	Kprof__SavedProfile sp = KPROF__SAVED_PROFILE__INIT;
+	free(cm->fv);
+	free(cm->fp);
+	free(cm->sv);
+	free(cm->spp);
+}
+
+static int cut_msg_build(const struct cut *c, struct cut_msg *cm, Kprof__SavedProfile *sp)
+{
+	cm->fv = calloc(c->nused + 1, sizeof(*cm->fv));
+	cm->fp = calloc(c->nused + 1, sizeof(*cm->fp));
+	cm->sv = calloc(c->ns + 1, sizeof(*cm->sv));
+	cm->spp = calloc(c->ns + 1, sizeof(*cm->spp));
+	if (!cm->fv || !cm->fp || !cm->sv || !cm->spp)
+		return -ENOMEM;
+	saved_functions(c->p, c->used, c->nused, cm->fv, cm->fp);
+	for (size_t i = 0; i < c->ns; i++) { /* their ids c's */
+		saved_stack(&cm->sv[i], c->st[i].tid, c->ids + c->st[i].off, c->st[i].n,
+			    c->st[i].count);
+		cm->spp[i] = &cm->sv[i];
+	}
+	sp->format = SAVED_FORMAT;
+	sp->n_functions = c->nused;
+	sp->functions = cm->fp;
+	sp->n_stacks = c->ns;
+	sp->stacks = cm->spp;
+	return 0;
+}
+
+/* The window as a packed SavedProfile: c's samples, and oc's off-CPU time (NULL: none). */
+static int cut_pack(const struct target *t, const struct cut *c, const struct cut *oc,
+		    const struct window_entry *e, uint8_t **ret, size_t *ret_len)
+{
+	Kprof__SavedProfile sp = KPROF__SAVED_PROFILE__INIT, off = KPROF__SAVED_PROFILE__INIT;
 	Kprof__Target tg = KPROF__TARGET__INIT;
-	_cleanup_free_ Kprof__SavedFunction *fv = calloc(c->nused + 1, sizeof(*fv));
-	_cleanup_free_ Kprof__SavedFunction **fp = calloc(c->nused + 1, sizeof(*fp));
-	_cleanup_free_ Kprof__SavedStack *sv = calloc(c->ns + 1, sizeof(*sv));
-	_cleanup_free_ Kprof__SavedStack **spp = calloc(c->ns + 1, sizeof(*spp));
+	_cleanup_(cut_msg_free) struct cut_msg cm = {0}, ocm = {0};
 	uint32_t m = hcct_slots_for_eps(t->eps);
 
-	if (!fv || !fp || !sv || !spp)
+	if (cut_msg_build(c, &cm, &sp) < 0 || (oc && cut_msg_build(oc, &ocm, &off) < 0))
 		return -ENOMEM;
-	saved_functions(c->p, c->used, c->nused, fv, fp);
-	for (size_t i = 0; i < c->ns; i++) { /* their ids c's */
-		saved_stack(&sv[i], c->st[i].tid, c->ids + c->st[i].off, c->st[i].n, c->st[i].count);
-		spp[i] = &sv[i];
-	}
 	/* Its summary is built from its exact stacks when a range needs it (summary_of_stacks). */
 	sp.hcct_from_stacks = m != 0;
 	sp.hcct_slots = m;
 	pack_target(t, c, e, &tg);
-	sp.format = SAVED_FORMAT;
 	sp.target = &tg;
-	sp.n_functions = c->nused;
-	sp.functions = fp;
-	sp.n_stacks = c->ns;
-	sp.stacks = spp;
+	if (oc) {
+		off.target = &tg;
+		sp.off_cpu = &off;
+	}
 	sp.window_start_boot = e->start_boot;
 	sp.window_end_boot = e->end_boot;
 	sp.boot_id = e->boot_id;
@@ -272,27 +305,40 @@ static void persist(struct windows *w)
 			return;
 }
 
-/* Cut t's window [t->win_start, now): 1 if one was kept, 0 if it had no samples. */
+/* The stacks of p whose counts grew since the last cut, into c: how many, or a negative
+ * errno. */
+static int cut_take(struct profile *p, struct cut *c)
+{
+	c->p = p;
+	c->fmap = calloc(profile_nfuncs(p) + 1, sizeof(*c->fmap));
+	return c->fmap ? profile_take_recent(p, take, c) : -ENOMEM;
+}
+
+/* Cut t's window [t->win_start, now): 1 if one was kept, 0 if it had no samples (nor off-CPU
+ * time: attach --off-cpu's waits are in its windows too). */
 static int cut_target(struct windows *w, struct target *t, uint64_t now_boot, uint64_t now_real)
 {
-	struct cut c = {.p = t->profile};
+	struct profile *off = t->offcpu ? t->offcpu->prof : NULL;
+	struct cut c = {0}, oc = {0};
 	struct window_entry e = {0};
 	_cleanup_free_ uint8_t *payload = NULL;
 	size_t plen = 0;
-	int err;
+	int err, oerr = 0;
 
 	if (!t->win_start_boot) { /* restored, or attached before windows: from now on */
 		profile_take_recent(t->profile, NULL, NULL);
+		if (off)
+			profile_take_recent(off, NULL, NULL);
 		t->win_start_boot = now_boot, t->win_start_real = now_real;
 		return 0;
 	}
-	c.fmap = calloc(profile_nfuncs(t->profile) + 1, sizeof(*c.fmap));
-	if (!c.fmap)
-		return -ENOMEM;
-	err = profile_take_recent(t->profile, take, &c);
-	if (err <= 0) {
+	err = cut_take(t->profile, &c);
+	if (err >= 0 && off)
+		oerr = cut_take(off, &oc);
+	if (err < 0 || oerr < 0 || (!err && !oerr)) {
 		cut_release(&c);
-		return err;
+		cut_release(&oc);
+		return err < 0 ? err : oerr;
 	}
 	e = (struct window_entry){.seq = w->seq++,
 				  .pid = t->pid,
@@ -307,8 +353,9 @@ static int cut_target(struct windows *w, struct target *t, uint64_t now_boot, ui
 	e.start_real =
 	    now_real > now_boot - e.start_boot ? now_real - (now_boot - e.start_boot) : 0;
 	t->win_start_boot = now_boot, t->win_start_real = now_real;
-	err = cut_pack(t, &c, &e, &payload, &plen);
+	err = cut_pack(t, &c, oerr > 0 ? &oc : NULL, &e, &payload, &plen);
 	cut_release(&c);
+	cut_release(&oc);
 	if (err >= 0)
 		err = window_frame(payload, plen, &e.blob, &e.len);
 	if (err >= 0)
@@ -467,8 +514,11 @@ int windows_new(struct manager *m, struct windows **ret)
 		retain(w);
 		n = n < 0 ? 0 : (int)window_store_count(w->ws); /* windows, not files */
 	}
-	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t))
+	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t)) {
 		profile_take_recent(t->profile, NULL, NULL); /* restored: no new samples */
+		if (t->offcpu)
+			profile_take_recent(t->offcpu->prof, NULL, NULL);
+	}
 	err = sd_event_add_time_relative(m->event, &w->timer, CLOCK_MONOTONIC,
 					 m->conf.window_sec * 1000000ULL, 10000, on_timer, w);
 	if (err >= 0)
@@ -515,6 +565,7 @@ void windows_get_stats(const struct windows *w, struct windows_stats *st)
 void wrange_free(struct wrange *r)
 {
 	profile_free(r->prof);
+	profile_free(r->off);
 	hcct_tree_free(r->tree);
 	memset(r, 0, sizeof(*r));
 }
@@ -550,40 +601,60 @@ static int summary_of_stacks(const Kprof__SavedProfile *sp, const struct profile
 	return window_summary_exact(v, k, sp->hcct_slots ? sp->hcct_slots : 1, ret, min);
 }
 
+/* The functions and stacks of a window's sp added to p (equal ones added up; a full p loses
+ * stacks, counted by it); map gets each saved function's id in p. */
+static int range_merge(struct profile *p, const Kprof__SavedProfile *sp, uint32_t *map)
+{
+	uint32_t ids[KP_MAX_FRAMES];
+
+	for (size_t i = 0; i < sp->n_functions; i++) {
+		const Kprof__SavedFunction *f = sp->functions[i];
+		int id = profile_intern(p, f->name, f->module, f->start, (enum profile_kind)f->kind);
+
+		if (id < 0)
+			return id;
+		map[i] = id;
+		if (f->file && f->file[0])
+			profile_set_source(p, id, f->file, f->line);
+	}
+	for (size_t i = 0; i < sp->n_stacks; i++) {
+		const Kprof__SavedStack *s = sp->stacks[i];
+
+		for (size_t k = 0; k < s->n_ids && k < KP_MAX_FRAMES; k++) /* saved_check'd */
+			ids[k] = map[s->ids[k]];
+		profile_add_tid(p, s->tid, ids, s->n_ids, s->count); /* full: lost */
+	}
+	return 0;
+}
+
+/* A window's off-CPU time (attach --off-cpu) added to the range's off-CPU profile. */
+static int range_add_offcpu(struct wrange *r, const Kprof__SavedProfile *off)
+{
+	_cleanup_free_ uint32_t *map = calloc(off->n_functions + 1, sizeof(*map));
+	int err;
+
+	if (!map)
+		return -ENOMEM;
+	if (!r->off &&
+	    (err = profile_new(&(struct profile_limits){.max_stacks = r->max_stacks}, &r->off)) < 0)
+		return err;
+	return range_merge(r->off, off, map);
+}
+
 /* Add one window (its packed SavedProfile) to the range. */
 static int range_add(struct rbuild *b, const Kprof__SavedProfile *sp)
 {
 	struct wrange *r = b->r;
 	_cleanup_free_ uint32_t *map = calloc(sp->n_functions + 1, sizeof(*map));
-	_cleanup_free_ uint32_t *ids = NULL;
 	struct hcct_tree *tr = NULL;
 	uint64_t min = sp->hcct_min;
 	int err;
 
 	if (!map)
 		return -ENOMEM;
-	for (size_t i = 0; i < sp->n_functions; i++) {
-		const Kprof__SavedFunction *f = sp->functions[i];
-		int id = profile_intern(r->prof, f->name, f->module, f->start,
-					(enum profile_kind)f->kind);
-
-		if (id < 0)
-			return id;
-		map[i] = id;
-		if (f->file && f->file[0])
-			profile_set_source(r->prof, id, f->file, f->line);
-	}
-	for (size_t i = 0; i < sp->n_stacks; i++) {
-		const Kprof__SavedStack *s = sp->stacks[i];
-		uint32_t *v = realloc(ids, (s->n_ids + 1) * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		ids = v;
-		for (size_t k = 0; k < s->n_ids; k++)
-			ids[k] = map[s->ids[k]];
-		profile_add_tid(r->prof, s->tid, ids, s->n_ids, s->count); /* full: lost */
-	}
+	if ((err = range_merge(r->prof, sp, map)) < 0 ||
+	    (sp->off_cpu && (err = range_add_offcpu(r, sp->off_cpu)) < 0))
+		return err;
 	r->samples += sp->target->samples;
 	if (!r->start || sp->target->window_start_ns < r->start)
 		r->start = sp->target->window_start_ns;
@@ -717,7 +788,8 @@ int windows_range_begin(struct windows *w, struct target *t, bool session, uint6
 		if (e->uid == t->uid) /* else another user's process had this pid */
 			j->seq[j->n++] = e->seq;
 	}
-	/* A range's profile is bounded as a target's. */
+	/* A range's profile is bounded as a target's (its off-CPU one too). */
+	j->r.max_stacks = w->m->conf.max_stacks;
 	err =
 	    profile_new(&(struct profile_limits){.max_stacks = w->m->conf.max_stacks}, &j->r.prof);
 	if (err >= 0)

@@ -29,6 +29,8 @@ void windows_cut_all(struct windows *w);
 struct wrange {
 	struct profile *prof;	/* the stacks and functions */
 	struct hcct_tree *tree; /* the merged summaries (snapshot format) */
+	struct profile *off;	/* attach --off-cpu: the windows' off-CPU time (NULL: none) */
+	size_t max_stacks;	/* the bound of both profiles */
 	uint64_t start, end;	/* CLOCK_REALTIME span of the windows merged */
 	uint64_t samples;
 	size_t windows, skipped; /* merged; left out (a file gone or damaged) */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kprof/cleanup.h"
@@ -69,6 +70,20 @@ int procmaps_read_pid(pid_t pid, struct procmaps **ret, char *err, size_t errlen
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	return 0;
+}
+
+int procfs_cpu_ns(pid_t pid, uint64_t *ns)
+{
+	struct timespec ts;
+	clockid_t c;
+	int r = clock_getcpuclockid(pid, &c);
+
+	if (r)
+		return -r;
+	if (clock_gettime(c, &ts) < 0)
+		return errno == EINVAL ? -ESRCH : -errno;
+	*ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	return 0;
 }
 

@@ -19,6 +19,9 @@ ssize_t procfs_exe(pid_t pid, char *buf, size_t len);
 /* Parsed /proc/PID/status and /proc/PID/stat: 0, -ESRCH, -EBADMSG, ... */
 int procfs_status(pid_t pid, struct procinfo_status *st);
 int procfs_stat(pid_t pid, struct procinfo_stat *st);
+/* The CPU time all threads of process pid used so far, ns (its CPU clock: a probe's trap counts
+ * whether the kernel books it as user or system time): 0, or -ESRCH (gone), another -errno. */
+int procfs_cpu_ns(pid_t pid, uint64_t *ns);
 /* /proc/PID/maps, parsed; err says why not. */
 struct procmaps;
 int procmaps_read_pid(pid_t pid, struct procmaps **ret, char *err, size_t errlen);

@@ -116,9 +116,43 @@ static void add_exit_arrivals(struct hwstruct *s, uint32_t g, struct hwstruct_gr
 	}
 }
 
+/* Whether the branch ending block b is a latch of loop graph g that can also leave it: one
+ * edge back to the header, one out of the loop (not into an inner loop of its own). A loop
+ * with a finite trip count goes both ways there over its runs, whether a counting turn, a
+ * slice of one long run, saw it leave or not. (A JIT's checks that leave the loop for a
+ * deoptimization have no back edge: they may never be taken, and are counted as they are.) */
+static bool exit_latch(const struct hwstruct *s, uint32_t b, uint32_t g)
+{
+	const struct cfg_block *blk = cfg_block_get(s->cfg, b);
+	bool back = false, out = false;
+
+	if (!g)
+		return false;
+	for (uint32_t k = 0; k < blk->nedges; k++) {
+		const struct cfg_edge *e = cfg_edge_get(s->cfg, blk->first_edge + k);
+		struct spp_graph_info gi;
+		uint32_t dg;
+
+		if (e->back) {
+			back = true;
+			continue;
+		}
+		if (e->dst == CFG_EXIT) {
+			out = true;
+			continue;
+		}
+		if ((dg = hwspp_block_graph(s->cfg, s->spp, e->dst)) == g)
+			continue;
+		spp_graph_get(s->spp, dg, &gi);
+		out |= gi.parent != g;
+	}
+	return back && out;
+}
+
 /* The own branches that keep a breakpoint (keep[], their number; -1: too many, note set):
  * all of them, or after counting those that went both ways (the header's always). */
-static int keep_branches(struct hwstruct_graph *x, uint32_t hdr, uint32_t avail, uint32_t *keep)
+static int keep_branches(const struct hwstruct *s, uint32_t g, struct hwstruct_graph *x,
+			 uint32_t hdr, uint32_t avail, uint32_t *keep)
 {
 	int r;
 
@@ -126,16 +160,17 @@ static int keep_branches(struct hwstruct_graph *x, uint32_t hdr, uint32_t avail,
 		memcpy(keep, x->conds, x->nconds * sizeof(uint32_t));
 		return (int)x->nconds;
 	}
-	/* the header's jcc stays watched, whatever it did: every path crosses it */
+	/* the header's jcc stays watched, whatever it did: every path crosses it; so does the
+	 * latch that leaves the loop (exit_latch) */
 	for (uint32_t i = 0; i < x->nconds; i++)
-		if (x->conds[i] == hdr && !(x->taken[i] && x->not_taken[i]))
+		if ((x->conds[i] == hdr || exit_latch(s, x->conds[i], g)) &&
+		    !(x->taken[i] && x->not_taken[i]))
 			x->taken[i] = x->not_taken[i] = 1;
 	r = hwspp_assume(x->conds, x->nconds, x->taken, x->not_taken, avail, x->assume, keep);
 	if (r < 0) {
-		snprintf(
-		    x->note, sizeof(x->note),
-		    "not profiled: more than %u of its %u branches went both ways while counted",
-		    avail, x->nconds);
+		snprintf(x->note, sizeof(x->note),
+			 "not profiled: more than %u of its %u branches went both ways while counted",
+			 avail, x->nconds);
 		return -1;
 	}
 	x->nassumed = x->nconds - (uint32_t)r;
@@ -165,7 +200,7 @@ static void build_graph(struct hwstruct *s, uint32_t g)
 		snprintf(x->note, sizeof(x->note), "not profiled: out of memory");
 		return;
 	}
-	r = keep_branches(x, hdr, avail, keep);
+	r = keep_branches(s, g, x, hdr, avail, keep);
 	if (r < 0)
 		return;
 	nkeep = (uint32_t)r;
@@ -301,6 +336,31 @@ static int pick_graph(struct hwstruct *s)
 	return -1;
 }
 
+/* Every graph done: the trace ends, saying whether each counted something. A graph that counted
+ * nothing (not profiled: its plan did not fit; or its code did not run in its turn) is no
+ * evidence about its loops, so "complete" is not said then. */
+static void stop_done(struct hwstruct *s)
+{
+	char why[160];
+	uint32_t none = 0;
+
+	for (uint32_t g = 0; g < s->ngraphs; g++) {
+		struct spp_graph_info gi;
+
+		spp_graph_get(s->spp, g, &gi);
+		none += gi.state == SPP_TIMEOUT && gi.counted == 0;
+	}
+	if (!none) {
+		s->stop(s->stop_arg, "structural profile complete");
+		return;
+	}
+	snprintf(why, sizeof(why),
+		 "structural profile done, but %u of its %u structure graphs counted nothing: "
+		 "see each graph's state and note",
+		 none, s->ngraphs);
+	s->stop(s->stop_arg, why);
+}
+
 /* The next turn, or the end of the trace (1). */
 static int next_turn(struct hwstruct *s, const char *why)
 {
@@ -313,13 +373,21 @@ static int next_turn(struct hwstruct *s, const char *why)
 		r = open_count(s, err, sizeof(err));
 		s->count_turn++;
 	} else {
-		if (s->cur >= 0 && why)
-			spp_finish(s->spp, (uint32_t)s->cur); /* its time is up */
+		if (s->cur >= 0 && why) { /* its time is up */
+			struct hwstruct_graph *x = &s->gr[s->cur];
+
+			if (!x->paths && !x->note[0])
+				snprintf(x->note, sizeof(x->note),
+					 "its turn of %.0f ms passed with no path counted: its code did "
+					 "not run then (no evidence about its loops)",
+					 x->ns / 1e6);
+			spp_finish(s->spp, (uint32_t)s->cur);
+		}
 		g = pick_graph(s);
 		if (g < 0) {
 			s->cur = -1;
 			s->turn_desc[0] = '\0';
-			s->stop(s->stop_arg, "structural profile complete");
+			stop_done(s);
 			return 1;
 		}
 		s->cur = g;

@@ -119,6 +119,34 @@ static uint64_t cpu_ms_since_attach(const struct path_trace *tr, const struct cp
 	return (now->user + now->sys - a->user - a->sys) * 1000 / (uint64_t)tck;
 }
 
+static void mark_samples(struct path_trace *tr)
+{
+	if (tr->env.code_samples)
+		tr->env.code_samples(tr->env.ctx, tr->start, tr->size, &tr->samples0,
+				     &tr->samples_in0, NULL, 0);
+}
+
+/* No hit yet, and probes that cannot tell (breakpoints turned over the loops, one structure
+ * graph at a time): the samples can. Stopped with the reason if none of PATHS_NO_HIT_SAMPLES
+ * since the attach was in the code. */
+static bool stop_if_not_sampled(struct path_trace *tr)
+{
+	uint64_t all = 0, in = 0;
+	char hot[128] = "", why[sizeof(tr->reason)];
+
+	if (!tr->env.code_samples)
+		return false;
+	tr->env.code_samples(tr->env.ctx, tr->start, tr->size, &all, &in, hot, sizeof(hot));
+	if (in > tr->samples_in0 || all < tr->samples0 + PATHS_NO_HIT_SAMPLES)
+		return false;
+	snprintf(why, sizeof(why),
+		 "no hit, and none of the target's %" PRIu64 " samples since the start in this code:"
+		 " it does not run (inlined into callers%s%.96s, or replaced by a newer copy)",
+		 all - tr->samples0, hot[0] ? " such as " : "", hot);
+	paths_stop(tr, why);
+	return true;
+}
+
 /* Every PATHS_COST_CHECK_MS: a trace whose code got no hit in its first PATHS_NO_HIT_MS while
  * the target ran PATHS_NO_HIT_CPU_MS stops (the code traced is not what runs), and with a budget the slowdown so
  * far is checked against it; over it, the trace stops, saying by how much. */
@@ -134,6 +162,10 @@ static int on_cost_check(sd_event_source *s, uint64_t usec, void *userdata)
 	if (!tr->tracing)
 		return 0;
 	tr->hit_seen |= hits > 0;
+	if (!tr->hit_seen && tr->hw && (tr->hw->st || tr->hw->nturns > 1) &&
+	    now_ns(CLOCK_MONOTONIC) - tr->attach_wall_ns >= PATHS_NO_HIT_MS * 1000000ULL &&
+	    stop_if_not_sampled(tr))
+		return 0;
 	/* Uprobes are on every block (any run hits them); breakpoints only when one turn holds
 	 * every branch followed (a turn on a cold loop's branches is no evidence). */
 	if (!tr->hit_seen && (!tr->hw || (!tr->hw->st && tr->hw->nturns == 1)) &&
@@ -162,14 +194,6 @@ static int arm_cost_check(struct path_trace *tr, char *err, size_t errlen)
 {
 	int r;
 
-	if (!tr->hit_ns && tr->max_slowdown_default) /* logged when the measure failed */
-		tr->max_slowdown = 0;
-	if (tr->max_slowdown && !tr->hit_ns) {
-		snprintf(err, errlen,
-			 "--max-slowdown needs the cost of a probe hit, which could not be measured "
-			 "on this host (see kprofd's log)");
-		return -EOPNOTSUPP;
-	}
 	r = sd_event_add_time(tr->env.event, &tr->cost_timer, CLOCK_MONOTONIC,
 			      now_ns(CLOCK_MONOTONIC) / 1000 + PATHS_COST_CHECK_MS * 1000ULL, 1000,
 			      on_cost_check, tr);
@@ -422,7 +446,8 @@ static int find_function(struct tsym *sym, struct path_trace *tr, const char *fu
 	}
 	if (!f.hit_name) {
 		snprintf(err, errlen, "no JIT function %s %s in the perf map of pid %d (%s)",
-			 f.by_addr ? "at" : "named", function, tr->pid, tsym_perfmap_path(sym));
+			 f.by_addr ? "at" : "named", function, tr->pid,
+			 tsym_get_stats(sym)->perfmap_path);
 		return -ENOENT;
 	}
 	if (!f.exact && f.others) {
@@ -608,6 +633,7 @@ static int start_hw(struct path_trace *tr, char *err, size_t errlen)
 	h->stop_arg = tr;
 	tr->cpu_attach = paths_read_cpu(tr->pid);
 	tr->attach_wall_ns = now_ns(CLOCK_MONOTONIC);
+	mark_samples(tr);
 	loader_counters(tr->env.loader, tr->ctr0, NULL);
 	if (tr->spp) {
 		r = start_hw_spp(tr, err, errlen);
@@ -654,12 +680,6 @@ static int check_request(const struct paths_opts *req, pid_t pid, const struct p
 		snprintf(err, errlen, "no function given");
 		return -EINVAL;
 	}
-	if (req->max_slowdown > 0 &&
-	    !(req->max_slowdown >= 1.01 && req->max_slowdown <= PCOST_MAX_SLOWDOWN)) {
-		snprintf(err, errlen, "--max-slowdown %g is out of range: 1.01 to %g, or 0 (none)",
-			 req->max_slowdown, PCOST_MAX_SLOWDOWN);
-		return -EINVAL;
-	}
 	if (old && old->tracing) {
 		snprintf(err, errlen,
 			 "pid %d is already tracing the paths of %s (one trace at a time)", pid,
@@ -685,6 +705,7 @@ static int start_uprobes(struct path_trace *tr, const struct uprobe_site *site, 
 	}
 	tr->cpu_attach = paths_read_cpu(tr->pid);
 	tr->attach_wall_ns = now_ns(CLOCK_MONOTONIC);
+	mark_samples(tr);
 	loader_counters(env->loader, tr->ctr0, NULL);
 	r = paths_attach_probes(tr, site, err, errlen);
 	if (r < 0)
@@ -739,6 +760,7 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 		     size_t errlen)
 {
 	struct path_trace *tr, *old = *slot;
+	struct probecost_budget bud;
 	struct uprobe_site site;
 	unsigned k = req->k ? req->k : 4;
 	int r;
@@ -770,11 +792,13 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 		goto fail;
 	/* Measured once per kprofd, before the counters are read: the calibration's hits are
 	 * not this trace's. */
-	tr->hit_ns = probecost_hit_ns(env->loader, tr->hw ? PROBECOST_HWBP : PROBECOST_UPROBE);
-	tr->max_slowdown_default = req->max_slowdown == 0 && env->max_slowdown > 1;
-	tr->max_slowdown = req->max_slowdown > 0   ? req->max_slowdown
-			   : tr->max_slowdown_default ? env->max_slowdown
-						      : 0;
+	r = probecost_budget(env->loader, tr->hw ? PROBECOST_HWBP : PROBECOST_UPROBE,
+			     req->max_slowdown, env->max_slowdown, &bud, err, errlen);
+	if (r < 0)
+		goto fail;
+	tr->hit_ns = bud.hit_ns;
+	tr->max_slowdown = bud.max;
+	tr->max_slowdown_default = bud.max_default;
 	if (old) /* the previous trace's probes must be gone first */
 		paths_trace_free(old);
 	*slot = NULL;

@@ -46,6 +46,13 @@ struct paths_env {
 	unsigned max_paths;	/* Ball-Larus paths per function before an edge profile */
 	unsigned ksf_max_nodes; /* k-SF cap */
 	double max_slowdown;	/* a trace's budget unless its request gives one; 0: none */
+	/* The target's samples so far (*all) and those whose leaf is in [start, start + size)
+	 * (*in); hot: the JIT function with the most leaf samples, for a message. NULL: no
+	 * sampler to ask. The evidence that traced code does not run when no probe could show it
+	 * (breakpoints turned over loops, structure graphs one at a time). */
+	void (*code_samples)(void *ctx, uint64_t start, uint64_t size, uint64_t *all, uint64_t *in,
+			     char *hot, size_t hotlen);
+	void *ctx;
 };
 
 struct tsym;
@@ -71,6 +78,8 @@ void paths_free(struct path_trace *tr);
 #define PATHS_COST_MIN_CPU_MS 200 /* and once the target used this much CPU time traced */
 #define PATHS_NO_HIT_MS 1000	  /* a trace with no hit this long after its start stops, */
 #define PATHS_NO_HIT_CPU_MS 100	  /* if the target ran this much meanwhile */
+#define PATHS_NO_HIT_SAMPLES 50	  /* ... or, when probes cannot tell, none of this many samples
+				   * of the target since the start was in the traced code */
 #define PATHS_SAME_NAME_MAX 8 /* copies of one name tried on anonymous code (V8's OSR code) */
 
 #define PATHS_SPP_BUDGET 1000
@@ -108,7 +117,7 @@ struct path_trace {
 	struct cfg *cfg;
 	struct ksf *ksf;
 	bool tracing;
-	char reason[192];
+	char reason[256];
 	struct bpf_link **links;
 	size_t nlinks, probes;
 	struct removal *removal; /* the probes' removal, running or done */
@@ -126,6 +135,7 @@ struct path_trace {
 	bool hit_seen;		     /* a probe hit since the attach */
 	sd_event_source *cost_timer; /* checks the slowdown against max_slowdown */
 	uint64_t attach_wall_ns; /* when cpu_attach was read (CLOCK_MONOTONIC) */
+	uint64_t samples0, samples_in0; /* env.code_samples at the attach */
 	/* Edge profile (the function has too many paths to number): counts read from the BPF
 	 * edge table, per CFG edge and per block exit; no ksf. */
 	bool edges;

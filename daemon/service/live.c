@@ -9,6 +9,11 @@
  * the reader's kernel view (profile.h): kernel functions may become one "[kernel]" row. The
  * counts at the subscription are its baseline (live_baseline): the first update is an interval
  * too, not the whole profile.
+ *
+ * A target attached with --off-cpu has its off-CPU profile followed the same way: its
+ * functions with most off-CPU self time in the interval (nanoseconds) are put on the entries
+ * of the same function (name and module), or added after the CPU ones, so that each function is
+ * one row with both columns.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,17 +22,23 @@
 #include "kprof/cleanup.h"
 #include "service/live.h"
 #include "manager/manager.h"
+#include "target/offcpu.h"
 #include "wire/target_pb.h"
 
 #define LIVE_MAX_PIDS 64
 
+/* A profile's counts at the last update, by function id. */
+struct live_counts {
+	uint64_t *self, *total;
+	size_t n;
+	uint64_t kernel_samples;
+};
+
 struct live_target {
 	pid_t pid;
 	uint64_t attached_ns;
-	uint64_t *self, *total; /* counts at the last update, by function id */
-	size_t n;
-	uint64_t samples;
-	uint64_t kernel_samples; /* at the last update */
+	struct live_counts cpu, off; /* its samples; its off-CPU nanoseconds (attach --off-cpu) */
+	uint64_t samples, off_ns;
 };
 
 struct live {
@@ -70,8 +81,10 @@ void live_free(struct live *lv)
 	if (!lv)
 		return;
 	for (size_t i = 0; i < lv->nlt; i++) {
-		free(lv->lt[i].self);
-		free(lv->lt[i].total);
+		free(lv->lt[i].cpu.self);
+		free(lv->lt[i].cpu.total);
+		free(lv->lt[i].off.self);
+		free(lv->lt[i].off.total);
 	}
 	free(lv->lt);
 	free(lv);
@@ -111,7 +124,7 @@ static struct live_target *state_of(struct live *lv, const struct target *t)
 }
 
 /* Make room for n functions in the remembered counts. */
-static int grow_state(struct live_target *s, size_t n)
+static int grow_state(struct live_counts *s, size_t n)
 {
 	uint64_t *a, *b;
 
@@ -147,25 +160,25 @@ static int cmp_delta(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* The deltas of every function of t since the last update, kernel ones merged into one
+/* The deltas of every function of profile p since the last update, kernel ones merged into one
  * PROFILE_ID_KERNEL row under PROFILE_VIEW_NO_KERNEL (*kernel gets its cumulative counts). */
-static size_t deltas(struct target *t, struct live_target *s, unsigned view, struct delta *d,
-		     struct profile_func *kernel)
+static size_t deltas(const struct profile *p, struct live_counts *s, unsigned view,
+		     struct delta *d, struct profile_func *kernel)
 {
-	size_t nf = profile_nfuncs(t->profile), n = 0;
+	size_t nf = profile_nfuncs(p), n = 0;
 	struct profile_stats ps;
 	struct delta kd = {.id = PROFILE_ID_KERNEL};
 	bool any = false;
 
-	profile_get_stats(t->profile, &ps);
+	profile_get_stats(p, &ps);
 	*kernel = (struct profile_func){.name = PROFILE_KERNEL_NAME,
 					.module = PROFILE_KERNEL_MODULE,
 					.kind = PROFILE_KIND_KERNEL,
 					.total = ps.kernel_samples};
 	/* A function merged into another (named late): what this client saw of it counts as
 	 * seen of the other, so the interval shows no jump, and the alias no row. */
-	for (size_t i = 0; profile_has_aliases(t->profile) && i < nf; i++) {
-		uint32_t c = profile_canon(t->profile, i);
+	for (size_t i = 0; profile_has_aliases(p) && i < nf; i++) {
+		uint32_t c = profile_canon(p, i);
 
 		if (c == i)
 			continue;
@@ -174,12 +187,12 @@ static size_t deltas(struct target *t, struct live_target *s, unsigned view, str
 		s->self[i] = s->total[i] = 0;
 	}
 	for (size_t i = 0; i < nf; i++) {
-		const struct profile_func *f = profile_func_get(t->profile, i);
+		const struct profile_func *f = profile_func_get(p, i);
 		/* The recount at a merge can leave less than was seen (total: once per stack). */
 		struct delta di = {i, f->self > s->self[i] ? f->self - s->self[i] : 0,
 				   f->total > s->total[i] ? f->total - s->total[i] : 0};
 
-		if (profile_canon(t->profile, i) != i)
+		if (profile_canon(p, i) != i)
 			continue;
 		s->self[i] = f->self;
 		s->total[i] = f->total;
@@ -199,50 +212,110 @@ static size_t deltas(struct target *t, struct live_target *s, unsigned view, str
 	return n;
 }
 
+/* The deltas of profile p (*n of them) since the last update, by interval self then total, in
+ * *ret (free()d by the caller). 0 or -ENOMEM. */
+static int sorted_deltas(const struct profile *p, struct live_counts *s, unsigned view,
+			 struct delta **ret, size_t *n, struct profile_func *kernel)
+{
+	size_t nf = profile_nfuncs(p);
+	struct delta *d;
+
+	if (grow_state(s, nf) < 0 || !(d = calloc(nf + 1, sizeof(*d))))
+		return -ENOMEM;
+	*n = deltas(p, s, view, d, kernel);
+	qsort(d, *n, sizeof(*d), cmp_delta);
+	*ret = d;
+	return 0;
+}
+
+/* The function of delta d of profile p as the reader sees it. */
+static struct profile_func delta_func(const struct profile *p, const struct delta *d,
+				      const struct profile_func *kernel, unsigned view)
+{
+	return d->id == PROFILE_ID_KERNEL ? *kernel
+					  : profile_func_view(profile_func_get(p, d->id), view);
+}
+
+/* The entry of function f among e[0..n), else e[n] made for it with no samples (*n grown). */
+static Kprof__TopEntry *entry_of(Kprof__TopEntry *e, size_t *n, const struct profile_func *f)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp(e[i].function, f->name) && !strcmp(e[i].module, f->module))
+			return &e[i];
+	kprof__top_entry__init(&e[*n]);
+	e[*n].function = (char *)f->name;
+	e[*n].module = (char *)f->module;
+	e[*n].kind = (Kprof__FrameKind)f->kind;
+	return &e[(*n)++];
+}
+
+/* The off-CPU entries of t (its functions with most off-CPU self time in the interval, at most
+ * top) into ev[0..*n), each on its CPU entry if it has one. */
+static int fill_offcpu(struct live *lv, struct target *t, struct live_target *s, unsigned view,
+		       Kprof__TopEntry *ev, size_t *n)
+{
+	_cleanup_free_ struct delta *d = NULL;
+	struct profile_func kernel;
+	size_t nd;
+
+	if (sorted_deltas(t->offcpu->prof, &s->off, view, &d, &nd, &kernel) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < nd && i < lv->top; i++) {
+		struct profile_func f = delta_func(t->offcpu->prof, &d[i], &kernel, view);
+		Kprof__TopEntry *e = entry_of(ev, n, &f);
+
+		e->off_cpu_self = d[i].self;
+		e->off_cpu_total = d[i].total;
+		e->off_cpu_self_all = f.self;
+	}
+	return 0;
+}
+
 static int fill_target(struct live *lv, struct target *t, unsigned view, struct live_msg *msg,
 		       size_t k)
 {
 	Kprof__TopTarget *tt = &msg->tv[k];
 	struct live_target *s = state_of(lv, t);
-	size_t nf = profile_nfuncs(t->profile), shown = 0;
+	size_t nf, shown = 0, cap;
 	_cleanup_free_ struct delta *d = NULL;
 	struct profile_func kernel;
 
-	if (!s || grow_state(s, nf) < 0)
+	if (!s || sorted_deltas(t->profile, &s->cpu, view, &d, &nf, &kernel) < 0)
 		return -ENOMEM;
-	d = calloc(nf + 1, sizeof(*d));
-	if (!d)
-		return -ENOMEM;
-	nf = deltas(t, s, view, d, &kernel);
-	qsort(d, nf, sizeof(*d), cmp_delta);
-	shown = nf < lv->top ? nf : lv->top;
+	cap = (nf < lv->top ? nf : lv->top) + (t->offcpu ? lv->top : 0);
 	kprof__top_target__init(tt);
 	kprof__target__init(&msg->tpb[k]);
 	target_fill_pb(t, &msg->tpb[k]);
 	tt->target = &msg->tpb[k];
 	tt->interval_samples = t->samples - s->samples;
 	s->samples = t->samples;
-	tt->entries = calloc(shown ? shown : 1, sizeof(*tt->entries));
-	msg->ev[k] = calloc(shown ? shown : 1, sizeof(*msg->ev[k]));
+	tt->entries = calloc(cap + 1, sizeof(*tt->entries));
+	msg->ev[k] = calloc(cap + 1, sizeof(*msg->ev[k]));
 	if (!tt->entries || !msg->ev[k])
 		return -ENOMEM;
-	for (size_t i = 0; i < shown; i++) {
-		struct profile_func f =
-		    d[i].id == PROFILE_ID_KERNEL
-			? kernel
-			: profile_func_view(profile_func_get(t->profile, d[i].id), view);
-		Kprof__TopEntry *e = &msg->ev[k][i];
+	for (; shown < nf && shown < lv->top; shown++) {
+		struct profile_func f = delta_func(t->profile, &d[shown], &kernel, view);
+		Kprof__TopEntry *e = &msg->ev[k][shown];
 
 		kprof__top_entry__init(e);
 		e->function = (char *)f.name;
 		e->module = (char *)f.module;
 		e->kind = (Kprof__FrameKind)f.kind;
-		e->self = d[i].self;
-		e->total = d[i].total;
+		e->self = d[shown].self;
+		e->total = d[shown].total;
 		e->self_all = f.self;
 		e->total_all = f.total;
-		tt->entries[i] = e;
 	}
+	if (t->offcpu) {
+		uint64_t ns = offcpu_total_ns(t->offcpu);
+
+		tt->interval_off_cpu = ns > s->off_ns ? ns - s->off_ns : 0;
+		s->off_ns = ns;
+		if (fill_offcpu(lv, t, s, view, msg->ev[k], &shown) < 0)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < shown; i++)
+		tt->entries[i] = &msg->ev[k][i];
 	tt->n_entries = shown;
 	if (drift_events_build(t, 3, &msg->dv[k]) < 0)
 		return -ENOMEM;
@@ -256,18 +329,21 @@ int live_baseline(struct live *lv, unsigned view)
 {
 	for (struct target *t = manager_targets_first(lv->m); t; t = manager_targets_next(t)) {
 		struct live_target *s;
-		_cleanup_free_ struct delta *d = NULL;
+		_cleanup_free_ struct delta *d = NULL, *od = NULL;
 		struct profile_func kernel;
-		size_t nf = profile_nfuncs(t->profile);
+		size_t n;
 
 		if (!watched(lv, t))
 			continue;
 		s = state_of(lv, t);
-		d = calloc(nf + 1, sizeof(*d));
-		if (!s || !d || grow_state(s, nf) < 0)
+		if (!s || sorted_deltas(t->profile, &s->cpu, view, &d, &n, &kernel) < 0)
 			return -ENOMEM;
-		deltas(t, s, view, d, &kernel);
 		s->samples = t->samples;
+		if (!t->offcpu)
+			continue;
+		if (sorted_deltas(t->offcpu->prof, &s->off, view, &od, &n, &kernel) < 0)
+			return -ENOMEM;
+		s->off_ns = offcpu_total_ns(t->offcpu);
 	}
 	return 0;
 }

@@ -208,37 +208,52 @@ static void range_target(Kprof__Target *pb, const struct wrange *r)
 }
 
 /* An off-CPU request for t: its off-CPU profile, else the error replied (NULL). */
-static const struct offcpu *offcpu_of(struct client *cl, const struct target *t, bool ranged)
+static const struct offcpu *offcpu_of(struct client *cl, const struct target *t)
 {
-	if (!t->offcpu) {
+	if (!t->offcpu)
 		requests_error(cl, -ENODATA,
-			       "pid %d: no off-CPU time in this profile (attach with --off-cpu; "
-			       "off-CPU time is not kept across a restart of kprofd)",
+			       "pid %d: no off-CPU time in this profile (attach with --off-cpu)",
 			       t->pid);
-		return NULL;
-	}
-	if (ranged) {
-		requests_error(cl, -EINVAL, "--since/--until: off-CPU time has no time windows");
-		return NULL;
-	}
 	return t->offcpu;
 }
 
-/* The profile a report or folded request of t reads: t's, its off-CPU one, or a range's
- * (held in *wr); NULL when t is NULL or the error is replied. */
+/* A range's off-CPU profile (its windows' off-CPU time), else the error replied (NULL). */
+static const struct profile *range_offcpu(struct client *cl, const struct target *t,
+					  const struct wrange *wr)
+{
+	if (!wr->off)
+		requests_error(cl, -ENODATA,
+			       "pid %d: no off-CPU time in the kept windows of that range (only "
+			       "its windows since it was attached with --off-cpu have it)",
+			       t->pid);
+	return wr->off;
+}
+
+/* The Target of a range's off-CPU reply: the range's off-CPU time and the states of its
+ * stacks (ns: their storage); no count of intervals. */
+static void range_offcpu_target(Kprof__Target *pb, const struct profile *off,
+				uint64_t ns[KP_OFF_NSTATES])
+{
+	offcpu_states(off, ns, &pb->off_cpu_ns);
+	pb->off_cpu_state_ns = ns;
+	pb->n_off_cpu_state_ns = KP_OFF_NSTATES;
+	pb->off_cpu_intervals = pb->off_cpu_lost_stacks = 0;
+}
+
+/* The profile a report or folded request of t reads: t's, its off-CPU one, or a range's (its
+ * samples or off-CPU time, held in *wr); NULL when t is NULL or the error is replied. */
 static const struct profile *query_profile(struct client *cl, struct target *t, bool off_cpu,
 					   uint32_t session, uint64_t since, uint64_t until,
 					   struct wrange *wr)
 {
 	const bool ranged = since || until;
-	const struct offcpu *off;
 
-	if (!t)
+	if (!t || (off_cpu && !offcpu_of(cl, t)))
 		return NULL;
-	if (off_cpu)
-		return (off = offcpu_of(cl, t, ranged)) ? off->prof : NULL;
 	if (ranged && range_of(cl, t, session, since, until, wr) < 0)
 		return NULL;
+	if (off_cpu)
+		return ranged ? range_offcpu(cl, t, wr) : t->offcpu->prof;
 	return ranged ? wr->prof : t->profile;
 }
 
@@ -255,7 +270,9 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 	const bool ranged = req->since_ns || req->until_ns;
 	const struct profile *prof;
 	struct profile_stats ps;
-	size_t n, shown;
+	uint64_t states[KP_OFF_NSTATES];
+	size_t n, shown, ncounts;
+	const uint64_t *counts;
 
 	prof = query_profile(cl, t, req->off_cpu, req->session, req->since_ns, req->until_ns, &wr);
 	if (!prof)
@@ -271,6 +288,7 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 		requests_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
+	counts = calls_counts(t->calls, &ncounts);
 	for (size_t i = 0; i < shown; i++) {
 		const struct profile_func *f = &rows[i].f;
 		uint32_t id = rows[i].id;
@@ -282,13 +300,15 @@ static void do_report(struct client *cl, const Kprof__ReportRequest *req)
 		ev[i].self = f->self;
 		ev[i].total = f->total;
 		ev[i].address = f->start;
-		ev[i].calls = prof == t->profile && id < t->calls.ncounts ? t->calls.counts[id] : 0;
+		ev[i].calls = prof == t->profile && id < ncounts ? counts[id] : 0;
 		ep[i] = &ev[i];
 	}
 	profile_get_stats(prof, &ps);
 	requests_fill_target(cl, t, &tpb);
 	if (ranged)
 		range_target(&tpb, &wr);
+	if (ranged && req->off_cpu)
+		range_offcpu_target(&tpb, prof, states);
 	rr.target = &tpb;
 	rr.total_samples = ps.samples;
 	rr.n_entries = shown;
@@ -377,25 +397,25 @@ static int export_view(const struct profile *prof, unsigned view, struct saved_m
 	return 0;
 }
 
-/* The off-CPU profile of t as a second SavedProfile in *om (released by the caller), through
- * the client's kernel view; else the error replied. */
-static int export_offcpu(struct client *cl, const struct target *t, bool ranged,
-			 struct saved_msg *om, uint32_t **arena)
+/* The off-CPU profile of t (of the range wr, if not NULL) as a second SavedProfile in *om
+ * (released by the caller), through the client's kernel view; else the error replied. */
+static int export_offcpu(struct client *cl, const struct target *t, const struct wrange *wr,
+			 struct saved_msg *om, uint32_t **arena, uint64_t states[KP_OFF_NSTATES])
 {
-	const struct offcpu *off = offcpu_of(cl, t, ranged);
-	struct profile_stats ps;
+	const struct profile *prof = wr ? range_offcpu(cl, t, wr) : t->offcpu->prof;
 
-	if (!off)
+	if (!prof)
 		return -ENODATA;
-	if (saved_msg_build_range(t, off->prof, NULL, om) < 0) {
+	if ((wr ? saved_msg_build_range(t, prof, NULL, om) : saved_msg_build_offcpu(t, om)) < 0) {
 		requests_error(cl, -ENOMEM, "out of memory");
 		return -ENOMEM;
 	}
-	profile_get_stats(off->prof, &ps);
-	om->target.stacks = ps.stacks;
-	om->target.lost_stacks = ps.lost;
-	om->target.samples = ps.samples; /* nanoseconds */
-	if (export_view(off->prof, requests_view(cl), om, arena) < 0) {
+	if (wr) {
+		range_target(&om->target, wr);
+		range_offcpu_target(&om->target, prof, states);
+		om->target.samples = om->target.off_cpu_ns; /* nanoseconds */
+	}
+	if (export_view(prof, requests_view(cl), om, arena) < 0) {
 		saved_msg_release(om);
 		requests_error(cl, -ENOMEM, "out of memory");
 		return -ENOMEM;
@@ -411,9 +431,10 @@ static void do_export(struct client *cl, const Kprof__ExportRequest *req)
 	_cleanup_free_ uint32_t *arena = NULL, *off_arena = NULL;
 	_cleanup_(wrange_free) struct wrange wr = {0};
 	const bool ranged = req->since_ns || req->until_ns;
+	uint64_t states[KP_OFF_NSTATES];
 	struct saved_msg m, om;
 
-	if (!t)
+	if (!t || (req->off_cpu && !offcpu_of(cl, t)))
 		return;
 	if (ranged && range_of(cl, t, req->session, req->since_ns, req->until_ns, &wr) < 0)
 		return;
@@ -430,7 +451,8 @@ static void do_export(struct client *cl, const Kprof__ExportRequest *req)
 	}
 	m.target.session = requests_session_of(cl, t, &m.target.sessions);
 	er.profile = &m.msg;
-	if (req->off_cpu && export_offcpu(cl, t, ranged, &om, &off_arena) < 0) {
+	if (req->off_cpu &&
+	    export_offcpu(cl, t, ranged ? &wr : NULL, &om, &off_arena, states) < 0) {
 		saved_msg_release(&m);
 		return;
 	}
@@ -512,11 +534,13 @@ static bool exact_empty(const struct target *t)
 {
 	struct hcct_stats hs;
 
-	if (t->calls.exact) {
-		hcct_get_stats(t->calls.exact, &hs);
+	const struct hcct_tree *saved = calls_saved_tree(t->calls);
+
+	if (calls_tree(t->calls)) {
+		hcct_get_stats(calls_tree(t->calls), &hs);
 		return hs.n == 0;
 	}
-	return !t->calls.saved_exact || !t->calls.saved_exact->len;
+	return !saved || !saved->len;
 }
 
 /* The reply to an HCCT request: tree (of t at phi, its functions those of prof), the size of
@@ -580,8 +604,14 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 
 	if (!t)
 		return;
+	if (req->off_cpu && (ranged || req->exact)) {
+		requests_error(cl, -EINVAL,
+			       "hcct --off-cpu: the hot waits of the whole profile only (no --exact, "
+			       "no --since/--until: report, folded and export --off-cpu take them)");
+		return;
+	}
 	if (req->off_cpu) {
-		const struct offcpu *off = offcpu_of(cl, t, ranged || req->exact);
+		const struct offcpu *off = offcpu_of(cl, t);
 
 		if (!off || hcct_phi(cl, t, &phi, &num, &den) < 0)
 			return;
@@ -600,8 +630,8 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 	if (ranged && range_of(cl, t, req->session, req->since_ns, req->until_ns, &wr) < 0)
 		return;
 	/* A live tree, else the snapshot a restored profile keeps; a range's merged summaries. */
-	tree_src = ranged ? NULL : req->exact ? t->calls.exact : t->hcct;
-	saved = ranged ? wr.tree : req->exact ? t->calls.saved_exact : t->saved_hcct;
+	tree_src = ranged ? NULL : req->exact ? calls_tree(t->calls) : t->hcct;
+	saved = ranged ? wr.tree : req->exact ? calls_saved_tree(t->calls) : t->saved_hcct;
 	if (req->exact && !tree_src && !saved) {
 		requests_error(cl, -ENODATA, "pid %u: exact mode is off (attach with --calls)",
 			       req->pid);
@@ -611,7 +641,7 @@ static void do_hcct(struct client *cl, const Kprof__HcctRequest *req)
 		requests_error(cl, -ENODATA, "pid %u: no HCCT in this profile", req->pid);
 		return;
 	}
-	if (req->exact && !ranged && (t->calls.hw || t->calls.saved_hw_n) && exact_empty(t)) {
+	if (req->exact && !ranged && calls_by_breakpoints(t->calls) && exact_empty(t)) {
 		requests_error(cl, -ENODATA,
 			       "pid %u: its calls were counted by hardware breakpoints (code in "
 			       "anonymous memory), which build no exact calling-context tree: the "

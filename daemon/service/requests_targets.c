@@ -93,6 +93,8 @@ static void fill_syswide(const struct syswide *sw, Kprof__SystemWide *pb)
 	pb->own_samples = st.own_samples;
 	pb->drops = st.drops;
 	pb->evicted = st.evicted;
+	pb->off_cpu = st.off_cpu;
+	pb->waiters = st.waiters;
 }
 
 /* attach --all: system-wide mode, root only (as perf record -a needs CAP_PERFMON). */
@@ -123,7 +125,7 @@ static void do_attach_all(struct client *cl, const Kprof__AttachRequest *req)
 		requests_error(cl, -EOPNOTSUPP, "system-wide mode is not available");
 		return;
 	}
-	err = syswide_start(cl->rq->m->sw, req->freq_hz, err_msg, sizeof(err_msg));
+	err = syswide_start(cl->rq->m->sw, req->freq_hz, req->off_cpu, err_msg, sizeof(err_msg));
 	if (err < 0) {
 		requests_error(cl, err, "%s", err_msg);
 		return;
@@ -167,7 +169,8 @@ void requests_attach(struct client *cl, const Kprof__AttachRequest *req)
 						   .children = req->children,
 						   .off_cpu = req->off_cpu,
 						   .by = cl->uid,
-						   .calls_functions = req->calls_functions},
+						   .calls_functions = req->calls_functions,
+						   .max_slowdown = req->max_slowdown},
 			     &t, err_msg, sizeof(err_msg));
 	if (err < 0) {
 		requests_error(cl, err, "%s", err_msg);
@@ -349,6 +352,9 @@ static void fill_offcpu_status(const struct manager *m, Kprof__StatusReply *sr)
 	sr->off_cpu_lost_ns = st.lost_ns;
 	sr->off_cpu_no_stack = st.no_stack;
 	sr->off_cpu_stacks_gone = st.stacks_gone;
+	sr->off_cpu_callers_found = st.callers_found;
+	sr->off_cpu_callers_lost = st.callers_lost;
+	sr->off_cpu_rules = st.rules;
 }
 
 int requests_fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t **drops,
@@ -399,6 +405,35 @@ int requests_fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t *
 	return 0;
 }
 
+/* The client's targets whose probes are in (exact mode, a path trace running): their costs.
+ * *tv and *tp (malloc'd) back sr's array. */
+static int fill_probing(struct client *cl, Kprof__StatusReply *sr, Kprof__Target **tv,
+			Kprof__Target ***tp)
+{
+	struct manager *m = cl->rq->m;
+	struct target *t;
+	size_t n = 0;
+
+	manager_for_each_attached(m, t)
+		n += t->calls || paths_tracing(t->paths);
+	*tv = calloc(n ? n : 1, sizeof(**tv));
+	*tp = calloc(n ? n : 1, sizeof(**tp));
+	if (!*tv || !*tp)
+		return -ENOMEM;
+	n = 0;
+	manager_for_each_attached(m, t) {
+		if ((!t->calls && !paths_tracing(t->paths)) || !requests_may_read(cl, t->uid))
+			continue;
+		kprof__target__init(&(*tv)[n]);
+		requests_fill_target(cl, t, &(*tv)[n]);
+		(*tp)[n] = &(*tv)[n];
+		n++;
+	}
+	sr->n_probing = n;
+	sr->probing = *tp;
+	return 0;
+}
+
 void requests_status(struct client *cl)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
@@ -412,9 +447,15 @@ void requests_status(struct client *cl)
 	Kprof__KernelFeature fv[FEAT_NR], *fp[FEAT_NR];
 	struct manager *m = cl->rq->m;
 	const struct features *fs = loader_features(m->loader);
+	_cleanup_free_ Kprof__Target *pv = NULL;
+	_cleanup_free_ Kprof__Target **pp = NULL;
 
 	if (requests_fill_status(cl->rq, &sr, &drops, freqs) < 0) {
 		requests_error(cl, -EIO, "cannot read the BPF counters");
+		return;
+	}
+	if (fill_probing(cl, &sr, &pv, &pp) < 0) {
+		requests_error(cl, -ENOMEM, "out of memory");
 		return;
 	}
 	for (int i = 0; i < FEAT_NR; i++) {

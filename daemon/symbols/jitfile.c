@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* jitfile.c: a target's jitdump, perf's binary JIT file (jit-PID.dump), as JIT symbols.
+/* jitfile.c: a target's jitdump, perf's binary JIT file (jit-PID.dump), as a symbol source.
  *
  * Finding it, the way perf does. A JIT that writes a jitdump maps it (V8 maps its first page
  * read+exec, so that perf sees the mapping and `perf inject --jit` finds the file): the first
@@ -53,9 +53,11 @@
 #include "kprof/jitdump.h"
 #include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
-#include "symbols/jitfile.h"
 #include "os/log.h"
 #include "os/tfile.h"
+#include "symbols/sources.h"
+#include "symbols/symbolize.h"
+#include "symbols/symbolize_elf.h"
 
 #define DEFAULT_MAX_BYTES (UINT64_C(512) << 20)
 #define CHUNK (64u << 10)
@@ -63,6 +65,15 @@
 #define ADDRS_MIN 1024
 
 enum where { WHERE_MAPS, WHERE_CWD, WHERE_TMP, WHERE_N };
+
+struct jitfile_params {
+	pid_t pid;
+	pid_t nspid;	 /* the file is jit-NSPID.dump: the PID the JIT knows itself by */
+	uid_t uid, euid; /* the file must be owned by one of them; memory is charged to uid */
+	uint64_t start_realtime_ns; /* process start: an older file is another process's */
+	uint64_t max_bytes;	    /* of the file read at most (0: 512 MiB) */
+	struct budget *budget;	    /* symbol memory, charged to uid */
+};
 
 /* Load addresses to their symbols, for code moves: open addressing, sym NULL = empty. */
 struct addr_slot {
@@ -73,10 +84,9 @@ struct addr_slot {
 };
 
 struct jitfile {
+	struct sym_jit j; /* first: its symbols ("jit-NSPID.dump"), looked up by sym_lookup_jit */
 	struct jitfile_params p;
-	char module[64];
 	struct jitdump jd;
-	struct perfmap *syms;
 	struct addr_slot *addrs;
 	size_t naddrs, addrs_cap;
 	struct tfile_track track;
@@ -89,7 +99,7 @@ struct jitfile {
 	char path[256];	   /* of the file being read */
 	char stopped[512]; /* "PATH read no further than ...": why this file is read no further */
 	char refusal[512]; /* "PATH ignored: ...": the last candidate refused */
-	char problem[512]; /* what jitfile_problem says */
+	char problem[512]; /* what its stats call its problem */
 	/* The first line of the last debug-info record, for the load that follows it. */
 	uint64_t pend_addr;
 	uint32_t pend_line;
@@ -99,24 +109,40 @@ struct jitfile {
 	const char *last_file;
 };
 
-int jitfile_new(const struct jitfile_params *p, struct jitfile **ret)
+/* A jitfile that has read nothing (its symbol table kept, empty). */
+static void init(struct jitfile *jf, const struct sym_ctx *c)
+{
+	struct perfmap *syms = jf->j.syms;
+
+	memset(jf, 0, sizeof(*jf));
+	jf->j.syms = syms;
+	jf->p = (struct jitfile_params){.pid = c->pid,
+					.nspid = c->nspid,
+					.uid = c->uid,
+					.euid = c->euid,
+					.start_realtime_ns = c->start_realtime_ns,
+					.max_bytes = c->max_bytes,
+					.budget = c->budget};
+	jf->fd = -1;
+	if (!jf->p.max_bytes)
+		jf->p.max_bytes = DEFAULT_MAX_BYTES;
+	snprintf(jf->j.module, sizeof(jf->j.module), "jit-%d.dump", jf->p.nspid);
+	jitdump_init(&jf->jd, NULL);
+}
+
+static int jitfile_new(struct sym_ctx *c, void **ret)
 {
 	struct jitfile *jf = calloc(1, sizeof(*jf));
 	int err;
 
 	if (!jf)
 		return -ENOMEM;
-	jf->p = *p;
-	jf->fd = -1;
-	if (!jf->p.max_bytes)
-		jf->p.max_bytes = DEFAULT_MAX_BYTES;
-	snprintf(jf->module, sizeof(jf->module), "jit-%d.dump", p->nspid);
-	jitdump_init(&jf->jd, NULL);
-	err = perfmap_new(NULL, &jf->syms);
+	err = perfmap_new(NULL, &jf->j.syms);
 	if (err < 0) {
 		free(jf);
 		return err;
 	}
+	init(jf, c);
 	*ret = jf;
 	return 0;
 }
@@ -124,7 +150,7 @@ int jitfile_new(const struct jitfile_params *p, struct jitfile **ret)
 /* Forget the file's symbols: it is read from its start again. */
 static void drop_symbols(struct jitfile *jf)
 {
-	perfmap_reset(jf->syms);
+	perfmap_reset(jf->j.syms);
 	free(jf->addrs);
 	jf->addrs = NULL;
 	jf->naddrs = jf->addrs_cap = 0;
@@ -137,7 +163,8 @@ static void drop_symbols(struct jitfile *jf)
 	jf->stopped[0] = '\0';
 }
 
-void jitfile_close(struct jitfile *jf)
+/* Close the file kept open (nothing more will be read); the symbols stay. */
+static void jitfile_close(struct jitfile *jf)
 {
 	if (jf && jf->fd >= 0)
 		close(jf->fd);
@@ -145,13 +172,16 @@ void jitfile_close(struct jitfile *jf)
 		jf->fd = -1;
 }
 
-void jitfile_free(struct jitfile *jf)
+static void jitfile_free(struct sym_ctx *c, void *state)
 {
+	struct jitfile *jf = state;
+
+	(void)c;
 	if (!jf)
 		return;
 	jitfile_close(jf);
 	drop_symbols(jf);
-	perfmap_free(jf->syms);
+	perfmap_free(jf->j.syms);
 	free(jf);
 }
 
@@ -222,7 +252,7 @@ static int add_symbol(struct jitfile *jf, uint64_t start, uint64_t size, const c
 
 	if (budget_charge(jf->p.budget, jf->p.uid, cost) < 0)
 		return -ENOSPC;
-	r = perfmap_add(jf->syms, start, size, name, len);
+	r = perfmap_add(jf->j.syms, start, size, name, len);
 	if (r <= 0) { /* 0: over the table's entries cap, counted there */
 		budget_release(jf->p.budget, jf->p.uid, cost);
 		return r;
@@ -230,7 +260,7 @@ static int add_symbol(struct jitfile *jf, uint64_t start, uint64_t size, const c
 	jf->charged += cost;
 	jf->changed = true;
 	/* Out of memory here only costs a later move of this code its name. */
-	if (addr_put(jf, perfmap_last(jf->syms)) == 0 && file) {
+	if (addr_put(jf, perfmap_last(jf->j.syms)) == 0 && file) {
 		struct addr_slot *s = addr_find(jf, start);
 
 		s->file = file;
@@ -347,7 +377,7 @@ static int check_candidate(struct jitfile *jf, enum where w, int fd, const char 
 static int open_mapped(struct jitfile *jf, const struct procmaps *maps, int root, char *shown,
 		       size_t shownlen, struct stat *st)
 {
-	size_t n = maps ? procmaps_count(maps) : 0, len = strlen(jf->module);
+	size_t n = maps ? procmaps_count(maps) : 0, len = strlen(jf->j.module);
 
 	for (size_t i = 0; i < n; i++) {
 		const struct procmaps_entry *m = procmaps_at(maps, i);
@@ -361,7 +391,7 @@ static int open_mapped(struct jitfile *jf, const struct procmaps *maps, int root
 		char mf[96], why[160] = "";
 		int fd;
 
-		if (!base || !m->inode || strncmp(base + 1, jf->module, len))
+		if (!base || !m->inode || strncmp(base + 1, jf->j.module, len))
 			continue;
 		deleted = !strcmp(base + 1 + len, " (deleted)");
 		if (base[1 + len] && !deleted)
@@ -392,13 +422,13 @@ static int open_jitdump(struct jitfile *jf, const struct procmaps *maps, struct 
 	if (fd < 0) {
 		snprintf(shown, sizeof(shown), "/proc/%d/cwd", jf->p.pid);
 		cwd = open(shown, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		snprintf(shown, sizeof(shown), "/proc/%d/cwd/%s", jf->p.pid, jf->module);
+		snprintf(shown, sizeof(shown), "/proc/%d/cwd/%s", jf->p.pid, jf->j.module);
 		fd = cwd < 0 ? -ENOENT
-			     : tfile_open(cwd, jf->module, true, &want, st, why, sizeof(why));
+			     : tfile_open(cwd, jf->j.module, true, &want, st, why, sizeof(why));
 		fd = check_candidate(jf, WHERE_CWD, fd, why, shown, st);
 	}
 	if (fd < 0 && root >= 0) {
-		snprintf(rel, sizeof(rel), "tmp/%s", jf->module);
+		snprintf(rel, sizeof(rel), "tmp/%s", jf->j.module);
 		snprintf(shown, sizeof(shown), "/proc/%d/root/%s", jf->p.pid, rel);
 		fd = tfile_open(root, rel, true, &want, st, why, sizeof(why));
 		fd = check_candidate(jf, WHERE_TMP, fd, why, shown, st);
@@ -507,8 +537,12 @@ static void read_more(struct jitfile *jf, int fd, uint64_t size, struct tfile_st
 	}
 }
 
-int jitfile_refresh(struct jitfile *jf, const struct procmaps *maps, struct tfile_step *step,
-		    bool exited)
+/* Find the file (a mapping of jit-NSPID.dump in maps, which may be NULL; then the target's
+ * working directory; then /tmp inside its root) and read what it gained, as far as the step
+ * allows. exited: the process is gone, only read on in the file kept open since the last
+ * refresh. 1 if the symbols changed (new ones, or all dropped for a file replaced), else 0. */
+static int jitfile_read(struct jitfile *jf, const struct procmaps *maps, struct tfile_step *step,
+			bool exited)
 {
 	struct stat st;
 	bool had = jf->track.ino != 0, reset = false;
@@ -546,18 +580,41 @@ int jitfile_refresh(struct jitfile *jf, const struct procmaps *maps, struct tfil
 	return jf->changed || reset;
 }
 
-void jitfile_index(struct jitfile *jf)
+/* ---- the source ---- */
+
+static int jitfile_refresh(struct sym_ctx *c, void *state, struct tfile_step *step)
 {
-	perfmap_build_index(jf->syms); /* out of memory: the next lookup tries again */
+	struct jitfile *jf = state;
+
+	/* Gone: its /proc/PID may be another process's already. */
+	if (c->gone || jitfile_read(jf, c->exiting ? NULL : c->maps, step, c->exiting) <= 0)
+		return 0;
+	/* Indexed now, inside the step's measured CPU time, not at the next lookup (a sort of
+	 * every symbol: a file of 350,000 code loads costs tens of ms each time). */
+	perfmap_build_index(jf->j.syms); /* out of memory: the next lookup tries again */
+	return 1;
 }
 
-const struct perfmap_sym *jitfile_lookup(struct jitfile *jf, uint64_t addr)
+/* The process exec'd: the new program's file, from scratch. */
+static void jitfile_exec(struct sym_ctx *c, void *state)
 {
-	return perfmap_lookup_frame(jf->syms, addr);
+	struct jitfile *jf = state;
+
+	jitfile_close(jf);
+	drop_symbols(jf);
+	init(jf, c);
 }
 
-bool jitfile_source(const struct jitfile *jf, uint64_t start, const char **file, uint32_t *line)
+static void jitfile_done(struct sym_ctx *c, void *state)
 {
+	(void)c;
+	jitfile_close(state);
+}
+
+/* The first source line of the code loaded (or moved) at start, if its debug info said it. */
+static bool jitfile_source(const void *state, uint64_t start, const char **file, uint32_t *line)
+{
+	const struct jitfile *jf = state;
 	const struct addr_slot *s;
 
 	if (!jf->addrs_cap)
@@ -570,30 +627,31 @@ bool jitfile_source(const struct jitfile *jf, uint64_t start, const char **file,
 	return true;
 }
 
-const char *jitfile_module(const struct jitfile *jf)
+/* The file read, as kprofd reaches it ("" while none was found), why a jitdump was refused or
+ * read no further ("" if neither), and its counts. */
+static void jitfile_stats(const void *state, struct tsym_stats *st)
 {
-	return jf->module;
-}
-
-const char *jitfile_path(const struct jitfile *jf)
-{
-	return jf->track.ino ? jf->path : "";
-}
-
-const char *jitfile_problem(const struct jitfile *jf)
-{
-	return jf->problem;
-}
-
-void jitfile_get_stats(const struct jitfile *jf, struct jitfile_stats *st)
-{
+	const struct jitfile *jf = state;
 	struct perfmap_stats ps;
 
-	perfmap_get_stats(jf->syms, &ps);
-	memset(st, 0, sizeof(*st));
-	st->symbols = ps.entries;
-	st->bad_records = jf->jd.st.bad_records;
-	st->bytes = jf->jd.st.bytes;
-	st->reloads = jf->reloads;
-	st->refused = jf->refused;
+	perfmap_get_stats(jf->j.syms, &ps);
+	snprintf(st->jitdump_path, sizeof(st->jitdump_path), "%s", jf->track.ino ? jf->path : "");
+	snprintf(st->jitdump_problem, sizeof(st->jitdump_problem), "%s", jf->problem);
+	st->jitdump_symbols = ps.entries;
+	st->jitdump_bad_records = jf->jd.st.bad_records;
+	st->jitdump_bytes = jf->jd.st.bytes;
+	st->jitdump_reloads = jf->reloads;
+	st->refused += jf->refused;
 }
+
+const struct sym_source sym_source_jitdump = {
+    .name = "jitdump",
+    .open = jitfile_new,
+    .free = jitfile_free,
+    .refresh = jitfile_refresh,
+    .lookup = sym_lookup_jit, /* the load read last wins */
+    .exec = jitfile_exec,
+    .done = jitfile_done,
+    .stats = jitfile_stats,
+    .line = jitfile_source,
+};

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* jvmmap.c: a HotSpot target's perf map on demand.
+/* jvmmap.c: a HotSpot target's perf map on demand, a symbol source that names nothing itself.
+ * It makes the JVM write the perf map that the perf map's source reads: its refresh, in effect.
  *
  * A JIT's perf map names its code, but HotSpot writes one only when asked (jcmd PID
  * Compiler.perfmap, JDK 17 and later) or at its exit (-XX:+DumpPerfMapAtExit). So a target whose
@@ -12,7 +13,8 @@
  * after the first Java frame. A JVM that does not answer, or answers an error, is counted,
  * logged once, and asked again with a growing back-off (20 s, 40 s ... 10 min) only while
  * unnamed samples keep coming; sampling never waits for it. One without Compiler.perfmap
- * (before JDK 17) is not asked again.
+ * (before JDK 17) is not asked again. Asking begins once the target is attached (start) and
+ * stops when it ends (done).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,10 +23,11 @@
 
 #include "kprof/config.h"
 #include "kprof/hsattach.h"
+#include "kprof/procmaps.h"
 #include "os/clock.h"
-#include "symbols/jvmattach.h"
-#include "symbols/jvmmap.h"
 #include "os/log.h"
+#include "symbols/jvmattach.h"
+#include "symbols/sources.h"
 #include "symbols/symbolize.h"
 
 #define SEC 1000000000ULL
@@ -39,11 +42,20 @@
 #define UNNAMED_MIN 10	    /* samples in unnamed code since the last answer, and ... */
 #define UNNAMED_PERMILLE 10 /* ... at least this share of all samples since */
 
+struct jvmmap_stats {
+	bool jvm;	   /* libjvm.so mapped: a HotSpot JVM */
+	unsigned asks;	   /* Compiler.perfmap exchanges started */
+	unsigned answers;  /* ... answered (the JVM wrote its map) */
+	unsigned failures; /* ... not answered in time, refused or failed */
+	char note[320];	   /* the frame-pointer hint, why it is not asked, the last failure */
+};
+
 struct jvmmap {
-	struct jvmattach_ctx *ctx;
-	struct jvmmap_target t;
-	struct jvmattach *req; /* the exchange running, if any */
-	bool asking;	       /* ... asks for the map (else it only reads the command line) */
+	struct sym_ctx *c;	   /* its target, whose perf map is read after each answer */
+	struct jvmattach_ctx *ctx; /* NULL until started (or when no JVM is asked) */
+	struct tsym_start t;	   /* the target's counters, [jvm] perfmap, --no-jvm-map */
+	struct jvmattach *req;	   /* the exchange running, if any */
+	bool asking;		   /* ... asks for the map (else it only reads the command line) */
 	bool stopped;
 	bool unsupported; /* no Compiler.perfmap in this JVM */
 	bool flags_known; /* VM.flags answered */
@@ -67,12 +79,7 @@ static bool may_ask(const struct jvmmap *jm)
 
 static uint64_t jit_symbols(const struct jvmmap *jm)
 {
-	struct tsym_stats ss;
-
-	if (!jm->t.sym)
-		return 0;
-	tsym_get_stats(jm->t.sym, &ss);
-	return ss.jit_symbols;
+	return jm->c->jit_symbols(jm->c);
 }
 
 /* The note of the stats: why it is not asked, or its last failure; the frame-pointer hint. */
@@ -124,7 +131,7 @@ static void log_hint(struct jvmmap *jm, const char *source)
 	log_warn("pid %d: the JVM runs without -XX:+PreserveFramePointer (%s): its compiled Java "
 		 "code keeps no frame pointers, so its stacks will be short (lost after the first "
 		 "Java frame); start it with -XX:+PreserveFramePointer",
-		 jm->t.pid, source);
+		 jm->c->pid, source);
 }
 
 static void failed(struct jvmmap *jm, uint64_t now, const char *why)
@@ -139,14 +146,14 @@ static void failed(struct jvmmap *jm, uint64_t now, const char *why)
 	rebase(jm);
 	snprintf(jm->fail, sizeof(jm->fail), "%s", why);
 	if (jm->fail_logged)
-		log_debug("pid %d: JVM perf map not obtained (%u times in a row): %s", jm->t.pid,
+		log_debug("pid %d: JVM perf map not obtained (%u times in a row): %s", jm->c->pid,
 			  jm->fails_in_row, why);
 	else
 		log_warn(
 		    "pid %d: the JVM did not give its perf map: %s; sampling goes on, its JIT "
 		    "code stays unnamed (asked again in %llu s or later, while unnamed samples "
 		    "keep coming)",
-		    jm->t.pid, why, (unsigned long long)(backoff / SEC));
+		    jm->c->pid, why, (unsigned long long)(backoff / SEC));
 	jm->fail_logged = true;
 	update_note(jm);
 }
@@ -156,7 +163,7 @@ static void answered(struct jvmmap *jm, const struct jvmattach_result *r, uint64
 	uint64_t syms;
 
 	jm->st.answers++;
-	tsym_refresh(jm->t.sym);
+	jm->c->refresh(jm->c);
 	syms = jit_symbols(jm);
 	/* Asking again pays only while it brings new code: else ask less often. */
 	if (syms > jm->syms_before || jm->st.answers == 1)
@@ -169,10 +176,10 @@ static void answered(struct jvmmap *jm, const struct jvmattach_result *r, uint64
 		log_info(
 		    "pid %d: the JVM wrote its perf map on request (Compiler.perfmap, %u ms%s%s):"
 		    " %llu JIT symbols",
-		    jm->t.pid, r->ms, r->triggered ? ", attach listener started" : "",
+		    jm->c->pid, r->ms, r->triggered ? ", attach listener started" : "",
 		    jm->fail_logged ? ", after failures" : "", (unsigned long long)syms);
 	else
-		log_debug("pid %d: JVM perf map asked again (%u ms): %llu JIT symbols", jm->t.pid,
+		log_debug("pid %d: JVM perf map asked again (%u ms): %llu JIT symbols", jm->c->pid,
 			  r->ms, (unsigned long long)syms);
 	jm->fails_in_row = 0;
 	jm->fail_logged = false;
@@ -207,7 +214,7 @@ static void refused(struct jvmmap *jm, const struct jvmattach_result *r, uint64_
 		log_warn("pid %d: this JVM has no Compiler.perfmap (JDK 17 or later has): not "
 			 "asked again; run it with -XX:+UnlockDiagnosticVMOptions "
 			 "-XX:+DumpPerfMapAtExit or a perf-map agent",
-			 jm->t.pid);
+			 jm->c->pid);
 		snprintf(jm->fail, sizeof(jm->fail), "no Compiler.perfmap in this JVM (JDK < 17)");
 		return;
 	}
@@ -238,8 +245,8 @@ static void ask(struct jvmmap *jm, uint64_t now)
 {
 	static const char *const cmds[] = {"Compiler.perfmap", "VM.flags"};
 	const struct jvmattach_req rq = {
-	    .pid = jm->t.pid,
-	    .start_ticks = jm->t.start_ticks,
+	    .pid = jm->c->pid,
+	    .start_ticks = jm->c->start_ticks,
 	    .cmds = cmds,
 	    .ncmds = jm->flags_known ? 1 : 2,
 	    .args = !jm->flags_known && !jm->args_known,
@@ -264,15 +271,23 @@ static void ask(struct jvmmap *jm, uint64_t now)
  * will be whole. */
 static void read_args(struct jvmmap *jm)
 {
-	const struct jvmattach_req rq = {.pid = jm->t.pid,
-					 .start_ticks = jm->t.start_ticks,
+	const struct jvmattach_req rq = {.pid = jm->c->pid,
+					 .start_ticks = jm->c->start_ticks,
 					 .args = true,
 					 .timeout_ms = ASK_TIMEOUT_MS};
 	char why[256];
 
 	jm->asking = false;
 	if (jvmattach_start(jm->ctx, &rq, on_done, jm, &jm->req, why, sizeof(why)) < 0)
-		log_debug("pid %d: its command line is not read: %s", jm->t.pid, why);
+		log_debug("pid %d: its command line is not read: %s", jm->c->pid, why);
+}
+
+static bool maps_libjvm(const struct procmaps *maps)
+{
+	for (size_t i = 0; maps && i < procmaps_count(maps); i++)
+		if (hsattach_is_libjvm(procmaps_at(maps, i)->path))
+			return true;
+	return false;
 }
 
 /* Is the process a HotSpot JVM? From its symbols' maps (read at attach, exec and whenever a
@@ -282,28 +297,41 @@ static void read_args(struct jvmmap *jm)
  * code (proc). */
 static void look(struct jvmmap *jm, uint64_t now, bool proc)
 {
-	if (!(jm->t.sym && tsym_maps_any(jm->t.sym, hsattach_is_libjvm))) {
+	if (!maps_libjvm(jm->c->maps)) {
 		bool early = now - jm->since_ns < LOOK_EARLY_NS;
 
 		if (!(proc || early) || now < jm->next_look_ns)
 			return;
 		jm->next_look_ns = now + (early ? LOOK_EARLY_EVERY_NS : LOOK_NS);
-		if (jvmattach_is_hotspot(jm->t.pid) <= 0)
+		if (jvmattach_is_hotspot(jm->c->pid) <= 0)
 			return;
 	}
 	jm->st.jvm = true;
 	update_note(jm);
 }
 
-int jvmmap_new(struct jvmattach_ctx *ctx, const struct jvmmap_target *t, struct jvmmap **ret)
+static int jvmmap_open(struct sym_ctx *c, void **ret)
 {
 	struct jvmmap *jm = calloc(1, sizeof(*jm));
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
 
 	if (!jm)
 		return -ENOMEM;
-	jm->ctx = ctx;
-	jm->t = *t;
+	jm->c = c;
+	*ret = jm;
+	return 0;
+}
+
+/* Look at the process: a HotSpot JVM is asked for its perf map at once (unless turned off). */
+static void jvmmap_start(struct sym_ctx *c, void *state, const struct tsym_start *o)
+{
+	struct jvmmap *jm = state;
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	(void)c;
+	if (jm->ctx || jm->stopped || !o->jvmattach)
+		return;
+	jm->ctx = o->jvmattach;
+	jm->t = *o;
 	jm->interval_ns = ASK_MIN_NS;
 	jm->since_ns = now;
 	jm->preserve_fp = -ENOENT;
@@ -311,22 +339,24 @@ int jvmmap_new(struct jvmattach_ctx *ctx, const struct jvmmap_target *t, struct 
 	look(jm, now, true);
 	if (jm->st.jvm && may_ask(jm)) {
 		log_info("pid %d: a HotSpot JVM: asking it for its perf map (Compiler.perfmap)",
-			 t->pid);
+			 jm->c->pid);
 		ask(jm, now);
 	} else if (jm->st.jvm) {
-		log_info("pid %d: a HotSpot JVM: its perf map is not asked for (%s)", t->pid,
-			 t->no_ask ? "attach --no-jvm-map" : "[jvm] perfmap = off");
+		log_info("pid %d: a HotSpot JVM: its perf map is not asked for (%s)", jm->c->pid,
+			 o->no_ask ? "attach --no-jvm-map" : "[jvm] perfmap = off");
 		read_args(jm);
 	}
-	*ret = jm;
-	return 0;
 }
 
-void jvmmap_tick(struct jvmmap *jm, uint64_t now)
+/* Housekeeping (about every second): ask again, rate-limited, while samples keep landing in
+ * unnamed code; look again for a JVM in a process that was none (exec, early attach). */
+static void jvmmap_tick(struct sym_ctx *c, void *state, uint64_t now)
 {
+	struct jvmmap *jm = state;
 	uint64_t samples, unnamed;
 
-	if (!jm || jm->stopped)
+	(void)c;
+	if (!jm->ctx || jm->stopped)
 		return;
 	update_note(jm); /* [jvm] perfmap may have changed (SIGHUP) */
 	if (jm->req)
@@ -341,11 +371,15 @@ void jvmmap_tick(struct jvmmap *jm, uint64_t now)
 		     unnamed >= UNNAMED_MIN && unnamed * 1000 >= samples * UNNAMED_PERMILLE);
 		if (!jm->st.jvm)
 			return;
-		rebase(jm);
-		log_info("pid %d: now a HotSpot JVM (libjvm.so mapped)%s", jm->t.pid,
+		log_info("pid %d: now a HotSpot JVM (libjvm.so mapped)%s", jm->c->pid,
 			 may_ask(jm) ? ": asking it for its perf map once its code runs" : "");
 		jm->next_ask_ns = 0;
-		return;
+		/* Its unnamed samples so far are its code's already (the launcher's are named):
+		 * a short JVM may be gone by the next tick, so ask now if there are any. */
+		if (!unnamed) {
+			rebase(jm);
+			return;
+		}
 	}
 	/* Ask only while samples keep landing in code nothing names; the first time as soon as
 	 * one does (a short JVM exits before a second ask could be answered). */
@@ -359,9 +393,13 @@ void jvmmap_tick(struct jvmmap *jm, uint64_t now)
 		ask(jm, now);
 }
 
-void jvmmap_exec(struct jvmmap *jm)
+/* The process exec'd: what was known of it is void. */
+static void jvmmap_exec(struct sym_ctx *c, void *state)
 {
-	if (!jm || jm->stopped)
+	struct jvmmap *jm = state;
+
+	(void)c;
+	if (!jm->ctx || jm->stopped)
 		return;
 	jvmattach_cancel(jm->req);
 	jm->req = NULL;
@@ -377,9 +415,13 @@ void jvmmap_exec(struct jvmmap *jm)
 	update_note(jm);
 }
 
-void jvmmap_stop(struct jvmmap *jm)
+/* The target ended: stop asking (an exchange running is cancelled); the counts stay. */
+static void jvmmap_stop(struct sym_ctx *c, void *state)
 {
-	if (!jm)
+	struct jvmmap *jm = state;
+
+	(void)c;
+	if (jm->stopped)
 		return;
 	jvmattach_cancel(jm->req);
 	jm->req = NULL;
@@ -393,18 +435,37 @@ void jvmmap_stop(struct jvmmap *jm)
 		    "-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit (read at its exit)");
 		update_note(jm);
 	}
-	jm->t.sym = NULL;
 }
 
-void jvmmap_free(struct jvmmap *jm)
+static void jvmmap_free(struct sym_ctx *c, void *state)
 {
+	struct jvmmap *jm = state;
+
+	(void)c;
 	if (!jm)
 		return;
 	jvmattach_cancel(jm->req);
 	free(jm);
 }
 
-const struct jvmmap_stats *jvmmap_get_stats(const struct jvmmap *jm)
+static void jvmmap_stats(const void *state, struct tsym_stats *st)
 {
-	return &jm->st;
+	const struct jvmmap *jm = state;
+
+	st->jvm = jm->st.jvm;
+	st->jvm_asks = jm->st.asks;
+	st->jvm_answers = jm->st.answers;
+	st->jvm_failures = jm->st.failures;
+	snprintf(st->jvm_note, sizeof(st->jvm_note), "%s", jm->st.note);
 }
+
+const struct sym_source sym_source_jvm = {
+    .name = "JVM perf map on request",
+    .open = jvmmap_open,
+    .free = jvmmap_free,
+    .exec = jvmmap_exec,
+    .start = jvmmap_start,
+    .tick = jvmmap_tick,
+    .done = jvmmap_stop,
+    .stats = jvmmap_stats,
+};

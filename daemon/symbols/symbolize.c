@@ -1,79 +1,73 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* symbolize.c: turn sampled addresses into (function, module) names. This file follows each
- * target (struct tsym) and resolves; the sources all targets share (struct symbolizer: the ELF
- * cache, debug files, kallsyms, the vdso) are symbolize_elf.c's, the structures of both in
- * symbolize_internal.h. The design of the whole:
+ * target (struct tsym): its maps, and one state per symbol source of the table in sources.c,
+ * which it walks to read and to resolve; it names no source. The sources all targets share
+ * (struct symbolizer: the ELF cache, debug files, kallsyms, the vdso) are symbolize_elf.c's, the
+ * structures of both in symbolize_internal.h. The design of the whole:
  *
  * Per target (struct tsym): the executable mappings of /proc/PID/maps, re-read when an address
- * falls outside all of them (at most every 100 ms); the JIT perf map, found inside the target's
- * own root and /tmp under its namespaced PID (never the host's /tmp: a PID there may be another
- * process's), opened through tfile.c (no symlinks, regular file on an ordinary filesystem,
- * owned by the target's real or effective uid, so root's maps are trusted for root's targets
- * only), not older than the process, read incrementally while it grows and from scratch when
- * it shrinks or is replaced.
+ * falls outside all of them (at most every 100 ms); and what each source keeps of it (a JIT's
+ * perf map, perfmapfile.c; its jitdump, jitfile.c; a HotSpot JVM asked for its perf map,
+ * jvmmap.c), read incrementally while the files grow, in bounded steps (ARCHITECTURE.md §2.2,
+ * "Reading in steps").
  * Shared by all targets (struct symbolizer): ELF symbol tables keyed by (device, inode, mtime),
  * reference counted by the mappings that use them (an unused one is kept only if root's), read
  * with pread from the very file mapped (its device and inode checked against /proc/PID/maps),
  * and the kernel's /proc/kallsyms (or standard input, where systemd opened that file for the
  * hardened unit, which cannot open it). Symbol memory is charged to the target's uid in a budget
  * (a total and a per-uid limit); what does not fit stays unnamed and is counted.
- * The jitdump (jit-PID.dump, perf's binary JIT file) is jitfile.c's, refreshed with the perf map.
  * The ELF files of a target's executable mappings are read when its maps are (at attach, exec
  * and re-reads), not when a sample needs them, and its /proc/PID/root is kept open from then:
  * samples are read in batches, often after a short process has exited, when map_files and root
  * are gone with it. A stripped file's local names come from its separate debug file, found by
  * build id or .gnu_debuglink inside the target's root (through tfile.c, its build id or CRC32
  * checked). The vdso is named from kprofd's own, the same image in every process.
- * Resolution order for a user address: the jitdump's code loads, then the perf map (both JIT
- * code: a JIT that writes both, V8 with --perf-prof and --perf-basic-prof, describes the same
- * code in both, and the jitdump is the exact one: binary names, sizes, moves), then the ELF file
- * of its mapping (its debug file first), then the vdso, else a name made up from the mapping.
- * Parsing is done by the pure perfmap, jitdump, procmaps, symtab and elfsym modules; this file
- * only does the I/O around them.
+ * Resolution walks the table in its order (sources.c): a kernel address the kernel's symbols;
+ * a user address first the ELF file of its mapping, whose symbol names it if it covers it, then
+ * the JIT's jitdump and perf map (JIT code: a JIT that writes both, V8 with --perf-prof and
+ * --perf-basic-prof, describes the same code in both, and the jitdump is the exact one: binary
+ * names, sizes, moves), then the vdso; an ELF symbol that does not cover the address (the
+ * nearest below it) stands if no JIT source names it. Nothing found: the sources' files are read
+ * again (at most every 50 ms: the JIT may have written the symbol since), else a name made up
+ * from the mapping. Parsing is done by the pure perfmap, jitdump, procmaps, symtab and elfsym
+ * modules; the sources only do the I/O around them.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/sysmacros.h>
-#include <linux/magic.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "kprof/budget.h"
 #include "kprof/cleanup.h"
+#include "kprof/ehframe.h"
 #include "kprof/elfsym.h"
 #include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
-#include "kprof/symtab.h"
 #include "os/clock.h"
-#include "symbols/symbolize.h"
-#include "symbols/jitfile.h"
 #include "os/log.h"
 #include "os/procfs.h"
 #include "os/tfile.h"
+#include "symbols/sources.h"
+#include "symbols/symbolize.h"
 #include "symbols/symbolize_internal.h"
 
-/* The C++ ABI's demangler (libstdc++): C++ symbols (node, the JVM, ...) are shown readable. */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+/* Every source of the table, in its order: s the source, i its index (its state's in ts). */
+#define for_each_source(i, s) for (size_t i = 0; ((s) = sym_sources[i]); i++)
 
 /* ---- per-target maps ---- */
 
 static void maps_drop(struct tsym *ts)
 {
-	if (!ts->maps)
+	if (!ts->c.maps)
 		return;
-	for (size_t i = 0; i < procmaps_count(ts->maps); i++)
+	for (size_t i = 0; i < procmaps_count(ts->c.maps); i++)
 		symbolize_elf_put(ts->sz, ts->map_elf[i]);
 	free(ts->map_elf);
-	procmaps_free(ts->maps);
+	procmaps_free(ts->c.maps);
 	ts->map_elf = NULL;
-	ts->maps = NULL;
+	ts->c.maps = NULL;
 }
 
 static void maps_open_elf(struct tsym *ts);
@@ -88,7 +82,7 @@ static int maps_load(struct tsym *ts)
 	int err;
 
 	ts->maps_loaded_ns = now_ns(CLOCK_MONOTONIC);
-	n = procfs_read(ts->pid, "maps", &buf, MAPS_MAX_BYTES);
+	n = procfs_read(ts->c.pid, "maps", &buf, MAPS_MAX_BYTES);
 	if (n < 0)
 		return n;
 	/* Empty maps: the process has exited (a zombie has no memory left). What it mapped while
@@ -106,46 +100,11 @@ static int maps_load(struct tsym *ts)
 	maps_carry(ts, pm, map_elf);
 	maps_drop(ts);
 	ts->map_elf = map_elf;
-	ts->maps = pm;
+	ts->c.maps = pm;
 	ts->gen++;
 	symbolize_root_update(ts);
 	maps_open_elf(ts);
 	return 0;
-}
-
-static struct elf_entry *mapping_elf(struct tsym *ts, size_t idx, const struct procmaps_entry *m)
-{
-	const struct tfile_want want = {
-	    .check_id = true, .dev = makedev(m->dev_major, m->dev_minor), .ino = m->inode};
-	_cleanup_close_ int fd = -1;
-	char path[96], why[128] = "";
-	struct stat st;
-
-	if (ts->map_elf[idx])
-		return ts->map_elf[idx];
-	ts->map_elf[idx] = &symbolize_elf_none;
-	if (m->path[0] != '/' || !m->inode || ts->gone)
-		return &symbolize_elf_none;
-	/* map_files reaches the very file mapped, even deleted or in another mount namespace. */
-	procmaps_file_path(path, sizeof(path), ts->pid, m->start, m->end);
-	fd = tfile_open(AT_FDCWD, path, false, &want, &st, why, sizeof(why));
-	/* map_files needs CAP_SYS_ADMIN; without it, the same path inside the target's root,
-	 * unless the file was deleted (then only map_files reaches it). The target controls
-	 * what that path is in its mount namespace: tfile_open checks it is the file mapped. */
-	if (fd < 0 && !strstr(m->path, " (deleted)")) {
-		_cleanup_close_ int root = tsym_root(ts);
-
-		if (root >= 0)
-			fd = tfile_open(root, m->path, true, &want, &st, why, sizeof(why));
-		if (fd < 0 && fd != -ENOENT)
-			log_debug("pid %d: %s not read: %s", ts->pid, m->path, why);
-	}
-	if (fd < 0)
-		return &symbolize_elf_none;
-	ts->map_elf[idx] = symbolize_elf_get(ts, fd, &st, m->path);
-	if (ts->map_elf[idx] != &symbolize_elf_none && !ts->map_elf[idx]->failed)
-		symbolize_debug_attach(ts, ts->map_elf[idx], m->path);
-	return ts->map_elf[idx];
 }
 
 /* At most this many files are opened at one read of the maps; the rest when sampled. */
@@ -162,10 +121,10 @@ static bool maps_same(const struct procmaps_entry *a, const struct procmaps_entr
  * failures): a re-read costs no open. */
 static void maps_carry(struct tsym *ts, const struct procmaps *pm, struct elf_entry **map_elf)
 {
-	for (size_t i = 0; ts->maps && i < procmaps_count(pm); i++) {
+	for (size_t i = 0; ts->c.maps && i < procmaps_count(pm); i++) {
 		const struct procmaps_entry *m = procmaps_at(pm, i);
-		const struct procmaps_entry *o = procmaps_find(ts->maps, m->start);
-		struct elf_entry *e = o ? ts->map_elf[o - procmaps_at(ts->maps, 0)] : NULL;
+		const struct procmaps_entry *o = procmaps_find(ts->c.maps, m->start);
+		struct elf_entry *e = o ? ts->map_elf[o - procmaps_at(ts->c.maps, 0)] : NULL;
 
 		if (!e || !maps_same(m, o))
 			continue;
@@ -183,19 +142,19 @@ static void maps_open_elf(struct tsym *ts)
 {
 	size_t opened = 0;
 
-	for (size_t i = 0; i < procmaps_count(ts->maps) && opened < MAPS_OPEN_MAX; i++) {
-		const struct procmaps_entry *m = procmaps_at(ts->maps, i);
+	for (size_t i = 0; i < procmaps_count(ts->c.maps) && opened < MAPS_OPEN_MAX; i++) {
+		const struct procmaps_entry *m = procmaps_at(ts->c.maps, i);
 
 		if (ts->map_elf[i] || !procmaps_is_exec(m) || m->path[0] != '/' || !m->inode)
 			continue;
-		mapping_elf(ts, i, m);
+		symbolize_mapping_elf(ts, i, m);
 		opened++;
 	}
 }
 
-/* ---- per-target perf map ---- */
+/* ---- per-target sources ---- */
 
-static int read_nspid(pid_t pid, pid_t *nspid, uint64_t *start_realtime_ns)
+static int read_nspid(pid_t pid, pid_t *nspid, uint64_t *start_realtime_ns, uint64_t *start_ticks)
 {
 	struct procinfo_status ps;
 	struct procinfo_stat pt;
@@ -208,111 +167,9 @@ static int read_nspid(pid_t pid, pid_t *nspid, uint64_t *start_realtime_ns)
 		uint64_t boot = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_BOOTTIME);
 
 		*start_realtime_ns = boot + pt.start_ticks * (1000000000ULL / sysconf(_SC_CLK_TCK));
+		*start_ticks = pt.start_ticks;
 	}
 	return 0;
-}
-
-/* Open the target's perf map by the rules in the header comment. -ENOENT if there is none. */
-static int perfmap_open(struct tsym *ts, struct stat *st)
-{
-	const struct tfile_want want = {.owners = {ts->uid, ts->euid}, .nowners = 2};
-	_cleanup_close_ int fd = -1, root = -1;
-	char rel[64], why[128] = "";
-
-	if (ts->gone)
-		return -ENOENT;
-	snprintf(rel, sizeof(rel), "tmp/perf-%d.map", ts->nspid);
-	root = tsym_root(ts);
-	if (root < 0)
-		return root;
-	fd = tfile_open(root, rel, true, &want, st, why, sizeof(why));
-	if (fd < 0) {
-		if (fd != -ENOENT && !ts->pm_warned)
-			log_warn("pid %d: perf map %s ignored: %s", ts->pid, ts->pm_path, why);
-		ts->pm_warned |= fd != -ENOENT;
-		return fd;
-	}
-	if (ts->start_realtime_ns &&
-	    (uint64_t)st->st_mtim.tv_sec * 1000000000ULL + st->st_mtim.tv_nsec + 2000000000ULL <
-		ts->start_realtime_ns) {
-		if (!ts->pm_warned)
-			log_warn(
-			    "pid %d: perf map %s is older than the process (PID reuse?), ignored",
-			    ts->pid, ts->pm_path);
-		ts->pm_warned = true;
-		return -ESTALE;
-	}
-	return TAKE_FD(fd);
-}
-
-/* Read what the perf map gained, as far as the step allows; whether its symbols changed. */
-static bool perfmap_refresh(struct tsym *ts, struct tfile_step *step)
-{
-	_cleanup_close_ int fd = -1;
-	struct stat st;
-	char buf[65536];
-	int added = 0;
-	bool reset = false, had = ts->pm_track.ino != 0;
-
-	fd = perfmap_open(ts, &st);
-	if (fd < 0)
-		return false;
-	/* Replaced, shrunk or rewritten in place (jcmd Compiler.perfmap truncates and writes
-	 * again): read from the start, never glue the middle of a new line to an old one. */
-	if (tfile_track_check(fd, &st, &ts->pm_track)) {
-		if (had)
-			ts->pm_reloads++;
-		perfmap_reset(ts->pm);
-		budget_release(ts->sz->budget, ts->uid, ts->pm_charged);
-		ts->pm_charged = 0;
-		reset = true;
-	}
-	for (;;) {
-		size_t req = tfile_step_take(step, sizeof(buf), false);
-		ssize_t n;
-		int r;
-
-		if (!req)
-			break;
-		n = pread(fd, buf, req, ts->pm_track.off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		tfile_step_done(step, (size_t)n);
-		/* A parsed line costs about its bytes plus an entry: charge twice the bytes. */
-		if (budget_charge(ts->sz->budget, ts->uid, 2 * (uint64_t)n) < 0) {
-			if (!ts->refused++)
-				log_warn(
-				    "pid %d: perf map %s read up to %llu bytes: uid %u's symbol "
-				    "budget is spent",
-				    ts->pid, ts->pm_path, (unsigned long long)ts->pm_track.off,
-				    ts->uid);
-			break;
-		}
-		ts->pm_charged += 2 * (uint64_t)n;
-		r = perfmap_feed(ts->pm, buf, n);
-		if (r < 0)
-			break;
-		added += r;
-		tfile_track_advance(&ts->pm_track, buf, n);
-		if ((size_t)n < req)
-			break;
-	}
-	return added || reset;
-}
-
-static int jitfile_start(struct tsym *ts)
-{
-	const struct jitfile_params p = {.pid = ts->pid,
-					 .nspid = ts->nspid,
-					 .uid = ts->uid,
-					 .euid = ts->euid,
-					 .start_realtime_ns = ts->start_realtime_ns,
-					 .max_bytes = ts->perfmap_max_bytes,
-					 .budget = ts->sz->budget};
-
-	return jitfile_new(&p, &ts->jf);
 }
 
 static uint64_t min3(uint64_t a, uint64_t b, uint64_t c)
@@ -326,9 +183,10 @@ void tsym_refresh(struct tsym *ts)
 	struct tfile_step step = {.bytes = READ_STEP_BYTES < allowance_avail(&ts->read_bytes, now)
 					       ? READ_STEP_BYTES
 					       : allowance_avail(&ts->read_bytes, now)};
-	bool changed;
+	const struct sym_source *s;
+	bool changed = false;
 
-	ts->pm_refreshed_ns = now;
+	ts->refreshed_ns = now;
 	cpu = min3(READ_STEP_CPU_NS, allowance_avail(&ts->read_cpu, now),
 		   allowance_avail(&ts->sz->read_cpu, now));
 	if (!step.bytes || !cpu) {
@@ -338,18 +196,9 @@ void tsym_refresh(struct tsym *ts)
 	}
 	cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	step.cpu_end_ns = cpu0 + cpu;
-	changed = perfmap_refresh(ts, &step);
-	/* Gone: its /proc/PID may be another process's already. */
-	if (ts->jf && !ts->gone &&
-	    jitfile_refresh(ts->jf, ts->exiting ? NULL : ts->maps, &step, ts->exiting) > 0)
-		changed = true;
-	/* The lookup indexes now, inside the step's measured CPU time, not at the next lookup
-	 * (a sort of every symbol: a file of 350,000 code loads costs tens of ms each time). */
-	if (changed) {
-		perfmap_build_index(ts->pm);
-		if (ts->jf)
-			jitfile_index(ts->jf);
-	}
+	for_each_source(i, s)
+		if (s->refresh && s->refresh(&ts->c, ts->state[i], &step) > 0)
+			changed = true;
 	cpu = now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 	allowance_spend(&ts->read_bytes, step.read);
 	allowance_spend(&ts->read_cpu, cpu);
@@ -361,39 +210,73 @@ void tsym_refresh(struct tsym *ts)
 		ts->gen++;
 }
 
+/* What a source that makes its runtime write names (jvmmap.c) asks of the target. */
+static void ctx_refresh(struct sym_ctx *c)
+{
+	tsym_refresh(tsym_of(c));
+}
+
+static uint64_t ctx_jit_symbols(struct sym_ctx *c)
+{
+	return tsym_get_stats(tsym_of(c))->jit_symbols;
+}
+
+static void lookups_put(struct tsym_lookups *l, const struct sym_source *s, void *state)
+{
+	l->v[l->n].fn = s->lookup;
+	l->v[l->n++].state = state;
+}
+
+/* The lists of lookups a resolve walks: source s, whose state is state, in those it is for. */
+static void lookups_add(struct tsym *ts, const struct sym_source *s, void *state)
+{
+	if (!s->lookup)
+		return;
+	if (s->space == SYM_SPACE_KERNEL) {
+		lookups_put(&ts->kernel, s, state);
+		return;
+	}
+	lookups_put(&ts->file, s, state);
+	if (s->space != SYM_SPACE_USER)
+		return;
+	lookups_put(&ts->anon, s, state);
+	if (s->refresh)
+		lookups_put(&ts->again, s, state);
+}
+
 int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, uid_t euid, uint64_t perfmap_max_bytes,
 	     struct tsym **ret)
 {
 	struct tsym *ts = calloc(1, sizeof(*ts));
+	const struct sym_source *s;
 	int err;
 
 	if (!ts)
 		return -ENOMEM;
 	ts->sz = sz;
-	ts->root = -1;
 	ts->serial = ++sz->tsym_serial;
-	ts->pid = pid;
-	ts->uid = uid;
-	ts->euid = euid;
-	err = read_nspid(pid, &ts->nspid, &ts->start_realtime_ns);
-	if (err < 0)
-		goto fail;
-	err = perfmap_new(&(struct perfmap_limits){.max_bytes = perfmap_max_bytes}, &ts->pm);
+	ts->c = (struct sym_ctx){.pid = pid,
+				 .uid = uid,
+				 .euid = euid,
+				 .max_bytes = perfmap_max_bytes,
+				 .budget = sz->budget,
+				 .root = -1,
+				 .refresh = ctx_refresh,
+				 .jit_symbols = ctx_jit_symbols};
+	err = read_nspid(pid, &ts->c.nspid, &ts->c.start_realtime_ns, &ts->c.start_ticks);
 	if (err < 0)
 		goto fail;
 	err = maps_load(ts);
 	if (err < 0)
 		goto fail;
-	ts->perfmap_max_bytes = perfmap_max_bytes;
 	allowance_init(&ts->read_bytes, READ_RATE_BYTES, READ_RATE_BYTES, now_ns(CLOCK_MONOTONIC));
 	allowance_init(&ts->read_cpu, READ_RATE_CPU_NS, READ_RATE_CPU_NS, now_ns(CLOCK_MONOTONIC));
-	err = jitfile_start(ts);
-	if (err < 0)
-		goto fail;
-	snprintf(ts->pm_module, sizeof(ts->pm_module), "perf-%d.map", ts->nspid);
-	/* One form whether or not the map exists: a path that names it from kprofd's side. */
-	snprintf(ts->pm_path, sizeof(ts->pm_path), "/proc/%d/root/tmp/perf-%d.map", ts->pid,
-		 ts->nspid);
+	for_each_source(i, s) {
+		err = s->open ? s->open(&ts->c, &ts->state[i]) : 0;
+		if (err < 0)
+			goto fail;
+		lookups_add(ts, s, ts->state[i]);
+	}
 	tsym_refresh(ts);
 	*ret = ts;
 	return 0;
@@ -404,15 +287,17 @@ fail:
 
 void tsym_free(struct tsym *ts)
 {
+	const struct sym_source *s;
+
 	if (!ts)
 		return;
+	for_each_source(i, s)
+		if (s->free)
+			s->free(&ts->c, ts->state[i]);
 	maps_drop(ts);
-	budget_release(ts->sz->budget, ts->uid, ts->pm_charged);
-	perfmap_free(ts->pm);
-	jitfile_free(ts->jf);
 	free(ts->demangled);
-	if (ts->root >= 0)
-		close(ts->root);
+	if (ts->c.root >= 0)
+		close(ts->c.root);
 	free(ts);
 }
 
@@ -424,7 +309,7 @@ void tsym_set_reader(struct tsym *ts, uid_t uid)
 
 bool tsym_behind(const struct tsym *ts)
 {
-	return ts->behind && !ts->done;
+	return ts->behind && !ts->c.done;
 }
 
 uint64_t tsym_generation(const struct tsym *ts)
@@ -432,21 +317,34 @@ uint64_t tsym_generation(const struct tsym *ts)
 	return ts->gen;
 }
 
+void tsym_start(struct tsym *ts, const struct tsym_start *o)
+{
+	const struct sym_source *s;
+
+	for_each_source(i, s)
+		if (s->start)
+			s->start(&ts->c, ts->state[i], o);
+}
+
+void tsym_tick(struct tsym *ts, uint64_t now)
+{
+	const struct sym_source *s;
+
+	for_each_source(i, s)
+		if (s->tick)
+			s->tick(&ts->c, ts->state[i], now);
+}
+
 void tsym_exec(struct tsym *ts)
 {
-	uint64_t dummy;
+	const struct sym_source *s;
+	uint64_t dummy, ticks;
 
 	maps_drop(ts);
-	perfmap_reset(ts->pm);
-	budget_release(ts->sz->budget, ts->uid, ts->pm_charged);
-	ts->pm_charged = 0;
-	memset(&ts->pm_track, 0, sizeof(ts->pm_track));
-	ts->pm_warned = false;
-	read_nspid(ts->pid, &ts->nspid, &dummy);
-	jitfile_free(ts->jf);
-	ts->jf = NULL;
-	if (jitfile_start(ts) < 0)
-		log_warn("pid %d: jitdump not read after exec: out of memory", ts->pid);
+	read_nspid(ts->c.pid, &ts->c.nspid, &dummy, &ticks);
+	for_each_source(i, s)
+		if (s->exec)
+			s->exec(&ts->c, ts->state[i]);
 	maps_load(ts);
 	tsym_refresh(ts);
 	ts->gen++;
@@ -458,51 +356,58 @@ void tsym_exec(struct tsym *ts)
 
 void tsym_gone(struct tsym *ts)
 {
-	if (ts->gone)
+	if (ts->c.gone)
 		return;
-	ts->exiting = true;
+	ts->c.exiting = true;
 	for (int i = 0; i < GONE_STEPS; i++) {
 		tsym_refresh(ts); /* last chance for symbols written just before the exit */
 		if (!ts->behind)
 			break;
 	}
-	ts->exiting = false;
-	ts->gone = true;
+	ts->c.exiting = false;
+	ts->c.gone = true;
 }
 
 void tsym_resume(struct tsym *ts)
 {
-	ts->gone = ts->done = false;
+	ts->c.gone = ts->c.done = false;
 	symbolize_root_update(ts);
 }
 
 void tsym_done(struct tsym *ts)
 {
-	ts->gone = true;
-	ts->done = true;
-	jitfile_close(ts->jf);
-	if (ts->root >= 0)
-		close(ts->root);
-	ts->root = -1;
-}
+	const struct sym_source *s;
 
-const char *tsym_perfmap_module(const struct tsym *ts)
-{
-	return ts->pm_module;
+	ts->c.gone = true;
+	ts->c.done = true;
+	for_each_source(i, s)
+		if (s->done)
+			s->done(&ts->c, ts->state[i]);
+	if (ts->c.root >= 0)
+		close(ts->c.root);
+	ts->c.root = -1;
 }
 
 int tsym_foreach_jit(const struct tsym *ts, int (*fn)(const struct perfmap_sym *, void *),
 		     void *userdata)
 {
-	return perfmap_foreach(ts->pm, fn, userdata);
+	const struct sym_source *s;
+	int r;
+
+	for_each_source(i, s) {
+		r = s->each ? s->each(ts->state[i], fn, userdata) : 0;
+		if (r)
+			return r;
+	}
+	return 0;
 }
 
 size_t tsym_anon_exec(const struct tsym *ts)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; ts->maps && i < procmaps_count(ts->maps); i++) {
-		const struct procmaps_entry *m = procmaps_at(ts->maps, i);
+	for (size_t i = 0; ts->c.maps && i < procmaps_count(ts->c.maps); i++) {
+		const struct procmaps_entry *m = procmaps_at(ts->c.maps, i);
 
 		if (procmaps_is_exec(m) && procmaps_is_anon(m))
 			n++;
@@ -510,51 +415,19 @@ size_t tsym_anon_exec(const struct tsym *ts)
 	return n;
 }
 
-bool tsym_maps_any(const struct tsym *ts, bool (*pred)(const char *path))
+const struct tsym_stats *tsym_get_stats(struct tsym *ts)
 {
-	for (size_t i = 0; ts->maps && i < procmaps_count(ts->maps); i++)
-		if (pred(procmaps_at(ts->maps, i)->path))
-			return true;
-	return false;
-}
+	struct tsym_stats *st = &ts->st;
+	const struct sym_source *s;
 
-const char *tsym_perfmap_path(const struct tsym *ts)
-{
-	return ts->pm_path;
-}
-
-const char *tsym_jitdump_path(const struct tsym *ts)
-{
-	return ts->jf ? jitfile_path(ts->jf) : "";
-}
-
-const char *tsym_jitdump_problem(const struct tsym *ts)
-{
-	return ts->jf ? jitfile_problem(ts->jf) : "";
-}
-
-void tsym_get_stats(const struct tsym *ts, struct tsym_stats *st)
-{
-	struct perfmap_stats ps;
-	struct jitfile_stats js = {0};
-
-	perfmap_get_stats(ts->pm, &ps);
-	if (ts->jf)
-		jitfile_get_stats(ts->jf, &js);
 	memset(st, 0, sizeof(*st));
-	snprintf(st->perfmap_path, sizeof(st->perfmap_path), "%s", ts->pm_path);
-	st->jit_symbols = ps.entries;
-	st->perfmap_bad_lines = ps.bad_lines;
-	st->perfmap_reloads = ts->pm_reloads;
-	st->refused = ts->refused + js.refused;
-	snprintf(st->jitdump_path, sizeof(st->jitdump_path), "%s", tsym_jitdump_path(ts));
-	snprintf(st->jitdump_problem, sizeof(st->jitdump_problem), "%s", tsym_jitdump_problem(ts));
-	st->jitdump_symbols = js.symbols;
-	st->jitdump_bad_records = js.bad_records;
-	st->jitdump_bytes = js.bytes;
-	st->jitdump_reloads = js.reloads;
+	st->refused = ts->refused;
+	for_each_source(i, s)
+		if (s->stats)
+			s->stats(ts->state[i], st);
 	st->symbol_read_bytes = ts->read_total;
 	st->symbol_read_deferred = ts->read_deferred;
+	return st;
 }
 
 /* ---- resolution ---- */
@@ -567,92 +440,43 @@ void tsym_get_stats(const struct tsym *ts, struct tsym_stats *st)
 static const struct procmaps_entry *find_mapping(struct tsym *ts, uint64_t addr, size_t *idx,
 						 bool *fresh)
 {
-	const struct procmaps_entry *m = ts->maps ? procmaps_find(ts->maps, addr) : NULL;
+	const struct procmaps_entry *m = ts->c.maps ? procmaps_find(ts->c.maps, addr) : NULL;
 	uint64_t age = now_ns(CLOCK_MONOTONIC) - ts->maps_loaded_ns;
 
 	/* Maps read again only while the reader may read the process, checked before and after
 	 * (an exec not yet reported may have replaced it by a program the reader cannot read:
 	 * its names are not read for it). */
-	if ((!m || !procmaps_is_exec(m)) && !ts->gone && age > MAPS_RELOAD_NS &&
-	    procfs_may_read(ts->pid, ts->reader) && maps_load(ts) == 0) {
-		if (!procfs_may_read(ts->pid, ts->reader)) {
+	if ((!m || !procmaps_is_exec(m)) && !ts->c.gone && age > MAPS_RELOAD_NS &&
+	    procfs_may_read(ts->c.pid, ts->reader) && maps_load(ts) == 0) {
+		if (!procfs_may_read(ts->c.pid, ts->reader)) {
 			maps_drop(ts);
 			*fresh = false;
 			return NULL;
 		}
-		m = procmaps_find(ts->maps, addr);
+		m = procmaps_find(ts->c.maps, addr);
 		age = 0;
 	}
-	*fresh = !ts->gone && ts->maps && age <= MAPS_RELOAD_NS;
+	*fresh = !ts->c.gone && ts->c.maps && age <= MAPS_RELOAD_NS;
 	if (m)
-		*idx = m - procmaps_at(ts->maps, 0);
+		*idx = m - procmaps_at(ts->c.maps, 0);
 	return m;
 }
 
-/* JIT code: the jitdump first, then the perf map (see the top of this file). */
-static bool jit_lookup(struct tsym *ts, uint64_t addr, struct sym_result *r)
+/* Ask the sources of l in the table's order: the first hit names the address, a near one
+ * stands unless a later source hits. Inlined into tsym_resolve: a sample's hot path. */
+static inline __attribute__((always_inline)) enum sym_hit
+walk(struct tsym *ts, const struct tsym_lookups *l, const struct sym_where *w, struct sym_result *r)
 {
-	const struct perfmap_sym *s = ts->jf ? jitfile_lookup(ts->jf, addr) : NULL;
-	const char *module = s ? jitfile_module(ts->jf) : ts->pm_module;
+	enum sym_hit best = SYM_MISS, h;
 
-	if (!s)
-		s = perfmap_lookup_frame(ts->pm, addr);
-	if (!s)
-		return false;
-	r->name = s->name;
-	r->module = module;
-	r->start = s->start;
-	r->kind = PROFILE_KIND_JIT;
-	if (s->size && s->start + s->size > s->start) {
-		r->lo = s->start;
-		r->hi = s->start + s->size;
+	for (size_t i = 0; i < l->n; i++) {
+		h = l->v[i].fn(&ts->c, l->v[i].state, w, r);
+		if (h == SYM_HIT)
+			return h;
+		if (h == SYM_NEAR)
+			best = h;
 	}
-	return true;
-}
-
-static bool elf_lookup(struct tsym *ts, const struct procmaps_entry *m, size_t idx, uint64_t addr,
-		       struct sym_result *r)
-{
-	struct elf_entry *e = mapping_elf(ts, idx, m);
-	const struct symtab_sym *s = NULL;
-	uint64_t vaddr;
-
-	if (e == &symbolize_elf_none || e->failed)
-		return false;
-	/* The debug file's program headers are the file's: one vaddr for both. Its names win,
-	 * unless the file's own symbol is the closer one: the PLT entries are named from the
-	 * file's relocations, which a debug file does not keep. */
-	vaddr = elfsym_vaddr(&e->es, addr - m->start + m->offset);
-	s = symtab_lookup(e->es.syms, vaddr);
-	if (debug_trusted(ts, e)) {
-		const struct symtab_sym *d = symtab_lookup(e->dbg.syms, vaddr);
-
-		if (d && (!s || d->start >= s->start))
-			s = d;
-	}
-	r->module = e->module;
-	if (!s)
-		return false;
-	r->name = s->name;
-	r->start = s->start;
-	r->kind = PROFILE_KIND_NATIVE;
-	if (s->size && vaddr - s->start < s->size) {
-		r->lo = addr - (vaddr - s->start);
-		r->hi = r->lo + s->size;
-	}
-	if (s->name[0] == '_' && s->name[1] == 'Z') {
-		int status = 0;
-		char *d = __cxa_demangle(s->name, NULL, NULL, &status);
-
-		if (d && status == 0) {
-			free(ts->demangled);
-			ts->demangled = d;
-			r->name = d;
-		} else {
-			free(d);
-		}
-	}
-	return true;
+	return best;
 }
 
 /* Code no symbol covers is named after its mapping, one name in every view and export (the
@@ -691,59 +515,89 @@ static void name_by_mapping(const struct procmaps_entry *m, struct sym_result *r
 	r->kind = PROFILE_KIND_NATIVE;
 }
 
+#define FRAME_MAX_CFA (1u << 20) /* a larger frame is taken for a rule misread */
+
+void tsym_frame_rule(struct tsym *ts, uint64_t addr, bool ret, struct tsym_frame_rule *r)
+{
+	uint64_t pc = ret ? addr - 1 : addr;
+	const struct procmaps_entry *m;
+	struct ehframe_rule er;
+	struct elf_entry *e;
+	struct stat st;
+	size_t idx = 0;
+	bool fresh;
+
+	memset(r, 0, sizeof(*r));
+	m = find_mapping(ts, pc, &idx, &fresh);
+	if (!m || !procmaps_is_exec(m))
+		return;
+	e = symbolize_mapping_elf(ts, idx, m);
+	if (e == &symbolize_elf_none || e->failed)
+		return;
+	if (!e->eh_state) {
+		_cleanup_close_ int fd = symbolize_mapping_open(ts, m, &st);
+
+		if (fd < 0)
+			return; /* tried again at the next rule asked */
+		symbolize_elf_eh(ts, e, fd);
+	}
+	if (e->eh_state < 0 || ehframe_rule_at(e->eh, e->eh_len, e->eh_addr,
+					       elfsym_vaddr(&e->es, pc - m->start + m->offset),
+					       &er) < 0)
+		return;
+	r->rbp_saved = er.rbp_saved;
+	if (er.rbp_saved && er.rbp_off < 0 && er.rbp_off > -(int64_t)FRAME_MAX_CFA)
+		r->rbp_off = (uint32_t)-er.rbp_off;
+	if (er.cfa == EHFRAME_CFA_FP)
+		r->kind = TSYM_FRAME_FP;
+	else if (er.cfa == EHFRAME_CFA_SP && er.ra_off == -8 && er.cfa_off >= 8 &&
+		 er.cfa_off < FRAME_MAX_CFA && !er.signal) {
+		r->kind = TSYM_FRAME_SP;
+		r->cfa = (uint32_t)er.cfa_off;
+	}
+}
+
 void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result *r)
 {
-	const struct procmaps_entry *m;
-	size_t idx = 0;
-	bool elf, fresh;
+	struct sym_where w = {.addr = addr};
+	enum sym_hit h;
+	bool fresh;
 
-	*r = (struct sym_result){
-	    .name = "[unknown]", .module = "[unknown]", .kind = PROFILE_KIND_UNKNOWN};
+	/* Field by field: the name buffer (272 bytes) is written only when a name is made up. */
+	r->name = r->module = "[unknown]";
+	r->start = r->lo = r->hi = 0;
+	r->kind = PROFILE_KIND_UNKNOWN;
+	r->jit_memory = false;
 	if (kernel) {
-		const struct symtab_sym *s;
-
-		if (!ts->sz->kallsyms_tried)
-			symbolize_kallsyms_load(ts->sz);
-		r->module = "[kernel.kallsyms]";
-		s = ts->sz->kallsyms ? symtab_lookup(ts->sz->kallsyms, addr) : NULL;
-		if (s) {
-			r->name = s->name;
-			r->start = s->start;
-			r->kind = PROFILE_KIND_KERNEL;
-		}
+		walk(ts, &ts->kernel, &w, r);
 		return;
 	}
 	/* One rule, whatever was read first: inside a file mapping, an ELF symbol that covers the
 	 * address names it (perf's choice: V8's embedded builtins are both in node's .text and in
 	 * its perf map, as Builtins_X and Builtin:X); then the JIT's files; then the ELF file's
-	 * nearest symbol. */
-	m = find_mapping(ts, addr, &idx, &fresh);
-	elf = m && m->path[0] == '/' && elf_lookup(ts, m, idx, addr, r);
-	if (elf && r->hi > addr && r->lo <= addr)
-		return;
-	if (jit_lookup(ts, addr, r))
-		return;
-	if (elf)
-		return;
-	if (m && symbolize_vdso_lookup(ts->sz, m, addr, r))
+	 * nearest symbol (the table's order and SYM_NEAR, sources.c). */
+	w.m = find_mapping(ts, addr, &w.idx, &fresh);
+	h = walk(ts, w.m && w.m->path[0] == '/' ? &ts->file : &ts->anon, &w, r);
+	if (h != SYM_MISS)
 		return;
 	/* Not found: maybe the JIT wrote the symbol since the last read. */
-	if (!ts->gone && now_ns(CLOCK_MONOTONIC) - ts->pm_refreshed_ns > PERFMAP_REFRESH_MIN_NS) {
+	if (!ts->c.gone && now_ns(CLOCK_MONOTONIC) - ts->refreshed_ns > PERFMAP_REFRESH_MIN_NS) {
 		tsym_refresh(ts);
-		if (jit_lookup(ts, addr, r))
+		h = walk(ts, &ts->again, &w, r);
+		if (h == SYM_HIT)
 			return;
 	}
-	if (m && !strcmp(r->name, "[unknown]"))
-		name_by_mapping(m, r);
+	if (w.m && h == SYM_MISS) /* r->name is still "[unknown]" */
+		name_by_mapping(w.m, r);
 	/* Where maps read after the sample show nothing executable, the address is junk (a frame
 	 * pointer that was none): "[unknown]", never named. Maps read before it (the process is
 	 * gone) may miss code mapped or made executable since: anonymous memory or no mapping is
 	 * then kept by address, to be named by what the JIT's files say at its exit. Outside user
 	 * space (non-canonical) or in the first 64 KiB, always junk. */
 	if (!r->jit_memory && r->kind == PROFILE_KIND_UNKNOWN && !fresh && addr >= 0x10000 &&
-	    addr < 0x800000000000ULL && (!m || procmaps_is_anon(m))) {
+	    addr < 0x800000000000ULL && (!w.m || procmaps_is_anon(w.m))) {
 		r->jit_memory = true;
-		if (m)
+		if (w.m)
 			r->name = r->module = "[anon]";
 	}
 }
@@ -755,8 +609,8 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
  * file is opened here. */
 int tsym_foreach_mapping(const struct tsym *ts, tsym_mapping_fn fn, void *userdata)
 {
-	for (size_t i = 0; ts->maps && i < procmaps_count(ts->maps); i++) {
-		const struct procmaps_entry *m = procmaps_at(ts->maps, i);
+	for (size_t i = 0; ts->c.maps && i < procmaps_count(ts->c.maps); i++) {
+		const struct procmaps_entry *m = procmaps_at(ts->c.maps, i);
 		const struct elf_entry *e = ts->map_elf[i];
 		struct tsym_mapping tm = {
 		    .start = m->start, .end = m->end, .offset = m->offset, .path = m->path};
@@ -776,8 +630,13 @@ int tsym_foreach_mapping(const struct tsym *ts, tsym_mapping_fn fn, void *userda
 	return 0;
 }
 
-/* The source of the JIT function starting at start, when its jitdump said it. */
+/* The source of the JIT function starting at start, when a source said it. */
 bool tsym_jit_source(const struct tsym *ts, uint64_t start, const char **file, uint32_t *line)
 {
-	return ts->jf && jitfile_source(ts->jf, start, file, line);
+	const struct sym_source *s;
+
+	for_each_source(i, s)
+		if (s->line && s->line(ts->state[i], start, file, line))
+			return true;
+	return false;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* symbolize.h: naming sampled addresses (symbolize.c): per-target symbols. The sources every
- * target shares (the ELF cache, kallsyms, the vdso) are symbolize_elf.h's, included here. */
+/* symbolize.h: naming sampled addresses (symbolize.c): per-target symbols, from the sources of
+ * sources.h's table. The sources every target shares (the ELF cache, kallsyms, the vdso) are
+ * symbolize_elf.h's, included here. */
 #ifndef KPROF_DAEMON_SYMBOLIZE_H
 #define KPROF_DAEMON_SYMBOLIZE_H
 
@@ -13,28 +14,17 @@
 #include "kprof/perfmap.h"
 #include "kprof/profile.h"
 #include "symbols/symbolize_elf.h"
+#include "symbols/symresult.h"
 
+struct config;
+struct jvmattach_ctx;
 struct symbolizer;
 struct tsym;
 
-struct sym_result {
-	const char *name;
-	const char *module;
-	uint64_t start;
-	enum profile_kind kind;
-	char buf[272]; /* a name made up here: "[libc.so.6]" for code no symbol covers */
-	/* The function's code where it runs, [lo, hi), when its symbol has a size (user code);
-	 * both 0 otherwise. A native function's start is its ELF address, lo its address in
-	 * the process. */
-	uint64_t lo, hi;
-	/* Unnamed code in anonymous executable memory (procmaps_is_anon: JIT code a perf map or
-	 * jitdump may name later). An unnamed address anywhere else (no mapping, or memory that is
-	 * not executable: a junk frame pointer) is "[unknown]" and never will be named. */
-	bool jit_memory;
-};
-
+/* What the sources read: each fills its own fields (sources.h, stats). */
 struct tsym_stats {
 	char perfmap_path[256];
+	char perfmap_module[64]; /* of its symbols: "perf-NSPID.map" */
 	uint64_t jit_symbols;
 	uint64_t perfmap_bad_lines;
 	uint64_t perfmap_reloads;
@@ -45,6 +35,21 @@ struct tsym_stats {
 	/* Bytes of the perf map and jitdump read (every read again counted), and the refreshes
 	 * a per-second or per-step bound cut short (the rest read at a later one). */
 	uint64_t symbol_read_bytes, symbol_read_deferred;
+	/* A HotSpot JVM asked for its perf map (jvmmap.c): libjvm.so mapped; Compiler.perfmap
+	 * exchanges started, answered (the JVM wrote its map), not answered in time, refused or
+	 * failed; the frame-pointer hint, why it is not asked, the last failure. */
+	bool jvm;
+	unsigned jvm_asks, jvm_answers, jvm_failures;
+	char jvm_note[320];
+};
+
+/* Once the target is attached: for the sources that ask a runtime for its names. */
+struct tsym_start {
+	struct jvmattach_ctx *jvmattach; /* exchanges with HotSpot JVMs (NULL: none is asked) */
+	const struct config *conf;	 /* live ([jvm] perfmap changes on SIGHUP) */
+	const uint64_t *samples;	 /* the target's samples ... */
+	const uint64_t *unnamed;	 /* ... and those whose leaf is code nothing names */
+	bool no_ask;			 /* attach --no-jvm-map */
 };
 
 /* Symbols of process pid of real uid uid (charged to it) and effective uid euid (its perf map
@@ -54,11 +59,29 @@ int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, uid_t euid, uint64_t p
 void tsym_free(struct tsym *ts);
 /* Resolve one address; the strings stay valid until the tsym's generation changes. */
 void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result *r);
+/* How to find the caller of the user code at addr (a return address when ret: its call
+ * instruction is looked up), from its file's .eh_frame (read on first use, charged with its
+ * symbols): TSYM_FRAME_SP, no frame pointer there, the return address at sp + cfa - 8;
+ * TSYM_FRAME_FP, a frame pointer (a frame-pointer walk finds the caller); TSYM_FRAME_UNKNOWN,
+ * no such information (not a file's code, no entry for it, a rule it does not read). */
+enum tsym_frame { TSYM_FRAME_UNKNOWN, TSYM_FRAME_SP, TSYM_FRAME_FP };
+struct tsym_frame_rule {
+	enum tsym_frame kind;
+	uint32_t cfa;
+	bool rbp_saved; /* the function saved rbp there (it may use it for something else) */
+	uint32_t rbp_off; /* ... at CFA - rbp_off; 0: not somewhere it can be read back from */
+};
+void tsym_frame_rule(struct tsym *ts, uint64_t addr, bool ret, struct tsym_frame_rule *r);
 /* Bumped whenever earlier resolutions may have changed (new JIT symbols, new mappings). */
 uint64_t tsym_generation(const struct tsym *ts);
-/* Re-read the perf map and the jitdump if they grew or were replaced: one step, bounded in
- * bytes and CPU time per call and per second (symbolize.c, "Reading in steps"). */
+/* Re-read the files of its sources (the perf map, the jitdump) if they grew or were replaced:
+ * one step, bounded in bytes and CPU time per call and per second (symbolize.c, "Reading in
+ * steps"). */
 void tsym_refresh(struct tsym *ts);
+/* The target is attached: its sources that ask the runtime for names may begin (once). */
+void tsym_start(struct tsym *ts, const struct tsym_start *o);
+/* Housekeeping (about every second, and between drains): a runtime asked again if due. */
+void tsym_tick(struct tsym *ts, uint64_t now_ns);
 /* Whether the last refresh stopped at a bound with more to read: call tsym_refresh again soon
  * (each call reads one bounded step). */
 bool tsym_behind(const struct tsym *ts);
@@ -75,18 +98,13 @@ void tsym_done(struct tsym *ts);
 /* The same process still runs the same program after the target was detached (the caller
  * checked it): its files may be read again (late names for a kept profile). */
 void tsym_resume(struct tsym *ts);
-void tsym_get_stats(const struct tsym *ts, struct tsym_stats *st);
-const char *tsym_perfmap_path(const struct tsym *ts);
-/* Whether a mapping of the last read of the maps has a path pred accepts (reads nothing). */
-bool tsym_maps_any(const struct tsym *ts, bool (*pred)(const char *path));
+/* What its sources read, as of now: valid until the next call (its strings until the next
+ * refresh too). */
+const struct tsym_stats *tsym_get_stats(struct tsym *ts);
 /* Executable mappings of anonymous or memfd memory (where JIT code lives) at the last read. */
 size_t tsym_anon_exec(const struct tsym *ts);
-/* The jitdump read ("" if none) and why one was refused or read no further ("" if neither):
- * valid until the next refresh. */
-const char *tsym_jitdump_path(const struct tsym *ts);
-const char *tsym_jitdump_problem(const struct tsym *ts);
-/* Module name of JIT symbols ("perf-PID.map") and every perf-map entry, in feed order. */
-const char *tsym_perfmap_module(const struct tsym *ts);
+/* Every JIT function of the sources that list theirs (the perf map), for exact mode's probes
+ * and the path tracer; stops at and returns fn's first non-zero return. */
 int tsym_foreach_jit(const struct tsym *ts, int (*fn)(const struct perfmap_sym *, void *),
 		     void *userdata);
 
@@ -102,8 +120,8 @@ typedef int (*tsym_mapping_fn)(const struct tsym_mapping *m, void *userdata);
 /* Every executable file mapping of the last read of the maps, in address order; stops at and
  * returns fn's first non-zero return. Reads nothing. */
 int tsym_foreach_mapping(const struct tsym *ts, tsym_mapping_fn fn, void *userdata);
-/* Where the JIT function starting at start comes from, if its jitdump said (the first line of
- * its code load's debug info): *file valid until the next refresh. */
+/* Where the JIT function starting at start comes from, if a source said (the first line of a
+ * jitdump code load's debug info): *file valid until the next refresh. */
 bool tsym_jit_source(const struct tsym *ts, uint64_t start, const char **file, uint32_t *line);
 
 #endif

@@ -2,9 +2,10 @@
 /* symbolize_elf.c: the symbol sources every target shares (struct symbolizer, symbolize_elf.h):
  * the cache of ELF symbol tables keyed by (device, inode, mtime) and charged to a budget, their
  * separate debug files found inside a target's root, the kernel's symbols and kprofd's own
- * vdso; and the target's root they are opened through. Apart from symbolize.c because these are
- * files read once and kept for every target, where symbolize.c follows one target's maps, perf
- * map and jitdump and resolves addresses. The design is explained at the top of symbolize.c.
+ * vdso, as the table's kernel, ELF and vdso sources (sources.h); and the target's root they
+ * and the other sources open files through. Apart from symbolize.c because these are files
+ * read once and kept for every target, where symbolize.c follows one target's maps and walks
+ * its sources. The design is explained at the top of symbolize.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,18 +23,22 @@
 
 #include "kprof/budget.h"
 #include "kprof/cleanup.h"
+#include "kprof/ehframe.h"
 #include "kprof/elfsym.h"
 #include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
 #include "kprof/symtab.h"
 #include "os/clock.h"
-#include "symbols/symbolize.h"
-#include "symbols/jitfile.h"
 #include "os/log.h"
 #include "os/procfs.h"
 #include "os/tfile.h"
+#include "symbols/sources.h"
+#include "symbols/symbolize.h"
 #include "symbols/symbolize_elf.h"
 #include "symbols/symbolize_internal.h"
+
+/* The C++ ABI's demangler (libstdc++): C++ symbols (node, the JVM, ...) are shown readable. */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 struct elf_entry symbolize_elf_none; /* marks "looked up, nothing usable" in map_elf */
 
@@ -73,7 +78,8 @@ static ssize_t kallsyms_stdin(char **buf, size_t max)
 	return n;
 }
 
-void symbolize_kallsyms_load(struct symbolizer *sz)
+/* Once per kprofd, out of the lookup's way (not inlined into it: a sample's hot path). */
+static __attribute__((noinline)) void kallsyms_load(struct symbolizer *sz)
 {
 	_cleanup_free_ char *buf = NULL;
 	const char *from = "standard input (/proc/kallsyms opened by the service manager)";
@@ -117,6 +123,29 @@ void symbolize_kallsyms_load(struct symbolizer *sz)
 		log_info("kernel symbols: %zu loaded from %s", added, from);
 }
 
+/* Kernel addresses, from /proc/kallsyms (read at the first one). */
+static enum sym_hit kernel_lookup(struct sym_ctx *c, void *state, const struct sym_where *w,
+				  struct sym_result *r)
+{
+	struct symbolizer *sz = tsym_of(c)->sz;
+	const struct symtab_sym *s;
+
+	(void)state;
+	if (!sz->kallsyms_tried)
+		kallsyms_load(sz);
+	r->module = "[kernel.kallsyms]";
+	s = sz->kallsyms ? symtab_lookup(sz->kallsyms, w->addr) : NULL;
+	if (!s)
+		return SYM_MISS;
+	r->name = s->name;
+	r->start = s->start;
+	r->kind = PROFILE_KIND_KERNEL;
+	return SYM_HIT;
+}
+
+const struct sym_source sym_source_kernel = {
+    .name = "kernel", .space = SYM_SPACE_KERNEL, .lookup = kernel_lookup};
+
 /* ---- the target's root ---- */
 
 /* Kept from the last read of the maps (attach, exec, re-reads), not opened when needed: the
@@ -124,23 +153,22 @@ void symbolize_kallsyms_load(struct symbolizer *sz)
  * and a PID reused meanwhile cannot send kprofd into another process's root. */
 void symbolize_root_update(struct tsym *ts)
 {
-	int fd = tfile_proc_root(ts->pid);
+	int fd = tfile_proc_root(ts->c.pid);
 
 	if (fd < 0)
 		return; /* gone: keep the last one */
-	if (ts->root >= 0)
-		close(ts->root);
-	ts->root = fd;
+	if (ts->c.root >= 0)
+		close(ts->c.root);
+	ts->c.root = fd;
 }
 
-/* A new fd of the target's root (O_PATH), or a negative errno. */
-int tsym_root(struct tsym *ts)
+int sym_root(const struct sym_ctx *c)
 {
 	int fd;
 
-	if (ts->root < 0)
-		return ts->done ? -ESRCH : tfile_proc_root(ts->pid);
-	fd = fcntl(ts->root, F_DUPFD_CLOEXEC, 3);
+	if (c->root < 0)
+		return c->done ? -ESRCH : tfile_proc_root(c->pid);
+	fd = fcntl(c->root, F_DUPFD_CLOEXEC, 3);
 	return fd < 0 ? -errno : fd;
 }
 
@@ -182,36 +210,36 @@ static int debug_try(struct tsym *ts, int root, const char *rel, struct elf_entr
 	char why[128] = "";
 	struct stat st;
 	uint32_t crc = 0;
-	uint64_t room = budget_room(ts->sz->budget, ts->uid);
+	uint64_t room = budget_room(ts->sz->budget, ts->c.uid);
 	int err;
 
 	fd = tfile_open(root, rel, true, NULL, &st, why, sizeof(why));
 	if (fd < 0) {
 		if (fd != -ENOENT)
-			log_debug("pid %d: debug file %s not read: %s", ts->pid, rel, why);
+			log_debug("pid %d: debug file %s not read: %s", ts->c.pid, rel, why);
 		return fd;
 	}
 	if (st.st_dev == e->dev && st.st_ino == e->ino)
 		return -ELOOP;
-	if (st.st_uid != 0 && st.st_uid != ts->uid && st.st_uid != ts->euid) {
-		log_debug("pid %d: debug file %s ignored: owned by uid %u", ts->pid, rel,
+	if (st.st_uid != 0 && st.st_uid != ts->c.uid && st.st_uid != ts->c.euid) {
+		log_debug("pid %d: debug file %s ignored: owned by uid %u", ts->c.pid, rel,
 			  (unsigned)st.st_uid);
 		return -EPERM;
 	}
 	if (want_crc && (file_crc32(fd, st.st_size, &crc) < 0 || crc != e->es.debuglink_crc)) {
-		log_debug("pid %d: debug file %s: CRC32 %08x, the debuglink's %08x", ts->pid, rel,
+		log_debug("pid %d: debug file %s: CRC32 %08x, the debuglink's %08x", ts->c.pid, rel,
 			  crc, e->es.debuglink_crc);
 		return -ESTALE;
 	}
 	err = room ? elfsym_load_fd(fd, room, &ds) : -ENOSPC;
 	if (err == 0 &&
 	    (!ds.has_symtab || (e->es.build_id_len && !elfsym_same_build_id(&e->es, &ds)))) {
-		log_debug("pid %d: debug file %s: %s", ts->pid, rel,
+		log_debug("pid %d: debug file %s: %s", ts->c.pid, rel,
 			  ds.has_symtab ? "another build id" : "no .symtab");
 		elfsym_release(&ds);
 		err = -ESTALE;
 	}
-	if (err == 0 && budget_charge(ts->sz->budget, ts->uid, symtab_memory(ds.syms)) < 0) {
+	if (err == 0 && budget_charge(ts->sz->budget, ts->c.uid, symtab_memory(ds.syms)) < 0) {
 		elfsym_release(&ds);
 		err = -ENOSPC;
 	}
@@ -221,9 +249,10 @@ static int debug_try(struct tsym *ts, int root, const char *rel, struct elf_entr
 		return err;
 	e->dbg = ds;
 	e->dbg_owner = st.st_uid;
-	e->dbg_uid = ts->uid;
+	e->dbg_uid = ts->c.uid;
 	e->dbg_bytes = symtab_memory(ds.syms);
-	log_debug("pid %d: symbols of %s from /proc/%d/root/%s", ts->pid, e->module, ts->pid, rel);
+	log_debug("pid %d: symbols of %s from /proc/%d/root/%s", ts->c.pid, e->module, ts->c.pid,
+		  rel);
 	return 0;
 }
 
@@ -234,7 +263,7 @@ static int debug_try(struct tsym *ts, int root, const char *rel, struct elf_entr
  * per target: a file shared by targets of several roots or mount namespaces (a host library
  * bind-mounted into a container) is looked for again by the next one (neither a root's inode
  * nor a namespace's inode number tells them apart: both are reused). */
-void symbolize_debug_attach(struct tsym *ts, struct elf_entry *e, const char *path)
+static void debug_attach(struct tsym *ts, struct elf_entry *e, const char *path)
 {
 	static const char *const link_fmt[] = {"%.*s%s", "%.*s.debug/%s", DEBUG_DIR "/%.*s%s"};
 	char rel[4096], hex[2 * ELFSYM_BUILD_ID_MAX + 1];
@@ -246,7 +275,7 @@ void symbolize_debug_attach(struct tsym *ts, struct elf_entry *e, const char *pa
 	    e->dbg_searched_by == ts->serial)
 		return;
 	e->dbg_searched_by = ts->serial;
-	root = tsym_root(ts);
+	root = sym_root(&ts->c);
 	if (root < 0)
 		return;
 	if (es->build_id_len >= 2) {
@@ -281,7 +310,8 @@ static void elf_entry_free(struct symbolizer *sz, struct elf_entry *e)
 {
 	if (!e)
 		return;
-	budget_release(sz->budget, e->uid, e->bytes);
+	budget_release(sz->budget, e->uid, e->bytes + e->eh_len);
+	free(e->eh);
 	elfsym_release(&e->es);
 	debug_drop(sz, e);
 	free(e->module);
@@ -316,8 +346,7 @@ const char *symbolize_base_name(const char *path)
 
 /* The cached symbols of the file open at fd (a mapping of path, checked by tfile_open),
  * loading them on first use, charged to the target's uid. */
-struct elf_entry *symbolize_elf_get(struct tsym *ts, int fd, const struct stat *sp,
-				    const char *path)
+static struct elf_entry *elf_get(struct tsym *ts, int fd, const struct stat *sp, const char *path)
 {
 	struct symbolizer *sz = ts->sz;
 	struct elf_entry *e;
@@ -352,10 +381,10 @@ struct elf_entry *symbolize_elf_get(struct tsym *ts, int fd, const struct stat *
 	e->ino = st.st_ino;
 	e->mtime = st.st_mtim;
 	e->module = strdup(symbolize_base_name(path));
-	e->uid = ts->uid;
-	room = budget_room(sz->budget, ts->uid);
+	e->uid = ts->c.uid;
+	room = budget_room(sz->budget, ts->c.uid);
 	err = room ? elfsym_load_fd(fd, room, &e->es) : -ENOSPC;
-	if (err == 0 && budget_charge(sz->budget, ts->uid, symtab_memory(e->es.syms)) == 0)
+	if (err == 0 && budget_charge(sz->budget, ts->c.uid, symtab_memory(e->es.syms)) == 0)
 		e->bytes = symtab_memory(e->es.syms);
 	else if (err == 0)
 		err = -ENOSPC;
@@ -365,7 +394,7 @@ struct elf_entry *symbolize_elf_get(struct tsym *ts, int fd, const struct stat *
 		if (err == -ENOSPC) {
 			ts->refused++;
 			log_warn("pid %d: symbols of %s left out: uid %u's symbol budget is spent",
-				 ts->pid, path, ts->uid);
+				 ts->c.pid, path, ts->c.uid);
 		} else {
 			log_debug("ELF %s: no symbols (%s)", path,
 				  strerror(err < 0 ? -err : ENOMEM));
@@ -374,6 +403,167 @@ struct elf_entry *symbolize_elf_get(struct tsym *ts, int fd, const struct stat *
 	e->refs = 1;
 	sz->elf[slot] = e;
 	return e;
+}
+
+/* ---- a target's ELF files ---- */
+
+int symbolize_elf_eh(struct tsym *ts, struct elf_entry *e, int fd)
+{
+	uint64_t room = budget_room(ts->sz->budget, e->uid);
+	int err = elfsym_section_fd(fd, ".eh_frame",
+				    room < EHFRAME_MAX_BYTES ? room : EHFRAME_MAX_BYTES, &e->eh,
+				    &e->eh_len, &e->eh_addr);
+
+	if (err == 0 && budget_charge(ts->sz->budget, e->uid, e->eh_len) < 0) {
+		free(e->eh);
+		e->eh = NULL;
+		e->eh_len = 0;
+		err = -ENOSPC;
+	}
+	e->eh_state = err == 0 ? 1 : -1;
+	if (err == -ENOSPC || err == -E2BIG) {
+		ts->refused++;
+		log_warn("pid %d: the call frame information of %s left out: uid %u's symbol budget "
+			 "is spent",
+			 ts->c.pid, e->module, e->uid);
+	}
+	return err;
+}
+
+int symbolize_mapping_open(struct tsym *ts, const struct procmaps_entry *m, struct stat *stp)
+{
+	const struct tfile_want want = {
+	    .check_id = true, .dev = makedev(m->dev_major, m->dev_minor), .ino = m->inode};
+	int fd;
+	char path[96], why[128] = "";
+	struct stat st;
+
+	/* map_files reaches the very file mapped, even deleted or in another mount namespace. */
+	procmaps_file_path(path, sizeof(path), ts->c.pid, m->start, m->end);
+	fd = tfile_open(AT_FDCWD, path, false, &want, &st, why, sizeof(why));
+	/* map_files needs CAP_SYS_ADMIN; without it, the same path inside the target's root,
+	 * unless the file was deleted (then only map_files reaches it). The target controls
+	 * what that path is in its mount namespace: tfile_open checks it is the file mapped. */
+	if (fd < 0 && !strstr(m->path, " (deleted)")) {
+		_cleanup_close_ int root = sym_root(&ts->c);
+
+		if (root >= 0)
+			fd = tfile_open(root, m->path, true, &want, &st, why, sizeof(why));
+		if (fd < 0 && fd != -ENOENT)
+			log_debug("pid %d: %s not read: %s", ts->c.pid, m->path, why);
+	}
+	if (fd >= 0)
+		*stp = st;
+	return fd;
+}
+
+struct elf_entry *symbolize_mapping_elf(struct tsym *ts, size_t idx, const struct procmaps_entry *m)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	if (ts->map_elf[idx])
+		return ts->map_elf[idx];
+	ts->map_elf[idx] = &symbolize_elf_none;
+	if (m->path[0] != '/' || !m->inode || ts->c.gone)
+		return &symbolize_elf_none;
+	fd = symbolize_mapping_open(ts, m, &st);
+	if (fd < 0)
+		return &symbolize_elf_none;
+	ts->map_elf[idx] = elf_get(ts, fd, &st, m->path);
+	if (ts->map_elf[idx] != &symbolize_elf_none && !ts->map_elf[idx]->failed)
+		debug_attach(ts, ts->map_elf[idx], m->path);
+	return ts->map_elf[idx];
+}
+
+/* Whether the debug file's names may be shown for ts: the file is root's or the target's. */
+static bool debug_trusted(const struct tsym *ts, const struct elf_entry *e)
+{
+	return e->dbg.syms &&
+	       (e->dbg_owner == 0 || e->dbg_owner == ts->c.uid || e->dbg_owner == ts->c.euid);
+}
+
+/* A C++ name made readable; the copy is the target's until its next resolve. */
+static void demangle(struct tsym *ts, struct sym_result *r)
+{
+	int status = 0;
+	char *d = __cxa_demangle(r->name, NULL, NULL, &status);
+
+	if (d && status == 0) {
+		free(ts->demangled);
+		ts->demangled = d;
+		r->name = d;
+	} else {
+		free(d);
+	}
+}
+
+/* An address in a file mapping: the symbol of the file (its debug file first) that covers it
+ * is a hit; the nearest one below it, without a size that says it covers it, only near (a JIT
+ * symbol may name it better, perf's rule: see tsym_resolve). r->module is set to the file even
+ * when nothing names the address. */
+static enum sym_hit elf_lookup(struct sym_ctx *c, void *state, const struct sym_where *w,
+			       struct sym_result *r)
+{
+	struct tsym *ts = tsym_of(c);
+	const struct procmaps_entry *m = w->m;
+	const struct symtab_sym *s = NULL;
+	struct elf_entry *e;
+	uint64_t vaddr;
+
+	(void)state;
+	e = symbolize_mapping_elf(ts, w->idx, m);
+	if (e == &symbolize_elf_none || e->failed)
+		return SYM_MISS;
+	/* The debug file's program headers are the file's: one vaddr for both. Its names win,
+	 * unless the file's own symbol is the closer one: the PLT entries are named from the
+	 * file's relocations, which a debug file does not keep. */
+	vaddr = elfsym_vaddr(&e->es, w->addr - m->start + m->offset);
+	s = symtab_lookup(e->es.syms, vaddr);
+	if (debug_trusted(ts, e)) {
+		const struct symtab_sym *d = symtab_lookup(e->dbg.syms, vaddr);
+
+		if (d && (!s || d->start >= s->start))
+			s = d;
+	}
+	r->module = e->module;
+	if (!s)
+		return SYM_MISS;
+	r->name = s->name;
+	r->start = s->start;
+	r->kind = PROFILE_KIND_NATIVE;
+	if (s->size && vaddr - s->start < s->size) {
+		r->lo = w->addr - (vaddr - s->start);
+		r->hi = r->lo + s->size;
+	}
+	if (s->name[0] == '_' && s->name[1] == 'Z')
+		demangle(ts, r);
+	return r->hi > w->addr && r->lo <= w->addr ? SYM_HIT : SYM_NEAR;
+}
+
+const struct sym_source sym_source_elf = {
+    .name = "ELF", .space = SYM_SPACE_FILE, .lookup = elf_lookup};
+
+/* ---- what the sources share ---- */
+
+enum sym_hit sym_lookup_jit(struct sym_ctx *c, void *state, const struct sym_where *w,
+			    struct sym_result *r)
+{
+	struct sym_jit *j = state;
+	const struct perfmap_sym *s = perfmap_lookup_frame(j->syms, w->addr);
+
+	(void)c;
+	if (!s)
+		return SYM_MISS;
+	r->name = s->name;
+	r->module = j->module;
+	r->start = s->start;
+	r->kind = PROFILE_KIND_JIT;
+	if (s->size && s->start + s->size > s->start) {
+		r->lo = s->start;
+		r->hi = s->start + s->size;
+	}
+	return SYM_HIT;
 }
 
 int symbolizer_new(uint64_t total_bytes, uint64_t per_uid_bytes, struct symbolizer **ret)
@@ -421,7 +611,7 @@ void symbolizer_free(struct symbolizer *sz)
 /* kprofd's own vdso, parsed once: the kernel maps the same image into every process (of one
  * ABI: a mapping of another size, a 32-bit process's, is not named from it). It is copied out
  * of memory first and parsed as any ELF image. */
-static void vdso_load(struct symbolizer *sz)
+static __attribute__((noinline)) void vdso_load(struct symbolizer *sz)
 {
 	uintptr_t base = getauxval(AT_SYSINFO_EHDR);
 	_cleanup_free_ char *maps = NULL;
@@ -448,31 +638,34 @@ static void vdso_load(struct symbolizer *sz)
 		log_debug("vdso: %zu functions", symtab_count(sz->vdso.syms));
 }
 
-bool symbolize_vdso_lookup(struct symbolizer *sz, const struct procmaps_entry *m, uint64_t addr,
-			   struct sym_result *r)
+static enum sym_hit vdso_lookup(struct sym_ctx *c, void *state, const struct sym_where *w,
+				struct sym_result *r)
 {
+	struct symbolizer *sz = tsym_of(c)->sz;
+	const struct procmaps_entry *m = w->m;
 	const struct symtab_sym *s;
+	uint64_t vaddr;
 
-	if (strcmp(m->path, "[vdso]"))
-		return false;
+	(void)state;
+	if (!m || strcmp(m->path, "[vdso]"))
+		return SYM_MISS;
 	if (!sz->vdso_tried)
 		vdso_load(sz);
 	if (!sz->vdso.syms || m->end - m->start != sz->vdso_size)
-		return false;
-	s = symtab_lookup(sz->vdso.syms, elfsym_vaddr(&sz->vdso, addr - m->start));
+		return SYM_MISS;
+	vaddr = elfsym_vaddr(&sz->vdso, w->addr - m->start);
+	s = symtab_lookup(sz->vdso.syms, vaddr);
 	if (!s)
-		return false;
+		return SYM_MISS;
 	r->name = s->name;
 	r->module = "[vdso]";
 	r->start = s->start;
 	r->kind = PROFILE_KIND_NATIVE;
-	{
-		uint64_t vaddr = elfsym_vaddr(&sz->vdso, addr - m->start);
-
-		if (s->size && vaddr - s->start < s->size) {
-			r->lo = addr - (vaddr - s->start);
-			r->hi = r->lo + s->size;
-		}
+	if (s->size && vaddr - s->start < s->size) {
+		r->lo = w->addr - (vaddr - s->start);
+		r->hi = r->lo + s->size;
 	}
-	return true;
+	return SYM_HIT;
 }
+
+const struct sym_source sym_source_vdso = {.name = "vdso", .lookup = vdso_lookup};

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* symbolize_internal.h: what symbolize.c (per-target symbols: maps, perf map, jitdump,
+/* symbolize_internal.h: what symbolize.c (per-target symbols: maps, the walk over the sources,
  * resolution) and symbolize_elf.c (the sources every target shares: the ELF cache, separate
  * debug files, kallsyms, the vdso) share, and nothing else includes: the structures of both
  * halves and the functions symbolize.c calls in symbolize_elf.c. The design is explained at
@@ -8,6 +8,7 @@
 #define KPROF_DAEMON_SYMBOLIZE_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -18,19 +19,19 @@
 #include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
 #include "kprof/symtab.h"
-#include "symbols/jitfile.h"
-#include "symbols/symbolize.h"
 #include "os/tfile.h"
+#include "symbols/sources.h"
+#include "symbols/symbolize.h"
 
 #define ELF_CACHE_MAX 1024
 #define MAPS_MAX_BYTES (16u << 20)
 #define MAPS_MAX_ENTRIES 65536
 #define MAPS_RELOAD_NS (100 * 1000000ULL)
 #define PERFMAP_REFRESH_MIN_NS (50 * 1000000ULL)
-/* Reading a target's perf map and jitdump (symbolize.c, "Reading in steps"): per target, at
- * most READ_RATE_BYTES and READ_RATE_CPU_NS of CPU time a second (each held up to a second's
- * worth), at most READ_STEP_BYTES and READ_STEP_CPU_NS in one refresh; all targets together
- * at most READ_ALL_CPU_NS a second, READ_ALL_BURST_NS at once. */
+/* Reading the files of a target's sources (ARCHITECTURE.md §2.2, "Reading in steps"): per
+ * target, at most READ_RATE_BYTES and READ_RATE_CPU_NS of CPU time a second (each held up to a
+ * second's worth), at most READ_STEP_BYTES and READ_STEP_CPU_NS in one refresh; all targets
+ * together at most READ_ALL_CPU_NS a second, READ_ALL_BURST_NS at once. */
 #define READ_RATE_BYTES (16u << 20)
 #define READ_RATE_CPU_NS (100 * 1000000ULL)
 #define READ_STEP_BYTES (4u << 20)
@@ -52,6 +53,12 @@ struct elf_entry {
 	uid_t dbg_owner;   /* who owns that file: it names only that user's and root's targets */
 	uid_t dbg_uid;	   /* charged to: the uid of the target that found it */
 	uint64_t dbg_bytes;
+	/* Its .eh_frame (tsym_frame_rule), read when a rule is first asked: eh_state 0 not yet,
+	 * 1 read (charged to uid with the symbols), -1 none or refused. */
+	uint8_t *eh;
+	size_t eh_len;
+	uint64_t eh_addr;
+	int eh_state;
 	/* The target that last looked for it in vain: another one, which may see other files
 	 * (another root or mount namespace), looks again. */
 	uint64_t dbg_searched_by;
@@ -71,80 +78,66 @@ struct symbolizer {
 };
 
 struct tsym {
+	struct sym_ctx c; /* what its sources see: pid, uids, maps, root (sources.h) */
 	struct symbolizer *sz;
-	pid_t pid, nspid;
-	uid_t uid, euid;
-	uid_t reader; /* who may read the names (tsym_set_reader): 0 root */
-	uint64_t refused; /* symbol sources left out for lack of budget */
-	uint64_t pm_charged;
-	bool gone;
-	uint64_t start_realtime_ns; /* process start, for the perf map's PID-reuse check */
+	uid_t reader;	  /* who may read the names (tsym_set_reader): 0 root */
+	uint64_t refused; /* ELF files left out for lack of budget */
 	uint64_t gen;
-	int root;  /* its /proc/PID/root as of the last maps read: still there once it is gone */
-	bool done; /* no samples will come: root closed, /proc/PID no longer read */
 	uint64_t serial; /* unique among all targets kprofd ever had */
 
-	struct procmaps *maps;
-	struct elf_entry **map_elf; /* per mapping: NULL = not looked up yet */
+	struct elf_entry **map_elf; /* per mapping of c.maps: NULL = not looked up yet */
 	uint64_t maps_loaded_ns;
 
-	struct perfmap *pm;
-	struct tfile_track pm_track; /* where reading stopped, and what was read */
-	uint64_t pm_refreshed_ns;
-	uint64_t pm_reloads;
-	char pm_path[256];
-	char pm_module[64];
-	bool pm_warned;
-	uint64_t perfmap_max_bytes;
-	struct jitfile *jf; /* the jitdump */
-	/* What reading the perf map and jitdump may still cost, what it read (every byte, files
-	 * read again included) and how often a bound deferred the rest to a later step. */
+	void *state[SYM_SOURCES_MAX]; /* each source's, in the order of sym_sources[] */
+	/* The lookups a resolve walks, in the table's order, for each kind of address: made once
+	 * (tsym_new), so that a sample's hot path asks no source that cannot name it. */
+	struct tsym_lookups {
+		size_t n;
+		struct {
+			enum sym_hit (*fn)(struct sym_ctx *c, void *state,
+					   const struct sym_where *w, struct sym_result *r);
+			void *state;
+		} v[SYM_SOURCES_MAX];
+	} kernel, file, anon;
+	struct tsym_lookups again; /* the SYM_SPACE_USER sources a refresh reads: asked again */
+	uint64_t refreshed_ns;
+	/* What reading the sources' files may still cost, what it read (every byte, files read
+	 * again included) and how often a bound deferred the rest to a later step. */
 	struct allowance read_bytes, read_cpu;
 	uint64_t read_total, read_deferred;
-	bool behind;	 /* the last refresh was cut short: more may be waiting */
-	bool exiting;	 /* tsym_gone's last reads: the jitdump only through its fd kept open */
-	char *demangled; /* last demangled name, valid until the next resolve */
+	bool behind;	      /* the last refresh was cut short: more may be waiting */
+	char *demangled;      /* last demangled name, valid until the next resolve */
+	struct tsym_stats st; /* tsym_get_stats's */
 };
+
+/* The target of a source's context. */
+static inline struct tsym *tsym_of(struct sym_ctx *c)
+{
+	return (struct tsym *)((char *)c - offsetof(struct tsym, c));
+}
 
 /* Marks "looked up, nothing usable" in map_elf (symbolize_elf.c). */
 extern struct elf_entry symbolize_elf_none;
-
-/* Whether the debug file's names may be shown for ts: the file is root's or the target's. */
-static __attribute__((unused)) bool debug_trusted(const struct tsym *ts, const struct elf_entry *e)
-{
-	return e->dbg.syms &&
-	       (e->dbg_owner == 0 || e->dbg_owner == ts->uid || e->dbg_owner == ts->euid);
-}
-
-void symbolize_kallsyms_load(struct symbolizer *sz);
 
 /* Kept from the last read of the maps (attach, exec, re-reads), not opened when needed: the
  * files of a process that exited before its samples were read are still reached through it,
  * and a PID reused meanwhile cannot send kprofd into another process's root. */
 void symbolize_root_update(struct tsym *ts);
 
-/* A new fd of the target's root (O_PATH), or a negative errno. */
-int tsym_root(struct tsym *ts);
-
-/* A stripped file's names from its debug file, looked for as gdb and perf do, inside the
- * target's root (where the debug files of its libraries are; the host's for a host process):
- * by build id, DEBUG_DIR/.build-id/xx/rest.debug; by .gnu_debuglink NAME, in the file's
- * directory, its .debug/ and DEBUG_DIR/<directory>/. path is the file's in the target. Once
- * per target: a file shared by targets of several roots or mount namespaces (a host library
- * bind-mounted into a container) is looked for again by the next one (neither a root's inode
- * nor a namespace's inode number tells them apart: both are reused). */
-void symbolize_debug_attach(struct tsym *ts, struct elf_entry *e, const char *path);
-
 /* An unused entry stays cached (libc's symbols serve the next target) only if it is charged
  * to root: a user's budget is not held by files none of its targets maps any more. */
 void symbolize_elf_put(struct symbolizer *sz, struct elf_entry *e);
 const char *symbolize_base_name(const char *path);
 
-/* The cached symbols of the file open at fd (a mapping of path, checked by tfile_open),
- * loading them on first use, charged to the target's uid. */
-struct elf_entry *symbolize_elf_get(struct tsym *ts, int fd, const struct stat *sp,
-				    const char *path);
-bool symbolize_vdso_lookup(struct symbolizer *sz, const struct procmaps_entry *m, uint64_t addr,
-			   struct sym_result *r);
+/* The ELF symbols of mapping idx (m), opened on first use: symbolize_elf_none if there are
+ * none (not a file, not readable, no symbols). */
+struct elf_entry *symbolize_mapping_elf(struct tsym *ts, size_t idx,
+					const struct procmaps_entry *m);
+/* The file mapped at m, opened as the target maps it (the very file, checked): an fd and *st,
+ * or a negative errno. */
+int symbolize_mapping_open(struct tsym *ts, const struct procmaps_entry *m, struct stat *st);
+/* e's .eh_frame read from the file open at fd (mapped by ts), charged to e's uid: 0 or a
+ * negative errno (e->eh_state says so after). */
+int symbolize_elf_eh(struct tsym *ts, struct elf_entry *e, int fd);
 
 #endif

@@ -9,7 +9,10 @@
  * graph splits by why the threads waited and the functions keep their self time. The leaf
  * kernel frames that every switch has (__schedule, schedule, the tracepoint and BPF frames) are
  * dropped: the leaf is then what waited (do_nanosleep, futex_wait_queue, ep_poll, io_schedule,
- * pipe_read), the "reason" column of the report.
+ * pipe_read), the "reason" column of the report. A user leaf without a frame pointer (libc's
+ * syscall wrappers) hides its caller from the frame-pointer walk: the callers found at the
+ * switch from the stack and .eh_frame (offcpu.bpf.c) go between the leaf and the walk's frames,
+ * and where one is still missing a "[caller lost]" frame says so.
  *
  * Frames are named with the target's symbols (tsym_resolve) and cached by address in this
  * profile, the cache cleared when the symbols change. Names given late to the CPU profile's
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kprof/cleanup.h"
 #include "kprof/tnames.h"
 #include "target/offcpu.h"
 #include "symbols/symbolize.h"
@@ -49,7 +53,7 @@ int offcpu_new(const struct offcpu_limits *lim, struct offcpu **ret)
 	if (err >= 0)
 		err = hcct_new(&(struct hcct_params){.slots = lim->hcct_slots,
 						     .max_nodes = lim->hcct_max_nodes,
-						     .max_depth = 2 * KP_MAX_STACK + 2},
+						     .max_depth = KP_MAX_FRAMES},
 			       &o->hcct);
 	if (err < 0) {
 		offcpu_free(o);
@@ -126,8 +130,29 @@ static size_t kernel_frames(struct offcpu *o, struct tsym *sym, const struct off
 	return n;
 }
 
+/* The user frames of iv, root first, appended at ids[n]: the walk's (uips[1..], unless cs cuts
+ * them), "[caller lost]" if cs says one is, the callers cs found, the leaf: the new n. */
+static size_t user_frames(struct offcpu *o, struct tsym *sym, const struct offcpu_interval *iv,
+			  const struct offcpu_callers *cs, size_t n)
+{
+	size_t nu = cs && cs->cut && iv->nu > 1 ? 1 : iv->nu;
+	int id;
+
+	for (size_t i = nu; i-- > 1;) /* return addresses: their calls are named */
+		if ((id = frame(o, sym, iv->uips[i] - 1, false)) >= 0)
+			o->ids[n++] = id;
+	if (cs && cs->lost && nu && (id = special(o, OFFCPU_CALLER_LOST)) >= 0)
+		o->ids[n++] = id;
+	for (size_t i = cs ? cs->n : 0; i-- > 0;)
+		if ((id = frame(o, sym, cs->ips[i] - 1, false)) >= 0)
+			o->ids[n++] = id;
+	if (nu && (id = frame(o, sym, iv->uips[0], false)) >= 0)
+		o->ids[n++] = id;
+	return n;
+}
+
 int offcpu_add(struct offcpu *o, struct tsym *sym, struct tnames *names,
-	       const struct offcpu_interval *iv)
+	       const struct offcpu_interval *iv, const struct offcpu_callers *cs)
 {
 	size_t n = 0;
 	int id, err;
@@ -145,11 +170,7 @@ int offcpu_add(struct offcpu *o, struct tsym *sym, struct tnames *names,
 		if ((id = special(o, "[stack lost]")) >= 0)
 			o->ids[n++] = id;
 	}
-	for (size_t i = iv->nu; i-- > 0;) {
-		id = frame(o, sym, i > 0 ? iv->uips[i] - 1 : iv->uips[i], false);
-		if (id >= 0)
-			o->ids[n++] = id;
-	}
+	n = user_frames(o, sym, iv, cs, n);
 	n = kernel_frames(o, sym, iv, n);
 	o->ns[iv->state < KP_OFF_NSTATES ? iv->state : 0] += iv->ns;
 	o->intervals += iv->count;
@@ -159,6 +180,70 @@ int offcpu_add(struct offcpu *o, struct tsym *sym, struct tnames *names,
 	if (names)
 		tnames_set(names, iv->tid, iv->comm, sizeof(iv->comm));
 	return err;
+}
+
+static int add_hcct(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count, void *ud)
+{
+	struct offcpu *o = ud;
+
+	(void)tid;
+	if (n)
+		hcct_add_stack(o->hcct, ids, n, count);
+	return 0;
+}
+
+int offcpu_restore(const struct offcpu_limits *lim, struct profile *prof, struct offcpu **ret)
+{
+	struct offcpu *o;
+	int err = offcpu_new(lim, &o);
+
+	if (err < 0) {
+		profile_free(prof);
+		return err;
+	}
+	profile_free(o->prof);
+	o->prof = prof;
+	profile_foreach_stack(prof, add_hcct, o);
+	*ret = o;
+	return 0;
+}
+
+void offcpu_take(struct offcpu *dst, struct offcpu *src)
+{
+	SWAP(dst->prof, src->prof);
+	SWAP(dst->hcct, src->hcct);
+	for (int i = 0; i < KP_OFF_NSTATES; i++)
+		dst->ns[i] += src->ns[i];
+	dst->intervals += src->intervals;
+	dst->lost_stacks += src->lost_stacks;
+	dst->sym_gen = 0; /* the profile taken over caches no address yet */
+}
+
+struct states {
+	const struct profile *p;
+	uint64_t *ns, total;
+};
+
+static int add_state(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count, void *ud)
+{
+	struct states *s = ud;
+	const struct profile_func *f = n ? profile_func_get(s->p, ids[0]) : NULL;
+
+	(void)tid;
+	s->total += count;
+	for (int i = 0; f && i < KP_OFF_NSTATES; i++)
+		if (!strcmp(f->name, state_names[i]))
+			s->ns[i] += count;
+	return 0;
+}
+
+void offcpu_states(const struct profile *p, uint64_t ns[KP_OFF_NSTATES], uint64_t *total)
+{
+	struct states s = {p, ns, 0};
+
+	memset(ns, 0, KP_OFF_NSTATES * sizeof(*ns));
+	profile_foreach_stack(p, add_state, &s);
+	*total = s.total;
 }
 
 uint64_t offcpu_memory(const struct offcpu *o)

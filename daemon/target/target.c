@@ -33,9 +33,7 @@
 #include "kprof/drift.h"
 #include "target/driftcode.h"
 #include "kernel/hwbp.h"
-#include "exact/hwcalls.h"
 #include "kprof/procmaps.h"
-#include "symbols/jvmmap.h"
 #include "paths/paths.h"
 #include "kernel/sampler.h"
 #include "symbols/symbolize.h"
@@ -58,6 +56,22 @@ int target_proc_uid(pid_t pid, uid_t *uid)
 }
 
 static void names_note(struct target *t);
+
+/* The bounds of t's off-CPU profile: its CPU profile's. */
+static void offcpu_limits_of(const struct target *t, struct offcpu_limits *lim)
+{
+	*lim = (struct offcpu_limits){.max_stacks = t->env->conf->max_stacks,
+				      .hcct_slots = hcct_slots_for_eps(t->eps),
+				      .hcct_max_nodes = t->env->conf->hcct_max_nodes};
+}
+
+int target_offcpu_restore(struct target *t, struct profile *prof)
+{
+	struct offcpu_limits lim;
+
+	offcpu_limits_of(t, &lim);
+	return offcpu_restore(&lim, prof, &t->offcpu);
+}
 
 int target_tables_new(struct target *t)
 {
@@ -192,6 +206,7 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 	       struct target **ret)
 {
 	struct target *t = calloc(1, sizeof(*t));
+	struct offcpu_limits lim;
 	int err;
 
 	if (!t)
@@ -202,11 +217,10 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 		err = read_identity(t);
 	if (err >= 0)
 		err = new_models(t, env->conf);
-	if (err >= 0 && o->off_cpu)
-		err = offcpu_new(&(struct offcpu_limits){.max_stacks = env->conf->max_stacks,
-							 .hcct_slots = hcct_slots_for_eps(t->eps),
-							 .hcct_max_nodes = env->conf->hcct_max_nodes},
-				 &t->offcpu);
+	if (err >= 0 && o->off_cpu) {
+		offcpu_limits_of(t, &lim);
+		err = offcpu_new(&lim, &t->offcpu);
+	}
 	if (err < 0)
 		goto fail;
 	err = tsym_new(env->sym, pid, t->proc_uid, t->proc_euid,
@@ -228,9 +242,8 @@ void target_free(struct target *t)
 {
 	if (!t)
 		return;
-	jvmmap_free(t->jvm);
 	sampler_target_free(t->events);
-	calls_free(&t->calls);
+	calls_free(t->calls);
 	paths_free(t->paths);
 	hcct_tree_free(t->saved_hcct);
 	free(t->saved_name);
@@ -294,14 +307,13 @@ static void unnamed_note_final(struct target *t)
 
 void target_drop_symbols(struct target *t)
 {
-	jvmmap_stop(t->jvm); /* it refreshes the perf map: no more */
 	if (!t->sym)
 		return;
 	record_mappings(t); /* libraries read since the last change */
 	/* Samples that came after the profile was kept may have been named since. */
 	if (target_names_update(t, true) > 0 && t->state != TARGET_ATTACHED)
 		t->dirty = true;
-	tsym_get_stats(t->sym, &t->saved_sym);
+	t->saved_sym = *tsym_get_stats(t->sym);
 	tsym_free(t->sym);
 	t->sym = NULL;
 	unnamed_note_final(t);
@@ -424,11 +436,10 @@ static bool at_breakpoint(const struct target *t, const struct kp_sample *s)
 {
 	uint64_t ip;
 
-	if (!s->n_user || (!t->paths && !t->calls.hw))
+	if (!s->n_user || (!t->paths && !t->calls))
 		return false;
 	ip = user_addr(s, 0);
-	return paths_breakpoint_at(t->paths, ip) ||
-	       (t->calls.hw && hwbp_set_has(t->calls.hw->set, ip));
+	return paths_breakpoint_at(t->paths, ip) || calls_breakpoint_at(t->calls, ip);
 }
 
 static bool is_probe_id(const struct target *t, uint32_t id)
@@ -501,16 +512,11 @@ uint64_t target_memory(const struct target *t)
 	n = ps.memory;
 	if (t->saved_hcct)
 		n += t->saved_hcct->len * sizeof(*t->saved_hcct->entries);
-	if (t->calls.saved_exact)
-		n += t->calls.saved_exact->len * sizeof(*t->calls.saved_exact->entries);
 	if (t->hcct) {
 		hcct_get_stats(t->hcct, &hs);
 		n += hs.bytes;
 	}
-	if (t->calls.exact) {
-		hcct_get_stats(t->calls.exact, &hs);
-		n += hs.bytes;
-	}
+	n += calls_memory(t->calls);
 	if (t->annot) {
 		struct annot_stats as;
 
@@ -597,7 +603,9 @@ void target_drift_log(struct target *t, bool paths, const struct drift_event *e)
 
 /* The innermost two JIT frames of the user stack (among the 8 nearest the leaf) go to the drift
  * detector: the leaf one keyed by the sampled offset inside it, a caller by the function it was
- * calling. Frame ids come from the memo target_add_sample just filled. */
+ * calling (any copy of it: profile_same, so that a JIT swapping the callee's code for a new copy
+ * or tier is no drift of the caller). Frame ids come from the memo target_add_sample just
+ * filled. */
 static void drift_feed(struct target *t, const struct kp_sample *s)
 {
 	const struct frame_memo *memo = t->memo;
@@ -616,7 +624,7 @@ static void drift_feed(struct target *t, const struct kp_sample *s)
 		if (i == 0)
 			key = a - f->start;
 		else if (memo->addr[d + 1])
-			key = DRIFT_CALLEE | memo->id[d + 1];
+			key = DRIFT_CALLEE | profile_same(t->profile, memo->id[d + 1]);
 		else
 			continue;
 		fed++;
@@ -664,9 +672,11 @@ static inline void add_stack(struct target *t, const struct kp_sample *s, size_t
 	if (t->hcct && (t->hcct_kernel ? n : n_user) > 0)
 		hcct_add_stack(t->hcct, t->ids, t->hcct_kernel ? n : n_user, 1);
 	profile_add_hashed(t->profile, s->tid, t->ids, n, 1, hash);
-	if (leaf >= 0)
+	if (leaf >= 0) {
 		annotate_sample(t->annot, t->annot_q, t->state == TARGET_ATTACHED ? t->sym : NULL,
 				leaf, user_addr(s, 0), n > n_leaf);
+		t->recent_leaf[t->recent_head++ % TARGET_RECENT_LEAVES] = (uint32_t)leaf + 1;
+	}
 	/* While uprobes trace its paths, samples show the probes' traps, not the code. */
 	if (t->drift && !(t->paths && t->paths->tracing))
 		drift_feed(t, s);
@@ -757,7 +767,10 @@ static const char *perfmap_recipe(const char *comm)
 	if (!strncmp(comm, "beam", 4))
 		return "Erlang/OTP 25 and later: erl +JPperf map (or +JPperf dump, +JPperf true)";
 	if (!strncmp(comm, "mono", 4))
-		return "Mono: mono --jitmap";
+		return "Mono: mono --jitmap (or MONO_ENV_OPTIONS=--jitmap)";
+	if (!strncmp(comm, "luajit", 6))
+		return "LuaJIT: luajit -l kprof_perfmap (share/kprof/kprof_perfmap.lua), or a build with "
+		       "-DLUAJIT_USE_PERFTOOLS";
 	return "Node: --perf-basic-prof or --perf-prof; JVM: jcmd PID Compiler.perfmap or "
 	       "-XX:+DumpPerfMapAtExit; .NET: DOTNET_PerfMapEnabled=1; CPython 3.12: -X perf";
 }
@@ -765,22 +778,24 @@ static const char *perfmap_recipe(const char *comm)
 /* Why code of t is shown by address, and how to get names ("" when nothing to say). */
 static void names_note(struct target *t)
 {
-	struct tsym_stats st;
+	const struct tsym_stats *st;
 	struct profile_stats ps;
-	bool jvm = t->jvm && jvmmap_get_stats(t->jvm)->jvm;
 
 	t->unnamed_note[0] = '\0';
-	if (!t->sym || jvm) /* a JVM is asked for its map; its note says how that went */
+	if (!t->sym)
+		return;
+	st = tsym_get_stats(t->sym);
+	if (st->jvm) /* a JVM is asked for its map; its note says how that went */
 		return;
 	profile_get_stats(t->profile, &ps);
-	tsym_get_stats(t->sym, &st);
 	/* Only anonymous executable memory is JIT code: junk addresses ("[unknown]") and those
 	 * kept after the exit for lack of fresh maps get no recipe. */
-	if (st.jit_symbols + st.jitdump_symbols == 0 && (t->unnamed_leaf || tsym_anon_exec(t->sym)))
+	if (st->jit_symbols + st->jitdump_symbols == 0 &&
+	    (t->unnamed_leaf || tsym_anon_exec(t->sym)))
 		snprintf(t->unnamed_note, sizeof(t->unnamed_note),
 			 "code in anonymous memory and no perf map (%s) or jitdump: JIT code is "
 			 "shown by address until one names it; %s",
-			 tsym_perfmap_path(t->sym), perfmap_recipe(t->comm));
+			 st->perfmap_path, perfmap_recipe(t->comm));
 	else if (ps.unresolved)
 		snprintf(t->unnamed_note, sizeof(t->unnamed_note),
 			 "%zu address%s of unnamed code not in the perf map or jitdump (named when "
@@ -867,53 +882,98 @@ int target_canon_tree(const struct profile *p, struct hcct_tree **owned,
 	return 0;
 }
 
-int target_jvm_start(struct target *t, const struct attach_opts *o)
+void target_sources_start(struct target *t, const struct attach_opts *o)
 {
-	const struct jvmmap_target jt = {
-	    .pid = t->pid,
-	    .start_ticks = t->start_ticks,
-	    .sym = t->sym,
+	const struct tsym_start st = {
+	    .jvmattach = t->env->jvm,
+	    .conf = t->env->conf,
 	    .samples = &t->samples,
 	    .unnamed = &t->unnamed_leaf,
-	    .conf = t->env->conf,
 	    .no_ask = o->no_jvm_map,
 	};
 
-	int err;
-
-	if (t->jvm || !t->env->jvm || !t->sym)
-		return 0;
-	err = jvmmap_new(t->env->jvm, &jt, &t->jvm);
+	if (!t->env->jvm || !t->sym)
+		return;
+	tsym_start(t->sym, &st);
 	names_note(t); /* a JVM's own note says how its map is asked for */
-	return err;
 }
 
-void target_jvm_tick(struct target *t, uint64_t now)
+void target_sources_tick(struct target *t, uint64_t now)
 {
-	jvmmap_tick(t->jvm, now);
+	if (t->sym)
+		tsym_tick(t->sym, now);
 }
 
 void target_on_call(struct target *t, const struct kp_call *c)
 {
-	calls_on_event(&t->calls, c, profile_nfuncs(t->profile));
+	if (t->calls)
+		calls_on_event(t->calls, c, profile_nfuncs(t->profile));
 }
 
-/* Of the JIT functions named name, the start of the one with the most samples (0: none has any).
- * A JIT keeps several copies under one name (HotSpot's tiers, V8's on-stack replacement):
- * the hot one is the one to trace. */
-static uint64_t hottest_copy(const struct profile *p, const char *name)
+static bool is_copy(const struct profile_func *f, const char *name)
 {
-	uint64_t best = 0, start = 0;
+	return f && f->kind == PROFILE_KIND_JIT && f->name && !strcmp(f->name, name);
+}
 
+/* Of the JIT functions named name, the start of the one to trace (0: none has samples): a JIT
+ * keeps several copies under one name (HotSpot's tiers, V8's on-stack replacement and the copy
+ * it makes after a deoptimization), and the one that runs now is the one to trace. So the copy
+ * that is the leaf of most of the target's last TARGET_RECENT_LEAVES samples; the one with the
+ * most samples overall when none of them is in any. */
+static uint64_t hottest_copy(const struct target *t, const char *name)
+{
+	const struct profile *p = t->profile;
+	uint64_t best = 0, start = 0;
+	uint32_t ids[TARGET_RECENT_LEAVES], counts[TARGET_RECENT_LEAVES], n = 0, top = 0;
+
+	for (uint32_t k = 0; k < TARGET_RECENT_LEAVES; k++) {
+		uint32_t id = t->recent_leaf[k], j;
+
+		if (!id || !is_copy(profile_func_get(p, id - 1), name))
+			continue;
+		for (j = 0; j < n && ids[j] != id; j++)
+			;
+		if (j == n)
+			ids[n] = id, counts[n++] = 0;
+		if (++counts[j] > top)
+			top = counts[j], start = profile_func_get(p, id - 1)->start;
+	}
+	if (top)
+		return start;
 	for (size_t i = 0; i < profile_nfuncs(p); i++) {
 		const struct profile_func *f = profile_func_get(p, (uint32_t)i);
 
-		if (!f || f->kind != PROFILE_KIND_JIT || !f->name || strcmp(f->name, name))
-			continue;
-		if (f->self > best)
+		if (is_copy(f, name) && f->self > best)
 			best = f->self, start = f->start;
 	}
 	return start;
+}
+
+/* paths_env.code_samples: the target's samples, those whose leaf is in the code traced, and the
+ * JIT function with the most. */
+static void code_samples(void *ctx, uint64_t start, uint64_t size, uint64_t *all, uint64_t *in,
+			 char *hot, size_t hotlen)
+{
+	const struct target *t = ctx;
+	const struct profile *p = t->profile;
+	const struct profile_func *best = NULL;
+	struct profile_stats st;
+
+	profile_get_stats(p, &st);
+	*all = st.samples;
+	*in = 0;
+	for (size_t i = 0; i < profile_nfuncs(p); i++) {
+		const struct profile_func *f = profile_func_get(p, (uint32_t)i);
+
+		if (!f || f->kind != PROFILE_KIND_JIT)
+			continue;
+		if (f->start >= start && f->start < start + size)
+			*in += f->self;
+		else if (!best || f->self > best->self)
+			best = f;
+	}
+	if (hot && hotlen)
+		snprintf(hot, hotlen, "%s", best && best->self ? best->name : "");
 }
 
 int target_paths_start(struct target *t, const struct paths_opts *o, char *err, size_t errlen)
@@ -927,6 +987,8 @@ int target_paths_start(struct target *t, const struct paths_opts *o, char *err, 
 	    .max_paths = t->env->conf->max_paths,
 	    .ksf_max_nodes = t->env->conf->ksf_max_nodes,
 	    .max_slowdown = t->env->conf->probe_slowdown_pct / 100.0,
+	    .code_samples = code_samples,
+	    .ctx = t,
 	};
 
 	if (t->state != TARGET_ATTACHED) {
@@ -934,7 +996,7 @@ int target_paths_start(struct target *t, const struct paths_opts *o, char *err, 
 			 t->state == TARGET_EXITED ? "it exited" : "detached");
 		return -ESRCH;
 	}
-	hot = o->function && strncmp(o->function, "0x", 2) ? hottest_copy(t->profile, o->function)
+	hot = o->function && strncmp(o->function, "0x", 2) ? hottest_copy(t, o->function)
 							   : 0;
 	if (hot) {
 		snprintf(addr, sizeof(addr), "0x%" PRIx64, hot);

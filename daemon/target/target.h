@@ -26,7 +26,6 @@ struct annotate_queue;
 struct config;
 struct drift;
 struct jvmattach_ctx;
-struct jvmmap;
 struct loader;
 struct path_trace;
 struct offcpu;
@@ -39,6 +38,7 @@ enum target_state {
 
 /* The frame under which samples taken inside kprof's own probes are counted (module "[kprof]"). */
 #define KPROF_PROBE_NAME "[kprof probes]"
+#define TARGET_RECENT_LEAVES 256 /* samples whose leaves tell which copy runs now */
 
 struct frame_memo {
 	uint64_t addr[KP_MAX_STACK]; /* 0: nothing memoized at this depth */
@@ -70,6 +70,7 @@ struct target {
 	 * process still runs (manager_resume). resumes: times that happened to this profile;
 	 * resume_note: why a kept one was not. duration_left: of a --duration, in seconds. */
 	bool resume;
+	bool resume_off_cpu; /* a resume record (no profile) of a target attached with --off-cpu */
 	unsigned resumes, duration_left;
 	char resume_note[96];
 	const struct target_env *env;
@@ -108,7 +109,7 @@ struct target {
 	 * without a probe of the profile's cache; cleared with that cache when symbols change. */
 	struct frame_memo *memo;
 	struct hcct *hcct; /* hot calling contexts of the samples; NULL for a restored profile */
-	struct calls calls;
+	struct calls *calls; /* exact mode (exact.h); NULL: off */
 	/* A restored profile's HCCT: the saved MCCT as a snapshot, queried with hcct_tree_filter
 	 * (hcct is NULL then). */
 	struct hcct_tree *saved_hcct;
@@ -127,7 +128,6 @@ struct target {
 	 * is NULL then). */
 	struct tsym_stats saved_sym;
 	struct path_trace *paths; /* the running or last path trace (paths.c) */
-	struct jvmmap *jvm;	  /* a HotSpot JVM's perf map on demand (jvmmap.c) */
 	/* Sampling: its own per-thread events (events, while attached), or the per-CPU set of
 	 * its frequency (per_cpu). threads: the events' counts, kept when they are closed. */
 	struct sampler_target *events;
@@ -160,7 +160,12 @@ struct target {
 	struct drift *drift;	  /* profile drift of its JIT functions (ALGORITHMS.md §12) */
 	uint64_t drift_logged_ns; /* the sample time of the last drift logged */
 	unsigned drift_unlogged;  /* drifts not logged since: at most one line a second */
+	/* The leaf function ids + 1 of the last TARGET_RECENT_LEAVES samples (0: none): which
+	 * copy of a JIT function runs now (target_paths_start). */
+	uint32_t recent_leaf[TARGET_RECENT_LEAVES];
+	uint32_t recent_head;
 	size_t drift_code_tried;  /* functions of drift whose blocks were looked for */
+	uint64_t drift_recycled;  /* drift's recycled count when they were (a place reused) */
 	/* The path mix of its path traces (keys: path ids; functions: trace ids), made at the
 	 * first path event. */
 	struct drift *drift_paths;
@@ -204,6 +209,7 @@ struct attach_opts {
 		   * target; any other attach of the process takes it over */
 	uid_t by; /* the client's uid: quotas, and whether a change of credentials ends it */
 	const char *calls_functions; /* --calls=NAME,...: only these (NULL: every function) */
+	double max_slowdown;	     /* exact mode's budget (exact.h); 0: kprofd's; < 0: none */
 	bool off_cpu; /* also where its threads wait off CPU (offcpu.bpf.c, KP_TF_OFFCPU) */
 };
 
@@ -212,6 +218,8 @@ int target_new(const struct target_env *env, pid_t pid, const struct attach_opts
 	       struct target **ret);
 /* Its empty mapping and thread-name tables (target_new's, and a restored profile's). */
 int target_tables_new(struct target *t);
+/* A restored target's off-CPU profile from its kept one (prof taken over, freed on an error). */
+int target_offcpu_restore(struct target *t, struct profile *prof);
 /* The target ended: free its symbol sources (perf map, mappings), keeping their counts. */
 void target_drop_symbols(struct target *t);
 /* It exec'd: its symbols read again (tsym_exec), its mapping table the new program's only. */
@@ -249,10 +257,11 @@ int target_names_update(struct target *t, bool force);
  * a negative errno. */
 int target_canon_tree(const struct profile *p, struct hcct_tree **owned,
 		      const struct hcct_tree *src);
-/* Look at the attached process: a HotSpot JVM is asked for its perf map (unless o says not). */
-int target_jvm_start(struct target *t, const struct attach_opts *o);
-/* Housekeeping: ask a JVM again while samples land in unnamed code (jvmmap_tick). */
-void target_jvm_tick(struct target *t, uint64_t now_ns);
+/* The process is attached: its symbol sources that ask the runtime for names begin (a HotSpot
+ * JVM is asked for its perf map, unless o says not). */
+void target_sources_start(struct target *t, const struct attach_opts *o);
+/* Housekeeping of its symbol sources: a JVM asked again while samples land in unnamed code. */
+void target_sources_tick(struct target *t, uint64_t now_ns);
 /* Exact mode: a probe hit. */
 void target_on_call(struct target *t, const struct kp_call *c);
 /* Start tracing the paths of one JIT function of an attached target; err says why not. */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/config.h"
 #include "kprof/drift.h"
 #include "kprof/procmaps.h"
 #include "os/clock.h"
@@ -46,6 +47,23 @@ void target_drift_path(struct target *t, const struct kp_path *p)
 		    t, true, drift_event_get(t->drift_paths, drift_nevents(t->drift_paths) - 1));
 }
 
+/* Functions without a sample for [drift] end_after seconds end (a JIT's replaced copy: V8
+ * makes a new one after a deoptimization, and the old one never runs again); a function that
+ * took the place of an ended one needs its blocks looked for. */
+static void end_idle(struct target *t)
+{
+	unsigned after = t->env->conf->drift_end_after;
+	struct drift_stats st;
+
+	if (after)
+		drift_end_idle(t->drift, now_ns(CLOCK_MONOTONIC), after * 1000000000ULL);
+	drift_get_stats(t->drift, &st);
+	if (st.recycled != t->drift_recycled) {
+		t->drift_recycled = st.recycled;
+		t->drift_code_tried = 0;
+	}
+}
+
 void target_drift_tick(struct target *t)
 {
 	size_t n = t->drift ? drift_nfuncs(t->drift) : 0;
@@ -54,6 +72,8 @@ void target_drift_tick(struct target *t)
 
 	if (t->state != TARGET_ATTACHED || !t->sym)
 		return;
+	if (t->drift)
+		end_idle(t);
 	for (unsigned done = 0; t->drift_code_tried < n && done < 8; t->drift_code_tried++) {
 		_cleanup_free_ uint64_t *starts = NULL;
 		const struct profile_func *f;
@@ -61,7 +81,8 @@ void target_drift_tick(struct target *t)
 		struct jit_size js = {0};
 		int r;
 
-		if (drift_func_get(t->drift, t->drift_code_tried, &fi) < 0 ||
+		if (drift_func_get(t->drift, t->drift_code_tried, &fi) < 0 || fi.blocks ||
+		    fi.state == DRIFT_ENDED ||
 		    !(f = profile_func_get(t->profile, fi.func)) || f->kind != PROFILE_KIND_JIT)
 			continue;
 		js.start = f->start;

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/config.h"
 #include "kprof/drift.h"
 #include "kprof/saved.h"
 #include "os/clock.h"
@@ -146,7 +147,9 @@ static void func_fill(const struct target *t, bool paths, const struct drift_fun
 	pb->function = name;
 	pb->module = (char *)(f ? f->module : "");
 	pb->address = f ? f->start : 0;
-	pb->state = (char *)(fi->state == DRIFT_LEARNING ? "learning" : "watching");
+	pb->state = (char *)(fi->state == DRIFT_LEARNING   ? "learning"
+			     : fi->state == DRIFT_ENDED ? "ended"
+							: "watching");
 	pb->samples = fi->samples;
 	pb->reference_samples = fi->ref;
 	pb->window_samples = fi->window;
@@ -226,6 +229,9 @@ int drift_reply_build(const struct target *t, unsigned keys, struct drift_reply_
 	m->r.functions_over = st.funcs_over;
 	m->r.keys_over = st.keys_over + sp.keys_over;
 	m->r.events_total = st.events + sp.events;
+	m->r.end_after = t->env->conf->drift_end_after;
+	m->r.functions_ended = st.ended;
+	m->r.functions_recycled = st.recycled;
 	return 0;
 }
 

@@ -238,6 +238,31 @@ static void fill_stats(const struct path_trace *tr, Kprof__PathsReply *r)
 	fill_cpu(tr, &now, r->probe_hits, end_ns, r);
 }
 
+void paths_fill_target(const struct path_trace *tr, Kprof__Target *pb)
+{
+	Kprof__PathsReply r = KPROF__PATHS_REPLY__INIT;
+	uint64_t c[KP_CTR_NR];
+	struct cpu_times now;
+
+	if (!tr || !tr->tracing)
+		return;
+	loader_counters(tr->env.loader, c, NULL);
+	now = paths_read_cpu(tr->pid);
+	pb->paths_hits = c[KP_CTR_PATH_HITS] - tr->ctr0[KP_CTR_PATH_HITS];
+	fill_cpu(tr, &now, pb->paths_hits, now_ns(CLOCK_MONOTONIC), &r);
+	pb->paths_function = tr->func;
+	pb->paths_mode = (char *)(tr->hw ? tr->spp ? "hardware breakpoints, structural"
+						   : "hardware breakpoints"
+				  : tr->spp ? "uprobes, structural"
+					    : "uprobes");
+	pb->paths_hits_per_s = r.hits_per_s;
+	pb->paths_hit_cost_ns = r.hit_cost_ns;
+	pb->paths_cost_kind = r.cost_kind;
+	pb->paths_slowdown = r.slowdown;
+	pb->paths_max_slowdown = r.max_slowdown;
+	pb->paths_max_slowdown_default = r.max_slowdown_default;
+}
+
 void paths_msg_release(struct paths_msg *pm)
 {
 	if (!pm)

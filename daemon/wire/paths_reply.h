@@ -48,6 +48,8 @@ void paths_extra_release(struct paths_msg *pm);
  * r.target. */
 int paths_reply(const struct target *t, uint32_t top, bool brief, struct paths_msg *pm);
 void paths_msg_release(struct paths_msg *pm);
+/* A running trace's cost in its target's message (list, status); nothing if none runs. */
+void paths_fill_target(const struct path_trace *tr, Kprof__Target *pb);
 /* A kept target's last trace, from its saved profile. */
 int paths_restore(struct target *t, const Kprof__PathsReply *saved);
 

@@ -430,7 +430,10 @@ int paths_events_fill(const struct path_trace *tr, const struct ksf_ipf *ipf, st
 	return err;
 }
 
-static const char *state_name(enum spp_state s)
+/* A graph's state as the reply names it: once the trace ended, a graph still waiting for its
+ * share is "unfinished", and one whose outer graph never had its share "not started" (neither
+ * "active" nor "idle": nothing goes on). */
+static const char *state_name(enum spp_state s, bool tracing)
 {
 	static const char *const names[] = {[SPP_IDLE] = "idle",
 					    [SPP_ACTIVE] = "active",
@@ -438,6 +441,8 @@ static const char *state_name(enum spp_state s)
 					    [SPP_TIMEOUT] = "timeout",
 					    [SPP_COLD] = "cold"};
 
+	if (!tracing && (s == SPP_ACTIVE || s == SPP_IDLE))
+		return s == SPP_ACTIVE ? "unfinished" : "not started";
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
 }
 
@@ -549,6 +554,9 @@ static void spp_hw_fill(const struct hwstruct *st, struct paths_msg *pm)
 		y->hw_assumed = x->nassumed;
 		y->hw_given_up = x->given_up;
 		y->hw_note = (char *)x->note;
+		/* Never given the registers (its plan did not fit): not a timeout. */
+		if (!x->turns && !y->counted && x->note[0])
+			y->state = "unprofiled";
 	}
 }
 
@@ -576,7 +584,7 @@ int paths_spp_fill(const struct path_trace *tr, uint32_t top, struct paths_msg *
 		x->header = g ? (int32_t)gi.header : -1;
 		x->parent = g ? (int32_t)gi.parent : -1;
 		x->level = gi.level;
-		x->state = (char *)state_name(gi.state);
+		x->state = (char *)state_name(gi.state, tr->tracing);
 		x->share = gi.share;
 		x->counted = gi.counted;
 		x->entries = gi.entries;

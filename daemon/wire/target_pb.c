@@ -16,11 +16,10 @@
 #include <string.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/config.h"
 #include "kprof/saved.h"
 #include "wire/target_pb.h"
 #include "os/clock.h"
-#include "exact/hwcalls.h"
-#include "symbols/jvmmap.h"
 #include "paths/paths.h"
 #include "wire/paths_reply.h"
 #include "symbols/symbolize.h"
@@ -44,11 +43,10 @@ Kprof__FrameKind target_pb_kind(enum profile_kind k)
 static void fill_pb_names(const struct target *t, const struct tsym_stats *ss,
 			  const struct profile_stats *ps, Kprof__Target *pb)
 {
-	/* Strings point into the target (or its tsym), not into the copy in live. */
-	pb->perfmap_path = (char *)(t->sym ? tsym_perfmap_path(t->sym) : t->saved_sym.perfmap_path);
-	pb->jitdump_path = (char *)(t->sym ? tsym_jitdump_path(t->sym) : t->saved_sym.jitdump_path);
-	pb->jitdump_problem =
-	    (char *)(t->sym ? tsym_jitdump_problem(t->sym) : t->saved_sym.jitdump_problem);
+	/* Strings point into the target's saved statistics or its tsym's. */
+	pb->perfmap_path = (char *)ss->perfmap_path;
+	pb->jitdump_path = (char *)ss->jitdump_path;
+	pb->jitdump_problem = (char *)ss->jitdump_problem;
 	pb->jitdump_symbols = ss->jitdump_symbols;
 	pb->jitdump_bad_records = ss->jitdump_bad_records;
 	pb->jitdump_bytes = ss->jitdump_bytes;
@@ -71,7 +69,8 @@ static void fill_pb_names(const struct target *t, const struct tsym_stats *ss,
 }
 
 /* The annotation's memory and the JVM's map requests, when the target has them. */
-static void fill_pb_annot_jvm(const struct target *t, Kprof__Target *pb)
+static void fill_pb_annot_jvm(const struct target *t, const struct tsym_stats *ss,
+			      Kprof__Target *pb)
 {
 	if (t->annot) {
 		struct annot_stats as;
@@ -80,58 +79,46 @@ static void fill_pb_annot_jvm(const struct target *t, Kprof__Target *pb)
 		pb->annotate_bytes = as.memory;
 		pb->annotate_dropped = as.dropped;
 	}
-	if (t->jvm && jvmmap_get_stats(t->jvm)->jvm) {
-		const struct jvmmap_stats *js = jvmmap_get_stats(t->jvm);
-
+	if (ss->jvm) {
 		pb->jvm = true;
-		pb->jvm_map_asks = js->asks;
-		pb->jvm_map_answers = js->answers;
-		pb->jvm_map_failures = js->failures;
-		pb->jvm_note = (char *)js->note;
+		pb->jvm_map_asks = ss->jvm_asks;
+		pb->jvm_map_answers = ss->jvm_answers;
+		pb->jvm_map_failures = ss->jvm_failures;
+		pb->jvm_note = (char *)ss->jvm_note;
 	}
 }
 
 /* Exact mode's (--calls) counters and duty cycle. */
 static void fill_pb_calls(const struct target *t, Kprof__Target *pb)
 {
-	const struct calls *c = &t->calls;
-	uint64_t now = c->ended_ns ? c->ended_ns : now_ns(CLOCK_MONOTONIC);
-	/* The window the probes were asked to be in place; their removal's wait for the
-	 * kernel's grace period comes after the breakpoints are gone. */
-	uint64_t active = c->active_ns + (c->on_since_ns ? now - c->on_since_ns : 0);
+	struct calls_stats cs;
 
-	pb->call_events = c->events;
-	/* Without bursts the probes stay in: no bursts to count, duty 1 once in. */
-	pb->bursts = c->burst_ms ? c->bursts : 0;
-	pb->probes = c->probes ? c->nprobes : c->saved_nprobes;
-	pb->unmatched_exits = c->unmatched_exits;
-	pb->calls_hot = c->hot;
-	if (c->hw && c->hw->n) {
-		pb->hw_functions = c->hw->n;
-		pb->hw_estimated = hwcalls_estimated(c->hw);
-		pb->hw_covered = hwcalls_covered(c->hw);
-		pb->hw_stopped = c->hw->stopped;
-	} else if (c->saved_hw_n) {
-		pb->hw_functions = c->saved_hw_n;
-		pb->hw_estimated = c->saved_hw_estimated;
-		pb->hw_covered = c->saved_hw_covered;
-		pb->hw_stopped = (char *)c->saved_hw_stopped;
-	}
-	if (!c->enabled_ns) /* never attached here: a restored profile's, or 0 */
-		pb->calls_duty = c->saved_duty;
-	else
-		pb->calls_duty = now > c->enabled_ns ? (double)active / (now - c->enabled_ns) : 0;
+	calls_get_stats(t->calls, &cs);
+	pb->call_events = cs.events;
+	pb->bursts = cs.bursts;
+	pb->probes = cs.probes;
+	pb->unmatched_exits = cs.unmatched_exits;
+	pb->calls_hot = cs.hot;
+	pb->hw_functions = cs.hw_functions;
+	pb->hw_estimated = cs.hw_estimated;
+	pb->hw_covered = cs.hw_covered;
+	pb->hw_stopped = (char *)cs.hw_stopped;
+	pb->calls_duty = cs.duty;
+	pb->calls_hits = cs.hits;
+	pb->calls_hits_per_s = cs.hits_per_s;
+	pb->calls_hit_cost_ns = cs.hit_ns;
+	pb->calls_cost_kind = (char *)(cs.cost_kind ? cs.cost_kind : "");
+	pb->calls_slowdown = cs.slowdown;
+	pb->calls_max_slowdown = cs.max_slowdown;
+	pb->calls_max_slowdown_default = cs.max_slowdown_default;
+	pb->calls_budget_offs = cs.budget_offs;
+	pb->calls_budget_off = cs.budget_off;
 }
 
 void target_fill_pb_brief(const struct target *t, Kprof__Target *pb)
 {
-	struct tsym_stats live;
-	const struct tsym_stats *ss = &t->saved_sym;
+	const struct tsym_stats *ss = t->sym ? tsym_get_stats(t->sym) : &t->saved_sym;
 
-	if (t->sym) {
-		tsym_get_stats(t->sym, &live);
-		ss = &live;
-	}
 	pb->pid = t->pid;
 	pb->uid = t->uid;
 	pb->comm = (char *)t->comm;
@@ -144,7 +131,7 @@ void target_fill_pb_brief(const struct target *t, Kprof__Target *pb)
 	pb->ended_at_ns = t->ended_ns;
 	pb->jit_symbols = ss->jit_symbols;
 	pb->jitdump_symbols = ss->jitdump_symbols;
-	pb->jvm = t->jvm && jvmmap_get_stats(t->jvm)->jvm;
+	pb->jvm = ss->jvm;
 	pb->cgroup = t->cgroup ? t->cgroup : (char *)"";
 	pb->rule = t->rule ? t->rule : (char *)"";
 	pb->all = t->all;
@@ -153,15 +140,10 @@ void target_fill_pb_brief(const struct target *t, Kprof__Target *pb)
 void target_fill_pb(const struct target *t, Kprof__Target *pb)
 {
 	struct profile_stats ps;
-	struct tsym_stats live;
-	const struct tsym_stats *ss = &t->saved_sym;
+	const struct tsym_stats *ss = t->sym ? tsym_get_stats(t->sym) : &t->saved_sym;
 
 	target_fill_pb_brief(t, pb);
 	profile_get_stats(t->profile, &ps);
-	if (t->sym) {
-		tsym_get_stats(t->sym, &live);
-		ss = &live;
-	}
 	pb->resumes = t->resumes;
 	pb->resume_note = (char *)t->resume_note;
 	pb->duration_sec = t->duration_sec;
@@ -177,10 +159,11 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->children_followed = t->children_followed;
 	pb->children_refused = t->children_refused;
 	fill_pb_names(t, ss, &ps, pb);
-	fill_pb_annot_jvm(t, pb);
-	pb->calls = t->calls.enabled;
-	if (t->calls.enabled)
+	fill_pb_annot_jvm(t, ss, pb);
+	pb->calls = t->calls != NULL;
+	if (t->calls)
 		fill_pb_calls(t, pb);
+	paths_fill_target(t->paths, pb);
 	if (t->offcpu) {
 		pb->off_cpu = true;
 		pb->off_cpu_ns = offcpu_total_ns(t->offcpu);
@@ -192,33 +175,51 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 }
 
 /* Exact mode's results (checked by saved_check): counts moved to the restored profile's ids. */
-static int restore_calls(const Kprof__SavedProfile *sp, const uint32_t *map, struct calls *c)
+static int restore_calls(const Kprof__SavedProfile *sp, const uint32_t *map, struct calls **ret)
 {
 	const Kprof__Target *pb = sp->target;
+	const struct calls_stats cs = {
+	    .events = pb->call_events,
+	    .bursts = pb->bursts,
+	    .unmatched_exits = pb->unmatched_exits,
+	    .probes = pb->probes,
+	    .duty = pb->calls_duty,
+	    .hw_functions = pb->hw_functions,
+	    .hw_estimated = pb->hw_estimated,
+	    .hw_covered = pb->hw_covered,
+	    .hw_stopped = pb->hw_stopped,
+	    .hits = pb->calls_hits,
+	    .hit_ns = pb->calls_hit_cost_ns,
+	    .cost_kind = pb->calls_cost_kind,
+	    .hits_per_s = pb->calls_hits_per_s,
+	    .slowdown = pb->calls_slowdown,
+	    .max_slowdown = pb->calls_max_slowdown,
+	    .max_slowdown_default = pb->calls_max_slowdown_default,
+	    .budget_offs = pb->calls_budget_offs,
+	};
 	size_t nf = sp->n_functions;
+	_cleanup_free_ uint64_t *counts = NULL;
+	struct hcct_tree *tree = NULL;
+	int err;
 
-	c->enabled = true;
-	c->events = pb->call_events;
-	c->bursts = pb->bursts;
-	c->unmatched_exits = pb->unmatched_exits;
-	c->saved_nprobes = pb->probes;
-	c->saved_duty = pb->calls_duty;
-	c->saved_hw_n = pb->hw_functions;
-	c->saved_hw_estimated = pb->hw_estimated;
-	c->saved_hw_covered = pb->hw_covered;
-	snprintf(c->saved_hw_stopped, sizeof(c->saved_hw_stopped), "%s",
-		 pb->hw_stopped ? pb->hw_stopped : "");
 	if (sp->n_call_counts) {
-		c->counts = calloc(nf, sizeof(*c->counts));
-		if (!c->counts)
+		counts = calloc(nf, sizeof(*counts));
+		if (!counts)
 			return -ENOMEM;
-		c->ncounts = nf;
 		for (size_t i = 0; i < sp->n_call_counts; i++)
-			c->counts[map[i]] += sp->call_counts[i];
+			counts[map[i]] += sp->call_counts[i];
 	}
-	if (sp->n_exact_hcct)
-		return saved_hcct_tree(sp->exact_hcct, sp->n_exact_hcct, sp->exact_hcct_n, map,
-				    &c->saved_exact);
+	if (sp->n_exact_hcct) {
+		err = saved_hcct_tree(sp->exact_hcct, sp->n_exact_hcct, sp->exact_hcct_n, map, &tree);
+		if (err < 0)
+			return err;
+	}
+	err = calls_restore(&cs, counts, nf, tree, ret);
+	if (err < 0) {
+		hcct_tree_free(tree);
+		return err;
+	}
+	counts = NULL; /* calls_restore's now */
 	return 0;
 }
 
@@ -320,6 +321,27 @@ static void restore_resume(const Kprof__SavedResume *r, struct target *t)
 	t->no_jvm_map = r->no_jvm_map;
 	t->duration_left = r->duration_left_sec;
 	t->resumes = r->resumes;
+	t->resume_off_cpu = r->off_cpu;
+}
+
+/* attach --off-cpu's kept profile, and its totals from the target's fields. */
+static int restore_offcpu(const Kprof__SavedProfile *off, const Kprof__Target *pb,
+			  struct target *t)
+{
+	struct profile *prof;
+	int err = saved_profile(off, &(struct profile_limits){.max_stacks =
+								   t->env->conf->max_stacks},
+				&prof, NULL);
+
+	if (err >= 0)
+		err = target_offcpu_restore(t, prof);
+	if (err < 0)
+		return err;
+	for (size_t i = 0; i < pb->n_off_cpu_state_ns && i < KP_OFF_NSTATES; i++)
+		t->offcpu->ns[i] = pb->off_cpu_state_ns[i];
+	t->offcpu->intervals = pb->off_cpu_intervals;
+	t->offcpu->lost_stacks = pb->off_cpu_lost_stacks;
+	return 0;
 }
 
 /* The tables, profile, HCCT, exact mode's results, paths and drift, each if saved. */
@@ -342,6 +364,8 @@ static int restore_parts(const Kprof__SavedProfile *sp, struct target *t)
 		err = paths_restore(t, sp->paths);
 	if (err >= 0 && sp->drift)
 		err = restore_drift(t, sp->drift);
+	if (err >= 0 && sp->off_cpu && pb->off_cpu)
+		err = restore_offcpu(sp->off_cpu, pb, t);
 	return err;
 }
 
@@ -565,13 +589,25 @@ static int pack_leaf_addrs(const struct target *t, struct saved_msg *m)
 	return saved_msg_leaf_addrs(m, v, n, profile_nfuncs(t->profile));
 }
 
+void target_resume_pb(const struct target *t, unsigned duration_left, Kprof__SavedResume *r)
+{
+	kprof__saved_resume__init(r);
+	r->start_ticks = t->start_ticks;
+	r->by = t->by;
+	r->no_jvm_map = t->no_jvm_map;
+	r->duration_left_sec = duration_left;
+	r->resumes = t->resumes;
+	r->off_cpu = t->offcpu != NULL;
+}
+
 int saved_msg_build_range(const struct target *t, const struct profile *range,
 			  const struct hcct_tree *tree, struct saved_msg *m)
 {
 	const struct profile *prof = range ? range : t->profile;
 	const bool r = range != NULL;
 	struct profile_stats ps;
-	size_t nf = profile_nfuncs(prof);
+	size_t nf = profile_nfuncs(prof), ncounts;
+	const uint64_t *counts;
 	int err;
 
 	memset(m, 0, sizeof(*m));
@@ -597,7 +633,7 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 	if (err >= 0 && !r)
 		err = pack_leaf_addrs(t, m);
 	if (err >= 0 && !r)
-		err = pack_hcct(t->calls.exact, t->calls.saved_exact, NULL, &m->xv, &m->xp,
+		err = pack_hcct(calls_tree(t->calls), calls_saved_tree(t->calls), NULL, &m->xv, &m->xp,
 				&m->msg.n_exact_hcct, &m->msg.exact_hcct_n);
 	if (err < 0) {
 		saved_msg_release(m);
@@ -605,8 +641,9 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 	}
 	m->msg.hcct = m->hp;
 	m->msg.exact_hcct = m->xp;
-	m->msg.n_call_counts = r ? 0 : t->calls.ncounts < nf ? t->calls.ncounts : nf;
-	m->msg.call_counts = t->calls.counts;
+	counts = calls_counts(t->calls, &ncounts);
+	m->msg.n_call_counts = r ? 0 : ncounts < nf ? ncounts : nf;
+	m->msg.call_counts = (uint64_t *)counts;
 	target_fill_pb(t, &m->target);
 	if (r) {
 		m->target.stacks = ps.stacks;
@@ -615,12 +652,7 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 	if (!r)
 		pack_paths_drift(t, m);
 	if (!r && t->resume) {
-		kprof__saved_resume__init(&m->resume);
-		m->resume.start_ticks = t->start_ticks;
-		m->resume.by = t->by;
-		m->resume.no_jvm_map = t->no_jvm_map;
-		m->resume.duration_left_sec = t->duration_left;
-		m->resume.resumes = t->resumes;
+		target_resume_pb(t, t->duration_left, &m->resume);
 		m->msg.resume = &m->resume;
 	}
 	m->msg.format = 1;
@@ -628,6 +660,21 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 	m->msg.n_functions = nf;
 	m->msg.functions = m->fp;
 	m->msg.stacks = m->sp;
+	return 0;
+}
+
+int saved_msg_build_offcpu(const struct target *t, struct saved_msg *m)
+{
+	struct profile_stats ps;
+	int err;
+
+	if (!t->offcpu)
+		return -ENODATA;
+	err = saved_msg_build_range(t, t->offcpu->prof, NULL, m);
+	if (err < 0)
+		return err;
+	profile_get_stats(t->offcpu->prof, &ps);
+	m->target.samples = ps.samples; /* nanoseconds */
 	return 0;
 }
 
@@ -658,19 +705,27 @@ void saved_msg_release(struct saved_msg *m)
 
 int target_pack(const struct target *t, uint8_t **ret, size_t *retlen)
 {
-	struct saved_msg m;
+	struct saved_msg m, om;
 	uint8_t *buf;
 	size_t len;
 	int err;
 
 	err = saved_msg_build(t, &m);
+	if (err >= 0 && t->offcpu && (err = saved_msg_build_offcpu(t, &om)) < 0)
+		saved_msg_release(&m);
 	if (err < 0)
 		return err;
+	if (t->offcpu) { /* its own Target is the profile's */
+		om.msg.target = &m.target;
+		m.msg.off_cpu = &om.msg;
+	}
 	len = kprof__saved_profile__get_packed_size(&m.msg);
 	buf = malloc(len ? len : 1);
 	if (buf)
 		kprof__saved_profile__pack(&m.msg, buf);
 	saved_msg_release(&m);
+	if (t->offcpu)
+		saved_msg_release(&om);
 	if (!buf)
 		return -ENOMEM;
 	*ret = buf;

@@ -20,6 +20,9 @@ void target_fill_pb_brief(const struct target *t, Kprof__Target *pb);
 /* A frame kind of the profile as kprof.proto's. */
 Kprof__FrameKind target_pb_kind(enum profile_kind k);
 
+/* What attaches t again after kprofd's restart (its --duration left: duration_left seconds). */
+void target_resume_pb(const struct target *t, unsigned duration_left, Kprof__SavedResume *r);
+
 /* A target's profile as a kprof.SavedProfile message (for the state directory and for export);
  * it points into the target's profile, so use it before the target changes. */
 struct saved_msg {
@@ -45,6 +48,9 @@ int saved_msg_build(const struct target *t, struct saved_msg *m);
  * then. The caller sets the range's Target fields (samples, window span). */
 int saved_msg_build_range(const struct target *t, const struct profile *range,
 			  const struct hcct_tree *tree, struct saved_msg *m);
+/* The off-CPU profile of t (attach --off-cpu) as a SavedProfile, counts in nanoseconds: its
+ * target's samples the nanoseconds in all. -ENODATA if t has none, -ENOMEM. */
+int saved_msg_build_offcpu(const struct target *t, struct saved_msg *m);
 void saved_msg_release(struct saved_msg *m);
 /* Parts of saved_msg_build, for the messages of target_since.c. The target's mapping and
  * thread-name tables into m. Leaf addresses into m: v[0..n) with ids that are m's function

@@ -9,6 +9,9 @@
 #define KPROF_ABI_H
 
 #define KP_MAX_STACK 127    /* frames per stack (user or kernel), the kernel's own cap */
+/* Frames of a kept stack: the user and kernel ones, and the few kprof adds ([truncated], a
+ * thread's state, [stack lost], the callers of a wait, [caller lost]). */
+#define KP_MAX_FRAMES (2 * KP_MAX_STACK + 8)
 #define KP_MAX_TARGETS 1024 /* entries in kp_targets */
 
 /* Record kinds, first field of every ring-buffer record. */
@@ -36,6 +39,11 @@ enum kp_rec_kind {
 /* Taken while a uprobe ran in the thread (its probed instruction stepped out of line in the
  * kernel's [uprobes] page): the user leaf is the probed instruction again, not the page. */
 #define KP_SF_UPROBE (1u << 8)
+/* No sample (no stack, n_kernel = n_user = 0): with KP_SF_STRANGER, a process that is no target
+ * left a CPU while system-wide mode asks for off-CPU time (attach --all --off-cpu,
+ * offcpu.bpf.c): kprofd makes it a target as it does a stranger's sample, and counts no
+ * sample. */
+#define KP_SF_WAITER (1u << 9)
 
 /* kp_target.flags */
 #define KP_TF_THREADS (1u << 0)	 /* sampled by its own per-thread events, not the per-CPU sets */
@@ -281,6 +289,9 @@ struct kp_target {
 #define KP_OFFCPU_MAX_THREADS 16384 /* threads off CPU at once (kp_offcpu_start) */
 #define KP_OFFCPU_MAX_SUMS 16384    /* distinct (thread, stacks, state) between two drains */
 #define KP_OFFCPU_MAX_STACKS 8192   /* distinct stacks between two drains (kp_offcpu_stacks) */
+/* attach --all --off-cpu: processes reported waiting (KP_SF_WAITER) that kprofd has not handled
+ * yet (kp_offcpu_waiters, an LRU map): each is reported once until then. */
+#define KP_OFFCPU_MAX_WAITERS 1024
 
 /* Why the thread left the CPU: its state at the switch. */
 enum kp_offcpu_state {
@@ -292,12 +303,66 @@ enum kp_offcpu_state {
 	KP_OFF_NSTATES = 5,
 };
 
+/* The callers of a user leaf without a frame pointer (libc's syscall wrappers: a frame-pointer
+ * walk skips them), read from the stack at the switch out with the rules kprofd put in
+ * kp_offcpu_rules (from the files' .eh_frame, ehframe.h): at most KP_OFFCPU_CFI_LEVELS by the
+ * rules, then, when one of them saved rbp (which the user stack's own walk then starts from
+ * wrong), a frame-pointer walk from the rbp read back, KP_OFFCPU_CALLERS in all; and how the
+ * walk ended. */
+#define KP_OFFCPU_CALLERS 16 /* a power of two */
+#define KP_OFFCPU_CFI_LEVELS 6
+#define KP_OFFCPU_MAX_RULES 8192 /* (process, address) rules, an LRU map */
+enum kp_unwind {
+	KP_UW_OFF = 0,	   /* not tried: no user stack, or no bpf_task_pt_regs (Linux 5.15) */
+	KP_UW_FP = 1,	   /* reached a function with a frame pointer: the walk has the rest */
+	KP_UW_NORULE = 2,  /* reached an address without a rule yet (the leaf, or the last
+			    * caller found): kprofd adds one */
+	KP_UW_FAULT = 3,   /* a return address could not be read */
+	KP_UW_DEPTH = 4,   /* KP_OFFCPU_CALLERS found, and still no frame pointer */
+	KP_UW_UNKNOWN = 5, /* reached code without call frame information (JIT code): the
+			    * frame-pointer walk has the rest */
+};
+/* With an enum kp_unwind: a frame on the way saved rbp somewhere it cannot be read back from:
+ * the frame-pointer walk past it is not to be trusted. */
+#define KP_UW_RBP 0x10
+/* rbp read back from where a frame saved it: the callers end with a frame-pointer walk from
+ * there (the user stack's own walk, from the rbp of the switch, is to be left out). */
+#define KP_UW_WALKED 0x20
+
+struct kp_unwind_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 ip; /* the leaf's address, or a return address */
+};
+
+enum kp_rule_kind {
+	KP_RULE_SP = 1,	     /* no frame pointer: the CFA is sp + cfa */
+	KP_RULE_FP = 2,	     /* a frame pointer: stop, the frame-pointer walk has the caller */
+	KP_RULE_UNKNOWN = 3, /* no call frame information: stop */
+};
+
+enum kp_rule_rbp {
+	KP_RBP_KEPT = 0,  /* rbp not saved: the caller's is still in it */
+	KP_RBP_SAVED = 1, /* saved at CFA - rbp_off */
+	KP_RBP_LOST = 2,  /* saved in a way not read back (a register, an expression) */
+};
+
+struct kp_unwind_rule {
+	__u32 cfa;	/* KP_RULE_SP: the return address is at sp + cfa - 8 */
+	__u8 kind;	/* enum kp_rule_kind */
+	__u8 rbp;	/* enum kp_rule_rbp */
+	__u16 rbp_off;
+};
+
 struct kp_offcpu_begin {
 	__u64 time_ns; /* bpf_ktime_get_ns at the switch out */
 	__u32 tgid;
 	__s32 kstack; /* kp_offcpu_stacks ids, < 0: not taken (the error) */
 	__s32 ustack;
 	__u32 state; /* enum kp_offcpu_state */
+	__u64 callers[KP_OFFCPU_CALLERS];
+	__u32 unwind; /* enum kp_unwind | KP_UW_RBP */
+	__u32 ncallers;
 };
 
 struct kp_offcpu_key {
@@ -306,6 +371,9 @@ struct kp_offcpu_key {
 	__s32 kstack;
 	__s32 ustack;
 	__u32 state;
+	__u32 unwind;
+	__u64 callers[KP_OFFCPU_CALLERS];
+	__u32 ncallers;
 	__u32 pad;
 };
 
@@ -367,8 +435,10 @@ _Static_assert(sizeof(struct kp_fork) == 32, "kp_fork layout");
 _Static_assert(sizeof(struct kp_cgjoin) == 32, "kp_cgjoin layout");
 _Static_assert(sizeof(struct kp_execwatch) == 48, "kp_execwatch layout");
 _Static_assert(sizeof(struct kp_target) == 16, "kp_target layout");
-_Static_assert(sizeof(struct kp_offcpu_begin) == 24, "kp_offcpu_begin layout");
-_Static_assert(sizeof(struct kp_offcpu_key) == 24, "kp_offcpu_key layout");
+_Static_assert(sizeof(struct kp_offcpu_begin) == 160, "kp_offcpu_begin layout");
+_Static_assert(sizeof(struct kp_offcpu_key) == 160, "kp_offcpu_key layout");
+_Static_assert(sizeof(struct kp_unwind_key) == 16, "kp_unwind_key layout");
+_Static_assert(sizeof(struct kp_unwind_rule) == 8, "kp_unwind_rule layout");
 _Static_assert(sizeof(struct kp_offcpu_val) == 32, "kp_offcpu_val layout");
 _Static_assert(sizeof(struct kp_call) == 32, "kp_call layout");
 _Static_assert(sizeof(struct kp_hwbp) == 40, "kp_hwbp layout");

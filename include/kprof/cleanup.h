@@ -60,6 +60,14 @@ static inline void fclosep(FILE **f)
 		_tf;                                                                               \
 	})
 
+/* Exchange two variables' values (ownership moves with them). */
+#define SWAP(a, b)                                                                                 \
+	do {                                                                                       \
+		__typeof__(a) _sw = (a);                                                           \
+		(a) = (b);                                                                         \
+		(b) = _sw;                                                                         \
+	} while (0)
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif

@@ -90,6 +90,7 @@ struct config {
 	bool drift_enabled;
 	unsigned drift_window;	    /* W */
 	unsigned drift_min_samples; /* T1 */
+	unsigned drift_end_after;   /* s without a sample that end a function (0: never) */
 	double drift_threshold;	    /* overlap below this is a drift, < 1 */
 	int verbose;
 	/* [windows]: each target's samples also in windows of window_sec (ARCHITECTURE.md §1.6) */

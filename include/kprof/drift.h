@@ -40,6 +40,8 @@ struct drift_config {
 enum drift_state {
 	DRIFT_LEARNING = 1, /* building the reference */
 	DRIFT_WATCHING = 2, /* comparing windows with it */
+	DRIFT_ENDED = 3,    /* no sample for a while (drift_end_idle): its code was replaced
+			     * (a deoptimized copy) or no longer runs; a new sample starts over */
 };
 
 struct drift_event {
@@ -69,6 +71,7 @@ struct drift_func_info {
 	uint32_t refreshes;   /* references refreshed by the T2 rule */
 	uint32_t blocks;      /* basic blocks its offsets are mapped to, 0: offsets as they are */
 	uint64_t first_ns, last_ns; /* times of its first and last samples */
+	uint64_t ended_ns;	    /* when it was ended (DRIFT_ENDED), else 0 */
 };
 
 /* One key of a function with its shares. */
@@ -83,6 +86,8 @@ struct drift_stats {
 	uint64_t keys_over;  /* samples filed under DRIFT_KEY_OTHER */
 	uint64_t events;     /* drifts reported (more than kept, perhaps) */
 	size_t funcs;	     /* functions followed */
+	uint64_t ended;	     /* functions ended for want of samples (drift_end_idle) */
+	uint64_t recycled;   /* ended functions whose place a new one took (max_funcs reached) */
 	size_t memory;	     /* bytes held */
 };
 
@@ -103,6 +108,11 @@ int drift_add(struct drift *d, uint32_t func, uint64_t key, uint64_t time_ns);
  * followed), -EINVAL (n is 0 or above 4096, starts not ascending), -ENOMEM. */
 int drift_func_set_blocks(struct drift *d, uint32_t func, const uint64_t *starts, size_t n);
 
+/* End the functions without a sample for idle_ns before now_ns (the clock of drift_add): their
+ * reference and window are dropped, their counts kept; one that gets a sample again starts over
+ * (learning). When max_funcs are followed, a new function takes the place of an ended one. The
+ * number ended now. */
+size_t drift_end_idle(struct drift *d, uint64_t now_ns, uint64_t idle_ns);
 /* Events kept, oldest first: i in [0, drift_nevents). */
 size_t drift_nevents(const struct drift *d);
 const struct drift_event *drift_event_get(const struct drift *d, size_t i);

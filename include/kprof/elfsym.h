@@ -53,6 +53,12 @@ int elfsym_load_fd(int fd, uint64_t max_bytes, struct elfsym *es);
 int elfsym_load_mem(const void *buf, size_t len, uint64_t max_bytes, struct elfsym *es);
 void elfsym_release(struct elfsym *es);
 
+/* The bytes of section name of the ELF file at fd (read with pread) in *data (malloc'd), its
+ * size and its virtual address: 0, or -ENOENT (no such section, or NOBITS: in a separate debug
+ * file), -E2BIG (more than max_bytes), -ENOEXEC, -EINVAL, -ENOMEM. For .eh_frame (ehframe.h). */
+int elfsym_section_fd(int fd, const char *name, size_t max_bytes, uint8_t **data, size_t *len,
+		      uint64_t *addr);
+
 /* The virtual address of file offset off (through the PT_LOAD holding it; off itself if
  * none does, as for files without program headers). */
 uint64_t elfsym_vaddr(const struct elfsym *es, uint64_t off);

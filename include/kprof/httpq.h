@@ -24,8 +24,15 @@ struct httpq_addr {
  * 0 or -EINVAL with err saying why. */
 int httpq_listen(const char *s, struct httpq_addr *a, char *err, size_t errlen);
 
+/* type=: which sample type the profile shows first. cpu (the default) is the CPU samples alone
+ * (samples/count, cpu/nanoseconds); off_cpu and wall answer with the four types of an off-CPU
+ * profile (samples, cpu, off_cpu, wall, as kprofctl export --off-cpu writes), that one the
+ * default_sample_type. */
+enum httpq_type { HTTPQ_TYPE_CPU, HTTPQ_TYPE_OFF_CPU, HTTPQ_TYPE_WALL };
+
 struct httpq {
 	unsigned seconds;
+	enum httpq_type type;
 	pid_t pid;		   /* 0: none */
 	char unit[256];		   /* "": none */
 	char cgroup[256];	   /* a cgroup v2 path: it and the cgroups under it; "": none */

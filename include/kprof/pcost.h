@@ -3,6 +3,7 @@
 #ifndef KPROF_PCOST_H
 #define KPROF_PCOST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,8 +27,38 @@ int pcost_per_hit(const struct pcost_round *rounds, size_t n, uint64_t *ret_ns);
  * without CPU time or without a cost per hit. */
 double pcost_slowdown(uint64_t cpu_ns, uint64_t hits, uint64_t hit_ns);
 
+/* The same from the probes' time: cpu / (cpu - probe_ns), at most PCOST_MAX_SLOWDOWN; 0 without
+ * CPU time. */
+double pcost_slowdown_ns(uint64_t cpu_ns, uint64_t probe_ns);
+
 /* The hits that keep a target using cpu_ns of CPU time at or under slowdown max (> 1): the
  * probes may take cpu x (1 - 1 / max). 0 when hit_ns is 0 or max <= 1. */
 uint64_t pcost_hits_allowed(uint64_t cpu_ns, double max, uint64_t hit_ns);
+
+/* A budget kept by taking probes off and putting them back (exact mode): what the probes cost a
+ * target since they first went in (all) and since they last went in (stretch: the probes in
+ * now), each as the target's CPU time and the probes' share of it. */
+struct pcost_use {
+	uint64_t cpu_ns, probe_ns;
+};
+
+enum pcost_step {
+	PCOST_KEEP, /* as they are */
+	PCOST_OFF,  /* in, and over the budget: take them off */
+	PCOST_ON,   /* off, and back under it: put them in */
+};
+
+#define PCOST_STRETCH_MIN_CPU_NS 20000000ULL /* a stretch judged on its own from this much CPU */
+#define PCOST_RESUME 0.8 /* back in once the probes' share is this part of what max allows */
+
+/* The step that keeps the slowdown of the whole trace at or under max (> 1): probes in (on) go
+ * off as soon as their stretch costs more than max allows (a stretch over it stalls the target
+ * however cheap the trace was so far) or the whole trace does; probes off go back in once the
+ * trace's share is under PCOST_RESUME of the allowed one. So a stretch over the budget lasts one
+ * check, and the pause after it lasts until the target's own work has paid for it: the duty
+ * cycle follows from the cost, and the slowdown over the trace stays at about max. PCOST_KEEP
+ * when max <= 1 (no budget). */
+enum pcost_step pcost_budget(bool on, const struct pcost_use *all, const struct pcost_use *stretch,
+			     double max);
 
 #endif

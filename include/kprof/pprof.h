@@ -45,6 +45,11 @@ int pprof_build_lines(const Kprof__SavedProfile *sp, uint64_t now_ns, const char
 int pprof_build_offcpu(const Kprof__SavedProfile *sp, size_t off_from, uint64_t now_ns,
 		       const char *version, const struct pprof_lines *lines, uint8_t **ret,
 		       size_t *ret_len);
+/* The same with the four sample types whatever off_from is (an interval without off-CPU time
+ * has them too), the profile's default_sample_type default_type ("cpu", "off_cpu", "wall";
+ * NULL: none, pprof shows the last), and no lines: the HTTP endpoint's type=off_cpu|wall. */
+int pprof_build_wall(const Kprof__SavedProfile *sp, size_t off_from, const char *default_type,
+		     uint64_t now_ns, const char *version, uint8_t **ret, size_t *ret_len);
 
 /* The name kprof shows for a function: an unresolved one ("[unknown]") is named after its
  * module ("[libc.so.6]"), as in folded output. buf must hold 256 bytes. */

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "kprof/profile_cache.h"
+#include "kprof/profile_same.h"
 #include "kprof/profile_func.h"
 #include "kprof/profile_view.h"
 

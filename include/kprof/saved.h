@@ -31,12 +31,13 @@
 
 /* 0 if sp is a profile as kprofd writes it, else -EPROTONOSUPPORT (another format) or
  * -EBADMSG: no target, a pid out of (0, 2^31), a function kind out of range, a stack longer
- * than 2 * KP_MAX_STACK + 1 frames or naming a function that does not exist, an HCCT node naming
+ * than KP_MAX_FRAMES frames or naming a function that does not exist, an HCCT node naming
  * a missing function or a parent that does not come before it, more than SAVED_MAX_MAPPINGS
  * mappings or SAVED_MAX_THREADS thread names, a mapping ending before it starts, a string
  * longer than its SAVED_MAX_ limit, a drift result with more functions, events or keys than
  * SAVED_MAX_DRIFT_* or an overlap or share that is not a number in [-1, 1], more than
- * SAVED_MAX_LEAF_ADDRS leaf addresses or one naming a function that does not exist. */
+ * SAVED_MAX_LEAF_ADDRS leaf addresses or one naming a function that does not exist, an off-CPU
+ * profile (off_cpu) that is not itself such a profile or has one of its own. */
 int saved_check(const Kprof__SavedProfile *sp);
 
 /* The functions and stacks of a checked sp in a new profile (limits lim, NULL for defaults).

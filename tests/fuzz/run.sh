@@ -161,7 +161,8 @@ wait
 status=0 npass=0 nfail=0
 for t in "${TARGETS[@]}"; do
 	cat "$TMP/$t.result"
-	if grep -q '^PASS' "$TMP/$t.result"; then npass=$((npass + 1)); else nfail=$((nfail + 1)); status=1; fi
+	if grep -q '^PASS' "$TMP/$t.result"; then npass=$((npass + 1)); else nfail=$((nfail + 1)); status=1
+		[ -z "${RESULTS_FILE:-}" ] || head -1 "$TMP/$t.result" | sed 's/^/  fuzz: /' >>"$RESULTS_FILE.failed"; fi
 done
 [ -n "${RESULTS_FILE:-}" ] && echo "$npass $nfail 0" >>"$RESULTS_FILE"
 echo "$npass passed, $nfail failed"

@@ -114,10 +114,16 @@ def main():
             # of a loaded machine's samples: one CI run, 42.2% vs 23.2%) is not a naming fault.
             # Two runs: the scheduler splits a loaded machine's threads differently each time
             # (17.6% vs 7.1% seen), so only that both name it; `unnamed` checks completeness.
-            close = k >= p - TOL if same_run else True
+            # Two samplings of one run differ by chance too: at least 4 standard errors of
+            # the difference of the two shares (binomial, from each side's sample count).
+            nk, np_ = sum(n for _, n in kp), sum(n for _, n in pf)
+            q = max(k, p) / 100.0
+            tol = max(TOL, 400.0 * (q * (1 - q) * (1.0 / max(nk, 1) + 1.0 / max(np_, 1))) ** 0.5)
+            close = k >= p - tol if same_run else True
             verdict(k > 0 and p > 0 and close,
                     f"{check}: kprof {k:.1f}%, perf {p:.1f}% of samples " +
-                    (f"(same run, tolerance {TOL:g})" if same_run else "(two runs)"))
+                    (f"(same run, tolerance {tol:.1f}: {TOL:g} or 4 standard errors of "
+                     f"{nk} and {np_} samples)" if same_run else "(two runs)"))
         elif check == "unnamed":
             kl = share(kp, lambda s: unnamed(s[0][0]))
             ka = share(kp, lambda s: any(unnamed(f) for f, _ in s))

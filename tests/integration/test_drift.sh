@@ -235,13 +235,18 @@ else
 fi
 
 # The path mix when traced: a path trace of mj_phase across the flip (uprobes slow it some 50
-# times, so a short run of mj_phase per round keeps the flip on time).
+# times, so a short run of mj_phase per round keeps the flip on time). The trace runs until the
+# flip's drift is seen (a busy machine delays the flip), at most 30 s, then is stopped.
 kill -9 "$FP" ${NP:+"$NP"} 2>/dev/null # FP's first session stays kept
 wait "$FP" ${NP:+"$NP"} 2>/dev/null
-start_minijit --phase 2 --flip-after 3 --seconds 14 || fail "traced minijit starts" ""
+start_minijit --phase 2 --flip-after 3 --seconds 40 || fail "traced minijit starts" ""
 PP=$MJ_PID
 ctl attach "$PP" --freq 99 >/dev/null
-ctl paths "$PP" mj_phase --duration 5 --top 1 >"$TDIR/paths.out" 2>&1 || fail "paths trace" "$(cat "$TDIR/paths.out")"
+ctl paths "$PP" mj_phase --duration 30 --top 1 >"$TDIR/paths.out" 2>&1 &
+CTL=$!
+wait_for 30 grep -q phase-flip "$MJ_OUT" && wait_for 20 has_drift "$PP" "mj_phase (paths)"
+ctl paths "$PP" --stop >/dev/null 2>&1
+wait "$CTL" || fail "paths trace" "$(cat "$TDIR/paths.out")"
 T=$(awk '/phase-flip/ { print $3 }' "$MJ_OUT")
 E=$(drift_event "$PP" "mj_phase (paths)")
 if [ -n "$T" ] && [ -n "$E" ] && python3 -c "import json,sys; e=json.loads(sys.argv[1]); t=int(sys.argv[2])

@@ -122,6 +122,25 @@ for bad in "--spp-budget 0" "--spp-budget abc" "--spp-budget 100000001" "--spp-t
 	[ $rc -eq 2 ] && grep -q -- "${bad%% *}" <<<"$out" && pass "paths $bad: usage error" ||
 		fail "paths $bad" "rc=$rc $out"
 done
+# A structural trace that ends (its duration) before its graphs have their shares: no graph
+# is called active or idle after the end, nor the profile complete or still going.
+ctl paths "$R" mj_paths --structural --spp-budget 100000000 --duration 1 --json >"$TDIR/u.json" 2>"$TDIR/u.err"
+ctl paths "$R" --show >"$TDIR/u.txt" 2>&1
+python3 - "$TDIR/u.json" "$TDIR/u.txt" <<'PY'
+import json, sys
+try:
+    s = json.load(open(sys.argv[1]))["spp"]
+except Exception as e:
+    print(f"FAIL: a structural trace ended before its shares: no reply ({e})")
+    sys.exit(0)
+txt = open(sys.argv[2]).read()
+states = [g["state"] for g in s["graphs"]]
+ok = (not s["complete"] and states[0] == "unfinished" and "not started" in states[1:]
+      and "active" not in states and "idle" not in states
+      and "(the trace ended before every graph was done)" in txt and "still profiling" not in txt)
+print(("PASS" if ok else "FAIL") + f": a structural trace ended before its shares: graphs {states},"
+      f" the text says so")
+PY
 out=$(ctl paths "$R" --show --structural 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q "not with --show" <<<"$out" && pass "--structural with --show: usage error" ||
 	fail "--structural --show" "rc=$rc $out"

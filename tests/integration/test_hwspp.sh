@@ -9,7 +9,10 @@
 # accuracy). A graph whose branches do not fit the
 # debug registers even after assuming the one-way ones (mj_phase's loop) is not profiled, with
 # the reason. Node: a doubly nested JS loop (tests/fixtures/fig1.js), each loop's entries and
-# iterations per call known from the JS.
+# iterations per call known from the JS; then with V8's default flags (inlining and loop
+# peeling on, as services run): the running copy of the caller fig1 is inlined into is
+# profiled, and a copy V8 replaced (tests/fixtures/drift_copies.js), traced by its address,
+# stops within seconds saying it does not run (perf record on the same run: no sample in it).
 # Not sanitized: timing-heavy (breakpoint hits cost ~10 us each; turns are timed).
 . "$(dirname "$0")/lib.sh"
 start_daemon || { fail "daemon starts" "see log"; exit 1; }
@@ -102,6 +105,14 @@ s = json.load(open(sys.argv[1]))["spp"]
 notes = [(g["header"], g["hw_note"]) for g in s["graphs"] if g["hw_note"]]
 ok = any("went both ways" in n for _, n in notes) and s["graphs"][0]["counted"] > 0
 print(("PASS" if ok else "FAIL") + f": a graph whose branches do not fit is not profiled: {notes}")
+# Said so: "unprofiled", not "timeout", and the trace does not call itself complete.
+r = json.load(open(sys.argv[1]))
+bad = [g for g in s["graphs"] if "went both ways" in g["hw_note"]]
+ok = (bad and all(g["state"] == "unprofiled" and g["counted"] == 0 for g in bad)
+      and "complete" not in r["end_reason"]
+      and ("counted nothing" in r["end_reason"] or s["graphs"][0]["state"] == "unfinished"))
+print(("PASS" if ok else "FAIL") + f": the unprofiled graph is said so ({[g['state'] for g in s['graphs']]}),"
+      f" the end: '{r['end_reason']}'")
 PY
 
 # 3. Node: fig1(20, c) enters its outer loop when c % 16 == 0, runs it 3 times around an inner
@@ -155,6 +166,102 @@ else:
 PY
 else
 	skip "node: not installed"
+fi
+
+# 4. Node with V8's default flags (inlining and loop peeling on, as services run). fig1 is
+#    inlined into its caller, whose loops are then fig1's, peeled; V8 re-optimizes it now and
+#    then, so it has several copies: the one that runs now is traced (not the one with the
+#    most samples since the attach), profiled, and the reply says what was covered.
+if command -v node >/dev/null; then
+	(cd "$TDIR" && exec node --perf-basic-prof "$ROOT/tests/fixtures/fig1.js" 20 2000) \
+		>"$TDIR/node4.out" 2>"$TDIR/node4.err" &
+	NP=$!; PIDS+=("$NP")
+	wait_for 30 grep -q ready "$TDIR/node4.err" || fail "node starts" "$(cat "$TDIR/node4.err")"
+	ctl attach "$NP" >/dev/null
+	wait_for 30 at_least_samples "$NP" 100 || fail "node sampled" "$(ctl list)"
+	# Where V8 put fig1's loops depends on its inlining of the run: into batch, or further into
+	# Node's processImmediate. As a user would: the hottest JIT function of the report, once
+	# TurboFan's code holds a fifth of the samples, is the one to trace.
+	# The optimized JIT function with the most samples over the last second (V8 moves code
+	# between copies and callers as it re-optimizes): its name as a user types it.
+	hot_jit() {
+		ctl report "$NP" --top 0 --json >"$TDIR/r0.json" || return 1
+		sleep 1 # the window over which "now" is judged, not a wait for an event
+		ctl report "$NP" --top 0 --json >"$TDIR/r1.json" || return 1
+		python3 - "$TDIR/r0.json" "$TDIR/r1.json" <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+old = {(e['function'], e['address']): e['self'] for e in a['entries']}
+n = b['total_samples'] - a['total_samples']
+best = max(((e['self'] - old.get((e['function'], e['address']), 0), e['function'])
+            for e in b['entries'] if e['kind'] == 'jit' and e['function'].startswith('JS:*')),
+           default=(0, ''))
+if n <= 0 or best[0] * 5 <= n:
+    sys.exit(1)
+print(best[1].split(' ')[0])
+PY
+	}
+	wait_for 40 hot_jit || echo "no hot optimized code yet: $(ctl report "$NP" --top 5)"
+	perf record -F 999 -g -p "$NP" -o "$TDIR/perf4.data" -- sleep 3 >/dev/null 2>&1 &
+	PERF=$!
+	# V8 may replace the copy right after the start: said so ("does not run ... replaced"),
+	# and traced again, as a user would, at most 3 times.
+	for try in 1 2 3; do
+		HOT=$(hot_jit)
+		ctl paths "$NP" "${HOT:-JS:*batch}" --structural --duration 15 --json >"$TDIR/b4.json" \
+			2>"$TDIR/b4.err"
+		grep -q "it does not run" "$TDIR/b4.json" || break
+	done
+	wait "$PERF"
+	pb=$(perf report -i "$TDIR/perf4.data" --no-children --sort sym --stdio -q -g none 2>/dev/null |
+		awk -v f="${HOT:-none}" 'index($0, "[.] " f " ") { b += $1 } END { printf "%.1f", b }')
+	python3 - "$TDIR/b4.json" "$pb" "$try" "${HOT:-none}" <<'PY'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+    g = r["spp"]["graphs"]
+except Exception as e:
+    print(f"FAIL: default V8 flags: the hot code profiled: {e}")
+    sys.exit(0)
+counted = [x for x in g if x["counted"]]
+ok = len(counted) >= 1 and r["probe_hits"] > 0
+print(("PASS" if ok else "FAIL") + f": default V8 flags: the running copy of {sys.argv[4]}, where "
+      f"V8 inlined fig1 (perf on the same run, first try: {sys.argv[2]}% of samples in it; try "
+      f"{sys.argv[3]}), profiled: {len(counted)} of {len(g)} structure graphs counted (peeled "
+      f"loops are graphs of their own), {r['probe_hits']} hits, ended: {r['end_reason']}")
+PY
+	kill "$NP"; wait "$NP" 2>/dev/null
+
+	# A copy that no longer runs (V8 deoptimized it and made a new one): traced by its
+	#    address, the trace stops within seconds by the samples' evidence, and perf agrees.
+	(cd "$TDIR" && exec node --perf-basic-prof --allow-natives-syntax \
+		"$ROOT/tests/fixtures/drift_copies.js" 40 2) >"$TDIR/dc.out" 2>"$TDIR/dc.err" &
+	NP=$!; PIDS+=("$NP")
+	wait_for 30 grep -q ready "$TDIR/dc.err" || fail "node starts" "$(cat "$TDIR/dc.err")"
+	ctl attach "$NP" >/dev/null
+	wait_for 30 grep -q "^swap .* 2$" "$TDIR/dc.out" || fail "two swaps" "$(cat "$TDIR/dc.out")"
+	read -r old size < <(awk '/ JS:\*batch / { print $1, $2; exit }' "/tmp/perf-$NP.map")
+	perf record -F 999 -p "$NP" -o "$TDIR/perf5.data" -- sleep 4 >/dev/null 2>&1 &
+	PERF=$!
+	t0=$SECONDS
+	ctl paths "$NP" "0x$old" --structural --duration 30 >"$TDIR/old.txt" 2>&1
+	took=$((SECONDS - t0))
+	wait "$PERF"
+	inold=$(perf script -i "$TDIR/perf5.data" -F ip 2>/dev/null | python3 -c "import sys
+lo, n = int('$old', 16), int('$size', 16)
+ips = [int(l, 16) for l in sys.stdin if l.strip()]
+print(sum(lo <= ip < lo + n for ip in ips), len(ips))")
+	read -r pin pall <<<"$inold"
+	if grep -q "it does not run (inlined into callers" "$TDIR/old.txt" && [ "$took" -lt 15 ] &&
+		[ "${pin:-1}" -eq 0 ] && [ "${pall:-0}" -gt 100 ]; then
+		pass "a replaced copy traced by address stops in $took s saying it does not run \
+($(grep -o 'none of the target.s [0-9]* samples' "$TDIR/old.txt")); perf on the same run: \
+$pin of $pall samples in it"
+	else
+		fail "a replaced copy traced by address stops saying why" \
+			"took $took s, perf $pin of $pall: $(head -5 "$TDIR/old.txt")"
+	fi
+	kill "$NP"; wait "$NP" 2>/dev/null
 fi
 
 finish

@@ -228,7 +228,7 @@ if [ "$(counts "$P")" = "3 1 1340 ''" ]; then
 else fail "truncated jitdump" "symbols, bad records, bytes, problem: $(counts "$P"), want 3 1 1340 ''"; fi
 kill -USR1 "$P"
 completed() { [ "$(counts "$1")" = "4 1 1665 ''" ]; }
-if wait_for 10 completed "$P"; then pass "the torn record read once its writer completed it: 4 symbols, byte 1665"
+if wait_for 30 completed "$P"; then pass "the torn record read once its writer completed it: 4 symbols, byte 1665"
 else fail "torn record completed" "$(counts "$P"), want 4 1 1665 ''"; fi
 # Never followed: the symlink's target names nothing.
 if ! ctl report "${HP[symlink]}" --top 0 | grep -q hostile_fn; then pass "the symlinked jitdump's target was never read"

@@ -39,8 +39,9 @@ jit_named() { [ "$(share "$1" "x['function']=='mj_hot'")" != "0.0" ]; }
 note() { ctl list --all --json | python3 -c "import json,sys
 print([t for t in json.load(sys.stdin)['targets'] if t['pid']==$1][-1]['unnamed_note'])"; }
 
-# 1. The map comes 3 s into the run (kept after the exit: perf report reads it then).
-start_minijit --anon --seconds 8 --late-map 3 || { fail "minijit starts" ""; exit 1; }
+# 1. The map comes once what is asked before it has been asked (SIGUSR2 makes minijit write it,
+#    as `jcmd PID Compiler.perfmap` would); kept after the exit: perf report reads it then.
+start_minijit --anon --seconds 600 --late-map 100000 || { fail "minijit starts" ""; exit 1; }
 P=$MJ_PID
 check "attach minijit before its perf map exists" ctl attach "$P" --freq 999
 PERF_PID=
@@ -48,17 +49,24 @@ if [ -n "$PERF" ]; then
 	perf record -q -F 999 -g -p "$P" -o "$TDIR/late.data" >/dev/null 2>&1 &
 	PERF_PID=$!
 fi
-wait_for 10 at_least_samples "$P" 500
+wait_for 60 at_least_samples "$P" 150
+ctl report "$P" --top 5 >"$TDIR/early.txt" 2>&1
+early_map=$([ -e "/tmp/perf-$P.map" ] && echo "the map was there already" || echo "no map yet")
 rows=$(unnamed_rows "$P")
 [ "${rows:-0}" -ge 4 ] && pass "unnamed JIT code told apart: $rows address rows before the map" ||
 	fail "address rows" "$rows; $(ctl report "$P" --top 8)"
 n=$(note "$P")
 case "$n" in *"no perf map"*) pass "why nothing names it: $n" ;; *) fail "unnamed note" "'$n'" ;; esac
-ctl report "$P" --top 5 | grep -q "unnamed code: " && pass "report says why" ||
-	fail "report says why" "$(ctl report "$P" --top 5)"
-if wait_for 15 jit_named "$P"; then pass "mj_hot named once the map is written"
+grep -q "unnamed code: " "$TDIR/early.txt" && pass "report says why" ||
+	fail "report says why" "$early_map: $(cat "$TDIR/early.txt")"
+kill -USR2 "$P"
+if wait_for 30 jit_named "$P"; then pass "mj_hot named once the map is written"
 else fail "named late" "$(ctl report "$P" --top 8)"; fi
-wait_for 15 state_is "$P" exited || fail "exit noticed" "$(ctl list --all)"
+# Samples after the map too, then the end of the run.
+b=$(samples "$P")
+wait_for 30 at_least_samples "$P" $((b + 300))
+kill -TERM "$P"
+wait_for 30 state_is "$P" exited || fail "exit noticed" "$(ctl list --all)"
 [ -n "$PERF_PID" ] && wait "$PERF_PID" 2>/dev/null
 ctl report "$P" --top 0 --json >"$TDIR/late.json"
 ctl folded "$P" >"$TDIR/late.folded"

@@ -44,8 +44,8 @@ compare() {
 	n0=$(lines "$out")
 	wait_for 60 grown "$out" $((n0 + 13)) || { fail "$name: progress after" "$(tail -2 "$out")"; return; }
 	a0=$(sed -n "$((n0 + 1))p" "$out") a1=$(tail -1 "$out")
-	python3 - "$name" "$b0" "$b1" "$t0" "$t1" "$s0" "$s1" "$TDIR/p.json" "$whole" "$a0" "$a1" <<'PY'
-import json, sys
+	ATTEMPT=${ATTEMPT:-1} python3 - "$name" "$b0" "$b1" "$t0" "$t1" "$s0" "$s1" "$TDIR/p.json" "$whole" "$a0" "$a1" <<'PY'
+import json, os, sys
 name, b0, b1, t0, t1, s0, s1, whole = sys.argv[1:6] + [json.loads(sys.argv[6]),
                                                        json.loads(sys.argv[7]), sys.argv[9]]
 a0, a1 = sys.argv[10:12]
@@ -61,30 +61,47 @@ traced, cpu = rate(t0, t1)
 real = base / traced if traced > 0 else float("inf")
 hits, cost = s1["probe_hits"] - s0["probe_hits"], s1["hit_cost_ns"]
 est = cpu / max(cpu - hits * cost, cpu / 100) if cost else 0
-# The issue asks for a factor 1.5; on this shared 2-core VM breakpoint runs came out 1.0-2.4x
-# apart (issue 28 keeps that open), so the check is a factor 3: it still catches the old
-# blindness (1.0x reported for 20-40x).
-TOL = 3.0
+# Within a factor 1.5. Both rates are per CPU second, but a host loaded by others (CI, builds)
+# still shifts them: a first run off by up to 3x is measured once more (the line says so), and
+# the second run decides.
+attempt = os.environ.get("ATTEMPT", "1")
 r = json.load(open(sys.argv[8]))
 if hits == 0 and whole == "0":
     # V8 replaced or inlined the copy traced after kprofd read its perf map: the trace
-    # counts nothing (choosing the copy the samples are in is not done yet).
+    # counts nothing.
     print(f"SKIP: {name}: the copy traced got no hit (V8 replaced it): nothing to compare")
     sys.exit(0)
-ok = hits > 0 and cost > 0 and s1["state"] == "tracing" and 1 / TOL <= est / real <= TOL
-if whole == "1":
-    ok = ok and r["slowdown"] > 0 and 1 / TOL <= r["slowdown"] / real <= TOL
-print(("PASS" if ok else "FAIL") + f": {name}: kprof's hits give {est:.2f}x slower ({hits} hits of"
+def within(tol):
+    ok = hits > 0 and cost > 0 and s1["state"] == "tracing" and 1 / tol <= est / real <= tol
+    if whole == "1":
+        ok = ok and r["slowdown"] > 0 and 1 / tol <= r["slowdown"] / real <= tol
+    return ok
+# Node: its rate falls further than the traps' CPU time explains (1.14-1.65x apart at load
+# averages of 20-60; issue 28 keeps that open), so a factor 2 there.
+tol = float(os.environ.get("COST_TOL", "1.5"))
+ok = within(tol)
+verdict = "PASS" if ok else "FAIL"
+if not ok and attempt == "1" and within(3.0):
+    verdict = "AGAIN (off by more than 1.5x, within 3x: measured once more)"
+print(verdict + f": {name} (within {tol:g}x): kprof's hits give {est:.2f}x slower ({hits} hits of"
       f" {cost / 1000:.1f} us, {r['cost_kind']}, in {cpu / 1e6:.0f} ms of CPU), the workload ran"
       f" {real:.2f}x slower ({before:.0f} before, {after:.0f} after -> {traced:.0f} units per CPU"
       f" second); whole trace:"
-      f" kprof says {r['slowdown']:.2f}x ({r['hits_per_s']:.0f} hits/s)")
+      f" kprof says {r['slowdown']:.2f}x ({r['hits_per_s']:.0f} hits/s)"
+      + (f" (second run)" if attempt != "1" else ""))
+sys.exit(3 if verdict.startswith("AGAIN") else 0)
 PY
+}
+# compare_twice ARGS: compare, and once more if the first run asks for it (exit 3).
+compare_twice() {
+	compare "$@"
+	[ $? -eq 3 ] && ATTEMPT=2 compare "$@"
+	return 0
 }
 
 # 1. Uprobes on minijit's code in a memfd, every block of mj_paths.
 start_minijit --seconds 120 --paths 2 --progress --cleanup || { fail "minijit starts" ""; exit 1; }
-compare "uprobes on minijit" "$MJ_PID" mj_paths "$MJ_OUT" 1
+compare_twice "uprobes on minijit" "$MJ_PID" mj_paths "$MJ_OUT" 1
 # A trace over its slowdown budget stops itself, saying why and by how much: kprofd's default
 # (1.1x), and one asked for.
 out=$(ctl paths "$MJ_PID" mj_paths --duration 60 --json 2>"$TDIR/m.err")
@@ -108,7 +125,7 @@ kill "$MJ_PID"; wait "$MJ_PID" 2>/dev/null
 
 # 2. Hardware breakpoints on minijit's anonymous code (mj_paths's loop branches, in turns).
 start_minijit --anon --seconds 120 --paths 10 --progress --cleanup || { fail "minijit starts" ""; exit 1; }
-compare "breakpoints on minijit" "$MJ_PID" mj_paths "$MJ_OUT" 1
+compare_twice "breakpoints on minijit" "$MJ_PID" mj_paths "$MJ_OUT" 1
 # The traps' time is the probes', not mj_paths's: on this VM a debug trap is a VM exit booked to
 # the instruction it stopped at, so the samples there go under [kprof probes]. The trace took
 # about 60% of minijit's CPU time for about a third of its life so far.
@@ -131,6 +148,6 @@ if command -v node >/dev/null; then
 		>"$TDIR/node.out" 2>"$TDIR/node.err" &
 	NP=$!; PIDS+=("$NP")
 	wait_for 30 grep -q ready "$TDIR/node.err" || fail "node starts" "$(cat "$TDIR/node.err")"
-	compare "breakpoints on Node" "$NP" 'JS:*batch' "$TDIR/node.out" 0
+	COST_TOL=2 compare_twice "breakpoints on Node" "$NP" 'JS:*batch' "$TDIR/node.out" 0
 else skip "breakpoints on Node" "no node"; fi
 exit $((FAILS > 0))

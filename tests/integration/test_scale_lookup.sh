@@ -6,6 +6,8 @@
 # (the newest first in the list a walk would take): the chain entries looked at per lookup stay
 # under 2 with 0 and with 400 kept (attached targets come first in each chain; a walk of the
 # list would look at ~400). Needs root (BPF).
+# Not sanitized: 400 kept profiles made for a count; the lookup (daemon/lib/idxtab.c) runs
+# sanitized in every test that samples, and in test_idxtab.
 . "$(dirname "$0")/lib.sh"
 N=400
 cp "$(dirname "$0")/kpraw.py" "$TDIR/"

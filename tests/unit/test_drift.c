@@ -288,6 +288,62 @@ static void test_caps(void **state)
 	drift_free(d);
 }
 
+/* A function without samples for the idle time ends (its window and reference dropped, its
+ * counts kept); a sample starts it over; with the cap reached a new function takes an ended
+ * one's place, and the others stay found (the index's removal keeps them reachable). */
+static void test_end_idle(void **state)
+{
+	const uint64_t a[] = {0xa, 0xb};
+	struct drift_config c = small;
+	struct drift_func_info fi;
+	struct drift_stats st;
+	struct drift *d;
+	uint64_t t = 1;
+
+	(void)state;
+	c.max_funcs = 3;
+	assert_int_equal(drift_new(&c, &d), 0);
+	assert_int_equal(feed(d, 1, a, 2, 40, &t), 0); /* t: 1..40 */
+	assert_int_equal(feed(d, 2, a, 2, 40, &t), 0); /* 41..80 */
+	assert_int_equal(feed(d, 3, a, 2, 40, &t), 0); /* 81..120 */
+	assert_int_equal(drift_end_idle(d, 100, 50), 1); /* only 1 (last at 40) */
+	assert_int_equal(drift_func_get(d, 0, &fi), 0);
+	assert_int_equal(fi.state, DRIFT_ENDED);
+	assert_int_equal(fi.ended_ns, 100);
+	assert_int_equal(fi.samples, 40);
+	assert_int_equal(fi.ref, 0);
+	assert_int_equal(fi.window, 0);
+	assert_int_equal(drift_end_idle(d, 100, 50), 0); /* ended once */
+	/* a sample again: learning from scratch */
+	assert_int_equal(feed(d, 1, a, 2, 1, &t), 0);
+	assert_int_equal(drift_func_get(d, 0, &fi), 0);
+	assert_int_equal(fi.state, DRIFT_LEARNING);
+	assert_int_equal(fi.ended_ns, 0);
+	assert_int_equal(fi.ref, 1);
+	/* end 1 and 2; a new function 4 takes the first ended place */
+	assert_int_equal(drift_end_idle(d, 1000, 500), 3);
+	assert_int_equal(drift_add(d, 4, 0xa, t++), 0);
+	drift_get_stats(d, &st);
+	assert_int_equal(st.funcs, 3);
+	assert_int_equal(st.funcs_over, 0);
+	assert_int_equal(st.ended, 4);
+	assert_int_equal(st.recycled, 1);
+	assert_int_equal(drift_func_get(d, 0, &fi), 0);
+	assert_int_equal(fi.func, 4);
+	assert_int_equal(fi.samples, 1);
+	/* 2 and 3 are still found (ended: a sample starts them over), 5 takes 2's place */
+	assert_int_equal(drift_add(d, 3, 0xa, t++), 0);
+	assert_int_equal(drift_func_get(d, 2, &fi), 0);
+	assert_int_equal(fi.func, 3);
+	assert_int_equal(fi.state, DRIFT_LEARNING);
+	assert_int_equal(fi.samples, 41);
+	assert_int_equal(drift_add(d, 5, 0xa, t++), 0);
+	assert_int_equal(drift_func_get(d, 1, &fi), 0);
+	assert_int_equal(fi.func, 5);
+	assert_int_equal(drift_add(d, 6, 0xa, t++), -E2BIG); /* none ended left */
+	drift_free(d);
+}
+
 /* Only the newest max_events are kept, oldest first. */
 static void test_events_kept(void **state)
 {
@@ -324,6 +380,7 @@ int main(void)
 	    cmocka_unit_test(test_blocks),
 	    cmocka_unit_test(test_caps),
 	    cmocka_unit_test(test_events_kept),
+	    cmocka_unit_test(test_end_idle),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -653,9 +653,37 @@ static void test_libc_debug_file(void **state)
 	elfsym_release(&es);
 }
 
+/* A section's bytes: this test's own .eh_frame (every x86-64 program has one) as readelf would
+ * give them; a missing section, one over the bound and NOBITS in a debug file are refused. */
+static void test_section(void **state)
+{
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	uint8_t *data = NULL;
+	size_t len = 0;
+	uint64_t addr = 0;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(elfsym_section_fd(fd, ".eh_frame", 1u << 26, &data, &len, &addr), 0);
+	assert_true(len > 16 && addr > 0);
+	/* its first entry is a CIE: a length, then a zero id, then version 1 */
+	assert_int_equal(data[4] | data[5] | data[6] | data[7], 0);
+	assert_int_equal(data[8], 1);
+	free(data);
+	assert_int_equal(elfsym_section_fd(fd, ".no_such_section", 1u << 26, &data, &len, &addr),
+			 -ENOENT);
+	assert_int_equal(elfsym_section_fd(fd, ".eh_frame", 4, &data, &len, &addr), -E2BIG);
+	assert_int_equal(elfsym_section_fd(fd, ".bss", 1u << 26, &data, &len, &addr), -ENOENT);
+	close(fd);
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_true(elfsym_section_fd(fd, ".eh_frame", 1u << 26, &data, &len, &addr) < 0);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_section),
 	    cmocka_unit_test(test_self_fd),
 	    cmocka_unit_test(test_self_mem_and_vaddr),
 	    cmocka_unit_test(test_not_elf),

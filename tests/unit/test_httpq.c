@@ -96,6 +96,22 @@ static void test_query(void **state)
 	assert_int_equal(httpq_arg(&q, "since", "garbage", 300, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "since= is not a time"));
 	assert_int_equal(httpq_arg(&q, "until", NULL, 300, err, sizeof(err)), -EINVAL);
+	/* type=: cpu (the default), off_cpu or wall, nothing else */
+	httpq_init(&q);
+	assert_int_equal(q.type, HTTPQ_TYPE_CPU);
+	assert_int_equal(httpq_arg(&q, "type", "off_cpu", 300, err, sizeof(err)), 0);
+	assert_int_equal(q.type, HTTPQ_TYPE_OFF_CPU);
+	assert_int_equal(httpq_arg(&q, "type", "wall", 300, err, sizeof(err)), 0);
+	assert_int_equal(q.type, HTTPQ_TYPE_WALL);
+	assert_int_equal(httpq_arg(&q, "type", "cpu", 300, err, sizeof(err)), 0);
+	assert_int_equal(q.type, HTTPQ_TYPE_CPU);
+	const char *bad_types[] = {"", "offcpu", "WALL", "wall ", "off_cpu,wall"};
+	for (size_t i = 0; i < sizeof(bad_types) / sizeof(*bad_types); i++) {
+		assert_int_equal(httpq_arg(&q, "type", bad_types[i], 300, err, sizeof(err)),
+				 -EINVAL);
+		assert_non_null(strstr(err, "cpu, off_cpu or wall"));
+	}
+	assert_int_equal(httpq_arg(&q, "type", NULL, 300, err, sizeof(err)), -EINVAL);
 	httpq_init(&q); /* unknown keys are ignored, as Go's net/http/pprof does */
 	assert_int_equal(httpq_arg(&q, "debug", "1", 300, err, sizeof(err)), 0);
 	assert_int_equal(httpq_arg(&q, "gc", NULL, 300, err, sizeof(err)), 0);

@@ -68,6 +68,40 @@ static void test_hits_allowed(void **state)
 	assert_int_equal(pcost_hits_allowed(1000000000, 2, 0), 0);
 }
 
+static void test_slowdown_ns(void **state)
+{
+	(void)state;
+	assert_float_equal(pcost_slowdown_ns(1000000000, 500000000), 2.0, 1e-9);
+	assert_float_equal(pcost_slowdown_ns(1000000000, 0), 1.0, 1e-9);
+	assert_float_equal(pcost_slowdown_ns(1000000000, 2000000000), PCOST_MAX_SLOWDOWN, 1e-9);
+	assert_float_equal(pcost_slowdown_ns(0, 10), 0, 0);
+}
+
+static void test_budget(void **state)
+{
+	/* 1.1x allows the probes 1/11 of the target's CPU time: 90.9 ms of 1 s. */
+	struct pcost_use cheap = {1000000000, 80000000}, dear = {1000000000, 100000000},
+			 brief = {PCOST_STRETCH_MIN_CPU_NS - 1, PCOST_STRETCH_MIN_CPU_NS - 2},
+			 paid = {1000000000, 72000000}, unpaid = {1000000000, 74000000};
+
+	(void)state;
+	/* In: a stretch or a trace over it goes off; under it, kept. */
+	assert_int_equal(pcost_budget(true, &cheap, &cheap, 1.1), PCOST_KEEP);
+	assert_int_equal(pcost_budget(true, &cheap, &dear, 1.1), PCOST_OFF);
+	assert_int_equal(pcost_budget(true, &dear, &cheap, 1.1), PCOST_OFF);
+	/* A stretch too short to judge alone waits (the trace as a whole is under). */
+	assert_int_equal(pcost_budget(true, &cheap, &brief, 1.1), PCOST_KEEP);
+	/* Off: back in under 0.8 of the allowed share (72.7 ms of 1 s), not before. */
+	assert_int_equal(pcost_budget(false, &paid, &brief, 1.1), PCOST_ON);
+	assert_int_equal(pcost_budget(false, &unpaid, &brief, 1.1), PCOST_KEEP);
+	assert_int_equal(pcost_budget(false, &dear, &brief, 1.1), PCOST_KEEP);
+	/* No budget, or nothing measured yet. */
+	assert_int_equal(pcost_budget(true, &dear, &dear, 0), PCOST_KEEP);
+	assert_int_equal(pcost_budget(true, &dear, &dear, 1.0), PCOST_KEEP);
+	assert_int_equal(pcost_budget(false, &(struct pcost_use){0, 0}, &brief, 1.1), PCOST_KEEP);
+	assert_int_equal(pcost_budget(true, NULL, &dear, 1.1), PCOST_KEEP);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -75,6 +109,8 @@ int main(void)
 	    cmocka_unit_test(test_per_hit_noise_left_out),
 	    cmocka_unit_test(test_slowdown),
 	    cmocka_unit_test(test_hits_allowed),
+	    cmocka_unit_test(test_slowdown_ns),
+	    cmocka_unit_test(test_budget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -559,12 +559,55 @@ static void test_offcpu_leaf_addrs(void **state)
 	free(gz);
 }
 
+/* The HTTP endpoint's type=off_cpu|wall: four types even with no off-CPU stack, the asked one
+ * the default; the CPU stacks (before off_from) have cpu and wall, the others off_cpu and
+ * wall, in nanoseconds. */
+static void test_wall_default(void **state)
+{
+	struct fixture x;
+	uint8_t *gz;
+	size_t len;
+	Perftools__Profiles__Profile *p;
+
+	(void)state;
+	fill(&x);
+	assert_int_equal(pprof_build_wall(&x.p, 3, "off_cpu", 0, "test", &gz, &len), 0);
+	p = decode(gz, len);
+	assert_int_equal(p->n_sample_type, 4);
+	assert_string_equal(str(p, p->default_sample_type), "off_cpu");
+	for (size_t i = 0; i < p->n_sample; i++) {
+		assert_int_equal(p->sample[i]->value[2], 0);
+		assert_int_equal(p->sample[i]->value[3], p->sample[i]->value[1]);
+	}
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(gz);
+	assert_int_equal(pprof_build_wall(&x.p, 1, "wall", 0, "test", &gz, &len), 0);
+	p = decode(gz, len);
+	assert_string_equal(str(p, p->default_sample_type), "wall");
+	assert_int_equal(p->n_sample, 3);
+	/* stack 0: 7 samples at 100 Hz; stacks 1 and 2: 2 and 1 ns off CPU */
+	assert_int_equal(p->sample[0]->value[1], 70000000);
+	assert_int_equal(p->sample[0]->value[3], 70000000);
+	assert_int_equal(p->sample[1]->value[0], 0);
+	assert_int_equal(p->sample[1]->value[2], 2);
+	assert_int_equal(p->sample[2]->value[3], 1);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(gz);
+	/* export's pprof has no default type (pprof shows the last, wall) */
+	assert_int_equal(pprof_build_offcpu(&x.p, 1, 0, "test", NULL, &gz, &len), 0);
+	p = decode(gz, len);
+	assert_int_equal(p->default_sample_type, 0);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(gz);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_roundtrip),
 	    cmocka_unit_test(test_leaf_addrs),
 	    cmocka_unit_test(test_offcpu_leaf_addrs),
+	    cmocka_unit_test(test_wall_default),
 	    cmocka_unit_test(test_origin_labels),
 	    cmocka_unit_test(test_mappings),
 	    cmocka_unit_test(test_js_source),

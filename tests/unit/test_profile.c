@@ -1359,6 +1359,38 @@ static void test_rename_in_place(void **state)
 	profile_free(p);
 }
 
+/* The copies of a function (V8's tiers and re-optimized copies, each with its own start) map to
+ * the first one seen; another name, module or kind does not; a rename is seen. */
+static void test_same(void **state)
+{
+	struct profile *p = new_profile(NULL);
+	int a = profile_intern(p, "JS:*batch /app.js:3:15", "[jit]", 0x1000, PROFILE_KIND_JIT);
+	int b = profile_intern(p, "JS:*batch /app.js:3:15", "[jit]", 0x2000, PROFILE_KIND_JIT);
+	int c = profile_intern(p, "JS:~batch /app.js:3:15", "[jit]", 0x3000, PROFILE_KIND_JIT);
+	int o = profile_intern(p, "JS:*other /app.js:9:1", "[jit]", 0x4000, PROFILE_KIND_JIT);
+	int m = profile_intern(p, "JS:*batch /app.js:3:15", "[other]", 0x5000, PROFILE_KIND_JIT);
+	int k = profile_intern(p, "JS:*batch /app.js:3:15", "[jit]", 0x6000, PROFILE_KIND_NATIVE);
+	int u = profile_intern_unresolved(p, 0x7000, "[anon]");
+
+	(void)state;
+	assert_true(a >= 0 && b >= 0 && c >= 0 && o >= 0 && m >= 0 && k >= 0 && u >= 0);
+	assert_int_equal(profile_same(p, b), a); /* asked first for the later copy */
+	assert_int_equal(profile_same(p, a), a);
+	assert_int_equal(profile_same(p, c), a); /* another tier */
+	assert_int_equal(profile_same(p, o), o);
+	assert_int_equal(profile_same(p, m), m);
+	assert_int_equal(profile_same(p, k), k);
+	assert_int_equal(profile_same(p, 999), 999); /* out of range: itself */
+	assert_int_equal(profile_same(p, u), u);
+	/* the unnamed address gets a copy's name: it is that function now */
+	assert_int_equal(profile_rename(p, u, "JS:^batch /app.js:3:15", "[jit]", 0x7000,
+				       PROFILE_KIND_JIT),
+			 u);
+	assert_int_equal(profile_same(p, u), a);
+	assert_int_equal(profile_same(p, b), a);
+	profile_free(p);
+}
+
 /* Random stacks over named and unnamed functions, then every unnamed one renamed onto a random
  * named one: the flat counts and the stack count are those of a profile that had the names
  * from the start. */
@@ -1477,6 +1509,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_intern),
+	    cmocka_unit_test(test_same),
 	    cmocka_unit_test(test_source),
 	    cmocka_unit_test(test_intern_many),
 	    cmocka_unit_test(test_add_flat),

@@ -1048,7 +1048,8 @@ static void test_status_json(void **state)
 	    "\"features\":[],"
 	    "\"off_cpu_program\":\"\",\"off_cpu_targets\":0,\"off_cpu_runs\":0,\"off_cpu_switches\":0,"
 	    "\"off_cpu_intervals\":0,\"off_cpu_lost\":0,\"off_cpu_lost_ns\":0,\"off_cpu_no_stack\":0,"
-	    "\"off_cpu_stacks_gone\":0}\n");
+	    "\"off_cpu_stacks_gone\":0,\"off_cpu_callers_found\":0,\"off_cpu_callers_lost\":0,"
+	    "\"off_cpu_rules\":0}\n");
 	free(s);
 
 	/* the kernel's features: JSON objects, and one text line each with on/off and version */
@@ -1223,11 +1224,22 @@ static void test_system_wide(void **state)
 	assert_non_null(strstr(s, "4 gone before read (6 samples)"));
 	assert_non_null(strstr(s, "kernel threads 11, idle 100, kprofd 1,"));
 	assert_non_null(strstr(s, "2 idle targets detached to make room at a limit"));
+	assert_null(strstr(s, "off-CPU time"));
 	free(s);
 	s = status(&r, true);
 	assert_non_null(strstr(s, ",\"watches\":[],\"system_wide\":{\"on\":true,\"freq_hz\":19,"));
-	assert_non_null(strstr(s, "\"runs\":300,\"own_samples\":0,\"drops\":0,\"evicted\":2},"
-				  "\"window_sec\":"));
+	assert_non_null(strstr(s, "\"runs\":300,\"own_samples\":0,\"drops\":0,\"evicted\":2,"
+				  "\"off_cpu\":false,\"waiters\":0},\"window_sec\":"));
+	free(s);
+	/* attach --all --off-cpu: the processes that came by their waits */
+	w.off_cpu = true;
+	w.waiters = 4;
+	s = status(&r, false);
+	assert_non_null(strstr(s, "with off-CPU time (--off-cpu): 4 of those made targets when they "
+				  "left a CPU"));
+	free(s);
+	s = status(&r, true);
+	assert_non_null(strstr(s, "\"off_cpu\":true,\"waiters\":4}"));
 	free(s);
 	/* Off, never started: nothing said. */
 	w = (Kprof__SystemWide)KPROF__SYSTEM_WIDE__INIT;

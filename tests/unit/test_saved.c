@@ -12,6 +12,9 @@
 
 #include <cmocka.h>
 
+#include <linux/types.h>
+
+#include "kprof/abi.h"
 #include "kprof/hcct.h"
 #include "kprof/saved.h"
 
@@ -211,9 +214,28 @@ static void test_refused(void **state)
 	assert_int_equal(saved_profile(&x.sp, NULL, &p, NULL), -EBADMSG);
 	make(&x);
 	x.s[0].ids = long_ids;
-	x.s[0].n_ids = 2 * 127 + 2;
+	x.s[0].n_ids = KP_MAX_FRAMES + 1; /* user and kernel stacks and kprof's own frames */
 	assert_int_equal(saved_check(&x.sp), -EBADMSG);
 	assert_int_equal(saved_profile(&x.sp, NULL, &p, NULL), -EBADMSG);
+	x.s[0].n_ids = KP_MAX_FRAMES;
+	assert_int_equal(saved_check(&x.sp), 0);
+	/* An off-CPU profile: checked as a profile, one level deep, with a target */
+	{
+		struct fixture o;
+
+		make(&x);
+		make(&o);
+		x.sp.off_cpu = &o.sp;
+		assert_int_equal(saved_check(&x.sp), 0);
+		o.ids1[2] = 3;
+		assert_int_equal(saved_check(&x.sp), -EBADMSG);
+		make(&o);
+		o.sp.target = NULL;
+		assert_int_equal(saved_check(&x.sp), -EBADMSG);
+		make(&o);
+		o.sp.off_cpu = &o.sp; /* nested, or a loop */
+		assert_int_equal(saved_check(&x.sp), -EBADMSG);
+	}
 	make(&x);
 	x.h[1].parent = 1; /* its own parent */
 	assert_int_equal(saved_check(&x.sp), -EBADMSG);

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* sdelta.c: the profile of an interval as the difference of two snapshots (see kprof/sdelta.h).
+ *
+ * A target's profile only grows: its functions keep their ids and each distinct (thread, stack)
+ * only gains samples. So the samples taken between two moments are the later snapshot's counts
+ * minus the earlier one's, stack by stack. The earlier snapshot is kept as an open-addressing
+ * table keyed by a hash of (tid, ids), the ids copied into one array; the later one is changed
+ * in place, so the caller turns it into pprof with the same code as a whole profile.
+ */
+#include "kprof/sdelta.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kprof/idxtab.h"
+
+struct sdelta_entry {
+	uint64_t hash, count;
+	uint32_t tid, n;
+	size_t off; /* into ids */
+};
+
+struct sdelta {
+	struct sdelta_entry *v; /* one per distinct (thread, stack) */
+	struct idxtab tab;	/* (tid, ids) -> index in v */
+	size_t n;
+	uint32_t *ids;
+};
+
+static uint64_t stack_hash(uint32_t tid, const uint32_t *ids, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ tid;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= ids[i];
+		h *= 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	return h ^ (n * 0x9e3779b97f4a7c15ULL);
+}
+
+/* The slot of (tid, ids): the entry's, or the free one where it goes. */
+static size_t slot_of(const struct sdelta *d, uint64_t h, uint32_t tid, const uint32_t *ids,
+		      size_t n)
+{
+	size_t j;
+
+	idxtab_probe(&d->tab, h, j) {
+		const struct sdelta_entry *e = &d->v[d->tab.slot[j] - 1];
+
+		if (e->hash == h && e->tid == tid && e->n == n &&
+		    (!n || !memcmp(d->ids + e->off, ids, n * sizeof(*ids))))
+			break;
+	}
+	return j;
+}
+
+void sdelta_free(struct sdelta *d)
+{
+	if (!d)
+		return;
+	free(d->ids);
+	free(d->v);
+	idxtab_release(&d->tab);
+	free(d);
+}
+
+int sdelta_new(const Kprof__SavedProfile *start, struct sdelta **ret)
+{
+	struct sdelta *d;
+	size_t nids = 0, off = 0;
+
+	if (start->n_stacks > SDELTA_MAX_STACKS)
+		return -E2BIG;
+	for (size_t i = 0; i < start->n_stacks; i++) {
+		nids += start->stacks[i]->n_ids;
+		if (nids > SDELTA_MAX_IDS)
+			return -E2BIG;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->v = calloc(start->n_stacks ? start->n_stacks : 1, sizeof(*d->v));
+	d->ids = malloc((nids ? nids : 1) * sizeof(*d->ids));
+	if (!d->v || !d->ids || idxtab_reserve(&d->tab, start->n_stacks, 16, NULL, NULL) < 0) {
+		sdelta_free(d);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < start->n_stacks; i++) {
+		const Kprof__SavedStack *s = start->stacks[i];
+		uint64_t h = stack_hash(s->tid, s->ids, s->n_ids);
+		size_t j = slot_of(d, h, s->tid, s->ids, s->n_ids);
+
+		/* The same (thread, stack) twice (not in a kprofd profile): counts add up. */
+		if (d->tab.slot[j]) {
+			d->v[d->tab.slot[j] - 1].count += s->count;
+			continue;
+		}
+		if (s->n_ids)
+			memcpy(d->ids + off, s->ids, s->n_ids * sizeof(*s->ids));
+		d->v[d->n] = (struct sdelta_entry){
+		    .hash = h, .count = s->count, .tid = s->tid, .n = s->n_ids, .off = off};
+		d->tab.slot[j] = ++d->n;
+		off += s->n_ids;
+	}
+	*ret = d;
+	return 0;
+}
+
+uint64_t sdelta_apply(const struct sdelta *d, Kprof__SavedProfile *end)
+{
+	uint64_t total = 0;
+	size_t k = 0;
+
+	for (size_t i = 0; i < end->n_stacks; i++) {
+		Kprof__SavedStack *s = end->stacks[i];
+		size_t j = slot_of(d, stack_hash(s->tid, s->ids, s->n_ids), s->tid, s->ids, s->n_ids);
+		uint64_t before = d->tab.slot[j] ? d->v[d->tab.slot[j] - 1].count : 0;
+
+		if (s->count <= before)
+			continue;
+		s->count -= before;
+		total += s->count;
+		end->stacks[k++] = s;
+	}
+	end->n_stacks = k;
+	return total;
+}
+
+size_t sdelta_size(const struct sdelta *d)
+{
+	return d->n;
+}
