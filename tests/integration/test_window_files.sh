@@ -5,7 +5,7 @@
 # frames one after the other); after a restart every window is back and a range reads them from
 # their place in the batch files; a torn batch file costs its own windows only (renamed .bad,
 # counted), the others come back; the files of one window each an earlier kprofd wrote are
-# still read (an upgrade loses nothing).
+# still read (an upgrade loses nothing); files go with their last window.
 # Needs root (BPF).
 . "$(dirname "$0")/lib.sh"
 if [ "$(id -u)" != 0 ]; then skip "window files" "needs root"; exit 0; fi
@@ -65,7 +65,10 @@ W3=$(sjson windows)
 # An upgrade: the files of one window each that kprofd wrote before batches (w-SEQ-PID.kpw,
 # made here from the batches' frames) are all read, and a range reads them.
 stop_daemon
-SPLIT=$(python3 "$FRAMES" --split "$TDIR"/state/profiles/wb-*.kpw)
+# All but the last batch: after an upgrade both kinds lie side by side.
+LASTB=$(ls "$TDIR"/state/profiles/wb-*.kpw | tail -1)
+KEPTB=$(python3 "$FRAMES" "$LASTB")
+SPLIT=$(python3 "$FRAMES" --split $(ls "$TDIR"/state/profiles/wb-*.kpw | head -n -1))
 # And a batch name kprofd never writes (no id): set aside, not read as a window of its own.
 cp "$(ls "$TDIR"/state/profiles/w-*.kpw | head -1)" "$TDIR/state/profiles/wb-x.kpw"
 start_daemon --config "$TDIR/k.conf" || { fail "daemon restarts" "see log"; exit 1; }
@@ -74,7 +77,16 @@ S4=$(ctl report "${BUSY[2]}" --since 10m --json | python3 -c "import json,sys; p
 [ "$(sjson window_bad_files)" = 1 ] && [ -e "$TDIR/state/profiles/wb-x.kpw.bad" ] &&
 	pass "a batch file's name without an id: renamed .bad, counted" ||
 	fail "a bad batch name" "bad $(sjson window_bad_files); $(ls "$TDIR"/state/profiles/ | grep wb-x)"
-[ "$SPLIT" = "$W3" ] && [ "$W4" = "$W3" ] && [ "${S4:-0}" -gt 0 ] &&
-	pass "upgrade: the $W4 windows of files of one window each back, a range of them $S4 samples" ||
-	fail "upgrade" "$W4 windows for $SPLIT files ($W3 before), range ${S4:-none}"
+[ $((SPLIT + KEPTB)) = "$W3" ] && [ "$W4" = "$W3" ] && [ "${S4:-0}" -gt 0 ] &&
+	pass "upgrade: $SPLIT windows of files of one window each and $KEPTB of a batch back, a range of them $S4 samples" ||
+	fail "upgrade" "$W4 windows for $SPLIT files + $KEPTB ($W3 before), range ${S4:-none}"
+
+# Every window aged out (max_age 1 s): each file goes with its last window, both kinds.
+stop_daemon
+printf '[windows]\nseconds = 1\nmax_age = 1\n' >"$TDIR/k2.conf"
+start_daemon --config "$TDIR/k2.conf" || { fail "daemon restarts" "see log"; exit 1; }
+LEFT=$(ls "$TDIR"/state/profiles/ | grep -c 'kpw$')
+[ "$(sjson windows)" = 0 ] && [ "$LEFT" = 0 ] && [ "$(sjson window_disk_bytes)" = 0 ] &&
+	pass "aged out: no window, no window file left, no byte counted on disk" ||
+	fail "aged out" "$(sjson windows) windows, $LEFT files, $(sjson window_disk_bytes) bytes"
 finish
