@@ -10,6 +10,7 @@ BENCH_ROOT=$(dirname "$BENCH_DIR")
 BENCH_KPROFDS=() # the kprofds kprofd_start started and kprofd_stop has not stopped
 BENCH_PIDS=()    # other processes to kill at exit (their /tmp/perf-PID.map removed too)
 BENCH_KEEP=()    # "LOG COPY" pairs: at exit LOG is copied to COPY (the kprofd logs of a run)
+BENCH_CGROUPS=() # cgroups cpu_group made (removed at exit, their processes gone)
 TDIR=
 
 die() {
@@ -96,6 +97,9 @@ bench_cleanup() {
 	done
 	for p in "${BENCH_KPROFDS[@]}"; do kprofd_stop "$p"; done
 	if declare -F bench_on_exit >/dev/null; then bench_on_exit || true; fi
+	for p in "${BENCH_CGROUPS[@]}"; do
+		for _ in 1 2 3 4 5; do rmdir "$p" 2>/dev/null && break; sleep 0.2; done
+	done
 	for kl in "${BENCH_KEEP[@]}"; do
 		[ -d "$(dirname "${kl#* }")" ] && cp "${kl%% *}" "${kl#* }" 2>/dev/null || true
 	done
@@ -108,6 +112,32 @@ bench_cleanup() {
 	fi
 	[ -z "$TDIR" ] || [ -n "${KEEP:-}" ] || rm -rf "$TDIR"
 	exit "$rc"
+}
+
+# cpu_group NAME: a cgroup of the cpu controller (cgroup v2 with cpu enabled, else v1's cpu
+# hierarchy) named NAME-PID, removed at exit; its directory is printed, nothing if there is no
+# cpu controller. A systemd deployment runs kprofd.service and the workload each in its own
+# cgroup with its own CPU weight: a bench whose targets are many busy processes puts them and
+# kprofd in two of these, so that kprofd is not one task among hundreds (which starves it:
+# each of its replies then waits seconds to run, and the runs fail on kprofctl's timeouts).
+# Note: a v1 cgroup has no real-time budget (cpu.rt_runtime_us 0), so kprofd's SCHED_FIFO
+# attach is refused in one.
+cpu_group() {
+	local d
+	if grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+		d=/sys/fs/cgroup/$1-$$
+	elif [ -d /sys/fs/cgroup/cpu ] && [ -w /sys/fs/cgroup/cpu ]; then
+		d=/sys/fs/cgroup/cpu/$1-$$
+	else
+		return 0
+	fi
+	mkdir -p "$d" 2>/dev/null || return 0
+	BENCH_CGROUPS+=("$d")
+	echo "$d"
+}
+# cpu_group_add DIR PID: PID into cgroup DIR (from cpu_group; nothing if DIR is "").
+cpu_group_add() {
+	[ -z "$1" ] || echo "$2" >"$1/cgroup.procs" 2>/dev/null || true
 }
 
 # kprofd_start KPROFD KPROFCTL SOCK STATE_DIR LOG [ARG...]: a kprofd on its own socket and state

@@ -292,9 +292,9 @@ static void http_json(FILE *f, const Kprof__HttpStatus *h)
 	fprintf(f,
 		",\"token\":%s,\"connections\":%u,\"waiting\":%u,\"unauthorized\":%" PRIu64
 		",\"left\":%" PRIu64 ",\"evicted\":%" PRIu64 ",\"busy\":%" PRIu64
-		",\"served\":%" PRIu64 "}",
+		",\"served\":%" PRIu64 ",\"profiles\":%" PRIu64 ",\"profile_cpu_ns\":%" PRIu64 "}",
 		h->token ? "true" : "false", h->connections, h->waiting, h->unauthorized, h->left,
-		h->evicted, h->busy, h->served);
+		h->evicted, h->busy, h->served, h->profiles, h->profile_cpu_ns);
 }
 
 static void http_text(FILE *f, const Kprof__HttpStatus *h)
@@ -379,11 +379,12 @@ static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sam
 		",\"windows_dropped\":%" PRIu64 ",\"windows_aged\":%" PRIu64
 		",\"window_bad_files\":%" PRIu64 ",\"window_write_failures\":%" PRIu64
 		",\"windows_unsaved\":%" PRIu64 ",\"range_queries\":%" PRIu64
-		",\"range_sliced\":%" PRIu64 ",\"range_slices\":%" PRIu64,
+		",\"range_sliced\":%" PRIu64 ",\"range_slices\":%" PRIu64
+		",\"window_files\":%" PRIu64,
 		r->window_sec, r->windows, r->windows_in_memory, r->window_memory_bytes,
 		r->window_disk_bytes, r->windows_dropped, r->windows_aged, r->window_bad_files,
 		r->window_write_failures, r->windows_unsaved, r->range_queries, r->range_sliced,
-		r->range_slices);
+		r->range_slices, r->window_files);
 	fputs(",\"features\":[", f);
 	for (size_t i = 0; i < r->n_features; i++) {
 		fputs(i ? ",{\"name\":" : "{\"name\":", f);

@@ -46,7 +46,6 @@
 #include "kprof/merge.h"
 #include "kprof/pprof.h"
 #include "kprof/profile.h"
-#include "kprof/sdelta.h"
 #include "kprof/when.h"
 #include "os/log.h"
 #include "manager/manager.h"

@@ -210,7 +210,7 @@ void http_req_free(struct http_req *r)
 void http_members_free(struct http_req *r)
 {
 	for (size_t i = 0; i < r->nm; i++) {
-		sdelta_free(r->mv[i].d);
+		target_since_release(&r->mv[i].since);
 		sdelta_free(r->mv[i].od);
 	}
 	r->nm = 0;
@@ -285,7 +285,7 @@ bool http_in_unit(const struct target *t, const char *unit)
 void http_hide_kaddr(const struct profile *p, struct saved_msg *sm)
 {
 	for (size_t i = 0; i < sm->msg.n_functions; i++)
-		if (profile_func_is_kernel(profile_func_get(p, i)))
+		if (profile_func_is_kernel(profile_func_get(p, sm->fids ? sm->fids[i] : i)))
 			sm->fv[i].start = 0;
 }
 
@@ -309,6 +309,8 @@ void http_publish(const struct httpd *h)
 	st->evicted = h->evicted;
 	st->busy = h->busy;
 	st->served = h->served;
+	st->profiles = h->profiles;
+	st->profile_cpu_ns = h->profile_cpu_ns;
 }
 
 void http_run(struct httpd *h)

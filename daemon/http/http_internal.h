@@ -16,6 +16,7 @@
 #include "kprof/profile.h"
 #include "manager/manager.h"
 #include "wire/target_pb.h"
+#include "wire/target_since.h"
 
 #define HTTP_SEND_SEC 60    /* to take a response */
 #define HTTP_MAX_MEMBERS 64 /* targets of one since=/until= range of a unit */
@@ -36,7 +37,7 @@ struct http_conn {
 struct http_member {
 	pid_t pid;
 	uint64_t attached_ns;
-	struct sdelta *d;
+	struct target_since since; /* its counts at the start */
 	struct sdelta *od; /* its off-CPU profile's (type=off_cpu|wall), NULL: none */
 };
 
@@ -80,6 +81,7 @@ struct httpd {
 	size_t token_len;
 	bool per_source; /* connections capped per address (not on loopback: all share it) */
 	uint64_t unauthorized, left, evicted, busy, served; /* counts for status */
+	uint64_t profiles, profile_cpu_ns; /* interval profiles answered, kprofd's CPU on them */
 };
 
 /* http_answer.c */

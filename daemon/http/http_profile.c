@@ -3,10 +3,11 @@
  * GET /debug/pprof/profile?seconds=N with any of pid=, unit=, cgroup=, comm= (all must match;
  * none: every target, the whole host, as fleet scrapers ask by default).
  *
- * When the request comes, every attached target selected is snapshotted (its stack counts,
- * sdelta.c) and the connection suspended; N seconds later the answer is each one's profile
- * minus its snapshot, plus the whole profile of targets selected that were attached during the
- * interval (a watched unit's new processes, system-wide mode's), merged (merge.c) into one
+ * When the request comes, every attached target selected is snapshotted (a copy of its stack
+ * counts, target_since.c) and the connection suspended; N seconds later the answer is what each
+ * one took since (only the stacks that gained, the functions they name; nothing of a target
+ * that took no sample), plus the whole profile of targets selected that were attached during
+ * the interval (a watched unit's new processes, system-wide mode's), merged (merge.c) into one
  * gzip'd pprof whose samples carry their process's labels: pid, comm, exe, runtime from the
  * merge, and cgroup and unit read from /proc/PID/cgroup here (the systemd unit, else the watch
  * that attached the target). unit= is a watch's name or cgroup (as before), or else a systemd
@@ -95,7 +96,6 @@ static int snapshot_offcpu(const struct target *t, struct sdelta **d)
  * interval. */
 static int snapshot(struct http_req *r, struct target *t)
 {
-	struct saved_msg sm;
 	int err;
 
 	if (r->nm >= HTTP_MAX_HOST)
@@ -109,15 +109,11 @@ static int snapshot(struct http_req *r, struct target *t)
 		r->mv = mv;
 		r->cap = cap;
 	}
-	err = saved_msg_build(t, &sm);
-	if (err < 0)
-		return err;
 	r->mv[r->nm].od = NULL;
-	err = sdelta_new(&sm.msg, &r->mv[r->nm].d);
-	saved_msg_release(&sm);
+	err = target_since_take(t, &r->mv[r->nm].since);
 	if (err >= 0 && r->type != HTTPQ_TYPE_CPU &&
 	    (err = snapshot_offcpu(t, &r->mv[r->nm].od)) < 0)
-		sdelta_free(r->mv[r->nm].d);
+		target_since_release(&r->mv[r->nm].since);
 	if (err < 0)
 		return err;
 	r->mv[r->nm].pid = t->pid;
@@ -186,7 +182,7 @@ out:
 	return err;
 }
 
-/* An empty profile of the interval (a whole-host request while nothing is profiled). */
+/* An empty profile of the interval (nothing profiled, or no sample taken). */
 static int answer_empty(struct http_req *r, uint64_t end)
 {
 	Kprof__SavedProfile sp = KPROF__SAVED_PROFILE__INIT;
@@ -197,7 +193,8 @@ static int answer_empty(struct http_req *r, uint64_t end)
 	t.attached_at_ns = r->start_real;
 	t.ended_at_ns = end;
 	t.freq_hz = r->h->m->conf.default_freq;
-	t.comm = (char *)"the host";
+	t.pid = r->pid;
+	t.comm = (char *)(r->whole ? "the host" : r->unit[0] ? r->unit : "a selection");
 	return answer_pprof(r, &sp, 0, end);
 }
 
@@ -209,20 +206,23 @@ static bool is_member(const struct http_req *r, const struct target *t)
 	return false;
 }
 
-/* The off-CPU profiles of the targets whose CPU profiles are sm[0..n) (tv: their targets, od:
- * their snapshots, NULL for a target attached during the interval) after them, in sm[n..):
- * the new n. Their mappings and thread names are their CPU profiles'. */
+/* The off-CPU profiles of the targets tv[0..nt) (od: their snapshots, NULL for a target
+ * attached during the interval) after the CPU profiles sm[0..n), in sm[n..): the new count.
+ * A target that waited for nothing in the interval adds nothing; one that took no CPU sample
+ * (asleep all along) adds its waits alone. */
 static size_t add_offcpu(struct saved_msg *sm, Kprof__SavedProfile **pv, size_t n,
-			 struct target *const *tv, struct sdelta *const *od)
+			 struct target *const *tv, struct sdelta *const *od, size_t nt)
 {
 	size_t k = n;
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < nt; i++) {
 		if (!tv[i]->offcpu || saved_msg_build_offcpu(tv[i], &sm[k]) < 0)
 			continue;
 		http_hide_kaddr(tv[i]->offcpu->prof, &sm[k]);
-		if (od[i])
-			sdelta_apply(od[i], &sm[k].msg);
+		if (od[i] && !sdelta_apply(od[i], &sm[k].msg)) {
+			saved_msg_release(&sm[k]);
+			continue;
+		}
 		sm[k].msg.n_mappings = sm[k].msg.n_threads = 0;
 		pv[k] = &sm[k].msg;
 		k++;
@@ -233,15 +233,15 @@ static size_t add_offcpu(struct saved_msg *sm, Kprof__SavedProfile **pv, size_t 
 int http_profile_answer(struct http_req *r)
 {
 	struct manager *m = r->h->m;
-	size_t n = 0, cap = r->nm + 1, all;
+	size_t n = 0, nt = 0, cap = r->nm + 1, all;
 	uint64_t end = now_ns(CLOCK_REALTIME), samples = 0;
+	bool live = false; /* some target selected is still there */
 	struct saved_msg *sm;
 	Kprof__SavedProfile **pv;
 	_cleanup_free_ struct target **tv = NULL;
 	_cleanup_free_ struct sdelta **od = NULL;
 	int err = 0;
 
-	manager_drain(m);
 	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t))
 		cap += t->attached_ns >= r->start_real;
 	sm = calloc(2 * cap, sizeof(*sm)); /* CPU profiles, then off-CPU ones */
@@ -255,29 +255,35 @@ int http_profile_answer(struct http_req *r)
 	for (size_t i = 0; i < r->nm && n < cap; i++) {
 		struct target *t = http_find_target(m, r->mv[i].pid, r->mv[i].attached_ns);
 
-		if (!t || saved_msg_build(t, &sm[n]) < 0)
-			continue;
+		if (!t)
+			continue; /* ended and dropped */
+		live = true;
+		tv[nt] = t;
+		od[nt++] = r->mv[i].od;
+		if (target_since_build(t, &r->mv[i].since, &sm[n]) <= 0)
+			continue; /* no sample since */
 		http_hide_kaddr(t->profile, &sm[n]);
-		sm[n].target.samples = sdelta_apply(r->mv[i].d, &sm[n].msg);
 		samples += sm[n].target.samples;
 		pv[n] = &sm[n].msg;
-		tv[n] = t;
-		od[n++] = r->mv[i].od;
+		n++;
 	}
 	/* Attached during the interval: all their samples are the interval's. */
 	for (struct target *t = manager_targets_first(m); t && n < cap && n < HTTP_MAX_HOST; t = manager_targets_next(t)) {
-		if (t->attached_ns < r->start_real || is_member(r, t) || !selected(r, t) ||
-		    saved_msg_build(t, &sm[n]) < 0)
+		if (t->attached_ns < r->start_real || is_member(r, t) || !selected(r, t))
+			continue;
+		live = true;
+		tv[nt++] = t;
+		if (target_since_build(t, NULL, &sm[n]) <= 0)
 			continue;
 		http_hide_kaddr(t->profile, &sm[n]);
 		samples += sm[n].target.samples;
 		pv[n] = &sm[n].msg;
-		tv[n++] = t;
+		n++;
 	}
-	all = r->type == HTTPQ_TYPE_CPU ? n : add_offcpu(sm, pv, n, tv, od);
-	if (n)
+	all = r->type == HTTPQ_TYPE_CPU ? n : add_offcpu(sm, pv, n, tv, od, nt);
+	if (all)
 		err = answer_merged(r, sm, pv, all, n, samples, end);
-	else if (r->whole)
+	else if (r->whole || live)
 		err = answer_empty(r, end);
 	else
 		http_answer(r, MHD_HTTP_GONE, "the target ended and its profile was dropped meanwhile");
@@ -359,11 +365,16 @@ static int snapshot_all(struct http_req *r, struct MHD_Connection *c, enum MHD_R
 static int on_req_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct http_req *r = userdata;
+	uint64_t cpu;
 	int err;
 
 	(void)s;
 	(void)usec;
+	manager_drain(r->h->m); /* the samples up to now (sampling's work, not the answer's) */
+	cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	err = http_profile_answer(r);
+	r->h->profile_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
+	r->h->profiles++;
 	if (err < 0) {
 		log_warn("http: profile of %s: %s", r->whole ? "the host" : "a selection",
 			 strerror(-err));
@@ -403,6 +414,7 @@ enum MHD_Result http_profile_start(struct httpd *h, struct MHD_Connection *c,
 {
 	enum MHD_Result res = MHD_NO;
 	struct http_req *r = http_req_new(h, c);
+	uint64_t cpu;
 	int err;
 
 	if (!r)
@@ -417,7 +429,9 @@ enum MHD_Result http_profile_start(struct httpd *h, struct MHD_Connection *c,
 	if (r->unit[0])
 		resolve_unit(r);
 	manager_drain(h->m);
+	cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	err = snapshot_all(r, c, &res);
+	h->profile_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
 	if (err > 0)
 		return res;
 	return wait_answer(r, c, q->seconds, err, con_cls);

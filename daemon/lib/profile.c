@@ -467,11 +467,8 @@ static void pending_compact(struct profile *p)
 	p->npending = k;
 }
 
-/* The slot of stack st, its ids v made canonical, hash h, in the table being built (stacks,
- * slots, ids): an equal stack's, or the empty slot where it goes. */
-static size_t canon_slot(const struct pstack *stacks, const struct sslot *slots, size_t nslots,
-			 const uint32_t *ids, const struct pstack *st, const uint32_t *v,
-			 uint64_t h)
+size_t profile_canon_slot(const struct pstack *stacks, const struct sslot *slots, size_t nslots,
+			  const uint32_t *ids, const struct pstack *st, const uint32_t *v, uint64_t h)
 {
 	size_t j;
 
@@ -483,6 +480,43 @@ static size_t canon_slot(const struct pstack *stacks, const struct sslot *slots,
 			break;
 	}
 	return j;
+}
+
+size_t profile_canon_stacks(const struct profile *p, const struct pstack *src, size_t n,
+			    const uint32_t *src_ids, struct pstack *out, struct sslot *slots,
+			    size_t nslots, uint32_t *ids, size_t *ret_nids)
+{
+	size_t k = 0, nids = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct pstack *st = &src[i];
+		uint32_t *v = ids + nids;
+		uint64_t h;
+		size_t j;
+
+		for (size_t x = 0; x < st->len; x++)
+			v[x] = profile_canon(p, src_ids[st->off + x]);
+		h = profile_stack_hash(st->tid, v, st->len);
+		j = profile_canon_slot(out, slots, nslots, ids, st, v, h);
+		if (slots[j].idx) {
+			struct pstack *o = &out[slots[j].idx - 1];
+
+			o->count += st->count;
+			o->recent = st->recent < UINT32_MAX - o->recent ? o->recent + st->recent
+									: UINT32_MAX;
+			continue;
+		}
+		out[k] = (struct pstack){.hash = h,
+					 .count = st->count,
+					 .off = nids,
+					 .len = st->len,
+					 .tid = st->tid,
+					 .recent = st->recent};
+		slots[j] = (struct sslot){.idx = ++k, .tag = h >> 32};
+		nids += st->len;
+	}
+	*ret_nids = nids;
+	return k;
 }
 
 /* The flat counts again from the stacks; the sample and loss totals do not change. */
@@ -514,33 +548,8 @@ static int stacks_canonicalize(struct profile *p)
 	ids = malloc((p->ids_cap ? p->ids_cap : 1) * sizeof(*ids));
 	if (!stacks || !slots || !ids)
 		return -ENOMEM;
-	for (size_t i = 0; i < p->nstacks; i++) {
-		const struct pstack *st = &p->stacks[i];
-		uint32_t *v = ids + nids;
-		uint64_t h;
-		size_t j;
-
-		for (size_t k = 0; k < st->len; k++)
-			v[k] = profile_canon(p, p->ids[st->off + k]);
-		h = profile_stack_hash(st->tid, v, st->len);
-		j = canon_slot(stacks, slots, nslots, ids, st, v, h);
-		if (slots[j].idx) {
-			struct pstack *o = &stacks[slots[j].idx - 1];
-
-			o->count += st->count;
-			o->recent = st->recent < UINT32_MAX - o->recent ? o->recent + st->recent
-									: UINT32_MAX;
-			continue;
-		}
-		stacks[n] = (struct pstack){.hash = h,
-					    .count = st->count,
-					    .off = nids,
-					    .len = st->len,
-					    .tid = st->tid,
-					    .recent = st->recent};
-		slots[j] = (struct sslot){.idx = ++n, .tag = h >> 32};
-		nids += st->len;
-	}
+	n = profile_canon_stacks(p, p->stacks, p->nstacks, p->ids, stacks, slots, nslots, ids,
+				 &nids);
 	free(p->stacks);
 	free(p->stack_slots);
 	free(p->ids);
@@ -550,6 +559,7 @@ static int stacks_canonicalize(struct profile *p)
 	p->stack_nslots = nslots;
 	p->nstacks = n;
 	p->nids = nids;
+	p->layout++; /* stack indexes changed: snapshots compare by ids now */
 	/* The caps stay the old arrays' sizes: the copies were allocated at them. */
 	stacks_recount(p);
 	return 0;

@@ -74,6 +74,7 @@ struct profile {
 	uint64_t unresolved_over, renamed, merged;
 
 	uint64_t gen;
+	uint64_t layout; /* stacks moved (stacks_canonicalize) this many times: profile_snap.c */
 	uint64_t samples, lost;
 	uint64_t kernel_samples; /* of samples, those whose stack has a kernel frame */
 	bool has_tids;		 /* some stack has tid != 0: folded output must merge threads */
@@ -107,5 +108,16 @@ static __attribute__((unused)) bool is_alias(const struct profile *p, uint32_t i
 {
 	return id < p->ncanon && p->canon[id];
 }
+
+/* Stacks src[0..n) (their ids in src_ids) with every id canonical (profile_canon of p), equal
+ * ones merged (counts and recent added), into out (room for n), its hash table slots (nslots,
+ * a power of two at least 2n, zeroed) and ids (room for all of src's): returns the stacks in
+ * out, *nids the ids used. profile_canon_slot: the slot of stack st (its canonical ids v, hash
+ * h) in such a table, an equal stack's or the empty one where it goes. */
+size_t profile_canon_stacks(const struct profile *p, const struct pstack *src, size_t n,
+			    const uint32_t *src_ids, struct pstack *out, struct sslot *slots,
+			    size_t nslots, uint32_t *ids, size_t *nids);
+size_t profile_canon_slot(const struct pstack *stacks, const struct sslot *slots, size_t nslots,
+			  const uint32_t *ids, const struct pstack *st, const uint32_t *v, uint64_t h);
 
 #endif

@@ -10,6 +10,13 @@
  * Removed entries are compacted away in one pass. Memory counts the blobs and the index
  * entries. An add refuses a window only at twice max_windows (no retention ran meanwhile).
  *
+ * Batch files: the windows of one file are counted in a small table sorted by the file's id
+ * (ids grow as files are written), with the bytes of those that left; a window that leaves
+ * while others of its file stay keeps its bytes counted on disk, and the file goes (the drop
+ * callback, once) with its last window. Windows of a batch are cut together, so they age and
+ * are evicted (oldest first) together too: a file outlives some of its windows only through a
+ * user's quota, and its bytes stay counted meanwhile.
+ *
  * Per-user quotas (mem_per_uid, disk_per_uid): retention first adds up each uid's bytes in a
  * small open-addressing table (rebuilt at each retention, so it holds only uids with windows),
  * then each bound is applied in turn to a smaller circle of victims: a uid over its quota
@@ -22,6 +29,7 @@
  * parents first), so the result lists parents first too.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -41,10 +49,21 @@ struct uid_use {
 	uint64_t mem, disk;
 };
 
+/* A batch file: its windows still in the store, and the bytes of those that left. */
+struct wfile {
+	uint64_t id;
+	size_t live;
+	uint64_t held;
+};
+_Static_assert(offsetof(struct wfile, id) == 0 && offsetof(struct window_entry, seq) == 0,
+	       "lower_bound reads the key each element starts with");
+
 struct window_store {
 	struct window_limits lim;
 	struct window_entry *v;
 	size_t n, cap;
+	struct wfile *files; /* sorted by id */
+	size_t nfiles, files_cap;
 	uint64_t mem, disk;
 	struct window_stats st;		/* the counters; sizes are computed */
 	struct uid_use *uses;		/* NULL: no quotas this retention (off, or out of memory) */
@@ -72,6 +91,7 @@ void window_store_free(struct window_store *ws)
 {
 	if (!ws)
 		return;
+	free(ws->files);
 	for (size_t i = 0; i < ws->n; i++)
 		free(ws->v[i].blob);
 	free(ws->v);
@@ -83,6 +103,68 @@ void window_store_set_limits(struct window_store *ws, const struct window_limits
 	ws->lim = *lim;
 	if (!ws->lim.max_windows)
 		ws->lim.max_windows = DEFAULT_MAX_WINDOWS;
+}
+
+/* The index of the first of the n elements of v (stride bytes each, sorted by the uint64_t key
+ * each one starts with: struct window_entry's seq, struct wfile's id) whose key is not below
+ * key: where key is, or goes. */
+static size_t lower_bound(const void *v, size_t n, size_t stride, uint64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+
+		memcpy(&k, (const char *)v + mid * stride, sizeof(k));
+		if (k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The index in ws->files where file id is, or goes. */
+static size_t file_pos(const struct window_store *ws, uint64_t id)
+{
+	return lower_bound(ws->files, ws->nfiles, sizeof(*ws->files), id);
+}
+
+/* One more window of batch file id on disk. 0 or -ENOMEM. */
+static int file_ref(struct window_store *ws, uint64_t id)
+{
+	size_t i = file_pos(ws, id);
+
+	if (i < ws->nfiles && ws->files[i].id == id) {
+		ws->files[i].live++;
+		return 0;
+	}
+	if (array_grow((void **)&ws->files, &ws->files_cap, ws->nfiles + 1, sizeof(*ws->files),
+		       16) < 0)
+		return -ENOMEM;
+	memmove(ws->files + i + 1, ws->files + i, (ws->nfiles - i) * sizeof(*ws->files));
+	ws->files[i] = (struct wfile){.id = id, .live = 1};
+	ws->nfiles++;
+	return 0;
+}
+
+/* Window e of a batch file leaves: true if it was the file's last (its bytes, all its windows'
+ * then, leave the disk count), false if others stay (e's bytes stay counted). */
+static bool file_unref(struct window_store *ws, const struct window_entry *e)
+{
+	size_t i = file_pos(ws, e->file);
+	struct wfile *f = &ws->files[i];
+
+	if (i == ws->nfiles || f->id != e->file || !f->live)
+		return true; /* not counted (no memory for the table): alone */
+	f->held += e->len;
+	if (--f->live)
+		return false;
+	ws->disk -= f->held - e->len;
+	memmove(f, f + 1, (ws->nfiles - i - 1) * sizeof(*f));
+	ws->nfiles--;
+	return true;
 }
 
 int window_store_add(struct window_store *ws, const struct window_entry *e)
@@ -97,6 +179,10 @@ int window_store_add(struct window_store *ws, const struct window_entry *e)
 		return -ENOSPC;
 	}
 	if (array_grow((void **)&ws->v, &ws->cap, ws->n + 1, sizeof(*ws->v), 64) < 0) {
+		free(e->blob);
+		return -ENOMEM;
+	}
+	if (e->on_disk && e->file && file_ref(ws, e->file) < 0) {
 		free(e->blob);
 		return -ENOMEM;
 	}
@@ -122,27 +208,25 @@ void window_store_sort(struct window_store *ws)
 
 static struct window_entry *find_seq(const struct window_store *ws, uint64_t seq)
 {
-	size_t lo = 0, hi = ws->n;
+	size_t i = lower_bound(ws->v, ws->n, sizeof(*ws->v), seq);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ws->v[mid].seq < seq)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < ws->n && ws->v[lo].seq == seq ? &ws->v[lo] : NULL;
+	return i < ws->n && ws->v[i].seq == seq ? &ws->v[i] : NULL;
 }
 
-void window_store_saved(struct window_store *ws, uint64_t seq)
+void window_store_saved(struct window_store *ws, uint64_t seq, uint64_t file, size_t off)
 {
 	struct window_entry *e = find_seq(ws, seq);
 
-	if (e && !e->on_disk) {
-		e->on_disk = true;
-		ws->disk += e->len;
-	}
+	if (!e || e->on_disk)
+		return;
+	/* Without memory for the table, the file goes with the first of its windows to leave
+	 * (the others, read later, are skipped as gone): nothing is counted twice. */
+	if (file)
+		(void)file_ref(ws, file);
+	e->on_disk = true;
+	e->file = file;
+	e->off = off;
+	ws->disk += e->len;
 }
 
 /* Take e out of the accounts and mark it for compaction (len 0). */
@@ -196,11 +280,13 @@ static void account(struct window_store *ws, const struct window_entry *e, int64
 
 static void drop(struct window_store *ws, struct window_entry *e, window_drop_fn fn, void *ud)
 {
-	if (e->on_disk && fn)
+	bool last = e->on_disk && (!e->file || file_unref(ws, e));
+
+	if (last && fn)
 		fn(ud, e);
 	account(ws, e, -(int64_t)entry_mem(e), e->on_disk ? -(int64_t)e->len : 0);
 	ws->mem -= entry_mem(e);
-	if (e->on_disk)
+	if (last)
 		ws->disk -= e->len;
 	free(e->blob);
 	e->blob = NULL;
@@ -440,7 +526,8 @@ int window_frame(const uint8_t *payload, size_t len, uint8_t **ret, size_t *ret_
 	return 0;
 }
 
-int window_unframe(const uint8_t *buf, size_t len, const uint8_t **payload, size_t *plen)
+int window_unframe_next(const uint8_t *buf, size_t len, const uint8_t **payload, size_t *plen,
+			size_t *used)
 {
 	uint32_t n;
 
@@ -451,13 +538,22 @@ int window_unframe(const uint8_t *buf, size_t len, const uint8_t **payload, size
 	n = get_le32(buf + 8);
 	if (n > WINDOW_MAX_PAYLOAD)
 		return -EFBIG;
-	if (len - WINDOW_HEADER != n)
-		return len - WINDOW_HEADER < n ? -EPIPE : -EBADMSG;
+	if (len - WINDOW_HEADER < n)
+		return -EPIPE;
 	if (crc32(crc32(0L, Z_NULL, 0), buf + WINDOW_HEADER, n) != get_le32(buf + 12))
 		return -EILSEQ;
 	*payload = buf + WINDOW_HEADER;
 	*plen = n;
+	*used = WINDOW_HEADER + n;
 	return 0;
+}
+
+int window_unframe(const uint8_t *buf, size_t len, const uint8_t **payload, size_t *plen)
+{
+	size_t used;
+	int err = window_unframe_next(buf, len, payload, plen, &used);
+
+	return err < 0 ? err : used != len ? -EBADMSG : 0;
 }
 
 /* ---- The HCCT of a range ---- */

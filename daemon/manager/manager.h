@@ -55,6 +55,7 @@ struct http_stats {
 	bool token;
 	unsigned connections, waiting;
 	uint64_t unauthorized, left, evicted, busy, served;
+	uint64_t profiles, profile_cpu_ns; /* interval profiles answered, the CPU spent on them */
 };
 struct sampler;
 struct store;

@@ -5,16 +5,21 @@
  * Every [windows] seconds a timer cuts a window of every target that got samples: the stacks
  * whose counts grew since the last cut (profile_take_recent: the per-sample path pays one add)
  * and the functions they name, packed as a kprof.SavedProfile, framed with a CRC (window.h),
- * handed to the pure index (daemon/lib/window.c), then written to the state directory as
- * w-SEQ-PID.kpw (atomically: temporary file, fsync, rename). A failed write (a full disk)
- * leaves the window in memory, counted, and is tried again at the next tick. A range query
+ * handed to the pure index (daemon/lib/window.c). Then the windows of the tick (of every
+ * target) are written to the state directory as one batch file, wb-SEQ.kpw (SEQ: its first
+ * window's), their frames one after the other: one write and one fsync a tick whatever the
+ * targets (atomically: temporary file, fsync, rename; a crash loses at most the tick being
+ * written, one window a target). Files of one window each, w-SEQ-PID.kpw (kprofd before
+ * batches), are still read. A failed write (a full disk) leaves the windows in memory,
+ * counted, and they are tried again (in the next batch) at the next tick. A range query
  * cuts the target's window at once (so "the last minute" includes the last second), then
  * decodes the windows whose middle lies in the range, from memory or from their files, and
  * merges them: stacks into one profile (equal functions and stacks added up), and each
  * window's summary (its m heaviest contexts, exact: window_summary_exact) into one HCCT
- * (window_hcct_merge). At start every window file is read and checked; one whose frame, CRC
- * or content is wrong (a torn write) is renamed .bad, said in the log and counted; the others
- * are kept in the index, on disk until a range reads them.
+ * (window_hcct_merge); a window not in memory is read from its file at its offset. At start
+ * every window file is read and checked; one with a frame whose CRC or content is wrong (a
+ * torn write) is renamed .bad, said in the log and counted (all its windows with it); the
+ * others are kept in the index, on disk until a range reads them.
  *
  * Windows are ordered, aged and measured by CLOCK_BOOTTIME (with the boot's id: a window of
  * an earlier boot is aged by CLOCK_REALTIME), and shown and selected by the CLOCK_REALTIME
@@ -45,6 +50,8 @@
 #include "manager/windows.h"
 
 #define WINDOW_SUFFIX ".kpw"
+#define BATCH_PREFIX "wb-"
+#define BATCH_MAX (64u << 20) /* bytes of one batch file: more windows go to another */
 #define NS 1000000000ULL
 #define QUERY_CUT_MIN_NS (NS / 2) /* a query cuts a window at least this long */
 
@@ -54,7 +61,7 @@ struct windows {
 	sd_event_source *timer;
 	uint64_t seq;
 	uint64_t boot_id;
-	uint64_t bad_files, write_failures;
+	uint64_t bad_files, write_failures, batches;
 	uint64_t range_queries, range_sliced, range_slices;
 };
 
@@ -85,7 +92,12 @@ static void limits_of(const struct config *c, struct window_limits *l)
 
 static void file_name(const struct window_entry *e, char *buf, size_t len)
 {
-	snprintf(buf, len, "w-%016llx-%u" WINDOW_SUFFIX, (unsigned long long)e->seq, e->pid);
+	if (e->file)
+		snprintf(buf, len, BATCH_PREFIX "%016llx" WINDOW_SUFFIX,
+			 (unsigned long long)e->file);
+	else
+		snprintf(buf, len, "w-%016llx-%u" WINDOW_SUFFIX, (unsigned long long)e->seq,
+			 e->pid);
 }
 
 /* ---- Cutting ---- */
@@ -223,22 +235,74 @@ static int cut_pack(const struct target *t, const struct cut *c, const struct cu
 	return *ret ? 0 : -ENOMEM;
 }
 
-static void write_window(struct windows *w, const struct window_entry *e)
+/* One batch file of the windows not on disk from index *i on (at most BATCH_MAX bytes, or one
+ * window): written, and marked saved; *i moves past them. 0 or a negative errno (they stay
+ * unsaved, tried again at the next tick). */
+static int write_batch(struct windows *w, size_t *i)
 {
+	const size_t n = window_store_count(w->ws);
+	_cleanup_free_ struct placed {
+		uint64_t seq;
+		size_t off;
+	} *pl = NULL;
+	_cleanup_free_ uint8_t *buf = NULL;
+	size_t k = 0, bytes = 0, j;
+	uint64_t id = 0;
 	char name[64];
 	int err;
 
-	if (!w->m->store || !w->m->conf.window_disk_mb)
-		return;
-	file_name(e, name, sizeof(name));
-	err = store_write(w->m->store, name, e->blob, e->len);
+	for (j = *i; j < n; j++) {
+		const struct window_entry *e = window_store_at(w->ws, j);
+
+		if (e->on_disk || !e->blob)
+			continue;
+		if (k && bytes + e->len > BATCH_MAX)
+			break;
+		bytes += e->len, k++;
+	}
+	if (!k) {
+		*i = n;
+		return 0;
+	}
+	pl = malloc(k * sizeof(*pl));
+	buf = malloc(bytes);
+	if (!pl || !buf)
+		return -ENOMEM;
+	for (k = 0, bytes = 0; *i < j; (*i)++) {
+		const struct window_entry *e = window_store_at(w->ws, *i);
+
+		if (e->on_disk || !e->blob)
+			continue;
+		memcpy(buf + bytes, e->blob, e->len);
+		pl[k++] = (struct placed){.seq = e->seq, .off = bytes};
+		bytes += e->len;
+	}
+	id = pl[0].seq;
+	snprintf(name, sizeof(name), BATCH_PREFIX "%016llx" WINDOW_SUFFIX, (unsigned long long)id);
+	err = store_write(w->m->store, name, buf, bytes);
 	if (err < 0) {
 		if (!w->write_failures++ || err != -ENOSPC)
-			log_warn("window %s/%s: cannot write it (%s): kept in memory, tried again",
+			log_warn("windows %s/%s: cannot write them (%s): kept in memory, tried "
+				 "again",
 				 store_path(w->m->store), name, strerror(-err));
-		return;
+		return err;
 	}
-	window_store_saved(w->ws, e->seq);
+	w->batches++;
+	for (size_t x = 0; x < k; x++)
+		window_store_saved(w->ws, pl[x].seq, id, pl[x].off);
+	return 0;
+}
+
+/* Every window not on disk yet, in batch files. */
+static void persist(struct windows *w)
+{
+	size_t i = 0;
+
+	if (!w->m->store || !w->m->conf.window_disk_mb)
+		return;
+	while (i < window_store_count(w->ws))
+		if (write_batch(w, &i) < 0)
+			return;
 }
 
 /* The stacks of p whose counts grew since the last cut, into c: how many, or a negative
@@ -301,7 +365,6 @@ static int cut_target(struct windows *w, struct target *t, uint64_t now_boot, ui
 			 (unsigned long long)e.samples, strerror(-err));
 		return err;
 	}
-	write_window(w, window_store_at(w->ws, window_store_count(w->ws) - 1));
 	return 1;
 }
 
@@ -321,13 +384,6 @@ static void retain(struct windows *w)
 
 	limits_of(&w->m->conf, &l);
 	window_store_set_limits(w->ws, &l);
-	/* Windows a failed write left in memory: try again. */
-	for (size_t i = 0; i < window_store_count(w->ws); i++) {
-		const struct window_entry *e = window_store_at(w->ws, i);
-
-		if (!e->on_disk && e->blob)
-			write_window(w, e);
-	}
 	window_store_retain(w->ws, now_ns(CLOCK_BOOTTIME), now_ns(CLOCK_REALTIME), w->boot_id,
 			    on_drop, w);
 }
@@ -339,6 +395,7 @@ void windows_cut_all(struct windows *w)
 	manager_drain(w->m);
 	for (struct target *t = manager_targets_first(w->m); t; t = manager_targets_next(t))
 		cut_target(w, t, boot, real);
+	persist(w); /* this tick's windows, and any a failed write left: one file */
 	retain(w);
 }
 
@@ -352,48 +409,88 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 
 /* ---- Start ---- */
 
-static int restore_one(void *ctx, const char *name, const uint8_t *buf, size_t len)
+/* The window of one frame (file: its batch, at byte off; 0: a file of its own) into *e:
+ * 0, or -EBADMSG when it is not a window. */
+static int restore_frame(const uint8_t *payload, size_t plen, uint64_t file, size_t off,
+			 size_t len, struct window_entry *e)
 {
-	struct windows *w = ctx;
-	const uint8_t *payload;
-	size_t plen;
-	Kprof__SavedProfile *sp;
-	struct window_entry e = {0};
-	int err = window_unframe(buf, len, &payload, &plen);
+	Kprof__SavedProfile *sp = kprof__saved_profile__unpack(NULL, plen, payload);
 
-	if (err < 0) {
-		w->bad_files++;
-		log_warn("window %s: %s", name,
-			 err == -EPIPE	  ? "torn (shorter than its header says)"
-			 : err == -EILSEQ ? "corrupt (CRC mismatch)"
-					  : "not a window file");
-		return err;
-	}
-	sp = kprof__saved_profile__unpack(NULL, plen, payload);
 	if (!sp || saved_check(sp) < 0 || !sp->window_seq || !sp->target->window_end_ns ||
 	    sp->window_end_boot < sp->window_start_boot) {
 		if (sp)
 			kprof__saved_profile__free_unpacked(sp, NULL);
-		w->bad_files++;
-		log_warn("window %s: its CRC holds but its content is not a window", name);
 		return -EBADMSG;
 	}
-	e = (struct window_entry){.seq = sp->window_seq,
-				  .pid = sp->target->pid,
-				  .uid = sp->target->uid,
-				  .attached_ns = sp->target->attached_at_ns,
-				  .boot_id = sp->boot_id,
-				  .start_boot = sp->window_start_boot,
-				  .end_boot = sp->window_end_boot,
-				  .start_real = sp->target->window_start_ns,
-				  .end_real = sp->target->window_end_ns,
-				  .samples = sp->target->samples,
-				  .len = len,
-				  .on_disk = true}; /* read again when a range needs it */
+	*e = (struct window_entry){.seq = sp->window_seq,
+				   .pid = sp->target->pid,
+				   .uid = sp->target->uid,
+				   .attached_ns = sp->target->attached_at_ns,
+				   .boot_id = sp->boot_id,
+				   .start_boot = sp->window_start_boot,
+				   .end_boot = sp->window_end_boot,
+				   .start_real = sp->target->window_start_ns,
+				   .end_real = sp->target->window_end_ns,
+				   .samples = sp->target->samples,
+				   .len = len,
+				   .on_disk = true, /* read again when a range needs it */
+				   .file = file,
+				   .off = off};
 	kprof__saved_profile__free_unpacked(sp, NULL);
-	if (e.seq >= w->seq)
-		w->seq = e.seq + 1;
-	return window_store_add(w->ws, &e) == -ENOMEM ? -ENOMEM : 0;
+	return 0;
+}
+
+/* A window file: a batch (wb-ID.kpw, its frames one after the other) or one window. Every
+ * frame is checked before any window of it is kept: a bad one makes the file unusable. */
+static int restore_one(void *ctx, const char *name, const uint8_t *buf, size_t len)
+{
+	struct windows *w = ctx;
+	_cleanup_free_ struct window_entry *v = NULL;
+	size_t n = 0, cap = 0, off = 0;
+	uint64_t file = 0;
+	int err = 0;
+
+	if (!strncmp(name, BATCH_PREFIX, strlen(BATCH_PREFIX))) {
+		char *end = NULL;
+
+		file = strtoull(name + strlen(BATCH_PREFIX), &end, 16);
+		if (!file || strcmp(end, WINDOW_SUFFIX))
+			err = -EBADMSG; /* not a name kprofd writes: on_drop could not remove it */
+	}
+	while (err >= 0 && off < len) {
+		const uint8_t *payload;
+		size_t plen, used;
+
+		err = file ? window_unframe_next(buf + off, len - off, &payload, &plen, &used)
+			   : window_unframe(buf, len, &payload, &plen);
+		if (err < 0)
+			break;
+		if (!file)
+			used = len;
+		err = array_grow((void **)&v, &cap, n + 1, sizeof(*v), 16);
+		if (err >= 0)
+			err = restore_frame(payload, plen, file, off, used, &v[n]);
+		if (err >= 0)
+			n++, off += used;
+	}
+	if (err < 0 || !n) {
+		w->bad_files++;
+		log_warn("window file %s: %s", name,
+			 err == -EPIPE	   ? "torn (shorter than its header says)"
+			 : err == -EILSEQ  ? "corrupt (CRC mismatch)"
+			 : err == -EBADMSG ? "not a window file, or its CRC holds but its content "
+					     "is not a window"
+			 : err < 0	   ? strerror(-err)
+					   : "empty");
+		return err < 0 ? err : -EBADMSG;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].seq >= w->seq)
+			w->seq = v[i].seq + 1;
+		if (window_store_add(w->ws, &v[i]) == -ENOMEM)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 int windows_new(struct manager *m, struct windows **ret)
@@ -415,6 +512,7 @@ int windows_new(struct manager *m, struct windows **ret)
 		n = store_foreach(m->store, WINDOW_SUFFIX, restore_one, w);
 		window_store_sort(w->ws);
 		retain(w);
+		n = n < 0 ? 0 : (int)window_store_count(w->ws); /* windows, not files */
 	}
 	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t)) {
 		profile_take_recent(t->profile, NULL, NULL); /* restored: no new samples */
@@ -428,7 +526,7 @@ int windows_new(struct manager *m, struct windows **ret)
 	if (err < 0)
 		goto fail;
 	if (n > 0 || w->bad_files)
-		log_info("time windows: %d restored, %llu unusable (renamed .bad)", n > 0 ? n : 0,
+		log_info("time windows: %d restored, %llu unusable files (renamed .bad)", n,
 			 (unsigned long long)w->bad_files);
 	*ret = w;
 	return 0;
@@ -455,6 +553,7 @@ void windows_get_stats(const struct windows *w, struct windows_stats *st)
 		st->s.unsaved = 0; /* memory only by choice: nothing waits to be written */
 	st->bad_files = w->bad_files;
 	st->write_failures = w->write_failures;
+	st->files = w->batches;
 	st->range_queries = w->range_queries;
 	st->range_sliced = w->range_sliced;
 	st->range_slices = w->range_slices;
@@ -593,7 +692,12 @@ static int window_bytes(struct windows *w, size_t i, const uint8_t **buf, size_t
 	if (!w->m->store)
 		return -ENOENT;
 	file_name(e, name, sizeof(name));
-	err = store_read(w->m->store, name, tmp, len);
+	if (e->file) {
+		*len = e->len;
+		err = store_read_at(w->m->store, name, e->off, e->len, tmp);
+	} else {
+		err = store_read(w->m->store, name, tmp, len);
+	}
 	*buf = *tmp;
 	return err;
 }
@@ -662,7 +766,8 @@ int windows_range_begin(struct windows *w, struct target *t, bool session, uint6
 	if (t->win_start_boot &&
 	    (t->state != TARGET_ATTACHED || boot - t->win_start_boot >= QUERY_CUT_MIN_NS)) {
 		manager_drain(w->m);
-		cut_target(w, t, boot, now_ns(CLOCK_REALTIME));
+		if (cut_target(w, t, boot, now_ns(CLOCK_REALTIME)) > 0)
+			persist(w);
 	}
 	err = window_store_select(w->ws, t->pid, session ? t->attached_ns : 0, since, until, &sel,
 				  &n);

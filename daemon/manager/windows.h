@@ -66,6 +66,7 @@ int windows_range_run(struct windows *w, struct wrange_job **jp, struct target *
 struct windows_stats {
 	struct window_stats s;
 	uint64_t bad_files, write_failures;
+	uint64_t files; /* window files written: one a tick (a batch), whatever the targets */
 	uint64_t range_queries, range_sliced, range_slices; /* built in more than one step */
 	unsigned window_sec;
 };

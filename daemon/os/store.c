@@ -128,20 +128,35 @@ const char *store_path(const struct store *st)
 /* -EFTYPE is BSD's: what is not a regular file. */
 #define NOT_REGULAR (-ENODEV)
 
-static int read_one(struct store *st, const char *name, uint8_t **ret, size_t *retlen)
+/* The blob name opened for reading (never through a symlink, never blocking): its fd, or
+ * NOT_REGULAR, or -errno. */
+static int open_regular(struct store *st, const char *name, struct stat *sb)
 {
-	_cleanup_close_ int fd =
-	    openat(st->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-	_cleanup_free_ uint8_t *buf = NULL;
-	struct stat sb;
-	size_t off = 0;
+	int fd = openat(st->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	int err = 0;
 
 	if (fd < 0)
 		return errno == ENXIO ? NOT_REGULAR : -errno; /* ENXIO: a FIFO, or a socket */
-	if (fstat(fd, &sb) < 0)
-		return -errno;
-	if (!S_ISREG(sb.st_mode))
-		return NOT_REGULAR;
+	if (fstat(fd, sb) < 0)
+		err = -errno;
+	else if (!S_ISREG(sb->st_mode))
+		err = NOT_REGULAR;
+	if (err < 0) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static int read_one(struct store *st, const char *name, uint8_t **ret, size_t *retlen)
+{
+	struct stat sb = {0};
+	_cleanup_close_ int fd = open_regular(st, name, &sb);
+	_cleanup_free_ uint8_t *buf = NULL;
+	size_t off = 0;
+
+	if (fd < 0)
+		return fd;
 	if (sb.st_size > STORE_MAX_FILE)
 		return -EFBIG;
 	buf = malloc(sb.st_size ? sb.st_size : 1);
@@ -164,6 +179,34 @@ int store_read(struct store *st, const char *name, uint8_t **ret, size_t *retlen
 	if (!name_ok(name))
 		return -EINVAL;
 	return read_one(st, name, ret, retlen);
+}
+
+int store_read_at(struct store *st, const char *name, uint64_t off, size_t len, uint8_t **ret)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ uint8_t *buf = NULL;
+	struct stat sb = {0};
+	size_t got = 0;
+
+	if (!name_ok(name))
+		return -EINVAL;
+	if (len > STORE_MAX_FILE || off > STORE_MAX_FILE)
+		return -EFBIG;
+	fd = open_regular(st, name, &sb);
+	if (fd < 0)
+		return fd;
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		return -ENOMEM;
+	while (got < len) {
+		ssize_t n = pread(fd, buf + got, len - got, off + got);
+
+		if (n <= 0)
+			return n < 0 ? -errno : -EPIPE;
+		got += n;
+	}
+	*ret = TAKE_PTR(buf);
+	return 0;
 }
 
 void store_quarantine(struct store *st, const char *name)

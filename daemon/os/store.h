@@ -19,6 +19,9 @@ void store_remove(struct store *st, const char *name);
 /* Read the blob name (malloc'd into *ret): 0, -ENOENT, -EFBIG, -ENODEV (not a regular file:
  * never opened for blocking), another negative errno. */
 int store_read(struct store *st, const char *name, uint8_t **ret, size_t *retlen);
+/* Bytes [off, off + len) of the blob name (malloc'd into *ret): 0, -ENOENT, -EPIPE (the blob
+ * is shorter), -EFBIG (len over the largest blob), -ENODEV (not a regular file), -errno. */
+int store_read_at(struct store *st, const char *name, uint64_t off, size_t len, uint8_t **ret);
 /* Rename the blob name NAME.bad: unusable, kept for a look, never read again. */
 void store_quarantine(struct store *st, const char *name);
 /* Each blob: 0 to keep it, a negative errno when it is unusable (it is then renamed

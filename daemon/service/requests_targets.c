@@ -330,6 +330,7 @@ static void fill_windows_status(const struct windows *w, Kprof__StatusReply *sr)
 	sr->window_write_failures = ws.write_failures;
 	sr->windows_unsaved = ws.s.unsaved;
 	sr->windows_aged = ws.s.aged;
+	sr->window_files = ws.files;
 	sr->range_queries = ws.range_queries;
 	sr->range_sliced = ws.range_sliced;
 	sr->range_slices = ws.range_slices;
@@ -481,6 +482,8 @@ void requests_status(struct client *cl)
 		hp.evicted = hs->evicted;
 		hp.busy = hs->busy;
 		hp.served = hs->served;
+		hp.profiles = hs->profiles;
+		hp.profile_cpu_ns = hs->profile_cpu_ns;
 		sr.http = &hp;
 	}
 	/* The client's own watches (all of them for root and readers). */

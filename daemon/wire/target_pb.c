@@ -115,14 +115,10 @@ static void fill_pb_calls(const struct target *t, Kprof__Target *pb)
 	pb->calls_budget_off = cs.budget_off;
 }
 
-void target_fill_pb(const struct target *t, Kprof__Target *pb)
+void target_fill_pb_brief(const struct target *t, Kprof__Target *pb)
 {
-	struct profile_stats ps;
 	const struct tsym_stats *ss = t->sym ? tsym_get_stats(t->sym) : &t->saved_sym;
 
-	profile_get_stats(t->profile, &ps);
-	pb->resumes = t->resumes;
-	pb->resume_note = (char *)t->resume_note;
 	pb->pid = t->pid;
 	pb->uid = t->uid;
 	pb->comm = (char *)t->comm;
@@ -133,9 +129,25 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->samples = t->samples;
 	pb->attached_at_ns = t->attached_ns;
 	pb->ended_at_ns = t->ended_ns;
+	pb->jit_symbols = ss->jit_symbols;
+	pb->jitdump_symbols = ss->jitdump_symbols;
+	pb->jvm = ss->jvm;
+	pb->cgroup = t->cgroup ? t->cgroup : (char *)"";
+	pb->rule = t->rule ? t->rule : (char *)"";
+	pb->all = t->all;
+}
+
+void target_fill_pb(const struct target *t, Kprof__Target *pb)
+{
+	struct profile_stats ps;
+	const struct tsym_stats *ss = t->sym ? tsym_get_stats(t->sym) : &t->saved_sym;
+
+	target_fill_pb_brief(t, pb);
+	profile_get_stats(t->profile, &ps);
+	pb->resumes = t->resumes;
+	pb->resume_note = (char *)t->resume_note;
 	pb->duration_sec = t->duration_sec;
 	pb->exit_code = t->exit_code;
-	pb->jit_symbols = ss->jit_symbols;
 	pb->perfmap_bad_lines = ss->perfmap_bad_lines;
 	pb->symbols_refused = ss->refused;
 	pb->save_failures = t->save_failures;
@@ -146,9 +158,6 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->parent = t->parent;
 	pb->children_followed = t->children_followed;
 	pb->children_refused = t->children_refused;
-	pb->cgroup = t->cgroup ? t->cgroup : (char *)"";
-	pb->rule = t->rule ? t->rule : (char *)"";
-	pb->all = t->all;
 	fill_pb_names(t, ss, &ps, pb);
 	fill_pb_annot_jvm(t, ss, pb);
 	pb->calls = t->calls != NULL;
@@ -455,8 +464,7 @@ static int pack_thread(uint32_t tid, const char *name, void *userdata)
 	return 0;
 }
 
-/* The mapping and thread-name tables (the messages point into them). */
-static int pack_tables(const struct target *t, struct saved_msg *m)
+int saved_msg_tables(const struct target *t, struct saved_msg *m)
 {
 	size_t nm = t->maps ? maptab_count(t->maps) : 0;
 	size_t nt = t->tnames ? tnames_count(t->tnames) : 0;
@@ -528,36 +536,30 @@ static int by_count_desc(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* The annotate store's per-address self samples as leaf_addrs (issue 32), canonical function
- * ids, the heaviest SAVED_MAX_LEAF_ADDRS kept (the others' samples counted as dropped). */
-static int pack_leaf_addrs(const struct target *t, struct saved_msg *m)
+int saved_msg_leaf_addrs(struct saved_msg *m, struct annot_addr *v, size_t n, size_t nf)
 {
-	_cleanup_free_ struct annot_addr *v = NULL;
-	size_t n = 0, k = 0;
+	size_t k = 0, want = 0;
 	uint64_t dropped = 0;
-	int err;
 
-	if (!t->annot)
+	for (size_t i = 0; i < n; i++)
+		want += v[i].self && v[i].id < nf;
+	if (!want)
 		return 0;
-	err = annot_collect(t->annot, any_id, NULL, &v, &n);
-	if (err < 0 || !n)
-		return err;
+	want = want < SAVED_MAX_LEAF_ADDRS ? want : SAVED_MAX_LEAF_ADDRS;
 	qsort(v, n, sizeof(*v), by_count_desc);
-	m->lv = calloc(n < SAVED_MAX_LEAF_ADDRS ? n : SAVED_MAX_LEAF_ADDRS, sizeof(*m->lv));
-	m->lp = calloc(n < SAVED_MAX_LEAF_ADDRS ? n : SAVED_MAX_LEAF_ADDRS, sizeof(*m->lp));
+	m->lv = calloc(want, sizeof(*m->lv));
+	m->lp = calloc(want, sizeof(*m->lp));
 	if (!m->lv || !m->lp)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		uint32_t id = profile_canon(t->profile, v[i].id);
-
-		if (!v[i].self || id >= profile_nfuncs(t->profile))
+		if (!v[i].self || v[i].id >= nf)
 			continue;
 		if (k == SAVED_MAX_LEAF_ADDRS) {
 			dropped += v[i].self;
 			continue;
 		}
 		kprof__saved_leaf_addr__init(&m->lv[k]);
-		m->lv[k].func = id;
+		m->lv[k].func = v[i].id;
 		m->lv[k].address = v[i].addr;
 		m->lv[k].count = v[i].self;
 		m->lp[k] = &m->lv[k];
@@ -567,6 +569,24 @@ static int pack_leaf_addrs(const struct target *t, struct saved_msg *m)
 	m->msg.leaf_addrs = m->lp;
 	m->msg.leaf_addrs_dropped = dropped;
 	return 0;
+}
+
+/* The annotate store's per-address self samples as leaf_addrs (issue 32), canonical function
+ * ids, the heaviest SAVED_MAX_LEAF_ADDRS kept (the others' samples counted as dropped). */
+static int pack_leaf_addrs(const struct target *t, struct saved_msg *m)
+{
+	_cleanup_free_ struct annot_addr *v = NULL;
+	size_t n = 0;
+	int err;
+
+	if (!t->annot)
+		return 0;
+	err = annot_collect(t->annot, any_id, NULL, &v, &n);
+	if (err < 0 || !n)
+		return err;
+	for (size_t i = 0; i < n; i++)
+		v[i].id = profile_canon(t->profile, v[i].id);
+	return saved_msg_leaf_addrs(m, v, n, profile_nfuncs(t->profile));
 }
 
 void target_resume_pb(const struct target *t, unsigned duration_left, Kprof__SavedResume *r)
@@ -604,7 +624,7 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 	}
 	saved_functions(prof, NULL, nf, m->fv, m->fp);
 	profile_foreach_stack(prof, pack_stack, m);
-	err = pack_tables(t, m);
+	err = saved_msg_tables(t, m);
 	if (err >= 0)
 		err =
 		    r ? pack_hcct(NULL, tree, NULL, &m->hv, &m->hp, &m->msg.n_hcct, &m->msg.hcct_n)
@@ -674,6 +694,8 @@ void saved_msg_release(struct saved_msg *m)
 	free(m->tp);
 	free(m->lv);
 	free(m->lp);
+	free(m->ids);
+	free(m->fids);
 	paths_msg_release(&m->pm);
 	drift_reply_release(&m->dm);
 	if (m->dk)

@@ -13,6 +13,10 @@
 
 /* The target's facts (pointers into t: use pb before t changes). */
 void target_fill_pb(const struct target *t, Kprof__Target *pb);
+/* Only those that say which process it is and how it was sampled (pid, uid, comm, state,
+ * frequency, samples, times, cgroup, rule, all, and the runtime's: JIT symbols, jitdump, JVM):
+ * what a pprof of it needs, without the statistics that walk its tables. */
+void target_fill_pb_brief(const struct target *t, Kprof__Target *pb);
 /* A frame kind of the profile as kprof.proto's. */
 Kprof__FrameKind target_pb_kind(enum profile_kind k);
 
@@ -35,6 +39,8 @@ struct saved_msg {
 	Kprof__DriftReply *dk;	   /* ... or the one a restored profile kept */
 	Kprof__SavedResume resume; /* t->resume: kprofd attaches it again at its next start */
 	Kprof__SavedLeafAddr *lv, **lp; /* the sampled leaf addresses (annotate store) */
+	uint32_t *ids;	/* the stacks' ids, when they are not the profile's (target_since.c) */
+	uint32_t *fids; /* the profile's id of each function, or NULL: function i is id i */
 };
 int saved_msg_build(const struct target *t, struct saved_msg *m);
 /* The same with the stacks and functions of range and the HCCT snapshot tree instead of t's (a
@@ -46,6 +52,12 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
  * target's samples the nanoseconds in all. -ENODATA if t has none, -ENOMEM. */
 int saved_msg_build_offcpu(const struct target *t, struct saved_msg *m);
 void saved_msg_release(struct saved_msg *m);
+/* Parts of saved_msg_build, for the messages of target_since.c. The target's mapping and
+ * thread-name tables into m. Leaf addresses into m: v[0..n) with ids that are m's function
+ * indexes (those >= nf and those with no samples are left out), sorted in place, the heaviest
+ * SAVED_MAX_LEAF_ADDRS kept and the others' samples counted as dropped. 0 or -ENOMEM. */
+int saved_msg_tables(const struct target *t, struct saved_msg *m);
+int saved_msg_leaf_addrs(struct saved_msg *m, struct annot_addr *v, size_t n, size_t nf);
 
 /* The SavedProfile of t, packed (malloc'd). */
 int target_pack(const struct target *t, uint8_t **buf, size_t *len);

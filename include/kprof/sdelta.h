@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* sdelta.h: the profile of an interval, as the difference of two snapshots of one target's
- * kept profile (sdelta.c). kprofd's HTTP endpoint answers "the next N seconds" with it. Pure:
- * memory in, memory out. */
+ * kept profile (sdelta.c). kprofd's HTTP endpoint answers "the next N seconds" of a target's
+ * off-CPU profile (type=off_cpu|wall) with it; its CPU samples go by profile_snap.h (a copy of
+ * the stack counts: cheaper). Pure: memory in, memory out. */
 #ifndef KPROF_SDELTA_H
 #define KPROF_SDELTA_H
 

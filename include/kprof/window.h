@@ -3,10 +3,13 @@
  *
  * Three pure pieces the glue (daemon/manager/windows.c) puts together:
  *  - the index of kept windows and its retention: each window is one blob (a framed, packed
- *    kprof.SavedProfile of that window's samples), held in memory, on disk, or both. Retention
+ *    kprof.SavedProfile of that window's samples), held in memory, on disk, or both. On disk
+ *    the windows cut together (at one tick, for every target) share one file, their frames one
+ *    after the other, so a tick costs one write and one fsync whatever the targets. Retention
  *    by age, by bytes in memory (the oldest blobs that are on disk leave memory first; one that
  *    is not is dropped only when nothing else is left to free) and by bytes on disk (the oldest
- *    files go). The store never does I/O: it says which files must go through a callback.
+ *    files go). A file's bytes count until its last window leaves. The store never does I/O:
+ *    it says which files must go through a callback.
  *  - the frame of a window file: magic, length, CRC-32 of the payload. A torn or corrupt file
  *    is told apart from a good one before a byte of it is decoded.
  *  - a window's summary from its exact stacks (its m heaviest contexts, exact), and the merge of
@@ -50,9 +53,13 @@ struct window_entry {
 	uint64_t start_boot, end_boot; /* CLOCK_BOOTTIME: order, duration, age */
 	uint64_t start_real, end_real; /* CLOCK_REALTIME, as shown and selected */
 	uint64_t samples;
-	uint8_t *blob; /* the framed file in memory (the store's); NULL: on disk only */
-	size_t len;    /* its bytes (also the file's) */
+	uint8_t *blob; /* the framed window in memory (the store's); NULL: on disk only */
+	size_t len;    /* its bytes */
 	bool on_disk;  /* written to its file */
+	/* Its file: 0, a file of its own (as kprofd wrote them before batches); else the batch
+	 * of windows cut together that holds it at byte off (the batch's id: its first seq). */
+	uint64_t file;
+	size_t off;
 };
 
 struct window_stats {
@@ -77,10 +84,11 @@ void window_store_set_limits(struct window_store *ws, const struct window_limits
 int window_store_add(struct window_store *ws, const struct window_entry *e);
 /* Order the windows by seq (after adding restored ones in any order). */
 void window_store_sort(struct window_store *ws);
-/* The window seq was written to its file. */
-void window_store_saved(struct window_store *ws, uint64_t seq);
+/* The window seq was written to its file: file (0: its own) at byte off. */
+void window_store_saved(struct window_store *ws, uint64_t seq, uint64_t file, size_t off);
 
-/* Called for each window that leaves the store with its file on disk (the file must go). */
+/* Called when a file must go: the last window on disk that it held left the store (e: that
+ * window, which names the file). */
 typedef void (*window_drop_fn)(void *userdata, const struct window_entry *e);
 /* Apply the limits: age (boottime when boot_id is the window's boot, else realtime), memory,
  * disk, count. */
@@ -108,6 +116,10 @@ int window_frame(const uint8_t *payload, size_t len, uint8_t **ret, size_t *ret_
 /* The payload of a file: 0, -EBADMSG (no magic: not a window file), -EPIPE (shorter than its
  * header says: torn), -EILSEQ (CRC mismatch: corrupt), -EFBIG (a payload length over the max). */
 int window_unframe(const uint8_t *buf, size_t len, const uint8_t **payload, size_t *plen);
+/* The same for the first of the frames buf holds (a batch file): bytes after it are allowed;
+ * *used: the frame's bytes. */
+int window_unframe_next(const uint8_t *buf, size_t len, const uint8_t **payload, size_t *plen,
+			size_t *used);
 
 /* ---- The HCCT of a range ---- */
 /* One window's summary: a snapshot of its HCCT (hcct_snapshot format: parents first), the map

@@ -8,7 +8,7 @@
 # within 5 of the fixture's own truth, its wall time in the interval about the interval. Also:
 # type=cpu (and none) as before; since= with type=off_cpu (the kept windows); bad types and a
 # pid without off-CPU time are refused with a clear status; the whole host (no pid=) with
-# type=wall. Every request
+# type=wall; a process asleep all along has its waits (no CPU sample needed). Every request
 # carries the bearer token. Needs root (BPF, perf), go and python3.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/offcpu_lib.sh"
@@ -109,4 +109,20 @@ kill -USR2 "$MIXP"
 wait_for 60 grep -q total "$MIX_OUT.out" || fail "fixture run" "no result"
 tf=$(python3 -c "d = dict(l.split() for l in open('$MIX_OUT.out')); print('%.2f' % (100.0 * int(d['futex']) / (int(d['futex']) + int(d['sleep']))))")
 check "futex share of the worker's waits: kprof $kf% vs the fixture's $tf% (5 points)" near "$kf" "$tf" 5
+
+# A process asleep nearly all the time (a few wake-ups a second, hardly a CPU sample): its
+# waits are the interval's off-CPU profile even without a CPU sample in it.
+python3 -c 'import time
+while True: time.sleep(0.05)' &
+SLP=$!
+PIDS+=("$SLP")
+ctl attach "$SLP" --off-cpu >/dev/null || fail "attach --off-cpu a sleeper" "refused"
+check "a sleeper, type=off_cpu: 200" test "$(get "seconds=2&pid=$SLP&type=off_cpu")" = 200
+raw sleeper
+check "a sleeper: its waits in the interval, in nanosleep" python3 -c "
+import json; d = json.load(open('$TDIR/sleeper.json'))
+off = [s for s in d['samples'] if s['values']['off_cpu'] and s['labels'].get('pid') == '$SLP']
+assert sum(s['values']['off_cpu'] for s in off) > 0.5e9, d['samples'][:3]
+assert any('nanosleep' in f for s in off for f in s['frames']), off[:3]"
+ctl detach "$SLP" >/dev/null
 finish

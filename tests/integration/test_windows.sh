@@ -162,21 +162,34 @@ else
 	skip "full disk" "cannot mount a tmpfs here"
 fi
 
-# Restart: every window back but a torn one, detected and set aside.
+# Restart: every window back but those of a torn file (a tick's batch), detected and set aside.
+# A busy loop's windows first, so that the newest files are its own (the phases' may all be in
+# one batch, written when the disk had room again).
+sh -c 'while :; do :; done' &
+LOOP=$!
+PIDS+=("$LOOP")
+ctl attach "$LOOP" --freq 99 >/dev/null
+F0=$(sjson window_files)
+two_more() { [ "$(sjson window_files)" -ge $((F0 + 2)) ]; }
+wait_for 30 two_more || fail "the loop's windows are written" "$(sjson window_files) files, $F0 before"
+ctl detach "$LOOP" >/dev/null
+kill "$LOOP"
 N1=$(sjson windows)
 stop_daemon
-ls "$TDIR"/state/profiles/w-*.kpw >"$TDIR/files"
-NF=$(wc -l <"$TDIR/files")
-TORN=$(sed -n 2p "$TDIR/files")
-truncate -s $(($(stat -c %s "$TORN") / 2)) "$TORN"
+ls "$TDIR"/state/profiles/w*.kpw >"$TDIR/files"
+FRAMES="$(dirname "$0")/kpw_frames.py"
+NF=$(python3 "$FRAMES" $(cat "$TDIR/files"))
+TORN=$(tail -1 "$TDIR/files")
+LOST=$(python3 "$FRAMES" "$TORN")
+truncate -s $(($(stat -c %s "$TORN") - 10)) "$TORN"
 start_daemon --config "$TDIR/kprofd.conf" || { fail "daemon restarts" "see log"; exit 1; }
 N2=$(sjson windows)
 BAD=$(sjson window_bad_files)
 INMEM=$(sjson windows_in_memory)
-[ "$BAD" = 1 ] && [ "$N2" = $((NF - 1)) ] && [ "$NF" -ge "$N1" ] && [ -e "$TORN.bad" ] && [ "$INMEM" = 0 ] &&
+[ "$BAD" = 1 ] && [ "$N2" = $((NF - LOST)) ] && [ "$NF" -ge "$N1" ] && [ -e "$TORN.bad" ] && [ "$INMEM" = 0 ] &&
 	grep -q "torn" "$TDIR/kprofd.log" &&
-	pass "restart: $N2 of $NF windows back (on disk only), the torn one renamed .bad and counted" ||
-	fail "restart" "windows $N1 -> files $NF -> $N2 ($INMEM in memory), bad $BAD, $(grep -i window "$TDIR/kprofd.log" | tail -3)"
+	pass "restart: $N2 of $NF windows back (on disk only), the torn file's $LOST renamed .bad and counted" ||
+	fail "restart" "windows $N1 -> on disk $NF -> $N2 ($INMEM in memory), bad $BAD, $(grep -i window "$TDIR/kprofd.log" | tail -3)"
 B2=$(share --since "@$TB" phase_beta)
 [ "${B2:-0}" -ge 60 ] && pass "after the restart: the beta range (read from the files) still ${B2}% phase_beta" || fail "range after restart" "$B2"
 finish

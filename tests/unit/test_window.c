@@ -225,7 +225,7 @@ static void test_retention(void **state)
 	assert_int_equal(window_store_find(ws, 5), -ENOENT);
 	assert_int_equal(st.disk_bytes, 100);
 	/* Written now: saved, then everything ages out (this boot: by boottime). */
-	window_store_saved(ws, 2);
+	window_store_saved(ws, 2, 0, 0);
 	window_store_stats(ws, &st);
 	assert_int_equal(st.unsaved, 0);
 	l = (struct window_limits){
@@ -244,6 +244,93 @@ static void test_retention(void **state)
 	window_store_stats(ws, &st);
 	assert_int_equal(st.windows, 0);
 	assert_int_equal(st.mem_bytes, 0);
+	assert_int_equal(st.disk_bytes, 0);
+	window_store_free(ws);
+}
+
+/* Batch files: the windows cut together share a file, which goes (the callback, once) with its
+ * last window; the bytes of those that left before stay counted on disk until then. A window
+ * saved into a batch later (a write that failed before) joins that batch; a restored batch's
+ * windows come on disk with their file. */
+static void test_batch_files(void **state)
+{
+	struct window_limits l = {.mem_bytes = 1 << 20, .disk_bytes = 1 << 20, .disk_per_uid = 250};
+	struct window_store *ws;
+	struct window_stats st;
+	struct dropped d = {0};
+
+	(void)state;
+	assert_int_equal(window_store_new(&l, &ws), 0);
+	/* Tick 1: windows 1-3 (uid 0, 1000, 0), saved into batch 1. Tick 2: 4-5, batch 4. */
+	for (uint64_t seq = 1; seq <= 5; seq++) {
+		struct window_entry e = entry(seq, 100 + seq, seq <= 3 ? 0 : 10, seq <= 3 ? 10 : 20,
+					      100, false);
+
+		e.uid = seq == 2 ? 1000 : 0;
+		assert_int_equal(window_store_add(ws, &e), 0);
+	}
+	for (uint64_t seq = 1; seq <= 5; seq++)
+		window_store_saved(ws, seq, seq <= 3 ? 1 : 4, ((seq - 1) % 3) * 100);
+	window_store_saved(ws, 1, 9, 0); /* saved already: no change */
+	assert_int_equal(window_store_at(ws, 0)->file, 1);
+	assert_int_equal(window_store_at(ws, 2)->off, 200);
+	assert_int_equal(window_store_at(ws, 4)->file, 4);
+	window_store_stats(ws, &st);
+	assert_int_equal(st.disk_bytes, 500);
+	assert_int_equal(st.unsaved, 0);
+
+	/* uid 1000 over a lower disk quota: window 2 goes alone, its file
+	 * stays (windows 1 and 3 are in it), its bytes still counted. */
+	l.disk_per_uid = 50;
+	window_store_set_limits(ws, &l);
+	window_store_retain(ws, 15 * S, 1015 * S, 1, on_drop, &d);
+	window_store_stats(ws, &st);
+	assert_int_equal(st.windows, 4);
+	assert_int_equal(st.dropped_quota, 1);
+	assert_int_equal(d.n, 0);
+	assert_int_equal(st.disk_bytes, 500);
+
+	/* Tick 1's windows age out: batch 1 goes once, with its last window, and its 300 bytes
+	 * leave the count. */
+	l = (struct window_limits){.max_age_ns = 8 * S, .mem_bytes = 1 << 20, .disk_bytes = 1 << 20};
+	window_store_set_limits(ws, &l);
+	window_store_retain(ws, 19 * S, 1019 * S, 1, on_drop, &d);
+	window_store_stats(ws, &st);
+	assert_int_equal(st.windows, 2);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(d.seq[0], 3);
+	assert_int_equal(st.disk_bytes, 200);
+
+	/* Over the disk bound: the oldest go, batch 4 once both of its windows went. */
+	l.disk_bytes = 150;
+	window_store_set_limits(ws, &l);
+	d.n = 0;
+	window_store_retain(ws, 19 * S, 1019 * S, 1, on_drop, &d);
+	window_store_stats(ws, &st);
+	assert_int_equal(st.windows, 0);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(d.seq[0], 5);
+	assert_int_equal(st.disk_bytes, 0);
+
+	/* Restored: a batch's windows come on disk, without blobs, with their file. */
+	for (uint64_t seq = 7; seq <= 8; seq++) {
+		struct window_entry e = entry(seq, 1, 30, 31, 100, true);
+
+		free(e.blob);
+		e.blob = NULL;
+		e.file = 7;
+		e.off = (seq - 7) * 100;
+		assert_int_equal(window_store_add(ws, &e), 0);
+	}
+	window_store_stats(ws, &st);
+	assert_int_equal(st.disk_bytes, 200);
+	l.max_age_ns = 1 * S;
+	l.disk_bytes = 1 << 20;
+	window_store_set_limits(ws, &l);
+	d.n = 0;
+	window_store_retain(ws, 40 * S, 1040 * S, 1, on_drop, &d);
+	assert_int_equal(d.n, 1);
+	window_store_stats(ws, &st);
 	assert_int_equal(st.disk_bytes, 0);
 	window_store_free(ws);
 }
@@ -311,6 +398,23 @@ static void test_frame(void **state)
 		buf[i] ^= 0x10;
 		assert_int_equal(window_unframe(buf, len, &p, &plen), -EILSEQ);
 		buf[i] ^= 0x10;
+	}
+	/* Two frames one after the other (a batch file): each found in turn; trailing bytes are
+	 * not a frame of their own. */
+	{
+		uint8_t *two = malloc(2 * len + 3);
+		size_t used;
+
+		assert_non_null(two);
+		memcpy(two, buf, len);
+		memcpy(two + len, buf, len);
+		assert_int_equal(window_unframe(two, 2 * len, &p, &plen), -EBADMSG);
+		assert_int_equal(window_unframe_next(two, 2 * len, &p, &plen, &used), 0);
+		assert_int_equal(used, len);
+		assert_int_equal(window_unframe_next(two + used, len, &p, &plen, &used), 0);
+		assert_memory_equal(p, payload, plen);
+		assert_int_equal(window_unframe_next(two + len, len - 1, &p, &plen, &used), -EPIPE);
+		free(two);
 	}
 	buf[0] = 'X';
 	assert_int_equal(window_unframe(buf, len, &p, &plen), -EBADMSG);
@@ -534,6 +638,7 @@ int main(void)
 	    cmocka_unit_test(test_many_users),
 	    cmocka_unit_test(test_retention),
 	    cmocka_unit_test(test_memory_only_dropped_last),
+	    cmocka_unit_test(test_batch_files),
 	    cmocka_unit_test(test_frame),
 	    cmocka_unit_test(test_merge_bound),
 	    cmocka_unit_test(test_merge_exact),
