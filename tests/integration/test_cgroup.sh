@@ -65,7 +65,9 @@ out=$(ctl attach --cgroup "$CG" --freq 999 2>&1); rc=$?
 r0=$(status_key sampler_runs)
 sleep 2
 r1=$(status_key sampler_runs)
-[ $((r1 - r0)) -lt 50 ] && pass "sleeping members cost no sampling interrupts ($((r1 - r0)) sampler runs in 2 s at 999 Hz)" ||
+# Sampled only while they run (the loop's forks of sleep: some ms of CPU a second, more on a
+# busy machine), not 999 times a second each: under a tenth of 2 s at 999 Hz.
+[ $((r1 - r0)) -lt 200 ] && pass "sleeping members cost no sampling interrupts ($((r1 - r0)) sampler runs in 2 s at 999 Hz)" ||
 	fail "idle cgroup cost" "$((r1 - r0)) sampler runs in 2 s"
 "$MJ" --seconds 15 >/dev/null 2>&1 & # long enough for 300 samples on a loaded machine
 MP=$!
