@@ -104,7 +104,7 @@ static int report_lines(const Kprof__ReportRequest *rr, bool json)
 	Kprof__Reply *rep = NULL;
 	int r;
 
-	if ((r = verbs_report_profile(rr, &rep)))
+	if ((r = verbs_report_profile(rr, true, &rep)))
 		return r;
 	r = saved_check(rep->export->profile);
 	if (r >= 0)

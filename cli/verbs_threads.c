@@ -103,13 +103,14 @@ nomem:
 	return KPROFCTL_EXIT_ERROR;
 }
 
-int verbs_report_profile(const Kprof__ReportRequest *rr, Kprof__Reply **rep)
+int verbs_report_profile(const Kprof__ReportRequest *rr, bool lines, Kprof__Reply **rep)
 {
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ExportRequest er = KPROF__EXPORT_REQUEST__INIT;
 	int r;
 
 	group_export_request(&req, &er, rr->pid, rr->session, rr->since_ns, rr->until_ns);
+	er.lines = lines;
 	if ((r = verbs_call(&req, rep)))
 		return r;
 	if (!(*rep)->export || !(*rep)->export->profile) {
@@ -134,7 +135,7 @@ int verbs_report_threads(const struct verbs_threads *t, const Kprof__ReportReque
 		group_free(&g);
 		return r;
 	}
-	if ((r = verbs_report_profile(rr, &rep)))
+	if ((r = verbs_report_profile(rr, false, &rep)))
 		return r;
 	r = show(t, rr, rep->export->profile, false, json, full_names);
 	kprof__reply__free_unpacked(rep, NULL);

@@ -29,7 +29,7 @@ int verbs_threads_opt(int c, struct verbs_threads *t);
 bool verbs_threads_any(const struct verbs_threads *t);
 /* The whole profile of rr's pid, session and range (an export request) into *rep, its
  * export->profile set (report --threads, --lines). 0, or an exit code (nothing to free then). */
-int verbs_report_profile(const Kprof__ReportRequest *rr, Kprof__Reply **rep);
+int verbs_report_profile(const Kprof__ReportRequest *rr, bool lines, Kprof__Reply **rep);
 /* report of rr's pid (group NULL) or of the group of processes name, per t: the profile
  * exported, cut to the threads of --tid/--comm, then the threads' table or the flat profile.
  * 0 or an exit code. */

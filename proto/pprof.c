@@ -18,8 +18,9 @@
  * address's and each stack's totals are exact, but which stack (thread, callers) an address's
  * samples go to is not known to kprof (it counts addresses per function, not per stack) and is
  * this order's. Samples left over (addresses beyond the profile's budget) stay at the function's
- * start. With a line resolver (pprof_build_lines) each such location gets one Line per frame,
- * inlined functions first (a Function per inlined name and file), the function itself last.
+ * start. Each such location gets one Line per source frame kprofd resolved for it (SavedLeafAddr
+ * lines), inlined functions first (a Function per inlined name and file), the function itself
+ * last.
  * Each distinct (thread, stack) (each piece of it, split by leaf address) becomes a Sample with
  * two values, [samples/count, cpu/nanoseconds] (count times the sampling period), or with an
  * off-CPU profile (pprof_build_offcpu: its stacks after the samples', never split: leaf addresses
@@ -181,7 +182,6 @@ struct pp {
 	size_t nsv, nlocs;  /* samples and location ids the split makes */
 	size_t off_from;    /* the first off-CPU stack (never split: no leaf addresses) */
 	size_t nloc;	    /* locations: nf + nla */
-	uint64_t lines_asked, lines_found, lines_failed;
 	Perftools__Profiles__Function *fv;
 	Perftools__Profiles__Function **fp;
 	Perftools__Profiles__Location *lv;
@@ -476,21 +476,22 @@ static int push_line(struct pp *pp, uint64_t function_id, int64_t line)
 }
 
 /* The Function of an inlined frame (name, file): interned by both, after the profile's. */
-static int64_t inline_function(struct pp *pp, const struct pprof_frame *f, size_t nf)
+static int64_t inline_function(struct pp *pp, const Kprof__SavedLine *f, size_t nf)
 {
+	const char *func = f->function ? f->function : "", *fname = f->file ? f->file : "";
 	_cleanup_free_ char *key = NULL;
 	int64_t k, name, file;
 	Perftools__Profiles__Function *v;
 
-	if (asprintf(&key, "%s\001%s", f->func, f->file) < 0)
+	if (asprintf(&key, "%s\001%s", func, fname) < 0)
 		return -ENOMEM;
 	k = strtab_id(&pp->fkeys, key);
 	if (k < 0)
 		return k;
 	if ((size_t)k < pp->nfv - nf)
 		return nf + k + 1;
-	name = strtab_id(&pp->st, f->func[0] ? f->func : "[inlined]");
-	file = strtab_id(&pp->st, f->file);
+	name = strtab_id(&pp->st, func[0] ? func : "[inlined]");
+	file = strtab_id(&pp->st, fname);
 	if (name < 0 || file < 0 ||
 	    array_grow((void **)&pp->fv, &pp->fv_cap, pp->nfv + 1, sizeof(*pp->fv), 64) < 0)
 		return -ENOMEM;
@@ -577,48 +578,38 @@ static int by_func_addr(const void *a, const void *b)
 	return x->address < y->address ? -1 : x->address > y->address;
 }
 
-/* The Lines of leaf address location k (index nf + k) at runtime address addr of table mapping
- * j: the resolver's frames, else one Line of its function. */
-static int leaf_lines(struct pp *pp, const Kprof__SavedProfile *sp, const struct pprof_lines *lines,
-		      size_t j, uint32_t func, uint64_t addr)
+/* The Lines of leaf address la in table mapping j: its source frames, else one Line of its
+ * function. */
+static int leaf_lines(struct pp *pp, const Kprof__SavedProfile *sp, const Kprof__SavedLeafAddr *la,
+		      size_t j)
 {
-	const Kprof__SavedMapping *m = j < pp->ntab ? sp->mappings[pp->tab_order[j]] : NULL;
-	struct pprof_frame fr[PPROF_MAX_INLINE];
-	int n = 0;
+	size_t n = la->n_lines, func = la->func;
 
-	if (lines && m && m->has_vaddr) {
-		pp->lines_asked++;
-		n = lines->resolve(lines->userdata, m, m->vaddr + (addr - m->start), fr,
-				   PPROF_MAX_INLINE);
-		if (n < 0)
-			pp->lines_failed++;
-		if (n > PPROF_MAX_INLINE)
-			n = PPROF_MAX_INLINE;
-		pp->lines_found += n > 0;
-	}
-	if (n <= 0) /* as its function's location says */
+	if (!n) /* as its function's location says */
 		return push_line(pp, func + 1, pp->fv[func].start_line);
-	for (int i = 0; i < n; i++) {
-		int64_t fid = func + 1, file = strtab_id(&pp->st, fr[i].file ? fr[i].file : "");
+	for (size_t i = 0; i < n; i++) {
+		const Kprof__SavedLine *l = la->lines[i];
+		int64_t fid = func + 1, file = strtab_id(&pp->st, l->file ? l->file : "");
 
 		if (file < 0)
 			return -ENOMEM;
-		if (i + 1 < n && (fid = inline_function(pp, &fr[i], sp->n_functions)) < 0)
+		if (i + 1 < n && (fid = inline_function(pp, l, sp->n_functions)) < 0)
 			return -ENOMEM;
 		if (i + 1 == n && !pp->fv[func].filename)
 			pp->fv[func].filename = file;
-		if (push_line(pp, fid, fr[i].line) < 0)
+		if (push_line(pp, fid, l->line) < 0)
 			return -ENOMEM;
-		pp->mv[j].has_filenames |= file > 0;
-		pp->mv[j].has_line_numbers |= fr[i].line > 0;
-		pp->mv[j].has_inline_frames |= n > 1;
+		if (j < pp->nmap) {
+			pp->mv[j].has_filenames |= file > 0;
+			pp->mv[j].has_line_numbers |= l->line > 0;
+			pp->mv[j].has_inline_frames |= n > 1;
+		}
 	}
 	return 0;
 }
 
 /* A Location per sampled leaf address (see the top), after the functions' ones. */
-static int build_leaf_locations(struct pp *pp, const Kprof__SavedProfile *sp,
-				const struct pprof_lines *lines)
+static int build_leaf_locations(struct pp *pp, const Kprof__SavedProfile *sp)
 {
 	size_t nf = sp->n_functions, n = sp->n_leaf_addrs;
 
@@ -652,7 +643,7 @@ static int build_leaf_locations(struct pp *pp, const Kprof__SavedProfile *sp,
 				break;
 			}
 		pp->loc_line[nf + k] = pp->nlines;
-		if (leaf_lines(pp, sp, lines, j, la->func, la->address) < 0)
+		if (leaf_lines(pp, sp, la, j) < 0)
 			return -ENOMEM;
 		pp->loc_nline[nf + k] = pp->nlines - pp->loc_line[nf + k];
 		perftools__profiles__location__init(v);
@@ -902,22 +893,17 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 int pprof_build(const Kprof__SavedProfile *sp, uint64_t now_ns, const char *version, uint8_t **ret,
 		size_t *ret_len)
 {
-	return pprof_build_offcpu(sp, sp->n_stacks, now_ns, version, NULL, ret, ret_len);
+	return pprof_build_offcpu(sp, sp->n_stacks, now_ns, version, ret, ret_len);
 }
 
-int pprof_build_lines(const Kprof__SavedProfile *sp, uint64_t now_ns, const char *version,
-		      const struct pprof_lines *lines, uint8_t **ret, size_t *ret_len)
-{
-	return pprof_build_offcpu(sp, sp->n_stacks, now_ns, version, lines, ret, ret_len);
-}
-
-/* The profile's comments: what it is, and what its leaf addresses and lines hold. */
+/* The profile's comments: what it is, what its leaf addresses and lines hold, and the lines
+ * resolver's notes (c holds 3 + SAVED_MAX_LINES_NOTES). */
 static int comments(struct pp *pp, const Kprof__SavedProfile *sp, const char *version,
-		    const struct pprof_lines *lines, int64_t *c, size_t *n)
+		    int64_t *c, size_t *n)
 {
 	const Kprof__Target *t = sp->target;
-	const char *sum = lines && lines->summary ? lines->summary(lines->userdata) : NULL;
-	char text[512];
+	const Kprof__SavedLinesInfo *li = sp->lines;
+	char text[768];
 
 	*n = 0;
 	snprintf(text, sizeof(text), "kprof %s: pid %u (%s), %u Hz", version, t ? t->pid : 0,
@@ -930,22 +916,28 @@ static int comments(struct pp *pp, const Kprof__SavedProfile *sp, const char *ve
 		 pp->nla, SAVED_MAX_LEAF_ADDRS, sp->leaf_addrs_dropped);
 	if ((c[(*n)++] = strtab_id(&pp->st, text)) < 0)
 		return -ENOMEM;
-	if (!lines)
+	if (!li)
 		snprintf(text, sizeof(text), "kprof lines: not asked for");
 	else
 		snprintf(text, sizeof(text),
 			 "kprof lines: %" PRIu64 " of %" PRIu64 " addresses resolved, %" PRIu64
-			 " not available%s%s",
-			 pp->lines_found, pp->lines_asked, pp->lines_failed, sum ? ": " : "",
-			 sum ? sum : "");
+			 " not available, %" PRIu64 " without a line (%" PRIu64
+			 " from the cache; kprof-lines helpers: %" PRIu64 " started, %" PRIu64
+			 " killed)",
+			 li->resolved, li->asked, li->failed, li->none, li->cached,
+			 li->helpers_started, li->helpers_killed);
 	if ((c[(*n)++] = strtab_id(&pp->st, text)) < 0)
 		return -ENOMEM;
+	for (size_t i = 0; li && i < li->n_notes && i < SAVED_MAX_LINES_NOTES; i++) {
+		snprintf(text, sizeof(text), "kprof lines: %s", li->notes[i]);
+		if ((c[(*n)++] = strtab_id(&pp->st, text)) < 0)
+			return -ENOMEM;
+	}
 	return 0;
 }
 
 int pprof_build_offcpu(const Kprof__SavedProfile *sp, size_t off_from, uint64_t now_ns,
-		       const char *version, const struct pprof_lines *lines, uint8_t **ret,
-		       size_t *ret_len)
+		       const char *version, uint8_t **ret, size_t *ret_len)
 {
 	Perftools__Profiles__Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
 	Perftools__Profiles__ValueType vt[4] = {
@@ -958,7 +950,7 @@ int pprof_build_offcpu(const Kprof__SavedProfile *sp, size_t off_from, uint64_t 
 	size_t nf = sp->n_functions, ns = sp->n_stacks, nlocs = 0;
 	struct pp pp = {0};
 	_cleanup_free_ uint8_t *raw = NULL;
-	int64_t comment[3];
+	int64_t comment[3 + SAVED_MAX_LINES_NOTES];
 	size_t len, ncomment = 0;
 	int err = -ENOMEM;
 
@@ -978,7 +970,7 @@ int pprof_build_offcpu(const Kprof__SavedProfile *sp, size_t off_from, uint64_t 
 	if (!pp.fv || !pp.lv || !pp.lp || !pp.loc_line || !pp.loc_nline || !pp.mv || !pp.mp ||
 	    !pp.tab_order || !pp.tab_base || strtab_id(&pp.st, "") != 0)
 		goto out;
-	if ((err = build_functions(&pp, sp)) < 0 || (err = build_leaf_locations(&pp, sp, lines)) < 0 ||
+	if ((err = build_functions(&pp, sp)) < 0 || (err = build_leaf_locations(&pp, sp)) < 0 ||
 	    (err = split_count(&pp, sp)) < 0 || (err = finish_tables(&pp)) < 0)
 		goto out;
 	err = -ENOMEM;
@@ -996,7 +988,7 @@ int pprof_build_offcpu(const Kprof__SavedProfile *sp, size_t off_from, uint64_t 
 	if ((err = build_samples(&pp, sp, prof.period, nv)) < 0)
 		goto out;
 	err = -ENOMEM;
-	if (comments(&pp, sp, version, lines, comment, &ncomment) < 0 ||
+	if (comments(&pp, sp, version, comment, &ncomment) < 0 ||
 	    (vt[0].type = strtab_id(&pp.st, "samples")) < 0 ||
 	    (vt[0].unit = strtab_id(&pp.st, "count")) < 0 ||
 	    (vt[1].type = strtab_id(&pp.st, "cpu")) < 0 ||

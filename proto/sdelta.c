@@ -5,7 +5,9 @@
  * only gains samples. So the samples taken between two moments are the later snapshot's counts
  * minus the earlier one's, stack by stack. The earlier snapshot is kept as an open-addressing
  * table keyed by a hash of (tid, ids), the ids copied into one array; the later one is changed
- * in place, so the caller turns it into pprof with the same code as a whole profile.
+ * in place, so the caller turns it into pprof with the same code as a whole profile. The
+ * sampled leaf addresses (per function and address, issue 32) only gain samples too: the
+ * snapshot keeps them sorted, and each later address loses its count at the snapshot.
  */
 #include "kprof/sdelta.h"
 
@@ -20,12 +22,28 @@ struct sdelta_entry {
 	size_t off; /* into ids */
 };
 
+struct sdelta_leaf {
+	uint32_t func;
+	uint64_t addr, count;
+};
+
 struct sdelta {
 	struct sdelta_entry *slots; /* hash 0 and count 0: empty */
 	bool *used;
 	size_t nslots, n;
 	uint32_t *ids;
+	struct sdelta_leaf *leaves; /* by (func, addr) */
+	size_t nleaves;
 };
+
+static int leaf_cmp(const void *a, const void *b)
+{
+	const struct sdelta_leaf *x = a, *y = b;
+
+	if (x->func != y->func)
+		return x->func < y->func ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
 
 static uint64_t stack_hash(uint32_t tid, const uint32_t *ids, size_t n)
 {
@@ -55,12 +73,13 @@ static const struct sdelta_entry *lookup(const struct sdelta *d, uint64_t h, uin
 
 void sdelta_free(struct sdelta *d)
 {
-	if (!d)
-		return;
-	free(d->slots);
-	free(d->used);
-	free(d->ids);
-	free(d);
+	if (d) {
+		free(d->slots);
+		free(d->used);
+		free(d->ids);
+		free(d->leaves);
+		free(d);
+	}
 }
 
 int sdelta_new(const Kprof__SavedProfile *start, struct sdelta **ret)
@@ -84,10 +103,17 @@ int sdelta_new(const Kprof__SavedProfile *start, struct sdelta **ret)
 	d->slots = calloc(d->nslots, sizeof(*d->slots));
 	d->used = calloc(d->nslots, sizeof(*d->used));
 	d->ids = malloc((nids ? nids : 1) * sizeof(*d->ids));
-	if (!d->slots || !d->used || !d->ids) {
+	d->leaves = calloc(start->n_leaf_addrs + 1, sizeof(*d->leaves));
+	if (!d->slots || !d->used || !d->ids || !d->leaves) {
 		sdelta_free(d);
 		return -ENOMEM;
 	}
+	for (size_t i = 0; i < start->n_leaf_addrs; i++)
+		d->leaves[i] = (struct sdelta_leaf){start->leaf_addrs[i]->func,
+						    start->leaf_addrs[i]->address,
+						    start->leaf_addrs[i]->count};
+	d->nleaves = start->n_leaf_addrs;
+	qsort(d->leaves, d->nleaves, sizeof(*d->leaves), leaf_cmp);
 	for (size_t i = 0; i < start->n_stacks; i++) {
 		const Kprof__SavedStack *s = start->stacks[i];
 		uint64_t h = stack_hash(s->tid, s->ids, s->n_ids);
@@ -135,6 +161,19 @@ uint64_t sdelta_apply(const struct sdelta *d, Kprof__SavedProfile *end)
 		end->stacks[k++] = s;
 	}
 	end->n_stacks = k;
+	k = 0;
+	for (size_t i = 0; i < end->n_leaf_addrs; i++) {
+		Kprof__SavedLeafAddr *la = end->leaf_addrs[i];
+		struct sdelta_leaf key = {la->func, la->address, 0};
+		const struct sdelta_leaf *was =
+		    bsearch(&key, d->leaves, d->nleaves, sizeof(*d->leaves), leaf_cmp);
+
+		if (la->count <= (was ? was->count : 0))
+			continue;
+		la->count -= was ? was->count : 0;
+		end->leaf_addrs[k++] = la;
+	}
+	end->n_leaf_addrs = k;
 	return total;
 }
 

@@ -12,6 +12,11 @@
  * that attached the target). unit= is a watch's name or cgroup (as before), or else a systemd
  * unit a process runs in; cgroup= takes a cgroup and the ones under it. A request with the
  * token reads every target, root's too: the token is root's to give (SERVICE.md).
+ * Source lines (issue 32): each profile's leaf addresses get kprofd's lines (lines_pb.c). When
+ * the interval has addresses the cache lacks, they are queued on kprof-lines and the answer
+ * waits for them, at most HTTP_LINES_WAIT_MS, before it is built (the connection stays
+ * suspended); what is not resolved by then says "not available" in the profile's comments and
+ * is in the cache for the next scrape.
  */
 #include <errno.h>
 #include <limits.h>
@@ -29,6 +34,10 @@
 #include "kprof/sdelta.h"
 #include "os/log.h"
 #include "os/procfs.h"
+#include "symbols/srclines.h"
+#include "wire/lines_pb.h"
+
+#define HTTP_LINES_WAIT_MS 5000
 
 /* Where a process runs: its cgroup v2 path and systemd unit ("" for either if unknown). */
 struct where {
@@ -171,6 +180,17 @@ static bool is_member(const struct http_req *r, const struct target *t)
 	return false;
 }
 
+static void on_lines_ready(void *userdata);
+
+/* The source lines of sm (of t), from the cache; before the answer's lines are in, the rest
+ * queued: their number (pending). */
+static int fill_lines(struct http_req *r, struct saved_msg *sm, const struct target *t)
+{
+	int n = lines_pb_fill(sm, t, r->h->m->lines, !r->lines_done, r->lines_since);
+
+	return n > 0 ? n : 0;
+}
+
 int http_profile_answer(struct http_req *r)
 {
 	struct manager *m = r->h->m;
@@ -178,8 +198,10 @@ int http_profile_answer(struct http_req *r)
 	uint64_t end = now_ns(CLOCK_REALTIME), samples = 0;
 	struct saved_msg *sm;
 	Kprof__SavedProfile **pv;
-	int err = 0;
+	int err = 0, pending = 0;
 
+	if (!r->lines_done)
+		r->lines_since = srclines_seq(m->lines);
 	manager_drain(m);
 	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t))
 		cap += t->attached_ns >= r->start_real;
@@ -197,6 +219,7 @@ int http_profile_answer(struct http_req *r)
 		http_hide_kaddr(t->profile, &sm[n]);
 		sm[n].target.samples = sdelta_apply(r->mv[i].d, &sm[n].msg);
 		samples += sm[n].target.samples;
+		pending += fill_lines(r, &sm[n], t);
 		pv[n] = &sm[n].msg;
 		n++;
 	}
@@ -207,8 +230,15 @@ int http_profile_answer(struct http_req *r)
 			continue;
 		http_hide_kaddr(t->profile, &sm[n]);
 		samples += sm[n].target.samples;
+		pending += fill_lines(r, &sm[n], t);
 		pv[n] = &sm[n].msg;
 		n++;
+	}
+	/* New addresses queued: the answer once kprof-lines has them (built again then). */
+	if (pending && !r->lines_done &&
+	    srclines_wait(m->lines, HTTP_LINES_WAIT_MS, on_lines_ready, r, &r->lines_wait) >= 0) {
+		err = 1;
+		goto out;
 	}
 	if (n)
 		err = answer_merged(r, sm, pv, n, samples, end);
@@ -279,14 +309,13 @@ static int snapshot_all(struct http_req *r, struct MHD_Connection *c, enum MHD_R
 	return 1;
 }
 
-static int on_req_timer(sd_event_source *s, uint64_t usec, void *userdata)
+/* The answer, built and sent; unless it waits for source lines first. */
+static void answer(struct http_req *r)
 {
-	struct http_req *r = userdata;
-	int err;
+	int err = http_profile_answer(r);
 
-	(void)s;
-	(void)usec;
-	err = http_profile_answer(r);
+	if (err > 0)
+		return; /* on_lines_ready answers */
 	if (err < 0) {
 		log_warn("http: profile of %s: %s", r->whole ? "the host" : "a selection",
 			 strerror(-err));
@@ -296,6 +325,22 @@ static int on_req_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	sd_event_source_set_enabled(r->gone, SD_EVENT_OFF);
 	MHD_resume_connection(r->c);
 	http_run(r->h);
+}
+
+static void on_lines_ready(void *userdata)
+{
+	struct http_req *r = userdata;
+
+	r->lines_wait = NULL;
+	r->lines_done = true;
+	answer(r);
+}
+
+static int on_req_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	(void)s;
+	(void)usec;
+	answer(userdata);
 	return 0;
 }
 

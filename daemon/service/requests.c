@@ -35,6 +35,7 @@
 #include "service/requests_func.h"
 #include "manager/windows.h"
 #include "manager/manager.h"
+#include "wire/lines_pb.h"
 #include "wire/target_pb.h"
 #include "os/transport.h"
 #include "target/offcpu.h"
@@ -403,6 +404,55 @@ static int export_offcpu(struct client *cl, const struct target *t, bool ranged,
 	return 0;
 }
 
+/* How long an export waits for kprof-lines to resolve its new addresses: what is not resolved
+ * by then says "not available" (and is in the cache for the next export). */
+#define LINES_WAIT_MS 15000
+
+static void lines_stop(struct client *cl)
+{
+	srclines_unwait(cl->lines_wait);
+	cl->lines_wait = NULL;
+	kprof__request__free_unpacked(cl->lines_req, NULL);
+	cl->lines_req = NULL;
+}
+
+/* The lines are resolved (or the wait is over): the held request handled again, then the
+ * client read on. */
+static void on_lines_done(void *userdata)
+{
+	struct client *cl = userdata;
+
+	cl->lines_wait = NULL;
+	cl->req = cl->lines_req;
+	cl->lines_req = NULL;
+	cl->lines_ready = true;
+	handle(cl, cl->req);
+	cl->lines_ready = false;
+	if (cl->req)
+		kprof__request__free_unpacked(cl->req, NULL);
+	cl->req = NULL;
+	transport_resume(cl->tc); /* may free cl */
+}
+
+/* The source lines of m's leaf addresses (ExportRequest.lines): true when the request is held
+ * while kprof-lines resolves addresses the cache lacks (it is handled again then). */
+static bool export_lines(struct client *cl, const struct target *t, struct saved_msg *m)
+{
+	struct srclines *sl = cl->rq->m->lines;
+	int pending;
+
+	if (!cl->lines_ready)
+		cl->lines_since = srclines_seq(sl);
+	pending = lines_pb_fill(m, t, sl, !cl->lines_ready, cl->lines_since);
+	if (pending <= 0 || cl->lines_ready || !cl->req ||
+	    srclines_wait(sl, LINES_WAIT_MS, on_lines_done, cl, &cl->lines_wait) < 0)
+		return false;
+	cl->lines_req = cl->req; /* dispatch leaves it to on_lines_done */
+	cl->req = NULL;
+	transport_hold(cl->tc);
+	return true;
+}
+
 static void do_export(struct client *cl, const Kprof__ExportRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
@@ -429,6 +479,10 @@ static void do_export(struct client *cl, const Kprof__ExportRequest *req)
 		return;
 	}
 	m.target.session = requests_session_of(cl, t, &m.target.sessions);
+	if (req->lines && !ranged && export_lines(cl, t, &m)) {
+		saved_msg_release(&m);
+		return;
+	}
 	er.profile = &m.msg;
 	if (req->off_cpu && export_offcpu(cl, t, ranged, &om, &off_arena) < 0) {
 		saved_msg_release(&m);
@@ -735,6 +789,7 @@ static void on_disconnect(void *ctx, struct transport_client *tc)
 		return;
 	requests_live_stop(cl);
 	range_job_stop(cl);
+	lines_stop(cl);
 	free(cl);
 	transport_client_set_data(tc, NULL);
 }

@@ -19,6 +19,7 @@
 
 struct live;
 struct manager;
+struct srclines_waiter;
 struct transport;
 struct transport_client;
 struct watch;
@@ -47,6 +48,12 @@ struct client {
 	Kprof__Request *job_req;
 	struct wrange job_range;
 	bool job_ready;
+	/* An export waiting for kprof-lines (lines_hold): the request held, decoded, handled
+	 * again once the lines are in kprofd's cache (lines_ready: not held a second time). */
+	struct srclines_waiter *lines_wait;
+	Kprof__Request *lines_req;
+	bool lines_ready;
+	uint64_t lines_since; /* srclines_seq when it came */
 };
 
 #endif

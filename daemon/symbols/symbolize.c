@@ -113,12 +113,35 @@ static int maps_load(struct tsym *ts)
 	return 0;
 }
 
-static struct elf_entry *mapping_elf(struct tsym *ts, size_t idx, const struct procmaps_entry *m)
+int tsym_open_mapped(struct tsym *ts, const struct procmaps_entry *m, struct stat *st)
 {
 	const struct tfile_want want = {
 	    .check_id = true, .dev = makedev(m->dev_major, m->dev_minor), .ino = m->inode};
-	_cleanup_close_ int fd = -1;
 	char path[96], why[128] = "";
+	int fd;
+
+	if (m->path[0] != '/' || !m->inode)
+		return -ENOENT;
+	/* map_files reaches the very file mapped, even deleted or in another mount namespace. */
+	procmaps_file_path(path, sizeof(path), ts->pid, m->start, m->end);
+	fd = tfile_open(AT_FDCWD, path, false, &want, st, why, sizeof(why));
+	/* map_files needs CAP_SYS_ADMIN; without it, the same path inside the target's root,
+	 * unless the file was deleted (then only map_files reaches it). The target controls
+	 * what that path is in its mount namespace: tfile_open checks it is the file mapped. */
+	if (fd < 0 && !strstr(m->path, " (deleted)")) {
+		_cleanup_close_ int root = tsym_root_now(ts);
+
+		if (root >= 0)
+			fd = tfile_open(root, m->path, true, &want, st, why, sizeof(why));
+		if (fd < 0 && fd != -ENOENT)
+			log_debug("pid %d: %s not read: %s", ts->pid, m->path, why);
+	}
+	return fd;
+}
+
+static struct elf_entry *mapping_elf(struct tsym *ts, size_t idx, const struct procmaps_entry *m)
+{
+	_cleanup_close_ int fd = -1;
 	struct stat st;
 
 	if (ts->map_elf[idx])
@@ -126,26 +149,25 @@ static struct elf_entry *mapping_elf(struct tsym *ts, size_t idx, const struct p
 	ts->map_elf[idx] = &symbolize_elf_none;
 	if (m->path[0] != '/' || !m->inode || ts->gone)
 		return &symbolize_elf_none;
-	/* map_files reaches the very file mapped, even deleted or in another mount namespace. */
-	procmaps_file_path(path, sizeof(path), ts->pid, m->start, m->end);
-	fd = tfile_open(AT_FDCWD, path, false, &want, &st, why, sizeof(why));
-	/* map_files needs CAP_SYS_ADMIN; without it, the same path inside the target's root,
-	 * unless the file was deleted (then only map_files reaches it). The target controls
-	 * what that path is in its mount namespace: tfile_open checks it is the file mapped. */
-	if (fd < 0 && !strstr(m->path, " (deleted)")) {
-		_cleanup_close_ int root = tsym_root(ts);
-
-		if (root >= 0)
-			fd = tfile_open(root, m->path, true, &want, &st, why, sizeof(why));
-		if (fd < 0 && fd != -ENOENT)
-			log_debug("pid %d: %s not read: %s", ts->pid, m->path, why);
-	}
+	fd = tsym_open_mapped(ts, m, &st);
 	if (fd < 0)
 		return &symbolize_elf_none;
 	ts->map_elf[idx] = symbolize_elf_get(ts, fd, &st, m->path);
 	if (ts->map_elf[idx] != &symbolize_elf_none && !ts->map_elf[idx]->failed)
 		symbolize_debug_attach(ts, ts->map_elf[idx], m->path);
 	return ts->map_elf[idx];
+}
+
+const struct elf_entry *tsym_elf_at(struct tsym *ts, uint64_t addr,
+				    const struct procmaps_entry **m)
+{
+	const struct elf_entry *e;
+
+	*m = ts->maps ? procmaps_find(ts->maps, addr) : NULL;
+	if (!*m)
+		return NULL;
+	e = mapping_elf(ts, *m - procmaps_at(ts->maps, 0), *m);
+	return e == &symbolize_elf_none || e->failed ? NULL : e;
 }
 
 /* At most this many files are opened at one read of the maps; the rest when sampled. */

@@ -133,7 +133,6 @@ void symbolize_root_update(struct tsym *ts)
 	ts->root = fd;
 }
 
-/* A new fd of the target's root (O_PATH), or a negative errno. */
 int tsym_root(struct tsym *ts)
 {
 	int fd;
@@ -144,13 +143,16 @@ int tsym_root(struct tsym *ts)
 	return fd < 0 ? -errno : fd;
 }
 
+int tsym_root_now(struct tsym *ts)
+{
+	return ts->root >= 0 ? tsym_root(ts) : tfile_proc_root(ts->pid);
+}
+
 /* ---- separate debug files ---- */
 
-#define DEBUG_DIR "usr/lib/debug"
 #define DEBUG_CRC_MAX (256u << 20) /* a debuglink'ed file larger than this is not summed */
 
-/* The CRC32 of the whole file, as .gnu_debuglink records it (zlib's crc32). */
-static int file_crc32(int fd, uint64_t size, uint32_t *ret)
+int symbolize_file_crc32(int fd, uint64_t size, uint32_t *ret)
 {
 	uLong crc = crc32(0L, Z_NULL, 0);
 	uint64_t off = 0;
@@ -198,7 +200,7 @@ static int debug_try(struct tsym *ts, int root, const char *rel, struct elf_entr
 			  (unsigned)st.st_uid);
 		return -EPERM;
 	}
-	if (want_crc && (file_crc32(fd, st.st_size, &crc) < 0 || crc != e->es.debuglink_crc)) {
+	if (want_crc && (symbolize_file_crc32(fd, st.st_size, &crc) < 0 || crc != e->es.debuglink_crc)) {
 		log_debug("pid %d: debug file %s: CRC32 %08x, the debuglink's %08x", ts->pid, rel,
 			  crc, e->es.debuglink_crc);
 		return -ESTALE;
@@ -236,7 +238,6 @@ static int debug_try(struct tsym *ts, int root, const char *rel, struct elf_entr
  * nor a namespace's inode number tells them apart: both are reused). */
 void symbolize_debug_attach(struct tsym *ts, struct elf_entry *e, const char *path)
 {
-	static const char *const link_fmt[] = {"%.*s%s", "%.*s.debug/%s", DEBUG_DIR "/%.*s%s"};
 	char rel[4096], hex[2 * ELFSYM_BUILD_ID_MAX + 1];
 	const struct elfsym *es = &e->es;
 	_cleanup_close_ int root = -1;
@@ -258,9 +259,9 @@ void symbolize_debug_attach(struct tsym *ts, struct elf_entry *e, const char *pa
 	/* The directory as the target sees it, without the leading '/', with a trailing one. */
 	if (!es->debuglink[0] || path[0] != '/' || strstr(path, " (deleted)"))
 		return;
-	for (size_t i = 0; i < ARRAY_SIZE(link_fmt); i++) {
-		int n = snprintf(rel, sizeof(rel), link_fmt[i], (int)(slash - path), path + 1,
-				 es->debuglink);
+	for (size_t i = 0; i < ARRAY_SIZE(symbolize_debuglink_fmt); i++) {
+		int n = snprintf(rel, sizeof(rel), symbolize_debuglink_fmt[i], (int)(slash - path),
+				 path + 1, es->debuglink);
 
 		if (n > 0 && (size_t)n < sizeof(rel) && debug_try(ts, root, rel, e, true) == 0)
 			return;

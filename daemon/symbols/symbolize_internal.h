@@ -106,6 +106,13 @@ struct tsym {
 	char *demangled; /* last demangled name, valid until the next resolve */
 };
 
+/* Separate debug files, as gdb and perf look for them: DEBUG_DIR/.build-id/xx/rest.debug by
+ * build id; by .gnu_debuglink NAME, each of these formats of (directory length, directory
+ * without its leading '/' and with a trailing one, NAME), inside the target's root. */
+#define DEBUG_DIR "usr/lib/debug"
+static __attribute__((unused)) const char *const symbolize_debuglink_fmt[] = {
+    "%.*s%s", "%.*s.debug/%s", DEBUG_DIR "/%.*s%s"};
+
 /* Marks "looked up, nothing usable" in map_elf (symbolize_elf.c). */
 extern struct elf_entry symbolize_elf_none;
 
@@ -125,6 +132,20 @@ void symbolize_root_update(struct tsym *ts);
 
 /* A new fd of the target's root (O_PATH), or a negative errno. */
 int tsym_root(struct tsym *ts);
+/* The same, or once the target is done (its root let go) the root of the process that has its
+ * PID now, maybe another one: only for reads that check what they find (a file's identity, a
+ * debug file's build id). */
+int tsym_root_now(struct tsym *ts);
+
+/* The file mapped at m, the very one (its device and inode checked): through map_files, else
+ * its path inside the target's root (tsym_root_now: once the target is done, the identity
+ * check alone tells it is that file). An fd (st filled), or a negative errno. */
+int tsym_open_mapped(struct tsym *ts, const struct procmaps_entry *m, struct stat *st);
+
+/* The ELF file mapped at addr as the maps were last read (no re-read), loaded if it was not
+ * yet, and its mapping in *m: NULL if no file is mapped there or it is not ELF. */
+const struct elf_entry *tsym_elf_at(struct tsym *ts, uint64_t addr,
+				    const struct procmaps_entry **m);
 
 /* A stripped file's names from its debug file, looked for as gdb and perf do, inside the
  * target's root (where the debug files of its libraries are; the host's for a host process):
@@ -134,6 +155,10 @@ int tsym_root(struct tsym *ts);
  * bind-mounted into a container) is looked for again by the next one (neither a root's inode
  * nor a namespace's inode number tells them apart: both are reused). */
 void symbolize_debug_attach(struct tsym *ts, struct elf_entry *e, const char *path);
+
+/* The CRC32 of the whole file (size bytes, at most 256 MiB: -EFBIG), as .gnu_debuglink records
+ * it (zlib's crc32). 0 or a negative errno. */
+int symbolize_file_crc32(int fd, uint64_t size, uint32_t *ret);
 
 /* An unused entry stays cached (libc's symbols serve the next target) only if it is charged
  * to root: a user's budget is not held by files none of its targets maps any more. */

@@ -17,6 +17,7 @@
 
 #include "kprof/cleanup.h"
 #include "kprof/saved.h"
+#include "wire/lines_pb.h"
 #include "wire/target_pb.h"
 #include "os/clock.h"
 #include "exact/hwcalls.h"
@@ -622,6 +623,7 @@ void saved_msg_release(struct saved_msg *m)
 	free(m->tp);
 	free(m->lv);
 	free(m->lp);
+	lines_msg_free(m->lines);
 	paths_msg_release(&m->pm);
 	drift_reply_release(&m->dm);
 	if (m->dk)

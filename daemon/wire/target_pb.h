@@ -16,6 +16,8 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb);
 /* A frame kind of the profile as kprof.proto's. */
 Kprof__FrameKind target_pb_kind(enum profile_kind k);
 
+struct lines_msg;
+
 /* A target's profile as a kprof.SavedProfile message (for the state directory and for export);
  * it points into the target's profile, so use it before the target changes. */
 struct saved_msg {
@@ -32,6 +34,7 @@ struct saved_msg {
 	Kprof__DriftReply *dk;	   /* ... or the one a restored profile kept */
 	Kprof__SavedResume resume; /* t->resume: kprofd attaches it again at its next start */
 	Kprof__SavedLeafAddr *lv, **lp; /* the sampled leaf addresses (annotate store) */
+	struct lines_msg *lines;	/* their source lines (lines_pb.c), when asked */
 };
 int saved_msg_build(const struct target *t, struct saved_msg *m);
 /* The same with the stacks and functions of range and the HCCT snapshot tree instead of t's (a

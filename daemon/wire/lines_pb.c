@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* lines_pb.c: source lines into a target's SavedProfile (issue 32; ARCHITECTURE.md §2.6a).
+ *
+ * For each leaf address in a file mapping with a known ELF address (the saved mapping table),
+ * the resolver (symbols/srclines.c) is asked by (build id or file identity, ELF address). Its
+ * frames are copied into the message's own arena (the cache's strings are only lent). The
+ * counts, and the notes of the files touched (a debug file refused for its build id, a helper
+ * killed; only of files that had addresses resolved for this profile), go to
+ * SavedProfile.lines, which exports show in their comments. An address still being resolved
+ * when the message is built counts as not available: the caller waits for the helpers and
+ * builds it again once (the answers then come from the cache, and those made since the first
+ * build are not counted as the cache's).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kprof/arena.h"
+#include "kprof/cleanup.h"
+#include "kprof/saved.h"
+#include "wire/lines_pb.h"
+#include "wire/target_pb.h"
+
+#define TOUCHED_MAX 64 /* files whose notes a profile quotes */
+
+struct lines_msg {
+	struct arena a;
+	Kprof__SavedLinesInfo info;
+	char *notes[SAVED_MAX_LINES_NOTES];
+	char touched[TOUCHED_MAX][LCACHE_MAX_KEY + 1];
+	size_t ntouched;
+};
+
+void lines_msg_free(struct lines_msg *lm)
+{
+	if (!lm)
+		return;
+	arena_release(&lm->a);
+	free(lm);
+}
+
+static void *alloc(struct lines_msg *lm, size_t len)
+{
+	char *p = arena_alloc(&lm->a, len + 7);
+
+	return p ? (void *)(((uintptr_t)p + 7) & ~(uintptr_t)7) : NULL;
+}
+
+static char *copy(struct lines_msg *lm, const char *s)
+{
+	size_t n = strnlen(s, SAVED_MAX_LINE_NAME);
+	char *p = arena_alloc(&lm->a, n + 1);
+
+	if (p) {
+		memcpy(p, s, n);
+		p[n] = 0;
+	}
+	return p;
+}
+
+/* The frames fr[0..n) as la's lines. */
+static int put_lines(struct lines_msg *lm, Kprof__SavedLeafAddr *la, const struct srcline_frame *fr,
+		     size_t n)
+{
+	Kprof__SavedLine **lp = alloc(lm, n * sizeof(*lp)), *lv = alloc(lm, n * sizeof(*lv));
+
+	if (!lp || !lv)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		kprof__saved_line__init(&lv[i]);
+		lv[i].function = copy(lm, fr[i].func);
+		lv[i].file = copy(lm, fr[i].file);
+		lv[i].line = fr[i].line;
+		if (!lv[i].function || !lv[i].file)
+			return -ENOMEM;
+		lp[i] = &lv[i];
+	}
+	la->lines = lp;
+	la->n_lines = n;
+	return 0;
+}
+
+static void touch(struct lines_msg *lm, const char *key)
+{
+	for (size_t i = 0; i < lm->ntouched; i++)
+		if (!strcmp(lm->touched[i], key))
+			return;
+	if (key[0] && lm->ntouched < TOUCHED_MAX)
+		strcpy(lm->touched[lm->ntouched++], key);
+}
+
+/* The helpers and notes of the files touched, into info. */
+static int sum_files(struct lines_msg *lm, const struct srclines *sl)
+{
+	for (size_t i = 0; i < lm->ntouched; i++) {
+		uint64_t started, killed;
+		const char *note;
+
+		if (!srclines_file_info(sl, lm->touched[i], &started, &killed, &note))
+			continue;
+		lm->info.helpers_started += started;
+		lm->info.helpers_killed += killed;
+		if (!note[0] || lm->info.n_notes == SAVED_MAX_LINES_NOTES)
+			continue;
+		lm->notes[lm->info.n_notes] = copy(lm, note);
+		if (!lm->notes[lm->info.n_notes])
+			return -ENOMEM;
+		lm->info.n_notes++;
+	}
+	lm->info.notes = lm->notes;
+	return 0;
+}
+
+static const Kprof__SavedProfile *map_sp; /* qsort has no context argument */
+
+static int by_start(const void *a, const void *b)
+{
+	uint64_t x = map_sp->mappings[*(const uint32_t *)a]->start,
+		 y = map_sp->mappings[*(const uint32_t *)b]->start;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The table mapping holding addr (order: the mappings by start), or NULL. */
+static const Kprof__SavedMapping *mapping_of(const Kprof__SavedProfile *sp, const uint32_t *order,
+					     uint64_t addr)
+{
+	size_t lo = 0, hi = sp->n_mappings;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sp->mappings[order[mid]]->start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr < sp->mappings[order[lo - 1]]->limit ? sp->mappings[order[lo - 1]] : NULL;
+}
+
+/* Whether the frames name a line (libbfd names a function without one from the symbols). */
+static bool has_line(const struct srcline_frame *fr, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (fr[i].line)
+			return true;
+	return false;
+}
+
+int lines_pb_fill(struct saved_msg *m, const struct target *t, struct srclines *sl, bool queue,
+		  uint64_t since)
+{
+	Kprof__SavedProfile *sp = &m->msg;
+	_cleanup_free_ uint32_t *order = calloc(sp->n_mappings + 1, sizeof(*order));
+	struct srcline_frame fr[SRCLINE_MAX_FRAMES];
+	struct lines_msg *lm = calloc(1, sizeof(*lm));
+	int pending = 0;
+
+	if (!lm || !order) {
+		free(lm);
+		return -ENOMEM;
+	}
+	lines_msg_free(m->lines);
+	m->lines = lm;
+	kprof__saved_lines_info__init(&lm->info);
+	sp->lines = &lm->info;
+	for (size_t i = 0; i < sp->n_mappings; i++)
+		order[i] = i;
+	map_sp = sp;
+	qsort(order, sp->n_mappings, sizeof(*order), by_start);
+	for (size_t i = 0; i < sp->n_leaf_addrs; i++) {
+		Kprof__SavedLeafAddr *la = sp->leaf_addrs[i];
+		const Kprof__SavedMapping *mp = mapping_of(sp, order, la->address);
+		struct srclines_res res;
+		struct srcfile_map sm;
+		int n;
+
+		if (!mp || !mp->has_vaddr)
+			continue;
+		sm = (struct srcfile_map){.pid = t->pid,
+					  .start = mp->start,
+					  .limit = mp->limit,
+					  .path = mp->path ? mp->path : "",
+					  .build_id = mp->build_id ? mp->build_id : ""};
+		n = srclines_get(sl, t->sym, &sm, la->address, mp->vaddr + (la->address - mp->start),
+				 queue, fr, SRCLINE_MAX_FRAMES, &res);
+		lm->info.asked++;
+		res.cached &= res.seq <= since; /* resolved for this profile: not the cache's */
+		if (!res.cached)
+			touch(lm, res.key);
+		pending += n == -EINPROGRESS;
+		if (n < 0) {
+			lm->info.failed++;
+			continue;
+		}
+		lm->info.cached += res.cached;
+		if (n && put_lines(lm, la, fr, n) < 0)
+			return -ENOMEM;
+		if (has_line(fr, n))
+			lm->info.resolved++;
+		else
+			lm->info.none++;
+	}
+	if (sum_files(lm, sl) < 0)
+		return -ENOMEM;
+	return pending;
+}
