@@ -226,8 +226,10 @@ $(BUILD)/kprof-lines: $(HELPER_OBJ) | $(BUILD)
 	$(CC) -O2 -g -o $@ $< -lbfd
 
 # A hot loop in an always_inline function, for source lines (tests/integration/test_lines.sh).
+# Built with clang: gcc drops the frame of a leaf function even with -fno-omit-frame-pointer, and
+# with it its caller from the stack.
 $(BUILD)/hotline: tests/fixtures/lines/hotline.c | $(BUILD)
-	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -o $@ $<
+	$(CLANG) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -o $@ $<
 
 # The fixture is built with clang: gcc may drop leaf frames even with -fno-omit-frame-pointer.
 $(BUILD)/minijit: tests/fixtures/minijit/minijit.c tests/prng.h include/kprof/io.h | $(BUILD)

@@ -34,6 +34,38 @@ void merge_free(struct merged *m)
 	free(m->origins);
 	free(m->leaf_v);
 	free(m->leaves);
+	free(m->site_v);
+	free(m->sites);
+}
+
+/* The inputs' call sites, their functions moved by fo[i], within the saved profile's cap. */
+static int merge_sites(Kprof__SavedProfile *const *v, size_t n, const size_t *fo, struct merged *m)
+{
+	size_t ns = 0, k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		ns += v[i]->n_call_sites;
+	m->site_v = calloc(ns + 1, sizeof(*m->site_v));
+	m->sites = calloc(ns + 1, sizeof(*m->sites));
+	if (!m->site_v || !m->sites)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		m->sp.call_sites_dropped += v[i]->call_sites_dropped;
+		for (size_t j = 0; j < v[i]->n_call_sites; j++) {
+			if (k == SAVED_MAX_CALL_SITES) {
+				m->sp.call_sites_dropped++;
+				continue;
+			}
+			m->site_v[k] = *v[i]->call_sites[j];
+			m->site_v[k].caller += fo[i];
+			m->site_v[k].callee += fo[i];
+			m->sites[k] = &m->site_v[k];
+			k++;
+		}
+	}
+	m->sp.call_sites = m->sites;
+	m->sp.n_call_sites = k;
+	return 0;
 }
 
 /* The inputs' leaf addresses (their functions moved by fo[i]), within the saved profile's
@@ -230,7 +262,7 @@ int merge_profiles(Kprof__SavedProfile *const *v, size_t n, struct merged *m)
 		m->origins[i] = &m->origin_v[i];
 	m->sp.origins = m->origins;
 	m->sp.n_origins = no;
-	return merge_leaves(v, n, fov, m);
+	return merge_leaves(v, n, fov, m) < 0 ? -ENOMEM : merge_sites(v, n, fov, m);
 }
 
 static int str_cmp(const char *a, const char *b)

@@ -20,7 +20,10 @@
  * this order's. Samples left over (addresses beyond the profile's budget) stay at the function's
  * start. Each such location gets one Line per source frame kprofd resolved for it (SavedLeafAddr
  * lines), inlined functions first (a Function per inlined name and file), the function itself
- * last.
+ * last. Caller frames (issue 32): a (caller, callee) pair of the profile's call sites seen from
+ * one call site only is a Location at that site (the return address - 1) with its lines, and
+ * every stack's caller frame of that pair is it; a pair seen from several sites keeps its
+ * function's location.
  * Each distinct (thread, stack) (each piece of it, split by leaf address) becomes a Sample with
  * two values, [samples/count, cpu/nanoseconds] (count times the sampling period), or with an
  * off-CPU profile (pprof_build_offcpu: its stacks after the samples', never split: leaf addresses
@@ -167,6 +170,13 @@ static int gzip(const uint8_t *in, size_t len, uint8_t **ret, size_t *ret_len)
 	return 0;
 }
 
+/* A (caller, callee) pair of the call sites, and the location of its one call site (0: it was
+ * seen at several, its caller frames keep their function's location). */
+struct site {
+	uint32_t caller, callee;
+	uint64_t loc;
+};
+
 struct pp {
 	struct strtab st;
 	struct strtab fkeys; /* "name\001file" of each function only an inlined frame names */
@@ -175,13 +185,15 @@ struct pp {
 	uint32_t *loc_line; /* per location: its first Line in linev, and (loc_nline) how many */
 	uint32_t *loc_nline;
 	size_t nla;	    /* leaf address locations, after the nf function locations */
+	struct site *sites; /* (caller, callee) pairs of the call sites, in order */
+	size_t nsites, nsites_one; /* ... of them at one call site (a location each) */
 	uint32_t *la_order; /* leaf_addrs indexes by (function, address) */
 	uint32_t *fn_la;    /* per function f: its addresses are la_order[fn_la[f]..fn_la[f+1]) */
 	uint32_t *fn_cur;   /* the split's cursor per function */
 	uint64_t *la_left;  /* samples of each leaf address not yet given to a sample */
 	size_t nsv, nlocs;  /* samples and location ids the split makes */
 	size_t off_from;    /* the first off-CPU stack (never split: no leaf addresses) */
-	size_t nloc;	    /* locations: nf + nla */
+	size_t nloc;	    /* locations: nf + nla + call sites */
 	Perftools__Profiles__Function *fv;
 	Perftools__Profiles__Function **fp;
 	Perftools__Profiles__Location *lv;
@@ -212,6 +224,7 @@ static void pp_release(struct pp *pp)
 	free(pp->fn_la);
 	free(pp->fn_cur);
 	free(pp->la_left);
+	free(pp->sites);
 	free(pp->fv);
 	free(pp->fp);
 	free(pp->lv);
@@ -578,17 +591,15 @@ static int by_func_addr(const void *a, const void *b)
 	return x->address < y->address ? -1 : x->address > y->address;
 }
 
-/* The Lines of leaf address la in table mapping j: its source frames, else one Line of its
- * function. */
-static int leaf_lines(struct pp *pp, const Kprof__SavedProfile *sp, const Kprof__SavedLeafAddr *la,
-		      size_t j)
+/* The Lines of an address of function func in table mapping j: its source frames lines[0..n),
+ * else one Line of its function. */
+static int addr_lines(struct pp *pp, const Kprof__SavedProfile *sp, uint32_t func,
+		      Kprof__SavedLine *const *lines, size_t n, size_t j)
 {
-	size_t n = la->n_lines, func = la->func;
-
 	if (!n) /* as its function's location says */
 		return push_line(pp, func + 1, pp->fv[func].start_line);
 	for (size_t i = 0; i < n; i++) {
-		const Kprof__SavedLine *l = la->lines[i];
+		const Kprof__SavedLine *l = lines[i];
 		int64_t fid = func + 1, file = strtab_id(&pp->st, l->file ? l->file : "");
 
 		if (file < 0)
@@ -605,6 +616,33 @@ static int leaf_lines(struct pp *pp, const Kprof__SavedProfile *sp, const Kprof_
 			pp->mv[j].has_inline_frames |= n > 1;
 		}
 	}
+	return 0;
+}
+
+/* Location idx at runtime address addr of function func, with the Lines lines[0..n), in its
+ * function's mapping, or in another mapping of its file that holds the address (a native
+ * function split into .text.unlikely, say; JIT and kernel code keep their module's mapping). */
+static int addr_location(struct pp *pp, const Kprof__SavedProfile *sp, size_t idx, uint32_t func,
+			 uint64_t addr, Kprof__SavedLine *const *lines, size_t n)
+{
+	Perftools__Profiles__Location *v = &pp->lv[idx];
+	size_t j = pp->lv[func].mapping_id - 1;
+
+	for (size_t t = 0; j < pp->ntab && t < pp->ntab; t++)
+		if (pp->tab_base[t] == pp->tab_base[j] && addr >= pp->mv[t].memory_start &&
+		    addr < pp->mv[t].memory_limit) {
+			j = t;
+			break;
+		}
+	pp->loc_line[idx] = pp->nlines;
+	if (addr_lines(pp, sp, func, lines, n, j) < 0)
+		return -ENOMEM;
+	pp->loc_nline[idx] = pp->nlines - pp->loc_line[idx];
+	perftools__profiles__location__init(v);
+	v->id = idx + 1;
+	v->mapping_id = j + 1;
+	v->address = addr;
+	pp->lp[idx] = v;
 	return 0;
 }
 
@@ -631,30 +669,87 @@ static int build_leaf_locations(struct pp *pp, const Kprof__SavedProfile *sp)
 	qsort(pp->la_order, n, sizeof(*pp->la_order), by_func_addr);
 	for (size_t k = 0; k < n; k++) {
 		const Kprof__SavedLeafAddr *la = sp->leaf_addrs[pp->la_order[k]];
-		Perftools__Profiles__Location *v = &pp->lv[nf + k];
-		size_t j = pp->lv[la->func].mapping_id - 1;
 
-		/* A native function's address in another mapping of its file (a function split
-		 * into .text.unlikely, say); JIT and kernel code keep their module's mapping. */
-		for (size_t t = 0; j < pp->ntab && t < pp->ntab; t++)
-			if (pp->tab_base[t] == pp->tab_base[j] && la->address >= pp->mv[t].memory_start &&
-			    la->address < pp->mv[t].memory_limit) {
-				j = t;
-				break;
-			}
-		pp->loc_line[nf + k] = pp->nlines;
-		if (leaf_lines(pp, sp, la, j) < 0)
+		if (addr_location(pp, sp, nf + k, la->func, la->address, la->lines, la->n_lines) < 0)
 			return -ENOMEM;
-		pp->loc_nline[nf + k] = pp->nlines - pp->loc_line[nf + k];
-		perftools__profiles__location__init(v);
-		v->id = nf + k + 1;
-		v->mapping_id = j + 1;
-		v->address = la->address;
-		pp->lp[nf + k] = v;
 	}
 	pp->nla = n;
 	pp->nloc = nf + n;
 	return 0;
+}
+
+/* 0 when c is of the pair (caller, callee) of d. */
+static int by_site_pair(const Kprof__SavedCallSite *c, const Kprof__SavedCallSite *d)
+{
+	return c->caller != d->caller || c->callee != d->callee;
+}
+
+static int by_site(const void *a, const void *b)
+{
+	const Kprof__SavedCallSite *x = la_sp->call_sites[*(const uint32_t *)a],
+				   *y = la_sp->call_sites[*(const uint32_t *)b];
+
+	if (x->caller != y->caller)
+		return x->caller < y->caller ? -1 : 1;
+	if (x->callee != y->callee)
+		return x->callee < y->callee ? -1 : 1;
+	return x->address < y->address ? -1 : x->address > y->address;
+}
+
+/* A Location per (caller, callee) pair seen from one call site only (issue 32), after the leaf
+ * addresses': a stack's caller frame that called that callee is that location, with the call
+ * site's lines. A pair seen from several call sites keeps its function's location (which one a
+ * stack came from is not known). */
+static int build_site_locations(struct pp *pp, const Kprof__SavedProfile *sp)
+{
+	size_t n = sp->n_call_sites, nf = sp->n_functions;
+	_cleanup_free_ uint32_t *order = calloc(n + 1, sizeof(*order));
+
+	pp->sites = calloc(n + 1, sizeof(*pp->sites));
+	if (!order || !pp->sites)
+		return -ENOMEM;
+	for (size_t k = 0; k < n; k++) {
+		if (sp->call_sites[k]->caller >= nf || sp->call_sites[k]->callee >= nf)
+			return -EINVAL;
+		order[k] = k;
+	}
+	la_sp = sp;
+	qsort(order, n, sizeof(*order), by_site);
+	for (size_t a = 0, b; a < n; a = b) {
+		const Kprof__SavedCallSite *c = sp->call_sites[order[a]];
+		struct site *st = &pp->sites[pp->nsites++];
+		bool one = true;
+
+		for (b = a + 1; b < n && !by_site_pair(sp->call_sites[order[b]], c); b++)
+			one &= sp->call_sites[order[b]]->address == c->address;
+		*st = (struct site){c->caller, c->callee, 0};
+		if (!one)
+			continue;
+		if (addr_location(pp, sp, pp->nloc, c->caller, c->address, c->lines, c->n_lines) < 0)
+			return -ENOMEM;
+		st->loc = ++pp->nloc;
+		pp->nsites_one++;
+	}
+	return 0;
+}
+
+/* The location of frame caller that called callee: its call site's, else the function's. */
+static uint64_t caller_location(const struct pp *pp, uint32_t caller, uint32_t callee)
+{
+	size_t lo = 0, hi = pp->nsites;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct site *m = &pp->sites[mid];
+
+		if (m->caller == caller && m->callee == callee)
+			return m->loc ? m->loc : caller + 1;
+		if (m->caller < caller || (m->caller == caller && m->callee < callee))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return caller + 1;
 }
 
 /* The next piece of stack s's *left samples: its leaf's location id (a leaf address's while the
@@ -848,7 +943,9 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 		smp->location_id = pp->locs + off;
 		smp->n_location_id = s->n_ids;
 		for (size_t j = 0; j < s->n_ids; j++) /* leaf first */
-			pp->locs[off + j] = j ? s->ids[s->n_ids - 1 - j] + 1 : leaf;
+			pp->locs[off + j] = j ? caller_location(pp, s->ids[s->n_ids - 1 - j],
+								s->ids[s->n_ids - j])
+					      : leaf;
 		off += s->n_ids;
 		smp->value = pp->values + nv * i;
 		smp->n_value = nv;
@@ -896,8 +993,8 @@ int pprof_build(const Kprof__SavedProfile *sp, uint64_t now_ns, const char *vers
 	return pprof_build_offcpu(sp, sp->n_stacks, now_ns, version, ret, ret_len);
 }
 
-/* The profile's comments: what it is, what its leaf addresses and lines hold, and the lines
- * resolver's notes (c holds 3 + SAVED_MAX_LINES_NOTES). */
+/* The profile's comments: what it is, what its leaf addresses, call sites and lines hold, and
+ * the lines resolver's notes (c holds 4 + SAVED_MAX_LINES_NOTES). */
 static int comments(struct pp *pp, const Kprof__SavedProfile *sp, const char *version,
 		    int64_t *c, size_t *n)
 {
@@ -914,6 +1011,12 @@ static int comments(struct pp *pp, const Kprof__SavedProfile *sp, const char *ve
 		 "kprof leaf addresses: %zu kept (at most %u), %" PRIu64
 		 " samples beyond them at their function's start",
 		 pp->nla, SAVED_MAX_LEAF_ADDRS, sp->leaf_addrs_dropped);
+	if ((c[(*n)++] = strtab_id(&pp->st, text)) < 0)
+		return -ENOMEM;
+	snprintf(text, sizeof(text),
+		 "kprof call sites: %zu caller-callee pairs, %zu of them from one call site (a "
+		 "location each), the others at their caller's start; %" PRIu64 " sites not kept",
+		 pp->nsites, pp->nsites_one, sp->call_sites_dropped);
 	if ((c[(*n)++] = strtab_id(&pp->st, text)) < 0)
 		return -ENOMEM;
 	if (!li)
@@ -950,11 +1053,11 @@ int pprof_build_offcpu(const Kprof__SavedProfile *sp, size_t off_from, uint64_t 
 	size_t nf = sp->n_functions, ns = sp->n_stacks, nlocs = 0;
 	struct pp pp = {0};
 	_cleanup_free_ uint8_t *raw = NULL;
-	int64_t comment[3 + SAVED_MAX_LINES_NOTES];
+	int64_t comment[4 + SAVED_MAX_LINES_NOTES];
 	size_t len, ncomment = 0;
 	int err = -ENOMEM;
 
-	size_t nla = sp->n_leaf_addrs;
+	size_t nla = sp->n_leaf_addrs + sp->n_call_sites; /* locations past the functions' */
 
 	pp.off_from = off_from;
 	pp.fv_cap = nf + 1;
@@ -971,6 +1074,7 @@ int pprof_build_offcpu(const Kprof__SavedProfile *sp, size_t off_from, uint64_t 
 	    !pp.tab_order || !pp.tab_base || strtab_id(&pp.st, "") != 0)
 		goto out;
 	if ((err = build_functions(&pp, sp)) < 0 || (err = build_leaf_locations(&pp, sp)) < 0 ||
+	    (err = build_site_locations(&pp, sp)) < 0 ||
 	    (err = split_count(&pp, sp)) < 0 || (err = finish_tables(&pp)) < 0)
 		goto out;
 	err = -ENOMEM;

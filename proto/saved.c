@@ -143,6 +143,15 @@ int saved_check(const Kprof__SavedProfile *sp)
 			return -EBADMSG;
 	if (sp->lines && sp->lines->n_notes > SAVED_MAX_LINES_NOTES)
 		return -EBADMSG;
+	if (sp->n_call_sites > SAVED_MAX_CALL_SITES)
+		return -EBADMSG;
+	for (size_t i = 0; i < sp->n_call_sites; i++) {
+		const Kprof__SavedCallSite *c = sp->call_sites[i];
+
+		if (c->caller >= sp->n_functions || c->callee >= sp->n_functions ||
+		    !lines_ok(c->lines, c->n_lines))
+			return -EBADMSG;
+	}
 	for (size_t i = 0; sp->lines && i < sp->lines->n_notes; i++)
 		if (!str_ok(sp->lines->notes[i], SAVED_MAX_LINES_NOTE))
 			return -EBADMSG;

@@ -180,6 +180,9 @@ static int new_models(struct target *t, const struct config *conf)
 	err = annotate_queue_new(&t->annot_q);
 	if (err < 0)
 		return err;
+	err = csite_new(TARGET_MAX_CALL_SITES, &t->csite);
+	if (err < 0)
+		return err;
 	if (conf->drift_enabled)
 		err = drift_new(&(struct drift_config){.window = conf->drift_window,
 						       .min_samples = conf->drift_min_samples,
@@ -247,6 +250,7 @@ void target_free(struct target *t)
 	tnames_free(t->tnames);
 	annot_free(t->annot);
 	annotate_queue_free(t->annot_q);
+	csite_free(t->csite);
 	offcpu_free(t->offcpu);
 	free(t->ids);
 	free(t->memo);
@@ -517,6 +521,12 @@ uint64_t target_memory(const struct target *t)
 		annot_get_stats(t->annot, &as);
 		n += as.memory;
 	}
+	if (t->csite) {
+		struct csite_stats cs;
+
+		csite_get_stats(t->csite, &cs);
+		n += cs.memory;
+	}
 	return n + target_drift_memory(t) + offcpu_memory(t->offcpu);
 }
 
@@ -673,6 +683,51 @@ static inline void add_stack(struct target *t, const struct kp_sample *s, size_t
 	tnames_set(t->tnames, s->tid, s->comm, sizeof(s->comm)); /* a full table counts */
 }
 
+/* The sample's user frames, root first, appended to t->ids[n..]: the new n. The cache slots of
+ * the frames the memo lacks are fetched together first, then each frame is found in the memo
+ * or the cache. Each (caller, callee) pair of adjacent named frames is recorded with the
+ * caller's return address - 1 in the call-site set when either frame is new to the memo (a hit
+ * at both depths means the previous sample had both, so the pair was recorded then). */
+static inline size_t user_frames(struct target *t, const struct kp_sample *s, size_t n)
+{
+	struct frame_memo *memo = t->memo;
+	uint64_t prev_a = 0;
+	bool prev_new = false;
+	int id, prev = -1;
+
+	for (int i = s->n_user - 1, d = 0; i >= 0; i--, d++)
+		if (!memo_has(memo, d, user_addr(s, i)))
+			profile_cache_prefetch(t->profile, user_addr(s, i));
+	for (int i = s->n_user - 1, d = 0; i >= 0; i--, d++) {
+		uint64_t a = user_addr(s, i);
+		bool fresh = d >= (int)memo->len;
+
+		if (memo_has(memo, d, a)) {
+			id = memo->id[d];
+		} else {
+			fresh = true;
+			id = frame_id(t, a, false);
+			if (d < KP_MAX_STACK) {
+				memo->addr[d] = id >= 0 ? a : 0;
+				memo->id[d] = id;
+			}
+			if (id < 0) {
+				t->bad_frames++;
+				prev = -1; /* the caller of the next frame is not known */
+				continue;
+			}
+		}
+		t->ids[n++] = id;
+		if (prev >= 0 && (fresh || prev_new) && t->csite)
+			csite_add(t->csite, prev, id, prev_a);
+		prev = id;
+		prev_a = a;
+		prev_new = fresh;
+	}
+	memo->len = s->n_user;
+	return n;
+}
+
 void target_add_sample(struct target *t, const struct kp_sample *s)
 {
 	struct frame_memo *memo = t->memo;
@@ -693,29 +748,7 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 		if ((id = special_id(t, "[truncated]")) >= 0)
 			t->ids[n++] = id;
 	}
-	/* User frames, root first: the cache slots of the frames the memo lacks are fetched
-	 * together first, then each frame is found in the memo or the cache. */
-	for (int i = s->n_user - 1, d = 0; i >= 0; i--, d++)
-		if (!memo_has(memo, d, user_addr(s, i)))
-			profile_cache_prefetch(t->profile, user_addr(s, i));
-	for (int i = s->n_user - 1, d = 0; i >= 0; i--, d++) {
-		uint64_t a = user_addr(s, i);
-
-		if (memo_has(memo, d, a)) {
-			t->ids[n++] = memo->id[d];
-			continue;
-		}
-		id = frame_id(t, a, false);
-		if (d < KP_MAX_STACK) {
-			memo->addr[d] = id >= 0 ? a : 0;
-			memo->id[d] = id;
-		}
-		if (id < 0) {
-			t->bad_frames++;
-			continue;
-		}
-		t->ids[n++] = id;
-	}
+	n = user_frames(t, s, n);
 	if (s->n_user && n && memo_has(memo, s->n_user - 1, user_addr(s, 0)))
 		leaf = t->ids[n - 1]; /* the leaf frame was named: its id is the last one */
 	n_user = n_leaf = n;

@@ -17,6 +17,7 @@
 #include "kernel/sampler.h"
 #include "kprof/abi.h"
 #include "kprof/annot.h"
+#include "kprof/csite.h"
 #include "kprof/hcct.h"
 #include "kprof/maptab.h"
 #include "kprof/profile.h"
@@ -37,12 +38,16 @@ enum target_state {
 	TARGET_DETACHED = 3,
 };
 
+/* Call sites kept per target (csite.h): as many as a saved profile holds (SAVED_MAX_CALL_SITES). */
+#define TARGET_MAX_CALL_SITES 65536
+
 /* The frame under which samples taken inside kprof's own probes are counted (module "[kprof]"). */
 #define KPROF_PROBE_NAME "[kprof probes]"
 
 struct frame_memo {
 	uint64_t addr[KP_MAX_STACK]; /* 0: nothing memoized at this depth */
 	uint32_t id[KP_MAX_STACK];
+	uint32_t len; /* user frames of the last sample: deeper entries are older ones */
 };
 
 /* What a target needs of the daemon, given at creation; the manager's, and alive as long as the
@@ -152,6 +157,7 @@ struct target {
 	/* Per-instruction samples and code snapshots for annotate (annotate.c); NULL for a
 	 * profile restored from disk. */
 	struct annot *annot;
+	struct csite *csite; /* call sites of the user stacks (issue 32), NULL for a restored one */
 	struct annotate_queue *annot_q; /* its code copies asked for in this drain */
 	uint64_t
 	    probe_samples; /* samples taken while a probe ran (counted under KPROF_PROBE_NAME) */

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* lines_pb.c: source lines into a target's SavedProfile (issue 32; ARCHITECTURE.md §2.6a).
  *
- * For each leaf address in a file mapping with a known ELF address (the saved mapping table),
- * the resolver (symbols/srclines.c) is asked by (build id or file identity, ELF address). Its
- * frames are copied into the message's own arena (the cache's strings are only lent). The
- * counts, and the notes of the files touched (a debug file refused for its build id, a helper
- * killed; only of files that had addresses resolved for this profile), go to
+ * For each leaf address and call site in a file mapping with a known ELF address (the saved
+ * mapping table), the resolver (symbols/srclines.c) is asked by (build id or file identity, ELF
+ * address). Its frames are copied into the message's own arena (the cache's strings are only
+ * lent). The counts, and the notes of the files touched (a debug file refused for its build
+ * id, a helper killed; only of files that had addresses resolved for this profile), go to
  * SavedProfile.lines, which exports show in their comments. An address still being resolved
  * when the message is built counts as not available: the caller waits for the helpers and
  * builds it again once (the answers then come from the cache, and those made since the first
@@ -59,9 +59,9 @@ static char *copy(struct lines_msg *lm, const char *s)
 	return p;
 }
 
-/* The frames fr[0..n) as la's lines. */
-static int put_lines(struct lines_msg *lm, Kprof__SavedLeafAddr *la, const struct srcline_frame *fr,
-		     size_t n)
+/* The frames fr[0..n) as an address's lines (*lines, *n_lines). */
+static int put_lines(struct lines_msg *lm, Kprof__SavedLine ***lines, size_t *n_lines,
+		     const struct srcline_frame *fr, size_t n)
 {
 	Kprof__SavedLine **lp = alloc(lm, n * sizeof(*lp)), *lv = alloc(lm, n * sizeof(*lv));
 
@@ -76,8 +76,8 @@ static int put_lines(struct lines_msg *lm, Kprof__SavedLeafAddr *la, const struc
 			return -ENOMEM;
 		lp[i] = &lv[i];
 	}
-	la->lines = lp;
-	la->n_lines = n;
+	*lines = lp;
+	*n_lines = n;
 	return 0;
 }
 
@@ -148,14 +148,61 @@ static bool has_line(const struct srcline_frame *fr, int n)
 	return false;
 }
 
+/* One profile being filled. */
+struct fill {
+	struct lines_msg *lm;
+	struct srclines *sl;
+	const struct target *t;
+	const Kprof__SavedProfile *sp;
+	const uint32_t *order; /* the mappings by start */
+	bool queue;
+	uint64_t since;
+	int pending;
+};
+
+/* The lines of runtime address addr (a leaf address, or a call site) into *lines, *n_lines. */
+static int resolve(struct fill *f, uint64_t addr, Kprof__SavedLine ***lines, size_t *n_lines)
+{
+	const Kprof__SavedMapping *mp = mapping_of(f->sp, f->order, addr);
+	struct srcline_frame fr[SRCLINE_MAX_FRAMES];
+	struct lines_msg *lm = f->lm;
+	struct srclines_res res;
+	struct srcfile_map sm;
+	int n;
+
+	if (!mp || !mp->has_vaddr)
+		return 0;
+	sm = (struct srcfile_map){.pid = f->t->pid,
+				  .start = mp->start,
+				  .limit = mp->limit,
+				  .path = mp->path ? mp->path : "",
+				  .build_id = mp->build_id ? mp->build_id : ""};
+	n = srclines_get(f->sl, f->t->sym, &sm, addr, mp->vaddr + (addr - mp->start), f->queue, fr,
+			 SRCLINE_MAX_FRAMES, &res);
+	lm->info.asked++;
+	res.cached &= res.seq <= f->since; /* resolved for this profile: not the cache's */
+	if (!res.cached)
+		touch(lm, res.key);
+	f->pending += n == -EINPROGRESS;
+	if (n < 0) {
+		lm->info.failed++;
+		return 0;
+	}
+	lm->info.cached += res.cached;
+	if (has_line(fr, n))
+		lm->info.resolved++;
+	else
+		lm->info.none++;
+	return n ? put_lines(lm, lines, n_lines, fr, n) : 0;
+}
+
 int lines_pb_fill(struct saved_msg *m, const struct target *t, struct srclines *sl, bool queue,
 		  uint64_t since)
 {
 	Kprof__SavedProfile *sp = &m->msg;
 	_cleanup_free_ uint32_t *order = calloc(sp->n_mappings + 1, sizeof(*order));
-	struct srcline_frame fr[SRCLINE_MAX_FRAMES];
 	struct lines_msg *lm = calloc(1, sizeof(*lm));
-	int pending = 0;
+	struct fill f = {lm, sl, t, sp, order, queue, since, 0};
 
 	if (!lm || !order) {
 		free(lm);
@@ -171,38 +218,17 @@ int lines_pb_fill(struct saved_msg *m, const struct target *t, struct srclines *
 	qsort(order, sp->n_mappings, sizeof(*order), by_start);
 	for (size_t i = 0; i < sp->n_leaf_addrs; i++) {
 		Kprof__SavedLeafAddr *la = sp->leaf_addrs[i];
-		const Kprof__SavedMapping *mp = mapping_of(sp, order, la->address);
-		struct srclines_res res;
-		struct srcfile_map sm;
-		int n;
 
-		if (!mp || !mp->has_vaddr)
-			continue;
-		sm = (struct srcfile_map){.pid = t->pid,
-					  .start = mp->start,
-					  .limit = mp->limit,
-					  .path = mp->path ? mp->path : "",
-					  .build_id = mp->build_id ? mp->build_id : ""};
-		n = srclines_get(sl, t->sym, &sm, la->address, mp->vaddr + (la->address - mp->start),
-				 queue, fr, SRCLINE_MAX_FRAMES, &res);
-		lm->info.asked++;
-		res.cached &= res.seq <= since; /* resolved for this profile: not the cache's */
-		if (!res.cached)
-			touch(lm, res.key);
-		pending += n == -EINPROGRESS;
-		if (n < 0) {
-			lm->info.failed++;
-			continue;
-		}
-		lm->info.cached += res.cached;
-		if (n && put_lines(lm, la, fr, n) < 0)
+		if (resolve(&f, la->address, &la->lines, &la->n_lines) < 0)
 			return -ENOMEM;
-		if (has_line(fr, n))
-			lm->info.resolved++;
-		else
-			lm->info.none++;
+	}
+	for (size_t i = 0; i < sp->n_call_sites; i++) {
+		Kprof__SavedCallSite *cs = sp->call_sites[i];
+
+		if (resolve(&f, cs->address, &cs->lines, &cs->n_lines) < 0)
+			return -ENOMEM;
 	}
 	if (sum_files(lm, sl) < 0)
 		return -ENOMEM;
-	return pending;
+	return f.pending;
 }

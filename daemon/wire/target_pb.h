@@ -34,6 +34,7 @@ struct saved_msg {
 	Kprof__DriftReply *dk;	   /* ... or the one a restored profile kept */
 	Kprof__SavedResume resume; /* t->resume: kprofd attaches it again at its next start */
 	Kprof__SavedLeafAddr *lv, **lp; /* the sampled leaf addresses (annotate store) */
+	Kprof__SavedCallSite *cv, **cp; /* the call sites (t->csite) */
 	struct lines_msg *lines;	/* their source lines (lines_pb.c), when asked */
 };
 int saved_msg_build(const struct target *t, struct saved_msg *m);

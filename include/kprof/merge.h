@@ -22,12 +22,14 @@ struct merged {
 	Kprof__SavedThread **threads;
 	Kprof__Origin *origin_v, **origins;
 	Kprof__SavedLeafAddr *leaf_v, **leaves; /* the inputs' leaf addresses (lines shared) */
+	Kprof__SavedCallSite *site_v, **sites;	/* ... and call sites */
 	Kprof__SavedLinesInfo lines;		/* the inputs' resolver counts summed */
 	char *notes[SAVED_MAX_LINES_NOTES];
 };
 
-/* v[0..n) as one profile: functions, mappings, thread names and leaf addresses concatenated
- * (v[0]'s first), every stack's ids and leaf address moved to its function's new index, the
+/* v[0..n) as one profile: functions, mappings, thread names, leaf addresses and call sites
+ * concatenated (v[0]'s first), every stack's ids, leaf address and call site moved to its
+ * functions' new indices, the
  * source-line counts summed and their notes kept; v[0]'s target with the samples of all.
  * Each stack's origin names its process: an input's own origins (a merged input), else one
  * origin per input made of its target (pid, comm, the watch as unit), its executable mapping

@@ -23,6 +23,7 @@
 #define SAVED_MAX_THREAD_NAME 15 /* a comm: TASK_COMM_LEN - 1 */
 #define SAVED_MAX_LEAF_ADDRS 16384 /* sampled leaf addresses of one profile (issue 32) */
 #define SAVED_MAX_LINES_PER_ADDR 16 /* source frames of one address (SRCLINE_MAX_FRAMES) */
+#define SAVED_MAX_CALL_SITES 65536  /* call sites of one profile (TARGET_MAX_CALL_SITES) */
 #define SAVED_MAX_LINE_NAME 1024    /* bytes of a source frame's function or file name */
 #define SAVED_MAX_LINES_NOTES 16    /* notes of the lines resolver */
 #define SAVED_MAX_LINES_NOTE 512    /* bytes of one */
@@ -42,7 +43,8 @@
  * SAVED_MAX_DRIFT_* or an overlap or share that is not a number in [-1, 1], more than
  * SAVED_MAX_LEAF_ADDRS leaf addresses or one naming a function that does not exist, more than
  * SAVED_MAX_LINES_PER_ADDR source lines at an address or a name of one longer than
- * SAVED_MAX_LINE_NAME, more than SAVED_MAX_LINES_NOTES notes of the lines resolver. */
+ * SAVED_MAX_LINE_NAME, more than SAVED_MAX_LINES_NOTES notes of the lines resolver, more than
+ * SAVED_MAX_CALL_SITES call sites or one naming a function that does not exist. */
 int saved_check(const Kprof__SavedProfile *sp);
 
 /* The functions and stacks of a checked sp in a new profile (limits lim, NULL for defaults).

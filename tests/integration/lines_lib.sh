@@ -2,9 +2,9 @@
 # shellcheck shell=bash
 #
 # Source lines (issue 32) are resolved by kprofd through its kprof-lines helpers and read back
-# with `go tool pprof`: the tests need go and cc (hotline.c built again with a build id of its
+# with `go tool pprof`: the tests need go and clang (hotline.c built again with a build id of its
 # own: kprofd caches lines by build id, so a copy of build/hotline would be answered from it).
-for t in go cc; do
+for t in go clang; do
 	if ! command -v $t >/dev/null; then skip "lines" "$t not installed"; exit 0; fi
 done
 export GOCACHE=$TDIR/gocache HOME=$TDIR
@@ -49,7 +49,7 @@ first_line() { go tool pprof -lines -top "$1" 2>&1 | grep -m1 -E "^ +[0-9.]+(ms|
 build() {
 	local name=$1
 	shift
-	cc -std=gnu11 -O2 -g -fno-omit-frame-pointer "-Wl,--build-id=0x$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')" \
+	clang -std=gnu11 -O2 -g -fno-omit-frame-pointer "-Wl,--build-id=0x$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')" \
 		-o "$TDIR/$name" "$SRC" "$@"
 }
 # build_id FILE: its GNU build id in hex.

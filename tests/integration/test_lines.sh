@@ -6,6 +6,8 @@
 #    export: `go tool pprof -lines -top` names hotline.c:HOT in mix (inline) first, spin as the
 #    function it was inlined into; the leaf locations are per sampled instruction (several
 #    addresses, all inside spin's symbol); the mapping says it has lines and inline frames;
+#  - caller frames at their call sites (return address - 1) with the frames inlined there: mix in
+#    spin, called from step (inlined) in main at the STEP line (go tool pprof -lines -traces);
 #  - report --lines: that line first, mix inlined into spin; its share and WARM's within 10
 #    points of `perf report --sort srcline` over the same seconds;
 #  - the cache: a second export answers every address from kprofd's cache (no new helper);
@@ -68,6 +70,38 @@ if m and hits:
     # PIE: the first PT_LOAD at vaddr 0, so the ELF address is the runtime one minus start - off.
     inside = all(lo <= int(a, 16) - start + off < hi for a in hits)
     res(inside, f"each of those addresses lies in spin [{lo:#x}, {hi:#x})", hits[:5])
+PY
+# Caller frames at their call sites (return address - 1), with the frames inlined there: main
+# called spin and warm from step(), inlined into main at STEP.
+go tool pprof -lines -traces "$TDIR/lines.pb.gz" >"$TDIR/traces.txt" 2>&1
+python3 - "$TDIR/traces.txt" "$SRC" "$HOT" "$WARM" "$(grep -n '/\* CALL spin \*/' "$SRC" | cut -d: -f1)" \
+	"$(grep -n '/\* CALL warm \*/' "$SRC" | cut -d: -f1)" "$(grep -n '/\* STEP \*/' "$SRC" | cut -d: -f1)" <<'PY'
+import re, sys
+text, src, hot, warm, cspin, cwarm, step = open(sys.argv[1]).read(), *sys.argv[2:]
+def ms(v):
+    n, u = re.match(r"([0-9.]+)(\w+)", v).groups()
+    return float(n) * {"ns": 1e-6, "us": 1e-3, "ms": 1, "s": 1e3}[u]
+want = {"spin": [f"mix {src}:{hot} (inline)", "spin ", f"step {src}:{cspin} (inline)", f"main {src}:{step}"],
+        "warm": [f"warm {src}:{warm}", f"step {src}:{cwarm} (inline)", f"main {src}:{step}"]}
+got = {"spin": 0.0, "warm": 0.0}
+total = {"spin": 0.0, "warm": 0.0}
+for block in text.split("-----------+")[1:]:
+    frames = [l.strip() for l in block.splitlines() if l.startswith(" ") and not re.match(r"\s+\w+:\s", l)]
+    if not frames:
+        continue
+    m = re.match(r"([0-9.]+\w+)\s+(.*)", frames[0])
+    if not m:
+        continue
+    t, stack = ms(m.group(1)), [m.group(2)] + frames[1:]
+    for k, w in want.items():
+        if stack[0].startswith(w[0].split()[0] + " " + src + ":" + (hot if k == "spin" else warm)):
+            total[k] += t
+            if all(any(f.startswith(x) for f in stack[i:i + 1]) for i, x in enumerate(w)):
+                got[k] += t
+for k in want:
+    ok = total[k] > 0 and got[k] >= 0.9 * total[k]
+    print(("PASS: " if ok else "FAIL: ") + f"{k}'s hot line: {got[k]:.0f} of {total[k]:.0f} ms with its caller at its call site: " +
+          " <- ".join(want[k][1:]) + ("" if ok else ": " + text[:1500].replace("\n", " | ")))
 PY
 c=$(comment "$TDIR/lines.pb.gz")
 echo "$c" | grep -Eq "^kprof lines: [1-9][0-9]* of [0-9]+ addresses resolved, 0 not available, [0-9]+ without a line \([1-9][0-9]* from the cache; kprof-lines helpers: [0-9]+ started, 0 killed" &&

@@ -8,7 +8,7 @@
 #  - a .gnu_debuglink naming a path out of the debug directories (../../etc/...): ignored, said;
 #  - no debug file at all: no lines, the comments say none was found;
 #  - the process exited, its symbols dropped: an export still finds the debug file by build id.
-# Needs root, go and cc.
+# Needs root, go and clang.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lines_lib.sh"
 DBG=$TDIR/debug

@@ -155,6 +155,20 @@ static void test_merge_leaf_addrs(void **state)
 	assert_string_equal(m.sp.lines->notes[0], "a note");
 	assert_int_equal(la[1].func, 3); /* the inputs are untouched */
 	merge_free(&m);
+	/* Call sites: moved like the stacks. */
+	Kprof__SavedCallSite cs = KPROF__SAVED_CALL_SITE__INIT, *csp = &cs;
+
+	cs.caller = 1;
+	cs.callee = 2;
+	cs.address = 0x1234;
+	b.sp.n_call_sites = 1;
+	b.sp.call_sites = &csp;
+	assert_int_equal(merge_profiles(v, 2, &m), 0);
+	assert_int_equal(m.sp.n_call_sites, 1);
+	assert_int_equal(m.sp.call_sites[0]->caller, 5);
+	assert_int_equal(m.sp.call_sites[0]->callee, 6);
+	assert_int_equal(m.sp.call_sites[0]->address, 0x1234);
+	merge_free(&m);
 }
 
 /* Each stack names its process (an origin per input, made of its target and executable

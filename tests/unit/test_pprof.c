@@ -506,13 +506,66 @@ static void test_leaf_addrs(void **state)
 	assert_int_equal(at[6], 2);
 	assert_int_equal(at[2], 3);
 	assert_int_equal(total, 10);
-	assert_int_equal(p->n_comment, 4);
-	assert_non_null(strstr(str(p, p->comment[2]), "1 of 2 addresses resolved, 1 not available"));
-	assert_string_equal(str(p, p->comment[3]), "kprof lines: /x/lib.so: a note");
+	assert_int_equal(p->n_comment, 5);
+	assert_non_null(strstr(str(p, p->comment[3]), "1 of 2 addresses resolved, 1 not available"));
+	assert_string_equal(str(p, p->comment[4]), "kprof lines: /x/lib.so: a note");
 	perftools__profiles__profile__free_unpacked(p, NULL);
 	free(gz);
 	/* A leaf address naming a function that does not exist. */
 	lf.la[0].func = 4;
+	assert_int_equal(pprof_build(&x->p, 0, "test", &gz, &len), -EINVAL);
+}
+
+/* Call sites (issue 32): main called mj_hot from one site (a location there, with its lines:
+ * an inlined frame, then main), and schedule from two (main keeps its function's location). */
+static void test_call_sites(void **state)
+{
+	struct leaf_fixture lf;
+	struct fixture *x = &lf.x;
+	Kprof__SavedCallSite cs[3], *csp[3];
+	uint64_t main_at[3] = {0};
+	uint8_t *gz;
+	size_t len;
+	Perftools__Profiles__Profile *p;
+
+	(void)state;
+	fill_leaf(&lf);
+	x->s[1].ids = st_ac; /* main;schedule again */
+	for (int i = 0; i < 3; i++) {
+		kprof__saved_call_site__init(&cs[i]);
+		cs[i].caller = 0;
+		cs[i].callee = i ? 2 : 1;
+		cs[i].address = 0x7f0000001100 + 8 * i;
+		csp[i] = &cs[i];
+	}
+	cs[0].lines = lf.lnp; /* inl at a.c:7, then (as main) a.c:9 */
+	cs[0].n_lines = 2;
+	x->p.call_sites = csp;
+	x->p.n_call_sites = 3;
+	assert_int_equal(pprof_build(&x->p, 0, "test", &gz, &len), 0);
+	p = decode(gz, len);
+	assert_int_equal(p->n_location, 4 + 2 + 1); /* functions, leaf addresses, one site */
+	assert_int_equal(p->location[6]->address, 0x7f0000001100);
+	assert_int_equal(p->location[6]->n_line, 2);
+	assert_int_equal(p->location[6]->line[1]->function_id, 1); /* main, at a.c:9 */
+	assert_int_equal(p->location[6]->line[1]->line, 9);
+	for (size_t i = 0; i < p->n_sample; i++) {
+		const Perftools__Profiles__Sample *smp = p->sample[i];
+		uint64_t leaf = smp->location_id[0], caller = smp->location_id[1];
+
+		assert_int_equal(smp->n_location_id, 2);
+		if (leaf == 3) /* schedule: main at its function's start */
+			assert_int_equal(caller, 1);
+		else if (leaf != 4) /* mj_hot, or one of its addresses: main at the call site */
+			assert_int_equal(caller, 7);
+		main_at[caller == 7 ? 0 : caller == 1 ? 1 : 2] += smp->value[0];
+	}
+	assert_int_equal(main_at[0], 7);
+	assert_int_equal(main_at[1], 2 + 1);
+	assert_non_null(strstr(str(p, p->comment[2]), "2 caller-callee pairs, 1 of them from one"));
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(gz);
+	cs[2].callee = 9; /* a function that does not exist */
 	assert_int_equal(pprof_build(&x->p, 0, "test", &gz, &len), -EINVAL);
 }
 
@@ -571,6 +624,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_roundtrip),
 	    cmocka_unit_test(test_leaf_addrs),
+	    cmocka_unit_test(test_call_sites),
 	    cmocka_unit_test(test_offcpu_leaf_addrs),
 	    cmocka_unit_test(test_origin_labels),
 	    cmocka_unit_test(test_mappings),
