@@ -599,8 +599,12 @@ static int setup_sampling(struct manager *m)
 	err = srclines_new(m->event, &lc, &m->lines);
 	if (err < 0)
 		return err;
-	m->env = (struct target_env){
-	    .conf = &m->conf, .sym = m->sym, .loader = m->loader, .event = m->event, .jvm = m->jvm};
+	m->env = (struct target_env){.conf = &m->conf,
+				     .sym = m->sym,
+				     .loader = m->loader,
+				     .event = m->event,
+				     .jvm = m->jvm,
+				     .lines = m->lines};
 	return 0;
 }
 

@@ -49,6 +49,10 @@ const struct perfmap_sym *jitfile_lookup(struct jitfile *jf, uint64_t addr);
 /* The first source line of the code loaded (or moved) at start, if its debug info said it:
  * *file valid until the next refresh. */
 bool jitfile_source(const struct jitfile *jf, uint64_t start, const char **file, uint32_t *line);
+/* The source line of JIT code at addr, when the debug info of its load said it (the last entry
+ * at or before addr): its file (valid while the symbols are; "" when the JIT wrote no usable
+ * name) and line. */
+bool jitfile_line(struct jitfile *jf, uint64_t addr, const char **file, uint32_t *line);
 /* Module name of its symbols: "jit-NSPID.dump". */
 const char *jitfile_module(const struct jitfile *jf);
 /* The file read, as kprofd reaches it ("" while none was found), and why a jitdump was refused

@@ -766,6 +766,29 @@ int srclines_get(struct srclines *sl, struct tsym *ts, const struct srcfile_map 
 	return -EINPROGRESS;
 }
 
+void srclines_jit_key(pid_t pid, uint64_t attached_ns, char key[LCACHE_MAX_KEY + 1])
+{
+	snprintf(key, LCACHE_MAX_KEY + 1, "jit:%d:%llu", (int)pid, (unsigned long long)attached_ns);
+}
+
+int srclines_put(struct srclines *sl, const char *key, uint64_t addr,
+		 const struct srcline_frame *fr, size_t n)
+{
+	return sl->conf.enabled ? lcache_put(sl->cache, key, addr, fr, n, false) : -ENOENT;
+}
+
+int srclines_cached(struct srclines *sl, const char *key, uint64_t addr, struct srcline_frame *fr,
+		    size_t max)
+{
+	uint64_t seq;
+	bool failed;
+	size_t n;
+
+	if (!lcache_get(sl->cache, key, addr, fr, max, &n, &failed, &seq) || failed)
+		return -ENOENT;
+	return (int)n;
+}
+
 uint64_t srclines_seq(const struct srclines *sl)
 {
 	return lcache_seq(sl->cache);

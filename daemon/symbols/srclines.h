@@ -56,6 +56,17 @@ int srclines_get(struct srclines *sl, struct tsym *ts, const struct srcfile_map 
 		 uint64_t rt_addr, uint64_t elf_addr, bool queue, struct srcline_frame *fr,
 		 size_t max, struct srclines_res *res);
 
+/* JIT code's lines (issue 32) are kprofd's own, from a target's jitdump, not a file's: kept in
+ * the same cache under a key of the target (srclines_jit_key) when its symbols are dropped, so
+ * that its later exports still have them. */
+void srclines_jit_key(pid_t pid, uint64_t attached_ns, char key[LCACHE_MAX_KEY + 1]);
+/* Keep fr[0..n) for (key, addr): 0 or a negative errno (lcache_put's). */
+int srclines_put(struct srclines *sl, const char *key, uint64_t addr,
+		 const struct srcline_frame *fr, size_t n);
+/* What the cache holds for (key, addr): the frame count, or -ENOENT. */
+int srclines_cached(struct srclines *sl, const char *key, uint64_t addr, struct srcline_frame *fr,
+		    size_t max);
+
 /* Where the answers stand: an answer cached later has a higher seq (srclines_res.seq). */
 uint64_t srclines_seq(const struct srclines *sl);
 

@@ -798,6 +798,11 @@ int tsym_foreach_mapping(const struct tsym *ts, tsym_mapping_fn fn, void *userda
 	return 0;
 }
 
+bool tsym_jit_line(struct tsym *ts, uint64_t addr, const char **file, uint32_t *line)
+{
+	return ts->jf && jitfile_line(ts->jf, addr, file, line);
+}
+
 /* The source of the JIT function starting at start, when its jitdump said it. */
 bool tsym_jit_source(const struct tsym *ts, uint64_t start, const char **file, uint32_t *line)
 {

@@ -296,6 +296,52 @@ static void unnamed_note_final(struct target *t)
 		 ps.unresolved, ps.unresolved == 1 ? "" : "es");
 }
 
+struct jit_keep {
+	struct target *t;
+	char key[LCACHE_MAX_KEY + 1];
+};
+
+/* One address's JIT line, kept in the cache (srclines_jit_key). */
+static void keep_jit_line(struct jit_keep *k, uint64_t addr)
+{
+	struct srcline_frame fr = {.func = ""};
+
+	if (tsym_jit_line(k->t->sym, addr, &fr.file, &fr.line))
+		srclines_put(k->t->env->lines, k->key, addr, &fr, 1);
+}
+
+static int keep_site_line(const struct csite_entry *e, void *userdata)
+{
+	keep_jit_line(userdata, e->addr);
+	return 0;
+}
+
+static bool any_id(uint32_t id, void *userdata)
+{
+	(void)id;
+	(void)userdata;
+	return true;
+}
+
+/* The source lines of the JIT code of its sampled leaf addresses and call sites, from its
+ * jitdump's debug records, into the lines cache before the symbols go (issue 32): exports
+ * after the drop (a kept profile) still have them. */
+static void keep_jit_lines(struct target *t)
+{
+	_cleanup_free_ struct annot_addr *v = NULL;
+	struct jit_keep k = {.t = t};
+	size_t n = 0;
+
+	if (!t->env->lines || !t->annot)
+		return;
+	srclines_jit_key(t->pid, t->attached_ns, k.key);
+	if (annot_collect(t->annot, any_id, NULL, &v, &n) == 0)
+		for (size_t i = 0; i < n; i++)
+			keep_jit_line(&k, v[i].addr);
+	if (t->csite)
+		csite_foreach(t->csite, keep_site_line, &k);
+}
+
 void target_drop_symbols(struct target *t)
 {
 	jvmmap_stop(t->jvm); /* it refreshes the perf map: no more */
@@ -306,6 +352,7 @@ void target_drop_symbols(struct target *t)
 	if (target_names_update(t, true) > 0 && t->state != TARGET_ATTACHED)
 		t->dirty = true;
 	tsym_get_stats(t->sym, &t->saved_sym);
+	keep_jit_lines(t);
 	tsym_free(t->sym);
 	t->sym = NULL;
 	unnamed_note_final(t);

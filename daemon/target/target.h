@@ -13,6 +13,7 @@
 
 #include "exact/exact.h"
 #include "paths/paths.h"
+#include "symbols/srclines.h"
 #include "symbols/symbolize.h"
 #include "kernel/sampler.h"
 #include "kprof/abi.h"
@@ -58,6 +59,7 @@ struct target_env {
 	struct loader *loader;
 	sd_event *event;
 	struct jvmattach_ctx *jvm; /* asking HotSpot JVMs for their perf maps (jvmattach.c) */
+	struct srclines *lines;	   /* source lines: JIT code's kept at the symbols' drop */
 };
 
 struct target {

@@ -3,7 +3,7 @@
  *
  * For each leaf address and call site in a file mapping with a known ELF address (the saved
  * mapping table), the resolver (symbols/srclines.c) is asked by (build id or file identity, ELF
- * address). Its frames are copied into the message's own arena (the cache's strings are only
+ * address); one in JIT code gets its line from the jitdump's debug records (tsym_jit_line). Its frames are copied into the message's own arena (the cache's strings are only
  * lent). The counts, and the notes of the files touched (a debug file refused for its build
  * id, a helper killed; only of files that had addresses resolved for this profile), go to
  * SavedProfile.lines, which exports show in their comments. An address still being resolved
@@ -12,12 +12,14 @@
  * build are not counted as the cache's).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kprof/arena.h"
 #include "kprof/cleanup.h"
+#include "kprof/pprof.h"
 #include "kprof/saved.h"
 #include "wire/lines_pb.h"
 #include "wire/target_pb.h"
@@ -160,8 +162,46 @@ struct fill {
 	int pending;
 };
 
-/* The lines of runtime address addr (a leaf address, or a call site) into *lines, *n_lines. */
-static int resolve(struct fill *f, uint64_t addr, Kprof__SavedLine ***lines, size_t *n_lines)
+/* Whether a JIT's file name is one V8 writes for a script (a path, node:internal/..., a URL):
+ * V8 (node 20) writes a few junk bytes instead at times ("oHa;"), which perf shows too. */
+static bool v8_file(const char *file)
+{
+	return file[0] == '/' || strchr(file, ':');
+}
+
+/* JIT code's line from its jitdump's debug info: the target's symbols while they are held, the
+ * cache once they are dropped (target.c keeps them there then). One frame: the jitdump says
+ * nothing of inlining. The file of a V8 function ("JS:*f /app/x.js:12:3") whose entry's file
+ * V8 garbled, or left out, is the one its name says. */
+static int jit_line(struct fill *f, uint32_t func, uint64_t addr, Kprof__SavedLine ***lines,
+		    size_t *n_lines)
+{
+	struct srcline_frame fr = {.func = ""};
+	const char *name = func < f->sp->n_functions ? f->sp->functions[func]->name : "";
+	char key[LCACHE_MAX_KEY + 1], buf[SAVED_MAX_LINE_NAME + 1];
+	size_t off, len;
+	uint32_t l;
+
+	srclines_jit_key(f->t->pid, f->t->attached_ns, key);
+	if (f->t->sym ? !tsym_jit_line(f->t->sym, addr, &fr.file, &fr.line)
+		      : srclines_cached(f->sl, key, addr, &fr, 1) != 1)
+		return 0;
+	if (pprof_js_source(name, &off, &len, &l) && !v8_file(fr.file) &&
+	    len <= SAVED_MAX_LINE_NAME) {
+		snprintf(buf, sizeof(buf), "%.*s", (int)len, name + off);
+		fr.file = buf;
+	}
+	if (!fr.file[0])
+		return 0;
+	f->lm->info.asked++;
+	f->lm->info.resolved++;
+	return put_lines(f->lm, lines, n_lines, &fr, 1);
+}
+
+/* The lines of runtime address addr of function func (a leaf address, or a call site in its
+ * caller) into *lines, *n_lines. */
+static int resolve(struct fill *f, uint32_t func, uint64_t addr, Kprof__SavedLine ***lines,
+		   size_t *n_lines)
 {
 	const Kprof__SavedMapping *mp = mapping_of(f->sp, f->order, addr);
 	struct srcline_frame fr[SRCLINE_MAX_FRAMES];
@@ -171,7 +211,7 @@ static int resolve(struct fill *f, uint64_t addr, Kprof__SavedLine ***lines, siz
 	int n;
 
 	if (!mp || !mp->has_vaddr)
-		return 0;
+		return jit_line(f, func, addr, lines, n_lines);
 	sm = (struct srcfile_map){.pid = f->t->pid,
 				  .start = mp->start,
 				  .limit = mp->limit,
@@ -219,13 +259,13 @@ int lines_pb_fill(struct saved_msg *m, const struct target *t, struct srclines *
 	for (size_t i = 0; i < sp->n_leaf_addrs; i++) {
 		Kprof__SavedLeafAddr *la = sp->leaf_addrs[i];
 
-		if (resolve(&f, la->address, &la->lines, &la->n_lines) < 0)
+		if (resolve(&f, la->func, la->address, &la->lines, &la->n_lines) < 0)
 			return -ENOMEM;
 	}
 	for (size_t i = 0; i < sp->n_call_sites; i++) {
 		Kprof__SavedCallSite *cs = sp->call_sites[i];
 
-		if (resolve(&f, cs->address, &cs->lines, &cs->n_lines) < 0)
+		if (resolve(&f, cs->caller, cs->address, &cs->lines, &cs->n_lines) < 0)
 			return -ENOMEM;
 	}
 	if (sum_files(lm, sl) < 0)
