@@ -54,7 +54,7 @@ SKELS := $(BUILD)/kprof.skel.h
 # "kernel/loader.h" through -Idaemon) and both. kprofctl: cli/*.c and both. liboracles.a: the
 # exact CCT and the HCCT metrics, for unit tests and bench_hcct.
 LIB_SRC := $(wildcard daemon/lib/*.c)
-WIRE_SRC := proto/frame.c proto/saved.c proto/pprof.c proto/sdelta.c proto/merge.c proto/tview.c $(PROTO_C) $(PPROF_C)
+WIRE_SRC := proto/frame.c proto/saved.c proto/leafsplit.c proto/sites.c proto/pprof.c proto/sdelta.c proto/merge.c proto/tview.c $(PROTO_C) $(PPROF_C)
 DAEMON_SRC := $(wildcard daemon/*.c) $(filter-out daemon/lib/%,$(wildcard daemon/*/*.c))
 CLI_SRC := $(wildcard cli/*.c)
 ORACLE_SRC := $(wildcard tests/oracles/*.c)

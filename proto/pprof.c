@@ -46,6 +46,8 @@
 
 #include "kprof/array.h"
 #include "kprof/cleanup.h"
+#include "kprof/leafsplit.h"
+#include "kprof/sites.h"
 #include "kprof/saved.h"
 #include "proto/profile.pb-c.h"
 
@@ -187,10 +189,7 @@ struct pp {
 	size_t nla;	    /* leaf address locations, after the nf function locations */
 	struct site *sites; /* (caller, callee) pairs of the call sites, in order */
 	size_t nsites, nsites_one; /* ... of them at one call site (a location each) */
-	uint32_t *la_order; /* leaf_addrs indexes by (function, address) */
-	uint32_t *fn_la;    /* per function f: its addresses are la_order[fn_la[f]..fn_la[f+1]) */
-	uint32_t *fn_cur;   /* the split's cursor per function */
-	uint64_t *la_left;  /* samples of each leaf address not yet given to a sample */
+	struct leafsplit ls; /* the stacks split over their leaf addresses (leafsplit.h) */
 	size_t nsv, nlocs;  /* samples and location ids the split makes */
 	size_t off_from;    /* the first off-CPU stack (never split: no leaf addresses) */
 	size_t nloc;	    /* locations: nf + nla + call sites */
@@ -220,10 +219,7 @@ static void pp_release(struct pp *pp)
 	strtab_release(&pp->fkeys);
 	free(pp->loc_line);
 	free(pp->loc_nline);
-	free(pp->la_order);
-	free(pp->fn_la);
-	free(pp->fn_cur);
-	free(pp->la_left);
+	leafsplit_release(&pp->ls);
 	free(pp->sites);
 	free(pp->fv);
 	free(pp->fp);
@@ -579,18 +575,6 @@ static int build_functions(struct pp *pp, const Kprof__SavedProfile *sp)
 	return 0;
 }
 
-static const Kprof__SavedProfile *la_sp; /* qsort has no context argument */
-
-static int by_func_addr(const void *a, const void *b)
-{
-	const Kprof__SavedLeafAddr *x = la_sp->leaf_addrs[*(const uint32_t *)a],
-				   *y = la_sp->leaf_addrs[*(const uint32_t *)b];
-
-	if (x->func != y->func)
-		return x->func < y->func ? -1 : 1;
-	return x->address < y->address ? -1 : x->address > y->address;
-}
-
 /* The Lines of an address of function func in table mapping j: its source frames lines[0..n),
  * else one Line of its function. */
 static int addr_lines(struct pp *pp, const Kprof__SavedProfile *sp, uint32_t func,
@@ -650,25 +634,12 @@ static int addr_location(struct pp *pp, const Kprof__SavedProfile *sp, size_t id
 static int build_leaf_locations(struct pp *pp, const Kprof__SavedProfile *sp)
 {
 	size_t nf = sp->n_functions, n = sp->n_leaf_addrs;
+	int err = leafsplit_init(&pp->ls, sp);
 
-	pp->fn_la = calloc(nf + 2, sizeof(*pp->fn_la));
-	pp->fn_cur = calloc(nf + 1, sizeof(*pp->fn_cur));
-	pp->la_order = calloc(n + 1, sizeof(*pp->la_order));
-	pp->la_left = calloc(n + 1, sizeof(*pp->la_left));
-	if (!pp->fn_la || !pp->fn_cur || !pp->la_order || !pp->la_left)
-		return -ENOMEM;
+	if (err < 0)
+		return err;
 	for (size_t k = 0; k < n; k++) {
-		if (sp->leaf_addrs[k]->func >= nf)
-			return -EINVAL;
-		pp->la_order[k] = k;
-		pp->fn_la[sp->leaf_addrs[k]->func + 1]++;
-	}
-	for (size_t f = 0; f < nf; f++)
-		pp->fn_la[f + 1] += pp->fn_la[f];
-	la_sp = sp;
-	qsort(pp->la_order, n, sizeof(*pp->la_order), by_func_addr);
-	for (size_t k = 0; k < n; k++) {
-		const Kprof__SavedLeafAddr *la = sp->leaf_addrs[pp->la_order[k]];
+		const Kprof__SavedLeafAddr *la = sp->leaf_addrs[pp->ls.order[k]];
 
 		if (addr_location(pp, sp, nf + k, la->func, la->address, la->lines, la->n_lines) < 0)
 			return -ENOMEM;
@@ -678,59 +649,33 @@ static int build_leaf_locations(struct pp *pp, const Kprof__SavedProfile *sp)
 	return 0;
 }
 
-/* 0 when c is of the pair (caller, callee) of d. */
-static int by_site_pair(const Kprof__SavedCallSite *c, const Kprof__SavedCallSite *d)
-{
-	return c->caller != d->caller || c->callee != d->callee;
-}
-
-static int by_site(const void *a, const void *b)
-{
-	const Kprof__SavedCallSite *x = la_sp->call_sites[*(const uint32_t *)a],
-				   *y = la_sp->call_sites[*(const uint32_t *)b];
-
-	if (x->caller != y->caller)
-		return x->caller < y->caller ? -1 : 1;
-	if (x->callee != y->callee)
-		return x->callee < y->callee ? -1 : 1;
-	return x->address < y->address ? -1 : x->address > y->address;
-}
-
 /* A Location per (caller, callee) pair seen from one call site only (issue 32), after the leaf
  * addresses': a stack's caller frame that called that callee is that location, with the call
  * site's lines. A pair seen from several call sites keeps its function's location (which one a
  * stack came from is not known). */
 static int build_site_locations(struct pp *pp, const Kprof__SavedProfile *sp)
 {
-	size_t n = sp->n_call_sites, nf = sp->n_functions;
-	_cleanup_free_ uint32_t *order = calloc(n + 1, sizeof(*order));
+	struct sites st;
+	int err = sites_init(&st, sp);
 
-	pp->sites = calloc(n + 1, sizeof(*pp->sites));
-	if (!order || !pp->sites)
-		return -ENOMEM;
-	for (size_t k = 0; k < n; k++) {
-		if (sp->call_sites[k]->caller >= nf || sp->call_sites[k]->callee >= nf)
-			return -EINVAL;
-		order[k] = k;
-	}
-	la_sp = sp;
-	qsort(order, n, sizeof(*order), by_site);
-	for (size_t a = 0, b; a < n; a = b) {
-		const Kprof__SavedCallSite *c = sp->call_sites[order[a]];
-		struct site *st = &pp->sites[pp->nsites++];
-		bool one = true;
+	pp->sites = calloc(sp->n_call_sites + 1, sizeof(*pp->sites));
+	if (err >= 0 && !pp->sites)
+		err = -ENOMEM;
+	for (size_t a = 0, b; err >= 0 && a < st.n; a = b) {
+		const Kprof__SavedCallSite *c = st.v[a];
+		struct site *s = &pp->sites[pp->nsites++];
+		bool one;
 
-		for (b = a + 1; b < n && !by_site_pair(sp->call_sites[order[b]], c); b++)
-			one &= sp->call_sites[order[b]]->address == c->address;
-		*st = (struct site){c->caller, c->callee, 0};
+		b = sites_pair_end(&st, a, &one);
+		*s = (struct site){c->caller, c->callee, 0};
 		if (!one)
 			continue;
-		if (addr_location(pp, sp, pp->nloc, c->caller, c->address, c->lines, c->n_lines) < 0)
-			return -ENOMEM;
-		st->loc = ++pp->nloc;
+		err = addr_location(pp, sp, pp->nloc, c->caller, c->address, c->lines, c->n_lines);
+		s->loc = ++pp->nloc;
 		pp->nsites_one++;
 	}
-	return 0;
+	sites_release(&st);
+	return err;
 }
 
 /* The location of frame caller that called callee: its call site's, else the function's. */
@@ -758,35 +703,17 @@ static uint64_t next_piece(struct pp *pp, const Kprof__SavedProfile *sp, const K
 			   uint64_t *left, uint64_t *loc)
 {
 	uint32_t f = s->ids[s->n_ids - 1];
-	uint64_t take = *left;
+	int64_t k;
+	uint64_t take = leafsplit_next(&pp->ls, f, left, &k);
 
-	*loc = f + 1;
-	while (pp->fn_cur[f] < pp->fn_la[f + 1] && !pp->la_left[pp->fn_cur[f]])
-		pp->fn_cur[f]++;
-	if (pp->fn_cur[f] < pp->fn_la[f + 1]) {
-		uint64_t *have = &pp->la_left[pp->fn_cur[f]];
-
-		take = *have < take ? *have : take;
-		*have -= take;
-		*loc = sp->n_functions + pp->fn_cur[f] + 1;
-	}
-	*left -= take;
+	*loc = k < 0 ? f + 1 : sp->n_functions + (uint64_t)k + 1;
 	return take;
-}
-
-/* Sets the split's state back to its start: the cursors and the addresses' samples. */
-static void split_reset(struct pp *pp, const Kprof__SavedProfile *sp)
-{
-	for (size_t f = 0; f < sp->n_functions; f++)
-		pp->fn_cur[f] = pp->fn_la[f];
-	for (size_t k = 0; k < pp->nla; k++)
-		pp->la_left[k] = sp->leaf_addrs[pp->la_order[k]]->count;
 }
 
 /* How many samples and location ids the split makes (for the arrays' sizes). */
 static int split_count(struct pp *pp, const Kprof__SavedProfile *sp)
 {
-	split_reset(pp, sp);
+	leafsplit_reset(&pp->ls);
 	for (size_t i = 0; i < sp->n_stacks; i++) {
 		const Kprof__SavedStack *s = sp->stacks[i];
 		const bool split = s->n_ids && i < pp->off_from;
@@ -802,7 +729,7 @@ static int split_count(struct pp *pp, const Kprof__SavedProfile *sp)
 			pp->nlocs += s->n_ids;
 		} while (left && split);
 	}
-	split_reset(pp, sp);
+	leafsplit_reset(&pp->ls);
 	return 0;
 }
 

@@ -434,23 +434,21 @@ static void on_lines_done(void *userdata)
 	transport_resume(cl->tc); /* may free cl */
 }
 
-/* The source lines of m's leaf addresses (ExportRequest.lines): true when the request is held
- * while kprof-lines resolves addresses the cache lacks (it is handled again then). */
-static bool export_lines(struct client *cl, const struct target *t, struct saved_msg *m)
+/* A handler wants the lines it queued (requests_want_lines): the request held until they are
+ * resolved, or handled again at once if it cannot wait. */
+static void lines_hold(struct client *cl)
 {
-	struct srclines *sl = cl->rq->m->lines;
-	int pending;
-
-	if (!cl->lines_ready)
-		cl->lines_since = srclines_seq(sl);
-	pending = lines_pb_fill(m, t, sl, !cl->lines_ready, cl->lines_since);
-	if (pending <= 0 || cl->lines_ready || !cl->req ||
-	    srclines_wait(sl, LINES_WAIT_MS, on_lines_done, cl, &cl->lines_wait) < 0)
-		return false;
+	cl->want_lines = false;
+	if (!cl->req || srclines_wait(cl->rq->m->lines, LINES_WAIT_MS, on_lines_done, cl,
+				      &cl->lines_wait) < 0) {
+		cl->lines_ready = true;
+		handle(cl, cl->req);
+		cl->lines_ready = false;
+		return;
+	}
 	cl->lines_req = cl->req; /* dispatch leaves it to on_lines_done */
 	cl->req = NULL;
 	transport_hold(cl->tc);
-	return true;
 }
 
 static void do_export(struct client *cl, const Kprof__ExportRequest *req)
@@ -479,7 +477,9 @@ static void do_export(struct client *cl, const Kprof__ExportRequest *req)
 		return;
 	}
 	m.target.session = requests_session_of(cl, t, &m.target.sessions);
-	if (req->lines && !ranged && export_lines(cl, t, &m)) {
+	if (req->lines && !ranged &&
+	    requests_want_lines(cl, lines_pb_fill(&m, t, cl->rq->m->lines, !cl->lines_ready,
+						  requests_lines_since(cl)))) {
 		saved_msg_release(&m);
 		return;
 	}
@@ -732,6 +732,8 @@ static void handle(struct client *cl, const Kprof__Request *req)
 		requests_error(cl, -EOPNOTSUPP, "unknown request (a newer kprofctl than kprofd?)");
 		break;
 	}
+	if (cl->want_lines)
+		lines_hold(cl);
 }
 
 /* A request frame: decoded, the ring buffer drained, handled once. A handler that holds it (a

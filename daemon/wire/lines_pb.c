@@ -26,30 +26,14 @@
 
 #define TOUCHED_MAX 64 /* files whose notes a profile quotes */
 
-struct lines_msg {
-	struct arena a;
-	Kprof__SavedLinesInfo info;
-	char *notes[SAVED_MAX_LINES_NOTES];
-	char touched[TOUCHED_MAX][LCACHE_MAX_KEY + 1];
-	size_t ntouched;
-};
-
-void lines_msg_free(struct lines_msg *lm)
-{
-	if (!lm)
-		return;
-	arena_release(&lm->a);
-	free(lm);
-}
-
-static void *alloc(struct lines_msg *lm, size_t len)
+static void *alloc(struct lines_store *lm, size_t len)
 {
 	char *p = arena_alloc(&lm->a, len + 7);
 
 	return p ? (void *)(((uintptr_t)p + 7) & ~(uintptr_t)7) : NULL;
 }
 
-static char *copy(struct lines_msg *lm, const char *s)
+static char *copy(struct lines_store *lm, const char *s)
 {
 	size_t n = strnlen(s, SAVED_MAX_LINE_NAME);
 	char *p = arena_alloc(&lm->a, n + 1);
@@ -62,7 +46,7 @@ static char *copy(struct lines_msg *lm, const char *s)
 }
 
 /* The frames fr[0..n) as an address's lines (*lines, *n_lines). */
-static int put_lines(struct lines_msg *lm, Kprof__SavedLine ***lines, size_t *n_lines,
+static int put_lines(struct lines_store *lm, Kprof__SavedLine ***lines, size_t *n_lines,
 		     const struct srcline_frame *fr, size_t n)
 {
 	Kprof__SavedLine **lp = alloc(lm, n * sizeof(*lp)), *lv = alloc(lm, n * sizeof(*lv));
@@ -83,23 +67,39 @@ static int put_lines(struct lines_msg *lm, Kprof__SavedLine ***lines, size_t *n_
 	return 0;
 }
 
-static void touch(struct lines_msg *lm, const char *key)
+/* One message being filled. */
+struct fill {
+	struct lines_store *lm;
+	struct srclines *sl;
+	const struct target *t;
+	const Kprof__SavedProfile *sp; /* its mapping table */
+	const uint32_t *order;	       /* the mappings by start */
+	bool queue;
+	uint64_t since;
+	int pending;
+	char touched[TOUCHED_MAX][LCACHE_MAX_KEY + 1]; /* files whose notes it quotes */
+	size_t ntouched;
+};
+
+static void touch(struct fill *f, const char *key)
 {
-	for (size_t i = 0; i < lm->ntouched; i++)
-		if (!strcmp(lm->touched[i], key))
+	for (size_t i = 0; i < f->ntouched; i++)
+		if (!strcmp(f->touched[i], key))
 			return;
-	if (key[0] && lm->ntouched < TOUCHED_MAX)
-		strcpy(lm->touched[lm->ntouched++], key);
+	if (key[0] && f->ntouched < TOUCHED_MAX)
+		strcpy(f->touched[f->ntouched++], key);
 }
 
 /* The helpers and notes of the files touched, into info. */
-static int sum_files(struct lines_msg *lm, const struct srclines *sl)
+static int sum_files(struct fill *f)
 {
-	for (size_t i = 0; i < lm->ntouched; i++) {
+	struct lines_store *lm = f->lm;
+
+	for (size_t i = 0; i < f->ntouched; i++) {
 		uint64_t started, killed;
 		const char *note;
 
-		if (!srclines_file_info(sl, lm->touched[i], &started, &killed, &note))
+		if (!srclines_file_info(f->sl, f->touched[i], &started, &killed, &note))
 			continue;
 		lm->info.helpers_started += started;
 		lm->info.helpers_killed += killed;
@@ -150,18 +150,6 @@ static bool has_line(const struct srcline_frame *fr, int n)
 	return false;
 }
 
-/* One profile being filled. */
-struct fill {
-	struct lines_msg *lm;
-	struct srclines *sl;
-	const struct target *t;
-	const Kprof__SavedProfile *sp;
-	const uint32_t *order; /* the mappings by start */
-	bool queue;
-	uint64_t since;
-	int pending;
-};
-
 /* Whether a JIT's file name is one V8 writes for a script (a path, node:internal/..., a URL):
  * V8 (node 20) writes a few junk bytes instead at times ("oHa;"), which perf shows too. */
 static bool v8_file(const char *file)
@@ -173,11 +161,10 @@ static bool v8_file(const char *file)
  * cache once they are dropped (target.c keeps them there then). One frame: the jitdump says
  * nothing of inlining. The file of a V8 function ("JS:*f /app/x.js:12:3") whose entry's file
  * V8 garbled, or left out, is the one its name says. */
-static int jit_line(struct fill *f, uint32_t func, uint64_t addr, Kprof__SavedLine ***lines,
+static int jit_line(struct fill *f, const char *name, uint64_t addr, Kprof__SavedLine ***lines,
 		    size_t *n_lines)
 {
 	struct srcline_frame fr = {.func = ""};
-	const char *name = func < f->sp->n_functions ? f->sp->functions[func]->name : "";
 	char key[LCACHE_MAX_KEY + 1], buf[SAVED_MAX_LINE_NAME + 1];
 	size_t off, len;
 	uint32_t l;
@@ -198,20 +185,20 @@ static int jit_line(struct fill *f, uint32_t func, uint64_t addr, Kprof__SavedLi
 	return put_lines(f->lm, lines, n_lines, &fr, 1);
 }
 
-/* The lines of runtime address addr of function func (a leaf address, or a call site in its
- * caller) into *lines, *n_lines. */
-static int resolve(struct fill *f, uint32_t func, uint64_t addr, Kprof__SavedLine ***lines,
+/* The lines of runtime address addr of the function named name (a leaf address, or a call site
+ * in its caller) into *lines, *n_lines. */
+static int resolve(struct fill *f, const char *name, uint64_t addr, Kprof__SavedLine ***lines,
 		   size_t *n_lines)
 {
 	const Kprof__SavedMapping *mp = mapping_of(f->sp, f->order, addr);
 	struct srcline_frame fr[SRCLINE_MAX_FRAMES];
-	struct lines_msg *lm = f->lm;
+	struct lines_store *lm = f->lm;
 	struct srclines_res res;
 	struct srcfile_map sm;
 	int n;
 
 	if (!mp || !mp->has_vaddr)
-		return jit_line(f, func, addr, lines, n_lines);
+		return jit_line(f, name ? name : "", addr, lines, n_lines);
 	sm = (struct srcfile_map){.pid = f->t->pid,
 				  .start = mp->start,
 				  .limit = mp->limit,
@@ -222,7 +209,7 @@ static int resolve(struct fill *f, uint32_t func, uint64_t addr, Kprof__SavedLin
 	lm->info.asked++;
 	res.cached &= res.seq <= f->since; /* resolved for this profile: not the cache's */
 	if (!res.cached)
-		touch(lm, res.key);
+		touch(f, res.key);
 	f->pending += n == -EINPROGRESS;
 	if (n < 0) {
 		lm->info.failed++;
@@ -236,39 +223,64 @@ static int resolve(struct fill *f, uint32_t func, uint64_t addr, Kprof__SavedLin
 	return n ? put_lines(lm, lines, n_lines, fr, n) : 0;
 }
 
+/* The fill of a message with mapping table sp (sorted into order, n + 1 entries). */
+static void fill_start(struct fill *f, const Kprof__SavedProfile *sp, uint32_t *order)
+{
+	arena_release(&f->lm->a);
+	memset(f->lm, 0, sizeof(*f->lm));
+	kprof__saved_lines_info__init(&f->lm->info);
+	for (size_t i = 0; i < sp->n_mappings; i++)
+		order[i] = i;
+	map_sp = sp;
+	qsort(order, sp->n_mappings, sizeof(*order), by_start);
+	f->sp = sp;
+	f->order = order;
+}
+
 int lines_pb_fill(struct saved_msg *m, const struct target *t, struct srclines *sl, bool queue,
 		  uint64_t since)
 {
 	Kprof__SavedProfile *sp = &m->msg;
 	_cleanup_free_ uint32_t *order = calloc(sp->n_mappings + 1, sizeof(*order));
-	struct lines_msg *lm = calloc(1, sizeof(*lm));
-	struct fill f = {lm, sl, t, sp, order, queue, since, 0};
+	_cleanup_free_ struct fill *f = calloc(1, sizeof(*f));
 
-	if (!lm || !order) {
-		free(lm);
+	if (!order || !f)
 		return -ENOMEM;
-	}
-	lines_msg_free(m->lines);
-	m->lines = lm;
-	kprof__saved_lines_info__init(&lm->info);
-	sp->lines = &lm->info;
-	for (size_t i = 0; i < sp->n_mappings; i++)
-		order[i] = i;
-	map_sp = sp;
-	qsort(order, sp->n_mappings, sizeof(*order), by_start);
+	*f = (struct fill){.lm = &m->lines, .sl = sl, .t = t, .queue = queue, .since = since};
+	fill_start(f, sp, order);
+	sp->lines = &m->lines.info;
 	for (size_t i = 0; i < sp->n_leaf_addrs; i++) {
 		Kprof__SavedLeafAddr *la = sp->leaf_addrs[i];
 
-		if (resolve(&f, la->func, la->address, &la->lines, &la->n_lines) < 0)
+		if (resolve(f, sp->functions[la->func]->name, la->address, &la->lines, &la->n_lines) < 0)
 			return -ENOMEM;
 	}
 	for (size_t i = 0; i < sp->n_call_sites; i++) {
 		Kprof__SavedCallSite *cs = sp->call_sites[i];
 
-		if (resolve(&f, cs->caller, cs->address, &cs->lines, &cs->n_lines) < 0)
+		if (resolve(f, sp->functions[cs->caller]->name, cs->address, &cs->lines,
+			    &cs->n_lines) < 0)
 			return -ENOMEM;
 	}
-	if (sum_files(lm, sl) < 0)
+	return sum_files(f) < 0 ? -ENOMEM : f->pending;
+}
+
+int lines_pb_annotate(Kprof__AnnotateReply *r, const struct target *t, struct srclines *sl,
+		      bool queue, uint64_t since, struct saved_msg *m)
+{
+	_cleanup_free_ uint32_t *order = calloc(m->msg.n_mappings + 1, sizeof(*order));
+	_cleanup_free_ struct fill *f = calloc(1, sizeof(*f));
+
+	if (!order || !f)
 		return -ENOMEM;
-	return f.pending;
+	*f = (struct fill){.lm = &m->lines, .sl = sl, .t = t, .queue = queue, .since = since};
+	fill_start(f, &m->msg, order);
+	for (size_t i = 0; i < r->n_insns; i++)
+		if (resolve(f, r->function, r->insns[i]->address, &r->insns[i]->lines,
+			    &r->insns[i]->n_lines) < 0)
+			return -ENOMEM;
+	if (sum_files(f) < 0)
+		return -ENOMEM;
+	r->lines = &m->lines.info;
+	return f->pending;
 }

@@ -17,7 +17,6 @@
 
 #include "kprof/cleanup.h"
 #include "kprof/saved.h"
-#include "wire/lines_pb.h"
 #include "wire/target_pb.h"
 #include "os/clock.h"
 #include "exact/hwcalls.h"
@@ -465,6 +464,18 @@ static int pack_tables(const struct target *t, struct saved_msg *m)
 	return 0;
 }
 
+int saved_msg_tables(const struct target *t, struct saved_msg *m)
+{
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	kprof__saved_profile__init(&m->msg);
+	err = pack_tables(t, m);
+	if (err < 0)
+		saved_msg_release(m);
+	return err;
+}
+
 int saved_msg_build(const struct target *t, struct saved_msg *m)
 {
 	return saved_msg_build_range(t, NULL, NULL, m);
@@ -668,7 +679,7 @@ void saved_msg_release(struct saved_msg *m)
 	free(m->lp);
 	free(m->cv);
 	free(m->cp);
-	lines_msg_free(m->lines);
+	arena_release(&m->lines.a);
 	paths_msg_release(&m->pm);
 	drift_reply_release(&m->dm);
 	if (m->dk)

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kprof/arena.h"
+#include "kprof/saved.h"
 #include "wire/drift_reply.h"
 #include "wire/paths_reply.h"
 #include "proto/kprof.pb-c.h"
@@ -16,7 +18,13 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb);
 /* A frame kind of the profile as kprof.proto's. */
 Kprof__FrameKind target_pb_kind(enum profile_kind k);
 
-struct lines_msg;
+/* The source lines of a message's addresses (lines_pb.c): their strings and structures, and
+ * what the resolver did (SavedProfile.lines, AnnotateReply.lines). */
+struct lines_store {
+	struct arena a;
+	Kprof__SavedLinesInfo info;
+	char *notes[SAVED_MAX_LINES_NOTES];
+};
 
 /* A target's profile as a kprof.SavedProfile message (for the state directory and for export);
  * it points into the target's profile, so use it before the target changes. */
@@ -35,7 +43,7 @@ struct saved_msg {
 	Kprof__SavedResume resume; /* t->resume: kprofd attaches it again at its next start */
 	Kprof__SavedLeafAddr *lv, **lp; /* the sampled leaf addresses (annotate store) */
 	Kprof__SavedCallSite *cv, **cp; /* the call sites (t->csite) */
-	struct lines_msg *lines;	/* their source lines (lines_pb.c), when asked */
+	struct lines_store lines;	/* their source lines (lines_pb.c), when asked */
 };
 int saved_msg_build(const struct target *t, struct saved_msg *m);
 /* The same with the stacks and functions of range and the HCCT snapshot tree instead of t's (a
@@ -44,6 +52,9 @@ int saved_msg_build(const struct target *t, struct saved_msg *m);
 int saved_msg_build_range(const struct target *t, const struct profile *range,
 			  const struct hcct_tree *tree, struct saved_msg *m);
 void saved_msg_release(struct saved_msg *m);
+/* Only t's mapping table and thread names (for source lines of addresses that are not the
+ * profile's: annotate's instructions). */
+int saved_msg_tables(const struct target *t, struct saved_msg *m);
 
 /* The SavedProfile of t, packed (malloc'd). */
 int target_pack(const struct target *t, uint8_t **buf, size_t *len);

@@ -4,7 +4,8 @@
 #  1. minijit --jitdump --jit-lines (a debug record per function: each IR block's code at its
 #     line of mj-PID.lines): report --lines names the blocks' lines, the top one perf's, the
 #     shares of the top four within 6 points of perf's; mj_main's frame that called mj_hot is at the line of
-#     its calling block (a call site in JIT code), and the export says so too;
+#     its calling block (a call site in JIT code); annotate --lines shows mj_hot's code under
+#     its blocks' lines with their text;
 #  2. node --perf-prof (V8 writes debug records for optimized code): hotFunction's loop lines of
 #     hot.js after the profile ended (its symbols dropped: the lines were kept), the top line
 #     and its share as perf's within 10 points (V8 garbles the file name of some entries, for
@@ -25,7 +26,7 @@ perf_lines() {
 		python3 -c "import re,sys
 for l in sys.stdin:
     m = re.match(r'\s*([\d.]+)%\s+(\S*):(\d+)\s*$', l)
-    if m and not m.group(2).startswith('??'): print(m.group(3), m.group(1), m.group(2))"
+    if m and not m.group(2).startswith('??') and m.group(3) != '0': print(m.group(3), m.group(1), m.group(2))"
 }
 # kprof_lines PID PATTERN: "LINE PCT" rows of report --lines whose file matches PATTERN.
 kprof_lines() {
@@ -74,6 +75,11 @@ line=$(head -1 "$TDIR/mj.callers" | grep -Eo "[0-9]+$")
 [ -n "$line" ] && sed -n "${line}p" "$LINES" | grep -q "^mj_main block" &&
 	pass "mj_main's frame that called mj_hot: at line $line, $(sed -n "${line}p" "$LINES")" ||
 	fail "JIT call site" "$(cat "$TDIR/mj.callers") $(go tool pprof -lines -traces "$TDIR/mj.pb.gz" 2>&1 | sed -n 1,20p)"
+# annotate --lines: mj_hot's code under its blocks' lines, their text (the listing) shown.
+ctl annotate "$P" mj_hot --lines >"$TDIR/mj.ann" 2>&1
+grep -A1 -E "^ +: $LINES:$top *$" "$TDIR/mj.ann" | grep -q ":   mj_hot block" &&
+	pass "annotate --lines: mj_hot's code under its lines of mj-$P.lines, with their text" ||
+	fail "JIT annotate --lines" "$(head -40 "$TDIR/mj.ann")"
 kill "$P" 2>/dev/null
 
 # --- 2. node --perf-prof: hot.js's lines.
@@ -85,7 +91,7 @@ if ! command -v node >/dev/null; then
 fi
 HOTJS=$(readlink -f tests/fixtures/hot.js)
 mkdir -p "$TDIR/node"
-(cd "$TDIR/node" && exec node --perf-prof "$HOTJS" 16 flush) >/dev/null 2>"$TDIR/node.err" &
+(cd "$TDIR/node" && exec node --perf-prof "$HOTJS" 11 flush) >/dev/null 2>"$TDIR/node.err" &
 NP=$!
 PIDS+=("$NP")
 # hot.js flushes V8's jitdump buffer at 1.5 s: then the optimized hotFunction's records are in.
@@ -99,6 +105,8 @@ ctl report "$NP" --lines --top 4 >"$TDIR/node.report"
 awk 'NR == 3' "$TDIR/node.report" | grep -Eq "  $HOTJS:1[345]  JS:\*hotFunction " &&
 	pass "node: hotFunction's loop line of hot.js first, after the profile ended: $(awk 'NR == 3 { print $3 }' "$TDIR/node.report")" ||
 	fail "node JS lines" "$(cat "$TDIR/node.report")"
+# V8 writes its last records at exit: perf inject --jit reads the file after it.
+wait_for 20 eval "! kill -0 $NP 2>/dev/null"
 PL=$(perf_lines "$TDIR/node.data" "$TDIR/node" | awk '{ print $1, $2 }')
 if [ -z "$PL" ]; then
 	skip "node lines beside perf" "perf inject --jit named no lines"
