@@ -135,6 +135,10 @@ read -r asked cached <<<"$(echo "$c" | sed -n 's/^kprof lines: [0-9]* of \([0-9]
 	echo "$c" | grep -q "helpers: 0 started" &&
 	pass "a second export: $cached of $asked addresses from kprofd's cache, no new helper" ||
 	fail "cache" "$c"
+ctl status --json | python3 -c "import json,sys
+d=json.load(sys.stdin)
+ok=d['lines_cache_entries'] >= ${asked:-1} and 0 < d['lines_cache_bytes'] <= d['lines_cache_max_bytes'] == 32 << 20 and d['lines_helpers_started'] >= 1
+print(('PASS: ' if ok else 'FAIL: ') + 'status: the lines cache holds %d entries, %d of %d bytes; %d helpers started' % (d['lines_cache_entries'], d['lines_cache_bytes'], d['lines_cache_max_bytes'], d['lines_helpers_started']))"
 
 ctl export "$HP" --no-lines -o "$TDIR/nolines.pb.gz" 2>"$TDIR/export2.err" || fail "export --no-lines" "$(cat "$TDIR/export2.err")"
 go tool pprof -lines -top "$TDIR/nolines.pb.gz" 2>&1 | grep -q "hotline.c:" &&
