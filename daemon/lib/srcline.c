@@ -37,7 +37,7 @@ int srcline_start(const char *buf, size_t len, size_t *used, char *why, size_t w
 		if (whylen) {
 			n = n < whylen - 1 ? n : whylen - 1;
 			for (size_t i = 0; i < n; i++)
-				why[i] = (unsigned char)buf[2 + i] < 0x20 ? '?' : buf[2 + i];
+				why[i] = (unsigned char)buf[2 + i] < 0x20 || buf[2 + i] == 0x7f ? '?' : buf[2 + i];
 			why[n] = 0;
 		}
 		return -ENOEXEC;

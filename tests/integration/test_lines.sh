@@ -33,12 +33,13 @@ profile "$HOTLINE" hotline || { finish; exit 1; }
 perf record -q -N -e cpu-clock -F 499 -p "$HP" -o "$TDIR/perf.data" -- sleep 3 >/dev/null 2>&1 &
 PERF=$!
 # The pprof endpoint first (nothing cached yet): the next 2 s of the running process, with its
-# lines, resolved while the answer waits.
+# lines, resolved while the answer waits (at most 5 s: what is still being resolved then says
+# "not available"; under ASan, libc's debug file has taken longer).
 curl -s --max-time 30 -H "Authorization: Bearer $(cat "$TDIR/token")" -o "$TDIR/http.pb.gz" \
 	"http://127.0.0.1:$PORT/debug/pprof/profile?seconds=2&pid=$HP"
 c=$(comment "$TDIR/http.pb.gz")
 first_line "$TDIR/http.pb.gz" | grep -Eq " mix $SRC:$HOT \(inline\)$" &&
-	echo "$c" | grep -Eq "^kprof lines: [1-9][0-9]* of [0-9]+ addresses resolved, 0 not available, [0-9]+ without a line \(0 from the cache; kprof-lines helpers: [1-9][0-9]* started, 0 killed" &&
+	echo "$c" | grep -Eq "^kprof lines: [1-9][0-9]* of [0-9]+ addresses resolved, [0-9]+ not available, [0-9]+ without a line \(0 from the cache; kprof-lines helpers: [1-9][0-9]* started, 0 killed" &&
 	pass "pprof endpoint: the hot line first: mix $SRC:$HOT (inline) ($c)" ||
 	fail "pprof endpoint lines" "$c $(go tool pprof -lines -top "$TDIR/http.pb.gz" 2>&1 | head -12)"
 ctl export "$HP" -o "$TDIR/lines.pb.gz" 2>"$TDIR/export.err" || fail "export" "$(cat "$TDIR/export.err")"
@@ -135,9 +136,11 @@ read -r asked cached <<<"$(echo "$c" | sed -n 's/^kprof lines: [0-9]* of \([0-9]
 	echo "$c" | grep -q "helpers: 0 started" &&
 	pass "a second export: $cached of $asked addresses from kprofd's cache, no new helper" ||
 	fail "cache" "$c"
+# status: the cache's entries (one per file and address; an export counts an address once per
+# place it is asked for, so it can ask more than there are entries), its bytes within the bound.
 ctl status --json | python3 -c "import json,sys
 d=json.load(sys.stdin)
-ok=d['lines_cache_entries'] >= ${asked:-1} and 0 < d['lines_cache_bytes'] <= d['lines_cache_max_bytes'] == 32 << 20 and d['lines_helpers_started'] >= 1
+ok=d['lines_cache_entries'] >= 1 and 0 < d['lines_cache_bytes'] <= d['lines_cache_max_bytes'] == 32 << 20 and d['lines_helpers_started'] >= 1
 print(('PASS: ' if ok else 'FAIL: ') + 'status: the lines cache holds %d entries, %d of %d bytes; %d helpers started' % (d['lines_cache_entries'], d['lines_cache_bytes'], d['lines_cache_max_bytes'], d['lines_helpers_started']))"
 
 ctl export "$HP" --no-lines -o "$TDIR/nolines.pb.gz" 2>"$TDIR/export2.err" || fail "export --no-lines" "$(cat "$TDIR/export2.err")"

@@ -108,8 +108,11 @@ awk 'NR == 3' "$TDIR/node.report" | grep -Eq "  $HOTJS:1[345]  JS:\*hotFunction 
 # V8 writes its last records at exit: perf inject --jit reads the file after it.
 wait_for 20 eval "! kill -0 $NP 2>/dev/null"
 PL=$(perf_lines "$TDIR/node.data" "$TDIR/node" | awk '{ print $1, $2 }')
-if [ -z "$PL" ]; then
-	skip "node lines beside perf" "perf inject --jit named no lines"
+# perf inject --jit names hot.js's lines only from a whole jitdump: on a loaded machine it has
+# been seen to name none but a stray line (0.06% of the samples), which says nothing of kprof.
+PSUM=$(echo "$PL" | awk '{ s += $2 } END { printf "%d", s }')
+if [ -z "$PL" ] || [ "$PSUM" -lt 10 ]; then
+	skip "node lines beside perf" "perf inject --jit named lines for ${PSUM:-0}% of the samples: $(echo $PL | head -c 200)"
 else
 	compare "node's JS lines" "$K" "$PL" 10 1
 fi

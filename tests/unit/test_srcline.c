@@ -112,6 +112,8 @@ static void test_start(void **state)
 	assert_string_equal(why, "not an object f"); /* cut at whylen */
 	assert_int_equal(srcline_start("X a\x01\n", 5, &used, why, sizeof(why)), -ENOEXEC);
 	assert_string_equal(why, "a?");
+	assert_int_equal(srcline_start("X \x7f\x1b\n", 5, &used, why, sizeof(why)), -ENOEXEC);
+	assert_string_equal(why, "??"); /* DEL and ESC: nothing for a terminal */
 	assert_int_equal(srcline_start("E\n", 2, &used, why, sizeof(why)), -EBADMSG);
 	assert_int_equal(srcline_start("RR\n", 3, &used, why, sizeof(why)), -EBADMSG);
 }
