@@ -65,6 +65,11 @@ struct http_req {
 	size_t len;
 	bool pprof;
 	struct http_range *rg;		  /* since=/until= being merged (http_range.c), or NULL */
+	/* The interval's new leaf addresses being resolved by kprof-lines (http_profile.c):
+	 * answered when they are (lines_done), or at the wait's deadline. */
+	struct srclines_waiter *lines_wait;
+	bool lines_done;
+	uint64_t lines_since; /* srclines_seq when the answer was first built */
 	void (*stop)(struct http_req *r); /* frees rg (and stops its merge) */
 };
 
@@ -118,7 +123,8 @@ enum MHD_Result http_queue_answer(struct http_req *r);
  * 404 (nothing selected) or 503 at once. */
 enum MHD_Result http_profile_start(struct httpd *h, struct MHD_Connection *c,
 				   const struct httpq *q, void **con_cls);
-/* r's answer built (its status and body set): 0 or a negative errno. */
+/* r's answer built (its status and body set): 0, 1 when it waits for source lines first (built
+ * again when they are in), or a negative errno. */
 int http_profile_answer(struct http_req *r);
 
 /* http_range.c */

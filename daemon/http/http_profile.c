@@ -18,6 +18,12 @@
  * order), so that the stacks from the first off-CPU one on are off-CPU stacks: pprof with four
  * sample types (samples, cpu, off_cpu, wall), the one asked the default. A selected target
  * without off-CPU time adds its CPU time alone; a pid= of such a target alone is a 404.
+ *
+ * Source lines (issue 32): each profile's leaf addresses get kprofd's lines (lines_pb.c). When
+ * the interval has addresses the cache lacks, they are queued on kprof-lines and the answer
+ * waits for them, at most HTTP_LINES_WAIT_MS, before it is built (the connection stays
+ * suspended); what is not resolved by then says "not available" in the profile's comments and
+ * is in the cache for the next scrape.
  */
 #include <errno.h>
 #include <limits.h>
@@ -35,7 +41,11 @@
 #include "kprof/sdelta.h"
 #include "os/log.h"
 #include "os/procfs.h"
+#include "symbols/srclines.h"
 #include "target/offcpu.h"
+#include "wire/lines_pb.h"
+
+#define HTTP_LINES_WAIT_MS 5000
 
 /* Where a process runs: its cgroup v2 path and systemd unit ("" for either if unknown). */
 struct where {
@@ -230,6 +240,17 @@ static size_t add_offcpu(struct saved_msg *sm, Kprof__SavedProfile **pv, size_t 
 	return k;
 }
 
+static void on_lines_ready(void *userdata);
+
+/* The source lines of sm (of t), from the cache; before the answer's lines are in, the rest
+ * queued: their number (pending). */
+static int fill_lines(struct http_req *r, struct saved_msg *sm, const struct target *t)
+{
+	int n = lines_pb_fill(sm, t, r->h->m->lines, !r->lines_done, r->lines_since);
+
+	return n > 0 ? n : 0;
+}
+
 int http_profile_answer(struct http_req *r)
 {
 	struct manager *m = r->h->m;
@@ -239,8 +260,10 @@ int http_profile_answer(struct http_req *r)
 	Kprof__SavedProfile **pv;
 	_cleanup_free_ struct target **tv = NULL;
 	_cleanup_free_ struct sdelta **od = NULL;
-	int err = 0;
+	int err = 0, pending = 0;
 
+	if (!r->lines_done)
+		r->lines_since = srclines_seq(m->lines);
 	manager_drain(m);
 	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t))
 		cap += t->attached_ns >= r->start_real;
@@ -260,6 +283,7 @@ int http_profile_answer(struct http_req *r)
 		http_hide_kaddr(t->profile, &sm[n]);
 		sm[n].target.samples = sdelta_apply(r->mv[i].d, &sm[n].msg);
 		samples += sm[n].target.samples;
+		pending += fill_lines(r, &sm[n], t);
 		pv[n] = &sm[n].msg;
 		tv[n] = t;
 		od[n++] = r->mv[i].od;
@@ -271,8 +295,15 @@ int http_profile_answer(struct http_req *r)
 			continue;
 		http_hide_kaddr(t->profile, &sm[n]);
 		samples += sm[n].target.samples;
+		pending += fill_lines(r, &sm[n], t);
 		pv[n] = &sm[n].msg;
 		tv[n++] = t;
+	}
+	/* New addresses queued: the answer once kprof-lines has them (built again then). */
+	if (pending && !r->lines_done &&
+	    srclines_wait(m->lines, HTTP_LINES_WAIT_MS, on_lines_ready, r, &r->lines_wait) >= 0) {
+		err = 1;
+		goto out;
 	}
 	all = r->type == HTTPQ_TYPE_CPU ? n : add_offcpu(sm, pv, n, tv, od);
 	if (n)
@@ -356,14 +387,13 @@ static int snapshot_all(struct http_req *r, struct MHD_Connection *c, enum MHD_R
 	return 1;
 }
 
-static int on_req_timer(sd_event_source *s, uint64_t usec, void *userdata)
+/* The answer, built and sent; unless it waits for source lines first. */
+static void answer(struct http_req *r)
 {
-	struct http_req *r = userdata;
-	int err;
+	int err = http_profile_answer(r);
 
-	(void)s;
-	(void)usec;
-	err = http_profile_answer(r);
+	if (err > 0)
+		return; /* on_lines_ready answers */
 	if (err < 0) {
 		log_warn("http: profile of %s: %s", r->whole ? "the host" : "a selection",
 			 strerror(-err));
@@ -373,6 +403,22 @@ static int on_req_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	sd_event_source_set_enabled(r->gone, SD_EVENT_OFF);
 	MHD_resume_connection(r->c);
 	http_run(r->h);
+}
+
+static void on_lines_ready(void *userdata)
+{
+	struct http_req *r = userdata;
+
+	r->lines_wait = NULL;
+	r->lines_done = true;
+	answer(r);
+}
+
+static int on_req_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	(void)s;
+	(void)usec;
+	answer(userdata);
 	return 0;
 }
 

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kprof/arena.h"
+#include "kprof/saved.h"
 #include "wire/drift_reply.h"
 #include "wire/paths_reply.h"
 #include "proto/kprof.pb-c.h"
@@ -18,6 +20,13 @@ Kprof__FrameKind target_pb_kind(enum profile_kind k);
 
 /* What attaches t again after kprofd's restart (its --duration left: duration_left seconds). */
 void target_resume_pb(const struct target *t, unsigned duration_left, Kprof__SavedResume *r);
+/* The source lines of a message's addresses (lines_pb.c): their strings and structures, and
+ * what the resolver did (SavedProfile.lines, AnnotateReply.lines). */
+struct lines_store {
+	struct arena a;
+	Kprof__SavedLinesInfo info;
+	char *notes[SAVED_MAX_LINES_NOTES];
+};
 
 /* A target's profile as a kprof.SavedProfile message (for the state directory and for export);
  * it points into the target's profile, so use it before the target changes. */
@@ -35,6 +44,8 @@ struct saved_msg {
 	Kprof__DriftReply *dk;	   /* ... or the one a restored profile kept */
 	Kprof__SavedResume resume; /* t->resume: kprofd attaches it again at its next start */
 	Kprof__SavedLeafAddr *lv, **lp; /* the sampled leaf addresses (annotate store) */
+	Kprof__SavedCallSite *cv, **cp; /* the call sites (t->csite) */
+	struct lines_store lines;	/* their source lines (lines_pb.c), when asked */
 };
 int saved_msg_build(const struct target *t, struct saved_msg *m);
 /* The same with the stacks and functions of range and the HCCT snapshot tree instead of t's (a
@@ -46,6 +57,9 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
  * target's samples the nanoseconds in all. -ENODATA if t has none, -ENOMEM. */
 int saved_msg_build_offcpu(const struct target *t, struct saved_msg *m);
 void saved_msg_release(struct saved_msg *m);
+/* Only t's mapping table and thread names (for source lines of addresses that are not the
+ * profile's: annotate's instructions). */
+int saved_msg_tables(const struct target *t, struct saved_msg *m);
 
 /* The SavedProfile of t, packed (malloc'd). */
 int target_pack(const struct target *t, uint8_t **buf, size_t *len);

@@ -76,6 +76,49 @@ static void test_basic(void **state)
 	free(b);
 }
 
+/* Leaf addresses (issue 32): each loses its count at the snapshot, by (function, address); one
+ * that did not grow is dropped, a new one kept whole. */
+static void test_leaf_addrs(void **state)
+{
+	static const struct {
+		uint32_t func;
+		uint64_t addr, a, b;
+	} la[] = {{1, 0x1010, 4, 9}, {1, 0x1020, 2, 2}, {2, 0x1010, 1, 3}, {1, 0x1030, 0, 5}};
+	Kprof__SavedLeafAddr av[4], bv[4], *ap[4], *bp[4];
+	struct snap *a = snap_new(), *b = snap_new();
+	struct sdelta *d;
+	size_t na = 0;
+
+	(void)state;
+	for (size_t i = 0; i < 4; i++) {
+		kprof__saved_leaf_addr__init(&av[i]);
+		kprof__saved_leaf_addr__init(&bv[i]);
+		av[i].func = bv[i].func = la[i].func;
+		av[i].address = bv[i].address = la[i].addr;
+		av[i].count = la[i].a;
+		bv[i].count = la[i].b;
+		if (la[i].a)
+			ap[na++] = &av[i];
+		bp[i] = &bv[3 - i]; /* in another order */
+	}
+	a->sp.leaf_addrs = ap;
+	a->sp.n_leaf_addrs = na;
+	b->sp.leaf_addrs = bp;
+	b->sp.n_leaf_addrs = 4;
+	assert_int_equal(sdelta_new(&a->sp, &d), 0);
+	assert_int_equal(sdelta_apply(d, &b->sp), 0);
+	assert_int_equal(b->sp.n_leaf_addrs, 3);
+	assert_int_equal(b->sp.leaf_addrs[0]->address, 0x1030); /* new: 5 */
+	assert_int_equal(b->sp.leaf_addrs[0]->count, 5);
+	assert_int_equal(b->sp.leaf_addrs[1]->func, 2); /* 3 - 1 */
+	assert_int_equal(b->sp.leaf_addrs[1]->count, 2);
+	assert_int_equal(b->sp.leaf_addrs[2]->address, 0x1010); /* 9 - 4; 0x1020 did not grow */
+	assert_int_equal(b->sp.leaf_addrs[2]->count, 5);
+	sdelta_free(d);
+	free(a);
+	free(b);
+}
+
 /* A count lower than at the snapshot (not a later state): dropped, never wrapped around. */
 static void test_shrunk(void **state)
 {
@@ -130,6 +173,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_basic),
 	    cmocka_unit_test(test_shrunk),
+	    cmocka_unit_test(test_leaf_addrs),
 	    cmocka_unit_test(test_empty_and_many),
 	};
 
