@@ -168,16 +168,9 @@ static int keep_branches(const struct hwstruct *s, uint32_t g, struct hwstruct_g
 			x->taken[i] = x->not_taken[i] = 1;
 	r = hwspp_assume(x->conds, x->nconds, x->taken, x->not_taken, avail, x->assume, keep);
 	if (r < 0) {
-		if (x->unseen)
-			snprintf(x->note, sizeof(x->note),
-				 "not profiled: more than %u of its %u branches went both ways while "
-				 "counted, or were not seen (%u: the code hardly ran then)",
-				 avail, x->nconds, x->unseen);
-		else
-			snprintf(x->note, sizeof(x->note),
-				 "not profiled: more than %u of its %u branches went both ways while "
-				 "counted",
-				 avail, x->nconds);
+		snprintf(x->note, sizeof(x->note),
+			 "not profiled: more than %u of its %u branches went both ways while counted",
+			 avail, x->nconds);
 		return -1;
 	}
 	x->nassumed = x->nconds - (uint32_t)r;
@@ -343,29 +336,6 @@ static int pick_graph(struct hwstruct *s)
 	return -1;
 }
 
-/* Is the counting turn running evidence yet: HWSTRUCT_MIN_COUNT_HITS hits in the graph's
- * counting turns so far (its code runs: a branch not hit then is cold)? */
-static bool count_evidence(const struct hwstruct *s)
-{
-	return s->gr[s->count_graph[s->count_turn - 1]].count_hits >= HWSTRUCT_MIN_COUNT_HITS;
-}
-
-/* A counting turn ends: with too few hits to be evidence (the code hardly ran), the branches it
- * did not see are taken as going both ways, so none is assumed one way on no evidence. */
-static void count_close(struct hwstruct *s)
-{
-	uint32_t g = s->count_graph[s->count_turn - 1], f = s->count_first[s->count_turn - 1];
-	struct hwstruct_graph *x = &s->gr[g];
-
-	if (x->count_hits >= HWSTRUCT_MIN_COUNT_HITS)
-		return;
-	for (uint32_t i = f; i < x->nconds && i < f + HWBP_SLOTS; i++)
-		if (!x->taken[i] && !x->not_taken[i]) {
-			x->taken[i] = x->not_taken[i] = 1;
-			x->unseen++;
-		}
-}
-
 /* Every graph done: the trace ends, saying whether each counted something. A graph that counted
  * nothing (not profiled: its plan did not fit; or its code did not run in its turn) is no
  * evidence about its loops, so "complete" is not said then. */
@@ -397,8 +367,6 @@ static int next_turn(struct hwstruct *s, const char *why)
 	char err[256];
 	int g, r;
 
-	if (s->cur < 0 && s->count_turn > 0)
-		count_close(s);
 	turn_close(s);
 	s->next = false;
 	if (s->count_turn < s->ncount) {
@@ -453,8 +421,6 @@ static int on_timer(sd_event_source *src, uint64_t usec, void *userdata)
 		return 0;
 	}
 	limit = s->cur < 0 ? s->count_ns : s->turn_ns;
-	if (s->cur < 0 && s->count_turn > 0 && !count_evidence(s))
-		limit *= 4; /* no evidence yet: count on */
 	if (now - s->turn_since >= limit && next_turn(s, "time limit"))
 		return 0;
 	return sd_event_source_set_time(src, (now + HWSTRUCT_CHECK_MS * 1000000ULL) / 1000);
@@ -547,7 +513,6 @@ static void count_hit(struct hwstruct *s, const struct kp_hwbp *ev)
 			x->taken[i]++;
 		else
 			x->not_taken[i]++;
-		x->count_hits++;
 		return;
 	}
 	s->stray++;

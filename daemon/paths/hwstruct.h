@@ -24,10 +24,6 @@
 #define HWSTRUCT_THREADS 256	 /* threads walked per turn (open addressing, half used) */
 #define HWSTRUCT_CHECK_MS 100	 /* turn limits and the code are checked this often */
 #define HWSTRUCT_MIN_COUNT_MS 50 /* shortest counting turn */
-/* Counting turns of a graph with fewer hits so far, or before the loop was seen leaving, are no
- * evidence: the turn runs on (up to 4 times its length); with fewer hits at its end, a branch it
- * did not see is taken as going both ways, never assumed one way. */
-#define HWSTRUCT_MIN_COUNT_HITS 64
 
 enum hwstruct_kind { HWSTRUCT_ENTRY = 1, HWSTRUCT_JCC, HWSTRUCT_ARRIVE };
 
@@ -45,8 +41,6 @@ struct hwstruct_graph {
 	uint32_t nconds, conds[HWSTRUCT_MAX_CONDS];
 	uint8_t cc[HWSTRUCT_MAX_CONDS];
 	uint64_t taken[HWSTRUCT_MAX_CONDS], not_taken[HWSTRUCT_MAX_CONDS];
-	uint32_t unseen;     /* branches a counting turn without evidence did not see */
-	uint64_t count_hits; /* hits of its counting turns so far */
 	uint32_t nslots, nassumed;
 	struct hwstruct_slot slots[HWBP_SLOTS];
 	uint64_t ns, hits, paths, given_up, turns;

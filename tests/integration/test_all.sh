@@ -43,17 +43,17 @@ check "detach --all refused while off" bash -c "! $KPROFCTL --socket $SOCK detac
 
 echo "-- 2. attach --all (at $SECONDS s)"
 # --- Workloads started before the attach; one attached by PID first, with its own settings.
-start_minijit --seconds 90 || { fail "minijit starts" "no ready line"; exit 1; }
+start_minijit --seconds 600 || { fail "minijit starts" "no ready line"; exit 1; } # killed at the end
 NP=
 if command -v node >/dev/null; then
-	(cd "$TDIR" && exec node --perf-basic-prof "$OLDPWD/tests/fixtures/hot.js" 90) >"$TDIR/node.out" 2>"$TDIR/node.err" &
+	(cd "$TDIR" && exec node --perf-basic-prof "$OLDPWD/tests/fixtures/hot.js" 600) >"$TDIR/node.out" 2>"$TDIR/node.err" &
 	NP=$!
 	PIDS+=("$NP")
 	wait_for 15 grep -q hotFunction "/tmp/perf-$NP.map" || { fail "node starts" "$(cat "$TDIR/node.err")"; NP=; }
 else
 	skip "node" "node is not installed"
 fi
-"$NATIVE" --ms 90000 2>/dev/null &
+"$NATIVE" --ms 600000 2>/dev/null & # killed at the end
 N1=$!
 PIDS+=("$N1")
 check "attach N1 by PID at 49 Hz" ctl attach "$N1" --freq 49

@@ -223,8 +223,12 @@ for _ in range(10):
     worst = max(worst, time.monotonic() - t)
     assert kp.reply_ok(r, kp.STATUS); o.close()
 print("others served while one client stalls: worst status reply %.3f s" % worst)
-rest = kp.recv_exact(stalled, struct.unpack(">I", head[:4])[0] + 4 - 100)
-print("stalled client resumes and gets the whole reply:", len(head) + len(rest) - 4 == size)
+flen = struct.unpack(">I", head[:4])[0]
+rest = kp.recv_exact(stalled, flen + 4 - 100)
+# The whole frame it announced (the profile grew since `size` was measured: the target runs),
+# and a folded reply of about that size.
+print("stalled client resumes and gets the whole reply:",
+      len(head) + len(rest) - 4 == flen and flen >= size // 2)
 PY
 	cat "$TDIR/leave.out"
 	if grep -q "left mid-reply: 35" "$TDIR/leave.out" && ctl status >/dev/null; then
