@@ -654,7 +654,7 @@ static void test_wall_default(void **state)
 	perftools__profiles__profile__free_unpacked(p, NULL);
 	free(gz);
 	/* export's pprof has no default type (pprof shows the last, wall) */
-	assert_int_equal(pprof_build_offcpu(&x.p, 1, 0, "test", NULL, &gz, &len), 0);
+	assert_int_equal(pprof_build_offcpu(&x.p, 1, 0, "test", &gz, &len), 0);
 	p = decode(gz, len);
 	assert_int_equal(p->default_sample_type, 0);
 	perftools__profiles__profile__free_unpacked(p, NULL);
