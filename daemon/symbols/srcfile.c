@@ -194,7 +194,9 @@ static int search(struct search *s, int self, const char *path, const char *debu
 }
 
 /* Without the symbolizer: the file mapped at m now (map_files, else its path inside the
- * process's root), if it is m's build. Its fd, its identity in *es and *st. */
+ * process's root; the process gone, its path in kprofd's own root if anyone may read that
+ * file, so that it tells the target's user nothing new), if it is m's build. Its fd, its
+ * identity in *es and *st. */
 static int open_by_id(const struct srcfile_map *m, int root, struct elfsym *es, struct stat *st)
 {
 	char path[96], why[128];
@@ -205,6 +207,11 @@ static int open_by_id(const struct srcfile_map *m, int root, struct elfsym *es, 
 	fd = tfile_open(AT_FDCWD, path, false, NULL, st, why, sizeof(why));
 	if (fd < 0 && root >= 0 && m->path[0] == '/')
 		fd = tfile_open(root, m->path, true, NULL, st, why, sizeof(why));
+	if (fd < 0 && root < 0 && m->path[0] == '/' && !strstr(m->path, " (deleted)")) {
+		fd = tfile_open(AT_FDCWD, m->path, false, NULL, st, why, sizeof(why));
+		if (fd >= 0 && !(st->st_mode & S_IROTH))
+			close(TAKE_FD(fd));
+	}
 	if (fd < 0 || elfsym_ident_fd(fd, es) < 0)
 		return -ESRCH;
 	elfsym_build_id_hex(es, hex, sizeof(hex));

@@ -39,7 +39,8 @@ int srcfile_key(struct tsym *ts, uint64_t addr, const struct srcfile_map *m,
  * .gnu_debuglink (beside it, in .debug/, under /usr/lib/debug/ of the target, then debug_dir).
  * The mapped file is ts's symbolizer's (its identity checked); without ts (the target's symbols
  * are gone) it is the file mapped there now (map_files) or at its path inside the process's
- * root, and only if it carries m's build id. A debug file is used only if it is ELF, has DWARF
+ * root (the process gone: at its path in kprofd's root, if that file is readable by anyone),
+ * and only if it carries m's build id. A debug file is used only if it is ELF, has DWARF
  * and is of the mapping's build (its build id, or for a file without one the debuglink's
  * CRC32); one of another build is never used, and said in out->note. Files of the target's
  * root are opened inside it (tfile_open: no symbolic link as the last component, no FIFO or
