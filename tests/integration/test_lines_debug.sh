@@ -7,7 +7,8 @@
 #    profile's comments say which build id it had;
 #  - a .gnu_debuglink naming a path out of the debug directories (../../etc/...): ignored, said;
 #  - no debug file at all: no lines, the comments say none was found;
-#  - the process exited, its symbols dropped: an export still finds the debug file by build id.
+#  - the process exited, its symbols dropped: an export still finds the debug file by build id,
+#    and its own file at its path if anyone may read it (not once made root-only).
 # Needs root, go and clang.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lines_lib.sh"
@@ -87,6 +88,26 @@ if NSAMPLES=200 profile "$TDIR/gone" gone 5; then
 	ctl export "$HP" -o "$TDIR/gone.pb.gz" 2>"$TDIR/gone.err" &&
 		hot "$TDIR/gone.pb.gz" && pass "an exited process: its debug file by build id: mix $SRC:$HOT (inline) first" ||
 		fail "exited" "$(cat "$TDIR/gone.err") $(comment "$TDIR/gone.pb.gz") $(notes "$TDIR/gone.pb.gz")"
+fi
+# An exited process's own file (its DWARF in it) at its path in kprofd's root, readable by
+# anyone; made root-only (chmod 700) after its process exited, the same file is never read.
+# exited_lines NAME MODE: $TDIR/NAME profiled until it exits, chmod MODE, exported.
+exited_lines() {
+	build "$1" && NSAMPLES=200 profile "$TDIR/$1" "$1" 5 || return 1
+	wait_for 20 state_is "$HP" exited || { fail "$1: exited" "$(ctl list --all)"; return 1; }
+	chmod "$2" "$TDIR/$1"
+	ctl export "$HP" -o "$TDIR/$1.pb.gz" 2>"$TDIR/$1.err" || { fail "$1: export" "$(cat "$TDIR/$1.err")"; return 1; }
+}
+if exited_lines exited 755; then
+	hot "$TDIR/exited.pb.gz" && pass "an exited process: its file at its path: mix $SRC:$HOT (inline) first" ||
+		fail "exited, own file" "$(comment "$TDIR/exited.pb.gz") $(notes "$TDIR/exited.pb.gz")"
+fi
+if exited_lines private 700; then
+	n=$(notes "$TDIR/private.pb.gz")
+	echo "$n" | grep -q "private: no DWARF, and no debug file found" &&
+		! go tool pprof -lines -top "$TDIR/private.pb.gz" 2>&1 | grep -q "hotline.c:" &&
+		pass "an exited process's file made root-only: not read, no lines ($n)" ||
+		fail "exited, root-only file" "$(comment "$TDIR/private.pb.gz") $n"
 fi
 ctl status >/dev/null && kill -0 "$DAEMON_PID" && pass "kprofd is unharmed" || fail "kprofd" "gone"
 finish
