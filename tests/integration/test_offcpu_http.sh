@@ -9,7 +9,8 @@
 # type=cpu (and none) as before; since= with type=off_cpu (the kept windows); bad types and a
 # pid without off-CPU time are refused with a clear status; the whole host (no pid=) with
 # type=wall. Every request
-# carries the bearer token. Needs root (BPF, perf), go and python3.
+# carries the bearer token. The fixture runs until its last request, then is told to end
+# (SIGUSR2), whatever the machine's pace. Needs root (BPF, perf), go and python3.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/offcpu_lib.sh"
 if [ "$(id -u)" != 0 ]; then skip "off-CPU over HTTP" "needs root"; exit 0; fi
@@ -36,7 +37,7 @@ raw() {
 jq1() { python3 -c "import json,sys; d=json.load(open('$TDIR/$1.json')); print($2)"; }
 val() { awk -v k="$2" '$1 == k { print $2 }' "$TDIR/$1"; }
 
-start_mix 20 || { fail "fixture" "not ready"; exit 1; }
+start_mix 60 || { fail "fixture" "not ready"; exit 1; }
 ctl attach "$MIXP" --off-cpu >/dev/null || { fail "attach --off-cpu" "refused"; exit 1; }
 kill -USR1 "$MIXP"
 wait_for 10 mix_tid kpoc-worker || { fail "fixture" "no worker thread"; exit 1; }
@@ -99,6 +100,8 @@ check "since=: four sample types, off_cpu the default, the waits" python3 -c "
 import json; d = json.load(open('$TDIR/since.json'))
 assert d['default'] == 'off_cpu' and len(d['types']) == 4, d['types']
 assert any('do_nanosleep' in s['frames'] for s in d['samples'] if s['values']['off_cpu'])"
+# The fixture lives as long as the requests need it (however slow the machine), then ends.
+kill -USR2 "$MIXP"
 check "type=off_cpu of a pid without off-CPU time: 404" \
 	test "$(get "seconds=1&pid=$MJ_PID&type=off_cpu")" = 404
 check "its message says how" grep -q "attach $MJ_PID --off-cpu" "$TDIR/body"
