@@ -8,6 +8,8 @@
  * in place, so the caller turns it into pprof with the same code as a whole profile. The
  * sampled leaf addresses (per function and address, issue 32) only gain samples too: the
  * snapshot keeps them sorted, and each later address loses its count at the snapshot.
+ * sdelta_cap is the other way round: a later state cut back to the snapshot's counts (an
+ * interval's end kept while its answer waits).
  */
 #include "kprof/sdelta.h"
 
@@ -136,37 +138,50 @@ int sdelta_new(const Kprof__SavedProfile *start, struct sdelta **ret)
 	return 0;
 }
 
-uint64_t sdelta_apply(const struct sdelta *d, Kprof__SavedProfile *end)
+/* Each stack and leaf address of p by its count at the snapshot: less it (apply), or at most it
+ * (cap); one left without samples dropped, p's arrays compacted. The samples left. */
+static uint64_t adjust(const struct sdelta *d, Kprof__SavedProfile *p, bool cap)
 {
-	uint64_t total = 0;
+	uint64_t total = 0, was;
 	size_t k = 0;
 
-	for (size_t i = 0; i < end->n_stacks; i++) {
-		Kprof__SavedStack *s = end->stacks[i];
+	for (size_t i = 0; i < p->n_stacks; i++) {
+		Kprof__SavedStack *s = p->stacks[i];
 		size_t j = slot_of(d, stack_hash(s->tid, s->ids, s->n_ids), s->tid, s->ids, s->n_ids);
-		uint64_t before = d->tab.slot[j] ? d->v[d->tab.slot[j] - 1].count : 0;
 
-		if (s->count <= before)
+		was = d->tab.slot[j] ? d->v[d->tab.slot[j] - 1].count : 0;
+		if (cap ? !was : s->count <= was)
 			continue;
-		s->count -= before;
+		s->count = cap ? (s->count < was ? s->count : was) : s->count - was;
 		total += s->count;
-		end->stacks[k++] = s;
+		p->stacks[k++] = s;
 	}
-	end->n_stacks = k;
+	p->n_stacks = k;
 	k = 0;
-	for (size_t i = 0; i < end->n_leaf_addrs; i++) {
-		Kprof__SavedLeafAddr *la = end->leaf_addrs[i];
+	for (size_t i = 0; i < p->n_leaf_addrs; i++) {
+		Kprof__SavedLeafAddr *la = p->leaf_addrs[i];
 		struct sdelta_leaf key = {la->func, la->address, 0};
-		const struct sdelta_leaf *was =
+		const struct sdelta_leaf *e =
 		    bsearch(&key, d->leaves, d->nleaves, sizeof(*d->leaves), leaf_cmp);
 
-		if (la->count <= (was ? was->count : 0))
+		was = e ? e->count : 0;
+		if (cap ? !was : la->count <= was)
 			continue;
-		la->count -= was ? was->count : 0;
-		end->leaf_addrs[k++] = la;
+		la->count = cap ? (la->count < was ? la->count : was) : la->count - was;
+		p->leaf_addrs[k++] = la;
 	}
-	end->n_leaf_addrs = k;
+	p->n_leaf_addrs = k;
 	return total;
+}
+
+uint64_t sdelta_apply(const struct sdelta *d, Kprof__SavedProfile *end)
+{
+	return adjust(d, end, false);
+}
+
+uint64_t sdelta_cap(const struct sdelta *d, Kprof__SavedProfile *later)
+{
+	return adjust(d, later, true);
 }
 
 size_t sdelta_size(const struct sdelta *d)

@@ -214,6 +214,8 @@ void http_members_free(struct http_req *r)
 	for (size_t i = 0; i < r->nm; i++) {
 		sdelta_free(r->mv[i].d);
 		sdelta_free(r->mv[i].od);
+		sdelta_free(r->mv[i].e);
+		sdelta_free(r->mv[i].oe);
 	}
 	r->nm = 0;
 }

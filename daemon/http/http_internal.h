@@ -38,6 +38,9 @@ struct http_member {
 	uint64_t attached_ns;
 	struct sdelta *d;
 	struct sdelta *od; /* its off-CPU profile's (type=off_cpu|wall), NULL: none */
+	/* The interval's end, while the answer waits for source lines (NULL: not kept): the
+	 * interval's profile and off-CPU profile then, the later build cut back to them. */
+	struct sdelta *e, *oe;
 };
 
 /* A profile request, from its snapshot (or its range's first step) to its answer. */
@@ -70,6 +73,7 @@ struct http_req {
 	struct srclines_waiter *lines_wait;
 	bool lines_done;
 	uint64_t lines_since; /* srclines_seq when the answer was first built */
+	uint64_t end_real;    /* ... and its end (CLOCK_REALTIME) */
 	void (*stop)(struct http_req *r); /* frees rg (and stops its merge) */
 };
 

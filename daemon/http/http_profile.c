@@ -23,7 +23,9 @@
  * the interval has addresses the cache lacks, they are queued on kprof-lines and the answer
  * waits for them, at most HTTP_LINES_WAIT_MS, before it is built (the connection stays
  * suspended); what is not resolved by then says "not available" in the profile's comments and
- * is in the cache for the next scrape.
+ * is in the cache for the next scrape. The interval ends when asked all the same: its end is
+ * snapshotted when the wait starts (keep_end) and the answer built later is cut back to it
+ * (sdelta_cap); only a target attached during the interval runs on to the build.
  */
 #include <errno.h>
 #include <limits.h>
@@ -122,7 +124,7 @@ static int snapshot(struct http_req *r, struct target *t)
 	err = saved_msg_build(t, &sm);
 	if (err < 0)
 		return err;
-	r->mv[r->nm].od = NULL;
+	r->mv[r->nm].od = r->mv[r->nm].e = r->mv[r->nm].oe = NULL;
 	err = sdelta_new(&sm.msg, &r->mv[r->nm].d);
 	saved_msg_release(&sm);
 	if (err >= 0 && r->type != HTTPQ_TYPE_CPU &&
@@ -222,22 +224,56 @@ static bool is_member(const struct http_req *r, const struct target *t)
 /* The off-CPU profiles of the targets whose CPU profiles are sm[0..n) (tv: their targets, od:
  * their snapshots, NULL for a target attached during the interval) after them, in sm[n..):
  * the new n. Their mappings and thread names are their CPU profiles'. */
+/* The interval's off-CPU profile of t into *om (member mb's start taken off, NULL: t attached
+ * during the interval). 0 or a negative errno. */
+static int offcpu_interval(struct target *t, const struct http_member *mb, struct saved_msg *om)
+{
+	if (!t->offcpu || saved_msg_build_offcpu(t, om) < 0)
+		return -ENODATA;
+	http_hide_kaddr(t->offcpu->prof, om);
+	if (mb && mb->od)
+		sdelta_apply(mb->od, &om->msg);
+	return 0;
+}
+
 static size_t add_offcpu(struct saved_msg *sm, Kprof__SavedProfile **pv, size_t n,
-			 struct target *const *tv, struct sdelta *const *od)
+			 struct target *const *tv, struct http_member *const *mb)
 {
 	size_t k = n;
 
 	for (size_t i = 0; i < n; i++) {
-		if (!tv[i]->offcpu || saved_msg_build_offcpu(tv[i], &sm[k]) < 0)
+		if (offcpu_interval(tv[i], mb[i], &sm[k]) < 0)
 			continue;
-		http_hide_kaddr(tv[i]->offcpu->prof, &sm[k]);
-		if (od[i])
-			sdelta_apply(od[i], &sm[k].msg);
+		if (mb[i] && mb[i]->oe)
+			sdelta_cap(mb[i]->oe, &sm[k].msg);
 		sm[k].msg.n_mappings = sm[k].msg.n_threads = 0;
 		pv[k] = &sm[k].msg;
 		k++;
 	}
 	return k;
+}
+
+/* The answer waits for source lines: the interval's end kept, each member's profile as it is
+ * now (sm, already the interval's) and its off-CPU one, so that the answer built later holds
+ * the asked seconds, not the wait too. A snapshot that cannot be taken is not kept (that
+ * member's answer then runs to the build). */
+static void keep_end(struct http_req *r, struct saved_msg *sm, size_t n, struct target *const *tv,
+		     struct http_member *const *mb)
+{
+	struct saved_msg om;
+
+	r->end_real = now_ns(CLOCK_REALTIME);
+	for (size_t i = 0; i < n; i++) {
+		if (!mb[i])
+			continue;
+		if (sdelta_new(&sm[i].msg, &mb[i]->e) < 0)
+			mb[i]->e = NULL;
+		if (r->type == HTTPQ_TYPE_CPU || offcpu_interval(tv[i], mb[i], &om) < 0)
+			continue;
+		if (sdelta_new(&om.msg, &mb[i]->oe) < 0)
+			mb[i]->oe = NULL;
+		saved_msg_release(&om);
+	}
 }
 
 static void on_lines_ready(void *userdata);
@@ -255,11 +291,11 @@ int http_profile_answer(struct http_req *r)
 {
 	struct manager *m = r->h->m;
 	size_t n = 0, cap = r->nm + 1, all;
-	uint64_t end = now_ns(CLOCK_REALTIME), samples = 0;
+	uint64_t end = r->end_real ? r->end_real : now_ns(CLOCK_REALTIME), samples = 0;
 	struct saved_msg *sm;
 	Kprof__SavedProfile **pv;
 	_cleanup_free_ struct target **tv = NULL;
-	_cleanup_free_ struct sdelta **od = NULL;
+	_cleanup_free_ struct http_member **mb = NULL; /* per profile, NULL: attached meanwhile */
 	int err = 0, pending = 0;
 
 	if (!r->lines_done)
@@ -270,8 +306,8 @@ int http_profile_answer(struct http_req *r)
 	sm = calloc(2 * cap, sizeof(*sm)); /* CPU profiles, then off-CPU ones */
 	pv = calloc(2 * cap, sizeof(*pv));
 	tv = calloc(cap, sizeof(*tv));
-	od = calloc(cap, sizeof(*od));
-	if (!sm || !pv || !tv || !od) {
+	mb = calloc(cap, sizeof(*mb));
+	if (!sm || !pv || !tv || !mb) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -282,11 +318,13 @@ int http_profile_answer(struct http_req *r)
 			continue;
 		http_hide_kaddr(t->profile, &sm[n]);
 		sm[n].target.samples = sdelta_apply(r->mv[i].d, &sm[n].msg);
+		if (r->mv[i].e)
+			sm[n].target.samples = sdelta_cap(r->mv[i].e, &sm[n].msg);
 		samples += sm[n].target.samples;
 		pending += fill_lines(r, &sm[n], t);
 		pv[n] = &sm[n].msg;
 		tv[n] = t;
-		od[n++] = r->mv[i].od;
+		mb[n++] = &r->mv[i];
 	}
 	/* Attached during the interval: all their samples are the interval's. */
 	for (struct target *t = manager_targets_first(m); t && n < cap && n < HTTP_MAX_HOST; t = manager_targets_next(t)) {
@@ -302,10 +340,11 @@ int http_profile_answer(struct http_req *r)
 	/* New addresses queued: the answer once kprof-lines has them (built again then). */
 	if (pending && !r->lines_done &&
 	    srclines_wait(m->lines, HTTP_LINES_WAIT_MS, on_lines_ready, r, &r->lines_wait) >= 0) {
+		keep_end(r, sm, n, tv, mb);
 		err = 1;
 		goto out;
 	}
-	all = r->type == HTTPQ_TYPE_CPU ? n : add_offcpu(sm, pv, n, tv, od);
+	all = r->type == HTTPQ_TYPE_CPU ? n : add_offcpu(sm, pv, n, tv, mb);
 	if (n)
 		err = answer_merged(r, sm, pv, all, n, samples, end);
 	else if (r->whole)

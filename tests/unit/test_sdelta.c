@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* test_sdelta.c: the difference of two snapshots of a profile (proto/sdelta.c): stacks that
  * grew, stacks that did not, new stacks, the same stack in two threads, an empty start, many
- * stacks (the table grows past its first size). */
+ * stacks (the table grows past its first size); an interval's end kept (sdelta_cap). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -140,6 +140,52 @@ static void test_shrunk(void **state)
 	free(b);
 }
 
+/* An interval's end kept (sdelta_cap): start S, end E, a later state N; the interval built at N
+ * (N - S) cut back to E - S is E - S, stacks and leaf addresses; what came after E alone is
+ * dropped. */
+static void test_cap(void **state)
+{
+	struct snap *s = snap_new(), *e = snap_new(), *n = snap_new();
+	struct sdelta *ds, *de;
+	Kprof__SavedLeafAddr ev, nv, *ep = &ev, *np = &nv;
+	uint32_t s1[] = {0, 1}, s2[] = {0, 2}, s3[] = {0, 3};
+
+	(void)state;
+	add(s, 1, s1, 2, 5);
+	add(e, 1, s1, 2, 9);  /* +4 in the interval */
+	add(e, 1, s2, 2, 2);  /* new in the interval: 2 */
+	add(n, 1, s3, 2, 6);  /* after its end only: dropped */
+	add(n, 1, s2, 2, 7);  /* 2 of them in the interval */
+	add(n, 1, s1, 2, 20); /* 4 of them in the interval */
+	kprof__saved_leaf_addr__init(&ev);
+	kprof__saved_leaf_addr__init(&nv);
+	ev.func = nv.func = 1;
+	ev.address = nv.address = 0x1010;
+	ev.count = 3;
+	nv.count = 8;
+	e->sp.leaf_addrs = &ep;
+	e->sp.n_leaf_addrs = 1;
+	n->sp.leaf_addrs = &np;
+	n->sp.n_leaf_addrs = 1;
+	assert_int_equal(sdelta_new(&s->sp, &ds), 0);
+	assert_int_equal(sdelta_apply(ds, &e->sp), 6); /* the interval at its end */
+	assert_int_equal(sdelta_new(&e->sp, &de), 0);
+	assert_int_equal(sdelta_apply(ds, &n->sp), 28); /* built later: too much */
+	assert_int_equal(sdelta_cap(de, &n->sp), 6);
+	assert_int_equal(n->sp.n_stacks, 2);
+	assert_int_equal(n->sp.stacks[0]->ids[1], 2);
+	assert_int_equal(n->sp.stacks[0]->count, 2);
+	assert_int_equal(n->sp.stacks[1]->ids[1], 1);
+	assert_int_equal(n->sp.stacks[1]->count, 4);
+	assert_int_equal(n->sp.n_leaf_addrs, 1);
+	assert_int_equal(n->sp.leaf_addrs[0]->count, 3);
+	sdelta_free(ds);
+	sdelta_free(de);
+	free(s);
+	free(e);
+	free(n);
+}
+
 static void test_empty_and_many(void **state)
 {
 	struct snap *a = snap_new(), *b = snap_new();
@@ -174,6 +220,7 @@ int main(void)
 	    cmocka_unit_test(test_basic),
 	    cmocka_unit_test(test_shrunk),
 	    cmocka_unit_test(test_leaf_addrs),
+	    cmocka_unit_test(test_cap),
 	    cmocka_unit_test(test_empty_and_many),
 	};
 
