@@ -28,12 +28,13 @@ mix_tid() {
 # filter FILTER, in a mount namespace of its own where tracefs is mounted if the machine has
 # none (nothing changes outside it); started disabled and enabled through its control fifo,
 # so that it records from the moment perf_start returns (0), or 1 if perf could not start.
+# Its times are CLOCK_MONOTONIC's (-k mono), for perf_stop's window.
 perf_start() {
 	PERF_DATA=$TDIR/$1.data
 	rm -f "$TDIR/$1.ctl" "$TDIR/$1.ack"
 	mkfifo "$TDIR/$1.ctl" "$TDIR/$1.ack" || return 1
 	unshare -m sh -c '[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
-		exec perf record -q -D -1 --control "fifo:$1.ctl,$1.ack" -e sched:sched_switch \
+		exec perf record -q -D -1 -k mono --control "fifo:$1.ctl,$1.ack" -e sched:sched_switch \
 			--filter "$2" -a --call-graph "$3" -o "$1.data"' sh "$TDIR/$1" "$2" "${3:-fp}" \
 		>"$TDIR/$1.log" 2>&1 &
 	PERF_PID=$!
@@ -45,11 +46,12 @@ perf_start() {
 	[ "$ack" = ack ]
 }
 
-# perf_stop OUT: stop the recording; OUT gets perf_offcpu.py's JSON of it (0, else 1).
+# perf_stop OUT [FROM TO]: stop the recording; OUT gets perf_offcpu.py's JSON of it (0, else
+# 1), of the off-CPU intervals that ended from FROM to TO (CLOCK_MONOTONIC ns) if given.
 perf_stop() {
 	kill -INT "$PERF_PID" 2>/dev/null
 	wait "$PERF_PID" 2>/dev/null
 	exec {PERF_CTL}>&- {PERF_ACK}<&-
 	perf script --ns -i "$PERF_DATA" -F comm,tid,time,event,trace,ip,sym >"$PERF_DATA.txt" 2>/dev/null &&
-		python3 "$(dirname "${BASH_SOURCE[0]}")/perf_offcpu.py" "$PERF_DATA.txt" >"$1"
+		python3 "$(dirname "${BASH_SOURCE[0]}")/perf_offcpu.py" "$PERF_DATA.txt" "${@:2}" >"$1"
 }
