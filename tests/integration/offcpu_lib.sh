@@ -28,14 +28,15 @@ mix_tid() {
 # filter FILTER, in a mount namespace of its own where tracefs is mounted if the machine has
 # none (nothing changes outside it); started disabled and enabled through its control fifo,
 # so that it records from the moment perf_start returns (0), or 1 if perf could not start.
-# Its times are CLOCK_MONOTONIC's (-k mono), for perf_stop's window.
+# With PERF_MONO=1 its times are CLOCK_MONOTONIC's (-k mono), for perf_stop's window.
 perf_start() {
 	PERF_DATA=$TDIR/$1.data
 	rm -f "$TDIR/$1.ctl" "$TDIR/$1.ack"
 	mkfifo "$TDIR/$1.ctl" "$TDIR/$1.ack" || return 1
 	unshare -m sh -c '[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
-		exec perf record -q -D -1 -k mono --control "fifo:$1.ctl,$1.ack" -e sched:sched_switch \
+		exec perf record -q -D -1 $4 --control "fifo:$1.ctl,$1.ack" -e sched:sched_switch \
 			--filter "$2" -a --call-graph "$3" -o "$1.data"' sh "$TDIR/$1" "$2" "${3:-fp}" \
+		"${PERF_MONO:+-k mono}" \
 		>"$TDIR/$1.log" 2>&1 &
 	PERF_PID=$!
 	PIDS+=("$PERF_PID")

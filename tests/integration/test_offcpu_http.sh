@@ -44,7 +44,7 @@ wait_for 10 mix_tid kpoc-worker || { fail "fixture" "no worker thread"; exit 1; 
 WT=$(mix_tid kpoc-worker)
 
 # The interval profile, with perf recording the worker's switches meanwhile.
-perf_start sw "prev_comm == \"kpoc-worker\" || next_comm == \"kpoc-worker\"" ||
+PERF_MONO=1 perf_start sw "prev_comm == \"kpoc-worker\" || next_comm == \"kpoc-worker\"" ||
 	{ fail "perf record" "$(head -c 300 "$TDIR/sw.log")"; exit 1; }
 code=$(get "seconds=3&pid=$MIXP&type=off_cpu")
 [ "$code" = 200 ] || { fail "type=off_cpu" "status $code: $(head -c 300 "$TDIR/body")"; exit 1; }
