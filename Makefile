@@ -56,7 +56,7 @@ SKELS := $(BUILD)/kprof.skel.h
 # "kernel/loader.h" through -Idaemon) and both. kprofctl: cli/*.c and both. liboracles.a: the
 # exact CCT and the HCCT metrics, for unit tests and bench_hcct.
 LIB_SRC := $(wildcard daemon/lib/*.c)
-WIRE_SRC := proto/frame.c proto/saved.c proto/pprof.c proto/sdelta.c proto/merge.c proto/tview.c $(PROTO_C) $(PPROF_C)
+WIRE_SRC := proto/frame.c proto/saved.c proto/leafsplit.c proto/sites.c proto/pprof.c proto/sdelta.c proto/merge.c proto/tview.c $(PROTO_C) $(PPROF_C)
 DAEMON_SRC := $(wildcard daemon/*.c) $(filter-out daemon/lib/%,$(wildcard daemon/*/*.c))
 CLI_SRC := $(wildcard cli/*.c)
 ORACLE_SRC := $(wildcard tests/oracles/*.c)
@@ -228,8 +228,10 @@ $(BUILD)/kprof-lines: $(HELPER_OBJ) | $(BUILD)
 	$(CC) -O2 -g -o $@ $< -lbfd
 
 # A hot loop in an always_inline function, for source lines (tests/integration/test_lines.sh).
+# Built with clang: gcc drops the frame of a leaf function even with -fno-omit-frame-pointer, and
+# with it its caller from the stack.
 $(BUILD)/hotline: tests/fixtures/lines/hotline.c | $(BUILD)
-	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -o $@ $<
+	$(CLANG) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -o $@ $<
 
 # The fixture is built with clang: gcc may drop leaf frames even with -fno-omit-frame-pointer.
 $(BUILD)/minijit: tests/fixtures/minijit/minijit.c tests/prng.h include/kprof/io.h | $(BUILD)

@@ -22,7 +22,6 @@
 
 #include "kprof/abi.h"
 #include "kprof/cleanup.h"
-#include "lines.h"
 #include "kprof/io.h"
 #include "kprof/profile.h"
 #include "kprof/saved.h"
@@ -329,14 +328,12 @@ static int merged_build(const Kprof__SavedProfile *sp, const Kprof__SavedProfile
 
 bool export_lines = true;
 
-/* The pprof of sp, with off's stacks after its own when off is not NULL, and the source lines of
- * its leaf addresses through the kprof-lines helper (unless export --no-lines). */
+/* The pprof of sp, with off's stacks after its own when off is not NULL (the source lines of its
+ * leaf addresses are kprofd's, unless export --no-lines). */
 static int build_pprof(const Kprof__SavedProfile *sp, const Kprof__SavedProfile *off,
 		       uint64_t now_ns, uint8_t **data, size_t *len)
 {
 	struct offcpu_merged m;
-	struct lines *lines = NULL;
-	struct pprof_lines pl;
 	int err = saved_check(sp); /* refused for what kprofd would refuse */
 
 	if (err >= 0 && off)
@@ -345,11 +342,7 @@ static int build_pprof(const Kprof__SavedProfile *sp, const Kprof__SavedProfile 
 		err = merged_build(sp, off, &m);
 	if (err < 0)
 		return err;
-	if (export_lines && sp->n_leaf_addrs && lines_new(sp->target->pid, &lines, &pl) < 0)
-		fprintf(stderr, "kprofctl export: no kprof-lines helper: no source lines\n");
-	err = pprof_build_offcpu(off ? &m.msg : sp, sp->n_stacks, now_ns, KPROF_VERSION,
-				 lines ? &pl : NULL, data, len);
-	lines_free(lines);
+	err = pprof_build_offcpu(off ? &m.msg : sp, sp->n_stacks, now_ns, KPROF_VERSION, data, len);
 	if (off)
 		merged_free(&m);
 	return err;

@@ -77,7 +77,7 @@ static const struct verb verbs[] = {
      "          11:05, \"2026-11-24 11:05\", @EPOCH, now); default: everything"},
     {"folded", verb_folded,
      "PID [--session N] [--since T] [--until T] [--json] [--off-cpu | --wall]\n"
-     "          | --cgroup PATH | --unit NAME | --all",
+     "          | PID --lines [--session N] | --cgroup PATH | --unit NAME | --all",
      "folded stacks (root;...;leaf count) for flame graphs (--off-cpu, --wall: in ns)"},
     {"top", verb_top, "[PID...] [--interval MS] [--iterations N] [--full-names] [--json]",
      "live view: functions by self time in the last interval (default 1000 ms), keys\n"
@@ -85,7 +85,7 @@ static const struct verb verbs[] = {
      "          scroll; --json prints one JSON line per interval instead"},
     {"hcct", verb_hcct,
      "PID [--phi X] [--exact | --off-cpu] [--session N] [--full-names] [--json]\n"
-     "          [--since T] [--until T]",
+     "          [--lines] [--since T] [--until T]",
      "hot calling contexts: every context with at least phi of the samples (default\n"
      "          0.001, at least the target's eps, set at attach: default 0.0002), as a tree;\n"
      "          --exact: the contexts of the probed calls (attach --calls), --off-cpu: waits"},
@@ -134,7 +134,7 @@ static const struct verb verbs[] = {
      "watch rules: every present and future process matching a comm, an executable, a\n"
      "          uid, a cgroup or a unit is attached by kprofd itself (kept across restarts);\n"
      "          RULE is KIND:VALUE [freq=N] [jvm=on|off] [children=on|off] [offcpu=on|off]"},
-    {"annotate", verb_annotate, "PID FUNCTION [--top N] [--session N] [--json]",
+    {"annotate", verb_annotate, "PID FUNCTION [--top N] [--session N] [--lines] [--json]",
      "where inside one sampled function its self samples fall: its code as it ran\n"
      "          (read when first sampled; a change since is said), disassembled, samples\n"
      "          per instruction and basic block, loops and back edges marked, the top N\n"

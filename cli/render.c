@@ -125,6 +125,21 @@ void render_reply_error(FILE *f, const Kprof__Reply *rep)
 	fputc('\n', f);
 }
 
+void render_json_lines(FILE *f, const char *key, Kprof__SavedLine *const *v, size_t n)
+{
+	if (!n)
+		return;
+	fprintf(f, ",\"%s\":[", key);
+	for (size_t j = 0; j < n; j++) {
+		fprintf(f, "%s{\"function\":", j ? "," : "");
+		render_json_string(f, v[j]->function);
+		fputs(",\"file\":", f);
+		render_json_string(f, v[j]->file);
+		fprintf(f, ",\"line\":%u}", v[j]->line);
+	}
+	fputc(']', f);
+}
+
 void render_lines(FILE *f, const char *s)
 {
 	while (s && *s) {

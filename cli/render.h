@@ -23,6 +23,8 @@ size_t render_sanitize(FILE *f, const char *s, size_t len, size_t max);
 void render_text(FILE *f, const char *s);
 /* kprofd's error in rep, "kprofctl: MESSAGE" on one line, sanitized. */
 void render_reply_error(FILE *f, const Kprof__Reply *rep);
+/* ,"KEY":[{"function","file","line"},...] of source lines (issue 32); nothing if there are none. */
+void render_json_lines(FILE *f, const char *key, Kprof__SavedLine *const *v, size_t n);
 /* Text made of lines (folded stacks): each line sanitized, the '\n' between lines kept. */
 void render_lines(FILE *f, const char *s);
 /* render_sanitize into a malloc'd string (for printf-style and ncurses output); NULL: no memory. */

@@ -4,6 +4,9 @@
  * Text: a header (the function, where its code came from and whether it changed, how its samples
  * add up to report's self count), the hottest blocks first, then the code block by block, each
  * instruction with its samples and share of the function's, loop headers and back edges marked.
+ * With --lines (issue 32), each source line an instruction starts is shown above it (file:line,
+ * the functions inlined there, and the line's text when the caller can read the file), as
+ * objdump -S and perf annotate do.
  * JSON: every field of the reply, instruction bytes in hex. Strings from kprofd (or the target)
  * go through render.c's sanitizer and JSON encoder.
  */
@@ -78,6 +81,7 @@ static void annotate_insns_json(FILE *f, const Kprof__AnnotateReply *r)
 			fprintf(f, "%02x", in->code.data[k]);
 		fputs("\",\"text\":", f);
 		render_json_string(f, in->text);
+		render_json_lines(f, "lines", in->lines, in->n_lines);
 		fputc('}', f);
 	}
 }
@@ -226,9 +230,47 @@ static void block_line(FILE *f, const Kprof__AnnotateReply *r, int32_t k)
 	fputc('\n', f);
 }
 
-static void code(FILE *f, const Kprof__AnnotateReply *r)
+/* annotate --lines: the source line an instruction starts (its innermost frame's), with the
+ * functions inlined there, and the line's text when src has it. */
+static void source_line(FILE *f, const Kprof__AnnotateInsn *in, annotate_src_fn src, void *ud)
+{
+	const Kprof__SavedLine *l = in->lines[0];
+	const char *text = src ? src(l->file, l->line, ud) : NULL;
+
+	fputs("                         : ", f);
+	render_text(f, l->file);
+	fprintf(f, ":%u", l->line);
+	if (l->function[0])
+		fputs("  ", f);
+	render_text(f, l->function);
+	for (size_t k = 1; k < in->n_lines; k++) {
+		fputs(k == 1 ? " (inlined into " : ", into ", f);
+		render_text(f, in->lines[k]->function);
+		fprintf(f, " at line %u", in->lines[k]->line);
+	}
+	fputs(in->n_lines > 1 ? ")\n" : "\n", f);
+	if (text) {
+		fputs("                         :   ", f);
+		render_sanitize(f, text, strlen(text), 160);
+		fputc('\n', f);
+	}
+}
+
+/* Whether a and b start the same source line (file, line, functions inlined). */
+static bool same_line(const Kprof__AnnotateInsn *a, const Kprof__AnnotateInsn *b)
+{
+	if (!a || a->n_lines != b->n_lines)
+		return false;
+	for (size_t k = 0; k < a->n_lines; k++)
+		if (a->lines[k]->line != b->lines[k]->line || strcmp(a->lines[k]->file, b->lines[k]->file))
+			return false;
+	return true;
+}
+
+static void code(FILE *f, const Kprof__AnnotateReply *r, annotate_src_fn src, void *ud)
 {
 	uint64_t whole = r->self + r->outside;
+	const Kprof__AnnotateInsn *prev = NULL;
 	int32_t cur = -2;
 
 	fputs("\n    SELF       %  ADDRESS           INSTRUCTION\n", f);
@@ -238,7 +280,11 @@ static void code(FILE *f, const Kprof__AnnotateReply *r)
 		if (in->block != cur) {
 			cur = in->block;
 			block_line(f, r, cur);
+			prev = NULL; /* the line again under a new block line */
 		}
+		if (in->n_lines && in->lines[0]->line && !same_line(prev, in))
+			source_line(f, in, src, ud);
+		prev = in;
 		if (in->self)
 			fprintf(f, "%8" PRIu64 "  %5.1f%%  ", in->self, share(in->self, whole));
 		else
@@ -257,11 +303,22 @@ static void code(FILE *f, const Kprof__AnnotateReply *r)
 
 void render_annotate(FILE *f, const Kprof__AnnotateReply *r, bool json, uint32_t top)
 {
+	render_annotate_src(f, r, json, top, NULL, NULL);
+}
+
+void render_annotate_src(FILE *f, const Kprof__AnnotateReply *r, bool json, uint32_t top,
+			 annotate_src_fn src, void *ud)
+{
 	if (json) {
 		annotate_json(f, r);
 		return;
 	}
 	header(f, r);
+	if (r->lines)
+		fprintf(f,
+			"source lines: %" PRIu64 " of %" PRIu64 " instructions%s\n",
+			r->lines->resolved, r->lines->asked,
+			r->lines->failed ? " (some not available: see export's comments)" : "");
 	hot_blocks(f, r, top);
-	code(f, r);
+	code(f, r, src, ud);
 }

@@ -61,11 +61,33 @@ static void hcct_json(FILE *f, const Kprof__HcctReply *r)
 		render_json_string(f, n->module);
 		fprintf(f,
 			",\"kind\":\"%s\",\"count\":%" PRIu64 ",\"err\":%" PRIu64
-			",\"pct\":%.2f,\"parent\":%d,\"depth\":%u,\"hot\":%s,\"monitored\":%s}",
+			",\"pct\":%.2f,\"parent\":%d,\"depth\":%u,\"hot\":%s,\"monitored\":%s",
 			render_kind(n->kind), n->count, n->err, pct(n->count, r->n), n->parent,
 			n->depth, n->hot ? "true" : "false", n->monitored ? "true" : "false");
+		render_json_lines(f, "call_site", n->call_site, n->n_call_site);
+		fputc('}', f);
 	}
 	fputs("]}\n", f);
+}
+
+/* hcct --lines: where the parent called the context, "called at FILE:LINE in F", then each
+ * function F was inlined into, "inlined into G at FILE:LINE". */
+static void put_call_site(FILE *f, const Kprof__HcctNode *n)
+{
+	for (size_t j = 0; j < n->n_call_site && n->call_site[0]->line; j++) {
+		const Kprof__SavedLine *l = n->call_site[j];
+
+		fputs(j ? ", inlined into " : "  called at ", f);
+		if (j)
+			put_text(f, l->function, 0);
+		fputs(j ? " at " : "", f);
+		put_text(f, l->file, 0);
+		fprintf(f, ":%u", l->line);
+		if (!j) {
+			fputs(" in ", f);
+			put_text(f, l->function, 0);
+		}
+	}
 }
 
 /* The contexts, indented by depth (3 columns a level, so that a marker, in the 2 columns
@@ -100,7 +122,9 @@ static void hcct_rows(FILE *f, const Kprof__HcctReply *r, bool full_names)
 		put_text(f, shown ? shown[i] : n->function, 0);
 		fputs("  (", f);
 		put_text(f, n->module, 0);
-		fputs(")\n", f);
+		fputc(')', f);
+		put_call_site(f, n);
+		fputc('\n', f);
 	}
 	free(shown);
 	free(incl);

@@ -399,6 +399,14 @@ static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sam
 	fputs(",\"off_cpu_program\":", f);
 	render_json_string(f, r->off_cpu_program);
 	status_offcpu_json(f, r);
+	fprintf(f,
+		",\"lines_helpers_started\":%" PRIu64 ",\"lines_helpers_killed\":%" PRIu64
+		",\"lines_answers\":%" PRIu64 ",\"lines_cache_entries\":%" PRIu64
+		",\"lines_cache_bytes\":%" PRIu64 ",\"lines_cache_max_bytes\":%" PRIu64
+		",\"lines_cache_evicted\":%" PRIu64,
+		r->lines_helpers_started, r->lines_helpers_killed, r->lines_answers,
+		r->lines_cache_entries, r->lines_cache_bytes, r->lines_cache_max_bytes,
+		r->lines_cache_evicted);
 	fputs("}\n", f);
 }
 
@@ -439,6 +447,14 @@ static void status_sampling_text(FILE *f, const Kprof__StatusReply *r)
 	else if (r->off_cpu_runs)
 		fprintf(f, "\noff-CPU:     off (no target asks); %" PRIu64 " switches seen before",
 			r->off_cpu_runs);
+	if (r->lines_cache_max_bytes)
+		fprintf(f,
+			"\nlines:       %" PRIu64 " addresses resolved by %" PRIu64
+			" kprof-lines helpers (%" PRIu64 " killed); cache %" PRIu64 " entries, %" PRIu64
+			" of %" PRIu64 " KiB",
+			r->lines_answers, r->lines_helpers_started, r->lines_helpers_killed,
+			r->lines_cache_entries, r->lines_cache_bytes >> 10,
+			r->lines_cache_max_bytes >> 10);
 	if (r->forks_lost)
 		fprintf(f,
 			"\nchildren:    %" PRIu64

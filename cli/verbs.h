@@ -76,6 +76,12 @@ int verbs_range_opt(int c, uint64_t *since, uint64_t *until);
 	}
 #define OPT_SINCE 1001
 #define OPT_UNTIL 1002
+/* --lines: source lines (issue 32), of report, folded, hcct and annotate. */
+#define LINES_OPT                                                                                  \
+	{                                                                                          \
+		"lines", no_argument, NULL, 'L'                                                    \
+	}
+
 #define RANGE_OPTS                                                                                 \
 	{"since", required_argument, NULL, OPT_SINCE},                                             \
 	{                                                                                          \

@@ -183,6 +183,7 @@ int verb_export(int argc, char **argv)
 		return r;
 	if (!force && (r = export_tty_check(format, out)))
 		return r;
+	er.lines = export_lines && !strcmp(format, "pprof");
 	if (name)
 		return verbs_group_export(name, er.since_ns, er.until_ns, format, out);
 	if (base_out) { /* the base first: a bad base range leaves no new file behind */

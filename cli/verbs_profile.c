@@ -98,17 +98,32 @@ static int report_offcpu(Kprof__ReportRequest *rr, bool wall, bool json)
 	return 0;
 }
 
+/* The whole profile of a process with its source lines and call sites (an export request of
+ * rr's process, session and range), checked: 0 with *rep (free it), or an exit code. */
+static int lines_profile(const Kprof__ReportRequest *rr, Kprof__Reply **rep)
+{
+	int r, err;
+
+	if ((r = verbs_report_profile(rr, false, true, rep)))
+		return r;
+	err = saved_check((*rep)->export->profile);
+	if (err >= 0)
+		return 0;
+	fprintf(stderr, "kprofctl: the profile kprofd sent: %s\n", strerror(-err));
+	kprof__reply__free_unpacked(*rep, NULL);
+	*rep = NULL;
+	return KPROFCTL_EXIT_ERROR;
+}
+
 /* report --lines: the whole profile (an export request), its samples per source line. */
 static int report_lines(const Kprof__ReportRequest *rr, bool json)
 {
 	Kprof__Reply *rep = NULL;
-	int r;
+	int r = lines_profile(rr, &rep);
 
-	if ((r = verbs_report_profile(rr, false, &rep)))
+	if (r)
 		return r;
-	r = saved_check(rep->export->profile);
-	if (r >= 0)
-		r = lines_report(stdout, rep->export->profile, rr->top, json);
+	r = lines_report(stdout, rep->export->profile, rr->top, json);
 	if (r < 0)
 		fprintf(stderr, "kprofctl report --lines: %s\n", strerror(-r));
 	kprof__reply__free_unpacked(rep, NULL);
@@ -122,7 +137,7 @@ int verb_report(int argc, char **argv)
 	    {"session", required_argument, NULL, 'S'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"full-names", no_argument, NULL, 'W'},
-	    {"lines", no_argument, NULL, 'L'},
+	    LINES_OPT,
 	    GROUP_OPTS,
 	    RANGE_OPTS,
 	    {"off-cpu", no_argument, NULL, 'O'},
@@ -186,52 +201,6 @@ int verb_report(int argc, char **argv)
 	if ((r = verbs_call(&req, &rep)))
 		return r;
 	render_report(stdout, rep->report, json, full_names);
-	kprof__reply__free_unpacked(rep, NULL);
-	return 0;
-}
-
-int verb_hcct(int argc, char **argv)
-{
-	static const struct option opts[] = {
-	    {"phi", required_argument, NULL, 'p'},
-	    {"exact", no_argument, NULL, 'x'},
-	    {"session", required_argument, NULL, 'S'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"full-names", no_argument, NULL, 'W'},
-	    RANGE_OPTS,
-	    {"off-cpu", no_argument, NULL, 'O'},
-	    {},
-	};
-	Kprof__Request req = KPROF__REQUEST__INIT;
-	Kprof__HcctRequest hr = KPROF__HCCT_REQUEST__INIT;
-	Kprof__Reply *rep = NULL;
-	bool json = false, full_names = false;
-	int c, r, st = -1;
-
-	while ((c = verbs_getopt(&st, "hcct", argc, argv, "", opts)) != -1) {
-		if (c == 'p' && verbs_parse_fraction("--phi", optarg, 0, "(0, 1]", &hr.phi) < 0)
-			return KPROFCTL_EXIT_USAGE;
-		if (c == 'S' && verbs_parse_session(optarg, &hr.session) < 0)
-			return KPROFCTL_EXIT_USAGE;
-		if (c == 'x')
-			hr.exact = true;
-		hr.off_cpu |= c == 'O';
-		if (c == 'j')
-			json = true;
-		if (c == 'W')
-			full_names = true;
-		if (verbs_range_opt(c, &hr.since_ns, &hr.until_ns))
-			return KPROFCTL_EXIT_USAGE;
-	}
-	if (st >= 0)
-		return st;
-	if ((r = verbs_one_pid("hcct", argc, argv, &hr.pid)))
-		return r;
-	req.body_case = KPROF__REQUEST__BODY_HCCT;
-	req.hcct = &hr;
-	if ((r = verbs_call(&req, &rep)))
-		return r;
-	render_hcct(stdout, rep->hcct, json, full_names);
 	kprof__reply__free_unpacked(rep, NULL);
 	return 0;
 }
@@ -543,6 +512,26 @@ static void folded_print(const Kprof__FoldedReply *f, bool json)
 			f->samples_omitted, render_plural(f->samples_omitted));
 }
 
+/* folded --lines: the stacks with function:line frames (lines_folded). */
+static int folded_lines(uint32_t pid, uint32_t session)
+{
+	Kprof__ReportRequest rr = KPROF__REPORT_REQUEST__INIT;
+	Kprof__Reply *rep = NULL;
+	int r;
+
+	rr.pid = pid;
+	rr.session = session;
+	if ((r = lines_profile(&rr, &rep)))
+		return r;
+
+	if (lines_folded(stdout, rep->export->profile) < 0) {
+		fputs("kprofctl folded --lines: out of memory\n", stderr);
+		r = KPROFCTL_EXIT_ERROR;
+	}
+	kprof__reply__free_unpacked(rep, NULL);
+	return r;
+}
+
 /* folded --wall: the CPU stacks (under "[running]", weighted by the period) and the off-CPU
  * ones, in nanoseconds. */
 static int folded_wall(Kprof__FoldedRequest *fr)
@@ -603,11 +592,12 @@ int verb_folded(int argc, char **argv)
 	    RANGE_OPTS,
 	    {"off-cpu", no_argument, NULL, 'O'},
 	    {"wall", no_argument, NULL, 'w'},
+	    LINES_OPT,
 	    {},
 	};
 	Kprof__FoldedRequest fr = KPROF__FOLDED_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
-	bool json = false, comm = false, wall = false;
+	bool json = false, comm = false, wall = false, lines = false;
 	struct verbs_group grp = {0};
 	const char *name;
 	int c, r, st = -1;
@@ -621,11 +611,15 @@ int verb_folded(int argc, char **argv)
 		wall |= c == 'w';
 		if (c == 'C')
 			comm = true;
+		lines |= c == 'L';
 		if (!verbs_group_opt(c, &grp) && verbs_range_opt(c, &fr.since_ns, &fr.until_ns))
 			return KPROFCTL_EXIT_USAGE;
 	}
 	if (st >= 0)
 		return st;
+	if (lines && (json || comm || wall || fr.off_cpu || fr.since_ns || fr.until_ns))
+		return verbs_usage_error("folded", "--lines goes alone: no --json, --comm, "
+						   "--off-cpu, --wall, --since or --until");
 	if (wall && (json || fr.off_cpu))
 		return verbs_usage_error("folded", "--wall goes alone: no --json or --off-cpu");
 	name = verbs_group_name("folded", &grp, argc, fr.session, &r);
@@ -640,6 +634,8 @@ int verb_folded(int argc, char **argv)
 		return verbs_group_export(name, fr.since_ns, fr.until_ns, "folded", "-");
 	if ((r = verbs_one_pid("folded", argc, argv, &fr.pid)) || wall)
 		return r ? r : folded_wall(&fr);
+	if (lines)
+		return folded_lines(fr.pid, fr.session);
 	req.body_case = KPROF__REQUEST__BODY_FOLDED;
 	req.folded = &fr;
 	if ((r = verbs_call(&req, &rep)))
@@ -698,11 +694,13 @@ int verb_annotate(int argc, char **argv)
 	    {"top", required_argument, NULL, 't'},
 	    {"session", required_argument, NULL, 'S'},
 	    {"json", no_argument, NULL, 'j'},
+	    LINES_OPT,
 	    {},
 	};
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__AnnotateRequest ar = KPROF__ANNOTATE_REQUEST__INIT;
 	Kprof__Reply *rep = NULL;
+	struct lines_src src;
 	unsigned top = 10;
 	bool json = false;
 	int c, r, st = -1;
@@ -714,6 +712,7 @@ int verb_annotate(int argc, char **argv)
 			return KPROFCTL_EXIT_USAGE;
 		if (c == 'j')
 			json = true;
+		ar.lines |= c == 'L';
 	}
 	if (st >= 0)
 		return st;
@@ -731,7 +730,82 @@ int verb_annotate(int argc, char **argv)
 	req.annotate = &ar;
 	if ((r = verbs_call(&req, &rep)))
 		return r;
-	render_annotate(stdout, rep->annotate, json, top);
+	lines_source_open(&src);
+	render_annotate_src(stdout, rep->annotate, json, top, ar.lines ? lines_source : NULL, &src);
+	lines_source_close(&src);
 	kprof__reply__free_unpacked(rep, NULL);
 	return 0;
+}
+
+static int hcct_free(Kprof__Reply *rep, Kprof__Reply *lrep, int r);
+
+int verb_hcct(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"phi", required_argument, NULL, 'p'},
+	    {"exact", no_argument, NULL, 'x'},
+	    {"session", required_argument, NULL, 'S'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"full-names", no_argument, NULL, 'W'},
+	    RANGE_OPTS,
+	    {"off-cpu", no_argument, NULL, 'O'},
+	    LINES_OPT,
+	    {},
+	};
+	Kprof__Request req = KPROF__REQUEST__INIT;
+	Kprof__HcctRequest hr = KPROF__HCCT_REQUEST__INIT;
+	Kprof__Reply *rep = NULL, *lrep = NULL;
+	bool json = false, full_names = false, lines = false;
+	int c, r, st = -1;
+
+	while ((c = verbs_getopt(&st, "hcct", argc, argv, "", opts)) != -1) {
+		if (c == 'p' && verbs_parse_fraction("--phi", optarg, 0, "(0, 1]", &hr.phi) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'S' && verbs_parse_session(optarg, &hr.session) < 0)
+			return KPROFCTL_EXIT_USAGE;
+		if (c == 'x')
+			hr.exact = true;
+		hr.off_cpu |= c == 'O';
+		if (c == 'j')
+			json = true;
+		if (c == 'W')
+			full_names = true;
+		lines |= c == 'L';
+		if (verbs_range_opt(c, &hr.since_ns, &hr.until_ns))
+			return KPROFCTL_EXIT_USAGE;
+	}
+	if (st >= 0)
+		return st;
+	if ((r = verbs_one_pid("hcct", argc, argv, &hr.pid)))
+		return r;
+	req.body_case = KPROF__REQUEST__BODY_HCCT;
+	req.hcct = &hr;
+	if ((r = verbs_call(&req, &rep)))
+		return r;
+	/* --lines: the call sites, with their lines, of the whole profile (an export). */
+	if (lines) {
+		Kprof__ReportRequest rr = KPROF__REPORT_REQUEST__INIT;
+
+		rr.pid = hr.pid;
+		rr.session = hr.session;
+		if (!(r = lines_profile(&rr, &lrep)) &&
+		    lines_call_sites(rep->hcct, lrep->export->profile) < 0)
+			r = KPROFCTL_EXIT_ERROR;
+	}
+	if (!r)
+		render_hcct(stdout, rep->hcct, json, full_names);
+	return hcct_free(rep, lrep, r);
+}
+
+/* hcct's replies freed, --lines' too (the call sites its nodes borrowed from lrep first): r. */
+static int hcct_free(Kprof__Reply *rep, Kprof__Reply *lrep, int r)
+{
+	for (size_t i = 0; i < rep->hcct->n_nodes; i++) {
+		rep->hcct->nodes[i]->call_site = NULL;
+		rep->hcct->nodes[i]->n_call_site = 0;
+	}
+	kprof__reply__free_unpacked(rep, NULL);
+	if (lrep)
+		kprof__reply__free_unpacked(lrep, NULL);
+	return r;
 }

@@ -174,7 +174,8 @@ out:
 	return r;
 }
 
-int verbs_report_profile(const Kprof__ReportRequest *rr, bool off_cpu, Kprof__Reply **rep)
+int verbs_report_profile(const Kprof__ReportRequest *rr, bool off_cpu, bool lines,
+			 Kprof__Reply **rep)
 {
 	Kprof__Request req = KPROF__REQUEST__INIT;
 	Kprof__ExportRequest er = KPROF__EXPORT_REQUEST__INIT;
@@ -182,6 +183,7 @@ int verbs_report_profile(const Kprof__ReportRequest *rr, bool off_cpu, Kprof__Re
 
 	group_export_request(&req, &er, rr->pid, rr->session, rr->since_ns, rr->until_ns);
 	er.off_cpu = off_cpu;
+	er.lines = lines;
 	if ((r = verbs_call(&req, rep)))
 		return r;
 	if (!(*rep)->export || !(*rep)->export->profile || (off_cpu && !(*rep)->export->off_cpu)) {
@@ -206,7 +208,7 @@ int verbs_report_threads(const struct verbs_threads *t, const Kprof__ReportReque
 		group_free(&g);
 		return r;
 	}
-	if ((r = verbs_report_profile(rr, rr->off_cpu || wall, &rep)))
+	if ((r = verbs_report_profile(rr, rr->off_cpu || wall, false, &rep)))
 		return r;
 	if (rr->off_cpu || wall)
 		r = show_offcpu(t, rr, rep->export->off_cpu, rep->export->profile, wall, json);

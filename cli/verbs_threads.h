@@ -30,7 +30,8 @@ bool verbs_threads_any(const struct verbs_threads *t);
 /* The whole profile of rr's pid, session and range (an export request) into *rep, its
  * export->profile set, and with off_cpu its export->off_cpu (report --threads, --lines). 0, or
  * an exit code (nothing to free then). */
-int verbs_report_profile(const Kprof__ReportRequest *rr, bool off_cpu, Kprof__Reply **rep);
+int verbs_report_profile(const Kprof__ReportRequest *rr, bool off_cpu, bool lines,
+			 Kprof__Reply **rep);
 /* report of rr's pid (group NULL) or of the group of processes name, per t: the profile
  * exported, cut to the threads of --tid/--comm, then the threads' table or the flat profile;
  * of a pid's off-CPU profile with rr->off_cpu, of both with wall (in time units). 0 or an exit

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kprof/cleanup.h"
 #include "kprof/saved.h"
 #include "kprof/merge.h"
 
@@ -31,6 +32,88 @@ void merge_free(struct merged *m)
 	free(m->ids);
 	free(m->origin_v);
 	free(m->origins);
+	free(m->leaf_v);
+	free(m->leaves);
+	free(m->site_v);
+	free(m->sites);
+}
+
+/* The inputs' call sites, their functions moved by fo[i], within the saved profile's cap. */
+static int merge_sites(Kprof__SavedProfile *const *v, size_t n, const size_t *fo, struct merged *m)
+{
+	size_t ns = 0, k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		ns += v[i]->n_call_sites;
+	m->site_v = calloc(ns + 1, sizeof(*m->site_v));
+	m->sites = calloc(ns + 1, sizeof(*m->sites));
+	if (!m->site_v || !m->sites)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		m->sp.call_sites_dropped += v[i]->call_sites_dropped;
+		for (size_t j = 0; j < v[i]->n_call_sites; j++) {
+			if (k == SAVED_MAX_CALL_SITES) {
+				m->sp.call_sites_dropped++;
+				continue;
+			}
+			m->site_v[k] = *v[i]->call_sites[j];
+			m->site_v[k].caller += fo[i];
+			m->site_v[k].callee += fo[i];
+			m->sites[k] = &m->site_v[k];
+			k++;
+		}
+	}
+	m->sp.call_sites = m->sites;
+	m->sp.n_call_sites = k;
+	return 0;
+}
+
+/* The inputs' leaf addresses (their functions moved by fo[i]), within the saved profile's
+ * cap (the samples of those left out counted as dropped), and their lines' counts. */
+static int merge_leaves(Kprof__SavedProfile *const *v, size_t n, const size_t *fo, struct merged *m)
+{
+	size_t nl = 0, k = 0;
+	bool asked = false;
+
+	for (size_t i = 0; i < n; i++)
+		nl += v[i]->n_leaf_addrs;
+	m->leaf_v = calloc(nl + 1, sizeof(*m->leaf_v));
+	m->leaves = calloc(nl + 1, sizeof(*m->leaves));
+	if (!m->leaf_v || !m->leaves)
+		return -ENOMEM;
+	kprof__saved_lines_info__init(&m->lines);
+	for (size_t i = 0; i < n; i++) {
+		const Kprof__SavedLinesInfo *li = v[i]->lines;
+
+		m->sp.leaf_addrs_dropped += v[i]->leaf_addrs_dropped;
+		for (size_t j = 0; j < v[i]->n_leaf_addrs; j++) {
+			if (k == SAVED_MAX_LEAF_ADDRS) {
+				m->sp.leaf_addrs_dropped += v[i]->leaf_addrs[j]->count;
+				continue;
+			}
+			m->leaf_v[k] = *v[i]->leaf_addrs[j];
+			m->leaf_v[k].func += fo[i];
+			m->leaves[k] = &m->leaf_v[k];
+			k++;
+		}
+		if (!li)
+			continue;
+		asked = true;
+		m->lines.asked += li->asked;
+		m->lines.resolved += li->resolved;
+		m->lines.none += li->none;
+		m->lines.failed += li->failed;
+		m->lines.cached += li->cached;
+		m->lines.helpers_started += li->helpers_started;
+		m->lines.helpers_killed += li->helpers_killed;
+		for (size_t j = 0; j < li->n_notes && m->lines.n_notes < SAVED_MAX_LINES_NOTES; j++)
+			m->notes[m->lines.n_notes++] = li->notes[j];
+	}
+	m->lines.notes = m->notes;
+	m->sp.leaf_addrs = m->leaves;
+	m->sp.n_leaf_addrs = k;
+	m->sp.lines = asked ? &m->lines : NULL;
+	return 0;
 }
 
 /* The executable's basename without a version suffix ("python3.11" -> "python"). */
@@ -103,7 +186,10 @@ int merge_profiles(Kprof__SavedProfile *const *v, size_t n, struct merged *m)
 {
 	size_t nf = 0, ns = 0, nid = 0, nm = 0, nt = 0, fo = 0, so = 0, io = 0, mo = 0, to = 0;
 	size_t norig = 0, no = 0;
+	_cleanup_free_ size_t *fov = calloc(n + 1, sizeof(*fov));
 
+	if (!fov)
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		norig += v[i]->n_origins ? v[i]->n_origins : 1;
 		nf += v[i]->n_functions;
@@ -144,6 +230,7 @@ int merge_profiles(Kprof__SavedProfile *const *v, size_t n, struct merged *m)
 		}
 		for (size_t j = 0; j < v[i]->n_functions; j++) /* (a profile may have none) */
 			m->funcs[fo + j] = v[i]->functions[j];
+		fov[i] = fo;
 		fo += v[i]->n_functions;
 		/* The command's mappings first: its executable names the profile. */
 		for (size_t j = 0; j < v[i]->n_mappings; j++, mo++)
@@ -175,7 +262,7 @@ int merge_profiles(Kprof__SavedProfile *const *v, size_t n, struct merged *m)
 		m->origins[i] = &m->origin_v[i];
 	m->sp.origins = m->origins;
 	m->sp.n_origins = no;
-	return 0;
+	return merge_leaves(v, n, fov, m) < 0 ? -ENOMEM : merge_sites(v, n, fov, m);
 }
 
 static int str_cmp(const char *a, const char *b)

@@ -18,8 +18,12 @@
  * address's and each stack's totals are exact, but which stack (thread, callers) an address's
  * samples go to is not known to kprof (it counts addresses per function, not per stack) and is
  * this order's. Samples left over (addresses beyond the profile's budget) stay at the function's
- * start. With a line resolver (pprof_build_lines) each such location gets one Line per frame,
- * inlined functions first (a Function per inlined name and file), the function itself last.
+ * start. Each such location gets one Line per source frame kprofd resolved for it (SavedLeafAddr
+ * lines), inlined functions first (a Function per inlined name and file), the function itself
+ * last. Caller frames (issue 32): a (caller, callee) pair of the profile's call sites seen from
+ * one call site only is a Location at that site (the return address - 1) with its lines, and
+ * every stack's caller frame of that pair is it; a pair seen from several sites keeps its
+ * function's location.
  * Each distinct (thread, stack) (each piece of it, split by leaf address) becomes a Sample with
  * two values, [samples/count, cpu/nanoseconds] (count times the sampling period), or with an
  * off-CPU profile (pprof_build_offcpu: its stacks after the samples', never split: leaf addresses
@@ -43,6 +47,8 @@
 #include "kprof/array.h"
 #include "kprof/cleanup.h"
 #include "kprof/idxtab.h"
+#include "kprof/leafsplit.h"
+#include "kprof/sites.h"
 #include "kprof/saved.h"
 #include "proto/profile.pb-c.h"
 
@@ -151,6 +157,13 @@ static int gzip(const uint8_t *in, size_t len, uint8_t **ret, size_t *ret_len)
 	return 0;
 }
 
+/* A (caller, callee) pair of the call sites, and the location of its one call site (0: it was
+ * seen at several, its caller frames keep their function's location). */
+struct site {
+	uint32_t caller, callee;
+	uint64_t loc;
+};
+
 struct pp {
 	struct strtab st;
 	struct strtab fkeys; /* "name\001file" of each function only an inlined frame names */
@@ -159,14 +172,12 @@ struct pp {
 	uint32_t *loc_line; /* per location: its first Line in linev, and (loc_nline) how many */
 	uint32_t *loc_nline;
 	size_t nla;	    /* leaf address locations, after the nf function locations */
-	uint32_t *la_order; /* leaf_addrs indexes by (function, address) */
-	uint32_t *fn_la;    /* per function f: its addresses are la_order[fn_la[f]..fn_la[f+1]) */
-	uint32_t *fn_cur;   /* the split's cursor per function */
-	uint64_t *la_left;  /* samples of each leaf address not yet given to a sample */
+	struct site *sites; /* (caller, callee) pairs of the call sites, in order */
+	size_t nsites, nsites_one; /* ... of them at one call site (a location each) */
+	struct leafsplit ls; /* the stacks split over their leaf addresses (leafsplit.h) */
 	size_t nsv, nlocs;  /* samples and location ids the split makes */
 	size_t off_from;    /* the first off-CPU stack (never split: no leaf addresses) */
-	size_t nloc;	    /* locations: nf + nla */
-	uint64_t lines_asked, lines_found, lines_failed;
+	size_t nloc;	    /* locations: nf + nla + call sites */
 	Perftools__Profiles__Function *fv;
 	Perftools__Profiles__Function **fp;
 	Perftools__Profiles__Location *lv;
@@ -193,10 +204,8 @@ static void pp_release(struct pp *pp)
 	strtab_release(&pp->fkeys);
 	free(pp->loc_line);
 	free(pp->loc_nline);
-	free(pp->la_order);
-	free(pp->fn_la);
-	free(pp->fn_cur);
-	free(pp->la_left);
+	leafsplit_release(&pp->ls);
+	free(pp->sites);
 	free(pp->fv);
 	free(pp->fp);
 	free(pp->lv);
@@ -461,21 +470,22 @@ static int push_line(struct pp *pp, uint64_t function_id, int64_t line)
 }
 
 /* The Function of an inlined frame (name, file): interned by both, after the profile's. */
-static int64_t inline_function(struct pp *pp, const struct pprof_frame *f, size_t nf)
+static int64_t inline_function(struct pp *pp, const Kprof__SavedLine *f, size_t nf)
 {
+	const char *func = f->function ? f->function : "", *fname = f->file ? f->file : "";
 	_cleanup_free_ char *key = NULL;
 	int64_t k, name, file;
 	Perftools__Profiles__Function *v;
 
-	if (asprintf(&key, "%s\001%s", f->func, f->file) < 0)
+	if (asprintf(&key, "%s\001%s", func, fname) < 0)
 		return -ENOMEM;
 	k = strtab_id(&pp->fkeys, key);
 	if (k < 0)
 		return k;
 	if ((size_t)k < pp->nfv - nf)
 		return nf + k + 1;
-	name = strtab_id(&pp->st, f->func[0] ? f->func : "[inlined]");
-	file = strtab_id(&pp->st, f->file);
+	name = strtab_id(&pp->st, func[0] ? func : "[inlined]");
+	file = strtab_id(&pp->st, fname);
 	if (name < 0 || file < 0 ||
 	    array_grow((void **)&pp->fv, &pp->fv_cap, pp->nfv + 1, sizeof(*pp->fv), 64) < 0)
 		return -ENOMEM;
@@ -550,105 +560,126 @@ static int build_functions(struct pp *pp, const Kprof__SavedProfile *sp)
 	return 0;
 }
 
-static const Kprof__SavedProfile *la_sp; /* qsort has no context argument */
-
-static int by_func_addr(const void *a, const void *b)
+/* The Lines of an address of function func in table mapping j: its source frames lines[0..n),
+ * else one Line of its function. */
+static int addr_lines(struct pp *pp, const Kprof__SavedProfile *sp, uint32_t func,
+		      Kprof__SavedLine *const *lines, size_t n, size_t j)
 {
-	const Kprof__SavedLeafAddr *x = la_sp->leaf_addrs[*(const uint32_t *)a],
-				   *y = la_sp->leaf_addrs[*(const uint32_t *)b];
-
-	if (x->func != y->func)
-		return x->func < y->func ? -1 : 1;
-	return x->address < y->address ? -1 : x->address > y->address;
-}
-
-/* The Lines of leaf address location k (index nf + k) at runtime address addr of table mapping
- * j: the resolver's frames, else one Line of its function. */
-static int leaf_lines(struct pp *pp, const Kprof__SavedProfile *sp, const struct pprof_lines *lines,
-		      size_t j, uint32_t func, uint64_t addr)
-{
-	const Kprof__SavedMapping *m = j < pp->ntab ? sp->mappings[pp->tab_order[j]] : NULL;
-	struct pprof_frame fr[PPROF_MAX_INLINE];
-	int n = 0;
-
-	if (lines && m && m->has_vaddr) {
-		pp->lines_asked++;
-		n = lines->resolve(lines->userdata, m, m->vaddr + (addr - m->start), fr,
-				   PPROF_MAX_INLINE);
-		if (n < 0)
-			pp->lines_failed++;
-		if (n > PPROF_MAX_INLINE)
-			n = PPROF_MAX_INLINE;
-		pp->lines_found += n > 0;
-	}
-	if (n <= 0) /* as its function's location says */
+	if (!n) /* as its function's location says */
 		return push_line(pp, func + 1, pp->fv[func].start_line);
-	for (int i = 0; i < n; i++) {
-		int64_t fid = func + 1, file = strtab_id(&pp->st, fr[i].file ? fr[i].file : "");
+	for (size_t i = 0; i < n; i++) {
+		const Kprof__SavedLine *l = lines[i];
+		int64_t fid = func + 1, file = strtab_id(&pp->st, l->file ? l->file : "");
 
 		if (file < 0)
 			return -ENOMEM;
-		if (i + 1 < n && (fid = inline_function(pp, &fr[i], sp->n_functions)) < 0)
+		if (i + 1 < n && (fid = inline_function(pp, l, sp->n_functions)) < 0)
 			return -ENOMEM;
 		if (i + 1 == n && !pp->fv[func].filename)
 			pp->fv[func].filename = file;
-		if (push_line(pp, fid, fr[i].line) < 0)
+		if (push_line(pp, fid, l->line) < 0)
 			return -ENOMEM;
-		pp->mv[j].has_filenames |= file > 0;
-		pp->mv[j].has_line_numbers |= fr[i].line > 0;
-		pp->mv[j].has_inline_frames |= n > 1;
+		if (j < pp->nmap) {
+			pp->mv[j].has_filenames |= file > 0;
+			pp->mv[j].has_line_numbers |= l->line > 0;
+			pp->mv[j].has_inline_frames |= n > 1;
+		}
 	}
+	return 0;
+}
+
+/* Location idx at runtime address addr of function func, with the Lines lines[0..n), in its
+ * function's mapping, or in another mapping of its file that holds the address (a native
+ * function split into .text.unlikely, say; JIT and kernel code keep their module's mapping). */
+static int addr_location(struct pp *pp, const Kprof__SavedProfile *sp, size_t idx, uint32_t func,
+			 uint64_t addr, Kprof__SavedLine *const *lines, size_t n)
+{
+	Perftools__Profiles__Location *v = &pp->lv[idx];
+	size_t j = pp->lv[func].mapping_id - 1;
+
+	for (size_t t = 0; j < pp->ntab && t < pp->ntab; t++)
+		if (pp->tab_base[t] == pp->tab_base[j] && addr >= pp->mv[t].memory_start &&
+		    addr < pp->mv[t].memory_limit) {
+			j = t;
+			break;
+		}
+	pp->loc_line[idx] = pp->nlines;
+	if (addr_lines(pp, sp, func, lines, n, j) < 0)
+		return -ENOMEM;
+	pp->loc_nline[idx] = pp->nlines - pp->loc_line[idx];
+	perftools__profiles__location__init(v);
+	v->id = idx + 1;
+	v->mapping_id = j + 1;
+	v->address = addr;
+	pp->lp[idx] = v;
 	return 0;
 }
 
 /* A Location per sampled leaf address (see the top), after the functions' ones. */
-static int build_leaf_locations(struct pp *pp, const Kprof__SavedProfile *sp,
-				const struct pprof_lines *lines)
+static int build_leaf_locations(struct pp *pp, const Kprof__SavedProfile *sp)
 {
 	size_t nf = sp->n_functions, n = sp->n_leaf_addrs;
+	int err = leafsplit_init(&pp->ls, sp);
 
-	pp->fn_la = calloc(nf + 2, sizeof(*pp->fn_la));
-	pp->fn_cur = calloc(nf + 1, sizeof(*pp->fn_cur));
-	pp->la_order = calloc(n + 1, sizeof(*pp->la_order));
-	pp->la_left = calloc(n + 1, sizeof(*pp->la_left));
-	if (!pp->fn_la || !pp->fn_cur || !pp->la_order || !pp->la_left)
-		return -ENOMEM;
+	if (err < 0)
+		return err;
 	for (size_t k = 0; k < n; k++) {
-		if (sp->leaf_addrs[k]->func >= nf)
-			return -EINVAL;
-		pp->la_order[k] = k;
-		pp->fn_la[sp->leaf_addrs[k]->func + 1]++;
-	}
-	for (size_t f = 0; f < nf; f++)
-		pp->fn_la[f + 1] += pp->fn_la[f];
-	la_sp = sp;
-	qsort(pp->la_order, n, sizeof(*pp->la_order), by_func_addr);
-	for (size_t k = 0; k < n; k++) {
-		const Kprof__SavedLeafAddr *la = sp->leaf_addrs[pp->la_order[k]];
-		Perftools__Profiles__Location *v = &pp->lv[nf + k];
-		size_t j = pp->lv[la->func].mapping_id - 1;
+		const Kprof__SavedLeafAddr *la = sp->leaf_addrs[pp->ls.order[k]];
 
-		/* A native function's address in another mapping of its file (a function split
-		 * into .text.unlikely, say); JIT and kernel code keep their module's mapping. */
-		for (size_t t = 0; j < pp->ntab && t < pp->ntab; t++)
-			if (pp->tab_base[t] == pp->tab_base[j] && la->address >= pp->mv[t].memory_start &&
-			    la->address < pp->mv[t].memory_limit) {
-				j = t;
-				break;
-			}
-		pp->loc_line[nf + k] = pp->nlines;
-		if (leaf_lines(pp, sp, lines, j, la->func, la->address) < 0)
+		if (addr_location(pp, sp, nf + k, la->func, la->address, la->lines, la->n_lines) < 0)
 			return -ENOMEM;
-		pp->loc_nline[nf + k] = pp->nlines - pp->loc_line[nf + k];
-		perftools__profiles__location__init(v);
-		v->id = nf + k + 1;
-		v->mapping_id = j + 1;
-		v->address = la->address;
-		pp->lp[nf + k] = v;
 	}
 	pp->nla = n;
 	pp->nloc = nf + n;
 	return 0;
+}
+
+/* A Location per (caller, callee) pair seen from one call site only (issue 32), after the leaf
+ * addresses': a stack's caller frame that called that callee is that location, with the call
+ * site's lines. A pair seen from several call sites keeps its function's location (which one a
+ * stack came from is not known). */
+static int build_site_locations(struct pp *pp, const Kprof__SavedProfile *sp)
+{
+	struct sites st;
+	int err = sites_init(&st, sp);
+
+	pp->sites = calloc(sp->n_call_sites + 1, sizeof(*pp->sites));
+	if (err >= 0 && !pp->sites)
+		err = -ENOMEM;
+	for (size_t a = 0, b; err >= 0 && a < st.n; a = b) {
+		const Kprof__SavedCallSite *c = st.v[a];
+		struct site *s = &pp->sites[pp->nsites++];
+		bool one;
+
+		b = sites_pair_end(&st, a, &one);
+		*s = (struct site){c->caller, c->callee, 0};
+		if (!one)
+			continue;
+		err = addr_location(pp, sp, pp->nloc, c->caller, c->address, c->lines, c->n_lines);
+		s->loc = ++pp->nloc;
+		pp->nsites_one++;
+	}
+	sites_release(&st);
+	return err;
+}
+
+/* The location of frame caller that called callee: its call site's, else the function's. */
+static uint64_t caller_location(const struct pp *pp, uint32_t caller, uint32_t callee)
+{
+	size_t lo = 0, hi = pp->nsites;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct site *m = &pp->sites[mid];
+
+		if (m->caller == caller && m->callee == callee)
+			return m->loc ? m->loc : caller + 1;
+		if (m->caller < caller || (m->caller == caller && m->callee < callee))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return caller + 1;
 }
 
 /* The next piece of stack s's *left samples: its leaf's location id (a leaf address's while the
@@ -657,35 +688,17 @@ static uint64_t next_piece(struct pp *pp, const Kprof__SavedProfile *sp, const K
 			   uint64_t *left, uint64_t *loc)
 {
 	uint32_t f = s->ids[s->n_ids - 1];
-	uint64_t take = *left;
+	int64_t k;
+	uint64_t take = leafsplit_next(&pp->ls, f, left, &k);
 
-	*loc = f + 1;
-	while (pp->fn_cur[f] < pp->fn_la[f + 1] && !pp->la_left[pp->fn_cur[f]])
-		pp->fn_cur[f]++;
-	if (pp->fn_cur[f] < pp->fn_la[f + 1]) {
-		uint64_t *have = &pp->la_left[pp->fn_cur[f]];
-
-		take = *have < take ? *have : take;
-		*have -= take;
-		*loc = sp->n_functions + pp->fn_cur[f] + 1;
-	}
-	*left -= take;
+	*loc = k < 0 ? f + 1 : sp->n_functions + (uint64_t)k + 1;
 	return take;
-}
-
-/* Sets the split's state back to its start: the cursors and the addresses' samples. */
-static void split_reset(struct pp *pp, const Kprof__SavedProfile *sp)
-{
-	for (size_t f = 0; f < sp->n_functions; f++)
-		pp->fn_cur[f] = pp->fn_la[f];
-	for (size_t k = 0; k < pp->nla; k++)
-		pp->la_left[k] = sp->leaf_addrs[pp->la_order[k]]->count;
 }
 
 /* How many samples and location ids the split makes (for the arrays' sizes). */
 static int split_count(struct pp *pp, const Kprof__SavedProfile *sp)
 {
-	split_reset(pp, sp);
+	leafsplit_reset(&pp->ls);
 	for (size_t i = 0; i < sp->n_stacks; i++) {
 		const Kprof__SavedStack *s = sp->stacks[i];
 		const bool split = s->n_ids && i < pp->off_from;
@@ -701,7 +714,7 @@ static int split_count(struct pp *pp, const Kprof__SavedProfile *sp)
 			pp->nlocs += s->n_ids;
 		} while (left && split);
 	}
-	split_reset(pp, sp);
+	leafsplit_reset(&pp->ls);
 	return 0;
 }
 
@@ -842,7 +855,9 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 		smp->location_id = pp->locs + off;
 		smp->n_location_id = s->n_ids;
 		for (size_t j = 0; j < s->n_ids; j++) /* leaf first */
-			pp->locs[off + j] = j ? s->ids[s->n_ids - 1 - j] + 1 : leaf;
+			pp->locs[off + j] = j ? caller_location(pp, s->ids[s->n_ids - 1 - j],
+								s->ids[s->n_ids - j])
+					      : leaf;
 		off += s->n_ids;
 		smp->value = pp->values + nv * i;
 		smp->n_value = nv;
@@ -887,22 +902,17 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 int pprof_build(const Kprof__SavedProfile *sp, uint64_t now_ns, const char *version, uint8_t **ret,
 		size_t *ret_len)
 {
-	return pprof_build_offcpu(sp, sp->n_stacks, now_ns, version, NULL, ret, ret_len);
+	return pprof_build_offcpu(sp, sp->n_stacks, now_ns, version, ret, ret_len);
 }
 
-int pprof_build_lines(const Kprof__SavedProfile *sp, uint64_t now_ns, const char *version,
-		      const struct pprof_lines *lines, uint8_t **ret, size_t *ret_len)
-{
-	return pprof_build_offcpu(sp, sp->n_stacks, now_ns, version, lines, ret, ret_len);
-}
-
-/* The profile's comments: what it is, and what its leaf addresses and lines hold. */
+/* The profile's comments: what it is, what its leaf addresses, call sites and lines hold, and
+ * the lines resolver's notes (c holds 4 + SAVED_MAX_LINES_NOTES). */
 static int comments(struct pp *pp, const Kprof__SavedProfile *sp, const char *version,
-		    const struct pprof_lines *lines, int64_t *c, size_t *n)
+		    int64_t *c, size_t *n)
 {
 	const Kprof__Target *t = sp->target;
-	const char *sum = lines && lines->summary ? lines->summary(lines->userdata) : NULL;
-	char text[512];
+	const Kprof__SavedLinesInfo *li = sp->lines;
+	char text[768];
 
 	*n = 0;
 	snprintf(text, sizeof(text), "kprof %s: pid %u (%s), %u Hz", version, t ? t->pid : 0,
@@ -915,24 +925,37 @@ static int comments(struct pp *pp, const Kprof__SavedProfile *sp, const char *ve
 		 pp->nla, SAVED_MAX_LEAF_ADDRS, sp->leaf_addrs_dropped);
 	if ((c[(*n)++] = strtab_id(&pp->st, text)) < 0)
 		return -ENOMEM;
-	if (!lines)
+	snprintf(text, sizeof(text),
+		 "kprof call sites: %zu caller-callee pairs, %zu of them from one call site (a "
+		 "location each), the others at their caller's start; %" PRIu64 " sites not kept",
+		 pp->nsites, pp->nsites_one, sp->call_sites_dropped);
+	if ((c[(*n)++] = strtab_id(&pp->st, text)) < 0)
+		return -ENOMEM;
+	if (!li)
 		snprintf(text, sizeof(text), "kprof lines: not asked for");
 	else
 		snprintf(text, sizeof(text),
 			 "kprof lines: %" PRIu64 " of %" PRIu64 " addresses resolved, %" PRIu64
-			 " not available%s%s",
-			 pp->lines_found, pp->lines_asked, pp->lines_failed, sum ? ": " : "",
-			 sum ? sum : "");
+			 " not available, %" PRIu64 " without a line (%" PRIu64
+			 " from the cache; kprof-lines helpers: %" PRIu64 " started, %" PRIu64
+			 " killed)",
+			 li->resolved, li->asked, li->failed, li->none, li->cached,
+			 li->helpers_started, li->helpers_killed);
 	if ((c[(*n)++] = strtab_id(&pp->st, text)) < 0)
 		return -ENOMEM;
+	for (size_t i = 0; li && i < li->n_notes && i < SAVED_MAX_LINES_NOTES; i++) {
+		snprintf(text, sizeof(text), "kprof lines: %s", li->notes[i]);
+		if ((c[(*n)++] = strtab_id(&pp->st, text)) < 0)
+			return -ENOMEM;
+	}
 	return 0;
 }
 
 /* The profile of sp with four sample types when four (else two unless off_from < n_stacks), the
  * default one named by default_type (NULL: none). */
 static int build(const Kprof__SavedProfile *sp, size_t off_from, bool four,
-		 const char *default_type, uint64_t now_ns, const char *version,
-		 const struct pprof_lines *lines, uint8_t **ret, size_t *ret_len)
+		 const char *default_type, uint64_t now_ns, const char *version, uint8_t **ret,
+		 size_t *ret_len)
 {
 	Perftools__Profiles__Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
 	Perftools__Profiles__ValueType vt[4] = {
@@ -945,11 +968,11 @@ static int build(const Kprof__SavedProfile *sp, size_t off_from, bool four,
 	size_t nf = sp->n_functions, ns = sp->n_stacks, nlocs = 0;
 	struct pp pp = {0};
 	_cleanup_free_ uint8_t *raw = NULL;
-	int64_t comment[3];
+	int64_t comment[4 + SAVED_MAX_LINES_NOTES];
 	size_t len, ncomment = 0;
 	int err = -ENOMEM;
 
-	size_t nla = sp->n_leaf_addrs;
+	size_t nla = sp->n_leaf_addrs + sp->n_call_sites; /* locations past the functions' */
 
 	pp.off_from = off_from;
 	pp.fv_cap = nf + 1;
@@ -965,7 +988,8 @@ static int build(const Kprof__SavedProfile *sp, size_t off_from, bool four,
 	if (!pp.fv || !pp.lv || !pp.lp || !pp.loc_line || !pp.loc_nline || !pp.mv || !pp.mp ||
 	    !pp.tab_order || !pp.tab_base || strtab_id(&pp.st, "") != 0)
 		goto out;
-	if ((err = build_functions(&pp, sp)) < 0 || (err = build_leaf_locations(&pp, sp, lines)) < 0 ||
+	if ((err = build_functions(&pp, sp)) < 0 || (err = build_leaf_locations(&pp, sp)) < 0 ||
+	    (err = build_site_locations(&pp, sp)) < 0 ||
 	    (err = split_count(&pp, sp)) < 0 || (err = finish_tables(&pp)) < 0)
 		goto out;
 	err = -ENOMEM;
@@ -983,7 +1007,7 @@ static int build(const Kprof__SavedProfile *sp, size_t off_from, bool four,
 	if ((err = build_samples(&pp, sp, prof.period, nv)) < 0)
 		goto out;
 	err = -ENOMEM;
-	if (comments(&pp, sp, version, lines, comment, &ncomment) < 0 ||
+	if (comments(&pp, sp, version, comment, &ncomment) < 0 ||
 	    (vt[0].type = strtab_id(&pp.st, "samples")) < 0 ||
 	    (vt[0].unit = strtab_id(&pp.st, "count")) < 0 ||
 	    (vt[1].type = strtab_id(&pp.st, "cpu")) < 0 ||
@@ -1038,14 +1062,13 @@ out:
 }
 
 int pprof_build_offcpu(const Kprof__SavedProfile *sp, size_t off_from, uint64_t now_ns,
-		       const char *version, const struct pprof_lines *lines, uint8_t **ret,
-		       size_t *ret_len)
+		       const char *version, uint8_t **ret, size_t *ret_len)
 {
-	return build(sp, off_from, false, NULL, now_ns, version, lines, ret, ret_len);
+	return build(sp, off_from, false, NULL, now_ns, version, ret, ret_len);
 }
 
 int pprof_build_wall(const Kprof__SavedProfile *sp, size_t off_from, const char *default_type,
 		     uint64_t now_ns, const char *version, uint8_t **ret, size_t *ret_len)
 {
-	return build(sp, off_from, true, default_type, now_ns, version, NULL, ret, ret_len);
+	return build(sp, off_from, true, default_type, now_ns, version, ret, ret_len);
 }

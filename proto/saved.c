@@ -78,6 +78,18 @@ static bool drift_func_ok(const Kprof__DriftFunction *f)
 	return true;
 }
 
+/* The source lines of one address (issue 32). */
+static bool lines_ok(Kprof__SavedLine *const *v, size_t n)
+{
+	if (n > SAVED_MAX_LINES_PER_ADDR)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!str_ok(v[i]->function, SAVED_MAX_LINE_NAME) ||
+		    !str_ok(v[i]->file, SAVED_MAX_LINE_NAME))
+			return false;
+	return true;
+}
+
 /* The drift result (added later: a profile of an older kprofd has none). */
 static int check_drift(const Kprof__DriftReply *d)
 {
@@ -126,7 +138,22 @@ int saved_check(const Kprof__SavedProfile *sp)
 	if (check_drift(sp->drift) < 0 || sp->n_leaf_addrs > SAVED_MAX_LEAF_ADDRS)
 		return -EBADMSG;
 	for (size_t i = 0; i < sp->n_leaf_addrs; i++)
-		if (sp->leaf_addrs[i]->func >= sp->n_functions)
+		if (sp->leaf_addrs[i]->func >= sp->n_functions ||
+		    !lines_ok(sp->leaf_addrs[i]->lines, sp->leaf_addrs[i]->n_lines))
+			return -EBADMSG;
+	if (sp->lines && sp->lines->n_notes > SAVED_MAX_LINES_NOTES)
+		return -EBADMSG;
+	if (sp->n_call_sites > SAVED_MAX_CALL_SITES)
+		return -EBADMSG;
+	for (size_t i = 0; i < sp->n_call_sites; i++) {
+		const Kprof__SavedCallSite *c = sp->call_sites[i];
+
+		if (c->caller >= sp->n_functions || c->callee >= sp->n_functions ||
+		    !lines_ok(c->lines, c->n_lines))
+			return -EBADMSG;
+	}
+	for (size_t i = 0; sp->lines && i < sp->lines->n_notes; i++)
+		if (!str_ok(sp->lines->notes[i], SAVED_MAX_LINES_NOTE))
 			return -EBADMSG;
 	/* attach --off-cpu's profile, one level deep, with the target's own Target */
 	if (sp->off_cpu && (sp->off_cpu->off_cpu || sp->off_cpu->format != SAVED_FORMAT ||

@@ -5,7 +5,11 @@
  * only gains samples. So the samples taken between two moments are the later snapshot's counts
  * minus the earlier one's, stack by stack. The earlier snapshot is kept as an open-addressing
  * table keyed by a hash of (tid, ids), the ids copied into one array; the later one is changed
- * in place, so the caller turns it into pprof with the same code as a whole profile.
+ * in place, so the caller turns it into pprof with the same code as a whole profile. The
+ * sampled leaf addresses (per function and address, issue 32) only gain samples too: the
+ * snapshot keeps them sorted, and each later address loses its count at the snapshot.
+ * sdelta_cap is the other way round: a later state cut back to the snapshot's counts (an
+ * interval's end kept while its answer waits).
  */
 #include "kprof/sdelta.h"
 
@@ -22,12 +26,28 @@ struct sdelta_entry {
 	size_t off; /* into ids */
 };
 
+struct sdelta_leaf {
+	uint32_t func;
+	uint64_t addr, count;
+};
+
 struct sdelta {
 	struct sdelta_entry *v; /* one per distinct (thread, stack) */
 	struct idxtab tab;	/* (tid, ids) -> index in v */
 	size_t n;
 	uint32_t *ids;
+	struct sdelta_leaf *leaves; /* by (func, addr) */
+	size_t nleaves;
 };
+
+static int leaf_cmp(const void *a, const void *b)
+{
+	const struct sdelta_leaf *x = a, *y = b;
+
+	if (x->func != y->func)
+		return x->func < y->func ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
 
 static uint64_t stack_hash(uint32_t tid, const uint32_t *ids, size_t n)
 {
@@ -63,6 +83,7 @@ void sdelta_free(struct sdelta *d)
 		return;
 	free(d->ids);
 	free(d->v);
+	free(d->leaves);
 	idxtab_release(&d->tab);
 	free(d);
 }
@@ -84,10 +105,18 @@ int sdelta_new(const Kprof__SavedProfile *start, struct sdelta **ret)
 		return -ENOMEM;
 	d->v = calloc(start->n_stacks ? start->n_stacks : 1, sizeof(*d->v));
 	d->ids = malloc((nids ? nids : 1) * sizeof(*d->ids));
-	if (!d->v || !d->ids || idxtab_reserve(&d->tab, start->n_stacks, 16, NULL, NULL) < 0) {
+	d->leaves = calloc(start->n_leaf_addrs + 1, sizeof(*d->leaves));
+	if (!d->v || !d->ids || !d->leaves ||
+	    idxtab_reserve(&d->tab, start->n_stacks, 16, NULL, NULL) < 0) {
 		sdelta_free(d);
 		return -ENOMEM;
 	}
+	for (size_t i = 0; i < start->n_leaf_addrs; i++)
+		d->leaves[i] = (struct sdelta_leaf){start->leaf_addrs[i]->func,
+						    start->leaf_addrs[i]->address,
+						    start->leaf_addrs[i]->count};
+	d->nleaves = start->n_leaf_addrs;
+	qsort(d->leaves, d->nleaves, sizeof(*d->leaves), leaf_cmp);
 	for (size_t i = 0; i < start->n_stacks; i++) {
 		const Kprof__SavedStack *s = start->stacks[i];
 		uint64_t h = stack_hash(s->tid, s->ids, s->n_ids);
@@ -109,24 +138,50 @@ int sdelta_new(const Kprof__SavedProfile *start, struct sdelta **ret)
 	return 0;
 }
 
-uint64_t sdelta_apply(const struct sdelta *d, Kprof__SavedProfile *end)
+/* Each stack and leaf address of p by its count at the snapshot: less it (apply), or at most it
+ * (cap); one left without samples dropped, p's arrays compacted. The samples left. */
+static uint64_t adjust(const struct sdelta *d, Kprof__SavedProfile *p, bool cap)
 {
-	uint64_t total = 0;
+	uint64_t total = 0, was;
 	size_t k = 0;
 
-	for (size_t i = 0; i < end->n_stacks; i++) {
-		Kprof__SavedStack *s = end->stacks[i];
+	for (size_t i = 0; i < p->n_stacks; i++) {
+		Kprof__SavedStack *s = p->stacks[i];
 		size_t j = slot_of(d, stack_hash(s->tid, s->ids, s->n_ids), s->tid, s->ids, s->n_ids);
-		uint64_t before = d->tab.slot[j] ? d->v[d->tab.slot[j] - 1].count : 0;
 
-		if (s->count <= before)
+		was = d->tab.slot[j] ? d->v[d->tab.slot[j] - 1].count : 0;
+		if (cap ? !was : s->count <= was)
 			continue;
-		s->count -= before;
+		s->count = cap ? (s->count < was ? s->count : was) : s->count - was;
 		total += s->count;
-		end->stacks[k++] = s;
+		p->stacks[k++] = s;
 	}
-	end->n_stacks = k;
+	p->n_stacks = k;
+	k = 0;
+	for (size_t i = 0; i < p->n_leaf_addrs; i++) {
+		Kprof__SavedLeafAddr *la = p->leaf_addrs[i];
+		struct sdelta_leaf key = {la->func, la->address, 0};
+		const struct sdelta_leaf *e =
+		    bsearch(&key, d->leaves, d->nleaves, sizeof(*d->leaves), leaf_cmp);
+
+		was = e ? e->count : 0;
+		if (cap ? !was : la->count <= was)
+			continue;
+		la->count = cap ? (la->count < was ? la->count : was) : la->count - was;
+		p->leaf_addrs[k++] = la;
+	}
+	p->n_leaf_addrs = k;
 	return total;
+}
+
+uint64_t sdelta_apply(const struct sdelta *d, Kprof__SavedProfile *end)
+{
+	return adjust(d, end, false);
+}
+
+uint64_t sdelta_cap(const struct sdelta *d, Kprof__SavedProfile *later)
+{
+	return adjust(d, later, true);
 }
 
 size_t sdelta_size(const struct sdelta *d)

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* kprof-lines: address -> (function, file, line, inlined frames) of one ELF file, through
- * libbfd (bfd_find_nearest_line, bfd_find_inliner_info), for kprofctl's pprof export (issue 32,
- * docs/ARCHITECTURE.md "Source lines").
+ * libbfd (bfd_find_nearest_line, bfd_find_inliner_info), for kprofd's source lines (issue 32,
+ * docs/ARCHITECTURE.md §2.6a).
  *
  * Its own program, because libbfd is GPL-3.0-or-later and kprof GPL-2.0-only: kprofd and
- * kprofctl never link it, they run this program and talk to it over a pipe (its licence is
+ * kprofctl never link it, kprofd runs this program and talks to it over pipes (its licence is
  * GPL-2.0-or-later, so it may link libbfd; it includes no kprof source). And because libbfd's
  * DWARF reader has a long CVE history: the file it reads is hostile input. So it runs with no
- * privileges and in a sandbox the caller (cli/lines.c) set up before exec (another user when
+ * privileges and in a sandbox the caller (daemon/symbols/srclines.c) set up before exec (another user when
  * run by root, no capabilities, no_new_privs, RLIMIT_AS/CPU/NOFILE/FSIZE/CORE), and it installs
  * a seccomp filter itself once the file is open and before it reads a byte of DWARF: from then
  * on only read, write, lseek/pread on its fds, memory calls and exit are allowed; any other
@@ -17,7 +17,8 @@
  * Protocol: the file is fd 3, requests on stdin, answers on stdout, one line each.
  *   -> "0xADDR\n"    (an ELF virtual address)
  *   <- "F\tFUNC\tFILE\tLINE\n" per frame, innermost first, then "E\n"; tabs and newlines in
- *      names are replaced by spaces, each field cut at 1024 bytes, at most 16 frames.
+ *      names are replaced by spaces, other control characters by '?', each field cut at 1024
+ *      bytes, at most 16 frames (the reader, daemon/lib/srcline.c, refuses anything else).
  * At start it writes "R\n" once the file is open and the sandbox is in place, or "X reason\n"
  * and exits.
  */
@@ -35,7 +36,7 @@
 #include <unistd.h>
 
 #define MAX_FRAMES 16
-#define MAX_FIELD 1024
+#define MAX_FIELD 1024 /* bytes of a name, SRCLINE_MAX_FIELD */
 
 static bfd *abfd;
 static asymbol **syms;
@@ -44,8 +45,10 @@ static void clean(const char *s, char *out)
 {
 	size_t i = 0;
 
-	for (; s && s[i] && i < MAX_FIELD - 1; i++)
-		out[i] = s[i] == '\t' || s[i] == '\n' || s[i] == '\r' ? ' ' : s[i];
+	for (; s && s[i] && i < MAX_FIELD; i++)
+		out[i] = s[i] == '\t' || s[i] == '\n' || s[i] == '\r'	   ? ' '
+			 : (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?'
+								   : s[i];
 	out[i] = 0;
 }
 
@@ -92,6 +95,10 @@ static int sandbox(void)
 	    ALLOW(SYS_futex),
 	    ALLOW(SYS_sysinfo), /* libbfd sizes its caches by the memory */
 	    ALLOW(SYS_getrandom),
+	    /* libbfd asks for the working directory to make a relative DWARF file name whole: it
+	     * has none */
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getcwd, 0, 1),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOENT),
 	    /* libbfd may look for a dwz file or a debug link: refused, not fatal */
 	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 0, 1),
 	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EACCES),
@@ -129,7 +136,7 @@ static void answer(bfd_vma addr)
 	struct find fs = {.addr = addr};
 	const char *file = NULL, *func = NULL;
 	unsigned int line = 0;
-	char a[MAX_FIELD], b[MAX_FIELD];
+	char a[MAX_FIELD + 1], b[MAX_FIELD + 1];
 	bool found;
 
 	bfd_map_over_sections(abfd, find_section, &fs);

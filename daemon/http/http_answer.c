@@ -18,6 +18,7 @@
 #include "kprof/cleanup.h"
 #include "kprof/sdelta.h"
 #include "os/log.h"
+#include "symbols/srclines.h"
 
 void http_conn_deadline(struct MHD_Connection *c, unsigned sec)
 {
@@ -201,6 +202,7 @@ void http_req_free(struct http_req *r)
 		r->next->prev = r->prev;
 	sd_event_source_disable_unref(r->timer);
 	sd_event_source_disable_unref(r->gone);
+	srclines_unwait(r->lines_wait);
 	http_members_free(r);
 	free(r->mv);
 	free(r->body);
@@ -212,6 +214,8 @@ void http_members_free(struct http_req *r)
 	for (size_t i = 0; i < r->nm; i++) {
 		target_since_release(&r->mv[i].since);
 		sdelta_free(r->mv[i].od);
+		sdelta_free(r->mv[i].e);
+		sdelta_free(r->mv[i].oe);
 	}
 	r->nm = 0;
 }

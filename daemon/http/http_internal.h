@@ -39,6 +39,9 @@ struct http_member {
 	uint64_t attached_ns;
 	struct target_since since; /* its counts at the start */
 	struct sdelta *od; /* its off-CPU profile's (type=off_cpu|wall), NULL: none */
+	/* The interval's end, while the answer waits for source lines (NULL: not kept): the
+	 * interval's profile and off-CPU profile then, the later build cut back to them. */
+	struct sdelta *e, *oe;
 };
 
 /* A profile request, from its snapshot (or its range's first step) to its answer. */
@@ -66,6 +69,12 @@ struct http_req {
 	size_t len;
 	bool pprof;
 	struct http_range *rg;		  /* since=/until= being merged (http_range.c), or NULL */
+	/* The interval's new leaf addresses being resolved by kprof-lines (http_profile.c):
+	 * answered when they are (lines_done), or at the wait's deadline. */
+	struct srclines_waiter *lines_wait;
+	bool lines_done;
+	uint64_t lines_since; /* srclines_seq when the answer was first built */
+	uint64_t end_real;    /* ... and its end (CLOCK_REALTIME) */
 	void (*stop)(struct http_req *r); /* frees rg (and stops its merge) */
 };
 
@@ -120,7 +129,8 @@ enum MHD_Result http_queue_answer(struct http_req *r);
  * 404 (nothing selected) or 503 at once. */
 enum MHD_Result http_profile_start(struct httpd *h, struct MHD_Connection *c,
 				   const struct httpq *q, void **con_cls);
-/* r's answer built (its status and body set): 0 or a negative errno. */
+/* r's answer built (its status and body set): 0, 1 when it waits for source lines first (built
+ * again when they are in), or a negative errno. */
 int http_profile_answer(struct http_req *r);
 
 /* http_range.c */

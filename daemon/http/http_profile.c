@@ -19,6 +19,15 @@
  * order), so that the stacks from the first off-CPU one on are off-CPU stacks: pprof with four
  * sample types (samples, cpu, off_cpu, wall), the one asked the default. A selected target
  * without off-CPU time adds its CPU time alone; a pid= of such a target alone is a 404.
+ *
+ * Source lines (issue 32): each profile's leaf addresses get kprofd's lines (lines_pb.c). When
+ * the interval has addresses the cache lacks, they are queued on kprof-lines and the answer
+ * waits for them, at most HTTP_LINES_WAIT_MS, before it is built (the connection stays
+ * suspended); what is not resolved by then says "not available" in the profile's comments and
+ * is in the cache for the next scrape. The interval ends when asked all the same: its end is
+ * kept when the wait starts (keep_end: target_since_end, and the off-CPU profile's sdelta) and
+ * the answer built later is cut back to it; only a target attached during the interval runs on
+ * to the build.
  */
 #include <errno.h>
 #include <limits.h>
@@ -36,7 +45,11 @@
 #include "kprof/sdelta.h"
 #include "os/log.h"
 #include "os/procfs.h"
+#include "symbols/srclines.h"
 #include "target/offcpu.h"
+#include "wire/lines_pb.h"
+
+#define HTTP_LINES_WAIT_MS 5000
 
 /* Where a process runs: its cgroup v2 path and systemd unit ("" for either if unknown). */
 struct where {
@@ -109,7 +122,7 @@ static int snapshot(struct http_req *r, struct target *t)
 		r->mv = mv;
 		r->cap = cap;
 	}
-	r->mv[r->nm].od = NULL;
+	r->mv[r->nm].od = r->mv[r->nm].e = r->mv[r->nm].oe = NULL;
 	err = target_since_take(t, &r->mv[r->nm].since);
 	if (err >= 0 && r->type != HTTPQ_TYPE_CPU &&
 	    (err = snapshot_offcpu(t, &r->mv[r->nm].od)) < 0)
@@ -206,23 +219,33 @@ static bool is_member(const struct http_req *r, const struct target *t)
 	return false;
 }
 
-/* The off-CPU profiles of the targets tv[0..nt) (od: their snapshots, NULL for a target
- * attached during the interval) after the CPU profiles sm[0..n), in sm[n..): the new count.
- * A target that waited for nothing in the interval adds nothing; one that took no CPU sample
- * (asleep all along) adds its waits alone. */
+/* The interval's off-CPU profile of t into *om (member mb's start taken off, NULL: t attached
+ * during the interval; its end too, if kept): -ENODATA if t waited for nothing in it. */
+static int offcpu_interval(struct target *t, const struct http_member *mb, struct saved_msg *om)
+{
+	if (!t->offcpu || saved_msg_build_offcpu(t, om) < 0)
+		return -ENODATA;
+	http_hide_kaddr(t->offcpu->prof, om);
+	if ((mb && mb->od && !sdelta_apply(mb->od, &om->msg)) ||
+	    (mb && mb->oe && !sdelta_cap(mb->oe, &om->msg))) {
+		saved_msg_release(om);
+		return -ENODATA;
+	}
+	return 0;
+}
+
+/* The off-CPU profiles of the targets tv[0..nt) (mb: their members, NULL for a target attached
+ * during the interval) after the CPU profiles sm[0..n), in sm[n..): the new count. A target
+ * that waited for nothing in the interval adds nothing; one that took no CPU sample (asleep all
+ * along) adds its waits alone. */
 static size_t add_offcpu(struct saved_msg *sm, Kprof__SavedProfile **pv, size_t n,
-			 struct target *const *tv, struct sdelta *const *od, size_t nt)
+			 struct target *const *tv, struct http_member *const *mb, size_t nt)
 {
 	size_t k = n;
 
 	for (size_t i = 0; i < nt; i++) {
-		if (!tv[i]->offcpu || saved_msg_build_offcpu(tv[i], &sm[k]) < 0)
+		if (offcpu_interval(tv[i], mb[i], &sm[k]) < 0)
 			continue;
-		http_hide_kaddr(tv[i]->offcpu->prof, &sm[k]);
-		if (od[i] && !sdelta_apply(od[i], &sm[k].msg)) {
-			saved_msg_release(&sm[k]);
-			continue;
-		}
 		sm[k].msg.n_mappings = sm[k].msg.n_threads = 0;
 		pv[k] = &sm[k].msg;
 		k++;
@@ -230,25 +253,60 @@ static size_t add_offcpu(struct saved_msg *sm, Kprof__SavedProfile **pv, size_t 
 	return k;
 }
 
+/* The answer waits for source lines: the interval's end kept, each member's CPU and off-CPU
+ * profile as they are now, so that the answer built later holds the asked seconds, not the
+ * wait too. An end that cannot be kept is not (that member's answer then runs to the build). */
+static void keep_end(struct http_req *r, struct target *const *tv, struct http_member *const *mb,
+		     size_t nt)
+{
+	struct saved_msg om;
+
+	r->end_real = now_ns(CLOCK_REALTIME);
+	for (size_t i = 0; i < nt; i++) {
+		if (!mb[i])
+			continue;
+		if (target_since_end(tv[i], &mb[i]->since, &mb[i]->e) < 0)
+			mb[i]->e = NULL;
+		if (r->type == HTTPQ_TYPE_CPU || offcpu_interval(tv[i], mb[i], &om) < 0)
+			continue;
+		if (sdelta_new(&om.msg, &mb[i]->oe) < 0)
+			mb[i]->oe = NULL;
+		saved_msg_release(&om);
+	}
+}
+
+static void on_lines_ready(void *userdata);
+
+/* The source lines of sm (of t), from the cache; before the answer's lines are in, the rest
+ * queued: their number (pending). */
+static int fill_lines(struct http_req *r, struct saved_msg *sm, const struct target *t)
+{
+	int n = lines_pb_fill(sm, t, r->h->m->lines, !r->lines_done, r->lines_since);
+
+	return n > 0 ? n : 0;
+}
+
 int http_profile_answer(struct http_req *r)
 {
 	struct manager *m = r->h->m;
 	size_t n = 0, nt = 0, cap = r->nm + 1, all;
-	uint64_t end = now_ns(CLOCK_REALTIME), samples = 0;
+	uint64_t end = r->end_real ? r->end_real : now_ns(CLOCK_REALTIME), samples = 0;
 	bool live = false; /* some target selected is still there */
 	struct saved_msg *sm;
 	Kprof__SavedProfile **pv;
 	_cleanup_free_ struct target **tv = NULL;
-	_cleanup_free_ struct sdelta **od = NULL;
-	int err = 0;
+	_cleanup_free_ struct http_member **mb = NULL; /* per target, NULL: attached meanwhile */
+	int err = 0, pending = 0;
 
+	if (!r->lines_done)
+		r->lines_since = srclines_seq(m->lines);
 	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t))
 		cap += t->attached_ns >= r->start_real;
 	sm = calloc(2 * cap, sizeof(*sm)); /* CPU profiles, then off-CPU ones */
 	pv = calloc(2 * cap, sizeof(*pv));
 	tv = calloc(cap, sizeof(*tv));
-	od = calloc(cap, sizeof(*od));
-	if (!sm || !pv || !tv || !od) {
+	mb = calloc(cap, sizeof(*mb));
+	if (!sm || !pv || !tv || !mb) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -259,11 +317,12 @@ int http_profile_answer(struct http_req *r)
 			continue; /* ended and dropped */
 		live = true;
 		tv[nt] = t;
-		od[nt++] = r->mv[i].od;
-		if (target_since_build(t, &r->mv[i].since, &sm[n]) <= 0)
+		mb[nt++] = &r->mv[i];
+		if (target_since_build_until(t, &r->mv[i].since, r->mv[i].e, &sm[n]) <= 0)
 			continue; /* no sample since */
 		http_hide_kaddr(t->profile, &sm[n]);
 		samples += sm[n].target.samples;
+		pending += fill_lines(r, &sm[n], t);
 		pv[n] = &sm[n].msg;
 		n++;
 	}
@@ -277,10 +336,18 @@ int http_profile_answer(struct http_req *r)
 			continue;
 		http_hide_kaddr(t->profile, &sm[n]);
 		samples += sm[n].target.samples;
+		pending += fill_lines(r, &sm[n], t);
 		pv[n] = &sm[n].msg;
 		n++;
 	}
-	all = r->type == HTTPQ_TYPE_CPU ? n : add_offcpu(sm, pv, n, tv, od, nt);
+	/* New addresses queued: the answer once kprof-lines has them (built again then). */
+	if (pending && !r->lines_done &&
+	    srclines_wait(m->lines, HTTP_LINES_WAIT_MS, on_lines_ready, r, &r->lines_wait) >= 0) {
+		keep_end(r, tv, mb, nt);
+		err = 1;
+		goto out;
+	}
+	all = r->type == HTTPQ_TYPE_CPU ? n : add_offcpu(sm, pv, n, tv, mb, nt);
 	if (all)
 		err = answer_merged(r, sm, pv, all, n, samples, end);
 	else if (r->whole || live)
@@ -362,18 +429,15 @@ static int snapshot_all(struct http_req *r, struct MHD_Connection *c, enum MHD_R
 	return 1;
 }
 
-static int on_req_timer(sd_event_source *s, uint64_t usec, void *userdata)
+/* The answer, built and sent; unless it waits for source lines first. */
+static void answer(struct http_req *r)
 {
-	struct http_req *r = userdata;
-	uint64_t cpu;
-	int err;
+	uint64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	int err = http_profile_answer(r);
 
-	(void)s;
-	(void)usec;
-	manager_drain(r->h->m); /* the samples up to now (sampling's work, not the answer's) */
-	cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
-	err = http_profile_answer(r);
 	r->h->profile_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
+	if (err > 0)
+		return; /* on_lines_ready answers */
 	r->h->profiles++;
 	if (err < 0) {
 		log_warn("http: profile of %s: %s", r->whole ? "the host" : "a selection",
@@ -384,6 +448,25 @@ static int on_req_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	sd_event_source_set_enabled(r->gone, SD_EVENT_OFF);
 	MHD_resume_connection(r->c);
 	http_run(r->h);
+}
+
+static void on_lines_ready(void *userdata)
+{
+	struct http_req *r = userdata;
+
+	r->lines_wait = NULL;
+	r->lines_done = true;
+	answer(r);
+}
+
+static int on_req_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct http_req *r = userdata;
+
+	(void)s;
+	(void)usec;
+	manager_drain(r->h->m); /* the samples up to now (sampling's work, not the answer's) */
+	answer(r);
 	return 0;
 }
 

@@ -102,6 +102,10 @@ static const struct key keys[] = {
     UINT_KEY("drift", "min_samples", drift_min_samples, 8, 4096),
     UINT_KEY("drift", "end_after", drift_end_after, 0, 86400),
     {"drift", "threshold", KEY_FRACTION, offsetof(struct config, drift_threshold), 0, 0, 0, NULL},
+    {"lines", "enabled", KEY_BOOL, offsetof(struct config, lines_enabled), 0, 0, 0, NULL},
+    STR_KEY("lines", "helper", lines_helper),
+    STR_KEY("lines", "debug_dir", lines_debug_dir),
+    UINT_KEY("lines", "cache_mb", lines_cache_mb, 1, 4096),
 };
 
 void config_defaults(struct config *conf)
@@ -157,6 +161,8 @@ void config_defaults(struct config *conf)
 	    .drift_min_samples = 128,
 	    .drift_end_after = 30,
 	    .drift_threshold = 0.5,
+	    .lines_enabled = true,
+	    .lines_cache_mb = 32,
 	};
 	strcpy(conf->socket_path, KPROF_DEFAULT_SOCKET);
 	strcpy(conf->state_dir, KPROF_DEFAULT_STATE_DIR);

@@ -116,44 +116,64 @@ static void read_build_id(Elf *elf, size_t nph, struct elfsym *es)
 	}
 }
 
+/* Whether a section named sname (of type type, size bytes) holds DWARF that names source lines:
+ * .debug_info or .debug_line with bytes in the file (a debug file's copy of a stripped one's
+ * sections is SHT_NOBITS where the code was, PROGBITS for its DWARF). */
+static bool is_dwarf(const char *sname, const GElf_Shdr *sh)
+{
+	return sh->sh_type == SHT_PROGBITS && sh->sh_size &&
+	       (!strcmp(sname, ".debug_info") || !strcmp(sname, ".debug_line") ||
+		!strcmp(sname, ".zdebug_info") || !strcmp(sname, ".zdebug_line"));
+}
+
 /* .gnu_debuglink: a NUL-terminated file name, padding to 4 bytes, a 4-byte CRC32 in the
- * file's byte order. Anything else, or a name that is not a plain file name, is ignored. */
-static void read_debuglink(Elf *elf, struct elfsym *es)
+ * file's byte order. Anything else is ignored; a name that is not a plain file name (a path out
+ * of the debug directories) sets debuglink_bad. */
+static void read_debuglink(Elf *elf, Elf_Scn *scn, struct elfsym *es)
 {
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+	Elf_Data *d = elf_getdata(scn, NULL);
+	const unsigned char *c;
+	const char *p;
+	size_t len, crc_off;
+
+	if (!ident || !d || !d->d_buf || es->debuglink[0])
+		return;
+	p = d->d_buf;
+	len = strnlen(p, d->d_size);
+	crc_off = (len + 4) & ~(size_t)3;
+	if (!len || len >= ELFSYM_DEBUGLINK_MAX || crc_off + 4 > d->d_size)
+		return;
+	if (memchr(p, '/', len) || !strcmp(p, ".") || !strcmp(p, "..")) {
+		es->debuglink_bad = true;
+		return;
+	}
+	c = (const unsigned char *)p + crc_off;
+	es->debuglink_crc =
+	    ident[EI_DATA] == ELFDATA2MSB
+		? (uint32_t)c[0] << 24 | (uint32_t)c[1] << 16 | (uint32_t)c[2] << 8 | c[3]
+		: (uint32_t)c[3] << 24 | (uint32_t)c[2] << 16 | (uint32_t)c[1] << 8 | c[0];
+	memcpy(es->debuglink, p, len + 1);
+}
+
+/* The named sections kprof looks at: .gnu_debuglink, and DWARF's (has_dwarf). */
+static void read_sections(Elf *elf, struct elfsym *es)
+{
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 
-	if (!ident || elf_getshdrstrndx(elf, &shstrndx) < 0)
+	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
 		return;
 	while ((scn = elf_nextscn(elf, scn))) {
-		const char *sname, *p;
-		const unsigned char *c;
-		Elf_Data *d;
+		const char *sname;
 		GElf_Shdr sh;
-		size_t len, crc_off;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
-		    sh.sh_size > ELFSYM_MAX_DEBUGLINK_SECTION ||
-		    !(sname = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-		    strcmp(sname, ".gnu_debuglink"))
+		if (!gelf_getshdr(scn, &sh) || !(sname = elf_strptr(elf, shstrndx, sh.sh_name)))
 			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf)
-			return;
-		p = d->d_buf;
-		len = strnlen(p, d->d_size);
-		crc_off = (len + 4) & ~(size_t)3;
-		if (!len || len >= ELFSYM_DEBUGLINK_MAX || crc_off + 4 > d->d_size ||
-		    memchr(p, '/', len) || !strcmp(p, ".") || !strcmp(p, ".."))
-			return;
-		c = (const unsigned char *)p + crc_off;
-		es->debuglink_crc =
-		    ident[EI_DATA] == ELFDATA2MSB
-			? (uint32_t)c[0] << 24 | (uint32_t)c[1] << 16 | (uint32_t)c[2] << 8 | c[3]
-			: (uint32_t)c[3] << 24 | (uint32_t)c[2] << 16 | (uint32_t)c[1] << 8 | c[0];
-		memcpy(es->debuglink, p, len + 1);
-		return;
+		es->has_dwarf |= is_dwarf(sname, &sh);
+		if (sh.sh_type == SHT_PROGBITS && sh.sh_size <= ELFSYM_MAX_DEBUGLINK_SECTION &&
+		    !strcmp(sname, ".gnu_debuglink"))
+			read_debuglink(elf, scn, es);
 	}
 }
 
@@ -403,7 +423,7 @@ static int load_plt(Elf *elf, struct elfsym *es)
 	return err == -ENOMEM ? err : 0;
 }
 
-static int load(Elf *elf, uint64_t max_bytes, struct elfsym *es)
+static int load(Elf *elf, uint64_t max_bytes, bool ident_only, struct elfsym *es)
 {
 	size_t nph = 0;
 	ssize_t n;
@@ -414,7 +434,9 @@ static int load(Elf *elf, uint64_t max_bytes, struct elfsym *es)
 		return -ENOEXEC;
 	read_loads(elf, nph, es);
 	read_build_id(elf, nph, es);
-	read_debuglink(elf, es);
+	read_sections(elf, es);
+	if (ident_only)
+		return 0;
 	err = symtab_new(ELFSYM_MAX_SYMS, &es->syms);
 	if (err < 0)
 		return err;
@@ -436,13 +458,13 @@ static int load(Elf *elf, uint64_t max_bytes, struct elfsym *es)
 	return err;
 }
 
-static int load_and_end(Elf *elf, uint64_t max_bytes, struct elfsym *es)
+static int load_and_end(Elf *elf, uint64_t max_bytes, bool ident_only, struct elfsym *es)
 {
 	int err;
 
 	if (!elf)
 		return -EINVAL;
-	err = load(elf, max_bytes, es);
+	err = load(elf, max_bytes, ident_only, es);
 	elf_end(elf);
 	if (err < 0)
 		elfsym_release(es);
@@ -455,7 +477,14 @@ int elfsym_load_fd(int fd, uint64_t max_bytes, struct elfsym *es)
 		return -ENOTSUP;
 	/* ELF_C_READ: libelf preads what it needs into its own memory. Never a mapping: the
 	 * file belongs to the target, which may truncate it while it is parsed (SIGBUS). */
-	return load_and_end(elf_begin(fd, ELF_C_READ, NULL), max_bytes, es);
+	return load_and_end(elf_begin(fd, ELF_C_READ, NULL), max_bytes, false, es);
+}
+
+int elfsym_ident_fd(int fd, struct elfsym *es)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOTSUP;
+	return load_and_end(elf_begin(fd, ELF_C_READ, NULL), 0, true, es);
 }
 
 int elfsym_load_mem(const void *buf, size_t len, uint64_t max_bytes, struct elfsym *es)
@@ -463,7 +492,7 @@ int elfsym_load_mem(const void *buf, size_t len, uint64_t max_bytes, struct elfs
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOTSUP;
 	/* libelf does not write through the image in read mode. */
-	return load_and_end(elf_memory((char *)buf, len), max_bytes, es);
+	return load_and_end(elf_memory((char *)buf, len), max_bytes, false, es);
 }
 
 /* The bytes of elf's section name (not NOBITS) into a malloc'd copy. */

@@ -37,6 +37,7 @@
 #include "target/annotate.h"
 #include "os/clock.h"
 #include "symbols/jvmattach.h"
+#include "symbols/srclines.h"
 #include "kernel/loader.h"
 #include "manager/manager.h"
 #include "manager/manager_internal.h"
@@ -433,6 +434,16 @@ static void reload_keep_http(struct config *c, const struct config *old)
 	c->http_request_timeout = old->http_request_timeout;
 }
 
+/* [lines] as the resolver takes them. */
+static void lines_conf(const struct config *c, struct srclines_conf *lc)
+{
+	memset(lc, 0, sizeof(*lc));
+	lc->enabled = c->lines_enabled;
+	snprintf(lc->helper, sizeof(lc->helper), "%s", c->lines_helper);
+	snprintf(lc->debug_dir, sizeof(lc->debug_dir), "%s", c->lines_debug_dir);
+	lc->cache_bytes = (uint64_t)c->lines_cache_mb << 20;
+}
+
 /* SIGHUP: build the settings again; apply what can change live, keep the rest. */
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
@@ -472,6 +483,13 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 	resolve_read_group(m);
 	symbolizer_set_budget(m->sym, (uint64_t)c.symbols_mb << 20,
 			      (uint64_t)c.symbols_per_uid_mb << 20);
+	if (m->lines) {
+		struct srclines_conf lc;
+
+		lines_conf(&c, &lc);
+		if (srclines_configure(m->lines, &lc) < 0)
+			log_warn("reload: [lines]: out of memory, the old settings kept");
+	}
 	manager_expiry_reset(m);
 	manager_trim_kept(m);
 	manager_emit_reload(m);
@@ -555,11 +573,12 @@ static int setup_signals(struct manager *m)
 	return 0;
 }
 
-/* The symbolizer, the BPF side, the sampler and the JVM attach context, and the target_env
- * that hands them to each target. */
+/* The symbolizer, the BPF side, the sampler, the JVM attach context and the source-line
+ * resolver, and the target_env that hands them to each target. */
 static int setup_sampling(struct manager *m)
 {
 	const struct config *conf = &m->conf;
+	struct srclines_conf lc;
 	int err;
 
 	err = symbolizer_new((uint64_t)conf->symbols_mb << 20,
@@ -582,8 +601,16 @@ static int setup_sampling(struct manager *m)
 	err = jvmattach_ctx_new(m->event, JVM_EXCHANGES_MAX, &m->jvm);
 	if (err < 0)
 		return err;
-	m->env = (struct target_env){
-	    .conf = &m->conf, .sym = m->sym, .loader = m->loader, .event = m->event, .jvm = m->jvm};
+	lines_conf(conf, &lc);
+	err = srclines_new(m->event, &lc, &m->lines);
+	if (err < 0)
+		return err;
+	m->env = (struct target_env){.conf = &m->conf,
+				     .sym = m->sym,
+				     .loader = m->loader,
+				     .event = m->event,
+				     .jvm = m->jvm,
+				     .lines = m->lines};
 	return 0;
 }
 
@@ -680,6 +707,7 @@ void manager_free(struct manager *m)
 	sampler_free(m->sampler);
 	loader_free(m->loader);
 	symbolizer_free(m->sym);
+	srclines_free(m->lines); /* its helpers killed, their event sources gone */
 	/* After the loop: it reaps and frees exchanges that were cancelled. */
 	sd_event_unref(m->event);
 	jvmattach_ctx_free(m->jvm);

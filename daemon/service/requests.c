@@ -35,6 +35,7 @@
 #include "service/requests_func.h"
 #include "manager/windows.h"
 #include "manager/manager.h"
+#include "wire/lines_pb.h"
 #include "wire/target_pb.h"
 #include "os/transport.h"
 #include "target/offcpu.h"
@@ -423,6 +424,53 @@ static int export_offcpu(struct client *cl, const struct target *t, const struct
 	return 0;
 }
 
+/* How long an export waits for kprof-lines to resolve its new addresses: what is not resolved
+ * by then says "not available" (and is in the cache for the next export). */
+#define LINES_WAIT_MS 15000
+
+static void lines_stop(struct client *cl)
+{
+	srclines_unwait(cl->lines_wait);
+	cl->lines_wait = NULL;
+	kprof__request__free_unpacked(cl->lines_req, NULL);
+	cl->lines_req = NULL;
+}
+
+/* The lines are resolved (or the wait is over): the held request handled again, then the
+ * client read on. */
+static void on_lines_done(void *userdata)
+{
+	struct client *cl = userdata;
+
+	cl->lines_wait = NULL;
+	cl->req = cl->lines_req;
+	cl->lines_req = NULL;
+	cl->lines_ready = true;
+	handle(cl, cl->req);
+	cl->lines_ready = false;
+	if (cl->req)
+		kprof__request__free_unpacked(cl->req, NULL);
+	cl->req = NULL;
+	transport_resume(cl->tc); /* may free cl */
+}
+
+/* A handler wants the lines it queued (requests_want_lines): the request held until they are
+ * resolved, or handled again at once if it cannot wait. */
+static void lines_hold(struct client *cl)
+{
+	cl->want_lines = false;
+	if (!cl->req || srclines_wait(cl->rq->m->lines, LINES_WAIT_MS, on_lines_done, cl,
+				      &cl->lines_wait) < 0) {
+		cl->lines_ready = true;
+		handle(cl, cl->req);
+		cl->lines_ready = false;
+		return;
+	}
+	cl->lines_req = cl->req; /* dispatch leaves it to on_lines_done */
+	cl->req = NULL;
+	transport_hold(cl->tc);
+}
+
 static void do_export(struct client *cl, const Kprof__ExportRequest *req)
 {
 	Kprof__Reply rep = KPROF__REPLY__INIT;
@@ -450,6 +498,12 @@ static void do_export(struct client *cl, const Kprof__ExportRequest *req)
 		return;
 	}
 	m.target.session = requests_session_of(cl, t, &m.target.sessions);
+	if (req->lines && !ranged &&
+	    requests_want_lines(cl, lines_pb_fill(&m, t, cl->rq->m->lines, !cl->lines_ready,
+						  requests_lines_since(cl)))) {
+		saved_msg_release(&m);
+		return;
+	}
 	er.profile = &m.msg;
 	if (req->off_cpu &&
 	    export_offcpu(cl, t, ranged ? &wr : NULL, &om, &off_arena, states) < 0) {
@@ -708,6 +762,8 @@ static void handle(struct client *cl, const Kprof__Request *req)
 		requests_error(cl, -EOPNOTSUPP, "unknown request (a newer kprofctl than kprofd?)");
 		break;
 	}
+	if (cl->want_lines)
+		lines_hold(cl);
 }
 
 /* A request frame: decoded, the ring buffer drained, handled once. A handler that holds it (a
@@ -765,6 +821,7 @@ static void on_disconnect(void *ctx, struct transport_client *tc)
 		return;
 	requests_live_stop(cl);
 	range_job_stop(cl);
+	lines_stop(cl);
 	free(cl);
 	transport_client_set_data(tc, NULL);
 }

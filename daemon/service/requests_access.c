@@ -17,6 +17,7 @@
 #include "kprof/cleanup.h"
 #include "service/requests_internal.h"
 #include "service/requests_access.h"
+#include "symbols/srclines.h"
 #include "manager/manager.h"
 #include "wire/target_pb.h"
 #include "os/transport.h"
@@ -217,4 +218,19 @@ int requests_check_attachable(struct client *cl, uint32_t pid)
 		return -EPERM;
 	}
 	return 0;
+}
+
+uint64_t requests_lines_since(struct client *cl)
+{
+	if (!cl->lines_ready)
+		cl->lines_since = srclines_seq(cl->rq->m->lines);
+	return cl->lines_since;
+}
+
+bool requests_want_lines(struct client *cl, int pending)
+{
+	if (pending <= 0 || cl->lines_ready || !cl->req)
+		return false;
+	cl->want_lines = true;
+	return true;
 }

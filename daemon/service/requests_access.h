@@ -40,4 +40,12 @@ struct target *requests_target(struct client *cl, uint32_t pid, bool write);
 /* The process pid may be attached by cl: 0, or an error reply queued. */
 int requests_check_attachable(struct client *cl, uint32_t pid);
 
+/* Source lines for a reply: the cache's position when the request first came (lines answered
+ * later are not the cache's), and whether to queue what the cache lacks (not when handled
+ * again after the wait). */
+uint64_t requests_lines_since(struct client *cl);
+/* pending addresses queued by the reply being built: true when the handler should not reply but
+ * let the dispatch hold the request until they are resolved (requests.c). */
+bool requests_want_lines(struct client *cl, int pending);
+
 #endif

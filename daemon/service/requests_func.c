@@ -14,6 +14,8 @@
 #include "paths/paths.h"
 #include "wire/paths_reply.h"
 #include "wire/annotate_reply.h"
+#include "wire/lines_pb.h"
+#include "wire/target_pb.h"
 #include "os/procfs.h"
 #include "target/target.h"
 #include "wire/drift_reply.h"
@@ -120,6 +122,7 @@ void requests_annotate(struct client *cl, const Kprof__AnnotateRequest *req)
 	struct target *t = requests_session(cl, req->pid, req->session);
 	struct annotate_result res;
 	struct annotate_msg am;
+	struct saved_msg lm = {0}; /* its mapping table and lines (--lines) */
 	char err_msg[512] = "";
 	int err;
 
@@ -160,11 +163,17 @@ void requests_annotate(struct client *cl, const Kprof__AnnotateRequest *req)
 		requests_error(cl, err, "pid %u: out of memory", req->pid);
 		return;
 	}
-	requests_fill_target(cl, t, &tpb);
-	am.r.target = &tpb;
-	rep.body_case = KPROF__REPLY__BODY_ANNOTATE;
-	rep.annotate = &am.r;
-	requests_queue(cl, &rep);
+	/* --lines: each instruction's; no reply while they are resolved (the request is held). */
+	if (!req->lines || saved_msg_build_tables(t, &lm) < 0 ||
+	    !requests_want_lines(cl, lines_pb_annotate(&am.r, t, cl->rq->m->lines, !cl->lines_ready,
+						       requests_lines_since(cl), &lm))) {
+		requests_fill_target(cl, t, &tpb);
+		am.r.target = &tpb;
+		rep.body_case = KPROF__REPLY__BODY_ANNOTATE;
+		rep.annotate = &am.r;
+		requests_queue(cl, &rep);
+	}
+	saved_msg_release(&lm);
 	annotate_msg_release(&am);
 	annotate_result_release(&res);
 }

@@ -19,6 +19,7 @@
 
 struct live;
 struct manager;
+struct srclines_waiter;
 struct transport;
 struct transport_client;
 struct watch;
@@ -47,6 +48,15 @@ struct client {
 	Kprof__Request *job_req;
 	struct wrange job_range;
 	bool job_ready;
+	/* A request waiting for kprof-lines (an export, annotate): its handler found addresses
+	 * being resolved and set want_lines instead of replying (requests_want_lines); the
+	 * dispatch then holds it, decoded, and handles it again once they are in kprofd's cache
+	 * (lines_ready: not held a second time). */
+	bool want_lines;
+	struct srclines_waiter *lines_wait;
+	Kprof__Request *lines_req;
+	bool lines_ready;
+	uint64_t lines_since; /* srclines_seq when it came */
 };
 
 #endif

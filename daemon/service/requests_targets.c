@@ -13,6 +13,7 @@
 #include "service/requests_internal.h"
 #include "service/requests_access.h"
 #include "service/requests_targets.h"
+#include "symbols/srclines.h"
 #include "manager/windows.h"
 #include "os/clock.h"
 #include "kernel/loader.h"
@@ -357,6 +358,21 @@ static void fill_offcpu_status(const struct manager *m, Kprof__StatusReply *sr)
 	sr->off_cpu_rules = st.rules;
 }
 
+/* Source lines: the helpers' counts and the cache's. */
+static void fill_lines_status(const struct manager *m, Kprof__StatusReply *sr)
+{
+	struct srclines_stats st;
+
+	srclines_get_stats(m->lines, &st);
+	sr->lines_helpers_started = st.started;
+	sr->lines_helpers_killed = st.killed;
+	sr->lines_answers = st.answers;
+	sr->lines_cache_entries = st.cache.entries;
+	sr->lines_cache_bytes = st.cache.bytes;
+	sr->lines_cache_max_bytes = st.cache.max_bytes;
+	sr->lines_cache_evicted = st.cache.evicted;
+}
+
 int requests_fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t **drops,
 			 unsigned freqs[MANAGER_MAX_FREQS])
 {
@@ -402,6 +418,7 @@ int requests_fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t *
 	if (m->windows)
 		fill_windows_status(m->windows, sr);
 	fill_offcpu_status(m, sr);
+	fill_lines_status(m, sr);
 	return 0;
 }
 

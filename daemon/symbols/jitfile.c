@@ -32,10 +32,12 @@
  * refresh. A code move adds the moved function at its new address under the name of the load
  * at its old one, found in a hash table of load addresses (a lookup in the symbol table would
  * rebuild its index at every move); the old range keeps its name until code is loaded over it,
- * as perf keeps it. Of a debug-info record (written just before the load it describes) the
- * first line is kept with that load, for exports (a JIT function's source file and line); its
- * file name is stored once while the loads that follow share it, charged like a name. Unwinding
- * records are checked and counted, not kept.
+ * as perf keeps it. Of a debug-info record (written just before the load it describes) every
+ * line is kept with that load (16 bytes each, charged, at most MAX_LINES per file), as an offset
+ * into its code, for exports: a JIT address's source line is the last entry at or before it
+ * (jitfile_line), a function's first line its source (jitfile_source); a moved function keeps its
+ * lines. File names are stored once while they repeat (the last few reused), charged like names.
+ * Unwinding records are checked and counted, not kept.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +49,7 @@
 #include <unistd.h>
 
 #include "kprof/arena.h"
+#include "kprof/array.h"
 #include "kprof/budget.h"
 #include "kprof/cleanup.h"
 #include "kprof/hash.h"
@@ -63,6 +66,9 @@
 #define CHUNK (64u << 10)
 #define SYM_COST 128 /* bytes charged per symbol besides its name */
 #define ADDRS_MIN 1024
+#define MAX_LINES (1u << 20)	  /* source lines kept per file (16 bytes each, charged) */
+#define MAX_RECORD_LINES 65536 /* of one debug record */
+#define RECENT_FILES 8	  /* file names reused while they repeat */
 
 enum where { WHERE_MAPS, WHERE_CWD, WHERE_TMP, WHERE_N };
 
@@ -81,6 +87,20 @@ struct addr_slot {
 	const struct perfmap_sym *sym;
 	const char *file; /* the first source line of the load (NULL: none said) */
 	uint32_t line;
+	uint32_t lt_start, lt_n; /* its source lines: lines[lt_start, lt_start + lt_n) */
+};
+
+/* A source line of JIT code: from off bytes into its load on (to the next entry's off). */
+struct jline {
+	uint32_t off, line;
+	const char *file;
+};
+
+/* One of a debug-info record, waiting for its load. */
+struct pend_line {
+	uint64_t addr;
+	uint32_t line;
+	const char *file;
 };
 
 struct jitfile {
@@ -100,13 +120,17 @@ struct jitfile {
 	char stopped[512]; /* "PATH read no further than ...": why this file is read no further */
 	char refusal[512]; /* "PATH ignored: ...": the last candidate refused */
 	char problem[512]; /* what its stats call its problem */
-	/* The first line of the last debug-info record, for the load that follows it. */
-	uint64_t pend_addr;
-	uint32_t pend_line;
+	/* The lines of the last debug-info record, for the load that follows it (as perf takes
+	 * them: V8's record names its code object, the load the instructions after its header). */
 	bool pend;
-	char pend_file[JITDUMP_MAX_NAME + 1];
-	struct arena files; /* source file names, the last one reused while it repeats */
-	const char *last_file;
+	struct pend_line *pend_v;
+	size_t pend_n, pend_cap;
+	struct arena files; /* source file names, the recent ones reused while they repeat */
+	const char *recent[RECENT_FILES];
+	unsigned recent_at;
+	struct jline *lines; /* of all loads (addr_slot.lt_start) */
+	size_t nlines, lines_cap;
+	uint64_t lines_dropped; /* not kept: MAX_LINES or the budget */
 };
 
 /* A jitfile that has read nothing (its symbol table kept, empty). */
@@ -157,8 +181,12 @@ static void drop_symbols(struct jitfile *jf)
 	budget_release(jf->p.budget, jf->p.uid, jf->charged);
 	jf->charged = 0;
 	arena_release(&jf->files);
-	jf->last_file = NULL;
+	memset(jf->recent, 0, sizeof(jf->recent));
 	jf->pend = false;
+	jf->pend_n = 0;
+	free(jf->lines);
+	jf->lines = NULL;
+	jf->nlines = jf->lines_cap = 0;
 	jitdump_init(&jf->jd, NULL);
 	jf->stopped[0] = '\0';
 }
@@ -182,6 +210,7 @@ static void jitfile_free(struct sym_ctx *c, void *state)
 	jitfile_close(jf);
 	drop_symbols(jf);
 	perfmap_free(jf->j.syms);
+	free(jf->pend_v);
 	free(jf);
 }
 
@@ -219,18 +248,15 @@ static int addr_put(struct jitfile *jf, const struct perfmap_sym *sym)
 	return 0;
 }
 
-/* The pending debug line's file, stored (or the last one, if the same): NULL if there is none
- * for code at addr, or no room. */
-static const char *pending_file(struct jitfile *jf, uint64_t addr)
+/* A source file name, stored once while it repeats (one of the recent ones), charged: NULL if
+ * there is no room. */
+static const char *store_file(struct jitfile *jf, const char *name, size_t len)
 {
-	size_t len = strlen(jf->pend_file);
 	char *copy;
 
-	if (!jf->pend || jf->pend_addr != addr || !len)
-		return NULL;
-	jf->pend = false;
-	if (jf->last_file && !strcmp(jf->last_file, jf->pend_file))
-		return jf->last_file;
+	for (unsigned i = 0; i < RECENT_FILES; i++)
+		if (jf->recent[i] && !strncmp(jf->recent[i], name, len) && !jf->recent[i][len])
+			return jf->recent[i];
 	if (budget_charge(jf->p.budget, jf->p.uid, len + 1) < 0)
 		return NULL;
 	copy = arena_alloc(&jf->files, len + 1);
@@ -239,13 +265,60 @@ static const char *pending_file(struct jitfile *jf, uint64_t addr)
 		return NULL;
 	}
 	jf->charged += len + 1;
-	memcpy(copy, jf->pend_file, len + 1);
-	return jf->last_file = copy;
+	memcpy(copy, name, len);
+	copy[len] = '\0';
+	jf->recent[jf->recent_at++ % RECENT_FILES] = copy;
+	return copy;
 }
 
-/* One symbol into the table, charged first. 0, or -ENOSPC (budget), -ENOMEM. */
+static int by_off(const void *a, const void *b)
+{
+	const struct jline *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* The pending lines inside the code loaded at addr (size bytes), kept for it: their place in
+ * jf->lines, charged (none if the budget or MAX_LINES refuses them, counted). */
+static void take_lines(struct jitfile *jf, uint64_t addr, uint64_t size, uint32_t *start,
+		       uint32_t *n)
+{
+	size_t k = 0;
+
+	*start = *n = 0;
+	if (!jf->pend || !jf->pend_n)
+		return;
+	jf->pend = false;
+	if (jf->nlines + jf->pend_n > MAX_LINES ||
+	    budget_charge(jf->p.budget, jf->p.uid, jf->pend_n * sizeof(struct jline)) < 0) {
+		jf->lines_dropped += jf->pend_n;
+		return;
+	}
+	if (array_grow((void **)&jf->lines, &jf->lines_cap, jf->nlines + jf->pend_n,
+		       sizeof(*jf->lines), 1024) < 0) {
+		budget_release(jf->p.budget, jf->p.uid, jf->pend_n * sizeof(struct jline));
+		jf->lines_dropped += jf->pend_n;
+		return;
+	}
+	jf->charged += jf->pend_n * sizeof(struct jline);
+	for (size_t i = 0; i < jf->pend_n; i++) {
+		const struct pend_line *p = &jf->pend_v[i];
+
+		if (p->addr >= addr && p->addr - addr < size)
+			jf->lines[jf->nlines + k++] =
+			    (struct jline){(uint32_t)(p->addr - addr), p->line, p->file};
+	}
+	/* Entries come in address order; sorted (stably enough: ties are one address) if not. */
+	qsort(jf->lines + jf->nlines, k, sizeof(*jf->lines), by_off);
+	*start = jf->nlines;
+	*n = k;
+	jf->nlines += k;
+}
+
+/* One symbol into the table, charged first, with its source lines (lt: lines[lt[0], +lt[1])).
+ * 0, or -ENOSPC (budget), -ENOMEM. */
 static int add_symbol(struct jitfile *jf, uint64_t start, uint64_t size, const char *name,
-		      size_t len, const char *file, uint32_t line)
+		      size_t len, const uint32_t lt[2])
 {
 	uint64_t cost = len + SYM_COST;
 	int r;
@@ -259,12 +332,18 @@ static int add_symbol(struct jitfile *jf, uint64_t start, uint64_t size, const c
 	}
 	jf->charged += cost;
 	jf->changed = true;
-	/* Out of memory here only costs a later move of this code its name. */
-	if (addr_put(jf, perfmap_last(jf->j.syms)) == 0 && file) {
+	/* Out of memory here only costs a later move of this code its name and lines. */
+	if (addr_put(jf, perfmap_last(jf->j.syms)) == 0 && lt[1]) {
 		struct addr_slot *s = addr_find(jf, start);
 
-		s->file = file;
-		s->line = line;
+		s->lt_start = lt[0];
+		s->lt_n = lt[1];
+		/* Its first line that names a file: the function's source. */
+		for (uint32_t i = lt[0]; i < lt[0] + lt[1] && !s->file; i++)
+			if (jf->lines[i].file[0]) {
+				s->file = jf->lines[i].file;
+				s->line = jf->lines[i].line;
+			}
 	}
 	return 0;
 }
@@ -272,15 +351,16 @@ static int add_symbol(struct jitfile *jf, uint64_t start, uint64_t size, const c
 static int on_load(const struct jitdump_load *l, void *userdata)
 {
 	struct jitfile *jf = userdata;
-	uint32_t line = jf->pend_line;
-	const char *file = pending_file(jf, l->code_addr);
+	uint32_t lt[2];
 
-	return add_symbol(jf, l->code_addr, l->code_size, l->name, l->name_len, file, line);
+	take_lines(jf, l->code_addr, l->code_size, &lt[0], &lt[1]);
+	return add_symbol(jf, l->code_addr, l->code_size, l->name, l->name_len, lt);
 }
 
 /* A file name worth showing: UTF-8 text without control characters. V8 (node 20) writes
- * garbage bytes for the files of user scripts in some entries; such a line is not kept (an
- * export then takes the file and line from V8's name, "JS:*f /app/x.js:12:3"). */
+ * garbage bytes for the files of user scripts in some entries (perf shows them too); such an
+ * entry keeps its line with no file (an export takes the file from V8's name, "JS:*f
+ * /app/x.js:12:3"). */
 static bool plausible_file(const char *s, size_t len)
 {
 	for (size_t i = 0; i < len;) {
@@ -302,21 +382,31 @@ static bool plausible_file(const char *s, size_t len)
 	return len > 0;
 }
 
+/* A debug-info record: its lines (with a line number) kept for the load that follows, with
+ * their files stored. */
 static int on_debug(const struct jitdump_debug *d, void *userdata)
 {
 	struct jitfile *jf = userdata;
 	struct jitdump_line line = {0};
 
 	jf->pend = false;
-	if (jitdump_debug_next(d, &line) != 1 || !line.lineno ||
-	    !plausible_file(line.file, line.file_len))
-		return 0;
-	/* file_len is at most the parser's max_name (JITDUMP_MAX_NAME); no NUL inside. */
-	memcpy(jf->pend_file, line.file, line.file_len);
-	jf->pend_file[line.file_len] = '\0';
-	jf->pend_addr = d->code_addr;
-	jf->pend_line = line.lineno;
-	jf->pend = true;
+	jf->pend_n = 0;
+	while (jitdump_debug_next(d, &line) == 1 && jf->pend_n < MAX_RECORD_LINES) {
+		const char *file;
+
+		if (!line.lineno)
+			continue;
+		/* file_len is at most the parser's max_name (JITDUMP_MAX_NAME); no NUL inside. A
+		 * file name that is not (V8's junk) is kept as none: the line stays. */
+		file = plausible_file(line.file, line.file_len)
+			   ? store_file(jf, line.file, line.file_len)
+			   : "";
+		if (!file || array_grow((void **)&jf->pend_v, &jf->pend_cap, jf->pend_n + 1,
+					sizeof(*jf->pend_v), 64) < 0)
+			break;
+		jf->pend_v[jf->pend_n++] = (struct pend_line){line.addr, line.lineno, file};
+	}
+	jf->pend = jf->pend_n > 0;
 	return 0;
 }
 
@@ -331,7 +421,7 @@ static int on_move(const struct jitdump_move *m, void *userdata)
 	if (!old->sym)
 		return 0; /* code never loaded: nothing to name it by */
 	return add_symbol(jf, m->new_code_addr, m->code_size, old->sym->name,
-			  strlen(old->sym->name), old->file, old->line);
+			  strlen(old->sym->name), (uint32_t[2]){old->lt_start, old->lt_n});
 }
 
 static const struct jitdump_ops ops = {
@@ -627,6 +717,39 @@ static bool jitfile_source(const void *state, uint64_t start, const char **file,
 	return true;
 }
 
+/* The source line of JIT code at addr, when the debug info of its load said it (the last entry
+ * at or before addr): its file (valid while the symbols are; "" when the JIT wrote no usable
+ * name) and line. */
+static bool jitfile_line(const void *state, uint64_t addr, const char **file, uint32_t *line)
+{
+	const struct jitfile *jf = state;
+	const struct perfmap_sym *sym = perfmap_lookup_frame(jf->j.syms, addr);
+	const struct addr_slot *s;
+	size_t lo, hi;
+
+	if (!sym || !jf->addrs_cap)
+		return false;
+	s = addr_find(jf, sym->start);
+	if (!s->sym || !s->lt_n || addr - sym->start > UINT32_MAX)
+		return false;
+	/* The last entry at or before the address (its code's line until the next entry). */
+	lo = s->lt_start;
+	hi = s->lt_start + s->lt_n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (jf->lines[mid].off <= addr - sym->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == s->lt_start)
+		return false; /* before its first line */
+	*file = jf->lines[lo - 1].file;
+	*line = jf->lines[lo - 1].line;
+	return true;
+}
+
 /* The file read, as kprofd reaches it ("" while none was found), why a jitdump was refused or
  * read no further ("" if neither), and its counts. */
 static void jitfile_stats(const void *state, struct tsym_stats *st)
@@ -654,4 +777,5 @@ const struct sym_source sym_source_jitdump = {
     .done = jitfile_done,
     .stats = jitfile_stats,
     .line = jitfile_source,
+    .addr_line = jitfile_line,
 };

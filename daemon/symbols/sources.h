@@ -81,6 +81,8 @@ struct sym_source {
 	void (*stats)(const void *state, struct tsym_stats *st);
 	/* The source line of the JIT function starting at start, if the runtime said it. */
 	bool (*line)(const void *state, uint64_t start, const char **file, uint32_t *line);
+	/* The source line of the JIT code at addr, if the runtime said it (jitdump debug info). */
+	bool (*addr_line)(const void *state, uint64_t addr, const char **file, uint32_t *line);
 	/* Every JIT function it names, for exact mode's probes and the path tracer. */
 	int (*each)(const void *state, int (*fn)(const struct perfmap_sym *, void *),
 		    void *userdata);

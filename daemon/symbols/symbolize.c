@@ -535,7 +535,7 @@ void tsym_frame_rule(struct tsym *ts, uint64_t addr, bool ret, struct tsym_frame
 	if (e == &symbolize_elf_none || e->failed)
 		return;
 	if (!e->eh_state) {
-		_cleanup_close_ int fd = symbolize_mapping_open(ts, m, &st);
+		_cleanup_close_ int fd = tsym_open_mapped(ts, m, &st);
 
 		if (fd < 0)
 			return; /* tried again at the next rule asked */
@@ -628,6 +628,28 @@ int tsym_foreach_mapping(const struct tsym *ts, tsym_mapping_fn fn, void *userda
 			return r;
 	}
 	return 0;
+}
+
+bool tsym_jit_line(struct tsym *ts, uint64_t addr, const char **file, uint32_t *line)
+{
+	const struct sym_source *s;
+
+	for_each_source(i, s)
+		if (s->addr_line && s->addr_line(ts->state[i], addr, file, line))
+			return true;
+	return false;
+}
+
+const struct elf_entry *tsym_elf_at(struct tsym *ts, uint64_t addr,
+				    const struct procmaps_entry **m)
+{
+	const struct elf_entry *e;
+
+	*m = ts->c.maps ? procmaps_find(ts->c.maps, addr) : NULL;
+	if (!*m)
+		return NULL;
+	e = symbolize_mapping_elf(ts, *m - procmaps_at(ts->c.maps, 0), *m);
+	return e == &symbolize_elf_none || e->failed ? NULL : e;
 }
 
 /* The source of the JIT function starting at start, when a source said it. */

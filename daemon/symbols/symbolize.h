@@ -123,5 +123,7 @@ int tsym_foreach_mapping(const struct tsym *ts, tsym_mapping_fn fn, void *userda
 /* Where the JIT function starting at start comes from, if a source said (the first line of a
  * jitdump code load's debug info): *file valid until the next refresh. */
 bool tsym_jit_source(const struct tsym *ts, uint64_t start, const char **file, uint32_t *line);
+/* The source line of JIT code at addr, when its jitdump's debug info said it (issue 32). */
+bool tsym_jit_line(struct tsym *ts, uint64_t addr, const char **file, uint32_t *line);
 
 #endif

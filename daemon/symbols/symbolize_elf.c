@@ -172,13 +172,16 @@ int sym_root(const struct sym_ctx *c)
 	return fd < 0 ? -errno : fd;
 }
 
+int tsym_root_now(struct tsym *ts)
+{
+	return ts->c.root >= 0 ? sym_root(&ts->c) : tfile_proc_root(ts->c.pid);
+}
+
 /* ---- separate debug files ---- */
 
-#define DEBUG_DIR "usr/lib/debug"
 #define DEBUG_CRC_MAX (256u << 20) /* a debuglink'ed file larger than this is not summed */
 
-/* The CRC32 of the whole file, as .gnu_debuglink records it (zlib's crc32). */
-static int file_crc32(int fd, uint64_t size, uint32_t *ret)
+int symbolize_file_crc32(int fd, uint64_t size, uint32_t *ret)
 {
 	uLong crc = crc32(0L, Z_NULL, 0);
 	uint64_t off = 0;
@@ -226,7 +229,8 @@ static int debug_try(struct tsym *ts, int root, const char *rel, struct elf_entr
 			  (unsigned)st.st_uid);
 		return -EPERM;
 	}
-	if (want_crc && (file_crc32(fd, st.st_size, &crc) < 0 || crc != e->es.debuglink_crc)) {
+	if (want_crc &&
+	    (symbolize_file_crc32(fd, st.st_size, &crc) < 0 || crc != e->es.debuglink_crc)) {
 		log_debug("pid %d: debug file %s: CRC32 %08x, the debuglink's %08x", ts->c.pid, rel,
 			  crc, e->es.debuglink_crc);
 		return -ESTALE;
@@ -265,7 +269,6 @@ static int debug_try(struct tsym *ts, int root, const char *rel, struct elf_entr
  * nor a namespace's inode number tells them apart: both are reused). */
 static void debug_attach(struct tsym *ts, struct elf_entry *e, const char *path)
 {
-	static const char *const link_fmt[] = {"%.*s%s", "%.*s.debug/%s", DEBUG_DIR "/%.*s%s"};
 	char rel[4096], hex[2 * ELFSYM_BUILD_ID_MAX + 1];
 	const struct elfsym *es = &e->es;
 	_cleanup_close_ int root = -1;
@@ -287,8 +290,9 @@ static void debug_attach(struct tsym *ts, struct elf_entry *e, const char *path)
 	/* The directory as the target sees it, without the leading '/', with a trailing one. */
 	if (!es->debuglink[0] || path[0] != '/' || strstr(path, " (deleted)"))
 		return;
-	for (size_t i = 0; i < ARRAY_SIZE(link_fmt); i++) {
-		int n = snprintf(rel, sizeof(rel), link_fmt[i], (int)(slash - path), path + 1,
+	for (size_t i = 0; i < ARRAY_SIZE(symbolize_debuglink_fmt); i++) {
+		int n = snprintf(rel, sizeof(rel), symbolize_debuglink_fmt[i], (int)(slash - path),
+				 path + 1,
 				 es->debuglink);
 
 		if (n > 0 && (size_t)n < sizeof(rel) && debug_try(ts, root, rel, e, true) == 0)
@@ -430,7 +434,7 @@ int symbolize_elf_eh(struct tsym *ts, struct elf_entry *e, int fd)
 	return err;
 }
 
-int symbolize_mapping_open(struct tsym *ts, const struct procmaps_entry *m, struct stat *stp)
+int tsym_open_mapped(struct tsym *ts, const struct procmaps_entry *m, struct stat *stp)
 {
 	const struct tfile_want want = {
 	    .check_id = true, .dev = makedev(m->dev_major, m->dev_minor), .ino = m->inode};
@@ -438,6 +442,8 @@ int symbolize_mapping_open(struct tsym *ts, const struct procmaps_entry *m, stru
 	char path[96], why[128] = "";
 	struct stat st;
 
+	if (m->path[0] != '/' || !m->inode)
+		return -ENOENT;
 	/* map_files reaches the very file mapped, even deleted or in another mount namespace. */
 	procmaps_file_path(path, sizeof(path), ts->c.pid, m->start, m->end);
 	fd = tfile_open(AT_FDCWD, path, false, &want, &st, why, sizeof(why));
@@ -445,7 +451,8 @@ int symbolize_mapping_open(struct tsym *ts, const struct procmaps_entry *m, stru
 	 * unless the file was deleted (then only map_files reaches it). The target controls
 	 * what that path is in its mount namespace: tfile_open checks it is the file mapped. */
 	if (fd < 0 && !strstr(m->path, " (deleted)")) {
-		_cleanup_close_ int root = sym_root(&ts->c);
+		/* once the target is done, the identity check alone tells it is that file */
+		_cleanup_close_ int root = tsym_root_now(ts);
 
 		if (root >= 0)
 			fd = tfile_open(root, m->path, true, &want, &st, why, sizeof(why));
@@ -467,7 +474,7 @@ struct elf_entry *symbolize_mapping_elf(struct tsym *ts, size_t idx, const struc
 	ts->map_elf[idx] = &symbolize_elf_none;
 	if (m->path[0] != '/' || !m->inode || ts->c.gone)
 		return &symbolize_elf_none;
-	fd = symbolize_mapping_open(ts, m, &st);
+	fd = tsym_open_mapped(ts, m, &st);
 	if (fd < 0)
 		return &symbolize_elf_none;
 	ts->map_elf[idx] = elf_get(ts, fd, &st, m->path);

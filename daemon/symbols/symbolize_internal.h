@@ -133,9 +133,28 @@ const char *symbolize_base_name(const char *path);
  * none (not a file, not readable, no symbols). */
 struct elf_entry *symbolize_mapping_elf(struct tsym *ts, size_t idx,
 					const struct procmaps_entry *m);
-/* The file mapped at m, opened as the target maps it (the very file, checked): an fd and *st,
- * or a negative errno. */
-int symbolize_mapping_open(struct tsym *ts, const struct procmaps_entry *m, struct stat *st);
+/* sym_root(&ts->c), or once the target is done (its root let go) the root of the process that
+ * has its PID now, maybe another one: only for reads that check what they find (a file's
+ * identity, a debug file's build id). */
+int tsym_root_now(struct tsym *ts);
+/* The file mapped at m, the very one (its device and inode checked): through map_files, else
+ * its path inside the target's root (tsym_root_now: once the target is done, the identity
+ * check alone tells it is that file). An fd (st filled), or a negative errno. */
+int tsym_open_mapped(struct tsym *ts, const struct procmaps_entry *m, struct stat *st);
+/* The ELF file mapped at addr as the maps were last read (no re-read), loaded if it was not
+ * yet, and its mapping in *m: NULL if no file is mapped there or it is not ELF. */
+const struct elf_entry *tsym_elf_at(struct tsym *ts, uint64_t addr,
+				    const struct procmaps_entry **m);
+/* The CRC32 of the whole file (size bytes, at most 256 MiB: -EFBIG), as .gnu_debuglink records
+ * it (zlib's crc32). 0 or a negative errno. */
+int symbolize_file_crc32(int fd, uint64_t size, uint32_t *ret);
+
+/* Separate debug files, as gdb and perf look for them: DEBUG_DIR/.build-id/xx/rest.debug by
+ * build id; by .gnu_debuglink NAME, each of these formats of (directory length, directory
+ * without its leading '/' and with a trailing one, NAME), inside the target's root. */
+#define DEBUG_DIR "usr/lib/debug"
+static __attribute__((unused)) const char *const symbolize_debuglink_fmt[] = {
+    "%.*s%s", "%.*s.debug/%s", DEBUG_DIR "/%.*s%s"};
 /* e's .eh_frame read from the file open at fd (mapped by ts), charged to e's uid: 0 or a
  * negative errno (e->eh_state says so after). */
 int symbolize_elf_eh(struct tsym *ts, struct elf_entry *e, int fd);

@@ -194,6 +194,9 @@ static int new_models(struct target *t, const struct config *conf)
 	err = annotate_queue_new(&t->annot_q);
 	if (err < 0)
 		return err;
+	err = csite_new(TARGET_MAX_CALL_SITES, &t->csite);
+	if (err < 0)
+		return err;
 	if (conf->drift_enabled)
 		err = drift_new(&(struct drift_config){.window = conf->drift_window,
 						       .min_samples = conf->drift_min_samples,
@@ -260,6 +263,7 @@ void target_free(struct target *t)
 	tnames_free(t->tnames);
 	annot_free(t->annot);
 	annotate_queue_free(t->annot_q);
+	csite_free(t->csite);
 	offcpu_free(t->offcpu);
 	free(t->ids);
 	free(t->memo);
@@ -305,6 +309,52 @@ static void unnamed_note_final(struct target *t)
 		 ps.unresolved, ps.unresolved == 1 ? "" : "es");
 }
 
+struct jit_keep {
+	struct target *t;
+	char key[LCACHE_MAX_KEY + 1];
+};
+
+/* One address's JIT line, kept in the cache (srclines_jit_key). */
+static void keep_jit_line(struct jit_keep *k, uint64_t addr)
+{
+	struct srcline_frame fr = {.func = ""};
+
+	if (tsym_jit_line(k->t->sym, addr, &fr.file, &fr.line))
+		srclines_put(k->t->env->lines, k->key, addr, &fr, 1);
+}
+
+static int keep_site_line(const struct csite_entry *e, void *userdata)
+{
+	keep_jit_line(userdata, e->addr);
+	return 0;
+}
+
+static bool any_id(uint32_t id, void *userdata)
+{
+	(void)id;
+	(void)userdata;
+	return true;
+}
+
+/* The source lines of the JIT code of its sampled leaf addresses and call sites, from its
+ * jitdump's debug records, into the lines cache before the symbols go (issue 32): exports
+ * after the drop (a kept profile) still have them. */
+static void keep_jit_lines(struct target *t)
+{
+	_cleanup_free_ struct annot_addr *v = NULL;
+	struct jit_keep k = {.t = t};
+	size_t n = 0;
+
+	if (!t->env->lines || !t->annot)
+		return;
+	srclines_jit_key(t->pid, t->attached_ns, k.key);
+	if (annot_collect(t->annot, any_id, NULL, &v, &n) == 0)
+		for (size_t i = 0; i < n; i++)
+			keep_jit_line(&k, v[i].addr);
+	if (t->csite)
+		csite_foreach(t->csite, keep_site_line, &k);
+}
+
 void target_drop_symbols(struct target *t)
 {
 	if (!t->sym)
@@ -314,6 +364,7 @@ void target_drop_symbols(struct target *t)
 	if (target_names_update(t, true) > 0 && t->state != TARGET_ATTACHED)
 		t->dirty = true;
 	t->saved_sym = *tsym_get_stats(t->sym);
+	keep_jit_lines(t);
 	tsym_free(t->sym);
 	t->sym = NULL;
 	unnamed_note_final(t);
@@ -523,6 +574,12 @@ uint64_t target_memory(const struct target *t)
 		annot_get_stats(t->annot, &as);
 		n += as.memory;
 	}
+	if (t->csite) {
+		struct csite_stats cs;
+
+		csite_get_stats(t->csite, &cs);
+		n += cs.memory;
+	}
 	return n + target_drift_memory(t) + offcpu_memory(t->offcpu);
 }
 
@@ -683,6 +740,51 @@ static inline void add_stack(struct target *t, const struct kp_sample *s, size_t
 	tnames_set(t->tnames, s->tid, s->comm, sizeof(s->comm)); /* a full table counts */
 }
 
+/* The sample's user frames, root first, appended to t->ids[n..]: the new n. The cache slots of
+ * the frames the memo lacks are fetched together first, then each frame is found in the memo
+ * or the cache. Each (caller, callee) pair of adjacent named frames is recorded with the
+ * caller's return address - 1 in the call-site set when either frame is new to the memo (a hit
+ * at both depths means the previous sample had both, so the pair was recorded then). */
+static inline size_t user_frames(struct target *t, const struct kp_sample *s, size_t n)
+{
+	struct frame_memo *memo = t->memo;
+	uint64_t prev_a = 0;
+	bool prev_new = false;
+	int id, prev = -1;
+
+	for (int i = s->n_user - 1, d = 0; i >= 0; i--, d++)
+		if (!memo_has(memo, d, user_addr(s, i)))
+			profile_cache_prefetch(t->profile, user_addr(s, i));
+	for (int i = s->n_user - 1, d = 0; i >= 0; i--, d++) {
+		uint64_t a = user_addr(s, i);
+		bool fresh = d >= (int)memo->len;
+
+		if (memo_has(memo, d, a)) {
+			id = memo->id[d];
+		} else {
+			fresh = true;
+			id = frame_id(t, a, false);
+			if (d < KP_MAX_STACK) {
+				memo->addr[d] = id >= 0 ? a : 0;
+				memo->id[d] = id;
+			}
+			if (id < 0) {
+				t->bad_frames++;
+				prev = -1; /* the caller of the next frame is not known */
+				continue;
+			}
+		}
+		t->ids[n++] = id;
+		if (prev >= 0 && (fresh || prev_new) && t->csite)
+			csite_add(t->csite, prev, id, prev_a);
+		prev = id;
+		prev_a = a;
+		prev_new = fresh;
+	}
+	memo->len = s->n_user;
+	return n;
+}
+
 void target_add_sample(struct target *t, const struct kp_sample *s)
 {
 	struct frame_memo *memo = t->memo;
@@ -703,29 +805,7 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 		if ((id = special_id(t, "[truncated]")) >= 0)
 			t->ids[n++] = id;
 	}
-	/* User frames, root first: the cache slots of the frames the memo lacks are fetched
-	 * together first, then each frame is found in the memo or the cache. */
-	for (int i = s->n_user - 1, d = 0; i >= 0; i--, d++)
-		if (!memo_has(memo, d, user_addr(s, i)))
-			profile_cache_prefetch(t->profile, user_addr(s, i));
-	for (int i = s->n_user - 1, d = 0; i >= 0; i--, d++) {
-		uint64_t a = user_addr(s, i);
-
-		if (memo_has(memo, d, a)) {
-			t->ids[n++] = memo->id[d];
-			continue;
-		}
-		id = frame_id(t, a, false);
-		if (d < KP_MAX_STACK) {
-			memo->addr[d] = id >= 0 ? a : 0;
-			memo->id[d] = id;
-		}
-		if (id < 0) {
-			t->bad_frames++;
-			continue;
-		}
-		t->ids[n++] = id;
-	}
+	n = user_frames(t, s, n);
 	if (s->n_user && n && memo_has(memo, s->n_user - 1, user_addr(s, 0)))
 		leaf = t->ids[n - 1]; /* the leaf frame was named: its id is the last one */
 	n_user = n_leaf = n;

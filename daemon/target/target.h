@@ -13,10 +13,12 @@
 
 #include "exact/exact.h"
 #include "paths/paths.h"
+#include "symbols/srclines.h"
 #include "symbols/symbolize.h"
 #include "kernel/sampler.h"
 #include "kprof/abi.h"
 #include "kprof/annot.h"
+#include "kprof/csite.h"
 #include "kprof/hcct.h"
 #include "kprof/maptab.h"
 #include "kprof/profile.h"
@@ -36,6 +38,9 @@ enum target_state {
 	TARGET_DETACHED = 3,
 };
 
+/* Call sites kept per target (csite.h): as many as a saved profile holds (SAVED_MAX_CALL_SITES). */
+#define TARGET_MAX_CALL_SITES 65536
+
 /* The frame under which samples taken inside kprof's own probes are counted (module "[kprof]"). */
 #define KPROF_PROBE_NAME "[kprof probes]"
 #define TARGET_RECENT_LEAVES 256 /* samples whose leaves tell which copy runs now */
@@ -43,6 +48,7 @@ enum target_state {
 struct frame_memo {
 	uint64_t addr[KP_MAX_STACK]; /* 0: nothing memoized at this depth */
 	uint32_t id[KP_MAX_STACK];
+	uint32_t len; /* user frames of the last sample: deeper entries are older ones */
 };
 
 /* What a target needs of the daemon, given at creation; the manager's, and alive as long as the
@@ -53,6 +59,7 @@ struct target_env {
 	struct loader *loader;
 	sd_event *event;
 	struct jvmattach_ctx *jvm; /* asking HotSpot JVMs for their perf maps (jvmattach.c) */
+	struct srclines *lines;	   /* source lines: JIT code's kept at the symbols' drop */
 };
 
 struct target {
@@ -152,6 +159,7 @@ struct target {
 	/* Per-instruction samples and code snapshots for annotate (annotate.c); NULL for a
 	 * profile restored from disk. */
 	struct annot *annot;
+	struct csite *csite; /* call sites of the user stacks (issue 32), NULL for a restored one */
 	struct annotate_queue *annot_q; /* its code copies asked for in this drain */
 	uint64_t
 	    probe_samples; /* samples taken while a probe ran (counted under KPROF_PROBE_NAME) */

@@ -501,6 +501,18 @@ int saved_msg_tables(const struct target *t, struct saved_msg *m)
 	return 0;
 }
 
+int saved_msg_build_tables(const struct target *t, struct saved_msg *m)
+{
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	kprof__saved_profile__init(&m->msg);
+	err = saved_msg_tables(t, m);
+	if (err < 0)
+		saved_msg_release(m);
+	return err;
+}
+
 int saved_msg_build(const struct target *t, struct saved_msg *m)
 {
 	return saved_msg_build_range(t, NULL, NULL, m);
@@ -587,6 +599,45 @@ static int pack_leaf_addrs(const struct target *t, struct saved_msg *m)
 	for (size_t i = 0; i < n; i++)
 		v[i].id = profile_canon(t->profile, v[i].id);
 	return saved_msg_leaf_addrs(m, v, n, profile_nfuncs(t->profile));
+struct cs_pack {
+	const struct target *t;
+	struct saved_msg *m;
+	size_t n;
+};
+
+static int pack_one_site(const struct csite_entry *e, void *userdata)
+{
+	struct cs_pack *p = userdata;
+	Kprof__SavedCallSite *c = &p->m->cv[p->n];
+	uint32_t nf = profile_nfuncs(p->t->profile);
+
+	kprof__saved_call_site__init(c);
+	c->caller = profile_canon(p->t->profile, e->caller);
+	c->callee = profile_canon(p->t->profile, e->callee);
+	c->address = e->addr;
+	if (c->caller < nf && c->callee < nf)
+		p->m->cp[p->n++] = c;
+	return 0;
+}
+
+/* The call-site set as call_sites (issue 32), canonical function ids. */
+static int pack_call_sites(const struct target *t, struct saved_msg *m)
+{
+	struct cs_pack p = {t, m, 0};
+	struct csite_stats st;
+
+	if (!t->csite)
+		return 0;
+	csite_get_stats(t->csite, &st);
+	m->cv = calloc(st.entries + 1, sizeof(*m->cv));
+	m->cp = calloc(st.entries + 1, sizeof(*m->cp));
+	if (!m->cv || !m->cp)
+		return -ENOMEM;
+	csite_foreach(t->csite, pack_one_site, &p);
+	m->msg.call_sites = m->cp;
+	m->msg.n_call_sites = p.n;
+	m->msg.call_sites_dropped = st.dropped;
+	return 0;
 }
 
 void target_resume_pb(const struct target *t, unsigned duration_left, Kprof__SavedResume *r)
@@ -632,6 +683,8 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 				  &m->msg.n_hcct, &m->msg.hcct_n);
 	if (err >= 0 && !r)
 		err = pack_leaf_addrs(t, m);
+	if (err >= 0 && !r)
+		err = pack_call_sites(t, m);
 	if (err >= 0 && !r)
 		err = pack_hcct(calls_tree(t->calls), calls_saved_tree(t->calls), NULL, &m->xv, &m->xp,
 				&m->msg.n_exact_hcct, &m->msg.exact_hcct_n);
@@ -696,6 +749,9 @@ void saved_msg_release(struct saved_msg *m)
 	free(m->lp);
 	free(m->ids);
 	free(m->fids);
+	free(m->cv);
+	free(m->cp);
+	arena_release(&m->lines.a);
 	paths_msg_release(&m->pm);
 	drift_reply_release(&m->dm);
 	if (m->dk)

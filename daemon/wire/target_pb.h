@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kprof/arena.h"
+#include "kprof/saved.h"
 #include "wire/drift_reply.h"
 #include "wire/paths_reply.h"
 #include "proto/kprof.pb-c.h"
@@ -22,6 +24,13 @@ Kprof__FrameKind target_pb_kind(enum profile_kind k);
 
 /* What attaches t again after kprofd's restart (its --duration left: duration_left seconds). */
 void target_resume_pb(const struct target *t, unsigned duration_left, Kprof__SavedResume *r);
+/* The source lines of a message's addresses (lines_pb.c): their strings and structures, and
+ * what the resolver did (SavedProfile.lines, AnnotateReply.lines). */
+struct lines_store {
+	struct arena a;
+	Kprof__SavedLinesInfo info;
+	char *notes[SAVED_MAX_LINES_NOTES];
+};
 
 /* A target's profile as a kprof.SavedProfile message (for the state directory and for export);
  * it points into the target's profile, so use it before the target changes. */
@@ -41,6 +50,8 @@ struct saved_msg {
 	Kprof__SavedLeafAddr *lv, **lp; /* the sampled leaf addresses (annotate store) */
 	uint32_t *ids;	/* the stacks' ids, when they are not the profile's (target_since.c) */
 	uint32_t *fids; /* the profile's id of each function, or NULL: function i is id i */
+	Kprof__SavedCallSite *cv, **cp; /* the call sites (t->csite) */
+	struct lines_store lines;	/* their source lines (lines_pb.c), when asked */
 };
 int saved_msg_build(const struct target *t, struct saved_msg *m);
 /* The same with the stacks and functions of range and the HCCT snapshot tree instead of t's (a
@@ -58,6 +69,9 @@ void saved_msg_release(struct saved_msg *m);
  * SAVED_MAX_LEAF_ADDRS kept and the others' samples counted as dropped. 0 or -ENOMEM. */
 int saved_msg_tables(const struct target *t, struct saved_msg *m);
 int saved_msg_leaf_addrs(struct saved_msg *m, struct annot_addr *v, size_t n, size_t nf);
+/* A message of only t's mapping table and thread names (for source lines of addresses that
+ * are not the profile's: annotate's instructions). */
+int saved_msg_build_tables(const struct target *t, struct saved_msg *m);
 
 /* The SavedProfile of t, packed (malloc'd). */
 int target_pack(const struct target *t, uint8_t **buf, size_t *len);

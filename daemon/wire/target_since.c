@@ -14,6 +14,9 @@
  * minijit's stacks), so each leaf function's samples in the interval are spread over its
  * addresses in the proportions of the whole profile: exact per function, an estimate per
  * address (before, the whole profile's counts were given as they were).
+ * An interval whose answer waits (for source lines) keeps its end as the interval's message of
+ * that moment, its function indexes turned back into the profile's ids (stable, unlike the
+ * message's dense ones): the later build, in the same ids, is cut back to it (sdelta_cap).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,6 +25,7 @@
 #include "kprof/array.h"
 #include "kprof/cleanup.h"
 #include "kprof/saved.h"
+#include "kprof/sdelta.h"
 #include "wire/target_since.h"
 
 #define NONE UINT32_MAX
@@ -216,4 +220,64 @@ int target_since_build(const struct target *t, const struct target_since *s, str
 		return err < 0 ? err : 0;
 	err = fill(t, s, &g, sum, m);
 	return err < 0 ? err : 1;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* m's stack ids and leaf functions as the profile's ids (m->fids), or back (sorted fids). */
+static void map_ids(struct saved_msg *m, bool to_profile)
+{
+	Kprof__SavedProfile *p = &m->msg;
+	size_t nf = p->n_functions;
+
+	for (size_t i = 0; i < p->n_stacks; i++)
+		for (size_t j = 0; j < p->stacks[i]->n_ids; j++) {
+			uint32_t *id = &p->stacks[i]->ids[j];
+			uint32_t *at = to_profile ? NULL : bsearch(id, m->fids, nf, sizeof(*id), cmp_u32);
+
+			*id = to_profile ? m->fids[*id] : (uint32_t)(at - m->fids);
+		}
+	for (size_t i = 0; i < p->n_leaf_addrs; i++) {
+		uint32_t *id = &p->leaf_addrs[i]->func;
+		uint32_t *at = to_profile ? NULL : bsearch(id, m->fids, nf, sizeof(*id), cmp_u32);
+
+		*id = to_profile ? m->fids[*id] : (uint32_t)(at - m->fids);
+	}
+}
+
+int target_since_end(const struct target *t, const struct target_since *s, struct sdelta **e)
+{
+	struct saved_msg m;
+	int r = target_since_build(t, s, &m);
+
+	*e = NULL;
+	if (r <= 0)
+		return r;
+	map_ids(&m, true);
+	r = sdelta_new(&m.msg, e);
+	saved_msg_release(&m);
+	return r;
+}
+
+int target_since_build_until(const struct target *t, const struct target_since *s,
+			     const struct sdelta *e, struct saved_msg *m)
+{
+	int r = target_since_build(t, s, m);
+
+	if (r <= 0 || !e)
+		return r;
+	map_ids(m, true);
+	m->target.samples = sdelta_cap(e, &m->msg);
+	map_ids(m, false);
+	if (!m->msg.n_stacks) {
+		saved_msg_release(m);
+		memset(m, 0, sizeof(*m));
+		return 0;
+	}
+	return 1;
 }

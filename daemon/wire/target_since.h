@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "kprof/profile_snap.h"
+#include "kprof/sdelta.h"
 #include "target/target.h"
 #include "wire/target_pb.h"
 
@@ -26,5 +27,11 @@ void target_since_release(struct target_since *s);
  * paths, drift or resume. 0 if t took no sample since (m empty: nothing to release), 1 if m was
  * built (saved_msg_release it), or -ENOMEM. */
 int target_since_build(const struct target *t, const struct target_since *s, struct saved_msg *m);
+/* The end of the interval since s, now (an answer waits): *e (NULL if t took no sample since).
+ * 0 or -ENOMEM. */
+int target_since_end(const struct target *t, const struct target_since *s, struct sdelta **e);
+/* target_since_build cut back to the end e (NULL: none): only the samples up to it. */
+int target_since_build_until(const struct target *t, const struct target_since *s,
+			     const struct sdelta *e, struct saved_msg *m);
 
 #endif

@@ -101,6 +101,11 @@ struct config {
 	/* One non-root uid's windows at most (the users' together never the last eighth) */
 	unsigned window_memory_per_uid_mb, window_disk_per_uid_mb;
 	unsigned window_step_ms; /* a range query's step between other work (0: one window) */
+	/* [lines]: source lines of native code through kprof-lines (srclines.c, issue 32) */
+	bool lines_enabled;
+	char lines_helper[256];	   /* the kprof-lines program; "": beside kprofd, then ../bin */
+	char lines_debug_dir[256]; /* a host directory of debug files, before the targets' own */
+	unsigned lines_cache_mb;   /* resolved lines kept across exports */
 };
 
 void config_defaults(struct config *conf);

@@ -43,6 +43,8 @@ struct elfsym {
 	 * zlib's crc32()) of the whole debug file it names. */
 	char debuglink[ELFSYM_DEBUGLINK_MAX];
 	uint32_t debuglink_crc;
+	bool debuglink_bad; /* a .gnu_debuglink naming a path, not a file name: ignored */
+	bool has_dwarf;	    /* .debug_info or .debug_line with bytes: source lines (issue 32) */
 };
 
 /* 0 and *es filled (release with elfsym_release), or -ENOEXEC (not ELF), -EINVAL, -ENOMEM,
@@ -51,6 +53,9 @@ struct elfsym {
  * ELFSYM_MAX_NAME bytes. The fd is read with pread, never mapped. */
 int elfsym_load_fd(int fd, uint64_t max_bytes, struct elfsym *es);
 int elfsym_load_mem(const void *buf, size_t len, uint64_t max_bytes, struct elfsym *es);
+/* Only what names the file and its debug information (build id, .gnu_debuglink, has_dwarf,
+ * the loads), no symbols (syms NULL): to check a candidate debug file. 0 or as above. */
+int elfsym_ident_fd(int fd, struct elfsym *es);
 void elfsym_release(struct elfsym *es);
 
 /* The bytes of section name of the ELF file at fd (read with pread) in *data (malloc'd), its

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include "kprof/saved.h"
 #include "proto/kprof.pb-c.h"
 
 /* The merged profile (sp), pointing into the profiles it was made of (which must outlive it);
@@ -20,10 +21,16 @@ struct merged {
 	Kprof__SavedMapping **maps;
 	Kprof__SavedThread **threads;
 	Kprof__Origin *origin_v, **origins;
+	Kprof__SavedLeafAddr *leaf_v, **leaves; /* the inputs' leaf addresses (lines shared) */
+	Kprof__SavedCallSite *site_v, **sites;	/* ... and call sites */
+	Kprof__SavedLinesInfo lines;		/* the inputs' resolver counts summed */
+	char *notes[SAVED_MAX_LINES_NOTES];
 };
 
-/* v[0..n) as one profile: functions, mappings and thread names concatenated (v[0]'s first),
- * every stack's ids moved to its function's new index; v[0]'s target with the samples of all.
+/* v[0..n) as one profile: functions, mappings, thread names, leaf addresses and call sites
+ * concatenated (v[0]'s first), every stack's ids, leaf address and call site moved to its
+ * functions' new indices, the
+ * source-line counts summed and their notes kept; v[0]'s target with the samples of all.
  * Each stack's origin names its process: an input's own origins (a merged input), else one
  * origin per input made of its target (pid, comm, the watch as unit), its executable mapping
  * and its runtime (merge_runtime). Tables beyond the saved profile's caps are cut and counted.

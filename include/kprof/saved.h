@@ -22,6 +22,11 @@
 #define SAVED_MAX_BUILD_ID 128	 /* hex digits of a build id (64 bytes) */
 #define SAVED_MAX_THREAD_NAME 15 /* a comm: TASK_COMM_LEN - 1 */
 #define SAVED_MAX_LEAF_ADDRS 16384 /* sampled leaf addresses of one profile (issue 32) */
+#define SAVED_MAX_LINES_PER_ADDR 16 /* source frames of one address (SRCLINE_MAX_FRAMES) */
+#define SAVED_MAX_CALL_SITES 65536  /* call sites of one profile (TARGET_MAX_CALL_SITES) */
+#define SAVED_MAX_LINE_NAME 1024    /* bytes of a source frame's function or file name */
+#define SAVED_MAX_LINES_NOTES 16    /* notes of the lines resolver */
+#define SAVED_MAX_LINES_NOTE 512    /* bytes of one */
 /* The drift result kept with a profile (SavedProfile.drift): functions, drift events, top keys
  * per function, bytes of a name or key (as drift_reply.c renders them). */
 #define SAVED_MAX_DRIFT_FUNCS 128
@@ -37,7 +42,10 @@
  * longer than its SAVED_MAX_ limit, a drift result with more functions, events or keys than
  * SAVED_MAX_DRIFT_* or an overlap or share that is not a number in [-1, 1], more than
  * SAVED_MAX_LEAF_ADDRS leaf addresses or one naming a function that does not exist, an off-CPU
- * profile (off_cpu) that is not itself such a profile or has one of its own. */
+ * profile (off_cpu) that is not itself such a profile or has one of its own, more than
+ * SAVED_MAX_LINES_PER_ADDR source lines at an address or a name of one longer than
+ * SAVED_MAX_LINE_NAME, more than SAVED_MAX_LINES_NOTES notes of the lines resolver, more than
+ * SAVED_MAX_CALL_SITES call sites or one naming a function that does not exist. */
 int saved_check(const Kprof__SavedProfile *sp);
 
 /* The functions and stacks of a checked sp in a new profile (limits lim, NULL for defaults).

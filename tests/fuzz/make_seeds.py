@@ -452,6 +452,19 @@ def cxxname_seeds():
         put("fuzz_cxxname", name, text)
 
 
+def srcline_seeds():
+    """A kprof-lines helper's output (cli/helper/kprof-lines.c): its start line, then answers."""
+    frames = "F\tmix\t/src/hotline.c\t19\nF\tspin\t/src/hotline.c\t31\nE\n"
+    put("fuzz_srcline", "answers", "R\n" + frames + "E\n" + "F\tmain\t\t0\nE\n" + frames)
+    put("fuzz_srcline", "refused", "X cannot open the file: Permission denied\n")
+    put("fuzz_srcline", "inlined", "R\n" + "".join(
+        f"F\tf{i}\t/src/a{i}.h\t{i * 7}\n" for i in range(16)) + "E\n")
+    put("fuzz_srcline", "too_many", "R\n" + "F\tf\tx.c\t1\n" * 17 + "E\n")
+    put("fuzz_srcline", "long_field", "R\nF\t" + "a" * 1025 + "\tx.c\t1\nE\n")
+    put("fuzz_srcline", "bad_lines", "R\nF\tf\tx.c\t4294967296\nE\nF\tf\tx.c\nE\n"
+        "F\tf\x01\tx.c\t1\nE\nF\tf\tx.c\t-1\nE\n")
+
+
 def main():
     if os.path.isdir(CORPUS):
         shutil.rmtree(CORPUS)
@@ -482,6 +495,7 @@ def main():
     proto_seeds()
     jitdump_seeds()
     cxxname_seeds()
+    srcline_seeds()
     for t in sorted(os.listdir(CORPUS)):
         files = os.listdir(os.path.join(CORPUS, t))
         size = sum(os.path.getsize(os.path.join(CORPUS, t, x)) for x in files)

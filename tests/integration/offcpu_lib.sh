@@ -28,13 +28,15 @@ mix_tid() {
 # filter FILTER, in a mount namespace of its own where tracefs is mounted if the machine has
 # none (nothing changes outside it); started disabled and enabled through its control fifo,
 # so that it records from the moment perf_start returns (0), or 1 if perf could not start.
+# With PERF_MONO=1 its times are CLOCK_MONOTONIC's (-k mono), for perf_stop's window.
 perf_start() {
 	PERF_DATA=$TDIR/$1.data
 	rm -f "$TDIR/$1.ctl" "$TDIR/$1.ack"
 	mkfifo "$TDIR/$1.ctl" "$TDIR/$1.ack" || return 1
 	unshare -m sh -c '[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
-		exec perf record -q -D -1 --control "fifo:$1.ctl,$1.ack" -e sched:sched_switch \
+		exec perf record -q -D -1 $4 --control "fifo:$1.ctl,$1.ack" -e sched:sched_switch \
 			--filter "$2" -a --call-graph "$3" -o "$1.data"' sh "$TDIR/$1" "$2" "${3:-fp}" \
+		"${PERF_MONO:+-k mono}" \
 		>"$TDIR/$1.log" 2>&1 &
 	PERF_PID=$!
 	PIDS+=("$PERF_PID")
@@ -45,7 +47,8 @@ perf_start() {
 	[ "$ack" = ack ]
 }
 
-# perf_stop OUT: stop the recording; OUT gets perf_offcpu.py's JSON of it (0, else 1).
+# perf_stop OUT [FROM TO]: stop the recording; OUT gets perf_offcpu.py's JSON of it (0, else
+# 1), of the off-CPU intervals that ended from FROM to TO (CLOCK_MONOTONIC ns) if given.
 # PERF_WARN gets what perf itself says is wrong with its record (events lost or throttled, out of
 # order: a loaded machine), empty if nothing.
 perf_stop() {
@@ -58,7 +61,7 @@ perf_stop() {
 	perf script --ns -i "$PERF_DATA" -F comm,tid,time,event,trace,ip,sym >"$PERF_DATA.txt" \
 		2>"$PERF_DATA.err" || { grep -v "not valid for" "$PERF_DATA.err" >>"${PERF_DATA%.data}.log"; return 1; }
 	PERF_WARN+=$(grep -iE 'out of order|lost' "$PERF_DATA.err" | head -2 | tr '\n' ';')
-	python3 "$(dirname "${BASH_SOURCE[0]}")/perf_offcpu.py" "$PERF_DATA.txt" >"$1"
+	python3 "$(dirname "${BASH_SOURCE[0]}")/perf_offcpu.py" "$PERF_DATA.txt" "${@:2}" >"$1"
 }
 
 # near A B TOL: A is B within TOL (both numbers).

@@ -5,7 +5,10 @@ interval from the switch that takes it off a CPU (prev_pid) to the one that brin
 (next_pid), under the stack of the switch out. The side of the off-CPU tests that kprof did not
 compute.
 
-  perf_offcpu.py SCRIPT.txt  ->  JSON {tid: {"comm": C, "ns": N, "stacks": [[frames], ns]...}}
+  perf_offcpu.py SCRIPT.txt [FROM TO]  ->  JSON {tid: {"comm": C, "ns": N, "stacks": [[frames], ns]...}}
+
+With FROM and TO (perf's clock, ns), only the intervals that ended between them, whole: what
+kprof's profile of that interval holds (it counts an off-CPU interval when it ends).
 
 Frames are leaf first, kernel then user, as perf prints them ("[unknown]" kept); of the lines
 of one address (a --call-graph dwarf record lists the functions inlined there first), the last,
@@ -51,6 +54,7 @@ def events(path):
 
 def main():
     start, out = {}, {}
+    lo, hi = (int(sys.argv[2]), int(sys.argv[3])) if len(sys.argv) > 3 else (0, 1 << 63)
     # In time order: perf script delivers a CPU's buffer late when perf record could not write
     # it in time (a loaded machine: "out of order events"), and a switch back in seen before its
     # switch out would lose the whole wait.
@@ -59,6 +63,8 @@ def main():
             start[prev] = (ns, pcomm, tuple(frames))
         if nxt in start:
             t0, comm, st = start.pop(nxt)
+            if not lo <= ns <= hi:
+                continue
             d = out.setdefault(nxt, {"comm": comm, "ns": 0, "stacks": {}})
             d["ns"] += ns - t0
             d["stacks"][st] = d["stacks"].get(st, 0) + ns - t0

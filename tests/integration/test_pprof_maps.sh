@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # pprof that other tools can use, checked with `go tool pprof -raw`: the main executable is the
 # first mapping, with its address range, file offset, path and build id (those of readelf); a
-# native function's location is its runtime address (ELF address of nm moved by the mapping's
-# load bias; its sampled addresses have locations of their own after it, tested in
-# test_lines.sh, with --no-lines here); the has_functions / has_filenames / has_line_numbers flags say what each mapping
-# has; JS functions carry their file and line (V8's perf map with --perf-basic-prof, the jitdump
+# native function's locations are runtime addresses (ELF addresses moved by the mapping's load
+# bias) of its instructions (its start, its sampled addresses) or inside its calls (a caller
+# frame at its call site), per objdump (lines are tested in test_lines.sh: --no-lines here);
+# the has_functions / has_filenames / has_line_numbers flags say what each mapping has; JS functions carry their file and line (V8's perf map with --perf-basic-prof, the jitdump
 # with --perf-prof); samples carry thread_id and thread_name labels. Needs root and go; node for
 # the JS parts (skipped without it).
 # Not sanitized: go tool pprof and readelf comparisons (about 20 s); the encoder
@@ -49,26 +49,35 @@ res("[FN]" in first.get("bits", "") and "[FL]" not in first["bits"] and "[LN]" n
     first.get("bits"))
 locs = {}
 for l in re.finditer(r"^\s+(\d+): (0x[0-9a-f]+) M=(\d+) (.*)$", raw.split("Locations")[1].split("Mappings")[0], re.M):
-    # the function's own location (at its start) comes before those of its sampled addresses
-    locs.setdefault(l.group(4).split(" ")[0], (int(l.group(2), 16), int(l.group(3)), l.group(4)))
-nm = subprocess.run(["nm", "-C", exe], capture_output=True, text=True).stdout
-sym = int(re.search(r"^([0-9a-f]+) [tT] " + re.escape(func) + r"(\(.*\))?$", nm, re.M).group(1), 16)
-addr, mid, _ = locs.get(func, (0, 0, ""))
-m = maps.get(mid, {})
+    locs.setdefault(l.group(4).split(" ")[0], []).append((int(l.group(2), 16), int(l.group(3)), l.group(4)))
+nm = subprocess.run(["nm", "-S", "-C", exe], capture_output=True, text=True).stdout
+sym, size = (int(x, 16) for x in re.search(r"^([0-9a-f]+) ([0-9a-f]+) [tT] " + re.escape(func) + r"(\(.*\))?$", nm, re.M).group(1, 2))
+# The instructions of func (objdump): a location of it is at one's start (the function's own
+# location, a sampled address) or inside a call (a call site: its return address - 1).
+dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", f"--start-address={sym:#x}",
+                      f"--stop-address={sym + size:#x}", exe], capture_output=True, text=True).stdout
+insns = [int(a, 16) for a in re.findall(r"^\s*([0-9a-f]+):\t", dis, re.M)]
+calls = [int(a, 16) for a in re.findall(r"^\s*([0-9a-f]+):\tcall", dis, re.M)]
+ends = dict(zip(insns, insns[1:] + [sym + size]))
 # The ELF address's file offset (through its PT_LOAD), then where the mapping put that offset.
 loads = [tuple(int(x, 16) for x in l.split()[1:4:2] + l.split()[4:5])
          for l in subprocess.run(["readelf", "-lW", exe], capture_output=True, text=True).stdout.splitlines()
          if l.split()[:1] == ["LOAD"]]
-foff = [sym - va + off for off, va, size in loads if va <= sym < va + size]
-want = m["start"] + foff[0] - m["off"] if m and foff else None
-res(m.get("file") == exe and addr == want,
-    f"{func} is at its runtime address {addr:#x} in the executable (ELF {sym:#x})",
-    f"want {want}, mapping {mid} {m}")
+foff = [sym - va + off for off, va, sz in loads if va <= sym < va + sz]
+bad = []
+for addr, mid, _ in locs.get(func, []):
+    m = maps.get(mid, {})
+    elf = addr - m["start"] + m["off"] - foff[0] + sym if m and foff else -1
+    if m.get("file") != exe or not (elf in ends or any(a < elf < ends[a] for a in calls)):
+        bad.append((hex(addr), hex(elf), m))
+res(locs.get(func) and not bad,
+    f"{func}'s {len(locs.get(func, []))} locations are at runtime addresses of its instructions "
+    f"or call sites in the executable (ELF {sym:#x}..{sym + size:#x})", bad or "no location")
 sec = raw.split("Samples:")[1].split("Locations")[0]
 res("thread_id:[" in sec and "thread_name:[" in sec, "samples carry thread_id and thread_name labels")
 if js:
     jsfunc, jsfile, jsline, module = js
-    l = [v for k, v in locs.items() if jsfunc in v[2]]
+    l = [x for v in locs.values() for x in v if jsfunc in x[2]]
     ok = l and re.search(re.escape(jsfile) + ":" + jsline + r" s=" + jsline + "$", l[0][2])
     res(bool(ok), f"{jsfunc} carries {jsfile}:{jsline} (Function.filename, start_line, Line.line)",
         l[0][2] if l else "no location")

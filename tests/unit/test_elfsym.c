@@ -494,9 +494,32 @@ static void test_build_id_debuglink(void **state)
 		assert_int_equal(elfsym_load_mem(b, len, 0, &es), 0);
 		assert_string_equal(es.debuglink, "");
 		assert_int_equal(es.build_id_len, 20); /* the note is still read */
+		assert_int_equal(es.debuglink_bad, i < 2); /* a path out of the debug directories */
 		elfsym_release(&es);
 		free(b);
 	}
+}
+
+/* has_dwarf: .debug_info or .debug_line with bytes (not a debug file's NOBITS copy of code). */
+static void test_has_dwarf(void **state)
+{
+	static const char dwarf[16] = "dwarf bytes";
+	static const char *const names[] = {".debug_info", ".debug_line", ".debug_str", ".text"};
+	static const uint32_t types[] = {SHT_PROGBITS, SHT_NOBITS};
+	struct elfsym es;
+	uint8_t *b;
+	size_t len;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		for (size_t t = 0; t < ARRAY_SIZE(types); t++) {
+			b = build_elf((struct tsec[]){{names[i], types[t], dwarf, sizeof(dwarf), 0, 0, 0}},
+				      1, EM_X86_64, &len);
+			assert_int_equal(elfsym_load_mem(b, len, 0, &es), 0);
+			assert_int_equal(es.has_dwarf, i < 2 && types[t] == SHT_PROGBITS);
+			elfsym_release(&es);
+			free(b);
+		}
 }
 
 /* NAME@plt for each PLT entry, in GOT slot order; an IRELATIVE one after its IFUNC. */
@@ -693,6 +716,7 @@ int main(void)
 	    cmocka_unit_test(test_aliases),
 	    cmocka_unit_test(test_symtab_over_dynsym),
 	    cmocka_unit_test(test_build_id_debuglink),
+	    cmocka_unit_test(test_has_dwarf),
 	    cmocka_unit_test(test_plt),
 	    cmocka_unit_test(test_vdso),
 	    cmocka_unit_test(test_libc_debug_file),

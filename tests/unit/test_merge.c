@@ -107,6 +107,70 @@ static void test_merge_ids(void **state)
 	merge_free(&m);
 }
 
+/* Leaf addresses (issue 32): concatenated, each moved to its function's new index, its lines
+ * kept; the resolver's counts summed, its notes kept. */
+static void test_merge_leaf_addrs(void **state)
+{
+	struct proc a, b;
+	Kprof__SavedProfile *v[2] = {&a.sp, &b.sp};
+	Kprof__SavedLeafAddr la[2], *lp[2];
+	Kprof__SavedLine ln, *lnp = &ln;
+	Kprof__SavedLinesInfo li;
+	char *note = "a note";
+	struct merged m = {0};
+
+	(void)state;
+	proc_init(&a, 100, "perf-100.map");
+	proc_init(&b, 200, "perf-200.map");
+	kprof__saved_line__init(&ln);
+	ln.file = "x.c";
+	ln.line = 7;
+	for (int i = 0; i < 2; i++) {
+		kprof__saved_leaf_addr__init(&la[i]);
+		la[i].func = 3;
+		la[i].address = 0x1000 + i;
+		la[i].count = 1 + i;
+		lp[i] = &la[i];
+	}
+	la[1].n_lines = 1;
+	la[1].lines = &lnp;
+	a.sp.n_leaf_addrs = b.sp.n_leaf_addrs = 1;
+	a.sp.leaf_addrs = &lp[0];
+	b.sp.leaf_addrs = &lp[1];
+	b.sp.leaf_addrs_dropped = 4;
+	kprof__saved_lines_info__init(&li);
+	li.asked = li.resolved = 1;
+	li.n_notes = 1;
+	li.notes = &note;
+	b.sp.lines = &li;
+	assert_int_equal(merge_profiles(v, 2, &m), 0);
+	assert_int_equal(m.sp.n_leaf_addrs, 2);
+	assert_int_equal(m.sp.leaf_addrs[0]->func, 3);
+	assert_int_equal(m.sp.leaf_addrs[1]->func, 7);
+	assert_int_equal(m.sp.leaf_addrs[1]->count, 2);
+	assert_int_equal(m.sp.leaf_addrs[1]->lines[0]->line, 7);
+	assert_int_equal(m.sp.leaf_addrs_dropped, 4);
+	assert_non_null(m.sp.lines);
+	assert_int_equal(m.sp.lines->resolved, 1);
+	assert_string_equal(m.sp.lines->notes[0], "a note");
+	assert_int_equal(la[1].func, 3); /* the inputs are untouched */
+	merge_free(&m);
+	/* Call sites: moved like the stacks. */
+	Kprof__SavedCallSite cs = KPROF__SAVED_CALL_SITE__INIT, *csp = &cs;
+
+	cs.caller = 1;
+	cs.callee = 2;
+	cs.address = 0x1234;
+	b.sp.n_call_sites = 1;
+	b.sp.call_sites = &csp;
+	assert_int_equal(merge_profiles(v, 2, &m), 0);
+	assert_int_equal(m.sp.n_call_sites, 1);
+	assert_int_equal(m.sp.call_sites[0]->caller, 5);
+	assert_int_equal(m.sp.call_sites[0]->callee, 6);
+	assert_int_equal(m.sp.call_sites[0]->address, 0x1234);
+	merge_free(&m);
+}
+
 /* Each stack names its process (an origin per input, made of its target and executable
  * mapping); a merged input keeps its own origins. */
 static void test_merge_origins(void **state)
@@ -251,6 +315,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_module_key),
 	    cmocka_unit_test(test_merge_ids),
+	    cmocka_unit_test(test_merge_leaf_addrs),
 	    cmocka_unit_test(test_merge_origins),
 	    cmocka_unit_test(test_merge_report),
 	    cmocka_unit_test(test_merge_report_modules),

@@ -399,27 +399,15 @@ static void test_short_names(void **state)
 	free(gz);
 }
 
-static int fake_resolve(void *userdata, const Kprof__SavedMapping *m, uint64_t addr,
-			struct pprof_frame *fr, size_t max)
-{
-	int *calls = userdata;
-
-	(*calls)++;
-	assert_string_equal(m->path, "/x/lib.so");
-	assert_true(max >= 2);
-	if (addr != 0x1010) /* ELF address: runtime 0x7f0000001010 - start + vaddr */
-		return -EIO;
-	fr[0] = (struct pprof_frame){.func = "inl", .file = "a.c", .line = 7};
-	fr[1] = (struct pprof_frame){.func = "mj_hot", .file = "a.c", .line = 9};
-	return 2;
-}
-
 /* fill's profile with two leaf addresses of mj_hot (made native, in /x/lib.so), the leaf of
  * 7 + 2 samples (the first two stacks). */
 struct leaf_fixture {
 	struct fixture x;
 	Kprof__SavedLeafAddr la[2], *lap[2];
 	Kprof__SavedMapping mp, *mpp;
+	Kprof__SavedLine ln[2], *lnp[2];
+	Kprof__SavedLinesInfo li;
+	char *notes[1];
 };
 
 static void fill_leaf(struct leaf_fixture *lf)
@@ -445,10 +433,34 @@ static void fill_leaf(struct leaf_fixture *lf)
 		kprof__saved_leaf_addr__init(&lf->la[i]);
 		lf->lap[i] = &lf->la[i];
 	}
-	lf->la[0] = (Kprof__SavedLeafAddr){lf->la[0].base, 1, 0x7f0000001020, 2};
-	lf->la[1] = (Kprof__SavedLeafAddr){lf->la[1].base, 1, 0x7f0000001010, 4};
+	lf->la[0].func = lf->la[1].func = 1;
+	lf->la[0].address = 0x7f0000001020;
+	lf->la[0].count = 2;
+	lf->la[1].address = 0x7f0000001010;
+	lf->la[1].count = 4;
 	x->p.n_leaf_addrs = 2;
 	x->p.leaf_addrs = lf->lap;
+	/* kprofd's lines at 0x...10: an inlined frame first, the function last. */
+	for (int i = 0; i < 2; i++) {
+		kprof__saved_line__init(&lf->ln[i]);
+		lf->lnp[i] = &lf->ln[i];
+	}
+	lf->ln[0].function = "inl";
+	lf->ln[0].file = "a.c";
+	lf->ln[0].line = 7;
+	lf->ln[1].function = "mj_hot";
+	lf->ln[1].file = "a.c";
+	lf->ln[1].line = 9;
+	lf->la[1].n_lines = 2;
+	lf->la[1].lines = lf->lnp;
+	kprof__saved_lines_info__init(&lf->li);
+	lf->li.asked = 2;
+	lf->li.resolved = 1;
+	lf->li.failed = 1;
+	lf->notes[0] = "/x/lib.so: a note";
+	lf->li.n_notes = 1;
+	lf->li.notes = lf->notes;
+	x->p.lines = &lf->li;
 }
 
 /* Per-address leaf locations (issue 32): a stack's samples split over its leaf function's
@@ -457,8 +469,6 @@ static void test_leaf_addrs(void **state)
 {
 	struct leaf_fixture lf;
 	struct fixture *x = &lf.x;
-	int calls = 0;
-	struct pprof_lines pl = {.resolve = fake_resolve, .userdata = &calls};
 	uint64_t at[7] = {0}, total = 0;
 	uint8_t *gz;
 	size_t len;
@@ -466,8 +476,7 @@ static void test_leaf_addrs(void **state)
 
 	(void)state;
 	fill_leaf(&lf);
-	assert_int_equal(pprof_build_lines(&x->p, 0, "test", &pl, &gz, &len), 0);
-	assert_int_equal(calls, 2);
+	assert_int_equal(pprof_build(&x->p, 0, "test", &gz, &len), 0);
 	p = decode(gz, len);
 	assert_int_equal(p->n_location, 6);
 	assert_int_equal(p->location[4]->address, 0x7f0000001010); /* address order */
@@ -497,12 +506,66 @@ static void test_leaf_addrs(void **state)
 	assert_int_equal(at[6], 2);
 	assert_int_equal(at[2], 3);
 	assert_int_equal(total, 10);
-	assert_int_equal(p->n_comment, 3);
-	assert_non_null(strstr(str(p, p->comment[2]), "1 of 2 addresses resolved, 1 not available"));
+	assert_int_equal(p->n_comment, 5);
+	assert_non_null(strstr(str(p, p->comment[3]), "1 of 2 addresses resolved, 1 not available"));
+	assert_string_equal(str(p, p->comment[4]), "kprof lines: /x/lib.so: a note");
 	perftools__profiles__profile__free_unpacked(p, NULL);
 	free(gz);
 	/* A leaf address naming a function that does not exist. */
 	lf.la[0].func = 4;
+	assert_int_equal(pprof_build(&x->p, 0, "test", &gz, &len), -EINVAL);
+}
+
+/* Call sites (issue 32): main called mj_hot from one site (a location there, with its lines:
+ * an inlined frame, then main), and schedule from two (main keeps its function's location). */
+static void test_call_sites(void **state)
+{
+	struct leaf_fixture lf;
+	struct fixture *x = &lf.x;
+	Kprof__SavedCallSite cs[3], *csp[3];
+	uint64_t main_at[3] = {0};
+	uint8_t *gz;
+	size_t len;
+	Perftools__Profiles__Profile *p;
+
+	(void)state;
+	fill_leaf(&lf);
+	x->s[1].ids = st_ac; /* main;schedule again */
+	for (int i = 0; i < 3; i++) {
+		kprof__saved_call_site__init(&cs[i]);
+		cs[i].caller = 0;
+		cs[i].callee = i ? 2 : 1;
+		cs[i].address = 0x7f0000001100 + 8 * i;
+		csp[i] = &cs[i];
+	}
+	cs[0].lines = lf.lnp; /* inl at a.c:7, then (as main) a.c:9 */
+	cs[0].n_lines = 2;
+	x->p.call_sites = csp;
+	x->p.n_call_sites = 3;
+	assert_int_equal(pprof_build(&x->p, 0, "test", &gz, &len), 0);
+	p = decode(gz, len);
+	assert_int_equal(p->n_location, 4 + 2 + 1); /* functions, leaf addresses, one site */
+	assert_int_equal(p->location[6]->address, 0x7f0000001100);
+	assert_int_equal(p->location[6]->n_line, 2);
+	assert_int_equal(p->location[6]->line[1]->function_id, 1); /* main, at a.c:9 */
+	assert_int_equal(p->location[6]->line[1]->line, 9);
+	for (size_t i = 0; i < p->n_sample; i++) {
+		const Perftools__Profiles__Sample *smp = p->sample[i];
+		uint64_t leaf = smp->location_id[0], caller = smp->location_id[1];
+
+		assert_int_equal(smp->n_location_id, 2);
+		if (leaf == 3) /* schedule: main at its function's start */
+			assert_int_equal(caller, 1);
+		else if (leaf != 4) /* mj_hot, or one of its addresses: main at the call site */
+			assert_int_equal(caller, 7);
+		main_at[caller == 7 ? 0 : caller == 1 ? 1 : 2] += smp->value[0];
+	}
+	assert_int_equal(main_at[0], 7);
+	assert_int_equal(main_at[1], 2 + 1);
+	assert_non_null(strstr(str(p, p->comment[2]), "2 caller-callee pairs, 1 of them from one"));
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(gz);
+	cs[2].callee = 9; /* a function that does not exist */
 	assert_int_equal(pprof_build(&x->p, 0, "test", &gz, &len), -EINVAL);
 }
 
@@ -512,8 +575,6 @@ static void test_offcpu_leaf_addrs(void **state)
 {
 	struct leaf_fixture lf;
 	struct fixture *x = &lf.x;
-	int calls = 0;
-	struct pprof_lines pl = {.resolve = fake_resolve, .userdata = &calls};
 	uint64_t at[7] = {0}, off_ns = 0;
 	uint8_t *gz;
 	size_t len;
@@ -524,8 +585,7 @@ static void test_offcpu_leaf_addrs(void **state)
 	/* Stack 0 (mj_hot, 3 samples) is on CPU; stacks 1 (mj_hot, 2 ns) and 2 (1 ns) off it: the
 	 * addresses' samples left (1 at 0x10, 2 at 0x20) are not given to stack 1. */
 	x->s[0].count = 3;
-	assert_int_equal(pprof_build_offcpu(&x->p, 1, 0, "test", &pl, &gz, &len), 0);
-	assert_int_equal(calls, 2);
+	assert_int_equal(pprof_build_offcpu(&x->p, 1, 0, "test", &gz, &len), 0);
 	p = decode(gz, len);
 	assert_int_equal(p->n_sample_type, 4);
 	assert_string_equal(str(p, p->sample_type[2]->type), "off_cpu");
@@ -594,7 +654,7 @@ static void test_wall_default(void **state)
 	perftools__profiles__profile__free_unpacked(p, NULL);
 	free(gz);
 	/* export's pprof has no default type (pprof shows the last, wall) */
-	assert_int_equal(pprof_build_offcpu(&x.p, 1, 0, "test", NULL, &gz, &len), 0);
+	assert_int_equal(pprof_build_offcpu(&x.p, 1, 0, "test", &gz, &len), 0);
 	p = decode(gz, len);
 	assert_int_equal(p->default_sample_type, 0);
 	perftools__profiles__profile__free_unpacked(p, NULL);
@@ -606,6 +666,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_roundtrip),
 	    cmocka_unit_test(test_leaf_addrs),
+	    cmocka_unit_test(test_call_sites),
 	    cmocka_unit_test(test_offcpu_leaf_addrs),
 	    cmocka_unit_test(test_wall_default),
 	    cmocka_unit_test(test_origin_labels),

@@ -1049,7 +1049,9 @@ static void test_status_json(void **state)
 	    "\"off_cpu_program\":\"\",\"off_cpu_targets\":0,\"off_cpu_runs\":0,\"off_cpu_switches\":0,"
 	    "\"off_cpu_intervals\":0,\"off_cpu_lost\":0,\"off_cpu_lost_ns\":0,\"off_cpu_no_stack\":0,"
 	    "\"off_cpu_stacks_gone\":0,\"off_cpu_callers_found\":0,\"off_cpu_callers_lost\":0,"
-	    "\"off_cpu_rules\":0}\n");
+	    "\"off_cpu_rules\":0,\"lines_helpers_started\":0,\"lines_helpers_killed\":0,"
+	    "\"lines_answers\":0,\"lines_cache_entries\":0,\"lines_cache_bytes\":0,"
+	    "\"lines_cache_max_bytes\":0,\"lines_cache_evicted\":0}\n");
 	free(s);
 
 	/* the kernel's features: JSON objects, and one text line each with on/off and version */

@@ -262,6 +262,49 @@ static void test_refused(void **state)
 		x.sp.n_leaf_addrs = SAVED_MAX_LEAF_ADDRS + 1; /* refused before reading them */
 		assert_int_equal(saved_check(&x.sp), -EBADMSG);
 	}
+	/* Source lines and call sites (issue 32): names within bounds, functions that exist. */
+	{
+		Kprof__SavedLeafAddr la = KPROF__SAVED_LEAF_ADDR__INIT, *lap = &la;
+		Kprof__SavedCallSite cs = KPROF__SAVED_CALL_SITE__INIT, *csp = &cs;
+		Kprof__SavedLine ln = KPROF__SAVED_LINE__INIT, *lnp = &ln;
+		Kprof__SavedLinesInfo li = KPROF__SAVED_LINES_INFO__INIT;
+		static char long_name[SAVED_MAX_LINE_NAME + 2];
+		char *notes[SAVED_MAX_LINES_NOTES + 1] = {0};
+
+		memset(long_name, 'x', SAVED_MAX_LINE_NAME + 1);
+		make(&x);
+		ln.function = "mix";
+		ln.file = "a.c";
+		la.n_lines = cs.n_lines = 1;
+		la.lines = cs.lines = &lnp;
+		cs.caller = 0;
+		cs.callee = 2;
+		cs.address = 0x1000;
+		x.sp.n_leaf_addrs = x.sp.n_call_sites = 1;
+		x.sp.leaf_addrs = &lap;
+		x.sp.call_sites = &csp;
+		x.sp.lines = &li;
+		assert_int_equal(saved_check(&x.sp), 0);
+		ln.file = long_name;
+		assert_int_equal(saved_check(&x.sp), -EBADMSG);
+		ln.file = "a.c";
+		la.n_lines = SAVED_MAX_LINES_PER_ADDR + 1;
+		assert_int_equal(saved_check(&x.sp), -EBADMSG);
+		la.n_lines = 1;
+		cs.callee = 3;
+		assert_int_equal(saved_check(&x.sp), -EBADMSG);
+		cs.callee = 2;
+		x.sp.n_call_sites = SAVED_MAX_CALL_SITES + 1;
+		assert_int_equal(saved_check(&x.sp), -EBADMSG);
+		x.sp.n_call_sites = 1;
+		for (int i = 0; i <= SAVED_MAX_LINES_NOTES; i++)
+			notes[i] = "a note";
+		li.notes = notes;
+		li.n_notes = SAVED_MAX_LINES_NOTES + 1;
+		assert_int_equal(saved_check(&x.sp), -EBADMSG);
+		li.n_notes = 1;
+		assert_int_equal(saved_check(&x.sp), 0);
+	}
 	/* Exact mode: the exact tree has the same rules, the counts at most one per function. */
 	{
 		uint64_t counts[4] = {1, 2, 3, 4};
