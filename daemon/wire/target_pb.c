@@ -599,6 +599,8 @@ static int pack_leaf_addrs(const struct target *t, struct saved_msg *m)
 	for (size_t i = 0; i < n; i++)
 		v[i].id = profile_canon(t->profile, v[i].id);
 	return saved_msg_leaf_addrs(m, v, n, profile_nfuncs(t->profile));
+}
+
 struct cs_pack {
 	const struct target *t;
 	struct saved_msg *m;

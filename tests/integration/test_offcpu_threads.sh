@@ -72,18 +72,27 @@ cat "$TDIR/res"
 val() { awk -v k="$1" '$1 == k { print $2 }' "$TDIR/res"; }
 close() { python3 -c "import sys; sys.exit(0 if abs($1 - $2) <= $3 else 1)"; }
 rel() { python3 -c "import sys; sys.exit(0 if $2 > 0 and abs($1 - $2) <= $3 * $2 else 1)"; }
+# The fixture's own clocks judge perf's side too (offcpu_lib.sh: vs_perf): each thread's life
+# less its CPU time.
 T=$(awk '$1 == "offcpu" { print $2 }' "$MIX_OUT.out")
+mt() { awk -v k="$1" '$1 == k { print $2 }' "$MIX_OUT.out"; }
+declare -A TT=([worker]=$T [holder]=$(mt holder_offcpu) [main]=$(mt main_offcpu))
+TS=$((TT[worker] + TT[holder] + TT[main]))
 for n in main worker holder; do
-	# The worker's own clock judges perf's side too (offcpu_lib.sh: vs_perf).
-	t= ts=
-	[ $n = worker ] && t=$T ts=$(python3 -c "print('%.2f' % (100.0 * $T / $(val worker_kprof_ns) * $(val worker_kprof_share) / 100))")
 	vs_perf "$n thread off CPU (ns)" "$(val ${n}_kprof_ns)" "$(val ${n}_perf_ns)" \
-		"$(($(val ${n}_perf_ns) / 20))" $t
+		"$((TT[$n] / 20))" "${TT[$n]}"
 	vs_perf "$n thread's share of the threads' waits (points)" "$(val ${n}_kprof_share)" \
-		"$(val ${n}_perf_share)" 3 $ts
+		"$(val ${n}_perf_share)" 3 "$(python3 -c "print('%.2f' % (100.0 * ${TT[$n]} / $TS))")"
 done
-check "the worker waited most in $(val worker_wait) (perf: $(val perf_wait)), $(val worker_state) most" \
-	test "$(val wait_ok)" = 1
+# perf's heaviest wait, or the fixture's when perf's record of the worker is short of its clock
+# (50 ms of nanosleep a cycle against 30 ms on the futex).
+if [ "$(val wait_ok)" = 1 ]; then
+	pass "the worker waited most in $(val worker_wait) (perf: $(val perf_wait)), $(val worker_state) most"
+elif [ "$(val worker_perf_ns)" -lt $((T * 95 / 100)) ] && [ "$(val worker_wait)" = do_nanosleep ]; then
+	pass "the worker waited most in $(val worker_wait), as its clock says; perf's record ($(val worker_perf_ns) of $T ns off CPU) says $(val perf_wait)${PERF_WARN:+ (perf: $PERF_WARN)}"
+else
+	fail "the worker waited most in $(val worker_wait) (perf: $(val perf_wait)), $(val worker_state) most" "perf $(val worker_perf_ns) ns, its clock $T ns"
+fi
 for c in sleep futex; do
 	vs_perf "--tid worker --off-cpu: $c share of its waits (points)" "$(val tid_${c}_kprof)" \
 		"$(val tid_${c}_perf)" 3 "$(awk -v c=$c -v t="$T" '$1 == c { printf "%.2f", 100.0 * $2 / t }' "$MIX_OUT.out")"
