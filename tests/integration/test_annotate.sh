@@ -12,7 +12,7 @@
 #  - a change of the code is detected: minijit --rewrite rewrites 3 bytes of mj_hot in place;
 #  - the function named by an address inside it; bad names, addresses and PIDs get clear errors;
 #  - native __sin_fma side by side with `perf record -p` + `perf annotate` of the same run: the
-#    hottest instruction is among perf's three hottest.
+#    hottest instruction is among perf's three hottest (or within 3 points of its third).
 # And issue 18 item 5: samples taken while a path trace's uprobes run are counted under
 # "[kprof probes]", below the traced function (mj_paths), not as "[unknown] [uprobes]".
 # The JVM is left out for time (a JVM takes seconds to start and warm up; `annotate` works on
