@@ -48,12 +48,21 @@ python3 - "$TDIR/p.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 s = r["spp"]
-ok = (s.get("hw") and s["complete"] and all(g["hw_breakpoints"] >= 1 for g in s["graphs"])
-      and s["graphs"][0]["state"] == "finished" and r["end_reason"] == "structural profile complete"
+# Each graph's turn ends at its budget; on a busy machine the workload (a fixed 10,000 calls)
+# may end during the last turn: that graph is then "unfinished" and the reply must not say
+# complete.
+done = all(g["state"] == "finished" for g in s["graphs"])
+last_cut = (not done and all(g["state"] == "finished" for g in s["graphs"][:-1])
+            and s["graphs"][-1]["state"] == "unfinished" and not s["complete"]
+            and r["end_reason"] != "structural profile complete")
+ok = (s.get("hw") and all(g["hw_breakpoints"] >= 1 for g in s["graphs"])
+      and s["graphs"][0]["state"] == "finished"
+      and ((done and s["complete"] and r["end_reason"] == "structural profile complete") or last_cut)
       and s["overlap"] == 0 and r.get("events_from_spp"))
 whole = s["paths"][0]["whole"] if s["paths"] else []
 print(("PASS" if ok else "FAIL") + f": reply says hw, each graph had its turn"
-      f" ({[(g['state'], g['hw_breakpoints'], round(g['hw_ms'])) for g in s['graphs']]}),"
+      f" ({[(g['state'], g['hw_breakpoints'], round(g['hw_ms'])) for g in s['graphs']]}"
+      f"{'' if done else ', the last cut by the end of the run: ' + repr(r['end_reason'])}),"
       f" hottest whole-function path {whole}")
 PY
 if out=$(python3 "$(dirname "$0")/events_truth.py" "$TDIR/tr" "$MJ_OUT" "$TDIR/p.json" --estimate 2>&1); then
