@@ -59,12 +59,18 @@ vs_perf "sleep share of the waits (points)" "$(val kprof_sleep)" "$(val perf_sle
 	"$(python3 -c "print('%.2f' % ($sf * 80 / 110))")"
 vs_perf "futex share of the waits (points)" "$(val kprof_futex)" "$(val perf_futex)" 3 \
 	"$(python3 -c "print('%.2f' % ($sf * 30 / 110))")"
-vs_perf "pipe share of the waits (points)" "$(val kprof_pipe)" "$(val perf_pipe)" 3
+# The pipe waits have no clock of the fixture's: perf's side alone, unless its record lost waits
+# (then it is no second side: said so).
+if [ -n "$PERF_OFF" ]; then
+	skip "pipe share of the waits" "perf's record of this run lost waits (see above): kprof $(val kprof_pipe)%, perf $(val perf_pipe)%"
+else
+	vs_perf "pipe share of the waits (points)" "$(val kprof_pipe)" "$(val perf_pipe)" 3
+fi
 read -r _ kns _ pns < <(grep '^kprof_ns' "$TDIR/shares")
 if python3 -c "import sys; sys.exit(0 if 0.7 * $pns <= $kns <= 1.05 * $pns else 1)"; then
 	pass "the waits' time in the 4 intervals is perf's in its longer window ($kns vs $pns ns)"
-elif [ -n "$PERF_WARN" ] && [ "$kns" -le 8400000000 ]; then # 2 threads, 4 intervals of 1 s
-	pass "the waits' time in the 4 intervals ($kns ns) is more than perf's ($pns ns), which says: $PERF_WARN"
+elif [ -n "$PERF_WARN$PERF_OFF" ] && [ "$kns" -gt "$pns" ] && [ "$kns" -le 8400000000 ]; then # 2 threads, 4 s
+	skip "the waits' time in the 4 intervals" "$kns ns, more than perf's $pns ns, whose record lost waits${PERF_WARN:+ ($PERF_WARN)}"
 else
 	fail "the waits' time in the 4 intervals is perf's in its longer window" "$kns vs $pns ns${PERF_WARN:+; perf: $PERF_WARN}"
 fi
