@@ -56,8 +56,14 @@ print("beyond " + ",".join(kc[n:n + 6]))
 PY
 val() { awk -v k="$1" '$1 == k { print $2 }' "$TDIR/res"; }
 # compare NAME: kprof's and perf's chains.
+# When perf's record holds no such wait of the thread at all (perf's sched_switch record loses
+# waits on a busy machine, see offcpu_lib.sh), there is nothing to compare with: said so.
 compare() {
 	cat "$TDIR/res"
+	if [ -z "$(val perf)" ] && [ -n "$(val kprof)" ]; then
+		skip "$1: kprof's native frames are perf's" "perf's record has no such wait of the thread (it lost them); kprof: $(val kprof)"
+		return
+	fi
 	check "$1: kprof's native frames are perf's ($(val kprof))" test "$(val kprof)" = "$(val perf)"
 }
 
