@@ -27,7 +27,7 @@ sys.exit(0 if json.load(sys.stdin)['state'] == 'tracing' else 1)"
 }
 
 # 1. mj_fig1 --anon: kprof's structural profile against the truth.
-start_minijit --anon --wait-usr1 --rounds 2 --fig1 5000 --fig1-trace "$TDIR/tr" --truth \
+start_minijit --anon --wait-usr1 --rounds 4 --fig1 5000 --fig1-trace "$TDIR/tr" --truth \
 	--print-code --cleanup || { fail "minijit starts" ""; exit 1; }
 P=$MJ_PID
 ctl paths "$P" mj_fig1 --structural --spp-budget 9000 --duration 30 --events --top 0 \
@@ -214,8 +214,8 @@ PY
 	perf record -F 999 -g -p "$NP" -o "$TDIR/perf4.data" -- sleep 3 >/dev/null 2>&1 &
 	PERF=$!
 	# V8 may replace the copy right after the start: said so ("does not run ... replaced"),
-	# and traced again, as a user would, at most 3 times.
-	for try in 1 2 3; do
+	# and traced again, as a user would, at most 5 times.
+	for try in 1 2 3 4 5; do
 		HOT=$(hot_jit)
 		ctl paths "$NP" "${HOT:-JS:*batch}" --structural --duration 15 --json >"$TDIR/b4.json" \
 			2>"$TDIR/b4.err"
