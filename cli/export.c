@@ -348,8 +348,8 @@ static int build_pprof(const Kprof__SavedProfile *sp, const Kprof__SavedProfile 
 	return err;
 }
 
-int export_offcpu(const Kprof__SavedProfile *sp, const Kprof__SavedProfile *off,
-		  const char *format, const char *path)
+int export_offcpu(const Kprof__SavedProfile *sp, const Kprof__SavedProfile *off, const char *format,
+		  const char *path)
 {
 	_cleanup_free_ uint8_t *data = NULL;
 	struct timespec now;
@@ -358,8 +358,8 @@ int export_offcpu(const Kprof__SavedProfile *sp, const Kprof__SavedProfile *off,
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	if (!strcmp(format, "pprof"))
-		err = build_pprof(sp, off, (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec, &data,
-				  &len);
+		err = build_pprof(sp, off, (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec,
+				  &data, &len);
 	else if (!strcmp(format, "folded"))
 		err = export_folded(off ? off : sp, &data, &len);
 	else if (!strcmp(format, "json"))

@@ -130,7 +130,8 @@ static const struct verb verbs[] = {
      "          forks; CMD's exit status is kprofctl's"},
     {"watch", verb_watch,
      "list [--json] | add RULE | add --comm NAME | --exe PATH | --uid USER | --cgroup PATH\n"
-     "          | --unit NAME [--freq HZ] [--no-jvm-map] [--children] [--off-cpu] [--json]\n          | remove ID|RULE",
+     "          | --unit NAME [--freq HZ] [--no-jvm-map] [--children] [--off-cpu] [--json]\n       "
+     "   | remove ID|RULE",
      "watch rules: every present and future process matching a comm, an executable, a\n"
      "          uid, a cgroup or a unit is attached by kprofd itself (kept across restarts);\n"
      "          RULE is KIND:VALUE [freq=N] [jvm=on|off] [children=on|off] [offcpu=on|off]"},

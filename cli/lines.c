@@ -136,11 +136,14 @@ int lines_report(FILE *f, const Kprof__SavedProfile *sp, uint32_t top, bool json
 		}
 		qsort(rows, m, sizeof(*rows), by_count);
 		if (json)
-			fprintf(f, "{\"samples\":%" PRIu64 ",\"with_address\":%" PRIu64 ",\"lines\":[",
+			fprintf(f,
+				"{\"samples\":%" PRIu64 ",\"with_address\":%" PRIu64 ",\"lines\":[",
 				total, kept);
 		else
-			fprintf(f, "%" PRIu64 " samples, %" PRIu64 " of them at a kept leaf address%s\n"
-				   "  SAMPLES  SHARE   LINE  FUNCTION\n",
+			fprintf(f,
+				"%" PRIu64 " samples, %" PRIu64
+				" of them at a kept leaf address%s\n"
+				"  SAMPLES  SHARE   LINE  FUNCTION\n",
 				total, kept, li && li->resolved ? "" : " (no source lines found)");
 		for (size_t i = 0; i < m && (!top || i < top); i++)
 			print_row(f, &rows[i], total, json, i == 0);
@@ -256,7 +259,8 @@ int lines_folded(FILE *out, const Kprof__SavedProfile *sp)
 			const Kprof__SavedLeafAddr *la = k < 0 ? NULL : sp->leaf_addrs[ls.order[k]];
 
 			if (n == cap) {
-				struct lrow *v = realloc(rows, (cap = cap ? 2 * cap : 256) * sizeof(*v));
+				struct lrow *v =
+				    realloc(rows, (cap = cap ? 2 * cap : 256) * sizeof(*v));
 
 				if (!v) {
 					err = -ENOMEM;

@@ -436,7 +436,8 @@ static void cost_text(FILE *f, double hits_per_s, uint64_t hit_ns, const char *k
 	put_rate(f, hits_per_s);
 	fputs(" probe hits/s", f);
 	if (hit_ns)
-		fprintf(f, " at %.2f us a hit (%s, measured here)", hit_ns / 1e3, kind ? kind : "?");
+		fprintf(f, " at %.2f us a hit (%s, measured here)", hit_ns / 1e3,
+			kind ? kind : "?");
 	if (slowdown > 0)
 		fprintf(f, ": %.2fx%s slower", slowdown, slowdown >= 100 ? " or more" : "");
 	else if (hit_ns)
@@ -444,8 +445,7 @@ static void cost_text(FILE *f, double hits_per_s, uint64_t hit_ns, const char *k
 	else
 		fputs(" (a hit's cost could not be measured: no slowdown)", f);
 	if (max > 0)
-		fprintf(f, ", budget %.2fx (%s)", max,
-			max_default ? "kprofd's default" : max_opt);
+		fprintf(f, ", budget %.2fx (%s)", max, max_default ? "kprofd's default" : max_opt);
 	else
 		fputs(", no budget", f);
 }
@@ -635,13 +635,14 @@ void render_json_open_target(FILE *f, const Kprof__Target *t)
  * exact mode or a trace, so that other targets' JSON stays as it was. */
 static void calls_costs_json(FILE *f, const Kprof__Target *t)
 {
-	fprintf(f,
-		",\"calls_hits\":%" PRIu64 ",\"calls_hits_per_s\":%.1f,\"calls_hit_cost_ns\":%" PRIu64
-		",\"calls_slowdown\":%.3f,\"calls_max_slowdown\":%.2f,\"calls_max_slowdown_default\":%s"
-		",\"calls_budget_offs\":%" PRIu64 ",\"calls_budget_off\":%s,\"calls_cost_kind\":",
-		t->calls_hits, t->calls_hits_per_s, t->calls_hit_cost_ns, t->calls_slowdown,
-		t->calls_max_slowdown, t->calls_max_slowdown_default ? "true" : "false",
-		t->calls_budget_offs, t->calls_budget_off ? "true" : "false");
+	fprintf(
+	    f,
+	    ",\"calls_hits\":%" PRIu64 ",\"calls_hits_per_s\":%.1f,\"calls_hit_cost_ns\":%" PRIu64
+	    ",\"calls_slowdown\":%.3f,\"calls_max_slowdown\":%.2f,\"calls_max_slowdown_default\":%s"
+	    ",\"calls_budget_offs\":%" PRIu64 ",\"calls_budget_off\":%s,\"calls_cost_kind\":",
+	    t->calls_hits, t->calls_hits_per_s, t->calls_hit_cost_ns, t->calls_slowdown,
+	    t->calls_max_slowdown, t->calls_max_slowdown_default ? "true" : "false",
+	    t->calls_budget_offs, t->calls_budget_off ? "true" : "false");
 	render_json_string(f, t->calls_cost_kind ? t->calls_cost_kind : "");
 }
 
@@ -651,12 +652,13 @@ static void paths_costs_json(FILE *f, const Kprof__Target *t)
 	render_json_string(f, t->paths_function);
 	fputs(",\"paths_mode\":", f);
 	render_json_string(f, t->paths_mode ? t->paths_mode : "");
-	fprintf(f,
-		",\"paths_hits\":%" PRIu64 ",\"paths_hits_per_s\":%.1f,\"paths_hit_cost_ns\":%" PRIu64
-		",\"paths_slowdown\":%.3f,\"paths_max_slowdown\":%.2f,\"paths_max_slowdown_default\":%s"
-		",\"paths_cost_kind\":",
-		t->paths_hits, t->paths_hits_per_s, t->paths_hit_cost_ns, t->paths_slowdown,
-		t->paths_max_slowdown, t->paths_max_slowdown_default ? "true" : "false");
+	fprintf(
+	    f,
+	    ",\"paths_hits\":%" PRIu64 ",\"paths_hits_per_s\":%.1f,\"paths_hit_cost_ns\":%" PRIu64
+	    ",\"paths_slowdown\":%.3f,\"paths_max_slowdown\":%.2f,\"paths_max_slowdown_default\":%s"
+	    ",\"paths_cost_kind\":",
+	    t->paths_hits, t->paths_hits_per_s, t->paths_hit_cost_ns, t->paths_slowdown,
+	    t->paths_max_slowdown, t->paths_max_slowdown_default ? "true" : "false");
 	render_json_string(f, t->paths_cost_kind ? t->paths_cost_kind : "");
 }
 
@@ -727,8 +729,8 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 		paths_costs_json(f, t);
 	if (t->off_cpu) /* attach --off-cpu: only then, so other targets' JSON stays as it was */
 		fprintf(f,
-			",\"off_cpu\":true,\"off_cpu_ns\":%" PRIu64 ",\"off_cpu_intervals\":%" PRIu64
-			",\"off_cpu_lost_stacks\":%" PRIu64,
+			",\"off_cpu\":true,\"off_cpu_ns\":%" PRIu64
+			",\"off_cpu_intervals\":%" PRIu64 ",\"off_cpu_lost_stacks\":%" PRIu64,
 			t->off_cpu_ns, t->off_cpu_intervals, t->off_cpu_lost_stacks);
 	fputc('}', f);
 }

@@ -262,7 +262,8 @@ static bool same_line(const Kprof__AnnotateInsn *a, const Kprof__AnnotateInsn *b
 	if (!a || a->n_lines != b->n_lines)
 		return false;
 	for (size_t k = 0; k < a->n_lines; k++)
-		if (a->lines[k]->line != b->lines[k]->line || strcmp(a->lines[k]->file, b->lines[k]->file))
+		if (a->lines[k]->line != b->lines[k]->line ||
+		    strcmp(a->lines[k]->file, b->lines[k]->file))
 			return false;
 	return true;
 }
@@ -315,8 +316,7 @@ void render_annotate_src(FILE *f, const Kprof__AnnotateReply *r, bool json, uint
 	}
 	header(f, r);
 	if (r->lines)
-		fprintf(f,
-			"source lines: %" PRIu64 " of %" PRIu64 " instructions%s\n",
+		fprintf(f, "source lines: %" PRIu64 " of %" PRIu64 " instructions%s\n",
 			r->lines->resolved, r->lines->asked,
 			r->lines->failed ? " (some not available: see export's comments)" : "");
 	hot_blocks(f, r, top);

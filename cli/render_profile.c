@@ -150,7 +150,8 @@ void render_hcct(FILE *f, const Kprof__HcctReply *r, bool json, bool full_names)
 	if (r->lost)
 		fprintf(f, "%" PRIu64 " sample%s not taken (node cap or depth)\n", r->lost,
 			render_plural(r->lost));
-	fputs("\n   TOTAL  TOTAL%     SELF   +-ERR  CONTEXT  (TOTAL: with its callees shown; * hot, . "
+	fputs("\n   TOTAL  TOTAL%     SELF   +-ERR  CONTEXT  (TOTAL: with its callees shown; * "
+	      "hot, . "
 	      "cold ancestor)\n",
 	      f);
 	hcct_rows(f, r, full_names);
@@ -184,10 +185,11 @@ static struct report_widths widths(const Kprof__ReportReply *r, bool calls)
 		w.self = digits(e->self) > w.self ? digits(e->self) : w.self;
 		w.total = digits(e->total) > w.total ? digits(e->total) : w.total;
 		w.calls = digits(e->calls) > w.calls ? digits(e->calls) : w.calls;
-		w.module = m > w.module ? (m < REPORT_MODULE_MAX ? m : REPORT_MODULE_MAX) : w.module;
+		w.module =
+		    m > w.module ? (m < REPORT_MODULE_MAX ? m : REPORT_MODULE_MAX) : w.module;
 	}
-	w.prefix = w.self + 1 + 7 + 1 + w.total + 1 + 7 + 2 + (calls ? w.calls + 2 : 0) + 8 +
-		   w.module;
+	w.prefix =
+	    w.self + 1 + 7 + 1 + w.total + 1 + 7 + 2 + (calls ? w.calls + 2 : 0) + 8 + w.module;
 	return w;
 }
 

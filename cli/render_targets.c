@@ -92,21 +92,20 @@ static void syswide_json(FILE *f, const Kprof__SystemWide *w)
 		fputs("null", f);
 		return;
 	}
-	fprintf(
-	    f,
-	    "{\"on\":%s,\"freq_hz\":%u,\"since_ns\":%" PRIu64 ",\"cpus\":%u,\"targets\":%u"
-	    ",\"profiled\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"refused_samples\":%" PRIu64
-	    ",\"gone\":%" PRIu64 ",\"gone_samples\":%" PRIu64 ",\"kernel_samples\":%" PRIu64
-	    ",\"idle_samples\":%" PRIu64 ",\"self_samples\":%" PRIu64
-	    ",\"foreign_samples\":%" PRIu64 ",\"taken_over\":%" PRIu64 ",\"kept_dropped\":%" PRIu64
-	    ",\"samples\":%" PRIu64 ",\"late_samples\":%" PRIu64 ",\"runs\":%" PRIu64
-	    ",\"own_samples\":%" PRIu64 ",\"drops\":%" PRIu64 ",\"evicted\":%" PRIu64
-	    ",\"off_cpu\":%s,\"waiters\":%" PRIu64 "}",
-	    w->on ? "true" : "false", w->freq_hz, w->since_ns, w->cpus, w->targets, w->profiled,
-	    w->refused, w->refused_samples, w->gone, w->gone_samples, w->kernel_samples,
-	    w->idle_samples, w->self_samples, w->foreign_samples, w->taken_over, w->kept_dropped,
-	    w->samples, w->late_samples, w->runs, w->own_samples, w->drops, w->evicted,
-	    w->off_cpu ? "true" : "false", w->waiters);
+	fprintf(f,
+		"{\"on\":%s,\"freq_hz\":%u,\"since_ns\":%" PRIu64 ",\"cpus\":%u,\"targets\":%u"
+		",\"profiled\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"refused_samples\":%" PRIu64
+		",\"gone\":%" PRIu64 ",\"gone_samples\":%" PRIu64 ",\"kernel_samples\":%" PRIu64
+		",\"idle_samples\":%" PRIu64 ",\"self_samples\":%" PRIu64
+		",\"foreign_samples\":%" PRIu64 ",\"taken_over\":%" PRIu64
+		",\"kept_dropped\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"late_samples\":%" PRIu64
+		",\"runs\":%" PRIu64 ",\"own_samples\":%" PRIu64 ",\"drops\":%" PRIu64
+		",\"evicted\":%" PRIu64 ",\"off_cpu\":%s,\"waiters\":%" PRIu64 "}",
+		w->on ? "true" : "false", w->freq_hz, w->since_ns, w->cpus, w->targets, w->profiled,
+		w->refused, w->refused_samples, w->gone, w->gone_samples, w->kernel_samples,
+		w->idle_samples, w->self_samples, w->foreign_samples, w->taken_over,
+		w->kept_dropped, w->samples, w->late_samples, w->runs, w->own_samples, w->drops,
+		w->evicted, w->off_cpu ? "true" : "false", w->waiters);
 }
 
 /* System-wide mode as status shows it: where every sample of its set went. */
@@ -177,7 +176,11 @@ static void list_row(FILE *f, const Kprof__Target *t, const char *branch)
 	put_text(f, t->comm, 16);
 	fprintf(f, " %-6u %-9s %6u %10" PRIu64 " %8" PRIu64 " %8s%s\n", t->uid,
 		render_state(t->state), t->freq_hz, t->samples, t->jit_symbols + t->jitdump_symbols,
-		threads, t->all ? " --all" : t->resumes ? " resumed" : t->resume_note && t->resume_note[0] ? " not resumed" : "");
+		threads,
+		t->all				      ? " --all"
+		: t->resumes			      ? " resumed"
+		: t->resume_note && t->resume_note[0] ? " not resumed"
+						      : "");
 }
 
 /* Whether, after row k of the tree, another row is at depth d before one is above it. */
@@ -195,8 +198,7 @@ static bool more_at(const size_t *order, const unsigned *depth, size_t n, size_t
 /* The tree's lines before row k's pid, as tree(1) draws them: "|-" for a child with siblings
  * after it, "`-" for the last, and "| " below an ancestor that has more; two columns a level,
  * at most 8 levels. k SIZE_MAX: not a tree. */
-static void tree_branch(const size_t *order, const unsigned *depth, size_t n, size_t k,
-			char *out)
+static void tree_branch(const size_t *order, const unsigned *depth, size_t n, size_t k, char *out)
 {
 	unsigned d = k == SIZE_MAX ? 0 : depth[order[k]];
 
@@ -303,8 +305,8 @@ static void http_text(FILE *f, const Kprof__HttpStatus *h)
 		return;
 	fprintf(f,
 		"http:        %s%s, %u connections, %u waiting; %" PRIu64 " served, %" PRIu64
-		" unauthorized (401), %" PRIu64 " left while waiting, %" PRIu64
-		" evicted, %" PRIu64 " refused busy\n",
+		" unauthorized (401), %" PRIu64 " left while waiting, %" PRIu64 " evicted, %" PRIu64
+		" refused busy\n",
 		h->listen, h->token ? " (token)" : " (NO AUTHENTICATION)", h->connections,
 		h->waiting, h->served, h->unauthorized, h->left, h->evicted, h->busy);
 }
@@ -313,14 +315,15 @@ static void http_text(FILE *f, const Kprof__HttpStatus *h)
 static void status_offcpu_json(FILE *f, const Kprof__StatusReply *r)
 {
 	static const char *const names[] = {
-	    "off_cpu_targets",	   "off_cpu_runs",	   "off_cpu_switches",
-	    "off_cpu_intervals",   "off_cpu_lost",	   "off_cpu_lost_ns",
-	    "off_cpu_no_stack",	   "off_cpu_stacks_gone",  "off_cpu_callers_found",
+	    "off_cpu_targets",	    "off_cpu_runs",	   "off_cpu_switches",
+	    "off_cpu_intervals",    "off_cpu_lost",	   "off_cpu_lost_ns",
+	    "off_cpu_no_stack",	    "off_cpu_stacks_gone", "off_cpu_callers_found",
 	    "off_cpu_callers_lost", "off_cpu_rules"};
-	const uint64_t v[] = {r->off_cpu_targets,	r->off_cpu_runs,	r->off_cpu_switches,
-			      r->off_cpu_intervals,	r->off_cpu_lost,	r->off_cpu_lost_ns,
-			      r->off_cpu_no_stack,	r->off_cpu_stacks_gone, r->off_cpu_callers_found,
-			      r->off_cpu_callers_lost, r->off_cpu_rules};
+	const uint64_t v[] = {
+	    r->off_cpu_targets,	     r->off_cpu_runs,	     r->off_cpu_switches,
+	    r->off_cpu_intervals,    r->off_cpu_lost,	     r->off_cpu_lost_ns,
+	    r->off_cpu_no_stack,     r->off_cpu_stacks_gone, r->off_cpu_callers_found,
+	    r->off_cpu_callers_lost, r->off_cpu_rules};
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		fprintf(f, ",\"%s\":%" PRIu64, names[i], v[i]);
@@ -450,8 +453,8 @@ static void status_sampling_text(FILE *f, const Kprof__StatusReply *r)
 	if (r->lines_cache_max_bytes)
 		fprintf(f,
 			"\nlines:       %" PRIu64 " addresses resolved by %" PRIu64
-			" kprof-lines helpers (%" PRIu64 " killed); cache %" PRIu64 " entries, %" PRIu64
-			" of %" PRIu64 " KiB",
+			" kprof-lines helpers (%" PRIu64 " killed); cache %" PRIu64
+			" entries, %" PRIu64 " of %" PRIu64 " KiB",
 			r->lines_answers, r->lines_helpers_started, r->lines_helpers_killed,
 			r->lines_cache_entries, r->lines_cache_bytes >> 10,
 			r->lines_cache_max_bytes >> 10);

@@ -7,10 +7,10 @@
  * kprofctl never link it, kprofd runs this program and talks to it over pipes (its licence is
  * GPL-2.0-or-later, so it may link libbfd; it includes no kprof source). And because libbfd's
  * DWARF reader has a long CVE history: the file it reads is hostile input. So it runs with no
- * privileges and in a sandbox the caller (daemon/symbols/srclines.c) set up before exec (another user when
- * run by root, no capabilities, no_new_privs, RLIMIT_AS/CPU/NOFILE/FSIZE/CORE), and it installs
- * a seccomp filter itself once the file is open and before it reads a byte of DWARF: from then
- * on only read, write, lseek/pread on its fds, memory calls and exit are allowed; any other
+ * privileges and in a sandbox the caller (daemon/symbols/srclines.c) set up before exec (another
+ * user when run by root, no capabilities, no_new_privs, RLIMIT_AS/CPU/NOFILE/FSIZE/CORE), and it
+ * installs a seccomp filter itself once the file is open and before it reads a byte of DWARF: from
+ * then on only read, write, lseek/pread on its fds, memory calls and exit are allowed; any other
  * system call kills it. The caller bounds its time per request and kills it on a hang; a crash
  * or a kill loses only that file's lines.
  *
@@ -46,9 +46,9 @@ static void clean(const char *s, char *out)
 	size_t i = 0;
 
 	for (; s && s[i] && i < MAX_FIELD; i++)
-		out[i] = s[i] == '\t' || s[i] == '\n' || s[i] == '\r'	   ? ' '
+		out[i] = s[i] == '\t' || s[i] == '\n' || s[i] == '\r' ? ' '
 			 : (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?'
-								   : s[i];
+								      : s[i];
 	out[i] = 0;
 }
 
@@ -68,7 +68,9 @@ static void load_symbols(void)
 	}
 }
 
-#define ALLOW(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+#define ALLOW(nr)                                                                                  \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1),                                           \
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
 
 static int sandbox(void)
 {
