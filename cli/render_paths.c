@@ -184,6 +184,11 @@ static void paths_scalars_json(FILE *f, const Kprof__PathsReply *r)
 		r->hit_cost_ns, r->hits_per_s, r->max_slowdown,
 		r->max_slowdown_default ? "true" : "false");
 	render_json_string(f, r->cost_kind ? r->cost_kind : "");
+	fprintf(f,
+		",\"hit_cost_calibrated_ns\":%" PRIu64
+		",\"ref_share_before\":%.4f,\"ref_share_during\":%.4f,\"cost_ref\":",
+		r->hit_cost_calibrated_ns, r->ref_share_before, r->ref_share_during);
+	render_json_string(f, r->cost_ref ? r->cost_ref : "");
 	fputs(",\"level_sums\":[", f);
 	for (size_t i = 0; i < r->n_level_sums; i++)
 		fprintf(f, "%s%" PRIu64, i ? "," : "", r->level_sums[i]);
@@ -334,7 +339,19 @@ static void paths_head_text(FILE *f, const Kprof__PathsReply *r)
  * k-SF bound). */
 static void paths_cost_text(FILE *f, const Kprof__PathsReply *r)
 {
-	if (r->slowdown > 0)
+	if (r->slowdown > 0 && r->hit_cost_ns > r->hit_cost_calibrated_ns &&
+	    r->hit_cost_calibrated_ns)
+		fprintf(f,
+			"Cost: %" PRIu64 " probe hit%s (%.0f/s), %.1f us of CPU time each (a %s, "
+			"measured in the target: %s fell from %.1f%% to %.1f%% of its samples; "
+			"%.1f us calibrated on this host): %s%.2fx slower (CPU time per unit of "
+			"work)\n",
+			r->probe_hits, render_plural(r->probe_hits), r->hits_per_s,
+			r->hit_cost_ns / 1000.0, r->cost_kind, r->cost_ref ? r->cost_ref : "?",
+			100 * r->ref_share_before, 100 * r->ref_share_during,
+			r->hit_cost_calibrated_ns / 1000.0, r->slowdown >= 100 ? "at least " : "about ",
+			r->slowdown);
+	else if (r->slowdown > 0)
 		fprintf(f,
 			"Cost: %" PRIu64 " probe hit%s (%.0f/s), %.1f us of CPU time each (a %s, "
 			"measured on this host): %s%.2fx slower (CPU time per unit of work)\n",

@@ -6,7 +6,9 @@
  * system time depending on where the hypervisor's clock ran. So the time the probes took is
  * hits x cost per hit, whatever the split, and the slowdown of the target's work is its CPU
  * time over that time less the probes'. The cost per hit is measured on the host (probecost.c
- * runs the rounds); this file only does the arithmetic, no I/O.
+ * runs the rounds); this file only does the arithmetic, no I/O. Where the code run between hits
+ * is large a hit costs more than the calibration's (cold predictors and caches after each trap),
+ * and the target's own progress, read from its samples, measures it (pcost_ref_hit_ns).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -60,6 +62,29 @@ double pcost_slowdown(uint64_t cpu_ns, uint64_t hits, uint64_t hit_ns)
 double pcost_slowdown_ns(uint64_t cpu_ns, uint64_t probe_ns)
 {
 	return slowdown(cpu_ns, (double)probe_ns);
+}
+
+uint64_t pcost_ref_hit_ns(const struct pcost_ref *r, uint64_t cpu_ns, uint64_t hits,
+			  uint64_t calibrated_ns)
+{
+	double before, during, sd, c;
+
+	if (!r || !hits || !calibrated_ns || r->base_all < PCOST_REF_MIN_SAMPLES ||
+	    r->all < PCOST_REF_MIN_SAMPLES || r->base_ref > r->base_all || r->ref > r->all)
+		return 0;
+	before = (double)r->base_ref / (double)r->base_all;
+	during = (double)r->ref / (double)r->all;
+	if (before < PCOST_REF_MIN_SHARE || during <= 0)
+		return 0;
+	sd = before / during;
+	if (sd < PCOST_REF_MIN_SLOWDOWN)
+		return 0;
+	c = (double)cpu_ns * (1.0 - 1.0 / sd) / (double)hits;
+	if (c <= (double)calibrated_ns)
+		return 0;
+	if (c > (double)calibrated_ns * PCOST_REF_MAX_FACTOR)
+		c = (double)calibrated_ns * PCOST_REF_MAX_FACTOR;
+	return (uint64_t)c;
 }
 
 uint64_t pcost_hits_allowed(uint64_t cpu_ns, double max, uint64_t hit_ns)

@@ -77,19 +77,50 @@ struct cpu_times paths_read_cpu(pid_t pid)
 	return c;
 }
 
-double paths_slowdown(const struct path_trace *tr, const struct cpu_times *now, uint64_t hits,
-		      unsigned min_cpu_ms)
+/* The target's CPU time since the trace attached, ns (0 if unknown). */
+static uint64_t cpu_ns_since_attach(const struct path_trace *tr, const struct cpu_times *now)
 {
 	const struct cpu_times *a = &tr->cpu_attach;
 	long tck = sysconf(_SC_CLK_TCK);
-	uint64_t ticks;
 
 	if (tck <= 0 || !a->ok || !now->ok || now->user + now->sys < a->user + a->sys)
 		return 0;
-	ticks = now->user + now->sys - a->user - a->sys;
-	if (ticks * 1000 / (uint64_t)tck < min_cpu_ms)
+	return (now->user + now->sys - a->user - a->sys) * (1000000000 / (uint64_t)tck);
+}
+
+uint64_t paths_hit_ns(const struct path_trace *tr, const struct cpu_times *now, uint64_t hits,
+		      bool *measured)
+{
+	struct pcost_ref r = {.base_ref = tr->ref0, .base_all = tr->ref_all0};
+	uint64_t ref = tr->ref1, all = tr->ref_all1, c;
+	uint32_t id = tr->ref_id;
+
+	if (measured)
+		*measured = false;
+	if (tr->ref_id == PATHS_NO_REF)
+		return tr->hit_ns;
+	if (tr->tracing && tr->env.ref_samples)
+		tr->env.ref_samples(tr->env.ctx, tr->start, tr->size, &id, &ref, &all, NULL, 0);
+	if (ref < tr->ref0 || all < tr->ref_all0)
+		return tr->hit_ns;
+	r.ref = ref - tr->ref0;
+	r.all = all - tr->ref_all0;
+	c = pcost_ref_hit_ns(&r, cpu_ns_since_attach(tr, now), hits, tr->hit_ns);
+	if (!c)
+		return tr->hit_ns;
+	if (measured)
+		*measured = true;
+	return c;
+}
+
+double paths_slowdown(const struct path_trace *tr, const struct cpu_times *now, uint64_t hits,
+		      unsigned min_cpu_ms)
+{
+	uint64_t cpu = cpu_ns_since_attach(tr, now);
+
+	if (cpu / 1000000 < min_cpu_ms)
 		return 0;
-	return pcost_slowdown(ticks * (1000000000 / (uint64_t)tck), hits, tr->hit_ns);
+	return pcost_slowdown(cpu, hits, paths_hit_ns(tr, now, hits, NULL));
 }
 
 bool paths_breakpoint_at(const struct path_trace *tr, uint64_t addr)
@@ -111,12 +142,7 @@ static uint64_t hits_now(const struct path_trace *tr)
 /* The target's CPU time since the trace attached, ms (0 if unknown). */
 static uint64_t cpu_ms_since_attach(const struct path_trace *tr, const struct cpu_times *now)
 {
-	const struct cpu_times *a = &tr->cpu_attach;
-	long tck = sysconf(_SC_CLK_TCK);
-
-	if (tck <= 0 || !a->ok || !now->ok || now->user + now->sys < a->user + a->sys)
-		return 0;
-	return (now->user + now->sys - a->user - a->sys) * 1000 / (uint64_t)tck;
+	return cpu_ns_since_attach(tr, now) / 1000000;
 }
 
 static void mark_samples(struct path_trace *tr)
@@ -124,6 +150,12 @@ static void mark_samples(struct path_trace *tr)
 	if (tr->env.code_samples)
 		tr->env.code_samples(tr->env.ctx, tr->start, tr->size, &tr->samples0,
 				     &tr->samples_in0, NULL, 0);
+	tr->ref_id = PATHS_NO_REF;
+	if (tr->env.ref_samples)
+		tr->env.ref_samples(tr->env.ctx, tr->start, tr->size, &tr->ref_id, &tr->ref0,
+				    &tr->ref_all0, tr->ref_name, sizeof(tr->ref_name));
+	tr->ref1 = tr->ref0;
+	tr->ref_all1 = tr->ref_all0;
 }
 
 /* No hit yet, and probes that cannot tell (breakpoints turned over the loops, one structure
@@ -387,6 +419,9 @@ void paths_stop(struct path_trace *tr, const char *reason)
 		if (c.ok) /* else (the target is gone) the last reading while tracing stands */
 			tr->cpu_end = c;
 	}
+	if (tr->ref_id != PATHS_NO_REF && tr->env.ref_samples) /* the shares' end */
+		tr->env.ref_samples(tr->env.ctx, tr->start, tr->size, &tr->ref_id, &tr->ref1,
+				    &tr->ref_all1, NULL, 0);
 	loader_counters(l, tr->ctr1, NULL);
 	tr->timer = sd_event_source_disable_unref(tr->timer);
 	tr->cost_timer = sd_event_source_disable_unref(tr->cost_timer);
@@ -771,6 +806,7 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 	tr = calloc(1, sizeof(*tr));
 	if (!tr)
 		return -ENOMEM;
+	tr->ref_id = PATHS_NO_REF;
 	tr->pid = pid;
 	tr->env = *env;
 	tr->k = k;

@@ -52,6 +52,12 @@ struct paths_env {
 	 * (breakpoints turned over loops, structure graphs one at a time). */
 	void (*code_samples)(void *ctx, uint64_t start, uint64_t size, uint64_t *all, uint64_t *in,
 			     char *hot, size_t hotlen);
+	/* The target's samples so far (*all) and the leaf samples (*self) of function *id; with
+	 * *id PATHS_NO_REF, the function with the most outside [start, start + size) (not the
+	 * probes') is chosen first (none: *id stays PATHS_NO_REF). The target's progress, for a
+	 * hit's cost measured in it (pcost_ref_hit_ns). NULL: no sampler to ask. */
+	void (*ref_samples)(void *ctx, uint64_t start, uint64_t size, uint32_t *id, uint64_t *self,
+			    uint64_t *all, char *name, size_t namelen);
 	void *ctx;
 };
 
@@ -69,6 +75,7 @@ bool paths_is_function(const struct path_trace *tr, const char *function);
 /* Stop and free (NULL: nothing). */
 void paths_free(struct path_trace *tr);
 
+#define PATHS_NO_REF UINT32_MAX
 #define PATHS_MAX_BLOCKS 1024 /* uprobes per traced function */
 #define PATHS_MAX_CODE (1u << 20)
 #define PATHS_THREAD_SLOTS 4096 /* open addressing; at most half used */
@@ -136,6 +143,11 @@ struct path_trace {
 	sd_event_source *cost_timer; /* checks the slowdown against max_slowdown */
 	uint64_t attach_wall_ns; /* when cpu_attach was read (CLOCK_MONOTONIC) */
 	uint64_t samples0, samples_in0; /* env.code_samples at the attach */
+	/* env.ref_samples: the reference function, its samples and the target's at the attach
+	 * (the share before), and at the stop (the share while traced) */
+	uint32_t ref_id;
+	char ref_name[96];
+	uint64_t ref0, ref_all0, ref1, ref_all1;
 	/* Edge profile (the function has too many paths to number): counts read from the BPF
 	 * edge table, per CFG edge and per block exit; no ksf. */
 	bool edges;
@@ -159,8 +171,12 @@ struct path_trace {
 
 /* The target's user and system CPU times (ok false if unreadable). */
 struct cpu_times paths_read_cpu(pid_t pid);
+/* The cost of one hit: measured in the target from its samples where they can tell it
+ * (pcost_ref_hit_ns; *measured true), else the calibrated one (hit_ns). */
+uint64_t paths_hit_ns(const struct path_trace *tr, const struct cpu_times *now, uint64_t hits,
+		      bool *measured);
 /* The target's slowdown from the trace's attach to now (CPU times now, hits probe hits since):
- * pcost_slowdown with the measured cost; 0 under min_cpu_ms of CPU time or without a cost. */
+ * pcost_slowdown with paths_hit_ns; 0 under min_cpu_ms of CPU time or without a cost. */
 double paths_slowdown(const struct path_trace *tr, const struct cpu_times *now, uint64_t hits,
 		      unsigned min_cpu_ms);
 /* Is addr a hardware breakpoint of tr's now (a sample there is the cost of its trap)? */

@@ -1056,6 +1056,39 @@ static void code_samples(void *ctx, uint64_t start, uint64_t size, uint64_t *all
 		snprintf(hot, hotlen, "%s", best && best->self ? best->name : "");
 }
 
+/* paths_env.ref_samples: the target's samples, and the leaf samples of one function (chosen
+ * first: the one with the most outside the code traced, not the probes'). */
+static void ref_samples(void *ctx, uint64_t start, uint64_t size, uint32_t *id, uint64_t *self,
+			uint64_t *all, char *name, size_t namelen)
+{
+	const struct target *t = ctx;
+	const struct profile *p = t->profile;
+	const struct profile_func *f;
+	struct profile_stats st;
+
+	profile_get_stats(p, &st);
+	*all = st.samples;
+	*self = 0;
+	if (*id == PATHS_NO_REF) {
+		uint64_t best = 0;
+
+		for (size_t i = 0; i < profile_nfuncs(p); i++) {
+			f = profile_func_get(p, (uint32_t)i);
+			if (!f || f->self <= best || (f->start >= start && f->start < start + size) ||
+			    (f->name && !strcmp(f->name, KPROF_PROBE_NAME)))
+				continue;
+			best = f->self;
+			*id = (uint32_t)i;
+		}
+	}
+	f = *id == PATHS_NO_REF ? NULL : profile_func_get(p, *id);
+	if (!f)
+		return;
+	*self = f->self;
+	if (name && namelen)
+		snprintf(name, namelen, "%s", f->name ? f->name : "?");
+}
+
 int target_paths_start(struct target *t, const struct paths_opts *o, char *err, size_t errlen)
 {
 	struct paths_opts po = *o;
@@ -1068,6 +1101,7 @@ int target_paths_start(struct target *t, const struct paths_opts *o, char *err, 
 	    .ksf_max_nodes = t->env->conf->ksf_max_nodes,
 	    .max_slowdown = t->env->conf->probe_slowdown_pct / 100.0,
 	    .code_samples = code_samples,
+	    .ref_samples = ref_samples,
 	    .ctx = t,
 	};
 

@@ -168,6 +168,22 @@ static double share(const struct cpu_times *a, const struct cpu_times *b, uint64
 /* The kernel's share of the target's CPU time before and while traced (for information), the
  * CPU time traced, and the slowdown from the hits and the measured cost of one (pcost.h): over
  * the same interval, from the counters' first reading at attach to now (or the end). */
+static void fill_ref(const struct path_trace *tr, Kprof__PathsReply *r)
+{
+	uint64_t ref = tr->ref1, all = tr->ref_all1;
+	uint32_t id = tr->ref_id;
+
+	if (tr->ref_id == PATHS_NO_REF)
+		return;
+	r->cost_ref = (char *)tr->ref_name;
+	if (tr->tracing && tr->env.ref_samples)
+		tr->env.ref_samples(tr->env.ctx, tr->start, tr->size, &id, &ref, &all, NULL, 0);
+	if (tr->ref_all0)
+		r->ref_share_before = (double)tr->ref0 / (double)tr->ref_all0;
+	if (all > tr->ref_all0 && ref >= tr->ref0)
+		r->ref_share_during = (double)(ref - tr->ref0) / (double)(all - tr->ref_all0);
+}
+
 static void fill_cpu(const struct path_trace *tr, const struct cpu_times *now, uint64_t hits,
 		     uint64_t end_ns, Kprof__PathsReply *r)
 {
@@ -181,7 +197,9 @@ static void fill_cpu(const struct path_trace *tr, const struct cpu_times *now, u
 	    now->user + now->sys >= tr->cpu_start.user + tr->cpu_start.sys)
 		r->traced_cpu_ms = (now->user + now->sys - tr->cpu_start.user - tr->cpu_start.sys) *
 				   1000 / (uint64_t)(tck > 0 ? tck : 100);
-	r->hit_cost_ns = tr->hit_ns;
+	r->hit_cost_calibrated_ns = tr->hit_ns;
+	r->hit_cost_ns = paths_hit_ns(tr, now, hits, NULL);
+	fill_ref(tr, r);
 	r->cost_kind = (char *)probecost_name(tr->hw ? PROBECOST_HWBP : PROBECOST_UPROBE);
 	if (end_ns > tr->attach_wall_ns)
 		r->hits_per_s = (double)hits * 1e9 / (double)(end_ns - tr->attach_wall_ns);
@@ -703,6 +721,7 @@ int paths_restore(struct target *t, const Kprof__PathsReply *saved)
 	tr = calloc(1, sizeof(*tr));
 	if (!tr)
 		return -ENOMEM;
+	tr->ref_id = PATHS_NO_REF;
 	tr->pid = t->pid;
 	tr->saved_free = saved_free;
 	tr->saved = kprof__paths_reply__unpack(NULL, len, buf);

@@ -35,6 +35,29 @@ double pcost_slowdown_ns(uint64_t cpu_ns, uint64_t probe_ns);
  * probes may take cpu x (1 - 1 / max). 0 when hit_ns is 0 or max <= 1. */
 uint64_t pcost_hits_allowed(uint64_t cpu_ns, double max, uint64_t hit_ns);
 
+/* A hit's cost measured in the target itself, from its own progress. A trap costs more than its
+ * calibrated time when the code run after it is large: here (a VM) each trap leaves the branch
+ * predictors and caches cold, and V8's code pays about 3.5 us more a hit than the calibration's
+ * small loop. The target's progress is read from its samples: ref is the function outside the
+ * traced code with the most leaf samples when the trace began, whose work per unit of the
+ * target's work does not change; its share of the samples falls by the slowdown. base_ref of
+ * base_all samples before the trace, ref of all since. */
+struct pcost_ref {
+	uint64_t base_ref, base_all, ref, all;
+};
+
+#define PCOST_REF_MIN_SHARE 0.10  /* ref held this much of the samples before the trace */
+#define PCOST_REF_MIN_SAMPLES 200 /* samples before, and since, for a share */
+#define PCOST_REF_MIN_SLOWDOWN 1.2 /* a slowdown the shares can tell from noise */
+#define PCOST_REF_MAX_FACTOR 3	   /* at most this many times the calibrated cost */
+
+/* The cost of one hit measured from the shares (cpu_ns of CPU time and hits hits since the
+ * trace began): cpu x (1 - 1 / slowdown) / hits, at most PCOST_REF_MAX_FACTOR x calibrated_ns.
+ * 0 when the shares cannot tell it (too few samples, a ref too small, a slowdown under
+ * PCOST_REF_MIN_SLOWDOWN) or it is under the calibrated cost (which stands then). */
+uint64_t pcost_ref_hit_ns(const struct pcost_ref *r, uint64_t cpu_ns, uint64_t hits,
+			  uint64_t calibrated_ns);
+
 /* A budget kept by taking probes off and putting them back (exact mode): what the probes cost a
  * target since they first went in (all) and since they last went in (stretch: the probes in
  * now), each as the target's CPU time and the probes' share of it. */

@@ -77,6 +77,39 @@ static void test_slowdown_ns(void **state)
 	assert_float_equal(pcost_slowdown_ns(0, 10), 0, 0);
 }
 
+/* Node under breakpoints (test_probe_cost.sh): 200,000 hits in 5 s of CPU, 16.5 us calibrated
+ * (2.94x), while the workload ran 4.94x slower; its hash function held 76% of the samples before
+ * and 15.4% while traced. */
+static void test_ref_hit(void **state)
+{
+	struct pcost_ref r = {.base_ref = 760, .base_all = 1000, .ref = 154, .all = 1000};
+	uint64_t c;
+
+	(void)state;
+	c = pcost_ref_hit_ns(&r, 5000000000ULL, 200000, 16500);
+	assert_in_range(c, 19800, 20100);
+	assert_true(pcost_slowdown(5000000000ULL, 200000, c) > 4.8);
+	/* under the calibrated cost, the calibration stands */
+	r.ref = 300;
+	assert_int_equal(pcost_ref_hit_ns(&r, 5000000000ULL, 200000, 16500), 0);
+	/* too few samples, a small reference, no slowdown to tell, nothing during */
+	r = (struct pcost_ref){.base_ref = 76, .base_all = 100, .ref = 154, .all = 1000};
+	assert_int_equal(pcost_ref_hit_ns(&r, 5000000000ULL, 200000, 16500), 0);
+	r = (struct pcost_ref){.base_ref = 90, .base_all = 1000, .ref = 10, .all = 1000};
+	assert_int_equal(pcost_ref_hit_ns(&r, 5000000000ULL, 200000, 16500), 0);
+	r = (struct pcost_ref){.base_ref = 500, .base_all = 1000, .ref = 450, .all = 1000};
+	assert_int_equal(pcost_ref_hit_ns(&r, 5000000000ULL, 200000, 16500), 0);
+	r = (struct pcost_ref){.base_ref = 500, .base_all = 1000, .ref = 0, .all = 1000};
+	assert_int_equal(pcost_ref_hit_ns(&r, 5000000000ULL, 200000, 16500), 0);
+	/* capped at PCOST_REF_MAX_FACTOR x the calibration; bad counts refused */
+	r = (struct pcost_ref){.base_ref = 900, .base_all = 1000, .ref = 1, .all = 1000};
+	assert_int_equal(pcost_ref_hit_ns(&r, 5000000000ULL, 1000, 16500), 16500 * 3);
+	r = (struct pcost_ref){.base_ref = 1001, .base_all = 1000, .ref = 1, .all = 1000};
+	assert_int_equal(pcost_ref_hit_ns(&r, 5000000000ULL, 1000, 16500), 0);
+	assert_int_equal(pcost_ref_hit_ns(NULL, 5000000000ULL, 1000, 16500), 0);
+	assert_int_equal(pcost_ref_hit_ns(&r, 5000000000ULL, 0, 16500), 0);
+}
+
 static void test_budget(void **state)
 {
 	/* 1.1x allows the probes 1/11 of the target's CPU time: 90.9 ms of 1 s. */
@@ -111,6 +144,7 @@ int main(void)
 	    cmocka_unit_test(test_hits_allowed),
 	    cmocka_unit_test(test_slowdown_ns),
 	    cmocka_unit_test(test_budget),
+	    cmocka_unit_test(test_ref_hit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
