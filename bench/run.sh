@@ -15,6 +15,7 @@ bash bench/slowdown.sh
 bash bench/calls.sh
 bash bench/paths.sh
 bash bench/hwbp.sh
+BU_SHORT=1 bash bench/budget.sh
 mkdir -p "$BUILD/bench" && bash bench/spp.sh | tee "$BUILD/bench/spp.md"
 bash bench/threads.sh # BEFORE=DIR adds a build to compare with
 bash bench/http.sh
