@@ -13,6 +13,7 @@
  * entry the cache still has is the shadow's, the one just put is there (unless too large for
  * the cache, -E2BIG), and the cache stays within its bound.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -46,16 +47,14 @@ struct run {
 	int end; /* what stopped the reading: -EAGAIN (out of input) or -EBADMSG */
 };
 
+/* The oracle: at most SRCLINE_MAX_FIELD bytes, none a control character (C locale). */
 static bool field_ok(const char *s)
 {
-	size_t n = strlen(s);
+	bool ctl = false;
 
-	if (n > SRCLINE_MAX_FIELD)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-			return false;
-	return true;
+	for (const char *p = s; *p; p++)
+		ctl |= iscntrl((unsigned char)*p) != 0;
+	return strlen(s) <= SRCLINE_MAX_FIELD && !ctl;
 }
 
 static bool same_frames(const struct srcline_frame *a, const struct srcline_frame *b, size_t n)
