@@ -478,6 +478,12 @@ void render_probe_costs(FILE *f, const Kprof__Target *t, const char *lead)
 		cost_text(f, t->paths_hits_per_s, t->paths_hit_cost_ns, t->paths_cost_kind,
 			  t->paths_slowdown, t->paths_max_slowdown, t->paths_max_slowdown_default,
 			  "paths --max-slowdown");
+		if (t->paths_budget_offs)
+			fprintf(f,
+				"; the budget took the probes off %" PRIu64
+				" time%s: paths traced %.0f%% of the time%s",
+				t->paths_budget_offs, render_plural(t->paths_budget_offs),
+				100.0 * t->paths_duty, t->paths_budget_off ? " (off now)" : "");
 		fputc('\n', f);
 	}
 }
@@ -656,9 +662,11 @@ static void paths_costs_json(FILE *f, const Kprof__Target *t)
 	    f,
 	    ",\"paths_hits\":%" PRIu64 ",\"paths_hits_per_s\":%.1f,\"paths_hit_cost_ns\":%" PRIu64
 	    ",\"paths_slowdown\":%.3f,\"paths_max_slowdown\":%.2f,\"paths_max_slowdown_default\":%s"
+	    ",\"paths_duty\":%.4f,\"paths_budget_offs\":%" PRIu64 ",\"paths_budget_off\":%s"
 	    ",\"paths_cost_kind\":",
 	    t->paths_hits, t->paths_hits_per_s, t->paths_hit_cost_ns, t->paths_slowdown,
-	    t->paths_max_slowdown, t->paths_max_slowdown_default ? "true" : "false");
+	    t->paths_max_slowdown, t->paths_max_slowdown_default ? "true" : "false", t->paths_duty,
+	    t->paths_budget_offs, t->paths_budget_off ? "true" : "false");
 	render_json_string(f, t->paths_cost_kind ? t->paths_cost_kind : "");
 }
 

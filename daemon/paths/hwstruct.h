@@ -62,7 +62,10 @@ struct hwstruct {
 	size_t len;
 	uint64_t start;
 	uint32_t id; /* events carry id << 10 | turn */
-	uint64_t duration_ns, turn_ns, count_ns, started_ns, turn_since;
+	/* turn_start: when the turn began (its time limit runs from there); turn_since: when its
+	 * breakpoints last went on (its graph's time runs from there) */
+	uint64_t duration_ns, turn_ns, count_ns, started_ns, turn_start, turn_since;
+	bool paused; /* the budget took the breakpoints off (paths.c) */
 	void (*stop)(void *arg, const char *reason);
 	void *stop_arg;
 	sd_event_source *timer;
@@ -91,6 +94,9 @@ struct hwstruct {
 /* Plan every graph and open the first turn; err says why not. */
 int hwstruct_start(struct hwstruct *s, sd_event *event, char *err, size_t errlen);
 void hwstruct_on_event(struct hwstruct *s, const struct kp_hwbp *ev);
+/* Breakpoints off for now (the budget), and back on the same turn. */
+void hwstruct_pause(struct hwstruct *s);
+int hwstruct_resume(struct hwstruct *s, char *err, size_t errlen);
 /* Breakpoints off; the profile stays in s->spp. */
 void hwstruct_stop(struct hwstruct *s);
 /* Free what start allocated (not s itself). */
