@@ -121,6 +121,7 @@ budget() {
 	wait_for 60 grown "$out" $((n0 + 20)) || { fail "$name: progress after" "$(tail -2 "$out")"; return; }
 	a0=$(sed -n "$((n0 + 8))p" "$out") a1=$(tail -1 "$out")
 	ctl paths "$pid" --show >"$TDIR/b.txt" 2>&1
+	grep "over the budget of 1.10x" "$TDIR/b.err" >>"$TDIR/b.txt"
 	ATTEMPT=${ATTEMPT:-1} python3 - "$name" "$b0" "$b1" "$t0" "$t1" "$a0" "$a1" "$TDIR/b.json" "$TDIR/b.txt" <<'PY'
 import json, os, re, sys
 name, b0, b1, t0, t1, a0, a1 = sys.argv[1:8]
@@ -134,9 +135,12 @@ traced = rate(t0, t1)
 real = base / traced if traced > 0 else float("inf")
 stated = re.search(r"^Budget: at most 1\.10x slower over the trace \(kprofd's default.*went off "
                    r"[0-9]+ times? to keep it.*: in [0-9.]+% of the time traced", text, re.M)
+# and, while it ran, kprofctl's progress line
+stated = stated and re.search(r"^kprofctl: over the budget of 1\.10x: the probes go off .*\(in "
+                              r"[0-9]+% of the time so far", text, re.M)
 shape = (r["end_reason"] == "duration" and r["max_slowdown"] == 1.1 and r["max_slowdown_default"]
          and r["budget_offs"] >= 1 and 0 < r["duty"] < 1 and r["path_events"] > 0
-         and r["probe_hits"] > 0 and stated is not None)
+         and r["probe_hits"] > 0 and bool(stated))
 attempt = os.environ.get("ATTEMPT", "1")
 ok = shape and real <= 1.25
 verdict = "PASS" if ok else "FAIL"
