@@ -23,9 +23,17 @@
  * breakpoints on the conditional branches of its loops instead (hwpaths.c): branch counts, and
  * the paths of every loop whose branches fit in the debug registers, into the same k-SF.
  *
- * Cost: a uprobe trap per block executed while tracing. It shows as system time of the target,
- * so the slowdown is estimated from the target's user and system times before and during the
- * trace (/proc/PID/stat).
+ * Cost and budget: a probe hit (a uprobe trap per block executed, a breakpoint's debug trap)
+ * costs the thread a measured CPU time (probecost.c), so the slowdown over the trace is the
+ * target's CPU clock over that less hits x cost. The budget (--max-slowdown, else kprofd's
+ * probe_slowdown_pct) is kept as exact mode keeps its own (pcost_budget): every
+ * PATHS_COST_CHECK_MS a stretch of probes over it goes off, and they come back once the
+ * target's work has paid for them; the trace runs its duration that way, its counts covering
+ * the part of the time the probes were in (the duty, in the reply). When they come back every
+ * thread starts afresh (the uprobe side's BPF thread states and ours cleared; breakpoints come
+ * back as a new stretch in their records), so no path spans the time off. Uprobes taken off
+ * trap for about a second more while the kernel removes them, with no hit counted: those hits
+ * are estimated at the stretch's rate and counted in the slowdown.
  *
  * The parts, each calling only those before it (what they share is paths_internal.h):
  * paths_uprobe.c (the uprobe side's BPF state: reading and checking the code, the edge table,
