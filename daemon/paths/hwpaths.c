@@ -413,12 +413,12 @@ void hwpaths_pause(struct hwpaths *h)
 
 int hwpaths_resume(struct hwpaths *h, char *err, size_t errlen)
 {
+	bool was = h->paused;
+
 	if (h->st)
 		return hwstruct_resume(h->st, err, errlen);
-	if (!h->paused)
-		return 0;
-	h->paused = false;
-	return h->timer ? turn_arm(h, err, errlen) : 0;
+	h->paused = false; /* back on the turn now (unless the trace ended: no timer) */
+	return was && h->timer ? turn_arm(h, err, errlen) : 0;
 }
 
 void hwpaths_stop(struct hwpaths *h)
