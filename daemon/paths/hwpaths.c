@@ -186,9 +186,14 @@ static int turn_arm(struct hwpaths *h, char *err, size_t errlen)
 static int turn_open(struct hwpaths *h, char *err, size_t errlen)
 {
 	const struct hwpaths_turn *g = &h->turns[h->turn];
+	int r;
 
 	h->turn_start = now_ns(CLOCK_MONOTONIC);
 	h->turn_events = 0;
+	/* The description once the breakpoints are in (a client waits for it to start work). */
+	r = h->paused ? 0 : turn_arm(h, err, errlen);
+	if (r < 0)
+		return r;
 	if (g->assume)
 		snprintf(h->turn_desc, sizeof(h->turn_desc),
 			 "turn %zu of %zu: the paths of the loop at B%u, %u branches followed, the "
@@ -198,7 +203,7 @@ static int turn_open(struct hwpaths *h, char *err, size_t errlen)
 		snprintf(h->turn_desc, sizeof(h->turn_desc),
 			 "turn %zu of %zu: %u branches counted%s", h->turn + 1, h->nturns, g->n,
 			 g->loop != CFG_NONE ? ", their loop's paths followed" : "");
-	return h->paused ? 0 : turn_arm(h, err, errlen);
+	return 0;
 }
 
 /* After the counting turns: a turn per loop that did not fit but whose branches that went both

@@ -275,7 +275,7 @@ static void budget_step(struct path_trace *tr, uint64_t cpu, uint64_t hits)
 		probes_off(tr, cpu, hits);
 		tr->pay_ns = pcost_pay_ns(&all, tr->max_slowdown);
 	} else if (step == PCOST_ON && (r = probes_on(tr, cpu, hits, err, sizeof(err))) < 0) {
-		snprintf(why, sizeof(why), "the probes could not go back in: %s", err);
+		snprintf(why, sizeof(why), "the probes could not go back in: %.200s", err);
 		paths_stop(tr, why);
 	}
 }
