@@ -274,6 +274,18 @@ static int next_turn(struct hwpaths *h, const char *why)
 	return 0;
 }
 
+/* Whether the turn on was on long enough to end: its time is the wall's, so that every group
+ * gets its share of the duration while the budget takes the breakpoints off and on, but a turn
+ * that fell into the time they were off waits until they were on for HWPATHS_MIN_ON_MS (or its
+ * whole time, if shorter). */
+static bool turn_had_time(const struct hwpaths *h, uint64_t now)
+{
+	uint64_t on = h->group_ns[h->turn] + (h->set ? now - h->turn_since : 0);
+	uint64_t need = HWPATHS_MIN_ON_MS * 1000000ULL;
+
+	return on >= (h->turn_ns < need ? h->turn_ns : need);
+}
+
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct hwpaths *h = userdata;
@@ -288,11 +300,13 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		return 0;
 	}
 	end = h->turn_start + h->turn_ns;
-	if (now >= end) {
+	if (now >= end && turn_had_time(h, now)) {
 		if (next_turn(h, "duration"))
 			return 0;
 		end = h->turn_start + h->turn_ns;
 	}
+	if (end <= now) /* its time is up, not its time on: see again soon */
+		end = now + HWPATHS_MIN_ON_MS * 1000000ULL / 2;
 	if (end > now + HWPATHS_CHECK_MS * 1000000ULL)
 		end = now + HWPATHS_CHECK_MS * 1000000ULL;
 	return sd_event_source_set_time(s, end / 1000);

@@ -21,6 +21,7 @@
 #define HWPATHS_THREAD_SLOTS 2048 /* open addressing; at most half used */
 #define HWPATHS_MAX_LOCAL 4096	  /* distinct iterations that leave a loop */
 #define HWPATHS_CHECK_MS 250	  /* the code is compared this often */
+#define HWPATHS_MIN_ON_MS 50	  /* a turn ends once it was on this long (or its whole time) */
 
 struct hwpaths_thread {
 	uint32_t tid;  /* 0: free */

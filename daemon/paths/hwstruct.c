@@ -244,6 +244,7 @@ static void turn_close(struct hwstruct *s)
 	hwbp_set_free(s->set);
 	s->set = NULL;
 	d = now_ns(CLOCK_MONOTONIC) - s->turn_since;
+	s->turn_on += d;
 	if (s->cur >= 0) {
 		struct hwstruct_graph *x = &s->gr[s->cur];
 
@@ -303,6 +304,7 @@ static int turn_open(struct hwstruct *s, const struct hwstruct_slot *slots, uint
 	for (uint32_t i = 0; i < n; i++)
 		s->has_entry |= slots[i].kind == HWSTRUCT_ENTRY;
 	s->turn_start = now_ns(CLOCK_MONOTONIC);
+	s->turn_on = 0;
 	return s->paused ? 0 : turn_arm(s, err, errlen);
 }
 
@@ -422,7 +424,7 @@ static int next_turn(struct hwstruct *s, const char *why)
 static int on_timer(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct hwstruct *s = userdata;
-	uint64_t now = now_ns(CLOCK_MONOTONIC), limit;
+	uint64_t now = now_ns(CLOCK_MONOTONIC), limit, on;
 
 	(void)usec;
 	if (!s->set && !s->paused)
@@ -433,7 +435,13 @@ static int on_timer(sd_event_source *src, uint64_t usec, void *userdata)
 		return 0;
 	}
 	limit = s->cur < 0 ? s->count_ns : s->turn_ns;
-	if (now - s->turn_start >= limit && next_turn(s, "time limit"))
+	/* The limit is the wall's (each graph gets its share of the duration while the budget
+	 * takes the breakpoints off and on), but a turn that fell into the time they were off
+	 * waits until they were on for HWSTRUCT_MIN_ON_MS (or its whole limit, if shorter). */
+	on = s->turn_on + (s->set ? now - s->turn_since : 0);
+	if (now - s->turn_start >= limit &&
+	    on >= (limit < HWSTRUCT_MIN_ON_MS * 1000000ULL ? limit : HWSTRUCT_MIN_ON_MS * 1000000ULL) &&
+	    next_turn(s, "time limit"))
 		return 0;
 	return sd_event_source_set_time(src, (now + HWSTRUCT_CHECK_MS * 1000000ULL) / 1000);
 }

@@ -24,6 +24,7 @@
 #define HWSTRUCT_THREADS 256	 /* threads walked per turn (open addressing, half used) */
 #define HWSTRUCT_CHECK_MS 100	 /* turn limits and the code are checked this often */
 #define HWSTRUCT_MIN_COUNT_MS 50 /* shortest counting turn */
+#define HWSTRUCT_MIN_ON_MS 50	 /* a turn ends once it was on this long (or its whole limit) */
 
 enum hwstruct_kind { HWSTRUCT_ENTRY = 1, HWSTRUCT_JCC, HWSTRUCT_ARRIVE };
 
@@ -65,7 +66,8 @@ struct hwstruct {
 	/* turn_start: when the turn began (its time limit runs from there); turn_since: when its
 	 * breakpoints last went on (its graph's time runs from there) */
 	uint64_t duration_ns, turn_ns, count_ns, started_ns, turn_start, turn_since;
-	bool paused; /* the budget took the breakpoints off (paths.c) */
+	bool paused;	  /* the budget took the breakpoints off (paths.c) */
+	uint64_t turn_on; /* the turn's time on, its breakpoints in, before turn_since */
 	void (*stop)(void *arg, const char *reason);
 	void *stop_arg;
 	sd_event_source *timer;
