@@ -517,7 +517,6 @@ void paths_stop(struct path_trace *tr, const char *reason)
 	tr->stopped_ns = now_ns(CLOCK_MONOTONIC);
 	{
 		struct cpu_times c = paths_read_cpu(tr->pid);
-
 		uint64_t ns = read_cpu_ns(tr->pid);
 
 		if (c.ok) /* else (the target is gone) the last reading while tracing stands */
