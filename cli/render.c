@@ -454,7 +454,9 @@ static void cost_text(FILE *f, double hits_per_s, uint64_t hit_ns, const char *k
 static void budget_text(FILE *f, uint64_t offs, const char *what, double duty, bool off)
 {
 	if (offs)
-		fprintf(f, "; the budget took the probes off %" PRIu64 " time%s: %s %.0f%% of the time%s",
+		fprintf(f,
+			"; the budget took the probes off %" PRIu64
+			" time%s: %s %.0f%% of the time%s",
 			offs, render_plural(offs), what, 100.0 * duty, off ? " (off now)" : "");
 }
 

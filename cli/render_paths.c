@@ -339,9 +339,10 @@ static void paths_head_text(FILE *f, const Kprof__PathsReply *r)
 static void paths_budget_text(FILE *f, const Kprof__PathsReply *r)
 {
 	if (r->max_slowdown <= 0) {
-		fputs("Budget: none (--max-slowdown 0, or kprofd's probe_slowdown_pct 0): the probes "
-		      "stayed in all the time\n",
-		      f);
+		fputs(
+		    "Budget: none (--max-slowdown 0, or kprofd's probe_slowdown_pct 0): the probes "
+		    "stayed in all the time\n",
+		    f);
 		return;
 	}
 	fprintf(f, "Budget: at most %.2fx slower over the trace (%s)", r->max_slowdown,
@@ -382,8 +383,8 @@ static void paths_cost_text(FILE *f, const Kprof__PathsReply *r)
 		fprintf(f,
 			", %.1f us of CPU time each (a %s, measured on this host): %s%.2fx slower "
 			"over the trace (CPU time per unit of work)\n",
-			r->hit_cost_ns / 1000.0, r->cost_kind, r->slowdown >= 100 ? "at least " : "about ",
-			r->slowdown);
+			r->hit_cost_ns / 1000.0, r->cost_kind,
+			r->slowdown >= 100 ? "at least " : "about ", r->slowdown);
 	} else if (r->hit_cost_ns == 0 && r->cost_kind && *r->cost_kind) {
 		fprintf(f,
 			"Cost: %" PRIu64 " probe hit%s (%.0f/s); what a %s hit costs could not be "

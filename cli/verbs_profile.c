@@ -404,11 +404,12 @@ static int paths_wait(Kprof__PathsRequest *pr, Kprof__Reply *rep)
 		struct timespec ts = {0, 100 * 1000 * 1000};
 
 		if (rep->paths->budget_offs && !told) /* once: the reply says the rest */
-			fprintf(stderr,
-				"kprofctl: over the budget of %.2fx: the probes go off until the "
-				"target's work has paid for them, then back (in %.0f%% of the time so "
-				"far; the counts cover that part)\n",
-				rep->paths->max_slowdown, 100.0 * rep->paths->duty);
+			fprintf(
+			    stderr,
+			    "kprofctl: over the budget of %.2fx: the probes go off until the "
+			    "target's work has paid for them, then back (in %.0f%% of the time so "
+			    "far; the counts cover that part)\n",
+			    rep->paths->max_slowdown, 100.0 * rep->paths->duty);
 		told |= rep->paths->budget_offs > 0;
 		kprof__reply__free_unpacked(rep, NULL);
 		rep = NULL;

@@ -19,9 +19,9 @@
  * and put them back within a turn (hwpaths_pause/resume; the turn's time goes on meanwhile, its
  * branches' covered time does not, and a turn ends only once it was on HWPATHS_MIN_ON_MS or its
  * whole time): each time they come back is a new stretch, and a thread's
- * walk starts afresh at its first hit of a new stretch, so no path spans the time off. The function's code is compared with the bytes read at
- * the start every HWPATHS_CHECK_MS: recompiled or freed code stops the trace, saying so, and
- * what was counted stays.
+ * walk starts afresh at its first hit of a new stretch, so no path spans the time off. The
+ * function's code is compared with the bytes read at the start every HWPATHS_CHECK_MS: recompiled
+ * or freed code stops the trace, saying so, and what was counted stays.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -440,7 +440,8 @@ static int on_timer(sd_event_source *src, uint64_t usec, void *userdata)
 	 * waits until they were on for HWSTRUCT_MIN_ON_MS (or its whole limit, if shorter). */
 	on = s->turn_on + (s->set ? now - s->turn_since : 0);
 	if (now - s->turn_start >= limit &&
-	    on >= (limit < HWSTRUCT_MIN_ON_MS * 1000000ULL ? limit : HWSTRUCT_MIN_ON_MS * 1000000ULL) &&
+	    on >= (limit < HWSTRUCT_MIN_ON_MS * 1000000ULL ? limit
+							   : HWSTRUCT_MIN_ON_MS * 1000000ULL) &&
 	    next_turn(s, "time limit"))
 		return 0;
 	return sd_event_source_set_time(src, (now + HWSTRUCT_CHECK_MS * 1000000ULL) / 1000);

@@ -107,8 +107,8 @@ double paths_slowdown(const struct path_trace *tr, uint64_t cpu_ns, uint64_t hit
 
 	if (!tr->hit_ns || !tr->cpu0_ns || cpu < min_cpu_ms * 1000000ULL)
 		return 0;
-	return pcost_slowdown_ns(cpu, (uint64_t)(((double)hits + tr->hidden_hits) *
-						 (double)tr->hit_ns));
+	return pcost_slowdown_ns(cpu,
+				 (uint64_t)(((double)hits + tr->hidden_hits) * (double)tr->hit_ns));
 }
 
 double paths_duty(const struct path_trace *tr)
@@ -215,8 +215,7 @@ static void probes_off(struct path_trace *tr, uint64_t cpu, uint64_t hits)
 
 /* And back in: each thread starts afresh (no path spans the time off). 1: not yet (the last
  * removal still runs), 0: in, or a negative errno with err. */
-static int probes_on(struct path_trace *tr, uint64_t cpu, uint64_t hits, char *err,
-		     size_t errlen)
+static int probes_on(struct path_trace *tr, uint64_t cpu, uint64_t hits, char *err, size_t errlen)
 {
 	int r;
 
@@ -267,11 +266,12 @@ static void budget_step(struct path_trace *tr, uint64_t cpu, uint64_t hits)
 	tr->pay_ns = tr->off ? pcost_pay_ns(&all, tr->max_slowdown) : 0;
 	if (step == PCOST_OFF) {
 		if (!tr->budget_offs)
-			log_info("pid %d: path trace of %s over its budget (%.2fx slower in the last "
-				 "%.0f ms of its CPU time, %.2fx allowed): probes off until the "
-				 "target's work has paid for them, and so on",
-				 tr->pid, tr->func, pcost_slowdown_ns(st.cpu_ns, st.probe_ns),
-				 st.cpu_ns / 1e6, tr->max_slowdown);
+			log_info(
+			    "pid %d: path trace of %s over its budget (%.2fx slower in the last "
+			    "%.0f ms of its CPU time, %.2fx allowed): probes off until the "
+			    "target's work has paid for them, and so on",
+			    tr->pid, tr->func, pcost_slowdown_ns(st.cpu_ns, st.probe_ns),
+			    st.cpu_ns / 1e6, tr->max_slowdown);
 		probes_off(tr, cpu, hits);
 		tr->pay_ns = pcost_pay_ns(&all, tr->max_slowdown);
 	} else if (step == PCOST_ON && (r = probes_on(tr, cpu, hits, err, sizeof(err))) < 0) {

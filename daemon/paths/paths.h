@@ -74,7 +74,7 @@ void paths_free(struct path_trace *tr);
 #define PATHS_THREAD_SLOTS 4096 /* open addressing; at most half used */
 #define PATHS_MAX_DURATION_MS (24u * 3600 * 1000)
 #define PATHS_MIN_CPU_MS 500 /* a slowdown needs this much of the target's CPU time traced */
-#define PATHS_COST_CHECK_MS 50	  /* the budget kept this often while the probes are in, */
+#define PATHS_COST_CHECK_MS 50	    /* the budget kept this often while the probes are in, */
 #define PATHS_COST_OFF_CHECK_MS 100 /* and this often while the budget holds them off */
 #define PATHS_NO_HIT_MS 1000	  /* a trace with no hit this long after its start stops, */
 #define PATHS_NO_HIT_CPU_MS 100	  /* if the target ran this much meanwhile */
@@ -148,7 +148,7 @@ struct path_trace {
 	double hidden_hits, linger_rate;
 	uint64_t linger_cpu_ns;
 	bool lingering;
-	uint64_t pay_ns; /* off: the target's CPU time to run before they may go back in */
+	uint64_t pay_ns;	 /* off: the target's CPU time to run before they may go back in */
 	uint64_t attach_wall_ns; /* when cpu_attach was read (CLOCK_MONOTONIC) */
 	uint64_t samples0, samples_in0; /* env.code_samples at the attach */
 	/* Edge profile (the function has too many paths to number): counts read from the BPF

@@ -160,8 +160,8 @@ void paths_bpf_cleanup(void *arg)
 /* The start transition's key (KP_PACT_START: an activation may begin). */
 static struct kp_path_key start_key(const struct path_trace *tr)
 {
-	return (struct kp_path_key){.trace = tr->id, .from = KP_PATH_NONE,
-				    .to = cfg_entry_block(tr->cfg)};
+	return (struct kp_path_key){
+	    .trace = tr->id, .from = KP_PATH_NONE, .to = cfg_entry_block(tr->cfg)};
 }
 
 void paths_probes_off(struct path_trace *tr)

@@ -112,11 +112,11 @@ static void test_pay(void **state)
 	assert_int_equal(pcost_pay_ns(&paid, 1.1), 0);
 	/* 80 ms need 1.1 s: 100 ms more, and with it the probes may go back in. */
 	assert_true(x > 99000000 && x < 101000000);
-	assert_int_equal(pcost_budget(false, &(struct pcost_use){unpaid.cpu_ns + x, 80000000},
-				      &unpaid, 1.1),
-			 PCOST_ON);
-	assert_int_equal(pcost_budget(false, &(struct pcost_use){unpaid.cpu_ns + x - 2000000,
-								 80000000},
+	assert_int_equal(
+	    pcost_budget(false, &(struct pcost_use){unpaid.cpu_ns + x, 80000000}, &unpaid, 1.1),
+	    PCOST_ON);
+	assert_int_equal(pcost_budget(false,
+				      &(struct pcost_use){unpaid.cpu_ns + x - 2000000, 80000000},
 				      &unpaid, 1.1),
 			 PCOST_KEEP);
 	/* Nothing run yet: some CPU time first. */

@@ -1325,10 +1325,10 @@ static void test_paths_text(void **state)
 	x.r.pruned_items = 9;
 	x.r.k = 1;
 	s = paths(&x.r, false);
-	assert_non_null(strstr(s,
-			       "Cost: 90000 probe hits (9000/s), 13.9 us of CPU time each (a hardware "
-			       "breakpoint, measured on this host): about 2.50x slower over the "
-			       "trace (CPU time per unit of work)\n"));
+	assert_non_null(
+	    strstr(s, "Cost: 90000 probe hits (9000/s), 13.9 us of CPU time each (a hardware "
+		      "breakpoint, measured on this host): about 2.50x slower over the "
+		      "trace (CPU time per unit of work)\n"));
 	assert_non_null(strstr(s, "Budget: none (--max-slowdown 0, or kprofd's probe_slowdown_pct "
 				  "0): the probes stayed in all the time\n"));
 	assert_non_null(strstr(s, "Lost: 3 events"));
@@ -1348,10 +1348,11 @@ static void test_paths_text(void **state)
 	assert_non_null(strstr(s, "Cost: 90000 probe hits (9000/s) and about 1200 more while the "
 				  "kernel removed them, 13.9 us"));
 	assert_non_null(strstr(
-	    s, "Budget: at most 1.10x slower over the trace (kprofd's default; --max-slowdown X for "
-	       "more, 0 for none): the probes went off 3 times to keep it, and back once the "
-	       "target's work had paid for them: in 4.2% of the time traced, which is what the "
-	       "counts cover (the budget's cost in coverage); off at the end\n"));
+	    s,
+	    "Budget: at most 1.10x slower over the trace (kprofd's default; --max-slowdown X for "
+	    "more, 0 for none): the probes went off 3 times to keep it, and back once the "
+	    "target's work had paid for them: in 4.2% of the time traced, which is what the "
+	    "counts cover (the budget's cost in coverage); off at the end\n"));
 	assert_null(strstr(s, "Over the budget"));
 	free(s);
 	/* over it: said so */
