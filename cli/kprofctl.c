@@ -105,9 +105,11 @@ static const struct verb verbs[] = {
      "          covered; there --events gives the followed loops' event counts (no\n"
      "          function total), and --structural profiles one structure graph at a\n"
      "          time by breakpoints (no overlap figure; --events then estimates function\n"
-     "          totals from it). --max-slowdown X stops the trace once the target runs\n"
-     "          X times slower (measured hit cost x hits). --show prints the last trace,\n"
-     "          --stop ends the running one"},
+     "          totals from it). A budget keeps the target at most X times slower over\n"
+     "          the trace (measured hit cost x hits; --max-slowdown X, default kprofd's\n"
+     "          1.1x, 0 for none): the probes go off until its work has paid for them,\n"
+     "          then back; the reply says the part of the time they were in. --show\n"
+     "          prints the last trace, --stop ends the running one"},
     {"export", verb_export,
      "PID -o FILE [--format pprof|folded|json] [--force] [--session N] [--since T]\n"
      "          [--until T] [--off-cpu] [--base FILE --base-since T --base-until T\n"

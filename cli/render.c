@@ -450,18 +450,23 @@ static void cost_text(FILE *f, double hits_per_s, uint64_t hit_ns, const char *k
 		fputs(", no budget", f);
 }
 
+/* What a budget did: the times it took the probes off, the part of the time they were in. */
+static void budget_text(FILE *f, uint64_t offs, const char *what, double duty, bool off)
+{
+	if (offs)
+		fprintf(f,
+			"; the budget took the probes off %" PRIu64
+			" time%s: %s %.0f%% of the time%s",
+			offs, render_plural(offs), what, 100.0 * duty, off ? " (off now)" : "");
+}
+
 /* Exact mode's cost, and what its budget did. */
 static void exact_cost_text(FILE *f, const Kprof__Target *t)
 {
 	cost_text(f, t->calls_hits_per_s, t->calls_hit_cost_ns, t->calls_cost_kind,
 		  t->calls_slowdown, t->calls_max_slowdown, t->calls_max_slowdown_default,
 		  "attach --max-slowdown");
-	if (t->calls_budget_offs)
-		fprintf(f,
-			"; the budget took the probes off %" PRIu64
-			" time%s: calls counted %.0f%% of the time%s",
-			t->calls_budget_offs, render_plural(t->calls_budget_offs),
-			100.0 * t->calls_duty, t->calls_budget_off ? " (off now)" : "");
+	budget_text(f, t->calls_budget_offs, "calls counted", t->calls_duty, t->calls_budget_off);
 }
 
 void render_probe_costs(FILE *f, const Kprof__Target *t, const char *lead)
@@ -478,6 +483,8 @@ void render_probe_costs(FILE *f, const Kprof__Target *t, const char *lead)
 		cost_text(f, t->paths_hits_per_s, t->paths_hit_cost_ns, t->paths_cost_kind,
 			  t->paths_slowdown, t->paths_max_slowdown, t->paths_max_slowdown_default,
 			  "paths --max-slowdown");
+		budget_text(f, t->paths_budget_offs, "paths traced", t->paths_duty,
+			    t->paths_budget_off);
 		fputc('\n', f);
 	}
 }
@@ -656,9 +663,11 @@ static void paths_costs_json(FILE *f, const Kprof__Target *t)
 	    f,
 	    ",\"paths_hits\":%" PRIu64 ",\"paths_hits_per_s\":%.1f,\"paths_hit_cost_ns\":%" PRIu64
 	    ",\"paths_slowdown\":%.3f,\"paths_max_slowdown\":%.2f,\"paths_max_slowdown_default\":%s"
+	    ",\"paths_duty\":%.4f,\"paths_budget_offs\":%" PRIu64 ",\"paths_budget_off\":%s"
 	    ",\"paths_cost_kind\":",
 	    t->paths_hits, t->paths_hits_per_s, t->paths_hit_cost_ns, t->paths_slowdown,
-	    t->paths_max_slowdown, t->paths_max_slowdown_default ? "true" : "false");
+	    t->paths_max_slowdown, t->paths_max_slowdown_default ? "true" : "false", t->paths_duty,
+	    t->paths_budget_offs, t->paths_budget_off ? "true" : "false");
 	render_json_string(f, t->paths_cost_kind ? t->paths_cost_kind : "");
 }
 

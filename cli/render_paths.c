@@ -186,9 +186,15 @@ static void paths_scalars_json(FILE *f, const Kprof__PathsReply *r)
 	render_json_string(f, r->cost_kind ? r->cost_kind : "");
 	fprintf(f,
 		",\"hit_cost_calibrated_ns\":%" PRIu64
-		",\"ref_share_before\":%.4f,\"ref_share_during\":%.4f,\"cost_ref\":",
+		",\"ref_share_before\":%.4f,\"ref_share_during\":%.4f",
 		r->hit_cost_calibrated_ns, r->ref_share_before, r->ref_share_during);
+	fputs(",\"cost_ref\":", f);
 	render_json_string(f, r->cost_ref ? r->cost_ref : "");
+	fprintf(f,
+		",\"duty\":%.4f,\"budget_offs\":%" PRIu64 ",\"budget_off\":%s"
+		",\"budget_wait_cpu_s\":%.3f,\"hidden_hits\":%" PRIu64,
+		r->duty, r->budget_offs, r->budget_off ? "true" : "false", r->budget_wait_cpu_s,
+		r->hidden_hits);
 	fputs(",\"level_sums\":[", f);
 	for (size_t i = 0; i < r->n_level_sums; i++)
 		fprintf(f, "%s%" PRIu64, i ? "," : "", r->level_sums[i]);
@@ -335,45 +341,75 @@ static void paths_head_text(FILE *f, const Kprof__PathsReply *r)
 		render_plural(r->probe_hits));
 }
 
+/* What the budget did: the probes' duty (the part of the time the counts cover). */
+static void paths_budget_text(FILE *f, const Kprof__PathsReply *r)
+{
+	if (r->max_slowdown <= 0) {
+		fputs(
+		    "Budget: none (--max-slowdown 0, or kprofd's probe_slowdown_pct 0): the probes "
+		    "stayed in all the time\n",
+		    f);
+		return;
+	}
+	fprintf(f, "Budget: at most %.2fx slower over the trace (%s)", r->max_slowdown,
+		r->max_slowdown_default ? "kprofd's default; --max-slowdown X for more, 0 for none"
+					: "--max-slowdown");
+	if (!r->budget_offs) {
+		fputs(": kept with the probes in all the time\n", f);
+		return;
+	}
+	fprintf(f,
+		": the probes went off %" PRIu64 " time%s to keep it, and back once the target's "
+		"work had paid for them: in %.1f%% of the time traced, which is what the counts "
+		"cover (the budget's cost in coverage)",
+		r->budget_offs, render_plural(r->budget_offs), 100.0 * r->duty);
+	if (r->budget_off && r->state == KPROF__PATHS_STATE__PATHS_STATE_TRACING)
+		fprintf(f, "; off now, back after about %.2f s more of the target's CPU time",
+			r->budget_wait_cpu_s);
+	else if (r->budget_off)
+		fputs("; off at the end", f);
+	fputc('\n', f);
+	if (r->slowdown > r->max_slowdown * 1.05)
+		fputs("Over the budget: one stretch of probes (for uprobes with the second the "
+		      "kernel takes to remove them) cost more than the time traced paid for; a "
+		      "longer --duration evens it out\n",
+		      f);
+}
+
 /* What tracing cost the target, and what the counts miss (lost events, stray hits, the
  * k-SF bound). */
 static void paths_cost_text(FILE *f, const Kprof__PathsReply *r)
 {
-	if (r->slowdown > 0 && r->hit_cost_ns > r->hit_cost_calibrated_ns &&
-	    r->hit_cost_calibrated_ns)
-		fprintf(f,
-			"Cost: %" PRIu64 " probe hit%s (%.0f/s), %.1f us of CPU time each (a %s, "
-			"measured in the target: %s fell from %.1f%% to %.1f%% of its samples; "
-			"%.1f us calibrated on this host): %s%.2fx slower (CPU time per unit of "
-			"work)\n",
-			r->probe_hits, render_plural(r->probe_hits), r->hits_per_s,
-			r->hit_cost_ns / 1000.0, r->cost_kind, r->cost_ref ? r->cost_ref : "?",
-			100 * r->ref_share_before, 100 * r->ref_share_during,
-			r->hit_cost_calibrated_ns / 1000.0, r->slowdown >= 100 ? "at least " : "about ",
-			r->slowdown);
-	else if (r->slowdown > 0)
-		fprintf(f,
-			"Cost: %" PRIu64 " probe hit%s (%.0f/s), %.1f us of CPU time each (a %s, "
-			"measured on this host): %s%.2fx slower (CPU time per unit of work)\n",
-			r->probe_hits, render_plural(r->probe_hits), r->hits_per_s,
-			r->hit_cost_ns / 1000.0, r->cost_kind, r->slowdown >= 100 ? "at least " : "about ",
-			r->slowdown);
-	else if (r->hit_cost_ns == 0 && r->cost_kind && *r->cost_kind)
+	if (r->slowdown > 0) {
+		fprintf(f, "Cost: %" PRIu64 " probe hit%s (%.0f/s)", r->probe_hits,
+			render_plural(r->probe_hits), r->hits_per_s);
+		if (r->hidden_hits)
+			fprintf(f, " and about %" PRIu64 " more while the kernel removed them",
+				r->hidden_hits);
+		if (r->hit_cost_ns > r->hit_cost_calibrated_ns && r->hit_cost_calibrated_ns)
+			fprintf(f,
+				", %.1f us of CPU time each (a %s, measured in the target: %s fell "
+				"from %.1f%% to %.1f%% of its samples; %.1f us calibrated on this "
+				"host)",
+				r->hit_cost_ns / 1000.0, r->cost_kind, r->cost_ref ? r->cost_ref : "?",
+				100 * r->ref_share_before, 100 * r->ref_share_during,
+				r->hit_cost_calibrated_ns / 1000.0);
+		else
+			fprintf(f, ", %.1f us of CPU time each (a %s, measured on this host)",
+				r->hit_cost_ns / 1000.0, r->cost_kind);
+		fprintf(f, ": %s%.2fx slower over the trace (CPU time per unit of work)\n",
+			r->slowdown >= 100 ? "at least " : "about ", r->slowdown);
+	} else if (r->hit_cost_ns == 0 && r->cost_kind && *r->cost_kind) {
 		fprintf(f,
 			"Cost: %" PRIu64 " probe hit%s (%.0f/s); what a %s hit costs could not be "
 			"measured on this host (see kprofd's log): no slowdown estimate\n",
 			r->probe_hits, render_plural(r->probe_hits), r->hits_per_s, r->cost_kind);
-	else
+	} else {
 		fputs("Cost: the target used too little CPU time while traced (under 0.5 s) to "
 		      "estimate the slowdown\n",
 		      f);
-	if (r->max_slowdown > 0)
-		fprintf(f, "Budget: at most %.2fx slower (%s): the trace stops beyond\n",
-			r->max_slowdown,
-			r->max_slowdown_default ? "kprofd's default; --max-slowdown X or 0 for none"
-						: "--max-slowdown");
-	else
-		fputs("Budget: none (--max-slowdown 0, or kprofd's probe_slowdown_pct 0)\n", f);
+	}
+	paths_budget_text(f, r);
 	if (r->lost_events || r->resyncs || r->aborted)
 		fprintf(f,
 			"Lost: %" PRIu64 " event%s, %" PRIu64 " thread resync%s, %" PRIu64

@@ -395,7 +395,7 @@ static void paths_announce(const Kprof__PathsRequest *pr, const Kprof__PathsRepl
 static int paths_wait(Kprof__PathsRequest *pr, Kprof__Reply *rep)
 {
 	struct sigaction sa = {.sa_handler = on_paths_sigint}, old_int, old_term;
-	bool interrupted = false;
+	bool interrupted = false, told = false;
 	int r = 0;
 
 	sigaction(SIGINT, &sa, &old_int);
@@ -403,6 +403,14 @@ static int paths_wait(Kprof__PathsRequest *pr, Kprof__Reply *rep)
 	while (rep->paths->state == KPROF__PATHS_STATE__PATHS_STATE_TRACING) {
 		struct timespec ts = {0, 100 * 1000 * 1000};
 
+		if (rep->paths->budget_offs && !told) /* once: the reply says the rest */
+			fprintf(
+			    stderr,
+			    "kprofctl: over the budget of %.2fx: the probes go off until the "
+			    "target's work has paid for them, then back (in %.0f%% of the time so "
+			    "far; the counts cover that part)\n",
+			    rep->paths->max_slowdown, 100.0 * rep->paths->duty);
+		told |= rep->paths->budget_offs > 0;
 		kprof__reply__free_unpacked(rep, NULL);
 		rep = NULL;
 		nanosleep(&ts, NULL);

@@ -11,6 +11,7 @@
  * and the target's own progress, read from its samples, measures it (pcost_ref_hit_ns).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "kprof/pcost.h"
@@ -114,4 +115,26 @@ enum pcost_step pcost_budget(bool on, const struct pcost_use *all, const struct 
 			   ? PCOST_OFF
 			   : PCOST_KEEP;
 	return all->cpu_ns && !over(all, PCOST_RESUME * share) ? PCOST_ON : PCOST_KEEP;
+}
+
+uint64_t pcost_pay_ns(const struct pcost_use *all, double max)
+{
+	double need;
+
+	if (!all || !(max > 1))
+		return UINT64_MAX;
+	/* probe / (cpu + x) <= PCOST_RESUME x share, and cpu + x > 0 */
+	need = (double)all->probe_ns / (PCOST_RESUME * (1.0 - 1.0 / max));
+	if (need <= (double)all->cpu_ns)
+		return all->cpu_ns ? 0 : 1;
+	if (need - (double)all->cpu_ns >= (double)UINT64_MAX / 2)
+		return UINT64_MAX / 2;
+	return (uint64_t)(need - (double)all->cpu_ns) + 1;
+}
+
+double pcost_duty(uint64_t on_ns, uint64_t span_ns)
+{
+	if (span_ns == 0)
+		return 1;
+	return on_ns >= span_ns ? 1 : (double)on_ns / (double)span_ns;
 }

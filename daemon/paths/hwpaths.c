@@ -14,10 +14,14 @@
  * so sequences of k iterations come out as k-iteration paths. Every iteration followed also adds
  * its blocks to the turn's block runs: the loop's event counts (events.h) without a path table.
  *
- * Records carry id << 10 | turn, so hits still in the ring buffer when a turn ends are
- * counted for the group that was on. The function's code is compared with the bytes read at
- * the start every HWPATHS_CHECK_MS: recompiled or freed code stops the trace, saying so, and
- * what was counted stays.
+ * Records carry id << 18 | stretch << 10 | turn, so hits still in the ring buffer when a turn
+ * ends are counted for the group that was on. The budget (paths.c) may take the breakpoints off
+ * and put them back within a turn (hwpaths_pause/resume; the turn's time goes on meanwhile, its
+ * branches' covered time does not, and a turn ends only once it was on HWPATHS_MIN_ON_MS or its
+ * whole time): each time they come back is a new stretch, and a thread's
+ * walk starts afresh at its first hit of a new stretch, so no path spans the time off. The
+ * function's code is compared with the bytes read at the start every HWPATHS_CHECK_MS: recompiled
+ * or freed code stops the trace, saying so, and what was counted stays.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -36,6 +40,9 @@
 #include "os/log.h"
 
 #define TURN_BITS 10
+#define STRETCH_BITS 8 /* of the 22 bits above the turn: the stretch, the rest the trace id */
+#define STRETCH_MASK ((1u << STRETCH_BITS) - 1)
+#define TAG_MASK ((1u << (STRETCH_BITS + TURN_BITS)) - 1)
 
 struct emit_ctx {
 	struct hwpaths *h;
@@ -148,13 +155,17 @@ static void turn_close(struct hwpaths *h)
 	h->turn_since = 0;
 }
 
-static int turn_open(struct hwpaths *h, char *err, size_t errlen)
+/* The breakpoints of the turn on: the trace registered as id, stretch and turn. */
+static int turn_arm(struct hwpaths *h, char *err, size_t errlen)
 {
 	const struct hwpaths_turn *g = &h->turns[h->turn];
-	uint32_t key = (uint32_t)h->pid, val = h->id << TURN_BITS | (uint32_t)h->turn;
+	uint32_t key = (uint32_t)h->pid, val;
 	uint64_t addrs[HWBP_SLOTS];
 	int r;
 
+	h->stretch++;
+	val = ((h->id << STRETCH_BITS) | (h->stretch & STRETCH_MASK)) << TURN_BITS |
+	      (uint32_t)h->turn;
 	for (uint32_t i = 0; i < g->n; i++)
 		addrs[i] = h->plan.br[g->br[i]].addr;
 	r = bpf_map__update_elem(loader_hwbp_traces(h->loader), &key, sizeof(key), &val,
@@ -169,7 +180,21 @@ static int turn_open(struct hwpaths *h, char *err, size_t errlen)
 	if (r < 0)
 		return r;
 	h->turn_since = now_ns(CLOCK_MONOTONIC);
+	return 0;
+}
+
+/* The turn h->turn begins (its breakpoints on, unless the budget holds them off). */
+static int turn_open(struct hwpaths *h, char *err, size_t errlen)
+{
+	const struct hwpaths_turn *g = &h->turns[h->turn];
+	int r;
+
+	h->turn_start = now_ns(CLOCK_MONOTONIC);
 	h->turn_events = 0;
+	/* The description once the breakpoints are in (a client waits for it to start work). */
+	r = h->paused ? 0 : turn_arm(h, err, errlen);
+	if (r < 0)
+		return r;
 	if (g->assume)
 		snprintf(h->turn_desc, sizeof(h->turn_desc),
 			 "turn %zu of %zu: the paths of the loop at B%u, %u branches followed, the "
@@ -250,25 +275,39 @@ static int next_turn(struct hwpaths *h, const char *why)
 	return 0;
 }
 
+/* Whether the turn on was on long enough to end: its time is the wall's, so that every group
+ * gets its share of the duration while the budget takes the breakpoints off and on, but a turn
+ * that fell into the time they were off waits until they were on for HWPATHS_MIN_ON_MS (or its
+ * whole time, if shorter). */
+static bool turn_had_time(const struct hwpaths *h, uint64_t now)
+{
+	uint64_t on = h->group_ns[h->turn] + (h->set ? now - h->turn_since : 0);
+	uint64_t need = HWPATHS_MIN_ON_MS * 1000000ULL;
+
+	return on >= (h->turn_ns < need ? h->turn_ns : need);
+}
+
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct hwpaths *h = userdata;
 	uint64_t now = now_ns(CLOCK_MONOTONIC), end;
 
 	(void)usec;
-	if (!h->set)
+	if (!h->set && !h->paused)
 		return sd_event_source_set_enabled(s, SD_EVENT_OFF);
 	if (hwbp_code_changed(h->pid, h->start, h->code, h->len, h->stopped, sizeof(h->stopped))) {
 		log_warn("pid %d: branch trace: %s", h->pid, h->stopped);
 		h->stop(h->stop_arg, "code changed");
 		return 0;
 	}
-	end = h->turn_since + h->turn_ns;
-	if (now >= end) {
+	end = h->turn_start + h->turn_ns;
+	if (now >= end && turn_had_time(h, now)) {
 		if (next_turn(h, "duration"))
 			return 0;
-		end = h->turn_since + h->turn_ns;
+		end = h->turn_start + h->turn_ns;
 	}
+	if (end <= now) /* its time is up, not its time on: see again soon */
+		end = now + HWPATHS_MIN_ON_MS * 1000000ULL / 2;
 	if (end > now + HWPATHS_CHECK_MS * 1000000ULL)
 		end = now + HWPATHS_CHECK_MS * 1000000ULL;
 	return sd_event_source_set_time(s, end / 1000);
@@ -339,9 +378,10 @@ void hwpaths_on_event(struct hwpaths *h, const struct kp_hwbp *ev)
 	const struct hwbranch *br = NULL;
 	struct hwpaths_thread *th;
 	size_t turn = ev->trace & ((1u << TURN_BITS) - 1), bi = 0;
+	uint32_t tag = ev->trace & TAG_MASK; /* the stretch and turn of the hit */
 	bool taken;
 
-	if (ev->trace >> TURN_BITS != h->id || turn >= h->nturns) {
+	if (ev->trace >> (TURN_BITS + STRETCH_BITS) != h->id || turn >= h->nturns) {
 		h->late++;
 		return;
 	}
@@ -366,15 +406,39 @@ void hwpaths_on_event(struct hwpaths *h, const struct kp_hwbp *ev)
 		} else {
 			struct emit_ctx c = {h, th, g->loop, turn};
 
-			if (th->turn != turn)
+			/* A new turn, or the breakpoints back after the budget took them off: the
+			 * thread starts afresh (no path spans the time they were off). */
+			if (th->turn != tag)
 				hwbranch_walk_reset(&th->walk, emit, &c);
-			th->turn = (uint32_t)turn;
+			th->turn = tag;
 			hwbranch_walk_hit_assume(h->cfg, g->loop, g->assume, &th->walk, br->block,
 						 taken, emit, &c);
 		}
 	}
 	if (turn == h->turn && h->set && h->turn_budget && ++h->turn_events >= h->turn_budget)
 		next_turn(h, "budget");
+}
+
+void hwpaths_pause(struct hwpaths *h)
+{
+	if (h->st) {
+		hwstruct_pause(h->st);
+		return;
+	}
+	if (h->paused || !h->set)
+		return;
+	turn_close(h);
+	h->paused = true;
+}
+
+int hwpaths_resume(struct hwpaths *h, char *err, size_t errlen)
+{
+	bool was = h->paused;
+
+	if (h->st)
+		return hwstruct_resume(h->st, err, errlen);
+	h->paused = false; /* back on the turn now (unless the trace ended: no timer) */
+	return was && h->timer ? turn_arm(h, err, errlen) : 0;
 }
 
 void hwpaths_stop(struct hwpaths *h)

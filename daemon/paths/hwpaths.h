@@ -21,10 +21,11 @@
 #define HWPATHS_THREAD_SLOTS 2048 /* open addressing; at most half used */
 #define HWPATHS_MAX_LOCAL 4096	  /* distinct iterations that leave a loop */
 #define HWPATHS_CHECK_MS 250	  /* the code is compared this often */
+#define HWPATHS_MIN_ON_MS 50	  /* a turn ends once it was on this long (or its whole time) */
 
 struct hwpaths_thread {
-	uint32_t tid; /* 0: free */
-	uint32_t turn;
+	uint32_t tid;  /* 0: free */
+	uint32_t turn; /* the stretch and turn of its last hit (the low 18 bits of a record) */
 	struct ksf_ctx ctx;
 	struct hwbranch_walk walk;
 };
@@ -50,7 +51,7 @@ struct hwpaths {
 	uint8_t *code; /* as read when the trace began */
 	size_t len;
 	uint64_t start;
-	uint32_t id; /* events carry id << 10 | turn */
+	uint32_t id; /* events carry id << 18 | stretch << 10 | turn (id: 14 bits) */
 	struct hwbranch_plan plan;
 	struct hwbp_set *set;
 	/* Turns in order: one per group of the plan (counting), then, for the loops with more
@@ -59,7 +60,11 @@ struct hwpaths {
 	struct hwpaths_turn turns[HWBRANCH_MAX];
 	size_t turn, nturns, ncount;
 	bool second_half; /* loops that did not fit: half the time is kept for assumed turns */
-	uint64_t turn_ns, turn_budget, turn_events, turn_since;
+	/* turn_start: when the turn began (its time runs from there); turn_since: when its
+	 * breakpoints last went on (its covered time runs from there) */
+	uint64_t turn_ns, turn_budget, turn_events, turn_start, turn_since;
+	bool paused;	  /* the budget took the breakpoints off (paths.c) */
+	uint32_t stretch; /* times the breakpoints went on */
 	uint64_t duration_ns, budget, started_ns;
 	sd_event_source *timer;
 	void (*stop)(void *arg, const char *reason); /* ends the trace (paths_stop) */
@@ -86,6 +91,10 @@ struct hwpaths {
  * branch, debug registers taken, ...). */
 int hwpaths_start(struct hwpaths *h, sd_event *event, char *err, size_t errlen);
 void hwpaths_on_event(struct hwpaths *h, const struct kp_hwbp *ev);
+/* Breakpoints off for now (the budget), and back: the turns' clock goes on meanwhile, the
+ * covered time stops; each thread starts afresh when they are back. */
+void hwpaths_pause(struct hwpaths *h);
+int hwpaths_resume(struct hwpaths *h, char *err, size_t errlen);
 /* Breakpoints off (the trace ended); the counts stay. */
 void hwpaths_stop(struct hwpaths *h);
 /* The steps of path id (a Ball-Larus id of the function, or one of the loop-leaving

@@ -19,7 +19,10 @@
  * active (its share reached), or its time limit passed (spp_finish: the paper's timeout), the
  * next active graph gets the registers. Counts of graphs profiled at different times are put
  * together by spp's coefficients, exactly as the paper does (§3.5). Records carry
- * id << 10 | turn, so hits of an earlier turn still in the ring buffer are dropped.
+ * id << 10 | turn, so hits of an earlier turn still in the ring buffer are dropped. The budget
+ * (paths.c) may take the breakpoints off and put them back (hwstruct_pause/resume): the turn's
+ * time limit runs on meanwhile, its graph's profiled time does not; the threads' walks end when
+ * they go off, and they come back as a new turn number, so no local path spans the time off.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -241,6 +244,7 @@ static void turn_close(struct hwstruct *s)
 	hwbp_set_free(s->set);
 	s->set = NULL;
 	d = now_ns(CLOCK_MONOTONIC) - s->turn_since;
+	s->turn_on += d;
 	if (s->cur >= 0) {
 		struct hwstruct_graph *x = &s->gr[s->cur];
 
@@ -257,8 +261,9 @@ static void turn_close(struct hwstruct *s)
 	tidtab_clear(&s->tids);
 }
 
-static int turn_open(struct hwstruct *s, const struct hwstruct_slot *slots, uint32_t n, char *err,
-		     size_t errlen)
+/* The turn's breakpoints on, as a new turn number (hits of the last one still in the ring
+ * buffer are then dropped). */
+static int turn_arm(struct hwstruct *s, char *err, size_t errlen)
 {
 	uint32_t key = (uint32_t)s->pid, val;
 	uint64_t addrs[HWBP_SLOTS];
@@ -267,18 +272,13 @@ static int turn_open(struct hwstruct *s, const struct hwstruct_slot *slots, uint
 
 	s->turn++;
 	val = s->id << TURN_BITS | (s->turn & ((1u << TURN_BITS) - 1));
-	memcpy(s->slots, slots, n * sizeof(*slots));
-	s->nslots = n;
-	s->has_entry = false;
-	for (uint32_t i = 0; i < n; i++)
-		s->has_entry |= slots[i].kind == HWSTRUCT_ENTRY;
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < s->nslots; i++) {
 		bool dup = false;
 
 		for (size_t j = 0; j < na && !dup; j++)
-			dup = addrs[j] == slots[i].addr;
+			dup = addrs[j] == s->slots[i].addr;
 		if (!dup)
-			addrs[na++] = slots[i].addr;
+			addrs[na++] = s->slots[i].addr;
 	}
 	r = bpf_map__update_elem(loader_hwbp_traces(s->loader), &key, sizeof(key), &val,
 				 sizeof(val), 0);
@@ -292,6 +292,20 @@ static int turn_open(struct hwstruct *s, const struct hwstruct_slot *slots, uint
 		return r;
 	s->turn_since = now_ns(CLOCK_MONOTONIC);
 	return 0;
+}
+
+/* A turn on slots begins (its breakpoints on, unless the budget holds them off). */
+static int turn_open(struct hwstruct *s, const struct hwstruct_slot *slots, uint32_t n, char *err,
+		     size_t errlen)
+{
+	memmove(s->slots, slots, n * sizeof(*slots));
+	s->nslots = n;
+	s->has_entry = false;
+	for (uint32_t i = 0; i < n; i++)
+		s->has_entry |= slots[i].kind == HWSTRUCT_ENTRY;
+	s->turn_start = now_ns(CLOCK_MONOTONIC);
+	s->turn_on = 0;
+	return s->paused ? 0 : turn_arm(s, err, errlen);
 }
 
 static int open_count(struct hwstruct *s, char *err, size_t errlen)
@@ -410,10 +424,10 @@ static int next_turn(struct hwstruct *s, const char *why)
 static int on_timer(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct hwstruct *s = userdata;
-	uint64_t now = now_ns(CLOCK_MONOTONIC), limit;
+	uint64_t now = now_ns(CLOCK_MONOTONIC), limit, on;
 
 	(void)usec;
-	if (!s->set)
+	if (!s->set && !s->paused)
 		return sd_event_source_set_enabled(src, SD_EVENT_OFF);
 	if (hwbp_code_changed(s->pid, s->start, s->code, s->len, s->stopped, sizeof(s->stopped))) {
 		log_warn("pid %d: structural trace: %s", s->pid, s->stopped);
@@ -421,7 +435,14 @@ static int on_timer(sd_event_source *src, uint64_t usec, void *userdata)
 		return 0;
 	}
 	limit = s->cur < 0 ? s->count_ns : s->turn_ns;
-	if (now - s->turn_since >= limit && next_turn(s, "time limit"))
+	/* The limit is the wall's (each graph gets its share of the duration while the budget
+	 * takes the breakpoints off and on), but a turn that fell into the time they were off
+	 * waits until they were on for HWSTRUCT_MIN_ON_MS (or its whole limit, if shorter). */
+	on = s->turn_on + (s->set ? now - s->turn_since : 0);
+	if (now - s->turn_start >= limit &&
+	    on >= (limit < HWSTRUCT_MIN_ON_MS * 1000000ULL ? limit
+							   : HWSTRUCT_MIN_ON_MS * 1000000ULL) &&
+	    next_turn(s, "time limit"))
 		return 0;
 	return sd_event_source_set_time(src, (now + HWSTRUCT_CHECK_MS * 1000000ULL) / 1000);
 }
@@ -594,6 +615,22 @@ void hwstruct_on_event(struct hwstruct *s, const struct kp_hwbp *ev)
 		s->stray++;
 	if (s->next)
 		next_turn(s, NULL);
+}
+
+void hwstruct_pause(struct hwstruct *s)
+{
+	if (s->paused || !s->set)
+		return;
+	turn_close(s); /* the threads' walks end: none spans the time off */
+	s->paused = true;
+}
+
+int hwstruct_resume(struct hwstruct *s, char *err, size_t errlen)
+{
+	if (!s->paused)
+		return 0;
+	s->paused = false;
+	return s->timer ? turn_arm(s, err, errlen) : 0;
 }
 
 void hwstruct_stop(struct hwstruct *s)

@@ -24,6 +24,7 @@
 #define HWSTRUCT_THREADS 256	 /* threads walked per turn (open addressing, half used) */
 #define HWSTRUCT_CHECK_MS 100	 /* turn limits and the code are checked this often */
 #define HWSTRUCT_MIN_COUNT_MS 50 /* shortest counting turn */
+#define HWSTRUCT_MIN_ON_MS 50	 /* a turn ends once it was on this long (or its whole limit) */
 
 enum hwstruct_kind { HWSTRUCT_ENTRY = 1, HWSTRUCT_JCC, HWSTRUCT_ARRIVE };
 
@@ -62,7 +63,11 @@ struct hwstruct {
 	size_t len;
 	uint64_t start;
 	uint32_t id; /* events carry id << 10 | turn */
-	uint64_t duration_ns, turn_ns, count_ns, started_ns, turn_since;
+	/* turn_start: when the turn began (its time limit runs from there); turn_since: when its
+	 * breakpoints last went on (its graph's time runs from there) */
+	uint64_t duration_ns, turn_ns, count_ns, started_ns, turn_start, turn_since;
+	bool paused;	  /* the budget took the breakpoints off (paths.c) */
+	uint64_t turn_on; /* the turn's time on, its breakpoints in, before turn_since */
 	void (*stop)(void *arg, const char *reason);
 	void *stop_arg;
 	sd_event_source *timer;
@@ -91,6 +96,9 @@ struct hwstruct {
 /* Plan every graph and open the first turn; err says why not. */
 int hwstruct_start(struct hwstruct *s, sd_event *event, char *err, size_t errlen);
 void hwstruct_on_event(struct hwstruct *s, const struct kp_hwbp *ev);
+/* Breakpoints off for now (the budget), and back on the same turn. */
+void hwstruct_pause(struct hwstruct *s);
+int hwstruct_resume(struct hwstruct *s, char *err, size_t errlen);
 /* Breakpoints off; the profile stays in s->spp. */
 void hwstruct_stop(struct hwstruct *s);
 /* Free what start allocated (not s itself). */

@@ -23,9 +23,17 @@
  * breakpoints on the conditional branches of its loops instead (hwpaths.c): branch counts, and
  * the paths of every loop whose branches fit in the debug registers, into the same k-SF.
  *
- * Cost: a uprobe trap per block executed while tracing. It shows as system time of the target,
- * so the slowdown is estimated from the target's user and system times before and during the
- * trace (/proc/PID/stat).
+ * Cost and budget: a probe hit (a uprobe trap per block executed, a breakpoint's debug trap)
+ * costs the thread a measured CPU time (probecost.c), so the slowdown over the trace is the
+ * target's CPU clock over that less hits x cost. The budget (--max-slowdown, else kprofd's
+ * probe_slowdown_pct) is kept as exact mode keeps its own (pcost_budget): every
+ * PATHS_COST_CHECK_MS a stretch of probes over it goes off, and they come back once the
+ * target's work has paid for them; the trace runs its duration that way, its counts covering
+ * the part of the time the probes were in (the duty, in the reply). When they come back every
+ * thread starts afresh (the uprobe side's BPF thread states and ours cleared; breakpoints come
+ * back as a new stretch in their records), so no path spans the time off. Uprobes taken off
+ * trap for about a second more while the kernel removes them, with no hit counted: those hits
+ * are estimated at the stretch's rate and counted in the slowdown.
  *
  * The parts, each calling only those before it (what they share is paths_internal.h):
  * paths_uprobe.c (the uprobe side's BPF state: reading and checking the code, the edge table,
@@ -77,19 +85,33 @@ struct cpu_times paths_read_cpu(pid_t pid)
 	return c;
 }
 
-/* The target's CPU time since the trace attached, ns (0 if unknown). */
-static uint64_t cpu_ns_since_attach(const struct path_trace *tr, const struct cpu_times *now)
+/* The target's CPU clock, ns (0 if unreadable). */
+static uint64_t read_cpu_ns(pid_t pid)
 {
-	const struct cpu_times *a = &tr->cpu_attach;
-	long tck = sysconf(_SC_CLK_TCK);
+	uint64_t ns = 0;
 
-	if (tck <= 0 || !a->ok || !now->ok || now->user + now->sys < a->user + a->sys)
-		return 0;
-	return (now->user + now->sys - a->user - a->sys) * (1000000000 / (uint64_t)tck);
+	return procfs_cpu_ns(pid, &ns) < 0 ? 0 : ns;
 }
 
-uint64_t paths_hit_ns(const struct path_trace *tr, const struct cpu_times *now, uint64_t hits,
-		      bool *measured)
+uint64_t paths_cpu_ns(const struct path_trace *tr)
+{
+	uint64_t ns = tr->tracing ? read_cpu_ns(tr->pid) : 0;
+
+	return ns > tr->cpu_last_ns ? ns : tr->cpu_last_ns;
+}
+
+double paths_slowdown(const struct path_trace *tr, uint64_t cpu_ns, uint64_t hits,
+		      unsigned min_cpu_ms)
+{
+	uint64_t cpu = cpu_ns > tr->cpu0_ns ? cpu_ns - tr->cpu0_ns : 0;
+
+	if (!tr->hit_ns || !tr->cpu0_ns || cpu < min_cpu_ms * 1000000ULL)
+		return 0;
+	hits = (uint64_t)((double)hits + tr->hidden_hits);
+	return pcost_slowdown(cpu, hits, paths_hit_ns(tr, cpu_ns, hits, NULL));
+}
+
+uint64_t paths_hit_ns(const struct path_trace *tr, uint64_t cpu_ns, uint64_t hits, bool *measured)
 {
 	struct pcost_ref r = {.base_ref = tr->ref0, .base_all = tr->ref_all0};
 	uint64_t ref = tr->ref1, all = tr->ref_all1, c;
@@ -97,7 +119,7 @@ uint64_t paths_hit_ns(const struct path_trace *tr, const struct cpu_times *now, 
 
 	if (measured)
 		*measured = false;
-	if (tr->ref_id == PATHS_NO_REF)
+	if (tr->ref_id == PATHS_NO_REF || !tr->cpu0_ns || cpu_ns <= tr->cpu0_ns)
 		return tr->hit_ns;
 	if (tr->tracing && tr->env.ref_samples)
 		tr->env.ref_samples(tr->env.ctx, tr->start, tr->size, &id, &ref, &all, NULL, 0);
@@ -105,7 +127,7 @@ uint64_t paths_hit_ns(const struct path_trace *tr, const struct cpu_times *now, 
 		return tr->hit_ns;
 	r.ref = ref - tr->ref0;
 	r.all = all - tr->ref_all0;
-	c = pcost_ref_hit_ns(&r, cpu_ns_since_attach(tr, now), hits, tr->hit_ns);
+	c = pcost_ref_hit_ns(&r, cpu_ns - tr->cpu0_ns, hits, tr->hit_ns);
 	if (!c)
 		return tr->hit_ns;
 	if (measured)
@@ -113,14 +135,12 @@ uint64_t paths_hit_ns(const struct path_trace *tr, const struct cpu_times *now, 
 	return c;
 }
 
-double paths_slowdown(const struct path_trace *tr, const struct cpu_times *now, uint64_t hits,
-		      unsigned min_cpu_ms)
+double paths_duty(const struct path_trace *tr)
 {
-	uint64_t cpu = cpu_ns_since_attach(tr, now);
+	uint64_t end = tr->tracing ? now_ns(CLOCK_MONOTONIC) : tr->stopped_ns;
+	uint64_t on = tr->on_ns + (tr->tracing && tr->on_since_ns ? end - tr->on_since_ns : 0);
 
-	if (cpu / 1000000 < min_cpu_ms)
-		return 0;
-	return pcost_slowdown(cpu, hits, paths_hit_ns(tr, now, hits, NULL));
+	return end > tr->started_ns ? pcost_duty(on, end - tr->started_ns) : 1;
 }
 
 bool paths_breakpoint_at(const struct path_trace *tr, uint64_t addr)
@@ -139,10 +159,10 @@ static uint64_t hits_now(const struct path_trace *tr)
 	return c[KP_CTR_PATH_HITS] - tr->ctr0[KP_CTR_PATH_HITS];
 }
 
-/* The target's CPU time since the trace attached, ms (0 if unknown). */
-static uint64_t cpu_ms_since_attach(const struct path_trace *tr, const struct cpu_times *now)
+/* The target's CPU time since the trace attached, ms. */
+static uint64_t cpu_ms_since_attach(const struct path_trace *tr, uint64_t cpu_ns)
 {
-	return cpu_ns_since_attach(tr, now) / 1000000;
+	return cpu_ns > tr->cpu0_ns && tr->cpu0_ns ? (cpu_ns - tr->cpu0_ns) / 1000000 : 0;
 }
 
 static void mark_samples(struct path_trace *tr)
@@ -156,6 +176,25 @@ static void mark_samples(struct path_trace *tr)
 				    &tr->ref_all0, tr->ref_name, sizeof(tr->ref_name));
 	tr->ref1 = tr->ref0;
 	tr->ref_all1 = tr->ref_all0;
+}
+
+/* The figures at the attach: CPU times, wall time, samples, counters (the budget's first
+ * stretch begins). */
+static void mark_attach(struct path_trace *tr)
+{
+	tr->cpu_attach = paths_read_cpu(tr->pid);
+	tr->cpu0_ns = tr->stretch_cpu_ns = tr->cpu_last_ns = read_cpu_ns(tr->pid);
+	tr->attach_wall_ns = now_ns(CLOCK_MONOTONIC);
+	mark_samples(tr);
+	loader_counters(tr->env.loader, tr->ctr0, NULL);
+}
+
+/* Tracing from now: the probes are in. */
+static void mark_started(struct path_trace *tr)
+{
+	tr->tracing = true;
+	tr->started_ns = tr->on_since_ns = now_ns(CLOCK_MONOTONIC);
+	tr->cpu_start = paths_read_cpu(tr->pid);
 }
 
 /* No hit yet, and probes that cannot tell (breakpoints turned over the loops, one structure
@@ -179,20 +218,116 @@ static bool stop_if_not_sampled(struct path_trace *tr)
 	return true;
 }
 
-/* Every PATHS_COST_CHECK_MS: a trace whose code got no hit in its first PATHS_NO_HIT_MS while
- * the target ran PATHS_NO_HIT_CPU_MS stops (the code traced is not what runs), and with a budget the slowdown so
- * far is checked against it; over it, the trace stops, saying by how much. */
+/* ---- the budget ---- */
+
+/* The probes off for the budget: breakpoints at once; uprobes keep trapping while the kernel
+ * removes them, at the stretch's rate (lingering). */
+static void probes_off(struct path_trace *tr, uint64_t cpu, uint64_t hits)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	if (tr->hw) {
+		hwpaths_pause(tr->hw);
+	} else {
+		paths_probes_off(tr);
+		tr->lingering = cpu > tr->stretch_cpu_ns;
+		tr->linger_rate = tr->lingering ? (double)(hits - tr->stretch_hits) /
+						      (double)(cpu - tr->stretch_cpu_ns)
+						: 0;
+		tr->linger_cpu_ns = cpu;
+	}
+	if (tr->on_since_ns)
+		tr->on_ns += now - tr->on_since_ns;
+	tr->on_since_ns = 0;
+	tr->off = true;
+	tr->budget_offs++;
+}
+
+/* And back in: each thread starts afresh (no path spans the time off). 1: not yet (the last
+ * removal still runs), 0: in, or a negative errno with err. */
+static int probes_on(struct path_trace *tr, uint64_t cpu, uint64_t hits, char *err, size_t errlen)
+{
+	int r;
+
+	err[0] = '\0';
+	if (tr->hw) {
+		r = hwpaths_resume(tr->hw, err, errlen);
+	} else {
+		r = paths_probes_on(tr, err, errlen);
+		if (r == -EBUSY && !err[0])
+			return 1;
+		for (size_t i = 0; r == 0 && i < PATHS_THREAD_SLOTS; i++) {
+			struct path_thread *th = &tr->threads[i];
+
+			ksf_ctx_release(&th->ctx);
+			paths_spp_stack_release(&th->spp);
+			th->seq = 0;
+			th->desync = false;
+		}
+	}
+	if (r < 0)
+		return r;
+	tr->lingering = false; /* whatever lingered is gone: the kernel let the probes in */
+	tr->off = false;
+	tr->on_since_ns = now_ns(CLOCK_MONOTONIC);
+	tr->stretch_cpu_ns = cpu;
+	tr->stretch_hits = hits;
+	return 0;
+}
+
+/* The budget's check at cpu on the target's CPU clock, hits counted: the probes off when over
+ * it, back in once the target's work has paid for them (pcost_budget). */
+static void budget_step(struct path_trace *tr, uint64_t cpu, uint64_t hits)
+{
+	struct pcost_use all, st;
+	enum pcost_step step;
+	uint64_t hit;
+	char err[256], why[sizeof(tr->reason)];
+	int r;
+
+	if (tr->lingering) {
+		tr->hidden_hits += tr->linger_rate * (double)(cpu - tr->linger_cpu_ns);
+		tr->linger_cpu_ns = cpu;
+		tr->lingering = removal_busy(tr->removal); /* gone: counted to now */
+	}
+	/* a hit's cost measured in the target where its samples tell it, else the calibrated */
+	hit = paths_hit_ns(tr, cpu, (uint64_t)((double)hits + tr->hidden_hits), NULL);
+	all = (struct pcost_use){cpu - tr->cpu0_ns,
+				 (uint64_t)(((double)hits + tr->hidden_hits) * (double)hit)};
+	st = (struct pcost_use){cpu - tr->stretch_cpu_ns, (hits - tr->stretch_hits) * hit};
+	step = pcost_budget(!tr->off, &all, &st, tr->max_slowdown);
+	tr->pay_ns = tr->off ? pcost_pay_ns(&all, tr->max_slowdown) : 0;
+	if (step == PCOST_OFF) {
+		if (!tr->budget_offs)
+			log_info(
+			    "pid %d: path trace of %s over its budget (%.2fx slower in the last "
+			    "%.0f ms of its CPU time, %.2fx allowed): probes off until the "
+			    "target's work has paid for them, and so on",
+			    tr->pid, tr->func, pcost_slowdown_ns(st.cpu_ns, st.probe_ns),
+			    st.cpu_ns / 1e6, tr->max_slowdown);
+		probes_off(tr, cpu, hits);
+		tr->pay_ns = pcost_pay_ns(&all, tr->max_slowdown);
+	} else if (step == PCOST_ON && (r = probes_on(tr, cpu, hits, err, sizeof(err))) < 0) {
+		snprintf(why, sizeof(why), "the probes could not go back in: %.200s", err);
+		paths_stop(tr, why);
+	}
+}
+
+/* Every PATHS_COST_CHECK_MS (PATHS_COST_OFF_CHECK_MS while off): a trace whose code got no hit
+ * in its first PATHS_NO_HIT_MS while the target ran PATHS_NO_HIT_CPU_MS stops (the code traced
+ * is not what runs), and the budget is kept (budget_step). */
 static int on_cost_check(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct path_trace *tr = userdata;
-	struct cpu_times now = paths_read_cpu(tr->pid);
-	uint64_t hits = hits_now(tr), cpu_ms = cpu_ms_since_attach(tr, &now);
-	double sd = paths_slowdown(tr, &now, hits, PATHS_COST_MIN_CPU_MS);
+	uint64_t hits = hits_now(tr), cpu = read_cpu_ns(tr->pid), cpu_ms;
 	char why[sizeof(tr->reason)];
 	int r;
 
 	if (!tr->tracing)
 		return 0;
+	if (cpu >= tr->cpu_last_ns && cpu >= tr->stretch_cpu_ns && tr->cpu0_ns)
+		tr->cpu_last_ns = cpu;
+	cpu_ms = cpu_ms_since_attach(tr, tr->cpu_last_ns);
 	tr->hit_seen |= hits > 0;
 	if (!tr->hit_seen && tr->hw && (tr->hw->st || tr->hw->nturns > 1) &&
 	    now_ns(CLOCK_MONOTONIC) - tr->attach_wall_ns >= PATHS_NO_HIT_MS * 1000000ULL &&
@@ -212,13 +347,13 @@ static int on_cost_check(sd_event_source *s, uint64_t usec, void *userdata)
 		paths_stop(tr, why);
 		return 0;
 	}
-	if (tr->max_slowdown && sd > tr->max_slowdown) {
-		snprintf(why, sizeof(why), "slowdown %.2fx over the %.2fx allowed", sd,
-			 tr->max_slowdown);
-		paths_stop(tr, why);
-		return 0;
+	if (tr->max_slowdown && tr->cpu_last_ns == cpu && cpu) {
+		budget_step(tr, cpu, hits);
+		if (!tr->tracing)
+			return 0;
 	}
-	r = sd_event_source_set_time(s, usec + PATHS_COST_CHECK_MS * 1000ULL);
+	r = sd_event_source_set_time(
+	    s, usec + (tr->off ? PATHS_COST_OFF_CHECK_MS : PATHS_COST_CHECK_MS) * 1000ULL);
 	return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
@@ -415,13 +550,19 @@ void paths_stop(struct path_trace *tr, const char *reason)
 	tr->stopped_ns = now_ns(CLOCK_MONOTONIC);
 	{
 		struct cpu_times c = paths_read_cpu(tr->pid);
+		uint64_t ns = read_cpu_ns(tr->pid);
 
 		if (c.ok) /* else (the target is gone) the last reading while tracing stands */
 			tr->cpu_end = c;
+		if (ns > tr->cpu_last_ns)
+			tr->cpu_last_ns = ns;
 	}
 	if (tr->ref_id != PATHS_NO_REF && tr->env.ref_samples) /* the shares' end */
 		tr->env.ref_samples(tr->env.ctx, tr->start, tr->size, &tr->ref_id, &tr->ref1,
 				    &tr->ref_all1, NULL, 0);
+	if (tr->on_since_ns)
+		tr->on_ns += tr->stopped_ns - tr->on_since_ns;
+	tr->on_since_ns = 0;
 	loader_counters(l, tr->ctr1, NULL);
 	tr->timer = sd_event_source_disable_unref(tr->timer);
 	tr->cost_timer = sd_event_source_disable_unref(tr->cost_timer);
@@ -661,15 +802,12 @@ static int start_hw(struct path_trace *tr, char *err, size_t errlen)
 	h->loader = tr->env.loader;
 	h->cfg = tr->cfg;
 	h->ksf = tr->ksf;
-	h->id = tr->id & 0x3fffff;
+	h->id = tr->id & 0x3fff;
 	h->duration_ns = (uint64_t)tr->duration_ms * 1000000;
 	h->budget = tr->budget;
 	h->stop = hw_stop;
 	h->stop_arg = tr;
-	tr->cpu_attach = paths_read_cpu(tr->pid);
-	tr->attach_wall_ns = now_ns(CLOCK_MONOTONIC);
-	mark_samples(tr);
-	loader_counters(tr->env.loader, tr->ctr0, NULL);
+	mark_attach(tr);
 	if (tr->spp) {
 		r = start_hw_spp(tr, err, errlen);
 		if (r < 0)
@@ -688,9 +826,7 @@ static int start_hw(struct path_trace *tr, char *err, size_t errlen)
 		hwpaths_stop(h);
 		return r;
 	}
-	tr->tracing = true;
-	tr->started_ns = now_ns(CLOCK_MONOTONIC);
-	tr->cpu_start = paths_read_cpu(tr->pid);
+	mark_started(tr);
 	log_info("pid %d: tracing the branches of %s (0x%" PRIx64 ", anonymous memory) with "
 		 "hardware breakpoints: %zu branches in %zu groups, k %u, for %u ms",
 		 tr->pid, tr->func, tr->start, h->plan.nbr, h->plan.ngroups, tr->k,
@@ -738,10 +874,7 @@ static int start_uprobes(struct path_trace *tr, const struct uprobe_site *site, 
 		snprintf(err, errlen, "cannot fill the BPF edge table: %s", strerror(-r));
 		goto fail_bpf;
 	}
-	tr->cpu_attach = paths_read_cpu(tr->pid);
-	tr->attach_wall_ns = now_ns(CLOCK_MONOTONIC);
-	mark_samples(tr);
-	loader_counters(env->loader, tr->ctr0, NULL);
+	mark_attach(tr);
 	r = paths_attach_probes(tr, site, err, errlen);
 	if (r < 0)
 		goto fail_bpf;
@@ -761,9 +894,7 @@ static int start_uprobes(struct path_trace *tr, const struct uprobe_site *site, 
 		snprintf(err, errlen, "cannot arm the duration timer: %s", strerror(-r));
 		goto fail_bpf;
 	}
-	tr->tracing = true;
-	tr->started_ns = now_ns(CLOCK_MONOTONIC);
-	tr->cpu_start = paths_read_cpu(tr->pid);
+	mark_started(tr);
 	return 0;
 
 fail_bpf:
@@ -796,7 +927,6 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 {
 	struct path_trace *tr, *old = *slot;
 	struct probecost_budget bud;
-	struct uprobe_site site;
 	unsigned k = req->k ? req->k : 4;
 	int r;
 
@@ -818,7 +948,7 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 		r = -ENOMEM;
 		goto fail;
 	}
-	r = prepare(sym, tr, req->function, req->force, &site, err, errlen);
+	r = prepare(sym, tr, req->function, req->force, &tr->site, err, errlen);
 	if (r < 0)
 		goto fail;
 	if (req->structural && (r = spp_setup(tr, req, err, errlen)) < 0)
@@ -854,7 +984,7 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 			paths_stop(tr, "cost check");
 		return r < 0 ? r : 0;
 	}
-	r = start_uprobes(tr, &site, err, errlen);
+	r = start_uprobes(tr, &tr->site, err, errlen);
 	if (r < 0)
 		goto fail;
 	*slot = tr;

@@ -81,8 +81,8 @@ void paths_free(struct path_trace *tr);
 #define PATHS_THREAD_SLOTS 4096 /* open addressing; at most half used */
 #define PATHS_MAX_DURATION_MS (24u * 3600 * 1000)
 #define PATHS_MIN_CPU_MS 500 /* a slowdown needs this much of the target's CPU time traced */
-#define PATHS_COST_CHECK_MS 250	 /* --max-slowdown: the slowdown checked this often */
-#define PATHS_COST_MIN_CPU_MS 200 /* and once the target used this much CPU time traced */
+#define PATHS_COST_CHECK_MS 50	    /* the budget kept this often while the probes are in, */
+#define PATHS_COST_OFF_CHECK_MS 100 /* and this often while the budget holds them off */
 #define PATHS_NO_HIT_MS 1000	  /* a trace with no hit this long after its start stops, */
 #define PATHS_NO_HIT_CPU_MS 100	  /* if the target ran this much meanwhile */
 #define PATHS_NO_HIT_SAMPLES 50	  /* ... or, when probes cannot tell, none of this many samples
@@ -140,7 +140,22 @@ struct path_trace {
 	double max_slowdown;	     /* 0: no limit */
 	bool max_slowdown_default;   /* env's, not the request's */
 	bool hit_seen;		     /* a probe hit since the attach */
-	sd_event_source *cost_timer; /* checks the slowdown against max_slowdown */
+	sd_event_source *cost_timer; /* keeps the budget (and checks for hits) */
+	/* The budget, kept by taking the probes off and putting them back (pcost_budget): the
+	 * target's CPU clock at the attach, at the start of the stretch of probes in now, and at
+	 * the last reading (at the end once stopped); the hit counter at the stretch's start; the
+	 * wall time the probes went in (0: off) and were in before; the times the budget took
+	 * them off. Uprobes keep trapping about a second after they go off (the kernel removes
+	 * them), with no hit counted: their hits are estimated (hidden_hits) at the stretch's
+	 * rate per CPU ns while their removal runs. */
+	struct uprobe_site site; /* where the uprobes go (to put them back) */
+	bool off;		 /* the budget took the probes off */
+	uint64_t cpu0_ns, stretch_cpu_ns, cpu_last_ns, stretch_hits;
+	uint64_t on_since_ns, on_ns, budget_offs;
+	double hidden_hits, linger_rate;
+	uint64_t linger_cpu_ns;
+	bool lingering;
+	uint64_t pay_ns;	 /* off: the target's CPU time to run before they may go back in */
 	uint64_t attach_wall_ns; /* when cpu_attach was read (CLOCK_MONOTONIC) */
 	uint64_t samples0, samples_in0; /* env.code_samples at the attach */
 	/* env.ref_samples: the reference function, its samples and the target's at the attach
@@ -171,14 +186,20 @@ struct path_trace {
 
 /* The target's user and system CPU times (ok false if unreadable). */
 struct cpu_times paths_read_cpu(pid_t pid);
-/* The cost of one hit: measured in the target from its samples where they can tell it
+/* The cost of one hit over the trace so far (cpu_ns on the target's CPU clock since the
+ * attach, hits counted since): measured in the target from its samples where they can tell it
  * (pcost_ref_hit_ns; *measured true), else the calibrated one (hit_ns). */
-uint64_t paths_hit_ns(const struct path_trace *tr, const struct cpu_times *now, uint64_t hits,
-		      bool *measured);
-/* The target's slowdown from the trace's attach to now (CPU times now, hits probe hits since):
- * pcost_slowdown with paths_hit_ns; 0 under min_cpu_ms of CPU time or without a cost. */
-double paths_slowdown(const struct path_trace *tr, const struct cpu_times *now, uint64_t hits,
+uint64_t paths_hit_ns(const struct path_trace *tr, uint64_t cpu_ns, uint64_t hits, bool *measured);
+/* The target's slowdown over the trace, from its attach to cpu_ns on the target's CPU clock
+ * (hits: probe hits counted since; the uprobes' estimated while their removal ran are added):
+ * pcost_slowdown_ns with paths_hit_ns; 0 under min_cpu_ms of CPU time or without a cost. */
+double paths_slowdown(const struct path_trace *tr, uint64_t cpu_ns, uint64_t hits,
 		      unsigned min_cpu_ms);
+/* The target's CPU clock (ns) now while tracing (the last reading if it is gone), at the end
+ * once stopped. */
+uint64_t paths_cpu_ns(const struct path_trace *tr);
+/* The part of the time traced that the probes were in (the budget's duty), 0 to 1. */
+double paths_duty(const struct path_trace *tr);
 /* Is addr a hardware breakpoint of tr's now (a sample there is the cost of its trap)? */
 bool paths_breakpoint_at(const struct path_trace *tr, uint64_t addr);
 /* Free a trace (joining its probe removal first). */

@@ -42,6 +42,15 @@ void paths_bpf_cleanup(void *arg);
 int paths_attach_probes(struct path_trace *tr, const struct uprobe_site *site, char *err,
 			size_t errlen);
 
+/* The uprobes off for a while (the budget): the start transition first, so that no activation
+ * begins on a half-removed set, then the probes (tr->removal: the kernel takes about a second,
+ * trapping meanwhile). */
+void paths_probes_off(struct path_trace *tr);
+/* And back: -EBUSY (err untouched) while the last removal runs; the threads' BPF states cleared
+ * first (no path spans the time off), the start transition last. On another error, err says
+ * why and what went in is off again. */
+int paths_probes_on(struct path_trace *tr, char *err, size_t errlen);
+
 /* paths.c */
 
 void paths_spp_stack_release(struct spp_stack *st);

@@ -2,8 +2,9 @@
 /* paths_uprobe.c: the uprobe side of the path tracer (paths.c): the traced code read from the
  * target and checked against its file (uprobes run the file's instructions), the BPF edge table
  * kp_path_edges (one action per edge, the exit value of every block that can leave; counts read
- * back for an edge profile), a uprobe on every block leader, and the cleanup of the trace's BPF
- * state once its probes are gone. Apart from paths.c because it is the one part that talks to
+ * back for an edge profile), a uprobe on every block leader, taking them off and putting them
+ * back for the budget (paths_probes_off/on), and the cleanup of the trace's BPF state once its
+ * probes are gone. Apart from paths.c because it is the one part that talks to
  * BPF and reads the target's memory and files, and it calls nothing of the rest of the tracer.
  */
 #include <errno.h>
@@ -123,13 +124,27 @@ int paths_fill_edges(struct bpf_map *map, uint32_t id, const struct cfg *g, bool
 	return r;
 }
 
+/* The path states of pid's threads (kp_path_threads). */
+static void clear_threads(struct bpf_map *threads, pid_t pid)
+{
+	struct kp_path_thread st;
+	uint32_t tid, ntid;
+	bool first = true;
+
+	while (bpf_map__get_next_key(threads, first ? NULL : &tid, &ntid, sizeof(ntid)) == 0) {
+		if (bpf_map__lookup_elem(threads, &ntid, sizeof(ntid), &st, sizeof(st), 0) == 0 &&
+		    st.tgid == (uint32_t)pid)
+			bpf_map__delete_elem(threads, &ntid, sizeof(ntid), 0);
+		else
+			tid = ntid, first = false;
+	}
+}
+
 /* After the probes are gone: the trace's edges and the target's thread states. */
 void paths_bpf_cleanup(void *arg)
 {
 	struct paths_cleanup *c = arg;
 	struct kp_path_key k, nk;
-	struct kp_path_thread st;
-	uint32_t tid, ntid;
 	bool first = true;
 
 	while (bpf_map__get_next_key(c->edges, first ? NULL : &k, &nk, sizeof(nk)) == 0) {
@@ -138,16 +153,54 @@ void paths_bpf_cleanup(void *arg)
 		else
 			k = nk, first = false;
 	}
-	first = true;
-	while (bpf_map__get_next_key(c->threads, first ? NULL : &tid, &ntid, sizeof(ntid)) == 0) {
-		if (bpf_map__lookup_elem(c->threads, &ntid, sizeof(ntid), &st, sizeof(st), 0) ==
-			0 &&
-		    st.tgid == (uint32_t)c->pid)
-			bpf_map__delete_elem(c->threads, &ntid, sizeof(ntid), 0);
-		else
-			tid = ntid, first = false;
-	}
+	clear_threads(c->threads, c->pid);
 	free(c);
+}
+
+/* The start transition's key (KP_PACT_START: an activation may begin). */
+static struct kp_path_key start_key(const struct path_trace *tr)
+{
+	return (struct kp_path_key){
+	    .trace = tr->id, .from = KP_PATH_NONE, .to = cfg_entry_block(tr->cfg)};
+}
+
+void paths_probes_off(struct path_trace *tr)
+{
+	struct bpf_map *map = loader_path_edges(tr->env.loader);
+	struct kp_path_key k = start_key(tr);
+	struct kp_path_val v;
+
+	/* No activation begins on a half-removed set; an edge profile's activations so far are
+	 * kept for the start transition's return. */
+	if (bpf_map__lookup_elem(map, &k, sizeof(k), &v, sizeof(v), 0) == 0)
+		tr->edge_activations = v.add;
+	bpf_map__delete_elem(map, &k, sizeof(k), 0);
+	removal_put(tr->removal);
+	tr->removal = links_remove_async(tr->links, tr->nlinks, &tr->file, 1, NULL, NULL);
+	tr->links = NULL;
+	tr->nlinks = 0;
+}
+
+int paths_probes_on(struct path_trace *tr, char *err, size_t errlen)
+{
+	struct bpf_map *map = loader_path_edges(tr->env.loader);
+	int r;
+
+	if (removals_pending(&tr->file))
+		return -EBUSY; /* attaching now would wait for the kernel: later */
+	/* The threads' states of the last stretch: their activations are not followed on. */
+	clear_threads(loader_path_threads(tr->env.loader), tr->pid);
+	r = paths_attach_probes(tr, &tr->site, err, errlen);
+	if (r == 0)
+		r = paths_put_edge(map, tr->id, KP_PATH_NONE, cfg_entry_block(tr->cfg),
+				   KP_PACT_START, tr->edges ? KP_PEF_EDGES : 0,
+				   tr->edges ? tr->edge_activations : 0, 0);
+	if (r < 0 && tr->links) { /* what went in goes again */
+		if (!err[0])
+			snprintf(err, errlen, "cannot fill the BPF edge table: %s", strerror(-r));
+		paths_probes_off(tr);
+	}
+	return r;
 }
 
 void paths_read_edges(struct path_trace *tr)

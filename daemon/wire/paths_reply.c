@@ -165,9 +165,8 @@ static double share(const struct cpu_times *a, const struct cpu_times *b, uint64
 	return u + s >= min_ticks ? (double)s / (double)(u + s) : -1;
 }
 
-/* The kernel's share of the target's CPU time before and while traced (for information), the
- * CPU time traced, and the slowdown from the hits and the measured cost of one (pcost.h): over
- * the same interval, from the counters' first reading at attach to now (or the end). */
+/* The function whose share of the samples measures a hit's cost in the target (paths_hit_ns):
+ * its share before the trace and while traced. */
 static void fill_ref(const struct path_trace *tr, Kprof__PathsReply *r)
 {
 	uint64_t ref = tr->ref1, all = tr->ref_all1;
@@ -184,21 +183,24 @@ static void fill_ref(const struct path_trace *tr, Kprof__PathsReply *r)
 		r->ref_share_during = (double)(ref - tr->ref0) / (double)(all - tr->ref_all0);
 }
 
+/* The kernel's share of the target's CPU time before and while traced (for information), the
+ * CPU time traced, the slowdown over the trace from the hits and the measured cost of one
+ * (pcost.h), from the attach to now (or the end), and what the budget did. */
 static void fill_cpu(const struct path_trace *tr, const struct cpu_times *now, uint64_t hits,
 		     uint64_t end_ns, Kprof__PathsReply *r)
 {
 	long tck = sysconf(_SC_CLK_TCK);
-	const struct cpu_times *a = &tr->cpu_attach;
 
 	/* The share of system time before the trace is the target's whole life until then. */
-	r->kernel_share_before = share(&(struct cpu_times){0, 0, true}, a, 10);
+	r->kernel_share_before = share(&(struct cpu_times){0, 0, true}, &tr->cpu_attach, 10);
 	r->kernel_share_during = share(&tr->cpu_start, now, 50);
 	if (tr->cpu_start.ok && now->ok &&
 	    now->user + now->sys >= tr->cpu_start.user + tr->cpu_start.sys)
 		r->traced_cpu_ms = (now->user + now->sys - tr->cpu_start.user - tr->cpu_start.sys) *
 				   1000 / (uint64_t)(tck > 0 ? tck : 100);
 	r->hit_cost_calibrated_ns = tr->hit_ns;
-	r->hit_cost_ns = paths_hit_ns(tr, now, hits, NULL);
+	r->hit_cost_ns = paths_hit_ns(tr, paths_cpu_ns(tr),
+				      (uint64_t)((double)hits + tr->hidden_hits), NULL);
 	fill_ref(tr, r);
 	r->cost_kind = (char *)probecost_name(tr->hw ? PROBECOST_HWBP : PROBECOST_UPROBE);
 	if (end_ns > tr->attach_wall_ns)
@@ -206,7 +208,12 @@ static void fill_cpu(const struct path_trace *tr, const struct cpu_times *now, u
 	r->max_slowdown = tr->max_slowdown;
 	r->max_slowdown_default = tr->max_slowdown_default;
 	/* 0 (unknown): no cost measured, or under half a second of CPU time */
-	r->slowdown = paths_slowdown(tr, now, hits, PATHS_MIN_CPU_MS);
+	r->slowdown = paths_slowdown(tr, paths_cpu_ns(tr), hits, PATHS_MIN_CPU_MS);
+	r->duty = paths_duty(tr);
+	r->budget_offs = tr->budget_offs;
+	r->budget_off = tr->off;
+	r->budget_wait_cpu_s = tr->off && tr->pay_ns < UINT64_MAX / 2 ? tr->pay_ns / 1e9 : 0;
+	r->hidden_hits = (uint64_t)tr->hidden_hits;
 }
 
 static void fill_stats(const struct path_trace *tr, Kprof__PathsReply *r)
@@ -279,6 +286,9 @@ void paths_fill_target(const struct path_trace *tr, Kprof__Target *pb)
 	pb->paths_slowdown = r.slowdown;
 	pb->paths_max_slowdown = r.max_slowdown;
 	pb->paths_max_slowdown_default = r.max_slowdown_default;
+	pb->paths_duty = r.duty;
+	pb->paths_budget_offs = r.budget_offs;
+	pb->paths_budget_off = r.budget_off;
 }
 
 void paths_msg_release(struct paths_msg *pm)

@@ -84,4 +84,13 @@ enum pcost_step {
 enum pcost_step pcost_budget(bool on, const struct pcost_use *all, const struct pcost_use *stretch,
 			     double max);
 
+/* The target CPU time, ns, that the target still has to run before probes taken off for the
+ * budget may go back in (pcost_budget's PCOST_ON): 0 when they may now, UINT64_MAX when they
+ * may never (no budget: max <= 1). */
+uint64_t pcost_pay_ns(const struct pcost_use *all, double max);
+
+/* The duty of probes taken off and put back: the part of the time span_ns they were in (on_ns),
+ * 0 to 1 (1 with an empty span). */
+double pcost_duty(uint64_t on_ns, uint64_t span_ns);
+
 #endif

@@ -195,6 +195,22 @@ def compare_prefix(lower, upper, kprof, index, k, acts):
     return ok
 
 
+def compare_subset(truth, kprof, index, k):
+    """Probes in for part of the run (the budget): every sequence one of the truth's, counted at
+    most as often, and some counted."""
+    ok = True
+    for n in range(1, k + 1):
+        bad = [(s, c, truth[n].get(s, 0)) for s, c in kprof[n].items() if c > truth[n].get(s, 0)]
+        got = sum(kprof[n].values())
+        print(f"n={n}: {len(kprof[n])} sequences in kprof ({got} in all), {len(truth[n])} in the "
+              "truth; each in the truth, at most as often: " + ("ok" if not bad else
+                                                                f"FAIL in {len(bad)}"))
+        for s, kc, tc in bad[:5]:
+            print(f"    {show(s, index)}: kprof {kc}, truth {tc}")
+        ok = ok and not bad and got > 0
+    return ok
+
+
 def compare_bound(truth, kprof, index, k, err):
     ok = True
     for n in range(1, k + 1):
@@ -220,6 +236,9 @@ def main():
                     help="budget mode, exact: with A = the JSON's activations, every count lies "
                          "between the truth over the first A-1 calls and over the first A (the "
                          "trace began at the first call and stopped inside call A or after it)")
+    ap.add_argument("--subset", action="store_true",
+                    help="duty-cycled mode: every sequence of kprof's in the truth, counted at "
+                         "most as often (the probes were in for part of the run)")
     ap.add_argument("--bound", action="store_true",
                     help="pruned mode: kprof <= truth <= kprof + max_error for every sequence "
                          "(max_error from the JSON; absent sequences count 0)")
@@ -235,7 +254,7 @@ def main():
     truth = truth_counts(calls, a.k)
     index = {start: i for i, (start, _) in blocks.items()}
     print(f"{func}: {len(calls)} calls in the trace, kprof state {state}, K = {a.k}"
-          + (f", top {a.top}" if a.top else ", exact"))
+          + (f", top {a.top}" if a.top else ", duty-cycled" if a.subset else ", exact"))
     if a.prefix:
         with open(a.kprof) as fp:
             acts = number(json.load(fp).get("activations", 0), "activations")
@@ -245,6 +264,8 @@ def main():
             return 2
         lower, upper = truth_counts(calls[:acts - 1], a.k), truth_counts(calls[:acts], a.k)
         ok = compare_prefix(lower, upper, kprof, index, a.k, acts)
+    elif a.subset:
+        ok = compare_subset(truth, kprof, index, a.k)
     elif a.bound:
         with open(a.kprof) as fp:
             err = number(json.load(fp).get("max_error", 0), "max_error")

@@ -5,7 +5,9 @@
 # paths; its rate before and while traced gives the real slowdown, which kprof's must be within
 # a factor 1.5 of: uprobes on minijit's file-backed code, breakpoints on its anonymous code and
 # on Node's. Rates per CPU second, not per wall second: a loaded host slows both alike.
-# --max-slowdown stops a trace beyond it, with the reason, and so does kprofd's default (1.1x).
+# kprofd's default budget (1.1x) is kept by taking the probes off and putting them back: the
+# workload's own rate over such a trace is at most 1.1x lower, and the trace says its duty;
+# --max-slowdown X asks for another budget, 0 for none, each stated.
 # Samples at a hardware breakpoint go under [kprof probes].
 # Not sanitized: the runs need their full length and the sanitizers change the rates.
 . "$(dirname "$0")/lib.sh"
@@ -101,24 +103,77 @@ compare_twice() {
 	return 0
 }
 
-# 1. Uprobes on minijit's code in a memfd, every block of mj_paths.
-start_minijit --seconds 120 --paths 2 --progress --cleanup || { fail "minijit starts" ""; exit 1; }
-compare_twice "uprobes on minijit" "$MJ_PID" mj_paths "$MJ_OUT" 1
-# A trace over its slowdown budget stops itself, saying why and by how much: kprofd's default
-# (1.1x), and one asked for.
-out=$(ctl paths "$MJ_PID" mj_paths --duration 60 --json 2>"$TDIR/m.err")
-python3 - "$out" 1.1 True "by default" <<'PY'
-import json, sys
-r = json.loads(sys.argv[1])
-ok = (r["end_reason"].startswith("slowdown ") and f"over the {float(sys.argv[2]):.2f}x allowed"
-      in r["end_reason"] and r["traced_ms"] < 30000 and r["max_slowdown"] == float(sys.argv[2])
-      and str(r.get("max_slowdown_default", False)) == sys.argv[3])
-print(("PASS" if ok else "FAIL") + f": a 1.6x trace stops at its budget {sys.argv[4]}:"
-      f" '{r['end_reason']}' after {r['traced_ms']:.0f} ms")
+# budget NAME PID FUNCTION OUT: a trace of 10 s under kprofd's default budget (1.1x) of a hot
+# function, which alone would slow the workload 1.6x (uprobes) or 2-3x (breakpoints): the budget
+# takes the probes off and puts them back, and the workload's rate per CPU second over the
+# trace, against the mean of before and after, is at most 1.1x slower (1.25x for a loaded host;
+# a first run over it, within 1.6x, is measured once more). The trace runs its whole duration,
+# counts paths, and says its duty (the part of the time the probes were in).
+budget() {
+	local name=$1 pid=$2 func=$3 out=$4 n0 b0 b1 t0 t1 a0 a1
+	n0=$(lines "$out")
+	wait_for 60 grown "$out" $((n0 + 12)) || { fail "$name: progress" "$(tail -2 "$out")"; return; }
+	b0=$(sed -n "$((n0 + 1))p" "$out") b1=$(tail -1 "$out")
+	t0=$(tail -1 "$out")
+	ctl paths "$pid" "$func" --duration 10 --json >"$TDIR/b.json" 2>"$TDIR/b.err" ||
+		{ fail "$name: paths" "$(cat "$TDIR/b.err")"; return; }
+	t1=$(tail -1 "$out")
+	# After: past the uprobes' removal (about a second), 12 lines.
+	n0=$(lines "$out")
+	wait_for 60 grown "$out" $((n0 + 20)) || { fail "$name: progress after" "$(tail -2 "$out")"; return; }
+	a0=$(sed -n "$((n0 + 8))p" "$out") a1=$(tail -1 "$out")
+	ctl paths "$pid" --show >"$TDIR/b.txt" 2>&1
+	grep "over the budget of 1.10x" "$TDIR/b.err" >>"$TDIR/b.txt"
+	ATTEMPT=${ATTEMPT:-1} python3 - "$name" "$b0" "$b1" "$t0" "$t1" "$a0" "$a1" "$TDIR/b.json" "$TDIR/b.txt" <<'PY'
+import json, os, re, sys
+name, b0, b1, t0, t1, a0, a1 = sys.argv[1:8]
+r = json.load(open(sys.argv[8]))
+text = open(sys.argv[9]).read()
+def rate(a, b):
+    a, b = a.split(), b.split()
+    return (int(b[4]) - int(a[4])) / ((int(b[2]) - int(a[2])) / 1e9)
+base = (rate(b0, b1) + rate(a0, a1)) / 2
+traced = rate(t0, t1)
+real = base / traced if traced > 0 else float("inf")
+stated = re.search(r"^Budget: at most 1\.10x slower over the trace \(kprofd's default.*went off "
+                   r"[0-9]+ times? to keep it.*: in [0-9.]+% of the time traced", text, re.M)
+# and, while it ran, kprofctl's progress line
+stated = stated and re.search(r"^kprofctl: over the budget of 1\.10x: the probes go off .*\(in "
+                              r"[0-9]+% of the time so far", text, re.M)
+shape = (r["end_reason"] == "duration" and r["max_slowdown"] == 1.1 and r["max_slowdown_default"]
+         and r["budget_offs"] >= 1 and 0 < r["duty"] < 1 and r["path_events"] > 0
+         and r["probe_hits"] > 0 and bool(stated))
+attempt = os.environ.get("ATTEMPT", "1")
+ok = shape and real <= 1.25
+verdict = "PASS" if ok else "FAIL"
+if not ok and shape and attempt == "1" and real <= 1.6:
+    verdict = "AGAIN (over 1.25x, within 1.6x: measured once more)"
+print(verdict + f": {name} under the default budget: the workload ran {real:.2f}x slower"
+      f" ({base:.0f} -> {traced:.0f} units per CPU second), kprof says {r['slowdown']:.2f}x;"
+      f" probes in {100 * r['duty']:.1f}% of the time (off {r['budget_offs']} times),"
+      f" {r['path_events']} paths, {r['activations']} activations, ended: {r['end_reason']}"
+      + ("" if stated else "; no budget line: " + " | ".join(l for l in text.splitlines()
+                                                            if l.startswith("Budget")))
+      + (" (second run)" if attempt != "1" else ""))
+sys.exit(3 if verdict.startswith("AGAIN") else 0)
 PY
-out=$(ctl paths "$MJ_PID" mj_paths --duration 60 --max-slowdown 1.3 2>&1)
-grep -q "Budget: at most 1.30x slower (--max-slowdown)" <<<"$out" && grep -q "over the 1.30x allowed" <<<"$out" &&
-	pass "--max-slowdown 1.3: the budget asked for, stated, and the trace stopped at it" ||
+}
+budget_twice() {
+	budget "$@"
+	[ $? -eq 3 ] && ATTEMPT=2 budget "$@"
+	return 0
+}
+
+# 1. Uprobes on minijit's code in a memfd, every block of mj_paths.
+start_minijit --seconds 180 --paths 2 --progress --cleanup || { fail "minijit starts" ""; exit 1; }
+compare_twice "uprobes on minijit" "$MJ_PID" mj_paths "$MJ_OUT" 1
+ctl paths "$MJ_PID" --show | grep -q "^Budget: none (--max-slowdown 0" &&
+	pass "--max-slowdown 0: no budget, said so" || fail "no budget" "$(ctl paths "$MJ_PID" --show | grep Budget)"
+budget_twice "uprobes on minijit" "$MJ_PID" mj_paths "$MJ_OUT"
+# One asked for: stated, and kept the same way.
+out=$(ctl paths "$MJ_PID" mj_paths --duration 5 --max-slowdown 1.3 2>&1)
+grep -q "Budget: at most 1.30x slower over the trace (--max-slowdown): the probes went off [0-9]* times* to keep it.*: in [0-9.]*% of the time traced" <<<"$out" &&
+	pass "--max-slowdown 1.3: the budget asked for, stated, kept by taking the probes off" ||
 	fail "--max-slowdown 1.3" "$(grep -i "budget\|trace of\|ended" <<<"$out" | head -3)"
 out=$(ctl paths "$MJ_PID" mj_paths --max-slowdown 1.0 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q "max-slowdown" <<<"$out" && pass "--max-slowdown 1.0: a usage error" ||
@@ -126,8 +181,9 @@ out=$(ctl paths "$MJ_PID" mj_paths --max-slowdown 1.0 2>&1); rc=$?
 kill "$MJ_PID"; wait "$MJ_PID" 2>/dev/null
 
 # 2. Hardware breakpoints on minijit's anonymous code (mj_paths's loop branches, in turns).
-start_minijit --anon --seconds 120 --paths 10 --progress --cleanup || { fail "minijit starts" ""; exit 1; }
+start_minijit --anon --seconds 180 --paths 10 --progress --cleanup || { fail "minijit starts" ""; exit 1; }
 compare_twice "breakpoints on minijit" "$MJ_PID" mj_paths "$MJ_OUT" 1
+budget_twice "breakpoints on minijit" "$MJ_PID" mj_paths "$MJ_OUT"
 # The traps' time is the probes', not mj_paths's: on this VM a debug trap is a VM exit booked to
 # the instruction it stopped at, so the samples there go under [kprof probes]. The trace took
 # about 60% of minijit's CPU time for about a third of its life so far.

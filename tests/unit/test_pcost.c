@@ -135,6 +135,38 @@ static void test_budget(void **state)
 	assert_int_equal(pcost_budget(true, NULL, &dear, 1.1), PCOST_KEEP);
 }
 
+static void test_pay(void **state)
+{
+	/* 1.1x: back in under 0.8 x 1/11 of the CPU time; 72.7 ms of probes need 1 s of it. */
+	struct pcost_use paid = {1000000000, 72000000}, unpaid = {1000000000, 80000000};
+	uint64_t x = pcost_pay_ns(&unpaid, 1.1);
+
+	(void)state;
+	assert_int_equal(pcost_pay_ns(&paid, 1.1), 0);
+	/* 80 ms need 1.1 s: 100 ms more, and with it the probes may go back in. */
+	assert_true(x > 99000000 && x < 101000000);
+	assert_int_equal(
+	    pcost_budget(false, &(struct pcost_use){unpaid.cpu_ns + x, 80000000}, &unpaid, 1.1),
+	    PCOST_ON);
+	assert_int_equal(pcost_budget(false,
+				      &(struct pcost_use){unpaid.cpu_ns + x - 2000000, 80000000},
+				      &unpaid, 1.1),
+			 PCOST_KEEP);
+	/* Nothing run yet: some CPU time first. */
+	assert_true(pcost_pay_ns(&(struct pcost_use){0, 0}, 1.1) > 0);
+	assert_int_equal(pcost_pay_ns(&paid, 1.0), UINT64_MAX);
+	assert_int_equal(pcost_pay_ns(NULL, 1.1), UINT64_MAX);
+}
+
+static void test_duty(void **state)
+{
+	(void)state;
+	assert_float_equal(pcost_duty(250, 1000), 0.25, 1e-12);
+	assert_float_equal(pcost_duty(0, 1000), 0, 0);
+	assert_float_equal(pcost_duty(2000, 1000), 1, 0);
+	assert_float_equal(pcost_duty(0, 0), 1, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -145,6 +177,8 @@ int main(void)
 	    cmocka_unit_test(test_slowdown_ns),
 	    cmocka_unit_test(test_budget),
 	    cmocka_unit_test(test_ref_hit),
+	    cmocka_unit_test(test_pay),
+	    cmocka_unit_test(test_duty),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1325,13 +1325,43 @@ static void test_paths_text(void **state)
 	x.r.pruned_items = 9;
 	x.r.k = 1;
 	s = paths(&x.r, false);
-	assert_non_null(strstr(s,
-			       "Cost: 90000 probe hits (9000/s), 13.9 us of CPU time each (a hardware "
-			       "breakpoint, measured on this host): about 2.50x slower (CPU time per "
-			       "unit of work)\n"));
+	assert_non_null(
+	    strstr(s, "Cost: 90000 probe hits (9000/s), 13.9 us of CPU time each (a hardware "
+		      "breakpoint, measured on this host): about 2.50x slower over the "
+		      "trace (CPU time per unit of work)\n"));
+	assert_non_null(strstr(s, "Budget: none (--max-slowdown 0, or kprofd's probe_slowdown_pct "
+				  "0): the probes stayed in all the time\n"));
 	assert_non_null(strstr(s, "Lost: 3 events"));
 	assert_non_null(strstr(s, "short by at most 7 (k-SF node budget reached: 9 items pruned)"));
 	assert_null(strstr(s, "Hottest multi-iteration"));
+	free(s);
+
+	/* the default budget, kept by taking the probes off: its duty, its cost in coverage */
+	x.r.slowdown = 1.09;
+	x.r.hidden_hits = 1200;
+	x.r.max_slowdown = 1.1;
+	x.r.max_slowdown_default = true;
+	x.r.budget_offs = 3;
+	x.r.duty = 0.042;
+	x.r.budget_off = true;
+	s = paths(&x.r, false);
+	assert_non_null(strstr(s, "Cost: 90000 probe hits (9000/s) and about 1200 more while the "
+				  "kernel removed them, 13.9 us"));
+	assert_non_null(strstr(
+	    s,
+	    "Budget: at most 1.10x slower over the trace (kprofd's default; --max-slowdown X for "
+	    "more, 0 for none): the probes went off 3 times to keep it, and back once the "
+	    "target's work had paid for them: in 4.2% of the time traced, which is what the "
+	    "counts cover (the budget's cost in coverage); off at the end\n"));
+	assert_null(strstr(s, "Over the budget"));
+	free(s);
+	/* over it: said so */
+	x.r.slowdown = 1.4;
+	x.r.budget_off = false;
+	x.r.max_slowdown_default = false;
+	s = paths(&x.r, false);
+	assert_non_null(strstr(s, "(--max-slowdown): the probes went off 3 times"));
+	assert_non_null(strstr(s, "Over the budget: one stretch of probes"));
 	free(s);
 }
 
