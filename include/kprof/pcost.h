@@ -48,7 +48,7 @@ struct pcost_ref {
 
 #define PCOST_REF_MIN_SHARE 0.10  /* ref held this much of the samples before the trace */
 #define PCOST_REF_MIN_SAMPLES 200 /* samples before, and since, for a share */
-#define PCOST_REF_MIN_SLOWDOWN 1.2 /* a slowdown the shares can tell from noise */
+#define PCOST_REF_MIN_SLOWDOWN 1.3 /* a slowdown the shares can tell from noise */
 #define PCOST_REF_MAX_FACTOR 3	   /* at most this many times the calibrated cost */
 
 /* The cost of one hit measured from the shares (cpu_ns of CPU time and hits hits since the
