@@ -492,6 +492,12 @@ static void target_exact_text(FILE *f, const Kprof__Target *t)
 		if (t->bursts) /* attach --burst: the probes come and go */
 			fprintf(f, ", %" PRIu64 " burst%s, probes attached %.0f%% of the time",
 				t->bursts, render_plural(t->bursts), 100.0 * t->calls_duty);
+		if (t->call_events_lost || t->call_events_skipped)
+			fprintf(f,
+				" (%" PRIu64 " lost: ring buffer full; %" PRIu64
+				" left out of the exact tree until their thread was back where "
+				"its context was known)",
+				t->call_events_lost, t->call_events_skipped);
 		if (t->calls_hot)
 			fprintf(
 			    f,
@@ -677,11 +683,14 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 	fprintf(f,
 		",\"stacks\":%" PRIu64 ",\"lost_stacks\":%" PRIu64 ",\"truncated_stacks\":%" PRIu64
 		",\"eps\":%g,\"calls\":%s,\"call_events\":%" PRIu64 ",\"bursts\":%" PRIu64
-		",\"calls_duty\":%.3f,\"probes\":%u,\"symbols_refused\":%" PRIu64
+		",\"calls_duty\":%.3f,\"probes\":%u,\"call_events_lost\":%" PRIu64
+		",\"call_events_skipped\":%" PRIu64 ",\"call_events_outside\":%" PRIu64
+		",\"unmatched_exits\":%" PRIu64 ",\"symbols_refused\":%" PRIu64
 		",\"save_failures\":%u,\"samples_refused\":%" PRIu64
 		",\"session\":%u,\"sessions\":%u,\"jitdump_path\":",
 		t->stacks, t->lost_stacks, t->truncated_stacks, t->eps, t->calls ? "true" : "false",
-		t->call_events, t->bursts, t->calls_duty, t->probes, t->symbols_refused,
+		t->call_events, t->bursts, t->calls_duty, t->probes, t->call_events_lost,
+		t->call_events_skipped, t->call_events_outside, t->unmatched_exits, t->symbols_refused,
 		t->save_failures, t->samples_refused, t->session, t->sessions);
 	render_json_string(f, t->jitdump_path);
 	fprintf(f,
