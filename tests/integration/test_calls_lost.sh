@@ -12,26 +12,8 @@ for i in 1 2; do
 	PIDS+=("$!")
 done
 
-EDGES='("mj_main","mj_hot"),("mj_main","mj_warm"),("mj_main","mj_cold"),("mj_warm","mj_leaf")'
-# contexts_ok JSON WHAT ROOTED: every context a path of the graph (ROOTED=1: from mj_main).
-contexts_ok() {
-	python3 - "$1" "$2" "$3" "$EDGES" <<'PY'
-import json, sys
-h = json.load(open(sys.argv[1])); edges = set(eval("[" + sys.argv[4] + "]"))
-rooted = sys.argv[3] == "1"
-paths, bad, n = [], {}, 0
-for x in h["nodes"]:
-    p = (() if x["parent"] < 0 else paths[x["parent"]]) + (x["function"],)
-    paths.append(p)
-    n += x["count"]
-    if any(e not in edges for e in zip(p, p[1:])) or (rooted and p[0] != "mj_main"):
-        bad[">".join(p)] = x["count"]
-ok = not bad and n > 0
-print(("PASS" if ok else "FAIL") + f": {sys.argv[2]}: every exact context is a path of minijit's"
-      f" call graph{' from mj_main' if rooted else ''} ({len(paths)} contexts, {n} calls;"
-      f" not: {dict(list(bad.items())[:5])})")
-PY
-}
+# contexts_ok JSON WHAT [--rooted]: calls_contexts.py.
+contexts_ok() { python3 "$(dirname "$0")/calls_contexts.py" "$@"; }
 # field PID KEY: the target's KEY in list --all --json.
 field() { ctl list --all --json | python3 -c "import json,sys
 print([t for t in json.load(sys.stdin)['targets'] if t['pid']==$1][0]['$2'])"; }
@@ -49,7 +31,7 @@ lost=$(field "$P" call_events_lost)
 ctl hcct "$P" --exact --phi 0.01 | grep -q "[0-9]* lost: ring buffer full" && pass "hcct --exact says what was lost" ||
 	fail "hcct --exact shows the losses" "$(ctl hcct "$P" --exact --phi 0.01 2>&1 | head -3)"
 ctl hcct "$P" --exact --phi 0.00001 --json >"$TDIR/h1.json"
-contexts_ok "$TDIR/h1.json" "without --burst, events lost" 1
+contexts_ok "$TDIR/h1.json" "without --burst, events lost" --rooted
 
 # 2. --burst: the probe sets come and go under the same losses.
 start_minijit --seconds 60 --cleanup || { fail "minijit starts" ""; exit 1; }
@@ -59,5 +41,5 @@ enough() { [ "$(field "$B" bursts)" -ge 4 ] && [ "$(field "$B" call_events_lost)
 wait_for 40 enough || fail "bursts with losses" "$(ctl list --json)"
 ctl detach "$B" >/dev/null
 ctl hcct "$B" --exact --phi 0.00001 --json >"$TDIR/h2.json"
-contexts_ok "$TDIR/h2.json" "--burst 200 --period 1500, events lost ($(field "$B" call_events_lost))" 0
+contexts_ok "$TDIR/h2.json" "--burst 200 --period 1500, events lost ($(field "$B" call_events_lost))"
 finish
