@@ -5,9 +5,10 @@
  * kp_call_enter / kp_call_return are attached by the daemon as uprobes / uretprobes at the
  * entries of JIT functions, each with the function's id as its cookie and the target's pid as the
  * probe's filter, so they need no kp_targets lookup. Before Linux 5.15 (no attach cookies) the
- * function's id is found by its address (probe_cookie(), kprof.bpf.h). Each hit puts one call record (thread,
- * function, entry or return, time) in the ring buffer, with batched wakeups; from each thread's
- * entries and returns kprofd rebuilds its call stack (exact call counts and calling contexts).
+ * function's id is found by its address (probe_cookie(), kprof.bpf.h). Each hit puts one call
+ * record (thread, function, entry or return, time) in the ring buffer, with batched wakeups;
+ * from each thread's entries and returns kprofd rebuilds its call stack (exact call counts and
+ * calling contexts).
  *
  * Every record carries the epoch of the probe set (kp_call_epochs, which kprofd sets once the
  * whole set is in and clears before it takes any probe away: 0 stamps the events of a set half
@@ -25,20 +26,10 @@ struct call_thread {
 	__s32 depth, low;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, KP_CALL_MAX_THREADS);
-	__type(key, __u32);
-	__type(value, struct call_thread);
-} kp_call_threads SEC(".maps");
+KP_MAP(kp_call_threads, BPF_MAP_TYPE_LRU_HASH, KP_CALL_MAX_THREADS, __u32, struct call_thread);
 
 /* tgid -> the epoch of its probe set, while the whole set is in (written by kprofd). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, KP_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, __u32);
-} kp_call_epochs SEC(".maps");
+KP_MAP(kp_call_epochs, BPF_MAP_TYPE_HASH, KP_MAX_TARGETS, __u32, __u32);
 
 /* The thread's count for epoch, started over (from 0) in a new epoch or for a new thread; NULL
  * if the map refused it. */

@@ -119,7 +119,8 @@ static void run(uint64_t seed, size_t start, unsigned drop_in, uint64_t *lost_ou
 			depth--;
 		} else {
 			stack[depth++] = v[i].func;
-			truth[key_of(stack + low, depth - low)]++; /* what the thread really entered */
+			truth[key_of(stack + low,
+				     depth - low)]++; /* what the thread really entered */
 		}
 		if (depth < low)
 			low = depth;
@@ -175,10 +176,10 @@ static void test_losses(void **state)
  * none under a warm not seen; followed again from main once warm returns. */
 static void test_lost_return(void **state)
 {
-	const struct ev evs[] = {{MAIN, false}, {HOT, false}, {HOT, true}, {WARM, false},
-				 {LEAF, false}, {LEAF, true}};
-	enum callsync_result want[] = {CALLSYNC_ENTERED, CALLSYNC_ENTERED, 0, 0, CALLSYNC_SKIPPED,
-				       CALLSYNC_SKIPPED};
+	const struct ev evs[] = {{MAIN, false}, {HOT, false},  {HOT, true},
+				 {WARM, false}, {LEAF, false}, {LEAF, true}};
+	enum callsync_result want[] = {CALLSYNC_ENTERED, CALLSYNC_ENTERED, 0, 0,
+				       CALLSYNC_SKIPPED, CALLSYNC_SKIPPED};
 	struct hcct *h = NULL;
 	struct hcct_tree *t = NULL;
 	struct callsync cs = {0};
