@@ -637,8 +637,9 @@ void render_json_open_target(FILE *f, const Kprof__Target *t)
 		fputs("null", f);
 }
 
-/* Exact mode's and a running path trace's costs (render_probe_costs in JSON); each only with
- * exact mode or a trace, so that other targets' JSON stays as it was. */
+/* Exact mode's and a running path trace's costs (render_probe_costs in JSON), and exact mode's
+ * events lost, left out of its tree and of a probe set not all in; each only with exact mode or
+ * a trace, so that other targets' JSON stays as it was. */
 static void calls_costs_json(FILE *f, const Kprof__Target *t)
 {
 	fprintf(
@@ -650,6 +651,11 @@ static void calls_costs_json(FILE *f, const Kprof__Target *t)
 	    t->calls_max_slowdown, t->calls_max_slowdown_default ? "true" : "false",
 	    t->calls_budget_offs, t->calls_budget_off ? "true" : "false");
 	render_json_string(f, t->calls_cost_kind ? t->calls_cost_kind : "");
+	fprintf(f,
+		",\"call_events_lost\":%" PRIu64 ",\"call_events_skipped\":%" PRIu64
+		",\"call_events_outside\":%" PRIu64 ",\"unmatched_exits\":%" PRIu64,
+		t->call_events_lost, t->call_events_skipped, t->call_events_outside,
+		t->unmatched_exits);
 }
 
 static void paths_costs_json(FILE *f, const Kprof__Target *t)
@@ -683,14 +689,11 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 	fprintf(f,
 		",\"stacks\":%" PRIu64 ",\"lost_stacks\":%" PRIu64 ",\"truncated_stacks\":%" PRIu64
 		",\"eps\":%g,\"calls\":%s,\"call_events\":%" PRIu64 ",\"bursts\":%" PRIu64
-		",\"calls_duty\":%.3f,\"probes\":%u,\"call_events_lost\":%" PRIu64
-		",\"call_events_skipped\":%" PRIu64 ",\"call_events_outside\":%" PRIu64
-		",\"unmatched_exits\":%" PRIu64 ",\"symbols_refused\":%" PRIu64
+		",\"calls_duty\":%.3f,\"probes\":%u,\"symbols_refused\":%" PRIu64
 		",\"save_failures\":%u,\"samples_refused\":%" PRIu64
 		",\"session\":%u,\"sessions\":%u,\"jitdump_path\":",
 		t->stacks, t->lost_stacks, t->truncated_stacks, t->eps, t->calls ? "true" : "false",
-		t->call_events, t->bursts, t->calls_duty, t->probes, t->call_events_lost,
-		t->call_events_skipped, t->call_events_outside, t->unmatched_exits, t->symbols_refused,
+		t->call_events, t->bursts, t->calls_duty, t->probes, t->symbols_refused,
 		t->save_failures, t->samples_refused, t->session, t->sessions);
 	render_json_string(f, t->jitdump_path);
 	fprintf(f,
