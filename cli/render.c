@@ -464,11 +464,25 @@ static void exact_cost_text(FILE *f, const Kprof__Target *t)
 			100.0 * t->calls_duty, t->calls_budget_off ? " (off now)" : "");
 }
 
+/* Exact mode's call events lost on the way and left out of its tree meanwhile, if any. */
+static void exact_lost_text(FILE *f, const Kprof__Target *t)
+{
+	if (t->call_events_lost || t->call_events_skipped)
+		fprintf(f,
+			" (%" PRIu64 " lost: ring buffer full; %" PRIu64
+			" left out of the exact tree until their thread was back where its context "
+			"was known)",
+			t->call_events_lost, t->call_events_skipped);
+}
+
 void render_probe_costs(FILE *f, const Kprof__Target *t, const char *lead)
 {
 	if (t->calls && (t->calls_hits || t->calls_hit_cost_ns)) {
 		fprintf(f, "%sexact mode: ", lead);
 		exact_cost_text(f, t);
+		if (t->call_events_lost || t->call_events_skipped)
+			fprintf(f, "; %" PRIu64 " call events", t->call_events);
+		exact_lost_text(f, t);
 		fputc('\n', f);
 	}
 	if (t->paths_function && t->paths_function[0]) {
@@ -489,15 +503,10 @@ static void target_exact_text(FILE *f, const Kprof__Target *t)
 		fprintf(f, "; exact mode: %u function%s probed, %" PRIu64 " call event%s",
 			t->probes, render_plural(t->probes), t->call_events,
 			render_plural(t->call_events));
+		exact_lost_text(f, t);
 		if (t->bursts) /* attach --burst: the probes come and go */
 			fprintf(f, ", %" PRIu64 " burst%s, probes attached %.0f%% of the time",
 				t->bursts, render_plural(t->bursts), 100.0 * t->calls_duty);
-		if (t->call_events_lost || t->call_events_skipped)
-			fprintf(f,
-				" (%" PRIu64 " lost: ring buffer full; %" PRIu64
-				" left out of the exact tree until their thread was back where "
-				"its context was known)",
-				t->call_events_lost, t->call_events_skipped);
 		if (t->calls_hot)
 			fprintf(
 			    f,
