@@ -26,25 +26,15 @@
  */
 #include "kprof.bpf.h"
 
-/* A map of this file by its type, size, key and value. */
-#define KP_OFFCPU_MAP(name, kind, n, k, v)                                                     \
-	struct {                                                                               \
-		__uint(type, kind);                                                            \
-		__uint(max_entries, n);                                                        \
-		__type(key, k);                                                                \
-		__type(value, v);                                                              \
-	} name SEC(".maps")
-
-KP_OFFCPU_MAP(kp_offcpu_start, BPF_MAP_TYPE_HASH, KP_OFFCPU_MAX_THREADS, __u32,
-	      struct kp_offcpu_begin);
-KP_OFFCPU_MAP(kp_offcpu_sums, BPF_MAP_TYPE_HASH, KP_OFFCPU_MAX_SUMS, struct kp_offcpu_key,
-	      struct kp_offcpu_val);
-KP_OFFCPU_MAP(kp_offcpu_ctrs, BPF_MAP_TYPE_PERCPU_ARRAY, KP_OFFC_NR, __u32, __u64);
+KP_MAP(kp_offcpu_start, BPF_MAP_TYPE_HASH, KP_OFFCPU_MAX_THREADS, __u32, struct kp_offcpu_begin);
+KP_MAP(kp_offcpu_sums, BPF_MAP_TYPE_HASH, KP_OFFCPU_MAX_SUMS, struct kp_offcpu_key,
+       struct kp_offcpu_val);
+KP_MAP(kp_offcpu_ctrs, BPF_MAP_TYPE_PERCPU_ARRAY, KP_OFFC_NR, __u32, __u64);
 /* (tgid, address) -> how to find the caller there (kprofd's, from .eh_frame). */
-KP_OFFCPU_MAP(kp_offcpu_rules, BPF_MAP_TYPE_LRU_HASH, KP_OFFCPU_MAX_RULES, struct kp_unwind_key,
-	      struct kp_unwind_rule);
+KP_MAP(kp_offcpu_rules, BPF_MAP_TYPE_LRU_HASH, KP_OFFCPU_MAX_RULES, struct kp_unwind_key,
+       struct kp_unwind_rule);
 /* tgid -> start of the processes reported waiting, until kprofd has handled them. */
-KP_OFFCPU_MAP(kp_offcpu_waiters, BPF_MAP_TYPE_LRU_HASH, KP_OFFCPU_MAX_WAITERS, __u32, __u64);
+KP_MAP(kp_offcpu_waiters, BPF_MAP_TYPE_LRU_HASH, KP_OFFCPU_MAX_WAITERS, __u32, __u64);
 
 __u32 kp_all_offcpu; /* system-wide mode asks for off-CPU time (attach --all --off-cpu) */
 /* bpf_task_pt_regs (Linux 5.15), probed by the loader: 0, no caller is looked for. */

@@ -469,11 +469,25 @@ static void exact_cost_text(FILE *f, const Kprof__Target *t)
 	budget_text(f, t->calls_budget_offs, "calls counted", t->calls_duty, t->calls_budget_off);
 }
 
+/* Exact mode's call events lost on the way and left out of its tree meanwhile, if any. */
+static void exact_lost_text(FILE *f, const Kprof__Target *t)
+{
+	if (t->call_events_lost || t->call_events_skipped)
+		fprintf(f,
+			" (%" PRIu64 " lost: ring buffer full; %" PRIu64
+			" left out of the exact tree until their thread was back where its context "
+			"was known)",
+			t->call_events_lost, t->call_events_skipped);
+}
+
 void render_probe_costs(FILE *f, const Kprof__Target *t, const char *lead)
 {
 	if (t->calls && (t->calls_hits || t->calls_hit_cost_ns)) {
 		fprintf(f, "%sexact mode: ", lead);
 		exact_cost_text(f, t);
+		if (t->call_events_lost || t->call_events_skipped)
+			fprintf(f, "; %" PRIu64 " call events", t->call_events);
+		exact_lost_text(f, t);
 		fputc('\n', f);
 	}
 	if (t->paths_function && t->paths_function[0]) {
@@ -496,6 +510,7 @@ static void target_exact_text(FILE *f, const Kprof__Target *t)
 		fprintf(f, "; exact mode: %u function%s probed, %" PRIu64 " call event%s",
 			t->probes, render_plural(t->probes), t->call_events,
 			render_plural(t->call_events));
+		exact_lost_text(f, t);
 		if (t->bursts) /* attach --burst: the probes come and go */
 			fprintf(f, ", %" PRIu64 " burst%s, probes attached %.0f%% of the time",
 				t->bursts, render_plural(t->bursts), 100.0 * t->calls_duty);
@@ -638,8 +653,9 @@ void render_json_open_target(FILE *f, const Kprof__Target *t)
 		fputs("null", f);
 }
 
-/* Exact mode's and a running path trace's costs (render_probe_costs in JSON); each only with
- * exact mode or a trace, so that other targets' JSON stays as it was. */
+/* Exact mode's and a running path trace's costs (render_probe_costs in JSON), and exact mode's
+ * events lost, left out of its tree and of a probe set not all in; each only with exact mode or
+ * a trace, so that other targets' JSON stays as it was. */
 static void calls_costs_json(FILE *f, const Kprof__Target *t)
 {
 	fprintf(
@@ -651,6 +667,11 @@ static void calls_costs_json(FILE *f, const Kprof__Target *t)
 	    t->calls_max_slowdown, t->calls_max_slowdown_default ? "true" : "false",
 	    t->calls_budget_offs, t->calls_budget_off ? "true" : "false");
 	render_json_string(f, t->calls_cost_kind ? t->calls_cost_kind : "");
+	fprintf(f,
+		",\"call_events_lost\":%" PRIu64 ",\"call_events_skipped\":%" PRIu64
+		",\"call_events_outside\":%" PRIu64 ",\"unmatched_exits\":%" PRIu64,
+		t->call_events_lost, t->call_events_skipped, t->call_events_outside,
+		t->unmatched_exits);
 }
 
 static void paths_costs_json(FILE *f, const Kprof__Target *t)

@@ -9,8 +9,10 @@
  * --calls=hot:N's warm-up (sampling first, then the N hottest JIT functions sampled are probed;
  * a try every CALLS_HOT_WARMUP_MS until one is sampled, CALLS_HOT_TRIES at most). The caller is
  * told when probes go in (calls_env.probes_in) so that it drains their events sooner.
- * Events (calls_on_event, on the ring buffer's path): only those stamped inside the window of
- * the probe set in count; each thread's cursor in the HCCT follows its entries and returns.
+ * Events (calls_on_event, on the ring buffer's path): only those stamped with the epoch of the
+ * probe set all in count; each thread's cursor in the HCCT follows its entries and returns
+ * (callsync.c: a loss, seen as a gap in the thread's numbers, never nests a context under a
+ * caller it did not have; what was lost and left out is counted and shown).
  *
  * Cost and budget: a hit of a call probe (entry or return) and of a breakpoint costs the
  * thread a roughly fixed CPU time, measured on this host (probecost.c), so the probes' time is
@@ -414,8 +416,8 @@ void calls_free(struct calls *c)
 	free(c);
 }
 
-/* The cursor of thread tid (open addressing on a fixed table), NULL when the table is full. */
-static struct hcct_cursor *thread_cursor(struct calls *c, uint32_t tid)
+/* The state of thread tid (open addressing on a fixed table), NULL when the table is full. */
+static struct callsync *thread_sync(struct calls *c, uint32_t tid)
 {
 	long j;
 
@@ -429,17 +431,16 @@ static struct hcct_cursor *thread_cursor(struct calls *c, uint32_t tid)
 	if (j < 0)
 		return NULL;
 	c->threads[j].tid = tid;
-	return &c->threads[j].cur;
+	return &c->threads[j].cs;
 }
 
 void calls_on_event(struct calls *c, const struct kp_call *ev, size_t nfuncs)
 {
-	struct hcct_cursor *cur;
+	struct callsync *cs;
 
 	if (!c->exact || ev->func >= nfuncs)
 		return;
-	if (!c->win_start_ns || ev->time_ns < c->win_start_ns ||
-	    (c->win_end_ns && ev->time_ns >= c->win_end_ns)) {
+	if (!c->epoch || ev->epoch != c->epoch) {
 		c->outside++; /* a probe set half attached or half removed */
 		return;
 	}
@@ -457,15 +458,22 @@ void calls_on_event(struct calls *c, const struct kp_call *ev, size_t nfuncs)
 		}
 		c->counts[ev->func]++;
 	}
-	cur = thread_cursor(c, ev->tid);
-	if (!cur) {
+	cs = thread_sync(c, ev->tid);
+	if (!cs) {
 		c->lost_threads++;
+		c->skipped++; /* more threads than the table holds: left out of the tree */
 		return;
 	}
-	if (!ev->exit)
-		hcct_cursor_enter(c->exact, cur, ev->func, 0);
-	else if (hcct_cursor_exit(c->exact, cur) < 0)
-		c->unmatched_exits++; /* entered before the probes were attached */
+	switch (callsync_event(c->exact, cs, ev, &c->lost)) {
+	case CALLSYNC_UNMATCHED:
+		c->unmatched_exits++; /* entered before the probes were in */
+		break;
+	case CALLSYNC_SKIPPED:
+		c->skipped++; /* in frames that lost events hid */
+		break;
+	default:
+		break;
+	}
 }
 
 const uint64_t *calls_counts(const struct calls *c, size_t *n)
@@ -539,6 +547,9 @@ void calls_get_stats(const struct calls *c, struct calls_stats *s)
 	*s = (struct calls_stats){
 	    .events = c->events,
 	    .unmatched_exits = c->unmatched_exits,
+	    .lost = c->lost,
+	    .skipped = c->skipped,
+	    .outside = c->outside,
 	    /* Without bursts the probes stay in: no bursts to count, duty 1 once in. A restored
 	     * profile's are as saved. */
 	    .bursts = c->burst_ms || !c->env.loader ? c->bursts : 0,
@@ -574,6 +585,9 @@ int calls_restore(const struct calls_stats *s, uint64_t *counts, size_t ncounts,
 	c->events = s->events;
 	c->bursts = s->bursts;
 	c->unmatched_exits = s->unmatched_exits;
+	c->lost = s->lost;
+	c->skipped = s->skipped;
+	c->outside = s->outside;
 	c->saved_nprobes = s->probes;
 	c->saved_duty = s->duty;
 	c->saved_hw_n = s->hw_functions;

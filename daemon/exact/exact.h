@@ -75,6 +75,10 @@ uint64_t calls_memory(const struct calls *c);
 /* What exact mode did: its replies' figures, and what a saved profile keeps. */
 struct calls_stats {
 	uint64_t events, unmatched_exits;
+	/* Events lost on the way (ring buffer full: gaps in a thread's numbers), received but
+	 * left out of the tree (their thread in frames a loss hid, or over the thread table), and
+	 * of a probe set not all in (attaching or being removed: neither counted nor in the tree). */
+	uint64_t lost, skipped, outside;
 	uint64_t bursts; /* 0 without --burst */
 	size_t probes;	 /* functions probed by uprobes */
 	unsigned hot;	 /* hot:N still warming up: N */

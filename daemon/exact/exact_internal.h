@@ -14,6 +14,7 @@
 
 #include <systemd/sd-event.h>
 
+#include "kprof/callsync.h"
 #include "kprof/hcct.h"
 #include "kprof/tidtab.h"
 #include "exact/exact.h"
@@ -41,11 +42,15 @@ struct calls {
 	 * thread does it off the event loop, and nothing in the loop waits for it. */
 	struct removal *removal;
 	uint64_t bursts, events, unmatched_exits;
-	/* The window of the probe set now or last in (CLOCK_MONOTONIC, the events' clock): from
-	 * when the last probe of a burst was in to when the first went (0: still in). Events
-	 * outside it, of a set half attached or half removed, are counted apart and never enter
-	 * the counts or the tree. */
-	uint64_t win_start_ns, win_end_ns, outside;
+	/* The epoch of the probe set now or last in (loader_calls_open, 0: none yet; open: not
+	 * yet closed): the BPF side stamps it on the events of the time the whole set was in, 0 on
+	 * the others (a set half attached or half removed), which are counted apart (outside) and
+	 * never enter the counts or the tree. Events lost on the way (gaps in a thread's numbers)
+	 * and those left out of the tree until their thread is back where its cursor knows it to
+	 * be (callsync.h) are counted too. */
+	uint32_t epoch;
+	bool epoch_open;
+	uint64_t outside, lost, skipped;
 	uint64_t *counts; /* entries per function id */
 	size_t ncounts;
 	struct hcct *exact; /* contexts of the calls, exactly as entered */
@@ -56,7 +61,7 @@ struct calls {
 	double saved_duty;
 	struct {
 		uint32_t tid; /* 0: free */
-		struct hcct_cursor cur;
+		struct callsync cs;
 	} * threads; /* CALLS_MAX_THREADS, by their slot in tids */
 	struct tidtab tids;
 	uint64_t lost_threads;

@@ -12,8 +12,9 @@
  * Bursting: probes are attached for burst_ms every period_ms and detached in between (a uprobe
  * costs its trap whether or not anyone listens, so detaching is the only way to stop paying).
  * The kernel attaches and removes a set probe by probe (removal takes about a second), so only
- * the events stamped inside a burst's window, from its last probe in to its first out, count:
- * a set half in would pair an entry with no return and build contexts that never happened.
+ * the events stamped with the epoch of a set all in count (kp_call_epochs: opened once its last
+ * probe is in, closed before its first goes): a set half in would pair an entry with no return
+ * and build contexts that never happened.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -223,6 +224,10 @@ int calls_plan(struct calls *c, bool force, char *err, size_t errlen)
 
 void calls_off(struct calls *c)
 {
+	/* Before any probe goes: the events from now on are of a set half removed. */
+	if (c->epoch_open)
+		loader_calls_close(c->env.loader, c->env.pid);
+	c->epoch_open = false;
 	if (c->nlinks) {
 		struct code_file files[REMOVAL_MAX_FILES];
 		size_t nf = 0;
@@ -243,8 +248,6 @@ void calls_off(struct calls *c)
 		c->active_ns += now_ns(CLOCK_MONOTONIC) - c->on_since_ns;
 		c->on_since_ns = 0;
 	}
-	if (c->win_start_ns && !c->win_end_ns)
-		c->win_end_ns = now_ns(CLOCK_MONOTONIC);
 }
 
 int calls_may_attach(const struct calls *c, char *err, size_t errlen)
@@ -310,13 +313,19 @@ int calls_on(struct calls *c, char *err, size_t errlen)
 			return r;
 		}
 	}
-	/* Every probe is in: the window opens, and the threads start over from where they are
-	 * (the thesis's static bursting re-aligns from the stack; here a context starts at the
-	 * first entry seen and an exit of a call entered before is an unmatched exit). */
+	/* Every probe is in: a new epoch, and the threads start over from where they are (the
+	 * thesis's static bursting re-aligns from the stack; here a context starts where the
+	 * thread was at its first event of the epoch, and a return from a call entered before is
+	 * an unmatched exit). */
+	r = loader_calls_open(l, pid, &c->epoch);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot open the probes' epoch: %s", strerror(-r));
+		calls_off(c);
+		return r;
+	}
+	c->epoch_open = true;
 	calls_reset_cursors(c);
 	c->on_since_ns = now_ns(CLOCK_MONOTONIC);
-	c->win_start_ns = c->on_since_ns;
-	c->win_end_ns = 0;
 	if (!c->enabled_ns) /* the duty's window begins with the first probes in */
 		c->enabled_ns = c->on_since_ns;
 	c->bursts++;
@@ -327,7 +336,7 @@ void calls_reset_cursors(struct calls *c)
 {
 	for (size_t j = 0; c->threads && j < CALLS_MAX_THREADS; j++) {
 		if (c->threads[j].tid)
-			hcct_cursor_release(c->exact, &c->threads[j].cur);
+			callsync_reset(c->exact, &c->threads[j].cs);
 		c->threads[j].tid = 0;
 	}
 	tidtab_clear(&c->tids);

@@ -69,6 +69,7 @@ struct loader {
 	struct bpf_link *offcpu_link;
 	bool offcpu_btf;
 	const char *offcpu_type; /* of the attached program, NULL while none is */
+	uint32_t call_epoch; /* the last exact-mode epoch given (kp_call_epochs), any target's */
 };
 
 /* The initial PID namespace's inode number (the kernel's PROC_PID_INIT_INO). */
@@ -582,6 +583,26 @@ int loader_target_add(struct loader *l, pid_t tgid, unsigned freq, uint64_t star
 		return -errno;
 	return 0;
 }
+int loader_calls_open(struct loader *l, pid_t tgid, uint32_t *epoch)
+{
+	__u32 key = tgid, v = ++l->call_epoch;
+
+	if (!v) /* 0 stamps a set not all in: skipped when the count wraps */
+		v = ++l->call_epoch;
+	if (bpf_map__update_elem(l->skel->maps.kp_call_epochs, &key, sizeof(key), &v, sizeof(v),
+				 BPF_ANY) < 0)
+		return -errno;
+	*epoch = v;
+	return 0;
+}
+
+void loader_calls_close(struct loader *l, pid_t tgid)
+{
+	__u32 key = tgid;
+
+	bpf_map__delete_elem(l->skel->maps.kp_call_epochs, &key, sizeof(key), 0);
+}
+
 int loader_target_del(struct loader *l, pid_t tgid)
 {
 	__u32 key = tgid;

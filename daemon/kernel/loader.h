@@ -35,6 +35,11 @@ unsigned loader_ringbuf_bytes(const struct loader *l);
 struct bpf_program *loader_sample_prog(const struct loader *l);
 /* The exact-mode programs: entry (ret false) or return (ret true) probe. */
 struct bpf_program *loader_call_prog(const struct loader *l, bool ret);
+/* Exact mode's probe set of process tgid is all in: its events are stamped with a new epoch
+ * (*epoch, never 0, unique in this kprofd), until loader_calls_close, before any probe of the
+ * set goes: its events are then stamped 0. */
+int loader_calls_open(struct loader *l, pid_t tgid, uint32_t *epoch);
+void loader_calls_close(struct loader *l, pid_t tgid);
 /* The path tracer: the block probe program, its edge table and its per-thread state. */
 struct bpf_program *loader_path_prog(const struct loader *l);
 struct bpf_map *loader_path_edges(const struct loader *l);

@@ -12,9 +12,10 @@
  * delays the child but does not make its rounds cost more CPU.
  * Exact mode's probes (PROBECOST_CALL) are measured as they are used: a uprobe with kp_call_enter
  * at the entry of a function that begins as JIT code does (push rbp, which the kernel emulates:
- * one trap) and a uretprobe with kp_call_return, two hits a call; their records go into the
- * ring buffer as a target's do (kprofd drops them: the child is no target), so fewer calls a
- * round keep them well inside it.
+ * one trap) and a uretprobe with kp_call_return, two hits a call, with an epoch open for the
+ * child so that they number its events as a target's; their records go into the ring buffer as
+ * a target's do (kprofd drops them: the child is no target), so fewer calls a round keep them
+ * well inside it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -234,12 +235,17 @@ static int measure(struct loader *l, enum probecost_kind kind, uint64_t *ret, ch
 	struct pcost_round rounds[PROBECOST_ROUNDS] = {{0}};
 	unsigned n = calls_per_round[kind];
 	struct child ch;
+	bool epoch = false;
 	int r = child_start(&ch, n, kind == PROBECOST_CALL ? probecost_call_spot : probecost_spot);
 
 	if (r < 0) {
 		snprintf(why, whylen, "cannot start the child: %s", strerror(-r));
 		return r;
 	}
+	/* The whole of a call probe's work: with an epoch open its events are numbered per thread
+	 * as a target's are (calls.bpf.c). */
+	if (kind == PROBECOST_CALL)
+		epoch = loader_calls_open(l, ch.pid, &(uint32_t){0}) == 0;
 	child_round(&ch); /* warm: pages in, caches */
 	for (size_t i = 0; i < PROBECOST_ROUNDS && r == 0; i++) {
 		struct bpf_link *lk[2] = {NULL, NULL};
@@ -260,6 +266,8 @@ static int measure(struct loader *l, enum probecost_kind kind, uint64_t *ret, ch
 		bpf_link__destroy(lk[0]);
 		bpf_link__destroy(lk[1]);
 	}
+	if (epoch)
+		loader_calls_close(l, ch.pid);
 	child_end(&ch);
 	if (r == 0 && (r = pcost_per_hit(rounds, PROBECOST_ROUNDS, ret)) < 0)
 		snprintf(why, whylen,

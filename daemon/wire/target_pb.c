@@ -98,6 +98,9 @@ static void fill_pb_calls(const struct target *t, Kprof__Target *pb)
 	pb->bursts = cs.bursts;
 	pb->probes = cs.probes;
 	pb->unmatched_exits = cs.unmatched_exits;
+	pb->call_events_lost = cs.lost;
+	pb->call_events_skipped = cs.skipped;
+	pb->call_events_outside = cs.outside;
 	pb->calls_hot = cs.hot;
 	pb->hw_functions = cs.hw_functions;
 	pb->hw_estimated = cs.hw_estimated;
@@ -182,6 +185,9 @@ static int restore_calls(const Kprof__SavedProfile *sp, const uint32_t *map, str
 	    .events = pb->call_events,
 	    .bursts = pb->bursts,
 	    .unmatched_exits = pb->unmatched_exits,
+	    .lost = pb->call_events_lost,
+	    .skipped = pb->call_events_skipped,
+	    .outside = pb->call_events_outside,
 	    .probes = pb->probes,
 	    .duty = pb->calls_duty,
 	    .hw_functions = pb->hw_functions,

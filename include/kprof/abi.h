@@ -88,10 +88,19 @@ struct kp_call {
 	struct kp_rec_hdr hdr;
 	__u32 tid;
 	__u32 func;
-	__u32 exit; /* 0 entry, 1 return */
+	__u32 exit;  /* 0 entry, 1 return */
+	__u32 epoch; /* the probe set's, from kp_call_epochs; 0: the set was not all in */
+	/* The thread's call events of this epoch (calls.bpf.c keeps them per thread): its n-th
+	 * (from 0; a lost one is counted too, so a gap means events were lost), its depth after
+	 * this one (entries less returns since its first, which is at depth 0), and the lowest
+	 * depth it was at since its previous event that was sent. */
+	__u32 seq;
+	__s32 depth;
+	__s32 low;
 	__u32 pad;
 	__u64 time_ns;
 };
+#define KP_CALL_MAX_THREADS 8192 /* threads calls.bpf.c keeps the count of (LRU) */
 
 /* A thread of a per-thread target (KP_TF_THREADS) was created without a kprofd event: its
  * creator had none when it was cloned (kprofd was still opening events, or a limit left it
@@ -440,7 +449,7 @@ _Static_assert(sizeof(struct kp_offcpu_key) == 160, "kp_offcpu_key layout");
 _Static_assert(sizeof(struct kp_unwind_key) == 16, "kp_unwind_key layout");
 _Static_assert(sizeof(struct kp_unwind_rule) == 8, "kp_unwind_rule layout");
 _Static_assert(sizeof(struct kp_offcpu_val) == 32, "kp_offcpu_val layout");
-_Static_assert(sizeof(struct kp_call) == 32, "kp_call layout");
+_Static_assert(sizeof(struct kp_call) == 48, "kp_call layout");
 _Static_assert(sizeof(struct kp_hwbp) == 40, "kp_hwbp layout");
 _Static_assert(sizeof(struct kp_path) == 40, "kp_path layout");
 _Static_assert(sizeof(struct kp_thread) == 24, "kp_thread layout");
