@@ -61,7 +61,8 @@ DAEMON_SRC := $(wildcard daemon/*.c) $(filter-out daemon/lib/%,$(wildcard daemon
 CLI_SRC := $(wildcard cli/*.c)
 ORACLE_SRC := $(wildcard tests/oracles/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
-BENCH_SRC := $(wildcard tests/bench/*.c) bench/symbolize_bench.c bench/spp_bench.c bench/resolve_bench.c
+BENCH_SRC := $(wildcard tests/bench/*.c) bench/symbolize_bench.c bench/spp_bench.c bench/resolve_bench.c \
+	bench/replay.c
 
 # Objects: $(OBJ)/<path>.o from <path>.c, $(OBJ)/gen/<path>.o from $(BUILD)/<path>.c; the unit
 # tests' ASan/UBSan builds of the same files under $(SAN_DIR)/obj/.
@@ -269,6 +270,9 @@ $(BUILD)/symbolize_bench: $(OBJ)/bench/symbolize_bench.o $(BUILD)/libkprof.a
 	$(CC) $(LINK_FLAGS) -o $@ $^
 # tsym_resolve on a real process (bench/resolve_bench.c): kprofd's glue without its main().
 $(BUILD)/resolve_bench: $(OBJ)/bench/resolve_bench.o $(filter-out $(OBJ)/daemon/main.o,$(DAEMON_OBJS)) $(LIBS)
+	$(CC) $(LINK_FLAGS) -o $@ $^ $(DAEMON_LIBS)
+# kprofd's ingestion fed a 192-CPU host's stream in simulated time (bench/replay.sh, issue 34).
+$(BUILD)/replay: $(OBJ)/bench/replay.o $(filter-out $(OBJ)/daemon/main.o,$(DAEMON_OBJS)) $(LIBS)
 	$(CC) $(LINK_FLAGS) -o $@ $^ $(DAEMON_LIBS)
 # SPP vs flat Ball-Larus overlap on minijit's traces (bench/spp.sh).
 $(BUILD)/spp_bench: $(OBJ)/bench/spp_bench.o $(BUILD)/libkprof.a
