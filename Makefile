@@ -321,7 +321,7 @@ test-asan:
 demo: all
 	BUILD=$(BUILD) bash tests/demo.sh
 
-bench: all $(BENCH_BINS) $(BUILD)/spp_bench
+bench: all $(BENCH_BINS) $(BUILD)/spp_bench $(BUILD)/replay
 	BUILD=$(BUILD) bash bench/run.sh
 
 # kprof vs perf record and bpftrace, perf-map symbolization and ingestion (docs/BENCHMARKS.md).
