@@ -809,8 +809,11 @@ static void report_memory(unsigned s, uint64_t rss0, const struct cpu *c)
 {
 	static uint64_t prev_ns, prev_samples, prev_house;
 	static unsigned prev_s;
-	uint64_t sym = 0, refused = 0, lookups, steps;
+	uint64_t sym = 0, refused = 0, over = 0;
+	struct target *t;
 
+	manager_for_each_target(M, t)
+		over += t->samples_refused;
 	if (s > prev_s) {
 		uint64_t all = cpu_total(c) - prev_ns, house = c->house - prev_house;
 		uint64_t n = c->samples - prev_samples;
@@ -826,13 +829,13 @@ static void report_memory(unsigned s, uint64_t rss0, const struct cpu *c)
 	prev_s = s;
 
 	symbolizer_get_stats(M->sym, &sym, &refused);
-	manager_lookup_stats(M, &lookups, &steps);
 	printf("memory t=%us attached %u kept %u profile_bytes %llu (%.0f a process) "
-	       "symbol_bytes %llu rss %llu (+%llu since the attaches)\n",
+	       "symbol_bytes %llu rss %llu (+%llu since the attaches) samples refused by the "
+	       "profile budget %llu\n",
 	       s, M->n_attached, M->n_kept, (unsigned long long)M->profile_bytes,
 	       (double)M->profile_bytes / (M->n_attached + M->n_kept ? M->n_attached + M->n_kept : 1),
 	       (unsigned long long)sym, (unsigned long long)rss_bytes(),
-	       (unsigned long long)(rss_bytes() - rss0));
+	       (unsigned long long)(rss_bytes() - rss0), (unsigned long long)over);
 	fflush(stdout);
 }
 
