@@ -71,9 +71,9 @@
 #define MAX_RANGES 128
 #define MAX_KSYMS 4096
 #define MAX_PROCS 8192
-#define FAKE_TID_BASE 5000000 /* thread ids above any pid_max: never a real process */
-#define HTTP_MAX_HOST_ 4096   /* http_internal.h's HTTP_MAX_HOST: a whole-host scrape's bound */
-#define RB_HDR 8	      /* the kernel's ring buffer record header (BPF_RINGBUF_HDR_SZ) */
+#define FAKE_TID_BASE 5000000	  /* thread ids above any pid_max: never a real process */
+#define HTTP_MAX_HOST_ 4096	  /* http_internal.h's HTTP_MAX_HOST: a whole-host scrape's bound */
+#define RB_HDR 8		  /* the kernel's ring buffer record header (BPF_RINGBUF_HDR_SZ) */
 #define WAKEUP_BYTES (256u << 10) /* bpf/shared.bpf.c kp_wakeup_bytes */
 
 struct opts {
@@ -492,7 +492,8 @@ static uint64_t user_frame(const struct proc *p, uint64_t node, unsigned k, bool
 	uint64_t off = leaf ? rnd() % 48 : 5 + mix(node, 2) % 40;
 
 	if (p->jit && k >= 6 && p->jit_n) {
-		uint64_t h = mix(node, 3), slot, old = p->jit_n < O.jit_initial ? p->jit_n : O.jit_initial;
+		uint64_t h = mix(node, 3), slot,
+			 old = p->jit_n < O.jit_initial ? p->jit_n : O.jit_initial;
 
 		if (h % 100 == 0)
 			slot = p->jit_n + h % 4;
@@ -518,9 +519,9 @@ static size_t make_sample(const struct proc *p, uint64_t now, void *buf)
 	unsigned nu, nk = 0, th;
 	double u = rnd01();
 
-	nu = 10 + (unsigned)(-log((mix(p->seed ^ sid, 999) >> 11) * (1.0 / 9007199254740992.0) +
-				  1e-12) *
-			     10);
+	nu = 10 +
+	     (unsigned)(-log((mix(p->seed ^ sid, 999) >> 11) * (1.0 / 9007199254740992.0) + 1e-12) *
+			10);
 	if (nu > 60)
 		nu = 60;
 	for (unsigned k = 0; k < nu; k++) {
@@ -530,8 +531,9 @@ static size_t make_sample(const struct proc *p, uint64_t now, void *buf)
 	if (nksyms && rnd01() < 0.35) { /* in the kernel: a system call's or an interrupt's path */
 		uint64_t kid = zipf() % 200, kn = mix(kid % 16, 77); /* fewer kernel paths */
 
-		nk = 4 + (unsigned)(-log((mix(kid, 998) >> 11) * (1.0 / 9007199254740992.0) + 1e-12) *
-				    3);
+		nk = 4 +
+		     (unsigned)(-log((mix(kid, 998) >> 11) * (1.0 / 9007199254740992.0) + 1e-12) *
+				3);
 		if (nk > 24)
 			nk = 24;
 		for (unsigned k = 0; k < nk; k++) {
@@ -673,8 +675,9 @@ static void scrape_answer(struct scrape *sc, struct cpu *c)
  * O.burst times the rate for 1 s loses. Modelled (no BPF program writes these records): the
  * producer fills the ring at the burst rate with records of the replay's mean size (each
  * rounded up to 8 bytes plus the kernel's 8-byte header); kprofd is woken once
- * kp_wakeup_bytes (256 KiB) wait, or by its MANAGER_BATCH_MS timer, after a wake-up latency, and then consumes at the CPU cost per record measured in this replay (one
- * core) until the ring is empty; a record that does not fit is lost (KP_CTR_DROPS). */
+ * kp_wakeup_bytes (256 KiB) wait, or by its MANAGER_BATCH_MS timer, after a wake-up latency, and
+ * then consumes at the CPU cost per record measured in this replay (one core) until the ring is
+ * empty; a record that does not fit is lost (KP_CTR_DROPS). */
 static void burst_model(double rec_bytes, double us_per_rec, double latency_ms)
 {
 	struct rbsize_in in = {.ncpus = O.cpus,
@@ -760,12 +763,15 @@ static void usage(void)
 static void parse(int argc, char **argv)
 {
 	static const struct option lo[] = {
-	    {"procs", 1, 0, 'p'},	  {"threads", 1, 0, 't'},	 {"cpus", 1, 0, 'c'},
-	    {"hz", 1, 0, 'z'},		  {"seconds", 1, 0, 's'},	 {"warmup", 1, 0, 'w'},
-	    {"churn", 1, 0, 'C'},	  {"jit-frac", 1, 0, 'j'},	 {"jit-rate", 1, 0, 'J'},
-	    {"jit-initial", 1, 0, 'I'}, {"scrape-period", 1, 0, 'P'}, {"scrape-seconds", 1, 0, 'S'},
-	    {"report-every", 1, 0, 'r'}, {"burst", 1, 0, 'b'},	 {"seed", 1, 0, 'x'},
-	    {"stacks", 1, 0, 'k'},	  {"help", 0, 0, 'h'},	  {0, 0, 0, 0}};
+	    {"procs", 1, 0, 'p'},	  {"threads", 1, 0, 't'},
+	    {"cpus", 1, 0, 'c'},	  {"hz", 1, 0, 'z'},
+	    {"seconds", 1, 0, 's'},	  {"warmup", 1, 0, 'w'},
+	    {"churn", 1, 0, 'C'},	  {"jit-frac", 1, 0, 'j'},
+	    {"jit-rate", 1, 0, 'J'},	  {"jit-initial", 1, 0, 'I'},
+	    {"scrape-period", 1, 0, 'P'}, {"scrape-seconds", 1, 0, 'S'},
+	    {"report-every", 1, 0, 'r'},  {"burst", 1, 0, 'b'},
+	    {"seed", 1, 0, 'x'},	  {"stacks", 1, 0, 'k'},
+	    {"help", 0, 0, 'h'},	  {0, 0, 0, 0}};
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -775,22 +781,54 @@ static void parse(int argc, char **argv)
 		if (c == 'h' || c == '?' || !end || *end || v < 0 || v > 1e7)
 			usage();
 		switch (c) {
-		case 'p': O.procs = v; break;
-		case 't': O.threads = v; break;
-		case 'c': O.cpus = v; break;
-		case 'z': O.hz = v; break;
-		case 's': O.seconds = v; break;
-		case 'w': O.warmup = v; break;
-		case 'C': O.churn = v; break;
-		case 'j': O.jit_frac = v; break;
-		case 'J': O.jit_rate = v; break;
-		case 'I': O.jit_initial = v; break;
-		case 'P': O.scrape_period = v; break;
-		case 'S': O.scrape_seconds = v; break;
-		case 'r': O.report_every = v; break;
-		case 'b': O.burst = v; break;
-		case 'x': O.seed = v; break;
-		case 'k': O.stacks = v; break;
+		case 'p':
+			O.procs = v;
+			break;
+		case 't':
+			O.threads = v;
+			break;
+		case 'c':
+			O.cpus = v;
+			break;
+		case 'z':
+			O.hz = v;
+			break;
+		case 's':
+			O.seconds = v;
+			break;
+		case 'w':
+			O.warmup = v;
+			break;
+		case 'C':
+			O.churn = v;
+			break;
+		case 'j':
+			O.jit_frac = v;
+			break;
+		case 'J':
+			O.jit_rate = v;
+			break;
+		case 'I':
+			O.jit_initial = v;
+			break;
+		case 'P':
+			O.scrape_period = v;
+			break;
+		case 'S':
+			O.scrape_seconds = v;
+			break;
+		case 'r':
+			O.report_every = v;
+			break;
+		case 'b':
+			O.burst = v;
+			break;
+		case 'x':
+			O.seed = v;
+			break;
+		case 'k':
+			O.stacks = v;
+			break;
 		}
 	}
 	if (!O.procs || O.procs > MAX_PROCS || O.threads < O.procs || !O.cpus || !O.hz ||
@@ -805,7 +843,7 @@ static uint64_t cpu_total(const struct cpu *c)
 }
 
 /* Memory now, and the CPU per simulated second since the last report. */
-static void report_memory(unsigned s, uint64_t rss0, const struct cpu *c)
+static void report_memory(unsigned s, uint64_t rss0, const struct cpu *c, bool cpu_line)
 {
 	static uint64_t prev_ns, prev_samples, prev_house;
 	static unsigned prev_s;
@@ -814,7 +852,7 @@ static void report_memory(unsigned s, uint64_t rss0, const struct cpu *c)
 
 	manager_for_each_target(M, t)
 		over += t->samples_refused;
-	if (s > prev_s) {
+	if (cpu_line && s > prev_s) {
 		uint64_t all = cpu_total(c) - prev_ns, house = c->house - prev_house;
 		uint64_t n = c->samples - prev_samples;
 
@@ -833,21 +871,183 @@ static void report_memory(unsigned s, uint64_t rss0, const struct cpu *c)
 	       "symbol_bytes %llu rss %llu (+%llu since the attaches) samples refused by the "
 	       "profile budget %llu\n",
 	       s, M->n_attached, M->n_kept, (unsigned long long)M->profile_bytes,
-	       (double)M->profile_bytes / (M->n_attached + M->n_kept ? M->n_attached + M->n_kept : 1),
+	       (double)M->profile_bytes /
+		   (M->n_attached + M->n_kept ? M->n_attached + M->n_kept : 1),
 	       (unsigned long long)sym, (unsigned long long)rss_bytes(),
 	       (unsigned long long)(rss_bytes() - rss0), (unsigned long long)over);
 	fflush(stdout);
 }
 
+/* The records of one simulated second, half a second at a time. */
+struct batch {
+	unsigned per_batch;
+	uint8_t *buf;
+	size_t *len;
+};
+
+/* A batch of samples made (not counted), fed to the ring buffer's handler, then what the
+ * drain timer does. */
+static void feed_batch(struct batch *bt, uint64_t base_ns, unsigned b, struct cpu *c)
+{
+	uint64_t step = 1000000000ULL / (O.cpus * O.hz), t0;
+	size_t off = 0;
+
+	for (unsigned i = 0; i < bt->per_batch; i++) {
+		uint64_t now = base_ns + (b * bt->per_batch + i) * step;
+
+		bt->len[i] = make_sample(&procs[pick_proc()], now, bt->buf + off);
+		off += (bt->len[i] + 7) & ~(size_t)7;
+		c->records_bytes += bt->len[i];
+	}
+	t0 = thread_ns();
+	off = 0;
+	for (unsigned i = 0; i < bt->per_batch; i++) {
+		ringbuf_feed(M->ringbuf, bt->buf + off, bt->len[i]);
+		off += (bt->len[i] + 7) & ~(size_t)7;
+	}
+	c->feed += thread_ns() - t0;
+	c->samples += bt->per_batch;
+	t0 = thread_ns();
+	manager_batch(M, true);
+	c->batch += thread_ns() - t0;
+}
+
+/* Processes end and start (O.churn a second): an exit record once the child is gone, a new
+ * process in its place, attached. */
+static void churn(uint64_t base_ns, struct cpu *c)
+{
+	double n = O.churn;
+	uint64_t t0;
+
+	while (n >= 1 || rnd01() < n) {
+		struct proc *p = &procs[rnd() % O.procs];
+
+		n -= 1;
+		proc_kill(p);
+		t0 = thread_ns();
+		proc_exit_record(p, base_ns + 999000000ULL);
+		c->churn += thread_ns() - t0;
+		c->exits++;
+		proc_start(p, p - procs);
+		t0 = thread_ns();
+		if (attach(p) < 0)
+			fprintf(stderr, "replay: attach of %d failed\n", (int)p->pid);
+		c->churn += thread_ns() - t0;
+		c->starts++;
+		if (n <= 0)
+			break;
+	}
+}
+
+/* JIT code appears: the JIT processes' perf maps grow. */
+static void jit_grow(void)
+{
+	for (unsigned i = 0; i < O.procs; i++) {
+		struct proc *p = &procs[i];
+
+		if (!p->jit)
+			continue;
+		p->jit_acc += O.jit_rate;
+		if (p->jit_acc >= 1) {
+			perfmap_append(p, p->jit_n + (uint32_t)p->jit_acc);
+			p->jit_acc -= (uint32_t)p->jit_acc;
+		}
+	}
+}
+
+static void one_second(unsigned s, struct batch *bt, struct cpu *c, struct scrape *sc)
+{
+	uint64_t base_ns = (uint64_t)s * 1000000000ULL, t0;
+
+	for (unsigned b = 0; b < 1000 / MANAGER_BATCH_MS; b++)
+		feed_batch(bt, base_ns, b, c);
+	churn(base_ns, c);
+	jit_grow();
+	t0 = thread_ns();
+	manager_housekeeping(M);
+	c->house += thread_ns() - t0;
+	t0 = thread_ns();
+	while (sd_event_run(M->event, 0) > 0) /* targets dropped are freed here */
+		;
+	c->loop += thread_ns() - t0;
+	if (s >= O.warmup && !sc->on && (s - O.warmup) % O.scrape_period == 0 &&
+	    s + O.scrape_seconds < O.warmup + O.seconds)
+		scrape_take(sc, s, c);
+	else if (sc->on && s - sc->at >= O.scrape_seconds)
+		scrape_answer(sc, c);
+}
+
+struct totals {
+	uint64_t attach_ns, rss0, lookups0, steps0;
+};
+
+static void summary(const struct cpu *cpu, const struct cpu *warm, const struct totals *tt)
+{
+	double secs = O.seconds;
+	uint64_t feed = cpu->feed - warm->feed, batch = cpu->batch - warm->batch;
+	uint64_t house = cpu->house - warm->house, ch = cpu->churn - warm->churn;
+	uint64_t loop = cpu->loop - warm->loop, samples = cpu->samples - warm->samples;
+	uint64_t total = feed + batch + house + ch + loop, exits = cpu->exits - warm->exits;
+	uint64_t lookups, steps, scrape = cpu->scrape_take + cpu->scrape_answer;
+	double spl, per = cpu->scrapes ? cpu->scrapes : 1;
+
+	manager_lookup_stats(M, &lookups, &steps);
+	spl = lookups > tt->lookups0 ? (double)(steps - tt->steps0) / (lookups - tt->lookups0) : 0;
+	printf("cpu per simulated second (after the warm-up, %u s): %.2f%% of a core = "
+	       "samples %.2f%% (%.2f us a sample), drains %.2f%%, housekeeping %.2f%%, "
+	       "exits and attaches %.2f%% (%llu processes ended and started: %.0f us each), "
+	       "loop %.2f%%\n",
+	       O.seconds, total / secs / 1e7, feed / secs / 1e7, samples ? feed / 1e3 / samples : 0,
+	       batch / secs / 1e7, house / secs / 1e7, ch / secs / 1e7, (unsigned long long)exits,
+	       exits ? ch / 1e3 / exits : 0, loop / secs / 1e7);
+	printf("lookups %llu steps %llu steps_per_lookup %.3f unknown_tgid %llu bad_records %llu\n",
+	       (unsigned long long)(lookups - tt->lookups0),
+	       (unsigned long long)(steps - tt->steps0), spl, (unsigned long long)M->unknown_tgid,
+	       (unsigned long long)ringbuf_bad_records(M->ringbuf));
+	if (cpu->scrapes)
+		printf(
+		    "scrape: %llu whole-host scrapes of %u s, %.1f targets each (%s), %.0f "
+		    "samples, %.0f KB gzip'd pprof: %.2f ms to snapshot, %.2f ms to answer (%.2f "
+		    "ms a scrape)\n",
+		    (unsigned long long)cpu->scrapes, O.scrape_seconds, cpu->scrape_targets / per,
+		    O.procs > HTTP_MAX_HOST_ ? "over the endpoint's 4096: it refuses"
+					     : "within the endpoint's 4096",
+		    cpu->scrape_samples / per, cpu->scrape_bytes / 1e3 / per,
+		    cpu->scrape_take / 1e6 / per, cpu->scrape_answer / 1e6 / per,
+		    scrape / 1e6 / per);
+	report_memory(O.seconds, tt->rss0, cpu, false);
+	burst_model((double)cpu->records_bytes / cpu->samples,
+		    samples ? (feed + batch) / 1e3 / samples : 1, 1.0);
+	printf("RESULT procs=%u threads=%u cpu_pct=%.2f us_per_sample=%.2f steps_per_lookup=%.3f "
+	       "profile_bytes_per_proc=%.0f rss_mb=%.1f scrape_ms=%.2f attach_us=%.0f\n",
+	       O.procs, O.threads, total / secs / 1e7, samples ? feed / 1e3 / samples : 0, spl,
+	       (double)M->profile_bytes /
+		   (M->n_attached + M->n_kept ? M->n_attached + M->n_kept : 1),
+	       rss_bytes() / 1048576.0, cpu->scrapes ? scrape / 1e6 / per : 0,
+	       tt->attach_ns / 1e3 / O.procs);
+}
+
+/* The manager as kprofd makes it, its loop's timers off: the replay calls what they call, in
+ * simulated time. */
+static void manager_setup(void)
+{
+	int err = manager_new(load_conf, NULL, &M);
+
+	if (err < 0)
+		die("manager_new (run as root: it loads kprofd's BPF object)", -err);
+	sd_event_source_set_enabled(M->drain_timer, SD_EVENT_OFF);
+	sd_event_source_set_enabled(M->refresh_timer, SD_EVENT_OFF);
+	sd_event_source_set_enabled(M->rb_source, SD_EVENT_OFF);
+}
+
 int main(int argc, char **argv)
 {
 	size_t rec_max = offsetof(struct kp_sample, ips) + 8 * 84;
-	unsigned per_batch, batches_per_s = 1000 / MANAGER_BATCH_MS;
 	struct cpu cpu = {0}, warm = {0};
 	struct scrape sc = {0};
-	uint64_t t0, attach_ns, rss0, lookups0 = 0, steps0 = 0, lookups, steps;
-	uint8_t *buf;
-	size_t *len;
+	struct totals tt = {0};
+	struct batch bt;
+	uint64_t t0;
 	void *jit;
 	int err;
 
@@ -864,167 +1064,38 @@ int main(int argc, char **argv)
 	forker_start();
 	population();
 	zipf_table();
-
-	err = manager_new(load_conf, NULL, &M);
-	if (err < 0)
-		die("manager_new (run as root: it loads kprofd's BPF object)", -err);
-	/* The loop's timers are the replay's: it calls what they call, in simulated time. */
-	sd_event_source_set_enabled(M->drain_timer, SD_EVENT_OFF);
-	sd_event_source_set_enabled(M->refresh_timer, SD_EVENT_OFF);
-	sd_event_source_set_enabled(M->rb_source, SD_EVENT_OFF);
-
-	per_batch = O.cpus * O.hz / batches_per_s;
-	buf = malloc(per_batch * rec_max);
-	len = calloc(per_batch, sizeof(*len));
-	if (!buf || !len)
+	manager_setup();
+	bt.per_batch = O.cpus * O.hz / (1000 / MANAGER_BATCH_MS);
+	bt.buf = malloc(bt.per_batch * rec_max);
+	bt.len = calloc(bt.per_batch, sizeof(*bt.len));
+	if (!bt.buf || !bt.len)
 		die("batch", ENOMEM);
-
 	printf("replay: %u processes, %u threads, %u CPUs at %u Hz (%u samples/s), %u s "
 	       "simulated (+%u warm-up), churn %.2f processes/s, %.0f%% JIT processes (perf maps "
-	       "of %u functions, +%.2f/s each), %u kernel symbols, %u code mappings\n",
+	       "of %u functions, +%.2f/s each), %u stacks a process, %u kernel symbols, %u code "
+	       "mappings\n",
 	       O.procs, O.threads, O.cpus, O.hz, O.cpus * O.hz, O.seconds, O.warmup, O.churn,
-	       O.jit_frac * 100, O.jit_initial, O.jit_rate, nksyms, nranges);
+	       O.jit_frac * 100, O.jit_initial, O.jit_rate, O.stacks, nksyms, nranges);
 	for (unsigned i = 0; i < O.procs; i++)
 		proc_start(&procs[i], i);
 	t0 = thread_ns();
 	for (unsigned i = 0; i < O.procs; i++)
 		if ((err = attach(&procs[i])) < 0)
 			die("attach", -err);
-	attach_ns = thread_ns() - t0;
-	rss0 = rss_bytes();
+	tt.attach_ns = thread_ns() - t0;
+	tt.rss0 = rss_bytes();
 	printf("attach: %u processes in %.3f s of CPU (%.0f us each), rss %llu\n", O.procs,
-	       attach_ns / 1e9, attach_ns / 1e3 / O.procs, (unsigned long long)rss0);
-
+	       tt.attach_ns / 1e9, tt.attach_ns / 1e3 / O.procs, (unsigned long long)tt.rss0);
 	for (unsigned s = 0; s < O.warmup + O.seconds; s++) {
-		struct cpu *c = &cpu;
-		uint64_t base_ns = (uint64_t)s * 1000000000ULL;
-		double nchurn;
-
 		if (s == O.warmup) {
 			warm = cpu;
-			manager_lookup_stats(M, &lookups0, &steps0);
+			manager_lookup_stats(M, &tt.lookups0, &tt.steps0);
 		}
-		for (unsigned b = 0; b < batches_per_s; b++) {
-			size_t off = 0;
-
-			for (unsigned i = 0; i < per_batch; i++) {
-				uint64_t now = base_ns + (b * per_batch + i) * (1000000000ULL /
-										  (O.cpus * O.hz));
-
-				len[i] = make_sample(&procs[pick_proc()], now, buf + off);
-				off += (len[i] + 7) & ~(size_t)7;
-				c->records_bytes += len[i];
-			}
-			t0 = thread_ns();
-			off = 0;
-			for (unsigned i = 0; i < per_batch; i++) {
-				ringbuf_feed(M->ringbuf, buf + off, len[i]);
-				off += (len[i] + 7) & ~(size_t)7;
-			}
-			c->feed += thread_ns() - t0;
-			c->samples += per_batch;
-			t0 = thread_ns();
-			manager_batch(M, true);
-			c->batch += thread_ns() - t0;
-		}
-		/* Processes end and start: an exit record after the child is gone, a new one. */
-		nchurn = O.churn;
-		while (nchurn >= 1 || rnd01() < nchurn) {
-			struct proc *p = &procs[rnd() % O.procs];
-			unsigned slot = p - procs;
-
-			nchurn -= 1;
-			proc_kill(p);
-			t0 = thread_ns();
-			proc_exit_record(p, base_ns + 999000000ULL);
-			c->churn += thread_ns() - t0;
-			c->exits++;
-			proc_start(p, slot);
-			t0 = thread_ns();
-			if (attach(p) < 0)
-				fprintf(stderr, "replay: attach of %d failed\n", (int)p->pid);
-			c->churn += thread_ns() - t0;
-			c->starts++;
-			if (nchurn <= 0)
-				break;
-		}
-		/* JIT code appears: the JIT processes' perf maps grow. */
-		for (unsigned i = 0; i < O.procs; i++) {
-			struct proc *p = &procs[i];
-
-			if (!p->jit)
-				continue;
-			p->jit_acc += O.jit_rate;
-			if (p->jit_acc >= 1) {
-				perfmap_append(p, p->jit_n + (uint32_t)p->jit_acc);
-				p->jit_acc -= (uint32_t)p->jit_acc;
-			}
-		}
-		t0 = thread_ns();
-		manager_housekeeping(M);
-		c->house += thread_ns() - t0;
-		t0 = thread_ns();
-		while (sd_event_run(M->event, 0) > 0)
-			;
-		c->loop += thread_ns() - t0;
-		if (s >= O.warmup && !sc.on && (s - O.warmup) % O.scrape_period == 0 &&
-		    s + O.scrape_seconds < O.warmup + O.seconds)
-			scrape_take(&sc, s, c);
-		else if (sc.on && s - sc.at >= O.scrape_seconds)
-			scrape_answer(&sc, c);
+		one_second(s, &bt, &cpu, &sc);
 		if (O.report_every && s >= O.warmup && (s - O.warmup) % O.report_every == 0)
-			report_memory(s - O.warmup, rss0, &cpu);
+			report_memory(s - O.warmup, tt.rss0, &cpu, true);
 	}
-	{
-		double secs = O.seconds;
-		uint64_t feed = cpu.feed - warm.feed, batch = cpu.batch - warm.batch;
-		uint64_t house = cpu.house - warm.house, churn = cpu.churn - warm.churn;
-		uint64_t loop = cpu.loop - warm.loop, samples = cpu.samples - warm.samples;
-		uint64_t total = feed + batch + house + churn + loop;
-		uint64_t exits = cpu.exits - warm.exits, starts = cpu.starts - warm.starts;
-
-		manager_lookup_stats(M, &lookups, &steps);
-		printf("cpu per simulated second (after the warm-up, %u s): %.2f%% of a core = "
-		       "samples %.2f%% (%.2f us a sample), drains %.2f%%, housekeeping %.2f%%, "
-		       "exits+attaches %.2f%% (%llu exits, %llu attaches: %.0f us each), loop "
-		       "%.2f%%\n",
-		       O.seconds, total / secs / 1e7, feed / secs / 1e7,
-		       samples ? feed / 1e3 / samples : 0, batch / secs / 1e7, house / secs / 1e7,
-		       churn / secs / 1e7, (unsigned long long)exits, (unsigned long long)starts,
-		       exits + starts ? churn / 1e3 / (exits + starts) * 2 : 0, loop / secs / 1e7);
-		printf("lookups %llu steps %llu steps_per_lookup %.3f unknown_tgid %llu "
-		       "bad_records %llu\n",
-		       (unsigned long long)(lookups - lookups0), (unsigned long long)(steps - steps0),
-		       lookups > lookups0 ? (double)(steps - steps0) / (lookups - lookups0) : 0,
-		       (unsigned long long)M->unknown_tgid,
-		       (unsigned long long)ringbuf_bad_records(M->ringbuf));
-		if (cpu.scrapes)
-			printf("scrape: %llu whole-host scrapes of %u s, %.1f targets each (%s), "
-			       "%.0f samples, %.0f KB gzip'd pprof: %.2f ms to snapshot, %.2f ms to "
-			       "answer (%.2f ms a scrape)\n",
-			       (unsigned long long)cpu.scrapes, O.scrape_seconds,
-			       (double)cpu.scrape_targets / cpu.scrapes,
-			       O.procs > HTTP_MAX_HOST_ ? "over the endpoint's 4096: it refuses"
-							: "within the endpoint's 4096",
-			       (double)cpu.scrape_samples / cpu.scrapes,
-			       cpu.scrape_bytes / 1e3 / cpu.scrapes,
-			       cpu.scrape_take / 1e6 / cpu.scrapes,
-			       cpu.scrape_answer / 1e6 / cpu.scrapes,
-			       (cpu.scrape_take + cpu.scrape_answer) / 1e6 / cpu.scrapes);
-		report_memory(O.seconds, rss0, &cpu);
-		burst_model((double)cpu.records_bytes / cpu.samples,
-			    samples ? (feed + batch) / 1e3 / samples : 1, 1.0);
-		printf("RESULT procs=%u threads=%u cpu_pct=%.2f us_per_sample=%.2f "
-		       "steps_per_lookup=%.3f profile_bytes_per_proc=%.0f rss_mb=%.1f "
-		       "scrape_ms=%.2f attach_us=%.0f\n",
-		       O.procs, O.threads, total / secs / 1e7, samples ? feed / 1e3 / samples : 0,
-		       lookups > lookups0 ? (double)(steps - steps0) / (lookups - lookups0) : 0,
-		       (double)M->profile_bytes /
-			   (M->n_attached + M->n_kept ? M->n_attached + M->n_kept : 1),
-		       rss_bytes() / 1048576.0,
-		       cpu.scrapes ? (cpu.scrape_take + cpu.scrape_answer) / 1e6 / cpu.scrapes : 0,
-		       attach_ns / 1e3 / O.procs);
-	}
+	summary(&cpu, &warm, &tt);
 	for (unsigned i = 0; i < O.procs; i++)
 		proc_kill(&procs[i]);
 	return 0;
