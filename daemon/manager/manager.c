@@ -298,8 +298,8 @@ static int on_drain(sd_event_source *s, uint64_t usec, void *userdata)
 	bool probes = probes_active(m);
 	unsigned next_ms = m->conf.drain_ms;
 
-	manager_batch(m, probes ||
-			     now_ns(CLOCK_MONOTONIC) - m->drained_ns >= SAMPLE_BATCH_MS * 1000000ULL);
+	manager_batch(m, probes || now_ns(CLOCK_MONOTONIC) - m->drained_ns >=
+				       SAMPLE_BATCH_MS * 1000000ULL);
 	if (!probes && next_ms < SAMPLE_BATCH_MS)
 		next_ms = SAMPLE_BATCH_MS;
 	return sd_event_source_set_time(s, usec + next_ms * 1000ULL);
