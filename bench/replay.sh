@@ -41,6 +41,8 @@ OUT=$BUILD/bench
 for v in $RP_PROCS $RP_THREADS $RP_SECONDS $RP_WARMUP $RP_RATE_SECONDS $RP_CHURN_PROCS $scrape_p $scrape_s; do
 	[[ $v =~ ^[0-9]+$ ]] || { echo "bench/replay.sh: '$v' is not a number" >&2; exit 1; }
 done
+[ "$RP_SECONDS" -gt "$scrape_s" ] ||
+	{ echo "bench/replay.sh: RP_SECONDS ($RP_SECONDS) must be longer than a scrape's $scrape_s s (RP_SCRAPE)" >&2; exit 1; }
 mkdir -p "$OUT"
 md=$OUT/replay.md
 fail=0
