@@ -109,7 +109,7 @@ FUZZ_JOBS ?= 1
 
 all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit $(BUILD)/native $(BUILD)/threadmill \
 	$(BUILD)/offcpu_mix
-all: $(BUILD)/kprof-lines $(BUILD)/hotline
+all: $(BUILD)/kprof-lines $(BUILD)/hotline $(BUILD)/replay
 
 help:
 	@echo "make deps      install build/test packages (apt-get, idempotent)"
@@ -315,7 +315,7 @@ ASAN_BUILD ?= build-asan
 test-asan:
 	$(MAKE) BUILD=$(ASAN_BUILD) OPTFLAGS="-O1 -g" CFLAGS="$(SAN)" $(ASAN_BUILD)/kprofd $(ASAN_BUILD)/kprofctl \
 		$(ASAN_BUILD)/minijit $(ASAN_BUILD)/native $(ASAN_BUILD)/threadmill \
-		$(ASAN_BUILD)/offcpu_mix $(ASAN_BUILD)/kprof-lines $(ASAN_BUILD)/hotline
+		$(ASAN_BUILD)/offcpu_mix $(ASAN_BUILD)/kprof-lines $(ASAN_BUILD)/hotline $(ASAN_BUILD)/replay
 	BUILD=$(ASAN_BUILD) SANITIZED=1 RESULTS_FILE=$(RESULTS_FILE) bash tests/run.sh --integration-only
 
 demo: all

@@ -1098,5 +1098,14 @@ int main(int argc, char **argv)
 	summary(&cpu, &warm, &tt);
 	for (unsigned i = 0; i < O.procs; i++)
 		proc_kill(&procs[i]);
+	manager_free(M);
+	close(fork_req); /* the forker ends */
+	close(fork_resp);
+	free(bt.buf);
+	free(bt.len);
+	free(zipf_cum);
+	free(cum_weight);
+	free(procs);
+	munmap(jit, JIT_BYTES);
 	return 0;
 }
