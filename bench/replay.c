@@ -620,7 +620,7 @@ static void scrape_take(struct scrape *sc, unsigned now_s, struct cpu *c)
 static void scrape_answer(struct scrape *sc, struct cpu *c)
 {
 	uint64_t t0 = thread_ns(), samples = 0;
-	size_t n = 0, cap = sc->n + M->n_attached + 1, len = 0;
+	size_t n = 0, cap = sc->n + M->n_attached + M->n_kept + 1, len = 0;
 	struct saved_msg *sm = calloc(cap, sizeof(*sm));
 	Kprof__SavedProfile **pv = calloc(cap, sizeof(*pv));
 	struct merged mg = {0};
@@ -638,8 +638,8 @@ static void scrape_answer(struct scrape *sc, struct cpu *c)
 		}
 		target_since_release(&sc->since[i]);
 	}
-	/* Attached during the interval: their whole profile. */
-	manager_for_each_attached(M, t) {
+	/* Attached during the interval (ended since or not): their whole profile. */
+	manager_for_each_target(M, t) {
 		if (t->attached_ns <= sc->real || n >= cap)
 			continue;
 		if (target_since_build(t, NULL, &sm[n]) > 0) {
