@@ -10,8 +10,9 @@
 # RP_CHURN_PROCS processes (default the largest size; 1000 in the short mode). Output: a Markdown table on stdout and $BUILD/bench/replay.md, each run's full output
 # under $BUILD/bench/replay-*.txt.
 #
-# The one check (not a timing): the PID-hash steps per lookup stay under 2.5 at every size, where
-# a walk of the target list would take hundreds (RP_NO_CHECK=1 skips it).
+# The one check (not a timing): the PID-hash steps per lookup stay under 3 at every size, where
+# a walk of the target list would take hundreds (one hot process behind two others in its
+# chain gives about 2; RP_NO_CHECK=1 skips it).
 #
 # Usage (root: the replay loads kprofd's BPF object): [BUILD=build] [RP_SHORT=1]
 #   [RP_PROCS="10 100 1000 5000"] [RP_THREADS="10 100 500 2000"] [RP_SECONDS=60] [RP_WARMUP=5]
@@ -63,8 +64,8 @@ row() { # label, RESULT fields
 	printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$1" "$(field "$r" cpu_pct)" \
 		"$(field "$r" us_per_sample)" "$steps" "$(field "$r" profile_bytes_per_proc)" \
 		"$(field "$r" rss_mb)" "$(field "$r" scrape_ms)" "$(field "$r" attach_us)"
-	if [ -z "${RP_NO_CHECK:-}" ] && ! awk -v s="$steps" 'BEGIN { exit !(s < 2.5) }'; then
-		echo "FAIL: $1: $steps PID-hash steps a lookup (want < 2.5: the lookup must not walk the targets)" >&2
+	if [ -z "${RP_NO_CHECK:-}" ] && ! awk -v s="$steps" 'BEGIN { exit !(s < 3) }'; then
+		echo "FAIL: $1: $steps PID-hash steps a lookup (want < 3: the lookup must not walk the targets)" >&2
 		fail=1
 	fi
 }
