@@ -61,7 +61,8 @@ DAEMON_SRC := $(wildcard daemon/*.c) $(filter-out daemon/lib/%,$(wildcard daemon
 CLI_SRC := $(wildcard cli/*.c)
 ORACLE_SRC := $(wildcard tests/oracles/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
-BENCH_SRC := $(wildcard tests/bench/*.c) bench/symbolize_bench.c bench/spp_bench.c bench/resolve_bench.c
+BENCH_SRC := $(wildcard tests/bench/*.c) bench/symbolize_bench.c bench/spp_bench.c bench/resolve_bench.c \
+	bench/replay.c
 
 # Objects: $(OBJ)/<path>.o from <path>.c, $(OBJ)/gen/<path>.o from $(BUILD)/<path>.c; the unit
 # tests' ASan/UBSan builds of the same files under $(SAN_DIR)/obj/.
@@ -108,7 +109,7 @@ FUZZ_JOBS ?= 1
 
 all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit $(BUILD)/native $(BUILD)/threadmill \
 	$(BUILD)/offcpu_mix
-all: $(BUILD)/kprof-lines $(BUILD)/hotline
+all: $(BUILD)/kprof-lines $(BUILD)/hotline $(BUILD)/replay
 
 help:
 	@echo "make deps      install build/test packages (apt-get, idempotent)"
@@ -270,6 +271,9 @@ $(BUILD)/symbolize_bench: $(OBJ)/bench/symbolize_bench.o $(BUILD)/libkprof.a
 # tsym_resolve on a real process (bench/resolve_bench.c): kprofd's glue without its main().
 $(BUILD)/resolve_bench: $(OBJ)/bench/resolve_bench.o $(filter-out $(OBJ)/daemon/main.o,$(DAEMON_OBJS)) $(LIBS)
 	$(CC) $(LINK_FLAGS) -o $@ $^ $(DAEMON_LIBS)
+# kprofd's ingestion fed a 192-CPU host's stream in simulated time (bench/replay.sh, issue 34).
+$(BUILD)/replay: $(OBJ)/bench/replay.o $(filter-out $(OBJ)/daemon/main.o,$(DAEMON_OBJS)) $(LIBS)
+	$(CC) $(LINK_FLAGS) -o $@ $^ $(DAEMON_LIBS)
 # SPP vs flat Ball-Larus overlap on minijit's traces (bench/spp.sh).
 $(BUILD)/spp_bench: $(OBJ)/bench/spp_bench.o $(BUILD)/libkprof.a
 	$(CC) $(LINK_FLAGS) -o $@ $^ -lcapstone
@@ -311,13 +315,13 @@ ASAN_BUILD ?= build-asan
 test-asan:
 	$(MAKE) BUILD=$(ASAN_BUILD) OPTFLAGS="-O1 -g" CFLAGS="$(SAN)" $(ASAN_BUILD)/kprofd $(ASAN_BUILD)/kprofctl \
 		$(ASAN_BUILD)/minijit $(ASAN_BUILD)/native $(ASAN_BUILD)/threadmill \
-		$(ASAN_BUILD)/offcpu_mix $(ASAN_BUILD)/kprof-lines $(ASAN_BUILD)/hotline
+		$(ASAN_BUILD)/offcpu_mix $(ASAN_BUILD)/kprof-lines $(ASAN_BUILD)/hotline $(ASAN_BUILD)/replay
 	BUILD=$(ASAN_BUILD) SANITIZED=1 RESULTS_FILE=$(RESULTS_FILE) bash tests/run.sh --integration-only
 
 demo: all
 	BUILD=$(BUILD) bash tests/demo.sh
 
-bench: all $(BENCH_BINS) $(BUILD)/spp_bench
+bench: all $(BENCH_BINS) $(BUILD)/spp_bench $(BUILD)/replay
 	BUILD=$(BUILD) bash bench/run.sh
 
 # kprof vs perf record and bpftrace, perf-map symbolization and ingestion (docs/BENCHMARKS.md).

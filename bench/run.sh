@@ -21,6 +21,7 @@ bash bench/threads.sh # BEFORE=DIR adds a build to compare with
 bash bench/http.sh
 mkdir -p "$BUILD/bench" && SC_SHORT=1 bash bench/scale.sh | tee "$BUILD/bench/scale.md"
 bash bench/http_fleet.sh
+RP_SHORT=1 bash bench/replay.sh
 mkdir -p "$BUILD/bench" && WF_SHORT=1 bash bench/window_files.sh | tee "$BUILD/bench/window_files.md"
 mkdir -p "$BUILD/bench"
 "$BUILD/bench_hcct" | tee "$BUILD/bench/hcct.md"

@@ -199,6 +199,11 @@ uint64_t ringbuf_bad_records(const struct ringbuf *s)
 	return s ? s->bad_records : 0;
 }
 
+void ringbuf_feed(struct ringbuf *s, void *data, size_t len)
+{
+	handle_record(s, data, len);
+}
+
 int ringbuf_drain(struct ringbuf *s)
 {
 	int n;

@@ -41,6 +41,9 @@ int ringbuf_epoll_fd(const struct ringbuf *s);
 /* Handle what the ring buffer holds, at most a budget of records: 1 if the budget ran out
  * (call again), 0 when empty, negative errno. */
 int ringbuf_drain(struct ringbuf *s);
+/* One record handled as a drain hands it on (validated, then to its op): for bench/replay.c,
+ * which feeds kprofd's ingestion records that no BPF program wrote. */
+void ringbuf_feed(struct ringbuf *s, void *data, size_t len);
 /* Records dropped as malformed so far. */
 uint64_t ringbuf_bad_records(const struct ringbuf *s);
 

@@ -260,7 +260,7 @@ static int on_ringbuf(sd_event_source *s, int fd, uint32_t revents, void *userda
  * fifth less CPU per sample at 500 ms than at 50 on a many-stacks load). Replies and live
  * updates drain first, and the BPF side wakes us once an eighth of the buffer is full, so
  * nothing is staler or lost for it. */
-#define SAMPLE_BATCH_MS 500
+#define SAMPLE_BATCH_MS MANAGER_BATCH_MS
 
 /* The timer runs every drain_ms while probes are in, and every SAMPLE_BATCH_MS (or drain_ms if
  * longer) otherwise: an idle kprofd, or one whose targets sleep, wakes twice a second, not 20
@@ -285,15 +285,21 @@ static void symbol_steps(struct manager *m)
 	}
 }
 
+void manager_batch(struct manager *m, bool drain)
+{
+	if (drain)
+		manager_drain(m);
+	symbol_steps(m);
+}
+
 static int on_drain(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct manager *m = userdata;
 	bool probes = probes_active(m);
 	unsigned next_ms = m->conf.drain_ms;
 
-	if (probes || now_ns(CLOCK_MONOTONIC) - m->drained_ns >= SAMPLE_BATCH_MS * 1000000ULL)
-		manager_drain(m);
-	symbol_steps(m);
+	manager_batch(m, probes || now_ns(CLOCK_MONOTONIC) - m->drained_ns >=
+				       SAMPLE_BATCH_MS * 1000000ULL);
 	if (!probes && next_ms < SAMPLE_BATCH_MS)
 		next_ms = SAMPLE_BATCH_MS;
 	return sd_event_source_set_time(s, usec + next_ms * 1000ULL);
@@ -368,9 +374,8 @@ static void rescan_threads(struct manager *m)
 	}
 }
 
-static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
+void manager_housekeeping(struct manager *m)
 {
-	struct manager *m = userdata;
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 	struct procinfo_stat pst;
 	struct target *t;
@@ -404,6 +409,13 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 		    (double)(m->samples - m->rate_prev_samples) * 1e9 / (now - m->rate_prev_ns);
 	m->rate_prev_ns = now;
 	m->rate_prev_samples = m->samples;
+}
+
+static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct manager *m = userdata;
+
+	manager_housekeeping(m);
 	return sd_event_source_set_time(s, usec + m->conf.perfmap_refresh_ms * 1000ULL);
 }
 

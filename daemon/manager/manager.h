@@ -127,6 +127,15 @@ int manager_run(struct manager *m);
 /* Hand what the ring buffer holds to the builders now (bounded, like a timer drain): replies
  * and live views then include samples taken up to the request, whatever drain_ms is. */
 void manager_drain(struct manager *m);
+/* Samples alone wait this long in the ring buffer for a batch (manager.c). */
+#define MANAGER_BATCH_MS 500
+/* What the drain timer does: a drain when asked (drain), then a step of the symbol files of
+ * the targets whose last read stopped short. The timer calls it; so does bench/replay.c, in
+ * simulated time. */
+void manager_batch(struct manager *m, bool drain);
+/* What runs once a second (the housekeeping timer): lost exits, credentials, symbol files,
+ * watches, kept profiles' expiry and saves, the profile budget, the samples/s rate. */
+void manager_housekeeping(struct manager *m);
 uint64_t manager_cpu_ns(void);
 /* The distinct sampling frequencies of the attached targets, at most max. */
 int manager_freqs(const struct manager *m, unsigned *out, int max);
