@@ -71,6 +71,8 @@ struct target {
 	struct target *att_next, *att_prev; /* the attached ones' list, while attached */
 	struct target *recent_next;	    /* ended, its symbols not dropped yet */
 	bool recent;
+	/* Ended, with samples its windows do not have yet (manager_window_pending). */
+	struct target *win_next, **win_pprev;
 	bool list_dropped;
 	bool ending; /* manager_end_target runs: a drain inside it does not end it again */
 	/* Attached by a client when kprofd stopped: attached again at the next start if the
