@@ -17,8 +17,9 @@
 #    workload each in a cgroup of its own): the busy process in one cgroup of the cpu
 #    controller, kprofd and kprofctl in another, of equal weight (v2 if it has cpu, else v1's
 #    cpu hierarchy, where kprofd gets no SCHED_FIFO: no real-time budget; skipped without).
-# 4. housekeeping: SC_IDLE sleeping processes attached (99 Hz), then SC_IDLE_SECONDS: kprofd's
-#    CPU a second, and per target a second (its per-second work for each attached target).
+# 4. housekeeping: SC_IDLE sleeping processes attached (99 Hz), 12 s later SC_IDLE_SECONDS:
+#    kprofd's CPU a second, and per target a second (its per-second work for each attached
+#    target); kprofd in a cgroup of its own where there is one, as deployed.
 # Usage: [BUILD=build] [SC_KEPT="0 1000 2000"] [SC_CHILDREN="500 1000 2000"] [SC_SECONDS=10]
 #        [SC_THREADS="100 500"] [SC_LAYOUTS="shared own-cgroups"] [SC_CHILD_FREQ=99]
 #        [SC_IDLE="10 100 1000"] [SC_IDLE_SECONDS=10] [SC_PARTS="1 2 3 4"]
@@ -194,8 +195,11 @@ fi
 if part 4; then
 echo "## housekeeping: N sleeping processes attached at 99 Hz, kprofd's CPU over ${SC_IDLE_SECONDS} s"
 printf "%8s %14s %20s\n" targets "cpu ms/s" "us/target/s"
+cgroup_new kprof-scale-idle; CG_I=$CGROUP
 for N in $SC_IDLE; do
 	start --max-targets 1024
+	# As deployed: kprofd in a cgroup of its own (a loaded machine starves it otherwise).
+	[ -n "$CG_I" ] && echo "$KD" >"$CG_I/cgroup.procs"
 	PYTHONPATH=$T python3 - "$SOCK" "$N" "$T/idle.pids" <<'PY'
 import subprocess, sys, kpraw
 procs = [subprocess.Popen(["sleep", "600"]) for _ in range(int(sys.argv[2]))]
@@ -206,7 +210,7 @@ for p in procs:
     kpraw.recv_frame(s)
 PY
 	read -r -a IDLE <"$T/idle.pids"; KILL+=("${IDLE[@]}")
-	sleep 3 # the attaches' first housekeeping over
+	sleep 12 # past the first 10 s after an attach, when a JVM is looked for 4 times a second
 	att=$(ctl status --json | python3 -c "import json,sys; print(json.load(sys.stdin)['targets_attached'])")
 	c0=$(cpu_us "$KD"); t0=$(date +%s.%N)
 	sleep "$SC_IDLE_SECONDS"

@@ -85,6 +85,7 @@ struct target {
 	const struct target_env *env;
 	pid_t pid;
 	uint64_t start_ticks; /* clock ticks after boot: pid and start name the process */
+	uint64_t alive_next_ns; /* CLOCK_MONOTONIC: its /proc read for a lost exit is due */
 	uid_t uid;	      /* who may profile it: the process's uid, or 0 (procfs_ident_owner) */
 	uid_t proc_uid, proc_euid; /* the process's real and effective uids at attach */
 	char comm[17];
