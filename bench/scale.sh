@@ -149,7 +149,7 @@ done
 
 if part 3; then
 echo "## per attach: N threads busy half the time, kprofctl attach --freq 99"
-printf "%8s %-12s %10s %14s %16s\n" threads layout "wall s" "kprofd cpu ms" "kprofd wait ms"
+printf "%8s %-12s %10s %14s %16s %8s %8s\n" threads layout "wall s" "kprofd cpu ms" "kprofd wait ms" "had" "events"
 cat >"$T/busy.c" <<'EOF'
 #include <pthread.h>
 #include <stdio.h>
@@ -172,6 +172,8 @@ for N in $SC_THREADS; do
 		"$T/busy" "$N" & BP=$!; KILL+=("$BP")
 		[ "$layout" = own-cgroups ] && echo "$BP" >"$CG_T/cgroup.procs"
 		sleep 2
+		had=$(awk '/^Threads:/ { print $2 - 1 }' "/proc/$BP/status") # its workers
+		e0=$(ctl status --json | python3 -c "import json,sys; print(json.load(sys.stdin)['thread_events'])")
 		read -r c0 w0 _ <"/proc/$KD/schedstat"; t0=$(date +%s.%N)
 		if [ "$layout" = own-cgroups ]; then # kprofctl in kprofd's cgroup, as a client would be
 			sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$CG_D" \
@@ -180,10 +182,12 @@ for N in $SC_THREADS; do
 			ctl attach "$BP" --freq 99 >/dev/null
 		fi
 		t1=$(date +%s.%N); read -r c1 w1 _ <"/proc/$KD/schedstat"
+		e1=$(ctl status --json | python3 -c "import json,sys; print(json.load(sys.stdin)['thread_events'])")
 		python3 -c "import sys
 n, l = sys.argv[1:3]
-w, c, q = map(float, sys.argv[3:])
-print('%8s %-12s %10.3f %14.1f %16.0f' % (n, l, w, c / 1e6, q / 1e6))" "$N" "$layout" "$(echo "$t1 - $t0" | bc)" $((c1 - c0)) $((w1 - w0))
+w, c, q = map(float, sys.argv[3:6])
+print('%8s %-12s %10.3f %14.1f %16.0f %8s %8s' % (n, l, w, c / 1e6, q / 1e6, sys.argv[6], sys.argv[7]))" \
+			"$N" "$layout" "$(echo "$t1 - $t0" | bc)" $((c1 - c0)) $((w1 - w0)) "$had" $((e1 - e0))
 		kill -9 "$BP"; wait "$BP" 2>/dev/null
 		ctl detach "$BP" >/dev/null 2>&1
 		[ "$layout" = own-cgroups ] && cgroup_home "$KD"
