@@ -416,7 +416,8 @@ static int on_housekeeping(sd_event_source *s, uint64_t usec, void *userdata)
 			continue;
 		}
 		if (!manager_recheck(m, t)) {
-			tsym_refresh(t->sym);
+			if (target_symbols_due(t, now))
+				tsym_refresh(t->sym);
 			target_sources_tick(t, now);
 			target_names_update(t, false);
 			target_drift_tick(t);

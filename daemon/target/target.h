@@ -109,6 +109,8 @@ struct target {
 	ino_t late_ino;
 	uint64_t cache_gen;
 	uint64_t names_gen;	/* symbols' generation at the last look at unnamed addresses */
+	/* target_symbols_due: unnamed_leaf then, and when the files are looked at anyway */
+	uint64_t files_unnamed, files_next_ns;
 	char unnamed_note[512]; /* why code is shown by address, how to get names ("" if not) */
 	struct profile *profile;
 	struct tsym *sym;
@@ -263,6 +265,13 @@ void target_drift_key(const struct target *t, bool paths, uint64_t key, char *bu
 /* Name the frames kept by address that the symbols cover now (when they changed since the last
  * call, or always with force). The count named, or -ENOMEM. */
 int target_names_update(struct target *t, bool force);
+/* Whether its perf map and jitdump are to be read again this housekeeping second (now:
+ * CLOCK_MONOTONIC): they can name something (unnamed code in its profile, or samples in
+ * unnamed code since the last read), or TARGET_FILES_EVERY_NS went by. An idle target's, or
+ * one whose code is all named, are then looked at every 10 s, not every second (a new JIT
+ * file is read at the first sample it could name). */
+#define TARGET_FILES_EVERY_NS (10 * 1000000000ULL)
+bool target_symbols_due(struct target *t, uint64_t now);
 /* src with the functions p merged after the fact merged (hcct_tree_relabel): the new tree
  * replaces *owned (freed; src may be it). Nothing changes when p has no merged functions. 0 or
  * a negative errno. */
