@@ -11,7 +11,7 @@
 #    loop waits for a file, so every child is followed): kprofd's CPU from the start of the
 #    loop to 2 s after its end, / the children; the loop's wall time, and alone.
 # 3. per attach: a process of SC_THREADS threads, each spinning ~1 ms and sleeping 1 ms,
-#    attached 2 s after its start: the wall time of `kprofctl attach`, kprofd's time on CPU
+#    attached 2 s after its start (once all its threads run): the wall time of `kprofctl attach`, kprofd's time on CPU
 #    and waiting to run (/proc/PID/schedstat) meanwhile. In two layouts (SC_LAYOUTS): all in
 #    one cgroup (the shell's: "shared"), and as deployed ("own-cgroups": kprofd.service and the
 #    workload each in a cgroup of its own): the busy process in one cgroup of the cpu
@@ -171,7 +171,11 @@ for N in $SC_THREADS; do
 		fi
 		"$T/busy" "$N" & BP=$!; KILL+=("$BP")
 		[ "$layout" = own-cgroups ] && echo "$BP" >"$CG_T/cgroup.procs"
-		sleep 2
+		sleep 2 # and until its N threads run (a loaded machine creates them slowly)
+		for _ in $(seq 150); do
+			[ "$(awk '/^Threads:/ { print $2 - 1 }' "/proc/$BP/status")" -ge "$N" ] && break
+			sleep 0.2
+		done
 		had=$(awk '/^Threads:/ { print $2 - 1 }' "/proc/$BP/status") # its workers
 		e0=$(ctl status --json | python3 -c "import json,sys; print(json.load(sys.stdin)['thread_events'])")
 		read -r c0 w0 _ <"/proc/$KD/schedstat"; t0=$(date +%s.%N)
