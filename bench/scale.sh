@@ -11,8 +11,9 @@
 #    loop waits for a file, so every child is followed): kprofd's CPU from the start of the
 #    loop to 2 s after its end, / the children; the loop's wall time, and alone.
 # 3. per attach: a process of SC_THREADS threads, each spinning ~1 ms and sleeping 1 ms,
-#    attached 2 s after its start (once all its threads run): the wall time of `kprofctl attach`, kprofd's time on CPU
-#    and waiting to run (/proc/PID/schedstat) meanwhile. In two layouts (SC_LAYOUTS): all in
+#    attached 2 s after its start, once all its threads run: the wall time of `kprofctl
+#    attach`, kprofd's time on CPU and waiting to run (/proc/PID/schedstat) meanwhile, the
+#    threads it had and the events kprofd opened. In two layouts (SC_LAYOUTS): all in
 #    one cgroup (the shell's: "shared"), and as deployed ("own-cgroups": kprofd.service and the
 #    workload each in a cgroup of its own): the busy process in one cgroup of the cpu
 #    controller, kprofd and kprofctl in another, of equal weight (v2 if it has cpu, else v1's
