@@ -383,11 +383,12 @@ static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sam
 		",\"window_bad_files\":%" PRIu64 ",\"window_write_failures\":%" PRIu64
 		",\"windows_unsaved\":%" PRIu64 ",\"range_queries\":%" PRIu64
 		",\"range_sliced\":%" PRIu64 ",\"range_slices\":%" PRIu64
-		",\"window_files\":%" PRIu64,
+		",\"window_files\":%" PRIu64 ",\"window_ticks\":%" PRIu64
+		",\"window_tick_steps\":%" PRIu64,
 		r->window_sec, r->windows, r->windows_in_memory, r->window_memory_bytes,
 		r->window_disk_bytes, r->windows_dropped, r->windows_aged, r->window_bad_files,
 		r->window_write_failures, r->windows_unsaved, r->range_queries, r->range_sliced,
-		r->range_slices, r->window_files);
+		r->range_slices, r->window_files, r->window_ticks, r->window_tick_steps);
 	fputs(",\"features\":[", f);
 	for (size_t i = 0; i < r->n_features; i++) {
 		fputs(i ? ",{\"name\":" : "{\"name\":", f);

@@ -449,6 +449,7 @@ int profile_add_hashed(struct profile *p, uint32_t tid, const uint32_t *ids, siz
 	}
 	s->count += count;
 	s->recent = count < UINT32_MAX - s->recent ? s->recent + (uint32_t)count : UINT32_MAX;
+	p->recent |= count != 0;
 	count_flat(p, ids, n, count);
 	return 0;
 }
@@ -580,10 +581,17 @@ int profile_commit_renames(struct profile *p)
 	return 1;
 }
 
+bool profile_has_recent(const struct profile *p)
+{
+	return p->recent;
+}
+
 int profile_take_recent(struct profile *p, profile_stack_fn fn, void *userdata)
 {
 	int n = 0;
 
+	if (!p->recent)
+		return 0; /* no stack to look at: an idle profile's cut costs nothing */
 	for (size_t i = 0; i < p->nstacks; i++) {
 		struct pstack *st = &p->stacks[i];
 
@@ -598,6 +606,7 @@ int profile_take_recent(struct profile *p, profile_stack_fn fn, void *userdata)
 		st->recent = 0;
 		n++;
 	}
+	p->recent = false;
 	return n;
 }
 

@@ -10,6 +10,14 @@
  * Removed entries are compacted away in one pass. Memory counts the blobs and the index
  * entries. An add refuses a window only at twice max_windows (no retention ran meanwhile).
  *
+ * A tick's work scales with what changed, not with the windows kept: a retention walks the
+ * index only when something is due: a bound is over (memory, disk and the non-root uids' bytes
+ * are kept up to date at every change, so a uid can be over its quota only when all of them
+ * together are), the oldest window's age is reached (the earliest end of each clock is kept),
+ * the count is over, or the limits or the boot changed. The windows not written yet are
+ * counted, with a seq none of them is below: the writer looks at those from there on only.
+ * steps counts the index entries these walks looked at (a debug counter, status --json).
+ *
  * Batch files: the windows of one file are counted in a small table sorted by the file's id
  * (ids grow as files are written), with the bytes of those that left; a window that leaves
  * while others of its file stay keeps its bytes counted on disk, and the file goes (the drop
@@ -69,7 +77,35 @@ struct window_store {
 	struct uid_use *uses;		/* NULL: no quotas this retention (off, or out of memory) */
 	size_t nuses, nuids;		/* slots (a power of two, at least twice the uids), uids */
 	uint64_t users_mem, users_disk; /* non-root uids' bytes, during a retention */
+	uint64_t nr_mem, nr_disk;	/* non-root uids' bytes, kept up to date */
+	size_t nunsaved;		/* windows not on disk */
+	uint64_t unsaved_seq;		/* no window below this seq is unsaved */
+	bool full;			/* the next retention walks (limits, order changed) */
+	uint64_t boot_id;		/* of the last retention */
+	uint64_t due_boot, due_real;	/* the earliest end of a window, each clock */
 };
+
+/* Bytes of e coming (positive) or going in memory and on disk: the totals and, for a
+ * non-root uid, the users' totals. */
+static void bytes(struct window_store *ws, const struct window_entry *e, int64_t mem,
+		  int64_t disk)
+{
+	ws->mem += mem;
+	ws->disk += disk;
+	if (e->uid)
+		ws->nr_mem += mem, ws->nr_disk += disk;
+}
+
+/* e may be due for its age from its end on (in its boot's clock or the wall clock). */
+static void due_at(struct window_store *ws, const struct window_entry *e)
+{
+	if (e->boot_id == ws->boot_id) {
+		if (e->end_boot < ws->due_boot)
+			ws->due_boot = e->end_boot;
+	} else if (e->end_real < ws->due_real) {
+		ws->due_real = e->end_real;
+	}
+}
 
 static uint64_t entry_mem(const struct window_entry *e)
 {
@@ -83,6 +119,7 @@ int window_store_new(const struct window_limits *lim, struct window_store **ret)
 	if (!ws)
 		return -ENOMEM;
 	window_store_set_limits(ws, lim);
+	ws->full = true;
 	*ret = ws;
 	return 0;
 }
@@ -100,9 +137,13 @@ void window_store_free(struct window_store *ws)
 
 void window_store_set_limits(struct window_store *ws, const struct window_limits *lim)
 {
-	ws->lim = *lim;
-	if (!ws->lim.max_windows)
-		ws->lim.max_windows = DEFAULT_MAX_WINDOWS;
+	struct window_limits l = *lim;
+
+	if (!l.max_windows)
+		l.max_windows = DEFAULT_MAX_WINDOWS;
+	if (memcmp(&l, &ws->lim, sizeof(l)))
+		ws->full = true; /* applied at the next retention, whatever is due */
+	ws->lim = l;
 }
 
 /* The index of the first of the n elements of v (stride bytes each, sorted by the uint64_t key
@@ -187,9 +228,12 @@ int window_store_add(struct window_store *ws, const struct window_entry *e)
 		return -ENOMEM;
 	}
 	ws->v[ws->n++] = *e;
-	ws->mem += entry_mem(e);
-	if (e->on_disk)
-		ws->disk += e->len;
+	bytes(ws, e, (int64_t)entry_mem(e), e->on_disk ? (int64_t)e->len : 0);
+	if (!e->on_disk) {
+		if (!ws->nunsaved++ || e->seq < ws->unsaved_seq)
+			ws->unsaved_seq = e->seq;
+	}
+	due_at(ws, e);
 	return 0;
 }
 
@@ -204,6 +248,7 @@ void window_store_sort(struct window_store *ws)
 {
 	if (ws->n)
 		qsort(ws->v, ws->n, sizeof(*ws->v), seq_cmp);
+	ws->full = true;
 }
 
 static struct window_entry *find_seq(const struct window_store *ws, uint64_t seq)
@@ -226,7 +271,18 @@ void window_store_saved(struct window_store *ws, uint64_t seq, uint64_t file, si
 	e->on_disk = true;
 	e->file = file;
 	e->off = off;
-	ws->disk += e->len;
+	bytes(ws, e, 0, (int64_t)e->len);
+	ws->nunsaved--;
+}
+
+size_t window_store_first_unsaved(const struct window_store *ws)
+{
+	return ws->nunsaved ? lower_bound(ws->v, ws->n, sizeof(*ws->v), ws->unsaved_seq) : ws->n;
+}
+
+void window_store_count_steps(struct window_store *ws, size_t steps)
+{
+	ws->st.steps += steps;
 }
 
 /* Take e out of the accounts and mark it for compaction (len 0). */
@@ -285,9 +341,13 @@ static void drop(struct window_store *ws, struct window_entry *e, window_drop_fn
 	if (last && fn)
 		fn(ud, e);
 	account(ws, e, -(int64_t)entry_mem(e), e->on_disk ? -(int64_t)e->len : 0);
-	ws->mem -= entry_mem(e);
+	bytes(ws, e, -(int64_t)entry_mem(e), 0);
 	if (last)
 		ws->disk -= e->len;
+	if (e->uid && e->on_disk) /* the users' bytes are their live windows' (as tally's) */
+		ws->nr_disk -= e->len;
+	if (!e->on_disk)
+		ws->nunsaved--;
 	free(e->blob);
 	e->blob = NULL;
 	e->len = 0;
@@ -342,7 +402,7 @@ static void evict_memory(struct window_store *ws, window_drop_fn fn, void *ud)
 
 			if (e->len && e->blob && e->on_disk && over(ws, e, c, false)) {
 				account(ws, e, -(int64_t)e->len, 0);
-				ws->mem -= e->len;
+				bytes(ws, e, -(int64_t)e->len, 0);
 				free(e->blob);
 				e->blob = NULL;
 				ws->st.evicted++;
@@ -395,11 +455,35 @@ static void tally(struct window_store *ws)
 	}
 }
 
+/* Whether a retention has anything to do (see the top of the file). */
+static bool retain_due(const struct window_store *ws, uint64_t now_boot, uint64_t now_real,
+		       uint64_t boot_id)
+{
+	const struct window_limits *l = &ws->lim;
+	uint64_t age = l->max_age_ns;
+
+	if (ws->full || boot_id != ws->boot_id || ws->n > l->max_windows)
+		return true;
+	if (ws->mem > l->mem_bytes || ws->disk > l->disk_bytes ||
+	    ws->nr_mem > user_share(l->mem_bytes) || ws->nr_disk > user_share(l->disk_bytes) ||
+	    (l->mem_per_uid && ws->nr_mem > l->mem_per_uid) ||
+	    (l->disk_per_uid && ws->nr_disk > l->disk_per_uid))
+		return true;
+	return age && ((now_boot > ws->due_boot && now_boot - ws->due_boot > age) ||
+		       (now_real > ws->due_real && now_real - ws->due_real > age));
+}
+
 void window_store_retain(struct window_store *ws, uint64_t now_boot, uint64_t now_real,
 			 uint64_t boot_id, window_drop_fn fn, void *ud)
 {
 	size_t k = 0;
 
+	if (!retain_due(ws, now_boot, now_real, boot_id))
+		return;
+	ws->st.retains++;
+	ws->st.steps += ws->n;
+	ws->full = false;
+	ws->boot_id = boot_id;
 	for (size_t i = 0; i < ws->n; i++) {
 		struct window_entry *e = &ws->v[i];
 
@@ -428,6 +512,9 @@ void window_store_retain(struct window_store *ws, uint64_t now_boot, uint64_t no
 		memmove(ws->v, ws->v + over, (ws->n - over) * sizeof(*ws->v));
 		ws->n -= over;
 	}
+	ws->due_boot = ws->due_real = UINT64_MAX;
+	for (size_t i = 0; i < ws->n; i++)
+		due_at(ws, &ws->v[i]);
 }
 
 int window_store_find(const struct window_store *ws, uint64_t seq)
@@ -454,7 +541,7 @@ void window_store_hold(struct window_store *ws, size_t i, uint8_t *blob)
 		return;
 	}
 	ws->v[i].blob = blob;
-	ws->mem += ws->v[i].len;
+	bytes(ws, &ws->v[i], (int64_t)ws->v[i].len, 0);
 }
 
 int window_store_select(const struct window_store *ws, uint32_t pid, uint64_t attached_ns,
@@ -486,11 +573,11 @@ void window_store_stats(const struct window_store *ws, struct window_stats *st)
 	st->windows = ws->n;
 	st->mem_bytes = ws->mem;
 	st->disk_bytes = ws->disk;
-	st->in_memory = st->on_disk = st->unsaved = 0;
+	st->in_memory = st->on_disk = 0;
+	st->unsaved = ws->nunsaved;
 	for (size_t i = 0; i < ws->n; i++) {
 		st->in_memory += ws->v[i].blob != NULL;
 		st->on_disk += ws->v[i].on_disk;
-		st->unsaved += !ws->v[i].on_disk;
 	}
 }
 

@@ -54,6 +54,7 @@
 #include "os/procfs.h"
 
 #define HOUSEKEEPING_USEC 1000000ULL
+#define ALIVE_SWEEP_NS (10 * 1000000000ULL) /* each target's /proc read for a lost exit */
 #define JVM_EXCHANGES_MAX 4 /* JVMs asked for their perf maps at once */
 
 static void on_sample(void *ctx, const struct kp_sample *s)
@@ -374,16 +375,45 @@ static void rescan_threads(struct manager *m)
 	}
 }
 
+/* Whether t's process is gone (or its PID another's), by /proc. An exit is reported by the BPF
+ * side (kp_exit); /proc is read only for one it could not report: every target at once when
+ * it counted a lifecycle record lost (ring buffer full), else each target once in its first
+ * second and then every ALIVE_SWEEP_NS (an exit between the attach's read of /proc and its
+ * entry in kp_targets has no record), spread over the sweep by the attach times. */
+static bool target_gone(struct manager *m, struct target *t, uint64_t now, bool lost)
+{
+	struct procinfo_stat pst;
+
+	if (!lost && t->alive_next_ns && now < t->alive_next_ns)
+		return false;
+	t->alive_next_ns = now + (t->alive_next_ns ? ALIVE_SWEEP_NS : 1);
+	m->alive_checks++;
+	return procfs_stat(t->pid, &pst) == -ESRCH || pst.start_ticks != t->start_ticks;
+}
+
+/* Whether an exit record may have been lost since the last housekeeping. */
+static bool exits_lost(struct manager *m)
+{
+	uint64_t ctr[KP_CTR_NR];
+
+	if (loader_counters(m->loader, ctr, NULL) < 0)
+		return true;
+	if (ctr[KP_CTR_LC_DROPS] == m->lc_drops)
+		return false;
+	m->lc_drops = ctr[KP_CTR_LC_DROPS];
+	return true;
+}
+
 void manager_housekeeping(struct manager *m)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
-	struct procinfo_stat pst;
+	bool lost = exits_lost(m);
 	struct target *t;
 
 	manager_for_each_attached(m, t) {
 		/* An exit the BPF side could not report (ring buffer full) must still be seen,
 		 * also when the PID was taken by another process since. */
-		if (procfs_stat(t->pid, &pst) == -ESRCH || pst.start_ticks != t->start_ticks) {
+		if (target_gone(m, t, now, lost)) {
 			manager_drain_all(m);
 			if (t->state == TARGET_ATTACHED)
 				manager_end_target(m, t, TARGET_EXITED,
@@ -391,7 +421,8 @@ void manager_housekeeping(struct manager *m)
 			continue;
 		}
 		if (!manager_recheck(m, t)) {
-			tsym_refresh(t->sym);
+			if (target_symbols_due(t, now))
+				tsym_refresh(t->sym);
 			target_sources_tick(t, now);
 			target_names_update(t, false);
 			target_drift_tick(t);

@@ -93,6 +93,8 @@ struct manager {
 	bool per_cpu;		 /* targets are sampled by the per-CPU sets */
 	unsigned max_thread_fds; /* conf.max_thread_fds, within the fd limit */
 	uint64_t thread_drops;	 /* KP_CTR_THREAD_DROPS at the last housekeeping */
+	uint64_t lc_drops;	 /* KP_CTR_LC_DROPS at the last housekeeping */
+	uint64_t alive_checks;	 /* /proc reads for a lost exit (housekeeping) */
 	struct cgwatch *watches[MANAGER_MAX_WATCHES];
 	unsigned n_watches;
 	/* The modules built on the manager, told of its events (manager_events.h). */

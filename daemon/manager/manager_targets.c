@@ -33,6 +33,7 @@
 #include "symbols/symbolize.h"
 #include "os/log.h"
 #include "paths/paths.h"
+#include "target/offcpu.h"
 #include "os/procfs.h"
 
 /* The list is private to this file. It tolerates anything during a walk: a target ended,
@@ -63,6 +64,7 @@ struct target_list {
 	size_t nbuckets, count; /* a power of two; targets linked (marked ones too) */
 	uint64_t lookups, lookup_steps;
 	struct target *recent; /* ended lately, symbols still held (recent_next) */
+	struct target *win_pending; /* ended, a window to cut (win_next) */
 	bool dirty_hint;       /* a kept profile may have changed since it was saved */
 	uint64_t next_expiry;  /* CLOCK_REALTIME: no kept profile is older than its age before */
 	/* Kept profiles' memory, all and per uid (it changes only when a late sample comes) */
@@ -148,6 +150,42 @@ void manager_mark_dirty(struct manager *m, struct target *t)
 {
 	t->dirty = true;
 	m->list->dirty_hint = true;
+	manager_window_pending(m, t); /* a late sample: its window too */
+}
+
+void manager_window_pending(struct manager *m, struct target *t)
+{
+	struct target_list *l = m->list;
+
+	if (t->win_pprev || t->list_dropped || t->state == TARGET_ATTACHED ||
+	    (!profile_has_recent(t->profile) &&
+	     (!t->offcpu || !profile_has_recent(t->offcpu->prof))))
+		return;
+	t->win_next = l->win_pending;
+	if (t->win_next)
+		t->win_next->win_pprev = &t->win_next;
+	t->win_pprev = &l->win_pending;
+	l->win_pending = t;
+}
+
+static void window_unlink(struct target *t)
+{
+	if (!t->win_pprev)
+		return;
+	*t->win_pprev = t->win_next;
+	if (t->win_next)
+		t->win_next->win_pprev = t->win_pprev;
+	t->win_next = NULL;
+	t->win_pprev = NULL;
+}
+
+struct target *manager_window_pop(struct manager *m)
+{
+	struct target *t = m->list->win_pending;
+
+	if (t)
+		window_unlink(t);
+	return t;
 }
 
 static struct target **bucket_of(const struct target_list *l, pid_t pid)
@@ -412,6 +450,7 @@ void manager_drop_target(struct manager *m, struct target *t)
 		kept_account(m->list, t, false);
 		m->n_kept--;
 	}
+	window_unlink(t);
 	if (t->recent)
 		for (struct target **pp = &m->list->recent; *pp; pp = &(*pp)->recent_next)
 			if (*pp == t) {
@@ -674,6 +713,7 @@ void manager_end_target(struct manager *m, struct target *t, enum target_state s
 	t->recent = true;
 	t->drains_ended = 0;
 	m->list->recent = t;
+	manager_window_pending(m, t); /* its last window, cut at the next tick */
 	save_target(m, t);
 	manager_emit_target_end(m, t);
 	trim(m, false, t->uid);

@@ -29,6 +29,12 @@ struct target *manager_attached_next(const struct target *t);
 #define manager_for_each_attached(m, t)                                                            \
 	for ((t) = manager_attached_first(m); (t); (t) = manager_attached_next(t))
 
+/* Ended targets whose last window is not cut yet (they ended, or a late sample came): the
+ * window tick cuts the attached ones and these, not every kept profile. pending adds t (once;
+ * not when it has nothing new), pop takes one off (NULL: none left). */
+void manager_window_pending(struct manager *m, struct target *t);
+struct target *manager_window_pop(struct manager *m);
+
 /* Lookups by PID (manager_find*) and the hash-chain entries they looked at, since start: a
  * debug counter of the per-sample cost (status --json). */
 void manager_lookup_stats(const struct manager *m, uint64_t *lookups, uint64_t *steps);

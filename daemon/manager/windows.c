@@ -9,7 +9,12 @@
  * target) are written to the state directory as one batch file, wb-SEQ.kpw (SEQ: its first
  * window's), their frames one after the other: one write and one fsync a tick whatever the
  * targets (atomically: temporary file, fsync, rename; a crash loses at most the tick being
- * written, one window a target). Files of one window each, w-SEQ-PID.kpw (kprofd before
+ * written, one window a target). A tick looks at what changed, not at what is kept: the
+ * attached targets and the ended ones with samples not cut yet (manager_window_pending: they
+ * ended, or a late sample came), never every kept profile; the writer starts at the first
+ * unsaved window, and retention walks the index only when something is due (window.c). ticks
+ * and steps (targets and index entries looked at) are debug counters in status --json, which
+ * a test checks for staying flat as kept profiles pile up. Files of one window each, w-SEQ-PID.kpw (kprofd before
  * batches), are still read. A failed write (a full disk) leaves the windows in memory,
  * counted, and they are tried again (in the next batch) at the next tick. A range query
  * cuts the target's window at once (so "the last minute" includes the last second), then
@@ -62,6 +67,7 @@ struct windows {
 	uint64_t seq;
 	uint64_t boot_id;
 	uint64_t bad_files, write_failures, batches;
+	uint64_t ticks, target_steps; /* cuts of every target, and the targets they looked at */
 	uint64_t range_queries, range_sliced, range_slices;
 };
 
@@ -296,10 +302,11 @@ static int write_batch(struct windows *w, size_t *i)
 /* Every window not on disk yet, in batch files. */
 static void persist(struct windows *w)
 {
-	size_t i = 0;
+	size_t i = window_store_first_unsaved(w->ws);
 
 	if (!w->m->store || !w->m->conf.window_disk_mb)
 		return;
+	window_store_count_steps(w->ws, window_store_count(w->ws) - i);
 	while (i < window_store_count(w->ws))
 		if (write_batch(w, &i) < 0)
 			return;
@@ -310,6 +317,8 @@ static void persist(struct windows *w)
 static int cut_take(struct profile *p, struct cut *c)
 {
 	c->p = p;
+	if (!profile_has_recent(p))
+		return 0; /* an idle target's cut allocates nothing */
 	c->fmap = calloc(profile_nfuncs(p) + 1, sizeof(*c->fmap));
 	return c->fmap ? profile_take_recent(p, take, c) : -ENOMEM;
 }
@@ -392,9 +401,18 @@ void windows_cut_all(struct windows *w)
 {
 	uint64_t boot = now_ns(CLOCK_BOOTTIME), real = now_ns(CLOCK_REALTIME);
 
+	struct target *t;
+
 	manager_drain(w->m);
-	for (struct target *t = manager_targets_first(w->m); t; t = manager_targets_next(t))
+	w->ticks++;
+	manager_for_each_attached(w->m, t) {
+		w->target_steps++;
 		cut_target(w, t, boot, real);
+	}
+	while ((t = manager_window_pop(w->m))) { /* ended, with samples not cut yet */
+		w->target_steps++;
+		cut_target(w, t, boot, real);
+	}
 	persist(w); /* this tick's windows, and any a failed write left: one file */
 	retain(w);
 }
@@ -554,6 +572,8 @@ void windows_get_stats(const struct windows *w, struct windows_stats *st)
 	st->bad_files = w->bad_files;
 	st->write_failures = w->write_failures;
 	st->files = w->batches;
+	st->ticks = w->ticks;
+	st->tick_steps = w->target_steps + st->s.steps;
 	st->range_queries = w->range_queries;
 	st->range_sliced = w->range_sliced;
 	st->range_slices = w->range_slices;

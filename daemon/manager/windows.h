@@ -67,6 +67,9 @@ struct windows_stats {
 	struct window_stats s;
 	uint64_t bad_files, write_failures;
 	uint64_t files; /* window files written: one a tick (a batch), whatever the targets */
+	/* Debug counters: ticks, and the targets and index entries they (and range queries'
+	 * cuts) looked at; flat in the kept profiles and windows. */
+	uint64_t ticks, tick_steps;
 	uint64_t range_queries, range_sliced, range_slices; /* built in more than one step */
 	unsigned window_sec;
 };

@@ -332,6 +332,8 @@ static void fill_windows_status(const struct windows *w, Kprof__StatusReply *sr)
 	sr->windows_unsaved = ws.s.unsaved;
 	sr->windows_aged = ws.s.aged;
 	sr->window_files = ws.files;
+	sr->window_ticks = ws.ticks;
+	sr->window_tick_steps = ws.tick_steps;
 	sr->range_queries = ws.range_queries;
 	sr->range_sliced = ws.range_sliced;
 	sr->range_slices = ws.range_slices;

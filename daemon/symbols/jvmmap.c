@@ -67,6 +67,7 @@ struct jvmmap {
 	uint64_t since_ns; /* attach or last exec: a JVM's launcher loads libjvm.so just after */
 	uint64_t base_samples, base_unnamed; /* the target's counts at the last answer or look */
 	uint64_t syms_before;		     /* JIT symbols when the running exchange began */
+	uint64_t maps_seen; /* c->maps_gen + 1 of maps found without libjvm.so (0: none) */
 	char fail[200];			     /* the last failure; "" after an answer */
 	struct jvmmap_stats st;
 };
@@ -297,7 +298,12 @@ static bool maps_libjvm(const struct procmaps *maps)
  * code (proc). */
 static void look(struct jvmmap *jm, uint64_t now, bool proc)
 {
-	if (!maps_libjvm(jm->c->maps)) {
+	/* The same maps as at the last look hold no libjvm.so either: not walked again (every
+	 * tick, for every target that is no JVM). */
+	bool seen = jm->maps_seen == jm->c->maps_gen + 1;
+
+	if (seen || !maps_libjvm(jm->c->maps)) {
+		jm->maps_seen = jm->c->maps_gen + 1;
 		bool early = now - jm->since_ns < LOOK_EARLY_NS;
 
 		if (!(proc || early) || now < jm->next_look_ns)

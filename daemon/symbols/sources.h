@@ -33,6 +33,7 @@ struct sym_ctx {
 	uint64_t max_bytes;	    /* of one file read at most (perfmap_max_mb) */
 	struct budget *budget;	    /* symbol memory, charged to uid */
 	struct procmaps *maps;	    /* its mappings as last read (NULL: none) */
+	uint64_t maps_gen;	    /* +1 each time maps is read again */
 	int root;     /* its /proc/PID/root as of that read, or -1 (sym_root, symbolize_elf.h) */
 	bool gone;    /* the process is gone: no path through /proc/PID (another's by now) */
 	bool exiting; /* the last reads after its exit: only files kept open are read */

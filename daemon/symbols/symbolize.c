@@ -101,6 +101,7 @@ static int maps_load(struct tsym *ts)
 	maps_drop(ts);
 	ts->map_elf = map_elf;
 	ts->c.maps = pm;
+	ts->c.maps_gen++;
 	ts->gen++;
 	symbolize_root_update(ts);
 	maps_open_elf(ts);

@@ -883,6 +883,20 @@ static void names_note(struct target *t)
 			 ps.unresolved, ps.unresolved == 1 ? "" : "es");
 }
 
+bool target_symbols_due(struct target *t, uint64_t now)
+{
+	size_t pending = 0;
+
+	if (!t->sym)
+		return false;
+	profile_pending(t->profile, &pending);
+	if (!pending && t->unnamed_leaf == t->files_unnamed && now < t->files_next_ns)
+		return false;
+	t->files_unnamed = t->unnamed_leaf;
+	t->files_next_ns = now + TARGET_FILES_EVERY_NS;
+	return true;
+}
+
 int target_names_update(struct target *t, bool force)
 {
 	_cleanup_free_ uint32_t *ids = NULL;

@@ -71,6 +71,8 @@ struct target {
 	struct target *att_next, *att_prev; /* the attached ones' list, while attached */
 	struct target *recent_next;	    /* ended, its symbols not dropped yet */
 	bool recent;
+	/* Ended, with samples its windows do not have yet (manager_window_pending). */
+	struct target *win_next, **win_pprev;
 	bool list_dropped;
 	bool ending; /* manager_end_target runs: a drain inside it does not end it again */
 	/* Attached by a client when kprofd stopped: attached again at the next start if the
@@ -83,6 +85,7 @@ struct target {
 	const struct target_env *env;
 	pid_t pid;
 	uint64_t start_ticks; /* clock ticks after boot: pid and start name the process */
+	uint64_t alive_next_ns; /* CLOCK_MONOTONIC: its /proc read for a lost exit is due */
 	uid_t uid;	      /* who may profile it: the process's uid, or 0 (procfs_ident_owner) */
 	uid_t proc_uid, proc_euid; /* the process's real and effective uids at attach */
 	char comm[17];
@@ -106,6 +109,8 @@ struct target {
 	ino_t late_ino;
 	uint64_t cache_gen;
 	uint64_t names_gen;	/* symbols' generation at the last look at unnamed addresses */
+	/* target_symbols_due: unnamed_leaf then, and when the files are looked at anyway */
+	uint64_t files_unnamed, files_next_ns;
 	char unnamed_note[512]; /* why code is shown by address, how to get names ("" if not) */
 	struct profile *profile;
 	struct tsym *sym;
@@ -260,6 +265,13 @@ void target_drift_key(const struct target *t, bool paths, uint64_t key, char *bu
 /* Name the frames kept by address that the symbols cover now (when they changed since the last
  * call, or always with force). The count named, or -ENOMEM. */
 int target_names_update(struct target *t, bool force);
+/* Whether its perf map and jitdump are to be read again this housekeeping second (now:
+ * CLOCK_MONOTONIC): they can name something (unnamed code in its profile, or samples in
+ * unnamed code since the last read), or TARGET_FILES_EVERY_NS went by. An idle target's, or
+ * one whose code is all named, are then looked at every 10 s, not every second (a new JIT
+ * file is read at the first sample it could name). */
+#define TARGET_FILES_EVERY_NS (10 * 1000000000ULL)
+bool target_symbols_due(struct target *t, uint64_t now);
 /* src with the functions p merged after the fact merged (hcct_tree_relabel): the new tree
  * replaces *owned (freed; src may be it). Nothing changes when p has no merged functions. 0 or
  * a negative errno. */

@@ -103,6 +103,9 @@ int profile_foreach_stack(const struct profile *p, profile_stack_fn fn, void *us
  * return (the stacks before it are taken, the rest are not). Renames keep the counts (merged
  * stacks add theirs). */
 int profile_take_recent(struct profile *p, profile_stack_fn fn, void *userdata);
+/* Whether some stack got samples since the last profile_take_recent (O(1): a take of a profile
+ * without walks no stack). */
+bool profile_has_recent(const struct profile *p);
 
 /* Function ids sorted by self, then total, descending, then by name. *ret is malloc'd. */
 int profile_sorted(const struct profile *p, uint32_t **ret, size_t *ret_n);

@@ -71,6 +71,8 @@ struct window_stats {
 	uint64_t dropped_disk; /* windows whose file went: disk bytes */
 	uint64_t dropped_full; /* windows dropped or refused by max_windows */
 	uint64_t dropped_quota; /* windows dropped (memory or disk) from a user over its quota */
+	uint64_t retains;	/* retentions that walked the index (something was due) */
+	uint64_t steps;		/* index entries those walks and the writer's looked at */
 };
 
 int window_store_new(const struct window_limits *lim, struct window_store **ret);
@@ -86,12 +88,17 @@ int window_store_add(struct window_store *ws, const struct window_entry *e);
 void window_store_sort(struct window_store *ws);
 /* The window seq was written to its file: file (0: its own) at byte off. */
 void window_store_saved(struct window_store *ws, uint64_t seq, uint64_t file, size_t off);
+/* The index from which on the windows not written yet are (none before it): the count when
+ * every window is on disk. O(log n): the writer looks at what is new, not at all. */
+size_t window_store_first_unsaved(const struct window_store *ws);
+/* Count steps more index entries looked at (the writer's walk; window_stats.steps). */
+void window_store_count_steps(struct window_store *ws, size_t steps);
 
 /* Called when a file must go: the last window on disk that it held left the store (e: that
  * window, which names the file). */
 typedef void (*window_drop_fn)(void *userdata, const struct window_entry *e);
 /* Apply the limits: age (boottime when boot_id is the window's boot, else realtime), memory,
- * disk, count. */
+ * disk, count. Walks the windows only when one of them is due (nothing to do: O(1)). */
 void window_store_retain(struct window_store *ws, uint64_t now_boot, uint64_t now_real,
 			 uint64_t boot_id, window_drop_fn fn, void *userdata);
 

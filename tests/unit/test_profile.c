@@ -1476,9 +1476,12 @@ static void test_take_recent(void **state)
 	uint64_t v[3] = {0};
 
 	(void)state;
+	assert_false(profile_has_recent(p));
 	assert_int_equal(profile_add(p, s, 2, 3), 0);
 	assert_int_equal(profile_add(p, s, 1, 2), 0);
+	assert_true(profile_has_recent(p));
 	assert_int_equal(profile_take_recent(p, sum_recent, v), 2);
+	assert_false(profile_has_recent(p)); /* the next take looks at no stack */
 	assert_int_equal(v[0], 5);
 	assert_int_equal(v[2], 2);
 	memset(v, 0, sizeof(v));
@@ -1495,6 +1498,7 @@ static void test_take_recent(void **state)
 	assert_int_equal(profile_add(p, s, 2, 1), 0);
 	assert_int_equal(profile_rename(p, u, "b", "/usr/bin/app", 0x1001, PROFILE_KIND_NATIVE), b);
 	assert_int_equal(profile_commit_renames(p), 1);
+	assert_true(profile_has_recent(p)); /* a merge keeps them */
 	memset(v, 0, sizeof(v));
 	assert_int_equal(profile_take_recent(p, sum_recent, v), 1);
 	assert_int_equal(v[0], 6);

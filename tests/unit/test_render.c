@@ -1044,7 +1044,7 @@ static void test_status_json(void **state)
 	    "\"watches\":[],\"window_sec\":0,\"windows\":0,\"windows_in_memory\":0,"
 	    "\"window_memory_bytes\":0,\"window_disk_bytes\":0,\"windows_dropped\":0,"
 	    "\"windows_aged\":0,\"window_bad_files\":0,\"window_write_failures\":0,"
-	    "\"windows_unsaved\":0,\"range_queries\":0,\"range_sliced\":0,\"range_slices\":0,\"window_files\":0,"
+	    "\"windows_unsaved\":0,\"range_queries\":0,\"range_sliced\":0,\"range_slices\":0,\"window_files\":0,\"window_ticks\":0,\"window_tick_steps\":0,"
 	    "\"features\":[],"
 	    "\"off_cpu_program\":\"\",\"off_cpu_targets\":0,\"off_cpu_runs\":0,\"off_cpu_switches\":0,"
 	    "\"off_cpu_intervals\":0,\"off_cpu_lost\":0,\"off_cpu_lost_ns\":0,\"off_cpu_no_stack\":0,"

@@ -248,6 +248,67 @@ static void test_retention(void **state)
 	window_store_free(ws);
 }
 
+/* A retention walks the index only when something is due (issue 34: a tick's work follows what
+ * changed, not the windows kept); the writer finds the unsaved windows from where they start. */
+static void test_retain_when_due(void **state)
+{
+	struct window_limits l = {.max_age_ns = 100 * S, .mem_bytes = 1 << 20, .disk_bytes = 1 << 20};
+	struct window_store *ws;
+	struct window_stats st;
+	struct dropped d = {0};
+	uint64_t steps;
+
+	(void)state;
+	assert_int_equal(window_store_new(&l, &ws), 0);
+	for (uint64_t i = 0; i < 50; i++) {
+		struct window_entry e = entry(i + 1, 1, i, i + 1, 10, true);
+
+		assert_int_equal(window_store_add(ws, &e), 0);
+	}
+	window_store_retain(ws, 60 * S, 1060 * S, 1, on_drop, &d); /* the first one walks */
+	window_store_stats(ws, &st);
+	assert_int_equal(st.retains, 1);
+	steps = st.steps;
+	assert_int_equal(steps, 50);
+	assert_int_equal(window_store_first_unsaved(ws), 50); /* all on disk */
+	for (int tick = 0; tick < 10; tick++) /* nothing due: no walk */
+		window_store_retain(ws, 61 * S, 1061 * S, 1, on_drop, &d);
+	window_store_set_limits(ws, &l); /* the same limits: still nothing due */
+	window_store_retain(ws, 62 * S, 1062 * S, 1, on_drop, &d);
+	window_store_stats(ws, &st);
+	assert_int_equal(st.retains, 1);
+	assert_int_equal(st.steps, steps);
+	/* Two new windows not written: found from where they start. */
+	for (uint64_t i = 50; i < 52; i++) {
+		struct window_entry e = entry(i + 1, 1, i, i + 1, 10, false);
+
+		assert_int_equal(window_store_add(ws, &e), 0);
+	}
+	assert_int_equal(window_store_first_unsaved(ws), 50);
+	window_store_saved(ws, 51, 51, 0);
+	assert_int_equal(window_store_first_unsaved(ws), 50); /* a bound, not exact */
+	window_store_saved(ws, 52, 51, 10);
+	assert_int_equal(window_store_first_unsaved(ws), 52);
+	/* The oldest's age reached (ended at 1 s, 100 s max): it walks, and seq 1 goes. */
+	window_store_retain(ws, 101 * S + 1, 1101 * S, 1, on_drop, &d);
+	window_store_stats(ws, &st);
+	assert_int_equal(st.retains, 2);
+	assert_int_equal(st.windows, 51);
+	assert_int_equal(st.aged, 1);
+	window_store_retain(ws, 101 * S + 2, 1101 * S, 1, on_drop, &d); /* seq 2: not yet */
+	window_store_stats(ws, &st);
+	assert_int_equal(st.retains, 2);
+	/* Over a bound: it walks. */
+	l.disk_bytes = 100;
+	window_store_set_limits(ws, &l);
+	window_store_retain(ws, 101 * S + 3, 1101 * S, 1, on_drop, &d);
+	window_store_retain(ws, 101 * S + 4, 1101 * S, 1, on_drop, &d);
+	window_store_stats(ws, &st);
+	assert_int_equal(st.retains, 3); /* under the bound again after the first */
+	assert_true(st.disk_bytes <= 100);
+	window_store_free(ws);
+}
+
 /* Batch files: the windows cut together share a file, which goes (the callback, once) with its
  * last window; the bytes of those that left before stay counted on disk until then. A window
  * saved into a batch later (a write that failed before) joins that batch; a restored batch's
@@ -637,6 +698,7 @@ int main(void)
 	    cmocka_unit_test(test_user_quota),
 	    cmocka_unit_test(test_many_users),
 	    cmocka_unit_test(test_retention),
+	    cmocka_unit_test(test_retain_when_due),
 	    cmocka_unit_test(test_memory_only_dropped_last),
 	    cmocka_unit_test(test_batch_files),
 	    cmocka_unit_test(test_frame),
