@@ -129,7 +129,7 @@ help:
 	@echo "make uninstall remove what make install installed (the config in $(SYSCONFDIR)/kprofd stays)"
 	@echo "make clean     remove $(BUILD)/"
 	@echo "make vmlinux-update  regenerate bpf/vmlinux/x86/vmlinux.h from the running kernel's BTF"
-	@echo "make format    clang-format every C file in place"
+	@echo "make format    clang-format every C file in place (not bpf/vmlinux/)"
 	@echo "make help      this list"
 
 deps:
@@ -362,8 +362,9 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/share/kprof/kprofd-http.conf \
 		$(DESTDIR)$(PREFIX)/share/kprof/kprof_perfmap.lua
 
+# bpf/vmlinux/ is bpftool's output (make vmlinux-update), not ours to format.
 format:
-	clang-format -i $$(git ls-files '*.c' '*.h')
+	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v '^bpf/vmlinux/')
 
 clean:
 	rm -rf $(BUILD)
