@@ -425,20 +425,26 @@ static void population(void)
 	free(w);
 }
 
-static unsigned pick_proc(void)
+/* A random index into a cumulative distribution cum[0..n) (its last entry 1). */
+static unsigned pick_cum(const double *cum, unsigned n)
 {
 	double u = rnd01();
-	unsigned lo = 0, hi = O.procs - 1;
+	unsigned lo = 0, hi = n - 1;
 
 	while (lo < hi) {
 		unsigned mid = (lo + hi) / 2;
 
-		if (cum_weight[mid] < u)
+		if (cum[mid] < u)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+static unsigned pick_proc(void)
+{
+	return pick_cum(cum_weight, O.procs);
 }
 
 /* ---- Records ---- */
@@ -470,18 +476,7 @@ static void zipf_table(void)
 
 static unsigned zipf(void)
 {
-	double u = rnd01();
-	unsigned lo = 0, hi = O.stacks - 1;
-
-	while (lo < hi) {
-		unsigned mid = (lo + hi) / 2;
-
-		if (zipf_cum[mid] < u)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return pick_cum(zipf_cum, O.stacks);
 }
 
 /* A user frame at depth k on the path node: native code, or (a JIT process, past its runtime's
