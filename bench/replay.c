@@ -64,6 +64,7 @@
 #include "os/procfs.h"
 #include "symbols/symbolize_elf.h"
 #include "wire/target_since.h"
+#include "../tests/prng.h"
 
 #define JIT_BYTES (8u << 20) /* the anonymous executable mapping JIT code is in */
 #define JIT_SLOT 256u	     /* bytes a JIT function */
@@ -137,24 +138,20 @@ static void die(const char *what, int err)
 
 static uint64_t rnd(void)
 {
-	rng_s ^= rng_s >> 12;
-	rng_s ^= rng_s << 25;
-	rng_s ^= rng_s >> 27;
-	return rng_s * 0x2545f4914f6cdd1dULL;
+	return prng_next(&rng_s);
 }
 
 static double rnd01(void)
 {
-	return (rnd() >> 11) * (1.0 / 9007199254740992.0);
+	return prng_unit(&rng_s);
 }
 
+/* A hash of two words: the generator's mix of them (the same pair, the same value). */
 static uint64_t mix(uint64_t a, uint64_t b)
 {
-	uint64_t z = a ^ (b + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2));
+	uint64_t z = a ^ (b + (a << 6) + (a >> 2));
 
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return prng_next(&z);
 }
 
 static uint64_t thread_ns(void)
