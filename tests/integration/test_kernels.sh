@@ -3,7 +3,7 @@
 # Debian's own kernel packages: bullseye (5.10), bookworm (6.1) and bookworm-backports (6.12).
 # Each guest is a busybox initramfs holding the binaries and their libraries (ldd) and runs
 # kernels_guest.sh: kprofd starts, status lists the features, minijit at 99 Hz is named (its
-# mj_hot share within 5 points of the host's, measured here meanwhile), hcct, paths (uprobes),
+# mj_hot share within 8 points of the host's, measured here meanwhile), hcct, paths (uprobes),
 # attach --calls counts equal minijit's --truth, record, attach --all and --cgroup (a process moved
 # below the watched cgroup), and where the kernel has no attach cookies (5.10) a load failure
 # explained. The guest's PASS/FAIL lines come back on the serial console.
@@ -19,7 +19,11 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 KC=${KPROF_KERNELS:-/var/cache/kprof-kernels}
 # suite:mode of each guest; mode "full" adds attach --all and --cgroup.
 GUESTS=${KPROF_KERNEL_SUITES:-"bullseye:full bookworm:full bookworm-backports:full"}
-TOL=5 # percentage points between mj_hot's share in a guest and on the host
+# Percentage points between mj_hot's share in a guest and on the host: two estimates of a ~60%
+# share from about 1,000 samples each differ by 2.3 points (one sigma), and a guest under TCG runs
+# minijit's instructions at other relative speeds; 5 points failed one guest in a clean run
+# (56.9% vs 62.7%), while a misnamed sample would move it by tens of points.
+TOL=8
 BOOT_TIMEOUT=${KPROF_BOOT_TIMEOUT:-900}
 
 QEMU=$(command -v qemu-system-x86_64)
