@@ -59,12 +59,12 @@ struct kp_all_skip_map {
 };
 
 /* A map of one program's own: name, BPF_MAP_TYPE_*, entries, key and value types. */
-#define KP_MAP(name, kind, n, k, v)                                                            \
-	struct {                                                                               \
-		__uint(type, kind);                                                            \
-		__uint(max_entries, n);                                                        \
-		__type(key, k);                                                                \
-		__type(value, v);                                                              \
+#define KP_MAP(name, kind, n, k, v)                                                                \
+	struct {                                                                                   \
+		__uint(type, kind);                                                                \
+		__uint(max_entries, n);                                                            \
+		__type(key, k);                                                                    \
+		__type(value, v);                                                                  \
 	} name SEC(".maps")
 
 extern struct kp_events_map kp_events SEC(".maps");

@@ -77,8 +77,7 @@ static __always_inline long task_state(struct task_struct *p)
 
 /* The target entry of p's process (the same process: its leader's start matches), else NULL;
  * *ids its ids. */
-static __always_inline struct kp_target *target_of(struct task_struct *p, bool running,
-						 __u64 *ids)
+static __always_inline struct kp_target *target_of(struct task_struct *p, bool running, __u64 *ids)
 {
 	struct kp_target *t;
 	__u32 tgid;
@@ -173,9 +172,10 @@ static __always_inline void unwind(struct kp_offcpu_begin *b, __u32 tgid)
 			break; /* KP_UW_DEPTH */
 		cfa = sp + r->cfa;
 		if (r->rbp == KP_RBP_SAVED)
-			flags |= bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa - r->rbp_off)) == 0
-				     ? KP_UW_WALKED
-				     : KP_UW_RBP;
+			flags |=
+			    bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa - r->rbp_off)) == 0
+				? KP_UW_WALKED
+				: KP_UW_RBP;
 		else if (r->rbp == KP_RBP_LOST)
 			flags |= KP_UW_RBP;
 		if (bpf_probe_read_user(&ret, sizeof(ret), (void *)(cfa - 8)) < 0) {

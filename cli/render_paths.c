@@ -391,9 +391,9 @@ static void paths_cost_text(FILE *f, const Kprof__PathsReply *r)
 				", %.1f us of CPU time each (a %s, measured in the target: %s fell "
 				"from %.1f%% to %.1f%% of its samples; %.1f us calibrated on this "
 				"host)",
-				r->hit_cost_ns / 1000.0, r->cost_kind, r->cost_ref ? r->cost_ref : "?",
-				100 * r->ref_share_before, 100 * r->ref_share_during,
-				r->hit_cost_calibrated_ns / 1000.0);
+				r->hit_cost_ns / 1000.0, r->cost_kind,
+				r->cost_ref ? r->cost_ref : "?", 100 * r->ref_share_before,
+				100 * r->ref_share_during, r->hit_cost_calibrated_ns / 1000.0);
 		else
 			fprintf(f, ", %.1f us of CPU time each (a %s, measured on this host)",
 				r->hit_cost_ns / 1000.0, r->cost_kind);

@@ -27,9 +27,9 @@ struct calls_env {
 	struct tsym *sym;	 /* its perf map: the functions to probe */
 	struct profile *profile; /* their ids (the probes' cookies), the samples hot:N picks from */
 	struct loader *loader;
-	sd_event *event;	 /* the loop of the burst, warm-up and breakpoint timers */
-	uint32_t hcct_slots;	 /* of the exact HCCT */
-	double max_slowdown;	 /* the budget unless the attach gives one (pcost.h); 0: none */
+	sd_event *event;     /* the loop of the burst, warm-up and breakpoint timers */
+	uint32_t hcct_slots; /* of the exact HCCT */
+	double max_slowdown; /* the budget unless the attach gives one (pcost.h); 0: none */
 	/* Probes went in (the caller drains their events sooner); ctx is given back. */
 	void (*probes_in)(void *ctx);
 	void *ctx;
@@ -40,9 +40,9 @@ struct calls_opts {
 	/* NULL or "": every JIT function of the perf map; "NAME,...": those; "hot:N": the N
 	 * hottest JIT functions sampled, chosen after a warm-up. */
 	const char *functions;
-	bool force; /* probe even where the code file is also mapped writable */
+	bool force;		      /* probe even where the code file is also mapped writable */
 	unsigned burst_ms, period_ms; /* probes in for burst_ms of every period_ms; 0: always */
-	double max_slowdown; /* the budget: 1.01-100; 0: the env's; < 0: none */
+	double max_slowdown;	      /* the budget: 1.01-100; 0: the env's; < 0: none */
 };
 
 /* Plan exact mode for a target (the probes are not in yet: calls_start); err says why not. */
@@ -77,15 +77,16 @@ struct calls_stats {
 	uint64_t events, unmatched_exits;
 	/* Events lost on the way (ring buffer full: gaps in a thread's numbers), received but
 	 * left out of the tree (their thread in frames a loss hid, or over the thread table), and
-	 * of a probe set not all in (attaching or being removed: neither counted nor in the tree). */
+	 * of a probe set not all in (attaching or being removed: neither counted nor in the tree).
+	 */
 	uint64_t lost, skipped, outside;
-	uint64_t bursts; /* 0 without --burst */
-	size_t probes;	 /* functions probed by uprobes */
-	unsigned hot;	 /* hot:N still warming up: N */
-	double duty;	 /* the fraction of the time the probes were in */
-	uint32_t hw_functions; /* counted by hardware breakpoints, */
-	bool hw_estimated;     /* estimated (they took turns), */
-	double hw_covered;     /* each counted this fraction of the time, */
+	uint64_t bursts;	/* 0 without --burst */
+	size_t probes;		/* functions probed by uprobes */
+	unsigned hot;		/* hot:N still warming up: N */
+	double duty;		/* the fraction of the time the probes were in */
+	uint32_t hw_functions;	/* counted by hardware breakpoints, */
+	bool hw_estimated;	/* estimated (they took turns), */
+	double hw_covered;	/* each counted this fraction of the time, */
 	const char *hw_stopped; /* why the breakpoints stopped ("": they did not); the object's */
 	/* What the probes cost (pcost.h): their hits since the first went in, a hit's cost as
 	 * measured on this host (the mean over the kinds hit; 0: unknown), the hits a second of

@@ -208,8 +208,8 @@ static void offcpu_setup(struct loader *l)
 	struct btf *btf = btf__load_vmlinux_btf();
 	const char *force = getenv("KPROF_OFFCPU");
 
-	l->offcpu_btf = btf && btf__find_by_name_kind(btf, "btf_trace_sched_switch",
-						      BTF_KIND_TYPEDEF) >= 0;
+	l->offcpu_btf =
+	    btf && btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) >= 0;
 	btf__free(btf);
 	if (force && !strcmp(force, "raw_tp"))
 		l->offcpu_btf = false;
@@ -766,8 +766,9 @@ int loader_offcpu_set(struct loader *l, bool on)
 	if (l->offcpu_btf) {
 		link = bpf_program__attach(l->skel->progs.kp_offcpu_btf);
 		if (!link)
-			log_warn("BPF: cannot attach the tp_btf off-CPU program (%s); trying raw_tp",
-				 strerror(errno));
+			log_warn(
+			    "BPF: cannot attach the tp_btf off-CPU program (%s); trying raw_tp",
+			    strerror(errno));
 		else
 			l->offcpu_type = "tp_btf";
 	}

@@ -57,7 +57,7 @@ static uint64_t tried_ns[PROBECOST_NR];
 
 const char *probecost_name(enum probecost_kind kind)
 {
-	return kind == PROBECOST_HWBP ? "hardware breakpoint"
+	return kind == PROBECOST_HWBP	? "hardware breakpoint"
 	       : kind == PROBECOST_CALL ? "call probe"
 					: "uprobe";
 }
@@ -221,10 +221,10 @@ static int probes_on(struct loader *l, enum probecost_kind kind, pid_t pid, stru
 		lk[0] = uprobe_on(l, loader_path_prog(l), false, pid, probecost_spot, why, whylen);
 		return lk[0] ? 0 : -EIO;
 	}
-	lk[0] = uprobe_on(l, loader_call_prog(l, false), false, pid, probecost_call_spot, why,
-			  whylen);
-	lk[1] = lk[0] ? uprobe_on(l, loader_call_prog(l, true), true, pid, probecost_call_spot,
-				  why, whylen)
+	lk[0] =
+	    uprobe_on(l, loader_call_prog(l, false), false, pid, probecost_call_spot, why, whylen);
+	lk[1] = lk[0] ? uprobe_on(l, loader_call_prog(l, true), true, pid, probecost_call_spot, why,
+				  whylen)
 		      : NULL;
 	return lk[1] ? 0 : -EIO;
 }
@@ -273,8 +273,8 @@ static int measure(struct loader *l, enum probecost_kind kind, uint64_t *ret, ch
 		snprintf(why, whylen,
 			 "the probed rounds did not cost more than the bare ones (%" PRIu64
 			 " ns bare, %" PRIu64 " ns probed, %" PRIu64 " hits in the last)",
-			 rounds[PROBECOST_ROUNDS - 1].base_ns, rounds[PROBECOST_ROUNDS - 1].probed_ns,
-			 rounds[PROBECOST_ROUNDS - 1].hits);
+			 rounds[PROBECOST_ROUNDS - 1].base_ns,
+			 rounds[PROBECOST_ROUNDS - 1].probed_ns, rounds[PROBECOST_ROUNDS - 1].hits);
 	return r;
 }
 
@@ -292,8 +292,9 @@ uint64_t probecost_hit_ns(struct loader *l, enum probecost_kind kind)
 	if (measure(l, kind, &cost_ns[kind], why, sizeof(why)) < 0 &&
 	    measure(l, kind, &cost_ns[kind], why, sizeof(why)) < 0) {
 		cost_ns[kind] = 0;
-		log_warn("cannot measure what a %s hit costs on this host: %s; slowdowns not estimated",
-			 probecost_name(kind), why);
+		log_warn(
+		    "cannot measure what a %s hit costs on this host: %s; slowdowns not estimated",
+		    probecost_name(kind), why);
 		return 0;
 	}
 	log_info("a %s hit costs %.2f us of CPU time on this host (measured)", probecost_name(kind),
@@ -315,9 +316,10 @@ int probecost_budget(struct loader *l, enum probecost_kind kind, double asked, d
 	if (!b->hit_ns && b->max_default)
 		b->max = 0;
 	if (b->max && !b->hit_ns) {
-		snprintf(err, errlen,
-			 "--max-slowdown needs the cost of a probe hit, which could not be measured "
-			 "on this host (see kprofd's log)");
+		snprintf(
+		    err, errlen,
+		    "--max-slowdown needs the cost of a probe hit, which could not be measured "
+		    "on this host (see kprofd's log)");
 		return -EOPNOTSUPP;
 	}
 	return 0;

@@ -469,7 +469,8 @@ static void pending_compact(struct profile *p)
 }
 
 size_t profile_canon_slot(const struct pstack *stacks, const struct sslot *slots, size_t nslots,
-			  const uint32_t *ids, const struct pstack *st, const uint32_t *v, uint64_t h)
+			  const uint32_t *ids, const struct pstack *st, const uint32_t *v,
+			  uint64_t h)
 {
 	size_t j;
 
@@ -666,7 +667,8 @@ void profile_get_stats(const struct profile *p, struct profile_stats *st)
 	    .renamed = p->renamed,
 	    .memory = sizeof(*p) + p->funcs_cap * sizeof(*p->funcs) +
 		      p->pending_cap * sizeof(*p->pending) + p->ncanon * sizeof(*p->canon) +
-		      p->func_tab.nslots * sizeof(*p->func_tab.slot) + p->stacks_cap * sizeof(*p->stacks) +
+		      p->func_tab.nslots * sizeof(*p->func_tab.slot) +
+		      p->stacks_cap * sizeof(*p->stacks) +
 		      p->stack_nslots * sizeof(*p->stack_slots) + p->ids_cap * sizeof(*p->ids) +
 		      p->cache_nslots * sizeof(*p->cache) + p->str_bytes,
 	};
