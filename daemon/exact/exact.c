@@ -217,21 +217,23 @@ static void budget_step(struct calls *c, uint64_t cpu)
 			 st = {cpu - c->stretch_cpu_ns,
 			       (c->events + c->outside - c->stretch_hits) * c->hit_ns};
 	enum pcost_step step = pcost_budget(c->on_since_ns != 0, &all, &st, c->max_slowdown);
-	char err[256];
+	char err[256], msg[320];
 
 	log_debug("pid %d: exact mode's cost: %.3fx over %.0f ms of CPU time, %.3fx over the last "
 		  "%.0f ms%s: %s",
 		  c->env.pid, pcost_slowdown_ns(all.cpu_ns, all.probe_ns), all.cpu_ns / 1e6,
 		  pcost_slowdown_ns(st.cpu_ns, st.probe_ns), st.cpu_ns / 1e6,
-		  c->on_since_ns ? "" : c->held ? " (off: budget)" : " (off)",
-		  step == PCOST_OFF ? "off" : step == PCOST_ON ? "on" : "as is");
+		  c->on_since_ns ? ""
+		  : c->held	 ? " (off: budget)"
+				 : " (off)",
+		  step == PCOST_OFF  ? "off"
+		  : step == PCOST_ON ? "on"
+				     : "as is");
 	if (step == PCOST_OFF) {
-		if (!c->budget_offs)
-			log_info("pid %d: exact mode over its budget (%.2fx slower in the last %.0f ms "
-				 "of its CPU time, %.2fx allowed): probes off until the target's "
-				 "work has paid for them, and so on",
-				 c->env.pid, pcost_slowdown_ns(st.cpu_ns, st.probe_ns),
-				 st.cpu_ns / 1e6, c->max_slowdown);
+		if (!c->budget_offs) {
+			pcost_over_budget(msg, sizeof(msg), "exact mode", &st, c->max_slowdown);
+			log_info("pid %d: %s", c->env.pid, msg);
+		}
 		go_off(c);
 		c->held = true;
 		c->budget_offs++;
@@ -268,7 +270,9 @@ static int on_burst(sd_event_source *s, uint64_t usec, void *userdata)
 	char err[256];
 
 	log_debug("pid %d: burst timer at %llu: probes %s", c->env.pid, (unsigned long long)usec,
-		  c->on_since_ns ? "off" : c->held ? "off (budget)" : "on");
+		  c->on_since_ns ? "off"
+		  : c->held	 ? "off (budget)"
+				 : "on");
 	if (c->on_since_ns) {
 		go_off(c);
 		return sd_event_source_set_time(s, usec + (c->period_ms - c->burst_ms) * 1000ULL);
@@ -361,7 +365,7 @@ static void cost_live(const struct calls *c, uint64_t now, struct calls_stats *s
 
 	s->hits = up + hw;
 	s->hit_ns = s->hits ? probe_ns(c) / s->hits : c->hit_ns ? c->hit_ns : c->hw_hit_ns;
-	s->cost_kind = !hw ? probecost_name(PROBECOST_CALL)
+	s->cost_kind = !hw  ? probecost_name(PROBECOST_CALL)
 		       : up ? "call probe and hardware breakpoint"
 			    : probecost_name(PROBECOST_HWBP);
 	if (now > c->enabled_ns)

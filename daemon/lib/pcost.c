@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "kprof/pcost.h"
@@ -130,6 +131,18 @@ uint64_t pcost_pay_ns(const struct pcost_use *all, double max)
 	if (need - (double)all->cpu_ns >= (double)UINT64_MAX / 2)
 		return UINT64_MAX / 2;
 	return (uint64_t)(need - (double)all->cpu_ns) + 1;
+}
+
+void pcost_over_budget(char *buf, size_t len, const char *what, const struct pcost_use *stretch,
+		       double max)
+{
+	if (!buf || !len || !what || !stretch)
+		return;
+	snprintf(buf, len,
+		 "%s over its budget (%.2fx slower in the last %.0f ms of its CPU time, %.2fx "
+		 "allowed): probes off until the target's work has paid for them, and so on",
+		 what, pcost_slowdown_ns(stretch->cpu_ns, stretch->probe_ns),
+		 (double)stretch->cpu_ns / 1e6, max);
 }
 
 double pcost_duty(uint64_t on_ns, uint64_t span_ns)

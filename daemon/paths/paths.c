@@ -147,7 +147,8 @@ bool paths_breakpoint_at(const struct path_trace *tr, uint64_t addr)
 {
 	if (!tr || !tr->tracing || !tr->hw)
 		return false;
-	return hwbp_set_has(tr->hw->set, addr) || (tr->hw->st && hwbp_set_has(tr->hw->st->set, addr));
+	return hwbp_set_has(tr->hw->set, addr) ||
+	       (tr->hw->st && hwbp_set_has(tr->hw->st->set, addr));
 }
 
 /* The probe hits of the trace so far (every trace's of the daemon: the BPF counter). */
@@ -211,7 +212,8 @@ static bool stop_if_not_sampled(struct path_trace *tr)
 	if (in > tr->samples_in0 || all < tr->samples0 + PATHS_NO_HIT_SAMPLES)
 		return false;
 	snprintf(why, sizeof(why),
-		 "no hit, and none of the target's %" PRIu64 " samples since the start in this code:"
+		 "no hit, and none of the target's %" PRIu64
+		 " samples since the start in this code:"
 		 " it does not run (inlined into callers%s%.96s, or replaced by a newer copy)",
 		 all - tr->samples0, hot[0] ? " such as " : "", hot);
 	paths_stop(tr, why);
@@ -282,7 +284,7 @@ static void budget_step(struct path_trace *tr, uint64_t cpu, uint64_t hits)
 	struct pcost_use all, st;
 	enum pcost_step step;
 	uint64_t hit;
-	char err[256], why[sizeof(tr->reason)];
+	char err[384], why[sizeof(tr->reason)], what[160];
 	int r;
 
 	if (tr->lingering) {
@@ -298,13 +300,11 @@ static void budget_step(struct path_trace *tr, uint64_t cpu, uint64_t hits)
 	step = pcost_budget(!tr->off, &all, &st, tr->max_slowdown);
 	tr->pay_ns = tr->off ? pcost_pay_ns(&all, tr->max_slowdown) : 0;
 	if (step == PCOST_OFF) {
-		if (!tr->budget_offs)
-			log_info(
-			    "pid %d: path trace of %s over its budget (%.2fx slower in the last "
-			    "%.0f ms of its CPU time, %.2fx allowed): probes off until the "
-			    "target's work has paid for them, and so on",
-			    tr->pid, tr->func, pcost_slowdown_ns(st.cpu_ns, st.probe_ns),
-			    st.cpu_ns / 1e6, tr->max_slowdown);
+		if (!tr->budget_offs) {
+			snprintf(what, sizeof(what), "path trace of %s", tr->func);
+			pcost_over_budget(err, sizeof(err), what, &st, tr->max_slowdown);
+			log_info("pid %d: %s", tr->pid, err);
+		}
 		probes_off(tr, cpu, hits);
 		tr->pay_ns = pcost_pay_ns(&all, tr->max_slowdown);
 	} else if (step == PCOST_ON && (r = probes_on(tr, cpu, hits, err, sizeof(err))) < 0) {
@@ -336,8 +336,7 @@ static int on_cost_check(sd_event_source *s, uint64_t usec, void *userdata)
 	/* Uprobes are on every block (any run hits them); breakpoints only when one turn holds
 	 * every branch followed (a turn on a cold loop's branches is no evidence). */
 	if (!tr->hit_seen && (!tr->hw || (!tr->hw->st && tr->hw->nturns == 1)) &&
-	    now_ns(CLOCK_MONOTONIC) - tr->attach_wall_ns >=
-				 PATHS_NO_HIT_MS * 1000000ULL &&
+	    now_ns(CLOCK_MONOTONIC) - tr->attach_wall_ns >= PATHS_NO_HIT_MS * 1000000ULL &&
 	    cpu_ms >= PATHS_NO_HIT_CPU_MS) {
 		snprintf(why, sizeof(why),
 			 "no hit in the first second while the target ran %" PRIu64

@@ -46,8 +46,8 @@ struct pcost_ref {
 	uint64_t base_ref, base_all, ref, all;
 };
 
-#define PCOST_REF_MIN_SHARE 0.10  /* ref held this much of the samples before the trace */
-#define PCOST_REF_MIN_SAMPLES 200 /* samples before, and since, for a share */
+#define PCOST_REF_MIN_SHARE 0.10   /* ref held this much of the samples before the trace */
+#define PCOST_REF_MIN_SAMPLES 200  /* samples before, and since, for a share */
 #define PCOST_REF_MIN_SLOWDOWN 1.3 /* a slowdown the shares can tell from noise */
 #define PCOST_REF_MAX_FACTOR 3	   /* at most this many times the calibrated cost */
 
@@ -88,6 +88,12 @@ enum pcost_step pcost_budget(bool on, const struct pcost_use *all, const struct 
  * budget may go back in (pcost_budget's PCOST_ON): 0 when they may now, UINT64_MAX when they
  * may never (no budget: max <= 1). */
 uint64_t pcost_pay_ns(const struct pcost_use *all, double max);
+
+/* The line logged when a stretch first goes over the budget, for a mode named what ("exact
+ * mode", "path trace of F"): "WHAT over its budget (...x slower in the last ... ms of its CPU
+ * time, ...x allowed): probes off until ...", into buf (always terminated when len > 0). */
+void pcost_over_budget(char *buf, size_t len, const char *what, const struct pcost_use *stretch,
+		       double max);
 
 /* The duty of probes taken off and put back: the part of the time span_ns they were in (on_ns),
  * 0 to 1 (1 with an empty span). */

@@ -13,9 +13,8 @@
 static void test_per_hit_median(void **state)
 {
 	/* 16 us, 15 us and 40 us a hit (one round slowed by a neighbour): the median, 16 us. */
-	struct pcost_round r[] = {{1000000, 33000000, 2000},
-				  {1000000, 31000000, 2000},
-				  {1000000, 81000000, 2000}};
+	struct pcost_round r[] = {
+	    {1000000, 33000000, 2000}, {1000000, 31000000, 2000}, {1000000, 81000000, 2000}};
 	uint64_t c;
 
 	(void)state;
@@ -167,18 +166,32 @@ static void test_duty(void **state)
 	assert_float_equal(pcost_duty(0, 0), 1, 0);
 }
 
+static void test_over_budget(void **state)
+{
+	/* 100 ms of probes in 400 ms of CPU: 300 ms of work, 1.33x slower. */
+	struct pcost_use st = {400000000, 100000000};
+	char buf[320], small[16];
+
+	(void)state;
+	pcost_over_budget(buf, sizeof(buf), "exact mode", &st, 1.1);
+	assert_string_equal(buf, "exact mode over its budget (1.33x slower in the last 400 ms of "
+				 "its CPU time, 1.10x allowed): probes off until the target's "
+				 "work has paid for them, and so on");
+	pcost_over_budget(small, sizeof(small), "path trace of f", &st, 1.1);
+	assert_string_equal(small, "path trace of f");
+	buf[0] = 'x';
+	pcost_over_budget(buf, sizeof(buf), NULL, &st, 1.1);
+	assert_int_equal(buf[0], 'x');
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_per_hit_median),
-	    cmocka_unit_test(test_per_hit_noise_left_out),
-	    cmocka_unit_test(test_slowdown),
-	    cmocka_unit_test(test_hits_allowed),
-	    cmocka_unit_test(test_slowdown_ns),
-	    cmocka_unit_test(test_budget),
-	    cmocka_unit_test(test_ref_hit),
-	    cmocka_unit_test(test_pay),
-	    cmocka_unit_test(test_duty),
+	    cmocka_unit_test(test_per_hit_median), cmocka_unit_test(test_per_hit_noise_left_out),
+	    cmocka_unit_test(test_slowdown),	   cmocka_unit_test(test_hits_allowed),
+	    cmocka_unit_test(test_slowdown_ns),	   cmocka_unit_test(test_budget),
+	    cmocka_unit_test(test_ref_hit),	   cmocka_unit_test(test_pay),
+	    cmocka_unit_test(test_duty),	   cmocka_unit_test(test_over_budget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
