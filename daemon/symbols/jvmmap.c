@@ -64,11 +64,12 @@ struct jvmmap {
 	bool hint_logged, fail_logged;
 	unsigned fails_in_row;
 	uint64_t next_ask_ns, next_look_ns, interval_ns;
-	uint64_t since_ns; /* attach or last exec: a JVM's launcher loads libjvm.so just after */
+	uint64_t since_ns;    /* the last exec (0: none): a JVM's launcher loads libjvm.so after */
+	unsigned early_looks; /* /proc/PID/maps read since it */
 	uint64_t base_samples, base_unnamed; /* the target's counts at the last answer or look */
 	uint64_t syms_before;		     /* JIT symbols when the running exchange began */
 	uint64_t maps_seen; /* c->maps_gen + 1 of maps found without libjvm.so (0: none) */
-	char fail[200];			     /* the last failure; "" after an answer */
+	char fail[200];	    /* the last failure; "" after an answer */
 	struct jvmmap_stats st;
 };
 
@@ -291,11 +292,13 @@ static bool maps_libjvm(const struct procmaps *maps)
 	return false;
 }
 
-/* Is the process a HotSpot JVM? From its symbols' maps (read at attach, exec and whenever a
+/*  * Is the process a HotSpot JVM? From its symbols' maps (read at attach, exec and whenever a
  * sample lands outside them: libjvm.so's first samples bring it in), else from /proc/PID/maps:
- * every LOOK_EARLY_EVERY_NS in the first LOOK_EARLY_NS after the attach or an exec (the java
- * launcher loads libjvm.so then), later at most every LOOK_NS while its samples land in unnamed
- * code (proc). */
+ * in the first LOOK_EARLY_NS after an exec (the java launcher loads libjvm.so then) at
+ * LOOK_EARLY_EVERY_NS, doubling each time (5 reads, not 40: at a host's fork rate every new
+ * process is one), later at most every LOOK_NS while its samples land in unnamed code (proc).
+ * An attach is no such moment: its maps were just read (a process attached by --all is rarely
+ * a launcher mid-start, and if it is, libjvm.so's first samples bring the maps in again). */
 static void look(struct jvmmap *jm, uint64_t now, bool proc)
 {
 	/* The same maps as at the last look hold no libjvm.so either: not walked again (every
@@ -304,11 +307,14 @@ static void look(struct jvmmap *jm, uint64_t now, bool proc)
 
 	if (seen || !maps_libjvm(jm->c->maps)) {
 		jm->maps_seen = jm->c->maps_gen + 1;
-		bool early = now - jm->since_ns < LOOK_EARLY_NS;
+		bool early = jm->since_ns && now - jm->since_ns < LOOK_EARLY_NS;
 
 		if (!(proc || early) || now < jm->next_look_ns)
 			return;
-		jm->next_look_ns = now + (early ? LOOK_EARLY_EVERY_NS : LOOK_NS);
+		if (early)
+			jm->next_look_ns = now + (LOOK_EARLY_EVERY_NS << jm->early_looks++);
+		else
+			jm->next_look_ns = now + LOOK_NS;
 		if (jvmattach_is_hotspot(jm->c->pid) <= 0)
 			return;
 	}
@@ -339,10 +345,9 @@ static void jvmmap_start(struct sym_ctx *c, void *state, const struct tsym_start
 	jm->ctx = o->jvmattach;
 	jm->t = *o;
 	jm->interval_ns = ASK_MIN_NS;
-	jm->since_ns = now;
 	jm->preserve_fp = -ENOENT;
 	rebase(jm);
-	look(jm, now, true);
+	look(jm, now, !jm->c->maps); /* else the maps the attach just read */
 	if (jm->st.jvm && may_ask(jm)) {
 		log_info("pid %d: a HotSpot JVM: asking it for its perf map (Compiler.perfmap)",
 			 jm->c->pid);
@@ -355,7 +360,7 @@ static void jvmmap_start(struct sym_ctx *c, void *state, const struct tsym_start
 }
 
 /* Housekeeping (about every second): ask again, rate-limited, while samples keep landing in
- * unnamed code; look again for a JVM in a process that was none (exec, early attach). */
+ * unnamed code; look again for a JVM in a process that was none (after an exec). */
 static void jvmmap_tick(struct sym_ctx *c, void *state, uint64_t now)
 {
 	struct jvmmap *jm = state;
@@ -417,6 +422,7 @@ static void jvmmap_exec(struct sym_ctx *c, void *state)
 	jm->fail[0] = '\0';
 	jm->next_look_ns = 0;
 	jm->since_ns = now_ns(CLOCK_MONOTONIC);
+	jm->early_looks = 0;
 	rebase(jm);
 	update_note(jm);
 }
