@@ -302,6 +302,12 @@ void tsym_free(struct tsym *ts)
 	free(ts);
 }
 
+void tsym_sample_time(struct tsym *ts, uint64_t taken_ns)
+{
+	if (ts)
+		ts->taken_ns = taken_ns;
+}
+
 void tsym_set_reader(struct tsym *ts, uid_t uid)
 {
 	if (ts)
@@ -436,8 +442,10 @@ const struct tsym_stats *tsym_get_stats(struct tsym *ts)
 /* The mapping of addr. The maps are read again (at most every 100 ms, while the process lives)
  * when addr is in none of them or in one that was not executable: code may have been mapped or
  * made executable since (V8 commits its code space inside a reserved "---p" region). *fresh:
- * the maps were read while the process lived, within the last 100 ms (after the sample was
- * taken, as samples are named when drained): what they say of addr holds for the sample. */
+ * the maps were read while the process lived, within the last 100 ms and after the sample was
+ * taken (tsym_sample_time): what they say of addr holds for the sample. Maps read just before
+ * it may lack code the JIT mapped in between (a JVM's code cache): not fresh, so its address
+ * is kept to be named, not called junk. */
 static const struct procmaps_entry *find_mapping(struct tsym *ts, uint64_t addr, size_t *idx,
 						 bool *fresh)
 {
@@ -457,7 +465,8 @@ static const struct procmaps_entry *find_mapping(struct tsym *ts, uint64_t addr,
 		m = procmaps_find(ts->c.maps, addr);
 		age = 0;
 	}
-	*fresh = !ts->c.gone && ts->c.maps && age <= MAPS_RELOAD_NS;
+	*fresh = !ts->c.gone && ts->c.maps && age <= MAPS_RELOAD_NS &&
+		 ts->maps_loaded_ns >= ts->taken_ns;
 	if (m)
 		*idx = m - procmaps_at(ts->c.maps, 0);
 	return m;

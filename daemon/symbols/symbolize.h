@@ -57,6 +57,9 @@ struct tsym_start {
 int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, uid_t euid, uint64_t perfmap_max_bytes,
 	     struct tsym **ret);
 void tsym_free(struct tsym *ts);
+/* The time (CLOCK_MONOTONIC) the sample whose addresses are resolved next was taken: maps read
+ * before it cannot tell that an address was no code then (0: taken before any read). */
+void tsym_sample_time(struct tsym *ts, uint64_t taken_ns);
 /* Resolve one address; the strings stay valid until the tsym's generation changes. */
 void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result *r);
 /* How to find the caller of the user code at addr (a return address when ret: its call

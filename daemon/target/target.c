@@ -798,6 +798,7 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	}
 
 	forget_if_symbols_changed(t);
+	tsym_sample_time(t->sym, s->time_ns);
 	if (s->n_user && t->annot)
 		annot_prefetch(t->annot, user_addr(s, 0));
 	if (s->flags & KP_SF_USER_TRUNC) {
