@@ -226,7 +226,7 @@ void manager_drain(struct manager *m)
 	struct target *t;
 
 	ringbuf_drain(m->ringbuf);
-	manager_offcpu_drain(m, manager_find);
+	manager_offcpu_drain(m, manager_find, manager_mark_dirty);
 	m->drained_ns = now_ns(CLOCK_MONOTONIC);
 	manager_for_each_attached(m, t)
 		target_flush_captures(t);

@@ -73,6 +73,8 @@ struct target {
 	bool recent;
 	/* Ended, with samples its windows do not have yet (manager_window_pending). */
 	struct target *win_next, **win_pprev;
+	/* Ended and dirty: on the list manager_save_dirty walks (manager_mark_dirty). */
+	struct target *dirty_next, **dirty_pprev;
 	bool list_dropped;
 	bool ending; /* manager_end_target runs: a drain inside it does not end it again */
 	/* Attached by a client when kprofd stopped: attached again at the next start if the
