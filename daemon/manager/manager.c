@@ -18,7 +18,8 @@
  * Users share kprofd: a non-root uid may hold at most max_*_per_uid targets, kept profiles,
  * sampling frequencies and probed functions, and never the last eighth of a global limit,
  * which stays for root. A target's credentials are checked again at every exec and every
- * second: one that a user attached and that became another user's (a setuid exec) is ended.
+ * second: one that a user attached and that became another user's (a setuid exec) is ended
+ * (each second, one stat unless only a full read would see a change: manager_recheck_tick).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -420,7 +421,7 @@ void manager_housekeeping(struct manager *m)
 						   t->all ? LOG_DEBUG : LOG_INFO, "is gone");
 			continue;
 		}
-		if (!manager_recheck(m, t)) {
+		if (!manager_recheck_tick(m, t, lost)) {
 			if (target_symbols_due(t, now))
 				tsym_refresh(t->sym);
 			target_sources_tick(t, now);
