@@ -73,7 +73,7 @@
 #define MAX_KSYMS 4096
 #define MAX_PROCS 8192
 #define FAKE_TID_BASE 5000000	  /* thread ids above any pid_max: never a real process */
-#define HTTP_MAX_HOST_ 8192	  /* http_internal.h's HTTP_MAX_HOST (KP_MAX_TARGETS): a whole-host scrape's bound */
+#define HTTP_MAX_HOST_ 8192	  /* http_internal.h's HTTP_MAX_HOST: a whole-host scrape's bound */
 #define RB_HDR 8		  /* the kernel's ring buffer record header (BPF_RINGBUF_HDR_SZ) */
 #define WAKEUP_BYTES (256u << 10) /* bpf/shared.bpf.c kp_wakeup_bytes */
 

@@ -817,8 +817,8 @@ void manager_save_dirty(struct manager *m, bool force)
 			/* Late samples: its memory again (out, then in). */
 			kept_account(l, t, false);
 			kept_account(l, t, true);
-			if (!m->store)
-				t->dirty = false; /* nowhere to save it: in memory it is up to date */
+			if (!m->store) /* nowhere to save it: in memory it is up to date */
+				t->dirty = false;
 			else if (force || !t->save_failures || now >= t->save_retry_ns)
 				save_target(m, t);
 		}

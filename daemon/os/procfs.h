@@ -40,8 +40,8 @@ ssize_t procfs_read_mem_for(pid_t pid, uid_t uid, uint64_t addr, void *buf, size
 struct procfs_ident {
 	char comm[17];
 	uid_t ruid, euid, suid, fsuid;
-	bool zombie;   /* exited, not yet reaped */
-	bool dumpable; /* /proc/PID/stat owned by its euid: not setuid, not made non-dumpable */
+	bool zombie;	 /* exited, not yet reaped */
+	bool dumpable;	 /* /proc/PID/stat owned by its euid: not setuid, not made non-dumpable */
 	uid_t stat_uid;	 /* the owner of /proc/PID/stat: its euid, or root when not dumpable */
 	bool setuid_cap; /* CAP_SETUID permitted (in its user namespace): may change uids */
 };

@@ -117,8 +117,8 @@ static void test_namespaces_and_cuts(void **state)
 	    -EBADMSG);
 	assert_int_equal(procinfo_stat("1 (x) R 99999999999999999999 2", 30, &t), -EBADMSG);
 	/* No CapPrm line: any capability may be held. */
-	assert_int_equal(procinfo_status("Name:\tx\nState:\tR\nTgid:\t1\nUid:\t1\t2\t3\t4\n", 38, &s),
-			 0);
+	assert_int_equal(
+	    procinfo_status("Name:\tx\nState:\tR\nTgid:\t1\nUid:\t1\t2\t3\t4\n", 38, &s), 0);
 	assert_true(s.capprm == UINT64_MAX);
 	/* SigCgt: hex digits only, at most 64 bits. */
 	assert_int_equal(
