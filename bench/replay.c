@@ -25,8 +25,8 @@
  * program, libc, libbpf, libcapstone...), kernel text symbols of /proc/kallsyms, and JIT code in
  * an anonymous executable mapping named by a perf map per JIT process that grows while it runs.
  * The attach: what manager_attach does for an --all target (procfs_stat, target_new, linking,
- * target_sources_start, the attach event) but not its kp_targets entry (a BPF map of 1,024:
- * kprofd attaches at most limits.max_targets <= 1,024 processes) nor the per-CPU set's reference
+ * target_sources_start, the attach event) but not its kp_targets entry (a BPF map of 8,192:
+ * kprofd attaches at most limits.max_targets <= 8,192 processes) nor the per-CPU set's reference
  * (one set serves every --all target); the limits (max_targets, max_auto_targets) are not
  * applied, so that 5,000 processes can be attached. Not run: the time windows (windows.c),
  * system-wide mode's idle eviction (syswide.c), the HTTP server itself (libmicrohttpd, the
@@ -73,7 +73,7 @@
 #define MAX_KSYMS 4096
 #define MAX_PROCS 8192
 #define FAKE_TID_BASE 5000000	  /* thread ids above any pid_max: never a real process */
-#define HTTP_MAX_HOST_ 4096	  /* http_internal.h's HTTP_MAX_HOST: a whole-host scrape's bound */
+#define HTTP_MAX_HOST_ 8192	  /* http_internal.h's HTTP_MAX_HOST: a whole-host scrape's bound */
 #define RB_HDR 8		  /* the kernel's ring buffer record header (BPF_RINGBUF_HDR_SZ) */
 #define WAKEUP_BYTES (256u << 10) /* bpf/shared.bpf.c kp_wakeup_bytes */
 
@@ -1002,8 +1002,8 @@ static void summary(const struct cpu *cpu, const struct cpu *warm, const struct 
 		    "samples, %.0f KB gzip'd pprof: %.2f ms to snapshot, %.2f ms to answer (%.2f "
 		    "ms a scrape)\n",
 		    (unsigned long long)cpu->scrapes, O.scrape_seconds, cpu->scrape_targets / per,
-		    O.procs > HTTP_MAX_HOST_ ? "over the endpoint's 4096: it refuses"
-					     : "within the endpoint's 4096",
+		    O.procs > HTTP_MAX_HOST_ ? "over the endpoint's 8192: it refuses"
+					     : "within the endpoint's 8192",
 		    cpu->scrape_samples / per, cpu->scrape_bytes / 1e3 / per,
 		    cpu->scrape_take / 1e6 / per, cpu->scrape_answer / 1e6 / per,
 		    scrape / 1e6 / per);

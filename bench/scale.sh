@@ -206,7 +206,7 @@ echo "## housekeeping: N sleeping processes attached at 99 Hz, kprofd's CPU over
 printf "%8s %14s %20s\n" targets "cpu ms/s" "us/target/s"
 cgroup_new kprof-scale-idle; CG_I=$CGROUP
 for N in $SC_IDLE; do
-	start --max-targets 1024
+	start --max-targets $((N > 1024 ? N : 1024))
 	# As deployed: kprofd in a cgroup of its own (a loaded machine starves it otherwise).
 	[ -n "$CG_I" ] && echo "$KD" >"$CG_I/cgroup.procs"
 	PYTHONPATH=$T python3 - "$SOCK" "$N" "$T/idle.pids" <<'PY'

@@ -350,9 +350,11 @@ static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sam
 		"],\"cpu_ns\":%" PRIu64 ",\"cpu_ns_per_sample\":%.0f,\"clients\":%u"
 		",\"symbol_bytes\":%" PRIu64 ",\"symbol_refusals\":%" PRIu64
 		",\"profile_bytes\":%" PRIu64 ",\"lookups\":%" PRIu64 ",\"lookup_steps\":%" PRIu64
-		",\"sampling\":",
+		",\"save_walks\":%" PRIu64 ",\"save_steps\":%" PRIu64 ",\"cred_ticks\":%" PRIu64
+		",\"cred_reads\":%" PRIu64 ",\"sampling\":",
 		r->cpu_ns, cpu_per_sample, r->clients, r->symbol_bytes, r->symbol_refusals,
-		r->profile_bytes, r->lookups, r->lookup_steps);
+		r->profile_bytes, r->lookups, r->lookup_steps, r->save_walks, r->save_steps,
+		r->cred_ticks, r->cred_reads);
 	render_json_string(f, r->sampling);
 	fprintf(f,
 		",\"thread_events\":%u,\"sampler_runs\":%" PRIu64 ",\"threads_created\":%" PRIu64

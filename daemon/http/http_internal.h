@@ -20,7 +20,8 @@
 
 #define HTTP_SEND_SEC 60    /* to take a response */
 #define HTTP_MAX_MEMBERS 64 /* targets of one since=/until= range of a unit */
-#define HTTP_MAX_HOST 4096  /* targets of one interval profile (the whole host) */
+/* Targets of one interval profile (the whole host): as many as kprofd may attach. */
+#define HTTP_MAX_HOST KP_MAX_TARGETS
 #define NSEC 1000000000ULL
 
 struct http_range;

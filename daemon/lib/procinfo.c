@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* procinfo.c: parsers of /proc/PID/status and /proc/PID/stat (see include/kprof/procinfo.h).
  *
- * status: "Key:\tvalue" lines; only Name, State, Tgid, NStgid, Uid, Gid, Threads and SigCgt are
- * read, each at most once (a comm cannot forge a line: the kernel escapes newlines in Name). stat:
- * "pid (comm) state ppid ..." where comm may hold spaces and ')': fields are counted after the LAST
- * ')'.
+ * status: "Key:\tvalue" lines; only Name, State, Tgid, NStgid, Uid, Gid, Threads, SigCgt and
+ * CapPrm are read, each at most once (a comm cannot forge a line: the kernel escapes newlines in
+ * Name). stat: "pid (comm) state ppid ..." where comm may hold spaces and ')': fields are counted
+ * after the LAST ')'.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -105,7 +105,7 @@ static int sigcgt_parse(const char *q, const char *eol, uint64_t *out)
 
 /* The status lines read once, and whether they were. */
 struct status_seen {
-	bool name, state, uid, gid, sigcgt;
+	bool name, state, uid, gid, sigcgt, capprm;
 };
 
 /* One line [p, eol) of status into st; lines not read (or read before) are skipped. */
@@ -160,6 +160,10 @@ static int status_line(const char *p, const char *eol, struct procinfo_status *s
 		if (sigcgt_parse(p + 8, eol, &st->sigcgt) < 0)
 			return -EBADMSG;
 		seen->sigcgt = true;
+	} else if (!seen->capprm && line_is(p, eol, "CapPrm:\t")) {
+		if (sigcgt_parse(p + 8, eol, &st->capprm) < 0)
+			return -EBADMSG;
+		seen->capprm = true;
 	}
 	return 0;
 }
@@ -181,6 +185,8 @@ int procinfo_status(const char *text, size_t len, struct procinfo_status *st)
 	}
 	if (!seen.name || !seen.state || !seen.uid || !st->tgid)
 		return -EBADMSG;
+	if (!seen.capprm)
+		st->capprm = UINT64_MAX; /* not shown: assume any */
 	if (!st->nstgid)
 		st->nstgid = st->tgid;
 	if (!st->ns_levels) {

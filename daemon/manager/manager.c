@@ -18,7 +18,8 @@
  * Users share kprofd: a non-root uid may hold at most max_*_per_uid targets, kept profiles,
  * sampling frequencies and probed functions, and never the last eighth of a global limit,
  * which stays for root. A target's credentials are checked again at every exec and every
- * second: one that a user attached and that became another user's (a setuid exec) is ended.
+ * second: one that a user attached and that became another user's (a setuid exec) is ended
+ * (each second, one stat unless only a full read would see a change: manager_recheck_tick).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -52,6 +53,8 @@
 #include "paths/paths.h"
 #include "paths/paths_events.h"
 #include "os/procfs.h"
+
+_Static_assert(KPROF_MAX_TARGETS == KP_MAX_TARGETS, "max_targets' cap is kp_targets' size");
 
 #define HOUSEKEEPING_USEC 1000000ULL
 #define ALIVE_SWEEP_NS (10 * 1000000000ULL) /* each target's /proc read for a lost exit */
@@ -226,7 +229,7 @@ void manager_drain(struct manager *m)
 	struct target *t;
 
 	ringbuf_drain(m->ringbuf);
-	manager_offcpu_drain(m, manager_find);
+	manager_offcpu_drain(m, manager_find, manager_mark_dirty);
 	m->drained_ns = now_ns(CLOCK_MONOTONIC);
 	manager_for_each_attached(m, t)
 		target_flush_captures(t);
@@ -420,7 +423,7 @@ void manager_housekeeping(struct manager *m)
 						   t->all ? LOG_DEBUG : LOG_INFO, "is gone");
 			continue;
 		}
-		if (!manager_recheck(m, t)) {
+		if (!manager_recheck_tick(m, t, lost)) {
 			if (target_symbols_due(t, now))
 				tsym_refresh(t->sym);
 			target_sources_tick(t, now);

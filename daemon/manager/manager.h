@@ -95,6 +95,9 @@ struct manager {
 	uint64_t thread_drops;	 /* KP_CTR_THREAD_DROPS at the last housekeeping */
 	uint64_t lc_drops;	 /* KP_CTR_LC_DROPS at the last housekeeping */
 	uint64_t alive_checks;	 /* /proc reads for a lost exit (housekeeping) */
+	/* Credential checks of attached targets by the housekeeping (cred_ticks), and the full
+	 * reads of /proc/PID/status among all checks (cred_reads): a debug counter (status). */
+	uint64_t cred_ticks, cred_reads;
 	struct cgwatch *watches[MANAGER_MAX_WATCHES];
 	unsigned n_watches;
 	/* The modules built on the manager, told of its events (manager_events.h). */

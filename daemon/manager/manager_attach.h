@@ -21,6 +21,10 @@ void manager_forget(struct manager *m, struct target *t);
 /* Check a target's credentials again (exec, each second, each request): one a user attached
  * that is no longer that user's is ended; true if it was. */
 bool manager_recheck(struct manager *m, struct target *t);
+/* The housekeeping's check, each second: manager_recheck only when the credentials may have
+ * changed since its last read (see manager_attach.c), or when lost (an exec record may have been
+ * lost); else one stat of /proc/PID/stat. true if t was ended. */
+bool manager_recheck_tick(struct manager *m, struct target *t, bool lost);
 /* Exact mode or a path trace put probes in: drain every drain_ms from now on. */
 void manager_probes_started(struct manager *m);
 

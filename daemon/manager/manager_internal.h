@@ -45,7 +45,8 @@ void manager_expire_kept(struct manager *m);
 void manager_expiry_reset(struct manager *m);
 /* Kept profiles' memory: of uid (mine) and of all (all), kept up to date as they change. */
 void manager_kept_memory(const struct manager *m, uid_t uid, uint64_t *mine, uint64_t *all);
-/* t (ended) changed after it was saved: saved again at the next housekeeping. */
+/* t (ended) changed after it was saved: saved again at the next housekeeping (it goes on the
+ * list of dirty ones that manager_save_dirty walks, and off it once saved or dropped). */
 void manager_mark_dirty(struct manager *m, struct target *t);
 /* The symbols of targets ended before the last drain dropped; childless children dropped. */
 void manager_drop_ended_symbols(struct manager *m);

@@ -93,6 +93,7 @@ void manager_offcpu_stop(struct manager *m, struct target *t)
 struct drain_ctx {
 	struct manager *m;
 	manager_offcpu_find_fn find;
+	manager_offcpu_dirty_fn dirty;
 	uint64_t now; /* CLOCK_MONOTONIC */
 };
 
@@ -190,12 +191,13 @@ static void on_sum(void *userdata, const struct offcpu_interval *iv)
 	if (t->all) /* it waited: not idle (syswide.c detaches the idle first at a limit) */
 		t->last_sample_ns = c->now;
 	if (t->state != TARGET_ATTACHED)
-		t->dirty = true;
+		c->dirty(c->m, t);
 }
 
-void manager_offcpu_drain(struct manager *m, manager_offcpu_find_fn find)
+void manager_offcpu_drain(struct manager *m, manager_offcpu_find_fn find,
+			  manager_offcpu_dirty_fn dirty)
 {
-	struct drain_ctx c = {m, find, now_ns(CLOCK_MONOTONIC)};
+	struct drain_ctx c = {m, find, dirty, now_ns(CLOCK_MONOTONIC)};
 	int n;
 
 	if (!m->offcpu)

@@ -22,9 +22,11 @@ int manager_offcpu_all(struct manager *m, bool on, char *errbuf, size_t errlen);
 /* kprofd stops: the maps' reader freed. */
 void manager_offcpu_free(struct manager *m);
 /* The sums in the map, to their targets' off-CPU profiles: find gives the target of a pid
- * (manager_find). */
+ * (manager_find), dirty is told of an ended one that changed (manager_mark_dirty). */
 typedef struct target *(*manager_offcpu_find_fn)(struct manager *m, pid_t pid);
-void manager_offcpu_drain(struct manager *m, manager_offcpu_find_fn find);
+typedef void (*manager_offcpu_dirty_fn)(struct manager *m, struct target *t);
+void manager_offcpu_drain(struct manager *m, manager_offcpu_find_fn find,
+			  manager_offcpu_dirty_fn dirty);
 
 /* What status says of it. */
 struct manager_offcpu_status {

@@ -65,7 +65,11 @@ struct target_list {
 	uint64_t lookups, lookup_steps;
 	struct target *recent; /* ended lately, symbols still held (recent_next) */
 	struct target *win_pending; /* ended, a window to cut (win_next) */
-	bool dirty_hint;       /* a kept profile may have changed since it was saved */
+	/* Kept profiles changed since they were saved, or whose save failed (dirty_next): the
+	 * housekeeping's saves walk these, not every kept profile. saves/save_steps count its
+	 * walks and the targets they looked at (status --json). */
+	struct target *dirty;
+	uint64_t saves, save_steps;
 	uint64_t next_expiry;  /* CLOCK_REALTIME: no kept profile is older than its age before */
 	/* Kept profiles' memory, all and per uid (it changes only when a late sample comes) */
 	uint64_t kept_bytes;
@@ -148,9 +152,34 @@ void manager_kept_memory(const struct manager *m, uid_t uid, uint64_t *mine, uin
 
 void manager_mark_dirty(struct manager *m, struct target *t)
 {
+	struct target_list *l = m->list;
+
 	t->dirty = true;
-	m->list->dirty_hint = true;
 	manager_window_pending(m, t); /* a late sample: its window too */
+	if (t->dirty_pprev || t->list_dropped || t->state == TARGET_ATTACHED)
+		return;
+	t->dirty_next = l->dirty;
+	if (t->dirty_next)
+		t->dirty_next->dirty_pprev = &t->dirty_next;
+	t->dirty_pprev = &l->dirty;
+	l->dirty = t;
+}
+
+static void dirty_unlink(struct target *t)
+{
+	if (!t->dirty_pprev)
+		return;
+	*t->dirty_pprev = t->dirty_next;
+	if (t->dirty_next)
+		t->dirty_next->dirty_pprev = t->dirty_pprev;
+	t->dirty_next = NULL;
+	t->dirty_pprev = NULL;
+}
+
+void manager_save_stats(const struct manager *m, uint64_t *saves, uint64_t *steps)
+{
+	*saves = m->list->saves;
+	*steps = m->list->save_steps;
 }
 
 void manager_window_pending(struct manager *m, struct target *t)
@@ -451,6 +480,7 @@ void manager_drop_target(struct manager *m, struct target *t)
 		m->n_kept--;
 	}
 	window_unlink(t);
+	dirty_unlink(t);
 	if (t->recent)
 		for (struct target **pp = &m->list->recent; *pp; pp = &(*pp)->recent_next)
 			if (*pp == t) {
@@ -640,7 +670,7 @@ void manager_drain_all(struct manager *m)
 {
 	for (int i = 0; i < 64 && ringbuf_drain(m->ringbuf) > 0; i++)
 		;
-	manager_offcpu_drain(m, manager_find);
+	manager_offcpu_drain(m, manager_find, manager_mark_dirty);
 }
 
 /* Sampling of t stops: out of kp_targets, its events closed (their counts kept) or its per-CPU
@@ -773,24 +803,28 @@ void manager_expiry_reset(struct manager *m)
 void manager_save_dirty(struct manager *m, bool force)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
-	struct target *t;
-	bool left = false;
+	struct target_list *l = m->list;
+	struct target *t, *next;
 
-	if (!m->list->dirty_hint)
+	if (!l->dirty)
 		return;
-	manager_for_each_target(m, t) {
-		if (!t->dirty || t->state == TARGET_ATTACHED)
-			continue;
-		/* Late samples: its memory again (out, then in). */
-		kept_account(m->list, t, false);
-		kept_account(m->list, t, true);
-		if (!m->store)
-			t->dirty = false; /* nowhere to save it: in memory it is up to date */
-		else if (force || !t->save_failures || now >= t->save_retry_ns)
-			save_target(m, t);
-		left |= t->dirty;
+	l->saves++;
+	/* A save that fails marks t dirty again: it stays where it is on the list (linked). */
+	for (t = l->dirty; t; t = next) {
+		next = t->dirty_next;
+		l->save_steps++;
+		if (t->dirty) {
+			/* Late samples: its memory again (out, then in). */
+			kept_account(l, t, false);
+			kept_account(l, t, true);
+			if (!m->store) /* nowhere to save it: in memory it is up to date */
+				t->dirty = false;
+			else if (force || !t->save_failures || now >= t->save_retry_ns)
+				save_target(m, t);
+		}
+		if (!t->dirty)
+			dirty_unlink(t);
 	}
-	m->list->dirty_hint = left;
 }
 
 /* An ended target's symbols are dropped once the drain in which it ended and the next one are
@@ -807,6 +841,8 @@ void manager_drop_ended_symbols(struct manager *m)
 
 		/* Held one more drain (late samples), and while names may still come late. */
 		if (!t->list_dropped && t->sym && (t->drains_ended++ < 1 || target_late_names(t))) {
+			if (t->dirty) /* names came late: saved again */
+				manager_mark_dirty(m, t);
 			pp = &t->recent_next;
 			continue;
 		}

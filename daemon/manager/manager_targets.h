@@ -38,6 +38,10 @@ struct target *manager_window_pop(struct manager *m);
 /* Lookups by PID (manager_find*) and the hash-chain entries they looked at, since start: a
  * debug counter of the per-sample cost (status --json). */
 void manager_lookup_stats(const struct manager *m, uint64_t *lookups, uint64_t *steps);
+/* The housekeeping's walks of the dirty kept profiles to save (manager_save_dirty) and the
+ * targets they looked at, since start: a debug counter (status --json), flat in the kept
+ * profiles that did not change. */
+void manager_save_stats(const struct manager *m, uint64_t *saves, uint64_t *steps);
 /* The attached target of pid, else its newest kept profile; NULL if none. */
 struct target *manager_find(struct manager *m, pid_t pid);
 /* The same among the targets ok() accepts (the ones a client may see). */

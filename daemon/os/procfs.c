@@ -169,6 +169,25 @@ int procfs_ident_read(pid_t pid, struct procfs_ident *id)
 	if (stat(path, &st) < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
 	id->dumpable = st.st_uid == id->euid;
+	id->stat_uid = st.st_uid;
+	id->setuid_cap = ps.capprm & (1ULL << 7); /* CAP_SETUID */
+	return 0;
+}
+
+int procfs_userns(pid_t pid, uint64_t *ino)
+{
+	char path[48], link[64];
+	unsigned long long v;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	link[n] = '\0';
+	if (sscanf(link, "user:[%llu]", &v) != 1)
+		return -EIO;
+	*ino = v;
 	return 0;
 }
 

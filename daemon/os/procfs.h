@@ -40,13 +40,18 @@ ssize_t procfs_read_mem_for(pid_t pid, uid_t uid, uint64_t addr, void *buf, size
 struct procfs_ident {
 	char comm[17];
 	uid_t ruid, euid, suid, fsuid;
-	bool zombie;   /* exited, not yet reaped */
-	bool dumpable; /* /proc/PID/stat owned by its euid: not setuid, not made non-dumpable */
+	bool zombie;	 /* exited, not yet reaped */
+	bool dumpable;	 /* /proc/PID/stat owned by its euid: not setuid, not made non-dumpable */
+	uid_t stat_uid;	 /* the owner of /proc/PID/stat: its euid, or root when not dumpable */
+	bool setuid_cap; /* CAP_SETUID permitted (in its user namespace): may change uids */
 };
 /* -ESRCH (gone), -EINVAL (a thread id), -EIO. */
 int procfs_ident_read(pid_t pid, struct procfs_ident *id);
 /* The uid that may profile the process besides root: its uid when real, effective, saved and
  * filesystem uids agree and it is dumpable (the kernel's ptrace rule), else 0 (root only). */
 uid_t procfs_ident_owner(const struct procfs_ident *id);
+/* The user namespace of process pid (the inode number /proc/PID/ns/user names): 0, or a
+ * negative errno. */
+int procfs_userns(pid_t pid, uint64_t *ino);
 
 #endif

@@ -405,6 +405,9 @@ int requests_fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t *
 	symbolizer_get_stats(m->sym, &sr->symbol_bytes, &sr->symbol_refusals);
 	sr->profile_bytes = m->profile_bytes;
 	manager_lookup_stats(m, &sr->lookups, &sr->lookup_steps);
+	manager_save_stats(m, &sr->save_walks, &sr->save_steps);
+	sr->cred_ticks = m->cred_ticks;
+	sr->cred_reads = m->cred_reads;
 	sr->sampling = m->per_cpu ? "cpus" : "threads";
 	sr->thread_events = sampler_thread_events(m->sampler);
 	sr->sampler_runs = ctr[KP_CTR_TICKS];

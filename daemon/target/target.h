@@ -73,6 +73,8 @@ struct target {
 	bool recent;
 	/* Ended, with samples its windows do not have yet (manager_window_pending). */
 	struct target *win_next, **win_pprev;
+	/* Ended and dirty: on the list manager_save_dirty walks (manager_mark_dirty). */
+	struct target *dirty_next, **dirty_pprev;
 	bool list_dropped;
 	bool ending; /* manager_end_target runs: a drain inside it does not end it again */
 	/* Attached by a client when kprofd stopped: attached again at the next start if the
@@ -88,6 +90,12 @@ struct target {
 	uint64_t alive_next_ns; /* CLOCK_MONOTONIC: its /proc read for a lost exit is due */
 	uid_t uid;	      /* who may profile it: the process's uid, or 0 (procfs_ident_owner) */
 	uid_t proc_uid, proc_euid; /* the process's real and effective uids at attach */
+	/* The last full read of its credentials (manager_recheck): the owner of /proc/PID/stat
+	 * and the user namespace then, and whether only a full read sees a change (cred_always);
+	 * none yet: !cred_known. */
+	uid_t cred_stat_uid;
+	uint64_t cred_userns; /* its user namespace then (procfs_userns) */
+	bool cred_known, cred_always;
 	char comm[17];
 	enum target_state state;
 	unsigned freq;

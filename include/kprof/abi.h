@@ -12,7 +12,10 @@
 /* Frames of a kept stack: the user and kernel ones, and the few kprof adds ([truncated], a
  * thread's state, [stack lost], the callers of a wait, [caller lost]). */
 #define KP_MAX_FRAMES (2 * KP_MAX_STACK + 8)
-#define KP_MAX_TARGETS 1024 /* entries in kp_targets */
+/* Entries in kp_targets: the hard cap of limits.max_targets (a whole-host scrape's too). A
+ * preallocated hash of 8,192 entries is about 0.7 MB of kernel memory (kp_call_epochs, sized by
+ * it too, 0.65 MB). */
+#define KP_MAX_TARGETS 8192
 
 /* Record kinds, first field of every ring-buffer record. */
 enum kp_rec_kind {

@@ -20,6 +20,8 @@
 #define KPROF_DEFAULT_STATE_DIR "/var/lib/kprofd"
 #define KPROF_DEFAULT_FREQ 99
 #define KPROF_MAX_FREQ 4999
+/* limits.max_targets's hard cap: the entries of the BPF map kp_targets (KP_MAX_TARGETS). */
+#define KPROF_MAX_TARGETS 8192
 #define CONFIG_MAX_RULES 32 /* [watch] rule lines */
 
 /* daemon.sampling: how an attached process is sampled */

@@ -27,6 +27,7 @@ struct procinfo_status {
 	unsigned rgid, egid; /* 0 if absent (Gid is not required) */
 	unsigned threads;    /* 0 if absent */
 	uint64_t sigcgt;     /* signals with a handler (bit N-1 for signal N); 0 if absent */
+	uint64_t capprm;     /* permitted capabilities (bit N for capability N); all if absent */
 };
 
 struct procinfo_stat {

@@ -34,7 +34,7 @@ static void check_config(const struct config *c)
 		   "sampling %u", c->sampling);
 	FUZZ_CHECK(c->max_threads >= 1 && c->max_threads <= 1u << 16, "max_threads %u",
 		   c->max_threads);
-	FUZZ_CHECK(c->max_targets >= 1 && c->max_targets <= 1024, "max_targets %u", c->max_targets);
+	FUZZ_CHECK(c->max_targets >= 1 && c->max_targets <= 8192, "max_targets %u", c->max_targets);
 	FUZZ_CHECK(c->max_kept <= 100000, "max_kept %u", c->max_kept);
 	FUZZ_CHECK(c->kept_max_age_sec <= 10u * 365 * 86400, "kept_max_age %u",
 		   c->kept_max_age_sec);

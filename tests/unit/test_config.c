@@ -246,6 +246,11 @@ static void test_errors(void **state)
 	     "k.conf:2: daemon.frequency: '12abc' is not a number"},
 	    {"[daemon]\nfrequency = -1\n", "k.conf:2: daemon.frequency: '-1' is not a number"},
 	    {"[limits]\nmax_targets =\n", "k.conf:2: limits.max_targets: '' is not a number"},
+	    /* The BPF map kp_targets holds 8192: no more targets, whatever asks for it. */
+	    {"[limits]\nmax_targets = 8193\n",
+	     "k.conf:2: limits.max_targets: '8193' is not a number in 1-8192"},
+	    {"[limits]\nmax_auto_targets = 8193\n",
+	     "k.conf:2: limits.max_auto_targets: '8193' is not a number in 0-8192"},
 	    {"[nope]\nx = 1\n", "k.conf:2: unknown section [nope]"},
 	    {"frequency = 9\n", "k.conf:1: unknown section []"},
 	    {"[daemon]\nthis is not ini\n", "k.conf:2: syntax error"},

@@ -70,7 +70,8 @@ static void test_namespaces_and_cuts(void **state)
 	static const char status[] = "Name:\tnode\nUmask:\t0022\nState:\tZ (zombie)\nTgid:\t4242\n"
 				     "NStgid:\t4242\t17\t1\nPid:\t4242\n"
 				     "Uid:\t1000\t0\t0\t0\nGid:\t1000\t1000\t1000\t1000\n"
-				     "Threads:\t3\nSigCgt:\t0000000100004004\n";
+				     "Threads:\t3\nSigCgt:\t0000000100004004\n"
+				     "CapPrm:\t00000000000000c0\n";
 	static const char stat[] = "4242 (x) y) R 1 2 3 34817 5 6 7 8 9 10 11 12 13 14 15 16 17 "
 				   "18 987654 20\n";
 	struct procinfo_status s;
@@ -91,6 +92,7 @@ static void test_namespaces_and_cuts(void **state)
 	assert_int_equal(s.rgid, 1000);
 	assert_int_equal(s.egid, 1000);
 	assert_int_equal(s.sigcgt, 0x100004004ULL);
+	assert_int_equal(s.capprm, 0xc0); /* CAP_SETGID and CAP_SETUID */
 	assert_int_equal(procinfo_stat(stat, sizeof(stat) - 1, &t), 0);
 	assert_int_equal(t.state, 'R');
 	assert_int_equal(t.tty_nr, 34817);
@@ -114,6 +116,10 @@ static void test_namespaces_and_cuts(void **state)
 	    procinfo_status("Name:\tx\nState:\tR\nTgid:\t-1\nUid:\t1\t2\t3\t4\n", 39, &s),
 	    -EBADMSG);
 	assert_int_equal(procinfo_stat("1 (x) R 99999999999999999999 2", 30, &t), -EBADMSG);
+	/* No CapPrm line: any capability may be held. */
+	assert_int_equal(
+	    procinfo_status("Name:\tx\nState:\tR\nTgid:\t1\nUid:\t1\t2\t3\t4\n", 38, &s), 0);
+	assert_true(s.capprm == UINT64_MAX);
 	/* SigCgt: hex digits only, at most 64 bits. */
 	assert_int_equal(
 	    procinfo_status("Name:\tx\nState:\tR\nTgid:\t1\nUid:\t1\t2\t3\t4\nSigCgt:\t00g\n", 50,

@@ -1036,7 +1036,7 @@ static void test_status_json(void **state)
 	    "\"bad_records\":4,\"ringbuf_bytes\":262144,\"frequencies\":[99,997],"
 	    "\"cpu_ns\":1500000000,\"cpu_ns_per_sample\":500000,\"clients\":1,"
 	    "\"symbol_bytes\":0,\"symbol_refusals\":0,\"profile_bytes\":0,"
-	    "\"lookups\":0,\"lookup_steps\":0,"
+	    "\"lookups\":0,\"lookup_steps\":0,\"save_walks\":0,\"save_steps\":0,\"cred_ticks\":0,\"cred_reads\":0,"
 	    "\"sampling\":\"\",\"thread_events\":0,\"sampler_runs\":0,"
 	    "\"threads_created\":0,\"thread_reports\":0,\"thread_reports_lost\":0,"
 	    "\"forks_lost\":0,\"watch_rules\":0,\"auto_targets\":0,"
