@@ -561,6 +561,7 @@ void tsym_frame_rule(struct tsym *ts, uint64_t addr, bool ret, struct tsym_frame
 void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result *r)
 {
 	struct sym_where w = {.addr = addr};
+	struct elf_entry *e;
 	enum sym_hit h;
 	bool fresh;
 
@@ -568,7 +569,7 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 	r->name = r->module = "[unknown]";
 	r->start = r->lo = r->hi = 0;
 	r->kind = PROFILE_KIND_UNKNOWN;
-	r->jit_memory = false;
+	r->jit_memory = r->shared = false;
 	if (kernel) {
 		walk(ts, &ts->kernel, &w, r);
 		return;
@@ -581,15 +582,29 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 	h = walk(ts, w.m && w.m->path[0] == '/' ? &ts->file : &ts->anon, &w, r);
 	if (h != SYM_MISS)
 		return;
-	/* Not found: maybe the JIT wrote the symbol since the last read. */
-	if (!ts->c.gone && now_ns(CLOCK_MONOTONIC) - ts->refreshed_ns > PERFMAP_REFRESH_MIN_NS) {
+	/* Not found: maybe the JIT wrote the symbol since the last read. Not asked again for code
+	 * of an ELF file whose symbols were read, in a target no JIT source named anything of
+	 * yet: the housekeeping's refresh (every second) finds its first perf map or jitdump. */
+	e = w.m ? ts->map_elf[w.idx] : NULL;
+	if (e == &symbolize_elf_none || (e && e->failed))
+		e = NULL;
+	if (!ts->c.gone && now_ns(CLOCK_MONOTONIC) - ts->refreshed_ns > PERFMAP_REFRESH_MIN_NS &&
+	    (!e || ctx_jit_symbols(&ts->c))) {
 		tsym_refresh(ts);
 		h = walk(ts, &ts->again, &w, r);
 		if (h == SYM_HIT)
 			return;
 	}
-	if (w.m && h == SYM_MISS) /* r->name is still "[unknown]" */
+	if (w.m && h == SYM_MISS) { /* r->name is still "[unknown]" */
 		name_by_mapping(w.m, r);
+		/* The file's own "[libc.so.6]", the host-wide one, when the path names it so. */
+		if (e && e->shared_bracket && r->kind == PROFILE_KIND_NATIVE &&
+		    !strcmp(r->module, e->module)) {
+			r->name = e->shared_bracket;
+			r->module = e->shared_module;
+			r->shared = true;
+		}
+	}
 	/* Where maps read after the sample show nothing executable, the address is junk (a frame
 	 * pointer that was none): "[unknown]", never named. Maps read before it (the process is
 	 * gone) may miss code mapped or made executable since: anonymous memory or no mapping is
