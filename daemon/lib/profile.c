@@ -67,7 +67,7 @@ void profile_free(struct profile *p)
 	if (!p)
 		return;
 	for (size_t i = 0; i < p->nfuncs; i++) {
-		if (!p->funcs[i].shared) {
+		if (!p->funcs[i].f.shared) {
 			free((char *)p->funcs[i].f.name);
 			free((char *)p->funcs[i].f.module);
 		}
@@ -179,14 +179,14 @@ static int func_names(struct profile *p, struct pfunc *f, const char *name, cons
 		}
 		p->str_bytes += strlen(n) + strlen(m) + 2;
 	}
-	if (f->f.name && !f->shared) {
+	if (f->f.name && !f->f.shared) {
 		p->str_bytes -= strlen(f->f.name) + strlen(f->f.module) + 2;
 		free((char *)f->f.name);
 		free((char *)f->f.module);
 	}
 	f->f.name = shared ? name : n;
 	f->f.module = shared ? module : m;
-	f->shared = shared;
+	f->f.shared = shared;
 	return 0;
 }
 
@@ -316,7 +316,7 @@ static int func_alias(struct profile *p, uint32_t id, uint32_t to)
 		memset(p->canon + p->ncanon, 0, (cap - p->ncanon) * sizeof(*p->canon));
 		p->ncanon = cap;
 	}
-	err = func_names(p, f, p->funcs[to].f.name, p->funcs[to].f.module, p->funcs[to].shared);
+	err = func_names(p, f, p->funcs[to].f.name, p->funcs[to].f.module, p->funcs[to].f.shared);
 	if (err < 0)
 		return err;
 	func_unlink(p, id);

@@ -21,7 +21,6 @@ struct pfunc {
 	struct profile_func f;
 	uint64_t hash;
 	uint64_t mark;
-	bool shared; /* f.name and f.module are the caller's (profile_intern_shared), not copies */
 };
 
 struct pstack {
