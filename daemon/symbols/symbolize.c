@@ -16,6 +16,14 @@
  * and the kernel's /proc/kallsyms (or standard input, where systemd opened that file for the
  * hardened unit, which cannot open it). Symbol memory is charged to the target's uid in a budget
  * (a total and a per-uid limit); what does not fit stays unnamed and is counted.
+ * Host-wide names (symbolize_elf.c, strpool.h): the name of an ELF or kernel symbol (demangled)
+ * is interned once for all targets at its first lookup and kept per symbol of the shared table,
+ * as are a file's module and "[module]"; a hit hands them out (sym_result.shared) and profiles
+ * keep the pointers (profile_intern_shared) instead of copies, so a frame of libc another
+ * process named costs a table search and no string work. They are keyed by the file kprofd
+ * read (device, inode, mtime and ctime, never a path a target chose), are never freed before
+ * the symbolizer (after every profile), and are capped (SHARED_NAMES_BYTES; past it names are
+ * copied as before). JIT names (perf maps, jitdumps) stay per target and are always copied.
  * The ELF files of a target's executable mappings are read when its maps are (at attach, exec
  * and re-reads), not when a sample needs them, and its /proc/PID/root is kept open from then:
  * samples are read in batches, often after a short process has exited, when map_files and root
