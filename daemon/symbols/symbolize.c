@@ -36,8 +36,9 @@
  * --perf-basic-prof, describes the same code in both, and the jitdump is the exact one: binary
  * names, sizes, moves), then the vdso; an ELF symbol that does not cover the address (the
  * nearest below it) stands if no JIT source names it. Nothing found: the sources' files are read
- * again (at most every 50 ms: the JIT may have written the symbol since), else a name made up
- * from the mapping. Parsing is done by the pure perfmap, jitdump, procmaps, symtab and elfsym
+ * again (at most every 50 ms: the JIT may have written the symbol since; for code of an ELF file
+ * whose symbols were read, only once a JIT source named something in the target, else the
+ * housekeeping's refresh finds the first perf map), else a name made up from the mapping. Parsing is done by the pure perfmap, jitdump, procmaps, symtab and elfsym
  * modules; the sources only do the I/O around them.
  */
 #include <errno.h>
