@@ -38,8 +38,9 @@
  * nearest below it) stands if no JIT source names it. Nothing found: the sources' files are read
  * again (at most every 50 ms: the JIT may have written the symbol since; for code of an ELF file
  * whose symbols were read, only once a JIT source named something in the target, else the
- * housekeeping's refresh finds the first perf map), else a name made up from the mapping. Parsing is done by the pure perfmap, jitdump, procmaps, symtab and elfsym
- * modules; the sources only do the I/O around them.
+ * housekeeping's refresh finds the first perf map), else a name made up from the mapping.
+ * Parsing is done by the pure perfmap, jitdump, procmaps, symtab and elfsym modules; the sources
+ * only do the I/O around them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -444,32 +445,36 @@ const struct tsym_stats *tsym_get_stats(struct tsym *ts)
 
 /* The mapping of addr. The maps are read again (at most every 100 ms, while the process lives)
  * when addr is in none of them or in one that was not executable: code may have been mapped or
- * made executable since (V8 commits its code space inside a reserved "---p" region). *fresh:
- * the maps were read while the process lived, within the last 100 ms (after the sample was
- * taken, as samples are named when drained): what they say of addr holds for the sample. */
-static const struct procmaps_entry *find_mapping(struct tsym *ts, uint64_t addr, size_t *idx,
-						 bool *fresh)
+ * made executable since (V8 commits its code space inside a reserved "---p" region). The clock
+ * is read only then: a sample's hot path finds its code mapped. */
+static const struct procmaps_entry *find_mapping(struct tsym *ts, uint64_t addr, size_t *idx)
 {
 	const struct procmaps_entry *m = ts->c.maps ? procmaps_find(ts->c.maps, addr) : NULL;
-	uint64_t age = now_ns(CLOCK_MONOTONIC) - ts->maps_loaded_ns;
 
 	/* Maps read again only while the reader may read the process, checked before and after
 	 * (an exec not yet reported may have replaced it by a program the reader cannot read:
 	 * its names are not read for it). */
-	if ((!m || !procmaps_is_exec(m)) && !ts->c.gone && age > MAPS_RELOAD_NS &&
+	if ((!m || !procmaps_is_exec(m)) && !ts->c.gone &&
+	    now_ns(CLOCK_MONOTONIC) - ts->maps_loaded_ns > MAPS_RELOAD_NS &&
 	    procfs_may_read(ts->c.pid, ts->reader) && maps_load(ts) == 0) {
 		if (!procfs_may_read(ts->c.pid, ts->reader)) {
 			maps_drop(ts);
-			*fresh = false;
 			return NULL;
 		}
 		m = procmaps_find(ts->c.maps, addr);
-		age = 0;
 	}
-	*fresh = !ts->c.gone && ts->c.maps && age <= MAPS_RELOAD_NS;
 	if (m)
 		*idx = m - procmaps_at(ts->c.maps, 0);
 	return m;
+}
+
+/* The maps were read while the process lived, within the last 100 ms (after the sample was
+ * taken, as samples are named when drained): what they say of an address holds for the
+ * sample. */
+static bool maps_fresh(const struct tsym *ts)
+{
+	return !ts->c.gone && ts->c.maps &&
+	       now_ns(CLOCK_MONOTONIC) - ts->maps_loaded_ns <= MAPS_RELOAD_NS;
 }
 
 /* Ask the sources of l in the table's order: the first hit names the address, a near one
@@ -535,10 +540,9 @@ void tsym_frame_rule(struct tsym *ts, uint64_t addr, bool ret, struct tsym_frame
 	struct elf_entry *e;
 	struct stat st;
 	size_t idx = 0;
-	bool fresh;
 
 	memset(r, 0, sizeof(*r));
-	m = find_mapping(ts, pc, &idx, &fresh);
+	m = find_mapping(ts, pc, &idx);
 	if (!m || !procmaps_is_exec(m))
 		return;
 	e = symbolize_mapping_elf(ts, idx, m);
@@ -572,7 +576,6 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 	struct sym_where w = {.addr = addr};
 	struct elf_entry *e;
 	enum sym_hit h;
-	bool fresh;
 
 	/* Field by field: the name buffer (272 bytes) is written only when a name is made up. */
 	r->name = r->module = "[unknown]";
@@ -587,7 +590,7 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 	 * address names it (perf's choice: V8's embedded builtins are both in node's .text and in
 	 * its perf map, as Builtins_X and Builtin:X); then the JIT's files; then the ELF file's
 	 * nearest symbol (the table's order and SYM_NEAR, sources.c). */
-	w.m = find_mapping(ts, addr, &w.idx, &fresh);
+	w.m = find_mapping(ts, addr, &w.idx);
 	h = walk(ts, w.m && w.m->path[0] == '/' ? &ts->file : &ts->anon, &w, r);
 	if (h != SYM_MISS)
 		return;
@@ -619,8 +622,8 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 	 * gone) may miss code mapped or made executable since: anonymous memory or no mapping is
 	 * then kept by address, to be named by what the JIT's files say at its exit. Outside user
 	 * space (non-canonical) or in the first 64 KiB, always junk. */
-	if (!r->jit_memory && r->kind == PROFILE_KIND_UNKNOWN && !fresh && addr >= 0x10000 &&
-	    addr < 0x800000000000ULL && (!w.m || procmaps_is_anon(w.m))) {
+	if (!r->jit_memory && r->kind == PROFILE_KIND_UNKNOWN && addr >= 0x10000 &&
+	    addr < 0x800000000000ULL && (!w.m || procmaps_is_anon(w.m)) && !maps_fresh(ts)) {
 		r->jit_memory = true;
 		if (w.m)
 			r->name = r->module = "[anon]";
