@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* symbolize_elf.c: the symbol sources every target shares (struct symbolizer, symbolize_elf.h):
- * the cache of ELF symbol tables keyed by (device, inode, mtime) and charged to a budget, their
+ * the cache of ELF symbol tables keyed by (device, inode, mtime, ctime) and charged to a
+ * budget, the host-wide names of their symbols and the kernel's (strpool.h), their
  * separate debug files found inside a target's root, the kernel's symbols and kprofd's own
  * vdso, as the table's kernel, ELF and vdso sources (sources.h); and the target's root they
  * and the other sources open files through. Apart from symbolize.c because these are files
