@@ -67,8 +67,10 @@ void profile_free(struct profile *p)
 	if (!p)
 		return;
 	for (size_t i = 0; i < p->nfuncs; i++) {
-		free((char *)p->funcs[i].f.name);
-		free((char *)p->funcs[i].f.module);
+		if (!p->funcs[i].f.shared) {
+			free((char *)p->funcs[i].f.name);
+			free((char *)p->funcs[i].f.module);
+		}
 		free((char *)p->funcs[i].f.file);
 	}
 	free(p->funcs);
@@ -105,10 +107,19 @@ static int stack_reindex(struct profile *p, size_t want)
 	return 0;
 }
 
+/* A function's hash from its strings' (strpool_hash: FNV-1a, what the host-wide name cache
+ * keeps beside each name, so profile_intern_shared hashes no string). */
+static uint64_t func_hash_of(uint64_t name_hash, uint64_t module_hash, uint64_t start,
+			     enum profile_kind kind)
+{
+	return mix64(name_hash ^ mix64(module_hash + kind) ^ start * 0x9e3779b97f4a7c15ULL);
+}
+
 static uint64_t func_hash(const char *name, const char *module, uint64_t start,
 			  enum profile_kind kind)
 {
-	return mix64(hash_str(hash_str(0xcbf29ce484222325ULL ^ kind, name), module) ^ start);
+	return func_hash_of(hash_str(0xcbf29ce484222325ULL, name),
+			    hash_str(0xcbf29ce484222325ULL, module), start, kind);
 }
 
 static uint64_t func_hash_at(const void *ctx, uint32_t i)
@@ -127,8 +138,10 @@ static int func_find(const struct profile *p, uint64_t h, const char *name, cons
 	idxtab_probe(&p->func_tab, h, j) {
 		const struct pfunc *f = &p->funcs[p->func_tab.slot[j] - 1];
 
+		/* Shared names are compared by address: equal strings are one string. */
 		if (f->hash == h && f->f.start == start && f->f.kind == kind &&
-		    !strcmp(f->f.name, name) && !strcmp(f->f.module, module))
+		    (f->f.name == name || !strcmp(f->f.name, name)) &&
+		    (f->f.module == module || !strcmp(f->f.module, module)))
 			return p->func_tab.slot[j] - 1;
 	}
 	return -1;
@@ -149,16 +162,39 @@ static void func_unlink(struct profile *p, uint32_t id)
 	idxtab_remove(&p->func_tab, p->funcs[id].hash, id, func_hash_at, p);
 }
 
-int profile_intern(struct profile *p, const char *name, const char *module, uint64_t start,
-		   enum profile_kind kind)
+/* f's names become name and module: copies of them, or (shared) the caller's strings, which
+ * outlive p. The old ones are freed if f owned them. 0 or -ENOMEM (f unchanged). */
+static int func_names(struct profile *p, struct pfunc *f, const char *name, const char *module,
+		      bool shared)
 {
-	_cleanup_free_ char *n = NULL, *m = NULL;
-	uint64_t h;
+	char *n = NULL, *m = NULL;
+
+	if (!shared) {
+		n = strdup(name);
+		m = strdup(module);
+		if (!n || !m) {
+			free(n);
+			free(m);
+			return -ENOMEM;
+		}
+		p->str_bytes += strlen(n) + strlen(m) + 2;
+	}
+	if (f->f.name && !f->f.shared) {
+		p->str_bytes -= strlen(f->f.name) + strlen(f->f.module) + 2;
+		free((char *)f->f.name);
+		free((char *)f->f.module);
+	}
+	f->f.name = shared ? name : n;
+	f->f.module = shared ? module : m;
+	f->f.shared = shared;
+	return 0;
+}
+
+static int intern(struct profile *p, const char *name, const char *module, uint64_t h,
+		  uint64_t start, enum profile_kind kind, bool shared)
+{
 	int id, err;
 
-	if (!name || !module)
-		return -EINVAL;
-	h = func_hash(name, module, start, kind);
 	id = func_find(p, h, name, module, start, kind);
 	if (id >= 0)
 		return id;
@@ -170,16 +206,30 @@ int profile_intern(struct profile *p, const char *name, const char *module, uint
 	err = idxtab_reserve(&p->func_tab, p->nfuncs + 1, 256, func_hash_at, p);
 	if (err < 0)
 		return err;
-	n = strdup(name);
-	m = strdup(module);
-	if (!n || !m)
-		return -ENOMEM;
-	p->str_bytes += strlen(n) + strlen(m) + 2;
-	p->funcs[p->nfuncs] = (struct pfunc){
-	    .f = {.name = TAKE_PTR(n), .module = TAKE_PTR(m), .start = start, .kind = kind},
-	    .hash = h};
+	p->funcs[p->nfuncs] = (struct pfunc){.f = {.start = start, .kind = kind}, .hash = h};
+	err = func_names(p, &p->funcs[p->nfuncs], name, module, shared);
+	if (err < 0)
+		return err;
 	func_link(p, p->nfuncs);
 	return p->nfuncs++;
+}
+
+int profile_intern(struct profile *p, const char *name, const char *module, uint64_t start,
+		   enum profile_kind kind)
+{
+	if (!name || !module)
+		return -EINVAL;
+	return intern(p, name, module, func_hash(name, module, start, kind), start, kind, false);
+}
+
+int profile_intern_shared(struct profile *p, const char *name, uint64_t name_hash,
+			  const char *module, uint64_t module_hash, uint64_t start,
+			  enum profile_kind kind)
+{
+	if (!name || !module)
+		return -EINVAL;
+	return intern(p, name, module, func_hash_of(name_hash, module_hash, start, kind), start,
+		      kind, true);
 }
 
 int profile_set_source(struct profile *p, uint32_t id, const char *file, uint32_t line)
@@ -255,7 +305,6 @@ bool profile_has_aliases(const struct profile *p)
 static int func_alias(struct profile *p, uint32_t id, uint32_t to)
 {
 	struct pfunc *f = &p->funcs[id];
-	char *n, *m;
 	int err;
 
 	if (id >= p->ncanon) {
@@ -267,19 +316,10 @@ static int func_alias(struct profile *p, uint32_t id, uint32_t to)
 		memset(p->canon + p->ncanon, 0, (cap - p->ncanon) * sizeof(*p->canon));
 		p->ncanon = cap;
 	}
-	n = strdup(p->funcs[to].f.name);
-	m = strdup(p->funcs[to].f.module);
-	if (!n || !m) {
-		free(n);
-		free(m);
-		return -ENOMEM;
-	}
+	err = func_names(p, f, p->funcs[to].f.name, p->funcs[to].f.module, p->funcs[to].f.shared);
+	if (err < 0)
+		return err;
 	func_unlink(p, id);
-	p->str_bytes += strlen(n) + strlen(m) - strlen(f->f.name) - strlen(f->f.module);
-	free((char *)f->f.name);
-	free((char *)f->f.module);
-	f->f.name = n;
-	f->f.module = m;
 	f->f.start = p->funcs[to].f.start;
 	f->f.kind = p->funcs[to].f.kind;
 	p->canon[id] = to + 1;
@@ -294,7 +334,6 @@ int profile_rename(struct profile *p, uint32_t id, const char *name, const char 
 {
 	struct pfunc *f;
 	uint64_t h;
-	char *n, *m;
 	int to, err;
 
 	if (id >= p->nfuncs || is_alias(p, id) || !name || !module)
@@ -311,19 +350,10 @@ int profile_rename(struct profile *p, uint32_t id, const char *name, const char 
 		p->renamed++;
 		return to;
 	}
-	n = strdup(name);
-	m = strdup(module);
-	if (!n || !m) {
-		free(n);
-		free(m);
-		return -ENOMEM;
-	}
+	err = func_names(p, f, name, module, false);
+	if (err < 0)
+		return err;
 	func_unlink(p, id);
-	p->str_bytes += strlen(n) + strlen(m) - strlen(f->f.name) - strlen(f->f.module);
-	free((char *)f->f.name);
-	free((char *)f->f.module);
-	f->f.name = n;
-	f->f.module = m;
 	f->f.start = start;
 	f->f.kind = kind;
 	f->hash = h;

@@ -373,6 +373,11 @@ size_t symtab_count(const struct symtab *st)
 	return st->finished ? st->live : st->n;
 }
 
+size_t symtab_index(const struct symtab *st, const struct symtab_sym *s)
+{
+	return (size_t)((const struct sym_ent *)s - st->ents);
+}
+
 const struct symtab_sym *symtab_at(const struct symtab *st, size_t i)
 {
 	if (!st || !st->finished || i >= st->live)

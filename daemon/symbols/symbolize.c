@@ -16,6 +16,14 @@
  * and the kernel's /proc/kallsyms (or standard input, where systemd opened that file for the
  * hardened unit, which cannot open it). Symbol memory is charged to the target's uid in a budget
  * (a total and a per-uid limit); what does not fit stays unnamed and is counted.
+ * Host-wide names (symbolize_elf.c, strpool.h): the name of an ELF or kernel symbol (demangled)
+ * is interned once for all targets at its first lookup and kept per symbol of the shared table,
+ * as are a file's module and "[module]"; a hit hands them out (sym_result.shared) and profiles
+ * keep the pointers (profile_intern_shared) instead of copies, so a frame of libc another
+ * process named costs a table search and no string work. They are keyed by the file kprofd
+ * read (device, inode, mtime and ctime, never a path a target chose), are never freed before
+ * the symbolizer (after every profile), and are capped (SHARED_NAMES_BYTES; past it names are
+ * copied as before). JIT names (perf maps, jitdumps) stay per target and are always copied.
  * The ELF files of a target's executable mappings are read when its maps are (at attach, exec
  * and re-reads), not when a sample needs them, and its /proc/PID/root is kept open from then:
  * samples are read in batches, often after a short process has exited, when map_files and root
@@ -28,9 +36,11 @@
  * --perf-basic-prof, describes the same code in both, and the jitdump is the exact one: binary
  * names, sizes, moves), then the vdso; an ELF symbol that does not cover the address (the
  * nearest below it) stands if no JIT source names it. Nothing found: the sources' files are read
- * again (at most every 50 ms: the JIT may have written the symbol since), else a name made up
- * from the mapping. Parsing is done by the pure perfmap, jitdump, procmaps, symtab and elfsym
- * modules; the sources only do the I/O around them.
+ * again (at most every 50 ms: the JIT may have written the symbol since; for code of an ELF file
+ * whose symbols were read, only once a JIT source named something in the target, else the
+ * housekeeping's refresh finds the first perf map), else a name made up from the mapping.
+ * Parsing is done by the pure perfmap, jitdump, procmaps, symtab and elfsym modules; the sources
+ * only do the I/O around them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -441,35 +451,37 @@ const struct tsym_stats *tsym_get_stats(struct tsym *ts)
 
 /* The mapping of addr. The maps are read again (at most every 100 ms, while the process lives)
  * when addr is in none of them or in one that was not executable: code may have been mapped or
- * made executable since (V8 commits its code space inside a reserved "---p" region). *fresh:
- * the maps were read while the process lived, within the last 100 ms and after the sample was
- * taken (tsym_sample_time): what they say of addr holds for the sample. Maps read just before
- * it may lack code the JIT mapped in between (a JVM's code cache): not fresh, so its address
- * is kept to be named, not called junk. */
-static const struct procmaps_entry *find_mapping(struct tsym *ts, uint64_t addr, size_t *idx,
-						 bool *fresh)
+ * made executable since (V8 commits its code space inside a reserved "---p" region). The clock
+ * is read only then: a sample's hot path finds its code mapped. */
+static const struct procmaps_entry *find_mapping(struct tsym *ts, uint64_t addr, size_t *idx)
 {
 	const struct procmaps_entry *m = ts->c.maps ? procmaps_find(ts->c.maps, addr) : NULL;
-	uint64_t age = now_ns(CLOCK_MONOTONIC) - ts->maps_loaded_ns;
 
 	/* Maps read again only while the reader may read the process, checked before and after
 	 * (an exec not yet reported may have replaced it by a program the reader cannot read:
 	 * its names are not read for it). */
-	if ((!m || !procmaps_is_exec(m)) && !ts->c.gone && age > MAPS_RELOAD_NS &&
+	if ((!m || !procmaps_is_exec(m)) && !ts->c.gone &&
+	    now_ns(CLOCK_MONOTONIC) - ts->maps_loaded_ns > MAPS_RELOAD_NS &&
 	    procfs_may_read(ts->c.pid, ts->reader) && maps_load(ts) == 0) {
 		if (!procfs_may_read(ts->c.pid, ts->reader)) {
 			maps_drop(ts);
-			*fresh = false;
 			return NULL;
 		}
 		m = procmaps_find(ts->c.maps, addr);
-		age = 0;
 	}
-	*fresh = !ts->c.gone && ts->c.maps && age <= MAPS_RELOAD_NS &&
-		 ts->maps_loaded_ns >= ts->taken_ns;
 	if (m)
 		*idx = m - procmaps_at(ts->c.maps, 0);
 	return m;
+}
+
+/* The maps were read while the process lived, within the last 100 ms and after the sample was
+ * taken (tsym_sample_time): what they say of an address holds for the sample. Maps read just
+ * before it may lack code the JIT mapped in between (a JVM's code cache): not fresh, so its
+ * address is kept to be named, not called junk. */
+static bool maps_fresh(const struct tsym *ts)
+{
+	return !ts->c.gone && ts->c.maps && ts->maps_loaded_ns >= ts->taken_ns &&
+	       now_ns(CLOCK_MONOTONIC) - ts->maps_loaded_ns <= MAPS_RELOAD_NS;
 }
 
 /* Ask the sources of l in the table's order: the first hit names the address, a near one
@@ -535,10 +547,9 @@ void tsym_frame_rule(struct tsym *ts, uint64_t addr, bool ret, struct tsym_frame
 	struct elf_entry *e;
 	struct stat st;
 	size_t idx = 0;
-	bool fresh;
 
 	memset(r, 0, sizeof(*r));
-	m = find_mapping(ts, pc, &idx, &fresh);
+	m = find_mapping(ts, pc, &idx);
 	if (!m || !procmaps_is_exec(m))
 		return;
 	e = symbolize_mapping_elf(ts, idx, m);
@@ -570,14 +581,14 @@ void tsym_frame_rule(struct tsym *ts, uint64_t addr, bool ret, struct tsym_frame
 void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result *r)
 {
 	struct sym_where w = {.addr = addr};
+	struct elf_entry *e;
 	enum sym_hit h;
-	bool fresh;
 
 	/* Field by field: the name buffer (272 bytes) is written only when a name is made up. */
 	r->name = r->module = "[unknown]";
 	r->start = r->lo = r->hi = 0;
 	r->kind = PROFILE_KIND_UNKNOWN;
-	r->jit_memory = false;
+	r->jit_memory = r->shared = false;
 	if (kernel) {
 		walk(ts, &ts->kernel, &w, r);
 		return;
@@ -586,26 +597,40 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 	 * address names it (perf's choice: V8's embedded builtins are both in node's .text and in
 	 * its perf map, as Builtins_X and Builtin:X); then the JIT's files; then the ELF file's
 	 * nearest symbol (the table's order and SYM_NEAR, sources.c). */
-	w.m = find_mapping(ts, addr, &w.idx, &fresh);
+	w.m = find_mapping(ts, addr, &w.idx);
 	h = walk(ts, w.m && w.m->path[0] == '/' ? &ts->file : &ts->anon, &w, r);
 	if (h != SYM_MISS)
 		return;
-	/* Not found: maybe the JIT wrote the symbol since the last read. */
-	if (!ts->c.gone && now_ns(CLOCK_MONOTONIC) - ts->refreshed_ns > PERFMAP_REFRESH_MIN_NS) {
+	/* Not found: maybe the JIT wrote the symbol since the last read. Not asked again for code
+	 * of an ELF file whose symbols were read, in a target no JIT source named anything of
+	 * yet: the housekeeping's refresh (every second) finds its first perf map or jitdump. */
+	e = w.m ? ts->map_elf[w.idx] : NULL;
+	if (e == &symbolize_elf_none || (e && e->failed))
+		e = NULL;
+	if (!ts->c.gone && now_ns(CLOCK_MONOTONIC) - ts->refreshed_ns > PERFMAP_REFRESH_MIN_NS &&
+	    (!e || ctx_jit_symbols(&ts->c))) {
 		tsym_refresh(ts);
 		h = walk(ts, &ts->again, &w, r);
 		if (h == SYM_HIT)
 			return;
 	}
-	if (w.m && h == SYM_MISS) /* r->name is still "[unknown]" */
+	if (w.m && h == SYM_MISS) { /* r->name is still "[unknown]" */
 		name_by_mapping(w.m, r);
+		/* The file's own "[libc.so.6]", the host-wide one, when the path names it so. */
+		if (e && e->shared_bracket && r->kind == PROFILE_KIND_NATIVE &&
+		    !strcmp(r->module, e->module)) {
+			r->name = e->shared_bracket;
+			r->module = e->shared_module;
+			r->shared = true;
+		}
+	}
 	/* Where maps read after the sample show nothing executable, the address is junk (a frame
 	 * pointer that was none): "[unknown]", never named. Maps read before it (the process is
 	 * gone) may miss code mapped or made executable since: anonymous memory or no mapping is
 	 * then kept by address, to be named by what the JIT's files say at its exit. Outside user
 	 * space (non-canonical) or in the first 64 KiB, always junk. */
-	if (!r->jit_memory && r->kind == PROFILE_KIND_UNKNOWN && !fresh && addr >= 0x10000 &&
-	    addr < 0x800000000000ULL && (!w.m || procmaps_is_anon(w.m))) {
+	if (!r->jit_memory && r->kind == PROFILE_KIND_UNKNOWN && addr >= 0x10000 &&
+	    addr < 0x800000000000ULL && (!w.m || procmaps_is_anon(w.m)) && !maps_fresh(ts)) {
 		r->jit_memory = true;
 		if (w.m)
 			r->name = r->module = "[anon]";

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* symbolize_elf.c: the symbol sources every target shares (struct symbolizer, symbolize_elf.h):
- * the cache of ELF symbol tables keyed by (device, inode, mtime) and charged to a budget, their
+ * the cache of ELF symbol tables keyed by (device, inode, mtime, ctime) and charged to a
+ * budget, the host-wide names of their symbols and the kernel's (strpool.h), their
  * separate debug files found inside a target's root, the kernel's symbols and kprofd's own
  * vdso, as the table's kernel, ELF and vdso sources (sources.h); and the target's root they
  * and the other sources open files through. Apart from symbolize.c because these are files
@@ -117,10 +118,57 @@ static __attribute__((noinline)) void kallsyms_load(struct symbolizer *sz)
 		p = nl + 1;
 	}
 	symtab_finish(sz->kallsyms, 1u << 20);
+	sz->kallsyms_module = strpool_intern(sz->names, "[kernel.kallsyms]");
 	if (!added)
 		log_warn("kernel symbols: %s shows no addresses (kptr_restrict?)", from);
 	else
 		log_info("kernel symbols: %zu loaded from %s", added, from);
+}
+
+/* ---- host-wide names ---- */
+
+/* The host-wide name of symbol s of table st (demangled if cxx and a C++ one), kept in sn from
+ * its first lookup on; sn is made at the first one, charged to uid (and added to *bytes) if
+ * bytes is set. NULL when there is no room (the pool's cap, the budget, memory): the caller
+ * names s as before, with a copy in each profile. */
+static const char *shared_name(struct symbolizer *sz, struct shared_names *sn,
+			       const struct symtab *st, const struct symtab_sym *s, bool cxx,
+			       uid_t uid, uint64_t *bytes)
+{
+	size_t i = symtab_index(st, s);
+	char *d = NULL;
+	int status = 0;
+
+	if (!sn->v && !sn->refused) {
+		size_t n = symtab_count(st), b = n * sizeof(*sn->v);
+
+		if (bytes && budget_charge(sz->budget, uid, b) < 0) {
+			sn->refused = true;
+			return NULL;
+		}
+		sn->v = calloc(n, sizeof(*sn->v));
+		sn->n = sn->v ? n : 0;
+		sn->refused = !sn->v;
+		if (bytes && sn->v)
+			*bytes += b;
+		else if (bytes)
+			budget_release(sz->budget, uid, b);
+	}
+	if (i >= sn->n)
+		return NULL;
+	if (sn->v[i])
+		return sn->v[i];
+	if (cxx && s->name[0] == '_' && s->name[1] == 'Z')
+		d = __cxa_demangle(s->name, NULL, NULL, &status);
+	sn->v[i] = strpool_intern(sz->names, d && status == 0 ? d : s->name);
+	free(d);
+	return sn->v[i];
+}
+
+static void shared_names_release(struct shared_names *sn)
+{
+	free(sn->v);
+	*sn = (struct shared_names){0};
 }
 
 /* Kernel addresses, from /proc/kallsyms (read at the first one). */
@@ -129,6 +177,7 @@ static enum sym_hit kernel_lookup(struct sym_ctx *c, void *state, const struct s
 {
 	struct symbolizer *sz = tsym_of(c)->sz;
 	const struct symtab_sym *s;
+	const char *name;
 
 	(void)state;
 	if (!sz->kallsyms_tried)
@@ -140,6 +189,14 @@ static enum sym_hit kernel_lookup(struct sym_ctx *c, void *state, const struct s
 	r->name = s->name;
 	r->start = s->start;
 	r->kind = PROFILE_KIND_KERNEL;
+	name = sz->kallsyms_module
+		   ? shared_name(sz, &sz->kallsyms_names, sz->kallsyms, s, false, 0, NULL)
+		   : NULL;
+	if (name) {
+		r->name = name;
+		r->module = sz->kallsyms_module;
+		r->shared = true;
+	}
 	return SYM_HIT;
 }
 
@@ -304,6 +361,7 @@ static void debug_drop(struct symbolizer *sz, struct elf_entry *e)
 {
 	budget_release(sz->budget, e->dbg_uid, e->dbg_bytes);
 	elfsym_release(&e->dbg);
+	shared_names_release(&e->dbg_names);
 	e->dbg_bytes = 0;
 	e->dbg_searched_by = 0;
 }
@@ -317,6 +375,7 @@ static void elf_entry_free(struct symbolizer *sz, struct elf_entry *e)
 	budget_release(sz->budget, e->uid, e->bytes + e->eh_len);
 	free(e->eh);
 	elfsym_release(&e->es);
+	shared_names_release(&e->names);
 	debug_drop(sz, e);
 	free(e->module);
 	free(e);
@@ -348,6 +407,16 @@ const char *symbolize_base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+/* e's module and "[module]" among the host-wide names (left NULL when there is no room). */
+static void elf_shared_names(struct symbolizer *sz, struct elf_entry *e)
+{
+	char buf[PATH_MAX + 3];
+
+	e->shared_module = strpool_intern(sz->names, e->module);
+	if (e->shared_module && (size_t)snprintf(buf, sizeof(buf), "[%s]", e->module) < sizeof(buf))
+		e->shared_bracket = strpool_intern(sz->names, buf);
+}
+
 /* The cached symbols of the file open at fd (a mapping of path, checked by tfile_open),
  * loading them on first use, charged to the target's uid. */
 static struct elf_entry *elf_get(struct tsym *ts, int fd, const struct stat *sp, const char *path)
@@ -362,7 +431,9 @@ static struct elf_entry *elf_get(struct tsym *ts, int fd, const struct stat *sp,
 		e = sz->elf[i];
 		if (e->dev == st.st_dev && e->ino == st.st_ino &&
 		    e->mtime.tv_sec == st.st_mtim.tv_sec &&
-		    e->mtime.tv_nsec == st.st_mtim.tv_nsec) {
+		    e->mtime.tv_nsec == st.st_mtim.tv_nsec &&
+		    e->ctime.tv_sec == st.st_ctim.tv_sec &&
+		    e->ctime.tv_nsec == st.st_ctim.tv_nsec) {
 			e->refs++;
 			return e;
 		}
@@ -384,7 +455,10 @@ static struct elf_entry *elf_get(struct tsym *ts, int fd, const struct stat *sp,
 	e->dev = st.st_dev;
 	e->ino = st.st_ino;
 	e->mtime = st.st_mtim;
+	e->ctime = st.st_ctim;
 	e->module = strdup(symbolize_base_name(path));
+	if (e->module)
+		elf_shared_names(sz, e);
 	e->uid = ts->c.uid;
 	room = budget_room(sz->budget, ts->c.uid);
 	err = room ? elfsym_load_fd(fd, room, &e->es) : -ENOSPC;
@@ -515,8 +589,13 @@ static enum sym_hit elf_lookup(struct sym_ctx *c, void *state, const struct sym_
 	struct tsym *ts = tsym_of(c);
 	const struct procmaps_entry *m = w->m;
 	const struct symtab_sym *s = NULL;
+	const struct symtab *st;
+	struct shared_names *sn;
 	struct elf_entry *e;
-	uint64_t vaddr;
+	const char *name;
+	uint64_t vaddr, *bytes;
+	uid_t uid;
+	bool hit;
 
 	(void)state;
 	e = symbolize_mapping_elf(ts, w->idx, m);
@@ -526,12 +605,20 @@ static enum sym_hit elf_lookup(struct sym_ctx *c, void *state, const struct sym_
 	 * unless the file's own symbol is the closer one: the PLT entries are named from the
 	 * file's relocations, which a debug file does not keep. */
 	vaddr = elfsym_vaddr(&e->es, w->addr - m->start + m->offset);
-	s = symtab_lookup(e->es.syms, vaddr);
+	s = symtab_lookup(st = e->es.syms, vaddr);
+	sn = &e->names;
+	uid = e->uid;
+	bytes = &e->bytes;
 	if (debug_trusted(ts, e)) {
 		const struct symtab_sym *d = symtab_lookup(e->dbg.syms, vaddr);
 
-		if (d && (!s || d->start >= s->start))
+		if (d && (!s || d->start >= s->start)) {
 			s = d;
+			st = e->dbg.syms;
+			sn = &e->dbg_names;
+			uid = e->dbg_uid;
+			bytes = &e->dbg_bytes;
+		}
 	}
 	r->module = e->module;
 	if (!s)
@@ -543,9 +630,17 @@ static enum sym_hit elf_lookup(struct sym_ctx *c, void *state, const struct sym_
 		r->lo = w->addr - (vaddr - s->start);
 		r->hi = r->lo + s->size;
 	}
-	if (s->name[0] == '_' && s->name[1] == 'Z')
+	hit = r->hi > w->addr && r->lo <= w->addr;
+	/* A hit's names are the host-wide ones (nothing later in the walk replaces them). */
+	name = e->shared_module ? shared_name(ts->sz, sn, st, s, true, uid, bytes) : NULL;
+	if (name) {
+		r->name = name;
+		r->module = e->shared_module;
+		r->shared = hit;
+	} else if (s->name[0] == '_' && s->name[1] == 'Z') {
 		demangle(ts, r);
-	return r->hi > w->addr && r->lo <= w->addr ? SYM_HIT : SYM_NEAR;
+	}
+	return hit ? SYM_HIT : SYM_NEAR;
 }
 
 const struct sym_source sym_source_elf = {
@@ -582,7 +677,10 @@ int symbolizer_new(uint64_t total_bytes, uint64_t per_uid_bytes, struct symboliz
 	if (!sz)
 		return -ENOMEM;
 	err = budget_new(total_bytes, per_uid_bytes, &sz->budget);
+	if (err == 0)
+		err = strpool_new(SHARED_NAMES_BYTES, &sz->names);
 	if (err < 0) {
+		budget_free(sz->budget);
 		free(sz);
 		return err;
 	}
@@ -611,6 +709,8 @@ void symbolizer_free(struct symbolizer *sz)
 	symtab_free(sz->kallsyms);
 	elfsym_release(&sz->vdso);
 	budget_free(sz->budget);
+	shared_names_release(&sz->kallsyms_names);
+	strpool_free(sz->names); /* after the profiles that keep its names: the targets' */
 	free(sz);
 }
 /* ---- vdso ---- */

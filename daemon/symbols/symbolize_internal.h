@@ -18,12 +18,15 @@
 #include "kprof/elfsym.h"
 #include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
+#include "kprof/strpool.h"
 #include "kprof/symtab.h"
 #include "os/tfile.h"
 #include "symbols/sources.h"
 #include "symbols/symbolize.h"
 
 #define ELF_CACHE_MAX 1024
+/* The host-wide names' bytes (strpool.h). */
+#define SHARED_NAMES_BYTES (32u << 20)
 #define MAPS_MAX_BYTES (16u << 20)
 #define MAPS_MAX_ENTRIES 65536
 #define MAPS_RELOAD_NS (100 * 1000000ULL)
@@ -39,16 +42,27 @@
 #define READ_ALL_CPU_NS (300 * 1000000ULL)
 #define READ_ALL_BURST_NS (50 * 1000000ULL)
 
+/* Per symbol of a table (by its index), its name among the host-wide ones (demangled), made at
+ * the first lookup that finds it: made when first needed, charged with the table. */
+struct shared_names {
+	const char **v; /* NULL: not made yet */
+	size_t n;
+	bool refused; /* no memory or budget: names are copied, as before */
+};
+
 struct elf_entry {
 	dev_t dev;
 	ino_t ino;
-	struct timespec mtime;
+	struct timespec mtime, ctime; /* ctime: no user can set it back after writing the file */
 	unsigned refs;
 	uid_t uid;	/* charged to */
 	uint64_t bytes; /* charged */
 	int failed;	/* not an ELF file or no symbols: remembered so it is not parsed again */
 	char *module;
+	const char *shared_module;  /* module among the host-wide names (NULL: not there) */
+	const char *shared_bracket; /* "[module]", the name of its code no symbol covers */
 	struct elfsym es;
+	struct shared_names names, dbg_names; /* of es's and dbg's symbols */
 	struct elfsym dbg; /* its separate debug file's .symtab (dbg.syms NULL: none) */
 	uid_t dbg_owner;   /* who owns that file: it names only that user's and root's targets */
 	uid_t dbg_uid;	   /* charged to: the uid of the target that found it */
@@ -73,7 +87,12 @@ struct symbolizer {
 	struct elfsym vdso; /* kprofd's own vdso, the image every process of this kernel maps */
 	uint64_t vdso_size;
 	bool vdso_tried;
-	uint64_t tsym_serial;	   /* of the last struct tsym made */
+	uint64_t tsym_serial; /* of the last struct tsym made */
+	/* The names of the files' and the kernel's symbols, once for all targets (symbolize_elf.c,
+	 * "Host-wide names"); the profiles of all targets keep them (freed after those). */
+	struct strpool *names;
+	struct shared_names kallsyms_names;
+	const char *kallsyms_module;
 	struct allowance read_cpu; /* of all targets' perf maps and jitdumps */
 };
 

@@ -34,6 +34,7 @@
 #include "target/driftcode.h"
 #include "kernel/hwbp.h"
 #include "kprof/procmaps.h"
+#include "kprof/strpool.h"
 #include "paths/paths.h"
 #include "kernel/sampler.h"
 #include "symbols/symbolize.h"
@@ -522,7 +523,10 @@ static int frame_id(struct target *t, uint64_t addr, bool kernel)
 	 * name it later; a junk address stays "[unknown]" (counted in unknown_frames). */
 	if (!kernel && r.kind == PROFILE_KIND_UNKNOWN && addr && r.jit_memory)
 		ret = profile_intern_unresolved(t->profile, addr, r.module);
-	if (ret == -E2BIG) /* not by address: too many are waiting (counted) */
+	if (ret == -E2BIG && r.shared) /* the host-wide names: kept, not copied */
+		ret = profile_intern_shared(t->profile, r.name, strpool_hash_of(r.name), r.module,
+					    strpool_hash_of(r.module), r.start, r.kind);
+	else if (ret == -E2BIG) /* not by address: too many are waiting (counted) */
 		ret = profile_intern(t->profile, r.name, r.module, r.start, r.kind);
 	if (ret >= 0 && !kernel && r.kind == PROFILE_KIND_UNKNOWN && !r.jit_memory &&
 	    !strcmp(r.module, "[unknown]"))

@@ -51,6 +51,13 @@ void profile_free(struct profile *p);
 /* Id of the function (>= 0), interning it on first sight. -E2BIG at the cap, -ENOMEM. */
 int profile_intern(struct profile *p, const char *name, const char *module, uint64_t start,
 		   enum profile_kind kind);
+/* The same, keeping name and module themselves, not copies: strings that outlive p (the
+ * host-wide names of strpool.h), with their hashes (strpool_hash). Such a function is found
+ * by profile_intern too (and the other way round): identity is the strings' content, compared
+ * by address first. */
+int profile_intern_shared(struct profile *p, const char *name, uint64_t name_hash,
+			  const char *module, uint64_t module_hash, uint64_t start,
+			  enum profile_kind kind);
 /* Where function id's source is (a JIT's debug info): the first call for a function sets it,
  * later ones are ignored. Not part of the function's identity. 0, -EINVAL (no such id, an empty
  * file), -ENOMEM. */

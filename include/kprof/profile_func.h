@@ -25,6 +25,9 @@ struct profile_func {
 	uint64_t total;
 	const char *file; /* its source file, NULL if unknown (profile_set_source) */
 	uint32_t line;	  /* and line there, 0 if unknown */
+	/* name and module are not the profile's copies but strings that outlive it (the
+	 * host-wide names: profile_intern_shared); in the padding, at no cost */
+	bool shared;
 };
 
 #define PROFILE_KERNEL_NAME "[kernel]"

@@ -40,6 +40,8 @@ const struct symtab_sym *symtab_lookup(const struct symtab *st, uint64_t addr);
 size_t symtab_count(const struct symtab *st);
 /* i-th symbol in address order (finished tables only), NULL past the end. */
 const struct symtab_sym *symtab_at(const struct symtab *st, size_t i);
+/* The index i (symtab_at's) of s, a symbol symtab_lookup or symtab_at returned from st. */
+size_t symtab_index(const struct symtab *st, const struct symtab_sym *s);
 /* Bytes of memory held (entries + names), for accounting. */
 size_t symtab_memory(const struct symtab *st);
 

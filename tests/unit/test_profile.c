@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "kprof/profile.h"
+#include "kprof/strpool.h"
 
 #include "../prng.h"
 
@@ -1220,6 +1221,72 @@ static void test_kernel_flat(void **state)
 
 /* ---- names given late ---- */
 
+/* Names kept from the host-wide pool (profile_intern_shared) are one identity with the same
+ * names copied (profile_intern), either first; the profile keeps the pool's pointers (no copy,
+ * not counted in its memory) and never frees them: renames and aliases of such functions, and
+ * profile_free, leave the pool intact (ASan would see a bad free). */
+static void test_intern_shared(void **state)
+{
+	struct profile *p = new_profile(NULL), *q = new_profile(NULL);
+	const char *name, *module, *other;
+	struct profile_stats shared, copied;
+	struct strpool *pool;
+	int a, b, c, d;
+
+	(void)state;
+	assert_int_equal(strpool_new(0, &pool), 0);
+	name = strpool_intern(pool, "memcpy");
+	module = strpool_intern(pool, "libc.so.6");
+	other = strpool_intern(pool, "memmove");
+	a = profile_intern_shared(p, name, strpool_hash_of(name), module, strpool_hash_of(module),
+				  0x1000, PROFILE_KIND_NATIVE);
+	assert_true(a >= 0);
+	assert_int_equal(intern(q, "memcpy", "libc.so.6", 0x1000, PROFILE_KIND_NATIVE), 0);
+	profile_get_stats(p, &shared);
+	profile_get_stats(q, &copied);
+	assert_ptr_equal(profile_func_get(p, a)->name, name); /* kept, not copied */
+	assert_ptr_equal(profile_func_get(p, a)->module, module);
+	assert_ptr_not_equal(profile_func_get(q, 0)->name, name);
+	assert_int_equal(copied.memory - shared.memory, strlen("memcpy") + strlen("libc.so.6") + 2);
+	profile_free(q);
+	q = new_profile(NULL);
+	/* One identity, whichever way it is interned. */
+	assert_int_equal(profile_intern(p, "memcpy", "libc.so.6", 0x1000, PROFILE_KIND_NATIVE), a);
+	assert_int_equal(profile_intern_shared(p, name, strpool_hash_of(name), module,
+					       strpool_hash_of(module), 0x1000,
+					       PROFILE_KIND_NATIVE),
+			 a);
+	b = profile_intern_shared(p, name, strpool_hash_of(name), module, strpool_hash_of(module),
+				  0x1000, PROFILE_KIND_JIT);
+	assert_true(b >= 0 && b != a);
+	c = intern(p, "memmove", "libc.so.6", 0x2000, PROFILE_KIND_NATIVE);
+	assert_int_equal(profile_intern_shared(p, other, strpool_hash_of(other), module,
+					       strpool_hash_of(module), 0x2000,
+					       PROFILE_KIND_NATIVE),
+			 c);
+	assert_int_equal(profile_intern_shared(p, NULL, 0, module, 0, 0, PROFILE_KIND_NATIVE),
+			 -EINVAL);
+	/* Renamed (a copy replaces the pool's names) and aliased (to a pooled function). */
+	d = profile_intern_unresolved(p, 0x7f0000001000, "[anon]");
+	assert_true(d >= 0);
+	assert_int_equal(profile_rename(p, d, "memcpy", "libc.so.6", 0x1000, PROFILE_KIND_NATIVE),
+			 a);
+	assert_ptr_equal(profile_func_get(p, d)->name, name);
+	assert_int_equal(profile_commit_renames(p), 1);
+	assert_int_equal(profile_rename(p, b, "jitted", "perf-1.map", 0x1000, PROFILE_KIND_JIT), b);
+	assert_string_equal(profile_func_get(p, b)->name, "jitted");
+	assert_ptr_not_equal(profile_func_get(p, b)->name, name);
+	/* Another profile shares the same strings. */
+	a = profile_intern_shared(q, name, strpool_hash_of(name), module, strpool_hash_of(module),
+				  0x1000, PROFILE_KIND_NATIVE);
+	assert_ptr_equal(profile_func_get(q, a)->name, name);
+	profile_free(p);
+	assert_string_equal(profile_func_get(q, a)->name, "memcpy");
+	profile_free(q);
+	assert_ptr_equal(strpool_intern(pool, "memcpy"), name);
+	strpool_free(pool);
+}
+
 static void test_unresolved_intern(void **state)
 {
 	struct profile *p = new_profile(&(struct profile_limits){.max_unresolved = 2});
@@ -1513,6 +1580,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_intern),
+	    cmocka_unit_test(test_intern_shared),
 	    cmocka_unit_test(test_same),
 	    cmocka_unit_test(test_source),
 	    cmocka_unit_test(test_intern_many),

@@ -74,6 +74,12 @@ static void test_basics(void **state)
 	expect_sym(st, 0x2000, "b", 0x2000, 0x100);
 	expect_sym(st, 0x30ff, "c", 0x3000, 0x100);
 	assert_ptr_equal(symtab_lookup(st, 0x1001), s);
+	/* The index of what a lookup found: what per-symbol tables of a caller are kept by. */
+	assert_int_equal(symtab_index(st, s), 0);
+	assert_int_equal(symtab_index(st, symtab_lookup(st, 0x2080)), 1);
+	assert_int_equal(symtab_index(st, symtab_lookup(st, 0x30ff)), 2);
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(symtab_index(st, symtab_at(st, i)), i);
 	assert_true(symtab_memory(st) > 3 * sizeof(struct symtab_sym));
 	symtab_free(st);
 	symtab_free(NULL);
