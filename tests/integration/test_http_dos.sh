@@ -90,7 +90,7 @@ done
 ev=$(http evicted)
 # (Each prints its line when it ends.)
 [ ! -s "$TDIR/flood.out" ] && [ ! -s "$TDIR/slow.out" ] && during=yes || during=no
-kill -TERM "$FL" "$SL"
+kill -TERM "$FL" "$SL" 2>/dev/null
 wait "$FL" "$SL"
 echo "scrapes of seconds=1 took (s):$times; $(cat "$TDIR/flood.out"); slowloris: $(cat "$TDIR/slow.out")"
 [ "$ok" = 5 ] && [ "$ev" -gt 20 ] && [ "$during" = yes ] &&
