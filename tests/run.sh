@@ -73,10 +73,10 @@ not_here() { [ -n "${SANITIZED:-}" ] && grep -q '^# .*Not sanitized: ' "$1"; }
 timeout_of() { local to; to=$(sed -n 's/^# .*Timeout: \([0-9][0-9]*\).*/\1/p' "$1" | head -1); echo "${to:-300}"; }
 # A test whose header says "Background: WHY" starts with the first test, at the lowest priority
 # (nice 19: it runs on the CPU time the others leave idle, and they run as on a machine where it
-# is not), and is waited for at its place in the order, where its lines and time are printed:
-# test_kernels' QEMU guests, two minutes of CPU-bound boots, overlap the tests before it. At its
-# place it and everything it started are back at the default priority (renice: a machine busy
-# with other work would leave it little CPU at 19).
+# is not), and is waited for after the others, where its lines and time are printed: test_kernels'
+# QEMU guests, two minutes of CPU-bound boots, overlap the whole suite. Then it and everything it
+# started are back at the default priority (renice: a machine busy with other work would leave it
+# little CPU at 19).
 declare -A bg_pid bg_start
 # tree PID: PID and its descendants.
 tree() {
@@ -91,8 +91,13 @@ for t in "${tests[@]}"; do
 	bg_pid[$name]=$!
 	bg_start[$name]=$SECONDS
 done
-if [ "${#tests[@]}" -gt 0 ]; then
-	for t in "${tests[@]}"; do
+order=() last=()
+for t in "${tests[@]}"; do
+	if [ -n "${bg_pid[$(basename "$t" .sh)]:-}" ]; then last+=("$t"); else order+=("$t"); fi
+done
+order+=("${last[@]}")
+if [ "${#order[@]}" -gt 0 ]; then
+	for t in "${order[@]}"; do
 		name=$(basename "$t" .sh)
 		if not_here "$t"; then
 			echo "SKIP: $name: not in the sanitized run: $(sed -n 's/^# .*Not sanitized: //p' "$t" | head -1)"
