@@ -14,7 +14,7 @@
 # a minute a boot on an idle machine, two for the three.
 # Not sanitized: the guests run the plain build's binaries (booting them twice adds nothing).
 # Background: CPU-bound boots, not timing checks: at nice 19 beside the suite, waited for at its end
-# Timeout: 3600 (from the suite's start: the other tests leave it idle CPU time only)
+# Timeout: 2400 (from the suite's start: the other tests leave it idle CPU time only)
 . "$(dirname "$0")/lib.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 KC=${KPROF_KERNELS:-/var/cache/kprof-kernels}
