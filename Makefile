@@ -290,21 +290,23 @@ test: all $(UNIT_BINS)
 
 # Everything CI runs (the README's test command): the tests, the tests on a sanitized build, and
 # a bounded run of every fuzz target. Builds use every CPU (the tests themselves run one by one).
-# The integration tests start as soon as what they run is built (all); the unit tests, the
-# sanitized binaries and the fuzz targets' libraries are built meanwhile, at the lowest priority
-# (nice 19: on CPU time the tests leave idle), so that unit (run after the integration tests),
-# test-asan and fuzz start at once: their own builds then find them built (or build them, showing
-# any error; the early builds' log is $(ASAN_BUILD)/prebuild.log).
+# The integration tests start as soon as what they run is built (all); meanwhile, at the lowest
+# priority (nice 19: on CPU time the tests leave idle), the unit tests are built and run (their
+# output shown after the integration tests') and the sanitized binaries and the fuzz targets'
+# libraries are built, so that test-asan and fuzz start at once: their own builds then find them
+# built (or build them, showing any error; the early builds' log is $(ASAN_BUILD)/prebuild.log).
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 check:
-	@rm -f $(BUILD)/check-results $(BUILD)/check-results.failed; mkdir -p $(BUILD) $(ASAN_BUILD)
+	@rm -f $(BUILD)/check-results $(BUILD)/check-results.failed $(BUILD)/unit.out $(BUILD)/unit.rc
+	@mkdir -p $(BUILD) $(ASAN_BUILD)
 	@st=0; \
 	$(MAKE) -j$(NPROC) all || st=1; \
-	{ nice -n 19 $(MAKE) -j$(NPROC) $(UNIT_BINS); nice -n 19 $(MAKE) -j$(NPROC) $(ASAN_MAKE); \
+	{ nice -n 19 $(MAKE) -j$(NPROC) unit RESULTS_FILE=$(abspath $(BUILD))/check-results >$(BUILD)/unit.out 2>&1; \
+	  echo $$? >$(BUILD)/unit.rc; nice -n 19 $(MAKE) -j$(NPROC) $(ASAN_MAKE); \
 	  BUILD=$(BUILD) FUZZ_BUILD_ONLY=1 nice -n 19 bash tests/fuzz/run.sh; } >$(ASAN_BUILD)/prebuild.log 2>&1 & pre=$$!; \
 	$(MAKE) integration RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
 	wait $$pre; \
-	$(MAKE) -j$(NPROC) unit RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
+	cat $(BUILD)/unit.out; [ "$$(cat $(BUILD)/unit.rc 2>/dev/null)" = 0 ] || st=1; \
 	$(MAKE) -j$(NPROC) test-asan RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
 	$(MAKE) fuzz FUZZ_SECONDS=5 FUZZ_JOBS=2 RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
 	if [ -s $(BUILD)/check-results.failed ]; then echo "failed checks:"; cat $(BUILD)/check-results.failed; fi; \
