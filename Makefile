@@ -290,11 +290,23 @@ test: all $(UNIT_BINS)
 
 # Everything CI runs (the README's test command): the tests, the tests on a sanitized build, and
 # a bounded run of every fuzz target. Builds use every CPU (the tests themselves run one by one).
+# The integration tests start as soon as what they run is built (all); meanwhile, at the lowest
+# priority (nice 19: on CPU time the tests leave idle), the unit tests are built and run (their
+# output shown after the integration tests') and the sanitized binaries and the fuzz targets'
+# libraries are built, so that test-asan and fuzz start at once: their own builds then find them
+# built (or build them, showing any error; the early builds' log is $(ASAN_BUILD)/prebuild.log).
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 check:
-	@rm -f $(BUILD)/check-results $(BUILD)/check-results.failed; mkdir -p $(BUILD)
+	@rm -f $(BUILD)/check-results $(BUILD)/check-results.failed $(BUILD)/unit.out $(BUILD)/unit.rc
+	@mkdir -p $(BUILD) $(ASAN_BUILD)
 	@st=0; \
-	$(MAKE) -j$(NPROC) test RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
+	$(MAKE) -j$(NPROC) all || st=1; \
+	{ nice -n 19 $(MAKE) -j$(NPROC) unit RESULTS_FILE=$(abspath $(BUILD))/check-results >$(BUILD)/unit.out 2>&1; \
+	  echo $$? >$(BUILD)/unit.rc; nice -n 19 $(MAKE) -j$(NPROC) $(ASAN_MAKE); \
+	  BUILD=$(BUILD) FUZZ_BUILD_ONLY=1 nice -n 19 bash tests/fuzz/run.sh; } >$(ASAN_BUILD)/prebuild.log 2>&1 & pre=$$!; \
+	$(MAKE) integration RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
+	wait $$pre; \
+	cat $(BUILD)/unit.out; [ "$$(cat $(BUILD)/unit.rc 2>/dev/null)" = 0 ] || st=1; \
 	$(MAKE) -j$(NPROC) test-asan RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
 	$(MAKE) fuzz FUZZ_SECONDS=5 FUZZ_JOBS=2 RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
 	if [ -s $(BUILD)/check-results.failed ]; then echo "failed checks:"; cat $(BUILD)/check-results.failed; fi; \
@@ -312,10 +324,11 @@ check-structure: $(DAEMON_OBJS) $(CLI_OBJS) $(HELPER_OBJ) $(LIBS)
 # The integration suite again on an AddressSanitizer + UndefinedBehaviorSanitizer build of kprofd
 # and kprofctl (the fixture stays as it is); any sanitizer report fails the run.
 ASAN_BUILD ?= build-asan
+ASAN_MAKE = BUILD=$(ASAN_BUILD) OPTFLAGS="-O1 -g" CFLAGS="$(SAN)" $(ASAN_BUILD)/kprofd $(ASAN_BUILD)/kprofctl \
+	$(ASAN_BUILD)/minijit $(ASAN_BUILD)/native $(ASAN_BUILD)/threadmill \
+	$(ASAN_BUILD)/offcpu_mix $(ASAN_BUILD)/kprof-lines $(ASAN_BUILD)/hotline $(ASAN_BUILD)/replay
 test-asan:
-	$(MAKE) BUILD=$(ASAN_BUILD) OPTFLAGS="-O1 -g" CFLAGS="$(SAN)" $(ASAN_BUILD)/kprofd $(ASAN_BUILD)/kprofctl \
-		$(ASAN_BUILD)/minijit $(ASAN_BUILD)/native $(ASAN_BUILD)/threadmill \
-		$(ASAN_BUILD)/offcpu_mix $(ASAN_BUILD)/kprof-lines $(ASAN_BUILD)/hotline $(ASAN_BUILD)/replay
+	$(MAKE) $(ASAN_MAKE)
 	BUILD=$(ASAN_BUILD) SANITIZED=1 RESULTS_FILE=$(RESULTS_FILE) bash tests/run.sh --integration-only
 
 demo: all

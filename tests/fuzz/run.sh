@@ -21,6 +21,7 @@
 # $BUILD/fuzz/logs/. To replay one:
 #   $BUILD/fuzz/fuzz_x $BUILD/fuzz/crashes/fuzz_x-crash-<sha1>
 # Targets run one after another (libFuzzer uses one core each); FUZZ_JOBS=2 runs two at a time.
+# FUZZ_BUILD_ONLY=1 builds the libraries and stops (make check builds them early, beside the tests).
 set -uo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -147,6 +148,7 @@ fuzz_one() {
 
 rm -f "$LIB/libkprofcli.a"
 build_libs >"$LOGS/libs.build.log" 2>&1
+[ -z "${FUZZ_BUILD_ONLY:-}" ] || exit 0
 running=0
 for t in "${TARGETS[@]}"; do
 	fuzz_one "$t" &

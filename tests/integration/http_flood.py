@@ -1,14 +1,15 @@
 # http_flood.py PORT MODE ...: hostile and honest clients of kprofd's pprof endpoint, for
 # test_http_dos.sh. The bearer token, where one is sent, is $KPROF_HTTP_TOKEN.
 #   wait PATH N SRC...: N requests of PATH with the token from each source address SRC (127.x),
-#       sent at once and kept open; prints each one's status line as it comes ("-" for none
-#       within 2 s), then "holding" and waits for stdin to close, then closes them all
+#       sent at once and kept open; prints each one's status line ("-" for none within 2 s of
+#       the last one sent: all are waited on at once), then "holding" and waits for stdin to
+#       close, then closes them all
 #   noauth PATH N: N requests of PATH without a token, at once; prints "CODE COUNT" per status
-#   flood SECONDS: for SECONDS, 48 connections at a time that send half a request line and
-#       stall, each reopened when kprofd cuts it; prints the connections made
-#   slowloris SECONDS: one connection sending a header byte a second, reopened when cut;
-#       prints how many times it was cut
-import os, select, socket, sys, time
+#   flood SECONDS: for SECONDS (or until SIGTERM), 48 connections at a time that send half a
+#       request line and stall, each reopened when kprofd cuts it; prints the connections made
+#   slowloris SECONDS: for SECONDS (or until SIGTERM), one connection sending a header byte a
+#       second, reopened when cut; prints how many times it was cut
+import os, select, signal, socket, sys, time
 
 port, mode = int(sys.argv[1]), sys.argv[2]
 TOKEN = os.environ.get("KPROF_HTTP_TOKEN", "")
@@ -27,8 +28,8 @@ def conn(src="127.0.0.1"):
     return s
 
 
-def status_line(s, timeout):
-    r, _, _ = select.select([s], [], [], timeout)
+def status_line(s, deadline):
+    r, _, _ = select.select([s], [], [], max(0, deadline - time.time()))
     if not r:
         return "-"
     try:
@@ -46,8 +47,9 @@ if mode == "wait":
             s = conn(src)
             s.sendall(req(path, TOKEN))
             socks.append(s)
+    deadline = time.time() + 2
     for s in socks:
-        print(status_line(s, 2), flush=True)
+        print(status_line(s, deadline), flush=True)
     print("holding", flush=True)
     sys.stdin.read()
     for s in socks:
@@ -61,14 +63,21 @@ elif mode == "noauth":
         socks.append(s)
     codes = {}
     for s in socks:
-        line = status_line(s, 10)
+        line = status_line(s, time.time() + 10)
         code = line.split(" ")[1] if line.startswith("HTTP/") else line
         codes[code] = codes.get(code, 0) + 1
         s.close()
     for c, k in sorted(codes.items()):
         print(c, k)
-elif mode == "flood":
+elif mode in ("flood", "slowloris"):
     end = time.time() + float(sys.argv[3])
+
+    def stop(*_):
+        global end
+        end = 0
+
+    signal.signal(signal.SIGTERM, stop)
+if mode == "flood":
     socks, made = [], 0
     while time.time() < end:
         while len(socks) < 48:
@@ -91,7 +100,7 @@ elif mode == "flood":
                 s.close()
     print(made, "connections made")
 elif mode == "slowloris":
-    end, cuts = time.time() + float(sys.argv[3]), 0
+    cuts = 0
     data = req("/debug/pprof/targets", "")[:-2] + b"X-Slow: " + b"a" * 1000
     while time.time() < end:
         try:

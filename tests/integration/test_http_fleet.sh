@@ -29,7 +29,7 @@ AUTH="Authorization: Bearer $KPROF_HTTP_TOKEN"
 # No kept profile trimmed while system-wide mode's processes come and go: until the target-list
 # walks are safe against trims (issue 25 item 3), a trim in the housekeeping walk is a use after
 # free (found by this test's ASan run).
-printf '[limits]\nmax_kept = 5000\nmax_kept_per_uid = 5000\n[http]\nlisten = 127.0.0.1:%s\ntoken_file = %s\n' \
+printf '[limits]\nmax_kept = 5000\nmax_kept_per_uid = 5000\n[http]\nlisten = 127.0.0.1:%s\ntoken_file = %s\nmax_waiting_per_source = 8\n' \
 	"$PORT" "$TDIR/token" >"$TDIR/k.conf"
 start_daemon --config "$TDIR/k.conf" || { fail "daemon starts" "see log"; exit 1; }
 export PPROF_TMPDIR=$TDIR HOME=${HOME:-$TDIR}
@@ -75,8 +75,15 @@ if cur: print(cur)'
 # has FILE WORDS...: some sample line holds every word.
 has() { local f=$1; shift; raw "$f" | awk -v w="$*" 'BEGIN { n = split(w, a, " ") } { ok = 1; for (i = 1; i <= n; i++) if (index(" " $0 " ", " " a[i] " ") == 0) ok = 0; if (ok) { f = 1; exit } } END { exit !f }'; }
 
+# The three scrape at once, as a fleet does (and the narrowing requests below too).
+SCRAPES=()
 for s in parca alloy otel; do
-	out=$(timeout 60 python3 "$FLEET" "$PORT" "$s" 3 "$TDIR/$s.pb.gz" 2>&1)
+	timeout 60 python3 "$FLEET" "$PORT" "$s" 3 "$TDIR/$s.pb.gz" >"$TDIR/$s.out" 2>&1 &
+	SCRAPES+=($!)
+done
+wait "${SCRAPES[@]}"
+for s in parca alloy otel; do
+	out=$(cat "$TDIR/$s.out")
 	read -r code ctype bytes gz code2 <<<"$out"
 	if [ "$code" = 200 ] && [ "$ctype" = application/octet-stream ] && [ "$gz" = True ] && [ "$code2" = 200 ]; then
 		pass "$s's request, byte for byte: 200, gzip'd pprof of $bytes bytes; again on the same connection: 200"
@@ -98,24 +105,39 @@ has "$P" "pid=$NAT" "comm=native" "runtime=native" &&
 n=$(raw "$P" | grep -o ' pid=[0-9]*' | sort -u | wc -l)
 echo "the whole-host profile holds $n processes"
 
-# Narrowing, and unknown arguments ignored.
+# Narrowing, and unknown arguments ignored: the requests sent at once (they wait 2 s each; the
+# config allows 8 from this one address), their answers checked once all are in.
 pids() { raw "$1" | grep -o ' pid=[0-9]*' | sort -u | cut -d= -f2 | tr '\n' ' '; }
-narrow() { # NAME QUERY WANT_PIDS
+SCRAPES=()
+# scrape N QUERY: a seconds=2 request with QUERY, answer in $TDIR/n$N.pb.gz, status in n$N.out.
+scrape() {
+	timeout 60 python3 "$FLEET" "$PORT" parca 2 "$TDIR/n$1.pb.gz" "$2" >"$TDIR/n$1.out" 2>&1 &
+	SCRAPES+=($!)
+}
+scrape 1 "&pid=$MJ_PID&debug=1&labels=x"
+scrape 2 "&comm=minijit"
+if [ -n "$NP" ]; then
+	scrape 3 "&unit=$CG"
+	scrape 4 "&cgroup=$CGPATH"
+	scrape 5 "&cgroup=$CGPATH&comm=node"
+fi
+wait "${SCRAPES[@]}"
+narrow() { # NAME N WANT_PIDS
 	local got
-	out=$(timeout 60 python3 "$FLEET" "$PORT" parca 2 "$TDIR/n.pb.gz" "$2" 2>&1)
-	got=$(pids "$TDIR/n.pb.gz")
+	out=$(cat "$TDIR/n$2.out")
+	got=$(pids "$TDIR/n$2.pb.gz")
 	[ "${out%% *}" = 200 ] && [ "$got" = "$3 " ] && pass "$1: only pid $3" || fail "$1" "$out; pids '$got', not '$3'"
 }
-narrow "pid= with an unknown argument" "&pid=$MJ_PID&debug=1&labels=x" "$MJ_PID"
+narrow "pid= with an unknown argument" 1 "$MJ_PID"
 # comm=: every process of that name (other minijits on this machine too: system-wide mode).
-out=$(timeout 60 python3 "$FLEET" "$PORT" parca 2 "$TDIR/c.pb.gz" "&comm=minijit" 2>&1)
-comms=$(raw "$TDIR/c.pb.gz" | grep -o ' comm=[^ ]*' | sort -u | tr -d ' ')
-[ "${out%% *}" = 200 ] && [ "$comms" = comm=minijit ] && raw "$TDIR/c.pb.gz" | grep -q " pid=$MJ_PID " &&
-	pass "comm=minijit: only minijits ($(pids "$TDIR/c.pb.gz"))" || fail "comm=minijit" "$out; $comms"
+out=$(cat "$TDIR/n2.out")
+comms=$(raw "$TDIR/n2.pb.gz" | grep -o ' comm=[^ ]*' | sort -u | tr -d ' ')
+[ "${out%% *}" = 200 ] && [ "$comms" = comm=minijit ] && raw "$TDIR/n2.pb.gz" | grep -q " pid=$MJ_PID " &&
+	pass "comm=minijit: only minijits ($(pids "$TDIR/n2.pb.gz"))" || fail "comm=minijit" "$out; $comms"
 if [ -n "$NP" ]; then
-	narrow "unit= (a systemd scope's name, not a watch's)" "&unit=$CG" "$NP"
-	narrow "cgroup=" "&cgroup=$CGPATH" "$NP"
-	narrow "cgroup= and comm= together" "&cgroup=$CGPATH&comm=node" "$NP"
+	narrow "unit= (a systemd scope's name, not a watch's)" 3 "$NP"
+	narrow "cgroup=" 4 "$NP"
+	narrow "cgroup= and comm= together" 5 "$NP"
 fi
 got=$(curl -s -o "$TDIR/idx" -w '%{http_code}' -H "$AUTH" "$URL/debug/pprof/")
 [ "$got" = 200 ] && grep -q "/debug/pprof/profile?seconds=N" "$TDIR/idx" && grep -q "/debug/pprof/targets" "$TDIR/idx" &&

@@ -129,8 +129,12 @@ python3 -c "import sys; sys.exit(0 if $unk < 1.0 and $hot > 30 else 1)" &&
 # 2b. A JVM that writes its map at exit (-XX:+DumpPerfMapAtExit), not asked (--no-jvm-map): the
 #     issue found 98.7% of such a profile unnamed. perf record -g of the same run beside it.
 if command -v java >/dev/null && command -v javac >/dev/null; then
-	JCLS=$TDIR/jvm
-	mkdir -p "$JCLS" && javac -d "$JCLS" "$(dirname "$0")/../fixtures/jvm/Hot.java"
+	# The fixture as test_jvm.sh compiles it into the build directory (when the source is newer).
+	JCLS=$(realpath -m "$BUILD/jvm")
+	HOTJ=$(dirname "$0")/../fixtures/jvm/Hot.java
+	if [ ! -f "$JCLS/Hot.class" ] || [ "$HOTJ" -nt "$JCLS/Hot.class" ]; then
+		mkdir -p "$JCLS" && javac -d "$JCLS" "$HOTJ"
+	fi
 	java -XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit \
 		-cp "$JCLS" Hot 8 >"$TDIR/jvm.out" 2>"$TDIR/jvm.err" &
 	J=$!; PIDS+=("$J")

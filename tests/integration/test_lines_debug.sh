@@ -81,9 +81,18 @@ if lines_of "$TDIR/none" none; then
 		pass "no debug file: no lines, and said ($n)" || fail "no debug file" "$(comment "$TDIR/none.pb.gz") $n"
 fi
 
-# Its debug file by build id once the process has exited and its symbols are dropped.
+# Processes that exit: gone, exited and private below, each profiled for the 5 s it runs, the
+# three at once (EP: their pids).
 split gone && by_id "$TDIR/gone" "$TDIR/gone.debug"
-if NSAMPLES=200 profile "$TDIR/gone" gone 5; then
+build exited
+build private
+declare -A EP
+for n in gone exited private; do
+	[ -x "$TDIR/$n" ] && NSAMPLES=200 profile "$TDIR/$n" "$n" 5 && EP[$n]=$HP
+done
+# Its debug file by build id once the process has exited and its symbols are dropped.
+if [ -n "${EP[gone]:-}" ]; then
+	HP=${EP[gone]}
 	wait_for 20 state_is "$HP" exited || fail "gone: exited" "$(ctl list --all)"
 	ctl export "$HP" -o "$TDIR/gone.pb.gz" 2>"$TDIR/gone.err" &&
 		hot "$TDIR/gone.pb.gz" && pass "an exited process: its debug file by build id: mix $SRC:$HOT (inline) first" ||
@@ -91,9 +100,10 @@ if NSAMPLES=200 profile "$TDIR/gone" gone 5; then
 fi
 # An exited process's own file (its DWARF in it) at its path in kprofd's root, readable by
 # anyone; made root-only (chmod 700) after its process exited, the same file is never read.
-# exited_lines NAME MODE: $TDIR/NAME profiled until it exits, chmod MODE, exported.
+# exited_lines NAME MODE: $TDIR/NAME, profiled above, once it has exited: chmod MODE, exported.
 exited_lines() {
-	build "$1" && NSAMPLES=200 profile "$TDIR/$1" "$1" 5 || return 1
+	[ -n "${EP[$1]:-}" ] || return 1
+	HP=${EP[$1]}
 	wait_for 20 state_is "$HP" exited || { fail "$1: exited" "$(ctl list --all)"; return 1; }
 	chmod "$2" "$TDIR/$1"
 	ctl export "$HP" -o "$TDIR/$1.pb.gz" 2>"$TDIR/$1.err" || { fail "$1: export" "$(cat "$TDIR/$1.err")"; return 1; }

@@ -21,13 +21,23 @@ URL=http://127.0.0.1:$PORT/debug/pprof/profile
 head -c 24 /dev/urandom | base64 | tr -d '/+=' >"$TDIR/token"
 chmod 600 "$TDIR/token"
 AUTH="Authorization: Bearer $(cat "$TDIR/token")"
-printf '[http]\nlisten = 127.0.0.1:%s\ntoken_file = %s\nmax_seconds = 60\n' "$PORT" "$TDIR/token" \
+printf '[http]\nlisten = 127.0.0.1:%s\ntoken_file = %s\nmax_seconds = 60\nmax_waiting_per_source = 8\n' \
+	"$PORT" "$TDIR/token" \
 	>"$TDIR/kprofd.conf"
 export HOME=$TDIR PPROF_TMPDIR=$TDIR
 start_daemon --config "$TDIR/kprofd.conf" || { fail "daemon starts" "see log"; exit 1; }
 
 # get QUERY: the status; the body in $TDIR/body.
 get() { curl -s -o "$TDIR/body" -w '%{http_code}' --max-time 60 -H "$AUTH" "$URL?$1"; }
+# get_bg NAME QUERY: get in the background, its answer in $TDIR/NAME.body and its status in
+# NAME.code; got NAME waits for it (in this shell, not in a $(...)), makes its answer the body
+# and its status $GOT.
+declare -A GETS
+get_bg() {
+	curl -s -o "$TDIR/$1.body" -w '%{http_code}' --max-time 60 -H "$AUTH" "$URL?$2" >"$TDIR/$1.code" &
+	GETS[$1]=$!
+}
+got() { wait "${GETS[$1]}"; cp "$TDIR/$1.body" "$TDIR/body"; GOT=$(cat "$TDIR/$1.code"); }
 # raw NAME: go tool pprof -raw of the last body, as pprof_raw.py's JSON in $TDIR/NAME.json.
 raw() {
 	cp "$TDIR/body" "$TDIR/$1.pb.gz"
@@ -85,6 +95,10 @@ check "the worker's wall time in the 3 s interval is about 3 s ($wall ns)" \
 
 start_minijit --seconds 60 >/dev/null
 ctl attach "$MJ_PID" >/dev/null
+# The interval profiles below are asked at once (the config allows 8 waiting from this address).
+get_bg wall "seconds=1&pid=$MIXP&type=wall"
+get_bg cpu "type=cpu&seconds=1&pid=$MIXP"
+get_bg none "seconds=1&pid=$MIXP"
 # The whole host with type=wall: both targets, the minijit's CPU time and the fixture's waits.
 check "whole host, type=wall: 200" test "$(get "seconds=2&type=wall")" = 200
 raw host
@@ -94,11 +108,13 @@ pids = {s['labels'].get('pid') for s in d['samples'] if s['values']['off_cpu']}
 cpu = {s['labels'].get('pid') for s in d['samples'] if s['values']['cpu']}
 assert '$MIXP' in pids and '$MJ_PID' not in pids and '$MJ_PID' in cpu, (pids, cpu)"
 # type=wall: the same types, wall the default; type=cpu and none: CPU samples alone.
-check "type=wall: 200" test "$(get "seconds=1&pid=$MIXP&type=wall")" = 200
+got wall
+check "type=wall: 200" test "$GOT" = 200
 raw wall
 check "type=wall: wall is the default" test "$(jq1 wall "d['default'], len(d['types'])")" = "wall 4"
 for q in "type=cpu&" ""; do
-	check "${q:-no type}: the CPU profile as before" test "$(get "${q}seconds=1&pid=$MIXP")" = 200
+	if [ -n "$q" ]; then got cpu; else got none; fi
+	check "${q:-no type}: the CPU profile as before" test "$GOT" = 200
 	raw cpu
 	check "${q:-no type}: two sample types" test "$(jq1 cpu "d['types']")" = "['samples', 'cpu']"
 done
