@@ -180,12 +180,13 @@ static bool func_by_addr(const struct profile_func *f)
  * so that unnamed code of one mapping is one frame of the graph. */
 static const char *folded_name(const struct profile_func *f, bool *bracket)
 {
-	const char *name =
-	    func_by_addr(f) || (f->kind == PROFILE_KIND_UNKNOWN && !strcmp(f->name, "[unknown]"))
-		? f->module
-		: f->name;
+	/* Which string is said, not compared by address: a name and its module may be one
+	 * shared string (a function "foo" of a program "foo"). */
+	bool by_module =
+	    func_by_addr(f) || (f->kind == PROFILE_KIND_UNKNOWN && !strcmp(f->name, "[unknown]"));
+	const char *name = by_module ? f->module : f->name;
 
-	*bracket = name == f->module && name[0] != '[';
+	*bracket = by_module && name[0] != '[';
 	return name;
 }
 

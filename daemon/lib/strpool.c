@@ -9,7 +9,7 @@
  * One open-addressing table with linear probing, a power of two of slots, at most half full;
  * a slot holds the pointer to its string, which lives in an arena (never moved, never freed
  * alone) right behind its 8-byte hash, so probing compares hashes before any string and a
- * holder reads the hash without hashing.
+ * holder reads the hash without hashing. The cap counts the strings and the slot table.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -78,7 +78,7 @@ static int grow(struct strpool *p)
 const char *strpool_intern(struct strpool *p, const char *s)
 {
 	uint64_t h = strpool_hash(s);
-	size_t len, need, j;
+	size_t len, need, j, slots;
 	char *copy;
 
 	if (p->nslots)
@@ -87,11 +87,15 @@ const char *strpool_intern(struct strpool *p, const char *s)
 				return p->slot[j];
 	len = strlen(s);
 	need = sizeof(h) + len + 1;
-	if (need > p->max_bytes - p->str_bytes) {
+	/* The cap holds the slot table too (as it will be after growing): short strings cost
+	 * more in slots than in bytes. */
+	slots = (p->n + 1) * 2 > p->nslots ? (p->nslots ? p->nslots * 2 : SLOTS_MIN) : p->nslots;
+	if (slots * sizeof(*p->slot) + p->str_bytes > p->max_bytes ||
+	    need > p->max_bytes - p->str_bytes - slots * sizeof(*p->slot)) {
 		p->full++;
 		return NULL;
 	}
-	if ((p->n + 1) * 2 > p->nslots && grow(p) < 0)
+	if (slots != p->nslots && grow(p) < 0)
 		return NULL;
 	copy = arena_alloc(&p->arena, need);
 	if (!copy)

@@ -371,15 +371,14 @@ static void check_profile_budget(struct manager *m)
 		bool over;
 
 		mine = 0;
-		if (t->uid != 0 && nuids < 0)
-			continue; /* no memory to sum them: judged again next second */
-		if (t->uid != 0) {
+		if (t->uid != 0 && nuids >= 0) {
 			manager_kept_memory(m, t->uid, &mine, &all);
 			u = bsearch(&(struct uid_bytes){.uid = t->uid}, uids, (size_t)nuids,
 				    sizeof(*uids), uid_bytes_cmp);
 			mine += u ? u->bytes : 0;
 		}
-		over = over_total || (t->uid != 0 && mine > per_uid);
+		/* No memory to sum a user's: its share as judged last second. */
+		over = over_total || (t->uid != 0 && (nuids < 0 ? t->over_budget : mine > per_uid));
 		if (over && !t->over_budget)
 			log_warn(
 			    "pid %d (%s): new samples dropped: the profiles of %s hold %.0f MiB "

@@ -478,19 +478,23 @@ int manager_detach(struct manager *m, struct target *t)
 bool manager_recheck(struct manager *m, struct target *t)
 {
 	struct procfs_ident id;
+	bool ns_known;
 	uid_t owner;
 
 	if (t->state != TARGET_ATTACHED)
 		return false;
 	m->cred_reads++;
-	/* The namespace first: one entered after this read shows at the next tick. */
-	if (procfs_userns(t->pid, &t->cred_userns) < 0 || procfs_ident_read(t->pid, &id) < 0) {
+	/* The namespace first: one entered after this read shows at the next tick. A namespace
+	 * that cannot be read (an LSM, no CAP_SYS_PTRACE) leaves the next ticks reading the
+	 * status in full; the status is judged now either way. */
+	ns_known = procfs_userns(t->pid, &t->cred_userns) == 0;
+	if (procfs_ident_read(t->pid, &id) < 0) {
 		t->cred_known = false;
 		return false;
 	}
 	owner = procfs_ident_owner(&id);
 	/* What the next ticks compare (manager_recheck_tick). */
-	t->cred_known = true;
+	t->cred_known = ns_known;
 	t->cred_stat_uid = id.stat_uid;
 	t->cred_always = owner ? id.setuid_cap : id.stat_uid != 0;
 	if (owner == t->uid)

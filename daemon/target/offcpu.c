@@ -163,6 +163,8 @@ int offcpu_add(struct offcpu *o, struct tsym *sym, struct tnames *names,
 		profile_cache_clear(o->prof);
 		o->sym_gen = tsym_generation(sym);
 	}
+	/* Summed waits carry no one time: not an on-CPU sample's, which the maps are judged by. */
+	tsym_sample_time(sym, 0);
 	if ((id = special(o, offcpu_state_name(iv->state))) >= 0)
 		o->ids[n++] = id;
 	if (iv->ustack_lost || iv->kstack_lost) {

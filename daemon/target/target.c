@@ -1017,7 +1017,8 @@ static bool is_copy(const struct profile_func *f, const char *name)
 /* Of the JIT functions named name, the start of the one to trace (0: none has samples): a JIT
  * keeps several copies under one name (HotSpot's tiers, V8's on-stack replacement and the copy
  * it makes after a deoptimization), and the one that runs now is the one to trace. So the copy
- * that is the leaf of most of the target's last TARGET_RECENT_LEAVES samples; the one with the
+ * that is the leaf of most of the target's last TARGET_RECENT_LEAVES samples (by the function an
+ * address kept before it was named became: profile_canon); the one with the
  * most samples overall when none of them is in any. */
 static uint64_t hottest_copy(const struct target *t, const char *name)
 {
@@ -1028,7 +1029,12 @@ static uint64_t hottest_copy(const struct target *t, const char *name)
 	for (uint32_t k = 0; k < TARGET_RECENT_LEAVES; k++) {
 		uint32_t id = t->recent_leaf[k], j;
 
-		if (!id || !is_copy(profile_func_get(p, id - 1), name))
+		/* A leaf kept by its address before the perf map named it is that function now:
+		 * the copy V8 just made is most often one of them. */
+		if (!id)
+			continue;
+		id = profile_canon(p, id - 1) + 1;
+		if (!is_copy(profile_func_get(p, id - 1), name))
 			continue;
 		for (j = 0; j < n && ids[j] != id; j++)
 			;

@@ -23,7 +23,7 @@ struct strpool_stats {
 	size_t bytes;		/* memory held */
 };
 
-/* max_bytes: the strings' bytes, their hashes included (0: 32 MiB). */
+/* max_bytes: the strings' bytes, their hashes included, and the slot table (0: 32 MiB). */
 int strpool_new(size_t max_bytes, struct strpool **ret);
 void strpool_free(struct strpool *p);
 

@@ -1266,6 +1266,20 @@ static void test_intern_shared(void **state)
 			 c);
 	assert_int_equal(profile_intern_shared(p, NULL, 0, module, 0, 0, PROFILE_KIND_NATIVE),
 			 -EINVAL);
+	/* A function named as its program ("foo" in "foo": one pooled string) is said by its
+	 * name in folded output, not as the program's unnamed code "[foo]". */
+	{
+		struct profile *f = new_profile(NULL);
+		const char *foo = strpool_intern(pool, "foo");
+		uint32_t id[1];
+
+		id[0] = (uint32_t)profile_intern_shared(f, foo, strpool_hash_of(foo), foo,
+							strpool_hash_of(foo), 0x3000,
+							PROFILE_KIND_NATIVE);
+		assert_int_equal(profile_add(f, id, 1, 2), 0);
+		expect_folded(f, "foo 2\n");
+		profile_free(f);
+	}
 	/* Renamed (a copy replaces the pool's names) and aliased (to a pooled function). */
 	d = profile_intern_unresolved(p, 0x7f0000001000, "[anon]");
 	assert_true(d >= 0);

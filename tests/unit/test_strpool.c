@@ -59,7 +59,8 @@ static void test_intern(void **state)
 }
 
 /* At the cap nothing new is interned (NULL, counted) but what is there is still found; a string
- * larger than the whole cap is refused too. */
+ * larger than the whole cap is refused too. The cap holds the slot table (1,024 slots of 8
+ * bytes at first, 2,048 once more than 512 strings are in). */
 static void test_cap(void **state)
 {
 	struct strpool *p;
@@ -69,7 +70,7 @@ static void test_cap(void **state)
 	int n = 0;
 
 	(void)state;
-	assert_int_equal(strpool_new(1000, &p), 0);
+	assert_int_equal(strpool_new(8192 + 1000, &p), 0);
 	a = strpool_intern(p, "first");
 	assert_non_null(a);
 	for (int i = 0; i < 1000; i++) {
@@ -79,6 +80,7 @@ static void test_cap(void **state)
 	}
 	strpool_get_stats(p, &st);
 	assert_true(st.str_bytes <= 1000);
+	assert_true(st.bytes >= 8192 + st.str_bytes);
 	assert_int_equal(n, (1000 - 14) / 18);
 	assert_int_equal(st.full, 1000 - n);
 	assert_ptr_equal(strpool_intern(p, "first"), a); /* found, not new: no room needed */
@@ -86,7 +88,19 @@ static void test_cap(void **state)
 	assert_null(strpool_intern(p, "name-0999"));
 	strpool_free(p);
 
-	assert_int_equal(strpool_new(100, &p), 0);
+	/* 512 strings ("0" to "511": 6,034 bytes with their hashes) fill 1,024 slots halfway:
+	 * the 513th needs 2,048 slots (16 KiB), over a cap of 15,000 bytes however short it is. */
+	assert_int_equal(strpool_new(15000, &p), 0);
+	n = 0;
+	for (int i = 0; i < 600; i++) {
+		snprintf(buf, sizeof(buf), "%d", i);
+		if (strpool_intern(p, buf))
+			n++;
+	}
+	assert_int_equal(n, 512);
+	strpool_free(p);
+
+	assert_int_equal(strpool_new(8192 + 100, &p), 0);
 	big = malloc(200);
 	assert_non_null(big);
 	memset(big, 'x', 199);
