@@ -84,6 +84,17 @@ tree() {
 		END { q[1] = p; n = 1; for (i = 1; i <= n; i++) { print q[i]; m = split(kids[q[i]], k, " ")
 			for (j = 1; j <= m; j++) q[++n] = k[j] } }'
 }
+# A suite stopped (^C, the CI's limit) takes its background tests and their guests with it.
+declare -A bg_done
+stop_bg() {
+	local n
+	for n in "${!bg_pid[@]}"; do
+		[ -z "${bg_done[$n]:-}" ] && kill $(tree "${bg_pid[$n]}") 2>/dev/null
+	done
+}
+trap stop_bg EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 for t in "${tests[@]}"; do
 	grep -q '^# .*Background: ' "$t" && ! not_here "$t" || continue
 	name=$(basename "$t" .sh)
@@ -110,6 +121,7 @@ if [ "${#order[@]}" -gt 0 ]; then
 			renice -n 0 -p $(tree "${bg_pid[$name]}") >/dev/null 2>&1
 			wait "${bg_pid[$name]}"
 			rc=$?
+			bg_done[$name]=1
 		else
 			BUILD=$BUILD timeout "$(timeout_of "$t")" bash "$t" >"$log/$name.out" 2>&1
 			rc=$?
