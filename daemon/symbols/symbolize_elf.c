@@ -162,6 +162,16 @@ static const char *shared_name(struct symbolizer *sz, struct shared_names *sn,
 		d = __cxa_demangle(s->name, NULL, NULL, &status);
 	sn->v[i] = strpool_intern(sz->names, d && status == 0 ? d : s->name);
 	free(d);
+	if (!sn->v[i] && !sz->names_full_logged) {
+		struct strpool_stats ps;
+
+		strpool_get_stats(sz->names, &ps);
+		log_warn("host-wide symbol names: %zu names in %.1f MiB, at the pool's cap: names are "
+			 "copied into each profile from now on (slower, more memory; counted in "
+			 "symbol memory)",
+			 ps.strs, ps.bytes / 1048576.0);
+		sz->names_full_logged = true;
+	}
 	return sn->v[i];
 }
 
@@ -696,7 +706,11 @@ void symbolizer_set_budget(struct symbolizer *sz, uint64_t total_bytes, uint64_t
 
 void symbolizer_get_stats(const struct symbolizer *sz, uint64_t *bytes, uint64_t *refusals)
 {
-	*bytes = budget_total_used(sz->budget);
+	struct strpool_stats ps;
+
+	strpool_get_stats(sz->names, &ps);
+	/* The host-wide names are charged to no user: counted here, in what status shows. */
+	*bytes = budget_total_used(sz->budget) + ps.bytes;
 	*refusals = budget_refusals(sz->budget);
 }
 

@@ -91,6 +91,7 @@ struct symbolizer {
 	/* The names of the files' and the kernel's symbols, once for all targets (symbolize_elf.c,
 	 * "Host-wide names"); the profiles of all targets keep them (freed after those). */
 	struct strpool *names;
+	bool names_full_logged; /* the pool's cap reached: said once */
 	struct shared_names kallsyms_names;
 	const char *kallsyms_module;
 	struct allowance read_cpu; /* of all targets' perf maps and jitdumps */
