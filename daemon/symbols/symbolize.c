@@ -419,16 +419,23 @@ int tsym_foreach_jit(const struct tsym *ts, int (*fn)(const struct perfmap_sym *
 	return 0;
 }
 
-size_t tsym_anon_exec(const struct tsym *ts)
+size_t tsym_anon_exec(struct tsym *ts)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; ts->c.maps && i < procmaps_count(ts->c.maps); i++) {
+	if (!ts->c.maps)
+		return 0;
+	/* Counted once for each read of the maps (every target's note asks each second). */
+	if (ts->anon_exec_gen == ts->c.maps_gen + 1)
+		return ts->anon_exec_n;
+	for (size_t i = 0; i < procmaps_count(ts->c.maps); i++) {
 		const struct procmaps_entry *m = procmaps_at(ts->c.maps, i);
 
 		if (procmaps_is_exec(m) && procmaps_is_anon(m))
 			n++;
 	}
+	ts->anon_exec_gen = ts->c.maps_gen + 1;
+	ts->anon_exec_n = n;
 	return n;
 }
 

@@ -105,7 +105,7 @@ void tsym_resume(struct tsym *ts);
  * refresh too). */
 const struct tsym_stats *tsym_get_stats(struct tsym *ts);
 /* Executable mappings of anonymous or memfd memory (where JIT code lives) at the last read. */
-size_t tsym_anon_exec(const struct tsym *ts);
+size_t tsym_anon_exec(struct tsym *ts);
 /* Every JIT function of the sources that list theirs (the perf map), for exact mode's probes
  * and the path tracer; stops at and returns fn's first non-zero return. */
 int tsym_foreach_jit(const struct tsym *ts, int (*fn)(const struct perfmap_sym *, void *),

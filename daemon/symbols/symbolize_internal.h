@@ -108,6 +108,8 @@ struct tsym {
 	struct elf_entry **map_elf; /* per mapping of c.maps: NULL = not looked up yet */
 	uint64_t maps_loaded_ns;
 	uint64_t taken_ns; /* when the sample being resolved was taken (tsym_sample_time) */
+	uint64_t anon_exec_gen; /* c.maps_gen + 1 of anon_exec_n (0: not counted) */
+	size_t anon_exec_n;
 
 	void *state[SYM_SOURCES_MAX]; /* each source's, in the order of sym_sources[] */
 	/* The lookups a resolve walks, in the table's order, for each kind of address: made once
