@@ -33,6 +33,7 @@
 #include "kprof/drift.h"
 #include "target/driftcode.h"
 #include "kernel/hwbp.h"
+#include "kprof/perfmap.h"
 #include "kprof/procmaps.h"
 #include "kprof/strpool.h"
 #include "paths/paths.h"
@@ -1009,9 +1010,12 @@ void target_on_call(struct target *t, const struct kp_call *c)
 		calls_on_event(t->calls, c, profile_nfuncs(t->profile));
 }
 
+/* A JIT function of the name typed: whole, or as a perf map's entry is typed (V8's "JS:*batch"
+ * for "JS:*batch /app.js:28:15", perfmap_name_match), the way the trace finds it. */
 static bool is_copy(const struct profile_func *f, const char *name)
 {
-	return f && f->kind == PROFILE_KIND_JIT && f->name && !strcmp(f->name, name);
+	return f && f->kind == PROFILE_KIND_JIT && f->name &&
+	       perfmap_name_match(f->name, name, strlen(name)) > 0;
 }
 
 /* Of the JIT functions named name, the start of the one to trace (0: none has samples): a JIT
