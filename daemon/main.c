@@ -200,11 +200,13 @@ static const struct {
 	int opt;
 	const char *section, *key;
 } opt_map[] = {
-    {'s', "daemon", "socket"},	   {'F', "daemon", "frequency"},    {1, "limits", "max_targets"},
-    {2, "limits", "max_kept"},	   {3, "limits", "max_clients"},    {4, "daemon", "ringbuf_size"},
-    {5, "daemon", "drain_ms"},	   {6, "limits", "client_timeout"}, {7, "access", "read_group"},
-    {8, "daemon", "state_dir"},	   {9, "limits", "kept_max_age"},   {10, "daemon", "sampling"},
-    {11, "limits", "max_threads"},  {12, "limits", "probe_slowdown_pct"},
+    {'s', "daemon", "socket"},	   {'F', "daemon", "frequency"},
+    {1, "limits", "max_targets"},  {2, "limits", "max_kept"},
+    {3, "limits", "max_clients"},  {4, "daemon", "ringbuf_size"},
+    {5, "daemon", "drain_ms"},	   {6, "limits", "client_timeout"},
+    {7, "access", "read_group"},   {8, "daemon", "state_dir"},
+    {9, "limits", "kept_max_age"}, {10, "daemon", "sampling"},
+    {11, "limits", "max_threads"}, {12, "limits", "probe_slowdown_pct"},
 };
 
 /* The daemon's parts, started in this order and freed in the reverse one. */

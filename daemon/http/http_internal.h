@@ -39,7 +39,7 @@ struct http_member {
 	pid_t pid;
 	uint64_t attached_ns;
 	struct target_since since; /* its counts at the start */
-	struct sdelta *od; /* its off-CPU profile's (type=off_cpu|wall), NULL: none */
+	struct sdelta *od;	   /* its off-CPU profile's (type=off_cpu|wall), NULL: none */
 	/* The interval's end, while the answer waits for source lines (NULL: not kept): the
 	 * interval's profile and off-CPU profile then, the later build cut back to them. */
 	struct sdelta *e, *oe;
@@ -52,7 +52,7 @@ struct http_req {
 	struct MHD_Connection *c;
 	struct http_conn *hc;
 	sd_event_source *timer;
-	sd_event_source *gone; /* the client's socket hung up while r waits */
+	sd_event_source *gone;	     /* the client's socket hung up while r waits */
 	struct sockaddr_storage src; /* the client's address (its port 0) */
 	/* The selection (http_profile.c): all that are set must match; none: the whole host. */
 	char unit[PATH_MAX]; /* a watch's name (unit_watch) or a systemd unit; "": none */
@@ -69,13 +69,13 @@ struct http_req {
 	char *body; /* malloc'd */
 	size_t len;
 	bool pprof;
-	struct http_range *rg;		  /* since=/until= being merged (http_range.c), or NULL */
+	struct http_range *rg; /* since=/until= being merged (http_range.c), or NULL */
 	/* The interval's new leaf addresses being resolved by kprof-lines (http_profile.c):
 	 * answered when they are (lines_done), or at the wait's deadline. */
 	struct srclines_waiter *lines_wait;
 	bool lines_done;
-	uint64_t lines_since; /* srclines_seq when the answer was first built */
-	uint64_t end_real;    /* ... and its end (CLOCK_REALTIME) */
+	uint64_t lines_since;		  /* srclines_seq when the answer was first built */
+	uint64_t end_real;		  /* ... and its end (CLOCK_REALTIME) */
 	void (*stop)(struct http_req *r); /* frees rg (and stops its merge) */
 };
 
@@ -128,8 +128,8 @@ enum MHD_Result http_queue_answer(struct http_req *r);
 /* GET /debug/pprof/profile?seconds=N (q checked, no since=/until=): the selected targets
  * snapshotted and the connection suspended with *con_cls set, answered N seconds later; or a
  * 404 (nothing selected) or 503 at once. */
-enum MHD_Result http_profile_start(struct httpd *h, struct MHD_Connection *c,
-				   const struct httpq *q, void **con_cls);
+enum MHD_Result http_profile_start(struct httpd *h, struct MHD_Connection *c, const struct httpq *q,
+				   void **con_cls);
 /* r's answer built (its status and body set): 0, 1 when it waits for source lines first (built
  * again when they are in), or a negative errno. */
 int http_profile_answer(struct http_req *r);

@@ -63,8 +63,7 @@ static int ids_parse(const char *q, const char *eol, unsigned *const *f, int n)
 
 /* NStgid: one value per PID namespace, outermost first, into st->ns_tgid; *last is the last
  * (-1 if none). */
-static int nstgid_parse(const char *q, const char *eol, struct procinfo_status *st,
-			long long *last)
+static int nstgid_parse(const char *q, const char *eol, struct procinfo_status *st, long long *last)
 {
 	long long v = -1;
 

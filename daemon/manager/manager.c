@@ -58,7 +58,7 @@ _Static_assert(KPROF_MAX_TARGETS == KP_MAX_TARGETS, "max_targets' cap is kp_targ
 
 #define HOUSEKEEPING_USEC 1000000ULL
 #define ALIVE_SWEEP_NS (10 * 1000000000ULL) /* each target's /proc read for a lost exit */
-#define JVM_EXCHANGES_MAX 4 /* JVMs asked for their perf maps at once */
+#define JVM_EXCHANGES_MAX 4		    /* JVMs asked for their perf maps at once */
 
 static void on_sample(void *ctx, const struct kp_sample *s)
 {

@@ -103,8 +103,8 @@ struct manager {
 	/* The modules built on the manager, told of its events (manager_events.h). */
 	struct manager_sub subs[MANAGER_MAX_SUBSCRIBERS];
 	unsigned n_subs;
-	bool stopping; /* no new target from a stranger's sample */
-	uint64_t auto_refused; /* attaches refused by limits.max_auto_targets */
+	bool stopping;			   /* no new target from a stranger's sample */
+	uint64_t auto_refused;		   /* attaches refused by limits.max_auto_targets */
 	uint64_t rt_window_ns, rt_used_ns; /* attaches run SCHED_FIFO: this second's, and time */
 	/* The time windows (windows.c) and system-wide mode (syswide.c), for the requests that
 	 * use them: set by main.c, which creates them, NULL before. */
@@ -112,9 +112,9 @@ struct manager {
 	struct syswide *sw;
 	struct httpd *http; /* the pprof endpoint (http.c, a layer above), NULL when off */
 	struct http_stats http_stats; /* its counts (http_publish) */
-	uint64_t all_taken_over;   /* --all targets ended by another attach of their process */
-	uint64_t all_kept_dropped; /* --all ended profiles dropped by limits.max_kept */
-	uint64_t all_samples;	   /* samples added to --all targets */
+	uint64_t all_taken_over;      /* --all targets ended by another attach of their process */
+	uint64_t all_kept_dropped;    /* --all ended profiles dropped by limits.max_kept */
+	uint64_t all_samples;	      /* samples added to --all targets */
 	/* Off-CPU time (manager_offcpu.c): its maps' reader, made at the first target that
 	 * asks; sums of no such target. */
 	struct offcpu_bpf *offcpu;

@@ -397,10 +397,11 @@ static int attach(struct manager *m, pid_t pid, const struct attach_opts *opts, 
 		if (t->by != 0) {
 			manager_stop_sampling(m, t);
 			target_free(t);
-			snprintf(errbuf, errlen,
-				 "permission denied: pid %d changed credentials while being attached "
-				 "(setuid, or not dumpable); only root may profile it",
-				 pid);
+			snprintf(
+			    errbuf, errlen,
+			    "permission denied: pid %d changed credentials while being attached "
+			    "(setuid, or not dumpable); only root may profile it",
+			    pid);
 			return -EPERM;
 		}
 		t->uid = procfs_ident_owner(&id);

@@ -105,12 +105,12 @@ static void frame_rule(struct target *t, uint64_t addr, bool ret, struct kp_unwi
 	if (t->sym)
 		tsym_frame_rule(t->sym, addr, ret, &fr);
 	*r = (struct kp_unwind_rule){.cfa = fr.cfa,
-				     .kind = fr.kind == TSYM_FRAME_SP   ? KP_RULE_SP
+				     .kind = fr.kind == TSYM_FRAME_SP	? KP_RULE_SP
 					     : fr.kind == TSYM_FRAME_FP ? KP_RULE_FP
 									: KP_RULE_UNKNOWN,
-				     .rbp = !fr.rbp_saved		  ? KP_RBP_KEPT
+				     .rbp = !fr.rbp_saved		       ? KP_RBP_KEPT
 					    : fr.rbp_off && fr.rbp_off < 65536 ? KP_RBP_SAVED
-										: KP_RBP_LOST,
+									       : KP_RBP_LOST,
 				     .rbp_off = (uint16_t)fr.rbp_off};
 }
 
@@ -213,8 +213,9 @@ void manager_offcpu_status(const struct manager *m, struct manager_offcpu_status
 	const char *type = loader_offcpu_type(m->loader);
 
 	memset(st, 0, sizeof(*st));
-	st->program = !type ? "" : !strcmp(type, "tp_btf") ? "tp_btf/sched_switch"
-							    : "raw_tp/sched_switch";
+	st->program = !type			? ""
+		      : !strcmp(type, "tp_btf") ? "tp_btf/sched_switch"
+						: "raw_tp/sched_switch";
 	st->targets = m->offcpu_attached;
 	st->unknown = m->offcpu_unknown;
 	if (!m->offcpu || offcpu_bpf_stats(m->offcpu, &bs) < 0)
