@@ -85,3 +85,22 @@ def reply_ok(reply, req):
 def frame(req):
     """A request's bytes on the wire."""
     return struct.pack(">I", len(req)) + req
+
+def attach_all(sock, pids, detach=False):
+    """Attach each pid at 99 Hz over one connection (and detach it at once when detach):
+    hundreds of targets or kept profiles in a second, as the scale tests need them."""
+    s = connect(sock, timeout=60)
+    for pid in pids:
+        reqs = [field(1, b"\x08" + varint(pid) + b"\x10\x63")]  # attach at 99 Hz
+        if detach:
+            reqs.append(field(2, b"\x08" + varint(pid)))  # detach
+        for req in reqs:
+            send(s, req)
+            recv_frame(s)
+
+if __name__ == "__main__":
+    # kpraw.py attach|attach-detach SOCKET PID...
+    import sys
+    if len(sys.argv) < 3 or sys.argv[1] not in ("attach", "attach-detach"):
+        sys.exit("usage: kpraw.py attach|attach-detach SOCKET PID...")
+    attach_all(sys.argv[2], [int(p) for p in sys.argv[3:]], sys.argv[1] == "attach-detach")

@@ -25,14 +25,7 @@ sjson() { ctl status --json | python3 -c "import json,sys; s = json.load(sys.std
 # --- 1. N idle targets.
 SL=()
 for ((i = 0; i < N; i++)); do sleep 600 & SL+=("$!"); PIDS+=("$!"); done
-PYTHONPATH=$TDIR python3 - "$SOCK" "${SL[@]}" <<'PY' || fail "attach $N" "see above"
-import sys
-import kpraw
-s = kpraw.connect(sys.argv[1], timeout=60)
-for pid in map(int, sys.argv[2:]):
-    kpraw.send(s, kpraw.field(1, b"\x08" + kpraw.varint(pid) + b"\x10\x63"))  # attach at 99 Hz
-    kpraw.recv_frame(s)
-PY
+python3 "$TDIR/kpraw.py" attach "$SOCK" "${SL[@]}" || fail "attach $N" "see above"
 read -r att < <(sjson targets_attached)
 [ "$att" -ge "$N" ] || fail "attached" "$att of $N"
 # Past each target's first check (a full read: nothing known of it yet).

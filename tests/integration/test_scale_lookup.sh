@@ -29,16 +29,7 @@ read -r r0 l0 n0 < <(per_lookup 3)
 # 400 kept profiles, each of another process, all attached after the busy one.
 SL=()
 for ((i = 0; i < N; i++)); do sleep 600 & SL+=("$!"); PIDS+=("$!"); done
-PYTHONPATH=$TDIR python3 - "$SOCK" "${SL[@]}" <<'PY' || fail "attach/detach $N" "see above"
-import sys
-import kpraw
-s = kpraw.connect(sys.argv[1], timeout=60)
-for pid in map(int, sys.argv[2:]):
-    for req in (kpraw.field(1, b"\x08" + kpraw.varint(pid) + b"\x10\x63"),  # attach at 99 Hz
-                kpraw.field(2, b"\x08" + kpraw.varint(pid))):              # detach
-        kpraw.send(s, req)
-        kpraw.recv_frame(s)
-PY
+python3 "$TDIR/kpraw.py" attach-detach "$SOCK" "${SL[@]}" || fail "attach/detach $N" "see above"
 kept=$(ctl status --json | python3 -c "import json,sys; print(json.load(sys.stdin)['targets_kept'])")
 [ "$kept" -ge "$N" ] && pass "$kept kept profiles" || fail "kept profiles" "$kept of $N"
 read -r r1 l1 n1 < <(per_lookup 3)

@@ -20,16 +20,7 @@ sjson() { ctl status --json | python3 -c "import json,sys; s = json.load(sys.std
 # N idle processes attached and detached: N kept profiles, saved (not dirty).
 SL=()
 for ((i = 0; i < N; i++)); do sleep 600 & SL+=("$!"); PIDS+=("$!"); done
-PYTHONPATH=$TDIR python3 - "$SOCK" "${SL[@]}" <<'PY' || fail "attach/detach $N" "see above"
-import sys
-import kpraw
-s = kpraw.connect(sys.argv[1], timeout=60)
-for pid in map(int, sys.argv[2:]):
-    for req in (kpraw.field(1, b"\x08" + kpraw.varint(pid) + b"\x10\x63"),  # attach at 99 Hz
-                kpraw.field(2, b"\x08" + kpraw.varint(pid))):              # detach
-        kpraw.send(s, req)
-        kpraw.recv_frame(s)
-PY
+python3 "$TDIR/kpraw.py" attach-detach "$SOCK" "${SL[@]}" || fail "attach/detach $N" "see above"
 kill "${SL[@]}" 2>/dev/null
 read -r kept < <(sjson targets_kept)
 saved() { [ "$(ls "$TDIR/state/profiles" | grep -c '\.kprof$')" -ge "$1" ]; }
