@@ -85,16 +85,19 @@ grep -q "by hardware breakpoints one structure graph at a time" "$TDIR/p.txt" &&
 	pass "text reply: breakpoints graph by graph, no overlap figure, events estimated, no empty tables" ||
 	fail "text reply" "$(tail -30 "$TDIR/p.txt")"
 
-# 1b. mj_paths --anon (nested loops, an early exit from the inner one to the outer latch).
-start_minijit --anon --wait-usr1 --rounds 2 --paths 3000 --paths-trace "$TDIR/trp" --print-code \
+# 1b. mj_paths --anon (nested loops, an early exit from the inner one to the outer latch). The
+# workload (up to 60 rounds of 3000 calls) outlasts the trace on a loaded host, where the time
+# between two graphs' turns lets thousands of calls run untraced; it stops when the trace ends.
+start_minijit --anon --wait-usr1 --rounds 60 --paths 3000 --paths-trace "$TDIR/trp" --print-code \
 	--cleanup || { fail "minijit starts" ""; exit 1; }
 P=$MJ_PID
 ctl paths "$P" mj_paths --structural --spp-budget 3000 --duration 30 --top 0 --json \
 	>"$TDIR/pp.json" 2>"$TDIR/pp.err" &
 CTL=$!
 wait_for 20 tracing "$P" || fail "structural trace starts (mj_paths)" "$(cat "$TDIR/pp.err")"
-kill -USR1 "$P"; wait "$P"
+kill -USR1 "$P"
 wait "$CTL" || fail "kprofctl paths --structural (mj_paths)" "$(cat "$TDIR/pp.err")"
+kill -TERM "$P" 2>/dev/null; wait "$P"
 "$SPP_BENCH" --dump "$MJ_OUT" "$TDIR/trp" >"$TDIR/truthp.json" 2>"$TDIR/sbp.err" ||
 	fail "spp_bench --dump (mj_paths)" "$(cat "$TDIR/sbp.err")"
 if out=$(python3 "$(dirname "$0")/hwspp_truth.py" "$TDIR/truthp.json" "$TDIR/pp.json" 90 85 0.2 2>&1); then
