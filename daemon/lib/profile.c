@@ -6,7 +6,10 @@
  *
  * Three open-addressing hash tables with linear probing and power-of-two sizes, grown at half
  * load: functions (key: kind, start, name, module), stacks (key: the id sequence, stored once
- * in a shared uint32 arena) and the address cache. Flat counts are updated on each add, so a
+ * in a shared uint32 arena) and the address cache. The arena holds each id sequence once: the
+ * same stack in another thread (a pool's workers) points at the first one's ids, found by a
+ * fourth table keyed by the sequence alone, so a stack costs its ids once per process, not once
+ * per thread. Flat counts are updated on each add, so a
  * report is a sort of the function array and never a walk over the stacks. A generation mark
  * per function makes `total` count a function once per stack under recursion.
  *
@@ -78,6 +81,7 @@ void profile_free(struct profile *p)
 	profile_same_release(p);
 	free(p->stacks);
 	free(p->stack_slots);
+	free(p->seg_slots);
 	free(p->ids);
 	free(p->cache);
 	free(p->pending);
@@ -416,16 +420,75 @@ static struct pstack *stack_find(struct profile *p, uint32_t tid, const uint32_t
 	return NULL;
 }
 
+/* The stack whose ids are the sequence ids[0..n) of hash hs (hash_ids), or NULL with *slot
+ * where it goes in the segment table. */
+static const struct pstack *seg_find(const struct profile *p, const uint32_t *ids, size_t n,
+				     uint64_t hs, size_t *slot)
+{
+	size_t j;
+
+	for (j = hs & (p->seg_nslots - 1); p->seg_slots[j].idx; j = (j + 1) & (p->seg_nslots - 1)) {
+		const struct pstack *s;
+
+		if (p->seg_slots[j].tag != (uint32_t)(hs >> 32))
+			continue;
+		s = &p->stacks[p->seg_slots[j].idx - 1];
+		if ((s->hash ^ mix64(s->tid)) == hs && s->len == n &&
+		    (n == 0 || !memcmp(p->ids + s->off, ids, n * sizeof(*ids))))
+			return s;
+	}
+	*slot = j;
+	return NULL;
+}
+
+/* Rebuild the segment table into want slots: the first stack of each id sequence. */
+static int seg_reindex(struct profile *p, size_t want)
+{
+	struct sslot *s = calloc(want, sizeof(*s));
+	size_t slot;
+
+	if (!s)
+		return -ENOMEM;
+	free(p->seg_slots);
+	p->seg_slots = s;
+	p->seg_nslots = want;
+	p->nsegs = 0;
+	for (size_t i = 0; i < p->nstacks; i++) {
+		const struct pstack *st = &p->stacks[i];
+		uint64_t hs = st->hash ^ mix64(st->tid);
+
+		if (seg_find(p, p->ids + st->off, st->len, hs, &slot))
+			continue;
+		p->seg_slots[slot] = (struct sslot){.idx = i + 1, .tag = hs >> 32};
+		p->nsegs++;
+	}
+	return 0;
+}
+
 static int stack_insert(struct profile *p, uint32_t tid, const uint32_t *ids, size_t n, uint64_t h)
 {
-	size_t slot;
+	uint64_t hs = h ^ mix64(tid);
+	const struct pstack *same;
+	size_t slot, seg = 0;
+	uint32_t off = 0;
 	int err;
 
-	if (p->nstacks >= p->lim.max_stacks || p->nids + n > p->lim.max_stack_ids)
+	if (p->nstacks >= p->lim.max_stacks)
+		return -ENOSPC;
+	if ((p->nsegs + 1) * 2 > p->seg_nslots) {
+		err = seg_reindex(p, p->seg_nslots ? p->seg_nslots * 2 : 1024);
+		if (err < 0)
+			return err;
+	}
+	same = seg_find(p, ids, n, hs, &seg);
+	if (same)
+		off = same->off; /* read now: growing p->stacks may move it */
+	else if (p->nids + n > p->lim.max_stack_ids)
 		return -ENOSPC;
 	if ((err = array_grow((void **)&p->stacks, &p->stacks_cap, p->nstacks + 1,
 			      sizeof(*p->stacks), 64)) ||
-	    (err = array_grow((void **)&p->ids, &p->ids_cap, p->nids + n, sizeof(*p->ids), 64)))
+	    (!same &&
+	     (err = array_grow((void **)&p->ids, &p->ids_cap, p->nids + n, sizeof(*p->ids), 64))))
 		return err;
 	if ((p->nstacks + 1) * 2 > p->stack_nslots) {
 		err = stack_reindex(p, p->stack_nslots ? p->stack_nslots * 2 : 1024);
@@ -433,10 +496,15 @@ static int stack_insert(struct profile *p, uint32_t tid, const uint32_t *ids, si
 			return err;
 	}
 	stack_find(p, tid, ids, n, h, &slot);
-	if (n) /* memcpy with a NULL pointer is undefined even for 0 bytes */
-		memcpy(p->ids + p->nids, ids, n * sizeof(*ids));
-	p->stacks[p->nstacks] = (struct pstack){.hash = h, .off = p->nids, .len = n, .tid = tid};
-	p->nids += n;
+	if (!same) {
+		if (n) /* memcpy with a NULL pointer is undefined even for 0 bytes */
+			memcpy(p->ids + p->nids, ids, n * sizeof(*ids));
+		off = (uint32_t)p->nids;
+		p->nids += n;
+		p->seg_slots[seg] = (struct sslot){.idx = p->nstacks + 1, .tag = hs >> 32};
+		p->nsegs++;
+	}
+	p->stacks[p->nstacks] = (struct pstack){.hash = h, .off = off, .len = n, .tid = tid};
 	p->stack_slots[slot] = (struct sslot){.idx = ++p->nstacks, .tag = h >> 32};
 	return 0;
 }
@@ -516,21 +584,34 @@ size_t profile_canon_slot(const struct pstack *stacks, const struct sslot *slots
 
 size_t profile_canon_stacks(const struct profile *p, const struct pstack *src, size_t n,
 			    const uint32_t *src_ids, struct pstack *out, struct sslot *slots,
-			    size_t nslots, uint32_t *ids, size_t *ret_nids)
+			    size_t nslots, struct sslot *memo, uint32_t *ids, size_t *ret_nids)
 {
 	size_t k = 0, nids = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct pstack *st = &src[i];
-		uint32_t *v = ids + nids;
+		uint32_t *v = ids + nids, off = (uint32_t)nids;
 		uint64_t h;
-		size_t j;
+		size_t j, m;
 
-		for (size_t x = 0; x < st->len; x++)
-			v[x] = profile_canon(p, src_ids[st->off + x]);
+		/* the copy of the source's ids, if another stack's made it (an empty stack has
+		 * none: its offset may be the next one's, so it is not remembered) */
+		for (m = mix64(st->off) & (nslots - 1); memo[m].idx && memo[m].idx != st->off + 1;
+		     m = (m + 1) & (nslots - 1))
+			;
+		if (st->len && memo[m].idx) {
+			off = memo[m].tag;
+			v = ids + off;
+		} else {
+			for (size_t x = 0; x < st->len; x++)
+				v[x] = profile_canon(p, src_ids[st->off + x]);
+		}
 		h = profile_stack_hash(st->tid, v, st->len);
 		j = profile_canon_slot(out, slots, nslots, ids, st, v, h);
 		if (slots[j].idx) {
+			if (st->len && !memo[m].idx) /* merged: its ids are the other stack's */
+				memo[m] = (struct sslot){.idx = st->off + 1,
+							 .tag = out[slots[j].idx - 1].off};
 			struct pstack *o = &out[slots[j].idx - 1];
 
 			o->count += st->count;
@@ -540,12 +621,15 @@ size_t profile_canon_stacks(const struct profile *p, const struct pstack *src, s
 		}
 		out[k] = (struct pstack){.hash = h,
 					 .count = st->count,
-					 .off = nids,
+					 .off = off,
 					 .len = st->len,
 					 .tid = st->tid,
 					 .recent = st->recent};
 		slots[j] = (struct sslot){.idx = ++k, .tag = h >> 32};
-		nids += st->len;
+		if (st->len && !memo[m].idx) {
+			memo[m] = (struct sslot){.idx = st->off + 1, .tag = off};
+			nids += st->len;
+		}
 	}
 	*ret_nids = nids;
 	return k;
@@ -571,16 +655,17 @@ static void stacks_recount(struct profile *p)
 static int stacks_canonicalize(struct profile *p)
 {
 	_cleanup_free_ struct pstack *stacks = NULL;
-	_cleanup_free_ struct sslot *slots = NULL;
+	_cleanup_free_ struct sslot *slots = NULL, *memo = NULL;
 	_cleanup_free_ uint32_t *ids = NULL;
 	size_t nslots = p->stack_nslots ? p->stack_nslots : 1024, n = 0, nids = 0;
 
 	stacks = malloc((p->stacks_cap ? p->stacks_cap : 1) * sizeof(*stacks));
 	slots = calloc(nslots, sizeof(*slots));
+	memo = calloc(nslots, sizeof(*memo));
 	ids = malloc((p->ids_cap ? p->ids_cap : 1) * sizeof(*ids));
-	if (!stacks || !slots || !ids)
+	if (!stacks || !slots || !memo || !ids)
 		return -ENOMEM;
-	n = profile_canon_stacks(p, p->stacks, p->nstacks, p->ids, stacks, slots, nslots, ids,
+	n = profile_canon_stacks(p, p->stacks, p->nstacks, p->ids, stacks, slots, nslots, memo, ids,
 				 &nids);
 	free(p->stacks);
 	free(p->stack_slots);
@@ -594,6 +679,13 @@ static int stacks_canonicalize(struct profile *p)
 	p->layout++; /* stack indexes changed: snapshots compare by ids now */
 	/* The caps stay the old arrays' sizes: the copies were allocated at them. */
 	stacks_recount(p);
+	/* the segment table names stacks by index: again (on -ENOMEM the next insert's growth
+	 * rebuilds it; until then the old one must not be read) */
+	if (seg_reindex(p, p->seg_nslots ? p->seg_nslots : 1024) < 0) {
+		free(p->seg_slots);
+		p->seg_slots = NULL;
+		p->seg_nslots = p->nsegs = 0;
+	}
 	return 0;
 }
 
@@ -700,6 +792,7 @@ void profile_get_stats(const struct profile *p, struct profile_stats *st)
 		      p->func_tab.nslots * sizeof(*p->func_tab.slot) +
 		      p->stacks_cap * sizeof(*p->stacks) +
 		      p->stack_nslots * sizeof(*p->stack_slots) + p->ids_cap * sizeof(*p->ids) +
-		      p->cache_nslots * sizeof(*p->cache) + p->str_bytes,
+		      p->seg_nslots * sizeof(*p->seg_slots) + p->cache_nslots * sizeof(*p->cache) +
+		      p->str_bytes,
 	};
 }

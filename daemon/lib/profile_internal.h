@@ -61,6 +61,11 @@ struct profile {
 	size_t stack_nslots;
 	uint32_t *ids;
 	size_t nids, ids_cap;
+	/* The id sequences held in ids, each once: a stack of another thread with the same ids
+	 * points at the same offset. Key: hash_ids of the sequence (a stack's hash ^ mix64(tid)),
+	 * value: a stack index + 1 whose off and len are the sequence. */
+	struct sslot *seg_slots;
+	size_t seg_nslots, nsegs;
 
 	struct cslot *cache; /* addr 0 = empty; address 0 is never cached */
 	size_t cache_nslots, cache_n;
@@ -113,12 +118,15 @@ static __attribute__((unused)) bool is_alias(const struct profile *p, uint32_t i
 /* Stacks src[0..n) (their ids in src_ids) with every id canonical (profile_canon of p), equal
  * ones merged (counts and recent added), into out (room for n), its hash table slots (nslots,
  * a power of two at least 2n, zeroed) and ids (room for all of src's): returns the stacks in
- * out, *nids the ids used. profile_canon_slot: the slot of stack st (its canonical ids v, hash
- * h) in such a table, an equal stack's or the empty one where it goes. */
+ * out, *nids the ids used. Stacks that share their ids in src share them in out: memo (nslots
+ * entries, zeroed) maps a source offset to its copy's. profile_canon_slot: the slot of stack st
+ * (its canonical ids v, hash h) in such a table, an equal stack's or the empty one where it
+ * goes. */
 size_t profile_canon_stacks(const struct profile *p, const struct pstack *src, size_t n,
 			    const uint32_t *src_ids, struct pstack *out, struct sslot *slots,
-			    size_t nslots, uint32_t *ids, size_t *nids);
+			    size_t nslots, struct sslot *memo, uint32_t *ids, size_t *nids);
 size_t profile_canon_slot(const struct pstack *stacks, const struct sslot *slots, size_t nslots,
-			  const uint32_t *ids, const struct pstack *st, const uint32_t *v, uint64_t h);
+			  const uint32_t *ids, const struct pstack *st, const uint32_t *v,
+			  uint64_t h);
 
 #endif

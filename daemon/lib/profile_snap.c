@@ -82,7 +82,7 @@ static int give(const struct profile *p, const struct pstack *st, uint64_t befor
 struct canon_tab {
 	struct pstack *v;
 	uint32_t *ids;
-	struct sslot *slots;
+	struct sslot *slots, *memo;
 	size_t nslots, n;
 };
 
@@ -91,10 +91,10 @@ static void canon_tab_release(struct canon_tab *c)
 	free(c->v);
 	free(c->ids);
 	free(c->slots);
+	free(c->memo);
 }
 
-static int canon_build(const struct profile *p, const struct profile_snap *s,
-		       struct canon_tab *c)
+static int canon_build(const struct profile *p, const struct profile_snap *s, struct canon_tab *c)
 {
 	size_t nids;
 
@@ -104,16 +104,17 @@ static int canon_build(const struct profile *p, const struct profile_snap *s,
 	c->v = malloc((s->n ? s->n : 1) * sizeof(*c->v));
 	c->ids = malloc((s->nids ? s->nids : 1) * sizeof(*c->ids));
 	c->slots = calloc(c->nslots, sizeof(*c->slots));
-	if (!c->v || !c->ids || !c->slots)
+	c->memo = calloc(c->nslots, sizeof(*c->memo));
+	if (!c->v || !c->ids || !c->slots || !c->memo)
 		return -ENOMEM;
-	c->n = profile_canon_stacks(p, s->stacks, s->n, s->ids, c->v, c->slots, c->nslots, c->ids,
-				    &nids);
+	c->n = profile_canon_stacks(p, s->stacks, s->n, s->ids, c->v, c->slots, c->nslots, c->memo,
+				    c->ids, &nids);
 	return 0;
 }
 
 /* The pass by canonical ids, after p's stacks were rewritten. */
-static int delta_canon(const struct profile *p, const struct profile_snap *s,
-		       profile_stack_fn fn, void *userdata, uint64_t *sum)
+static int delta_canon(const struct profile *p, const struct profile_snap *s, profile_stack_fn fn,
+		       void *userdata, uint64_t *sum)
 {
 	_cleanup_(canon_tab_release) struct canon_tab c = {0};
 	_cleanup_free_ uint32_t *v = NULL;
@@ -157,8 +158,8 @@ bool profile_snap_gained(const struct profile *p, const struct profile_snap *s)
 	return p->samples != s->samples; /* renames move samples, never add any */
 }
 
-int profile_snap_delta(const struct profile *p, const struct profile_snap *s,
-		       profile_stack_fn fn, void *userdata, uint64_t *samples)
+int profile_snap_delta(const struct profile *p, const struct profile_snap *s, profile_stack_fn fn,
+		       void *userdata, uint64_t *samples)
 {
 	uint64_t sum = 0;
 	int err, n = 0;

@@ -131,9 +131,13 @@ static void fset_release(struct fset *fs)
 static int fset_merge(const struct profile *p, unsigned view, struct fset *fs)
 {
 	_cleanup_(idxtab_release) struct idxtab tab = {0};
-	size_t nids = 0;
+	size_t nids = 0, maxlen = 1;
 
-	fs->arena = malloc((p->nids ? p->nids : 1) * sizeof(*fs->arena)); /* a view never grows */
+	/* A view never grows a stack, and its lines come from distinct id sequences (threads
+	 * share theirs); one stack more is written before it is found equal to a line. */
+	for (size_t i = 0; i < p->nstacks; i++)
+		maxlen = p->stacks[i].len > maxlen ? p->stacks[i].len : maxlen;
+	fs->arena = malloc((p->nids + maxlen) * sizeof(*fs->arena));
 	if (idxtab_reserve(&tab, p->nstacks, 16, NULL, NULL) < 0 || !fs->arena)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->nstacks; i++) {
