@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "kernel/ringbuf.h"
+#include "kprof/codeshare.h"
 #include "kprof/config.h"
 #include "kprof/merge.h"
 #include "kprof/pprof.h"
@@ -840,6 +841,7 @@ static void report_memory(unsigned s, uint64_t rss0, const struct cpu *c, bool c
 	static uint64_t prev_ns, prev_samples, prev_house;
 	static unsigned prev_s;
 	uint64_t sym = 0, refused = 0, over = 0;
+	struct codeshare_stats cs;
 	struct target *t;
 
 	manager_for_each_target(M, t)
@@ -859,14 +861,16 @@ static void report_memory(unsigned s, uint64_t rss0, const struct cpu *c, bool c
 	prev_s = s;
 
 	symbolizer_get_stats(M->sym, &sym, &refused);
+	codeshare_get_stats(M->code, &cs);
 	printf("memory t=%us attached %u kept %u profile_bytes %llu (%.0f a process) "
-	       "symbol_bytes %llu rss %llu (+%llu since the attaches) samples refused by the "
-	       "profile budget %llu\n",
+	       "symbol_bytes %llu shared_code_bytes %zu (%zu copies, %llu found) rss %llu (+%llu "
+	       "since the attaches) samples refused by the profile budget %llu\n",
 	       s, M->n_attached, M->n_kept, (unsigned long long)M->profile_bytes,
 	       (double)M->profile_bytes /
 		   (M->n_attached + M->n_kept ? M->n_attached + M->n_kept : 1),
-	       (unsigned long long)sym, (unsigned long long)rss_bytes(),
-	       (unsigned long long)(rss_bytes() - rss0), (unsigned long long)over);
+	       (unsigned long long)sym, cs.memory, cs.entries, (unsigned long long)cs.hits,
+	       (unsigned long long)rss_bytes(), (unsigned long long)(rss_bytes() - rss0),
+	       (unsigned long long)over);
 	fflush(stdout);
 }
 

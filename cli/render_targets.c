@@ -351,10 +351,13 @@ static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sam
 		",\"symbol_bytes\":%" PRIu64 ",\"symbol_refusals\":%" PRIu64
 		",\"profile_bytes\":%" PRIu64 ",\"lookups\":%" PRIu64 ",\"lookup_steps\":%" PRIu64
 		",\"save_walks\":%" PRIu64 ",\"save_steps\":%" PRIu64 ",\"cred_ticks\":%" PRIu64
-		",\"cred_reads\":%" PRIu64 ",\"sampling\":",
+		",\"cred_reads\":%" PRIu64 ",\"shared_code_copies\":%" PRIu64
+		",\"shared_code_bytes\":%" PRIu64 ",\"shared_code_found\":%" PRIu64
+		",\"shared_code_full\":%" PRIu64 ",\"sampling\":",
 		r->cpu_ns, cpu_per_sample, r->clients, r->symbol_bytes, r->symbol_refusals,
 		r->profile_bytes, r->lookups, r->lookup_steps, r->save_walks, r->save_steps,
-		r->cred_ticks, r->cred_reads);
+		r->cred_ticks, r->cred_reads, r->shared_code_copies, r->shared_code_bytes,
+		r->shared_code_found, r->shared_code_full);
 	render_json_string(f, r->sampling);
 	fprintf(f,
 		",\"thread_events\":%u,\"sampler_runs\":%" PRIu64 ",\"threads_created\":%" PRIu64
@@ -553,6 +556,12 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 	if (r->symbol_bytes || r->symbol_refusals)
 		fprintf(f, "symbols:     %.1f MiB, %" PRIu64 " refused (budget spent)\n",
 			r->symbol_bytes / 1048576.0, r->symbol_refusals);
+	if (r->shared_code_copies || r->shared_code_full)
+		fprintf(f,
+			"code copies: %" PRIu64 " of files' code shared by a owner's targets, %.1f "
+			"MiB, found %" PRIu64 " times, %" PRIu64 " not kept (cap reached)\n",
+			r->shared_code_copies, r->shared_code_bytes / 1048576.0,
+			r->shared_code_found, r->shared_code_full);
 	if (r->window_sec)
 		fprintf(f,
 			"windows:     %" PRIu64 " of %u s kept (%" PRIu64 " in memory, %.1f MiB; "

@@ -34,6 +34,7 @@ struct chunk {
 	size_t len;
 	uint64_t seq;
 	uint32_t id;
+	bool shared; /* bytes are a reference of the release callback's, not this store's */
 	uint8_t *bytes;
 };
 
@@ -45,7 +46,9 @@ struct annot {
 	size_t nrslots, rused;
 	struct chunk *chunks;
 	size_t nchunks, chunks_cap;
-	size_t code_bytes;
+	size_t code_bytes, shared_bytes;
+	void (*release)(void *ctx, const uint8_t *bytes);
+	void *release_ctx;
 	uint64_t seq;
 	uint64_t dropped, code_dropped, ranges_dropped;
 };
@@ -74,8 +77,12 @@ void annot_free(struct annot *a)
 {
 	if (!a)
 		return;
-	for (size_t i = 0; i < a->nchunks; i++)
-		free(a->chunks[i].bytes);
+	for (size_t i = 0; i < a->nchunks; i++) {
+		if (!a->chunks[i].shared)
+			free(a->chunks[i].bytes);
+		else if (a->release)
+			a->release(a->release_ctx, a->chunks[i].bytes);
+	}
 	free(a->chunks);
 	free(a->slots);
 	free(a->rslots);
@@ -247,12 +254,14 @@ bool annot_has_chunk(const struct annot *a, uint64_t start, size_t len)
 	return false;
 }
 
-int annot_put_code(struct annot *a, uint32_t id, uint64_t start, const uint8_t *code, size_t len)
+/* Chunk bytes[0..len) at start for id: a copy made here, or (shared) the caller's reference. */
+static int chunk_put(struct annot *a, uint32_t id, uint64_t start, const uint8_t *code, size_t len,
+		     bool shared)
 {
 	_cleanup_free_ uint8_t *copy = NULL;
 	size_t at;
 
-	if (!len || start + len < start)
+	if (!len || start + len < start || !code)
 		return -EINVAL;
 	if (len > a->lim.max_chunk || a->code_bytes + len > a->lim.max_code_bytes) {
 		a->code_dropped++;
@@ -267,17 +276,43 @@ int annot_put_code(struct annot *a, uint32_t id, uint64_t start, const uint8_t *
 		a->chunks = c;
 		a->chunks_cap = cap;
 	}
-	copy = malloc(len);
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, code, len);
+	if (!shared) {
+		copy = malloc(len);
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, code, len);
+	}
 	at = chunk_upper(a, start);
 	memmove(&a->chunks[at + 1], &a->chunks[at], (a->nchunks - at) * sizeof(*a->chunks));
-	a->chunks[at] = (struct chunk){
-	    .start = start, .len = len, .seq = a->seq++, .id = id, .bytes = TAKE_PTR(copy)};
+	a->chunks[at] = (struct chunk){.start = start,
+				       .len = len,
+				       .seq = a->seq++,
+				       .id = id,
+				       .shared = shared,
+				       .bytes = shared ? (uint8_t *)code : TAKE_PTR(copy)};
 	a->nchunks++;
 	a->code_bytes += len;
+	if (shared)
+		a->shared_bytes += len;
 	return 0;
+}
+
+int annot_put_code(struct annot *a, uint32_t id, uint64_t start, const uint8_t *code, size_t len)
+{
+	return chunk_put(a, id, start, code, len, false);
+}
+
+void annot_set_release(struct annot *a, void (*fn)(void *ctx, const uint8_t *bytes), void *ctx)
+{
+	a->release = fn;
+	a->release_ctx = ctx;
+}
+
+int annot_put_shared(struct annot *a, uint32_t id, uint64_t start, const uint8_t *code, size_t len)
+{
+	if (!a->release)
+		return -EINVAL; /* nobody to give the reference back to */
+	return chunk_put(a, id, start, code, len, true);
 }
 
 static int by_seq(const void *x, const void *y)
@@ -382,11 +417,12 @@ void annot_get_stats(const struct annot *a, struct annot_stats *st)
 	    .dropped = a->dropped,
 	    .chunks = a->nchunks,
 	    .code_bytes = a->code_bytes,
+	    .shared_bytes = a->shared_bytes,
 	    .code_dropped = a->code_dropped,
 	    .ranges = a->rused,
 	    .ranges_dropped = a->ranges_dropped,
 	    .memory = sizeof(*a) + a->nslots * sizeof(struct slot) +
 		      a->nrslots * sizeof(struct rslot) + a->chunks_cap * sizeof(struct chunk) +
-		      a->code_bytes,
+		      a->code_bytes - a->shared_bytes,
 	};
 }

@@ -35,6 +35,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/codeshare.h"
 #include "target/annotate.h"
 #include "os/clock.h"
 #include "symbols/jvmattach.h"
@@ -59,6 +60,7 @@ _Static_assert(KPROF_MAX_TARGETS == KP_MAX_TARGETS, "max_targets' cap is kp_targ
 #define HOUSEKEEPING_USEC 1000000ULL
 #define ALIVE_SWEEP_NS (10 * 1000000000ULL) /* each target's /proc read for a lost exit */
 #define JVM_EXCHANGES_MAX 4		    /* JVMs asked for their perf maps at once */
+#define SHARED_CODE_BYTES (64u << 20)	    /* annotate's copies of files' code (codeshare.h) */
 
 static void on_sample(void *ctx, const struct kp_sample *s)
 {
@@ -693,12 +695,16 @@ static int setup_sampling(struct manager *m)
 	err = srclines_new(m->event, &lc, &m->lines);
 	if (err < 0)
 		return err;
+	err = codeshare_new(SHARED_CODE_BYTES, &m->code);
+	if (err < 0)
+		return err;
 	m->env = (struct target_env){.conf = &m->conf,
 				     .sym = m->sym,
 				     .loader = m->loader,
 				     .event = m->event,
 				     .jvm = m->jvm,
-				     .lines = m->lines};
+				     .lines = m->lines,
+				     .code = m->code};
 	return 0;
 }
 
@@ -799,6 +805,7 @@ void manager_free(struct manager *m)
 	/* After the loop: it reaps and frees exchanges that were cancelled. */
 	sd_event_unref(m->event);
 	jvmattach_ctx_free(m->jvm);
+	codeshare_free(m->code); /* after the targets: their annotate stores hold references */
 	free(m);
 }
 

@@ -79,6 +79,7 @@ struct manager {
 	struct symbolizer *sym;
 	struct jvmattach_ctx *jvm; /* exchanges with HotSpot JVMs (jvmattach.c) */
 	struct srclines *lines;	   /* source lines through kprof-lines, and their cache */
+	struct codeshare *code;	   /* file-backed code copies shared by a owner's targets */
 	struct target_env env;	   /* what targets get of the daemon (target.h) */
 	struct target_list *list;  /* private to manager_targets.c: manager_for_each_target */
 	unsigned n_attached, n_kept;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/codeshare.h"
 #include "service/requests_internal.h"
 #include "service/requests_access.h"
 #include "service/requests_targets.h"
@@ -381,6 +382,7 @@ int requests_fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t *
 	struct manager *m = rq->m;
 	int ncpus = loader_ncpus(m->loader);
 	uint64_t ctr[KP_CTR_NR] = {0};
+	struct codeshare_stats cst;
 
 	*drops = calloc(ncpus, sizeof(**drops));
 	if (!*drops || loader_counters(m->loader, ctr, *drops) < 0)
@@ -408,6 +410,11 @@ int requests_fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t *
 	manager_save_stats(m, &sr->save_walks, &sr->save_steps);
 	sr->cred_ticks = m->cred_ticks;
 	sr->cred_reads = m->cred_reads;
+	codeshare_get_stats(m->code, &cst);
+	sr->shared_code_copies = cst.entries;
+	sr->shared_code_bytes = cst.memory;
+	sr->shared_code_found = cst.hits;
+	sr->shared_code_full = cst.full;
 	sr->sampling = m->per_cpu ? "cpus" : "threads";
 	sr->thread_events = sampler_thread_events(m->sampler);
 	sr->sampler_runs = ctr[KP_CTR_TICKS];

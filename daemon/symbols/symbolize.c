@@ -569,9 +569,9 @@ void tsym_frame_rule(struct tsym *ts, uint64_t addr, bool ret, struct tsym_frame
 			return; /* tried again at the next rule asked */
 		symbolize_elf_eh(ts, e, fd);
 	}
-	if (e->eh_state < 0 || ehframe_rule_at(e->eh, e->eh_len, e->eh_addr,
-					       elfsym_vaddr(&e->es, pc - m->start + m->offset),
-					       &er) < 0)
+	if (e->eh_state < 0 ||
+	    ehframe_rule_at(e->eh, e->eh_len, e->eh_addr,
+			    elfsym_vaddr(&e->es, pc - m->start + m->offset), &er) < 0)
 		return;
 	r->rbp_saved = er.rbp_saved;
 	if (er.rbp_saved && er.rbp_off < 0 && er.rbp_off > -(int64_t)FRAME_MAX_CFA)
@@ -644,6 +644,22 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 	}
 }
 
+bool tsym_file_code(const struct tsym *ts, uint64_t start, size_t len, struct tsym_file_span *f)
+{
+	const struct procmaps_entry *m =
+	    ts->c.maps && len ? procmaps_find(ts->c.maps, start) : NULL;
+
+	/* A file's code as the file holds it: mapped from a path, not writable, not memory
+	 * only the process fills (a memfd, shared anonymous memory) */
+	if (!m || m->path[0] != '/' || !m->inode || m->perms[1] == 'w' || procmaps_is_anon(m) ||
+	    len > m->end - start)
+		return false;
+	*f = (struct tsym_file_span){.dev = (uint64_t)m->dev_major << 32 | m->dev_minor,
+				     .ino = m->inode,
+				     .off = m->offset + (start - m->start)};
+	return true;
+}
+
 /* ---- mappings, for exports ---- */
 
 /* The executable file mappings as last read, with what their ELF files said (build id,
@@ -682,8 +698,7 @@ bool tsym_jit_line(struct tsym *ts, uint64_t addr, const char **file, uint32_t *
 	return false;
 }
 
-const struct elf_entry *tsym_elf_at(struct tsym *ts, uint64_t addr,
-				    const struct procmaps_entry **m)
+const struct elf_entry *tsym_elf_at(struct tsym *ts, uint64_t addr, const struct procmaps_entry **m)
 {
 	const struct elf_entry *e;
 

@@ -71,7 +71,7 @@ enum tsym_frame { TSYM_FRAME_UNKNOWN, TSYM_FRAME_SP, TSYM_FRAME_FP };
 struct tsym_frame_rule {
 	enum tsym_frame kind;
 	uint32_t cfa;
-	bool rbp_saved; /* the function saved rbp there (it may use it for something else) */
+	bool rbp_saved;	  /* the function saved rbp there (it may use it for something else) */
 	uint32_t rbp_off; /* ... at CFA - rbp_off; 0: not somewhere it can be read back from */
 };
 void tsym_frame_rule(struct tsym *ts, uint64_t addr, bool ret, struct tsym_frame_rule *r);
@@ -110,6 +110,14 @@ size_t tsym_anon_exec(struct tsym *ts);
  * and the path tracer; stops at and returns fn's first non-zero return. */
 int tsym_foreach_jit(const struct tsym *ts, int (*fn)(const struct perfmap_sym *, void *),
 		     void *userdata);
+
+/* Where [start, start + len) comes from when it is a file's code as the file holds it (mapped
+ * from a file, not writable, in one mapping of the maps as last read): the file (device
+ * major << 32 | minor, inode) and the offset of start in it. Reads nothing. */
+struct tsym_file_span {
+	uint64_t dev, ino, off;
+};
+bool tsym_file_code(const struct tsym *ts, uint64_t start, size_t len, struct tsym_file_span *f);
 
 /* An executable file mapping as last read: what an export needs to place native code. */
 struct tsym_mapping {

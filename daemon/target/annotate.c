@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/codeshare.h"
 #include "target/annotate.h"
 #include "os/procfs.h"
 
@@ -43,9 +44,11 @@
 struct annotate_job {
 	uint32_t id;
 	bool page;     /* the page around addr (unless covered by then), else a whole function */
+	bool file;     /* a file's code: fs says where in the file (tsym_file_code) */
 	uint64_t addr; /* page: the sampled address */
 	uint64_t start;
 	size_t len;
+	struct tsym_file_span fs;
 };
 
 struct annotate_queue {
@@ -103,8 +106,12 @@ void annotate_sample(struct annot *a, struct annotate_queue *q, struct tsym *sym
 		/* Its own copy, unless one of exactly its extent is kept: bytes read for other
 		 * code that was there before (a JIT reuses addresses) or for its unnamed
 		 * addresses (a page) are not the function's. */
-		if (!annot_has_chunk(a, lo, hi - lo))
-			enqueue(q, &(struct annotate_job){.id = id, .start = lo, .len = hi - lo});
+		if (!annot_has_chunk(a, lo, hi - lo)) {
+			struct annotate_job j = {.id = id, .start = lo, .len = hi - lo};
+
+			j.file = tsym_file_code(sym, j.start, j.len, &j.fs);
+			enqueue(q, &j);
+		}
 		return;
 	}
 	if (annot_covered(a, addr))
@@ -117,8 +124,13 @@ void annotate_sample(struct annot *a, struct annotate_queue *q, struct tsym *sym
 		start = start > lo ? start : lo;
 		len = end - start;
 	}
-	enqueue(q, &(struct annotate_job){
-		       .id = id, .page = true, .addr = addr, .start = start, .len = len});
+	{
+		struct annotate_job j = {
+		    .id = id, .page = true, .addr = addr, .start = start, .len = len};
+
+		j.file = tsym_file_code(sym, j.start, j.len, &j.fs);
+		enqueue(q, &j);
+	}
 }
 
 void annotate_exec(struct annotate_queue *q)
@@ -127,7 +139,20 @@ void annotate_exec(struct annotate_queue *q)
 		q->n = 0;
 }
 
-void annotate_flush(struct annot *a, struct annotate_queue *q, pid_t pid, uid_t uid)
+/* A reference to the shared copy of j's file code, given to the store (true), or given back. */
+static bool put_shared(struct annot *a, struct codeshare *cs, const struct annotate_job *j,
+		       const uint8_t *bytes)
+{
+	if (!bytes)
+		return false;
+	if (annot_put_shared(a, j->id, j->start, bytes, j->len) == 0)
+		return true;
+	codeshare_unref(cs, bytes); /* a full store: counted there */
+	return true;
+}
+
+void annotate_flush(struct annot *a, struct annotate_queue *q, pid_t pid, uid_t uid,
+		    struct codeshare *cs)
 {
 	_cleanup_free_ uint8_t *buf = NULL;
 	size_t i;
@@ -137,16 +162,27 @@ void annotate_flush(struct annot *a, struct annotate_queue *q, pid_t pid, uid_t 
 	buf = malloc(ANNOTATE_MAX_FUNC);
 	for (i = 0; buf && i < q->n; i++) {
 		const struct annotate_job *j = &q->jobs[i];
+		struct codeshare_key k = {
+		    .uid = uid, .dev = j->fs.dev, .ino = j->fs.ino, .off = j->fs.off};
+		bool share = cs && j->file && j->len <= UINT32_MAX;
 		ssize_t n;
 
 		/* Asked for by several samples of the drain: the first copy serves them all. */
 		if (j->page ? annot_covered(a, j->addr) : annot_has_chunk(a, j->start, j->len))
 			continue;
+		k.len = (uint32_t)j->len;
+		/* A file's code another target of this owner read: the same bytes. */
+		if (share && put_shared(a, cs, j, codeshare_get(cs, &k)))
+			continue;
 		n = procfs_read_mem_for(pid, uid, j->start, buf, j->len);
 		if (n == -EPERM)
 			break; /* no longer the owner's to read: none of it is */
-		if (n > 0)
-			annot_put_code(a, j->id, j->start, buf, n); /* a full store counts */
+		if (n <= 0)
+			continue;
+		if (share && (size_t)n == j->len &&
+		    put_shared(a, cs, j, codeshare_put(cs, &k, buf)))
+			continue;
+		annot_put_code(a, j->id, j->start, buf, n); /* a full store counts */
 	}
 	q->n = 0;
 }

@@ -31,8 +31,12 @@ void annotate_sample(struct annot *a, struct annotate_queue *q, struct tsym *sym
 /* The process exec'd: the queued copies are of code that is gone; they are dropped. */
 void annotate_exec(struct annotate_queue *q);
 /* The queued copies made from process pid, each only while uid may read its memory
- * (procfs_read_mem_for); the queue is empty after. */
-void annotate_flush(struct annot *a, struct annotate_queue *q, pid_t pid, uid_t uid);
+ * (procfs_read_mem_for); the queue is empty after. A file's code is shared through cs (NULL:
+ * not shared) with uid's other targets: taken from there when one of them read it, else read
+ * and put there. */
+struct codeshare;
+void annotate_flush(struct annot *a, struct annotate_queue *q, pid_t pid, uid_t uid,
+		    struct codeshare *cs);
 
 struct annotate_src {
 	struct annot *a;

@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "kprof/cleanup.h"
+#include "kprof/codeshare.h"
 #include "os/clock.h"
 #include "kprof/config.h"
 #include "target/annotate.h"
@@ -170,6 +171,12 @@ static int alloc_tables(struct target *t, const struct attach_opts *o)
 		   : -ENOMEM;
 }
 
+/* A shared copy of code the annotation store no longer holds (codeshare.h). */
+static void release_code(void *ctx, const uint8_t *bytes)
+{
+	codeshare_unref(ctx, bytes);
+}
+
 /* The profile, HCCT, annotation and (if enabled) drift models: 0 or a negative errno. */
 static int new_models(struct target *t, const struct config *conf)
 {
@@ -193,6 +200,8 @@ static int new_models(struct target *t, const struct config *conf)
 			&t->annot);
 	if (err < 0)
 		return err;
+	if (t->env && t->env->code)
+		annot_set_release(t->annot, release_code, t->env->code);
 	err = annotate_queue_new(&t->annot_q);
 	if (err < 0)
 		return err;
@@ -291,7 +300,7 @@ void target_exec(struct target *t)
 void target_flush_captures(struct target *t)
 {
 	if (t->state == TARGET_ATTACHED)
-		annotate_flush(t->annot, t->annot_q, t->pid, t->uid);
+		annotate_flush(t->annot, t->annot_q, t->pid, t->uid, t->env ? t->env->code : NULL);
 	else
 		annotate_exec(t->annot_q); /* exited or detached: its process is not read */
 }
@@ -855,7 +864,8 @@ static const char *perfmap_recipe(const char *comm)
 	if (!strncmp(comm, "mono", 4))
 		return "Mono: mono --jitmap (or MONO_ENV_OPTIONS=--jitmap)";
 	if (!strncmp(comm, "luajit", 6))
-		return "LuaJIT: luajit -l kprof_perfmap (share/kprof/kprof_perfmap.lua), or a build with "
+		return "LuaJIT: luajit -l kprof_perfmap (share/kprof/kprof_perfmap.lua), or a "
+		       "build with "
 		       "-DLUAJIT_USE_PERFTOOLS";
 	return "Node: --perf-basic-prof or --perf-prof; JVM: jcmd PID Compiler.perfmap or "
 	       "-XX:+DumpPerfMapAtExit; .NET: DOTNET_PerfMapEnabled=1; CPython 3.12: -X perf";
@@ -1103,7 +1113,8 @@ static void ref_samples(void *ctx, uint64_t start, uint64_t size, uint32_t *id, 
 
 		for (size_t i = 0; i < profile_nfuncs(p); i++) {
 			f = profile_func_get(p, (uint32_t)i);
-			if (!f || f->self <= best || (f->start >= start && f->start < start + size) ||
+			if (!f || f->self <= best ||
+			    (f->start >= start && f->start < start + size) ||
 			    (f->name && !strcmp(f->name, KPROF_PROBE_NAME)))
 				continue;
 			best = f->self;
@@ -1139,8 +1150,7 @@ int target_paths_start(struct target *t, const struct paths_opts *o, char *err, 
 			 t->state == TARGET_EXITED ? "it exited" : "detached");
 		return -ESRCH;
 	}
-	hot = o->function && strncmp(o->function, "0x", 2) ? hottest_copy(t, o->function)
-							   : 0;
+	hot = o->function && strncmp(o->function, "0x", 2) ? hottest_copy(t, o->function) : 0;
 	if (hot) {
 		snprintf(addr, sizeof(addr), "0x%" PRIx64, hot);
 		po.function = addr;

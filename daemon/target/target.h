@@ -60,6 +60,7 @@ struct target_env {
 	sd_event *event;
 	struct jvmattach_ctx *jvm; /* asking HotSpot JVMs for their perf maps (jvmattach.c) */
 	struct srclines *lines;	   /* source lines: JIT code's kept at the symbols' drop */
+	struct codeshare *code;	   /* copies of file-backed code, shared by a owner's targets */
 };
 
 struct target {
@@ -86,9 +87,9 @@ struct target {
 	char resume_note[96];
 	const struct target_env *env;
 	pid_t pid;
-	uint64_t start_ticks; /* clock ticks after boot: pid and start name the process */
+	uint64_t start_ticks;	/* clock ticks after boot: pid and start name the process */
 	uint64_t alive_next_ns; /* CLOCK_MONOTONIC: its /proc read for a lost exit is due */
-	uid_t uid;	      /* who may profile it: the process's uid, or 0 (procfs_ident_owner) */
+	uid_t uid; /* who may profile it: the process's uid, or 0 (procfs_ident_owner) */
 	uid_t proc_uid, proc_euid; /* the process's real and effective uids at attach */
 	/* The last full read of its credentials (manager_recheck): the owner of /proc/PID/stat
 	 * and the user namespace then, and whether only a full read sees a change (cred_always);
@@ -116,7 +117,7 @@ struct target {
 	dev_t late_dev;
 	ino_t late_ino;
 	uint64_t cache_gen;
-	uint64_t names_gen;	/* symbols' generation at the last look at unnamed addresses */
+	uint64_t names_gen; /* symbols' generation at the last look at unnamed addresses */
 	/* target_symbols_due: unnamed_leaf then, and when the files are looked at anyway */
 	uint64_t files_unnamed, files_next_ns;
 	char unnamed_note[512]; /* why code is shown by address, how to get names ("" if not) */
@@ -128,7 +129,7 @@ struct target {
 	 * Consecutive samples share most of their root side, so most frames are found here
 	 * without a probe of the profile's cache; cleared with that cache when symbols change. */
 	struct frame_memo *memo;
-	struct hcct *hcct; /* hot calling contexts of the samples; NULL for a restored profile */
+	struct hcct *hcct;   /* hot calling contexts of the samples; NULL for a restored profile */
 	struct calls *calls; /* exact mode (exact.h); NULL: off */
 	/* A restored profile's HCCT: the saved MCCT as a snapshot, queried with hcct_tree_filter
 	 * (hcct is NULL then). */
@@ -185,8 +186,8 @@ struct target {
 	 * copy of a JIT function runs now (target_paths_start). */
 	uint32_t recent_leaf[TARGET_RECENT_LEAVES];
 	uint32_t recent_head;
-	size_t drift_code_tried;  /* functions of drift whose blocks were looked for */
-	uint64_t drift_recycled;  /* drift's recycled count when they were (a place reused) */
+	size_t drift_code_tried; /* functions of drift whose blocks were looked for */
+	uint64_t drift_recycled; /* drift's recycled count when they were (a place reused) */
 	/* The path mix of its path traces (keys: path ids; functions: trace ids), made at the
 	 * first path event. */
 	struct drift *drift_paths;

@@ -14,7 +14,10 @@
  * Code: chunks of bytes copied from the target, each tagged with the id whose sample asked for
  * it, kept in address order (overlaps allowed: the first chunk of an owner wins when code is
  * assembled for it, then the oldest). Within max_code_bytes in all, each at most max_chunk; a
- * chunk that does not fit is counted. Ranges: the [lo, hi) extent of a function id's code, when a
+ * chunk that does not fit is counted. A chunk's bytes are the store's own copy
+ * (annot_put_code) or a reference the caller gives it (annot_put_shared: code shared with other
+ * targets, codeshare.h), handed back through the release callback when the store is freed; the
+ * memory figure counts only its own. Ranges: the [lo, hi) extent of a function id's code, when a
  * symbol said it at its first sample, at most max_ranges ids.
  * No I/O, no logging, no globals.
  */
@@ -46,6 +49,7 @@ struct annot_stats {
 	uint64_t dropped;	 /* samples not kept per address: max_addrs reached */
 	size_t chunks;		 /* code chunks */
 	size_t code_bytes;	 /* their bytes */
+	size_t shared_bytes;	 /* of code_bytes, those of shared chunks (not in memory) */
 	uint64_t code_dropped;	 /* chunks refused: max_code_bytes reached */
 	size_t ranges;		 /* function extents kept */
 	uint64_t ranges_dropped; /* extents not kept: max_ranges reached */
@@ -77,6 +81,12 @@ bool annot_has_chunk(const struct annot *a, uint64_t start, size_t len);
  * it is longer than max_chunk or does not fit in max_code_bytes, -EINVAL for an empty one or
  * one that wraps, -ENOMEM. */
 int annot_put_code(struct annot *a, uint32_t id, uint64_t start, const uint8_t *code, size_t len);
+/* Who takes back the references of shared chunks (called once per chunk at annot_free). */
+void annot_set_release(struct annot *a, void (*fn)(void *ctx, const uint8_t *bytes), void *ctx);
+/* As annot_put_code, but the chunk is code[0..len) itself, a reference the store now holds (0)
+ * and gives back through the release callback; on an error the caller keeps it. -EINVAL
+ * without a release callback. */
+int annot_put_shared(struct annot *a, uint32_t id, uint64_t start, const uint8_t *code, size_t len);
 
 typedef bool (*annot_match_fn)(uint32_t id, void *userdata);
 /* The kept bytes of [start, start + len) into out, have[i] = 1 where byte i is known (0 and out

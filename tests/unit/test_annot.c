@@ -161,13 +161,64 @@ static void test_code(void **state)
 	annot_free(a);
 }
 
+/* Shared chunks: the caller's bytes themselves, not copied; read as any chunk; counted in
+ * code_bytes and shared_bytes but not in memory; each handed back once when the store goes.
+ * Without a release callback none is taken; a refused one stays the caller's. */
+struct released {
+	const uint8_t *seen[4];
+	int n;
+};
+
+static void on_release(void *ctx, const uint8_t *bytes)
+{
+	struct released *r = ctx;
+
+	if (r->n < 4)
+		r->seen[r->n] = bytes;
+	r->n++;
+}
+
+static void test_shared(void **state)
+{
+	static const uint8_t code[32] = {0x55, 0x48, 0x89, 0xe5, 0x90, 0xc3};
+	struct annot *a;
+	struct annot_stats st, before;
+	struct released rel = {0};
+	uint8_t out[8], have[8];
+
+	(void)state;
+	assert_int_equal(annot_new(&(struct annot_limits){.max_code_bytes = 64}, &a), 0);
+	assert_int_equal(annot_put_shared(a, 1, 0x1000, code, 32), -EINVAL);
+	annot_set_release(a, on_release, &rel);
+	annot_get_stats(a, &before);
+	assert_int_equal(annot_put_shared(a, 1, 0x1000, code, 32), 0);
+	assert_true(annot_has_chunk(a, 0x1000, 32));
+	assert_true(annot_covered(a, 0x101f));
+	assert_int_equal(annot_code(a, 0x1000, 8, NULL, NULL, out, have), 8);
+	assert_memory_equal(out, code, 8);
+	annot_get_stats(a, &st);
+	assert_int_equal(st.code_bytes, 32);
+	assert_int_equal(st.shared_bytes, 32);
+	assert_int_equal(st.chunks, 1);
+	assert_true(st.memory < before.memory + 32 + 16 * 64); /* the chunk table, not its bytes */
+	/* beside a copy of its own: both kept, the cap counts both */
+	assert_int_equal(annot_put_code(a, 2, 0x2000, code, 32), 0);
+	assert_int_equal(annot_put_shared(a, 3, 0x3000, code + 1, 8), -E2BIG);
+	annot_get_stats(a, &st);
+	assert_int_equal(st.code_bytes, 64);
+	assert_int_equal(st.shared_bytes, 32);
+	assert_int_equal(st.code_dropped, 1);
+	annot_free(a);
+	assert_int_equal(rel.n, 1); /* the refused one was never the store's */
+	assert_ptr_equal(rel.seen[0], code);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_counts),
-	    cmocka_unit_test(test_cap_and_growth),
-	    cmocka_unit_test(test_ranges),
-	    cmocka_unit_test(test_code),
+	    cmocka_unit_test(test_counts), cmocka_unit_test(test_cap_and_growth),
+	    cmocka_unit_test(test_ranges), cmocka_unit_test(test_code),
+	    cmocka_unit_test(test_shared),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

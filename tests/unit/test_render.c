@@ -555,8 +555,7 @@ static void test_report_names(void **state)
 	free(s);
 	render_report(cap_open(&c), &r, false, true);
 	s = cap_close(&c);
-	assert_non_null(
-	    strstr(s, "ParseJsonValue(v8::internal::Handle<v8::internal::Object>)\n"));
+	assert_non_null(strstr(s, "ParseJsonValue(v8::internal::Handle<v8::internal::Object>)\n"));
 	assert_non_null(strstr(s, "baz(int) [clone .cold]\n"));
 	free(s);
 	render_report(cap_open(&c), &r, true, false);
@@ -593,14 +592,14 @@ static void test_report_text(void **state)
 	(void)state;
 	fill_report(&x);
 	s = report(&x.r, false);
-	assert_string_equal(s,
-			    "pid 4242 (minijit) uid 1000: attached, 99 Hz, 200 samples, "
-			    "3 JIT symbols\n"
-			    "200 samples, 5 functions (top shown)\n"
-			    "\n" REPORT_HEADER
-			    "  50  25.00%   150  75.00%  jit     /memfd:minijit (deleted) jit_hot_loop\n"
-			    "   0   0.00%   200 100.00%  native  /usr/bin/minijit         main\n"
-			    "   1   0.50%     3   1.50%  unknown [anon]                   [unknown]\n");
+	assert_string_equal(
+	    s, "pid 4242 (minijit) uid 1000: attached, 99 Hz, 200 samples, "
+	       "3 JIT symbols\n"
+	       "200 samples, 5 functions (top shown)\n"
+	       "\n" REPORT_HEADER
+	       "  50  25.00%   150  75.00%  jit     /memfd:minijit (deleted) jit_hot_loop\n"
+	       "   0   0.00%   200 100.00%  native  /usr/bin/minijit         main\n"
+	       "   1   0.50%     3   1.50%  unknown [anon]                   [unknown]\n");
 	free(s);
 
 	/* all functions shown: no marker; no target: no target line */
@@ -619,8 +618,10 @@ static void test_report_text(void **state)
 	x.r.functions = 1;
 	x.r.total_samples = 0; /* no division by zero: 0% */
 	s = report(&x.r, false);
-	assert_string_equal(s, "0 samples, 1 function\n\n" "SELF   SELF% TOTAL  TOTAL%  KIND    MODULE            FUNCTION\n"
-			       "   9   0.00%     9   0.00%  kernel  [kernel.kallsyms] a_function_name_longer_than_forty_characters_x\n");
+	assert_string_equal(s, "0 samples, 1 function\n\n"
+			       "SELF   SELF% TOTAL  TOTAL%  KIND    MODULE            FUNCTION\n"
+			       "   9   0.00%     9   0.00%  kernel  [kernel.kallsyms] "
+			       "a_function_name_longer_than_forty_characters_x\n");
 	free(s);
 	/* for an 80-column terminal: the row fits, the name loses its end */
 	render_set_columns(80);
@@ -635,7 +636,8 @@ static void test_report_text(void **state)
 	x.r.n_entries = 0;
 	x.r.functions = 0;
 	s = report(&x.r, false);
-	assert_string_equal(s, "0 samples, 0 functions\n\n" "SELF   SELF% TOTAL  TOTAL%  KIND    MODULE FUNCTION\n");
+	assert_string_equal(s, "0 samples, 0 functions\n\n"
+			       "SELF   SELF% TOTAL  TOTAL%  KIND    MODULE FUNCTION\n");
 	free(s);
 
 	/* percentages are of total_samples, not of the entries shown */
@@ -646,7 +648,8 @@ static void test_report_text(void **state)
 	x.e[0].self = 1;
 	x.e[0].total = 2;
 	s = report(&x.r, false);
-	assert_non_null(strstr(s, "\n   1  33.33%     2  66.67%  jit     /memfd:minijit (deleted) jit_hot_loop\n"));
+	assert_non_null(strstr(
+	    s, "\n   1  33.33%     2  66.67%  jit     /memfd:minijit (deleted) jit_hot_loop\n"));
 	free(s);
 }
 
@@ -724,7 +727,8 @@ static void test_report_json(void **state)
 	       "\"calls_hot\":0,\"hw_functions\":0,\"hw_estimated\":false,\"hw_covered\":0.000,"
 	       "\"hw_stopped\":\"\","
 	       "\"probe_samples\":0,\"annotate_bytes\":0,\"annotate_dropped\":0,"
-	       "\"all\":false,\"resumes\":0,\"resume_note\":\"\",\"memory_bytes\":0,\"drift_bytes\":0},"
+	       "\"all\":false,\"resumes\":0,\"resume_note\":\"\",\"memory_bytes\":0,\"drift_"
+	       "bytes\":0},"
 	       "\"total_samples\":200,\"functions\":5,\"entries\":["
 	       "{\"function\":\"jit_hot_loop\",\"module\":\"/memfd:minijit (deleted)\","
 	       "\"kind\":\"jit\",\"self\":50,\"self_pct\":25.00,\"total\":150,"
@@ -905,7 +909,8 @@ static void test_list(void **state)
 	       "\"calls_hot\":0,\"hw_functions\":0,\"hw_estimated\":false,\"hw_covered\":0.000,"
 	       "\"hw_stopped\":\"\","
 	       "\"probe_samples\":0,\"annotate_bytes\":0,\"annotate_dropped\":0,"
-	       "\"all\":false,\"resumes\":0,\"resume_note\":\"\",\"memory_bytes\":0,\"drift_bytes\":0},"
+	       "\"all\":false,\"resumes\":0,\"resume_note\":\"\",\"memory_bytes\":0,\"drift_"
+	       "bytes\":0},"
 	       "{\"pid\":31337,\"uid\":0,"
 	       "\"comm\":\"a-much-longer-comm-name\",\"state\":\"exited\","
 	       "\"freq_hz\":997,\"samples\":0,"));
@@ -1029,29 +1034,34 @@ static void test_status_json(void **state)
 	r.version = "0.1.0 \"dev\"";
 	s = status(&r, true);
 	expect_json(
-	    s,
-	    "{\"version\":\"0.1.0 \\\"dev\\\"\",\"pid\":77,\"uptime_ns\":3600000000000,"
-	    "\"targets_attached\":2,\"targets_kept\":1,\"samples\":3000,"
-	    "\"samples_per_sec\":12.5,\"drops\":7,\"drops_per_cpu\":[0,5,2],"
-	    "\"bad_records\":4,\"ringbuf_bytes\":262144,\"frequencies\":[99,997],"
-	    "\"cpu_ns\":1500000000,\"cpu_ns_per_sample\":500000,\"clients\":1,"
-	    "\"symbol_bytes\":0,\"symbol_refusals\":0,\"profile_bytes\":0,"
-	    "\"lookups\":0,\"lookup_steps\":0,\"save_walks\":0,\"save_steps\":0,\"cred_ticks\":0,\"cred_reads\":0,"
-	    "\"sampling\":\"\",\"thread_events\":0,\"sampler_runs\":0,"
-	    "\"threads_created\":0,\"thread_reports\":0,\"thread_reports_lost\":0,"
-	    "\"forks_lost\":0,\"watch_rules\":0,\"auto_targets\":0,"
-	    "\"max_auto_targets\":0,\"auto_refused\":0,\"watch_execs_lost\":0,"
-	    "\"watches\":[],\"window_sec\":0,\"windows\":0,\"windows_in_memory\":0,"
-	    "\"window_memory_bytes\":0,\"window_disk_bytes\":0,\"windows_dropped\":0,"
-	    "\"windows_aged\":0,\"window_bad_files\":0,\"window_write_failures\":0,"
-	    "\"windows_unsaved\":0,\"range_queries\":0,\"range_sliced\":0,\"range_slices\":0,\"window_files\":0,\"window_ticks\":0,\"window_tick_steps\":0,"
-	    "\"features\":[],"
-	    "\"off_cpu_program\":\"\",\"off_cpu_targets\":0,\"off_cpu_runs\":0,\"off_cpu_switches\":0,"
-	    "\"off_cpu_intervals\":0,\"off_cpu_lost\":0,\"off_cpu_lost_ns\":0,\"off_cpu_no_stack\":0,"
-	    "\"off_cpu_stacks_gone\":0,\"off_cpu_callers_found\":0,\"off_cpu_callers_lost\":0,"
-	    "\"off_cpu_rules\":0,\"lines_helpers_started\":0,\"lines_helpers_killed\":0,"
-	    "\"lines_answers\":0,\"lines_cache_entries\":0,\"lines_cache_bytes\":0,"
-	    "\"lines_cache_max_bytes\":0,\"lines_cache_evicted\":0}\n");
+	    s, "{\"version\":\"0.1.0 \\\"dev\\\"\",\"pid\":77,\"uptime_ns\":3600000000000,"
+	       "\"targets_attached\":2,\"targets_kept\":1,\"samples\":3000,"
+	       "\"samples_per_sec\":12.5,\"drops\":7,\"drops_per_cpu\":[0,5,2],"
+	       "\"bad_records\":4,\"ringbuf_bytes\":262144,\"frequencies\":[99,997],"
+	       "\"cpu_ns\":1500000000,\"cpu_ns_per_sample\":500000,\"clients\":1,"
+	       "\"symbol_bytes\":0,\"symbol_refusals\":0,\"profile_bytes\":0,"
+	       "\"lookups\":0,\"lookup_steps\":0,\"save_walks\":0,\"save_steps\":0,\"cred_ticks\":"
+	       "0,\"cred_reads\":0,"
+	       "\"shared_code_copies\":0,\"shared_code_bytes\":0,\"shared_code_found\":0,"
+	       "\"shared_code_full\":0,"
+	       "\"sampling\":\"\",\"thread_events\":0,\"sampler_runs\":0,"
+	       "\"threads_created\":0,\"thread_reports\":0,\"thread_reports_lost\":0,"
+	       "\"forks_lost\":0,\"watch_rules\":0,\"auto_targets\":0,"
+	       "\"max_auto_targets\":0,\"auto_refused\":0,\"watch_execs_lost\":0,"
+	       "\"watches\":[],\"window_sec\":0,\"windows\":0,\"windows_in_memory\":0,"
+	       "\"window_memory_bytes\":0,\"window_disk_bytes\":0,\"windows_dropped\":0,"
+	       "\"windows_aged\":0,\"window_bad_files\":0,\"window_write_failures\":0,"
+	       "\"windows_unsaved\":0,\"range_queries\":0,\"range_sliced\":0,\"range_slices\":0,"
+	       "\"window_files\":0,\"window_ticks\":0,\"window_tick_steps\":0,"
+	       "\"features\":[],"
+	       "\"off_cpu_program\":\"\",\"off_cpu_targets\":0,\"off_cpu_runs\":0,\"off_cpu_"
+	       "switches\":0,"
+	       "\"off_cpu_intervals\":0,\"off_cpu_lost\":0,\"off_cpu_lost_ns\":0,\"off_cpu_no_"
+	       "stack\":0,"
+	       "\"off_cpu_stacks_gone\":0,\"off_cpu_callers_found\":0,\"off_cpu_callers_lost\":0,"
+	       "\"off_cpu_rules\":0,\"lines_helpers_started\":0,\"lines_helpers_killed\":0,"
+	       "\"lines_answers\":0,\"lines_cache_entries\":0,\"lines_cache_bytes\":0,"
+	       "\"lines_cache_max_bytes\":0,\"lines_cache_evicted\":0}\n");
 	free(s);
 
 	/* the kernel's features: JSON objects, and one text line each with on/off and version */
@@ -1237,8 +1247,9 @@ static void test_system_wide(void **state)
 	w.off_cpu = true;
 	w.waiters = 4;
 	s = status(&r, false);
-	assert_non_null(strstr(s, "with off-CPU time (--off-cpu): 4 of those made targets when they "
-				  "left a CPU"));
+	assert_non_null(strstr(s,
+			       "with off-CPU time (--off-cpu): 4 of those made targets when they "
+			       "left a CPU"));
 	free(s);
 	s = status(&r, true);
 	assert_non_null(strstr(s, "\"off_cpu\":true,\"waiters\":4}"));
@@ -1262,9 +1273,8 @@ static void test_system_wide(void **state)
 	assert_non_null(strstr(s, " --all\n"));
 	free(s);
 	s = list(&lr, true);
-	assert_non_null(strstr(
-	    s,
-	    "\"all\":true,\"resumes\":0,\"resume_note\":\"\",\"memory_bytes\":0,\"drift_bytes\":0}],\"system_wide\":{\"on\":true,"));
+	assert_non_null(strstr(s, "\"all\":true,\"resumes\":0,\"resume_note\":\"\",\"memory_"
+				  "bytes\":0,\"drift_bytes\":0}],\"system_wide\":{\"on\":true,"));
 	free(s);
 }
 
