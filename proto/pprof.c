@@ -127,14 +127,15 @@ const char *pprof_display_name(const Kprof__SavedFunction *f, char buf[256])
 	return f->name;
 }
 
+/* gzip at level 1, as Go's runtime/pprof writes its profiles: a whole-host scrape's deflate at
+ * the default level 6 took about as long as building the profile (BENCHMARKS.md, issue 34). */
 static int gzip(const uint8_t *in, size_t len, uint8_t **ret, size_t *ret_len)
 {
 	z_stream zs = {0};
 	size_t cap = deflateBound(&zs, len) + 64;
 	uint8_t *out;
 
-	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
-	    Z_OK)
+	if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		return -EIO;
 	cap = deflateBound(&zs, len) + 64;
 	out = malloc(cap);
