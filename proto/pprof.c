@@ -172,13 +172,13 @@ struct pp {
 	size_t nlines, lines_cap;
 	uint32_t *loc_line; /* per location: its first Line in linev, and (loc_nline) how many */
 	uint32_t *loc_nline;
-	size_t nla;	    /* leaf address locations, after the nf function locations */
-	struct site *sites; /* (caller, callee) pairs of the call sites, in order */
+	size_t nla;		   /* leaf address locations, after the nf function locations */
+	struct site *sites;	   /* (caller, callee) pairs of the call sites, in order */
 	size_t nsites, nsites_one; /* ... of them at one call site (a location each) */
-	struct leafsplit ls; /* the stacks split over their leaf addresses (leafsplit.h) */
-	size_t nsv, nlocs;  /* samples and location ids the split makes */
-	size_t off_from;    /* the first off-CPU stack (never split: no leaf addresses) */
-	size_t nloc;	    /* locations: nf + nla + call sites */
+	struct leafsplit ls;	   /* the stacks split over their leaf addresses (leafsplit.h) */
+	size_t nsv, nlocs;	   /* samples and location ids the split makes */
+	size_t off_from;	   /* the first off-CPU stack (never split: no leaf addresses) */
+	size_t nloc;		   /* locations: nf + nla + call sites */
 	Perftools__Profiles__Function *fv;
 	Perftools__Profiles__Function **fp;
 	Perftools__Profiles__Location *lv;
@@ -627,7 +627,8 @@ static int build_leaf_locations(struct pp *pp, const Kprof__SavedProfile *sp)
 	for (size_t k = 0; k < n; k++) {
 		const Kprof__SavedLeafAddr *la = sp->leaf_addrs[pp->ls.order[k]];
 
-		if (addr_location(pp, sp, nf + k, la->func, la->address, la->lines, la->n_lines) < 0)
+		if (addr_location(pp, sp, nf + k, la->func, la->address, la->lines, la->n_lines) <
+		    0)
 			return -ENOMEM;
 	}
 	pp->nla = n;
@@ -786,7 +787,8 @@ static int add_str_label(struct pp *pp, Perftools__Profiles__Label *lab, size_t 
 /* A merged profile's sample: the labels of its process (pid as a string, as label filters of
  * Pyroscope and Parca want them). */
 static int add_origin_labels(struct pp *pp, const Kprof__SavedProfile *sp,
-			     const Kprof__SavedStack *s, Perftools__Profiles__Label *lab, size_t *nl)
+			     const Kprof__SavedStack *s, Perftools__Profiles__Label *lab,
+			     size_t *nl)
 {
 	static const char *const keys[] = {"pid", "comm", "exe", "unit", "cgroup", "runtime"};
 	const char *vals[ARRAY_SIZE(keys)];
@@ -795,7 +797,8 @@ static int add_origin_labels(struct pp *pp, const Kprof__SavedProfile *sp,
 	int err = 0;
 
 	if (!s->origin || s->origin > sp->n_origins) {
-		/* One process's profile: its pid still, so profiles put together can be told apart. */
+		/* One process's profile: its pid still, so profiles put together can be told apart.
+		 */
 		int64_t k = strtab_id(&pp->st, keys[0]);
 
 		if (!sp->target || !sp->target->pid)
@@ -819,8 +822,7 @@ static int add_origin_labels(struct pp *pp, const Kprof__SavedProfile *sp,
 	return err;
 }
 
-static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t period,
-			 size_t nv)
+static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t period, size_t nv)
 {
 	int64_t k_tid = strtab_id(&pp->st, "thread_id"),
 		k_tname = strtab_id(&pp->st, "thread_name"), k_kind = strtab_id(&pp->st, "kind"),
@@ -856,9 +858,9 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 		smp->location_id = pp->locs + off;
 		smp->n_location_id = s->n_ids;
 		for (size_t j = 0; j < s->n_ids; j++) /* leaf first */
-			pp->locs[off + j] = j ? caller_location(pp, s->ids[s->n_ids - 1 - j],
-								s->ids[s->n_ids - j])
-					      : leaf;
+			pp->locs[off + j] =
+			    j ? caller_location(pp, s->ids[s->n_ids - 1 - j], s->ids[s->n_ids - j])
+			      : leaf;
 		off += s->n_ids;
 		smp->value = pp->values + nv * i;
 		smp->n_value = nv;
@@ -866,7 +868,8 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 		smp->value[1] = count * period;
 		/* A merged profile's process sampled at its own frequency: its CPU time. */
 		if (s->origin && s->origin <= sp->n_origins && sp->origins[s->origin - 1]->freq_hz)
-			smp->value[1] = count * (1000000000LL / sp->origins[s->origin - 1]->freq_hz);
+			smp->value[1] =
+			    count * (1000000000LL / sp->origins[s->origin - 1]->freq_hz);
 		if (offcpu) { /* off-CPU: its count is nanoseconds */
 			smp->value[0] = smp->value[1] = 0;
 			smp->value[2] = count;
@@ -908,8 +911,8 @@ int pprof_build(const Kprof__SavedProfile *sp, uint64_t now_ns, const char *vers
 
 /* The profile's comments: what it is, what its leaf addresses, call sites and lines hold, and
  * the lines resolver's notes (c holds 4 + SAVED_MAX_LINES_NOTES). */
-static int comments(struct pp *pp, const Kprof__SavedProfile *sp, const char *version,
-		    int64_t *c, size_t *n)
+static int comments(struct pp *pp, const Kprof__SavedProfile *sp, const char *version, int64_t *c,
+		    size_t *n)
 {
 	const Kprof__Target *t = sp->target;
 	const Kprof__SavedLinesInfo *li = sp->lines;
@@ -990,8 +993,8 @@ static int build(const Kprof__SavedProfile *sp, size_t off_from, bool four,
 	    !pp.tab_order || !pp.tab_base || strtab_id(&pp.st, "") != 0)
 		goto out;
 	if ((err = build_functions(&pp, sp)) < 0 || (err = build_leaf_locations(&pp, sp)) < 0 ||
-	    (err = build_site_locations(&pp, sp)) < 0 ||
-	    (err = split_count(&pp, sp)) < 0 || (err = finish_tables(&pp)) < 0)
+	    (err = build_site_locations(&pp, sp)) < 0 || (err = split_count(&pp, sp)) < 0 ||
+	    (err = finish_tables(&pp)) < 0)
 		goto out;
 	err = -ENOMEM;
 	ns = pp.nsv;
@@ -1016,11 +1019,10 @@ static int build(const Kprof__SavedProfile *sp, size_t off_from, bool four,
 		goto out;
 	period_type.type = vt[1].type;
 	period_type.unit = vt[1].unit;
-	if (nv == 4 &&
-	    ((vt[2].type = strtab_id(&pp.st, "off_cpu")) < 0 ||
-	     (vt[2].unit = strtab_id(&pp.st, "nanoseconds")) < 0 ||
-	     (vt[3].type = strtab_id(&pp.st, "wall")) < 0 ||
-	     (vt[3].unit = strtab_id(&pp.st, "nanoseconds")) < 0))
+	if (nv == 4 && ((vt[2].type = strtab_id(&pp.st, "off_cpu")) < 0 ||
+			(vt[2].unit = strtab_id(&pp.st, "nanoseconds")) < 0 ||
+			(vt[3].type = strtab_id(&pp.st, "wall")) < 0 ||
+			(vt[3].unit = strtab_id(&pp.st, "nanoseconds")) < 0))
 		goto out;
 	if (default_type && (prof.default_sample_type = strtab_id(&pp.st, default_type)) < 0)
 		goto out;
