@@ -353,11 +353,12 @@ static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sam
 		",\"save_walks\":%" PRIu64 ",\"save_steps\":%" PRIu64 ",\"cred_ticks\":%" PRIu64
 		",\"cred_reads\":%" PRIu64 ",\"shared_code_copies\":%" PRIu64
 		",\"shared_code_bytes\":%" PRIu64 ",\"shared_code_found\":%" PRIu64
-		",\"shared_code_full\":%" PRIu64 ",\"sampling\":",
+		",\"shared_code_full\":%" PRIu64 ",\"shared_names\":%" PRIu64
+		",\"shared_names_full\":%" PRIu64 ",\"sampling\":",
 		r->cpu_ns, cpu_per_sample, r->clients, r->symbol_bytes, r->symbol_refusals,
 		r->profile_bytes, r->lookups, r->lookup_steps, r->save_walks, r->save_steps,
 		r->cred_ticks, r->cred_reads, r->shared_code_copies, r->shared_code_bytes,
-		r->shared_code_found, r->shared_code_full);
+		r->shared_code_found, r->shared_code_full, r->shared_names, r->shared_names_full);
 	render_json_string(f, r->sampling);
 	fprintf(f,
 		",\"thread_events\":%u,\"sampler_runs\":%" PRIu64 ",\"threads_created\":%" PRIu64
@@ -554,8 +555,11 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 		cpu_per_sample / 1e3);
 	fprintf(f, "clients:     %u\n", r->clients);
 	if (r->symbol_bytes || r->symbol_refusals)
-		fprintf(f, "symbols:     %.1f MiB, %" PRIu64 " refused (budget spent)\n",
-			r->symbol_bytes / 1048576.0, r->symbol_refusals);
+		fprintf(f,
+			"symbols:     %.1f MiB, %" PRIu64 " refused (budget spent); %" PRIu64
+			" names held once for the host, %" PRIu64 " not (cap reached: copied)\n",
+			r->symbol_bytes / 1048576.0, r->symbol_refusals, r->shared_names,
+			r->shared_names_full);
 	if (r->shared_code_copies || r->shared_code_full)
 		fprintf(f,
 			"code copies: %" PRIu64 " of files' code shared by a owner's targets, %.1f "

@@ -405,6 +405,7 @@ int requests_fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t *
 	sr->cpu_ns = manager_cpu_ns();
 	sr->clients = transport_clients(rq->tr);
 	symbolizer_get_stats(m->sym, &sr->symbol_bytes, &sr->symbol_refusals);
+	symbolizer_names_stats(m->sym, &sr->shared_names, &sr->shared_names_full);
 	sr->profile_bytes = m->profile_bytes;
 	manager_lookup_stats(m, &sr->lookups, &sr->lookup_steps);
 	manager_save_stats(m, &sr->save_walks, &sr->save_steps);

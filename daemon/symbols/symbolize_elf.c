@@ -166,10 +166,11 @@ static const char *shared_name(struct symbolizer *sz, struct shared_names *sn,
 		struct strpool_stats ps;
 
 		strpool_get_stats(sz->names, &ps);
-		log_warn("host-wide symbol names: %zu names in %.1f MiB, at the pool's cap: names are "
-			 "copied into each profile from now on (slower, more memory; counted in "
-			 "symbol memory)",
-			 ps.strs, ps.bytes / 1048576.0);
+		log_warn(
+		    "host-wide symbol names: %zu names in %.1f MiB, at the pool's cap: names are "
+		    "copied into each profile from now on (slower, more memory; counted in "
+		    "symbol memory)",
+		    ps.strs, ps.bytes / 1048576.0);
 		sz->names_full_logged = true;
 	}
 	return sn->v[i];
@@ -359,8 +360,7 @@ static void debug_attach(struct tsym *ts, struct elf_entry *e, const char *path)
 		return;
 	for (size_t i = 0; i < ARRAY_SIZE(symbolize_debuglink_fmt); i++) {
 		int n = snprintf(rel, sizeof(rel), symbolize_debuglink_fmt[i], (int)(slash - path),
-				 path + 1,
-				 es->debuglink);
+				 path + 1, es->debuglink);
 
 		if (n > 0 && (size_t)n < sizeof(rel) && debug_try(ts, root, rel, e, true) == 0)
 			return;
@@ -498,9 +498,9 @@ static struct elf_entry *elf_get(struct tsym *ts, int fd, const struct stat *sp,
 int symbolize_elf_eh(struct tsym *ts, struct elf_entry *e, int fd)
 {
 	uint64_t room = budget_room(ts->sz->budget, e->uid);
-	int err = elfsym_section_fd(fd, ".eh_frame",
-				    room < EHFRAME_MAX_BYTES ? room : EHFRAME_MAX_BYTES, &e->eh,
-				    &e->eh_len, &e->eh_addr);
+	int err =
+	    elfsym_section_fd(fd, ".eh_frame", room < EHFRAME_MAX_BYTES ? room : EHFRAME_MAX_BYTES,
+			      &e->eh, &e->eh_len, &e->eh_addr);
 
 	if (err == 0 && budget_charge(ts->sz->budget, e->uid, e->eh_len) < 0) {
 		free(e->eh);
@@ -511,9 +511,10 @@ int symbolize_elf_eh(struct tsym *ts, struct elf_entry *e, int fd)
 	e->eh_state = err == 0 ? 1 : -1;
 	if (err == -ENOSPC || err == -E2BIG) {
 		ts->refused++;
-		log_warn("pid %d: the call frame information of %s left out: uid %u's symbol budget "
-			 "is spent",
-			 ts->c.pid, e->module, e->uid);
+		log_warn(
+		    "pid %d: the call frame information of %s left out: uid %u's symbol budget "
+		    "is spent",
+		    ts->c.pid, e->module, e->uid);
 	}
 	return err;
 }
@@ -712,6 +713,15 @@ void symbolizer_get_stats(const struct symbolizer *sz, uint64_t *bytes, uint64_t
 	/* The host-wide names are charged to no user: counted here, in what status shows. */
 	*bytes = budget_total_used(sz->budget) + ps.bytes;
 	*refusals = budget_refusals(sz->budget);
+}
+
+void symbolizer_names_stats(const struct symbolizer *sz, uint64_t *names, uint64_t *full)
+{
+	struct strpool_stats ps;
+
+	strpool_get_stats(sz->names, &ps);
+	*names = ps.strs;
+	*full = ps.full;
 }
 
 void symbolizer_free(struct symbolizer *sz)

@@ -17,6 +17,9 @@ struct symbolizer;
 int symbolizer_new(uint64_t total_bytes, uint64_t per_uid_bytes, struct symbolizer **ret);
 void symbolizer_set_budget(struct symbolizer *sz, uint64_t total_bytes, uint64_t per_uid_bytes);
 void symbolizer_get_stats(const struct symbolizer *sz, uint64_t *bytes, uint64_t *refusals);
+/* The host-wide names (strpool.h): how many are held, and how many were not (its cap reached:
+ * their profiles keep copies). */
+void symbolizer_names_stats(const struct symbolizer *sz, uint64_t *names, uint64_t *full);
 void symbolizer_free(struct symbolizer *sz);
 
 /* A new fd (O_PATH) of the target's root, kept since the last read of its maps (its /tmp and

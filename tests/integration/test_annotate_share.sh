@@ -5,7 +5,8 @@
 # counts the copy found; each annotation is whole (its per-instruction samples add up to its
 # self samples in report) with its bytes kept from its samples, and both show the same bytes. A
 # process of another owner (nobody) of the same binary finds none of root's copies: it reads
-# and keeps its own (the copy was read under root's rights, not nobody's).
+# and keeps its own (the copy was read under root's rights, not nobody's). Status also counts the
+# names held once for the host.
 # Needs root. About 15 s.
 . "$(dirname "$0")/lib.sh"
 CHECK=(python3 "$(dirname "$0")/annotate_check.py")
@@ -36,6 +37,12 @@ found=$(status_field shared_code_found) copies=$(status_field shared_code_copies
 	ctl status | grep -q "^code copies: $copies of files' code shared by a owner's targets, .* found $found times" &&
 	pass "root's two processes share their copies of the binary's code: $copies held, found $found times (status says so)" ||
 	fail "shared copies" "found=$found copies=$copies $(ctl status | grep -i 'code copies')"
+# The names too are held once for the host (strpool.h), and status says how many.
+names=$(status_field shared_names)
+[ "$names" -gt 0 ] && [ "$(status_field shared_names_full)" -eq 0 ] &&
+	ctl status | grep -q "^symbols: .* [1-9][0-9]* names held once for the host, 0 not (cap reached: copied)" &&
+	pass "status counts the names held once for the host: $names, none refused" ||
+	fail "shared names in status" "$(ctl status | grep '^symbols')"
 for p in "$A" "$B"; do
 	ctl report "$p" --top 0 --json >"$TDIR/r.$p.json"
 	ctl annotate "$p" clock_loop --json >"$TDIR/a.$p.json" || fail "annotate $p" "$(ctl annotate "$p" clock_loop 2>&1)"

@@ -1043,7 +1043,7 @@ static void test_status_json(void **state)
 	       "\"lookups\":0,\"lookup_steps\":0,\"save_walks\":0,\"save_steps\":0,\"cred_ticks\":"
 	       "0,\"cred_reads\":0,"
 	       "\"shared_code_copies\":0,\"shared_code_bytes\":0,\"shared_code_found\":0,"
-	       "\"shared_code_full\":0,"
+	       "\"shared_code_full\":0,\"shared_names\":0,\"shared_names_full\":0,"
 	       "\"sampling\":\"\",\"thread_events\":0,\"sampler_runs\":0,"
 	       "\"threads_created\":0,\"thread_reports\":0,\"thread_reports_lost\":0,"
 	       "\"forks_lost\":0,\"watch_rules\":0,\"auto_targets\":0,"
