@@ -844,8 +844,36 @@ static void report_memory(unsigned s, uint64_t rss0, const struct cpu *c, bool c
 	struct codeshare_stats cs;
 	struct target *t;
 
-	manager_for_each_target(M, t)
+	uint64_t all = 0, part[4] = {0}; /* target_memory, profile, HCCT, annotate, call sites */
+
+	manager_for_each_target(M, t) {
+		struct profile_stats ps;
+		struct hcct_stats hs;
+		struct annot_stats as;
+		struct csite_stats ss;
+
 		over += t->samples_refused;
+		all += target_memory(t);
+		profile_get_stats(t->profile, &ps);
+		part[0] += ps.memory;
+		if (t->hcct) {
+			hcct_get_stats(t->hcct, &hs);
+			part[1] += hs.bytes;
+		}
+		if (t->annot) {
+			annot_get_stats(t->annot, &as);
+			part[2] += as.memory;
+		}
+		if (t->csite) {
+			csite_get_stats(t->csite, &ss);
+			part[3] += ss.memory;
+		}
+	}
+	printf("parts t=%us of the targets' memory: profile %llu hcct %llu annotate %llu "
+	       "call_sites %llu other %llu\n",
+	       s, (unsigned long long)part[0], (unsigned long long)part[1],
+	       (unsigned long long)part[2], (unsigned long long)part[3],
+	       (unsigned long long)(all - part[0] - part[1] - part[2] - part[3]));
 	if (cpu_line && s > prev_s) {
 		uint64_t all = cpu_total(c) - prev_ns, house = c->house - prev_house;
 		uint64_t n = c->samples - prev_samples;
