@@ -315,7 +315,9 @@ static void budget_step(struct path_trace *tr, uint64_t cpu, uint64_t hits)
 
 /* Every PATHS_COST_CHECK_MS (PATHS_COST_OFF_CHECK_MS while off): a trace whose code got no hit
  * in its first PATHS_NO_HIT_MS while the target ran PATHS_NO_HIT_CPU_MS stops (the code traced
- * is not what runs), and the budget is kept (budget_step). */
+ * is not what runs), and the budget is kept (budget_step). The first second is judged once, at
+ * its end: a target that was idle then (waiting for work) and later runs other code first is
+ * not stopped for the CPU of that later work. */
 static int on_cost_check(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct path_trace *tr = userdata;
@@ -335,16 +337,19 @@ static int on_cost_check(sd_event_source *s, uint64_t usec, void *userdata)
 		return 0;
 	/* Uprobes are on every block (any run hits them); breakpoints only when one turn holds
 	 * every branch followed (a turn on a cold loop's branches is no evidence). */
-	if (!tr->hit_seen && (!tr->hw || (!tr->hw->st && tr->hw->nturns == 1)) &&
-	    now_ns(CLOCK_MONOTONIC) - tr->attach_wall_ns >= PATHS_NO_HIT_MS * 1000000ULL &&
-	    cpu_ms >= PATHS_NO_HIT_CPU_MS) {
-		snprintf(why, sizeof(why),
-			 "no hit in the first second while the target ran %" PRIu64
-			 " ms: the code at 0x%" PRIx64 " did not run then, or was inlined into "
-			 "its callers or replaced by a newer copy",
-			 cpu_ms, tr->start);
-		paths_stop(tr, why);
-		return 0;
+	if (!tr->hit_seen && !tr->nohit_judged &&
+	    (!tr->hw || (!tr->hw->st && tr->hw->nturns == 1)) &&
+	    now_ns(CLOCK_MONOTONIC) - tr->attach_wall_ns >= PATHS_NO_HIT_MS * 1000000ULL) {
+		tr->nohit_judged = true;
+		if (cpu_ms >= PATHS_NO_HIT_CPU_MS) {
+			snprintf(why, sizeof(why),
+				 "no hit in the first second while the target ran %" PRIu64
+				 " ms: the code at 0x%" PRIx64 " did not run then, or was inlined "
+				 "into its callers or replaced by a newer copy",
+				 cpu_ms, tr->start);
+			paths_stop(tr, why);
+			return 0;
+		}
 	}
 	if (tr->max_slowdown && tr->cpu_last_ns == cpu && cpu) {
 		budget_step(tr, cpu, hits);

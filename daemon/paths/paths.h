@@ -80,13 +80,14 @@ void paths_free(struct path_trace *tr);
 #define PATHS_MAX_CODE (1u << 20)
 #define PATHS_THREAD_SLOTS 4096 /* open addressing; at most half used */
 #define PATHS_MAX_DURATION_MS (24u * 3600 * 1000)
-#define PATHS_MIN_CPU_MS 500 /* a slowdown needs this much of the target's CPU time traced */
+#define PATHS_MIN_CPU_MS 500	    /* a slowdown needs this much of the target's CPU time traced */
 #define PATHS_COST_CHECK_MS 50	    /* the budget kept this often while the probes are in, */
 #define PATHS_COST_OFF_CHECK_MS 100 /* and this often while the budget holds them off */
-#define PATHS_NO_HIT_MS 1000	  /* a trace with no hit this long after its start stops, */
-#define PATHS_NO_HIT_CPU_MS 100	  /* if the target ran this much meanwhile */
-#define PATHS_NO_HIT_SAMPLES 50	  /* ... or, when probes cannot tell, none of this many samples
-				   * of the target since the start was in the traced code */
+#define PATHS_NO_HIT_MS 1000	    /* a trace with no hit this long after its start stops, */
+#define PATHS_NO_HIT_CPU_MS 100	    /* if the target ran this much meanwhile */
+#define PATHS_NO_HIT_SAMPLES                                                                       \
+	50		      /* ... or, when probes cannot tell, none of this many samples        \
+			       * of the target since the start was in the traced code */
 #define PATHS_SAME_NAME_MAX 8 /* copies of one name tried on anonymous code (V8's OSR code) */
 
 #define PATHS_SPP_BUDGET 1000
@@ -136,10 +137,11 @@ struct path_trace {
 	uint64_t started_ns, stopped_ns; /* CLOCK_MONOTONIC */
 	uint64_t ctr0[KP_CTR_NR], ctr1[KP_CTR_NR];
 	struct cpu_times cpu_attach, cpu_start, cpu_end;
-	uint64_t hit_ns; /* one probe hit's CPU time on this host (probecost.h); 0: unknown */
-	double max_slowdown;	     /* 0: no limit */
-	bool max_slowdown_default;   /* env's, not the request's */
-	bool hit_seen;		     /* a probe hit since the attach */
+	uint64_t hit_ns;     /* one probe hit's CPU time on this host (probecost.h); 0: unknown */
+	double max_slowdown; /* 0: no limit */
+	bool max_slowdown_default; /* env's, not the request's */
+	bool hit_seen;		   /* a probe hit since the attach */
+	bool nohit_judged; /* the uprobes' first second was judged (on_cost_check): never again */
 	sd_event_source *cost_timer; /* keeps the budget (and checks for hits) */
 	/* The budget, kept by taking the probes off and putting them back (pcost_budget): the
 	 * target's CPU clock at the attach, at the start of the stretch of probes in now, and at

@@ -4,7 +4,8 @@
 # reason, every copy of its whole name tried, nothing read out of bounds (the sanitized run
 # aborts on that); (2) threads that start and end all the time (minijit --churn): every trace
 # starts, a thread that exits between two breakpoint opens is skipped, not an error; (3) a trace
-# of code that does not run stops after its first second, saying why.
+# of code that does not run stops after its first second, saying why; (4) one of code that runs
+# only later, after other work, is not stopped for it.
 . "$(dirname "$0")/lib.sh"
 start_daemon || { fail "daemon starts" "see log"; exit 1; }
 
@@ -54,4 +55,29 @@ print(("PASS" if ok else "FAIL") + f": a trace of code that does not run stops: 
       f" after {r['traced_ms']:.0f} ms")
 PY
 kill "$P"; wait "$P" 2>/dev/null
+
+# 4. But code that runs late is not stopped for it: a target idle through the trace's first
+#    second (waiting for work), then a million calls each of mj_paths and mj_rec (some 500 ms
+#    of CPU) before its 10 calls of mj_two, the function traced. The first second is judged at
+#    its end, when the target had not run: the trace counts every call of mj_two.
+start_minijit --wait-usr1 --rounds 1 --paths 1000000 --rec 1000000 --two 10 --cleanup ||
+	{ fail "minijit starts" ""; exit 1; }
+P=$MJ_PID
+ctl paths "$P" mj_two --duration 120 --top 0 --json >"$TDIR/late.json" 2>"$TDIR/late.err" &
+C=$!
+tracing() { ctl paths "$1" --show --json 2>/dev/null | python3 -c "import json,sys
+sys.exit(0 if json.load(sys.stdin)['state'] == 'tracing' else 1)"; }
+wait_for 30 tracing "$P" || fail "the late trace starts" "$(cat "$TDIR/late.err")"
+sleep 1.5 # past the first second, the target idle
+kill -USR1 "$P"; wait "$P"
+wait "$C" || fail "kprofctl paths (late)" "$(cat "$TDIR/late.err")"
+python3 - "$TDIR/late.json" <<'PY' || FAILS=$((FAILS + 1))
+import json, sys
+r = json.load(open(sys.argv[1]))
+ok = r["activations"] == 10 and not r["end_reason"].startswith("no hit")
+print(("PASS" if ok else "FAIL") + f": a function first called after the trace's first second and"
+      f" 500 ms of other work is traced, not stopped: {r['activations']} activations of 10,"
+      f" ended: '{r['end_reason']}'")
+sys.exit(0 if ok else 1)
+PY
 exit $((FAILS > 0))
