@@ -196,12 +196,22 @@ static bool removal_busy(const Kprof__Reply *rep)
 	return rep->error == -EBUSY && rep->message && strstr(rep->message, "still being removed");
 }
 
+/* kprofd has not read a target's symbol files in full yet (it reads them in steps, within a
+ * CPU allowance): asked again for up to READ_RETRY_SEC. */
+#define READ_RETRY_SEC 15
+
+static bool not_read_yet(const Kprof__Reply *rep)
+{
+	return rep->error == -EAGAIN && rep->message &&
+	       strstr(rep->message, "not read in full yet");
+}
+
 int verbs_call_raw(const Kprof__Request *req, Kprof__Reply **ret)
 {
 	_cleanup_close_ int fd = client_connect(socket_path);
 	Kprof__Reply *rep = NULL;
 	int err;
-	static unsigned waited_ms;
+	static unsigned waited_ms, read_wait_ms;
 
 	if (fd < 0) {
 		char why[256];
@@ -229,6 +239,15 @@ int verbs_call_raw(const Kprof__Request *req, Kprof__Reply **ret)
 		close(TAKE_FD(fd));
 		usleep(250000);
 		waited_ms += 250;
+		return verbs_call_raw(req, ret);
+	}
+	if (not_read_yet(rep) && read_wait_ms < READ_RETRY_SEC * 1000) {
+		if (!read_wait_ms)
+			fprintf(stderr, "kprofctl: %s: waiting...\n", rep->message);
+		kprof__reply__free_unpacked(rep, NULL);
+		close(TAKE_FD(fd));
+		usleep(250000);
+		read_wait_ms += 250;
 		return verbs_call_raw(req, ret);
 	}
 	*ret = rep;

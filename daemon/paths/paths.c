@@ -617,12 +617,21 @@ static int find_function(struct tsym *sym, struct path_trace *tr, const char *fu
 		f.addr = strtoull(function, &end, 16);
 		f.by_addr = !errno && *end == '\0' && end != function + 2;
 	}
-	tsym_refresh(sym);
+	tsym_refresh_asked(sym);
 	r = tsym_foreach_jit(sym, find_cb, &f);
 	if (r < 0 || f.err < 0) {
 		free(f.hit_name);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
+	}
+	if (!f.hit_name && tsym_behind(sym)) {
+		/* Symbol files are read in steps within a CPU allowance (a loaded or slow host can
+		 * spend it): not found yet is not "not there". kprofctl asks again. */
+		snprintf(err, errlen,
+			 "the perf map of pid %d (%s) is not read in full yet: kprofd reads symbol "
+			 "files in steps",
+			 tr->pid, tsym_get_stats(sym)->perfmap_path);
+		return -EAGAIN;
 	}
 	if (!f.hit_name) {
 		snprintf(err, errlen, "no JIT function %s %s in the perf map of pid %d (%s)",

@@ -188,24 +188,14 @@ static uint64_t min3(uint64_t a, uint64_t b, uint64_t c)
 	return a < b ? (a < c ? a : c) : (b < c ? b : c);
 }
 
-void tsym_refresh(struct tsym *ts)
+/* One step of reading, at most bytes and cpu ns, charged to the allowances; its CPU time. */
+static uint64_t refresh_step(struct tsym *ts, uint64_t bytes, uint64_t cpu)
 {
-	uint64_t now = now_ns(CLOCK_MONOTONIC), cpu0, cpu;
-	struct tfile_step step = {.bytes = READ_STEP_BYTES < allowance_avail(&ts->read_bytes, now)
-					       ? READ_STEP_BYTES
-					       : allowance_avail(&ts->read_bytes, now)};
+	struct tfile_step step = {.bytes = bytes};
 	const struct sym_source *s;
 	bool changed = false;
+	uint64_t cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 
-	ts->refreshed_ns = now;
-	cpu = min3(READ_STEP_CPU_NS, allowance_avail(&ts->read_cpu, now),
-		   allowance_avail(&ts->sz->read_cpu, now));
-	if (!step.bytes || !cpu) {
-		ts->read_deferred++; /* the next refresh with an allowance goes on */
-		ts->behind = true;
-		return;
-	}
-	cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	step.cpu_end_ns = cpu0 + cpu;
 	for_each_source(i, s)
 		if (s->refresh && s->refresh(&ts->c, ts->state[i], &step) > 0)
@@ -219,6 +209,36 @@ void tsym_refresh(struct tsym *ts)
 	ts->behind = step.cut;
 	if (changed)
 		ts->gen++;
+	return cpu;
+}
+
+void tsym_refresh(struct tsym *ts)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC), cpu;
+	uint64_t bytes = READ_STEP_BYTES < allowance_avail(&ts->read_bytes, now)
+			     ? READ_STEP_BYTES
+			     : allowance_avail(&ts->read_bytes, now);
+
+	ts->refreshed_ns = now;
+	cpu = min3(READ_STEP_CPU_NS, allowance_avail(&ts->read_cpu, now),
+		   allowance_avail(&ts->sz->read_cpu, now));
+	if (!bytes || !cpu) {
+		ts->read_deferred++; /* the next refresh with an allowance goes on */
+		ts->behind = true;
+		return;
+	}
+	refresh_step(ts, bytes, cpu);
+}
+
+void tsym_refresh_asked(struct tsym *ts)
+{
+	uint64_t spent = 0, steps = 0;
+
+	ts->refreshed_ns = now_ns(CLOCK_MONOTONIC);
+	do
+		spent += refresh_step(ts, READ_STEP_BYTES, READ_STEP_CPU_NS);
+	while (ts->behind && ++steps < READ_ASKED_BYTES / READ_STEP_BYTES &&
+	       spent < READ_ASKED_CPU_NS);
 }
 
 /* What a source that makes its runtime write names (jvmmap.c) asks of the target. */

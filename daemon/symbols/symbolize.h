@@ -88,6 +88,10 @@ void tsym_tick(struct tsym *ts, uint64_t now_ns);
 /* Whether the last refresh stopped at a bound with more to read: call tsym_refresh again soon
  * (each call reads one bounded step). */
 bool tsym_behind(const struct tsym *ts);
+/* For a client's request that names a function of the target: read on past the allowances
+ * (which a loaded host or other targets may have spent), step by step while there is more, up
+ * to READ_ASKED_BYTES and READ_ASKED_CPU_NS; charged to the allowances all the same. */
+void tsym_refresh_asked(struct tsym *ts);
 /* The process exec'd: forget all of its symbols. */
 void tsym_exec(struct tsym *ts);
 /* Who may read the names (the target's owner, 0 for root only): a sample's unknown address

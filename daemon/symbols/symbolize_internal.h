@@ -41,6 +41,10 @@
 #define READ_STEP_CPU_NS (25 * 1000000ULL)
 #define READ_ALL_CPU_NS (300 * 1000000ULL)
 #define READ_ALL_BURST_NS (50 * 1000000ULL)
+/* A client's request that names a function (tsym_refresh_asked): steps past the allowances, up
+ * to these in all. */
+#define READ_ASKED_BYTES (64u << 20)
+#define READ_ASKED_CPU_NS (250 * 1000000ULL)
 
 /* Per symbol of a table (by its index), its name among the host-wide ones (demangled), made at
  * the first lookup that finds it: made when first needed, charged with the table. */
@@ -107,7 +111,7 @@ struct tsym {
 
 	struct elf_entry **map_elf; /* per mapping of c.maps: NULL = not looked up yet */
 	uint64_t maps_loaded_ns;
-	uint64_t taken_ns; /* when the sample being resolved was taken (tsym_sample_time) */
+	uint64_t taken_ns;	/* when the sample being resolved was taken (tsym_sample_time) */
 	uint64_t anon_exec_gen; /* c.maps_gen + 1 of anon_exec_n (0: not counted) */
 	size_t anon_exec_n;
 
@@ -176,8 +180,8 @@ int symbolize_file_crc32(int fd, uint64_t size, uint32_t *ret);
  * build id; by .gnu_debuglink NAME, each of these formats of (directory length, directory
  * without its leading '/' and with a trailing one, NAME), inside the target's root. */
 #define DEBUG_DIR "usr/lib/debug"
-static __attribute__((unused)) const char *const symbolize_debuglink_fmt[] = {
-    "%.*s%s", "%.*s.debug/%s", DEBUG_DIR "/%.*s%s"};
+static __attribute__((unused))
+const char *const symbolize_debuglink_fmt[] = {"%.*s%s", "%.*s.debug/%s", DEBUG_DIR "/%.*s%s"};
 /* e's .eh_frame read from the file open at fd (mapped by ts), charged to e's uid: 0 or a
  * negative errno (e->eh_state says so after). */
 int symbolize_elf_eh(struct tsym *ts, struct elf_entry *e, int fd);

@@ -5,7 +5,8 @@
 # aborts on that); (2) threads that start and end all the time (minijit --churn): every trace
 # starts, a thread that exits between two breakpoint opens is skipped, not an error; (3) a trace
 # of code that does not run stops after its first second, saying why; (4) one of code that runs
-# only later, after other work, is not stopped for it.
+# only later, after other work, is not stopped for it; (5) a trace asked for before kprofd has
+# read the whole perf map waits for it.
 . "$(dirname "$0")/lib.sh"
 start_daemon || { fail "daemon starts" "see log"; exit 1; }
 
@@ -80,4 +81,29 @@ print(("PASS" if ok else "FAIL") + f": a function first called after the trace's
       f" ended: '{r['end_reason']}'")
 sys.exit(0 if ok else 1)
 PY
+
+# 5. A perf map kprofd has not read in full when the trace is asked for (it reads symbol files
+#    in steps of 4 MiB, within an allowance): for a request that names a function it reads on
+#    (up to 64 MiB, 250 ms), and the trace starts; not "no JIT function named" (past that,
+#    kprofctl is told the map is not read in full yet and asks again for 15 s). The map:
+#    400,000 lines of other code, then minijit's own functions (minijit --late-map writes none
+#    itself meanwhile).
+start_minijit --seconds 120 --paths 10 --late-map 100000 --print-code --cleanup ||
+	{ fail "minijit starts" ""; exit 1; }
+P=$MJ_PID
+wait_for 10 grep -q "^code mj_paths" "$MJ_OUT" || fail "minijit prints its code" "$(head -3 "$MJ_OUT")"
+python3 - "$MJ_OUT" "/tmp/perf-$P.map" <<'PY'
+import sys
+lines = [f"{0x10000000 + 64 * i:x} 40 filler_function_number_{i}_of_a_big_jit\n" for i in range(400000)]
+for l in open(sys.argv[1]):
+    w = l.split()
+    if len(w) >= 4 and w[0] == "code" and w[3] == "size":
+        lines.append(f"{int(w[2], 16):x} {int(w[4]):x} {w[1]}\n")
+open(sys.argv[2], "w").writelines(lines)
+PY
+out=$(ctl paths "$P" mj_paths --duration 1 --top 1 2>&1); rc=$?
+[ $rc -eq 0 ] && grep -q "tracing the paths of mj_paths" <<<"$out" &&
+	pass "a function at the end of a perf map not read in full yet: found, the trace starts ($(wc -c <"/tmp/perf-$P.map") bytes)" ||
+	fail "big perf map" "rc=$rc $(head -5 <<<"$out")"
+kill "$P"; wait "$P" 2>/dev/null
 exit $((FAILS > 0))
