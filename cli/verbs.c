@@ -184,71 +184,75 @@ int verbs_parse_session(const char *s, uint32_t *out)
 	return 0;
 }
 
-/* Send req and print the daemon's error if there is one. Returns the exit code; *ret is the
- * reply on success. */
-/* Seconds to wait, retrying, while kprofd refuses uprobes because the kernel is still removing
- * earlier ones in the same code (it refuses rather than stall; a removal takes about a second
- * per 32 probes). */
-#define BUSY_RETRY_SEC 60
+/* Replies kprofd gives while something it needs is still under way: asked again every 250 ms
+ * for up to max_ms, said once. */
+static const struct retryable {
+	int error;
+	const char *says; /* in the reply's message */
+	unsigned max_ms;
+	const char *note; /* said once; NULL: the reply's own message, then "waiting..." */
+} retryable[] = {
+    /* The kernel is still removing earlier uprobes in the same code: kprofd refuses rather
+     * than stall (a removal takes about a second per 32 probes). */
+    {-EBUSY, "still being removed", 60000,
+     "waiting for the kernel to remove earlier uprobes in the same code..."},
+    /* A target's symbol files are not read in full yet: kprofd reads them in steps, within a
+     * CPU allowance. */
+    {-EAGAIN, "not read in full yet", 15000, NULL},
+};
 
-static bool removal_busy(const Kprof__Reply *rep)
+#define RETRY_STEP_MS 250
+
+/* The entry of retryable that rep is, NULL if none. */
+static const struct retryable *retryable_reply(const Kprof__Reply *rep)
 {
-	return rep->error == -EBUSY && rep->message && strstr(rep->message, "still being removed");
+	for (size_t i = 0; i < ARRAY_SIZE(retryable); i++)
+		if (rep->error == retryable[i].error && rep->message &&
+		    strstr(rep->message, retryable[i].says))
+			return &retryable[i];
+	return NULL;
 }
 
-/* kprofd has not read a target's symbol files in full yet (it reads them in steps, within a
- * CPU allowance): asked again for up to READ_RETRY_SEC. */
-#define READ_RETRY_SEC 15
-
-static bool not_read_yet(const Kprof__Reply *rep)
-{
-	return rep->error == -EAGAIN && rep->message &&
-	       strstr(rep->message, "not read in full yet");
-}
-
+/* Send req; *ret is the reply (its error field included). Returns 0, or the exit code when
+ * kprofd could not be reached or answered garbage. */
 int verbs_call_raw(const Kprof__Request *req, Kprof__Reply **ret)
 {
-	_cleanup_close_ int fd = client_connect(socket_path);
+	static unsigned waited_ms[ARRAY_SIZE(retryable)];
+	const struct retryable *again;
 	Kprof__Reply *rep = NULL;
 	int err;
-	static unsigned waited_ms, read_wait_ms;
 
-	if (fd < 0) {
-		char why[256];
+	for (;;) {
+		_cleanup_close_ int fd = client_connect(socket_path);
 
-		fprintf(stderr, "kprofctl: cannot connect to kprofd at %s: %s%s\n", socket_path,
-			strerror(-fd),
-			fd == -ENOENT || fd == -ECONNREFUSED ? " (is kprofd running?)"
-			: fd == -EACCES ? client_no_permission(socket_path, why, sizeof(why))
-					: "");
-		return KPROFCTL_EXIT_NO_DAEMON;
-	}
-	err = client_call(fd, req, &rep);
-	if (err < 0) {
-		fprintf(stderr, "kprofctl: talking to kprofd at %s: %s\n", socket_path,
-			err == -EBADMSG ? "malformed reply" : strerror(-err));
-		return KPROFCTL_EXIT_NO_DAEMON;
-	}
-	if (removal_busy(rep) && waited_ms < BUSY_RETRY_SEC * 1000) {
-		if (!waited_ms)
-			fputs("kprofctl: waiting for the kernel to remove earlier uprobes in the "
-			      "same "
-			      "code...\n",
-			      stderr);
-		kprof__reply__free_unpacked(rep, NULL);
-		close(TAKE_FD(fd));
-		usleep(250000);
-		waited_ms += 250;
-		return verbs_call_raw(req, ret);
-	}
-	if (not_read_yet(rep) && read_wait_ms < READ_RETRY_SEC * 1000) {
-		if (!read_wait_ms)
+		if (fd < 0) {
+			char why[256];
+
+			fprintf(stderr, "kprofctl: cannot connect to kprofd at %s: %s%s\n",
+				socket_path, strerror(-fd),
+				fd == -ENOENT || fd == -ECONNREFUSED ? " (is kprofd running?)"
+				: fd == -EACCES
+				    ? client_no_permission(socket_path, why, sizeof(why))
+				    : "");
+			return KPROFCTL_EXIT_NO_DAEMON;
+		}
+		err = client_call(fd, req, &rep);
+		if (err < 0) {
+			fprintf(stderr, "kprofctl: talking to kprofd at %s: %s\n", socket_path,
+				err == -EBADMSG ? "malformed reply" : strerror(-err));
+			return KPROFCTL_EXIT_NO_DAEMON;
+		}
+		again = retryable_reply(rep);
+		if (!again || waited_ms[again - retryable] >= again->max_ms)
+			break;
+		if (!waited_ms[again - retryable] && again->note)
+			fprintf(stderr, "kprofctl: %s\n", again->note);
+		else if (!waited_ms[again - retryable])
 			fprintf(stderr, "kprofctl: %s: waiting...\n", rep->message);
+		waited_ms[again - retryable] += RETRY_STEP_MS;
 		kprof__reply__free_unpacked(rep, NULL);
-		close(TAKE_FD(fd));
-		usleep(250000);
-		read_wait_ms += 250;
-		return verbs_call_raw(req, ret);
+		rep = NULL;
+		usleep(RETRY_STEP_MS * 1000);
 	}
 	*ret = rep;
 	return 0;

@@ -56,9 +56,18 @@ static struct target *paths_begin(struct client *cl, const Kprof__PathsRequest *
 
 		err = target_paths_start(t, &po, err_msg, sizeof(err_msg));
 		if (err < 0) {
-			if (attached_here) /* a failed request leaves nothing behind */
+			/* A failed request leaves nothing behind, but for a perf map not read in
+			 * full yet: the target stays attached, its reads go on, kprofctl asks
+			 * again (and says how to end it if it gives up). */
+			if (attached_here && err != -EAGAIN)
 				manager_forget(m, t);
-			requests_error(cl, err, "%s", err_msg);
+			if (attached_here && err == -EAGAIN)
+				requests_error(cl, err,
+					       "%s; pid %u attached meanwhile (kprofctl detach %u "
+					       "ends it)",
+					       err_msg, req->pid, req->pid);
+			else
+				requests_error(cl, err, "%s", err_msg);
 			return NULL;
 		}
 		manager_probes_started(m);

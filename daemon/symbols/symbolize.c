@@ -88,10 +88,13 @@ static int maps_load(struct tsym *ts)
 	_cleanup_free_ char *buf = NULL;
 	struct elf_entry **map_elf;
 	struct procmaps *pm = NULL;
+	uint64_t t = now_ns(CLOCK_MONOTONIC);
 	ssize_t n;
 	int err;
 
-	ts->maps_loaded_ns = now_ns(CLOCK_MONOTONIC);
+	/* Tried: not again for 100 ms. Loaded only when read: maps kept from before an exit
+	 * (the read finds none) are not fresh, or a JIT's code mapped since would be junk. */
+	ts->maps_tried_ns = t;
 	n = procfs_read(ts->c.pid, "maps", &buf, MAPS_MAX_BYTES);
 	if (n < 0)
 		return n;
@@ -111,6 +114,7 @@ static int maps_load(struct tsym *ts)
 	maps_drop(ts);
 	ts->map_elf = map_elf;
 	ts->c.maps = pm;
+	ts->maps_loaded_ns = t;
 	ts->c.maps_gen++;
 	ts->gen++;
 	symbolize_root_update(ts);
@@ -488,7 +492,7 @@ static const struct procmaps_entry *find_mapping(struct tsym *ts, uint64_t addr,
 	 * (an exec not yet reported may have replaced it by a program the reader cannot read:
 	 * its names are not read for it). */
 	if ((!m || !procmaps_is_exec(m)) && !ts->c.gone &&
-	    now_ns(CLOCK_MONOTONIC) - ts->maps_loaded_ns > MAPS_RELOAD_NS &&
+	    now_ns(CLOCK_MONOTONIC) - ts->maps_tried_ns > MAPS_RELOAD_NS &&
 	    procfs_may_read(ts->c.pid, ts->reader) && maps_load(ts) == 0) {
 		if (!procfs_may_read(ts->c.pid, ts->reader)) {
 			maps_drop(ts);

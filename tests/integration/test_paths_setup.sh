@@ -6,7 +6,8 @@
 # starts, a thread that exits between two breakpoint opens is skipped, not an error; (3) a trace
 # of code that does not run stops after its first second, saying why; (4) one of code that runs
 # only later, after other work, is not stopped for it; (5) a trace asked for before kprofd has
-# read the whole perf map waits for it.
+# read the whole perf map waits for it; (6) one past what a request reads (64 MiB) reads on
+# while kprofctl asks again, the target attached meanwhile.
 . "$(dirname "$0")/lib.sh"
 start_daemon || { fail "daemon starts" "see log"; exit 1; }
 
@@ -105,5 +106,31 @@ out=$(ctl paths "$P" mj_paths --duration 1 --top 1 2>&1); rc=$?
 [ $rc -eq 0 ] && grep -q "tracing the paths of mj_paths" <<<"$out" &&
 	pass "a function at the end of a perf map not read in full yet: found, the trace starts ($(wc -c <"/tmp/perf-$P.map") bytes)" ||
 	fail "big perf map" "rc=$rc $(head -5 <<<"$out")"
+kill "$P"; wait "$P" 2>/dev/null
+
+# 6. A map past what one request reads (64 MiB), of a process not attached: the request attaches
+#    it and is told "not read in full yet"; the target stays attached, so each time kprofctl
+#    asks again the read goes on from where it was, and the trace starts. Before, the failed
+#    request dropped the target and each new one read from the start again.
+start_minijit --seconds 120 --paths 10 --late-map 100000 --print-code --cleanup ||
+	{ fail "minijit starts" ""; exit 1; }
+P=$MJ_PID
+wait_for 10 grep -q "^code mj_paths" "$MJ_OUT" || fail "minijit prints its code" "$(head -3 "$MJ_OUT")"
+python3 - "$MJ_OUT" "/tmp/perf-$P.map" <<'PY'
+import sys
+with open(sys.argv[2], "w") as f:
+    for i in range(0, 1600000, 1000):
+        f.writelines(f"{0x10000000 + 64 * j:x} 40 filler_function_number_{j}_of_a_big_jit\n"
+                     for j in range(i, i + 1000))
+    for l in open(sys.argv[1]):
+        w = l.split()
+        if len(w) >= 4 and w[0] == "code" and w[3] == "size":
+            f.write(f"{int(w[2], 16):x} {int(w[4]):x} {w[1]}\n")
+PY
+out=$(ctl paths "$P" mj_paths --duration 1 --top 1 2>&1); rc=$?
+[ $rc -eq 0 ] && grep -q "not read in full yet.*waiting" <<<"$out" &&
+	grep -q "tracing the paths of mj_paths" <<<"$out" &&
+	pass "a perf map past one request's read ($(wc -c <"/tmp/perf-$P.map") bytes), target not attached: asked again, read on, the trace starts" ||
+	fail "perf map past one request" "rc=$rc $(grep -v "^ " <<<"$out" | head -5)"
 kill "$P"; wait "$P" 2>/dev/null
 exit $((FAILS > 0))
