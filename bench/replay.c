@@ -82,6 +82,7 @@ struct opts {
 	unsigned procs, threads, cpus, hz, seconds, warmup, report_every;
 	double churn, jit_frac, jit_rate, burst;
 	unsigned jit_initial, scrape_period, scrape_seconds, stacks;
+	unsigned run; /* samples of one process fed in a row (1: each drawn alone) */
 	uint64_t seed;
 };
 
@@ -116,6 +117,7 @@ static struct opts O = {
     .scrape_period = 15,
     .scrape_seconds = 10,
     .stacks = 2000,
+    .run = 1,
     .seed = 1,
 };
 
@@ -749,22 +751,32 @@ static void usage(void)
 		"usage: replay [--procs N] [--threads N] [--cpus N] [--hz N] [--seconds S]\n"
 		"              [--warmup S] [--churn PER_S] [--jit-frac F] [--jit-rate PER_S]\n"
 		"              [--jit-initial N] [--scrape-period S] [--scrape-seconds S]\n"
-		"              [--report-every S] [--burst X] [--stacks N] [--seed N]\n");
+		"              [--report-every S] [--burst X] [--stacks N] [--seed N]\n"
+		"              [--run N]\n");
 	exit(2);
 }
 
 static void parse(int argc, char **argv)
 {
-	static const struct option lo[] = {
-	    {"procs", 1, 0, 'p'},	  {"threads", 1, 0, 't'},
-	    {"cpus", 1, 0, 'c'},	  {"hz", 1, 0, 'z'},
-	    {"seconds", 1, 0, 's'},	  {"warmup", 1, 0, 'w'},
-	    {"churn", 1, 0, 'C'},	  {"jit-frac", 1, 0, 'j'},
-	    {"jit-rate", 1, 0, 'J'},	  {"jit-initial", 1, 0, 'I'},
-	    {"scrape-period", 1, 0, 'P'}, {"scrape-seconds", 1, 0, 'S'},
-	    {"report-every", 1, 0, 'r'},  {"burst", 1, 0, 'b'},
-	    {"seed", 1, 0, 'x'},	  {"stacks", 1, 0, 'k'},
-	    {"help", 0, 0, 'h'},	  {0, 0, 0, 0}};
+	static const struct option lo[] = {{"procs", 1, 0, 'p'},
+					   {"threads", 1, 0, 't'},
+					   {"cpus", 1, 0, 'c'},
+					   {"hz", 1, 0, 'z'},
+					   {"seconds", 1, 0, 's'},
+					   {"warmup", 1, 0, 'w'},
+					   {"churn", 1, 0, 'C'},
+					   {"jit-frac", 1, 0, 'j'},
+					   {"jit-rate", 1, 0, 'J'},
+					   {"jit-initial", 1, 0, 'I'},
+					   {"scrape-period", 1, 0, 'P'},
+					   {"scrape-seconds", 1, 0, 'S'},
+					   {"report-every", 1, 0, 'r'},
+					   {"burst", 1, 0, 'b'},
+					   {"seed", 1, 0, 'x'},
+					   {"stacks", 1, 0, 'k'},
+					   {"run", 1, 0, 'u'},
+					   {"help", 0, 0, 'h'},
+					   {0, 0, 0, 0}};
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -822,11 +834,14 @@ static void parse(int argc, char **argv)
 		case 'k':
 			O.stacks = v;
 			break;
+		case 'u':
+			O.run = v;
+			break;
 		}
 	}
 	if (!O.procs || O.procs > MAX_PROCS || O.threads < O.procs || !O.cpus || !O.hz ||
 	    !O.seconds || O.jit_frac > 1 || O.jit_initial > JIT_SLOTS || !O.scrape_period ||
-	    O.scrape_seconds >= O.scrape_period || !O.stacks)
+	    O.scrape_seconds >= O.scrape_period || !O.stacks || !O.run)
 		usage();
 }
 
@@ -910,16 +925,22 @@ struct batch {
 };
 
 /* A batch of samples made (not counted), fed to the ring buffer's handler, then what the
- * drain timer does. */
+ * drain timer does. With --run N the process is drawn once for N samples in a row: the same
+ * samples a process gets over the run, fed as a per-target batching of N would feed them
+ * (what the locality of a target's state is worth). */
 static void feed_batch(struct batch *bt, uint64_t base_ns, unsigned b, struct cpu *c)
 {
 	uint64_t step = 1000000000ULL / (O.cpus * O.hz), t0;
 	size_t off = 0;
 
+	unsigned cur = 0;
+
 	for (unsigned i = 0; i < bt->per_batch; i++) {
 		uint64_t now = base_ns + (b * bt->per_batch + i) * step;
 
-		bt->len[i] = make_sample(&procs[pick_proc()], now, bt->buf + off);
+		if (i % O.run == 0)
+			cur = pick_proc();
+		bt->len[i] = make_sample(&procs[cur], now, bt->buf + off);
 		off += (bt->len[i] + 7) & ~(size_t)7;
 		c->records_bytes += bt->len[i];
 	}
