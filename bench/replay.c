@@ -946,10 +946,12 @@ static void feed_batch(struct batch *bt, uint64_t base_ns, unsigned b, struct cp
 	}
 	t0 = thread_ns();
 	off = 0;
+	M->batching = manager_batch_wanted(M); /* as a drain sets it */
 	for (unsigned i = 0; i < bt->per_batch; i++) {
 		ringbuf_feed(M->ringbuf, bt->buf + off, bt->len[i]);
 		off += (bt->len[i] + 7) & ~(size_t)7;
 	}
+	M->batching = false;
 	c->feed += thread_ns() - t0;
 	c->samples += bt->per_batch;
 	t0 = thread_ns();

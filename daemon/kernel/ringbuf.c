@@ -109,6 +109,8 @@ static int handle_record(struct ringbuf *s, void *data, size_t len)
 
 	if (len < sizeof(*h))
 		goto bad;
+	if (h->kind != KP_REC_SAMPLE && s->ops.on_other)
+		s->ops.on_other(s->ctx, h->tgid);
 	switch (h->kind) {
 	case KP_REC_SAMPLE:
 		if (!record_sample(s, data, len))

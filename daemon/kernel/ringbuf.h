@@ -31,6 +31,9 @@ struct ringbuf_ops {
 	void (*on_cgroup)(void *ctx, pid_t tgid, uint64_t cgid, uint64_t start_ticks);
 	/* Process tgid (no target) exec'd with a comm or uid a watch rule names (KP_REC_WATCH). */
 	void (*on_watch)(void *ctx, const struct kp_execwatch *w);
+	/* Before any record but a sample, with its tgid (NULL: nothing): what waits to be added
+	 * of that process's samples goes first. */
+	void (*on_other)(void *ctx, pid_t tgid);
 };
 
 struct ringbuf;

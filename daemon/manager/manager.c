@@ -62,6 +62,19 @@ _Static_assert(KPROF_MAX_TARGETS == KP_MAX_TARGETS, "max_targets' cap is kp_targ
 #define JVM_EXCHANGES_MAX 4		    /* JVMs asked for their perf maps at once */
 #define SHARED_CODE_BYTES (64u << 20)	    /* annotate's copies of files' code (codeshare.h) */
 
+/* Any record of tgid's but a sample: its waiting samples go first. */
+static void on_other(void *ctx, pid_t tgid)
+{
+	struct manager *m = ctx;
+	struct target *t;
+
+	if (!m->batch_head)
+		return;
+	t = manager_find(m, tgid);
+	if (t && t->batch_pprev)
+		manager_batch_add(m, t);
+}
+
 static void on_sample(void *ctx, const struct kp_sample *s)
 {
 	struct manager *m = ctx;
@@ -91,6 +104,8 @@ static void on_sample(void *ctx, const struct kp_sample *s)
 	m->all_samples += t->all || (s->flags & KP_SF_STRANGER);
 	if (t->all)
 		t->last_sample_ns = s->time_ns;
+	if (m->batching && manager_batch_keep(m, t, s))
+		return;
 	target_add_sample(t, s);
 	/* Samples taken just before an exit can arrive after it from another CPU's records. */
 	if (t->state != TARGET_ATTACHED)
@@ -226,16 +241,26 @@ static void on_exec_rec(void *ctx, pid_t tgid, uint64_t start_ticks, const char 
  * the ring buffer), where the records after it cannot be read yet, and samples taken just before
  * the exit on another CPU can come after its record, in that batch or the next. They are named
  * with the symbols read while the process ran, not "[unknown]" (manager_drop_ended_symbols). */
-void manager_drain(struct manager *m)
+static void drain(struct manager *m, bool batch)
 {
+	bool was = m->batching;
 	struct target *t;
 
+	m->batching = batch && manager_batch_wanted(m);
 	ringbuf_drain(m->ringbuf);
+	m->batching = was;
+	/* A reader's drain: every sample in. The timer's: the runs that are due. */
+	manager_batch_flush(m, !batch);
 	manager_offcpu_drain(m, manager_find, manager_mark_dirty);
 	m->drained_ns = now_ns(CLOCK_MONOTONIC);
 	manager_for_each_attached(m, t)
 		target_flush_captures(t);
 	manager_drop_ended_symbols(m);
+}
+
+void manager_drain(struct manager *m)
+{
+	drain(m, false);
 }
 
 /* Uprobes of exact mode or a path trace: their records drive budgets and bursts, so they are
@@ -257,7 +282,7 @@ static int on_ringbuf(sd_event_source *s, int fd, uint32_t revents, void *userda
 	(void)s;
 	(void)fd;
 	(void)revents;
-	manager_drain(m);
+	drain(m, true);
 	return 0;
 }
 
@@ -291,10 +316,10 @@ static void symbol_steps(struct manager *m)
 	}
 }
 
-void manager_batch(struct manager *m, bool drain)
+void manager_batch(struct manager *m, bool do_drain)
 {
-	if (drain)
-		manager_drain(m);
+	if (do_drain)
+		drain(m, true);
 	symbol_steps(m);
 }
 
@@ -617,6 +642,7 @@ static void on_hwbp(void *ctx, const struct kp_hwbp *b)
 
 static const struct ringbuf_ops ringbuf_ops = {
     .on_sample = on_sample,
+    .on_other = on_other,
     .on_call = on_call,
     .on_path = on_path,
     .on_exit = on_exit_rec,

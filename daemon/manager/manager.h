@@ -89,7 +89,12 @@ struct manager {
 	uint64_t rate_prev_samples, rate_prev_ns;
 	double rate;
 	sd_event_source *drain_timer, *refresh_timer, *rb_source;
-	uint64_t drained_ns;	 /* last drain (CLOCK_MONOTONIC) */
+	uint64_t drained_ns; /* last drain (CLOCK_MONOTONIC) */
+	/* Samples added a target at a time (manager.c): on while a drain keeps them, the targets
+	 * holding some, their bytes; counts of the samples kept and of the runs added. */
+	bool batching, batch_on, batch_said; /* batch_on: manager_batch_wanted's last answer */
+	struct target *batch_head;
+	uint64_t batch_bytes, batch_kept, batch_runs;
 	uint64_t profile_bytes;	 /* all targets' profiles, at the last housekeeping */
 	bool per_cpu;		 /* targets are sampled by the per-CPU sets */
 	unsigned max_thread_fds; /* conf.max_thread_fds, within the fd limit */
@@ -139,6 +144,13 @@ void manager_drain(struct manager *m);
  * the targets whose last read stopped short. The timer calls it; so does bench/replay.c, in
  * simulated time. */
 void manager_batch(struct manager *m, bool drain);
+/* Whether a drain now keeps samples to add them a target at a time (daemon.batch_min_targets
+ * reached): what the drain timer and the ring buffer's wakeup set m->batching to (and
+ * bench/replay.c around what it feeds). */
+bool manager_batch_wanted(struct manager *m);
+/* Add the samples waiting in runs: every target's (all), or those of targets with a run's worth
+ * or waiting since BATCH_MAX_MS. */
+void manager_batch_flush(struct manager *m, bool all);
 /* What runs once a second (the housekeeping timer): lost exits, credentials, symbol files,
  * watches, kept profiles' expiry and saves, the profile budget, the samples/s rate. */
 void manager_housekeeping(struct manager *m);

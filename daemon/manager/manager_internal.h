@@ -31,6 +31,13 @@ void manager_drop_target(struct manager *m, struct target *t);
 void manager_trim_kept(struct manager *m);
 /* Everything the ring buffer holds now, within a bound (a flood must not hold the loop). */
 void manager_drain_all(struct manager *m);
+/* Keep sample s of attached target t for its next run (manager_batch.c): false when it must be
+ * added now (t not attached, no room), after t's older ones. */
+bool manager_batch_keep(struct manager *m, struct target *t, const struct kp_sample *s);
+/* Add t's samples waiting for a run now. */
+void manager_batch_add(struct manager *m, struct target *t);
+/* t is dropped unsaved: its samples waiting for a run go with it. */
+void manager_batch_drop(struct manager *m, struct target *t);
 /* Sampling of t stops: out of kp_targets, its events closed (their counts kept) or its per-CPU
  * set released. */
 void manager_stop_sampling(struct manager *m, struct target *t);

@@ -104,8 +104,8 @@ void manager_resume_track(struct manager *m, struct target *t)
 	err = store_write(m->store, name, buf, len);
 	free(buf);
 	if (err < 0)
-		log_warn("pid %d: cannot write %s/%s: %s; not attached again if kprofd dies", t->pid,
-			 store_path(m->store), name, strerror(-err));
+		log_warn("pid %d: cannot write %s/%s: %s; not attached again if kprofd dies",
+			 t->pid, store_path(m->store), name, strerror(-err));
 }
 
 /* t ended other than by kprofd's stop: nothing to attach again. */
@@ -143,7 +143,8 @@ static const char *resume_refusal(const struct target *old)
 	if (procfs_stat(old->pid, &pst) < 0)
 		return "not attached again after kprofd's restart: the process had exited";
 	if (pst.start_ticks != old->start_ticks)
-		return "not attached again after kprofd's restart: the pid is another process's now";
+		return "not attached again after kprofd's restart: the pid is another process's "
+		       "now";
 	if (procfs_ident_read(old->pid, &id) < 0)
 		return "not attached again after kprofd's restart: the process had exited";
 	if (old->by != 0 && procfs_ident_owner(&id) != old->by)

@@ -63,14 +63,14 @@ struct target_list {
 	struct target **buckets;
 	size_t nbuckets, count; /* a power of two; targets linked (marked ones too) */
 	uint64_t lookups, lookup_steps;
-	struct target *recent; /* ended lately, symbols still held (recent_next) */
+	struct target *recent;	    /* ended lately, symbols still held (recent_next) */
 	struct target *win_pending; /* ended, a window to cut (win_next) */
 	/* Kept profiles changed since they were saved, or whose save failed (dirty_next): the
 	 * housekeeping's saves walk these, not every kept profile. saves/save_steps count its
 	 * walks and the targets they looked at (status --json). */
 	struct target *dirty;
 	uint64_t saves, save_steps;
-	uint64_t next_expiry;  /* CLOCK_REALTIME: no kept profile is older than its age before */
+	uint64_t next_expiry; /* CLOCK_REALTIME: no kept profile is older than its age before */
 	/* Kept profiles' memory, all and per uid (it changes only when a late sample comes) */
 	uint64_t kept_bytes;
 	struct uid_bytes {
@@ -467,6 +467,7 @@ void manager_drop_target(struct manager *m, struct target *t)
 	if (t->list_dropped)
 		return;
 	t->list_dropped = true;
+	manager_batch_drop(m, t);
 	m->list->dropped++;
 	if (sd_event_source_set_enabled(m->list->sweep, SD_EVENT_ONESHOT) < 0)
 		log_warn("pid %d: its dropped profile stays in memory until kprofd stops", t->pid);
@@ -668,8 +669,13 @@ static void save_target(struct manager *m, struct target *t)
 /* Everything the ring buffer holds now, within a bound (a flood must not hold the loop). */
 void manager_drain_all(struct manager *m)
 {
+	bool was = m->batching;
+
+	/* Kept for their runs as a timer's drain keeps them (each target's in their order). */
+	m->batching = manager_batch_wanted(m);
 	for (int i = 0; i < 64 && ringbuf_drain(m->ringbuf) > 0; i++)
 		;
+	m->batching = was;
 	manager_offcpu_drain(m, manager_find, manager_mark_dirty);
 }
 
@@ -718,8 +724,10 @@ void manager_end_target(struct manager *m, struct target *t, enum target_state s
 	 * mostly drained here, after its exit). */
 	if (state == TARGET_EXITED)
 		tsym_gone(t->sym);
-	/* Samples already in the ring buffer still belong to this profile. */
+	/* Samples already in the ring buffer still belong to this profile, and so do those
+	 * waiting for a run. */
 	manager_drain_all(m);
+	manager_batch_add(m, t);
 	target_flush_captures(t);
 	/* What the last read of its perf map and jitdump names, before the profile is kept. */
 	target_names_update(t, true);

@@ -14,9 +14,9 @@
  * ended, or a late sample came), never every kept profile; the writer starts at the first
  * unsaved window, and retention walks the index only when something is due (window.c). ticks
  * and steps (targets and index entries looked at) are debug counters in status --json, which
- * a test checks for staying flat as kept profiles pile up. Files of one window each, w-SEQ-PID.kpw (kprofd before
- * batches), are still read. A failed write (a full disk) leaves the windows in memory,
- * counted, and they are tried again (in the next batch) at the next tick. A range query
+ * a test checks for staying flat as kept profiles pile up. Files of one window each, w-SEQ-PID.kpw
+ * (kprofd before batches), are still read. A failed write (a full disk) leaves the windows in
+ * memory, counted, and they are tried again (in the next batch) at the next tick. A range query
  * cuts the target's window at once (so "the last minute" includes the last second), then
  * decodes the windows whose middle lies in the range, from memory or from their files, and
  * merges them: stacks into one profile (equal functions and stacks added up), and each
@@ -429,8 +429,8 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 
 /* The window of one frame (file: its batch, at byte off; 0: a file of its own) into *e:
  * 0, or -EBADMSG when it is not a window. */
-static int restore_frame(const uint8_t *payload, size_t plen, uint64_t file, size_t off,
-			 size_t len, struct window_entry *e)
+static int restore_frame(const uint8_t *payload, size_t plen, uint64_t file, size_t off, size_t len,
+			 struct window_entry *e)
 {
 	Kprof__SavedProfile *sp = kprof__saved_profile__unpack(NULL, plen, payload);
 
@@ -629,7 +629,8 @@ static int range_merge(struct profile *p, const Kprof__SavedProfile *sp, uint32_
 
 	for (size_t i = 0; i < sp->n_functions; i++) {
 		const Kprof__SavedFunction *f = sp->functions[i];
-		int id = profile_intern(p, f->name, f->module, f->start, (enum profile_kind)f->kind);
+		int id =
+		    profile_intern(p, f->name, f->module, f->start, (enum profile_kind)f->kind);
 
 		if (id < 0)
 			return id;
@@ -882,8 +883,8 @@ int windows_range_end(struct windows *w, struct wrange_job *j, struct wrange *r,
 }
 
 int windows_range_run(struct windows *w, struct wrange_job **jp, struct target *t, bool session,
-		      uint64_t since, uint64_t until, uint64_t budget_ns, struct wrange *r, char *msg,
-		      size_t msglen)
+		      uint64_t since, uint64_t until, uint64_t budget_ns, struct wrange *r,
+		      char *msg, size_t msglen)
 {
 	int err = 0;
 

@@ -60,8 +60,8 @@ void wrange_job_free(struct wrange_job *j);
  * budget_ns: 1 while windows are left (call again at a later loop iteration), 0 with the range
  * in *r, or a negative errno with msg; on 0 or an error the job is freed (*jp NULL). */
 int windows_range_run(struct windows *w, struct wrange_job **jp, struct target *t, bool session,
-		      uint64_t since, uint64_t until, uint64_t budget_ns, struct wrange *r, char *msg,
-		      size_t msglen);
+		      uint64_t since, uint64_t until, uint64_t budget_ns, struct wrange *r,
+		      char *msg, size_t msglen);
 
 struct windows_stats {
 	struct window_stats s;

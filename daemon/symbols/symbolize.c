@@ -83,18 +83,31 @@ static void maps_drop(struct tsym *ts)
 static void maps_open_elf(struct tsym *ts);
 static void maps_carry(struct tsym *ts, const struct procmaps *pm, struct elf_entry **map_elf);
 
-static int maps_load(struct tsym *ts)
+/* Read the maps again; reload: for a sample (find_mapping), not at the start or an exec. */
+static int maps_load(struct tsym *ts, bool reload)
 {
 	_cleanup_free_ char *buf = NULL;
 	struct elf_entry **map_elf;
 	struct procmaps *pm = NULL;
 	uint64_t t = now_ns(CLOCK_MONOTONIC);
+	char exe[64];
+	struct stat st;
+	bool known;
 	ssize_t n;
 	int err;
 
 	/* Tried: not again for 100 ms. Loaded only when read: maps kept from before an exit
 	 * (the read finds none) are not fresh, or a JIT's code mapped since would be junk. */
 	ts->maps_tried_ns = t;
+	/* The process exec'd since the maps kept, and its exec record is not handled yet: the
+	 * samples resolved meanwhile were taken before it (a drain's, or kept for a run), and the
+	 * new program's maps would make their addresses junk. The exec's handling reads them
+	 * (tsym_exec). */
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)ts->c.pid);
+	known = stat(exe, &st) == 0;
+	if (reload && known && ts->exe_known &&
+	    (st.st_dev != ts->exe_dev || st.st_ino != ts->exe_ino))
+		return -ESTALE;
 	n = procfs_read(ts->c.pid, "maps", &buf, MAPS_MAX_BYTES);
 	if (n < 0)
 		return n;
@@ -115,6 +128,9 @@ static int maps_load(struct tsym *ts)
 	ts->map_elf = map_elf;
 	ts->c.maps = pm;
 	ts->maps_loaded_ns = t;
+	ts->exe_known = known;
+	ts->exe_dev = known ? st.st_dev : 0;
+	ts->exe_ino = known ? st.st_ino : 0;
 	ts->c.maps_gen++;
 	ts->gen++;
 	symbolize_root_update(ts);
@@ -301,7 +317,7 @@ int tsym_new(struct symbolizer *sz, pid_t pid, uid_t uid, uid_t euid, uint64_t p
 	err = read_nspid(pid, &ts->c.nspid, &ts->c.start_realtime_ns, &ts->c.start_ticks);
 	if (err < 0)
 		goto fail;
-	err = maps_load(ts);
+	err = maps_load(ts, false);
 	if (err < 0)
 		goto fail;
 	allowance_init(&ts->read_bytes, READ_RATE_BYTES, READ_RATE_BYTES, now_ns(CLOCK_MONOTONIC));
@@ -386,7 +402,7 @@ void tsym_exec(struct tsym *ts)
 	for_each_source(i, s)
 		if (s->exec)
 			s->exec(&ts->c, ts->state[i]);
-	maps_load(ts);
+	maps_load(ts, false);
 	tsym_refresh(ts);
 	ts->gen++;
 }
@@ -493,7 +509,7 @@ static const struct procmaps_entry *find_mapping(struct tsym *ts, uint64_t addr,
 	 * its names are not read for it). */
 	if ((!m || !procmaps_is_exec(m)) && !ts->c.gone &&
 	    now_ns(CLOCK_MONOTONIC) - ts->maps_tried_ns > MAPS_RELOAD_NS &&
-	    procfs_may_read(ts->c.pid, ts->reader) && maps_load(ts) == 0) {
+	    procfs_may_read(ts->c.pid, ts->reader) && maps_load(ts, true) == 0) {
 		if (!procfs_may_read(ts->c.pid, ts->reader)) {
 			maps_drop(ts);
 			return NULL;

@@ -110,10 +110,15 @@ struct tsym {
 	uint64_t serial; /* unique among all targets kprofd ever had */
 
 	struct elf_entry **map_elf; /* per mapping of c.maps: NULL = not looked up yet */
-	uint64_t maps_tried_ns;	    /* the last read of the maps, whether it found them or not */
-	uint64_t maps_loaded_ns;    /* the last read that found them (an exited process has none) */
-	uint64_t taken_ns;	/* when the sample being resolved was taken (tsym_sample_time) */
-	uint64_t anon_exec_gen; /* c.maps_gen + 1 of anon_exec_n (0: not counted) */
+	/* The program the maps are of (/proc/PID/exe's file, when it could be read): a re-read
+	 * that finds another one is refused (an exec whose record is not handled yet). */
+	dev_t exe_dev;
+	ino_t exe_ino;
+	bool exe_known;
+	uint64_t maps_tried_ns;	 /* the last read of the maps, whether it found them or not */
+	uint64_t maps_loaded_ns; /* the last read that found them (an exited process has none) */
+	uint64_t taken_ns;	 /* when the sample being resolved was taken (tsym_sample_time) */
+	uint64_t anon_exec_gen;	 /* c.maps_gen + 1 of anon_exec_n (0: not counted) */
 	size_t anon_exec_n;
 
 	void *state[SYM_SOURCES_MAX]; /* each source's, in the order of sym_sources[] */

@@ -278,6 +278,7 @@ void target_free(struct target *t)
 	offcpu_free(t->offcpu);
 	free(t->ids);
 	free(t->memo);
+	free(t->batch_buf);
 	free(t);
 }
 
@@ -843,6 +844,46 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 		t->probe_samples++;
 	}
 	add_stack(t, s, n, n_user, n_leaf, leaf);
+}
+
+/* ---- samples added in a row ---- */
+
+int target_batch_keep(struct target *t, const struct kp_sample *s, size_t len, size_t max_bytes)
+{
+	size_t need = t->batch_len + ((len + 7) & ~(size_t)7), cap;
+	uint8_t *b;
+
+	if (need > max_bytes)
+		return -E2BIG;
+	if (need > t->batch_cap) {
+		for (cap = t->batch_cap ? t->batch_cap : 2048; cap < need; cap *= 2)
+			;
+		b = realloc(t->batch_buf, cap < max_bytes ? cap : max_bytes);
+		if (!b)
+			return -ENOMEM;
+		t->batch_buf = b;
+		t->batch_cap = cap < max_bytes ? cap : max_bytes;
+	}
+	memcpy(t->batch_buf + t->batch_len, s, len);
+	t->batch_len = need;
+	t->batch_n++;
+	return 0;
+}
+
+void target_batch_add(struct target *t)
+{
+	for (size_t off = 0; off < t->batch_len;) {
+		const struct kp_sample *s = (const void *)(t->batch_buf + off);
+
+		target_add_sample(t, s);
+		off +=
+		    (offsetof(struct kp_sample, ips) + 8 * ((size_t)s->n_kernel + s->n_user) + 7) &
+		    ~(size_t)7;
+	}
+	free(t->batch_buf);
+	t->batch_buf = NULL;
+	t->batch_len = t->batch_cap = 0;
+	t->batch_n = 0;
 }
 
 /* ---- names given late ---- */

@@ -78,6 +78,14 @@ struct target {
 	struct target *dirty_next, **dirty_pprev;
 	bool list_dropped;
 	bool ending; /* manager_end_target runs: a drain inside it does not end it again */
+	/* Samples kept to be added in a row, a target at a time (manager.c, "Samples added a
+	 * target at a time"): on the manager's list while it holds some. Their records as the
+	 * ring buffer held them, each padded to 8 bytes. */
+	struct target *batch_next, **batch_pprev;
+	uint8_t *batch_buf;
+	size_t batch_len, batch_cap;
+	unsigned batch_n;
+	uint64_t batch_since_ns; /* the first one's time (CLOCK_MONOTONIC) */
 	/* Attached by a client when kprofd stopped: attached again at the next start if the
 	 * process still runs (manager_resume). resumes: times that happened to this profile;
 	 * resume_note: why a kept one was not. duration_left: of a --duration, in seconds. */
@@ -261,6 +269,11 @@ uint64_t target_memory(const struct target *t);
 uint64_t target_drift_memory(const struct target *t);
 void target_free(struct target *t);
 void target_add_sample(struct target *t, const struct kp_sample *s);
+/* Keep s (a record of len bytes) to add with t's others later (target_batch_add): 0, -E2BIG
+ * when max_bytes would be passed, -ENOMEM; nothing kept on error. */
+int target_batch_keep(struct target *t, const struct kp_sample *s, size_t len, size_t max_bytes);
+/* Add the samples kept, in their order, and free their memory. */
+void target_batch_add(struct target *t);
 /* One journal line for drift e of t, at most one a second per target: a process that keeps
  * changing cannot flood the log; the lines left out are counted in the next one. */
 struct drift_event;

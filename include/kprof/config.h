@@ -43,7 +43,8 @@ struct config {
 	unsigned ringbuf_bytes;	     /* 0: sized from what can arrive (rbsize.h) */
 	unsigned ringbuf_max_mb;     /* the bound of a computed size */
 	unsigned drain_ms;	     /* ring buffer drain period */
-	unsigned sampling;	     /* enum config_sampling */
+	unsigned batch_min_targets; /* samples added a target at a time from this many (0: never) */
+	unsigned sampling;	    /* enum config_sampling */
 	unsigned system_wide; /* daemon.system_wide: attach --all at this frequency (0: off) */
 	unsigned perfmap_refresh_ms;
 	unsigned perfmap_max_mb; /* bytes of one perf map read, in MiB */
@@ -79,15 +80,15 @@ struct config {
 	struct rule watch_rules[CONFIG_MAX_RULES];
 	unsigned n_watch_rules;
 	/* [http]: the pprof endpoint (daemon/http/http.c), off when listen is "" */
-	char http_listen[64];	   /* ADDRESS:PORT, numeric (httpq_listen) */
-	char http_token_file[256]; /* "Authorization: Bearer" token; required unless the opt-out */
-	bool http_insecure_no_auth;  /* loopback without a token: every local user reads all */
+	char http_listen[64];	    /* ADDRESS:PORT, numeric (httpq_listen) */
+	char http_token_file[256];  /* "Authorization: Bearer" token; required unless the opt-out */
+	bool http_insecure_no_auth; /* loopback without a token: every local user reads all */
 	unsigned http_max_connections;
 	unsigned http_max_per_source;	      /* connections from one address (off loopback) */
 	unsigned http_max_waiting;	      /* profile requests waiting at once */
 	unsigned http_max_waiting_per_source; /* ... of them from one address */
-	unsigned http_max_seconds;     /* bound of seconds= */
-	unsigned http_request_timeout; /* seconds from connect to a whole request */
+	unsigned http_max_seconds;	      /* bound of seconds= */
+	unsigned http_request_timeout;	      /* seconds from connect to a whole request */
 	/* [drift]: profile drift of JIT functions (drift.h), for targets attached from then on */
 	bool drift_enabled;
 	unsigned drift_window;	    /* W */

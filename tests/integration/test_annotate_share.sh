@@ -28,7 +28,8 @@ check "attach the second process of the same binary" ctl attach "$B" --freq 499
 wait_for 60 sampled "$A" && wait_for 60 sampled "$B" ||
 	fail "clock_loop sampled in both" "$(ctl report "$A" --top 3 2>&1 | tail -3)"
 # Let both run on a little: more addresses, more drains.
-wait_for 60 test "$(status_field shared_code_found)" -ge 1 ||
+found_some() { [ "$(status_field shared_code_found)" -ge 1 ]; }
+wait_for 60 found_some ||
 	fail "a copy found" "$(ctl status | grep -i 'code copies')"
 check "detach the first" ctl detach "$A"
 check "detach the second" ctl detach "$B"

@@ -19,6 +19,7 @@ static void test_defaults(void **state)
 	assert_string_equal(c.socket_path, "/run/kprofd/kprofd.sock");
 	assert_int_equal(c.default_freq, 99);
 	assert_int_equal(c.max_targets, 256);
+	assert_int_equal(c.batch_min_targets, 128);
 	assert_int_equal(c.max_kept, 64);
 	assert_int_equal(c.max_clients, 64);
 	assert_int_equal(c.client_timeout_sec, 60);
@@ -199,6 +200,7 @@ static void test_full_file(void **state)
 			   "ringbuf_max_mb = 64\n"
 			   "sampling = cpus\n"
 			   "drain_ms = 20\n"
+			   "batch_min_targets = 0\n"
 			   "\n"
 			   "[limits]\n"
 			   "max_targets = 10\n"
@@ -223,6 +225,7 @@ static void test_full_file(void **state)
 	assert_int_equal(c.max_threads, 100);
 	assert_int_equal(c.max_thread_fds, 1000);
 	assert_int_equal(c.drain_ms, 20);
+	assert_int_equal(c.batch_min_targets, 0);
 	assert_int_equal(c.max_targets, 10);
 	assert_int_equal(c.max_kept, 0);
 	assert_int_equal(c.max_clients, 5);
