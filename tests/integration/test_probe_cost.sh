@@ -209,7 +209,9 @@ compare_twice "breakpoints on minijit" "$MJ_PID" mj_paths "$MJ_OUT" 1
 budget_twice "breakpoints on minijit" "$MJ_PID" mj_paths "$MJ_OUT"
 # The traps' time is the probes', not mj_paths's: on this VM a debug trap is a VM exit booked to
 # the instruction it stopped at, so the samples there go under [kprof probes]. The trace took
-# about 60% of minijit's CPU time for about a third of its life so far.
+# about 60% of minijit's CPU time for about a third of its life so far (less on a loaded host,
+# where the budget keeps the breakpoints off longer): the traps' samples are a share of the
+# whole, and more than mj_paths's own (which would hold them if they were not told apart).
 ctl report "$MJ_PID" --top 0 --json >"$TDIR/hwr.json"
 python3 - "$TDIR/hwr.json" <<'PY'
 import json, sys
@@ -217,7 +219,7 @@ r = json.load(open(sys.argv[1]))
 total = r["target"]["samples"]
 probes = sum(e["self"] for e in r["entries"] if e["function"] == "[kprof probes]")
 paths = sum(e["self"] for e in r["entries"] if e["function"] == "mj_paths")
-ok = total > 0 and probes >= 0.1 * total
+ok = total > 0 and probes >= 0.05 * total and probes > paths
 print(("PASS" if ok else "FAIL") + f": breakpoint traps charged to [kprof probes]: {probes} of {total}"
       f" samples (mj_paths itself {paths})")
 PY
