@@ -106,8 +106,14 @@ static int maps_load(struct tsym *ts, bool reload)
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)ts->c.pid);
 	known = stat(exe, &st) == 0;
 	if (reload && known && ts->exe_known &&
-	    (st.st_dev != ts->exe_dev || st.st_ino != ts->exe_ino))
-		return -ESTALE;
+	    (st.st_dev != ts->exe_dev || st.st_ino != ts->exe_ino)) {
+		/* Unless no exec record came for EXEC_WAIT_NS (lost to a full ring buffer): the
+		 * new program's maps then, as before. */
+		if (!ts->exe_refused_ns)
+			ts->exe_refused_ns = t;
+		if (t - ts->exe_refused_ns < EXEC_WAIT_NS)
+			return -ESTALE;
+	}
 	n = procfs_read(ts->c.pid, "maps", &buf, MAPS_MAX_BYTES);
 	if (n < 0)
 		return n;
@@ -129,6 +135,7 @@ static int maps_load(struct tsym *ts, bool reload)
 	ts->c.maps = pm;
 	ts->maps_loaded_ns = t;
 	ts->exe_known = known;
+	ts->exe_refused_ns = 0;
 	ts->exe_dev = known ? st.st_dev : 0;
 	ts->exe_ino = known ? st.st_ino : 0;
 	ts->c.maps_gen++;

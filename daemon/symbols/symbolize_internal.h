@@ -31,6 +31,10 @@
 #define MAPS_MAX_ENTRIES 65536
 #define MAPS_RELOAD_NS (100 * 1000000ULL)
 #define PERFMAP_REFRESH_MIN_NS (50 * 1000000ULL)
+/* A re-read of the maps that finds another program is refused this long at most: longer than
+ * any sample waits for its drain and run (manager_batch.c), so the exec's record came by then
+ * unless it was lost. */
+#define EXEC_WAIT_NS (5 * 1000000000ULL)
 /* Reading the files of a target's sources (ARCHITECTURE.md §2.2, "Reading in steps"): per
  * target, at most READ_RATE_BYTES and READ_RATE_CPU_NS of CPU time a second (each held up to a
  * second's worth), at most READ_STEP_BYTES and READ_STEP_CPU_NS in one refresh; all targets
@@ -115,6 +119,7 @@ struct tsym {
 	dev_t exe_dev;
 	ino_t exe_ino;
 	bool exe_known;
+	uint64_t exe_refused_ns; /* the first re-read refused for another program (0: none) */
 	uint64_t maps_tried_ns;	 /* the last read of the maps, whether it found them or not */
 	uint64_t maps_loaded_ns; /* the last read that found them (an exited process has none) */
 	uint64_t taken_ns;	 /* when the sample being resolved was taken (tsym_sample_time) */
