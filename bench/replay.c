@@ -7,9 +7,10 @@
  * directory, no source lines). Every record goes through ringbuf_feed, the function a drain
  * hands each record to (validation by kind and size, then the manager's callbacks: manager_find
  * in the PID hash, target_add_sample: frame memo, address cache, symbolizer, profile, HCCT,
- * annotate store, call sites, thread names, drift). Every half second of simulated time
- * manager_batch (a drain's end: captures, ended targets' symbols, perf-map steps); every second
- * manager_housekeeping (each attached target's /proc stat and credentials, its perf map
+ * annotate store, call sites, thread names, drift; with daemon.batch_min_targets reached, kept
+ * per target and added in runs as a drain does, manager_batch.c). Every half second of simulated
+ * time manager_batch (a drain's end: captures, ended targets' symbols, perf-map steps); every
+ * second manager_housekeeping (each attached target's /proc stat and credentials, its perf map
  * refreshed, late names, drift; watches; kept profiles; the profile budget) and one turn of the
  * event loop (targets dropped are freed there). Each simulated process is a real process (a
  * child forked here that sleeps), so /proc, its maps and its ELF files are real; an exit is a
@@ -82,7 +83,8 @@ struct opts {
 	unsigned procs, threads, cpus, hz, seconds, warmup, report_every;
 	double churn, jit_frac, jit_rate, burst;
 	unsigned jit_initial, scrape_period, scrape_seconds, stacks;
-	unsigned run; /* samples of one process fed in a row (1: each drawn alone) */
+	unsigned run;  /* samples of one process fed in a row (1: each drawn alone) */
+	bool no_batch; /* --no-batch: daemon.batch_min_targets = 0 */
 	uint64_t seed;
 };
 
@@ -741,6 +743,8 @@ static int load_conf(struct config *c, char *err, size_t errlen, void *ud)
 	config_defaults(c);
 	c->state_dir[0] = '\0'; /* profiles in memory only: nothing written */
 	c->lines_enabled = false;
+	if (O.no_batch)
+		c->batch_min_targets = 0;
 	snprintf(c->socket_path, sizeof(c->socket_path), "/nonexistent/replay.sock");
 	return 0;
 }
@@ -752,36 +756,33 @@ static void usage(void)
 		"              [--warmup S] [--churn PER_S] [--jit-frac F] [--jit-rate PER_S]\n"
 		"              [--jit-initial N] [--scrape-period S] [--scrape-seconds S]\n"
 		"              [--report-every S] [--burst X] [--stacks N] [--seed N]\n"
-		"              [--run N]\n");
+		"              [--run N] [--no-batch]\n");
 	exit(2);
 }
 
 static void parse(int argc, char **argv)
 {
-	static const struct option lo[] = {{"procs", 1, 0, 'p'},
-					   {"threads", 1, 0, 't'},
-					   {"cpus", 1, 0, 'c'},
-					   {"hz", 1, 0, 'z'},
-					   {"seconds", 1, 0, 's'},
-					   {"warmup", 1, 0, 'w'},
-					   {"churn", 1, 0, 'C'},
-					   {"jit-frac", 1, 0, 'j'},
-					   {"jit-rate", 1, 0, 'J'},
-					   {"jit-initial", 1, 0, 'I'},
-					   {"scrape-period", 1, 0, 'P'},
-					   {"scrape-seconds", 1, 0, 'S'},
-					   {"report-every", 1, 0, 'r'},
-					   {"burst", 1, 0, 'b'},
-					   {"seed", 1, 0, 'x'},
-					   {"stacks", 1, 0, 'k'},
-					   {"run", 1, 0, 'u'},
-					   {"help", 0, 0, 'h'},
-					   {0, 0, 0, 0}};
+	static const struct option lo[] = {
+	    {"procs", 1, 0, 'p'},	  {"threads", 1, 0, 't'},
+	    {"cpus", 1, 0, 'c'},	  {"hz", 1, 0, 'z'},
+	    {"seconds", 1, 0, 's'},	  {"warmup", 1, 0, 'w'},
+	    {"churn", 1, 0, 'C'},	  {"jit-frac", 1, 0, 'j'},
+	    {"jit-rate", 1, 0, 'J'},	  {"jit-initial", 1, 0, 'I'},
+	    {"scrape-period", 1, 0, 'P'}, {"scrape-seconds", 1, 0, 'S'},
+	    {"report-every", 1, 0, 'r'},  {"burst", 1, 0, 'b'},
+	    {"seed", 1, 0, 'x'},	  {"stacks", 1, 0, 'k'},
+	    {"run", 1, 0, 'u'},		  {"no-batch", 0, 0, 'B'},
+	    {"help", 0, 0, 'h'},	  {0, 0, 0, 0}};
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		char *end = NULL;
 		double v = optarg ? strtod(optarg, &end) : 0;
+
+		if (c == 'B') { /* the one option without a value */
+			O.no_batch = true;
+			continue;
+		}
 
 		if (c == 'h' || c == '?' || !end || *end || v < 0 || v > 1e7)
 			usage();
@@ -1051,6 +1052,10 @@ static void summary(const struct cpu *cpu, const struct cpu *warm, const struct 
 	       (unsigned long long)(lookups - tt->lookups0),
 	       (unsigned long long)(steps - tt->steps0), spl, (unsigned long long)M->unknown_tgid,
 	       (unsigned long long)ringbuf_bad_records(M->ringbuf));
+	printf("runs: %llu samples kept for a run, %llu runs added (%.1f samples a run)%s\n",
+	       (unsigned long long)M->batch_kept, (unsigned long long)M->batch_runs,
+	       M->batch_runs ? (double)M->batch_kept / M->batch_runs : 0,
+	       O.no_batch ? " (--no-batch)" : "");
 	if (cpu->scrapes)
 		printf(
 		    "scrape: %llu whole-host scrapes of %u s, %.1f targets each (%s), %.0f "
