@@ -77,7 +77,13 @@ rel() { python3 -c "import sys; sys.exit(0 if $2 > 0 and abs($1 - $2) <= $3 * $2
 T=$(awk '$1 == "offcpu" { print $2 }' "$MIX_OUT.out")
 mt() { awk -v k="$1" '$1 == k { print $2 }' "$MIX_OUT.out"; }
 declare -A TT=([worker]=$T [holder]=$(mt holder_offcpu) [main]=$(mt main_offcpu))
-TS=$((TT[worker] + TT[holder] + TT[main]))
+# The shares are of the threads either tool saw waiting (the main thread blocks in a way neither
+# counts here: both give it 0), so the truth's are too.
+TS=0
+for n in main worker holder; do
+	[ "$(val ${n}_kprof_ns)" != 0 ] || [ "$(val ${n}_perf_ns)" != 0 ] && TS=$((TS + TT[$n]))
+done
+[ "$TS" -gt 0 ] || TS=1
 for n in main worker holder; do
 	vs_perf "$n thread off CPU (ns)" "$(val ${n}_kprof_ns)" "$(val ${n}_perf_ns)" \
 		"$((TT[$n] / 20))" "${TT[$n]}"
