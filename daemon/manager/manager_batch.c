@@ -79,10 +79,12 @@ bool manager_batch_keep(struct manager *m, struct target *t, const struct kp_sam
 	size_t before = t->batch_len,
 	       len = offsetof(struct kp_sample, ips) + 8 * ((size_t)s->n_kernel + s->n_user);
 
-	if (t->state != TARGET_ATTACHED || m->batch_bytes + len > BATCH_ALL_BYTES)
+	if (t->state != TARGET_ATTACHED)
 		return false;
-	if (target_batch_keep(t, s, len, BATCH_TARGET_BYTES) < 0) {
-		manager_batch_add(m, t); /* full: the older ones first, then this one */
+	/* No room: the older ones first, then this one (a target's samples keep their order). */
+	if (m->batch_bytes + len > BATCH_ALL_BYTES ||
+	    target_batch_keep(t, s, len, BATCH_TARGET_BYTES) < 0) {
+		manager_batch_add(m, t);
 		return false;
 	}
 	m->batch_bytes += t->batch_len - before;
