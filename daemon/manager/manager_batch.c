@@ -12,7 +12,7 @@
  * (on_other), every drain a reader does adds all (manager_drain: replies, live views, the HTTP
  * endpoint, windows, system-wide mode), and a target's end adds its own after the last drain
  * (manager_end_target). A target dropped unsaved drops them. Memory: BATCH_TARGET_BYTES a target,
- * BATCH_ALL_BYTES in all; past either a sample is added at once.
+ * BATCH_ALL_BYTES in all; past either the target's waiting samples are added, then the new one.
  */
 #include <stddef.h>
 #include <stdlib.h>
