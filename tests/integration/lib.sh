@@ -49,6 +49,24 @@ wait_for() {
 
 ctl() { "$KPROFCTL" --socket "$SOCK" "$@"; }
 
+# stop_tool PID [SECS]: stop perf or bpftrace the way a user does (SIGINT: it writes its output),
+# the signal again every 10 s (one that came while the tool set up its handler is lost: a
+# background job starts with SIGINT ignored), SIGKILL after SECS (30). 0 if it ended on SIGINT.
+stop_tool() {
+	local pid=$1 deadline=$((SECONDS + ${2:-30})) next=0
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			kill -KILL "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+			return 1
+		fi
+		[ "$SECONDS" -ge "$next" ] && { kill -INT "$pid" 2>/dev/null; next=$((SECONDS + 10)); }
+		sleep 0.2
+	done
+	wait "$pid" 2>/dev/null
+	return 0
+}
+
 # our_links: BPF links (bpftool link) of this kprofd's programs; other kprofds may run too.
 our_links() {
 	local ids

@@ -52,8 +52,7 @@ perf_start() {
 # PERF_WARN gets what perf itself says is wrong with its record (events lost or throttled, out of
 # order: a loaded machine), empty if nothing.
 perf_stop() {
-	kill -INT "$PERF_PID" 2>/dev/null
-	wait "$PERF_PID" 2>/dev/null
+	stop_tool "$PERF_PID" || echo "perf did not end on SIGINT in 30 s: killed" >>"${PERF_DATA%.data}.log"
 	exec {PERF_CTL}>&- {PERF_ACK}<&-
 	PERF_WARN=$(perf report --stats -i "$PERF_DATA" 2>/dev/null |
 		grep -E '(LOST|THROTTLE)[A-Z_]* events: *[1-9]' | tr -s ' ' | tr '\n' ';')

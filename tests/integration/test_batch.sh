@@ -35,7 +35,7 @@ if wait_for 10 grep -q "samples added a target at a time" "$TDIR/kprofd.log"; th
 	pass "runs on: $(grep -o "samples added a target at a time.*" "$TDIR/kprofd.log" | head -1)"
 else fail "runs on" "$(tail -5 "$TDIR/kprofd.log")"; fi
 if [ -n "$PERF_PID" ]; then
-	kill -INT "$PERF_PID"; wait "$PERF_PID" 2>/dev/null
+	stop_tool "$PERF_PID"
 fi
 # Stopped, so that nothing new comes: a reply (which drains and adds every waiting run) and
 # the profile kept at the detach (which adds the target's own) hold the same samples.

@@ -123,7 +123,7 @@ out=$(ctl attach "$P" --calls=mj_main,mj_hot,mj_warm,mj_leaf 2>&1); rc=$?
 	fail "debugger refusal" "rc=$rc $out"
 n=$(perf_fds)
 [ "$n" -eq "$BASE" ] && pass "nothing left open after the refusal" || fail "fds after refusal" "$n"
-kill -INT "$PERF"; wait "$PERF" 2>/dev/null
+stop_tool "$PERF"
 kill -0 "$P" 2>/dev/null && pass "the target runs on after the refusal" || fail "target alive" ""
 # 4. Detach while counting: the breakpoints go, the target runs on.
 out=$(ctl attach "$P" --calls=mj_hot 2>&1) || fail "attach after perf left" "$out"
@@ -468,7 +468,7 @@ PY
 	[ $rc -ne 0 ] && grep -q "already uses its debug registers" <<<"$out" &&
 		pass "paths refused while a debugger holds the debug registers, with the reason" ||
 		fail "paths debugger refusal" "rc=$rc $out"
-	kill -INT "$PERF"; wait "$PERF" 2>/dev/null
+	stop_tool "$PERF"
 	# --structural on anonymous code: one structure graph at a time (test_hwspp.sh checks it).
 	out=$(ctl paths "$JS" jit_loop --duration 1 --structural --json 2>/dev/null); rc=$?
 	[ $rc -eq 0 ] && python3 -c "import json,sys; s=json.loads(sys.argv[1])['spp']; sys.exit(0 if s['hw'] and s['graphs'][0]['hw_breakpoints'] >= 1 else 1)" "$out" &&

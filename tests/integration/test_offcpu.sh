@@ -60,7 +60,11 @@ EOF
 fi
 kill -USR1 "$MIXP"
 wait_for $((SECS + 60)) grep -q total "$MIX_OUT.out" || { fail "fixture run" "no result"; exit 1; }
-[ -n "${BT:-}" ] && { kill -INT "$BT"; wait "$BT" 2>/dev/null; }
+# bpftrace prints its maps on SIGINT; one that does not end is killed, its comparison skipped.
+if [ -n "${BT:-}" ] && ! stop_tool "$BT"; then
+	skip "bpftrace comparison" "bpftrace did not end on SIGINT in 30 s"
+	: >"$BT_OUT"
+fi
 wait_for 20 state_is "$MIXP" exited
 
 ctl export "$MIXP" --off-cpu --format json -o "$TDIR/off.json" || fail "export --off-cpu json" "failed"
