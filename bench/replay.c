@@ -856,7 +856,7 @@ static void report_memory(unsigned s, uint64_t rss0, const struct cpu *c, bool c
 {
 	static uint64_t prev_ns, prev_samples, prev_house;
 	static unsigned prev_s;
-	uint64_t sym = 0, refused = 0, over = 0;
+	uint64_t sym = 0, refused = 0, over = 0, cut = 0, taken = 0;
 	struct codeshare_stats cs;
 	struct target *t;
 
@@ -869,6 +869,8 @@ static void report_memory(unsigned s, uint64_t rss0, const struct cpu *c, bool c
 		struct csite_stats ss;
 
 		over += t->samples_refused;
+		cut += t->samples_cut;
+		taken += t->samples;
 		all += target_memory(t);
 		profile_get_stats(t->profile, &ps);
 		part[0] += ps.memory;
@@ -908,13 +910,14 @@ static void report_memory(unsigned s, uint64_t rss0, const struct cpu *c, bool c
 	codeshare_get_stats(M->code, &cs);
 	printf("memory t=%us attached %u kept %u profile_bytes %llu (%.0f a process) "
 	       "symbol_bytes %llu shared_code_bytes %zu (%zu copies, %llu found) rss %llu (+%llu "
-	       "since the attaches) samples refused by the profile budget %llu\n",
+	       "since the attaches) samples refused by the profile budget %llu; of the targets "
+	       "held, samples %llu, counted as [over budget] %llu\n",
 	       s, M->n_attached, M->n_kept, (unsigned long long)M->profile_bytes,
 	       (double)M->profile_bytes /
 		   (M->n_attached + M->n_kept ? M->n_attached + M->n_kept : 1),
 	       (unsigned long long)sym, cs.memory, cs.entries, (unsigned long long)cs.hits,
 	       (unsigned long long)rss_bytes(), (unsigned long long)(rss_bytes() - rss0),
-	       (unsigned long long)over);
+	       (unsigned long long)over, (unsigned long long)taken, (unsigned long long)cut);
 	fflush(stdout);
 }
 

@@ -202,6 +202,8 @@ static int intern(struct profile *p, const char *name, const char *module, uint6
 	id = func_find(p, h, name, module, start, kind);
 	if (id >= 0)
 		return id;
+	if (p->frozen)
+		return -ENOSPC;
 	if (p->nfuncs >= p->lim.max_funcs)
 		return -E2BIG;
 	err = array_grow((void **)&p->funcs, &p->funcs_cap, p->nfuncs + 1, sizeof(*p->funcs), 64);
@@ -269,6 +271,8 @@ int profile_intern_unresolved(struct profile *p, uint64_t addr, const char *modu
 		       PROFILE_KIND_UNKNOWN);
 	if (id >= 0)
 		return id;
+	if (p->frozen)
+		return -ENOSPC;
 	if (p->npending >= p->lim.max_unresolved) {
 		p->unresolved_over++;
 		return -E2BIG;
@@ -524,6 +528,24 @@ int profile_add_tid(struct profile *p, uint32_t tid, const uint32_t *ids, size_t
 	return profile_add_hashed(p, tid, ids, n, count, profile_stack_hash(tid, ids, n));
 }
 
+/* A stack's and the flat counts: count more samples of s (ids[0..n)). */
+static void count_stack(struct profile *p, struct pstack *s, const uint32_t *ids, size_t n,
+			uint64_t count)
+{
+	s->count += count;
+	s->recent = count < UINT32_MAX - s->recent ? s->recent + (uint32_t)count : UINT32_MAX;
+	p->recent |= count != 0;
+	count_flat(p, ids, n, count);
+}
+
+static bool ids_valid(const struct profile *p, const uint32_t *ids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] >= p->nfuncs)
+			return false;
+	return true;
+}
+
 int profile_add_hashed(struct profile *p, uint32_t tid, const uint32_t *ids, size_t n,
 		       uint64_t count, uint64_t h)
 {
@@ -531,9 +553,8 @@ int profile_add_hashed(struct profile *p, uint32_t tid, const uint32_t *ids, siz
 	size_t slot;
 	int err;
 
-	for (size_t i = 0; i < n; i++)
-		if (ids[i] >= p->nfuncs)
-			return -EINVAL;
+	if (!ids_valid(p, ids, n))
+		return -EINVAL;
 	if (p->stack_nslots)
 		s = stack_find(p, tid, ids, n, h, &slot);
 	if (!s) {
@@ -545,11 +566,28 @@ int profile_add_hashed(struct profile *p, uint32_t tid, const uint32_t *ids, siz
 		s = &p->stacks[p->nstacks - 1];
 		p->has_tids |= tid != 0;
 	}
-	s->count += count;
-	s->recent = count < UINT32_MAX - s->recent ? s->recent + (uint32_t)count : UINT32_MAX;
-	p->recent |= count != 0;
-	count_flat(p, ids, n, count);
+	count_stack(p, s, ids, n, count);
 	return 0;
+}
+
+int profile_count_hashed(struct profile *p, uint32_t tid, const uint32_t *ids, size_t n,
+			 uint64_t count, uint64_t h)
+{
+	struct pstack *s;
+	size_t slot;
+
+	if (!ids_valid(p, ids, n))
+		return -EINVAL;
+	s = p->stack_nslots ? stack_find(p, tid, ids, n, h, &slot) : NULL;
+	if (!s)
+		return -ENOENT;
+	count_stack(p, s, ids, n, count);
+	return 0;
+}
+
+void profile_freeze(struct profile *p, bool frozen)
+{
+	p->frozen = frozen;
 }
 
 /* Drop from the pending list the functions named since (renamed in place or merged). */

@@ -80,6 +80,8 @@ void profile_cache_put(struct profile *p, uint64_t addr, uint32_t id)
 		return;
 	if (p->cache_n >= p->lim.max_cache)
 		profile_cache_clear(p);
+	if (p->frozen && (p->cache_n + 1) * 2 > p->cache_nslots)
+		return; /* no memory taken while frozen */
 	/* Grown at half load, from 1024 slots up to twice the cap: a small target costs little. */
 	if ((p->cache_n + 1) * 2 > p->cache_nslots &&
 	    !cache_resize(p, p->cache_nslots ? p->cache_nslots * 2 : 1024) && !p->cache_nslots)

@@ -83,6 +83,7 @@ struct profile {
 	uint64_t samples, lost;
 	uint64_t kernel_samples; /* of samples, those whose stack has a kernel frame */
 	bool has_tids;		 /* some stack has tid != 0: folded output must merge threads */
+	bool frozen;		 /* profile_freeze: no new functions, no cache growth */
 	bool recent;		 /* a stack got samples since the last profile_take_recent */
 	size_t str_bytes;
 };

@@ -391,6 +391,14 @@ static void check_profile_budget(struct manager *m)
 		total += t->memory = target_memory(t);
 	m->profile_bytes = total;
 	over_total = total > (uint64_t)m->conf.profiles_mb << 20;
+	if (over_total != m->over_total)
+		log_warn(over_total
+			     ? "the profiles hold %.0f MiB (limits.profiles_mb = %u): new stacks "
+			       "are counted as [over budget] and their leaf"
+			     : "the profiles hold %.0f MiB (limits.profiles_mb = %u): stacks kept "
+			       "in full again",
+			 total / 1048576.0, m->conf.profiles_mb);
+	m->over_total = over_total;
 	nuids = attached_per_uid(m, &uids);
 	manager_for_each_attached(m, t) {
 		const struct uid_bytes *u;
@@ -406,14 +414,12 @@ static void check_profile_budget(struct manager *m)
 		}
 		/* No memory to sum a user's: its share as judged last second. */
 		over = over_total || (t->uid != 0 && (nuids < 0 ? t->over_budget : mine > per_uid));
-		if (over && !t->over_budget)
+		if (over && !t->over_budget && !over_total)
 			log_warn(
-			    "pid %d (%s): new samples dropped: the profiles of %s hold %.0f MiB "
-			    "(limit %u MiB)",
-			    t->pid, t->comm, over_total ? "all users" : "its user",
-			    (over_total ? total : mine) / 1048576.0,
-			    over_total ? m->conf.profiles_mb : m->conf.profiles_per_uid_mb);
-		t->over_budget = over;
+			    "pid %d (%s): new stacks counted as [over budget] and their leaf: the "
+			    "profiles of uid %u hold %.0f MiB (limits.profiles_per_uid_mb = %u)",
+			    t->pid, t->comm, t->uid, mine / 1048576.0, m->conf.profiles_per_uid_mb);
+		target_set_over_budget(t, over);
 	}
 }
 

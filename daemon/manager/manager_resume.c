@@ -164,6 +164,12 @@ static void continue_profile(struct target *n, struct target *old)
 	n->unnamed_leaf += old->unnamed_leaf;
 	n->unknown_samples += old->unknown_samples;
 	n->samples_refused += old->samples_refused;
+	n->samples_cut += old->samples_cut;
+	/* Judged again for the new target at the next housekeeping, its profile thawed now (the
+	 * old one's "[over budget]" id is not looked for in it). */
+	n->over_budget = false;
+	n->over_id1 = 0;
+	profile_freeze(n->profile, false);
 	n->unknown_id = 0; /* re-interned in the profile taken over */
 	/* With drift off now, its drift result as kept (drift_reply shows it); with drift on, the
 	 * detectors start again. */

@@ -715,14 +715,47 @@ static inline size_t kernel_frames(struct target *t, const struct kp_sample *s, 
 		uint64_t ip = s->ips[i];
 		int id = frame_id(t, i > 0 && ip ? ip - 1 : ip, true);
 
+		t->leaf_cut = id < 0;
 		if (id < 0) {
-			t->bad_frames++;
+			t->cut |= id == -ENOSPC;
+			t->bad_frames += id != -ENOSPC;
 			continue;
 		}
 		t->ids[n++] = id;
 		*probe |= t->nprobe_ids && is_probe_id(t, id);
 	}
 	return n;
+}
+
+#define OVER_BUDGET_NAME "[over budget]"
+
+void target_set_over_budget(struct target *t, bool over)
+{
+	int id;
+
+	if (over && !t->over_budget && !t->over_id1 && (id = special_id(t, OVER_BUDGET_NAME)) >= 0)
+		t->over_id1 = (uint32_t)id + 1; /* made before the profile is frozen */
+	t->over_budget = over;
+	profile_freeze(t->profile, over);
+}
+
+/* Over the profile budget: the sample is counted and nothing grows. Its stack counts as
+ * itself if the profile holds it; else (a frame or the stack new) as "[over budget]" and its
+ * leaf, if the profile holds that one: thread 0, one stack per leaf function at most. */
+static void add_over_budget(struct target *t, const struct kp_sample *s, size_t n)
+{
+	uint32_t cut[2] = {t->over_id1 - 1};
+	size_t k = 1;
+
+	t->samples++;
+	if (!t->cut && n &&
+	    profile_count_hashed(t->profile, s->tid, t->ids, n, 1,
+				 profile_stack_hash(s->tid, t->ids, n)) == 0)
+		return;
+	t->samples_cut++;
+	if (n && !t->leaf_cut)
+		cut[k++] = t->ids[n - 1];
+	profile_add_hashed(t->profile, 0, cut, k, 1, profile_stack_hash(0, cut, k));
 }
 
 /* The sample's stack t->ids[0..n) ([no stack] if empty) counted in the profile and the HCCT
@@ -733,6 +766,10 @@ static inline void add_stack(struct target *t, const struct kp_sample *s, size_t
 	uint64_t hash;
 	int id;
 
+	if (t->over_budget) {
+		add_over_budget(t, s, n);
+		return;
+	}
 	if (n == 0 && (id = special_id(t, "[no stack]")) >= 0)
 		t->ids[n++] = id;
 	t->samples++;
@@ -784,13 +821,16 @@ static inline size_t user_frames(struct target *t, const struct kp_sample *s, si
 				memo->id[d] = id;
 			}
 			if (id < 0) {
-				t->bad_frames++;
+				t->leaf_cut = true;
+				t->cut |= id == -ENOSPC;
+				t->bad_frames += id != -ENOSPC;
 				prev = -1; /* the caller of the next frame is not known */
 				continue;
 			}
 		}
+		t->leaf_cut = false;
 		t->ids[n++] = id;
-		if (prev >= 0 && (fresh || prev_new) && t->csite)
+		if (prev >= 0 && (fresh || prev_new) && t->csite && !t->over_budget)
 			csite_add(t->csite, prev, id, prev_a);
 		prev = id;
 		prev_a = a;
@@ -807,11 +847,11 @@ void target_add_sample(struct target *t, const struct kp_sample *s)
 	int id, leaf = -1;
 	bool probe = false;
 
-	if (t->over_budget) {
+	if (t->over_budget && !t->over_id1) {
 		t->samples_refused++;
 		return;
 	}
-
+	t->cut = t->leaf_cut = false;
 	forget_if_symbols_changed(t);
 	tsym_sample_time(t->sym, s->time_ns);
 	if (s->n_user && t->annot)

@@ -150,9 +150,15 @@ struct target {
 	unsigned save_failures;
 	uint64_t save_retry_ns; /* CLOCK_MONOTONIC: next try after a failed save */
 	uid_t by;		/* who attached it (attach_opts.by) */
-	bool over_budget;	/* its uid's profiles hold more than their budget: drop samples */
-	uint64_t memory;	/* target_memory at the last housekeeping */
-	uint64_t samples_refused;
+	/* Over the profile memory budget (target_set_over_budget): its profile frozen, a sample
+	 * whose stack is not held counted under "[over budget]" (over_id1: that function's id + 1,
+	 * 0 if it could not be made: samples refused then); off-CPU sums refused. */
+	bool over_budget;
+	uint32_t over_id1;
+	bool cut, leaf_cut;	  /* this sample: a frame not held (frozen), the last one of them */
+	uint64_t memory;	  /* target_memory at the last housekeeping */
+	uint64_t samples_refused; /* dropped over the budget: off-CPU sums, samples (over_id1 0) */
+	uint64_t samples_cut;	  /* counted under "[over budget]" and their leaf */
 	/* Symbol statistics once its symbols are dropped, or of a profile restored from disk (sym
 	 * is NULL then). */
 	struct tsym_stats saved_sym;
@@ -269,6 +275,12 @@ uint64_t target_memory(const struct target *t);
 uint64_t target_drift_memory(const struct target *t);
 void target_free(struct target *t);
 void target_add_sample(struct target *t, const struct kp_sample *s);
+/* Over the profile memory budget, or not (the housekeeping's check): over it, t's profile is
+ * frozen (profile_freeze) and its samples still counted: a stack the profile holds as itself,
+ * another as "[over budget]" and its leaf function (thread 0), so the profile grows by at most
+ * one stack per function it holds; the HCCT, annotate store, call sites, drift and thread
+ * names are not fed. */
+void target_set_over_budget(struct target *t, bool over);
 /* Keep s (a record of len bytes) to add with t's others later (target_batch_add): 0, -E2BIG
  * when max_bytes would be passed, -ENOMEM; nothing kept on error. */
 int target_batch_keep(struct target *t, const struct kp_sample *s, size_t len, size_t max_bytes);

@@ -155,6 +155,7 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->symbols_refused = ss->refused;
 	pb->save_failures = t->save_failures;
 	pb->samples_refused = t->samples_refused;
+	pb->samples_cut = t->samples_cut;
 	pb->thread_events = t->state == TARGET_ATTACHED ? t->threads.events : 0; /* closed at end */
 	pb->threads_unsampled = t->threads.unsampled;
 	pb->children = t->children;
@@ -216,7 +217,8 @@ static int restore_calls(const Kprof__SavedProfile *sp, const uint32_t *map, str
 			counts[map[i]] += sp->call_counts[i];
 	}
 	if (sp->n_exact_hcct) {
-		err = saved_hcct_tree(sp->exact_hcct, sp->n_exact_hcct, sp->exact_hcct_n, map, &tree);
+		err =
+		    saved_hcct_tree(sp->exact_hcct, sp->n_exact_hcct, sp->exact_hcct_n, map, &tree);
 		if (err < 0)
 			return err;
 	}
@@ -302,6 +304,8 @@ static void restore_fields(const Kprof__Target *pb, struct target *t)
 	t->ended_ns = pb->ended_at_ns;
 	t->samples = pb->samples;
 	t->truncated = pb->truncated_stacks;
+	t->samples_refused = pb->samples_refused;
+	t->samples_cut = pb->samples_cut;
 	t->unnamed_leaf = pb->unnamed_leaf_samples;
 	t->unknown_samples = pb->unknown_samples;
 	t->children = pb->children;
@@ -331,13 +335,11 @@ static void restore_resume(const Kprof__SavedResume *r, struct target *t)
 }
 
 /* attach --off-cpu's kept profile, and its totals from the target's fields. */
-static int restore_offcpu(const Kprof__SavedProfile *off, const Kprof__Target *pb,
-			  struct target *t)
+static int restore_offcpu(const Kprof__SavedProfile *off, const Kprof__Target *pb, struct target *t)
 {
 	struct profile *prof;
-	int err = saved_profile(off, &(struct profile_limits){.max_stacks =
-								   t->env->conf->max_stacks},
-				&prof, NULL);
+	int err = saved_profile(
+	    off, &(struct profile_limits){.max_stacks = t->env->conf->max_stacks}, &prof, NULL);
 
 	if (err >= 0)
 		err = target_offcpu_restore(t, prof);
@@ -694,8 +696,8 @@ int saved_msg_build_range(const struct target *t, const struct profile *range,
 	if (err >= 0 && !r)
 		err = pack_call_sites(t, m);
 	if (err >= 0 && !r)
-		err = pack_hcct(calls_tree(t->calls), calls_saved_tree(t->calls), NULL, &m->xv, &m->xp,
-				&m->msg.n_exact_hcct, &m->msg.exact_hcct_n);
+		err = pack_hcct(calls_tree(t->calls), calls_saved_tree(t->calls), NULL, &m->xv,
+				&m->xp, &m->msg.n_exact_hcct, &m->msg.exact_hcct_n);
 	if (err < 0) {
 		saved_msg_release(m);
 		return err;

@@ -85,6 +85,16 @@ int profile_commit_renames(struct profile *p);
 uint32_t profile_canon(const struct profile *p, uint32_t id);
 bool profile_has_aliases(const struct profile *p);
 
+/* Over a memory budget: while frozen, nothing is added that would take memory: a function
+ * or an address not held gets -ENOSPC from profile_intern, profile_intern_shared and
+ * profile_intern_unresolved, and the address cache takes no slot it would have to grow for.
+ * Stacks are still added (the caller bounds them: profile_count_hashed first). */
+void profile_freeze(struct profile *p, bool frozen);
+/* Add count samples to the stack (tid, ids[0..n)) if p holds it: 0; else -ENOENT, nothing
+ * changed. hash: profile_stack_hash(tid, ids, n). */
+int profile_count_hashed(struct profile *p, uint32_t tid, const uint32_t *ids, size_t n,
+			 uint64_t count, uint64_t hash);
+
 /* Add count samples of the stack ids[0..n) (root first). n may be 0 (nothing recorded).
  * 0 on success; -ENOSPC when the stack tables are full (the samples are counted in `lost`);
  * -EINVAL for an unknown id. */

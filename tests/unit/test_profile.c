@@ -621,6 +621,51 @@ static void test_cache(void **state)
 	profile_free(p);
 }
 
+/* Frozen (over a memory budget): what is held is found and counted, nothing new is made. */
+static void test_freeze(void **state)
+{
+	struct profile *p = new_profile(NULL);
+	struct profile_stats st;
+	uint32_t ids[2], id;
+	int a, b;
+
+	(void)state;
+	a = profile_intern(p, "main", "app", 0x1000, PROFILE_KIND_NATIVE);
+	b = profile_intern(p, "work", "app", 0x2000, PROFILE_KIND_NATIVE);
+	ids[0] = (uint32_t)a;
+	ids[1] = (uint32_t)b;
+	assert_int_equal(profile_add_tid(p, 7, ids, 2, 3), 0);
+	profile_cache_put(p, 0x2004, (uint32_t)b);
+	profile_freeze(p, true);
+
+	/* Functions and addresses held are found; others get -ENOSPC and are not made. */
+	assert_int_equal(profile_intern(p, "work", "app", 0x2000, PROFILE_KIND_NATIVE), b);
+	assert_int_equal(profile_intern(p, "new", "app", 0x3000, PROFILE_KIND_NATIVE), -ENOSPC);
+	assert_int_equal(profile_intern_unresolved(p, 0x7f0000001000ULL, "[anon]"), -ENOSPC);
+	assert_int_equal(profile_nfuncs(p), 2);
+	assert_int_equal(profile_cache_get(p, 0x2004, &id), 1);
+	assert_int_equal(id, (uint32_t)b);
+
+	/* A stack held is counted; another one is not (nothing changes). */
+	assert_int_equal(profile_count_hashed(p, 7, ids, 2, 2, profile_stack_hash(7, ids, 2)), 0);
+	assert_int_equal(profile_count_hashed(p, 8, ids, 2, 1, profile_stack_hash(8, ids, 2)),
+			 -ENOENT);
+	assert_int_equal(profile_count_hashed(p, 7, ids, 1, 1, profile_stack_hash(7, ids, 1)),
+			 -ENOENT);
+	ids[1] = 99;
+	assert_int_equal(profile_count_hashed(p, 7, ids, 2, 1, profile_stack_hash(7, ids, 2)),
+			 -EINVAL);
+	profile_get_stats(p, &st);
+	assert_int_equal(st.samples, 5);
+	assert_int_equal(st.stacks, 1);
+	assert_int_equal(profile_func_get(p, (uint32_t)b)->self, 5);
+
+	/* Thawed: made again. */
+	profile_freeze(p, false);
+	assert_true(profile_intern(p, "new", "app", 0x3000, PROFILE_KIND_NATIVE) == 2);
+	profile_free(p);
+}
+
 static void test_cache_cap(void **state)
 {
 	struct profile_limits lim = {.max_cache = 4};
@@ -1694,6 +1739,7 @@ int main(void)
 	    cmocka_unit_test(test_rename_random),
 	    cmocka_unit_test(test_threads_share_ids),
 	    cmocka_unit_test(test_take_recent),
+	    cmocka_unit_test(test_freeze),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
