@@ -742,6 +742,11 @@ int profile_commit_renames(struct profile *p)
 	return 1;
 }
 
+bool profile_merges_pending(const struct profile *p)
+{
+	return p->merges;
+}
+
 bool profile_has_recent(const struct profile *p)
 {
 	return p->recent;

@@ -260,7 +260,12 @@ static void drain(struct manager *m, bool batch)
 
 void manager_drain(struct manager *m)
 {
+	struct target *t;
+
 	drain(m, false);
+	/* A reader sees no function merged by late names apart from the one it merged into. */
+	manager_for_each_attached(m, t)
+		target_commit_names(t);
 }
 
 /* Uprobes of exact mode or a path trace: their records drive budgets and bursts, so they are

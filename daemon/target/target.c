@@ -1002,10 +1002,12 @@ int target_names_update(struct target *t, bool force)
 	uint32_t line;
 	uint64_t gen;
 	size_t n, named = 0;
-	int ret, err;
+	int ret;
 
 	if (!t->sym)
 		return 0;
+	if (force || now_ns(CLOCK_MONOTONIC) >= t->commit_next_ns)
+		target_commit_names(t); /* merges of earlier calls, when due */
 	gen = tsym_generation(t->sym);
 	pend = profile_pending(t->profile, &n);
 	if (!n || (!force && gen == t->names_gen)) {
@@ -1035,19 +1037,34 @@ int target_names_update(struct target *t, bool force)
 		    tsym_jit_source(t->sym, r.start, &file, &line))
 			profile_set_source(t->profile, ret, file, line); /* no memory: no line */
 	}
-	err = profile_commit_renames(t->profile);
-	if (err < 0)
-		log_warn("pid %d: %zu functions named late, not merged yet: %s", t->pid, named,
-			 strerror(-err));
-	/* The memo and the cache may hold ids merged away, and resolving may have read more. */
+	if (force || now_ns(CLOCK_MONOTONIC) >= t->commit_next_ns)
+		target_commit_names(t);
+	/* Resolving may have read more. */
 	forget_if_symbols_changed(t);
-	profile_cache_clear(t->profile);
-	memset(t->memo->addr, 0, sizeof(t->memo->addr));
 	t->names_gen = tsym_generation(t->sym);
 	if (named)
 		log_debug("pid %d: %zu of %zu unnamed addresses named late", t->pid, named, n);
 	names_note(t);
 	return named;
+}
+
+int target_commit_names(struct target *t)
+{
+	int err;
+
+	if (!profile_merges_pending(t->profile))
+		return 0;
+	err = profile_commit_renames(t->profile);
+	if (err < 0) {
+		log_warn("pid %d: functions named late, not merged yet: %s", t->pid,
+			 strerror(-err));
+		return err;
+	}
+	t->commit_next_ns = now_ns(CLOCK_MONOTONIC) + TARGET_COMMIT_EVERY_NS;
+	/* The memo and the cache may hold ids merged away. */
+	profile_cache_clear(t->profile);
+	memset(t->memo->addr, 0, sizeof(t->memo->addr));
+	return err;
 }
 
 int target_canon_tree(const struct profile *p, struct hcct_tree **owned,

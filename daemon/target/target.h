@@ -126,6 +126,8 @@ struct target {
 	ino_t late_ino;
 	uint64_t cache_gen;
 	uint64_t names_gen; /* symbols' generation at the last look at unnamed addresses */
+	uint64_t
+	    commit_next_ns; /* CLOCK_MONOTONIC: merges folded away by then (target_commit_names) */
 	/* target_symbols_due: unnamed_leaf then, and when the files are looked at anyway */
 	uint64_t files_unnamed, files_next_ns;
 	char unnamed_note[512]; /* why code is shown by address, how to get names ("" if not) */
@@ -299,6 +301,13 @@ void target_drift_key(const struct target *t, bool paths, uint64_t key, char *bu
 /* Name the frames kept by address that the symbols cover now (when they changed since the last
  * call, or always with force). The count named, or -ENOMEM. */
 int target_names_update(struct target *t, bool force);
+/* Functions merged by late names are folded away by rewriting every stack of the profile
+ * (profile_commit_renames, O(the profile)): the housekeeping's target_names_update does it at
+ * most every TARGET_COMMIT_EVERY_NS, a reader's drain (manager_drain) and a forced update at
+ * once, so no reply sees a merged function's samples apart. 1 if stacks were rewritten, 0 if
+ * nothing was merged, -ENOMEM (tried again later). */
+#define TARGET_COMMIT_EVERY_NS (10 * 1000000000ULL)
+int target_commit_names(struct target *t);
 /* Whether its perf map and jitdump are to be read again this housekeeping second (now:
  * CLOCK_MONOTONIC): they can name something (unnamed code in its profile, or samples in
  * unnamed code since the last read), or TARGET_FILES_EVERY_NS went by. An idle target's, or

@@ -82,6 +82,8 @@ const uint32_t *profile_pending(const struct profile *p, size_t *n);
 int profile_rename(struct profile *p, uint32_t id, const char *name, const char *module,
 		   uint64_t start, enum profile_kind kind);
 int profile_commit_renames(struct profile *p);
+/* Whether profile_commit_renames has merged functions to fold away. */
+bool profile_merges_pending(const struct profile *p);
 uint32_t profile_canon(const struct profile *p, uint32_t id);
 bool profile_has_aliases(const struct profile *p);
 
