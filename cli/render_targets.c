@@ -349,16 +349,19 @@ static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sam
 	fprintf(f,
 		"],\"cpu_ns\":%" PRIu64 ",\"cpu_ns_per_sample\":%.0f,\"clients\":%u"
 		",\"symbol_bytes\":%" PRIu64 ",\"symbol_refusals\":%" PRIu64
-		",\"profile_bytes\":%" PRIu64 ",\"lookups\":%" PRIu64 ",\"lookup_steps\":%" PRIu64
+		",\"profile_bytes\":%" PRIu64 ",\"profile_budget_bytes\":%" PRIu64
+		",\"profiles_over_budget\":%s,\"lookups\":%" PRIu64 ",\"lookup_steps\":%" PRIu64
 		",\"save_walks\":%" PRIu64 ",\"save_steps\":%" PRIu64 ",\"cred_ticks\":%" PRIu64
 		",\"cred_reads\":%" PRIu64 ",\"shared_code_copies\":%" PRIu64
 		",\"shared_code_bytes\":%" PRIu64 ",\"shared_code_found\":%" PRIu64
 		",\"shared_code_full\":%" PRIu64 ",\"shared_names\":%" PRIu64
 		",\"shared_names_full\":%" PRIu64 ",\"sampling\":",
 		r->cpu_ns, cpu_per_sample, r->clients, r->symbol_bytes, r->symbol_refusals,
-		r->profile_bytes, r->lookups, r->lookup_steps, r->save_walks, r->save_steps,
-		r->cred_ticks, r->cred_reads, r->shared_code_copies, r->shared_code_bytes,
-		r->shared_code_found, r->shared_code_full, r->shared_names, r->shared_names_full);
+		r->profile_bytes, r->profile_budget_bytes,
+		r->profiles_over_budget ? "true" : "false", r->lookups, r->lookup_steps,
+		r->save_walks, r->save_steps, r->cred_ticks, r->cred_reads, r->shared_code_copies,
+		r->shared_code_bytes, r->shared_code_found, r->shared_code_full, r->shared_names,
+		r->shared_names_full);
 	render_json_string(f, r->sampling);
 	fprintf(f,
 		",\"thread_events\":%u,\"sampler_runs\":%" PRIu64 ",\"threads_created\":%" PRIu64
@@ -560,6 +563,12 @@ void render_status(FILE *f, const Kprof__StatusReply *r, bool json)
 			" names held once for the host, %" PRIu64 " not (cap reached: copied)\n",
 			r->symbol_bytes / 1048576.0, r->symbol_refusals, r->shared_names,
 			r->shared_names_full);
+	if (r->profile_budget_bytes)
+		fprintf(f, "profiles:    %.1f MiB of %.0f MiB (limits.profiles_mb)%s\n",
+			r->profile_bytes / 1048576.0, r->profile_budget_bytes / 1048576.0,
+			r->profiles_over_budget
+			    ? ": spent, new stacks counted as [over budget] and their leaf"
+			    : "");
 	if (r->shared_code_copies || r->shared_code_full)
 		fprintf(f,
 			"code copies: %" PRIu64 " of files' code shared by a owner's targets, %.1f "

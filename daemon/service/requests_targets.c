@@ -407,6 +407,8 @@ int requests_fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t *
 	symbolizer_get_stats(m->sym, &sr->symbol_bytes, &sr->symbol_refusals);
 	symbolizer_names_stats(m->sym, &sr->shared_names, &sr->shared_names_full);
 	sr->profile_bytes = m->profile_bytes;
+	sr->profile_budget_bytes = (uint64_t)m->conf.profiles_mb << 20;
+	sr->profiles_over_budget = m->over_total;
 	manager_lookup_stats(m, &sr->lookups, &sr->lookup_steps);
 	manager_save_stats(m, &sr->save_walks, &sr->save_steps);
 	sr->cred_ticks = m->cred_ticks;

@@ -35,6 +35,7 @@ NP=$!
 PIDS+=("$NP")
 wait_for 30 grep -q ready "$TDIR/ms.err" || { fail "manystacks starts" "$(cat "$TDIR/ms.err")"; exit 1; }
 check "attach manystacks" ctl attach "$NP" --freq 4999
+check "status names the budget, not spent" sh -c "'$KPROFCTL' --socket '$SOCK' status | grep -q 'of 16 MiB (limits.profiles_mb)\$'"
 if wait_for 180 over_logged; then
 	pass "the log says the budget is spent: $(grep -o "the profiles hold.*" "$TDIR/kprofd.log" | head -1)"
 else
@@ -44,6 +45,7 @@ fi
 
 # 2. and 3. (after the next housekeeping has frozen both profiles)
 sleep 1.5
+check "status says it is spent" test "$(status_key profiles_over_budget)" = True
 B0=$(status_key profile_bytes)
 N0=$(samples "$NP")
 M0=$(samples "$MJ")

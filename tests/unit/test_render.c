@@ -1039,7 +1039,8 @@ static void test_status_json(void **state)
 	       "\"samples_per_sec\":12.5,\"drops\":7,\"drops_per_cpu\":[0,5,2],"
 	       "\"bad_records\":4,\"ringbuf_bytes\":262144,\"frequencies\":[99,997],"
 	       "\"cpu_ns\":1500000000,\"cpu_ns_per_sample\":500000,\"clients\":1,"
-	       "\"symbol_bytes\":0,\"symbol_refusals\":0,\"profile_bytes\":0,"
+	       "\"symbol_bytes\":0,\"symbol_refusals\":0,\"profile_bytes\":0,\"profile_budget_"
+	       "bytes\":0,\"profiles_over_budget\":false,"
 	       "\"lookups\":0,\"lookup_steps\":0,\"save_walks\":0,\"save_steps\":0,\"cred_ticks\":"
 	       "0,\"cred_reads\":0,"
 	       "\"shared_code_copies\":0,\"shared_code_bytes\":0,\"shared_code_found\":0,"
@@ -1104,7 +1105,8 @@ static void test_status_json(void **state)
 	assert_non_null(strstr(s, ",\"drops\":0,\"drops_per_cpu\":[],\"bad_records\":4,"));
 	assert_non_null(strstr(s, ",\"frequencies\":[],\"cpu_ns\":1500000000,"
 				  "\"cpu_ns_per_sample\":0,\"clients\":1,\"symbol_bytes\":0,"
-				  "\"symbol_refusals\":0,\"profile_bytes\":0,"));
+				  "\"symbol_refusals\":0,\"profile_bytes\":0,\"profile_budget_"
+				  "bytes\":0,\"profiles_over_budget\":false,"));
 	free(s);
 
 	/* one CPU */
