@@ -141,8 +141,10 @@ kn, kall, pn, pall = map(int, sys.argv[1:])
 ks, ps = kn / max(kall, 1), pn / max(pall, 1)
 line = (f"native's share of the samples: kprof --all {kn}/{kall} = {ks:.1%}, "
         f"perf record -a -F 19 {pn}/{pall} = {ps:.1%}")
-ok = kn > 0 and pn > 0 and abs(ks - ps) <= 0.15
-print(("PASS: " if ok else "FAIL: ") + line + ("" if ok else ": more than 15 points apart"))
+# On a loaded machine native gets a few of perf's 190 samples at 19 Hz, at times none: kprof
+# must see it, and the shares agree within 15 points.
+ok = kn > 0 and abs(ks - ps) <= 0.15
+print(("PASS: " if ok else "FAIL: ") + line + ("" if ok else ": more than 15 points apart, or none"))
 PY
 [ $? -eq 0 ] || FAILS=$((FAILS + 1))
 
