@@ -132,7 +132,14 @@ static int check_plan(struct calls *c, struct plan *p, const struct procmaps *pm
 			return r;
 		id = profile_intern(t->profile, pr->name, module, pr->start, PROFILE_KIND_JIT);
 		if (id < 0) {
-			snprintf(err, errlen, "profile full: %s", strerror(-id));
+			if (id == -ENOSPC)
+				snprintf(
+				    err, errlen,
+				    "the profiles hold more than their memory budget "
+				    "(limits.profiles_mb, profiles_per_uid_mb): no new function "
+				    "is counted until they are back under it");
+			else
+				snprintf(err, errlen, "profile full: %s", strerror(-id));
 			return id;
 		}
 		if (r == -EOPNOTSUPP) { /* anonymous: a hardware breakpoint counts it */

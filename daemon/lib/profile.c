@@ -591,7 +591,7 @@ void profile_freeze(struct profile *p, bool frozen)
 }
 
 /* Drop from the pending list the functions named since (renamed in place or merged). */
-static void pending_compact(struct profile *p)
+void profile_pending_compact(struct profile *p)
 {
 	size_t k = 0;
 
@@ -731,7 +731,7 @@ int profile_commit_renames(struct profile *p)
 {
 	int err;
 
-	pending_compact(p);
+	profile_pending_compact(p);
 	if (!p->merges)
 		return 0;
 	err = stacks_canonicalize(p);

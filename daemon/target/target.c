@@ -432,6 +432,7 @@ bool target_late_names(struct target *t)
 		tsym_refresh(t->sym);
 	if (target_names_update(t, !same) > 0)
 		t->dirty = true;
+	target_commit_names(t); /* readers' drains commit only the attached targets' */
 	if (!same)
 		tsym_done(t->sym);
 	return same;
@@ -733,8 +734,20 @@ void target_set_over_budget(struct target *t, bool over)
 {
 	int id;
 
-	if (over && !t->over_budget && !t->over_id1 && (id = special_id(t, OVER_BUDGET_NAME)) >= 0)
-		t->over_id1 = (uint32_t)id + 1; /* made before the profile is frozen */
+	if (over && !t->over_budget) {
+		/* Made before the profile is frozen: its own marker and the other markers a
+		 * sample may need (a frozen profile makes none). */
+		if (!t->over_id1 && (id = special_id(t, OVER_BUDGET_NAME)) >= 0)
+			t->over_id1 = (uint32_t)id + 1;
+		special_id(t, "[no stack]");
+		special_id(t, "[truncated]");
+		special_id(t, KPROF_PROBE_NAME);
+	}
+	if (!over && t->over_budget) {
+		/* Frames seen while over fed no call sites: not "seen before" for them now. */
+		t->memo->len = 0;
+		memset(t->memo->addr, 0, sizeof(t->memo->addr));
+	}
 	t->over_budget = over;
 	profile_freeze(t->profile, over);
 }
@@ -766,12 +779,12 @@ static inline void add_stack(struct target *t, const struct kp_sample *s, size_t
 	uint64_t hash;
 	int id;
 
+	if (n == 0 && !t->cut && (id = special_id(t, "[no stack]")) >= 0)
+		t->ids[n++] = id;
 	if (t->over_budget) {
 		add_over_budget(t, s, n);
 		return;
 	}
-	if (n == 0 && (id = special_id(t, "[no stack]")) >= 0)
-		t->ids[n++] = id;
 	t->samples++;
 	/* The profile's tables are fetched while the HCCT works. The HCCT sees user contexts
 	 * only unless asked: kernel leaves would split every hot user context into many cold
@@ -1039,6 +1052,8 @@ int target_names_update(struct target *t, bool force)
 	}
 	if (force || now_ns(CLOCK_MONOTONIC) >= t->commit_next_ns)
 		target_commit_names(t);
+	else if (named)
+		profile_pending_compact(t->profile); /* the named ones off the list now */
 	/* Resolving may have read more. */
 	forget_if_symbols_changed(t);
 	t->names_gen = tsym_generation(t->sym);

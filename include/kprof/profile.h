@@ -82,6 +82,9 @@ const uint32_t *profile_pending(const struct profile *p, size_t *n);
 int profile_rename(struct profile *p, uint32_t id, const char *name, const char *module,
 		   uint64_t start, enum profile_kind kind);
 int profile_commit_renames(struct profile *p);
+/* Drop the functions named since (renamed in place or merged) from the pending list: O(pending),
+ * what profile_commit_renames does first; the merges stay to fold away. */
+void profile_pending_compact(struct profile *p);
 /* Whether profile_commit_renames has merged functions to fold away. */
 bool profile_merges_pending(const struct profile *p);
 uint32_t profile_canon(const struct profile *p, uint32_t id);
