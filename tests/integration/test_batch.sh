@@ -91,7 +91,8 @@ r = json.load(open(sys.argv[1])); t = r["target"]
 n = sum(s["count"] for s in r["stacks"])
 msg = "%d samples in its stacks, %d taken" % (n, t["samples"])
 open(sys.argv[1].replace("rec.json", "rec.txt"), "w").write(msg)
-sys.exit(0 if n == t["samples"] and n >= 500 else 1)
+# 999 Hz for 1 s of CPU is 999 samples; on a loaded machine the process gets less of it.
+sys.exit(0 if n == t["samples"] and n >= 100 else 1)
 PY
 
 finish
