@@ -349,20 +349,19 @@ static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sam
 	fprintf(f,
 		"],\"cpu_ns\":%" PRIu64 ",\"cpu_ns_per_sample\":%.0f,\"clients\":%u"
 		",\"symbol_bytes\":%" PRIu64 ",\"symbol_refusals\":%" PRIu64
-		",\"profile_bytes\":%" PRIu64 ",\"profile_budget_bytes\":%" PRIu64
-		",\"profiles_over_budget\":%s,\"lookups\":%" PRIu64 ",\"lookup_steps\":%" PRIu64
+		",\"profile_bytes\":%" PRIu64 ",\"lookups\":%" PRIu64 ",\"lookup_steps\":%" PRIu64
 		",\"save_walks\":%" PRIu64 ",\"save_steps\":%" PRIu64 ",\"cred_ticks\":%" PRIu64
 		",\"cred_reads\":%" PRIu64 ",\"shared_code_copies\":%" PRIu64
 		",\"shared_code_bytes\":%" PRIu64 ",\"shared_code_found\":%" PRIu64
 		",\"shared_code_full\":%" PRIu64 ",\"shared_names\":%" PRIu64
 		",\"shared_names_full\":%" PRIu64 ",\"sampling\":",
 		r->cpu_ns, cpu_per_sample, r->clients, r->symbol_bytes, r->symbol_refusals,
-		r->profile_bytes, r->profile_budget_bytes,
-		r->profiles_over_budget ? "true" : "false", r->lookups, r->lookup_steps,
-		r->save_walks, r->save_steps, r->cred_ticks, r->cred_reads, r->shared_code_copies,
-		r->shared_code_bytes, r->shared_code_found, r->shared_code_full, r->shared_names,
-		r->shared_names_full);
+		r->profile_bytes, r->lookups, r->lookup_steps, r->save_walks, r->save_steps,
+		r->cred_ticks, r->cred_reads, r->shared_code_copies, r->shared_code_bytes,
+		r->shared_code_found, r->shared_code_full, r->shared_names, r->shared_names_full);
 	render_json_string(f, r->sampling);
+	fprintf(f, ",\"profile_budget_bytes\":%" PRIu64 ",\"profiles_over_budget\":%s",
+		r->profile_budget_bytes, r->profiles_over_budget ? "true" : "false");
 	fprintf(f,
 		",\"thread_events\":%u,\"sampler_runs\":%" PRIu64 ",\"threads_created\":%" PRIu64
 		",\"thread_reports\":%" PRIu64 ",\"thread_reports_lost\":%" PRIu64

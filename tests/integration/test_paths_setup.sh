@@ -31,8 +31,10 @@ out=$(ctl paths "$P" mj_hot --duration 0.5 --k 2 2>&1) && pass "a trace on the s
 kill "$P"; wait "$P" 2>/dev/null
 
 # 2. Threads that come and go: 12 threads each starting and joining a short thread in a loop.
-#    Every trace must start (a thread gone between two opens is skipped).
-start_minijit --anon --seconds 120 --paths 20 --churn 12 --cleanup || { fail "minijit starts" ""; exit 1; }
+#    Every trace must start (a thread gone between two opens is skipped). The target lives
+#    longer than the 40 traces take on a loaded machine (120 s did not: the last ones found it
+#    gone), and is killed after them.
+start_minijit --anon --seconds 900 --paths 20 --churn 12 --cleanup || { fail "minijit starts" ""; exit 1; }
 P=$MJ_PID
 ok=0 bad=0 why=
 for i in $(seq 1 40); do
