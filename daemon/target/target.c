@@ -1076,8 +1076,7 @@ int target_commit_names(struct target *t)
 		return err;
 	}
 	t->commit_next_ns = now_ns(CLOCK_MONOTONIC) + TARGET_COMMIT_EVERY_NS;
-	/* The memo and the cache may hold ids merged away. */
-	profile_cache_clear(t->profile);
+	/* The memo may hold ids merged away (the commit cleared the address cache). */
 	memset(t->memo->addr, 0, sizeof(t->memo->addr));
 	return err;
 }
