@@ -317,7 +317,8 @@ static int on_hot(sd_event_source *s, uint64_t usec, void *userdata)
 	free(c->names);
 	c->names = names;
 	r = calls_plan(c, c->force, err, sizeof(err));
-	if (r >= 0 && c->hw && c->hw->n)
+	if (r >= 0 && c->hw && c->hw->n &&
+	    (r = probecost_hwbp_check(c->env.loader, err, sizeof(err))) >= 0)
 		c->hw_hit_ns = probecost_hit_ns(c->env.loader, PROBECOST_HWBP);
 	if (r >= 0)
 		r = go_on(c, err, sizeof(err));
@@ -342,8 +343,12 @@ int calls_start(struct calls *c, char *err, size_t errlen)
 			snprintf(err, errlen, "cannot arm the warm-up timer: %s", strerror(-r));
 		return r;
 	}
-	if (c->hw && c->hw->n)
+	if (c->hw && c->hw->n) {
+		r = probecost_hwbp_check(c->env.loader, err, errlen);
+		if (r < 0)
+			return r;
 		c->hw_hit_ns = probecost_hit_ns(c->env.loader, PROBECOST_HWBP);
+	}
 	r = go_on(c, err, errlen);
 	if (r < 0)
 		return r;

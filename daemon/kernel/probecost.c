@@ -54,6 +54,11 @@ static uint64_t cost_ns[PROBECOST_NR];
  * PROBECOST_RETRY_NS, instead of leaving kprofd without slowdowns for its whole life. */
 #define PROBECOST_RETRY_NS (10 * 1000000000ULL)
 static uint64_t tried_ns[PROBECOST_NR];
+/* The last measure's breakpoint was on the CPU while the child called its function, and
+ * counted no hit: this host's debug traps do not reach its guests' kernels (some hypervisors
+ * do not pass them), so no hardware breakpoint can count anything. */
+static bool hwbp_silent;
+static unsigned hwbp_silent_calls;
 
 const char *probecost_name(enum probecost_kind kind)
 {
@@ -166,6 +171,7 @@ static int hwbp_on(pid_t pid, int prog_fd)
 	    .bp_addr = (uint64_t)(uintptr_t)probecost_spot,
 	    .bp_len = sizeof(long),
 	    .sample_period = prog_fd >= 0 ? 1 : 0,
+	    .read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING,
 	    .exclude_kernel = 1,
 	    .exclude_hv = 1,
 	};
@@ -257,10 +263,22 @@ static int measure(struct loader *l, enum probecost_kind kind, uint64_t *ret, ch
 			rounds[i].probed_ns = child_round(&ch);
 		rounds[i].hits = kind == PROBECOST_CALL ? 2 * n : n; /* entry and return */
 		if (fd >= 0) { /* the breakpoint counts its hits: 0 if it missed */
-			uint64_t v;
+			uint64_t v[3]; /* count, time enabled, time running */
 
-			if (read(fd, &v, sizeof(v)) == sizeof(v))
-				rounds[i].hits = v;
+			if (read(fd, v, sizeof(v)) == sizeof(v)) {
+				rounds[i].hits = v[0];
+				if (v[0] == 0 && v[2] > 0 && r == 0) {
+					snprintf(why, whylen,
+						 "hardware breakpoints do not fire on this host: "
+						 "one on a function called %u times counted no hit",
+						 n);
+					hwbp_silent = true;
+					hwbp_silent_calls = n;
+					r = -EOPNOTSUPP;
+				} else if (v[0] > 0) {
+					hwbp_silent = false;
+				}
+			}
 			close(fd);
 		}
 		bpf_link__destroy(lk[0]);
@@ -289,8 +307,11 @@ uint64_t probecost_hit_ns(struct loader *l, enum probecost_kind kind)
 		return cost_ns[kind];
 	tried_ns[kind] = now;
 	/* A second measure at once when the first drowned in a busy host's noise. */
-	if (measure(l, kind, &cost_ns[kind], why, sizeof(why)) < 0 &&
-	    measure(l, kind, &cost_ns[kind], why, sizeof(why)) < 0) {
+	int r = measure(l, kind, &cost_ns[kind], why, sizeof(why));
+
+	if (r < 0 && r != -EOPNOTSUPP)
+		r = measure(l, kind, &cost_ns[kind], why, sizeof(why));
+	if (r < 0) {
 		cost_ns[kind] = 0;
 		log_warn(
 		    "cannot measure what a %s hit costs on this host: %s; slowdowns not estimated",
@@ -300,6 +321,20 @@ uint64_t probecost_hit_ns(struct loader *l, enum probecost_kind kind)
 	log_info("a %s hit costs %.2f us of CPU time on this host (measured)", probecost_name(kind),
 		 cost_ns[kind] / 1000.0);
 	return cost_ns[kind];
+}
+
+int probecost_hwbp_check(struct loader *l, char *err, size_t errlen)
+{
+	probecost_hit_ns(l, PROBECOST_HWBP); /* measures, once or after PROBECOST_RETRY_NS */
+	if (!hwbp_silent)
+		return 0;
+	snprintf(err, errlen,
+		 "hardware breakpoints do not fire on this host: kprofd's test breakpoint on a "
+		 "function called %u times counted no hit (a hypervisor that does not pass debug "
+		 "traps to its guests; perf's mem:ADDR:x events count nothing either), so code "
+		 "outside files cannot be traced here",
+		 hwbp_silent_calls);
+	return -EOPNOTSUPP;
 }
 
 int probecost_budget(struct loader *l, enum probecost_kind kind, double asked, double dflt,

@@ -31,6 +31,10 @@ struct probecost_budget {
 /* 0, or -EINVAL (out of range), -EOPNOTSUPP (asked for, but no cost measured): err says. */
 int probecost_budget(struct loader *l, enum probecost_kind kind, double asked, double dflt,
 		     struct probecost_budget *b, char *err, size_t errlen);
+/* 0 when hardware breakpoints count hits on this host (or it could not be told), -EOPNOTSUPP
+ * with err when the measure's breakpoint was on the CPU and counted none: some hypervisors do
+ * not pass debug traps to their guests. Measures as probecost_hit_ns does. */
+int probecost_hwbp_check(struct loader *l, char *err, size_t errlen);
 /* "uprobe", "hardware breakpoint" or "call probe". */
 const char *probecost_name(enum probecost_kind kind);
 

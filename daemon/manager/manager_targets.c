@@ -736,7 +736,16 @@ void manager_end_target(struct manager *m, struct target *t, enum target_state s
 		(unsigned long long)t->samples);
 	t->duration_timer = sd_event_source_disable_unref(t->duration_timer);
 	calls_end(t->calls);
-	paths_stop(t->paths, state == TARGET_EXITED ? "target exited" : "detached");
+	if (state == TARGET_EXITED) {
+		/* How it ended ("exited (signal 5)"): a probed target killed by a signal is the
+		 * first thing its user must know. */
+		char end[300];
+
+		snprintf(end, sizeof(end), "target %s", why);
+		paths_stop(t->paths, end);
+	} else {
+		paths_stop(t->paths, "detached");
+	}
 	unattach(m->list, t);
 	t->state = state;
 	t->ended_ns = now_ns(CLOCK_REALTIME);

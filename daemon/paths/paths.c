@@ -970,7 +970,9 @@ static int start_one(struct path_trace **slot, const struct paths_env *env, pid_
 	if (r < 0)
 		goto fail;
 	/* Measured once per kprofd, before the counters are read: the calibration's hits are
-	 * not this trace's. */
+	 * not this trace's. A host whose breakpoints count nothing is said so, not traced. */
+	if (tr->hw && (r = probecost_hwbp_check(env->loader, err, errlen)) < 0)
+		goto fail;
 	r = probecost_budget(env->loader, tr->hw ? PROBECOST_HWBP : PROBECOST_UPROBE,
 			     req->max_slowdown, env->max_slowdown, &bud, err, errlen);
 	if (r < 0)

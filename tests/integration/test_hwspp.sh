@@ -16,6 +16,7 @@
 # Not sanitized: timing-heavy (breakpoint hits cost ~10 us each; turns are timed).
 . "$(dirname "$0")/lib.sh"
 start_daemon || { fail "daemon starts" "see log"; exit 1; }
+hw_breakpoints_fire || { skip "test_hwspp" "$HW_SILENT_WHY"; finish; exit; }
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 make -s -C "$ROOT" BUILD="$BUILD" "$BUILD/spp_bench" >/dev/null 2>&1 ||
 	{ fail "spp_bench builds" ""; exit 1; }
@@ -236,7 +237,11 @@ PY
 	wait "$PERF"
 	pb=$(perf report -i "$TDIR/perf4.data" --no-children --sort sym --stdio -q -g none 2>/dev/null |
 		awk -v f="${HOT:-none}" 'index($0, "[.] " f " ") { b += $1 } END { printf "%.1f", b }')
-	python3 - "$TDIR/b4.json" "$pb" "$try" "${HOT:-none}" <<'PY'
+	# A target that died under the trace: how (kprofd's end reason says the signal), and
+	# what it printed last.
+	died=""
+	kill -0 "$NP" 2>/dev/null || died="node died: $(tail -c 600 "$TDIR/node4.err" | tr '\n' ' ')"
+	python3 - "$TDIR/b4.json" "$pb" "$try" "${HOT:-none}" "$died" <<'PY'
 import json, sys
 try:
     r = json.load(open(sys.argv[1]))
@@ -249,7 +254,8 @@ ok = len(counted) >= 1 and r["probe_hits"] > 0
 print(("PASS" if ok else "FAIL") + f": default V8 flags: the running copy of {sys.argv[4]}, where "
       f"V8 inlined fig1 (perf on the same run, first try: {sys.argv[2]}% of samples in it; try "
       f"{sys.argv[3]}), profiled: {len(counted)} of {len(g)} structure graphs counted (peeled "
-      f"loops are graphs of their own), {r['probe_hits']} hits, ended: {r['end_reason']}")
+      f"loops are graphs of their own), {r['probe_hits']} hits, ended: {r['end_reason']}"
+      + (f"; {sys.argv[5]}" if sys.argv[5] else ""))
 PY
 	kill "$NP"; wait "$NP" 2>/dev/null
 

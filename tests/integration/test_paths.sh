@@ -47,7 +47,7 @@ done
 python3 - "$TDIR/p4.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
-ok = (r["state"] == "done" and r["end_reason"] == "target exited" and r["activations"] == 3000
+ok = (r["state"] == "done" and r["end_reason"] == "target exited (status 0)" and r["activations"] == 3000
       and r["lost_events"] == 0 and r["resyncs"] == 0 and r["aborted"] == 0 and r["max_error"] == 0
       and r["probes"] == len(r["blocks"]) and r["loops"] == 2)
 print(("PASS" if ok else "FAIL") + ": trace ended with the target, 3000 activations, nothing lost"
@@ -210,7 +210,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 acts = sum(1 for l in open(sys.argv[2]) if l.startswith("act "))
 ok = (r["activations"] == acts > 1000 and r["lost_events"] == 0 and r["resyncs"] == 0
-      and r["aborted"] == 0 and r["end_reason"] == "target exited" and r["probes"] == 11)
+      and r["aborted"] == 0 and r["end_reason"] == "target exited (status 0)" and r["probes"] == 11)
 print(("PASS" if ok else "FAIL") + f": recursion: one activation per call, recursive ones too "
       f"({r['activations']} activations, {acts} act lines for 1000 calls from C; {r['probes']} probes,"
       f" lost {r['lost_events']}, resyncs {r['resyncs']}, aborted {r['aborted']}, {r['end_reason']})")

@@ -21,7 +21,7 @@ duty() {
 import json, sys
 name, r = sys.argv[1], json.load(open(sys.argv[2]))
 ok = (r["max_slowdown"] == 1.1 and r["max_slowdown_default"] and r["budget_offs"] >= 1
-      and 0 < r["duty"] < 1 and r["end_reason"] == "target exited" and r["path_events"] > 0)
+      and 0 < r["duty"] < 1 and r["end_reason"] == "target exited (status 0)" and r["path_events"] > 0)
 print(("PASS" if ok else "FAIL") + f": {name}: the budget took the probes off {r['budget_offs']}"
       f" times, in {100 * r['duty']:.1f}% of the time, {r['path_events']} paths counted, kprof says"
       f" {r['slowdown']:.2f}x over the trace, ended: {r['end_reason']}")
