@@ -262,7 +262,7 @@ static int measure(struct loader *l, enum probecost_kind kind, uint64_t *ret, ch
 		if (r == 0)
 			rounds[i].probed_ns = child_round(&ch);
 		rounds[i].hits = kind == PROBECOST_CALL ? 2 * n : n; /* entry and return */
-		if (fd >= 0) { /* the breakpoint counts its hits: 0 if it missed */
+		if (fd >= 0) {	       /* the breakpoint counts its hits: 0 if it missed */
 			uint64_t v[3]; /* count, time enabled, time running */
 
 			if (read(fd, v, sizeof(v)) == sizeof(v)) {

@@ -343,11 +343,26 @@ static int on_drain(sd_event_source *s, uint64_t usec, void *userdata)
 
 /* Profiles grow with every new stack: once a second, the memory of each user's profiles
  * (attached and kept) is added up, and the attached targets of a user over its budget, or of
- * every user when the total is over, stop taking samples (they are counted) until it fits. */
+ * every user when the total is over, stop growing (their samples are still counted: new stacks
+ * as "[over budget]") until it fits. But not the small ones: a target whose memory is under
+ * the mean of the attached targets concerned grows on to it, so that a process started after
+ * the budget was spent still gets stacks of its own. What they add is at most a sixteenth of
+ * the budget; past it, every target stops growing. */
+#define BUDGET_SLACK_DIV 16
+
 struct uid_bytes {
 	uid_t uid;
 	uint64_t bytes;
+	size_t targets;
 };
+
+/* The memory under which a target grows on over budget: mean, the attached targets' mean,
+ * until the profiles hold a sixteenth more than when the budget was found spent (spent: a
+ * second's growth may pass the budget), then 0. */
+static uint64_t budget_floor(uint64_t budget, uint64_t spent, uint64_t total, uint64_t mean)
+{
+	return total > (spent > budget ? spent : budget) + budget / BUDGET_SLACK_DIV ? 0 : mean;
+}
 
 static int uid_bytes_cmp(const void *a, const void *b)
 {
@@ -369,11 +384,11 @@ static ssize_t attached_per_uid(struct manager *m, struct uid_bytes **ret)
 		return -ENOMEM;
 	manager_for_each_attached(m, t)
 		if (t->uid != 0 && n < m->n_attached)
-			v[n++] = (struct uid_bytes){t->uid, t->memory};
+			v[n++] = (struct uid_bytes){t->uid, t->memory, 1};
 	qsort(v, n, sizeof(*v), uid_bytes_cmp);
 	for (size_t i = 0; i < n; i++) {
 		if (k && v[k - 1].uid == v[i].uid)
-			v[k - 1].bytes += v[i].bytes;
+			v[k - 1].bytes += v[i].bytes, v[k - 1].targets++;
 		else
 			v[k++] = v[i];
 	}
@@ -383,7 +398,8 @@ static ssize_t attached_per_uid(struct manager *m, struct uid_bytes **ret)
 
 static void check_profile_budget(struct manager *m)
 {
-	uint64_t total, per_uid = (uint64_t)m->conf.profiles_per_uid_mb << 20, mine;
+	uint64_t total, per_uid = (uint64_t)m->conf.profiles_per_uid_mb << 20, mine, floor;
+	uint64_t budget = (uint64_t)m->conf.profiles_mb << 20;
 	_cleanup_free_ struct uid_bytes *uids = NULL;
 	struct target *t;
 	ssize_t nuids;
@@ -392,10 +408,16 @@ static void check_profile_budget(struct manager *m)
 	/* Kept profiles' memory is kept up to date as they change (manager_targets.c): only the
 	 * attached ones are measured here. */
 	manager_kept_memory(m, 0, &mine, &total);
+	mine = 0;
 	manager_for_each_attached(m, t)
-		total += t->memory = target_memory(t);
+		mine += t->memory = target_memory(t);
+	total += mine;
 	m->profile_bytes = total;
-	over_total = total > (uint64_t)m->conf.profiles_mb << 20;
+	over_total = total > budget;
+	if (over_total && !m->over_total)
+		m->spent_bytes = total;
+	floor =
+	    budget_floor(budget, m->spent_bytes, total, mine / (m->n_attached ? m->n_attached : 1));
 	if (over_total != m->over_total)
 		log_warn(over_total
 			     ? "the profiles hold %.0f MiB (limits.profiles_mb = %u): new stacks "
@@ -406,9 +428,9 @@ static void check_profile_budget(struct manager *m)
 	m->over_total = over_total;
 	nuids = attached_per_uid(m, &uids);
 	manager_for_each_attached(m, t) {
-		const struct uid_bytes *u;
+		const struct uid_bytes *u = NULL;
 		uint64_t all;
-		bool over;
+		bool over, over_uid;
 
 		mine = 0;
 		if (t->uid != 0 && nuids >= 0) {
@@ -418,7 +440,13 @@ static void check_profile_budget(struct manager *m)
 			mine += u ? u->bytes : 0;
 		}
 		/* No memory to sum a user's: its share as judged last second. */
-		over = over_total || (t->uid != 0 && (nuids < 0 ? t->over_budget : mine > per_uid));
+		over_uid =
+		    t->uid != 0 &&
+		    (nuids < 0 ? t->over_budget
+			       : mine > per_uid &&
+				     t->memory >= budget_floor(per_uid, 0, mine,
+							       u ? u->bytes / u->targets : 0));
+		over = (over_total && t->memory >= floor) || over_uid;
 		if (over && !t->over_budget && !over_total)
 			log_warn(
 			    "pid %d (%s): new stacks counted as [over budget] and their leaf: the "

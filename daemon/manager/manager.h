@@ -97,7 +97,8 @@ struct manager {
 	uint64_t batch_bytes, batch_kept, batch_runs;
 	uint64_t profile_bytes; /* all targets' profiles, at the last housekeeping */
 	bool over_total;	/* profile_bytes over limits.profiles_mb (logged when it changes) */
-	bool per_cpu;		/* targets are sampled by the per-CPU sets */
+	uint64_t spent_bytes; /* profile_bytes when the budget was found spent (the floors' base) */
+	bool per_cpu;	      /* targets are sampled by the per-CPU sets */
 	unsigned max_thread_fds; /* conf.max_thread_fds, within the fd limit */
 	uint64_t thread_drops;	 /* KP_CTR_THREAD_DROPS at the last housekeeping */
 	uint64_t lc_drops;	 /* KP_CTR_LC_DROPS at the last housekeeping */

@@ -11,7 +11,9 @@
 #      thousands more samples come;
 #   3. minijit's stacks, held, count as before: its leaf shares beside `perf record -g` of the
 #      same run after the budget was spent;
-#   4. a reload with a larger budget: stacks kept in full again.
+#   4. a process started after the budget was spent keeps stacks of its own while it holds
+#      less than the attached targets' mean, within a sixteenth of the budget more;
+#   5. a reload with a larger budget: stacks kept in full again.
 # Needs root and node; perf for the comparison (skipped without).
 . "$(dirname "$0")/lib.sh"
 FIX=$(cd "$(dirname "$0")/../fixtures" && pwd)
@@ -94,7 +96,32 @@ else
 fi
 kill -CONT "$NP" "$MJ"
 
-# 4.
+# 4. A process started after the budget was spent: its profile grows on while it holds less
+#    than the attached targets' mean (6 MiB here), so its own stacks are kept, not only
+#    "[over budget]". manystacks again, at 99 Hz: a new stack almost every sample. The profiles
+#    hold at most a sixteenth of the budget more than when it was found spent.
+(cd "$TDIR" && exec node --perf-basic-prof --interpreted-frames-native-stack \
+	"$FIX/manystacks.js" 600) 2>"$TDIR/ms2.err" &
+NP2=$!
+PIDS+=("$NP2")
+wait_for 30 grep -q ready "$TDIR/ms2.err" || { fail "late manystacks starts" "$(cat "$TDIR/ms2.err")"; exit 1; }
+check "attach a process after the budget was spent" ctl attach "$NP2" --freq 99
+wait_for 60 at_least_samples "$NP2" 400 || fail "late manystacks samples" "$(ctl list)"
+n=$(samples "$NP2")
+cut=$(target_json "$NP2" samples_cut)
+st=$(target_json "$NP2" stacks)
+# Without the floor it would stop growing at the first housekeeping after its attach: at most
+# a second's samples (99) kept as their own stacks.
+[ $((n - cut)) -ge 200 ] &&
+	pass "... its own stacks are kept: $((n - cut)) of its $n samples ($st stacks), $cut as [over budget]" ||
+	fail "late process's stacks" "$st stacks, $cut of $n samples as [over budget]"
+B2=$(status_key profile_bytes)
+check "the profiles hold at most a sixteenth more than when the budget was found spent, and a second's growth ($B0 then $B2 bytes)" \
+	python3 -c "import sys; sys.exit(0 if $B2 <= $B0 + 2 * 1048576 else 1)"
+check "status still says the budget is spent" test "$(status_key profiles_over_budget)" = True
+kill "$NP2"
+
+# 5.
 S0=$(target_json "$NP" stacks)
 printf '[limits]\nprofiles_mb = 4096\n' >"$TDIR/budget.conf"
 kill -HUP "$DAEMON_PID"
