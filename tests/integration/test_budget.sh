@@ -24,6 +24,16 @@ start_daemon --config "$TDIR/budget.conf" || { fail "daemon starts" "see log"; e
 
 status_key() { ctl status --json | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 total() { ctl report "$1" --top 0 --json | python3 -c "import json,sys; print(json.load(sys.stdin)['total_samples'])"; }
+# start_manystacks NAME: manystacks.js under Node (a new stack almost every sample) in MS_PID,
+# its stderr in $TDIR/NAME.err; the test ends if it does not start.
+start_manystacks() {
+	(cd "$TDIR" && exec node --perf-basic-prof --interpreted-frames-native-stack \
+		"$FIX/manystacks.js" 600) 2>"$TDIR/$1.err" &
+	MS_PID=$!
+	PIDS+=("$MS_PID")
+	wait_for 30 grep -q ready "$TDIR/$1.err" ||
+		{ fail "manystacks starts" "$(cat "$TDIR/$1.err")"; exit 1; }
+}
 over_logged() { grep -q "new stacks are counted as \[over budget\]" "$TDIR/kprofd.log"; }
 
 # 1.
@@ -31,11 +41,8 @@ start_minijit --anon --seconds 600 || { fail "minijit starts" ""; exit 1; }
 MJ=$MJ_PID
 check "attach minijit" ctl attach "$MJ" --freq 999
 wait_for 60 at_least_samples "$MJ" 1000 || fail "minijit samples" "$(ctl list)"
-(cd "$TDIR" && exec node --perf-basic-prof --interpreted-frames-native-stack \
-	"$FIX/manystacks.js" 600) 2>"$TDIR/ms.err" &
-NP=$!
-PIDS+=("$NP")
-wait_for 30 grep -q ready "$TDIR/ms.err" || { fail "manystacks starts" "$(cat "$TDIR/ms.err")"; exit 1; }
+start_manystacks ms
+NP=$MS_PID
 check "attach manystacks" ctl attach "$NP" --freq 4999
 check "status names the budget, not spent" sh -c "'$KPROFCTL' --socket '$SOCK' status | grep -q 'of 16 MiB (limits.profiles_mb)\$'"
 if wait_for 180 over_logged; then
@@ -100,11 +107,8 @@ kill -CONT "$NP" "$MJ"
 #    than the attached targets' mean (6 MiB here), so its own stacks are kept, not only
 #    "[over budget]". manystacks again, at 99 Hz: a new stack almost every sample. The profiles
 #    hold at most a sixteenth of the budget more than when it was found spent.
-(cd "$TDIR" && exec node --perf-basic-prof --interpreted-frames-native-stack \
-	"$FIX/manystacks.js" 600) 2>"$TDIR/ms2.err" &
-NP2=$!
-PIDS+=("$NP2")
-wait_for 30 grep -q ready "$TDIR/ms2.err" || { fail "late manystacks starts" "$(cat "$TDIR/ms2.err")"; exit 1; }
+start_manystacks ms2
+NP2=$MS_PID
 check "attach a process after the budget was spent" ctl attach "$NP2" --freq 99
 wait_for 60 at_least_samples "$NP2" 400 || fail "late manystacks samples" "$(ctl list)"
 n=$(samples "$NP2")
