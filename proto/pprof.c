@@ -46,13 +46,16 @@
 
 #include "kprof/array.h"
 #include "kprof/cleanup.h"
+#include "kprof/hash.h"
 #include "kprof/idxtab.h"
 #include "kprof/leafsplit.h"
 #include "kprof/sites.h"
 #include "kprof/saved.h"
 #include "proto/profile.pb-c.h"
 
-#define PPROF_LABELS 9 /* at most, a sample: thread_id, thread_name, kind, 6 of its origin */
+#define PPROF_LABELS 9	   /* at most, a sample: thread_id, thread_name, kind, 6 of its origin */
+#define PPROF_OWN_LABELS 2 /* of them, its own: thread_id, thread_name (the rest are shared) */
+#define PPROF_KINDS 8	   /* Kprof__FrameKind values a kind label is kept for */
 
 /* The leaf's kind as a label (as kprofctl's text output names it). */
 const char *pprof_kind_name(Kprof__FrameKind k)
@@ -165,6 +168,14 @@ struct site {
 	uint64_t loc;
 };
 
+#define ORIGIN_LABELS 6 /* pid, comm, exe, unit, cgroup, runtime */
+
+struct origin_ids {
+	bool done;
+	uint8_t n;
+	Perftools__Profiles__Label lab[ORIGIN_LABELS];
+};
+
 struct pp {
 	struct strtab st;
 	struct strtab fkeys; /* "name\001file" of each function only an inlined frame names */
@@ -175,10 +186,12 @@ struct pp {
 	size_t nla;		   /* leaf address locations, after the nf function locations */
 	struct site *sites;	   /* (caller, callee) pairs of the call sites, in order */
 	size_t nsites, nsites_one; /* ... of them at one call site (a location each) */
-	struct leafsplit ls;	   /* the stacks split over their leaf addresses (leafsplit.h) */
-	size_t nsv, nlocs;	   /* samples and location ids the split makes */
-	size_t off_from;	   /* the first off-CPU stack (never split: no leaf addresses) */
-	size_t nloc;		   /* locations: nf + nla + call sites */
+	struct site *site_tab;	   /* ... those, by pair: open addressing, loc 0 = empty */
+	size_t site_nslots;
+	struct leafsplit ls; /* the stacks split over their leaf addresses (leafsplit.h) */
+	size_t nsv, nlocs;   /* samples and location ids the split makes */
+	size_t off_from;     /* the first off-CPU stack (never split: no leaf addresses) */
+	size_t nloc;	     /* locations: nf + nla + call sites */
 	Perftools__Profiles__Function *fv;
 	Perftools__Profiles__Function **fp;
 	Perftools__Profiles__Location *lv;
@@ -191,12 +204,21 @@ struct pp {
 	size_t ntab;	   /* of them, the saved table's (the first ntab) */
 	size_t *tab_order; /* the table's mappings in pprof order: the executable first */
 	int64_t *tab_base; /* string id of each pprof table mapping's file name (base name) */
+	size_t *by_base;   /* 0..ntab-1 by (tab_base, index): a module's mappings, in order */
 	Perftools__Profiles__Sample *sv;
 	Perftools__Profiles__Sample **sp;
-	uint64_t *locs;			  /* all samples' location ids, one arena */
-	int64_t *values;		  /* 2 per sample */
-	Perftools__Profiles__Label *labv; /* 4 per sample */
+	uint64_t *locs;	 /* all samples' location ids, one arena */
+	int64_t *values; /* 2 per sample */
+	/* Labels: each sample's own (thread_id, thread_name) in labv, PPROF_OWN_LABELS a sample;
+	 * those many samples share (kind, pid, origin) made once, and pointed to (labp: up to
+	 * PPROF_LABELS a sample). A host's scrape has hundreds of thousands of samples. */
+	Perftools__Profiles__Label *labv;
 	Perftools__Profiles__Label **labp;
+	Perftools__Profiles__Label kind_lab[PPROF_KINDS + 1]; /* the last: no frame, "unknown" */
+	bool kind_done[PPROF_KINDS + 1];
+	Perftools__Profiles__Label pid_lab; /* one process's profile: its pid */
+	int pid_done;			    /* 0: not yet, 1: made, -1: none */
+	struct origin_ids *oids;	    /* per origin of a merged profile: its labels, once */
 };
 
 static void pp_release(struct pp *pp)
@@ -207,6 +229,9 @@ static void pp_release(struct pp *pp)
 	free(pp->loc_nline);
 	leafsplit_release(&pp->ls);
 	free(pp->sites);
+	free(pp->site_tab);
+	free(pp->by_base);
+	free(pp->oids);
 	free(pp->fv);
 	free(pp->fp);
 	free(pp->lv);
@@ -285,6 +310,29 @@ static bool function_source(const Kprof__SavedFunction *f, char *buf, size_t siz
 	return false;
 }
 
+static const int64_t *sort_base; /* qsort has no context argument */
+
+static int cmp_base(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	if (sort_base[x] != sort_base[y])
+		return sort_base[x] < sort_base[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static int index_bases(struct pp *pp)
+{
+	pp->by_base = calloc(pp->ntab + 1, sizeof(*pp->by_base));
+	if (!pp->by_base)
+		return -ENOMEM;
+	for (size_t j = 0; j < pp->ntab; j++)
+		pp->by_base[j] = j;
+	sort_base = pp->tab_base;
+	qsort(pp->by_base, pp->ntab, sizeof(*pp->by_base), cmp_base);
+	return 0;
+}
+
 /* The saved mapping table as the first pprof mappings, the executable's text first (pprof names
  * a profile after its first mapping), with ranges, offsets, paths and build ids. */
 static int build_table(struct pp *pp, const Kprof__SavedProfile *sp)
@@ -327,21 +375,30 @@ static int build_table(struct pp *pp, const Kprof__SavedProfile *sp)
 		pp->mp[j] = v;
 	}
 	pp->nmap = pp->ntab = n;
-	return 0;
+	return index_bases(pp);
 }
 
 /* The table mapping native function f runs in, by its module (the base name of the file) and
- * its ELF address: pprof index, and its runtime address in *addr (0 if not known). */
+ * its ELF address: pprof index, and its runtime address in *addr (0 if not known). The module's
+ * mappings are found in by_base: a merged host's table holds thousands. */
 static bool place_native(const struct pp *pp, const Kprof__SavedProfile *sp,
 			 const Kprof__SavedFunction *f, int64_t module, size_t *ret, uint64_t *addr)
 {
+	size_t lo = 0, hi = pp->ntab;
 	bool found = false;
 
-	for (size_t j = 0; j < pp->ntab; j++) {
+	while (lo < hi) { /* the first of the module's */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pp->tab_base[pp->by_base[mid]] < module)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t k = lo; k < pp->ntab && pp->tab_base[pp->by_base[k]] == module; k++) {
+		size_t j = pp->by_base[k];
 		const Kprof__SavedMapping *m = sp->mappings[pp->tab_order[j]];
 
-		if (pp->tab_base[j] != module)
-			continue;
 		if (!found) { /* the file's first mapping, unless one holds the address */
 			*ret = j;
 			*addr = 0;
@@ -636,6 +693,37 @@ static int build_leaf_locations(struct pp *pp, const Kprof__SavedProfile *sp)
 	return 0;
 }
 
+static size_t site_slot(uint32_t caller, uint32_t callee, size_t nslots)
+{
+	return mix64((uint64_t)caller << 32 | callee) & (nslots - 1);
+}
+
+/* The pairs seen from one call site only (the others keep their function's location), in a
+ * table at most half full. */
+static int index_sites(struct pp *pp)
+{
+	size_t n = 16;
+
+	while (n < 2 * pp->nsites_one)
+		n *= 2;
+	pp->site_tab = calloc(n, sizeof(*pp->site_tab));
+	if (!pp->site_tab)
+		return -ENOMEM;
+	pp->site_nslots = n;
+	for (size_t i = 0; i < pp->nsites; i++) {
+		const struct site *s = &pp->sites[i];
+		size_t j;
+
+		if (!s->loc)
+			continue;
+		for (j = site_slot(s->caller, s->callee, n); pp->site_tab[j].loc;
+		     j = (j + 1) & (n - 1))
+			;
+		pp->site_tab[j] = *s;
+	}
+	return 0;
+}
+
 /* A Location per (caller, callee) pair seen from one call site only (issue 32), after the leaf
  * addresses': a stack's caller frame that called that callee is that location, with the call
  * site's lines. A pair seen from several call sites keeps its function's location (which one a
@@ -662,25 +750,17 @@ static int build_site_locations(struct pp *pp, const Kprof__SavedProfile *sp)
 		pp->nsites_one++;
 	}
 	sites_release(&st);
-	return err;
+	return err < 0 ? err : index_sites(pp);
 }
 
-/* The location of frame caller that called callee: its call site's, else the function's. */
+/* The location of frame caller that called callee: its call site's, else the function's. Asked
+ * for every caller frame of every sample: a hash probe, not a search of the sorted sites. */
 static uint64_t caller_location(const struct pp *pp, uint32_t caller, uint32_t callee)
 {
-	size_t lo = 0, hi = pp->nsites;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct site *m = &pp->sites[mid];
-
-		if (m->caller == caller && m->callee == callee)
-			return m->loc ? m->loc : caller + 1;
-		if (m->caller < caller || (m->caller == caller && m->callee < callee))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	for (size_t j = pp->site_nslots ? site_slot(caller, callee, pp->site_nslots) : 0;
+	     pp->site_nslots && pp->site_tab[j].loc; j = (j + 1) & (pp->site_nslots - 1))
+		if (pp->site_tab[j].caller == caller && pp->site_tab[j].callee == callee)
+			return pp->site_tab[j].loc;
 	return caller + 1;
 }
 
@@ -767,59 +847,88 @@ static int by_tid(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* A string label key=val appended to lab[*nl] (nothing for an empty val). */
-static int add_str_label(struct pp *pp, Perftools__Profiles__Label *lab, size_t *nl, int64_t key,
-			 const char *val)
+/* A shared string label key=val in *lab, for a sample's pointers: 1, or 0 for an empty val. */
+static int make_str_label(struct pp *pp, Perftools__Profiles__Label *lab, const char *key,
+			  const char *val)
 {
-	int64_t v;
+	int64_t k = strtab_id(&pp->st, key), v;
 
 	if (!val || !val[0])
-		return 0;
+		return k < 0 ? -ENOMEM : 0;
 	v = strtab_id(&pp->st, val);
-	if (v < 0)
+	if (k < 0 || v < 0)
 		return -ENOMEM;
-	perftools__profiles__label__init(&lab[*nl]);
-	lab[*nl].key = key;
-	lab[(*nl)++].str = v;
-	return 0;
+	perftools__profiles__label__init(lab);
+	lab->key = k;
+	lab->str = v;
+	return 1;
 }
 
-/* A merged profile's sample: the labels of its process (pid as a string, as label filters of
- * Pyroscope and Parca want them). */
-static int add_origin_labels(struct pp *pp, const Kprof__SavedProfile *sp,
-			     const Kprof__SavedStack *s, Perftools__Profiles__Label *lab,
-			     size_t *nl)
+/* The shared label of a sample's leaf kind, made at its first sample. */
+static Perftools__Profiles__Label *kind_label(struct pp *pp, const Kprof__SavedProfile *sp,
+					      const Kprof__SavedStack *s)
 {
-	static const char *const keys[] = {"pid", "comm", "exe", "unit", "cgroup", "runtime"};
-	const char *vals[ARRAY_SIZE(keys)];
-	const Kprof__Origin *o;
+	size_t kind = s->n_ids ? sp->functions[s->ids[s->n_ids - 1]]->kind : PPROF_KINDS;
+
+	if (kind > PPROF_KINDS)
+		kind = PPROF_KINDS; /* a kind newer than this table: "unknown" */
+	if (!pp->kind_done[kind] &&
+	    make_str_label(pp, &pp->kind_lab[kind], "kind",
+			   kind < PPROF_KINDS ? pprof_kind_name(kind) : "unknown") < 0)
+		return NULL;
+	pp->kind_done[kind] = true;
+	return &pp->kind_lab[kind];
+}
+
+/* The shared labels of a sample's process (a merged profile's origin: pid as a string, as label
+ * filters of Pyroscope and Parca want them, comm, exe, unit, cgroup, runtime; one process's
+ * profile: its pid still, so profiles put together can be told apart), made at its first
+ * sample: appended to ptr[*nl]. */
+static int origin_labels(struct pp *pp, const Kprof__SavedProfile *sp, const Kprof__SavedStack *s,
+			 Perftools__Profiles__Label **ptr, size_t *nl)
+{
+	static const char *const keys[ORIGIN_LABELS] = {"pid",	"comm",	  "exe",
+							"unit", "cgroup", "runtime"};
+	struct origin_ids *oi;
 	char pid[16];
-	int err = 0;
+	int r;
 
 	if (!s->origin || s->origin > sp->n_origins) {
-		/* One process's profile: its pid still, so profiles put together can be told apart.
-		 */
-		int64_t k = strtab_id(&pp->st, keys[0]);
-
-		if (!sp->target || !sp->target->pid)
-			return 0;
-		snprintf(pid, sizeof(pid), "%u", sp->target->pid);
-		return k < 0 ? -ENOMEM : add_str_label(pp, lab, nl, k, pid);
+		if (!pp->pid_done) {
+			snprintf(pid, sizeof(pid), "%u", sp->target ? sp->target->pid : 0);
+			r = sp->target && sp->target->pid
+				? make_str_label(pp, &pp->pid_lab, keys[0], pid)
+				: 0;
+			if (r < 0)
+				return r;
+			pp->pid_done = r ? 1 : -1;
+		}
+		if (pp->pid_done > 0)
+			ptr[(*nl)++] = &pp->pid_lab;
+		return 0;
 	}
-	o = sp->origins[s->origin - 1];
-	snprintf(pid, sizeof(pid), "%u", o->pid);
-	vals[0] = o->pid ? pid : NULL;
-	vals[1] = o->comm;
-	vals[2] = o->exe;
-	vals[3] = o->unit;
-	vals[4] = o->cgroup;
-	vals[5] = o->runtime;
-	for (size_t i = 0; i < ARRAY_SIZE(keys) && err >= 0; i++) {
-		int64_t k = strtab_id(&pp->st, keys[i]);
+	if (!pp->oids && !(pp->oids = calloc(sp->n_origins, sizeof(*pp->oids))))
+		return -ENOMEM;
+	oi = &pp->oids[s->origin - 1];
+	if (!oi->done) {
+		const Kprof__Origin *o = sp->origins[s->origin - 1];
+		const char *vals[ORIGIN_LABELS] = {pid,	    o->comm,   o->exe,
+						   o->unit, o->cgroup, o->runtime};
 
-		err = k < 0 ? -ENOMEM : add_str_label(pp, lab, nl, k, vals[i]);
+		snprintf(pid, sizeof(pid), "%u", o->pid);
+		if (!o->pid)
+			vals[0] = NULL;
+		for (size_t i = 0; i < ORIGIN_LABELS; i++) {
+			r = make_str_label(pp, &oi->lab[oi->n], keys[i], vals[i]);
+			if (r < 0)
+				return r;
+			oi->n += r;
+		}
+		oi->done = true;
 	}
-	return err;
+	for (size_t i = 0; i < oi->n; i++)
+		ptr[(*nl)++] = &oi->lab[i];
+	return 0;
 }
 
 static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t period, size_t nv)
@@ -841,11 +950,12 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 	for (size_t si = 0, i = 0; si < sp->n_stacks; i++) {
 		const Kprof__SavedStack *s = sp->stacks[si];
 		Perftools__Profiles__Sample *smp = &pp->sv[i];
-		Perftools__Profiles__Label *lab = &pp->labv[PPROF_LABELS * i];
+		Perftools__Profiles__Label *lab = &pp->labv[PPROF_OWN_LABELS * i], *kl;
+		Perftools__Profiles__Label **ptr = &pp->labp[PPROF_LABELS * i];
 		const char *tname = thread_name(sp, order, s->tid);
 		const bool offcpu = si >= pp->off_from, split = s->n_ids && !offcpu;
 		uint64_t count = s->count, leaf = s->n_ids ? s->ids[s->n_ids - 1] + 1 : 0;
-		int64_t kind, tn = 0;
+		int64_t tn = 0;
 		size_t nl = 0;
 
 		if (i >= pp->nsv)
@@ -876,27 +986,24 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 		}
 		if (nv == 4)
 			smp->value[3] = smp->value[1] + smp->value[2];
-		kind = strtab_id(
-		    &pp->st, s->n_ids ? pprof_kind_name(sp->functions[s->ids[s->n_ids - 1]]->kind)
-				      : "unknown");
-		if (kind < 0 || (tname && (tn = strtab_id(&pp->st, tname)) < 0))
+		/* Strings interned in the order of the labels: kind's before the thread name's. */
+		kl = kind_label(pp, sp, s);
+		if (!kl || (tname && (tn = strtab_id(&pp->st, tname)) < 0))
 			return -ENOMEM;
-		perftools__profiles__label__init(&lab[nl]);
-		lab[nl].key = k_tid;
-		lab[nl++].num = s->tid;
+		perftools__profiles__label__init(&lab[0]);
+		lab[0].key = k_tid;
+		lab[0].num = s->tid;
+		ptr[nl++] = &lab[0];
 		if (tname) {
-			perftools__profiles__label__init(&lab[nl]);
-			lab[nl].key = k_tname;
-			lab[nl++].str = tn;
+			perftools__profiles__label__init(&lab[1]);
+			lab[1].key = k_tname;
+			lab[1].str = tn;
+			ptr[nl++] = &lab[1];
 		}
-		perftools__profiles__label__init(&lab[nl]);
-		lab[nl].key = k_kind;
-		lab[nl++].str = kind;
-		if (add_origin_labels(pp, sp, s, lab, &nl) < 0)
+		ptr[nl++] = kl;
+		if (origin_labels(pp, sp, s, ptr, &nl) < 0)
 			return -ENOMEM;
-		for (size_t j = 0; j < nl; j++)
-			pp->labp[PPROF_LABELS * i + j] = &lab[j];
-		smp->label = &pp->labp[PPROF_LABELS * i];
+		smp->label = ptr;
 		smp->n_label = nl;
 		pp->sp[i] = smp;
 	}
@@ -1003,7 +1110,7 @@ static int build(const Kprof__SavedProfile *sp, size_t off_from, bool four,
 	pp.sp = calloc(ns + 1, sizeof(*pp.sp));
 	pp.locs = calloc(nlocs + 1, sizeof(*pp.locs));
 	pp.values = calloc(nv * ns + 1, sizeof(*pp.values));
-	pp.labv = calloc(PPROF_LABELS * ns + 1, sizeof(*pp.labv));
+	pp.labv = calloc(PPROF_OWN_LABELS * ns + 1, sizeof(*pp.labv));
 	pp.labp = calloc(PPROF_LABELS * ns + 1, sizeof(*pp.labp));
 	if (!pp.sv || !pp.sp || !pp.locs || !pp.values || !pp.labv || !pp.labp)
 		goto out;
