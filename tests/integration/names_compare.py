@@ -18,6 +18,7 @@ prints one PASS or FAIL line with both tools' figures:
     unnamed             samples whose user leaf, or any user frame, has no name (perf:
                         "[unknown]"; kprof: "[unknown]" or a name made up from its mapping,
                         "[libc.so.6]", "[vdso]", "[anon]"): kprof's share at most perf's + TOL
+                        (or 4 standard errors of the larger share, as for leaf:)
     noroot:NAME         kprof roots no stack at NAME (perf may: only kprof is checked)
     noprefix:PFX        no kprof user frame is named PFX... (e.g. "Builtin:": the perf-map
                         name of code an ELF symbol covers)
@@ -134,10 +135,16 @@ def main():
             pl = share(pf, lambda s: s[0][0] == "[unknown]")
             pa = share(pf, lambda s: any(f == "[unknown]" for f, _ in s))
             worst = sorted({f for s, _ in kp for f, _ in s if unnamed(f)})[:6]
-            verdict(kl <= pl + TOL and ka <= pa + TOL,
+            nk, np_ = sum(n for _, n in kp), len(pf)
+
+            def tol_of(k, p):  # TOL, or 4 standard errors of a large share (the leaf checks')
+                q = max(k, p) / 100.0
+                return max(TOL, 400.0 * (q * (1 - q) * (1.0 / max(nk, 1) + 1.0 / max(np_, 1))) ** 0.5)
+            tl, ta = tol_of(kl, pl), tol_of(ka, pa)
+            verdict(kl <= pl + tl and ka <= pa + ta,
                     f"unnamed: kprof {kl:.1f}% of leaves and {ka:.1f}% of stacks, perf "
-                    f"{pl:.1f}% and {pa:.1f}% ({sum(n for _, n in kp)} and {len(pf)} samples)"
-                    + (f"; kprof's: {', '.join(worst)}" if worst else ""))
+                    f"{pl:.1f}% and {pa:.1f}% ({nk} and {np_} samples, tolerance {tl:.1f} and "
+                    f"{ta:.1f})" + (f"; kprof's: {', '.join(worst)}" if worst else ""))
         elif check.startswith(("noroot:", "noprefix:")):
             kind, want = check.split(":", 1)
             if kind == "noroot":
