@@ -986,7 +986,8 @@ static int build_samples(struct pp *pp, const Kprof__SavedProfile *sp, int64_t p
 		}
 		if (nv == 4)
 			smp->value[3] = smp->value[1] + smp->value[2];
-		/* Strings interned in the order of the labels: kind's before the thread name's. */
+		/* Strings interned in the order they always were (the kind's before the thread
+		 * name's): the string table, and so the output, unchanged. */
 		kl = kind_label(pp, sp, s);
 		if (!kl || (tname && (tn = strtab_id(&pp->st, tname)) < 0))
 			return -ENOMEM;

@@ -267,7 +267,9 @@ static int measure(struct loader *l, enum probecost_kind kind, uint64_t *ret, ch
 
 			if (read(fd, v, sizeof(v)) == sizeof(v)) {
 				rounds[i].hits = v[0];
-				if (v[0] == 0 && v[2] > 0 && r == 0) {
+				/* The round ran (the child called it n times) with the
+				 * breakpoint on the CPU. */
+				if (v[0] == 0 && v[2] > 0 && r == 0 && rounds[i].probed_ns) {
 					snprintf(why, whylen,
 						 "hardware breakpoints do not fire on this host: "
 						 "one on a function called %u times counted no hit",

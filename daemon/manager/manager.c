@@ -346,8 +346,9 @@ static int on_drain(sd_event_source *s, uint64_t usec, void *userdata)
  * every user when the total is over, stop growing (their samples are still counted: new stacks
  * as "[over budget]") until it fits. But not the small ones: a target whose memory is under
  * the mean of the attached targets concerned grows on to it, so that a process started after
- * the budget was spent still gets stacks of its own. What they add is at most a sixteenth of
- * the budget; past it, every target stops growing. */
+ * the budget was spent still gets stacks of its own (once frozen, it stays so until the
+ * budget fits). What they add is at most a sixteenth of the budget (of the total: more than
+ * when it was found spent); past it, every target stops growing. */
 #define BUDGET_SLACK_DIV 16
 
 struct uid_bytes {
@@ -439,14 +440,17 @@ static void check_profile_budget(struct manager *m)
 				    sizeof(*uids), uid_bytes_cmp);
 			mine += u ? u->bytes : 0;
 		}
-		/* No memory to sum a user's: its share as judged last second. */
+		/* No memory to sum a user's: its share as judged last second. A target frozen
+		 * stays so while a budget is spent: the mean it reached rises as others grow,
+		 * and it must not thaw and freeze again every second. */
 		over_uid =
 		    t->uid != 0 &&
 		    (nuids < 0 ? t->over_budget
 			       : mine > per_uid &&
-				     t->memory >= budget_floor(per_uid, 0, mine,
-							       u ? u->bytes / u->targets : 0));
-		over = (over_total && t->memory >= floor) || over_uid;
+				     (t->over_budget ||
+				      t->memory >= budget_floor(per_uid, 0, mine,
+								u ? u->bytes / u->targets : 0)));
+		over = (over_total && (t->over_budget || t->memory >= floor)) || over_uid;
 		if (over && !t->over_budget && !over_total)
 			log_warn(
 			    "pid %d (%s): new stacks counted as [over budget] and their leaf: the "
