@@ -60,6 +60,17 @@ static uint64_t tried_ns[PROBECOST_NR];
 static bool hwbp_silent;
 static unsigned hwbp_silent_calls;
 
+/* What a silent breakpoint means, for the log and for the request refused. */
+static void silent_why(char *buf, size_t len)
+{
+	snprintf(buf, len,
+		 "hardware breakpoints do not fire on this host: kprofd's test breakpoint on a "
+		 "function called %u times counted no hit (a hypervisor that does not pass debug "
+		 "traps to its guests; perf's mem:ADDR:x events count nothing either), so code "
+		 "outside files cannot be traced here",
+		 hwbp_silent_calls);
+}
+
 const char *probecost_name(enum probecost_kind kind)
 {
 	return kind == PROBECOST_HWBP	? "hardware breakpoint"
@@ -262,7 +273,8 @@ static int measure(struct loader *l, enum probecost_kind kind, uint64_t *ret, ch
 		if (r == 0)
 			rounds[i].probed_ns = child_round(&ch);
 		rounds[i].hits = kind == PROBECOST_CALL ? 2 * n : n; /* entry and return */
-		if (fd >= 0) {	       /* the breakpoint counts its hits: 0 if it missed */
+		/* The breakpoint counts its hits: 0 if it missed. */
+		if (fd >= 0) {
 			uint64_t v[3]; /* count, time enabled, time running */
 
 			if (read(fd, v, sizeof(v)) == sizeof(v)) {
@@ -270,12 +282,9 @@ static int measure(struct loader *l, enum probecost_kind kind, uint64_t *ret, ch
 				/* The round ran (the child called it n times) with the
 				 * breakpoint on the CPU. */
 				if (v[0] == 0 && v[2] > 0 && r == 0 && rounds[i].probed_ns) {
-					snprintf(why, whylen,
-						 "hardware breakpoints do not fire on this host: "
-						 "one on a function called %u times counted no hit",
-						 n);
 					hwbp_silent = true;
 					hwbp_silent_calls = n;
+					silent_why(why, whylen);
 					r = -EOPNOTSUPP;
 				} else if (v[0] > 0) {
 					hwbp_silent = false;
@@ -300,7 +309,7 @@ static int measure(struct loader *l, enum probecost_kind kind, uint64_t *ret, ch
 
 uint64_t probecost_hit_ns(struct loader *l, enum probecost_kind kind)
 {
-	char why[256] = "";
+	char why[512] = "";
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 
 	if (kind >= PROBECOST_NR)
@@ -330,12 +339,7 @@ int probecost_hwbp_check(struct loader *l, char *err, size_t errlen)
 	probecost_hit_ns(l, PROBECOST_HWBP); /* measures, once or after PROBECOST_RETRY_NS */
 	if (!hwbp_silent)
 		return 0;
-	snprintf(err, errlen,
-		 "hardware breakpoints do not fire on this host: kprofd's test breakpoint on a "
-		 "function called %u times counted no hit (a hypervisor that does not pass debug "
-		 "traps to its guests; perf's mem:ADDR:x events count nothing either), so code "
-		 "outside files cannot be traced here",
-		 hwbp_silent_calls);
+	silent_why(err, errlen);
 	return -EOPNOTSUPP;
 }
 

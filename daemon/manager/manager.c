@@ -400,6 +400,7 @@ static ssize_t attached_per_uid(struct manager *m, struct uid_bytes **ret)
 static void check_profile_budget(struct manager *m)
 {
 	uint64_t total, per_uid = (uint64_t)m->conf.profiles_per_uid_mb << 20, mine, floor;
+	uint64_t attached = 0; /* the attached targets' memory */
 	uint64_t budget = (uint64_t)m->conf.profiles_mb << 20;
 	_cleanup_free_ struct uid_bytes *uids = NULL;
 	struct target *t;
@@ -409,16 +410,15 @@ static void check_profile_budget(struct manager *m)
 	/* Kept profiles' memory is kept up to date as they change (manager_targets.c): only the
 	 * attached ones are measured here. */
 	manager_kept_memory(m, 0, &mine, &total);
-	mine = 0;
 	manager_for_each_attached(m, t)
-		mine += t->memory = target_memory(t);
-	total += mine;
+		attached += t->memory = target_memory(t);
+	total += attached;
 	m->profile_bytes = total;
 	over_total = total > budget;
 	if (over_total && !m->over_total)
 		m->spent_bytes = total;
-	floor =
-	    budget_floor(budget, m->spent_bytes, total, mine / (m->n_attached ? m->n_attached : 1));
+	floor = budget_floor(budget, m->spent_bytes, total,
+			     attached / (m->n_attached ? m->n_attached : 1));
 	if (over_total != m->over_total)
 		log_warn(over_total
 			     ? "the profiles hold %.0f MiB (limits.profiles_mb = %u): new stacks "
