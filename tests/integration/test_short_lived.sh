@@ -11,8 +11,8 @@
 #      zombie's /proc/PID/maps is empty; the fixture's --late-code page, mapped after the attach,
 #      makes kprofd read the maps again then, and what it read while the process ran must still
 #      name everything else.
-# Each is compared with `perf record -g` (1, 2: of a run of the same length; 3: `-p PID` of the
-# same run, as the late page's share varies from run to run): no frame unnamed in kprof (an
+# Each is compared with `perf record -g` (1: of a run of the same length; 2, 3: `-p PID` of the
+# same run, as Node's share in the vdso and the late page's share vary from run to run): no frame unnamed in kprof (an
 # "[unknown]" or a name made up from its mapping, "[libc.so.6]") where perf has its name,
 # and the hot functions perf names named by kprof too. A fresh kprofd for each, so that no symbol
 # cached from an earlier target helps.
@@ -45,8 +45,37 @@ perf_run() {
 	echo "$TDIR/$name.perf" >"$TDIR/$name.perfpath"
 }
 
+# perf_same_start NAME PID: perf record -g -p PID at 999 Hz into TDIR/NAME.data, returning once
+# it records (its pid in PERF_SAME, empty without perf). perf_same_end NAME: waits for it (it
+# ends with its target), its samples into TDIR/NAME.perf, that path (or "-") in
+# TDIR/NAME.perfpath.
+perf_same_start() {
+	local name=$1 pid=$2 ack
+	PERF_SAME=
+	[ -n "$PERF" ] || return 0
+	rm -f "$TDIR/$name.ctl" "$TDIR/$name.ack"
+	mkfifo "$TDIR/$name.ctl" "$TDIR/$name.ack" || return 0
+	perf record -q -g -F 999 -D -1 --control "fifo:$TDIR/$name.ctl,$TDIR/$name.ack" \
+		-p "$pid" -o "$TDIR/$name.data" >"$TDIR/$name.perferr" 2>&1 &
+	PERF_SAME=$!
+	PIDS+=("$PERF_SAME")
+	exec 8>"$TDIR/$name.ctl" 9<"$TDIR/$name.ack"
+	echo enable >&8
+	read -r -t 10 ack <&9 || fail "$name: perf record -p starts" "$(cat "$TDIR/$name.perferr")"
+	exec 8>&- 9<&-
+}
+perf_same_end() {
+	local name=$1
+	echo - >"$TDIR/$name.perfpath"
+	[ -n "$PERF_SAME" ] || return 0
+	wait "$PERF_SAME"
+	perf script -i "$TDIR/$name.data" -F ip,sym,dso >"$TDIR/$name.perf" 2>/dev/null &&
+		echo "$TDIR/$name.perf" >"$TDIR/$name.perfpath"
+}
+
 # kprof_run NAME SIGNAL CMD...: CMD (which prints "ready" on stderr, then waits for SIGNAL),
-# attached at 999 Hz, started, waited for; its report and folded stacks into TDIR/NAME.*.
+# attached at 999 Hz, started, waited for; its report and folded stacks into TDIR/NAME.*. With
+# SAME_RUN=1, perf records the same run (perf_same_*), read before CMD's perf map is removed.
 kprof_run() {
 	local name=$1 sig=$2 pid
 	shift 2
@@ -55,8 +84,10 @@ kprof_run() {
 	PIDS+=("$pid")
 	wait_for 15 grep -q ready "$TDIR/$name.err" || { fail "$name: starts" "$(cat "$TDIR/$name.err")"; return 1; }
 	ctl attach "$pid" --freq 999 >/dev/null || { fail "$name: attach" "$(ctl list)"; return 1; }
+	[ "${SAME_RUN:-}" = 1 ] && perf_same_start "$name" "$pid"
 	kill "-$sig" "$pid"
 	wait "$pid"
+	[ "${SAME_RUN:-}" = 1 ] && perf_same_end "$name"
 	wait_for 20 state_is "$pid" exited || { fail "$name: exit noticed" "$(ctl list --all)"; return 1; }
 	ctl report "$pid" --top 0 --json >"$TDIR/$name.json"
 	ctl folded "$pid" >"$TDIR/$name.folded"
@@ -82,13 +113,12 @@ if command -v node >/dev/null; then
 	start_daemon || { fail "daemon starts" "see log"; exit 1; }
 	JS=$PWD/tests/fixtures/clock.js
 	# In TDIR: V8 may drop an isolate log into its working directory.
-	if kprof_run node USR2 sh -c 'cd "$0" && exec node --perf-basic-prof "$1" 400 --wait' "$TDIR" "$JS"; then
-		(cd "$TDIR" && perf_run node sh -c 'echo $$ >node.perfpid; exec node --perf-basic-prof "$0" 400' "$JS")
-		[ -s "$TDIR/node.perfpid" ] && rm -f "/tmp/perf-$(cat "$TDIR/node.perfpid").map"
+	# perf on the same run: how much of it the vdso takes varies from run to run.
+	if SAME_RUN=1 kprof_run node USR2 sh -c 'cd "$0" && exec node --perf-basic-prof "$1" 400 --wait' "$TDIR" "$JS"; then
 		# Not "[unknown]": vdso code no symbol covers is compared as unnamed.
 		vdso=$(awk '/ \(\[vdso\]\)$/ && $2 != "[unknown]" { print $2 }' "$TDIR/node.perf" 2>/dev/null |
 			sort | uniq -c | sort -nr | awk '{ print $2; exit }')
-		"${CMP[@]}" "$TDIR/node.json" "$TDIR/node.folded" "$(cat "$TDIR/node.perfpath")" unnamed \
+		"${CMP[@]}" --same-run "$TDIR/node.json" "$TDIR/node.folded" "$(cat "$TDIR/node.perfpath")" unnamed \
 			"leaf:${vdso:-__vdso_gettimeofday}@[vdso]" || FAILS=$((FAILS + 1))
 		if python3 -c "import json,sys
 sys.exit(not any(e['kind'] == 'jit' and 'mixLoop' in e['function'] for e in json.load(open('$TDIR/node.json'))['entries']))"; then
@@ -124,17 +154,7 @@ if wait_for 15 grep -q ready "$TDIR/zombie.err" &&
 	pid=$(awk '/ ready$/ { print $3; exit }' "$TDIR/zombie.err") &&
 	ctl attach "$pid" --freq 999 >/dev/null; then
 	# perf on the same run: how much of it the late page takes varies from run to run.
-	perf_same=
-	if [ -n "$PERF" ] && mkfifo "$TDIR/perf.ctl" "$TDIR/perf.ack"; then
-		perf record -q -g -F 999 -D -1 --control "fifo:$TDIR/perf.ctl,$TDIR/perf.ack" \
-			-p "$pid" -o "$TDIR/zombie.data" >"$TDIR/perf.err" 2>&1 &
-		perf_same=$!
-		PIDS+=("$perf_same")
-		exec 8>"$TDIR/perf.ctl" 9<"$TDIR/perf.ack"
-		echo enable >&8
-		read -r -t 10 ack <&9 || fail "zombie: perf record -p starts" "$(cat "$TDIR/perf.err")"
-		exec 8>&- 9<&-
-	fi
+	perf_same_start zombie "$pid"
 	kill -STOP "$DAEMON_PID"
 	kill -USR1 "$pid"
 	wait_for 10 grep -q zombie "$TDIR/zombie.out"
@@ -146,15 +166,10 @@ if wait_for 15 grep -q ready "$TDIR/zombie.err" &&
 		ctl report "$pid" --top 0 --json >"$TDIR/zombie.json"
 		ctl folded "$pid" >"$TDIR/zombie.folded"
 		ctl report "$pid" --top 8
-		perfpath=-
-		if [ -n "$perf_same" ]; then
-			wait "$perf_same"
-			perf script -i "$TDIR/zombie.data" -F ip,sym,dso >"$TDIR/zombie.perf" 2>/dev/null &&
-				perfpath=$TDIR/zombie.perf
-		fi
+		perf_same_end zombie
 		checks=(unnamed leaf:__vdso_clock_gettime@[vdso] leaf:clock_loop@native)
 		[ -n "$HAVE_DBG" ] && checks+=(leaf:__sin_fma@libm.so.6 root:__libc_start_call_main)
-		"${CMP[@]}" --same-run "$TDIR/zombie.json" "$TDIR/zombie.folded" "$perfpath" \
+		"${CMP[@]}" --same-run "$TDIR/zombie.json" "$TDIR/zombie.folded" "$(cat "$TDIR/zombie.perfpath")" \
 			"${checks[@]}" || FAILS=$((FAILS + 1))
 	else
 		fail "zombie: exit noticed" "$(ctl list --all)"
