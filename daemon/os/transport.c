@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -49,6 +50,7 @@
 #define LOG_EVERY_NS (10 * 1000000000ULL)
 #define ACCEPT_PAUSE_USEC (250 * 1000ULL)
 #define REAP_USEC (1000 * 1000ULL)
+#define ACCEPT_BATCH 64
 
 enum refusal {
 	REFUSE_CLIENTS, /* max_clients, or the root reserve */
@@ -503,9 +505,27 @@ resume:
 	sd_event_source_set_enabled(c->src, SD_EVENT_ON);
 }
 
-static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+/* Clients whose peer has closed its end but whose hang-up the loop has not reached yet still
+ * count against the limits. Before refusing anyone for them, finish those clients now: what
+ * they sent is still read and answered (on_client), so no request is lost. */
+static void close_gone(struct transport *c)
 {
-	struct transport *c = userdata;
+	struct transport_client *cl, *next;
+
+	for (cl = c->clients; cl; cl = next) {
+		struct pollfd p = {.fd = cl->fd, .events = POLLIN};
+
+		next = cl->next;
+		if (cl->held || poll(&p, 1, 0) != 1 || !(p.revents & (POLLHUP | POLLERR)))
+			continue;
+		on_client(NULL, cl->fd, 0, cl); /* may free cl */
+	}
+}
+
+/* Accepts one pending connection: false when there is none (or accept failed). *swept: whether
+ * close_gone ran already for this batch (once a batch: it polls every client). */
+static bool accept_one(struct transport *c, int fd, bool *swept)
+{
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
 	struct transport_client *cl;
@@ -513,17 +533,20 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	char msg[160], sfx[64];
 	int cfd, err;
 
-	(void)s;
-	(void)revents;
 	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (cfd < 0) {
-		if (errno == EMFILE || errno == ENFILE)
-			accept_no_fds(c, fd, errno);
-		return 0;
+		err = errno;
+		if (err == EMFILE || err == ENFILE)
+			accept_no_fds(c, fd, err);
+		return err == EINTR || err == ECONNABORTED;
 	}
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {
 		close(cfd);
-		return 0;
+		return true;
+	}
+	if (!admit(c, cred.uid, &why, msg, sizeof(msg)) && !*swept) {
+		*swept = true;
+		close_gone(c);
 	}
 	if (!admit(c, cred.uid, &why, msg, sizeof(msg))) {
 		if (log_refusal(c, why, sfx, sizeof(sfx)))
@@ -531,12 +554,12 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 				 cred.pid, cred.uid, msg, c->nclients, sfx);
 		refuse_fd(c, cfd, -EUSERS, msg);
 		close(cfd);
-		return 0;
+		return true;
 	}
 	cl = calloc(1, sizeof(*cl));
 	if (!cl) {
 		close(cfd);
-		return 0;
+		return false;
 	}
 	cl->c = c;
 	cl->fd = cfd;
@@ -553,6 +576,21 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		err = c->ops.on_connect(c->ctx, cl);
 	if (err < 0)
 		client_free(cl);
+	return true;
+}
+
+/* Every pending connection (up to ACCEPT_BATCH) at once: the event loop dispatches one source
+ * a turn, so accepting one a turn would let clients that keep their connection be served
+ * ACCEPT_BATCH times as often as clients that connect for each request. */
+static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct transport *c = userdata;
+	bool swept = false;
+
+	(void)s;
+	(void)revents;
+	for (int i = 0; i < ACCEPT_BATCH && accept_one(c, fd, &swept); i++)
+		;
 	return 0;
 }
 

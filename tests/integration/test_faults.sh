@@ -362,12 +362,24 @@ for t in threads: t.start()
 for t in threads: t.join()
 print("%d clients, %d s: %d replies, %d errors, fewest replies for one client %d"
       % (N, SECS, sum(counts), len(errors), min(counts)))
+med = {}
+for name, c in (("kept connections", counts[0::2]), ("a connection a request", counts[1::2])):
+    c = sorted(c)
+    med[name] = c[len(c) // 2]
+    print("%s: fewest %d, median %d, most %d" % (name, c[0], med[name], c[-1]))
+# A connection is accepted in the same turn as the others are served (transport.c on_accept):
+# when it was one a turn, a client that connected for each request got 1/150 of the others.
+print("connecting clients served %s" % ("fairly" if 30 * med["a connection a request"] >=
+      med["kept connections"] else "far less"))
 for e in errors[:5]: print("error:", e)
 PY
 cat "$TDIR/load.out"
 if grep -qE "64 clients, 10 s: [0-9]+ replies, 0 errors, fewest replies for one client ([1-9][0-9]+)" "$TDIR/load.out"; then
 	pass "64 concurrent clients for 10 s: every request answered, none failed, every client served"
 else fail "64 clients" "$(cat "$TDIR/load.out")"; fi
+if grep -q "served fairly" "$TDIR/load.out"; then
+	pass "clients that connect for each request get at least 1/30 of the replies of those that stay: $(grep -h median "$TDIR/load.out" | tr '\n' ' ')"
+else fail "connecting clients served" "$(cat "$TDIR/load.out")"; fi
 c1=$(samples "$C") t1=$(cpu_ticks "$C")
 # cpu-clock sampling: the target's samples follow its CPU time (ticks of 10 ms) times 99 Hz.
 exp=$(((t1 - t0) * 99 / 100)) got=$((c1 - c0))

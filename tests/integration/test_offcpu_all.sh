@@ -33,7 +33,12 @@ check "the sleeper becomes a target" wait_for 20 attached "$PY"
 check "... of system-wide mode, with off-CPU time" \
 	test "$(target_json "$PY" all) $(target_json "$PY" off_cpu)" = "True True"
 sleeper_waits() { ctl folded "$PY" --off-cpu 2>/dev/null | grep -q do_nanosleep; }
-check "its waits are in do_nanosleep" wait_for 20 sleeper_waits
+# Generous: on a sanitized build every process of a busy host becomes a target at once here.
+if wait_for 90 sleeper_waits; then pass "its waits are in do_nanosleep"
+else
+	fail "its waits are in do_nanosleep" "folded --off-cpu: $(ctl folded "$PY" --off-cpu 2>&1 |
+		sort -t' ' -k2 -nr | head -c 600); target: $(ctl list --all 2>&1 | grep -E "^ *$PY " | head -c 300); $(ctl status 2>&1 | head -c 600)"
+fi
 check "status counts the processes made targets by their waits" \
 	python3 -c "import sys; sys.exit(0 if $(status_key "['system_wide']['waiters']") >= 1 else 1)"
 
