@@ -11,8 +11,8 @@
  * perf record inherits; as perf record stops at the command's exit), and writes the profile:
  * the command's alone, or merged with its children's (functions and thread names concatenated,
  * every stack kept with its thread and a pid label; the mappings of the busiest process first,
- * so that the program that did the work, not a wrapper shell, names the profile). The exit code is the
- * command's (128 + N after signal N, 127 if it could not be run, as shells do).
+ * so that the program that did the work, not a wrapper shell, names the profile). The exit code is
+ * the command's (128 + N after signal N, 127 if it could not be run, as shells do).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -316,9 +316,10 @@ static int write_profile(const struct record_opts *o, const struct proc_ref *pro
 	if (!samples)
 		empty_note(o, sps, got);
 	if (got > 1 && o->off_cpu)
-		fprintf(stderr, "kprofctl record: %zu processes: their CPU profiles merged, the "
-				"off-CPU time of the command's alone (kprofctl export PID --off-cpu "
-				"--session N has each's)\n",
+		fprintf(stderr,
+			"kprofctl record: %zu processes: their CPU profiles merged, the "
+			"off-CPU time of the command's alone (kprofctl export PID --off-cpu "
+			"--session N has each's)\n",
 			got);
 	if (export_offcpu(got > 1 ? &m.sp : sps[0], o->off_cpu ? reps[0]->export->off_cpu : NULL,
 			  o->format, o->output) < 0) {
@@ -363,6 +364,7 @@ static int attach_child(const struct record_opts *o, pid_t pid)
 	ar.children = o->children;
 	ar.no_jvm_map = o->no_jvm_map;
 	ar.off_cpu = o->off_cpu;
+	ar.from_exec = true; /* the held child is kprofctl until its exec */
 	req.body_case = KPROF__REQUEST__BODY_ATTACH;
 	req.attach = &ar;
 	r = o->call(&req, &rep);

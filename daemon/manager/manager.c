@@ -101,6 +101,12 @@ static void on_sample(void *ctx, const struct kp_sample *s)
 		m->unknown_tgid++;
 		return;
 	}
+	/* kprofctl record's child before its exec: kprofctl's code, not the command's. The exec
+	 * record comes after every sample the thread took before it (one ring buffer). */
+	if (t->before_exec) {
+		t->samples_before_exec++;
+		return;
+	}
 	m->all_samples += t->all || (s->flags & KP_SF_STRANGER);
 	if (t->all)
 		t->last_sample_ns = s->time_ns;
@@ -221,9 +227,14 @@ static void on_exec_rec(void *ctx, pid_t tgid, uint64_t start_ticks, const char 
 {
 	struct manager *m = ctx;
 	struct target *t = manager_find(m, tgid);
+	char held[80] = "";
 
 	if (!t || t->state != TARGET_ATTACHED || t->start_ticks != start_ticks)
 		return;
+	if (t->before_exec) /* kprofctl record's: from now on */
+		snprintf(held, sizeof(held), "; %llu samples before it not counted (from_exec)",
+			 (unsigned long long)t->samples_before_exec);
+	t->before_exec = false;
 	/* From the record: the process may be gone already (a short command). */
 	memcpy(t->comm, comm, 16);
 	t->comm[16] = '\0';
@@ -232,7 +243,7 @@ static void on_exec_rec(void *ctx, pid_t tgid, uint64_t start_ticks, const char 
 	if (manager_recheck(m, t))
 		return;
 	log_msg(t->parent || t->all ? LOG_DEBUG : LOG_INFO,
-		"pid %d exec'd %s: reloading its symbols", tgid, t->comm);
+		"pid %d exec'd %s: reloading its symbols%s", tgid, t->comm, held);
 	target_exec(t);
 }
 

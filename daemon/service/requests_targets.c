@@ -172,7 +172,8 @@ void requests_attach(struct client *cl, const Kprof__AttachRequest *req)
 						   .off_cpu = req->off_cpu,
 						   .by = cl->uid,
 						   .calls_functions = req->calls_functions,
-						   .max_slowdown = req->max_slowdown},
+						   .max_slowdown = req->max_slowdown,
+						   .from_exec = req->from_exec},
 			     &t, err_msg, sizeof(err_msg));
 	if (err < 0) {
 		requests_error(cl, err, "%s", err_msg);

@@ -151,6 +151,7 @@ static void set_options(struct target *t, const struct target_env *env, pid_t pi
 	t->no_jvm_map = o->no_jvm_map;
 	t->parent = o->parent;
 	t->all = o->all;
+	t->before_exec = o->from_exec;
 	t->state = TARGET_ATTACHED;
 	t->attached_ns = now_ns(CLOCK_REALTIME);
 	t->win_start_boot = now_ns(CLOCK_BOOTTIME);

@@ -179,6 +179,9 @@ struct target {
 	char *cgroup; /* the watch (attach --cgroup/--unit) that attached it, else NULL */
 	char *rule;   /* the watch rule (kprofctl watch) that attached it, else NULL */
 	bool all;     /* attach --all made it a target: per-CPU sampled, an automatic target */
+	/* attach_opts.from_exec: its samples are dropped (counted) until its exec record. */
+	bool before_exec;
+	uint64_t samples_before_exec;
 	uint64_t last_sample_ns; /* --all's: CLOCK_MONOTONIC of its last sample (idle eviction) */
 	/* For exports: the executable file mappings it had (the union of every read of its maps)
 	 * and its threads' names. */
@@ -248,7 +251,8 @@ struct attach_opts {
 	uid_t by; /* the client's uid: quotas, and whether a change of credentials ends it */
 	const char *calls_functions; /* --calls=NAME,...: only these (NULL: every function) */
 	double max_slowdown;	     /* exact mode's budget (exact.h); 0: kprofd's; < 0: none */
-	bool off_cpu; /* also where its threads wait off CPU (offcpu.bpf.c, KP_TF_OFFCPU) */
+	bool from_exec; /* samples count from its next exec on (kprofctl record's held child) */
+	bool off_cpu;	/* also where its threads wait off CPU (offcpu.bpf.c, KP_TF_OFFCPU) */
 };
 
 /* -ECHILD: a zombie. */

@@ -25,7 +25,7 @@ def report(pid, top=5): return field(5, pid_msg(pid, top))
 def folded(pid): return field(6, pid_msg(pid))
 def export(pid): return field(7, pid_msg(pid))
 # The Reply body field expected for each request field.
-BODY = {3: 11, 4: 12, 5: 13, 6: 14, 7: 15}
+BODY = {1: 10, 3: 11, 4: 12, 5: 13, 6: 14, 7: 15}
 
 def connect(path, timeout=10):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
