@@ -28,6 +28,22 @@ int profile_cache_get(const struct profile *p, uint64_t addr, uint32_t *id)
 	return 0;
 }
 
+int profile_cache_callee(struct profile *p, uint64_t addr, uint32_t callee)
+{
+	if (!addr || !p->cache_nslots || callee == UINT32_MAX)
+		return 0;
+	for (size_t j = mix64(addr) & (p->cache_nslots - 1); p->cache[j].addr;
+	     j = (j + 1) & (p->cache_nslots - 1)) {
+		if (p->cache[j].addr == addr) {
+			if (p->cache[j].callee == callee + 1)
+				return 1;
+			p->cache[j].callee = callee + 1;
+			return 0;
+		}
+	}
+	return 0;
+}
+
 void profile_cache_prefetch(const struct profile *p, uint64_t addr)
 {
 	if (addr && p->cache_nslots)
@@ -91,6 +107,9 @@ void profile_cache_put(struct profile *p, uint64_t addr, uint32_t id)
 	for (j = mix64(addr) & (p->cache_nslots - 1); p->cache[j].addr;
 	     j = (j + 1) & (p->cache_nslots - 1)) {
 		if (p->cache[j].addr == addr) {
+			if (p->cache[j].id != id)
+				p->cache[j].callee =
+				    0; /* another caller: its call sites are not known */
 			p->cache[j].id = id;
 			return;
 		}

@@ -40,7 +40,7 @@ struct sslot {
 struct cslot {
 	uint64_t addr;
 	uint32_t id;
-	uint32_t pad;
+	uint32_t callee; /* + 1: the callee last given to profile_cache_callee from here; 0: none */
 };
 
 struct profile {

@@ -844,7 +844,10 @@ static inline size_t user_frames(struct target *t, const struct kp_sample *s, si
 		}
 		t->leaf_cut = false;
 		t->ids[n++] = id;
-		if (prev >= 0 && (fresh || prev_new) && t->csite && !t->over_budget)
+		/* The address cache remembers the last callee of each return address: a call
+		 * seen before costs no call-site table lookup. */
+		if (prev >= 0 && (fresh || prev_new) && t->csite && !t->over_budget &&
+		    !profile_cache_callee(t->profile, prev_a, id))
 			csite_add(t->csite, prev, id, prev_a);
 		prev = id;
 		prev_a = a;

@@ -621,6 +621,35 @@ static void test_cache(void **state)
 	profile_free(p);
 }
 
+/* The callee remembered per return address: a call seen again is known, another callee, a
+ * new caller at the address (a rename) or a cleared cache is not. */
+static void test_cache_callee(void **state)
+{
+	struct profile *p = new_profile(NULL);
+
+	(void)state;
+	assert_int_equal(profile_cache_callee(p, 0x401000, 1), 0); /* no cache yet */
+	profile_cache_put(p, 0x401000, 3);
+	assert_int_equal(profile_cache_callee(p, 0x401000, 1), 0); /* first call: remembered */
+	assert_int_equal(profile_cache_callee(p, 0x401000, 1), 1);
+	assert_int_equal(profile_cache_callee(p, 0x401000, 2), 0); /* another callee */
+	assert_int_equal(profile_cache_callee(p, 0x401000, 2), 1);
+	assert_int_equal(profile_cache_callee(p, 0x401000, 1), 0);
+	assert_int_equal(profile_cache_callee(p, 0x401008, 1), 0); /* not cached: nothing kept */
+	assert_int_equal(profile_cache_callee(p, 0x401008, 1), 0);
+	assert_int_equal(profile_cache_callee(p, 0, 1), 0);
+	assert_int_equal(profile_cache_callee(p, 0x401000, UINT32_MAX), 0);
+	profile_cache_put(p, 0x401000, 3); /* the same caller: kept */
+	assert_int_equal(profile_cache_callee(p, 0x401000, 1), 1);
+	profile_cache_put(p, 0x401000, 4); /* renamed: its calls are new */
+	assert_int_equal(profile_cache_callee(p, 0x401000, 1), 0);
+	assert_int_equal(profile_cache_callee(p, 0x401000, 1), 1);
+	profile_cache_clear(p);
+	profile_cache_put(p, 0x401000, 4);
+	assert_int_equal(profile_cache_callee(p, 0x401000, 1), 0);
+	profile_free(p);
+}
+
 /* Frozen (over a memory budget): what is held is found and counted, nothing new is made. */
 static void test_freeze(void **state)
 {
@@ -1739,6 +1768,7 @@ int main(void)
 	    cmocka_unit_test(test_rename_random),
 	    cmocka_unit_test(test_threads_share_ids),
 	    cmocka_unit_test(test_take_recent),
+	    cmocka_unit_test(test_cache_callee),
 	    cmocka_unit_test(test_freeze),
 	};
 
