@@ -463,8 +463,9 @@ static bool named(const Kprof__SavedFunction *f)
  * (funcname_short: a Java method without its return type and parameters, a C++ function without
  * its parameter list, return type and qualifiers), but the whole name where two different names
  * share a short form (overloads: foo(int), foo(double)), so that none merges with another; the
- * whole name is Function.system_name. One allocation (names, then their bytes); NULL when out of
- * memory. */
+ * whole name is Function.system_name. A merged whole-host profile holds each library function
+ * once per process: the short forms are made and sorted once per distinct name (first[i]: the
+ * first function of i's name, whose short form and string ids i's are). */
 struct short_name {
 	const char *s;
 	size_t i;
@@ -475,41 +476,77 @@ static int by_short(const void *a, const void *b)
 	return strcmp(((const struct short_name *)a)->s, ((const struct short_name *)b)->s);
 }
 
-static const char **short_names(const Kprof__SavedProfile *sp)
+struct names {
+	const char **shorts; /* per function; one allocation with the short forms' bytes */
+	uint32_t *first;     /* per function: the first function with the same name */
+};
+
+/* first[] of every function, and the distinct names' first functions in d (*nd of them). */
+static int distinct_names(const Kprof__SavedProfile *sp, uint32_t *first, struct short_name *d,
+			  size_t *nd)
 {
-	size_t nf = sp->n_functions, bytes = 0;
-	struct short_name *v;
-	const char **out;
+	struct idxtab tab = {0};
+	size_t j;
+
+	*nd = 0;
+	if (idxtab_reserve(&tab, sp->n_functions + 1, 256, NULL, NULL) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < sp->n_functions; i++) {
+		const char *name = sp->functions[i]->name;
+
+		first[i] = i;
+		idxtab_probe(&tab, hash_str(name), j) {
+			if (!strcmp(sp->functions[tab.slot[j] - 1]->name, name)) {
+				first[i] = tab.slot[j] - 1;
+				break;
+			}
+		}
+		if (first[i] == i) {
+			tab.slot[j] = i + 1;
+			d[(*nd)++].i = i;
+		}
+	}
+	idxtab_release(&tab);
+	return 0;
+}
+
+static void names_release(struct names *n)
+{
+	free(n->shorts);
+	free(n->first);
+}
+
+static int short_names(const Kprof__SavedProfile *sp, struct names *out)
+{
+	size_t nf = sp->n_functions, bytes = 0, nd;
+	_cleanup_free_ struct short_name *v = malloc((nf ? nf : 1) * sizeof(*v));
 	char *p;
 
-	for (size_t i = 0; i < nf; i++)
-		bytes += strlen(sp->functions[i]->name) + 1;
-	out = malloc(nf * sizeof(*out) + bytes + 1);
-	v = malloc((nf ? nf : 1) * sizeof(*v));
-	if (!out || !v) {
-		free(out);
-		free(v);
-		return NULL;
-	}
-	p = (char *)(out + nf);
-	for (size_t i = 0; i < nf; i++) {
-		const char *full = sp->functions[i]->name;
+	out->first = malloc((nf ? nf : 1) * sizeof(*out->first));
+	if (!v || !out->first || distinct_names(sp, out->first, v, &nd) < 0)
+		return -ENOMEM;
+	for (size_t k = 0; k < nd; k++)
+		bytes += strlen(sp->functions[v[k].i]->name) + 1;
+	out->shorts = malloc(nf * sizeof(*out->shorts) + bytes + 1);
+	if (!out->shorts)
+		return -ENOMEM;
+	p = (char *)(out->shorts + nf);
+	for (size_t k = 0; k < nd; k++) {
+		const char *full = sp->functions[v[k].i]->name;
 
-		v[i] = (struct short_name){p, i};
+		v[k].s = p;
 		p += funcname_short(full, p, strlen(full) + 1) + 1;
 	}
-	qsort(v, nf, sizeof(*v), by_short);
-	for (size_t i = 0; i < nf; i++) {
-		const char *full = sp->functions[v[i].i]->name;
-		bool clash = (i > 0 && !strcmp(v[i - 1].s, v[i].s) &&
-			      strcmp(sp->functions[v[i - 1].i]->name, full)) ||
-			     (i + 1 < nf && !strcmp(v[i + 1].s, v[i].s) &&
-			      strcmp(sp->functions[v[i + 1].i]->name, full));
+	qsort(v, nd, sizeof(*v), by_short);
+	for (size_t k = 0; k < nd; k++) { /* distinct names: an equal neighbour is a clash */
+		bool clash = (k > 0 && !strcmp(v[k - 1].s, v[k].s)) ||
+			     (k + 1 < nd && !strcmp(v[k + 1].s, v[k].s));
 
-		out[v[i].i] = clash ? full : v[i].s;
+		out->shorts[v[k].i] = clash ? sp->functions[v[k].i]->name : v[k].s;
 	}
-	free(v);
-	return out;
+	for (size_t i = 0; i < nf; i++)
+		out->shorts[i] = out->shorts[out->first[i]];
+	return 0;
 }
 
 /* One more Line (pointers are set by finish_tables, linev may move). */
@@ -560,27 +597,31 @@ static int64_t inline_function(struct pp *pp, const Kprof__SavedLine *f, size_t 
 static int build_functions(struct pp *pp, const Kprof__SavedProfile *sp)
 {
 	size_t nf = sp->n_functions;
-	_cleanup_free_ const char **shorts = NULL;
+	struct names nm __attribute__((cleanup(names_release))) = {0};
 	int err = build_table(pp, sp);
 
 	if (err < 0)
 		return err;
-	shorts = short_names(sp);
-	if (!shorts)
+	if (short_names(sp, &nm) < 0)
 		return -ENOMEM;
 	place_exe_module(pp, sp);
 	for (size_t i = 0; i < nf; i++) {
 		const Kprof__SavedFunction *f = sp->functions[i];
+		bool unknown = f->kind == KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN;
 		int64_t name, sys, file = 0, module;
 		char buf[256], src[1024];
 		uint64_t addr = f->start;
-		uint32_t line = 0;
+		uint32_t line = 0, u = nm.first[i];
 		size_t m;
 
-		name = strtab_id(&pp->st, f->kind == KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN
-					      ? pprof_display_name(f, buf)
-					      : shorts[i]);
-		sys = strtab_id(&pp->st, f->name);
+		/* A name seen before: its string ids are its first function's. */
+		if (u != i && !unknown &&
+		    sp->functions[u]->kind != KPROF__FRAME_KIND__FRAME_KIND_UNKNOWN)
+			name = pp->fv[u].name;
+		else
+			name =
+			    strtab_id(&pp->st, unknown ? pprof_display_name(f, buf) : nm.shorts[i]);
+		sys = u != i ? pp->fv[u].system_name : strtab_id(&pp->st, f->name);
 		module = strtab_id(&pp->st, f->module);
 		if (function_source(f, src, sizeof(src), &line))
 			file = strtab_id(&pp->st, src);

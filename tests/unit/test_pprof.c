@@ -399,6 +399,39 @@ static void test_short_names(void **state)
 	free(gz);
 }
 
+/* A merged profile holds a function once per process: every copy gets the same name, whole
+ * for every copy of an overload (not only for the copies next to the other overload in sort
+ * order), short for a name no other shares. */
+static void test_short_names_repeated(void **state)
+{
+	static const char *const names[] = {"foo(int)", "foo(double)", "foo(int)", "foo(int)"};
+	static const char *const plain[] = {"a::b(int)", "x(int)", "a::b(int)", "x(int)"};
+	struct fixture x;
+	uint8_t *gz;
+	size_t len;
+	Perftools__Profiles__Profile *p;
+
+	(void)state;
+	for (int round = 0; round < 2; round++) {
+		fill(&x);
+		for (int i = 0; i < 4; i++) {
+			x.f[i].name = (char *)(round ? plain : names)[i];
+			x.f[i].kind = KPROF__FRAME_KIND__FRAME_KIND_NATIVE;
+		}
+		assert_int_equal(pprof_build(&x.p, 0, "test", &gz, &len), 0);
+		p = decode(gz, len);
+		for (int i = 0; i < 4; i++) {
+			const char *want = round ? (i % 2 ? "x" : "a::b") : names[i];
+
+			assert_string_equal(str(p, p->function[i]->name), want);
+			assert_string_equal(str(p, p->function[i]->system_name),
+					    (round ? plain : names)[i]);
+		}
+		perftools__profiles__profile__free_unpacked(p, NULL);
+		free(gz);
+	}
+}
+
 /* fill's profile with two leaf addresses of mj_hot (made native, in /x/lib.so), the leaf of
  * 7 + 2 samples (the first two stacks). */
 struct leaf_fixture {
@@ -507,7 +540,8 @@ static void test_leaf_addrs(void **state)
 	assert_int_equal(at[2], 3);
 	assert_int_equal(total, 10);
 	assert_int_equal(p->n_comment, 5);
-	assert_non_null(strstr(str(p, p->comment[3]), "1 of 2 addresses resolved, 1 not available"));
+	assert_non_null(
+	    strstr(str(p, p->comment[3]), "1 of 2 addresses resolved, 1 not available"));
 	assert_string_equal(str(p, p->comment[4]), "kprof lines: /x/lib.so: a note");
 	perftools__profiles__profile__free_unpacked(p, NULL);
 	free(gz);
@@ -599,7 +633,8 @@ static void test_offcpu_leaf_addrs(void **state)
 
 		assert_int_equal(smp->n_value, 4);
 		assert_int_equal(smp->value[3], smp->value[1] + smp->value[2]);
-		if (smp->value[2]) { /* off-CPU: no samples, no CPU time, its leaf function's start */
+		if (smp->value[2]) { /* off-CPU: no samples, no CPU time, its leaf function's start
+				      */
 			assert_int_equal(smp->value[0], 0);
 			assert_int_equal(smp->value[1], 0);
 			assert_true(smp->location_id[0] == 2 || smp->location_id[0] == 4);
@@ -664,17 +699,12 @@ static void test_wall_default(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_roundtrip),
-	    cmocka_unit_test(test_leaf_addrs),
-	    cmocka_unit_test(test_call_sites),
-	    cmocka_unit_test(test_offcpu_leaf_addrs),
-	    cmocka_unit_test(test_wall_default),
-	    cmocka_unit_test(test_origin_labels),
-	    cmocka_unit_test(test_mappings),
-	    cmocka_unit_test(test_js_source),
-	    cmocka_unit_test(test_bad_ids),
-	    cmocka_unit_test(test_empty_and_live),
-	    cmocka_unit_test(test_short_names),
+	    cmocka_unit_test(test_roundtrip),	 cmocka_unit_test(test_leaf_addrs),
+	    cmocka_unit_test(test_call_sites),	 cmocka_unit_test(test_offcpu_leaf_addrs),
+	    cmocka_unit_test(test_wall_default), cmocka_unit_test(test_origin_labels),
+	    cmocka_unit_test(test_mappings),	 cmocka_unit_test(test_js_source),
+	    cmocka_unit_test(test_bad_ids),	 cmocka_unit_test(test_empty_and_live),
+	    cmocka_unit_test(test_short_names),	 cmocka_unit_test(test_short_names_repeated),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
