@@ -107,9 +107,9 @@ void profile_cache_put(struct profile *p, uint64_t addr, uint32_t id)
 	for (j = mix64(addr) & (p->cache_nslots - 1); p->cache[j].addr;
 	     j = (j + 1) & (p->cache_nslots - 1)) {
 		if (p->cache[j].addr == addr) {
+			/* Another caller at addr: its calls are not known yet. */
 			if (p->cache[j].id != id)
-				p->cache[j].callee =
-				    0; /* another caller: its call sites are not known */
+				p->cache[j].callee = 0;
 			p->cache[j].id = id;
 			return;
 		}
