@@ -108,7 +108,7 @@ FUZZ_JOBS ?= 1
 	install uninstall clean help format fuzz
 
 all: $(BUILD)/kprofd $(BUILD)/kprofctl $(BUILD)/minijit $(BUILD)/native $(BUILD)/threadmill \
-	$(BUILD)/offcpu_mix
+	$(BUILD)/offcpu_mix $(BUILD)/offcpu_stacks
 all: $(BUILD)/kprof-lines $(BUILD)/hotline $(BUILD)/replay
 
 help:
@@ -246,6 +246,10 @@ $(BUILD)/native: tests/fixtures/native/native.c | $(BUILD)
 $(BUILD)/offcpu_mix: tests/fixtures/offcpu_mix.c | $(BUILD)
 	$(CLANG) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -pthread -o $@ $<
 
+# Many different user stacks that each wait once, for test_offcpu_stacks.sh.
+$(BUILD)/offcpu_stacks: tests/fixtures/offcpu_stacks.c | $(BUILD)
+	$(CLANG) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -o $@ $<
+
 # A multi-threaded target for test_threads.sh (late threads, a thread storm, sleepers).
 $(BUILD)/threadmill: tests/fixtures/threadmill.c | $(BUILD)
 	$(CLANG) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WFLAGS) -pthread -o $@ $<
@@ -326,7 +330,7 @@ check-structure: $(DAEMON_OBJS) $(CLI_OBJS) $(HELPER_OBJ) $(LIBS)
 ASAN_BUILD ?= build-asan
 ASAN_MAKE = BUILD=$(ASAN_BUILD) OPTFLAGS="-O1 -g" CFLAGS="$(SAN)" $(ASAN_BUILD)/kprofd $(ASAN_BUILD)/kprofctl \
 	$(ASAN_BUILD)/minijit $(ASAN_BUILD)/native $(ASAN_BUILD)/threadmill \
-	$(ASAN_BUILD)/offcpu_mix $(ASAN_BUILD)/kprof-lines $(ASAN_BUILD)/hotline $(ASAN_BUILD)/replay
+	$(ASAN_BUILD)/offcpu_mix $(ASAN_BUILD)/offcpu_stacks $(ASAN_BUILD)/kprof-lines $(ASAN_BUILD)/hotline $(ASAN_BUILD)/replay
 test-asan:
 	$(MAKE) $(ASAN_MAKE)
 	BUILD=$(ASAN_BUILD) SANITIZED=1 RESULTS_FILE=$(RESULTS_FILE) bash tests/run.sh --integration-only

@@ -10,14 +10,15 @@
  * (loader_offcpu_set). For a task that is no such target it does one hash lookup per side of
  * the switch and returns: unattached processes pay that and nothing else.
  *
- * Switch out (prev, the running task): its stacks go to kp_offcpu_stacks (bpf_get_stackid, so
- * equal stacks are stored once) and the time, stacks and state to kp_offcpu_start[tid]. Switch
- * in (next): that entry is taken and the interval added to kp_offcpu_sums[(tgid, tid, stacks,
- * state)] (ns and count). kprofd drains kp_offcpu_sums each period and then deletes the stacks it
+ * Switch out (prev, the running task): its stacks go to kp_offcpu_stacks (bpf_get_stack, keyed
+ * by a seeded hash of the addresses, so equal stacks are stored once; not a stack-trace map,
+ * whose bucket collisions lose stacks on a busy host) and the time, stack hashes and state to
+ * kp_offcpu_start[tid]. Switch in (next): that entry is taken and the interval added to
+ * kp_offcpu_sums[(tgid, tid, stacks, state)] (ns and count). kprofd drains kp_offcpu_sums each period and then deletes the stacks it
  * read, so neither map grows with time, and a thread blocking 100,000 times a second costs two
  * map updates per interval and no ring buffer. What does not fit is counted (kp_offcpu_ctrs):
  * a full start map loses the interval, a full sums map its time (KP_OFFC_LOST_NS), a stack not
- * stored leaves its id negative and the time is kept under a "[stack lost]" frame.
+ * stored (the map full) is KP_STACK_LOST and its time is kept under a "[stack lost]" frame.
  *
  * System-wide mode with off-CPU time (attach --all --off-cpu, kp_all_offcpu): a process that
  * is no target and leaves a CPU is reported once (waiter()), so that kprofd makes it a target
@@ -40,13 +41,12 @@ __u32 kp_all_offcpu; /* system-wide mode asks for off-CPU time (attach --all --o
 /* bpf_task_pt_regs (Linux 5.15), probed by the loader: 0, no caller is looked for. */
 const volatile __u32 kp_has_task_regs = 0;
 
-/* Stack-trace maps take sizes, not BTF types: ids to KP_MAX_STACK addresses. */
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, KP_OFFCPU_MAX_STACKS);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, KP_MAX_STACK * sizeof(__u64));
-} kp_offcpu_stacks SEC(".maps");
+KP_MAP(kp_offcpu_stacks, BPF_MAP_TYPE_HASH, KP_OFFCPU_MAX_STACKS, struct kp_stack_key,
+       struct kp_stack);
+/* One stack being taken, per CPU (the switch runs with preemption off). */
+KP_MAP(kp_offcpu_scratch, BPF_MAP_TYPE_PERCPU_ARRAY, 1, __u32, struct kp_stack);
+/* The hash's seed, random per load (the loader's): a target cannot aim two stacks at one key. */
+const volatile __u64 kp_stack_seed = 0;
 
 /* task_struct.state before Linux 5.14 named it __state. */
 struct task_struct___old {
@@ -196,6 +196,42 @@ static __always_inline void unwind(struct kp_offcpu_begin *b, __u32 tgid)
 	b->unwind = end | flags;
 }
 
+/* The running task's kernel stack (flags 0, tgid 0) or user stack (BPF_F_USER_STACK, its tgid)
+ * stored in kp_offcpu_stacks: its key's hash; KP_STACK_NONE for no user stack (a kernel thread),
+ * KP_STACK_LOST when it is not stored (the map full: counted). */
+static __always_inline __u64 stack_store(void *ctx, __u64 flags, __u32 tgid)
+{
+	struct kp_stack_key k = {.tgid = tgid};
+	struct kp_stack *s;
+	__u32 zero = 0;
+	__u64 h;
+	long len;
+
+	s = bpf_map_lookup_elem(&kp_offcpu_scratch, &zero);
+	if (!s)
+		return KP_STACK_LOST;
+	len = bpf_get_stack(ctx, s->ips, sizeof(s->ips), flags); /* zeros after the last */
+	if (len <= 0 && (flags & BPF_F_USER_STACK) && (len == 0 || len == -14 /* EFAULT */))
+		return KP_STACK_NONE;
+	if (len <= 0)
+		goto lost;
+	h = (kp_stack_seed ^ 0xcbf29ce484222325ULL) + (__u64)len; /* FNV-1a over the words */
+	for (int i = 0; i < KP_MAX_STACK; i++) {
+		if (i * 8 >= len)
+			break;
+		h = (h ^ s->ips[i]) * 0x100000001b3ULL;
+	}
+	h ^= h >> 32;
+	k.hash = h > KP_STACK_LOST ? h : h + 2;
+	/* -EEXIST: stored already (by this stack, or one of the same hash: 2^-64) */
+	len = bpf_map_update_elem(&kp_offcpu_stacks, &k, s, BPF_NOEXIST);
+	if (len == 0 || len == -17 /* EEXIST */)
+		return k.hash;
+lost:
+	offc_add(KP_OFFC_NOSTACK, 1);
+	return KP_STACK_LOST;
+}
+
 /* prev leaves the CPU: it is the running task, so the stacks taken now are its. */
 static __always_inline void switch_out(void *ctx, bool preempt, struct task_struct *prev)
 {
@@ -227,12 +263,9 @@ static __always_inline void switch_out(void *ctx, bool preempt, struct task_stru
 	else
 		b.state = KP_OFF_RUNNABLE;
 	b.tgid = ids >> 32;
-	b.kstack = bpf_get_stackid(ctx, &kp_offcpu_stacks, 0);
-	b.ustack = bpf_get_stackid(ctx, &kp_offcpu_stacks, BPF_F_USER_STACK);
-	/* -EFAULT: no user stack (a kernel thread's, or none walked); -EEXIST: a collision */
-	if (b.kstack < 0 || (b.ustack < 0 && b.ustack != -14))
-		offc_add(KP_OFFC_NOSTACK, 1);
-	if (kp_has_task_regs && b.ustack >= 0)
+	b.kstack = stack_store(ctx, 0, 0);
+	b.ustack = stack_store(ctx, BPF_F_USER_STACK, b.tgid);
+	if (kp_has_task_regs && b.ustack > KP_STACK_LOST)
 		unwind(&b, b.tgid);
 	b.time_ns = bpf_ktime_get_ns();
 	tid = (__u32)ids;

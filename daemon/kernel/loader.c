@@ -40,7 +40,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -207,6 +209,7 @@ static void offcpu_setup(struct loader *l)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
 	const char *force = getenv("KPROF_OFFCPU");
+	uint64_t seed = 0;
 
 	l->offcpu_btf =
 	    btf && btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) >= 0;
@@ -217,6 +220,11 @@ static void offcpu_setup(struct loader *l)
 	bpf_program__set_autoattach(l->skel->progs.kp_offcpu_raw, false);
 	if (!l->offcpu_btf)
 		bpf_program__set_autoload(l->skel->progs.kp_offcpu_btf, false);
+	/* The stacks' hash seed: a target that knew it could aim its stacks at one key. Without
+	 * the entropy pool (early boot) the time stands in: its stacks only then are guessable. */
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
+		seed = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid();
+	l->skel->rodata->kp_stack_seed = seed;
 }
 
 /* The opened object's settings before it is loaded: thread programs, namespaces, clock and

@@ -56,6 +56,7 @@ struct offcpu_bpf_stats {
 	uint64_t stacks_gone; /* stacks of drained sums that were no longer there */
 	uint64_t drains, sums;
 	uint64_t stacks_freed;
+	uint64_t sweeps;	      /* frees that went through the whole stack map */
 	uint64_t rules, rules_failed; /* put in kp_offcpu_rules, or not */
 };
 int offcpu_bpf_stats(const struct offcpu_bpf *ob, struct offcpu_bpf_stats *st);

@@ -295,9 +295,9 @@ struct kp_target {
 /* Off-CPU time (offcpu.bpf.c, attach --off-cpu). At a target thread's switch out, kp_offcpu_start
  * keeps (key: tid) when and with which stacks it left; at its switch in, the interval is added
  * to kp_offcpu_sums under (thread, stacks, state), which kprofd drains and empties each period,
- * with the stacks of kp_offcpu_stacks (a stack-trace map it empties after each drain). A thread
- * that blocks 100,000 times a second costs one map update per interval and no ring buffer at
- * all; what does not fit is counted in kp_offcpu_ctrs, its time included. */
+ * with the stacks of kp_offcpu_stacks (a hash map kprofd frees as it reads). A thread that
+ * blocks 100,000 times a second costs one map update per interval and no ring buffer at all;
+ * what does not fit is counted in kp_offcpu_ctrs, its time included. */
 #define KP_OFFCPU_MAX_THREADS 16384 /* threads off CPU at once (kp_offcpu_start) */
 #define KP_OFFCPU_MAX_SUMS 16384    /* distinct (thread, stacks, state) between two drains */
 #define KP_OFFCPU_MAX_STACKS 8192   /* distinct stacks between two drains (kp_offcpu_stacks) */
@@ -366,11 +366,29 @@ struct kp_unwind_rule {
 	__u16 rbp_off;
 };
 
+/* kp_offcpu_stacks: a stack (leaf first, zeros after its last address) under a seeded 64-bit
+ * hash of its addresses, and for a user stack its process: a stack-trace map's ids are hashes
+ * into buckets, and a stack whose bucket holds another one is not stored, however empty the map
+ * (-EEXIST): a host's busy stack can take a bucket and cost another stack all its time. The
+ * process in the key keeps a target from making its stack stand for another's. */
+struct kp_stack_key {
+	__u64 hash; /* > KP_STACK_LOST */
+	__u32 tgid; /* 0: a kernel stack */
+	__u32 pad;
+};
+
+struct kp_stack {
+	__u64 ips[KP_MAX_STACK];
+};
+
+#define KP_STACK_NONE 0 /* a user stack of none (a kernel thread, or none walked) */
+#define KP_STACK_LOST 1 /* not stored: kp_offcpu_stacks full (counted, KP_OFFC_NOSTACK) */
+
 struct kp_offcpu_begin {
 	__u64 time_ns; /* bpf_ktime_get_ns at the switch out */
+	__u64 kstack;  /* kp_stack_key.hash of its kernel stack, or KP_STACK_NONE, KP_STACK_LOST */
+	__u64 ustack;  /* of its user stack (kp_stack_key.tgid: tgid) */
 	__u32 tgid;
-	__s32 kstack; /* kp_offcpu_stacks ids, < 0: not taken (the error) */
-	__s32 ustack;
 	__u32 state; /* enum kp_offcpu_state */
 	__u64 callers[KP_OFFCPU_CALLERS];
 	__u32 unwind; /* enum kp_unwind | KP_UW_RBP */
@@ -380,8 +398,8 @@ struct kp_offcpu_begin {
 struct kp_offcpu_key {
 	__u32 tgid;
 	__u32 tid;
-	__s32 kstack;
-	__s32 ustack;
+	__u64 kstack; /* as kp_offcpu_begin's */
+	__u64 ustack;
 	__u32 state;
 	__u32 unwind;
 	__u64 callers[KP_OFFCPU_CALLERS];
@@ -403,7 +421,7 @@ enum kp_offcpu_counter {
 	KP_OFFC_NOBEGIN = 3,	/* kp_offcpu_start full: an interval not measured */
 	KP_OFFC_NOSUM = 4,	/* kp_offcpu_sums full: an interval lost (its time below) */
 	KP_OFFC_LOST_NS = 5,	/* time of the intervals lost */
-	KP_OFFC_NOSTACK = 6,	/* a stack not taken (kp_offcpu_stacks full or a collision) */
+	KP_OFFC_NOSTACK = 6,	/* a stack not stored (kp_offcpu_stacks full) */
 	KP_OFFC_NR = 7,
 };
 
@@ -447,8 +465,9 @@ _Static_assert(sizeof(struct kp_fork) == 32, "kp_fork layout");
 _Static_assert(sizeof(struct kp_cgjoin) == 32, "kp_cgjoin layout");
 _Static_assert(sizeof(struct kp_execwatch) == 48, "kp_execwatch layout");
 _Static_assert(sizeof(struct kp_target) == 16, "kp_target layout");
-_Static_assert(sizeof(struct kp_offcpu_begin) == 160, "kp_offcpu_begin layout");
-_Static_assert(sizeof(struct kp_offcpu_key) == 160, "kp_offcpu_key layout");
+_Static_assert(sizeof(struct kp_offcpu_begin) == 168, "kp_offcpu_begin layout");
+_Static_assert(sizeof(struct kp_offcpu_key) == 168, "kp_offcpu_key layout");
+_Static_assert(sizeof(struct kp_stack_key) == 16, "kp_stack_key layout");
 _Static_assert(sizeof(struct kp_unwind_key) == 16, "kp_unwind_key layout");
 _Static_assert(sizeof(struct kp_unwind_rule) == 8, "kp_unwind_rule layout");
 _Static_assert(sizeof(struct kp_offcpu_val) == 32, "kp_offcpu_val layout");
