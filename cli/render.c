@@ -373,6 +373,9 @@ static void target_symbols_text(FILE *f, const Kprof__Target *t)
 			", %" PRIu64 " sample%s with a new stack counted as [over budget] and "
 			"their leaf (profile memory budget spent)",
 			t->samples_cut, render_plural(t->samples_cut));
+	if (t->samples_before_exec)
+		fprintf(f, ", %" PRIu64 " sample%s before its exec not counted (from its exec)",
+			t->samples_before_exec, render_plural(t->samples_before_exec));
 	if (t->lost_stacks)
 		fprintf(f, ", %" PRIu64 " sample%s lost (stack table full)", t->lost_stacks,
 			render_plural(t->lost_stacks));
@@ -714,10 +717,12 @@ void render_target_json(FILE *f, const Kprof__Target *t)
 		",\"eps\":%g,\"calls\":%s,\"call_events\":%" PRIu64 ",\"bursts\":%" PRIu64
 		",\"calls_duty\":%.3f,\"probes\":%u,\"symbols_refused\":%" PRIu64
 		",\"save_failures\":%u,\"samples_refused\":%" PRIu64 ",\"samples_cut\":%" PRIu64
+		",\"samples_before_exec\":%" PRIu64
 		",\"session\":%u,\"sessions\":%u,\"jitdump_path\":",
 		t->stacks, t->lost_stacks, t->truncated_stacks, t->eps, t->calls ? "true" : "false",
 		t->call_events, t->bursts, t->calls_duty, t->probes, t->symbols_refused,
-		t->save_failures, t->samples_refused, t->samples_cut, t->session, t->sessions);
+		t->save_failures, t->samples_refused, t->samples_cut, t->samples_before_exec,
+		t->session, t->sessions);
 	render_json_string(f, t->jitdump_path);
 	fprintf(f,
 		",\"jitdump_symbols\":%" PRIu64 ",\"jitdump_bad_records\":%" PRIu64

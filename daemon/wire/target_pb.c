@@ -156,6 +156,7 @@ void target_fill_pb(const struct target *t, Kprof__Target *pb)
 	pb->save_failures = t->save_failures;
 	pb->samples_refused = t->samples_refused;
 	pb->samples_cut = t->samples_cut;
+	pb->samples_before_exec = t->samples_before_exec;
 	pb->thread_events = t->state == TARGET_ATTACHED ? t->threads.events : 0; /* closed at end */
 	pb->threads_unsampled = t->threads.unsampled;
 	pb->children = t->children;
@@ -306,6 +307,7 @@ static void restore_fields(const Kprof__Target *pb, struct target *t)
 	t->truncated = pb->truncated_stacks;
 	t->samples_refused = pb->samples_refused;
 	t->samples_cut = pb->samples_cut;
+	t->samples_before_exec = pb->samples_before_exec;
 	t->unnamed_leaf = pb->unnamed_leaf_samples;
 	t->unknown_samples = pb->unknown_samples;
 	t->children = pb->children;

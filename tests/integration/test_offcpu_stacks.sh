@@ -6,7 +6,10 @@
 # stack that shares a bucket with a busy one lost all its time (a CI run: a worker's futex waits
 # all under "[stack lost]"). kprof must name (nearly) every one of the N stacks, as perf does on
 # the same run (perf record -e sched:sched_switch -g), keep (nearly) no time under "[stack lost]",
-# and status must count no stack the BPF side could not store.
+# and status must count no stack the BPF side could not store. Then a full map: 16,384 stacks
+# at 1 us sleeps in three processes at once overfill kp_offcpu_stacks (8,192) between two drains;
+# what does not fit is counted (off_cpu_no_stack) and its time kept under "[stack lost]", and
+# once they are read the map empties again: a fresh process's 4,000 stacks lose none.
 # Needs root (BPF, perf) and python3.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/offcpu_lib.sh"
@@ -88,4 +91,48 @@ else
 	fail "at most 1 % of the time under [stack lost]" "$LOST of $TOTAL ns"
 fi
 check "status: no stack the BPF side could not store" test "$(status_key off_cpu_no_stack)" = 0
+
+# lost_ns PID: the time of PID's off-CPU stacks under "[stack lost]", and their total.
+lost_ns() {
+	ctl folded "$1" --off-cpu | awk '{ ns = $NF; t += ns } /\[stack lost\]/ { l += ns } END { print l + 0, t + 0 }'
+}
+BURST=()
+for b in 1 2 3; do
+	"$FIX" 16384 1000 >"$TDIR/burst$b.out" 2>"$TDIR/burst$b.err" &
+	BURST+=($!)
+	PIDS+=($!)
+done
+for b in 1 2 3; do
+	wait_for 10 grep -q ready "$TDIR/burst$b.err" || fail "burst fixture $b" "not ready"
+	ctl attach "${BURST[b - 1]}" --off-cpu >/dev/null || fail "attach --off-cpu (burst $b)" "refused"
+done
+kill -USR1 "${BURST[@]}"
+for b in 1 2 3; do
+	wait_for 120 grep -q done "$TDIR/burst$b.out" || fail "burst fixture $b" "no result"
+	wait_for 20 state_is "${BURST[b - 1]}" exited || fail "burst fixture $b's exit" "not seen"
+done
+NOSTACK=$(status_key off_cpu_no_stack)
+read -r BL BT < <(lost_ns "${BURST[0]}")
+echo "   (the burst: $NOSTACK stacks not stored; burst 1: [stack lost] $BL of $BT ns)"
+if [ "$NOSTACK" -gt 0 ]; then
+	s_lost() { for p in "${BURST[@]}"; do lost_ns "$p"; done | awk '{ l += $1 } END { exit !(l > 0) }'; }
+	check "a full map: the stacks not stored ($NOSTACK) keep their time under [stack lost]" s_lost
+else
+	skip "a full map" "the bursts did not overfill it on this run (drained in between)"
+fi
+"$FIX" 4000 >"$TDIR/after.out" 2>"$TDIR/after.err" &
+AP=$!
+PIDS+=("$AP")
+wait_for 10 grep -q ready "$TDIR/after.err" || fail "fixture after the burst" "not ready"
+ctl attach "$AP" --off-cpu >/dev/null || fail "attach --off-cpu (after the burst)" "refused"
+kill -USR1 "$AP"
+wait_for 120 grep -q done "$TDIR/after.out" || fail "fixture after the burst" "no result"
+wait_for 20 state_is "$AP" exited || fail "the exit after the burst" "not seen"
+read -r AL AT < <(lost_ns "$AP")
+AN=$(status_key off_cpu_no_stack)
+if [ "$AN" = "$NOSTACK" ] && [ "$AL" = 0 ] && [ "$AT" -gt 0 ]; then
+	pass "after the burst the map has room again: 4,000 new stacks, none lost"
+else
+	fail "after the burst the map has room again" "stacks not stored $NOSTACK -> $AN; [stack lost] $AL of $AT ns"
+fi
 finish

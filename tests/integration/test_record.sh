@@ -221,6 +221,10 @@ sys.exit(not kp.reply_ok(kp.recv_frame(s), kp.field(1, b"")))' "$SOCK" "$HP"; th
 	n=$(sed -n "s/.*pid $HP exec'd .*; \([0-9]*\) samples before it not counted.*/\1/p" "$TDIR/kprofd.log")
 	[ "${n:-0}" -ge 100 ] && pass "... and the log says how many were not counted ($n)" ||
 		fail "from_exec: samples not counted" "log: $(grep "pid $HP" "$TDIR/kprofd.log" | head -3)"
+	j=$(target_json "$HP" samples_before_exec)
+	[ -n "$n" ] && [ "$j" = "$n" ] && ctl report "$HP" | grep -q "$j samples before its exec not counted" &&
+		pass "... and list --json and report say so too ($j)" ||
+		fail "from_exec: samples_before_exec" "list --json '$j', log '$n': $(ctl report "$HP" 2>&1 | head -c 400)"
 else
 	exec 7>&-
 	fail "from_exec: a held process attached" "$(cat "$TDIR/held.err")"
