@@ -84,12 +84,16 @@ elif mode == 'folded':     # one folded request, the reply read whole: truncated
     print('error', r.get(1, 0), 'truncated', fr.get(3, 0), 'omitted', fr.get(4, 0),
           'bytes', len(fr.get(2, b'')), r.get(2, b'').decode()[:200])
 elif mode == 'latency':    # a folded request in flight (not read yet), then a status: how long
+    # first a status alone: what a status costs on this host now (a loaded one: more)
+    s = connect(); s.settimeout(60); t = time.time(); s.sendall(STATUS); recv_frame(s)
+    base = time.time() - t
     big = connect(); big.sendall(folded_req(int(args[0])))
     time.sleep(0.05)
     s = connect(); s.settimeout(60); t = time.time(); s.sendall(STATUS)
     ok = recv_frame(s) is not None
-    print('status answered %s after %.2f s' % (ok, time.time() - t))
+    lat = time.time() - t
     big.settimeout(120); recv_frame(big)
+    print('status answered %s after %.2f s (alone %.2f s); folded ended after %.2f s' % (ok, lat, base, time.time() - t))
 elif mode == 'noread':     # N clients ask for folded text and never read it
     pid, n, secs = int(args[0]), int(args[1]), float(args[2])
     socks = []
@@ -323,7 +327,12 @@ if grep -q "^error" <<<"$out" && [ $((hwm - hwm0)) -lt $((250 << 10)) ]; then
 	pass "folded peak memory bounded (VmHWM +$(((hwm - hwm0) >> 10)) MiB)"
 else fail "folded peak memory" "VmHWM grew by $(((hwm - hwm0) >> 10)) MiB"; fi
 out=$("${NOBODY[@]}" "$PY" "$TDIR/cl.py" "$SOCK" latency "$HP")
-if grep -q "answered True" <<<"$out" && awk '{exit !($5 < 1.0)}' <<<"$out"; then
+# Within 1 s (2.5 s sanitized: the request's first step, before the reply streams, costs ASan
+# 2-3x; 1.25 s in a sanitized CI run) plus 4 times a status alone just before (a loaded host):
+# a kprofd that built the 64 MiB reply before serving anyone would answer after all of it.
+LIM=1.0
+[ -z "${SANITIZED:-}" ] || LIM=2.5
+if grep -q "answered True" <<<"$out" && awk -v l=$LIM '{ exit !($5 < l + 4 * $8) }' <<<"$out"; then
 	pass "status served while folded is built ($out)"
 else fail "status during folded" "$out"; fi
 rss0=$(kb "$DAEMON_PID" VmRSS)
