@@ -125,11 +125,24 @@ check "nanosleep share within 3 points of the truth ($(val kprof_sleep) vs $(val
 	close "$(val kprof_sleep)" "$(val truth_sleep)"
 check "the CPU profile still shows the burn loop ($(val cpu_burn_share)% of the worker's samples)" \
 	python3 -c "import sys; sys.exit(0 if float('$(val cpu_burn_share)') >= 80 else 1)"
+# bt_agrees WAIT K B T: bpftrace's share B is kprof's K within 3 points; when it is not, kprof
+# must be the fixture's own T within 3 points, bpftrace on its other side or off it (a CI run:
+# its nanosleep share 45.41 against kprof's 48.71 and the fixture's 48.85: it missed intervals),
+# as vs_perf judges perf in the other off-CPU tests. Otherwise it fails.
+bt_agrees() {
+	if close "$2" "$3"; then
+		pass "bpftrace agrees on the $1 share ($3, kprof $2)"
+	elif close "$2" "$4" && close "$3" "$4"; then
+		pass "bpftrace's $1 share $3 and kprof's $2 are both the fixture's own $4, on either side"
+	elif close "$2" "$4"; then
+		pass "bpftrace's $1 share $3 is off the fixture's own $4; kprof's $2 is on it"
+	else
+		fail "bpftrace agrees on the $1 share" "bpftrace $3, kprof $2, the fixture $4"
+	fi
+}
 if [ -n "$(val bpftrace_futex)" ]; then
-	check "bpftrace agrees on the futex share ($(val bpftrace_futex))" \
-		close "$(val kprof_futex)" "$(val bpftrace_futex)"
-	check "bpftrace agrees on the nanosleep share ($(val bpftrace_sleep))" \
-		close "$(val kprof_sleep)" "$(val bpftrace_sleep)"
+	bt_agrees futex "$(val kprof_futex)" "$(val bpftrace_futex)" "$(val truth_futex)"
+	bt_agrees nanosleep "$(val kprof_sleep)" "$(val bpftrace_sleep)" "$(val truth_sleep)"
 fi
 
 # The views.
