@@ -6,14 +6,14 @@
  * of SUMS_BATCH, at most MAX_BATCHES a drain. Each sum's stacks are read from kp_offcpu_stacks
  * by key (hash, and tgid for a user stack). Stacks are kept across drains, since a thread off CPU
  * now holds the keys of the stacks it left with in kp_offcpu_start; once more than STACKS_HELD
- * different stacks were read, those no thread holds are deleted, so the map never fills with old
- * stacks. When the BPF side could not store a stack since the last drain (the map full of stacks
- * no sum read: their sums lost, their targets gone), or more were read than the set of read ones
- * keeps, the whole map is swept instead. A thread that leaves the CPU between the scan of
- * kp_offcpu_start and the delete can lose its stack that way: its time is
- * kept, under "[stack lost]", and counted (stacks_gone). The callers of a leaf without a frame
- * pointer come with the sum (its key); their rules, kprofd's, go into kp_offcpu_rules, an LRU
- * map (rule_add).
+ * different stacks were read, those read before the last such free and not since, that no
+ * thread holds, are deleted, so the map never fills with old stacks and a stack in use stays. When
+ * the BPF side could not store a stack since the last drain (the map full of stacks no sum read:
+ * their sums lost, their targets gone), or more were read than the set of read ones keeps, the
+ * whole map is swept instead. A thread that leaves the CPU between the scan of kp_offcpu_start and
+ * the delete can lose its stack that way: its time is kept, under "[stack lost]", and counted
+ * (stacks_gone). The callers of a leaf without a frame pointer come with the sum (its key); their
+ * rules, kprofd's, go into kp_offcpu_rules, an LRU map (rule_add).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -37,10 +37,12 @@ struct offcpu_bpf {
 	struct kp_offcpu_key keys[SUMS_BATCH];
 	struct kp_offcpu_val vals[SUMS_BATCH];
 	uint64_t kips[KP_MAX_STACK], uips[KP_MAX_STACK];
-	struct kp_stack_key seen[SEEN_SLOTS]; /* stacks read since the last free (hash 0: none) */
-	unsigned nseen;
-	bool seen_full;	  /* more were read than it holds: the next free sweeps the map */
-	uint64_t nostack; /* KP_OFFC_NOSTACK at the last drain: a rise, a full map, a sweep */
+	/* Stacks read since the last free (seen[cur]) and between the two before (the other):
+	 * hash 0, none. */
+	struct kp_stack_key seen[2][SEEN_SLOTS];
+	unsigned cur, nseen; /* nseen: seen[cur]'s */
+	bool seen_full;	     /* more were read than it holds: the next free sweeps the map */
+	uint64_t nostack;    /* KP_OFFC_NOSTACK at the last drain: a rise, a full map, a sweep */
 	uint64_t stacks_gone, drains, sums, stacks_freed, sweeps;
 	uint64_t rules, rules_failed;
 };
@@ -62,20 +64,35 @@ void offcpu_bpf_free(struct offcpu_bpf *ob)
 	free(ob);
 }
 
-/* k put into the set of stacks read since the last free, once. */
-static void seen_add(struct offcpu_bpf *ob, const struct kp_stack_key *k)
+/* k's slot in set: where it is, or the empty slot it would take. */
+static size_t seen_slot(const struct kp_stack_key *set, const struct kp_stack_key *k)
 {
 	size_t i = (k->hash ^ (k->tgid * 0x9e3779b97f4a7c15ULL)) & (SEEN_SLOTS - 1);
 
-	for (; ob->seen[i].hash; i = (i + 1) & (SEEN_SLOTS - 1))
-		if (ob->seen[i].hash == k->hash && ob->seen[i].tgid == k->tgid)
-			return;
+	while (set[i].hash && (set[i].hash != k->hash || set[i].tgid != k->tgid))
+		i = (i + 1) & (SEEN_SLOTS - 1);
+	return i;
+}
+
+/* k put into the set of stacks read since the last free, once. */
+static void seen_add(struct offcpu_bpf *ob, const struct kp_stack_key *k)
+{
+	struct kp_stack_key *set = ob->seen[ob->cur];
+	size_t i = seen_slot(set, k);
+
+	if (set[i].hash)
+		return;
 	if (ob->nseen >= SEEN_SLOTS / 2) {
 		ob->seen_full = true;
 		return;
 	}
-	ob->seen[i] = *k;
+	set[i] = *k;
 	ob->nseen++;
+}
+
+static bool seen_now(const struct offcpu_bpf *ob, const struct kp_stack_key *k)
+{
+	return ob->seen[ob->cur][seen_slot(ob->seen[ob->cur], k)].hash != 0;
 }
 
 /* Stack (hash, tgid) into ips (leaf first): its depth, 0 for none, -ENOENT when it is gone. */
@@ -219,7 +236,7 @@ static void stacks_sweep(struct offcpu_bpf *ob, const struct kp_stack_key *h, si
 	     i++) {
 		k = next;
 		prev = &k;
-		if (!held(h, nh, &k))
+		if (!held(h, nh, &k) && !seen_now(ob, &k))
 			del[n++] = k;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -227,8 +244,11 @@ static void stacks_sweep(struct offcpu_bpf *ob, const struct kp_stack_key *h, si
 			ob->stacks_freed++;
 }
 
-/* Delete the stacks read since the last free that no thread off CPU holds now (all that none
- * holds, when sweep). */
+/* Delete the stacks read between the last two frees and not since, that no thread off CPU
+ * holds now (all that none holds and none read since the last free, when sweep). A stack read
+ * since the last free is kept for one more round: deleting a stack in use loses it to a thread
+ * that leaves the CPU with it between the scan of kp_offcpu_start and the delete (under load,
+ * 1 % of the intervals of a nanosleep loop lost their shared kernel stack that way). */
 static void stacks_free(struct offcpu_bpf *ob, bool sweep)
 {
 	size_t nh;
@@ -236,15 +256,18 @@ static void stacks_free(struct offcpu_bpf *ob, bool sweep)
 
 	if (!h)
 		return; /* no memory: tried again at the next drain */
+	struct kp_stack_key *old = ob->seen[!ob->cur];
+
 	if (sweep || ob->seen_full) {
 		stacks_sweep(ob, h, nh);
 	} else {
 		for (size_t i = 0; i < SEEN_SLOTS; i++)
-			if (ob->seen[i].hash && !held(h, nh, &ob->seen[i]) &&
-			    bpf_map_delete_elem(ob->fd.stacks, &ob->seen[i]) == 0)
+			if (old[i].hash && !seen_now(ob, &old[i]) && !held(h, nh, &old[i]) &&
+			    bpf_map_delete_elem(ob->fd.stacks, &old[i]) == 0)
 				ob->stacks_freed++;
 	}
-	memset(ob->seen, 0, sizeof(ob->seen));
+	memset(old, 0, sizeof(ob->seen[0]));
+	ob->cur = !ob->cur; /* the stacks read since this free go into the set just emptied */
 	ob->nseen = 0;
 	ob->seen_full = false;
 }
