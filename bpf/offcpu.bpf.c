@@ -14,11 +14,12 @@
  * by a seeded hash of the addresses, so equal stacks are stored once; not a stack-trace map,
  * whose bucket collisions lose stacks on a busy host) and the time, stack hashes and state to
  * kp_offcpu_start[tid]. Switch in (next): that entry is taken and the interval added to
- * kp_offcpu_sums[(tgid, tid, stacks, state)] (ns and count). kprofd drains kp_offcpu_sums each period and then deletes the stacks it
- * read, so neither map grows with time, and a thread blocking 100,000 times a second costs two
- * map updates per interval and no ring buffer. What does not fit is counted (kp_offcpu_ctrs):
- * a full start map loses the interval, a full sums map its time (KP_OFFC_LOST_NS), a stack not
- * stored (the map full) is KP_STACK_LOST and its time is kept under a "[stack lost]" frame.
+ * kp_offcpu_sums[(tgid, tid, stacks, state)] (ns and count). kprofd drains kp_offcpu_sums each
+ * period and then deletes the stacks it read, so neither map grows with time, and a thread blocking
+ * 100,000 times a second costs two map updates per interval and no ring buffer. What does not fit
+ * is counted (kp_offcpu_ctrs): a full start map loses the interval, a full sums map its time
+ * (KP_OFFC_LOST_NS), a stack not stored (the map full) is KP_STACK_LOST and its time is kept under
+ * a "[stack lost]" frame.
  *
  * System-wide mode with off-CPU time (attach --all --off-cpu, kp_all_offcpu): a process that
  * is no target and leaves a CPU is reported once (waiter()), so that kprofd makes it a target

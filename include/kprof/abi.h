@@ -8,7 +8,7 @@
 #ifndef KPROF_ABI_H
 #define KPROF_ABI_H
 
-#define KP_MAX_STACK 127    /* frames per stack (user or kernel), the kernel's own cap */
+#define KP_MAX_STACK 127 /* frames per stack (user or kernel), the kernel's own cap */
 /* Frames of a kept stack: the user and kernel ones, and the few kprof adds ([truncated], a
  * thread's state, [stack lost], the callers of a wait, [caller lost]). */
 #define KP_MAX_FRAMES (2 * KP_MAX_STACK + 8)
@@ -307,11 +307,11 @@ struct kp_target {
 
 /* Why the thread left the CPU: its state at the switch. */
 enum kp_offcpu_state {
-	KP_OFF_RUNNABLE = 0,	   /* preempted or yielded: waiting for a CPU */
-	KP_OFF_SLEEPING = 1,	   /* TASK_INTERRUPTIBLE: a sleep, a lock, a poll, a read */
+	KP_OFF_RUNNABLE = 0,	    /* preempted or yielded: waiting for a CPU */
+	KP_OFF_SLEEPING = 1,	    /* TASK_INTERRUPTIBLE: a sleep, a lock, a poll, a read */
 	KP_OFF_UNINTERRUPTIBLE = 2, /* TASK_UNINTERRUPTIBLE: disk I/O, page faults, some locks */
-	KP_OFF_IDLE = 3,	   /* TASK_IDLE: an uninterruptible wait that is not load */
-	KP_OFF_STOPPED = 4,	   /* stopped or traced */
+	KP_OFF_IDLE = 3,	    /* TASK_IDLE: an uninterruptible wait that is not load */
+	KP_OFF_STOPPED = 4,	    /* stopped or traced */
 	KP_OFF_NSTATES = 5,
 };
 
@@ -360,9 +360,9 @@ enum kp_rule_rbp {
 };
 
 struct kp_unwind_rule {
-	__u32 cfa;	/* KP_RULE_SP: the return address is at sp + cfa - 8 */
-	__u8 kind;	/* enum kp_rule_kind */
-	__u8 rbp;	/* enum kp_rule_rbp */
+	__u32 cfa; /* KP_RULE_SP: the return address is at sp + cfa - 8 */
+	__u8 kind; /* enum kp_rule_kind */
+	__u8 rbp;  /* enum kp_rule_rbp */
 	__u16 rbp_off;
 };
 
@@ -415,13 +415,13 @@ struct kp_offcpu_val {
 
 /* Per-CPU kp_offcpu_ctrs[KP_OFFC_*]. */
 enum kp_offcpu_counter {
-	KP_OFFC_RUNS = 0,	/* runs of the switch program, targets' or not */
-	KP_OFFC_SWITCHES = 1,	/* target threads switched out */
-	KP_OFFC_INTERVALS = 2,	/* intervals summed */
-	KP_OFFC_NOBEGIN = 3,	/* kp_offcpu_start full: an interval not measured */
-	KP_OFFC_NOSUM = 4,	/* kp_offcpu_sums full: an interval lost (its time below) */
-	KP_OFFC_LOST_NS = 5,	/* time of the intervals lost */
-	KP_OFFC_NOSTACK = 6,	/* a stack not stored (kp_offcpu_stacks full) */
+	KP_OFFC_RUNS = 0,      /* runs of the switch program, targets' or not */
+	KP_OFFC_SWITCHES = 1,  /* target threads switched out */
+	KP_OFFC_INTERVALS = 2, /* intervals summed */
+	KP_OFFC_NOBEGIN = 3,   /* kp_offcpu_start full: an interval not measured */
+	KP_OFFC_NOSUM = 4,     /* kp_offcpu_sums full: an interval lost (its time below) */
+	KP_OFFC_LOST_NS = 5,   /* time of the intervals lost */
+	KP_OFFC_NOSTACK = 6,   /* a stack not stored (kp_offcpu_stacks full) */
 	KP_OFFC_NR = 7,
 };
 

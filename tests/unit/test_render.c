@@ -714,7 +714,8 @@ static void test_report_json(void **state)
 	       "\"stacks\":17,\"lost_stacks\":0,\"truncated_stacks\":1,"
 	       "\"eps\":0,\"calls\":false,\"call_events\":0,\"bursts\":0,"
 	       "\"calls_duty\":0.000,\"probes\":0,\"symbols_refused\":0,"
-	       "\"save_failures\":0,\"samples_refused\":0,\"samples_cut\":0,\"samples_before_exec\":0,\"session\":0,"
+	       "\"save_failures\":0,\"samples_refused\":0,\"samples_cut\":0,"
+	       "\"samples_before_exec\":0,\"session\":0,"
 	       "\"sessions\":0,\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
 	       "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,\"symbol_read_bytes\":0,\"symbol_"
 	       "read_deferred\":0,\"jitdump_problem\":\"\","
@@ -895,7 +896,8 @@ static void test_list(void **state)
 	}
 	assert_non_null(strstr(
 	    s, "\"probes\":0,\"symbols_refused\":0,\"save_failures\":0,"
-	       "\"samples_refused\":0,\"samples_cut\":0,\"samples_before_exec\":0,\"session\":0,\"sessions\":0,"
+	       "\"samples_refused\":0,\"samples_cut\":0,\"samples_before_exec\":0,"
+	       "\"session\":0,\"sessions\":0,"
 	       "\"jitdump_path\":\"\",\"jitdump_symbols\":0,"
 	       "\"jitdump_bad_records\":0,\"jitdump_bytes\":0,\"symbol_read_bytes\":0,\"symbol_"
 	       "read_deferred\":0,"
