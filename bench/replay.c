@@ -562,6 +562,7 @@ static size_t make_sample(const struct proc *p, uint64_t now, void *buf)
 
 struct cpu {
 	uint64_t feed, batch, house, churn, loop, scrape_take, scrape_answer;
+	uint64_t scrape_build, scrape_hold_max, scrape_was_max; /* off the loop; the loop's hold */
 	uint64_t samples, records_bytes, exits, starts, scrapes, scrape_targets, scrape_bytes;
 	uint64_t scrape_samples;
 };
@@ -621,7 +622,9 @@ static void scrape_answer(struct scrape *sc, struct cpu *c)
 	struct saved_msg *sm = calloc(cap, sizeof(*sm));
 	Kprof__SavedProfile **pv = calloc(cap, sizeof(*pv));
 	struct merged mg = {0};
-	uint8_t *out = NULL;
+	uint8_t *out = NULL, *packed = NULL;
+	size_t plen = 0;
+	uint64_t t_loop, t1, hold;
 	struct target *t;
 
 	if (!sm || !pv)
@@ -645,19 +648,39 @@ static void scrape_answer(struct scrape *sc, struct cpu *c)
 			n++;
 		}
 	}
+	/* As the endpoint does (http_build_pprof): merged and packed in the loop, the pprof made
+	 * from the packed copy in the build thread (timed apart here: the thread's CPU). */
 	if (n && merge_profiles(pv, n, &mg) == 0) {
 		mg.target.pid = 0;
 		mg.target.comm = (char *)"the host";
-		if (pprof_build(&mg.sp, 1, "replay", &out, &len) < 0)
-			len = 0;
+		plen = kprof__saved_profile__get_packed_size(&mg.sp);
+		if ((packed = malloc(plen ? plen : 1)))
+			kprof__saved_profile__pack(&mg.sp, packed);
 		merge_free(&mg);
 	}
-	free(out);
 	for (size_t i = 0; i < n; i++)
 		saved_msg_release(&sm[i]);
 	free(sm);
 	free(pv);
-	c->scrape_answer += thread_ns() - t0;
+	t_loop = thread_ns();
+	if (packed) {
+		Kprof__SavedProfile *sp = kprof__saved_profile__unpack(NULL, plen, packed);
+
+		free(packed);
+		if (!sp || pprof_build(sp, 1, "replay", &out, &len) < 0)
+			len = 0;
+		if (sp)
+			kprof__saved_profile__free_unpacked(sp, NULL);
+	}
+	free(out);
+	t1 = thread_ns();
+	hold = t_loop - t0;
+	c->scrape_answer += hold;
+	c->scrape_build += t1 - t_loop;
+	if (hold > c->scrape_hold_max)
+		c->scrape_hold_max = hold;
+	if (t1 - t0 > c->scrape_was_max)
+		c->scrape_was_max = t1 - t0;
 	c->scrapes++;
 	c->scrape_targets += n;
 	c->scrape_bytes += len;
@@ -675,7 +698,7 @@ static void scrape_answer(struct scrape *sc, struct cpu *c)
  * kp_wakeup_bytes (256 KiB) wait, or by its MANAGER_BATCH_MS timer, after a wake-up latency, and
  * then consumes at the CPU cost per record measured in this replay (one core) until the ring is
  * empty; a record that does not fit is lost (KP_CTR_DROPS). */
-static void burst_model(double rec_bytes, double us_per_rec, double latency_ms)
+static void burst_model(double rec_bytes, double us_per_rec, double latency_ms, const struct cpu *c)
 {
 	struct rbsize_in in = {.ncpus = O.cpus,
 			       .max_freq = KPROF_MAX_FREQ,
@@ -732,6 +755,19 @@ static void burst_model(double rec_bytes, double us_per_rec, double latency_ms)
 		       mult, rate, slot, us_per_rec, rate * us_per_rec / 1e4, lost,
 		       sent ? 100 * lost / sent : 0, 100 * max_fill / r.bytes,
 		       r.bytes / (rate * slot));
+	}
+	/* While an answer holds the loop nothing is drained: past what the ring holds at the
+	 * stream's rate (drained just before: the best case), every record is lost. */
+	if (c->scrapes) {
+		double rate = (double)O.cpus * O.hz, holds = r.bytes / (rate * slot);
+		double now = c->scrape_hold_max / 1e9, was = c->scrape_was_max / 1e9;
+
+		printf(
+		    "scrape hold: the ring holds %.2f s of the stream; the longest answer held the "
+		    "loop %.3f s: %.0f records lost (with the build in the loop: %.3f s, %.0f "
+		    "lost)\n",
+		    holds, now, now > holds ? (now - holds) * rate : 0, was,
+		    was > holds ? (was - holds) * rate : 0);
 	}
 }
 
@@ -1062,24 +1098,28 @@ static void summary(const struct cpu *cpu, const struct cpu *warm, const struct 
 	if (cpu->scrapes)
 		printf(
 		    "scrape: %llu whole-host scrapes of %u s, %.1f targets each (%s), %.0f "
-		    "samples, %.0f KB gzip'd pprof: %.2f ms to snapshot, %.2f ms to answer (%.2f "
-		    "ms a scrape)\n",
+		    "samples, %.0f KB gzip'd pprof: %.2f ms to snapshot, %.2f ms to answer in the "
+		    "loop (messages, merge, pack) + %.2f ms in the build thread (unpack, pprof) "
+		    "(%.2f ms a scrape); the loop held at most %.0f ms by an answer (%.0f ms with "
+		    "the build in the loop)\n",
 		    (unsigned long long)cpu->scrapes, O.scrape_seconds, cpu->scrape_targets / per,
 		    O.procs > HTTP_MAX_HOST_ ? "over the endpoint's 8192: it refuses"
 					     : "within the endpoint's 8192",
 		    cpu->scrape_samples / per, cpu->scrape_bytes / 1e3 / per,
 		    cpu->scrape_take / 1e6 / per, cpu->scrape_answer / 1e6 / per,
-		    scrape / 1e6 / per);
+		    cpu->scrape_build / 1e6 / per, (scrape + cpu->scrape_build) / 1e6 / per,
+		    cpu->scrape_hold_max / 1e6, cpu->scrape_was_max / 1e6);
 	report_memory(O.seconds, tt->rss0, cpu, false);
 	burst_model((double)cpu->records_bytes / cpu->samples,
-		    samples ? (feed + batch) / 1e3 / samples : 1, 1.0);
+		    samples ? (feed + batch) / 1e3 / samples : 1, 1.0, cpu);
 	printf("RESULT procs=%u threads=%u cpu_pct=%.2f us_per_sample=%.2f steps_per_lookup=%.3f "
-	       "profile_bytes_per_proc=%.0f rss_mb=%.1f scrape_ms=%.2f attach_us=%.0f\n",
+	       "profile_bytes_per_proc=%.0f rss_mb=%.1f scrape_ms=%.2f scrape_hold_ms=%.0f "
+	       "attach_us=%.0f\n",
 	       O.procs, O.threads, total / secs / 1e7, samples ? feed / 1e3 / samples : 0, spl,
 	       (double)M->profile_bytes /
 		   (M->n_attached + M->n_kept ? M->n_attached + M->n_kept : 1),
-	       rss_bytes() / 1048576.0, cpu->scrapes ? scrape / 1e6 / per : 0,
-	       tt->attach_ns / 1e3 / O.procs);
+	       rss_bytes() / 1048576.0, cpu->scrapes ? (scrape + cpu->scrape_build) / 1e6 / per : 0,
+	       cpu->scrape_hold_max / 1e6, tt->attach_ns / 1e3 / O.procs);
 }
 
 /* The manager as kprofd makes it, its loop's timers off: the replay calls what they call, in

@@ -48,13 +48,15 @@
 #include "kprof/profile.h"
 #include "kprof/when.h"
 #include "os/log.h"
+#include "os/worker.h"
 #include "manager/manager.h"
 #include "wire/target_pb.h"
 #include "http/http_internal.h"
 #include "manager/windows.h"
 
 #define HTTP_CONN_MEMORY (16u << 10) /* request line and headers of one connection */
-#define HTTP_SPARE_CONNS 8	     /* accepted above max_connections, to evict others for */
+#define HTTP_BUILD_JOBS 4  /* answers built or waiting in the build thread; more: in the loop */
+#define HTTP_SPARE_CONNS 8 /* accepted above max_connections, to evict others for */
 
 static void sweep_arm(struct httpd *h);
 
@@ -480,21 +482,20 @@ static int start_mhd(struct httpd *h, const struct config *conf, const struct ht
 	int err;
 
 	/* The logger first: MHD logs through it only from the option after it on. */
-	h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
-				    (addr->ipv6 ? MHD_USE_IPv6 : 0),
-				0, NULL, NULL, on_access, h, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log,
-				h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr->ss,
-				MHD_OPTION_CONNECTION_LIMIT,
-				conf->http_max_connections + HTTP_SPARE_CONNS,
-				/* 0: none. Every local client is 127.0.0.1: on loopback a cap by
-				 * address would be one user's to fill. */
-				MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-				addr->loopback ? 0u : conf->http_max_per_source,
-				MHD_OPTION_LISTEN_BACKLOG_SIZE, conf->http_max_connections,
-				MHD_OPTION_CONNECTION_TIMEOUT, conf->http_request_timeout,
-				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
-				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-				MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_END);
+	h->d = MHD_start_daemon(
+	    MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+		(addr->ipv6 ? MHD_USE_IPv6 : 0),
+	    0, NULL, NULL, on_access, h, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
+	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr->ss, MHD_OPTION_CONNECTION_LIMIT,
+	    conf->http_max_connections + HTTP_SPARE_CONNS,
+	    /* 0: none. Every local client is 127.0.0.1: on loopback a cap by
+	     * address would be one user's to fill. */
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, addr->loopback ? 0u : conf->http_max_per_source,
+	    MHD_OPTION_LISTEN_BACKLOG_SIZE, conf->http_max_connections,
+	    MHD_OPTION_CONNECTION_TIMEOUT, conf->http_request_timeout,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_NOTIFY_CONNECTION,
+	    on_connection, h, MHD_OPTION_END);
 	if (!h->d) {
 		err = errno ? -errno : -EIO;
 		if (err == -EAFNOSUPPORT) /* the unit's RestrictAddressFamilies=AF_UNIX */
@@ -506,8 +507,7 @@ static int start_mhd(struct httpd *h, const struct config *conf, const struct ht
 				"(docs/SERVICE.md); kprofd runs on without the endpoint",
 				conf->http_listen, strerror(-err));
 		else
-			log_err("http: cannot listen on %s: %s", conf->http_listen,
-				strerror(-err));
+			log_err("http: cannot listen on %s: %s", conf->http_listen, strerror(-err));
 		return err;
 	}
 	return 0;
@@ -543,7 +543,7 @@ int httpd_new(struct manager *m, struct httpd **ret)
 	const struct config *conf = &m->conf;
 	struct httpq_addr addr;
 	struct httpd *h;
-	int err;
+	int err, werr;
 
 	*ret = NULL;
 	if (!conf->http_listen[0])
@@ -567,6 +567,9 @@ int httpd_new(struct manager *m, struct httpd **ret)
 	}
 	if (err >= 0)
 		err = add_sources(h);
+	if (err >= 0 && (werr = worker_new(m->event, HTTP_BUILD_JOBS, &h->worker)) < 0)
+		log_warn("http: no build thread (%s): answers are built in the loop",
+			 strerror(-werr));
 	if (err < 0) {
 		httpd_free(h);
 		return err;
@@ -596,11 +599,13 @@ void httpd_free(struct httpd *h)
 			sd_event_source_set_enabled(r->gone, SD_EVENT_OFF);
 			if (r->stop)
 				r->stop(r);
+			http_build_forget(r);
 			MHD_resume_connection(r->c);
 		}
 		MHD_run(h->d);
 		MHD_stop_daemon(h->d);
 	}
+	worker_free(h->worker); /* after the requests: a build ending now answers none */
 	sd_event_source_disable_unref(h->io);
 	sd_event_source_disable_unref(h->timer);
 	sd_event_source_disable_unref(h->sweep);

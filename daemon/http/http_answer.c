@@ -4,7 +4,16 @@
  * profile), the connection's deadline for the sweep, a request's lifetime (linked in the
  * daemon's list until MHD says it completed), MHD runs from the event loop, and the lookups and
  * the hiding of kernel addresses that both profile kinds (http.c's intervals, http_range.c's
- * kept ranges) do.
+ * kept ranges) do, and pprof answers built off the loop.
+ *
+ * Off the loop: a whole-host interval's pprof takes seconds of CPU at 1,000 processes (merging,
+ * then pprof_build's functions, samples, packing and gzip), and while the loop builds it the
+ * ring buffers are not drained: on a large host they overflow (BENCHMARKS.md, "A scrape off
+ * the loop"). The merged profile borrows the targets' names and stacks, which the loop goes on
+ * changing, so it is packed (a SavedProfile, a deep copy) in the loop, and the build thread
+ * unpacks it and makes the pprof from that alone. The request is not answered until the job
+ * comes back; a client that leaves meanwhile frees its request, and the job then frees its
+ * result alone.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -16,8 +25,10 @@
 #include "os/clock.h"
 #include "http/http_internal.h"
 #include "kprof/cleanup.h"
+#include "kprof/pprof.h"
 #include "kprof/sdelta.h"
 #include "os/log.h"
+#include "os/worker.h"
 #include "symbols/srclines.h"
 
 void http_conn_deadline(struct MHD_Connection *c, unsigned sec)
@@ -140,7 +151,8 @@ static bool same_source(const struct sockaddr_storage *a, const struct sockaddr_
 		return false;
 	if (a->ss_family == AF_INET6)
 		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-			       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+			       &((const struct sockaddr_in6 *)b)->sin6_addr,
+			       sizeof(struct in6_addr));
 	return a->ss_family == AF_INET && ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
 					      ((const struct sockaddr_in *)b)->sin_addr.s_addr;
 }
@@ -162,12 +174,14 @@ int http_wait_check(struct httpd *h, struct MHD_Connection *c, enum MHD_Result *
 		return 0;
 	h->busy++;
 	if (all >= conf->http_max_waiting)
-		*res = http_queue_busy(c, 5, "%u profile requests are waiting already ([http] "
-					  "max_waiting): try again later",
+		*res = http_queue_busy(c, 5,
+				       "%u profile requests are waiting already ([http] "
+				       "max_waiting): try again later",
 				       all);
 	else
-		*res = http_queue_busy(c, 5, "%u profile requests of this address are waiting "
-					  "already ([http] max_waiting_per_source)",
+		*res = http_queue_busy(c, 5,
+				       "%u profile requests of this address are waiting "
+				       "already ([http] max_waiting_per_source)",
 				       mine);
 	return -EBUSY;
 }
@@ -192,6 +206,7 @@ void http_req_free(struct http_req *r)
 {
 	if (!r)
 		return;
+	http_build_forget(r);
 	if (r->stop)
 		r->stop(r);
 	if (r->prev)
@@ -244,6 +259,7 @@ static int on_client_gone(sd_event_source *s, int fd, uint32_t revents, void *us
 		return 0;
 	log_debug("http: a client left while its profile was waiting: released");
 	r->h->left++;
+	http_build_forget(r);
 	sd_event_source_set_enabled(r->timer, SD_EVENT_OFF);
 	if (r->stop)
 		r->stop(r);
@@ -262,8 +278,8 @@ int http_watch_client(struct http_req *r)
 
 	if (!ci || ci->connect_fd < 0)
 		return -EBADF;
-	return sd_event_add_io(r->h->m->event, &r->gone, ci->connect_fd, EPOLLRDHUP,
-			       on_client_gone, r);
+	return sd_event_add_io(r->h->m->event, &r->gone, ci->connect_fd, EPOLLRDHUP, on_client_gone,
+			       r);
 }
 
 enum MHD_Result http_queue_answer(struct http_req *r)
@@ -278,6 +294,122 @@ enum MHD_Result http_queue_answer(struct http_req *r)
 	}
 	return http_queue_buf(r->c, r->status, "text/plain; charset=utf-8", r->body, r->len,
 			      MHD_RESPMEM_MUST_COPY);
+}
+
+/* A pprof built in the build thread. */
+struct http_build {
+	struct worker_job job;
+	struct httpd *h;
+	struct http_req *r; /* NULL: the request went meanwhile */
+	void (*finish)(struct http_req *r, int err);
+	uint8_t *in; /* the profile, packed */
+	size_t in_len, off_from;
+	enum httpq_type type;
+	uint64_t end;
+	uint8_t *out; /* the answer */
+	size_t out_len;
+	int err;
+};
+
+static int build_pprof(const Kprof__SavedProfile *sp, enum httpq_type type, size_t off_from,
+		       uint64_t end, uint8_t **buf, size_t *len)
+{
+	return type == HTTPQ_TYPE_CPU
+		   ? pprof_build(sp, end, KPROF_VERSION, buf, len)
+		   : pprof_build_wall(sp, off_from, type == HTTPQ_TYPE_WALL ? "wall" : "off_cpu",
+				      end, KPROF_VERSION, buf, len);
+}
+
+/* In the build thread: the job's own bytes in, its pprof out. */
+static void build_run(struct worker_job *j)
+{
+	struct http_build *b = (struct http_build *)j;
+	Kprof__SavedProfile *sp = kprof__saved_profile__unpack(NULL, b->in_len, b->in);
+
+	free(TAKE_PTR(b->in));
+	if (!sp) {
+		b->err = -ENOMEM; /* its own packing: only memory can fail it */
+		return;
+	}
+	b->err = build_pprof(sp, b->type, b->off_from, b->end, &b->out, &b->out_len);
+	kprof__saved_profile__free_unpacked(sp, NULL);
+}
+
+/* In the loop: the answer to its request, if that is still there. */
+static void build_done(struct worker_job *j, bool ran)
+{
+	struct http_build *b = (struct http_build *)j;
+	struct http_req *r = b->r;
+
+	b->h->profile_cpu_ns += j->cpu_ns;
+	b->h->built_off_loop += ran; /* a request that went meanwhile's too */
+	if (r) {
+		r->build = NULL;
+		if (!ran) {
+			b->err = -ECANCELED;
+		} else if (b->err >= 0) {
+			free(r->body);
+			r->body = (char *)TAKE_PTR(b->out);
+			r->len = b->out_len;
+			r->status = MHD_HTTP_OK;
+			r->pprof = true;
+		}
+		b->finish(r, b->err);
+	} else {
+		http_publish(b->h); /* the counts above, for status */
+	}
+	free(b->in);
+	free(b->out);
+	free(b);
+}
+
+void http_build_forget(struct http_req *r)
+{
+	if (r->build)
+		r->build->r = NULL;
+	r->build = NULL;
+}
+
+int http_build_pprof(struct http_req *r, const Kprof__SavedProfile *sp, size_t off_from,
+		     uint64_t end, void (*finish)(struct http_req *r, int err))
+{
+	struct http_build *b = r->h->worker ? calloc(1, sizeof(*b)) : NULL;
+	uint8_t *buf;
+	size_t len;
+	int err;
+
+	if (b) {
+		b->in_len = kprof__saved_profile__get_packed_size(sp);
+		b->in = malloc(b->in_len ? b->in_len : 1);
+	}
+	if (b && b->in) {
+		kprof__saved_profile__pack(sp, b->in);
+		b->job.run = build_run;
+		b->job.done = build_done;
+		b->h = r->h;
+		b->r = r;
+		b->finish = finish;
+		b->type = r->type;
+		b->off_from = off_from;
+		b->end = end;
+		if (worker_submit(r->h->worker, &b->job) == 0) {
+			r->build = b;
+			return 1;
+		}
+	}
+	if (b)
+		free(b->in);
+	free(b);
+	/* No build thread, or it has its fill of jobs: built here, as before it. */
+	err = build_pprof(sp, r->type, off_from, end, &buf, &len);
+	if (err >= 0) {
+		free(r->body);
+		r->body = (char *)buf;
+		r->len = len;
+		r->status = MHD_HTTP_OK;
+		r->pprof = true;
+	}
+	return err;
 }
 
 bool http_in_unit(const struct target *t, const char *unit)
@@ -315,6 +447,7 @@ void http_publish(const struct httpd *h)
 	st->served = h->served;
 	st->profiles = h->profiles;
 	st->profile_cpu_ns = h->profile_cpu_ns;
+	st->built_off_loop = h->built_off_loop;
 }
 
 void http_run(struct httpd *h)

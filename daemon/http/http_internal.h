@@ -77,6 +77,7 @@ struct http_req {
 	uint64_t lines_since;		  /* srclines_seq when the answer was first built */
 	uint64_t end_real;		  /* ... and its end (CLOCK_REALTIME) */
 	void (*stop)(struct http_req *r); /* frees rg (and stops its merge) */
+	struct http_build *build;	  /* its pprof being built off the loop, or NULL */
 };
 
 struct httpd {
@@ -92,6 +93,8 @@ struct httpd {
 	bool per_source; /* connections capped per address (not on loopback: all share it) */
 	uint64_t unauthorized, left, evicted, busy, served; /* counts for status */
 	uint64_t profiles, profile_cpu_ns; /* interval profiles answered, kprofd's CPU on them */
+	struct worker *worker;		   /* builds the large answers off the loop, or NULL */
+	uint64_t built_off_loop;	   /* builds run there (a client may have left) */
 };
 
 /* http_answer.c */
@@ -123,6 +126,14 @@ void http_members_free(struct http_req *r);
 void http_answer(struct http_req *r, unsigned status, const char *msg);
 /* r's answer queued (r->answered); r keeps nothing of it. */
 enum MHD_Result http_queue_answer(struct http_req *r);
+/* sp as r's gzip'd pprof answer (with type=off_cpu|wall its stacks from off_from on are
+ * off-CPU ones). A large one is packed here and built in kprofd's build thread (os/worker.h),
+ * so that the loop drains the ring buffers meanwhile: 1, and finish(r, err) runs in the loop
+ * once it is built (not if r was freed first). Else it is built here: 0 or a negative errno. */
+int http_build_pprof(struct http_req *r, const Kprof__SavedProfile *sp, size_t off_from,
+		     uint64_t end, void (*finish)(struct http_req *r, int err));
+/* r freed or answered otherwise: its build, if any, is left to end alone. */
+void http_build_forget(struct http_req *r);
 
 /* http_profile.c */
 /* GET /debug/pprof/profile?seconds=N (q checked, no since=/until=): the selected targets
@@ -131,7 +142,8 @@ enum MHD_Result http_queue_answer(struct http_req *r);
 enum MHD_Result http_profile_start(struct httpd *h, struct MHD_Connection *c, const struct httpq *q,
 				   void **con_cls);
 /* r's answer built (its status and body set): 0, 1 when it waits for source lines first (built
- * again when they are in), or a negative errno. */
+ * again when they are in) or is being built off the loop (answered when it is), or a negative
+ * errno. */
 int http_profile_answer(struct http_req *r);
 
 /* http_range.c */

@@ -135,25 +135,15 @@ static int snapshot(struct http_req *r, struct target *t)
 	return 0;
 }
 
+static void answer_finish(struct http_req *r, int err);
+
 /* sp as the gzip'd pprof answer of r: with type=off_cpu|wall its stacks from off_from on are
- * off-CPU ones, and the profile has the four sample types, the one asked the default. */
+ * off-CPU ones, and the profile has the four sample types, the one asked the default. Built off
+ * the loop: 1, answer_finish runs when it is built; else 0 or a negative errno. */
 static int answer_pprof(struct http_req *r, const Kprof__SavedProfile *sp, size_t off_from,
 			uint64_t end)
 {
-	uint8_t *buf;
-	int err = r->type == HTTPQ_TYPE_CPU
-		      ? pprof_build(sp, end, KPROF_VERSION, &buf, &r->len)
-		      : pprof_build_wall(sp, off_from,
-					 r->type == HTTPQ_TYPE_WALL ? "wall" : "off_cpu", end,
-					 KPROF_VERSION, &buf, &r->len);
-
-	if (err >= 0) {
-		free(r->body);
-		r->body = (char *)buf;
-		r->status = MHD_HTTP_OK;
-		r->pprof = true;
-	}
-	return err;
+	return http_build_pprof(r, sp, off_from, end, answer_finish);
 }
 
 /* The answer: the interval's profiles merged (sm[0..n)), labelled, as pprof into r; those from
@@ -187,7 +177,9 @@ static int answer_merged(struct http_req *r, struct saved_msg *sm, Kprof__SavedP
 	mg.target.samples = samples;
 	if (off_from > 1 || !r->pid) { /* the comment names no single process */
 		mg.target.pid = 0;
-		mg.target.comm = (char *)(r->whole ? "the host" : r->unit[0] ? r->unit : "a selection");
+		mg.target.comm = (char *)(r->whole     ? "the host"
+					  : r->unit[0] ? r->unit
+						       : "a selection");
 	}
 	err = answer_pprof(r, &mg.sp, nstacks, end);
 out:
@@ -327,7 +319,8 @@ int http_profile_answer(struct http_req *r)
 		n++;
 	}
 	/* Attached during the interval: all their samples are the interval's. */
-	for (struct target *t = manager_targets_first(m); t && n < cap && n < HTTP_MAX_HOST; t = manager_targets_next(t)) {
+	for (struct target *t = manager_targets_first(m); t && n < cap && n < HTTP_MAX_HOST;
+	     t = manager_targets_next(t)) {
 		if (t->attached_ns < r->start_real || is_member(r, t) || !selected(r, t))
 			continue;
 		live = true;
@@ -353,7 +346,8 @@ int http_profile_answer(struct http_req *r)
 	else if (r->whole || live)
 		err = answer_empty(r, end);
 	else
-		http_answer(r, MHD_HTTP_GONE, "the target ended and its profile was dropped meanwhile");
+		http_answer(r, MHD_HTTP_GONE,
+			    "the target ended and its profile was dropped meanwhile");
 	n = all;
 out:
 	for (size_t i = 0; sm && i < n; i++)
@@ -386,7 +380,8 @@ static int snapshot_all(struct http_req *r, struct MHD_Connection *c, enum MHD_R
 	char what[512];
 	int err = 0;
 
-	for (struct target *t = manager_targets_first(m); t && err >= 0; t = manager_targets_next(t))
+	for (struct target *t = manager_targets_first(m); t && err >= 0;
+	     t = manager_targets_next(t))
 		if (t->state == TARGET_ATTACHED && selected(r, t))
 			err = snapshot(r, t);
 	if (err == -E2BIG) {
@@ -429,15 +424,9 @@ static int snapshot_all(struct http_req *r, struct MHD_Connection *c, enum MHD_R
 	return 1;
 }
 
-/* The answer, built and sent; unless it waits for source lines first. */
-static void answer(struct http_req *r)
+/* The answer built (err: why not) sent. */
+static void answer_finish(struct http_req *r, int err)
 {
-	uint64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
-	int err = http_profile_answer(r);
-
-	r->h->profile_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
-	if (err > 0)
-		return; /* on_lines_ready answers */
 	r->h->profiles++;
 	if (err < 0) {
 		log_warn("http: profile of %s: %s", r->whole ? "the host" : "a selection",
@@ -448,6 +437,19 @@ static void answer(struct http_req *r)
 	sd_event_source_set_enabled(r->gone, SD_EVENT_OFF);
 	MHD_resume_connection(r->c);
 	http_run(r->h);
+}
+
+/* The answer, built and sent; unless it waits for source lines first, or is being built off
+ * the loop. */
+static void answer(struct http_req *r)
+{
+	uint64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	int err = http_profile_answer(r);
+
+	r->h->profile_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
+	if (err > 0)
+		return; /* on_lines_ready or the build's end answers */
+	answer_finish(r, err);
 }
 
 static void on_lines_ready(void *userdata)
@@ -492,8 +494,8 @@ static enum MHD_Result wait_answer(struct http_req *r, struct MHD_Connection *c,
 	return MHD_YES;
 }
 
-enum MHD_Result http_profile_start(struct httpd *h, struct MHD_Connection *c,
-				   const struct httpq *q, void **con_cls)
+enum MHD_Result http_profile_start(struct httpd *h, struct MHD_Connection *c, const struct httpq *q,
+				   void **con_cls)
 {
 	enum MHD_Result res = MHD_NO;
 	struct http_req *r = http_req_new(h, c);
