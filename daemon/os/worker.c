@@ -33,7 +33,6 @@ struct worker {
 	struct worker_job *ended;	       /* run, done() not called yet */
 	bool stop, started;
 	unsigned n, max; /* queued, running or ended: at most max */
-	uint64_t ran;
 	int efd;
 	sd_event_source *io;
 };
@@ -61,7 +60,6 @@ static void *worker_main(void *arg)
 		pthread_mutex_lock(&w->mu);
 		j->next = w->ended;
 		w->ended = j;
-		w->ran++;
 		if (write(w->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 			log_warn("worker: eventfd: %m");
 	}
@@ -183,28 +181,4 @@ int worker_submit(struct worker *w, struct worker_job *j)
 	pthread_cond_signal(&w->cv);
 	pthread_mutex_unlock(&w->mu);
 	return 0;
-}
-
-unsigned worker_pending(const struct worker *w)
-{
-	unsigned n;
-
-	if (!w)
-		return 0;
-	pthread_mutex_lock((pthread_mutex_t *)&w->mu);
-	n = w->n;
-	pthread_mutex_unlock((pthread_mutex_t *)&w->mu);
-	return n;
-}
-
-uint64_t worker_ran(const struct worker *w)
-{
-	uint64_t n;
-
-	if (!w)
-		return 0;
-	pthread_mutex_lock((pthread_mutex_t *)&w->mu);
-	n = w->ran;
-	pthread_mutex_unlock((pthread_mutex_t *)&w->mu);
-	return n;
 }

@@ -26,8 +26,5 @@ int worker_new(sd_event *e, unsigned max_jobs, struct worker **out);
 void worker_free(struct worker *w);
 /* j queued: 0, or -EBUSY when max_jobs are queued or running, -EINVAL without a worker. */
 int worker_submit(struct worker *w, struct worker_job *j);
-/* Jobs queued or running, and jobs run since the start. */
-unsigned worker_pending(const struct worker *w);
-uint64_t worker_ran(const struct worker *w);
 
 #endif
