@@ -563,6 +563,7 @@ static size_t make_sample(const struct proc *p, uint64_t now, void *buf)
 struct cpu {
 	uint64_t feed, batch, house, churn, loop, scrape_take, scrape_answer;
 	uint64_t scrape_build, scrape_hold_max, scrape_was_max; /* off the loop; the loop's hold */
+	uint64_t scrape_merge;					/* part of the build's */
 	uint64_t samples, records_bytes, exits, starts, scrapes, scrape_targets, scrape_bytes;
 	uint64_t scrape_samples;
 };
@@ -615,70 +616,98 @@ static void scrape_take(struct scrape *sc, unsigned now_s, struct cpu *c)
 	c->scrape_take += thread_ns() - t0;
 }
 
+/* A part of the answer, as the endpoint gathers it (http_profile.c's collect_one): t's message
+ * built, packed (a deep copy for the build thread) and released, in the loop. */
+struct rpart {
+	uint8_t *buf;
+	size_t len;
+};
+
+static void scrape_part(struct saved_msg *sm, struct rpart *pt, uint64_t *samples)
+{
+	*samples += sm->target.samples;
+	pt->len = kprof__saved_profile__get_packed_size(&sm->msg);
+	pt->buf = malloc(pt->len ? pt->len : 1);
+	if (!pt->buf)
+		die("scrape", ENOMEM);
+	kprof__saved_profile__pack(&sm->msg, pt->buf);
+	saved_msg_release(sm);
+}
+
+/* The loop's steps: each about [windows] step_ms of gathering (at least one target), the
+ * longest kept. */
+struct steps {
+	uint64_t budget, at, longest;
+};
+
+static void step_end(struct steps *st, uint64_t now)
+{
+	if (now - st->at >= st->budget) {
+		if (now - st->at > st->longest)
+			st->longest = now - st->at;
+		st->at = now;
+	}
+}
+
 static void scrape_answer(struct scrape *sc, struct cpu *c)
 {
-	uint64_t t0 = thread_ns(), samples = 0;
+	uint64_t t0 = thread_ns(), samples = 0, t_loop, t1;
 	size_t n = 0, cap = sc->n + M->n_attached + M->n_kept + 1, len = 0;
-	struct saved_msg *sm = calloc(cap, sizeof(*sm));
+	struct rpart *parts = calloc(cap, sizeof(*parts));
 	Kprof__SavedProfile **pv = calloc(cap, sizeof(*pv));
+	struct steps st = {.budget = M->conf.window_step_ms * 1000000ULL, .at = t0};
 	struct merged mg = {0};
-	uint8_t *out = NULL, *packed = NULL;
-	size_t plen = 0;
-	uint64_t t_loop, t1, hold;
+	struct saved_msg sm;
+	uint8_t *out = NULL;
 	struct target *t;
 
-	if (!sm || !pv)
+	if (!parts || !pv)
 		die("scrape", ENOMEM);
+	/* In the loop, a step at a time: each target's message, packed. */
 	for (unsigned i = 0; i < sc->n; i++) {
 		t = member_target(sc, i);
-		if (t && target_since_build_until(t, &sc->since[i], NULL, &sm[n]) > 0) {
-			samples += sm[n].target.samples;
-			pv[n] = &sm[n].msg;
-			n++;
-		}
+		if (t && target_since_build_until(t, &sc->since[i], NULL, &sm) > 0)
+			scrape_part(&sm, &parts[n++], &samples);
 		target_since_release(&sc->since[i]);
+		step_end(&st, thread_ns());
 	}
 	/* Attached during the interval (ended since or not): their whole profile. */
 	manager_for_each_target(M, t) {
 		if (t->attached_ns <= sc->real || n >= cap)
 			continue;
-		if (target_since_build(t, NULL, &sm[n]) > 0) {
-			samples += sm[n].target.samples;
-			pv[n] = &sm[n].msg;
-			n++;
-		}
+		if (target_since_build(t, NULL, &sm) > 0)
+			scrape_part(&sm, &parts[n++], &samples);
+		step_end(&st, thread_ns());
 	}
-	/* As the endpoint does (http_build_pprof): merged and packed in the loop, the pprof made
-	 * from the packed copy in the build thread (timed apart here: the thread's CPU). */
+	t_loop = thread_ns();
+	if (t_loop - st.at > st.longest)
+		st.longest = t_loop - st.at;
+	/* In the build thread (its CPU timed apart here): unpacked, merged, made pprof. */
+	for (size_t i = 0; i < n; i++) {
+		pv[i] = kprof__saved_profile__unpack(NULL, parts[i].len, parts[i].buf);
+		free(parts[i].buf);
+		if (!pv[i])
+			die("scrape", ENOMEM);
+	}
+	t1 = thread_ns();
 	if (n && merge_profiles(pv, n, &mg) == 0) {
+		c->scrape_merge += thread_ns() - t1;
 		mg.target.pid = 0;
 		mg.target.comm = (char *)"the host";
-		plen = kprof__saved_profile__get_packed_size(&mg.sp);
-		if ((packed = malloc(plen ? plen : 1)))
-			kprof__saved_profile__pack(&mg.sp, packed);
+		if (pprof_build(&mg.sp, 1, "replay", &out, &len) < 0)
+			len = 0;
 		merge_free(&mg);
 	}
 	for (size_t i = 0; i < n; i++)
-		saved_msg_release(&sm[i]);
-	free(sm);
-	free(pv);
-	t_loop = thread_ns();
-	if (packed) {
-		Kprof__SavedProfile *sp = kprof__saved_profile__unpack(NULL, plen, packed);
-
-		free(packed);
-		if (!sp || pprof_build(sp, 1, "replay", &out, &len) < 0)
-			len = 0;
-		if (sp)
-			kprof__saved_profile__free_unpacked(sp, NULL);
-	}
+		kprof__saved_profile__free_unpacked(pv[i], NULL);
 	free(out);
+	free(parts);
+	free(pv);
 	t1 = thread_ns();
-	hold = t_loop - t0;
-	c->scrape_answer += hold;
+	c->scrape_answer += t_loop - t0;
 	c->scrape_build += t1 - t_loop;
-	if (hold > c->scrape_hold_max)
-		c->scrape_hold_max = hold;
+	if (st.longest > c->scrape_hold_max)
+		c->scrape_hold_max = st.longest;
 	if (t1 - t0 > c->scrape_was_max)
 		c->scrape_was_max = t1 - t0;
 	c->scrapes++;
@@ -1099,16 +1128,19 @@ static void summary(const struct cpu *cpu, const struct cpu *warm, const struct 
 		printf(
 		    "scrape: %llu whole-host scrapes of %u s, %.1f targets each (%s), %.0f "
 		    "samples, %.0f KB gzip'd pprof: %.2f ms to snapshot, %.2f ms to answer in the "
-		    "loop (messages, merge, pack) + %.2f ms in the build thread (unpack, pprof) "
-		    "(%.2f ms a scrape); the loop held at most %.0f ms by an answer (%.0f ms with "
-		    "the build in the loop)\n",
+		    "loop's steps (each target's message, packed) + %.2f ms in the build thread "
+		    "(unpack, "
+		    "merge %.2f, pprof) (%.2f ms a scrape); the loop held at most %.0f ms by a "
+		    "step "
+		    "(%.0f ms with the answer whole in the loop)\n",
 		    (unsigned long long)cpu->scrapes, O.scrape_seconds, cpu->scrape_targets / per,
 		    O.procs > HTTP_MAX_HOST_ ? "over the endpoint's 8192: it refuses"
 					     : "within the endpoint's 8192",
 		    cpu->scrape_samples / per, cpu->scrape_bytes / 1e3 / per,
 		    cpu->scrape_take / 1e6 / per, cpu->scrape_answer / 1e6 / per,
-		    cpu->scrape_build / 1e6 / per, (scrape + cpu->scrape_build) / 1e6 / per,
-		    cpu->scrape_hold_max / 1e6, cpu->scrape_was_max / 1e6);
+		    cpu->scrape_build / 1e6 / per, cpu->scrape_merge / 1e6 / per,
+		    (scrape + cpu->scrape_build) / 1e6 / per, cpu->scrape_hold_max / 1e6,
+		    cpu->scrape_was_max / 1e6);
 	report_memory(O.seconds, tt->rss0, cpu, false);
 	burst_model((double)cpu->records_bytes / cpu->samples,
 		    samples ? (feed + batch) / 1e3 / samples : 1, 1.0, cpu);

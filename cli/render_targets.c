@@ -319,12 +319,14 @@ static void status_offcpu_json(FILE *f, const Kprof__StatusReply *r)
 	    "off_cpu_targets",	    "off_cpu_runs",	   "off_cpu_switches",
 	    "off_cpu_intervals",    "off_cpu_lost",	   "off_cpu_lost_ns",
 	    "off_cpu_no_stack",	    "off_cpu_stacks_gone", "off_cpu_callers_found",
-	    "off_cpu_callers_lost", "off_cpu_rules"};
+	    "off_cpu_callers_lost", "off_cpu_rules",	   "off_cpu_stacks_freed",
+	    "off_cpu_sweeps"};
 	const uint64_t v[] = {
 	    r->off_cpu_targets,	     r->off_cpu_runs,	     r->off_cpu_switches,
 	    r->off_cpu_intervals,    r->off_cpu_lost,	     r->off_cpu_lost_ns,
 	    r->off_cpu_no_stack,     r->off_cpu_stacks_gone, r->off_cpu_callers_found,
-	    r->off_cpu_callers_lost, r->off_cpu_rules};
+	    r->off_cpu_callers_lost, r->off_cpu_rules,	     r->off_cpu_stacks_freed,
+	    r->off_cpu_sweeps};
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		fprintf(f, ",\"%s\":%" PRIu64, names[i], v[i]);

@@ -25,6 +25,7 @@
 #include "os/clock.h"
 #include "http/http_internal.h"
 #include "kprof/cleanup.h"
+#include "kprof/merge.h"
 #include "kprof/pprof.h"
 #include "kprof/sdelta.h"
 #include "os/log.h"
@@ -296,20 +297,40 @@ enum MHD_Result http_queue_answer(struct http_req *r)
 			      MHD_RESPMEM_MUST_COPY);
 }
 
-/* A pprof built in the build thread. */
+/* A pprof built in the build thread, from parts it owns. */
 struct http_build {
 	struct worker_job job;
 	struct httpd *h;
 	struct http_req *r; /* NULL: the request went meanwhile */
 	void (*finish)(struct http_req *r, int err);
-	uint8_t *in; /* the profile, packed */
-	size_t in_len, off_from;
+	struct http_part *parts; /* packed profiles: CPU ones, then off-CPU ones */
+	size_t n;
+	const struct http_merge *mg; /* merged and labelled as it says; NULL: parts[0] as it is */
+	struct http_merge mgv;
 	enum httpq_type type;
+	size_t off_from; /* without mg: where parts[0]'s off-CPU stacks start */
 	uint64_t end;
 	uint8_t *out; /* the answer */
 	size_t out_len;
 	int err;
 };
+
+void http_parts_free(struct http_part *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i].buf);
+	free(v);
+}
+
+int http_part_pack(const Kprof__SavedProfile *sp, struct http_part *part)
+{
+	part->len = kprof__saved_profile__get_packed_size(sp);
+	part->buf = malloc(part->len ? part->len : 1);
+	if (!part->buf)
+		return -ENOMEM;
+	kprof__saved_profile__pack(sp, part->buf);
+	return 0;
+}
 
 static int build_pprof(const Kprof__SavedProfile *sp, enum httpq_type type, size_t off_from,
 		       uint64_t end, uint8_t **buf, size_t *len)
@@ -320,19 +341,83 @@ static int build_pprof(const Kprof__SavedProfile *sp, enum httpq_type type, size
 				      end, KPROF_VERSION, buf, len);
 }
 
-/* In the build thread: the job's own bytes in, its pprof out. */
+/* The parts pv[0..n) merged into one profile labelled as b says (each input's cgroup and
+ * systemd unit; the interval and the samples of all), then made pprof. */
+static int build_merged(struct http_build *b, Kprof__SavedProfile **pv)
+{
+	const struct http_merge *mi = b->mg;
+	struct merged mg = {0};
+	size_t off_from = 0;
+	int err = merge_profiles(pv, b->n, &mg);
+
+	if (err < 0)
+		goto out;
+	for (size_t i = 0; i < b->n; i++) /* merging keeps the inputs' order */
+		if (!b->parts[i].offcpu)
+			off_from += pv[i]->n_stacks;
+	/* One origin per input, in order (the inputs have none of their own). */
+	for (size_t i = 0; i < b->n && i < mg.sp.n_origins; i++) {
+		Kprof__Origin *o = mg.sp.origins[i];
+		struct http_part *pt = &b->parts[i];
+
+		o->cgroup = pt->cgroup;
+		if (pt->unit[0] || (o->unit && o->unit[0] == '/'))
+			o->unit = pt->unit; /* the systemd unit, not a watched cgroup's path */
+	}
+	mg.target.attached_at_ns = mi->start;
+	mg.target.ended_at_ns = b->end;
+	mg.target.samples = mi->samples;
+	if (mi->host_comm[0]) { /* the comment names no single process */
+		mg.target.pid = 0;
+		mg.target.comm = (char *)mi->host_comm;
+	}
+	err = build_pprof(&mg.sp, b->type, off_from, b->end, &b->out, &b->out_len);
+out:
+	merge_free(&mg);
+	return err;
+}
+
+/* In the build thread (or the loop, when it has no room): the job's own parts in, its pprof
+ * out. */
 static void build_run(struct worker_job *j)
 {
 	struct http_build *b = (struct http_build *)j;
-	Kprof__SavedProfile *sp = kprof__saved_profile__unpack(NULL, b->in_len, b->in);
+	_cleanup_free_ Kprof__SavedProfile **pv = calloc(b->n ? b->n : 1, sizeof(*pv));
+	size_t k = 0;
 
-	free(TAKE_PTR(b->in));
-	if (!sp) {
-		b->err = -ENOMEM; /* its own packing: only memory can fail it */
-		return;
+	b->err = pv ? 0 : -ENOMEM;
+	for (; b->err >= 0 && k < b->n; k++) {
+		pv[k] = kprof__saved_profile__unpack(NULL, b->parts[k].len, b->parts[k].buf);
+		free(TAKE_PTR(b->parts[k].buf));
+		if (!pv[k])
+			b->err = -ENOMEM; /* its own packing: only memory can fail it */
 	}
-	b->err = build_pprof(sp, b->type, b->off_from, b->end, &b->out, &b->out_len);
-	kprof__saved_profile__free_unpacked(sp, NULL);
+	if (b->err >= 0)
+		b->err =
+		    b->mg ? build_merged(b, pv)
+			  : build_pprof(pv[0], b->type, b->off_from, b->end, &b->out, &b->out_len);
+	for (size_t i = 0; pv && i < k; i++)
+		if (pv[i])
+			kprof__saved_profile__free_unpacked(pv[i], NULL);
+}
+
+/* r's answer from b's result (err: why there is none). */
+static void build_answer(struct http_req *r, struct http_build *b)
+{
+	if (b->err < 0)
+		return;
+	free(r->body);
+	r->body = (char *)TAKE_PTR(b->out);
+	r->len = b->out_len;
+	r->status = MHD_HTTP_OK;
+	r->pprof = true;
+}
+
+static void build_free(struct http_build *b)
+{
+	http_parts_free(b->parts, b->n);
+	free(b->out);
+	free(b);
 }
 
 /* In the loop: the answer to its request, if that is still there. */
@@ -345,22 +430,14 @@ static void build_done(struct worker_job *j, bool ran)
 	b->h->built_off_loop += ran; /* a request that went meanwhile's too */
 	if (r) {
 		r->build = NULL;
-		if (!ran) {
+		if (!ran)
 			b->err = -ECANCELED;
-		} else if (b->err >= 0) {
-			free(r->body);
-			r->body = (char *)TAKE_PTR(b->out);
-			r->len = b->out_len;
-			r->status = MHD_HTTP_OK;
-			r->pprof = true;
-		}
+		build_answer(r, b);
 		b->finish(r, b->err);
 	} else {
 		http_publish(b->h); /* the counts above, for status */
 	}
-	free(b->in);
-	free(b->out);
-	free(b);
+	build_free(b);
 }
 
 void http_build_forget(struct http_req *r)
@@ -370,46 +447,63 @@ void http_build_forget(struct http_req *r)
 	r->build = NULL;
 }
 
+/* b handed to the build thread (1), or, without one or with its queue full, built here (0 or
+ * a negative errno, r's answer set). b is freed either way. */
+static int build_start(struct http_req *r, struct http_build *b)
+{
+	int err;
+
+	b->job.run = build_run;
+	b->job.done = build_done;
+	b->h = r->h;
+	b->r = r;
+	b->type = r->type;
+	if (r->h->worker && worker_submit(r->h->worker, &b->job) == 0) {
+		r->build = b;
+		return 1;
+	}
+	build_run(&b->job);
+	build_answer(r, b);
+	err = b->err;
+	build_free(b);
+	return err;
+}
+
 int http_build_pprof(struct http_req *r, const Kprof__SavedProfile *sp, size_t off_from,
 		     uint64_t end, void (*finish)(struct http_req *r, int err))
 {
-	struct http_build *b = r->h->worker ? calloc(1, sizeof(*b)) : NULL;
-	uint8_t *buf;
-	size_t len;
-	int err;
+	struct http_build *b = calloc(1, sizeof(*b));
 
-	if (b) {
-		b->in_len = kprof__saved_profile__get_packed_size(sp);
-		b->in = malloc(b->in_len ? b->in_len : 1);
+	if (!b || !(b->parts = calloc(1, sizeof(*b->parts))) || http_part_pack(sp, b->parts) < 0) {
+		if (b)
+			free(b->parts);
+		free(b);
+		return -ENOMEM;
 	}
-	if (b && b->in) {
-		kprof__saved_profile__pack(sp, b->in);
-		b->job.run = build_run;
-		b->job.done = build_done;
-		b->h = r->h;
-		b->r = r;
-		b->finish = finish;
-		b->type = r->type;
-		b->off_from = off_from;
-		b->end = end;
-		if (worker_submit(r->h->worker, &b->job) == 0) {
-			r->build = b;
-			return 1;
-		}
+	b->n = 1;
+	b->finish = finish;
+	b->off_from = off_from;
+	b->end = end;
+	return build_start(r, b);
+}
+
+int http_build_merged(struct http_req *r, struct http_part *parts, size_t n,
+		      const struct http_merge *mg, uint64_t end,
+		      void (*finish)(struct http_req *r, int err))
+{
+	struct http_build *b = calloc(1, sizeof(*b));
+
+	if (!b) {
+		http_parts_free(parts, n);
+		return -ENOMEM;
 	}
-	if (b)
-		free(b->in);
-	free(b);
-	/* No build thread, or it has its fill of jobs: built here, as before it. */
-	err = build_pprof(sp, r->type, off_from, end, &buf, &len);
-	if (err >= 0) {
-		free(r->body);
-		r->body = (char *)buf;
-		r->len = len;
-		r->status = MHD_HTTP_OK;
-		r->pprof = true;
-	}
-	return err;
+	b->parts = parts;
+	b->n = n;
+	b->mgv = *mg;
+	b->mg = &b->mgv;
+	b->finish = finish;
+	b->end = end;
+	return build_start(r, b);
 }
 
 bool http_in_unit(const struct target *t, const char *unit)

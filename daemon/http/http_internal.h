@@ -78,6 +78,7 @@ struct http_req {
 	uint64_t end_real;		  /* ... and its end (CLOCK_REALTIME) */
 	void (*stop)(struct http_req *r); /* frees rg (and stops its merge) */
 	struct http_build *build;	  /* its pprof being built off the loop, or NULL */
+	struct http_collect *col;	  /* its interval's profiles being gathered, or NULL */
 };
 
 struct httpd {
@@ -126,12 +127,34 @@ void http_members_free(struct http_req *r);
 void http_answer(struct http_req *r, unsigned status, const char *msg);
 /* r's answer queued (r->answered); r keeps nothing of it. */
 enum MHD_Result http_queue_answer(struct http_req *r);
+/* One process's profile of an answer, packed (a deep copy: the loop goes on changing the
+ * target), and where it runs, for the answer's labels. */
+struct http_part {
+	uint8_t *buf;
+	size_t len;
+	bool offcpu; /* an off-CPU profile: every one comes after the CPU ones */
+	char cgroup[256];
+	char unit[256];
+};
+/* How the parts of an interval answer are merged: the interval's start, the samples of all,
+ * and the comment's name for a selection of several processes ("": the one process's own). */
+struct http_merge {
+	uint64_t start, samples;
+	char host_comm[PATH_MAX];
+};
+int http_part_pack(const Kprof__SavedProfile *sp, struct http_part *part);
+void http_parts_free(struct http_part *v, size_t n);
 /* sp as r's gzip'd pprof answer (with type=off_cpu|wall its stacks from off_from on are
- * off-CPU ones). A large one is packed here and built in kprofd's build thread (os/worker.h),
- * so that the loop drains the ring buffers meanwhile: 1, and finish(r, err) runs in the loop
- * once it is built (not if r was freed first). Else it is built here: 0 or a negative errno. */
+ * off-CPU ones), or parts[0..n) merged and labelled as mg says (http_build_merged, which takes
+ * the parts). Packed here and built in kprofd's build thread (os/worker.h), so that the loop
+ * drains the ring buffers meanwhile: 1, and finish(r, err) runs in the loop once it is built
+ * (not if r was freed first). Else (no thread, or its queue full) built here: 0 or a negative
+ * errno, r's answer set. */
 int http_build_pprof(struct http_req *r, const Kprof__SavedProfile *sp, size_t off_from,
 		     uint64_t end, void (*finish)(struct http_req *r, int err));
+int http_build_merged(struct http_req *r, struct http_part *parts, size_t n,
+		      const struct http_merge *mg, uint64_t end,
+		      void (*finish)(struct http_req *r, int err));
 /* r freed or answered otherwise: its build, if any, is left to end alone. */
 void http_build_forget(struct http_req *r);
 
@@ -141,10 +164,6 @@ void http_build_forget(struct http_req *r);
  * 404 (nothing selected) or 503 at once. */
 enum MHD_Result http_profile_start(struct httpd *h, struct MHD_Connection *c, const struct httpq *q,
 				   void **con_cls);
-/* r's answer built (its status and body set): 0, 1 when it waits for source lines first (built
- * again when they are in) or is being built off the loop (answered when it is), or a negative
- * errno. */
-int http_profile_answer(struct http_req *r);
 
 /* http_range.c */
 /* GET ...?since=&until= (q checked): answered at once if the range is merged in one step, else

@@ -20,6 +20,12 @@
  * sample types (samples, cpu, off_cpu, wall), the one asked the default. A selected target
  * without off-CPU time adds its CPU time alone; a pid= of such a target alone is a 404.
  *
+ * When the interval ends, the answer is gathered a few targets at a time ([windows] step_ms a
+ * step, from an idle-priority defer source, between the ring buffer's drains and other
+ * clients): each target's message, packed (a deep copy), and where it runs. Then the build thread
+ * (http_build_merged, os/worker.c) merges and labels the parts and makes the pprof, so the loop
+ * is never held for the seconds a whole-host answer takes (ARCHITECTURE.md §1.6).
+ *
  * Source lines (issue 32): each profile's leaf addresses get kprofd's lines (lines_pb.c). When
  * the interval has addresses the cache lacks, they are queued on kprof-lines and the answer
  * waits for them, at most HTTP_LINES_WAIT_MS, before it is built (the connection stays
@@ -137,56 +143,6 @@ static int snapshot(struct http_req *r, struct target *t)
 
 static void answer_finish(struct http_req *r, int err);
 
-/* sp as the gzip'd pprof answer of r: with type=off_cpu|wall its stacks from off_from on are
- * off-CPU ones, and the profile has the four sample types, the one asked the default. Built off
- * the loop: 1, answer_finish runs when it is built; else 0 or a negative errno. */
-static int answer_pprof(struct http_req *r, const Kprof__SavedProfile *sp, size_t off_from,
-			uint64_t end)
-{
-	return http_build_pprof(r, sp, off_from, end, answer_finish);
-}
-
-/* The answer: the interval's profiles merged (sm[0..n)), labelled, as pprof into r; those from
- * off_from on are off-CPU profiles. */
-static int answer_merged(struct http_req *r, struct saved_msg *sm, Kprof__SavedProfile **pv,
-			 size_t n, size_t off_from, uint64_t samples, uint64_t end)
-{
-	_cleanup_free_ struct where *wv = calloc(n + 1, sizeof(*wv));
-	struct merged mg = {0};
-	size_t nstacks = 0;
-	int err;
-
-	if (!wv)
-		return -ENOMEM;
-	err = merge_profiles(pv, n, &mg);
-	if (err < 0)
-		goto out;
-	for (size_t i = 0; i < off_from && i < n; i++) /* merging keeps the inputs' order */
-		nstacks += pv[i]->n_stacks;
-	/* One origin per input, in order (the inputs have none of their own). */
-	for (size_t i = 0; i < n && i < mg.sp.n_origins; i++) {
-		Kprof__Origin *o = mg.sp.origins[i];
-
-		where_read(sm[i].target.pid, &wv[i]);
-		o->cgroup = wv[i].cgroup;
-		if (wv[i].unit[0] || (o->unit && o->unit[0] == '/'))
-			o->unit = wv[i].unit; /* the systemd unit, not a watched cgroup's path */
-	}
-	mg.target.attached_at_ns = r->start_real;
-	mg.target.ended_at_ns = end;
-	mg.target.samples = samples;
-	if (off_from > 1 || !r->pid) { /* the comment names no single process */
-		mg.target.pid = 0;
-		mg.target.comm = (char *)(r->whole     ? "the host"
-					  : r->unit[0] ? r->unit
-						       : "a selection");
-	}
-	err = answer_pprof(r, &mg.sp, nstacks, end);
-out:
-	merge_free(&mg);
-	return err;
-}
-
 /* An empty profile of the interval (nothing profiled, or no sample taken). */
 static int answer_empty(struct http_req *r, uint64_t end)
 {
@@ -200,7 +156,7 @@ static int answer_empty(struct http_req *r, uint64_t end)
 	t.freq_hz = r->h->m->conf.default_freq;
 	t.pid = r->pid;
 	t.comm = (char *)(r->whole ? "the host" : r->unit[0] ? r->unit : "a selection");
-	return answer_pprof(r, &sp, 0, end);
+	return http_build_pprof(r, &sp, 0, end, answer_finish);
 }
 
 static bool is_member(const struct http_req *r, const struct target *t)
@@ -226,43 +182,26 @@ static int offcpu_interval(struct target *t, const struct http_member *mb, struc
 	return 0;
 }
 
-/* The off-CPU profiles of the targets tv[0..nt) (mb: their members, NULL for a target attached
- * during the interval) after the CPU profiles sm[0..n), in sm[n..): the new count. A target
- * that waited for nothing in the interval adds nothing; one that took no CPU sample (asleep all
- * along) adds its waits alone. */
-static size_t add_offcpu(struct saved_msg *sm, Kprof__SavedProfile **pv, size_t n,
-			 struct target *const *tv, struct http_member *const *mb, size_t nt)
-{
-	size_t k = n;
-
-	for (size_t i = 0; i < nt; i++) {
-		if (offcpu_interval(tv[i], mb[i], &sm[k]) < 0)
-			continue;
-		sm[k].msg.n_mappings = sm[k].msg.n_threads = 0;
-		pv[k] = &sm[k].msg;
-		k++;
-	}
-	return k;
-}
-
 /* The answer waits for source lines: the interval's end kept, each member's CPU and off-CPU
  * profile as they are now, so that the answer built later holds the asked seconds, not the
  * wait too. An end that cannot be kept is not (that member's answer then runs to the build). */
-static void keep_end(struct http_req *r, struct target *const *tv, struct http_member *const *mb,
-		     size_t nt)
+static void keep_end(struct http_req *r)
 {
 	struct saved_msg om;
 
 	r->end_real = now_ns(CLOCK_REALTIME);
-	for (size_t i = 0; i < nt; i++) {
-		if (!mb[i])
+	for (size_t i = 0; i < r->nm; i++) {
+		struct http_member *mb = &r->mv[i];
+		struct target *t = http_find_target(r->h->m, mb->pid, mb->attached_ns);
+
+		if (!t)
 			continue;
-		if (target_since_end(tv[i], &mb[i]->since, &mb[i]->e) < 0)
-			mb[i]->e = NULL;
-		if (r->type == HTTPQ_TYPE_CPU || offcpu_interval(tv[i], mb[i], &om) < 0)
+		if (target_since_end(t, &mb->since, &mb->e) < 0)
+			mb->e = NULL;
+		if (r->type == HTTPQ_TYPE_CPU || offcpu_interval(t, mb, &om) < 0)
 			continue;
-		if (sdelta_new(&om.msg, &mb[i]->oe) < 0)
-			mb[i]->oe = NULL;
+		if (sdelta_new(&om.msg, &mb->oe) < 0)
+			mb->oe = NULL;
 		saved_msg_release(&om);
 	}
 }
@@ -278,83 +217,179 @@ static int fill_lines(struct http_req *r, struct saved_msg *sm, const struct tar
 	return n > 0 ? n : 0;
 }
 
-int http_profile_answer(struct http_req *r)
+/* The answer's parts, gathered a few targets per loop iteration (http_collect_step). */
+struct http_collect {
+	struct http_req *r;
+	sd_event_source *step;
+	struct http_item {
+		pid_t pid;
+		uint64_t attached_ns;
+		struct http_member *mb; /* NULL: attached during the interval */
+	} * items;
+	size_t n, cur;
+	struct http_part *cpu, *off; /* packed: CPU profiles, off-CPU ones */
+	size_t ncpu, noff;
+	uint64_t samples, end;
+	bool live; /* some target selected is still there */
+	int pending;
+};
+
+static void collect_free(struct http_collect *c)
+{
+	if (!c)
+		return;
+	sd_event_source_disable_unref(c->step);
+	free(c->items);
+	http_parts_free(c->cpu, c->ncpu);
+	http_parts_free(c->off, c->noff);
+	free(c);
+}
+
+static void collect_stop(struct http_req *r)
+{
+	collect_free(r->col);
+	r->col = NULL;
+	r->stop = NULL;
+}
+
+/* The targets of the answer: the members snapshotted, then those attached during the interval
+ * (all their samples are the interval's). */
+static int collect_new(struct http_req *r)
 {
 	struct manager *m = r->h->m;
-	size_t n = 0, nt = 0, cap = r->nm + 1, all;
-	uint64_t end = r->end_real ? r->end_real : now_ns(CLOCK_REALTIME), samples = 0;
-	bool live = false; /* some target selected is still there */
-	struct saved_msg *sm;
-	Kprof__SavedProfile **pv;
-	_cleanup_free_ struct target **tv = NULL;
-	_cleanup_free_ struct http_member **mb = NULL; /* per target, NULL: attached meanwhile */
-	int err = 0, pending = 0;
+	struct http_collect *c = calloc(1, sizeof(*c));
+	size_t cap = r->nm + 1;
 
-	if (!r->lines_done)
-		r->lines_since = srclines_seq(m->lines);
+	if (!c)
+		return -ENOMEM;
+	r->col = c;
+	r->stop = collect_stop;
+	c->r = r;
+	c->end = r->end_real ? r->end_real : now_ns(CLOCK_REALTIME);
 	for (struct target *t = manager_targets_first(m); t; t = manager_targets_next(t))
 		cap += t->attached_ns >= r->start_real;
-	sm = calloc(2 * cap, sizeof(*sm)); /* CPU profiles, then off-CPU ones */
-	pv = calloc(2 * cap, sizeof(*pv));
-	tv = calloc(cap, sizeof(*tv));
-	mb = calloc(cap, sizeof(*mb));
-	if (!sm || !pv || !tv || !mb) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < r->nm && n < cap; i++) {
-		struct target *t = http_find_target(m, r->mv[i].pid, r->mv[i].attached_ns);
+	c->items = calloc(cap, sizeof(*c->items));
+	c->cpu = calloc(cap, sizeof(*c->cpu));
+	c->off = calloc(cap, sizeof(*c->off));
+	if (!c->items || !c->cpu || !c->off)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nm; i++)
+		c->items[c->n++] =
+		    (struct http_item){r->mv[i].pid, r->mv[i].attached_ns, &r->mv[i]};
+	for (struct target *t = manager_targets_first(m); t && c->n < cap && c->n < HTTP_MAX_HOST;
+	     t = manager_targets_next(t))
+		if (t->attached_ns >= r->start_real && !is_member(r, t) && selected(r, t))
+			c->items[c->n++] = (struct http_item){t->pid, t->attached_ns, NULL};
+	return 0;
+}
 
-		if (!t)
-			continue; /* ended and dropped */
-		live = true;
-		tv[nt] = t;
-		mb[nt++] = &r->mv[i];
-		if (target_since_build_until(t, &r->mv[i].since, r->mv[i].e, &sm[n]) <= 0)
-			continue; /* no sample since */
-		http_hide_kaddr(t->profile, &sm[n]);
-		samples += sm[n].target.samples;
-		pending += fill_lines(r, &sm[n], t);
-		pv[n] = &sm[n].msg;
-		n++;
+/* sm as a part of the answer (where t runs, for its labels): 0 or -ENOMEM. */
+static int add_part(struct http_part *part, struct saved_msg *sm, const struct target *t,
+		    bool offcpu)
+{
+	struct where w;
+	int err;
+
+	where_read(t->pid, &w);
+	memcpy(part->cgroup, w.cgroup, sizeof(part->cgroup));
+	memcpy(part->unit, w.unit, sizeof(part->unit));
+	part->offcpu = offcpu;
+	err = http_part_pack(&sm->msg, part);
+	saved_msg_release(sm);
+	return err;
+}
+
+/* The interval's profiles of item it: its CPU profile if it gained, its off-CPU profile if
+ * asked and it waited (one asleep all along adds its waits alone), packed. */
+static int collect_one(struct http_collect *c, const struct http_item *it)
+{
+	struct http_req *r = c->r;
+	struct target *t = http_find_target(r->h->m, it->pid, it->attached_ns);
+	struct saved_msg sm;
+	int got, err = 0;
+
+	if (!t)
+		return 0; /* ended and dropped */
+	c->live = true;
+	got = it->mb ? target_since_build_until(t, &it->mb->since, it->mb->e, &sm)
+		     : target_since_build(t, NULL, &sm);
+	if (got > 0) { /* (an error leaves this target out, as no sample would) */
+		http_hide_kaddr(t->profile, &sm);
+		c->samples += sm.target.samples;
+		c->pending += fill_lines(r, &sm, t);
+		err = add_part(&c->cpu[c->ncpu], &sm, t, false);
+		c->ncpu += err >= 0;
 	}
-	/* Attached during the interval: all their samples are the interval's. */
-	for (struct target *t = manager_targets_first(m); t && n < cap && n < HTTP_MAX_HOST;
-	     t = manager_targets_next(t)) {
-		if (t->attached_ns < r->start_real || is_member(r, t) || !selected(r, t))
-			continue;
-		live = true;
-		tv[nt++] = t;
-		if (target_since_build(t, NULL, &sm[n]) <= 0)
-			continue;
-		http_hide_kaddr(t->profile, &sm[n]);
-		samples += sm[n].target.samples;
-		pending += fill_lines(r, &sm[n], t);
-		pv[n] = &sm[n].msg;
-		n++;
+	if (err >= 0 && r->type != HTTPQ_TYPE_CPU && offcpu_interval(t, it->mb, &sm) == 0) {
+		sm.msg.n_mappings = sm.msg.n_threads = 0; /* the CPU part's */
+		err = add_part(&c->off[c->noff], &sm, t, true);
+		c->noff += err >= 0;
 	}
-	/* New addresses queued: the answer once kprof-lines has them (built again then). */
-	if (pending && !r->lines_done &&
-	    srclines_wait(m->lines, HTTP_LINES_WAIT_MS, on_lines_ready, r, &r->lines_wait) >= 0) {
-		keep_end(r, tv, mb, nt);
-		err = 1;
-		goto out;
+	return err;
+}
+
+/* The parts gathered: the answer built (off the loop), or its wait for source lines begun. 0,
+ * 1 (answered later), or a negative errno. */
+static int collect_end(struct http_collect *c)
+{
+	struct http_req *r = c->r;
+	struct http_merge mg = {.start = r->start_real, .samples = c->samples};
+	struct http_part *parts;
+	uint64_t end = c->end;
+	size_t n = c->ncpu + c->noff;
+
+	/* New addresses queued: the answer once kprof-lines has them (gathered again then). */
+	if (c->pending && !r->lines_done &&
+	    srclines_wait(r->h->m->lines, HTTP_LINES_WAIT_MS, on_lines_ready, r, &r->lines_wait) >=
+		0) {
+		collect_stop(r);
+		keep_end(r);
+		return 1;
 	}
-	all = r->type == HTTPQ_TYPE_CPU ? n : add_offcpu(sm, pv, n, tv, mb, nt);
-	if (all)
-		err = answer_merged(r, sm, pv, all, n, samples, end);
-	else if (r->whole || live)
-		err = answer_empty(r, end);
-	else
+	if (!n) {
+		bool live = c->live;
+
+		collect_stop(r);
+		if (r->whole || live)
+			return answer_empty(r, end);
 		http_answer(r, MHD_HTTP_GONE,
 			    "the target ended and its profile was dropped meanwhile");
-	n = all;
-out:
-	for (size_t i = 0; sm && i < n; i++)
-		saved_msg_release(&sm[i]);
-	free(sm);
-	free(pv);
-	return err;
+		return 0;
+	}
+	/* One array, the CPU profiles first (the merge keeps the inputs' order). */
+	parts = realloc(TAKE_PTR(c->cpu), n * sizeof(*parts));
+	if (!parts) {
+		c->cpu = NULL;
+		collect_stop(r);
+		return -ENOMEM;
+	}
+	memcpy(parts + c->ncpu, c->off, c->noff * sizeof(*parts));
+	if (c->ncpu > 1 || !r->pid) /* the comment names no single process */
+		snprintf(mg.host_comm, sizeof(mg.host_comm), "%.*s", (int)sizeof(mg.host_comm) - 1,
+			 r->whole     ? "the host"
+			 : r->unit[0] ? r->unit
+				      : "a selection");
+	c->noff = c->ncpu = 0; /* theirs now */
+	collect_stop(r);
+	return http_build_merged(r, parts, n, &mg, end, answer_finish);
+}
+
+/* Items for about budget_ns (at least one): 2 while some are left, else collect_end's. */
+static int collect_work(struct http_collect *c, uint64_t budget_ns)
+{
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+	int err;
+
+	while (c->cur < c->n) {
+		if (c->cur && now_ns(CLOCK_MONOTONIC) - t0 >= budget_ns)
+			return 2;
+		err = collect_one(c, &c->items[c->cur++]);
+		if (err < 0) {
+			collect_stop(c->r);
+			return err;
+		}
+	}
+	return collect_end(c);
 }
 
 /* unit= resolved: a watch (by its name, or its cgroup by path) sets r->unit to the watch's
@@ -439,17 +474,49 @@ static void answer_finish(struct http_req *r, int err)
 	http_run(r->h);
 }
 
-/* The answer, built and sent; unless it waits for source lines first, or is being built off
- * the loop. */
+static int on_collect_step(sd_event_source *s, void *userdata);
+
+/* A step of r's gathering: the next one deferred while some is left; at the end the answer
+ * sent, unless it waits for source lines or is being built off the loop. */
+static void collect_run(struct http_req *r)
+{
+	struct http_collect *c = r->col;
+	uint64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	int err = collect_work(c, r->h->m->conf.window_step_ms * 1000000ULL);
+
+	/* The next steps after the ring buffer, timers, socket clients and other requests. */
+	if (err == 2 && !c->step &&
+	    (sd_event_add_defer(r->h->m->event, &c->step, on_collect_step, r) < 0 ||
+	     sd_event_source_set_priority(c->step, SD_EVENT_PRIORITY_IDLE) < 0 ||
+	     sd_event_source_set_enabled(c->step, SD_EVENT_ON) < 0))
+		err = collect_work(c, UINT64_MAX); /* no source: all at once */
+	r->h->profile_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
+	if (err == 2 || err == 1)
+		return;
+	answer_finish(r, err);
+}
+
+static int on_collect_step(sd_event_source *s, void *userdata)
+{
+	(void)s;
+	collect_run(userdata);
+	return 0;
+}
+
+/* The interval's end: its profiles gathered a few targets at a time, then built and sent. */
 static void answer(struct http_req *r)
 {
-	uint64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
-	int err = http_profile_answer(r);
+	int err;
 
-	r->h->profile_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
-	if (err > 0)
-		return; /* on_lines_ready or the build's end answers */
-	answer_finish(r, err);
+	if (!r->lines_done)
+		r->lines_since = srclines_seq(r->h->m->lines);
+	err = collect_new(r);
+	if (err < 0) {
+		collect_stop(r);
+		answer_finish(r, err);
+		return;
+	}
+	collect_run(r);
 }
 
 static void on_lines_ready(void *userdata)

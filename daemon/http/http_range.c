@@ -141,49 +141,48 @@ static int build_parts(struct http_range *rg, struct range_parts *p)
 	return rg->r->type == HTTPQ_TYPE_CPU ? 0 : build_offcpu_parts(p, tv, wv);
 }
 
-/* The parts as one pprof profile (merged if more than one): 0 or a negative errno. With
- * type=off_cpu|wall, the four sample types, the stacks of the off-CPU parts (merging keeps the
- * parts' order) off-CPU ones. */
-static int parts_pprof(const struct http_req *r, struct range_parts *p, uint64_t now,
-		       uint8_t **buf, size_t *len)
+static void range_finish(struct http_req *r, int err);
+
+/* The parts as r's pprof answer (merged if more than one), built off the loop (1) or here (0),
+ * or a negative errno. With type=off_cpu|wall, the four sample types, the stacks of the off-CPU
+ * parts (merging keeps the parts' order) off-CPU ones. */
+static int parts_pprof(struct http_req *r, struct range_parts *p, uint64_t now)
 {
 	struct merged mg;
 	size_t off_from = 0;
 	int err = 0;
 
-	if (p->n == 1 && r->type == HTTPQ_TYPE_CPU) {
-		err = pprof_build(p->pv[0], now, KPROF_VERSION, buf, len);
-	} else if (p->n >= 1 && (err = merge_profiles(p->pv, p->n, &mg)) >= 0) {
-		mg.target.samples = p->samples;
-		mg.target.window_start_ns = mg.target.attached_at_ns = p->start;
-		mg.target.window_end_ns = mg.target.ended_at_ns = p->end;
-		for (size_t i = 0; i < p->n_cpu; i++)
-			off_from += p->pv[i]->n_stacks;
-		err = r->type == HTTPQ_TYPE_CPU
-			  ? pprof_build(&mg.sp, now, KPROF_VERSION, buf, len)
-			  : pprof_build_wall(&mg.sp, off_from,
-					     r->type == HTTPQ_TYPE_WALL ? "wall" : "off_cpu", now,
-					     KPROF_VERSION, buf, len);
-		merge_free(&mg);
-	}
+	if (p->n == 1 && r->type == HTTPQ_TYPE_CPU)
+		return http_build_pprof(r, p->pv[0], 0, now, range_finish);
+	err = merge_profiles(p->pv, p->n, &mg);
+	if (err < 0)
+		return err;
+	mg.target.samples = p->samples;
+	mg.target.window_start_ns = mg.target.attached_at_ns = p->start;
+	mg.target.window_end_ns = mg.target.ended_at_ns = p->end;
+	for (size_t i = 0; i < p->n_cpu; i++)
+		off_from += p->pv[i]->n_stacks;
+	err = http_build_pprof(r, &mg.sp, off_from, now, range_finish);
+	merge_free(&mg);
 	return err;
 }
 
 /* The members' ranges as one pprof profile in r's answer (each member's SavedProfile built
- * now, while its target is known). */
+ * now, while its target is known): 0 with the answer set, or 2 while its pprof is built off
+ * the loop (range_finish answers then). */
 static int range_answer(struct http_range *rg)
 {
 	struct range_parts p;
 	uint64_t now = now_ns(CLOCK_REALTIME);
-	uint8_t *buf = NULL;
-	size_t len = 0;
 	int err;
 
 	err = build_parts(rg, &p);
-	if (err >= 0)
-		err = parts_pprof(rg->r, &p, now, &buf, &len);
+	if (err >= 0 && p.n)
+		err = parts_pprof(rg->r, &p, now);
 	for (size_t i = 0; i < p.n; i++)
 		saved_msg_release(&p.sm[i]);
+	if (err > 0)
+		return 2;
 	if (err < 0) {
 		snprintf(rg->msg, sizeof(rg->msg), "the profile could not be built: %s",
 			 strerror(-err));
@@ -197,18 +196,22 @@ static int range_answer(struct http_range *rg)
 		http_answer(rg->r, MHD_HTTP_NOT_FOUND,
 			    rg->by_pid ? rg->msg
 				       : "no kept time window of that selector in that range");
-	} else {
-		free(rg->r->body);
-		rg->r->body = (char *)buf;
-		rg->r->len = len;
-		rg->r->status = MHD_HTTP_OK;
-		rg->r->pprof = true;
 	}
 	return 0;
 }
 
-/* Merge for about budget_ns (at least one window): 1 while some is left, else 0 with r's
- * answer set. */
+/* A range's pprof built off the loop (err: why not): answered. */
+static void range_finish(struct http_req *r, int err)
+{
+	if (err < 0)
+		http_answer(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "the profile could not be built");
+	r->answered = true;
+	MHD_resume_connection(r->c);
+	http_run(r->h);
+}
+
+/* Merge for about budget_ns (at least one window): 1 while some is left, 2 when all is and
+ * the answer is being built off the loop, else 0 with r's answer set. */
 static int range_work(struct http_range *rg, uint64_t budget_ns)
 {
 	struct manager *m = rg->r->h->m;
@@ -267,6 +270,7 @@ static int on_range_step(sd_event_source *s, void *userdata)
 	struct http_range *rg = userdata;
 	struct http_req *r = rg->r;
 	struct httpd *h = r->h;
+	int err;
 
 	(void)s;
 	if (client_gone(r->c)) {
@@ -278,8 +282,11 @@ static int on_range_step(sd_event_source *s, void *userdata)
 			 "range",
 			 h->m->conf.http_max_seconds);
 		http_answer(r, MHD_HTTP_SERVICE_UNAVAILABLE, rg->msg);
-	} else if (range_work(rg, h->m->conf.window_step_ms * 1000000ULL) > 0) {
+	} else if ((err = range_work(rg, h->m->conf.window_step_ms * 1000000ULL)) == 1) {
 		return 0; /* the next step at a later loop iteration */
+	} else if (err == 2) {
+		range_stop(r); /* merged: the build answers */
+		return 0;
 	}
 	r->answered = true;
 	range_stop(r);
@@ -382,8 +389,14 @@ enum MHD_Result http_range_start(struct httpd *h, struct MHD_Connection *c, cons
 		res = http_queue_text(c, MHD_HTTP_BAD_REQUEST, "until= is not after since=");
 	} else if ((status = range_members(rg, q))) {
 		res = http_queue_text(c, status, "%s", rg->msg);
-	} else if (range_work(rg, m->conf.window_step_ms * 1000000ULL) == 0) {
+	} else if ((err = range_work(rg, m->conf.window_step_ms * 1000000ULL)) == 0) {
 		res = http_queue_answer(r); /* merged in one step */
+	} else if (err == 2) {		    /* merged in one step, built off the loop */
+		range_stop(r);
+		*con_cls = r;
+		http_conn_deadline(c, 0);
+		MHD_suspend_connection(c);
+		return MHD_YES;
 	} else if ((err = range_defer(rg, con_cls)) < 0) {
 		res = http_queue_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "could not start: %s",
 				      strerror(-err));

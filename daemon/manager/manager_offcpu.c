@@ -227,6 +227,8 @@ void manager_offcpu_status(const struct manager *m, struct manager_offcpu_status
 	st->lost_ns = bs.ctr[KP_OFFC_LOST_NS];
 	st->no_stack = bs.ctr[KP_OFFC_NOSTACK];
 	st->stacks_gone = bs.stacks_gone;
+	st->stacks_freed = bs.stacks_freed;
+	st->sweeps = bs.sweeps;
 	st->callers_found = m->offcpu_callers_found;
 	st->callers_lost = m->offcpu_callers_lost;
 	st->rules = bs.rules;

@@ -34,6 +34,7 @@ struct manager_offcpu_status {
 	unsigned targets;    /* attached targets with off-CPU time */
 	uint64_t runs, switches, intervals, lost, lost_ns, no_stack, stacks_gone, unknown;
 	uint64_t callers_found, callers_lost, rules; /* of frameless user leaves */
+	uint64_t stacks_freed, sweeps;		     /* the stack map's frees */
 };
 void manager_offcpu_status(const struct manager *m, struct manager_offcpu_status *st);
 

@@ -360,6 +360,8 @@ static void fill_offcpu_status(const struct manager *m, Kprof__StatusReply *sr)
 	sr->off_cpu_callers_found = st.callers_found;
 	sr->off_cpu_callers_lost = st.callers_lost;
 	sr->off_cpu_rules = st.rules;
+	sr->off_cpu_stacks_freed = st.stacks_freed;
+	sr->off_cpu_sweeps = st.sweeps;
 }
 
 /* Source lines: the helpers' counts and the cache's. */

@@ -117,6 +117,10 @@ echo "   (the burst: $NOSTACK stacks not stored; burst 1: [stack lost] $BL of $B
 if [ "$NOSTACK" -gt 0 ]; then
 	s_lost() { for p in "${BURST[@]}"; do lost_ns "$p"; done | awk '{ l += $1 } END { exit !(l > 0) }'; }
 	check "a full map: the stacks not stored ($NOSTACK) keep their time under [stack lost]" s_lost
+	# Stacks no sum read are not freed by the per-sum free: the next one sweeps the map.
+	wait_for 10 bash -c "[ \"\$($KPROFCTL --socket $SOCK status --json | python3 -c \"import json,sys; print(json.load(sys.stdin)['off_cpu_sweeps'])\")\" -gt 0 ]" &&
+		pass "a full map: swept ($(status_key off_cpu_sweeps) sweeps, $(status_key off_cpu_stacks_freed) stacks freed)" ||
+		fail "a full map: swept" "off_cpu_sweeps $(status_key off_cpu_sweeps), stacks freed $(status_key off_cpu_stacks_freed)"
 else
 	skip "a full map" "the bursts did not overfill it on this run (drained in between)"
 fi

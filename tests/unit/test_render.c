@@ -1062,7 +1062,8 @@ static void test_status_json(void **state)
 	       "\"off_cpu_intervals\":0,\"off_cpu_lost\":0,\"off_cpu_lost_ns\":0,\"off_cpu_no_"
 	       "stack\":0,"
 	       "\"off_cpu_stacks_gone\":0,\"off_cpu_callers_found\":0,\"off_cpu_callers_lost\":0,"
-	       "\"off_cpu_rules\":0,\"lines_helpers_started\":0,\"lines_helpers_killed\":0,"
+	       "\"off_cpu_rules\":0,\"off_cpu_stacks_freed\":0,\"off_cpu_sweeps\":0,"
+	       "\"lines_helpers_started\":0,\"lines_helpers_killed\":0,"
 	       "\"lines_answers\":0,\"lines_cache_entries\":0,\"lines_cache_bytes\":0,"
 	       "\"lines_cache_max_bytes\":0,\"lines_cache_evicted\":0}\n");
 	free(s);
