@@ -8,7 +8,8 @@
 # without the network drop-in kprofd starts without the endpoint, saying how to enable it), the
 # journal, a restart keeping the saved profiles, JIT, native and kernel names of processes
 # attached under the hardened unit (kernel names need StandardInput=file:/proc/kallsyms:
-# ProtectKernelTunables= hides the file), and the exposure of `systemd-analyze security` (at most 2.5). kprofd runs in the container's PID
+# ProtectKernelTunables= hides the file), a whole-host scrape of the pprof endpoint with the
+# network drop-in (built in the kprofd-build thread), and the exposure of `systemd-analyze security` (at most 2.5). kprofd runs in the container's PID
 # namespace (ARCHITECTURE.md §1.2.2). The container is powered off, and its mounts gone, on every
 # exit. Needs root, systemd-container (make deps) and a kernel that lets nspawn boot.
 # Not sanitized: it runs the installed build under systemd in a container (about 30 s).
@@ -224,6 +225,22 @@ score=$(in_ct systemd-analyze security kprofd.service 2>/dev/null | sed -n 's/.*
 if [ -n "$score" ] && python3 -c "import sys; sys.exit(not float('$score') <= 2.5)"; then
 	pass "systemd-analyze security kprofd.service: $score (at most 2.5)"
 else fail "exposure" "'$score'"; fi
+
+# --- The pprof endpoint under the hardened unit, with the network drop-in (after the exposure
+# check: the drop-in opens the loopback network): a whole-host scrape
+# is answered, its pprof made by the kprofd-build thread (the unit's SystemCallFilter= and
+# MemoryDenyWriteExecute= let it run), counted in status.
+in_ct install -D -m 0644 /usr/local/share/kprof/kprofd-http.conf /run/systemd/system/kprofd.service.d/http.conf
+in_ct systemctl daemon-reload
+check "systemctl restart kprofd (with the network drop-in)" in_ct systemctl restart kprofd
+wait_for 10 kd status >/dev/null || fail "kprofd answers after the restart" "$(kd status 2>&1)"
+scrape_ct() { in_ct python3 -c 'import urllib.request, gzip, sys
+b = urllib.request.urlopen("http://127.0.0.1:6061/debug/pprof/profile?seconds=1", timeout=30).read()
+sys.exit(0 if b"mj_" in gzip.decompress(b) else 1)'; }
+built_ct() { kd status --json | python3 -c "import json,sys; sys.exit(0 if json.load(sys.stdin)['http'].get('built_off_loop', 0) >= 1 else 1)"; }
+if wait_for 20 scrape_ct && built_ct; then
+	pass "under the unit: a whole-host scrape answered 200 with minijit's functions, built off the loop"
+else fail "scrape under the unit" "$(in_ct journalctl -u kprofd --no-pager -o cat | grep -i http | tail -3)"; fi
 
 stop_machine
 [ -z "$(findmnt -rn -o TARGET | grep -F "$TDIR")" ] && pass "container powered off, no mount left" ||
