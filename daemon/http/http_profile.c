@@ -357,12 +357,12 @@ static int collect_end(struct http_collect *c)
 		return 0;
 	}
 	/* One array, the CPU profiles first (the merge keeps the inputs' order). */
-	parts = realloc(TAKE_PTR(c->cpu), n * sizeof(*parts));
+	parts = realloc(c->cpu, n * sizeof(*parts));
 	if (!parts) {
-		c->cpu = NULL;
-		collect_stop(r);
+		collect_stop(r); /* frees c->cpu's parts */
 		return -ENOMEM;
 	}
+	c->cpu = NULL;
 	memcpy(parts + c->ncpu, c->off, c->noff * sizeof(*parts));
 	if (c->ncpu > 1 || !r->pid) /* the comment names no single process */
 		snprintf(mg.host_comm, sizeof(mg.host_comm), "%.*s", (int)sizeof(mg.host_comm) - 1,
