@@ -1120,6 +1120,20 @@ static void summary(const struct cpu *cpu, const struct cpu *warm, const struct 
 	       (unsigned long long)(lookups - tt->lookups0),
 	       (unsigned long long)(steps - tt->steps0), spl, (unsigned long long)M->unknown_tgid,
 	       (unsigned long long)ringbuf_bad_records(M->ringbuf));
+	{ /* the attached targets' re-reads of their maps (symbolize.c find_mapping) */
+		uint64_t reread = 0, same = 0;
+		struct target *t;
+
+		manager_for_each_attached(M, t) {
+			const struct tsym_stats *st = t->sym ? tsym_get_stats(t->sym) : NULL;
+
+			reread += st ? st->maps_reread : 0;
+			same += st ? st->maps_same : 0;
+		}
+		printf("maps read again for an address none held: %llu, unchanged %llu (attached "
+		       "targets)\n",
+		       (unsigned long long)reread, (unsigned long long)same);
+	}
 	printf("runs: %llu samples kept for a run, %llu runs added (%.1f samples a run)%s\n",
 	       (unsigned long long)M->batch_kept, (unsigned long long)M->batch_runs,
 	       M->batch_runs ? (double)M->batch_kept / M->batch_runs : 0,
