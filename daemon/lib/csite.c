@@ -92,6 +92,12 @@ int csite_add(struct csite *c, uint32_t caller, uint32_t callee, uint64_t addr)
 	return 1;
 }
 
+void csite_prefetch(const struct csite *c, uint32_t caller, uint32_t callee, uint64_t addr)
+{
+	if (c->nslots)
+		__builtin_prefetch(&c->slots[slot_of(caller, callee, addr, c->nslots)]);
+}
+
 int csite_foreach(const struct csite *c, int (*fn)(const struct csite_entry *e, void *userdata),
 		  void *userdata)
 {

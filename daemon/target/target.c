@@ -814,9 +814,11 @@ static inline void add_stack(struct target *t, const struct kp_sample *s, size_t
 static inline size_t user_frames(struct target *t, const struct kp_sample *s, size_t n)
 {
 	struct frame_memo *memo = t->memo;
+	struct csite_entry add[KP_MAX_STACK];
 	uint64_t prev_a = 0;
 	bool prev_new = false;
 	int id, prev = -1;
+	size_t nadd = 0;
 
 	for (int i = s->n_user - 1, d = 0; i >= 0; i--, d++)
 		if (!memo_has(memo, d, user_addr(s, i)))
@@ -847,13 +849,19 @@ static inline size_t user_frames(struct target *t, const struct kp_sample *s, si
 		/* The address cache remembers the last callee of each return address: a call
 		 * seen before costs no call-site table lookup. */
 		if (prev >= 0 && (fresh || prev_new) && t->csite && !t->over_budget &&
-		    !profile_cache_callee(t->profile, prev_a, id))
-			csite_add(t->csite, prev, id, prev_a);
+		    nadd < ARRAY_SIZE(add) && !profile_cache_callee(t->profile, prev_a, id)) {
+			add[nadd] = (struct csite_entry){prev, id, prev_a};
+			csite_prefetch(t->csite, prev, id, prev_a);
+			nadd++;
+		}
 		prev = id;
 		prev_a = a;
 		prev_new = fresh;
 	}
 	memo->len = s->n_user;
+	/* Added once all are fetched: their cache misses overlap. */
+	for (size_t i = 0; i < nadd; i++)
+		csite_add(t->csite, add[i].caller, add[i].callee, add[i].addr);
 	return n;
 }
 

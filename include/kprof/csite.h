@@ -37,6 +37,10 @@ void csite_free(struct csite *c);
  * -EINVAL for address 0, -ENOMEM. */
 int csite_add(struct csite *c, uint32_t caller, uint32_t callee, uint64_t addr);
 
+/* A hint: the slot csite_add(c, caller, callee, addr) looks at first is fetched into the cache,
+ * so that the adds of a stack's new pairs wait for their cache misses together. */
+void csite_prefetch(const struct csite *c, uint32_t caller, uint32_t callee, uint64_t addr);
+
 /* Every entry, in no particular order: fn's non-zero return stops the walk and is returned. */
 int csite_foreach(const struct csite *c, int (*fn)(const struct csite_entry *e, void *userdata),
 		  void *userdata);

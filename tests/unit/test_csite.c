@@ -36,7 +36,10 @@ static void test_set(void **state)
 
 	(void)state;
 	assert_int_equal(csite_new(0, &c), 0);
+	csite_prefetch(c, 1, 2, 0x1000); /* a hint, also before the first table */
 	assert_int_equal(csite_add(c, 1, 2, 0x1000), 1);
+	csite_prefetch(c, 1, 2, 0x1000); /* changes nothing */
+	csite_prefetch(c, 9, 9, 0x9000);
 	assert_int_equal(csite_add(c, 1, 2, 0x1000), 0);
 	assert_int_equal(csite_add(c, 1, 3, 0x1000), 1); /* another callee, same site */
 	assert_int_equal(csite_add(c, 1, 2, 0x1010), 1); /* another site, same pair */
