@@ -35,7 +35,9 @@
  * time; the daemon's own clock reads (rate, expiry) see real time, which runs faster here.
  *
  * CPU is this thread's (CLOCK_THREAD_CPUTIME_ID) around the daemon's calls only: making the
- * records, forking and killing children and writing perf maps are not counted. Memory: the
+ * records, forking and killing children and writing perf maps are not counted. A sample's CPU
+ * is all it costs: as it comes, and when a drain's end adds the run it waits in (the replay
+ * adds the runs due before the drain, manager_batch_flush, which then finds none). Memory: the
  * daemon's accounting (profile bytes of attached and kept targets, symbol bytes) and this
  * process's RSS. Nothing is asserted on time.
  */
@@ -561,7 +563,8 @@ static size_t make_sample(const struct proc *p, uint64_t now, void *buf)
 /* ---- Measurements ---- */
 
 struct cpu {
-	uint64_t feed, batch, house, churn, loop, scrape_take, scrape_answer;
+	/* feed: the samples' (as they come, and the runs the drain's end adds: flush) */
+	uint64_t feed, flush, batch, house, churn, loop, scrape_take, scrape_answer;
 	uint64_t scrape_build, scrape_hold_max, scrape_was_max; /* off the loop; the loop's hold */
 	uint64_t scrape_merge;					/* part of the build's */
 	uint64_t samples, records_bytes, exits, starts, scrapes, scrape_targets, scrape_bytes;
@@ -1023,6 +1026,13 @@ static void feed_batch(struct batch *bt, uint64_t base_ns, unsigned b, struct cp
 	M->batching = false;
 	c->feed += thread_ns() - t0;
 	c->samples += bt->per_batch;
+	/* The runs due, added as the drain's end adds them (its own flush then finds none):
+	 * samples' work, counted as theirs. */
+	t0 = thread_ns();
+	manager_batch_flush(M, false);
+	t0 = thread_ns() - t0;
+	c->feed += t0;
+	c->flush += t0;
 	t0 = thread_ns();
 	manager_batch(M, true);
 	c->batch += thread_ns() - t0;
@@ -1101,6 +1111,7 @@ static void summary(const struct cpu *cpu, const struct cpu *warm, const struct 
 {
 	double secs = O.seconds;
 	uint64_t feed = cpu->feed - warm->feed, batch = cpu->batch - warm->batch;
+	uint64_t flush = cpu->flush - warm->flush;
 	uint64_t house = cpu->house - warm->house, ch = cpu->churn - warm->churn;
 	uint64_t loop = cpu->loop - warm->loop, samples = cpu->samples - warm->samples;
 	uint64_t total = feed + batch + house + ch + loop, exits = cpu->exits - warm->exits;
@@ -1110,26 +1121,39 @@ static void summary(const struct cpu *cpu, const struct cpu *warm, const struct 
 	manager_lookup_stats(M, &lookups, &steps);
 	spl = lookups > tt->lookups0 ? (double)(steps - tt->steps0) / (lookups - tt->lookups0) : 0;
 	printf("cpu per simulated second (after the warm-up, %u s): %.2f%% of a core = "
-	       "samples %.2f%% (%.2f us a sample), drains %.2f%%, housekeeping %.2f%%, "
+	       "samples %.2f%% (%.2f us a sample, %.2f%% of a core of it in runs added at a "
+	       "drain's end), drains %.2f%%, housekeeping %.2f%%, "
 	       "exits and attaches %.2f%% (%llu processes ended and started: %.0f us each), "
 	       "loop %.2f%%\n",
 	       O.seconds, total / secs / 1e7, feed / secs / 1e7, samples ? feed / 1e3 / samples : 0,
-	       batch / secs / 1e7, house / secs / 1e7, ch / secs / 1e7, (unsigned long long)exits,
-	       exits ? ch / 1e3 / exits : 0, loop / secs / 1e7);
+	       flush / secs / 1e7, batch / secs / 1e7, house / secs / 1e7, ch / secs / 1e7,
+	       (unsigned long long)exits, exits ? ch / 1e3 / exits : 0, loop / secs / 1e7);
 	printf("lookups %llu steps %llu steps_per_lookup %.3f unknown_tgid %llu bad_records %llu\n",
 	       (unsigned long long)(lookups - tt->lookups0),
 	       (unsigned long long)(steps - tt->steps0), spl, (unsigned long long)M->unknown_tgid,
 	       (unsigned long long)ringbuf_bad_records(M->ringbuf));
 	{ /* the attached targets' re-reads of their maps (symbolize.c find_mapping) */
-		uint64_t reread = 0, same = 0;
+		uint64_t reread = 0, same = 0, samples = 0, stacks = 0, funcs = 0, n = 0;
 		struct target *t;
 
 		manager_for_each_attached(M, t) {
 			const struct tsym_stats *st = t->sym ? tsym_get_stats(t->sym) : NULL;
+			struct profile_stats ps;
 
 			reread += st ? st->maps_reread : 0;
 			same += st ? st->maps_same : 0;
+			profile_get_stats(t->profile, &ps);
+			samples += ps.samples;
+			stacks += ps.stacks;
+			funcs += ps.funcs;
+			n++;
 		}
+		/* How new the stream stays: what each sample brings the profiles */
+		printf("novelty: the attached targets' profiles hold %llu samples in %llu distinct "
+		       "stacks (%.2f a sample) of %llu functions (%.0f a process, %.2f a sample)\n",
+		       (unsigned long long)samples, (unsigned long long)stacks,
+		       samples ? (double)stacks / samples : 0, (unsigned long long)funcs,
+		       n ? (double)funcs / n : 0, samples ? (double)funcs / samples : 0);
 		printf("maps read again for an address none held: %llu, unchanged %llu (attached "
 		       "targets)\n",
 		       (unsigned long long)reread, (unsigned long long)same);
