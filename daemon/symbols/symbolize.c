@@ -117,11 +117,11 @@ static int maps_load(struct tsym *ts, bool reload)
 	n = procfs_read(ts->c.pid, "maps", &buf, MAPS_MAX_BYTES);
 	if (n < 0)
 		return n;
+	ts->maps_reread += reload;
 	/* Empty maps: the process has exited (a zombie has no memory left). What it mapped while
 	 * it ran still names the samples read after its exit. */
 	if (n == 0)
 		return -ESRCH;
-	ts->maps_reread += reload;
 	err = procmaps_parse(buf, n, MAPS_MAX_ENTRIES, &pm);
 	if (err < 0)
 		return err;
