@@ -35,9 +35,6 @@ struct tsym_stats {
 	/* Bytes of the perf map and jitdump read (every read again counted), and the refreshes
 	 * a per-second or per-step bound cut short (the rest read at a later one). */
 	uint64_t symbol_read_bytes, symbol_read_deferred;
-	/* The maps read again for a sample's address none held, and those reads that found them
-	 * unchanged (the names and the caches on them stand). */
-	uint64_t maps_reread, maps_same;
 	/* A HotSpot JVM asked for its perf map (jvmmap.c): libjvm.so mapped; Compiler.perfmap
 	 * exchanges started, answered (the JVM wrote its map), not answered in time, refused or
 	 * failed; the frame-pointer hint, why it is not asked, the last failure. */
