@@ -680,13 +680,17 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 	}
 	/* Where maps read after the sample show nothing executable, the address is junk (a frame
 	 * pointer that was none): "[unknown]", never named. Maps read before it (the process is
-	 * gone) may miss code mapped or made executable since: anonymous memory or no mapping is
-	 * then kept by address, to be named by what the JIT's files say at its exit. Outside user
-	 * space (non-canonical) or in the first 64 KiB, always junk. */
+	 * gone, or they were read just before it: at its exec's handling, while the new program
+	 * was still loading) may miss code mapped or made executable since, also over what was
+	 * then a file's data or a loader's reservation: anonymous memory, memory not executable
+	 * or no mapping is then kept by address, to be named once the maps are read again or by
+	 * what the JIT's files say at its exit. Outside user space (non-canonical) or in the
+	 * first 64 KiB, always junk. */
 	if (!r->jit_memory && r->kind == PROFILE_KIND_UNKNOWN && addr >= 0x10000 &&
-	    addr < 0x800000000000ULL && (!w.m || procmaps_is_anon(w.m)) && !maps_fresh(ts)) {
+	    addr < 0x800000000000ULL && (!w.m || !procmaps_is_exec(w.m) || procmaps_is_anon(w.m)) &&
+	    !maps_fresh(ts)) {
 		r->jit_memory = true;
-		if (w.m)
+		if (w.m && procmaps_is_anon(w.m))
 			r->name = r->module = "[anon]";
 	}
 }

@@ -1019,6 +1019,20 @@ bool target_symbols_due(struct target *t, uint64_t now)
 	return true;
 }
 
+/* An address kept for lack of fresh maps that fresh ones show to be junk (r: "[unknown]" in no
+ * mapping or in a file's data): one with that function, made first, so that it is merged into it
+ * and off the waiting list. */
+static int settle_junk(struct target *t, uint32_t id, const struct sym_result *r)
+{
+	int ret = profile_intern(t->profile, r->name, r->module, r->start, r->kind);
+
+	if (ret < 0)
+		return ret;
+	if (!strcmp(r->module, "[unknown]"))
+		t->unknown_id = ret + 1;
+	return profile_rename(t->profile, id, r->name, r->module, r->start, r->kind);
+}
+
 int target_names_update(struct target *t, bool force)
 {
 	_cleanup_free_ uint32_t *ids = NULL;
@@ -1045,6 +1059,8 @@ int target_names_update(struct target *t, bool force)
 	if (!ids)
 		return -ENOMEM;
 	memcpy(ids, pend, n * sizeof(*ids));
+	/* Every address here was sampled before now: maps read from now on hold for it. */
+	tsym_sample_time(t->sym, now_ns(CLOCK_MONOTONIC));
 	for (size_t i = 0; i < n; i++) {
 		const struct profile_func *f = profile_func_get(t->profile, ids[i]);
 		struct sym_result r;
@@ -1052,9 +1068,12 @@ int target_names_update(struct target *t, bool force)
 		if (!f || f->kind != PROFILE_KIND_UNKNOWN)
 			continue;
 		tsym_resolve(t->sym, f->start, false, &r);
-		if (r.kind == PROFILE_KIND_UNKNOWN)
+		if (r.kind == PROFILE_KIND_UNKNOWN && !r.jit_memory)
+			ret = settle_junk(t, ids[i], &r); /* maps read since: no code there */
+		else if (r.kind == PROFILE_KIND_UNKNOWN)
 			continue;
-		ret = profile_rename(t->profile, ids[i], r.name, r.module, r.start, r.kind);
+		else
+			ret = profile_rename(t->profile, ids[i], r.name, r.module, r.start, r.kind);
 		if (ret < 0)
 			continue;
 		named++;

@@ -6,7 +6,8 @@
 #      every sample (report's total is the profile kept at the detach that follows), the
 #      leaves' shares are perf's;
 #   2. a shell that spins, then execs minijit: the shell's samples still waiting for their run
-#      at the exec are named by the shell (no "[unknown]" leaves), minijit's after it;
+#      at the exec are named by the shell (no "[unknown]" leaves), minijit's after it, also
+#      those taken in code minijit mapped after the maps read at the exec's handling;
 #   3. a 1 s minijit under `kprofctl record`: its profile holds all its samples at its exit.
 # The daemon's log says the runs are on. Needs root; perf for the comparison (skipped without).
 . "$(dirname "$0")/lib.sh"
@@ -70,6 +71,14 @@ touch "$TDIR/go"
 comm_is() { [ "$(target_json "$1" comm)" = "$2" ]; }
 wait_for 30 comm_is "$X" minijit || fail "exec seen" "$(ctl list)"
 wait_for 30 at_least_samples "$X" 2000 || fail "minijit samples" "$(ctl list)"
+# Code mapped after the maps read at the exec's handling (over what was a file's data then) is
+# kept by address until they are read again, then named: no address rows stay.
+addr_rows() { ctl report "$1" --top 0 --json | python3 -c "import json,sys
+print(sum(1 for e in json.load(sys.stdin)['entries'] if e['function'].startswith('0x')))"; }
+no_addr_rows() { [ "$(addr_rows "$1")" = 0 ]; }
+if wait_for 30 no_addr_rows "$X"; then pass "exec: no address rows stay"
+else fail "kept addresses named" "$(ctl report "$X" --top 0 --json | python3 -c "import json,sys
+print([(e['function'], e['module'], e['self'], e['total']) for e in json.load(sys.stdin)['entries'] if e['function'].startswith('0x')])") $(ctl list --json)"; fi
 ctl report "$X" --top 0 --json | python3 -c "
 import json, sys
 r = json.load(sys.stdin); e = r['entries']; t = r['total_samples'] or 1
