@@ -1132,24 +1132,31 @@ static void summary(const struct cpu *cpu, const struct cpu *warm, const struct 
 	       (unsigned long long)(lookups - tt->lookups0),
 	       (unsigned long long)(steps - tt->steps0), spl, (unsigned long long)M->unknown_tgid,
 	       (unsigned long long)ringbuf_bad_records(M->ringbuf));
-	{ /* How new the stream stays: what each sample brings the profiles */
-		uint64_t samples = 0, stacks = 0, funcs = 0, n = 0;
+	{ /* the attached targets' re-reads of their maps (symbolize.c find_mapping) */
+		uint64_t reread = 0, same = 0, samples = 0, stacks = 0, funcs = 0, n = 0;
 		struct target *t;
 
 		manager_for_each_attached(M, t) {
+			const struct tsym_stats *st = t->sym ? tsym_get_stats(t->sym) : NULL;
 			struct profile_stats ps;
 
+			reread += st ? st->maps_reread : 0;
+			same += st ? st->maps_same : 0;
 			profile_get_stats(t->profile, &ps);
 			samples += ps.samples;
 			stacks += ps.stacks;
 			funcs += ps.funcs;
 			n++;
 		}
+		/* How new the stream stays: what each sample brings the profiles */
 		printf("novelty: the attached targets' profiles hold %llu samples in %llu distinct "
 		       "stacks (%.2f a sample) of %llu functions (%.0f a process, %.2f a sample)\n",
 		       (unsigned long long)samples, (unsigned long long)stacks,
 		       samples ? (double)stacks / samples : 0, (unsigned long long)funcs,
 		       n ? (double)funcs / n : 0, samples ? (double)funcs / samples : 0);
+		printf("maps read again for an address none held: %llu, unchanged %llu (attached "
+		       "targets)\n",
+		       (unsigned long long)reread, (unsigned long long)same);
 	}
 	printf("runs: %llu samples kept for a run, %llu runs added (%.1f samples a run)%s\n",
 	       (unsigned long long)M->batch_kept, (unsigned long long)M->batch_runs,

@@ -174,6 +174,24 @@ const struct procmaps_entry *procmaps_find(const struct procmaps *pm, uint64_t a
 	return NULL;
 }
 
+int procmaps_same(const struct procmaps *a, const struct procmaps *b)
+{
+	if (!a || !b)
+		return a == b;
+	if (a->n != b->n)
+		return 0;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct procmaps_entry *x = &a->v[i], *y = &b->v[i];
+
+		if (x->start != y->start || x->end != y->end || x->offset != y->offset ||
+		    x->inode != y->inode || x->dev_major != y->dev_major ||
+		    x->dev_minor != y->dev_minor || memcmp(x->perms, y->perms, sizeof(x->perms)) ||
+		    strcmp(x->path, y->path))
+			return 0;
+	}
+	return 1;
+}
+
 size_t procmaps_count(const struct procmaps *pm)
 {
 	return pm->n;

@@ -121,9 +121,20 @@ static int maps_load(struct tsym *ts, bool reload)
 	 * it ran still names the samples read after its exit. */
 	if (n == 0)
 		return -ESRCH;
+	ts->maps_reread += reload;
 	err = procmaps_parse(buf, n, MAPS_MAX_ENTRIES, &pm);
 	if (err < 0)
 		return err;
+	/* Read again for an address no mapping held (a junk frame, most often) and nothing
+	 * changed: the names stand, and so do the caches built on them (no new generation). */
+	if (reload && procmaps_same(ts->c.maps, pm) && known == ts->exe_known &&
+	    (!known || (st.st_dev == ts->exe_dev && st.st_ino == ts->exe_ino))) {
+		procmaps_free(pm);
+		ts->maps_loaded_ns = t;
+		ts->exe_refused_ns = 0;
+		ts->maps_same++;
+		return 0;
+	}
 	map_elf = calloc(procmaps_count(pm) ? procmaps_count(pm) : 1, sizeof(*map_elf));
 	if (!map_elf) {
 		procmaps_free(pm);
@@ -381,6 +392,11 @@ uint64_t tsym_generation(const struct tsym *ts)
 	return ts->gen;
 }
 
+uint64_t tsym_maps_read_ns(const struct tsym *ts)
+{
+	return ts->maps_loaded_ns;
+}
+
 void tsym_start(struct tsym *ts, const struct tsym_start *o)
 {
 	const struct sym_source *s;
@@ -498,6 +514,8 @@ const struct tsym_stats *tsym_get_stats(struct tsym *ts)
 			s->stats(ts->state[i], st);
 	st->symbol_read_bytes = ts->read_total;
 	st->symbol_read_deferred = ts->read_deferred;
+	st->maps_reread = ts->maps_reread;
+	st->maps_same = ts->maps_same;
 	return st;
 }
 

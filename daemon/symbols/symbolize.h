@@ -35,6 +35,9 @@ struct tsym_stats {
 	/* Bytes of the perf map and jitdump read (every read again counted), and the refreshes
 	 * a per-second or per-step bound cut short (the rest read at a later one). */
 	uint64_t symbol_read_bytes, symbol_read_deferred;
+	/* The maps read again for a sample's address none held, and those reads that found them
+	 * unchanged (the names and the caches on them stand). */
+	uint64_t maps_reread, maps_same;
 	/* A HotSpot JVM asked for its perf map (jvmmap.c): libjvm.so mapped; Compiler.perfmap
 	 * exchanges started, answered (the JVM wrote its map), not answered in time, refused or
 	 * failed; the frame-pointer hint, why it is not asked, the last failure. */
@@ -77,6 +80,9 @@ struct tsym_frame_rule {
 void tsym_frame_rule(struct tsym *ts, uint64_t addr, bool ret, struct tsym_frame_rule *r);
 /* Bumped whenever earlier resolutions may have changed (new JIT symbols, new mappings). */
 uint64_t tsym_generation(const struct tsym *ts);
+/* When the maps were last read (CLOCK_MONOTONIC; 0: never), also when that changed nothing: an
+ * address kept for lack of fresh maps may be found junk by such a read (target_names_update). */
+uint64_t tsym_maps_read_ns(const struct tsym *ts);
 /* Re-read the files of its sources (the perf map, the jitdump) if they grew or were replaced:
  * one step, bounded in bytes and CPU time per call and per second (symbolize.c, "Reading in
  * steps"). */

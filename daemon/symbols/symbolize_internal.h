@@ -122,6 +122,8 @@ struct tsym {
 	uint64_t exe_refused_ns; /* the first re-read refused for another program (0: none) */
 	uint64_t maps_tried_ns;	 /* the last read of the maps, whether it found them or not */
 	uint64_t maps_loaded_ns; /* the last read that found them (an exited process has none) */
+	uint64_t maps_reread;	 /* reads for a sample's address no mapping held ... */
+	uint64_t maps_same;	 /* ... that found the maps unchanged (no new generation) */
 	uint64_t taken_ns;	 /* when the sample being resolved was taken (tsym_sample_time) */
 	uint64_t anon_exec_gen;	 /* c.maps_gen + 1 of anon_exec_n (0: not counted) */
 	size_t anon_exec_n;

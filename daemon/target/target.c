@@ -1049,8 +1049,10 @@ int target_names_update(struct target *t, bool force)
 		target_commit_names(t); /* merges of earlier calls, when due */
 	gen = tsym_generation(t->sym);
 	pend = profile_pending(t->profile, &n);
-	if (!n || (!force && gen == t->names_gen)) {
+	if (!n ||
+	    (!force && gen == t->names_gen && tsym_maps_read_ns(t->sym) == t->names_maps_ns)) {
 		t->names_gen = gen;
+		t->names_maps_ns = tsym_maps_read_ns(t->sym);
 		names_note(t);
 		return 0;
 	}
@@ -1088,6 +1090,7 @@ int target_names_update(struct target *t, bool force)
 	/* Resolving may have read more. */
 	forget_if_symbols_changed(t);
 	t->names_gen = tsym_generation(t->sym);
+	t->names_maps_ns = tsym_maps_read_ns(t->sym);
 	if (named)
 		log_debug("pid %d: %zu of %zu unnamed addresses named late", t->pid, named, n);
 	names_note(t);

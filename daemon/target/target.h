@@ -125,7 +125,8 @@ struct target {
 	dev_t late_dev;
 	ino_t late_ino;
 	uint64_t cache_gen;
-	uint64_t names_gen; /* symbols' generation at the last look at unnamed addresses */
+	uint64_t names_gen;	/* symbols' generation at the last look at unnamed addresses */
+	uint64_t names_maps_ns; /* ... and the maps' last read then (tsym_maps_read_ns) */
 	uint64_t
 	    commit_next_ns; /* CLOCK_MONOTONIC: merges folded away by then (target_commit_names) */
 	/* target_symbols_due: unnamed_leaf then, and when the files are looked at anyway */

@@ -32,6 +32,10 @@ size_t procmaps_count(const struct procmaps *pm);
 const struct procmaps_entry *procmaps_at(const struct procmaps *pm, size_t i);
 size_t procmaps_bad_lines(const struct procmaps *pm);
 
+/* 1 if a and b hold the same mappings (bounds, permissions, offsets, files and paths, in the
+ * same order): a read of the maps that changed nothing. NULL is the same only as NULL. */
+int procmaps_same(const struct procmaps *a, const struct procmaps *b);
+
 /* The path of the mapping [start, end) of process pid under /proc/PID/map_files/, which opens
  * the very file mapped (even deleted, or in another mount namespace) and names the uprobe
  * target of an address: the one place that spells it. Returns snprintf's count; a buffer of

@@ -4,7 +4,8 @@
 # records, kept profiles) and starting (attached), a whole-host scrape. Checked, not timed: every
 # record valid and every sample's process found; a sample's target found in under 3 PID-hash
 # steps with 10 and with 300 processes (a walk of the targets would take about 150 at 300);
-# processes ended, kept within limits.max_kept (64), and replaced; the scrape answered. Needs
+# processes ended, kept within limits.max_kept (64), and replaced; the maps read again for junk
+# frames found unchanged (no new symbol generation); the scrape answered. Needs
 # root (the replay loads kprofd's BPF object); its children are killed when it ends.
 . "$(dirname "$0")/lib.sh"
 REPLAY=$BUILD/replay
@@ -36,6 +37,12 @@ for n in 10 300; do
 		'[ "${att:-0}" = "$n" ] && [ "${kept:-0}" -ge 1 ] && [ "${kept:-99}" -le 64 ]'
 	ended=$(sed -nE 's/.*\(([0-9]+) processes ended and started.*/\1/p' "$out")
 	ok "$n processes: processes ended and started (${ended:-none})" '[ "${ended:-0}" -ge 4 ]'
+	read -r reread same < <(sed -nE \
+		's/^maps read again for an address none held: ([0-9]+), unchanged ([0-9]+) .*/\1 \2/p' "$out")
+	# The children never map anything new: each read again (for a frame past the end of a
+	# mapping) finds the maps unchanged, and keeps the target's names and caches.
+	[ "$n" = 300 ] && ok "$n processes: maps read again ${reread:-?} times, unchanged ${same:-?}" \
+		'[ "${same:-0}" -ge 1 ] && [ "$same" = "$reread" ]'
 	scrape=$(sed -nE 's/^scrape: 1 whole-host scrapes of 1 s, ([0-9.]+) targets each.*/\1/p' "$out")
 	ok "$n processes: a whole-host scrape answered (${scrape:-none} targets)" \
 		'[ -n "$scrape" ] && awk -v t="$scrape" "BEGIN { exit !(t >= 1) }"'

@@ -354,6 +354,58 @@ static void test_is_anon(void **state)
 }
 
 /* The one spelling of a mapping's map_files path, at the widest pid and addresses too. */
+/* A read that changed nothing is the same; any field of any entry changed, an entry more or
+ * less, or another order is not. */
+static void test_same(void **state)
+{
+	static const char *const changed[] = {
+	    "55d0c0a00000-55d0c0a02000 r--p 00000000 08:01 1234567 /usr/bin/minijit\n"
+	    "55d0c0a02000-55d0c0a04000 r-xp 00002000 08:01 1234567 /usr/bin/minijit\n",
+	    "55d0c0a00000-55d0c0a02000 r--p 00000000 08:01 1234567 /usr/bin/minijit\n"
+	    "55d0c0a02000-55d0c0a05000 r-xp 00002000 08:01 1234567 /usr/bin/minijit\n"
+	    "7f1c2b000000-7f1c2b001000 r-xs 00000000 00:01 2049 /memfd:minijit (deleted)\n",
+	    "55d0c0a00000-55d0c0a02000 r--p 00000000 08:01 1234567 /usr/bin/minijit\n"
+	    "55d0c0a02000-55d0c0a04000 rwxp 00002000 08:01 1234567 /usr/bin/minijit\n"
+	    "7f1c2b000000-7f1c2b001000 r-xs 00000000 00:01 2049 /memfd:minijit (deleted)\n",
+	    "55d0c0a00000-55d0c0a02000 r--p 00000000 08:01 1234567 /usr/bin/minijit\n"
+	    "55d0c0a02000-55d0c0a04000 r-xp 00003000 08:01 1234567 /usr/bin/minijit\n"
+	    "7f1c2b000000-7f1c2b001000 r-xs 00000000 00:01 2049 /memfd:minijit (deleted)\n",
+	    "55d0c0a00000-55d0c0a02000 r--p 00000000 08:01 1234567 /usr/bin/minijit\n"
+	    "55d0c0a02000-55d0c0a04000 r-xp 00002000 08:02 1234567 /usr/bin/minijit\n"
+	    "7f1c2b000000-7f1c2b001000 r-xs 00000000 00:01 2049 /memfd:minijit (deleted)\n",
+	    "55d0c0a00000-55d0c0a02000 r--p 00000000 08:01 1234567 /usr/bin/minijit\n"
+	    "55d0c0a02000-55d0c0a04000 r-xp 00002000 08:01 1234568 /usr/bin/minijit\n"
+	    "7f1c2b000000-7f1c2b001000 r-xs 00000000 00:01 2049 /memfd:minijit (deleted)\n",
+	    "55d0c0a00000-55d0c0a02000 r--p 00000000 08:01 1234567 /usr/bin/minijit\n"
+	    "55d0c0a02000-55d0c0a04000 r-xp 00002000 08:01 1234567 /usr/bin/minijit2\n"
+	    "7f1c2b000000-7f1c2b001000 r-xs 00000000 00:01 2049 /memfd:minijit (deleted)\n",
+	    "55d0c0a00000-55d0c0a02000 r--p 00000000 08:01 1234567 /usr/bin/minijit\n"
+	    "55d0c0a02000-55d0c0a04000 r-xp 00002000 08:01 1234567 /usr/bin/minijit\n"
+	    "7f1c2b000000-7f1c2b001000 r-xs 00000000 00:01 2049 /memfd:other (deleted)\n",
+	};
+	static const char base[] =
+	    "55d0c0a00000-55d0c0a02000 r--p 00000000 08:01 1234567 /usr/bin/minijit\n"
+	    "55d0c0a02000-55d0c0a04000 r-xp 00002000 08:01 1234567 /usr/bin/minijit\n"
+	    "7f1c2b000000-7f1c2b001000 r-xs 00000000 00:01 2049 /memfd:minijit (deleted)\n";
+	struct procmaps *a = parse(base, sizeof(base) - 1, 100);
+	struct procmaps *b = parse(base, sizeof(base) - 1, 100);
+
+	(void)state;
+	assert_true(procmaps_same(a, b));
+	assert_true(procmaps_same(NULL, NULL));
+	assert_false(procmaps_same(a, NULL));
+	assert_false(procmaps_same(NULL, b));
+	for (size_t i = 0; i < sizeof(changed) / sizeof(changed[0]); i++) {
+		struct procmaps *c = parse(changed[i], strlen(changed[i]), 100);
+
+		assert_false(procmaps_same(a, c));
+		assert_false(procmaps_same(c, a));
+		procmaps_free(c);
+	}
+	procmaps_free(a);
+	procmaps_free(b);
+}
+
 static void test_file_path(void **state)
 {
 	char buf[PROCMAPS_FILE_PATH_MAX];
@@ -376,7 +428,7 @@ int main(void)
 	    cmocka_unit_test(test_malformed),	cmocka_unit_test(test_blank_lines),
 	    cmocka_unit_test(test_max_entries), cmocka_unit_test(test_empty),
 	    cmocka_unit_test(test_is_exec),	cmocka_unit_test(test_is_anon),
-	    cmocka_unit_test(test_file_path),
+	    cmocka_unit_test(test_file_path),	cmocka_unit_test(test_same),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
