@@ -20,6 +20,8 @@
  * which stays for root. A target's credentials are checked again at every exec and every
  * second: one that a user attached and that became another user's (a setuid exec) is ended
  * (each second, one stat unless only a full read would see a change: manager_recheck_tick).
+ * A target quiet since the last second has nothing read for it: its check waits for its alive
+ * check (every 10 s) or its next record, which is checked before it is taken in.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -101,6 +103,15 @@ static void on_sample(void *ctx, const struct kp_sample *s)
 		m->unknown_tgid++;
 		return;
 	}
+	/* Quiet at the last housekeeping: its credentials checked before anything of it is
+	 * named or read (manager_housekeeping). */
+	t->active = true;
+	if (t->cred_due) {
+		t->cred_due = false;
+		manager_recheck_tick(m, t, false);
+	}
+	if (t->cred_lost) /* taken after the change, most likely: another owner's */
+		return;
 	/* kprofctl record's child before its exec: kprofctl's code, not the command's. The exec
 	 * record comes after every sample the thread took before it (one ring buffer). */
 	if (t->before_exec) {
@@ -537,6 +548,8 @@ void manager_housekeeping(struct manager *m)
 	struct target *t;
 
 	manager_for_each_attached(m, t) {
+		uint64_t swept = m->alive_checks;
+
 		/* An exit the BPF side could not report (ring buffer full) must still be seen,
 		 * also when the PID was taken by another process since. */
 		if (target_gone(m, t, now, lost)) {
@@ -546,6 +559,16 @@ void manager_housekeeping(struct manager *m)
 						   t->all ? LOG_DEBUG : LOG_INFO, "is gone");
 			continue;
 		}
+		/* Quiet since the last second: nothing is read for it now, so its credentials
+		 * are checked with its alive check (every 10 s) and before its next record is
+		 * taken in (on_sample), not every second. */
+		if (target_quiet(t) && swept == m->alive_checks && !lost) {
+			t->cred_due = true;
+			m->quiet_skips++;
+			target_drift_tick(t); /* functions ended by their idle time: no read */
+			continue;
+		}
+		t->cred_due = false;
 		if (!manager_recheck_tick(m, t, lost)) {
 			if (target_symbols_due(t, now))
 				tsym_refresh(t->sym);

@@ -107,6 +107,7 @@ struct manager {
 	/* Credential checks of attached targets by the housekeeping (cred_ticks), and the full
 	 * reads of /proc/PID/status among all checks (cred_reads): a debug counter (status). */
 	uint64_t cred_ticks, cred_reads;
+	uint64_t quiet_skips; /* housekeeping ticks of quiet targets left out (status) */
 	struct cgwatch *watches[MANAGER_MAX_WATCHES];
 	unsigned n_watches;
 	/* The modules built on the manager, told of its events (manager_events.h). */

@@ -509,6 +509,7 @@ bool manager_recheck(struct manager *m, struct target *t)
 		tsym_set_reader(t->sym, owner);
 		return false;
 	}
+	t->cred_lost = true; /* its records still in the ring buffer are not its owner's */
 	manager_end_target(
 	    m, t, TARGET_DETACHED, LOG_WARNING,
 	    "ended: credentials changed away from uid %u (uids %u/%u/%u, %sdumpable)", t->uid,

@@ -416,6 +416,7 @@ int requests_fill_status(struct requests *rq, Kprof__StatusReply *sr, uint64_t *
 	manager_save_stats(m, &sr->save_walks, &sr->save_steps);
 	sr->cred_ticks = m->cred_ticks;
 	sr->cred_reads = m->cred_reads;
+	sr->quiet_skips = m->quiet_skips;
 	codeshare_get_stats(m->code, &cst);
 	sr->shared_code_copies = cst.entries;
 	sr->shared_code_bytes = cst.memory;

@@ -1005,6 +1005,19 @@ static void names_note(struct target *t)
 			 ps.unresolved, ps.unresolved == 1 ? "" : "es");
 }
 
+bool target_quiet(struct target *t)
+{
+	bool was = t->active;
+	size_t pending = 0;
+
+	t->active = false;
+	if (was || !t->sym || t->batch_n || t->calls || t->paths || tsym_behind(t->sym) ||
+	    (t->drift && t->drift_code_tried < drift_nfuncs(t->drift)))
+		return false;
+	profile_pending(t->profile, &pending);
+	return !pending;
+}
+
 bool target_symbols_due(struct target *t, uint64_t now)
 {
 	size_t pending = 0;

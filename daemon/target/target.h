@@ -105,6 +105,10 @@ struct target {
 	uid_t cred_stat_uid;
 	uint64_t cred_userns; /* its user namespace then (procfs_userns) */
 	bool cred_known, cred_always;
+	/* A record of it came since the last housekeeping (manager.c's on_sample); a quiet one
+	 * skipped its credential check there, so its next record checks first (cred_due). */
+	bool active, cred_due;
+	bool cred_lost; /* ended for a change of credentials: no record of it taken in after */
 	char comm[17];
 	enum target_state state;
 	unsigned freq;
@@ -320,6 +324,10 @@ int target_commit_names(struct target *t);
  * file is read at the first sample it could name). */
 #define TARGET_FILES_EVERY_NS (10 * 1000000000ULL)
 bool target_symbols_due(struct target *t, uint64_t now);
+/* Nothing came from it since the last call (t->active, cleared here) and the housekeeping has
+ * nothing of its own to do for it: no samples waiting in a run, no unnamed address waiting for
+ * a name, no symbol file read short, no probes, no drift code to look for. */
+bool target_quiet(struct target *t);
 /* src with the functions p merged after the fact merged (hcct_tree_relabel): the new tree
  * replaces *owned (freed; src may be it). Nothing changes when p has no merged functions. 0 or
  * a negative errno. */

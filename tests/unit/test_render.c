@@ -1043,7 +1043,7 @@ static void test_status_json(void **state)
 	       "\"cpu_ns\":1500000000,\"cpu_ns_per_sample\":500000,\"clients\":1,"
 	       "\"symbol_bytes\":0,\"symbol_refusals\":0,\"profile_bytes\":0,"
 	       "\"lookups\":0,\"lookup_steps\":0,\"save_walks\":0,\"save_steps\":0,\"cred_ticks\":"
-	       "0,\"cred_reads\":0,"
+	       "0,\"cred_reads\":0,\"quiet_skips\":0,"
 	       "\"shared_code_copies\":0,\"shared_code_bytes\":0,\"shared_code_found\":0,"
 	       "\"shared_code_full\":0,\"shared_names\":0,\"shared_names_full\":0,"
 	       "\"sampling\":\"\",\"profile_budget_bytes\":0,\"profiles_over_budget\":false,"
