@@ -1158,6 +1158,9 @@ static void summary(const struct cpu *cpu, const struct cpu *warm, const struct 
 		       "targets)\n",
 		       (unsigned long long)reread, (unsigned long long)same);
 	}
+	/* Targets the housekeeping left out, quiet since its last second (manager_housekeeping) */
+	printf("housekeeping: %llu credential checks, %llu quiet target-seconds left out\n",
+	       (unsigned long long)M->cred_ticks, (unsigned long long)M->quiet_skips);
 	printf("runs: %llu samples kept for a run, %llu runs added (%.1f samples a run)%s\n",
 	       (unsigned long long)M->batch_kept, (unsigned long long)M->batch_runs,
 	       M->batch_runs ? (double)M->batch_kept / M->batch_runs : 0,
