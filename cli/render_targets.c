@@ -355,14 +355,14 @@ static void status_json(FILE *f, const Kprof__StatusReply *r, double cpu_per_sam
 		",\"profile_bytes\":%" PRIu64 ",\"lookups\":%" PRIu64 ",\"lookup_steps\":%" PRIu64
 		",\"save_walks\":%" PRIu64 ",\"save_steps\":%" PRIu64 ",\"cred_ticks\":%" PRIu64
 		",\"cred_reads\":%" PRIu64 ",\"quiet_skips\":%" PRIu64
-		",\"shared_code_copies\":%" PRIu64
-		",\"shared_code_bytes\":%" PRIu64 ",\"shared_code_found\":%" PRIu64
-		",\"shared_code_full\":%" PRIu64 ",\"shared_names\":%" PRIu64
-		",\"shared_names_full\":%" PRIu64 ",\"sampling\":",
+		",\"shared_code_copies\":%" PRIu64 ",\"shared_code_bytes\":%" PRIu64
+		",\"shared_code_found\":%" PRIu64 ",\"shared_code_full\":%" PRIu64
+		",\"shared_names\":%" PRIu64 ",\"shared_names_full\":%" PRIu64 ",\"sampling\":",
 		r->cpu_ns, cpu_per_sample, r->clients, r->symbol_bytes, r->symbol_refusals,
 		r->profile_bytes, r->lookups, r->lookup_steps, r->save_walks, r->save_steps,
-		r->cred_ticks, r->cred_reads, r->quiet_skips, r->shared_code_copies, r->shared_code_bytes,
-		r->shared_code_found, r->shared_code_full, r->shared_names, r->shared_names_full);
+		r->cred_ticks, r->cred_reads, r->quiet_skips, r->shared_code_copies,
+		r->shared_code_bytes, r->shared_code_found, r->shared_code_full, r->shared_names,
+		r->shared_names_full);
 	render_json_string(f, r->sampling);
 	fprintf(f, ",\"profile_budget_bytes\":%" PRIu64 ",\"profiles_over_budget\":%s",
 		r->profile_budget_bytes, r->profiles_over_budget ? "true" : "false");
