@@ -584,8 +584,10 @@ static void name_by_mapping(const struct procmaps_entry *m, struct sym_result *r
 {
 	const char *base;
 
-	if (!procmaps_is_exec(m))
-		return; /* "[unknown]" */
+	if (!procmaps_is_exec(m)) { /* data: "[unknown]", not the file's (a junk frame) */
+		r->name = r->module = "[unknown]";
+		return;
+	}
 	if (procmaps_is_anon(m)) {
 		base = strncmp(m->path, "/memfd:", 7) ? "[anon]" : symbolize_base_name(m->path);
 		if (base[0] != '[') {
@@ -670,7 +672,11 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 	 * its perf map, as Builtins_X and Builtin:X); then the JIT's files; then the ELF file's
 	 * nearest symbol (the table's order and SYM_NEAR, sources.c). */
 	w.m = find_mapping(ts, addr, &w.idx);
-	h = walk(ts, w.m && w.m->path[0] == '/' ? &ts->file : &ts->anon, &w, r);
+	/* A file's symbols name its code only: in its data (not executable) an address is junk
+	 * or code mapped since the maps were read (the rule at the end), never the function the
+	 * file holds at that offset. */
+	h = walk(ts, w.m && w.m->path[0] == '/' && procmaps_is_exec(w.m) ? &ts->file : &ts->anon,
+		 &w, r);
 	if (h != SYM_MISS)
 		return;
 	/* Not found: maybe the JIT wrote the symbol since the last read. Not asked again for code

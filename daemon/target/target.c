@@ -1032,6 +1032,51 @@ bool target_symbols_due(struct target *t, uint64_t now)
 	return true;
 }
 
+struct junk_count {
+	const struct profile *p;
+	const uint8_t *junk; /* a bit per function id: settled into "[unknown]" now */
+	size_t nfuncs;
+	int64_t unknown; /* the "[unknown]" function's canonical id, -1: none yet */
+	uint64_t samples;
+};
+
+static int count_junk(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count, void *ud)
+{
+	struct junk_count *jc = ud;
+	bool hit = false;
+
+	(void)tid;
+	for (size_t i = 0; i < n; i++) {
+		if (jc->unknown >= 0 && profile_canon(jc->p, ids[i]) == (uint32_t)jc->unknown)
+			return 0; /* counted in unknown_samples already */
+		hit |= ids[i] < jc->nfuncs && (jc->junk[ids[i] / 8] >> (ids[i] % 8) & 1);
+	}
+	if (hit)
+		jc->samples += count;
+	return 0;
+}
+
+/* The samples that addresses about to be settled into "[unknown]" (junk[0..n)) bring into
+ * unknown_samples: those whose stack holds one of them and no "[unknown]" frame yet (counted
+ * when they came, or at an earlier settle). One walk over the profile's stacks. */
+static void count_settled(struct target *t, const uint32_t *junk, size_t n)
+{
+	size_t nfuncs = profile_nfuncs(t->profile);
+	_cleanup_free_ uint8_t *bits = calloc(nfuncs / 8 + 1, 1);
+	struct junk_count jc = {.p = t->profile, .nfuncs = nfuncs, .unknown = -1};
+
+	if (!bits)
+		return; /* no memory: not counted */
+	for (size_t i = 0; i < n; i++)
+		if (junk[i] < nfuncs)
+			bits[junk[i] / 8] |= 1u << (junk[i] % 8);
+	jc.junk = bits;
+	if (t->unknown_id)
+		jc.unknown = profile_canon(t->profile, t->unknown_id - 1);
+	profile_foreach_stack(t->profile, count_junk, &jc);
+	t->unknown_samples += jc.samples;
+}
+
 /* An address kept for lack of fresh maps that fresh ones show to be junk (r: "[unknown]" in no
  * mapping or in a file's data): one with that function, made first, so that it is merged into it
  * and off the waiting list. */
@@ -1053,7 +1098,7 @@ int target_names_update(struct target *t, bool force)
 	const char *file;
 	uint32_t line;
 	uint64_t gen;
-	size_t n, named = 0;
+	size_t n, named = 0, njunk = 0;
 	int ret;
 
 	if (!t->sym)
@@ -1083,18 +1128,38 @@ int target_names_update(struct target *t, bool force)
 		if (!f || f->kind != PROFILE_KIND_UNKNOWN)
 			continue;
 		tsym_resolve(t->sym, f->start, false, &r);
-		if (r.kind == PROFILE_KIND_UNKNOWN && !r.jit_memory)
-			ret = settle_junk(t, ids[i], &r); /* maps read since: no code there */
-		else if (r.kind == PROFILE_KIND_UNKNOWN)
+		if (r.kind == PROFILE_KIND_UNKNOWN && !r.jit_memory) {
+			/* maps read since: no code there. Settled after the others, once the
+			 * samples it brings to unknown_samples are counted. */
+			if (!strcmp(r.module, "[unknown]"))
+				ids[njunk++] = ids[i];
+			else if (settle_junk(t, ids[i], &r) >= 0)
+				named++;
 			continue;
-		else
-			ret = profile_rename(t->profile, ids[i], r.name, r.module, r.start, r.kind);
+		}
+		if (r.kind == PROFILE_KIND_UNKNOWN)
+			continue;
+		ret = profile_rename(t->profile, ids[i], r.name, r.module, r.start, r.kind);
 		if (ret < 0)
 			continue;
 		named++;
 		if ((uint32_t)ret == ids[i] && r.kind == PROFILE_KIND_JIT &&
 		    tsym_jit_source(t->sym, r.start, &file, &line))
 			profile_set_source(t->profile, ret, file, line); /* no memory: no line */
+	}
+	if (njunk) {
+		count_settled(t, ids, njunk);
+		/* The cache and memo would give their addresses' ids, aliases now, to samples
+		 * before the commit: forgotten, so those find "[unknown]" itself (and count). */
+		profile_cache_clear(t->profile);
+		memset(t->memo->addr, 0, sizeof(t->memo->addr));
+	}
+	for (size_t i = 0; i < njunk; i++) {
+		struct sym_result r = {
+		    .name = "[unknown]", .module = "[unknown]", .kind = PROFILE_KIND_UNKNOWN};
+
+		if (settle_junk(t, ids[i], &r) >= 0)
+			named++;
 	}
 	if (force || now_ns(CLOCK_MONOTONIC) >= t->commit_next_ns)
 		target_commit_names(t);

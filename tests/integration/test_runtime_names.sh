@@ -7,6 +7,9 @@
 #      perf's share, never CodeInfoPrologue.
 #   5. CPython 3.11 (no JIT; junk frame pointers): no recipe note, no address rows; its junk
 #      addresses are [unknown] and counted apart (unknown_samples), as perf has [unknown].
+#   5b. junkfp (tests/fixtures/hostile, built here with cc): a frame pointer into a file's data,
+#      mapped but not executable: "[unknown]" as in perf's stacks (within 5 points), never the
+#      file's "[junkfp]", and unknown_samples equal to the kept profile's samples with it.
 #   6. PHP opcache JIT, its buffer mapped as /dev/zero (deleted): without a perf map, anonymous
 #      memory kept by address ([anon], unknown), never native "[zero (deleted)]"; with its perf
 #      map (opcache.jit_debug=0x10), the same top JIT function as perf.
@@ -35,6 +38,29 @@ side_by_side() {
 	ctl detach "$pid" >/dev/null 2>&1
 }
 field() { target_json "$1" "$2"; }
+# unknown_count FOLDED: the samples of FOLDED with an "[unknown]" frame.
+unknown_count() {
+	python3 -c "
+import sys
+n = 0
+for l in open(sys.argv[1]):
+    st, _, c = l.rstrip().rpartition(' ')
+    if c.isdigit() and '[unknown]' in st.split(';'):
+        n += int(c)
+print(n)" "$1"
+}
+# perf_unknown_share PERFSCRIPT: % of perf's samples with an [unknown] frame.
+perf_unknown_share() {
+	python3 -c "
+import sys
+n = u = 0; cur = False; unk = False
+for l in open(sys.argv[1], errors='replace'):
+    if l.strip():
+        cur = True; unk |= '[unknown]' in l
+    elif cur:
+        n += 1; u += unk; cur = unk = False
+print('%.1f' % (100.0 * u / n if n else 0))" "$1"
+}
 run_bg() { "$@" & BG=$!; PIDS+=("$BG"); }
 
 # --- 3. Erlang
@@ -79,20 +105,19 @@ if wait_for 10 grep -q ready "$TDIR/py.err"; then
 	total=$(field "$P" samples)
 	rows=$(python3 -c "import json,sys
 print(sum(1 for e in json.load(open(sys.argv[1]))['entries'] if e['function'].startswith('0x')))" "$TDIR/py.json")
-	pshare=$(python3 -c "
-import sys
-n = u = 0; cur = False; unk = False
-for l in open(sys.argv[1], errors='replace'):
-    if l.strip():
-        cur = True; unk |= '[unknown]' in l
-    elif cur:
-        n += 1; u += unk; cur = unk = False
-print('%.1f' % (100.0 * u / n if n else 0))" "$TDIR/py.perf")
+	pshare=$(perf_unknown_share "$TDIR/py.perf")
 	kshare=$(python3 -c "print('%.1f' % (100.0 * ${unk:-0} / max(${total:-0}, 1)))")
 	echo "python3: samples with an [unknown] frame: kprof $kshare% ($unk of $total), perf $pshare%"
 	[ -z "$note" ] && pass "python3: no JIT recipe note" || fail "python3: no note" "'$note'"
 	[ "$unres" = 0 ] && [ "$rows" = 0 ] && pass "python3: no address kept as unnamed JIT code" ||
 		fail "python3: address rows" "unresolved $unres, rows $rows"
+	# unknown_samples against the kept profile's own stacks: junk kept by address for lack of
+	# fresh maps and settled into [unknown] later counts too (frame by frame, exactly).
+	ctl folded "$P" >"$TDIR/py.kept.folded" 2>&1
+	fknown=$(unknown_count "$TDIR/py.kept.folded")
+	[ "$fknown" = "$(field "$P" unknown_samples)" ] &&
+		pass "python3: unknown_samples ($fknown) = the kept profile's samples with an [unknown] frame" ||
+		fail "python3: unknown_samples" "$(field "$P" unknown_samples) counted, the folded stacks have $fknown"
 	if python3 -c "import sys; p, k = $pshare, $kshare; sys.exit(not ((p > 0) == (k > 0)))"; then
 		pass "python3: junk addresses [unknown], counted apart (kprof $kshare%, perf $pshare% of samples)"
 	else
@@ -100,6 +125,37 @@ print('%.1f' % (100.0 * u / n if n else 0))" "$TDIR/py.perf")
 	fi
 else
 	fail "python3 starts" "$(cat "$TDIR/py.err")"
+fi
+
+# --- 5b. A junk frame pointer into a file's data (mapped, not executable): "[unknown]" as perf
+# has it, never the file's name, and counted in unknown_samples (settled late or at once).
+if command -v cc >/dev/null && cc -O0 -o "$TDIR/junkfp" "$(dirname "$0")/../fixtures/hostile/junkfp.c"; then
+	run_bg "$TDIR/junkfp" 12 2>"$TDIR/jf.err"
+	if wait_for 10 grep -q ready "$TDIR/jf.err"; then
+		P=$BG
+		side_by_side jf "$P"
+		ctl folded "$P" >"$TDIR/jf.kept.folded" 2>&1
+		unk=$(field "$P" unknown_samples)
+		total=$(field "$P" samples)
+		fknown=$(unknown_count "$TDIR/jf.kept.folded")
+		pshare=$(perf_unknown_share "$TDIR/jf.perf")
+		kshare=$(python3 -c "print('%.1f' % (100.0 * ${unk:-0} / max(${total:-0}, 1)))")
+		echo "junkfp: samples with an [unknown] frame: kprof $kshare% ($unk of $total), perf $pshare%"
+		[ "$fknown" = "$unk" ] && [ "${unk:-0}" -gt 0 ] &&
+			pass "junkfp: unknown_samples ($unk) = the kept profile's samples with an [unknown] frame" ||
+			fail "junkfp: unknown_samples" "$unk counted, the folded stacks have $fknown"
+		if python3 -c "import sys; sys.exit(not abs($pshare - $kshare) <= 5)"; then
+			pass "junkfp: the junk frame [unknown] in kprof $kshare%, perf $pshare% of samples"
+		else
+			fail "junkfp: [unknown] share" "kprof $kshare%, perf $pshare%"
+		fi
+		! grep -q '\[junkfp\]' "$TDIR/jf.kept.folded" && pass "junkfp: the file's data is not named as its code" ||
+			fail "junkfp: data named" "$(grep -m2 '\[junkfp\]' "$TDIR/jf.kept.folded")"
+	else
+		fail "junkfp starts" "$(cat "$TDIR/jf.err")"
+	fi
+else
+	skip "junkfp" "no cc"
 fi
 
 # --- 6. PHP opcache JIT
