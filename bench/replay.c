@@ -62,6 +62,7 @@
 #include "kprof/merge.h"
 #include "kprof/pprof.h"
 #include "kprof/rbsize.h"
+#include "os/clock.h"
 #include "manager/manager.h"
 #include "manager/manager_internal.h"
 #include "manager/syswide.h"
@@ -1105,6 +1106,7 @@ static void one_second(unsigned s, struct batch *bt, struct cpu *c, struct scrap
 
 struct totals {
 	uint64_t attach_ns, rss0, lookups0, steps0;
+	uint64_t real_ns; /* the main loop's real time */
 };
 
 static void summary(const struct cpu *cpu, const struct cpu *warm, const struct totals *tt)
@@ -1161,6 +1163,14 @@ static void summary(const struct cpu *cpu, const struct cpu *warm, const struct 
 	/* Targets the housekeeping left out, quiet since its last second (manager_housekeeping) */
 	printf("housekeeping: %llu credential checks, %llu quiet target-seconds left out\n",
 	       (unsigned long long)M->cred_ticks, (unsigned long long)M->quiet_skips);
+	/* The alive sweep (every 10 s a target) and the other per-target timers follow the
+	 * daemon's clock, which is real time here: run faster than simulated time, they are
+	 * less often per simulated second than on a host, and slower, more often. */
+	printf("clock: %.1f s real for %u s simulated (x%.2f): the 10 s alive sweep ran %llu "
+	       "checks, %.0f at the simulated rate\n",
+	       tt->real_ns / 1e9, O.warmup + O.seconds, tt->real_ns / 1e9 / (O.warmup + O.seconds),
+	       (unsigned long long)M->alive_checks,
+	       (double)M->alive_checks * (O.warmup + O.seconds) / (tt->real_ns / 1e9));
 	printf("runs: %llu samples kept for a run, %llu runs added (%.1f samples a run)%s\n",
 	       (unsigned long long)M->batch_kept, (unsigned long long)M->batch_runs,
 	       M->batch_runs ? (double)M->batch_kept / M->batch_runs : 0,
@@ -1254,6 +1264,7 @@ int main(int argc, char **argv)
 	tt.rss0 = rss_bytes();
 	printf("attach: %u processes in %.3f s of CPU (%.0f us each), rss %llu\n", O.procs,
 	       tt.attach_ns / 1e9, tt.attach_ns / 1e3 / O.procs, (unsigned long long)tt.rss0);
+	tt.real_ns = now_ns(CLOCK_MONOTONIC);
 	for (unsigned s = 0; s < O.warmup + O.seconds; s++) {
 		if (s == O.warmup) {
 			warm = cpu;
@@ -1263,6 +1274,7 @@ int main(int argc, char **argv)
 		if (O.report_every && s >= O.warmup && (s - O.warmup) % O.report_every == 0)
 			report_memory(s - O.warmup, tt.rss0, &cpu, true);
 	}
+	tt.real_ns = now_ns(CLOCK_MONOTONIC) - tt.real_ns;
 	summary(&cpu, &warm, &tt);
 	for (unsigned i = 0; i < O.procs; i++)
 		proc_kill(&procs[i]);
