@@ -685,8 +685,10 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 	e = w.m ? ts->map_elf[w.idx] : NULL;
 	if (e == &symbolize_elf_none || (e && e->failed))
 		e = NULL;
+	/* A file's data (junk, or code mapped since: the maps' re-read) is no JIT's either. */
 	if (!ts->c.gone && now_ns(CLOCK_MONOTONIC) - ts->refreshed_ns > PERFMAP_REFRESH_MIN_NS &&
-	    (!e || ctx_jit_symbols(&ts->c))) {
+	    (!(e || (w.m && w.m->path[0] == '/' && !procmaps_is_exec(w.m))) ||
+	     ctx_jit_symbols(&ts->c))) {
 		tsym_refresh(ts);
 		h = walk(ts, &ts->again, &w, r);
 		if (h == SYM_HIT)

@@ -520,6 +520,7 @@ static int frame_id(struct target *t, uint64_t addr, bool kernel)
 	struct sym_result r;
 	const char *file;
 	uint32_t id, line;
+	bool by_addr = false;
 	size_t nfuncs;
 	int ret;
 
@@ -535,14 +536,15 @@ static int frame_id(struct target *t, uint64_t addr, bool kernel)
 	/* Kept by address only in anonymous executable memory, where a perf map or jitdump may
 	 * name it later; a junk address stays "[unknown]" (counted in unknown_frames). */
 	if (!kernel && r.kind == PROFILE_KIND_UNKNOWN && addr && r.jit_memory)
-		ret = profile_intern_unresolved(t->profile, addr, r.module);
+		by_addr = (ret = profile_intern_unresolved(t->profile, addr, r.module)) >= 0;
 	if (ret == -E2BIG && r.shared) /* the host-wide names: kept, not copied */
 		ret = profile_intern_shared(t->profile, r.name, strpool_hash_of(r.name), r.module,
 					    strpool_hash_of(r.module), r.start, r.kind);
 	else if (ret == -E2BIG) /* not by address: too many are waiting (counted) */
 		ret = profile_intern(t->profile, r.name, r.module, r.start, r.kind);
-	if (ret >= 0 && !kernel && r.kind == PROFILE_KIND_UNKNOWN && !r.jit_memory &&
-	    !strcmp(r.module, "[unknown]"))
+	/* "[unknown]" itself: junk, or an address not kept for lack of room (counted) */
+	if (ret >= 0 && !kernel && r.kind == PROFILE_KIND_UNKNOWN && !by_addr &&
+	    !strcmp(r.module, "[unknown]") && !strcmp(r.name, "[unknown]"))
 		t->unknown_id = ret + 1;
 	if (ret >= 0)
 		profile_cache_put(t->profile, addr, ret);
@@ -1032,51 +1034,6 @@ bool target_symbols_due(struct target *t, uint64_t now)
 	return true;
 }
 
-struct junk_count {
-	const struct profile *p;
-	const uint8_t *junk; /* a bit per function id: settled into "[unknown]" now */
-	size_t nfuncs;
-	int64_t unknown; /* the "[unknown]" function's canonical id, -1: none yet */
-	uint64_t samples;
-};
-
-static int count_junk(uint32_t tid, const uint32_t *ids, size_t n, uint64_t count, void *ud)
-{
-	struct junk_count *jc = ud;
-	bool hit = false;
-
-	(void)tid;
-	for (size_t i = 0; i < n; i++) {
-		if (jc->unknown >= 0 && profile_canon(jc->p, ids[i]) == (uint32_t)jc->unknown)
-			return 0; /* counted in unknown_samples already */
-		hit |= ids[i] < jc->nfuncs && (jc->junk[ids[i] / 8] >> (ids[i] % 8) & 1);
-	}
-	if (hit)
-		jc->samples += count;
-	return 0;
-}
-
-/* The samples that addresses about to be settled into "[unknown]" (junk[0..n)) bring into
- * unknown_samples: those whose stack holds one of them and no "[unknown]" frame yet (counted
- * when they came, or at an earlier settle). One walk over the profile's stacks. */
-static void count_settled(struct target *t, const uint32_t *junk, size_t n)
-{
-	size_t nfuncs = profile_nfuncs(t->profile);
-	_cleanup_free_ uint8_t *bits = calloc(nfuncs / 8 + 1, 1);
-	struct junk_count jc = {.p = t->profile, .nfuncs = nfuncs, .unknown = -1};
-
-	if (!bits)
-		return; /* no memory: not counted */
-	for (size_t i = 0; i < n; i++)
-		if (junk[i] < nfuncs)
-			bits[junk[i] / 8] |= 1u << (junk[i] % 8);
-	jc.junk = bits;
-	if (t->unknown_id)
-		jc.unknown = profile_canon(t->profile, t->unknown_id - 1);
-	profile_foreach_stack(t->profile, count_junk, &jc);
-	t->unknown_samples += jc.samples;
-}
-
 /* An address kept for lack of fresh maps that fresh ones show to be junk (r: "[unknown]" in no
  * mapping or in a file's data): one with that function, made first, so that it is merged into it
  * and off the waiting list. */
@@ -1098,7 +1055,7 @@ int target_names_update(struct target *t, bool force)
 	const char *file;
 	uint32_t line;
 	uint64_t gen;
-	size_t n, named = 0, njunk = 0;
+	size_t n, named = 0;
 	int ret;
 
 	if (!t->sym)
@@ -1128,38 +1085,18 @@ int target_names_update(struct target *t, bool force)
 		if (!f || f->kind != PROFILE_KIND_UNKNOWN)
 			continue;
 		tsym_resolve(t->sym, f->start, false, &r);
-		if (r.kind == PROFILE_KIND_UNKNOWN && !r.jit_memory) {
-			/* maps read since: no code there. Settled after the others, once the
-			 * samples it brings to unknown_samples are counted. */
-			if (!strcmp(r.module, "[unknown]"))
-				ids[njunk++] = ids[i];
-			else if (settle_junk(t, ids[i], &r) >= 0)
-				named++;
+		if (r.kind == PROFILE_KIND_UNKNOWN && !r.jit_memory)
+			ret = settle_junk(t, ids[i], &r); /* maps read since: no code there */
+		else if (r.kind == PROFILE_KIND_UNKNOWN)
 			continue;
-		}
-		if (r.kind == PROFILE_KIND_UNKNOWN)
-			continue;
-		ret = profile_rename(t->profile, ids[i], r.name, r.module, r.start, r.kind);
+		else
+			ret = profile_rename(t->profile, ids[i], r.name, r.module, r.start, r.kind);
 		if (ret < 0)
 			continue;
 		named++;
 		if ((uint32_t)ret == ids[i] && r.kind == PROFILE_KIND_JIT &&
 		    tsym_jit_source(t->sym, r.start, &file, &line))
 			profile_set_source(t->profile, ret, file, line); /* no memory: no line */
-	}
-	if (njunk) {
-		count_settled(t, ids, njunk);
-		/* The cache and memo would give their addresses' ids, aliases now, to samples
-		 * before the commit: forgotten, so those find "[unknown]" itself (and count). */
-		profile_cache_clear(t->profile);
-		memset(t->memo->addr, 0, sizeof(t->memo->addr));
-	}
-	for (size_t i = 0; i < njunk; i++) {
-		struct sym_result r = {
-		    .name = "[unknown]", .module = "[unknown]", .kind = PROFILE_KIND_UNKNOWN};
-
-		if (settle_junk(t, ids[i], &r) >= 0)
-			named++;
 	}
 	if (force || now_ns(CLOCK_MONOTONIC) >= t->commit_next_ns)
 		target_commit_names(t);
@@ -1175,18 +1112,34 @@ int target_names_update(struct target *t, bool force)
 	return named;
 }
 
+/* The samples with a frame in "[unknown]" (its total: once per stack), 0 if there is none. */
+static uint64_t unknown_total(const struct target *t)
+{
+	const struct profile_func *f =
+	    t->unknown_id ? profile_func_get(t->profile, t->unknown_id - 1) : NULL;
+
+	return f ? f->total : 0;
+}
+
 int target_commit_names(struct target *t)
 {
+	uint64_t before;
 	int err;
 
 	if (!profile_merges_pending(t->profile))
 		return 0;
+	/* Junk addresses settled into "[unknown]" (settle_junk) bring their samples to it here,
+	 * the stacks rewritten and its flat count recounted: those that had no "[unknown]"
+	 * frame before are new to unknown_samples (counted as they came otherwise). */
+	before = unknown_total(t);
 	err = profile_commit_renames(t->profile);
 	if (err < 0) {
 		log_warn("pid %d: functions named late, not merged yet: %s", t->pid,
 			 strerror(-err));
 		return err;
 	}
+	if (unknown_total(t) > before)
+		t->unknown_samples += unknown_total(t) - before;
 	t->commit_next_ns = now_ns(CLOCK_MONOTONIC) + TARGET_COMMIT_EVERY_NS;
 	/* The memo may hold ids merged away (the commit cleared the address cache). */
 	memset(t->memo->addr, 0, sizeof(t->memo->addr));
