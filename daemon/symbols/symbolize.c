@@ -662,7 +662,7 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 	r->name = r->module = "[unknown]";
 	r->start = r->lo = r->hi = 0;
 	r->kind = PROFILE_KIND_UNKNOWN;
-	r->jit_memory = r->shared = false;
+	r->jit_memory = r->shared = r->maps_stale = false;
 	if (kernel) {
 		walk(ts, &ts->kernel, &w, r);
 		return;
@@ -715,7 +715,7 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 	if (!r->jit_memory && r->kind == PROFILE_KIND_UNKNOWN && addr >= 0x10000 &&
 	    addr < 0x800000000000ULL && (!w.m || !procmaps_is_exec(w.m) || procmaps_is_anon(w.m)) &&
 	    !maps_fresh(ts)) {
-		r->jit_memory = true;
+		r->jit_memory = r->maps_stale = true;
 		if (w.m && procmaps_is_anon(w.m))
 			r->name = r->module = "[anon]";
 	}

@@ -1055,7 +1055,7 @@ int target_names_update(struct target *t, bool force)
 	const char *file;
 	uint32_t line;
 	uint64_t gen;
-	size_t n, named = 0;
+	size_t n, named = 0, stale = 0;
 	int ret;
 
 	if (!t->sym)
@@ -1087,9 +1087,10 @@ int target_names_update(struct target *t, bool force)
 		tsym_resolve(t->sym, f->start, false, &r);
 		if (r.kind == PROFILE_KIND_UNKNOWN && !r.jit_memory)
 			ret = settle_junk(t, ids[i], &r); /* maps read since: no code there */
-		else if (r.kind == PROFILE_KIND_UNKNOWN)
+		else if (r.kind == PROFILE_KIND_UNKNOWN) {
+			stale += r.maps_stale;
 			continue;
-		else
+		} else
 			ret = profile_rename(t->profile, ids[i], r.name, r.module, r.start, r.kind);
 		if (ret < 0)
 			continue;
@@ -1105,7 +1106,10 @@ int target_names_update(struct target *t, bool force)
 	/* Resolving may have read more. */
 	forget_if_symbols_changed(t);
 	t->names_gen = tsym_generation(t->sym);
-	t->names_maps_ns = tsym_maps_read_ns(t->sym);
+	/* Addresses that wait for maps read after them: looked at again next time, when the
+	 * maps may be read again (find_mapping: at most every 100 ms), not only once something
+	 * else reads them. */
+	t->names_maps_ns = stale ? 0 : tsym_maps_read_ns(t->sym);
 	if (named)
 		log_debug("pid %d: %zu of %zu unnamed addresses named late", t->pid, named, n);
 	names_note(t);
