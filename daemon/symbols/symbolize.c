@@ -533,13 +533,16 @@ static const struct procmaps_entry *find_mapping(struct tsym *ts, uint64_t addr,
 	 * (an exec not yet reported may have replaced it by a program the reader cannot read:
 	 * its names are not read for it). */
 	if ((!m || !procmaps_is_exec(m)) && !ts->c.gone &&
-	    now_ns(CLOCK_MONOTONIC) - ts->maps_tried_ns > MAPS_RELOAD_NS &&
-	    procfs_may_read(ts->c.pid, ts->reader) && maps_load(ts, true) == 0) {
-		if (!procfs_may_read(ts->c.pid, ts->reader)) {
-			maps_drop(ts);
-			return NULL;
+	    now_ns(CLOCK_MONOTONIC) - ts->maps_tried_ns > MAPS_RELOAD_NS) {
+		if (!procfs_may_read(ts->c.pid, ts->reader))
+			ts->maps_tried_ns = now_ns(CLOCK_MONOTONIC); /* a try: see maps_retry */
+		else if (maps_load(ts, true) == 0) {
+			if (!procfs_may_read(ts->c.pid, ts->reader)) {
+				maps_drop(ts);
+				return NULL;
+			}
+			m = procmaps_find(ts->c.maps, addr);
 		}
-		m = procmaps_find(ts->c.maps, addr);
 	}
 	if (m)
 		*idx = m - procmaps_at(ts->c.maps, 0);
@@ -554,6 +557,16 @@ static bool maps_fresh(const struct tsym *ts)
 {
 	return !ts->c.gone && ts->c.maps && ts->maps_loaded_ns >= ts->taken_ns &&
 	       now_ns(CLOCK_MONOTONIC) - ts->maps_loaded_ns <= MAPS_RELOAD_NS;
+}
+
+/* Maps not fresh may still be read for the sample: not when the process is gone, nor when a
+ * read was tried since the sample and failed (not readable by the reader any more, an exec
+ * not handled yet, an exit: what ends those reads the maps, or names at the end). Otherwise
+ * the caller looks again (tsym_resolve's maps_stale), at most once per try. */
+static bool maps_retry(const struct tsym *ts)
+{
+	return !ts->c.gone &&
+	       !(ts->maps_tried_ns >= ts->taken_ns && ts->maps_loaded_ns < ts->maps_tried_ns);
 }
 
 /* Ask the sources of l in the table's order: the first hit names the address, a near one
@@ -656,6 +669,7 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 {
 	struct sym_where w = {.addr = addr};
 	struct elf_entry *e;
+	bool file_data;
 	enum sym_hit h;
 
 	/* Field by field: the name buffer (272 bytes) is written only when a name is made up. */
@@ -675,8 +689,8 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 	/* A file's symbols name its code only: in its data (not executable) an address is junk
 	 * or code mapped since the maps were read (the rule at the end), never the function the
 	 * file holds at that offset. */
-	h = walk(ts, w.m && w.m->path[0] == '/' && procmaps_is_exec(w.m) ? &ts->file : &ts->anon,
-		 &w, r);
+	file_data = w.m && w.m->path[0] == '/' && !procmaps_is_exec(w.m);
+	h = walk(ts, w.m && w.m->path[0] == '/' && !file_data ? &ts->file : &ts->anon, &w, r);
 	if (h != SYM_MISS)
 		return;
 	/* Not found: maybe the JIT wrote the symbol since the last read. Not asked again for code
@@ -687,8 +701,7 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 		e = NULL;
 	/* A file's data (junk, or code mapped since: the maps' re-read) is no JIT's either. */
 	if (!ts->c.gone && now_ns(CLOCK_MONOTONIC) - ts->refreshed_ns > PERFMAP_REFRESH_MIN_NS &&
-	    (!(e || (w.m && w.m->path[0] == '/' && !procmaps_is_exec(w.m))) ||
-	     ctx_jit_symbols(&ts->c))) {
+	    (!(e || file_data) || ctx_jit_symbols(&ts->c))) {
 		tsym_refresh(ts);
 		h = walk(ts, &ts->again, &w, r);
 		if (h == SYM_HIT)
@@ -715,7 +728,8 @@ void tsym_resolve(struct tsym *ts, uint64_t addr, bool kernel, struct sym_result
 	if (!r->jit_memory && r->kind == PROFILE_KIND_UNKNOWN && addr >= 0x10000 &&
 	    addr < 0x800000000000ULL && (!w.m || !procmaps_is_exec(w.m) || procmaps_is_anon(w.m)) &&
 	    !maps_fresh(ts)) {
-		r->jit_memory = r->maps_stale = true;
+		r->jit_memory = true;
+		r->maps_stale = maps_retry(ts);
 		if (w.m && procmaps_is_anon(w.m))
 			r->name = r->module = "[anon]";
 	}

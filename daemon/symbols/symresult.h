@@ -27,8 +27,9 @@ struct sym_result {
 	 * jitdump may name later). An unnamed address anywhere else (no mapping, or memory that is
 	 * not executable: a junk frame pointer) is "[unknown]" and never will be named. */
 	bool jit_memory;
-	/* Kept (jit_memory) only because the maps were read before the sample: maps read again
-	 * will name it or show it to be junk. */
+	/* Kept (jit_memory) only because the maps were read before the sample, and they may be
+	 * read again (not once a read since failed): maps read again will name it or show it to
+	 * be junk. */
 	bool maps_stale;
 	/* name and module are the symbolizer's host-wide names (strpool.h), valid as long as it:
 	 * a profile keeps them without copying (profile_intern_shared). Set with a hit only. */
