@@ -173,7 +173,7 @@ ensure_daemon || { fail "daemon restarts" "see log"; exit 1; }
 cp /bin/sleep "$BIN/finalcomm"
 "$PY" -c 'import sys
 sys.stdout.write("".join("%x 10 jit_%08d\n" % (0x10000000 + 16 * i, i) for i in range(1 << 20)))' >"$TDIR/chain.map"
-TRIES=10 wrong=0 wrongs=""
+TRIES=${RACE_TRIES:-10} wrong=0 wrongs=""
 comm_is() { [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ]; }
 for _ in $(seq $TRIES); do
 	rm -f "$TDIR/go16" "$TDIR/chain.err"
@@ -182,7 +182,7 @@ for _ in $(seq $TRIES); do
 	PIDS+=("$C")
 	wait_for 5 has_ready "$TDIR/chain.err"
 	cp "$TDIR/chain.map" "/tmp/perf-$C.map"
-	ctl attach "$C" --freq 999 >/dev/null 2>&1 &
+	ctl attach "$C" --freq 999 >"$TDIR/attach16.out" 2>&1 &
 	A=$!
 	d=$((RANDOM % 60))
 	sleep "0.$(printf %03d $d)"
@@ -192,7 +192,7 @@ for _ in $(seq $TRIES); do
 	# The exec event is handled within a drain period (500 ms).
 	if ! wait_for 2 tfield_is "$C" comm finalcomm; then
 		wrong=$((wrong + 1))
-		wrongs="$wrongs $(tfield "$C" comm)@${d}ms"
+		wrongs="$wrongs $(tfield "$C" comm)@${d}ms ($(head -c 300 "$TDIR/attach16.out"))"
 	fi
 	ctl detach "$C" >/dev/null 2>&1
 	kill -9 "$C"
