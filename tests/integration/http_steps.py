@@ -82,7 +82,7 @@ def http_conn():
     return c
 
 def http_read(c):
-    buf = b""
+    buf = bytearray()
     while True:
         d = c.recv(1 << 16)
         if not d:
@@ -92,7 +92,7 @@ def http_read(c):
     lines = head.decode("latin1").split("\r\n")
     status = int(lines[0].split()[1]) if lines and lines[0] else 0
     hdrs = {l.split(":", 1)[0].lower(): l.split(":", 1)[1].strip() for l in lines[1:] if ":" in l}
-    return status, hdrs, body
+    return status, hdrs, bytes(body)
 
 if mode == "order":
     h, u = http_conn(), connect(sock)

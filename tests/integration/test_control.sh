@@ -19,12 +19,12 @@ def recv_frame():
         if not c: return None
         hdr += c
     n = struct.unpack('>I', hdr)[0]
-    body = b''
+    body = bytearray()
     while len(body) < n:
         c = s.recv(n - len(body))
         if not c: return None
         body += c
-    return body
+    return bytes(body)
 def closed():
     try:
         return s.recv(1) == b''

@@ -49,11 +49,12 @@ if leave:
     sys.exit(0)
 done = False
 for s in socks:
-    s.settimeout(300); b = b''
+    s.settimeout(300); b = bytearray()
     while True:
         c = s.recv(1 << 20)
         if not c: break
         b += c
+    b = bytes(b)
     head, _, body = b.partition(b'\r\n\r\n')
     code = head.split(b' ')[1].decode() if head else 'none'
     print(code)
