@@ -290,7 +290,7 @@ wait "$M" 2>/dev/null
 echo "-- 6. (at ${SECONDS} s)"
 T50=()
 for _ in $(seq 50); do
-	nice -n 10 sh -c 'while :; do :; done' &
+	nice -n 19 sh -c 'while :; do :; done' &
 	T50+=("$!")
 	PIDS+=("$!")
 done

@@ -57,7 +57,8 @@ sys.exit(not t or min(x['samples'] for x in t) < 500)"; }
 kinds = {}
 for line in sys.stdin:
     for x in json.loads(line)['entries']:
-        if not x['function'].startswith('[') and x['kind'] != 'unknown':
+        # [vdso] frames are named from kprofd's own vdso, not from a file of the target's.
+        if not x['function'].startswith('[') and x['kind'] != 'unknown' and x['module'] != '[vdso]':
             kinds.setdefault(x['kind'], []).append(x['function'] + '@' + x['module'])
 print(' '.join(sorted(kinds)))
 print('; '.join('%s: %s' % (k, ', '.join(v[:4])) for k, v in sorted(kinds.items())), file=open('$TDIR/cap.names', 'w'))")
@@ -76,8 +77,8 @@ for c in $CAPS; do
 	got=$(run_with $rest)
 	case $c in
 	CAP_BPF | CAP_PERFMON) want="start failed" ;;
-	# No /proc/PID/root or maps of another user: no native symbols, and no perf map (read only
-	# inside the target's own root, never from the host's /tmp by PID).
+	# No /proc/PID/root of another user (its maps stay readable): no native symbols, and no
+	# perf map (read only inside the target's own root, never from the host's /tmp by PID).
 	CAP_SYS_PTRACE) want="kernel" ;;
 	CAP_SYSLOG) want="jit native" ;;             # no kernel symbols
 	CAP_DAC_READ_SEARCH) want="kernel native" ;; # the 0600 perf map of another user
