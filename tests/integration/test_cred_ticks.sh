@@ -19,6 +19,8 @@
 # The quiet ones (2-4 wait polling, so they may be quiet too) are ended within 10 s: waited for
 # up to 30.
 # Needs root (BPF), setpriv, python3.
+# Not sanitized: about 45 s of waiting for the 10 s checks of quiet targets; the recheck code
+# (manager_recheck) runs sanitized in test_hostile_procs (5b: a setuid exec ends a target).
 . "$(dirname "$0")/lib.sh"
 if [ "$(id -u)" != 0 ]; then skip "credential checks" "needs root"; exit 0; fi
 command -v setpriv >/dev/null || { skip "credential checks" "setpriv is not installed"; exit 0; }

@@ -6,6 +6,8 @@
 # VERB's section of kprofctl.1 as groff renders it, and option errors name the verb and the
 # option; the completion completes verbs, options, formats and PIDs; and every verb gives JSON
 # (--json, or export --format json) that parses, against a real daemon.
+# Not sanitized: groff, help text and completion checks (about 25 s); each verb's JSON runs
+# sanitized in that verb's own tests.
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 MAN1=$ROOT/docs/man/kprofctl.1

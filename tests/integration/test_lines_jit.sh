@@ -11,6 +11,8 @@
 #     and its share as perf's within 10 points (V8 garbles the file name of some entries, for
 #     perf too: lines are compared by number, and kprof takes the file from V8's name).
 # Needs root, perf and go; node for part 2 (skipped without it).
+# Not sanitized: perf and V8 side by side (about 25 s); the jitdump debug records' parser is
+# fuzzed (fuzz_jitdump) and the lines code runs sanitized in test_lines.
 . "$(dirname "$0")/lib.sh"
 for t in go perf; do
 	if ! command -v $t >/dev/null; then skip "jit lines" "$t not installed"; exit 0; fi

@@ -6,6 +6,7 @@
 # runs tests/check_dupes.py against the floor tests/dupes.txt), and the file table of
 # docs/ARCHITECTURE.md is the one tests/doc_table.py generates. Needs no root, no daemon and no
 # kernel feature.
+# Not sanitized: it reads sources and objects, and runs no kprofd.
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
