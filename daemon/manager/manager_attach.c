@@ -312,15 +312,6 @@ static int attach_admit(struct manager *m, struct target *old, pid_t pid,
 /* Tries at reading a process whose maps read empty while it still runs (an exec between). */
 #define ATTACH_EXEC_TRIES 20
 
-/* Whether pid is still the process that started at start_ticks and has not exited. */
-static bool still_running(pid_t pid, uint64_t start_ticks)
-{
-	struct procinfo_stat pst;
-
-	return procfs_stat(pid, &pst) == 0 && pst.start_ticks == start_ticks && pst.state != 'Z' &&
-	       pst.state != 'X';
-}
-
 /* The target of pid, read from /proc, for the client o->by: not sampled yet, in no list. */
 static int attach_new_target(struct manager *m, pid_t pid, const struct attach_opts *o,
 			     struct target **ret, char *errbuf, size_t errlen)
@@ -338,7 +329,7 @@ static int attach_new_target(struct manager *m, pid_t pid, const struct attach_o
 		err = target_new(&m->env, pid, o, &t);
 	/* Read as gone (its maps empty, as a process mid-exec's can: the old memory is gone, the
 	 * new not yet readable) while it runs: read again while the same process lives. */
-	for (int i = 1; err == -ESRCH && i < ATTACH_EXEC_TRIES && still_running(pid, start_ticks);
+	for (int i = 1; err == -ESRCH && i < ATTACH_EXEC_TRIES && procfs_runs(pid, start_ticks);
 	     i++) {
 		log_debug("pid %d: read as gone while it runs (an exec?): reading it again", pid);
 		err = target_new(&m->env, pid, o, &t);

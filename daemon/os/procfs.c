@@ -95,6 +95,14 @@ int procfs_stat(pid_t pid, struct procinfo_stat *st)
 	return n < 0 ? (int)n : procinfo_stat(buf, n, st);
 }
 
+bool procfs_runs(pid_t pid, uint64_t start_ticks)
+{
+	struct procinfo_stat st;
+
+	return procfs_stat(pid, &st) == 0 && st.start_ticks == start_ticks && st.state != 'Z' &&
+	       st.state != 'X';
+}
+
 ssize_t procfs_read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	size_t done = 0;

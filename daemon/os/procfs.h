@@ -19,6 +19,8 @@ ssize_t procfs_exe(pid_t pid, char *buf, size_t len);
 /* Parsed /proc/PID/status and /proc/PID/stat: 0, -ESRCH, -EBADMSG, ... */
 int procfs_status(pid_t pid, struct procinfo_status *st);
 int procfs_stat(pid_t pid, struct procinfo_stat *st);
+/* Whether pid is still the process that started at start_ticks, and not a zombie. */
+bool procfs_runs(pid_t pid, uint64_t start_ticks);
 /* The CPU time all threads of process pid used so far, ns (its CPU clock: a probe's trap counts
  * whether the kernel books it as user or system time): 0, or -ESRCH (gone), another -errno. */
 int procfs_cpu_ns(pid_t pid, uint64_t *ns);

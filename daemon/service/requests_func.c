@@ -118,10 +118,7 @@ void requests_paths(struct client *cl, const Kprof__PathsRequest *req)
  * so that its code may be read now. */
 static bool still_running(const struct target *t)
 {
-	struct procinfo_stat st;
-
-	return t->state != TARGET_EXITED && procfs_stat(t->pid, &st) == 0 && st.state != 'Z' &&
-	       st.start_ticks == t->start_ticks;
+	return t->state != TARGET_EXITED && procfs_runs(t->pid, t->start_ticks);
 }
 
 void requests_annotate(struct client *cl, const Kprof__AnnotateRequest *req)

@@ -40,16 +40,13 @@ F2=$!
 PIDS+=("$F2")
 # Attach, wait for samples (kprofd parses the ELF on the first one in its mapping), detach;
 # again (each attach reads the mappings again, and the new mtime misses the ELF cache).
-# Each attach is a new session of T2 (the detached ones are kept): its samples start at 0.
-live_samples_ge() {
-	ctl list --json | python3 -c "import json,sys
-sys.exit(not any(t['pid'] == $1 and t['samples'] >= $2 for t in json.load(sys.stdin)['targets']))"
-}
+# Each attach is a new session of T2 (the detached ones are kept): its samples start at 0
+# (at_least_samples reads the attached session).
 cycles=0 attached=0
 while kill -0 "$F2" 2>/dev/null && daemon_alive; do
 	cycles=$((cycles + 1))
 	nctl attach "$T2" --freq 999 >/dev/null 2>&1 && attached=$((attached + 1))
-	wait_for 3 live_samples_ge "$T2" 200
+	wait_for 3 at_least_samples "$T2" 200
 	nctl detach "$T2" >/dev/null 2>&1
 done
 daemon_alive || kill "$F2" 2>/dev/null # no need to flap on for a dead kprofd
