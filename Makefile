@@ -293,26 +293,34 @@ test: all $(UNIT_BINS)
 	BUILD=$(BUILD) RESULTS_FILE=$(RESULTS_FILE) bash tests/run.sh
 
 # Everything CI runs (the README's test command): the tests, the tests on a sanitized build, and
-# a bounded run of every fuzz target. Builds use every CPU (the tests themselves run one by one).
-# The integration tests start as soon as what they run is built (all); meanwhile, at the lowest
-# priority (nice 19: on CPU time the tests leave idle), the unit tests are built and run (their
-# output shown after the integration tests') and the sanitized binaries and the fuzz targets'
-# libraries are built, so that test-asan and fuzz start at once: their own builds then find them
-# built (or build them, showing any error; the early builds' log is $(ASAN_BUILD)/prebuild.log).
+# a bounded run of every fuzz target. Builds use every CPU. The plain integration tests start as
+# soon as what they run is built (all); meanwhile, at the lowest priority (nice 19: on CPU time
+# the tests leave idle), the unit tests are built and run and the sanitized binaries built; then
+# the sanitized integration tests run beside the plain ones, at the same priority (most tests
+# wait on processes, profiles and runtimes more than they compute), while the fuzz targets'
+# libraries are built. The two runners share $(BUILD)/suite.lock: a test that changes or measures
+# what belongs to the whole host ("Alone:" in its header) runs while the other runner waits
+# (tests/run.sh). The unit and sanitized output is shown after the plain tests' (the early
+# builds' log is $(ASAN_BUILD)/prebuild.log); the fuzz targets run last.
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 check:
-	@rm -f $(BUILD)/check-results $(BUILD)/check-results.failed $(BUILD)/unit.out $(BUILD)/unit.rc
+	@rm -f $(BUILD)/check-results $(BUILD)/check-results.failed $(BUILD)/unit.out $(BUILD)/unit.rc \
+		$(BUILD)/asan.out $(BUILD)/asan.rc
 	@mkdir -p $(BUILD) $(ASAN_BUILD)
-	@st=0; \
+	@st=0; res=$(abspath $(BUILD))/check-results; lock=$(abspath $(BUILD))/suite.lock; \
 	$(MAKE) -j$(NPROC) all || st=1; \
-	{ nice -n 19 $(MAKE) -j$(NPROC) unit RESULTS_FILE=$(abspath $(BUILD))/check-results >$(BUILD)/unit.out 2>&1; \
-	  echo $$? >$(BUILD)/unit.rc; nice -n 19 $(MAKE) -j$(NPROC) $(ASAN_MAKE); \
-	  BUILD=$(BUILD) FUZZ_BUILD_ONLY=1 nice -n 19 bash tests/fuzz/run.sh; } >$(ASAN_BUILD)/prebuild.log 2>&1 & pre=$$!; \
-	$(MAKE) integration RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
+	{ nice -n 19 $(MAKE) -j$(NPROC) unit RESULTS_FILE=$$res >$(BUILD)/unit.out 2>&1; \
+	  echo $$? >$(BUILD)/unit.rc; \
+	  nice -n 19 $(MAKE) -j$(NPROC) $(ASAN_MAKE) >$(ASAN_BUILD)/prebuild.log 2>&1; \
+	  BUILD=$(BUILD) FUZZ_BUILD_ONLY=1 nice -n 19 bash tests/fuzz/run.sh >>$(ASAN_BUILD)/prebuild.log 2>&1 & \
+	  KPROF_SUITE_LOCK=$$lock $(MAKE) -j$(NPROC) test-asan RESULTS_FILE=$$res >$(BUILD)/asan.out 2>&1; \
+	  echo $$? >$(BUILD)/asan.rc; wait; } & pre=$$!; \
+	KPROF_SUITE_LOCK=$$lock $(MAKE) integration RESULTS_FILE=$$res || st=1; \
 	wait $$pre; \
 	cat $(BUILD)/unit.out; [ "$$(cat $(BUILD)/unit.rc 2>/dev/null)" = 0 ] || st=1; \
-	$(MAKE) -j$(NPROC) test-asan RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
-	$(MAKE) fuzz FUZZ_SECONDS=5 FUZZ_JOBS=2 RESULTS_FILE=$(abspath $(BUILD))/check-results || st=1; \
+	echo "== the sanitized run (beside the plain one)"; cat $(BUILD)/asan.out; \
+	[ "$$(cat $(BUILD)/asan.rc 2>/dev/null)" = 0 ] || st=1; \
+	$(MAKE) fuzz FUZZ_SECONDS=5 FUZZ_JOBS=2 RESULTS_FILE=$$res || st=1; \
 	if [ -s $(BUILD)/check-results.failed ]; then echo "failed checks:"; cat $(BUILD)/check-results.failed; fi; \
 	awk '{ p += $$1; f += $$2; s += $$3 } END { printf "total: %d passed, %d failed, %d skipped\n", p, f, s }' \
 		$(BUILD)/check-results; \

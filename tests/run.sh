@@ -78,6 +78,29 @@ timeout_of() { local to; to=$(sed -n 's/^# .*Timeout: \([0-9][0-9]*\).*/\1/p' "$
 # started are back at the default priority (renice: a machine busy with other work would leave it
 # little CPU at 19).
 declare -A bg_pid bg_start
+# Two runners at once (make check runs the plain and the sanitized suites side by side) share
+# the machine through KPROF_SUITE_LOCK, a file both name: each test holds it shared, and a test
+# whose header says "Alone: WHY" (it changes or measures what belongs to the whole host:
+# /proc/sys, the next PID, every process's samples, BPF objects by count) holds it exclusive, so
+# the other runner's tests wait for it and it for them. A turnstile beside it (LOCK.turn) gives an
+# Alone test the lock at the next gap instead of never. The locks are flock(1)'s, on descriptors
+# 8 and 9 of this shell alone: a test and what it leaves running do not inherit them.
+alone() { grep -q '^# .*Alone: ' "$1"; }
+if [ -n "${KPROF_SUITE_LOCK:-}" ]; then
+	exec 8>>"$KPROF_SUITE_LOCK" 9>>"$KPROF_SUITE_LOCK.turn"
+fi
+lock_test() {
+	[ -n "${KPROF_SUITE_LOCK:-}" ] || return 0
+	if alone "$1"; then
+		flock 9 && flock -x 8
+	else
+		flock 9 && flock -u 9 && flock -s 8
+	fi
+}
+unlock_test() {
+	[ -n "${KPROF_SUITE_LOCK:-}" ] || return 0
+	flock -u 8; flock -u 9
+}
 # tree PID: PID and its descendants.
 tree() {
 	ps -eo pid=,ppid= | awk -v p="$1" '{ kids[$2] = kids[$2] " " $1 }
@@ -98,7 +121,7 @@ trap 'exit 143' TERM
 for t in "${tests[@]}"; do
 	grep -q '^# .*Background: ' "$t" && ! not_here "$t" || continue
 	name=$(basename "$t" .sh)
-	BUILD=$BUILD nice -n 19 timeout "$(timeout_of "$t")" bash "$t" >"$log/$name.out" 2>&1 &
+	BUILD=$BUILD nice -n 19 timeout "$(timeout_of "$t")" bash "$t" >"$log/$name.out" 2>&1 8>&- 9>&- &
 	bg_pid[$name]=$!
 	bg_start[$name]=$SECONDS
 done
@@ -117,20 +140,27 @@ if [ "${#order[@]}" -gt 0 ]; then
 		fi
 		echo "-- $name"
 		start=$SECONDS
+		waited=""
+		if [ -z "${bg_pid[$name]:-}" ]; then
+			lock_test "$t"
+			[ $((SECONDS - start)) -gt 0 ] && waited="; it waited $((SECONDS - start)) s for the other runner"
+			start=$SECONDS
+		fi
 		if [ -n "${bg_pid[$name]:-}" ]; then
 			renice -n 0 -p $(tree "${bg_pid[$name]}") >/dev/null 2>&1
 			wait "${bg_pid[$name]}"
 			rc=$?
 			bg_done[$name]=1
 		else
-			BUILD=$BUILD timeout "$(timeout_of "$t")" bash "$t" >"$log/$name.out" 2>&1
+			BUILD=$BUILD timeout "$(timeout_of "$t")" bash "$t" >"$log/$name.out" 2>&1 8>&- 9>&-
 			rc=$?
+			unlock_test
 		fi
 		grep -E '^(PASS|FAIL|SKIP):' "$log/$name.out"
 		if [ -n "${bg_pid[$name]:-}" ]; then
 			echo "   ($name: $((SECONDS - start)) s; it ran in the background for $((SECONDS - bg_start[$name])) s)"
 		else
-			echo "   ($name: $((SECONDS - start)) s)"
+			echo "   ($name: $((SECONDS - start)) s$waited)"
 		fi
 		p=$(grep -c '^PASS:' "$log/$name.out")
 		f=$(grep -c '^FAIL:' "$log/$name.out")

@@ -10,6 +10,7 @@
 # run of the sampler on the set is in a profile or a count; detach --all leaves no BPF link and
 # no perf fd; a non-root client is refused; [daemon] system_wide starts it at a reload.
 # Not sanitized: perf record -a side by side and a process storm (timing-heavy).
+# Alone: it profiles every process of the host (another runner's are in its counts).
 . "$(dirname "$0")/lib.sh"
 NATIVE=$BUILD/native
 [ -x "$NATIVE" ] || { fail "native fixture" "$NATIVE not built (make)"; exit 1; }

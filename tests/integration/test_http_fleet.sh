@@ -10,6 +10,7 @@
 # cgroup= and comm= narrow it; unknown arguments are ignored; GET /debug/pprof/ names what is
 # served; `kprofctl export --all` (a merged view) carries the same labels.
 # Needs root (BPF), python3, go (go tool pprof) and a writable cgroup2 hierarchy.
+# Alone: it profiles every process of the host (another runner's are in its counts).
 . "$(dirname "$0")/lib.sh"
 if [ "$(id -u)" != 0 ]; then skip "http fleet" "needs root"; exit 0; fi
 if ! command -v go >/dev/null; then skip "http fleet" "go (go tool pprof) is not installed"; exit 0; fi

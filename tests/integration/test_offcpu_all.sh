@@ -9,6 +9,7 @@
 # -g); status says the mode records off-CPU time and how many processes came by their waits;
 # kernel threads and kprofd are no targets; detach --all detaches the sched_switch program.
 # Needs root (BPF, perf) and python3.
+# Alone: it profiles every process of the host (another runner's are in its counts).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/offcpu_lib.sh"
 if [ "$(id -u)" != 0 ]; then skip "attach --all --off-cpu" "needs root"; exit 0; fi

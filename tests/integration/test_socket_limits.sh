@@ -4,6 +4,7 @@
 # descriptors (no spinning when accept runs out of them), memory and loop time (folded text
 # built within its cap, replies waiting to be read capped per uid), and kernel detail (addresses
 # and names only as the kernel itself would show them). Needs root (setpriv to uid 65534).
+# Alone: it sets perf_event_paranoid and kptr_restrict for the whole host.
 . "$(dirname "$0")/lib.sh"
 if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null || ! command -v prlimit >/dev/null; then
 	skip "socket limits" "needs root, setpriv and prlimit"; exit 0

@@ -8,6 +8,7 @@
 # kprofd well, gives no thread two events (samples per storm thread match its CPU time) and
 # leaks no fd or BPF link; the thread limit is counted and said. Needs root and Linux 6.7+.
 # Not sanitized: a minute of interrupt counting and thread storms; kprofd's thread code runs in test_record and test_pidns there.
+# Alone: it counts the host's local timer interrupts.
 . "$(dirname "$0")/lib.sh"
 THREADMILL=$BUILD/threadmill
 [ -x "$THREADMILL" ] || { fail "threadmill fixture" "$THREADMILL not built (make)"; exit 1; }
