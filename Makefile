@@ -300,12 +300,13 @@ test: all $(UNIT_BINS)
 # wait on processes, profiles and runtimes more than they compute), while the fuzz targets'
 # libraries are built. The two runners share $(BUILD)/suite.lock: a test that changes or measures
 # what belongs to the whole host ("Alone:" in its header) runs while the other runner waits
-# (tests/run.sh). The unit and sanitized output is shown after the plain tests' (the early
-# builds' log is $(ASAN_BUILD)/prebuild.log); the fuzz targets run last.
+# (tests/run.sh). Then the fuzz targets run, still beside the plain tests. The unit, sanitized
+# and fuzz output is shown after the plain tests' (the early builds' log is
+# $(ASAN_BUILD)/prebuild.log).
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 check:
 	@rm -f $(BUILD)/check-results $(BUILD)/check-results.failed $(BUILD)/unit.out $(BUILD)/unit.rc \
-		$(BUILD)/asan.out $(BUILD)/asan.rc
+		$(BUILD)/asan.out $(BUILD)/asan.rc $(BUILD)/fuzz.out $(BUILD)/fuzz.rc
 	@mkdir -p $(BUILD) $(ASAN_BUILD)
 	@st=0; res=$(abspath $(BUILD))/check-results; lock=$(abspath $(BUILD))/suite.lock; \
 	$(MAKE) -j$(NPROC) all || st=1; \
@@ -314,13 +315,16 @@ check:
 	  nice -n 19 $(MAKE) -j$(NPROC) $(ASAN_MAKE) >$(ASAN_BUILD)/prebuild.log 2>&1; \
 	  BUILD=$(BUILD) FUZZ_BUILD_ONLY=1 nice -n 19 bash tests/fuzz/run.sh >>$(ASAN_BUILD)/prebuild.log 2>&1 & \
 	  KPROF_SUITE_LOCK=$$lock $(MAKE) -j$(NPROC) test-asan RESULTS_FILE=$$res >$(BUILD)/asan.out 2>&1; \
-	  echo $$? >$(BUILD)/asan.rc; wait; } & pre=$$!; \
+	  echo $$? >$(BUILD)/asan.rc; wait; \
+	  $(MAKE) fuzz FUZZ_SECONDS=5 FUZZ_JOBS=2 RESULTS_FILE=$$res >$(BUILD)/fuzz.out 2>&1; \
+	  echo $$? >$(BUILD)/fuzz.rc; } & pre=$$!; \
 	KPROF_SUITE_LOCK=$$lock $(MAKE) integration RESULTS_FILE=$$res || st=1; \
 	wait $$pre; \
 	cat $(BUILD)/unit.out; [ "$$(cat $(BUILD)/unit.rc 2>/dev/null)" = 0 ] || st=1; \
 	echo "== the sanitized run (beside the plain one)"; cat $(BUILD)/asan.out; \
 	[ "$$(cat $(BUILD)/asan.rc 2>/dev/null)" = 0 ] || st=1; \
-	$(MAKE) fuzz FUZZ_SECONDS=5 FUZZ_JOBS=2 RESULTS_FILE=$$res || st=1; \
+	echo "== the fuzz targets (after the sanitized run)"; cat $(BUILD)/fuzz.out; \
+	[ "$$(cat $(BUILD)/fuzz.rc 2>/dev/null)" = 0 ] || st=1; \
 	if [ -s $(BUILD)/check-results.failed ]; then echo "failed checks:"; cat $(BUILD)/check-results.failed; fi; \
 	awk '{ p += $$1; f += $$2; s += $$3 } END { printf "total: %d passed, %d failed, %d skipped\n", p, f, s }' \
 		$(BUILD)/check-results; \
