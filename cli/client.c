@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* client.c: kprofctl's side of the control socket: connect, one request, one reply.
- * Blocking I/O with a receive timeout, so a wedged daemon cannot hang a script forever. */
+ * Blocking I/O with a receive timeout, so a wedged daemon cannot hang a script forever (30 s;
+ * $KPROF_TIMEOUT through client_set_timeout, for a host too loaded to answer in that). */
 #include "client.h"
 
 #include <errno.h>
@@ -18,7 +19,25 @@
 #include "kprof/frame.h"
 #include "kprof/io.h"
 
-#define CLIENT_TIMEOUT_SEC 30
+static unsigned timeout_sec = CLIENT_TIMEOUT_SEC;
+
+int client_set_timeout(const char *text)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (errno || end == text || *end || text[0] == '-' || v > CLIENT_TIMEOUT_MAX)
+		return -EINVAL;
+	timeout_sec = (unsigned)v;
+	return 0;
+}
+
+unsigned client_timeout(void)
+{
+	return timeout_sec;
+}
 
 const char *client_no_permission(const char *path, char *buf, size_t len)
 {
@@ -44,7 +63,7 @@ const char *client_no_permission(const char *path, char *buf, size_t len)
 int client_connect(const char *path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	struct timeval tv = {.tv_sec = CLIENT_TIMEOUT_SEC};
+	struct timeval tv = {.tv_sec = timeout_sec};
 	_cleanup_close_ int fd = -1;
 
 	if (strlen(path) >= sizeof(sa.sun_path))

@@ -9,7 +9,15 @@
 #define KPROFCTL_EXIT_USAGE 2	  /* bad command line */
 #define KPROFCTL_EXIT_NO_DAEMON 3 /* kprofd is not running or not reachable */
 
-/* Connect to path. -errno. */
+#define CLIENT_TIMEOUT_SEC 30	 /* how long a reply may take, by default */
+#define CLIENT_TIMEOUT_MAX 86400 /* the most $KPROF_TIMEOUT may say */
+
+/* How long to wait for a reply, in seconds (0: no limit), from text ($KPROF_TIMEOUT): 0, or
+ * -EINVAL for anything but a whole number up to CLIENT_TIMEOUT_MAX. */
+int client_set_timeout(const char *text);
+/* The timeout in force, in seconds (0: none). */
+unsigned client_timeout(void);
+/* Connect to path, with the timeout in force on its reads and writes. -errno. */
 int client_connect(const char *path);
 /* Why connecting to the socket at path was refused (EACCES), into buf (len bytes): the group
  * it is for, to join (the installed unit: SocketMode 0660, group kprof). */

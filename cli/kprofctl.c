@@ -187,6 +187,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"\nOptions:\n"
 		"  -s, --socket PATH  kprofd's socket (default $KPROF_SOCKET or %s)\n"
+		"  (a reply may take 30 s, or $KPROF_TIMEOUT seconds; 0: no limit)\n"
 		"  -h, --help         this help (after a verb: the verb's help)\n"
 		"  -V, --version      print the version\n\n"
 		"Exit status: 0 ok, 1 kprofd refused or failed the request, 2 bad usage,\n"
@@ -210,6 +211,14 @@ int main(int argc, char **argv)
 		render_set_columns(ws.ws_col);
 	if (getenv("KPROF_SOCKET") && *getenv("KPROF_SOCKET"))
 		socket_path = getenv("KPROF_SOCKET");
+	if (getenv("KPROF_TIMEOUT") && *getenv("KPROF_TIMEOUT") &&
+	    client_set_timeout(getenv("KPROF_TIMEOUT")) < 0) {
+		fprintf(stderr,
+			"kprofctl: KPROF_TIMEOUT: '%s' is not a number of seconds from 0 (no "
+			"limit) to %u\n",
+			getenv("KPROF_TIMEOUT"), CLIENT_TIMEOUT_MAX);
+		return KPROFCTL_EXIT_USAGE;
+	}
 	/* Every getopt error is reported by verbs_option_error, which names the verb. */
 	opterr = 0;
 	/* '+': stop at the verb, whose options are its own; ':': a missing argument is ':'. */

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -279,7 +280,8 @@ static void empty_note(const struct record_opts *o, Kprof__SavedProfile *const *
 }
 
 /* Write the profile of the processes recorded. 0, or an exit code. */
-static int write_profile(const struct record_opts *o, const struct proc_ref *procs, size_t n)
+static int write_profile(const struct record_opts *o, const struct proc_ref *procs, size_t n,
+			 double cpu_s)
 {
 	Kprof__Reply *reps[RECORD_MAX_PROCS] = {0};
 	Kprof__SavedProfile *sps[RECORD_MAX_PROCS];
@@ -326,9 +328,11 @@ static int write_profile(const struct record_opts *o, const struct proc_ref *pro
 		r = KPROFCTL_EXIT_ERROR;
 		goto out;
 	}
-	fprintf(stderr, "kprofctl record: wrote %s (%s, %llu samples of %zu process%s)\n",
+	fprintf(stderr,
+		"kprofctl record: wrote %s (%s, %llu samples of %zu process%s; the command ran "
+		"%.2f s on CPU)\n",
 		strcmp(o->output, "-") ? o->output : "the profile to standard output", o->format,
-		(unsigned long long)samples, got, got == 1 ? "" : "es");
+		(unsigned long long)samples, got, got == 1 ? "" : "es", cpu_s);
 out:
 	merge_free(&m);
 	for (size_t i = 0; i < got; i++)
@@ -384,21 +388,28 @@ static void hand_signals(void)
 	sigaction(SIGHUP, &fwd, NULL);
 }
 
-/* waitpid through EINTR. 0, or -1 after a message. */
-static int wait_child(pid_t pid, const char *name, int *status)
+/* wait4 through EINTR: *cpu_s the CPU time (user and system) of the child and the children it
+ * waited for. 0, or -1 after a message. */
+static int wait_child(pid_t pid, const char *name, int *status, double *cpu_s)
 {
-	while (waitpid(pid, status, 0) < 0) {
+	struct rusage ru = {0};
+
+	while (wait4(pid, status, 0, &ru) < 0) {
 		if (errno != EINTR) {
 			fprintf(stderr, "kprofctl record: waiting for %s: %s\n", name,
 				strerror(errno));
 			return -1;
 		}
 	}
+	*cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+		 ru.ru_stime.tv_usec / 1e6;
 	return 0;
 }
 
-/* After the command's exit (code): settle its processes and write their profile. */
-static int settle_and_write(const struct record_opts *o, pid_t pid, uint64_t since, int code)
+/* After the command's exit (code, cpu_s of CPU time): settle its processes and write their
+ * profile. */
+static int settle_and_write(const struct record_opts *o, pid_t pid, uint64_t since, int code,
+			    double cpu_s)
 {
 	struct proc_ref procs[RECORD_MAX_PROCS];
 	int r;
@@ -409,7 +420,7 @@ static int settle_and_write(const struct record_opts *o, pid_t pid, uint64_t sin
 			fprintf(stderr, "kprofctl record: kprofd kept no profile of pid %d\n", pid);
 		return code ? code : r ? -r : KPROFCTL_EXIT_ERROR;
 	}
-	r = write_profile(o, procs, (size_t)r);
+	r = write_profile(o, procs, (size_t)r, cpu_s);
 	return code ? code : r;
 }
 
@@ -417,6 +428,7 @@ int record_run(const struct record_opts *o, char **argv)
 {
 	_cleanup_close_ int go_r = -1, go_w = -1, err_r = -1, err_w = -1;
 	int fds[2], status, r, exec_err = 0, code;
+	double cpu_s = 0;
 	uint64_t since;
 	pid_t pid;
 
@@ -458,13 +470,13 @@ int record_run(const struct record_opts *o, char **argv)
 	if (read(err_r, &exec_err, sizeof(exec_err)) == sizeof(exec_err))
 		fprintf(stderr, "kprofctl record: cannot run %s: %s\n", argv[0],
 			strerror(exec_err));
-	if (wait_child(pid, argv[0], &status) < 0)
+	if (wait_child(pid, argv[0], &status, &cpu_s) < 0)
 		return KPROFCTL_EXIT_ERROR;
 	child_pid = 0;
 	code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (exec_err)
 		return code;
-	return settle_and_write(o, pid, since, code);
+	return settle_and_write(o, pid, since, code, cpu_s);
 sys:
 	fprintf(stderr, "kprofctl record: %s\n", strerror(errno));
 	return KPROFCTL_EXIT_ERROR;

@@ -238,8 +238,15 @@ int verbs_call_raw(const Kprof__Request *req, Kprof__Reply **ret)
 		}
 		err = client_call(fd, req, &rep);
 		if (err < 0) {
-			fprintf(stderr, "kprofctl: talking to kprofd at %s: %s\n", socket_path,
-				err == -EBADMSG ? "malformed reply" : strerror(-err));
+			if (err == -ETIMEDOUT)
+				fprintf(stderr,
+					"kprofctl: talking to kprofd at %s: no reply in %u s "
+					"(KPROF_TIMEOUT=SECONDS waits longer, 0 without limit)\n",
+					socket_path, client_timeout());
+			else
+				fprintf(stderr, "kprofctl: talking to kprofd at %s: %s\n",
+					socket_path,
+					err == -EBADMSG ? "malformed reply" : strerror(-err));
 			return KPROFCTL_EXIT_NO_DAEMON;
 		}
 		again = retryable_reply(rep);

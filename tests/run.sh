@@ -80,8 +80,8 @@ timeout_of() { local to; to=$(sed -n 's/^# .*Timeout: \([0-9][0-9]*\).*/\1/p' "$
 declare -A bg_pid bg_start
 # Two runners at once (make check runs the plain and the sanitized suites side by side) share
 # the machine through KPROF_SUITE_LOCK, a file both name: each test holds it shared, and a test
-# whose header says "Alone: WHY" (it changes or measures what belongs to the whole host:
-# /proc/sys, the next PID, every process's samples, BPF objects by count) holds it exclusive, so
+# whose header says "Alone: WHY" (it changes or measures what belongs to the whole host: a
+# /proc/sys setting, every process's samples, the timer interrupts) holds it exclusive, so
 # the other runner's tests wait for it and it for them. A turnstile beside it (LOCK.turn) gives an
 # Alone test the lock at the next gap instead of never. The locks are flock(1)'s, on descriptors
 # 8 and 9 of this shell alone: a test and what it leaves running do not inherit them.
@@ -143,7 +143,7 @@ if [ "${#order[@]}" -gt 0 ]; then
 		waited=""
 		if [ -z "${bg_pid[$name]:-}" ]; then
 			lock_test "$t"
-			[ $((SECONDS - start)) -gt 0 ] && waited="; it waited $((SECONDS - start)) s for the other runner"
+			[ $((SECONDS - start)) -gt 1 ] && waited="; it waited $((SECONDS - start)) s for the other runner"
 			start=$SECONDS
 		fi
 		if [ -n "${bg_pid[$name]:-}" ]; then

@@ -13,7 +13,8 @@ FAILS=0
 step() { echo "-- $1 (at $(uptime_s) s)"; }
 pass() { echo "PASS: $1"; }
 fail() { echo "FAIL: $1: $2"; FAILS=$((FAILS + 1)); }
-ctl() { /bin/kprofctl --socket $SOCK "$@"; }
+# A TCG guest beside the suite may get a few percent of a CPU: replies wait longer than 30 s.
+ctl() { KPROF_TIMEOUT=600 /bin/kprofctl --socket $SOCK "$@"; }
 # uptime: the guest's seconds since boot.
 uptime_s() { cut -d. -f1 /proc/uptime; }
 # wait_for SECONDS CMD...: poll CMD every second until it succeeds; 1 on timeout. Under TCG on a

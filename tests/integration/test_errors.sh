@@ -103,6 +103,20 @@ if [ $rc -ne 0 ] && ! grep -q "not a unit name" <<<"$out" && grep -q "kprof-no-s
 	pass "--unit NAME is NAME.service, as for systemctl: $out"
 else fail "--unit without .service" "rc=$rc out=$out"; fi
 
+# A daemon that does not answer (stopped): the reply's timeout is $KPROF_TIMEOUT's, and kprofctl
+# says what it waited and how to wait longer; a bad value is a usage error.
+kill -STOP "$DAEMON_PID"
+out=$(KPROF_TIMEOUT=1 timeout 20 "$KPROFCTL" --socket "$SOCK" status 2>&1); rc=$?
+kill -CONT "$DAEMON_PID"
+if [ $rc -eq 3 ] && grep -q "no reply in 1 s (KPROF_TIMEOUT=SECONDS waits longer" <<<"$out"; then
+	pass "a stopped daemon: no reply in KPROF_TIMEOUT=1 s, exit 3 and a hint"
+else fail "KPROF_TIMEOUT=1 on a stopped daemon" "rc=$rc out=$out"; fi
+out=$(KPROF_TIMEOUT=soon "$KPROFCTL" --socket "$SOCK" status 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "KPROF_TIMEOUT: 'soon' is not a number of seconds" <<<"$out" &&
+	pass "KPROF_TIMEOUT=soon: usage error" || fail "KPROF_TIMEOUT=soon" "rc=$rc out=$out"
+out=$(KPROF_TIMEOUT=0 "$KPROFCTL" --socket "$SOCK" status 2>&1); rc=$?
+[ $rc -eq 0 ] && pass "KPROF_TIMEOUT=0 (no limit): status answers" || fail "KPROF_TIMEOUT=0" "rc=$rc out=$out"
+
 if stop_daemon; then pass "daemon stops cleanly on SIGTERM"
 else fail "daemon stops cleanly on SIGTERM" "exit status $?: $(tail -3 "$TDIR/kprofd.log")"; fi
 if [ ! -e "$SOCK" ]; then pass "socket removed at exit"; else fail "socket removed" "$SOCK still there"; fi

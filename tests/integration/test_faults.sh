@@ -7,7 +7,6 @@
 # clients for 10 s. (A full ring buffer is test_drops.sh; bad frames are test_control.sh.)
 # Needs root, bpftool (to see what the kernel still holds) and python3; node for the big
 # replies (skipped without it).
-# Alone: it counts the BPF objects no process holds (bpftool) and runs 50 busy loops.
 . "$(dirname "$0")/lib.sh"
 FIX=$(cd "$(dirname "$0")/../fixtures" && pwd)
 ST=$TDIR/state/profiles

@@ -10,7 +10,6 @@
 #      giving its own process namespaced PID R; (b) /proc/ROOTPID/syscall and /proc/kallsyms
 #      bind-mounted over its perf map: none of their content may reach nobody.
 # Needs root, unprivileged user namespaces for nobody, setpriv, setsid, cc, python3.
-# Alone: it picks a PID through ns_last_pid (another runner's forks would take it).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/hostile_lib.sh"
 for tool in setpriv setsid unshare cc; do

@@ -13,7 +13,6 @@
 #   16a. a zombie is not attached; 16b. an attach racing a chain of execs ends with the comm of
 #       the last program.
 # Needs root, setpriv, setsid, cc, python3.
-# Alone: it picks a PID through ns_last_pid (another runner's forks would take it).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/hostile_lib.sh"
 FIX=$(cd "$(dirname "$0")/../fixtures" && pwd)

@@ -5,7 +5,6 @@
 # 999 Hz. When kprofd goes on, nobody's profile must not hold the root process's samples and the
 # root process must not be attached. Then the ordinary cases still work: an exit is seen at once,
 # attach and detach. Needs root, setpriv (util-linux) and python3.
-# Alone: it picks PIDs through /proc/sys/kernel/ns_last_pid and counts BPF objects with bpftool.
 . "$(dirname "$0")/lib.sh"
 NOBODY=65534
 [ "$(id -u)" = 0 ] || { skip "pid reuse" "needs root"; exit 0; }
