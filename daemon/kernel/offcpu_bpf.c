@@ -10,7 +10,8 @@
  * thread holds, are deleted, so the map never fills with old stacks and a stack in use stays. When
  * the BPF side could not store a stack since the last drain (the map full of stacks no sum read:
  * their sums lost, their targets gone), or more were read than the set of read ones keeps, the
- * whole map is swept instead. A thread that leaves the CPU between the scan of kp_offcpu_start and
+ * whole map is swept instead, and again at up to RESWEEPS drains after (what targets that
+ * ended left behind it). A thread that leaves the CPU between the scan of kp_offcpu_start and
  * the delete can lose its stack that way: its time is kept, under "[stack lost]", and counted
  * (stacks_gone). The callers of a leaf without a frame pointer come with the sum (its key); their
  * rules, kprofd's, go into kp_offcpu_rules, an LRU map (rule_add).
@@ -30,6 +31,7 @@
 #define MAX_BATCHES (2 * KP_OFFCPU_MAX_SUMS / SUMS_BATCH)
 #define STACKS_HELD (KP_OFFCPU_MAX_STACKS / 8)
 #define SEEN_SLOTS (2 * KP_OFFCPU_MAX_STACKS) /* at most half full: then a sweep */
+#define RESWEEPS 8 /* drains after a full map's sweep that sweep again, while they free some */
 
 struct offcpu_bpf {
 	struct loader_offcpu_fds fd;
@@ -43,6 +45,7 @@ struct offcpu_bpf {
 	unsigned cur, nseen; /* nseen: seen[cur]'s */
 	bool seen_full;	     /* more were read than it holds: the next free sweeps the map */
 	uint64_t nostack;    /* KP_OFFC_NOSTACK at the last drain: a rise, a full map, a sweep */
+	unsigned resweeps;   /* drains left that sweep again after a full map's (RESWEEPS) */
 	uint64_t stacks_gone, drains, sums, stacks_freed, sweeps;
 	uint64_t rules, rules_failed;
 };
@@ -226,7 +229,7 @@ static void stacks_sweep(struct offcpu_bpf *ob, const struct kp_stack_key *h, si
 {
 	_cleanup_free_ struct kp_stack_key *del = calloc(KP_OFFCPU_MAX_STACKS, sizeof(*del));
 	struct kp_stack_key k, next, *prev = NULL;
-	size_t n = 0;
+	size_t n = 0, freed = 0;
 
 	if (!del)
 		return;
@@ -241,7 +244,9 @@ static void stacks_sweep(struct offcpu_bpf *ob, const struct kp_stack_key *h, si
 	}
 	for (size_t i = 0; i < n; i++)
 		if (bpf_map_delete_elem(ob->fd.stacks, &del[i]) == 0)
-			ob->stacks_freed++;
+			ob->stacks_freed++, freed++;
+	if (!freed)
+		ob->resweeps = 0;
 }
 
 /* Delete the stacks read between the last two frees and not since, that no thread off CPU
@@ -309,10 +314,17 @@ int offcpu_bpf_drain(struct offcpu_bpf *ob, offcpu_sum_fn fn, void *userdata)
 		in = &token;
 	}
 	ob->sums += total;
-	/* A stack not stored since the last drain: the map is full of stacks nobody read. */
+	/* A stack not stored since the last drain: the map is full of stacks nobody read. The
+	 * RESWEEPS drains after it sweep again (until one frees none): the stacks that targets
+	 * ending meanwhile left are no sum's, and would otherwise stay until the map was full
+	 * again. */
 	nostack = nostack_count(ob);
-	if (nostack != ob->nostack || ob->nseen > STACKS_HELD || ob->seen_full)
-		stacks_free(ob, nostack != ob->nostack);
+	if (nostack != ob->nostack)
+		ob->resweeps = RESWEEPS + 1;
+	if (ob->resweeps || ob->nseen > STACKS_HELD || ob->seen_full)
+		stacks_free(ob, ob->resweeps > 0);
+	if (ob->resweeps)
+		ob->resweeps--;
 	ob->nostack = nostack;
 	return err == -ENOENT || err == 0 ? total : err;
 }
