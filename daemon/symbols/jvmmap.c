@@ -6,15 +6,16 @@
  * Compiler.perfmap, JDK 17 and later) or at its exit (-XX:+DumpPerfMapAtExit). So a target whose
  * maps show libjvm.so is asked through the attach protocol (jvmattach.c): at attach, and again
  * while samples keep landing in code nothing names (code compiled after the map was written:
- * the target counts samples whose leaf is such code), at most every 10 s, and less often (up
- * to every 5 min) while asking brings no new symbols. After each answer the perf map is read
- * again at once. The first exchange also asks VM.flags: a JVM without -XX:+PreserveFramePointer
- * gets a hint, since its compiled code keeps no frame pointers and a frame-pointer walk is lost
- * after the first Java frame. A JVM that does not answer, or answers an error, is counted,
- * logged once, and asked again with a growing back-off (20 s, 40 s ... 10 min) only while
- * unnamed samples keep coming; sampling never waits for it. One without Compiler.perfmap
- * (before JDK 17) is not asked again. Asking begins once the target is attached (start) and
- * stops when it ends (done).
+ * the target counts samples whose leaf is such code): 0.25 s after the first answer, then
+ * 0.5, 1, 2, 4 and 8 s after the next ones (a young JVM compiles its hot code after its first
+ * answer, and a short one would keep it unnamed), then at most every 10 s, and less often (up to
+ * every 5 min) while asking brings no new symbols. After each answer the perf map is read again at
+ * once. The first exchange also asks VM.flags: a JVM without -XX:+PreserveFramePointer gets a hint,
+ * since its compiled code keeps no frame pointers and a frame-pointer walk is lost after the first
+ * Java frame. A JVM that does not answer, or answers an error, is counted, logged once, and asked
+ * again with a growing back-off (20 s, 40 s ... 10 min) only while unnamed samples keep coming;
+ * sampling never waits for it. One without Compiler.perfmap (before JDK 17) is not asked again.
+ * Asking begins once the target is attached (start) and stops when it ends (done).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -33,6 +34,7 @@
 #define SEC 1000000000ULL
 #define ASK_TIMEOUT_MS 10000	 /* one exchange: the listener's start, the map written */
 #define ASK_MIN_NS (10 * SEC)	 /* between two asks that were answered */
+#define ASK_YOUNG_NS (SEC / 4)	 /* ... after the first answer, doubling up to ASK_MIN_NS */
 #define ASK_STALE_NS (300 * SEC) /* ... while answers bring no new symbols */
 #define BACKOFF_MAX_NS (600 * SEC)
 #define LOOK_NS                                                                                    \
@@ -167,9 +169,11 @@ static void answered(struct jvmmap *jm, const struct jvmattach_result *r, uint64
 	jm->st.answers++;
 	jm->c->refresh(jm->c);
 	syms = jit_symbols(jm);
-	/* Asking again pays only while it brings new code: else ask less often. */
+	/* Asking again pays only while it brings new code: else ask less often. A young JVM
+	 * compiles its hot methods after its first answer: soon asked again (0.25, 0.5 ... 8 s). */
 	if (syms > jm->syms_before || jm->st.answers == 1)
-		jm->interval_ns = ASK_MIN_NS;
+		jm->interval_ns =
+		    jm->st.answers > 6 ? ASK_MIN_NS : ASK_YOUNG_NS << (jm->st.answers - 1);
 	else if ((jm->interval_ns *= 2) > ASK_STALE_NS)
 		jm->interval_ns = ASK_STALE_NS;
 	jm->next_ask_ns = now + jm->interval_ns;
