@@ -188,6 +188,15 @@ static void pm_stats(const void *state, struct tsym_stats *st)
 	st->refused += f->refused;
 }
 
+static uint64_t pm_jit_symbols(const void *state)
+{
+	const struct pmfile *f = state;
+	struct perfmap_stats ps;
+
+	perfmap_get_stats(f->j.syms, &ps);
+	return ps.entries;
+}
+
 static int pm_each(const void *state, int (*fn)(const struct perfmap_sym *, void *), void *userdata)
 {
 	const struct pmfile *f = state;
@@ -203,5 +212,6 @@ const struct sym_source sym_source_perfmap = {
     .lookup = sym_lookup_jit,
     .exec = pm_exec,
     .stats = pm_stats,
+    .jit_symbols = pm_jit_symbols,
     .each = pm_each,
 };

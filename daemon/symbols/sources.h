@@ -80,6 +80,9 @@ struct sym_source {
 	void (*done)(struct sym_ctx *c, void *state);
 	/* Its part of the statistics (the fields of struct tsym_stats it owns). */
 	void (*stats)(const void *state, struct tsym_stats *st);
+	/* Its part of tsym_stats' jit_symbols alone: asked on the lookup's miss path, where the
+	 * whole statistics (strings formatted) would cost more than the lookup. */
+	uint64_t (*jit_symbols)(const void *state);
 	/* The source line of the JIT function starting at start, if the runtime said it. */
 	bool (*line)(const void *state, uint64_t start, const char **file, uint32_t *line);
 	/* The source line of the JIT code at addr, if the runtime said it (jitdump debug info). */

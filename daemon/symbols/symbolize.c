@@ -285,9 +285,17 @@ static void ctx_refresh(struct sym_ctx *c)
 	tsym_refresh(tsym_of(c));
 }
 
+/* tsym_get_stats' jit_symbols, without the rest of the statistics. */
 static uint64_t ctx_jit_symbols(struct sym_ctx *c)
 {
-	return tsym_get_stats(tsym_of(c))->jit_symbols;
+	struct tsym *ts = tsym_of(c);
+	const struct sym_source *s;
+	uint64_t n = 0;
+
+	for_each_source(i, s)
+		if (s->jit_symbols)
+			n += s->jit_symbols(ts->state[i]);
+	return n;
 }
 
 static void lookups_put(struct tsym_lookups *l, const struct sym_source *s, void *state)
