@@ -122,7 +122,14 @@ step "4. record"
 if ctl record --format report --freq 99 -- /bin/minijit --seconds 4 >$T/rec 2>$T/rec.err &&
 	grep -q ' jit .* mj_hot$' $T/rec; then
 	pass "record: minijit's report names mj_hot"
-else fail "record" "$(tail -3 $T/rec.err) $(head -5 $T/rec | tr '\n' ' ')"; fi
+else
+	# What kprofd saw of the process, its perf map on disk and the clock (a starved guest once
+	# named none of its JIT code: 34 samples, 0 JIT symbols, no warning in the log).
+	rp=$(sed -n 's/.*pid \([0-9]*\) ready.*/\1/p' $T/rec.err | head -1)
+	fail "record" "$(tail -3 $T/rec.err) $(head -5 $T/rec | tr '\n' ' ') [the map: \
+$(stat -c '%s bytes, modified %y' /tmp/perf-$rp.map 2>&1), now $(date '+%T'); kprofd: \
+$(grep "pid $rp[^0-9]" $T/kprofd.log | tail -6 | tr '\n' ' '); list: $(ctl list --all 2>&1 | grep " $rp " | tr '\n' ' ')]"
+fi
 
 if [ "$MODE" = full ]; then
 	step "5. attach --all"
