@@ -295,9 +295,10 @@ static void http_json(FILE *f, const Kprof__HttpStatus *h)
 		",\"token\":%s,\"connections\":%u,\"waiting\":%u,\"unauthorized\":%" PRIu64
 		",\"left\":%" PRIu64 ",\"evicted\":%" PRIu64 ",\"busy\":%" PRIu64
 		",\"served\":%" PRIu64 ",\"profiles\":%" PRIu64 ",\"profile_cpu_ns\":%" PRIu64
-		",\"built_off_loop\":%" PRIu64 "}",
+		",\"built_off_loop\":%" PRIu64 ",\"building\":%u}",
 		h->token ? "true" : "false", h->connections, h->waiting, h->unauthorized, h->left,
-		h->evicted, h->busy, h->served, h->profiles, h->profile_cpu_ns, h->built_off_loop);
+		h->evicted, h->busy, h->served, h->profiles, h->profile_cpu_ns, h->built_off_loop,
+		h->building);
 }
 
 static void http_text(FILE *f, const Kprof__HttpStatus *h)

@@ -428,15 +428,15 @@ static void build_done(struct worker_job *j, bool ran)
 
 	b->h->profile_cpu_ns += j->cpu_ns;
 	b->h->built_off_loop += ran; /* a request that went meanwhile's too */
+	b->h->building--;
 	if (r) {
 		r->build = NULL;
 		if (!ran)
 			b->err = -ECANCELED;
 		build_answer(r, b);
 		b->finish(r, b->err);
-	} else {
-		http_publish(b->h); /* the counts above, for status */
 	}
+	http_publish(b->h); /* the counts above, for status */
 	build_free(b);
 }
 
@@ -460,6 +460,8 @@ static int build_start(struct http_req *r, struct http_build *b)
 	b->type = r->type;
 	if (r->h->worker && worker_submit(r->h->worker, &b->job) == 0) {
 		r->build = b;
+		r->h->building++;
+		http_publish(r->h); /* status shows it building */
 		return 1;
 	}
 	build_run(&b->job);
@@ -542,6 +544,7 @@ void http_publish(const struct httpd *h)
 	st->profiles = h->profiles;
 	st->profile_cpu_ns = h->profile_cpu_ns;
 	st->built_off_loop = h->built_off_loop;
+	st->building = h->building;
 }
 
 void http_run(struct httpd *h)

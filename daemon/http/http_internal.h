@@ -96,6 +96,7 @@ struct httpd {
 	uint64_t profiles, profile_cpu_ns; /* interval profiles answered, kprofd's CPU on them */
 	struct worker *worker;		   /* builds the large answers off the loop, or NULL */
 	uint64_t built_off_loop;	   /* builds run there (a client may have left) */
+	unsigned building;		   /* builds handed there and not back yet */
 };
 
 /* http_answer.c */

@@ -57,6 +57,7 @@ struct http_stats {
 	uint64_t unauthorized, left, evicted, busy, served;
 	uint64_t profiles, profile_cpu_ns; /* interval profiles answered, the CPU spent on them */
 	uint64_t built_off_loop;	   /* pprof builds run in the build thread */
+	unsigned building;		   /* builds handed to it, not back yet */
 };
 struct sampler;
 struct store;

@@ -521,6 +521,7 @@ void requests_status(struct client *cl)
 		hp.profiles = hs->profiles;
 		hp.profile_cpu_ns = hs->profile_cpu_ns;
 		hp.built_off_loop = hs->built_off_loop;
+		hp.building = hs->building;
 		sr.http = &hp;
 	}
 	/* The client's own watches (all of them for root and readers). */
